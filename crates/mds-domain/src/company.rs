@@ -1,0 +1,218 @@
+//! The company record (`V1Company`) and its field types.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::isin::Isin;
+
+/// One company/security, keyed by ISIN. Serialises as `V1Company`: every
+/// field is present, the optional ones as `null`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Company {
+    /// Identifier of the security.
+    pub isin: Isin,
+    /// Trading symbol; may be shared by several ISINs.
+    pub ticker: Ticker,
+    /// Company name.
+    pub name: String,
+    /// Industry name (exact-match filter); `null` when unclassified.
+    #[serde(default)]
+    pub industry: Option<String>,
+    /// Sector name; `null` when unclassified.
+    #[serde(default)]
+    pub sector: Option<String>,
+    /// Listed on BSE.
+    pub is_bse: bool,
+    /// Listed on NSE.
+    pub is_nse: bool,
+    /// Market-capitalisation band; `null` when unknown.
+    #[serde(default)]
+    pub market_cap_band: Option<MarketCapBand>,
+    /// URL of a logo image; `null` when there is none.
+    #[serde(default)]
+    pub logo_url: Option<String>,
+}
+
+/// The longest ticker accepted.
+pub const TICKER_MAX_LEN: usize = 32;
+
+/// A ticker: 1 to 32 printable ASCII characters without white space, stored
+/// upper-case (`20MICRONS`, `M&M`, `BAJAJ-AUTO`).
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Ticker(String);
+
+/// Why a string is not a ticker.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("ticker must be 1 to {TICKER_MAX_LEN} printable ASCII characters without spaces")]
+pub struct TickerError;
+
+impl Ticker {
+    /// Parses a ticker: trimmed, upper-cased, then checked.
+    pub fn parse(s: &str) -> Result<Self, TickerError> {
+        let t = s.trim();
+        if t.is_empty() || t.len() > TICKER_MAX_LEN || !t.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(TickerError);
+        }
+        Ok(Ticker(t.to_ascii_uppercase()))
+    }
+
+    /// The ticker as a string slice.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Ticker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for Ticker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Ticker({})", self.0)
+    }
+}
+
+impl Serialize for Ticker {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Ticker {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Ticker::parse(&s).map_err(|e| serde::de::Error::custom(format!("{e}: {s:?}")))
+    }
+}
+
+/// Defines a closed set of lower-case wire values with parse/as_str/serde.
+macro_rules! wire_enum {
+    ($(#[$m:meta])* $name:ident, $err:literal, { $($(#[$vm:meta])* $variant:ident => $s:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name { $($(#[$vm])* $variant),+ }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The wire value.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $s),+ }
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                match s { $($s => Ok($name::$variant),)+ _ => Err(format!($err, s)) }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.as_str()) }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+pub(crate) use wire_enum;
+
+wire_enum!(
+    /// Market-capitalisation band (SEBI: rank 1-100 large, 101-250 mid, the rest small).
+    MarketCapBand, "market_cap must be one of large_cap, mid_cap, small_cap (got {:?})", {
+        /// Ranks 1 to 100.
+        Large => "large_cap",
+        /// Ranks 101 to 250.
+        Mid => "mid_cap",
+        /// Rank 251 and below.
+        Small => "small_cap",
+    }
+);
+
+wire_enum!(
+    /// A stock exchange a security can be listed on.
+    Exchange, "exchange must be one of bse, nse (got {:?})", {
+        /// BSE (Bombay Stock Exchange).
+        Bse => "bse",
+        /// NSE (National Stock Exchange of India).
+        Nse => "nse",
+    }
+);
+
+impl MarketCapBand {
+    /// The band of a market-capitalisation rank (1 = largest), by SEBI's rule.
+    pub fn from_rank(rank: usize) -> Self {
+        match rank {
+            0..=100 => MarketCapBand::Large,
+            101..=250 => MarketCapBand::Mid,
+            _ => MarketCapBand::Small,
+        }
+    }
+}
+
+impl Company {
+    /// Whether the company is listed on `exchange`.
+    pub fn listed_on(&self, exchange: Exchange) -> bool {
+        match exchange {
+            Exchange::Bse => self.is_bse,
+            Exchange::Nse => self.is_nse,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticker_is_upper_cased_and_checked() {
+        assert_eq!(Ticker::parse(" m&m ").unwrap().as_str(), "M&M");
+        assert_eq!(Ticker::parse("20microns").unwrap().as_str(), "20MICRONS");
+        assert!(Ticker::parse("").is_err());
+        assert!(Ticker::parse("TWO WORDS").is_err());
+        assert!(Ticker::parse(&"X".repeat(33)).is_err());
+    }
+
+    #[test]
+    fn bands_follow_sebi_ranks() {
+        assert_eq!(MarketCapBand::from_rank(1), MarketCapBand::Large);
+        assert_eq!(MarketCapBand::from_rank(100), MarketCapBand::Large);
+        assert_eq!(MarketCapBand::from_rank(101), MarketCapBand::Mid);
+        assert_eq!(MarketCapBand::from_rank(250), MarketCapBand::Mid);
+        assert_eq!(MarketCapBand::from_rank(251), MarketCapBand::Small);
+    }
+
+    #[test]
+    fn company_serialises_every_field() {
+        let c = Company {
+            isin: Isin::parse("INE117A01022").unwrap(),
+            ticker: Ticker::parse("ABB").unwrap(),
+            name: "ABB India Limited".into(),
+            industry: None,
+            sector: Some("Capital Goods".into()),
+            is_bse: true,
+            is_nse: false,
+            market_cap_band: Some(MarketCapBand::Large),
+            logo_url: None,
+        };
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(v["industry"], serde_json::Value::Null);
+        assert_eq!(v["logo_url"], serde_json::Value::Null);
+        assert_eq!(v["market_cap_band"], "large_cap");
+        assert_eq!(v.as_object().unwrap().len(), 9);
+    }
+}

@@ -1,0 +1,82 @@
+//! The ISIN, identifier of a company/security (ISO 6166).
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A validated ISIN: twelve characters, upper-case, with a correct check digit.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Isin(String);
+
+/// Why a string is not an ISIN.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a valid ISIN ({reason}): {value:?}")]
+pub struct IsinError {
+    /// The value as given (truncated to 40 characters).
+    pub value: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl Isin {
+    /// Parses an ISIN, accepting surrounding white space and lower case.
+    pub fn parse(s: &str) -> Result<Self, IsinError> {
+        let v = s.trim().to_ascii_uppercase();
+        match isin::parse(&v) {
+            Ok(_) => Ok(Isin(v)),
+            Err(e) => Err(IsinError {
+                value: s.chars().take(40).collect(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    /// The ISIN as a string slice.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Isin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for Isin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Isin({})", self.0)
+    }
+}
+
+impl Serialize for Isin {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Isin {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Isin::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_real_isins_and_normalises_case() {
+        assert_eq!(Isin::parse("INE117A01022").unwrap().as_str(), "INE117A01022");
+        assert_eq!(Isin::parse(" ine144j01027 ").unwrap().as_str(), "INE144J01027");
+    }
+
+    #[test]
+    fn rejects_bad_check_digit_and_shapes() {
+        assert!(Isin::parse("INE117A01023").is_err());
+        assert!(Isin::parse("NA").is_err());
+        assert!(Isin::parse("-").is_err());
+        assert!(Isin::parse("").is_err());
+    }
+}

@@ -1,0 +1,281 @@
+//! API keys: format, checksum, prefix and hash.
+//!
+//! A key is `mds_live_` or `mds_test_`, then 32 random base62 characters, then
+//! a 6-character base62 CRC-32 of everything before it. The checksum lets a
+//! mistyped or truncated key be refused without a store lookup, and lets
+//! secret scanners recognise a leaked key. Only the SHA-256 of the whole key
+//! is stored; the first [`KEY_PREFIX_LEN`] characters identify it to people.
+
+use std::fmt;
+
+use rand::Rng;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+/// Length of the random part.
+pub const KEY_RANDOM_LEN: usize = 32;
+/// Length of the checksum.
+pub const KEY_CHECKSUM_LEN: usize = 6;
+/// Length of `mds_live_` / `mds_test_`.
+pub const KEY_SCHEME_LEN: usize = 9;
+/// Total key length.
+pub const KEY_LEN: usize = KEY_SCHEME_LEN + KEY_RANDOM_LEN + KEY_CHECKSUM_LEN;
+/// Length of the key prefix that identifies a key to people.
+pub const KEY_PREFIX_LEN: usize = 12;
+
+const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/// The environment of a key; it follows the key's prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Environment {
+    /// `mds_live_`
+    Live,
+    /// `mds_test_`
+    Test,
+}
+
+impl Environment {
+    /// The wire value, `live` or `test`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Environment::Live => "live",
+            Environment::Test => "test",
+        }
+    }
+
+    /// The key scheme that starts every key of this environment.
+    pub fn scheme(self) -> &'static str {
+        match self {
+            Environment::Live => "mds_live_",
+            Environment::Test => "mds_test_",
+        }
+    }
+
+    /// Parses `live` or `test`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "live" => Ok(Environment::Live),
+            "test" => Ok(Environment::Test),
+            _ => Err(format!("environment must be live or test (got {s:?})")),
+        }
+    }
+}
+
+impl fmt::Display for Environment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Whether a value looks like an mds key (used to refuse keys in query strings).
+pub fn looks_like_key(value: &str) -> bool {
+    value.starts_with("mds_live_") || value.starts_with("mds_test_")
+}
+
+/// A full API key. Its `Debug` shows only the prefix; it has no `Display`, so
+/// it cannot end up in a log line by accident.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey {
+    secret: String,
+    environment: Environment,
+}
+
+/// Why a presented key is refused before any lookup. Deliberately carries no
+/// part of the key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("malformed API key")]
+pub struct KeyFormatError;
+
+impl ApiKey {
+    /// Makes a new random key for `environment`.
+    pub fn generate(environment: Environment) -> Self {
+        let mut rng = rand::rngs::OsRng;
+        let mut s = String::with_capacity(KEY_LEN);
+        s.push_str(environment.scheme());
+        for _ in 0..KEY_RANDOM_LEN {
+            s.push(BASE62[rng.gen_range(0..62)] as char);
+        }
+        let sum = checksum(&s);
+        s.push_str(&sum);
+        ApiKey { secret: s, environment }
+    }
+
+    /// Parses a presented key: scheme, length, alphabet and checksum.
+    pub fn parse(s: &str) -> Result<Self, KeyFormatError> {
+        let environment = if s.starts_with("mds_live_") {
+            Environment::Live
+        } else if s.starts_with("mds_test_") {
+            Environment::Test
+        } else {
+            return Err(KeyFormatError);
+        };
+        if s.len() != KEY_LEN || !s.as_bytes()[KEY_SCHEME_LEN..].iter().all(u8::is_ascii_alphanumeric) {
+            return Err(KeyFormatError);
+        }
+        let (body, sum) = s.split_at(KEY_LEN - KEY_CHECKSUM_LEN);
+        if checksum(body).as_bytes().ct_eq(sum.as_bytes()).unwrap_u8() != 1 {
+            return Err(KeyFormatError);
+        }
+        Ok(ApiKey { secret: s.to_owned(), environment })
+    }
+
+    /// The environment the key's scheme names.
+    pub fn environment(&self) -> Environment {
+        self.environment
+    }
+
+    /// The first [`KEY_PREFIX_LEN`] characters.
+    pub fn prefix(&self) -> KeyPrefix {
+        KeyPrefix(self.secret[..KEY_PREFIX_LEN].to_owned())
+    }
+
+    /// SHA-256 of the whole key: what the store keeps.
+    pub fn hash(&self) -> KeyHash {
+        KeyHash(Sha256::digest(self.secret.as_bytes()).into())
+    }
+
+    /// The full key, for showing once at creation. Never log it.
+    pub fn expose_secret(&self) -> &str {
+        &self.secret
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ApiKey({}…)", &self.secret[..KEY_PREFIX_LEN])
+    }
+}
+
+fn checksum(body: &str) -> String {
+    let mut n = crc32fast::hash(body.as_bytes()) as u64;
+    let mut out = [b'0'; KEY_CHECKSUM_LEN];
+    for slot in out.iter_mut().rev() {
+        *slot = BASE62[(n % 62) as usize];
+        n /= 62;
+    }
+    // 62^6 > 2^32, so the whole CRC fits.
+    String::from_utf8(out.to_vec()).expect("base62 is ASCII")
+}
+
+/// The public identifier of a key: its first 12 characters (`mds_live_a1B`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KeyPrefix(String);
+
+impl KeyPrefix {
+    /// Parses a prefix given by an operator.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let ok = s.len() == KEY_PREFIX_LEN
+            && looks_like_key(s)
+            && s.as_bytes()[KEY_SCHEME_LEN..].iter().all(u8::is_ascii_alphanumeric);
+        if ok {
+            Ok(KeyPrefix(s.to_owned()))
+        } else {
+            Err(format!(
+                "a key prefix is the first {KEY_PREFIX_LEN} characters of a key, like mds_live_a1B (got {:?})",
+                s.chars().take(KEY_PREFIX_LEN).collect::<String>()
+            ))
+        }
+    }
+
+    /// The prefix as a string slice.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for KeyPrefix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// SHA-256 of a key. Compared in constant time.
+#[derive(Clone, Copy, Hash)]
+pub struct KeyHash(pub [u8; 32]);
+
+impl KeyHash {
+    /// Lower-case hex, as stored.
+    pub fn to_hex(&self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Parses lower- or upper-case hex of 32 bytes.
+    pub fn from_hex(s: &str) -> Option<Self> {
+        if s.len() != 64 {
+            return None;
+        }
+        let mut out = [0u8; 32];
+        for (i, slot) in out.iter_mut().enumerate() {
+            *slot = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
+        }
+        Some(KeyHash(out))
+    }
+}
+
+impl PartialEq for KeyHash {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.ct_eq(&other.0).into()
+    }
+}
+
+impl Eq for KeyHash {}
+
+impl fmt::Debug for KeyHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("KeyHash(…)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_keys_parse_back() {
+        for env in [Environment::Live, Environment::Test] {
+            let k = ApiKey::generate(env);
+            assert_eq!(k.expose_secret().len(), KEY_LEN);
+            let p = ApiKey::parse(k.expose_secret()).unwrap();
+            assert_eq!(p.environment(), env);
+            assert_eq!(p.prefix().as_str(), &k.expose_secret()[..12]);
+            assert!(p.prefix().as_str().starts_with(env.scheme()));
+            assert_eq!(p.hash(), k.hash());
+        }
+    }
+
+    #[test]
+    fn typos_and_truncations_fail_the_checksum() {
+        let k = ApiKey::generate(Environment::Live);
+        let s = k.expose_secret();
+        assert!(ApiKey::parse(&s[..s.len() - 1]).is_err());
+        for i in KEY_SCHEME_LEN..s.len() {
+            let mut b = s.as_bytes().to_vec();
+            b[i] = if b[i] == b'a' { b'b' } else { b'a' };
+            let typo = String::from_utf8(b).unwrap();
+            assert!(ApiKey::parse(&typo).is_err(), "typo at {i} accepted");
+        }
+        assert!(ApiKey::parse("mds_prod_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa").is_err());
+        assert!(ApiKey::parse("").is_err());
+    }
+
+    #[test]
+    fn debug_never_shows_the_secret() {
+        let k = ApiKey::generate(Environment::Test);
+        let d = format!("{k:?}");
+        assert!(!d.contains(&k.expose_secret()[12..]));
+    }
+
+    #[test]
+    fn hash_hex_round_trips() {
+        let h = ApiKey::generate(Environment::Live).hash();
+        assert_eq!(KeyHash::from_hex(&h.to_hex()).unwrap(), h);
+        assert!(KeyHash::from_hex("zz").is_none());
+    }
+
+    #[test]
+    fn prefixes() {
+        assert!(KeyPrefix::parse("mds_live_a1B").is_ok());
+        assert!(KeyPrefix::parse("mds_live_a1").is_err());
+        assert!(KeyPrefix::parse("xyz_live_a1B").is_err());
+    }
+}

@@ -1,0 +1,38 @@
+//! Domain types and rules of mds, with no I/O.
+//!
+//! Everything that crosses a boundary (an HTTP query string, an import file,
+//! a CLI argument) is parsed once into one of these types; code behind the
+//! boundary trusts them ("parse, don't validate").
+//!
+//! # Layout
+//! - [`company`]: the company record (`V1Company`), [`company::Ticker`],
+//!   [`company::MarketCapBand`], [`company::Exchange`].
+//! - [`isin`]: [`isin::Isin`], validated with the ISO 6166 check digit.
+//! - [`article`]: the news [`article::Article`] and its [`article::Slug`].
+//! - [`query`]: the company filters of `GET /v1/companies` and page size.
+//! - [`key`]: API key format, checksum, prefix and hash.
+//! - [`account`]: accounts and tiers (tiers are data, not code).
+//! - [`usage`]: billing months and the usage record of `GET /v1/usage`.
+//! - [`problem`]: the RFC 9457 problem body and the stable error codes.
+//! - [`time`]: the one timestamp format of the wire.
+//!
+//! The wire records here are shared with API clients, so this crate stays
+//! free of storage and HTTP dependencies.
+
+pub mod account;
+pub mod article;
+pub mod company;
+pub mod isin;
+pub mod key;
+pub mod problem;
+pub mod query;
+pub mod time;
+pub mod usage;
+
+pub use account::{Account, AccountName, Tier, TierName};
+pub use article::{Article, Slug};
+pub use company::{Company, Exchange, MarketCapBand, Ticker};
+pub use isin::Isin;
+pub use key::{ApiKey, Environment, KeyHash, KeyPrefix};
+pub use problem::{ErrorCode, Problem};
+pub use query::{CompanyFilter, Letter, Limit, SearchTerm};

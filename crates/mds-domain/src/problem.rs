@@ -1,0 +1,167 @@
+//! RFC 9457 problem details and the stable error codes of the API.
+
+use serde::{Deserialize, Serialize};
+
+/// The stable, machine-readable error codes (`code` in a problem body).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    /// 400: a query parameter has a bad value.
+    InvalidParameter,
+    /// 400: a query parameter the endpoint does not define.
+    UnknownParameter,
+    /// 400: a cursor not issued by this service, altered, or for other filters.
+    InvalidCursor,
+    /// 400: a key-like value in the query string.
+    ApiKeyInQuery,
+    /// 401: no `Authorization: Bearer` header.
+    MissingApiKey,
+    /// 401: malformed, unknown or revoked key.
+    InvalidApiKey,
+    /// 404: unknown route or article.
+    NotFound,
+    /// 405: method not allowed on a known route.
+    MethodNotAllowed,
+    /// 429: per-minute rate limit reached.
+    RateLimited,
+    /// 429: monthly quota used up.
+    QuotaExceeded,
+    /// 503: the store is unreachable (or the request ran out of time).
+    Unavailable,
+    /// 500: a bug.
+    Internal,
+}
+
+impl ErrorCode {
+    /// Every code.
+    pub const ALL: &'static [ErrorCode] = &[
+        ErrorCode::InvalidParameter,
+        ErrorCode::UnknownParameter,
+        ErrorCode::InvalidCursor,
+        ErrorCode::ApiKeyInQuery,
+        ErrorCode::MissingApiKey,
+        ErrorCode::InvalidApiKey,
+        ErrorCode::NotFound,
+        ErrorCode::MethodNotAllowed,
+        ErrorCode::RateLimited,
+        ErrorCode::QuotaExceeded,
+        ErrorCode::Unavailable,
+        ErrorCode::Internal,
+    ];
+
+    /// The wire value of `code`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidParameter => "invalid_parameter",
+            ErrorCode::UnknownParameter => "unknown_parameter",
+            ErrorCode::InvalidCursor => "invalid_cursor",
+            ErrorCode::ApiKeyInQuery => "api_key_in_query",
+            ErrorCode::MissingApiKey => "missing_api_key",
+            ErrorCode::InvalidApiKey => "invalid_api_key",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::MethodNotAllowed => "method_not_allowed",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::QuotaExceeded => "quota_exceeded",
+            ErrorCode::Unavailable => "unavailable",
+            ErrorCode::Internal => "internal",
+        }
+    }
+
+    /// The HTTP status that goes with the code.
+    pub fn status(self) -> u16 {
+        match self {
+            ErrorCode::InvalidParameter
+            | ErrorCode::UnknownParameter
+            | ErrorCode::InvalidCursor
+            | ErrorCode::ApiKeyInQuery => 400,
+            ErrorCode::MissingApiKey | ErrorCode::InvalidApiKey => 401,
+            ErrorCode::NotFound => 404,
+            ErrorCode::MethodNotAllowed => 405,
+            ErrorCode::RateLimited | ErrorCode::QuotaExceeded => 429,
+            ErrorCode::Unavailable => 503,
+            ErrorCode::Internal => 500,
+        }
+    }
+
+    /// The short, human `title` of the problem type.
+    pub fn title(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidParameter => "Invalid parameter",
+            ErrorCode::UnknownParameter => "Unknown parameter",
+            ErrorCode::InvalidCursor => "Invalid cursor",
+            ErrorCode::ApiKeyInQuery => "API key in query string",
+            ErrorCode::MissingApiKey => "Missing API key",
+            ErrorCode::InvalidApiKey => "Invalid API key",
+            ErrorCode::NotFound => "Not found",
+            ErrorCode::MethodNotAllowed => "Method not allowed",
+            ErrorCode::RateLimited => "Rate limit exceeded",
+            ErrorCode::QuotaExceeded => "Monthly quota exceeded",
+            ErrorCode::Unavailable => "Service unavailable",
+            ErrorCode::Internal => "Internal error",
+        }
+    }
+
+    /// The `type` URI reference: `/problems/<code>`.
+    pub fn type_uri(self) -> String {
+        format!("/problems/{}", self.as_str())
+    }
+
+    /// Parses a wire value.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == s)
+    }
+}
+
+/// An RFC 9457 problem body, `application/problem+json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Problem {
+    /// `/problems/<code>`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// Short summary of the problem type.
+    pub title: String,
+    /// HTTP status.
+    pub status: u16,
+    /// A sentence a person can act on.
+    pub detail: String,
+    /// Stable machine-readable code.
+    pub code: String,
+    /// The offending query parameter, where there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub param: Option<String>,
+    /// The request's `X-Request-Id`.
+    #[serde(default)]
+    pub request_id: Option<String>,
+    /// On 429: which policies were violated (`minute`, `month`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub violated_policies: Option<Vec<String>>,
+}
+
+impl Problem {
+    /// A problem for `code` with a detail sentence.
+    pub fn new(code: ErrorCode, detail: impl Into<String>) -> Self {
+        Problem {
+            type_: code.type_uri(),
+            title: code.title().to_owned(),
+            status: code.status(),
+            detail: detail.into(),
+            code: code.as_str().to_owned(),
+            param: None,
+            request_id: None,
+            violated_policies: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip_and_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for &c in ErrorCode::ALL {
+            assert!(seen.insert(c.as_str()));
+            assert_eq!(ErrorCode::parse(c.as_str()), Some(c));
+        }
+    }
+}

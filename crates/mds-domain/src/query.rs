@@ -1,0 +1,205 @@
+//! The filters and page size of `GET /v1/companies`, parsed once at the edge.
+//!
+//! Each parser returns a sentence a person can act on; the HTTP layer turns it
+//! into `400 invalid_parameter` naming the parameter.
+
+use crate::company::{Company, Exchange, MarketCapBand, Ticker};
+
+/// The first character of a ticker: `A`-`Z` or `0`-`9`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Letter(u8);
+
+impl Letter {
+    /// Parses one character, `A`-`Z` (either case) or `0`-`9`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s.as_bytes() {
+            [b] if b.is_ascii_alphanumeric() => Ok(Letter(b.to_ascii_uppercase())),
+            _ => Err("letter must be one character, A-Z or 0-9".into()),
+        }
+    }
+
+    /// The upper-case character.
+    pub fn as_char(self) -> char {
+        self.0 as char
+    }
+
+    /// Whether `ticker` starts with this letter.
+    pub fn matches(self, ticker: &Ticker) -> bool {
+        ticker.as_str().as_bytes().first() == Some(&self.0)
+    }
+}
+
+/// Shortest search term, in characters, after trimming.
+pub const SEARCH_MIN_CHARS: usize = 2;
+/// Longest search term, in characters, after trimming.
+pub const SEARCH_MAX_CHARS: usize = 100;
+
+/// A search term: trimmed, 2 to 100 characters, kept in Unicode lower case
+/// for case-insensitive substring matching (`NESTLÉ` finds `Nestlé`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SearchTerm(String);
+
+impl SearchTerm {
+    /// Parses a search term.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        let n = t.chars().count();
+        if !(SEARCH_MIN_CHARS..=SEARCH_MAX_CHARS).contains(&n) {
+            return Err(format!(
+                "search must be {SEARCH_MIN_CHARS} to {SEARCH_MAX_CHARS} characters after trimming (got {n})"
+            ));
+        }
+        Ok(SearchTerm(fold(t)))
+    }
+
+    /// The folded (lower-case) term.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether the folded text contains the term.
+    pub fn matches_folded(&self, folded: &str) -> bool {
+        folded.contains(&self.0)
+    }
+}
+
+/// Case folding used for search, on both the term and the searched text.
+pub fn fold(s: &str) -> String {
+    s.to_lowercase()
+}
+
+/// Default page size.
+pub const LIMIT_DEFAULT: u16 = 50;
+/// Largest page size.
+pub const LIMIT_MAX: u16 = 200;
+
+/// A page size, 1 to 200.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limit(u16);
+
+impl Limit {
+    /// Parses a decimal integer from 1 to 200; anything else is refused,
+    /// never clamped.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let err = || format!("limit must be an integer from 1 to {LIMIT_MAX}");
+        if s.is_empty() || s.len() > 3 || s.starts_with('0') || !s.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(err());
+        }
+        match s.parse::<u16>() {
+            Ok(n) if (1..=LIMIT_MAX).contains(&n) => Ok(Limit(n)),
+            _ => Err(err()),
+        }
+    }
+
+    /// The page size.
+    pub fn get(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl Default for Limit {
+    fn default() -> Self {
+        Limit(LIMIT_DEFAULT)
+    }
+}
+
+/// The company filters; all given ones must hold (AND).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompanyFilter {
+    /// First character of the ticker.
+    pub letter: Option<Letter>,
+    /// Exact, case-sensitive industry name.
+    pub industry: Option<String>,
+    /// Listed on this exchange.
+    pub exchange: Option<Exchange>,
+    /// In this market-cap band.
+    pub market_cap: Option<MarketCapBand>,
+    /// Case-insensitive substring of name or ticker.
+    pub search: Option<SearchTerm>,
+    /// Exact ticker, case-insensitive (stored upper-case).
+    pub ticker: Option<Ticker>,
+}
+
+impl CompanyFilter {
+    /// Whether `c` passes every filter. `folded_name` and `folded_ticker` are
+    /// [`fold`] of the company's name and ticker (callers keep them
+    /// precomputed so a scan does not allocate).
+    pub fn matches(&self, c: &Company, folded_name: &str, folded_ticker: &str) -> bool {
+        self.letter.is_none_or(|l| l.matches(&c.ticker))
+            && self.industry.as_ref().is_none_or(|i| c.industry.as_deref() == Some(i.as_str()))
+            && self.exchange.is_none_or(|e| c.listed_on(e))
+            && self.market_cap.is_none_or(|m| c.market_cap_band == Some(m))
+            && self.ticker.as_ref().is_none_or(|t| &c.ticker == t)
+            && self
+                .search
+                .as_ref()
+                .is_none_or(|s| s.matches_folded(folded_name) || s.matches_folded(folded_ticker))
+    }
+
+    /// A canonical text form of the filters, used to bind a cursor to them.
+    pub fn canonical(&self) -> String {
+        let mut out = String::new();
+        let mut put = |k: &str, v: Option<&str>| {
+            if let Some(v) = v {
+                out.push_str(k);
+                out.push('=');
+                out.push_str(&v.len().to_string());
+                out.push(':');
+                out.push_str(v);
+                out.push(';');
+            }
+        };
+        let letter = self.letter.map(|l| l.as_char().to_string());
+        put("letter", letter.as_deref());
+        put("industry", self.industry.as_deref());
+        put("exchange", self.exchange.map(|e| e.as_str()));
+        put("market_cap", self.market_cap.map(|m| m.as_str()));
+        put("search", self.search.as_ref().map(|s| s.as_str()));
+        put("ticker", self.ticker.as_ref().map(|t| t.as_str()));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn letter_accepts_one_alphanumeric() {
+        assert_eq!(Letter::parse("a").unwrap().as_char(), 'A');
+        assert_eq!(Letter::parse("2").unwrap().as_char(), '2');
+        for bad in ["", "AB", "-", "é", " "] {
+            assert!(Letter::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn limit_is_never_clamped() {
+        assert_eq!(Limit::parse("1").unwrap().get(), 1);
+        assert_eq!(Limit::parse("200").unwrap().get(), 200);
+        for bad in ["0", "201", "-1", "1.5", "", "abc", "+5", "0200", "050", " 5"] {
+            assert!(Limit::parse(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(Limit::default().get(), 50);
+    }
+
+    #[test]
+    fn search_is_trimmed_and_folded() {
+        assert_eq!(SearchTerm::parse("  NESTLÉ ").unwrap().as_str(), "nestlé");
+        assert!(SearchTerm::parse(" a ").is_err());
+        assert!(SearchTerm::parse("éé").is_ok());
+        assert!(SearchTerm::parse(&"x".repeat(101)).is_err());
+    }
+
+    #[test]
+    fn canonical_form_is_unambiguous() {
+        let a = CompanyFilter { industry: Some("a;search=1:b".into()), ..Default::default() };
+        let b = CompanyFilter {
+            industry: Some("a".into()),
+            search: Some(SearchTerm::parse("b;").unwrap()),
+            ..Default::default()
+        };
+        assert_ne!(a.canonical(), b.canonical());
+        assert_eq!(CompanyFilter::default().canonical(), "");
+    }
+}

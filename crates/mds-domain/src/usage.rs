@@ -1,0 +1,141 @@
+//! Billing months and the usage record of `GET /v1/usage`.
+//!
+//! Billing months are calendar months in UTC; a window starts at midnight UTC
+//! on the 1st.
+
+use chrono::{DateTime, Datelike, NaiveDate, TimeZone, Utc};
+use serde::{Deserialize, Serialize};
+
+/// A calendar month in UTC, ordered by time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BillingMonth {
+    /// Year.
+    pub year: i32,
+    /// Month, 1 to 12.
+    pub month: u32,
+}
+
+impl BillingMonth {
+    /// The month an instant falls in.
+    pub fn of(t: DateTime<Utc>) -> Self {
+        BillingMonth { year: t.year(), month: t.month() }
+    }
+
+    /// Midnight UTC on the 1st.
+    pub fn start(self) -> DateTime<Utc> {
+        let d = NaiveDate::from_ymd_opt(self.year, self.month, 1).expect("valid month");
+        Utc.from_utc_datetime(&d.and_hms_opt(0, 0, 0).expect("midnight"))
+    }
+
+    /// The month after.
+    pub fn next(self) -> Self {
+        if self.month == 12 {
+            BillingMonth { year: self.year + 1, month: 1 }
+        } else {
+            BillingMonth { year: self.year, month: self.month + 1 }
+        }
+    }
+
+    /// The month before.
+    pub fn prev(self) -> Self {
+        if self.month == 1 {
+            BillingMonth { year: self.year - 1, month: 12 }
+        } else {
+            BillingMonth { year: self.year, month: self.month - 1 }
+        }
+    }
+
+    /// A compact integer key, `year * 100 + month` (`202611`), for storage.
+    pub fn key(self) -> i32 {
+        self.year * 100 + self.month as i32
+    }
+
+    /// The inverse of [`BillingMonth::key`].
+    pub fn from_key(k: i32) -> Option<Self> {
+        let m = (k % 100) as u32;
+        (1..=12).contains(&m).then_some(BillingMonth { year: k / 100, month: m })
+    }
+
+    /// Whole seconds from `now` until the next month starts (at least 1).
+    pub fn seconds_until_next(now: DateTime<Utc>) -> u64 {
+        let next = BillingMonth::of(now).next().start();
+        let ms = (next - now).num_milliseconds().max(0) as u64;
+        ms.div_ceil(1000).max(1)
+    }
+}
+
+/// Usage in one billing month (`V1UsageWindow`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct V1UsageWindow {
+    /// Midnight UTC on the 1st of the month.
+    #[serde(with = "crate::time::rfc3339")]
+    pub period_start: DateTime<Utc>,
+    /// Requests counted in the month.
+    pub requests: u64,
+    /// The monthly quota in force for the month.
+    pub quota: u64,
+    /// `max(quota - requests, 0)`.
+    pub remaining: u64,
+}
+
+impl V1UsageWindow {
+    /// A window for `month` with `requests` against `quota`.
+    pub fn new(month: BillingMonth, requests: u64, quota: u64) -> Self {
+        V1UsageWindow { period_start: month.start(), requests, quota, remaining: quota.saturating_sub(requests) }
+    }
+}
+
+/// The usage record of the calling key (`GET /v1/usage`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct V1Usage {
+    /// First 12 characters of the key.
+    pub key_prefix: String,
+    /// The tier enforced now.
+    pub tier: String,
+    /// The tier the key was issued on.
+    pub plan_tier: String,
+    /// Whether the account's plan covers API access.
+    pub entitled: bool,
+    /// `live` or `test`.
+    pub environment: String,
+    /// Requests per minute allowed now.
+    pub rate_limit_per_minute: u32,
+    /// The current billing month.
+    pub current_month: V1UsageWindow,
+    /// Preceding months since the key was created, most recent first, at most 12.
+    pub history: Vec<V1UsageWindow>,
+}
+
+/// How many preceding months `history` shows at most.
+pub const HISTORY_MONTHS: usize = 12;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::{format_utc, parse_rfc3339};
+
+    #[test]
+    fn month_boundaries_are_exact() {
+        let last_ms = parse_rfc3339("2026-11-30T23:59:59.999Z").unwrap();
+        assert_eq!(BillingMonth::of(last_ms), BillingMonth { year: 2026, month: 11 });
+        let first = parse_rfc3339("2026-12-01T00:00:00Z").unwrap();
+        assert_eq!(BillingMonth::of(first), BillingMonth { year: 2026, month: 12 });
+        assert_eq!(format_utc(&BillingMonth::of(last_ms).start()), "2026-11-01T00:00:00+00:00");
+        assert_eq!(BillingMonth::seconds_until_next(last_ms), 1);
+    }
+
+    #[test]
+    fn months_wrap_years() {
+        let jan = BillingMonth { year: 2027, month: 1 };
+        assert_eq!(jan.prev(), BillingMonth { year: 2026, month: 12 });
+        assert_eq!(jan.prev().next(), jan);
+        assert_eq!(BillingMonth::from_key(jan.key()), Some(jan));
+        assert_eq!(BillingMonth::from_key(202613), None);
+    }
+
+    #[test]
+    fn remaining_never_negative() {
+        let w = V1UsageWindow::new(BillingMonth { year: 2026, month: 11 }, 12, 10);
+        assert_eq!(w.remaining, 0);
+    }
+}

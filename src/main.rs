@@ -1,0 +1,2 @@
+//! The `mds` binary: serves and administers the market-data API.
+fn main() {}
