@@ -129,7 +129,6 @@ macro_rules! wire_enum {
         }
     };
 }
-pub(crate) use wire_enum;
 
 wire_enum!(
     /// Market-capitalisation band (SEBI: rank 1-100 large, 101-250 mid, the rest small).

@@ -1,1 +1,30 @@
-//! placeholder
+//! The HTTP API of mds.
+//!
+//! # Layout
+//! - [`router()`]: routes and the middleware stack; [`server::Server`]
+//!   binds first, reports its port, serves until shutdown.
+//! - [`state`]: [`AppState`], the store plus cached views (catalog, keys)
+//!   kept fresh by [`reload`].
+//! - [`auth`]: key-in-query refusal, bearer authentication, [`auth::KeyContext`].
+//! - [`controllers`]: one module per endpoint.
+//! - [`params`]: query-string rules shared by endpoints.
+//! - [`middleware`]: request id, access log, HEAD, problems, timeout, ETag.
+//! - [`error`]: [`ApiError`], rendered as problem+json.
+//! - [`config`]: [`HttpConfig`].
+
+pub mod auth;
+pub mod config;
+pub mod controllers;
+pub mod error;
+pub mod middleware;
+pub mod params;
+pub mod reload;
+pub mod router;
+pub mod server;
+pub mod state;
+
+pub use config::HttpConfig;
+pub use error::ApiError;
+pub use router::router;
+pub use server::{Server, shutdown_signal};
+pub use state::AppState;

@@ -1,0 +1,177 @@
+//! Authentication: refuses keys in query strings, then turns the
+//! `Authorization: Bearer` key into a [`KeyContext`] that the rest of the
+//! request path (limiter, meter, handlers) takes from request extensions.
+//!
+//! Keys are checked against an in-memory [`AuthIndex`] built from the store's
+//! [`AuthSnapshot`] and rebuilt whenever the store's generation changes, so
+//! authentication never waits on the store. A key is parsed first (scheme,
+//! length, checksum): a malformed key is refused without any lookup. The
+//! stored SHA-256 is compared in constant time.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, header};
+use axum::middleware::Next;
+use axum::response::Response;
+use chrono::{DateTime, Utc};
+use mds_domain::key::looks_like_key;
+use mds_domain::{AccountName, ApiKey, Environment, ErrorCode, KeyHash, KeyPrefix, Tier, TierName};
+use mds_store::AuthSnapshot;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Query parameters that carry credentials in other APIs; refused here.
+pub const KEY_PARAMETERS: &[&str] = &["api_key", "apikey", "api-key", "key", "token", "access_token"];
+
+/// Who is calling and within which limits: what authentication yields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyContext {
+    /// The key's public prefix.
+    pub prefix: KeyPrefix,
+    /// Owning account.
+    pub account: AccountName,
+    /// `live` or `test`.
+    pub environment: Environment,
+    /// The tier the key was issued on.
+    pub plan_tier: TierName,
+    /// The tier enforced now: the plan tier, or `evaluation` when the
+    /// account is not entitled.
+    pub tier: Tier,
+    /// Whether the account's plan covers API access.
+    pub entitled: bool,
+    /// When the key was created.
+    pub created_at: DateTime<Utc>,
+}
+
+struct Entry {
+    hash: KeyHash,
+    context: Arc<KeyContext>,
+}
+
+/// Active keys by prefix, with their resolved limits.
+#[derive(Default)]
+pub struct AuthIndex {
+    by_prefix: HashMap<String, Entry>,
+}
+
+impl AuthIndex {
+    /// Builds the index: each key's enforced tier resolved from its account's
+    /// entitlement and the current tiers.
+    pub fn new(snapshot: &AuthSnapshot) -> Self {
+        let tiers: HashMap<&str, &Tier> = snapshot.tiers.iter().map(|t| (t.name.as_str(), t)).collect();
+        let entitled: HashMap<&str, bool> =
+            snapshot.accounts.iter().map(|a| (a.name.as_str(), a.entitled)).collect();
+        let fallback = Tier {
+            name: TierName::evaluation(),
+            rate_limit_per_minute: mds_domain::account::DEFAULT_TIERS[0].1,
+            monthly_quota: mds_domain::account::DEFAULT_TIERS[0].2,
+        };
+        let evaluation = tiers.get(mds_domain::account::EVALUATION_TIER).map_or(fallback, |t| (*t).clone());
+        let by_prefix = snapshot
+            .keys
+            .iter()
+            .map(|k| {
+                let is_entitled = entitled.get(k.account.as_str()).copied().unwrap_or(false);
+                let tier = match (is_entitled, tiers.get(k.tier.as_str())) {
+                    (true, Some(t)) => (*t).clone(),
+                    _ => evaluation.clone(),
+                };
+                let context = KeyContext {
+                    prefix: k.prefix.clone(),
+                    account: k.account.clone(),
+                    environment: k.environment,
+                    plan_tier: k.tier.clone(),
+                    tier,
+                    entitled: is_entitled,
+                    created_at: k.created_at,
+                };
+                (k.prefix.as_str().to_owned(), Entry { hash: k.hash, context: Arc::new(context) })
+            })
+            .collect();
+        AuthIndex { by_prefix }
+    }
+
+    /// The context of a well-formed key, if it is known and not revoked.
+    pub fn authenticate(&self, key: &ApiKey) -> Option<Arc<KeyContext>> {
+        let entry = self.by_prefix.get(key.prefix().as_str())?;
+        (entry.hash == key.hash() && entry.context.environment == key.environment()).then(|| entry.context.clone())
+    }
+
+    /// How many active keys there are.
+    pub fn len(&self) -> usize {
+        self.by_prefix.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.by_prefix.is_empty()
+    }
+}
+
+/// Middleware: `400 api_key_in_query` for a key-like value or a credential
+/// parameter in the query string, whatever else the request carries. The
+/// value is never logged or echoed.
+pub async fn refuse_key_in_query(req: Request, next: Next) -> Result<Response, ApiError> {
+    if let Some(q) = req.uri().query() {
+        for (k, v) in form_urlencoded::parse(q.as_bytes()) {
+            let named = KEY_PARAMETERS.iter().any(|p| k.eq_ignore_ascii_case(p));
+            if named || looks_like_key(&v) || looks_like_key(&k) {
+                let param = if looks_like_key(&k) { None } else { Some(k.into_owned()) };
+                let e = ApiError::new(
+                    ErrorCode::ApiKeyInQuery,
+                    "API keys are accepted only in the Authorization header (Authorization: Bearer <key>); \
+                     a key sent in a URL may be logged along the way, so consider rotating it",
+                );
+                return Err(match param {
+                    Some(p) => e.with_param(&p),
+                    None => e,
+                });
+            }
+        }
+    }
+    Ok(next.run(req).await)
+}
+
+/// Middleware: authenticates the bearer key and puts its [`KeyContext`] in
+/// the request's (and response's) extensions.
+pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Result<Response, ApiError> {
+    if req.method() != Method::GET {
+        // The router answers 405 for other methods; nothing to authenticate.
+        return Ok(next.run(req).await);
+    }
+    let token = bearer_token(&req).ok_or_else(missing)?;
+    let key = ApiKey::parse(token).map_err(|_| invalid())?;
+    let context = state.auth().authenticate(&key).ok_or_else(invalid)?;
+    req.extensions_mut().insert(context.clone());
+    let mut resp = next.run(req).await;
+    resp.extensions_mut().insert(context);
+    Ok(resp)
+}
+
+/// The token of an `Authorization: Bearer <token>` header (scheme
+/// case-insensitive), if there is a non-empty one.
+fn bearer_token(req: &Request) -> Option<&str> {
+    let v = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?.trim();
+    let (scheme, token) = v.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+fn missing() -> ApiError {
+    ApiError::new(
+        ErrorCode::MissingApiKey,
+        "send your API key in the Authorization header: Authorization: Bearer <key>",
+    )
+    .with_header(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"mds\""))
+}
+
+fn invalid() -> ApiError {
+    ApiError::new(ErrorCode::InvalidApiKey, "the API key is not valid; check it, or ask for a new one")
+        .with_header(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"mds\", error=\"invalid_token\""),
+        )
+}

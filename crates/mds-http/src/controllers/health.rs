@@ -1,0 +1,32 @@
+//! `/healthz` (the process is alive) and `/readyz` (it can serve: the store
+//! answers). Neither needs a key.
+
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::response::Response;
+use mds_domain::ErrorCode;
+
+use super::{Caching, json};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Liveness: always `200` while the process serves.
+pub async fn healthz() -> Response {
+    json(br#"{"status":"ok"}"#.to_vec(), Caching::NoStore)
+}
+
+/// Readiness: `200` when the store answers within a second, else `503`.
+pub async fn readyz(State(state): State<AppState>) -> Result<Response, ApiError> {
+    match tokio::time::timeout(Duration::from_secs(1), state.store.ping()).await {
+        Ok(Ok(())) => {
+            let body = serde_json::json!({"status": "ready", "companies": state.catalog().len()});
+            Ok(json(body.to_string().into_bytes(), Caching::NoStore))
+        }
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "readiness check failed");
+            Err(ApiError::new(ErrorCode::Unavailable, "the store is unreachable"))
+        }
+        Err(_) => Err(ApiError::new(ErrorCode::Unavailable, "the store did not answer within 1 s")),
+    }
+}

@@ -1,0 +1,27 @@
+//! `GET /v1/news/{slug}`: one article with its body.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::extract::rejection::PathRejection;
+use axum::response::Response;
+use mds_domain::Slug;
+
+use super::{Caching, json};
+use crate::error::ApiError;
+use crate::params::Params;
+use crate::state::AppState;
+
+/// Handler. A slug that cannot exist (not `[a-z0-9-]`, over 200 characters)
+/// is answered `404` like an unknown one, without a store lookup.
+pub async fn show(
+    State(state): State<AppState>,
+    slug: Result<Path<String>, PathRejection>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    Params::parse(raw.as_deref(), &[])?;
+    let not_found = || ApiError::not_found("no article with this slug");
+    let Ok(Path(slug)) = slug else { return Err(not_found()) };
+    let slug = Slug::parse(&slug).map_err(|_| not_found())?;
+    let article = state.store.article(&slug).await?.ok_or_else(not_found)?;
+    let body = serde_json::to_vec(&article).map_err(|e| ApiError::internal(&e))?;
+    Ok(json(body, Caching::Private(state.config.cache_max_age.as_secs())))
+}

@@ -1,0 +1,93 @@
+//! [`ApiError`]: the one error type of the HTTP layer, rendered as
+//! RFC 9457 problem+json by [`crate::middleware::problem`].
+//!
+//! Handlers and middleware return `ApiError`; its response carries the
+//! [`Problem`] in an extension and no body yet, so that the problem renderer
+//! can add the request id and serialise every problem in one place,
+//! together with the bare 404/405 responses of the router.
+
+use axum::http::{HeaderName, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use mds_domain::{ErrorCode, Problem};
+use mds_store::StoreError;
+
+/// An error answered to the client.
+#[derive(Debug)]
+pub struct ApiError {
+    problem: Problem,
+    headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+impl ApiError {
+    /// An error with `code` and a detail sentence.
+    pub fn new(code: ErrorCode, detail: impl Into<String>) -> Self {
+        ApiError { problem: Problem::new(code, detail), headers: Vec::new() }
+    }
+
+    /// `400 invalid_parameter` naming `param`.
+    pub fn invalid_parameter(param: &str, detail: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidParameter, detail).with_param(param)
+    }
+
+    /// `404 not_found`.
+    pub fn not_found(detail: impl Into<String>) -> Self {
+        Self::new(ErrorCode::NotFound, detail)
+    }
+
+    /// `500 internal`. The cause is logged here, once; the body says nothing of it.
+    pub fn internal(cause: &dyn std::fmt::Display) -> Self {
+        tracing::error!(error = %cause, "internal error");
+        Self::new(ErrorCode::Internal, "an internal error occurred; quote the request_id if you report it")
+    }
+
+    /// `503 unavailable`. The cause is logged here, once.
+    pub fn unavailable(cause: &dyn std::fmt::Display) -> Self {
+        tracing::warn!(error = %cause, "store unavailable");
+        Self::new(ErrorCode::Unavailable, "the service is temporarily unavailable; retry shortly")
+            .with_header(axum::http::header::RETRY_AFTER, HeaderValue::from_static("1"))
+    }
+
+    /// Names the offending query parameter.
+    pub fn with_param(mut self, param: &str) -> Self {
+        self.problem.param = Some(param.to_owned());
+        self
+    }
+
+    /// Adds a response header.
+    pub fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+
+    /// Sets `violated_policies` (on 429).
+    pub fn with_violated_policies(mut self, policies: Vec<String>) -> Self {
+        self.problem.violated_policies = Some(policies);
+        self
+    }
+
+    /// The error code.
+    pub fn code(&self) -> ErrorCode {
+        ErrorCode::parse(&self.problem.code).unwrap_or(ErrorCode::Internal)
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Unavailable(_) => ApiError::unavailable(&e),
+            _ => ApiError::internal(&e),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = StatusCode::from_u16(self.problem.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut resp = status.into_response();
+        for (k, v) in self.headers {
+            resp.headers_mut().append(k, v);
+        }
+        resp.extensions_mut().insert(self.problem);
+        resp
+    }
+}

@@ -1,0 +1,65 @@
+//! Renders every error as `application/problem+json`: the [`ApiError`]s of
+//! handlers and middleware (their [`Problem`] travels in a response
+//! extension) and the router's own bare `404`/`405`, so no plain-text
+//! rejection ever reaches a client. Adds the request id to the body.
+//!
+//! [`ApiError`]: crate::error::ApiError
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::Response;
+use mds_domain::{ErrorCode, Problem};
+
+use super::request_id::RequestId;
+
+/// The problem media type.
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// Middleware: renders problems.
+pub async fn render(req: Request, next: Next) -> Response {
+    let request_id = req.extensions().get::<RequestId>().map(|r| r.0.clone());
+    let path = req.uri().path().to_owned();
+    let method = req.method().clone();
+    let mut resp = next.run(req).await;
+    let problem = match resp.extensions_mut().remove::<Problem>() {
+        Some(p) => Some(p),
+        None => bare_error(&resp, &method, &path),
+    };
+    let Some(mut problem) = problem else { return resp };
+    problem.request_id = request_id;
+    let body = serde_json::to_vec(&problem).expect("a problem always serialises");
+    let h = resp.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
+    *resp.body_mut() = Body::from(body);
+    resp
+}
+
+/// A problem for an error response that was made without one (the router's
+/// 404/405, a rejection of a layer we do not own).
+fn bare_error(resp: &Response, method: &axum::http::Method, path: &str) -> Option<Problem> {
+    let status = resp.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return None;
+    }
+    Some(match status {
+        StatusCode::METHOD_NOT_ALLOWED => {
+            let allow = resp.headers().get(header::ALLOW).and_then(|v| v.to_str().ok()).unwrap_or("GET, HEAD");
+            Problem::new(ErrorCode::MethodNotAllowed, format!("{method} is not allowed on {path}; allowed: {allow}"))
+        }
+        StatusCode::NOT_FOUND => Problem::new(ErrorCode::NotFound, format!("no route for {path}")),
+        s if s.is_server_error() => {
+            tracing::error!(status = s.as_u16(), "error response without a problem");
+            Problem::new(ErrorCode::Internal, "an internal error occurred; quote the request_id if you report it")
+        }
+        s => {
+            // A client error from a layer we do not own (e.g. a body limit).
+            let mut p = Problem::new(ErrorCode::InvalidParameter, "the request could not be processed as sent");
+            p.status = s.as_u16();
+            p
+        }
+    })
+}

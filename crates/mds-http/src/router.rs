@@ -1,0 +1,40 @@
+//! The router: routes, per-route layers and the global middleware stack
+//! (see [`crate::middleware`] for the order and why).
+
+use axum::Router;
+use axum::middleware::{from_fn, from_fn_with_state};
+use axum::routing::get;
+use tower_http::compression::CompressionLayer;
+
+use crate::controllers::{companies, health, news};
+use crate::error::ApiError;
+use crate::middleware::{access_log, etag, head, problem, request_id, timeout};
+use crate::state::AppState;
+use crate::auth;
+
+/// The whole application as an axum `Router`.
+pub fn router(state: AppState) -> Router {
+    // Route layers wrap only matched routes; the last added runs first.
+    let v1 = Router::new()
+        .route("/v1/companies", get(companies::list))
+        .route("/v1/news/{slug}", get(news::show))
+        .route_layer(from_fn(etag::conditional))
+        .route_layer(from_fn_with_state(state.clone(), auth::authenticate))
+        .route_layer(from_fn(auth::refuse_key_in_query));
+
+    let ops = Router::new().route("/healthz", get(health::healthz)).route("/readyz", get(health::readyz));
+
+    Router::new()
+        .merge(v1)
+        .merge(ops)
+        .fallback(|| async { ApiError::not_found("no such route; see the API reference for the routes") })
+        .with_state(state.clone())
+        // Global layers: the last added is the outermost.
+        .layer(CompressionLayer::new().gzip(true).br(true).zstd(true))
+        .layer(from_fn(etag::tag_encoding))
+        .layer(from_fn_with_state(state.config.request_timeout, timeout::bound))
+        .layer(from_fn(problem::render))
+        .layer(from_fn(head::as_get))
+        .layer(from_fn(access_log::log))
+        .layer(from_fn(request_id::assign))
+}

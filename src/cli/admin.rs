@@ -1,0 +1,255 @@
+//! `mds tiers`, `mds accounts`, `mds keys`: the operator's view of who may
+//! call the API and within which limits.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use chrono::Utc;
+use clap::Subcommand;
+use mds_domain::time::format_utc;
+use mds_domain::{AccountName, Environment, KeyPrefix, Tier, TierName};
+use mds_store::{KeyRecord, Store, StoreError};
+
+/// `mds tiers …`
+#[derive(Debug, Subcommand)]
+pub(crate) enum TiersCommand {
+    /// List tiers.
+    List {
+        /// Print JSON Lines instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Create a tier, or change its limits (takes effect on serving nodes within a second).
+    Set {
+        /// Tier name.
+        #[arg(value_parser = TierName::parse)]
+        name: TierName,
+        /// Requests per rolling minute (required for a new tier).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        rate_limit_per_minute: Option<u32>,
+        /// Requests per calendar month, UTC (required for a new tier).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        monthly_quota: Option<u64>,
+    },
+}
+
+/// `mds accounts …`
+#[derive(Debug, Subcommand)]
+pub(crate) enum AccountsCommand {
+    /// Create an account (entitled).
+    Create {
+        /// Account name.
+        #[arg(value_parser = AccountName::parse)]
+        name: AccountName,
+    },
+    /// Change an account's entitlement.
+    Set {
+        /// Account name.
+        #[arg(value_parser = AccountName::parse)]
+        name: AccountName,
+        /// Whether the account's plan covers API access.
+        #[arg(long, action = clap::ArgAction::Set, value_parser = clap::value_parser!(bool))]
+        entitled: bool,
+    },
+    /// List accounts.
+    List {
+        /// Print JSON Lines instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `mds keys …`
+#[derive(Debug, Subcommand)]
+pub(crate) enum KeysCommand {
+    /// Issue a key; the key alone is printed on the last line of stdout.
+    Create {
+        /// Owning account.
+        #[arg(long, value_parser = AccountName::parse)]
+        account: AccountName,
+        /// Tier the key is issued on.
+        #[arg(long, value_parser = TierName::parse)]
+        tier: TierName,
+        /// `live` or `test`.
+        #[arg(long, default_value = "live", value_parser = Environment::parse)]
+        environment: Environment,
+        /// Print a JSON object instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a key by its prefix (refused by every node within a second).
+    Revoke {
+        /// The key's first 12 characters, as `mds keys list` shows them.
+        #[arg(value_parser = KeyPrefix::parse)]
+        prefix: KeyPrefix,
+    },
+    /// List keys (never the keys themselves: prefixes).
+    List {
+        /// Only this account's keys.
+        #[arg(long, value_parser = AccountName::parse)]
+        account: Option<AccountName>,
+        /// Print JSON Lines instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs a `tiers` command.
+pub(crate) async fn tiers(store: &Arc<dyn Store>, cmd: TiersCommand) -> anyhow::Result<()> {
+    match cmd {
+        TiersCommand::List { json } => {
+            let tiers = store.tiers().await?;
+            let rows = tiers
+                .iter()
+                .map(|t| {
+                    (
+                        serde_json::json!({"name": t.name, "rate_limit_per_minute": t.rate_limit_per_minute, "monthly_quota": t.monthly_quota}),
+                        vec![t.name.to_string(), t.rate_limit_per_minute.to_string(), t.monthly_quota.to_string()],
+                    )
+                })
+                .collect();
+            print_rows(json, &["NAME", "RATE_LIMIT_PER_MINUTE", "MONTHLY_QUOTA"], rows);
+        }
+        TiersCommand::Set { name, rate_limit_per_minute, monthly_quota } => {
+            let existing = store.tiers().await?.into_iter().find(|t| t.name == name);
+            let tier = match (existing, rate_limit_per_minute, monthly_quota) {
+                (Some(t), r, q) => Tier {
+                    rate_limit_per_minute: r.unwrap_or(t.rate_limit_per_minute),
+                    monthly_quota: q.unwrap_or(t.monthly_quota),
+                    name,
+                },
+                (None, Some(r), Some(q)) => Tier { name, rate_limit_per_minute: r, monthly_quota: q },
+                (None, _, _) => anyhow::bail!(
+                    "tier {name:?} does not exist; to create it give both --rate-limit-per-minute and --monthly-quota"
+                ),
+            };
+            let created = store.set_tier(&tier).await?;
+            println!(
+                "{} tier {}: {} requests/minute, {} requests/month",
+                if created { "created" } else { "updated" },
+                tier.name,
+                tier.rate_limit_per_minute,
+                tier.monthly_quota
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Runs an `accounts` command.
+pub(crate) async fn accounts(store: &Arc<dyn Store>, cmd: AccountsCommand) -> anyhow::Result<()> {
+    match cmd {
+        AccountsCommand::Create { name } => {
+            let a = store.create_account(&name, Utc::now()).await?;
+            println!("created account {} (entitled)", a.name);
+        }
+        AccountsCommand::Set { name, entitled } => {
+            let a = store.set_account_entitled(&name, entitled).await?;
+            let what = if a.entitled { "entitled: its keys use their own tiers" } else { "not entitled: its keys are held to the evaluation tier" };
+            println!("account {} is {what}", a.name);
+        }
+        AccountsCommand::List { json } => {
+            let rows = store
+                .accounts()
+                .await?
+                .iter()
+                .map(|a| {
+                    (
+                        serde_json::to_value(a).expect("serialises"),
+                        vec![a.name.to_string(), a.entitled.to_string(), format_utc(&a.created_at)],
+                    )
+                })
+                .collect();
+            print_rows(json, &["NAME", "ENTITLED", "CREATED_AT"], rows);
+        }
+    }
+    Ok(())
+}
+
+/// Runs a `keys` command.
+pub(crate) async fn keys(store: &Arc<dyn Store>, cmd: KeysCommand) -> anyhow::Result<()> {
+    match cmd {
+        KeysCommand::Create { account, tier, environment, json } => {
+            let key = super::serve::issue_key(&**store, &account, &tier, environment).await?;
+            if json {
+                let v = serde_json::json!({
+                    "key": key.expose_secret(),
+                    "key_prefix": key.prefix().as_str(),
+                    "account": account,
+                    "tier": tier,
+                    "environment": environment.as_str(),
+                });
+                println!("{v}");
+            } else {
+                eprintln!(
+                    "created key {} for account {account} on tier {tier} ({environment}); it is shown only now:",
+                    key.prefix()
+                );
+                println!("{}", key.expose_secret());
+            }
+        }
+        KeysCommand::Revoke { prefix } => {
+            let before = store.keys(None).await?.into_iter().find(|k| k.prefix == prefix);
+            let k = store.revoke_key(&prefix, Utc::now()).await.map_err(|e| match e {
+                StoreError::NotFound(_) => anyhow::anyhow!("no key with prefix {prefix}"),
+                e => e.into(),
+            })?;
+            match before.and_then(|b| b.revoked_at) {
+                Some(at) => println!("key {} was already revoked at {}", k.prefix, format_utc(&at)),
+                None => println!("revoked key {} of account {}", k.prefix, k.account),
+            }
+        }
+        KeysCommand::List { account, json } => {
+            let keys = store.keys(account.as_ref()).await.context("cannot list keys")?;
+            let rows = keys.iter().map(key_row).collect();
+            print_rows(json, &["PREFIX", "ACCOUNT", "TIER", "ENVIRONMENT", "CREATED_AT", "REVOKED_AT"], rows);
+        }
+    }
+    Ok(())
+}
+
+fn key_row(k: &KeyRecord) -> (serde_json::Value, Vec<String>) {
+    let revoked = k.revoked_at.as_ref().map(format_utc);
+    (
+        serde_json::json!({
+            "key_prefix": k.prefix.as_str(),
+            "account": k.account,
+            "tier": k.tier,
+            "environment": k.environment.as_str(),
+            "created_at": format_utc(&k.created_at),
+            "revoked_at": revoked,
+        }),
+        vec![
+            k.prefix.to_string(),
+            k.account.to_string(),
+            k.tier.to_string(),
+            k.environment.to_string(),
+            format_utc(&k.created_at),
+            revoked.unwrap_or_else(|| "-".into()),
+        ],
+    )
+}
+
+/// Prints rows as JSON Lines or as an aligned table.
+fn print_rows(json: bool, header: &[&str], rows: Vec<(serde_json::Value, Vec<String>)>) {
+    if json {
+        for (v, _) in rows {
+            println!("{v}");
+        }
+        return;
+    }
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for (_, cells) in &rows {
+        for (w, c) in widths.iter_mut().zip(cells) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let parts: Vec<String> = cells.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        println!("{}", parts.join("  ").trim_end());
+    };
+    line(header.to_vec());
+    for (_, cells) in &rows {
+        line(cells.iter().map(String::as_str).collect());
+    }
+}

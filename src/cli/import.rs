@@ -1,0 +1,104 @@
+//! `mds import`: loads companies or news from a file, all or nothing. Every
+//! bad row is reported with its line (on stderr), then one line says why
+//! nothing was written.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Subcommand;
+use mds_import::ImportError;
+use mds_store::{Store, UpsertSummary};
+
+/// `mds import …`
+#[derive(Debug, Subcommand)]
+pub(crate) enum ImportCommand {
+    /// Companies: CSV (header = V1Company field names) or JSON Lines; upsert by ISIN.
+    Companies {
+        /// The file.
+        file: PathBuf,
+    },
+    /// News: JSON Lines of articles; upsert by slug.
+    News {
+        /// The file.
+        file: PathBuf,
+    },
+    /// The exchanges' own daily files, merged by ISIN; upsert by ISIN.
+    Exchanges {
+        /// NSE's equity list (EQUITY_L.csv).
+        #[arg(long)]
+        nse: PathBuf,
+        /// BSE's equity list (Equity.csv).
+        #[arg(long)]
+        bse: PathBuf,
+        /// A market-capitalisation file in NSE's MCAP shape; sets market_cap_band by rank.
+        #[arg(long)]
+        mcap: Option<PathBuf>,
+    },
+}
+
+/// Runs an import command.
+pub(crate) async fn run(store: &Arc<dyn Store>, cmd: ImportCommand) -> anyhow::Result<()> {
+    match cmd {
+        ImportCommand::Companies { file } => {
+            let companies = parse(&file, mds_import::parse_companies)?;
+            let s = store.upsert_companies(&companies).await.context("nothing was imported")?;
+            report("companies", &file, s);
+        }
+        ImportCommand::News { file } => {
+            let articles = parse(&file, mds_import::parse_articles)?;
+            let s = store.upsert_articles(&articles).await.context("nothing was imported")?;
+            report("articles", &file, s);
+        }
+        ImportCommand::Exchanges { nse, bse, mcap } => {
+            let nse_list = parse(&nse, mds_import::parse_nse_equity_list)?;
+            let bse_list = parse(&bse, mds_import::parse_bse_equity_list)?;
+            let mcap_list = mcap.as_deref().map(|m| parse(m, mds_import::parse_nse_mcap)).transpose()?;
+            let merged = mds_import::merge(&nse_list, &bse_list, mcap_list.as_ref());
+            for note in &merged.notes {
+                eprintln!("note: {note}");
+            }
+            let s = store.upsert_companies(&merged.companies).await.context("nothing was imported")?;
+            println!(
+                "imported {} companies from {} and {} ({} new, {} updated; {} rows without an ISIN skipped)",
+                merged.companies.len(),
+                nse.display(),
+                bse.display(),
+                s.inserted,
+                s.updated,
+                merged.skipped_without_isin
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Reads and parses a file; on failure prints every row error and returns
+/// the one-line reason.
+fn parse<T>(file: &Path, parser: impl Fn(&[u8]) -> Result<T, ImportError>) -> anyhow::Result<T> {
+    let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    parser(&bytes).map_err(|e| match e {
+        ImportError::File(msg) => anyhow::anyhow!("{}: {msg}; nothing was imported", file.display()),
+        ImportError::Rows(rows) => {
+            for r in &rows {
+                eprintln!("{}:{}: {}", file.display(), r.line, r.message);
+            }
+            anyhow::anyhow!(
+                "{}: {} bad row{}; nothing was imported",
+                file.display(),
+                rows.len(),
+                if rows.len() == 1 { "" } else { "s" }
+            )
+        }
+    })
+}
+
+fn report(what: &str, file: &Path, s: UpsertSummary) {
+    println!(
+        "imported {} {what} from {} ({} new, {} updated)",
+        s.inserted + s.updated,
+        file.display(),
+        s.inserted,
+        s.updated
+    );
+}

@@ -1,0 +1,86 @@
+//! The operator CLI: one subcommand per job, each in its own module.
+//!
+//! Every command takes `--database URL` (env `MDS_DATABASE_URL`; default an
+//! embedded SQLite file). Commands refuse bad input with a one-line reason
+//! and a non-zero exit, and write nothing they refuse.
+
+mod admin;
+mod import;
+mod serve;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use mds_store::{DatabaseUrl, Store, url::DEFAULT_DATABASE_URL};
+
+/// `mds`: market-data API service.
+#[derive(Debug, Parser)]
+#[command(name = "mds", version, about = "Market-data API service: serve it, load its data, manage its keys.")]
+pub(crate) struct Cli {
+    /// Database URL: a SQLite file (`sqlite://mds.db?mode=rwc`, or a plain path).
+    #[arg(long, env = "MDS_DATABASE_URL", global = true, default_value = DEFAULT_DATABASE_URL, hide_env_values = true)]
+    database: String,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// One-command start: embedded store, demo data, a demo key, then serve.
+    Demo(serve::ServeArgs),
+    /// Serve the API (also migrates the schema).
+    Serve(serve::ServeArgs),
+    /// Create or upgrade the schema.
+    Migrate,
+    /// Load companies or news from a file.
+    #[command(subcommand)]
+    Import(import::ImportCommand),
+    /// Manage tiers (rate limit and monthly quota).
+    #[command(subcommand)]
+    Tiers(admin::TiersCommand),
+    /// Manage accounts and their entitlement.
+    #[command(subcommand)]
+    Accounts(admin::AccountsCommand),
+    /// Issue, list and revoke API keys.
+    #[command(subcommand)]
+    Keys(admin::KeysCommand),
+}
+
+/// Logs go to stderr, filtered by `MDS_LOG` (default `info`).
+pub(crate) fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("MDS_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+}
+
+/// Runs the parsed command.
+pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
+    let url = DatabaseUrl::new(&cli.database);
+    match cli.command {
+        Command::Demo(args) => serve::demo(&url, args).await,
+        Command::Serve(args) => serve::serve(&url, args).await,
+        Command::Migrate => {
+            open(&url).await?;
+            println!("schema is up to date in {url}");
+            Ok(())
+        }
+        Command::Import(c) => import::run(&open(&url).await?, c).await,
+        Command::Tiers(c) => admin::tiers(&open(&url).await?, c).await,
+        Command::Accounts(c) => admin::accounts(&open(&url).await?, c).await,
+        Command::Keys(c) => admin::keys(&open(&url).await?, c).await,
+    }
+}
+
+/// Opens the store and brings its schema up to date.
+async fn open(url: &DatabaseUrl) -> anyhow::Result<Arc<dyn Store>> {
+    let store = mds_store::open(url).await.with_context(|| format!("cannot open {url}"))?;
+    store.migrate().await.with_context(|| format!("cannot migrate {url}"))?;
+    Ok(store)
+}
+
+/// Parses a listen address (`127.0.0.1:8080`, `[::1]:0`).
+fn parse_listen(s: &str) -> Result<SocketAddr, String> {
+    s.parse().map_err(|_| format!("not a socket address (like 127.0.0.1:8080): {s:?}"))
+}

@@ -1,0 +1,104 @@
+//! `mds serve` and `mds demo`.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use chrono::Utc;
+use mds_domain::{AccountName, ApiKey, Environment, TierName};
+use mds_http::{AppState, HttpConfig, Server, shutdown_signal};
+use mds_store::{DatabaseUrl, NewKey, Store, StoreError};
+
+use super::{open, parse_listen};
+
+/// Options of `serve` and `demo`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "MDS_LISTEN", default_value = "127.0.0.1:8080", value_parser = parse_listen)]
+    listen: SocketAddr,
+    /// Seconds a request may take before it is answered 503.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=300))]
+    request_timeout: u64,
+}
+
+impl ServeArgs {
+    fn config(&self) -> HttpConfig {
+        HttpConfig { request_timeout: Duration::from_secs(self.request_timeout), ..HttpConfig::default() }
+    }
+}
+
+/// `mds serve`.
+pub(crate) async fn serve(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<()> {
+    let store = open(url).await?;
+    run_server(store, &args, |addr| tracing::info!(%addr, "serving")).await
+}
+
+async fn run_server(store: Arc<dyn Store>, args: &ServeArgs, on_bound: impl FnOnce(SocketAddr)) -> anyhow::Result<()> {
+    let state = AppState::load(store, args.config()).await.context("cannot load data from the store")?;
+    let server = Server::bind(args.listen, state).await.with_context(|| format!("cannot listen on {}", args.listen))?;
+    on_bound(server.local_addr()?);
+    server.run(shutdown_signal()).await.context("server failed")
+}
+
+/// The demo account's name.
+const DEMO_ACCOUNT: &str = "demo";
+/// The tier of demo keys.
+const DEMO_TIER: &str = "pro";
+
+/// `mds demo`: loads the demo data into an empty store, issues a demo key,
+/// prints it with a curl line, then serves.
+pub(crate) async fn demo(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<()> {
+    let store = open(url).await?;
+    if store.companies().await?.is_empty() {
+        let companies = mds_import::demo_companies();
+        let articles = mds_import::demo_articles();
+        store.upsert_companies(&companies).await.context("cannot load demo companies")?;
+        store.upsert_articles(&articles).await.context("cannot load demo articles")?;
+        eprintln!("loaded {} companies and {} news articles into {url}", companies.len(), articles.len());
+    } else {
+        eprintln!("reusing the data already in {url}");
+    }
+    let account = AccountName::parse(DEMO_ACCOUNT).expect("valid name");
+    match store.create_account(&account, Utc::now()).await {
+        Ok(_) | Err(StoreError::Conflict(_)) => {}
+        Err(e) => return Err(e).context("cannot create the demo account"),
+    }
+    let key = issue_key(&*store, &account, &TierName::parse(DEMO_TIER).expect("valid name"), Environment::Live).await?;
+    let secret = key.expose_secret().to_owned();
+    run_server(store, &args, move |addr| {
+        println!("Demo key (account \"{DEMO_ACCOUNT}\", tier \"{DEMO_TIER}\"; a new one each run, shown only now):");
+        println!("  {secret}");
+        println!("Try:");
+        println!("  curl -H \"Authorization: Bearer {secret}\" \"http://{addr}/v1/companies?limit=3\"");
+        println!("Serving on http://{addr} (Ctrl-C to stop)");
+    })
+    .await
+}
+
+/// Makes and stores a new key, retrying on the (rare) prefix collision.
+pub(crate) async fn issue_key(
+    store: &dyn Store,
+    account: &AccountName,
+    tier: &TierName,
+    environment: Environment,
+) -> anyhow::Result<ApiKey> {
+    for _ in 0..5 {
+        let key = ApiKey::generate(environment);
+        let new = NewKey {
+            prefix: key.prefix(),
+            hash: key.hash(),
+            account: account.clone(),
+            tier: tier.clone(),
+            environment,
+            created_at: Utc::now(),
+        };
+        match store.create_key(&new).await {
+            Ok(_) => return Ok(key),
+            Err(StoreError::Conflict(_)) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    anyhow::bail!("could not find a free key prefix after 5 tries")
+}

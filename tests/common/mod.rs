@@ -1,0 +1,162 @@
+//! Test harness: the real server on a loopback port over a real SQLite file,
+//! one database per test (zero-to-production's `spawn_app`).
+
+#![allow(dead_code, unreachable_pub)]
+
+pub mod faults;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use mds_domain::{AccountName, ApiKey, Company, Environment, TierName};
+use mds_http::{AppState, HttpConfig, Server};
+use mds_store::{DatabaseUrl, NewKey, Store};
+use tempfile::TempDir;
+use tokio::sync::oneshot;
+
+/// A running server with its store and a valid key.
+pub struct TestApp {
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// The bound address.
+    pub addr: SocketAddr,
+    /// The store the server reads.
+    pub store: Arc<dyn Store>,
+    /// A live key of account `acme` on tier `pro`.
+    pub key: String,
+    /// An HTTP client that does not decompress, so tests see the bytes.
+    pub client: reqwest::Client,
+    /// The database URL.
+    pub url: DatabaseUrl,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    _dir: Arc<TempDir>,
+}
+
+/// Options for [`spawn_with`].
+pub struct Options {
+    /// Companies loaded before the server starts.
+    pub companies: Vec<Company>,
+    /// HTTP settings.
+    pub config: HttpConfig,
+    /// Wraps the store (e.g. in a fault injector) before the server gets it.
+    pub wrap: Option<Box<dyn FnOnce(Arc<dyn Store>) -> Arc<dyn Store> + Send>>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            companies: mds_import::demo_companies(),
+            config: HttpConfig { reload_interval: Duration::from_millis(100), ..HttpConfig::default() },
+            wrap: None,
+        }
+    }
+}
+
+/// Starts the app on the demo companies and articles.
+pub async fn spawn() -> TestApp {
+    spawn_with(Options::default()).await
+}
+
+/// Starts the app with options.
+pub async fn spawn_with(opts: Options) -> TestApp {
+    let dir = Arc::new(tempfile::tempdir().expect("temp dir"));
+    let url = DatabaseUrl::new(dir.path().join("mds.db").to_str().unwrap());
+    let store = mds_store::open(&url).await.expect("open store");
+    store.migrate().await.expect("migrate");
+    store.upsert_companies(&opts.companies).await.expect("companies");
+    store.upsert_articles(&mds_import::demo_articles()).await.expect("articles");
+    let account = AccountName::parse("acme").unwrap();
+    store.create_account(&account, Utc::now()).await.unwrap();
+    let key = new_key(&*store, "acme", "pro", Environment::Live).await;
+    let served: Arc<dyn Store> = match opts.wrap {
+        Some(w) => w(store.clone()),
+        None => store.clone(),
+    };
+    let state = AppState::load(served, opts.config).await.expect("load state");
+    let server = Server::bind("127.0.0.1:0".parse().unwrap(), state).await.expect("bind");
+    let addr = server.local_addr().unwrap();
+    let (tx, rx) = oneshot::channel::<()>();
+    let task = tokio::spawn(server.run(async move {
+        let _ = rx.await;
+    }));
+    TestApp {
+        base: format!("http://{addr}"),
+        addr,
+        store,
+        key,
+        client: reqwest::Client::builder().no_proxy().build().unwrap(),
+        url,
+        stop: Some(tx),
+        task: Some(task),
+        _dir: dir,
+    }
+}
+
+/// Issues a key straight into the store and returns it.
+pub async fn new_key(store: &dyn Store, account: &str, tier: &str, env: Environment) -> String {
+    let key = ApiKey::generate(env);
+    store
+        .create_key(&NewKey {
+            prefix: key.prefix(),
+            hash: key.hash(),
+            account: AccountName::parse(account).unwrap(),
+            tier: TierName::parse(tier).unwrap(),
+            environment: env,
+            created_at: Utc::now(),
+        })
+        .await
+        .expect("create key");
+    key.expose_secret().to_owned()
+}
+
+impl TestApp {
+    /// `GET path` with the app's key.
+    pub async fn get(&self, path: &str) -> reqwest::Response {
+        self.get_with_key(path, &self.key).await
+    }
+
+    /// `GET path` with a given key.
+    pub async fn get_with_key(&self, path: &str, key: &str) -> reqwest::Response {
+        self.client.get(format!("{}{path}", self.base)).bearer_auth(key).send().await.expect("request")
+    }
+
+    /// `GET path` and its JSON body, asserting the status.
+    pub async fn get_json(&self, path: &str, status: u16) -> serde_json::Value {
+        let r = self.get(path).await;
+        assert_eq!(r.status().as_u16(), status, "GET {path}");
+        r.json().await.expect("json body")
+    }
+
+    /// Waits until the server's cached views reflect the store.
+    pub async fn settle(&self) {
+        tokio::time::sleep(Duration::from_millis(350)).await;
+    }
+
+    /// Stops the server gracefully and waits for it.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.task.take() {
+            t.await.unwrap().unwrap();
+        }
+    }
+}
+
+/// Asserts a problem+json response and returns its body.
+pub async fn assert_problem(r: reqwest::Response, status: u16, code: &str) -> serde_json::Value {
+    assert_eq!(r.status().as_u16(), status, "status");
+    assert_eq!(r.headers()["content-type"], "application/problem+json");
+    let rid = r.headers().get("x-request-id").expect("x-request-id").to_str().unwrap().to_owned();
+    let body: serde_json::Value = r.json().await.expect("problem body");
+    assert_eq!(body["code"], code, "{body}");
+    assert_eq!(body["status"], status);
+    assert_eq!(body["type"], format!("/problems/{code}"));
+    assert!(body["title"].as_str().is_some_and(|t| !t.is_empty()));
+    assert!(body["detail"].as_str().is_some_and(|t| !t.is_empty()));
+    assert_eq!(body["request_id"], rid.as_str());
+    body
+}

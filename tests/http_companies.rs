@@ -1,0 +1,277 @@
+//! `GET /v1/companies` against the real server: each filter's result is
+//! checked against the expected set computed here, independently of the
+//! catalog, on the ~4,600 demo companies.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::{Options, assert_problem, spawn, spawn_with};
+use mds_domain::{Company, Isin, MarketCapBand, Ticker};
+use serde_json::Value;
+
+/// Walks every page of `query` (with `limit`) and returns the rows, checking
+/// the page invariants on the way.
+async fn walk(app: &common::TestApp, query: &str, limit: usize) -> Vec<Value> {
+    let mut rows = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..10_000 {
+        let mut path = format!("/v1/companies?limit={limit}");
+        if !query.is_empty() {
+            path.push('&');
+            path.push_str(query);
+        }
+        if let Some(c) = &cursor {
+            path.push_str(&format!("&cursor={c}"));
+        }
+        let body = app.get_json(&path, 200).await;
+        let data = body["data"].as_array().unwrap();
+        assert!(data.len() <= limit);
+        rows.extend(data.iter().cloned());
+        match (body["has_more"].as_bool().unwrap(), &body["next_cursor"]) {
+            (true, Value::String(c)) => {
+                assert_eq!(data.len(), limit, "a page before the last is full");
+                cursor = Some(c.clone());
+            }
+            (false, Value::Null) => return rows,
+            other => panic!("has_more/next_cursor disagree: {other:?}"),
+        }
+    }
+    panic!("walk did not end");
+}
+
+/// The (ticker, isin) keys of rows, in order.
+fn keys(rows: &[Value]) -> Vec<(String, String)> {
+    rows.iter().map(|r| (r["ticker"].as_str().unwrap().to_owned(), r["isin"].as_str().unwrap().to_owned())).collect()
+}
+
+/// The expected keys: `pred` over the demo companies, sorted independently.
+fn expected(pred: impl Fn(&Company) -> bool) -> Vec<(String, String)> {
+    let set: BTreeSet<(String, String)> = mds_import::demo_companies()
+        .into_iter()
+        .filter(|c| pred(c))
+        .map(|c| (c.ticker.as_str().to_owned(), c.isin.as_str().to_owned()))
+        .collect();
+    set.into_iter().collect()
+}
+
+#[tokio::test]
+async fn full_walk_returns_every_company_once_in_order() {
+    let app = spawn().await;
+    let rows = walk(&app, "", 200).await;
+    assert_eq!(keys(&rows), expected(|_| true));
+    assert!(rows.len() > 4_500);
+    // Every row has the nine fields; required ones are never null.
+    for r in &rows {
+        let o = r.as_object().unwrap();
+        assert_eq!(o.len(), 9);
+        for f in ["isin", "ticker", "name"] {
+            assert!(o[f].is_string(), "{f} in {r}");
+        }
+        for f in ["is_bse", "is_nse"] {
+            assert!(o[f].is_boolean());
+        }
+    }
+    // Default page size is 50.
+    let first = app.get_json("/v1/companies", 200).await;
+    assert_eq!(first["data"].as_array().unwrap().len(), 50);
+    assert_eq!(keys(first["data"].as_array().unwrap()), expected(|_| true)[..50].to_vec());
+}
+
+#[tokio::test]
+async fn each_filter_matches_the_independently_computed_set() {
+    let app = spawn().await;
+    let demo = mds_import::demo_companies();
+    let some_industry = demo.iter().find_map(|c| c.industry.clone()).unwrap();
+    let cases: Vec<(String, Vec<(String, String)>)> = vec![
+        ("letter=r".into(), expected(|c| c.ticker.as_str().starts_with('R'))),
+        ("letter=2".into(), expected(|c| c.ticker.as_str().starts_with('2'))),
+        (format!("industry={}", enc(&some_industry)), expected(|c| c.industry.as_deref() == Some(&some_industry))),
+        (format!("industry={}", enc(&some_industry.to_lowercase())), expected(|c| c.industry.as_deref() == Some(&some_industry.to_lowercase()))),
+        ("industry=No%20Such%20Industry".into(), vec![]),
+        ("exchange=nse".into(), expected(|c| c.is_nse)),
+        ("exchange=bse".into(), expected(|c| c.is_bse)),
+        ("market_cap=large_cap".into(), expected(|c| c.market_cap_band == Some(MarketCapBand::Large))),
+        ("market_cap=mid_cap".into(), expected(|c| c.market_cap_band == Some(MarketCapBand::Mid))),
+        ("market_cap=small_cap".into(), expected(|c| c.market_cap_band == Some(MarketCapBand::Small))),
+        ("search=bank".into(), expected(|c| c.name.to_lowercase().contains("bank") || c.ticker.as_str().to_lowercase().contains("bank"))),
+        ("search=%20%20TATA%20".into(), expected(|c| c.name.to_lowercase().contains("tata") || c.ticker.as_str().to_lowercase().contains("tata"))),
+        ("ticker=reliance".into(), expected(|c| c.ticker.as_str() == "RELIANCE")),
+        (
+            "exchange=nse&market_cap=large_cap&letter=h".into(),
+            expected(|c| c.is_nse && c.market_cap_band == Some(MarketCapBand::Large) && c.ticker.as_str().starts_with('H')),
+        ),
+        (
+            format!("search=ltd&exchange=bse&industry={}", enc(&some_industry)),
+            expected(|c| {
+                c.is_bse
+                    && c.industry.as_deref() == Some(&some_industry)
+                    && (c.name.to_lowercase().contains("ltd") || c.ticker.as_str().to_lowercase().contains("ltd"))
+            }),
+        ),
+    ];
+    for (query, want) in cases {
+        let got = keys(&walk(&app, &query, 37).await);
+        assert_eq!(got, want, "{query}");
+    }
+    // The filters above are not vacuous.
+    assert!(!expected(|c| c.ticker.as_str().starts_with('2')).is_empty());
+    assert!(expected(|c| c.market_cap_band == Some(MarketCapBand::Large)).len() >= 90);
+}
+
+fn enc(s: &str) -> String {
+    s.bytes()
+        .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_ticker_shared_by_several_isins_returns_them_all() {
+    let app = spawn().await;
+    let demo = mds_import::demo_companies();
+    let shared = demo
+        .iter()
+        .find(|c| demo.iter().filter(|d| d.ticker == c.ticker).count() > 1)
+        .expect("the exchange lists have shared tickers")
+        .ticker
+        .clone();
+    let rows = walk(&app, &format!("ticker={}", enc(&shared.as_str().to_lowercase())), 1).await;
+    assert!(rows.len() > 1);
+    assert_eq!(keys(&rows), expected(|c| c.ticker == shared));
+}
+
+#[tokio::test]
+async fn search_is_unicode_case_insensitive() {
+    let mut companies = mds_import::demo_companies();
+    companies.retain(|c| !c.name.contains("Nestl"));
+    companies.push(Company {
+        isin: Isin::parse("INE239A01024").unwrap(),
+        ticker: Ticker::parse("NESTLEIND").unwrap(),
+        name: "Nestlé India Limited".into(),
+        industry: Some("Food Products".into()),
+        sector: Some("Fast Moving Consumer Goods".into()),
+        is_bse: true,
+        is_nse: true,
+        market_cap_band: Some(MarketCapBand::Large),
+        logo_url: None,
+    });
+    let app = spawn_with(Options { companies, ..Options::default() }).await;
+    for q in ["NESTL%C3%89", "nestl%C3%A9", "Nestl%C3%A9%20india", "TL%C3%89"] {
+        let body = app.get_json(&format!("/v1/companies?search={q}"), 200).await;
+        let data = body["data"].as_array().unwrap();
+        assert_eq!(data.len(), 1, "{q}");
+        assert_eq!(data[0]["name"], "Nestlé India Limited");
+    }
+    // Without the accent it is a different string.
+    let body = app.get_json("/v1/companies?search=NESTLE%20INDIA", 200).await;
+    assert_eq!(body["data"].as_array().unwrap().len(), 0);
+}
+
+#[tokio::test]
+async fn limit_may_change_between_pages_and_pages_do_not_overlap() {
+    let app = spawn().await;
+    let all = expected(|c| c.is_nse);
+    let p1 = app.get_json("/v1/companies?exchange=nse&limit=3", 200).await;
+    let c1 = p1["next_cursor"].as_str().unwrap();
+    let p2 = app.get_json(&format!("/v1/companies?exchange=nse&limit=7&cursor={c1}"), 200).await;
+    let mut got = keys(p1["data"].as_array().unwrap());
+    got.extend(keys(p2["data"].as_array().unwrap()));
+    assert_eq!(got, all[..10].to_vec());
+}
+
+#[tokio::test]
+async fn rows_inserted_while_paging_cause_no_duplicates_or_skips() {
+    let app = spawn().await;
+    let p1 = app.get_json("/v1/companies?limit=100", 200).await;
+    let before = keys(p1["data"].as_array().unwrap());
+    // Insert a company that sorts before the cursor and one after it.
+    let new = |isin: &str, ticker: &str| Company {
+        isin: Isin::parse(isin).unwrap(),
+        ticker: Ticker::parse(ticker).unwrap(),
+        name: format!("{ticker} Inserted"),
+        industry: None,
+        sector: None,
+        is_bse: true,
+        is_nse: false,
+        market_cap_band: None,
+        logo_url: None,
+    };
+    app.store.upsert_companies(&[new("US0378331005", "0000AAPL"), new("US5949181045", "ZZZZMSFT")]).await.unwrap();
+    app.settle().await;
+    let rest = walk_from(&app, p1["next_cursor"].as_str().unwrap()).await;
+    let mut seen = before.clone();
+    seen.extend(rest.clone());
+    let mut all_old = expected(|_| true);
+    all_old.push(("ZZZZMSFT".into(), "US5949181045".into()));
+    all_old.sort();
+    assert_eq!(seen, all_old, "old rows once each, the later insert included, the earlier one not");
+}
+
+async fn walk_from(app: &common::TestApp, cursor: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut cursor = cursor.to_owned();
+    loop {
+        let b = app.get_json(&format!("/v1/companies?limit=200&cursor={cursor}"), 200).await;
+        out.extend(keys(b["data"].as_array().unwrap()));
+        match b["next_cursor"].as_str() {
+            Some(c) => cursor = c.to_owned(),
+            None => return out,
+        }
+    }
+}
+
+#[tokio::test]
+async fn cursors_are_bound_signed_and_opaque() {
+    let app = spawn().await;
+    let p = app.get_json("/v1/companies?exchange=nse&limit=2", 200).await;
+    let c = p["next_cursor"].as_str().unwrap().to_owned();
+    // Other filters.
+    let b = assert_problem(app.get(&format!("/v1/companies?exchange=bse&limit=2&cursor={c}")).await, 400, "invalid_cursor").await;
+    assert_eq!(b["param"], "cursor");
+    assert_problem(app.get(&format!("/v1/companies?limit=2&cursor={c}")).await, 400, "invalid_cursor").await;
+    // Altered: flip one character in the middle.
+    let mut t: Vec<char> = c.chars().collect();
+    let i = t.len() / 2;
+    t[i] = if t[i] == 'A' { 'B' } else { 'A' };
+    let tampered: String = t.into_iter().collect();
+    assert_problem(app.get(&format!("/v1/companies?exchange=nse&cursor={tampered}")).await, 400, "invalid_cursor").await;
+    // Foreign: signed by another secret.
+    let foreign = mds_catalog::CursorCodec::new(b"another service").encode(
+        &mds_domain::CompanyFilter { exchange: Some(mds_domain::Exchange::Nse), ..Default::default() },
+        &mds_catalog::SortKey { ticker: "ABB".into(), isin: "INE117A01022".into() },
+    );
+    assert_problem(app.get(&format!("/v1/companies?exchange=nse&cursor={foreign}")).await, 400, "invalid_cursor").await;
+    for junk in ["", "abc", "%FF%FE", "null"] {
+        assert_problem(app.get(&format!("/v1/companies?cursor={junk}")).await, 400, "invalid_cursor").await;
+    }
+    // The genuine cursor still works with the same filters and another limit.
+    let ok = app.get_json(&format!("/v1/companies?exchange=nse&limit=5&cursor={c}"), 200).await;
+    assert_eq!(ok["data"].as_array().unwrap().len(), 5);
+}
+
+#[tokio::test]
+async fn bad_parameters_are_refused_with_their_name() {
+    let app = spawn().await;
+    for (q, code, param) in [
+        ("limit=0", "invalid_parameter", "limit"),
+        ("limit=201", "invalid_parameter", "limit"),
+        ("limit=ten", "invalid_parameter", "limit"),
+        ("limit=-1", "invalid_parameter", "limit"),
+        ("letter=ab", "invalid_parameter", "letter"),
+        ("letter=%C3%89", "invalid_parameter", "letter"),
+        ("exchange=lse", "invalid_parameter", "exchange"),
+        ("exchange=NSE", "invalid_parameter", "exchange"),
+        ("market_cap=mega_cap", "invalid_parameter", "market_cap"),
+        ("search=a", "invalid_parameter", "search"),
+        ("search=%20a%20", "invalid_parameter", "search"),
+        ("ticker=two%20words", "invalid_parameter", "ticker"),
+        ("exchange=nse&exchange=bse", "invalid_parameter", "exchange"),
+        ("industy=Banks", "unknown_parameter", "industy"),
+        ("page=2", "unknown_parameter", "page"),
+    ] {
+        let b = assert_problem(app.get(&format!("/v1/companies?{q}")).await, 400, code).await;
+        assert_eq!(b["param"], param, "{q}: {b}");
+    }
+    let b = assert_problem(app.get("/v1/companies?industy=Banks").await, 400, "unknown_parameter").await;
+    assert!(b["detail"].as_str().unwrap().contains("did you mean \"industry\""), "{b}");
+}
