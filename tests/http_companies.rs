@@ -197,7 +197,11 @@ async fn rows_inserted_while_paging_cause_no_duplicates_or_skips() {
         logo_url: None,
     };
     app.store.upsert_companies(&[new("US0378331005", "0000AAPL"), new("US5949181045", "ZZZZMSFT")]).await.unwrap();
-    app.settle().await;
+    let t = std::time::Instant::now();
+    while app.get_json("/v1/companies?ticker=ZZZZMSFT", 200).await["data"].as_array().unwrap().is_empty() {
+        assert!(t.elapsed() < std::time::Duration::from_secs(5), "import never reached the catalog");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     let rest = walk_from(&app, p1["next_cursor"].as_str().unwrap()).await;
     let mut seen = before.clone();
     seen.extend(rest.clone());

@@ -130,9 +130,13 @@ impl TestApp {
         r.json().await.expect("json body")
     }
 
-    /// Waits until the server's cached views reflect the store.
-    pub async fn settle(&self) {
-        tokio::time::sleep(Duration::from_millis(350)).await;
+    /// Polls `GET path` with `key` until it answers `status`; panics after 5 s.
+    pub async fn wait_for_status(&self, path: &str, key: &str, status: u16) {
+        let t = std::time::Instant::now();
+        while self.get_with_key(path, key).await.status().as_u16() != status {
+            assert!(t.elapsed() < Duration::from_secs(5), "GET {path} never answered {status}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Stops the server gracefully and waits for it.

@@ -1,0 +1,216 @@
+//! The operator CLI, run as the real `mds` binary on a real SQLite file:
+//! output shapes, one-line errors with non-zero exits, and nothing written
+//! by a refused command.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use mds_store::DatabaseUrl;
+use tempfile::TempDir;
+
+struct Cli {
+    dir: TempDir,
+}
+
+impl Cli {
+    fn new() -> Self {
+        Cli { dir: tempfile::tempdir().unwrap() }
+    }
+
+    fn db(&self) -> PathBuf {
+        self.dir.path().join("mds.db")
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_mds"))
+            .args(args)
+            .env("MDS_DATABASE_URL", self.db())
+            .env("MDS_LOG", "warn")
+            .output()
+            .expect("run mds")
+    }
+
+    /// Runs and asserts success; returns stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let o = self.run(args);
+        assert!(o.status.success(), "mds {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    }
+
+    /// Runs and asserts failure with a one-line reason as the last stderr
+    /// line; returns all of stderr.
+    fn fails(&self, args: &[&str]) -> String {
+        let o = self.run(args);
+        assert!(!o.status.success(), "mds {args:?} should fail");
+        let err = String::from_utf8(o.stderr).unwrap();
+        let last = err.trim_end().lines().last().unwrap_or_default().to_owned();
+        assert!(last.starts_with("error:"), "last line is the reason: {err}");
+        err
+    }
+
+    fn write(&self, name: &str, content: &[u8]) -> String {
+        let p = self.dir.path().join(name);
+        std::fs::write(&p, content).unwrap();
+        p.to_str().unwrap().to_owned()
+    }
+
+    async fn store(&self) -> std::sync::Arc<dyn mds_store::Store> {
+        mds_store::open(&DatabaseUrl::new(self.db().to_str().unwrap())).await.unwrap()
+    }
+}
+
+#[test]
+fn migrate_is_idempotent_and_tiers_are_data() {
+    let cli = Cli::new();
+    cli.ok(&["migrate"]);
+    cli.ok(&["migrate"]);
+    let list = cli.ok(&["tiers", "list"]);
+    for t in ["evaluation", "starter", "pro", "enterprise"] {
+        assert!(list.contains(t), "{list}");
+    }
+    let e = cli.fails(&["tiers", "set", "gold"]);
+    assert!(e.contains("--rate-limit-per-minute"), "{e}");
+    assert!(cli.ok(&["tiers", "set", "gold", "--rate-limit-per-minute", "120", "--monthly-quota", "200000"]).starts_with("created"));
+    assert!(cli.ok(&["tiers", "set", "gold", "--monthly-quota", "300000"]).starts_with("updated"));
+    let json = cli.ok(&["tiers", "list", "--json"]);
+    let gold: serde_json::Value = json.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()).find(|v| v["name"] == "gold").unwrap();
+    assert_eq!(gold, serde_json::json!({"name": "gold", "rate_limit_per_minute": 120, "monthly_quota": 300000}));
+    let o = cli.run(&["tiers", "set", "gold", "--rate-limit-per-minute", "0"]);
+    assert!(!o.status.success());
+    let o = cli.run(&["tiers", "set", "Bad Name", "--rate-limit-per-minute", "1", "--monthly-quota", "1"]);
+    assert!(!o.status.success());
+}
+
+#[test]
+fn accounts_and_entitlement() {
+    let cli = Cli::new();
+    cli.ok(&["accounts", "create", "acme"]);
+    let e = cli.fails(&["accounts", "create", "acme"]);
+    assert!(e.contains("already exists"), "{e}");
+    cli.ok(&["accounts", "set", "acme", "--entitled", "false"]);
+    let e = cli.fails(&["accounts", "set", "nobody", "--entitled", "true"]);
+    assert!(e.contains("nobody"), "{e}");
+    let v: serde_json::Value = serde_json::from_str(cli.ok(&["accounts", "list", "--json"]).trim()).unwrap();
+    assert_eq!(v["name"], "acme");
+    assert_eq!(v["entitled"], false);
+    let table = cli.ok(&["accounts", "list"]);
+    assert!(table.lines().next().unwrap().starts_with("NAME"));
+}
+
+#[tokio::test]
+async fn keys_are_printed_once_and_stored_as_hashes() {
+    let cli = Cli::new();
+    cli.ok(&["accounts", "create", "acme"]);
+    let out = cli.ok(&["keys", "create", "--account", "acme", "--tier", "pro"]);
+    let key = out.trim_end().lines().last().unwrap();
+    let parsed = mds_domain::ApiKey::parse(key).expect("the last line is the key alone");
+    assert_eq!(parsed.environment(), mds_domain::Environment::Live);
+    let out = cli.ok(&["keys", "create", "--account", "acme", "--tier", "starter", "--environment", "test", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let test_key = v["key"].as_str().unwrap();
+    assert!(test_key.starts_with("mds_test_"));
+    assert_eq!(v["key_prefix"], &test_key[..12]);
+    // The key is nowhere in the database file; its prefix is.
+    let db = std::fs::read(cli.db()).unwrap_or_default();
+    let wal = std::fs::read(cli.db().with_extension("db-wal")).unwrap_or_default();
+    for bytes in [&db, &wal] {
+        assert!(!contains(bytes, key.as_bytes()) && !contains(bytes, test_key.as_bytes()));
+    }
+    let list = cli.ok(&["keys", "list", "--account", "acme"]);
+    assert!(list.contains(&key[..12]) && !list.contains(key));
+    cli.fails(&["keys", "create", "--account", "nobody", "--tier", "pro"]);
+    cli.fails(&["keys", "create", "--account", "acme", "--tier", "platinum"]);
+    cli.fails(&["keys", "list", "--account", "nobody"]);
+    let out = cli.ok(&["keys", "revoke", &key[..12]]);
+    assert!(out.starts_with("revoked"), "{out}");
+    let out = cli.ok(&["keys", "revoke", &key[..12]]);
+    assert!(out.contains("already revoked"), "{out}");
+    let e = cli.fails(&["keys", "revoke", "mds_live_ZZZ"]);
+    assert!(e.contains("no key"), "{e}");
+    assert!(!cli.run(&["keys", "revoke", "not-a-prefix"]).status.success());
+    let store = cli.store().await;
+    let keys = store.keys(None).await.unwrap();
+    assert_eq!(keys.len(), 2);
+    assert!(keys.iter().find(|k| k.prefix.as_str() == &key[..12]).unwrap().revoked_at.is_some());
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+#[tokio::test]
+async fn company_imports_are_all_or_nothing_with_every_bad_line() {
+    let cli = Cli::new();
+    let good = cli.write(
+        "good.csv",
+        b"isin,ticker,name,industry,sector,is_bse,is_nse,market_cap_band,logo_url\n\
+          INE117A01022,ABB,ABB India Limited,Electrical Equipment,Capital Goods,true,true,large_cap,\n\
+          INE144J01027,20MICRONS,20 Microns Limited,,,true,false,,https://example.com/20m.svg\n",
+    );
+    let out = cli.ok(&["import", "companies", &good]);
+    assert!(out.contains("imported 2 companies") && out.contains("2 new"), "{out}");
+    let out = cli.ok(&["import", "companies", &good]);
+    assert!(out.contains("2 updated"), "{out}");
+    let bad = cli.write(
+        "bad.csv",
+        b"isin,ticker,name,is_bse,is_nse\n\
+          INE002A01018,RELIANCE,Reliance Industries,true,true\n\
+          INE002A01019,BADISIN,Bad Check Digit,true,true\n\
+          INE009A01021,INFY,Infosys,maybe,true\n\
+          INE002A01018,RELIANCE,Reliance Again,true,true\n",
+    );
+    let e = cli.fails(&["import", "companies", &bad]);
+    for line in [":3:", ":4:", ":5:"] {
+        assert!(e.contains(line), "{line} in {e}");
+    }
+    assert!(e.contains("nothing was imported"));
+    let companies = cli.store().await.companies().await.unwrap();
+    assert_eq!(companies.len(), 2, "the good row of the bad file was not written");
+    for (name, content) in [
+        ("empty.csv", &b""[..]),
+        ("header.csv", b"isin,ticker,name,is_bse,is_nse\n"),
+        ("wrong.csv", b"isin,symbol,name,is_bse,is_nse\nINE002A01018,RELIANCE,R,true,true\n"),
+        ("latin1.csv", b"isin,ticker,name,is_bse,is_nse\nINE002A01018,RELIANCE,Nestl\xe9,true,true\n"),
+    ] {
+        let f = cli.write(name, content);
+        cli.fails(&["import", "companies", &f]);
+    }
+    cli.fails(&["import", "companies", "/no/such/file.csv"]);
+    assert_eq!(cli.store().await.companies().await.unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn news_and_exchange_imports() {
+    let cli = Cli::new();
+    let news = cli.write(
+        "news.jsonl",
+        br#"{"slug":"abb-wins-order","headline":"ABB wins order","tags":["orders"],"published_at":"2026-11-20T09:15:00+05:30"}
+{"slug":"second","headline":"Second"}
+"#,
+    );
+    let out = cli.ok(&["import", "news", &news]);
+    assert!(out.contains("imported 2 articles"), "{out}");
+    let store = cli.store().await;
+    let a = store.article(&mds_domain::Slug::parse("abb-wins-order").unwrap()).await.unwrap().unwrap();
+    assert_eq!(mds_domain::time::format_utc(&a.published_at.unwrap()), "2026-11-20T03:45:00+00:00");
+    let bad = cli.write("bad.jsonl", b"{\"slug\":\"ok-one\",\"headline\":\"x\"}\n{\"slug\":\"Bad Slug\",\"headline\":\"x\"}\nnot json\n");
+    let e = cli.fails(&["import", "news", &bad]);
+    assert!(e.contains(":2:") && e.contains(":3:"), "{e}");
+    assert_eq!(store.article_count().await.unwrap(), 2);
+
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/demo");
+    let p = |f: &str| demo.join(f).to_str().unwrap().to_owned();
+    let out = cli.ok(&[
+        "import",
+        "exchanges",
+        "--nse",
+        &p("nse_EQUITY_L_2024-01.csv"),
+        "--bse",
+        &p("bse_Equity_2024-01.csv"),
+        "--mcap",
+        &p("nse_mcap_2024-03-28.csv"),
+    ]);
+    assert!(out.contains("skipped"), "{out}");
+    let companies = store.companies().await.unwrap();
+    assert_eq!(companies, mds_import::demo_companies().into_iter().collect::<Vec<_>>());
+}

@@ -1,0 +1,342 @@
+//! HTTP behaviour of the real server (API.md section 1): problem+json for
+//! every error, request ids, ETag/304, HEAD, compression, caching, timeouts,
+//! health and readiness, and store outages.
+
+mod common;
+
+use std::io::Read;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::faults::{Fault, Faulty};
+use common::{Options, assert_problem, spawn, spawn_with};
+use mds_domain::Environment;
+use mds_http::HttpConfig;
+
+#[tokio::test]
+async fn missing_and_invalid_keys_are_401_with_www_authenticate() {
+    let app = spawn().await;
+    let url = format!("{}/v1/companies", app.base);
+    // No header at all, and headers that are not a bearer key.
+    for auth in [None, Some("Basic dXNlcjpwYXNz"), Some("Bearer"), Some("Bearer   "), Some(app.key.as_str())] {
+        let mut rb = app.client.get(&url);
+        if let Some(a) = auth {
+            rb = rb.header("authorization", a);
+        }
+        let r = rb.send().await.unwrap();
+        assert!(r.headers()["www-authenticate"].to_str().unwrap().starts_with("Bearer"));
+        assert_problem(r, 401, "missing_api_key").await;
+    }
+    // Malformed, bad checksum, unknown, wrong environment, revoked: one response.
+    let k = app.key.clone();
+    let typo = format!("{}{}", &k[..20], if &k[20..21] == "a" { "b" } else { "a" }) + &k[21..];
+    let unknown = mds_domain::ApiKey::generate(Environment::Live).expose_secret().to_owned();
+    let other_env = format!("mds_test_{}", &k[9..]);
+    let revoked = common::new_key(&*app.store, "acme", "pro", Environment::Test).await;
+    app.store
+        .revoke_key(&mds_domain::ApiKey::parse(&revoked).unwrap().prefix(), chrono::Utc::now())
+        .await
+        .unwrap();
+    app.wait_for_status("/v1/companies", &revoked, 401).await;
+    let mut details = std::collections::HashSet::new();
+    for bad in ["nonsense", "mds_live_short", &typo, &unknown, &other_env, &revoked, &format!("{k}x")] {
+        let r = app.get_with_key("/v1/companies", bad).await;
+        assert!(r.headers()["www-authenticate"].to_str().unwrap().contains("invalid_token"));
+        let b = assert_problem(r, 401, "invalid_api_key").await;
+        details.insert(b["detail"].as_str().unwrap().to_owned());
+        assert!(!b.to_string().contains(bad), "the key is never echoed");
+    }
+    assert_eq!(details.len(), 1, "one response for every kind of bad key");
+    // The scheme is case-insensitive.
+    let r = app.client.get(&url).header("authorization", format!("bearer {k}")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+}
+
+#[tokio::test]
+async fn keys_in_query_strings_are_refused_even_with_a_valid_header() {
+    let app = spawn().await;
+    let k = app.key.clone();
+    for q in [
+        format!("api_key={k}"),
+        "apikey=x".into(),
+        "api-key=x".into(),
+        "key=x".into(),
+        "token=x".into(),
+        "access_token=x".into(),
+        "API_KEY=x".into(),
+        format!("search={k}"),
+        format!("limit=5&cursor={}", &k[..20]),
+        "search=mds_test_whatever".into(),
+    ] {
+        let r = app.get(&format!("/v1/companies?{q}")).await;
+        let b = assert_problem(r, 400, "api_key_in_query").await;
+        assert!(!b.to_string().contains(&k), "never echoed");
+    }
+    // Also without any header, and on news.
+    let r = app.client.get(format!("{}/v1/news/x?token=abc", app.base)).send().await.unwrap();
+    assert_problem(r, 400, "api_key_in_query").await;
+}
+
+#[tokio::test]
+async fn unknown_routes_and_wrong_methods() {
+    let app = spawn().await;
+    for path in ["/", "/v1", "/v2/companies", "/v1/companies/extra", "/v1/news", "/v1/news/"] {
+        assert_problem(app.get(path).await, 404, "not_found").await;
+    }
+    for method in [reqwest::Method::POST, reqwest::Method::PUT, reqwest::Method::DELETE, reqwest::Method::PATCH] {
+        for path in ["/v1/companies", "/v1/news/some-slug"] {
+            let r = app.client.request(method.clone(), format!("{}{path}", app.base)).send().await.unwrap();
+            let allow = r.headers()["allow"].to_str().unwrap().to_owned();
+            assert!(allow.contains("GET") && allow.contains("HEAD"), "{allow}");
+            assert_problem(r, 405, "method_not_allowed").await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn news_article_has_the_full_shape() {
+    let app = spawn().await;
+    let articles = mds_import::demo_articles();
+    let full = articles.iter().find(|a| a.subheadline.is_some() && a.isin.is_some()).unwrap();
+    let b = app.get_json(&format!("/v1/news/{}", full.slug), 200).await;
+    assert_eq!(b, serde_json::to_value(full).unwrap());
+    assert!(b["body"].as_str().is_some_and(|s| !s.is_empty()));
+    let sparse = articles.iter().find(|a| a.hero_image.is_none()).expect("some demo article lacks an image");
+    let b = app.get_json(&format!("/v1/news/{}", sparse.slug), 200).await;
+    assert_eq!(b.as_object().unwrap().len(), 15, "every field present");
+    assert!(b["hero_image"].is_null());
+    assert!(b["tags"].is_array());
+    if let Some(p) = b["published_at"].as_str() {
+        assert!(p.ends_with("+00:00"), "{p}");
+    }
+    // Unknown and impossible slugs.
+    let long = "a".repeat(201);
+    for slug in ["no-such-article", "UPPER", "under_score", "%F0%9F%98%80", long.as_str(), "a%2Fb"] {
+        assert_problem(app.get(&format!("/v1/news/{slug}")).await, 404, "not_found").await;
+    }
+    assert_problem(app.get(&format!("/v1/news/{}?x=1", full.slug)).await, 400, "unknown_parameter").await;
+}
+
+#[tokio::test]
+async fn request_ids_are_echoed_when_sane_and_made_otherwise() {
+    let app = spawn().await;
+    let r = app.client.get(format!("{}/v1/companies?limit=1", app.base)).bearer_auth(&app.key).header("x-request-id", "abc-123").send().await.unwrap();
+    assert_eq!(r.headers()["x-request-id"], "abc-123");
+    let r = app.client.get(format!("{}/v1/companies?limit=0", app.base)).bearer_auth(&app.key).header("x-request-id", "trace:42").send().await.unwrap();
+    let b = assert_problem(r, 400, "invalid_parameter").await;
+    assert_eq!(b["request_id"], "trace:42");
+    for insane in ["has space", "<script>", &"x".repeat(200)] {
+        let r = app.client.get(format!("{}/healthz", app.base)).header("x-request-id", insane).send().await.unwrap();
+        let id = r.headers()["x-request-id"].to_str().unwrap();
+        assert_ne!(id, insane);
+        assert_eq!(id.len(), 26, "a ULID");
+    }
+    let a = app.get("/v1/companies?limit=1").await.headers()["x-request-id"].clone();
+    let b = app.get("/v1/companies?limit=1").await.headers()["x-request-id"].clone();
+    assert_ne!(a, b);
+}
+
+#[tokio::test]
+async fn etags_are_strong_and_if_none_match_gives_304() {
+    let app = spawn().await;
+    let url = format!("{}/v1/companies?limit=5", app.base);
+    let r = app.get("/v1/companies?limit=5").await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "application/json");
+    assert_eq!(r.headers()["cache-control"], "private, max-age=60");
+    let etag = r.headers()["etag"].to_str().unwrap().to_owned();
+    assert!(etag.starts_with('"') && !etag.starts_with("W/"), "{etag}");
+    let r = app.client.get(&url).bearer_auth(&app.key).header("if-none-match", &etag).send().await.unwrap();
+    assert_eq!(r.status(), 304);
+    assert_eq!(r.headers()["etag"].to_str().unwrap(), etag);
+    assert!(r.bytes().await.unwrap().is_empty());
+    // A different page has a different tag; a stale tag gets the full body.
+    let other = app.get("/v1/companies?limit=6").await.headers()["etag"].to_str().unwrap().to_owned();
+    assert_ne!(other, etag);
+    let r = app.client.get(&url).bearer_auth(&app.key).header("if-none-match", "\"stale\", W/\"x\"").send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    // The same representation keeps its tag.
+    assert_eq!(app.get("/v1/companies?limit=5").await.headers()["etag"].to_str().unwrap(), etag);
+    // 304 needs authentication first.
+    let r = app.client.get(&url).header("if-none-match", &etag).send().await.unwrap();
+    assert_problem(r, 401, "missing_api_key").await;
+    // News too.
+    let slug = &mds_import::demo_articles()[0].slug;
+    let r = app.get(&format!("/v1/news/{slug}")).await;
+    let t = r.headers()["etag"].to_str().unwrap().to_owned();
+    let r = app.client.get(format!("{}/v1/news/{slug}", app.base)).bearer_auth(&app.key).header("if-none-match", &t).send().await.unwrap();
+    assert_eq!(r.status(), 304);
+}
+
+#[tokio::test]
+async fn head_answers_like_get_without_a_body() {
+    let app = spawn().await;
+    let url = format!("{}/v1/companies?limit=20", app.base);
+    let get = app.client.get(&url).bearer_auth(&app.key).send().await.unwrap();
+    let get_etag = get.headers()["etag"].clone();
+    let get_len = get.bytes().await.unwrap().len();
+    let head = app.client.head(&url).bearer_auth(&app.key).send().await.unwrap();
+    assert_eq!(head.status(), 200);
+    assert_eq!(head.headers()["etag"], get_etag);
+    assert_eq!(head.headers()["content-length"].to_str().unwrap(), get_len.to_string());
+    assert!(head.bytes().await.unwrap().is_empty());
+    let r = app.client.head(&url).send().await.unwrap();
+    assert_eq!(r.status(), 401);
+}
+
+#[tokio::test]
+async fn responses_are_compressed_when_asked() {
+    let app = spawn().await;
+    let url = format!("{}/v1/companies?limit=200", app.base);
+    let plain = app.client.get(&url).bearer_auth(&app.key).send().await.unwrap();
+    let plain_tag = plain.headers()["etag"].to_str().unwrap().to_owned();
+    let plain_body = plain.bytes().await.unwrap();
+    for coding in ["gzip", "br", "zstd"] {
+        let r = app.client.get(&url).bearer_auth(&app.key).header("accept-encoding", coding).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(r.headers()["content-encoding"], coding);
+        assert!(r.headers()["vary"].to_str().unwrap().to_lowercase().contains("accept-encoding"));
+        let tag = r.headers()["etag"].to_str().unwrap().to_owned();
+        assert_eq!(tag, format!("{}.{coding}\"", plain_tag.trim_end_matches('"')), "own strong tag per coding");
+        let body = r.bytes().await.unwrap();
+        assert!(body.len() < plain_body.len() / 3, "{coding}: {} vs {}", body.len(), plain_body.len());
+        if coding == "gzip" {
+            let mut out = Vec::new();
+            flate2::read::GzDecoder::new(&body[..]).read_to_end(&mut out).unwrap();
+            assert_eq!(out, plain_body);
+        }
+        // The compressed tag validates too.
+        let r = app.client.get(&url).bearer_auth(&app.key).header("accept-encoding", coding).header("if-none-match", &tag).send().await.unwrap();
+        assert_eq!(r.status(), 304);
+    }
+}
+
+#[tokio::test]
+async fn health_and_readiness() {
+    let faulty = std::sync::Mutex::new(None::<Arc<Faulty>>);
+    let slot = Arc::new(faulty);
+    let s2 = slot.clone();
+    let app = spawn_with(Options {
+        wrap: Some(Box::new(move |s| {
+            let f = Faulty::new(s);
+            *s2.lock().unwrap() = Some(f.clone());
+            f
+        })),
+        ..Options::default()
+    })
+    .await;
+    let f = slot.lock().unwrap().clone().unwrap();
+    let r = app.client.get(format!("{}/healthz", app.base)).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let r = app.client.get(format!("{}/readyz", app.base)).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let b: serde_json::Value = r.json().await.unwrap();
+    assert!(b["companies"].as_u64().unwrap() > 4_500);
+    f.set(Fault::Unreachable);
+    let r = app.client.get(format!("{}/readyz", app.base)).send().await.unwrap();
+    assert_problem(r, 503, "unavailable").await;
+    let r = app.client.get(format!("{}/healthz", app.base)).send().await.unwrap();
+    assert_eq!(r.status(), 200, "alive even when the store is down");
+    f.set(Fault::None);
+    let r = app.client.get(format!("{}/readyz", app.base)).send().await.unwrap();
+    assert_eq!(r.status(), 200, "recovers by itself");
+}
+
+#[tokio::test]
+async fn store_outages_are_503_bugs_are_500_and_both_recover() {
+    let slot = Arc::new(std::sync::Mutex::new(None::<Arc<Faulty>>));
+    let s2 = slot.clone();
+    let app = spawn_with(Options {
+        wrap: Some(Box::new(move |s| {
+            let f = Faulty::new(s);
+            *s2.lock().unwrap() = Some(f.clone());
+            f
+        })),
+        ..Options::default()
+    })
+    .await;
+    let f = slot.lock().unwrap().clone().unwrap();
+    let slug = mds_import::demo_articles()[0].slug.clone();
+    f.set(Fault::Unreachable);
+    let r = app.get(&format!("/v1/news/{slug}")).await;
+    assert!(r.headers().contains_key("retry-after"));
+    let b = assert_problem(r, 503, "unavailable").await;
+    assert!(!b.to_string().contains("injected"), "no internal detail: {b}");
+    // Companies are served from the node's catalog through an outage.
+    assert_eq!(app.get("/v1/companies?limit=1").await.status(), 200);
+    f.set(Fault::Broken);
+    let b = assert_problem(app.get(&format!("/v1/news/{slug}")).await, 500, "internal").await;
+    let text = b.to_string();
+    assert!(!text.contains("injected") && !text.contains("secrets") && !text.contains("sqlx"), "{text}");
+    f.set(Fault::None);
+    assert_eq!(app.get(&format!("/v1/news/{slug}")).await.status(), 200);
+}
+
+#[tokio::test]
+async fn slow_requests_time_out_with_503() {
+    let slot = Arc::new(std::sync::Mutex::new(None::<Arc<Faulty>>));
+    let s2 = slot.clone();
+    let app = spawn_with(Options {
+        config: HttpConfig { request_timeout: Duration::from_millis(300), reload_interval: Duration::from_secs(3600), ..HttpConfig::default() },
+        wrap: Some(Box::new(move |s| {
+            let f = Faulty::new(s);
+            *s2.lock().unwrap() = Some(f.clone());
+            f
+        })),
+        ..Options::default()
+    })
+    .await;
+    let f = slot.lock().unwrap().clone().unwrap();
+    f.set(Fault::Slow);
+    let slug = mds_import::demo_articles()[0].slug.clone();
+    let started = std::time::Instant::now();
+    let r = app.get(&format!("/v1/news/{slug}")).await;
+    assert_problem(r, 503, "unavailable").await;
+    assert!(started.elapsed() < Duration::from_millis(1500), "answered at the timeout, not after the store");
+    f.set(Fault::None);
+}
+
+#[tokio::test]
+async fn revocation_is_seen_within_a_second() {
+    let app = spawn().await;
+    let key = common::new_key(&*app.store, "acme", "starter", Environment::Live).await;
+    app.wait_for_status("/v1/companies?limit=1", &key, 200).await;
+    app.store.revoke_key(&mds_domain::ApiKey::parse(&key).unwrap().prefix(), chrono::Utc::now()).await.unwrap();
+    let t = std::time::Instant::now();
+    loop {
+        let s = app.get_with_key("/v1/companies?limit=1", &key).await.status();
+        if s == 401 {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(1), "still accepted after 1 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn graceful_shutdown_finishes_in_flight_requests() {
+    let slot = Arc::new(std::sync::Mutex::new(None::<Arc<Faulty>>));
+    let s2 = slot.clone();
+    let app = spawn_with(Options {
+        config: HttpConfig { reload_interval: Duration::from_secs(3600), ..HttpConfig::default() },
+        wrap: Some(Box::new(move |s| {
+            let f = Faulty::new(s);
+            *s2.lock().unwrap() = Some(f.clone());
+            f
+        })),
+        ..Options::default()
+    })
+    .await;
+    let f = slot.lock().unwrap().clone().unwrap();
+    f.set(Fault::Slow);
+    let slug = mds_import::demo_articles()[0].slug.clone();
+    let client = app.client.clone();
+    let url = format!("{}/v1/news/{slug}", app.base);
+    let key = app.key.clone();
+    let inflight = tokio::spawn(async move { client.get(url).bearer_auth(key).send().await.unwrap().status() });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let base = app.base.clone();
+    app.stop().await;
+    assert_eq!(inflight.await.unwrap(), 200, "the in-flight request completed");
+    assert!(reqwest::get(format!("{base}/healthz")).await.is_err(), "no longer accepting");
+}

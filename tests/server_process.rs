@@ -1,0 +1,171 @@
+//! The real `mds` process: what it logs (never a key), CLI changes seen by a
+//! running server, SIGTERM, and `mds demo` from an empty directory and again.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+/// A running `mds` process with its stderr collected.
+struct Proc {
+    child: Child,
+    stderr: Arc<Mutex<Vec<String>>>,
+    stdout: Arc<Mutex<Vec<String>>>,
+    addr: String,
+}
+
+fn mds(dir: &TempDir) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_mds"));
+    c.env("MDS_DATABASE_URL", dir.path().join("mds.db")).env("MDS_LOG", "info").current_dir(dir.path());
+    c
+}
+
+/// Starts `mds ARGS --listen 127.0.0.1:0` and waits for the address it
+/// reports (`addr=` in the log for serve, the "Serving on" line for demo).
+fn start(dir: &TempDir, args: &[&str]) -> Proc {
+    let mut child = mds(dir)
+        .args(args)
+        .args(["--listen", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel::<String>();
+    let stderr = Arc::new(Mutex::new(Vec::new()));
+    let stdout = Arc::new(Mutex::new(Vec::new()));
+    for (stream, sink) in [
+        (Box::new(child.stderr.take().unwrap()) as Box<dyn std::io::Read + Send>, stderr.clone()),
+        (Box::new(child.stdout.take().unwrap()), stdout.clone()),
+    ] {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                sink.lock().unwrap().push(line.clone());
+                let _ = tx.send(line);
+            }
+        });
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let line = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())).expect("server reports its address");
+        let addr = if let Some(i) = line.find("addr=") {
+            Some(line[i + 5..].split_whitespace().next().unwrap().to_owned())
+        } else {
+            line.strip_prefix("Serving on http://").map(|r| r.split_whitespace().next().unwrap().to_owned())
+        };
+        if let Some(addr) = addr {
+            return Proc { child, stderr, stdout, addr };
+        }
+    }
+}
+
+impl Proc {
+    fn sigterm(&mut self) -> std::process::ExitStatus {
+        let ok = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
+        assert!(ok.success());
+        let t = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            assert!(t.elapsed() < Duration::from_secs(10), "did not exit after SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn logs(&self) -> String {
+        self.stderr.lock().unwrap().join("\n")
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+fn cli(dir: &TempDir, args: &[&str]) -> String {
+    let o = mds(dir).args(args).env("MDS_LOG", "warn").output().unwrap();
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+#[tokio::test]
+async fn keys_never_reach_the_logs_revocation_is_prompt_and_sigterm_is_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    cli(&dir, &["accounts", "create", "acme"]);
+    let key = cli(&dir, &["keys", "create", "--account", "acme", "--tier", "pro"]).trim().to_owned();
+    let mut server = start(&dir, &["serve"]);
+    let base = format!("http://{}", server.addr);
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let get = |path: String, auth: Option<String>, rid: Option<String>| {
+        let mut rb = client.get(format!("{base}{path}"));
+        if let Some(a) = auth {
+            rb = rb.header("authorization", a);
+        }
+        if let Some(r) = rid {
+            rb = rb.header("x-request-id", r);
+        }
+        async move { rb.send().await.unwrap().status().as_u16() }
+    };
+    let bearer = Some(format!("Bearer {key}"));
+    assert_eq!(get("/v1/companies".into(), bearer.clone(), None).await, 200);
+    assert_eq!(get(format!("/v1/companies?api_key={key}"), bearer.clone(), None).await, 400);
+    assert_eq!(get(format!("/v1/companies?search={key}"), None, None).await, 400);
+    assert_eq!(get(format!("/v1/news/{key}"), bearer.clone(), None).await, 404);
+    assert_eq!(get("/v1/companies".into(), bearer.clone(), Some(key.clone())).await, 200);
+    let almost = format!("{}x", &key[..key.len() - 1]);
+    assert_eq!(get("/v1/companies".into(), Some(format!("Bearer {almost}")), None).await, 401);
+    assert_eq!(get("/v1/companies".into(), Some(format!("Basic {key}")), None).await, 401);
+
+    // Revoked with the CLI in another process: refused within 1 s.
+    cli(&dir, &["keys", "revoke", &key[..12]]);
+    let revoked_at = Instant::now();
+    while get("/v1/companies".into(), bearer.clone(), None).await != 401 {
+        assert!(revoked_at.elapsed() < Duration::from_secs(1), "revoked key still accepted after 1 s");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    let status = server.sigterm();
+    assert!(status.success(), "clean exit on SIGTERM: {status:?}");
+    let logs = server.logs();
+    assert!(logs.contains("request"), "access log lines are there: {logs}");
+    assert!(logs.contains(&key[..12]), "the prefix identifies the key in logs");
+    let secret_part = &key[12..];
+    assert!(!logs.contains(secret_part), "a key reached the logs:\n{logs}");
+    assert!(!logs.contains(&almost[12..]), "a presented (bad) key reached the logs");
+    assert!(logs.contains("mds_live_[redacted]"), "the key in the path was redacted: {logs}");
+}
+
+#[tokio::test]
+async fn demo_starts_from_nothing_and_reuses_its_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut first = start(&dir, &["demo"]);
+    let out = first.stdout.lock().unwrap().join("\n");
+    let key = out.lines().find_map(|l| l.trim().strip_prefix("mds_live_").map(|r| format!("mds_live_{r}"))).expect("key printed");
+    assert!(out.contains(&format!("curl -H \"Authorization: Bearer {key}\" \"http://{}/v1/companies?limit=3\"", first.addr)), "{out}");
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let r = client.get(format!("http://{}/v1/companies?limit=3", first.addr)).bearer_auth(&key).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body["data"].as_array().unwrap().len(), 3);
+    let slug = mds_import::demo_articles()[0].slug.clone();
+    let r = client.get(format!("http://{}/v1/news/{slug}", first.addr)).bearer_auth(&key).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(first.logs().contains("loaded"), "{}", first.logs());
+    assert!(first.sigterm().success());
+
+    let mut second = start(&dir, &["demo"]);
+    assert!(second.logs().contains("reusing"), "{}", second.logs());
+    // The first run's key still works.
+    let r = client.get(format!("http://{}/v1/companies?limit=1", second.addr)).bearer_auth(&key).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let r = client.get(format!("http://{}/readyz", second.addr)).send().await.unwrap();
+    let ready: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(ready["companies"].as_u64().unwrap() as usize, mds_import::demo_companies().len());
+    assert!(second.sigterm().success());
+}
