@@ -77,19 +77,11 @@ pub(crate) async fn run(store: &Arc<dyn Store>, cmd: ImportCommand) -> anyhow::R
 /// the one-line reason.
 fn parse<T>(file: &Path, parser: impl Fn(&[u8]) -> Result<T, ImportError>) -> anyhow::Result<T> {
     let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-    parser(&bytes).map_err(|e| match e {
-        ImportError::File(msg) => anyhow::anyhow!("{}: {msg}; nothing was imported", file.display()),
-        ImportError::Rows(rows) => {
-            for r in &rows {
-                eprintln!("{}:{}: {}", file.display(), r.line, r.message);
-            }
-            anyhow::anyhow!(
-                "{}: {} bad row{}; nothing was imported",
-                file.display(),
-                rows.len(),
-                if rows.len() == 1 { "" } else { "s" }
-            )
+    parser(&bytes).map_err(|e| {
+        for r in e.rows() {
+            eprintln!("{}:{}: {}", file.display(), r.line, r.message);
         }
+        anyhow::anyhow!("{}: {}; nothing was imported", file.display(), e.summary())
     })
 }
 

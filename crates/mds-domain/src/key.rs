@@ -190,7 +190,7 @@ impl fmt::Display for KeyPrefix {
 }
 
 /// SHA-256 of a key. Compared in constant time.
-#[derive(Clone, Copy, Hash)]
+#[derive(Clone, Copy)]
 pub struct KeyHash(pub [u8; 32]);
 
 impl KeyHash {

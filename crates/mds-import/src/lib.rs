@@ -1,1 +1,40 @@
-//! placeholder
+//! Parsing of the files mds imports, with no database: everything here turns
+//! bytes into domain records ([`Company`], [`Article`]) or into a list of
+//! every problem found, each with its line ([`ImportError`]).
+//!
+//! Imports are all-or-nothing, so the parsers never stop at the first bad
+//! row: an operator sees every problem of a file at once and fixes it in one
+//! go. Line numbers are 1-based physical lines of the file, the header being
+//! line 1.
+//!
+//! # Layout
+//! - [`companies`]: the companies file of `mds import companies`, CSV (header
+//!   = the `V1Company` field names) or JSON Lines.
+//! - [`news`]: the news file of `mds import news`, JSON Lines of articles.
+//! - [`exchange`]: NSE's and BSE's own equity lists and a market-cap file,
+//!   and [`exchange::merge`], which makes companies of them.
+//! - [`demo`]: the demo data set, embedded in the binary.
+//! - [`error`]: [`RowError`] and [`ImportError`].
+//!
+//! Private helpers: `text` (UTF-8, BOM, CSV tables with line numbers, JSON
+//! Lines) and `fields` (checks of single values shared by the formats).
+//!
+//! [`Company`]: mds_domain::Company
+//! [`Article`]: mds_domain::Article
+
+pub mod companies;
+pub mod demo;
+pub mod error;
+pub mod exchange;
+mod fields;
+pub mod news;
+mod text;
+
+pub use companies::parse_companies;
+pub use demo::{demo_articles, demo_companies};
+pub use error::{ImportError, RowError};
+pub use exchange::{
+    BseEquityList, McapList, MergedCompanies, NseEquityList, merge, parse_bse_equity_list,
+    parse_nse_equity_list, parse_nse_mcap,
+};
+pub use news::parse_articles;

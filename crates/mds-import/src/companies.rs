@@ -1,0 +1,233 @@
+//! The companies import file (`mds import companies FILE`): CSV whose header
+//! is the `V1Company` field names, or JSON Lines of `V1Company` objects.
+//!
+//! Both forms go through one validation, so a value is refused with the same
+//! message whichever form it came in.
+
+use mds_domain::{Company, Isin, MarketCapBand};
+use serde::Deserialize;
+
+use crate::error::{ImportError, RowError};
+use crate::fields::{non_empty, parse_isin, parse_ticker, parse_url};
+use crate::text::{self, Column, FirstSeen, HeaderRule};
+
+/// The CSV columns, in `V1Company` order.
+const COLUMNS: &[Column] = &[
+    Column::required("isin"),
+    Column::required("ticker"),
+    Column::required("name"),
+    Column::optional("industry"),
+    Column::optional("sector"),
+    Column::required("is_bse"),
+    Column::required("is_nse"),
+    Column::optional("market_cap_band"),
+    Column::optional("logo_url"),
+];
+
+/// Parses a companies file, CSV or JSON Lines (chosen by the first character
+/// that is not white space: `{` means JSON Lines).
+///
+/// Every bad row is reported with its line; a file with any bad row yields no
+/// companies. An ISIN appearing twice is an error on the later line, naming
+/// the earlier. The companies come back in file order.
+pub fn parse_companies(bytes: &[u8]) -> Result<Vec<Company>, ImportError> {
+    let mut errors = Vec::new();
+    let text = text::decode(bytes, &mut errors)?;
+    let companies = if text.trim_start().starts_with('{') {
+        parse_json_lines(&text, &mut errors)?
+    } else {
+        parse_csv(&text, &mut errors)?
+    };
+    ImportError::check(errors)?;
+    Ok(companies)
+}
+
+fn parse_csv(text: &str, errors: &mut Vec<RowError>) -> Result<Vec<Company>, ImportError> {
+    let table = text::read_csv(text, false, errors)?;
+    let columns = match text::map_columns(&table, COLUMNS, HeaderRule::Strict) {
+        Ok(columns) => columns,
+        Err(header_errors) => {
+            // Without a sound header no cell can be read with confidence.
+            errors.extend(header_errors);
+            return Ok(Vec::new());
+        }
+    };
+    let required = |i: usize| columns[i].expect("required columns are present");
+    let mut seen = FirstSeen::new();
+    let mut out = Vec::with_capacity(table.records.len());
+    for record in &table.records {
+        let cell = |i: usize| record.get(required(i));
+        let fields = Fields {
+            isin: cell(0),
+            ticker: cell(1),
+            name: cell(2),
+            industry: record.opt(columns[3]),
+            sector: record.opt(columns[4]),
+            is_bse: parse_bool("is_bse", cell(5)),
+            is_nse: parse_bool("is_nse", cell(6)),
+            market_cap_band: record.opt(columns[7]),
+            logo_url: record.opt(columns[8]),
+        };
+        push_valid(record.line, fields, &mut seen, &mut out, errors);
+    }
+    Ok(out)
+}
+
+/// A `V1Company` object as written in a JSON Lines file.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a company object")]
+struct JsonCompany {
+    isin: String,
+    ticker: String,
+    name: String,
+    industry: Option<String>,
+    sector: Option<String>,
+    is_bse: bool,
+    is_nse: bool,
+    market_cap_band: Option<String>,
+    logo_url: Option<String>,
+}
+
+fn parse_json_lines(text: &str, errors: &mut Vec<RowError>) -> Result<Vec<Company>, ImportError> {
+    let rows = text::read_json_lines::<JsonCompany>(text, errors)?;
+    let mut seen = FirstSeen::new();
+    let mut out = Vec::with_capacity(rows.len());
+    for (line, row) in &rows {
+        let fields = Fields {
+            isin: &row.isin,
+            ticker: &row.ticker,
+            name: &row.name,
+            industry: row.industry.as_deref(),
+            sector: row.sector.as_deref(),
+            is_bse: Ok(row.is_bse),
+            is_nse: Ok(row.is_nse),
+            market_cap_band: row.market_cap_band.as_deref(),
+            logo_url: row.logo_url.as_deref(),
+        };
+        push_valid(*line, fields, &mut seen, &mut out, errors);
+    }
+    Ok(out)
+}
+
+/// The fields of one row before validation.
+struct Fields<'a> {
+    isin: &'a str,
+    ticker: &'a str,
+    name: &'a str,
+    industry: Option<&'a str>,
+    sector: Option<&'a str>,
+    is_bse: Result<bool, String>,
+    is_nse: Result<bool, String>,
+    market_cap_band: Option<&'a str>,
+    logo_url: Option<&'a str>,
+}
+
+/// Validates one row, reporting every bad field, and keeps the company when
+/// all are good. An ISIN seen on an earlier line is reported even when either
+/// row has other problems, so fixing those does not uncover a new error.
+fn push_valid(
+    line: usize,
+    f: Fields<'_>,
+    seen: &mut FirstSeen<Isin>,
+    out: &mut Vec<Company>,
+    errors: &mut Vec<RowError>,
+) {
+    let isin = parse_isin(f.isin).and_then(|isin| match seen.insert(isin.clone(), line) {
+        Some(first) => Err(format!(
+            "duplicate isin {isin}: it is already on line {first}"
+        )),
+        None => Ok(isin),
+    });
+    let name = f.name.trim();
+    let name_ok = if name.is_empty() {
+        Err("name is empty".to_owned())
+    } else {
+        Ok(())
+    };
+    let band = non_empty(f.market_cap_band).map(parse_band).transpose();
+    let logo_url = non_empty(f.logo_url)
+        .map(|v| parse_url("logo_url", v))
+        .transpose();
+    match (
+        isin,
+        parse_ticker(f.ticker),
+        name_ok,
+        f.is_bse,
+        f.is_nse,
+        band,
+        logo_url,
+    ) {
+        (
+            Ok(isin),
+            Ok(ticker),
+            Ok(()),
+            Ok(is_bse),
+            Ok(is_nse),
+            Ok(market_cap_band),
+            Ok(logo_url),
+        ) => out.push(Company {
+            isin,
+            ticker,
+            name: name.to_owned(),
+            industry: non_empty(f.industry).map(str::to_owned),
+            sector: non_empty(f.sector).map(str::to_owned),
+            is_bse,
+            is_nse,
+            market_cap_band,
+            logo_url,
+        }),
+        (isin, ticker, name, is_bse, is_nse, band, logo_url) => {
+            RowError::push_all(
+                errors,
+                line,
+                [
+                    isin.err(),
+                    ticker.err(),
+                    name.err(),
+                    is_bse.err(),
+                    is_nse.err(),
+                    band.err(),
+                    logo_url.err(),
+                ],
+            );
+        }
+    }
+}
+
+/// `true`/`false` in any case, or `1`/`0`.
+fn parse_bool(column: &str, value: &str) -> Result<bool, String> {
+    match value {
+        "1" => Ok(true),
+        "0" => Ok(false),
+        v if v.eq_ignore_ascii_case("true") => Ok(true),
+        v if v.eq_ignore_ascii_case("false") => Ok(false),
+        v => Err(format!("{column} must be true, false, 1 or 0 (got {v:?})")),
+    }
+}
+
+fn parse_band(value: &str) -> Result<MarketCapBand, String> {
+    value.parse().map_err(|_| {
+        format!("market_cap_band must be large_cap, mid_cap or small_cap (got {value:?})")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn booleans() {
+        for (v, b) in [
+            ("true", true),
+            ("TRUE", true),
+            ("False", false),
+            ("1", true),
+            ("0", false),
+        ] {
+            assert_eq!(parse_bool("is_bse", v), Ok(b), "{v}");
+        }
+        for v in ["yes", "", "2", "t"] {
+            assert!(parse_bool("is_bse", v).is_err(), "{v}");
+        }
+    }
+}

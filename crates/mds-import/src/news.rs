@@ -1,0 +1,148 @@
+//! The news import file (`mds import news FILE`): JSON Lines of `Article`
+//! objects, one per line.
+//!
+//! Unknown fields are refused so a misspelt field surfaces instead of being
+//! dropped. Optional text that is empty or white space becomes `null`, so an
+//! article has one shape whichever way its source wrote "nothing".
+
+use mds_domain::time::parse_rfc3339;
+use mds_domain::{Article, Slug};
+use serde::Deserialize;
+
+use crate::error::{ImportError, RowError};
+use crate::fields::{non_empty, parse_isin, parse_ticker, parse_url};
+use crate::text::{self, FirstSeen};
+
+/// An article as written in the file, before validation.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, expecting = "an article object")]
+struct JsonArticle {
+    slug: String,
+    headline: String,
+    subheadline: Option<String>,
+    excerpt: Option<String>,
+    body: Option<String>,
+    category: Option<String>,
+    tags: Option<Vec<String>>,
+    isin: Option<String>,
+    ticker: Option<String>,
+    company_name: Option<String>,
+    author_name: Option<String>,
+    hero_image: Option<String>,
+    url: Option<String>,
+    published_at: Option<String>,
+    updated_at: Option<String>,
+}
+
+/// Parses a news file: JSON Lines of articles, blank lines skipped.
+///
+/// Every bad line is reported; a file with any bad line yields no articles.
+/// A slug appearing twice is an error on the later line, naming the earlier.
+/// The articles come back in file order.
+pub fn parse_articles(bytes: &[u8]) -> Result<Vec<Article>, ImportError> {
+    let mut errors = Vec::new();
+    let text = text::decode(bytes, &mut errors)?;
+    let rows = text::read_json_lines::<JsonArticle>(&text, &mut errors)?;
+    let mut seen = FirstSeen::new();
+    let mut articles = Vec::with_capacity(rows.len());
+    for (line, row) in rows {
+        articles.extend(validate(line, row, &mut seen, &mut errors));
+    }
+    ImportError::check(errors)?;
+    Ok(articles)
+}
+
+/// Checks every field of one article, reporting each bad one. A slug seen on
+/// an earlier line is reported even when either article has other problems.
+fn validate(
+    line: usize,
+    a: JsonArticle,
+    seen: &mut FirstSeen<Slug>,
+    errors: &mut Vec<RowError>,
+) -> Option<Article> {
+    let before = errors.len();
+    let mut bad = |message: String| errors.push(RowError::new(line, message));
+    let slug = match Slug::parse(&a.slug) {
+        Err(e) => Err(format!("slug {:?}: {e}", a.slug)),
+        Ok(slug) => match seen.insert(slug.clone(), line) {
+            Some(first) => Err(format!(
+                "duplicate slug {slug}: it is already on line {first}"
+            )),
+            None => Ok(slug),
+        },
+    };
+    let slug = slug.map_err(&mut bad).ok();
+    let headline = a.headline.trim();
+    if headline.is_empty() {
+        bad("headline is empty".to_owned());
+    }
+    let mut tags = Vec::new();
+    for (i, tag) in a.tags.unwrap_or_default().iter().enumerate() {
+        match tag.trim() {
+            "" => bad(format!("tags[{i}] is empty")),
+            t => tags.push(t.to_owned()),
+        }
+    }
+    let isin = non_empty(a.isin.as_deref())
+        .map(parse_isin)
+        .transpose()
+        .map_err(&mut bad)
+        .ok()
+        .flatten();
+    let ticker = non_empty(a.ticker.as_deref())
+        .map(parse_ticker)
+        .transpose()
+        .map_err(&mut bad)
+        .ok()
+        .flatten();
+    let mut url = |field: &str, value: Option<&str>| {
+        non_empty(value)
+            .map(|v| parse_url(field, v))
+            .transpose()
+            .map_err(&mut bad)
+            .ok()
+            .flatten()
+    };
+    let hero_image = url("hero_image", a.hero_image.as_deref());
+    let article_url = url("url", a.url.as_deref());
+    let mut instant = |field: &str, value: Option<&str>| {
+        non_empty(value)
+            .map(|v| {
+                parse_rfc3339(v).map_err(|e| {
+                    format!("{field} must be an RFC 3339 date-time with an offset ({e}): {v:?}")
+                })
+            })
+            .transpose()
+            .map_err(&mut bad)
+            .ok()
+            .flatten()
+    };
+    let published_at = instant("published_at", a.published_at.as_deref());
+    let updated_at = instant("updated_at", a.updated_at.as_deref());
+    if let (Some(p), Some(u)) = (published_at, updated_at) {
+        if u < p {
+            bad("updated_at is before published_at".to_owned());
+        }
+    }
+    if errors.len() > before {
+        return None;
+    }
+    let text = |v: Option<String>| non_empty(v.as_deref()).map(str::to_owned);
+    Some(Article {
+        slug: slug?,
+        headline: headline.to_owned(),
+        subheadline: text(a.subheadline),
+        excerpt: text(a.excerpt),
+        body: text(a.body),
+        category: text(a.category),
+        tags,
+        isin,
+        ticker: ticker.map(|t| t.as_str().to_owned()),
+        company_name: text(a.company_name),
+        author_name: text(a.author_name),
+        hero_image,
+        url: article_url,
+        published_at,
+        updated_at,
+    })
+}

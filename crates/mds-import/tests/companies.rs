@@ -1,0 +1,384 @@
+//! The companies import file: good files parse to exact companies; every bad
+//! file is refused with every problem on its exact line.
+
+use mds_domain::{Company, Isin, MarketCapBand, Ticker};
+use mds_import::{ImportError, parse_companies};
+
+const HEADER: &str = "isin,ticker,name,industry,sector,is_bse,is_nse,market_cap_band,logo_url";
+
+/// The errors as (line, message), for exact assertions.
+fn errors(bytes: &[u8]) -> Vec<(usize, String)> {
+    match parse_companies(bytes) {
+        Ok(c) => panic!("expected an error, got {} companies", c.len()),
+        Err(e) => e
+            .rows()
+            .iter()
+            .map(|r| (r.line, r.message.clone()))
+            .collect(),
+    }
+}
+
+fn error_lines(bytes: &[u8]) -> Vec<usize> {
+    errors(bytes).into_iter().map(|(l, _)| l).collect()
+}
+
+fn file_error(bytes: &[u8]) -> String {
+    match parse_companies(bytes) {
+        Err(ImportError::File(m)) => m,
+        other => panic!("expected a file-level error, got {other:?}"),
+    }
+}
+
+fn abb() -> Company {
+    Company {
+        isin: Isin::parse("INE117A01022").unwrap(),
+        ticker: Ticker::parse("ABB").unwrap(),
+        name: "ABB India Limited".into(),
+        industry: Some("Electrical Equipment".into()),
+        sector: Some("Capital Goods".into()),
+        is_bse: true,
+        is_nse: true,
+        market_cap_band: Some(MarketCapBand::Large),
+        logo_url: Some("https://img.example.com/abb.png".into()),
+    }
+}
+
+fn microns() -> Company {
+    Company {
+        isin: Isin::parse("INE144J01027").unwrap(),
+        ticker: Ticker::parse("20MICRONS").unwrap(),
+        name: "20 Microns Limited".into(),
+        industry: None,
+        sector: None,
+        is_bse: false,
+        is_nse: true,
+        market_cap_band: None,
+        logo_url: None,
+    }
+}
+
+#[test]
+fn good_csv_parses_to_exact_companies() {
+    let csv = format!(
+        "{HEADER}\n\
+         INE117A01022,ABB,ABB India Limited,Electrical Equipment,Capital Goods,true,TRUE,large_cap,https://img.example.com/abb.png\n\
+         ine144j01027, 20microns ,\"20 Microns Limited\",,,0,1,,\n"
+    );
+    assert_eq!(
+        parse_companies(csv.as_bytes()).unwrap(),
+        vec![abb(), microns()]
+    );
+}
+
+#[test]
+fn csv_columns_may_come_in_any_order_and_optional_ones_may_be_absent() {
+    let csv = " is_nse , name,isin,ticker,is_bse\r\n1,20 Microns Limited,INE144J01027,20MICRONS,false\r\n";
+    assert_eq!(parse_companies(csv.as_bytes()).unwrap(), vec![microns()]);
+}
+
+#[test]
+fn a_utf8_bom_is_accepted() {
+    let csv =
+        format!("\u{feff}{HEADER}\nINE144J01027,20MICRONS,20 Microns Limited,,,false,true,,\n");
+    assert_eq!(parse_companies(csv.as_bytes()).unwrap(), vec![microns()]);
+}
+
+#[test]
+fn good_json_lines_parse_to_exact_companies() {
+    let jsonl = concat!(
+        "{\"isin\":\"INE117A01022\",\"ticker\":\"ABB\",\"name\":\"ABB India Limited\",\"industry\":\"Electrical Equipment\",",
+        "\"sector\":\"Capital Goods\",\"is_bse\":true,\"is_nse\":true,\"market_cap_band\":\"large_cap\",",
+        "\"logo_url\":\"https://img.example.com/abb.png\"}\n",
+        "\n",
+        "  {\"isin\":\"INE144J01027\",\"ticker\":\"20MICRONS\",\"name\":\"20 Microns Limited\",\"industry\":null,",
+        "\"is_bse\":false,\"is_nse\":true}\r\n",
+    );
+    assert_eq!(
+        parse_companies(jsonl.as_bytes()).unwrap(),
+        vec![abb(), microns()]
+    );
+}
+
+#[test]
+fn json_lines_round_trip_the_wire_form() {
+    let line = serde_json::to_string(&abb()).unwrap();
+    assert_eq!(parse_companies(line.as_bytes()).unwrap(), vec![abb()]);
+}
+
+#[test]
+fn unknown_column_is_named_on_line_1() {
+    let csv = "isin,ticker,name,industy,is_bse,is_nse\nINE144J01027,20MICRONS,X,Y,true,true\n";
+    let errs = errors(csv.as_bytes());
+    assert_eq!(errs.len(), 1);
+    assert_eq!(errs[0].0, 1);
+    assert!(
+        errs[0].1.starts_with("unknown column \"industy\""),
+        "{}",
+        errs[0].1
+    );
+}
+
+#[test]
+fn repeated_column_is_named_on_line_1() {
+    let csv = "isin,ticker,name,is_bse,is_nse,ticker\nINE144J01027,A,X,true,true,A\n";
+    assert_eq!(
+        errors(csv.as_bytes()),
+        vec![(
+            1,
+            "column \"ticker\" appears more than once in the header".into()
+        )]
+    );
+}
+
+#[test]
+fn missing_required_columns_are_each_named_on_line_1() {
+    let csv = "isin,name,is_bse\nINE144J01027,X,true\n";
+    assert_eq!(
+        errors(csv.as_bytes()),
+        vec![
+            (
+                1,
+                "required column \"ticker\" is missing from the header".into()
+            ),
+            (
+                1,
+                "required column \"is_nse\" is missing from the header".into()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn wrong_header_reports_every_problem_on_line_1() {
+    // A file with some other header altogether, such as an exchange's list.
+    let csv = "SYMBOL,NAME OF COMPANY,ISIN NUMBER\n20MICRONS,20 Microns Limited,INE144J01027\n";
+    let errs = errors(csv.as_bytes());
+    assert_eq!(errs.len(), 3 + 5, "{errs:?}");
+    assert!(errs.iter().all(|(line, _)| *line == 1));
+}
+
+#[test]
+fn bad_isin_is_reported_with_its_line() {
+    let csv = format!(
+        "{HEADER}\nINE117A01022,ABB,ABB,,,true,true,,\nINE117A01023,ABC,ABC,,,true,true,,\n"
+    );
+    let errs = errors(csv.as_bytes());
+    assert_eq!(error_lines(csv.as_bytes()), vec![3]);
+    assert!(
+        errs[0].1.starts_with("isin: not a valid ISIN"),
+        "{}",
+        errs[0].1
+    );
+}
+
+#[test]
+fn bad_boolean_names_the_column_and_the_value() {
+    let csv = format!("{HEADER}\nINE117A01022,ABB,ABB,,,yes,true,,\n");
+    assert_eq!(
+        errors(csv.as_bytes()),
+        vec![(2, "is_bse must be true, false, 1 or 0 (got \"yes\")".into())]
+    );
+}
+
+#[test]
+fn empty_required_cells_are_errors() {
+    let csv = format!("{HEADER}\n,,  ,,,,,,\n");
+    assert_eq!(
+        errors(csv.as_bytes()),
+        vec![
+            (2, "isin is empty".into()),
+            (2, "ticker is empty".into()),
+            (2, "name is empty".into()),
+            (2, "is_bse must be true, false, 1 or 0 (got \"\")".into()),
+            (2, "is_nse must be true, false, 1 or 0 (got \"\")".into()),
+        ]
+    );
+}
+
+#[test]
+fn bad_ticker_band_and_url_are_reported() {
+    let csv = format!("{HEADER}\nINE117A01022,TWO WORDS,ABB,,,1,1,large,ftp://x\n");
+    assert_eq!(
+        errors(csv.as_bytes()),
+        vec![
+            (2, "ticker \"TWO WORDS\" is not valid: ticker must be 1 to 32 printable ASCII characters without spaces".into()),
+            (2, "market_cap_band must be large_cap, mid_cap or small_cap (got \"large\")".into()),
+            (2, "logo_url must be an http:// or https:// URL without spaces (got \"ftp://x\")".into()),
+        ]
+    );
+}
+
+#[test]
+fn duplicate_isin_is_reported_on_the_later_line_naming_the_earlier() {
+    let csv = format!(
+        "{HEADER}\nINE117A01022,ABB,ABB,,,1,1,,\nINE144J01027,20MICRONS,M,,,1,1,,\nine117a01022,ABB2,ABB again,,,1,1,,\n"
+    );
+    assert_eq!(
+        errors(csv.as_bytes()),
+        vec![(
+            4,
+            "duplicate isin INE117A01022: it is already on line 2".into()
+        )]
+    );
+}
+
+#[test]
+fn wrong_cell_count_is_reported() {
+    let csv = format!(
+        "{HEADER}\nINE117A01022,ABB,ABB,,,1,1,,\nINE144J01027,20MICRONS,M,1,1\nINE144J01027,X,M,,,1,1,,,\n"
+    );
+    assert_eq!(
+        errors(csv.as_bytes()),
+        vec![
+            (
+                3,
+                "expected 9 cells, one per header column, but found 5".into()
+            ),
+            (
+                4,
+                "expected 9 cells, one per header column, but found 10".into()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn empty_file_and_header_only_are_file_errors() {
+    assert_eq!(file_error(b""), "the file is empty");
+    assert_eq!(file_error(b" \n\r\n  "), "the file is empty");
+    assert_eq!(file_error("\u{feff}".as_bytes()), "the file is empty");
+    assert_eq!(
+        file_error(format!("{HEADER}\n").as_bytes()),
+        "no rows: the file has a header but no data rows"
+    );
+    assert_eq!(
+        file_error(format!("{HEADER}\n\n\n").as_bytes()),
+        "no rows: the file has a header but no data rows"
+    );
+}
+
+#[test]
+fn non_utf8_is_reported_on_its_line_with_the_other_errors() {
+    let mut bytes = format!("{HEADER}\nINE117A01022,ABB,ABB,,,1,1,,\n").into_bytes();
+    bytes.extend_from_slice(b"INE144J01027,20MICRONS,Caf\xE9 Ltd,,,1,1,,\n");
+    bytes.extend_from_slice(b"INE144J01027,X,Y,,,1,1,,\n");
+    let errs = errors(&bytes);
+    assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![3, 4]);
+    assert_eq!(
+        errs[0].1,
+        "not UTF-8 (byte 0xE9 at position 27 of the line); save the file as UTF-8"
+    );
+    assert_eq!(
+        errs[1].1,
+        "duplicate isin INE144J01027: it is already on line 3"
+    );
+}
+
+#[test]
+fn line_numbers_count_quoted_multi_line_fields() {
+    let csv = format!(
+        "{HEADER}\nINE117A01022,ABB,\"ABB\nIndia\nLimited\",,,1,1,,\nINE144J01027,20MICRONS,M,,,maybe,1,,\n\nINE117A01023,X,Y,,,1,1,,\n"
+    );
+    assert_eq!(error_lines(csv.as_bytes()), vec![5, 7]);
+}
+
+#[test]
+fn several_bad_rows_are_all_reported_in_line_order() {
+    let csv = format!(
+        "{HEADER}\n\
+         INE117A01022,ABB,ABB,,,1,1,,\n\
+         INE117A01023,ABC,ABC,,,1,1,,\n\
+         INE144J01027,20MICRONS,M,,,1,no,,\n\
+         INE002A01018,RELIANCE,,,,1,1,,\n\
+         INE002A01018,RELIANCE,Reliance,,,1,1,,\n\
+         INE040A01034,HDFCBANK,HDFC Bank,,,1,1,huge,\n"
+    );
+    let err = parse_companies(csv.as_bytes()).unwrap_err();
+    assert_eq!(err.lines(), vec![3, 4, 5, 6, 7]);
+    assert_eq!(err.to_string().lines().count(), 5);
+    assert!(
+        err.to_string()
+            .starts_with("line 3: isin: not a valid ISIN")
+    );
+    // Line 6 repeats the ISIN of line 5, whose empty name is a problem of its
+    // own: both are reported now, not one after the other is fixed.
+    assert_eq!(
+        err.rows()[3].message,
+        "duplicate isin INE002A01018: it is already on line 5"
+    );
+    assert_eq!(err.summary(), "5 errors on 5 lines, the first on line 3");
+}
+
+#[test]
+fn json_lines_unknown_field_is_reported_with_its_line() {
+    let jsonl = concat!(
+        "{\"isin\":\"INE144J01027\",\"ticker\":\"20MICRONS\",\"name\":\"M\",\"is_bse\":false,\"is_nse\":true}\n",
+        "\n",
+        "{\"isin\":\"INE117A01022\",\"ticker\":\"ABB\",\"name\":\"ABB\",\"is_bse\":true,\"is_nse\":true,\"industy\":\"X\"}\n",
+    );
+    let errs = errors(jsonl.as_bytes());
+    assert_eq!(errs.len(), 1);
+    assert_eq!(errs[0].0, 3);
+    assert!(
+        errs[0]
+            .1
+            .starts_with("unknown field `industy`, expected one of `isin`"),
+        "{}",
+        errs[0].1
+    );
+}
+
+#[test]
+fn json_lines_bad_json_and_bad_values_are_all_reported() {
+    let jsonl = concat!(
+        "{\"isin\":\"INE144J01027\",\"ticker\":\"20MICRONS\",\"name\":\"M\",\"is_bse\":false,\"is_nse\":true}\n",
+        "{\"isin\":\"INE117A01022\",\"ticker\":\"ABB\",\n",
+        "{\"isin\":\"INE117A01023\",\"ticker\":\"ABB\",\"name\":\"ABB\",\"is_bse\":true,\"is_nse\":true}\n",
+        "{\"isin\":\"INE002A01018\",\"ticker\":\"R\",\"name\":\"R\",\"is_bse\":\"yes\",\"is_nse\":true}\n",
+        "{\"isin\":\"INE040A01034\",\"ticker\":\"H\",\"name\":\"H\",\"is_nse\":true}\n",
+        "[1, 2]\n",
+        "{\"isin\":\"INE144J01027\",\"ticker\":\"X\",\"name\":\"X\",\"is_bse\":true,\"is_nse\":true}\n",
+    );
+    let errs = errors(jsonl.as_bytes());
+    assert_eq!(
+        errs.iter().map(|e| e.0).collect::<Vec<_>>(),
+        vec![2, 3, 4, 5, 6, 7]
+    );
+    assert_eq!(
+        errs[0].1,
+        "not valid JSON: EOF while parsing a value (column 38)"
+    );
+    assert!(
+        errs[1].1.starts_with("isin: not a valid ISIN"),
+        "{}",
+        errs[1].1
+    );
+    assert!(
+        errs[2]
+            .1
+            .starts_with("invalid type: string \"yes\", expected a boolean"),
+        "{}",
+        errs[2].1
+    );
+    assert!(
+        errs[3].1.starts_with("missing field `is_bse`"),
+        "{}",
+        errs[3].1
+    );
+    assert_eq!(
+        errs[4].1,
+        "not a JSON object: each line must hold one object, {...}"
+    );
+    assert_eq!(
+        errs[5].1,
+        "duplicate isin INE144J01027: it is already on line 1"
+    );
+}
+
+#[test]
+fn json_lines_detection_skips_leading_white_space_and_bom() {
+    let jsonl = "\u{feff}\n\n  {\"isin\":\"INE144J01027\",\"ticker\":\"20MICRONS\",\"name\":\"20 Microns Limited\",\"is_bse\":false,\"is_nse\":true}";
+    assert_eq!(parse_companies(jsonl.as_bytes()).unwrap(), vec![microns()]);
+    let bad = "\n\n{\"isin\":\"INE144J01027\"}";
+    assert_eq!(error_lines(bad.as_bytes()), vec![3]);
+}

@@ -1,0 +1,179 @@
+//! The news import file: a good file parses to exact articles; every bad line
+//! is refused with every problem on its exact line.
+
+use mds_domain::time::parse_rfc3339;
+use mds_domain::{Article, Isin, Slug};
+use mds_import::{ImportError, parse_articles};
+
+fn errors(text: &str) -> Vec<(usize, String)> {
+    match parse_articles(text.as_bytes()) {
+        Ok(a) => panic!("expected an error, got {} articles", a.len()),
+        Err(e) => e
+            .rows()
+            .iter()
+            .map(|r| (r.line, r.message.clone()))
+            .collect(),
+    }
+}
+
+const FULL: &str = r#"{"slug":"tcs-deal-wins","headline":" TCS reports deal wins ","subheadline":"Sub","excerpt":"Ex","body":"P1\n\nP2","category":"earnings","tags":["earnings"," it "],"isin":"INE467B01029","ticker":"tcs","company_name":"Tata Consultancy Services Limited","author_name":"MDS Demo Desk","hero_image":"https://news.example.com/i.jpg","url":"https://news.example.com/a","published_at":"2026-01-08T13:13:00+05:30","updated_at":"2026-01-08T15:13:00+05:30"}"#;
+
+#[test]
+fn good_file_parses_to_exact_articles() {
+    let text = format!(
+        "{FULL}\n\n{}\n",
+        r#"{"slug":"minimal","headline":"H","tags":null,"subheadline":"  ","isin":null}"#
+    );
+    let articles = parse_articles(text.as_bytes()).unwrap();
+    let full = Article {
+        slug: Slug::parse("tcs-deal-wins").unwrap(),
+        headline: "TCS reports deal wins".into(),
+        subheadline: Some("Sub".into()),
+        excerpt: Some("Ex".into()),
+        body: Some("P1\n\nP2".into()),
+        category: Some("earnings".into()),
+        tags: vec!["earnings".into(), "it".into()],
+        isin: Some(Isin::parse("INE467B01029").unwrap()),
+        ticker: Some("TCS".into()),
+        company_name: Some("Tata Consultancy Services Limited".into()),
+        author_name: Some("MDS Demo Desk".into()),
+        hero_image: Some("https://news.example.com/i.jpg".into()),
+        url: Some("https://news.example.com/a".into()),
+        published_at: Some(parse_rfc3339("2026-01-08T07:43:00Z").unwrap()),
+        updated_at: Some(parse_rfc3339("2026-01-08T09:43:00Z").unwrap()),
+    };
+    let minimal = Article {
+        slug: Slug::parse("minimal").unwrap(),
+        headline: "H".into(),
+        subheadline: None,
+        excerpt: None,
+        body: None,
+        category: None,
+        tags: vec![],
+        isin: None,
+        ticker: None,
+        company_name: None,
+        author_name: None,
+        hero_image: None,
+        url: None,
+        published_at: None,
+        updated_at: None,
+    };
+    assert_eq!(articles, vec![full, minimal]);
+}
+
+#[test]
+fn bad_values_are_all_reported_on_their_lines() {
+    let text = [
+        r#"{"slug":"ok","headline":"H"}"#,
+        r#"{"slug":"Bad_Slug","headline":"  "}"#,
+        r#"{"slug":"b","headline":"H","isin":"INE467B01028","ticker":"T X"}"#,
+        r#"{"slug":"c","headline":"H","published_at":"2026-01-08 13:13:00","updated_at":"2026-01-08T13:13:00"}"#,
+        r#"{"slug":"d","headline":"H","published_at":"2026-01-08T13:13:00+05:30","updated_at":"2026-01-07T13:13:00+05:30"}"#,
+        r#"{"slug":"e","headline":"H","tags":["a",""],"url":"news.example.com/e"}"#,
+    ]
+    .join("\n");
+    let errs = errors(&text);
+    let lines: Vec<usize> = errs.iter().map(|e| e.0).collect();
+    assert_eq!(lines, vec![2, 2, 3, 3, 4, 4, 5, 6, 6], "{errs:#?}");
+    assert_eq!(
+        errs[0].1,
+        "slug \"Bad_Slug\": slug must be 1 to 200 characters of a-z, 0-9 and '-'"
+    );
+    assert_eq!(errs[1].1, "headline is empty");
+    assert!(
+        errs[2].1.starts_with("isin: not a valid ISIN"),
+        "{}",
+        errs[2].1
+    );
+    assert!(
+        errs[3].1.starts_with("ticker \"T X\" is not valid"),
+        "{}",
+        errs[3].1
+    );
+    assert!(
+        errs[4]
+            .1
+            .starts_with("published_at must be an RFC 3339 date-time with an offset"),
+        "{}",
+        errs[4].1
+    );
+    assert!(
+        errs[5]
+            .1
+            .starts_with("updated_at must be an RFC 3339 date-time with an offset"),
+        "{}",
+        errs[5].1
+    );
+    assert_eq!(errs[6].1, "updated_at is before published_at");
+    assert_eq!(errs[7].1, "tags[1] is empty");
+    assert_eq!(
+        errs[8].1,
+        "url must be an http:// or https:// URL without spaces (got \"news.example.com/e\")"
+    );
+}
+
+#[test]
+fn duplicate_slug_names_the_earlier_line() {
+    let text = "{\"slug\":\"a\",\"headline\":\"H\"}\n\n{\"slug\":\"b\",\"headline\":\"H\"}\n{\"slug\":\"a\",\"headline\":\"\"}\n";
+    assert_eq!(
+        errors(text),
+        vec![
+            (4, "duplicate slug a: it is already on line 1".into()),
+            (4, "headline is empty".into())
+        ]
+    );
+}
+
+#[test]
+fn unknown_field_and_bad_json_are_reported_with_their_lines() {
+    let text = "{\"slug\":\"a\",\"headline\":\"H\",\"head_line\":\"x\"}\n{\"slug\":\"b\",\"headline\":\"H\"\n{\"headline\":\"H\"}\n\"just a string\"\n";
+    let errs = errors(text);
+    assert_eq!(
+        errs.iter().map(|e| e.0).collect::<Vec<_>>(),
+        vec![1, 2, 3, 4]
+    );
+    assert!(
+        errs[0]
+            .1
+            .starts_with("unknown field `head_line`, expected one of `slug`"),
+        "{}",
+        errs[0].1
+    );
+    assert!(
+        errs[1]
+            .1
+            .starts_with("not valid JSON: EOF while parsing an object"),
+        "{}",
+        errs[1].1
+    );
+    assert!(
+        errs[2].1.starts_with("missing field `slug`"),
+        "{}",
+        errs[2].1
+    );
+    assert_eq!(
+        errs[3].1,
+        "not a JSON object: each line must hold one object, {...}"
+    );
+}
+
+#[test]
+fn empty_file_is_a_file_error() {
+    for text in ["", "\n \n", "\u{feff}"] {
+        assert_eq!(
+            parse_articles(text.as_bytes()),
+            Err(ImportError::File("the file is empty".into())),
+            "{text:?}"
+        );
+    }
+}
+
+#[test]
+fn non_utf8_is_reported_on_its_line() {
+    let mut bytes = b"{\"slug\":\"a\",\"headline\":\"H\"}\n".to_vec();
+    bytes.extend_from_slice(b"{\"slug\":\"b\",\"headline\":\"Caf\xE9\"}\n");
+    let err = parse_articles(&bytes).unwrap_err();
+    assert_eq!(err.lines(), vec![2]);
+    assert!(err.to_string().starts_with("line 2: not UTF-8"));
+}
