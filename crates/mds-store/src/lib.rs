@@ -6,6 +6,9 @@
 //! - [`sqlite`]: the embedded SQLite backend (the default).
 //! - [`url`]: the database URL, with a `Debug` that masks the password.
 //! - [`open`]: picks the backend from the URL.
+//! - [`testsuite`]: the storage test suite every backend runs
+//!   ([`store_test_suite!`]).
+//! - `rows` (private): row decoding and error sentences shared by backends.
 //!
 //! Every mutation that changes what a serving node caches (companies, news,
 //! tiers, accounts, keys) bumps the store's *generation* in the same
@@ -17,7 +20,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use mds_domain::{Account, AccountName, Article, Company, Environment, KeyHash, KeyPrefix, Slug, Tier, TierName};
 
+mod rows;
 pub mod sqlite;
+pub mod testsuite;
 pub mod url;
 
 pub use url::DatabaseUrl;
@@ -171,8 +176,8 @@ pub trait Store: Send + Sync + 'static {
 pub async fn open(url: &DatabaseUrl) -> StoreResult<std::sync::Arc<dyn Store>> {
     match url.backend() {
         url::Backend::Sqlite => Ok(std::sync::Arc::new(sqlite::SqliteStore::connect(url).await?)),
-        url::Backend::Postgres => Err(StoreError::Invalid(
-            "PostgreSQL is not supported by this build yet; use a sqlite: URL".into(),
-        )),
+        url::Backend::Postgres => {
+            Err(StoreError::Invalid("PostgreSQL is not supported by this build yet; use a sqlite: URL".into()))
+        }
     }
 }

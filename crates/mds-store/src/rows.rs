@@ -1,0 +1,347 @@
+//! What every backend shares: turning stored rows back into domain values,
+//! the operator sentences of errors, hex, and the chunking of upserts.
+//!
+//! The backends store the same columns with the same encodings (instants as
+//! RFC 3339 text in UTC, key hashes as lower-case hex, tags as a JSON array),
+//! so decoding is written once, over any `sqlx` row type. A row that does not
+//! decode (a bad ISIN, a negative quota) is a [`StoreError::Database`], never a
+//! panic: the database was changed behind the store's back.
+
+use std::collections::HashSet;
+use std::fmt::Display;
+
+use chrono::{DateTime, Utc};
+use mds_domain::time::{format_utc, parse_rfc3339};
+use mds_domain::{
+    Account, AccountName, Article, Company, Environment, Isin, KeyHash, KeyPrefix, MarketCapBand, Slug, Ticker, Tier,
+    TierName,
+};
+use sqlx::{ColumnIndex, Decode, Row, Type};
+
+use crate::{KeyRecord, StoreError, StoreResult};
+
+/// `meta` key of the change counter.
+pub(crate) const META_GENERATION: &str = "generation";
+/// `meta` key of the cursor secret.
+pub(crate) const META_CURSOR_SECRET: &str = "cursor_secret";
+/// Length of the cursor secret in bytes.
+pub(crate) const CURSOR_SECRET_LEN: usize = 32;
+
+/// Column list of `companies`, in the order [`company`] reads and the
+/// backends bind.
+pub(crate) const COMPANY_COLUMNS: &[&str] =
+    &["isin", "ticker", "name", "industry", "sector", "is_bse", "is_nse", "market_cap_band", "logo_url"];
+
+/// Column list of `articles`, in the order [`article`] reads and the
+/// backends bind.
+pub(crate) const ARTICLE_COLUMNS: &[&str] = &[
+    "slug",
+    "headline",
+    "subheadline",
+    "excerpt",
+    "body",
+    "category",
+    "tags_json",
+    "isin",
+    "ticker",
+    "company_name",
+    "author_name",
+    "hero_image",
+    "url",
+    "published_at",
+    "updated_at",
+];
+
+// ---------------------------------------------------------------------------
+// Operator sentences, the same for every backend.
+
+/// `no account named "x"`.
+pub(crate) fn no_account(name: &AccountName) -> StoreError {
+    StoreError::NotFound(format!("no account named \"{name}\""))
+}
+
+/// `no tier named "x"`.
+pub(crate) fn no_tier(name: &TierName) -> StoreError {
+    StoreError::NotFound(format!("no tier named \"{name}\""))
+}
+
+/// `no key with prefix "x"`.
+pub(crate) fn no_key(prefix: &KeyPrefix) -> StoreError {
+    StoreError::NotFound(format!("no key with prefix \"{prefix}\""))
+}
+
+/// `an account named "x" already exists`.
+pub(crate) fn account_exists(name: &AccountName) -> StoreError {
+    StoreError::Conflict(format!("an account named \"{name}\" already exists"))
+}
+
+/// `a key with prefix "x" already exists`.
+pub(crate) fn prefix_exists(prefix: &KeyPrefix) -> StoreError {
+    StoreError::Conflict(format!("a key with prefix \"{prefix}\" already exists"))
+}
+
+/// A second key with the same hash: only a caller that stores one key twice.
+pub(crate) fn hash_exists() -> StoreError {
+    StoreError::Conflict("a key with the same hash already exists".into())
+}
+
+/// The schema or its seed rows are missing.
+pub(crate) fn not_migrated() -> StoreError {
+    StoreError::Invalid("the store has no mds schema yet; run `mds migrate`".into())
+}
+
+/// A stored value that does not decode.
+pub(crate) fn corrupt(what: impl Display) -> StoreError {
+    StoreError::Database(sqlx::Error::Decode(format!("corrupt row: {what}").into()))
+}
+
+// ---------------------------------------------------------------------------
+// Encodings.
+
+/// Lower-case hex of `bytes`.
+pub(crate) fn hex_encode(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Bytes of lower- or upper-case hex; `None` if it is not hex.
+pub(crate) fn hex_decode(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+}
+
+/// An instant as stored.
+pub(crate) fn ts(t: &DateTime<Utc>) -> String {
+    format_utc(t)
+}
+
+/// An optional instant as stored.
+pub(crate) fn ts_opt(t: &Option<DateTime<Utc>>) -> Option<String> {
+    t.as_ref().map(format_utc)
+}
+
+/// Tags as stored: a JSON array of strings.
+pub(crate) fn tags_json(tags: &[String]) -> String {
+    serde_json::to_string(tags).expect("a list of strings always serialises")
+}
+
+/// A count or limit as stored (`BIGINT`); `Invalid` beyond `i64::MAX`.
+pub(crate) fn to_bigint(what: &str, v: u64) -> StoreResult<i64> {
+    i64::try_from(v).map_err(|_| StoreError::Invalid(format!("{what} must be at most {} (got {v})", i64::MAX)))
+}
+
+/// Splits `rows` into runs of at most `max` rows in which no key repeats, in
+/// order. One multi-row `INSERT … ON CONFLICT DO UPDATE` per run then behaves
+/// like row-by-row upserts (PostgreSQL refuses to touch one row twice in a
+/// statement), and a key seen again later counts as an update.
+pub(crate) fn chunks_by_key<'a, T>(rows: &'a [T], max: usize, key: impl Fn(&'a T) -> &'a str) -> Vec<&'a [T]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut seen = HashSet::new();
+    for (i, row) in rows.iter().enumerate() {
+        let k = key(row);
+        if i - start == max || seen.contains(k) {
+            out.push(&rows[start..i]);
+            start = i;
+            seen.clear();
+        }
+        seen.insert(k);
+    }
+    if start < rows.len() {
+        out.push(&rows[start..]);
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------
+// Decoding.
+
+/// Typed column access over any `sqlx` row, with errors as [`StoreError`].
+pub(crate) trait RowExt {
+    /// A non-null text column.
+    fn text(&self, col: &str) -> StoreResult<String>;
+    /// A nullable text column.
+    fn opt_text(&self, col: &str) -> StoreResult<Option<String>>;
+    /// A 0/1 (or boolean) column.
+    fn flag(&self, col: &str) -> StoreResult<bool>;
+    /// An integer column.
+    fn int(&self, col: &str) -> StoreResult<i64>;
+}
+
+impl<R> RowExt for R
+where
+    R: Row,
+    for<'c> &'c str: ColumnIndex<R>,
+    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> bool: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+{
+    fn text(&self, col: &str) -> StoreResult<String> {
+        self.try_get(col).map_err(StoreError::Database)
+    }
+
+    fn opt_text(&self, col: &str) -> StoreResult<Option<String>> {
+        self.try_get(col).map_err(StoreError::Database)
+    }
+
+    fn flag(&self, col: &str) -> StoreResult<bool> {
+        self.try_get(col).map_err(StoreError::Database)
+    }
+
+    fn int(&self, col: &str) -> StoreResult<i64> {
+        self.try_get(col).map_err(StoreError::Database)
+    }
+}
+
+fn instant(table: &str, col: &str, s: &str) -> StoreResult<DateTime<Utc>> {
+    parse_rfc3339(s).map_err(|e| corrupt(format_args!("{table}.{col} is not an RFC 3339 instant ({e}): {s:?}")))
+}
+
+fn opt_instant(table: &str, col: &str, s: Option<String>) -> StoreResult<Option<DateTime<Utc>>> {
+    s.map(|s| instant(table, col, &s)).transpose()
+}
+
+/// A `companies` row.
+pub(crate) fn company(r: &impl RowExt) -> StoreResult<Company> {
+    let isin = r.text("isin")?;
+    let ticker = r.text("ticker")?;
+    let band = r
+        .opt_text("market_cap_band")?
+        .map(|b| b.parse::<MarketCapBand>())
+        .transpose()
+        .map_err(|e| corrupt(format_args!("companies {isin}: {e}")))?;
+    Ok(Company {
+        isin: Isin::parse(&isin).map_err(|e| corrupt(format_args!("companies: {e}")))?,
+        ticker: Ticker::parse(&ticker).map_err(|e| corrupt(format_args!("companies {isin}: {e}: {ticker:?}")))?,
+        name: r.text("name")?,
+        industry: r.opt_text("industry")?,
+        sector: r.opt_text("sector")?,
+        is_bse: r.flag("is_bse")?,
+        is_nse: r.flag("is_nse")?,
+        market_cap_band: band,
+        logo_url: r.opt_text("logo_url")?,
+    })
+}
+
+/// An `articles` row.
+pub(crate) fn article(r: &impl RowExt) -> StoreResult<Article> {
+    let slug = r.text("slug")?;
+    let tags = r.text("tags_json")?;
+    let isin = r
+        .opt_text("isin")?
+        .map(|s| Isin::parse(&s))
+        .transpose()
+        .map_err(|e| corrupt(format_args!("articles {slug}: {e}")))?;
+    Ok(Article {
+        headline: r.text("headline")?,
+        subheadline: r.opt_text("subheadline")?,
+        excerpt: r.opt_text("excerpt")?,
+        body: r.opt_text("body")?,
+        category: r.opt_text("category")?,
+        tags: serde_json::from_str(&tags)
+            .map_err(|e| corrupt(format_args!("articles {slug}: tags_json is not a list of strings ({e})")))?,
+        isin,
+        ticker: r.opt_text("ticker")?,
+        company_name: r.opt_text("company_name")?,
+        author_name: r.opt_text("author_name")?,
+        hero_image: r.opt_text("hero_image")?,
+        url: r.opt_text("url")?,
+        published_at: opt_instant("articles", "published_at", r.opt_text("published_at")?)?,
+        updated_at: opt_instant("articles", "updated_at", r.opt_text("updated_at")?)?,
+        slug: Slug::parse(&slug).map_err(|e| corrupt(format_args!("articles: {e}: {slug:?}")))?,
+    })
+}
+
+/// A `tiers` row (`name`, `rate_limit_per_minute`, `monthly_quota`).
+pub(crate) fn tier(r: &impl RowExt) -> StoreResult<Tier> {
+    let name = r.text("name")?;
+    let rate = r.int("rate_limit_per_minute")?;
+    let quota = r.int("monthly_quota")?;
+    Ok(Tier {
+        rate_limit_per_minute: u32::try_from(rate)
+            .map_err(|_| corrupt(format_args!("tiers {name}: rate_limit_per_minute out of range: {rate}")))?,
+        monthly_quota: u64::try_from(quota)
+            .map_err(|_| corrupt(format_args!("tiers {name}: monthly_quota out of range: {quota}")))?,
+        name: TierName::parse(&name).map_err(|e| corrupt(format_args!("tiers: {e}")))?,
+    })
+}
+
+/// An `accounts` row (`name`, `entitled`, `created_at`).
+pub(crate) fn account(r: &impl RowExt) -> StoreResult<Account> {
+    let name = r.text("name")?;
+    Ok(Account {
+        entitled: r.flag("entitled")?,
+        created_at: instant("accounts", "created_at", &r.text("created_at")?)?,
+        name: AccountName::parse(&name).map_err(|e| corrupt(format_args!("accounts: {e}")))?,
+    })
+}
+
+/// An `api_keys` row joined with its account's name as `account`.
+pub(crate) fn key_record(r: &impl RowExt) -> StoreResult<KeyRecord> {
+    let prefix = r.text("prefix")?;
+    let prefix = KeyPrefix::parse(&prefix).map_err(|e| corrupt(format_args!("api_keys: {e}")))?;
+    let hash = r.text("hash_hex")?;
+    let account = r.text("account")?;
+    let tier = r.text("tier")?;
+    let environment = r.text("environment")?;
+    Ok(KeyRecord {
+        hash: KeyHash::from_hex(&hash)
+            .ok_or_else(|| corrupt(format_args!("api_keys {prefix}: hash_hex is not 32 bytes of hex")))?,
+        account: AccountName::parse(&account).map_err(|e| corrupt(format_args!("api_keys {prefix}: {e}")))?,
+        tier: TierName::parse(&tier).map_err(|e| corrupt(format_args!("api_keys {prefix}: {e}")))?,
+        environment: Environment::parse(&environment).map_err(|e| corrupt(format_args!("api_keys {prefix}: {e}")))?,
+        created_at: instant("api_keys", "created_at", &r.text("created_at")?)?,
+        revoked_at: opt_instant("api_keys", "revoked_at", r.opt_text("revoked_at")?)?,
+        prefix,
+    })
+}
+
+/// The stored generation (decimal text).
+pub(crate) fn generation(value: &str) -> StoreResult<i64> {
+    value.parse().map_err(|_| corrupt(format_args!("meta.generation is not an integer: {value:?}")))
+}
+
+/// The stored cursor secret (hex of 32 bytes).
+pub(crate) fn cursor_secret(value: &str) -> StoreResult<Vec<u8>> {
+    match hex_decode(value) {
+        Some(bytes) if bytes.len() == CURSOR_SECRET_LEN => Ok(bytes),
+        _ => Err(corrupt("meta.cursor_secret is not 32 bytes of hex")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_round_trips() {
+        let bytes: Vec<u8> = (0..=255).collect();
+        let hex = hex_encode(&bytes);
+        assert_eq!(&hex[..8], "00010203");
+        assert_eq!(&hex[hex.len() - 4..], "feff");
+        assert_eq!(hex_decode(&hex).unwrap(), bytes);
+        assert_eq!(hex_decode("ABcd").unwrap(), vec![0xab, 0xcd]);
+        assert!(hex_decode("abc").is_none());
+        assert!(hex_decode("zz").is_none());
+        assert!(hex_decode("é1").is_none());
+    }
+
+    #[test]
+    fn chunks_split_on_size_and_repeated_keys() {
+        let rows = ["a", "b", "c", "a", "d", "e", "f", "g"];
+        let chunks = chunks_by_key(&rows, 3, |s| *s);
+        assert_eq!(chunks, vec![&["a", "b", "c"][..], &["a", "d", "e"][..], &["f", "g"][..]]);
+        let chunks = chunks_by_key(&rows, 10, |s| *s);
+        assert_eq!(chunks, vec![&["a", "b", "c"][..], &["a", "d", "e", "f", "g"][..]]);
+        let chunks = chunks_by_key(&["x", "x", "x"], 10, |s| *s);
+        assert_eq!(chunks, vec![&["x"][..], &["x"][..], &["x"][..]]);
+        assert!(chunks_by_key::<&str>(&[], 10, |s| *s).is_empty());
+    }
+
+    #[test]
+    fn quotas_beyond_bigint_are_invalid() {
+        assert_eq!(to_bigint("q", 5).unwrap(), 5);
+        assert!(matches!(to_bigint("q", u64::MAX), Err(StoreError::Invalid(_))));
+    }
+}

@@ -1,0 +1,230 @@
+//! Tiers, accounts and keys on SQLite, and the auth snapshot.
+//!
+//! Each change checks what it depends on (the account, the tier, a free
+//! prefix) inside its own `BEGIN IMMEDIATE` transaction, so the check and the
+//! write cannot be split by another process, and the operator gets a sentence
+//! naming what is missing or taken.
+
+use chrono::{DateTime, Utc};
+use mds_domain::{Account, AccountName, KeyPrefix, Tier, TierName};
+use sqlx::{SqliteConnection, SqlitePool};
+
+use super::error::{db, unique_or};
+use super::{SqliteStore, bump_generation};
+use crate::rows;
+use crate::{AuthSnapshot, KeyRecord, NewKey, StoreResult};
+
+const TIER_SELECT: &str = "SELECT name, rate_limit_per_minute, monthly_quota FROM tiers";
+const ACCOUNT_SELECT: &str = "SELECT name, entitled, created_at FROM accounts";
+const KEY_SELECT: &str = "SELECT k.prefix, k.hash_hex, a.name AS account, k.tier, k.environment, k.created_at, \
+                          k.revoked_at FROM api_keys k JOIN accounts a ON a.id = k.account_id";
+const KEY_ORDER: &str = "ORDER BY k.created_at, k.prefix";
+
+/// Every tier, by name.
+pub(super) async fn tiers(pool: &SqlitePool) -> StoreResult<Vec<Tier>> {
+    tiers_on(&mut *pool.acquire().await.map_err(db)?).await
+}
+
+async fn tiers_on(conn: &mut SqliteConnection) -> StoreResult<Vec<Tier>> {
+    let rs = sqlx::query(&format!("{TIER_SELECT} ORDER BY name")).fetch_all(conn).await.map_err(db)?;
+    rs.iter().map(rows::tier).collect()
+}
+
+/// Creates or changes a tier; true when created.
+pub(super) async fn set_tier(store: &SqliteStore, tier: &Tier) -> StoreResult<bool> {
+    let quota = rows::to_bigint("monthly_quota", tier.monthly_quota)?;
+    let mut tx = store.begin_write().await?;
+    let created = sqlx::query(
+        "INSERT INTO tiers (name, rate_limit_per_minute, monthly_quota) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
+    )
+    .bind(tier.name.as_str())
+    .bind(i64::from(tier.rate_limit_per_minute))
+    .bind(quota)
+    .execute(&mut *tx)
+    .await
+    .map_err(db)?
+    .rows_affected()
+        == 1;
+    if !created {
+        sqlx::query("UPDATE tiers SET rate_limit_per_minute = ?, monthly_quota = ? WHERE name = ?")
+            .bind(i64::from(tier.rate_limit_per_minute))
+            .bind(quota)
+            .bind(tier.name.as_str())
+            .execute(&mut *tx)
+            .await
+            .map_err(db)?;
+    }
+    bump_generation(&mut tx).await?;
+    tx.commit().await.map_err(db)?;
+    Ok(created)
+}
+
+/// Creates an entitled account.
+pub(super) async fn create_account(
+    store: &SqliteStore,
+    name: &AccountName,
+    now: DateTime<Utc>,
+) -> StoreResult<Account> {
+    let mut tx = store.begin_write().await?;
+    sqlx::query("INSERT INTO accounts (name, entitled, created_at) VALUES (?, ?, ?)")
+        .bind(name.as_str())
+        .bind(true)
+        .bind(rows::ts(&now))
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| unique_or(e, || rows::account_exists(name)))?;
+    bump_generation(&mut tx).await?;
+    tx.commit().await.map_err(db)?;
+    Ok(Account { name: name.clone(), entitled: true, created_at: now })
+}
+
+/// Sets an account's entitlement.
+pub(super) async fn set_account_entitled(
+    store: &SqliteStore,
+    name: &AccountName,
+    entitled: bool,
+) -> StoreResult<Account> {
+    let mut tx = store.begin_write().await?;
+    let done = sqlx::query("UPDATE accounts SET entitled = ? WHERE name = ?")
+        .bind(entitled)
+        .bind(name.as_str())
+        .execute(&mut *tx)
+        .await
+        .map_err(db)?;
+    if done.rows_affected() == 0 {
+        return Err(rows::no_account(name));
+    }
+    let r = sqlx::query(&format!("{ACCOUNT_SELECT} WHERE name = ?"))
+        .bind(name.as_str())
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(db)?;
+    let account = rows::account(&r)?;
+    bump_generation(&mut tx).await?;
+    tx.commit().await.map_err(db)?;
+    Ok(account)
+}
+
+/// Every account, by name.
+pub(super) async fn accounts(pool: &SqlitePool) -> StoreResult<Vec<Account>> {
+    accounts_on(&mut *pool.acquire().await.map_err(db)?).await
+}
+
+async fn accounts_on(conn: &mut SqliteConnection) -> StoreResult<Vec<Account>> {
+    let rs = sqlx::query(&format!("{ACCOUNT_SELECT} ORDER BY name")).fetch_all(conn).await.map_err(db)?;
+    rs.iter().map(rows::account).collect()
+}
+
+async fn account_id(conn: &mut SqliteConnection, name: &AccountName) -> StoreResult<i64> {
+    let id: Option<i64> = sqlx::query_scalar("SELECT id FROM accounts WHERE name = ?")
+        .bind(name.as_str())
+        .fetch_optional(conn)
+        .await
+        .map_err(db)?;
+    id.ok_or_else(|| rows::no_account(name))
+}
+
+async fn tier_exists(conn: &mut SqliteConnection, name: &TierName) -> StoreResult<bool> {
+    let found: Option<i64> = sqlx::query_scalar("SELECT 1 FROM tiers WHERE name = ?")
+        .bind(name.as_str())
+        .fetch_optional(conn)
+        .await
+        .map_err(db)?;
+    Ok(found.is_some())
+}
+
+async fn key_by_prefix(conn: &mut SqliteConnection, prefix: &KeyPrefix) -> StoreResult<Option<KeyRecord>> {
+    let r = sqlx::query(&format!("{KEY_SELECT} WHERE k.prefix = ?"))
+        .bind(prefix.as_str())
+        .fetch_optional(conn)
+        .await
+        .map_err(db)?;
+    r.as_ref().map(rows::key_record).transpose()
+}
+
+/// Stores a new key.
+pub(super) async fn create_key(store: &SqliteStore, key: &NewKey) -> StoreResult<KeyRecord> {
+    let mut tx = store.begin_write().await?;
+    let account_id = account_id(&mut tx, &key.account).await?;
+    if !tier_exists(&mut tx, &key.tier).await? {
+        return Err(rows::no_tier(&key.tier));
+    }
+    if key_by_prefix(&mut tx, &key.prefix).await?.is_some() {
+        return Err(rows::prefix_exists(&key.prefix));
+    }
+    sqlx::query(
+        "INSERT INTO api_keys (prefix, hash_hex, account_id, tier, environment, created_at, revoked_at) \
+         VALUES (?, ?, ?, ?, ?, ?, NULL)",
+    )
+    .bind(key.prefix.as_str())
+    .bind(key.hash.to_hex())
+    .bind(account_id)
+    .bind(key.tier.as_str())
+    .bind(key.environment.as_str())
+    .bind(rows::ts(&key.created_at))
+    .execute(&mut *tx)
+    .await
+    // The prefix was checked above, in this transaction: only the hash is left.
+    .map_err(|e| unique_or(e, rows::hash_exists))?;
+    bump_generation(&mut tx).await?;
+    tx.commit().await.map_err(db)?;
+    Ok(KeyRecord {
+        prefix: key.prefix.clone(),
+        hash: key.hash,
+        account: key.account.clone(),
+        tier: key.tier.clone(),
+        environment: key.environment,
+        created_at: key.created_at,
+        revoked_at: None,
+    })
+}
+
+/// Revokes a key; a revoked key is returned as it is, and nothing changes.
+pub(super) async fn revoke_key(store: &SqliteStore, prefix: &KeyPrefix, now: DateTime<Utc>) -> StoreResult<KeyRecord> {
+    let mut tx = store.begin_write().await?;
+    let mut key = key_by_prefix(&mut tx, prefix).await?.ok_or_else(|| rows::no_key(prefix))?;
+    if key.revoked_at.is_some() {
+        return Ok(key);
+    }
+    sqlx::query("UPDATE api_keys SET revoked_at = ? WHERE prefix = ?")
+        .bind(rows::ts(&now))
+        .bind(prefix.as_str())
+        .execute(&mut *tx)
+        .await
+        .map_err(db)?;
+    bump_generation(&mut tx).await?;
+    tx.commit().await.map_err(db)?;
+    key.revoked_at = Some(now);
+    Ok(key)
+}
+
+/// Keys, revoked ones included, optionally of one account.
+pub(super) async fn keys(pool: &SqlitePool, account: Option<&AccountName>) -> StoreResult<Vec<KeyRecord>> {
+    // One read transaction, so the account check and the list agree.
+    let mut tx = pool.begin().await.map_err(db)?;
+    let rs = match account {
+        Some(name) => {
+            let id = account_id(&mut tx, name).await?;
+            sqlx::query(&format!("{KEY_SELECT} WHERE k.account_id = ? {KEY_ORDER}")).bind(id).fetch_all(&mut *tx).await
+        }
+        None => sqlx::query(&format!("{KEY_SELECT} {KEY_ORDER}")).fetch_all(&mut *tx).await,
+    }
+    .map_err(db)?;
+    tx.commit().await.map_err(db)?;
+    rs.iter().map(rows::key_record).collect()
+}
+
+/// Active keys, accounts and tiers, from one snapshot of the database.
+pub(super) async fn auth_snapshot(pool: &SqlitePool) -> StoreResult<AuthSnapshot> {
+    // In WAL mode a read transaction sees one snapshot from its first read on.
+    let mut tx = pool.begin().await.map_err(db)?;
+    let rs = sqlx::query(&format!("{KEY_SELECT} WHERE k.revoked_at IS NULL {KEY_ORDER}"))
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(db)?;
+    let keys = rs.iter().map(rows::key_record).collect::<StoreResult<Vec<_>>>()?;
+    let accounts = accounts_on(&mut tx).await?;
+    let tiers = tiers_on(&mut tx).await?;
+    tx.commit().await.map_err(db)?;
+    Ok(AuthSnapshot { keys, accounts, tiers })
+}

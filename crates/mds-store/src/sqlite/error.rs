@@ -1,0 +1,49 @@
+//! Mapping of `sqlx` errors on SQLite to [`StoreError`].
+//!
+//! "Cannot reach the store" (I/O, a pool that timed out or closed, a file that
+//! cannot be opened, a lock still held by another process when the busy
+//! timeout ran out) becomes [`StoreError::Unavailable`], which the service
+//! answers with 503 and recovers from by itself. Unique-constraint violations
+//! get their operator sentence where the caller knows what was duplicated.
+
+use sqlx::error::ErrorKind;
+
+use crate::StoreError;
+
+// Primary SQLite result codes (the low byte of an extended code).
+const SQLITE_BUSY: i32 = 5;
+const SQLITE_LOCKED: i32 = 6;
+const SQLITE_IOERR: i32 = 10;
+const SQLITE_CANTOPEN: i32 = 14;
+
+/// Maps any `sqlx` error.
+pub(super) fn db(e: sqlx::Error) -> StoreError {
+    if unavailable(&e) { StoreError::Unavailable(e) } else { StoreError::Database(e) }
+}
+
+/// Maps an error of opening the pool: a URL the driver refuses is `Invalid`.
+pub(super) fn connect(e: sqlx::Error) -> StoreError {
+    match e {
+        sqlx::Error::Configuration(cause) => StoreError::Invalid(format!("not a usable SQLite database URL: {cause}")),
+        e => db(e),
+    }
+}
+
+/// Maps a unique-constraint violation to `conflict`, anything else as [`db`].
+pub(super) fn unique_or(e: sqlx::Error, conflict: impl FnOnce() -> StoreError) -> StoreError {
+    match &e {
+        sqlx::Error::Database(d) if d.kind() == ErrorKind::UniqueViolation => conflict(),
+        _ => db(e),
+    }
+}
+
+fn unavailable(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(d) => {
+            let primary = d.code().and_then(|c| c.parse::<i32>().ok()).map(|c| c & 0xff);
+            matches!(primary, Some(SQLITE_BUSY | SQLITE_LOCKED | SQLITE_IOERR | SQLITE_CANTOPEN))
+        }
+        _ => false,
+    }
+}

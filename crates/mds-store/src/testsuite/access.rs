@@ -1,0 +1,248 @@
+//! Suite functions for the schema, tiers, the generation, accounts and keys.
+
+use super::*;
+
+/// Migrating again changes nothing: not the generation, not the cursor secret
+/// (32 bytes, not all zero), not the tiers.
+pub async fn migrate_is_idempotent(store: &dyn Store) {
+    migrated(store).await;
+    store.ping().await.expect("ping");
+    let g = generation(store).await;
+    let secret = store.cursor_secret().await.expect("cursor secret");
+    assert_eq!(secret.len(), 32);
+    assert!(secret.iter().any(|&b| b != 0), "cursor secret is all zero");
+    let tiers = store.tiers().await.expect("tiers");
+
+    migrated(store).await;
+    migrated(store).await;
+    assert_eq!(generation(store).await, g);
+    assert_eq!(store.cursor_secret().await.expect("cursor secret"), secret);
+    assert_eq!(store.tiers().await.expect("tiers"), tiers);
+}
+
+/// A new store has exactly the default tiers, ordered by name; migrating again
+/// neither duplicates them nor undoes an operator's change to one.
+pub async fn default_tiers_are_seeded_once(store: &dyn Store) {
+    migrated(store).await;
+    let defaults = default_tiers_by_name();
+    assert_eq!(store.tiers().await.expect("tiers"), defaults);
+    let names: Vec<&str> = defaults.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["enterprise", "evaluation", "pro", "starter"]);
+
+    let pro = Tier { name: tier_name("pro"), rate_limit_per_minute: 1, monthly_quota: 2 };
+    assert!(!store.set_tier(&pro).await.expect("set tier"));
+    migrated(store).await;
+    let tiers = store.tiers().await.expect("tiers");
+    assert_eq!(tiers.len(), 4);
+    assert_eq!(tiers.iter().find(|t| t.name.as_str() == "pro"), Some(&pro));
+}
+
+/// `set_tier` creates (true), then changes (false); tiers stay ordered by
+/// name; a quota beyond `i64::MAX` is `Invalid` and changes nothing.
+pub async fn set_tier_creates_then_updates(store: &dyn Store) {
+    migrated(store).await;
+    let gold = Tier { name: tier_name("gold"), rate_limit_per_minute: 120, monthly_quota: 200_000 };
+    assert!(store.set_tier(&gold).await.expect("create tier"));
+    let gold2 = Tier { rate_limit_per_minute: 240, monthly_quota: 9_000_000_000_000, ..gold.clone() };
+    assert!(!store.set_tier(&gold2).await.expect("update tier"));
+
+    let mut expected = default_tiers_by_name();
+    expected.insert(2, gold2.clone()); // enterprise < evaluation < gold < pro
+    assert_eq!(store.tiers().await.expect("tiers"), expected);
+
+    let g = generation(store).await;
+    let huge = Tier { monthly_quota: u64::MAX, ..gold.clone() };
+    assert!(matches!(store.set_tier(&huge).await, Err(StoreError::Invalid(_))));
+    assert_eq!(store.tiers().await.expect("tiers"), expected);
+    assert_eq!(generation(store).await, g);
+}
+
+/// Every mutation of cached data raises the generation; reads, refused
+/// mutations and revoking a revoked key do not.
+pub async fn generation_bumps_on_every_mutation_only(store: &dyn Store) {
+    migrated(store).await;
+    let mut g = generation(store).await;
+
+    async fn bumped(store: &dyn Store, before: &mut i64, what: &str) {
+        let now = generation(store).await;
+        assert!(now > *before, "{what} did not raise the generation ({before} -> {now})");
+        *before = now;
+    }
+    async fn unchanged(store: &dyn Store, before: i64, what: &str) {
+        assert_eq!(generation(store).await, before, "{what} changed the generation");
+    }
+
+    let c = company("INE117A0102", "ABB", "ABB India");
+    store.upsert_companies(std::slice::from_ref(&c)).await.expect("insert company");
+    bumped(store, &mut g, "inserting a company").await;
+    store.upsert_companies(&[Company { name: "ABB India Ltd".into(), ..c }]).await.expect("update company");
+    bumped(store, &mut g, "updating a company").await;
+    store.upsert_articles(&[bare_article("a-1")]).await.expect("insert article");
+    bumped(store, &mut g, "inserting an article").await;
+    store.upsert_articles(&[full_article("a-1")]).await.expect("update article");
+    bumped(store, &mut g, "updating an article").await;
+    let gold = Tier { name: tier_name("gold"), rate_limit_per_minute: 1, monthly_quota: 1 };
+    store.set_tier(&gold).await.expect("create tier");
+    bumped(store, &mut g, "creating a tier").await;
+    store.set_tier(&Tier { monthly_quota: 2, ..gold }).await.expect("update tier");
+    bumped(store, &mut g, "changing a tier").await;
+    let acme = account_name("acme");
+    store.create_account(&acme, at("2026-01-01T00:00:00Z")).await.expect("create account");
+    bumped(store, &mut g, "creating an account").await;
+    store.set_account_entitled(&acme, false).await.expect("entitle");
+    bumped(store, &mut g, "setting entitlement").await;
+    let k = new_key("mds_live_g01", 1, "acme", "gold", "2026-01-02T00:00:00Z");
+    store.create_key(&k).await.expect("create key");
+    bumped(store, &mut g, "creating a key").await;
+    store.revoke_key(&k.prefix, at("2026-01-03T00:00:00Z")).await.expect("revoke");
+    bumped(store, &mut g, "revoking a key").await;
+
+    // Reads.
+    store.ping().await.expect("ping");
+    store.cursor_secret().await.expect("cursor secret");
+    store.companies().await.expect("companies");
+    store.article(&slug("a-1")).await.expect("article");
+    store.article_count().await.expect("article count");
+    store.tiers().await.expect("tiers");
+    store.accounts().await.expect("accounts");
+    store.keys(None).await.expect("keys");
+    store.keys(Some(&acme)).await.expect("keys of acme");
+    store.auth_snapshot().await.expect("auth snapshot");
+    unchanged(store, g, "reading").await;
+
+    // No-ops and refusals.
+    store.revoke_key(&k.prefix, at("2026-01-04T00:00:00Z")).await.expect("revoke again");
+    unchanged(store, g, "revoking a revoked key").await;
+    assert!(store.create_account(&acme, at("2026-01-05T00:00:00Z")).await.is_err());
+    assert!(store.create_key(&new_key("mds_live_g02", 2, "nobody", "gold", "2026-01-05T00:00:00Z")).await.is_err());
+    assert!(store.create_key(&k).await.is_err());
+    assert!(store.set_account_entitled(&account_name("nobody"), true).await.is_err());
+    assert!(store.revoke_key(&prefix("mds_live_zzz"), at("2026-01-05T00:00:00Z")).await.is_err());
+    unchanged(store, g, "a refused mutation").await;
+}
+
+/// Accounts: created entitled, a taken name is a `Conflict`, listed by name,
+/// entitlement set and read back, unknown names `NotFound`.
+pub async fn accounts_create_list_and_entitle(store: &dyn Store) {
+    migrated(store).await;
+    let t = at("2026-03-04T05:06:07.5Z");
+    let acme = store.create_account(&account_name("acme"), t).await.expect("create");
+    assert_eq!(acme, Account { name: account_name("acme"), entitled: true, created_at: t });
+    expect_conflict(
+        store.create_account(&account_name("acme"), at("2026-03-05T00:00:00Z")).await,
+        "an account named \"acme\" already exists",
+    );
+    let t2 = at("2026-03-06T00:00:00Z");
+    store.create_account(&account_name("beta"), t2).await.expect("create");
+    store.create_account(&account_name("alpha"), t2).await.expect("create");
+
+    let off = store.set_account_entitled(&account_name("alpha"), false).await.expect("entitle");
+    assert_eq!(off, Account { name: account_name("alpha"), entitled: false, created_at: t2 });
+    assert_eq!(
+        store.accounts().await.expect("accounts"),
+        vec![acme.clone(), off.clone(), Account { name: account_name("beta"), entitled: true, created_at: t2 },]
+    );
+    let on = store.set_account_entitled(&account_name("alpha"), true).await.expect("entitle");
+    assert!(on.entitled);
+    assert_eq!(store.accounts().await.expect("accounts")[1], on);
+
+    expect_not_found(store.set_account_entitled(&account_name("ghost"), false).await, "no account named \"ghost\"");
+}
+
+/// `create_key` needs an existing account and tier (`NotFound`) and a free
+/// prefix (`Conflict`), and stores exactly what it was given.
+pub async fn create_key_checks_account_tier_and_prefix(store: &dyn Store) {
+    migrated(store).await;
+    create_accounts(store, &["acme"]).await;
+    expect_not_found(
+        store.create_key(&new_key("mds_live_k01", 1, "ghost", "pro", "2026-02-01T00:00:00Z")).await,
+        "no account named \"ghost\"",
+    );
+    expect_not_found(
+        store.create_key(&new_key("mds_live_k01", 1, "acme", "gold", "2026-02-01T00:00:00Z")).await,
+        "no tier named \"gold\"",
+    );
+    assert!(store.keys(None).await.expect("keys").is_empty());
+
+    let k = new_key("mds_live_k01", 1, "acme", "pro", "2026-02-01T00:00:00.123456Z");
+    assert_eq!(store.create_key(&k).await.expect("create"), record(&k, None));
+    let t = new_key("mds_test_k02", 2, "acme", "evaluation", "2026-02-02T00:00:00Z");
+    assert_eq!(store.create_key(&t).await.expect("create"), record(&t, None));
+
+    expect_conflict(
+        store.create_key(&new_key("mds_live_k01", 3, "acme", "starter", "2026-02-03T00:00:00Z")).await,
+        "a key with prefix \"mds_live_k01\" already exists",
+    );
+    assert_eq!(store.keys(None).await.expect("keys"), vec![record(&k, None), record(&t, None)]);
+}
+
+/// Revoking sets `revoked_at`; revoking again returns the key with its
+/// original `revoked_at`; an unknown prefix is `NotFound`.
+pub async fn revoke_key_is_idempotent(store: &dyn Store) {
+    migrated(store).await;
+    create_accounts(store, &["acme"]).await;
+    let k = new_key("mds_live_r01", 5, "acme", "starter", "2026-02-01T00:00:00Z");
+    store.create_key(&k).await.expect("create");
+    let t1 = at("2026-02-10T12:00:00.5Z");
+    assert_eq!(store.revoke_key(&k.prefix, t1).await.expect("revoke"), record(&k, Some(t1)));
+    assert_eq!(
+        store.revoke_key(&k.prefix, at("2026-02-11T00:00:00Z")).await.expect("revoke again"),
+        record(&k, Some(t1))
+    );
+    assert_eq!(store.keys(None).await.expect("keys"), vec![record(&k, Some(t1))]);
+    expect_not_found(store.revoke_key(&prefix("mds_live_zzz"), t1).await, "no key with prefix \"mds_live_zzz\"");
+}
+
+/// `keys` lists revoked keys too, by creation then prefix; with an account,
+/// only its keys (`[]` for an account without keys, `NotFound` for none).
+pub async fn keys_filter_by_account(store: &dyn Store) {
+    migrated(store).await;
+    create_accounts(store, &["acme", "beta", "idle"]).await;
+    let a1 = new_key("mds_live_a01", 1, "acme", "pro", "2026-02-03T00:00:00Z");
+    let a2 = new_key("mds_live_a02", 2, "acme", "pro", "2026-02-01T00:00:00Z");
+    let a3 = new_key("mds_live_a00", 3, "acme", "starter", "2026-02-01T00:00:00Z");
+    let b1 = new_key("mds_test_b01", 4, "beta", "evaluation", "2026-02-02T00:00:00Z");
+    for k in [&a1, &a2, &a3, &b1] {
+        store.create_key(k).await.expect("create");
+    }
+    let t = at("2026-02-04T00:00:00Z");
+    store.revoke_key(&a2.prefix, t).await.expect("revoke");
+
+    assert_eq!(
+        store.keys(None).await.expect("keys"),
+        vec![record(&a3, None), record(&a2, Some(t)), record(&b1, None), record(&a1, None)]
+    );
+    assert_eq!(
+        store.keys(Some(&account_name("acme"))).await.expect("keys"),
+        vec![record(&a3, None), record(&a2, Some(t)), record(&a1, None)]
+    );
+    assert_eq!(store.keys(Some(&account_name("beta"))).await.expect("keys"), vec![record(&b1, None)]);
+    assert_eq!(store.keys(Some(&account_name("idle"))).await.expect("keys"), vec![]);
+    expect_not_found(store.keys(Some(&account_name("ghost"))).await, "no account named \"ghost\"");
+}
+
+/// The auth snapshot holds the keys that are not revoked, every account with
+/// its entitlement, and every tier.
+pub async fn auth_snapshot_excludes_revoked_keys(store: &dyn Store) {
+    migrated(store).await;
+    create_accounts(store, &["acme", "beta"]).await;
+    let gold = Tier { name: tier_name("gold"), rate_limit_per_minute: 77, monthly_quota: 7_777 };
+    store.set_tier(&gold).await.expect("set tier");
+    let a1 = new_key("mds_live_s01", 1, "acme", "gold", "2026-02-01T00:00:00Z");
+    let a2 = new_key("mds_live_s02", 2, "acme", "pro", "2026-02-02T00:00:00Z");
+    let b1 = new_key("mds_test_s03", 3, "beta", "pro", "2026-02-03T00:00:00Z");
+    for k in [&a1, &a2, &b1] {
+        store.create_key(k).await.expect("create");
+    }
+    store.revoke_key(&a2.prefix, at("2026-02-04T00:00:00Z")).await.expect("revoke");
+    let beta = store.set_account_entitled(&account_name("beta"), false).await.expect("entitle");
+
+    let snap = store.auth_snapshot().await.expect("snapshot");
+    assert_eq!(snap.keys, vec![record(&a1, None), record(&b1, None)]);
+    let acme = Account { name: account_name("acme"), entitled: true, created_at: at("2026-01-01T00:00:00Z") };
+    assert_eq!(snap.accounts, vec![acme, beta]);
+    let mut tiers = default_tiers_by_name();
+    tiers.insert(2, gold);
+    assert_eq!(snap.tiers, tiers);
+    assert_eq!(snap.tiers, store.tiers().await.expect("tiers"));
+}

@@ -1,0 +1,152 @@
+//! Suite functions for companies and articles.
+
+use super::*;
+
+/// Upserting no rows reports zero and writes nothing.
+pub async fn empty_upserts_change_nothing(store: &dyn Store) {
+    migrated(store).await;
+    let g = generation(store).await;
+    assert_eq!(store.upsert_companies(&[]).await.expect("upsert"), summary(0, 0));
+    assert_eq!(store.upsert_articles(&[]).await.expect("upsert"), summary(0, 0));
+    assert_eq!(generation(store).await, g);
+    assert!(store.companies().await.expect("companies").is_empty());
+    assert_eq!(store.article_count().await.expect("count"), 0);
+}
+
+/// Insert and update counts are exact, and an update replaces every field,
+/// optional ones back to null included.
+pub async fn upsert_companies_counts_and_replaces_every_field(store: &dyn Store) {
+    migrated(store).await;
+    let a = company("INE117A0102", "ABB", "ABB India Limited");
+    let b = company("INE144J0102", "20MICRONS", "20 Microns Limited");
+    let c = company("INE002A0101", "RELIANCE", "Reliance Industries");
+    let first = store.upsert_companies(&[a.clone(), b.clone(), c.clone()]).await.expect("insert");
+    assert_eq!(first, summary(3, 0));
+    assert_eq!(store.companies().await.expect("companies"), vec![b.clone(), a.clone(), c.clone()]);
+
+    let a2 = Company {
+        isin: a.isin.clone(),
+        ticker: ticker("ABBN"),
+        name: "ABB (renamed)".into(),
+        industry: None,
+        sector: None,
+        is_bse: false,
+        is_nse: true,
+        market_cap_band: None,
+        logo_url: None,
+    };
+    let b2 = Company { market_cap_band: Some(MarketCapBand::Small), industry: Some("Minerals".into()), ..b.clone() };
+    let d = company("INE009A0102", "INFY", "Infosys");
+    let second = store.upsert_companies(&[a2.clone(), d.clone(), b2.clone()]).await.expect("upsert");
+    assert_eq!(second, summary(1, 2));
+    assert_eq!(store.companies().await.expect("companies"), vec![b2, a2, d, c]);
+}
+
+/// The same ISIN twice in one call: the later row wins, and it counts as one
+/// insert and one update (as row-by-row upserts would).
+pub async fn upsert_companies_repeated_isin_in_one_call(store: &dyn Store) {
+    migrated(store).await;
+    let a = company("INE117A0102", "ABB", "first");
+    let a2 = Company { name: "second".into(), ..a.clone() };
+    let s = store.upsert_companies(&[a, a2.clone()]).await.expect("upsert");
+    assert_eq!(s, summary(1, 1));
+    assert_eq!(store.companies().await.expect("companies"), vec![a2]);
+}
+
+/// Thousands of rows in one call (more than any backend's statement batch),
+/// then a mix of updates and inserts: counts and contents exact.
+pub async fn upsert_companies_in_large_batches(store: &dyn Store) {
+    migrated(store).await;
+    let make = |i: u32, name: &str| {
+        let mut c = company(&format!("INE{i:08}"), &format!("T{i:05}"), name);
+        if i % 3 == 0 {
+            c.logo_url = None;
+            c.market_cap_band = Some(MarketCapBand::Mid);
+        }
+        c
+    };
+    let first: Vec<Company> = (0..1234).map(|i| make(i, "v1")).collect();
+    assert_eq!(store.upsert_companies(&first).await.expect("insert"), summary(1234, 0));
+    // 1000..1234 updated, 1234..1500 new.
+    let second: Vec<Company> = (1000..1500).map(|i| make(i, "v2")).collect();
+    assert_eq!(store.upsert_companies(&second).await.expect("upsert"), summary(266, 234));
+
+    let all = store.companies().await.expect("companies");
+    assert_eq!(all.len(), 1500);
+    for (i, c) in (0..1500).zip(&all) {
+        assert_eq!(c, &make(i, if i < 1000 { "v1" } else { "v2" }));
+    }
+}
+
+/// Companies come ordered by ticker, then ISIN, in byte order; several ISINs
+/// may share one ticker.
+pub async fn companies_are_ordered_by_ticker_then_isin(store: &dyn Store) {
+    migrated(store).await;
+    let rows = vec![
+        company("INE00000003", "M&M", "Mahindra"),
+        company("INE00000009", "ABB", "ABB 9"),
+        company("INE00000001", "ABB", "ABB 1"),
+        company("INE00000005", "AB", "AB"),
+        company("INE00000002", "20MICRONS", "20 Microns"),
+        company("US000000007", "ABB", "ABB US"),
+        company("INE00000004", "A", "A"),
+        company("INE00000008", "ABB-X", "ABB-X"),
+    ];
+    assert_eq!(store.upsert_companies(&rows).await.expect("insert"), summary(8, 0));
+    let got: Vec<(String, String)> = store
+        .companies()
+        .await
+        .expect("companies")
+        .into_iter()
+        .map(|c| (c.ticker.as_str().to_owned(), c.isin.as_str()[..11].to_owned()))
+        .collect();
+    let want: Vec<(String, String)> = [
+        ("20MICRONS", "INE00000002"),
+        ("A", "INE00000004"),
+        ("AB", "INE00000005"),
+        ("ABB", "INE00000001"),
+        ("ABB", "INE00000009"),
+        ("ABB", "US000000007"),
+        ("ABB-X", "INE00000008"),
+        ("M&M", "INE00000003"),
+    ]
+    .iter()
+    .map(|(t, i)| ((*t).to_owned(), (*i).to_owned()))
+    .collect();
+    assert_eq!(got, want);
+}
+
+/// Every article field survives the store: tags in order (duplicates kept),
+/// nulls as nulls, instants to the nanosecond; an unknown slug is `None`.
+pub async fn articles_round_trip_every_field(store: &dyn Store) {
+    migrated(store).await;
+    let full = full_article("reliance-q2-results-2026");
+    let bare = bare_article("x");
+    assert_eq!(store.upsert_articles(&[full.clone(), bare.clone()]).await.expect("insert"), summary(2, 0));
+    assert_eq!(store.article(&full.slug).await.expect("article"), Some(full));
+    assert_eq!(store.article(&bare.slug).await.expect("article"), Some(bare));
+    assert_eq!(store.article(&slug("no-such-article")).await.expect("article"), None);
+    assert_eq!(store.article_count().await.expect("count"), 2);
+}
+
+/// Insert and update counts are exact; an update replaces every field, back
+/// to null and `[]` included; `article_count` counts slugs.
+pub async fn upsert_articles_counts_and_replaces_every_field(store: &dyn Store) {
+    migrated(store).await;
+    let many: Vec<Article> = (0..120).map(|i| full_article(&format!("story-{i}"))).collect();
+    assert_eq!(store.upsert_articles(&many).await.expect("insert"), summary(120, 0));
+    assert_eq!(store.article_count().await.expect("count"), 120);
+
+    let replaced = bare_article("story-7");
+    let mut changed = full_article("story-100");
+    changed.tags = vec!["only".into()];
+    changed.published_at = Some(at("2027-01-01T00:00:00Z"));
+    let new = bare_article("story-new");
+    let s = store.upsert_articles(&[replaced.clone(), new.clone(), changed.clone()]).await.expect("upsert");
+    assert_eq!(s, summary(1, 2));
+    assert_eq!(store.article_count().await.expect("count"), 121);
+    assert_eq!(store.article(&replaced.slug).await.expect("article"), Some(replaced));
+    assert_eq!(store.article(&changed.slug).await.expect("article"), Some(changed));
+    assert_eq!(store.article(&new.slug).await.expect("article"), Some(new));
+    assert_eq!(store.article(&slug("story-8")).await.expect("article"), Some(full_article("story-8")));
+}

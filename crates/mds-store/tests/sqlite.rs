@@ -1,0 +1,262 @@
+//! The SQLite backend: the whole storage test suite (each function on a fresh
+//! database file of its own), then what is particular to SQLite: several
+//! processes on one file, locks, corrupt rows, URLs.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use mds_domain::{AccountName, Company, Isin, Ticker, Tier};
+use mds_store::sqlite::{BUSY_TIMEOUT, SqliteStore};
+use mds_store::{DatabaseUrl, Store, StoreError};
+use sqlx::{Connection, SqliteConnection};
+use tempfile::TempDir;
+
+fn url_in(dir: &Path) -> DatabaseUrl {
+    DatabaseUrl::new(dir.join("mds.db").to_str().expect("UTF-8 temp path"))
+}
+
+/// A fresh, empty, not migrated store on a file in a new temporary directory.
+async fn fresh() -> (SqliteStore, TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = SqliteStore::connect(&url_in(dir.path())).await.expect("connect");
+    (store, dir)
+}
+
+/// A migrated store and a raw connection to the same file, for poking at it.
+async fn migrated_with_raw() -> (SqliteStore, SqliteConnection, TempDir) {
+    let (store, dir) = fresh().await;
+    store.migrate().await.expect("migrate");
+    let raw = SqliteConnection::connect(url_in(dir.path()).expose()).await.expect("raw connection");
+    (store, raw, dir)
+}
+
+mds_store::store_test_suite!(fresh);
+
+#[tokio::test]
+async fn two_stores_on_one_file_see_each_others_writes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let a = SqliteStore::connect(&url_in(dir.path())).await.expect("connect a");
+    let b = SqliteStore::connect(&url_in(dir.path())).await.expect("connect b");
+    a.migrate().await.expect("migrate a");
+    b.migrate().await.expect("migrate b");
+    assert_eq!(a.cursor_secret().await.unwrap(), b.cursor_secret().await.unwrap());
+    assert_eq!(a.generation().await.unwrap(), b.generation().await.unwrap());
+
+    let before = b.generation().await.unwrap();
+    let acme = AccountName::parse("acme").unwrap();
+    a.create_account(&acme, Utc::now()).await.expect("create on a");
+    assert!(b.generation().await.unwrap() > before);
+    assert_eq!(b.accounts().await.unwrap(), a.accounts().await.unwrap());
+    assert_eq!(b.accounts().await.unwrap().len(), 1);
+
+    b.set_account_entitled(&acme, false).await.expect("entitle on b");
+    assert!(!a.accounts().await.unwrap()[0].entitled);
+    assert_eq!(a.generation().await.unwrap(), b.generation().await.unwrap());
+
+    // A third store opened later reads the same secret: it is made once.
+    let c = SqliteStore::connect(&url_in(dir.path())).await.expect("connect c");
+    c.migrate().await.expect("migrate c");
+    assert_eq!(c.cursor_secret().await.unwrap(), a.cursor_secret().await.unwrap());
+}
+
+#[tokio::test]
+async fn concurrent_and_repeated_migrations_are_harmless() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let a = SqliteStore::connect(&url_in(dir.path())).await.expect("connect a");
+    let b = SqliteStore::connect(&url_in(dir.path())).await.expect("connect b");
+    let (ra, rb) = tokio::join!(a.migrate(), b.migrate());
+    ra.expect("migrate a");
+    rb.expect("migrate b");
+    a.migrate().await.expect("migrate a again");
+    assert_eq!(a.tiers().await.unwrap().len(), Tier::defaults().len());
+    assert_eq!(a.cursor_secret().await.unwrap(), b.cursor_secret().await.unwrap());
+
+    let mut raw = SqliteConnection::connect(url_in(dir.path()).expose()).await.unwrap();
+    let versions: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM schema_migrations").fetch_all(&mut raw).await.unwrap();
+    assert_eq!(versions, vec![1]);
+}
+
+#[tokio::test]
+async fn the_file_is_in_wal_mode_and_keeps_only_hashes() {
+    let (store, mut raw, _dir) = migrated_with_raw().await;
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&mut raw).await.unwrap();
+    assert_eq!(mode, "wal");
+
+    let acme = AccountName::parse("acme").unwrap();
+    store.create_account(&acme, Utc::now()).await.unwrap();
+    let key = mds_domain::ApiKey::generate(mds_domain::Environment::Live);
+    store
+        .create_key(&mds_store::NewKey {
+            prefix: key.prefix(),
+            hash: key.hash(),
+            account: acme,
+            tier: mds_domain::TierName::evaluation(),
+            environment: key.environment(),
+            created_at: Utc::now(),
+        })
+        .await
+        .unwrap();
+    let (prefix, hash_hex): (String, String) =
+        sqlx::query_as("SELECT prefix, hash_hex FROM api_keys").fetch_one(&mut raw).await.unwrap();
+    assert_eq!(prefix, key.prefix().as_str());
+    assert_eq!(hash_hex, key.hash().to_hex());
+    assert!(!hash_hex.contains(&key.expose_secret()[12..]));
+}
+
+#[tokio::test]
+async fn corrupt_rows_are_errors_not_panics() {
+    let (store, mut raw, _dir) = migrated_with_raw().await;
+    sqlx::query("INSERT INTO companies (isin, ticker, name, is_bse, is_nse) VALUES ('NOT-AN-ISIN', 'X', 'X', 1, 0)")
+        .execute(&mut raw)
+        .await
+        .unwrap();
+    let err = store.companies().await.expect_err("corrupt ISIN");
+    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
+    assert!(err.to_string().contains("NOT-AN-ISIN"), "{err}");
+
+    sqlx::query("UPDATE meta SET value = 'many' WHERE key = 'generation'").execute(&mut raw).await.unwrap();
+    assert!(matches!(store.generation().await, Err(StoreError::Database(_))));
+
+    sqlx::query("INSERT INTO tiers (name, rate_limit_per_minute, monthly_quota) VALUES ('huge', 5000000000, 5)")
+        .execute(&mut raw)
+        .await
+        .unwrap();
+    assert!(matches!(store.tiers().await, Err(StoreError::Database(_))));
+}
+
+#[tokio::test]
+async fn a_failed_upsert_writes_nothing() {
+    let (store, mut raw, _dir) = migrated_with_raw().await;
+    // A row deep in the call (past the first statement batches) fails.
+    sqlx::query(
+        "CREATE TRIGGER boom BEFORE INSERT ON companies WHEN NEW.ticker = 'BOOM' \
+         BEGIN SELECT RAISE(ABORT, 'boom'); END",
+    )
+    .execute(&mut raw)
+    .await
+    .unwrap();
+    let g = store.generation().await.unwrap();
+    let template = Company {
+        isin: Isin::parse("INE117A01022").unwrap(),
+        ticker: Ticker::parse("ABB").unwrap(),
+        name: "ABB".into(),
+        industry: None,
+        sector: None,
+        is_bse: true,
+        is_nse: true,
+        market_cap_band: None,
+        logo_url: None,
+    };
+    let rows: Vec<Company> = (0..450)
+        .map(|i| Company {
+            isin: Isin::parse(&valid_isin(i)).unwrap(),
+            ticker: Ticker::parse(if i == 420 { "BOOM" } else { "OK" }).unwrap(),
+            ..template.clone()
+        })
+        .collect();
+    let err = store.upsert_companies(&rows).await.expect_err("trigger aborts");
+    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
+    assert!(store.companies().await.unwrap().is_empty());
+    assert_eq!(store.generation().await.unwrap(), g);
+}
+
+/// The `i`-th of a series of valid ISINs (`INE` + 8 digits + check digit).
+fn valid_isin(i: u32) -> String {
+    let body = format!("INE{i:08}");
+    let digits: String = body.chars().map(|c| c.to_digit(36).unwrap().to_string()).collect();
+    let sum: u32 = digits
+        .bytes()
+        .rev()
+        .enumerate()
+        .map(|(n, b)| {
+            let d = u32::from(b - b'0');
+            if n % 2 == 0 { (d * 2) / 10 + (d * 2) % 10 } else { d }
+        })
+        .sum();
+    format!("{body}{}", (10 - sum % 10) % 10)
+}
+
+#[tokio::test]
+async fn a_schema_newer_than_this_build_is_refused() {
+    let (store, mut raw, _dir) = migrated_with_raw().await;
+    sqlx::query("INSERT INTO schema_migrations (version, applied_at) VALUES (999, 'later')")
+        .execute(&mut raw)
+        .await
+        .unwrap();
+    match store.migrate().await {
+        Err(StoreError::Invalid(m)) => assert!(m.contains("version 999"), "{m}"),
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_write_lock_held_elsewhere_makes_writes_unavailable_not_reads() {
+    let (store, mut raw, _dir) = migrated_with_raw().await;
+    sqlx::query("BEGIN IMMEDIATE").execute(&mut raw).await.unwrap();
+
+    // WAL: readers are not blocked by another process's writer, and neither
+    // is the migration of a store that is up to date (every command runs it).
+    let started = Instant::now();
+    assert_eq!(store.tiers().await.unwrap().len(), 4);
+    store.migrate().await.expect("migrate while another process writes");
+    assert!(started.elapsed() < Duration::from_secs(1), "reads waited {:?}", started.elapsed());
+
+    let started = Instant::now();
+    let err = store.create_account(&AccountName::parse("acme").unwrap(), Utc::now()).await.expect_err("locked");
+    assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
+    assert!(started.elapsed() >= BUSY_TIMEOUT - Duration::from_millis(500), "gave up after {:?}", started.elapsed());
+
+    sqlx::query("ROLLBACK").execute(&mut raw).await.unwrap();
+    store.create_account(&AccountName::parse("acme").unwrap(), Utc::now()).await.expect("after the lock is gone");
+}
+
+#[tokio::test]
+async fn a_file_that_cannot_be_opened_is_unavailable() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = url_in(&dir.path().join("no-such-directory"));
+    match SqliteStore::connect(&url).await {
+        Err(StoreError::Unavailable(_)) => {}
+        other => panic!("expected Unavailable, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_closed_store_is_unavailable() {
+    let (store, _dir) = fresh().await;
+    store.migrate().await.unwrap();
+    store.close().await;
+    assert!(matches!(store.ping().await, Err(StoreError::Unavailable(_))));
+}
+
+#[tokio::test]
+async fn a_bad_url_is_invalid() {
+    let url = DatabaseUrl::new("sqlite://x.db?mode=sideways");
+    match SqliteStore::connect(&url).await {
+        Err(StoreError::Invalid(m)) => assert!(!m.contains('\n'), "{m}"),
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn an_in_memory_store_keeps_its_data() {
+    let store = SqliteStore::connect(&DatabaseUrl::new("sqlite::memory:")).await.expect("connect");
+    store.migrate().await.expect("migrate");
+    store.create_account(&AccountName::parse("acme").unwrap(), Utc::now()).await.unwrap();
+    assert_eq!(store.accounts().await.unwrap().len(), 1);
+
+    // Another in-memory store is another database.
+    let other = SqliteStore::connect(&DatabaseUrl::new("sqlite::memory:")).await.expect("connect");
+    other.migrate().await.expect("migrate");
+    assert!(other.accounts().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn open_picks_sqlite_for_bare_paths() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = mds_store::open(&url_in(dir.path())).await.expect("open");
+    store.migrate().await.expect("migrate");
+    store.ping().await.expect("ping");
+    assert!(dir.path().join("mds.db").exists());
+}
