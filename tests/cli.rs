@@ -70,10 +70,17 @@ fn migrate_is_idempotent_and_tiers_are_data() {
     }
     let e = cli.fails(&["tiers", "set", "gold"]);
     assert!(e.contains("--rate-limit-per-minute"), "{e}");
-    assert!(cli.ok(&["tiers", "set", "gold", "--rate-limit-per-minute", "120", "--monthly-quota", "200000"]).starts_with("created"));
+    assert!(
+        cli.ok(&["tiers", "set", "gold", "--rate-limit-per-minute", "120", "--monthly-quota", "200000"])
+            .starts_with("created")
+    );
     assert!(cli.ok(&["tiers", "set", "gold", "--monthly-quota", "300000"]).starts_with("updated"));
     let json = cli.ok(&["tiers", "list", "--json"]);
-    let gold: serde_json::Value = json.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()).find(|v| v["name"] == "gold").unwrap();
+    let gold: serde_json::Value = json
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["name"] == "gold")
+        .unwrap();
     assert_eq!(gold, serde_json::json!({"name": "gold", "rate_limit_per_minute": 120, "monthly_quota": 300000}));
     let o = cli.run(&["tiers", "set", "gold", "--rate-limit-per-minute", "0"]);
     assert!(!o.status.success());
@@ -193,7 +200,10 @@ async fn news_and_exchange_imports() {
     let store = cli.store().await;
     let a = store.article(&mds_domain::Slug::parse("abb-wins-order").unwrap()).await.unwrap().unwrap();
     assert_eq!(mds_domain::time::format_utc(&a.published_at.unwrap()), "2026-11-20T03:45:00+00:00");
-    let bad = cli.write("bad.jsonl", b"{\"slug\":\"ok-one\",\"headline\":\"x\"}\n{\"slug\":\"Bad Slug\",\"headline\":\"x\"}\nnot json\n");
+    let bad = cli.write(
+        "bad.jsonl",
+        b"{\"slug\":\"ok-one\",\"headline\":\"x\"}\n{\"slug\":\"Bad Slug\",\"headline\":\"x\"}\nnot json\n",
+    );
     let e = cli.fails(&["import", "news", &bad]);
     assert!(e.contains(":2:") && e.contains(":3:"), "{e}");
     assert_eq!(store.article_count().await.unwrap(), 2);

@@ -87,19 +87,30 @@ async fn each_filter_matches_the_independently_computed_set() {
         ("letter=r".into(), expected(|c| c.ticker.as_str().starts_with('R'))),
         ("letter=2".into(), expected(|c| c.ticker.as_str().starts_with('2'))),
         (format!("industry={}", enc(&some_industry)), expected(|c| c.industry.as_deref() == Some(&some_industry))),
-        (format!("industry={}", enc(&some_industry.to_lowercase())), expected(|c| c.industry.as_deref() == Some(&some_industry.to_lowercase()))),
+        (
+            format!("industry={}", enc(&some_industry.to_lowercase())),
+            expected(|c| c.industry.as_deref() == Some(&some_industry.to_lowercase())),
+        ),
         ("industry=No%20Such%20Industry".into(), vec![]),
         ("exchange=nse".into(), expected(|c| c.is_nse)),
         ("exchange=bse".into(), expected(|c| c.is_bse)),
         ("market_cap=large_cap".into(), expected(|c| c.market_cap_band == Some(MarketCapBand::Large))),
         ("market_cap=mid_cap".into(), expected(|c| c.market_cap_band == Some(MarketCapBand::Mid))),
         ("market_cap=small_cap".into(), expected(|c| c.market_cap_band == Some(MarketCapBand::Small))),
-        ("search=bank".into(), expected(|c| c.name.to_lowercase().contains("bank") || c.ticker.as_str().to_lowercase().contains("bank"))),
-        ("search=%20%20TATA%20".into(), expected(|c| c.name.to_lowercase().contains("tata") || c.ticker.as_str().to_lowercase().contains("tata"))),
+        (
+            "search=bank".into(),
+            expected(|c| c.name.to_lowercase().contains("bank") || c.ticker.as_str().to_lowercase().contains("bank")),
+        ),
+        (
+            "search=%20%20TATA%20".into(),
+            expected(|c| c.name.to_lowercase().contains("tata") || c.ticker.as_str().to_lowercase().contains("tata")),
+        ),
         ("ticker=reliance".into(), expected(|c| c.ticker.as_str() == "RELIANCE")),
         (
             "exchange=nse&market_cap=large_cap&letter=h".into(),
-            expected(|c| c.is_nse && c.market_cap_band == Some(MarketCapBand::Large) && c.ticker.as_str().starts_with('H')),
+            expected(|c| {
+                c.is_nse && c.market_cap_band == Some(MarketCapBand::Large) && c.ticker.as_str().starts_with('H')
+            }),
         ),
         (
             format!("search=ltd&exchange=bse&industry={}", enc(&some_industry)),
@@ -120,9 +131,7 @@ async fn each_filter_matches_the_independently_computed_set() {
 }
 
 fn enc(s: &str) -> String {
-    s.bytes()
-        .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
-        .collect()
+    s.bytes().map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") }).collect()
 }
 
 #[tokio::test]
@@ -230,7 +239,9 @@ async fn cursors_are_bound_signed_and_opaque() {
     let p = app.get_json("/v1/companies?exchange=nse&limit=2", 200).await;
     let c = p["next_cursor"].as_str().unwrap().to_owned();
     // Other filters.
-    let b = assert_problem(app.get(&format!("/v1/companies?exchange=bse&limit=2&cursor={c}")).await, 400, "invalid_cursor").await;
+    let b =
+        assert_problem(app.get(&format!("/v1/companies?exchange=bse&limit=2&cursor={c}")).await, 400, "invalid_cursor")
+            .await;
     assert_eq!(b["param"], "cursor");
     assert_problem(app.get(&format!("/v1/companies?limit=2&cursor={c}")).await, 400, "invalid_cursor").await;
     // Altered: flip one character in the middle.
@@ -238,7 +249,8 @@ async fn cursors_are_bound_signed_and_opaque() {
     let i = t.len() / 2;
     t[i] = if t[i] == 'A' { 'B' } else { 'A' };
     let tampered: String = t.into_iter().collect();
-    assert_problem(app.get(&format!("/v1/companies?exchange=nse&cursor={tampered}")).await, 400, "invalid_cursor").await;
+    assert_problem(app.get(&format!("/v1/companies?exchange=nse&cursor={tampered}")).await, 400, "invalid_cursor")
+        .await;
     // Foreign: signed by another secret.
     let foreign = mds_catalog::CursorCodec::new(b"another service").encode(
         &mds_domain::CompanyFilter { exchange: Some(mds_domain::Exchange::Nse), ..Default::default() },

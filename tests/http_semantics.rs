@@ -5,11 +5,10 @@
 mod common;
 
 use std::io::Read;
-use std::sync::Arc;
 use std::time::Duration;
 
-use common::faults::{Fault, Faulty};
-use common::{Options, assert_problem, spawn, spawn_with};
+use common::faults::Fault;
+use common::{assert_problem, spawn, spawn_faulty};
 use mds_domain::Environment;
 use mds_http::HttpConfig;
 
@@ -33,10 +32,7 @@ async fn missing_and_invalid_keys_are_401_with_www_authenticate() {
     let unknown = mds_domain::ApiKey::generate(Environment::Live).expose_secret().to_owned();
     let other_env = format!("mds_test_{}", &k[9..]);
     let revoked = common::new_key(&*app.store, "acme", "pro", Environment::Test).await;
-    app.store
-        .revoke_key(&mds_domain::ApiKey::parse(&revoked).unwrap().prefix(), chrono::Utc::now())
-        .await
-        .unwrap();
+    app.store.revoke_key(&mds_domain::ApiKey::parse(&revoked).unwrap().prefix(), chrono::Utc::now()).await.unwrap();
     app.wait_for_status("/v1/companies", &revoked, 401).await;
     let mut details = std::collections::HashSet::new();
     for bad in ["nonsense", "mds_live_short", &typo, &unknown, &other_env, &revoked, &format!("{k}x")] {
@@ -120,9 +116,23 @@ async fn news_article_has_the_full_shape() {
 #[tokio::test]
 async fn request_ids_are_echoed_when_sane_and_made_otherwise() {
     let app = spawn().await;
-    let r = app.client.get(format!("{}/v1/companies?limit=1", app.base)).bearer_auth(&app.key).header("x-request-id", "abc-123").send().await.unwrap();
+    let r = app
+        .client
+        .get(format!("{}/v1/companies?limit=1", app.base))
+        .bearer_auth(&app.key)
+        .header("x-request-id", "abc-123")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.headers()["x-request-id"], "abc-123");
-    let r = app.client.get(format!("{}/v1/companies?limit=0", app.base)).bearer_auth(&app.key).header("x-request-id", "trace:42").send().await.unwrap();
+    let r = app
+        .client
+        .get(format!("{}/v1/companies?limit=0", app.base))
+        .bearer_auth(&app.key)
+        .header("x-request-id", "trace:42")
+        .send()
+        .await
+        .unwrap();
     let b = assert_problem(r, 400, "invalid_parameter").await;
     assert_eq!(b["request_id"], "trace:42");
     for insane in ["has space", "<script>", &"x".repeat(200)] {
@@ -153,7 +163,8 @@ async fn etags_are_strong_and_if_none_match_gives_304() {
     // A different page has a different tag; a stale tag gets the full body.
     let other = app.get("/v1/companies?limit=6").await.headers()["etag"].to_str().unwrap().to_owned();
     assert_ne!(other, etag);
-    let r = app.client.get(&url).bearer_auth(&app.key).header("if-none-match", "\"stale\", W/\"x\"").send().await.unwrap();
+    let r =
+        app.client.get(&url).bearer_auth(&app.key).header("if-none-match", "\"stale\", W/\"x\"").send().await.unwrap();
     assert_eq!(r.status(), 200);
     // The same representation keeps its tag.
     assert_eq!(app.get("/v1/companies?limit=5").await.headers()["etag"].to_str().unwrap(), etag);
@@ -164,7 +175,14 @@ async fn etags_are_strong_and_if_none_match_gives_304() {
     let slug = &mds_import::demo_articles()[0].slug;
     let r = app.get(&format!("/v1/news/{slug}")).await;
     let t = r.headers()["etag"].to_str().unwrap().to_owned();
-    let r = app.client.get(format!("{}/v1/news/{slug}", app.base)).bearer_auth(&app.key).header("if-none-match", &t).send().await.unwrap();
+    let r = app
+        .client
+        .get(format!("{}/v1/news/{slug}", app.base))
+        .bearer_auth(&app.key)
+        .header("if-none-match", &t)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 304);
 }
 
@@ -206,26 +224,22 @@ async fn responses_are_compressed_when_asked() {
             assert_eq!(out, plain_body);
         }
         // The compressed tag validates too.
-        let r = app.client.get(&url).bearer_auth(&app.key).header("accept-encoding", coding).header("if-none-match", &tag).send().await.unwrap();
+        let r = app
+            .client
+            .get(&url)
+            .bearer_auth(&app.key)
+            .header("accept-encoding", coding)
+            .header("if-none-match", &tag)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 304);
     }
 }
 
 #[tokio::test]
 async fn health_and_readiness() {
-    let faulty = std::sync::Mutex::new(None::<Arc<Faulty>>);
-    let slot = Arc::new(faulty);
-    let s2 = slot.clone();
-    let app = spawn_with(Options {
-        wrap: Some(Box::new(move |s| {
-            let f = Faulty::new(s);
-            *s2.lock().unwrap() = Some(f.clone());
-            f
-        })),
-        ..Options::default()
-    })
-    .await;
-    let f = slot.lock().unwrap().clone().unwrap();
+    let (app, f) = spawn_faulty(test_config()).await;
     let r = app.client.get(format!("{}/healthz", app.base)).send().await.unwrap();
     assert_eq!(r.status(), 200);
     let r = app.client.get(format!("{}/readyz", app.base)).send().await.unwrap();
@@ -244,18 +258,7 @@ async fn health_and_readiness() {
 
 #[tokio::test]
 async fn store_outages_are_503_bugs_are_500_and_both_recover() {
-    let slot = Arc::new(std::sync::Mutex::new(None::<Arc<Faulty>>));
-    let s2 = slot.clone();
-    let app = spawn_with(Options {
-        wrap: Some(Box::new(move |s| {
-            let f = Faulty::new(s);
-            *s2.lock().unwrap() = Some(f.clone());
-            f
-        })),
-        ..Options::default()
-    })
-    .await;
-    let f = slot.lock().unwrap().clone().unwrap();
+    let (app, f) = spawn_faulty(test_config()).await;
     let slug = mds_import::demo_articles()[0].slug.clone();
     f.set(Fault::Unreachable);
     let r = app.get(&format!("/v1/news/{slug}")).await;
@@ -274,19 +277,12 @@ async fn store_outages_are_503_bugs_are_500_and_both_recover() {
 
 #[tokio::test]
 async fn slow_requests_time_out_with_503() {
-    let slot = Arc::new(std::sync::Mutex::new(None::<Arc<Faulty>>));
-    let s2 = slot.clone();
-    let app = spawn_with(Options {
-        config: HttpConfig { request_timeout: Duration::from_millis(300), reload_interval: Duration::from_secs(3600), ..HttpConfig::default() },
-        wrap: Some(Box::new(move |s| {
-            let f = Faulty::new(s);
-            *s2.lock().unwrap() = Some(f.clone());
-            f
-        })),
-        ..Options::default()
+    let (app, f) = spawn_faulty(HttpConfig {
+        request_timeout: Duration::from_millis(300),
+        reload_interval: Duration::from_secs(3600),
+        ..HttpConfig::default()
     })
     .await;
-    let f = slot.lock().unwrap().clone().unwrap();
     f.set(Fault::Slow);
     let slug = mds_import::demo_articles()[0].slug.clone();
     let started = std::time::Instant::now();
@@ -315,19 +311,8 @@ async fn revocation_is_seen_within_a_second() {
 
 #[tokio::test]
 async fn graceful_shutdown_finishes_in_flight_requests() {
-    let slot = Arc::new(std::sync::Mutex::new(None::<Arc<Faulty>>));
-    let s2 = slot.clone();
-    let app = spawn_with(Options {
-        config: HttpConfig { reload_interval: Duration::from_secs(3600), ..HttpConfig::default() },
-        wrap: Some(Box::new(move |s| {
-            let f = Faulty::new(s);
-            *s2.lock().unwrap() = Some(f.clone());
-            f
-        })),
-        ..Options::default()
-    })
-    .await;
-    let f = slot.lock().unwrap().clone().unwrap();
+    let (app, f) =
+        spawn_faulty(HttpConfig { reload_interval: Duration::from_secs(3600), ..HttpConfig::default() }).await;
     f.set(Fault::Slow);
     let slug = mds_import::demo_articles()[0].slug.clone();
     let client = app.client.clone();
@@ -339,4 +324,8 @@ async fn graceful_shutdown_finishes_in_flight_requests() {
     app.stop().await;
     assert_eq!(inflight.await.unwrap(), 200, "the in-flight request completed");
     assert!(reqwest::get(format!("{base}/healthz")).await.is_err(), "no longer accepting");
+}
+
+fn test_config() -> HttpConfig {
+    HttpConfig { reload_interval: Duration::from_millis(100), ..HttpConfig::default() }
 }

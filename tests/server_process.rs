@@ -26,7 +26,7 @@ fn mds(dir: &TempDir) -> Command {
 /// Starts `mds ARGS --listen 127.0.0.1:0` and waits for the address it
 /// reports (`addr=` in the log for serve, the "Serving on" line for demo).
 fn start(dir: &TempDir, args: &[&str]) -> Proc {
-    let mut child = mds(dir)
+    let child = mds(dir)
         .args(args)
         .args(["--listen", "127.0.0.1:0"])
         .stdin(Stdio::null())
@@ -34,12 +34,12 @@ fn start(dir: &TempDir, args: &[&str]) -> Proc {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // Owned by a Proc at once, so its Drop kills and reaps it on any panic.
+    let mut proc = Proc { child, stderr: Arc::default(), stdout: Arc::default(), addr: String::new() };
     let (tx, rx) = mpsc::channel::<String>();
-    let stderr = Arc::new(Mutex::new(Vec::new()));
-    let stdout = Arc::new(Mutex::new(Vec::new()));
     for (stream, sink) in [
-        (Box::new(child.stderr.take().unwrap()) as Box<dyn std::io::Read + Send>, stderr.clone()),
-        (Box::new(child.stdout.take().unwrap()), stdout.clone()),
+        (Box::new(proc.child.stderr.take().unwrap()) as Box<dyn std::io::Read + Send>, proc.stderr.clone()),
+        (Box::new(proc.child.stdout.take().unwrap()), proc.stdout.clone()),
     ] {
         let tx = tx.clone();
         std::thread::spawn(move || {
@@ -51,14 +51,16 @@ fn start(dir: &TempDir, args: &[&str]) -> Proc {
     }
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let line = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())).expect("server reports its address");
+        let line =
+            rx.recv_timeout(deadline.saturating_duration_since(Instant::now())).expect("server reports its address");
         let addr = if let Some(i) = line.find("addr=") {
             Some(line[i + 5..].split_whitespace().next().unwrap().to_owned())
         } else {
             line.strip_prefix("Serving on http://").map(|r| r.split_whitespace().next().unwrap().to_owned())
         };
         if let Some(addr) = addr {
-            return Proc { child, stderr, stdout, addr };
+            proc.addr = addr;
+            return proc;
         }
     }
 }
@@ -85,6 +87,7 @@ impl Proc {
 impl Drop for Proc {
     fn drop(&mut self) {
         let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -146,8 +149,17 @@ async fn demo_starts_from_nothing_and_reuses_its_store() {
     let dir = tempfile::tempdir().unwrap();
     let mut first = start(&dir, &["demo"]);
     let out = first.stdout.lock().unwrap().join("\n");
-    let key = out.lines().find_map(|l| l.trim().strip_prefix("mds_live_").map(|r| format!("mds_live_{r}"))).expect("key printed");
-    assert!(out.contains(&format!("curl -H \"Authorization: Bearer {key}\" \"http://{}/v1/companies?limit=3\"", first.addr)), "{out}");
+    let key = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("mds_live_").map(|r| format!("mds_live_{r}")))
+        .expect("key printed");
+    assert!(
+        out.contains(&format!(
+            "curl -H \"Authorization: Bearer {key}\" \"http://{}/v1/companies?limit=3\"",
+            first.addr
+        )),
+        "{out}"
+    );
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
     let r = client.get(format!("http://{}/v1/companies?limit=3", first.addr)).bearer_auth(&key).send().await.unwrap();
     assert_eq!(r.status(), 200);

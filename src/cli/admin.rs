@@ -145,7 +145,11 @@ pub(crate) async fn accounts(store: &Arc<dyn Store>, cmd: AccountsCommand) -> an
         }
         AccountsCommand::Set { name, entitled } => {
             let a = store.set_account_entitled(&name, entitled).await?;
-            let what = if a.entitled { "entitled: its keys use their own tiers" } else { "not entitled: its keys are held to the evaluation tier" };
+            let what = if a.entitled {
+                "entitled: its keys use their own tiers"
+            } else {
+                "not entitled: its keys are held to the evaluation tier"
+            };
             println!("account {} is {what}", a.name);
         }
         AccountsCommand::List { json } => {

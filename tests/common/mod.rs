@@ -35,6 +35,23 @@ pub struct TestApp {
     _dir: Arc<TempDir>,
 }
 
+/// Wraps the store the server gets.
+pub type StoreWrapper = Box<dyn FnOnce(Arc<dyn Store>) -> Arc<dyn Store> + Send>;
+
+/// Starts the app behind a fault injector, returned with it.
+pub async fn spawn_faulty(config: HttpConfig) -> (TestApp, Arc<faults::Faulty>) {
+    let slot = Arc::new(std::sync::Mutex::new(None));
+    let s2 = slot.clone();
+    let wrap: StoreWrapper = Box::new(move |s| {
+        let f = faults::Faulty::new(s);
+        *s2.lock().unwrap() = Some(f.clone());
+        f
+    });
+    let app = spawn_with(Options { config, wrap: Some(wrap), ..Options::default() }).await;
+    let f = slot.lock().unwrap().clone().expect("wrapped");
+    (app, f)
+}
+
 /// Options for [`spawn_with`].
 pub struct Options {
     /// Companies loaded before the server starts.
@@ -42,7 +59,7 @@ pub struct Options {
     /// HTTP settings.
     pub config: HttpConfig,
     /// Wraps the store (e.g. in a fault injector) before the server gets it.
-    pub wrap: Option<Box<dyn FnOnce(Arc<dyn Store>) -> Arc<dyn Store> + Send>>,
+    pub wrap: Option<StoreWrapper>,
 }
 
 impl Default for Options {

@@ -103,10 +103,9 @@ impl Catalog {
             last = Some(r);
         }
         let next = match (more, last) {
-            (true, Some(r)) => Some(SortKey {
-                ticker: r.company.ticker.as_str().to_owned(),
-                isin: r.company.isin.as_str().to_owned(),
-            }),
+            (true, Some(r)) => {
+                Some(SortKey { ticker: r.company.ticker.as_str().to_owned(), isin: r.company.isin.as_str().to_owned() })
+            }
             _ => None,
         };
         Page { rows, next }
@@ -138,8 +137,14 @@ mod tests {
 
     /// Valid ISINs with distinct check digits, made with the `isin` crate's rule.
     const ISINS: &[&str] = &[
-        "INE117A01022", "INE208C01025", "INE144J01027", "INE239A01024", "INE002A01018", "INE009A01021",
-        "INE040A01034", "INE062A01020",
+        "INE117A01022",
+        "INE208C01025",
+        "INE144J01027",
+        "INE239A01024",
+        "INE002A01018",
+        "INE009A01021",
+        "INE040A01034",
+        "INE062A01020",
     ];
 
     fn company(isin: &str, ticker: &str, name: &str, bse: bool, band: Option<MarketCapBand>) -> Company {

@@ -24,10 +24,7 @@ impl Isin {
         let v = s.trim().to_ascii_uppercase();
         match isin::parse(&v) {
             Ok(_) => Ok(Isin(v)),
-            Err(e) => Err(IsinError {
-                value: s.chars().take(40).collect(),
-                reason: e.to_string(),
-            }),
+            Err(e) => Err(IsinError { value: s.chars().take(40).collect(), reason: e.to_string() }),
         }
     }
 

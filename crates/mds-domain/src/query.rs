@@ -130,10 +130,7 @@ impl CompanyFilter {
             && self.exchange.is_none_or(|e| c.listed_on(e))
             && self.market_cap.is_none_or(|m| c.market_cap_band == Some(m))
             && self.ticker.as_ref().is_none_or(|t| &c.ticker == t)
-            && self
-                .search
-                .as_ref()
-                .is_none_or(|s| s.matches_folded(folded_name) || s.matches_folded(folded_ticker))
+            && self.search.as_ref().is_none_or(|s| s.matches_folded(folded_name) || s.matches_folded(folded_ticker))
     }
 
     /// A canonical text form of the filters, used to bind a cursor to them.

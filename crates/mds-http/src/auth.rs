@@ -62,8 +62,7 @@ impl AuthIndex {
     /// entitlement and the current tiers.
     pub fn new(snapshot: &AuthSnapshot) -> Self {
         let tiers: HashMap<&str, &Tier> = snapshot.tiers.iter().map(|t| (t.name.as_str(), t)).collect();
-        let entitled: HashMap<&str, bool> =
-            snapshot.accounts.iter().map(|a| (a.name.as_str(), a.entitled)).collect();
+        let entitled: HashMap<&str, bool> = snapshot.accounts.iter().map(|a| (a.name.as_str(), a.entitled)).collect();
         let fallback = Tier {
             name: TierName::evaluation(),
             rate_limit_per_minute: mds_domain::account::DEFAULT_TIERS[0].1,
@@ -169,9 +168,8 @@ fn missing() -> ApiError {
 }
 
 fn invalid() -> ApiError {
-    ApiError::new(ErrorCode::InvalidApiKey, "the API key is not valid; check it, or ask for a new one")
-        .with_header(
-            header::WWW_AUTHENTICATE,
-            HeaderValue::from_static("Bearer realm=\"mds\", error=\"invalid_token\""),
-        )
+    ApiError::new(ErrorCode::InvalidApiKey, "the API key is not valid; check it, or ask for a new one").with_header(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"mds\", error=\"invalid_token\""),
+    )
 }

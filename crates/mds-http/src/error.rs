@@ -14,14 +14,14 @@ use mds_store::StoreError;
 /// An error answered to the client.
 #[derive(Debug)]
 pub struct ApiError {
-    problem: Problem,
+    problem: Box<Problem>,
     headers: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl ApiError {
     /// An error with `code` and a detail sentence.
     pub fn new(code: ErrorCode, detail: impl Into<String>) -> Self {
-        ApiError { problem: Problem::new(code, detail), headers: Vec::new() }
+        ApiError { problem: Box::new(Problem::new(code, detail)), headers: Vec::new() }
     }
 
     /// `400 invalid_parameter` naming `param`.
@@ -87,7 +87,7 @@ impl IntoResponse for ApiError {
         for (k, v) in self.headers {
             resp.headers_mut().append(k, v);
         }
-        resp.extensions_mut().insert(self.problem);
+        resp.extensions_mut().insert(*self.problem);
         resp
     }
 }

@@ -10,7 +10,7 @@
 //! - [`params`]: query-string rules shared by endpoints.
 //! - [`middleware`]: request id, access log, HEAD, problems, timeout, ETag.
 //! - [`error`]: [`ApiError`], rendered as problem+json.
-//! - [`config`]: [`HttpConfig`].
+//! - [`config`]: settings, [`HttpConfig`].
 
 pub mod auth;
 pub mod config;

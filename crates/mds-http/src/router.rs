@@ -6,11 +6,11 @@ use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::get;
 use tower_http::compression::CompressionLayer;
 
+use crate::auth;
 use crate::controllers::{companies, health, news};
 use crate::error::ApiError;
 use crate::middleware::{access_log, etag, head, problem, request_id, timeout};
 use crate::state::AppState;
-use crate::auth;
 
 /// The whole application as an axum `Router`.
 pub fn router(state: AppState) -> Router {

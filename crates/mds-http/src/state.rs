@@ -74,9 +74,8 @@ impl AppState {
         // between is picked up by the next poll rather than lost.
         let snapshot = self.store.auth_snapshot().await?;
         let companies = self.store.companies().await?;
-        let catalog = tokio::task::spawn_blocking(move || Catalog::new(companies))
-            .await
-            .expect("catalog build does not panic");
+        let catalog =
+            tokio::task::spawn_blocking(move || Catalog::new(companies)).await.expect("catalog build does not panic");
         self.auth.store(Arc::new(AuthIndex::new(&snapshot)));
         self.catalog.store(Arc::new(catalog));
         self.generation.store(generation, Ordering::Release);

@@ -133,62 +133,32 @@ fn push_valid(
     errors: &mut Vec<RowError>,
 ) {
     let isin = parse_isin(f.isin).and_then(|isin| match seen.insert(isin.clone(), line) {
-        Some(first) => Err(format!(
-            "duplicate isin {isin}: it is already on line {first}"
-        )),
+        Some(first) => Err(format!("duplicate isin {isin}: it is already on line {first}")),
         None => Ok(isin),
     });
     let name = f.name.trim();
-    let name_ok = if name.is_empty() {
-        Err("name is empty".to_owned())
-    } else {
-        Ok(())
-    };
+    let name_ok = if name.is_empty() { Err("name is empty".to_owned()) } else { Ok(()) };
     let band = non_empty(f.market_cap_band).map(parse_band).transpose();
-    let logo_url = non_empty(f.logo_url)
-        .map(|v| parse_url("logo_url", v))
-        .transpose();
-    match (
-        isin,
-        parse_ticker(f.ticker),
-        name_ok,
-        f.is_bse,
-        f.is_nse,
-        band,
-        logo_url,
-    ) {
-        (
-            Ok(isin),
-            Ok(ticker),
-            Ok(()),
-            Ok(is_bse),
-            Ok(is_nse),
-            Ok(market_cap_band),
-            Ok(logo_url),
-        ) => out.push(Company {
-            isin,
-            ticker,
-            name: name.to_owned(),
-            industry: non_empty(f.industry).map(str::to_owned),
-            sector: non_empty(f.sector).map(str::to_owned),
-            is_bse,
-            is_nse,
-            market_cap_band,
-            logo_url,
-        }),
+    let logo_url = non_empty(f.logo_url).map(|v| parse_url("logo_url", v)).transpose();
+    match (isin, parse_ticker(f.ticker), name_ok, f.is_bse, f.is_nse, band, logo_url) {
+        (Ok(isin), Ok(ticker), Ok(()), Ok(is_bse), Ok(is_nse), Ok(market_cap_band), Ok(logo_url)) => {
+            out.push(Company {
+                isin,
+                ticker,
+                name: name.to_owned(),
+                industry: non_empty(f.industry).map(str::to_owned),
+                sector: non_empty(f.sector).map(str::to_owned),
+                is_bse,
+                is_nse,
+                market_cap_band,
+                logo_url,
+            })
+        }
         (isin, ticker, name, is_bse, is_nse, band, logo_url) => {
             RowError::push_all(
                 errors,
                 line,
-                [
-                    isin.err(),
-                    ticker.err(),
-                    name.err(),
-                    is_bse.err(),
-                    is_nse.err(),
-                    band.err(),
-                    logo_url.err(),
-                ],
+                [isin.err(), ticker.err(), name.err(), is_bse.err(), is_nse.err(), band.err(), logo_url.err()],
             );
         }
     }
@@ -206,9 +176,7 @@ fn parse_bool(column: &str, value: &str) -> Result<bool, String> {
 }
 
 fn parse_band(value: &str) -> Result<MarketCapBand, String> {
-    value.parse().map_err(|_| {
-        format!("market_cap_band must be large_cap, mid_cap or small_cap (got {value:?})")
-    })
+    value.parse().map_err(|_| format!("market_cap_band must be large_cap, mid_cap or small_cap (got {value:?})"))
 }
 
 #[cfg(test)]
@@ -217,13 +185,7 @@ mod tests {
 
     #[test]
     fn booleans() {
-        for (v, b) in [
-            ("true", true),
-            ("TRUE", true),
-            ("False", false),
-            ("1", true),
-            ("0", false),
-        ] {
+        for (v, b) in [("true", true), ("TRUE", true), ("False", false), ("1", true), ("0", false)] {
             assert_eq!(parse_bool("is_bse", v), Ok(b), "{v}");
         }
         for v in ["yes", "", "2", "t"] {

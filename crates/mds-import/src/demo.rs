@@ -12,25 +12,16 @@ use crate::exchange::{self, MergedCompanies};
 use crate::news;
 
 /// NSE `EQUITY_L.csv`, January 2024.
-pub const NSE_EQUITY_LIST: &[u8] = include_bytes!(concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../data/demo/nse_EQUITY_L_2024-01.csv"
-));
+pub const NSE_EQUITY_LIST: &[u8] =
+    include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/nse_EQUITY_L_2024-01.csv"));
 /// BSE `Equity.csv`, January 2024.
-pub const BSE_EQUITY_LIST: &[u8] = include_bytes!(concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../data/demo/bse_Equity_2024-01.csv"
-));
+pub const BSE_EQUITY_LIST: &[u8] =
+    include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/bse_Equity_2024-01.csv"));
 /// NSE market capitalisation by symbol, 28 March 2024.
-pub const NSE_MCAP: &[u8] = include_bytes!(concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../data/demo/nse_mcap_2024-03-28.csv"
-));
+pub const NSE_MCAP: &[u8] =
+    include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/nse_mcap_2024-03-28.csv"));
 /// Fictional news articles about companies of the lists (JSON Lines).
-pub const NEWS: &[u8] = include_bytes!(concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../data/demo/news.jsonl"
-));
+pub const NEWS: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/news.jsonl"));
 
 /// The demo companies with what the merge reported: skipped rows and notes.
 pub fn demo_merge() -> MergedCompanies {

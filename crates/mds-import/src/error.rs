@@ -19,10 +19,7 @@ pub struct RowError {
 impl RowError {
     /// A problem on `line`.
     pub fn new(line: usize, message: impl Into<String>) -> Self {
-        RowError {
-            line,
-            message: message.into(),
-        }
+        RowError { line, message: message.into() }
     }
 
     /// Adds each problem that is there (`Some`) as an error on `line`.
@@ -31,12 +28,7 @@ impl RowError {
         line: usize,
         problems: impl IntoIterator<Item = Option<String>>,
     ) {
-        errors.extend(
-            problems
-                .into_iter()
-                .flatten()
-                .map(|m| RowError::new(line, m)),
-        );
+        errors.extend(problems.into_iter().flatten().map(|m| RowError::new(line, m)));
     }
 }
 
@@ -55,10 +47,7 @@ pub enum ImportError {
 }
 
 fn one_per_line(rows: &[RowError]) -> String {
-    rows.iter()
-        .map(RowError::to_string)
-        .collect::<Vec<_>>()
-        .join("\n")
+    rows.iter().map(RowError::to_string).collect::<Vec<_>>().join("\n")
 }
 
 impl ImportError {
@@ -115,12 +104,8 @@ mod tests {
 
     #[test]
     fn rows_are_sorted_by_line_and_printed_one_per_line() {
-        let err = ImportError::check(vec![
-            RowError::new(7, "b"),
-            RowError::new(2, "a"),
-            RowError::new(7, "c"),
-        ])
-        .unwrap_err();
+        let err =
+            ImportError::check(vec![RowError::new(7, "b"), RowError::new(2, "a"), RowError::new(7, "c")]).unwrap_err();
         assert_eq!(err.to_string(), "line 2: a\nline 7: b\nline 7: c");
         assert_eq!(err.lines(), vec![2, 7]);
         assert_eq!(err.summary(), "3 errors on 2 lines, the first on line 2");

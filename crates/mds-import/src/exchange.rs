@@ -148,9 +148,7 @@ pub struct MergedCompanies {
 
 /// ISIN cells that mean "no ISIN".
 fn is_placeholder(isin: &str) -> bool {
-    ["", "-", "NA", "N/A"]
-        .iter()
-        .any(|p| p.eq_ignore_ascii_case(isin))
+    ["", "-", "NA", "N/A"].iter().any(|p| p.eq_ignore_ascii_case(isin))
 }
 
 /// The data records of an exchange CSV and where its columns are.
@@ -169,10 +167,7 @@ fn read_exchange_csv(
 ) -> Result<Option<ExchangeTable>, ImportError> {
     let table = text::read_csv(text, true, errors)?;
     match text::map_columns(&table, columns, HeaderRule::Lenient) {
-        Ok(found) => Ok(Some(ExchangeTable {
-            records: table.records,
-            col: found.into_iter().flatten().collect(),
-        })),
+        Ok(found) => Ok(Some(ExchangeTable { records: table.records, col: found.into_iter().flatten().collect() })),
         Err(header_errors) => {
             errors.extend(header_errors);
             Ok(None)
@@ -182,17 +177,10 @@ fn read_exchange_csv(
 
 /// Checks the ISIN cell of an exchange row: `Ok(None)` for a placeholder,
 /// which is recorded in `skipped`.
-fn exchange_isin(
-    record: &Record,
-    index: usize,
-    skipped: &mut Vec<SkippedRow>,
-) -> Result<Option<Isin>, String> {
+fn exchange_isin(record: &Record, index: usize, skipped: &mut Vec<SkippedRow>) -> Result<Option<Isin>, String> {
     let cell = record.get(index);
     if is_placeholder(cell) {
-        skipped.push(SkippedRow {
-            line: record.line,
-            isin: cell.to_owned(),
-        });
+        skipped.push(SkippedRow { line: record.line, isin: cell.to_owned() });
         return Ok(None);
     }
     parse_isin(cell).map(Some)
@@ -207,39 +195,25 @@ fn exchange_name(record: &Record, index: usize, column: &str) -> Result<String, 
 }
 
 /// The ISIN, or a duplicate error when an earlier line has it.
-fn first_time(
-    seen: &mut FirstSeen<Isin>,
-    isin: Option<Isin>,
-    line: usize,
-) -> Result<Option<Isin>, String> {
+fn first_time(seen: &mut FirstSeen<Isin>, isin: Option<Isin>, line: usize) -> Result<Option<Isin>, String> {
     match isin {
         Some(isin) => match seen.insert(isin.clone(), line) {
-            Some(first) => Err(format!(
-                "duplicate ISIN {isin}: it is already on line {first}"
-            )),
+            Some(first) => Err(format!("duplicate ISIN {isin}: it is already on line {first}")),
             None => Ok(Some(isin)),
         },
         None => Ok(None),
     }
 }
 
-const NSE_COLUMNS: &[Column] = &[
-    Column::required("SYMBOL"),
-    Column::required("NAME OF COMPANY"),
-    Column::required("ISIN NUMBER"),
-];
+const NSE_COLUMNS: &[Column] =
+    &[Column::required("SYMBOL"), Column::required("NAME OF COMPANY"), Column::required("ISIN NUMBER")];
 
 /// Parses NSE's `EQUITY_L.csv`. Every bad row is reported with its line.
 pub fn parse_nse_equity_list(bytes: &[u8]) -> Result<NseEquityList, ImportError> {
     let mut errors = Vec::new();
     let text = text::decode(bytes, &mut errors)?;
-    let mut list = NseEquityList {
-        listings: Vec::new(),
-        skipped_without_isin: Vec::new(),
-    };
-    if let Some(ExchangeTable { records, col }) =
-        read_exchange_csv(&text, NSE_COLUMNS, &mut errors)?
-    {
+    let mut list = NseEquityList { listings: Vec::new(), skipped_without_isin: Vec::new() };
+    if let Some(ExchangeTable { records, col }) = read_exchange_csv(&text, NSE_COLUMNS, &mut errors)? {
         let mut seen = FirstSeen::new();
         for record in &records {
             let line = record.line;
@@ -249,12 +223,7 @@ pub fn parse_nse_equity_list(bytes: &[u8]) -> Result<NseEquityList, ImportError>
             let name = exchange_name(record, col[1], "NAME OF COMPANY");
             match (isin, symbol, name) {
                 (Ok(None), _, _) => {}
-                (Ok(Some(isin)), Ok(symbol), Ok(name)) => list.listings.push(NseListing {
-                    line,
-                    isin,
-                    symbol,
-                    name,
-                }),
+                (Ok(Some(isin)), Ok(symbol), Ok(name)) => list.listings.push(NseListing { line, isin, symbol, name }),
                 (isin, symbol, name) => {
                     RowError::push_all(&mut errors, line, [isin.err(), symbol.err(), name.err()]);
                 }
@@ -278,13 +247,8 @@ const BSE_COLUMNS: &[Column] = &[
 pub fn parse_bse_equity_list(bytes: &[u8]) -> Result<BseEquityList, ImportError> {
     let mut errors = Vec::new();
     let text = text::decode(bytes, &mut errors)?;
-    let mut list = BseEquityList {
-        listings: Vec::new(),
-        skipped_without_isin: Vec::new(),
-    };
-    if let Some(ExchangeTable { records, col }) =
-        read_exchange_csv(&text, BSE_COLUMNS, &mut errors)?
-    {
+    let mut list = BseEquityList { listings: Vec::new(), skipped_without_isin: Vec::new() };
+    if let Some(ExchangeTable { records, col }) = read_exchange_csv(&text, BSE_COLUMNS, &mut errors)? {
         let mut seen = FirstSeen::new();
         for record in &records {
             let line = record.line;
@@ -295,18 +259,16 @@ pub fn parse_bse_equity_list(bytes: &[u8]) -> Result<BseEquityList, ImportError>
             let name = exchange_name(record, col[1], "Issuer Name");
             match (isin, ticker, name) {
                 (Ok(None), _, _) => {}
-                (Ok(Some(isin)), Ok((ticker, ticker_source)), Ok(name)) => {
-                    list.listings.push(BseListing {
-                        line,
-                        isin,
-                        ticker,
-                        ticker_source,
-                        security_id: security_id.to_owned(),
-                        name,
-                        industry: classification(record.get(col[5])),
-                        sector: classification(record.get(col[4])),
-                    })
-                }
+                (Ok(Some(isin)), Ok((ticker, ticker_source)), Ok(name)) => list.listings.push(BseListing {
+                    line,
+                    isin,
+                    ticker,
+                    ticker_source,
+                    security_id: security_id.to_owned(),
+                    name,
+                    industry: classification(record.get(col[5])),
+                    sector: classification(record.get(col[4])),
+                }),
                 (isin, ticker, name) => {
                     RowError::push_all(&mut errors, line, [isin.err(), ticker.err(), name.err()]);
                 }
@@ -334,15 +296,10 @@ fn bse_ticker(security_id: &str, security_code: &str) -> Result<(Ticker, BseTick
 
 /// A BSE classification cell: `-` and empty mean unclassified.
 fn classification(cell: &str) -> Option<String> {
-    non_empty(Some(cell))
-        .filter(|c| *c != "-")
-        .map(str::to_owned)
+    non_empty(Some(cell)).filter(|c| *c != "-").map(str::to_owned)
 }
 
-const MCAP_COLUMNS: &[Column] = &[
-    Column::required("Symbol"),
-    Column::required("Market_capitalization_lakhs"),
-];
+const MCAP_COLUMNS: &[Column] = &[Column::required("Symbol"), Column::required("Market_capitalization_lakhs")];
 
 /// Parses a market-capitalisation file and ranks it, largest first.
 ///
@@ -352,31 +309,22 @@ pub fn parse_nse_mcap(bytes: &[u8]) -> Result<McapList, ImportError> {
     let mut errors = Vec::new();
     let text = text::decode(bytes, &mut errors)?;
     let mut rows = Vec::new();
-    if let Some(ExchangeTable { records, col }) =
-        read_exchange_csv(&text, MCAP_COLUMNS, &mut errors)?
-    {
+    if let Some(ExchangeTable { records, col }) = read_exchange_csv(&text, MCAP_COLUMNS, &mut errors)? {
         let mut seen = FirstSeen::new();
         for record in &records {
             let line = record.line;
-            let symbol = parse_ticker(record.get(col[0]))
-                .map_err(|e| format!("Symbol: {e}"))
-                .and_then(|symbol| match seen.insert(symbol.clone(), line) {
-                    Some(first) => Err(format!(
-                        "duplicate Symbol {symbol}: it is already on line {first}"
-                    )),
+            let symbol = parse_ticker(record.get(col[0])).map_err(|e| format!("Symbol: {e}")).and_then(|symbol| {
+                match seen.insert(symbol.clone(), line) {
+                    Some(first) => Err(format!("duplicate Symbol {symbol}: it is already on line {first}")),
                     None => Ok(symbol),
-                });
+                }
+            });
             let cap = record.get(col[1]);
             let cap = cap.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0).ok_or_else(|| {
                 format!("Market_capitalization_lakhs must be a non-negative number of lakh rupees (got {cap:?})")
             });
             match (symbol, cap) {
-                (Ok(symbol), Ok(market_cap_lakhs)) => rows.push(McapRow {
-                    line,
-                    symbol,
-                    market_cap_lakhs,
-                    rank: 0,
-                }),
+                (Ok(symbol), Ok(market_cap_lakhs)) => rows.push(McapRow { line, symbol, market_cap_lakhs, rank: 0 }),
                 (symbol, cap) => {
                     RowError::push_all(&mut errors, line, [symbol.err(), cap.err()]);
                 }
@@ -384,19 +332,11 @@ pub fn parse_nse_mcap(bytes: &[u8]) -> Result<McapList, ImportError> {
         }
     }
     ImportError::check(errors)?;
-    rows.sort_by(|a, b| {
-        b.market_cap_lakhs
-            .total_cmp(&a.market_cap_lakhs)
-            .then_with(|| a.symbol.cmp(&b.symbol))
-    });
+    rows.sort_by(|a, b| b.market_cap_lakhs.total_cmp(&a.market_cap_lakhs).then_with(|| a.symbol.cmp(&b.symbol)));
     for (i, row) in rows.iter_mut().enumerate() {
         row.rank = i + 1;
     }
-    let by_symbol = rows
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (r.symbol.clone(), i))
-        .collect();
+    let by_symbol = rows.iter().enumerate().map(|(i, r)| (r.symbol.clone(), i)).collect();
     Ok(McapList { rows, by_symbol })
 }
 
@@ -430,22 +370,12 @@ pub fn merge(nse: &NseEquityList, bse: &BseEquityList, mcap: Option<&McapList>) 
         });
     }
     let mut notes = Vec::new();
-    for (file, skipped) in [
-        ("NSE list", &nse.skipped_without_isin),
-        ("BSE list", &bse.skipped_without_isin),
-    ] {
+    for (file, skipped) in [("NSE list", &nse.skipped_without_isin), ("BSE list", &bse.skipped_without_isin)] {
         for s in skipped {
-            notes.push(format!(
-                "{file} line {}: skipped, no ISIN (ISIN cell {:?})",
-                s.line, s.isin
-            ));
+            notes.push(format!("{file} line {}: skipped, no ISIN (ISIN cell {:?})", s.line, s.isin));
         }
     }
-    for b in bse
-        .listings
-        .iter()
-        .filter(|b| !on_nse.contains_key(&b.isin))
-    {
+    for b in bse.listings.iter().filter(|b| !on_nse.contains_key(&b.isin)) {
         if b.ticker_source == BseTickerSource::SecurityCode {
             notes.push(format!(
                 "BSE list line {}: Security Id {:?} is not a valid ticker; the Security Code {} is the ticker of {}",
@@ -487,16 +417,10 @@ mod tests {
 
     #[test]
     fn bse_ticker_falls_back_to_the_security_code() {
-        assert_eq!(
-            bse_ticker("ABB", "500002").unwrap(),
-            (Ticker::parse("ABB").unwrap(), BseTickerSource::SecurityId)
-        );
+        assert_eq!(bse_ticker("ABB", "500002").unwrap(), (Ticker::parse("ABB").unwrap(), BseTickerSource::SecurityId));
         assert_eq!(
             bse_ticker("JK AGRI", "536493").unwrap(),
-            (
-                Ticker::parse("536493").unwrap(),
-                BseTickerSource::SecurityCode
-            )
+            (Ticker::parse("536493").unwrap(), BseTickerSource::SecurityCode)
         );
         assert!(bse_ticker("JK AGRI", "").is_err());
     }

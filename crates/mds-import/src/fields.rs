@@ -27,16 +27,10 @@ pub(crate) fn parse_ticker(value: &str) -> Result<Ticker, String> {
 /// An absolute http(s) URL without white space; anything else would reach
 /// API clients as a broken link.
 pub(crate) fn parse_url(field: &str, value: &str) -> Result<String, String> {
-    let rest = value
-        .strip_prefix("https://")
-        .or_else(|| value.strip_prefix("http://"));
+    let rest = value.strip_prefix("https://").or_else(|| value.strip_prefix("http://"));
     match rest {
-        Some(rest) if !rest.is_empty() && !rest.chars().any(char::is_whitespace) => {
-            Ok(value.to_owned())
-        }
-        _ => Err(format!(
-            "{field} must be an http:// or https:// URL without spaces (got {value:?})"
-        )),
+        Some(rest) if !rest.is_empty() && !rest.chars().any(char::is_whitespace) => Ok(value.to_owned()),
+        _ => Err(format!("{field} must be an http:// or https:// URL without spaces (got {value:?})")),
     }
 }
 
@@ -56,11 +50,7 @@ mod tests {
     #[test]
     fn isins_and_tickers() {
         assert_eq!(parse_isin(" ").unwrap_err(), "isin is empty");
-        assert!(
-            parse_isin("INE117A01023")
-                .unwrap_err()
-                .starts_with("isin: not a valid ISIN")
-        );
+        assert!(parse_isin("INE117A01023").unwrap_err().starts_with("isin: not a valid ISIN"));
         assert_eq!(parse_ticker(" m&m ").unwrap().as_str(), "M&M");
         assert_eq!(
             parse_ticker("JK AGRI").unwrap_err(),

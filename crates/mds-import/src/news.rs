@@ -54,20 +54,13 @@ pub fn parse_articles(bytes: &[u8]) -> Result<Vec<Article>, ImportError> {
 
 /// Checks every field of one article, reporting each bad one. A slug seen on
 /// an earlier line is reported even when either article has other problems.
-fn validate(
-    line: usize,
-    a: JsonArticle,
-    seen: &mut FirstSeen<Slug>,
-    errors: &mut Vec<RowError>,
-) -> Option<Article> {
+fn validate(line: usize, a: JsonArticle, seen: &mut FirstSeen<Slug>, errors: &mut Vec<RowError>) -> Option<Article> {
     let before = errors.len();
     let mut bad = |message: String| errors.push(RowError::new(line, message));
     let slug = match Slug::parse(&a.slug) {
         Err(e) => Err(format!("slug {:?}: {e}", a.slug)),
         Ok(slug) => match seen.insert(slug.clone(), line) {
-            Some(first) => Err(format!(
-                "duplicate slug {slug}: it is already on line {first}"
-            )),
+            Some(first) => Err(format!("duplicate slug {slug}: it is already on line {first}")),
             None => Ok(slug),
         },
     };
@@ -83,34 +76,18 @@ fn validate(
             t => tags.push(t.to_owned()),
         }
     }
-    let isin = non_empty(a.isin.as_deref())
-        .map(parse_isin)
-        .transpose()
-        .map_err(&mut bad)
-        .ok()
-        .flatten();
-    let ticker = non_empty(a.ticker.as_deref())
-        .map(parse_ticker)
-        .transpose()
-        .map_err(&mut bad)
-        .ok()
-        .flatten();
+    let isin = non_empty(a.isin.as_deref()).map(parse_isin).transpose().map_err(&mut bad).ok().flatten();
+    let ticker = non_empty(a.ticker.as_deref()).map(parse_ticker).transpose().map_err(&mut bad).ok().flatten();
     let mut url = |field: &str, value: Option<&str>| {
-        non_empty(value)
-            .map(|v| parse_url(field, v))
-            .transpose()
-            .map_err(&mut bad)
-            .ok()
-            .flatten()
+        non_empty(value).map(|v| parse_url(field, v)).transpose().map_err(&mut bad).ok().flatten()
     };
     let hero_image = url("hero_image", a.hero_image.as_deref());
     let article_url = url("url", a.url.as_deref());
     let mut instant = |field: &str, value: Option<&str>| {
         non_empty(value)
             .map(|v| {
-                parse_rfc3339(v).map_err(|e| {
-                    format!("{field} must be an RFC 3339 date-time with an offset ({e}): {v:?}")
-                })
+                parse_rfc3339(v)
+                    .map_err(|e| format!("{field} must be an RFC 3339 date-time with an offset ({e}): {v:?}"))
             })
             .transpose()
             .map_err(&mut bad)

@@ -14,10 +14,7 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// Decodes a file: strips a UTF-8 BOM, refuses an empty file, and reports
 /// every physical line that is not valid UTF-8. Such lines are decoded
 /// lossily so the rest of the file can still be checked in the same pass.
-pub(crate) fn decode<'a>(
-    bytes: &'a [u8],
-    errors: &mut Vec<RowError>,
-) -> Result<Cow<'a, str>, ImportError> {
+pub(crate) fn decode<'a>(bytes: &'a [u8], errors: &mut Vec<RowError>) -> Result<Cow<'a, str>, ImportError> {
     let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ImportError::file("the file is empty"));
@@ -80,15 +77,8 @@ impl Record {
 /// left out. With `trailing_comma`, a record may have one extra, empty, last
 /// cell (BSE ends every data row with a comma), and an empty last header cell
 /// is dropped. Lines holding only white space are skipped.
-pub(crate) fn read_csv(
-    text: &str,
-    trailing_comma: bool,
-    errors: &mut Vec<RowError>,
-) -> Result<Table, ImportError> {
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(text.as_bytes());
+pub(crate) fn read_csv(text: &str, trailing_comma: bool, errors: &mut Vec<RowError>) -> Result<Table, ImportError> {
+    let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(text.as_bytes());
     let mut lines = LineCounter::new(text);
     let mut header: Option<(usize, Vec<String>)> = None;
     let mut records = Vec::new();
@@ -119,19 +109,13 @@ pub(crate) fn read_csv(
         };
         data_records += 1;
         let expected = columns.len();
-        if trailing_comma
-            && cells.len() == expected + 1
-            && cells.last().is_some_and(|c| c.trim().is_empty())
-        {
+        if trailing_comma && cells.len() == expected + 1 && cells.last().is_some_and(|c| c.trim().is_empty()) {
             cells.pop();
         }
         if cells.len() != expected {
             errors.push(RowError::new(
                 line,
-                format!(
-                    "expected {expected} cells, one per header column, but found {}",
-                    cells.len()
-                ),
+                format!("expected {expected} cells, one per header column, but found {}", cells.len()),
             ));
             continue;
         }
@@ -139,15 +123,9 @@ pub(crate) fn read_csv(
     }
     let (header_line, header) = header.ok_or_else(|| ImportError::file("the file is empty"))?;
     if data_records == 0 {
-        return Err(ImportError::file(
-            "no rows: the file has a header but no data rows",
-        ));
+        return Err(ImportError::file("no rows: the file has a header but no data rows"));
     }
-    Ok(Table {
-        header_line,
-        header,
-        records,
-    })
+    Ok(Table { header_line, header, records })
 }
 
 /// Turns the byte offsets of CSV records into physical line numbers.
@@ -166,27 +144,18 @@ struct LineCounter<'a> {
 
 impl<'a> LineCounter<'a> {
     fn new(text: &'a str) -> Self {
-        LineCounter {
-            text: text.as_bytes(),
-            offset: 0,
-            newlines: 0,
-        }
+        LineCounter { text: text.as_bytes(), offset: 0, newlines: 0 }
     }
 
     /// The 1-based line of the record starting at `byte`. Offsets must not
     /// decrease from one call to the next (records come in file order).
     fn line_at(&mut self, byte: u64) -> usize {
-        let mut start = usize::try_from(byte)
-            .unwrap_or(usize::MAX)
-            .min(self.text.len());
+        let mut start = usize::try_from(byte).unwrap_or(usize::MAX).min(self.text.len());
         while start < self.text.len() && matches!(self.text[start], b'\r' | b'\n') {
             start += 1;
         }
         if start > self.offset {
-            self.newlines += self.text[self.offset..start]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count();
+            self.newlines += self.text[self.offset..start].iter().filter(|&&b| b == b'\n').count();
             self.offset = start;
         }
         self.newlines + 1
@@ -204,18 +173,12 @@ pub(crate) struct Column {
 impl Column {
     /// A column a file must have.
     pub(crate) const fn required(name: &'static str) -> Self {
-        Column {
-            name,
-            required: true,
-        }
+        Column { name, required: true }
     }
 
     /// A column a file may leave out.
     pub(crate) const fn optional(name: &'static str) -> Self {
-        Column {
-            name,
-            required: false,
-        }
+        Column { name, required: false }
     }
 }
 
@@ -247,20 +210,14 @@ pub(crate) fn map_columns(
         });
         match position {
             Some(k) if found[k].is_some() => {
-                errors.push(RowError::new(
-                    line,
-                    format!("column {cell:?} appears more than once in the header"),
-                ));
+                errors.push(RowError::new(line, format!("column {cell:?} appears more than once in the header")));
             }
             Some(k) => found[k] = Some(index),
             None if rule == HeaderRule::Strict => {
                 let names: Vec<&str> = known.iter().map(|c| c.name).collect();
                 errors.push(RowError::new(
                     line,
-                    format!(
-                        "unknown column {cell:?}; the columns are {}",
-                        names.join(", ")
-                    ),
+                    format!("unknown column {cell:?}; the columns are {}", names.join(", ")),
                 ));
             }
             None => {}
@@ -268,20 +225,10 @@ pub(crate) fn map_columns(
     }
     for (column, index) in known.iter().zip(&found) {
         if column.required && index.is_none() {
-            errors.push(RowError::new(
-                line,
-                format!(
-                    "required column {:?} is missing from the header",
-                    column.name
-                ),
-            ));
+            errors.push(RowError::new(line, format!("required column {:?} is missing from the header", column.name)));
         }
     }
-    if errors.is_empty() {
-        Ok(found)
-    } else {
-        Err(errors)
-    }
+    if errors.is_empty() { Ok(found) } else { Err(errors) }
 }
 
 /// Reads JSON Lines: one object of type `T` per non-blank line. A line that is
@@ -303,10 +250,7 @@ pub(crate) fn read_json_lines<T: DeserializeOwned>(
         // serde would read an array as the struct's fields in order, and
         // complain about a field the writer never meant to give.
         if !line.starts_with('{') {
-            errors.push(RowError::new(
-                line_no,
-                "not a JSON object: each line must hold one object, {...}",
-            ));
+            errors.push(RowError::new(line_no, "not a JSON object: each line must hold one object, {...}"));
             continue;
         }
         match serde_json::from_str::<T>(line) {
@@ -329,16 +273,10 @@ fn json_message(e: &serde_json::Error) -> String {
         None => &full,
     };
     let prefix = match e.classify() {
-        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
-            "not valid JSON: "
-        }
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => "not valid JSON: ",
         _ => "",
     };
-    if e.column() > 0 {
-        format!("{prefix}{message} (column {})", e.column())
-    } else {
-        format!("{prefix}{message}")
-    }
+    if e.column() > 0 { format!("{prefix}{message} (column {})", e.column()) } else { format!("{prefix}{message}") }
 }
 
 /// The first line of each key seen, for reporting duplicates on the later line.
@@ -379,12 +317,7 @@ mod tests {
     #[test]
     fn lines_count_crlf_and_runs_of_blank_lines() {
         let mut errors = Vec::new();
-        let table = read_csv(
-            "\r\na,b\r\n1,2\r\n\r\n\r\n3,4\n\n5,\"\r\n\"\r\n6,7",
-            false,
-            &mut errors,
-        )
-        .unwrap();
+        let table = read_csv("\r\na,b\r\n1,2\r\n\r\n\r\n3,4\n\n5,\"\r\n\"\r\n6,7", false, &mut errors).unwrap();
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(table.header_line, 2);
         let lines: Vec<usize> = table.records.iter().map(|r| r.line).collect();
@@ -404,28 +337,19 @@ mod tests {
     fn non_utf8_lines_are_each_reported() {
         let mut errors = Vec::new();
         let text = decode(b"a\nb\xE9\nc\n\xFFd\n", &mut errors).unwrap();
-        assert_eq!(
-            errors.iter().map(|e| e.line).collect::<Vec<_>>(),
-            vec![2, 4]
-        );
+        assert_eq!(errors.iter().map(|e| e.line).collect::<Vec<_>>(), vec![2, 4]);
         assert!(text.contains('c'));
     }
 
     #[test]
     fn json_messages_drop_the_line_and_keep_the_column() {
         let e = serde_json::from_str::<serde_json::Value>("{\"a\": }").unwrap_err();
-        assert_eq!(
-            json_message(&e),
-            "not valid JSON: expected value (column 7)"
-        );
+        assert_eq!(json_message(&e), "not valid JSON: expected value (column 7)");
     }
 
     #[test]
     fn record_cells_are_trimmed() {
-        let r = Record {
-            line: 2,
-            cells: vec![" a ".into(), "  ".into()],
-        };
+        let r = Record { line: 2, cells: vec![" a ".into(), "  ".into()] };
         assert_eq!(r.get(0), "a");
         assert_eq!(r.opt(Some(1)), None);
         assert_eq!(r.opt(None), None);

@@ -10,11 +10,7 @@ const HEADER: &str = "isin,ticker,name,industry,sector,is_bse,is_nse,market_cap_
 fn errors(bytes: &[u8]) -> Vec<(usize, String)> {
     match parse_companies(bytes) {
         Ok(c) => panic!("expected an error, got {} companies", c.len()),
-        Err(e) => e
-            .rows()
-            .iter()
-            .map(|r| (r.line, r.message.clone()))
-            .collect(),
+        Err(e) => e.rows().iter().map(|r| (r.line, r.message.clone())).collect(),
     }
 }
 
@@ -64,10 +60,7 @@ fn good_csv_parses_to_exact_companies() {
          INE117A01022,ABB,ABB India Limited,Electrical Equipment,Capital Goods,true,TRUE,large_cap,https://img.example.com/abb.png\n\
          ine144j01027, 20microns ,\"20 Microns Limited\",,,0,1,,\n"
     );
-    assert_eq!(
-        parse_companies(csv.as_bytes()).unwrap(),
-        vec![abb(), microns()]
-    );
+    assert_eq!(parse_companies(csv.as_bytes()).unwrap(), vec![abb(), microns()]);
 }
 
 #[test]
@@ -78,8 +71,7 @@ fn csv_columns_may_come_in_any_order_and_optional_ones_may_be_absent() {
 
 #[test]
 fn a_utf8_bom_is_accepted() {
-    let csv =
-        format!("\u{feff}{HEADER}\nINE144J01027,20MICRONS,20 Microns Limited,,,false,true,,\n");
+    let csv = format!("\u{feff}{HEADER}\nINE144J01027,20MICRONS,20 Microns Limited,,,false,true,,\n");
     assert_eq!(parse_companies(csv.as_bytes()).unwrap(), vec![microns()]);
 }
 
@@ -93,10 +85,7 @@ fn good_json_lines_parse_to_exact_companies() {
         "  {\"isin\":\"INE144J01027\",\"ticker\":\"20MICRONS\",\"name\":\"20 Microns Limited\",\"industry\":null,",
         "\"is_bse\":false,\"is_nse\":true}\r\n",
     );
-    assert_eq!(
-        parse_companies(jsonl.as_bytes()).unwrap(),
-        vec![abb(), microns()]
-    );
+    assert_eq!(parse_companies(jsonl.as_bytes()).unwrap(), vec![abb(), microns()]);
 }
 
 #[test]
@@ -111,23 +100,13 @@ fn unknown_column_is_named_on_line_1() {
     let errs = errors(csv.as_bytes());
     assert_eq!(errs.len(), 1);
     assert_eq!(errs[0].0, 1);
-    assert!(
-        errs[0].1.starts_with("unknown column \"industy\""),
-        "{}",
-        errs[0].1
-    );
+    assert!(errs[0].1.starts_with("unknown column \"industy\""), "{}", errs[0].1);
 }
 
 #[test]
 fn repeated_column_is_named_on_line_1() {
     let csv = "isin,ticker,name,is_bse,is_nse,ticker\nINE144J01027,A,X,true,true,A\n";
-    assert_eq!(
-        errors(csv.as_bytes()),
-        vec![(
-            1,
-            "column \"ticker\" appears more than once in the header".into()
-        )]
-    );
+    assert_eq!(errors(csv.as_bytes()), vec![(1, "column \"ticker\" appears more than once in the header".into())]);
 }
 
 #[test]
@@ -136,14 +115,8 @@ fn missing_required_columns_are_each_named_on_line_1() {
     assert_eq!(
         errors(csv.as_bytes()),
         vec![
-            (
-                1,
-                "required column \"ticker\" is missing from the header".into()
-            ),
-            (
-                1,
-                "required column \"is_nse\" is missing from the header".into()
-            ),
+            (1, "required column \"ticker\" is missing from the header".into()),
+            (1, "required column \"is_nse\" is missing from the header".into()),
         ]
     );
 }
@@ -159,25 +132,16 @@ fn wrong_header_reports_every_problem_on_line_1() {
 
 #[test]
 fn bad_isin_is_reported_with_its_line() {
-    let csv = format!(
-        "{HEADER}\nINE117A01022,ABB,ABB,,,true,true,,\nINE117A01023,ABC,ABC,,,true,true,,\n"
-    );
+    let csv = format!("{HEADER}\nINE117A01022,ABB,ABB,,,true,true,,\nINE117A01023,ABC,ABC,,,true,true,,\n");
     let errs = errors(csv.as_bytes());
     assert_eq!(error_lines(csv.as_bytes()), vec![3]);
-    assert!(
-        errs[0].1.starts_with("isin: not a valid ISIN"),
-        "{}",
-        errs[0].1
-    );
+    assert!(errs[0].1.starts_with("isin: not a valid ISIN"), "{}", errs[0].1);
 }
 
 #[test]
 fn bad_boolean_names_the_column_and_the_value() {
     let csv = format!("{HEADER}\nINE117A01022,ABB,ABB,,,yes,true,,\n");
-    assert_eq!(
-        errors(csv.as_bytes()),
-        vec![(2, "is_bse must be true, false, 1 or 0 (got \"yes\")".into())]
-    );
+    assert_eq!(errors(csv.as_bytes()), vec![(2, "is_bse must be true, false, 1 or 0 (got \"yes\")".into())]);
 }
 
 #[test]
@@ -201,7 +165,11 @@ fn bad_ticker_band_and_url_are_reported() {
     assert_eq!(
         errors(csv.as_bytes()),
         vec![
-            (2, "ticker \"TWO WORDS\" is not valid: ticker must be 1 to 32 printable ASCII characters without spaces".into()),
+            (
+                2,
+                "ticker \"TWO WORDS\" is not valid: ticker must be 1 to 32 printable ASCII characters without spaces"
+                    .into()
+            ),
             (2, "market_cap_band must be large_cap, mid_cap or small_cap (got \"large\")".into()),
             (2, "logo_url must be an http:// or https:// URL without spaces (got \"ftp://x\")".into()),
         ]
@@ -213,31 +181,18 @@ fn duplicate_isin_is_reported_on_the_later_line_naming_the_earlier() {
     let csv = format!(
         "{HEADER}\nINE117A01022,ABB,ABB,,,1,1,,\nINE144J01027,20MICRONS,M,,,1,1,,\nine117a01022,ABB2,ABB again,,,1,1,,\n"
     );
-    assert_eq!(
-        errors(csv.as_bytes()),
-        vec![(
-            4,
-            "duplicate isin INE117A01022: it is already on line 2".into()
-        )]
-    );
+    assert_eq!(errors(csv.as_bytes()), vec![(4, "duplicate isin INE117A01022: it is already on line 2".into())]);
 }
 
 #[test]
 fn wrong_cell_count_is_reported() {
-    let csv = format!(
-        "{HEADER}\nINE117A01022,ABB,ABB,,,1,1,,\nINE144J01027,20MICRONS,M,1,1\nINE144J01027,X,M,,,1,1,,,\n"
-    );
+    let csv =
+        format!("{HEADER}\nINE117A01022,ABB,ABB,,,1,1,,\nINE144J01027,20MICRONS,M,1,1\nINE144J01027,X,M,,,1,1,,,\n");
     assert_eq!(
         errors(csv.as_bytes()),
         vec![
-            (
-                3,
-                "expected 9 cells, one per header column, but found 5".into()
-            ),
-            (
-                4,
-                "expected 9 cells, one per header column, but found 10".into()
-            ),
+            (3, "expected 9 cells, one per header column, but found 5".into()),
+            (4, "expected 9 cells, one per header column, but found 10".into()),
         ]
     );
 }
@@ -247,14 +202,8 @@ fn empty_file_and_header_only_are_file_errors() {
     assert_eq!(file_error(b""), "the file is empty");
     assert_eq!(file_error(b" \n\r\n  "), "the file is empty");
     assert_eq!(file_error("\u{feff}".as_bytes()), "the file is empty");
-    assert_eq!(
-        file_error(format!("{HEADER}\n").as_bytes()),
-        "no rows: the file has a header but no data rows"
-    );
-    assert_eq!(
-        file_error(format!("{HEADER}\n\n\n").as_bytes()),
-        "no rows: the file has a header but no data rows"
-    );
+    assert_eq!(file_error(format!("{HEADER}\n").as_bytes()), "no rows: the file has a header but no data rows");
+    assert_eq!(file_error(format!("{HEADER}\n\n\n").as_bytes()), "no rows: the file has a header but no data rows");
 }
 
 #[test]
@@ -264,14 +213,8 @@ fn non_utf8_is_reported_on_its_line_with_the_other_errors() {
     bytes.extend_from_slice(b"INE144J01027,X,Y,,,1,1,,\n");
     let errs = errors(&bytes);
     assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![3, 4]);
-    assert_eq!(
-        errs[0].1,
-        "not UTF-8 (byte 0xE9 at position 27 of the line); save the file as UTF-8"
-    );
-    assert_eq!(
-        errs[1].1,
-        "duplicate isin INE144J01027: it is already on line 3"
-    );
+    assert_eq!(errs[0].1, "not UTF-8 (byte 0xE9 at position 27 of the line); save the file as UTF-8");
+    assert_eq!(errs[1].1, "duplicate isin INE144J01027: it is already on line 3");
 }
 
 #[test]
@@ -296,16 +239,10 @@ fn several_bad_rows_are_all_reported_in_line_order() {
     let err = parse_companies(csv.as_bytes()).unwrap_err();
     assert_eq!(err.lines(), vec![3, 4, 5, 6, 7]);
     assert_eq!(err.to_string().lines().count(), 5);
-    assert!(
-        err.to_string()
-            .starts_with("line 3: isin: not a valid ISIN")
-    );
+    assert!(err.to_string().starts_with("line 3: isin: not a valid ISIN"));
     // Line 6 repeats the ISIN of line 5, whose empty name is a problem of its
     // own: both are reported now, not one after the other is fixed.
-    assert_eq!(
-        err.rows()[3].message,
-        "duplicate isin INE002A01018: it is already on line 5"
-    );
+    assert_eq!(err.rows()[3].message, "duplicate isin INE002A01018: it is already on line 5");
     assert_eq!(err.summary(), "5 errors on 5 lines, the first on line 3");
 }
 
@@ -319,13 +256,7 @@ fn json_lines_unknown_field_is_reported_with_its_line() {
     let errs = errors(jsonl.as_bytes());
     assert_eq!(errs.len(), 1);
     assert_eq!(errs[0].0, 3);
-    assert!(
-        errs[0]
-            .1
-            .starts_with("unknown field `industy`, expected one of `isin`"),
-        "{}",
-        errs[0].1
-    );
+    assert!(errs[0].1.starts_with("unknown field `industy`, expected one of `isin`"), "{}", errs[0].1);
 }
 
 #[test]
@@ -340,39 +271,13 @@ fn json_lines_bad_json_and_bad_values_are_all_reported() {
         "{\"isin\":\"INE144J01027\",\"ticker\":\"X\",\"name\":\"X\",\"is_bse\":true,\"is_nse\":true}\n",
     );
     let errs = errors(jsonl.as_bytes());
-    assert_eq!(
-        errs.iter().map(|e| e.0).collect::<Vec<_>>(),
-        vec![2, 3, 4, 5, 6, 7]
-    );
-    assert_eq!(
-        errs[0].1,
-        "not valid JSON: EOF while parsing a value (column 38)"
-    );
-    assert!(
-        errs[1].1.starts_with("isin: not a valid ISIN"),
-        "{}",
-        errs[1].1
-    );
-    assert!(
-        errs[2]
-            .1
-            .starts_with("invalid type: string \"yes\", expected a boolean"),
-        "{}",
-        errs[2].1
-    );
-    assert!(
-        errs[3].1.starts_with("missing field `is_bse`"),
-        "{}",
-        errs[3].1
-    );
-    assert_eq!(
-        errs[4].1,
-        "not a JSON object: each line must hold one object, {...}"
-    );
-    assert_eq!(
-        errs[5].1,
-        "duplicate isin INE144J01027: it is already on line 1"
-    );
+    assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![2, 3, 4, 5, 6, 7]);
+    assert_eq!(errs[0].1, "not valid JSON: EOF while parsing a value (column 38)");
+    assert!(errs[1].1.starts_with("isin: not a valid ISIN"), "{}", errs[1].1);
+    assert!(errs[2].1.starts_with("invalid type: string \"yes\", expected a boolean"), "{}", errs[2].1);
+    assert!(errs[3].1.starts_with("missing field `is_bse`"), "{}", errs[3].1);
+    assert_eq!(errs[4].1, "not a JSON object: each line must hold one object, {...}");
+    assert_eq!(errs[5].1, "duplicate isin INE144J01027: it is already on line 1");
 }
 
 #[test]

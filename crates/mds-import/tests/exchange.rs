@@ -6,21 +6,16 @@ use std::collections::{BTreeMap, HashMap};
 use mds_domain::{Company, Isin, MarketCapBand, Ticker};
 use mds_import::demo::{BSE_EQUITY_LIST, NSE_EQUITY_LIST, NSE_MCAP};
 use mds_import::exchange::{BseTickerSource, SkippedRow};
-use mds_import::{
-    ImportError, merge, parse_bse_equity_list, parse_nse_equity_list, parse_nse_mcap,
-};
+use mds_import::{ImportError, merge, parse_bse_equity_list, parse_nse_equity_list, parse_nse_mcap};
 
-const NSE_HEADER: &str = "SYMBOL,NAME OF COMPANY, SERIES, DATE OF LISTING, PAID UP VALUE, MARKET LOT, ISIN NUMBER, FACE VALUE";
+const NSE_HEADER: &str =
+    "SYMBOL,NAME OF COMPANY, SERIES, DATE OF LISTING, PAID UP VALUE, MARKET LOT, ISIN NUMBER, FACE VALUE";
 const BSE_HEADER: &str = "Security Code,Issuer Name,Security Id,Security Name,Status,Group,Face Value,ISIN No,Industry,Instrument,Sector Name,Industry New Name,Igroup Name,ISubgroup Name";
 
 fn errors(result: Result<impl std::fmt::Debug, ImportError>) -> Vec<(usize, String)> {
     match result {
         Ok(v) => panic!("expected an error, got {v:?}"),
-        Err(e) => e
-            .rows()
-            .iter()
-            .map(|r| (r.line, r.message.clone()))
-            .collect(),
+        Err(e) => e.rows().iter().map(|r| (r.line, r.message.clone())).collect(),
     }
 }
 
@@ -65,13 +60,7 @@ fn small_files_merge_to_exact_companies() {
     let nse = parse_nse_equity_list(small_nse().as_bytes()).unwrap();
     let bse = parse_bse_equity_list(small_bse().as_bytes()).unwrap();
     let mcap = parse_nse_mcap(small_mcap().as_bytes()).unwrap();
-    assert_eq!(
-        bse.skipped_without_isin,
-        vec![SkippedRow {
-            line: 5,
-            isin: "-".into()
-        }]
-    );
+    assert_eq!(bse.skipped_without_isin, vec![SkippedRow { line: 5, isin: "-".into() }]);
     assert_eq!(bse.listings[2].ticker_source, BseTickerSource::SecurityCode);
     assert_eq!(mcap.rank_of(&ticker("OTHER")), Some(1));
     assert_eq!(mcap.rank_of(&ticker("ABB")), Some(2));
@@ -86,24 +75,18 @@ fn small_files_merge_to_exact_companies() {
             "BSE list line 4: Security Id \"JK AGRI\" is not a valid ticker; the Security Code 536493 is the ticker of INE690O01011".to_owned(),
         ]
     );
-    let company = |t: &str,
-                   i: &str,
-                   name: &str,
-                   ind: Option<&str>,
-                   sec: Option<&str>,
-                   bse: bool,
-                   nse: bool,
-                   band| Company {
-        isin: isin(i),
-        ticker: ticker(t),
-        name: name.into(),
-        industry: ind.map(Into::into),
-        sector: sec.map(Into::into),
-        is_bse: bse,
-        is_nse: nse,
-        market_cap_band: band,
-        logo_url: None,
-    };
+    let company =
+        |t: &str, i: &str, name: &str, ind: Option<&str>, sec: Option<&str>, bse: bool, nse: bool, band| Company {
+            isin: isin(i),
+            ticker: ticker(t),
+            name: name.into(),
+            industry: ind.map(Into::into),
+            sector: sec.map(Into::into),
+            is_bse: bse,
+            is_nse: nse,
+            market_cap_band: band,
+            logo_url: None,
+        };
     assert_eq!(
         merged.companies,
         vec![
@@ -137,35 +120,12 @@ fn small_files_merge_to_exact_companies() {
                 true,
                 Some(MarketCapBand::Large)
             ),
-            company(
-                "ETFX",
-                "INF204K01EY0",
-                "Some ETF",
-                None,
-                None,
-                true,
-                false,
-                None
-            ),
-            company(
-                "NSEONLY",
-                "INE087Z01024",
-                "Aakash Exploration Services Limited",
-                None,
-                None,
-                false,
-                true,
-                None
-            ),
+            company("ETFX", "INF204K01EY0", "Some ETF", None, None, true, false, None),
+            company("NSEONLY", "INE087Z01024", "Aakash Exploration Services Limited", None, None, false, true, None),
         ]
     );
     let without_mcap = merge(&nse, &bse, None);
-    assert!(
-        without_mcap
-            .companies
-            .iter()
-            .all(|c| c.market_cap_band.is_none())
-    );
+    assert!(without_mcap.companies.iter().all(|c| c.market_cap_band.is_none()));
 }
 
 #[test]
@@ -180,53 +140,22 @@ fn nse_bad_rows_are_all_reported() {
          NOISIN,No ISIN Ltd,EQ,01-JAN-1995,2,1,NA,2\n"
     );
     let errs = errors(parse_nse_equity_list(text.as_bytes()));
-    assert_eq!(
-        errs.iter().map(|e| e.0).collect::<Vec<_>>(),
-        vec![3, 4, 4, 5, 6],
-        "{errs:#?}"
-    );
-    assert!(
-        errs[0].1.starts_with("isin: not a valid ISIN"),
-        "{}",
-        errs[0].1
-    );
-    assert!(
-        errs[1]
-            .1
-            .starts_with("SYMBOL: ticker \"TWO WORDS\" is not valid"),
-        "{}",
-        errs[1].1
-    );
+    assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![3, 4, 4, 5, 6], "{errs:#?}");
+    assert!(errs[0].1.starts_with("isin: not a valid ISIN"), "{}", errs[0].1);
+    assert!(errs[1].1.starts_with("SYMBOL: ticker \"TWO WORDS\" is not valid"), "{}", errs[1].1);
     assert_eq!(errs[2].1, "NAME OF COMPANY is empty");
-    assert_eq!(
-        errs[3].1,
-        "expected 8 cells, one per header column, but found 3"
-    );
-    assert_eq!(
-        errs[4].1,
-        "duplicate ISIN INE144J01027: it is already on line 2"
-    );
+    assert_eq!(errs[3].1, "expected 8 cells, one per header column, but found 3");
+    assert_eq!(errs[4].1, "duplicate ISIN INE144J01027: it is already on line 2");
 }
 
 #[test]
 fn nse_placeholder_isin_is_skipped_and_counted() {
-    let text = format!(
-        "{NSE_HEADER}\nA,A Ltd,EQ,x,1,1,INE144J01027,1\nB,B Ltd,EQ,x,1,1,-,1\nC,C Ltd,EQ,x,1,1, ,1\n"
-    );
+    let text = format!("{NSE_HEADER}\nA,A Ltd,EQ,x,1,1,INE144J01027,1\nB,B Ltd,EQ,x,1,1,-,1\nC,C Ltd,EQ,x,1,1, ,1\n");
     let list = parse_nse_equity_list(text.as_bytes()).unwrap();
     assert_eq!(list.listings.len(), 1);
     assert_eq!(
         list.skipped_without_isin,
-        vec![
-            SkippedRow {
-                line: 3,
-                isin: "-".into()
-            },
-            SkippedRow {
-                line: 4,
-                isin: String::new()
-            }
-        ]
+        vec![SkippedRow { line: 3, isin: "-".into() }, SkippedRow { line: 4, isin: String::new() }]
     );
 }
 
@@ -235,32 +164,20 @@ fn missing_required_columns_are_reported_on_the_header_line() {
     let text = "SYMBOL,NAME OF COMPANY,SERIES\nA,A Ltd,EQ\n";
     assert_eq!(
         errors(parse_nse_equity_list(text.as_bytes())),
-        vec![(
-            1,
-            "required column \"ISIN NUMBER\" is missing from the header".into()
-        )]
+        vec![(1, "required column \"ISIN NUMBER\" is missing from the header".into())]
     );
     let text = "Security Code,Issuer Name,Security Id,ISIN No\r\n1,A,A,INE144J01027,\r\n";
     assert_eq!(
         errors(parse_bse_equity_list(text.as_bytes())),
         vec![
-            (
-                1,
-                "required column \"Industry New Name\" is missing from the header".into()
-            ),
-            (
-                1,
-                "required column \"Igroup Name\" is missing from the header".into()
-            ),
+            (1, "required column \"Industry New Name\" is missing from the header".into()),
+            (1, "required column \"Igroup Name\" is missing from the header".into()),
         ]
     );
     let text = "Id,Symbol,Company_Name\n1,A,A Ltd\n";
     assert_eq!(
         errors(parse_nse_mcap(text.as_bytes())),
-        vec![(
-            1,
-            "required column \"Market_capitalization_lakhs\" is missing from the header".into()
-        )]
+        vec![(1, "required column \"Market_capitalization_lakhs\" is missing from the header".into())]
     );
 }
 
@@ -272,10 +189,7 @@ fn exchange_headers_ignore_case_spaces_and_extra_columns() {
     let text = "SYMBOL,SYMBOL,NAME OF COMPANY,ISIN NUMBER\nA,A,A Ltd,INE144J01027\n";
     assert_eq!(
         errors(parse_nse_equity_list(text.as_bytes())),
-        vec![(
-            1,
-            "column \"SYMBOL\" appears more than once in the header".into()
-        )]
+        vec![(1, "column \"SYMBOL\" appears more than once in the header".into())]
     );
 }
 
@@ -293,60 +207,31 @@ fn bse_bad_rows_are_all_reported_with_crlf_line_numbers() {
     ]
     .join("\r\n");
     let errs = errors(parse_bse_equity_list(text.as_bytes()));
-    assert_eq!(
-        errs.iter().map(|e| e.0).collect::<Vec<_>>(),
-        vec![4, 4, 5, 6, 9],
-        "{errs:#?}"
-    );
-    assert!(
-        errs[0].1.starts_with("isin: not a valid ISIN"),
-        "{}",
-        errs[0].1
-    );
+    assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![4, 4, 5, 6, 9], "{errs:#?}");
+    assert!(errs[0].1.starts_with("isin: not a valid ISIN"), "{}", errs[0].1);
     assert_eq!(errs[1].1, "Issuer Name is empty");
-    assert_eq!(
-        errs[2].1,
-        "duplicate ISIN INE117A01022: it is already on line 2"
-    );
-    assert_eq!(
-        errs[3].1,
-        "expected 14 cells, one per header column, but found 16"
-    );
-    assert_eq!(
-        errs[4].1,
-        "Security Id \"W W\" is not a valid ticker, and Security Code \"\" cannot stand in for it"
-    );
+    assert_eq!(errs[2].1, "duplicate ISIN INE117A01022: it is already on line 2");
+    assert_eq!(errs[3].1, "expected 14 cells, one per header column, but found 16");
+    assert_eq!(errs[4].1, "Security Id \"W W\" is not a valid ticker, and Security Code \"\" cannot stand in for it");
 }
 
 #[test]
 fn mcap_bad_rows_are_all_reported() {
     let text = "Id,Symbol,Company_Name,Market_capitalization_lakhs\r\n1,A,A,10\r\n2,B,B,\r\n3,C,C,-5\r\n4,A,A again,abc\r\n5,,E,1\r\n";
     let errs = errors(parse_nse_mcap(text.as_bytes()));
-    assert_eq!(
-        errs.iter().map(|e| e.0).collect::<Vec<_>>(),
-        vec![3, 4, 5, 5, 6],
-        "{errs:#?}"
-    );
-    assert_eq!(
-        errs[0].1,
-        "Market_capitalization_lakhs must be a non-negative number of lakh rupees (got \"\")"
-    );
+    assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![3, 4, 5, 5, 6], "{errs:#?}");
+    assert_eq!(errs[0].1, "Market_capitalization_lakhs must be a non-negative number of lakh rupees (got \"\")");
     assert_eq!(errs[2].1, "duplicate Symbol A: it is already on line 2");
     assert_eq!(errs[4].1, "Symbol: ticker is empty");
 }
 
 #[test]
 fn exchange_files_empty_and_header_only() {
-    assert_eq!(
-        parse_nse_equity_list(b""),
-        Err(ImportError::File("the file is empty".into()))
-    );
+    assert_eq!(parse_nse_equity_list(b""), Err(ImportError::File("the file is empty".into())));
     let header_only = format!("{BSE_HEADER}\r\n");
     assert_eq!(
         parse_bse_equity_list(header_only.as_bytes()),
-        Err(ImportError::File(
-            "no rows: the file has a header but no data rows".into()
-        ))
+        Err(ImportError::File("no rows: the file has a header but no data rows".into()))
     );
 }
 
@@ -365,16 +250,7 @@ fn real_files_parse_with_the_published_row_counts() {
     assert_eq!(bse.listings.len(), 4_454);
     assert_eq!(
         bse.skipped_without_isin,
-        vec![
-            SkippedRow {
-                line: 924,
-                isin: "-".into()
-            },
-            SkippedRow {
-                line: 2_124,
-                isin: "NA".into()
-            }
-        ]
+        vec![SkippedRow { line: 924, isin: "-".into() }, SkippedRow { line: 2_124, isin: "NA".into() }]
     );
     assert_eq!(mcap.rows().len(), 2_255);
     // Every row's line is its physical line in the CRLF file: header is
@@ -403,38 +279,18 @@ fn real_files_merge_to_the_published_figures() {
     assert!(companies.iter().all(|c| c.is_nse || c.is_bse));
 
     // All 1,799 shared ISINs carry the BSE classification.
-    assert!(
-        companies
-            .iter()
-            .filter(|c| c.is_nse && c.is_bse)
-            .all(|c| c.industry.is_some() && c.sector.is_some())
-    );
-    assert!(
-        companies
-            .iter()
-            .filter(|c| !c.is_bse)
-            .all(|c| c.industry.is_none() && c.sector.is_none())
-    );
+    assert!(companies.iter().filter(|c| c.is_nse && c.is_bse).all(|c| c.industry.is_some() && c.sector.is_some()));
+    assert!(companies.iter().filter(|c| !c.is_bse).all(|c| c.industry.is_none() && c.sector.is_none()));
     assert!(companies.iter().all(|c| c.logo_url.is_none()));
 
     // Sorted by (ticker, isin), one company per ISIN.
-    assert!(
-        companies
-            .windows(2)
-            .all(|w| (&w[0].ticker, &w[0].isin) < (&w[1].ticker, &w[1].isin))
-    );
+    assert!(companies.windows(2).all(|w| (&w[0].ticker, &w[0].isin) < (&w[1].ticker, &w[1].isin)));
 
     // Two skipped placeholders and two BSE-only Security Ids with a space,
     // whose Security Code is their ticker.
     assert_eq!(merged.notes.len(), 4, "{:#?}", merged.notes);
-    for (code, name) in [
-        ("536493", "JK Agri Genetics Limited"),
-        ("539115", "Alan Scott Industries Ltd."),
-    ] {
-        let c = companies
-            .iter()
-            .find(|c| c.ticker.as_str() == code)
-            .unwrap();
+    for (code, name) in [("536493", "JK Agri Genetics Limited"), ("539115", "Alan Scott Industries Ltd.")] {
+        let c = companies.iter().find(|c| c.ticker.as_str() == code).unwrap();
         assert_eq!(c.name, name);
         assert!(c.is_bse && !c.is_nse);
     }
@@ -443,10 +299,7 @@ fn real_files_merge_to_the_published_figures() {
 #[test]
 fn twenty_microns_is_on_both_exchanges_with_bse_classification() {
     let companies = mds_import::demo_companies();
-    let c = companies
-        .iter()
-        .find(|c| c.isin == isin("INE144J01027"))
-        .unwrap();
+    let c = companies.iter().find(|c| c.isin == isin("INE144J01027")).unwrap();
     assert_eq!(
         c,
         &Company {
@@ -489,18 +342,9 @@ fn market_cap_bands_follow_the_ranking_of_the_whole_mcap_file() {
     assert_eq!(bands.get(&Some(MarketCapBand::Mid)), Some(&150));
     assert_eq!(bands.get(&Some(MarketCapBand::Small)), Some(&1_668));
     assert_eq!(bands.get(&None), Some(&(17 + 2_655)));
-    assert!(
-        companies
-            .iter()
-            .filter(|c| !c.is_nse)
-            .all(|c| c.market_cap_band.is_none())
-    );
+    assert!(companies.iter().filter(|c| !c.is_nse).all(|c| c.market_cap_band.is_none()));
     let nse = parse_nse_equity_list(NSE_EQUITY_LIST).unwrap();
-    let not_on_nse = mcap
-        .rows()
-        .iter()
-        .filter(|r| !nse.listings.iter().any(|l| l.symbol == r.symbol))
-        .count();
+    let not_on_nse = mcap.rows().iter().filter(|r| !nse.listings.iter().any(|l| l.symbol == r.symbol)).count();
     assert_eq!(not_on_nse, 2_255 - 1_918);
 }
 
@@ -511,16 +355,9 @@ fn some_tickers_are_shared_by_several_isins() {
     for c in &companies {
         by_ticker.entry(c.ticker.as_str()).or_default().push(c);
     }
-    let mut shared: Vec<&str> = by_ticker
-        .iter()
-        .filter(|(_, v)| v.len() > 1)
-        .map(|(t, _)| *t)
-        .collect();
+    let mut shared: Vec<&str> = by_ticker.iter().filter(|(_, v)| v.len() > 1).map(|(t, _)| *t).collect();
     shared.sort_unstable();
-    assert_eq!(
-        shared,
-        vec!["CREATIVE", "DOLPHIN", "FOCUS", "KALYANI", "WORTH"]
-    );
+    assert_eq!(shared, vec!["CREATIVE", "DOLPHIN", "FOCUS", "KALYANI", "WORTH"]);
     // Each is one NSE company and one BSE-only company with the same id.
     for t in shared {
         let v = &by_ticker[t];

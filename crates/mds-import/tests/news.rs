@@ -8,11 +8,7 @@ use mds_import::{ImportError, parse_articles};
 fn errors(text: &str) -> Vec<(usize, String)> {
     match parse_articles(text.as_bytes()) {
         Ok(a) => panic!("expected an error, got {} articles", a.len()),
-        Err(e) => e
-            .rows()
-            .iter()
-            .map(|r| (r.line, r.message.clone()))
-            .collect(),
+        Err(e) => e.rows().iter().map(|r| (r.line, r.message.clone())).collect(),
     }
 }
 
@@ -20,10 +16,8 @@ const FULL: &str = r#"{"slug":"tcs-deal-wins","headline":" TCS reports deal wins
 
 #[test]
 fn good_file_parses_to_exact_articles() {
-    let text = format!(
-        "{FULL}\n\n{}\n",
-        r#"{"slug":"minimal","headline":"H","tags":null,"subheadline":"  ","isin":null}"#
-    );
+    let text =
+        format!("{FULL}\n\n{}\n", r#"{"slug":"minimal","headline":"H","tags":null,"subheadline":"  ","isin":null}"#);
     let articles = parse_articles(text.as_bytes()).unwrap();
     let full = Article {
         slug: Slug::parse("tcs-deal-wins").unwrap(),
@@ -76,41 +70,15 @@ fn bad_values_are_all_reported_on_their_lines() {
     let errs = errors(&text);
     let lines: Vec<usize> = errs.iter().map(|e| e.0).collect();
     assert_eq!(lines, vec![2, 2, 3, 3, 4, 4, 5, 6, 6], "{errs:#?}");
-    assert_eq!(
-        errs[0].1,
-        "slug \"Bad_Slug\": slug must be 1 to 200 characters of a-z, 0-9 and '-'"
-    );
+    assert_eq!(errs[0].1, "slug \"Bad_Slug\": slug must be 1 to 200 characters of a-z, 0-9 and '-'");
     assert_eq!(errs[1].1, "headline is empty");
-    assert!(
-        errs[2].1.starts_with("isin: not a valid ISIN"),
-        "{}",
-        errs[2].1
-    );
-    assert!(
-        errs[3].1.starts_with("ticker \"T X\" is not valid"),
-        "{}",
-        errs[3].1
-    );
-    assert!(
-        errs[4]
-            .1
-            .starts_with("published_at must be an RFC 3339 date-time with an offset"),
-        "{}",
-        errs[4].1
-    );
-    assert!(
-        errs[5]
-            .1
-            .starts_with("updated_at must be an RFC 3339 date-time with an offset"),
-        "{}",
-        errs[5].1
-    );
+    assert!(errs[2].1.starts_with("isin: not a valid ISIN"), "{}", errs[2].1);
+    assert!(errs[3].1.starts_with("ticker \"T X\" is not valid"), "{}", errs[3].1);
+    assert!(errs[4].1.starts_with("published_at must be an RFC 3339 date-time with an offset"), "{}", errs[4].1);
+    assert!(errs[5].1.starts_with("updated_at must be an RFC 3339 date-time with an offset"), "{}", errs[5].1);
     assert_eq!(errs[6].1, "updated_at is before published_at");
     assert_eq!(errs[7].1, "tags[1] is empty");
-    assert_eq!(
-        errs[8].1,
-        "url must be an http:// or https:// URL without spaces (got \"news.example.com/e\")"
-    );
+    assert_eq!(errs[8].1, "url must be an http:// or https:// URL without spaces (got \"news.example.com/e\")");
 }
 
 #[test]
@@ -118,10 +86,7 @@ fn duplicate_slug_names_the_earlier_line() {
     let text = "{\"slug\":\"a\",\"headline\":\"H\"}\n\n{\"slug\":\"b\",\"headline\":\"H\"}\n{\"slug\":\"a\",\"headline\":\"\"}\n";
     assert_eq!(
         errors(text),
-        vec![
-            (4, "duplicate slug a: it is already on line 1".into()),
-            (4, "headline is empty".into())
-        ]
+        vec![(4, "duplicate slug a: it is already on line 1".into()), (4, "headline is empty".into())]
     );
 }
 
@@ -129,43 +94,17 @@ fn duplicate_slug_names_the_earlier_line() {
 fn unknown_field_and_bad_json_are_reported_with_their_lines() {
     let text = "{\"slug\":\"a\",\"headline\":\"H\",\"head_line\":\"x\"}\n{\"slug\":\"b\",\"headline\":\"H\"\n{\"headline\":\"H\"}\n\"just a string\"\n";
     let errs = errors(text);
-    assert_eq!(
-        errs.iter().map(|e| e.0).collect::<Vec<_>>(),
-        vec![1, 2, 3, 4]
-    );
-    assert!(
-        errs[0]
-            .1
-            .starts_with("unknown field `head_line`, expected one of `slug`"),
-        "{}",
-        errs[0].1
-    );
-    assert!(
-        errs[1]
-            .1
-            .starts_with("not valid JSON: EOF while parsing an object"),
-        "{}",
-        errs[1].1
-    );
-    assert!(
-        errs[2].1.starts_with("missing field `slug`"),
-        "{}",
-        errs[2].1
-    );
-    assert_eq!(
-        errs[3].1,
-        "not a JSON object: each line must hold one object, {...}"
-    );
+    assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![1, 2, 3, 4]);
+    assert!(errs[0].1.starts_with("unknown field `head_line`, expected one of `slug`"), "{}", errs[0].1);
+    assert!(errs[1].1.starts_with("not valid JSON: EOF while parsing an object"), "{}", errs[1].1);
+    assert!(errs[2].1.starts_with("missing field `slug`"), "{}", errs[2].1);
+    assert_eq!(errs[3].1, "not a JSON object: each line must hold one object, {...}");
 }
 
 #[test]
 fn empty_file_is_a_file_error() {
     for text in ["", "\n \n", "\u{feff}"] {
-        assert_eq!(
-            parse_articles(text.as_bytes()),
-            Err(ImportError::File("the file is empty".into())),
-            "{text:?}"
-        );
+        assert_eq!(parse_articles(text.as_bytes()), Err(ImportError::File("the file is empty".into())), "{text:?}");
     }
 }
 

@@ -10,7 +10,8 @@ use crate::params::Params;
 use crate::state::AppState;
 
 /// The query parameters the endpoint defines.
-pub const PARAMETERS: &[&str] = &["letter", "industry", "exchange", "market_cap", "search", "ticker", "cursor", "limit"];
+pub const PARAMETERS: &[&str] =
+    &["letter", "industry", "exchange", "market_cap", "search", "ticker", "cursor", "limit"];
 
 /// The longest `industry` value accepted.
 const INDUSTRY_MAX_LEN: usize = 200;

@@ -1,7 +1,7 @@
 //! `GET /v1/news/{slug}`: one article with its body.
 
-use axum::extract::{Path, RawQuery, State};
 use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use mds_domain::Slug;
 
