@@ -181,3 +181,57 @@ async fn demo_starts_from_nothing_and_reuses_its_store() {
     assert_eq!(ready["companies"].as_u64().unwrap() as usize, mds_import::demo_companies().len());
     assert!(second.sigterm().success());
 }
+
+/// Sends `n` counted requests, 8 at a time.
+async fn burst(client: &reqwest::Client, base: &str, key: &str, n: usize) {
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..n {
+        let (c, url, k) = (
+            client.clone(),
+            format!("{base}/v1/companies?limit=1&letter={}", (b'A' + (i % 26) as u8) as char),
+            key.to_owned(),
+        );
+        set.spawn(async move { c.get(url).bearer_auth(k).send().await.unwrap().status().as_u16() });
+        if set.len() >= 8 {
+            assert_eq!(set.join_next().await.unwrap().unwrap(), 200);
+        }
+    }
+    while let Some(s) = set.join_next().await {
+        assert_eq!(s.unwrap(), 200);
+    }
+}
+
+async fn requests_this_month(client: &reqwest::Client, base: &str, key: &str) -> u64 {
+    let u: serde_json::Value =
+        client.get(format!("{base}/v1/usage")).bearer_auth(key).send().await.unwrap().json().await.unwrap();
+    u["current_month"]["requests"].as_u64().unwrap()
+}
+
+#[tokio::test]
+async fn sigterm_loses_no_count_and_sigkill_keeps_what_a_flush_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    cli(&dir, &["accounts", "create", "acme"]);
+    let key = cli(&dir, &["keys", "create", "--account", "acme", "--tier", "enterprise"]).trim().to_owned();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+
+    // SIGTERM right after the last response: the final flush writes everything.
+    let mut server = start(&dir, &["serve"]);
+    let base = format!("http://{}", server.addr);
+    burst(&client, &base, &key, 300).await;
+    assert!(server.sigterm().success());
+    drop(server);
+    let mut server = start(&dir, &["serve"]);
+    let base = format!("http://{}", server.addr);
+    assert_eq!(requests_this_month(&client, &base, &key).await, 300, "N requests, SIGTERM, restart: usage says N");
+
+    // SIGKILL: what was counted more than a flush interval (1 s) before the
+    // kill is in the store; only the last interval can be lost.
+    burst(&client, &base, &key, 120).await;
+    tokio::time::sleep(Duration::from_millis(3_000)).await;
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    drop(server);
+    let server = start(&dir, &["serve"]);
+    let base = format!("http://{}", server.addr);
+    assert_eq!(requests_this_month(&client, &base, &key).await, 420);
+}

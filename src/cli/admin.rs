@@ -123,7 +123,7 @@ pub(crate) async fn tiers(store: &Arc<dyn Store>, cmd: TiersCommand) -> anyhow::
                     "tier {name:?} does not exist; to create it give both --rate-limit-per-minute and --monthly-quota"
                 ),
             };
-            let created = store.set_tier(&tier).await?;
+            let created = store.set_tier(&tier, Utc::now()).await?;
             println!(
                 "{} tier {}: {} requests/minute, {} requests/month",
                 if created { "created" } else { "updated" },
@@ -144,7 +144,7 @@ pub(crate) async fn accounts(store: &Arc<dyn Store>, cmd: AccountsCommand) -> an
             println!("created account {} (entitled)", a.name);
         }
         AccountsCommand::Set { name, entitled } => {
-            let a = store.set_account_entitled(&name, entitled).await?;
+            let a = store.set_account_entitled(&name, entitled, Utc::now()).await?;
             let what = if a.entitled {
                 "entitled: its keys use their own tiers"
             } else {

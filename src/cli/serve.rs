@@ -21,11 +21,21 @@ pub(crate) struct ServeArgs {
     /// Seconds a request may take before it is answered 503.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=300))]
     request_timeout: u64,
+    /// Serve without rate limits, quotas and metering: only to measure their cost.
+    #[arg(long)]
+    no_limits: bool,
 }
 
 impl ServeArgs {
     fn config(&self) -> HttpConfig {
-        HttpConfig { request_timeout: Duration::from_secs(self.request_timeout), ..HttpConfig::default() }
+        if self.no_limits {
+            tracing::warn!("rate limits, quotas and metering are OFF (--no-limits)");
+        }
+        HttpConfig {
+            request_timeout: Duration::from_secs(self.request_timeout),
+            limits: !self.no_limits,
+            ..HttpConfig::default()
+        }
     }
 }
 

@@ -8,8 +8,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{Account, AccountName, Article, Company, KeyPrefix, Slug, Tier};
-use mds_store::{AuthSnapshot, KeyRecord, NewKey, Store, StoreError, StoreResult, UpsertSummary};
+use mds_store::{
+    AuthSnapshot, Generations, KeyRecord, NewKey, Store, StoreError, StoreResult, UpsertSummary, UsageBatch,
+};
 
 /// Which fault is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,9 +72,9 @@ impl Store for Faulty {
         self.gate().await?;
         self.inner.ping().await
     }
-    async fn generation(&self) -> StoreResult<i64> {
+    async fn generations(&self) -> StoreResult<Generations> {
         self.gate().await?;
-        self.inner.generation().await
+        self.inner.generations().await
     }
     async fn cursor_secret(&self) -> StoreResult<Vec<u8>> {
         self.gate().await?;
@@ -101,17 +104,22 @@ impl Store for Faulty {
         self.gate().await?;
         self.inner.tiers().await
     }
-    async fn set_tier(&self, tier: &Tier) -> StoreResult<bool> {
+    async fn set_tier(&self, tier: &Tier, now: DateTime<Utc>) -> StoreResult<bool> {
         self.gate().await?;
-        self.inner.set_tier(tier).await
+        self.inner.set_tier(tier, now).await
     }
     async fn create_account(&self, name: &AccountName, now: DateTime<Utc>) -> StoreResult<Account> {
         self.gate().await?;
         self.inner.create_account(name, now).await
     }
-    async fn set_account_entitled(&self, name: &AccountName, entitled: bool) -> StoreResult<Account> {
+    async fn set_account_entitled(
+        &self,
+        name: &AccountName,
+        entitled: bool,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Account> {
         self.gate().await?;
-        self.inner.set_account_entitled(name, entitled).await
+        self.inner.set_account_entitled(name, entitled, now).await
     }
     async fn accounts(&self) -> StoreResult<Vec<Account>> {
         self.gate().await?;
@@ -132,5 +140,22 @@ impl Store for Faulty {
     async fn auth_snapshot(&self) -> StoreResult<AuthSnapshot> {
         self.gate().await?;
         self.inner.auth_snapshot().await
+    }
+    async fn apply_usage(&self, batch: &UsageBatch) -> StoreResult<bool> {
+        self.gate().await?;
+        self.inner.apply_usage(batch).await
+    }
+    async fn usage(
+        &self,
+        key: &KeyPrefix,
+        from: BillingMonth,
+        to: BillingMonth,
+    ) -> StoreResult<Vec<(BillingMonth, u64)>> {
+        self.gate().await?;
+        self.inner.usage(key, from, to).await
+    }
+    async fn quota_history(&self, key: &KeyPrefix) -> StoreResult<QuotaHistory> {
+        self.gate().await?;
+        self.inner.quota_history(key).await
     }
 }

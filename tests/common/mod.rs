@@ -114,6 +114,17 @@ pub async fn spawn_with(opts: Options) -> TestApp {
 
 /// Issues a key straight into the store and returns it.
 pub async fn new_key(store: &dyn Store, account: &str, tier: &str, env: Environment) -> String {
+    new_key_at(store, account, tier, env, Utc::now()).await
+}
+
+/// Issues a key created at a given instant.
+pub async fn new_key_at(
+    store: &dyn Store,
+    account: &str,
+    tier: &str,
+    env: Environment,
+    created_at: chrono::DateTime<Utc>,
+) -> String {
     let key = ApiKey::generate(env);
     store
         .create_key(&NewKey {
@@ -122,7 +133,7 @@ pub async fn new_key(store: &dyn Store, account: &str, tier: &str, env: Environm
             account: AccountName::parse(account).unwrap(),
             tier: TierName::parse(tier).unwrap(),
             environment: env,
-            created_at: Utc::now(),
+            created_at,
         })
         .await
         .expect("create key");

@@ -139,3 +139,66 @@ mod tests {
         assert_eq!(w.remaining, 0);
     }
 }
+
+/// What a key's monthly quota was over time, from which the quota in force
+/// for any month is read: the tier it was issued on, the evaluation tier,
+/// and its account's entitlement, each as a time-ordered list of changes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QuotaHistory {
+    /// `(effective_from, monthly_quota)` of the key's plan tier, oldest first.
+    pub plan_tier: Vec<(DateTime<Utc>, u64)>,
+    /// `(effective_from, monthly_quota)` of the evaluation tier, oldest first.
+    pub evaluation: Vec<(DateTime<Utc>, u64)>,
+    /// `(effective_from, entitled)` of the key's account, oldest first.
+    pub entitled: Vec<(DateTime<Utc>, bool)>,
+}
+
+/// The value in force at `t`: the last change at or before `t`, else the
+/// first change (history that starts later is taken to have held before).
+fn in_force<T: Copy>(changes: &[(DateTime<Utc>, T)], t: DateTime<Utc>) -> Option<T> {
+    let i = changes.partition_point(|(at, _)| *at <= t);
+    changes.get(i.saturating_sub(1)).or(changes.first()).map(|(_, v)| *v)
+}
+
+impl QuotaHistory {
+    /// The monthly quota in force at `t`.
+    pub fn quota_at(&self, t: DateTime<Utc>) -> u64 {
+        let entitled = in_force(&self.entitled, t).unwrap_or(true);
+        let tier = if entitled { &self.plan_tier } else { &self.evaluation };
+        in_force(tier, t).unwrap_or(0)
+    }
+
+    /// The quota in force for a closed month: the one at its last instant,
+    /// which is what it closed under.
+    pub fn quota_for(&self, month: BillingMonth) -> u64 {
+        self.quota_at(month.next().start() - chrono::Duration::milliseconds(1))
+    }
+}
+
+#[cfg(test)]
+mod history_tests {
+    use super::*;
+    use crate::time::parse_rfc3339;
+
+    fn t(s: &str) -> DateTime<Utc> {
+        parse_rfc3339(s).unwrap()
+    }
+
+    #[test]
+    fn quota_follows_tier_changes_and_entitlement() {
+        let h = QuotaHistory {
+            plan_tier: vec![(t("2026-01-01T00:00:00Z"), 50_000), (t("2026-06-15T00:00:00Z"), 80_000)],
+            evaluation: vec![(t("2026-01-01T00:00:00Z"), 1_000)],
+            entitled: vec![
+                (t("2026-02-01T00:00:00Z"), true),
+                (t("2026-09-10T00:00:00Z"), false),
+                (t("2026-10-01T00:00:00Z"), true),
+            ],
+        };
+        assert_eq!(h.quota_for(BillingMonth { year: 2026, month: 5 }), 50_000);
+        assert_eq!(h.quota_for(BillingMonth { year: 2026, month: 6 }), 80_000, "closed under the new quota");
+        assert_eq!(h.quota_for(BillingMonth { year: 2026, month: 9 }), 1_000, "not entitled at the close");
+        assert_eq!(h.quota_for(BillingMonth { year: 2026, month: 10 }), 80_000);
+        assert_eq!(h.quota_at(t("2025-12-01T00:00:00Z")), 50_000, "before any record: the first");
+    }
+}

@@ -1,6 +1,9 @@
 //! Settings of the HTTP layer.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use mds_limits::{Clock, SystemClock};
 
 /// How the HTTP layer behaves.
 #[derive(Debug, Clone)]
@@ -10,8 +13,14 @@ pub struct HttpConfig {
     /// How often a node asks the store whether cached data changed
     /// (revocations, tiers, entitlement, imports are seen within this).
     pub reload_interval: Duration,
+    /// How often counted requests are written to the store.
+    pub flush_interval: Duration,
     /// `max-age` of `Cache-Control` on company and news responses.
     pub cache_max_age: Duration,
+    /// Rate limits, quotas and metering. Off only to measure their cost.
+    pub limits: bool,
+    /// Where limits and billing months read the time.
+    pub clock: Arc<dyn Clock>,
 }
 
 impl Default for HttpConfig {
@@ -19,7 +28,10 @@ impl Default for HttpConfig {
         HttpConfig {
             request_timeout: Duration::from_secs(10),
             reload_interval: Duration::from_millis(250),
+            flush_interval: Duration::from_secs(1),
             cache_max_age: Duration::from_secs(60),
+            limits: true,
+            clock: Arc::new(SystemClock),
         }
     }
 }

@@ -8,6 +8,8 @@
 //! - [`auth`]: key-in-query refusal, bearer authentication, [`auth::KeyContext`].
 //! - [`controllers`]: one module per endpoint.
 //! - [`params`]: query-string rules shared by endpoints.
+//! - [`ratelimit`]: per-minute limit, monthly quota, metering, headers
+//!   (the engine is the `mds-limits` crate); [`flush`] writes counts.
 //! - [`middleware`]: request id, access log, HEAD, problems, timeout, ETag.
 //! - [`error`]: [`ApiError`], rendered as problem+json.
 //! - [`config`]: settings, [`HttpConfig`].
@@ -16,8 +18,10 @@ pub mod auth;
 pub mod config;
 pub mod controllers;
 pub mod error;
+pub mod flush;
 pub mod middleware;
 pub mod params;
+pub mod ratelimit;
 pub mod reload;
 pub mod router;
 pub mod server;

@@ -6,11 +6,11 @@ use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::get;
 use tower_http::compression::CompressionLayer;
 
-use crate::auth;
-use crate::controllers::{companies, health, news};
+use crate::controllers::{companies, health, news, usage};
 use crate::error::ApiError;
 use crate::middleware::{access_log, etag, head, problem, request_id, timeout};
 use crate::state::AppState;
+use crate::{auth, ratelimit};
 
 /// The whole application as an axum `Router`.
 pub fn router(state: AppState) -> Router {
@@ -18,7 +18,9 @@ pub fn router(state: AppState) -> Router {
     let v1 = Router::new()
         .route("/v1/companies", get(companies::list))
         .route("/v1/news/{slug}", get(news::show))
+        .route("/v1/usage", get(usage::show))
         .route_layer(from_fn(etag::conditional))
+        .route_layer(from_fn_with_state(state.clone(), ratelimit::enforce))
         .route_layer(from_fn_with_state(state.clone(), auth::authenticate))
         .route_layer(from_fn(auth::refuse_key_in_query));
 

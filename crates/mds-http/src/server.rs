@@ -7,9 +7,9 @@ use std::net::SocketAddr;
 
 use tokio::net::TcpListener;
 
-use crate::reload;
 use crate::router::router;
 use crate::state::AppState;
+use crate::{flush, reload};
 
 /// A bound, not yet serving, server.
 pub struct Server {
@@ -33,9 +33,13 @@ impl Server {
     /// in-flight requests finish and returns.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> io::Result<()> {
         let reloader = reload::spawn(self.state.clone());
+        let flusher = flush::spawn(self.state.clone());
         let app = router(self.state.clone());
         let result = axum::serve(self.listener, app).with_graceful_shutdown(shutdown).await;
         reloader.abort();
+        flusher.abort();
+        // In-flight requests are drained: every count is in the meter now.
+        flush::final_flush(&self.state).await;
         tracing::info!("server stopped");
         result
     }

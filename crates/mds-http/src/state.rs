@@ -3,11 +3,12 @@
 //! so readers never lock.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
 
 use arc_swap::ArcSwap;
 use mds_catalog::{Catalog, CursorCodec};
-use mds_store::{Store, StoreResult};
+use mds_limits::{Limiter, Meter};
+use mds_store::{Generations, Store, StoreResult};
+use std::sync::Mutex;
 
 use crate::auth::AuthIndex;
 use crate::config::HttpConfig;
@@ -20,9 +21,12 @@ pub struct App {
     pub config: HttpConfig,
     /// Signs and checks pagination cursors.
     pub cursors: CursorCodec,
+    /// Per-minute limits and monthly quotas; owns the meter.
+    pub limiter: Limiter,
     catalog: ArcSwap<Catalog>,
     auth: ArcSwap<AuthIndex>,
-    generation: AtomicI64,
+    /// The generations the cached views were loaded at (`None` before the first load).
+    loaded: Mutex<Option<Generations>>,
 }
 
 /// Cheap-to-clone handle on the [`App`] (axum state).
@@ -42,9 +46,10 @@ impl AppState {
         let secret = store.cursor_secret().await?;
         let app = App {
             cursors: CursorCodec::new(&secret),
+            limiter: Limiter::new(Arc::new(Meter::new()), config.clock.clone()),
             catalog: ArcSwap::from_pointee(Catalog::default()),
             auth: ArcSwap::from_pointee(AuthIndex::default()),
-            generation: AtomicI64::new(i64::MIN),
+            loaded: Mutex::new(None),
             store,
             config,
         };
@@ -63,23 +68,29 @@ impl AppState {
         self.auth.load()
     }
 
-    /// Reloads the cached views if the store's generation moved; returns
-    /// whether it did.
+    /// Reloads the cached views whose generation moved; returns whether any did.
     pub async fn refresh(&self) -> StoreResult<bool> {
-        let generation = self.store.generation().await?;
-        if generation == self.generation.load(Ordering::Acquire) {
+        let now = self.store.generations().await?;
+        let before = *self.loaded.lock().expect("not poisoned");
+        if before == Some(now) {
             return Ok(false);
         }
-        // Read the data after the generation, so a change that lands in
+        // Read the data after the generations, so a change that lands in
         // between is picked up by the next poll rather than lost.
-        let snapshot = self.store.auth_snapshot().await?;
-        let companies = self.store.companies().await?;
-        let catalog =
-            tokio::task::spawn_blocking(move || Catalog::new(companies)).await.expect("catalog build does not panic");
-        self.auth.store(Arc::new(AuthIndex::new(&snapshot)));
-        self.catalog.store(Arc::new(catalog));
-        self.generation.store(generation, Ordering::Release);
-        tracing::info!(generation, companies = self.catalog().len(), keys = self.auth().len(), "cache reloaded");
+        if before.is_none_or(|b| b.auth != now.auth) {
+            let snapshot = self.store.auth_snapshot().await?;
+            self.auth.store(Arc::new(AuthIndex::new(&snapshot)));
+            tracing::info!(generation = now.auth, keys = snapshot.keys.len(), "keys and tiers reloaded");
+        }
+        if before.is_none_or(|b| b.companies != now.companies) {
+            let companies = self.store.companies().await?;
+            let catalog = tokio::task::spawn_blocking(move || Catalog::new(companies))
+                .await
+                .expect("catalog build does not panic");
+            tracing::info!(generation = now.companies, companies = catalog.len(), "company catalog reloaded");
+            self.catalog.store(Arc::new(catalog));
+        }
+        *self.loaded.lock().expect("not poisoned") = Some(now);
         Ok(true)
     }
 }

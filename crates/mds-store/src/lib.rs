@@ -4,6 +4,7 @@
 //! # Layout
 //! - [`Store`]: what the service and the operator commands need from storage.
 //! - [`sqlite`]: the embedded SQLite backend (the default).
+//! - [`postgres`]: the PostgreSQL backend, for several nodes on one database.
 //! - [`url`]: the database URL, with a `Debug` that masks the password.
 //! - [`open`]: picks the backend from the URL.
 //! - [`testsuite`]: the storage test suite every backend runs
@@ -12,14 +13,16 @@
 //!
 //! Every mutation that changes what a serving node caches (companies, news,
 //! tiers, accounts, keys) bumps the store's *generation* in the same
-//! transaction; serving nodes poll [`Store::generation`] and reload what
+//! transaction; serving nodes poll [`Store::generations`] and reload what
 //! changed, so a change made by `mds keys revoke` in another process is
 //! seen within one poll interval.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{Account, AccountName, Article, Company, Environment, KeyHash, KeyPrefix, Slug, Tier, TierName};
 
+pub mod postgres;
 mod rows;
 pub mod sqlite;
 pub mod testsuite;
@@ -108,6 +111,39 @@ pub struct AuthSnapshot {
     pub tiers: Vec<Tier>,
 }
 
+/// Change counters, one per kind of cached data, so a node reloads only what
+/// changed (a revoked key does not rebuild the company catalog).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Generations {
+    /// Bumped by company upserts.
+    pub companies: i64,
+    /// Bumped by article upserts.
+    pub news: i64,
+    /// Bumped by tier, account and key changes.
+    pub auth: i64,
+}
+
+/// Requests to add to one key's count for one month.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageDelta {
+    /// The key.
+    pub key: KeyPrefix,
+    /// The billing month the requests were made in.
+    pub month: BillingMonth,
+    /// How many requests.
+    pub requests: u64,
+}
+
+/// A batch of usage deltas with an id that makes applying it idempotent: a
+/// batch whose id was applied before is not counted again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageBatch {
+    /// Unique id (`<node id>:<sequence>`), at most 100 characters.
+    pub id: String,
+    /// The deltas; a key and month appear at most once.
+    pub deltas: Vec<UsageDelta>,
+}
+
 /// What mds needs from storage. Implemented once per backend.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
@@ -118,8 +154,9 @@ pub trait Store: Send + Sync + 'static {
     /// A cheap round trip, for readiness.
     async fn ping(&self) -> StoreResult<()>;
 
-    /// The change counter, bumped by every mutation of cached data.
-    async fn generation(&self) -> StoreResult<i64>;
+    /// The change counters, each bumped in the same transaction as the
+    /// mutation of its kind of data.
+    async fn generations(&self) -> StoreResult<Generations>;
 
     /// The secret that signs pagination cursors (32 random bytes made by
     /// `migrate`, shared by every node on the same store).
@@ -143,14 +180,22 @@ pub trait Store: Send + Sync + 'static {
     /// Every tier, ordered by name.
     async fn tiers(&self) -> StoreResult<Vec<Tier>>;
 
-    /// Creates or changes a tier; returns true when it was created.
-    async fn set_tier(&self, tier: &Tier) -> StoreResult<bool>;
+    /// Creates or changes a tier; returns true when it was created. Records
+    /// the quota in the tier's history as of `now`.
+    async fn set_tier(&self, tier: &Tier, now: DateTime<Utc>) -> StoreResult<bool>;
 
-    /// Creates an account (entitled). `Conflict` if the name is taken.
+    /// Creates an account (entitled, recorded in its entitlement history as of
+    /// `now`). `Conflict` if the name is taken.
     async fn create_account(&self, name: &AccountName, now: DateTime<Utc>) -> StoreResult<Account>;
 
-    /// Sets an account's entitlement. `NotFound` if there is no such account.
-    async fn set_account_entitled(&self, name: &AccountName, entitled: bool) -> StoreResult<Account>;
+    /// Sets an account's entitlement, recorded in its history as of `now`.
+    /// `NotFound` if there is no such account.
+    async fn set_account_entitled(
+        &self,
+        name: &AccountName,
+        entitled: bool,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Account>;
 
     /// Every account, ordered by name.
     async fn accounts(&self) -> StoreResult<Vec<Account>>;
@@ -169,15 +214,33 @@ pub trait Store: Send + Sync + 'static {
 
     /// Active keys, accounts and tiers, in one read transaction.
     async fn auth_snapshot(&self) -> StoreResult<AuthSnapshot>;
+
+    /// Adds a batch of usage counts in one transaction, unless a batch with
+    /// the same id was applied before. Returns whether it was applied now.
+    /// Deltas for unknown keys are `NotFound` and nothing is applied.
+    async fn apply_usage(&self, batch: &UsageBatch) -> StoreResult<bool>;
+
+    /// A key's stored request counts for the months `from..=to` that have
+    /// any, oldest first.
+    async fn usage(
+        &self,
+        key: &KeyPrefix,
+        from: BillingMonth,
+        to: BillingMonth,
+    ) -> StoreResult<Vec<(BillingMonth, u64)>>;
+
+    /// The history of the key's quota: its plan tier's and the evaluation
+    /// tier's quota changes and its account's entitlement changes.
+    /// `NotFound` if there is no such key (revoked keys have history).
+    async fn quota_history(&self, key: &KeyPrefix) -> StoreResult<QuotaHistory>;
 }
 
 /// Opens the store a URL names: `sqlite:…` or a bare path for SQLite
-/// (created if missing). PostgreSQL comes with its backend.
+/// (created if missing), `postgres://…` or `postgresql://…` for PostgreSQL
+/// (the database must exist).
 pub async fn open(url: &DatabaseUrl) -> StoreResult<std::sync::Arc<dyn Store>> {
     match url.backend() {
         url::Backend::Sqlite => Ok(std::sync::Arc::new(sqlite::SqliteStore::connect(url).await?)),
-        url::Backend::Postgres => {
-            Err(StoreError::Invalid("PostgreSQL is not supported by this build yet; use a sqlite: URL".into()))
-        }
+        url::Backend::Postgres => Ok(std::sync::Arc::new(postgres::PgStore::connect(url).await?)),
     }
 }

@@ -15,6 +15,7 @@
 //! - `migrate`: the schema migrations and the seed rows.
 //! - `catalog`: companies and articles.
 //! - `access`: tiers, accounts, keys and the auth snapshot.
+//! - `usage`: usage counts and quota history.
 //! - `error`: mapping of `sqlx` errors to [`StoreError`].
 
 use std::str::FromStr;
@@ -22,17 +23,22 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{Account, AccountName, Article, Company, KeyPrefix, Slug, Tier};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Sqlite, SqliteConnection, Transaction};
 
-use crate::rows::{self, META_CURSOR_SECRET, META_GENERATION};
-use crate::{AuthSnapshot, DatabaseUrl, KeyRecord, NewKey, Store, StoreError, StoreResult, UpsertSummary};
+use crate::rows::{self, META_CURSOR_SECRET, META_GENERATIONS};
+use crate::{
+    AuthSnapshot, DatabaseUrl, Generations, KeyRecord, NewKey, Store, StoreError, StoreResult, UpsertSummary,
+    UsageBatch,
+};
 
 mod access;
 mod catalog;
 mod error;
 mod migrate;
+mod usage;
 
 use error::db;
 
@@ -98,10 +104,11 @@ async fn begin_write(pool: &SqlitePool) -> StoreResult<Transaction<'static, Sqli
     pool.begin_with("BEGIN IMMEDIATE").await.map_err(db)
 }
 
-/// Bumps the generation; call inside the transaction of the change.
-async fn bump_generation(conn: &mut SqliteConnection) -> StoreResult<()> {
+/// Bumps the change counter under `meta` key `counter` (one of
+/// `rows::META_GENERATION_*`); call inside the transaction of the change.
+async fn bump_generation(conn: &mut SqliteConnection, counter: &str) -> StoreResult<()> {
     let done = sqlx::query("UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = ?")
-        .bind(META_GENERATION)
+        .bind(counter)
         .execute(conn)
         .await
         .map_err(db)?;
@@ -126,8 +133,16 @@ impl Store for SqliteStore {
         Ok(())
     }
 
-    async fn generation(&self) -> StoreResult<i64> {
-        rows::generation(&meta(&self.pool, META_GENERATION).await?)
+    async fn generations(&self) -> StoreResult<Generations> {
+        let [a, b, c] = META_GENERATIONS;
+        let pairs: Vec<(String, String)> = sqlx::query_as("SELECT key, value FROM meta WHERE key IN (?, ?, ?)")
+            .bind(a)
+            .bind(b)
+            .bind(c)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db)?;
+        rows::generations(&pairs)
     }
 
     async fn cursor_secret(&self) -> StoreResult<Vec<u8>> {
@@ -158,16 +173,21 @@ impl Store for SqliteStore {
         access::tiers(&self.pool).await
     }
 
-    async fn set_tier(&self, tier: &Tier) -> StoreResult<bool> {
-        access::set_tier(self, tier).await
+    async fn set_tier(&self, tier: &Tier, now: DateTime<Utc>) -> StoreResult<bool> {
+        access::set_tier(self, tier, now).await
     }
 
     async fn create_account(&self, name: &AccountName, now: DateTime<Utc>) -> StoreResult<Account> {
         access::create_account(self, name, now).await
     }
 
-    async fn set_account_entitled(&self, name: &AccountName, entitled: bool) -> StoreResult<Account> {
-        access::set_account_entitled(self, name, entitled).await
+    async fn set_account_entitled(
+        &self,
+        name: &AccountName,
+        entitled: bool,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Account> {
+        access::set_account_entitled(self, name, entitled, now).await
     }
 
     async fn accounts(&self) -> StoreResult<Vec<Account>> {
@@ -188,5 +208,22 @@ impl Store for SqliteStore {
 
     async fn auth_snapshot(&self) -> StoreResult<AuthSnapshot> {
         access::auth_snapshot(&self.pool).await
+    }
+
+    async fn apply_usage(&self, batch: &UsageBatch) -> StoreResult<bool> {
+        usage::apply_usage(self, batch, Utc::now()).await
+    }
+
+    async fn usage(
+        &self,
+        key: &KeyPrefix,
+        from: BillingMonth,
+        to: BillingMonth,
+    ) -> StoreResult<Vec<(BillingMonth, u64)>> {
+        usage::usage(&self.pool, key, from, to).await
+    }
+
+    async fn quota_history(&self, key: &KeyPrefix) -> StoreResult<QuotaHistory> {
+        usage::quota_history(&self.pool, key).await
     }
 }

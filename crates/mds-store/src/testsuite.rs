@@ -22,12 +22,13 @@
 
 use chrono::{DateTime, Utc};
 use mds_domain::time::parse_rfc3339;
+use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{
     Account, AccountName, Article, Company, Environment, Isin, KeyHash, KeyPrefix, MarketCapBand, Slug, Ticker, Tier,
     TierName,
 };
 
-use crate::{KeyRecord, NewKey, Store, StoreError, StoreResult, UpsertSummary};
+use crate::{Generations, KeyRecord, NewKey, Store, StoreError, StoreResult, UpsertSummary, UsageBatch, UsageDelta};
 
 /// Defines one `#[tokio::test]` per function of [`testsuite`](crate::testsuite),
 /// each on a store of its own.
@@ -43,7 +44,7 @@ macro_rules! store_test_suite {
             migrate_is_idempotent,
             default_tiers_are_seeded_once,
             set_tier_creates_then_updates,
-            generation_bumps_on_every_mutation_only,
+            each_mutation_bumps_only_its_own_generation,
             empty_upserts_change_nothing,
             upsert_companies_counts_and_replaces_every_field,
             upsert_companies_repeated_isin_in_one_call,
@@ -56,6 +57,13 @@ macro_rules! store_test_suite {
             revoke_key_is_idempotent,
             keys_filter_by_account,
             auth_snapshot_excludes_revoked_keys,
+            apply_usage_adds_across_months_and_keys,
+            apply_usage_in_large_batches,
+            apply_usage_counts_a_batch_once,
+            apply_usage_with_an_unknown_key_applies_nothing,
+            usage_filters_and_orders_months,
+            quota_history_follows_tier_and_entitlement_changes,
+            quota_history_of_unknown_and_revoked_keys,
         );
     };
     (@tests $fresh:path; $($name:ident),* $(,)?) => {
@@ -233,8 +241,37 @@ async fn migrated(store: &dyn Store) {
     store.migrate().await.expect("migrate");
 }
 
-async fn generation(store: &dyn Store) -> i64 {
-    store.generation().await.expect("generation")
+async fn generations(store: &dyn Store) -> Generations {
+    store.generations().await.expect("generations")
+}
+
+/// The instant the suite's tier changes are made at when it does not matter.
+fn t0() -> DateTime<Utc> {
+    at("2026-01-01T00:00:00Z")
+}
+
+fn month(year: i32, month: u32) -> BillingMonth {
+    BillingMonth { year, month }
+}
+
+fn delta(key: &str, year: i32, m: u32, requests: u64) -> UsageDelta {
+    UsageDelta { key: prefix(key), month: month(year, m), requests }
+}
+
+fn batch(id: &str, deltas: Vec<UsageDelta>) -> UsageBatch {
+    UsageBatch { id: id.to_owned(), deltas }
+}
+
+async fn usage_of(store: &dyn Store, key: &str, from: BillingMonth, to: BillingMonth) -> Vec<(BillingMonth, u64)> {
+    store.usage(&prefix(key), from, to).await.expect("usage")
+}
+
+#[track_caller]
+fn expect_invalid<T: std::fmt::Debug>(r: StoreResult<T>, sentence: &str) {
+    match r {
+        Err(StoreError::Invalid(m)) => assert_eq!(m, sentence),
+        other => panic!("expected Invalid({sentence:?}), got {other:?}"),
+    }
 }
 
 async fn create_accounts(store: &dyn Store, names: &[&str]) {
@@ -244,20 +281,26 @@ async fn create_accounts(store: &dyn Store, names: &[&str]) {
 }
 
 // ---------------------------------------------------------------------------
-// The suite, in two modules; every function is re-exported here.
+// The suite, in three modules; every function is re-exported here.
 
 mod access;
 mod catalog;
+mod usage;
 
 pub use access::{
     accounts_create_list_and_entitle, auth_snapshot_excludes_revoked_keys, create_key_checks_account_tier_and_prefix,
-    default_tiers_are_seeded_once, generation_bumps_on_every_mutation_only, keys_filter_by_account,
+    default_tiers_are_seeded_once, each_mutation_bumps_only_its_own_generation, keys_filter_by_account,
     migrate_is_idempotent, revoke_key_is_idempotent, set_tier_creates_then_updates,
 };
 pub use catalog::{
     articles_round_trip_every_field, companies_are_ordered_by_ticker_then_isin, empty_upserts_change_nothing,
     upsert_articles_counts_and_replaces_every_field, upsert_companies_counts_and_replaces_every_field,
     upsert_companies_in_large_batches, upsert_companies_repeated_isin_in_one_call,
+};
+pub use usage::{
+    apply_usage_adds_across_months_and_keys, apply_usage_counts_a_batch_once, apply_usage_in_large_batches,
+    apply_usage_with_an_unknown_key_applies_nothing, quota_history_follows_tier_and_entitlement_changes,
+    quota_history_of_unknown_and_revoked_keys, usage_filters_and_orders_months,
 };
 
 #[cfg(test)]

@@ -41,18 +41,18 @@ async fn two_stores_on_one_file_see_each_others_writes() {
     a.migrate().await.expect("migrate a");
     b.migrate().await.expect("migrate b");
     assert_eq!(a.cursor_secret().await.unwrap(), b.cursor_secret().await.unwrap());
-    assert_eq!(a.generation().await.unwrap(), b.generation().await.unwrap());
+    assert_eq!(a.generations().await.unwrap(), b.generations().await.unwrap());
 
-    let before = b.generation().await.unwrap();
+    let before = b.generations().await.unwrap();
     let acme = AccountName::parse("acme").unwrap();
     a.create_account(&acme, Utc::now()).await.expect("create on a");
-    assert!(b.generation().await.unwrap() > before);
+    assert!(b.generations().await.unwrap().auth > before.auth);
     assert_eq!(b.accounts().await.unwrap(), a.accounts().await.unwrap());
     assert_eq!(b.accounts().await.unwrap().len(), 1);
 
-    b.set_account_entitled(&acme, false).await.expect("entitle on b");
+    b.set_account_entitled(&acme, false, Utc::now()).await.expect("entitle on b");
     assert!(!a.accounts().await.unwrap()[0].entitled);
-    assert_eq!(a.generation().await.unwrap(), b.generation().await.unwrap());
+    assert_eq!(a.generations().await.unwrap(), b.generations().await.unwrap());
 
     // A third store opened later reads the same secret: it is made once.
     let c = SqliteStore::connect(&url_in(dir.path())).await.expect("connect c");
@@ -75,7 +75,7 @@ async fn concurrent_and_repeated_migrations_are_harmless() {
     let mut raw = SqliteConnection::connect(url_in(dir.path()).expose()).await.unwrap();
     let versions: Vec<i64> =
         sqlx::query_scalar("SELECT version FROM schema_migrations").fetch_all(&mut raw).await.unwrap();
-    assert_eq!(versions, vec![1]);
+    assert_eq!(versions, vec![1, 2]);
 }
 
 #[tokio::test]
@@ -116,8 +116,10 @@ async fn corrupt_rows_are_errors_not_panics() {
     assert!(matches!(err, StoreError::Database(_)), "{err:?}");
     assert!(err.to_string().contains("NOT-AN-ISIN"), "{err}");
 
-    sqlx::query("UPDATE meta SET value = 'many' WHERE key = 'generation'").execute(&mut raw).await.unwrap();
-    assert!(matches!(store.generation().await, Err(StoreError::Database(_))));
+    sqlx::query("UPDATE meta SET value = 'many' WHERE key = 'generation_news'").execute(&mut raw).await.unwrap();
+    let err = store.generations().await.expect_err("corrupt counter");
+    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
+    assert!(err.to_string().contains("generation_news"), "{err}");
 
     sqlx::query("INSERT INTO tiers (name, rate_limit_per_minute, monthly_quota) VALUES ('huge', 5000000000, 5)")
         .execute(&mut raw)
@@ -137,7 +139,7 @@ async fn a_failed_upsert_writes_nothing() {
     .execute(&mut raw)
     .await
     .unwrap();
-    let g = store.generation().await.unwrap();
+    let g = store.generations().await.unwrap();
     let template = Company {
         isin: Isin::parse("INE117A01022").unwrap(),
         ticker: Ticker::parse("ABB").unwrap(),
@@ -159,7 +161,7 @@ async fn a_failed_upsert_writes_nothing() {
     let err = store.upsert_companies(&rows).await.expect_err("trigger aborts");
     assert!(matches!(err, StoreError::Database(_)), "{err:?}");
     assert!(store.companies().await.unwrap().is_empty());
-    assert_eq!(store.generation().await.unwrap(), g);
+    assert_eq!(store.generations().await.unwrap(), g);
 }
 
 /// The `i`-th of a series of valid ISINs (`INE` + 8 digits + check digit).
@@ -259,4 +261,146 @@ async fn open_picks_sqlite_for_bare_paths() {
     store.migrate().await.expect("migrate");
     store.ping().await.expect("ping");
     assert!(dir.path().join("mds.db").exists());
+}
+
+#[tokio::test]
+async fn a_version_1_store_is_upgraded_with_its_history_backfilled() {
+    use mds_domain::usage::{BillingMonth, QuotaHistory};
+    use mds_store::{Generations, UsageBatch, UsageDelta};
+    use sqlx::Executor;
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = url_in(dir.path());
+    let mut raw = SqliteConnection::connect(&format!("sqlite://{}?mode=rwc", dir.path().join("mds.db").display()))
+        .await
+        .expect("raw connection");
+    // What mds of schema version 1 left behind: its schema, its seed (one
+    // tier changed by an operator), an entitled and a not entitled account,
+    // a key.
+    raw.execute(sqlx::raw_sql(include_str!("../migrations/sqlite/0001_initial.sql"))).await.unwrap();
+    raw.execute(sqlx::raw_sql(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL); \
+         INSERT INTO schema_migrations VALUES (1, '2025-01-01T00:00:00+00:00'); \
+         INSERT INTO meta VALUES ('generation', '41'), \
+             ('cursor_secret', '000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f'); \
+         INSERT INTO tiers VALUES ('evaluation', 10, 1000), ('starter', 60, 55555), ('pro', 600, 1000000), \
+             ('enterprise', 6000, 100000000); \
+         INSERT INTO accounts (id, name, entitled, created_at) VALUES \
+             (1, 'acme', 1, '2025-03-04T05:06:07+00:00'), (2, 'beta', 0, '2025-05-01T00:00:00.500+00:00'); \
+         INSERT INTO api_keys (prefix, hash_hex, account_id, tier, environment, created_at) VALUES \
+             ('mds_live_old', 'abababababababababababababababababababababababababababababababab', 2, 'starter', 'live', '2025-05-02T00:00:00+00:00');",
+    ))
+    .await
+    .unwrap();
+    drop(raw);
+
+    let store = SqliteStore::connect(&url).await.expect("connect");
+    store.migrate().await.expect("migrate to version 2");
+    // Each counter continues from the old one, plus one; the seed found
+    // every default tier, so it bumped nothing.
+    let g = store.generations().await.unwrap();
+    assert_eq!(g, Generations { companies: 42, news: 42, auth: 42 });
+    let mut raw = SqliteConnection::connect(url.expose()).await.unwrap();
+    let old: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM meta WHERE key = 'generation'").fetch_one(&mut raw).await.unwrap();
+    assert_eq!(old, 0, "the counter of version 1 is removed");
+    let versions: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM schema_migrations ORDER BY version").fetch_all(&mut raw).await.unwrap();
+    assert_eq!(versions, vec![1, 2]);
+
+    let t = |s: &str| mds_domain::time::parse_rfc3339(s).unwrap();
+    let key = mds_domain::KeyPrefix::parse("mds_live_old").unwrap();
+    let h = store.quota_history(&key).await.expect("quota history");
+    assert_eq!(
+        h,
+        QuotaHistory {
+            plan_tier: vec![(t("1970-01-01T00:00:00Z"), 55_555)],
+            evaluation: vec![(t("1970-01-01T00:00:00Z"), 1_000)],
+            entitled: vec![(t("2025-05-01T00:00:00.5Z"), false)],
+        }
+    );
+    let acme_rows: Vec<(String, i64)> =
+        sqlx::query_as("SELECT effective_from, entitled FROM entitlement_history WHERE account_id = 1")
+            .fetch_all(&mut raw)
+            .await
+            .unwrap();
+    assert_eq!(acme_rows, vec![("2025-03-04T05:06:07+00:00".to_owned(), 1)]);
+
+    // The old key counts usage.
+    let nov = BillingMonth { year: 2026, month: 11 };
+    let batch = UsageBatch { id: "n:1".into(), deltas: vec![UsageDelta { key: key.clone(), month: nov, requests: 3 }] };
+    assert!(store.apply_usage(&batch).await.unwrap());
+    assert_eq!(store.usage(&key, nov, nov).await.unwrap(), vec![(nov, 3)]);
+
+    store.migrate().await.expect("migrate again");
+    assert_eq!(store.generations().await.unwrap(), g);
+    assert_eq!(store.quota_history(&key).await.unwrap(), h);
+}
+
+#[tokio::test]
+async fn applied_batch_ids_are_pruned_after_a_week() {
+    use mds_domain::usage::BillingMonth;
+    use mds_store::{UsageBatch, UsageDelta};
+
+    let (store, mut raw, _dir) = migrated_with_raw().await;
+    let acme = AccountName::parse("acme").unwrap();
+    store.create_account(&acme, Utc::now()).await.unwrap();
+    let key = mds_domain::ApiKey::generate(mds_domain::Environment::Live);
+    store
+        .create_key(&mds_store::NewKey {
+            prefix: key.prefix(),
+            hash: key.hash(),
+            account: acme,
+            tier: mds_domain::TierName::evaluation(),
+            environment: key.environment(),
+            created_at: Utc::now(),
+        })
+        .await
+        .unwrap();
+    let nov = BillingMonth { year: 2026, month: 11 };
+    let batch = |id: &str| UsageBatch {
+        id: id.into(),
+        deltas: vec![UsageDelta { key: key.prefix(), month: nov, requests: 1 }],
+    };
+    assert!(store.apply_usage(&batch("old")).await.unwrap());
+    assert!(store.apply_usage(&batch("recent")).await.unwrap());
+    let ts = |days: i64| mds_domain::time::format_utc(&(Utc::now() - chrono::TimeDelta::days(days)));
+    for (id, days) in [("old", 8), ("recent", 6)] {
+        sqlx::query("UPDATE usage_batches SET applied_at = ? WHERE id = ?")
+            .bind(ts(days))
+            .bind(id)
+            .execute(&mut raw)
+            .await
+            .unwrap();
+    }
+
+    assert!(store.apply_usage(&batch("new")).await.unwrap());
+    let ids: Vec<String> =
+        sqlx::query_scalar("SELECT id FROM usage_batches ORDER BY id").fetch_all(&mut raw).await.unwrap();
+    assert_eq!(ids, ["new", "recent"]);
+    // Within the week a batch counts once; past it, the id is forgotten.
+    assert!(!store.apply_usage(&batch("recent")).await.unwrap());
+    assert!(store.apply_usage(&batch("old")).await.unwrap());
+    assert_eq!(store.usage(&key.prefix(), nov, nov).await.unwrap(), vec![(nov, 4)]);
+}
+
+#[tokio::test]
+async fn a_refused_usage_batch_leaves_no_row_behind() {
+    use mds_domain::usage::BillingMonth;
+    use mds_store::{UsageBatch, UsageDelta};
+
+    let (store, mut raw, _dir) = migrated_with_raw().await;
+    let batch = UsageBatch {
+        id: "n:1".into(),
+        deltas: vec![UsageDelta {
+            key: mds_domain::KeyPrefix::parse("mds_live_zzz").unwrap(),
+            month: BillingMonth { year: 2026, month: 11 },
+            requests: 1,
+        }],
+    };
+    assert!(matches!(store.apply_usage(&batch).await, Err(StoreError::NotFound(_))));
+    for table in ["usage_batches", "usage_counts"] {
+        let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}")).fetch_one(&mut raw).await.unwrap();
+        assert_eq!(n, 0, "{table}");
+    }
 }

@@ -3,6 +3,7 @@
 pub mod companies;
 pub mod health;
 pub mod news;
+pub mod usage;
 
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};

@@ -4,14 +4,19 @@
 //! prefix) inside its own `BEGIN IMMEDIATE` transaction, so the check and the
 //! write cannot be split by another process, and the operator gets a sentence
 //! naming what is missing or taken.
+//!
+//! Every change bumps the `auth` change counter in its transaction. Tier and
+//! entitlement changes also append a row to `tier_history` /
+//! `entitlement_history` there, effective from the `now` they are given, so
+//! the quota in force for a past month can be told later.
 
 use chrono::{DateTime, Utc};
 use mds_domain::{Account, AccountName, KeyPrefix, Tier, TierName};
-use sqlx::{SqliteConnection, SqlitePool};
+use sqlx::{Row, SqliteConnection, SqlitePool};
 
 use super::error::{db, unique_or};
 use super::{SqliteStore, bump_generation};
-use crate::rows;
+use crate::rows::{self, META_GENERATION_AUTH};
 use crate::{AuthSnapshot, KeyRecord, NewKey, StoreResult};
 
 const TIER_SELECT: &str = "SELECT name, rate_limit_per_minute, monthly_quota FROM tiers";
@@ -30,8 +35,47 @@ async fn tiers_on(conn: &mut SqliteConnection) -> StoreResult<Vec<Tier>> {
     rs.iter().map(rows::tier).collect()
 }
 
-/// Creates or changes a tier; true when created.
-pub(super) async fn set_tier(store: &SqliteStore, tier: &Tier) -> StoreResult<bool> {
+/// Appends a tier's values to its history, effective from `at`.
+pub(super) async fn record_tier(
+    conn: &mut SqliteConnection,
+    tier: &TierName,
+    rate_limit_per_minute: u32,
+    monthly_quota: i64,
+    at: DateTime<Utc>,
+) -> StoreResult<()> {
+    sqlx::query(
+        "INSERT INTO tier_history (tier, rate_limit_per_minute, monthly_quota, effective_from) VALUES (?, ?, ?, ?)",
+    )
+    .bind(tier.as_str())
+    .bind(i64::from(rate_limit_per_minute))
+    .bind(monthly_quota)
+    .bind(rows::ts(&at))
+    .execute(conn)
+    .await
+    .map_err(db)?;
+    Ok(())
+}
+
+/// Appends an account's entitlement to its history, effective from `at`.
+async fn record_entitlement(
+    conn: &mut SqliteConnection,
+    account_id: i64,
+    entitled: bool,
+    at: DateTime<Utc>,
+) -> StoreResult<()> {
+    sqlx::query("INSERT INTO entitlement_history (account_id, entitled, effective_from) VALUES (?, ?, ?)")
+        .bind(account_id)
+        .bind(entitled)
+        .bind(rows::ts(&at))
+        .execute(conn)
+        .await
+        .map_err(db)?;
+    Ok(())
+}
+
+/// Creates or changes a tier; true when created. Every call is recorded in
+/// the tier's history as of `now`, changed or not.
+pub(super) async fn set_tier(store: &SqliteStore, tier: &Tier, now: DateTime<Utc>) -> StoreResult<bool> {
     let quota = rows::to_bigint("monthly_quota", tier.monthly_quota)?;
     let mut tx = store.begin_write().await?;
     let created = sqlx::query(
@@ -54,35 +98,40 @@ pub(super) async fn set_tier(store: &SqliteStore, tier: &Tier) -> StoreResult<bo
             .await
             .map_err(db)?;
     }
-    bump_generation(&mut tx).await?;
+    record_tier(&mut tx, &tier.name, tier.rate_limit_per_minute, quota, now).await?;
+    bump_generation(&mut tx, META_GENERATION_AUTH).await?;
     tx.commit().await.map_err(db)?;
     Ok(created)
 }
 
-/// Creates an entitled account.
+/// Creates an entitled account, entitled in its history from `now`.
 pub(super) async fn create_account(
     store: &SqliteStore,
     name: &AccountName,
     now: DateTime<Utc>,
 ) -> StoreResult<Account> {
     let mut tx = store.begin_write().await?;
-    sqlx::query("INSERT INTO accounts (name, entitled, created_at) VALUES (?, ?, ?)")
+    let id = sqlx::query("INSERT INTO accounts (name, entitled, created_at) VALUES (?, ?, ?)")
         .bind(name.as_str())
         .bind(true)
         .bind(rows::ts(&now))
         .execute(&mut *tx)
         .await
-        .map_err(|e| unique_or(e, || rows::account_exists(name)))?;
-    bump_generation(&mut tx).await?;
+        .map_err(|e| unique_or(e, || rows::account_exists(name)))?
+        .last_insert_rowid();
+    record_entitlement(&mut tx, id, true, now).await?;
+    bump_generation(&mut tx, META_GENERATION_AUTH).await?;
     tx.commit().await.map_err(db)?;
     Ok(Account { name: name.clone(), entitled: true, created_at: now })
 }
 
-/// Sets an account's entitlement.
+/// Sets an account's entitlement; every call is recorded in its history as of
+/// `now`, changed or not.
 pub(super) async fn set_account_entitled(
     store: &SqliteStore,
     name: &AccountName,
     entitled: bool,
+    now: DateTime<Utc>,
 ) -> StoreResult<Account> {
     let mut tx = store.begin_write().await?;
     let done = sqlx::query("UPDATE accounts SET entitled = ? WHERE name = ?")
@@ -94,13 +143,15 @@ pub(super) async fn set_account_entitled(
     if done.rows_affected() == 0 {
         return Err(rows::no_account(name));
     }
-    let r = sqlx::query(&format!("{ACCOUNT_SELECT} WHERE name = ?"))
+    let r = sqlx::query("SELECT id, name, entitled, created_at FROM accounts WHERE name = ?")
         .bind(name.as_str())
         .fetch_one(&mut *tx)
         .await
         .map_err(db)?;
     let account = rows::account(&r)?;
-    bump_generation(&mut tx).await?;
+    let id: i64 = r.try_get("id").map_err(db)?;
+    record_entitlement(&mut tx, id, entitled, now).await?;
+    bump_generation(&mut tx, META_GENERATION_AUTH).await?;
     tx.commit().await.map_err(db)?;
     Ok(account)
 }
@@ -133,7 +184,8 @@ async fn tier_exists(conn: &mut SqliteConnection, name: &TierName) -> StoreResul
     Ok(found.is_some())
 }
 
-async fn key_by_prefix(conn: &mut SqliteConnection, prefix: &KeyPrefix) -> StoreResult<Option<KeyRecord>> {
+/// A key by prefix, revoked or not.
+pub(super) async fn key_by_prefix(conn: &mut SqliteConnection, prefix: &KeyPrefix) -> StoreResult<Option<KeyRecord>> {
     let r = sqlx::query(&format!("{KEY_SELECT} WHERE k.prefix = ?"))
         .bind(prefix.as_str())
         .fetch_optional(conn)
@@ -166,7 +218,7 @@ pub(super) async fn create_key(store: &SqliteStore, key: &NewKey) -> StoreResult
     .await
     // The prefix was checked above, in this transaction: only the hash is left.
     .map_err(|e| unique_or(e, rows::hash_exists))?;
-    bump_generation(&mut tx).await?;
+    bump_generation(&mut tx, META_GENERATION_AUTH).await?;
     tx.commit().await.map_err(db)?;
     Ok(KeyRecord {
         prefix: key.prefix.clone(),
@@ -192,7 +244,7 @@ pub(super) async fn revoke_key(store: &SqliteStore, prefix: &KeyPrefix, now: Dat
         .execute(&mut *tx)
         .await
         .map_err(db)?;
-    bump_generation(&mut tx).await?;
+    bump_generation(&mut tx, META_GENERATION_AUTH).await?;
     tx.commit().await.map_err(db)?;
     key.revoked_at = Some(now);
     Ok(key)

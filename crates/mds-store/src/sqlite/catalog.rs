@@ -6,6 +6,9 @@
 //! multi-row `INSERT … ON CONFLICT DO UPDATE` writes the run. Full runs share
 //! one SQL text, so their prepared statement is reused from the connection's
 //! cache; a million rows take ten thousand round trips, not two million.
+//!
+//! A company upsert bumps the `companies` change counter, an article upsert
+//! the `news` one, in its transaction; an upsert of no rows bumps nothing.
 
 use mds_domain::{Article, Company, Slug};
 use sqlx::query::Query;
@@ -14,7 +17,7 @@ use sqlx::{Sqlite, SqliteConnection, SqlitePool};
 
 use super::error::db;
 use super::{SqliteStore, bump_generation};
-use crate::rows::{self, ARTICLE_COLUMNS, COMPANY_COLUMNS};
+use crate::rows::{self, ARTICLE_COLUMNS, COMPANY_COLUMNS, META_GENERATION_COMPANIES, META_GENERATION_NEWS};
 use crate::{StoreResult, UpsertSummary};
 
 /// Companies per statement (9 bound values each).
@@ -43,9 +46,11 @@ async fn count_existing(conn: &mut SqliteConnection, table: &str, col: &str, key
 }
 
 /// Runs the upsert of `rows` in runs, binding each row with `bind`; bumps the
-/// generation; commits. No rows: nothing changes.
+/// change counter `counter`; commits. No rows: nothing changes.
+#[allow(clippy::too_many_arguments)]
 async fn upsert<'r, T: Sync>(
     store: &SqliteStore,
+    counter: &str,
     table: &str,
     cols: &[&str],
     run: usize,
@@ -71,7 +76,7 @@ async fn upsert<'r, T: Sync>(
         summary.updated += existing;
         summary.inserted += chunk.len() as u64 - existing;
     }
-    bump_generation(&mut tx).await?;
+    bump_generation(&mut tx, counter).await?;
     tx.commit().await.map_err(db)?;
     Ok(summary)
 }
@@ -114,12 +119,32 @@ fn bind_article<'q>(
 
 /// Inserts or replaces companies by ISIN.
 pub(super) async fn upsert_companies(store: &SqliteStore, rows: &[Company]) -> StoreResult<UpsertSummary> {
-    upsert(store, "companies", COMPANY_COLUMNS, COMPANY_RUN, rows, |c| c.isin.as_str(), bind_company).await
+    upsert(
+        store,
+        META_GENERATION_COMPANIES,
+        "companies",
+        COMPANY_COLUMNS,
+        COMPANY_RUN,
+        rows,
+        |c| c.isin.as_str(),
+        bind_company,
+    )
+    .await
 }
 
 /// Inserts or replaces articles by slug.
 pub(super) async fn upsert_articles(store: &SqliteStore, rows: &[Article]) -> StoreResult<UpsertSummary> {
-    upsert(store, "articles", ARTICLE_COLUMNS, ARTICLE_RUN, rows, |a| a.slug.as_str(), bind_article).await
+    upsert(
+        store,
+        META_GENERATION_NEWS,
+        "articles",
+        ARTICLE_COLUMNS,
+        ARTICLE_RUN,
+        rows,
+        |a| a.slug.as_str(),
+        bind_article,
+    )
+    .await
 }
 
 /// Every company, by ticker then ISIN (byte order: SQLite's BINARY collation).

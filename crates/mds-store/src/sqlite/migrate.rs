@@ -9,18 +9,22 @@
 //! used with a schema this build does not understand.
 //!
 //! After the migrations, the seed: the default tiers that are absent, the
-//! generation counter and a 32-byte random cursor secret, each only if
+//! three change counters and a 32-byte random cursor secret, each only if
 //! missing. A store that has all of them is not written to at all, so an
-//! operator command does not wait behind a long import just to start.
+//! operator command does not wait behind a long import just to start. A
+//! default tier seeded gets its first `tier_history` row, effective from the
+//! seeding, and bumps the `auth` counter; nothing else the seed does bumps a
+//! counter.
 
 use chrono::Utc;
 use mds_domain::Tier;
 use rand::RngCore;
 use sqlx::{Executor, SqlitePool};
 
+use super::access::record_tier;
 use super::error::db;
 use super::{begin_write, bump_generation};
-use crate::rows::{self, CURSOR_SECRET_LEN, META_CURSOR_SECRET, META_GENERATION};
+use crate::rows::{self, CURSOR_SECRET_LEN, META_CURSOR_SECRET, META_GENERATION_AUTH, META_GENERATIONS};
 use crate::{StoreError, StoreResult};
 
 /// One embedded migration.
@@ -31,8 +35,10 @@ struct Migration {
 }
 
 /// Every migration, in order. Append only; never edit one that shipped.
-const MIGRATIONS: &[Migration] =
-    &[Migration { version: 1, name: "initial", sql: include_str!("../../migrations/sqlite/0001_initial.sql") }];
+const MIGRATIONS: &[Migration] = &[
+    Migration { version: 1, name: "initial", sql: include_str!("../../migrations/sqlite/0001_initial.sql") },
+    Migration { version: 2, name: "usage", sql: include_str!("../../migrations/sqlite/0002_usage.sql") },
+];
 
 /// Applies the missing migrations, then seeds what is missing.
 pub(super) async fn run(pool: &SqlitePool) -> StoreResult<()> {
@@ -90,13 +96,16 @@ async fn apply(pool: &SqlitePool, m: &Migration) -> StoreResult<()> {
 
 /// Whether any seed row is missing (read only).
 async fn needs_seed(pool: &SqlitePool, defaults: &[Tier]) -> StoreResult<bool> {
-    let meta: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM meta WHERE key IN (?, ?)")
-        .bind(META_GENERATION)
+    let [a, b, c] = META_GENERATIONS;
+    let meta: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM meta WHERE key IN (?, ?, ?, ?)")
+        .bind(a)
+        .bind(b)
+        .bind(c)
         .bind(META_CURSOR_SECRET)
         .fetch_one(pool)
         .await
         .map_err(db)?;
-    if meta != 2 {
+    if meta != 4 {
         return Ok(true);
     }
     let names: Vec<String> = sqlx::query_scalar("SELECT name FROM tiers").fetch_all(pool).await.map_err(db)?;
@@ -109,9 +118,11 @@ async fn seed(pool: &SqlitePool) -> StoreResult<()> {
         return Ok(());
     }
     let mut tx = begin_write(pool).await?;
+    let now = Utc::now();
     let mut secret = [0u8; CURSOR_SECRET_LEN];
     rand::rngs::OsRng.fill_bytes(&mut secret);
-    for (key, value) in [(META_GENERATION, "0".to_owned()), (META_CURSOR_SECRET, rows::hex_encode(&secret))] {
+    let counters = META_GENERATIONS.map(|key| (key, "0".to_owned()));
+    for (key, value) in counters.into_iter().chain([(META_CURSOR_SECRET, rows::hex_encode(&secret))]) {
         sqlx::query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING")
             .bind(key)
             .bind(value)
@@ -121,20 +132,25 @@ async fn seed(pool: &SqlitePool) -> StoreResult<()> {
     }
     let mut inserted = 0;
     for t in &defaults {
-        inserted += sqlx::query(
+        let quota = rows::to_bigint("monthly_quota", t.monthly_quota)?;
+        let added = sqlx::query(
             "INSERT INTO tiers (name, rate_limit_per_minute, monthly_quota) VALUES (?, ?, ?) \
              ON CONFLICT (name) DO NOTHING",
         )
         .bind(t.name.as_str())
         .bind(i64::from(t.rate_limit_per_minute))
-        .bind(rows::to_bigint("monthly_quota", t.monthly_quota)?)
+        .bind(quota)
         .execute(&mut *tx)
         .await
         .map_err(db)?
         .rows_affected();
+        if added > 0 {
+            record_tier(&mut tx, &t.name, t.rate_limit_per_minute, quota, now).await?;
+            inserted += added;
+        }
     }
     if inserted > 0 {
-        bump_generation(&mut tx).await?;
+        bump_generation(&mut tx, META_GENERATION_AUTH).await?;
     }
     tx.commit().await.map_err(db)?;
     if inserted > 0 {
@@ -154,12 +170,15 @@ mod tests {
         }
         assert_eq!(MIGRATIONS[0].version, 1);
         assert!(MIGRATIONS[0].sql.contains("CREATE TABLE companies"));
+        assert_eq!(MIGRATIONS[1].version, 2);
+        assert!(MIGRATIONS[1].sql.contains("CREATE TABLE usage_counts"));
     }
 
     #[test]
     fn newer_schemas_are_refused() {
         assert!(check_known(&[]).is_ok());
         assert!(check_known(&[1]).is_ok());
+        assert!(check_known(&[1, 2]).is_ok());
         match check_known(&[1, 99]) {
             Err(StoreError::Invalid(m)) => assert!(m.contains("version 99"), "{m}"),
             other => panic!("expected Invalid, got {other:?}"),

@@ -1,13 +1,17 @@
-//! Suite functions for the schema, tiers, the generation, accounts and keys.
+//! Suite functions for the schema, tiers, the change counters, accounts and
+//! keys.
 
 use super::*;
 
-/// Migrating again changes nothing: not the generation, not the cursor secret
-/// (32 bytes, not all zero), not the tiers.
+/// Migrating a new store seeds the counters at `{companies: 0, news: 0,
+/// auth: 1}` (the default tiers were seeded); migrating again changes
+/// nothing: not the counters, not the cursor secret (32 bytes, not all zero),
+/// not the tiers.
 pub async fn migrate_is_idempotent(store: &dyn Store) {
     migrated(store).await;
     store.ping().await.expect("ping");
-    let g = generation(store).await;
+    let g = generations(store).await;
+    assert_eq!(g, Generations { companies: 0, news: 0, auth: 1 });
     let secret = store.cursor_secret().await.expect("cursor secret");
     assert_eq!(secret.len(), 32);
     assert!(secret.iter().any(|&b| b != 0), "cursor secret is all zero");
@@ -15,26 +19,43 @@ pub async fn migrate_is_idempotent(store: &dyn Store) {
 
     migrated(store).await;
     migrated(store).await;
-    assert_eq!(generation(store).await, g);
+    assert_eq!(generations(store).await, g);
     assert_eq!(store.cursor_secret().await.expect("cursor secret"), secret);
     assert_eq!(store.tiers().await.expect("tiers"), tiers);
 }
 
-/// A new store has exactly the default tiers, ordered by name; migrating again
-/// neither duplicates them nor undoes an operator's change to one.
+/// A new store has exactly the default tiers, ordered by name, each with one
+/// history entry from the migration; migrating again neither duplicates them,
+/// nor undoes an operator's change to one, nor adds to their history.
 pub async fn default_tiers_are_seeded_once(store: &dyn Store) {
+    let before = Utc::now();
     migrated(store).await;
+    let after = Utc::now();
     let defaults = default_tiers_by_name();
     assert_eq!(store.tiers().await.expect("tiers"), defaults);
     let names: Vec<&str> = defaults.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["enterprise", "evaluation", "pro", "starter"]);
 
+    create_accounts(store, &["acme"]).await;
+    let k = new_key("mds_live_d01", 1, "acme", "pro", "2026-01-02T00:00:00Z");
+    store.create_key(&k).await.expect("create key");
+    let h = store.quota_history(&k.prefix).await.expect("quota history");
+    assert_eq!(h.plan_tier.len(), 1, "{h:?}");
+    assert_eq!(h.plan_tier[0].1, 1_000_000);
+    assert_eq!(h.evaluation.len(), 1, "{h:?}");
+    assert_eq!(h.evaluation[0].1, 1_000);
+    for (seeded, _) in [h.plan_tier[0], h.evaluation[0]] {
+        assert!(before <= seeded && seeded <= after, "seeded at {seeded}, migrated in {before}..{after}");
+    }
+
     let pro = Tier { name: tier_name("pro"), rate_limit_per_minute: 1, monthly_quota: 2 };
-    assert!(!store.set_tier(&pro).await.expect("set tier"));
+    assert!(!store.set_tier(&pro, t0()).await.expect("set tier"));
+    let h = store.quota_history(&k.prefix).await.expect("quota history");
     migrated(store).await;
     let tiers = store.tiers().await.expect("tiers");
     assert_eq!(tiers.len(), 4);
     assert_eq!(tiers.iter().find(|t| t.name.as_str() == "pro"), Some(&pro));
+    assert_eq!(store.quota_history(&k.prefix).await.expect("quota history"), h);
 }
 
 /// `set_tier` creates (true), then changes (false); tiers stay ordered by
@@ -42,63 +63,91 @@ pub async fn default_tiers_are_seeded_once(store: &dyn Store) {
 pub async fn set_tier_creates_then_updates(store: &dyn Store) {
     migrated(store).await;
     let gold = Tier { name: tier_name("gold"), rate_limit_per_minute: 120, monthly_quota: 200_000 };
-    assert!(store.set_tier(&gold).await.expect("create tier"));
+    assert!(store.set_tier(&gold, t0()).await.expect("create tier"));
     let gold2 = Tier { rate_limit_per_minute: 240, monthly_quota: 9_000_000_000_000, ..gold.clone() };
-    assert!(!store.set_tier(&gold2).await.expect("update tier"));
+    assert!(!store.set_tier(&gold2, t0()).await.expect("update tier"));
 
     let mut expected = default_tiers_by_name();
     expected.insert(2, gold2.clone()); // enterprise < evaluation < gold < pro
     assert_eq!(store.tiers().await.expect("tiers"), expected);
 
-    let g = generation(store).await;
+    let g = generations(store).await;
     let huge = Tier { monthly_quota: u64::MAX, ..gold.clone() };
-    assert!(matches!(store.set_tier(&huge).await, Err(StoreError::Invalid(_))));
+    assert!(matches!(store.set_tier(&huge, t0()).await, Err(StoreError::Invalid(_))));
     assert_eq!(store.tiers().await.expect("tiers"), expected);
-    assert_eq!(generation(store).await, g);
+    assert_eq!(generations(store).await, g);
 }
 
-/// Every mutation of cached data raises the generation; reads, refused
-/// mutations and revoking a revoked key do not.
-pub async fn generation_bumps_on_every_mutation_only(store: &dyn Store) {
-    migrated(store).await;
-    let mut g = generation(store).await;
+/// Which change counter a mutation must bump.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Companies,
+    News,
+    Auth,
+}
 
-    async fn bumped(store: &dyn Store, before: &mut i64, what: &str) {
-        let now = generation(store).await;
-        assert!(now > *before, "{what} did not raise the generation ({before} -> {now})");
+/// Every mutation raises exactly the change counter of its kind (company
+/// upserts `companies`, article upserts `news`, tiers, accounts and keys
+/// `auth`) and no other; reads, usage, refused mutations and revoking a
+/// revoked key raise none.
+pub async fn each_mutation_bumps_only_its_own_generation(store: &dyn Store) {
+    migrated(store).await;
+    let mut g = generations(store).await;
+
+    async fn bumped(store: &dyn Store, before: &mut Generations, kind: Kind, what: &str) {
+        let now = generations(store).await;
+        let (own_before, own_now) = match kind {
+            Kind::Companies => (before.companies, now.companies),
+            Kind::News => (before.news, now.news),
+            Kind::Auth => (before.auth, now.auth),
+        };
+        assert!(own_now > own_before, "{what} did not raise the {kind:?} counter ({before:?} -> {now:?})");
+        let mut others_now = now;
+        match kind {
+            Kind::Companies => others_now.companies = before.companies,
+            Kind::News => others_now.news = before.news,
+            Kind::Auth => others_now.auth = before.auth,
+        }
+        assert_eq!(others_now, *before, "{what} changed another counter than {kind:?} ({before:?} -> {now:?})");
         *before = now;
     }
-    async fn unchanged(store: &dyn Store, before: i64, what: &str) {
-        assert_eq!(generation(store).await, before, "{what} changed the generation");
+    async fn unchanged(store: &dyn Store, before: Generations, what: &str) {
+        assert_eq!(generations(store).await, before, "{what} changed a counter");
     }
 
     let c = company("INE117A0102", "ABB", "ABB India");
     store.upsert_companies(std::slice::from_ref(&c)).await.expect("insert company");
-    bumped(store, &mut g, "inserting a company").await;
+    bumped(store, &mut g, Kind::Companies, "inserting a company").await;
     store.upsert_companies(&[Company { name: "ABB India Ltd".into(), ..c }]).await.expect("update company");
-    bumped(store, &mut g, "updating a company").await;
+    bumped(store, &mut g, Kind::Companies, "updating a company").await;
     store.upsert_articles(&[bare_article("a-1")]).await.expect("insert article");
-    bumped(store, &mut g, "inserting an article").await;
+    bumped(store, &mut g, Kind::News, "inserting an article").await;
     store.upsert_articles(&[full_article("a-1")]).await.expect("update article");
-    bumped(store, &mut g, "updating an article").await;
+    bumped(store, &mut g, Kind::News, "updating an article").await;
     let gold = Tier { name: tier_name("gold"), rate_limit_per_minute: 1, monthly_quota: 1 };
-    store.set_tier(&gold).await.expect("create tier");
-    bumped(store, &mut g, "creating a tier").await;
-    store.set_tier(&Tier { monthly_quota: 2, ..gold }).await.expect("update tier");
-    bumped(store, &mut g, "changing a tier").await;
+    store.set_tier(&gold, t0()).await.expect("create tier");
+    bumped(store, &mut g, Kind::Auth, "creating a tier").await;
+    store.set_tier(&Tier { monthly_quota: 2, ..gold.clone() }, t0()).await.expect("update tier");
+    bumped(store, &mut g, Kind::Auth, "changing a tier").await;
+    store.set_tier(&Tier { monthly_quota: 2, ..gold }, t0()).await.expect("set a tier as it is");
+    bumped(store, &mut g, Kind::Auth, "setting a tier to what it is").await;
     let acme = account_name("acme");
     store.create_account(&acme, at("2026-01-01T00:00:00Z")).await.expect("create account");
-    bumped(store, &mut g, "creating an account").await;
-    store.set_account_entitled(&acme, false).await.expect("entitle");
-    bumped(store, &mut g, "setting entitlement").await;
+    bumped(store, &mut g, Kind::Auth, "creating an account").await;
+    store.set_account_entitled(&acme, false, at("2026-01-01T01:00:00Z")).await.expect("entitle");
+    bumped(store, &mut g, Kind::Auth, "setting entitlement").await;
     let k = new_key("mds_live_g01", 1, "acme", "gold", "2026-01-02T00:00:00Z");
     store.create_key(&k).await.expect("create key");
-    bumped(store, &mut g, "creating a key").await;
+    bumped(store, &mut g, Kind::Auth, "creating a key").await;
+    let usage = batch("gen:1", vec![delta("mds_live_g01", 2026, 1, 5)]);
+    assert!(store.apply_usage(&usage).await.expect("apply usage"));
+    unchanged(store, g, "applying usage").await;
     store.revoke_key(&k.prefix, at("2026-01-03T00:00:00Z")).await.expect("revoke");
-    bumped(store, &mut g, "revoking a key").await;
+    bumped(store, &mut g, Kind::Auth, "revoking a key").await;
 
     // Reads.
     store.ping().await.expect("ping");
+    store.generations().await.expect("generations");
     store.cursor_secret().await.expect("cursor secret");
     store.companies().await.expect("companies");
     store.article(&slug("a-1")).await.expect("article");
@@ -108,16 +157,22 @@ pub async fn generation_bumps_on_every_mutation_only(store: &dyn Store) {
     store.keys(None).await.expect("keys");
     store.keys(Some(&acme)).await.expect("keys of acme");
     store.auth_snapshot().await.expect("auth snapshot");
+    store.usage(&k.prefix, month(2026, 1), month(2026, 12)).await.expect("usage");
+    store.quota_history(&k.prefix).await.expect("quota history");
     unchanged(store, g, "reading").await;
 
     // No-ops and refusals.
     store.revoke_key(&k.prefix, at("2026-01-04T00:00:00Z")).await.expect("revoke again");
     unchanged(store, g, "revoking a revoked key").await;
+    assert!(!store.apply_usage(&usage).await.expect("apply usage again"));
     assert!(store.create_account(&acme, at("2026-01-05T00:00:00Z")).await.is_err());
     assert!(store.create_key(&new_key("mds_live_g02", 2, "nobody", "gold", "2026-01-05T00:00:00Z")).await.is_err());
     assert!(store.create_key(&k).await.is_err());
-    assert!(store.set_account_entitled(&account_name("nobody"), true).await.is_err());
+    assert!(store.set_account_entitled(&account_name("nobody"), true, t0()).await.is_err());
     assert!(store.revoke_key(&prefix("mds_live_zzz"), at("2026-01-05T00:00:00Z")).await.is_err());
+    let huge = Tier { name: tier_name("gold"), rate_limit_per_minute: 1, monthly_quota: u64::MAX };
+    assert!(store.set_tier(&huge, t0()).await.is_err());
+    assert!(store.apply_usage(&batch("gen:2", vec![delta("mds_live_zzz", 2026, 1, 1)])).await.is_err());
     unchanged(store, g, "a refused mutation").await;
 }
 
@@ -136,17 +191,20 @@ pub async fn accounts_create_list_and_entitle(store: &dyn Store) {
     store.create_account(&account_name("beta"), t2).await.expect("create");
     store.create_account(&account_name("alpha"), t2).await.expect("create");
 
-    let off = store.set_account_entitled(&account_name("alpha"), false).await.expect("entitle");
+    let off = store.set_account_entitled(&account_name("alpha"), false, t0()).await.expect("entitle");
     assert_eq!(off, Account { name: account_name("alpha"), entitled: false, created_at: t2 });
     assert_eq!(
         store.accounts().await.expect("accounts"),
         vec![acme.clone(), off.clone(), Account { name: account_name("beta"), entitled: true, created_at: t2 },]
     );
-    let on = store.set_account_entitled(&account_name("alpha"), true).await.expect("entitle");
+    let on = store.set_account_entitled(&account_name("alpha"), true, t0()).await.expect("entitle");
     assert!(on.entitled);
     assert_eq!(store.accounts().await.expect("accounts")[1], on);
 
-    expect_not_found(store.set_account_entitled(&account_name("ghost"), false).await, "no account named \"ghost\"");
+    expect_not_found(
+        store.set_account_entitled(&account_name("ghost"), false, t0()).await,
+        "no account named \"ghost\"",
+    );
 }
 
 /// `create_key` needs an existing account and tier (`NotFound`) and a free
@@ -227,7 +285,7 @@ pub async fn auth_snapshot_excludes_revoked_keys(store: &dyn Store) {
     migrated(store).await;
     create_accounts(store, &["acme", "beta"]).await;
     let gold = Tier { name: tier_name("gold"), rate_limit_per_minute: 77, monthly_quota: 7_777 };
-    store.set_tier(&gold).await.expect("set tier");
+    store.set_tier(&gold, t0()).await.expect("set tier");
     let a1 = new_key("mds_live_s01", 1, "acme", "gold", "2026-02-01T00:00:00Z");
     let a2 = new_key("mds_live_s02", 2, "acme", "pro", "2026-02-02T00:00:00Z");
     let b1 = new_key("mds_test_s03", 3, "beta", "pro", "2026-02-03T00:00:00Z");
@@ -235,7 +293,7 @@ pub async fn auth_snapshot_excludes_revoked_keys(store: &dyn Store) {
         store.create_key(k).await.expect("create");
     }
     store.revoke_key(&a2.prefix, at("2026-02-04T00:00:00Z")).await.expect("revoke");
-    let beta = store.set_account_entitled(&account_name("beta"), false).await.expect("entitle");
+    let beta = store.set_account_entitled(&account_name("beta"), false, t0()).await.expect("entitle");
 
     let snap = store.auth_snapshot().await.expect("snapshot");
     assert_eq!(snap.keys, vec![record(&a1, None), record(&b1, None)]);

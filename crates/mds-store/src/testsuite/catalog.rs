@@ -5,10 +5,10 @@ use super::*;
 /// Upserting no rows reports zero and writes nothing.
 pub async fn empty_upserts_change_nothing(store: &dyn Store) {
     migrated(store).await;
-    let g = generation(store).await;
+    let g = generations(store).await;
     assert_eq!(store.upsert_companies(&[]).await.expect("upsert"), summary(0, 0));
     assert_eq!(store.upsert_articles(&[]).await.expect("upsert"), summary(0, 0));
-    assert_eq!(generation(store).await, g);
+    assert_eq!(generations(store).await, g);
     assert!(store.companies().await.expect("companies").is_empty());
     assert_eq!(store.article_count().await.expect("count"), 0);
 }

@@ -1,0 +1,61 @@
+//! `GET /v1/usage`: the calling key's consumption this month and in the
+//! months before it since the key was created (at most twelve).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::Extension;
+use axum::extract::{RawQuery, State};
+use axum::response::Response;
+use mds_domain::usage::{BillingMonth, HISTORY_MONTHS, V1Usage, V1UsageWindow};
+
+use super::{Caching, json};
+use crate::auth::KeyContext;
+use crate::error::ApiError;
+use crate::params::Params;
+use crate::state::AppState;
+
+/// Handler.
+pub async fn show(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<Arc<KeyContext>>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    Params::parse(raw.as_deref(), &[])?;
+    let meter = state.limiter.meter();
+    let now = state.config.clock.now();
+    let month = BillingMonth::of(now);
+    meter.ensure_seeded(&*state.store, &ctx.prefix, month).await?;
+    let current = V1UsageWindow::new(month, meter.used(&ctx.prefix, month).unwrap_or(0), ctx.tier.monthly_quota);
+
+    let created = BillingMonth::of(ctx.created_at);
+    let mut months = Vec::new();
+    let mut m = month.prev();
+    while m >= created && months.len() < HISTORY_MONTHS {
+        months.push(m);
+        m = m.prev();
+    }
+    let mut history = Vec::with_capacity(months.len());
+    if let (Some(&newest), Some(&oldest)) = (months.first(), months.last()) {
+        let stored: HashMap<BillingMonth, u64> =
+            state.store.usage(&ctx.prefix, oldest, newest).await?.into_iter().collect();
+        let unflushed = meter.unflushed(&ctx.prefix);
+        let quotas = state.store.quota_history(&ctx.prefix).await?;
+        for m in months {
+            let requests = stored.get(&m).copied().unwrap_or(0) + unflushed.get(&m).copied().unwrap_or(0);
+            history.push(V1UsageWindow::new(m, requests, quotas.quota_for(m)));
+        }
+    }
+    let usage = V1Usage {
+        key_prefix: ctx.prefix.as_str().to_owned(),
+        tier: ctx.tier.name.as_str().to_owned(),
+        plan_tier: ctx.plan_tier.as_str().to_owned(),
+        entitled: ctx.entitled,
+        environment: ctx.environment.as_str().to_owned(),
+        rate_limit_per_minute: ctx.tier.rate_limit_per_minute,
+        current_month: current,
+        history,
+    };
+    let body = serde_json::to_vec(&usage).map_err(|e| ApiError::internal(&e))?;
+    Ok(json(body, Caching::NoStore))
+}

@@ -1,0 +1,65 @@
+//! The background task that writes counted requests to the store at least
+//! once per flush interval, and the final flush of a graceful shutdown.
+//!
+//! What a crash (SIGKILL) can lose is what was counted since the last
+//! successful flush: at most one flush interval of requests (plus, while the
+//! store is unreachable, what waits for it). A graceful shutdown loses
+//! nothing: the server stops accepting, drains in-flight requests, then
+//! flushes until the store has everything or the store stays unreachable
+//! past [`FINAL_FLUSH_DEADLINE`].
+
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+
+use crate::state::AppState;
+
+/// How long a shutdown keeps retrying the final flush.
+pub const FINAL_FLUSH_DEADLINE: Duration = Duration::from_secs(15);
+
+/// Spawns the flusher; it runs until aborted.
+pub fn spawn(state: AppState) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(state.config.flush_interval);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut failing = false;
+        let mut ticks: u64 = 0;
+        loop {
+            tick.tick().await;
+            ticks += 1;
+            match state.limiter.meter().flush(&*state.store).await {
+                Ok(_) if failing => {
+                    failing = false;
+                    tracing::info!("usage flush recovered");
+                }
+                Ok(_) => {}
+                Err(e) if !failing => {
+                    failing = true;
+                    tracing::warn!(error = %e, backlog = state.limiter.meter().backlog(), "usage flush failed; counts wait in memory and are retried");
+                }
+                Err(_) => {}
+            }
+            if ticks % 60 == 0 {
+                state.limiter.prune();
+            }
+        }
+    })
+}
+
+/// Flushes everything, retrying until [`FINAL_FLUSH_DEADLINE`].
+pub async fn final_flush(state: &AppState) {
+    let deadline = tokio::time::Instant::now() + FINAL_FLUSH_DEADLINE;
+    loop {
+        match state.limiter.meter().flush(&*state.store).await {
+            Ok(n) => {
+                tracing::info!(requests = n, "final usage flush done");
+                return;
+            }
+            Err(e) if tokio::time::Instant::now() >= deadline => {
+                tracing::error!(error = %e, lost = state.limiter.meter().backlog(), "final usage flush failed; these counts are lost");
+                return;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! Rate limits, monthly quotas and usage metering.
+//!
+//! Every admitted request takes from its key's per-minute limit (GCRA) and,
+//! unless it is a usage read, reserves one request of the month's quota. When
+//! the response is known the reservation is either counted (it goes into the
+//! meter's pending counts) or released (a `304`). Pending counts are flushed
+//! to the store in batches, at least once a second, by a background task;
+//! nothing is written to the store on the request path.
+//!
+//! # Layout
+//! - [`clock`]: the injectable [`Clock`] (tests move time across a month end).
+//! - [`gcra`]: the per-minute limit, a pure GCRA.
+//! - [`meter`]: [`Meter`], per key and month counts, admission against the
+//!   quota, and the idempotent flush.
+//! - [`limiter`]: [`Limiter`], both checks together, and the [`Decision`]
+//!   that the HTTP layer turns into headers or a `429`.
+
+pub mod clock;
+pub mod gcra;
+pub mod limiter;
+pub mod meter;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use limiter::{Decision, Limiter, Limits, PolicyState, Ticket};
+pub use meter::Meter;

@@ -1,0 +1,294 @@
+//! Tiers, accounts and keys on PostgreSQL, and the auth snapshot.
+//!
+//! Each change checks what it depends on (the account, the tier, a free
+//! prefix) inside its own transaction and gets the operator a sentence naming
+//! what is missing or taken. Where another node could change the same row
+//! between the check and the write, the row is locked (`FOR UPDATE`) or the
+//! unique constraint that fires instead is told apart by its name.
+//!
+//! Every change bumps the `auth` change counter in its transaction. Tier and
+//! entitlement changes also append a row to `tier_history` /
+//! `entitlement_history` there, effective from the `now` they are given, so
+//! the quota in force for a past month can be told later.
+
+use chrono::{DateTime, Utc};
+use mds_domain::{Account, AccountName, KeyPrefix, Tier, TierName};
+use sqlx::{PgConnection, PgPool, Row};
+
+use super::error::{db, unique_or};
+use super::{PgStore, begin_snapshot, bump_generation};
+use crate::rows::{self, META_GENERATION_AUTH};
+use crate::{AuthSnapshot, KeyRecord, NewKey, StoreResult};
+
+const TIER_SELECT: &str = "SELECT name, rate_limit_per_minute, monthly_quota FROM tiers";
+const ACCOUNT_SELECT: &str = "SELECT name, entitled, created_at FROM accounts";
+const KEY_SELECT: &str = "SELECT k.prefix, k.hash_hex, a.name AS account, k.tier, k.environment, k.created_at, \
+                          k.revoked_at FROM api_keys k JOIN accounts a ON a.id = k.account_id";
+const KEY_ORDER: &str = "ORDER BY k.created_at, k.prefix";
+
+/// The name PostgreSQL gives the unique constraint on `api_keys.prefix`.
+const KEY_PREFIX_CONSTRAINT: &str = "api_keys_prefix_key";
+
+/// Every tier, by name.
+pub(super) async fn tiers(pool: &PgPool) -> StoreResult<Vec<Tier>> {
+    tiers_on(&mut *pool.acquire().await.map_err(db)?).await
+}
+
+async fn tiers_on(conn: &mut PgConnection) -> StoreResult<Vec<Tier>> {
+    let rs = sqlx::query(&format!("{TIER_SELECT} ORDER BY name")).fetch_all(conn).await.map_err(db)?;
+    rs.iter().map(rows::tier).collect()
+}
+
+/// Appends a tier's values to its history, effective from `at`.
+pub(super) async fn record_tier(
+    conn: &mut PgConnection,
+    tier: &TierName,
+    rate_limit_per_minute: u32,
+    monthly_quota: i64,
+    at: DateTime<Utc>,
+) -> StoreResult<()> {
+    sqlx::query(
+        "INSERT INTO tier_history (tier, rate_limit_per_minute, monthly_quota, effective_from) \
+         VALUES ($1, $2, $3, $4)",
+    )
+    .bind(tier.as_str())
+    .bind(i64::from(rate_limit_per_minute))
+    .bind(monthly_quota)
+    .bind(rows::ts(&at))
+    .execute(conn)
+    .await
+    .map_err(db)?;
+    Ok(())
+}
+
+/// Appends an account's entitlement to its history, effective from `at`.
+async fn record_entitlement(
+    conn: &mut PgConnection,
+    account_id: i64,
+    entitled: bool,
+    at: DateTime<Utc>,
+) -> StoreResult<()> {
+    sqlx::query("INSERT INTO entitlement_history (account_id, entitled, effective_from) VALUES ($1, $2, $3)")
+        .bind(account_id)
+        .bind(entitled)
+        .bind(rows::ts(&at))
+        .execute(conn)
+        .await
+        .map_err(db)?;
+    Ok(())
+}
+
+/// Creates or changes a tier; true when created. Every call is recorded in
+/// the tier's history as of `now`, changed or not.
+pub(super) async fn set_tier(store: &PgStore, tier: &Tier, now: DateTime<Utc>) -> StoreResult<bool> {
+    let quota = rows::to_bigint("monthly_quota", tier.monthly_quota)?;
+    let mut tx = store.begin_write().await?;
+    // A concurrent insert of the same name waits for the other transaction
+    // and then does nothing, so the update below applies on top of it.
+    let created = sqlx::query(
+        "INSERT INTO tiers (name, rate_limit_per_minute, monthly_quota) VALUES ($1, $2, $3) \
+         ON CONFLICT (name) DO NOTHING",
+    )
+    .bind(tier.name.as_str())
+    .bind(i64::from(tier.rate_limit_per_minute))
+    .bind(quota)
+    .execute(&mut *tx)
+    .await
+    .map_err(db)?
+    .rows_affected()
+        == 1;
+    if !created {
+        sqlx::query("UPDATE tiers SET rate_limit_per_minute = $1, monthly_quota = $2 WHERE name = $3")
+            .bind(i64::from(tier.rate_limit_per_minute))
+            .bind(quota)
+            .bind(tier.name.as_str())
+            .execute(&mut *tx)
+            .await
+            .map_err(db)?;
+    }
+    record_tier(&mut tx, &tier.name, tier.rate_limit_per_minute, quota, now).await?;
+    bump_generation(&mut tx, META_GENERATION_AUTH).await?;
+    tx.commit().await.map_err(db)?;
+    Ok(created)
+}
+
+/// Creates an entitled account, entitled in its history from `now`.
+pub(super) async fn create_account(store: &PgStore, name: &AccountName, now: DateTime<Utc>) -> StoreResult<Account> {
+    let mut tx = store.begin_write().await?;
+    let id: i64 =
+        sqlx::query_scalar("INSERT INTO accounts (name, entitled, created_at) VALUES ($1, $2, $3) RETURNING id")
+            .bind(name.as_str())
+            .bind(true)
+            .bind(rows::ts(&now))
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(|e| unique_or(e, |_| rows::account_exists(name)))?;
+    record_entitlement(&mut tx, id, true, now).await?;
+    bump_generation(&mut tx, META_GENERATION_AUTH).await?;
+    tx.commit().await.map_err(db)?;
+    Ok(Account { name: name.clone(), entitled: true, created_at: now })
+}
+
+/// Sets an account's entitlement; every call is recorded in its history as of
+/// `now`, changed or not.
+pub(super) async fn set_account_entitled(
+    store: &PgStore,
+    name: &AccountName,
+    entitled: bool,
+    now: DateTime<Utc>,
+) -> StoreResult<Account> {
+    let mut tx = store.begin_write().await?;
+    let r = sqlx::query("UPDATE accounts SET entitled = $1 WHERE name = $2 RETURNING id, name, entitled, created_at")
+        .bind(entitled)
+        .bind(name.as_str())
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(db)?
+        .ok_or_else(|| rows::no_account(name))?;
+    let account = rows::account(&r)?;
+    let id: i64 = r.try_get("id").map_err(db)?;
+    record_entitlement(&mut tx, id, entitled, now).await?;
+    bump_generation(&mut tx, META_GENERATION_AUTH).await?;
+    tx.commit().await.map_err(db)?;
+    Ok(account)
+}
+
+/// Every account, by name.
+pub(super) async fn accounts(pool: &PgPool) -> StoreResult<Vec<Account>> {
+    accounts_on(&mut *pool.acquire().await.map_err(db)?).await
+}
+
+async fn accounts_on(conn: &mut PgConnection) -> StoreResult<Vec<Account>> {
+    let rs = sqlx::query(&format!("{ACCOUNT_SELECT} ORDER BY name")).fetch_all(conn).await.map_err(db)?;
+    rs.iter().map(rows::account).collect()
+}
+
+async fn account_id(conn: &mut PgConnection, name: &AccountName) -> StoreResult<i64> {
+    let id: Option<i64> = sqlx::query_scalar("SELECT id FROM accounts WHERE name = $1")
+        .bind(name.as_str())
+        .fetch_optional(conn)
+        .await
+        .map_err(db)?;
+    id.ok_or_else(|| rows::no_account(name))
+}
+
+async fn tier_exists(conn: &mut PgConnection, name: &TierName) -> StoreResult<bool> {
+    let found: Option<i32> = sqlx::query_scalar("SELECT 1 FROM tiers WHERE name = $1")
+        .bind(name.as_str())
+        .fetch_optional(conn)
+        .await
+        .map_err(db)?;
+    Ok(found.is_some())
+}
+
+/// A key by prefix, revoked or not; `lock` takes the key's row lock until the
+/// end of the transaction.
+pub(super) async fn key_by_prefix(
+    conn: &mut PgConnection,
+    prefix: &KeyPrefix,
+    lock: bool,
+) -> StoreResult<Option<KeyRecord>> {
+    let lock = if lock { " FOR UPDATE OF k" } else { "" };
+    let r = sqlx::query(&format!("{KEY_SELECT} WHERE k.prefix = $1{lock}"))
+        .bind(prefix.as_str())
+        .fetch_optional(conn)
+        .await
+        .map_err(db)?;
+    r.as_ref().map(rows::key_record).transpose()
+}
+
+/// Stores a new key.
+pub(super) async fn create_key(store: &PgStore, key: &NewKey) -> StoreResult<KeyRecord> {
+    let mut tx = store.begin_write().await?;
+    let account_id = account_id(&mut tx, &key.account).await?;
+    if !tier_exists(&mut tx, &key.tier).await? {
+        return Err(rows::no_tier(&key.tier));
+    }
+    if key_by_prefix(&mut tx, &key.prefix, false).await?.is_some() {
+        return Err(rows::prefix_exists(&key.prefix));
+    }
+    sqlx::query(
+        "INSERT INTO api_keys (prefix, hash_hex, account_id, tier, environment, created_at, revoked_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, NULL)",
+    )
+    .bind(key.prefix.as_str())
+    .bind(key.hash.to_hex())
+    .bind(account_id)
+    .bind(key.tier.as_str())
+    .bind(key.environment.as_str())
+    .bind(rows::ts(&key.created_at))
+    .execute(&mut *tx)
+    .await
+    // Another node may have stored the same prefix since the check above.
+    .map_err(|e| {
+        unique_or(e, |constraint| {
+            if constraint == Some(KEY_PREFIX_CONSTRAINT) {
+                rows::prefix_exists(&key.prefix)
+            } else {
+                rows::hash_exists()
+            }
+        })
+    })?;
+    bump_generation(&mut tx, META_GENERATION_AUTH).await?;
+    tx.commit().await.map_err(db)?;
+    Ok(KeyRecord {
+        prefix: key.prefix.clone(),
+        hash: key.hash,
+        account: key.account.clone(),
+        tier: key.tier.clone(),
+        environment: key.environment,
+        created_at: key.created_at,
+        revoked_at: None,
+    })
+}
+
+/// Revokes a key; a revoked key is returned as it is, and nothing changes.
+pub(super) async fn revoke_key(store: &PgStore, prefix: &KeyPrefix, now: DateTime<Utc>) -> StoreResult<KeyRecord> {
+    let mut tx = store.begin_write().await?;
+    // Locked, so of two nodes revoking at once the second sees the first's
+    // `revoked_at` and keeps it.
+    let mut key = key_by_prefix(&mut tx, prefix, true).await?.ok_or_else(|| rows::no_key(prefix))?;
+    if key.revoked_at.is_some() {
+        return Ok(key);
+    }
+    sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE prefix = $2")
+        .bind(rows::ts(&now))
+        .bind(prefix.as_str())
+        .execute(&mut *tx)
+        .await
+        .map_err(db)?;
+    bump_generation(&mut tx, META_GENERATION_AUTH).await?;
+    tx.commit().await.map_err(db)?;
+    key.revoked_at = Some(now);
+    Ok(key)
+}
+
+/// Keys, revoked ones included, optionally of one account.
+pub(super) async fn keys(pool: &PgPool, account: Option<&AccountName>) -> StoreResult<Vec<KeyRecord>> {
+    // One snapshot, so the account check and the list agree.
+    let mut tx = begin_snapshot(pool).await?;
+    let rs = match account {
+        Some(name) => {
+            let id = account_id(&mut tx, name).await?;
+            sqlx::query(&format!("{KEY_SELECT} WHERE k.account_id = $1 {KEY_ORDER}")).bind(id).fetch_all(&mut *tx).await
+        }
+        None => sqlx::query(&format!("{KEY_SELECT} {KEY_ORDER}")).fetch_all(&mut *tx).await,
+    }
+    .map_err(db)?;
+    tx.commit().await.map_err(db)?;
+    rs.iter().map(rows::key_record).collect()
+}
+
+/// Active keys, accounts and tiers, from one snapshot of the database.
+pub(super) async fn auth_snapshot(pool: &PgPool) -> StoreResult<AuthSnapshot> {
+    let mut tx = begin_snapshot(pool).await?;
+    let rs = sqlx::query(&format!("{KEY_SELECT} WHERE k.revoked_at IS NULL {KEY_ORDER}"))
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(db)?;
+    let keys = rs.iter().map(rows::key_record).collect::<StoreResult<Vec<_>>>()?;
+    let accounts = accounts_on(&mut tx).await?;
+    let tiers = tiers_on(&mut tx).await?;
+    tx.commit().await.map_err(db)?;
+    Ok(AuthSnapshot { keys, accounts, tiers })
+}

@@ -1,0 +1,575 @@
+//! The PostgreSQL backend: the whole storage test suite (each function on a
+//! database of its own), then what is particular to PostgreSQL: several nodes
+//! on one database, concurrent migrations, byte order under any collation,
+//! an unreachable server.
+//!
+//! The tests need a server: `MDS_TEST_POSTGRES_URL` names a database on it
+//! that the tests connect to as an administrator (CI sets
+//! `postgres://postgres@127.0.0.1:5432/test`). Each test creates a database
+//! `mds_test_<random>` there and drops it when it ends. Without the variable,
+//! each test that needs a server says it is skipped and passes.
+
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use mds_domain::{AccountName, Company, Isin, KeyPrefix, Ticker, Tier};
+use mds_store::postgres::{ACQUIRE_TIMEOUT, PgStore};
+use mds_store::{DatabaseUrl, Store, StoreError, UsageBatch, UsageDelta};
+use sqlx::postgres::PgConnectOptions;
+use sqlx::{Connection, PgConnection};
+
+/// The variable naming the administration database of the test server.
+const ENV: &str = "MDS_TEST_POSTGRES_URL";
+
+/// The administration URL, or `None` (saying the test is skipped).
+fn admin_url() -> Option<String> {
+    match std::env::var(ENV) {
+        Ok(url) if !url.trim().is_empty() => Some(url.trim().to_owned()),
+        _ => {
+            eprintln!("skipped: {ENV} is not set");
+            None
+        }
+    }
+}
+
+/// `url` naming database `name` instead of its own.
+fn with_database(url: &str, name: &str) -> String {
+    let authority_at = url.find("://").map_or(0, |i| i + 3);
+    let (scheme, rest) = url.split_at(authority_at);
+    let (before_query, query) = rest.split_at(rest.find('?').unwrap_or(rest.len()));
+    let authority = before_query.split('/').next().unwrap_or_default();
+    format!("{scheme}{authority}/{name}{query}")
+}
+
+/// A database of one test, dropped (best effort, connections and all) when
+/// this guard is.
+struct TestDb {
+    admin: String,
+    name: String,
+    url: DatabaseUrl,
+}
+
+impl TestDb {
+    /// Creates an empty database. Where the server has ICU, its default
+    /// collation is `en-US`, which orders `_`, `-` and digits unlike bytes:
+    /// a query that leans on the default collation for byte order fails.
+    async fn create(admin: &str) -> TestDb {
+        let name = format!("mds_test_{:016x}", rand::random::<u64>());
+        let mut conn = PgConnection::connect(admin).await.unwrap_or_else(|e| panic!("connect to {ENV}: {e}"));
+        let icu = format!("CREATE DATABASE {name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'");
+        if sqlx::query(&icu).execute(&mut conn).await.is_err() {
+            sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut conn).await.expect("create test database");
+        }
+        conn.close().await.ok();
+        TestDb { admin: admin.to_owned(), url: DatabaseUrl::new(&with_database(admin, &name)), name }
+    }
+
+    async fn store(&self) -> PgStore {
+        PgStore::connect(&self.url).await.expect("connect to the test database")
+    }
+
+    async fn raw(&self) -> PgConnection {
+        PgConnection::connect(self.url.expose()).await.expect("raw connection")
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        let (admin, name) = (self.admin.clone(), self.name.clone());
+        // Drop runs inside the test's runtime, which cannot be blocked on:
+        // drop the database from a thread with a runtime of its own.
+        let dropped = std::thread::spawn(move || -> Result<(), String> {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+            rt.block_on(async {
+                let mut conn = PgConnection::connect(&admin).await.map_err(|e| e.to_string())?;
+                sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                    .execute(&mut conn)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                conn.close().await.ok();
+                Ok(())
+            })
+        })
+        .join();
+        if let Ok(Err(e)) | Err(e) = dropped.map_err(|_| "panicked".to_owned()) {
+            eprintln!("could not drop test database {}: {e}", self.name);
+        }
+    }
+}
+
+/// A fresh, empty, not migrated store on a database of its own, or `None`
+/// when no server is configured.
+async fn fresh() -> Option<(PgStore, TestDb)> {
+    let db = TestDb::create(&admin_url()?).await;
+    Some((db.store().await, db))
+}
+
+/// A migrated store and a raw connection to its database, for poking at it.
+async fn migrated_with_raw() -> Option<(PgStore, PgConnection, TestDb)> {
+    let (store, db) = fresh().await?;
+    store.migrate().await.expect("migrate");
+    let raw = db.raw().await;
+    Some((store, raw, db))
+}
+
+// ---------------------------------------------------------------------------
+// The storage test suite.
+
+/// One test per function of the storage test suite, each on a database of
+/// its own, skipped without a server. The list is `store_test_suite!`'s, whose
+/// tests cannot be skipped yet; `the_suite_list_matches_the_macro` keeps the
+/// two in step.
+macro_rules! pg_suite {
+    ($($name:ident),* $(,)?) => {
+        /// The suite functions run here, in the macro's order.
+        const SUITE: &[&str] = &[$(stringify!($name)),*];
+        $(
+            #[tokio::test]
+            async fn $name() {
+                let Some((store, _db)) = fresh().await else { return };
+                mds_store::testsuite::$name(&store).await;
+            }
+        )*
+    };
+}
+
+pg_suite!(
+    migrate_is_idempotent,
+    default_tiers_are_seeded_once,
+    set_tier_creates_then_updates,
+    each_mutation_bumps_only_its_own_generation,
+    empty_upserts_change_nothing,
+    upsert_companies_counts_and_replaces_every_field,
+    upsert_companies_repeated_isin_in_one_call,
+    upsert_companies_in_large_batches,
+    companies_are_ordered_by_ticker_then_isin,
+    articles_round_trip_every_field,
+    upsert_articles_counts_and_replaces_every_field,
+    accounts_create_list_and_entitle,
+    create_key_checks_account_tier_and_prefix,
+    revoke_key_is_idempotent,
+    keys_filter_by_account,
+    auth_snapshot_excludes_revoked_keys,
+    apply_usage_adds_across_months_and_keys,
+    apply_usage_in_large_batches,
+    apply_usage_counts_a_batch_once,
+    apply_usage_with_an_unknown_key_applies_nothing,
+    usage_filters_and_orders_months,
+    quota_history_follows_tier_and_entitlement_changes,
+    quota_history_of_unknown_and_revoked_keys,
+);
+
+#[test]
+fn the_suite_list_matches_the_macro() {
+    let source = include_str!("../src/testsuite.rs");
+    let start = source.find("@tests $fresh;").expect("store_test_suite! lists its tests") + "@tests $fresh;".len();
+    let end = start + source[start..].find(");").expect("end of the list");
+    let listed: Vec<&str> =
+        source[start..end].split(',').map(str::trim).filter(|s| !s.is_empty() && !s.starts_with("//")).collect();
+    assert_eq!(SUITE, listed.as_slice(), "copy store_test_suite!'s list into pg_suite! in tests/postgres.rs");
+}
+
+// ---------------------------------------------------------------------------
+// Without a server.
+
+#[test]
+fn database_names_replace_the_admin_one() {
+    assert_eq!(with_database("postgres://postgres@127.0.0.1:5432/test", "x"), "postgres://postgres@127.0.0.1:5432/x");
+    assert_eq!(with_database("postgres://u:p@h/db?sslmode=disable", "x"), "postgres://u:p@h/x?sslmode=disable");
+    assert_eq!(with_database("postgresql://h", "x"), "postgresql://h/x");
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_unavailable_within_the_acquire_timeout() {
+    let started = Instant::now();
+    match PgStore::connect(&DatabaseUrl::new("postgres://postgres@127.0.0.1:1/test")).await {
+        Err(StoreError::Unavailable(_)) => {}
+        other => panic!("expected Unavailable, got {other:?}"),
+    }
+    assert!(started.elapsed() < ACQUIRE_TIMEOUT + Duration::from_secs(2), "gave up after {:?}", started.elapsed());
+    // The same through `open`, which picks PostgreSQL for postgres:// URLs.
+    assert!(matches!(
+        mds_store::open(&DatabaseUrl::new("postgresql://postgres@127.0.0.1:1/test")).await,
+        Err(StoreError::Unavailable(_))
+    ));
+}
+
+#[tokio::test]
+async fn a_bad_url_is_invalid_and_keeps_its_password() {
+    let url = DatabaseUrl::new("postgres://mds:s3cret@db.internal:notaport/mds");
+    match PgStore::connect(&url).await {
+        Err(StoreError::Invalid(m)) => {
+            assert!(!m.contains("s3cret"), "{m}");
+            assert!(!m.contains('\n'), "{m}");
+        }
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// With a server.
+
+#[tokio::test]
+async fn two_stores_on_one_database_see_each_others_writes() {
+    let Some(admin) = admin_url() else { return };
+    let db = TestDb::create(&admin).await;
+    let a = db.store().await;
+    let b = db.store().await;
+    a.migrate().await.expect("migrate a");
+    b.migrate().await.expect("migrate b");
+    assert_eq!(a.cursor_secret().await.unwrap(), b.cursor_secret().await.unwrap());
+    assert_eq!(a.generations().await.unwrap(), b.generations().await.unwrap());
+
+    let before = b.generations().await.unwrap();
+    let acme = AccountName::parse("acme").unwrap();
+    a.create_account(&acme, Utc::now()).await.expect("create on a");
+    let after = b.generations().await.unwrap();
+    assert!(after.auth > before.auth);
+    assert_eq!((after.companies, after.news), (before.companies, before.news));
+    assert_eq!(b.accounts().await.unwrap(), a.accounts().await.unwrap());
+    assert_eq!(b.accounts().await.unwrap().len(), 1);
+
+    b.set_account_entitled(&acme, false, Utc::now()).await.expect("entitle on b");
+    assert!(!a.accounts().await.unwrap()[0].entitled);
+    assert_eq!(a.generations().await.unwrap(), b.generations().await.unwrap());
+
+    // A third store connected later reads the same secret: it is made once.
+    let c = db.store().await;
+    c.migrate().await.expect("migrate c");
+    assert_eq!(c.cursor_secret().await.unwrap(), a.cursor_secret().await.unwrap());
+}
+
+#[tokio::test]
+async fn concurrent_migrations_apply_everything_once() {
+    let Some(admin) = admin_url() else { return };
+    let db = TestDb::create(&admin).await;
+    let mut stores = Vec::new();
+    for _ in 0..4 {
+        stores.push(db.store().await);
+    }
+    let tasks: Vec<_> = stores.iter().cloned().map(|s| tokio::spawn(async move { s.migrate().await })).collect();
+    for t in tasks {
+        t.await.expect("task").expect("migrate");
+    }
+    stores[0].migrate().await.expect("migrate again");
+
+    let secret = stores[0].cursor_secret().await.unwrap();
+    for s in &stores {
+        assert_eq!(s.cursor_secret().await.unwrap(), secret);
+        assert_eq!(s.tiers().await.unwrap().len(), Tier::defaults().len());
+    }
+    let g = stores[0].generations().await.unwrap();
+    assert_eq!((g.companies, g.news, g.auth), (0, 0, 1), "one seed, one bump");
+
+    let mut raw = db.raw().await;
+    let versions: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM schema_migrations ORDER BY version").fetch_all(&mut raw).await.unwrap();
+    assert_eq!(versions, vec![1, 2]);
+    let history: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tier_history").fetch_one(&mut raw).await.unwrap();
+    assert_eq!(history, Tier::defaults().len() as i64);
+}
+
+#[tokio::test]
+async fn the_schema_has_native_types_and_keeps_only_hashes() {
+    let Some((store, mut raw, _db)) = migrated_with_raw().await else { return };
+    let columns = async |raw: &mut PgConnection, filter: &str| -> Vec<String> {
+        let sql = format!(
+            "SELECT table_name::text || '.' || column_name::text || ' ' || data_type::text \
+             FROM information_schema.columns WHERE table_schema = 'public' AND {filter} ORDER BY 1"
+        );
+        sqlx::query_scalar(&sql).fetch_all(raw).await.unwrap()
+    };
+    assert_eq!(
+        columns(&mut raw, "is_identity = 'YES'").await,
+        ["accounts.id bigint", "api_keys.id bigint", "entitlement_history.id bigint", "tier_history.id bigint"]
+    );
+    assert_eq!(
+        columns(&mut raw, "data_type = 'boolean'").await,
+        [
+            "accounts.entitled boolean",
+            "companies.is_bse boolean",
+            "companies.is_nse boolean",
+            "entitlement_history.entitled boolean"
+        ]
+    );
+    // Instants are RFC 3339 text, as on SQLite.
+    assert_eq!(columns(&mut raw, "data_type NOT IN ('text', 'bigint', 'boolean')").await, Vec::<String>::new());
+    let c_collated = columns(&mut raw, "data_type = 'text' AND collation_name = 'C'").await;
+    assert_eq!(c_collated, columns(&mut raw, "data_type = 'text'").await, "every text column is COLLATE \"C\"");
+
+    let acme = AccountName::parse("acme").unwrap();
+    store.create_account(&acme, Utc::now()).await.unwrap();
+    let key = mds_domain::ApiKey::generate(mds_domain::Environment::Live);
+    store
+        .create_key(&mds_store::NewKey {
+            prefix: key.prefix(),
+            hash: key.hash(),
+            account: acme,
+            tier: mds_domain::TierName::evaluation(),
+            environment: key.environment(),
+            created_at: Utc::now(),
+        })
+        .await
+        .unwrap();
+    let (prefix, hash_hex): (String, String) =
+        sqlx::query_as("SELECT prefix, hash_hex FROM api_keys").fetch_one(&mut raw).await.unwrap();
+    assert_eq!(prefix, key.prefix().as_str());
+    assert_eq!(hash_hex, key.hash().to_hex());
+    assert!(!hash_hex.contains(&key.expose_secret()[12..]));
+}
+
+#[tokio::test]
+async fn listings_are_in_byte_order_whatever_the_database_collation() {
+    let Some((store, mut raw, _db)) = migrated_with_raw().await else { return };
+    let collation: String = sqlx::query_scalar(
+        "SELECT COALESCE(daticulocale, datcollate) FROM pg_database WHERE datname = current_database()",
+    )
+    .fetch_one(&mut raw)
+    .await
+    .unwrap_or_else(|_| "unknown".into());
+    eprintln!("database collation: {collation}");
+
+    let tickers = ["A_B", "AB", "A-B", "A1", "A&B", "A.B"];
+    let rows: Vec<Company> = tickers.iter().enumerate().map(|(i, t)| company(i as u32, t)).collect();
+    store.upsert_companies(&rows).await.unwrap();
+    let got: Vec<String> = store.companies().await.unwrap().iter().map(|c| c.ticker.as_str().to_owned()).collect();
+    let mut want: Vec<String> = tickers.iter().map(|t| (*t).to_owned()).collect();
+    want.sort();
+    assert_eq!(got, want);
+
+    for name in ["ab", "a_b", "a0", "a-b"] {
+        store.create_account(&AccountName::parse(name).unwrap(), Utc::now()).await.unwrap();
+    }
+    let got: Vec<String> = store.accounts().await.unwrap().iter().map(|a| a.name.as_str().to_owned()).collect();
+    assert_eq!(got, ["a-b", "a0", "a_b", "ab"]);
+}
+
+#[tokio::test]
+async fn corrupt_rows_are_errors_not_panics() {
+    let Some((store, mut raw, _db)) = migrated_with_raw().await else { return };
+    sqlx::query(
+        "INSERT INTO companies (isin, ticker, name, is_bse, is_nse) VALUES ('NOT-AN-ISIN', 'X', 'X', true, false)",
+    )
+    .execute(&mut raw)
+    .await
+    .unwrap();
+    let err = store.companies().await.expect_err("corrupt ISIN");
+    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
+    assert!(err.to_string().contains("NOT-AN-ISIN"), "{err}");
+
+    sqlx::query("UPDATE meta SET value = 'many' WHERE key = 'generation_news'").execute(&mut raw).await.unwrap();
+    let err = store.generations().await.expect_err("corrupt counter");
+    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
+    assert!(err.to_string().contains("generation_news"), "{err}");
+
+    sqlx::query("INSERT INTO tiers (name, rate_limit_per_minute, monthly_quota) VALUES ('huge', 5000000000, 5)")
+        .execute(&mut raw)
+        .await
+        .unwrap();
+    assert!(matches!(store.tiers().await, Err(StoreError::Database(_))));
+}
+
+#[tokio::test]
+async fn a_failed_upsert_writes_nothing() {
+    let Some((store, mut raw, _db)) = migrated_with_raw().await else { return };
+    // A row deep in the call (past the first statement's run) fails.
+    sqlx::raw_sql(
+        "CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS \
+         $$ BEGIN IF NEW.ticker = 'BOOM' THEN RAISE EXCEPTION 'boom'; END IF; RETURN NEW; END $$; \
+         CREATE TRIGGER boom BEFORE INSERT ON companies FOR EACH ROW EXECUTE FUNCTION boom();",
+    )
+    .execute(&mut raw)
+    .await
+    .unwrap();
+    let g = store.generations().await.unwrap();
+    let rows: Vec<Company> = (0..12_000).map(|i| company(i, if i == 11_000 { "BOOM" } else { "OK" })).collect();
+    let err = store.upsert_companies(&rows).await.expect_err("trigger aborts");
+    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
+    assert!(store.companies().await.unwrap().is_empty());
+    assert_eq!(store.generations().await.unwrap(), g);
+}
+
+#[tokio::test]
+async fn text_with_a_nul_character_is_invalid() {
+    let Some((store, _raw, _db)) = migrated_with_raw().await else { return };
+    let mut c = company(1, "NUL");
+    c.name = "before\0after".into();
+    match store.upsert_companies(&[c]).await {
+        Err(StoreError::Invalid(m)) => assert!(m.contains("NUL"), "{m}"),
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+    assert!(store.companies().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn concurrent_upserts_of_the_same_rows_count_each_row_once() {
+    let Some(admin) = admin_url() else { return };
+    let db = TestDb::create(&admin).await;
+    let (a, b) = (db.store().await, db.store().await);
+    a.migrate().await.unwrap();
+    let rows: Vec<Company> = (0..3_000).map(|i| company(i, "T")).collect();
+    let reversed: Vec<Company> = rows.iter().rev().cloned().collect();
+    let (ra, rb) = tokio::join!(a.upsert_companies(&rows), b.upsert_companies(&reversed));
+    let (ra, rb) = (ra.expect("upsert a"), rb.expect("upsert b"));
+    assert_eq!(ra.inserted + rb.inserted, 3_000, "{ra:?} {rb:?}");
+    assert_eq!(ra.updated + rb.updated, 3_000, "{ra:?} {rb:?}");
+    assert_eq!(a.companies().await.unwrap().len(), 3_000);
+}
+
+#[tokio::test]
+async fn a_batch_applied_by_two_nodes_at_once_counts_once() {
+    let Some(admin) = admin_url() else { return };
+    let db = TestDb::create(&admin).await;
+    let (a, b) = (db.store().await, db.store().await);
+    a.migrate().await.unwrap();
+    let acme = AccountName::parse("acme").unwrap();
+    a.create_account(&acme, Utc::now()).await.unwrap();
+    let mut deltas = Vec::new();
+    for i in 0..50 {
+        let key = mds_domain::ApiKey::generate(mds_domain::Environment::Live);
+        a.create_key(&mds_store::NewKey {
+            prefix: key.prefix(),
+            hash: key.hash(),
+            account: acme.clone(),
+            tier: mds_domain::TierName::evaluation(),
+            environment: key.environment(),
+            created_at: Utc::now(),
+        })
+        .await
+        .unwrap();
+        deltas.push(UsageDelta { key: key.prefix(), month: month(2026, 11), requests: i + 1 });
+    }
+    let one = UsageBatch { id: "node-a:1".into(), deltas: deltas.clone() };
+    let (ra, rb) = tokio::join!(a.apply_usage(&one), b.apply_usage(&one));
+    assert_ne!(ra.expect("apply a"), rb.expect("apply b"), "exactly one applies it");
+
+    // Two different batches on the same rows, in opposite orders: no deadlock.
+    let two = UsageBatch { id: "node-a:2".into(), deltas: deltas.clone() };
+    let three = UsageBatch { id: "node-b:1".into(), deltas: deltas.iter().rev().cloned().collect() };
+    let (ra, rb) = tokio::join!(a.apply_usage(&two), b.apply_usage(&three));
+    assert!(ra.expect("apply two") && rb.expect("apply three"));
+    for (i, d) in deltas.iter().enumerate() {
+        let got = a.usage(&d.key, month(2026, 11), month(2026, 11)).await.unwrap();
+        assert_eq!(got, vec![(month(2026, 11), 3 * (i as u64 + 1))]);
+    }
+}
+
+#[tokio::test]
+async fn concurrent_revocations_keep_the_first_instant() {
+    let Some(admin) = admin_url() else { return };
+    let db = TestDb::create(&admin).await;
+    let (a, b) = (db.store().await, db.store().await);
+    a.migrate().await.unwrap();
+    let acme = AccountName::parse("acme").unwrap();
+    a.create_account(&acme, Utc::now()).await.unwrap();
+    let key = mds_domain::ApiKey::generate(mds_domain::Environment::Live);
+    let prefix: KeyPrefix = key.prefix();
+    a.create_key(&mds_store::NewKey {
+        prefix: prefix.clone(),
+        hash: key.hash(),
+        account: acme,
+        tier: mds_domain::TierName::evaluation(),
+        environment: key.environment(),
+        created_at: Utc::now(),
+    })
+    .await
+    .unwrap();
+    let g = a.generations().await.unwrap().auth;
+    let t1 = Utc::now();
+    let t2 = t1 + chrono::TimeDelta::seconds(1);
+    let (ra, rb) = tokio::join!(a.revoke_key(&prefix, t1), b.revoke_key(&prefix, t2));
+    let (ra, rb) = (ra.unwrap(), rb.unwrap());
+    assert_eq!(ra.revoked_at, rb.revoked_at, "both return the one instant stored");
+    assert_eq!(a.keys(None).await.unwrap()[0].revoked_at, ra.revoked_at);
+    assert_eq!(a.generations().await.unwrap().auth, g + 1, "one revocation, one bump");
+}
+
+#[tokio::test]
+async fn a_schema_newer_than_this_build_is_refused() {
+    let Some((store, mut raw, _db)) = migrated_with_raw().await else { return };
+    sqlx::query("INSERT INTO schema_migrations (version, applied_at) VALUES (999, 'later')")
+        .execute(&mut raw)
+        .await
+        .unwrap();
+    match store.migrate().await {
+        Err(StoreError::Invalid(m)) => assert!(m.contains("version 999"), "{m}"),
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn an_unmigrated_store_is_an_error_not_a_panic() {
+    let Some((store, _db)) = fresh().await else { return };
+    store.ping().await.expect("ping");
+    // No tables yet: a database error, not a panic.
+    assert!(matches!(store.generations().await, Err(StoreError::Database(_))));
+}
+
+#[tokio::test]
+async fn a_closed_store_is_unavailable() {
+    let Some((store, _db)) = fresh().await else { return };
+    store.migrate().await.unwrap();
+    store.close().await;
+    assert!(matches!(store.ping().await, Err(StoreError::Unavailable(_))));
+}
+
+#[tokio::test]
+async fn a_missing_database_is_an_error_not_a_hang() {
+    let Some(admin) = admin_url() else { return };
+    let started = Instant::now();
+    let url = DatabaseUrl::new(&with_database(&admin, "mds_test_no_such_database"));
+    let err = PgStore::connect(&url).await.expect_err("no such database");
+    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
+    assert!(started.elapsed() < ACQUIRE_TIMEOUT, "took {:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn open_picks_postgres_for_postgres_urls() {
+    let Some(admin) = admin_url() else { return };
+    let db = TestDb::create(&admin).await;
+    let store = mds_store::open(&db.url).await.expect("open");
+    store.migrate().await.expect("migrate");
+    store.ping().await.expect("ping");
+    let options = PgConnectOptions::from_str(db.url.expose()).unwrap();
+    assert_eq!(options.get_database(), Some(db.name.as_str()));
+    assert_eq!(store.tiers().await.unwrap().len(), Tier::defaults().len());
+}
+
+// ---------------------------------------------------------------------------
+// Helpers.
+
+fn month(year: i32, month: u32) -> mds_domain::usage::BillingMonth {
+    mds_domain::usage::BillingMonth { year, month }
+}
+
+/// A company with the `i`-th of a series of valid ISINs.
+fn company(i: u32, ticker: &str) -> Company {
+    Company {
+        isin: Isin::parse(&valid_isin(i)).unwrap(),
+        ticker: Ticker::parse(ticker).unwrap(),
+        name: format!("Company {i}"),
+        industry: None,
+        sector: None,
+        is_bse: true,
+        is_nse: i % 2 == 0,
+        market_cap_band: None,
+        logo_url: None,
+    }
+}
+
+/// The `i`-th of a series of valid ISINs (`INE` + 8 digits + check digit).
+fn valid_isin(i: u32) -> String {
+    let body = format!("INE{i:08}");
+    let digits: String = body.chars().map(|c| c.to_digit(36).unwrap().to_string()).collect();
+    let sum: u32 = digits
+        .bytes()
+        .rev()
+        .enumerate()
+        .map(|(n, b)| {
+            let d = u32::from(b - b'0');
+            if n % 2 == 0 { (d * 2) / 10 + (d * 2) % 10 } else { d }
+        })
+        .sum();
+    format!("{body}{}", (10 - sum % 10) % 10)
+}
