@@ -29,13 +29,17 @@ rps() { wrk -t1 -c"$CONNS" -d"${SECS}s" -H "Authorization: Bearer $KEY" "http://
 rps 18181 >/dev/null; rps 18182 >/dev/null   # warm-up
 on=(); off=(); ratios=()
 for r in $(seq 1 "$ROUNDS"); do
-  a=$(rps 18181); b=$(rps 18182)
+  # ABBA: alternate which server goes first, with a pause between runs, so
+  # neither always inherits the other's closing connections.
+  if (( r % 2 )); then a=$(rps 18181); sleep 2; b=$(rps 18182); else b=$(rps 18182); sleep 2; a=$(rps 18181); fi
+  sleep 2
   on+=("$a"); off+=("$b"); ratios+=("$(echo "$a / $b" | bc -l)")
   printf 'round %d: limits on %s req/s, off %s req/s, ratio %.3f\n' "$r" "$a" "$b" "${ratios[-1]}"
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 printf 'median: on %s req/s, off %s req/s, ratio on/off %.3f (overhead %.1f%%)\n' \
   "$(median "${on[@]}")" "$(median "${off[@]}")" "$(median "${ratios[@]}")" "$(echo "(1 - $(median "${ratios[@]}")) * 100" | bc -l)"
-# The counts were metered: the store has what the limited server admitted.
+# The limited server metered what it admitted: stop it (SIGTERM flushes) and
+# show that the store has the counts.
 kill -TERM %1; wait %1 2>/dev/null || true
-echo "usage of the bench key after SIGTERM: $(curl -s -H "Authorization: Bearer $KEY" http://127.0.0.1:18182/v1/usage >/dev/null; $BIN keys list --account bench --json | head -c 0)ok"
+curl -s -H "Authorization: Bearer $KEY" http://127.0.0.1:18182/v1/usage | grep -o '"current_month":{[^}]*}' || true

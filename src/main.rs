@@ -10,7 +10,7 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
-    cli::init_logging();
+    cli::init_logging(&args);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -20,6 +20,14 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(cli::run(args)) {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of our output went away (`mds keys list | head`): not an error.
+        Err(e)
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             // One line: the error and its causes, joined.
             let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();

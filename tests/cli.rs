@@ -224,3 +224,29 @@ async fn news_and_exchange_imports() {
     let companies = store.companies().await.unwrap();
     assert_eq!(companies, mds_import::demo_companies().into_iter().collect::<Vec<_>>());
 }
+
+#[tokio::test]
+async fn output_into_a_closed_pipe_ends_quietly() {
+    let cli = Cli::new();
+    cli.ok(&["migrate"]);
+    // More output than a pipe buffers (64 KiB), so the writer meets the closed pipe.
+    let store = cli.store().await;
+    for i in 0..2_000 {
+        let name = mds_domain::AccountName::parse(&format!("account-with-a-long-name-{i:05}")).unwrap();
+        store.create_account(&name, chrono::Utc::now()).await.unwrap();
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mds"))
+        .args(["accounts", "list"])
+        .env("MDS_DATABASE_URL", cli.db())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one line, then close the pipe, as `| head -1` does.
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut first).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(first.starts_with("NAME"));
+    assert!(out.status.success(), "{:?}", String::from_utf8_lossy(&out.stderr));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}

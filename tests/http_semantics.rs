@@ -260,7 +260,16 @@ async fn health_and_readiness() {
 async fn store_outages_are_503_bugs_are_500_and_both_recover() {
     let (app, f) = spawn_faulty(test_config()).await;
     let slug = mds_import::demo_articles()[0].slug.clone();
+    // A key this node has served keeps its quota count in memory.
+    assert_eq!(app.get("/v1/companies?limit=1").await.status(), 200);
+    let newcomer = common::new_key(&*app.store, "acme", "pro", Environment::Live).await;
+    // Keys reload as one snapshot: once a key made after it is known, so is
+    // the newcomer, which has not been used (so not counted) yet.
+    let later = common::new_key(&*app.store, "acme", "pro", Environment::Live).await;
+    app.wait_for_status("/v1/companies?limit=1", &later, 200).await;
     f.set(Fault::Unreachable);
+    // A key first seen during the outage cannot have its quota checked.
+    assert_problem(app.get_with_key("/v1/companies?limit=1", &newcomer).await, 503, "unavailable").await;
     let r = app.get(&format!("/v1/news/{slug}")).await;
     assert!(r.headers().contains_key("retry-after"));
     let b = assert_problem(r, 503, "unavailable").await;

@@ -108,7 +108,7 @@ pub(crate) async fn tiers(store: &Arc<dyn Store>, cmd: TiersCommand) -> anyhow::
                     )
                 })
                 .collect();
-            print_rows(json, &["NAME", "RATE_LIMIT_PER_MINUTE", "MONTHLY_QUOTA"], rows);
+            print_rows(json, &["NAME", "RATE_LIMIT_PER_MINUTE", "MONTHLY_QUOTA"], rows)?;
         }
         TiersCommand::Set { name, rate_limit_per_minute, monthly_quota } => {
             let existing = store.tiers().await?.into_iter().find(|t| t.name == name);
@@ -124,13 +124,13 @@ pub(crate) async fn tiers(store: &Arc<dyn Store>, cmd: TiersCommand) -> anyhow::
                 ),
             };
             let created = store.set_tier(&tier, Utc::now()).await?;
-            println!(
+            outln!(
                 "{} tier {}: {} requests/minute, {} requests/month",
                 if created { "created" } else { "updated" },
                 tier.name,
                 tier.rate_limit_per_minute,
                 tier.monthly_quota
-            );
+            )?;
         }
     }
     Ok(())
@@ -141,7 +141,7 @@ pub(crate) async fn accounts(store: &Arc<dyn Store>, cmd: AccountsCommand) -> an
     match cmd {
         AccountsCommand::Create { name } => {
             let a = store.create_account(&name, Utc::now()).await?;
-            println!("created account {} (entitled)", a.name);
+            outln!("created account {} (entitled)", a.name)?;
         }
         AccountsCommand::Set { name, entitled } => {
             let a = store.set_account_entitled(&name, entitled, Utc::now()).await?;
@@ -150,7 +150,7 @@ pub(crate) async fn accounts(store: &Arc<dyn Store>, cmd: AccountsCommand) -> an
             } else {
                 "not entitled: its keys are held to the evaluation tier"
             };
-            println!("account {} is {what}", a.name);
+            outln!("account {} is {what}", a.name)?;
         }
         AccountsCommand::List { json } => {
             let rows = store
@@ -164,7 +164,7 @@ pub(crate) async fn accounts(store: &Arc<dyn Store>, cmd: AccountsCommand) -> an
                     )
                 })
                 .collect();
-            print_rows(json, &["NAME", "ENTITLED", "CREATED_AT"], rows);
+            print_rows(json, &["NAME", "ENTITLED", "CREATED_AT"], rows)?;
         }
     }
     Ok(())
@@ -183,13 +183,13 @@ pub(crate) async fn keys(store: &Arc<dyn Store>, cmd: KeysCommand) -> anyhow::Re
                     "tier": tier,
                     "environment": environment.as_str(),
                 });
-                println!("{v}");
+                outln!("{v}")?;
             } else {
                 eprintln!(
                     "created key {} for account {account} on tier {tier} ({environment}); it is shown only now:",
                     key.prefix()
                 );
-                println!("{}", key.expose_secret());
+                outln!("{}", key.expose_secret())?;
             }
         }
         KeysCommand::Revoke { prefix } => {
@@ -199,14 +199,14 @@ pub(crate) async fn keys(store: &Arc<dyn Store>, cmd: KeysCommand) -> anyhow::Re
                 e => e.into(),
             })?;
             match before.and_then(|b| b.revoked_at) {
-                Some(at) => println!("key {} was already revoked at {}", k.prefix, format_utc(&at)),
-                None => println!("revoked key {} of account {}", k.prefix, k.account),
+                Some(at) => outln!("key {} was already revoked at {}", k.prefix, format_utc(&at))?,
+                None => outln!("revoked key {} of account {}", k.prefix, k.account)?,
             }
         }
         KeysCommand::List { account, json } => {
             let keys = store.keys(account.as_ref()).await.context("cannot list keys")?;
             let rows = keys.iter().map(key_row).collect();
-            print_rows(json, &["PREFIX", "ACCOUNT", "TIER", "ENVIRONMENT", "CREATED_AT", "REVOKED_AT"], rows);
+            print_rows(json, &["PREFIX", "ACCOUNT", "TIER", "ENVIRONMENT", "CREATED_AT", "REVOKED_AT"], rows)?;
         }
     }
     Ok(())
@@ -235,12 +235,12 @@ fn key_row(k: &KeyRecord) -> (serde_json::Value, Vec<String>) {
 }
 
 /// Prints rows as JSON Lines or as an aligned table.
-fn print_rows(json: bool, header: &[&str], rows: Vec<(serde_json::Value, Vec<String>)>) {
+fn print_rows(json: bool, header: &[&str], rows: Vec<(serde_json::Value, Vec<String>)>) -> std::io::Result<()> {
     if json {
         for (v, _) in rows {
-            println!("{v}");
+            outln!("{v}")?;
         }
-        return;
+        return Ok(());
     }
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for (_, cells) in &rows {
@@ -250,10 +250,11 @@ fn print_rows(json: bool, header: &[&str], rows: Vec<(serde_json::Value, Vec<Str
     }
     let line = |cells: Vec<&str>| {
         let parts: Vec<String> = cells.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
-        println!("{}", parts.join("  ").trim_end());
+        outln!("{}", parts.join("  ").trim_end())
     };
-    line(header.to_vec());
+    line(header.to_vec())?;
     for (_, cells) in &rows {
-        line(cells.iter().map(String::as_str).collect());
+        line(cells.iter().map(String::as_str).collect())?;
     }
+    Ok(())
 }

@@ -43,12 +43,12 @@ pub(crate) async fn run(store: &Arc<dyn Store>, cmd: ImportCommand) -> anyhow::R
         ImportCommand::Companies { file } => {
             let companies = parse(&file, mds_import::parse_companies)?;
             let s = store.upsert_companies(&companies).await.context("nothing was imported")?;
-            report("companies", &file, s);
+            report("companies", &file, s)?;
         }
         ImportCommand::News { file } => {
             let articles = parse(&file, mds_import::parse_articles)?;
             let s = store.upsert_articles(&articles).await.context("nothing was imported")?;
-            report("articles", &file, s);
+            report("articles", &file, s)?;
         }
         ImportCommand::Exchanges { nse, bse, mcap } => {
             let nse_list = parse(&nse, mds_import::parse_nse_equity_list)?;
@@ -59,7 +59,7 @@ pub(crate) async fn run(store: &Arc<dyn Store>, cmd: ImportCommand) -> anyhow::R
                 eprintln!("note: {note}");
             }
             let s = store.upsert_companies(&merged.companies).await.context("nothing was imported")?;
-            println!(
+            outln!(
                 "imported {} companies from {} and {} ({} new, {} updated; {} rows without an ISIN skipped)",
                 merged.companies.len(),
                 nse.display(),
@@ -67,7 +67,7 @@ pub(crate) async fn run(store: &Arc<dyn Store>, cmd: ImportCommand) -> anyhow::R
                 s.inserted,
                 s.updated,
                 merged.skipped_without_isin
-            );
+            )?;
         }
     }
     Ok(())
@@ -85,12 +85,12 @@ fn parse<T>(file: &Path, parser: impl Fn(&[u8]) -> Result<T, ImportError>) -> an
     })
 }
 
-fn report(what: &str, file: &Path, s: UpsertSummary) {
-    println!(
+fn report(what: &str, file: &Path, s: UpsertSummary) -> std::io::Result<()> {
+    outln!(
         "imported {} {what} from {} ({} new, {} updated)",
         s.inserted + s.updated,
         file.display(),
         s.inserted,
         s.updated
-    );
+    )
 }

@@ -4,6 +4,15 @@
 //! embedded SQLite file). Commands refuse bad input with a one-line reason
 //! and a non-zero exit, and write nothing they refuse.
 
+/// `println!` that returns the write error instead of panicking, so output
+/// piped into a command that exits early (`| head`) ends the command quietly.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
 mod admin;
 mod import;
 mod serve;
@@ -48,10 +57,12 @@ enum Command {
     Keys(admin::KeysCommand),
 }
 
-/// Logs go to stderr, filtered by `MDS_LOG` (default `info`).
-pub(crate) fn init_logging() {
+/// Logs go to stderr, filtered by `MDS_LOG`; by default `info` for the
+/// commands that serve and `warn` for the others, whose output is the result.
+pub(crate) fn init_logging(cli: &Cli) {
+    let default = if matches!(cli.command, Command::Serve(_) | Command::Demo(_)) { "info" } else { "warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_env("MDS_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -68,7 +79,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => serve::serve(&url, args).await,
         Command::Migrate => {
             open(&url).await?;
-            println!("schema is up to date in {url}");
+            outln!("schema is up to date in {url}")?;
             Ok(())
         }
         Command::Import(c) => import::run(&open(&url).await?, c).await,

@@ -44,6 +44,8 @@ pub struct KeyContext {
     pub entitled: bool,
     /// When the key was created.
     pub created_at: DateTime<Utc>,
+    /// The `RateLimit-Policy` header value of the enforced tier, made once.
+    pub rate_limit_policy: HeaderValue,
 }
 
 struct Entry {
@@ -83,9 +85,14 @@ impl AuthIndex {
                     account: k.account.clone(),
                     environment: k.environment,
                     plan_tier: k.tier.clone(),
-                    tier,
                     entitled: is_entitled,
                     created_at: k.created_at,
+                    rate_limit_policy: HeaderValue::from_str(&format!(
+                        "\"minute\";q={};w=60, \"month\";q={}",
+                        tier.rate_limit_per_minute, tier.monthly_quota
+                    ))
+                    .expect("ASCII"),
+                    tier,
                 };
                 (k.prefix.as_str().to_owned(), Entry { hash: k.hash, context: Arc::new(context) })
             })

@@ -49,12 +49,14 @@ pub fn spawn(state: AppState) -> JoinHandle<()> {
 /// Flushes everything, retrying until [`FINAL_FLUSH_DEADLINE`].
 pub async fn final_flush(state: &AppState) {
     let deadline = tokio::time::Instant::now() + FINAL_FLUSH_DEADLINE;
+    let mut total = 0;
     loop {
         match state.limiter.meter().flush(&*state.store).await {
-            Ok(n) => {
-                tracing::info!(requests = n, "final usage flush done");
+            Ok(n) if state.limiter.meter().backlog() == 0 => {
+                tracing::info!(requests = total + n, "final usage flush done");
                 return;
             }
+            Ok(n) => total += n,
             Err(e) if tokio::time::Instant::now() >= deadline => {
                 tracing::error!(error = %e, lost = state.limiter.meter().backlog(), "final usage flush failed; these counts are lost");
                 return;

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
 use mds_domain::ErrorCode;
@@ -51,7 +51,7 @@ pub async fn enforce(State(state): State<AppState>, req: Request, next: Next) ->
         let mut err = ApiError::new(code, detail)
             .with_violated_policies(decision.violated.iter().map(|p| p.to_string()).collect())
             .with_header(header::RETRY_AFTER, HeaderValue::from(decision.retry_after_secs));
-        for (k, v) in headers(&decision) {
+        for (k, v) in headers(&ctx, &decision) {
             err = err.with_header(k, v);
         }
         return Err(err);
@@ -61,30 +61,23 @@ pub async fn enforce(State(state): State<AppState>, req: Request, next: Next) ->
     if let Some(t) = ticket {
         t.settle(resp.status() != StatusCode::NOT_MODIFIED);
     }
-    insert(resp.headers_mut(), &decision);
+    let h = resp.headers_mut();
+    for (k, v) in headers(&ctx, &decision) {
+        h.insert(k, v);
+    }
     Ok(resp)
 }
 
-fn insert(h: &mut HeaderMap, d: &Decision) {
-    for (k, v) in headers(d) {
-        h.insert(k, v);
-    }
-}
-
-/// The rate-limit headers of a decision.
-pub fn headers(d: &Decision) -> Vec<(HeaderName, HeaderValue)> {
+/// The rate-limit headers of a decision: the policies (made once per tier),
+/// where the caller stands on the policy closest to its limit, and the
+/// per-minute figures in the `X-RateLimit-*` form.
+pub fn headers(ctx: &KeyContext, d: &Decision) -> [(HeaderName, HeaderValue); 5] {
     let (name, closest): (&str, &PolicyState) =
         if d.month.headroom() < d.minute.headroom() { ("month", &d.month) } else { ("minute", &d.minute) };
-    let v = |s: String| HeaderValue::from_str(&s).expect("ASCII");
-    vec![
-        (
-            HeaderName::from_static("ratelimit-policy"),
-            v(format!("\"minute\";q={};w=60, \"month\";q={}", d.minute.limit, d.month.limit)),
-        ),
-        (
-            HeaderName::from_static("ratelimit"),
-            v(format!("\"{name}\";r={};t={}", closest.remaining, closest.reset_secs)),
-        ),
+    let standing = format!("\"{name}\";r={};t={}", closest.remaining, closest.reset_secs);
+    [
+        (HeaderName::from_static("ratelimit-policy"), ctx.rate_limit_policy.clone()),
+        (HeaderName::from_static("ratelimit"), HeaderValue::from_str(&standing).expect("ASCII")),
         (HeaderName::from_static("x-ratelimit-limit"), HeaderValue::from(d.minute.limit)),
         (HeaderName::from_static("x-ratelimit-remaining"), HeaderValue::from(d.minute.remaining)),
         (HeaderName::from_static("x-ratelimit-reset"), HeaderValue::from(d.minute.reset_secs)),

@@ -4,6 +4,7 @@
 use axum::Router;
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::get;
+use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
 
 use crate::controllers::{companies, health, news, usage};
@@ -35,6 +36,9 @@ pub fn router(state: AppState) -> Router {
         .layer(CompressionLayer::new().gzip(true).br(true).zstd(true))
         .layer(from_fn(etag::tag_encoding))
         .layer(from_fn_with_state(state.config.request_timeout, timeout::bound))
+        // A panic (a bug) becomes a bare 500 that `problem::render` turns into
+        // `500 internal`; the connection and the other requests carry on.
+        .layer(CatchPanicLayer::new())
         .layer(from_fn(problem::render))
         .layer(from_fn(head::as_get))
         .layer(from_fn(access_log::log))

@@ -5,8 +5,8 @@
 //! window edge at which two windows' worth can be sent back to back. The
 //! state is one instant per key, the theoretical arrival time (TAT).
 
-/// The period of the limit, in milliseconds.
-pub const PERIOD_MS: i64 = 60_000;
+/// The period of the limit, in nanoseconds.
+pub const PERIOD_NS: i64 = 60_000_000_000;
 
 /// The outcome of a check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,45 +15,40 @@ pub struct GcraState {
     pub allowed: bool,
     /// Requests left right now (after this one, if allowed).
     pub remaining: u32,
-    /// Milliseconds until the allowance is full again.
-    pub reset_ms: i64,
-    /// When refused: milliseconds until one request is allowed.
-    pub retry_after_ms: i64,
+    /// Nanoseconds until the allowance is full again.
+    pub reset_ns: i64,
+    /// When refused: nanoseconds until one request is allowed.
+    pub retry_after_ns: i64,
     /// The TAT to store if the request is admitted.
-    pub new_tat_ms: i64,
+    pub new_tat_ns: i64,
 }
 
-/// Checks one request at `now_ms` against `limit` per minute, given the stored
-/// TAT (`None` for a key not seen yet). Pure: the caller stores `new_tat_ms`
-/// when it admits.
-pub fn check(tat_ms: Option<i64>, now_ms: i64, limit: u32) -> GcraState {
-    let limit = limit.max(1) as i64;
-    // Work in microseconds so that 60 s / L stays exact enough for any L.
-    let t = PERIOD_MS * 1000 / limit; // emission interval, µs
-    let tau = PERIOD_MS * 1000 - t; // burst tolerance, µs
-    let now = now_ms * 1000;
-    let tat = tat_ms.map_or(now, |x| (x * 1000).max(now));
-    let remaining_after = |tat_after: i64| -> u32 {
-        let used = (tat_after - now + t - 1) / t; // ceil
-        (limit - used).clamp(0, limit) as u32
-    };
-    if tat - now > tau {
-        let retry = tat - now - tau;
+/// Checks one request at `now_ns` (nanoseconds since the epoch) against
+/// `limit` per minute, given the stored TAT (`None` for a key not seen yet).
+/// Pure: the caller stores `new_tat_ns` when it admits. Exact for every
+/// limit up to `u32::MAX` (the interval is at least 13 ns).
+pub fn check(tat_ns: Option<i64>, now_ns: i64, limit: u32) -> GcraState {
+    let limit = i64::from(limit.max(1));
+    let t = (PERIOD_NS / limit).max(1); // emission interval
+    let tau = PERIOD_NS - t; // burst tolerance
+    let tat = tat_ns.map_or(now_ns, |x| x.max(now_ns));
+    if tat - now_ns > tau {
         return GcraState {
             allowed: false,
             remaining: 0,
-            reset_ms: (tat - now + 999) / 1000,
-            retry_after_ms: (retry + 999) / 1000,
-            new_tat_ms: tat / 1000,
+            reset_ns: tat - now_ns,
+            retry_after_ns: tat - now_ns - tau,
+            new_tat_ns: tat,
         };
     }
     let new_tat = tat + t;
+    let used = (new_tat - now_ns + t - 1) / t; // ceil
     GcraState {
         allowed: true,
-        remaining: remaining_after(new_tat),
-        reset_ms: (new_tat - now + 999) / 1000,
-        retry_after_ms: 0,
-        new_tat_ms: (new_tat + 999) / 1000,
+        remaining: (limit - used).clamp(0, limit) as u32,
+        reset_ns: new_tat - now_ns,
+        retry_after_ns: 0,
+        new_tat_ns: new_tat,
     }
 }
 
@@ -61,15 +56,17 @@ pub fn check(tat_ms: Option<i64>, now_ms: i64, limit: u32) -> GcraState {
 mod tests {
     use super::*;
 
+    const MS: i64 = 1_000_000;
+
     /// Admits requests at `times` (ms), returns which were allowed.
     fn run(limit: u32, times: &[i64]) -> Vec<bool> {
         let mut tat = None;
         times
             .iter()
             .map(|&now| {
-                let s = check(tat, now, limit);
+                let s = check(tat, now * MS, limit);
                 if s.allowed {
-                    tat = Some(s.new_tat_ms);
+                    tat = Some(s.new_tat_ns);
                 }
                 s.allowed
             })
@@ -84,10 +81,10 @@ mod tests {
         // One second later (60/min = one per second) one more.
         let mut tat = None;
         for _ in 0..60 {
-            tat = Some(check(tat, 0, 60).new_tat_ms);
+            tat = Some(check(tat, 0, 60).new_tat_ns);
         }
-        assert!(!check(tat, 999, 60).allowed);
-        assert!(check(tat, 1000, 60).allowed);
+        assert!(!check(tat, 999 * MS, 60).allowed);
+        assert!(check(tat, 1000 * MS, 60).allowed);
     }
 
     #[test]
@@ -115,15 +112,30 @@ mod tests {
         let s = check(None, 0, 10);
         assert!(s.allowed);
         assert_eq!(s.remaining, 9);
-        assert_eq!(s.reset_ms, 6_000);
+        assert_eq!(s.reset_ns, 6_000 * MS);
         let mut tat = None;
         for _ in 0..10 {
-            tat = Some(check(tat, 0, 10).new_tat_ms);
+            tat = Some(check(tat, 0, 10).new_tat_ns);
         }
         let s = check(tat, 0, 10);
         assert!(!s.allowed);
         assert_eq!(s.remaining, 0);
-        assert_eq!(s.retry_after_ms, 6_000);
-        assert_eq!(s.reset_ms, 60_000);
+        assert_eq!(s.retry_after_ns, 6_000 * MS);
+        assert_eq!(s.reset_ns, 60_000 * MS);
+    }
+
+    #[test]
+    fn huge_limits_work() {
+        // A tier an operator sets to "unlimited" must not break the limiter.
+        for limit in [1_000_000_000, u32::MAX] {
+            let mut tat = None;
+            for _ in 0..1000 {
+                let s = check(tat, 1_700_000_000_000 * MS, limit);
+                assert!(s.allowed);
+                tat = Some(s.new_tat_ns);
+            }
+        }
+        let s = check(None, 0, u32::MAX);
+        assert_eq!(s.remaining, u32::MAX - 1);
     }
 }

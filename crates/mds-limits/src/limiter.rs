@@ -1,8 +1,7 @@
 //! [`Limiter`]: the per-minute limit and the monthly quota, checked together
 //! for each request, and the [`Decision`] the HTTP layer reports.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use mds_domain::KeyPrefix;
 use mds_domain::usage::BillingMonth;
@@ -10,7 +9,7 @@ use mds_store::{Store, StoreResult};
 
 use crate::clock::Clock;
 use crate::gcra;
-use crate::meter::{Meter, Reservation};
+use crate::meter::{self, KeyState, Meter, Reservation};
 
 /// The limits of a key's enforced tier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,8 +44,7 @@ impl PolicyState {
 /// request was admitted.
 #[derive(Debug)]
 pub struct Ticket {
-    meter: Arc<Meter>,
-    key: KeyPrefix,
+    state: Arc<KeyState>,
     month: BillingMonth,
     settled: bool,
 }
@@ -54,7 +52,7 @@ pub struct Ticket {
 impl Ticket {
     /// Settles: `counted` (owed to the store) or released (a `304`).
     pub fn settle(mut self, counted: bool) {
-        self.meter.settle(&self.key, self.month, counted);
+        meter::settle(&mut self.state.lock(), self.month, counted);
         self.settled = true;
     }
 }
@@ -62,7 +60,7 @@ impl Ticket {
 impl Drop for Ticket {
     fn drop(&mut self) {
         if !self.settled {
-            self.meter.settle(&self.key, self.month, true);
+            meter::settle(&mut self.state.lock(), self.month, true);
         }
     }
 }
@@ -92,7 +90,6 @@ impl Decision {
 /// The limiter of one node.
 #[derive(Debug)]
 pub struct Limiter {
-    tats: Mutex<HashMap<KeyPrefix, i64>>,
     meter: Arc<Meter>,
     clock: Arc<dyn Clock>,
 }
@@ -100,7 +97,7 @@ pub struct Limiter {
 impl Limiter {
     /// A limiter counting into `meter`, reading time from `clock`.
     pub fn new(meter: Arc<Meter>, clock: Arc<dyn Clock>) -> Self {
-        Limiter { tats: Mutex::new(HashMap::new()), meter, clock }
+        Limiter { meter, clock }
     }
 
     /// The meter.
@@ -115,9 +112,9 @@ impl Limiter {
 
     /// Admits one request of `key` or says why not. Every admitted request
     /// takes from the per-minute limit; with `counts`, it also reserves one
-    /// request of the month's quota. A refused request takes nothing. The
-    /// only store access is a read of the key's count, once per key and
-    /// month on this node.
+    /// request of the month's quota. A refused request takes nothing. Both
+    /// checks happen under the key's one lock; the only store access is a
+    /// read of the key's count, once per key and month on this node.
     pub async fn admit(
         &self,
         store: &dyn Store,
@@ -127,45 +124,46 @@ impl Limiter {
     ) -> StoreResult<Decision> {
         let now = self.clock.now();
         let month = BillingMonth::of(now);
-        self.meter.ensure_seeded(store, key, month).await?;
-        let now_ms = now.timestamp_millis();
+        let state = self.meter.key_state(key);
+        if state.lock().month(month).is_none() {
+            self.meter.ensure_seeded(store, key, month).await?;
+        }
+        let now_ns = nanos(now);
         let until_next_month = BillingMonth::seconds_until_next(now);
-        let mut tats = self.tats.lock().expect("never poisoned: no panics under it");
-        let g = gcra::check(tats.get(key).copied(), now_ms, limits.rate_limit_per_minute);
-        let used = self.meter.used(key, month).unwrap_or(0);
         let mut violated = Vec::new();
-        if !g.allowed {
-            violated.push("minute");
-        }
-        if counts && used >= limits.monthly_quota {
-            violated.push("month");
-        }
-        let mut used_after = used;
         let mut ticket = None;
-        if violated.is_empty() && counts {
-            match self.meter.reserve(key, month, limits.monthly_quota) {
-                Reservation::Reserved { used } => {
-                    used_after = used;
-                    ticket = Some(Ticket { meter: self.meter.clone(), key: key.clone(), month, settled: false });
-                }
-                Reservation::Exhausted { .. } => violated.push("month"),
-                Reservation::Unseeded => unreachable!("seeded above; entries are only forgotten for past months"),
+        let (g, used_after) = {
+            let mut s = state.lock();
+            let g = gcra::check(s.tat_ns, now_ns, limits.rate_limit_per_minute);
+            let used = s.month(month).map_or(0, |c| c.base + c.admitted);
+            if !g.allowed {
+                violated.push("minute");
             }
-        }
-        if violated.is_empty() {
-            tats.insert(key.clone(), g.new_tat_ms);
-        }
-        drop(tats);
+            if counts && used >= limits.monthly_quota {
+                violated.push("month");
+            }
+            let mut used_after = used;
+            if violated.is_empty() {
+                if counts {
+                    if let Reservation::Reserved { used } = meter::reserve(&mut s, month, limits.monthly_quota) {
+                        used_after = used;
+                    }
+                    ticket = Some(Ticket { state: state.clone(), month, settled: false });
+                }
+                s.tat_ns = Some(g.new_tat_ns);
+            }
+            (g, used_after)
+        };
         let retry_after_secs = violated
             .iter()
-            .map(|p| if *p == "minute" { (g.retry_after_ms as u64).div_ceil(1000).max(1) } else { until_next_month })
+            .map(|p| if *p == "minute" { secs_ceil(g.retry_after_ns).max(1) } else { until_next_month })
             .max()
             .unwrap_or(0);
         Ok(Decision {
             minute: PolicyState {
                 limit: limits.rate_limit_per_minute as u64,
                 remaining: g.remaining as u64,
-                reset_secs: (g.reset_ms.max(0) as u64).div_ceil(1000),
+                reset_secs: secs_ceil(g.reset_ns),
             },
             month: PolicyState {
                 limit: limits.monthly_quota,
@@ -178,13 +176,20 @@ impl Limiter {
         })
     }
 
-    /// Drops per-minute state of keys whose allowance is full again (it is
-    /// the same as having none) and meter counts of past months that are
-    /// settled in the store.
+    /// Forgets what no longer matters: months before last that are settled
+    /// in the store, and keys with nothing left whose allowance is full.
     pub fn prune(&self) {
         let now = self.clock.now();
-        let now_ms = now.timestamp_millis();
-        self.tats.lock().expect("never poisoned").retain(|_, tat| *tat > now_ms);
-        self.meter.forget_before(BillingMonth::of(now).prev());
+        self.meter.forget_before(BillingMonth::of(now).prev(), nanos(now));
     }
+}
+
+/// Nanoseconds since the epoch (saturating outside 1677–2262).
+fn nanos(t: chrono::DateTime<chrono::Utc>) -> i64 {
+    t.timestamp_nanos_opt().unwrap_or(if t.timestamp() < 0 { i64::MIN } else { i64::MAX })
+}
+
+/// Whole seconds, rounded up, of a non-negative nanosecond span.
+fn secs_ceil(ns: i64) -> u64 {
+    (ns.max(0) as u64).div_ceil(1_000_000_000)
 }

@@ -1,41 +1,67 @@
 //! [`Meter`]: how many requests each key has made each month, as this node
 //! knows it, and the counts it still owes the store.
 //!
-//! A key's count for a month starts from what the store had when this node
-//! first saw the key that month (`base`), plus what this node admitted since
-//! (`admitted`). Quota admission reserves one request atomically under the
-//! meter's lock, so concurrent requests on one node never over-admit.
+//! Each key has one [`KeyState`] behind its own small lock, holding its
+//! per-minute state and its monthly counts, so a request takes that lock
+//! once to be admitted and once to be settled, and keys never contend with
+//! each other. A key's count for a month starts from what the store had when
+//! this node first saw the key that month (`base`), plus what this node
+//! admitted since (`admitted`). Quota admission reserves one request under
+//! the key's lock, so concurrent requests on one node never over-admit.
 //!
-//! Counted requests also go into `pending`. [`Meter::flush`] moves pending
-//! counts into an outbox batch with a fresh id (`<node>:<seq>`) and applies
-//! it; a batch that fails stays in the outbox and is retried with the same
-//! id, so a retried batch is counted once. While a batch waits, new counts
-//! keep aggregating in `pending` (one entry per key and month), so the
-//! memory a store outage costs is bounded by the number of active keys.
+//! Counted requests also go into the month's `pending`. [`Meter::flush`]
+//! moves pending counts into an outbox batch with a fresh id
+//! (`<node>:<seq>`) and applies it; a batch that fails stays in the outbox
+//! and is retried with the same id, so a retried batch is counted once.
+//! While a batch waits, new counts keep aggregating in `pending` (one per key
+//! and month), so the memory a store outage costs is bounded by the number
+//! of active keys.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 use mds_domain::KeyPrefix;
 use mds_domain::usage::BillingMonth;
 use mds_store::{Store, StoreResult, UsageBatch, UsageDelta};
 
-type Slot = (KeyPrefix, BillingMonth);
-
-#[derive(Debug, Default, Clone, Copy)]
-struct Count {
+/// One key's count for one month.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct MonthCount {
+    pub(crate) month: BillingMonth,
     /// The store's count when this node first saw the key that month.
-    base: u64,
+    pub(crate) base: u64,
     /// Reserved or counted on this node since then.
-    admitted: u64,
+    pub(crate) admitted: u64,
+    /// Counted and not yet handed to a batch.
+    pub(crate) pending: u64,
 }
 
+/// What a node knows of one key.
 #[derive(Debug, Default)]
-struct Inner {
-    counts: HashMap<Slot, Count>,
-    pending: HashMap<Slot, u64>,
-    outbox: Option<UsageBatch>,
+pub(crate) struct KeyInner {
+    /// GCRA theoretical arrival time, ns since the epoch.
+    pub(crate) tat_ns: Option<i64>,
+    /// Counts of the months seen (usually one, two around a month's end).
+    pub(crate) months: Vec<MonthCount>,
+}
+
+impl KeyInner {
+    pub(crate) fn month(&mut self, month: BillingMonth) -> Option<&mut MonthCount> {
+        self.months.iter_mut().find(|m| m.month == month)
+    }
+}
+
+/// A key's state behind its own lock.
+#[derive(Debug, Default)]
+pub struct KeyState(Mutex<KeyInner>);
+
+impl KeyState {
+    /// Locks the state. Nothing under this lock can leave it half-updated,
+    /// so a poisoned lock (a panic elsewhere) is still safe to use.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, KeyInner> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// Usage counts of this node.
@@ -43,7 +69,8 @@ struct Inner {
 pub struct Meter {
     node: String,
     seq: AtomicU64,
-    inner: Mutex<Inner>,
+    keys: RwLock<HashMap<KeyPrefix, Arc<KeyState>>>,
+    outbox: Mutex<Option<UsageBatch>>,
 }
 
 /// The outcome of a quota reservation.
@@ -72,72 +99,71 @@ impl Default for Meter {
 impl Meter {
     /// A meter with a random node id (batch ids stay unique across restarts).
     pub fn new() -> Self {
-        let node: String = format!("{:016x}", rand::random::<u64>());
-        Meter { node, seq: AtomicU64::new(0), inner: Mutex::new(Inner::default()) }
+        Meter {
+            node: format!("{:016x}", rand::random::<u64>()),
+            seq: AtomicU64::new(0),
+            keys: RwLock::new(HashMap::new()),
+            outbox: Mutex::new(None),
+        }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().expect("meter lock is never poisoned: no panics under it")
+    /// The state of `key`, made on first use.
+    pub fn key_state(&self, key: &KeyPrefix) -> Arc<KeyState> {
+        if let Some(s) = self.keys.read().unwrap_or_else(PoisonError::into_inner).get(key) {
+            return s.clone();
+        }
+        self.keys.write().unwrap_or_else(PoisonError::into_inner).entry(key.clone()).or_default().clone()
     }
 
-    /// Whether this node knows the key's count for the month.
-    pub fn is_seeded(&self, key: &KeyPrefix, month: BillingMonth) -> bool {
-        self.lock().counts.contains_key(&(key.clone(), month))
+    fn existing(&self, key: &KeyPrefix) -> Option<Arc<KeyState>> {
+        self.keys.read().unwrap_or_else(PoisonError::into_inner).get(key).cloned()
     }
 
     /// Records the store's count for a key and month, unless already known.
     pub fn seed(&self, key: &KeyPrefix, month: BillingMonth, stored: u64) {
-        self.lock().counts.entry((key.clone(), month)).or_insert(Count { base: stored, admitted: 0 });
+        seed_state(&self.key_state(key), month, stored);
     }
 
     /// Loads the store's count for a key and month if this node lacks it.
     pub async fn ensure_seeded(&self, store: &dyn Store, key: &KeyPrefix, month: BillingMonth) -> StoreResult<()> {
-        if self.is_seeded(key, month) {
+        let state = self.key_state(key);
+        if state.lock().month(month).is_some() {
             return Ok(());
         }
         let stored: u64 = store.usage(key, month, month).await?.iter().map(|(_, n)| n).sum();
-        self.seed(key, month, stored);
+        seed_state(&state, month, stored);
         Ok(())
     }
 
     /// Reserves one request of `quota` if it is not spent.
     pub fn reserve(&self, key: &KeyPrefix, month: BillingMonth, quota: u64) -> Reservation {
-        let mut inner = self.lock();
-        let Some(c) = inner.counts.get_mut(&(key.clone(), month)) else { return Reservation::Unseeded };
-        let used = c.base + c.admitted;
-        if used >= quota {
-            return Reservation::Exhausted { used };
-        }
-        c.admitted += 1;
-        Reservation::Reserved { used: used + 1 }
+        reserve(&mut self.key_state(key).lock(), month, quota)
     }
 
     /// Settles a reservation: counted (owed to the store) or released.
     pub fn settle(&self, key: &KeyPrefix, month: BillingMonth, counted: bool) {
-        let mut inner = self.lock();
-        let slot = (key.clone(), month);
-        if counted {
-            *inner.pending.entry(slot).or_insert(0) += 1;
-        } else if let Some(c) = inner.counts.get_mut(&slot) {
-            c.admitted = c.admitted.saturating_sub(1);
-        }
+        settle(&mut self.key_state(key).lock(), month, counted);
     }
 
-    /// The key's count for the month as this node knows it (seeded or not).
+    /// The key's count for the month as this node knows it.
     pub fn used(&self, key: &KeyPrefix, month: BillingMonth) -> Option<u64> {
-        self.lock().counts.get(&(key.clone(), month)).map(|c| c.base + c.admitted)
+        self.existing(key)?.lock().month(month).map(|c| c.base + c.admitted)
+    }
+
+    /// Whether this node knows the key's count for the month.
+    pub fn is_seeded(&self, key: &KeyPrefix, month: BillingMonth) -> bool {
+        self.used(key, month).is_some()
     }
 
     /// Counts for the key this node has not yet written to the store, by month.
     pub fn unflushed(&self, key: &KeyPrefix) -> HashMap<BillingMonth, u64> {
-        let inner = self.lock();
         let mut out: HashMap<BillingMonth, u64> = HashMap::new();
-        for ((k, m), n) in &inner.pending {
-            if k == key {
-                *out.entry(*m).or_default() += n;
+        if let Some(s) = self.existing(key) {
+            for c in s.lock().months.iter().filter(|c| c.pending > 0) {
+                *out.entry(c.month).or_default() += c.pending;
             }
         }
-        for d in inner.outbox.iter().flat_map(|b| &b.deltas) {
+        for d in self.outbox.lock().unwrap_or_else(PoisonError::into_inner).iter().flat_map(|b| &b.deltas) {
             if &d.key == key {
                 *out.entry(d.month).or_default() += d.requests;
             }
@@ -147,52 +173,100 @@ impl Meter {
 
     /// Requests counted but not yet in the store.
     pub fn backlog(&self) -> u64 {
-        let inner = self.lock();
-        inner.pending.values().sum::<u64>()
-            + inner.outbox.iter().flat_map(|b| &b.deltas).map(|d| d.requests).sum::<u64>()
+        let keys = self.keys.read().unwrap_or_else(PoisonError::into_inner);
+        let pending: u64 = keys.values().map(|s| s.lock().months.iter().map(|c| c.pending).sum::<u64>()).sum();
+        let outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
+        pending + outbox.iter().flat_map(|b| &b.deltas).map(|d| d.requests).sum::<u64>()
     }
 
-    /// Writes what is owed to the store: the waiting batch first, then the
-    /// pending counts as a new batch. Returns how many requests were written.
+    /// Moves pending counts into a new batch (only when none waits).
+    fn cut_batch(&self) -> Option<UsageBatch> {
+        let mut outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
+        if outbox.is_none() {
+            let keys = self.keys.read().unwrap_or_else(PoisonError::into_inner);
+            let mut deltas = Vec::new();
+            for (key, state) in keys.iter() {
+                for c in state.lock().months.iter_mut().filter(|c| c.pending > 0) {
+                    deltas.push(UsageDelta { key: key.clone(), month: c.month, requests: c.pending });
+                    c.pending = 0;
+                }
+            }
+            if deltas.is_empty() {
+                return None;
+            }
+            let id = format!("{}:{}", self.node, self.seq.fetch_add(1, Ordering::Relaxed));
+            *outbox = Some(UsageBatch { id, deltas });
+        }
+        outbox.clone()
+    }
+
+    /// Writes what is owed to the store: the waiting batch, if any, then what
+    /// is pending now as one new batch. Counts that arrive meanwhile wait for
+    /// the next call, so a busy node writes at most two batches a call, not
+    /// one after another for as long as requests keep coming. Returns how
+    /// many requests were written.
     pub async fn flush(&self, store: &dyn Store) -> StoreResult<u64> {
         let mut written = 0;
-        loop {
-            let batch = {
-                let mut inner = self.lock();
-                if inner.outbox.is_none() {
-                    if inner.pending.is_empty() {
-                        return Ok(written);
-                    }
-                    let deltas = inner
-                        .pending
-                        .drain()
-                        .map(|((key, month), requests)| UsageDelta { key, month, requests })
-                        .collect();
-                    let id = format!("{}:{}", self.node, self.seq.fetch_add(1, Ordering::Relaxed));
-                    inner.outbox = Some(UsageBatch { id, deltas });
-                }
-                inner.outbox.clone().expect("just set")
-            };
+        for _ in 0..2 {
+            let Some(batch) = self.cut_batch() else { break };
             // A failure leaves the batch in the outbox, to be retried with its id.
             store.apply_usage(&batch).await?;
             written += batch.deltas.iter().map(|d| d.requests).sum::<u64>();
-            let mut inner = self.lock();
-            if inner.outbox.as_ref().is_some_and(|b| b.id == batch.id) {
-                inner.outbox = None;
+            let mut outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
+            if outbox.as_ref().is_some_and(|b| b.id == batch.id) {
+                *outbox = None;
             }
         }
+        Ok(written)
     }
 
     /// Forgets counts of months before `month` that hold nothing unflushed
-    /// (they are settled in the store; a late request re-seeds them).
-    pub fn forget_before(&self, month: BillingMonth) {
-        let mut inner = self.lock();
-        let Inner { counts, pending, outbox } = &mut *inner;
-        counts.retain(|(k, m), _| {
-            *m >= month
-                || pending.contains_key(&(k.clone(), *m))
-                || outbox.iter().flat_map(|b| &b.deltas).any(|d| &d.key == k && d.month == *m)
+    /// (they are settled in the store; a late request re-seeds them), and
+    /// keys left with nothing to remember whose allowance is full again.
+    pub fn forget_before(&self, month: BillingMonth, now_ns: i64) {
+        let in_outbox: Vec<(KeyPrefix, BillingMonth)> = self
+            .outbox
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .flat_map(|b| &b.deltas)
+            .map(|d| (d.key.clone(), d.month))
+            .collect();
+        let mut keys = self.keys.write().unwrap_or_else(PoisonError::into_inner);
+        keys.retain(|key, state| {
+            let mut s = state.lock();
+            s.months.retain(|c| c.month >= month || c.pending > 0 || in_outbox.contains(&(key.clone(), c.month)));
+            !s.months.is_empty() || s.tat_ns.is_some_and(|t| t > now_ns)
         });
+    }
+}
+
+fn seed_state(state: &KeyState, month: BillingMonth, stored: u64) {
+    let mut s = state.lock();
+    if s.month(month).is_none() {
+        s.months.push(MonthCount { month, base: stored, admitted: 0, pending: 0 });
+    }
+}
+
+/// Reserves one request of `quota` in `month`, under the key's lock.
+pub(crate) fn reserve(s: &mut KeyInner, month: BillingMonth, quota: u64) -> Reservation {
+    let Some(c) = s.month(month) else { return Reservation::Unseeded };
+    let used = c.base + c.admitted;
+    if used >= quota {
+        return Reservation::Exhausted { used };
+    }
+    c.admitted += 1;
+    Reservation::Reserved { used: used + 1 }
+}
+
+/// Settles a reservation in `month`, under the key's lock.
+pub(crate) fn settle(s: &mut KeyInner, month: BillingMonth, counted: bool) {
+    if let Some(c) = s.month(month) {
+        if counted {
+            c.pending += 1;
+        } else {
+            c.admitted = c.admitted.saturating_sub(1);
+        }
     }
 }
 
@@ -231,7 +305,7 @@ mod tests {
         m.seed(&key(), NOV.prev().prev(), 5);
         m.reserve(&key(), oct, 10);
         m.settle(&key(), oct, true);
-        m.forget_before(NOV);
+        m.forget_before(NOV, 0);
         assert!(m.is_seeded(&key(), oct), "pending counts keep the month");
         assert!(!m.is_seeded(&key(), NOV.prev().prev()));
         assert_eq!(m.unflushed(&key()).get(&oct), Some(&1));

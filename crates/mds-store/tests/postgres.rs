@@ -182,17 +182,17 @@ fn database_names_replace_the_admin_one() {
 
 #[tokio::test]
 async fn an_unreachable_server_is_unavailable_within_the_acquire_timeout() {
+    let (closed, closed_too) =
+        (DatabaseUrl::new("postgres://postgres@127.0.0.1:1/test"), DatabaseUrl::new("postgresql://127.0.0.1:1/test"));
     let started = Instant::now();
-    match PgStore::connect(&DatabaseUrl::new("postgres://postgres@127.0.0.1:1/test")).await {
+    // Directly, and through `open`, which picks PostgreSQL for postgres:// URLs.
+    let (direct, opened) = tokio::join!(PgStore::connect(&closed), mds_store::open(&closed_too));
+    match direct {
         Err(StoreError::Unavailable(_)) => {}
         other => panic!("expected Unavailable, got {other:?}"),
     }
+    assert!(matches!(opened, Err(StoreError::Unavailable(_))));
     assert!(started.elapsed() < ACQUIRE_TIMEOUT + Duration::from_secs(2), "gave up after {:?}", started.elapsed());
-    // The same through `open`, which picks PostgreSQL for postgres:// URLs.
-    assert!(matches!(
-        mds_store::open(&DatabaseUrl::new("postgresql://postgres@127.0.0.1:1/test")).await,
-        Err(StoreError::Unavailable(_))
-    ));
 }
 
 #[tokio::test]
@@ -427,18 +427,7 @@ async fn a_batch_applied_by_two_nodes_at_once_counts_once() {
     a.create_account(&acme, Utc::now()).await.unwrap();
     let mut deltas = Vec::new();
     for i in 0..50 {
-        let key = mds_domain::ApiKey::generate(mds_domain::Environment::Live);
-        a.create_key(&mds_store::NewKey {
-            prefix: key.prefix(),
-            hash: key.hash(),
-            account: acme.clone(),
-            tier: mds_domain::TierName::evaluation(),
-            environment: key.environment(),
-            created_at: Utc::now(),
-        })
-        .await
-        .unwrap();
-        deltas.push(UsageDelta { key: key.prefix(), month: month(2026, 11), requests: i + 1 });
+        deltas.push(UsageDelta { key: create_key(&a, &acme).await, month: month(2026, 11), requests: i + 1 });
     }
     let one = UsageBatch { id: "node-a:1".into(), deltas: deltas.clone() };
     let (ra, rb) = tokio::join!(a.apply_usage(&one), b.apply_usage(&one));
@@ -463,18 +452,7 @@ async fn concurrent_revocations_keep_the_first_instant() {
     a.migrate().await.unwrap();
     let acme = AccountName::parse("acme").unwrap();
     a.create_account(&acme, Utc::now()).await.unwrap();
-    let key = mds_domain::ApiKey::generate(mds_domain::Environment::Live);
-    let prefix: KeyPrefix = key.prefix();
-    a.create_key(&mds_store::NewKey {
-        prefix: prefix.clone(),
-        hash: key.hash(),
-        account: acme,
-        tier: mds_domain::TierName::evaluation(),
-        environment: key.environment(),
-        created_at: Utc::now(),
-    })
-    .await
-    .unwrap();
+    let prefix = create_key(&a, &acme).await;
     let g = a.generations().await.unwrap().auth;
     let t1 = Utc::now();
     let t2 = t1 + chrono::TimeDelta::seconds(1);
@@ -483,6 +461,125 @@ async fn concurrent_revocations_keep_the_first_instant() {
     assert_eq!(ra.revoked_at, rb.revoked_at, "both return the one instant stored");
     assert_eq!(a.keys(None).await.unwrap()[0].revoked_at, ra.revoked_at);
     assert_eq!(a.generations().await.unwrap().auth, g + 1, "one revocation, one bump");
+}
+
+#[tokio::test]
+async fn a_version_1_store_is_upgraded_with_its_history_backfilled() {
+    use mds_domain::usage::QuotaHistory;
+    use mds_store::Generations;
+
+    let Some((store, db)) = fresh().await else { return };
+    let mut raw = db.raw().await;
+    // What a store of schema version 1 holds: its schema, its seed (one tier
+    // changed by an operator), an entitled and a not entitled account, a key.
+    sqlx::raw_sql(include_str!("../migrations/postgres/0001_initial.sql")).execute(&mut raw).await.unwrap();
+    sqlx::raw_sql(
+        "CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, applied_at TEXT COLLATE \"C\" NOT NULL); \
+         INSERT INTO schema_migrations VALUES (1, '2025-01-01T00:00:00+00:00'); \
+         INSERT INTO meta VALUES ('generation', '41'), \
+             ('cursor_secret', '000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f'); \
+         INSERT INTO tiers VALUES ('evaluation', 10, 1000), ('starter', 60, 55555), ('pro', 600, 1000000), \
+             ('enterprise', 6000, 100000000); \
+         INSERT INTO accounts (name, entitled, created_at) VALUES \
+             ('acme', true, '2025-03-04T05:06:07+00:00'), ('beta', false, '2025-05-01T00:00:00.500+00:00'); \
+         INSERT INTO api_keys (prefix, hash_hex, account_id, tier, environment, created_at) \
+             SELECT 'mds_live_old', 'abababababababababababababababababababababababababababababababab', id, \
+                 'starter', 'live', '2025-05-02T00:00:00+00:00' FROM accounts WHERE name = 'beta';",
+    )
+    .execute(&mut raw)
+    .await
+    .unwrap();
+
+    store.migrate().await.expect("migrate to version 2");
+    // Each counter continues from the old one, plus one; the seed found every
+    // default tier, so it bumped nothing.
+    let g = store.generations().await.unwrap();
+    assert_eq!(g, Generations { companies: 42, news: 42, auth: 42 });
+    let old: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM meta WHERE key = 'generation'").fetch_one(&mut raw).await.unwrap();
+    assert_eq!(old, 0, "the counter of version 1 is removed");
+    let versions: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM schema_migrations ORDER BY version").fetch_all(&mut raw).await.unwrap();
+    assert_eq!(versions, vec![1, 2]);
+
+    let t = |s: &str| mds_domain::time::parse_rfc3339(s).unwrap();
+    let key = KeyPrefix::parse("mds_live_old").unwrap();
+    let h = store.quota_history(&key).await.expect("quota history");
+    assert_eq!(
+        h,
+        QuotaHistory {
+            plan_tier: vec![(t("1970-01-01T00:00:00Z"), 55_555)],
+            evaluation: vec![(t("1970-01-01T00:00:00Z"), 1_000)],
+            entitled: vec![(t("2025-05-01T00:00:00.5Z"), false)],
+        }
+    );
+    let acme_rows: Vec<(String, bool)> = sqlx::query_as(
+        "SELECT h.effective_from, h.entitled FROM entitlement_history h JOIN accounts a ON a.id = h.account_id \
+         WHERE a.name = 'acme'",
+    )
+    .fetch_all(&mut raw)
+    .await
+    .unwrap();
+    assert_eq!(acme_rows, vec![("2025-03-04T05:06:07+00:00".to_owned(), true)]);
+
+    // The old key counts usage.
+    let nov = month(2026, 11);
+    let batch = UsageBatch { id: "n:1".into(), deltas: vec![UsageDelta { key: key.clone(), month: nov, requests: 3 }] };
+    assert!(store.apply_usage(&batch).await.unwrap());
+    assert_eq!(store.usage(&key, nov, nov).await.unwrap(), vec![(nov, 3)]);
+
+    store.migrate().await.expect("migrate again");
+    assert_eq!(store.generations().await.unwrap(), g);
+    assert_eq!(store.quota_history(&key).await.unwrap(), h);
+}
+
+#[tokio::test]
+async fn applied_batch_ids_are_pruned_after_a_week() {
+    let Some((store, mut raw, _db)) = migrated_with_raw().await else { return };
+    let acme = AccountName::parse("acme").unwrap();
+    store.create_account(&acme, Utc::now()).await.unwrap();
+    let key = create_key(&store, &acme).await;
+    let nov = month(2026, 11);
+    let batch =
+        |id: &str| UsageBatch { id: id.into(), deltas: vec![UsageDelta { key: key.clone(), month: nov, requests: 1 }] };
+    assert!(store.apply_usage(&batch("old")).await.unwrap());
+    assert!(store.apply_usage(&batch("recent")).await.unwrap());
+    let ts = |days: i64| mds_domain::time::format_utc(&(Utc::now() - chrono::TimeDelta::days(days)));
+    for (id, days) in [("old", 8), ("recent", 6)] {
+        sqlx::query("UPDATE usage_batches SET applied_at = $1 WHERE id = $2")
+            .bind(ts(days))
+            .bind(id)
+            .execute(&mut raw)
+            .await
+            .unwrap();
+    }
+
+    assert!(store.apply_usage(&batch("new")).await.unwrap());
+    let ids: Vec<String> =
+        sqlx::query_scalar("SELECT id FROM usage_batches ORDER BY id").fetch_all(&mut raw).await.unwrap();
+    assert_eq!(ids, ["new", "recent"]);
+    // Within the week a batch counts once; past it, the id is forgotten.
+    assert!(!store.apply_usage(&batch("recent")).await.unwrap());
+    assert!(store.apply_usage(&batch("old")).await.unwrap());
+    assert_eq!(store.usage(&key, nov, nov).await.unwrap(), vec![(nov, 4)]);
+}
+
+#[tokio::test]
+async fn a_refused_usage_batch_leaves_no_row_behind() {
+    let Some((store, mut raw, _db)) = migrated_with_raw().await else { return };
+    let batch = UsageBatch {
+        id: "n:1".into(),
+        deltas: vec![UsageDelta {
+            key: KeyPrefix::parse("mds_live_zzz").unwrap(),
+            month: month(2026, 11),
+            requests: 1,
+        }],
+    };
+    assert!(matches!(store.apply_usage(&batch).await, Err(StoreError::NotFound(_))));
+    for table in ["usage_batches", "usage_counts"] {
+        let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}")).fetch_one(&mut raw).await.unwrap();
+        assert_eq!(n, 0, "{table}");
+    }
 }
 
 #[tokio::test]
@@ -538,6 +635,23 @@ async fn open_picks_postgres_for_postgres_urls() {
 
 // ---------------------------------------------------------------------------
 // Helpers.
+
+/// Stores a new live key of `account` on the evaluation tier.
+async fn create_key(store: &PgStore, account: &AccountName) -> KeyPrefix {
+    let key = mds_domain::ApiKey::generate(mds_domain::Environment::Live);
+    store
+        .create_key(&mds_store::NewKey {
+            prefix: key.prefix(),
+            hash: key.hash(),
+            account: account.clone(),
+            tier: mds_domain::TierName::evaluation(),
+            environment: key.environment(),
+            created_at: Utc::now(),
+        })
+        .await
+        .expect("create key");
+    key.prefix()
+}
 
 fn month(year: i32, month: u32) -> mds_domain::usage::BillingMonth {
     mds_domain::usage::BillingMonth { year, month }

@@ -23,6 +23,12 @@ pub fn json(body: Vec<u8>, caching: Caching) -> Response {
         Caching::Private(s) => HeaderValue::from_str(&format!("private, max-age={s}")).expect("ASCII"),
         Caching::NoStore => HeaderValue::from_static("no-store"),
     };
-    ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json")), (header::CACHE_CONTROL, cc)], body)
-        .into_response()
+    let mut resp = body.into_response();
+    let h = resp.headers_mut();
+    // Room for what the layers add (ETag, request id, rate-limit headers,
+    // Vary) so the map does not grow on the way out.
+    h.reserve(16);
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    h.insert(header::CACHE_CONTROL, cc);
+    resp
 }
