@@ -32,7 +32,32 @@ pub struct TestApp {
     pub url: DatabaseUrl,
     stop: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
-    _dir: Arc<TempDir>,
+    _db: Arc<TestDatabase>,
+}
+
+/// Where a test's store lives; dropped with the test.
+pub enum TestDatabase {
+    /// A SQLite file in a temporary directory.
+    Sqlite(TempDir),
+    /// A PostgreSQL database of its own.
+    Postgres(mds_store::testsuite::pg::TestDb),
+}
+
+impl TestDatabase {
+    /// A new empty database on the backend named by `MDS_TEST_BACKEND`
+    /// (`postgres`, which needs `MDS_TEST_POSTGRES_URL`; anything else or
+    /// unset: SQLite), so the same HTTP suites run on both backends.
+    pub async fn create() -> (DatabaseUrl, TestDatabase) {
+        if std::env::var("MDS_TEST_BACKEND").as_deref() == Ok("postgres") {
+            let admin = mds_store::testsuite::pg::admin_url().expect("MDS_TEST_BACKEND=postgres needs MDS_TEST_POSTGRES_URL");
+            let db = mds_store::testsuite::pg::TestDb::create(&admin).await;
+            (db.url().clone(), TestDatabase::Postgres(db))
+        } else {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let url = DatabaseUrl::new(dir.path().join("mds.db").to_str().unwrap());
+            (url, TestDatabase::Sqlite(dir))
+        }
+    }
 }
 
 /// Wraps the store the server gets.
@@ -79,8 +104,7 @@ pub async fn spawn() -> TestApp {
 
 /// Starts the app with options.
 pub async fn spawn_with(opts: Options) -> TestApp {
-    let dir = Arc::new(tempfile::tempdir().expect("temp dir"));
-    let url = DatabaseUrl::new(dir.path().join("mds.db").to_str().unwrap());
+    let (url, db) = TestDatabase::create().await;
     let store = mds_store::open(&url).await.expect("open store");
     store.migrate().await.expect("migrate");
     store.upsert_companies(&opts.companies).await.expect("companies");
@@ -108,7 +132,7 @@ pub async fn spawn_with(opts: Options) -> TestApp {
         url,
         stop: Some(tx),
         task: Some(task),
-        _dir: dir,
+        _db: Arc::new(db),
     }
 }
 

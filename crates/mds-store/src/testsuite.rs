@@ -70,11 +70,34 @@ macro_rules! store_test_suite {
         $(
             #[tokio::test]
             async fn $name() {
-                let (store, _guard) = $fresh().await;
+                let Some((store, _guard)) = $crate::testsuite::Fresh::into_fresh($fresh().await) else {
+                    return;
+                };
                 $crate::testsuite::$name(&store).await;
             }
         )*
     };
+}
+
+/// What the `fresh` function given to [`store_test_suite!`] returns: a new
+/// store and a guard that keeps its database alive, or `None` when the
+/// backend is not available here (the test then returns: skipped, and the
+/// function should say so on stderr).
+pub trait Fresh<S, G> {
+    /// The store and guard, if any.
+    fn into_fresh(self) -> Option<(S, G)>;
+}
+
+impl<S, G> Fresh<S, G> for (S, G) {
+    fn into_fresh(self) -> Option<(S, G)> {
+        Some(self)
+    }
+}
+
+impl<S, G> Fresh<S, G> for Option<(S, G)> {
+    fn into_fresh(self) -> Option<(S, G)> {
+        self
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -285,6 +308,7 @@ async fn create_accounts(store: &dyn Store, names: &[&str]) {
 
 mod access;
 mod catalog;
+pub mod pg;
 mod usage;
 
 pub use access::{

@@ -17,86 +17,9 @@ use mds_domain::{AccountName, Company, Isin, KeyPrefix, Ticker, Tier};
 use mds_store::postgres::{ACQUIRE_TIMEOUT, PgStore};
 use mds_store::{DatabaseUrl, Store, StoreError, UsageBatch, UsageDelta};
 use sqlx::postgres::PgConnectOptions;
-use sqlx::{Connection, PgConnection};
+use sqlx::PgConnection;
 
-/// The variable naming the administration database of the test server.
-const ENV: &str = "MDS_TEST_POSTGRES_URL";
-
-/// The administration URL, or `None` (saying the test is skipped).
-fn admin_url() -> Option<String> {
-    match std::env::var(ENV) {
-        Ok(url) if !url.trim().is_empty() => Some(url.trim().to_owned()),
-        _ => {
-            eprintln!("skipped: {ENV} is not set");
-            None
-        }
-    }
-}
-
-/// `url` naming database `name` instead of its own.
-fn with_database(url: &str, name: &str) -> String {
-    let authority_at = url.find("://").map_or(0, |i| i + 3);
-    let (scheme, rest) = url.split_at(authority_at);
-    let (before_query, query) = rest.split_at(rest.find('?').unwrap_or(rest.len()));
-    let authority = before_query.split('/').next().unwrap_or_default();
-    format!("{scheme}{authority}/{name}{query}")
-}
-
-/// A database of one test, dropped (best effort, connections and all) when
-/// this guard is.
-struct TestDb {
-    admin: String,
-    name: String,
-    url: DatabaseUrl,
-}
-
-impl TestDb {
-    /// Creates an empty database. Where the server has ICU, its default
-    /// collation is `en-US`, which orders `_`, `-` and digits unlike bytes:
-    /// a query that leans on the default collation for byte order fails.
-    async fn create(admin: &str) -> TestDb {
-        let name = format!("mds_test_{:016x}", rand::random::<u64>());
-        let mut conn = PgConnection::connect(admin).await.unwrap_or_else(|e| panic!("connect to {ENV}: {e}"));
-        let icu = format!("CREATE DATABASE {name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'");
-        if sqlx::query(&icu).execute(&mut conn).await.is_err() {
-            sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut conn).await.expect("create test database");
-        }
-        conn.close().await.ok();
-        TestDb { admin: admin.to_owned(), url: DatabaseUrl::new(&with_database(admin, &name)), name }
-    }
-
-    async fn store(&self) -> PgStore {
-        PgStore::connect(&self.url).await.expect("connect to the test database")
-    }
-
-    async fn raw(&self) -> PgConnection {
-        PgConnection::connect(self.url.expose()).await.expect("raw connection")
-    }
-}
-
-impl Drop for TestDb {
-    fn drop(&mut self) {
-        let (admin, name) = (self.admin.clone(), self.name.clone());
-        // Drop runs inside the test's runtime, which cannot be blocked on:
-        // drop the database from a thread with a runtime of its own.
-        let dropped = std::thread::spawn(move || -> Result<(), String> {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
-            rt.block_on(async {
-                let mut conn = PgConnection::connect(&admin).await.map_err(|e| e.to_string())?;
-                sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-                    .execute(&mut conn)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                conn.close().await.ok();
-                Ok(())
-            })
-        })
-        .join();
-        if let Ok(Err(e)) | Err(e) = dropped.map_err(|_| "panicked".to_owned()) {
-            eprintln!("could not drop test database {}: {e}", self.name);
-        }
-    }
-}
+use mds_store::testsuite::pg::{TestDb, admin_url, with_database};
 
 /// A fresh, empty, not migrated store on a database of its own, or `None`
 /// when no server is configured.
@@ -116,59 +39,9 @@ async fn migrated_with_raw() -> Option<(PgStore, PgConnection, TestDb)> {
 // ---------------------------------------------------------------------------
 // The storage test suite.
 
-/// One test per function of the storage test suite, each on a database of
-/// its own, skipped without a server. The list is `store_test_suite!`'s, whose
-/// tests cannot be skipped yet; `the_suite_list_matches_the_macro` keeps the
-/// two in step.
-macro_rules! pg_suite {
-    ($($name:ident),* $(,)?) => {
-        /// The suite functions run here, in the macro's order.
-        const SUITE: &[&str] = &[$(stringify!($name)),*];
-        $(
-            #[tokio::test]
-            async fn $name() {
-                let Some((store, _db)) = fresh().await else { return };
-                mds_store::testsuite::$name(&store).await;
-            }
-        )*
-    };
-}
-
-pg_suite!(
-    migrate_is_idempotent,
-    default_tiers_are_seeded_once,
-    set_tier_creates_then_updates,
-    each_mutation_bumps_only_its_own_generation,
-    empty_upserts_change_nothing,
-    upsert_companies_counts_and_replaces_every_field,
-    upsert_companies_repeated_isin_in_one_call,
-    upsert_companies_in_large_batches,
-    companies_are_ordered_by_ticker_then_isin,
-    articles_round_trip_every_field,
-    upsert_articles_counts_and_replaces_every_field,
-    accounts_create_list_and_entitle,
-    create_key_checks_account_tier_and_prefix,
-    revoke_key_is_idempotent,
-    keys_filter_by_account,
-    auth_snapshot_excludes_revoked_keys,
-    apply_usage_adds_across_months_and_keys,
-    apply_usage_in_large_batches,
-    apply_usage_counts_a_batch_once,
-    apply_usage_with_an_unknown_key_applies_nothing,
-    usage_filters_and_orders_months,
-    quota_history_follows_tier_and_entitlement_changes,
-    quota_history_of_unknown_and_revoked_keys,
-);
-
-#[test]
-fn the_suite_list_matches_the_macro() {
-    let source = include_str!("../src/testsuite.rs");
-    let start = source.find("@tests $fresh;").expect("store_test_suite! lists its tests") + "@tests $fresh;".len();
-    let end = start + source[start..].find(");").expect("end of the list");
-    let listed: Vec<&str> =
-        source[start..end].split(',').map(str::trim).filter(|s| !s.is_empty() && !s.starts_with("//")).collect();
-    assert_eq!(SUITE, listed.as_slice(), "copy store_test_suite!'s list into pg_suite! in tests/postgres.rs");
-}
+// One test per function of the storage test suite, each on a database of its
+// own; `fresh` returns `None` (skipped) without a server.
+mds_store::store_test_suite!(fresh);
 
 // ---------------------------------------------------------------------------
 // Without a server.
@@ -625,11 +498,11 @@ async fn a_missing_database_is_an_error_not_a_hang() {
 async fn open_picks_postgres_for_postgres_urls() {
     let Some(admin) = admin_url() else { return };
     let db = TestDb::create(&admin).await;
-    let store = mds_store::open(&db.url).await.expect("open");
+    let store = mds_store::open(db.url()).await.expect("open");
     store.migrate().await.expect("migrate");
     store.ping().await.expect("ping");
-    let options = PgConnectOptions::from_str(db.url.expose()).unwrap();
-    assert_eq!(options.get_database(), Some(db.name.as_str()));
+    let options = PgConnectOptions::from_str(db.url().expose()).unwrap();
+    assert_eq!(options.get_database(), Some(db.name()));
     assert_eq!(store.tiers().await.unwrap().len(), Tier::defaults().len());
 }
 
