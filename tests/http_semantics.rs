@@ -338,3 +338,38 @@ async fn graceful_shutdown_finishes_in_flight_requests() {
 fn test_config() -> HttpConfig {
     HttpConfig { reload_interval: Duration::from_millis(100), ..HttpConfig::default() }
 }
+
+/// The value of a series in a Prometheus text body.
+fn series(text: &str, name: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.trim().parse::<f64>().ok()))
+        .unwrap_or_else(|| panic!("no series {name}")) as u64
+}
+
+#[tokio::test]
+async fn metrics_count_requests_decisions_and_store_errors_without_key_material() {
+    let (app, f) = spawn_faulty(test_config()).await;
+    for _ in 0..3 {
+        assert_eq!(app.get("/v1/companies?limit=1").await.status(), 200);
+    }
+    assert_eq!(app.get("/v1/companies?limit=0").await.status(), 400);
+    assert_eq!(app.get_with_key("/v1/companies", "mds_live_nonsense").await.status(), 401);
+    f.set(Fault::Unreachable);
+    let slug = &mds_import::demo_articles()[0].slug;
+    assert_eq!(app.get(&format!("/v1/news/{slug}")).await.status(), 503);
+    f.set(Fault::None);
+    let r = app.client.get(format!("{}/metrics", app.base)).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.headers()["content-type"].to_str().unwrap().starts_with("text/plain; version=0.0.4"));
+    let text = r.text().await.unwrap();
+    assert_eq!(series(&text, "mds_http_requests_total{route=\"/v1/companies\",status=\"200\"}"), 3);
+    assert_eq!(series(&text, "mds_http_requests_total{route=\"/v1/companies\",status=\"400\"}"), 1);
+    assert_eq!(series(&text, "mds_http_requests_total{route=\"/v1/companies\",status=\"401\"}"), 1);
+    assert_eq!(series(&text, "mds_http_requests_total{route=\"/v1/news/{slug}\",status=\"503\"}"), 1);
+    assert_eq!(series(&text, "mds_http_request_duration_seconds_count{route=\"/v1/companies\"}"), 5);
+    assert_eq!(series(&text, "mds_limiter_decisions_total{decision=\"admitted\"}"), 5, "3 + the 400 + the news request");
+    assert_eq!(series(&text, "mds_store_errors_total"), 1);
+    assert!(series(&text, "mds_auth_reloads_total") >= 1);
+    assert!(!text.contains("mds_live_") && !text.contains(&app.key[..12]), "no key material in metrics");
+    assert!(!text.contains(slug.as_str()), "routes are templates");
+}

@@ -16,12 +16,13 @@ use mds_store::StoreError;
 pub struct ApiError {
     problem: Box<Problem>,
     headers: Vec<(HeaderName, HeaderValue)>,
+    store_failure: bool,
 }
 
 impl ApiError {
     /// An error with `code` and a detail sentence.
     pub fn new(code: ErrorCode, detail: impl Into<String>) -> Self {
-        ApiError { problem: Box::new(Problem::new(code, detail)), headers: Vec::new() }
+        ApiError { problem: Box::new(Problem::new(code, detail)), headers: Vec::new(), store_failure: false }
     }
 
     /// `400 invalid_parameter` naming `param`.
@@ -71,12 +72,18 @@ impl ApiError {
     }
 }
 
+/// Marks a response that failed because of the store (for metrics).
+#[derive(Debug, Clone, Copy)]
+pub struct StoreFailure;
+
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
-        match e {
+        let mut err = match e {
             StoreError::Unavailable(_) => ApiError::unavailable(&e),
             _ => ApiError::internal(&e),
-        }
+        };
+        err.store_failure = true;
+        err
     }
 }
 
@@ -88,6 +95,9 @@ impl IntoResponse for ApiError {
             resp.headers_mut().append(k, v);
         }
         resp.extensions_mut().insert(*self.problem);
+        if self.store_failure {
+            resp.extensions_mut().insert(StoreFailure);
+        }
         resp
     }
 }

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
+use crate::metrics::Event;
 use crate::state::AppState;
 
 /// How long a shutdown keeps retrying the final flush.
@@ -27,7 +28,13 @@ pub fn spawn(state: AppState) -> JoinHandle<()> {
         loop {
             tick.tick().await;
             ticks += 1;
-            match state.limiter.meter().flush(&*state.store).await {
+            let result = state.limiter.meter().flush(&*state.store).await;
+            match &result {
+                Ok(n) if *n > 0 => state.metrics.event(Event::Flush),
+                Ok(_) => {}
+                Err(_) => state.metrics.event(Event::FlushFailure),
+            }
+            match result {
                 Ok(_) if failing => {
                     failing = false;
                     tracing::info!("usage flush recovered");

@@ -12,6 +12,7 @@
 //!   (the engine is the `mds-limits` crate); [`flush`] writes counts.
 //! - [`middleware`]: request id, access log, HEAD, problems, timeout, ETag.
 //! - [`error`]: [`ApiError`], rendered as problem+json.
+//! - [`metrics`]: Prometheus metrics (`/metrics`).
 //! - [`config`]: settings, [`HttpConfig`].
 
 pub mod auth;
@@ -19,6 +20,7 @@ pub mod config;
 pub mod controllers;
 pub mod error;
 pub mod flush;
+pub mod metrics;
 pub mod middleware;
 pub mod params;
 pub mod ratelimit;

@@ -18,6 +18,7 @@ use mds_limits::{Decision, Limits, PolicyState};
 
 use crate::auth::KeyContext;
 use crate::error::ApiError;
+use crate::metrics;
 use crate::state::AppState;
 
 /// The path whose requests do not count against the quota.
@@ -38,6 +39,11 @@ pub async fn enforce(State(state): State<AppState>, req: Request, next: Next) ->
     let mut decision = state.limiter.admit(&*state.store, &ctx.prefix, limits, counts).await?;
     if !decision.admitted() {
         let code = if decision.violated.contains(&"month") { ErrorCode::QuotaExceeded } else { ErrorCode::RateLimited };
+        state.metrics.decision(if code == ErrorCode::QuotaExceeded {
+            metrics::Decision::QuotaExceeded
+        } else {
+            metrics::Decision::RateLimited
+        });
         let detail = match code {
             ErrorCode::QuotaExceeded => format!(
                 "the monthly quota of {} requests is used up; it renews at the start of next month (UTC), or raise it with a higher tier",
@@ -56,6 +62,7 @@ pub async fn enforce(State(state): State<AppState>, req: Request, next: Next) ->
         }
         return Err(err);
     }
+    state.metrics.decision(metrics::Decision::Admitted);
     let ticket = decision.ticket.take();
     let mut resp = next.run(req).await;
     if let Some(t) = ticket {

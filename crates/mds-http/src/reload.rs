@@ -23,10 +23,11 @@ pub fn spawn(state: AppState) -> JoinHandle<()> {
                 }
                 Ok(_) => {}
                 Err(e) if !failing => {
+                    state.metrics.event(crate::metrics::Event::ReloadFailure);
                     failing = true;
                     tracing::warn!(error = %e, "cache reload failed; serving the last loaded data");
                 }
-                Err(_) => {}
+                Err(_) => state.metrics.event(crate::metrics::Event::ReloadFailure),
             }
         }
     })

@@ -25,7 +25,10 @@ pub fn router(state: AppState) -> Router {
         .route_layer(from_fn_with_state(state.clone(), auth::authenticate))
         .route_layer(from_fn(auth::refuse_key_in_query));
 
-    let ops = Router::new().route("/healthz", get(health::healthz)).route("/readyz", get(health::readyz));
+    let ops = Router::new()
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .route("/metrics", get(health::metrics));
 
     Router::new()
         .merge(v1)
@@ -41,6 +44,6 @@ pub fn router(state: AppState) -> Router {
         .layer(CatchPanicLayer::new())
         .layer(from_fn(problem::render))
         .layer(from_fn(head::as_get))
-        .layer(from_fn(access_log::log))
+        .layer(from_fn_with_state(state.clone(), access_log::log))
         .layer(from_fn(request_id::assign))
 }

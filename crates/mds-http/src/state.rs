@@ -12,6 +12,7 @@ use std::sync::Mutex;
 
 use crate::auth::AuthIndex;
 use crate::config::HttpConfig;
+use crate::metrics::{Event, Metrics};
 
 /// The shared application.
 pub struct App {
@@ -23,6 +24,8 @@ pub struct App {
     pub cursors: CursorCodec,
     /// Per-minute limits and monthly quotas; owns the meter.
     pub limiter: Limiter,
+    /// Prometheus metrics of this node.
+    pub metrics: Metrics,
     catalog: ArcSwap<Catalog>,
     auth: ArcSwap<AuthIndex>,
     /// The generations the cached views were loaded at (`None` before the first load).
@@ -47,6 +50,7 @@ impl AppState {
         let app = App {
             cursors: CursorCodec::new(&secret),
             limiter: Limiter::new(Arc::new(Meter::new()), config.clock.clone()),
+            metrics: Metrics::default(),
             catalog: ArcSwap::from_pointee(Catalog::default()),
             auth: ArcSwap::from_pointee(AuthIndex::default()),
             loaded: Mutex::new(None),
@@ -80,6 +84,7 @@ impl AppState {
         if before.is_none_or(|b| b.auth != now.auth) {
             let snapshot = self.store.auth_snapshot().await?;
             self.auth.store(Arc::new(AuthIndex::new(&snapshot)));
+            self.metrics.event(Event::AuthReload);
             tracing::info!(generation = now.auth, keys = snapshot.keys.len(), "keys and tiers reloaded");
         }
         if before.is_none_or(|b| b.companies != now.companies) {
@@ -89,6 +94,7 @@ impl AppState {
                 .expect("catalog build does not panic");
             tracing::info!(generation = now.companies, companies = catalog.len(), "company catalog reloaded");
             self.catalog.store(Arc::new(catalog));
+            self.metrics.event(Event::CatalogReload);
         }
         *self.loaded.lock().expect("not poisoned") = Some(now);
         Ok(true)

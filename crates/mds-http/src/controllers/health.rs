@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use axum::extract::State;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use mds_domain::ErrorCode;
 
 use super::{Caching, json};
@@ -14,6 +14,17 @@ use crate::state::AppState;
 /// Liveness: always `200` while the process serves.
 pub async fn healthz() -> Response {
     json(br#"{"status":"ok"}"#.to_vec(), Caching::NoStore)
+}
+
+/// `GET /metrics`: the node's metrics in the Prometheus text format.
+pub async fn metrics(State(state): State<AppState>) -> Response {
+    let body = state.metrics.render(state.limiter.meter().backlog(), false);
+    let mut resp = body.into_response();
+    resp.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    resp
 }
 
 /// Readiness: `200` when the store answers within a second, else `503`.

@@ -4,20 +4,28 @@
 
 use std::time::Instant;
 
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 
 use super::request_id::RequestId;
 use crate::auth::KeyContext;
+use crate::error::StoreFailure;
+use crate::metrics::{Event, route_of};
+use crate::state::AppState;
 
-/// Middleware: logs the request once it is answered.
-pub async fn log(req: Request, next: Next) -> Response {
+/// Middleware: logs the request once it is answered, and counts it in the
+/// node's metrics.
+pub async fn log(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let start = Instant::now();
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
     let id = req.extensions().get::<RequestId>().map(|r| r.0.clone()).unwrap_or_default();
     let resp = next.run(req).await;
+    state.metrics.request(route_of(&path), resp.status().as_u16(), start.elapsed());
+    if resp.extensions().get::<StoreFailure>().is_some() {
+        state.metrics.event(Event::StoreError);
+    }
     let key = resp.extensions().get::<std::sync::Arc<KeyContext>>().map(|k| k.prefix.as_str().to_owned());
     tracing::info!(
         target: "mds::access",

@@ -1,0 +1,230 @@
+//! Prometheus metrics: requests by route and status, latency histograms,
+//! limiter decisions, store errors, cache reloads and the usage flush.
+//!
+//! Recording is a few relaxed atomic adds on fixed arrays (no lock, no
+//! allocation); `/metrics` renders the text format. Labels are route
+//! templates and status codes only: no key, prefix or query ever becomes a
+//! label.
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Route labels; `other` is anything unmatched.
+pub const ROUTES: &[&str] =
+    &["/v1/companies", "/v1/news/{slug}", "/v1/usage", "/healthz", "/readyz", "/metrics", "other"];
+
+/// Status codes with their own series; the rest are counted under `other`.
+const STATUSES: &[u16] = &[200, 304, 400, 401, 404, 405, 429, 500, 503];
+
+/// Latency histogram bucket bounds, in seconds.
+const BUCKETS: &[f64] = &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
+
+const NR: usize = ROUTES.len();
+const NS: usize = STATUSES.len() + 1;
+const NB: usize = BUCKETS.len() + 1;
+
+/// Limiter outcomes.
+#[derive(Debug, Clone, Copy)]
+pub enum Decision {
+    /// Admitted.
+    Admitted = 0,
+    /// Refused: per-minute limit.
+    RateLimited = 1,
+    /// Refused: monthly quota.
+    QuotaExceeded = 2,
+}
+
+const DECISIONS: &[&str] = &["admitted", "rate_limited", "quota_exceeded"];
+
+/// Background-task and store events.
+#[derive(Debug, Clone, Copy)]
+pub enum Event {
+    /// A store call on the request path failed.
+    StoreError = 0,
+    /// The company catalog was rebuilt.
+    CatalogReload = 1,
+    /// The key index was rebuilt.
+    AuthReload = 2,
+    /// A reload attempt failed.
+    ReloadFailure = 3,
+    /// A usage flush wrote to the store.
+    Flush = 4,
+    /// A usage flush failed (counts wait and are retried).
+    FlushFailure = 5,
+}
+
+const EVENTS: &[(&str, &str)] = &[
+    ("mds_store_errors_total", "Store calls on the request path that failed."),
+    ("mds_catalog_reloads_total", "Company catalog rebuilds after an import."),
+    ("mds_auth_reloads_total", "Key index rebuilds after a key, tier or account change."),
+    ("mds_reload_failures_total", "Cache reload attempts that failed (the node keeps serving what it has)."),
+    ("mds_usage_flushes_total", "Usage flushes that wrote to the store."),
+    ("mds_usage_flush_failures_total", "Usage flushes that failed; their counts wait in memory and are retried."),
+];
+
+/// The metrics of one node.
+#[derive(Debug)]
+pub struct Metrics {
+    requests: [[AtomicU64; NS]; NR],
+    buckets: [[AtomicU64; NB]; NR],
+    latency_sum_us: [AtomicU64; NR],
+    decisions: [AtomicU64; 3],
+    events: [AtomicU64; 6],
+    last_flush_ms: AtomicI64,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics {
+            requests: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
+            buckets: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
+            latency_sum_us: std::array::from_fn(|_| AtomicU64::new(0)),
+            decisions: std::array::from_fn(|_| AtomicU64::new(0)),
+            events: std::array::from_fn(|_| AtomicU64::new(0)),
+            last_flush_ms: AtomicI64::new(chrono::Utc::now().timestamp_millis()),
+        }
+    }
+}
+
+/// The route label of a request path.
+pub fn route_of(path: &str) -> usize {
+    match path {
+        "/v1/companies" => 0,
+        "/v1/usage" => 2,
+        "/healthz" => 3,
+        "/readyz" => 4,
+        "/metrics" => 5,
+        p if p.starts_with("/v1/news/") && p.len() > "/v1/news/".len() && !p[9..].contains('/') => 1,
+        _ => 6,
+    }
+}
+
+impl Metrics {
+    /// Records one answered request.
+    pub fn request(&self, route: usize, status: u16, latency: Duration) {
+        let s = STATUSES.iter().position(|&x| x == status).unwrap_or(STATUSES.len());
+        self.requests[route][s].fetch_add(1, Ordering::Relaxed);
+        let secs = latency.as_secs_f64();
+        let b = BUCKETS.iter().position(|&le| secs <= le).unwrap_or(BUCKETS.len());
+        self.buckets[route][b].fetch_add(1, Ordering::Relaxed);
+        self.latency_sum_us[route].fetch_add(latency.as_micros() as u64, Ordering::Relaxed);
+    }
+
+    /// Records a limiter decision.
+    pub fn decision(&self, d: Decision) {
+        self.decisions[d as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Records an event.
+    pub fn event(&self, e: Event) {
+        self.events[e as usize].fetch_add(1, Ordering::Relaxed);
+        if matches!(e, Event::Flush) {
+            self.last_flush_ms.store(chrono::Utc::now().timestamp_millis(), Ordering::Relaxed);
+        }
+    }
+
+    /// How many times `e` happened.
+    pub fn count(&self, e: Event) -> u64 {
+        self.events[e as usize].load(Ordering::Relaxed)
+    }
+
+    /// The Prometheus text exposition. `backlog` is the count of requests
+    /// counted but not yet in the store; `degraded` whether limits run
+    /// without their shared backend.
+    pub fn render(&self, backlog: u64, degraded: bool) -> String {
+        let mut out = String::with_capacity(16 * 1024);
+        out.push_str("# HELP mds_http_requests_total Requests answered, by route template and status.\n");
+        out.push_str("# TYPE mds_http_requests_total counter\n");
+        for (r, route) in ROUTES.iter().enumerate() {
+            for (s, n) in self.requests[r].iter().enumerate() {
+                let n = n.load(Ordering::Relaxed);
+                if n > 0 {
+                    let status = STATUSES.get(s).map_or("other".to_owned(), u16::to_string);
+                    let _ = writeln!(out, "mds_http_requests_total{{route=\"{route}\",status=\"{status}\"}} {n}");
+                }
+            }
+        }
+        out.push_str("# HELP mds_http_request_duration_seconds Time from request to response, by route template.\n");
+        out.push_str("# TYPE mds_http_request_duration_seconds histogram\n");
+        for (r, route) in ROUTES.iter().enumerate() {
+            let mut cumulative = 0;
+            for (b, n) in self.buckets[r].iter().enumerate() {
+                cumulative += n.load(Ordering::Relaxed);
+                let le = BUCKETS.get(b).map_or("+Inf".to_owned(), f64::to_string);
+                let _ = writeln!(
+                    out,
+                    "mds_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"{le}\"}} {cumulative}"
+                );
+            }
+            let sum = self.latency_sum_us[r].load(Ordering::Relaxed) as f64 / 1e6;
+            let _ = writeln!(out, "mds_http_request_duration_seconds_sum{{route=\"{route}\"}} {sum}");
+            let _ = writeln!(out, "mds_http_request_duration_seconds_count{{route=\"{route}\"}} {cumulative}");
+        }
+        out.push_str("# HELP mds_limiter_decisions_total Admission decisions of the rate limiter and quota.\n");
+        out.push_str("# TYPE mds_limiter_decisions_total counter\n");
+        for (i, name) in DECISIONS.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "mds_limiter_decisions_total{{decision=\"{name}\"}} {}",
+                self.decisions[i].load(Ordering::Relaxed)
+            );
+        }
+        for (i, (name, help)) in EVENTS.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}",
+                self.events[i].load(Ordering::Relaxed)
+            );
+        }
+        let lag =
+            (chrono::Utc::now().timestamp_millis() - self.last_flush_ms.load(Ordering::Relaxed)).max(0) as f64 / 1e3;
+        let _ = writeln!(
+            out,
+            "# HELP mds_usage_flush_lag_seconds Seconds since the last usage flush that wrote (or since start).\n\
+             # TYPE mds_usage_flush_lag_seconds gauge\nmds_usage_flush_lag_seconds {lag}"
+        );
+        let _ = writeln!(
+            out,
+            "# HELP mds_usage_backlog_requests Requests counted but not yet written to the store.\n\
+             # TYPE mds_usage_backlog_requests gauge\nmds_usage_backlog_requests {backlog}"
+        );
+        let _ = writeln!(
+            out,
+            "# HELP mds_limits_degraded 1 when limits run locally because their shared backend is unreachable.\n\
+             # TYPE mds_limits_degraded gauge\nmds_limits_degraded {}",
+            u8::from(degraded)
+        );
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_are_templates() {
+        assert_eq!(ROUTES[route_of("/v1/news/some-slug")], "/v1/news/{slug}");
+        assert_eq!(ROUTES[route_of("/v1/news/a/b")], "other");
+        assert_eq!(ROUTES[route_of("/v1/news/")], "other");
+        assert_eq!(ROUTES[route_of("/v1/companies")], "/v1/companies");
+        assert_eq!(ROUTES[route_of("/nope")], "other");
+    }
+
+    #[test]
+    fn renders_counters_and_cumulative_buckets() {
+        let m = Metrics::default();
+        m.request(0, 200, Duration::from_micros(700));
+        m.request(0, 200, Duration::from_millis(30));
+        m.request(0, 418, Duration::from_millis(1));
+        m.decision(Decision::RateLimited);
+        let text = m.render(5, false);
+        assert!(text.contains("mds_http_requests_total{route=\"/v1/companies\",status=\"200\"} 2"));
+        assert!(text.contains("mds_http_requests_total{route=\"/v1/companies\",status=\"other\"} 1"));
+        assert!(text.contains("mds_http_request_duration_seconds_bucket{route=\"/v1/companies\",le=\"0.001\"} 2"));
+        assert!(text.contains("mds_http_request_duration_seconds_bucket{route=\"/v1/companies\",le=\"+Inf\"} 3"));
+        assert!(text.contains("mds_limiter_decisions_total{decision=\"rate_limited\"} 1"));
+        assert!(text.contains("mds_usage_backlog_requests 5"));
+    }
+}
