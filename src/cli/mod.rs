@@ -14,6 +14,7 @@ macro_rules! outln {
 }
 
 mod admin;
+mod get;
 mod import;
 mod serve;
 
@@ -55,6 +56,9 @@ enum Command {
     /// Issue, list and revoke API keys.
     #[command(subcommand)]
     Keys(admin::KeysCommand),
+    /// Call the API as a client (key from env MDS_API_KEY, base URL from MDS_BASE_URL).
+    #[command(subcommand)]
+    Get(get::GetCommand),
 }
 
 /// Logs go to stderr, filtered by `MDS_LOG`; by default `info` for the
@@ -86,6 +90,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Tiers(c) => admin::tiers(&open(&url).await?, c).await,
         Command::Accounts(c) => admin::accounts(&open(&url).await?, c).await,
         Command::Keys(c) => admin::keys(&open(&url).await?, c).await,
+        Command::Get(c) => get::run(c).await,
     }
 }
 

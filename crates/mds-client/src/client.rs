@@ -1,0 +1,400 @@
+//! The client, its builder, and the request loop with retries.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mds_domain::usage::V1Usage;
+use mds_domain::{Article, Problem};
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue, RETRY_AFTER};
+use reqwest::{StatusCode, Url};
+use serde::de::DeserializeOwned;
+
+use crate::companies::CompaniesRequest;
+use crate::error::{Error, Result};
+
+/// The base URL used when none is given: a local `mds demo` or `mds serve`.
+pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:8080";
+/// Default timeout of one attempt (connect, send, read the whole body).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default number of retries after the first attempt (for `429` and `503`).
+pub const DEFAULT_MAX_RETRIES: u32 = 3;
+/// Default first backoff delay when a response has no `Retry-After`.
+pub const DEFAULT_BACKOFF: Duration = Duration::from_millis(500);
+/// Default longest wait before a retry.
+pub const DEFAULT_MAX_DELAY: Duration = Duration::from_secs(30);
+
+/// What the client tells a retry hook before it waits and retries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RetryEvent {
+    /// The attempt that failed, from 1.
+    pub attempt: u32,
+    /// Its status: `429` or `503`.
+    pub status: u16,
+    /// How long the client waits before the next attempt.
+    pub delay: Duration,
+    /// The problem `code` of the failed attempt, when it had one
+    /// (`rate_limited`, `unavailable`, ...).
+    pub code: Option<String>,
+}
+
+type RetryHook = Arc<dyn Fn(&RetryEvent) + Send + Sync>;
+
+/// A client of the mds API. Cheap to clone (clones share one connection
+/// pool); build it with [`Client::builder`].
+///
+/// ```no_run
+/// # async fn example() -> Result<(), mds_client::Error> {
+/// let client = mds_client::Client::builder()
+///     .base_url("http://127.0.0.1:8080")
+///     .api_key(std::env::var("MDS_API_KEY").unwrap_or_default())
+///     .build()?;
+/// let usage = client.usage().await?;
+/// println!("{} of {} requests left", usage.current_month.remaining, usage.current_month.quota);
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    http: reqwest::Client,
+    base: Url,
+    auth: HeaderValue,
+    timeout: Duration,
+    max_retries: u32,
+    backoff: Duration,
+    max_delay: Duration,
+    on_retry: Option<RetryHook>,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("base_url", &self.inner.base.as_str())
+            .field("api_key", &"<redacted>")
+            .field("timeout", &self.inner.timeout)
+            .field("max_retries", &self.inner.max_retries)
+            .field("backoff", &self.inner.backoff)
+            .field("max_delay", &self.inner.max_delay)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Client`]. Only the API key is required.
+#[must_use]
+pub struct ClientBuilder {
+    base_url: String,
+    api_key: Option<String>,
+    timeout: Duration,
+    max_retries: u32,
+    backoff: Duration,
+    max_delay: Duration,
+    user_agent: String,
+    no_proxy: bool,
+    on_retry: Option<RetryHook>,
+}
+
+impl fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("timeout", &self.timeout)
+            .field("max_retries", &self.max_retries)
+            .field("backoff", &self.backoff)
+            .field("max_delay", &self.max_delay)
+            .field("user_agent", &self.user_agent)
+            .field("no_proxy", &self.no_proxy)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        ClientBuilder {
+            base_url: DEFAULT_BASE_URL.to_owned(),
+            api_key: None,
+            timeout: DEFAULT_TIMEOUT,
+            max_retries: DEFAULT_MAX_RETRIES,
+            backoff: DEFAULT_BACKOFF,
+            max_delay: DEFAULT_MAX_DELAY,
+            user_agent: concat!("mds-client/", env!("CARGO_PKG_VERSION")).to_owned(),
+            no_proxy: false,
+            on_retry: None,
+        }
+    }
+}
+
+impl ClientBuilder {
+    /// The API's base URL, without `/v1` (default [`DEFAULT_BASE_URL`]).
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = url.into();
+        self
+    }
+
+    /// The API key (`mds_live_…` or `mds_test_…`), sent as
+    /// `Authorization: Bearer`. It is never shown by `Debug`.
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// Timeout of one attempt, from connecting to the end of the body
+    /// (default [`DEFAULT_TIMEOUT`]). Waits between retries are not part of it.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Retries after the first attempt for `429` and `503` (default
+    /// [`DEFAULT_MAX_RETRIES`]; `0` turns retrying off). Other statuses are
+    /// never retried.
+    pub fn max_retries(mut self, n: u32) -> Self {
+        self.max_retries = n;
+        self
+    }
+
+    /// First delay of the exponential backoff (doubled on each retry), used
+    /// when a `429`/`503` carries no `Retry-After` (default [`DEFAULT_BACKOFF`]).
+    pub fn backoff(mut self, first: Duration) -> Self {
+        self.backoff = first;
+        self
+    }
+
+    /// Longest wait before a retry (default [`DEFAULT_MAX_DELAY`]). Backoff
+    /// delays are capped at it; a `Retry-After` longer than it (a monthly
+    /// quota used up, say) is not shortened: the client gives up at once and
+    /// returns that response's error.
+    pub fn max_delay(mut self, max: Duration) -> Self {
+        self.max_delay = max;
+        self
+    }
+
+    /// The `User-Agent` header (default `mds-client/<version>`).
+    pub fn user_agent(mut self, ua: impl Into<String>) -> Self {
+        self.user_agent = ua.into();
+        self
+    }
+
+    /// Ignores proxy settings from the environment (`HTTP_PROXY`, ...).
+    pub fn no_proxy(mut self) -> Self {
+        self.no_proxy = true;
+        self
+    }
+
+    /// Calls `hook` before each retry, e.g. to log it.
+    pub fn on_retry(mut self, hook: impl Fn(&RetryEvent) + Send + Sync + 'static) -> Self {
+        self.on_retry = Some(Arc::new(hook));
+        self
+    }
+
+    /// Builds the client. Fails with [`Error::Config`] without an API key,
+    /// with a key that cannot be a header value, or with a base URL that is
+    /// not `http(s)://…`.
+    pub fn build(self) -> Result<Client> {
+        let key = self.api_key.ok_or_else(|| Error::Config("no API key given".into()))?;
+        if key.is_empty() {
+            return Err(Error::Config("the API key is empty".into()));
+        }
+        let mut auth = HeaderValue::from_str(&format!("Bearer {key}"))
+            .map_err(|_| Error::Config("the API key holds characters a header cannot carry".into()))?;
+        auth.set_sensitive(true);
+        let base = Url::parse(&self.base_url)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https") && u.query().is_none())
+            .ok_or_else(|| {
+                Error::Config(format!("base URL must be http(s)://host[:port][/path]: {:?}", self.base_url))
+            })?;
+        let mut headers = HeaderMap::new();
+        headers.insert(ACCEPT, HeaderValue::from_static("application/json, application/problem+json"));
+        let mut http =
+            reqwest::Client::builder().timeout(self.timeout).user_agent(self.user_agent).default_headers(headers);
+        if self.no_proxy {
+            http = http.no_proxy();
+        }
+        let http = http.build().map_err(|e| Error::Config(format!("cannot build the HTTP client: {e}")))?;
+        Ok(Client {
+            inner: Arc::new(Inner {
+                http,
+                base,
+                auth,
+                timeout: self.timeout,
+                max_retries: self.max_retries,
+                backoff: self.backoff,
+                max_delay: self.max_delay,
+                on_retry: self.on_retry,
+            }),
+        })
+    }
+}
+
+impl Client {
+    /// A builder with the defaults.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+
+    /// `GET /v1/companies`: set filters on the returned request, then
+    /// [`send`](CompaniesRequest::send) it for one page or
+    /// [`stream`](CompaniesRequest::stream) every match.
+    ///
+    /// ```no_run
+    /// # async fn example(client: mds_client::Client) -> Result<(), mds_client::Error> {
+    /// use mds_client::{Exchange, MarketCapBand};
+    /// let page = client.companies().exchange(Exchange::Nse).market_cap(MarketCapBand::Large).limit(10).send().await?;
+    /// for c in &page.data {
+    ///     println!("{} {}", c.ticker, c.name);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn companies(&self) -> CompaniesRequest {
+        CompaniesRequest::new(self.clone())
+    }
+
+    /// `GET /v1/news/{slug}`: one article with its body. An unknown slug is
+    /// [`Error::Api`] with status `404` and code `not_found`.
+    ///
+    /// ```no_run
+    /// # async fn example(client: mds_client::Client) -> Result<(), mds_client::Error> {
+    /// let article = client.news("some-slug").await?;
+    /// println!("{}", article.headline);
+    /// # Ok(()) }
+    /// ```
+    pub async fn news(&self, slug: &str) -> Result<Article> {
+        let mut url = self.url(&["v1", "news"]);
+        url.path_segments_mut().expect("an http(s) URL has segments").push(slug);
+        self.get_json(url).await
+    }
+
+    /// `GET /v1/usage`: your key's tier, limits, and requests this month and
+    /// the twelve before.
+    pub async fn usage(&self) -> Result<V1Usage> {
+        self.get_json(self.url(&["v1", "usage"])).await
+    }
+
+    /// The base URL joined with path segments (each percent-encoded).
+    pub(crate) fn url(&self, segments: &[&str]) -> Url {
+        let mut url = self.inner.base.clone();
+        url.path_segments_mut().expect("an http(s) URL has segments").pop_if_empty().extend(segments);
+        url
+    }
+
+    /// `GET url` with the key; decodes the JSON body of a success. Retries
+    /// `429` and `503` as configured.
+    pub(crate) async fn get_json<T: DeserializeOwned>(&self, url: Url) -> Result<T> {
+        let inner = &*self.inner;
+        let mut attempt: u32 = 1;
+        loop {
+            let resp = inner
+                .http
+                .get(url.clone())
+                .header(AUTHORIZATION, inner.auth.clone())
+                .send()
+                .await
+                .map_err(|e| self.transport(e))?;
+            let status = resp.status();
+            let retry_after = retry_after(resp.headers());
+            let body = resp.bytes().await.map_err(|e| self.transport(e))?;
+            if status.is_success() {
+                return serde_json::from_slice(&body).map_err(Error::Decode);
+            }
+            let err = match serde_json::from_slice::<Problem>(&body) {
+                Ok(problem) => Error::Api { status: status.as_u16(), problem: Box::new(problem) },
+                Err(_) => Error::UnexpectedResponse {
+                    status: status.as_u16(),
+                    body: String::from_utf8_lossy(&body[..body.len().min(512)]).into_owned(),
+                },
+            };
+            let retryable = matches!(status, StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE);
+            if !retryable || attempt > inner.max_retries {
+                return Err(err);
+            }
+            let delay = match retry_after {
+                // Never earlier than the server asks; if that is longer than
+                // we are willing to wait, give up now.
+                Some(d) if d > inner.max_delay => return Err(err),
+                Some(d) => d,
+                None => backoff_delay(inner.backoff, attempt, inner.max_delay),
+            };
+            if let Some(hook) = &inner.on_retry {
+                hook(&RetryEvent {
+                    attempt,
+                    status: status.as_u16(),
+                    delay,
+                    code: err.problem().map(|p| p.code.clone()),
+                });
+            }
+            tokio::time::sleep(delay).await;
+            attempt += 1;
+        }
+    }
+
+    fn transport(&self, e: reqwest::Error) -> Error {
+        if e.is_timeout() { Error::Timeout(self.inner.timeout) } else { Error::Transport(e.without_url()) }
+    }
+}
+
+/// `first · 2^(attempt−1)`, at most `max`.
+fn backoff_delay(first: Duration, attempt: u32, max: Duration) -> Duration {
+    first.saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1))).min(max)
+}
+
+/// `Retry-After` in seconds (the form mds sends); an HTTP date or garbage
+/// counts as absent.
+fn retry_after(h: &HeaderMap) -> Option<Duration> {
+    h.get(RETRY_AFTER)?.to_str().ok()?.trim().parse::<u64>().ok().map(Duration::from_secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_is_capped() {
+        let ms = Duration::from_millis;
+        assert_eq!(backoff_delay(ms(100), 1, ms(1000)), ms(100));
+        assert_eq!(backoff_delay(ms(100), 2, ms(1000)), ms(200));
+        assert_eq!(backoff_delay(ms(100), 4, ms(1000)), ms(800));
+        assert_eq!(backoff_delay(ms(100), 5, ms(1000)), ms(1000));
+        assert_eq!(backoff_delay(ms(100), 60, ms(1000)), ms(1000));
+    }
+
+    #[test]
+    fn retry_after_is_seconds() {
+        let mut h = HeaderMap::new();
+        assert_eq!(retry_after(&h), None);
+        h.insert(RETRY_AFTER, HeaderValue::from_static("7"));
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(7)));
+        h.insert(RETRY_AFTER, HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"));
+        assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn debug_never_shows_the_key() {
+        let key = "mds_live_0123456789abcdefghijABCDEFGHIJxyzXYZ123";
+        let b = Client::builder().api_key(key).base_url("http://example.test/");
+        assert!(!format!("{b:?}").contains(key));
+        let c = b.build().unwrap();
+        let s = format!("{c:?}");
+        assert!(!s.contains(key) && !s.contains("0123456789abcdef"), "{s}");
+        assert!(s.contains("<redacted>"), "{s}");
+    }
+
+    #[test]
+    fn urls_join_segments_and_encode_them() {
+        let c = Client::builder().api_key("k").base_url("http://h:1/api/").build().unwrap();
+        assert_eq!(c.url(&["v1", "usage"]).as_str(), "http://h:1/api/v1/usage");
+        let c = Client::builder().api_key("k").base_url("http://h:1").build().unwrap();
+        assert_eq!(c.url(&["v1", "news", "a/b?c"]).as_str(), "http://h:1/v1/news/a%2Fb%3Fc");
+    }
+
+    #[test]
+    fn build_refuses_bad_settings() {
+        assert!(matches!(Client::builder().build(), Err(Error::Config(_))));
+        assert!(matches!(Client::builder().api_key("k").base_url("ftp://x").build(), Err(Error::Config(_))));
+        assert!(matches!(Client::builder().api_key("k\n").build(), Err(Error::Config(_))));
+    }
+}

@@ -1,0 +1,58 @@
+//! Rust client for the mds market-data API.
+//!
+//! The wire types are those of the server ([`mds_domain`]), so a field added
+//! there reaches clients with no second definition to keep in step.
+//!
+//! - [`Client`]: built with [`Client::builder`]; holds the base URL, the API
+//!   key (never shown by `Debug`), the timeout and the retry policy.
+//! - [`Client::companies`] → [`CompaniesRequest`]: filters, then one
+//!   [`Page`] ([`send`](CompaniesRequest::send)), every page
+//!   ([`pages`](CompaniesRequest::pages)), or every company as a [`Stream`]
+//!   ([`stream`](CompaniesRequest::stream)) or a vector
+//!   ([`all`](CompaniesRequest::all)).
+//! - [`Client::news`] → [`Article`]; [`Client::usage`] → [`V1Usage`].
+//! - [`Error`]: [`Error::Api`] carries the problem body (`code`, `detail`,
+//!   `param`, `request_id`); transport, timeout and decode failures have
+//!   their own variants.
+//!
+//! # Retries
+//! A `429` or `503` is retried up to `max_retries` times. The client waits
+//! what `Retry-After` says; without one, an exponential backoff from
+//! `backoff`, capped at `max_delay`. A `Retry-After` longer than `max_delay`
+//! (a monthly quota used up) is not retried. Nothing else is retried.
+//!
+//! # Example
+//! ```no_run
+//! use std::time::Duration;
+//! use mds_client::{Client, Exchange};
+//!
+//! # async fn example() -> Result<(), mds_client::Error> {
+//! let client = Client::builder()
+//!     .base_url("http://127.0.0.1:8080")
+//!     .api_key(std::env::var("MDS_API_KEY").expect("MDS_API_KEY"))
+//!     .timeout(Duration::from_secs(10))
+//!     .max_retries(3)
+//!     .backoff(Duration::from_millis(250))
+//!     .build()?;
+//! let page = client.companies().letter('A').exchange(Exchange::Nse).search("bank").limit(100).send().await?;
+//! println!("{} companies, more: {}", page.data.len(), page.has_more);
+//! match client.news("no-such-article").await {
+//!     Err(mds_client::Error::Api { status: 404, problem }) => println!("{}", problem.detail),
+//!     other => println!("{other:?}"),
+//! }
+//! # Ok(()) }
+//! ```
+
+mod client;
+mod companies;
+mod error;
+
+pub use client::{
+    Client, ClientBuilder, DEFAULT_BACKOFF, DEFAULT_BASE_URL, DEFAULT_MAX_DELAY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT,
+    RetryEvent,
+};
+pub use companies::{CompaniesRequest, Page, Pages};
+pub use error::{Error, Result};
+pub use futures_util::Stream;
+pub use mds_domain::usage::{V1Usage, V1UsageWindow};
+pub use mds_domain::{Article, Company, ErrorCode, Exchange, Isin, MarketCapBand, Problem, Slug, Ticker};
