@@ -8,6 +8,7 @@ use anyhow::Context;
 use chrono::Utc;
 use mds_domain::{AccountName, ApiKey, Environment, TierName};
 use mds_http::{AppState, HttpConfig, Server, shutdown_signal};
+use mds_limits::SharedConfig;
 use mds_store::{DatabaseUrl, NewKey, Store, StoreError};
 
 use super::{open, parse_listen};
@@ -24,6 +25,14 @@ pub(crate) struct ServeArgs {
     /// Serve without rate limits, quotas and metering: only to measure their cost.
     #[arg(long)]
     no_limits: bool,
+    /// Redis shared by all nodes for rate limits and monthly counters
+    /// (`redis://host:6379`); without it each node limits alone.
+    #[arg(long, env = "MDS_REDIS_URL", hide_env_values = true)]
+    redis: Option<String>,
+    /// How many nodes share the limits: while Redis is unreachable each node
+    /// allows this share of a key's per-minute limit.
+    #[arg(long, env = "MDS_NODES", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    nodes: u32,
 }
 
 impl ServeArgs {
@@ -34,6 +43,7 @@ impl ServeArgs {
         HttpConfig {
             request_timeout: Duration::from_secs(self.request_timeout),
             limits: !self.no_limits,
+            shared: self.redis.as_ref().map(|url| SharedConfig::new(url.clone()).with_nodes(self.nodes)),
             ..HttpConfig::default()
         }
     }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mds_limits::{Clock, SystemClock};
+use mds_limits::{Clock, SharedConfig, SystemClock};
 
 /// How the HTTP layer behaves.
 #[derive(Debug, Clone)]
@@ -21,6 +21,9 @@ pub struct HttpConfig {
     pub limits: bool,
     /// Where limits and billing months read the time.
     pub clock: Arc<dyn Clock>,
+    /// Redis shared by all nodes for limits and month counters; `None`: this
+    /// node limits alone.
+    pub shared: Option<SharedConfig>,
 }
 
 impl Default for HttpConfig {
@@ -32,6 +35,7 @@ impl Default for HttpConfig {
             cache_max_age: Duration::from_secs(60),
             limits: true,
             clock: Arc::new(SystemClock),
+            shared: None,
         }
     }
 }

@@ -36,7 +36,10 @@ pub async fn enforce(State(state): State<AppState>, req: Request, next: Next) ->
     let counts = req.uri().path() != USAGE_PATH;
     let limits =
         Limits { rate_limit_per_minute: ctx.tier.rate_limit_per_minute, monthly_quota: ctx.tier.monthly_quota };
-    let mut decision = state.limiter.admit(&*state.store, &ctx.prefix, limits, counts).await?;
+    let mut decision = match &state.shared {
+        Some(shared) => shared.admit(&*state.store, &ctx.prefix, limits, counts).await?,
+        None => state.limiter.admit(&*state.store, &ctx.prefix, limits, counts).await?,
+    };
     if !decision.admitted() {
         let code = if decision.violated.contains(&"month") { ErrorCode::QuotaExceeded } else { ErrorCode::RateLimited };
         state.metrics.decision(if code == ErrorCode::QuotaExceeded {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use mds_catalog::{Catalog, CursorCodec};
-use mds_limits::{Limiter, Meter};
+use mds_limits::{Limiter, Meter, SharedLimiter};
 use mds_store::{Generations, Store, StoreResult};
 use std::sync::Mutex;
 
@@ -24,6 +24,8 @@ pub struct App {
     pub cursors: CursorCodec,
     /// Per-minute limits and monthly quotas; owns the meter.
     pub limiter: Limiter,
+    /// The same limits enforced across nodes through Redis, when configured.
+    pub shared: Option<SharedLimiter>,
     /// Prometheus metrics of this node.
     pub metrics: Metrics,
     catalog: ArcSwap<Catalog>,
@@ -47,9 +49,19 @@ impl AppState {
     /// Loads everything a node serves from the store.
     pub async fn load(store: Arc<dyn Store>, config: HttpConfig) -> StoreResult<Self> {
         let secret = store.cursor_secret().await?;
+        let meter = Arc::new(Meter::new());
+        let shared = match &config.shared {
+            Some(cfg) => Some(
+                SharedLimiter::connect(cfg.clone(), meter.clone(), config.clock.clone())
+                    .await
+                    .map_err(|e| mds_store::StoreError::Invalid(format!("redis: {e}")))?,
+            ),
+            None => None,
+        };
         let app = App {
             cursors: CursorCodec::new(&secret),
-            limiter: Limiter::new(Arc::new(Meter::new()), config.clock.clone()),
+            limiter: Limiter::new(meter, config.clock.clone()),
+            shared,
             metrics: Metrics::default(),
             catalog: ArcSwap::from_pointee(Catalog::default()),
             auth: ArcSwap::from_pointee(AuthIndex::default()),

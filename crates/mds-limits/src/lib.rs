@@ -14,12 +14,17 @@
 //!   quota, and the idempotent flush.
 //! - [`limiter`]: [`Limiter`], both checks together, and the [`Decision`]
 //!   that the HTTP layer turns into headers or a `429`.
+//! - [`shared`]: [`SharedLimiter`], the same decisions taken across all
+//!   nodes together in Redis (one atomic script per request), falling back to
+//!   [`Limiter`] with a per-node share of the limit while Redis is away.
 
 pub mod clock;
 pub mod gcra;
 pub mod limiter;
 pub mod meter;
+pub mod shared;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use limiter::{Decision, Limiter, Limits, PolicyState, Ticket};
 pub use meter::Meter;
+pub use shared::{SharedConfig, SharedConfigError, SharedLimiter, SharedStats};

@@ -42,11 +42,16 @@ impl PolicyState {
 /// A quota reservation to settle once the response is known. Dropped
 /// unsettled (the request was cancelled or timed out), it counts: the
 /// request was admitted.
+///
+/// A ticket of a [`SharedLimiter`](crate::SharedLimiter) also gives a
+/// released request back to the shared (Redis) month counter, in a task of
+/// its own, so settling never waits on the network.
 #[derive(Debug)]
 pub struct Ticket {
-    state: Arc<KeyState>,
-    month: BillingMonth,
-    settled: bool,
+    pub(crate) state: Arc<KeyState>,
+    pub(crate) month: BillingMonth,
+    pub(crate) settled: bool,
+    pub(crate) release: Option<crate::shared::Release>,
 }
 
 impl Ticket {
@@ -54,6 +59,11 @@ impl Ticket {
     pub fn settle(mut self, counted: bool) {
         meter::settle(&mut self.state.lock(), self.month, counted);
         self.settled = true;
+        if !counted {
+            if let Some(r) = self.release.take() {
+                r.spawn();
+            }
+        }
     }
 }
 
@@ -148,7 +158,7 @@ impl Limiter {
                     if let Reservation::Reserved { used } = meter::reserve(&mut s, month, limits.monthly_quota) {
                         used_after = used;
                     }
-                    ticket = Some(Ticket { state: state.clone(), month, settled: false });
+                    ticket = Some(Ticket { state: state.clone(), month, settled: false, release: None });
                 }
                 s.tat_ns = Some(g.new_tat_ns);
             }
@@ -185,11 +195,11 @@ impl Limiter {
 }
 
 /// Nanoseconds since the epoch (saturating outside 1677–2262).
-fn nanos(t: chrono::DateTime<chrono::Utc>) -> i64 {
+pub(crate) fn nanos(t: chrono::DateTime<chrono::Utc>) -> i64 {
     t.timestamp_nanos_opt().unwrap_or(if t.timestamp() < 0 { i64::MIN } else { i64::MAX })
 }
 
 /// Whole seconds, rounded up, of a non-negative nanosecond span.
-fn secs_ceil(ns: i64) -> u64 {
+pub(crate) fn secs_ceil(ns: i64) -> u64 {
     (ns.max(0) as u64).div_ceil(1_000_000_000)
 }

@@ -259,6 +259,23 @@ pub(crate) fn reserve(s: &mut KeyInner, month: BillingMonth, quota: u64) -> Rese
     Reservation::Reserved { used: used + 1 }
 }
 
+/// Records what the shared (Redis) counter says of a key's month: `used`
+/// (including this request when `reserved`). With `reserved`, the request
+/// is reserved here too, to be settled like a local reservation (so it is
+/// metered and flushed as before). The node's view only ever rises to the
+/// shared count, so a fallback to local limiting starts from the latest
+/// count this node saw. Makes the month's entry if missing (no store read).
+pub(crate) fn record_shared(s: &mut KeyInner, month: BillingMonth, used: u64, reserved: bool) {
+    let mine = u64::from(reserved);
+    match s.month(month) {
+        Some(c) => {
+            c.admitted += mine;
+            c.base = c.base.max(used.saturating_sub(c.admitted));
+        }
+        None => s.months.push(MonthCount { month, base: used.saturating_sub(mine), admitted: mine, pending: 0 }),
+    }
+}
+
 /// Settles a reservation in `month`, under the key's lock.
 pub(crate) fn settle(s: &mut KeyInner, month: BillingMonth, counted: bool) {
     if let Some(c) = s.month(month) {

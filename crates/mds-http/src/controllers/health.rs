@@ -18,7 +18,24 @@ pub async fn healthz() -> Response {
 
 /// `GET /metrics`: the node's metrics in the Prometheus text format.
 pub async fn metrics(State(state): State<AppState>) -> Response {
-    let body = state.metrics.render(state.limiter.meter().backlog(), false);
+    let degraded = state.shared.as_ref().is_some_and(|s| s.is_degraded());
+    let mut body = state.metrics.render(state.limiter.meter().backlog(), degraded);
+    if let Some(shared) = &state.shared {
+        let s = shared.stats();
+        for (name, help, value) in [
+            ("mds_redis_errors_total", "Redis calls that failed.", s.redis_errors),
+            ("mds_redis_fallbacks_total", "Times this node fell back to limiting alone.", s.fallbacks),
+            ("mds_redis_seeds_total", "Month counters seeded into Redis from the store.", s.seeds),
+            ("mds_redis_admitted_total", "Requests admitted by the shared limiter.", s.redis_admitted),
+            (
+                "mds_local_admitted_total",
+                "Requests admitted by this node alone while Redis was unreachable.",
+                s.local_admitted,
+            ),
+        ] {
+            body.push_str(&format!("# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}\n"));
+        }
+    }
     let mut resp = body.into_response();
     resp.headers_mut().insert(
         axum::http::header::CONTENT_TYPE,

@@ -25,8 +25,20 @@ pub async fn show(
     let meter = state.limiter.meter();
     let now = state.config.clock.now();
     let month = BillingMonth::of(now);
-    meter.ensure_seeded(&*state.store, &ctx.prefix, month).await?;
-    let current = V1UsageWindow::new(month, meter.used(&ctx.prefix, month).unwrap_or(0), ctx.tier.monthly_quota);
+    // With limits shared through Redis, its counter is the live truth across
+    // nodes; this node's own view is the fallback.
+    let live = match &state.shared {
+        Some(shared) => shared.shared_used(&ctx.prefix, month).await,
+        None => None,
+    };
+    let used = match live {
+        Some(n) => n,
+        None => {
+            meter.ensure_seeded(&*state.store, &ctx.prefix, month).await?;
+            meter.used(&ctx.prefix, month).unwrap_or(0)
+        }
+    };
+    let current = V1UsageWindow::new(month, used, ctx.tier.monthly_quota);
 
     let created = BillingMonth::of(ctx.created_at);
     let mut months = Vec::new();

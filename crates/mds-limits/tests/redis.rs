@@ -1,0 +1,445 @@
+//! [`SharedLimiter`] against a real Redis (`MDS_TEST_REDIS_URL`, e.g.
+//! `redis://127.0.0.1:6379`; each test that needs it says `skipped` and
+//! passes when it is unset) and a real SQLite store in a temporary directory.
+//! Every test uses a random key namespace, so tests run in parallel on one
+//! Redis, and deletes its keys at the end. "Two nodes" are two limiters with
+//! their own meters and connections, sharing Redis and the store.
+//!
+//! The fallback test needs no Redis (it points at a closed port). The
+//! recovery tests start a private `redis-server` on a free port (skipped
+//! when the binary is missing) so they can pause and restart it without
+//! disturbing the other tests.
+
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use mds_domain::usage::BillingMonth;
+use mds_domain::{AccountName, Environment, KeyHash, KeyPrefix, TierName};
+use mds_limits::{Decision, Limits, ManualClock, Meter, SharedConfig, SharedLimiter};
+use mds_store::sqlite::SqliteStore;
+use mds_store::{DatabaseUrl, NewKey, Store, UsageBatch, UsageDelta};
+use tempfile::TempDir;
+
+const KEY: &str = "mds_live_t01";
+
+fn redis_url() -> Option<String> {
+    match std::env::var("MDS_TEST_REDIS_URL") {
+        Ok(u) if !u.trim().is_empty() => Some(u),
+        _ => {
+            println!("skipped: MDS_TEST_REDIS_URL is not set");
+            None
+        }
+    }
+}
+
+fn key() -> KeyPrefix {
+    KeyPrefix::parse(KEY).unwrap()
+}
+
+fn t0() -> DateTime<Utc> {
+    "2026-11-15T12:00:00Z".parse().unwrap()
+}
+
+fn nov() -> BillingMonth {
+    BillingMonth::of(t0())
+}
+
+/// A migrated store holding account `acme` and key [`KEY`], a clock, a
+/// random namespace.
+struct Env {
+    store: SqliteStore,
+    _dir: TempDir,
+    url: String,
+    ns: String,
+    clock: Arc<ManualClock>,
+}
+
+impl Env {
+    async fn new(url: &str) -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::connect(&DatabaseUrl::new(dir.path().join("mds.db").to_str().unwrap())).await.unwrap();
+        store.migrate().await.unwrap();
+        let acme = AccountName::parse("acme").unwrap();
+        store.create_account(&acme, t0()).await.unwrap();
+        store
+            .create_key(&NewKey {
+                prefix: key(),
+                hash: KeyHash([7; 32]),
+                account: acme,
+                tier: TierName::parse("pro").unwrap(),
+                environment: Environment::Live,
+                created_at: "2026-01-01T00:00:00Z".parse().unwrap(),
+            })
+            .await
+            .unwrap();
+        Env {
+            store,
+            _dir: dir,
+            url: url.to_owned(),
+            ns: format!("mdstest{:016x}", rand::random::<u64>()),
+            clock: Arc::new(ManualClock::new(t0())),
+        }
+    }
+
+    fn config(&self, nodes: u32) -> SharedConfig {
+        let mut c = SharedConfig::new(self.url.clone())
+            .with_namespace(self.ns.clone())
+            .with_nodes(nodes)
+            .with_probe_interval(Duration::from_millis(50));
+        c.usage_ttl = Duration::from_secs(300); // what a failed test leaves goes soon
+        c
+    }
+
+    /// A node: its own meter and connection.
+    async fn node(&self, nodes: u32) -> Arc<SharedLimiter> {
+        Arc::new(SharedLimiter::connect(self.config(nodes), Arc::new(Meter::new()), self.clock.clone()).await.unwrap())
+    }
+
+    async fn redis(&self) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(self.url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap()
+    }
+
+    async fn counter(&self, l: &SharedLimiter) -> Option<u64> {
+        redis::cmd("GET").arg(l.usage_key(&key(), nov())).query_async(&mut self.redis().await).await.unwrap()
+    }
+
+    async fn del_counter(&self, l: &SharedLimiter) {
+        redis::cmd("DEL").arg(l.usage_key(&key(), nov())).query_async::<()>(&mut self.redis().await).await.unwrap();
+    }
+
+    async fn stored(&self) -> u64 {
+        self.store.usage(&key(), nov(), nov()).await.unwrap().iter().map(|(_, n)| n).sum()
+    }
+
+    /// Deletes every key of the namespace.
+    async fn cleanup(&self) {
+        let mut c = self.redis().await;
+        let keys: Vec<String> = redis::cmd("KEYS").arg(format!("{}:*", self.ns)).query_async(&mut c).await.unwrap();
+        if !keys.is_empty() {
+            redis::cmd("DEL").arg(keys).query_async::<()>(&mut c).await.unwrap();
+        }
+    }
+}
+
+async fn admit(l: &SharedLimiter, store: &SqliteStore, limits: Limits, counts: bool) -> Decision {
+    l.admit(store, &key(), limits, counts).await.unwrap()
+}
+
+fn limits(rate_limit_per_minute: u32, monthly_quota: u64) -> Limits {
+    Limits { rate_limit_per_minute, monthly_quota }
+}
+
+#[tokio::test]
+async fn a_burst_over_two_nodes_admits_exactly_the_minute_limit() {
+    let Some(url) = redis_url() else { return };
+    let env = Env::new(&url).await;
+    let (a, b) = (env.node(2).await, env.node(2).await);
+    let l = limits(10, 1_000);
+    let mut admitted = 0;
+    for i in 0..30 {
+        let d = admit(if i % 2 == 0 { &a } else { &b }, &env.store, l, true).await;
+        if d.admitted() {
+            admitted += 1;
+            d.ticket.unwrap().settle(true);
+        } else {
+            assert_eq!(d.violated, vec!["minute"]);
+            assert_eq!(d.retry_after_secs, 6, "one request every 6 s");
+            assert_eq!(d.minute.remaining, 0);
+        }
+    }
+    assert_eq!(admitted, 10);
+    assert!(!a.is_degraded() && !b.is_degraded());
+    // 6 s refill exactly one request, whichever node asks.
+    env.clock.advance(chrono::Duration::seconds(6));
+    assert!(admit(&b, &env.store, l, true).await.admitted());
+    assert!(!admit(&a, &env.store, l, true).await.admitted());
+    // Usage reads take from the minute too, and are refused with it.
+    assert_eq!(admit(&a, &env.store, l, false).await.violated, vec!["minute"]);
+    let (sa, sb) = (a.stats(), b.stats());
+    assert_eq!(sa.redis_admitted + sb.redis_admitted, 11);
+    assert_eq!(sa.redis_refused_minute + sb.redis_refused_minute, 22);
+    assert_eq!(sa.seeds + sb.seeds, 1, "one node seeded the month, the other found it");
+    env.cleanup().await;
+}
+
+#[tokio::test]
+async fn concurrent_requests_on_two_nodes_never_exceed_the_quota() {
+    let Some(url) = redis_url() else { return };
+    let env = Arc::new(Env::new(&url).await);
+    let nodes = [env.node(2).await, env.node(2).await];
+    let l = limits(1_000_000, 50);
+    let mut tasks = Vec::new();
+    for i in 0..200 {
+        let (node, env) = (nodes[i % 2].clone(), env.clone());
+        tasks.push(tokio::spawn(async move {
+            let d = admit(&node, &env.store, l, true).await;
+            let ok = d.admitted();
+            if let Some(t) = d.ticket {
+                t.settle(true);
+            } else {
+                assert!(!ok);
+                assert_eq!(d.violated, vec!["month"]);
+                assert_eq!(d.month.remaining, 0);
+            }
+            ok
+        }));
+    }
+    let mut admitted = 0;
+    for t in tasks {
+        admitted += u32::from(t.await.unwrap());
+    }
+    assert_eq!(admitted, 50, "zero over-admission across nodes");
+    assert_eq!(env.counter(&nodes[0]).await, Some(50));
+    // The store stays the ledger: both meters flush exactly what was admitted.
+    for n in &nodes {
+        n.local().meter().flush(&env.store).await.unwrap();
+    }
+    assert_eq!(env.stored().await, 50);
+    // Usage reads still pass (they take only from the minute).
+    assert!(admit(&nodes[1], &env.store, l, false).await.admitted());
+    env.cleanup().await;
+}
+
+#[tokio::test]
+async fn a_missing_counter_is_seeded_from_the_store_and_what_is_unflushed() {
+    let Some(url) = redis_url() else { return };
+    let env = Env::new(&url).await;
+    let batch = UsageBatch { id: "old:1".into(), deltas: vec![UsageDelta { key: key(), month: nov(), requests: 40 }] };
+    env.store.apply_usage(&batch).await.unwrap();
+    let a = env.node(1).await;
+    let l = limits(1_000, 50);
+    let d = admit(&a, &env.store, l, true).await;
+    assert_eq!(d.month.remaining, 9, "40 stored + this one");
+    d.ticket.unwrap().settle(true);
+    for _ in 0..4 {
+        admit(&a, &env.store, l, true).await.ticket.unwrap().settle(true);
+    }
+    assert_eq!(env.counter(&a).await, Some(45));
+
+    // Redis lost the counter; this node has 5 not yet flushed.
+    env.del_counter(&a).await;
+    let d = admit(&a, &env.store, l, true).await;
+    assert_eq!(d.month.remaining, 4, "40 stored + 5 unflushed + this one");
+    d.ticket.unwrap().settle(true);
+    assert_eq!(a.stats().seeds, 2);
+
+    // Flushed, lost again, and a fresh node (nothing unflushed) seeds it.
+    a.local().meter().flush(&env.store).await.unwrap();
+    assert_eq!(env.stored().await, 46);
+    env.del_counter(&a).await;
+    let b = env.node(1).await;
+    let d = admit(&b, &env.store, l, true).await;
+    assert_eq!(d.month.remaining, 3);
+    assert_eq!(env.counter(&b).await, Some(47));
+    env.cleanup().await;
+}
+
+#[tokio::test]
+async fn a_304_gives_the_request_back() {
+    let Some(url) = redis_url() else { return };
+    let env = Env::new(&url).await;
+    let a = env.node(1).await;
+    let l = limits(1_000, 2);
+    let d = admit(&a, &env.store, l, true).await;
+    assert_eq!(d.month.remaining, 1);
+    d.ticket.unwrap().settle(false);
+    let mut waited = 0;
+    while env.counter(&a).await != Some(0) {
+        waited += 1;
+        assert!(waited < 100, "the release reaches Redis");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(a.local().meter().backlog(), 0, "a 304 is not metered");
+    for remaining in [1, 0] {
+        let d = admit(&a, &env.store, l, true).await;
+        assert_eq!(d.month.remaining, remaining);
+        d.ticket.unwrap().settle(true);
+    }
+    assert_eq!(admit(&a, &env.store, l, true).await.violated, vec!["month"]);
+    assert_eq!(a.local().meter().backlog(), 2);
+    assert_eq!(a.shared_used(&key(), nov()).await, Some(2));
+    env.cleanup().await;
+}
+
+#[tokio::test]
+async fn unreachable_redis_falls_back_to_a_share_of_the_limit() {
+    // Needs no Redis: nothing listens on port 1.
+    let env = Env::new("redis://127.0.0.1:1").await;
+    let a = env.node(2).await;
+    assert!(a.is_degraded(), "a failed start is degraded, not an error");
+    let l = limits(10, 1_000);
+    let mut admitted = 0;
+    for _ in 0..10 {
+        let d = admit(&a, &env.store, l, true).await;
+        if let Some(t) = d.ticket {
+            admitted += 1;
+            t.settle(true);
+        } else {
+            assert_eq!(d.violated, vec!["minute"]);
+            assert_eq!(d.minute.limit, 5, "the node's share is reported");
+        }
+    }
+    assert_eq!(admitted, 5, "10 per minute over 2 nodes");
+    // The quota is still checked against what the node knows.
+    let q = limits(1_000, 7);
+    env.clock.advance(chrono::Duration::minutes(5));
+    let mut more = 0;
+    for _ in 0..5 {
+        if admit(&a, &env.store, q, true).await.admitted() {
+            more += 1;
+        }
+    }
+    assert_eq!(more, 2);
+    let s = a.stats();
+    assert!(s.degraded);
+    assert_eq!((s.local_admitted, s.local_refused, s.fallbacks), (7, 8, 1));
+    assert!(s.redis_errors >= 1);
+    assert_eq!(a.shared_used(&key(), nov()).await, None);
+    // Counts are metered as usual.
+    a.local().meter().flush(&env.store).await.unwrap();
+    assert_eq!(env.stored().await, 7);
+}
+
+/// A private `redis-server` on `port`, killed on drop.
+struct Server(Child);
+
+impl Server {
+    async fn start(port: u16) -> Option<Server> {
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let server = Server(child);
+        for _ in 0..200 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+                return Some(server);
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        None
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[tokio::test]
+async fn back_to_redis_after_a_pause_and_after_a_restart() {
+    if redis_url().is_none() {
+        return;
+    }
+    let port = free_port();
+    let Some(server) = Server::start(port).await else {
+        println!("skipped: cannot start redis-server");
+        return;
+    };
+    let env = Env::new(&format!("redis://127.0.0.1:{port}")).await;
+    let a = env.node(2).await;
+    let l = limits(1_000, 1_000);
+    for _ in 0..3 {
+        admit(&a, &env.store, l, true).await.ticket.unwrap().settle(true);
+    }
+    assert!(!a.is_degraded());
+    assert_eq!(env.counter(&a).await, Some(3));
+
+    // Redis stops answering (but keeps its data): the node falls back.
+    redis::cmd("CLIENT").arg("PAUSE").arg(700).query_async::<()>(&mut env.redis().await).await.unwrap();
+    for _ in 0..2 {
+        let d = admit(&a, &env.store, l, true).await;
+        assert!(d.admitted());
+        d.ticket.unwrap().settle(true);
+    }
+    assert!(a.is_degraded());
+    assert_eq!(a.stats().local_admitted, 2);
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    // Back: what was counted locally is added to the shared counter. The
+    // script that timed out ran when the pause ended (Redis had it queued):
+    // one request counted twice, on the safe side.
+    let d = admit(&a, &env.store, l, true).await;
+    assert!(!a.is_degraded());
+    let used = 1_000 - d.month.remaining;
+    assert!(used == 6 || used == 7, "3 + 2 local + this one (+ the timed-out one): {used}");
+    d.ticket.unwrap().settle(true);
+    assert_eq!(env.counter(&a).await, Some(used));
+
+    // Redis restarts empty: fallback meanwhile, then a seed from the store
+    // plus what this node has not flushed.
+    drop(server);
+    assert!(admit(&a, &env.store, l, true).await.admitted());
+    assert!(a.is_degraded());
+    a.local().meter().flush(&env.store).await.unwrap();
+    assert_eq!(env.stored().await, 7);
+    let _server = Server::start(port).await.expect("restart");
+    let mut requests = 7;
+    let mut back = false;
+    for _ in 0..100 {
+        let d = admit(&a, &env.store, l, true).await;
+        assert!(d.admitted());
+        requests += 1;
+        if !a.is_degraded() {
+            assert_eq!(d.month.remaining, 1_000 - requests, "seeded with every request made");
+            back = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(back, "Redis is used again once it answers");
+    let s = a.stats();
+    assert_eq!(s.fallbacks, 2);
+    assert!(s.seeds >= 2);
+}
+
+#[tokio::test]
+async fn the_script_takes_the_same_decisions_as_the_local_gcra() {
+    let Some(url) = redis_url() else { return };
+    let env = Env::new(&url).await;
+    let a = env.node(1).await;
+    let start = t0();
+    for limit in [1u32, 10, 60, 600, 1_000] {
+        // A fresh key state per limit: a namespace per limit.
+        let a = Arc::new(
+            SharedLimiter::connect(
+                env.config(1).with_namespace(format!("{}:{limit}", env.ns)),
+                Arc::new(Meter::new()),
+                env.clock.clone(),
+            )
+            .await
+            .unwrap(),
+        );
+        let mut tat = None;
+        let mut ms = 0i64;
+        for i in 0..300u64 {
+            // Bursts and gaps, deterministic.
+            ms += [0, 0, 7, 130, 999, 4_321][(i * 7 % 6) as usize];
+            let now = start + chrono::Duration::milliseconds(ms);
+            env.clock.set(now);
+            let want = mds_limits::gcra::check(tat, now.timestamp_nanos_opt().unwrap(), limit);
+            let got = admit(&a, &env.store, limits(limit, u64::MAX), false).await;
+            assert_eq!(got.admitted(), want.allowed, "limit {limit}, request {i} at {ms} ms");
+            assert_eq!(got.minute.remaining, u64::from(want.remaining), "limit {limit}, request {i}");
+            if want.allowed {
+                tat = Some(want.new_tat_ns);
+            } else {
+                assert_eq!(got.retry_after_secs, (want.retry_after_ns as u64).div_ceil(1_000_000_000).max(1));
+            }
+        }
+        let mut c = env.redis().await;
+        let keys: Vec<String> =
+            redis::cmd("KEYS").arg(format!("{}:{limit}:*", env.ns)).query_async(&mut c).await.unwrap();
+        redis::cmd("DEL").arg(keys).query_async::<()>(&mut c).await.unwrap();
+    }
+    drop(a);
+    env.cleanup().await;
+}
