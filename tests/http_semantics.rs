@@ -367,7 +367,11 @@ async fn metrics_count_requests_decisions_and_store_errors_without_key_material(
     assert_eq!(series(&text, "mds_http_requests_total{route=\"/v1/companies\",status=\"401\"}"), 1);
     assert_eq!(series(&text, "mds_http_requests_total{route=\"/v1/news/{slug}\",status=\"503\"}"), 1);
     assert_eq!(series(&text, "mds_http_request_duration_seconds_count{route=\"/v1/companies\"}"), 5);
-    assert_eq!(series(&text, "mds_limiter_decisions_total{decision=\"admitted\"}"), 5, "3 + the 400 + the news request");
+    assert_eq!(
+        series(&text, "mds_limiter_decisions_total{decision=\"admitted\"}"),
+        5,
+        "3 + the 400 + the news request"
+    );
     assert_eq!(series(&text, "mds_store_errors_total"), 1);
     assert!(series(&text, "mds_auth_reloads_total") >= 1);
     assert!(!text.contains("mds_live_") && !text.contains(&app.key[..12]), "no key material in metrics");

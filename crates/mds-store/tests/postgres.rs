@@ -16,8 +16,8 @@ use chrono::Utc;
 use mds_domain::{AccountName, Company, Isin, KeyPrefix, Ticker, Tier};
 use mds_store::postgres::{ACQUIRE_TIMEOUT, PgStore};
 use mds_store::{DatabaseUrl, Store, StoreError, UsageBatch, UsageDelta};
-use sqlx::postgres::PgConnectOptions;
 use sqlx::PgConnection;
+use sqlx::postgres::PgConnectOptions;
 
 use mds_store::testsuite::pg::{TestDb, admin_url, with_database};
 
