@@ -295,3 +295,34 @@ async fn usage_takes_no_parameters_and_needs_a_key() {
     let r = app.client.post(format!("{}/v1/usage", app.base)).send().await.unwrap();
     assert_problem(r, 405, "method_not_allowed").await;
 }
+
+#[tokio::test]
+async fn counts_wait_through_a_store_outage_and_land_when_it_returns() {
+    let (app, f) =
+        common::spawn_faulty(HttpConfig { reload_interval: Duration::from_millis(50), ..HttpConfig::default() }).await;
+    let prefix = ApiKey::parse(&app.key).unwrap().prefix();
+    let month = BillingMonth::of(Utc::now());
+    for _ in 0..5 {
+        assert_eq!(app.get("/v1/companies?limit=1").await.status(), 200);
+    }
+    f.set(common::faults::Fault::Unreachable);
+    // The key is known to this node: it keeps being served and counted.
+    for _ in 0..7 {
+        assert_eq!(app.get("/v1/companies?limit=1").await.status(), 200);
+    }
+    tokio::time::sleep(Duration::from_millis(2_500)).await; // flushes fail meanwhile
+    let metrics = app.client.get(format!("{}/metrics", app.base)).send().await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("mds_usage_flush_failures_total "), "{metrics}");
+    assert!(!metrics.contains("mds_usage_flush_failures_total 0"), "flushes failed during the outage");
+    f.set(common::faults::Fault::None);
+    let t0 = std::time::Instant::now();
+    loop {
+        let stored: u64 = app.store.usage(&prefix, month, month).await.unwrap().iter().map(|(_, n)| n).sum();
+        if stored == 12 {
+            break;
+        }
+        assert!(stored <= 12, "counted twice: {stored}");
+        assert!(t0.elapsed() < Duration::from_secs(5), "counts not written after the store returned: {stored}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -21,6 +21,7 @@ use mds_domain::{AccountName, ApiKey, Environment, ErrorCode, KeyHash, KeyPrefix
 use mds_store::AuthSnapshot;
 
 use crate::error::ApiError;
+use crate::metrics::Event;
 use crate::state::AppState;
 
 /// Query parameters that carry credentials in other APIs; refused here.
@@ -150,7 +151,9 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
     }
     let token = bearer_token(&req).ok_or_else(missing)?;
     let key = ApiKey::parse(token).map_err(|_| invalid())?;
-    let context = state.auth().authenticate(&key).ok_or_else(invalid)?;
+    let found = state.auth().authenticate(&key);
+    state.metrics.event(if found.is_some() { Event::KeyCacheHit } else { Event::KeyCacheMiss });
+    let context = found.ok_or_else(invalid)?;
     req.extensions_mut().insert(context.clone());
     let mut resp = next.run(req).await;
     resp.extensions_mut().insert(context);

@@ -52,6 +52,10 @@ pub enum Event {
     Flush = 4,
     /// A usage flush failed (counts wait and are retried).
     FlushFailure = 5,
+    /// A well-formed key was found in the node's key cache.
+    KeyCacheHit = 6,
+    /// A well-formed key was not in the node's key cache (unknown or revoked).
+    KeyCacheMiss = 7,
 }
 
 const EVENTS: &[(&str, &str)] = &[
@@ -61,6 +65,8 @@ const EVENTS: &[(&str, &str)] = &[
     ("mds_reload_failures_total", "Cache reload attempts that failed (the node keeps serving what it has)."),
     ("mds_usage_flushes_total", "Usage flushes that wrote to the store."),
     ("mds_usage_flush_failures_total", "Usage flushes that failed; their counts wait in memory and are retried."),
+    ("mds_key_cache_hits_total", "Well-formed keys found in the node's in-memory key index."),
+    ("mds_key_cache_misses_total", "Well-formed keys not in the index (unknown or revoked); no store lookup follows."),
 ];
 
 /// The metrics of one node.
@@ -70,7 +76,7 @@ pub struct Metrics {
     buckets: [[AtomicU64; NB]; NR],
     latency_sum_us: [AtomicU64; NR],
     decisions: [AtomicU64; 3],
-    events: [AtomicU64; 6],
+    events: [AtomicU64; 8],
     last_flush_ms: AtomicI64,
 }
 
