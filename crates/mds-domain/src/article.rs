@@ -10,6 +10,7 @@ use crate::isin::Isin;
 /// A news article. Serialises with every field present: optional fields with
 /// no value are `null`, `tags` is `[]`, so every article has one shape.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Article {
     /// Identifier of the article; the path key.
     pub slug: Slug,
@@ -17,42 +18,55 @@ pub struct Article {
     pub headline: String,
     /// Sub-headline.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub subheadline: Option<String>,
     /// Short summary.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub excerpt: Option<String>,
     /// Full text.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub body: Option<String>,
     /// Category.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub category: Option<String>,
     /// Tags, `[]` when none.
     #[serde(default, deserialize_with = "null_as_empty")]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub tags: Vec<String>,
     /// ISIN of the related company.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub isin: Option<Isin>,
     /// Ticker of the related company.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub ticker: Option<String>,
     /// Name of the related company.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub company_name: Option<String>,
     /// Author.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub author_name: Option<String>,
     /// Image URL.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub hero_image: Option<String>,
     /// Public URL of the article.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub url: Option<String>,
     /// Publication instant.
     #[serde(default, with = "crate::time::rfc3339_opt")]
+    #[cfg_attr(feature = "openapi", schema(required, value_type = Option<String>, format = DateTime))]
     pub published_at: Option<DateTime<Utc>>,
     /// Last update instant.
     #[serde(default, with = "crate::time::rfc3339_opt")]
+    #[cfg_attr(feature = "openapi", schema(required, value_type = Option<String>, format = DateTime))]
     pub updated_at: Option<DateTime<Utc>>,
 }
 
@@ -115,6 +129,16 @@ impl<'de> Deserialize<'de> for Slug {
         Slug::parse(&s).map_err(|e| serde::de::Error::custom(format!("{e}: {s:?}")))
     }
 }
+
+#[cfg(feature = "openapi")]
+string_schema!(
+    Slug,
+    "Article slug: 1 to 200 characters of a-z, 0-9 and '-'.",
+    "^[a-z0-9-]{1,200}$",
+    1,
+    SLUG_MAX_LEN,
+    "reliance-q2-results-2026"
+);
 
 #[cfg(test)]
 mod tests {

@@ -10,6 +10,7 @@ use crate::isin::Isin;
 /// One company/security, keyed by ISIN. Serialises as `V1Company`: every
 /// field is present, the optional ones as `null`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = V1Company))]
 pub struct Company {
     /// Identifier of the security.
     pub isin: Isin,
@@ -19,9 +20,11 @@ pub struct Company {
     pub name: String,
     /// Industry name (exact-match filter); `null` when unclassified.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub industry: Option<String>,
     /// Sector name; `null` when unclassified.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub sector: Option<String>,
     /// Listed on BSE.
     pub is_bse: bool,
@@ -29,9 +32,11 @@ pub struct Company {
     pub is_nse: bool,
     /// Market-capitalisation band; `null` when unknown.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub market_cap_band: Option<MarketCapBand>,
     /// URL of a logo image; `null` when there is none.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub logo_url: Option<String>,
 }
 
@@ -89,6 +94,16 @@ impl<'de> Deserialize<'de> for Ticker {
     }
 }
 
+#[cfg(feature = "openapi")]
+string_schema!(
+    Ticker,
+    "Trading symbol: 1 to 32 printable ASCII characters without white space, upper case.",
+    "^[!-~]{1,32}$",
+    1,
+    TICKER_MAX_LEN,
+    "BAJAJ-AUTO"
+);
+
 /// Defines a closed set of lower-case wire values with parse/as_str/serde.
 macro_rules! wire_enum {
     ($(#[$m:meta])* $name:ident, $err:literal, { $($(#[$vm:meta])* $variant:ident => $s:literal),+ $(,)? }) => {
@@ -127,6 +142,20 @@ macro_rules! wire_enum {
                 s.parse().map_err(serde::de::Error::custom)
             }
         }
+
+        #[cfg(feature = "openapi")]
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .enum_values(Some([$($s),+]))
+                    .build()
+                    .into()
+            }
+        }
+
+        #[cfg(feature = "openapi")]
+        impl utoipa::ToSchema for $name {}
     };
 }
 

@@ -59,6 +59,16 @@ impl<'de> Deserialize<'de> for Isin {
     }
 }
 
+#[cfg(feature = "openapi")]
+string_schema!(
+    Isin,
+    "ISIN (ISO 6166): two letters, nine alphanumerics, a check digit; upper case.",
+    "^[A-Z]{2}[A-Z0-9]{9}[0-9]$",
+    12,
+    12,
+    "INE117A01022"
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,6 +19,28 @@
 //! The wire records here are shared with API clients, so this crate stays
 //! free of storage and HTTP dependencies.
 
+/// `ToSchema` for a string newtype with a custom serde impl (feature
+/// `openapi`): a named string schema with its pattern, lengths and example.
+#[cfg(feature = "openapi")]
+macro_rules! string_schema {
+    ($ty:ty, $desc:expr, $pattern:expr, $min:expr, $max:expr, $example:expr) => {
+        impl utoipa::PartialSchema for $ty {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .description(Some($desc))
+                    .pattern(Some($pattern))
+                    .min_length(Some($min))
+                    .max_length(Some($max))
+                    .examples([$example])
+                    .build()
+                    .into()
+            }
+        }
+        impl utoipa::ToSchema for $ty {}
+    };
+}
+
 pub mod account;
 pub mod article;
 pub mod company;

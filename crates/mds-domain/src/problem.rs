@@ -113,6 +113,7 @@ impl ErrorCode {
 
 /// An RFC 9457 problem body, `application/problem+json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Problem {
     /// `/problems/<code>`.
     #[serde(rename = "type")]
@@ -130,6 +131,7 @@ pub struct Problem {
     pub param: Option<String>,
     /// The request's `X-Request-Id`.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub request_id: Option<String>,
     /// On 429: which policies were violated (`minute`, `month`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

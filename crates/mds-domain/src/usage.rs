@@ -66,9 +66,11 @@ impl BillingMonth {
 
 /// Usage in one billing month (`V1UsageWindow`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct V1UsageWindow {
     /// Midnight UTC on the 1st of the month.
     #[serde(with = "crate::time::rfc3339")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime, example = "2026-11-01T00:00:00+00:00"))]
     pub period_start: DateTime<Utc>,
     /// Requests counted in the month.
     pub requests: u64,
@@ -87,6 +89,7 @@ impl V1UsageWindow {
 
 /// The usage record of the calling key (`GET /v1/usage`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct V1Usage {
     /// First 12 characters of the key.
     pub key_prefix: String,
@@ -97,6 +100,7 @@ pub struct V1Usage {
     /// Whether the account's plan covers API access.
     pub entitled: bool,
     /// `live` or `test`.
+    #[cfg_attr(feature = "openapi", schema(example = "live", pattern = "^(live|test)$"))]
     pub environment: String,
     /// Requests per minute allowed now.
     pub rate_limit_per_minute: u32,

@@ -14,14 +14,18 @@
 //! - [`error`]: [`ApiError`], rendered as problem+json.
 //! - [`metrics`]: Prometheus metrics (`/metrics`).
 //! - [`config`]: settings, [`HttpConfig`].
+//! - [`openapi`]: the OpenAPI document (`/v1/openapi.json`); [`docs`]: the
+//!   reference page (`/docs`) with its vendored assets.
 
 pub mod auth;
 pub mod config;
 pub mod controllers;
+pub mod docs;
 pub mod error;
 pub mod flush;
 pub mod metrics;
 pub mod middleware;
+pub mod openapi;
 pub mod params;
 pub mod ratelimit;
 pub mod reload;

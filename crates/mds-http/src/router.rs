@@ -11,7 +11,7 @@ use crate::controllers::{companies, health, news, usage};
 use crate::error::ApiError;
 use crate::middleware::{access_log, etag, head, problem, request_id, timeout};
 use crate::state::AppState;
-use crate::{auth, ratelimit};
+use crate::{auth, docs, openapi, ratelimit};
 
 /// The whole application as an axum `Router`.
 pub fn router(state: AppState) -> Router {
@@ -30,9 +30,16 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(health::metrics));
 
+    // The API reference, public: no key, not rate limited, not counted.
+    let reference = Router::new()
+        .route("/v1/openapi.json", get(openapi::serve))
+        .route("/docs", get(docs::page))
+        .route("/docs/{asset}", get(docs::asset));
+
     Router::new()
         .merge(v1)
         .merge(ops)
+        .merge(reference)
         .fallback(|| async { ApiError::not_found("no such route; see the API reference for the routes") })
         .with_state(state.clone())
         // Global layers: the last added is the outermost.

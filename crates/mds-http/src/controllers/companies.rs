@@ -58,6 +58,26 @@ fn parse_industry(s: &str) -> Result<String, String> {
 }
 
 /// Handler.
+#[utoipa::path(
+    get,
+    path = "/v1/companies",
+    operation_id = "listCompanies",
+    tag = "companies",
+    summary = "List companies",
+    description = "One page of companies, ordered by `ticker` then `isin`. Pagination is keyset-based: pass \
+`next_cursor` back as `cursor` with the same filters (`limit` may change). Counts against the monthly quota.",
+    params(crate::openapi::CompaniesQuery),
+    responses(
+        (status = 200, description = "A page of companies.", body = crate::openapi::V1CompanyPage, content_type = "application/json"),
+        (status = 304, description = "Not modified: `If-None-Match` matched the `ETag`; no body, not counted."),
+        (status = 400, response = crate::openapi::CompaniesBadRequest),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 405, response = crate::openapi::MethodNotAllowed),
+        (status = 429, response = crate::openapi::TooManyRequests),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+    )
+)]
 pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
     let req = CompaniesRequest::parse(raw.as_deref())?;
     let after = match &req.cursor {

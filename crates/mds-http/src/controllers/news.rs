@@ -12,6 +12,31 @@ use crate::state::AppState;
 
 /// Handler. A slug that cannot exist (not `[a-z0-9-]`, over 200 characters)
 /// is answered `404` like an unknown one, without a store lookup.
+#[utoipa::path(
+    get,
+    path = "/v1/news/{slug}",
+    operation_id = "getArticle",
+    tag = "news",
+    summary = "Get an article",
+    description = "One article with its `body`. Takes no query parameters. Counts against the monthly quota.",
+    params((
+        "slug" = Slug,
+        Path,
+        description = "The article's slug: 1 to 200 characters of `a-z`, `0-9`, `-`.",
+        example = "tcs-reports-higher-deal-wins-in-a-cautious-demand-environment-2026-01-08"
+    )),
+    responses(
+        (status = 200, description = "The article.", body = mds_domain::Article, content_type = "application/json"),
+        (status = 304, description = "Not modified: `If-None-Match` matched the `ETag`; no body, not counted."),
+        (status = 400, response = crate::openapi::BadRequest),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 405, response = crate::openapi::MethodNotAllowed),
+        (status = 429, response = crate::openapi::TooManyRequests),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+    )
+)]
 pub async fn show(
     State(state): State<AppState>,
     slug: Result<Path<String>, PathRejection>,

@@ -16,6 +16,26 @@ use crate::params::Params;
 use crate::state::AppState;
 
 /// Handler.
+#[utoipa::path(
+    get,
+    path = "/v1/usage",
+    operation_id = "getUsage",
+    tag = "usage",
+    summary = "Usage of the calling key",
+    description = "The calling key's tier, limits, requests this billing month (calendar month, UTC) and in up to \
+12 preceding months since the key was created, most recent first. Not counted against the quota; \
+`Cache-Control: no-store`.",
+    responses(
+        (status = 200, description = "The usage record.", body = V1Usage, content_type = "application/json"),
+        (status = 304, description = "Not modified: `If-None-Match` matched the `ETag`; no body."),
+        (status = 400, response = crate::openapi::BadRequest),
+        (status = 401, response = crate::openapi::Unauthorized),
+        (status = 405, response = crate::openapi::MethodNotAllowed),
+        (status = 429, response = crate::openapi::TooManyRequests),
+        (status = 500, response = crate::openapi::Internal),
+        (status = 503, response = crate::openapi::Unavailable),
+    )
+)]
 pub async fn show(
     State(state): State<AppState>,
     Extension(ctx): Extension<Arc<KeyContext>>,

@@ -1,0 +1,349 @@
+//! The OpenAPI 3.1 document of the API, generated from the code with utoipa:
+//! the wire types of `mds-domain` (feature `openapi`), the `#[utoipa::path]`
+//! attributes on the controllers, and here the parts no type expresses:
+//! the query parameters of `/v1/companies`, the problem responses per status
+//! with their `code` values, the response headers and the bearer scheme.
+//!
+//! Served unauthenticated at `GET /v1/openapi.json`; a snapshot is committed
+//! at `docs/openapi.json` and checked by `tests/openapi.rs`.
+
+use std::sync::OnceLock;
+
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use mds_domain::usage::{V1Usage, V1UsageWindow};
+use mds_domain::{Article, Company, ErrorCode, Exchange, MarketCapBand, Problem};
+use mds_domain::{Isin, Slug, Ticker};
+use serde::Serialize;
+use utoipa::openapi::example::ExampleBuilder;
+use utoipa::openapi::schema::{AllOfBuilder, ObjectBuilder, Type};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{ContentBuilder, Header, HeaderBuilder, Ref, RefOr, ResponseBuilder, Schema};
+use utoipa::{IntoParams, Modify, OpenApi, ToResponse, ToSchema};
+
+use crate::controllers::{companies, news, usage};
+
+/// The document (see the module docs).
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "mds market-data API",
+        description = "Companies (Indian listed securities), news articles and the caller's usage. \
+Every `/v1` operation needs `Authorization: Bearer <key>`. Errors are RFC 9457 problem details \
+(`application/problem+json`) with a stable `code`. See also `docs/API-DESIGN.md`.",
+        license(name = "MIT OR Apache-2.0", identifier = "MIT OR Apache-2.0"),
+    ),
+    paths(companies::list, news::show, usage::show),
+    components(
+        schemas(V1CompanyPage, Company, Article, V1Usage, V1UsageWindow, Problem, MarketCapBand, Exchange, Isin, Ticker, Slug),
+        responses(
+            CompaniesBadRequest,
+            BadRequest,
+            Unauthorized,
+            NotFound,
+            MethodNotAllowed,
+            TooManyRequests,
+            Internal,
+            Unavailable
+        ),
+    ),
+    modifiers(&Common),
+    security(("bearer" = [])),
+    tags(
+        (name = "companies", description = "Listed companies and securities."),
+        (name = "news", description = "News articles."),
+        (name = "usage", description = "The calling key's consumption and limits."),
+    )
+)]
+pub struct ApiDoc;
+
+/// The generated document as pretty JSON with a trailing newline (the form
+/// committed at `docs/openapi.json`).
+pub fn document_json() -> &'static str {
+    static DOC: OnceLock<String> = OnceLock::new();
+    DOC.get_or_init(|| {
+        let mut s = ApiDoc::openapi().to_pretty_json().expect("the document serialises");
+        s.push('\n');
+        s
+    })
+}
+
+/// `GET /v1/openapi.json` (no key needed).
+pub async fn serve() -> Response {
+    let mut resp = document_json().into_response();
+    let h = resp.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=300"));
+    resp
+}
+
+/// One page of `GET /v1/companies` (the document's view of the body the
+/// controller writes).
+#[derive(Serialize, ToSchema)]
+#[schema(as = V1CompanyPage)]
+pub struct V1CompanyPage {
+    /// The companies, ordered by `ticker` then `isin`.
+    pub data: Vec<Company>,
+    /// Cursor of the next page: a string when `has_more`, else `null`.
+    #[schema(required)]
+    pub next_cursor: Option<String>,
+    /// Whether there is a next page.
+    pub has_more: bool,
+}
+
+/// The query parameters of `GET /v1/companies`. Filters combine with AND; a
+/// parameter given twice, or one not listed here, is `400`.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)] // read through `RawQuery`; this type only describes them
+pub struct CompaniesQuery {
+    /// First character of the ticker: `A`-`Z` (case-insensitive) or `0`-`9`.
+    #[param(pattern = "^[A-Za-z0-9]$", min_length = 1, max_length = 1, example = "R")]
+    letter: Option<String>,
+    /// Exact, case-sensitive industry; an unknown one gives an empty page.
+    #[param(min_length = 1, max_length = 200, example = "Refineries")]
+    industry: Option<String>,
+    /// Exchange the security is listed on.
+    #[param(inline)]
+    exchange: Option<Exchange>,
+    /// Market-capitalisation band.
+    #[param(inline)]
+    market_cap: Option<MarketCapBand>,
+    /// Case-insensitive substring of `name` or `ticker`; trimmed, then 2 to 100 characters.
+    #[param(min_length = 2, max_length = 100, pattern = "^\\s*\\S.*\\S\\s*$", example = "bajaj")]
+    search: Option<String>,
+    /// Exact ticker, case-insensitive (may match several securities).
+    #[param(pattern = "^\\s*[!-~]{1,32}\\s*$", min_length = 1, example = "RELIANCE")]
+    ticker: Option<String>,
+    /// `next_cursor` of the previous page, sent with the same filters.
+    cursor: Option<String>,
+    /// Page size, 1 to 200 (digits only, no sign, no leading zero).
+    #[param(minimum = 1, maximum = 200, default = 50)]
+    limit: Option<u16>,
+}
+
+/// Builds a problem+json response allowing `codes`, one example per code.
+fn problem(description: &str, codes: &[ErrorCode], extra: &[(&str, Header)]) -> RefOr<utoipa::openapi::Response> {
+    let schema = AllOfBuilder::new()
+        .item(Ref::from_schema_name("Problem"))
+        .item(ObjectBuilder::new().property(
+            "code",
+            ObjectBuilder::new().schema_type(Type::String).enum_values(Some(codes.iter().map(|c| c.as_str()))),
+        ))
+        .build();
+    let schema = RefOr::T(Schema::AllOf(schema));
+    let examples = codes.iter().map(|&c| {
+        let mut p = Problem::new(c, example_detail(c));
+        p.request_id = Some("01JD8X5QK2M3N4P5R6S7T8V9W0".into());
+        match c {
+            ErrorCode::InvalidParameter => p.param = Some("limit".into()),
+            ErrorCode::UnknownParameter => p.param = Some("industy".into()),
+            ErrorCode::InvalidCursor => p.param = Some("cursor".into()),
+            ErrorCode::RateLimited => p.violated_policies = Some(vec!["minute".into()]),
+            ErrorCode::QuotaExceeded => p.violated_policies = Some(vec!["month".into()]),
+            _ => {}
+        }
+        let value = serde_json::to_value(&p).expect("a problem serialises");
+        (c.as_str(), ExampleBuilder::new().summary(c.title()).value(Some(value)).build())
+    });
+    let mut b = ResponseBuilder::new().description(description).content(
+        "application/problem+json",
+        ContentBuilder::new().schema(Some(schema)).examples_from_iter(examples).build(),
+    );
+    for (name, h) in extra {
+        b = b.header(*name, h.clone());
+    }
+    b.build().into()
+}
+
+fn example_detail(c: ErrorCode) -> &'static str {
+    match c {
+        ErrorCode::InvalidParameter => "limit must be an integer from 1 to 200",
+        ErrorCode::UnknownParameter => "unknown parameter industy; did you mean industry?",
+        ErrorCode::InvalidCursor => "the cursor was not issued for these filters",
+        ErrorCode::ApiKeyInQuery => "send the API key in the Authorization header, never in the query string",
+        ErrorCode::MissingApiKey => "send Authorization: Bearer <key>",
+        ErrorCode::InvalidApiKey => "the API key is not valid",
+        ErrorCode::NotFound => "no article with this slug",
+        ErrorCode::MethodNotAllowed => "this route answers GET and HEAD",
+        ErrorCode::RateLimited => "rate limit of 600 requests per minute reached; retry after 1 s",
+        ErrorCode::QuotaExceeded => "monthly quota used up; it renews on the 1st (UTC)",
+        ErrorCode::Unavailable => "the store is unreachable",
+        ErrorCode::Internal => "an internal error occurred",
+    }
+}
+
+fn header(description: &str, schema: Type) -> Header {
+    HeaderBuilder::new().schema(ObjectBuilder::new().schema_type(schema)).description(Some(description)).build()
+}
+
+fn retry_after(description: &str) -> (&'static str, Header) {
+    ("Retry-After", header(description, Type::Integer))
+}
+
+macro_rules! problem_response {
+    ($(#[$m:meta])* $name:ident, $desc:expr, [$($code:ident),+], [$($extra:expr),*]) => {
+        $(#[$m])*
+        pub struct $name;
+
+        impl<'r> ToResponse<'r> for $name {
+            fn response() -> (&'r str, RefOr<utoipa::openapi::Response>) {
+                (stringify!($name), problem($desc, &[$(ErrorCode::$code),+], &[$($extra),*]))
+            }
+        }
+    };
+}
+
+problem_response!(
+    /// `400` of `/v1/companies`.
+    CompaniesBadRequest,
+    "A bad query: a bad value (`invalid_parameter`, naming `param`), an undefined or repeated parameter \
+(`unknown_parameter`), a cursor not issued for these filters (`invalid_cursor`), or a key-like value in the \
+query string (`api_key_in_query`, refused even with a valid header and not counted).",
+    [InvalidParameter, UnknownParameter, InvalidCursor, ApiKeyInQuery],
+    []
+);
+problem_response!(
+    /// `400` of the endpoints without query parameters.
+    BadRequest,
+    "Any query parameter (`unknown_parameter`), or a key-like value in the query string (`api_key_in_query`).",
+    [UnknownParameter, ApiKeyInQuery],
+    []
+);
+problem_response!(
+    /// `401`.
+    Unauthorized,
+    "No `Authorization: Bearer` header (`missing_api_key`), or a malformed, unknown or revoked key \
+(`invalid_api_key`, one identical body for all three). Carries `WWW-Authenticate: Bearer realm=\"mds\"`.",
+    [MissingApiKey, InvalidApiKey],
+    [("WWW-Authenticate", header("`Bearer realm=\"mds\"` (with `error=\"invalid_token\"` for `invalid_api_key`).", Type::String))]
+);
+problem_response!(
+    /// `404`.
+    NotFound,
+    "No article with this slug (or a slug that cannot exist).",
+    [NotFound],
+    []
+);
+problem_response!(
+    /// `405`.
+    MethodNotAllowed,
+    "A method other than `GET`/`HEAD`; checked before authentication.",
+    [MethodNotAllowed],
+    [("Allow", header("`GET,HEAD`", Type::String))]
+);
+problem_response!(
+    /// `429`.
+    TooManyRequests,
+    "The per-minute rate limit is reached (`rate_limited`) or the monthly quota is used up (`quota_exceeded`, \
+until the next billing month); `violated_policies` names `minute` or `month`. Not counted against the quota.",
+    [RateLimited, QuotaExceeded],
+    [retry_after("Seconds until a retry can succeed.")]
+);
+problem_response!(
+    /// `500`.
+    Internal,
+    "A bug; the body holds no internal detail, only the request id.",
+    [Internal],
+    []
+);
+problem_response!(
+    /// `503`.
+    Unavailable,
+    "The store is unreachable or the request ran out of time; retry later.",
+    [Unavailable],
+    [retry_after("Seconds to wait before retrying.")]
+);
+
+/// Adds what every operation shares: the bearer scheme, `X-Request-Id` on
+/// every response, the rate-limit headers on the responses of admitted
+/// requests, `ETag` and `Cache-Control` on `200`/`304`.
+struct Common;
+
+impl Modify for Common {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some("An API key: `Authorization: Bearer mds_live_…` (or `mds_test_…`)."))
+                    .build(),
+            ),
+        );
+        let request_id = header(
+            "Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID.",
+            Type::String,
+        );
+        let limits = [
+            ("RateLimit-Policy", "The policies: `\"minute\";q=<limit>;w=60, \"month\";q=<quota>`.", Type::String),
+            ("RateLimit", "Where the caller stands: `\"<policy>\";r=<remaining>;t=<seconds to reset>`.", Type::String),
+            ("X-RateLimit-Limit", "Requests allowed per minute.", Type::Integer),
+            ("X-RateLimit-Remaining", "Requests left in the current minute.", Type::Integer),
+            ("X-RateLimit-Reset", "Seconds until the per-minute limit resets.", Type::Integer),
+        ];
+        for resp in components.responses.values_mut() {
+            if let RefOr::T(r) = resp {
+                r.headers.insert("X-Request-Id".into(), request_id.clone());
+                if r.content.get("application/problem+json").is_some_and(|c| is_post_auth(c.examples.keys())) {
+                    for (n, d, t) in &limits {
+                        r.headers.insert((*n).into(), header(d, t.clone()));
+                    }
+                }
+            }
+        }
+        for (path, item) in doc.paths.paths.iter_mut() {
+            let cache = if path == "/v1/usage" { "`no-store`." } else { "`private, max-age=N` (N = 60 by default)." };
+            let Some(op) = item.get.as_mut() else { continue };
+            for (status, resp) in op.responses.responses.iter_mut() {
+                let RefOr::T(r) = resp else { continue };
+                r.headers.insert("X-Request-Id".into(), request_id.clone());
+                for (n, d, t) in &limits {
+                    r.headers.insert((*n).into(), header(d, t.clone()));
+                }
+                r.headers.insert(
+                    "ETag".into(),
+                    header("Strong validator of the representation; send it back in `If-None-Match`.", Type::String),
+                );
+                if status == "200" {
+                    r.headers.insert("Cache-Control".into(), header(cache, Type::String));
+                }
+            }
+        }
+    }
+}
+
+/// Whether a problem response can follow admission (so it carries the
+/// rate-limit headers): not for `400 api_key_in_query` alone, `401`, `405`.
+fn is_post_auth<'a>(mut codes: impl Iterator<Item = &'a String>) -> bool {
+    codes.any(|c| {
+        matches!(
+            ErrorCode::parse(c),
+            Some(
+                ErrorCode::InvalidParameter
+                    | ErrorCode::UnknownParameter
+                    | ErrorCode::InvalidCursor
+                    | ErrorCode::NotFound
+                    | ErrorCode::RateLimited
+                    | ErrorCode::QuotaExceeded
+            )
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn document_has_the_three_operations_and_every_code() {
+        let v: serde_json::Value = serde_json::from_str(document_json()).unwrap();
+        assert_eq!(v["openapi"], "3.1.0");
+        let paths: Vec<_> = v["paths"].as_object().unwrap().keys().cloned().collect();
+        assert_eq!(paths, ["/v1/companies", "/v1/news/{slug}", "/v1/usage"]);
+        for c in ErrorCode::ALL {
+            assert!(document_json().contains(&format!("\"{}\"", c.as_str())), "{c:?} missing");
+        }
+    }
+}

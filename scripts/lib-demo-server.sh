@@ -1,0 +1,19 @@
+# Sourced by scripts/*.sh: starts `mds demo` on a free loopback port over a
+# SQLite file in $WORK and sets BASE (http://127.0.0.1:PORT) and KEY (the
+# demo key). Needs $WORK (a temp dir) and $BIN (the mds binary).
+start_demo_server() {
+  MDS_LOG=warn "$BIN" --database "$WORK/mds.db" demo --listen 127.0.0.1:0 >"$WORK/demo.out" 2>"$WORK/demo.err" &
+  DEMO_PID=$!
+  for _ in $(seq 1 300); do
+    grep -q '^Serving on http://' "$WORK/demo.out" 2>/dev/null && break
+    kill -0 "$DEMO_PID" 2>/dev/null || { cat "$WORK/demo.err" >&2; echo "mds demo exited" >&2; return 1; }
+    sleep 0.1
+  done
+  BASE=$(sed -n 's/^Serving on \(http:\/\/[^ ]*\).*/\1/p' "$WORK/demo.out")
+  KEY=$(sed -n '2s/^ *//p' "$WORK/demo.out")
+  [[ -n "$BASE" && "$KEY" == mds_* ]] || { cat "$WORK/demo.out" "$WORK/demo.err" >&2; echo "no server/key" >&2; return 1; }
+}
+
+stop_demo_server() {
+  if [[ -n "${DEMO_PID:-}" ]]; then kill "$DEMO_PID" 2>/dev/null || true; wait "$DEMO_PID" 2>/dev/null || true; fi
+}

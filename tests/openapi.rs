@@ -1,0 +1,124 @@
+//! The OpenAPI document and the reference page: the committed snapshot
+//! `docs/openapi.json` matches what the code generates, the server serves
+//! that document without a key, and `/docs` with its assets loads from this
+//! server alone.
+//!
+//! After an intended API change, refresh the snapshot with
+//! `UPDATE_OPENAPI=1 cargo test -p mds --test openapi` and commit it.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::spawn;
+
+fn snapshot_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/openapi.json")
+}
+
+#[test]
+fn committed_document_matches_the_code() {
+    let generated = mds_http::openapi::document_json();
+    let path = snapshot_path();
+    if std::env::var_os("UPDATE_OPENAPI").is_some() {
+        std::fs::write(&path, generated).expect("write docs/openapi.json");
+        return;
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    if committed != generated {
+        let first = committed.lines().zip(generated.lines()).position(|(a, b)| a != b);
+        let hint = match first {
+            Some(i) => format!(
+                "first difference at line {}:\n  committed: {}\n  generated: {}",
+                i + 1,
+                committed.lines().nth(i).unwrap_or(""),
+                generated.lines().nth(i).unwrap_or("")
+            ),
+            None => format!(
+                "one is a prefix of the other ({} vs {} lines)",
+                committed.lines().count(),
+                generated.lines().count()
+            ),
+        };
+        panic!(
+            "docs/openapi.json is out of date with the code; {hint}\n\
+             If the change is intended, run `UPDATE_OPENAPI=1 cargo test -p mds --test openapi` and commit the file."
+        );
+    }
+}
+
+#[tokio::test]
+async fn served_document_is_the_generated_one_without_a_key() {
+    let app = spawn().await;
+    let r = app.client.get(format!("{}/v1/openapi.json", app.base)).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "application/json");
+    assert!(r.headers().contains_key("x-request-id"));
+    assert!(!r.headers().contains_key("ratelimit"), "the document is not rate limited");
+    let served: serde_json::Value = r.json().await.unwrap();
+    let generated: serde_json::Value = serde_json::from_str(mds_http::openapi::document_json()).unwrap();
+    assert_eq!(served, generated);
+
+    assert_eq!(served["openapi"], "3.1.0");
+    let mut ops = Vec::new();
+    for (path, item) in served["paths"].as_object().unwrap() {
+        for method in item.as_object().unwrap().keys().filter(|k| *k != "parameters") {
+            ops.push(format!("{method} {path}"));
+        }
+    }
+    assert_eq!(ops, ["get /v1/companies", "get /v1/news/{slug}", "get /v1/usage"]);
+    assert_eq!(served["components"]["securitySchemes"]["bearer"]["scheme"], "bearer");
+
+    // Every parameter /v1/companies accepts is documented, and nothing else.
+    let mut params: Vec<&str> = served["paths"]["/v1/companies"]["get"]["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    params.sort_unstable();
+    let mut defined = mds_http::controllers::companies::PARAMETERS.to_vec();
+    defined.sort_unstable();
+    assert_eq!(params, defined);
+}
+
+#[tokio::test]
+async fn docs_page_and_its_assets_load_from_this_server() {
+    let app = spawn().await;
+    let r = app.client.get(format!("{}/docs", app.base)).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "text/html; charset=utf-8");
+    assert!(r.headers()["cache-control"].to_str().unwrap().starts_with("public"));
+    let html = r.text().await.unwrap();
+
+    // Every URL the page references is local (a path on this server).
+    let mut urls = Vec::new();
+    for attr in ["src=\"", "href=\"", "spec-url=\""] {
+        for (i, _) in html.match_indices(attr) {
+            let rest = &html[i + attr.len()..];
+            urls.push(rest[..rest.find('"').unwrap()].to_owned());
+        }
+    }
+    assert!(!html.contains("://"), "the page names an absolute URL:\n{html}");
+    assert!(urls.contains(&"/v1/openapi.json".to_owned()), "{urls:?}");
+    for url in &urls {
+        assert!(url.starts_with('/') && !url.starts_with("//"), "not local: {url}");
+        let r = app.client.get(format!("{}{url}", app.base)).send().await.unwrap();
+        assert_eq!(r.status(), 200, "{url}");
+        let ct = r.headers()["content-type"].to_str().unwrap().to_owned();
+        if url.ends_with(".js") {
+            assert_eq!(ct, "text/javascript; charset=utf-8");
+            assert!(r.headers()["cache-control"].to_str().unwrap().contains("max-age=86400"));
+            let body = r.bytes().await.unwrap();
+            assert_eq!(&body[..], mds_http::docs::redoc_js());
+            assert!(!String::from_utf8_lossy(&body).contains("cdn.redoc.ly"));
+        } else {
+            assert_eq!(ct, "application/json", "{url}");
+        }
+    }
+    assert!(urls.iter().any(|u| u.ends_with(".js")), "{urls:?}");
+
+    let r = app.client.get(format!("{}/docs/nope.js", app.base)).send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    assert_eq!(r.headers()["content-type"], "application/problem+json");
+}
