@@ -346,7 +346,9 @@ async fn back_to_redis_after_a_pause_and_after_a_restart() {
         return;
     };
     let env = Env::new(&format!("redis://127.0.0.1:{port}")).await;
-    let a = env.node(2).await;
+    // A timeout well under the 700 ms pause below, so the pause reads as an outage.
+    let config = env.config(2).with_timeout(Duration::from_millis(250));
+    let a = Arc::new(SharedLimiter::connect(config, Arc::new(Meter::new()), env.clock.clone()).await.unwrap());
     let l = limits(1_000, 1_000);
     for _ in 0..3 {
         admit(&a, &env.store, l, true).await.ticket.unwrap().settle(true);
