@@ -8,11 +8,16 @@
 //! inserted meanwhile cause no duplicates or skips.
 //!
 //! # Layout
-//! - [`catalog`]: [`Catalog`], its rows (pre-serialised JSON) and [`Page`].
+//! - [`catalog`]: [`Catalog`], its rows (pre-serialised JSON in arenas),
+//!   filter indexes and [`Page`].
 //! - [`cursor`]: [`CursorCodec`], opaque HMAC-signed cursors bound to filters.
+//! - `grams` (private): the bigrams and trigrams that index search.
+//! - `postings` (private): posting lists (row ids or bitmaps) and their seekers.
 
 pub mod catalog;
 pub mod cursor;
+mod grams;
+mod postings;
 
 pub use catalog::{Catalog, Page, SortKey};
 pub use cursor::{CursorCodec, CursorError};

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# GET /v1/companies at three sizes: the demo set (data/demo via `mds import
+# exchanges`), ~113k real ISINs (from the casparser ISIN list in
+# ../shared/data/pypi, turned into a companies CSV in a temp dir) and a
+# deterministic synthetic 1,000,000-company CSV (bench/gen_companies.py, seed
+# 42). For each: time from start to /readyz, peak RSS (VmHWM), throughput of
+# the first page (limit=50, authenticated, limits on) against a baseline server
+# answering the identical bytes with no work (crates/mds-catalog/examples/
+# baseline.rs), a deep-cursor page against the first page, and p50/p99 latency
+# of searches and filter combinations at moderate load (wrk -c2). Also the
+# in-process catalog build time and page costs (examples/catalog_bench.rs).
+# Every ratio is measured within this run, ABBA-alternated, median of ROUNDS.
+#
+# Usage: bench/run.sh [ROUNDS=5] [SECONDS=8] [CONNECTIONS=16] [SETS="demo real 1m"]
+# Needs: cargo, python3, curl, wrk (installed with apt-get when missing).
+# Nothing is written outside a temp dir (removed at exit) and target/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${1:-5}; SECS=${2:-8}; CONNS=${3:-16}; SETS=${4:-"demo real 1m"}
+CASPARSER=${CASPARSER:-../shared/data/pypi/casparser_isin_2026.6.9_equity_shares.csv.gz}
+command -v wrk >/dev/null || { apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }; }
+cargo build --release --quiet --bin mds
+cargo build --release --quiet -p mds-catalog --example baseline --example catalog_bench
+BIN=$PWD/target/release/mds; EX=$PWD/target/release/examples
+WORK=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
+export MDS_LOG=warn
+echo "# bench/run.sh $ROUNDS $SECS $CONNS \"$SETS\" on $(date -u +%F) at $(date -u +%T) UTC; uptime:$(uptime | sed 's/.*load/ load/')"
+
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+# wrk → "req/s p50_ms p99_ms"
+ms() { awk '{v=$1; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; printf "%.3f", v}'; }
+run_wrk() { # port path conns secs
+  local out; out=$(wrk -t1 -c"$3" -d"$4s" --latency -H "Authorization: Bearer $KEY" "http://127.0.0.1:$1$2")
+  echo "$(echo "$out" | awk '/Requests\/sec/ {print $2}') $(echo "$out" | awk '$1=="50%" {print $2}' | ms) $(echo "$out" | awk '$1=="99%" {print $2}' | ms)"
+}
+ready_wait() { # port → seconds until /readyz is 200
+  local t0; t0=$(date +%s.%N)
+  for _ in $(seq 1 3000); do curl -sf "http://127.0.0.1:$1/readyz" >/dev/null && break; sleep 0.01; done
+  echo "$(date +%s.%N) - $t0" | bc -l
+}
+# The last cursor a full walk (limit=200) hands out: its page is the final rows.
+last_cursor() { # port query
+  python3 - "$1" "$2" "$KEY" <<'PY'
+import http.client, json, sys, urllib.parse
+port, q, key = sys.argv[1:]
+c = http.client.HTTPConnection("127.0.0.1", int(port))
+cur, last, pages = None, None, 0
+while True:
+    path = "/v1/companies?limit=200" + ("&" + q if q else "") + ("&cursor=" + cur if cur else "")
+    c.request("GET", path, headers={"Authorization": "Bearer " + key})
+    body = json.loads(c.getresponse().read())
+    pages += 1
+    if not body["has_more"]:
+        break
+    last = cur = body["next_cursor"]
+print(last or "", pages)
+PY
+}
+
+bench_set() { # name
+  local name=$1 db="$WORK/$1.db" port=18301 bport=18302 csv=""
+  export MDS_DATABASE_URL="sqlite://$db?mode=rwc"
+  case $name in
+    demo) $BIN import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv \
+            --mcap data/demo/nse_mcap_2024-03-28.csv >/dev/null 2>&1 ;;
+    real) csv=$WORK/real.csv; python3 bench/gen_companies.py casparser "$CASPARSER" "$csv"
+          $BIN import companies "$csv" >/dev/null ;;
+    1m)   csv=$WORK/1m.csv; python3 bench/gen_companies.py synthetic 1000000 42 "$csv"
+          $BIN import companies "$csv" >/dev/null ;;
+  esac
+  $BIN tiers set bench --rate-limit-per-minute 1000000000 --monthly-quota 1000000000000 >/dev/null
+  $BIN accounts create bench >/dev/null
+  KEY=$($BIN keys create --account bench --tier bench 2>/dev/null | tail -n 1)
+  echo; echo "## $name"
+  if [[ -n $csv ]]; then
+    echo "csv: $(stat -c %s "$csv") bytes"
+    echo "catalog in-process (examples/catalog_bench):"; "$EX/catalog_bench" "$csv" | sed 's/^/  /'
+  fi
+  $BIN serve --listen 127.0.0.1:$port 2>"$WORK/$name.log" & local pid=$!
+  printf 'time to ready: %.2f s\n' "$(ready_wait $port)"
+  local first=/v1/companies?limit=50
+  curl -sf -H "Authorization: Bearer $KEY" "http://127.0.0.1:$port$first" >"$WORK/body.json"
+  echo "first page: $(stat -c %s "$WORK/body.json") bytes, $(grep -o '"isin"' "$WORK/body.json" | wc -l) rows"
+  "$EX/baseline" 127.0.0.1:$bport "$WORK/body.json" & local bpid=$!
+  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$bport/" >/dev/null && break; sleep 0.05; done
+  read -r cur pages < <(last_cursor $port "")
+  local deep="/v1/companies?limit=50&cursor=$cur"
+  echo "deep cursor: after a walk of $pages pages of 200"
+  run_wrk $port "$first" "$CONNS" 2 >/dev/null; run_wrk $bport "$first" "$CONNS" 2 >/dev/null # warm-up
+  local r=() b=() d=() rb=() rd=() a x y z
+  for i in $(seq 1 "$ROUNDS"); do
+    if (( i % 2 )); then
+      a=$(run_wrk $port "$first" "$CONNS" "$SECS"); sleep 1; x=$(run_wrk $bport "$first" "$CONNS" "$SECS"); sleep 1
+      y=$(run_wrk $port "$deep" "$CONNS" "$SECS")
+    else
+      y=$(run_wrk $port "$deep" "$CONNS" "$SECS"); sleep 1; x=$(run_wrk $bport "$first" "$CONNS" "$SECS"); sleep 1
+      a=$(run_wrk $port "$first" "$CONNS" "$SECS")
+    fi
+    sleep 1
+    set -- $a; r+=("$1"); local ap50=$2 ap99=$3
+    set -- $x; b+=("$1"); set -- $y; d+=("$1")
+    rb+=("$(echo "${r[-1]} / ${b[-1]}" | bc -l)"); rd+=("$(echo "${r[-1]} / ${d[-1]}" | bc -l)")
+    printf 'round %d: first page %s req/s (p50 %s ms, p99 %s ms) | baseline %s | deep %s (p50 %s, p99 %s) | mds/baseline %.3f | first/deep %.3f\n' \
+      "$i" "${r[-1]}" "$ap50" "$ap99" "$x" "${d[-1]}" "$(echo $y | cut -d' ' -f2)" "$(echo $y | cut -d' ' -f3)" "${rb[-1]}" "${rd[-1]}"
+  done
+  printf 'median: first page %s req/s, baseline %s, deep %s; mds/baseline %.3f; deep page cost / first page cost %.3f\n' \
+    "$(median "${r[@]}")" "$(median "${b[@]}")" "$(median "${d[@]}")" "$(median "${rb[@]}")" "$(median "${rd[@]}")"
+  echo "filters and searches at moderate load (wrk -c2, ${SECS}s each): req/s p50_ms p99_ms"
+  for q in "search=ta" "search=zq" "search=ltd" "search=india" "search=limited" "search=nestl%C3%A9" \
+           "search=%E0%A4%AD%E0%A4%BE" "search=ab&exchange=nse&market_cap=small_cap" "industry=Banks" \
+           "industry=Banks&exchange=bse&market_cap=large_cap" "letter=m&exchange=nse" "market_cap=mid_cap" \
+           "ticker=M%26M" "search=suj&letter=s&industry=Steel"; do
+    echo "  $q: $(run_wrk $port "/v1/companies?limit=50&$q" 2 "$SECS")"
+  done
+  echo "peak RSS (VmHWM) of mds serve: $(awk '/VmHWM/ {printf "%.0f MiB", $2/1024}' /proc/$pid/status)"
+  kill $bpid; kill -TERM $pid; wait $pid 2>/dev/null || true; wait $bpid 2>/dev/null || true
+  rm -f "$db"* "${csv:-/nonexistent}"
+}
+
+for s in $SETS; do bench_set "$s"; done
+echo; echo "# done at $(date -u +%T) UTC; uptime:$(uptime | sed 's/.*load/ load/')"

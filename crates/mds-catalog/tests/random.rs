@@ -1,0 +1,245 @@
+//! Randomised comparison of [`Catalog::page`] with a naive reference filter:
+//! thousands of generated companies (ASCII, accented and Devanagari names,
+//! shared tickers), many random filter combinations, limits and cursors.
+
+use mds_catalog::{Catalog, SortKey};
+use mds_domain::query::fold;
+use mds_domain::{Company, CompanyFilter, Exchange, Isin, Letter, MarketCapBand, SearchTerm, Ticker};
+
+/// xorshift64*: deterministic, no dependencies.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len())]
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
+
+/// A valid ISIN from 9 payload characters after `IN`.
+fn isin(n: u64) -> Isin {
+    let body = format!("INE{:08}", n);
+    let digits: String = body
+        .chars()
+        .map(|c| if c.is_ascii_digit() { c.to_string() } else { (c as u32 - 'A' as u32 + 10).to_string() })
+        .collect();
+    let sum: u32 = digits
+        .bytes()
+        .rev()
+        .enumerate()
+        .map(|(k, b)| {
+            let d = u32::from(b - b'0');
+            if k % 2 == 0 {
+                let d2 = d * 2;
+                d2 / 10 + d2 % 10
+            } else {
+                d
+            }
+        })
+        .sum();
+    Isin::parse(&format!("{body}{}", (10 - sum % 10) % 10)).expect("valid check digit")
+}
+
+const WORDS: &[&str] = &[
+    "Nestlé",
+    "ÉCOLE",
+    "Tata",
+    "Reliance",
+    "Infosys",
+    "भारत",
+    "पेट्रोलियम",
+    "Ltd",
+    "India",
+    "Bank",
+    "Steel",
+    "Motors",
+    "Ωmega",
+    "ΣΑΣ",
+    "Straße",
+    "Größe",
+    "İstanbul",
+    "Adani",
+    "Green",
+    "Energy",
+    "ab",
+    "Ba",
+    "zz",
+    "日本",
+    "Café",
+];
+const INDUSTRIES: &[&str] = &["Banks", "Software", "Steel", "Pharma", "Textiles", "बैंक"];
+const TICKER_PARTS: &[&str] = &["AB", "TATA", "REL", "INFY", "M&M", "20", "BAJAJ-", "Z", "ÉX", "NEST"];
+
+fn generate(rng: &mut Rng, n: usize) -> Vec<Company> {
+    (0..n)
+        .map(|k| {
+            let words = 1 + rng.below(4);
+            let name = (0..words).map(|_| *rng.pick(WORDS)).collect::<Vec<_>>().join(" ");
+            let mut ticker = String::new();
+            while ticker.is_empty() || rng.chance(40) && ticker.len() < 20 {
+                let p = rng.pick(TICKER_PARTS);
+                if p.is_ascii() {
+                    ticker.push_str(p);
+                }
+            }
+            // Few distinct tickers, so several ISINs share one.
+            if rng.chance(30) {
+                ticker.push_str(&rng.below(10).to_string());
+            }
+            Company {
+                isin: isin(k as u64 * 7919 % 100_000_000),
+                ticker: Ticker::parse(&ticker).unwrap(),
+                name,
+                industry: if rng.chance(80) { Some(rng.pick(INDUSTRIES).to_string()) } else { None },
+                sector: if rng.chance(50) { Some("Financials".into()) } else { None },
+                is_bse: rng.chance(70),
+                is_nse: rng.chance(50),
+                market_cap_band: if rng.chance(75) { Some(*rng.pick(MarketCapBand::ALL)) } else { None },
+                logo_url: None,
+            }
+        })
+        .collect()
+}
+
+/// A search term: a slice of some company's name or ticker (so it often
+/// matches), in random case, or a random short string.
+fn term(rng: &mut Rng, companies: &[Company]) -> Option<SearchTerm> {
+    let c = rng.pick(companies);
+    let text: Vec<char> = if rng.chance(70) { c.name.chars().collect() } else { c.ticker.as_str().chars().collect() };
+    let s: String = if rng.chance(85) && text.len() >= 2 {
+        let len = if rng.chance(40) { 2 } else { 2 + rng.below(text.len() - 1) };
+        let len = len.min(text.len());
+        let at = rng.below(text.len() - len + 1);
+        let t: String = text[at..at + len].iter().collect();
+        if rng.chance(50) { t.to_uppercase() } else { t }
+    } else {
+        (0..2 + rng.below(3)).map(|_| *rng.pick(&['a', 'b', 'é', 'ा', 'z', 'Σ', '&', '2'])).collect()
+    };
+    SearchTerm::parse(&s).ok()
+}
+
+fn filter(rng: &mut Rng, companies: &[Company]) -> CompanyFilter {
+    let c = rng.pick(companies);
+    CompanyFilter {
+        letter: if rng.chance(25) {
+            Letter::parse(&c.ticker.as_str()[..1]).ok().or_else(|| Letter::parse("z").ok())
+        } else {
+            None
+        },
+        industry: if rng.chance(30) {
+            Some(if rng.chance(90) { rng.pick(INDUSTRIES).to_string() } else { "Nope".into() })
+        } else {
+            None
+        },
+        exchange: if rng.chance(30) { Some(*rng.pick(Exchange::ALL)) } else { None },
+        market_cap: if rng.chance(30) { Some(*rng.pick(MarketCapBand::ALL)) } else { None },
+        search: if rng.chance(50) { term(rng, companies) } else { None },
+        ticker: if rng.chance(10) { Some(c.ticker.clone()) } else { None },
+    }
+}
+
+/// The reference: every company, sorted, filtered one by one.
+fn reference<'a>(sorted: &'a [Company], f: &CompanyFilter) -> Vec<&'a Company> {
+    sorted.iter().filter(|c| f.matches(c, &fold(&c.name), &fold(c.ticker.as_str()))).collect()
+}
+
+fn key(c: &Company) -> SortKey {
+    SortKey { ticker: c.ticker.as_str().to_owned(), isin: c.isin.as_str().to_owned() }
+}
+
+fn json(c: &Company) -> String {
+    serde_json::to_string(c).unwrap()
+}
+
+#[test]
+fn pages_and_walks_match_a_naive_filter() {
+    let mut rng = Rng(0x5EED_CA7A_1060_0001);
+    let companies = generate(&mut rng, 3_000);
+    let catalog = Catalog::new(companies.clone());
+    let mut sorted = companies;
+    sorted.sort_by(|a, b| (&a.ticker, &a.isin).cmp(&(&b.ticker, &b.isin)));
+    assert_eq!(catalog.len(), sorted.len());
+    assert!(catalog.companies().eq(sorted.iter()), "companies() gives every company back, in order");
+
+    let (mut nonempty, mut searched) = (0, 0);
+    for round in 0..600 {
+        let f = filter(&mut rng, &sorted);
+        let want = reference(&sorted, &f);
+        nonempty += usize::from(!want.is_empty());
+        searched += usize::from(f.search.is_some() && !want.is_empty());
+        let limit = *rng.pick(&[1, 2, 3, 7, 50, 200]);
+
+        // One page from a random cursor: a row's key, or a key between rows.
+        let after = match rng.below(3) {
+            0 => None,
+            1 => Some(key(rng.pick(&sorted))),
+            _ => {
+                let mut k = key(rng.pick(&sorted));
+                k.ticker.push('!');
+                Some(k)
+            }
+        };
+        let from = after.as_ref().map_or(0, |a| want.partition_point(|c| key(c) <= *a));
+        let page = catalog.page(&f, after.as_ref(), limit);
+        let expect: Vec<String> = want[from..].iter().take(limit).map(|c| json(c)).collect();
+        assert_eq!(page.rows, expect, "round {round}: {f:?} after {after:?} limit {limit}");
+        let more = want.len() > from + limit;
+        assert_eq!(page.next, if more { Some(key(want[from + limit - 1])) } else { None }, "round {round}: {f:?}");
+
+        // A full walk with the cursors the catalog hands out.
+        if round % 3 == 0 {
+            let mut got = Vec::new();
+            let mut after = None;
+            loop {
+                let p = catalog.page(&f, after.as_ref(), limit);
+                assert!(p.rows.len() <= limit);
+                got.extend(p.rows.iter().map(|r| r.to_string()));
+                match p.next {
+                    Some(k) => after = Some(k),
+                    None => break,
+                }
+                assert!(got.len() <= want.len(), "round {round}: walk runs past the matches");
+            }
+            assert_eq!(got, want.iter().map(|c| json(c)).collect::<Vec<_>>(), "round {round}: walk of {f:?}");
+        }
+    }
+    // The generator must exercise the interesting cases, or the test proves little.
+    assert!(nonempty > 200, "only {nonempty} filters matched anything");
+    assert!(searched > 100, "only {searched} searches matched anything");
+}
+
+#[test]
+fn unicode_and_two_character_searches() {
+    let mut rng = Rng(7);
+    let mut companies = generate(&mut rng, 500);
+    companies[0].name = "Nestlé India".into();
+    companies[1].name = "ÉCOLE Normale".into();
+    companies[2].name = "भारत पेट्रोलियम".into();
+    let catalog = Catalog::new(companies.clone());
+    companies.sort_by(|a, b| (&a.ticker, &a.isin).cmp(&(&b.ticker, &b.isin)));
+    for s in ["NESTLÉ", "stlé", "école", "ÉC", "भारत", "रत", "ab", "&M", "m&", "é", "ीी", "zz"] {
+        let Ok(t) = SearchTerm::parse(s) else {
+            assert_eq!(s.chars().count(), 1);
+            continue;
+        };
+        let f = CompanyFilter { search: Some(t), ..Default::default() };
+        let want: Vec<String> = reference(&companies, &f).into_iter().map(json).collect();
+        let got: Vec<String> = catalog.page(&f, None, 200).rows.iter().map(|r| r.to_string()).collect();
+        assert_eq!(got, want, "{s}");
+    }
+    let f = CompanyFilter { search: Some(SearchTerm::parse("NESTLÉ").unwrap()), ..Default::default() };
+    assert!(!catalog.page(&f, None, 200).rows.is_empty());
+    let f = CompanyFilter { search: Some(SearchTerm::parse("रत").unwrap()), ..Default::default() };
+    assert!(!catalog.page(&f, None, 200).rows.is_empty());
+}
