@@ -119,11 +119,6 @@ impl Meter {
         self.keys.read().unwrap_or_else(PoisonError::into_inner).get(key).cloned()
     }
 
-    /// Records the store's count for a key and month, unless already known.
-    pub fn seed(&self, key: &KeyPrefix, month: BillingMonth, stored: u64) {
-        seed_state(&self.key_state(key), month, stored);
-    }
-
     /// Loads the store's count for a key and month if this node lacks it.
     pub async fn ensure_seeded(&self, store: &dyn Store, key: &KeyPrefix, month: BillingMonth) -> StoreResult<()> {
         let state = self.key_state(key);
@@ -135,24 +130,9 @@ impl Meter {
         Ok(())
     }
 
-    /// Reserves one request of `quota` if it is not spent.
-    pub fn reserve(&self, key: &KeyPrefix, month: BillingMonth, quota: u64) -> Reservation {
-        reserve(&mut self.key_state(key).lock(), month, quota)
-    }
-
-    /// Settles a reservation: counted (owed to the store) or released.
-    pub fn settle(&self, key: &KeyPrefix, month: BillingMonth, counted: bool) {
-        settle(&mut self.key_state(key).lock(), month, counted);
-    }
-
     /// The key's count for the month as this node knows it.
     pub fn used(&self, key: &KeyPrefix, month: BillingMonth) -> Option<u64> {
         self.existing(key)?.lock().month(month).map(|c| c.base + c.admitted)
-    }
-
-    /// Whether this node knows the key's count for the month.
-    pub fn is_seeded(&self, key: &KeyPrefix, month: BillingMonth) -> bool {
-        self.used(key, month).is_some()
     }
 
     /// Counts for the key this node has not yet written to the store, by month.
@@ -290,6 +270,25 @@ pub(crate) fn settle(s: &mut KeyInner, month: BillingMonth, counted: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Key-level shorthands over the per-key functions, for these tests.
+    impl Meter {
+        fn seed(&self, key: &KeyPrefix, month: BillingMonth, stored: u64) {
+            seed_state(&self.key_state(key), month, stored);
+        }
+
+        fn reserve(&self, key: &KeyPrefix, month: BillingMonth, quota: u64) -> Reservation {
+            reserve(&mut self.key_state(key).lock(), month, quota)
+        }
+
+        fn settle(&self, key: &KeyPrefix, month: BillingMonth, counted: bool) {
+            settle(&mut self.key_state(key).lock(), month, counted);
+        }
+
+        fn is_seeded(&self, key: &KeyPrefix, month: BillingMonth) -> bool {
+            self.used(key, month).is_some()
+        }
+    }
 
     fn key() -> KeyPrefix {
         KeyPrefix::parse("mds_live_abc").unwrap()

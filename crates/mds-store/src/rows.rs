@@ -21,10 +21,6 @@ use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use crate::{KeyRecord, StoreError, StoreResult};
 
-/// `meta` key of the change counter.
-// Schema version 1 only: replaced by `META_GENERATIONS` (migration 0002).
-#[allow(dead_code)]
-pub(crate) const META_GENERATION: &str = "generation";
 /// `meta` key of the cursor secret.
 pub(crate) const META_CURSOR_SECRET: &str = "cursor_secret";
 /// Length of the cursor secret in bytes.
@@ -298,13 +294,6 @@ pub(crate) fn key_record(r: &impl RowExt) -> StoreResult<KeyRecord> {
         revoked_at: opt_instant("api_keys", "revoked_at", r.opt_text("revoked_at")?)?,
         prefix,
     })
-}
-
-/// The stored generation (decimal text).
-// Schema version 1 only: replaced by `generations` (migration 0002).
-#[allow(dead_code)]
-pub(crate) fn generation(value: &str) -> StoreResult<i64> {
-    value.parse().map_err(|_| corrupt(format_args!("meta.generation is not an integer: {value:?}")))
 }
 
 /// The stored cursor secret (hex of 32 bytes).
