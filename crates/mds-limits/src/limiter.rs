@@ -97,6 +97,53 @@ impl Decision {
     }
 }
 
+/// Where a key stands against its per-minute limit, as a GCRA reports it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MinuteStanding {
+    /// Requests left now.
+    pub(crate) remaining: u64,
+    /// Nanoseconds until the allowance is full again.
+    pub(crate) reset_ns: i64,
+    /// When refused: nanoseconds until one request is allowed.
+    pub(crate) retry_ns: i64,
+}
+
+impl Decision {
+    /// The decision for a key standing at `minute` and `used` requests this
+    /// month, `until_next_month` seconds before the month ends, with the
+    /// `violated` policies: one place for `Retry-After` and both policies,
+    /// whichever limiter (local or shared) decided.
+    pub(crate) fn assemble(
+        limits: Limits,
+        until_next_month: u64,
+        minute: MinuteStanding,
+        used: u64,
+        violated: Vec<&'static str>,
+        ticket: Option<Ticket>,
+    ) -> Decision {
+        let retry_after_secs = violated
+            .iter()
+            .map(|p| if *p == "minute" { secs_ceil(minute.retry_ns).max(1) } else { until_next_month })
+            .max()
+            .unwrap_or(0);
+        Decision {
+            minute: PolicyState {
+                limit: u64::from(limits.rate_limit_per_minute),
+                remaining: minute.remaining,
+                reset_secs: secs_ceil(minute.reset_ns),
+            },
+            month: PolicyState {
+                limit: limits.monthly_quota,
+                remaining: limits.monthly_quota.saturating_sub(used),
+                reset_secs: until_next_month,
+            },
+            violated,
+            retry_after_secs,
+            ticket,
+        }
+    }
+}
+
 /// The limiter of one node.
 #[derive(Debug)]
 pub struct Limiter {
@@ -164,26 +211,8 @@ impl Limiter {
             }
             (g, used_after)
         };
-        let retry_after_secs = violated
-            .iter()
-            .map(|p| if *p == "minute" { secs_ceil(g.retry_after_ns).max(1) } else { until_next_month })
-            .max()
-            .unwrap_or(0);
-        Ok(Decision {
-            minute: PolicyState {
-                limit: limits.rate_limit_per_minute as u64,
-                remaining: g.remaining as u64,
-                reset_secs: secs_ceil(g.reset_ns),
-            },
-            month: PolicyState {
-                limit: limits.monthly_quota,
-                remaining: limits.monthly_quota.saturating_sub(used_after),
-                reset_secs: until_next_month,
-            },
-            violated,
-            retry_after_secs,
-            ticket,
-        })
+        let minute = MinuteStanding { remaining: g.remaining as u64, reset_ns: g.reset_ns, retry_ns: g.retry_after_ns };
+        Ok(Decision::assemble(limits, until_next_month, minute, used_after, violated, ticket))
     }
 
     /// Forgets what no longer matters: months before last that are settled

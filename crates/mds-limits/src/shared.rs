@@ -69,7 +69,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{ErrorKind, RedisError, Script};
 
 use crate::clock::Clock;
-use crate::limiter::{Decision, Limiter, Limits, PolicyState, Ticket, secs_ceil};
+use crate::limiter::{Decision, Limiter, Limits, MinuteStanding, Ticket};
 use crate::meter::{self, Meter};
 
 /// The admission script. `KEYS[1]`: the GCRA TAT (µs); `KEYS[2]`: the
@@ -593,11 +593,6 @@ impl SharedLimiter {
         if admitted {
             bump(&self.counters.redis_admitted);
         }
-        let retry_after_secs = violated
-            .iter()
-            .map(|p| if *p == "minute" { secs_ceil(a.retry_us.saturating_mul(1000)).max(1) } else { until_next_month })
-            .max()
-            .unwrap_or(0);
         let ticket = (admitted && counts).then(|| Ticket {
             state: state.clone(),
             month,
@@ -609,21 +604,12 @@ impl SharedLimiter {
                 timeout: self.config.timeout,
             }),
         });
-        Decision {
-            minute: PolicyState {
-                limit: u64::from(limits.rate_limit_per_minute),
-                remaining: a.remaining.max(0) as u64,
-                reset_secs: secs_ceil(a.reset_us.saturating_mul(1000)),
-            },
-            month: PolicyState {
-                limit: limits.monthly_quota,
-                remaining: limits.monthly_quota.saturating_sub(used),
-                reset_secs: until_next_month,
-            },
-            violated,
-            retry_after_secs,
-            ticket,
-        }
+        let minute = MinuteStanding {
+            remaining: a.remaining.max(0) as u64,
+            reset_ns: a.reset_us.saturating_mul(1000),
+            retry_ns: a.retry_us.saturating_mul(1000),
+        };
+        Decision::assemble(limits, until_next_month, minute, used, violated, ticket)
     }
 
     /// The node's own decision, with its share of the per-minute limit.
