@@ -18,25 +18,31 @@ use crate::state::AppState;
 /// node's metrics.
 pub async fn log(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let start = Instant::now();
-    let method = req.method().clone();
-    let path = req.uri().path().to_owned();
-    let id = req.extensions().get::<RequestId>().map(|r| r.0.clone()).unwrap_or_default();
+    let route = route_of(req.uri().path());
+    // What only the log line needs is taken only when it will be written.
+    let logged = tracing::enabled!(target: "mds::access", tracing::Level::INFO).then(|| {
+        let id = req.extensions().get::<RequestId>().map(|r| r.0.clone()).unwrap_or_default();
+        (req.method().clone(), redact(req.uri().path()), id)
+    });
     let resp = next.run(req).await;
-    state.metrics.request(route_of(&path), resp.status().as_u16(), start.elapsed());
+    let latency = start.elapsed();
+    state.metrics.request(route, resp.status().as_u16(), latency);
     if resp.extensions().get::<StoreFailure>().is_some() {
         state.metrics.event(Event::StoreError);
     }
-    let key = resp.extensions().get::<std::sync::Arc<KeyContext>>().map(|k| k.prefix.as_str().to_owned());
-    tracing::info!(
-        target: "mds::access",
-        %method,
-        path = %redact(&path),
-        status = resp.status().as_u16(),
-        latency_us = start.elapsed().as_micros() as u64,
-        request_id = %id,
-        key_prefix = key.as_deref().unwrap_or("-"),
-        "request"
-    );
+    if let Some((method, path, id)) = logged {
+        let key = resp.extensions().get::<std::sync::Arc<KeyContext>>().map(|k| k.prefix.as_str());
+        tracing::info!(
+            target: "mds::access",
+            %method,
+            %path,
+            status = resp.status().as_u16(),
+            latency_us = latency.as_micros() as u64,
+            request_id = %id,
+            key_prefix = key.unwrap_or("-"),
+            "request"
+        );
+    }
     resp
 }
 
