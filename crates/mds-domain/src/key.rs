@@ -126,7 +126,12 @@ impl ApiKey {
 
     /// The first [`KEY_PREFIX_LEN`] characters.
     pub fn prefix(&self) -> KeyPrefix {
-        KeyPrefix(self.secret[..KEY_PREFIX_LEN].to_owned())
+        KeyPrefix(self.prefix_str().to_owned())
+    }
+
+    /// The first [`KEY_PREFIX_LEN`] characters, borrowed (for lookups).
+    pub fn prefix_str(&self) -> &str {
+        &self.secret[..KEY_PREFIX_LEN]
     }
 
     /// SHA-256 of the whole key: what the store keeps.

@@ -103,7 +103,7 @@ impl AuthIndex {
 
     /// The context of a well-formed key, if it is known and not revoked.
     pub fn authenticate(&self, key: &ApiKey) -> Option<Arc<KeyContext>> {
-        let entry = self.by_prefix.get(key.prefix().as_str())?;
+        let entry = self.by_prefix.get(key.prefix_str())?;
         (entry.hash == key.hash() && entry.context.environment == key.environment()).then(|| entry.context.clone())
     }
 

@@ -20,12 +20,13 @@ pub const PROBLEM_JSON: &str = "application/problem+json";
 /// Middleware: renders problems.
 pub async fn render(req: Request, next: Next) -> Response {
     let request_id = req.extensions().get::<RequestId>().map(|r| r.0.clone());
-    let path = req.uri().path().to_owned();
+    // A `Uri` clone shares its bytes: nothing is copied for the common case.
+    let uri = req.uri().clone();
     let method = req.method().clone();
     let mut resp = next.run(req).await;
     let problem = match resp.extensions_mut().remove::<Problem>() {
         Some(p) => Some(p),
-        None => bare_error(&resp, &method, &path),
+        None => bare_error(&resp, &method, uri.path()),
     };
     let Some(mut problem) = problem else { return resp };
     problem.request_id = request_id;
