@@ -88,6 +88,22 @@ impl Store for Faulty {
         self.gate().await?;
         self.inner.companies().await
     }
+    async fn company_count(&self) -> StoreResult<u64> {
+        self.gate().await?;
+        self.inner.company_count().await
+    }
+    async fn companies_sorted(&self, each: &mut (dyn FnMut(Company) + Send)) -> StoreResult<()> {
+        self.gate().await?;
+        self.inner.companies_sorted(each).await
+    }
+    async fn save_catalog_snapshot(&self, generation: i64, bytes: &[u8]) -> StoreResult<()> {
+        self.gate().await?;
+        self.inner.save_catalog_snapshot(generation, bytes).await
+    }
+    async fn catalog_snapshot(&self, generation: i64) -> StoreResult<Option<Vec<u8>>> {
+        self.gate().await?;
+        self.inner.catalog_snapshot(generation).await
+    }
     async fn upsert_articles(&self, rows: &[Article]) -> StoreResult<UpsertSummary> {
         self.gate().await?;
         self.inner.upsert_articles(rows).await

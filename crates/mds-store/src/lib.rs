@@ -144,6 +144,10 @@ pub struct UsageBatch {
     pub deltas: Vec<UsageDelta>,
 }
 
+/// A statement slower than this is logged, at INFO: bulk reads (the catalog
+/// stream, a snapshot) are slow by nature, so this is not a warning.
+pub(crate) const SLOW_STATEMENT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// What mds needs from storage. Implemented once per backend.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
@@ -167,6 +171,27 @@ pub trait Store: Send + Sync + 'static {
 
     /// Every company, ordered by ticker then ISIN.
     async fn companies(&self) -> StoreResult<Vec<Company>>;
+
+    /// How many companies there are (for a reader of [`Store::companies_sorted`]
+    /// to allocate once).
+    async fn company_count(&self) -> StoreResult<u64>;
+
+    /// Every company in `(ticker, isin)` byte order, handed to `each` one at a
+    /// time (nothing else is held in memory). Stops at, and returns, the first
+    /// error. The rows are those of one consistent read.
+    async fn companies_sorted(&self, each: &mut (dyn FnMut(Company) + Send)) -> StoreResult<()>;
+
+    /// Saves `bytes` as the catalog snapshot of companies generation
+    /// `generation`, replacing every other snapshot, all or nothing. Saving
+    /// the same generation twice keeps one (either copy: they are equal).
+    /// Saves from several nodes at once do not fail, and leave one whole
+    /// snapshot.
+    async fn save_catalog_snapshot(&self, generation: i64, bytes: &[u8]) -> StoreResult<()>;
+
+    /// The snapshot saved for `generation`, if any: always a whole one, read
+    /// in one transaction (never half of one being replaced). Holds no more
+    /// than the snapshot and one stored chunk in memory.
+    async fn catalog_snapshot(&self, generation: i64) -> StoreResult<Option<Vec<u8>>>;
 
     /// Inserts or replaces articles by slug, all in one transaction.
     async fn upsert_articles(&self, rows: &[Article]) -> StoreResult<UpsertSummary>;

@@ -7,7 +7,8 @@
 //! hang).
 //!
 //! Writes run in `READ COMMITTED` transactions and take the locks their
-//! checks need (a table lock for upserts, `FOR UPDATE` for revocation), so a
+//! checks need (a table lock for upserts, `FOR UPDATE` for revocation, an
+//! advisory lock for catalog snapshot saves), so a
 //! check and the write it guards cannot be split by another node, and the
 //! counts and sentences are those SQLite gives with its single writer.
 //! Reads that must agree with each other (the auth snapshot, an account's
@@ -17,6 +18,7 @@
 //! - [`PgStore`]: the pool and the [`Store`] implementation.
 //! - `migrate`: the schema migrations and the seed rows.
 //! - `catalog`: companies and articles.
+//! - `snapshot`: catalog snapshots.
 //! - `access`: tiers, accounts, keys and the auth snapshot.
 //! - `usage`: usage counts and quota history.
 //! - `error`: mapping of `sqlx` errors to [`StoreError`].
@@ -29,7 +31,7 @@ use chrono::{DateTime, Utc};
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{Account, AccountName, Article, Company, KeyPrefix, Slug, Tier};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::{PgConnection, Postgres, Transaction};
+use sqlx::{ConnectOptions, PgConnection, Postgres, Transaction};
 
 use crate::rows::{self, META_CURSOR_SECRET, META_GENERATIONS};
 use crate::{
@@ -41,6 +43,7 @@ mod access;
 mod catalog;
 mod error;
 mod migrate;
+mod snapshot;
 mod usage;
 
 use error::db;
@@ -71,7 +74,8 @@ impl PgStore {
     pub async fn connect(url: &DatabaseUrl) -> StoreResult<Self> {
         let options = PgConnectOptions::from_str(url.expose())
             .map_err(|e| StoreError::Invalid(format!("not a usable PostgreSQL database URL ({e}): {url}")))?
-            .application_name("mds");
+            .application_name("mds")
+            .log_slow_statements(log::LevelFilter::Info, crate::SLOW_STATEMENT);
         let pool = PgPoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
             .acquire_timeout(ACQUIRE_TIMEOUT)
@@ -147,6 +151,22 @@ impl Store for PgStore {
 
     async fn companies(&self) -> StoreResult<Vec<Company>> {
         catalog::companies(&self.pool).await
+    }
+
+    async fn company_count(&self) -> StoreResult<u64> {
+        catalog::company_count(&self.pool).await
+    }
+
+    async fn companies_sorted(&self, each: &mut (dyn FnMut(Company) + Send)) -> StoreResult<()> {
+        catalog::companies_sorted(&self.pool, each).await
+    }
+
+    async fn save_catalog_snapshot(&self, generation: i64, bytes: &[u8]) -> StoreResult<()> {
+        snapshot::save(self, generation, bytes).await
+    }
+
+    async fn catalog_snapshot(&self, generation: i64) -> StoreResult<Option<Vec<u8>>> {
+        snapshot::load(&self.pool, generation).await
     }
 
     async fn upsert_articles(&self, rows: &[Article]) -> StoreResult<UpsertSummary> {

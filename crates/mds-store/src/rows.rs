@@ -1,5 +1,6 @@
 //! What every backend shares: turning stored rows back into domain values,
-//! the operator sentences of errors, hex, and the chunking of upserts.
+//! the operator sentences of errors, hex, the chunking of upserts and of
+//! catalog snapshots.
 //!
 //! The backends store the same columns with the same encodings (instants as
 //! RFC 3339 text in UTC, key hashes as lower-case hex, tags as a JSON array),
@@ -432,6 +433,45 @@ pub(crate) fn oldest_first<T>(mut changes: Vec<(DateTime<Utc>, T)>) -> Vec<(Date
     changes
 }
 
+// ---------------------------------------------------------------------------
+// Catalog snapshots (schema version 3).
+
+/// Bytes per stored chunk of a catalog snapshot (the last chunk may be
+/// shorter). Small enough that one chunk beside the whole snapshot is little
+/// extra memory, large enough that 150 MB take a few dozen statements.
+pub(crate) const SNAPSHOT_CHUNK_BYTES: usize = 4 << 20;
+
+/// The chunks `bytes` is stored as, with their `seq`, in order: at least one,
+/// so that an empty snapshot is stored (as one empty chunk) and reads back
+/// as present.
+pub(crate) fn snapshot_chunks(bytes: &[u8]) -> Vec<(i64, &[u8])> {
+    let mut chunks: Vec<&[u8]> = bytes.chunks(SNAPSHOT_CHUNK_BYTES).collect();
+    if chunks.is_empty() {
+        chunks.push(&[]);
+    }
+    (0..).zip(chunks).collect()
+}
+
+/// The buffer a snapshot is loaded into, from how many chunks the
+/// generation has and their total length (`SUM`, null over no rows): `None`
+/// when there is no chunk (no snapshot), else an empty vector with exactly
+/// the snapshot's capacity.
+pub(crate) fn snapshot_buffer(generation: i64, chunks: i64, total: Option<i64>) -> StoreResult<Option<Vec<u8>>> {
+    if chunks == 0 {
+        return Ok(None);
+    }
+    let total = total.unwrap_or(0);
+    let len =
+        usize::try_from(total).map_err(|_| corrupt(format_args!("catalog snapshot {generation}: length {total}")))?;
+    Ok(Some(Vec::with_capacity(len)))
+}
+
+/// A chunk that should be there and is not: the chunks are not numbered
+/// `0..count` (someone wrote the table behind the store's back).
+pub(crate) fn snapshot_chunk_missing(generation: i64, seq: i64) -> StoreError {
+    corrupt(format_args!("catalog snapshot {generation}: chunk {seq} is missing"))
+}
+
 #[cfg(test)]
 mod usage_tests {
     use super::*;
@@ -521,6 +561,24 @@ mod tests {
         let chunks = chunks_by_key(&["x", "x", "x"], 10, |s| *s);
         assert_eq!(chunks, vec![&["x"][..], &["x"][..], &["x"][..]]);
         assert!(chunks_by_key::<&str>(&[], 10, |s| *s).is_empty());
+    }
+
+    #[test]
+    fn snapshots_split_into_numbered_chunks_at_least_one() {
+        assert_eq!(snapshot_chunks(&[]), vec![(0, &[][..])]);
+        let bytes = vec![7u8; 2 * SNAPSHOT_CHUNK_BYTES + 1];
+        let shape: Vec<(i64, usize)> = snapshot_chunks(&bytes).iter().map(|(s, c)| (*s, c.len())).collect();
+        assert_eq!(shape, vec![(0, SNAPSHOT_CHUNK_BYTES), (1, SNAPSHOT_CHUNK_BYTES), (2, 1)]);
+        assert_eq!(snapshot_chunks(&bytes[..SNAPSHOT_CHUNK_BYTES]).len(), 1);
+    }
+
+    #[test]
+    fn snapshot_buffers_have_the_exact_capacity() {
+        assert!(snapshot_buffer(1, 0, None).unwrap().is_none());
+        assert!(snapshot_buffer(1, 1, Some(0)).unwrap().unwrap().is_empty());
+        let buf = snapshot_buffer(1, 3, Some(9_000_000)).unwrap().unwrap();
+        assert!(buf.is_empty() && buf.capacity() >= 9_000_000);
+        assert!(matches!(snapshot_buffer(1, 1, Some(-1)), Err(StoreError::Database(_))));
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! - [`SqliteStore`]: the pool and the [`Store`] implementation.
 //! - `migrate`: the schema migrations and the seed rows.
 //! - `catalog`: companies and articles.
+//! - `snapshot`: catalog snapshots.
 //! - `access`: tiers, accounts, keys and the auth snapshot.
 //! - `usage`: usage counts and quota history.
 //! - `error`: mapping of `sqlx` errors to [`StoreError`].
@@ -26,7 +27,7 @@ use chrono::{DateTime, Utc};
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{Account, AccountName, Article, Company, KeyPrefix, Slug, Tier};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Sqlite, SqliteConnection, Transaction};
+use sqlx::{ConnectOptions, Sqlite, SqliteConnection, Transaction};
 
 use crate::rows::{self, META_CURSOR_SECRET, META_GENERATIONS};
 use crate::{
@@ -38,6 +39,7 @@ mod access;
 mod catalog;
 mod error;
 mod migrate;
+mod snapshot;
 mod usage;
 
 use error::db;
@@ -73,7 +75,8 @@ impl SqliteStore {
             // FULL: a commit (a revoked key, a new account) survives power loss.
             .synchronous(SqliteSynchronous::Full)
             .busy_timeout(BUSY_TIMEOUT)
-            .foreign_keys(true);
+            .foreign_keys(true)
+            .log_slow_statements(log::LevelFilter::Info, crate::SLOW_STATEMENT);
         let expose = url.expose();
         let in_memory = expose.contains(":memory:") || expose.contains("mode=memory");
         let pool_options = if in_memory {
@@ -155,6 +158,22 @@ impl Store for SqliteStore {
 
     async fn companies(&self) -> StoreResult<Vec<Company>> {
         catalog::companies(&self.pool).await
+    }
+
+    async fn company_count(&self) -> StoreResult<u64> {
+        catalog::company_count(&self.pool).await
+    }
+
+    async fn companies_sorted(&self, each: &mut (dyn FnMut(Company) + Send)) -> StoreResult<()> {
+        catalog::companies_sorted(&self.pool, each).await
+    }
+
+    async fn save_catalog_snapshot(&self, generation: i64, bytes: &[u8]) -> StoreResult<()> {
+        snapshot::save(self, generation, bytes).await
+    }
+
+    async fn catalog_snapshot(&self, generation: i64) -> StoreResult<Option<Vec<u8>>> {
+        snapshot::load(&self.pool, generation).await
     }
 
     async fn upsert_articles(&self, rows: &[Article]) -> StoreResult<UpsertSummary> {

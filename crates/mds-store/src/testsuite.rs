@@ -50,6 +50,14 @@ macro_rules! store_test_suite {
             upsert_companies_repeated_isin_in_one_call,
             upsert_companies_in_large_batches,
             companies_are_ordered_by_ticker_then_isin,
+            companies_sorted_are_in_byte_order,
+            companies_sorted_agree_with_companies,
+            catalog_snapshot_missing_is_none,
+            catalog_snapshot_round_trips_in_chunks,
+            saving_a_catalog_snapshot_removes_other_generations,
+            an_empty_catalog_snapshot_round_trips,
+            saving_a_catalog_snapshot_twice_keeps_one,
+            concurrent_catalog_snapshot_saves_keep_one_whole_copy,
             articles_round_trip_every_field,
             upsert_articles_counts_and_replaces_every_field,
             accounts_create_list_and_entitle,
@@ -304,11 +312,12 @@ async fn create_accounts(store: &dyn Store, names: &[&str]) {
 }
 
 // ---------------------------------------------------------------------------
-// The suite, in three modules; every function is re-exported here.
+// The suite, in four modules; every function is re-exported here.
 
 mod access;
 mod catalog;
 pub mod pg;
+mod snapshot;
 mod usage;
 
 pub use access::{
@@ -317,9 +326,15 @@ pub use access::{
     migrate_is_idempotent, revoke_key_is_idempotent, set_tier_creates_then_updates,
 };
 pub use catalog::{
-    articles_round_trip_every_field, companies_are_ordered_by_ticker_then_isin, empty_upserts_change_nothing,
-    upsert_articles_counts_and_replaces_every_field, upsert_companies_counts_and_replaces_every_field,
-    upsert_companies_in_large_batches, upsert_companies_repeated_isin_in_one_call,
+    articles_round_trip_every_field, companies_are_ordered_by_ticker_then_isin, companies_sorted_agree_with_companies,
+    companies_sorted_are_in_byte_order, empty_upserts_change_nothing, upsert_articles_counts_and_replaces_every_field,
+    upsert_companies_counts_and_replaces_every_field, upsert_companies_in_large_batches,
+    upsert_companies_repeated_isin_in_one_call,
+};
+pub use snapshot::{
+    an_empty_catalog_snapshot_round_trips, catalog_snapshot_missing_is_none, catalog_snapshot_round_trips_in_chunks,
+    concurrent_catalog_snapshot_saves_keep_one_whole_copy, saving_a_catalog_snapshot_removes_other_generations,
+    saving_a_catalog_snapshot_twice_keeps_one,
 };
 pub use usage::{
     apply_usage_adds_across_months_and_keys, apply_usage_counts_a_batch_once, apply_usage_in_large_batches,

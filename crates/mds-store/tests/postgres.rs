@@ -138,7 +138,7 @@ async fn concurrent_migrations_apply_everything_once() {
     let mut raw = db.raw().await;
     let versions: Vec<i64> =
         sqlx::query_scalar("SELECT version FROM schema_migrations ORDER BY version").fetch_all(&mut raw).await.unwrap();
-    assert_eq!(versions, vec![1, 2]);
+    assert_eq!(versions, vec![1, 2, 3]);
     let history: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tier_history").fetch_one(&mut raw).await.unwrap();
     assert_eq!(history, Tier::defaults().len() as i64);
 }
@@ -166,8 +166,11 @@ async fn the_schema_has_native_types_and_keeps_only_hashes() {
             "entitlement_history.entitled boolean"
         ]
     );
-    // Instants are RFC 3339 text, as on SQLite.
-    assert_eq!(columns(&mut raw, "data_type NOT IN ('text', 'bigint', 'boolean')").await, Vec::<String>::new());
+    // Instants are RFC 3339 text, as on SQLite; catalog snapshots are bytes.
+    assert_eq!(
+        columns(&mut raw, "data_type NOT IN ('text', 'bigint', 'boolean')").await,
+        ["catalog_snapshot_chunks.bytes bytea"]
+    );
     let c_collated = columns(&mut raw, "data_type = 'text' AND collation_name = 'C'").await;
     assert_eq!(c_collated, columns(&mut raw, "data_type = 'text'").await, "every text column is COLLATE \"C\"");
 
@@ -216,6 +219,82 @@ async fn listings_are_in_byte_order_whatever_the_database_collation() {
     }
     let got: Vec<String> = store.accounts().await.unwrap().iter().map(|a| a.name.as_str().to_owned()).collect();
     assert_eq!(got, ["a-b", "a0", "a_b", "ab"]);
+}
+
+#[tokio::test]
+async fn companies_sorted_walk_the_index_without_sorting() {
+    let Some((_store, mut raw, _db)) = migrated_with_raw().await else { return };
+    // With sequential scans priced out, a plan without a Sort node shows the
+    // index can serve the order (`COLLATE "C"` matches the index's columns);
+    // with them, the planner is free to pick a scan and sort on a tiny table.
+    sqlx::query("SET enable_seqscan = off").execute(&mut raw).await.unwrap();
+    // The statement of `companies` and `companies_sorted`.
+    let plan: Vec<String> = sqlx::query_scalar(
+        "EXPLAIN SELECT isin, ticker, name, industry, sector, is_bse, is_nse, market_cap_band, logo_url \
+         FROM companies ORDER BY ticker COLLATE \"C\", isin COLLATE \"C\"",
+    )
+    .fetch_all(&mut raw)
+    .await
+    .unwrap();
+    assert!(plan.iter().any(|l| l.contains("companies_ticker_isin")), "{plan:?}");
+    assert!(!plan.iter().any(|l| l.contains("Sort")), "{plan:?}");
+}
+
+#[tokio::test]
+async fn companies_sorted_stop_at_the_first_corrupt_row() {
+    let Some((store, mut raw, _db)) = migrated_with_raw().await else { return };
+    store.upsert_companies(&[company(1, "A"), company(2, "Z")]).await.unwrap();
+    sqlx::query(
+        "INSERT INTO companies (isin, ticker, name, is_bse, is_nse) VALUES ('NOT-AN-ISIN', 'M', 'M', true, false)",
+    )
+    .execute(&mut raw)
+    .await
+    .unwrap();
+    let mut seen = Vec::new();
+    let err = store.companies_sorted(&mut |c| seen.push(c.ticker.as_str().to_owned())).await.expect_err("corrupt");
+    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
+    assert!(err.to_string().contains("NOT-AN-ISIN"), "{err}");
+    assert_eq!(seen, ["A"]);
+    assert_eq!(store.company_count().await.unwrap(), 3);
+}
+
+#[tokio::test]
+async fn catalog_snapshots_are_chunked_and_a_missing_chunk_is_an_error() {
+    let Some((store, mut raw, _db)) = migrated_with_raw().await else { return };
+    store.save_catalog_snapshot(7, &vec![1u8; 9 << 20]).await.unwrap();
+    let lengths: Vec<i32> =
+        sqlx::query_scalar("SELECT octet_length(bytes) FROM catalog_snapshot_chunks WHERE generation = 7 ORDER BY seq")
+            .fetch_all(&mut raw)
+            .await
+            .unwrap();
+    assert_eq!(lengths, [4 << 20, 4 << 20, 1 << 20]);
+    let storage: String = sqlx::query_scalar(
+        "SELECT attstorage::text FROM pg_attribute \
+         WHERE attrelid = 'catalog_snapshot_chunks'::regclass AND attname = 'bytes'",
+    )
+    .fetch_one(&mut raw)
+    .await
+    .unwrap();
+    assert_eq!(storage, "e", "stored out of line, uncompressed");
+    sqlx::query("DELETE FROM catalog_snapshot_chunks WHERE seq = 1").execute(&mut raw).await.unwrap();
+    let err = store.catalog_snapshot(7).await.expect_err("a chunk is missing");
+    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
+    assert!(err.to_string().contains("chunk 1 is missing"), "{err}");
+}
+
+#[tokio::test]
+async fn two_nodes_saving_one_catalog_snapshot_keep_one_whole_copy() {
+    let Some((a, db)) = fresh().await else { return };
+    a.migrate().await.unwrap();
+    let b = db.store().await;
+    let (x, y) = (vec![1u8; 9 << 20], vec![2u8; 5 << 20]);
+    for _ in 0..3 {
+        let (rx, ry) = tokio::join!(a.save_catalog_snapshot(3, &x), b.save_catalog_snapshot(3, &y));
+        rx.expect("save on a");
+        ry.expect("save on b");
+        let kept = b.catalog_snapshot(3).await.unwrap().expect("a snapshot");
+        assert!(kept == x || kept == y, "the kept snapshot mixes both copies");
+    }
 }
 
 #[tokio::test]
@@ -363,7 +442,7 @@ async fn a_version_1_store_is_upgraded_with_its_history_backfilled() {
     .await
     .unwrap();
 
-    store.migrate().await.expect("migrate to version 2");
+    store.migrate().await.expect("migrate to the latest version");
     // Each counter continues from the old one, plus one; the seed found every
     // default tier, so it bumped nothing.
     let g = store.generations().await.unwrap();
@@ -373,7 +452,7 @@ async fn a_version_1_store_is_upgraded_with_its_history_backfilled() {
     assert_eq!(old, 0, "the counter of version 1 is removed");
     let versions: Vec<i64> =
         sqlx::query_scalar("SELECT version FROM schema_migrations ORDER BY version").fetch_all(&mut raw).await.unwrap();
-    assert_eq!(versions, vec![1, 2]);
+    assert_eq!(versions, vec![1, 2, 3]);
 
     let t = |s: &str| mds_domain::time::parse_rfc3339(s).unwrap();
     let key = KeyPrefix::parse("mds_live_old").unwrap();

@@ -75,7 +75,7 @@ async fn concurrent_and_repeated_migrations_are_harmless() {
     let mut raw = SqliteConnection::connect(url_in(dir.path()).expose()).await.unwrap();
     let versions: Vec<i64> =
         sqlx::query_scalar("SELECT version FROM schema_migrations").fetch_all(&mut raw).await.unwrap();
-    assert_eq!(versions, vec![1, 2]);
+    assert_eq!(versions, vec![1, 2, 3]);
 }
 
 #[tokio::test]
@@ -295,7 +295,7 @@ async fn a_version_1_store_is_upgraded_with_its_history_backfilled() {
     drop(raw);
 
     let store = SqliteStore::connect(&url).await.expect("connect");
-    store.migrate().await.expect("migrate to version 2");
+    store.migrate().await.expect("migrate to the latest version");
     // Each counter continues from the old one, plus one; the seed found
     // every default tier, so it bumped nothing.
     let g = store.generations().await.unwrap();
@@ -306,7 +306,7 @@ async fn a_version_1_store_is_upgraded_with_its_history_backfilled() {
     assert_eq!(old, 0, "the counter of version 1 is removed");
     let versions: Vec<i64> =
         sqlx::query_scalar("SELECT version FROM schema_migrations ORDER BY version").fetch_all(&mut raw).await.unwrap();
-    assert_eq!(versions, vec![1, 2]);
+    assert_eq!(versions, vec![1, 2, 3]);
 
     let t = |s: &str| mds_domain::time::parse_rfc3339(s).unwrap();
     let key = mds_domain::KeyPrefix::parse("mds_live_old").unwrap();
@@ -402,5 +402,67 @@ async fn a_refused_usage_batch_leaves_no_row_behind() {
     for table in ["usage_batches", "usage_counts"] {
         let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}")).fetch_one(&mut raw).await.unwrap();
         assert_eq!(n, 0, "{table}");
+    }
+}
+
+#[tokio::test]
+async fn companies_sorted_walk_the_index_without_sorting() {
+    let (_store, mut raw, _dir) = migrated_with_raw().await;
+    // The statement of `companies` and `companies_sorted`.
+    let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(
+        "EXPLAIN QUERY PLAN SELECT isin, ticker, name, industry, sector, is_bse, is_nse, market_cap_band, logo_url \
+         FROM companies ORDER BY ticker, isin",
+    )
+    .fetch_all(&mut raw)
+    .await
+    .unwrap();
+    let details: Vec<&str> = plan.iter().map(|(_, _, _, d)| d.as_str()).collect();
+    assert!(details.iter().any(|d| d.contains("USING INDEX companies_ticker_isin")), "{details:?}");
+    assert!(!details.iter().any(|d| d.contains("TEMP B-TREE")), "{details:?}");
+}
+
+#[tokio::test]
+async fn companies_sorted_stop_at_the_first_corrupt_row() {
+    let (store, mut raw, _dir) = migrated_with_raw().await;
+    store.upsert_companies(&[company(1, "A"), company(2, "Z")]).await.unwrap();
+    sqlx::query("INSERT INTO companies (isin, ticker, name, is_bse, is_nse) VALUES ('NOT-AN-ISIN', 'M', 'M', 1, 0)")
+        .execute(&mut raw)
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    let err = store.companies_sorted(&mut |c| seen.push(c.ticker.as_str().to_owned())).await.expect_err("corrupt");
+    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
+    assert!(err.to_string().contains("NOT-AN-ISIN"), "{err}");
+    assert_eq!(seen, ["A"]);
+    assert_eq!(store.company_count().await.unwrap(), 3);
+}
+
+#[tokio::test]
+async fn a_catalog_snapshot_with_a_missing_chunk_is_an_error() {
+    let (store, mut raw, _dir) = migrated_with_raw().await;
+    store.save_catalog_snapshot(7, &vec![1u8; 9 << 20]).await.unwrap();
+    let chunks: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM catalog_snapshot_chunks WHERE generation = 7")
+        .fetch_one(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(chunks, 3, "4 MiB chunks");
+    sqlx::query("DELETE FROM catalog_snapshot_chunks WHERE seq = 1").execute(&mut raw).await.unwrap();
+    let err = store.catalog_snapshot(7).await.expect_err("a chunk is missing");
+    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
+    assert!(err.to_string().contains("chunk 1 is missing"), "{err}");
+}
+
+/// The `i`-th company of a series, with a valid ISIN.
+fn company(i: u32, ticker: &str) -> Company {
+    Company {
+        isin: Isin::parse(&valid_isin(i)).unwrap(),
+        ticker: Ticker::parse(ticker).unwrap(),
+        name: format!("Company {i}"),
+        industry: None,
+        sector: None,
+        is_bse: true,
+        is_nse: false,
+        market_cap_band: None,
+        logo_url: None,
     }
 }

@@ -11,6 +11,7 @@
 //! statement serves every run, and a million rows take a few hundred round
 //! trips.
 
+use futures_util::TryStreamExt;
 use mds_domain::{Article, Company, Slug};
 use sqlx::postgres::PgArguments;
 use sqlx::query::Query;
@@ -134,12 +135,37 @@ pub(super) async fn upsert_articles(store: &PgStore, rows: &[Article]) -> StoreR
     upsert(store, "articles", shape, META_GENERATION_NEWS, rows, |a| a.slug.as_str(), bind_articles).await
 }
 
-/// Every company, by ticker then ISIN, in byte order (the columns are
-/// `COLLATE "C"`, whatever the database's default).
+/// Every company, by ticker then ISIN in byte order, whatever the
+/// database's default collation: the columns are `COLLATE "C"` already, and
+/// saying so here keeps the order if a column's collation ever changes. A
+/// walk of the index `companies_ticker_isin` (whose columns are `"C"`), no
+/// sort.
+fn companies_in_order_sql() -> String {
+    format!("SELECT {} FROM companies ORDER BY ticker COLLATE \"C\", isin COLLATE \"C\"", COMPANY_COLUMNS.join(", "))
+}
+
+/// Every company, by ticker then ISIN.
 pub(super) async fn companies(pool: &PgPool) -> StoreResult<Vec<Company>> {
-    let sql = format!("SELECT {} FROM companies ORDER BY ticker, isin", COMPANY_COLUMNS.join(", "));
-    let rs = sqlx::query(&sql).fetch_all(pool).await.map_err(db)?;
+    let rs = sqlx::query(&companies_in_order_sql()).fetch_all(pool).await.map_err(db)?;
     rs.iter().map(rows::company).collect()
+}
+
+/// Every company, by ticker then ISIN, handed to `each` as it arrives. One
+/// statement, so one consistent read; the server sends rows as the
+/// connection takes them, so only the socket's buffers are ahead of `each`.
+pub(super) async fn companies_sorted(pool: &PgPool, each: &mut (dyn FnMut(Company) + Send)) -> StoreResult<()> {
+    let sql = companies_in_order_sql();
+    let mut stream = sqlx::query(&sql).fetch(pool);
+    while let Some(r) = stream.try_next().await.map_err(db)? {
+        each(rows::company(&r)?);
+    }
+    Ok(())
+}
+
+/// How many companies there are.
+pub(super) async fn company_count(pool: &PgPool) -> StoreResult<u64> {
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM companies").fetch_one(pool).await.map_err(db)?;
+    Ok(n.unsigned_abs())
 }
 
 /// One article by slug.

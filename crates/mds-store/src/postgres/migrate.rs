@@ -41,6 +41,11 @@ struct Migration {
 const MIGRATIONS: &[Migration] = &[
     Migration { version: 1, name: "initial", sql: include_str!("../../migrations/postgres/0001_initial.sql") },
     Migration { version: 2, name: "usage", sql: include_str!("../../migrations/postgres/0002_usage.sql") },
+    Migration {
+        version: 3,
+        name: "catalog_snapshot",
+        sql: include_str!("../../migrations/postgres/0003_catalog_snapshot.sql"),
+    },
 ];
 
 /// The key of the advisory lock that serialises migrations ("mds_migr").
@@ -173,6 +178,8 @@ mod tests {
         assert!(MIGRATIONS[0].sql.contains("CREATE TABLE companies"));
         assert_eq!(MIGRATIONS[1].version, 2);
         assert!(MIGRATIONS[1].sql.contains("CREATE TABLE usage_counts"));
+        assert_eq!(MIGRATIONS[2].version, 3);
+        assert!(MIGRATIONS[2].sql.contains("CREATE TABLE catalog_snapshot_chunks"));
     }
 
     #[test]
@@ -180,6 +187,7 @@ mod tests {
         assert!(check_known(&[]).is_ok());
         assert!(check_known(&[1]).is_ok());
         assert!(check_known(&[1, 2]).is_ok());
+        assert!(check_known(&[1, 2, 3]).is_ok());
         match check_known(&[1, 99]) {
             Err(StoreError::Invalid(m)) => assert!(m.contains("version 99"), "{m}"),
             other => panic!("expected Invalid, got {other:?}"),
@@ -218,6 +226,7 @@ mod tests {
         let sqlite = [
             include_str!("../../migrations/sqlite/0001_initial.sql"),
             include_str!("../../migrations/sqlite/0002_usage.sql"),
+            include_str!("../../migrations/sqlite/0003_catalog_snapshot.sql"),
         ];
         assert_eq!(sqlite.len(), MIGRATIONS.len());
         for (lite, pg) in sqlite.iter().zip(MIGRATIONS) {

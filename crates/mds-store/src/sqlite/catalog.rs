@@ -10,6 +10,7 @@
 //! A company upsert bumps the `companies` change counter, an article upsert
 //! the `news` one, in its transaction; an upsert of no rows bumps nothing.
 
+use futures_util::TryStreamExt;
 use mds_domain::{Article, Company, Slug};
 use sqlx::query::Query;
 use sqlx::sqlite::SqliteArguments;
@@ -147,11 +148,33 @@ pub(super) async fn upsert_articles(store: &SqliteStore, rows: &[Article]) -> St
     .await
 }
 
-/// Every company, by ticker then ISIN (byte order: SQLite's BINARY collation).
+/// Every company, by ticker then ISIN in byte order (SQLite's BINARY
+/// collation): a walk of the index `companies_ticker_isin`, no sort.
+fn companies_in_order_sql() -> String {
+    format!("SELECT {} FROM companies ORDER BY ticker, isin", COMPANY_COLUMNS.join(", "))
+}
+
+/// Every company, by ticker then ISIN.
 pub(super) async fn companies(pool: &SqlitePool) -> StoreResult<Vec<Company>> {
-    let sql = format!("SELECT {} FROM companies ORDER BY ticker, isin", COMPANY_COLUMNS.join(", "));
-    let rs = sqlx::query(&sql).fetch_all(pool).await.map_err(db)?;
+    let rs = sqlx::query(&companies_in_order_sql()).fetch_all(pool).await.map_err(db)?;
     rs.iter().map(rows::company).collect()
+}
+
+/// Every company, by ticker then ISIN, handed to `each` as it is read. One
+/// statement, so one consistent read.
+pub(super) async fn companies_sorted(pool: &SqlitePool, each: &mut (dyn FnMut(Company) + Send)) -> StoreResult<()> {
+    let sql = companies_in_order_sql();
+    let mut stream = sqlx::query(&sql).fetch(pool);
+    while let Some(r) = stream.try_next().await.map_err(db)? {
+        each(rows::company(&r)?);
+    }
+    Ok(())
+}
+
+/// How many companies there are.
+pub(super) async fn company_count(pool: &SqlitePool) -> StoreResult<u64> {
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM companies").fetch_one(pool).await.map_err(db)?;
+    Ok(n.unsigned_abs())
 }
 
 /// One article by slug.

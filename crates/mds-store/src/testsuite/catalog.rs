@@ -150,3 +150,91 @@ pub async fn upsert_articles_counts_and_replaces_every_field(store: &dyn Store) 
     assert_eq!(store.article(&new.slug).await.expect("article"), Some(new));
     assert_eq!(store.article(&slug("story-8")).await.expect("article"), Some(full_article("story-8")));
 }
+
+/// The companies of `store` in the order `companies_sorted` hands them out.
+async fn sorted(store: &dyn Store) -> Vec<Company> {
+    let mut out = Vec::new();
+    store.companies_sorted(&mut |c| out.push(c)).await.expect("companies_sorted");
+    out
+}
+
+/// `companies_sorted` hands out companies by ticker, then ISIN, in the byte
+/// order of their UTF-8 (Rust's `str` order), which no natural-language
+/// collation gives: punctuation, digits and `_` or `~` around the letters,
+/// a ticker that prefixes another, several ISINs under one ticker.
+pub async fn companies_sorted_are_in_byte_order(store: &dyn Store) {
+    migrated(store).await;
+    assert!(sorted(store).await.is_empty());
+    assert_eq!(store.company_count().await.expect("count"), 0);
+
+    let rows = vec![
+        company("INE00000001", "MM", "MM"),
+        company("INE00000002", "M2", "M2"),
+        company("US000000009", "M&M", "M&M US"),
+        company("INE00000003", "M-M", "M-M"),
+        company("INE00000004", "M_M", "M_M"),
+        company("INE00000005", "M~", "M~"),
+        company("INE00000006", "M", "M"),
+        company("INE00000007", "M.M", "M.M"),
+        company("INE00000008", "M&M", "M&M India"),
+        company("GB000000001", "M&M", "M&M UK"),
+    ];
+    assert_eq!(store.upsert_companies(&rows).await.expect("insert"), summary(rows.len() as u64, 0));
+    let got: Vec<(String, String)> = sorted(store)
+        .await
+        .into_iter()
+        .map(|c| (c.ticker.as_str().to_owned(), c.isin.as_str()[..11].to_owned()))
+        .collect();
+    let want: Vec<(String, String)> = [
+        ("M", "INE00000006"),
+        ("M&M", "GB000000001"),
+        ("M&M", "INE00000008"),
+        ("M&M", "US000000009"),
+        ("M-M", "INE00000003"),
+        ("M.M", "INE00000007"),
+        ("M2", "INE00000002"),
+        ("MM", "INE00000001"),
+        ("M_M", "INE00000004"),
+        ("M~", "INE00000005"),
+    ]
+    .iter()
+    .map(|(t, i)| ((*t).to_owned(), (*i).to_owned()))
+    .collect();
+    assert_eq!(got, want);
+    let mut by_rust: Vec<(String, String)> = got.clone();
+    by_rust.sort();
+    assert_eq!(got, by_rust, "Rust's str order");
+    assert_eq!(store.company_count().await.expect("count"), rows.len() as u64);
+}
+
+/// `companies_sorted` hands out exactly what `companies` returns, every field
+/// decoded alike, in `(ticker, isin)` order, across more rows than any
+/// backend reads ahead; `company_count` counts them.
+pub async fn companies_sorted_agree_with_companies(store: &dyn Store) {
+    migrated(store).await;
+    let rows: Vec<Company> = (0..700u32)
+        .map(|i| {
+            // Tickers repeat (several ISINs each) and are not in ISIN order.
+            let mut c = company(&format!("INE{:08}", (i * 7919) % 1000), &format!("T{}", i % 97), &format!("n{i}"));
+            match i % 4 {
+                0 => {
+                    c.industry = None;
+                    c.sector = None;
+                    c.market_cap_band = None;
+                    c.logo_url = None;
+                }
+                1 => c.market_cap_band = Some(MarketCapBand::Small),
+                2 => (c.is_bse, c.is_nse) = (false, true),
+                _ => c.name = "Ünïcödé & Co. \"Ltd\" 📈".to_owned(),
+            }
+            c
+        })
+        .collect();
+    store.upsert_companies(&rows).await.expect("insert");
+    let mut want = rows.clone();
+    want.sort_by(|a, b| (a.ticker.as_str(), a.isin.as_str()).cmp(&(b.ticker.as_str(), b.isin.as_str())));
+    let got = sorted(store).await;
+    assert_eq!(got, want);
+    assert_eq!(got, store.companies().await.expect("companies"));
+    assert_eq!(store.company_count().await.expect("count"), 700);
+}
