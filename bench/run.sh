@@ -7,24 +7,32 @@
 # the first page (limit=50, authenticated, limits on) against a baseline server
 # answering the identical bytes with no work (crates/mds-catalog/examples/
 # baseline.rs), a deep-cursor page against the first page, and p50/p99 latency
-# of searches and filter combinations at moderate load (wrk -c2). Also the
-# in-process catalog build time and page costs (examples/catalog_bench.rs).
+# of searches and filter combinations at moderate load (wrk -c2). For the demo
+# set also GET /v1/news/{slug} (data/demo/news.jsonl imported) and
+# GET /v1/usage, each against a baseline answering its identical bytes. Also
+# the in-process catalog build time and page costs (examples/catalog_bench.rs),
+# the import's time, and a cold start (the catalog snapshot deleted: the node
+# builds the catalog from the rows): its time to ready and peak RSS.
 # Every ratio is measured within this run, ABBA-alternated, median of ROUNDS.
 #
 # Usage: bench/run.sh [ROUNDS=5] [SECONDS=8] [CONNECTIONS=16] [SETS="demo real 1m"]
+# With WORKERS=n in the environment, mds and the baselines alike run n tokio
+# worker threads (TOKIO_WORKER_THREADS); unset, tokio's default: one per core.
 # Needs: cargo, python3, curl, wrk (installed with apt-get when missing).
-# Nothing is written outside a temp dir (removed at exit) and target/.
+# Nothing is written outside a temp dir (removed at exit) and target/ (or
+# $CARGO_TARGET_DIR, which is honoured).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-5}; SECS=${2:-8}; CONNS=${3:-16}; SETS=${4:-"demo real 1m"}
+if [[ -n ${WORKERS:-} ]]; then export TOKIO_WORKER_THREADS=$WORKERS; fi
 CASPARSER=${CASPARSER:-../shared/data/pypi/casparser_isin_2026.6.9_equity_shares.csv.gz}
 command -v wrk >/dev/null || { apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }; }
 cargo build --release --quiet --bin mds
 cargo build --release --quiet -p mds-catalog --example baseline --example catalog_bench
-BIN=$PWD/target/release/mds; EX=$PWD/target/release/examples
+TARGET=${CARGO_TARGET_DIR:-$PWD/target}; BIN=$TARGET/release/mds; EX=$TARGET/release/examples
 WORK=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
 export MDS_LOG=warn
-echo "# bench/run.sh $ROUNDS $SECS $CONNS \"$SETS\" on $(date -u +%F) at $(date -u +%T) UTC; uptime:$(uptime | sed 's/.*load/ load/')"
+echo "# bench/run.sh $ROUNDS $SECS $CONNS \"$SETS\"${WORKERS:+ (WORKERS=$WORKERS)} on $(date -u +%F) at $(date -u +%T) UTC; uptime:$(uptime | sed 's/.*load/ load/')"
 
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 # wrk → "req/s p50_ms p99_ms"
@@ -32,6 +40,25 @@ ms() { awk '{v=$1; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) 
 run_wrk() { # port path conns secs
   local out; out=$(wrk -t1 -c"$3" -d"$4s" --latency -H "Authorization: Bearer $KEY" "http://127.0.0.1:$1$2")
   echo "$(echo "$out" | awk '/Requests\/sec/ {print $2}') $(echo "$out" | awk '$1=="50%" {print $2}' | ms) $(echo "$out" | awk '$1=="99%" {print $2}' | ms)"
+}
+# mds against a baseline serving the same bytes, on one path, ABBA-alternated
+# (odd rounds mds first), median of ROUNDS: a "round" line each, then "median".
+versus() { # label port bport path
+  local label=$1 port=$2 bport=$3 path=$4 r=() b=() q=() a x i
+  run_wrk "$port" "$path" "$CONNS" 2 >/dev/null; run_wrk "$bport" "$path" "$CONNS" 2 >/dev/null # warm-up
+  for i in $(seq 1 "$ROUNDS"); do
+    if (( i % 2 )); then
+      a=$(run_wrk "$port" "$path" "$CONNS" "$SECS"); sleep 1; x=$(run_wrk "$bport" "$path" "$CONNS" "$SECS")
+    else
+      x=$(run_wrk "$bport" "$path" "$CONNS" "$SECS"); sleep 1; a=$(run_wrk "$port" "$path" "$CONNS" "$SECS")
+    fi
+    sleep 1
+    r+=("${a%% *}"); b+=("${x%% *}"); q+=("$(echo "${r[-1]} / ${b[-1]}" | bc -l)")
+    printf '%s round %d: mds %s req/s (p50 %s ms, p99 %s ms) | baseline %s (p50 %s ms, p99 %s ms) | mds/baseline %.3f\n' \
+      "$label" "$i" "${r[-1]}" "$(echo $a | cut -d' ' -f2)" "$(echo $a | cut -d' ' -f3)" \
+      "${b[-1]}" "$(echo $x | cut -d' ' -f2)" "$(echo $x | cut -d' ' -f3)" "${q[-1]}"
+  done
+  printf '%s median: mds %s req/s, baseline %s; mds/baseline %.3f\n' "$label" "$(median "${r[@]}")" "$(median "${b[@]}")" "$(median "${q[@]}")"
 }
 ready_wait() { # port → seconds until /readyz is 200
   local t0; t0=$(date +%s.%N)
@@ -58,16 +85,21 @@ PY
 }
 
 bench_set() { # name
-  local name=$1 db="$WORK/$1.db" port=18301 bport=18302 csv=""
+  local name=$1 db="$WORK/$1.db" port=18301 bport=18302 nport=18303 uport=18304 csv=""
   export MDS_DATABASE_URL="sqlite://$db?mode=rwc"
   case $name in
     demo) $BIN import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv \
-            --mcap data/demo/nse_mcap_2024-03-28.csv >/dev/null 2>&1 ;;
-    real) csv=$WORK/real.csv; python3 bench/gen_companies.py casparser "$CASPARSER" "$csv"
-          $BIN import companies "$csv" >/dev/null ;;
-    1m)   csv=$WORK/1m.csv; python3 bench/gen_companies.py synthetic 1000000 42 "$csv"
-          $BIN import companies "$csv" >/dev/null ;;
+            --mcap data/demo/nse_mcap_2024-03-28.csv >/dev/null 2>&1
+          $BIN import news data/demo/news.jsonl >/dev/null ;;
+    real) csv=$WORK/real.csv; python3 bench/gen_companies.py casparser "$CASPARSER" "$csv" ;;
+    1m)   csv=$WORK/1m.csv; python3 bench/gen_companies.py synthetic 1000000 42 "$csv" ;;
   esac
+  if [[ -n $csv ]]; then
+    # The import upserts, then builds the catalog and saves its snapshot.
+    local t0; t0=$(date +%s.%N)
+    $BIN import companies "$csv" >/dev/null
+    printf 'import (upsert, catalog build, snapshot save): %.1f s\n' "$(echo "$(date +%s.%N) - $t0" | bc -l)"
+  fi
   $BIN tiers set bench --rate-limit-per-minute 1000000000 --monthly-quota 1000000000000 >/dev/null
   $BIN accounts create bench >/dev/null
   KEY=$($BIN keys create --account bench --tier bench 2>/dev/null | tail -n 1)
@@ -77,7 +109,7 @@ bench_set() { # name
     echo "catalog in-process (examples/catalog_bench):"; "$EX/catalog_bench" "$csv" | sed 's/^/  /'
   fi
   $BIN serve --listen 127.0.0.1:$port 2>"$WORK/$name.log" & local pid=$!
-  printf 'time to ready: %.2f s\n' "$(ready_wait $port)"
+  printf 'time to ready (catalog from the snapshot the import saved): %.2f s\n' "$(ready_wait $port)"
   local first=/v1/companies?limit=50
   curl -sf -H "Authorization: Bearer $KEY" "http://127.0.0.1:$port$first" >"$WORK/body.json"
   echo "first page: $(stat -c %s "$WORK/body.json") bytes, $(grep -o '"isin"' "$WORK/body.json" | wc -l) rows"
@@ -112,8 +144,36 @@ bench_set() { # name
            "ticker=M%26M" "search=suj&letter=s&industry=Steel"; do
     echo "  $q: $(run_wrk $port "/v1/companies?limit=50&$q" 2 "$SECS")"
   done
+  if [[ $name == demo ]]; then
+    # One article (the first of the file) and the key's usage, each against a
+    # baseline serving the bytes mds answered. /v1/usage counts requests into
+    # its body ("requests": N), so mds's body changes as it is measured; the
+    # baseline serves the body captured here, once (the same size give or
+    # take a digit or two).
+    local slug news=/v1/news/ usage=/v1/usage
+    slug=$(head -n 1 data/demo/news.jsonl | python3 -c 'import json, sys; print(json.load(sys.stdin)["slug"])')
+    news+=$slug
+    curl -sf -H "Authorization: Bearer $KEY" "http://127.0.0.1:$port$news" >"$WORK/news.json"
+    curl -sf -H "Authorization: Bearer $KEY" "http://127.0.0.1:$port$usage" >"$WORK/usage.json"
+    "$EX/baseline" 127.0.0.1:$nport "$WORK/news.json" & local npid=$!
+    "$EX/baseline" 127.0.0.1:$uport "$WORK/usage.json" & local upid=$!
+    for p in $nport $uport; do
+      for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$p/" >/dev/null && break; sleep 0.05; done
+    done
+    echo "news article: $(stat -c %s "$WORK/news.json") bytes; usage: $(stat -c %s "$WORK/usage.json") bytes"
+    versus news $port $nport "$news"
+    versus usage $port $uport "$usage"
+    kill $npid $upid; wait $npid 2>/dev/null || true; wait $upid 2>/dev/null || true
+  fi
   echo "peak RSS (VmHWM) of mds serve: $(awk '/VmHWM/ {printf "%.0f MiB", $2/1024}' /proc/$pid/status)"
   kill $bpid; kill -TERM $pid; wait $pid 2>/dev/null || true; wait $bpid 2>/dev/null || true
+  # A cold start: the snapshot removed, so the node builds the catalog from
+  # the rows (and saves the snapshot again).
+  python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("DELETE FROM catalog_snapshot_chunks"); c.commit()' "$db"
+  $BIN serve --listen 127.0.0.1:$port 2>>"$WORK/$name.log" & pid=$!
+  printf 'time to ready without a snapshot (builds it): %.2f s; ' "$(ready_wait $port)"
+  echo "peak RSS $(awk '/VmHWM/ {printf "%.0f MiB", $2/1024}' /proc/$pid/status)"
+  kill -TERM $pid; wait $pid 2>/dev/null || true
   rm -f "$db"* "${csv:-/nonexistent}"
 }
 

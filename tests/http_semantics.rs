@@ -187,6 +187,80 @@ async fn etags_are_strong_and_if_none_match_gives_304() {
 }
 
 #[tokio::test]
+async fn tags_follow_imports_of_companies_and_news() {
+    let app = spawn().await;
+    let tag = |r: &reqwest::Response| r.headers()["etag"].to_str().unwrap().to_owned();
+    let eventually = |pred: &'static str| {
+        move |t: std::time::Instant| assert!(t.elapsed() < Duration::from_secs(5), "{pred} never happened")
+    };
+    // Companies: a page's tag holds until the catalog changes, then changes
+    // (whether or not the page's rows did), and the old tag gets a 200.
+    let page = "/v1/companies?limit=3&exchange=nse";
+    let before = tag(&app.get(page).await);
+    assert_eq!(tag(&app.get(page).await), before);
+    let mut c = mds_import::demo_companies().into_iter().find(|c| c.is_nse).unwrap();
+    c.name.push_str(" Renamed");
+    app.store.upsert_companies(&[c.clone()]).await.unwrap();
+    let (t, wait) = (std::time::Instant::now(), eventually("the import reaching the catalog"));
+    while !app
+        .get_json(&format!("/v1/companies?ticker={}", c.ticker.as_str()), 200)
+        .await
+        .to_string()
+        .contains("Renamed")
+    {
+        wait(t);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let r = app.client.get(format!("{}{page}", app.base)).bearer_auth(&app.key).header("if-none-match", &before);
+    let r = r.send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_ne!(tag(&r), before);
+    // News: an article is served from the node's cache, and an update
+    // reaches it (new body, new tag) once the node sees the new generation.
+    let mut a = mds_import::demo_articles().remove(0);
+    let path = format!("/v1/news/{}", a.slug.as_str());
+    let first = app.get(&path).await;
+    let old = tag(&first);
+    let old_body = first.bytes().await.unwrap();
+    let again = app.get(&path).await;
+    assert_eq!(tag(&again), old);
+    assert_eq!(again.bytes().await.unwrap(), old_body);
+    a.headline.push_str(" (updated)");
+    app.store.upsert_articles(&[a]).await.unwrap();
+    let (t, wait) = (std::time::Instant::now(), eventually("the update reaching the node"));
+    loop {
+        let r = app.get(&path).await;
+        if tag(&r) != old {
+            assert!(r.text().await.unwrap().contains("(updated)"));
+            break;
+        }
+        wait(t);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn vary_is_sent_with_or_without_accept_encoding() {
+    let app = spawn().await;
+    for path in ["/v1/companies?limit=5", "/v1/usage", "/v1/openapi.json"] {
+        let plain = app.get(path).await;
+        assert_eq!(plain.headers()["vary"], "accept-encoding", "{path}");
+        assert!(plain.headers().get("content-encoding").is_none());
+        let identity = app.client.get(format!("{}{path}", app.base)).bearer_auth(&app.key);
+        let identity = identity.header("accept-encoding", "identity").send().await.unwrap();
+        assert_eq!(identity.headers()["vary"], "accept-encoding", "{path}");
+        assert!(identity.headers().get("content-encoding").is_none());
+    }
+    // Bodies too small to compress (under 32 bytes) have none, either way;
+    // nor have problems, which are written after compression.
+    for path in ["/healthz", "/v1/nope"] {
+        assert!(app.get(path).await.headers().get("vary").is_none(), "{path}");
+        let r = app.client.get(format!("{}{path}", app.base)).header("accept-encoding", "gzip").send().await.unwrap();
+        assert!(r.headers().get("vary").is_none(), "{path}");
+    }
+}
+
+#[tokio::test]
 async fn head_answers_like_get_without_a_body() {
     let app = spawn().await;
     let url = format!("{}/v1/companies?limit=20", app.base);

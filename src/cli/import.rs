@@ -43,7 +43,9 @@ pub(crate) async fn run(store: &Arc<dyn Store>, cmd: ImportCommand) -> anyhow::R
         ImportCommand::Companies { file } => {
             let companies = parse(&file, mds_import::parse_companies)?;
             let s = store.upsert_companies(&companies).await.context("nothing was imported")?;
+            drop(companies);
             report("companies", &file, s)?;
+            snapshot_catalog(store).await;
         }
         ImportCommand::News { file } => {
             let articles = parse(&file, mds_import::parse_articles)?;
@@ -68,9 +70,24 @@ pub(crate) async fn run(store: &Arc<dyn Store>, cmd: ImportCommand) -> anyhow::R
                 s.updated,
                 merged.skipped_without_isin
             )?;
+            drop(merged);
+            snapshot_catalog(store).await;
         }
     }
     Ok(())
+}
+
+/// Builds the new company catalog and saves its snapshot in the store, so
+/// serving nodes load it instead of each building it. The import itself has
+/// succeeded either way: a failure here is a warning (nodes then build).
+async fn snapshot_catalog(store: &Arc<dyn Store>) {
+    let result = async {
+        let generation = store.generations().await?.companies;
+        mds_http::catalog_load::rebuild(store, generation).await
+    };
+    if let Err(e) = result.await {
+        eprintln!("warning: the catalog snapshot was not saved ({e}); serving nodes will build the catalog themselves");
+    }
 }
 
 /// Reads and parses a file; on failure prints every row error and returns

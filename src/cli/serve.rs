@@ -71,7 +71,7 @@ const DEMO_TIER: &str = "pro";
 /// prints it with a curl line, then serves.
 pub(crate) async fn demo(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<()> {
     let store = open(url).await?;
-    if store.companies().await?.is_empty() {
+    if store.company_count().await? == 0 {
         let companies = mds_import::demo_companies();
         let articles = mds_import::demo_articles();
         store.upsert_companies(&companies).await.context("cannot load demo companies")?;

@@ -1,30 +1,33 @@
-//! [`Catalog`]: companies sorted by `(ticker, isin)`, each with its JSON
-//! serialised once, and the filtered keyset page over them.
+//! [`Catalog`]: companies sorted by `(ticker, isin)` in one compact buffer,
+//! and the filtered keyset page over them.
 //!
 //! # Layout (compact, for a million rows)
-//! Row `i` (its position in `(ticker, isin)` order, a `u32`) has its JSON,
-//! ticker and folded name as slices of three arenas (one `String` each, with
-//! offsets), and its ISIN as 12 bytes. Filters are posting lists of row
-//! indices: per interned industry, per exchange, per market-cap band, and per
-//! bigram and trigram of the folded name and ticker (for search). A list
-//! holding more than 1/32 of the rows is a bitmap instead of a `u32` array.
-//! `letter` and `ticker` are contiguous ranges in this order (binary search).
+//! Row `i` (its position in `(ticker, isin)` order, a `u32`) has its ISIN as
+//! 12 bytes, its ticker, name and logo URL as slices of arenas, a flag byte
+//! (exchanges, band, whether it has a logo) and industry and sector ids into
+//! sorted dictionaries (see [`crate::layout`]). Filters are posting lists of
+//! row indices ([`crate::postings`]): per industry, per exchange, per
+//! market-cap band, and per bigram and trigram of the folded name and
+//! ticker (for search). `letter` and `ticker` are contiguous ranges in this
+//! order (binary search). The buffer is also the snapshot the store keeps
+//! ([`Catalog::as_bytes`], [`Catalog::from_bytes`]).
 //!
 //! A page intersects its lists lazily (leapfrog: each list seeks to the
 //! current candidate by galloping or bitmap scan), starting at the cursor's
 //! position, so a deep page costs what the first page costs. A search term's
 //! grams only narrow the candidates; every candidate is then checked with the
-//! real substring test. Nothing is allocated per row.
-
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-use std::sync::OnceLock;
+//! real substring test. The JSON of a row is written when the page is: field
+//! names are constants, values are copied from the arenas (escaped only when
+//! they hold a character JSON must escape).
 
 use mds_domain::query::fold;
-use mds_domain::{Company, CompanyFilter, Exchange, MarketCapBand};
+use mds_domain::{Company, CompanyFilter, Exchange, Isin, MarketCapBand, Ticker};
+use memchr::memmem::Finder;
 
-use crate::grams::{GramHasher, bigram, grams_of, trigram};
-use crate::postings::{ListBuilder, Postings, Seeker};
+use crate::build::CatalogBuilder;
+use crate::grams::{bigram, trigram};
+use crate::layout::{Layout, SECTION_NAMES, SECTIONS, Section, SnapshotError, flag};
+use crate::postings::{ListSeeker, Postings, Seeker, u32_at, u64_at};
 
 /// The position of a row in the catalog's order: `(ticker, isin)`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -35,40 +38,26 @@ pub struct SortKey {
     pub isin: String,
 }
 
-/// Every company, sorted by `(ticker, isin)`.
-#[derive(Debug, Default)]
+/// Every company, sorted by `(ticker, isin)`: one buffer and where its
+/// sections are.
+#[derive(Debug)]
 pub struct Catalog {
-    /// `json[json_off[i]..json_off[i + 1]]` is row `i`'s `V1Company` JSON.
-    json: String,
-    json_off: Vec<usize>,
-    /// Tickers (upper-case), same scheme.
-    tickers: String,
-    ticker_off: Vec<u32>,
-    /// Folded names ([`fold`]), same scheme.
-    names: String,
-    name_off: Vec<u32>,
-    isins: Vec<[u8; 12]>,
-    /// Interned industry name → its list.
-    industries: HashMap<Box<str>, Postings>,
-    bse: Postings,
-    nse: Postings,
-    bands: [Postings; 3],
-    /// Gram (see [`bigram`], [`trigram`]) → its index in `gram_lists`.
-    grams: HashMap<u64, u32, BuildHasherDefault<GramHasher>>,
-    gram_lists: Vec<Postings>,
-    /// Every posting array, back to back (lists refer to ranges of it).
-    ids: Vec<u32>,
-    /// Every bitmap, back to back.
-    bits: Vec<u64>,
-    /// The companies, rebuilt from the JSON on first use of [`Catalog::companies`].
-    companies: OnceLock<Vec<Company>>,
+    buf: Vec<u8>,
+    layout: Layout,
+}
+
+impl Default for Catalog {
+    fn default() -> Self {
+        CatalogBuilder::default().finish()
+    }
 }
 
 /// One page of a filtered walk.
 #[derive(Debug)]
 pub struct Page<'a> {
-    /// The matching companies' JSON, in order.
-    pub rows: Vec<&'a str>,
+    catalog: &'a Catalog,
+    /// The matching rows, in order.
+    rows: Vec<u32>,
     /// The key of the last row on the page, when more rows follow.
     pub next: Option<SortKey>,
 }
@@ -79,299 +68,346 @@ impl Page<'_> {
         self.next.is_some()
     }
 
-    fn empty() -> Self {
-        Page { rows: Vec::new(), next: None }
+    /// How many companies the page holds.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Appends the rows' `V1Company` JSON objects, comma-separated (the
+    /// inside of the `data` array). Byte for byte what `serde_json` writes
+    /// for the same [`Company`].
+    pub fn write_rows(&self, out: &mut Vec<u8>) {
+        out.reserve(self.rows.iter().map(|&r| self.catalog.row_size(r as usize)).sum());
+        for (k, &r) in self.rows.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            self.catalog.write_row(r as usize, out);
+        }
+    }
+
+    /// Each row's JSON, as a string (for tests and tools).
+    pub fn json_rows(&self) -> Vec<String> {
+        self.rows
+            .iter()
+            .map(|&r| {
+                let mut out = Vec::new();
+                self.catalog.write_row(r as usize, &mut out);
+                String::from_utf8(out).expect("the catalog writes UTF-8")
+            })
+            .collect()
     }
 }
 
-/// Whether upper-case ASCII `ticker`, folded, contains the folded `term`.
-fn ticker_contains(ticker: &str, term: &str) -> bool {
-    let (t, s) = (ticker.as_bytes(), term.as_bytes());
-    s.len() <= t.len() && t.windows(s.len()).any(|w| w.iter().zip(s).all(|(a, b)| a.to_ascii_lowercase() == *b))
-}
-
-fn band_index(b: MarketCapBand) -> usize {
-    match b {
-        MarketCapBand::Large => 0,
-        MarketCapBand::Mid => 1,
-        MarketCapBand::Small => 2,
+/// Whether ASCII `text`, lower-cased, contains the term `find` looks for
+/// (already folded): the text is lower-cased into a stack buffer (a loop
+/// that vectorises) and searched with `memchr`'s substring finder.
+fn ascii_contains(text: &[u8], find: &Finder<'_>) -> bool {
+    let mut buf = [0u8; 256];
+    match buf.get_mut(..text.len()) {
+        Some(lower) => {
+            for (l, &b) in lower.iter_mut().zip(text) {
+                *l = b.to_ascii_lowercase();
+            }
+            find.find(lower).is_some()
+        }
+        None => find.find(&text.to_ascii_lowercase()).is_some(),
     }
 }
+
+/// Appends UTF-8 `s` as a JSON string, as `serde_json` writes it; `plain`
+/// says it holds nothing to escape (known per row, see [`flag::ESCAPE`]).
+fn json_str(out: &mut Vec<u8>, s: &[u8], plain: bool) {
+    if plain {
+        out.push(b'"');
+        out.extend_from_slice(s);
+        out.push(b'"');
+    } else {
+        let s = std::str::from_utf8(s).unwrap_or_default();
+        serde_json::to_writer(&mut *out, s).expect("a string serialises");
+    }
+}
+
+/// Search candidates verified together (see [`Catalog::touch_names`]).
+const SEARCH_BATCH: usize = 32;
+
+/// The first row in `x..hi` that every list holds (leapfrog: each list in
+/// turn seeks to the current candidate; a list that skips past it proposes
+/// the next one). With no lists, `x` itself.
+fn leapfrog(seekers: &mut [Seeker<'_>], mut x: u32, hi: u32) -> Option<u32> {
+    if x >= hi {
+        return None;
+    }
+    let k = seekers.len();
+    let (mut i, mut agreed) = (0, 0);
+    while agreed < k {
+        match seekers[i].seek(x)? {
+            y if y == x => agreed += 1,
+            y if y >= hi => return None,
+            y => (x, agreed) = (y, 1),
+        }
+        i = (i + 1) % k;
+    }
+    Some(x)
+}
+
+const BANDS: [MarketCapBand; 3] = [MarketCapBand::Large, MarketCapBand::Mid, MarketCapBand::Small];
 
 impl Catalog {
     /// Builds a catalog from companies in any order. Companies with the same
     /// ISIN must not repeat (the store's primary key guarantees it).
-    pub fn new(companies: Vec<Company>) -> Self {
-        assert!(companies.len() < u32::MAX as usize, "a catalog holds fewer than 2^32 rows");
-        // Sort a permutation, mostly on the tickers' first 8 bytes (zero-padded,
-        // so a prefix sorts first, as with strings).
-        let head = |c: &Company| {
-            let mut b = [0u8; 8];
-            let t = c.ticker.as_str().as_bytes();
-            b[..t.len().min(8)].copy_from_slice(&t[..t.len().min(8)]);
-            u64::from_be_bytes(b)
-        };
-        let mut order: Vec<(u64, u32)> = companies.iter().enumerate().map(|(i, c)| (head(c), i as u32)).collect();
-        order.sort_unstable_by(|a, b| {
-            a.0.cmp(&b.0).then_with(|| {
-                let (x, y) = (&companies[a.1 as usize], &companies[b.1 as usize]);
-                (&x.ticker, &x.isin).cmp(&(&y.ticker, &y.isin))
-            })
-        });
-        let sorted: Vec<&Company> = order.into_iter().map(|(_, i)| &companies[i as usize]).collect();
-        // The JSON on a second thread; everything else on this one.
-        let (mut c, (json, json_off)) = std::thread::scope(|s| {
-            let json = s.spawn(|| {
-                let mut json = Vec::with_capacity(sorted.len() * 200);
-                let mut off = Vec::with_capacity(sorted.len() + 1);
-                off.push(0);
-                for company in &sorted {
-                    serde_json::to_writer(&mut json, company).expect("a company always serialises");
-                    off.push(json.len());
-                }
-                json.shrink_to_fit();
-                (String::from_utf8(json).expect("serde_json writes UTF-8"), off)
-            });
-            let c = Self::index(&sorted);
-            (c, json.join().expect("serialising does not panic"))
-        });
-        drop(sorted);
-        c.json = json;
-        c.json_off = json_off;
-        // Freeing a million small strings takes a while: not on the caller's time.
-        if companies.len() > 10_000 {
-            std::thread::spawn(move || drop(companies));
+    pub fn new(mut companies: Vec<Company>) -> Self {
+        companies.sort_unstable_by(|a, b| (&a.ticker, &a.isin).cmp(&(&b.ticker, &b.isin)));
+        companies.dedup_by(|a, b| a.isin == b.isin && a.ticker == b.ticker);
+        let mut b = CatalogBuilder::with_capacity(companies.len());
+        for c in &companies {
+            b.push(c).expect("sorted and distinct");
         }
-        c
+        b.finish()
     }
 
-    /// Everything but the JSON: keys, folded names and the posting lists.
-    fn index(companies: &[&Company]) -> Self {
-        let n = companies.len();
-        let mut c = Catalog {
-            ticker_off: Vec::with_capacity(n + 1),
-            name_off: Vec::with_capacity(n + 1),
-            isins: Vec::with_capacity(n),
-            ..Default::default()
-        };
-        // Per row, what the attribute lists need: industry id, exchanges, band.
-        let mut industry_of = Vec::with_capacity(n);
-        let mut flags = Vec::with_capacity(n);
-        let mut industry_ids: HashMap<&str, u32, BuildHasherDefault<GramHasher>> = HashMap::default();
-        let mut industry_counts: Vec<u32> = Vec::new();
-        c.ticker_off.push(0);
-        c.name_off.push(0);
-        for company in companies {
-            c.tickers.push_str(company.ticker.as_str());
-            c.ticker_off.push(u32::try_from(c.tickers.len()).expect("tickers fit 4 GiB"));
-            if company.name.is_ascii() {
-                // `fold` is `to_lowercase`, which is this on ASCII, without allocating.
-                c.names.extend(company.name.chars().map(|ch| ch.to_ascii_lowercase()));
-            } else {
-                c.names.push_str(&fold(&company.name));
-            }
-            c.name_off.push(u32::try_from(c.names.len()).expect("names fit 4 GiB"));
-            let mut isin = [0u8; 12];
-            isin.copy_from_slice(&company.isin.as_str().as_bytes()[..12]);
-            c.isins.push(isin);
-            industry_of.push(match company.industry.as_deref() {
-                Some(i) => {
-                    let next = industry_counts.len() as u32;
-                    let id = *industry_ids.entry(i).or_insert(next);
-                    if id == next {
-                        industry_counts.push(0);
-                    }
-                    industry_counts[id as usize] += 1;
-                    id
-                }
-                None => u32::MAX,
-            });
-            flags.push(
-                u8::from(company.is_bse)
-                    | u8::from(company.is_nse) << 1
-                    | company.market_cap_band.map_or(0, |b| band_index(b) as u8 + 1) << 2,
-            );
-        }
-        c.tickers.shrink_to_fit();
-        c.names.shrink_to_fit();
-
-        let mut lists = ListBuilder { n, ..Default::default() };
-        // Attribute lists: slots 0 and 1 are BSE and NSE, 2..5 the bands, then industries.
-        let count = |f: &dyn Fn(u8) -> bool| flags.iter().filter(|&&x| f(x)).count() as u32;
-        let mut attrs = vec![lists.reserve(count(&|x| x & 1 != 0)), lists.reserve(count(&|x| x & 2 != 0))];
-        for b in 0..3u8 {
-            attrs.push(lists.reserve(count(&|x| x >> 2 == b + 1)));
-        }
-        attrs.extend(industry_counts.iter().map(|&k| lists.reserve(k)));
-        // Gram lists: number each distinct gram and count its rows, lay out, then fill.
-        // A gram repeated within a row counts once: `last` is the last row counted.
-        let (mut counts, mut last): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
-        let mut buf = Vec::with_capacity(256);
-        for i in 0..n {
-            c.row_grams(i, &mut buf);
-            for &g in &buf {
-                let next = counts.len() as u32;
-                let slot = *c.grams.entry(g).or_insert(next);
-                if slot == next {
-                    counts.push(0);
-                    last.push(u32::MAX);
-                }
-                if last[slot as usize] != i as u32 {
-                    last[slot as usize] = i as u32;
-                    counts[slot as usize] += 1;
-                }
-            }
-        }
-        drop(last);
-        c.gram_lists = counts.iter().map(|&k| lists.reserve(k)).collect();
-        // Fill every list in row order, so arrays come out sorted.
-        // (A row repeating a gram is written once: an array's last entry is that row.)
-        let put = |lists: &mut ListBuilder, p: &Postings, filled: &mut u32, row: u32| {
-            if p.bitmap {
-                lists.bits[p.start as usize + (row / 64) as usize] |= 1 << (row % 64);
-            } else if *filled == 0 || lists.ids[(p.start + *filled - 1) as usize] != row {
-                lists.ids[(p.start + *filled) as usize] = row;
-                *filled += 1;
-            }
-        };
-        let mut attr_fill = vec![0u32; attrs.len()];
-        counts.iter_mut().for_each(|k| *k = 0);
-        for i in 0..n {
-            let row = i as u32;
-            let (f, ind) = (flags[i], industry_of[i]);
-            let mut slots = [usize::MAX; 4];
-            if f & 1 != 0 {
-                slots[0] = 0;
-            }
-            if f & 2 != 0 {
-                slots[1] = 1;
-            }
-            if f >> 2 != 0 {
-                slots[2] = 2 + (f >> 2) as usize - 1;
-            }
-            if ind != u32::MAX {
-                slots[3] = 5 + ind as usize;
-            }
-            for s in slots.into_iter().filter(|&s| s != usize::MAX) {
-                put(&mut lists, &attrs[s], &mut attr_fill[s], row);
-            }
-            c.row_grams(i, &mut buf);
-            for &g in &buf {
-                let slot = c.grams[&g] as usize;
-                put(&mut lists, &c.gram_lists[slot], &mut counts[slot], row);
-            }
-        }
-        (c.bse, c.nse) = (attrs[0], attrs[1]);
-        c.bands = [attrs[2], attrs[3], attrs[4]];
-        c.industries = industry_ids.into_iter().map(|(name, id)| (name.into(), attrs[5 + id as usize])).collect();
-        c.ids = lists.ids;
-        c.bits = lists.bits;
-        c
+    /// A catalog from bytes that [`Catalog::as_bytes`] gave (a snapshot),
+    /// checked and used in place (nothing is copied).
+    pub fn from_bytes(buf: Vec<u8>) -> Result<Self, SnapshotError> {
+        let layout = Layout::parse(&buf)?;
+        Ok(Catalog { buf, layout })
     }
 
-    /// The grams of row `i`'s folded name and folded ticker (with repeats).
-    fn row_grams(&self, i: usize, buf: &mut Vec<u64>) {
-        buf.clear();
-        grams_of(self.name(i), buf);
-        let t = self.ticker(i);
-        let mut p = [0u8; 2];
-        for (k, &b) in t.as_bytes().iter().enumerate() {
-            let c = b.to_ascii_lowercase() as char;
-            if k >= 1 {
-                buf.push(bigram(p[1] as char, c));
-            }
-            if k >= 2 {
-                buf.push(trigram(p[0] as char, p[1] as char, c));
-            }
-            p = [p[1], c as u8];
-        }
+    /// The catalog's bytes: its snapshot.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf
     }
 
-    fn json(&self, i: usize) -> &str {
-        &self.json[self.json_off[i]..self.json_off[i + 1]]
+    /// Bytes per section, by name (for benchmarks and logs).
+    pub fn sizes(&self) -> Vec<(&'static str, usize)> {
+        (0..SECTIONS).map(|s| (SECTION_NAMES[s], self.layout.sections[s].len())).collect()
+    }
+
+    fn sec(&self, s: Section) -> &[u8] {
+        self.layout.of(&self.buf, s)
+    }
+
+    /// String `i` of an arena (`off` offsets into `text`), as bytes: valid
+    /// UTF-8, as the whole arena was checked when the buffer was.
+    fn bytes(&self, off: Section, text: Section, i: usize) -> &[u8] {
+        let o = self.sec(off);
+        let (a, b) = (u32_at(o, 4 * i) as usize, u32_at(o, 4 * i + 4) as usize);
+        self.sec(text).get(a..b).unwrap_or_default()
+    }
+
+    /// String `i` of an arena, as a `str`.
+    fn text(&self, off: Section, text: Section, i: usize) -> &str {
+        std::str::from_utf8(self.bytes(off, text, i)).unwrap_or_default()
     }
 
     fn ticker(&self, i: usize) -> &str {
-        &self.tickers[self.ticker_off[i] as usize..self.ticker_off[i + 1] as usize]
+        self.text(Section::TickerOff, Section::Tickers, i)
     }
 
     fn name(&self, i: usize) -> &str {
-        &self.names[self.name_off[i] as usize..self.name_off[i + 1] as usize]
+        self.text(Section::NameOff, Section::Names, i)
     }
 
     fn isin(&self, i: usize) -> &str {
-        std::str::from_utf8(&self.isins[i]).expect("an ISIN is ASCII")
+        std::str::from_utf8(self.isin_bytes(i)).unwrap_or_default()
+    }
+
+    fn isin_bytes(&self, i: usize) -> &[u8] {
+        &self.sec(Section::Isins)[12 * i..12 * i + 12]
+    }
+
+    fn ticker_bytes(&self, i: usize) -> &[u8] {
+        self.bytes(Section::TickerOff, Section::Tickers, i)
+    }
+
+    fn flags(&self, i: usize) -> u8 {
+        self.sec(Section::Flags)[i]
+    }
+
+    fn logo(&self, i: usize) -> Option<&[u8]> {
+        (self.flags(i) & flag::LOGO != 0).then(|| self.bytes(Section::LogoOff, Section::Logos, i))
+    }
+
+    fn band(&self, i: usize) -> Option<MarketCapBand> {
+        match (self.flags(i) >> flag::BAND_SHIFT) & 3 {
+            0 => None,
+            b => Some(BANDS[b as usize - 1]),
+        }
+    }
+
+    /// Row `i`'s name in a dictionary (`ids` per row; `off`/`text` the sorted names).
+    fn dict(&self, ids: Section, off: Section, text: Section, i: usize) -> Option<&[u8]> {
+        let w = self.layout.id_width;
+        let id = match w {
+            2 => u32::from(u16::from_le_bytes(self.sec(ids)[2 * i..2 * i + 2].try_into().expect("2 bytes"))),
+            _ => u32_at(self.sec(ids), 4 * i),
+        } as usize;
+        (id != 0).then(|| self.bytes(off, text, id - 1))
+    }
+
+    fn industry(&self, i: usize) -> Option<&[u8]> {
+        self.dict(Section::Industry, Section::IndustryNameOff, Section::IndustryNames, i)
+    }
+
+    fn sector(&self, i: usize) -> Option<&[u8]> {
+        self.dict(Section::Sector, Section::SectorNameOff, Section::SectorNames, i)
+    }
+
+    /// An upper bound of row `i`'s JSON size when nothing needs escaping.
+    fn row_size(&self, i: usize) -> usize {
+        let o = |s: Section| u32_at(self.sec(s), 4 * i + 4) - u32_at(self.sec(s), 4 * i);
+        200 + (o(Section::TickerOff) + o(Section::NameOff) + o(Section::LogoOff)) as usize
+    }
+
+    /// Writes row `i` as `V1Company` JSON (field order and form as `serde_json`).
+    fn write_row(&self, i: usize, out: &mut Vec<u8>) {
+        let f = self.flags(i);
+        let plain = f & flag::ESCAPE == 0;
+        let opt = |out: &mut Vec<u8>, v: Option<&[u8]>| match v {
+            Some(s) => json_str(out, s, plain),
+            None => out.extend_from_slice(b"null"),
+        };
+        out.extend_from_slice(b"{\"isin\":\"");
+        out.extend_from_slice(self.isin_bytes(i));
+        out.extend_from_slice(b"\",\"ticker\":");
+        json_str(out, self.ticker_bytes(i), plain);
+        out.extend_from_slice(b",\"name\":");
+        json_str(out, self.bytes(Section::NameOff, Section::Names, i), plain);
+        out.extend_from_slice(b",\"industry\":");
+        opt(out, self.industry(i));
+        out.extend_from_slice(b",\"sector\":");
+        opt(out, self.sector(i));
+        // The two exchange flags: one of four fixed fragments.
+        out.extend_from_slice(match f & (flag::BSE | flag::NSE) {
+            0 => b",\"is_bse\":false,\"is_nse\":false,\"market_cap_band\":",
+            flag::BSE => b",\"is_bse\":true,\"is_nse\":false,\"market_cap_band\":",
+            flag::NSE => b",\"is_bse\":false,\"is_nse\":true,\"market_cap_band\":",
+            _ => b",\"is_bse\":true,\"is_nse\":true,\"market_cap_band\":",
+        });
+        out.extend_from_slice(match self.band(i) {
+            None => b"null,\"logo_url\":",
+            Some(MarketCapBand::Large) => b"\"large_cap\",\"logo_url\":",
+            Some(MarketCapBand::Mid) => b"\"mid_cap\",\"logo_url\":",
+            Some(MarketCapBand::Small) => b"\"small_cap\",\"logo_url\":",
+        });
+        opt(out, self.logo(i));
+        out.push(b'}');
     }
 
     /// How many companies there are.
     pub fn len(&self) -> usize {
-        self.isins.len()
+        self.layout.n
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.isins.is_empty()
+        self.layout.n == 0
     }
 
-    /// The companies, in order. The catalog keeps only their JSON, so the
-    /// first call parses it back (once); serving pages never needs this.
-    pub fn companies(&self) -> impl Iterator<Item = &Company> {
-        self.companies
-            .get_or_init(|| {
-                (0..self.len())
-                    .map(|i| serde_json::from_str(self.json(i)).expect("the catalog's own JSON parses"))
-                    .collect()
-            })
-            .iter()
+    /// The companies, in order, rebuilt from the catalog's fields (serving
+    /// pages never needs this).
+    pub fn companies(&self) -> impl Iterator<Item = Company> + '_ {
+        (0..self.len()).map(|i| {
+            let f = self.flags(i);
+            Company {
+                isin: Isin::parse(self.isin(i)).expect("the catalog holds valid ISINs"),
+                ticker: Ticker::parse(self.ticker(i)).expect("the catalog holds valid tickers"),
+                name: self.name(i).to_owned(),
+                industry: self.industry(i).map(|b| String::from_utf8_lossy(b).into_owned()),
+                sector: self.sector(i).map(|b| String::from_utf8_lossy(b).into_owned()),
+                is_bse: f & flag::BSE != 0,
+                is_nse: f & flag::NSE != 0,
+                market_cap_band: self.band(i),
+                logo_url: self.logo(i).map(|b| String::from_utf8_lossy(b).into_owned()),
+            }
+        })
     }
 
     fn seeker(&self, p: &Postings) -> Seeker<'_> {
         if p.bitmap {
-            Seeker::Bits(&self.bits[p.start as usize..p.start as usize + self.len().div_ceil(64)])
+            let words = self.len().div_ceil(64);
+            Seeker::Bits(&self.sec(Section::Bits)[p.start as usize * 8..(p.start as usize + words) * 8])
         } else {
-            Seeker::Ids { ids: &self.ids[p.start as usize..(p.start + p.len) as usize], pos: 0 }
+            Seeker::List(ListSeeker::new(self.sec(Section::Lists), p.start as usize, p.len as usize))
         }
+    }
+
+    /// The list of an industry, by exact name.
+    fn industry_list(&self, name: &str) -> Option<Postings> {
+        let count = self.sec(Section::IndustryNameOff).len() / 4 - 1;
+        let (mut lo, mut hi) = (0, count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.text(Section::IndustryNameOff, Section::IndustryNames, mid).cmp(name) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(Postings::read(self.sec(Section::IndustryLists), mid)),
+            }
+        }
+        None
+    }
+
+    /// The list of a gram key.
+    fn gram_list(&self, gram: u64) -> Option<Postings> {
+        let keys = self.sec(Section::GramKeys);
+        let (mut lo, mut hi) = (0, keys.len() / 8);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match u64_at(keys, 8 * mid).cmp(&gram) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(Postings::read(self.sec(Section::GramLists), mid)),
+            }
+        }
+        None
     }
 
     /// Up to `limit` companies matching `filter`, strictly after `after`.
     pub fn page(&self, filter: &CompanyFilter, after: Option<&SortKey>, limit: usize) -> Page<'_> {
+        let empty = Page { catalog: self, rows: Vec::new(), next: None };
         let (lo, hi) = self.range(filter);
         let start = match after {
-            Some(k) => lo.max(self.partition(|t, i| (t, i) <= (k.ticker.as_str(), k.isin.as_str()))),
+            Some(k) => lo.max(self.partition(|t, i| (t, i) <= (k.ticker.as_bytes(), k.isin.as_bytes()))),
             None => lo,
         };
         if start >= hi {
-            return Page::empty();
+            return empty;
         }
         // The lists every match is in, smallest first.
         let mut lists: Vec<Postings> = Vec::with_capacity(8);
         if let Some(ind) = &filter.industry {
-            match self.industries.get(ind.as_str()) {
-                Some(p) => lists.push(*p),
-                None => return Page::empty(),
+            match self.industry_list(ind.as_str()) {
+                Some(p) => lists.push(p),
+                None => return empty,
             }
         }
+        let attr = |k: usize| Postings::read(self.sec(Section::AttrLists), k);
         match filter.exchange {
-            Some(Exchange::Bse) => lists.push(self.bse),
-            Some(Exchange::Nse) => lists.push(self.nse),
+            Some(Exchange::Bse) => lists.push(attr(0)),
+            Some(Exchange::Nse) => lists.push(attr(1)),
             None => {}
         }
         if let Some(b) = filter.market_cap {
-            lists.push(self.bands[band_index(b)]);
+            lists.push(attr(2 + BANDS.iter().position(|&x| x == b).expect("three bands")));
         }
         let term = filter.search.as_ref().map(|s| s.as_str());
         if let Some(term) = term {
             let chars: Vec<char> = term.chars().collect();
-            let mut grams: Vec<Postings> = Vec::with_capacity(chars.len());
             let keys = if chars.len() == 2 {
                 vec![bigram(chars[0], chars[1])]
             } else {
                 chars.windows(3).map(|w| trigram(w[0], w[1], w[2])).collect()
             };
+            let mut grams: Vec<Postings> = Vec::with_capacity(keys.len());
             for g in keys {
-                match self.grams.get(&g) {
-                    Some(&slot) => grams.push(self.gram_lists[slot as usize]),
-                    None => return Page::empty(),
+                match self.gram_list(g) {
+                    Some(p) => grams.push(p),
+                    None => return empty,
                 }
             }
             // A few of the rarest grams narrow enough; the substring test decides.
@@ -383,55 +419,90 @@ impl Catalog {
         let mut seekers: Vec<Seeker<'_>> = lists.iter().map(|p| self.seeker(p)).collect();
 
         let mut rows = Vec::with_capacity(limit.min(256));
-        let mut last = None;
         let mut more = false;
+        // Tickers are printable ASCII without spaces: other terms cannot match one.
+        let ticker_term = term.is_some_and(|t| t.bytes().all(|b| b.is_ascii_graphic()));
+        let finder = Finder::new(term.unwrap_or_default().as_bytes());
         let verify = |i: usize| match term {
-            Some(t) => self.name(i).contains(t) || ticker_contains(self.ticker(i), t),
+            Some(t) => {
+                // Each check reads a random row: a few cache misses, the cost
+                // of a verification. The ticker is read only when it could match.
+                let name = self.bytes(Section::NameOff, Section::Names, i);
+                let in_name = if name.is_ascii() {
+                    t.is_ascii() && ascii_contains(name, &finder)
+                } else {
+                    fold(std::str::from_utf8(name).unwrap_or_default()).contains(t)
+                };
+                in_name || ticker_term && ascii_contains(self.ticker_bytes(i), &finder)
+            }
             None => true,
         };
+        // Candidates come in batches. A search touches every candidate's name
+        // before verifying any, so the batch's cache misses overlap instead
+        // of being paid one after another; without a search every candidate
+        // matches, and one batch holds the page plus the row that says more.
+        let batch_size = if term.is_some() { SEARCH_BATCH } else { limit + 1 };
+        let mut batch: Vec<u32> = Vec::with_capacity(batch_size);
         let (mut x, hi) = (start as u32, hi as u32);
-        'walk: while x < hi {
-            // Leapfrog: advance `x` until every list holds it.
-            let k = seekers.len();
-            let (mut i, mut agreed) = (0, 0);
-            while agreed < k {
-                match seekers[i].seek(x) {
-                    None => break 'walk,
-                    Some(y) if y == x => agreed += 1,
-                    Some(y) => {
-                        if y >= hi {
-                            break 'walk;
-                        }
-                        (x, agreed) = (y, 1);
+        let mut exhausted = false;
+        while !exhausted && !more {
+            batch.clear();
+            while batch.len() < batch_size {
+                match leapfrog(&mut seekers, x, hi) {
+                    Some(c) => {
+                        batch.push(c);
+                        x = c + 1;
+                    }
+                    None => {
+                        exhausted = true;
+                        break;
                     }
                 }
-                i = (i + 1) % k;
             }
-            let r = x as usize;
-            if verify(r) {
-                if rows.len() == limit {
-                    more = true;
-                    break;
+            if term.is_some() {
+                self.touch_names(&batch);
+            }
+            for &c in &batch {
+                if verify(c as usize) {
+                    if rows.len() == limit {
+                        more = true;
+                        break;
+                    }
+                    rows.push(c);
                 }
-                rows.push(self.json(r));
-                last = Some(r);
             }
-            x += 1;
         }
-        let next = match (more, last) {
-            (true, Some(r)) => Some(SortKey { ticker: self.ticker(r).to_owned(), isin: self.isin(r).to_owned() }),
+        let next = match (more, rows.last()) {
+            (true, Some(&r)) => {
+                let r = r as usize;
+                Some(SortKey { ticker: self.ticker(r).to_owned(), isin: self.isin(r).to_owned() })
+            }
             _ => None,
         };
-        Page { rows, next }
+        Page { catalog: self, rows, next }
+    }
+
+    /// Reads each row's name offset, then its name's first byte: independent
+    /// loads, so their cache misses overlap (a software prefetch).
+    fn touch_names(&self, rows: &[u32]) {
+        let (o, t) = (self.sec(Section::NameOff), self.sec(Section::Names));
+        let mut offsets = [0u32; SEARCH_BATCH];
+        for (slot, &r) in offsets.iter_mut().zip(rows) {
+            *slot = u32_at(o, 4 * r as usize);
+        }
+        let touched = offsets[..rows.len().min(SEARCH_BATCH)]
+            .iter()
+            .fold(0u8, |acc, &a| acc ^ t.get(a as usize).copied().unwrap_or(0));
+        std::hint::black_box(touched);
     }
 
     /// The first row for which `before(ticker, isin)` is false (`before`
     /// must hold for a prefix of the rows).
-    fn partition(&self, before: impl Fn(&str, &str) -> bool) -> usize {
+    fn partition(&self, before: impl Fn(&[u8], &[u8]) -> bool) -> usize {
         let (mut lo, mut hi) = (0, self.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if before(self.ticker(mid), self.isin(mid)) {
+            if before(self.ticker_bytes(mid), self.isin_bytes(mid)) {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -445,13 +516,13 @@ impl Catalog {
     fn range(&self, filter: &CompanyFilter) -> (usize, usize) {
         let (mut lo, mut hi) = (0, self.len());
         if let Some(t) = &filter.ticker {
-            let t = t.as_str();
+            let t = t.as_str().as_bytes();
             lo = self.partition(|r, _| r < t);
             hi = self.partition(|r, _| r <= t);
         }
         if let Some(l) = filter.letter {
             let b = l.as_char() as u8;
-            let first = |r: &str| r.as_bytes()[0];
+            let first = |r: &[u8]| r.first().copied().unwrap_or(0);
             lo = lo.max(self.partition(|r, _| first(r) < b));
             hi = hi.min(self.partition(|r, _| first(r) <= b));
         }
@@ -503,7 +574,7 @@ mod tests {
     }
 
     fn tickers(p: &Page<'_>) -> Vec<String> {
-        p.rows
+        p.json_rows()
             .iter()
             .map(|j| serde_json::from_str::<serde_json::Value>(j).unwrap()["ticker"].as_str().unwrap().to_owned())
             .collect()
@@ -546,14 +617,14 @@ mod tests {
         let f = CompanyFilter { letter: Some(Letter::parse("2").unwrap()), ..Default::default() };
         assert_eq!(tickers(&c.page(&f, None, 50)), ["20MICRONS"]);
         let f = CompanyFilter { industry: Some("Nope".into()), ..Default::default() };
-        assert!(c.page(&f, None, 50).rows.is_empty());
+        assert!(c.page(&f, None, 50).is_empty());
     }
 
     #[test]
     fn exact_final_page_has_no_more() {
         let c = sample();
         let p = c.page(&CompanyFilter::default(), None, 7);
-        assert_eq!(p.rows.len(), 7);
+        assert_eq!(p.len(), 7);
         assert!(!p.has_more());
     }
 

@@ -45,3 +45,15 @@ pub(crate) fn grams_of(text: &str, out: &mut Vec<u64>) {
         (p2, p1) = (p1, Some(c));
     }
 }
+
+/// Appends every bigram and trigram of ASCII `text`, lower-cased (what
+/// [`grams_of`] gives for its fold, without allocating).
+pub(crate) fn ascii_grams(text: &[u8], out: &mut Vec<u64>) {
+    let lower = |b: u8| b.to_ascii_lowercase() as char;
+    for w in text.windows(2) {
+        out.push(bigram(lower(w[0]), lower(w[1])));
+    }
+    for w in text.windows(3) {
+        out.push(trigram(lower(w[0]), lower(w[1]), lower(w[2])));
+    }
+}

@@ -8,16 +8,24 @@
 //! inserted meanwhile cause no duplicates or skips.
 //!
 //! # Layout
-//! - [`catalog`]: [`Catalog`], its rows (pre-serialised JSON in arenas),
-//!   filter indexes and [`Page`].
+//! - [`catalog`]: [`Catalog`], its rows, filter indexes and [`Page`].
+//! - [`build`]: [`CatalogBuilder`], which lays a catalog out from companies
+//!   streamed in order.
+//! - `layout` (private): the one-buffer format, which is also the snapshot
+//!   kept in the store so a node starts without rebuilding.
 //! - [`cursor`]: [`CursorCodec`], opaque HMAC-signed cursors bound to filters.
 //! - `grams` (private): the bigrams and trigrams that index search.
-//! - `postings` (private): posting lists (row ids or bitmaps) and their seekers.
+//! - `postings` (private): posting lists (compressed row ids or bitmaps) and
+//!   their seekers.
 
+pub mod build;
 pub mod catalog;
 pub mod cursor;
 mod grams;
+mod layout;
 mod postings;
 
+pub use build::{CatalogBuilder, OrderError};
 pub use catalog::{Catalog, Page, SortKey};
 pub use cursor::{CursorCodec, CursorError};
+pub use layout::SnapshotError;

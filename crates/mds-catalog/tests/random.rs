@@ -85,7 +85,11 @@ fn generate(rng: &mut Rng, n: usize) -> Vec<Company> {
     (0..n)
         .map(|k| {
             let words = 1 + rng.below(4);
-            let name = (0..words).map(|_| *rng.pick(WORDS)).collect::<Vec<_>>().join(" ");
+            let mut name = (0..words).map(|_| *rng.pick(WORDS)).collect::<Vec<_>>().join(" ");
+            if rng.chance(3) {
+                // Characters JSON must escape.
+                name.push_str(rng.pick::<&str>(&[" \"Q\"", " a\\b", " tab\there", " \u{1}"]));
+            }
             let mut ticker = String::new();
             while ticker.is_empty() || rng.chance(40) && ticker.len() < 20 {
                 let p = rng.pick(TICKER_PARTS);
@@ -102,11 +106,15 @@ fn generate(rng: &mut Rng, n: usize) -> Vec<Company> {
                 ticker: Ticker::parse(&ticker).unwrap(),
                 name,
                 industry: if rng.chance(80) { Some(rng.pick(INDUSTRIES).to_string()) } else { None },
-                sector: if rng.chance(50) { Some("Financials".into()) } else { None },
+                sector: if rng.chance(50) { Some(rng.pick(&["Financials", "", "Énergie"]).to_string()) } else { None },
                 is_bse: rng.chance(70),
                 is_nse: rng.chance(50),
                 market_cap_band: if rng.chance(75) { Some(*rng.pick(MarketCapBand::ALL)) } else { None },
-                logo_url: None,
+                logo_url: match rng.below(10) {
+                    0..3 => Some(format!("https://logos.example.com/{k}.png")),
+                    3 => Some(String::new()),
+                    _ => None,
+                },
             }
         })
         .collect()
@@ -170,7 +178,7 @@ fn pages_and_walks_match_a_naive_filter() {
     let mut sorted = companies;
     sorted.sort_by(|a, b| (&a.ticker, &a.isin).cmp(&(&b.ticker, &b.isin)));
     assert_eq!(catalog.len(), sorted.len());
-    assert!(catalog.companies().eq(sorted.iter()), "companies() gives every company back, in order");
+    assert!(catalog.companies().eq(sorted.iter().cloned()), "companies() gives every company back, in order");
 
     let (mut nonempty, mut searched) = (0, 0);
     for round in 0..600 {
@@ -193,7 +201,7 @@ fn pages_and_walks_match_a_naive_filter() {
         let from = after.as_ref().map_or(0, |a| want.partition_point(|c| key(c) <= *a));
         let page = catalog.page(&f, after.as_ref(), limit);
         let expect: Vec<String> = want[from..].iter().take(limit).map(|c| json(c)).collect();
-        assert_eq!(page.rows, expect, "round {round}: {f:?} after {after:?} limit {limit}");
+        assert_eq!(page.json_rows(), expect, "round {round}: {f:?} after {after:?} limit {limit}");
         let more = want.len() > from + limit;
         assert_eq!(page.next, if more { Some(key(want[from + limit - 1])) } else { None }, "round {round}: {f:?}");
 
@@ -203,8 +211,8 @@ fn pages_and_walks_match_a_naive_filter() {
             let mut after = None;
             loop {
                 let p = catalog.page(&f, after.as_ref(), limit);
-                assert!(p.rows.len() <= limit);
-                got.extend(p.rows.iter().map(|r| r.to_string()));
+                assert!(p.len() <= limit);
+                got.extend(p.json_rows());
                 match p.next {
                     Some(k) => after = Some(k),
                     None => break,
@@ -235,11 +243,54 @@ fn unicode_and_two_character_searches() {
         };
         let f = CompanyFilter { search: Some(t), ..Default::default() };
         let want: Vec<String> = reference(&companies, &f).into_iter().map(json).collect();
-        let got: Vec<String> = catalog.page(&f, None, 200).rows.iter().map(|r| r.to_string()).collect();
+        let got: Vec<String> = catalog.page(&f, None, 200).json_rows();
         assert_eq!(got, want, "{s}");
     }
     let f = CompanyFilter { search: Some(SearchTerm::parse("NESTLÉ").unwrap()), ..Default::default() };
-    assert!(!catalog.page(&f, None, 200).rows.is_empty());
+    assert!(!catalog.page(&f, None, 200).is_empty());
     let f = CompanyFilter { search: Some(SearchTerm::parse("रत").unwrap()), ..Default::default() };
-    assert!(!catalog.page(&f, None, 200).rows.is_empty());
+    assert!(!catalog.page(&f, None, 200).is_empty());
+}
+
+#[test]
+fn a_snapshot_serves_what_the_catalog_served() {
+    let mut rng = Rng(0xC0FF_EE00_0000_0005);
+    let companies = generate(&mut rng, 2_000);
+    let catalog = Catalog::new(companies.clone());
+    let loaded = Catalog::from_bytes(catalog.as_bytes().to_vec()).expect("a catalog's own bytes load");
+    assert!(loaded.companies().eq(catalog.companies()));
+    for _ in 0..200 {
+        let f = filter(&mut rng, &companies);
+        let (a, b) = (catalog.page(&f, None, 50), loaded.page(&f, None, 50));
+        assert_eq!((a.json_rows(), a.next), (b.json_rows(), b.next), "{f:?}");
+    }
+}
+
+#[test]
+fn damaged_or_foreign_snapshots_are_refused() {
+    let mut rng = Rng(11);
+    let bytes = Catalog::new(generate(&mut rng, 300)).as_bytes().to_vec();
+    for at in [0, 7, 9, 20, bytes.len() / 2, bytes.len() - 1] {
+        let mut bad = bytes.clone();
+        bad[at] ^= 0x40;
+        assert!(Catalog::from_bytes(bad).is_err(), "a flipped bit at {at} is noticed");
+    }
+    assert!(Catalog::from_bytes(bytes[..bytes.len() - 8].to_vec()).is_err());
+    assert!(Catalog::from_bytes(Vec::new()).is_err());
+    let e =
+        Catalog::from_bytes(b"PK\x03\x04 not a catalog at all, just some bytes here and more".repeat(20)).unwrap_err();
+    assert!(e.to_string().contains("not a catalog snapshot"), "{e}");
+}
+
+#[test]
+fn the_builder_refuses_rows_out_of_order() {
+    let mut rng = Rng(12);
+    let mut companies = generate(&mut rng, 50);
+    companies.sort_by(|a, b| (&a.ticker, &a.isin).cmp(&(&b.ticker, &b.isin)));
+    let mut b = mds_catalog::CatalogBuilder::with_capacity(50);
+    b.push(&companies[1]).unwrap();
+    let e = b.push(&companies[0]).unwrap_err();
+    assert_eq!(e.isin, companies[0].isin.as_str());
+    assert!(b.push(&companies[1]).is_err(), "a repeat is out of order too");
+    assert_eq!(b.len(), 1);
 }

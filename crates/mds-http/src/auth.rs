@@ -11,10 +11,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
-use axum::http::{HeaderValue, Method, header};
-use axum::middleware::Next;
-use axum::response::Response;
+use axum::http::{HeaderMap, HeaderValue, Uri, header};
 use chrono::{DateTime, Utc};
 use mds_domain::key::looks_like_key;
 use mds_domain::{AccountName, ApiKey, Environment, ErrorCode, KeyHash, KeyPrefix, Tier, TierName};
@@ -47,6 +44,8 @@ pub struct KeyContext {
     pub created_at: DateTime<Utc>,
     /// The `RateLimit-Policy` header value of the enforced tier, made once.
     pub rate_limit_policy: HeaderValue,
+    /// The `X-RateLimit-Limit` header value of the enforced tier, made once.
+    pub rate_limit_limit: HeaderValue,
 }
 
 struct Entry {
@@ -93,6 +92,7 @@ impl AuthIndex {
                         tier.rate_limit_per_minute, tier.monthly_quota
                     ))
                     .expect("ASCII"),
+                    rate_limit_limit: HeaderValue::from(tier.rate_limit_per_minute),
                     tier,
                 };
                 (k.prefix.as_str().to_owned(), Entry { hash: k.hash, context: Arc::new(context) })
@@ -118,52 +118,43 @@ impl AuthIndex {
     }
 }
 
-/// Middleware: `400 api_key_in_query` for a key-like value or a credential
-/// parameter in the query string, whatever else the request carries. The
-/// value is never logged or echoed.
-pub async fn refuse_key_in_query(req: Request, next: Next) -> Result<Response, ApiError> {
-    if let Some(q) = req.uri().query() {
-        for (k, v) in form_urlencoded::parse(q.as_bytes()) {
-            let named = KEY_PARAMETERS.iter().any(|p| k.eq_ignore_ascii_case(p));
-            if named || looks_like_key(&v) || looks_like_key(&k) {
-                let param = if looks_like_key(&k) { None } else { Some(k.into_owned()) };
-                let e = ApiError::new(
-                    ErrorCode::ApiKeyInQuery,
-                    "API keys are accepted only in the Authorization header (Authorization: Bearer <key>); \
-                     a key sent in a URL may be logged along the way, so consider rotating it",
-                );
-                return Err(match param {
-                    Some(p) => e.with_param(&p),
-                    None => e,
-                });
-            }
+/// `400 api_key_in_query` for a key-like value or a credential parameter in
+/// the query string of `uri`, whatever else the request carries. The value
+/// is never logged or echoed.
+pub fn refuse_key_in_query(uri: &Uri) -> Result<(), ApiError> {
+    let Some(q) = uri.query() else { return Ok(()) };
+    for (k, v) in form_urlencoded::parse(q.as_bytes()) {
+        let named = KEY_PARAMETERS.iter().any(|p| k.eq_ignore_ascii_case(p));
+        if named || looks_like_key(&v) || looks_like_key(&k) {
+            let param = if looks_like_key(&k) { None } else { Some(k.into_owned()) };
+            let e = ApiError::new(
+                ErrorCode::ApiKeyInQuery,
+                "API keys are accepted only in the Authorization header (Authorization: Bearer <key>); \
+                 a key sent in a URL may be logged along the way, so consider rotating it",
+            );
+            return Err(match param {
+                Some(p) => e.with_param(&p),
+                None => e,
+            });
         }
     }
-    Ok(next.run(req).await)
+    Ok(())
 }
 
-/// Middleware: authenticates the bearer key and puts its [`KeyContext`] in
-/// the request's (and response's) extensions.
-pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Result<Response, ApiError> {
-    if req.method() != Method::GET {
-        // The router answers 405 for other methods; nothing to authenticate.
-        return Ok(next.run(req).await);
-    }
-    let token = bearer_token(&req).ok_or_else(missing)?;
+/// Authenticates the bearer key of a request with `headers`: its
+/// [`KeyContext`], or `401`.
+pub fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Arc<KeyContext>, ApiError> {
+    let token = bearer_token(headers).ok_or_else(missing)?;
     let key = ApiKey::parse(token).map_err(|_| invalid())?;
     let found = state.auth().authenticate(&key);
     state.metrics.event(if found.is_some() { Event::KeyCacheHit } else { Event::KeyCacheMiss });
-    let context = found.ok_or_else(invalid)?;
-    req.extensions_mut().insert(context.clone());
-    let mut resp = next.run(req).await;
-    resp.extensions_mut().insert(context);
-    Ok(resp)
+    found.ok_or_else(invalid)
 }
 
 /// The token of an `Authorization: Bearer <token>` header (scheme
 /// case-insensitive), if there is a non-empty one.
-fn bearer_token(req: &Request) -> Option<&str> {
-    let v = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?.trim();
+fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?.trim();
     let (scheme, token) = v.split_once(' ')?;
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)

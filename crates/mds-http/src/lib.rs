@@ -4,13 +4,16 @@
 //! - [`router()`]: routes and the middleware stack; [`server::Server`]
 //!   binds first, reports its port, serves until shutdown.
 //! - [`state`]: [`AppState`], the store plus cached views (catalog, keys)
-//!   kept fresh by [`reload`].
+//!   kept fresh by [`reload`]; [`catalog_load`] gets a generation's catalog
+//!   (its snapshot in the store, or built from the rows and saved).
 //! - [`auth`]: key-in-query refusal, bearer authentication, [`auth::KeyContext`].
 //! - [`controllers`]: one module per endpoint.
 //! - [`params`]: query-string rules shared by endpoints.
 //! - [`ratelimit`]: per-minute limit, monthly quota, metering, headers
 //!   (the engine is the `mds-limits` crate); [`flush`] writes counts.
-//! - [`middleware`]: request id, access log, HEAD, problems, timeout, ETag.
+//! - [`middleware`]: the envelope of every request (request id, access log,
+//!   HEAD, timeout, problems), the guard of keyed routes, ETags.
+//! - [`views`]: the catalog with its version, and the news articles served.
 //! - [`error`]: [`ApiError`], rendered as problem+json.
 //! - [`metrics`]: Prometheus metrics (`/metrics`).
 //! - [`config`]: settings, [`HttpConfig`].
@@ -18,6 +21,7 @@
 //!   reference page (`/docs`) with its vendored assets.
 
 pub mod auth;
+pub mod catalog_load;
 pub mod config;
 pub mod controllers;
 pub mod docs;
@@ -32,6 +36,7 @@ pub mod reload;
 pub mod router;
 pub mod server;
 pub mod state;
+pub mod views;
 
 pub use config::HttpConfig;
 pub use error::ApiError;

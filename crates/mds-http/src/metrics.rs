@@ -2,12 +2,14 @@
 //! limiter decisions, store errors, cache reloads and the usage flush.
 //!
 //! Recording is a few relaxed atomic adds on fixed arrays (no lock, no
-//! allocation); `/metrics` renders the text format. Labels are route
+//! allocation), in one of several shards chosen by thread, so that worker
+//! threads on different cores do not fight over the same cache lines;
+//! `/metrics` sums the shards and renders the text format. Labels are route
 //! templates and status codes only: no key, prefix or query ever becomes a
 //! label.
 
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// Route labels; `other` is anything unmatched.
@@ -69,31 +71,55 @@ const EVENTS: &[(&str, &str)] = &[
     ("mds_key_cache_misses_total", "Well-formed keys not in the index (unknown or revoked); no store lookup follows."),
 ];
 
-/// The metrics of one node.
+/// Counter shards; a thread records into one (threads beyond this share).
+const SHARDS: usize = 8;
+
+/// One shard of the counters, on cache lines of its own.
 #[derive(Debug)]
-pub struct Metrics {
+#[repr(align(128))]
+struct Counters {
     requests: [[AtomicU64; NS]; NR],
     buckets: [[AtomicU64; NB]; NR],
     latency_sum_us: [AtomicU64; NR],
     decisions: [AtomicU64; 3],
     events: [AtomicU64; 8],
+}
+
+impl Default for Counters {
+    fn default() -> Self {
+        Counters {
+            requests: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
+            buckets: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
+            latency_sum_us: std::array::from_fn(|_| AtomicU64::new(0)),
+            decisions: std::array::from_fn(|_| AtomicU64::new(0)),
+            events: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+}
+
+/// The metrics of one node.
+#[derive(Debug)]
+pub struct Metrics {
+    shards: Box<[Counters; SHARDS]>,
     last_flush_ms: AtomicI64,
 }
 
 impl Default for Metrics {
     fn default() -> Self {
         Metrics {
-            requests: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
-            buckets: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
-            latency_sum_us: std::array::from_fn(|_| AtomicU64::new(0)),
-            decisions: std::array::from_fn(|_| AtomicU64::new(0)),
-            events: std::array::from_fn(|_| AtomicU64::new(0)),
+            shards: Box::new(std::array::from_fn(|_| Counters::default())),
             last_flush_ms: AtomicI64::new(chrono::Utc::now().timestamp_millis()),
         }
     }
 }
 
-/// The route label of a request path.
+/// How many of [`ROUTES`], from the first, are the keyed `/v1` routes
+/// (authenticated, rate limited, tagged).
+pub const KEYED_ROUTES: usize = 3;
+
+/// The route label of a request path: the index in [`ROUTES`] of the route
+/// the router matches it to, by the same rules (exact paths, one non-empty
+/// segment for a slug).
 pub fn route_of(path: &str) -> usize {
     match path {
         "/v1/companies" => 0,
@@ -107,24 +133,39 @@ pub fn route_of(path: &str) -> usize {
 }
 
 impl Metrics {
+    /// The shard of the calling thread.
+    fn shard(&self) -> &Counters {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        thread_local! {
+            static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+        }
+        &self.shards[SHARD.with(|s| *s)]
+    }
+
+    /// The sum over the shards of the counter `at` picks.
+    fn sum(&self, at: impl Fn(&Counters) -> &AtomicU64) -> u64 {
+        self.shards.iter().map(|c| at(c).load(Ordering::Relaxed)).sum()
+    }
+
     /// Records one answered request.
     pub fn request(&self, route: usize, status: u16, latency: Duration) {
+        let c = self.shard();
         let s = STATUSES.iter().position(|&x| x == status).unwrap_or(STATUSES.len());
-        self.requests[route][s].fetch_add(1, Ordering::Relaxed);
+        c.requests[route][s].fetch_add(1, Ordering::Relaxed);
         let secs = latency.as_secs_f64();
         let b = BUCKETS.iter().position(|&le| secs <= le).unwrap_or(BUCKETS.len());
-        self.buckets[route][b].fetch_add(1, Ordering::Relaxed);
-        self.latency_sum_us[route].fetch_add(latency.as_micros() as u64, Ordering::Relaxed);
+        c.buckets[route][b].fetch_add(1, Ordering::Relaxed);
+        c.latency_sum_us[route].fetch_add(latency.as_micros() as u64, Ordering::Relaxed);
     }
 
     /// Records a limiter decision.
     pub fn decision(&self, d: Decision) {
-        self.decisions[d as usize].fetch_add(1, Ordering::Relaxed);
+        self.shard().decisions[d as usize].fetch_add(1, Ordering::Relaxed);
     }
 
     /// Records an event.
     pub fn event(&self, e: Event) {
-        self.events[e as usize].fetch_add(1, Ordering::Relaxed);
+        self.shard().events[e as usize].fetch_add(1, Ordering::Relaxed);
         if matches!(e, Event::Flush) {
             self.last_flush_ms.store(chrono::Utc::now().timestamp_millis(), Ordering::Relaxed);
         }
@@ -132,7 +173,7 @@ impl Metrics {
 
     /// How many times `e` happened.
     pub fn count(&self, e: Event) -> u64 {
-        self.events[e as usize].load(Ordering::Relaxed)
+        self.sum(|c| &c.events[e as usize])
     }
 
     /// The Prometheus text exposition. `backlog` is the count of requests
@@ -143,8 +184,8 @@ impl Metrics {
         out.push_str("# HELP mds_http_requests_total Requests answered, by route template and status.\n");
         out.push_str("# TYPE mds_http_requests_total counter\n");
         for (r, route) in ROUTES.iter().enumerate() {
-            for (s, n) in self.requests[r].iter().enumerate() {
-                let n = n.load(Ordering::Relaxed);
+            for s in 0..NS {
+                let n = self.sum(|c| &c.requests[r][s]);
                 if n > 0 {
                     let status = STATUSES.get(s).map_or("other".to_owned(), u16::to_string);
                     let _ = writeln!(out, "mds_http_requests_total{{route=\"{route}\",status=\"{status}\"}} {n}");
@@ -155,33 +196,26 @@ impl Metrics {
         out.push_str("# TYPE mds_http_request_duration_seconds histogram\n");
         for (r, route) in ROUTES.iter().enumerate() {
             let mut cumulative = 0;
-            for (b, n) in self.buckets[r].iter().enumerate() {
-                cumulative += n.load(Ordering::Relaxed);
+            for b in 0..NB {
+                cumulative += self.sum(|c| &c.buckets[r][b]);
                 let le = BUCKETS.get(b).map_or("+Inf".to_owned(), f64::to_string);
                 let _ = writeln!(
                     out,
                     "mds_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"{le}\"}} {cumulative}"
                 );
             }
-            let sum = self.latency_sum_us[r].load(Ordering::Relaxed) as f64 / 1e6;
+            let sum = self.sum(|c| &c.latency_sum_us[r]) as f64 / 1e6;
             let _ = writeln!(out, "mds_http_request_duration_seconds_sum{{route=\"{route}\"}} {sum}");
             let _ = writeln!(out, "mds_http_request_duration_seconds_count{{route=\"{route}\"}} {cumulative}");
         }
         out.push_str("# HELP mds_limiter_decisions_total Admission decisions of the rate limiter and quota.\n");
         out.push_str("# TYPE mds_limiter_decisions_total counter\n");
         for (i, name) in DECISIONS.iter().enumerate() {
-            let _ = writeln!(
-                out,
-                "mds_limiter_decisions_total{{decision=\"{name}\"}} {}",
-                self.decisions[i].load(Ordering::Relaxed)
-            );
+            let _ =
+                writeln!(out, "mds_limiter_decisions_total{{decision=\"{name}\"}} {}", self.sum(|c| &c.decisions[i]));
         }
         for (i, (name, help)) in EVENTS.iter().enumerate() {
-            let _ = writeln!(
-                out,
-                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}",
-                self.events[i].load(Ordering::Relaxed)
-            );
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}", self.sum(|c| &c.events[i]));
         }
         let lag =
             (chrono::Utc::now().timestamp_millis() - self.last_flush_ms.load(Ordering::Relaxed)).max(0) as f64 / 1e3;
@@ -216,6 +250,50 @@ mod tests {
         assert_eq!(ROUTES[route_of("/v1/news/")], "other");
         assert_eq!(ROUTES[route_of("/v1/companies")], "/v1/companies");
         assert_eq!(ROUTES[route_of("/nope")], "other");
+    }
+
+    /// The envelope guards the keyed routes by [`route_of`], so it must
+    /// agree with the router's matching, above all never call a path the
+    /// router gives to a keyed route unkeyed.
+    #[test]
+    fn route_of_agrees_with_the_router() {
+        use axum::Router;
+        use axum::body::{Body, to_bytes};
+        use axum::http::Request;
+        use axum::routing::get;
+        use tower::ServiceExt;
+
+        let mut router = Router::new();
+        for (i, template) in ROUTES[..KEYED_ROUTES].iter().enumerate() {
+            router = router.route(template, get(move || async move { i.to_string() }));
+        }
+        let router = router.fallback(|| async { "other" });
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        for path in [
+            "/v1/companies",
+            "/v1/companies/",
+            "/v1/companies/x",
+            "//v1/companies",
+            "/V1/companies",
+            "/v1/usage",
+            "/v1/usage/",
+            "/v1/news/a-slug",
+            "/v1/news/BAD%20slug",
+            "/v1/news/a%2Fb",
+            "/v1/news/",
+            "/v1/news",
+            "/v1/news//x",
+            "/v1/news/a/b",
+            "/v1/newsx/a",
+            "/v1/openapi.json",
+        ] {
+            let matched = rt.block_on(async {
+                let resp = router.clone().oneshot(Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
+                String::from_utf8(to_bytes(resp.into_body(), 64).await.unwrap().to_vec()).unwrap()
+            });
+            let keyed = Some(route_of(path)).filter(|&r| r < KEYED_ROUTES);
+            assert_eq!(keyed, matched.parse::<usize>().ok(), "{path}");
+        }
     }
 
     #[test]

@@ -7,11 +7,10 @@
 //! whatever their outcome, except a `304`. Requests to `/v1/usage` take from
 //! the per-minute limit only, and stay possible when the quota is spent.
 
-use std::sync::Arc;
+use std::io::Write as _;
+use std::sync::OnceLock;
 
-use axum::extract::{Request, State};
 use axum::http::{HeaderName, HeaderValue, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::Response;
 use mds_domain::ErrorCode;
 use mds_limits::{Decision, Limits, PolicyState};
@@ -24,72 +23,103 @@ use crate::state::AppState;
 /// The path whose requests do not count against the quota.
 pub const USAGE_PATH: &str = "/v1/usage";
 
-/// Middleware: admission, metering and the rate-limit headers.
-pub async fn enforce(State(state): State<AppState>, req: Request, next: Next) -> Result<Response, ApiError> {
-    let Some(ctx) = req.extensions().get::<Arc<KeyContext>>().cloned() else {
-        // Not an authenticated request (the router's 405): nothing to limit.
-        return Ok(next.run(req).await);
-    };
+/// An admitted request, to settle once it is answered.
+pub struct Admission {
+    /// `None` when limits are off.
+    decision: Option<Decision>,
+}
+
+/// Admits a request of `ctx` to `path`, or refuses it with `429` (and its
+/// headers). Takes from the per-minute limit and, except on
+/// [`USAGE_PATH`], reserves one request of the month's quota.
+pub async fn admit(state: &AppState, ctx: &KeyContext, path: &str) -> Result<Admission, ApiError> {
     if !state.config.limits {
-        return Ok(next.run(req).await);
+        return Ok(Admission { decision: None });
     }
-    let counts = req.uri().path() != USAGE_PATH;
+    let counts = path != USAGE_PATH;
     let limits =
         Limits { rate_limit_per_minute: ctx.tier.rate_limit_per_minute, monthly_quota: ctx.tier.monthly_quota };
-    let mut decision = match &state.shared {
-        Some(shared) => shared.admit(&*state.store, &ctx.prefix, limits, counts).await?,
+    let decision = match &state.shared {
+        // Boxed: its future is kilobytes (a Redis call), which every
+        // request's future would otherwise carry and copy.
+        Some(shared) => Box::pin(shared.admit(&*state.store, &ctx.prefix, limits, counts)).await?,
         None => state.limiter.admit(&*state.store, &ctx.prefix, limits, counts).await?,
     };
-    if !decision.admitted() {
-        let code = if decision.violated.contains(&"month") { ErrorCode::QuotaExceeded } else { ErrorCode::RateLimited };
-        state.metrics.decision(if code == ErrorCode::QuotaExceeded {
-            metrics::Decision::QuotaExceeded
-        } else {
-            metrics::Decision::RateLimited
-        });
-        let detail = match code {
-            ErrorCode::QuotaExceeded => format!(
-                "the monthly quota of {} requests is used up; it renews at the start of next month (UTC), or raise it with a higher tier",
-                limits.monthly_quota
-            ),
-            _ => format!(
-                "more than {} requests per minute; retry after {} s",
-                limits.rate_limit_per_minute, decision.retry_after_secs
-            ),
-        };
-        let mut err = ApiError::new(code, detail)
-            .with_violated_policies(decision.violated.iter().map(|p| p.to_string()).collect())
-            .with_header(header::RETRY_AFTER, HeaderValue::from(decision.retry_after_secs));
-        for (k, v) in headers(&ctx, &decision) {
-            err = err.with_header(k, v);
+    if decision.admitted() {
+        state.metrics.decision(metrics::Decision::Admitted);
+        return Ok(Admission { decision: Some(decision) });
+    }
+    let code = if decision.violated.contains(&"month") { ErrorCode::QuotaExceeded } else { ErrorCode::RateLimited };
+    state.metrics.decision(if code == ErrorCode::QuotaExceeded {
+        metrics::Decision::QuotaExceeded
+    } else {
+        metrics::Decision::RateLimited
+    });
+    let detail = match code {
+        ErrorCode::QuotaExceeded => format!(
+            "the monthly quota of {} requests is used up; it renews at the start of next month (UTC), or raise it with a higher tier",
+            limits.monthly_quota
+        ),
+        _ => format!(
+            "more than {} requests per minute; retry after {} s",
+            limits.rate_limit_per_minute, decision.retry_after_secs
+        ),
+    };
+    let mut err = ApiError::new(code, detail)
+        .with_violated_policies(decision.violated.iter().map(|p| p.to_string()).collect())
+        .with_header(header::RETRY_AFTER, HeaderValue::from(decision.retry_after_secs));
+    for (k, v) in headers(ctx, &decision) {
+        err = err.with_header(k, v);
+    }
+    Err(err)
+}
+
+impl Admission {
+    /// Counts the request against the quota unless it was answered `304`
+    /// (a reservation that is not counted is released), and adds the
+    /// rate-limit headers to `resp`.
+    pub fn settle(self, ctx: &KeyContext, resp: &mut Response) {
+        let Some(mut decision) = self.decision else { return };
+        if let Some(ticket) = decision.ticket.take() {
+            ticket.settle(resp.status() != StatusCode::NOT_MODIFIED);
         }
-        return Err(err);
+        let h = resp.headers_mut();
+        for (k, v) in headers(ctx, &decision) {
+            h.insert(k, v);
+        }
     }
-    state.metrics.decision(metrics::Decision::Admitted);
-    let ticket = decision.ticket.take();
-    let mut resp = next.run(req).await;
-    if let Some(t) = ticket {
-        t.settle(resp.status() != StatusCode::NOT_MODIFIED);
-    }
-    let h = resp.headers_mut();
-    for (k, v) in headers(&ctx, &decision) {
-        h.insert(k, v);
-    }
-    Ok(resp)
 }
 
 /// The rate-limit headers of a decision: the policies (made once per tier),
 /// where the caller stands on the policy closest to its limit, and the
-/// per-minute figures in the `X-RateLimit-*` form.
+/// per-minute figures in the `X-RateLimit-*` form. Values that repeat (the
+/// tier's limit, the seconds of a minute) are made once, not per request.
 pub fn headers(ctx: &KeyContext, d: &Decision) -> [(HeaderName, HeaderValue); 5] {
     let (name, closest): (&str, &PolicyState) =
         if d.month.headroom() < d.minute.headroom() { ("month", &d.month) } else { ("minute", &d.minute) };
-    let standing = format!("\"{name}\";r={};t={}", closest.remaining, closest.reset_secs);
+    let mut standing = [0u8; 64];
+    let len = {
+        let mut w = &mut standing[..];
+        write!(w, "\"{name}\";r={};t={}", closest.remaining, closest.reset_secs).expect("fits in 64 bytes");
+        64 - w.len()
+    };
+    let limit = if d.minute.limit == u64::from(ctx.tier.rate_limit_per_minute) {
+        ctx.rate_limit_limit.clone()
+    } else {
+        HeaderValue::from(d.minute.limit)
+    };
     [
         (HeaderName::from_static("ratelimit-policy"), ctx.rate_limit_policy.clone()),
-        (HeaderName::from_static("ratelimit"), HeaderValue::from_str(&standing).expect("ASCII")),
-        (HeaderName::from_static("x-ratelimit-limit"), HeaderValue::from(d.minute.limit)),
+        (HeaderName::from_static("ratelimit"), HeaderValue::from_bytes(&standing[..len]).expect("ASCII")),
+        (HeaderName::from_static("x-ratelimit-limit"), limit),
         (HeaderName::from_static("x-ratelimit-remaining"), HeaderValue::from(d.minute.remaining)),
-        (HeaderName::from_static("x-ratelimit-reset"), HeaderValue::from(d.minute.reset_secs)),
+        (HeaderName::from_static("x-ratelimit-reset"), seconds(d.minute.reset_secs)),
     ]
+}
+
+/// `n` as a header value; one made once when `n` is within a minute.
+fn seconds(n: u64) -> HeaderValue {
+    static MINUTE: OnceLock<Vec<HeaderValue>> = OnceLock::new();
+    let minute = MINUTE.get_or_init(|| (0..=60u64).map(HeaderValue::from).collect());
+    usize::try_from(n).ok().and_then(|i| minute.get(i)).cloned().unwrap_or_else(|| HeaderValue::from(n))
 }

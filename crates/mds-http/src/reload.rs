@@ -1,8 +1,9 @@
 //! The background task that keeps a node's cached views in step with the
 //! store: it polls the store's generation and reloads on change, so a key
 //! revoked (or a tier, entitlement or import changed) by any process is seen
-//! within one interval. A store outage is logged once when it starts and
-//! once when it ends; the node keeps serving what it has.
+//! within one interval; served news articles are dropped when the news
+//! generation moves. A store outage is logged once when it starts and once
+//! when it ends; the node keeps serving what it has.
 
 use tokio::task::JoinHandle;
 
@@ -16,7 +17,11 @@ pub fn spawn(state: AppState) -> JoinHandle<()> {
         let mut failing = false;
         loop {
             tick.tick().await;
-            match state.refresh().await {
+            let result = state.refresh().await;
+            if let Some(g) = state.generations() {
+                state.news.follow(g.news);
+            }
+            match result {
                 Ok(_) if failing => {
                     failing = false;
                     tracing::info!("store reachable again; cache reload resumed");

@@ -5,6 +5,7 @@ use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 
+use axum::ServiceExt as _;
 use tokio::net::TcpListener;
 
 use crate::router::router;
@@ -35,7 +36,7 @@ impl Server {
         let reloader = reload::spawn(self.state.clone());
         let flusher = flush::spawn(self.state.clone());
         let app = router(self.state.clone());
-        let result = axum::serve(self.listener, app).with_graceful_shutdown(shutdown).await;
+        let result = axum::serve(self.listener, app.into_make_service()).with_graceful_shutdown(shutdown).await;
         reloader.abort();
         flusher.abort();
         // In-flight requests are drained: every count is in the meter now.

@@ -1,6 +1,7 @@
 //! [`AppState`]: what every handler shares. Cached views of the store (the
 //! company catalog, the key index) are swapped whole when the store changes,
-//! so readers never lock.
+//! so readers never lock; served news articles are kept until the news
+//! generation moves ([`crate::views`]).
 
 use std::sync::Arc;
 
@@ -10,9 +11,12 @@ use mds_limits::{Limiter, Meter, SharedLimiter};
 use mds_store::{Generations, Store, StoreResult};
 use std::sync::Mutex;
 
+use axum::http::HeaderValue;
+
 use crate::auth::AuthIndex;
 use crate::config::HttpConfig;
 use crate::metrics::{Event, Metrics};
+use crate::views::{CatalogSlot, CatalogVersion, NewsCache};
 
 /// The shared application.
 pub struct App {
@@ -28,7 +32,12 @@ pub struct App {
     pub shared: Option<SharedLimiter>,
     /// Prometheus metrics of this node.
     pub metrics: Metrics,
-    catalog: ArcSwap<Catalog>,
+    /// News articles as served, until the news generation moves.
+    pub news: NewsCache,
+    /// `Cache-Control` of company and news responses (`private, max-age=N`),
+    /// made once.
+    pub private_caching: HeaderValue,
+    catalog: CatalogSlot,
     auth: ArcSwap<AuthIndex>,
     /// The generations the cached views were loaded at (`None` before the first load).
     loaded: Mutex<Option<Generations>>,
@@ -63,7 +72,10 @@ impl AppState {
             limiter: Limiter::new(meter, config.clock.clone()),
             shared,
             metrics: Metrics::default(),
-            catalog: ArcSwap::from_pointee(Catalog::default()),
+            news: NewsCache::default(),
+            private_caching: HeaderValue::from_str(&format!("private, max-age={}", config.cache_max_age.as_secs()))
+                .expect("ASCII"),
+            catalog: CatalogSlot::new(Arc::new(Catalog::default())),
             auth: ArcSwap::from_pointee(AuthIndex::default()),
             loaded: Mutex::new(None),
             store,
@@ -75,8 +87,13 @@ impl AppState {
     }
 
     /// The company catalog as of now.
-    pub fn catalog(&self) -> arc_swap::Guard<Arc<Catalog>> {
+    pub fn catalog(&self) -> arc_swap::Guard<Arc<CatalogVersion>> {
         self.catalog.load()
+    }
+
+    /// The generations the cached views were last loaded at.
+    pub fn generations(&self) -> Option<Generations> {
+        *self.loaded.lock().expect("not poisoned")
     }
 
     /// The key index as of now.
@@ -100,12 +117,16 @@ impl AppState {
             tracing::info!(generation = now.auth, keys = snapshot.keys.len(), "keys and tiers reloaded");
         }
         if before.is_none_or(|b| b.companies != now.companies) {
-            let companies = self.store.companies().await?;
-            let catalog = tokio::task::spawn_blocking(move || Catalog::new(companies))
-                .await
-                .expect("catalog build does not panic");
-            tracing::info!(generation = now.companies, companies = catalog.len(), "company catalog reloaded");
-            self.catalog.store(Arc::new(catalog));
+            let t = std::time::Instant::now();
+            let (catalog, source) = crate::catalog_load::load(&self.store, now.companies).await?;
+            tracing::info!(
+                generation = now.companies,
+                companies = catalog.len(),
+                source = source.as_str(),
+                ms = t.elapsed().as_millis() as u64,
+                "company catalog reloaded"
+            );
+            self.catalog.store(catalog);
             self.metrics.event(Event::CatalogReload);
         }
         *self.loaded.lock().expect("not poisoned") = Some(now);

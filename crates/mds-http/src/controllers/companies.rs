@@ -1,13 +1,18 @@
 //! `GET /v1/companies`: one keyset page of the filtered company list.
 
 use axum::extract::{RawQuery, State};
+use axum::http::{HeaderValue, header};
 use axum::response::Response;
+use mds_catalog::SortKey;
 use mds_domain::{CompanyFilter, ErrorCode, Exchange, Letter, Limit, MarketCapBand, SearchTerm, Ticker};
+use sha2::{Digest, Sha256};
 
 use super::{Caching, json};
 use crate::error::ApiError;
+use crate::middleware::etag;
 use crate::params::Params;
 use crate::state::AppState;
+use crate::views::CatalogVersion;
 
 /// The query parameters the endpoint defines.
 pub const PARAMETERS: &[&str] =
@@ -92,18 +97,41 @@ pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Res
     let catalog = state.catalog();
     let page = catalog.page(&req.filter, after.as_ref(), req.limit.get());
     let next_cursor = page.next.as_ref().map(|k| state.cursors.encode(&req.filter, k));
-    let mut body = Vec::with_capacity(64 + page.rows.iter().map(|r| r.len() + 1).sum::<usize>());
+    let mut body = Vec::with_capacity(256);
     body.extend_from_slice(b"{\"data\":[");
-    for (i, row) in page.rows.iter().enumerate() {
-        if i > 0 {
-            body.push(b',');
-        }
-        body.extend_from_slice(row.as_bytes());
-    }
+    page.write_rows(&mut body);
     body.extend_from_slice(b"],\"next_cursor\":");
     serde_json::to_writer(&mut body, &next_cursor).expect("a string serialises");
     body.extend_from_slice(if page.has_more() { b",\"has_more\":true}" } else { b",\"has_more\":false}" });
-    Ok(json(body, Caching::Private(state.config.cache_max_age.as_secs())))
+    let mut resp = json(body, Caching::Private(&state.private_caching));
+    resp.headers_mut().insert(header::ETAG, page_tag(&catalog, &req, after.as_ref()));
+    Ok(resp)
+}
+
+/// The strong `ETag` of a page, without hashing the page: what a page holds
+/// is a function of the catalog version, the filters, the position and the
+/// limit (and of the cursor secret and this build, which a catalog
+/// version's id outlives on no node), so the tag is 16 bytes of a SHA-256
+/// of those. A new catalog (an import, or a restart) gives every page a new
+/// tag, whether or not its rows changed.
+fn page_tag(catalog: &CatalogVersion, req: &CompaniesRequest, after: Option<&SortKey>) -> HeaderValue {
+    let filter = req.filter.canonical();
+    let mut h = Sha256::new();
+    h.update(b"mds companies page\0");
+    h.update(catalog.id());
+    h.update((filter.len() as u64).to_le_bytes());
+    h.update(filter.as_bytes());
+    match after {
+        Some(k) => {
+            h.update([1]);
+            h.update((k.ticker.len() as u64).to_le_bytes());
+            h.update(k.ticker.as_bytes());
+            h.update(k.isin.as_bytes());
+        }
+        None => h.update([0]),
+    }
+    h.update((req.limit.get() as u64).to_le_bytes());
+    etag::tag_of(&h.finalize()[..16].try_into().expect("16 of 32 bytes"))
 }
 
 #[cfg(test)]

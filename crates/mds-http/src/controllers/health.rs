@@ -13,7 +13,7 @@ use crate::state::AppState;
 
 /// Liveness: always `200` while the process serves.
 pub async fn healthz() -> Response {
-    json(br#"{"status":"ok"}"#.to_vec(), Caching::NoStore)
+    json(&br#"{"status":"ok"}"#[..], Caching::NoStore)
 }
 
 /// `GET /metrics`: the node's metrics in the Prometheus text format.
@@ -49,7 +49,7 @@ pub async fn readyz(State(state): State<AppState>) -> Result<Response, ApiError>
     match tokio::time::timeout(Duration::from_secs(1), state.store.ping()).await {
         Ok(Ok(())) => {
             let body = serde_json::json!({"status": "ready", "companies": state.catalog().len()});
-            Ok(json(body.to_string().into_bytes(), Caching::NoStore))
+            Ok(json(body.to_string(), Caching::NoStore))
         }
         Ok(Err(e)) => {
             tracing::warn!(error = %e, "readiness check failed");

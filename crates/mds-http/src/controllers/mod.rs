@@ -5,30 +5,35 @@ pub mod health;
 pub mod news;
 pub mod usage;
 
-use axum::http::{HeaderValue, header};
-use axum::response::{IntoResponse, Response};
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::Response;
 
 /// How a response may be cached.
 #[derive(Debug, Clone, Copy)]
-pub enum Caching {
-    /// `private, max-age=N`.
-    Private(u64),
+pub enum Caching<'a> {
+    /// This `Cache-Control` value (`private, max-age=N`: the state's
+    /// [`private_caching`](crate::state::App::private_caching)).
+    Private(&'a HeaderValue),
     /// `no-store`.
     NoStore,
 }
 
 /// A `200 application/json` response with `Cache-Control`.
-pub fn json(body: Vec<u8>, caching: Caching) -> Response {
-    let cc = match caching {
-        Caching::Private(s) => HeaderValue::from_str(&format!("private, max-age={s}")).expect("ASCII"),
-        Caching::NoStore => HeaderValue::from_static("no-store"),
-    };
-    let mut resp = body.into_response();
+pub fn json(body: impl Into<Bytes>, caching: Caching<'_>) -> Response {
+    let mut resp = Response::new(Body::from(body.into()));
+    // Room for the 11 headers of a keyed response (these two, ETag, five
+    // rate-limit headers, Content-Length, Vary, X-Request-Id), so the map is
+    // allocated once, not grown on the way out.
     let h = resp.headers_mut();
-    // Room for what the layers add (ETag, request id, rate-limit headers,
-    // Vary) so the map does not grow on the way out.
-    h.reserve(16);
+    *h = HeaderMap::with_capacity(12);
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    h.insert(header::CACHE_CONTROL, cc);
+    h.insert(
+        header::CACHE_CONTROL,
+        match caching {
+            Caching::Private(v) => v.clone(),
+            Caching::NoStore => HeaderValue::from_static("no-store"),
+        },
+    );
     resp
 }

@@ -1,7 +1,9 @@
-//! `GET /v1/news/{slug}`: one article with its body.
+//! `GET /v1/news/{slug}`: one article with its body. Served from the node's
+//! [`NewsCache`](crate::views::NewsCache) once read from the store.
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
+use axum::http::header;
 use axum::response::Response;
 use mds_domain::Slug;
 
@@ -9,6 +11,7 @@ use super::{Caching, json};
 use crate::error::ApiError;
 use crate::params::Params;
 use crate::state::AppState;
+use crate::views::ServedArticle;
 
 /// Handler. A slug that cannot exist (not `[a-z0-9-]`, over 200 characters)
 /// is answered `404` like an unknown one, without a store lookup.
@@ -46,7 +49,18 @@ pub async fn show(
     let not_found = || ApiError::not_found("no article with this slug");
     let Ok(Path(slug)) = slug else { return Err(not_found()) };
     let slug = Slug::parse(&slug).map_err(|_| not_found())?;
-    let article = state.store.article(&slug).await?.ok_or_else(not_found)?;
-    let body = serde_json::to_vec(&article).map_err(|e| ApiError::internal(&e))?;
-    Ok(json(body, Caching::Private(state.config.cache_max_age.as_secs())))
+    let served = match state.news.get(slug.as_str()) {
+        Some(served) => served,
+        None => {
+            let ticket = state.news.ticket();
+            let article = state.store.article(&slug).await?.ok_or_else(not_found)?;
+            let served = ServedArticle::new(serde_json::to_vec(&article).map_err(|e| ApiError::internal(&e))?);
+            state.news.put(ticket, slug.as_str(), served.clone());
+            served
+        }
+    };
+    let mut resp = json(served.body, Caching::Private(&state.private_caching));
+    // The body's tag, made once with the body: the ETag layer need not hash it.
+    resp.headers_mut().insert(header::ETAG, served.etag);
+    Ok(resp)
 }

@@ -6,12 +6,14 @@ use std::sync::Arc;
 
 use axum::Extension;
 use axum::extract::{RawQuery, State};
+use axum::http::header;
 use axum::response::Response;
 use mds_domain::usage::{BillingMonth, HISTORY_MONTHS, V1Usage, V1UsageWindow};
 
 use super::{Caching, json};
 use crate::auth::KeyContext;
 use crate::error::ApiError;
+use crate::middleware::etag;
 use crate::params::Params;
 use crate::state::AppState;
 
@@ -89,5 +91,8 @@ pub async fn show(
         history,
     };
     let body = serde_json::to_vec(&usage).map_err(|e| ApiError::internal(&e))?;
-    Ok(json(body, Caching::NoStore))
+    let etag = etag::tag_of(&etag::digest(&body));
+    let mut resp = json(body, Caching::NoStore);
+    resp.headers_mut().insert(header::ETAG, etag);
+    Ok(resp)
 }

@@ -1,49 +1,71 @@
 //! One log line per request: method, path (never the query string, which
 //! may hold a key sent by mistake), status, latency, request id, and the
-//! key prefix when the caller was authenticated. Never a key.
+//! key prefix when the caller was authenticated. Never a key. Also the
+//! request's metrics (route template, status, latency).
 
 use std::time::Instant;
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
+use axum::http::{HeaderValue, Method};
 use axum::response::Response;
 
-use super::request_id::RequestId;
 use crate::auth::KeyContext;
 use crate::error::StoreFailure;
 use crate::metrics::{Event, route_of};
 use crate::state::AppState;
 
-/// Middleware: logs the request once it is answered, and counts it in the
-/// node's metrics.
-pub async fn log(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let start = Instant::now();
-    let route = route_of(req.uri().path());
-    // What only the log line needs is taken only when it will be written.
-    let logged = tracing::enabled!(target: "mds::access", tracing::Level::INFO).then(|| {
-        let id = req.extensions().get::<RequestId>().map(|r| r.0.clone()).unwrap_or_default();
-        (req.method().clone(), redact(req.uri().path()), id)
-    });
-    let resp = next.run(req).await;
-    let latency = start.elapsed();
-    state.metrics.request(route, resp.status().as_u16(), latency);
-    if resp.extensions().get::<StoreFailure>().is_some() {
-        state.metrics.event(Event::StoreError);
+/// One request on its way through: what its log line and metrics need,
+/// taken before it runs (the request is consumed by then).
+pub struct Entry {
+    start: Instant,
+    route: usize,
+    /// Method and redacted path, only when the line will be written.
+    logged: Option<(Method, String)>,
+}
+
+impl Entry {
+    /// Starts the clock on `req`.
+    pub fn begin(req: &Request) -> Self {
+        Entry {
+            start: Instant::now(),
+            route: route_of(req.uri().path()),
+            logged: tracing::enabled!(target: "mds::access", tracing::Level::INFO)
+                .then(|| (req.method().clone(), redact(req.uri().path()))),
+        }
     }
-    if let Some((method, path, id)) = logged {
-        let key = resp.extensions().get::<std::sync::Arc<KeyContext>>().map(|k| k.prefix.as_str());
-        tracing::info!(
-            target: "mds::access",
-            %method,
-            %path,
-            status = resp.status().as_u16(),
-            latency_us = latency.as_micros() as u64,
-            request_id = %id,
-            key_prefix = key.unwrap_or("-"),
-            "request"
-        );
+
+    /// Whether its line will be written.
+    pub fn logs(&self) -> bool {
+        self.logged.is_some()
     }
-    resp
+
+    /// The request's route: an index in [`crate::metrics::ROUTES`].
+    pub fn route(&self) -> usize {
+        self.route
+    }
+
+    /// Counts the answered request in the node's metrics and writes its
+    /// line, with the caller's `key` when it was authenticated.
+    pub fn finish(self, state: &AppState, resp: &Response, request_id: &HeaderValue, key: Option<&KeyContext>) {
+        let latency = self.start.elapsed();
+        state.metrics.request(self.route, resp.status().as_u16(), latency);
+        if resp.extensions().get::<StoreFailure>().is_some() {
+            state.metrics.event(Event::StoreError);
+        }
+        if let Some((method, path)) = self.logged {
+            let key = key.map(|k| k.prefix.as_str());
+            tracing::info!(
+                target: "mds::access",
+                %method,
+                %path,
+                status = resp.status().as_u16(),
+                latency_us = latency.as_micros() as u64,
+                request_id = request_id.to_str().unwrap_or("-"),
+                key_prefix = key.unwrap_or("-"),
+                "request"
+            );
+        }
+    }
 }
 
 /// The path as logged: at most 256 characters, with anything that looks like

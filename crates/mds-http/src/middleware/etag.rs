@@ -1,97 +1,112 @@
 //! Strong `ETag`s and conditional `GET` (`If-None-Match` → `304`).
 //!
-//! [`conditional`] runs on the uncompressed JSON: the tag is a digest of the
-//! body. Compression runs outside it, and [`tag_encoding`] then gives a
-//! compressed representation its own strong tag (`"<digest>.gzip"`), as a
-//! strong validator must differ between representations. `If-None-Match`
+//! A tag is 16 bytes as 32 hex digits, quoted ([`tag_of`]). The keyed
+//! handlers tag their uncompressed JSON themselves, each from what
+//! determines it: `/v1/companies` from the catalog version and the page
+//! asked for (no hashing of the page), news from the article's JSON (hashed
+//! once, when it enters the node's cache), `/v1/usage` from its JSON
+//! ([`digest`]: 16 bytes of SHA-256). Compression runs outside them, and
+//! [`tag_encoding`] then gives a compressed representation its own strong
+//! tag (`"<digest>.gzip"`), as a strong validator must differ between
+//! representations. [`not_modified`] (in the guard, outside compression)
 //! matches either form of a tag, so a client that stored a compressed
 //! response still gets its `304`.
 
-use axum::body::{Body, to_bytes};
-use axum::extract::Request;
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
-
-/// Largest body that is tagged (bigger ones are passed through untagged).
-const MAX_TAGGED_BODY: usize = 16 * 1024 * 1024;
 
 /// Content codings the compression layer may apply.
 const CODINGS: &[&str] = &["gzip", "br", "zstd", "deflate"];
 
-/// Middleware: tags successful `GET` responses and answers `304` when the
-/// caller already holds the representation.
-pub async fn conditional(req: Request, next: Next) -> Response {
-    if req.method() != Method::GET {
-        return next.run(req).await;
+/// The `ETag` value of a 16-byte digest: `"<32 hex digits>"`.
+pub fn tag_of(digest: &[u8; 16]) -> HeaderValue {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = [b'"'; 34];
+    for (i, b) in digest.iter().enumerate() {
+        out[1 + 2 * i] = HEX[usize::from(b >> 4)];
+        out[2 + 2 * i] = HEX[usize::from(b & 15)];
     }
-    let if_none_match = req.headers().get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let resp = next.run(req).await;
+    HeaderValue::from_bytes(&out).expect("hex is ASCII")
+}
+
+/// The first 16 bytes of the SHA-256 of `bytes`.
+pub fn digest(bytes: &[u8]) -> [u8; 16] {
+    Sha256::digest(bytes)[..16].try_into().expect("16 of 32 bytes")
+}
+
+/// `304 Not Modified` in place of `resp` when it is a `200` whose tag
+/// (either form: the representation's own, or the uncompressed one's)
+/// `if_none_match` names; else `resp`. The `304` carries the tag as the
+/// caller named it, and the response's `Cache-Control`.
+pub fn not_modified(if_none_match: &HeaderValue, resp: Response) -> Response {
     if resp.status() != StatusCode::OK {
         return resp;
     }
-    let (mut parts, body) = resp.into_parts();
-    let bytes = match to_bytes(body, MAX_TAGGED_BODY).await {
-        Ok(b) => b,
-        Err(e) => return crate::error::ApiError::internal(&e).into_response(),
-    };
-    let digest = body_digest(&bytes);
-    if let Some(matched) = if_none_match.as_deref().and_then(|inm| matching_tag(inm, &digest)) {
-        let mut not_modified = StatusCode::NOT_MODIFIED.into_response();
-        let h = not_modified.headers_mut();
-        h.insert(header::ETAG, HeaderValue::from_str(&matched).expect("tags are ASCII"));
-        copy_headers(&parts.headers, h, &[header::CACHE_CONTROL, header::VARY]);
-        *not_modified.extensions_mut() = std::mem::take(&mut parts.extensions);
-        return not_modified;
+    debug_assert!(resp.headers().contains_key(header::ETAG), "keyed handlers tag their bodies");
+    let matched = resp.headers().get(header::ETAG).and_then(|tag| {
+        let tag = tag.to_str().ok()?;
+        Some(match matching_tag(if_none_match.to_str().ok()?, tag)? {
+            Match::Named(t) => HeaderValue::from_str(t),
+            Match::Any => HeaderValue::from_str(&format!("\"{}\"", digest_of(tag)?)),
+        })
+    });
+    let Some(Ok(matched)) = matched else { return resp };
+    let mut not_modified = StatusCode::NOT_MODIFIED.into_response();
+    let h = not_modified.headers_mut();
+    h.insert(header::ETAG, matched);
+    for v in resp.headers().get_all(header::CACHE_CONTROL) {
+        h.append(header::CACHE_CONTROL, v.clone());
     }
-    parts.headers.insert(header::ETAG, HeaderValue::from_str(&format!("\"{digest}\"")).expect("hex is ASCII"));
-    Response::from_parts(parts, Body::from(bytes))
+    not_modified
 }
 
-/// Middleware (outside compression): a compressed `200` gets the tag of its
-/// own representation.
-pub async fn tag_encoding(req: Request, next: Next) -> Response {
-    let mut resp = next.run(req).await;
-    let coding = resp.headers().get(header::CONTENT_ENCODING).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    if let (Some(coding), Some(tag)) = (coding, resp.headers().get(header::ETAG).and_then(|v| v.to_str().ok())) {
-        if let Some(plain) = tag.strip_suffix('"') {
-            let tagged = format!("{plain}.{coding}\"");
-            if let Ok(v) = HeaderValue::from_str(&tagged) {
-                resp.headers_mut().insert(header::ETAG, v);
-            }
-        }
-    }
-    resp
-}
-
-fn copy_headers(from: &HeaderMap, to: &mut HeaderMap, names: &[header::HeaderName]) {
-    for n in names {
-        for v in from.get_all(n) {
-            to.append(n.clone(), v.clone());
+/// A compressed `200` gets the tag of its own representation. For the
+/// response as it leaves the compression layer.
+pub fn tag_encoding(resp: &mut Response) {
+    let Some(coding) = resp.headers().get(header::CONTENT_ENCODING) else { return };
+    let Some(tag) = resp.headers().get(header::ETAG) else { return };
+    let (Ok(coding), Ok(tag)) = (coding.to_str(), tag.to_str()) else { return };
+    if let Some(plain) = tag.strip_suffix('"') {
+        if let Ok(v) = HeaderValue::from_str(&format!("{plain}.{coding}\"")) {
+            resp.headers_mut().insert(header::ETAG, v);
         }
     }
 }
 
-/// The first 16 bytes of SHA-256 of the body, as hex.
-fn body_digest(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)[..16].iter().map(|b| format!("{b:02x}")).collect()
+/// How `If-None-Match` matched.
+#[derive(Debug, PartialEq, Eq)]
+enum Match<'a> {
+    /// By this tag (either form), which the `304` answers with.
+    Named(&'a str),
+    /// By `*`: the `304` answers with the uncompressed form.
+    Any,
 }
 
-/// The tag in `If-None-Match` that names the representation with `digest`
-/// (either encoding), or `*`, as the tag to answer with.
-fn matching_tag(if_none_match: &str, digest: &str) -> Option<String> {
+/// The digest of a tag of either form (`"<digest>"`, `"<digest>.gzip"`).
+fn digest_of(tag: &str) -> Option<&str> {
+    let inner = tag.strip_prefix('"')?.strip_suffix('"')?;
+    Some(match inner.split_once('.') {
+        Some((digest, coding)) if CODINGS.contains(&coding) => digest,
+        _ => inner,
+    })
+}
+
+/// How `If-None-Match` names the representation tagged `tag` (either
+/// form, and `tag` itself may be a compressed representation's), if it does.
+fn matching_tag<'a>(if_none_match: &'a str, tag: &str) -> Option<Match<'a>> {
+    let digest = digest_of(tag)?;
     for raw in if_none_match.split(',') {
         let t = raw.trim();
         if t == "*" {
-            return Some(format!("\"{digest}\""));
+            return Some(Match::Any);
         }
         // Weak comparison applies to If-None-Match (RFC 9110 13.1.2).
         let opaque = t.strip_prefix("W/").unwrap_or(t);
         let Some(inner) = opaque.strip_prefix('"').and_then(|s| s.strip_suffix('"')) else { continue };
         let Some(rest) = inner.strip_prefix(digest) else { continue };
         if rest.is_empty() || rest.strip_prefix('.').is_some_and(|c| CODINGS.contains(&c)) {
-            return Some(opaque.to_owned());
+            return Some(Match::Named(opaque));
         }
     }
     None
@@ -104,11 +119,28 @@ mod tests {
     #[test]
     fn if_none_match_forms() {
         let d = "00112233445566778899aabbccddeeff";
-        assert_eq!(matching_tag(&format!("\"{d}\""), d).as_deref(), Some(&*format!("\"{d}\"")));
-        assert_eq!(matching_tag(&format!("\"x\", W/\"{d}.gzip\""), d).as_deref(), Some(&*format!("\"{d}.gzip\"")));
-        assert_eq!(matching_tag("*", d).as_deref(), Some(&*format!("\"{d}\"")));
-        assert_eq!(matching_tag(&format!("\"{d}.rot13\""), d), None);
-        assert_eq!(matching_tag("\"other\"", d), None);
-        assert_eq!(matching_tag(d, d), None);
+        let tag = format!("\"{d}\"");
+        let gz = format!("\"{d}.gzip\"");
+        assert_eq!(matching_tag(&tag, &tag), Some(Match::Named(&tag)));
+        assert_eq!(matching_tag(&format!("\"x\", W/{gz}"), &tag), Some(Match::Named(&gz)));
+        assert_eq!(matching_tag("*", &tag), Some(Match::Any));
+        assert_eq!(matching_tag(&format!("\"{d}.rot13\""), &tag), None);
+        assert_eq!(matching_tag("\"other\"", &tag), None);
+        assert_eq!(matching_tag(d, &tag), None);
+        // Against a compressed representation's tag, either form matches.
+        assert_eq!(matching_tag(&tag, &gz), Some(Match::Named(&tag)));
+        assert_eq!(matching_tag(&gz, &gz), Some(Match::Named(&gz)));
+        assert_eq!(digest_of(&gz), Some(d));
+    }
+
+    #[test]
+    fn tags_are_quoted_hex() {
+        let mut d = [0u8; 16];
+        d[0] = 0xab;
+        d[15] = 0x01;
+        assert_eq!(tag_of(&d), "\"ab000000000000000000000000000001\"");
+        let body = br#"{"a":1}"#;
+        let hex: String = Sha256::digest(body)[..16].iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(tag_of(&digest(body)), format!("\"{hex}\"").as_str());
     }
 }

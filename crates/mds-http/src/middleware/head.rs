@@ -4,19 +4,21 @@
 use axum::body::{Body, HttpBody};
 use axum::extract::Request;
 use axum::http::{HeaderValue, Method, header};
-use axum::middleware::Next;
 use axum::response::Response;
 
-/// Middleware: serves `HEAD` as `GET` without the body.
-pub async fn as_get(mut req: Request, next: Next) -> Response {
-    if req.method() != Method::HEAD {
-        return next.run(req).await;
+/// Turns a `HEAD` request into a `GET`; returns whether it was a `HEAD`.
+pub fn as_get(req: &mut Request) -> bool {
+    let head = req.method() == Method::HEAD;
+    if head {
+        *req.method_mut() = Method::GET;
     }
-    *req.method_mut() = Method::GET;
-    let mut resp = next.run(req).await;
+    head
+}
+
+/// Drops the body of the answer to a `HEAD`, keeping its length.
+pub fn drop_body(resp: &mut Response) {
     if let Some(n) = resp.body().size_hint().exact() {
         resp.headers_mut().insert(header::CONTENT_LENGTH, HeaderValue::from(n));
     }
     *resp.body_mut() = Body::empty();
-    resp
 }

@@ -2,34 +2,29 @@
 //! handlers and middleware (their [`Problem`] travels in a response
 //! extension) and the router's own bare `404`/`405`, so no plain-text
 //! rejection ever reaches a client. Adds the request id to the body.
+//! Called by [`super::envelope`] on every response.
 //!
 //! [`ApiError`]: crate::error::ApiError
 
 use axum::body::Body;
-use axum::extract::Request;
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::middleware::Next;
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use mds_domain::{ErrorCode, Problem};
-
-use super::request_id::RequestId;
 
 /// The problem media type.
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
-/// Middleware: renders problems.
-pub async fn render(req: Request, next: Next) -> Response {
-    let request_id = req.extensions().get::<RequestId>().map(|r| r.0.clone());
-    // A `Uri` clone shares its bytes: nothing is copied for the common case.
-    let uri = req.uri().clone();
-    let method = req.method().clone();
-    let mut resp = next.run(req).await;
+/// Renders the problem of `resp`, if it is an error: the [`Problem`] an
+/// [`ApiError`](crate::error::ApiError) left in its extensions, or one made
+/// for a bare error status. `method` and `path` are the request's, for the
+/// router's `404`/`405`.
+pub fn render(mut resp: Response, request_id: &HeaderValue, method: &Method, path: &str) -> Response {
     let problem = match resp.extensions_mut().remove::<Problem>() {
         Some(p) => Some(p),
-        None => bare_error(&resp, &method, uri.path()),
+        None => bare_error(&resp, method, path),
     };
     let Some(mut problem) = problem else { return resp };
-    problem.request_id = request_id;
+    problem.request_id = request_id.to_str().ok().map(str::to_owned);
     let body = serde_json::to_vec(&problem).expect("a problem always serialises");
     let h = resp.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
@@ -41,14 +36,16 @@ pub async fn render(req: Request, next: Next) -> Response {
 
 /// A problem for an error response that was made without one (the router's
 /// 404/405, a rejection of a layer we do not own).
-fn bare_error(resp: &Response, method: &axum::http::Method, path: &str) -> Option<Problem> {
+fn bare_error(resp: &Response, method: &Method, path: &str) -> Option<Problem> {
     let status = resp.status();
     if !(status.is_client_error() || status.is_server_error()) {
         return None;
     }
     Some(match status {
         StatusCode::METHOD_NOT_ALLOWED => {
-            let allow = resp.headers().get(header::ALLOW).and_then(|v| v.to_str().ok()).unwrap_or("GET, HEAD");
+            let allow = resp.headers().get(header::ALLOW).and_then(|v| v.to_str().ok()).unwrap_or("GET,HEAD");
+            // The router writes `GET,HEAD`; the sentence lists `GET, HEAD`.
+            let allow = allow.split(',').map(str::trim).collect::<Vec<_>>().join(", ");
             Problem::new(ErrorCode::MethodNotAllowed, format!("{method} is not allowed on {path}; allowed: {allow}"))
         }
         StatusCode::NOT_FOUND => Problem::new(ErrorCode::NotFound, format!("no route for {path}")),

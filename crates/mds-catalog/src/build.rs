@@ -1,0 +1,372 @@
+//! [`CatalogBuilder`]: takes companies one at a time in `(ticker, isin)`
+//! order (as the store streams them) and lays out the catalog's buffer:
+//! the row fields in arenas, the industry and sector dictionaries, and the
+//! posting lists (counted in one pass over the rows' grams, filled in a
+//! second, then compressed).
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use mds_domain::query::fold;
+use mds_domain::{Company, MarketCapBand};
+
+use crate::grams::{GramHasher, ascii_grams, grams_of};
+use crate::layout::{SECTIONS, Section, assemble, flag};
+use crate::postings::{Postings, encode};
+
+/// A company arrived out of `(ticker, isin)` order (or twice).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("companies must come in strictly increasing (ticker, isin) order: {ticker} {isin} came after its successor")]
+pub struct OrderError {
+    /// The offending row's ticker.
+    pub ticker: String,
+    /// Its ISIN.
+    pub isin: String,
+}
+
+/// A dictionary of names (industries or sectors) numbered as first seen.
+#[derive(Default)]
+struct Dictionary {
+    ids: HashMap<String, u32>,
+}
+
+impl Dictionary {
+    /// The name's id: 0 for none, else 1 + first-seen index.
+    fn id(&mut self, name: Option<&str>) -> u32 {
+        let Some(name) = name else { return 0 };
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = self.ids.len() as u32 + 1;
+        self.ids.insert(name.to_owned(), id);
+        id
+    }
+
+    /// Names in byte order as (offsets, text), and each first-seen id's sorted id.
+    fn sorted(self) -> (Vec<u8>, Vec<u8>, Vec<u32>) {
+        let mut names: Vec<(String, u32)> = self.ids.into_iter().collect();
+        names.sort_unstable();
+        let mut remap = vec![0; names.len() + 1];
+        let (mut off, mut text) = (0u32.to_le_bytes().to_vec(), Vec::new());
+        for (sorted, (name, first_seen)) in names.iter().enumerate() {
+            remap[*first_seen as usize] = sorted as u32 + 1;
+            text.extend_from_slice(name.as_bytes());
+            off.extend_from_slice(&u32::try_from(text.len()).expect("names fit 4 GiB").to_le_bytes());
+        }
+        (off, text, remap)
+    }
+}
+
+/// A text arena: strings back to back, and `u32` offsets (n + 1 of them).
+struct Arena {
+    off: Vec<u8>,
+    text: Vec<u8>,
+}
+
+impl Arena {
+    fn with_capacity(n: usize) -> Self {
+        let mut off = Vec::with_capacity(4 * (n + 1));
+        off.extend_from_slice(&0u32.to_le_bytes());
+        Arena { off, text: Vec::new() }
+    }
+
+    fn push(&mut self, s: &str) {
+        self.text.extend_from_slice(s.as_bytes());
+        self.off.extend_from_slice(&u32::try_from(self.text.len()).expect("an arena fits 4 GiB").to_le_bytes());
+    }
+
+    fn get(&self, i: usize) -> &str {
+        let at = |k: usize| u32::from_le_bytes(self.off[4 * k..4 * k + 4].try_into().expect("4 bytes")) as usize;
+        std::str::from_utf8(&self.text[at(i)..at(i + 1)]).expect("an arena holds whole strings")
+    }
+}
+
+/// Builds a [`crate::Catalog`] from companies pushed in `(ticker, isin)` order.
+pub struct CatalogBuilder {
+    isins: Vec<u8>,
+    tickers: Arena,
+    names: Arena,
+    logos: Arena,
+    flags: Vec<u8>,
+    industry: Vec<u32>,
+    sector: Vec<u32>,
+    industries: Dictionary,
+    sectors: Dictionary,
+}
+
+fn band_index(b: MarketCapBand) -> u8 {
+    match b {
+        MarketCapBand::Large => 0,
+        MarketCapBand::Mid => 1,
+        MarketCapBand::Small => 2,
+    }
+}
+
+/// Whether one of the company's strings holds a character JSON escapes.
+fn needs_escape(c: &Company) -> bool {
+    let esc = |s: &str| s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\');
+    [Some(c.ticker.as_str()), Some(&c.name), c.industry.as_deref(), c.sector.as_deref(), c.logo_url.as_deref()]
+        .into_iter()
+        .flatten()
+        .any(esc)
+}
+
+impl Default for CatalogBuilder {
+    fn default() -> Self {
+        Self::with_capacity(0)
+    }
+}
+
+impl CatalogBuilder {
+    /// A builder with room for `n` companies.
+    pub fn with_capacity(n: usize) -> Self {
+        CatalogBuilder {
+            isins: Vec::with_capacity(12 * n),
+            tickers: Arena::with_capacity(n),
+            names: Arena::with_capacity(n),
+            logos: Arena::with_capacity(n),
+            flags: Vec::with_capacity(n),
+            industry: Vec::with_capacity(n),
+            sector: Vec::with_capacity(n),
+            industries: Dictionary::default(),
+            sectors: Dictionary::default(),
+        }
+    }
+
+    /// How many companies were pushed.
+    pub fn len(&self) -> usize {
+        self.flags.len()
+    }
+
+    /// Whether none were.
+    pub fn is_empty(&self) -> bool {
+        self.flags.is_empty()
+    }
+
+    /// Adds the next company, which must sort after the previous one.
+    pub fn push(&mut self, c: &Company) -> Result<(), OrderError> {
+        let n = self.len();
+        if n > 0 {
+            let last = (self.tickers.get(n - 1).as_bytes(), &self.isins[12 * (n - 1)..]);
+            if (c.ticker.as_str().as_bytes(), c.isin.as_str().as_bytes()) <= last {
+                return Err(OrderError { ticker: c.ticker.to_string(), isin: c.isin.as_str().to_owned() });
+            }
+        }
+        assert!(n < u32::MAX as usize - 1, "a catalog holds fewer than 2^32 - 1 rows");
+        self.isins.extend_from_slice(&c.isin.as_str().as_bytes()[..12]);
+        self.tickers.push(c.ticker.as_str());
+        self.names.push(&c.name);
+        self.logos.push(c.logo_url.as_deref().unwrap_or(""));
+        self.flags.push(
+            if c.is_bse { flag::BSE } else { 0 }
+                | if c.is_nse { flag::NSE } else { 0 }
+                | c.market_cap_band.map_or(0, |b| band_index(b) + 1) << flag::BAND_SHIFT
+                | if c.logo_url.is_some() { flag::LOGO } else { 0 }
+                | if needs_escape(c) { flag::ESCAPE } else { 0 },
+        );
+        self.industry.push(self.industries.id(c.industry.as_deref()));
+        self.sector.push(self.sectors.id(c.sector.as_deref()));
+        Ok(())
+    }
+
+    /// The grams of row `i`'s folded name and ticker (with repeats).
+    fn row_grams(&self, i: usize, buf: &mut Vec<u64>) {
+        buf.clear();
+        let name = self.names.get(i);
+        if name.is_ascii() {
+            ascii_grams(name.as_bytes(), buf);
+        } else {
+            grams_of(&fold(name), buf);
+        }
+        ascii_grams(self.tickers.get(i).as_bytes(), buf);
+    }
+
+    /// Lays out the catalog.
+    pub fn finish(mut self) -> crate::Catalog {
+        let n = self.len();
+        let (ind_off, ind_text, ind_remap) = std::mem::take(&mut self.industries).sorted();
+        let (sec_off, sec_text, sec_remap) = std::mem::take(&mut self.sectors).sorted();
+        let id_width = if ind_remap.len().max(sec_remap.len()) <= 1 << 16 { 2 } else { 4 };
+        let ids = |rows: &[u32], remap: &[u32]| -> Vec<u8> {
+            let mut out = Vec::with_capacity(rows.len() * id_width);
+            for &r in rows {
+                out.extend_from_slice(&remap[r as usize].to_le_bytes()[..id_width]);
+            }
+            out
+        };
+        let industry = ids(&self.industry, &ind_remap);
+        let sector = ids(&self.sector, &sec_remap);
+
+        // Attribute lists: 0 BSE, 1 NSE, 2..5 the bands, then one per industry (sorted id - 1).
+        let industries = ind_remap.len() - 1;
+        let mut lists = Lists::new(n, 5 + industries);
+        let attrs = |i: usize| -> [Option<usize>; 4] {
+            let f = self.flags[i];
+            let band = (f >> flag::BAND_SHIFT) & 3;
+            let ind = ind_remap[self.industry[i] as usize] as usize;
+            [
+                (f & flag::BSE != 0).then_some(0),
+                (f & flag::NSE != 0).then_some(1),
+                (band != 0).then_some(1 + band as usize),
+                (ind != 0).then_some(4 + ind),
+            ]
+        };
+        for i in 0..n {
+            for slot in attrs(i).into_iter().flatten() {
+                lists.count(slot, i as u32);
+            }
+        }
+        // Gram lists: number each distinct gram as first seen.
+        let mut gram_slots: HashMap<u64, u32, BuildHasherDefault<GramHasher>> = HashMap::default();
+        let mut buf = Vec::with_capacity(256);
+        for i in 0..n {
+            self.row_grams(i, &mut buf);
+            for &g in &buf {
+                let next = lists.counts.len() as u32;
+                let slot = *gram_slots.entry(g).or_insert(next);
+                if slot == next {
+                    lists.add_list();
+                }
+                lists.count(slot as usize, i as u32);
+            }
+        }
+        lists.lay_out();
+        for i in 0..n {
+            for slot in attrs(i).into_iter().flatten() {
+                lists.fill(slot, i as u32);
+            }
+            self.row_grams(i, &mut buf);
+            for &g in &buf {
+                lists.fill(gram_slots[&g] as usize, i as u32);
+            }
+        }
+        let (records, compressed, bits) = lists.finish();
+        let table = |slots: &mut dyn Iterator<Item = usize>| -> Vec<u8> {
+            let mut out = Vec::new();
+            slots.for_each(|s| records[s].write(&mut out));
+            out
+        };
+        let attr_lists = table(&mut (0..5));
+        let industry_lists = table(&mut (5..5 + industries));
+        let mut grams: Vec<(u64, u32)> = gram_slots.into_iter().collect();
+        grams.sort_unstable();
+        let gram_keys: Vec<u8> = grams.iter().flat_map(|(g, _)| g.to_le_bytes()).collect();
+        let gram_lists = table(&mut grams.iter().map(|&(_, s)| s as usize));
+
+        let mut sections: [&[u8]; SECTIONS] = [&[]; SECTIONS];
+        for (s, bytes) in [
+            (Section::Isins, &self.isins[..]),
+            (Section::TickerOff, &self.tickers.off),
+            (Section::Tickers, &self.tickers.text),
+            (Section::NameOff, &self.names.off),
+            (Section::Names, &self.names.text),
+            (Section::LogoOff, &self.logos.off),
+            (Section::Logos, &self.logos.text),
+            (Section::Flags, &self.flags),
+            (Section::Industry, &industry),
+            (Section::Sector, &sector),
+            (Section::IndustryNameOff, &ind_off),
+            (Section::IndustryNames, &ind_text),
+            (Section::SectorNameOff, &sec_off),
+            (Section::SectorNames, &sec_text),
+            (Section::IndustryLists, &industry_lists),
+            (Section::AttrLists, &attr_lists),
+            (Section::GramKeys, &gram_keys),
+            (Section::GramLists, &gram_lists),
+            (Section::Lists, &compressed),
+            (Section::Bits, &bits),
+        ] {
+            sections[s as usize] = bytes;
+        }
+        let buf = assemble(n, id_width, sections);
+        crate::Catalog::from_bytes(buf).expect("a freshly built catalog is valid")
+    }
+}
+
+/// Posting lists under construction: counted, laid out (a bitmap or a range
+/// of a shared `u32` array each), filled in row order, then compressed.
+struct Lists {
+    n: usize,
+    counts: Vec<u32>,
+    /// Per list, the last row counted or filled (a row's repeated gram counts once).
+    last: Vec<u32>,
+    records: Vec<Postings>,
+    ids: Vec<u32>,
+    bits: Vec<u64>,
+}
+
+impl Lists {
+    fn new(n: usize, lists: usize) -> Self {
+        Lists {
+            n,
+            counts: vec![0; lists],
+            last: vec![u32::MAX; lists],
+            records: Vec::new(),
+            ids: Vec::new(),
+            bits: Vec::new(),
+        }
+    }
+
+    fn add_list(&mut self) {
+        self.counts.push(0);
+        self.last.push(u32::MAX);
+    }
+
+    fn count(&mut self, slot: usize, row: u32) {
+        if self.last[slot] != row {
+            self.last[slot] = row;
+            self.counts[slot] += 1;
+        }
+    }
+
+    /// Gives each list its place: a bitmap if dense, else a range of `ids`.
+    fn lay_out(&mut self) {
+        let words = self.n.div_ceil(64);
+        let (mut at_ids, mut at_bits) = (0usize, 0usize);
+        self.records = self
+            .counts
+            .iter()
+            .map(|&k| {
+                if Postings::is_dense(k as usize, self.n) {
+                    at_bits += words;
+                    Postings { start: (at_bits - words) as u32, len: k, bitmap: true }
+                } else {
+                    at_ids += k as usize;
+                    Postings { start: (at_ids - k as usize) as u32, len: k, bitmap: false }
+                }
+            })
+            .collect();
+        self.ids = vec![0; at_ids];
+        self.bits = vec![0; at_bits];
+        self.counts.iter_mut().for_each(|k| *k = 0);
+        self.last.iter_mut().for_each(|r| *r = u32::MAX);
+    }
+
+    fn fill(&mut self, slot: usize, row: u32) {
+        if self.last[slot] == row {
+            return;
+        }
+        self.last[slot] = row;
+        let p = self.records[slot];
+        if p.bitmap {
+            self.bits[p.start as usize + (row / 64) as usize] |= 1 << (row % 64);
+        } else {
+            self.ids[(p.start + self.counts[slot]) as usize] = row;
+            self.counts[slot] += 1;
+        }
+    }
+
+    /// The final records (compressed lists' starts are byte offsets), the
+    /// compressed lists and the bitmaps' bytes.
+    fn finish(mut self) -> (Vec<Postings>, Vec<u8>, Vec<u8>) {
+        let mut compressed = Vec::with_capacity(self.ids.len() * 3 / 2);
+        for p in self.records.iter_mut().filter(|p| !p.bitmap) {
+            let rows = &self.ids[p.start as usize..(p.start + p.len) as usize];
+            p.start = u32::try_from(compressed.len()).expect("compressed lists fit 4 GiB");
+            encode(rows, &mut compressed);
+        }
+        drop(self.ids);
+        let bits = self.bits.iter().flat_map(|w| w.to_le_bytes()).collect();
+        (self.records, compressed, bits)
+    }
+}

@@ -1,0 +1,255 @@
+//! The catalog's byte layout: one buffer of sections behind a header. The
+//! same bytes are the in-memory catalog and its snapshot in the store, so a
+//! node loads a snapshot without decoding or copying it.
+//!
+//! ```text
+//! magic "MDSCAT\0" + version (8) | crc32 of the rest (4) | rows n (4)
+//! | id width (4) | reserved (4) | SECTIONS × (start u64, len u64)
+//! | the sections, each starting on an 8-byte boundary
+//! ```
+//! All numbers are little-endian. [`Layout::parse`] checks the checksum
+//! and every size and offset the readers rely on, so a damaged or foreign
+//! snapshot is refused with a reason instead of being served.
+
+use std::ops::Range;
+
+use crate::postings::{Postings, u32_at, u64_at};
+
+/// The first 8 bytes of every snapshot: a name and the format version.
+const MAGIC: &[u8; 8] = b"MDSCAT\0\x02";
+
+/// Bytes before the section table.
+const FIXED: usize = 24;
+
+/// The sections, in buffer order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Section {
+    /// 12 bytes per row.
+    Isins,
+    /// `u32` × (n + 1) offsets into [`Section::Tickers`].
+    TickerOff,
+    /// Tickers, back to back.
+    Tickers,
+    /// `u32` × (n + 1) offsets into [`Section::Names`].
+    NameOff,
+    /// Names as imported, back to back.
+    Names,
+    /// `u32` × (n + 1) offsets into [`Section::Logos`].
+    LogoOff,
+    /// Logo URLs, back to back.
+    Logos,
+    /// One byte per row: see [`flag`].
+    Flags,
+    /// Industry id per row (0 = none, else 1 + index in [`Section::IndustryNames`]).
+    Industry,
+    /// Sector id per row, likewise.
+    Sector,
+    /// `u32` offsets of the sorted industry names.
+    IndustryNameOff,
+    /// Industry names, sorted, back to back.
+    IndustryNames,
+    /// `u32` offsets of the sorted sector names.
+    SectorNameOff,
+    /// Sector names, sorted.
+    SectorNames,
+    /// A [`Postings`] record per industry, in name order.
+    IndustryLists,
+    /// [`Postings`] records: BSE, NSE, then the three bands.
+    AttrLists,
+    /// Sorted gram keys (`u64`).
+    GramKeys,
+    /// A [`Postings`] record per gram key.
+    GramLists,
+    /// The compressed posting lists.
+    Lists,
+    /// The bitmaps (`u64` words).
+    Bits,
+}
+
+/// How many sections there are.
+pub(crate) const SECTIONS: usize = Section::Bits as usize + 1;
+
+/// Section names, for reports ([`crate::Catalog::sizes`]).
+pub(crate) const SECTION_NAMES: [&str; SECTIONS] = [
+    "isins",
+    "ticker offsets",
+    "tickers",
+    "name offsets",
+    "names",
+    "logo offsets",
+    "logos",
+    "flags",
+    "industry ids",
+    "sector ids",
+    "industry name offsets",
+    "industry names",
+    "sector name offsets",
+    "sector names",
+    "industry lists",
+    "attribute lists",
+    "gram keys",
+    "gram lists",
+    "compressed lists",
+    "bitmaps",
+];
+
+/// The bits of a row's flag byte.
+pub(crate) mod flag {
+    /// Listed on BSE.
+    pub(crate) const BSE: u8 = 1;
+    /// Listed on NSE.
+    pub(crate) const NSE: u8 = 2;
+    /// Bits 2–3: 0 = no band, else 1 + band index.
+    pub(crate) const BAND_SHIFT: u8 = 2;
+    /// Has a logo URL (an empty one is still a URL).
+    pub(crate) const LOGO: u8 = 16;
+    /// One of the row's strings holds a character JSON must escape.
+    pub(crate) const ESCAPE: u8 = 32;
+}
+
+/// Why bytes are not a catalog snapshot this build can serve.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("catalog snapshot refused: {0}")]
+pub struct SnapshotError(pub(crate) String);
+
+/// Where each section is, and the header's numbers.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Layout {
+    pub(crate) n: usize,
+    /// Bytes per industry/sector id: 2, or 4 when there are more than 65,535 names.
+    pub(crate) id_width: usize,
+    pub(crate) sections: [Range<usize>; SECTIONS],
+}
+
+/// Appends `sections` (in [`Section`] order) behind a header to a new buffer.
+pub(crate) fn assemble(n: usize, id_width: usize, sections: [&[u8]; SECTIONS]) -> Vec<u8> {
+    let header = FIXED + SECTIONS * 16;
+    let total = header + sections.iter().map(|s| s.len().next_multiple_of(8)).sum::<usize>();
+    let mut buf = Vec::with_capacity(total);
+    buf.extend_from_slice(MAGIC);
+    buf.extend_from_slice(&[0; 4]); // the checksum, below
+    buf.extend_from_slice(&u32::try_from(n).expect("rows fit u32").to_le_bytes());
+    buf.extend_from_slice(&(id_width as u32).to_le_bytes());
+    buf.extend_from_slice(&[0; 4]);
+    let mut at = header;
+    for s in &sections {
+        buf.extend_from_slice(&(at as u64).to_le_bytes());
+        buf.extend_from_slice(&(s.len() as u64).to_le_bytes());
+        at += s.len().next_multiple_of(8);
+    }
+    for s in &sections {
+        buf.extend_from_slice(s);
+        buf.resize(buf.len().next_multiple_of(8), 0);
+    }
+    let crc = crc32fast::hash(&buf[12..]);
+    buf[8..12].copy_from_slice(&crc.to_le_bytes());
+    buf
+}
+
+impl Layout {
+    /// Reads and checks the header and sections of `buf`.
+    pub(crate) fn parse(buf: &[u8]) -> Result<Layout, SnapshotError> {
+        let bad = |why: &str| Err(SnapshotError(why.to_owned()));
+        if buf.len() < FIXED + SECTIONS * 16 || buf[..6] != MAGIC[..6] {
+            return bad("not a catalog snapshot");
+        }
+        if buf[..8] != MAGIC[..] {
+            return bad("written by a different catalog format version");
+        }
+        if crc32fast::hash(&buf[12..]) != u32_at(buf, 8) {
+            return bad("checksum mismatch (damaged)");
+        }
+        let n = u32_at(buf, 12) as usize;
+        let id_width = u32_at(buf, 16) as usize;
+        if id_width != 2 && id_width != 4 {
+            return bad("bad id width");
+        }
+        let mut sections: [Range<usize>; SECTIONS] = Default::default();
+        for (i, s) in sections.iter_mut().enumerate() {
+            let start = usize::try_from(u64_at(buf, FIXED + i * 16)).unwrap_or(usize::MAX);
+            let len = usize::try_from(u64_at(buf, FIXED + i * 16 + 8)).unwrap_or(usize::MAX);
+            if start.checked_add(len).is_none_or(|end| end > buf.len()) {
+                return bad("a section lies outside the snapshot");
+            }
+            *s = start..start + len;
+        }
+        let layout = Layout { n, id_width, sections };
+        layout.check(buf)?;
+        Ok(layout)
+    }
+
+    /// The bytes of section `s`.
+    pub(crate) fn of<'a>(&self, buf: &'a [u8], s: Section) -> &'a [u8] {
+        &buf[self.sections[s as usize].clone()]
+    }
+
+    /// Checks what the readers assume: sizes per row, offsets in order and
+    /// on character boundaries, names sorted, lists inside their sections.
+    fn check(&self, buf: &[u8]) -> Result<(), SnapshotError> {
+        use Section::*;
+        let n = self.n;
+        let len = |s: Section| self.sections[s as usize].len();
+        let fail = |why: String| Err(SnapshotError(why));
+        for (s, want) in [(Isins, 12 * n), (Flags, n), (Industry, self.id_width * n), (Sector, self.id_width * n)] {
+            if len(s) != want {
+                return fail(format!("section {} has {} bytes, not {want}", SECTION_NAMES[s as usize], len(s)));
+            }
+        }
+        let (Some(industries), Some(sectors)) =
+            ((len(IndustryNameOff) / 4).checked_sub(1), (len(SectorNameOff) / 4).checked_sub(1))
+        else {
+            return fail("a name table has no offsets".into());
+        };
+        for (off, text, rows) in [
+            (TickerOff, Tickers, n),
+            (NameOff, Names, n),
+            (LogoOff, Logos, n),
+            (IndustryNameOff, IndustryNames, industries),
+            (SectorNameOff, SectorNames, sectors),
+        ] {
+            let (o, t) = (self.of(buf, off), self.of(buf, text));
+            let Ok(t) = std::str::from_utf8(t) else {
+                return fail(format!("{} are not UTF-8", SECTION_NAMES[text as usize]));
+            };
+            let ok = o.len() == 4 * (rows + 1)
+                && u32_at(o, 0) == 0
+                && u32_at(o, 4 * rows) as usize == t.len()
+                && (0..rows)
+                    .all(|i| u32_at(o, 4 * i) <= u32_at(o, 4 * i + 4) && t.is_char_boundary(u32_at(o, 4 * i) as usize));
+            if !ok {
+                return fail(format!("{} are out of order", SECTION_NAMES[off as usize]));
+            }
+        }
+        let attrs = self.of(buf, AttrLists);
+        let grams = len(GramKeys) / 8;
+        if len(IndustryLists) != industries * Postings::SIZE
+            || attrs.len() != 5 * Postings::SIZE
+            || len(GramLists) != grams * Postings::SIZE
+            || len(GramKeys) % 8 != 0
+        {
+            return fail("posting tables do not match their keys".into());
+        }
+        let keys = self.of(buf, GramKeys);
+        if (1..grams).any(|i| u64_at(keys, 8 * (i - 1)) >= u64_at(keys, 8 * i)) {
+            return fail("gram keys are not sorted".into());
+        }
+        let (lists, bits) = (len(Lists), len(Bits));
+        let words = n.div_ceil(64);
+        let tables = [(IndustryLists, industries), (AttrLists, 5), (GramLists, grams)];
+        for (table, count) in tables {
+            let t = self.of(buf, table);
+            for i in 0..count {
+                let p = Postings::read(t, i);
+                let end = if p.bitmap {
+                    (p.start as usize + words) * 8 <= bits
+                } else {
+                    p.start as usize + (p.len as usize).div_ceil(crate::postings::BLOCK) * 8 <= lists
+                };
+                if !end || p.len as usize > n {
+                    return fail(format!("a list in {} lies outside its section", SECTION_NAMES[table as usize]));
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,97 @@
+//! Getting the company catalog of a companies generation into memory: from
+//! the snapshot in the store when there is one (a ~120 MB read for a
+//! million companies, checked and used in place), else built from the
+//! store's rows, streamed in order, and its snapshot saved for the next node
+//! or start. `mds import` calls [`rebuild`] after an import, so a node
+//! normally finds the snapshot waiting.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use mds_catalog::{Catalog, CatalogBuilder, OrderError};
+use mds_store::{Store, StoreResult};
+
+/// Where a catalog came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The store's snapshot of the generation.
+    Snapshot,
+    /// Built from the store's rows.
+    Built,
+}
+
+impl Source {
+    /// A word for logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Snapshot => "snapshot",
+            Source::Built => "built",
+        }
+    }
+}
+
+/// The catalog of companies generation `generation`: its snapshot if the
+/// store has a valid one, else built from the rows and its snapshot saved
+/// (a failed save is logged: the catalog is still good).
+pub async fn load(store: &Arc<dyn Store>, generation: i64) -> StoreResult<(Arc<Catalog>, Source)> {
+    let t = Instant::now();
+    if let Some(bytes) = store.catalog_snapshot(generation).await? {
+        let size = bytes.len();
+        match tokio::task::spawn_blocking(move || Catalog::from_bytes(bytes)).await.expect("loading does not panic") {
+            Ok(c) => {
+                tracing::debug!(
+                    generation,
+                    bytes = size,
+                    ms = t.elapsed().as_millis() as u64,
+                    "catalog snapshot loaded"
+                );
+                return Ok((Arc::new(c), Source::Snapshot));
+            }
+            Err(e) => tracing::warn!(generation, "{e}; building the catalog from the store instead"),
+        }
+    }
+    Ok((rebuild(store, generation).await?, Source::Built))
+}
+
+/// Builds the catalog of `generation` from the store's rows and saves its
+/// snapshot. The caller reads `generation` before calling, so the rows are
+/// at least that new (a newer generation is picked up by the next reload).
+pub async fn rebuild(store: &Arc<dyn Store>, generation: i64) -> StoreResult<Arc<Catalog>> {
+    let t = Instant::now();
+    let catalog = Arc::new(build(store).await?);
+    let built = t.elapsed();
+    let to_save = Arc::clone(&catalog);
+    match store.save_catalog_snapshot(generation, to_save.as_bytes()).await {
+        Ok(()) => tracing::debug!(
+            generation,
+            build_ms = built.as_millis() as u64,
+            save_ms = (t.elapsed() - built).as_millis() as u64,
+            "catalog built and its snapshot saved"
+        ),
+        Err(e) => tracing::warn!(generation, "catalog snapshot not saved: {e}"),
+    }
+    Ok(catalog)
+}
+
+/// Streams the rows into a builder (nothing but the catalog is held), then
+/// lays the catalog out on a blocking thread.
+async fn build(store: &Arc<dyn Store>) -> StoreResult<Catalog> {
+    let n = store.company_count().await?;
+    let mut builder = CatalogBuilder::with_capacity(usize::try_from(n).unwrap_or(0));
+    let mut disorder: Option<OrderError> = None;
+    store
+        .companies_sorted(&mut |c| {
+            if disorder.is_none() {
+                disorder = builder.push(&c).err();
+            }
+        })
+        .await?;
+    if let Some(e) = disorder {
+        // The store's order disagrees with the catalog's (a collation
+        // mismatch): correct, but slower and bigger, to sort in memory.
+        tracing::warn!("{e}; sorting the companies in memory instead");
+        let companies = store.companies().await?;
+        return Ok(tokio::task::spawn_blocking(move || Catalog::new(companies)).await.expect("build does not panic"));
+    }
+    Ok(tokio::task::spawn_blocking(move || builder.finish()).await.expect("build does not panic"))
+}

@@ -1,0 +1,155 @@
+//! The envelope of every request, routed or not: the application's
+//! outermost service, around compression and the router. In order:
+//!
+//! 1. [`request_id`]: `X-Request-Id` in, out, and in every problem body.
+//! 2. [`access_log`]: the clock starts; at the end, one log line and the
+//!    request's metrics.
+//! 3. [`head`]: `HEAD` is served as `GET` and its body dropped at the end,
+//!    so both carry the same headers (`ETag`, `Content-Length`).
+//! 4. [`timeout`]: a request that runs too long gets `503 unavailable`; a
+//!    panic is caught and answered `500 internal`.
+//! 5. On the keyed routes, [`guard`] (key, limits, `304`) around the rest.
+//! 6. Compression (tower-http) when the client accepts an encoding, with
+//!    [`etag::tag_encoding`] (a compressed response gets its own tag); else
+//!    the router directly, and the `Vary` compression would have added.
+//! 7. [`problem`]: every error (ours and the router's) becomes problem+json.
+//!
+//! One hand-written service rather than a stack of axum layers: each layer
+//! costs a boxed future and clones of the services below it per request,
+//! and a route layer is applied, and cloned, per route. The keyed routes
+//! are known by path ([`crate::metrics::route_of`], the router's rules).
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::{Pin, pin};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderValue, header};
+use axum::response::Response;
+use tower::{Layer, Service};
+use tower_http::compression::predicate::{DefaultPredicate, Predicate};
+use tower_http::compression::{Compression, CompressionLayer};
+
+use super::request_id::X_REQUEST_ID;
+use super::{access_log, etag, guard, head, problem, request_id, timeout};
+use crate::metrics::KEYED_ROUTES;
+use crate::state::AppState;
+
+/// The envelope around the router, which it calls through compression
+/// (tower-http) when the client accepts an encoding, and directly when it
+/// sends no `Accept-Encoding`: a compressing body is kilobytes of encoder
+/// state, boxed and copied for every response even when it compresses
+/// nothing. A direct response gets the `Vary` the compression layer would
+/// have added ([`vary`]).
+///
+/// Cloned per request (the request's future owns it): one reference count,
+/// which every worker thread touches, rather than one per part.
+#[derive(Clone)]
+pub struct Envelope(Arc<Parts>);
+
+struct Parts {
+    state: AppState,
+    router: Router,
+    compression: Compression<Router>,
+}
+
+impl Envelope {
+    /// Wraps `router` (with its state), compressing with gzip, br or zstd.
+    pub fn new(state: AppState, router: Router) -> Self {
+        let compression = CompressionLayer::new().gzip(true).br(true).zstd(true).layer(router.clone());
+        Envelope(Arc::new(Parts { state, router, compression }))
+    }
+}
+
+impl Service<Request> for Envelope {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        // An axum `Router` is always ready, and so is compression around it.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        Box::pin(wrap(self.clone(), req))
+    }
+}
+
+/// Serves `req` in the envelope.
+async fn wrap(envelope: Envelope, mut req: Request) -> Result<Response, Infallible> {
+    let Parts { state, router, compression } = &*envelope.0;
+    let request_id = request_id::assign(req.headers());
+    let entry = access_log::Entry::begin(&req);
+    let head = head::as_get(&mut req);
+    // For the problems of the router's bare 404/405; a `Uri` clone shares
+    // its bytes.
+    let (method, uri) = (req.method().clone(), req.uri().clone());
+    let keyed = entry.route() < KEYED_ROUTES;
+    let mut key = None;
+    let resp = {
+        // Pinned in place: the request's whole future is not moved (copied)
+        // again.
+        let serve = pin!(async {
+            let passed = if keyed {
+                match guard::admit(state, &mut req).await {
+                    Ok(passed) => passed,
+                    Err(refused) => {
+                        key = refused.key;
+                        return refused.response;
+                    }
+                }
+            } else {
+                None
+            };
+            let resp = if req.headers().contains_key(header::ACCEPT_ENCODING) {
+                let Ok(resp) = compression.clone().call(req).await;
+                let mut resp = resp.map(Body::new);
+                etag::tag_encoding(&mut resp);
+                resp
+            } else {
+                let Ok(mut resp) = router.clone().call(req).await;
+                vary(&mut resp);
+                resp
+            };
+            match passed {
+                Some(passed) => {
+                    if entry.logs() {
+                        key = Some(passed.key().clone());
+                    }
+                    passed.finish(resp)
+                }
+                None => resp,
+            }
+        });
+        timeout::bound(state.config.request_timeout, serve).await
+    };
+    let mut resp = problem::render(resp, &request_id, &method, uri.path());
+    if head {
+        head::drop_body(&mut resp);
+    }
+    entry.finish(state, &resp, &request_id, key.as_deref());
+    resp.headers_mut().insert(X_REQUEST_ID.clone(), request_id);
+    Ok(resp)
+}
+
+/// `Vary: accept-encoding` on a response the compression layer would have
+/// compressed for a client that asked: as that layer adds it (tower-http's
+/// `ResponseFuture::poll`), with the layer's default predicate.
+fn vary(resp: &mut Response) {
+    let h = resp.headers();
+    let compressible = !h.contains_key(header::CONTENT_ENCODING)
+        && !h.contains_key(header::CONTENT_RANGE)
+        && DefaultPredicate::new().should_compress(resp);
+    let varies = h
+        .get_all(header::VARY)
+        .iter()
+        .any(|v| v.as_bytes().windows("accept-encoding".len()).any(|w| w.eq_ignore_ascii_case(b"accept-encoding")));
+    if compressible && !varies {
+        resp.headers_mut().append(header::VARY, HeaderValue::from_static("accept-encoding"));
+    }
+}
