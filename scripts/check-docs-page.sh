@@ -16,7 +16,7 @@ if [[ -z "$CHROME" ]]; then
   CHROME=$(command -v chromium)
 fi
 cargo build --quiet --bin mds
-BIN=$PWD/target/debug/mds
+BIN=${CARGO_TARGET_DIR:-$PWD/target}/debug/mds
 WORK=$(mktemp -d)
 trap 'stop_demo_server; [[ "${KEEP:-}" == 1 ]] && echo "kept $WORK" || rm -rf "$WORK"' EXIT
 start_demo_server

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 source scripts/lib-demo-server.sh
 MAX_EXAMPLES=${1:-50}; MAX_SECONDS=${2:-300}
 cargo build --quiet --bin mds
-BIN=$PWD/target/debug/mds
+BIN=${CARGO_TARGET_DIR:-$PWD/target}/debug/mds
 WORK=$(mktemp -d)
 trap 'stop_demo_server; rm -rf "$WORK"' EXIT
 VENV=${SCHEMATHESIS_VENV:-$WORK/venv}
