@@ -111,9 +111,9 @@ bench_set() { # name
   $BIN serve --listen 127.0.0.1:$port 2>"$WORK/$name.log" & local pid=$!
   printf 'time to ready (catalog from the snapshot the import saved): %.2f s\n' "$(ready_wait $port)"
   local first=/v1/companies?limit=50
-  curl -sf -H "Authorization: Bearer $KEY" "http://127.0.0.1:$port$first" >"$WORK/body.json"
+  curl -sf -D "$WORK/body.h" -H "Authorization: Bearer $KEY" "http://127.0.0.1:$port$first" >"$WORK/body.json"
   echo "first page: $(stat -c %s "$WORK/body.json") bytes, $(grep -o '"isin"' "$WORK/body.json" | wc -l) rows"
-  "$EX/baseline" 127.0.0.1:$bport "$WORK/body.json" & local bpid=$!
+  "$EX/baseline" 127.0.0.1:$bport "$WORK/body.json" "$WORK/body.h" & local bpid=$!
   for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$bport/" >/dev/null && break; sleep 0.05; done
   read -r cur pages < <(last_cursor $port "")
   local deep="/v1/companies?limit=50&cursor=$cur"
@@ -153,10 +153,10 @@ bench_set() { # name
     local slug news=/v1/news/ usage=/v1/usage
     slug=$(head -n 1 data/demo/news.jsonl | python3 -c 'import json, sys; print(json.load(sys.stdin)["slug"])')
     news+=$slug
-    curl -sf -H "Authorization: Bearer $KEY" "http://127.0.0.1:$port$news" >"$WORK/news.json"
-    curl -sf -H "Authorization: Bearer $KEY" "http://127.0.0.1:$port$usage" >"$WORK/usage.json"
-    "$EX/baseline" 127.0.0.1:$nport "$WORK/news.json" & local npid=$!
-    "$EX/baseline" 127.0.0.1:$uport "$WORK/usage.json" & local upid=$!
+    curl -sf -D "$WORK/news.h" -H "Authorization: Bearer $KEY" "http://127.0.0.1:$port$news" >"$WORK/news.json"
+    curl -sf -D "$WORK/usage.h" -H "Authorization: Bearer $KEY" "http://127.0.0.1:$port$usage" >"$WORK/usage.json"
+    "$EX/baseline" 127.0.0.1:$nport "$WORK/news.json" "$WORK/news.h" & local npid=$!
+    "$EX/baseline" 127.0.0.1:$uport "$WORK/usage.json" "$WORK/usage.h" & local upid=$!
     for p in $nport $uport; do
       for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$p/" >/dev/null && break; sleep 0.05; done
     done

@@ -220,6 +220,64 @@ async fn rows_inserted_while_paging_cause_no_duplicates_or_skips() {
     assert_eq!(seen, all_old, "old rows once each, the later insert included, the earlier one not");
 }
 
+#[tokio::test]
+async fn a_page_is_made_once_then_served_again_byte_for_byte() {
+    let app = spawn().await;
+    let get = |path: &'static str| {
+        let app = &app;
+        async move {
+            let r = app.get(path).await;
+            assert_eq!(r.status(), 200, "{path}");
+            let etag = r.headers()["etag"].to_str().unwrap().to_owned();
+            (etag, r.bytes().await.unwrap())
+        }
+    };
+    let made = get("/v1/companies?limit=7&letter=T").await;
+    let kept = get("/v1/companies?limit=7&letter=T").await;
+    assert_eq!(made, kept, "the kept page is the page made");
+    // Another spelling of the same query is made again, and is the same page.
+    assert_eq!(get("/v1/companies?letter=T&limit=7").await, made);
+    let rows: Value = serde_json::from_slice(&made.1).unwrap();
+    assert_eq!(keys(rows["data"].as_array().unwrap()), expected(|c| c.ticker.as_str().starts_with('T'))[..7].to_vec());
+    // A kept page is still conditional.
+    let r = app
+        .client
+        .get(format!("{}/v1/companies?limit=7&letter=T", app.base))
+        .bearer_auth(&app.key)
+        .header("if-none-match", &made.0)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 304);
+    // An import is a new catalog: its pages are made from its rows.
+    app.store
+        .upsert_companies(&[Company {
+            isin: Isin::parse("US0378331005").unwrap(),
+            ticker: Ticker::parse("T0000").unwrap(),
+            name: "T0000 Inserted".into(),
+            industry: None,
+            sector: None,
+            is_bse: true,
+            is_nse: false,
+            market_cap_band: None,
+            logo_url: None,
+        }])
+        .await
+        .unwrap();
+    let t = std::time::Instant::now();
+    loop {
+        let (etag, body) = get("/v1/companies?limit=7&letter=T").await;
+        let rows: Value = serde_json::from_slice(&body).unwrap();
+        if rows["data"][0]["ticker"] == "T0000" {
+            assert_ne!(etag, made.0, "a new page, a new tag");
+            break;
+        }
+        assert_eq!((etag, body), made, "until the import reaches the catalog, the old page");
+        assert!(t.elapsed() < std::time::Duration::from_secs(5), "import never reached the catalog");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 async fn walk_from(app: &common::TestApp, cursor: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut cursor = cursor.to_owned();

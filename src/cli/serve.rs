@@ -25,6 +25,10 @@ pub(crate) struct ServeArgs {
     /// Serve without rate limits, quotas and metering: only to measure their cost.
     #[arg(long)]
     no_limits: bool,
+    /// MiB of company pages kept per catalog version, to answer a query
+    /// asked before without making its page again; 0 keeps none.
+    #[arg(long, env = "MDS_PAGE_CACHE_MIB", default_value_t = 16, value_parser = clap::value_parser!(u64).range(0..=4096))]
+    page_cache_mib: u64,
     /// Redis shared by all nodes for rate limits and monthly counters
     /// (`redis://host:6379`); without it each node limits alone.
     #[arg(long, env = "MDS_REDIS_URL", hide_env_values = true)]
@@ -43,6 +47,7 @@ impl ServeArgs {
         HttpConfig {
             request_timeout: Duration::from_secs(self.request_timeout),
             limits: !self.no_limits,
+            page_cache_bytes: usize::try_from(self.page_cache_mib << 20).unwrap_or(usize::MAX),
             shared: self.redis.as_ref().map(|url| SharedConfig::new(url.clone()).with_nodes(self.nodes)),
             ..HttpConfig::default()
         }

@@ -17,6 +17,10 @@ pub struct HttpConfig {
     pub flush_interval: Duration,
     /// `max-age` of `Cache-Control` on company and news responses.
     pub cache_max_age: Duration,
+    /// The most bytes of company pages a node keeps per catalog version, to
+    /// serve a query again without making its page ([`crate::pages`]);
+    /// `0`: none.
+    pub page_cache_bytes: usize,
     /// Rate limits, quotas and metering. Off only to measure their cost.
     pub limits: bool,
     /// Where limits and billing months read the time.
@@ -33,6 +37,7 @@ impl Default for HttpConfig {
             reload_interval: Duration::from_millis(250),
             flush_interval: Duration::from_secs(1),
             cache_max_age: Duration::from_secs(60),
+            page_cache_bytes: 16 << 20,
             limits: true,
             clock: Arc::new(SystemClock),
             shared: None,

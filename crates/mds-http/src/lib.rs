@@ -30,6 +30,7 @@ pub mod flush;
 pub mod metrics;
 pub mod middleware;
 pub mod openapi;
+pub mod pages;
 pub mod params;
 pub mod ratelimit;
 pub mod reload;

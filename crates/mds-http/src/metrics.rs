@@ -58,6 +58,10 @@ pub enum Event {
     KeyCacheHit = 6,
     /// A well-formed key was not in the node's key cache (unknown or revoked).
     KeyCacheMiss = 7,
+    /// A company page was served from the page cache.
+    PageCacheHit = 8,
+    /// A company page was made (and kept, within the cache's bound).
+    PageCacheMiss = 9,
 }
 
 const EVENTS: &[(&str, &str)] = &[
@@ -69,6 +73,8 @@ const EVENTS: &[(&str, &str)] = &[
     ("mds_usage_flush_failures_total", "Usage flushes that failed; their counts wait in memory and are retried."),
     ("mds_key_cache_hits_total", "Well-formed keys found in the node's in-memory key index."),
     ("mds_key_cache_misses_total", "Well-formed keys not in the index (unknown or revoked); no store lookup follows."),
+    ("mds_page_cache_hits_total", "Company pages served as kept from an earlier request for the same query."),
+    ("mds_page_cache_misses_total", "Company pages made for a query (then kept, within the cache's bound)."),
 ];
 
 /// Counter shards; a thread records into one (threads beyond this share).
@@ -82,7 +88,7 @@ struct Counters {
     buckets: [[AtomicU64; NB]; NR],
     latency_sum_us: [AtomicU64; NR],
     decisions: [AtomicU64; 3],
-    events: [AtomicU64; 8],
+    events: [AtomicU64; EVENTS.len()],
 }
 
 impl Default for Counters {

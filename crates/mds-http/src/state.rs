@@ -75,7 +75,7 @@ impl AppState {
             news: NewsCache::default(),
             private_caching: HeaderValue::from_str(&format!("private, max-age={}", config.cache_max_age.as_secs()))
                 .expect("ASCII"),
-            catalog: CatalogSlot::new(Arc::new(Catalog::default())),
+            catalog: CatalogSlot::new(Arc::new(Catalog::default()), config.page_cache_bytes),
             auth: ArcSwap::from_pointee(AuthIndex::default()),
             loaded: Mutex::new(None),
             store,

@@ -15,12 +15,14 @@ use axum::http::HeaderValue;
 use mds_catalog::Catalog;
 
 use crate::middleware::etag;
+use crate::pages::PageCache;
 
 /// A company catalog and the identity of its version on this node.
 #[derive(Debug)]
 pub struct CatalogVersion {
     catalog: Arc<Catalog>,
     id: [u8; 16],
+    pages: PageCache,
 }
 
 impl CatalogVersion {
@@ -31,6 +33,11 @@ impl CatalogVersion {
     /// hashing the page (see [`crate::controllers::companies`]).
     pub fn id(&self) -> &[u8; 16] {
         &self.id
+    }
+
+    /// The pages served from this version, by query.
+    pub fn pages(&self) -> &PageCache {
+        &self.pages
     }
 }
 
@@ -47,26 +54,29 @@ pub struct CatalogSlot {
     current: ArcSwap<CatalogVersion>,
     node: u64,
     loads: AtomicU64,
+    page_cache_bytes: usize,
 }
 
 impl CatalogSlot {
-    /// A slot holding `catalog`.
-    pub fn new(catalog: Arc<Catalog>) -> Self {
+    /// A slot holding `catalog`, each version keeping at most
+    /// `page_cache_bytes` of served pages.
+    pub fn new(catalog: Arc<Catalog>, page_cache_bytes: usize) -> Self {
         let node = rand::random::<u64>();
-        CatalogSlot { current: ArcSwap::from_pointee(Self::version(node, 0, catalog)), node, loads: AtomicU64::new(1) }
+        let first = Self::version(node, 0, catalog, page_cache_bytes);
+        CatalogSlot { current: ArcSwap::from_pointee(first), node, loads: AtomicU64::new(1), page_cache_bytes }
     }
 
-    fn version(node: u64, n: u64, catalog: Arc<Catalog>) -> CatalogVersion {
+    fn version(node: u64, n: u64, catalog: Arc<Catalog>, page_cache_bytes: usize) -> CatalogVersion {
         let mut id = [0; 16];
         id[..8].copy_from_slice(&node.to_le_bytes());
         id[8..].copy_from_slice(&n.to_le_bytes());
-        CatalogVersion { catalog, id }
+        CatalogVersion { catalog, id, pages: PageCache::new(page_cache_bytes) }
     }
 
-    /// Serves `catalog` from now on, as a new version.
+    /// Serves `catalog` from now on, as a new version (with no pages).
     pub fn store(&self, catalog: Arc<Catalog>) {
         let n = self.loads.fetch_add(1, Ordering::Relaxed);
-        self.current.store(Arc::new(Self::version(self.node, n, catalog)));
+        self.current.store(Arc::new(Self::version(self.node, n, catalog, self.page_cache_bytes)));
     }
 
     /// The catalog as of now.
@@ -198,12 +208,18 @@ mod tests {
 
     #[test]
     fn catalog_versions_differ() {
-        let slot = CatalogSlot::new(Arc::new(Catalog::default()));
+        let slot = CatalogSlot::new(Arc::new(Catalog::default()), 1 << 20);
         let first = *slot.load().id();
+        slot.load().pages().put(
+            "limit=1",
+            crate::pages::ServedPage { body: Bytes::from_static(b"{}"), etag: HeaderValue::from_static("\"t\"") },
+        );
+        assert!(slot.load().pages().get("limit=1").is_some());
         assert_eq!(*slot.load().id(), first, "stable while the catalog is");
         slot.store(Arc::new(Catalog::default()));
         assert_ne!(*slot.load().id(), first, "a new catalog is a new version, even with the same rows");
-        let other = CatalogSlot::new(Arc::new(Catalog::default()));
+        assert!(slot.load().pages().is_empty(), "a new version serves no page of the old one");
+        let other = CatalogSlot::new(Arc::new(Catalog::default()), 0);
         assert_ne!(*other.load().id(), first, "another node (or a restart) draws its own");
     }
 

@@ -1,4 +1,6 @@
-//! `GET /v1/companies`: one keyset page of the filtered company list.
+//! `GET /v1/companies`: one keyset page of the filtered company list, made
+//! once per query and catalog version, then served from the version's
+//! [`PageCache`](crate::pages::PageCache).
 
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderValue, header};
@@ -9,7 +11,9 @@ use sha2::{Digest, Sha256};
 
 use super::{Caching, json};
 use crate::error::ApiError;
+use crate::metrics::Event;
 use crate::middleware::etag;
+use crate::pages::ServedPage;
 use crate::params::Params;
 use crate::state::AppState;
 use crate::views::CatalogVersion;
@@ -84,7 +88,28 @@ fn parse_industry(s: &str) -> Result<String, String> {
     )
 )]
 pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
-    let req = CompaniesRequest::parse(raw.as_deref())?;
+    let catalog = state.catalog();
+    let query = raw.as_deref().unwrap_or("");
+    let served = match catalog.pages().get(query) {
+        Some(served) => {
+            state.metrics.event(Event::PageCacheHit);
+            served
+        }
+        None => {
+            let served = make_page(&state, &catalog, raw.as_deref())?;
+            state.metrics.event(Event::PageCacheMiss);
+            catalog.pages().put(query, served.clone());
+            served
+        }
+    };
+    let mut resp = json(served.body, Caching::Private(&state.private_caching));
+    resp.headers_mut().insert(header::ETAG, served.etag);
+    Ok(resp)
+}
+
+/// The page for the query string `raw` of `catalog`, made.
+fn make_page(state: &AppState, catalog: &CatalogVersion, raw: Option<&str>) -> Result<ServedPage, ApiError> {
+    let req = CompaniesRequest::parse(raw)?;
     let after = match &req.cursor {
         Some(c) => Some(
             state
@@ -94,7 +119,6 @@ pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Res
         ),
         None => None,
     };
-    let catalog = state.catalog();
     let page = catalog.page(&req.filter, after.as_ref(), req.limit.get());
     let next_cursor = page.next.as_ref().map(|k| state.cursors.encode(&req.filter, k));
     let mut body = Vec::with_capacity(256);
@@ -103,9 +127,7 @@ pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Res
     body.extend_from_slice(b"],\"next_cursor\":");
     serde_json::to_writer(&mut body, &next_cursor).expect("a string serialises");
     body.extend_from_slice(if page.has_more() { b",\"has_more\":true}" } else { b",\"has_more\":false}" });
-    let mut resp = json(body, Caching::Private(&state.private_caching));
-    resp.headers_mut().insert(header::ETAG, page_tag(&catalog, &req, after.as_ref()));
-    Ok(resp)
+    Ok(ServedPage { body: body.into(), etag: page_tag(catalog, &req, after.as_ref()) })
 }
 
 /// The strong `ETag` of a page, without hashing the page: what a page holds
