@@ -5,9 +5,12 @@
 # deterministic synthetic 1,000,000-company CSV (bench/gen_companies.py, seed
 # 42). For each: time from start to /readyz, peak RSS (VmHWM), throughput of
 # the first page (limit=50, authenticated, limits on) against a baseline server
-# answering the identical bytes with no work (crates/mds-catalog/examples/
-# baseline.rs), a deep-cursor page against the first page, and p50/p99 latency
-# of searches and filter combinations at moderate load (wrk -c2). For the demo
+# answering the identical bytes (body and headers, bar Date) with no work
+# (crates/mds-catalog/examples/baseline.rs), and a deep-cursor page against
+# the first page: once on the node as it serves (a page asked for again is
+# kept, --page-cache-mib) and once on a second node keeping none (every page
+# made). Then p50/p99 latency of searches and filter combinations at
+# moderate load (wrk -c2) on the node keeping none. For the demo
 # set also GET /v1/news/{slug} (data/demo/news.jsonl imported) and
 # GET /v1/usage, each against a baseline answering its identical bytes. Also
 # the in-process catalog build time and page costs (examples/catalog_bench.rs),
@@ -84,8 +87,34 @@ print(last or "", pages)
 PY
 }
 
+# The first page against the baseline, and a deep page (the last of a full
+# walk) against the first page, on the mds at `port`: ABBA-alternated, median
+# of ROUNDS.
+first_and_deep() { # label port bport first deep
+  local label=$1 port=$2 bport=$3 first=$4 deep=$5 i
+  run_wrk $port "$first" "$CONNS" 2 >/dev/null; run_wrk $bport "$first" "$CONNS" 2 >/dev/null # warm-up
+  local r=() b=() d=() rb=() rd=() a x y z
+  for i in $(seq 1 "$ROUNDS"); do
+    if (( i % 2 )); then
+      a=$(run_wrk $port "$first" "$CONNS" "$SECS"); sleep 1; x=$(run_wrk $bport "$first" "$CONNS" "$SECS"); sleep 1
+      y=$(run_wrk $port "$deep" "$CONNS" "$SECS")
+    else
+      y=$(run_wrk $port "$deep" "$CONNS" "$SECS"); sleep 1; x=$(run_wrk $bport "$first" "$CONNS" "$SECS"); sleep 1
+      a=$(run_wrk $port "$first" "$CONNS" "$SECS")
+    fi
+    sleep 1
+    set -- $a; r+=("$1"); local ap50=$2 ap99=$3
+    set -- $x; b+=("$1"); set -- $y; d+=("$1")
+    rb+=("$(echo "${r[-1]} / ${b[-1]}" | bc -l)"); rd+=("$(echo "${r[-1]} / ${d[-1]}" | bc -l)")
+    printf '%s round %d: first page %s req/s (p50 %s ms, p99 %s ms) | baseline %s | deep %s (p50 %s, p99 %s) | mds/baseline %.3f | first/deep %.3f\n' \
+      "$label" "$i" "${r[-1]}" "$ap50" "$ap99" "$x" "${d[-1]}" "$(echo $y | cut -d' ' -f2)" "$(echo $y | cut -d' ' -f3)" "${rb[-1]}" "${rd[-1]}"
+  done
+  printf '%s median: first page %s req/s, baseline %s, deep %s; mds/baseline %.3f; deep page cost / first page cost %.3f\n' \
+    "$label" "$(median "${r[@]}")" "$(median "${b[@]}")" "$(median "${d[@]}")" "$(median "${rb[@]}")" "$(median "${rd[@]}")"
+}
+
 bench_set() { # name
-  local name=$1 db="$WORK/$1.db" port=18301 bport=18302 nport=18303 uport=18304 csv=""
+  local name=$1 db="$WORK/$1.db" port=18301 bport=18302 nport=18303 uport=18304 cport=18305 csv=""
   export MDS_DATABASE_URL="sqlite://$db?mode=rwc"
   case $name in
     demo) $BIN import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv \
@@ -118,32 +147,22 @@ bench_set() { # name
   read -r cur pages < <(last_cursor $port "")
   local deep="/v1/companies?limit=50&cursor=$cur"
   echo "deep cursor: after a walk of $pages pages of 200"
-  run_wrk $port "$first" "$CONNS" 2 >/dev/null; run_wrk $bport "$first" "$CONNS" 2 >/dev/null # warm-up
-  local r=() b=() d=() rb=() rd=() a x y z
-  for i in $(seq 1 "$ROUNDS"); do
-    if (( i % 2 )); then
-      a=$(run_wrk $port "$first" "$CONNS" "$SECS"); sleep 1; x=$(run_wrk $bport "$first" "$CONNS" "$SECS"); sleep 1
-      y=$(run_wrk $port "$deep" "$CONNS" "$SECS")
-    else
-      y=$(run_wrk $port "$deep" "$CONNS" "$SECS"); sleep 1; x=$(run_wrk $bport "$first" "$CONNS" "$SECS"); sleep 1
-      a=$(run_wrk $port "$first" "$CONNS" "$SECS")
-    fi
-    sleep 1
-    set -- $a; r+=("$1"); local ap50=$2 ap99=$3
-    set -- $x; b+=("$1"); set -- $y; d+=("$1")
-    rb+=("$(echo "${r[-1]} / ${b[-1]}" | bc -l)"); rd+=("$(echo "${r[-1]} / ${d[-1]}" | bc -l)")
-    printf 'round %d: first page %s req/s (p50 %s ms, p99 %s ms) | baseline %s | deep %s (p50 %s, p99 %s) | mds/baseline %.3f | first/deep %.3f\n' \
-      "$i" "${r[-1]}" "$ap50" "$ap99" "$x" "${d[-1]}" "$(echo $y | cut -d' ' -f2)" "$(echo $y | cut -d' ' -f3)" "${rb[-1]}" "${rd[-1]}"
-  done
-  printf 'median: first page %s req/s, baseline %s, deep %s; mds/baseline %.3f; deep page cost / first page cost %.3f\n' \
-    "$(median "${r[@]}")" "$(median "${b[@]}")" "$(median "${d[@]}")" "$(median "${rb[@]}")" "$(median "${rd[@]}")"
-  echo "filters and searches at moderate load (wrk -c2, ${SECS}s each): req/s p50_ms p99_ms"
+  first_and_deep "pages kept" $port $bport "$first" "$deep"
+  # The same with the page cache off: every page made, as for a query not
+  # asked before.
+  MDS_PAGE_CACHE_MIB=0 $BIN serve --listen 127.0.0.1:$cport 2>>"$WORK/$name.log" & local cpid=$!
+  ready_wait $cport >/dev/null
+  first_and_deep "pages made" $cport $bport "$first" "$deep"
+  # Against the node that keeps no page, so that every request makes its
+  # page: what a query not asked before costs.
+  echo "filters and searches at moderate load, pages made (wrk -c2, ${SECS}s each): req/s p50_ms p99_ms"
   for q in "search=ta" "search=zq" "search=ltd" "search=india" "search=limited" "search=nestl%C3%A9" \
            "search=%E0%A4%AD%E0%A4%BE" "search=ab&exchange=nse&market_cap=small_cap" "industry=Banks" \
            "industry=Banks&exchange=bse&market_cap=large_cap" "letter=m&exchange=nse" "market_cap=mid_cap" \
            "ticker=M%26M" "search=suj&letter=s&industry=Steel"; do
-    echo "  $q: $(run_wrk $port "/v1/companies?limit=50&$q" 2 "$SECS")"
+    echo "  $q: $(run_wrk $cport "/v1/companies?limit=50&$q" 2 "$SECS")"
   done
+  kill -TERM $cpid; wait $cpid 2>/dev/null || true
   if [[ $name == demo ]]; then
     # One article (the first of the file) and the key's usage, each against a
     # baseline serving the bytes mds answered. /v1/usage counts requests into

@@ -10,7 +10,7 @@ use std::hash::BuildHasherDefault;
 use mds_domain::query::fold;
 use mds_domain::{Company, MarketCapBand};
 
-use crate::grams::{GramHasher, ascii_grams, grams_of};
+use crate::grams::{GramHasher, ascii_grams, grams_of, signature};
 use crate::layout::{SECTIONS, Section, assemble, flag};
 use crate::postings::{Postings, encode};
 
@@ -92,6 +92,8 @@ pub struct CatalogBuilder {
     sector: Vec<u32>,
     industries: Dictionary,
     sectors: Dictionary,
+    /// Each row's signature, little-endian.
+    signatures: Vec<u8>,
 }
 
 fn band_index(b: MarketCapBand) -> u8 {
@@ -130,6 +132,7 @@ impl CatalogBuilder {
             sector: Vec::with_capacity(n),
             industries: Dictionary::default(),
             sectors: Dictionary::default(),
+            signatures: Vec::with_capacity(8 * n),
         }
     }
 
@@ -166,6 +169,14 @@ impl CatalogBuilder {
         );
         self.industry.push(self.industries.id(c.industry.as_deref()));
         self.sector.push(self.sectors.id(c.sector.as_deref()));
+        // What a search checks: the folded name, and the ticker lower-cased.
+        let name = if c.name.is_ascii() {
+            signature(c.name.chars().map(|ch| ch.to_ascii_lowercase()))
+        } else {
+            signature(fold(&c.name).chars())
+        };
+        let ticker = signature(c.ticker.as_str().chars().map(|ch| ch.to_ascii_lowercase()));
+        self.signatures.extend_from_slice(&(name | ticker).to_le_bytes());
         Ok(())
     }
 
@@ -275,6 +286,7 @@ impl CatalogBuilder {
             (Section::GramLists, &gram_lists),
             (Section::Lists, &compressed),
             (Section::Bits, &bits),
+            (Section::Signatures, &self.signatures),
         ] {
             sections[s as usize] = bytes;
         }

@@ -34,7 +34,9 @@ pub enum CursorError {
 /// Encodes and checks cursors under one secret.
 #[derive(Clone)]
 pub struct CursorCodec {
-    secret: Vec<u8>,
+    /// The HMAC keyed with the secret, cloned for each tag: keying hashes
+    /// the padded secret twice, which is then done once, not per cursor.
+    keyed: Hmac<Sha256>,
 }
 
 impl std::fmt::Debug for CursorCodec {
@@ -46,7 +48,7 @@ impl std::fmt::Debug for CursorCodec {
 impl CursorCodec {
     /// A codec signing with `secret`.
     pub fn new(secret: &[u8]) -> Self {
-        CursorCodec { secret: secret.to_vec() }
+        CursorCodec { keyed: Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes any key length") }
     }
 
     /// The cursor that resumes after `key` under `filter`.
@@ -91,7 +93,7 @@ impl CursorCodec {
     }
 
     fn tag(&self, body: &[u8]) -> [u8; TAG_LEN] {
-        let mut mac = Hmac::<Sha256>::new_from_slice(&self.secret).expect("HMAC takes any key length");
+        let mut mac = self.keyed.clone();
         mac.update(body);
         let full = mac.finalize().into_bytes();
         let mut out = [0u8; TAG_LEN];

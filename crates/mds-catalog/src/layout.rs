@@ -16,7 +16,7 @@ use std::ops::Range;
 use crate::postings::{Postings, u32_at, u64_at};
 
 /// The first 8 bytes of every snapshot: a name and the format version.
-const MAGIC: &[u8; 8] = b"MDSCAT\0\x02";
+const MAGIC: &[u8; 8] = b"MDSCAT\0\x03";
 
 /// Bytes before the section table.
 const FIXED: usize = 24;
@@ -64,10 +64,13 @@ pub(crate) enum Section {
     Lists,
     /// The bitmaps (`u64` words).
     Bits,
+    /// A `u64` per row: the signature of its folded name, OR that of its
+    /// lower-cased ticker (see `grams::signature`).
+    Signatures,
 }
 
 /// How many sections there are.
-pub(crate) const SECTIONS: usize = Section::Bits as usize + 1;
+pub(crate) const SECTIONS: usize = Section::Signatures as usize + 1;
 
 /// Section names, for reports ([`crate::Catalog::sizes`]).
 pub(crate) const SECTION_NAMES: [&str; SECTIONS] = [
@@ -91,6 +94,7 @@ pub(crate) const SECTION_NAMES: [&str; SECTIONS] = [
     "gram lists",
     "compressed lists",
     "bitmaps",
+    "signatures",
 ];
 
 /// The bits of a row's flag byte.
@@ -190,7 +194,13 @@ impl Layout {
         let n = self.n;
         let len = |s: Section| self.sections[s as usize].len();
         let fail = |why: String| Err(SnapshotError(why));
-        for (s, want) in [(Isins, 12 * n), (Flags, n), (Industry, self.id_width * n), (Sector, self.id_width * n)] {
+        for (s, want) in [
+            (Isins, 12 * n),
+            (Flags, n),
+            (Industry, self.id_width * n),
+            (Sector, self.id_width * n),
+            (Signatures, 8 * n),
+        ] {
             if len(s) != want {
                 return fail(format!("section {} has {} bytes, not {want}", SECTION_NAMES[s as usize], len(s)));
             }

@@ -3,7 +3,7 @@
 //! same bytes with no work: what `bench/run.sh` measures over loopback,
 //! without the kernel and the load generator, on one thread.
 //!
-//! Usage: `MDS_DATABASE_URL=… cargo run --release -p mds-http --example request_cost -- KEY PATH [N [mds|baseline]]`
+//! Usage: `MDS_DATABASE_URL=… [MDS_PAGE_CACHE_MIB=0] cargo run --release -p mds-http --example request_cost -- KEY PATH [N [mds|baseline]]`
 //! (with `mds` or `baseline`, only that one is timed: for counting its
 //! allocations with `perf stat -e probe_libc:malloc`, say).
 
@@ -44,7 +44,11 @@ fn main() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
         let store = mds_store::open(&url).await.expect("open the store");
-        let state = AppState::load(store, HttpConfig::default()).await.expect("load");
+        // MDS_PAGE_CACHE_MIB=0 measures pages made on every request.
+        let page_cache_bytes = std::env::var("MDS_PAGE_CACHE_MIB")
+            .map_or(HttpConfig::default().page_cache_bytes, |v| v.parse::<usize>().expect("MiB") << 20);
+        let state =
+            AppState::load(store, HttpConfig { page_cache_bytes, ..HttpConfig::default() }).await.expect("load");
         let app = mds_http::router(state);
         let req =
             Request::get(&path).header(header::AUTHORIZATION, format!("Bearer {key}")).body(Body::empty()).unwrap();
