@@ -8,13 +8,6 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// mimalloc rather than the system allocator: a request allocates and frees
-/// a few dozen small blocks (headers, the future, buffers) on whichever
-/// worker thread runs it, which glibc's malloc serves with more work per
-/// call (see BENCHMARKS.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
     cli::init_logging(&args);

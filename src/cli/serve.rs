@@ -27,7 +27,7 @@ pub(crate) struct ServeArgs {
     no_limits: bool,
     /// MiB of company pages kept per catalog version, to answer a query
     /// asked before without making its page again; 0 keeps none.
-    #[arg(long, env = "MDS_PAGE_CACHE_MIB", default_value_t = 16, value_parser = clap::value_parser!(u64).range(0..=4096))]
+    #[arg(long, env = "MDS_PAGE_CACHE_MIB", default_value_t = 8, value_parser = clap::value_parser!(u64).range(0..=4096))]
     page_cache_mib: u64,
     /// Redis shared by all nodes for rate limits and monthly counters
     /// (`redis://host:6379`); without it each node limits alone.

@@ -12,10 +12,6 @@ use axum::Router;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use axum::response::IntoResponse;
 
-/// The allocator `mds` runs with, so the ratio measures work, not allocators.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// The headers of a `curl -D` dump: every `name: value` line after the
 /// status line, except those hyper writes itself (`Date`, `Content-Length`).
 fn headers_of(dump: &str) -> HeaderMap {

@@ -37,7 +37,7 @@ impl Default for HttpConfig {
             reload_interval: Duration::from_millis(250),
             flush_interval: Duration::from_secs(1),
             cache_max_age: Duration::from_secs(60),
-            page_cache_bytes: 16 << 20,
+            page_cache_bytes: 8 << 20,
             limits: true,
             clock: Arc::new(SystemClock),
             shared: None,

@@ -127,7 +127,9 @@ fn make_page(state: &AppState, catalog: &CatalogVersion, raw: Option<&str>) -> R
     body.extend_from_slice(b"],\"next_cursor\":");
     serde_json::to_writer(&mut body, &next_cursor).expect("a string serialises");
     body.extend_from_slice(if page.has_more() { b",\"has_more\":true}" } else { b",\"has_more\":false}" });
-    Ok(ServedPage { body: body.into(), etag: page_tag(catalog, &req, after.as_ref()) })
+    // Exactly as long as the page (the spare capacity is given back), so
+    // that what the page cache counts is what it holds.
+    Ok(ServedPage { body: body.into_boxed_slice().into(), etag: page_tag(catalog, &req, after.as_ref()) })
 }
 
 /// The strong `ETag` of a page, without hashing the page: what a page holds
