@@ -1,6 +1,6 @@
 //! Posting lists: the sorted row indices that hold a gram or an attribute.
 //!
-//! A list denser than 1/8 of the rows is a bitmap (one bit per row). Any
+//! A list denser than 1/16 of the rows is a bitmap (one bit per row). Any
 //! other list is compressed: blocks of [`BLOCK`] rows, each block's first row
 //! in a skip table (`first: u32, offset: u32`) followed by the gaps between
 //! the block's rows as LEB128 varints (one byte for a gap under 128). A
@@ -40,10 +40,14 @@ impl Postings {
         Postings { start: u32_at(table, at), len: u32_at(table, at + 4), bitmap: u32_at(table, at + 8) != 0 }
     }
 
-    /// Whether a list of `count` of `n` rows is stored as a bitmap: when a
-    /// compressed list (about a byte per row at this density) would be larger.
+    /// Whether a list of `count` of `n` rows is stored as a bitmap: denser
+    /// than 1/16. From 1/8 a compressed list (about a byte per row) would be
+    /// larger; between 1/16 and 1/8 a bitmap is up to twice its size, but a
+    /// seek in it is a word scan, not a block decode, and such lists are
+    /// what the slowest searches intersect (see BENCHMARKS.md). Readers go
+    /// by each list's record, so either choice reads back.
     pub(crate) fn is_dense(count: usize, n: usize) -> bool {
-        count * 8 > n
+        count * 16 > n
     }
 }
 
