@@ -188,13 +188,9 @@ async fn limit_may_change_between_pages_and_pages_do_not_overlap() {
     assert_eq!(got, all[..10].to_vec());
 }
 
-#[tokio::test]
-async fn rows_inserted_while_paging_cause_no_duplicates_or_skips() {
-    let app = spawn().await;
-    let p1 = app.get_json("/v1/companies?limit=100", 200).await;
-    let before = keys(p1["data"].as_array().unwrap());
-    // Insert a company that sorts before the cursor and one after it.
-    let new = |isin: &str, ticker: &str| Company {
+/// A company to insert while the server runs: BSE only, no other fields.
+fn inserted(isin: &str, ticker: &str) -> Company {
+    Company {
         isin: Isin::parse(isin).unwrap(),
         ticker: Ticker::parse(ticker).unwrap(),
         name: format!("{ticker} Inserted"),
@@ -204,8 +200,19 @@ async fn rows_inserted_while_paging_cause_no_duplicates_or_skips() {
         is_nse: false,
         market_cap_band: None,
         logo_url: None,
-    };
-    app.store.upsert_companies(&[new("US0378331005", "0000AAPL"), new("US5949181045", "ZZZZMSFT")]).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn rows_inserted_while_paging_cause_no_duplicates_or_skips() {
+    let app = spawn().await;
+    let p1 = app.get_json("/v1/companies?limit=100", 200).await;
+    let before = keys(p1["data"].as_array().unwrap());
+    // Insert a company that sorts before the cursor and one after it.
+    app.store
+        .upsert_companies(&[inserted("US0378331005", "0000AAPL"), inserted("US5949181045", "ZZZZMSFT")])
+        .await
+        .unwrap();
     let t = std::time::Instant::now();
     while app.get_json("/v1/companies?ticker=ZZZZMSFT", 200).await["data"].as_array().unwrap().is_empty() {
         assert!(t.elapsed() < std::time::Duration::from_secs(5), "import never reached the catalog");
@@ -250,20 +257,7 @@ async fn a_page_is_made_once_then_served_again_byte_for_byte() {
         .unwrap();
     assert_eq!(r.status(), 304);
     // An import is a new catalog: its pages are made from its rows.
-    app.store
-        .upsert_companies(&[Company {
-            isin: Isin::parse("US0378331005").unwrap(),
-            ticker: Ticker::parse("T0000").unwrap(),
-            name: "T0000 Inserted".into(),
-            industry: None,
-            sector: None,
-            is_bse: true,
-            is_nse: false,
-            market_cap_band: None,
-            logo_url: None,
-        }])
-        .await
-        .unwrap();
+    app.store.upsert_companies(&[inserted("US0378331005", "T0000")]).await.unwrap();
     let t = std::time::Instant::now();
     loop {
         let (etag, body) = get("/v1/companies?limit=7&letter=T").await;
