@@ -18,17 +18,7 @@
 use std::collections::HashMap;
 use std::sync::{PoisonError, RwLock, RwLockReadGuard};
 
-use axum::body::Bytes;
-use axum::http::HeaderValue;
-
-/// A page as served: its JSON and its strong `ETag`.
-#[derive(Debug, Clone)]
-pub struct ServedPage {
-    /// The `V1CompanyPage` JSON.
-    pub body: Bytes,
-    /// Its tag.
-    pub etag: HeaderValue,
-}
+use crate::middleware::etag::Tagged;
 
 /// Pages by query string; see the [module](self).
 #[derive(Debug)]
@@ -39,9 +29,9 @@ pub struct PageCache {
 
 #[derive(Debug, Default)]
 struct Generations {
-    young: HashMap<Box<str>, ServedPage>,
+    young: HashMap<Box<str>, Tagged>,
     young_bytes: usize,
-    old: HashMap<Box<str>, ServedPage>,
+    old: HashMap<Box<str>, Tagged>,
 }
 
 impl PageCache {
@@ -56,7 +46,7 @@ impl PageCache {
     }
 
     /// The page served for `query`, if held.
-    pub fn get(&self, query: &str) -> Option<ServedPage> {
+    pub fn get(&self, query: &str) -> Option<Tagged> {
         if self.max_bytes == 0 {
             return None;
         }
@@ -72,7 +62,7 @@ impl PageCache {
     }
 
     /// Keeps `page` as the page of `query`.
-    pub fn put(&self, query: &str, page: ServedPage) {
+    pub fn put(&self, query: &str, page: Tagged) {
         let size = query.len() + page.body.len();
         if query.len() > Self::MAX_QUERY || size > self.max_bytes / 2 {
             return;
@@ -109,9 +99,11 @@ impl PageCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::body::Bytes;
+    use axum::http::HeaderValue;
 
-    fn page(n: usize) -> ServedPage {
-        ServedPage { body: Bytes::from(vec![b'x'; n]), etag: HeaderValue::from_static("\"t\"") }
+    fn page(n: usize) -> Tagged {
+        Tagged { body: Bytes::from(vec![b'x'; n]), etag: HeaderValue::from_static("\"t\"") }
     }
 
     #[test]

@@ -10,11 +10,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use arc_swap::{ArcSwap, Guard};
-use axum::body::Bytes;
-use axum::http::HeaderValue;
 use mds_catalog::Catalog;
 
-use crate::middleware::etag;
+use crate::middleware::etag::Tagged;
 use crate::pages::PageCache;
 
 /// A company catalog and the identity of its version on this node.
@@ -85,23 +83,6 @@ impl CatalogSlot {
     }
 }
 
-/// An article as served: its JSON and that JSON's strong `ETag`.
-#[derive(Debug, Clone)]
-pub struct ServedArticle {
-    /// The `V1Article` JSON.
-    pub body: Bytes,
-    /// `"<16 bytes of the body's SHA-256, in hex>"`, as any other tagged body.
-    pub etag: HeaderValue,
-}
-
-impl ServedArticle {
-    /// The article with body `json`, tagged.
-    pub fn new(json: Vec<u8>) -> Self {
-        let etag = etag::tag_of(&etag::digest(&json));
-        ServedArticle { body: Bytes::from(json), etag }
-    }
-}
-
 /// The news articles this node has served, by slug, so that a popular one
 /// is read from the store once, not on every request.
 ///
@@ -123,7 +104,7 @@ struct NewsInner {
     /// Bumped by every drop.
     epoch: u64,
     bytes: usize,
-    by_slug: HashMap<Box<str>, ServedArticle>,
+    by_slug: HashMap<Box<str>, Tagged>,
 }
 
 /// Taken before reading an article from the store: the cache keeps the
@@ -136,7 +117,7 @@ impl NewsCache {
     pub const MAX_BYTES: usize = 64 * 1024 * 1024;
 
     /// The served article with `slug`, if held.
-    pub fn get(&self, slug: &str) -> Option<ServedArticle> {
+    pub fn get(&self, slug: &str) -> Option<Tagged> {
         self.read().by_slug.get(slug).cloned()
     }
 
@@ -147,7 +128,7 @@ impl NewsCache {
 
     /// Keeps `article` under `slug`, unless the cache was dropped since
     /// `ticket` was taken (the article may predate the drop).
-    pub fn put(&self, ticket: CacheTicket, slug: &str, article: ServedArticle) {
+    pub fn put(&self, ticket: CacheTicket, slug: &str, article: Tagged) {
         let mut inner = self.inner.write().unwrap_or_else(PoisonError::into_inner);
         if inner.epoch != ticket.0 {
             return;
@@ -201,19 +182,20 @@ impl NewsInner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::body::Bytes;
+    use axum::http::HeaderValue;
 
-    fn article(n: usize) -> ServedArticle {
-        ServedArticle::new(vec![b'x'; n])
+    fn article(n: usize) -> Tagged {
+        Tagged::hashed(vec![b'x'; n])
     }
 
     #[test]
     fn catalog_versions_differ() {
         let slot = CatalogSlot::new(Arc::new(Catalog::default()), 1 << 20);
         let first = *slot.load().id();
-        slot.load().pages().put(
-            "limit=1",
-            crate::pages::ServedPage { body: Bytes::from_static(b"{}"), etag: HeaderValue::from_static("\"t\"") },
-        );
+        slot.load()
+            .pages()
+            .put("limit=1", Tagged { body: Bytes::from_static(b"{}"), etag: HeaderValue::from_static("\"t\"") });
         assert!(slot.load().pages().get("limit=1").is_some());
         assert_eq!(*slot.load().id(), first, "stable while the catalog is");
         slot.store(Arc::new(Catalog::default()));

@@ -3,17 +3,16 @@
 //! [`PageCache`](crate::pages::PageCache).
 
 use axum::extract::{RawQuery, State};
-use axum::http::{HeaderValue, header};
+use axum::http::HeaderValue;
 use axum::response::Response;
 use mds_catalog::SortKey;
 use mds_domain::{CompanyFilter, ErrorCode, Exchange, Letter, Limit, MarketCapBand, SearchTerm, Ticker};
 use sha2::{Digest, Sha256};
 
-use super::{Caching, json};
+use super::{Caching, tagged};
 use crate::error::ApiError;
 use crate::metrics::Event;
-use crate::middleware::etag;
-use crate::pages::ServedPage;
+use crate::middleware::etag::{self, Tagged};
 use crate::params::Params;
 use crate::state::AppState;
 use crate::views::CatalogVersion;
@@ -102,13 +101,11 @@ pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Res
             served
         }
     };
-    let mut resp = json(served.body, Caching::Private(&state.private_caching));
-    resp.headers_mut().insert(header::ETAG, served.etag);
-    Ok(resp)
+    Ok(tagged(served, Caching::Private(&state.private_caching)))
 }
 
 /// The page for the query string `raw` of `catalog`, made.
-fn make_page(state: &AppState, catalog: &CatalogVersion, raw: Option<&str>) -> Result<ServedPage, ApiError> {
+fn make_page(state: &AppState, catalog: &CatalogVersion, raw: Option<&str>) -> Result<Tagged, ApiError> {
     let req = CompaniesRequest::parse(raw)?;
     let after = match &req.cursor {
         Some(c) => Some(
@@ -129,7 +126,7 @@ fn make_page(state: &AppState, catalog: &CatalogVersion, raw: Option<&str>) -> R
     body.extend_from_slice(if page.has_more() { b",\"has_more\":true}" } else { b",\"has_more\":false}" });
     // Exactly as long as the page (the spare capacity is given back), so
     // that what the page cache counts is what it holds.
-    Ok(ServedPage { body: body.into_boxed_slice().into(), etag: page_tag(catalog, &req, after.as_ref()) })
+    Ok(Tagged { body: body.into_boxed_slice().into(), etag: page_tag(catalog, &req, after.as_ref()) })
 }
 
 /// The strong `ETag` of a page, without hashing the page: what a page holds

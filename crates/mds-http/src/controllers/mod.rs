@@ -9,6 +9,8 @@ use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::Response;
 
+use crate::middleware::etag::Tagged;
+
 /// How a response may be cached.
 #[derive(Debug, Clone, Copy)]
 pub enum Caching<'a> {
@@ -17,6 +19,13 @@ pub enum Caching<'a> {
     Private(&'a HeaderValue),
     /// `no-store`.
     NoStore,
+}
+
+/// A `200 application/json` response with `Cache-Control` and the body's `ETag`.
+pub fn tagged(t: Tagged, caching: Caching<'_>) -> Response {
+    let mut resp = json(t.body, caching);
+    resp.headers_mut().insert(header::ETAG, t.etag);
+    resp
 }
 
 /// A `200 application/json` response with `Cache-Control`.

@@ -3,15 +3,14 @@
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::header;
 use axum::response::Response;
 use mds_domain::Slug;
 
-use super::{Caching, json};
+use super::{Caching, tagged};
 use crate::error::ApiError;
+use crate::middleware::etag::Tagged;
 use crate::params::Params;
 use crate::state::AppState;
-use crate::views::ServedArticle;
 
 /// Handler. A slug that cannot exist (not `[a-z0-9-]`, over 200 characters)
 /// is answered `404` like an unknown one, without a store lookup.
@@ -54,13 +53,11 @@ pub async fn show(
         None => {
             let ticket = state.news.ticket();
             let article = state.store.article(&slug).await?.ok_or_else(not_found)?;
-            let served = ServedArticle::new(serde_json::to_vec(&article).map_err(|e| ApiError::internal(&e))?);
+            let served = Tagged::hashed(serde_json::to_vec(&article).map_err(|e| ApiError::internal(&e))?);
             state.news.put(ticket, slug.as_str(), served.clone());
             served
         }
     };
-    let mut resp = json(served.body, Caching::Private(&state.private_caching));
-    // The body's tag, made once with the body: the ETag layer need not hash it.
-    resp.headers_mut().insert(header::ETAG, served.etag);
-    Ok(resp)
+    // The body's tag, made once with the body.
+    Ok(tagged(served, Caching::Private(&state.private_caching)))
 }

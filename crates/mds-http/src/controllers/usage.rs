@@ -6,14 +6,13 @@ use std::sync::Arc;
 
 use axum::Extension;
 use axum::extract::{RawQuery, State};
-use axum::http::header;
 use axum::response::Response;
 use mds_domain::usage::{BillingMonth, HISTORY_MONTHS, V1Usage, V1UsageWindow};
 
-use super::{Caching, json};
+use super::{Caching, tagged};
 use crate::auth::KeyContext;
 use crate::error::ApiError;
-use crate::middleware::etag;
+use crate::middleware::etag::Tagged;
 use crate::params::Params;
 use crate::state::AppState;
 
@@ -91,8 +90,5 @@ pub async fn show(
         history,
     };
     let body = serde_json::to_vec(&usage).map_err(|e| ApiError::internal(&e))?;
-    let etag = etag::tag_of(&etag::digest(&body));
-    let mut resp = json(body, Caching::NoStore);
-    resp.headers_mut().insert(header::ETAG, etag);
-    Ok(resp)
+    Ok(tagged(Tagged::hashed(body), Caching::NoStore))
 }

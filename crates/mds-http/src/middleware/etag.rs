@@ -12,9 +12,28 @@
 //! matches either form of a tag, so a client that stored a compressed
 //! response still gets its `304`.
 
+use axum::body::Bytes;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
+
+/// A JSON body with its strong `ETag`, as the keyed handlers answer it (and
+/// as the node's caches keep it: [`crate::pages`], [`crate::views`]).
+#[derive(Debug, Clone)]
+pub struct Tagged {
+    /// The JSON.
+    pub body: Bytes,
+    /// Its tag.
+    pub etag: HeaderValue,
+}
+
+impl Tagged {
+    /// `json`, tagged with its [`digest`].
+    pub fn hashed(json: Vec<u8>) -> Self {
+        let etag = tag_of(&digest(&json));
+        Tagged { body: Bytes::from(json), etag }
+    }
+}
 
 /// Content codings the compression layer may apply.
 const CODINGS: &[&str] = &["gzip", "br", "zstd", "deflate"];
