@@ -93,7 +93,7 @@ PY
 first_and_deep() { # label port bport first deep
   local label=$1 port=$2 bport=$3 first=$4 deep=$5 i
   run_wrk $port "$first" "$CONNS" 2 >/dev/null; run_wrk $bport "$first" "$CONNS" 2 >/dev/null # warm-up
-  local r=() b=() d=() rb=() rd=() a x y z
+  local r=() b=() d=() rb=() rd=() a x y
   for i in $(seq 1 "$ROUNDS"); do
     if (( i % 2 )); then
       a=$(run_wrk $port "$first" "$CONNS" "$SECS"); sleep 1; x=$(run_wrk $bport "$first" "$CONNS" "$SECS"); sleep 1
