@@ -588,21 +588,28 @@ async fn open_picks_postgres_for_postgres_urls() {
 // ---------------------------------------------------------------------------
 // Helpers.
 
-/// Stores a new live key of `account` on the evaluation tier.
+/// Stores a new live key of `account` on the evaluation tier. A prefix
+/// already taken (three random characters: tests that make many keys meet
+/// one now and then) is answered with another key, as `mds keys create` does.
 async fn create_key(store: &PgStore, account: &AccountName) -> KeyPrefix {
-    let key = mds_domain::ApiKey::generate(mds_domain::Environment::Live);
-    store
-        .create_key(&mds_store::NewKey {
-            prefix: key.prefix(),
-            hash: key.hash(),
-            account: account.clone(),
-            tier: mds_domain::TierName::evaluation(),
-            environment: key.environment(),
-            created_at: Utc::now(),
-        })
-        .await
-        .expect("create key");
-    key.prefix()
+    loop {
+        let key = mds_domain::ApiKey::generate(mds_domain::Environment::Live);
+        let created = store
+            .create_key(&mds_store::NewKey {
+                prefix: key.prefix(),
+                hash: key.hash(),
+                account: account.clone(),
+                tier: mds_domain::TierName::evaluation(),
+                environment: key.environment(),
+                created_at: Utc::now(),
+            })
+            .await;
+        match created {
+            Ok(_) => return key.prefix(),
+            Err(mds_store::StoreError::Conflict(_)) => continue,
+            Err(e) => panic!("create key: {e:?}"),
+        }
+    }
 }
 
 fn month(year: i32, month: u32) -> mds_domain::usage::BillingMonth {
