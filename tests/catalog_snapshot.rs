@@ -11,7 +11,7 @@ use std::sync::Arc;
 use common::TestDatabase;
 use mds_catalog::Catalog;
 use mds_domain::CompanyFilter;
-use mds_http::catalog_load::{Source, load};
+use mds_node::catalog_load::{Source, load};
 use mds_store::Store;
 
 async fn store_with_demo() -> (Arc<dyn Store>, TestDatabase, mds_store::DatabaseUrl) {

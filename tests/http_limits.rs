@@ -11,7 +11,6 @@ use common::{Options, TestApp, assert_problem, new_key_at, spawn_with};
 use mds_domain::time::parse_rfc3339;
 use mds_domain::usage::BillingMonth;
 use mds_domain::{AccountName, ApiKey, Environment, Tier, TierName};
-use mds_http::HttpConfig;
 use mds_limits::ManualClock;
 use mds_store::{UsageBatch, UsageDelta};
 use serde_json::Value;
@@ -23,8 +22,11 @@ fn t(s: &str) -> DateTime<Utc> {
 /// The app with its clock frozen at `at`.
 async fn spawn_at(at: &str) -> (TestApp, Arc<ManualClock>) {
     let clock = Arc::new(ManualClock::new(t(at)));
-    let config =
-        HttpConfig { reload_interval: Duration::from_millis(50), clock: clock.clone(), ..HttpConfig::default() };
+    let config = {
+        let mut config = common::reloading_every(Duration::from_millis(50));
+        config.node.clock = clock.clone();
+        config
+    };
     (spawn_with(Options { config, ..Options::default() }).await, clock)
 }
 
@@ -298,8 +300,7 @@ async fn usage_takes_no_parameters_and_needs_a_key() {
 
 #[tokio::test]
 async fn counts_wait_through_a_store_outage_and_land_when_it_returns() {
-    let (app, f) =
-        common::spawn_faulty(HttpConfig { reload_interval: Duration::from_millis(50), ..HttpConfig::default() }).await;
+    let (app, f) = common::spawn_faulty(common::reloading_every(Duration::from_millis(50))).await;
     let prefix = ApiKey::parse(&app.key).unwrap().prefix();
     let month = BillingMonth::of(Utc::now());
     for _ in 0..5 {

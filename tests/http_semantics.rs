@@ -8,7 +8,7 @@ use std::io::Read;
 use std::time::Duration;
 
 use common::faults::Fault;
-use common::{assert_problem, spawn, spawn_faulty};
+use common::{assert_problem, reloading_every, spawn, spawn_faulty};
 use mds_domain::Environment;
 use mds_http::HttpConfig;
 
@@ -362,8 +362,7 @@ async fn store_outages_are_503_bugs_are_500_and_both_recover() {
 async fn slow_requests_time_out_with_503() {
     let (app, f) = spawn_faulty(HttpConfig {
         request_timeout: Duration::from_millis(300),
-        reload_interval: Duration::from_secs(3600),
-        ..HttpConfig::default()
+        ..reloading_every(Duration::from_secs(3600))
     })
     .await;
     f.set(Fault::Slow);
@@ -394,8 +393,7 @@ async fn revocation_is_seen_within_a_second() {
 
 #[tokio::test]
 async fn graceful_shutdown_finishes_in_flight_requests() {
-    let (app, f) =
-        spawn_faulty(HttpConfig { reload_interval: Duration::from_secs(3600), ..HttpConfig::default() }).await;
+    let (app, f) = spawn_faulty(reloading_every(Duration::from_secs(3600))).await;
     f.set(Fault::Slow);
     let slug = mds_import::demo_articles()[0].slug.clone();
     let client = app.client.clone();
@@ -410,7 +408,7 @@ async fn graceful_shutdown_finishes_in_flight_requests() {
 }
 
 fn test_config() -> HttpConfig {
-    HttpConfig { reload_interval: Duration::from_millis(100), ..HttpConfig::default() }
+    reloading_every(Duration::from_millis(100))
 }
 
 /// The value of a series in a Prometheus text body.

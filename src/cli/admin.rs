@@ -174,7 +174,7 @@ pub(crate) async fn accounts(store: &Arc<dyn Store>, cmd: AccountsCommand) -> an
 pub(crate) async fn keys(store: &Arc<dyn Store>, cmd: KeysCommand) -> anyhow::Result<()> {
     match cmd {
         KeysCommand::Create { account, tier, environment, json } => {
-            let key = super::serve::issue_key(&**store, &account, &tier, environment).await?;
+            let key = mds_node::issue_key(&**store, &account, &tier, environment, Utc::now()).await?;
             if json {
                 let v = serde_json::json!({
                     "key": key.expose_secret(),

@@ -83,7 +83,7 @@ pub(crate) async fn run(store: &Arc<dyn Store>, cmd: ImportCommand) -> anyhow::R
 async fn snapshot_catalog(store: &Arc<dyn Store>) {
     let result = async {
         let generation = store.generations().await?.companies;
-        mds_http::catalog_load::rebuild(store, generation).await
+        mds_node::catalog_load::rebuild(store, generation).await
     };
     if let Err(e) = result.await {
         eprintln!("warning: the catalog snapshot was not saved ({e}); serving nodes will build the catalog themselves");

@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 use chrono::Utc;
-use mds_domain::{AccountName, ApiKey, Environment, TierName};
+use mds_domain::{AccountName, Environment, TierName};
 use mds_http::{AppState, HttpConfig, Server, shutdown_signal};
 use mds_limits::SharedConfig;
-use mds_store::{DatabaseUrl, NewKey, Store, StoreError};
+use mds_node::{NodeConfig, issue_key};
+use mds_store::{DatabaseUrl, Store, StoreError};
 
 use super::{open, parse_listen};
 
@@ -46,9 +47,12 @@ impl ServeArgs {
         }
         HttpConfig {
             request_timeout: Duration::from_secs(self.request_timeout),
-            limits: !self.no_limits,
-            page_cache_bytes: usize::try_from(self.page_cache_mib << 20).unwrap_or(usize::MAX),
-            shared: self.redis.as_ref().map(|url| SharedConfig::new(url.clone()).with_nodes(self.nodes)),
+            node: NodeConfig {
+                limits: !self.no_limits,
+                page_cache_bytes: usize::try_from(self.page_cache_mib << 20).unwrap_or(usize::MAX),
+                shared: self.redis.as_ref().map(|url| SharedConfig::new(url.clone()).with_nodes(self.nodes)),
+                ..NodeConfig::default()
+            },
             ..HttpConfig::default()
         }
     }
@@ -90,7 +94,10 @@ pub(crate) async fn demo(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<(
         Ok(_) | Err(StoreError::Conflict(_)) => {}
         Err(e) => return Err(e).context("cannot create the demo account"),
     }
-    let key = issue_key(&*store, &account, &TierName::parse(DEMO_TIER).expect("valid name"), Environment::Live).await?;
+    let tier = TierName::parse(DEMO_TIER).expect("valid name");
+    let key = issue_key(&*store, &account, &tier, Environment::Live, Utc::now())
+        .await
+        .context("cannot issue the demo key")?;
     let secret = key.expose_secret().to_owned();
     run_server(store, &args, move |addr| {
         println!("Demo key (account \"{DEMO_ACCOUNT}\", tier \"{DEMO_TIER}\"; a new one each run, shown only now):");
@@ -100,30 +107,4 @@ pub(crate) async fn demo(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<(
         println!("Serving on http://{addr} (Ctrl-C to stop)");
     })
     .await
-}
-
-/// Makes and stores a new key, retrying on the (rare) prefix collision.
-pub(crate) async fn issue_key(
-    store: &dyn Store,
-    account: &AccountName,
-    tier: &TierName,
-    environment: Environment,
-) -> anyhow::Result<ApiKey> {
-    for _ in 0..5 {
-        let key = ApiKey::generate(environment);
-        let new = NewKey {
-            prefix: key.prefix(),
-            hash: key.hash(),
-            account: account.clone(),
-            tier: tier.clone(),
-            environment,
-            created_at: Utc::now(),
-        };
-        match store.create_key(&new).await {
-            Ok(_) => return Ok(key),
-            Err(StoreError::Conflict(_)) => continue,
-            Err(e) => return Err(e.into()),
-        }
-    }
-    anyhow::bail!("could not find a free key prefix after 5 tries")
 }

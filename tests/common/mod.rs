@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use mds_domain::{AccountName, ApiKey, Company, Environment, TierName};
+use mds_domain::{AccountName, Company, Environment, TierName};
 use mds_http::{AppState, HttpConfig, Server};
-use mds_store::{DatabaseUrl, NewKey, Store};
+use mds_store::{DatabaseUrl, Store};
 use tempfile::TempDir;
 use tokio::sync::oneshot;
 
@@ -92,10 +92,17 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             companies: mds_import::demo_companies(),
-            config: HttpConfig { reload_interval: Duration::from_millis(100), ..HttpConfig::default() },
+            config: reloading_every(Duration::from_millis(100)),
             wrap: None,
         }
     }
+}
+
+/// The default settings, but following the store every `interval`.
+pub fn reloading_every(interval: Duration) -> HttpConfig {
+    let mut config = HttpConfig::default();
+    config.node.reload_interval = interval;
+    config
 }
 
 /// Starts the app on the demo companies and articles.
@@ -142,7 +149,7 @@ pub async fn new_key(store: &dyn Store, account: &str, tier: &str, env: Environm
     new_key_at(store, account, tier, env, Utc::now()).await
 }
 
-/// Issues a key created at a given instant.
+/// Issues a key created at a given instant, as `mds keys create` does.
 pub async fn new_key_at(
     store: &dyn Store,
     account: &str,
@@ -150,18 +157,8 @@ pub async fn new_key_at(
     env: Environment,
     created_at: chrono::DateTime<Utc>,
 ) -> String {
-    let key = ApiKey::generate(env);
-    store
-        .create_key(&NewKey {
-            prefix: key.prefix(),
-            hash: key.hash(),
-            account: AccountName::parse(account).unwrap(),
-            tier: TierName::parse(tier).unwrap(),
-            environment: env,
-            created_at,
-        })
-        .await
-        .expect("create key");
+    let (account, tier) = (AccountName::parse(account).unwrap(), TierName::parse(tier).unwrap());
+    let key = mds_node::issue_key(store, &account, &tier, env, created_at).await.expect("issue key");
     key.expose_secret().to_owned()
 }
 

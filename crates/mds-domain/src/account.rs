@@ -100,7 +100,24 @@ pub struct Tier {
     pub monthly_quota: u64,
 }
 
+/// The tier whose limits a key is held to (its *enforced* tier): the tier
+/// it was issued on (`plan`) while its account is entitled and that tier
+/// exists, else the evaluation tier. The one statement of the rule, for
+/// whatever stands for a tier (a [`Tier`], a tier's quota history).
+pub fn enforced_tier<T>(entitled: bool, plan: Option<T>, evaluation: T) -> T {
+    match (entitled, plan) {
+        (true, Some(plan)) => plan,
+        _ => evaluation,
+    }
+}
+
 impl Tier {
+    /// The evaluation tier as the store ships it: what a node enforces for
+    /// keys of unentitled accounts if the store has lost its own.
+    pub fn default_evaluation() -> Tier {
+        Self::defaults().swap_remove(0)
+    }
+
     /// The default tiers, as [`Tier`] values.
     pub fn defaults() -> Vec<Tier> {
         DEFAULT_TIERS
@@ -144,5 +161,14 @@ mod tests {
         let d = Tier::defaults();
         assert_eq!(d.len(), 4);
         assert_eq!(d[0].name, TierName::evaluation());
+        assert_eq!(Tier::default_evaluation(), d[0]);
+    }
+
+    #[test]
+    fn enforced_tier_is_the_plan_only_while_entitled_and_known() {
+        assert_eq!(enforced_tier(true, Some("pro"), "evaluation"), "pro");
+        assert_eq!(enforced_tier(false, Some("pro"), "evaluation"), "evaluation");
+        assert_eq!(enforced_tier(true, None, "evaluation"), "evaluation", "a plan tier that is gone");
+        assert_eq!(enforced_tier(false, None, "evaluation"), "evaluation");
     }
 }

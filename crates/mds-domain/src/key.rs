@@ -43,6 +43,14 @@ impl Environment {
         }
     }
 
+    /// Both environments.
+    pub const ALL: [Environment; 2] = [Environment::Live, Environment::Test];
+
+    /// The environment whose scheme starts `value`, if one does.
+    pub fn of_key(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|e| value.starts_with(e.scheme()))
+    }
+
     /// The key scheme that starts every key of this environment.
     pub fn scheme(self) -> &'static str {
         match self {
@@ -69,7 +77,7 @@ impl fmt::Display for Environment {
 
 /// Whether a value looks like an mds key (used to refuse keys in query strings).
 pub fn looks_like_key(value: &str) -> bool {
-    value.starts_with("mds_live_") || value.starts_with("mds_test_")
+    Environment::of_key(value).is_some()
 }
 
 /// A full API key. Its `Debug` shows only the prefix; it has no `Display`, so
@@ -102,13 +110,7 @@ impl ApiKey {
 
     /// Parses a presented key: scheme, length, alphabet and checksum.
     pub fn parse(s: &str) -> Result<Self, KeyFormatError> {
-        let environment = if s.starts_with("mds_live_") {
-            Environment::Live
-        } else if s.starts_with("mds_test_") {
-            Environment::Test
-        } else {
-            return Err(KeyFormatError);
-        };
+        let environment = Environment::of_key(s).ok_or(KeyFormatError)?;
         if s.len() != KEY_LEN || !s.as_bytes()[KEY_SCHEME_LEN..].iter().all(u8::is_ascii_alphanumeric) {
             return Err(KeyFormatError);
         }
@@ -201,19 +203,12 @@ pub struct KeyHash(pub [u8; 32]);
 impl KeyHash {
     /// Lower-case hex, as stored.
     pub fn to_hex(&self) -> String {
-        self.0.iter().map(|b| format!("{b:02x}")).collect()
+        crate::hex::encode(&self.0)
     }
 
     /// Parses lower- or upper-case hex of 32 bytes.
     pub fn from_hex(s: &str) -> Option<Self> {
-        if s.len() != 64 {
-            return None;
-        }
-        let mut out = [0u8; 32];
-        for (i, slot) in out.iter_mut().enumerate() {
-            *slot = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
-        }
-        Some(KeyHash(out))
+        crate::hex::decode(s)?.try_into().ok().map(KeyHash)
     }
 }
 

@@ -168,7 +168,7 @@ impl QuotaHistory {
     /// The monthly quota in force at `t`.
     pub fn quota_at(&self, t: DateTime<Utc>) -> u64 {
         let entitled = in_force(&self.entitled, t).unwrap_or(true);
-        let tier = if entitled { &self.plan_tier } else { &self.evaluation };
+        let tier = crate::account::enforced_tier(entitled, Some(&self.plan_tier), &self.evaluation);
         in_force(tier, t).unwrap_or(0)
     }
 

@@ -45,10 +45,11 @@ fn main() {
     rt.block_on(async {
         let store = mds_store::open(&url).await.expect("open the store");
         // MDS_PAGE_CACHE_MIB=0 measures pages made on every request.
-        let page_cache_bytes = std::env::var("MDS_PAGE_CACHE_MIB")
-            .map_or(HttpConfig::default().page_cache_bytes, |v| v.parse::<usize>().expect("MiB") << 20);
-        let state =
-            AppState::load(store, HttpConfig { page_cache_bytes, ..HttpConfig::default() }).await.expect("load");
+        let mut config = HttpConfig::default();
+        if let Ok(mib) = std::env::var("MDS_PAGE_CACHE_MIB") {
+            config.node.page_cache_bytes = mib.parse::<usize>().expect("MiB") << 20;
+        }
+        let state = AppState::load(store, config).await.expect("load");
         let app = mds_http::router(state);
         let req =
             Request::get(&path).header(header::AUTHORIZATION, format!("Bearer {key}")).body(Body::empty()).unwrap();

@@ -1,46 +1,27 @@
-//! Settings of the HTTP layer.
+//! Settings of the HTTP layer, around the node's own ([`NodeConfig`]).
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use mds_limits::{Clock, SharedConfig, SystemClock};
+use mds_node::NodeConfig;
 
 /// How the HTTP layer behaves.
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
     /// A request that runs longer is answered `503 unavailable`.
     pub request_timeout: Duration,
-    /// How often a node asks the store whether cached data changed
-    /// (revocations, tiers, entitlement, imports are seen within this).
-    pub reload_interval: Duration,
-    /// How often counted requests are written to the store.
-    pub flush_interval: Duration,
-    /// `max-age` of `Cache-Control` on company and news responses.
+    /// `max-age` of `Cache-Control` on the routes cached `private`
+    /// ([`crate::routes::Caching::Private`]).
     pub cache_max_age: Duration,
-    /// The most bytes of company pages a node keeps per catalog version, to
-    /// serve a query again without making its page ([`crate::pages`]);
-    /// `0`: none.
-    pub page_cache_bytes: usize,
-    /// Rate limits, quotas and metering. Off only to measure their cost.
-    pub limits: bool,
-    /// Where limits and billing months read the time.
-    pub clock: Arc<dyn Clock>,
-    /// Redis shared by all nodes for limits and month counters; `None`: this
-    /// node limits alone.
-    pub shared: Option<SharedConfig>,
+    /// The node behind the API.
+    pub node: NodeConfig,
 }
 
 impl Default for HttpConfig {
     fn default() -> Self {
         HttpConfig {
             request_timeout: Duration::from_secs(10),
-            reload_interval: Duration::from_millis(250),
-            flush_interval: Duration::from_secs(1),
             cache_max_age: Duration::from_secs(60),
-            page_cache_bytes: 8 << 20,
-            limits: true,
-            clock: Arc::new(SystemClock),
-            shared: None,
+            node: NodeConfig::default(),
         }
     }
 }

@@ -41,9 +41,22 @@ impl ApiError {
         Self::new(ErrorCode::Internal, "an internal error occurred; quote the request_id if you report it")
     }
 
-    /// `503 unavailable`. The cause is logged here, once.
+    /// `503 unavailable` because the store is. The cause is logged here, once.
     pub fn unavailable(cause: &dyn std::fmt::Display) -> Self {
         tracing::warn!(error = %cause, "store unavailable");
+        Self::temporarily_unavailable()
+    }
+
+    /// `503 unavailable` because the request ran out of time. Logged here,
+    /// once, as what it is (not as a store failure: a slow store is one
+    /// cause among others).
+    pub fn timed_out(limit: std::time::Duration) -> Self {
+        tracing::warn!(limit_ms = limit.as_millis() as u64, "request timed out");
+        Self::temporarily_unavailable()
+    }
+
+    /// The body and `Retry-After` of every `503`.
+    fn temporarily_unavailable() -> Self {
         Self::new(ErrorCode::Unavailable, "the service is temporarily unavailable; retry shortly")
             .with_header(axum::http::header::RETRY_AFTER, HeaderValue::from_static("1"))
     }

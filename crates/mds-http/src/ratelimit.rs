@@ -3,9 +3,10 @@
 //! headers of draft-ietf-httpapi-ratelimit-headers-11 and the `X-RateLimit-*`
 //! headers that client libraries read today.
 //!
-//! What counts against the quota: admitted requests to companies and news,
-//! whatever their outcome, except a `304`. Requests to `/v1/usage` take from
-//! the per-minute limit only, and stay possible when the quota is spent.
+//! What counts against the quota is the route's [`Billing`] (the route
+//! table): admitted requests to a counted route, whatever their outcome,
+//! except a `304`. Requests to a free route take from the per-minute limit
+//! only, and stay possible when the quota is spent.
 
 use std::io::Write as _;
 use std::sync::OnceLock;
@@ -15,13 +16,12 @@ use axum::response::Response;
 use mds_domain::ErrorCode;
 use mds_limits::{Decision, Limits, PolicyState};
 
-use crate::auth::KeyContext;
-use crate::error::ApiError;
-use crate::metrics;
-use crate::state::AppState;
+use mds_node::KeyContext;
+use mds_node::metrics::Verdict;
 
-/// The path whose requests do not count against the quota.
-pub const USAGE_PATH: &str = "/v1/usage";
+use crate::error::ApiError;
+use crate::routes::Billing;
+use crate::state::AppState;
 
 /// An admitted request, to settle once it is answered.
 pub struct Admission {
@@ -29,32 +29,21 @@ pub struct Admission {
     decision: Option<Decision>,
 }
 
-/// Admits a request of `ctx` to `path`, or refuses it with `429` (and its
-/// headers). Takes from the per-minute limit and, except on
-/// [`USAGE_PATH`], reserves one request of the month's quota.
-pub async fn admit(state: &AppState, ctx: &KeyContext, path: &str) -> Result<Admission, ApiError> {
-    if !state.config.limits {
+/// Admits a request of `ctx` to a route billed `billing`, or refuses it
+/// with `429` (and its headers). Takes from the per-minute limit and, on a
+/// counted route, reserves one request of the month's quota.
+pub async fn admit(state: &AppState, ctx: &KeyContext, billing: Billing) -> Result<Admission, ApiError> {
+    let Some(decision) = state.admit(ctx, billing == Billing::Counted).await? else {
         return Ok(Admission { decision: None });
-    }
-    let counts = path != USAGE_PATH;
-    let limits =
-        Limits { rate_limit_per_minute: ctx.tier.rate_limit_per_minute, monthly_quota: ctx.tier.monthly_quota };
-    let decision = match &state.shared {
-        // Boxed: its future is kilobytes (a Redis call), which every
-        // request's future would otherwise carry and copy.
-        Some(shared) => Box::pin(shared.admit(&*state.store, &ctx.prefix, limits, counts)).await?,
-        None => state.limiter.admit(&*state.store, &ctx.prefix, limits, counts).await?,
     };
     if decision.admitted() {
-        state.metrics.decision(metrics::Decision::Admitted);
+        state.metrics.verdict(Verdict::Admitted);
         return Ok(Admission { decision: Some(decision) });
     }
+    let limits =
+        Limits { rate_limit_per_minute: ctx.tier.rate_limit_per_minute, monthly_quota: ctx.tier.monthly_quota };
     let code = if decision.violated.contains(&"month") { ErrorCode::QuotaExceeded } else { ErrorCode::RateLimited };
-    state.metrics.decision(if code == ErrorCode::QuotaExceeded {
-        metrics::Decision::QuotaExceeded
-    } else {
-        metrics::Decision::RateLimited
-    });
+    state.metrics.verdict(if code == ErrorCode::QuotaExceeded { Verdict::QuotaExceeded } else { Verdict::RateLimited });
     let detail = match code {
         ErrorCode::QuotaExceeded => format!(
             "the monthly quota of {} requests is used up; it renews at the start of next month (UTC), or raise it with a higher tier",

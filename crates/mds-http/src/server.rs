@@ -8,9 +8,10 @@ use std::net::SocketAddr;
 use axum::ServiceExt as _;
 use tokio::net::TcpListener;
 
+use mds_node::{flush, reload};
+
 use crate::router::router;
 use crate::state::AppState;
-use crate::{flush, reload};
 
 /// A bound, not yet serving, server.
 pub struct Server {
@@ -33,8 +34,8 @@ impl Server {
     /// Serves until `shutdown` completes, then stops accepting, lets
     /// in-flight requests finish and returns.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> io::Result<()> {
-        let reloader = reload::spawn(self.state.clone());
-        let flusher = flush::spawn(self.state.clone());
+        let reloader = reload::spawn(self.state.node.clone());
+        let flusher = flush::spawn(self.state.node.clone());
         let app = router(self.state.clone());
         let result = axum::serve(self.listener, app.into_make_service()).with_graceful_shutdown(shutdown).await;
         reloader.abort();

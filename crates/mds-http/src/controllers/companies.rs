@@ -1,6 +1,6 @@
 //! `GET /v1/companies`: one keyset page of the filtered company list, made
 //! once per query and catalog version, then served from the version's
-//! [`PageCache`](crate::pages::PageCache).
+//! [`PageCache`](mds_node::pages::PageCache).
 
 use axum::extract::{RawQuery, State};
 use axum::http::HeaderValue;
@@ -9,13 +9,14 @@ use mds_catalog::SortKey;
 use mds_domain::{CompanyFilter, ErrorCode, Exchange, Letter, Limit, MarketCapBand, SearchTerm, Ticker};
 use sha2::{Digest, Sha256};
 
-use super::{Caching, tagged};
+use mds_node::catalog::CatalogVersion;
+use mds_node::metrics::Event;
+use mds_node::tagged::{self, Tagged};
+
+use super::tagged;
 use crate::error::ApiError;
-use crate::metrics::Event;
-use crate::middleware::etag::{self, Tagged};
 use crate::params::Params;
 use crate::state::AppState;
-use crate::views::CatalogVersion;
 
 /// The query parameters the endpoint defines.
 pub const PARAMETERS: &[&str] =
@@ -101,7 +102,7 @@ pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Res
             served
         }
     };
-    Ok(tagged(served, Caching::Private(&state.private_caching)))
+    Ok(tagged(served))
 }
 
 /// The page for the query string `raw` of `catalog`, made.
@@ -152,7 +153,7 @@ fn page_tag(catalog: &CatalogVersion, req: &CompaniesRequest, after: Option<&Sor
         None => h.update([0]),
     }
     h.update((req.limit.get() as u64).to_le_bytes());
-    etag::tag_of(&h.finalize()[..16].try_into().expect("16 of 32 bytes"))
+    tagged::tag_of(&h.finalize()[..16].try_into().expect("16 of 32 bytes"))
 }
 
 #[cfg(test)]

@@ -7,19 +7,19 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use mds_domain::ErrorCode;
 
-use super::{Caching, json};
+use super::json;
 use crate::error::ApiError;
 use crate::state::AppState;
 
 /// Liveness: always `200` while the process serves.
 pub async fn healthz() -> Response {
-    json(&br#"{"status":"ok"}"#[..], Caching::NoStore)
+    json(&br#"{"status":"ok"}"#[..])
 }
 
 /// `GET /metrics`: the node's metrics in the Prometheus text format.
 pub async fn metrics(State(state): State<AppState>) -> Response {
     let degraded = state.shared.as_ref().is_some_and(|s| s.is_degraded());
-    let mut body = state.metrics.render(state.limiter.meter().backlog(), degraded);
+    let mut body = state.metrics.render(state.backlog(), degraded);
     if let Some(shared) = &state.shared {
         let s = shared.stats();
         for (name, help, value) in [
@@ -49,7 +49,7 @@ pub async fn readyz(State(state): State<AppState>) -> Result<Response, ApiError>
     match tokio::time::timeout(Duration::from_secs(1), state.store.ping()).await {
         Ok(Ok(())) => {
             let body = serde_json::json!({"status": "ready", "companies": state.catalog().len()});
-            Ok(json(body.to_string(), Caching::NoStore))
+            Ok(json(body.to_string()))
         }
         Ok(Err(e)) => {
             tracing::warn!(error = %e, "readiness check failed");

@@ -8,41 +8,24 @@ pub mod usage;
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::Response;
+use mds_node::Tagged;
 
-use crate::middleware::etag::Tagged;
-
-/// How a response may be cached.
-#[derive(Debug, Clone, Copy)]
-pub enum Caching<'a> {
-    /// This `Cache-Control` value (`private, max-age=N`: the state's
-    /// [`private_caching`](crate::state::App::private_caching)).
-    Private(&'a HeaderValue),
-    /// `no-store`.
-    NoStore,
-}
-
-/// A `200 application/json` response with `Cache-Control` and the body's `ETag`.
-pub fn tagged(t: Tagged, caching: Caching<'_>) -> Response {
-    let mut resp = json(t.body, caching);
+/// A `200 application/json` response with the body's `ETag`.
+pub fn tagged(t: Tagged) -> Response {
+    let mut resp = json(t.body);
     resp.headers_mut().insert(header::ETAG, t.etag);
     resp
 }
 
-/// A `200 application/json` response with `Cache-Control`.
-pub fn json(body: impl Into<Bytes>, caching: Caching<'_>) -> Response {
+/// A `200 application/json` response. Its `Cache-Control` is its route's
+/// ([`crate::routes::Caching`]), added by the envelope.
+pub fn json(body: impl Into<Bytes>) -> Response {
     let mut resp = Response::new(Body::from(body.into()));
-    // Room for the 11 headers of a keyed response (these two, ETag, five
-    // rate-limit headers, Content-Length, Vary, X-Request-Id), so the map is
-    // allocated once, not grown on the way out.
+    // Room for the 11 headers of a keyed response (Content-Type,
+    // Cache-Control, ETag, five rate-limit headers, Content-Length, Vary,
+    // X-Request-Id), so the map is allocated once, not grown on the way out.
     let h = resp.headers_mut();
     *h = HeaderMap::with_capacity(12);
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    h.insert(
-        header::CACHE_CONTROL,
-        match caching {
-            Caching::Private(v) => v.clone(),
-            Caching::NoStore => HeaderValue::from_static("no-store"),
-        },
-    );
     resp
 }

@@ -1,14 +1,15 @@
 //! `GET /v1/news/{slug}`: one article with its body. Served from the node's
-//! [`NewsCache`](crate::views::NewsCache) once read from the store.
+//! [`NewsCache`](mds_node::news::NewsCache) once read from the store.
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use mds_domain::Slug;
 
-use super::{Caching, tagged};
+use mds_node::Tagged;
+
+use super::tagged;
 use crate::error::ApiError;
-use crate::middleware::etag::Tagged;
 use crate::params::Params;
 use crate::state::AppState;
 
@@ -59,5 +60,5 @@ pub async fn show(
         }
     };
     // The body's tag, made once with the body.
-    Ok(tagged(served, Caching::Private(&state.private_caching)))
+    Ok(tagged(served))
 }

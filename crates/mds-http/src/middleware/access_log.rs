@@ -9,9 +9,12 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, Method};
 use axum::response::Response;
 
-use crate::auth::KeyContext;
+use mds_domain::Environment;
+use mds_node::KeyContext;
+use mds_node::metrics::Event;
+
 use crate::error::StoreFailure;
-use crate::metrics::{Event, route_of};
+use crate::routes::route_of;
 use crate::state::AppState;
 
 /// One request on its way through: what its log line and metrics need,
@@ -39,7 +42,8 @@ impl Entry {
         self.logged.is_some()
     }
 
-    /// The request's route: an index in [`crate::metrics::ROUTES`].
+    /// The request's route: an index in [`crate::routes::ROUTES`] (its
+    /// length for none).
     pub fn route(&self) -> usize {
         self.route
     }
@@ -72,7 +76,7 @@ impl Entry {
 /// a key cut off after its scheme.
 fn redact(path: &str) -> String {
     let mut out: String = path.chars().take(256).collect();
-    for scheme in ["mds_live_", "mds_test_"] {
+    for scheme in Environment::ALL.map(Environment::scheme) {
         let mut from = 0;
         while let Some(i) = out[from..].find(scheme) {
             let start = from + i + scheme.len();

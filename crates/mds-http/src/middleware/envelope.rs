@@ -12,12 +12,15 @@
 //! 6. Compression (tower-http) when the client accepts an encoding, with
 //!    [`etag::tag_encoding`] (a compressed response gets its own tag); else
 //!    the router directly, and the `Vary` compression would have added.
+//!    A `200` gets its route's `Cache-Control` (before the guard's `304`,
+//!    which repeats it).
 //! 7. [`problem`]: every error (ours and the router's) becomes problem+json.
 //!
 //! One hand-written service rather than a stack of axum layers: each layer
 //! costs a boxed future and clones of the services below it per request,
-//! and a route layer is applied, and cloned, per route. The keyed routes
-//! are known by path ([`crate::metrics::route_of`], the router's rules).
+//! and a route layer is applied, and cloned, per route. A request's route
+//! and its properties are found by path in the route table
+//! ([`routes::route_of`], the router's own matcher).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -28,7 +31,7 @@ use std::task::{Context, Poll};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use tower::{Layer, Service};
 use tower_http::compression::predicate::{DefaultPredicate, Predicate};
@@ -36,7 +39,7 @@ use tower_http::compression::{Compression, CompressionLayer};
 
 use super::request_id::X_REQUEST_ID;
 use super::{access_log, etag, guard, head, problem, request_id, timeout};
-use crate::metrics::KEYED_ROUTES;
+use crate::routes::{self, Access};
 use crate::state::AppState;
 
 /// The envelope around the router, which it calls through compression
@@ -89,14 +92,14 @@ async fn wrap(envelope: Envelope, mut req: Request) -> Result<Response, Infallib
     // For the problems of the router's bare 404/405; a `Uri` clone shares
     // its bytes.
     let (method, uri) = (req.method().clone(), req.uri().clone());
-    let keyed = entry.route() < KEYED_ROUTES;
+    let route = routes::route(entry.route());
     let mut key = None;
     let resp = {
         // Pinned in place: the request's whole future is not moved (copied)
         // again.
         let serve = pin!(async {
-            let passed = if keyed {
-                match guard::admit(state, &mut req).await {
+            let passed = if let Some(&routes::Route { access: Access::Keyed(billing), .. }) = route {
+                match guard::admit(state, &mut req, billing).await {
                     Ok(passed) => passed,
                     Err(refused) => {
                         key = refused.key;
@@ -106,7 +109,7 @@ async fn wrap(envelope: Envelope, mut req: Request) -> Result<Response, Infallib
             } else {
                 None
             };
-            let resp = if req.headers().contains_key(header::ACCEPT_ENCODING) {
+            let mut resp = if req.headers().contains_key(header::ACCEPT_ENCODING) {
                 let Ok(resp) = compression.clone().call(req).await;
                 let mut resp = resp.map(Body::new);
                 etag::tag_encoding(&mut resp);
@@ -116,6 +119,9 @@ async fn wrap(envelope: Envelope, mut req: Request) -> Result<Response, Infallib
                 vary(&mut resp);
                 resp
             };
+            if let Some(route) = route.filter(|_| resp.status() == StatusCode::OK) {
+                resp.headers_mut().insert(header::CACHE_CONTROL, state.cache_control(route.caching));
+            }
             match passed {
                 Some(passed) => {
                     if entry.logs() {
@@ -126,7 +132,7 @@ async fn wrap(envelope: Envelope, mut req: Request) -> Result<Response, Infallib
                 None => resp,
             }
         });
-        timeout::bound(state.config.request_timeout, serve).await
+        timeout::bound(state.http.request_timeout, serve).await
     };
     let mut resp = problem::render(resp, &request_id, &method, uri.path());
     if head {

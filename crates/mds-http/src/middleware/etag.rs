@@ -1,58 +1,22 @@
 //! Strong `ETag`s and conditional `GET` (`If-None-Match` → `304`).
 //!
-//! A tag is 16 bytes as 32 hex digits, quoted ([`tag_of`]). The keyed
+//! A tag is 16 bytes as 32 hex digits, quoted ([`mds_node::tagged::tag_of`]). The keyed
 //! handlers tag their uncompressed JSON themselves, each from what
 //! determines it: `/v1/companies` from the catalog version and the page
 //! asked for (no hashing of the page), news from the article's JSON (hashed
 //! once, when it enters the node's cache), `/v1/usage` from its JSON
-//! ([`digest`]: 16 bytes of SHA-256). Compression runs outside them, and
+//! ([`mds_node::tagged::digest`]: 16 bytes of SHA-256). Compression runs outside them, and
 //! [`tag_encoding`] then gives a compressed representation its own strong
 //! tag (`"<digest>.gzip"`), as a strong validator must differ between
 //! representations. [`not_modified`] (in the guard, outside compression)
 //! matches either form of a tag, so a client that stored a compressed
 //! response still gets its `304`.
 
-use axum::body::Bytes;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use sha2::{Digest, Sha256};
-
-/// A JSON body with its strong `ETag`, as the keyed handlers answer it (and
-/// as the node's caches keep it: [`crate::pages`], [`crate::views`]).
-#[derive(Debug, Clone)]
-pub struct Tagged {
-    /// The JSON.
-    pub body: Bytes,
-    /// Its tag.
-    pub etag: HeaderValue,
-}
-
-impl Tagged {
-    /// `json`, tagged with its [`digest`].
-    pub fn hashed(json: Vec<u8>) -> Self {
-        let etag = tag_of(&digest(&json));
-        Tagged { body: Bytes::from(json), etag }
-    }
-}
 
 /// Content codings the compression layer may apply.
 const CODINGS: &[&str] = &["gzip", "br", "zstd", "deflate"];
-
-/// The `ETag` value of a 16-byte digest: `"<32 hex digits>"`.
-pub fn tag_of(digest: &[u8; 16]) -> HeaderValue {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut out = [b'"'; 34];
-    for (i, b) in digest.iter().enumerate() {
-        out[1 + 2 * i] = HEX[usize::from(b >> 4)];
-        out[2 + 2 * i] = HEX[usize::from(b & 15)];
-    }
-    HeaderValue::from_bytes(&out).expect("hex is ASCII")
-}
-
-/// The first 16 bytes of the SHA-256 of `bytes`.
-pub fn digest(bytes: &[u8]) -> [u8; 16] {
-    Sha256::digest(bytes)[..16].try_into().expect("16 of 32 bytes")
-}
 
 /// `304 Not Modified` in place of `resp` when it is a `200` whose tag
 /// (either form: the representation's own, or the uncompressed one's)
@@ -150,16 +114,5 @@ mod tests {
         assert_eq!(matching_tag(&tag, &gz), Some(Match::Named(&tag)));
         assert_eq!(matching_tag(&gz, &gz), Some(Match::Named(&gz)));
         assert_eq!(digest_of(&gz), Some(d));
-    }
-
-    #[test]
-    fn tags_are_quoted_hex() {
-        let mut d = [0u8; 16];
-        d[0] = 0xab;
-        d[15] = 0x01;
-        assert_eq!(tag_of(&d), "\"ab000000000000000000000000000001\"");
-        let body = br#"{"a":1}"#;
-        let hex: String = Sha256::digest(body)[..16].iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(tag_of(&digest(body)), format!("\"{hex}\"").as_str());
     }
 }

@@ -3,6 +3,7 @@
 //! response, in the access log and in every problem body.
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use mds_domain::Environment;
 use rand::Rng;
 
 /// The header name.
@@ -14,8 +15,7 @@ fn sane(v: &[u8]) -> bool {
     !v.is_empty()
         && v.len() <= 128
         && v.iter().all(|&b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
-        && !contains(v, b"mds_live_")
-        && !contains(v, b"mds_test_")
+        && !Environment::ALL.iter().any(|e| contains(v, e.scheme().as_bytes()))
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {

@@ -28,7 +28,7 @@ pub async fn bound<F: Future<Output = Response>>(limit: Duration, mut fut: Pin<&
         Ok(Err(panic)) => {
             ApiError::internal(&format_args!("request handler panicked: {}", message(&*panic))).into_response()
         }
-        Err(_) => ApiError::unavailable(&format_args!("request exceeded {} ms", limit.as_millis())).into_response(),
+        Err(_) => ApiError::timed_out(limit).into_response(),
     }
 }
 

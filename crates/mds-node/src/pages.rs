@@ -5,7 +5,7 @@
 //! (filters, cursor, limit: a cursor never expires, and one that was valid
 //! for a query stays valid for it), so a page served once can be served
 //! again as bytes: no parsing, no cursor check, no index walk, no JSON. Each
-//! [`CatalogVersion`](crate::views::CatalogVersion) owns its cache, so an
+//! [`CatalogVersion`](crate::catalog::CatalogVersion) owns its cache, so an
 //! import (a new version) starts with an empty one and no page outlives the
 //! rows it was made of.
 //!
@@ -18,17 +18,17 @@
 use std::collections::HashMap;
 use std::sync::{PoisonError, RwLock, RwLockReadGuard};
 
-use crate::middleware::etag::Tagged;
+use crate::tagged::Tagged;
 
 /// Pages by query string; see the [module](self).
 #[derive(Debug)]
 pub struct PageCache {
     max_bytes: usize,
-    inner: RwLock<Generations>,
+    inner: RwLock<Halves>,
 }
 
 #[derive(Debug, Default)]
-struct Generations {
+struct Halves {
     young: HashMap<Box<str>, Tagged>,
     young_bytes: usize,
     old: HashMap<Box<str>, Tagged>,
@@ -42,7 +42,7 @@ impl PageCache {
     /// A cache holding at most `max_bytes` of queries and pages (`0`: holds
     /// nothing).
     pub fn new(max_bytes: usize) -> Self {
-        PageCache { max_bytes, inner: RwLock::new(Generations::default()) }
+        PageCache { max_bytes, inner: RwLock::new(Halves::default()) }
     }
 
     /// The page served for `query`, if held.
@@ -91,7 +91,7 @@ impl PageCache {
         self.len() == 0
     }
 
-    fn read(&self) -> RwLockReadGuard<'_, Generations> {
+    fn read(&self) -> RwLockReadGuard<'_, Halves> {
         self.inner.read().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -99,8 +99,8 @@ impl PageCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::body::Bytes;
-    use axum::http::HeaderValue;
+    use bytes::Bytes;
+    use http::HeaderValue;
 
     fn page(n: usize) -> Tagged {
         Tagged { body: Bytes::from(vec![b'x'; n]), etag: HeaderValue::from_static("\"t\"") }

@@ -8,31 +8,32 @@
 //! flushes until the store has everything or the store stays unreachable
 //! past [`FINAL_FLUSH_DEADLINE`].
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
 use crate::metrics::Event;
-use crate::state::AppState;
+use crate::node::Node;
 
 /// How long a shutdown keeps retrying the final flush.
 pub const FINAL_FLUSH_DEADLINE: Duration = Duration::from_secs(15);
 
 /// Spawns the flusher; it runs until aborted.
-pub fn spawn(state: AppState) -> JoinHandle<()> {
+pub fn spawn(node: Arc<Node>) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(state.config.flush_interval);
+        let mut tick = tokio::time::interval(node.config.flush_interval);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut failing = false;
         let mut ticks: u64 = 0;
         loop {
             tick.tick().await;
             ticks += 1;
-            let result = state.limiter.meter().flush(&*state.store).await;
+            let result = node.limiter.meter().flush(&*node.store).await;
             match &result {
-                Ok(n) if *n > 0 => state.metrics.event(Event::Flush),
+                Ok(n) if *n > 0 => node.metrics.event(Event::Flush),
                 Ok(_) => {}
-                Err(_) => state.metrics.event(Event::FlushFailure),
+                Err(_) => node.metrics.event(Event::FlushFailure),
             }
             match result {
                 Ok(_) if failing => {
@@ -42,30 +43,30 @@ pub fn spawn(state: AppState) -> JoinHandle<()> {
                 Ok(_) => {}
                 Err(e) if !failing => {
                     failing = true;
-                    tracing::warn!(error = %e, backlog = state.limiter.meter().backlog(), "usage flush failed; counts wait in memory and are retried");
+                    tracing::warn!(error = %e, backlog = node.limiter.meter().backlog(), "usage flush failed; counts wait in memory and are retried");
                 }
                 Err(_) => {}
             }
             if ticks % 60 == 0 {
-                state.limiter.prune();
+                node.limiter.prune();
             }
         }
     })
 }
 
 /// Flushes everything, retrying until [`FINAL_FLUSH_DEADLINE`].
-pub async fn final_flush(state: &AppState) {
+pub async fn final_flush(node: &Node) {
     let deadline = tokio::time::Instant::now() + FINAL_FLUSH_DEADLINE;
     let mut total = 0;
     loop {
-        match state.limiter.meter().flush(&*state.store).await {
-            Ok(n) if state.limiter.meter().backlog() == 0 => {
+        match node.limiter.meter().flush(&*node.store).await {
+            Ok(n) if node.limiter.meter().backlog() == 0 => {
                 tracing::info!(requests = total + n, "final usage flush done");
                 return;
             }
             Ok(n) => total += n,
             Err(e) if tokio::time::Instant::now() >= deadline => {
-                tracing::error!(error = %e, lost = state.limiter.meter().backlog(), "final usage flush failed; these counts are lost");
+                tracing::error!(error = %e, lost = node.limiter.meter().backlog(), "final usage flush failed; these counts are lost");
                 return;
             }
             Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,

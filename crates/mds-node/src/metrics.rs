@@ -1,5 +1,7 @@
-//! Prometheus metrics: requests by route and status, latency histograms,
-//! limiter decisions, store errors, cache reloads and the usage flush.
+//! Prometheus metrics of a node: requests by route and status, latency
+//! histograms, limiter verdicts, store errors, cache reloads and the usage
+//! flush. The route labels are the HTTP layer's route table, given at
+//! construction ([`Metrics::new`]).
 //!
 //! Recording is a few relaxed atomic adds on fixed arrays (no lock, no
 //! allocation), in one of several shards chosen by thread, so that worker
@@ -12,23 +14,19 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
-/// Route labels; `other` is anything unmatched.
-pub const ROUTES: &[&str] =
-    &["/v1/companies", "/v1/news/{slug}", "/v1/usage", "/healthz", "/readyz", "/metrics", "other"];
-
 /// Status codes with their own series; the rest are counted under `other`.
 const STATUSES: &[u16] = &[200, 304, 400, 401, 404, 405, 429, 500, 503];
 
 /// Latency histogram bucket bounds, in seconds.
 const BUCKETS: &[f64] = &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
 
-const NR: usize = ROUTES.len();
 const NS: usize = STATUSES.len() + 1;
 const NB: usize = BUCKETS.len() + 1;
 
-/// Limiter outcomes.
+/// What the limiter made of a request (its `mds_limits::Decision`, as a
+/// metric label).
 #[derive(Debug, Clone, Copy)]
-pub enum Decision {
+pub enum Verdict {
     /// Admitted.
     Admitted = 0,
     /// Refused: per-minute limit.
@@ -37,7 +35,7 @@ pub enum Decision {
     QuotaExceeded = 2,
 }
 
-const DECISIONS: &[&str] = &["admitted", "rate_limited", "quota_exceeded"];
+const VERDICTS: &[&str] = &["admitted", "rate_limited", "quota_exceeded"];
 
 /// Background-task and store events.
 #[derive(Debug, Clone, Copy)]
@@ -84,19 +82,19 @@ const SHARDS: usize = 8;
 #[derive(Debug)]
 #[repr(align(128))]
 struct Counters {
-    requests: [[AtomicU64; NS]; NR],
-    buckets: [[AtomicU64; NB]; NR],
-    latency_sum_us: [AtomicU64; NR],
+    requests: Box<[[AtomicU64; NS]]>,
+    buckets: Box<[[AtomicU64; NB]]>,
+    latency_sum_us: Box<[AtomicU64]>,
     decisions: [AtomicU64; 3],
     events: [AtomicU64; EVENTS.len()],
 }
 
-impl Default for Counters {
-    fn default() -> Self {
+impl Counters {
+    fn new(routes: usize) -> Self {
         Counters {
-            requests: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
-            buckets: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
-            latency_sum_us: std::array::from_fn(|_| AtomicU64::new(0)),
+            requests: (0..routes).map(|_| std::array::from_fn(|_| AtomicU64::new(0))).collect(),
+            buckets: (0..routes).map(|_| std::array::from_fn(|_| AtomicU64::new(0))).collect(),
+            latency_sum_us: (0..routes).map(|_| AtomicU64::new(0)).collect(),
             decisions: std::array::from_fn(|_| AtomicU64::new(0)),
             events: std::array::from_fn(|_| AtomicU64::new(0)),
         }
@@ -106,35 +104,21 @@ impl Default for Counters {
 /// The metrics of one node.
 #[derive(Debug)]
 pub struct Metrics {
+    routes: &'static [&'static str],
     shards: Box<[Counters; SHARDS]>,
     last_flush_ms: AtomicI64,
 }
 
-impl Default for Metrics {
-    fn default() -> Self {
+impl Metrics {
+    /// Metrics whose requests are labelled by `routes` (route templates,
+    /// the last one standing for anything unmatched): a request is
+    /// recorded by its index in them.
+    pub fn new(routes: &'static [&'static str]) -> Self {
         Metrics {
-            shards: Box::new(std::array::from_fn(|_| Counters::default())),
+            routes,
+            shards: Box::new(std::array::from_fn(|_| Counters::new(routes.len()))),
             last_flush_ms: AtomicI64::new(chrono::Utc::now().timestamp_millis()),
         }
-    }
-}
-
-/// How many of [`ROUTES`], from the first, are the keyed `/v1` routes
-/// (authenticated, rate limited, tagged).
-pub const KEYED_ROUTES: usize = 3;
-
-/// The route label of a request path: the index in [`ROUTES`] of the route
-/// the router matches it to, by the same rules (exact paths, one non-empty
-/// segment for a slug).
-pub fn route_of(path: &str) -> usize {
-    match path {
-        "/v1/companies" => 0,
-        "/v1/usage" => 2,
-        "/healthz" => 3,
-        "/readyz" => 4,
-        "/metrics" => 5,
-        p if p.starts_with("/v1/news/") && p.len() > "/v1/news/".len() && !p[9..].contains('/') => 1,
-        _ => 6,
     }
 }
 
@@ -164,8 +148,8 @@ impl Metrics {
         c.latency_sum_us[route].fetch_add(latency.as_micros() as u64, Ordering::Relaxed);
     }
 
-    /// Records a limiter decision.
-    pub fn decision(&self, d: Decision) {
+    /// Records a limiter verdict.
+    pub fn verdict(&self, d: Verdict) {
         self.shard().decisions[d as usize].fetch_add(1, Ordering::Relaxed);
     }
 
@@ -177,11 +161,6 @@ impl Metrics {
         }
     }
 
-    /// How many times `e` happened.
-    pub fn count(&self, e: Event) -> u64 {
-        self.sum(|c| &c.events[e as usize])
-    }
-
     /// The Prometheus text exposition. `backlog` is the count of requests
     /// counted but not yet in the store; `degraded` whether limits run
     /// without their shared backend.
@@ -189,7 +168,7 @@ impl Metrics {
         let mut out = String::with_capacity(16 * 1024);
         out.push_str("# HELP mds_http_requests_total Requests answered, by route template and status.\n");
         out.push_str("# TYPE mds_http_requests_total counter\n");
-        for (r, route) in ROUTES.iter().enumerate() {
+        for (r, route) in self.routes.iter().enumerate() {
             for s in 0..NS {
                 let n = self.sum(|c| &c.requests[r][s]);
                 if n > 0 {
@@ -200,7 +179,7 @@ impl Metrics {
         }
         out.push_str("# HELP mds_http_request_duration_seconds Time from request to response, by route template.\n");
         out.push_str("# TYPE mds_http_request_duration_seconds histogram\n");
-        for (r, route) in ROUTES.iter().enumerate() {
+        for (r, route) in self.routes.iter().enumerate() {
             let mut cumulative = 0;
             for b in 0..NB {
                 cumulative += self.sum(|c| &c.buckets[r][b]);
@@ -216,7 +195,7 @@ impl Metrics {
         }
         out.push_str("# HELP mds_limiter_decisions_total Admission decisions of the rate limiter and quota.\n");
         out.push_str("# TYPE mds_limiter_decisions_total counter\n");
-        for (i, name) in DECISIONS.iter().enumerate() {
+        for (i, name) in VERDICTS.iter().enumerate() {
             let _ =
                 writeln!(out, "mds_limiter_decisions_total{{decision=\"{name}\"}} {}", self.sum(|c| &c.decisions[i]));
         }
@@ -250,65 +229,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn routes_are_templates() {
-        assert_eq!(ROUTES[route_of("/v1/news/some-slug")], "/v1/news/{slug}");
-        assert_eq!(ROUTES[route_of("/v1/news/a/b")], "other");
-        assert_eq!(ROUTES[route_of("/v1/news/")], "other");
-        assert_eq!(ROUTES[route_of("/v1/companies")], "/v1/companies");
-        assert_eq!(ROUTES[route_of("/nope")], "other");
-    }
-
-    /// The envelope guards the keyed routes by [`route_of`], so it must
-    /// agree with the router's matching, above all never call a path the
-    /// router gives to a keyed route unkeyed.
-    #[test]
-    fn route_of_agrees_with_the_router() {
-        use axum::Router;
-        use axum::body::{Body, to_bytes};
-        use axum::http::Request;
-        use axum::routing::get;
-        use tower::ServiceExt;
-
-        let mut router = Router::new();
-        for (i, template) in ROUTES[..KEYED_ROUTES].iter().enumerate() {
-            router = router.route(template, get(move || async move { i.to_string() }));
-        }
-        let router = router.fallback(|| async { "other" });
-        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-        for path in [
-            "/v1/companies",
-            "/v1/companies/",
-            "/v1/companies/x",
-            "//v1/companies",
-            "/V1/companies",
-            "/v1/usage",
-            "/v1/usage/",
-            "/v1/news/a-slug",
-            "/v1/news/BAD%20slug",
-            "/v1/news/a%2Fb",
-            "/v1/news/",
-            "/v1/news",
-            "/v1/news//x",
-            "/v1/news/a/b",
-            "/v1/newsx/a",
-            "/v1/openapi.json",
-        ] {
-            let matched = rt.block_on(async {
-                let resp = router.clone().oneshot(Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
-                String::from_utf8(to_bytes(resp.into_body(), 64).await.unwrap().to_vec()).unwrap()
-            });
-            let keyed = Some(route_of(path)).filter(|&r| r < KEYED_ROUTES);
-            assert_eq!(keyed, matched.parse::<usize>().ok(), "{path}");
-        }
-    }
-
-    #[test]
     fn renders_counters_and_cumulative_buckets() {
-        let m = Metrics::default();
+        let m = Metrics::new(&["/v1/companies", "other"]);
         m.request(0, 200, Duration::from_micros(700));
         m.request(0, 200, Duration::from_millis(30));
         m.request(0, 418, Duration::from_millis(1));
-        m.decision(Decision::RateLimited);
+        m.verdict(Verdict::RateLimited);
         let text = m.render(5, false);
         assert!(text.contains("mds_http_requests_total{route=\"/v1/companies\",status=\"200\"} 2"));
         assert!(text.contains("mds_http_requests_total{route=\"/v1/companies\",status=\"other\"} 1"));

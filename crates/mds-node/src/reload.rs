@@ -5,21 +5,24 @@
 //! generation moves. A store outage is logged once when it starts and once
 //! when it ends; the node keeps serving what it has.
 
+use std::sync::Arc;
+
 use tokio::task::JoinHandle;
 
-use crate::state::AppState;
+use crate::metrics::Event;
+use crate::node::Node;
 
 /// Spawns the reloader; it runs until aborted.
-pub fn spawn(state: AppState) -> JoinHandle<()> {
+pub fn spawn(node: Arc<Node>) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(state.config.reload_interval);
+        let mut tick = tokio::time::interval(node.config.reload_interval);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut failing = false;
         loop {
             tick.tick().await;
-            let result = state.refresh().await;
-            if let Some(g) = state.generations() {
-                state.news.follow(g.news);
+            let result = node.refresh().await;
+            if let Some(g) = node.generations() {
+                node.news.follow(g.news);
             }
             match result {
                 Ok(_) if failing => {
@@ -28,11 +31,11 @@ pub fn spawn(state: AppState) -> JoinHandle<()> {
                 }
                 Ok(_) => {}
                 Err(e) if !failing => {
-                    state.metrics.event(crate::metrics::Event::ReloadFailure);
+                    node.metrics.event(Event::ReloadFailure);
                     failing = true;
                     tracing::warn!(error = %e, "cache reload failed; serving the last loaded data");
                 }
-                Err(_) => state.metrics.event(crate::metrics::Event::ReloadFailure),
+                Err(_) => node.metrics.event(Event::ReloadFailure),
             }
         }
     })

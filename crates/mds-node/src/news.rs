@@ -1,87 +1,11 @@
-//! What a node keeps in memory of the store's data, besides keys: the
-//! company catalog with the identity of its version ([`CatalogSlot`]), and
-//! the news articles it has served, as served ([`NewsCache`]). Both are read
-//! on every request without a lock held across an `await`; both follow the
-//! store through the reload task.
+//! [`NewsCache`]: the news articles a node has served, as served, read on
+//! every request without a lock held across an `await` and dropped when the
+//! store's news generation moves (the reload task follows it).
 
 use std::collections::HashMap;
-use std::ops::Deref;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{PoisonError, RwLock};
 
-use arc_swap::{ArcSwap, Guard};
-use mds_catalog::Catalog;
-
-use crate::middleware::etag::Tagged;
-use crate::pages::PageCache;
-
-/// A company catalog and the identity of its version on this node.
-#[derive(Debug)]
-pub struct CatalogVersion {
-    catalog: Arc<Catalog>,
-    id: [u8; 16],
-    pages: PageCache,
-}
-
-impl CatalogVersion {
-    /// Identifies this catalog among every catalog any node has served:
-    /// a random number drawn when the node starts, then how many catalogs
-    /// it loaded before this one. What a page holds is a function of this
-    /// and of the request, so a page's `ETag` derives from it without
-    /// hashing the page (see [`crate::controllers::companies`]).
-    pub fn id(&self) -> &[u8; 16] {
-        &self.id
-    }
-
-    /// The pages served from this version, by query.
-    pub fn pages(&self) -> &PageCache {
-        &self.pages
-    }
-}
-
-impl Deref for CatalogVersion {
-    type Target = Catalog;
-    fn deref(&self) -> &Catalog {
-        &self.catalog
-    }
-}
-
-/// The node's current company catalog, swapped whole.
-#[derive(Debug)]
-pub struct CatalogSlot {
-    current: ArcSwap<CatalogVersion>,
-    node: u64,
-    loads: AtomicU64,
-    page_cache_bytes: usize,
-}
-
-impl CatalogSlot {
-    /// A slot holding `catalog`, each version keeping at most
-    /// `page_cache_bytes` of served pages.
-    pub fn new(catalog: Arc<Catalog>, page_cache_bytes: usize) -> Self {
-        let node = rand::random::<u64>();
-        let first = Self::version(node, 0, catalog, page_cache_bytes);
-        CatalogSlot { current: ArcSwap::from_pointee(first), node, loads: AtomicU64::new(1), page_cache_bytes }
-    }
-
-    fn version(node: u64, n: u64, catalog: Arc<Catalog>, page_cache_bytes: usize) -> CatalogVersion {
-        let mut id = [0; 16];
-        id[..8].copy_from_slice(&node.to_le_bytes());
-        id[8..].copy_from_slice(&n.to_le_bytes());
-        CatalogVersion { catalog, id, pages: PageCache::new(page_cache_bytes) }
-    }
-
-    /// Serves `catalog` from now on, as a new version (with no pages).
-    pub fn store(&self, catalog: Arc<Catalog>) {
-        let n = self.loads.fetch_add(1, Ordering::Relaxed);
-        self.current.store(Arc::new(Self::version(self.node, n, catalog, self.page_cache_bytes)));
-    }
-
-    /// The catalog as of now.
-    pub fn load(&self) -> Guard<Arc<CatalogVersion>> {
-        self.current.load()
-    }
-}
+use crate::tagged::Tagged;
 
 /// The news articles this node has served, by slug, so that a popular one
 /// is read from the store once, not on every request.
@@ -182,27 +106,9 @@ impl NewsInner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::body::Bytes;
-    use axum::http::HeaderValue;
 
     fn article(n: usize) -> Tagged {
         Tagged::hashed(vec![b'x'; n])
-    }
-
-    #[test]
-    fn catalog_versions_differ() {
-        let slot = CatalogSlot::new(Arc::new(Catalog::default()), 1 << 20);
-        let first = *slot.load().id();
-        slot.load()
-            .pages()
-            .put("limit=1", Tagged { body: Bytes::from_static(b"{}"), etag: HeaderValue::from_static("\"t\"") });
-        assert!(slot.load().pages().get("limit=1").is_some());
-        assert_eq!(*slot.load().id(), first, "stable while the catalog is");
-        slot.store(Arc::new(Catalog::default()));
-        assert_ne!(*slot.load().id(), first, "a new catalog is a new version, even with the same rows");
-        assert!(slot.load().pages().is_empty(), "a new version serves no page of the old one");
-        let other = CatalogSlot::new(Arc::new(Catalog::default()), 0);
-        assert_ne!(*other.load().id(), first, "another node (or a restart) draws its own");
     }
 
     #[test]

@@ -1,0 +1,40 @@
+//! Settings of a node: how it follows the store, meters and limits.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mds_limits::{Clock, SharedConfig, SystemClock};
+
+/// How a node keeps its state.
+#[derive(Debug, Clone)]
+pub struct NodeConfig {
+    /// How often a node asks the store whether cached data changed
+    /// (revocations, tiers, entitlement, imports are seen within this).
+    pub reload_interval: Duration,
+    /// How often counted requests are written to the store.
+    pub flush_interval: Duration,
+    /// The most bytes of company pages a node keeps per catalog version, to
+    /// serve a query again without making its page ([`crate::pages`]);
+    /// `0`: none.
+    pub page_cache_bytes: usize,
+    /// Rate limits, quotas and metering. Off only to measure their cost.
+    pub limits: bool,
+    /// Where limits and billing months read the time.
+    pub clock: Arc<dyn Clock>,
+    /// Redis shared by all nodes for limits and month counters; `None`: this
+    /// node limits alone.
+    pub shared: Option<SharedConfig>,
+}
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        NodeConfig {
+            reload_interval: Duration::from_millis(250),
+            flush_interval: Duration::from_secs(1),
+            page_cache_bytes: 8 << 20,
+            limits: true,
+            clock: Arc::new(SystemClock),
+            shared: None,
+        }
+    }
+}

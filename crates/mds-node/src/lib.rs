@@ -1,0 +1,38 @@
+//! The application layer of mds: what a serving node holds and does,
+//! between the parts (store, catalog, limits) and the interfaces that drive
+//! it (the HTTP API, the operator CLI, later the admin API), which call the
+//! same functions here.
+//!
+//! # Layout
+//! - [`node`]: [`Node`], a node's state: the store, the company catalog
+//!   ([`catalog`]) with its kept pages ([`pages`]), the key index
+//!   ([`keys`]), served news ([`news`]), the limiter, the metrics
+//!   ([`metrics`]); authentication and admission.
+//! - [`reload`] and [`flush`]: the background tasks that follow the store
+//!   and write counted requests to it.
+//! - [`catalog_load`]: a companies generation's catalog, from its snapshot
+//!   or built from the rows (also run by `mds import` after an import).
+//! - [`issue`]: issuing keys.
+//! - [`usage`]: the usage report of a key.
+//! - [`tagged`]: a body with its strong `ETag`, as served and as kept.
+//! - [`config`]: the settings, [`NodeConfig`].
+
+pub mod catalog;
+pub mod catalog_load;
+pub mod config;
+pub mod flush;
+pub mod issue;
+pub mod keys;
+pub mod metrics;
+pub mod news;
+pub mod node;
+pub mod pages;
+pub mod reload;
+pub mod tagged;
+pub mod usage;
+
+pub use config::NodeConfig;
+pub use issue::issue_key;
+pub use keys::KeyContext;
+pub use node::Node;
+pub use tagged::Tagged;

@@ -1,0 +1,145 @@
+//! [`Node`]: what a serving node holds and shares between requests. Cached
+//! views of the store (the company catalog, the key index) are swapped whole
+//! when the store changes, so readers never lock; served news articles are
+//! kept until the news generation moves ([`crate::news`]).
+
+use std::sync::{Arc, Mutex};
+
+use arc_swap::ArcSwap;
+use mds_catalog::{Catalog, CursorCodec};
+use mds_domain::ApiKey;
+use mds_limits::{Decision, Limiter, Limits, Meter, SharedLimiter};
+use mds_store::{Generations, Store, StoreError, StoreResult};
+
+use crate::catalog::{CatalogSlot, CatalogVersion};
+use crate::config::NodeConfig;
+use crate::keys::{AuthIndex, KeyContext};
+use crate::metrics::{Event, Metrics};
+use crate::news::NewsCache;
+
+/// The state of one node: the store, the views of it kept in memory, the
+/// limiter and the metrics.
+pub struct Node {
+    /// The durable store.
+    pub store: Arc<dyn Store>,
+    /// Settings.
+    pub config: NodeConfig,
+    /// Signs and checks pagination cursors.
+    pub cursors: CursorCodec,
+    /// Per-minute limits and monthly quotas; owns the meter.
+    pub limiter: Limiter,
+    /// The same limits enforced across nodes through Redis, when configured.
+    pub shared: Option<SharedLimiter>,
+    /// Prometheus metrics of this node.
+    pub metrics: Metrics,
+    /// News articles as served, until the news generation moves.
+    pub news: NewsCache,
+    catalog: CatalogSlot,
+    auth: ArcSwap<AuthIndex>,
+    /// The generations the cached views were loaded at (`None` before the first load).
+    loaded: Mutex<Option<Generations>>,
+}
+
+impl Node {
+    /// Loads everything a node serves from the store; `metrics` records
+    /// what it does.
+    pub async fn load(store: Arc<dyn Store>, config: NodeConfig, metrics: Metrics) -> StoreResult<Arc<Self>> {
+        let secret = store.cursor_secret().await?;
+        let meter = Arc::new(Meter::new());
+        let shared = match &config.shared {
+            Some(cfg) => Some(
+                SharedLimiter::connect(cfg.clone(), meter.clone(), config.clock.clone())
+                    .await
+                    .map_err(|e| StoreError::Invalid(format!("redis: {e}")))?,
+            ),
+            None => None,
+        };
+        let node = Node {
+            cursors: CursorCodec::new(&secret),
+            limiter: Limiter::new(meter, config.clock.clone()),
+            shared,
+            metrics,
+            news: NewsCache::default(),
+            catalog: CatalogSlot::new(Arc::new(Catalog::default()), config.page_cache_bytes),
+            auth: ArcSwap::from_pointee(AuthIndex::default()),
+            loaded: Mutex::new(None),
+            store,
+            config,
+        };
+        node.refresh().await?;
+        Ok(Arc::new(node))
+    }
+
+    /// The company catalog as of now.
+    pub fn catalog(&self) -> arc_swap::Guard<Arc<CatalogVersion>> {
+        self.catalog.load()
+    }
+
+    /// The generations the cached views were last loaded at.
+    pub fn generations(&self) -> Option<Generations> {
+        *self.loaded.lock().expect("not poisoned")
+    }
+
+    /// The context of a well-formed key, if it is known and not revoked.
+    pub fn authenticate(&self, key: &ApiKey) -> Option<Arc<KeyContext>> {
+        let found = self.auth.load().authenticate(key);
+        self.metrics.event(if found.is_some() { Event::KeyCacheHit } else { Event::KeyCacheMiss });
+        found
+    }
+
+    /// Takes a request of `ctx` from its per-minute limit and, when it
+    /// `counts` against the quota, reserves one request of the month
+    /// (settled by the decision's ticket once the request is answered).
+    /// `None` when limits are off.
+    pub async fn admit(&self, ctx: &KeyContext, counts: bool) -> StoreResult<Option<Decision>> {
+        if !self.config.limits {
+            return Ok(None);
+        }
+        let limits =
+            Limits { rate_limit_per_minute: ctx.tier.rate_limit_per_minute, monthly_quota: ctx.tier.monthly_quota };
+        let decision = match &self.shared {
+            // Boxed: its future is kilobytes (a Redis call), which every
+            // request's future would otherwise carry and copy.
+            Some(shared) => Box::pin(shared.admit(&*self.store, &ctx.prefix, limits, counts)).await?,
+            None => self.limiter.admit(&*self.store, &ctx.prefix, limits, counts).await?,
+        };
+        Ok(Some(decision))
+    }
+
+    /// Requests counted but not yet written to the store.
+    pub fn backlog(&self) -> u64 {
+        self.limiter.meter().backlog()
+    }
+
+    /// Reloads the cached views whose generation moved; returns whether any did.
+    pub async fn refresh(&self) -> StoreResult<bool> {
+        let now = self.store.generations().await?;
+        let before = *self.loaded.lock().expect("not poisoned");
+        if before == Some(now) {
+            return Ok(false);
+        }
+        // Read the data after the generations, so a change that lands in
+        // between is picked up by the next poll rather than lost.
+        if before.is_none_or(|b| b.auth != now.auth) {
+            let snapshot = self.store.auth_snapshot().await?;
+            self.auth.store(Arc::new(AuthIndex::new(&snapshot)));
+            self.metrics.event(Event::AuthReload);
+            tracing::info!(generation = now.auth, keys = snapshot.keys.len(), "keys and tiers reloaded");
+        }
+        if before.is_none_or(|b| b.companies != now.companies) {
+            let t = std::time::Instant::now();
+            let (catalog, source) = crate::catalog_load::load(&self.store, now.companies).await?;
+            tracing::info!(
+                generation = now.companies,
+                companies = catalog.len(),
+                source = source.as_str(),
+                ms = t.elapsed().as_millis() as u64,
+                "company catalog reloaded"
+            );
+            self.catalog.store(catalog);
+            self.metrics.event(Event::CatalogReload);
+        }
+        *self.loaded.lock().expect("not poisoned") = Some(now);
+        Ok(true)
+    }
+}

@@ -1,0 +1,53 @@
+//! [`Tagged`]: a JSON body with its strong `ETag`, as the keyed handlers
+//! answer it and as the node's caches keep it ([`crate::pages`],
+//! [`crate::news`]); and the one way a tag is written ([`tag_of`],
+//! [`digest`]).
+
+use bytes::Bytes;
+use http::HeaderValue;
+use sha2::{Digest, Sha256};
+
+/// A JSON body with its strong `ETag`.
+#[derive(Debug, Clone)]
+pub struct Tagged {
+    /// The JSON.
+    pub body: Bytes,
+    /// Its tag.
+    pub etag: HeaderValue,
+}
+
+impl Tagged {
+    /// `json`, tagged with its [`digest`].
+    pub fn hashed(json: Vec<u8>) -> Self {
+        let etag = tag_of(&digest(&json));
+        Tagged { body: Bytes::from(json), etag }
+    }
+}
+
+/// The `ETag` value of a 16-byte digest: `"<32 hex digits>"`.
+pub fn tag_of(digest: &[u8; 16]) -> HeaderValue {
+    let mut out = [b'"'; 34];
+    mds_domain::hex::encode_into(digest, &mut out[1..33]);
+    HeaderValue::from_bytes(&out).expect("hex is ASCII")
+}
+
+/// The first 16 bytes of the SHA-256 of `bytes`.
+pub fn digest(bytes: &[u8]) -> [u8; 16] {
+    Sha256::digest(bytes)[..16].try_into().expect("16 of 32 bytes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_are_quoted_hex() {
+        let mut d = [0u8; 16];
+        d[0] = 0xab;
+        d[15] = 0x01;
+        assert_eq!(tag_of(&d), "\"ab000000000000000000000000000001\"");
+        let body = br#"{"a":1}"#;
+        let hex: String = Sha256::digest(body)[..16].iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(tag_of(&digest(body)), format!("\"{hex}\"").as_str());
+    }
+}
