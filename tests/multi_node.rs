@@ -4,27 +4,17 @@
 //! of them within a second. Needs `MDS_TEST_POSTGRES_URL` and
 //! `MDS_TEST_REDIS_URL` (CI sets both); says it is skipped without them.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+mod common;
+
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::process::{self, Proc};
 use mds_store::testsuite::pg::{TestDb, admin_url};
 
-struct Node {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn mds(url: &str, redis: &str) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_mds"));
-    c.env("MDS_DATABASE_URL", url).env("MDS_REDIS_URL", redis).env("MDS_LOG", "info");
+    let mut c = process::mds();
+    c.env("MDS_DATABASE_URL", url).env("MDS_REDIS_URL", redis);
     c
 }
 
@@ -34,24 +24,10 @@ fn cli(url: &str, redis: &str, args: &[&str]) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
-fn start(url: &str, redis: &str) -> Node {
-    let mut child = mds(url, redis)
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines.next().expect("node reports its address").unwrap();
-        if let Some(i) = line.find("addr=") {
-            break line[i + 5..].split_whitespace().next().unwrap().to_owned();
-        }
-    };
-    // Keep draining stderr so the node never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    Node { child, base: format!("http://{addr}") }
+fn start(url: &str, redis: &str) -> Proc {
+    let mut c = mds(url, redis);
+    c.arg("serve");
+    Proc::start(c)
 }
 
 #[tokio::test]
@@ -79,13 +55,13 @@ async fn three_nodes_share_one_quota_and_one_truth() {
     cli(&url, &redis, &["accounts", "create", "acme"]);
     let key = cli(&url, &redis, &["keys", "create", "--account", "acme", "--tier", "small"]).trim().to_owned();
     let other = cli(&url, &redis, &["keys", "create", "--account", "acme", "--tier", "pro"]).trim().to_owned();
-    let mut nodes: Vec<Node> = (0..3).map(|_| start(&url, &redis)).collect();
+    let mut nodes: Vec<Proc> = (0..3).map(|_| start(&url, &redis)).collect();
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
 
     // 600 concurrent requests on one key with a quota of 100, spread over the nodes.
     let mut set = tokio::task::JoinSet::new();
     for i in 0..600 {
-        let (c, base, k) = (client.clone(), nodes[i % 3].base.clone(), key.clone());
+        let (c, base, k) = (client.clone(), nodes[i % 3].base(), key.clone());
         set.spawn(async move {
             c.get(format!("{base}/v1/companies?limit=1")).bearer_auth(k).send().await.unwrap().status().as_u16()
         });
@@ -106,8 +82,8 @@ async fn three_nodes_share_one_quota_and_one_truth() {
     tokio::time::sleep(Duration::from_millis(2_500)).await;
     for n in &nodes {
         let u: serde_json::Value =
-            client.get(format!("{}/v1/usage", n.base)).bearer_auth(&key).send().await.unwrap().json().await.unwrap();
-        assert_eq!(u["current_month"]["requests"], 100, "{}", n.base);
+            client.get(format!("{}/v1/usage", n.base())).bearer_auth(&key).send().await.unwrap().json().await.unwrap();
+        assert_eq!(u["current_month"]["requests"], 100, "{}", n.base());
         assert_eq!(u["current_month"]["remaining"], 0);
     }
 
@@ -116,7 +92,7 @@ async fn three_nodes_share_one_quota_and_one_truth() {
     drop(killed);
     for i in 0..50 {
         let n = &nodes[i % 2];
-        let r = client.get(format!("{}/v1/companies?limit=2", n.base)).bearer_auth(&other).send().await.unwrap();
+        let r = client.get(format!("{}/v1/companies?limit=2", n.base())).bearer_auth(&other).send().await.unwrap();
         assert_eq!(r.status(), 200);
     }
 
@@ -126,7 +102,7 @@ async fn three_nodes_share_one_quota_and_one_truth() {
     for n in &nodes {
         loop {
             let s = client
-                .get(format!("{}/v1/companies?limit=1", n.base))
+                .get(format!("{}/v1/companies?limit=1", n.base()))
                 .bearer_auth(&other)
                 .send()
                 .await
@@ -135,7 +111,7 @@ async fn three_nodes_share_one_quota_and_one_truth() {
             if s == 401 {
                 break;
             }
-            assert!(t.elapsed() < Duration::from_secs(1), "{} still accepts a revoked key", n.base);
+            assert!(t.elapsed() < Duration::from_secs(1), "{} still accepts a revoked key", n.base());
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }

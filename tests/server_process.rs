@@ -1,94 +1,25 @@
 //! The real `mds` process: what it logs (never a key), CLI changes seen by a
 //! running server, SIGTERM, and `mds demo` from an empty directory and again.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+mod common;
+
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::process::{self, Proc};
 use tempfile::TempDir;
 
-/// A running `mds` process with its stderr collected.
-struct Proc {
-    child: Child,
-    stderr: Arc<Mutex<Vec<String>>>,
-    stdout: Arc<Mutex<Vec<String>>>,
-    addr: String,
-}
-
 fn mds(dir: &TempDir) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_mds"));
-    c.env("MDS_DATABASE_URL", dir.path().join("mds.db")).env("MDS_LOG", "info").current_dir(dir.path());
+    let mut c = process::mds();
+    c.env("MDS_DATABASE_URL", dir.path().join("mds.db")).current_dir(dir.path());
     c
 }
 
-/// Starts `mds ARGS --listen 127.0.0.1:0` and waits for the address it
-/// reports (`addr=` in the log for serve, the "Serving on" line for demo).
+/// Starts `mds ARGS` on a free loopback port.
 fn start(dir: &TempDir, args: &[&str]) -> Proc {
-    let child = mds(dir)
-        .args(args)
-        .args(["--listen", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Owned by a Proc at once, so its Drop kills and reaps it on any panic.
-    let mut proc = Proc { child, stderr: Arc::default(), stdout: Arc::default(), addr: String::new() };
-    let (tx, rx) = mpsc::channel::<String>();
-    for (stream, sink) in [
-        (Box::new(proc.child.stderr.take().unwrap()) as Box<dyn std::io::Read + Send>, proc.stderr.clone()),
-        (Box::new(proc.child.stdout.take().unwrap()), proc.stdout.clone()),
-    ] {
-        let tx = tx.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                sink.lock().unwrap().push(line.clone());
-                let _ = tx.send(line);
-            }
-        });
-    }
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let line =
-            rx.recv_timeout(deadline.saturating_duration_since(Instant::now())).expect("server reports its address");
-        let addr = if let Some(i) = line.find("addr=") {
-            Some(line[i + 5..].split_whitespace().next().unwrap().to_owned())
-        } else {
-            line.strip_prefix("Serving on http://").map(|r| r.split_whitespace().next().unwrap().to_owned())
-        };
-        if let Some(addr) = addr {
-            proc.addr = addr;
-            return proc;
-        }
-    }
-}
-
-impl Proc {
-    fn sigterm(&mut self) -> std::process::ExitStatus {
-        let ok = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
-        assert!(ok.success());
-        let t = Instant::now();
-        loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                return s;
-            }
-            assert!(t.elapsed() < Duration::from_secs(10), "did not exit after SIGTERM");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn logs(&self) -> String {
-        self.stderr.lock().unwrap().join("\n")
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    let mut c = mds(dir);
+    c.args(args);
+    Proc::start(c)
 }
 
 fn cli(dir: &TempDir, args: &[&str]) -> String {
@@ -150,7 +81,7 @@ async fn keys_never_reach_the_logs_revocation_is_prompt_and_sigterm_is_clean() {
 async fn demo_starts_from_nothing_and_reuses_its_store() {
     let dir = tempfile::tempdir().unwrap();
     let mut first = start(&dir, &["demo"]);
-    let out = first.stdout.lock().unwrap().join("\n");
+    let out = first.stdout();
     let key = out
         .lines()
         .find_map(|l| l.trim().strip_prefix("mds_live_").map(|r| format!("mds_live_{r}")))
@@ -230,8 +161,7 @@ async fn sigterm_loses_no_count_and_sigkill_keeps_what_a_flush_wrote() {
     // kill is in the store; only the last interval can be lost.
     burst(&client, &base, &key, 120).await;
     tokio::time::sleep(Duration::from_millis(3_000)).await;
-    server.child.kill().unwrap();
-    server.child.wait().unwrap();
+    server.kill();
     drop(server);
     let server = start(&dir, &["serve"]);
     let base = format!("http://{}", server.addr);

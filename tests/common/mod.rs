@@ -4,6 +4,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod faults;
+pub mod process;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use mds_domain::ErrorCode;
-use mds_limits::{Decision, Limits, PolicyState};
+use mds_limits::{Decision, Limits, Policy};
 
 use mds_node::KeyContext;
 use mds_node::metrics::Verdict;
@@ -42,7 +42,8 @@ pub async fn admit(state: &AppState, ctx: &KeyContext, billing: Billing) -> Resu
     }
     let limits =
         Limits { rate_limit_per_minute: ctx.tier.rate_limit_per_minute, monthly_quota: ctx.tier.monthly_quota };
-    let code = if decision.violated.contains(&"month") { ErrorCode::QuotaExceeded } else { ErrorCode::RateLimited };
+    let code =
+        if decision.violated.contains(&Policy::Month) { ErrorCode::QuotaExceeded } else { ErrorCode::RateLimited };
     state.metrics.verdict(if code == ErrorCode::QuotaExceeded { Verdict::QuotaExceeded } else { Verdict::RateLimited });
     let detail = match code {
         ErrorCode::QuotaExceeded => format!(
@@ -55,7 +56,7 @@ pub async fn admit(state: &AppState, ctx: &KeyContext, billing: Billing) -> Resu
         ),
     };
     let mut err = ApiError::new(code, detail)
-        .with_violated_policies(decision.violated.iter().map(|p| p.to_string()).collect())
+        .with_violated_policies(decision.violated.iter().map(|p| p.as_str().to_owned()).collect())
         .with_header(header::RETRY_AFTER, HeaderValue::from(decision.retry_after_secs));
     for (k, v) in headers(ctx, &decision) {
         err = err.with_header(k, v);
@@ -84,12 +85,13 @@ impl Admission {
 /// per-minute figures in the `X-RateLimit-*` form. Values that repeat (the
 /// tier's limit, the seconds of a minute) are made once, not per request.
 pub fn headers(ctx: &KeyContext, d: &Decision) -> [(HeaderName, HeaderValue); 5] {
-    let (name, closest): (&str, &PolicyState) =
-        if d.month.headroom() < d.minute.headroom() { ("month", &d.month) } else { ("minute", &d.minute) };
+    let (policy, closest) =
+        if d.month.headroom() < d.minute.headroom() { (Policy::Month, &d.month) } else { (Policy::Minute, &d.minute) };
     let mut standing = [0u8; 64];
     let len = {
         let mut w = &mut standing[..];
-        write!(w, "\"{name}\";r={};t={}", closest.remaining, closest.reset_secs).expect("fits in 64 bytes");
+        write!(w, "\"{}\";r={};t={}", policy.as_str(), closest.remaining, closest.reset_secs)
+            .expect("fits in 64 bytes");
         64 - w.len()
     };
     let limit = if d.minute.limit == u64::from(ctx.tier.rate_limit_per_minute) {

@@ -25,6 +25,6 @@ pub mod meter;
 pub mod shared;
 
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use limiter::{Decision, Limiter, Limits, PolicyState, Ticket};
+pub use limiter::{Decision, Limiter, Limits, Policy, PolicyState, Ticket};
 pub use meter::Meter;
 pub use shared::{SharedConfig, SharedConfigError, SharedLimiter, SharedStats};

@@ -75,6 +75,26 @@ impl Drop for Ticket {
     }
 }
 
+/// A limit a key is held to, as the rate-limit headers and `429` bodies
+/// name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// Requests per rolling minute.
+    Minute,
+    /// Requests per billing month (the quota).
+    Month,
+}
+
+impl Policy {
+    /// Its name on the wire (`minute`, `month`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Policy::Minute => "minute",
+            Policy::Month => "month",
+        }
+    }
+}
+
 /// The outcome of admission.
 #[derive(Debug)]
 pub struct Decision {
@@ -82,8 +102,8 @@ pub struct Decision {
     pub minute: PolicyState,
     /// The monthly policy.
     pub month: PolicyState,
-    /// Violated policies (`minute`, `month`); empty when admitted.
-    pub violated: Vec<&'static str>,
+    /// Violated policies; empty when admitted.
+    pub violated: Vec<Policy>,
     /// When refused: seconds until a retry can succeed.
     pub retry_after_secs: u64,
     /// When admitted and the request counts against the quota: its reservation.
@@ -118,12 +138,15 @@ impl Decision {
         until_next_month: u64,
         minute: MinuteStanding,
         used: u64,
-        violated: Vec<&'static str>,
+        violated: Vec<Policy>,
         ticket: Option<Ticket>,
     ) -> Decision {
         let retry_after_secs = violated
             .iter()
-            .map(|p| if *p == "minute" { secs_ceil(minute.retry_ns).max(1) } else { until_next_month })
+            .map(|p| match p {
+                Policy::Minute => secs_ceil(minute.retry_ns).max(1),
+                Policy::Month => until_next_month,
+            })
             .max()
             .unwrap_or(0);
         Decision {
@@ -194,10 +217,10 @@ impl Limiter {
             let g = gcra::check(s.tat_ns, now_ns, limits.rate_limit_per_minute);
             let used = s.month(month).map_or(0, |c| c.base + c.admitted);
             if !g.allowed {
-                violated.push("minute");
+                violated.push(Policy::Minute);
             }
             if counts && used >= limits.monthly_quota {
-                violated.push("month");
+                violated.push(Policy::Month);
             }
             let mut used_after = used;
             if violated.is_empty() {

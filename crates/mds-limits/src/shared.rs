@@ -69,7 +69,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{ErrorKind, RedisError, Script};
 
 use crate::clock::Clock;
-use crate::limiter::{Decision, Limiter, Limits, MinuteStanding, Ticket};
+use crate::limiter::{Decision, Limiter, Limits, MinuteStanding, Policy, Ticket};
 use crate::meter::{self, Meter};
 
 /// The admission script. `KEYS[1]`: the GCRA TAT (µs); `KEYS[2]`: the
@@ -355,11 +355,6 @@ impl SharedLimiter {
         Ok(limiter)
     }
 
-    /// The configuration.
-    pub fn config(&self) -> &SharedConfig {
-        &self.config
-    }
-
     /// The node's own limiter (its meter and clock), used while degraded.
     pub fn local(&self) -> &Limiter {
         &self.local
@@ -581,11 +576,11 @@ impl SharedLimiter {
         let until_next_month = BillingMonth::seconds_until_next(now);
         let mut violated = Vec::new();
         if !a.minute_ok {
-            violated.push("minute");
+            violated.push(Policy::Minute);
             bump(&self.counters.redis_refused_minute);
         }
         if !a.month_ok {
-            violated.push("month");
+            violated.push(Policy::Month);
             if a.minute_ok {
                 bump(&self.counters.redis_refused_month);
             }

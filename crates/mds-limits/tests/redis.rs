@@ -17,7 +17,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use mds_domain::usage::BillingMonth;
 use mds_domain::{AccountName, Environment, KeyHash, KeyPrefix, TierName};
-use mds_limits::{Decision, Limits, ManualClock, Meter, SharedConfig, SharedLimiter};
+use mds_limits::{Decision, Limits, ManualClock, Meter, Policy, SharedConfig, SharedLimiter};
 use mds_store::sqlite::SqliteStore;
 use mds_store::{DatabaseUrl, NewKey, Store, UsageBatch, UsageDelta};
 use tempfile::TempDir;
@@ -144,7 +144,7 @@ async fn a_burst_over_two_nodes_admits_exactly_the_minute_limit() {
             admitted += 1;
             d.ticket.unwrap().settle(true);
         } else {
-            assert_eq!(d.violated, vec!["minute"]);
+            assert_eq!(d.violated, vec![Policy::Minute]);
             assert_eq!(d.retry_after_secs, 6, "one request every 6 s");
             assert_eq!(d.minute.remaining, 0);
         }
@@ -156,7 +156,7 @@ async fn a_burst_over_two_nodes_admits_exactly_the_minute_limit() {
     assert!(admit(&b, &env.store, l, true).await.admitted());
     assert!(!admit(&a, &env.store, l, true).await.admitted());
     // Usage reads take from the minute too, and are refused with it.
-    assert_eq!(admit(&a, &env.store, l, false).await.violated, vec!["minute"]);
+    assert_eq!(admit(&a, &env.store, l, false).await.violated, vec![Policy::Minute]);
     let (sa, sb) = (a.stats(), b.stats());
     assert_eq!(sa.redis_admitted + sb.redis_admitted, 11);
     assert_eq!(sa.redis_refused_minute + sb.redis_refused_minute, 22);
@@ -180,7 +180,7 @@ async fn concurrent_requests_on_two_nodes_never_exceed_the_quota() {
                 t.settle(true);
             } else {
                 assert!(!ok);
-                assert_eq!(d.violated, vec!["month"]);
+                assert_eq!(d.violated, vec![Policy::Month]);
                 assert_eq!(d.month.remaining, 0);
             }
             ok
@@ -257,7 +257,7 @@ async fn a_304_gives_the_request_back() {
         assert_eq!(d.month.remaining, remaining);
         d.ticket.unwrap().settle(true);
     }
-    assert_eq!(admit(&a, &env.store, l, true).await.violated, vec!["month"]);
+    assert_eq!(admit(&a, &env.store, l, true).await.violated, vec![Policy::Month]);
     assert_eq!(a.local().meter().backlog(), 2);
     assert_eq!(a.shared_used(&key(), nov()).await, Some(2));
     env.cleanup().await;
@@ -277,7 +277,7 @@ async fn unreachable_redis_falls_back_to_a_share_of_the_limit() {
             admitted += 1;
             t.settle(true);
         } else {
-            assert_eq!(d.violated, vec!["minute"]);
+            assert_eq!(d.violated, vec![Policy::Minute]);
             assert_eq!(d.minute.limit, 5, "the node's share is reported");
         }
     }

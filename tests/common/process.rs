@@ -1,0 +1,119 @@
+//! The real `mds` binary as a process: [`Proc::start`] runs it with piped
+//! output, collects both streams, and waits for the address it serves on
+//! (`addr=` in the log of `serve`, the "Serving on" line of `demo`); its
+//! `Drop` kills and reaps it, so a failed test leaves no server behind.
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The `mds` binary under test, with its log at `info` (the address is
+/// logged there).
+pub fn mds() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_mds"));
+    c.env("MDS_LOG", "info");
+    c
+}
+
+/// A running `mds` process with its output collected.
+pub struct Proc {
+    /// The process.
+    pub child: Child,
+    /// `host:port` it serves on.
+    pub addr: String,
+    stderr: Arc<Mutex<Vec<String>>>,
+    stdout: Arc<Mutex<Vec<String>>>,
+}
+
+impl Proc {
+    /// Starts `cmd` (with `--listen 127.0.0.1:0` added) and waits up to
+    /// 30 s for the address it reports.
+    pub fn start(mut cmd: Command) -> Proc {
+        let child = cmd
+            .args(["--listen", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start mds");
+        // Owned by a Proc at once, so its Drop kills and reaps it on any panic.
+        let mut proc = Proc { child, addr: String::new(), stderr: Arc::default(), stdout: Arc::default() };
+        let (tx, rx) = mpsc::channel::<String>();
+        for (stream, sink) in [
+            (Box::new(proc.child.stderr.take().unwrap()) as Box<dyn Read + Send>, proc.stderr.clone()),
+            (Box::new(proc.child.stdout.take().unwrap()), proc.stdout.clone()),
+        ] {
+            let tx = tx.clone();
+            // Drains the stream for the process's whole life, so it never
+            // blocks on a full pipe.
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    sink.lock().unwrap().push(line.clone());
+                    let _ = tx.send(line);
+                }
+            });
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let line = rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .expect("server reports its address");
+            let addr = match line.find("addr=") {
+                Some(i) => Some(&line[i + 5..]),
+                None => line.strip_prefix("Serving on http://"),
+            };
+            if let Some(addr) = addr {
+                proc.addr = addr.split_whitespace().next().unwrap().to_owned();
+                return proc;
+            }
+        }
+    }
+
+    /// `http://host:port`.
+    pub fn base(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Sends SIGTERM and waits up to `within` for the process to exit.
+    pub fn sigterm_within(&mut self, within: Duration) -> ExitStatus {
+        let ok = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
+        assert!(ok.success());
+        let t = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            assert!(t.elapsed() < within, "did not exit within {within:?} of SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Sends SIGTERM and waits up to 10 s for the process to exit.
+    pub fn sigterm(&mut self) -> ExitStatus {
+        self.sigterm_within(Duration::from_secs(10))
+    }
+
+    /// Kills the process (SIGKILL) and reaps it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Its standard error so far.
+    pub fn logs(&self) -> String {
+        self.stderr.lock().unwrap().join("\n")
+    }
+
+    /// Its standard output so far.
+    pub fn stdout(&self) -> String {
+        self.stdout.lock().unwrap().join("\n")
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
