@@ -3,30 +3,9 @@
 
 mod common;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::process::{self, Proc};
-use tempfile::TempDir;
-
-fn mds(dir: &TempDir) -> Command {
-    let mut c = process::mds();
-    c.env("MDS_DATABASE_URL", dir.path().join("mds.db")).current_dir(dir.path());
-    c
-}
-
-/// Starts `mds ARGS` on a free loopback port.
-fn start(dir: &TempDir, args: &[&str]) -> Proc {
-    let mut c = mds(dir);
-    c.args(args);
-    Proc::start(c)
-}
-
-fn cli(dir: &TempDir, args: &[&str]) -> String {
-    let o = mds(dir).args(args).env("MDS_LOG", "warn").output().unwrap();
-    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout).unwrap()
-}
+use common::process::{burst, cli, requests_this_month, start};
 
 #[tokio::test]
 async fn keys_never_reach_the_logs_revocation_is_prompt_and_sigterm_is_clean() {
@@ -116,30 +95,6 @@ async fn demo_starts_from_nothing_and_reuses_its_store() {
 }
 
 /// Sends `n` counted requests, 8 at a time.
-async fn burst(client: &reqwest::Client, base: &str, key: &str, n: usize) {
-    let mut set = tokio::task::JoinSet::new();
-    for i in 0..n {
-        let (c, url, k) = (
-            client.clone(),
-            format!("{base}/v1/companies?limit=1&letter={}", (b'A' + (i % 26) as u8) as char),
-            key.to_owned(),
-        );
-        set.spawn(async move { c.get(url).bearer_auth(k).send().await.unwrap().status().as_u16() });
-        if set.len() >= 8 {
-            assert_eq!(set.join_next().await.unwrap().unwrap(), 200);
-        }
-    }
-    while let Some(s) = set.join_next().await {
-        assert_eq!(s.unwrap(), 200);
-    }
-}
-
-async fn requests_this_month(client: &reqwest::Client, base: &str, key: &str) -> u64 {
-    let u: serde_json::Value =
-        client.get(format!("{base}/v1/usage")).bearer_auth(key).send().await.unwrap().json().await.unwrap();
-    u["current_month"]["requests"].as_u64().unwrap()
-}
-
 #[tokio::test]
 async fn sigterm_loses_no_count_and_sigkill_keeps_what_a_flush_wrote() {
     let dir = tempfile::tempdir().unwrap();

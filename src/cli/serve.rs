@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context;
 use chrono::Utc;
 use mds_domain::{AccountName, Environment, TierName};
-use mds_http::{AppState, HttpConfig, Server, shutdown_signal};
+use mds_http::{AppState, HttpConfig, Server, ServerConfig, shutdown_signal};
 use mds_limits::SharedConfig;
 use mds_node::{NodeConfig, issue_key};
 use mds_store::{DatabaseUrl, Store, StoreError};
@@ -23,6 +23,23 @@ pub(crate) struct ServeArgs {
     /// Seconds a request may take before it is answered 503.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=300))]
     request_timeout: u64,
+    /// Seconds a request's head may take from its first byte before the
+    /// connection is closed (half-sent requests).
+    #[arg(long, env = "MDS_HEADER_READ_TIMEOUT", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=300))]
+    header_read_timeout: u64,
+    /// Seconds a connection may stay open with no request in flight and no
+    /// byte moved (idle keep-alive, a client that stopped reading).
+    #[arg(long, env = "MDS_IDLE_TIMEOUT", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    idle_timeout: u64,
+    /// Most client connections open at once (lowered to fit the open-file
+    /// limit); at the cap, the one waiting longest between requests is
+    /// closed to make room.
+    #[arg(long, env = "MDS_MAX_CONNECTIONS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_connections: u64,
+    /// Seconds a shutdown (SIGTERM) lets requests in flight finish before it
+    /// closes their connections; the final usage flush follows either way.
+    #[arg(long, env = "MDS_SHUTDOWN_GRACE", default_value_t = 10, value_parser = clap::value_parser!(u64).range(0..=600))]
+    shutdown_grace: u64,
     /// Serve without rate limits, quotas and metering: only to measure their cost.
     #[arg(long)]
     no_limits: bool,
@@ -47,6 +64,12 @@ impl ServeArgs {
         }
         HttpConfig {
             request_timeout: Duration::from_secs(self.request_timeout),
+            server: ServerConfig {
+                header_read_timeout: Duration::from_secs(self.header_read_timeout),
+                idle_timeout: Duration::from_secs(self.idle_timeout),
+                max_connections: usize::try_from(self.max_connections).unwrap_or(usize::MAX),
+                shutdown_grace: Duration::from_secs(self.shutdown_grace),
+            },
             node: NodeConfig {
                 limits: !self.no_limits,
                 page_cache_bytes: usize::try_from(self.page_cache_mib << 20).unwrap_or(usize::MAX),

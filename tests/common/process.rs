@@ -4,10 +4,13 @@
 //! `Drop` kills and reaps it, so a failed test leaves no server behind.
 
 use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
 
 /// The `mds` binary under test, with its log at `info` (the address is
 /// logged there).
@@ -15,6 +18,51 @@ pub fn mds() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_mds"));
     c.env("MDS_LOG", "info");
     c
+}
+
+/// `mds` on a SQLite store in `dir`, run there.
+pub fn in_dir(dir: &Path) -> Command {
+    let mut c = mds();
+    c.env("MDS_DATABASE_URL", dir.join("mds.db")).current_dir(dir);
+    c
+}
+
+/// Starts `mds ARGS` on the store in `dir`, on a free loopback port.
+pub fn start(dir: &TempDir, args: &[&str]) -> Proc {
+    let mut c = in_dir(dir.path());
+    c.args(args);
+    Proc::start(c)
+}
+
+/// Runs the operator command `mds ARGS` on the store in `dir`; asserts it
+/// succeeds and returns its standard output.
+pub fn cli(dir: &TempDir, args: &[&str]) -> String {
+    let o = in_dir(dir.path()).args(args).env("MDS_LOG", "warn").output().unwrap();
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// `n` concurrent counted requests with `key`, each asserted `200`.
+pub async fn burst(client: &reqwest::Client, base: &str, key: &str, n: usize) {
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..n {
+        let (c, url, k) = (
+            client.clone(),
+            format!("{base}/v1/companies?limit=1&letter={}", (b'A' + (i % 26) as u8) as char),
+            key.to_owned(),
+        );
+        set.spawn(async move { c.get(url).bearer_auth(k).send().await.unwrap().status().as_u16() });
+    }
+    while let Some(s) = set.join_next().await {
+        assert_eq!(s.unwrap(), 200);
+    }
+}
+
+/// What `/v1/usage` of `key` says of this month's requests.
+pub async fn requests_this_month(client: &reqwest::Client, base: &str, key: &str) -> u64 {
+    let u: serde_json::Value =
+        client.get(format!("{base}/v1/usage")).bearer_auth(key).send().await.unwrap().json().await.unwrap();
+    u["current_month"]["requests"].as_u64().unwrap()
 }
 
 /// A running `mds` process with its output collected.

@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use mds_node::NodeConfig;
 
+use crate::server::ServerConfig;
+
 /// How the HTTP layer behaves.
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
@@ -12,6 +14,9 @@ pub struct HttpConfig {
     /// `max-age` of `Cache-Control` on the routes cached `private`
     /// ([`crate::routes::Caching::Private`]).
     pub cache_max_age: Duration,
+    /// What clients may hold: timeouts, the connection cap, the shutdown
+    /// grace.
+    pub server: ServerConfig,
     /// The node behind the API.
     pub node: NodeConfig,
 }
@@ -21,6 +26,7 @@ impl Default for HttpConfig {
         HttpConfig {
             request_timeout: Duration::from_secs(10),
             cache_max_age: Duration::from_secs(60),
+            server: ServerConfig::default(),
             node: NodeConfig::default(),
         }
     }

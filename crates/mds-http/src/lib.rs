@@ -35,5 +35,5 @@ pub mod state;
 pub use config::HttpConfig;
 pub use error::ApiError;
 pub use router::router;
-pub use server::{Server, shutdown_signal};
+pub use server::{Server, ServerConfig, shutdown_signal};
 pub use state::AppState;

@@ -60,6 +60,14 @@ pub enum Event {
     PageCacheHit = 8,
     /// A company page was made (and kept, within the cache's bound).
     PageCacheMiss = 9,
+    /// A new connection was refused: at the cap, every connection serving.
+    ConnectionRefused = 10,
+    /// A connection was closed: its request head took too long.
+    ConnectionHeaderTimeout = 11,
+    /// A connection was closed: idle too long.
+    ConnectionIdleClosed = 12,
+    /// A connection waiting between requests was closed to make room.
+    ConnectionEvicted = 13,
 }
 
 const EVENTS: &[(&str, &str)] = &[
@@ -73,6 +81,10 @@ const EVENTS: &[(&str, &str)] = &[
     ("mds_key_cache_misses_total", "Well-formed keys not in the index (unknown or revoked); no store lookup follows."),
     ("mds_page_cache_hits_total", "Company pages served as kept from an earlier request for the same query."),
     ("mds_page_cache_misses_total", "Company pages made for a query (then kept, within the cache's bound)."),
+    ("mds_connections_refused_total", "Connections refused at the cap (every open one was serving a request)."),
+    ("mds_connections_header_timeouts_total", "Connections closed because a request head was not complete in time."),
+    ("mds_connections_idle_closed_total", "Connections closed after the idle timeout."),
+    ("mds_connections_evicted_total", "Connections waiting between requests closed to make room at the cap."),
 ];
 
 /// Counter shards; a thread records into one (threads beyond this share).
@@ -107,6 +119,7 @@ pub struct Metrics {
     routes: &'static [&'static str],
     shards: Box<[Counters; SHARDS]>,
     last_flush_ms: AtomicI64,
+    connections: AtomicI64,
 }
 
 impl Metrics {
@@ -118,6 +131,7 @@ impl Metrics {
             routes,
             shards: Box::new(std::array::from_fn(|_| Counters::new(routes.len()))),
             last_flush_ms: AtomicI64::new(chrono::Utc::now().timestamp_millis()),
+            connections: AtomicI64::new(0),
         }
     }
 }
@@ -151,6 +165,16 @@ impl Metrics {
     /// Records a limiter verdict.
     pub fn verdict(&self, d: Verdict) {
         self.shard().decisions[d as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A client connection opened.
+    pub fn connection_opened(&self) {
+        self.connections.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A client connection closed.
+    pub fn connection_closed(&self) {
+        self.connections.fetch_sub(1, Ordering::Relaxed);
     }
 
     /// Records an event.
@@ -208,6 +232,12 @@ impl Metrics {
             out,
             "# HELP mds_usage_flush_lag_seconds Seconds since the last usage flush that wrote (or since start).\n\
              # TYPE mds_usage_flush_lag_seconds gauge\nmds_usage_flush_lag_seconds {lag}"
+        );
+        let _ = writeln!(
+            out,
+            "# HELP mds_http_open_connections Client connections open now.\n\
+             # TYPE mds_http_open_connections gauge\nmds_http_open_connections {}",
+            self.connections.load(Ordering::Relaxed)
         );
         let _ = writeln!(
             out,

@@ -1,0 +1,287 @@
+//! One connection: served by hyper (HTTP/1.1 or HTTP/2), watched for the
+//! two ways a client can hold a connection without using it, and closed when
+//! the server stops.
+//!
+//! - A request whose head is not complete [`ServerConfig::header_read_timeout`]
+//!   after its first byte (a half-sent request, "slowloris") is closed.
+//! - A connection with no request in flight and no byte moved for
+//!   [`ServerConfig::idle_timeout`] (an idle keep-alive, or a client that
+//!   stopped reading its responses) is closed.
+//!
+//! The watch ([`Watch`]) sees the bytes (its IO wrapper, [`Watched`]) and the
+//! requests (the service marks each one in flight); a watchdog sleeps until
+//! the earlier deadline. The server may also ask a connection that is not
+//! serving a request to close ([`Watch::evict`]) to make room under its cap.
+
+use std::io;
+use std::pin::{Pin, pin};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::Body;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::sync::{Notify, watch};
+use tokio::time::Instant;
+use tower::Service;
+
+use super::ServerConfig;
+use crate::middleware::envelope::Envelope;
+
+/// What a connection is doing, as its watchdog and the server's eviction
+/// see it. Times are milliseconds since `base`, the server's start (one
+/// base for every connection, so their times compare).
+#[derive(Debug)]
+pub(crate) struct Watch {
+    base: Instant,
+    /// Requests being served.
+    in_flight: AtomicUsize,
+    /// When the connection last had no request in flight and moved no byte.
+    quiet_since: AtomicU64,
+    /// When the first byte of a request not yet handed to the service came,
+    /// plus one (0: none).
+    head_started: AtomicU64,
+    /// A byte came while a request was in flight (a pipelined request).
+    read_in_flight: AtomicBool,
+    /// Set by [`Watch::evict`].
+    evicted: Notify,
+    /// A request head started: the watchdog's deadline moved closer.
+    head: Notify,
+}
+
+/// Why a connection was closed by its watchdog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Expiry {
+    /// A request head took too long.
+    HeaderTimeout,
+    /// Nothing happened for too long.
+    Idle,
+    /// The server needed its place.
+    Evicted,
+}
+
+impl Expiry {
+    /// A word for logs.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Expiry::HeaderTimeout => "header_timeout",
+            Expiry::Idle => "idle",
+            Expiry::Evicted => "evicted",
+        }
+    }
+}
+
+impl Watch {
+    pub(crate) fn new(base: Instant) -> Self {
+        let opened = u64::try_from(base.elapsed().as_millis()).unwrap_or(u64::MAX);
+        Watch {
+            base,
+            in_flight: AtomicUsize::new(0),
+            quiet_since: AtomicU64::new(opened),
+            head_started: AtomicU64::new(0),
+            read_in_flight: AtomicBool::new(false),
+            evicted: Notify::new(),
+            head: Notify::new(),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.base.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    fn at(&self, ms: u64) -> Instant {
+        self.base + Duration::from_millis(ms)
+    }
+
+    /// Bytes came from the client.
+    fn on_read(&self) {
+        if self.in_flight.load(Ordering::Acquire) > 0 {
+            self.read_in_flight.store(true, Ordering::Relaxed);
+        } else {
+            self.start_head(self.now_ms());
+        }
+        self.quiet_since.store(self.now_ms(), Ordering::Relaxed);
+    }
+
+    /// The first byte of a request head came at `now` (unless one had).
+    fn start_head(&self, now: u64) {
+        if self.head_started.compare_exchange(0, now + 1, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+            self.head.notify_one();
+        }
+    }
+
+    /// Bytes went to the client.
+    fn on_write(&self) {
+        self.quiet_since.store(self.now_ms(), Ordering::Relaxed);
+    }
+
+    /// A request's head is complete and it is being served, until the
+    /// returned guard drops.
+    fn begin(self: &Arc<Self>) -> InFlight {
+        self.in_flight.fetch_add(1, Ordering::AcqRel);
+        self.head_started.store(0, Ordering::Release);
+        InFlight(self.clone())
+    }
+
+    /// Whether the connection is between requests (nothing in flight), and
+    /// since when (the earlier of the quiet and the started-head times):
+    /// what eviction picks by.
+    pub(crate) fn waiting_since(&self) -> Option<u64> {
+        if self.in_flight.load(Ordering::Acquire) > 0 {
+            return None;
+        }
+        let head = self.head_started.load(Ordering::Acquire);
+        let quiet = self.quiet_since.load(Ordering::Relaxed);
+        Some(if head > 0 { quiet.min(head - 1) } else { quiet })
+    }
+
+    /// Asks the connection to close now (it is between requests).
+    pub(crate) fn evict(&self) {
+        self.evicted.notify_one();
+    }
+
+    /// Completes when the connection has broken one of its timeouts, or is
+    /// evicted, with the reason.
+    async fn expiry(&self, cfg: &ServerConfig) -> Expiry {
+        loop {
+            let deadline = if self.in_flight.load(Ordering::Acquire) > 0 {
+                // Serving: look again within the shorter timeout.
+                self.base.elapsed() + cfg.header_read_timeout.min(cfg.idle_timeout)
+            } else {
+                match self.head_started.load(Ordering::Acquire) {
+                    0 => Duration::from_millis(self.quiet_since.load(Ordering::Relaxed)) + cfg.idle_timeout,
+                    started => Duration::from_millis(started - 1) + cfg.header_read_timeout,
+                }
+            };
+            let now = self.base.elapsed();
+            if deadline <= now && self.in_flight.load(Ordering::Acquire) == 0 {
+                let started = self.head_started.load(Ordering::Acquire);
+                return if started > 0 { Expiry::HeaderTimeout } else { Expiry::Idle };
+            }
+            tokio::select! {
+                () = tokio::time::sleep_until(self.at(u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX))) => {}
+                () = self.evicted.notified() => {
+                    if self.in_flight.load(Ordering::Acquire) == 0 {
+                        return Expiry::Evicted;
+                    }
+                }
+                () = self.head.notified() => {}
+            }
+        }
+    }
+}
+
+/// A request in flight on a watched connection; ends when dropped.
+struct InFlight(Arc<Watch>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let w = &self.0;
+        if w.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let now = w.now_ms();
+            w.quiet_since.store(now, Ordering::Relaxed);
+            if w.read_in_flight.swap(false, Ordering::Relaxed) {
+                // Bytes of a next request came while this one was served.
+                w.start_head(now);
+            }
+        }
+    }
+}
+
+/// A stream whose reads and writes its [`Watch`] sees.
+pub(crate) struct Watched {
+    inner: TcpStream,
+    watch: Arc<Watch>,
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if matches!(r, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.watch.on_read();
+        }
+        r
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
+            self.watch.on_write();
+        }
+        r
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
+            self.watch.on_write();
+        }
+        r
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// Serves one connection until the client closes it, a timeout closes it,
+/// or the server stops (`stopping` turns true: requests in flight finish,
+/// then it closes; the server bounds how long that may take).
+pub(crate) async fn serve(
+    stream: TcpStream,
+    app: Envelope,
+    cfg: ServerConfig,
+    watch: Arc<Watch>,
+    mut stopping: watch::Receiver<bool>,
+) -> Option<Expiry> {
+    let _ = stream.set_nodelay(true);
+    let io = TokioIo::new(Watched { inner: stream, watch: watch.clone() });
+    let marks = watch.clone();
+    let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
+        let in_flight = marks.begin();
+        let mut app = app.clone();
+        async move {
+            let resp = app.call(req.map(Body::new)).await;
+            drop(in_flight);
+            resp
+        }
+    });
+    let builder = auto::Builder::new(TokioExecutor::new());
+    let mut conn = pin!(builder.serve_connection(io, service));
+    let expiry = watch.expiry(&cfg);
+    let mut expiry = pin!(expiry);
+    loop {
+        tokio::select! {
+            _ = conn.as_mut() => return None,
+            reason = expiry.as_mut() => return Some(reason),
+            changed = stopping.changed() => {
+                if changed.is_err() || *stopping.borrow() {
+                    conn.as_mut().graceful_shutdown();
+                    // Served to the end (or dropped by the server after its grace).
+                    let _ = conn.as_mut().await;
+                    return None;
+                }
+            }
+        }
+    }
+}

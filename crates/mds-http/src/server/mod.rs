@@ -1,0 +1,260 @@
+//! The server: binds first (so callers learn the port, e.g. port 0 in
+//! tests), then accepts and serves connections until a shutdown signal.
+//!
+//! What a client may hold is bounded ([`ServerConfig`]): a request head
+//! must be complete within `header_read_timeout` of its first byte, an idle
+//! connection is closed after `idle_timeout` ([`conn`]), and at most
+//! `max_connections` are open at once (fewer when the process's open-file
+//! limit is lower). At the cap, the connection that has waited longest
+//! between requests is closed to make room, so a crowd of half-sent
+//! requests cannot keep `/healthz` or real callers out; only when every
+//! connection is serving a request is a new one refused.
+//!
+//! Shutdown: stop accepting, let requests in flight finish and close
+//! connections between requests, for at most `shutdown_grace`; then close
+//! what is left (a client that never reads cannot hold the process), and
+//! always run the final usage flush: every request admitted was counted in
+//! the meter before its response was written.
+
+mod conn;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use mds_node::metrics::Event;
+use mds_node::{flush, reload};
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, watch};
+use tokio::task::JoinSet;
+
+use crate::router::router;
+use crate::state::AppState;
+use conn::Watch;
+
+/// How the server treats connections.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// A request head not complete this long after its first byte closes
+    /// its connection.
+    pub header_read_timeout: Duration,
+    /// A connection with no request in flight and no byte moved for this
+    /// long is closed.
+    pub idle_timeout: Duration,
+    /// The most connections open at once (lowered to fit the open-file
+    /// limit, see [`max_connections`]).
+    pub max_connections: usize,
+    /// How long a shutdown waits for requests in flight before it closes
+    /// their connections.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 10_000,
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// File descriptors kept for everything but client connections (the
+/// listener, the store's pool, Redis, logs, the SQLite file and journal).
+const RESERVED_FDS: usize = 64;
+
+/// The connection cap in force: `configured`, lowered to the open-file
+/// limit less [`RESERVED_FDS`] (at least 16), so that accepting never fails
+/// for want of a descriptor.
+pub fn max_connections(configured: usize) -> usize {
+    match open_file_limit() {
+        Some(limit) => configured.min(limit.saturating_sub(RESERVED_FDS).max(16)),
+        None => configured,
+    }
+}
+
+/// The soft open-file limit of this process (Linux: `/proc/self/limits`).
+fn open_file_limit() -> Option<usize> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line["Max open files".len()..].split_whitespace().next()?.parse().ok()
+}
+
+/// The open connections, for eviction at the cap.
+#[derive(Default)]
+struct Registry {
+    next: u64,
+    open: HashMap<u64, Arc<Watch>>,
+}
+
+impl Registry {
+    fn add(&mut self, watch: Arc<Watch>) -> u64 {
+        self.next += 1;
+        self.open.insert(self.next, watch);
+        self.next
+    }
+
+    /// Asks the connection that has waited longest between requests to
+    /// close; false when every connection is serving a request.
+    fn evict_one(&self) -> bool {
+        let oldest = self.open.values().filter_map(|w| Some((w.waiting_since()?, w))).min_by_key(|(t, _)| *t);
+        match oldest {
+            Some((_, w)) => {
+                w.evict();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// A bound, not yet serving, server.
+pub struct Server {
+    listener: TcpListener,
+    state: AppState,
+}
+
+impl Server {
+    /// Binds `addr`.
+    pub async fn bind(addr: SocketAddr, state: AppState) -> io::Result<Self> {
+        let listener = TcpListener::bind(addr).await?;
+        Ok(Server { listener, state })
+    }
+
+    /// The bound address (with the real port when bound to port 0).
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Serves until `shutdown` completes, then shuts down as the
+    /// [module](self) says and returns.
+    pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> io::Result<()> {
+        let Server { listener, state } = self;
+        let node = state.node.clone();
+        let reloader = reload::spawn(node.clone());
+        let flusher = flush::spawn(node.clone());
+        let cfg = state.http.server.clone();
+        let cap = max_connections(cfg.max_connections);
+        tracing::debug!(max_connections = cap, "accepting connections");
+        let app = router(state.clone());
+        let permits = Arc::new(Semaphore::new(cap));
+        let registry = Arc::new(Mutex::new(Registry::default()));
+        let (stop, stopping) = watch::channel(false);
+        let mut conns = JoinSet::new();
+        let mut shutdown = pin!(shutdown);
+        let started = tokio::time::Instant::now();
+        loop {
+            let (stream, _) = tokio::select! {
+                () = &mut shutdown => break,
+                Some(_) = conns.join_next(), if !conns.is_empty() => continue,
+                accepted = listener.accept() => match accepted {
+                    Ok(accepted) => accepted,
+                    Err(e) => {
+                        // Out of descriptors or similar: the cap should
+                        // prevent it; back off rather than spin.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+            };
+            let permit = match permits.clone().try_acquire_owned() {
+                Ok(p) => p,
+                Err(_) => {
+                    let evicted = registry.lock().unwrap_or_else(PoisonError::into_inner).evict_one();
+                    let freed = if evicted {
+                        tokio::time::timeout(Duration::from_millis(200), permits.clone().acquire_owned()).await.ok()
+                    } else {
+                        None
+                    };
+                    match freed.and_then(Result::ok) {
+                        Some(p) => p,
+                        None => {
+                            node.metrics.event(Event::ConnectionRefused);
+                            drop(stream);
+                            continue;
+                        }
+                    }
+                }
+            };
+            let watch = Arc::new(Watch::new(started));
+            let id = registry.lock().unwrap_or_else(PoisonError::into_inner).add(watch.clone());
+            let (app, cfg, stopping, registry, node) =
+                (app.clone(), cfg.clone(), stopping.clone(), registry.clone(), node.clone());
+            node.metrics.connection_opened();
+            conns.spawn(async move {
+                let closed = conn::serve(stream, app, cfg, watch, stopping).await;
+                registry.lock().unwrap_or_else(PoisonError::into_inner).open.remove(&id);
+                node.metrics.connection_closed();
+                if let Some(reason) = closed {
+                    node.metrics.event(match reason {
+                        conn::Expiry::HeaderTimeout => Event::ConnectionHeaderTimeout,
+                        conn::Expiry::Idle => Event::ConnectionIdleClosed,
+                        conn::Expiry::Evicted => Event::ConnectionEvicted,
+                    });
+                    tracing::debug!(reason = reason.as_str(), "connection closed");
+                }
+                drop(permit);
+            });
+        }
+        drop(listener);
+        let _ = stop.send(true);
+        let drained =
+            tokio::time::timeout(cfg.shutdown_grace, async { while conns.join_next().await.is_some() {} }).await;
+        if drained.is_err() {
+            tracing::warn!(
+                connections = conns.len(),
+                grace_ms = cfg.shutdown_grace.as_millis() as u64,
+                "closing connections still open after the shutdown grace"
+            );
+            conns.abort_all();
+            while conns.join_next().await.is_some() {}
+        }
+        reloader.abort();
+        flusher.abort();
+        // Every admitted request was counted before its response was written.
+        flush::final_flush(&node).await;
+        tracing::info!("server stopped");
+        Ok(())
+    }
+}
+
+/// Completes on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    tracing::info!("shutdown signal received; draining in-flight requests");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cap_fits_the_open_file_limit() {
+        let limit = open_file_limit().expect("Linux");
+        assert_eq!(max_connections(usize::MAX), limit.saturating_sub(RESERVED_FDS).max(16));
+        assert_eq!(max_connections(3), 3);
+    }
+}
