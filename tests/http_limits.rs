@@ -327,3 +327,24 @@ async fn counts_wait_through_a_store_outage_and_land_when_it_returns() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test]
+async fn server_errors_are_not_billed() {
+    let config = mds_http::HttpConfig {
+        request_timeout: Duration::from_millis(300),
+        ..common::reloading_every(Duration::from_secs(3600))
+    };
+    let (app, f) = common::spawn_faulty(config).await;
+    let slugs: Vec<String> = mds_import::demo_articles().iter().map(|a| a.slug.as_str().to_owned()).collect();
+    assert_eq!(app.get(&format!("/v1/news/{}", slugs[0])).await.status(), 200);
+    // An article not yet read: its store read fails (503), or outlasts the
+    // request timeout (503).
+    f.set(common::faults::Fault::Unreachable);
+    let r = app.get(&format!("/v1/news/{}", slugs[1])).await;
+    assert!(r.headers().contains_key("ratelimit"), "a 5xx after admission still says where the caller stands");
+    assert_problem(r, 503, "unavailable").await;
+    f.set(common::faults::Fault::Slow);
+    assert_problem(app.get(&format!("/v1/news/{}", slugs[2])).await, 503, "unavailable").await;
+    f.set(common::faults::Fault::None);
+    assert_eq!(usage(&app, &app.key).await["current_month"]["requests"], 1, "only the 200 counts");
+}

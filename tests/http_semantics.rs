@@ -453,3 +453,78 @@ async fn metrics_count_requests_decisions_and_store_errors_without_key_material(
     assert!(!text.contains("mds_live_") && !text.contains(&app.key[..12]), "no key material in metrics");
     assert!(!text.contains(slug.as_str()), "routes are templates");
 }
+
+#[tokio::test]
+async fn no_response_echoes_a_key_sent_anywhere() {
+    let app = spawn().await;
+    let valid = app.key.clone();
+    let unknown = mds_domain::ApiKey::generate(Environment::Test).expose_secret().to_owned();
+    let mut checked = 0;
+    for key in [valid.as_str(), unknown.as_str()] {
+        let secret = &key[9..]; // the random part and checksum
+        let paths = [
+            format!("/v1/news/{key}"),
+            format!("/docs/{key}"),
+            format!("/{key}"),
+            format!("/v1/{key}/x"),
+            format!("/v1/companies/{key}"),
+            format!("/v1/companies?search={key}"),
+            format!("/v1/companies?{key}=1"),
+            format!("/v1/companies?cursor={key}"),
+            format!("/v1/companies?limit={key}"),
+            format!("/v1/usage?x={key}"),
+            format!("/healthz?x={key}"),
+            format!("/v1/openapi.json?{key}"),
+            "/v1/companies".to_owned(),
+        ];
+        let methods = [
+            reqwest::Method::GET,
+            reqwest::Method::POST,
+            reqwest::Method::DELETE,
+            reqwest::Method::from_bytes(key.as_bytes()).unwrap(),
+        ];
+        for path in &paths {
+            for method in &methods {
+                let headers: [(&str, String); 5] = [
+                    ("authorization", format!("Bearer {key}")),
+                    ("authorization", key.to_owned()),
+                    ("x-request-id", key.to_owned()),
+                    ("if-none-match", format!("\"{key}\"")),
+                    ("x-api-key", key.to_owned()),
+                ];
+                for (name, value) in &headers {
+                    let mut rb = app.client.request(method.clone(), format!("{}{path}", app.base)).header(*name, value);
+                    if *name != "authorization" {
+                        rb = rb.bearer_auth(&valid);
+                    }
+                    let r = rb.send().await.unwrap();
+                    let status = r.status();
+                    for (h, v) in r.headers() {
+                        let v = String::from_utf8_lossy(v.as_bytes());
+                        assert!(
+                            !v.contains(secret),
+                            "{method} {path} with {name}: header {h} echoes the key ({status})"
+                        );
+                    }
+                    let body = r.text().await.unwrap();
+                    assert!(
+                        !body.contains(secret),
+                        "{method} {path} with {name}: body echoes the key ({status}): {body}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 2 * 13 * 4 * 5);
+}
+
+#[tokio::test]
+async fn an_authorization_header_that_is_not_text_is_an_invalid_key() {
+    let app = spawn().await;
+    let value = reqwest::header::HeaderValue::from_bytes(b"Bearer mds_live_\xff\xfe").unwrap();
+    let r = app.client.get(format!("{}/v1/companies", app.base)).header("authorization", value).send().await.unwrap();
+    assert_problem(r, 401, "invalid_api_key").await;
+    let r = app.client.get(format!("{}/v1/companies", app.base)).send().await.unwrap();
+    assert_problem(r, 401, "missing_api_key").await;
+}

@@ -45,15 +45,18 @@ pub fn refuse_key_in_query(uri: &Uri) -> Result<(), ApiError> {
 /// Authenticates the bearer key of a request with `headers`: its
 /// [`KeyContext`], or `401`.
 pub fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Arc<KeyContext>, ApiError> {
-    let token = bearer_token(headers).ok_or_else(missing)?;
+    let value = headers.get(header::AUTHORIZATION).ok_or_else(missing)?;
+    // Not text: whatever was meant, it is no key of ours.
+    let value = value.to_str().map_err(|_| invalid())?;
+    let token = bearer_token(value).ok_or_else(missing)?;
     let key = ApiKey::parse(token).map_err(|_| invalid())?;
     state.authenticate(&key).ok_or_else(invalid)
 }
 
-/// The token of an `Authorization: Bearer <token>` header (scheme
+/// The token of an `Authorization: Bearer <token>` header value (scheme
 /// case-insensitive), if there is a non-empty one.
-fn bearer_token(headers: &HeaderMap) -> Option<&str> {
-    let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?.trim();
+fn bearer_token(value: &str) -> Option<&str> {
+    let v = value.trim();
     let (scheme, token) = v.split_once(' ')?;
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)

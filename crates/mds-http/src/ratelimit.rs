@@ -5,7 +5,7 @@
 //!
 //! What counts against the quota is the route's [`Billing`] (the route
 //! table): admitted requests to a counted route, whatever their outcome,
-//! except a `304`. Requests to a free route take from the per-minute limit
+//! except a `304` or a `5xx`. Requests to a free route take from the per-minute limit
 //! only, and stay possible when the quota is spent.
 
 use std::io::Write as _;
@@ -66,12 +66,14 @@ pub async fn admit(state: &AppState, ctx: &KeyContext, billing: Billing) -> Resu
 
 impl Admission {
     /// Counts the request against the quota unless it was answered `304`
-    /// (a reservation that is not counted is released), and adds the
+    /// (caching is rewarded) or `5xx` (the service's fault is never
+    /// billed): a reservation that is not counted is released. Adds the
     /// rate-limit headers to `resp`.
     pub fn settle(self, ctx: &KeyContext, resp: &mut Response) {
         let Some(mut decision) = self.decision else { return };
         if let Some(ticket) = decision.ticket.take() {
-            ticket.settle(resp.status() != StatusCode::NOT_MODIFIED);
+            let status = resp.status();
+            ticket.settle(status != StatusCode::NOT_MODIFIED && !status.is_server_error());
         }
         let h = resp.headers_mut();
         for (k, v) in headers(ctx, &decision) {

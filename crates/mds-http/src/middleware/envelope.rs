@@ -89,26 +89,27 @@ async fn wrap(envelope: Envelope, mut req: Request) -> Result<Response, Infallib
     let request_id = request_id::assign(req.headers());
     let entry = access_log::Entry::begin(&req);
     let head = head::as_get(&mut req);
-    // For the problems of the router's bare 404/405; a `Uri` clone shares
-    // its bytes.
-    let (method, uri) = (req.method().clone(), req.uri().clone());
+    // For the problem of the router's bare 405.
+    let method = req.method().clone();
     let route = routes::route(entry.route());
     let mut key = None;
+    // The guard's pass, kept outside the bounded part: a request that times
+    // out or panics after admission is still finished (its quota
+    // reservation released, as for every `5xx`; its rate-limit headers on).
+    let mut passed = None;
     let resp = {
         // Pinned in place: the request's whole future is not moved (copied)
         // again.
         let serve = pin!(async {
-            let passed = if let Some(&routes::Route { access: Access::Keyed(billing), .. }) = route {
+            if let Some(&routes::Route { access: Access::Keyed(billing), .. }) = route {
                 match guard::admit(state, &mut req, billing).await {
-                    Ok(passed) => passed,
+                    Ok(pass) => passed = pass,
                     Err(refused) => {
                         key = refused.key;
                         return refused.response;
                     }
                 }
-            } else {
-                None
-            };
+            }
             let mut resp = if req.headers().contains_key(header::ACCEPT_ENCODING) {
                 let Ok(resp) = compression.clone().call(req).await;
                 let mut resp = resp.map(Body::new);
@@ -122,19 +123,20 @@ async fn wrap(envelope: Envelope, mut req: Request) -> Result<Response, Infallib
             if let Some(route) = route.filter(|_| resp.status() == StatusCode::OK) {
                 resp.headers_mut().insert(header::CACHE_CONTROL, state.cache_control(route.caching));
             }
-            match passed {
-                Some(passed) => {
-                    if entry.logs() {
-                        key = Some(passed.key().clone());
-                    }
-                    passed.finish(resp)
-                }
-                None => resp,
-            }
+            resp
         });
         timeout::bound(state.http.request_timeout, serve).await
     };
-    let mut resp = problem::render(resp, &request_id, &method, uri.path());
+    let resp = match passed {
+        Some(passed) => {
+            if entry.logs() {
+                key = Some(passed.key().clone());
+            }
+            passed.finish(resp)
+        }
+        None => resp,
+    };
+    let mut resp = problem::render(resp, &request_id, &method);
     if head {
         head::drop_body(&mut resp);
     }

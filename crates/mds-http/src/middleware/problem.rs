@@ -14,14 +14,27 @@ use mds_domain::{ErrorCode, Problem};
 /// The problem media type.
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
+/// The methods of RFC 9110, which a `405` may name.
+const STANDARD_METHODS: [Method; 9] = [
+    Method::GET,
+    Method::HEAD,
+    Method::POST,
+    Method::PUT,
+    Method::DELETE,
+    Method::CONNECT,
+    Method::OPTIONS,
+    Method::TRACE,
+    Method::PATCH,
+];
+
 /// Renders the problem of `resp`, if it is an error: the [`Problem`] an
 /// [`ApiError`](crate::error::ApiError) left in its extensions, or one made
-/// for a bare error status. `method` and `path` are the request's, for the
-/// router's `404`/`405`.
-pub fn render(mut resp: Response, request_id: &HeaderValue, method: &Method, path: &str) -> Response {
+/// for a bare error status (`method` is the request's, for the router's
+/// `405`).
+pub fn render(mut resp: Response, request_id: &HeaderValue, method: &Method) -> Response {
     let problem = match resp.extensions_mut().remove::<Problem>() {
         Some(p) => Some(p),
-        None => bare_error(&resp, method, path),
+        None => bare_error(&resp, method),
     };
     let Some(mut problem) = problem else { return resp };
     problem.request_id = request_id.to_str().ok().map(str::to_owned);
@@ -35,8 +48,10 @@ pub fn render(mut resp: Response, request_id: &HeaderValue, method: &Method, pat
 }
 
 /// A problem for an error response that was made without one (the router's
-/// 404/405, a rejection of a layer we do not own).
-fn bare_error(resp: &Response, method: &Method, path: &str) -> Option<Problem> {
+/// 404/405, a rejection of a layer we do not own). Nothing the caller sent
+/// is repeated but a standard method's name: a path or a custom method may
+/// carry a key (`POST /v1/news/mds_live_…`), and no response echoes one.
+fn bare_error(resp: &Response, method: &Method) -> Option<Problem> {
     let status = resp.status();
     if !(status.is_client_error() || status.is_server_error()) {
         return None;
@@ -46,9 +61,15 @@ fn bare_error(resp: &Response, method: &Method, path: &str) -> Option<Problem> {
             let allow = resp.headers().get(header::ALLOW).and_then(|v| v.to_str().ok()).unwrap_or("GET,HEAD");
             // The router writes `GET,HEAD`; the sentence lists `GET, HEAD`.
             let allow = allow.split(',').map(str::trim).collect::<Vec<_>>().join(", ");
-            Problem::new(ErrorCode::MethodNotAllowed, format!("{method} is not allowed on {path}; allowed: {allow}"))
+            let method = if STANDARD_METHODS.contains(method) { method.as_str() } else { "this method" };
+            Problem::new(
+                ErrorCode::MethodNotAllowed,
+                format!("{method} is not allowed on this route; allowed: {allow}"),
+            )
         }
-        StatusCode::NOT_FOUND => Problem::new(ErrorCode::NotFound, format!("no route for {path}")),
+        StatusCode::NOT_FOUND => {
+            Problem::new(ErrorCode::NotFound, "no such route; see the API reference (/docs) for the routes")
+        }
         s if s.is_server_error() => {
             tracing::error!(status = s.as_u16(), "error response without a problem");
             Problem::new(ErrorCode::Internal, "an internal error occurred; quote the request_id if you report it")
