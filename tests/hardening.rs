@@ -8,7 +8,7 @@ mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::process::{Proc, burst, cli, requests_this_month, start};
+use common::process::{Proc, burst, cli, in_dir, requests_this_month, start};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -111,4 +111,53 @@ async fn sigterm_with_a_stuck_client_exits_within_the_grace_and_loses_no_count()
         counted,
         "every request counted before SIGTERM is in the store"
     );
+}
+
+/// libfaketime, if installed (Debian's `faketime`); `.ci/run` installs it
+/// and sets `MDS_TEST_REQUIRE_FAKETIME`, so there the test cannot skip.
+fn libfaketime() -> Option<&'static str> {
+    let found =
+        ["/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1"]
+            .into_iter()
+            .find(|p| std::path::Path::new(p).exists());
+    if found.is_none() {
+        assert!(std::env::var_os("MDS_TEST_REQUIRE_FAKETIME").is_none(), "libfaketime is required here");
+        println!("skipped: libfaketime not installed (apt-get install faketime)");
+    }
+    found
+}
+
+#[tokio::test]
+async fn stepping_the_wall_clock_back_an_hour_refuses_no_one() {
+    let Some(lib) = libfaketime() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    cli(&dir, &["accounts", "create", "acme"]);
+    let key = cli(&dir, &["keys", "create", "--account", "acme", "--tier", "pro"]).trim().to_owned();
+    let offset = dir.path().join("faketime");
+    std::fs::write(&offset, "+0\n").unwrap();
+    let mut cmd = in_dir(dir.path());
+    cmd.args(["serve"])
+        .env("LD_PRELOAD", lib)
+        .env("FAKETIME_TIMESTAMP_FILE", &offset)
+        .env("FAKETIME_NO_CACHE", "1")
+        // As NTP steps it: the wall clock only.
+        .env("DONT_FAKE_MONOTONIC", "1");
+    let server = Proc::start(cmd);
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let get = || client.get(format!("{}/v1/companies?limit=1", server.base())).bearer_auth(&key).send();
+    for _ in 0..20 {
+        assert_eq!(get().await.unwrap().status(), 200);
+    }
+    std::fs::write(&offset, "-3600\n").unwrap();
+    for i in 0..5 {
+        let r = get().await.unwrap();
+        assert_eq!(r.status(), 200, "request {i} after the step: {:?}", r.headers().get("retry-after"));
+    }
+    // The step took: the server's log lines (its wall clock) are an hour
+    // behind ours now.
+    let logs = server.logs();
+    let last = logs.lines().rev().find(|l| l.contains("status=200")).expect("access log line");
+    let logged: chrono::DateTime<chrono::Utc> = last.split_whitespace().next().unwrap().parse().unwrap();
+    let behind = chrono::Utc::now() - logged;
+    assert!(behind > chrono::Duration::minutes(50), "the server's clock was not stepped back: {last}");
 }

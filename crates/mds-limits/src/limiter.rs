@@ -208,7 +208,7 @@ impl Limiter {
         if state.lock().month(month).is_none() {
             self.meter.ensure_seeded(store, key, month).await?;
         }
-        let now_ns = nanos(now);
+        let now_ns = mono_nanos(self.clock.elapsed());
         let until_next_month = BillingMonth::seconds_until_next(now);
         let mut violated = Vec::new();
         let mut ticket = None;
@@ -242,13 +242,13 @@ impl Limiter {
     /// in the store, and keys with nothing left whose allowance is full.
     pub fn prune(&self) {
         let now = self.clock.now();
-        self.meter.forget_before(BillingMonth::of(now).prev(), nanos(now));
+        self.meter.forget_before(BillingMonth::of(now).prev(), mono_nanos(self.clock.elapsed()));
     }
 }
 
-/// Nanoseconds since the epoch (saturating outside 1677–2262).
-pub(crate) fn nanos(t: chrono::DateTime<chrono::Utc>) -> i64 {
-    t.timestamp_nanos_opt().unwrap_or(if t.timestamp() < 0 { i64::MIN } else { i64::MAX })
+/// Nanoseconds of monotonic time (saturating after 292 years).
+pub(crate) fn mono_nanos(d: std::time::Duration) -> i64 {
+    i64::try_from(d.as_nanos()).unwrap_or(i64::MAX)
 }
 
 /// Whole seconds, rounded up, of a non-negative nanosecond span.
