@@ -26,6 +26,8 @@ pub enum Fault {
     Broken = 2,
     /// Calls take 2 s, then go through.
     Slow = 3,
+    /// Calls panic (a bug in the store's code).
+    Panic = 4,
 }
 
 /// The fault injector.
@@ -53,6 +55,7 @@ impl Faulty {
                 tokio::time::sleep(Duration::from_secs(2)).await;
                 Ok(())
             }
+            4 => panic!("injected: a bug in the store"),
             _ => Ok(()),
         }
     }

@@ -153,10 +153,11 @@ impl Meter {
 
     /// Requests counted but not yet in the store.
     pub fn backlog(&self) -> u64 {
+        let outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
+        let waiting: u64 = outbox.iter().flat_map(|b| &b.deltas).map(|d| d.requests).sum();
         let keys = self.keys.read().unwrap_or_else(PoisonError::into_inner);
         let pending: u64 = keys.values().map(|s| s.lock().months.iter().map(|c| c.pending).sum::<u64>()).sum();
-        let outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
-        pending + outbox.iter().flat_map(|b| &b.deltas).map(|d| d.requests).sum::<u64>()
+        waiting + pending
     }
 
     /// Moves pending counts into a new batch (only when none waits).
@@ -202,7 +203,11 @@ impl Meter {
 
     /// Forgets counts of months before `month` that hold nothing unflushed
     /// (they are settled in the store; a late request re-seeds them), and
-    /// keys left with nothing to remember whose allowance is full again.
+    /// keys left with nothing to remember whose allowance is full again
+    /// (`now_ns` on the limiter's monotonic clock) and that no one holds: a
+    /// request being admitted (waiting for the store's count) or a
+    /// reservation not yet settled keeps its key, so its count lands in the
+    /// map that flushes read, not in a forgotten copy.
     pub fn forget_before(&self, month: BillingMonth, now_ns: i64) {
         let in_outbox: Vec<(KeyPrefix, BillingMonth)> = self
             .outbox
@@ -214,9 +219,12 @@ impl Meter {
             .collect();
         let mut keys = self.keys.write().unwrap_or_else(PoisonError::into_inner);
         keys.retain(|key, state| {
+            // Under the map's write lock no one can take a new handle, so
+            // the count of handles is exact.
+            let held = Arc::strong_count(state) > 1;
             let mut s = state.lock();
             s.months.retain(|c| c.month >= month || c.pending > 0 || in_outbox.contains(&(key.clone(), c.month)));
-            !s.months.is_empty() || s.tat_ns.is_some_and(|t| t > now_ns)
+            held || !s.months.is_empty() || s.tat_ns.is_some_and(|t| t > now_ns)
         });
     }
 }
@@ -311,6 +319,75 @@ mod tests {
         // Seeding again does not reset what is known.
         m.seed(&key(), NOV, 0);
         assert_eq!(m.used(&key(), NOV), Some(2));
+    }
+
+    #[test]
+    fn a_key_being_admitted_is_not_forgotten() {
+        let m = Meter::new();
+        // An admission holds the key's state while it reads the store's
+        // count; the prune runs meanwhile.
+        let admitting = m.key_state(&key());
+        m.forget_before(NOV, i64::MAX);
+        seed_state(&admitting, NOV, 0);
+        assert_eq!(reserve(&mut admitting.lock(), NOV, 10), Reservation::Reserved { used: 1 });
+        settle(&mut admitting.lock(), NOV, true);
+        drop(admitting);
+        assert_eq!(m.backlog(), 1, "the count is where flushes look");
+        assert_eq!(m.cut_batch().map(|b| b.deltas.len()), Some(1));
+        // Nothing held, nothing to remember: forgotten.
+        let m = Meter::new();
+        drop(m.key_state(&key()));
+        m.forget_before(NOV, i64::MAX);
+        assert!(m.existing(&key()).is_none());
+    }
+
+    /// `/metrics` (backlog), flushes (cut_batch) and new keys (the map's
+    /// write lock) at once, for a while: with two lock orders this
+    /// deadlocked; the test then never ends (and CI's time limit fails it).
+    #[test]
+    fn backlog_flush_and_new_keys_together_never_deadlock() {
+        let m = Arc::new(Meter::new());
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mut threads = Vec::new();
+        for t in 0..6 {
+            let (m, stop) = (m.clone(), stop.clone());
+            threads.push(std::thread::spawn(move || {
+                let mut i = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    match t % 3 {
+                        0 => {
+                            let _ = m.backlog();
+                        }
+                        1 => {
+                            if m.cut_batch().is_some() {
+                                *m.outbox.lock().unwrap() = None;
+                            }
+                        }
+                        _ => {
+                            let k = KeyPrefix::parse(&format!("mds_live_{:03}", i % 1000)).unwrap();
+                            let s = m.key_state(&k);
+                            seed_state(&s, NOV, 0);
+                            reserve(&mut s.lock(), NOV, u64::MAX);
+                            settle(&mut s.lock(), NOV, true);
+                            if i % 7 == 0 {
+                                m.forget_before(NOV, i64::MAX);
+                            }
+                        }
+                    }
+                    i += 1;
+                }
+            }));
+        }
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            stop.store(true, Ordering::Relaxed);
+            for t in threads {
+                t.join().unwrap();
+            }
+            let _ = done_tx.send(());
+        });
+        assert!(done_rx.recv_timeout(std::time::Duration::from_secs(20)).is_ok(), "deadlocked");
     }
 
     #[test]

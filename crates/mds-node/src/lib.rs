@@ -9,7 +9,7 @@
 //!   ([`keys`]), served news ([`news`]), the limiter, the metrics
 //!   ([`metrics`]); authentication and admission.
 //! - [`reload`] and [`flush`]: the background tasks that follow the store
-//!   and write counted requests to it.
+//!   and write counted requests to it; [`tasks`] starts and watches them.
 //! - [`catalog_load`]: a companies generation's catalog, from its snapshot
 //!   or built from the rows (also run by `mds import` after an import).
 //! - [`issue`]: issuing keys.
@@ -29,6 +29,7 @@ pub mod node;
 pub mod pages;
 pub mod reload;
 pub mod tagged;
+pub mod tasks;
 pub mod usage;
 
 pub use config::NodeConfig;

@@ -68,6 +68,8 @@ pub enum Event {
     ConnectionIdleClosed = 12,
     /// A connection waiting between requests was closed to make room.
     ConnectionEvicted = 13,
+    /// A background task (reload, flush) stopped: the node is not ready.
+    TaskStopped = 14,
 }
 
 const EVENTS: &[(&str, &str)] = &[
@@ -85,6 +87,10 @@ const EVENTS: &[(&str, &str)] = &[
     ("mds_connections_header_timeouts_total", "Connections closed because a request head was not complete in time."),
     ("mds_connections_idle_closed_total", "Connections closed after the idle timeout."),
     ("mds_connections_evicted_total", "Connections waiting between requests closed to make room at the cap."),
+    (
+        "mds_background_task_failures_total",
+        "Background tasks (reload, flush) that stopped; the node is then not ready.",
+    ),
 ];
 
 /// Counter shards; a thread records into one (threads beyond this share).

@@ -38,6 +38,8 @@ pub struct Node {
     auth: ArcSwap<AuthIndex>,
     /// The generations the cached views were loaded at (`None` before the first load).
     loaded: Mutex<Option<Generations>>,
+    /// Why a background task stopped, if one did ([`crate::tasks`]).
+    stopped: Mutex<Option<String>>,
 }
 
 impl Node {
@@ -63,6 +65,7 @@ impl Node {
             catalog: CatalogSlot::new(Arc::new(Catalog::default()), config.page_cache_bytes),
             auth: ArcSwap::from_pointee(AuthIndex::default()),
             loaded: Mutex::new(None),
+            stopped: Mutex::new(None),
             store,
             config,
         };
@@ -104,6 +107,17 @@ impl Node {
             None => self.limiter.admit(&*self.store, &ctx.prefix, limits, counts).await?,
         };
         Ok(Some(decision))
+    }
+
+    /// Why a background task stopped, if one did: the node then follows the
+    /// store no more (or writes no counts), so it is not ready.
+    pub fn stopped_task(&self) -> Option<String> {
+        self.stopped.lock().expect("not poisoned").clone()
+    }
+
+    /// Records that a background task stopped, and why.
+    pub(crate) fn task_stopped(&self, why: String) {
+        self.stopped.lock().expect("not poisoned").get_or_insert(why);
     }
 
     /// Requests counted but not yet written to the store.

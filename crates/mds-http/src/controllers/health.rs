@@ -44,8 +44,12 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     resp
 }
 
-/// Readiness: `200` when the store answers within a second, else `503`.
+/// Readiness: `200` when the store answers within a second and the node's
+/// background tasks run, else `503`.
 pub async fn readyz(State(state): State<AppState>) -> Result<Response, ApiError> {
+    if let Some(why) = state.stopped_task() {
+        return Err(ApiError::new(ErrorCode::Unavailable, format!("{why}; this node needs a restart")));
+    }
     match tokio::time::timeout(Duration::from_secs(1), state.store.ping()).await {
         Ok(Ok(())) => {
             let body = serde_json::json!({"status": "ready", "companies": state.catalog().len()});

@@ -26,8 +26,9 @@ use std::pin::pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use mds_node::flush;
 use mds_node::metrics::Event;
-use mds_node::{flush, reload};
+use mds_node::tasks::Background;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
@@ -136,8 +137,7 @@ impl Server {
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> io::Result<()> {
         let Server { listener, state } = self;
         let node = state.node.clone();
-        let reloader = reload::spawn(node.clone());
-        let flusher = flush::spawn(node.clone());
+        let background = Background::start(&node);
         let cfg = state.http.server.clone();
         let cap = max_connections(cfg.max_connections);
         tracing::debug!(max_connections = cap, "accepting connections");
@@ -215,8 +215,7 @@ impl Server {
             conns.abort_all();
             while conns.join_next().await.is_some() {}
         }
-        reloader.abort();
-        flusher.abort();
+        background.stop();
         // Every admitted request was counted before its response was written.
         flush::final_flush(&node).await;
         tracing::info!("server stopped");

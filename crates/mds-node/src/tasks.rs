@@ -1,0 +1,58 @@
+//! The node's background tasks ([`crate::reload`], [`crate::flush`]), started
+//! together and watched: a task that panics or ends by itself leaves the
+//! node not ready ([`Node::stopped_task`]), logged and counted, rather than
+//! serving stale keys or holding counts it no longer writes.
+
+use std::sync::Arc;
+
+use tokio::task::{AbortHandle, JoinHandle};
+
+use crate::metrics::Event;
+use crate::node::Node;
+use crate::{flush, reload};
+
+/// The running tasks; [`Background::stop`] ends them.
+pub struct Background {
+    tasks: Vec<AbortHandle>,
+}
+
+impl Background {
+    /// Starts the reload and flush tasks of `node`, each with a watcher.
+    pub fn start(node: &Arc<Node>) -> Self {
+        let tasks = [("reload", reload::spawn(node.clone())), ("flush", flush::spawn(node.clone()))]
+            .into_iter()
+            .map(|(name, task)| {
+                let abort = task.abort_handle();
+                tokio::spawn(watch(node.clone(), name, task));
+                abort
+            })
+            .collect();
+        Background { tasks }
+    }
+
+    /// Ends the tasks (at shutdown; their watchers see a cancellation, not a
+    /// failure).
+    pub fn stop(self) {
+        for t in self.tasks {
+            t.abort();
+        }
+    }
+}
+
+/// Waits for `task` to end; anything but a cancellation is a failure.
+async fn watch(node: Arc<Node>, name: &'static str, task: JoinHandle<()>) {
+    let why = match task.await {
+        Err(e) if e.is_cancelled() => return,
+        Err(e) => match e.into_panic().downcast::<String>() {
+            Ok(msg) => format!("the {name} task panicked: {msg}"),
+            Err(p) => match p.downcast::<&str>() {
+                Ok(msg) => format!("the {name} task panicked: {msg}"),
+                Err(_) => format!("the {name} task panicked"),
+            },
+        },
+        Ok(()) => format!("the {name} task ended"),
+    };
+    tracing::error!(task = name, "{why}; this node is not ready from now on and needs a restart");
+    node.metrics.event(Event::TaskStopped);
+    node.task_stopped(why);
+}
