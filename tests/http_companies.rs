@@ -165,7 +165,9 @@ async fn search_is_unicode_case_insensitive() {
         logo_url: None,
     });
     let app = spawn_with(Options { companies, ..Options::default() }).await;
-    for q in ["NESTL%C3%89", "nestl%C3%A9", "Nestl%C3%A9%20india", "TL%C3%89"] {
+    // Composed (U+00E9) and decomposed (e + U+0301) spellings alike: terms
+    // and names are compared in NFC.
+    for q in ["NESTL%C3%89", "nestl%C3%A9", "Nestl%C3%A9%20india", "TL%C3%89", "nestle%CC%81", "NESTLE%CC%81%20I"] {
         let body = app.get_json(&format!("/v1/companies?search={q}"), 200).await;
         let data = body["data"].as_array().unwrap();
         assert_eq!(data.len(), 1, "{q}");

@@ -65,7 +65,13 @@ impl SearchTerm {
 
 /// Case folding used for search, on both the term and the searched text.
 pub fn fold(s: &str) -> String {
-    s.to_lowercase()
+    if s.is_ascii() {
+        return s.to_ascii_lowercase();
+    }
+    // NFC first, so a decomposed "é" (e + U+0301) and a composed one match;
+    // then lower case, and NFC again (lower-casing may decompose).
+    use unicode_normalization::UnicodeNormalization as _;
+    s.nfc().collect::<String>().to_lowercase().nfc().collect()
 }
 
 /// Default page size.
@@ -198,5 +204,18 @@ mod tests {
         };
         assert_ne!(a.canonical(), b.canonical());
         assert_eq!(CompanyFilter::default().canonical(), "");
+    }
+}
+
+#[cfg(test)]
+mod fold_tests {
+    use super::fold;
+
+    #[test]
+    fn folding_is_lower_case_nfc() {
+        assert_eq!(fold("NESTLE"), "nestle");
+        assert_eq!(fold("Nestl\u{e9}"), "nestl\u{e9}");
+        assert_eq!(fold("Nestle\u{301}"), "nestl\u{e9}", "decomposed becomes composed");
+        assert_eq!(fold("NESTL\u{c9}"), fold("nestle\u{301}"));
     }
 }
