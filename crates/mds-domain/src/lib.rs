@@ -16,6 +16,7 @@
 //! - [`problem`]: the RFC 9457 problem body and the stable error codes.
 //! - [`time`]: the one timestamp format of the wire.
 //! - [`hex`]: the one hex encoding (hashes, tags, secrets).
+//! - [`bounds`]: the longest value each stored text field may hold.
 //!
 //! The wire records here are shared with API clients, so this crate stays
 //! free of storage and HTTP dependencies.
@@ -44,6 +45,7 @@ macro_rules! string_schema {
 
 pub mod account;
 pub mod article;
+pub mod bounds;
 pub mod company;
 pub mod hex;
 pub mod isin;

@@ -4,6 +4,7 @@
 //! Both forms go through one validation, so a value is refused with the same
 //! message whichever form it came in.
 
+use mds_domain::bounds;
 use mds_domain::{Company, Isin, MarketCapBand};
 use serde::Deserialize;
 
@@ -137,11 +138,16 @@ fn push_valid(
         None => Ok(isin),
     });
     let name = f.name.trim();
-    let name_ok = if name.is_empty() { Err("name is empty".to_owned()) } else { Ok(()) };
+    let name_ok = if name.is_empty() { Err("name is empty".to_owned()) } else { bounds::COMPANY_NAME.check(name) };
     let band = non_empty(f.market_cap_band).map(parse_band).transpose();
     let logo_url = non_empty(f.logo_url).map(|v| parse_url("logo_url", v)).transpose();
-    match (isin, parse_ticker(f.ticker), name_ok, f.is_bse, f.is_nse, band, logo_url) {
-        (Ok(isin), Ok(ticker), Ok(()), Ok(is_bse), Ok(is_nse), Ok(market_cap_band), Ok(logo_url)) => {
+    let classes = [(f.industry, bounds::INDUSTRY), (f.sector, bounds::SECTOR)]
+        .into_iter()
+        .filter_map(|(v, bound)| non_empty(v).and_then(|v| bound.check(v).err()))
+        .reduce(|a, b| format!("{a}; {b}"))
+        .map_or(Ok(()), Err);
+    match (isin, parse_ticker(f.ticker), name_ok, f.is_bse, f.is_nse, band, logo_url, classes) {
+        (Ok(isin), Ok(ticker), Ok(()), Ok(is_bse), Ok(is_nse), Ok(market_cap_band), Ok(logo_url), Ok(())) => {
             out.push(Company {
                 isin,
                 ticker,
@@ -154,11 +160,20 @@ fn push_valid(
                 logo_url,
             })
         }
-        (isin, ticker, name, is_bse, is_nse, band, logo_url) => {
+        (isin, ticker, name, is_bse, is_nse, band, logo_url, classes) => {
             RowError::push_all(
                 errors,
                 line,
-                [isin.err(), ticker.err(), name.err(), is_bse.err(), is_nse.err(), band.err(), logo_url.err()],
+                [
+                    isin.err(),
+                    ticker.err(),
+                    name.err(),
+                    is_bse.err(),
+                    is_nse.err(),
+                    band.err(),
+                    logo_url.err(),
+                    classes.err(),
+                ],
             );
         }
     }

@@ -190,7 +190,9 @@ fn exchange_isin(record: &Record, index: usize, skipped: &mut Vec<SkippedRow>) -
 fn exchange_name(record: &Record, index: usize, column: &str) -> Result<String, String> {
     match record.get(index) {
         "" => Err(format!("{column} is empty")),
-        name => Ok(name.to_owned()),
+        name => {
+            mds_domain::bounds::COMPANY_NAME.check(name).map(|()| name.to_owned()).map_err(|e| format!("{column}: {e}"))
+        }
     }
 }
 
@@ -257,20 +259,28 @@ pub fn parse_bse_equity_list(bytes: &[u8]) -> Result<BseEquityList, ImportError>
             let security_id = record.get(col[2]);
             let ticker = bse_ticker(security_id, record.get(col[0]));
             let name = exchange_name(record, col[1], "Issuer Name");
-            match (isin, ticker, name) {
-                (Ok(None), _, _) => {}
-                (Ok(Some(isin)), Ok((ticker, ticker_source)), Ok(name)) => list.listings.push(BseListing {
-                    line,
-                    isin,
-                    ticker,
-                    ticker_source,
-                    security_id: security_id.to_owned(),
-                    name,
-                    industry: classification(record.get(col[5])),
-                    sector: classification(record.get(col[4])),
-                }),
-                (isin, ticker, name) => {
-                    RowError::push_all(&mut errors, line, [isin.err(), ticker.err(), name.err()]);
+            let industry = classification(record.get(col[5]), mds_domain::bounds::INDUSTRY);
+            let sector = classification(record.get(col[4]), mds_domain::bounds::SECTOR);
+            match (isin, ticker, name, industry, sector) {
+                (Ok(None), ..) => {}
+                (Ok(Some(isin)), Ok((ticker, ticker_source)), Ok(name), Ok(industry), Ok(sector)) => {
+                    list.listings.push(BseListing {
+                        line,
+                        isin,
+                        ticker,
+                        ticker_source,
+                        security_id: security_id.to_owned(),
+                        name,
+                        industry,
+                        sector,
+                    })
+                }
+                (isin, ticker, name, industry, sector) => {
+                    RowError::push_all(
+                        &mut errors,
+                        line,
+                        [isin.err(), ticker.err(), name.err(), industry.err(), sector.err()],
+                    );
                 }
             }
         }
@@ -295,8 +305,9 @@ fn bse_ticker(security_id: &str, security_code: &str) -> Result<(Ticker, BseTick
 }
 
 /// A BSE classification cell: `-` and empty mean unclassified.
-fn classification(cell: &str) -> Option<String> {
-    non_empty(Some(cell)).filter(|c| *c != "-").map(str::to_owned)
+fn classification(cell: &str, bound: mds_domain::bounds::Bound) -> Result<Option<String>, String> {
+    let value = non_empty(Some(cell)).filter(|c| *c != "-");
+    value.map(|v| bound.check(v).map(|()| v.to_owned())).transpose()
 }
 
 const MCAP_COLUMNS: &[Column] = &[Column::required("Symbol"), Column::required("Market_capitalization_lakhs")];
@@ -427,8 +438,10 @@ mod tests {
 
     #[test]
     fn classification_dash_is_none() {
-        assert_eq!(classification("-"), None);
-        assert_eq!(classification(" "), None);
-        assert_eq!(classification(" Gas "), Some("Gas".to_owned()));
+        let b = mds_domain::bounds::INDUSTRY;
+        assert_eq!(classification("-", b), Ok(None));
+        assert_eq!(classification(" ", b), Ok(None));
+        assert_eq!(classification(" Gas ", b), Ok(Some("Gas".to_owned())));
+        assert!(classification(&"g".repeat(201), b).is_err());
     }
 }

@@ -27,6 +27,9 @@ pub(crate) fn parse_ticker(value: &str) -> Result<Ticker, String> {
 /// An absolute http(s) URL without white space; anything else would reach
 /// API clients as a broken link.
 pub(crate) fn parse_url(field: &str, value: &str) -> Result<String, String> {
+    if let Err(e) = mds_domain::bounds::URL.check(value) {
+        return Err(format!("{field}: {e}"));
+    }
     let rest = value.strip_prefix("https://").or_else(|| value.strip_prefix("http://"));
     match rest {
         Some(rest) if !rest.is_empty() && !rest.chars().any(char::is_whitespace) => Ok(value.to_owned()),

@@ -5,6 +5,7 @@
 //! dropped. Optional text that is empty or white space becomes `null`, so an
 //! article has one shape whichever way its source wrote "nothing".
 
+use mds_domain::bounds;
 use mds_domain::time::parse_rfc3339;
 use mds_domain::{Article, Slug};
 use serde::Deserialize;
@@ -69,11 +70,31 @@ fn validate(line: usize, a: JsonArticle, seen: &mut FirstSeen<Slug>, errors: &mu
     if headline.is_empty() {
         bad("headline is empty".to_owned());
     }
+    for (value, bound) in [
+        (Some(headline), bounds::HEADLINE),
+        (a.subheadline.as_deref(), bounds::SUBHEADLINE),
+        (a.excerpt.as_deref(), bounds::EXCERPT),
+        (a.body.as_deref(), bounds::BODY),
+        (a.category.as_deref(), bounds::CATEGORY),
+        (a.company_name.as_deref(), bounds::ARTICLE_COMPANY_NAME),
+        (a.author_name.as_deref(), bounds::AUTHOR_NAME),
+    ] {
+        if let Some(e) = non_empty(value).and_then(|v| bound.check(v).err()) {
+            bad(e);
+        }
+    }
+    let given = a.tags.unwrap_or_default();
+    if given.len() > bounds::MAX_TAGS {
+        bad(format!("{} tags; at most {} are allowed", given.len(), bounds::MAX_TAGS));
+    }
     let mut tags = Vec::new();
-    for (i, tag) in a.tags.unwrap_or_default().iter().enumerate() {
+    for (i, tag) in given.iter().enumerate() {
         match tag.trim() {
             "" => bad(format!("tags[{i}] is empty")),
-            t => tags.push(t.to_owned()),
+            t => match bounds::TAG.check(t) {
+                Ok(()) => tags.push(t.to_owned()),
+                Err(e) => bad(format!("tags[{i}]: {e}")),
+            },
         }
     }
     let isin = non_empty(a.isin.as_deref()).map(parse_isin).transpose().map_err(&mut bad).ok().flatten();

@@ -287,3 +287,30 @@ fn json_lines_detection_skips_leading_white_space_and_bom() {
     let bad = "\n\n{\"isin\":\"INE144J01027\"}";
     assert_eq!(error_lines(bad.as_bytes()), vec![3]);
 }
+
+#[test]
+fn text_over_its_bound_is_refused_on_its_line() {
+    // A name of 30 MB was once accepted and then served in pages.
+    let huge = "N".repeat(30 << 20);
+    let csv = format!(
+        "{HEADER}\n\
+         INE117A01022,ABB,{huge},,,true,true,,\n\
+         INE144J01027,20MICRONS,{},{},,false,true,,\n\
+         INE467B01029,TCS,Tata Consultancy Services Limited,,,true,true,,https://x.example/{}\n",
+        "é".repeat(501),
+        "i".repeat(201),
+        "p".repeat(2048),
+    );
+    assert_eq!(
+        errors(csv.as_bytes()),
+        vec![
+            (2, "name is 31457280 characters long; at most 500 are allowed".to_owned()),
+            (3, "name is 501 characters long; at most 500 are allowed".to_owned()),
+            (3, "industry is 201 characters long; at most 200 are allowed".to_owned()),
+            (4, "logo_url: url is 2066 bytes long; at most 2048 are allowed".to_owned()),
+        ]
+    );
+    // At the bound: accepted.
+    let csv = format!("{HEADER}\nINE117A01022,ABB,{},,,true,true,,\n", "é".repeat(500));
+    assert_eq!(parse_companies(csv.as_bytes()).unwrap()[0].name.chars().count(), 500);
+}

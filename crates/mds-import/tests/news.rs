@@ -116,3 +116,25 @@ fn non_utf8_is_reported_on_its_line() {
     assert_eq!(err.lines(), vec![2]);
     assert!(err.to_string().starts_with("line 2: not UTF-8"));
 }
+
+#[test]
+fn text_over_its_bound_is_refused_on_its_line() {
+    let body = "b".repeat(200 * 1024 + 1);
+    let tags: Vec<String> = (0..51).map(|i| format!("\"t{i}\"")).collect();
+    let file = [
+        format!(r#"{{"slug":"a","headline":"H","body":"{body}"}}"#),
+        format!(r#"{{"slug":"b","headline":"{}","tags":["{}"]}}"#, "h".repeat(501), "t".repeat(65)),
+        format!(r#"{{"slug":"c","headline":"H","tags":[{}]}}"#, tags.join(",")),
+        format!(r#"{{"slug":"d","headline":"H","body":"{}"}}"#, "b".repeat(200 * 1024)),
+    ]
+    .join("\n");
+    assert_eq!(
+        errors(&file),
+        vec![
+            (1, "body is 204801 bytes long; at most 204800 are allowed".to_owned()),
+            (2, "headline is 501 characters long; at most 500 are allowed".to_owned()),
+            (2, "tags[0]: tag is 65 characters long; at most 64 are allowed".to_owned()),
+            (3, "51 tags; at most 50 are allowed".to_owned()),
+        ]
+    );
+}
