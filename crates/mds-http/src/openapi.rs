@@ -1,8 +1,8 @@
 //! The OpenAPI 3.1 document of the API, generated from the code with utoipa:
-//! the wire types of `mds-domain` (feature `openapi`), the `#[utoipa::path]`
-//! attributes on the controllers, and here the parts no type expresses:
-//! the query parameters of `/v1/companies`, the problem responses per status
-//! with their `code` values, the response headers and the bearer scheme.
+//! the wire types and query parameters of `mds-domain` (feature `openapi`),
+//! the `#[utoipa::path]` attributes on the controllers, and here the parts no
+//! type expresses: the shared problem responses per status with their `code`
+//! values, the response headers and the bearer scheme.
 //!
 //! Served unauthenticated at `GET /v1/openapi.json`; a snapshot is committed
 //! at `docs/openapi.json` and checked by `tests/openapi.rs`.
@@ -12,16 +12,19 @@ use std::sync::OnceLock;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use mds_domain::usage::{V1Usage, V1UsageWindow};
-use mds_domain::{Article, Company, ErrorCode, Exchange, MarketCapBand, Problem};
+use mds_domain::{Article, Company, ErrorCode, Exchange, MarketCapBand, Page, Problem};
 use mds_domain::{Isin, Slug, Ticker};
-use serde::Serialize;
 use utoipa::openapi::example::ExampleBuilder;
 use utoipa::openapi::schema::{AllOfBuilder, ObjectBuilder, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Header, HeaderBuilder, Ref, RefOr, ResponseBuilder, Schema};
-use utoipa::{IntoParams, Modify, OpenApi, ToResponse, ToSchema};
+use utoipa::{Modify, OpenApi, ToResponse};
 
 use crate::controllers::{companies, news, usage};
+
+/// One page of `GET /v1/companies` ([`Page`] of [`Company`], schema
+/// `V1CompanyPage`). An alias, so the macros take it as one named schema.
+pub type CompanyPage = Page<Company>;
 
 /// The document (see the module docs).
 #[derive(OpenApi)]
@@ -35,7 +38,7 @@ Every `/v1` operation needs `Authorization: Bearer <key>`. Errors are RFC 9457 p
     ),
     paths(companies::list, news::show, usage::show),
     components(
-        schemas(V1CompanyPage, Company, Article, V1Usage, V1UsageWindow, Problem, MarketCapBand, Exchange, Isin, Ticker, Slug),
+        schemas(CompanyPage, Company, Article, V1Usage, V1UsageWindow, Problem, MarketCapBand, Exchange, Isin, Ticker, Slug),
         responses(
             CompaniesBadRequest,
             BadRequest,
@@ -75,51 +78,6 @@ pub async fn serve() -> Response {
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=300"));
     resp
-}
-
-/// One page of `GET /v1/companies` (the document's view of the body the
-/// controller writes).
-#[derive(Serialize, ToSchema)]
-#[schema(as = V1CompanyPage)]
-pub struct V1CompanyPage {
-    /// The companies, ordered by `ticker` then `isin`.
-    pub data: Vec<Company>,
-    /// Cursor of the next page: a string when `has_more`, else `null`.
-    #[schema(required)]
-    pub next_cursor: Option<String>,
-    /// Whether there is a next page.
-    pub has_more: bool,
-}
-
-/// The query parameters of `GET /v1/companies`. Filters combine with AND; a
-/// parameter given twice, or one not listed here, is `400`.
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-#[allow(dead_code)] // read through `RawQuery`; this type only describes them
-pub struct CompaniesQuery {
-    /// First character of the ticker: `A`-`Z` (case-insensitive) or `0`-`9`.
-    #[param(pattern = "^[A-Za-z0-9]$", min_length = 1, max_length = 1, example = "R")]
-    letter: Option<String>,
-    /// Exact, case-sensitive industry; an unknown one gives an empty page.
-    #[param(min_length = 1, max_length = 200, example = "Refineries")]
-    industry: Option<String>,
-    /// Exchange the security is listed on.
-    #[param(inline)]
-    exchange: Option<Exchange>,
-    /// Market-capitalisation band.
-    #[param(inline)]
-    market_cap: Option<MarketCapBand>,
-    /// Case-insensitive substring of `name` or `ticker`; trimmed, then 2 to 100 characters.
-    #[param(min_length = 2, max_length = 100, pattern = "^\\s*\\S.*\\S\\s*$", example = "bajaj")]
-    search: Option<String>,
-    /// Exact ticker, case-insensitive (may match several securities).
-    #[param(pattern = "^\\s*[!-~]{1,32}\\s*$", min_length = 1, example = "RELIANCE")]
-    ticker: Option<String>,
-    /// `next_cursor` of the previous page, sent with the same filters.
-    cursor: Option<String>,
-    /// Page size, 1 to 200 (digits only, no sign, no leading zero).
-    #[param(minimum = 1, maximum = 200, default = 50)]
-    limit: Option<u16>,
 }
 
 /// Builds a problem+json response allowing `codes`, one example per code.

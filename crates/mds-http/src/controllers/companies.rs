@@ -6,7 +6,8 @@ use axum::extract::{RawQuery, State};
 use axum::http::HeaderValue;
 use axum::response::Response;
 use mds_catalog::SortKey;
-use mds_domain::{CompanyFilter, ErrorCode, Exchange, Letter, Limit, MarketCapBand, SearchTerm, Ticker};
+use mds_domain::params::{COMPANIES_PARAMETERS, CompaniesQueryParams};
+use mds_domain::{CompanyFilter, ErrorCode, Limit, page as envelope};
 use sha2::{Digest, Sha256};
 
 use super::{Caching, tagged};
@@ -17,12 +18,9 @@ use crate::params::Params;
 use crate::state::AppState;
 use crate::views::CatalogVersion;
 
-/// The query parameters the endpoint defines.
-pub const PARAMETERS: &[&str] =
-    &["letter", "industry", "exchange", "market_cap", "search", "ticker", "cursor", "limit"];
-
-/// The longest `industry` value accepted.
-const INDUSTRY_MAX_LEN: usize = 200;
+/// The query parameters the endpoint defines (defined in
+/// [`mds_domain::params`]).
+pub const PARAMETERS: &[&str] = COMPANIES_PARAMETERS;
 
 /// A parsed request: filters, page size, cursor.
 #[derive(Debug)]
@@ -36,32 +34,13 @@ pub struct CompaniesRequest {
 }
 
 impl CompaniesRequest {
-    /// Parses and validates the query string.
+    /// Parses and validates the query string: names with [`Params`] (unknown
+    /// or repeated ones are refused), values with [`CompaniesQueryParams`].
     pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
         let p = Params::parse(raw, PARAMETERS)?;
-        let bad = |param: &'static str| move |detail: String| ApiError::invalid_parameter(param, detail);
-        let filter = CompanyFilter {
-            letter: p.get("letter").map(Letter::parse).transpose().map_err(bad("letter"))?,
-            industry: p.get("industry").map(parse_industry).transpose().map_err(bad("industry"))?,
-            exchange: p.get("exchange").map(str::parse::<Exchange>).transpose().map_err(bad("exchange"))?,
-            market_cap: p.get("market_cap").map(str::parse::<MarketCapBand>).transpose().map_err(bad("market_cap"))?,
-            search: p.get("search").map(SearchTerm::parse).transpose().map_err(bad("search"))?,
-            ticker: p
-                .get("ticker")
-                .map(|t| Ticker::parse(t).map_err(|e| e.to_string()))
-                .transpose()
-                .map_err(bad("ticker"))?,
-        };
-        let limit = p.get("limit").map(Limit::parse).transpose().map_err(bad("limit"))?.unwrap_or_default();
-        Ok(CompaniesRequest { filter, limit, cursor: p.get("cursor").map(str::to_owned) })
-    }
-}
-
-fn parse_industry(s: &str) -> Result<String, String> {
-    if s.is_empty() || s.len() > INDUSTRY_MAX_LEN {
-        Err(format!("industry must be 1 to {INDUSTRY_MAX_LEN} bytes, matched exactly"))
-    } else {
-        Ok(s.to_owned())
+        let q = CompaniesQueryParams::parse(|name| p.get(name))
+            .map_err(|e| ApiError::invalid_parameter(e.param, e.detail))?;
+        Ok(CompaniesRequest { filter: q.filter, limit: q.page.limit, cursor: q.page.cursor })
     }
 }
 
@@ -74,9 +53,9 @@ fn parse_industry(s: &str) -> Result<String, String> {
     summary = "List companies",
     description = "One page of companies, ordered by `ticker` then `isin`. Pagination is keyset-based: pass \
 `next_cursor` back as `cursor` with the same filters (`limit` may change). Counts against the monthly quota.",
-    params(crate::openapi::CompaniesQuery),
+    params(CompanyFilter, mds_domain::PageParams),
     responses(
-        (status = 200, description = "A page of companies.", body = crate::openapi::V1CompanyPage, content_type = "application/json"),
+        (status = 200, description = "A page of companies.", body = crate::openapi::CompanyPage, content_type = "application/json"),
         (status = 304, description = "Not modified: `If-None-Match` matched the `ETag`; no body, not counted."),
         (status = 400, response = crate::openapi::CompaniesBadRequest),
         (status = 401, response = crate::openapi::Unauthorized),
@@ -119,11 +98,7 @@ fn make_page(state: &AppState, catalog: &CatalogVersion, raw: Option<&str>) -> R
     let page = catalog.page(&req.filter, after.as_ref(), req.limit.get());
     let next_cursor = page.next.as_ref().map(|k| state.cursors.encode(&req.filter, k));
     let mut body = Vec::with_capacity(256);
-    body.extend_from_slice(b"{\"data\":[");
-    page.write_rows(&mut body);
-    body.extend_from_slice(b"],\"next_cursor\":");
-    serde_json::to_writer(&mut body, &next_cursor).expect("a string serialises");
-    body.extend_from_slice(if page.has_more() { b",\"has_more\":true}" } else { b",\"has_more\":false}" });
+    envelope::write_json(&mut body, |b| page.write_rows(b), next_cursor.as_deref(), page.has_more());
     // Exactly as long as the page (the spare capacity is given back), so
     // that what the page cache counts is what it holds.
     Ok(Tagged { body: body.into_boxed_slice().into(), etag: page_tag(catalog, &req, after.as_ref()) })
