@@ -2,7 +2,15 @@
 //! the wire types and query parameters of `mds-domain` (feature `openapi`),
 //! the `#[utoipa::path]` attributes on the controllers, and here the parts no
 //! type expresses: the shared problem responses per status with their `code`
-//! values, the response headers and the bearer scheme.
+//! values, the response headers, the bearer scheme and the introduction
+//! (`openapi.md`, what a consumer needs to know before the operations).
+//!
+//! Written for generated clients: one `Problem` schema that every error
+//! response refers to (`components/responses`, by `$ref`), one schema per
+//! enumeration (`Exchange`, `MarketCapBand`) referred to wherever it is used,
+//! and `operationId`s that read as method names (`listCompanies`,
+//! `getArticle`, `getUsage`). `scripts/generated-client.sh` generates a
+//! Python client from the served document and runs it against a server.
 //!
 //! Served unauthenticated at `GET /v1/openapi.json`; a snapshot is committed
 //! at `docs/openapi.json` and checked by `tests/openapi.rs`.
@@ -15,9 +23,9 @@ use mds_domain::usage::{V1Usage, V1UsageWindow};
 use mds_domain::{Article, Company, ErrorCode, Exchange, MarketCapBand, Page, Problem};
 use mds_domain::{Isin, Slug, Ticker};
 use utoipa::openapi::example::ExampleBuilder;
-use utoipa::openapi::schema::{AllOfBuilder, ObjectBuilder, Type};
+use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::openapi::{ContentBuilder, Header, HeaderBuilder, Ref, RefOr, ResponseBuilder, Schema};
+use utoipa::openapi::{ContentBuilder, Header, HeaderBuilder, Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi, ToResponse};
 
 use crate::controllers::{companies, news, usage};
@@ -31,9 +39,7 @@ pub type CompanyPage = Page<Company>;
 #[openapi(
     info(
         title = "mds market-data API",
-        description = "Companies (Indian listed securities), news articles and the caller's usage. \
-Every `/v1` operation needs `Authorization: Bearer <key>`. Errors are RFC 9457 problem details \
-(`application/problem+json`) with a stable `code`. See also `docs/API-DESIGN.md`.",
+        description = include_str!("openapi.md"),
         license(name = "MIT OR Apache-2.0", identifier = "MIT OR Apache-2.0"),
     ),
     paths(companies::list, news::show, usage::show),
@@ -80,16 +86,11 @@ pub async fn serve() -> Response {
     resp
 }
 
-/// Builds a problem+json response allowing `codes`, one example per code.
+/// Builds a problem+json response: the one `Problem` schema (by `$ref`, so
+/// a generated client has one error type; the description names the codes
+/// it can carry), one example per code in `codes`.
 fn problem(description: &str, codes: &[ErrorCode], extra: &[(&str, Header)]) -> RefOr<utoipa::openapi::Response> {
-    let schema = AllOfBuilder::new()
-        .item(Ref::from_schema_name("Problem"))
-        .item(ObjectBuilder::new().property(
-            "code",
-            ObjectBuilder::new().schema_type(Type::String).enum_values(Some(codes.iter().map(|c| c.as_str()))),
-        ))
-        .build();
-    let schema = RefOr::T(Schema::AllOf(schema));
+    let schema = RefOr::Ref(Ref::from_schema_name("Problem"));
     let examples = codes.iter().map(|&c| {
         let mut p = Problem::new(c, example_detail(c));
         p.request_id = Some("01JD8X5QK2M3N4P5R6S7T8V9W0".into());
@@ -303,5 +304,34 @@ mod tests {
         for c in ErrorCode::ALL {
             assert!(document_json().contains(&format!("\"{}\"", c.as_str())), "{c:?} missing");
         }
+    }
+
+    /// What a generated client needs: every error body is the one `Problem`
+    /// schema by `$ref`, every operation's errors are shared responses by
+    /// `$ref`, enumerations are named schemas, and the operation ids read as
+    /// method names.
+    #[test]
+    fn document_suits_generated_clients() {
+        let v: serde_json::Value = serde_json::from_str(document_json()).unwrap();
+        for (name, r) in v["components"]["responses"].as_object().unwrap() {
+            let schema = &r["content"]["application/problem+json"]["schema"];
+            assert_eq!(schema, &serde_json::json!({"$ref": "#/components/schemas/Problem"}), "{name}");
+        }
+        let mut ids = Vec::new();
+        for item in v["paths"].as_object().unwrap().values() {
+            let op = &item["get"];
+            ids.push(op["operationId"].as_str().unwrap().to_owned());
+            for (status, r) in op["responses"].as_object().unwrap() {
+                if status.starts_with('4') || status.starts_with('5') {
+                    assert!(r["$ref"].as_str().is_some_and(|s| s.starts_with("#/components/responses/")), "{status}");
+                }
+            }
+            for p in op["parameters"].as_array().into_iter().flatten() {
+                assert!(p["schema"].get("enum").is_none(), "inline enum in {}", p["name"]);
+            }
+        }
+        assert_eq!(ids, ["listCompanies", "getArticle", "getUsage"]);
+        // A consumer cannot open the repository's files.
+        assert!(!document_json().contains("docs/"), "the document points at a repository file");
     }
 }
