@@ -7,7 +7,7 @@ use axum::http::HeaderValue;
 use axum::response::Response;
 use mds_catalog::SortKey;
 use mds_domain::params::{COMPANIES_PARAMETERS, CompaniesQueryParams};
-use mds_domain::{CompanyFilter, ErrorCode, Limit, page as envelope};
+use mds_domain::{CompanyFilter, ErrorCode, page as envelope};
 use sha2::{Digest, Sha256};
 
 use super::{Caching, tagged};
@@ -22,26 +22,11 @@ use crate::views::CatalogVersion;
 /// [`mds_domain::params`]).
 pub const PARAMETERS: &[&str] = COMPANIES_PARAMETERS;
 
-/// A parsed request: filters, page size, cursor.
-#[derive(Debug)]
-pub struct CompaniesRequest {
-    /// The filters (AND).
-    pub filter: CompanyFilter,
-    /// Page size.
-    pub limit: Limit,
-    /// The cursor as sent, if any.
-    pub cursor: Option<String>,
-}
-
-impl CompaniesRequest {
-    /// Parses and validates the query string: names with [`Params`] (unknown
-    /// or repeated ones are refused), values with [`CompaniesQueryParams`].
-    pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
-        let p = Params::parse(raw, PARAMETERS)?;
-        let q = CompaniesQueryParams::parse(|name| p.get(name))
-            .map_err(|e| ApiError::invalid_parameter(e.param, e.detail))?;
-        Ok(CompaniesRequest { filter: q.filter, limit: q.page.limit, cursor: q.page.cursor })
-    }
+/// Parses and validates the query string: names with [`Params`] (unknown
+/// or repeated ones are refused), values with [`CompaniesQueryParams`].
+pub fn parse(raw: Option<&str>) -> Result<CompaniesQueryParams, ApiError> {
+    let p = Params::parse(raw, PARAMETERS)?;
+    CompaniesQueryParams::parse(|name| p.get(name)).map_err(|e| ApiError::invalid_parameter(e.param, e.detail))
 }
 
 /// Handler.
@@ -85,8 +70,8 @@ pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Res
 
 /// The page for the query string `raw` of `catalog`, made.
 fn make_page(state: &AppState, catalog: &CatalogVersion, raw: Option<&str>) -> Result<Tagged, ApiError> {
-    let req = CompaniesRequest::parse(raw)?;
-    let after = match &req.cursor {
+    let req = parse(raw)?;
+    let after = match &req.page.cursor {
         Some(c) => Some(
             state
                 .cursors
@@ -95,7 +80,7 @@ fn make_page(state: &AppState, catalog: &CatalogVersion, raw: Option<&str>) -> R
         ),
         None => None,
     };
-    let page = catalog.page(&req.filter, after.as_ref(), req.limit.get());
+    let page = catalog.page(&req.filter, after.as_ref(), req.page.limit.get());
     let next_cursor = page.next.as_ref().map(|k| state.cursors.encode(&req.filter, k));
     let mut body = Vec::with_capacity(256);
     envelope::write_json(&mut body, |b| page.write_rows(b), next_cursor.as_deref(), page.has_more());
@@ -110,7 +95,7 @@ fn make_page(state: &AppState, catalog: &CatalogVersion, raw: Option<&str>) -> R
 /// version's id outlives on no node), so the tag is 16 bytes of a SHA-256
 /// of those. A new catalog (an import, or a restart) gives every page a new
 /// tag, whether or not its rows changed.
-fn page_tag(catalog: &CatalogVersion, req: &CompaniesRequest, after: Option<&SortKey>) -> HeaderValue {
+fn page_tag(catalog: &CatalogVersion, req: &CompaniesQueryParams, after: Option<&SortKey>) -> HeaderValue {
     let filter = req.filter.canonical();
     let mut h = Sha256::new();
     h.update(b"mds companies page\0");
@@ -126,7 +111,7 @@ fn page_tag(catalog: &CatalogVersion, req: &CompaniesRequest, after: Option<&Sor
         }
         None => h.update([0]),
     }
-    h.update((req.limit.get() as u64).to_le_bytes());
+    h.update((req.page.limit.get() as u64).to_le_bytes());
     etag::tag_of(&h.finalize()[..16].try_into().expect("16 of 32 bytes"))
 }
 
@@ -135,7 +120,7 @@ mod tests {
     use super::*;
 
     fn err(q: &str) -> (ErrorCode, Option<String>) {
-        let e = CompaniesRequest::parse(Some(q)).unwrap_err();
+        let e = parse(Some(q)).unwrap_err();
         let r = axum::response::IntoResponse::into_response(e);
         let p = r.extensions().get::<mds_domain::Problem>().unwrap();
         (ErrorCode::parse(&p.code).unwrap(), p.param.clone())
@@ -163,10 +148,10 @@ mod tests {
 
     #[test]
     fn good_values_parse() {
-        let r = CompaniesRequest::parse(Some("letter=a&exchange=nse&market_cap=mid_cap&limit=200&ticker=abb")).unwrap();
-        assert_eq!(r.limit.get(), 200);
+        let r = parse(Some("letter=a&exchange=nse&market_cap=mid_cap&limit=200&ticker=abb")).unwrap();
+        assert_eq!(r.page.limit.get(), 200);
         assert_eq!(r.filter.letter.unwrap().as_char(), 'A');
         assert_eq!(r.filter.ticker.unwrap().as_str(), "ABB");
-        assert_eq!(CompaniesRequest::parse(None).unwrap().limit.get(), 50);
+        assert_eq!(parse(None).unwrap().page.limit.get(), 50);
     }
 }
