@@ -287,3 +287,17 @@ fn json_lines_detection_skips_leading_white_space_and_bom() {
     let bad = "\n\n{\"isin\":\"INE144J01027\"}";
     assert_eq!(error_lines(bad.as_bytes()), vec![3]);
 }
+
+/// What `mds get companies --format csv` writes (the header from
+/// `Company::FIELDS`, the cells from `Company::field_texts`) is what this
+/// reader takes back.
+#[test]
+fn csv_of_the_wire_fields_round_trips() {
+    let header = Company::FIELDS.map(|(name, _)| name).join(",");
+    let mut csv = header;
+    for c in [abb(), microns()] {
+        csv.push('\n');
+        csv.push_str(&c.field_texts().map(|v| v.unwrap_or("")).join(","));
+    }
+    assert_eq!(parse_companies(csv.as_bytes()).unwrap(), vec![abb(), microns()]);
+}
