@@ -185,8 +185,11 @@ struct Output {
     table: Vec<Company>,
 }
 
-/// The CSV header: the V1Company field names, in wire order.
-const CSV_HEADER: &str = "isin,ticker,name,industry,sector,is_bse,is_nse,market_cap_band,logo_url";
+/// The CSV header: the V1Company field names, in wire order
+/// ([`Company::FIELDS`], the columns `mds import companies` reads).
+fn csv_header() -> String {
+    Company::FIELDS.map(|(name, _)| name).join(",")
+}
 
 impl Output {
     fn new(sink: Box<dyn Write>, format: Format) -> Self {
@@ -206,21 +209,9 @@ impl Output {
                 }
                 Format::Csv => {
                     if self.count == 0 {
-                        writeln!(self.sink, "{CSV_HEADER}")?;
+                        writeln!(self.sink, "{}", csv_header())?;
                     }
-                    let band = c.market_cap_band.map(|b| b.as_str());
-                    let cells = [
-                        Some(c.isin.as_str()),
-                        Some(c.ticker.as_str()),
-                        Some(c.name.as_str()),
-                        c.industry.as_deref(),
-                        c.sector.as_deref(),
-                        Some(if c.is_bse { "true" } else { "false" }),
-                        Some(if c.is_nse { "true" } else { "false" }),
-                        band,
-                        c.logo_url.as_deref(),
-                    ];
-                    let line: Vec<String> = cells.iter().map(|v| csv_cell(v.unwrap_or(""))).collect();
+                    let line: Vec<String> = c.field_texts().iter().map(|v| csv_cell(v.unwrap_or(""))).collect();
                     writeln!(self.sink, "{}", line.join(","))?;
                 }
                 Format::Table => self.table.push(c.clone()),
@@ -234,7 +225,7 @@ impl Output {
         match self.format {
             Format::Json if self.count == 0 => self.sink.write_all(b"[]\n")?,
             Format::Json => self.sink.write_all(b"\n]\n")?,
-            Format::Csv if self.count == 0 => writeln!(self.sink, "{CSV_HEADER}")?,
+            Format::Csv if self.count == 0 => writeln!(self.sink, "{}", csv_header())?,
             Format::Table => self.table()?,
             _ => {}
         }
@@ -312,6 +303,11 @@ mod tests {
         assert_eq!(thousands(1000), "1,000");
         assert_eq!(thousands(12345), "12,345");
         assert_eq!(thousands(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn csv_header_is_the_wire_field_names() {
+        assert_eq!(csv_header(), "isin,ticker,name,industry,sector,is_bse,is_nse,market_cap_band,logo_url");
     }
 
     #[test]

@@ -11,7 +11,7 @@
 use std::time::Instant;
 
 use mds_catalog::Catalog;
-use mds_domain::{CompanyFilter, Exchange, Letter, MarketCapBand, SearchTerm};
+use mds_domain::{CompanyFilter, Exchange, Industry, Letter, MarketCapBand, SearchTerm};
 
 fn rss_kib(field: &str) -> u64 {
     let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -56,11 +56,11 @@ fn main() {
         ("letter=m", CompanyFilter { letter: Some(Letter::parse("m").unwrap()), ..Default::default() }),
         ("exchange=nse", CompanyFilter { exchange: Some(Exchange::Nse), ..Default::default() }),
         ("market_cap=large_cap", CompanyFilter { market_cap: Some(MarketCapBand::Large), ..Default::default() }),
-        ("industry=Banks", CompanyFilter { industry: Some("Banks".into()), ..Default::default() }),
+        ("industry=Banks", CompanyFilter { industry: Industry::parse("Banks").ok(), ..Default::default() }),
         (
             "industry=Banks&exchange=bse&market_cap=large_cap",
             CompanyFilter {
-                industry: Some("Banks".into()),
+                industry: Industry::parse("Banks").ok(),
                 exchange: Some(Exchange::Bse),
                 market_cap: Some(MarketCapBand::Large),
                 ..Default::default()

@@ -625,7 +625,7 @@ mod tests {
         assert_eq!(tickers(&c.page(&f, None, 50)), ["NESTLEIND"]);
         let f = CompanyFilter { letter: Some(Letter::parse("2").unwrap()), ..Default::default() };
         assert_eq!(tickers(&c.page(&f, None, 50)), ["20MICRONS"]);
-        let f = CompanyFilter { industry: Some("Nope".into()), ..Default::default() };
+        let f = CompanyFilter { industry: mds_domain::Industry::parse("Nope").ok(), ..Default::default() };
         assert!(c.page(&f, None, 50).is_empty());
     }
 

@@ -4,7 +4,7 @@
 
 use mds_catalog::{Catalog, SortKey};
 use mds_domain::query::fold;
-use mds_domain::{Company, CompanyFilter, Exchange, Isin, Letter, MarketCapBand, SearchTerm, Ticker};
+use mds_domain::{Company, CompanyFilter, Exchange, Industry, Isin, Letter, MarketCapBand, SearchTerm, Ticker};
 
 /// xorshift64*: deterministic, no dependencies.
 struct Rng(u64);
@@ -146,7 +146,8 @@ fn filter(rng: &mut Rng, companies: &[Company]) -> CompanyFilter {
             None
         },
         industry: if rng.chance(30) {
-            Some(if rng.chance(90) { rng.pick(INDUSTRIES).to_string() } else { "Nope".into() })
+            let name = if rng.chance(90) { rng.pick(INDUSTRIES) } else { "Nope" };
+            Industry::parse(name).ok()
         } else {
             None
         },

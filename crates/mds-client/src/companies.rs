@@ -1,24 +1,18 @@
 //! `GET /v1/companies`: the request builder, one page, and every page.
+//!
+//! The parameter names and the page envelope are those of
+//! [`mds_domain::params`] and [`mds_domain::Page`], the definitions the
+//! server parses and writes with. Values are sent as given and checked by
+//! the server, so a bad one comes back as the server's `400`.
 
 use std::collections::VecDeque;
 
 use futures_util::Stream;
-use mds_domain::{Company, Exchange, MarketCapBand};
-use serde::{Deserialize, Serialize};
+use mds_domain::params::{CURSOR, EXCHANGE, INDUSTRY, LETTER, LIMIT, MARKET_CAP, SEARCH, TICKER};
+use mds_domain::{Company, Exchange, MarketCapBand, Page};
 
 use crate::client::Client;
 use crate::error::Result;
-
-/// One page of a list endpoint, as the API sends it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Page<T> {
-    /// The rows of this page, in the endpoint's order.
-    pub data: Vec<T>,
-    /// The cursor of the next page; `None` on the last page.
-    pub next_cursor: Option<String>,
-    /// Whether another page follows.
-    pub has_more: bool,
-}
 
 /// A `GET /v1/companies` request: filters combine with AND. Values are
 /// checked by the server; a bad one (a search shorter than 2 characters, a
@@ -60,37 +54,37 @@ impl CompaniesRequest {
 
     /// Tickers starting with this character (`A`–`Z`, case-insensitive, or `0`–`9`).
     pub fn letter(self, letter: char) -> Self {
-        self.set("letter", letter.to_string())
+        self.set(LETTER, letter.to_string())
     }
 
     /// Exact, case-sensitive industry (an unknown one gives no rows).
     pub fn industry(self, industry: impl Into<String>) -> Self {
-        self.set("industry", industry.into())
+        self.set(INDUSTRY, industry.into())
     }
 
     /// Listed on this exchange.
     pub fn exchange(self, exchange: Exchange) -> Self {
-        self.set("exchange", exchange.as_str().to_owned())
+        self.set(EXCHANGE, exchange.as_str().to_owned())
     }
 
     /// In this market-cap band.
     pub fn market_cap(self, band: MarketCapBand) -> Self {
-        self.set("market_cap", band.as_str().to_owned())
+        self.set(MARKET_CAP, band.as_str().to_owned())
     }
 
     /// Case-insensitive substring of the name or ticker (2–100 characters).
     pub fn search(self, term: impl Into<String>) -> Self {
-        self.set("search", term.into())
+        self.set(SEARCH, term.into())
     }
 
     /// Exact ticker, case-insensitive (may match several securities).
     pub fn ticker(self, ticker: impl Into<String>) -> Self {
-        self.set("ticker", ticker.into())
+        self.set(TICKER, ticker.into())
     }
 
     /// Rows per page, 1 to 200 (the server's default is 50).
     pub fn limit(self, limit: u16) -> Self {
-        self.set("limit", limit.to_string())
+        self.set(LIMIT, limit.to_string())
     }
 
     /// Starts at this cursor (a `next_cursor` from a page with the same filters).
@@ -112,7 +106,7 @@ impl CompaniesRequest {
                 q.append_pair(k, v);
             }
             if let Some(c) = cursor {
-                q.append_pair("cursor", c);
+                q.append_pair(CURSOR, c);
             }
         }
         if url.query() == Some("") {

@@ -51,8 +51,8 @@ pub use client::{
     Client, ClientBuilder, DEFAULT_BACKOFF, DEFAULT_BASE_URL, DEFAULT_MAX_DELAY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT,
     RetryEvent,
 };
-pub use companies::{CompaniesRequest, Page, Pages};
+pub use companies::{CompaniesRequest, Pages};
 pub use error::{Error, Result};
 pub use futures_util::Stream;
 pub use mds_domain::usage::{V1Usage, V1UsageWindow};
-pub use mds_domain::{Article, Company, ErrorCode, Exchange, Isin, MarketCapBand, Problem, Slug, Ticker};
+pub use mds_domain::{Article, Company, ErrorCode, Exchange, Isin, MarketCapBand, Page, Problem, Slug, Ticker};

@@ -193,6 +193,38 @@ impl MarketCapBand {
 }
 
 impl Company {
+    /// The field names of `V1Company` in wire order, each with whether it
+    /// may be `null`: the JSON keys, the CSV header that `mds get companies
+    /// --format csv` writes, and the columns `mds import companies` reads.
+    pub const FIELDS: [(&'static str, bool); 9] = [
+        ("isin", false),
+        ("ticker", false),
+        ("name", false),
+        ("industry", true),
+        ("sector", true),
+        ("is_bse", false),
+        ("is_nse", false),
+        ("market_cap_band", true),
+        ("logo_url", true),
+    ];
+
+    /// The field values as text, in [`Company::FIELDS`] order (`None` for
+    /// `null`, `true`/`false` for the flags): one CSV row.
+    pub fn field_texts(&self) -> [Option<&str>; 9] {
+        let flag = |b: bool| Some(if b { "true" } else { "false" });
+        [
+            Some(self.isin.as_str()),
+            Some(self.ticker.as_str()),
+            Some(self.name.as_str()),
+            self.industry.as_deref(),
+            self.sector.as_deref(),
+            flag(self.is_bse),
+            flag(self.is_nse),
+            self.market_cap_band.map(|b| b.as_str()),
+            self.logo_url.as_deref(),
+        ]
+    }
+
     /// Whether the company is listed on `exchange`.
     pub fn listed_on(&self, exchange: Exchange) -> bool {
         match exchange {
@@ -242,5 +274,35 @@ mod tests {
         assert_eq!(v["logo_url"], serde_json::Value::Null);
         assert_eq!(v["market_cap_band"], "large_cap");
         assert_eq!(v.as_object().unwrap().len(), 9);
+    }
+
+    #[test]
+    fn fields_are_the_wire_keys_in_order() {
+        let c = Company {
+            isin: Isin::parse("INE117A01022").unwrap(),
+            ticker: Ticker::parse("ABB").unwrap(),
+            name: "ABB India Limited".into(),
+            industry: None,
+            sector: Some("Capital Goods".into()),
+            is_bse: true,
+            is_nse: false,
+            market_cap_band: Some(MarketCapBand::Large),
+            logo_url: None,
+        };
+        // serde_json keeps struct fields in declaration order.
+        let json = serde_json::to_string(&c).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let mut at = 0;
+        for ((name, nullable), text) in Company::FIELDS.iter().zip(c.field_texts()) {
+            let pos = json.find(&format!("\"{name}\":")).unwrap();
+            assert!(pos > at, "{name} out of order");
+            at = pos;
+            let value = &v[name];
+            match text {
+                None => assert!(*nullable && value.is_null(), "{name}"),
+                Some(t) => assert_eq!(value.as_str().map(str::to_owned).unwrap_or(value.to_string()), t, "{name}"),
+            }
+        }
+        assert_eq!(v.as_object().unwrap().len(), Company::FIELDS.len());
     }
 }

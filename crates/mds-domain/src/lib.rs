@@ -9,7 +9,11 @@
 //!   [`company::MarketCapBand`], [`company::Exchange`].
 //! - [`isin`]: [`isin::Isin`], validated with the ISO 6166 check digit.
 //! - [`article`]: the news [`article::Article`] and its [`article::Slug`].
-//! - [`query`]: the company filters of `GET /v1/companies` and page size.
+//! - [`query`]: the company filters of `GET /v1/companies`, page size and
+//!   the values they take ([`query::Industry`], [`query::Letter`], ...).
+//! - [`params`]: the query parameters of `GET /v1/companies`, named and
+//!   parsed once (and described for OpenAPI with the feature `openapi`).
+//! - [`page`]: the page envelope of list endpoints.
 //! - [`key`]: API key format, checksum, prefix and hash.
 //! - [`account`]: accounts and tiers (tiers are data, not code).
 //! - [`usage`]: billing months and the usage record of `GET /v1/usage`.
@@ -50,6 +54,8 @@ pub mod company;
 pub mod hex;
 pub mod isin;
 pub mod key;
+pub mod page;
+pub mod params;
 pub mod problem;
 pub mod query;
 pub mod time;
@@ -60,5 +66,7 @@ pub use article::{Article, Slug};
 pub use company::{Company, Exchange, MarketCapBand, Ticker};
 pub use isin::Isin;
 pub use key::{ApiKey, Environment, KeyHash, KeyPrefix};
+pub use page::Page;
+pub use params::{CompaniesQueryParams, PageParams, ParamError};
 pub use problem::{ErrorCode, Problem};
-pub use query::{CompanyFilter, Letter, Limit, SearchTerm};
+pub use query::{CompanyFilter, Industry, Letter, Limit, SearchTerm};

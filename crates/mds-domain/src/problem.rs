@@ -124,7 +124,11 @@ pub struct Problem {
     pub status: u16,
     /// A sentence a person can act on.
     pub detail: String,
-    /// Stable machine-readable code.
+    /// Stable machine-readable code: `invalid_parameter`, `unknown_parameter`,
+    /// `invalid_cursor`, `api_key_in_query`, `missing_api_key`,
+    /// `invalid_api_key`, `not_found`, `method_not_allowed`, `rate_limited`,
+    /// `quota_exceeded`, `unavailable` or `internal`. A string, not an enum:
+    /// codes may be added, so treat an unknown one by its `status`.
     pub code: String,
     /// The offending query parameter, where there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -157,6 +161,17 @@ impl Problem {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_code_field_documents_every_code() {
+        let src = include_str!("problem.rs");
+        let doc: String = src
+            [src.find("/// Stable machine-readable code").unwrap()..src.find("pub code: String").unwrap()]
+            .replace("///", "");
+        for c in ErrorCode::ALL {
+            assert!(doc.contains(&format!("`{}`", c.as_str())), "{c:?}");
+        }
+    }
 
     #[test]
     fn codes_round_trip_and_are_unique() {

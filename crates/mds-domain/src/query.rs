@@ -1,9 +1,11 @@
 //! The filters and page size of `GET /v1/companies`, parsed once at the edge.
 //!
 //! Each parser returns a sentence a person can act on; the HTTP layer turns it
-//! into `400 invalid_parameter` naming the parameter.
+//! into `400 invalid_parameter` naming the parameter. The names, order and
+//! documentation of the parameters themselves are in [`crate::params`].
 
 use crate::company::{Company, Exchange, MarketCapBand, Ticker};
+use crate::params;
 
 /// The first character of a ticker: `A`-`Z` or `0`-`9`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -26,6 +28,32 @@ impl Letter {
     /// Whether `ticker` starts with this letter.
     pub fn matches(self, ticker: &Ticker) -> bool {
         ticker.as_str().as_bytes().first() == Some(&self.0)
+    }
+}
+
+/// The longest `industry` value accepted, in characters.
+pub const INDUSTRY_MAX_LEN: usize = crate::bounds::INDUSTRY.max;
+
+/// An industry name to filter by: 1 to 200 characters (the bound of a
+/// stored industry, [`crate::bounds::INDUSTRY`]), matched exactly and
+/// case-sensitively (no trimming, no case folding). An industry no company
+/// has is valid: it selects nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Industry(String);
+
+impl Industry {
+    /// Parses an industry name.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        if s.is_empty() || crate::bounds::INDUSTRY.check(s).is_err() {
+            Err(format!("industry must be 1 to {INDUSTRY_MAX_LEN} characters, matched exactly"))
+        } else {
+            Ok(Industry(s.to_owned()))
+        }
+    }
+
+    /// The name, as given.
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
 }
 
@@ -109,20 +137,41 @@ impl Default for Limit {
     }
 }
 
-/// The company filters; all given ones must hold (AND).
+/// The company filters of `GET /v1/companies`; all given ones must hold
+/// (AND). Each field is one query parameter of the same name (see
+/// [`crate::params`]); with the feature `openapi` this type also describes
+/// them in the OpenAPI document (`IntoParams`), so the doc comments below are
+/// what API readers see.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams), into_params(parameter_in = Query))]
 pub struct CompanyFilter {
-    /// First character of the ticker.
+    /// First character of the ticker: `A`-`Z` (case-insensitive) or `0`-`9`.
+    #[cfg_attr(
+        feature = "openapi",
+        param(value_type = Option<String>, pattern = "^[A-Za-z0-9]$", min_length = 1, max_length = 1, example = "R")
+    )]
     pub letter: Option<Letter>,
-    /// Exact, case-sensitive industry name.
-    pub industry: Option<String>,
-    /// Listed on this exchange.
+    /// Exact, case-sensitive industry, 1 to 200 bytes; an unknown one gives an empty page.
+    #[cfg_attr(
+        feature = "openapi",
+        param(value_type = Option<String>, min_length = 1, max_length = 200, example = "Refineries")
+    )]
+    pub industry: Option<Industry>,
+    /// Exchange the security is listed on.
     pub exchange: Option<Exchange>,
-    /// In this market-cap band.
+    /// Market-capitalisation band.
     pub market_cap: Option<MarketCapBand>,
-    /// Case-insensitive substring of name or ticker.
+    /// Case-insensitive substring of `name` or `ticker`; trimmed, then 2 to 100 characters.
+    #[cfg_attr(
+        feature = "openapi",
+        param(value_type = Option<String>, min_length = 2, max_length = 100, pattern = "^\\s*\\S.*\\S\\s*$", example = "bajaj")
+    )]
     pub search: Option<SearchTerm>,
-    /// Exact ticker, case-insensitive (stored upper-case).
+    /// Exact ticker, case-insensitive (may match several securities).
+    #[cfg_attr(
+        feature = "openapi",
+        param(value_type = Option<String>, pattern = "^\\s*[!-~]{1,32}\\s*$", min_length = 1, example = "RELIANCE")
+    )]
     pub ticker: Option<Ticker>,
 }
 
@@ -153,12 +202,12 @@ impl CompanyFilter {
             }
         };
         let letter = self.letter.map(|l| l.as_char().to_string());
-        put("letter", letter.as_deref());
-        put("industry", self.industry.as_deref());
-        put("exchange", self.exchange.map(|e| e.as_str()));
-        put("market_cap", self.market_cap.map(|m| m.as_str()));
-        put("search", self.search.as_ref().map(|s| s.as_str()));
-        put("ticker", self.ticker.as_ref().map(|t| t.as_str()));
+        put(params::LETTER, letter.as_deref());
+        put(params::INDUSTRY, self.industry.as_ref().map(Industry::as_str));
+        put(params::EXCHANGE, self.exchange.map(|e| e.as_str()));
+        put(params::MARKET_CAP, self.market_cap.map(|m| m.as_str()));
+        put(params::SEARCH, self.search.as_ref().map(|s| s.as_str()));
+        put(params::TICKER, self.ticker.as_ref().map(|t| t.as_str()));
         out
     }
 }
@@ -187,6 +236,14 @@ mod tests {
     }
 
     #[test]
+    fn industry_is_exact_and_bounded() {
+        assert_eq!(Industry::parse(" Banks ").unwrap().as_str(), " Banks ");
+        assert!(Industry::parse("").is_err());
+        assert!(Industry::parse(&"x".repeat(200)).is_ok());
+        assert!(Industry::parse(&"x".repeat(201)).is_err());
+    }
+
+    #[test]
     fn search_is_trimmed_and_folded() {
         assert_eq!(SearchTerm::parse("  NESTLÉ ").unwrap().as_str(), "nestlé");
         assert!(SearchTerm::parse(" a ").is_err());
@@ -196,9 +253,9 @@ mod tests {
 
     #[test]
     fn canonical_form_is_unambiguous() {
-        let a = CompanyFilter { industry: Some("a;search=1:b".into()), ..Default::default() };
+        let a = CompanyFilter { industry: Some(Industry::parse("a;search=1:b").unwrap()), ..Default::default() };
         let b = CompanyFilter {
-            industry: Some("a".into()),
+            industry: Some(Industry::parse("a").unwrap()),
             search: Some(SearchTerm::parse("b;").unwrap()),
             ..Default::default()
         };

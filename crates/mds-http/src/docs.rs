@@ -4,6 +4,10 @@
 //! and compiled into the binary, so the page works offline: it loads nothing
 //! but `/docs/redoc.standalone.js` and `/v1/openapi.json` from this server
 //! (the bundle's one remote reference, a logo, is removed as it is served).
+//!
+//! What a reader needs beyond the operations (authentication, errors,
+//! pagination, limits, caching) is the document's own introduction
+//! (`openapi.md`), so the page never sends a consumer to a repository file.
 
 use std::sync::OnceLock;
 

@@ -1,8 +1,16 @@
 //! The OpenAPI 3.1 document of the API, generated from the code with utoipa:
-//! the wire types of `mds-domain` (feature `openapi`), the `#[utoipa::path]`
-//! attributes on the controllers, and here the parts no type expresses:
-//! the query parameters of `/v1/companies`, the problem responses per status
-//! with their `code` values, the response headers and the bearer scheme.
+//! the wire types and query parameters of `mds-domain` (feature `openapi`),
+//! the `#[utoipa::path]` attributes on the controllers, and here the parts no
+//! type expresses: the shared problem responses per status with their `code`
+//! values, the response headers, the bearer scheme and the introduction
+//! (`openapi.md`, what a consumer needs to know before the operations).
+//!
+//! Written for generated clients: one `Problem` schema that every error
+//! response refers to (`components/responses`, by `$ref`), one schema per
+//! enumeration (`Exchange`, `MarketCapBand`) referred to wherever it is used,
+//! and `operationId`s that read as method names (`listCompanies`,
+//! `getArticle`, `getUsage`). `scripts/generated-client.sh` generates a
+//! Python client from the served document and runs it against a server.
 //!
 //! Served unauthenticated at `GET /v1/openapi.json`; a snapshot is committed
 //! at `docs/openapi.json` and checked by `tests/openapi.rs`.
@@ -12,30 +20,31 @@ use std::sync::OnceLock;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use mds_domain::usage::{V1Usage, V1UsageWindow};
-use mds_domain::{Article, Company, ErrorCode, Exchange, MarketCapBand, Problem};
+use mds_domain::{Article, Company, ErrorCode, Exchange, MarketCapBand, Page, Problem};
 use mds_domain::{Isin, Slug, Ticker};
-use serde::Serialize;
 use utoipa::openapi::example::ExampleBuilder;
-use utoipa::openapi::schema::{AllOfBuilder, ObjectBuilder, Type};
+use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::openapi::{ContentBuilder, Header, HeaderBuilder, Ref, RefOr, ResponseBuilder, Schema};
-use utoipa::{IntoParams, Modify, OpenApi, ToResponse, ToSchema};
+use utoipa::openapi::{ContentBuilder, Header, HeaderBuilder, Ref, RefOr, ResponseBuilder};
+use utoipa::{Modify, OpenApi, ToResponse};
 
 use crate::controllers::{companies, news, usage};
+
+/// One page of `GET /v1/companies` ([`Page`] of [`Company`], schema
+/// `V1CompanyPage`). An alias, so the macros take it as one named schema.
+pub type CompanyPage = Page<Company>;
 
 /// The document (see the module docs).
 #[derive(OpenApi)]
 #[openapi(
     info(
         title = "mds market-data API",
-        description = "Companies (Indian listed securities), news articles and the caller's usage. \
-Every `/v1` operation needs `Authorization: Bearer <key>`. Errors are RFC 9457 problem details \
-(`application/problem+json`) with a stable `code`. See also `docs/API-DESIGN.md`.",
+        description = include_str!("openapi.md"),
         license(name = "MIT OR Apache-2.0", identifier = "MIT OR Apache-2.0"),
     ),
     paths(companies::list, news::show, usage::show),
     components(
-        schemas(V1CompanyPage, Company, Article, V1Usage, V1UsageWindow, Problem, MarketCapBand, Exchange, Isin, Ticker, Slug),
+        schemas(CompanyPage, Company, Article, V1Usage, V1UsageWindow, Problem, MarketCapBand, Exchange, Isin, Ticker, Slug),
         responses(
             CompaniesBadRequest,
             BadRequest,
@@ -77,61 +86,11 @@ pub async fn serve() -> Response {
     resp
 }
 
-/// One page of `GET /v1/companies` (the document's view of the body the
-/// controller writes).
-#[derive(Serialize, ToSchema)]
-#[schema(as = V1CompanyPage)]
-pub struct V1CompanyPage {
-    /// The companies, ordered by `ticker` then `isin`.
-    pub data: Vec<Company>,
-    /// Cursor of the next page: a string when `has_more`, else `null`.
-    #[schema(required)]
-    pub next_cursor: Option<String>,
-    /// Whether there is a next page.
-    pub has_more: bool,
-}
-
-/// The query parameters of `GET /v1/companies`. Filters combine with AND; a
-/// parameter given twice, or one not listed here, is `400`.
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-#[allow(dead_code)] // read through `RawQuery`; this type only describes them
-pub struct CompaniesQuery {
-    /// First character of the ticker: `A`-`Z` (case-insensitive) or `0`-`9`.
-    #[param(pattern = "^[A-Za-z0-9]$", min_length = 1, max_length = 1, example = "R")]
-    letter: Option<String>,
-    /// Exact, case-sensitive industry; an unknown one gives an empty page.
-    #[param(min_length = 1, max_length = 200, example = "Refineries")]
-    industry: Option<String>,
-    /// Exchange the security is listed on.
-    #[param(inline)]
-    exchange: Option<Exchange>,
-    /// Market-capitalisation band.
-    #[param(inline)]
-    market_cap: Option<MarketCapBand>,
-    /// Case-insensitive substring of `name` or `ticker`; trimmed, then 2 to 100 characters.
-    #[param(min_length = 2, max_length = 100, pattern = "^\\s*\\S.*\\S\\s*$", example = "bajaj")]
-    search: Option<String>,
-    /// Exact ticker, case-insensitive (may match several securities).
-    #[param(pattern = "^\\s*[!-~]{1,32}\\s*$", min_length = 1, example = "RELIANCE")]
-    ticker: Option<String>,
-    /// `next_cursor` of the previous page, sent with the same filters.
-    cursor: Option<String>,
-    /// Page size, 1 to 200 (digits only, no sign, no leading zero).
-    #[param(minimum = 1, maximum = 200, default = 50)]
-    limit: Option<u16>,
-}
-
-/// Builds a problem+json response allowing `codes`, one example per code.
+/// Builds a problem+json response: the one `Problem` schema (by `$ref`, so
+/// a generated client has one error type; the description names the codes
+/// it can carry), one example per code in `codes`.
 fn problem(description: &str, codes: &[ErrorCode], extra: &[(&str, Header)]) -> RefOr<utoipa::openapi::Response> {
-    let schema = AllOfBuilder::new()
-        .item(Ref::from_schema_name("Problem"))
-        .item(ObjectBuilder::new().property(
-            "code",
-            ObjectBuilder::new().schema_type(Type::String).enum_values(Some(codes.iter().map(|c| c.as_str()))),
-        ))
-        .build();
-    let schema = RefOr::T(Schema::AllOf(schema));
+    let schema = RefOr::Ref(Ref::from_schema_name("Problem"));
     let examples = codes.iter().map(|&c| {
         let mut p = Problem::new(c, example_detail(c));
         p.request_id = Some("01JD8X5QK2M3N4P5R6S7T8V9W0".into());
@@ -345,5 +304,34 @@ mod tests {
         for c in ErrorCode::ALL {
             assert!(document_json().contains(&format!("\"{}\"", c.as_str())), "{c:?} missing");
         }
+    }
+
+    /// What a generated client needs: every error body is the one `Problem`
+    /// schema by `$ref`, every operation's errors are shared responses by
+    /// `$ref`, enumerations are named schemas, and the operation ids read as
+    /// method names.
+    #[test]
+    fn document_suits_generated_clients() {
+        let v: serde_json::Value = serde_json::from_str(document_json()).unwrap();
+        for (name, r) in v["components"]["responses"].as_object().unwrap() {
+            let schema = &r["content"]["application/problem+json"]["schema"];
+            assert_eq!(schema, &serde_json::json!({"$ref": "#/components/schemas/Problem"}), "{name}");
+        }
+        let mut ids = Vec::new();
+        for item in v["paths"].as_object().unwrap().values() {
+            let op = &item["get"];
+            ids.push(op["operationId"].as_str().unwrap().to_owned());
+            for (status, r) in op["responses"].as_object().unwrap() {
+                if status.starts_with('4') || status.starts_with('5') {
+                    assert!(r["$ref"].as_str().is_some_and(|s| s.starts_with("#/components/responses/")), "{status}");
+                }
+            }
+            for p in op["parameters"].as_array().into_iter().flatten() {
+                assert!(p["schema"].get("enum").is_none(), "inline enum in {}", p["name"]);
+            }
+        }
+        assert_eq!(ids, ["listCompanies", "getArticle", "getUsage"]);
+        // A consumer cannot open the repository's files.
+        assert!(!document_json().contains("docs/"), "the document points at a repository file");
     }
 }

@@ -12,18 +12,18 @@ use crate::error::{ImportError, RowError};
 use crate::fields::{non_empty, parse_isin, parse_ticker, parse_url};
 use crate::text::{self, Column, FirstSeen, HeaderRule};
 
-/// The CSV columns, in `V1Company` order.
-const COLUMNS: &[Column] = &[
-    Column::required("isin"),
-    Column::required("ticker"),
-    Column::required("name"),
-    Column::optional("industry"),
-    Column::optional("sector"),
-    Column::required("is_bse"),
-    Column::required("is_nse"),
-    Column::optional("market_cap_band"),
-    Column::optional("logo_url"),
-];
+/// The CSV columns: the `V1Company` fields in wire order
+/// ([`Company::FIELDS`]), the nullable ones optional.
+const COLUMNS: &[Column] = &{
+    let mut out = [Column::required(""); Company::FIELDS.len()];
+    let mut i = 0;
+    while i < out.len() {
+        let (name, nullable) = Company::FIELDS[i];
+        out[i] = if nullable { Column::optional(name) } else { Column::required(name) };
+        i += 1;
+    }
+    out
+};
 
 /// Parses a companies file, CSV or JSON Lines (chosen by the first character
 /// that is not white space: `{` means JSON Lines).

@@ -163,6 +163,7 @@ impl<'a> LineCounter<'a> {
 }
 
 /// A column a parser reads.
+#[derive(Clone, Copy)]
 pub(crate) struct Column {
     /// Its name in the header.
     pub(crate) name: &'static str,

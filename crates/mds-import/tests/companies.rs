@@ -314,3 +314,17 @@ fn text_over_its_bound_is_refused_on_its_line() {
     let csv = format!("{HEADER}\nINE117A01022,ABB,{},,,true,true,,\n", "é".repeat(500));
     assert_eq!(parse_companies(csv.as_bytes()).unwrap()[0].name.chars().count(), 500);
 }
+
+/// What `mds get companies --format csv` writes (the header from
+/// `Company::FIELDS`, the cells from `Company::field_texts`) is what this
+/// reader takes back.
+#[test]
+fn csv_of_the_wire_fields_round_trips() {
+    let header = Company::FIELDS.map(|(name, _)| name).join(",");
+    let mut csv = header;
+    for c in [abb(), microns()] {
+        csv.push('\n');
+        csv.push_str(&c.field_texts().map(|v| v.unwrap_or("")).join(","));
+    }
+    assert_eq!(parse_companies(csv.as_bytes()).unwrap(), vec![abb(), microns()]);
+}

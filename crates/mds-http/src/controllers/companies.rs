@@ -6,7 +6,8 @@ use axum::extract::{RawQuery, State};
 use axum::http::HeaderValue;
 use axum::response::Response;
 use mds_catalog::SortKey;
-use mds_domain::{CompanyFilter, ErrorCode, Exchange, Letter, Limit, MarketCapBand, SearchTerm, Ticker};
+use mds_domain::params::{COMPANIES_PARAMETERS, CompaniesQueryParams};
+use mds_domain::{CompanyFilter, ErrorCode, page as envelope};
 use sha2::{Digest, Sha256};
 
 use mds_node::catalog::CatalogVersion;
@@ -18,52 +19,15 @@ use crate::error::ApiError;
 use crate::params::Params;
 use crate::state::AppState;
 
-/// The query parameters the endpoint defines.
-pub const PARAMETERS: &[&str] =
-    &["letter", "industry", "exchange", "market_cap", "search", "ticker", "cursor", "limit"];
+/// The query parameters the endpoint defines (defined in
+/// [`mds_domain::params`]).
+pub const PARAMETERS: &[&str] = COMPANIES_PARAMETERS;
 
-/// The longest `industry` value accepted.
-const INDUSTRY_MAX_LEN: usize = 200;
-
-/// A parsed request: filters, page size, cursor.
-#[derive(Debug)]
-pub struct CompaniesRequest {
-    /// The filters (AND).
-    pub filter: CompanyFilter,
-    /// Page size.
-    pub limit: Limit,
-    /// The cursor as sent, if any.
-    pub cursor: Option<String>,
-}
-
-impl CompaniesRequest {
-    /// Parses and validates the query string.
-    pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
-        let p = Params::parse(raw, PARAMETERS)?;
-        let bad = |param: &'static str| move |detail: String| ApiError::invalid_parameter(param, detail);
-        let filter = CompanyFilter {
-            letter: p.get("letter").map(Letter::parse).transpose().map_err(bad("letter"))?,
-            industry: p.get("industry").map(parse_industry).transpose().map_err(bad("industry"))?,
-            exchange: p.get("exchange").map(str::parse::<Exchange>).transpose().map_err(bad("exchange"))?,
-            market_cap: p.get("market_cap").map(str::parse::<MarketCapBand>).transpose().map_err(bad("market_cap"))?,
-            search: p.get("search").map(SearchTerm::parse).transpose().map_err(bad("search"))?,
-            ticker: p
-                .get("ticker")
-                .map(|t| Ticker::parse(t).map_err(|e| e.to_string()))
-                .transpose()
-                .map_err(bad("ticker"))?,
-        };
-        let limit = p.get("limit").map(Limit::parse).transpose().map_err(bad("limit"))?.unwrap_or_default();
-        Ok(CompaniesRequest { filter, limit, cursor: p.get("cursor").map(str::to_owned) })
-    }
-}
-
-fn parse_industry(s: &str) -> Result<String, String> {
-    if s.is_empty() || s.len() > INDUSTRY_MAX_LEN {
-        Err(format!("industry must be 1 to {INDUSTRY_MAX_LEN} bytes, matched exactly"))
-    } else {
-        Ok(s.to_owned())
-    }
+/// Parses and validates the query string: names with [`Params`] (unknown
+/// or repeated ones are refused), values with [`CompaniesQueryParams`].
+pub fn parse(raw: Option<&str>) -> Result<CompaniesQueryParams, ApiError> {
+    let p = Params::parse(raw, PARAMETERS)?;
+    CompaniesQueryParams::parse(|name| p.get(name)).map_err(|e| ApiError::invalid_parameter(e.param, e.detail))
 }
 
 /// Handler.
@@ -75,9 +39,9 @@ fn parse_industry(s: &str) -> Result<String, String> {
     summary = "List companies",
     description = "One page of companies, ordered by `ticker` then `isin`. Pagination is keyset-based: pass \
 `next_cursor` back as `cursor` with the same filters (`limit` may change). Counts against the monthly quota.",
-    params(crate::openapi::CompaniesQuery),
+    params(CompanyFilter, mds_domain::PageParams),
     responses(
-        (status = 200, description = "A page of companies.", body = crate::openapi::V1CompanyPage, content_type = "application/json"),
+        (status = 200, description = "A page of companies.", body = crate::openapi::CompanyPage, content_type = "application/json"),
         (status = 304, description = "Not modified: `If-None-Match` matched the `ETag`; no body, not counted."),
         (status = 400, response = crate::openapi::CompaniesBadRequest),
         (status = 401, response = crate::openapi::Unauthorized),
@@ -107,8 +71,8 @@ pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Res
 
 /// The page for the query string `raw` of `catalog`, made.
 fn make_page(state: &AppState, catalog: &CatalogVersion, raw: Option<&str>) -> Result<Tagged, ApiError> {
-    let req = CompaniesRequest::parse(raw)?;
-    let after = match &req.cursor {
+    let req = parse(raw)?;
+    let after = match &req.page.cursor {
         Some(c) => Some(
             state
                 .cursors
@@ -117,14 +81,10 @@ fn make_page(state: &AppState, catalog: &CatalogVersion, raw: Option<&str>) -> R
         ),
         None => None,
     };
-    let page = catalog.page(&req.filter, after.as_ref(), req.limit.get());
+    let page = catalog.page(&req.filter, after.as_ref(), req.page.limit.get());
     let next_cursor = page.next.as_ref().map(|k| state.cursors.encode(&req.filter, k));
     let mut body = Vec::with_capacity(256);
-    body.extend_from_slice(b"{\"data\":[");
-    page.write_rows(&mut body);
-    body.extend_from_slice(b"],\"next_cursor\":");
-    serde_json::to_writer(&mut body, &next_cursor).expect("a string serialises");
-    body.extend_from_slice(if page.has_more() { b",\"has_more\":true}" } else { b",\"has_more\":false}" });
+    envelope::write_json(&mut body, |b| page.write_rows(b), next_cursor.as_deref(), page.has_more());
     // Exactly as long as the page (the spare capacity is given back), so
     // that what the page cache counts is what it holds.
     Ok(Tagged { body: body.into_boxed_slice().into(), etag: page_tag(catalog, &req, after.as_ref()) })
@@ -136,7 +96,7 @@ fn make_page(state: &AppState, catalog: &CatalogVersion, raw: Option<&str>) -> R
 /// version's id outlives on no node), so the tag is 16 bytes of a SHA-256
 /// of those. A new catalog (an import, or a restart) gives every page a new
 /// tag, whether or not its rows changed.
-fn page_tag(catalog: &CatalogVersion, req: &CompaniesRequest, after: Option<&SortKey>) -> HeaderValue {
+fn page_tag(catalog: &CatalogVersion, req: &CompaniesQueryParams, after: Option<&SortKey>) -> HeaderValue {
     let filter = req.filter.canonical();
     let mut h = Sha256::new();
     h.update(b"mds companies page\0");
@@ -152,7 +112,7 @@ fn page_tag(catalog: &CatalogVersion, req: &CompaniesRequest, after: Option<&Sor
         }
         None => h.update([0]),
     }
-    h.update((req.limit.get() as u64).to_le_bytes());
+    h.update((req.page.limit.get() as u64).to_le_bytes());
     tagged::tag_of(&h.finalize()[..16].try_into().expect("16 of 32 bytes"))
 }
 
@@ -161,7 +121,7 @@ mod tests {
     use super::*;
 
     fn err(q: &str) -> (ErrorCode, Option<String>) {
-        let e = CompaniesRequest::parse(Some(q)).unwrap_err();
+        let e = parse(Some(q)).unwrap_err();
         let r = axum::response::IntoResponse::into_response(e);
         let p = r.extensions().get::<mds_domain::Problem>().unwrap();
         (ErrorCode::parse(&p.code).unwrap(), p.param.clone())
@@ -189,10 +149,10 @@ mod tests {
 
     #[test]
     fn good_values_parse() {
-        let r = CompaniesRequest::parse(Some("letter=a&exchange=nse&market_cap=mid_cap&limit=200&ticker=abb")).unwrap();
-        assert_eq!(r.limit.get(), 200);
+        let r = parse(Some("letter=a&exchange=nse&market_cap=mid_cap&limit=200&ticker=abb")).unwrap();
+        assert_eq!(r.page.limit.get(), 200);
         assert_eq!(r.filter.letter.unwrap().as_char(), 'A');
         assert_eq!(r.filter.ticker.unwrap().as_str(), "ABB");
-        assert_eq!(CompaniesRequest::parse(None).unwrap().limit.get(), 50);
+        assert_eq!(parse(None).unwrap().page.limit.get(), 50);
     }
 }

@@ -1,0 +1,134 @@
+//! The page envelope of list endpoints: `{"data": [...], "next_cursor":
+//! ..., "has_more": ...}`.
+//!
+//! [`Page`] is the one definition. The server does not build a `Page` (its
+//! rows are already JSON bytes in the catalog); it writes the same envelope
+//! with [`write_json`], kept here beside the type, and a test checks that
+//! what `write_json` writes deserializes into `Page` and equals what serde
+//! writes for it.
+
+use serde::{Deserialize, Serialize};
+
+/// One page of a list endpoint, as the API sends it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Page<T> {
+    /// The rows of this page, in the endpoint's order.
+    pub data: Vec<T>,
+    /// Cursor of the next page: a string when `has_more`, else `null`.
+    pub next_cursor: Option<String>,
+    /// Whether there is a next page.
+    pub has_more: bool,
+}
+
+/// Writes a page's JSON to `out`: `rows` writes the rows, already JSON and
+/// separated by commas, between the brackets of `data`. The bytes are
+/// exactly those of serializing a [`Page`] of the same rows.
+pub fn write_json(out: &mut Vec<u8>, rows: impl FnOnce(&mut Vec<u8>), next_cursor: Option<&str>, has_more: bool) {
+    out.extend_from_slice(b"{\"data\":[");
+    rows(out);
+    out.extend_from_slice(b"],\"next_cursor\":");
+    serde_json::to_writer(&mut *out, &next_cursor).expect("a string serializes");
+    out.extend_from_slice(if has_more { b",\"has_more\":true}" } else { b",\"has_more\":false}" });
+}
+
+#[cfg(feature = "openapi")]
+mod schema {
+    //! The OpenAPI schema of `Page<Company>`, named `V1CompanyPage` (a
+    //! generic type's derived name would be `Page_V1Company`).
+
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, SchemaType, Type};
+    use utoipa::openapi::{Ref, RefOr, Schema};
+    use utoipa::{PartialSchema, ToSchema};
+
+    use super::Page;
+    use crate::Company;
+
+    impl PartialSchema for Page<Company> {
+        fn schema() -> RefOr<Schema> {
+            let nullable_string = ObjectBuilder::new().schema_type(SchemaType::from_iter([Type::String, Type::Null]));
+            ObjectBuilder::new()
+                .description(Some("One page of companies, ordered by `ticker` then `isin`."))
+                .property(
+                    "data",
+                    ArrayBuilder::new()
+                        .items(Ref::from_schema_name(Company::name()))
+                        .description(Some("The companies, ordered by `ticker` then `isin`.")),
+                )
+                .required("data")
+                .property(
+                    "next_cursor",
+                    nullable_string
+                        .description(Some("Cursor of the next page: a string when `has_more`, else `null`.")),
+                )
+                .required("next_cursor")
+                .property(
+                    "has_more",
+                    ObjectBuilder::new().schema_type(Type::Boolean).description(Some("Whether there is a next page.")),
+                )
+                .required("has_more")
+                .build()
+                .into()
+        }
+    }
+
+    impl ToSchema for Page<Company> {
+        fn name() -> std::borrow::Cow<'static, str> {
+            "V1CompanyPage".into()
+        }
+        fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+            schemas.push((Company::name().into_owned(), Company::schema()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(rows: &[serde_json::Value], next: Option<&str>, more: bool) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_json(
+            &mut out,
+            |b| {
+                for (i, r) in rows.iter().enumerate() {
+                    if i > 0 {
+                        b.push(b',');
+                    }
+                    serde_json::to_writer(&mut *b, r).unwrap();
+                }
+            },
+            next,
+            more,
+        );
+        out
+    }
+
+    #[test]
+    fn written_bytes_are_a_page() {
+        let rows = vec![serde_json::json!({"a": 1}), serde_json::json!({"b": "x\"y"})];
+        for (next, more) in [(Some("c\"ursor"), true), (None, false)] {
+            let bytes = written(&rows, next, more);
+            let page: Page<serde_json::Value> = serde_json::from_slice(&bytes).unwrap();
+            assert_eq!(page, Page { data: rows.clone(), next_cursor: next.map(str::to_owned), has_more: more });
+            assert_eq!(bytes, serde_json::to_vec(&page).unwrap());
+        }
+        let empty: Page<serde_json::Value> = serde_json::from_slice(&written(&[], None, false)).unwrap();
+        assert!(empty.data.is_empty());
+    }
+
+    /// The schema names the fields serde writes, all required.
+    #[cfg(feature = "openapi")]
+    #[test]
+    fn schema_has_the_serde_fields() {
+        use utoipa::PartialSchema;
+        let page: Page<crate::Company> = Page { data: vec![], next_cursor: None, has_more: false };
+        let v = serde_json::to_value(&page).unwrap();
+        let mut keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        keys.sort();
+        let schema = serde_json::to_value(Page::<crate::Company>::schema()).unwrap();
+        let mut props: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+        props.sort();
+        assert_eq!(props, keys);
+        assert_eq!(schema["required"].as_array().unwrap().len(), keys.len());
+    }
+}

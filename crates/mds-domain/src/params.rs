@@ -1,0 +1,128 @@
+//! The query parameters of `GET /v1/companies`, defined once: their names,
+//! the rules that parse them, and (feature `openapi`) their OpenAPI
+//! description, all from [`CompaniesQueryParams`].
+//!
+//! The server parses a request with [`CompaniesQueryParams::parse`], the
+//! OpenAPI document lists `CompaniesQueryParams`' two parts as its
+//! parameters (`IntoParams`), and the Rust client names what it sends with
+//! the constants below. A test checks that the constants are the field names
+//! of the `IntoParams` derive, so the three cannot drift apart.
+
+use crate::query::{CompanyFilter, Industry, Letter, Limit, SearchTerm};
+use crate::{Exchange, MarketCapBand, Ticker};
+
+/// `letter`: first character of the ticker ([`CompanyFilter::letter`]).
+pub const LETTER: &str = "letter";
+/// `industry`: exact industry ([`CompanyFilter::industry`]).
+pub const INDUSTRY: &str = "industry";
+/// `exchange`: `bse` or `nse` ([`CompanyFilter::exchange`]).
+pub const EXCHANGE: &str = "exchange";
+/// `market_cap`: market-cap band ([`CompanyFilter::market_cap`]).
+pub const MARKET_CAP: &str = "market_cap";
+/// `search`: substring of name or ticker ([`CompanyFilter::search`]).
+pub const SEARCH: &str = "search";
+/// `ticker`: exact ticker ([`CompanyFilter::ticker`]).
+pub const TICKER: &str = "ticker";
+/// `cursor`: where the page starts ([`PageParams::cursor`]).
+pub const CURSOR: &str = "cursor";
+/// `limit`: rows per page ([`PageParams::limit`]).
+pub const LIMIT: &str = "limit";
+
+/// The filter parameters, in the order they are checked.
+pub const FILTER_PARAMETERS: &[&str] = &[LETTER, INDUSTRY, EXCHANGE, MARKET_CAP, SEARCH, TICKER];
+/// The pagination parameters of a list endpoint.
+pub const PAGE_PARAMETERS: &[&str] = &[CURSOR, LIMIT];
+/// Every parameter `GET /v1/companies` defines: the filters, then pagination.
+pub const COMPANIES_PARAMETERS: &[&str] = &[LETTER, INDUSTRY, EXCHANGE, MARKET_CAP, SEARCH, TICKER, CURSOR, LIMIT];
+
+/// A parameter value that does not parse: which parameter, and a sentence
+/// saying what it must be (the server's `400 invalid_parameter`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamError {
+    /// The parameter's name (one of the constants of this module).
+    pub param: &'static str,
+    /// What the value must be.
+    pub detail: String,
+}
+
+/// Pagination of a list endpoint: where to start and how many rows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams), into_params(parameter_in = Query))]
+pub struct PageParams {
+    /// `next_cursor` of the previous page, sent with the same filters.
+    pub cursor: Option<String>,
+    /// Page size, 1 to 200 (digits only, no sign, no leading zero).
+    #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 1, maximum = 200, default = 50))]
+    pub limit: Limit,
+}
+
+/// The query of `GET /v1/companies`: filters (AND) and pagination.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompaniesQueryParams {
+    /// The filters.
+    pub filter: CompanyFilter,
+    /// Cursor and page size.
+    pub page: PageParams,
+}
+
+impl CompaniesQueryParams {
+    /// Parses the parameters from `get` (the value given for a name, if
+    /// any), in the order of [`COMPANIES_PARAMETERS`]; the first bad value
+    /// is the error. Names not in that list are the caller's to refuse.
+    pub fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
+        fn one<'a, T>(
+            get: &impl Fn(&str) -> Option<&'a str>,
+            param: &'static str,
+            parse: impl FnOnce(&'a str) -> Result<T, String>,
+        ) -> Result<Option<T>, ParamError> {
+            get(param).map(parse).transpose().map_err(|detail| ParamError { param, detail })
+        }
+        let filter = CompanyFilter {
+            letter: one(&get, LETTER, Letter::parse)?,
+            industry: one(&get, INDUSTRY, Industry::parse)?,
+            exchange: one(&get, EXCHANGE, str::parse::<Exchange>)?,
+            market_cap: one(&get, MARKET_CAP, str::parse::<MarketCapBand>)?,
+            search: one(&get, SEARCH, SearchTerm::parse)?,
+            ticker: one(&get, TICKER, |t| Ticker::parse(t).map_err(|e| e.to_string()))?,
+        };
+        let limit = one(&get, LIMIT, Limit::parse)?.unwrap_or_default();
+        let cursor = get(CURSOR).map(str::to_owned);
+        Ok(CompaniesQueryParams { filter, page: PageParams { cursor, limit } })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(pairs: &[(&str, &str)]) -> Result<CompaniesQueryParams, ParamError> {
+        CompaniesQueryParams::parse(|n| pairs.iter().find(|(k, _)| *k == n).map(|(_, v)| *v))
+    }
+
+    #[test]
+    fn lists_agree() {
+        assert_eq!([FILTER_PARAMETERS, PAGE_PARAMETERS].concat(), COMPANIES_PARAMETERS);
+    }
+
+    #[test]
+    fn bad_values_name_their_parameter_in_order() {
+        assert_eq!(parse(&[("limit", "0")]).unwrap_err().param, LIMIT);
+        assert_eq!(parse(&[("limit", "0"), ("letter", "ab")]).unwrap_err().param, LETTER);
+        assert_eq!(parse(&[("industry", "")]).unwrap_err().param, INDUSTRY);
+        let q = parse(&[("ticker", " abb "), ("cursor", "c"), ("limit", "7")]).unwrap();
+        assert_eq!(q.filter.ticker.unwrap().as_str(), "ABB");
+        assert_eq!((q.page.cursor.as_deref(), q.page.limit.get()), (Some("c"), 7));
+        assert_eq!(parse(&[]).unwrap(), CompaniesQueryParams::default());
+    }
+
+    /// The `IntoParams` derives name exactly the parameters the constants
+    /// name, in the same order: one list, whichever way it is read.
+    #[cfg(feature = "openapi")]
+    #[test]
+    fn openapi_parameters_are_the_constants() {
+        use utoipa::IntoParams;
+        let names = |ps: Vec<utoipa::openapi::path::Parameter>| ps.into_iter().map(|p| p.name).collect::<Vec<_>>();
+        assert_eq!(names(CompanyFilter::into_params(|| None)), FILTER_PARAMETERS);
+        assert_eq!(names(PageParams::into_params(|| None)), PAGE_PARAMETERS);
+    }
+}
