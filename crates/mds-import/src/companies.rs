@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use crate::error::{ImportError, RowError};
 use crate::fields::{non_empty, parse_isin, parse_ticker, parse_url};
-use crate::text::{self, Column, FirstSeen, HeaderRule};
+use crate::text::{self, Column, CsvRows, FirstSeen, HeaderRule, JsonRows};
 
 /// The CSV columns: the `V1Company` fields in wire order
 /// ([`Company::FIELDS`]), the nullable ones optional.
@@ -32,46 +32,144 @@ const COLUMNS: &[Column] = &{
 /// companies. An ISIN appearing twice is an error on the later line, naming
 /// the earlier. The companies come back in file order.
 pub fn parse_companies(bytes: &[u8]) -> Result<Vec<Company>, ImportError> {
-    let mut errors = Vec::new();
-    let text = text::decode(bytes, &mut errors)?;
-    let companies = if text.trim_start().starts_with('{') {
-        parse_json_lines(&text, &mut errors)?
-    } else {
-        parse_csv(&text, &mut errors)?
-    };
-    ImportError::check(errors)?;
-    Ok(companies)
+    let mut out = Vec::new();
+    for_each_company(bytes, |c| out.push(c))?;
+    Ok(out)
 }
 
-fn parse_csv(text: &str, errors: &mut Vec<RowError>) -> Result<Vec<Company>, ImportError> {
-    let table = text::read_csv(text, false, errors)?;
-    let columns = match text::map_columns(&table, COLUMNS, HeaderRule::Strict) {
-        Ok(columns) => columns,
-        Err(header_errors) => {
-            // Without a sound header no cell can be read with confidence.
-            errors.extend(header_errors);
-            return Ok(Vec::new());
-        }
+/// Checks a companies file as [`parse_companies`] does, without keeping its
+/// rows (a file of a million rows costs its bytes and the set of its ISINs):
+/// how many companies it holds, or every error.
+pub fn check_companies(bytes: &[u8]) -> Result<usize, ImportError> {
+    let mut n = 0;
+    for_each_company(bytes, |_| n += 1)?;
+    Ok(n)
+}
+
+/// The companies of a file that [`check_companies`] accepted, `chunk` at a
+/// time in file order, so an import can hand them to the store without
+/// holding them all. A file that has errors (not checked first) yields the
+/// good rows only.
+pub fn companies_in_chunks(bytes: &[u8], chunk: usize) -> impl Iterator<Item = Vec<Company>> + '_ {
+    let mut errors = Vec::new();
+    // A checked file is UTF-8, so its text borrows from `bytes`.
+    let text = match text::decode(bytes, &mut errors) {
+        Ok(std::borrow::Cow::Borrowed(text)) => Some(text),
+        _ => None,
     };
-    let required = |i: usize| columns[i].expect("required columns are present");
-    let mut seen = FirstSeen::new();
-    let mut out = Vec::with_capacity(table.records.len());
-    for record in &table.records {
-        let cell = |i: usize| record.get(required(i));
-        let fields = Fields {
-            isin: cell(0),
-            ticker: cell(1),
-            name: cell(2),
-            industry: record.opt(columns[3]),
-            sector: record.opt(columns[4]),
-            is_bse: parse_bool("is_bse", cell(5)),
-            is_nse: parse_bool("is_nse", cell(6)),
-            market_cap_band: record.opt(columns[7]),
-            logo_url: record.opt(columns[8]),
-        };
-        push_valid(record.line, fields, &mut seen, &mut out, errors);
+    let mut rows = text.and_then(|t| CompanyRows::open(t, &mut errors).ok().flatten());
+    std::iter::from_fn(move || {
+        let rows = rows.as_mut()?;
+        let batch: Vec<Company> = rows.by_ref().filter_map(Result::ok).take(chunk.max(1)).collect();
+        (!batch.is_empty()).then_some(batch)
+    })
+}
+
+/// Runs `each` on every company of a valid file, in file order; every
+/// problem of an invalid one.
+fn for_each_company(bytes: &[u8], mut each: impl FnMut(Company)) -> Result<(), ImportError> {
+    let mut errors = Vec::new();
+    let text = text::decode(bytes, &mut errors)?;
+    if let Some(mut rows) = CompanyRows::open(&text, &mut errors)? {
+        for row in rows.by_ref() {
+            match row {
+                // After the first error nothing is kept: the file is refused.
+                Ok(c) if errors.is_empty() => each(c),
+                Ok(_) => {}
+                Err(e) => errors.extend(e),
+            }
+        }
+        rows.finish()?;
     }
-    Ok(out)
+    ImportError::check(errors)
+}
+
+/// The rows of a companies file, each validated as it is read.
+struct CompanyRows<'a> {
+    source: Source<'a>,
+    seen: FirstSeen<Isin>,
+}
+
+/// Where the rows come from.
+enum Source<'a> {
+    Csv { rows: CsvRows<'a>, columns: Vec<Option<usize>> },
+    Json(JsonRows<'a, JsonCompany>),
+}
+
+impl<'a> CompanyRows<'a> {
+    /// The rows of `text`; `None` (with the problems in `errors`) when its
+    /// header is not sound, so no cell can be read with confidence.
+    fn open(text: &'a str, errors: &mut Vec<RowError>) -> Result<Option<Self>, ImportError> {
+        let source = if text.trim_start().starts_with('{') {
+            Source::Json(JsonRows::new(text))
+        } else {
+            let rows = CsvRows::open(text, false)?;
+            match text::map_header(rows.header_line, &rows.header, COLUMNS, HeaderRule::Strict) {
+                Ok(columns) => Source::Csv { rows, columns },
+                Err(header_errors) => {
+                    errors.extend(header_errors);
+                    return Ok(None);
+                }
+            }
+        };
+        Ok(Some(CompanyRows { source, seen: FirstSeen::new() }))
+    }
+
+    /// `Err` for a file with no rows.
+    fn finish(&self) -> Result<(), ImportError> {
+        match &self.source {
+            Source::Csv { rows, .. } => rows.finish(),
+            Source::Json(rows) => rows.finish(),
+        }
+    }
+}
+
+impl Iterator for CompanyRows<'_> {
+    type Item = Result<Company, Vec<RowError>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let seen = &mut self.seen;
+        match &mut self.source {
+            Source::Csv { rows, columns } => {
+                let record = match rows.next()? {
+                    Ok(record) => record,
+                    Err(e) => return Some(Err(vec![e])),
+                };
+                let required = |i: usize| columns[i].expect("required columns are present");
+                let cell = |i: usize| record.get(required(i));
+                let fields = Fields {
+                    isin: cell(0),
+                    ticker: cell(1),
+                    name: cell(2),
+                    industry: record.opt(columns[3]),
+                    sector: record.opt(columns[4]),
+                    is_bse: parse_bool("is_bse", cell(5)),
+                    is_nse: parse_bool("is_nse", cell(6)),
+                    market_cap_band: record.opt(columns[7]),
+                    logo_url: record.opt(columns[8]),
+                };
+                Some(validate(record.line, fields, seen))
+            }
+            Source::Json(rows) => {
+                let (line, row) = match rows.next()? {
+                    Ok(found) => found,
+                    Err(e) => return Some(Err(vec![e])),
+                };
+                let fields = Fields {
+                    isin: &row.isin,
+                    ticker: &row.ticker,
+                    name: &row.name,
+                    industry: row.industry.as_deref(),
+                    sector: row.sector.as_deref(),
+                    is_bse: Ok(row.is_bse),
+                    is_nse: Ok(row.is_nse),
+                    market_cap_band: row.market_cap_band.as_deref(),
+                    logo_url: row.logo_url.as_deref(),
+                };
+                Some(validate(line, fields, seen))
+            }
+        }
+    }
 }
 
 /// A `V1Company` object as written in a JSON Lines file.
@@ -89,27 +187,6 @@ struct JsonCompany {
     logo_url: Option<String>,
 }
 
-fn parse_json_lines(text: &str, errors: &mut Vec<RowError>) -> Result<Vec<Company>, ImportError> {
-    let rows = text::read_json_lines::<JsonCompany>(text, errors)?;
-    let mut seen = FirstSeen::new();
-    let mut out = Vec::with_capacity(rows.len());
-    for (line, row) in &rows {
-        let fields = Fields {
-            isin: &row.isin,
-            ticker: &row.ticker,
-            name: &row.name,
-            industry: row.industry.as_deref(),
-            sector: row.sector.as_deref(),
-            is_bse: Ok(row.is_bse),
-            is_nse: Ok(row.is_nse),
-            market_cap_band: row.market_cap_band.as_deref(),
-            logo_url: row.logo_url.as_deref(),
-        };
-        push_valid(*line, fields, &mut seen, &mut out, errors);
-    }
-    Ok(out)
-}
-
 /// The fields of one row before validation.
 struct Fields<'a> {
     isin: &'a str,
@@ -123,16 +200,10 @@ struct Fields<'a> {
     logo_url: Option<&'a str>,
 }
 
-/// Validates one row, reporting every bad field, and keeps the company when
-/// all are good. An ISIN seen on an earlier line is reported even when either
-/// row has other problems, so fixing those does not uncover a new error.
-fn push_valid(
-    line: usize,
-    f: Fields<'_>,
-    seen: &mut FirstSeen<Isin>,
-    out: &mut Vec<Company>,
-    errors: &mut Vec<RowError>,
-) {
+/// Validates one row: the company, or every bad field. An ISIN seen on an
+/// earlier line is reported even when either row has other problems, so
+/// fixing those does not uncover a new error.
+fn validate(line: usize, f: Fields<'_>, seen: &mut FirstSeen<Isin>) -> Result<Company, Vec<RowError>> {
     let isin = parse_isin(f.isin).and_then(|isin| match seen.insert(isin.clone(), line) {
         Some(first) => Err(format!("duplicate isin {isin}: it is already on line {first}")),
         None => Ok(isin),
@@ -148,7 +219,7 @@ fn push_valid(
         .map_or(Ok(()), Err);
     match (isin, parse_ticker(f.ticker), name_ok, f.is_bse, f.is_nse, band, logo_url, classes) {
         (Ok(isin), Ok(ticker), Ok(()), Ok(is_bse), Ok(is_nse), Ok(market_cap_band), Ok(logo_url), Ok(())) => {
-            out.push(Company {
+            Ok(Company {
                 isin,
                 ticker,
                 name: name.to_owned(),
@@ -161,8 +232,9 @@ fn push_valid(
             })
         }
         (isin, ticker, name, is_bse, is_nse, band, logo_url, classes) => {
+            let mut errors = Vec::new();
             RowError::push_all(
-                errors,
+                &mut errors,
                 line,
                 [
                     isin.err(),
@@ -175,6 +247,7 @@ fn push_valid(
                     classes.err(),
                 ],
             );
+            Err(errors)
         }
     }
 }

@@ -30,7 +30,7 @@ mod fields;
 pub mod news;
 mod text;
 
-pub use companies::parse_companies;
+pub use companies::{check_companies, companies_in_chunks, parse_companies};
 pub use demo::{demo_articles, demo_companies};
 pub use error::{ImportError, RowError};
 pub use exchange::{

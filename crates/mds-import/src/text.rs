@@ -78,54 +78,106 @@ impl Record {
 /// cell (BSE ends every data row with a comma), and an empty last header cell
 /// is dropped. Lines holding only white space are skipped.
 pub(crate) fn read_csv(text: &str, trailing_comma: bool, errors: &mut Vec<RowError>) -> Result<Table, ImportError> {
-    let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(text.as_bytes());
-    let mut lines = LineCounter::new(text);
-    let mut header: Option<(usize, Vec<String>)> = None;
-    let mut records = Vec::new();
-    let mut data_records = 0usize;
-    for result in reader.records() {
-        let record = match result {
-            Ok(record) => record,
-            Err(e) => {
-                // The input is in memory and valid UTF-8, so the csv crate has
-                // nothing left to fail on; report it all the same.
-                let line = e.position().map_or(0, |p| lines.line_at(p.byte()));
-                errors.push(RowError::new(line, format!("not readable as CSV: {e}")));
+    let mut rows = CsvRows::open(text, trailing_comma)?;
+    let records = rows.by_ref().filter_map(|r| r.map_err(|e| errors.push(e)).ok()).collect();
+    rows.finish()?;
+    Ok(Table { header_line: rows.header_line, header: rows.header, records })
+}
+
+/// A CSV file read one record at a time (a whole file of records is never
+/// held): the header first ([`CsvRows::open`]), then each data record, or the
+/// error of a record that cannot be one, with the same rules as [`read_csv`].
+/// [`CsvRows::finish`] says whether there was any data row.
+pub(crate) struct CsvRows<'a> {
+    records: csv::StringRecordsIntoIter<&'a [u8]>,
+    lines: LineCounter<'a>,
+    trailing_comma: bool,
+    data_records: usize,
+    /// Line of the header.
+    pub(crate) header_line: usize,
+    /// Header cells, trimmed.
+    pub(crate) header: Vec<String>,
+}
+
+impl<'a> CsvRows<'a> {
+    /// Reads up to and including the header (the first line that is not
+    /// blank). `Err` for a file without one.
+    pub(crate) fn open(text: &'a str, trailing_comma: bool) -> Result<Self, ImportError> {
+        let reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(text.as_bytes());
+        let mut rows = CsvRows {
+            records: reader.into_records(),
+            lines: LineCounter::new(text),
+            trailing_comma,
+            data_records: 0,
+            header_line: 0,
+            header: Vec::new(),
+        };
+        match rows.next_cells() {
+            Some(Ok((line, cells))) => {
+                let mut names: Vec<String> = cells.iter().map(|c| c.trim().to_owned()).collect();
+                if trailing_comma && names.len() > 1 && names.last().is_some_and(String::is_empty) {
+                    names.pop();
+                }
+                rows.header_line = line;
+                rows.header = names;
+                Ok(rows)
+            }
+            Some(Err(e)) => Err(ImportError::file(e.message)),
+            None => Err(ImportError::file("the file is empty")),
+        }
+    }
+
+    /// `Err` when the file had a header but no data rows.
+    pub(crate) fn finish(&self) -> Result<(), ImportError> {
+        if self.data_records == 0 {
+            return Err(ImportError::file("no rows: the file has a header but no data rows"));
+        }
+        Ok(())
+    }
+
+    /// The next record that is not blank, as its line and cells.
+    fn next_cells(&mut self) -> Option<Result<(usize, Vec<String>), RowError>> {
+        loop {
+            let record = match self.records.next()? {
+                Ok(record) => record,
+                Err(e) => {
+                    // The input is in memory and valid UTF-8, so the csv crate
+                    // has nothing left to fail on; report it all the same.
+                    let line = e.position().map_or(0, |p| self.lines.line_at(p.byte()));
+                    return Some(Err(RowError::new(line, format!("not readable as CSV: {e}"))));
+                }
+            };
+            let line = record.position().map_or(0, |p| self.lines.line_at(p.byte()));
+            let cells: Vec<String> = record.iter().map(str::to_owned).collect();
+            if cells.len() == 1 && cells[0].trim().is_empty() {
                 continue;
             }
-        };
-        let line = record.position().map_or(0, |p| lines.line_at(p.byte()));
-        let mut cells: Vec<String> = record.iter().map(str::to_owned).collect();
-        if cells.len() == 1 && cells[0].trim().is_empty() {
-            continue;
+            return Some(Ok((line, cells)));
         }
-        let Some((_, columns)) = &header else {
-            let mut names: Vec<String> = cells.iter().map(|c| c.trim().to_owned()).collect();
-            if trailing_comma && names.len() > 1 && names.last().is_some_and(String::is_empty) {
-                names.pop();
-            }
-            header = Some((line, names));
-            continue;
+    }
+}
+
+impl Iterator for CsvRows<'_> {
+    type Item = Result<Record, RowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (line, mut cells) = match self.next_cells()? {
+            Ok(found) => found,
+            Err(e) => return Some(Err(e)),
         };
-        data_records += 1;
-        let expected = columns.len();
-        if trailing_comma && cells.len() == expected + 1 && cells.last().is_some_and(|c| c.trim().is_empty()) {
+        self.data_records += 1;
+        let expected = self.header.len();
+        if self.trailing_comma && cells.len() == expected + 1 && cells.last().is_some_and(|c| c.trim().is_empty()) {
             cells.pop();
         }
         if cells.len() != expected {
-            errors.push(RowError::new(
+            return Some(Err(RowError::new(
                 line,
                 format!("expected {expected} cells, one per header column, but found {}", cells.len()),
-            ));
-            continue;
+            )));
         }
-        records.push(Record { line, cells });
+        Some(Ok(Record { line, cells }))
     }
-    let (header_line, header) = header.ok_or_else(|| ImportError::file("the file is empty"))?;
-    if data_records == 0 {
-        return Err(ImportError::file("no rows: the file has a header but no data rows"));
-    }
-    Ok(Table { header_line, header, records })
 }
 
 /// Turns the byte offsets of CSV records into physical line numbers.
@@ -201,10 +253,19 @@ pub(crate) fn map_columns(
     known: &[Column],
     rule: HeaderRule,
 ) -> Result<Vec<Option<usize>>, Vec<RowError>> {
-    let line = table.header_line;
+    map_header(table.header_line, &table.header, known, rule)
+}
+
+/// [`map_columns`] for a header read on `line`.
+pub(crate) fn map_header(
+    line: usize,
+    header: &[String],
+    known: &[Column],
+    rule: HeaderRule,
+) -> Result<Vec<Option<usize>>, Vec<RowError>> {
     let mut found: Vec<Option<usize>> = vec![None; known.len()];
     let mut errors = Vec::new();
-    for (index, cell) in table.header.iter().enumerate() {
+    for (index, cell) in header.iter().enumerate() {
         let position = known.iter().position(|c| match rule {
             HeaderRule::Strict => c.name == cell,
             HeaderRule::Lenient => c.name.eq_ignore_ascii_case(cell),
@@ -239,30 +300,59 @@ pub(crate) fn read_json_lines<T: DeserializeOwned>(
     text: &str,
     errors: &mut Vec<RowError>,
 ) -> Result<Vec<(usize, T)>, ImportError> {
-    let mut values = Vec::new();
-    let mut seen = 0usize;
-    for (i, line) in text.split('\n').enumerate() {
-        let line_no = i + 1;
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        seen += 1;
-        // serde would read an array as the struct's fields in order, and
-        // complain about a field the writer never meant to give.
-        if !line.starts_with('{') {
-            errors.push(RowError::new(line_no, "not a JSON object: each line must hold one object, {...}"));
-            continue;
-        }
-        match serde_json::from_str::<T>(line) {
-            Ok(value) => values.push((line_no, value)),
-            Err(e) => errors.push(RowError::new(line_no, json_message(&e))),
-        }
-    }
-    if seen == 0 {
-        return Err(ImportError::file("the file is empty"));
-    }
+    let mut rows = JsonRows::new(text);
+    let values = rows.by_ref().filter_map(|r| r.map_err(|e| errors.push(e)).ok()).collect();
+    rows.finish()?;
     Ok(values)
+}
+
+/// JSON Lines read one line at a time, with the rules of [`read_json_lines`]:
+/// each non-blank line's value with its line, or its error.
+/// [`JsonRows::finish`] says whether there was any.
+pub(crate) struct JsonRows<'a, T> {
+    lines: std::iter::Enumerate<std::str::Split<'a, char>>,
+    seen: usize,
+    _values: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<'a, T: DeserializeOwned> JsonRows<'a, T> {
+    /// The lines of `text`.
+    pub(crate) fn new(text: &'a str) -> Self {
+        JsonRows { lines: text.split('\n').enumerate(), seen: 0, _values: std::marker::PhantomData }
+    }
+
+    /// `Err` when no line held anything.
+    pub(crate) fn finish(&self) -> Result<(), ImportError> {
+        if self.seen == 0 {
+            return Err(ImportError::file("the file is empty"));
+        }
+        Ok(())
+    }
+}
+
+impl<T: DeserializeOwned> Iterator for JsonRows<'_, T> {
+    type Item = Result<(usize, T), RowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let (i, line) = self.lines.next()?;
+            let line_no = i + 1;
+            let line = line.trim();
+            if line.is_empty() {
+                continue;
+            }
+            self.seen += 1;
+            // serde would read an array as the struct's fields in order, and
+            // complain about a field the writer never meant to give.
+            if !line.starts_with('{') {
+                return Some(Err(RowError::new(line_no, "not a JSON object: each line must hold one object, {...}")));
+            }
+            return Some(match serde_json::from_str::<T>(line) {
+                Ok(value) => Ok((line_no, value)),
+                Err(e) => Err(RowError::new(line_no, json_message(&e))),
+            });
+        }
+    }
 }
 
 /// serde_json's message without its "at line 1 column N" (each line is parsed

@@ -328,3 +328,21 @@ fn csv_of_the_wire_fields_round_trips() {
     }
     assert_eq!(parse_companies(csv.as_bytes()).unwrap(), vec![abb(), microns()]);
 }
+
+#[test]
+fn a_checked_file_comes_back_in_chunks_in_file_order() {
+    let csv = format!(
+        "{HEADER}\n\
+         INE117A01022,ABB,ABB India Limited,Electrical Equipment,Capital Goods,true,TRUE,large_cap,https://img.example.com/abb.png\n\
+         \n\
+         INE144J01027,20MICRONS,20 Microns Limited,,,false,true,,\n"
+    );
+    assert_eq!(mds_import::check_companies(csv.as_bytes()).unwrap(), 2);
+    let chunks: Vec<Vec<Company>> = mds_import::companies_in_chunks(csv.as_bytes(), 1).collect();
+    assert_eq!(chunks, vec![vec![abb()], vec![microns()]]);
+    let whole: Vec<Vec<Company>> = mds_import::companies_in_chunks(csv.as_bytes(), 1000).collect();
+    assert_eq!(whole, vec![vec![abb(), microns()]]);
+    // A bad file: the check says why, as parsing does.
+    let bad = format!("{HEADER}\nINE117A01022,ABB,,,,true,true,,\n");
+    assert_eq!(mds_import::check_companies(bad.as_bytes()).unwrap_err().lines(), vec![2]);
+}
