@@ -116,7 +116,7 @@ async fn keys_are_printed_once_and_stored_as_hashes() {
     let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     let test_key = v["key"].as_str().unwrap();
     assert!(test_key.starts_with("mds_test_"));
-    assert_eq!(v["key_prefix"], &test_key[..12]);
+    assert_eq!(v["key_prefix"], &test_key[..17]);
     // The key is nowhere in the database file; its prefix is.
     let db = std::fs::read(cli.db()).unwrap_or_default();
     let wal = std::fs::read(cli.db().with_extension("db-wal")).unwrap_or_default();
@@ -124,13 +124,13 @@ async fn keys_are_printed_once_and_stored_as_hashes() {
         assert!(!contains(bytes, key.as_bytes()) && !contains(bytes, test_key.as_bytes()));
     }
     let list = cli.ok(&["keys", "list", "--account", "acme"]);
-    assert!(list.contains(&key[..12]) && !list.contains(key));
+    assert!(list.contains(&key[..17]) && !list.contains(key));
     cli.fails(&["keys", "create", "--account", "nobody", "--tier", "pro"]);
     cli.fails(&["keys", "create", "--account", "acme", "--tier", "platinum"]);
     cli.fails(&["keys", "list", "--account", "nobody"]);
-    let out = cli.ok(&["keys", "revoke", &key[..12]]);
+    let out = cli.ok(&["keys", "revoke", &key[..17]]);
     assert!(out.starts_with("revoked"), "{out}");
-    let out = cli.ok(&["keys", "revoke", &key[..12]]);
+    let out = cli.ok(&["keys", "revoke", &key[..17]]);
     assert!(out.contains("already revoked"), "{out}");
     let e = cli.fails(&["keys", "revoke", "mds_live_ZZZ"]);
     assert!(e.contains("no key"), "{e}");
@@ -138,7 +138,7 @@ async fn keys_are_printed_once_and_stored_as_hashes() {
     let store = cli.store().await;
     let keys = store.keys(None).await.unwrap();
     assert_eq!(keys.len(), 2);
-    assert!(keys.iter().find(|k| k.prefix.as_str() == &key[..12]).unwrap().revoked_at.is_some());
+    assert!(keys.iter().find(|k| k.prefix.as_str() == &key[..17]).unwrap().revoked_at.is_some());
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {

@@ -160,7 +160,7 @@ async fn news_and_usage_decode() {
     assert_eq!(got.tags, article.tags);
 
     let u = c.usage().await.unwrap();
-    assert_eq!(u.key_prefix, app.key[..12]);
+    assert_eq!(u.key_prefix, app.key[..17]);
     assert_eq!((u.tier.as_str(), u.plan_tier.as_str(), u.entitled), ("pro", "pro", true));
     assert_eq!(u.environment, "live");
     assert_eq!(u.rate_limit_per_minute, 600);
@@ -389,7 +389,7 @@ async fn cli_formats() {
 
     let usage = ok(&app, &["usage"]).await;
     let v: serde_json::Value = serde_json::from_str(&usage.stdout).unwrap();
-    assert_eq!(v["key_prefix"], &app.key[..12]);
+    assert_eq!(v["key_prefix"], &app.key[..17]);
     assert_eq!(v["tier"], "pro");
 }
 

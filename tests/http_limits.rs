@@ -67,7 +67,7 @@ async fn usage_record_of_a_new_key() {
     let (app, _clock) = spawn_at("2026-11-21T10:00:00Z").await;
     let key = key_on(&app, "gold", 120, 5_000, "2026-11-02T08:00:00Z").await;
     let u = usage(&app, &key).await;
-    assert_eq!(u["key_prefix"], &key[..12]);
+    assert_eq!(u["key_prefix"], &key[..17]);
     assert_eq!(u["tier"], "gold");
     assert_eq!(u["plan_tier"], "gold");
     assert_eq!(u["entitled"], true);

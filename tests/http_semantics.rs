@@ -546,3 +546,33 @@ async fn a_background_task_that_stops_makes_the_node_not_ready() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(ready().await.status(), 503);
 }
+
+#[tokio::test]
+async fn keys_with_the_old_twelve_character_prefix_keep_working_beside_new_ones() {
+    let app = spawn().await;
+    // A key issued before prefixes grew: stored under its first 12 characters.
+    let old = mds_domain::ApiKey::generate(Environment::Live);
+    let legacy = mds_domain::KeyPrefix::parse(&old.expose_secret()[..12]).unwrap();
+    app.store
+        .create_key(&mds_store::NewKey {
+            prefix: legacy.clone(),
+            hash: old.hash(),
+            account: mds_domain::AccountName::parse("acme").unwrap(),
+            tier: mds_domain::TierName::parse("pro").unwrap(),
+            environment: Environment::Live,
+            created_at: chrono::Utc::now(),
+        })
+        .await
+        .unwrap();
+    let old = old.expose_secret().to_owned();
+    app.wait_for_status("/v1/companies?limit=1", &old, 200).await;
+    let u: serde_json::Value = app.get_with_key("/v1/usage", &old).await.json().await.unwrap();
+    assert_eq!(u["key_prefix"], &old[..12], "it keeps its prefix");
+    // A new key answers with its 17-character prefix, side by side.
+    let u: serde_json::Value = app.get_with_key("/v1/usage", &app.key).await.json().await.unwrap();
+    assert_eq!(u["key_prefix"], &app.key[..17]);
+    // Revoked by its old prefix: refused; the new key is untouched.
+    app.store.revoke_key(&legacy, chrono::Utc::now()).await.unwrap();
+    app.wait_for_status("/v1/companies?limit=1", &old, 401).await;
+    assert_eq!(app.get("/v1/companies?limit=1").await.status(), 200);
+}

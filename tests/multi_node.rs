@@ -97,7 +97,7 @@ async fn three_nodes_share_one_quota_and_one_truth() {
     }
 
     // A revoked key is refused by every remaining node within 1 s.
-    cli(&url, &redis, &["keys", "revoke", &other[..12]]);
+    cli(&url, &redis, &["keys", "revoke", &other[..17]]);
     let t = Instant::now();
     for n in &nodes {
         loop {

@@ -79,7 +79,7 @@ pub(crate) enum KeysCommand {
     },
     /// Revoke a key by its prefix (refused by every node within a second).
     Revoke {
-        /// The key's first 12 characters, as `mds keys list` shows them.
+        /// The key's prefix, as `mds keys list` shows it (17 characters; 12 for a key issued before).
         #[arg(value_parser = KeyPrefix::parse)]
         prefix: KeyPrefix,
     },

@@ -4,7 +4,10 @@
 //! a 6-character base62 CRC-32 of everything before it. The checksum lets a
 //! mistyped or truncated key be refused without a store lookup, and lets
 //! secret scanners recognise a leaked key. Only the SHA-256 of the whole key
-//! is stored; the first [`KEY_PREFIX_LEN`] characters identify it to people.
+//! is stored; the first [`KEY_PREFIX_LEN`] characters (the scheme and 8
+//! random characters: unique with overwhelming probability at a hundred
+//! million keys) identify it to people. Keys issued before were identified
+//! by their first [`LEGACY_KEY_PREFIX_LEN`] characters and keep that prefix.
 
 use std::fmt;
 
@@ -21,7 +24,10 @@ pub const KEY_SCHEME_LEN: usize = 9;
 /// Total key length.
 pub const KEY_LEN: usize = KEY_SCHEME_LEN + KEY_RANDOM_LEN + KEY_CHECKSUM_LEN;
 /// Length of the key prefix that identifies a key to people.
-pub const KEY_PREFIX_LEN: usize = 12;
+pub const KEY_PREFIX_LEN: usize = 17;
+/// Length of the prefix of keys issued before prefixes grew to
+/// [`KEY_PREFIX_LEN`]; those keys keep it.
+pub const LEGACY_KEY_PREFIX_LEN: usize = 12;
 
 const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -136,6 +142,13 @@ impl ApiKey {
         &self.secret[..KEY_PREFIX_LEN]
     }
 
+    /// The prefixes this key may be stored under, most likely first: its
+    /// [`KEY_PREFIX_LEN`] prefix (keys issued now), then its
+    /// [`LEGACY_KEY_PREFIX_LEN`] one (keys issued before).
+    pub fn prefix_candidates(&self) -> [&str; 2] {
+        [&self.secret[..KEY_PREFIX_LEN], &self.secret[..LEGACY_KEY_PREFIX_LEN]]
+    }
+
     /// SHA-256 of the whole key: what the store keeps.
     pub fn hash(&self) -> KeyHash {
         KeyHash(Sha256::digest(self.secret.as_bytes()).into())
@@ -164,21 +177,22 @@ fn checksum(body: &str) -> String {
     String::from_utf8(out.to_vec()).expect("base62 is ASCII")
 }
 
-/// The public identifier of a key: its first 12 characters (`mds_live_a1B`).
+/// The public identifier of a key: its first 17 characters
+/// (`mds_live_a1B2c3D4`), or 12 for a key issued before (`mds_live_a1B`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct KeyPrefix(String);
 
 impl KeyPrefix {
     /// Parses a prefix given by an operator.
     pub fn parse(s: &str) -> Result<Self, String> {
-        let ok = s.len() == KEY_PREFIX_LEN
+        let ok = (s.len() == KEY_PREFIX_LEN || s.len() == LEGACY_KEY_PREFIX_LEN)
             && looks_like_key(s)
             && s.as_bytes()[KEY_SCHEME_LEN..].iter().all(u8::is_ascii_alphanumeric);
         if ok {
             Ok(KeyPrefix(s.to_owned()))
         } else {
             Err(format!(
-                "a key prefix is the first {KEY_PREFIX_LEN} characters of a key, like mds_live_a1B (got {:?})",
+                "a key prefix is the first {KEY_PREFIX_LEN} characters of a key, like mds_live_a1B2c3D4 (or {LEGACY_KEY_PREFIX_LEN} for a key issued before, like mds_live_a1B) (got {:?})",
                 s.chars().take(KEY_PREFIX_LEN).collect::<String>()
             ))
         }
@@ -237,7 +251,7 @@ mod tests {
             assert_eq!(k.expose_secret().len(), KEY_LEN);
             let p = ApiKey::parse(k.expose_secret()).unwrap();
             assert_eq!(p.environment(), env);
-            assert_eq!(p.prefix().as_str(), &k.expose_secret()[..12]);
+            assert_eq!(p.prefix().as_str(), &k.expose_secret()[..17]);
             assert!(p.prefix().as_str().starts_with(env.scheme()));
             assert_eq!(p.hash(), k.hash());
         }
@@ -262,7 +276,7 @@ mod tests {
     fn debug_never_shows_the_secret() {
         let k = ApiKey::generate(Environment::Test);
         let d = format!("{k:?}");
-        assert!(!d.contains(&k.expose_secret()[12..]));
+        assert!(!d.contains(&k.expose_secret()[17..]));
     }
 
     #[test]
@@ -274,8 +288,13 @@ mod tests {
 
     #[test]
     fn prefixes() {
-        assert!(KeyPrefix::parse("mds_live_a1B").is_ok());
+        assert!(KeyPrefix::parse("mds_live_a1B2c3D4").is_ok());
+        assert!(KeyPrefix::parse("mds_live_a1B").is_ok(), "a key issued before keeps its prefix");
         assert!(KeyPrefix::parse("mds_live_a1").is_err());
+        assert!(KeyPrefix::parse("mds_live_a1B2c3D4e").is_err());
+        assert!(KeyPrefix::parse("mds_live_a1B2c").is_err());
         assert!(KeyPrefix::parse("xyz_live_a1B").is_err());
+        let k = ApiKey::generate(Environment::Live);
+        assert_eq!(k.prefix_candidates(), [&k.expose_secret()[..17], &k.expose_secret()[..12]]);
     }
 }

@@ -91,7 +91,7 @@ impl V1UsageWindow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct V1Usage {
-    /// First 12 characters of the key.
+    /// The key's prefix (its first 17 characters; 12 for a key issued before).
     pub key_prefix: String,
     /// The tier enforced now.
     pub tier: String,

@@ -83,10 +83,16 @@ impl AuthIndex {
         AuthIndex { by_prefix }
     }
 
-    /// The context of a well-formed key, if it is known and not revoked.
+    /// The context of a well-formed key, if it is known and not revoked:
+    /// looked up by its prefix (the 17-character one of keys issued now,
+    /// else the 12-character one of keys issued before), then its hash
+    /// compared.
     pub fn authenticate(&self, key: &ApiKey) -> Option<Arc<KeyContext>> {
-        let entry = self.by_prefix.get(key.prefix_str())?;
-        (entry.hash == key.hash() && entry.context.environment == key.environment()).then(|| entry.context.clone())
+        let hash = key.hash();
+        key.prefix_candidates().into_iter().find_map(|prefix| {
+            let entry = self.by_prefix.get(prefix)?;
+            (entry.hash == hash && entry.context.environment == key.environment()).then(|| entry.context.clone())
+        })
     }
 
     /// How many active keys there are.
