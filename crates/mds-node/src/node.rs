@@ -36,8 +36,11 @@ pub struct Node {
     pub news: NewsCache,
     catalog: CatalogSlot,
     auth: ArcSwap<AuthIndex>,
-    /// The generations the cached views were loaded at (`None` before the first load).
-    loaded: Mutex<Option<Generations>>,
+    /// The auth generation the key index was loaded at (`None` before the
+    /// first load).
+    keys_at: Mutex<Option<i64>>,
+    /// The companies generation the catalog was loaded at.
+    catalog_at: Mutex<Option<i64>>,
     /// Why a background task stopped, if one did ([`crate::tasks`]).
     stopped: Mutex<Option<String>>,
 }
@@ -64,23 +67,20 @@ impl Node {
             news: NewsCache::default(),
             catalog: CatalogSlot::new(Arc::new(Catalog::default()), config.page_cache_bytes),
             auth: ArcSwap::from_pointee(AuthIndex::default()),
-            loaded: Mutex::new(None),
+            keys_at: Mutex::new(None),
+            catalog_at: Mutex::new(None),
             stopped: Mutex::new(None),
             store,
             config,
         };
-        node.refresh().await?;
+        node.refresh_keys().await?;
+        node.refresh_catalog().await?;
         Ok(Arc::new(node))
     }
 
     /// The company catalog as of now.
     pub fn catalog(&self) -> arc_swap::Guard<Arc<CatalogVersion>> {
         self.catalog.load()
-    }
-
-    /// The generations the cached views were last loaded at.
-    pub fn generations(&self) -> Option<Generations> {
-        *self.loaded.lock().expect("not poisoned")
     }
 
     /// The context of a well-formed key, if it is known and not revoked.
@@ -125,35 +125,45 @@ impl Node {
         self.limiter.meter().backlog()
     }
 
-    /// Reloads the cached views whose generation moved; returns whether any did.
-    pub async fn refresh(&self) -> StoreResult<bool> {
+    /// Follows the store's auth generation: reloads the key index when it
+    /// moved (and drops served news when the news generation did); returns
+    /// whether the keys were reloaded. Runs apart from the catalog's reload,
+    /// so a key change never waits for a catalog being loaded.
+    pub async fn refresh_keys(&self) -> StoreResult<bool> {
         let now = self.store.generations().await?;
-        let before = *self.loaded.lock().expect("not poisoned");
-        if before == Some(now) {
+        self.news.follow(now.news);
+        if *self.keys_at.lock().expect("not poisoned") == Some(now.auth) {
             return Ok(false);
         }
-        // Read the data after the generations, so a change that lands in
+        // Read the data after the generation, so a change that lands in
         // between is picked up by the next poll rather than lost.
-        if before.is_none_or(|b| b.auth != now.auth) {
-            let snapshot = self.store.auth_snapshot().await?;
-            self.auth.store(Arc::new(AuthIndex::new(&snapshot)));
-            self.metrics.event(Event::AuthReload);
-            tracing::info!(generation = now.auth, keys = snapshot.keys.len(), "keys and tiers reloaded");
+        let snapshot = self.store.auth_snapshot().await?;
+        self.auth.store(Arc::new(AuthIndex::new(&snapshot)));
+        *self.keys_at.lock().expect("not poisoned") = Some(now.auth);
+        self.metrics.event(Event::AuthReload);
+        tracing::info!(generation = now.auth, keys = snapshot.keys.len(), "keys and tiers reloaded");
+        Ok(true)
+    }
+
+    /// Follows the store's companies generation: loads its catalog when it
+    /// moved; returns whether it did.
+    pub async fn refresh_catalog(&self) -> StoreResult<bool> {
+        let Generations { companies, .. } = self.store.generations().await?;
+        if *self.catalog_at.lock().expect("not poisoned") == Some(companies) {
+            return Ok(false);
         }
-        if before.is_none_or(|b| b.companies != now.companies) {
-            let t = std::time::Instant::now();
-            let (catalog, source) = crate::catalog_load::load(&self.store, now.companies).await?;
-            tracing::info!(
-                generation = now.companies,
-                companies = catalog.len(),
-                source = source.as_str(),
-                ms = t.elapsed().as_millis() as u64,
-                "company catalog reloaded"
-            );
-            self.catalog.store(catalog);
-            self.metrics.event(Event::CatalogReload);
-        }
-        *self.loaded.lock().expect("not poisoned") = Some(now);
+        let t = std::time::Instant::now();
+        let (catalog, source) = crate::catalog_load::load(&self.store, companies).await?;
+        tracing::info!(
+            generation = companies,
+            companies = catalog.len(),
+            source = source.as_str(),
+            ms = t.elapsed().as_millis() as u64,
+            "company catalog reloaded"
+        );
+        self.catalog.store(catalog);
+        *self.catalog_at.lock().expect("not poisoned") = Some(companies);
+        self.metrics.event(Event::CatalogReload);
         Ok(true)
     }
 }

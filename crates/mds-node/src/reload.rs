@@ -1,9 +1,10 @@
-//! The background task that keeps a node's cached views in step with the
-//! store: it polls the store's generation and reloads on change, so a key
-//! revoked (or a tier, entitlement or import changed) by any process is seen
-//! within one interval; served news articles are dropped when the news
-//! generation moves. A store outage is logged once when it starts and once
-//! when it ends; the node keeps serving what it has.
+//! The background tasks that keep a node's cached views in step with the
+//! store: each polls the store's generations and reloads its view when its
+//! generation moves, so a key revoked (or a tier, entitlement or import
+//! changed) by any process is seen within one interval. Keys and catalog
+//! follow the store in tasks of their own, so a key change is never held
+//! up by a catalog being built or loaded. A store outage is logged once when
+//! it starts and once when it ends; the node keeps serving what it has.
 
 use std::sync::Arc;
 
@@ -12,28 +13,47 @@ use tokio::task::JoinHandle;
 use crate::metrics::Event;
 use crate::node::Node;
 
-/// Spawns the reloader; it runs until aborted.
-pub fn spawn(node: Arc<Node>) -> JoinHandle<()> {
+/// A view of the store a node keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// Keys, tiers, accounts (and served news).
+    Keys,
+    /// The company catalog.
+    Catalog,
+}
+
+impl View {
+    /// Its name, for logs and task names.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            View::Keys => "keys",
+            View::Catalog => "catalog",
+        }
+    }
+}
+
+/// Spawns the reloader of `view`; it runs until aborted.
+pub fn spawn(node: Arc<Node>, view: View) -> JoinHandle<()> {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(node.config.reload_interval);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut failing = false;
         loop {
             tick.tick().await;
-            let result = node.refresh().await;
-            if let Some(g) = node.generations() {
-                node.news.follow(g.news);
-            }
+            let result = match view {
+                View::Keys => node.refresh_keys().await,
+                View::Catalog => node.refresh_catalog().await,
+            };
             match result {
                 Ok(_) if failing => {
                     failing = false;
-                    tracing::info!("store reachable again; cache reload resumed");
+                    tracing::info!(view = view.as_str(), "store reachable again; reload resumed");
                 }
                 Ok(_) => {}
                 Err(e) if !failing => {
                     node.metrics.event(Event::ReloadFailure);
                     failing = true;
-                    tracing::warn!(error = %e, "cache reload failed; serving the last loaded data");
+                    tracing::warn!(view = view.as_str(), error = %e, "reload failed; serving the last loaded data");
                 }
                 Err(_) => node.metrics.event(Event::ReloadFailure),
             }

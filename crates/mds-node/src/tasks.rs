@@ -1,4 +1,5 @@
-//! The node's background tasks ([`crate::reload`], [`crate::flush`]), started
+//! The node's background tasks ([`crate::reload`] of keys and of the
+//! catalog, [`crate::flush`]), started
 //! together and watched: a task that panics or ends by itself leaves the
 //! node not ready ([`Node::stopped_task`]), logged and counted, rather than
 //! serving stale keys or holding counts it no longer writes.
@@ -9,6 +10,7 @@ use tokio::task::{AbortHandle, JoinHandle};
 
 use crate::metrics::Event;
 use crate::node::Node;
+use crate::reload::View;
 use crate::{flush, reload};
 
 /// The running tasks; [`Background::stop`] ends them.
@@ -19,14 +21,18 @@ pub struct Background {
 impl Background {
     /// Starts the reload and flush tasks of `node`, each with a watcher.
     pub fn start(node: &Arc<Node>) -> Self {
-        let tasks = [("reload", reload::spawn(node.clone())), ("flush", flush::spawn(node.clone()))]
-            .into_iter()
-            .map(|(name, task)| {
-                let abort = task.abort_handle();
-                tokio::spawn(watch(node.clone(), name, task));
-                abort
-            })
-            .collect();
+        let tasks = [
+            ("keys reload", reload::spawn(node.clone(), View::Keys)),
+            ("catalog reload", reload::spawn(node.clone(), View::Catalog)),
+            ("flush", flush::spawn(node.clone())),
+        ]
+        .into_iter()
+        .map(|(name, task)| {
+            let abort = task.abort_handle();
+            tokio::spawn(watch(node.clone(), name, task));
+            abort
+        })
+        .collect();
         Background { tasks }
     }
 
