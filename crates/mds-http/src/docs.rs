@@ -58,24 +58,23 @@ pub const REDOC_LICENSE: &str = include_str!("../assets/redoc.LICENSE");
 
 /// `GET /docs`.
 pub async fn page() -> Response {
-    with(PAGE.into_response(), "text/html; charset=utf-8", "public, max-age=300")
+    with(PAGE.into_response(), "text/html; charset=utf-8")
 }
 
-/// `GET /docs/{asset}`: the vendored files. They change only with the
-/// binary, so a day of caching is safe.
+/// `GET /docs/{asset}`: the vendored files (cached for a day: they change
+/// only with the binary; the route table says so).
 pub async fn asset(Path(name): Path<String>) -> Result<Response, ApiError> {
     let (body, ct): (&'static [u8], &str) = match name.as_str() {
         "redoc.standalone.js" => (redoc_js(), "text/javascript; charset=utf-8"),
         "redoc.LICENSE" => (REDOC_LICENSE.as_bytes(), "text/plain; charset=utf-8"),
         _ => return Err(ApiError::not_found("no such documentation asset")),
     };
-    Ok(with((StatusCode::OK, body).into_response(), ct, "public, max-age=86400"))
+    Ok(with((StatusCode::OK, body).into_response(), ct))
 }
 
-fn with(mut resp: Response, content_type: &'static str, cache: &'static str) -> Response {
+fn with(mut resp: Response, content_type: &'static str) -> Response {
     let h = resp.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     resp
 }

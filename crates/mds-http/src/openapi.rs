@@ -29,6 +29,7 @@ use utoipa::openapi::{ContentBuilder, Header, HeaderBuilder, Ref, RefOr, Respons
 use utoipa::{Modify, OpenApi, ToResponse};
 
 use crate::controllers::{companies, news, usage};
+use crate::routes::{Access, Billing, Caching};
 
 /// One page of `GET /v1/companies` ([`Page`] of [`Company`], schema
 /// `V1CompanyPage`). An alias, so the macros take it as one named schema.
@@ -82,7 +83,6 @@ pub async fn serve() -> Response {
     let mut resp = document_json().into_response();
     let h = resp.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=300"));
     resp
 }
 
@@ -253,8 +253,28 @@ impl Modify for Common {
             }
         }
         for (path, item) in doc.paths.paths.iter_mut() {
-            let cache = if path == "/v1/usage" { "`no-store`." } else { "`private, max-age=N` (N = 60 by default)." };
+            // What the route table says of the route: its caching and billing.
+            let route = crate::routes::ROUTES.iter().find(|r| r.path == path).expect("every documented path is routed");
+            let cache = match route.caching {
+                Caching::Private => "`private, max-age=N` (N = 60 by default).",
+                Caching::NoStore => "`no-store`.",
+                Caching::Public(_) => "`public`.",
+            };
             let Some(op) = item.get.as_mut() else { continue };
+            let billing = match route.access {
+                Access::Keyed(Billing::Counted) => {
+                    "Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`."
+                }
+                Access::Keyed(Billing::Free) => {
+                    "Not counted against the monthly quota (it takes from the per-minute limit), so it stays \
+                     possible when the quota is spent."
+                }
+                Access::Open => "Needs no key; not rate limited.",
+            };
+            op.description = Some(match op.description.take() {
+                Some(d) => format!("{d} {billing}"),
+                None => billing.to_owned(),
+            });
             for (status, resp) in op.responses.responses.iter_mut() {
                 let RefOr::T(r) = resp else { continue };
                 r.headers.insert("X-Request-Id".into(), request_id.clone());

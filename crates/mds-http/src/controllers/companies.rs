@@ -38,7 +38,7 @@ pub fn parse(raw: Option<&str>) -> Result<CompaniesQueryParams, ApiError> {
     tag = "companies",
     summary = "List companies",
     description = "One page of companies, ordered by `ticker` then `isin`. Pagination is keyset-based: pass \
-`next_cursor` back as `cursor` with the same filters (`limit` may change). Counts against the monthly quota.",
+`next_cursor` back as `cursor` with the same filters (`limit` may change).",
     params(CompanyFilter, mds_domain::PageParams),
     responses(
         (status = 200, description = "A page of companies.", body = crate::openapi::CompanyPage, content_type = "application/json"),

@@ -21,7 +21,7 @@ use crate::state::AppState;
     operation_id = "getArticle",
     tag = "news",
     summary = "Get an article",
-    description = "One article with its `body`. Takes no query parameters. Counts against the monthly quota.",
+    description = "One article with its `body`. Takes no query parameters.",
     params((
         "slug" = Slug,
         Path,

@@ -23,8 +23,7 @@ use crate::state::AppState;
     tag = "usage",
     summary = "Usage of the calling key",
     description = "The calling key's tier, limits, requests this billing month (calendar month, UTC) and in up to \
-12 preceding months since the key was created, most recent first. Not counted against the quota; \
-`Cache-Control: no-store`.",
+12 preceding months since the key was created, most recent first.",
     responses(
         (status = 200, description = "The usage record.", body = V1Usage, content_type = "application/json"),
         (status = 304, description = "Not modified: `If-None-Match` matched the `ETag`; no body."),
