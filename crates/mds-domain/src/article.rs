@@ -1,9 +1,7 @@
 //! The news article and its slug.
 
-use std::fmt;
-
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::isin::Isin;
 
@@ -98,37 +96,9 @@ impl Slug {
         }
         Ok(Slug(s.to_owned()))
     }
-
-    /// The slug as a string slice.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
 }
 
-impl fmt::Display for Slug {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl fmt::Debug for Slug {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Slug({})", self.0)
-    }
-}
-
-impl Serialize for Slug {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for Slug {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        Slug::parse(&s).map_err(|e| serde::de::Error::custom(format!("{e}: {s:?}")))
-    }
-}
+text_newtype!(Slug, |e: SlugError, s: &str| format!("{e}: {s:?}"));
 
 #[cfg(feature = "openapi")]
 string_schema!(

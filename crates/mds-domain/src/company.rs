@@ -62,37 +62,9 @@ impl Ticker {
         }
         Ok(Ticker(t.to_ascii_uppercase()))
     }
-
-    /// The ticker as a string slice.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
 }
 
-impl fmt::Display for Ticker {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl fmt::Debug for Ticker {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Ticker({})", self.0)
-    }
-}
-
-impl Serialize for Ticker {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for Ticker {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        Ticker::parse(&s).map_err(|e| serde::de::Error::custom(format!("{e}: {s:?}")))
-    }
-}
+text_newtype!(Ticker, |e: TickerError, s: &str| format!("{e}: {s:?}"));
 
 #[cfg(feature = "openapi")]
 string_schema!(

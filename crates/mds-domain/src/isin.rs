@@ -1,9 +1,5 @@
 //! The ISIN, identifier of a company/security (ISO 6166).
 
-use std::fmt;
-
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
 /// A validated ISIN: twelve characters, upper-case, with a correct check digit.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Isin(String);
@@ -27,37 +23,9 @@ impl Isin {
             Err(e) => Err(IsinError { value: s.chars().take(40).collect(), reason: e.to_string() }),
         }
     }
-
-    /// The ISIN as a string slice.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
 }
 
-impl fmt::Display for Isin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl fmt::Debug for Isin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Isin({})", self.0)
-    }
-}
-
-impl Serialize for Isin {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for Isin {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        Isin::parse(&s).map_err(serde::de::Error::custom)
-    }
-}
+text_newtype!(Isin, |e: IsinError, _: &str| e);
 
 #[cfg(feature = "openapi")]
 string_schema!(

@@ -47,6 +47,46 @@ macro_rules! string_schema {
     };
 }
 
+/// The impls every validated text newtype (`struct T(String)` with a
+/// `T::parse(&str) -> Result<T, E>`) shares: `as_str`, `Display` (the text),
+/// `Debug` (`T(text)`), and serde as a string that deserializes through
+/// `parse`, `$error` making the message from the parse error and the text.
+macro_rules! text_newtype {
+    ($ty:ident, $error:expr) => {
+        impl $ty {
+            /// The value as a string slice.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl std::fmt::Debug for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, concat!(stringify!($ty), "({})"), self.0)
+            }
+        }
+
+        impl serde::Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.0)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = <String as serde::Deserialize>::deserialize(d)?;
+                $ty::parse(&s).map_err(|e| serde::de::Error::custom(($error)(e, s.as_str())))
+            }
+        }
+    };
+}
+
 pub mod account;
 pub mod article;
 pub mod bounds;
