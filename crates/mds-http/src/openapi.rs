@@ -261,6 +261,24 @@ impl Modify for Common {
                 Caching::Public(_) => "`public`.",
             };
             let Some(op) = item.get.as_mut() else { continue };
+            // What every keyed route can answer, stated here once rather
+            // than in each handler's annotation.
+            if let Access::Keyed(billing) = route.access {
+                let not_counted = if billing == Billing::Counted { ", not counted" } else { "" };
+                let not_modified = ResponseBuilder::new()
+                    .description(format!("Not modified: `If-None-Match` matched the `ETag`; no body{not_counted}."))
+                    .build();
+                op.responses.responses.entry("304".into()).or_insert(RefOr::T(not_modified));
+                for (status, name) in [
+                    ("401", "Unauthorized"),
+                    ("405", "MethodNotAllowed"),
+                    ("429", "TooManyRequests"),
+                    ("500", "Internal"),
+                    ("503", "Unavailable"),
+                ] {
+                    op.responses.responses.entry(status.into()).or_insert(RefOr::Ref(Ref::from_response_name(name)));
+                }
+            }
             let billing = match route.access {
                 Access::Keyed(Billing::Counted) => {
                     "Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`."

@@ -42,13 +42,7 @@ pub fn parse(raw: Option<&str>) -> Result<CompaniesQueryParams, ApiError> {
     params(CompanyFilter, mds_domain::PageParams),
     responses(
         (status = 200, description = "A page of companies.", body = crate::openapi::CompanyPage, content_type = "application/json"),
-        (status = 304, description = "Not modified: `If-None-Match` matched the `ETag`; no body, not counted."),
         (status = 400, response = crate::openapi::CompaniesBadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 405, response = crate::openapi::MethodNotAllowed),
-        (status = 429, response = crate::openapi::TooManyRequests),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
     )
 )]
 pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {

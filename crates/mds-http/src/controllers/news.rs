@@ -30,14 +30,8 @@ use crate::state::AppState;
     )),
     responses(
         (status = 200, description = "The article.", body = mds_domain::Article, content_type = "application/json"),
-        (status = 304, description = "Not modified: `If-None-Match` matched the `ETag`; no body, not counted."),
         (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
         (status = 404, response = crate::openapi::NotFound),
-        (status = 405, response = crate::openapi::MethodNotAllowed),
-        (status = 429, response = crate::openapi::TooManyRequests),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
     )
 )]
 pub async fn show(

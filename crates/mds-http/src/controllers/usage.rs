@@ -26,13 +26,7 @@ use crate::state::AppState;
 12 preceding months since the key was created, most recent first.",
     responses(
         (status = 200, description = "The usage record.", body = V1Usage, content_type = "application/json"),
-        (status = 304, description = "Not modified: `If-None-Match` matched the `ETag`; no body."),
         (status = 400, response = crate::openapi::BadRequest),
-        (status = 401, response = crate::openapi::Unauthorized),
-        (status = 405, response = crate::openapi::MethodNotAllowed),
-        (status = 429, response = crate::openapi::TooManyRequests),
-        (status = 500, response = crate::openapi::Internal),
-        (status = 503, response = crate::openapi::Unavailable),
     )
 )]
 pub async fn show(
