@@ -212,28 +212,51 @@ const NSE_COLUMNS: &[Column] =
 
 /// Parses NSE's `EQUITY_L.csv`. Every bad row is reported with its line.
 pub fn parse_nse_equity_list(bytes: &[u8]) -> Result<NseEquityList, ImportError> {
+    let mut skipped_without_isin = Vec::new();
+    let listings = parse_listings(bytes, NSE_COLUMNS, 2, &mut skipped_without_isin, |record, col, isin| {
+        let symbol = parse_ticker(record.get(col[0])).map_err(|e| format!("SYMBOL: {e}"));
+        let name = exchange_name(record, col[1], "NAME OF COMPANY");
+        match (isin, symbol, name) {
+            (Ok(isin), Ok(symbol), Ok(name)) => Ok(NseListing { line: record.line, isin, symbol, name }),
+            (isin, symbol, name) => Err(vec![isin.err(), symbol.err(), name.err()]),
+        }
+    })?;
+    Ok(NseEquityList { listings, skipped_without_isin })
+}
+
+/// The listings of an exchange CSV with `columns`, the ISIN in column
+/// `isin_col` (of `columns`): rows with a placeholder for an ISIN are
+/// recorded in `skipped` and left out; an ISIN seen on an earlier line is an
+/// error; `listing` makes the rest (with the ISIN, or its error, so a row's
+/// problems are all reported together). Every bad row is reported.
+fn parse_listings<L>(
+    bytes: &[u8],
+    columns: &[Column],
+    isin_col: usize,
+    skipped: &mut Vec<SkippedRow>,
+    mut listing: impl FnMut(&Record, &[usize], Result<Isin, String>) -> Result<L, Vec<Option<String>>>,
+) -> Result<Vec<L>, ImportError> {
     let mut errors = Vec::new();
     let text = text::decode(bytes, &mut errors)?;
-    let mut list = NseEquityList { listings: Vec::new(), skipped_without_isin: Vec::new() };
-    if let Some(ExchangeTable { records, col }) = read_exchange_csv(&text, NSE_COLUMNS, &mut errors)? {
+    let mut listings = Vec::new();
+    if let Some(ExchangeTable { records, col }) = read_exchange_csv(&text, columns, &mut errors)? {
         let mut seen = FirstSeen::new();
         for record in &records {
-            let line = record.line;
-            let isin = exchange_isin(record, col[2], &mut list.skipped_without_isin)
-                .and_then(|isin| first_time(&mut seen, isin, line));
-            let symbol = parse_ticker(record.get(col[0])).map_err(|e| format!("SYMBOL: {e}"));
-            let name = exchange_name(record, col[1], "NAME OF COMPANY");
-            match (isin, symbol, name) {
-                (Ok(None), _, _) => {}
-                (Ok(Some(isin)), Ok(symbol), Ok(name)) => list.listings.push(NseListing { line, isin, symbol, name }),
-                (isin, symbol, name) => {
-                    RowError::push_all(&mut errors, line, [isin.err(), symbol.err(), name.err()]);
-                }
+            let isin = match exchange_isin(record, col[isin_col], skipped)
+                .and_then(|isin| first_time(&mut seen, isin, record.line))
+            {
+                Ok(None) => continue,
+                Ok(Some(isin)) => Ok(isin),
+                Err(e) => Err(e),
+            };
+            match listing(record, &col, isin) {
+                Ok(l) => listings.push(l),
+                Err(problems) => RowError::push_all(&mut errors, record.line, problems),
             }
         }
     }
     ImportError::check(errors)?;
-    Ok(list)
+    Ok(listings)
 }
 
 const BSE_COLUMNS: &[Column] = &[
@@ -247,46 +270,30 @@ const BSE_COLUMNS: &[Column] = &[
 
 /// Parses BSE's `Equity.csv`. Every bad row is reported with its line.
 pub fn parse_bse_equity_list(bytes: &[u8]) -> Result<BseEquityList, ImportError> {
-    let mut errors = Vec::new();
-    let text = text::decode(bytes, &mut errors)?;
-    let mut list = BseEquityList { listings: Vec::new(), skipped_without_isin: Vec::new() };
-    if let Some(ExchangeTable { records, col }) = read_exchange_csv(&text, BSE_COLUMNS, &mut errors)? {
-        let mut seen = FirstSeen::new();
-        for record in &records {
-            let line = record.line;
-            let isin = exchange_isin(record, col[3], &mut list.skipped_without_isin)
-                .and_then(|isin| first_time(&mut seen, isin, line));
-            let security_id = record.get(col[2]);
-            let ticker = bse_ticker(security_id, record.get(col[0]));
-            let name = exchange_name(record, col[1], "Issuer Name");
-            let industry = classification(record.get(col[5]), mds_domain::bounds::INDUSTRY);
-            let sector = classification(record.get(col[4]), mds_domain::bounds::SECTOR);
-            match (isin, ticker, name, industry, sector) {
-                (Ok(None), ..) => {}
-                (Ok(Some(isin)), Ok((ticker, ticker_source)), Ok(name), Ok(industry), Ok(sector)) => {
-                    list.listings.push(BseListing {
-                        line,
-                        isin,
-                        ticker,
-                        ticker_source,
-                        security_id: security_id.to_owned(),
-                        name,
-                        industry,
-                        sector,
-                    })
-                }
-                (isin, ticker, name, industry, sector) => {
-                    RowError::push_all(
-                        &mut errors,
-                        line,
-                        [isin.err(), ticker.err(), name.err(), industry.err(), sector.err()],
-                    );
-                }
+    let mut skipped_without_isin = Vec::new();
+    let listings = parse_listings(bytes, BSE_COLUMNS, 3, &mut skipped_without_isin, |record, col, isin| {
+        let security_id = record.get(col[2]);
+        let ticker = bse_ticker(security_id, record.get(col[0]));
+        let name = exchange_name(record, col[1], "Issuer Name");
+        let industry = classification(record.get(col[5]), mds_domain::bounds::INDUSTRY);
+        let sector = classification(record.get(col[4]), mds_domain::bounds::SECTOR);
+        match (isin, ticker, name, industry, sector) {
+            (Ok(isin), Ok((ticker, ticker_source)), Ok(name), Ok(industry), Ok(sector)) => Ok(BseListing {
+                line: record.line,
+                isin,
+                ticker,
+                ticker_source,
+                security_id: security_id.to_owned(),
+                name,
+                industry,
+                sector,
+            }),
+            (isin, ticker, name, industry, sector) => {
+                Err(vec![isin.err(), ticker.err(), name.err(), industry.err(), sector.err()])
             }
         }
-    }
-    ImportError::check(errors)?;
-    Ok(list)
+    })?;
+    Ok(BseEquityList { listings, skipped_without_isin })
 }
 
 /// The ticker of a BSE row: the Security Id, else the Security Code.
