@@ -8,7 +8,7 @@ mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::process::{Proc, burst, cli, in_dir, requests_this_month, start};
+use common::process::{Proc, burst, cli, in_dir, requests_this_month, start, store_with_key};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -77,9 +77,7 @@ async fn idle_keep_alive_connections_are_closed() {
 
 #[tokio::test]
 async fn sigterm_with_a_stuck_client_exits_within_the_grace_and_loses_no_count() {
-    let dir = tempfile::tempdir().unwrap();
-    cli(&dir, &["accounts", "create", "acme"]);
-    let key = cli(&dir, &["keys", "create", "--account", "acme", "--tier", "enterprise"]).trim().to_owned();
+    let (dir, key) = store_with_key("enterprise");
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
     let mut server = start(&dir, &["serve", "--shutdown-grace", "2"]);
     let base = server.base();
@@ -130,9 +128,7 @@ fn libfaketime() -> Option<&'static str> {
 #[tokio::test]
 async fn stepping_the_wall_clock_back_an_hour_refuses_no_one() {
     let Some(lib) = libfaketime() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    cli(&dir, &["accounts", "create", "acme"]);
-    let key = cli(&dir, &["keys", "create", "--account", "acme", "--tier", "pro"]).trim().to_owned();
+    let (dir, key) = store_with_key("pro");
     let offset = dir.path().join("faketime");
     std::fs::write(&offset, "+0\n").unwrap();
     let mut cmd = in_dir(dir.path());

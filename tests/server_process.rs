@@ -5,13 +5,11 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::process::{burst, cli, requests_this_month, start};
+use common::process::{burst, cli, requests_this_month, start, store_with_key};
 
 #[tokio::test]
 async fn keys_never_reach_the_logs_revocation_is_prompt_and_sigterm_is_clean() {
-    let dir = tempfile::tempdir().unwrap();
-    cli(&dir, &["accounts", "create", "acme"]);
-    let key = cli(&dir, &["keys", "create", "--account", "acme", "--tier", "pro"]).trim().to_owned();
+    let (dir, key) = store_with_key("pro");
     let mut server = start(&dir, &["serve"]);
     let base = format!("http://{}", server.addr);
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
@@ -94,12 +92,9 @@ async fn demo_starts_from_nothing_and_reuses_its_store() {
     assert!(second.sigterm().success());
 }
 
-/// Sends `n` counted requests, 8 at a time.
 #[tokio::test]
 async fn sigterm_loses_no_count_and_sigkill_keeps_what_a_flush_wrote() {
-    let dir = tempfile::tempdir().unwrap();
-    cli(&dir, &["accounts", "create", "acme"]);
-    let key = cli(&dir, &["keys", "create", "--account", "acme", "--tier", "enterprise"]).trim().to_owned();
+    let (dir, key) = store_with_key("enterprise");
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
 
     // SIGTERM right after the last response: the final flush writes everything.

@@ -42,6 +42,15 @@ pub fn cli(dir: &TempDir, args: &[&str]) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
+/// A store in a new temporary directory with account `acme` and one key
+/// of it on `tier`, made with the operator commands; the directory and key.
+pub fn store_with_key(tier: &str) -> (TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    cli(&dir, &["accounts", "create", "acme"]);
+    let key = cli(&dir, &["keys", "create", "--account", "acme", "--tier", tier]).trim().to_owned();
+    (dir, key)
+}
+
 /// `n` concurrent counted requests with `key`, each asserted `200`.
 pub async fn burst(client: &reqwest::Client, base: &str, key: &str, n: usize) {
     let mut set = tokio::task::JoinSet::new();

@@ -36,12 +36,18 @@ async fn store_with_key(dir: &tempfile::TempDir) -> (SqliteStore, KeyPrefix) {
 
 const LIMITS: Limits = Limits { rate_limit_per_minute: 60, monthly_quota: 1_000_000 };
 
+/// A limiter on manual clocks at [`t0`], its store with one key.
+async fn setup(dir: &tempfile::TempDir) -> (SqliteStore, KeyPrefix, Arc<ManualClock>, Limiter) {
+    let (store, key) = store_with_key(dir).await;
+    let clock = Arc::new(ManualClock::new(t0()));
+    let limiter = Limiter::new(Arc::new(Meter::new()), clock.clone());
+    (store, key, clock, limiter)
+}
+
 #[tokio::test]
 async fn a_step_back_of_the_wall_clock_refuses_no_one() {
     let dir = tempfile::tempdir().unwrap();
-    let (store, key) = store_with_key(&dir).await;
-    let clock = Arc::new(ManualClock::new(t0()));
-    let limiter = Limiter::new(Arc::new(Meter::new()), clock.clone());
+    let (store, key, clock, limiter) = setup(&dir).await;
     for _ in 0..5 {
         assert!(limiter.admit(&store, &key, LIMITS, true).await.unwrap().admitted());
     }
@@ -55,9 +61,7 @@ async fn a_step_back_of_the_wall_clock_refuses_no_one() {
 #[tokio::test]
 async fn a_step_forward_of_the_wall_clock_refills_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let (store, key) = store_with_key(&dir).await;
-    let clock = Arc::new(ManualClock::new(t0()));
-    let limiter = Limiter::new(Arc::new(Meter::new()), clock.clone());
+    let (store, key, clock, limiter) = setup(&dir).await;
     while limiter.admit(&store, &key, LIMITS, true).await.unwrap().admitted() {}
     clock.step(t0() + Duration::hours(1));
     let d = limiter.admit(&store, &key, LIMITS, true).await.unwrap();
