@@ -262,11 +262,6 @@ mod tests {
         assert_ne!(a.canonical(), b.canonical());
         assert_eq!(CompanyFilter::default().canonical(), "");
     }
-}
-
-#[cfg(test)]
-mod fold_tests {
-    use super::fold;
 
     #[test]
     fn folding_is_lower_case_nfc() {

@@ -236,27 +236,38 @@ fn parse_listings<L>(
     skipped: &mut Vec<SkippedRow>,
     mut listing: impl FnMut(&Record, &[usize], Result<Isin, String>) -> Result<L, Vec<Option<String>>>,
 ) -> Result<Vec<L>, ImportError> {
+    let mut seen = FirstSeen::new();
+    read_rows(bytes, columns, |record, col| {
+        match exchange_isin(record, col[isin_col], skipped).and_then(|isin| first_time(&mut seen, isin, record.line)) {
+            Ok(None) => None,
+            Ok(Some(isin)) => Some(listing(record, col, Ok(isin))),
+            Err(e) => Some(listing(record, col, Err(e))),
+        }
+    })
+}
+
+/// The rows of an exchange CSV with `columns`, each made by `row` from its
+/// record and the columns' indexes (`None`: the row is left out; `Err`: its
+/// problems). Every bad row is reported.
+fn read_rows<T>(
+    bytes: &[u8],
+    columns: &[Column],
+    mut row: impl FnMut(&Record, &[usize]) -> Option<Result<T, Vec<Option<String>>>>,
+) -> Result<Vec<T>, ImportError> {
     let mut errors = Vec::new();
     let text = text::decode(bytes, &mut errors)?;
-    let mut listings = Vec::new();
+    let mut out = Vec::new();
     if let Some(ExchangeTable { records, col }) = read_exchange_csv(&text, columns, &mut errors)? {
-        let mut seen = FirstSeen::new();
         for record in &records {
-            let isin = match exchange_isin(record, col[isin_col], skipped)
-                .and_then(|isin| first_time(&mut seen, isin, record.line))
-            {
-                Ok(None) => continue,
-                Ok(Some(isin)) => Ok(isin),
-                Err(e) => Err(e),
-            };
-            match listing(record, &col, isin) {
-                Ok(l) => listings.push(l),
-                Err(problems) => RowError::push_all(&mut errors, record.line, problems),
+            match row(record, &col) {
+                None => {}
+                Some(Ok(r)) => out.push(r),
+                Some(Err(problems)) => RowError::push_all(&mut errors, record.line, problems),
             }
         }
     }
     ImportError::check(errors)?;
-    Ok(listings)
+    Ok(out)
 }
 
 const BSE_COLUMNS: &[Column] = &[
@@ -324,32 +335,24 @@ const MCAP_COLUMNS: &[Column] = &[Column::required("Symbol"), Column::required("
 /// The whole file is ranked, as SEBI ranks every listed company, so a symbol
 /// missing from the NSE list still takes its place in the ranking.
 pub fn parse_nse_mcap(bytes: &[u8]) -> Result<McapList, ImportError> {
-    let mut errors = Vec::new();
-    let text = text::decode(bytes, &mut errors)?;
-    let mut rows = Vec::new();
-    if let Some(ExchangeTable { records, col }) = read_exchange_csv(&text, MCAP_COLUMNS, &mut errors)? {
-        let mut seen = FirstSeen::new();
-        for record in &records {
-            let line = record.line;
-            let symbol = parse_ticker(record.get(col[0])).map_err(|e| format!("Symbol: {e}")).and_then(|symbol| {
-                match seen.insert(symbol.clone(), line) {
-                    Some(first) => Err(format!("duplicate Symbol {symbol}: it is already on line {first}")),
-                    None => Ok(symbol),
-                }
-            });
-            let cap = record.get(col[1]);
-            let cap = cap.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0).ok_or_else(|| {
-                format!("Market_capitalization_lakhs must be a non-negative number of lakh rupees (got {cap:?})")
-            });
-            match (symbol, cap) {
-                (Ok(symbol), Ok(market_cap_lakhs)) => rows.push(McapRow { line, symbol, market_cap_lakhs, rank: 0 }),
-                (symbol, cap) => {
-                    RowError::push_all(&mut errors, line, [symbol.err(), cap.err()]);
-                }
-            }
-        }
-    }
-    ImportError::check(errors)?;
+    let mut seen = FirstSeen::new();
+    let mut rows = read_rows(bytes, MCAP_COLUMNS, |record, col| {
+        let line = record.line;
+        let symbol = parse_ticker(record.get(col[0])).map_err(|e| format!("Symbol: {e}")).and_then(|symbol| match seen
+            .insert(symbol.clone(), line)
+        {
+            Some(first) => Err(format!("duplicate Symbol {symbol}: it is already on line {first}")),
+            None => Ok(symbol),
+        });
+        let cap = record.get(col[1]);
+        let cap = cap.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0).ok_or_else(|| {
+            format!("Market_capitalization_lakhs must be a non-negative number of lakh rupees (got {cap:?})")
+        });
+        Some(match (symbol, cap) {
+            (Ok(symbol), Ok(market_cap_lakhs)) => Ok(McapRow { line, symbol, market_cap_lakhs, rank: 0 }),
+            (symbol, cap) => Err(vec![symbol.err(), cap.err()]),
+        })
+    })?;
     rows.sort_by(|a, b| b.market_cap_lakhs.total_cmp(&a.market_cap_lakhs).then_with(|| a.symbol.cmp(&b.symbol)));
     for (i, row) in rows.iter_mut().enumerate() {
         row.rank = i + 1;
