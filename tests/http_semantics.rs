@@ -175,14 +175,7 @@ async fn etags_are_strong_and_if_none_match_gives_304() {
     let slug = &mds_import::demo_articles()[0].slug;
     let r = app.get(&format!("/v1/news/{slug}")).await;
     let t = r.headers()["etag"].to_str().unwrap().to_owned();
-    let r = app
-        .client
-        .get(format!("{}/v1/news/{slug}", app.base))
-        .bearer_auth(&app.key)
-        .header("if-none-match", &t)
-        .send()
-        .await
-        .unwrap();
+    let r = app.get_with_headers(&format!("/v1/news/{slug}"), &[("if-none-match", &t)]).await;
     assert_eq!(r.status(), 304);
 }
 
@@ -279,12 +272,12 @@ async fn head_answers_like_get_without_a_body() {
 #[tokio::test]
 async fn responses_are_compressed_when_asked() {
     let app = spawn().await;
-    let url = format!("{}/v1/companies?limit=200", app.base);
-    let plain = app.client.get(&url).bearer_auth(&app.key).send().await.unwrap();
+    let path = "/v1/companies?limit=200";
+    let plain = app.get(path).await;
     let plain_tag = plain.headers()["etag"].to_str().unwrap().to_owned();
     let plain_body = plain.bytes().await.unwrap();
     for coding in ["gzip", "br", "zstd"] {
-        let r = app.client.get(&url).bearer_auth(&app.key).header("accept-encoding", coding).send().await.unwrap();
+        let r = app.get_with_headers(path, &[("accept-encoding", coding)]).await;
         assert_eq!(r.status(), 200);
         assert_eq!(r.headers()["content-encoding"], coding);
         assert!(r.headers()["vary"].to_str().unwrap().to_lowercase().contains("accept-encoding"));
@@ -298,15 +291,7 @@ async fn responses_are_compressed_when_asked() {
             assert_eq!(out, plain_body);
         }
         // The compressed tag validates too.
-        let r = app
-            .client
-            .get(&url)
-            .bearer_auth(&app.key)
-            .header("accept-encoding", coding)
-            .header("if-none-match", &tag)
-            .send()
-            .await
-            .unwrap();
+        let r = app.get_with_headers(path, &[("accept-encoding", coding), ("if-none-match", &tag)]).await;
         assert_eq!(r.status(), 304);
     }
 }

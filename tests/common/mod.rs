@@ -174,6 +174,15 @@ impl TestApp {
         self.client.get(format!("{}{path}", self.base)).bearer_auth(key).send().await.expect("request")
     }
 
+    /// `GET path` with the app's key and extra `headers`.
+    pub async fn get_with_headers(&self, path: &str, headers: &[(&str, &str)]) -> reqwest::Response {
+        let mut rb = self.client.get(format!("{}{path}", self.base)).bearer_auth(&self.key);
+        for (name, value) in headers {
+            rb = rb.header(*name, *value);
+        }
+        rb.send().await.expect("request")
+    }
+
     /// `GET path` and its JSON body, asserting the status.
     pub async fn get_json(&self, path: &str, status: u16) -> serde_json::Value {
         let r = self.get(path).await;

@@ -228,9 +228,9 @@ mod tests {
         assert_eq!(MarketCapBand::from_rank(251), MarketCapBand::Small);
     }
 
-    #[test]
-    fn company_serialises_every_field() {
-        let c = Company {
+    /// A company with some fields null.
+    fn abb() -> Company {
+        Company {
             isin: Isin::parse("INE117A01022").unwrap(),
             ticker: Ticker::parse("ABB").unwrap(),
             name: "ABB India Limited".into(),
@@ -240,7 +240,12 @@ mod tests {
             is_nse: false,
             market_cap_band: Some(MarketCapBand::Large),
             logo_url: None,
-        };
+        }
+    }
+
+    #[test]
+    fn company_serialises_every_field() {
+        let c = abb();
         let v = serde_json::to_value(&c).unwrap();
         assert_eq!(v["industry"], serde_json::Value::Null);
         assert_eq!(v["logo_url"], serde_json::Value::Null);
@@ -250,17 +255,7 @@ mod tests {
 
     #[test]
     fn fields_are_the_wire_keys_in_order() {
-        let c = Company {
-            isin: Isin::parse("INE117A01022").unwrap(),
-            ticker: Ticker::parse("ABB").unwrap(),
-            name: "ABB India Limited".into(),
-            industry: None,
-            sector: Some("Capital Goods".into()),
-            is_bse: true,
-            is_nse: false,
-            market_cap_band: Some(MarketCapBand::Large),
-            logo_url: None,
-        };
+        let c = abb();
         // serde_json keeps struct fields in declaration order.
         let json = serde_json::to_string(&c).unwrap();
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
