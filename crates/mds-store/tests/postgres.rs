@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use mds_domain::{AccountName, Company, Isin, KeyPrefix, Ticker, Tier};
 use mds_store::postgres::{ACQUIRE_TIMEOUT, PgStore};
-use mds_store::{DatabaseUrl, Store, StoreError, UsageBatch, UsageDelta};
+use mds_store::prelude::*;
+use mds_store::{DatabaseUrl, StoreError, UsageBatch, UsageDelta};
 use sqlx::PgConnection;
 use sqlx::postgres::PgConnectOptions;
 

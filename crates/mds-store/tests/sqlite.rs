@@ -7,8 +7,9 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use mds_domain::{AccountName, Company, Isin, Ticker, Tier};
+use mds_store::prelude::*;
 use mds_store::sqlite::{BUSY_TIMEOUT, SqliteStore};
-use mds_store::{DatabaseUrl, Store, StoreError};
+use mds_store::{DatabaseUrl, StoreError};
 use sqlx::{Connection, SqliteConnection};
 use tempfile::TempDir;
 

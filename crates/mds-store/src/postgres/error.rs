@@ -11,7 +11,7 @@
 
 use sqlx::error::ErrorKind;
 
-use crate::StoreError;
+use crate::{Cause, StoreError};
 
 /// SQLSTATEs that mean the server cannot serve us right now.
 const UNAVAILABLE_CODES: &[&str] = &[
@@ -27,7 +27,7 @@ const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";
 /// Maps any `sqlx` error.
 pub(super) fn db(e: sqlx::Error) -> StoreError {
     match &e {
-        _ if unavailable(&e) => StoreError::Unavailable(e),
+        _ if unavailable(&e) => StoreError::Unavailable(Cause::new(e)),
         // Only a race the caller did not foresee gets here; its sentence is
         // the server's ("duplicate key value violates unique constraint …").
         sqlx::Error::Database(d) if d.kind() == ErrorKind::UniqueViolation => StoreError::Conflict(d.message().into()),
@@ -35,7 +35,7 @@ pub(super) fn db(e: sqlx::Error) -> StoreError {
         sqlx::Error::Database(d) if d.code().as_deref() == Some(CHARACTER_NOT_IN_REPERTOIRE) => {
             StoreError::Invalid(format!("text cannot contain a NUL character on PostgreSQL ({})", d.message()))
         }
-        _ => StoreError::Database(e),
+        _ => StoreError::Database(Cause::new(e)),
     }
 }
 

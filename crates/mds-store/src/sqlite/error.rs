@@ -8,7 +8,7 @@
 
 use sqlx::error::ErrorKind;
 
-use crate::StoreError;
+use crate::{Cause, StoreError};
 
 // Primary SQLite result codes (the low byte of an extended code).
 const SQLITE_BUSY: i32 = 5;
@@ -18,7 +18,7 @@ const SQLITE_CANTOPEN: i32 = 14;
 
 /// Maps any `sqlx` error.
 pub(super) fn db(e: sqlx::Error) -> StoreError {
-    if unavailable(&e) { StoreError::Unavailable(e) } else { StoreError::Database(e) }
+    if unavailable(&e) { StoreError::Unavailable(Cause::new(e)) } else { StoreError::Database(Cause::new(e)) }
 }
 
 /// Maps an error of opening the pool: a URL the driver refuses is `Invalid`.
@@ -29,10 +29,11 @@ pub(super) fn connect(e: sqlx::Error) -> StoreError {
     }
 }
 
-/// Maps a unique-constraint violation to `conflict`, anything else as [`db`].
-pub(super) fn unique_or(e: sqlx::Error, conflict: impl FnOnce() -> StoreError) -> StoreError {
+/// Maps a unique-constraint violation with `conflict` (given the name of the
+/// violated constraint, which SQLite does not tell), anything else as [`db`].
+pub(super) fn unique_or(e: sqlx::Error, conflict: impl FnOnce(Option<&str>) -> StoreError) -> StoreError {
     match &e {
-        sqlx::Error::Database(d) if d.kind() == ErrorKind::UniqueViolation => conflict(),
+        sqlx::Error::Database(d) if d.kind() == ErrorKind::UniqueViolation => conflict(d.constraint()),
         _ => db(e),
     }
 }
