@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mds_store::testsuite::pg::{TestDb, admin_url};
+use mds_testkit::pg::{TestDb, admin_url};
 
 struct Node {
     child: Child,

@@ -10,8 +10,6 @@
 //! - [`postgres`]: the PostgreSQL backend, for several nodes on one database.
 //! - [`url`]: the database URL, with a `Debug` that masks the password.
 //! - [`open`]: picks the backend from the URL.
-//! - [`testsuite`]: the storage test suite every backend runs
-//!   ([`store_test_suite!`]).
 //! - `rows` (private): row decoding and error sentences shared by backends.
 //!
 //! Every mutation that changes what a serving node caches (companies, news,
@@ -29,7 +27,6 @@ pub mod postgres;
 pub mod roles;
 mod rows;
 pub mod sqlite;
-pub mod testsuite;
 pub mod url;
 
 pub use error::{Cause, StoreError, StoreResult};

@@ -13,14 +13,15 @@ use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use mds_domain::{AccountName, Company, Isin, KeyPrefix, Ticker, Tier};
+use mds_domain::{AccountName, Company, KeyPrefix, Tier};
 use mds_store::postgres::{ACQUIRE_TIMEOUT, PgStore};
 use mds_store::prelude::*;
 use mds_store::{DatabaseUrl, StoreError, UsageBatch, UsageDelta};
+use mds_testkit::fixtures::company;
 use sqlx::PgConnection;
 use sqlx::postgres::PgConnectOptions;
 
-use mds_store::testsuite::pg::{TestDb, admin_url, with_database};
+use mds_testkit::pg::{TestDb, admin_url, with_database};
 
 /// A fresh, empty, not migrated store on a database of its own, or `None`
 /// when no server is configured.
@@ -42,7 +43,7 @@ async fn migrated_with_raw() -> Option<(PgStore, PgConnection, TestDb)> {
 
 // One test per function of the storage test suite, each on a database of its
 // own; `fresh` returns `None` (skipped) without a server.
-mds_store::store_test_suite!(fresh);
+mds_testkit::store_test_suite!(fresh);
 
 // ---------------------------------------------------------------------------
 // Without a server.
@@ -615,35 +616,4 @@ async fn create_key(store: &PgStore, account: &AccountName) -> KeyPrefix {
 
 fn month(year: i32, month: u32) -> mds_domain::usage::BillingMonth {
     mds_domain::usage::BillingMonth { year, month }
-}
-
-/// A company with the `i`-th of a series of valid ISINs.
-fn company(i: u32, ticker: &str) -> Company {
-    Company {
-        isin: Isin::parse(&valid_isin(i)).unwrap(),
-        ticker: Ticker::parse(ticker).unwrap(),
-        name: format!("Company {i}"),
-        industry: None,
-        sector: None,
-        is_bse: true,
-        is_nse: i % 2 == 0,
-        market_cap_band: None,
-        logo_url: None,
-    }
-}
-
-/// The `i`-th of a series of valid ISINs (`INE` + 8 digits + check digit).
-fn valid_isin(i: u32) -> String {
-    let body = format!("INE{i:08}");
-    let digits: String = body.chars().map(|c| c.to_digit(36).unwrap().to_string()).collect();
-    let sum: u32 = digits
-        .bytes()
-        .rev()
-        .enumerate()
-        .map(|(n, b)| {
-            let d = u32::from(b - b'0');
-            if n % 2 == 0 { (d * 2) / 10 + (d * 2) % 10 } else { d }
-        })
-        .sum();
-    format!("{body}{}", (10 - sum % 10) % 10)
 }

@@ -10,6 +10,7 @@ use mds_domain::{AccountName, Company, Isin, Ticker, Tier};
 use mds_store::prelude::*;
 use mds_store::sqlite::{BUSY_TIMEOUT, SqliteStore};
 use mds_store::{DatabaseUrl, StoreError};
+use mds_testkit::fixtures::{company, isin_of};
 use sqlx::{Connection, SqliteConnection};
 use tempfile::TempDir;
 
@@ -32,7 +33,7 @@ async fn migrated_with_raw() -> (SqliteStore, SqliteConnection, TempDir) {
     (store, raw, dir)
 }
 
-mds_store::store_test_suite!(fresh);
+mds_testkit::store_test_suite!(fresh);
 
 #[tokio::test]
 async fn two_stores_on_one_file_see_each_others_writes() {
@@ -154,7 +155,7 @@ async fn a_failed_upsert_writes_nothing() {
     };
     let rows: Vec<Company> = (0..450)
         .map(|i| Company {
-            isin: Isin::parse(&valid_isin(i)).unwrap(),
+            isin: isin_of(i),
             ticker: Ticker::parse(if i == 420 { "BOOM" } else { "OK" }).unwrap(),
             ..template.clone()
         })
@@ -163,22 +164,6 @@ async fn a_failed_upsert_writes_nothing() {
     assert!(matches!(err, StoreError::Database(_)), "{err:?}");
     assert!(store.companies().await.unwrap().is_empty());
     assert_eq!(store.generations().await.unwrap(), g);
-}
-
-/// The `i`-th of a series of valid ISINs (`INE` + 8 digits + check digit).
-fn valid_isin(i: u32) -> String {
-    let body = format!("INE{i:08}");
-    let digits: String = body.chars().map(|c| c.to_digit(36).unwrap().to_string()).collect();
-    let sum: u32 = digits
-        .bytes()
-        .rev()
-        .enumerate()
-        .map(|(n, b)| {
-            let d = u32::from(b - b'0');
-            if n % 2 == 0 { (d * 2) / 10 + (d * 2) % 10 } else { d }
-        })
-        .sum();
-    format!("{body}{}", (10 - sum % 10) % 10)
 }
 
 #[tokio::test]
@@ -451,19 +436,4 @@ async fn a_catalog_snapshot_with_a_missing_chunk_is_an_error() {
     let err = store.catalog_snapshot(7).await.expect_err("a chunk is missing");
     assert!(matches!(err, StoreError::Database(_)), "{err:?}");
     assert!(err.to_string().contains("chunk 1 is missing"), "{err}");
-}
-
-/// The `i`-th company of a series, with a valid ISIN.
-fn company(i: u32, ticker: &str) -> Company {
-    Company {
-        isin: Isin::parse(&valid_isin(i)).unwrap(),
-        ticker: Ticker::parse(ticker).unwrap(),
-        name: format!("Company {i}"),
-        industry: None,
-        sector: None,
-        is_bse: true,
-        is_nse: false,
-        market_cap_band: None,
-        logo_url: None,
-    }
 }
