@@ -6,11 +6,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use mds_domain::{AccountName, Company, Isin, Ticker, Tier};
+use mds_domain::{AccountName, Tier};
 use mds_store::prelude::*;
 use mds_store::sqlite::{BUSY_TIMEOUT, SqliteStore};
 use mds_store::{DatabaseUrl, StoreError};
-use mds_testkit::fixtures::{company, isin_of};
 use sqlx::{Connection, SqliteConnection};
 use tempfile::TempDir;
 
@@ -29,11 +28,16 @@ async fn fresh() -> (SqliteStore, TempDir) {
 async fn migrated_with_raw() -> (SqliteStore, SqliteConnection, TempDir) {
     let (store, dir) = fresh().await;
     store.migrate().await.expect("migrate");
-    let raw = SqliteConnection::connect(url_in(dir.path()).expose()).await.expect("raw connection");
+    let raw = raw_of(&dir).await;
     (store, raw, dir)
 }
 
-mds_testkit::store_test_suite!(fresh);
+/// A raw connection to the store's file, for poking at it.
+async fn raw_of(dir: &TempDir) -> SqliteConnection {
+    SqliteConnection::connect(url_in(dir.path()).expose()).await.expect("raw connection")
+}
+
+mds_testkit::store_test_suite!(fresh, raw = raw_of);
 
 #[tokio::test]
 async fn two_stores_on_one_file_see_each_others_writes() {
@@ -108,78 +112,6 @@ async fn the_file_is_in_wal_mode_and_keeps_only_hashes() {
 }
 
 #[tokio::test]
-async fn corrupt_rows_are_errors_not_panics() {
-    let (store, mut raw, _dir) = migrated_with_raw().await;
-    sqlx::query("INSERT INTO companies (isin, ticker, name, is_bse, is_nse) VALUES ('NOT-AN-ISIN', 'X', 'X', 1, 0)")
-        .execute(&mut raw)
-        .await
-        .unwrap();
-    let err = store.companies().await.expect_err("corrupt ISIN");
-    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
-    assert!(err.to_string().contains("NOT-AN-ISIN"), "{err}");
-
-    sqlx::query("UPDATE meta SET value = 'many' WHERE key = 'generation_news'").execute(&mut raw).await.unwrap();
-    let err = store.generations().await.expect_err("corrupt counter");
-    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
-    assert!(err.to_string().contains("generation_news"), "{err}");
-
-    sqlx::query("INSERT INTO tiers (name, rate_limit_per_minute, monthly_quota) VALUES ('huge', 5000000000, 5)")
-        .execute(&mut raw)
-        .await
-        .unwrap();
-    assert!(matches!(store.tiers().await, Err(StoreError::Database(_))));
-}
-
-#[tokio::test]
-async fn a_failed_upsert_writes_nothing() {
-    let (store, mut raw, _dir) = migrated_with_raw().await;
-    // A row deep in the call (past the first statement batches) fails.
-    sqlx::query(
-        "CREATE TRIGGER boom BEFORE INSERT ON companies WHEN NEW.ticker = 'BOOM' \
-         BEGIN SELECT RAISE(ABORT, 'boom'); END",
-    )
-    .execute(&mut raw)
-    .await
-    .unwrap();
-    let g = store.generations().await.unwrap();
-    let template = Company {
-        isin: Isin::parse("INE117A01022").unwrap(),
-        ticker: Ticker::parse("ABB").unwrap(),
-        name: "ABB".into(),
-        industry: None,
-        sector: None,
-        is_bse: true,
-        is_nse: true,
-        market_cap_band: None,
-        logo_url: None,
-    };
-    let rows: Vec<Company> = (0..450)
-        .map(|i| Company {
-            isin: isin_of(i),
-            ticker: Ticker::parse(if i == 420 { "BOOM" } else { "OK" }).unwrap(),
-            ..template.clone()
-        })
-        .collect();
-    let err = store.upsert_companies(&rows).await.expect_err("trigger aborts");
-    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
-    assert!(store.companies().await.unwrap().is_empty());
-    assert_eq!(store.generations().await.unwrap(), g);
-}
-
-#[tokio::test]
-async fn a_schema_newer_than_this_build_is_refused() {
-    let (store, mut raw, _dir) = migrated_with_raw().await;
-    sqlx::query("INSERT INTO schema_migrations (version, applied_at) VALUES (999, 'later')")
-        .execute(&mut raw)
-        .await
-        .unwrap();
-    match store.migrate().await {
-        Err(StoreError::Invalid(m)) => assert!(m.contains("version 999"), "{m}"),
-        other => panic!("expected Invalid, got {other:?}"),
-    }
-}
-
-#[tokio::test]
 async fn a_write_lock_held_elsewhere_makes_writes_unavailable_not_reads() {
     let (store, mut raw, _dir) = migrated_with_raw().await;
     sqlx::query("BEGIN IMMEDIATE").execute(&mut raw).await.unwrap();
@@ -208,14 +140,6 @@ async fn a_file_that_cannot_be_opened_is_unavailable() {
         Err(StoreError::Unavailable(_)) => {}
         other => panic!("expected Unavailable, got {other:?}"),
     }
-}
-
-#[tokio::test]
-async fn a_closed_store_is_unavailable() {
-    let (store, _dir) = fresh().await;
-    store.migrate().await.unwrap();
-    store.close().await;
-    assert!(matches!(store.ping().await, Err(StoreError::Unavailable(_))));
 }
 
 #[tokio::test]
@@ -324,74 +248,6 @@ async fn a_version_1_store_is_upgraded_with_its_history_backfilled() {
 }
 
 #[tokio::test]
-async fn applied_batch_ids_are_pruned_after_a_week() {
-    use mds_domain::usage::BillingMonth;
-    use mds_store::{UsageBatch, UsageDelta};
-
-    let (store, mut raw, _dir) = migrated_with_raw().await;
-    let acme = AccountName::parse("acme").unwrap();
-    store.create_account(&acme, Utc::now()).await.unwrap();
-    let key = mds_domain::ApiKey::generate(mds_domain::Environment::Live);
-    store
-        .create_key(&mds_store::NewKey {
-            prefix: key.prefix(),
-            hash: key.hash(),
-            account: acme,
-            tier: mds_domain::TierName::evaluation(),
-            environment: key.environment(),
-            created_at: Utc::now(),
-        })
-        .await
-        .unwrap();
-    let nov = BillingMonth { year: 2026, month: 11 };
-    let batch = |id: &str| UsageBatch {
-        id: id.into(),
-        deltas: vec![UsageDelta { key: key.prefix(), month: nov, requests: 1 }],
-    };
-    assert!(store.apply_usage(&batch("old")).await.unwrap());
-    assert!(store.apply_usage(&batch("recent")).await.unwrap());
-    let ts = |days: i64| mds_domain::time::format_utc(&(Utc::now() - chrono::TimeDelta::days(days)));
-    for (id, days) in [("old", 8), ("recent", 6)] {
-        sqlx::query("UPDATE usage_batches SET applied_at = ? WHERE id = ?")
-            .bind(ts(days))
-            .bind(id)
-            .execute(&mut raw)
-            .await
-            .unwrap();
-    }
-
-    assert!(store.apply_usage(&batch("new")).await.unwrap());
-    let ids: Vec<String> =
-        sqlx::query_scalar("SELECT id FROM usage_batches ORDER BY id").fetch_all(&mut raw).await.unwrap();
-    assert_eq!(ids, ["new", "recent"]);
-    // Within the week a batch counts once; past it, the id is forgotten.
-    assert!(!store.apply_usage(&batch("recent")).await.unwrap());
-    assert!(store.apply_usage(&batch("old")).await.unwrap());
-    assert_eq!(store.usage(&key.prefix(), nov, nov).await.unwrap(), vec![(nov, 4)]);
-}
-
-#[tokio::test]
-async fn a_refused_usage_batch_leaves_no_row_behind() {
-    use mds_domain::usage::BillingMonth;
-    use mds_store::{UsageBatch, UsageDelta};
-
-    let (store, mut raw, _dir) = migrated_with_raw().await;
-    let batch = UsageBatch {
-        id: "n:1".into(),
-        deltas: vec![UsageDelta {
-            key: mds_domain::KeyPrefix::parse("mds_live_zzz").unwrap(),
-            month: BillingMonth { year: 2026, month: 11 },
-            requests: 1,
-        }],
-    };
-    assert!(matches!(store.apply_usage(&batch).await, Err(StoreError::NotFound(_))));
-    for table in ["usage_batches", "usage_counts"] {
-        let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}")).fetch_one(&mut raw).await.unwrap();
-        assert_eq!(n, 0, "{table}");
-    }
-}
-
-#[tokio::test]
 async fn companies_sorted_walk_the_index_without_sorting() {
     let (_store, mut raw, _dir) = migrated_with_raw().await;
     // The statement of `companies` and `companies_sorted`.
@@ -405,22 +261,6 @@ async fn companies_sorted_walk_the_index_without_sorting() {
     let details: Vec<&str> = plan.iter().map(|(_, _, _, d)| d.as_str()).collect();
     assert!(details.iter().any(|d| d.contains("USING INDEX companies_ticker_isin")), "{details:?}");
     assert!(!details.iter().any(|d| d.contains("TEMP B-TREE")), "{details:?}");
-}
-
-#[tokio::test]
-async fn companies_sorted_stop_at_the_first_corrupt_row() {
-    let (store, mut raw, _dir) = migrated_with_raw().await;
-    store.upsert_companies(&[company(1, "A"), company(2, "Z")]).await.unwrap();
-    sqlx::query("INSERT INTO companies (isin, ticker, name, is_bse, is_nse) VALUES ('NOT-AN-ISIN', 'M', 'M', 1, 0)")
-        .execute(&mut raw)
-        .await
-        .unwrap();
-    let mut seen = Vec::new();
-    let err = store.companies_sorted(&mut |c| seen.push(c.ticker.as_str().to_owned())).await.expect_err("corrupt");
-    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
-    assert!(err.to_string().contains("NOT-AN-ISIN"), "{err}");
-    assert_eq!(seen, ["A"]);
-    assert_eq!(store.company_count().await.unwrap(), 3);
 }
 
 #[tokio::test]

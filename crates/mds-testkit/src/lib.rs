@@ -8,7 +8,10 @@
 //!   ([`store_test_suite!`]).
 //! - [`pg`]: a PostgreSQL database per test, for the suite and for any
 //!   crate's tests that run on PostgreSQL.
+//! - [`raw`]: a raw connection to the database under test, for the suite's
+//!   functions that change it behind the store's back.
 
 pub mod fixtures;
 pub mod pg;
+pub mod raw;
 pub mod store;

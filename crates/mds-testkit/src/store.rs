@@ -20,6 +20,7 @@
 //!
 //! # Layout
 //! - `access`, `catalog`, `snapshot`, `usage`: the suite's functions, by role.
+//! - `raw`: functions that change the database behind the store's back.
 //! - The helpers below: names, instants, rows and expectations they share.
 
 use chrono::{DateTime, Utc};
@@ -38,6 +39,10 @@ use crate::fixtures::isin;
 
 /// Defines one `#[tokio::test]` per function of [`store`](crate::store),
 /// each on a store of its own.
+///
+/// `store_test_suite!(fresh, raw = raw_of)` adds the functions of
+/// [`raw`](crate::store::raw), each on a migrated store, given also the
+/// raw connection `raw_of(&guard)` returns (a [`Raw`](crate::raw::Raw)).
 ///
 /// `$fresh` is an async fn (a path) taking no argument and returning
 /// `(S, G)` or `Option<(S, G)>`: `S` a fresh, empty, not migrated store
@@ -88,6 +93,31 @@ macro_rules! store_test_suite {
                 quota_history_of_unknown_and_revoked_keys,
             },
         );
+    };
+    ($fresh:path, raw = $raw:path) => {
+        $crate::store_test_suite!($fresh);
+        $crate::store_test_suite!(@raw $fresh, $raw;
+            corrupt_rows_are_errors_not_panics,
+            a_failed_upsert_writes_nothing,
+            a_schema_newer_than_this_build_is_refused,
+            a_closed_store_is_unavailable,
+            applied_batch_ids_are_pruned_after_a_week,
+            a_refused_usage_batch_leaves_no_row_behind,
+            companies_sorted_stop_at_the_first_corrupt_row,
+        );
+    };
+    (@raw $fresh:path, $raw:path; $($name:ident),* $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $name() {
+                let Some((store, guard)) = $crate::store::Fresh::into_fresh($fresh().await) else {
+                    return;
+                };
+                $crate::store::migrate(&store).await;
+                let mut raw = $raw(&guard).await;
+                $crate::store::raw::$name(&store, &mut raw).await;
+            }
+        )*
     };
     (@tests $fresh:path; $($module:ident::{$($name:ident),* $(,)?}),* $(,)?) => {
         $($(
@@ -309,8 +339,15 @@ async fn create_accounts(store: &dyn Store, names: &[&str]) {
 
 pub mod access;
 pub mod catalog;
+pub mod raw;
 pub mod snapshot;
 pub mod usage;
+
+/// Migrates a store for a function of [`raw`] (used by
+/// [`store_test_suite!`](crate::store_test_suite)).
+pub async fn migrate(store: &dyn Store) {
+    migrated(store).await;
+}
 
 #[cfg(test)]
 mod tests {

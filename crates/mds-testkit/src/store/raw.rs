@@ -1,0 +1,116 @@
+//! Suite functions that change the database behind the store's back (a
+//! corrupt row, a trigger, an old batch id, a newer schema) through a
+//! [`Raw`] connection, and one that closes the store. Each gets a migrated
+//! store.
+
+use super::*;
+use crate::raw::{Closable, Dialect, Raw};
+
+/// Rows that do not decode (a bad ISIN, a counter that is not a number, a
+/// rate limit beyond `u32`) are database errors naming what is wrong, not
+/// panics.
+pub async fn corrupt_rows_are_errors_not_panics(store: &dyn Store, raw: &mut dyn Raw) {
+    raw.execute(
+        "INSERT INTO companies (isin, ticker, name, is_bse, is_nse) VALUES ('NOT-AN-ISIN', 'X', 'X', true, false)",
+    )
+    .await;
+    let err = store.companies().await.expect_err("corrupt ISIN");
+    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
+    assert!(err.to_string().contains("NOT-AN-ISIN"), "{err}");
+
+    raw.execute("UPDATE meta SET value = 'many' WHERE key = 'generation_news'").await;
+    let err = store.generations().await.expect_err("corrupt counter");
+    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
+    assert!(err.to_string().contains("generation_news"), "{err}");
+
+    raw.execute("INSERT INTO tiers (name, rate_limit_per_minute, monthly_quota) VALUES ('huge', 5000000000, 5)").await;
+    assert!(matches!(store.tiers().await, Err(StoreError::Database(_))));
+}
+
+/// A row that fails deep in an upsert (past the first statements' runs)
+/// leaves no row and no bumped counter behind.
+pub async fn a_failed_upsert_writes_nothing(store: &dyn Store, raw: &mut dyn Raw) {
+    raw.execute(match raw.dialect() {
+        Dialect::Sqlite => {
+            "CREATE TRIGGER boom BEFORE INSERT ON companies WHEN NEW.ticker = 'BOOM' \
+             BEGIN SELECT RAISE(ABORT, 'boom'); END"
+        }
+        Dialect::Postgres => {
+            "CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN IF NEW.ticker = 'BOOM' THEN RAISE EXCEPTION 'boom'; END IF; RETURN NEW; END $$; \
+             CREATE TRIGGER boom BEFORE INSERT ON companies FOR EACH ROW EXECUTE FUNCTION boom();"
+        }
+    })
+    .await;
+    let g = generations(store).await;
+    let rows: Vec<Company> =
+        (0..12_000).map(|i| crate::fixtures::company(i, if i == 11_000 { "BOOM" } else { "OK" })).collect();
+    let err = store.upsert_companies(&rows).await.expect_err("trigger aborts");
+    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
+    assert!(store.companies().await.unwrap().is_empty());
+    assert_eq!(generations(store).await, g);
+}
+
+/// A database migrated by a newer mds is refused, naming its version.
+pub async fn a_schema_newer_than_this_build_is_refused(store: &dyn Store, raw: &mut dyn Raw) {
+    raw.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (999, 'later')").await;
+    match store.migrate().await {
+        Err(StoreError::Invalid(m)) => assert!(m.contains("version 999"), "{m}"),
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+}
+
+/// A closed store is unavailable.
+pub async fn a_closed_store_is_unavailable<S: Store + Closable>(store: &S, _raw: &mut dyn Raw) {
+    store.close().await;
+    assert!(matches!(store.ping().await, Err(StoreError::Unavailable(_))));
+}
+
+/// Applied batch ids are kept a week: within it a batch counts once, past
+/// it the id is pruned and forgotten.
+pub async fn applied_batch_ids_are_pruned_after_a_week(store: &dyn Store, raw: &mut dyn Raw) {
+    create_accounts(store, &["acme"]).await;
+    let key = new_key("mds_live_aaa", 1, "acme", "evaluation", "2026-01-01T00:00:00Z");
+    store.create_key(&key).await.expect("create key");
+    let nov = month(2026, 11);
+    let one = |id: &str| batch(id, vec![UsageDelta { key: key.prefix.clone(), month: nov, requests: 1 }]);
+    assert!(store.apply_usage(&one("old")).await.unwrap());
+    assert!(store.apply_usage(&one("recent")).await.unwrap());
+    let ts = |days: i64| mds_domain::time::format_utc(&(Utc::now() - chrono::TimeDelta::days(days)));
+    for (id, days) in [("old", 8), ("recent", 6)] {
+        raw.execute(&format!("UPDATE usage_batches SET applied_at = '{}' WHERE id = '{id}'", ts(days))).await;
+    }
+
+    assert!(store.apply_usage(&one("new")).await.unwrap());
+    assert_eq!(raw.texts("SELECT id FROM usage_batches ORDER BY id").await, ["new", "recent"]);
+    // Within the week a batch counts once; past it, the id is forgotten.
+    assert!(!store.apply_usage(&one("recent")).await.unwrap());
+    assert!(store.apply_usage(&one("old")).await.unwrap());
+    assert_eq!(store.usage(&key.prefix, nov, nov).await.unwrap(), vec![(nov, 4)]);
+}
+
+/// A batch refused for an unknown key leaves neither its id nor a count.
+pub async fn a_refused_usage_batch_leaves_no_row_behind(store: &dyn Store, raw: &mut dyn Raw) {
+    let refused = batch("n:1", vec![delta("mds_live_zzz", 2026, 11, 1)]);
+    assert!(matches!(store.apply_usage(&refused).await, Err(StoreError::NotFound(_))));
+    for table in ["usage_batches", "usage_counts"] {
+        assert_eq!(raw.int(&format!("SELECT COUNT(*) FROM {table}")).await, 0, "{table}");
+    }
+}
+
+/// A walk of the companies stops at the first row that does not decode,
+/// with that row's error, after handing over the rows before it.
+pub async fn companies_sorted_stop_at_the_first_corrupt_row(store: &dyn Store, raw: &mut dyn Raw) {
+    let series = crate::fixtures::company;
+    store.upsert_companies(&[series(1, "A"), series(2, "Z")]).await.unwrap();
+    raw.execute(
+        "INSERT INTO companies (isin, ticker, name, is_bse, is_nse) VALUES ('NOT-AN-ISIN', 'M', 'M', true, false)",
+    )
+    .await;
+    let mut seen = Vec::new();
+    let err = store.companies_sorted(&mut |c| seen.push(c.ticker.as_str().to_owned())).await.expect_err("corrupt");
+    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
+    assert!(err.to_string().contains("NOT-AN-ISIN"), "{err}");
+    assert_eq!(seen, ["A"]);
+    assert_eq!(store.company_count().await.unwrap(), 3);
+}
