@@ -85,30 +85,10 @@ async fn concurrent_and_repeated_migrations_are_harmless() {
 }
 
 #[tokio::test]
-async fn the_file_is_in_wal_mode_and_keeps_only_hashes() {
-    let (store, mut raw, _dir) = migrated_with_raw().await;
+async fn the_file_is_in_wal_mode() {
+    let (_store, mut raw, _dir) = migrated_with_raw().await;
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&mut raw).await.unwrap();
     assert_eq!(mode, "wal");
-
-    let acme = AccountName::parse("acme").unwrap();
-    store.create_account(&acme, Utc::now()).await.unwrap();
-    let key = mds_domain::ApiKey::generate(mds_domain::Environment::Live);
-    store
-        .create_key(&mds_store::NewKey {
-            prefix: key.prefix(),
-            hash: key.hash(),
-            account: acme,
-            tier: mds_domain::TierName::evaluation(),
-            environment: key.environment(),
-            created_at: Utc::now(),
-        })
-        .await
-        .unwrap();
-    let (prefix, hash_hex): (String, String) =
-        sqlx::query_as("SELECT prefix, hash_hex FROM api_keys").fetch_one(&mut raw).await.unwrap();
-    assert_eq!(prefix, key.prefix().as_str());
-    assert_eq!(hash_hex, key.hash().to_hex());
-    assert!(!hash_hex.contains(&key.expose_secret()[12..]));
 }
 
 #[tokio::test]
@@ -171,80 +151,6 @@ async fn open_picks_sqlite_for_bare_paths() {
     store.migrate().await.expect("migrate");
     store.ping().await.expect("ping");
     assert!(dir.path().join("mds.db").exists());
-}
-
-#[tokio::test]
-async fn a_version_1_store_is_upgraded_with_its_history_backfilled() {
-    use mds_domain::usage::{BillingMonth, QuotaHistory};
-    use mds_store::{Generations, UsageBatch, UsageDelta};
-    use sqlx::Executor;
-
-    let dir = tempfile::tempdir().expect("temp dir");
-    let url = url_in(dir.path());
-    let mut raw = SqliteConnection::connect(&format!("sqlite://{}?mode=rwc", dir.path().join("mds.db").display()))
-        .await
-        .expect("raw connection");
-    // What mds of schema version 1 left behind: its schema, its seed (one
-    // tier changed by an operator), an entitled and a not entitled account,
-    // a key.
-    raw.execute(sqlx::raw_sql(include_str!("../migrations/sqlite/0001_initial.sql"))).await.unwrap();
-    raw.execute(sqlx::raw_sql(
-        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL); \
-         INSERT INTO schema_migrations VALUES (1, '2025-01-01T00:00:00+00:00'); \
-         INSERT INTO meta VALUES ('generation', '41'), \
-             ('cursor_secret', '000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f'); \
-         INSERT INTO tiers VALUES ('evaluation', 10, 1000), ('starter', 60, 55555), ('pro', 600, 1000000), \
-             ('enterprise', 6000, 100000000); \
-         INSERT INTO accounts (id, name, entitled, created_at) VALUES \
-             (1, 'acme', 1, '2025-03-04T05:06:07+00:00'), (2, 'beta', 0, '2025-05-01T00:00:00.500+00:00'); \
-         INSERT INTO api_keys (prefix, hash_hex, account_id, tier, environment, created_at) VALUES \
-             ('mds_live_old', 'abababababababababababababababababababababababababababababababab', 2, 'starter', 'live', '2025-05-02T00:00:00+00:00');",
-    ))
-    .await
-    .unwrap();
-    drop(raw);
-
-    let store = SqliteStore::connect(&url).await.expect("connect");
-    store.migrate().await.expect("migrate to the latest version");
-    // Each counter continues from the old one, plus one; the seed found
-    // every default tier, so it bumped nothing.
-    let g = store.generations().await.unwrap();
-    assert_eq!(g, Generations { companies: 42, news: 42, auth: 42 });
-    let mut raw = SqliteConnection::connect(url.expose()).await.unwrap();
-    let old: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM meta WHERE key = 'generation'").fetch_one(&mut raw).await.unwrap();
-    assert_eq!(old, 0, "the counter of version 1 is removed");
-    let versions: Vec<i64> =
-        sqlx::query_scalar("SELECT version FROM schema_migrations ORDER BY version").fetch_all(&mut raw).await.unwrap();
-    assert_eq!(versions, vec![1, 2, 3]);
-
-    let t = |s: &str| mds_domain::time::parse_rfc3339(s).unwrap();
-    let key = mds_domain::KeyPrefix::parse("mds_live_old").unwrap();
-    let h = store.quota_history(&key).await.expect("quota history");
-    assert_eq!(
-        h,
-        QuotaHistory {
-            plan_tier: vec![(t("1970-01-01T00:00:00Z"), 55_555)],
-            evaluation: vec![(t("1970-01-01T00:00:00Z"), 1_000)],
-            entitled: vec![(t("2025-05-01T00:00:00.5Z"), false)],
-        }
-    );
-    let acme_rows: Vec<(String, i64)> =
-        sqlx::query_as("SELECT effective_from, entitled FROM entitlement_history WHERE account_id = 1")
-            .fetch_all(&mut raw)
-            .await
-            .unwrap();
-    assert_eq!(acme_rows, vec![("2025-03-04T05:06:07+00:00".to_owned(), 1)]);
-
-    // The old key counts usage.
-    let nov = BillingMonth { year: 2026, month: 11 };
-    let batch = UsageBatch { id: "n:1".into(), deltas: vec![UsageDelta { key: key.clone(), month: nov, requests: 3 }] };
-    assert!(store.apply_usage(&batch).await.unwrap());
-    assert_eq!(store.usage(&key, nov, nov).await.unwrap(), vec![(nov, 3)]);
-
-    store.migrate().await.expect("migrate again");
-    assert_eq!(store.generations().await.unwrap(), g);
-    assert_eq!(store.quota_history(&key).await.unwrap(), h);
 }
 
 #[tokio::test]

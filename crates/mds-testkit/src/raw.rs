@@ -30,37 +30,29 @@ pub trait Raw: Send {
     async fn texts(&mut self, sql: &str) -> Vec<String>;
 }
 
-#[async_trait]
-impl Raw for SqliteConnection {
-    fn dialect(&self) -> Dialect {
-        Dialect::Sqlite
-    }
-    async fn execute(&mut self, sql: &str) {
-        Executor::execute(&mut *self, sqlx::raw_sql(sql)).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
-    }
-    async fn int(&mut self, sql: &str) -> i64 {
-        sqlx::query_scalar(sql).fetch_one(&mut *self).await.unwrap_or_else(|e| panic!("{sql}: {e}"))
-    }
-    async fn texts(&mut self, sql: &str) -> Vec<String> {
-        sqlx::query_scalar(sql).fetch_all(&mut *self).await.unwrap_or_else(|e| panic!("{sql}: {e}"))
-    }
+/// Implements [`Raw`] for a connection type of sqlx.
+macro_rules! raw {
+    ($conn:ty, $dialect:expr) => {
+        #[async_trait]
+        impl Raw for $conn {
+            fn dialect(&self) -> Dialect {
+                $dialect
+            }
+            async fn execute(&mut self, sql: &str) {
+                Executor::execute(&mut *self, sqlx::raw_sql(sql)).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+            }
+            async fn int(&mut self, sql: &str) -> i64 {
+                sqlx::query_scalar(sql).fetch_one(&mut *self).await.unwrap_or_else(|e| panic!("{sql}: {e}"))
+            }
+            async fn texts(&mut self, sql: &str) -> Vec<String> {
+                sqlx::query_scalar(sql).fetch_all(&mut *self).await.unwrap_or_else(|e| panic!("{sql}: {e}"))
+            }
+        }
+    };
 }
 
-#[async_trait]
-impl Raw for PgConnection {
-    fn dialect(&self) -> Dialect {
-        Dialect::Postgres
-    }
-    async fn execute(&mut self, sql: &str) {
-        Executor::execute(&mut *self, sqlx::raw_sql(sql)).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
-    }
-    async fn int(&mut self, sql: &str) -> i64 {
-        sqlx::query_scalar(sql).fetch_one(&mut *self).await.unwrap_or_else(|e| panic!("{sql}: {e}"))
-    }
-    async fn texts(&mut self, sql: &str) -> Vec<String> {
-        sqlx::query_scalar(sql).fetch_all(&mut *self).await.unwrap_or_else(|e| panic!("{sql}: {e}"))
-    }
-}
+raw!(SqliteConnection, Dialect::Sqlite);
+raw!(PgConnection, Dialect::Postgres);
 
 /// A store that can be closed (later calls fail as unavailable).
 #[async_trait]
@@ -69,16 +61,17 @@ pub trait Closable {
     async fn close(&self);
 }
 
-#[async_trait]
-impl Closable for SqliteStore {
-    async fn close(&self) {
-        SqliteStore::close(self).await;
-    }
+/// Implements [`Closable`] with the store's own `close`.
+macro_rules! closable {
+    ($store:ty) => {
+        #[async_trait]
+        impl Closable for $store {
+            async fn close(&self) {
+                <$store>::close(self).await;
+            }
+        }
+    };
 }
 
-#[async_trait]
-impl Closable for PgStore {
-    async fn close(&self) {
-        PgStore::close(self).await;
-    }
-}
+closable!(SqliteStore);
+closable!(PgStore);

@@ -41,7 +41,7 @@ use crate::fixtures::isin;
 /// each on a store of its own.
 ///
 /// `store_test_suite!(fresh, raw = raw_of)` adds the functions of
-/// [`raw`](crate::store::raw), each on a migrated store, given also the
+/// [`raw`](crate::store::raw), each on a fresh store, given also the
 /// raw connection `raw_of(&guard)` returns (a [`Raw`](crate::raw::Raw)).
 ///
 /// `$fresh` is an async fn (a path) taking no argument and returning
@@ -104,6 +104,8 @@ macro_rules! store_test_suite {
             applied_batch_ids_are_pruned_after_a_week,
             a_refused_usage_batch_leaves_no_row_behind,
             companies_sorted_stop_at_the_first_corrupt_row,
+            keys_are_stored_as_hashes,
+            a_version_1_store_is_upgraded_with_its_history_backfilled,
         );
     };
     (@raw $fresh:path, $raw:path; $($name:ident),* $(,)?) => {
@@ -113,7 +115,6 @@ macro_rules! store_test_suite {
                 let Some((store, guard)) = $crate::store::Fresh::into_fresh($fresh().await) else {
                     return;
                 };
-                $crate::store::migrate(&store).await;
                 let mut raw = $raw(&guard).await;
                 $crate::store::raw::$name(&store, &mut raw).await;
             }
@@ -342,12 +343,6 @@ pub mod catalog;
 pub mod raw;
 pub mod snapshot;
 pub mod usage;
-
-/// Migrates a store for a function of [`raw`] (used by
-/// [`store_test_suite!`](crate::store_test_suite)).
-pub async fn migrate(store: &dyn Store) {
-    migrated(store).await;
-}
 
 #[cfg(test)]
 mod tests {
