@@ -21,9 +21,8 @@
 //!   row and advisory locks, `"C"` collation).
 //! - `migrate`: the embedded migrations and how they are applied.
 //! - `error`: mapping of `sqlx` errors to [`StoreError`].
-//! - `meta`, `catalog`, `snapshot`, `access`, `usage`, `roles`: the code
-//!   both backends share (`src/shared/`, see its README), compiled against
-//!   this module's [`Pool`], [`Conn`], `begin_write`, `begin_read` and
+//! - `shared`: the code both backends share (`src/shared/`), compiled against
+//!   this module's `Pool`, `Conn`, `begin_write`, `begin_read` and
 //!   `dialect`.
 
 use std::str::FromStr;
@@ -39,25 +38,10 @@ mod error;
 mod migrate;
 
 #[allow(clippy::duplicate_mod, reason = "compiled once per backend, on purpose")]
-#[path = "shared/access.rs"]
-mod access;
-#[allow(clippy::duplicate_mod, reason = "compiled once per backend, on purpose")]
-#[path = "shared/catalog.rs"]
-mod catalog;
-#[allow(clippy::duplicate_mod, reason = "compiled once per backend, on purpose")]
-#[path = "shared/meta.rs"]
-mod meta;
-#[allow(clippy::duplicate_mod, reason = "compiled once per backend, on purpose")]
-#[path = "shared/roles.rs"]
-mod roles;
-#[allow(clippy::duplicate_mod, reason = "compiled once per backend, on purpose")]
-#[path = "shared/snapshot.rs"]
-mod snapshot;
-#[allow(clippy::duplicate_mod, reason = "compiled once per backend, on purpose")]
-#[path = "shared/usage.rs"]
-mod usage;
+#[path = "shared/mod.rs"]
+mod shared;
 
-use error::{db, unique_or};
+use error::db;
 
 /// The store the shared modules implement the roles for.
 type Backend = PgStore;
@@ -99,7 +83,7 @@ impl PgStore {
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_with(options)
             .await
-            .map_err(error::connect)?;
+            .map_err(shared::connect)?;
         Ok(PgStore { pool })
     }
 

@@ -16,9 +16,8 @@
 //!   lists, no locks beyond the write transaction).
 //! - `migrate`: the embedded migrations and how they are applied.
 //! - `error`: mapping of `sqlx` errors to [`StoreError`].
-//! - `meta`, `catalog`, `snapshot`, `access`, `usage`, `roles`: the code
-//!   both backends share (`src/shared/`, see its README), compiled against
-//!   this module's [`Pool`], [`Conn`], `begin_write`, `begin_read` and
+//! - `shared`: the code both backends share (`src/shared/`), compiled against
+//!   this module's `Pool`, `Conn`, `begin_write`, `begin_read` and
 //!   `dialect`.
 
 use std::str::FromStr;
@@ -34,25 +33,10 @@ mod error;
 mod migrate;
 
 #[allow(clippy::duplicate_mod, reason = "compiled once per backend, on purpose")]
-#[path = "shared/access.rs"]
-mod access;
-#[allow(clippy::duplicate_mod, reason = "compiled once per backend, on purpose")]
-#[path = "shared/catalog.rs"]
-mod catalog;
-#[allow(clippy::duplicate_mod, reason = "compiled once per backend, on purpose")]
-#[path = "shared/meta.rs"]
-mod meta;
-#[allow(clippy::duplicate_mod, reason = "compiled once per backend, on purpose")]
-#[path = "shared/roles.rs"]
-mod roles;
-#[allow(clippy::duplicate_mod, reason = "compiled once per backend, on purpose")]
-#[path = "shared/snapshot.rs"]
-mod snapshot;
-#[allow(clippy::duplicate_mod, reason = "compiled once per backend, on purpose")]
-#[path = "shared/usage.rs"]
-mod usage;
+#[path = "shared/mod.rs"]
+mod shared;
 
-use error::{db, unique_or};
+use error::db;
 
 /// The store the shared modules implement the roles for.
 type Backend = SqliteStore;
@@ -103,7 +87,8 @@ impl SqliteStore {
         } else {
             SqlitePoolOptions::new().max_connections(MAX_CONNECTIONS)
         };
-        let pool = pool_options.acquire_timeout(ACQUIRE_TIMEOUT).connect_with(options).await.map_err(error::connect)?;
+        let pool =
+            pool_options.acquire_timeout(ACQUIRE_TIMEOUT).connect_with(options).await.map_err(shared::connect)?;
         Ok(SqliteStore { pool })
     }
 

@@ -24,10 +24,13 @@ use sqlx::postgres::PgArguments;
 use sqlx::query::Query;
 use sqlx::{PgConnection, Postgres};
 
-use super::catalog::Upserted;
 use super::db;
+use super::shared::catalog::Upserted;
 use crate::StoreResult;
 use crate::rows;
+
+/// The backend's name, for sentences.
+pub(super) const NAME: &str = "PostgreSQL";
 
 /// A query being bound.
 type PgQuery<'q> = Query<'q, Postgres, PgArguments>;

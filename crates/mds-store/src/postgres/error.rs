@@ -39,25 +39,6 @@ pub(super) fn db(e: sqlx::Error) -> StoreError {
     }
 }
 
-/// Maps an error of opening the pool: a URL the driver refuses is `Invalid`.
-pub(super) fn connect(e: sqlx::Error) -> StoreError {
-    match e {
-        sqlx::Error::Configuration(cause) => {
-            StoreError::Invalid(format!("not a usable PostgreSQL database URL: {cause}"))
-        }
-        e => db(e),
-    }
-}
-
-/// Maps a unique-constraint violation with `conflict` (given the name of the
-/// violated constraint), anything else as [`db`].
-pub(super) fn unique_or(e: sqlx::Error, conflict: impl FnOnce(Option<&str>) -> StoreError) -> StoreError {
-    match &e {
-        sqlx::Error::Database(d) if d.kind() == ErrorKind::UniqueViolation => conflict(d.constraint()),
-        _ => db(e),
-    }
-}
-
 fn unavailable(e: &sqlx::Error) -> bool {
     match e {
         sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::WorkerCrashed => true,
@@ -80,6 +61,9 @@ mod tests {
         let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
         assert!(matches!(db(sqlx::Error::Io(io)), StoreError::Unavailable(_)));
         assert!(matches!(db(sqlx::Error::RowNotFound), StoreError::Database(_)));
-        assert!(matches!(connect(sqlx::Error::Configuration("bad".into())), StoreError::Invalid(_)));
+        assert!(matches!(
+            super::super::shared::connect(sqlx::Error::Configuration("bad".into())),
+            StoreError::Invalid(_)
+        ));
     }
 }

@@ -23,7 +23,7 @@ use sqlx::PgPool;
 
 use super::db;
 use super::dialect::SCHEMA_MIGRATIONS_TABLE;
-use super::meta::{self, Migration};
+use super::shared::meta::{self, Migration};
 use crate::StoreResult;
 
 /// Every migration, in order. Append only; never edit one that shipped.

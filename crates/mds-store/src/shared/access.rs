@@ -13,7 +13,7 @@
 //! `entitlement_history` there, effective from the `now` they are given, so
 //! the quota in force for a past month can be told later.
 //!
-//! Compiled once per backend (see `shared/README.md`).
+//! Compiled once per backend (see `shared/mod.rs`).
 
 use chrono::{DateTime, Utc};
 use mds_domain::{Account, AccountName, KeyPrefix, Tier, TierName};
@@ -36,7 +36,7 @@ const KEY_ORDER: &str = "ORDER BY k.created_at, k.prefix";
 const KEY_PREFIX_CONSTRAINT: &str = "api_keys_prefix_key";
 
 /// Every tier, by name.
-pub(super) async fn tiers(pool: &Pool) -> StoreResult<Vec<Tier>> {
+pub(crate) async fn tiers(pool: &Pool) -> StoreResult<Vec<Tier>> {
     tiers_on(&mut *pool.acquire().await.map_err(db)?).await
 }
 
@@ -46,7 +46,7 @@ async fn tiers_on(conn: &mut Conn) -> StoreResult<Vec<Tier>> {
 }
 
 /// Appends a tier's values to its history, effective from `at`.
-pub(super) async fn record_tier(
+pub(crate) async fn record_tier(
     conn: &mut Conn,
     tier: &TierName,
     rate_limit_per_minute: u32,
@@ -81,7 +81,7 @@ async fn record_entitlement(conn: &mut Conn, account_id: i64, entitled: bool, at
 
 /// Creates or changes a tier; true when created. Every call is recorded in
 /// the tier's history as of `now`, changed or not.
-pub(super) async fn set_tier(pool: &Pool, tier: &Tier, now: DateTime<Utc>) -> StoreResult<bool> {
+pub(crate) async fn set_tier(pool: &Pool, tier: &Tier, now: DateTime<Utc>) -> StoreResult<bool> {
     let quota = rows::to_bigint("monthly_quota", tier.monthly_quota)?;
     let mut tx = begin_write(pool).await?;
     // A concurrent insert of the same name waits for the other transaction
@@ -114,7 +114,7 @@ pub(super) async fn set_tier(pool: &Pool, tier: &Tier, now: DateTime<Utc>) -> St
 }
 
 /// Creates an entitled account, entitled in its history from `now`.
-pub(super) async fn create_account(pool: &Pool, name: &AccountName, now: DateTime<Utc>) -> StoreResult<Account> {
+pub(crate) async fn create_account(pool: &Pool, name: &AccountName, now: DateTime<Utc>) -> StoreResult<Account> {
     let mut tx = begin_write(pool).await?;
     let id: i64 =
         sqlx::query_scalar("INSERT INTO accounts (name, entitled, created_at) VALUES ($1, $2, $3) RETURNING id")
@@ -132,7 +132,7 @@ pub(super) async fn create_account(pool: &Pool, name: &AccountName, now: DateTim
 
 /// Sets an account's entitlement; every call is recorded in its history as of
 /// `now`, changed or not.
-pub(super) async fn set_account_entitled(
+pub(crate) async fn set_account_entitled(
     pool: &Pool,
     name: &AccountName,
     entitled: bool,
@@ -155,7 +155,7 @@ pub(super) async fn set_account_entitled(
 }
 
 /// Every account, by name.
-pub(super) async fn accounts(pool: &Pool) -> StoreResult<Vec<Account>> {
+pub(crate) async fn accounts(pool: &Pool) -> StoreResult<Vec<Account>> {
     accounts_on(&mut *pool.acquire().await.map_err(db)?).await
 }
 
@@ -195,7 +195,7 @@ async fn key_by_prefix(conn: &mut Conn, prefix: &KeyPrefix, lock: bool) -> Store
 }
 
 /// Stores a new key.
-pub(super) async fn create_key(pool: &Pool, key: &NewKey) -> StoreResult<KeyRecord> {
+pub(crate) async fn create_key(pool: &Pool, key: &NewKey) -> StoreResult<KeyRecord> {
     let mut tx = begin_write(pool).await?;
     let account_id = account_id(&mut tx, &key.account).await?;
     if !tier_exists(&mut tx, &key.tier).await? {
@@ -242,7 +242,7 @@ pub(super) async fn create_key(pool: &Pool, key: &NewKey) -> StoreResult<KeyReco
 }
 
 /// Revokes a key; a revoked key is returned as it is, and nothing changes.
-pub(super) async fn revoke_key(pool: &Pool, prefix: &KeyPrefix, now: DateTime<Utc>) -> StoreResult<KeyRecord> {
+pub(crate) async fn revoke_key(pool: &Pool, prefix: &KeyPrefix, now: DateTime<Utc>) -> StoreResult<KeyRecord> {
     let mut tx = begin_write(pool).await?;
     // Locked, so of two nodes revoking at once the second sees the first's
     // `revoked_at` and keeps it.
@@ -263,7 +263,7 @@ pub(super) async fn revoke_key(pool: &Pool, prefix: &KeyPrefix, now: DateTime<Ut
 }
 
 /// Keys, revoked ones included, optionally of one account.
-pub(super) async fn keys(pool: &Pool, account: Option<&AccountName>) -> StoreResult<Vec<KeyRecord>> {
+pub(crate) async fn keys(pool: &Pool, account: Option<&AccountName>) -> StoreResult<Vec<KeyRecord>> {
     // One snapshot, so the account check and the list agree.
     let mut tx = begin_read(pool).await?;
     let rs = match account {
@@ -279,7 +279,7 @@ pub(super) async fn keys(pool: &Pool, account: Option<&AccountName>) -> StoreRes
 }
 
 /// Active keys, accounts and tiers, from one snapshot of the database.
-pub(super) async fn auth_snapshot(pool: &Pool) -> StoreResult<AuthSnapshot> {
+pub(crate) async fn auth_snapshot(pool: &Pool) -> StoreResult<AuthSnapshot> {
     let mut tx = begin_read(pool).await?;
     let rs = sqlx::query(&format!("{KEY_SELECT} WHERE k.revoked_at IS NULL {KEY_ORDER}"))
         .fetch_all(&mut *tx)

@@ -8,7 +8,7 @@
 //! change counter, an article upsert the `news` one, in its transaction; an
 //! upsert of no rows bumps nothing.
 //!
-//! Compiled once per backend (see `shared/README.md`).
+//! Compiled once per backend (see `shared/mod.rs`).
 
 use futures_util::TryStreamExt;
 use mds_domain::{Article, Company, Slug};
@@ -20,7 +20,7 @@ use crate::rows::{self, ARTICLE_COLUMNS, COMPANY_COLUMNS, META_GENERATION_COMPAN
 use crate::{StoreResult, UpsertSummary};
 
 /// A kind of row upserted by its key, the first of its columns.
-pub(super) trait Upserted: Sync {
+pub(crate) trait Upserted: Sync {
     /// Its table.
     const TABLE: &'static str;
     /// Its columns, key first, in the order the backends bind them.
@@ -51,7 +51,7 @@ impl Upserted for Article {
 
 /// Inserts or replaces `rows` by key, in runs; bumps their change counter;
 /// commits. No rows: nothing changes.
-pub(super) async fn upsert<T: Upsert>(pool: &Pool, rows: &[T]) -> StoreResult<UpsertSummary> {
+pub(crate) async fn upsert<T: Upsert>(pool: &Pool, rows: &[T]) -> StoreResult<UpsertSummary> {
     let mut summary = UpsertSummary::default();
     if rows.is_empty() {
         return Ok(summary);
@@ -77,7 +77,7 @@ fn companies_in_order_sql() -> String {
 }
 
 /// Every company, by ticker then ISIN.
-pub(super) async fn companies(pool: &Pool) -> StoreResult<Vec<Company>> {
+pub(crate) async fn companies(pool: &Pool) -> StoreResult<Vec<Company>> {
     let rs = sqlx::query(&companies_in_order_sql()).fetch_all(pool).await.map_err(db)?;
     rs.iter().map(rows::company).collect()
 }
@@ -85,7 +85,7 @@ pub(super) async fn companies(pool: &Pool) -> StoreResult<Vec<Company>> {
 /// Every company, by ticker then ISIN, handed to `each` as it is read. One
 /// statement, so one consistent read; only the driver's buffers are ahead
 /// of `each`.
-pub(super) async fn companies_sorted(pool: &Pool, each: &mut (dyn FnMut(Company) + Send)) -> StoreResult<()> {
+pub(crate) async fn companies_sorted(pool: &Pool, each: &mut (dyn FnMut(Company) + Send)) -> StoreResult<()> {
     let sql = companies_in_order_sql();
     let mut stream = sqlx::query(&sql).fetch(pool);
     while let Some(r) = stream.try_next().await.map_err(db)? {
@@ -95,20 +95,20 @@ pub(super) async fn companies_sorted(pool: &Pool, each: &mut (dyn FnMut(Company)
 }
 
 /// How many companies there are.
-pub(super) async fn company_count(pool: &Pool) -> StoreResult<u64> {
+pub(crate) async fn company_count(pool: &Pool) -> StoreResult<u64> {
     let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM companies").fetch_one(pool).await.map_err(db)?;
     Ok(n.unsigned_abs())
 }
 
 /// One article by slug.
-pub(super) async fn article(pool: &Pool, slug: &Slug) -> StoreResult<Option<Article>> {
+pub(crate) async fn article(pool: &Pool, slug: &Slug) -> StoreResult<Option<Article>> {
     let sql = format!("SELECT {} FROM articles WHERE slug = $1", ARTICLE_COLUMNS.join(", "));
     let r = sqlx::query(&sql).bind(slug.as_str()).fetch_optional(pool).await.map_err(db)?;
     r.as_ref().map(rows::article).transpose()
 }
 
 /// How many articles there are.
-pub(super) async fn article_count(pool: &Pool) -> StoreResult<u64> {
+pub(crate) async fn article_count(pool: &Pool) -> StoreResult<u64> {
     let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM articles").fetch_one(pool).await.map_err(db)?;
     Ok(n.unsigned_abs())
 }

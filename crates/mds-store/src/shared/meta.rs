@@ -2,7 +2,7 @@
 //! migrating that both backends share: which migrations are pending, applying
 //! one, and the seed rows.
 //!
-//! Compiled once per backend (see `shared/README.md`): `super` is the backend
+//! Compiled once per backend (see `shared/mod.rs`): `super` is the backend
 //! module, which supplies `Conn`, `Pool`, `db` and the rest.
 
 use chrono::Utc;
@@ -16,19 +16,19 @@ use crate::rows::{self, CURSOR_SECRET_LEN, META_CURSOR_SECRET, META_GENERATION_A
 use crate::{Generations, StoreError, StoreResult};
 
 /// One embedded migration.
-pub(super) struct Migration {
+pub(crate) struct Migration {
     /// Its number; `schema_migrations` records it once applied.
-    pub(super) version: i64,
+    pub(crate) version: i64,
     /// Its name, for the log.
-    pub(super) name: &'static str,
+    pub(crate) name: &'static str,
     /// Its statements.
-    pub(super) sql: &'static str,
+    pub(crate) sql: &'static str,
 }
 
 /// Creates `schema_migrations` with `create_sql` if missing, and returns the
 /// migrations not applied yet, in order; refuses a schema newer than this
 /// build.
-pub(super) async fn pending<'m>(
+pub(crate) async fn pending<'m>(
     conn: &mut Conn,
     create_sql: &str,
     migrations: &'m [Migration],
@@ -55,7 +55,7 @@ fn check_known(migrations: &[Migration], applied: &[i64]) -> StoreResult<()> {
 
 /// Runs a migration's statements and records it, inside the caller's
 /// transaction.
-pub(super) async fn apply(conn: &mut Conn, m: &Migration) -> StoreResult<()> {
+pub(crate) async fn apply(conn: &mut Conn, m: &Migration) -> StoreResult<()> {
     // Several statements: the simple-query protocol, through `Executor`,
     // whose future is `Send` (that of `RawSql::execute` is not).
     (&mut *conn).execute(sqlx::raw_sql(m.sql)).await.map_err(db)?;
@@ -69,12 +69,12 @@ pub(super) async fn apply(conn: &mut Conn, m: &Migration) -> StoreResult<()> {
 }
 
 /// Logs a migration applied (after its commit).
-pub(super) fn log_applied(m: &Migration) {
+pub(crate) fn log_applied(m: &Migration) {
     tracing::info!(version = m.version, name = m.name, "applied schema migration");
 }
 
 /// Whether any seed row is missing (read only).
-pub(super) async fn needs_seed(conn: &mut Conn) -> StoreResult<bool> {
+pub(crate) async fn needs_seed(conn: &mut Conn) -> StoreResult<bool> {
     let [a, b, c] = META_GENERATIONS;
     let meta: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM meta WHERE key IN ($1, $2, $3, $4)")
         .bind(a)
@@ -93,7 +93,7 @@ pub(super) async fn needs_seed(conn: &mut Conn) -> StoreResult<bool> {
 
 /// Adds the seed rows that are missing, in the caller's transaction; returns
 /// how many tiers it added.
-pub(super) async fn seed(conn: &mut Conn) -> StoreResult<u64> {
+pub(crate) async fn seed(conn: &mut Conn) -> StoreResult<u64> {
     let now = Utc::now();
     let mut secret = [0u8; CURSOR_SECRET_LEN];
     rand::rngs::OsRng.fill_bytes(&mut secret);
@@ -132,7 +132,7 @@ pub(super) async fn seed(conn: &mut Conn) -> StoreResult<u64> {
 }
 
 /// Logs the default tiers a seed added (after its commit).
-pub(super) fn log_seeded(tiers: u64) {
+pub(crate) fn log_seeded(tiers: u64) {
     if tiers > 0 {
         tracing::info!(tiers, "seeded default tiers");
     }
@@ -140,7 +140,7 @@ pub(super) fn log_seeded(tiers: u64) {
 
 /// Bumps the change counter under `meta` key `counter` (one of
 /// `rows::META_GENERATION_*`); call inside the transaction of the change.
-pub(super) async fn bump_generation(conn: &mut Conn, counter: &str) -> StoreResult<()> {
+pub(crate) async fn bump_generation(conn: &mut Conn, counter: &str) -> StoreResult<()> {
     let done = sqlx::query("UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT) WHERE key = $1")
         .bind(counter)
         .execute(conn)
@@ -150,7 +150,7 @@ pub(super) async fn bump_generation(conn: &mut Conn, counter: &str) -> StoreResu
 }
 
 /// The change counters.
-pub(super) async fn generations(pool: &Pool) -> StoreResult<Generations> {
+pub(crate) async fn generations(pool: &Pool) -> StoreResult<Generations> {
     let [a, b, c] = META_GENERATIONS;
     let pairs: Vec<(String, String)> = sqlx::query_as("SELECT key, value FROM meta WHERE key IN ($1, $2, $3)")
         .bind(a)
@@ -163,7 +163,7 @@ pub(super) async fn generations(pool: &Pool) -> StoreResult<Generations> {
 }
 
 /// The cursor secret; `not_migrated` when it is missing.
-pub(super) async fn cursor_secret(pool: &Pool) -> StoreResult<Vec<u8>> {
+pub(crate) async fn cursor_secret(pool: &Pool) -> StoreResult<Vec<u8>> {
     let value: Option<String> = sqlx::query_scalar("SELECT value FROM meta WHERE key = $1")
         .bind(META_CURSOR_SECRET)
         .fetch_optional(pool)
@@ -173,7 +173,7 @@ pub(super) async fn cursor_secret(pool: &Pool) -> StoreResult<Vec<u8>> {
 }
 
 /// A cheap round trip.
-pub(super) async fn ping(pool: &Pool) -> StoreResult<()> {
+pub(crate) async fn ping(pool: &Pool) -> StoreResult<()> {
     sqlx::query("SELECT 1").execute(pool).await.map_err(db)?;
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! (`super::Backend`, which holds its `pool`), each method one call to the
 //! shared module that does it.
 //!
-//! Compiled once per backend (see `shared/README.md`).
+//! Compiled once per backend (see `shared/mod.rs`).
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};

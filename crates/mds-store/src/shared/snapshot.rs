@@ -13,7 +13,7 @@
 //! statement: a driver reads ahead of a stream by dozens of rows, which for
 //! 4 MiB rows would be hundreds of megabytes beside the snapshot.
 //!
-//! Compiled once per backend (see `shared/README.md`).
+//! Compiled once per backend (see `shared/mod.rs`).
 
 use sqlx::Row;
 
@@ -23,7 +23,7 @@ use crate::StoreResult;
 use crate::rows;
 
 /// Replaces every snapshot with `bytes` for `generation`.
-pub(super) async fn save(pool: &Pool, generation: i64, bytes: &[u8]) -> StoreResult<()> {
+pub(crate) async fn save(pool: &Pool, generation: i64, bytes: &[u8]) -> StoreResult<()> {
     let chunks = rows::snapshot_chunks(bytes);
     let mut tx = begin_write(pool).await?;
     dialect::lock_snapshot_saves(&mut tx).await?;
@@ -42,7 +42,7 @@ pub(super) async fn save(pool: &Pool, generation: i64, bytes: &[u8]) -> StoreRes
 }
 
 /// The snapshot of `generation`, if one is saved.
-pub(super) async fn load(pool: &Pool, generation: i64) -> StoreResult<Option<Vec<u8>>> {
+pub(crate) async fn load(pool: &Pool, generation: i64) -> StoreResult<Option<Vec<u8>>> {
     let mut tx = begin_read(pool).await?;
     let (chunks, total): (i64, Option<i64>) = sqlx::query_as(&format!(
         "SELECT COUNT(*), SUM({BYTE_LENGTH}(bytes)) FROM catalog_snapshot_chunks WHERE generation = $1"

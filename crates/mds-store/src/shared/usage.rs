@@ -16,7 +16,7 @@
 //! counts or its plan tier's and the evaluation tier's `tier_history` and
 //! its account's `entitlement_history`.
 //!
-//! Compiled once per backend (see `shared/README.md`).
+//! Compiled once per backend (see `shared/mod.rs`).
 
 use std::collections::HashMap;
 
@@ -31,7 +31,7 @@ use crate::{StoreResult, UsageBatch};
 
 /// Applies a usage batch unless its id was applied before; `applied_at` is
 /// the bookkeeping instant of the id (and the clock of the pruning).
-pub(super) async fn apply_usage(pool: &Pool, batch: &UsageBatch, applied_at: DateTime<Utc>) -> StoreResult<bool> {
+pub(crate) async fn apply_usage(pool: &Pool, batch: &UsageBatch, applied_at: DateTime<Utc>) -> StoreResult<bool> {
     rows::check_usage_batch_id(&batch.id)?;
     let deltas = rows::merge_usage(&batch.deltas)?;
 
@@ -81,7 +81,7 @@ async fn key_row(conn: &mut Conn, key: &KeyPrefix) -> StoreResult<(i64, String, 
 }
 
 /// A key's stored counts for the months `from..=to`, oldest first.
-pub(super) async fn usage(
+pub(crate) async fn usage(
     pool: &Pool,
     key: &KeyPrefix,
     from: BillingMonth,
@@ -114,7 +114,7 @@ async fn tier_quotas(conn: &mut Conn, tier: &str) -> StoreResult<Vec<(DateTime<U
 }
 
 /// The quota history of a key, revoked or not.
-pub(super) async fn quota_history(pool: &Pool, key: &KeyPrefix) -> StoreResult<QuotaHistory> {
+pub(crate) async fn quota_history(pool: &Pool, key: &KeyPrefix) -> StoreResult<QuotaHistory> {
     let mut tx = begin_read(pool).await?;
     let (_, tier, account_id) = key_row(&mut tx, key).await?;
     let plan_tier = tier_quotas(&mut tx, &tier).await?;

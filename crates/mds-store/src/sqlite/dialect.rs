@@ -16,10 +16,13 @@ use sqlx::query::Query;
 use sqlx::sqlite::SqliteArguments;
 use sqlx::{Sqlite, SqliteConnection};
 
-use super::catalog::Upserted;
 use super::db;
+use super::shared::catalog::Upserted;
 use crate::StoreResult;
 use crate::rows;
+
+/// The backend's name, for sentences.
+pub(super) const NAME: &str = "SQLite";
 
 /// A query being bound.
 type SqliteQuery<'q> = Query<'q, Sqlite, SqliteArguments<'q>>;
