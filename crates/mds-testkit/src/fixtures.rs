@@ -1,7 +1,7 @@
-//! Test fixtures: valid ISINs (check digit by the `isin` crate) and a series
-//! of companies.
+//! Test fixtures: valid ISINs (check digit by the `isin` crate), companies
+//! and articles with no optional field, a series of companies.
 
-use mds_domain::{Company, Isin, Ticker};
+use mds_domain::{Article, Company, Isin, Slug, Ticker};
 
 /// An ISIN from its first 11 characters (country, then 9 characters), with
 /// its ISO 6166 check digit added.
@@ -18,19 +18,45 @@ pub fn isin_of(i: u32) -> Isin {
     isin(&format!("INE{i:08}"))
 }
 
-/// The `i`-th company of a series: ISIN [`isin_of`]`(i)`, the given ticker,
-/// name `Company {i}`, BSE only, no optional field.
-pub fn company(i: u32, ticker: &str) -> Company {
+/// A company with no optional field: BSE only, named like its ticker.
+pub fn bare_company(isin: Isin, ticker: &str) -> Company {
     Company {
-        isin: isin_of(i),
+        isin,
         ticker: Ticker::parse(ticker).expect("valid ticker"),
-        name: format!("Company {i}"),
+        name: ticker.to_owned(),
         industry: None,
         sector: None,
         is_bse: true,
         is_nse: false,
         market_cap_band: None,
         logo_url: None,
+    }
+}
+
+/// The `i`-th company of a series: ISIN [`isin_of`]`(i)`, the given ticker,
+/// name `Company {i}`, BSE only, no optional field.
+pub fn company(i: u32, ticker: &str) -> Company {
+    Company { name: format!("Company {i}"), ..bare_company(isin_of(i), ticker) }
+}
+
+/// An article with no optional field.
+pub fn bare_article(slug: &str, headline: &str) -> Article {
+    Article {
+        slug: Slug::parse(slug).expect("valid slug"),
+        headline: headline.to_owned(),
+        subheadline: None,
+        excerpt: None,
+        body: None,
+        category: None,
+        tags: Vec::new(),
+        isin: None,
+        ticker: None,
+        company_name: None,
+        author_name: None,
+        hero_image: None,
+        url: None,
+        published_at: None,
+        updated_at: None,
     }
 }
 

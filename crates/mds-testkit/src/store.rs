@@ -224,23 +224,7 @@ fn full_article(s: &str) -> Article {
 
 /// An article with no optional field.
 fn bare_article(s: &str) -> Article {
-    Article {
-        slug: slug(s),
-        headline: "Short".to_owned(),
-        subheadline: None,
-        excerpt: None,
-        body: None,
-        category: None,
-        tags: Vec::new(),
-        isin: None,
-        ticker: None,
-        company_name: None,
-        author_name: None,
-        hero_image: None,
-        url: None,
-        published_at: None,
-        updated_at: None,
-    }
+    crate::fixtures::bare_article(s, "Short")
 }
 
 fn new_key(p: &str, seed: u8, account: &str, tier: &str, created: &str) -> NewKey {
