@@ -26,16 +26,8 @@ use super::dialect::SCHEMA_MIGRATIONS_TABLE;
 use super::shared::meta::{self, Migration};
 use crate::StoreResult;
 
-/// Every migration, in order. Append only; never edit one that shipped.
-pub(super) const MIGRATIONS: &[Migration] = &[
-    Migration { version: 1, name: "initial", sql: include_str!("../../migrations/postgres/0001_initial.sql") },
-    Migration { version: 2, name: "usage", sql: include_str!("../../migrations/postgres/0002_usage.sql") },
-    Migration {
-        version: 3,
-        name: "catalog_snapshot",
-        sql: include_str!("../../migrations/postgres/0003_catalog_snapshot.sql"),
-    },
-];
+/// Every migration, in order.
+pub(super) const MIGRATIONS: &[Migration] = meta::migrations!("postgres");
 
 /// The key of the advisory lock that serialises migrations ("mds_migr").
 const MIGRATION_LOCK: i64 = 0x6d64_735f_6d69_6772;

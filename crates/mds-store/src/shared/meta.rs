@@ -25,6 +25,33 @@ pub(crate) struct Migration {
     pub(crate) sql: &'static str,
 }
 
+/// Every migration of a backend, whose files are under `migrations/$dir/`,
+/// in order: the one list of versions and names both backends number their
+/// files by. Append only; never edit one that shipped. Used from
+/// `<backend>/migrate.rs` (the paths are relative to it).
+macro_rules! migrations {
+    ($dir:literal) => {
+        &[
+            Migration {
+                version: 1,
+                name: "initial",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0001_initial.sql")),
+            },
+            Migration {
+                version: 2,
+                name: "usage",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0002_usage.sql")),
+            },
+            Migration {
+                version: 3,
+                name: "catalog_snapshot",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0003_catalog_snapshot.sql")),
+            },
+        ]
+    };
+}
+pub(crate) use migrations;
+
 /// Creates `schema_migrations` with `create_sql` if missing, and returns the
 /// migrations not applied yet, in order; refuses a schema newer than this
 /// build.

@@ -23,16 +23,8 @@ use super::shared::meta::{self, Migration};
 use super::{begin_write, db};
 use crate::StoreResult;
 
-/// Every migration, in order. Append only; never edit one that shipped.
-pub(super) const MIGRATIONS: &[Migration] = &[
-    Migration { version: 1, name: "initial", sql: include_str!("../../migrations/sqlite/0001_initial.sql") },
-    Migration { version: 2, name: "usage", sql: include_str!("../../migrations/sqlite/0002_usage.sql") },
-    Migration {
-        version: 3,
-        name: "catalog_snapshot",
-        sql: include_str!("../../migrations/sqlite/0003_catalog_snapshot.sql"),
-    },
-];
+/// Every migration, in order.
+pub(super) const MIGRATIONS: &[Migration] = meta::migrations!("sqlite");
 
 /// Applies the missing migrations, then seeds what is missing.
 pub(super) async fn run(pool: &SqlitePool) -> StoreResult<()> {
