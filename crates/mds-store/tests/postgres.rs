@@ -48,7 +48,12 @@ async fn raw_of(db: &TestDb) -> PgConnection {
     db.raw().await
 }
 
-mds_testkit::store_test_suite!(fresh, raw = raw_of);
+/// Another store on the same database.
+async fn open_again(db: &TestDb) -> PgStore {
+    db.store().await
+}
+
+mds_testkit::store_test_suite!(fresh, raw = raw_of, open = open_again);
 
 // ---------------------------------------------------------------------------
 // Without a server.
@@ -89,36 +94,6 @@ async fn a_bad_url_is_invalid_and_keeps_its_password() {
 
 // ---------------------------------------------------------------------------
 // With a server.
-
-#[tokio::test]
-async fn two_stores_on_one_database_see_each_others_writes() {
-    let Some(admin) = admin_url() else { return };
-    let db = TestDb::create(&admin).await;
-    let a = db.store().await;
-    let b = db.store().await;
-    a.migrate().await.expect("migrate a");
-    b.migrate().await.expect("migrate b");
-    assert_eq!(a.cursor_secret().await.unwrap(), b.cursor_secret().await.unwrap());
-    assert_eq!(a.generations().await.unwrap(), b.generations().await.unwrap());
-
-    let before = b.generations().await.unwrap();
-    let acme = AccountName::parse("acme").unwrap();
-    a.create_account(&acme, Utc::now()).await.expect("create on a");
-    let after = b.generations().await.unwrap();
-    assert!(after.auth > before.auth);
-    assert_eq!((after.companies, after.news), (before.companies, before.news));
-    assert_eq!(b.accounts().await.unwrap(), a.accounts().await.unwrap());
-    assert_eq!(b.accounts().await.unwrap().len(), 1);
-
-    b.set_account_entitled(&acme, false, Utc::now()).await.expect("entitle on b");
-    assert!(!a.accounts().await.unwrap()[0].entitled);
-    assert_eq!(a.generations().await.unwrap(), b.generations().await.unwrap());
-
-    // A third store connected later reads the same secret: it is made once.
-    let c = db.store().await;
-    c.migrate().await.expect("migrate c");
-    assert_eq!(c.cursor_secret().await.unwrap(), a.cursor_secret().await.unwrap());
-}
 
 #[tokio::test]
 async fn concurrent_migrations_apply_everything_once() {

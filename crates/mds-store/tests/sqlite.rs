@@ -37,34 +37,12 @@ async fn raw_of(dir: &TempDir) -> SqliteConnection {
     SqliteConnection::connect(url_in(dir.path()).expose()).await.expect("raw connection")
 }
 
-mds_testkit::store_test_suite!(fresh, raw = raw_of);
-
-#[tokio::test]
-async fn two_stores_on_one_file_see_each_others_writes() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let a = SqliteStore::connect(&url_in(dir.path())).await.expect("connect a");
-    let b = SqliteStore::connect(&url_in(dir.path())).await.expect("connect b");
-    a.migrate().await.expect("migrate a");
-    b.migrate().await.expect("migrate b");
-    assert_eq!(a.cursor_secret().await.unwrap(), b.cursor_secret().await.unwrap());
-    assert_eq!(a.generations().await.unwrap(), b.generations().await.unwrap());
-
-    let before = b.generations().await.unwrap();
-    let acme = AccountName::parse("acme").unwrap();
-    a.create_account(&acme, Utc::now()).await.expect("create on a");
-    assert!(b.generations().await.unwrap().auth > before.auth);
-    assert_eq!(b.accounts().await.unwrap(), a.accounts().await.unwrap());
-    assert_eq!(b.accounts().await.unwrap().len(), 1);
-
-    b.set_account_entitled(&acme, false, Utc::now()).await.expect("entitle on b");
-    assert!(!a.accounts().await.unwrap()[0].entitled);
-    assert_eq!(a.generations().await.unwrap(), b.generations().await.unwrap());
-
-    // A third store opened later reads the same secret: it is made once.
-    let c = SqliteStore::connect(&url_in(dir.path())).await.expect("connect c");
-    c.migrate().await.expect("migrate c");
-    assert_eq!(c.cursor_secret().await.unwrap(), a.cursor_secret().await.unwrap());
+/// Another store on the same database.
+async fn open_again(dir: &TempDir) -> SqliteStore {
+    SqliteStore::connect(&url_in(dir.path())).await.expect("connect")
 }
+
+mds_testkit::store_test_suite!(fresh, raw = raw_of, open = open_again);
 
 #[tokio::test]
 async fn concurrent_and_repeated_migrations_are_harmless() {

@@ -21,6 +21,7 @@
 //! # Layout
 //! - `access`, `catalog`, `snapshot`, `usage`: the suite's functions, by role.
 //! - `raw`: functions that change the database behind the store's back.
+//! - `nodes`: functions on several stores opened on one database.
 //! - The helpers below: names, instants, rows and expectations they share.
 
 use chrono::{DateTime, Utc};
@@ -40,9 +41,12 @@ use crate::fixtures::isin;
 /// Defines one `#[tokio::test]` per function of [`store`](crate::store),
 /// each on a store of its own.
 ///
-/// `store_test_suite!(fresh, raw = raw_of)` adds the functions of
-/// [`raw`](crate::store::raw), each on a fresh store, given also the
-/// raw connection `raw_of(&guard)` returns (a [`Raw`](crate::raw::Raw)).
+/// `store_test_suite!(fresh, raw = raw_of, open = open_again)` adds the
+/// functions of [`raw`](crate::store::raw), each on a fresh store, given
+/// also the raw connection `raw_of(&guard)` returns (a
+/// [`Raw`](crate::raw::Raw)), and those of [`nodes`](crate::store::nodes),
+/// given also a function that opens another store on the same database
+/// (`open_again(&guard)`).
 ///
 /// `$fresh` is an async fn (a path) taking no argument and returning
 /// `(S, G)` or `Option<(S, G)>`: `S` a fresh, empty, not migrated store
@@ -94,8 +98,9 @@ macro_rules! store_test_suite {
             },
         );
     };
-    ($fresh:path, raw = $raw:path) => {
+    ($fresh:path, raw = $raw:path, open = $open:path) => {
         $crate::store_test_suite!($fresh);
+        $crate::store_test_suite!(@open $fresh, $open; two_stores_on_one_database_see_each_others_writes);
         $crate::store_test_suite!(@raw $fresh, $raw;
             corrupt_rows_are_errors_not_panics,
             a_failed_upsert_writes_nothing,
@@ -107,6 +112,17 @@ macro_rules! store_test_suite {
             keys_are_stored_as_hashes,
             a_version_1_store_is_upgraded_with_its_history_backfilled,
         );
+    };
+    (@open $fresh:path, $open:path; $($name:ident),* $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $name() {
+                let Some((store, guard)) = $crate::store::Fresh::into_fresh($fresh().await) else {
+                    return;
+                };
+                $crate::store::nodes::$name(&store, || $open(&guard)).await;
+            }
+        )*
     };
     (@raw $fresh:path, $raw:path; $($name:ident),* $(,)?) => {
         $(
@@ -324,6 +340,7 @@ async fn create_accounts(store: &dyn Store, names: &[&str]) {
 
 pub mod access;
 pub mod catalog;
+pub mod nodes;
 pub mod raw;
 pub mod snapshot;
 pub mod usage;
