@@ -43,6 +43,15 @@ async fn migrated_with_raw() -> Option<(PgStore, PgConnection, TestDb)> {
 
 // One test per function of the storage test suite, each on a database of its
 // own; `fresh` returns `None` (skipped) without a server.
+/// Two stores (two nodes) on a new database, migrated through the first, or
+/// `None` when no server is configured.
+async fn two_nodes() -> Option<(PgStore, PgStore, TestDb)> {
+    let db = TestDb::create(&admin_url()?).await;
+    let (a, b) = (db.store().await, db.store().await);
+    a.migrate().await.unwrap();
+    Some((a, b, db))
+}
+
 /// A raw connection to the test database, for poking at it.
 async fn raw_of(db: &TestDb) -> PgConnection {
     db.raw().await
@@ -255,10 +264,7 @@ async fn text_with_a_nul_character_is_invalid() {
 
 #[tokio::test]
 async fn concurrent_upserts_of_the_same_rows_count_each_row_once() {
-    let Some(admin) = admin_url() else { return };
-    let db = TestDb::create(&admin).await;
-    let (a, b) = (db.store().await, db.store().await);
-    a.migrate().await.unwrap();
+    let Some((a, b, _db)) = two_nodes().await else { return };
     let rows: Vec<Company> = (0..3_000).map(|i| company(i, "T")).collect();
     let reversed: Vec<Company> = rows.iter().rev().cloned().collect();
     let (ra, rb) = tokio::join!(a.upsert_companies(&rows), b.upsert_companies(&reversed));
@@ -270,10 +276,7 @@ async fn concurrent_upserts_of_the_same_rows_count_each_row_once() {
 
 #[tokio::test]
 async fn a_batch_applied_by_two_nodes_at_once_counts_once() {
-    let Some(admin) = admin_url() else { return };
-    let db = TestDb::create(&admin).await;
-    let (a, b) = (db.store().await, db.store().await);
-    a.migrate().await.unwrap();
+    let Some((a, b, _db)) = two_nodes().await else { return };
     let acme = AccountName::parse("acme").unwrap();
     a.create_account(&acme, Utc::now()).await.unwrap();
     let mut deltas = Vec::new();
@@ -297,10 +300,7 @@ async fn a_batch_applied_by_two_nodes_at_once_counts_once() {
 
 #[tokio::test]
 async fn concurrent_revocations_keep_the_first_instant() {
-    let Some(admin) = admin_url() else { return };
-    let db = TestDb::create(&admin).await;
-    let (a, b) = (db.store().await, db.store().await);
-    a.migrate().await.unwrap();
+    let Some((a, b, _db)) = two_nodes().await else { return };
     let acme = AccountName::parse("acme").unwrap();
     a.create_account(&acme, Utc::now()).await.unwrap();
     let prefix = create_key(&a, &acme).await;
