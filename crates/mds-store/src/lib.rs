@@ -1,5 +1,5 @@
-//! Storage of mds: async role traits combined in [`Store`], one
-//! implementation per backend.
+//! Storage of mds: async role traits combined in [`Store`], implemented
+//! once for both backends.
 //!
 //! # Layout
 //! - [`roles`]: what the service and the operator commands need from storage,
@@ -8,9 +8,12 @@
 //! - [`error`]: [`StoreError`] and its opaque [`Cause`].
 //! - [`sqlite`]: the embedded SQLite backend (the default).
 //! - [`postgres`]: the PostgreSQL backend, for several nodes on one database.
+//! - `shared` (private, `src/shared/`): the implementation of the roles,
+//!   written once and compiled inside each backend module against that
+//!   backend's pool, transactions, error mapping and SQL dialect.
 //! - [`url`]: the database URL, with a `Debug` that masks the password.
 //! - [`open`]: picks the backend from the URL.
-//! - `rows` (private): row decoding and error sentences shared by backends.
+//! - `rows` (private): row decoding, encodings and error sentences.
 //!
 //! Every mutation that changes what a serving node caches (companies, news,
 //! tiers, accounts, keys) bumps the store's *generation* in the same

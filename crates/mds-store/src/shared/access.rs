@@ -79,6 +79,22 @@ async fn record_entitlement(conn: &mut Conn, account_id: i64, entitled: bool, at
     Ok(())
 }
 
+/// Inserts a tier (its quota as stored) unless one of that name exists;
+/// true when inserted. Records no history.
+pub(crate) async fn insert_tier(conn: &mut Conn, tier: &Tier, monthly_quota: i64) -> StoreResult<bool> {
+    let done = sqlx::query(
+        "INSERT INTO tiers (name, rate_limit_per_minute, monthly_quota) VALUES ($1, $2, $3) \
+         ON CONFLICT (name) DO NOTHING",
+    )
+    .bind(tier.name.as_str())
+    .bind(i64::from(tier.rate_limit_per_minute))
+    .bind(monthly_quota)
+    .execute(conn)
+    .await
+    .map_err(db)?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// Creates or changes a tier; true when created. Every call is recorded in
 /// the tier's history as of `now`, changed or not.
 pub(crate) async fn set_tier(pool: &Pool, tier: &Tier, now: DateTime<Utc>) -> StoreResult<bool> {
@@ -86,18 +102,7 @@ pub(crate) async fn set_tier(pool: &Pool, tier: &Tier, now: DateTime<Utc>) -> St
     let mut tx = begin_write(pool).await?;
     // A concurrent insert of the same name waits for the other transaction
     // and then does nothing, so the update below applies on top of it.
-    let created = sqlx::query(
-        "INSERT INTO tiers (name, rate_limit_per_minute, monthly_quota) VALUES ($1, $2, $3) \
-         ON CONFLICT (name) DO NOTHING",
-    )
-    .bind(tier.name.as_str())
-    .bind(i64::from(tier.rate_limit_per_minute))
-    .bind(quota)
-    .execute(&mut *tx)
-    .await
-    .map_err(db)?
-    .rows_affected()
-        == 1;
+    let created = insert_tier(&mut tx, tier, quota).await?;
     if !created {
         sqlx::query("UPDATE tiers SET rate_limit_per_minute = $1, monthly_quota = $2 WHERE name = $3")
             .bind(i64::from(tier.rate_limit_per_minute))

@@ -10,7 +10,7 @@ use mds_domain::Tier;
 use rand::RngCore;
 use sqlx::Executor;
 
-use super::access::record_tier;
+use super::access::{insert_tier, record_tier};
 use super::{Conn, Pool, db};
 use crate::rows::{self, CURSOR_SECRET_LEN, META_CURSOR_SECRET, META_GENERATION_AUTH, META_GENERATIONS};
 use crate::{Generations, StoreError, StoreResult};
@@ -136,20 +136,9 @@ pub(crate) async fn seed(conn: &mut Conn) -> StoreResult<u64> {
     let mut inserted = 0;
     for t in &Tier::defaults() {
         let quota = rows::to_bigint("monthly_quota", t.monthly_quota)?;
-        let added = sqlx::query(
-            "INSERT INTO tiers (name, rate_limit_per_minute, monthly_quota) VALUES ($1, $2, $3) \
-             ON CONFLICT (name) DO NOTHING",
-        )
-        .bind(t.name.as_str())
-        .bind(i64::from(t.rate_limit_per_minute))
-        .bind(quota)
-        .execute(&mut *conn)
-        .await
-        .map_err(db)?
-        .rows_affected();
-        if added > 0 {
+        if insert_tier(conn, t, quota).await? {
             record_tier(conn, &t.name, t.rate_limit_per_minute, quota, now).await?;
-            inserted += added;
+            inserted += 1;
         }
     }
     if inserted > 0 {
