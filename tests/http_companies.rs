@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 
 use common::{Options, assert_problem, spawn, spawn_with};
 use mds_domain::{Company, Isin, MarketCapBand, Ticker};
+use mds_testkit::fixtures::bare_company;
 use serde_json::Value;
 
 /// Walks every page of `query` (with `limit`) and returns the rows, checking
@@ -192,17 +193,7 @@ async fn limit_may_change_between_pages_and_pages_do_not_overlap() {
 
 /// A company to insert while the server runs: BSE only, no other fields.
 fn inserted(isin: &str, ticker: &str) -> Company {
-    Company {
-        isin: Isin::parse(isin).unwrap(),
-        ticker: Ticker::parse(ticker).unwrap(),
-        name: format!("{ticker} Inserted"),
-        industry: None,
-        sector: None,
-        is_bse: true,
-        is_nse: false,
-        market_cap_band: None,
-        logo_url: None,
-    }
+    Company { name: format!("{ticker} Inserted"), ..bare_company(Isin::parse(isin).unwrap(), ticker) }
 }
 
 #[tokio::test]

@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::process::{self, Proc};
-use mds_store::testsuite::pg::{TestDb, admin_url};
+use mds_testkit::pg::{TestDb, admin_url};
 
 fn mds(url: &str, redis: &str) -> Command {
     let mut c = process::mds();

@@ -11,7 +11,8 @@ use chrono::{DateTime, Utc};
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{Account, AccountName, Article, Company, KeyPrefix, Slug, Tier};
 use mds_store::{
-    AuthSnapshot, Generations, KeyRecord, NewKey, Store, StoreError, StoreResult, UpsertSummary, UsageBatch,
+    AccessStore, AuthSnapshot, CatalogStore, Cause, Generations, KeyRecord, MetaStore, NewKey, NewsStore, Store,
+    StoreError, StoreResult, UpsertSummary, UsageBatch, UsageStore,
 };
 
 /// Which fault is on.
@@ -49,8 +50,11 @@ impl Faulty {
 
     async fn gate(&self) -> StoreResult<()> {
         match self.fault.load(Ordering::SeqCst) {
-            1 => Err(StoreError::Unavailable(sqlx_io_error())),
-            2 => Err(StoreError::Database(sqlx::Error::Protocol("injected: corrupt row in table secrets".into()))),
+            1 => Err(StoreError::Unavailable(Cause::new(std::io::Error::new(
+                std::io::ErrorKind::ConnectionRefused,
+                "injected: connection refused",
+            )))),
+            2 => Err(StoreError::Database(Cause::new("injected: corrupt row in table secrets"))),
             3 => {
                 tokio::time::sleep(Duration::from_secs(2)).await;
                 Ok(())
@@ -61,120 +65,58 @@ impl Faulty {
     }
 }
 
-fn sqlx_io_error() -> sqlx::Error {
-    sqlx::Error::Io(std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "injected: connection refused"))
+/// Implements a role for [`Faulty`]: each method passes the gate, then asks
+/// the real store.
+macro_rules! gated {
+    ($role:ident { $(fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;)* }) => {
+        #[async_trait]
+        impl $role for Faulty {
+            $(
+                async fn $name(&self, $($arg: $ty),*) -> StoreResult<$ret> {
+                    self.gate().await?;
+                    self.inner.$name($($arg),*).await
+                }
+            )*
+        }
+    };
 }
 
-#[async_trait]
-impl Store for Faulty {
-    async fn migrate(&self) -> StoreResult<()> {
-        self.gate().await?;
-        self.inner.migrate().await
-    }
-    async fn ping(&self) -> StoreResult<()> {
-        self.gate().await?;
-        self.inner.ping().await
-    }
-    async fn generations(&self) -> StoreResult<Generations> {
-        self.gate().await?;
-        self.inner.generations().await
-    }
-    async fn cursor_secret(&self) -> StoreResult<Vec<u8>> {
-        self.gate().await?;
-        self.inner.cursor_secret().await
-    }
-    async fn upsert_companies(&self, rows: &[Company]) -> StoreResult<UpsertSummary> {
-        self.gate().await?;
-        self.inner.upsert_companies(rows).await
-    }
-    async fn companies(&self) -> StoreResult<Vec<Company>> {
-        self.gate().await?;
-        self.inner.companies().await
-    }
-    async fn company_count(&self) -> StoreResult<u64> {
-        self.gate().await?;
-        self.inner.company_count().await
-    }
-    async fn companies_sorted(&self, each: &mut (dyn FnMut(Company) + Send)) -> StoreResult<()> {
-        self.gate().await?;
-        self.inner.companies_sorted(each).await
-    }
-    async fn save_catalog_snapshot(&self, generation: i64, bytes: &[u8]) -> StoreResult<()> {
-        self.gate().await?;
-        self.inner.save_catalog_snapshot(generation, bytes).await
-    }
-    async fn catalog_snapshot(&self, generation: i64) -> StoreResult<Option<Vec<u8>>> {
-        self.gate().await?;
-        self.inner.catalog_snapshot(generation).await
-    }
-    async fn upsert_articles(&self, rows: &[Article]) -> StoreResult<UpsertSummary> {
-        self.gate().await?;
-        self.inner.upsert_articles(rows).await
-    }
-    async fn article(&self, slug: &Slug) -> StoreResult<Option<Article>> {
-        self.gate().await?;
-        self.inner.article(slug).await
-    }
-    async fn article_count(&self) -> StoreResult<u64> {
-        self.gate().await?;
-        self.inner.article_count().await
-    }
-    async fn tiers(&self) -> StoreResult<Vec<Tier>> {
-        self.gate().await?;
-        self.inner.tiers().await
-    }
-    async fn set_tier(&self, tier: &Tier, now: DateTime<Utc>) -> StoreResult<bool> {
-        self.gate().await?;
-        self.inner.set_tier(tier, now).await
-    }
-    async fn create_account(&self, name: &AccountName, now: DateTime<Utc>) -> StoreResult<Account> {
-        self.gate().await?;
-        self.inner.create_account(name, now).await
-    }
-    async fn set_account_entitled(
-        &self,
-        name: &AccountName,
-        entitled: bool,
-        now: DateTime<Utc>,
-    ) -> StoreResult<Account> {
-        self.gate().await?;
-        self.inner.set_account_entitled(name, entitled, now).await
-    }
-    async fn accounts(&self) -> StoreResult<Vec<Account>> {
-        self.gate().await?;
-        self.inner.accounts().await
-    }
-    async fn create_key(&self, key: &NewKey) -> StoreResult<KeyRecord> {
-        self.gate().await?;
-        self.inner.create_key(key).await
-    }
-    async fn revoke_key(&self, prefix: &KeyPrefix, now: DateTime<Utc>) -> StoreResult<KeyRecord> {
-        self.gate().await?;
-        self.inner.revoke_key(prefix, now).await
-    }
-    async fn keys(&self, account: Option<&AccountName>) -> StoreResult<Vec<KeyRecord>> {
-        self.gate().await?;
-        self.inner.keys(account).await
-    }
-    async fn auth_snapshot(&self) -> StoreResult<AuthSnapshot> {
-        self.gate().await?;
-        self.inner.auth_snapshot().await
-    }
-    async fn apply_usage(&self, batch: &UsageBatch) -> StoreResult<bool> {
-        self.gate().await?;
-        self.inner.apply_usage(batch).await
-    }
-    async fn usage(
-        &self,
-        key: &KeyPrefix,
-        from: BillingMonth,
-        to: BillingMonth,
-    ) -> StoreResult<Vec<(BillingMonth, u64)>> {
-        self.gate().await?;
-        self.inner.usage(key, from, to).await
-    }
-    async fn quota_history(&self, key: &KeyPrefix) -> StoreResult<QuotaHistory> {
-        self.gate().await?;
-        self.inner.quota_history(key).await
-    }
-}
+gated!(MetaStore {
+    fn migrate() -> ();
+    fn ping() -> ();
+    fn generations() -> Generations;
+    fn cursor_secret() -> Vec<u8>;
+});
+
+gated!(CatalogStore {
+    fn upsert_companies(rows: &[Company]) -> UpsertSummary;
+    fn companies() -> Vec<Company>;
+    fn company_count() -> u64;
+    fn companies_sorted(each: &mut (dyn FnMut(Company) + Send)) -> ();
+    fn save_catalog_snapshot(generation: i64, bytes: &[u8]) -> ();
+    fn catalog_snapshot(generation: i64) -> Option<Vec<u8>>;
+});
+
+gated!(NewsStore {
+    fn upsert_articles(rows: &[Article]) -> UpsertSummary;
+    fn article(slug: &Slug) -> Option<Article>;
+    fn article_count() -> u64;
+});
+
+gated!(AccessStore {
+    fn tiers() -> Vec<Tier>;
+    fn set_tier(tier: &Tier, now: DateTime<Utc>) -> bool;
+    fn create_account(name: &AccountName, now: DateTime<Utc>) -> Account;
+    fn set_account_entitled(name: &AccountName, entitled: bool, now: DateTime<Utc>) -> Account;
+    fn accounts() -> Vec<Account>;
+    fn create_key(key: &NewKey) -> KeyRecord;
+    fn revoke_key(prefix: &KeyPrefix, now: DateTime<Utc>) -> KeyRecord;
+    fn keys(account: Option<&AccountName>) -> Vec<KeyRecord>;
+    fn auth_snapshot() -> AuthSnapshot;
+});
+
+gated!(UsageStore {
+    fn apply_usage(batch: &UsageBatch) -> bool;
+    fn usage(key: &KeyPrefix, from: BillingMonth, to: BillingMonth) -> Vec<(BillingMonth, u64)>;
+    fn quota_history(key: &KeyPrefix) -> QuotaHistory;
+});

@@ -41,7 +41,7 @@ pub enum TestDatabase {
     /// A SQLite file in a temporary directory.
     Sqlite(TempDir),
     /// A PostgreSQL database of its own.
-    Postgres(mds_store::testsuite::pg::TestDb),
+    Postgres(mds_testkit::pg::TestDb),
 }
 
 impl TestDatabase {
@@ -50,9 +50,8 @@ impl TestDatabase {
     /// unset: SQLite), so the same HTTP suites run on both backends.
     pub async fn create() -> (DatabaseUrl, TestDatabase) {
         if std::env::var("MDS_TEST_BACKEND").as_deref() == Ok("postgres") {
-            let admin =
-                mds_store::testsuite::pg::admin_url().expect("MDS_TEST_BACKEND=postgres needs MDS_TEST_POSTGRES_URL");
-            let db = mds_store::testsuite::pg::TestDb::create(&admin).await;
+            let admin = mds_testkit::pg::admin_url().expect("MDS_TEST_BACKEND=postgres needs MDS_TEST_POSTGRES_URL");
+            let db = mds_testkit::pg::TestDb::create(&admin).await;
             (db.url().clone(), TestDatabase::Postgres(db))
         } else {
             let dir = tempfile::tempdir().expect("temp dir");

@@ -4,7 +4,8 @@
 
 use mds_catalog::{Catalog, SortKey};
 use mds_domain::query::fold;
-use mds_domain::{Company, CompanyFilter, Exchange, Industry, Isin, Letter, MarketCapBand, SearchTerm, Ticker};
+use mds_domain::{Company, CompanyFilter, Exchange, Industry, Letter, MarketCapBand, SearchTerm, Ticker};
+use mds_testkit::fixtures::isin_of;
 
 /// xorshift64*: deterministic, no dependencies.
 struct Rng(u64);
@@ -25,30 +26,6 @@ impl Rng {
     fn chance(&mut self, percent: u64) -> bool {
         self.next() % 100 < percent
     }
-}
-
-/// A valid ISIN from 9 payload characters after `IN`.
-fn isin(n: u64) -> Isin {
-    let body = format!("INE{:08}", n);
-    let digits: String = body
-        .chars()
-        .map(|c| if c.is_ascii_digit() { c.to_string() } else { (c as u32 - 'A' as u32 + 10).to_string() })
-        .collect();
-    let sum: u32 = digits
-        .bytes()
-        .rev()
-        .enumerate()
-        .map(|(k, b)| {
-            let d = u32::from(b - b'0');
-            if k % 2 == 0 {
-                let d2 = d * 2;
-                d2 / 10 + d2 % 10
-            } else {
-                d
-            }
-        })
-        .sum();
-    Isin::parse(&format!("{body}{}", (10 - sum % 10) % 10)).expect("valid check digit")
 }
 
 const WORDS: &[&str] = &[
@@ -102,7 +79,7 @@ fn generate(rng: &mut Rng, n: usize) -> Vec<Company> {
                 ticker.push_str(&rng.below(10).to_string());
             }
             Company {
-                isin: isin(k as u64 * 7919 % 100_000_000),
+                isin: isin_of((k as u64 * 7919 % 100_000_000) as u32),
                 ticker: Ticker::parse(&ticker).unwrap(),
                 name,
                 industry: if rng.chance(80) { Some(rng.pick(INDUSTRIES).to_string()) } else { None },

@@ -3,6 +3,7 @@
 
 use mds_domain::{Company, Isin, MarketCapBand, Ticker};
 use mds_import::{ImportError, parse_companies};
+use mds_testkit::fixtures::{bare_company, isin};
 
 const HEADER: &str = "isin,ticker,name,industry,sector,is_bse,is_nse,market_cap_band,logo_url";
 
@@ -41,15 +42,10 @@ fn abb() -> Company {
 
 fn microns() -> Company {
     Company {
-        isin: Isin::parse("INE144J01027").unwrap(),
-        ticker: Ticker::parse("20MICRONS").unwrap(),
         name: "20 Microns Limited".into(),
-        industry: None,
-        sector: None,
         is_bse: false,
         is_nse: true,
-        market_cap_band: None,
-        logo_url: None,
+        ..bare_company(isin("INE144J0102"), "20MICRONS")
     }
 }
 

@@ -4,6 +4,7 @@
 use mds_domain::time::parse_rfc3339;
 use mds_domain::{Article, Isin, Slug};
 use mds_import::{ImportError, parse_articles};
+use mds_testkit::fixtures::bare_article;
 
 fn errors(text: &str) -> Vec<(usize, String)> {
     match parse_articles(text.as_bytes()) {
@@ -36,23 +37,7 @@ fn good_file_parses_to_exact_articles() {
         published_at: Some(parse_rfc3339("2026-01-08T07:43:00Z").unwrap()),
         updated_at: Some(parse_rfc3339("2026-01-08T09:43:00Z").unwrap()),
     };
-    let minimal = Article {
-        slug: Slug::parse("minimal").unwrap(),
-        headline: "H".into(),
-        subheadline: None,
-        excerpt: None,
-        body: None,
-        category: None,
-        tags: vec![],
-        isin: None,
-        ticker: None,
-        company_name: None,
-        author_name: None,
-        hero_image: None,
-        url: None,
-        published_at: None,
-        updated_at: None,
-    };
+    let minimal = bare_article("minimal", "H");
     assert_eq!(articles, vec![full, minimal]);
 }
 

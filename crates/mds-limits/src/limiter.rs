@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use mds_domain::KeyPrefix;
 use mds_domain::usage::BillingMonth;
-use mds_store::{Store, StoreResult};
+use mds_store::{StoreResult, UsageStore};
 
 use crate::clock::Clock;
 use crate::gcra;
@@ -197,7 +197,7 @@ impl Limiter {
     /// read of the key's count, once per key and month on this node.
     pub async fn admit(
         &self,
-        store: &dyn Store,
+        store: &dyn UsageStore,
         key: &KeyPrefix,
         limits: Limits,
         counts: bool,

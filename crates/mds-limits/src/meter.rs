@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 use mds_domain::KeyPrefix;
 use mds_domain::usage::BillingMonth;
-use mds_store::{Store, StoreResult, UsageBatch, UsageDelta};
+use mds_store::{StoreResult, UsageBatch, UsageDelta, UsageStore};
 
 /// One key's count for one month.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,7 +120,7 @@ impl Meter {
     }
 
     /// Loads the store's count for a key and month if this node lacks it.
-    pub async fn ensure_seeded(&self, store: &dyn Store, key: &KeyPrefix, month: BillingMonth) -> StoreResult<()> {
+    pub async fn ensure_seeded(&self, store: &dyn UsageStore, key: &KeyPrefix, month: BillingMonth) -> StoreResult<()> {
         let state = self.key_state(key);
         if state.lock().month(month).is_some() {
             return Ok(());
@@ -186,7 +186,7 @@ impl Meter {
     /// the next call, so a busy node writes at most two batches a call, not
     /// one after another for as long as requests keep coming. Returns how
     /// many requests were written.
-    pub async fn flush(&self, store: &dyn Store) -> StoreResult<u64> {
+    pub async fn flush(&self, store: &dyn UsageStore) -> StoreResult<u64> {
         let mut written = 0;
         for _ in 0..2 {
             let Some(batch) = self.cut_batch() else { break };

@@ -64,7 +64,7 @@ use std::time::{Duration, Instant};
 
 use mds_domain::KeyPrefix;
 use mds_domain::usage::BillingMonth;
-use mds_store::{Store, StoreError, StoreResult};
+use mds_store::{StoreError, StoreResult, UsageStore};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{ErrorKind, RedisError, Script};
 
@@ -389,7 +389,7 @@ impl SharedLimiter {
     /// count to seed a counter) is.
     pub async fn admit(
         &self,
-        store: &dyn Store,
+        store: &dyn UsageStore,
         key: &KeyPrefix,
         limits: Limits,
         counts: bool,
@@ -509,7 +509,7 @@ impl SharedLimiter {
 
     async fn admit_shared(
         &self,
-        store: &dyn Store,
+        store: &dyn UsageStore,
         key: &KeyPrefix,
         limits: Limits,
         counts: bool,
@@ -610,7 +610,7 @@ impl SharedLimiter {
     /// The node's own decision, with its share of the per-minute limit.
     async fn admit_local(
         &self,
-        store: &dyn Store,
+        store: &dyn UsageStore,
         key: &KeyPrefix,
         limits: Limits,
         counts: bool,

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, Utc};
 use mds_domain::{AccountName, Environment, KeyHash, KeyPrefix, TierName};
 use mds_limits::{Limiter, Limits, ManualClock, Meter, Policy};
+use mds_store::prelude::*;
 use mds_store::sqlite::SqliteStore;
-use mds_store::{DatabaseUrl, NewKey, Store};
+use mds_store::{DatabaseUrl, NewKey};
 
 fn t0() -> DateTime<Utc> {
     "2026-11-15T12:00:00Z".parse().unwrap()

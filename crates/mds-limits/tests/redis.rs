@@ -18,8 +18,9 @@ use chrono::{DateTime, Utc};
 use mds_domain::usage::BillingMonth;
 use mds_domain::{AccountName, Environment, KeyHash, KeyPrefix, TierName};
 use mds_limits::{Decision, Limits, ManualClock, Meter, Policy, SharedConfig, SharedLimiter};
+use mds_store::prelude::*;
 use mds_store::sqlite::SqliteStore;
-use mds_store::{DatabaseUrl, NewKey, Store, UsageBatch, UsageDelta};
+use mds_store::{DatabaseUrl, NewKey, UsageBatch, UsageDelta};
 use tempfile::TempDir;
 
 const KEY: &str = "mds_live_t01";

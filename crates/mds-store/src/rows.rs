@@ -20,7 +20,7 @@ use mds_domain::{
 };
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
-use crate::{KeyRecord, StoreError, StoreResult};
+use crate::{Cause, KeyRecord, StoreError, StoreResult};
 
 /// `meta` key of the cursor secret.
 pub(crate) const META_CURSOR_SECRET: &str = "cursor_secret";
@@ -92,7 +92,12 @@ pub(crate) fn not_migrated() -> StoreError {
 
 /// A stored value that does not decode.
 pub(crate) fn corrupt(what: impl Display) -> StoreError {
-    StoreError::Database(sqlx::Error::Decode(format!("corrupt row: {what}").into()))
+    undecodable(sqlx::Error::Decode(format!("corrupt row: {what}").into()))
+}
+
+/// A column that does not decode as the type asked for.
+pub(crate) fn undecodable(e: sqlx::Error) -> StoreError {
+    StoreError::Database(Cause::new(e))
 }
 
 // ---------------------------------------------------------------------------
@@ -178,19 +183,19 @@ where
     for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
 {
     fn text(&self, col: &str) -> StoreResult<String> {
-        self.try_get(col).map_err(StoreError::Database)
+        self.try_get(col).map_err(undecodable)
     }
 
     fn opt_text(&self, col: &str) -> StoreResult<Option<String>> {
-        self.try_get(col).map_err(StoreError::Database)
+        self.try_get(col).map_err(undecodable)
     }
 
     fn flag(&self, col: &str) -> StoreResult<bool> {
-        self.try_get(col).map_err(StoreError::Database)
+        self.try_get(col).map_err(undecodable)
     }
 
     fn int(&self, col: &str) -> StoreResult<i64> {
-        self.try_get(col).map_err(StoreError::Database)
+        self.try_get(col).map_err(undecodable)
     }
 }
 

@@ -11,38 +11,39 @@
 //! could find its snapshot stale and fail at once instead of waiting.
 //!
 //! # Layout
-//! - [`SqliteStore`]: the pool and the [`Store`] implementation.
-//! - `migrate`: the schema migrations and the seed rows.
-//! - `catalog`: companies and articles.
-//! - `snapshot`: catalog snapshots.
-//! - `access`: tiers, accounts, keys and the auth snapshot.
-//! - `usage`: usage counts and quota history.
+//! - [`SqliteStore`]: the pool; it implements every role of [`Store`](crate::Store).
+//! - `dialect`: the SQL that differs from PostgreSQL's (multi-row `VALUES`
+//!   lists, no locks beyond the write transaction).
+//! - `migrate`: the embedded migrations and how they are applied.
 //! - `error`: mapping of `sqlx` errors to [`StoreError`].
+//! - `shared`: the code both backends share (`src/shared/`), compiled against
+//!   this module's `Pool`, `Conn`, `begin_write`, `begin_read` and
+//!   `dialect`.
 
 use std::str::FromStr;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use chrono::{DateTime, Utc};
-use mds_domain::usage::{BillingMonth, QuotaHistory};
-use mds_domain::{Account, AccountName, Article, Company, KeyPrefix, Slug, Tier};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{ConnectOptions, Sqlite, SqliteConnection, Transaction};
 
-use crate::rows::{self, META_CURSOR_SECRET, META_GENERATIONS};
-use crate::{
-    AuthSnapshot, DatabaseUrl, Generations, KeyRecord, NewKey, Store, StoreError, StoreResult, UpsertSummary,
-    UsageBatch,
-};
+use crate::{DatabaseUrl, StoreError, StoreResult};
 
-mod access;
-mod catalog;
+mod dialect;
 mod error;
 mod migrate;
-mod snapshot;
-mod usage;
+
+#[allow(clippy::duplicate_mod, reason = "compiled once per backend, on purpose")]
+#[path = "shared/mod.rs"]
+mod shared;
 
 use error::db;
+
+/// The store the shared modules implement the roles for.
+type Backend = SqliteStore;
+/// The pool the shared modules run on.
+type Pool = SqlitePool;
+/// A connection (or a transaction, by `&mut *tx`) of the shared modules.
+type Conn = SqliteConnection;
 
 /// How long a statement waits for another connection's (or process's) write
 /// lock before it fails.
@@ -63,7 +64,7 @@ pub struct SqliteStore {
 
 impl SqliteStore {
     /// Opens (creating it if missing) the database a `sqlite:` URL names.
-    /// Does not migrate: call [`Store::migrate`] before anything else.
+    /// Does not migrate: call [`MetaStore::migrate`](crate::MetaStore::migrate) before anything else.
     ///
     /// `sqlite::memory:` gives a private in-memory database that lives as
     /// long as this store (for tests).
@@ -86,7 +87,8 @@ impl SqliteStore {
         } else {
             SqlitePoolOptions::new().max_connections(MAX_CONNECTIONS)
         };
-        let pool = pool_options.acquire_timeout(ACQUIRE_TIMEOUT).connect_with(options).await.map_err(error::connect)?;
+        let pool =
+            pool_options.acquire_timeout(ACQUIRE_TIMEOUT).connect_with(options).await.map_err(shared::connect)?;
         Ok(SqliteStore { pool })
     }
 
@@ -95,11 +97,6 @@ impl SqliteStore {
     pub async fn close(&self) {
         self.pool.close().await;
     }
-
-    /// Begins a write transaction, taking the write lock at once.
-    async fn begin_write(&self) -> StoreResult<Transaction<'static, Sqlite>> {
-        begin_write(&self.pool).await
-    }
 }
 
 /// Begins a write transaction, taking the write lock at once.
@@ -107,142 +104,8 @@ async fn begin_write(pool: &SqlitePool) -> StoreResult<Transaction<'static, Sqli
     pool.begin_with("BEGIN IMMEDIATE").await.map_err(db)
 }
 
-/// Bumps the change counter under `meta` key `counter` (one of
-/// `rows::META_GENERATION_*`); call inside the transaction of the change.
-async fn bump_generation(conn: &mut SqliteConnection, counter: &str) -> StoreResult<()> {
-    let done = sqlx::query("UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = ?")
-        .bind(counter)
-        .execute(conn)
-        .await
-        .map_err(db)?;
-    if done.rows_affected() == 1 { Ok(()) } else { Err(rows::not_migrated()) }
-}
-
-/// One `meta` value; `not_migrated` when it is missing.
-async fn meta(pool: &SqlitePool, key: &str) -> StoreResult<String> {
-    let value: Option<String> =
-        sqlx::query_scalar("SELECT value FROM meta WHERE key = ?").bind(key).fetch_optional(pool).await.map_err(db)?;
-    value.ok_or_else(rows::not_migrated)
-}
-
-#[async_trait]
-impl Store for SqliteStore {
-    async fn migrate(&self) -> StoreResult<()> {
-        migrate::run(&self.pool).await
-    }
-
-    async fn ping(&self) -> StoreResult<()> {
-        sqlx::query("SELECT 1").execute(&self.pool).await.map_err(db)?;
-        Ok(())
-    }
-
-    async fn generations(&self) -> StoreResult<Generations> {
-        let [a, b, c] = META_GENERATIONS;
-        let pairs: Vec<(String, String)> = sqlx::query_as("SELECT key, value FROM meta WHERE key IN (?, ?, ?)")
-            .bind(a)
-            .bind(b)
-            .bind(c)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(db)?;
-        rows::generations(&pairs)
-    }
-
-    async fn cursor_secret(&self) -> StoreResult<Vec<u8>> {
-        rows::cursor_secret(&meta(&self.pool, META_CURSOR_SECRET).await?)
-    }
-
-    async fn upsert_companies(&self, rows: &[Company]) -> StoreResult<UpsertSummary> {
-        catalog::upsert_companies(self, rows).await
-    }
-
-    async fn companies(&self) -> StoreResult<Vec<Company>> {
-        catalog::companies(&self.pool).await
-    }
-
-    async fn company_count(&self) -> StoreResult<u64> {
-        catalog::company_count(&self.pool).await
-    }
-
-    async fn companies_sorted(&self, each: &mut (dyn FnMut(Company) + Send)) -> StoreResult<()> {
-        catalog::companies_sorted(&self.pool, each).await
-    }
-
-    async fn save_catalog_snapshot(&self, generation: i64, bytes: &[u8]) -> StoreResult<()> {
-        snapshot::save(self, generation, bytes).await
-    }
-
-    async fn catalog_snapshot(&self, generation: i64) -> StoreResult<Option<Vec<u8>>> {
-        snapshot::load(&self.pool, generation).await
-    }
-
-    async fn upsert_articles(&self, rows: &[Article]) -> StoreResult<UpsertSummary> {
-        catalog::upsert_articles(self, rows).await
-    }
-
-    async fn article(&self, slug: &Slug) -> StoreResult<Option<Article>> {
-        catalog::article(&self.pool, slug).await
-    }
-
-    async fn article_count(&self) -> StoreResult<u64> {
-        catalog::article_count(&self.pool).await
-    }
-
-    async fn tiers(&self) -> StoreResult<Vec<Tier>> {
-        access::tiers(&self.pool).await
-    }
-
-    async fn set_tier(&self, tier: &Tier, now: DateTime<Utc>) -> StoreResult<bool> {
-        access::set_tier(self, tier, now).await
-    }
-
-    async fn create_account(&self, name: &AccountName, now: DateTime<Utc>) -> StoreResult<Account> {
-        access::create_account(self, name, now).await
-    }
-
-    async fn set_account_entitled(
-        &self,
-        name: &AccountName,
-        entitled: bool,
-        now: DateTime<Utc>,
-    ) -> StoreResult<Account> {
-        access::set_account_entitled(self, name, entitled, now).await
-    }
-
-    async fn accounts(&self) -> StoreResult<Vec<Account>> {
-        access::accounts(&self.pool).await
-    }
-
-    async fn create_key(&self, key: &NewKey) -> StoreResult<KeyRecord> {
-        access::create_key(self, key).await
-    }
-
-    async fn revoke_key(&self, prefix: &KeyPrefix, now: DateTime<Utc>) -> StoreResult<KeyRecord> {
-        access::revoke_key(self, prefix, now).await
-    }
-
-    async fn keys(&self, account: Option<&AccountName>) -> StoreResult<Vec<KeyRecord>> {
-        access::keys(&self.pool, account).await
-    }
-
-    async fn auth_snapshot(&self) -> StoreResult<AuthSnapshot> {
-        access::auth_snapshot(&self.pool).await
-    }
-
-    async fn apply_usage(&self, batch: &UsageBatch) -> StoreResult<bool> {
-        usage::apply_usage(self, batch, Utc::now()).await
-    }
-
-    async fn usage(
-        &self,
-        key: &KeyPrefix,
-        from: BillingMonth,
-        to: BillingMonth,
-    ) -> StoreResult<Vec<(BillingMonth, u64)>> {
-        usage::usage(&self.pool, key, from, to).await
-    }
-
-    async fn quota_history(&self, key: &KeyPrefix) -> StoreResult<QuotaHistory> {
-        usage::quota_history(&self.pool, key).await
-    }
+/// Begins a read transaction: in WAL mode it sees one snapshot of the file
+/// from its first read on.
+async fn begin_read(pool: &SqlitePool) -> StoreResult<Transaction<'static, Sqlite>> {
+    pool.begin().await.map_err(db)
 }

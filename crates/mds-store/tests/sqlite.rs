@@ -6,9 +6,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use mds_domain::{AccountName, Company, Isin, Ticker, Tier};
+use mds_domain::{AccountName, Tier};
+use mds_store::prelude::*;
 use mds_store::sqlite::{BUSY_TIMEOUT, SqliteStore};
-use mds_store::{DatabaseUrl, Store, StoreError};
+use mds_store::{DatabaseUrl, StoreError};
 use sqlx::{Connection, SqliteConnection};
 use tempfile::TempDir;
 
@@ -27,38 +28,21 @@ async fn fresh() -> (SqliteStore, TempDir) {
 async fn migrated_with_raw() -> (SqliteStore, SqliteConnection, TempDir) {
     let (store, dir) = fresh().await;
     store.migrate().await.expect("migrate");
-    let raw = SqliteConnection::connect(url_in(dir.path()).expose()).await.expect("raw connection");
+    let raw = raw_of(&dir).await;
     (store, raw, dir)
 }
 
-mds_store::store_test_suite!(fresh);
-
-#[tokio::test]
-async fn two_stores_on_one_file_see_each_others_writes() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let a = SqliteStore::connect(&url_in(dir.path())).await.expect("connect a");
-    let b = SqliteStore::connect(&url_in(dir.path())).await.expect("connect b");
-    a.migrate().await.expect("migrate a");
-    b.migrate().await.expect("migrate b");
-    assert_eq!(a.cursor_secret().await.unwrap(), b.cursor_secret().await.unwrap());
-    assert_eq!(a.generations().await.unwrap(), b.generations().await.unwrap());
-
-    let before = b.generations().await.unwrap();
-    let acme = AccountName::parse("acme").unwrap();
-    a.create_account(&acme, Utc::now()).await.expect("create on a");
-    assert!(b.generations().await.unwrap().auth > before.auth);
-    assert_eq!(b.accounts().await.unwrap(), a.accounts().await.unwrap());
-    assert_eq!(b.accounts().await.unwrap().len(), 1);
-
-    b.set_account_entitled(&acme, false, Utc::now()).await.expect("entitle on b");
-    assert!(!a.accounts().await.unwrap()[0].entitled);
-    assert_eq!(a.generations().await.unwrap(), b.generations().await.unwrap());
-
-    // A third store opened later reads the same secret: it is made once.
-    let c = SqliteStore::connect(&url_in(dir.path())).await.expect("connect c");
-    c.migrate().await.expect("migrate c");
-    assert_eq!(c.cursor_secret().await.unwrap(), a.cursor_secret().await.unwrap());
+/// A raw connection to the store's file, for poking at it.
+async fn raw_of(dir: &TempDir) -> SqliteConnection {
+    SqliteConnection::connect(url_in(dir.path()).expose()).await.expect("raw connection")
 }
+
+/// Another store on the same database.
+async fn open_again(dir: &TempDir) -> SqliteStore {
+    SqliteStore::connect(&url_in(dir.path())).await.expect("connect")
+}
+
+mds_testkit::store_test_suite!(fresh, raw = raw_of, open = open_again);
 
 #[tokio::test]
 async fn concurrent_and_repeated_migrations_are_harmless() {
@@ -79,118 +63,10 @@ async fn concurrent_and_repeated_migrations_are_harmless() {
 }
 
 #[tokio::test]
-async fn the_file_is_in_wal_mode_and_keeps_only_hashes() {
-    let (store, mut raw, _dir) = migrated_with_raw().await;
+async fn the_file_is_in_wal_mode() {
+    let (_store, mut raw, _dir) = migrated_with_raw().await;
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&mut raw).await.unwrap();
     assert_eq!(mode, "wal");
-
-    let acme = AccountName::parse("acme").unwrap();
-    store.create_account(&acme, Utc::now()).await.unwrap();
-    let key = mds_domain::ApiKey::generate(mds_domain::Environment::Live);
-    store
-        .create_key(&mds_store::NewKey {
-            prefix: key.prefix(),
-            hash: key.hash(),
-            account: acme,
-            tier: mds_domain::TierName::evaluation(),
-            environment: key.environment(),
-            created_at: Utc::now(),
-        })
-        .await
-        .unwrap();
-    let (prefix, hash_hex): (String, String) =
-        sqlx::query_as("SELECT prefix, hash_hex FROM api_keys").fetch_one(&mut raw).await.unwrap();
-    assert_eq!(prefix, key.prefix().as_str());
-    assert_eq!(hash_hex, key.hash().to_hex());
-    assert!(!hash_hex.contains(&key.expose_secret()[12..]));
-}
-
-#[tokio::test]
-async fn corrupt_rows_are_errors_not_panics() {
-    let (store, mut raw, _dir) = migrated_with_raw().await;
-    sqlx::query("INSERT INTO companies (isin, ticker, name, is_bse, is_nse) VALUES ('NOT-AN-ISIN', 'X', 'X', 1, 0)")
-        .execute(&mut raw)
-        .await
-        .unwrap();
-    let err = store.companies().await.expect_err("corrupt ISIN");
-    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
-    assert!(err.to_string().contains("NOT-AN-ISIN"), "{err}");
-
-    sqlx::query("UPDATE meta SET value = 'many' WHERE key = 'generation_news'").execute(&mut raw).await.unwrap();
-    let err = store.generations().await.expect_err("corrupt counter");
-    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
-    assert!(err.to_string().contains("generation_news"), "{err}");
-
-    sqlx::query("INSERT INTO tiers (name, rate_limit_per_minute, monthly_quota) VALUES ('huge', 5000000000, 5)")
-        .execute(&mut raw)
-        .await
-        .unwrap();
-    assert!(matches!(store.tiers().await, Err(StoreError::Database(_))));
-}
-
-#[tokio::test]
-async fn a_failed_upsert_writes_nothing() {
-    let (store, mut raw, _dir) = migrated_with_raw().await;
-    // A row deep in the call (past the first statement batches) fails.
-    sqlx::query(
-        "CREATE TRIGGER boom BEFORE INSERT ON companies WHEN NEW.ticker = 'BOOM' \
-         BEGIN SELECT RAISE(ABORT, 'boom'); END",
-    )
-    .execute(&mut raw)
-    .await
-    .unwrap();
-    let g = store.generations().await.unwrap();
-    let template = Company {
-        isin: Isin::parse("INE117A01022").unwrap(),
-        ticker: Ticker::parse("ABB").unwrap(),
-        name: "ABB".into(),
-        industry: None,
-        sector: None,
-        is_bse: true,
-        is_nse: true,
-        market_cap_band: None,
-        logo_url: None,
-    };
-    let rows: Vec<Company> = (0..450)
-        .map(|i| Company {
-            isin: Isin::parse(&valid_isin(i)).unwrap(),
-            ticker: Ticker::parse(if i == 420 { "BOOM" } else { "OK" }).unwrap(),
-            ..template.clone()
-        })
-        .collect();
-    let err = store.upsert_companies(&rows).await.expect_err("trigger aborts");
-    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
-    assert!(store.companies().await.unwrap().is_empty());
-    assert_eq!(store.generations().await.unwrap(), g);
-}
-
-/// The `i`-th of a series of valid ISINs (`INE` + 8 digits + check digit).
-fn valid_isin(i: u32) -> String {
-    let body = format!("INE{i:08}");
-    let digits: String = body.chars().map(|c| c.to_digit(36).unwrap().to_string()).collect();
-    let sum: u32 = digits
-        .bytes()
-        .rev()
-        .enumerate()
-        .map(|(n, b)| {
-            let d = u32::from(b - b'0');
-            if n % 2 == 0 { (d * 2) / 10 + (d * 2) % 10 } else { d }
-        })
-        .sum();
-    format!("{body}{}", (10 - sum % 10) % 10)
-}
-
-#[tokio::test]
-async fn a_schema_newer_than_this_build_is_refused() {
-    let (store, mut raw, _dir) = migrated_with_raw().await;
-    sqlx::query("INSERT INTO schema_migrations (version, applied_at) VALUES (999, 'later')")
-        .execute(&mut raw)
-        .await
-        .unwrap();
-    match store.migrate().await {
-        Err(StoreError::Invalid(m)) => assert!(m.contains("version 999"), "{m}"),
-        other => panic!("expected Invalid, got {other:?}"),
-    }
 }
 
 #[tokio::test]
@@ -225,14 +101,6 @@ async fn a_file_that_cannot_be_opened_is_unavailable() {
 }
 
 #[tokio::test]
-async fn a_closed_store_is_unavailable() {
-    let (store, _dir) = fresh().await;
-    store.migrate().await.unwrap();
-    store.close().await;
-    assert!(matches!(store.ping().await, Err(StoreError::Unavailable(_))));
-}
-
-#[tokio::test]
 async fn a_bad_url_is_invalid() {
     let url = DatabaseUrl::new("sqlite://x.db?mode=sideways");
     match SqliteStore::connect(&url).await {
@@ -264,148 +132,6 @@ async fn open_picks_sqlite_for_bare_paths() {
 }
 
 #[tokio::test]
-async fn a_version_1_store_is_upgraded_with_its_history_backfilled() {
-    use mds_domain::usage::{BillingMonth, QuotaHistory};
-    use mds_store::{Generations, UsageBatch, UsageDelta};
-    use sqlx::Executor;
-
-    let dir = tempfile::tempdir().expect("temp dir");
-    let url = url_in(dir.path());
-    let mut raw = SqliteConnection::connect(&format!("sqlite://{}?mode=rwc", dir.path().join("mds.db").display()))
-        .await
-        .expect("raw connection");
-    // What mds of schema version 1 left behind: its schema, its seed (one
-    // tier changed by an operator), an entitled and a not entitled account,
-    // a key.
-    raw.execute(sqlx::raw_sql(include_str!("../migrations/sqlite/0001_initial.sql"))).await.unwrap();
-    raw.execute(sqlx::raw_sql(
-        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL); \
-         INSERT INTO schema_migrations VALUES (1, '2025-01-01T00:00:00+00:00'); \
-         INSERT INTO meta VALUES ('generation', '41'), \
-             ('cursor_secret', '000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f'); \
-         INSERT INTO tiers VALUES ('evaluation', 10, 1000), ('starter', 60, 55555), ('pro', 600, 1000000), \
-             ('enterprise', 6000, 100000000); \
-         INSERT INTO accounts (id, name, entitled, created_at) VALUES \
-             (1, 'acme', 1, '2025-03-04T05:06:07+00:00'), (2, 'beta', 0, '2025-05-01T00:00:00.500+00:00'); \
-         INSERT INTO api_keys (prefix, hash_hex, account_id, tier, environment, created_at) VALUES \
-             ('mds_live_old', 'abababababababababababababababababababababababababababababababab', 2, 'starter', 'live', '2025-05-02T00:00:00+00:00');",
-    ))
-    .await
-    .unwrap();
-    drop(raw);
-
-    let store = SqliteStore::connect(&url).await.expect("connect");
-    store.migrate().await.expect("migrate to the latest version");
-    // Each counter continues from the old one, plus one; the seed found
-    // every default tier, so it bumped nothing.
-    let g = store.generations().await.unwrap();
-    assert_eq!(g, Generations { companies: 42, news: 42, auth: 42 });
-    let mut raw = SqliteConnection::connect(url.expose()).await.unwrap();
-    let old: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM meta WHERE key = 'generation'").fetch_one(&mut raw).await.unwrap();
-    assert_eq!(old, 0, "the counter of version 1 is removed");
-    let versions: Vec<i64> =
-        sqlx::query_scalar("SELECT version FROM schema_migrations ORDER BY version").fetch_all(&mut raw).await.unwrap();
-    assert_eq!(versions, vec![1, 2, 3]);
-
-    let t = |s: &str| mds_domain::time::parse_rfc3339(s).unwrap();
-    let key = mds_domain::KeyPrefix::parse("mds_live_old").unwrap();
-    let h = store.quota_history(&key).await.expect("quota history");
-    assert_eq!(
-        h,
-        QuotaHistory {
-            plan_tier: vec![(t("1970-01-01T00:00:00Z"), 55_555)],
-            evaluation: vec![(t("1970-01-01T00:00:00Z"), 1_000)],
-            entitled: vec![(t("2025-05-01T00:00:00.5Z"), false)],
-        }
-    );
-    let acme_rows: Vec<(String, i64)> =
-        sqlx::query_as("SELECT effective_from, entitled FROM entitlement_history WHERE account_id = 1")
-            .fetch_all(&mut raw)
-            .await
-            .unwrap();
-    assert_eq!(acme_rows, vec![("2025-03-04T05:06:07+00:00".to_owned(), 1)]);
-
-    // The old key counts usage.
-    let nov = BillingMonth { year: 2026, month: 11 };
-    let batch = UsageBatch { id: "n:1".into(), deltas: vec![UsageDelta { key: key.clone(), month: nov, requests: 3 }] };
-    assert!(store.apply_usage(&batch).await.unwrap());
-    assert_eq!(store.usage(&key, nov, nov).await.unwrap(), vec![(nov, 3)]);
-
-    store.migrate().await.expect("migrate again");
-    assert_eq!(store.generations().await.unwrap(), g);
-    assert_eq!(store.quota_history(&key).await.unwrap(), h);
-}
-
-#[tokio::test]
-async fn applied_batch_ids_are_pruned_after_a_week() {
-    use mds_domain::usage::BillingMonth;
-    use mds_store::{UsageBatch, UsageDelta};
-
-    let (store, mut raw, _dir) = migrated_with_raw().await;
-    let acme = AccountName::parse("acme").unwrap();
-    store.create_account(&acme, Utc::now()).await.unwrap();
-    let key = mds_domain::ApiKey::generate(mds_domain::Environment::Live);
-    store
-        .create_key(&mds_store::NewKey {
-            prefix: key.prefix(),
-            hash: key.hash(),
-            account: acme,
-            tier: mds_domain::TierName::evaluation(),
-            environment: key.environment(),
-            created_at: Utc::now(),
-        })
-        .await
-        .unwrap();
-    let nov = BillingMonth { year: 2026, month: 11 };
-    let batch = |id: &str| UsageBatch {
-        id: id.into(),
-        deltas: vec![UsageDelta { key: key.prefix(), month: nov, requests: 1 }],
-    };
-    assert!(store.apply_usage(&batch("old")).await.unwrap());
-    assert!(store.apply_usage(&batch("recent")).await.unwrap());
-    let ts = |days: i64| mds_domain::time::format_utc(&(Utc::now() - chrono::TimeDelta::days(days)));
-    for (id, days) in [("old", 8), ("recent", 6)] {
-        sqlx::query("UPDATE usage_batches SET applied_at = ? WHERE id = ?")
-            .bind(ts(days))
-            .bind(id)
-            .execute(&mut raw)
-            .await
-            .unwrap();
-    }
-
-    assert!(store.apply_usage(&batch("new")).await.unwrap());
-    let ids: Vec<String> =
-        sqlx::query_scalar("SELECT id FROM usage_batches ORDER BY id").fetch_all(&mut raw).await.unwrap();
-    assert_eq!(ids, ["new", "recent"]);
-    // Within the week a batch counts once; past it, the id is forgotten.
-    assert!(!store.apply_usage(&batch("recent")).await.unwrap());
-    assert!(store.apply_usage(&batch("old")).await.unwrap());
-    assert_eq!(store.usage(&key.prefix(), nov, nov).await.unwrap(), vec![(nov, 4)]);
-}
-
-#[tokio::test]
-async fn a_refused_usage_batch_leaves_no_row_behind() {
-    use mds_domain::usage::BillingMonth;
-    use mds_store::{UsageBatch, UsageDelta};
-
-    let (store, mut raw, _dir) = migrated_with_raw().await;
-    let batch = UsageBatch {
-        id: "n:1".into(),
-        deltas: vec![UsageDelta {
-            key: mds_domain::KeyPrefix::parse("mds_live_zzz").unwrap(),
-            month: BillingMonth { year: 2026, month: 11 },
-            requests: 1,
-        }],
-    };
-    assert!(matches!(store.apply_usage(&batch).await, Err(StoreError::NotFound(_))));
-    for table in ["usage_batches", "usage_counts"] {
-        let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}")).fetch_one(&mut raw).await.unwrap();
-        assert_eq!(n, 0, "{table}");
-    }
-}
-
-#[tokio::test]
 async fn companies_sorted_walk_the_index_without_sorting() {
     let (_store, mut raw, _dir) = migrated_with_raw().await;
     // The statement of `companies` and `companies_sorted`.
@@ -422,22 +148,6 @@ async fn companies_sorted_walk_the_index_without_sorting() {
 }
 
 #[tokio::test]
-async fn companies_sorted_stop_at_the_first_corrupt_row() {
-    let (store, mut raw, _dir) = migrated_with_raw().await;
-    store.upsert_companies(&[company(1, "A"), company(2, "Z")]).await.unwrap();
-    sqlx::query("INSERT INTO companies (isin, ticker, name, is_bse, is_nse) VALUES ('NOT-AN-ISIN', 'M', 'M', 1, 0)")
-        .execute(&mut raw)
-        .await
-        .unwrap();
-    let mut seen = Vec::new();
-    let err = store.companies_sorted(&mut |c| seen.push(c.ticker.as_str().to_owned())).await.expect_err("corrupt");
-    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
-    assert!(err.to_string().contains("NOT-AN-ISIN"), "{err}");
-    assert_eq!(seen, ["A"]);
-    assert_eq!(store.company_count().await.unwrap(), 3);
-}
-
-#[tokio::test]
 async fn a_catalog_snapshot_with_a_missing_chunk_is_an_error() {
     let (store, mut raw, _dir) = migrated_with_raw().await;
     store.save_catalog_snapshot(7, &vec![1u8; 9 << 20]).await.unwrap();
@@ -450,19 +160,4 @@ async fn a_catalog_snapshot_with_a_missing_chunk_is_an_error() {
     let err = store.catalog_snapshot(7).await.expect_err("a chunk is missing");
     assert!(matches!(err, StoreError::Database(_)), "{err:?}");
     assert!(err.to_string().contains("chunk 1 is missing"), "{err}");
-}
-
-/// The `i`-th company of a series, with a valid ISIN.
-fn company(i: u32, ticker: &str) -> Company {
-    Company {
-        isin: Isin::parse(&valid_isin(i)).unwrap(),
-        ticker: Ticker::parse(ticker).unwrap(),
-        name: format!("Company {i}"),
-        industry: None,
-        sector: None,
-        is_bse: true,
-        is_nse: false,
-        market_cap_band: None,
-        logo_url: None,
-    }
 }

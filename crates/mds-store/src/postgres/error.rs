@@ -11,7 +11,7 @@
 
 use sqlx::error::ErrorKind;
 
-use crate::StoreError;
+use crate::{Cause, StoreError};
 
 /// SQLSTATEs that mean the server cannot serve us right now.
 const UNAVAILABLE_CODES: &[&str] = &[
@@ -27,7 +27,7 @@ const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";
 /// Maps any `sqlx` error.
 pub(super) fn db(e: sqlx::Error) -> StoreError {
     match &e {
-        _ if unavailable(&e) => StoreError::Unavailable(e),
+        _ if unavailable(&e) => StoreError::Unavailable(Cause::new(e)),
         // Only a race the caller did not foresee gets here; its sentence is
         // the server's ("duplicate key value violates unique constraint …").
         sqlx::Error::Database(d) if d.kind() == ErrorKind::UniqueViolation => StoreError::Conflict(d.message().into()),
@@ -35,26 +35,7 @@ pub(super) fn db(e: sqlx::Error) -> StoreError {
         sqlx::Error::Database(d) if d.code().as_deref() == Some(CHARACTER_NOT_IN_REPERTOIRE) => {
             StoreError::Invalid(format!("text cannot contain a NUL character on PostgreSQL ({})", d.message()))
         }
-        _ => StoreError::Database(e),
-    }
-}
-
-/// Maps an error of opening the pool: a URL the driver refuses is `Invalid`.
-pub(super) fn connect(e: sqlx::Error) -> StoreError {
-    match e {
-        sqlx::Error::Configuration(cause) => {
-            StoreError::Invalid(format!("not a usable PostgreSQL database URL: {cause}"))
-        }
-        e => db(e),
-    }
-}
-
-/// Maps a unique-constraint violation with `conflict` (given the name of the
-/// violated constraint), anything else as [`db`].
-pub(super) fn unique_or(e: sqlx::Error, conflict: impl FnOnce(Option<&str>) -> StoreError) -> StoreError {
-    match &e {
-        sqlx::Error::Database(d) if d.kind() == ErrorKind::UniqueViolation => conflict(d.constraint()),
-        _ => db(e),
+        _ => StoreError::Database(Cause::new(e)),
     }
 }
 
@@ -80,6 +61,9 @@ mod tests {
         let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
         assert!(matches!(db(sqlx::Error::Io(io)), StoreError::Unavailable(_)));
         assert!(matches!(db(sqlx::Error::RowNotFound), StoreError::Database(_)));
-        assert!(matches!(connect(sqlx::Error::Configuration("bad".into())), StoreError::Invalid(_)));
+        assert!(matches!(
+            super::super::shared::connect(sqlx::Error::Configuration("bad".into())),
+            StoreError::Invalid(_)
+        ));
     }
 }

@@ -6,9 +6,7 @@
 //! answers with 503 and recovers from by itself. Unique-constraint violations
 //! get their operator sentence where the caller knows what was duplicated.
 
-use sqlx::error::ErrorKind;
-
-use crate::StoreError;
+use crate::{Cause, StoreError};
 
 // Primary SQLite result codes (the low byte of an extended code).
 const SQLITE_BUSY: i32 = 5;
@@ -18,23 +16,7 @@ const SQLITE_CANTOPEN: i32 = 14;
 
 /// Maps any `sqlx` error.
 pub(super) fn db(e: sqlx::Error) -> StoreError {
-    if unavailable(&e) { StoreError::Unavailable(e) } else { StoreError::Database(e) }
-}
-
-/// Maps an error of opening the pool: a URL the driver refuses is `Invalid`.
-pub(super) fn connect(e: sqlx::Error) -> StoreError {
-    match e {
-        sqlx::Error::Configuration(cause) => StoreError::Invalid(format!("not a usable SQLite database URL: {cause}")),
-        e => db(e),
-    }
-}
-
-/// Maps a unique-constraint violation to `conflict`, anything else as [`db`].
-pub(super) fn unique_or(e: sqlx::Error, conflict: impl FnOnce() -> StoreError) -> StoreError {
-    match &e {
-        sqlx::Error::Database(d) if d.kind() == ErrorKind::UniqueViolation => conflict(),
-        _ => db(e),
-    }
+    if unavailable(&e) { StoreError::Unavailable(Cause::new(e)) } else { StoreError::Database(Cause::new(e)) }
 }
 
 fn unavailable(e: &sqlx::Error) -> bool {

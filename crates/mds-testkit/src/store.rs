@@ -4,86 +4,148 @@
 //! Every function takes a **fresh, empty, not yet migrated** store, migrates it
 //! itself, and panics (with `assert!`) on the first difference from the
 //! contract of [`Store`]. A backend's integration tests run every function,
-//! each against a database of its own, with [`store_test_suite!`](crate::store_test_suite):
+//! each against a database of its own, with
+//! [`store_test_suite!`](crate::store_test_suite):
 //!
 //! ```text
 //! // crates/mds-store/tests/sqlite.rs
 //! async fn fresh() -> (mds_store::sqlite::SqliteStore, tempfile::TempDir) { /* … */ }
-//! mds_store::store_test_suite!(fresh);
+//! mds_testkit::store_test_suite!(fresh);
 //! ```
 //!
-//! which expands to one `#[tokio::test]` per suite function, so a function
-//! added here (and to the macro's list) runs against every backend at once.
-//! The caller needs `tokio` (with `macros` and `rt`) among its
-//! dev-dependencies.
+//! which expands to one `#[tokio::test]` per suite function. The macro holds
+//! the one list of the suite's functions, by module: a function added to a
+//! module here and to that list runs against every backend at once. The
+//! caller needs `tokio` (with `macros` and `rt`) among its dev-dependencies.
 //!
-//! The module is always compiled (it depends on nothing test-only), so a
-//! backend in another crate can use it without a feature switch.
+//! # Layout
+//! - `access`, `catalog`, `snapshot`, `usage`: the suite's functions, by role.
+//! - `raw`: functions that change the database behind the store's back.
+//! - `nodes`: functions on several stores opened on one database.
+//! - The helpers below: names, instants, rows and expectations they share.
 
 use chrono::{DateTime, Utc};
 use mds_domain::time::parse_rfc3339;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{
-    Account, AccountName, Article, Company, Environment, Isin, KeyHash, KeyPrefix, MarketCapBand, Slug, Ticker, Tier,
+    Account, AccountName, Article, Company, Environment, KeyHash, KeyPrefix, MarketCapBand, Slug, Ticker, Tier,
     TierName,
 };
 
-use crate::{Generations, KeyRecord, NewKey, Store, StoreError, StoreResult, UpsertSummary, UsageBatch, UsageDelta};
+use mds_store::{
+    Generations, KeyRecord, NewKey, Store, StoreError, StoreResult, UpsertSummary, UsageBatch, UsageDelta,
+};
 
-/// Defines one `#[tokio::test]` per function of [`testsuite`](crate::testsuite),
+use crate::fixtures::isin;
+
+/// Defines one `#[tokio::test]` per function of [`store`](crate::store),
 /// each on a store of its own.
 ///
+/// `store_test_suite!(fresh, raw = raw_of, open = open_again)` adds the
+/// functions of [`raw`](crate::store::raw), each on a fresh store, given
+/// also the raw connection `raw_of(&guard)` returns (a
+/// [`Raw`](crate::raw::Raw)), and those of [`nodes`](crate::store::nodes),
+/// given also a function that opens another store on the same database
+/// (`open_again(&guard)`).
+///
 /// `$fresh` is an async fn (a path) taking no argument and returning
-/// `(S, G)`: `S` a fresh, empty, not migrated store (anything that coerces
-/// to `&dyn Store` by reference), `G` a guard kept alive until the test ends
-/// (a temporary directory, a database to drop; `()` when there is none).
+/// `(S, G)` or `Option<(S, G)>`: `S` a fresh, empty, not migrated store
+/// (anything that coerces to `&dyn Store` by reference), `G` a guard kept
+/// alive until the test ends (a temporary directory, a database to drop;
+/// `()` when there is none); `None` skips the test.
 #[macro_export]
 macro_rules! store_test_suite {
     ($fresh:path) => {
         $crate::store_test_suite!(@tests $fresh;
-            migrate_is_idempotent,
-            default_tiers_are_seeded_once,
-            set_tier_creates_then_updates,
-            each_mutation_bumps_only_its_own_generation,
-            empty_upserts_change_nothing,
-            upsert_companies_counts_and_replaces_every_field,
-            upsert_companies_repeated_isin_in_one_call,
-            upsert_companies_in_large_batches,
-            companies_are_ordered_by_ticker_then_isin,
-            companies_sorted_are_in_byte_order,
-            companies_sorted_agree_with_companies,
-            catalog_snapshot_missing_is_none,
-            catalog_snapshot_round_trips_in_chunks,
-            saving_a_catalog_snapshot_removes_other_generations,
-            an_empty_catalog_snapshot_round_trips,
-            saving_a_catalog_snapshot_twice_keeps_one,
-            concurrent_catalog_snapshot_saves_keep_one_whole_copy,
-            articles_round_trip_every_field,
-            upsert_articles_counts_and_replaces_every_field,
-            accounts_create_list_and_entitle,
-            create_key_checks_account_tier_and_prefix,
-            revoke_key_is_idempotent,
-            keys_filter_by_account,
-            auth_snapshot_excludes_revoked_keys,
-            apply_usage_adds_across_months_and_keys,
-            apply_usage_in_large_batches,
-            apply_usage_counts_a_batch_once,
-            apply_usage_with_an_unknown_key_applies_nothing,
-            usage_filters_and_orders_months,
-            quota_history_follows_tier_and_entitlement_changes,
-            quota_history_of_unknown_and_revoked_keys,
+            access::{
+                migrate_is_idempotent,
+                default_tiers_are_seeded_once,
+                set_tier_creates_then_updates,
+                each_mutation_bumps_only_its_own_generation,
+                accounts_create_list_and_entitle,
+                create_key_checks_account_tier_and_prefix,
+                revoke_key_is_idempotent,
+                keys_filter_by_account,
+                auth_snapshot_excludes_revoked_keys,
+            },
+            catalog::{
+                empty_upserts_change_nothing,
+                upsert_companies_counts_and_replaces_every_field,
+                upsert_companies_repeated_isin_in_one_call,
+                upsert_companies_in_large_batches,
+                companies_are_ordered_by_ticker_then_isin,
+                companies_sorted_are_in_byte_order,
+                companies_sorted_agree_with_companies,
+                articles_round_trip_every_field,
+                upsert_articles_counts_and_replaces_every_field,
+            },
+            snapshot::{
+                catalog_snapshot_missing_is_none,
+                catalog_snapshot_round_trips_in_chunks,
+                saving_a_catalog_snapshot_removes_other_generations,
+                an_empty_catalog_snapshot_round_trips,
+                saving_a_catalog_snapshot_twice_keeps_one,
+                concurrent_catalog_snapshot_saves_keep_one_whole_copy,
+            },
+            usage::{
+                apply_usage_adds_across_months_and_keys,
+                apply_usage_in_large_batches,
+                apply_usage_counts_a_batch_once,
+                apply_usage_with_an_unknown_key_applies_nothing,
+                usage_filters_and_orders_months,
+                quota_history_follows_tier_and_entitlement_changes,
+                quota_history_of_unknown_and_revoked_keys,
+            },
         );
     };
-    (@tests $fresh:path; $($name:ident),* $(,)?) => {
+    ($fresh:path, raw = $raw:path, open = $open:path) => {
+        $crate::store_test_suite!($fresh);
+        $crate::store_test_suite!(@open $fresh, $open; two_stores_on_one_database_see_each_others_writes);
+        $crate::store_test_suite!(@raw $fresh, $raw;
+            corrupt_rows_are_errors_not_panics,
+            a_failed_upsert_writes_nothing,
+            a_schema_newer_than_this_build_is_refused,
+            a_closed_store_is_unavailable,
+            applied_batch_ids_are_pruned_after_a_week,
+            a_refused_usage_batch_leaves_no_row_behind,
+            companies_sorted_stop_at_the_first_corrupt_row,
+            keys_are_stored_as_hashes,
+            a_version_1_store_is_upgraded_with_its_history_backfilled,
+        );
+    };
+    (@open $fresh:path, $open:path; $($name:ident),* $(,)?) => {
         $(
             #[tokio::test]
             async fn $name() {
-                let Some((store, _guard)) = $crate::testsuite::Fresh::into_fresh($fresh().await) else {
+                let Some((store, guard)) = $crate::store::Fresh::into_fresh($fresh().await) else {
                     return;
                 };
-                $crate::testsuite::$name(&store).await;
+                $crate::store::nodes::$name(&store, || $open(&guard)).await;
             }
         )*
+    };
+    (@raw $fresh:path, $raw:path; $($name:ident),* $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $name() {
+                let Some((store, guard)) = $crate::store::Fresh::into_fresh($fresh().await) else {
+                    return;
+                };
+                let mut raw = $raw(&guard).await;
+                $crate::store::raw::$name(&store, &mut raw).await;
+            }
+        )*
+    };
+    (@tests $fresh:path; $($module:ident::{$($name:ident),* $(,)?}),* $(,)?) => {
+        $($(
+            #[tokio::test]
+            async fn $name() {
+                let Some((store, _guard)) = $crate::store::Fresh::into_fresh($fresh().await) else {
+                    return;
+                };
+                $crate::store::$module::$name(&store).await;
+            }
+        )*)*
     };
 }
 
@@ -110,28 +172,6 @@ impl<S, G> Fresh<S, G> for Option<(S, G)> {
 
 // ---------------------------------------------------------------------------
 // Helpers.
-
-/// An ISIN from its first 11 characters, with the ISO 6166 check digit added.
-fn isin(body: &str) -> Isin {
-    assert_eq!(body.len(), 11, "ISIN body {body:?}");
-    let digits: String = body
-        .chars()
-        .map(|c| c.to_digit(36).unwrap_or_else(|| panic!("bad ISIN character {c:?}")).to_string())
-        .collect();
-    // Luhn over the digits, doubling from the rightmost one (the check digit
-    // will stand to its right).
-    let sum: u32 = digits
-        .bytes()
-        .rev()
-        .enumerate()
-        .map(|(i, b)| {
-            let d = u32::from(b - b'0');
-            if i % 2 == 0 { (d * 2) / 10 + (d * 2) % 10 } else { d }
-        })
-        .sum();
-    let check = (10 - sum % 10) % 10;
-    Isin::parse(&format!("{body}{check}")).expect("computed ISIN is valid")
-}
 
 fn ticker(s: &str) -> Ticker {
     Ticker::parse(s).expect("valid ticker")
@@ -200,23 +240,7 @@ fn full_article(s: &str) -> Article {
 
 /// An article with no optional field.
 fn bare_article(s: &str) -> Article {
-    Article {
-        slug: slug(s),
-        headline: "Short".to_owned(),
-        subheadline: None,
-        excerpt: None,
-        body: None,
-        category: None,
-        tags: Vec::new(),
-        isin: None,
-        ticker: None,
-        company_name: None,
-        author_name: None,
-        hero_image: None,
-        url: None,
-        published_at: None,
-        updated_at: None,
-    }
+    crate::fixtures::bare_article(s, "Short")
 }
 
 fn new_key(p: &str, seed: u8, account: &str, tier: &str, created: &str) -> NewKey {
@@ -312,46 +336,18 @@ async fn create_accounts(store: &dyn Store, names: &[&str]) {
 }
 
 // ---------------------------------------------------------------------------
-// The suite, in four modules; every function is re-exported here.
+// The suite, in four modules.
 
-mod access;
-mod catalog;
-pub mod pg;
-mod snapshot;
-mod usage;
-
-pub use access::{
-    accounts_create_list_and_entitle, auth_snapshot_excludes_revoked_keys, create_key_checks_account_tier_and_prefix,
-    default_tiers_are_seeded_once, each_mutation_bumps_only_its_own_generation, keys_filter_by_account,
-    migrate_is_idempotent, revoke_key_is_idempotent, set_tier_creates_then_updates,
-};
-pub use catalog::{
-    articles_round_trip_every_field, companies_are_ordered_by_ticker_then_isin, companies_sorted_agree_with_companies,
-    companies_sorted_are_in_byte_order, empty_upserts_change_nothing, upsert_articles_counts_and_replaces_every_field,
-    upsert_companies_counts_and_replaces_every_field, upsert_companies_in_large_batches,
-    upsert_companies_repeated_isin_in_one_call,
-};
-pub use snapshot::{
-    an_empty_catalog_snapshot_round_trips, catalog_snapshot_missing_is_none, catalog_snapshot_round_trips_in_chunks,
-    concurrent_catalog_snapshot_saves_keep_one_whole_copy, saving_a_catalog_snapshot_removes_other_generations,
-    saving_a_catalog_snapshot_twice_keeps_one,
-};
-pub use usage::{
-    apply_usage_adds_across_months_and_keys, apply_usage_counts_a_batch_once, apply_usage_in_large_batches,
-    apply_usage_with_an_unknown_key_applies_nothing, quota_history_follows_tier_and_entitlement_changes,
-    quota_history_of_unknown_and_revoked_keys, usage_filters_and_orders_months,
-};
+pub mod access;
+pub mod catalog;
+pub mod nodes;
+pub mod raw;
+pub mod snapshot;
+pub mod usage;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn computed_isins_match_real_ones() {
-        assert_eq!(isin("INE117A0102").as_str(), "INE117A01022");
-        assert_eq!(isin("INE144J0102").as_str(), "INE144J01027");
-        assert_eq!(isin("US037833100").as_str(), "US0378331005");
-    }
 
     #[test]
     fn hashes_differ_per_seed_and_byte() {

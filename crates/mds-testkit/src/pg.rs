@@ -4,8 +4,8 @@
 
 use sqlx::{Connection, PgConnection};
 
-use crate::DatabaseUrl;
-use crate::postgres::PgStore;
+use mds_store::DatabaseUrl;
+use mds_store::postgres::PgStore;
 
 /// The variable naming the administration database of the test server.
 pub const ENV: &str = "MDS_TEST_POSTGRES_URL";

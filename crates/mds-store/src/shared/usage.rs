@@ -1,67 +1,41 @@
-//! Usage counts and quota history on PostgreSQL.
+//! Usage counts and quota history.
 //!
-//! A usage batch is applied in one transaction: first its id goes into
+//! A usage batch is applied in one write transaction: first its id goes into
 //! `usage_batches` with `INSERT … ON CONFLICT DO NOTHING` (no row inserted:
-//! the batch was applied before, and nothing else happens; a node applying
+//! the batch was applied before, and nothing else happens; a writer applying
 //! the same batch at the same moment waits for the first and then finds the
 //! id), then every key prefix is resolved (an unknown one aborts the whole
-//! batch, its id included), then the counts are added with one `INSERT …
-//! SELECT FROM UNNEST(…) ON CONFLICT DO UPDATE SET requests = requests +
-//! excluded.requests` per run, and ids older than [`USAGE_BATCH_RETENTION`]
-//! are pruned. The counts go in in (key, month) order, so nodes adding to the
+//! batch, its id included), then the counts are added with the backend's
+//! multi-row upsert (`dialect::add_counts`: `requests = requests +
+//! excluded.requests`), and ids older than [`USAGE_BATCH_RETENTION`] are
+//! pruned. The counts go in in (key, month) order, so writers adding to the
 //! same rows at once lock them in one order and never deadlock. Applying
 //! usage bumps no change counter: no node caches counts read from the store.
 //!
-//! Reads run in one `REPEATABLE READ` snapshot each: the key, then its counts
-//! or its plan tier's and the evaluation tier's `tier_history` and its
-//! account's `entitlement_history`.
+//! Reads run in one read transaction each (`begin_read`): the key, then its
+//! counts or its plan tier's and the evaluation tier's `tier_history` and
+//! its account's `entitlement_history`.
+//!
+//! Compiled once per backend (see `shared/mod.rs`).
 
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{KeyPrefix, TierName};
-use sqlx::{PgConnection, PgPool};
 
-use super::error::db;
-use super::{PgStore, begin_snapshot};
-use crate::rows::{self, MergedDelta, USAGE_BATCH_RETENTION};
+use super::dialect;
+use super::{Conn, Pool, begin_read, begin_write, db};
+use crate::rows::{self, USAGE_BATCH_RETENTION};
 use crate::{StoreResult, UsageBatch};
-
-/// Counts written per statement (three arrays of this length).
-const COUNT_RUN: usize = 5_000;
-
-/// Adds one run of counts, given as parallel arrays.
-const ADD_COUNTS_SQL: &str = "INSERT INTO usage_counts (key_id, month, requests) \
-                              SELECT * FROM UNNEST($1::bigint[], $2::bigint[], $3::bigint[]) \
-                              ON CONFLICT (key_id, month) DO UPDATE SET requests = usage_counts.requests + excluded.requests";
-
-/// The row id of every key of `deltas`; `NotFound` naming the first unknown
-/// prefix (in the order of the batch).
-async fn key_ids(conn: &mut PgConnection, deltas: &[MergedDelta<'_>]) -> StoreResult<HashMap<String, i64>> {
-    let keys = rows::distinct_keys(deltas);
-    let prefixes: Vec<&str> = keys.iter().map(|k| k.as_str()).collect();
-    let ids: HashMap<String, i64> =
-        sqlx::query_as::<_, (String, i64)>("SELECT prefix, id FROM api_keys WHERE prefix = ANY($1)")
-            .bind(&prefixes)
-            .fetch_all(&mut *conn)
-            .await
-            .map_err(db)?
-            .into_iter()
-            .collect();
-    match keys.iter().find(|k| !ids.contains_key(k.as_str())) {
-        Some(unknown) => Err(rows::no_key(unknown)),
-        None => Ok(ids),
-    }
-}
 
 /// Applies a usage batch unless its id was applied before; `applied_at` is
 /// the bookkeeping instant of the id (and the clock of the pruning).
-pub(super) async fn apply_usage(store: &PgStore, batch: &UsageBatch, applied_at: DateTime<Utc>) -> StoreResult<bool> {
+pub(crate) async fn apply_usage(pool: &Pool, batch: &UsageBatch, applied_at: DateTime<Utc>) -> StoreResult<bool> {
     rows::check_usage_batch_id(&batch.id)?;
     let deltas = rows::merge_usage(&batch.deltas)?;
 
-    let mut tx = store.begin_write().await?;
+    let mut tx = begin_write(pool).await?;
     let fresh = sqlx::query("INSERT INTO usage_batches (id, applied_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING")
         .bind(&batch.id)
         .bind(rows::ts(&applied_at))
@@ -75,19 +49,16 @@ pub(super) async fn apply_usage(store: &PgStore, batch: &UsageBatch, applied_at:
         return Ok(false);
     }
 
-    let ids = key_ids(&mut tx, &deltas).await?;
+    let keys = rows::distinct_keys(&deltas);
+    let prefixes: Vec<&str> = keys.iter().map(|k| k.as_str()).collect();
+    let ids: HashMap<String, i64> = dialect::key_ids(&mut tx, &prefixes).await?.into_iter().collect();
+    if let Some(unknown) = keys.iter().find(|k| !ids.contains_key(k.as_str())) {
+        return Err(rows::no_key(unknown));
+    }
     let mut counts: Vec<(i64, i64, i64)> =
         deltas.iter().map(|d| (ids[d.key.as_str()], i64::from(d.month), d.requests)).collect();
     counts.sort_unstable();
-    for run in counts.chunks(COUNT_RUN) {
-        sqlx::query(ADD_COUNTS_SQL)
-            .bind(run.iter().map(|c| c.0).collect::<Vec<_>>())
-            .bind(run.iter().map(|c| c.1).collect::<Vec<_>>())
-            .bind(run.iter().map(|c| c.2).collect::<Vec<_>>())
-            .execute(&mut *tx)
-            .await
-            .map_err(db)?;
-    }
+    dialect::add_counts(&mut tx, &counts).await?;
 
     // Cheap on the index when there is nothing to prune (nearly always).
     sqlx::query("DELETE FROM usage_batches WHERE applied_at < $1")
@@ -100,7 +71,7 @@ pub(super) async fn apply_usage(store: &PgStore, batch: &UsageBatch, applied_at:
 }
 
 /// The row id, tier and account id of a key; `NotFound` if there is none.
-async fn key_row(conn: &mut PgConnection, key: &KeyPrefix) -> StoreResult<(i64, String, i64)> {
+async fn key_row(conn: &mut Conn, key: &KeyPrefix) -> StoreResult<(i64, String, i64)> {
     let r = sqlx::query_as::<_, (i64, String, i64)>("SELECT id, tier, account_id FROM api_keys WHERE prefix = $1")
         .bind(key.as_str())
         .fetch_optional(conn)
@@ -110,13 +81,14 @@ async fn key_row(conn: &mut PgConnection, key: &KeyPrefix) -> StoreResult<(i64, 
 }
 
 /// A key's stored counts for the months `from..=to`, oldest first.
-pub(super) async fn usage(
-    pool: &PgPool,
+pub(crate) async fn usage(
+    pool: &Pool,
     key: &KeyPrefix,
     from: BillingMonth,
     to: BillingMonth,
 ) -> StoreResult<Vec<(BillingMonth, u64)>> {
-    let mut tx = begin_snapshot(pool).await?;
+    // One read transaction, so the key check and the counts agree.
+    let mut tx = begin_read(pool).await?;
     let (id, _, _) = key_row(&mut tx, key).await?;
     let rs = sqlx::query(
         "SELECT month, requests FROM usage_counts WHERE key_id = $1 AND month BETWEEN $2 AND $3 ORDER BY month",
@@ -132,7 +104,7 @@ pub(super) async fn usage(
 }
 
 /// One tier's quota changes, oldest first.
-async fn tier_quotas(conn: &mut PgConnection, tier: &str) -> StoreResult<Vec<(DateTime<Utc>, u64)>> {
+async fn tier_quotas(conn: &mut Conn, tier: &str) -> StoreResult<Vec<(DateTime<Utc>, u64)>> {
     let rs = sqlx::query("SELECT effective_from, monthly_quota FROM tier_history WHERE tier = $1 ORDER BY id")
         .bind(tier)
         .fetch_all(conn)
@@ -142,8 +114,8 @@ async fn tier_quotas(conn: &mut PgConnection, tier: &str) -> StoreResult<Vec<(Da
 }
 
 /// The quota history of a key, revoked or not.
-pub(super) async fn quota_history(pool: &PgPool, key: &KeyPrefix) -> StoreResult<QuotaHistory> {
-    let mut tx = begin_snapshot(pool).await?;
+pub(crate) async fn quota_history(pool: &Pool, key: &KeyPrefix) -> StoreResult<QuotaHistory> {
+    let mut tx = begin_read(pool).await?;
     let (_, tier, account_id) = key_row(&mut tx, key).await?;
     let plan_tier = tier_quotas(&mut tx, &tier).await?;
     let evaluation = tier_quotas(&mut tx, TierName::evaluation().as_str()).await?;

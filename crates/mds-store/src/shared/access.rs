@@ -1,21 +1,27 @@
-//! Tiers, accounts and keys on SQLite, and the auth snapshot.
+//! Tiers, accounts and keys, and the auth snapshot.
 //!
 //! Each change checks what it depends on (the account, the tier, a free
-//! prefix) inside its own `BEGIN IMMEDIATE` transaction, so the check and the
-//! write cannot be split by another process, and the operator gets a sentence
-//! naming what is missing or taken.
+//! prefix) inside its own write transaction and gets the operator a sentence
+//! naming what is missing or taken. Where another writer could change the
+//! same row between the check and the write, the row is locked (`KEY_LOCK`,
+//! `FOR UPDATE` on PostgreSQL; SQLite's write transaction holds the whole
+//! file) or the unique constraint that fires instead is told apart by its
+//! name.
 //!
 //! Every change bumps the `auth` change counter in its transaction. Tier and
 //! entitlement changes also append a row to `tier_history` /
 //! `entitlement_history` there, effective from the `now` they are given, so
 //! the quota in force for a past month can be told later.
+//!
+//! Compiled once per backend (see `shared/mod.rs`).
 
 use chrono::{DateTime, Utc};
 use mds_domain::{Account, AccountName, KeyPrefix, Tier, TierName};
-use sqlx::{Row, SqliteConnection, SqlitePool};
+use sqlx::Row;
 
-use super::error::{db, unique_or};
-use super::{SqliteStore, bump_generation};
+use super::dialect::KEY_LOCK;
+use super::meta::bump_generation;
+use super::{Conn, Pool, begin_read, begin_write, db, unique_or};
 use crate::rows::{self, META_GENERATION_AUTH};
 use crate::{AuthSnapshot, KeyRecord, NewKey, StoreResult};
 
@@ -25,26 +31,31 @@ const KEY_SELECT: &str = "SELECT k.prefix, k.hash_hex, a.name AS account, k.tier
                           k.revoked_at FROM api_keys k JOIN accounts a ON a.id = k.account_id";
 const KEY_ORDER: &str = "ORDER BY k.created_at, k.prefix";
 
+/// The name of the unique constraint on `api_keys.prefix` (PostgreSQL's
+/// default name; SQLite names no constraint).
+const KEY_PREFIX_CONSTRAINT: &str = "api_keys_prefix_key";
+
 /// Every tier, by name.
-pub(super) async fn tiers(pool: &SqlitePool) -> StoreResult<Vec<Tier>> {
+pub(crate) async fn tiers(pool: &Pool) -> StoreResult<Vec<Tier>> {
     tiers_on(&mut *pool.acquire().await.map_err(db)?).await
 }
 
-async fn tiers_on(conn: &mut SqliteConnection) -> StoreResult<Vec<Tier>> {
+async fn tiers_on(conn: &mut Conn) -> StoreResult<Vec<Tier>> {
     let rs = sqlx::query(&format!("{TIER_SELECT} ORDER BY name")).fetch_all(conn).await.map_err(db)?;
     rs.iter().map(rows::tier).collect()
 }
 
 /// Appends a tier's values to its history, effective from `at`.
-pub(super) async fn record_tier(
-    conn: &mut SqliteConnection,
+pub(crate) async fn record_tier(
+    conn: &mut Conn,
     tier: &TierName,
     rate_limit_per_minute: u32,
     monthly_quota: i64,
     at: DateTime<Utc>,
 ) -> StoreResult<()> {
     sqlx::query(
-        "INSERT INTO tier_history (tier, rate_limit_per_minute, monthly_quota, effective_from) VALUES (?, ?, ?, ?)",
+        "INSERT INTO tier_history (tier, rate_limit_per_minute, monthly_quota, effective_from) \
+         VALUES ($1, $2, $3, $4)",
     )
     .bind(tier.as_str())
     .bind(i64::from(rate_limit_per_minute))
@@ -57,13 +68,8 @@ pub(super) async fn record_tier(
 }
 
 /// Appends an account's entitlement to its history, effective from `at`.
-async fn record_entitlement(
-    conn: &mut SqliteConnection,
-    account_id: i64,
-    entitled: bool,
-    at: DateTime<Utc>,
-) -> StoreResult<()> {
-    sqlx::query("INSERT INTO entitlement_history (account_id, entitled, effective_from) VALUES (?, ?, ?)")
+async fn record_entitlement(conn: &mut Conn, account_id: i64, entitled: bool, at: DateTime<Utc>) -> StoreResult<()> {
+    sqlx::query("INSERT INTO entitlement_history (account_id, entitled, effective_from) VALUES ($1, $2, $3)")
         .bind(account_id)
         .bind(entitled)
         .bind(rows::ts(&at))
@@ -73,24 +79,32 @@ async fn record_entitlement(
     Ok(())
 }
 
-/// Creates or changes a tier; true when created. Every call is recorded in
-/// the tier's history as of `now`, changed or not.
-pub(super) async fn set_tier(store: &SqliteStore, tier: &Tier, now: DateTime<Utc>) -> StoreResult<bool> {
-    let quota = rows::to_bigint("monthly_quota", tier.monthly_quota)?;
-    let mut tx = store.begin_write().await?;
-    let created = sqlx::query(
-        "INSERT INTO tiers (name, rate_limit_per_minute, monthly_quota) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
+/// Inserts a tier (its quota as stored) unless one of that name exists;
+/// true when inserted. Records no history.
+pub(crate) async fn insert_tier(conn: &mut Conn, tier: &Tier, monthly_quota: i64) -> StoreResult<bool> {
+    let done = sqlx::query(
+        "INSERT INTO tiers (name, rate_limit_per_minute, monthly_quota) VALUES ($1, $2, $3) \
+         ON CONFLICT (name) DO NOTHING",
     )
     .bind(tier.name.as_str())
     .bind(i64::from(tier.rate_limit_per_minute))
-    .bind(quota)
-    .execute(&mut *tx)
+    .bind(monthly_quota)
+    .execute(conn)
     .await
-    .map_err(db)?
-    .rows_affected()
-        == 1;
+    .map_err(db)?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Creates or changes a tier; true when created. Every call is recorded in
+/// the tier's history as of `now`, changed or not.
+pub(crate) async fn set_tier(pool: &Pool, tier: &Tier, now: DateTime<Utc>) -> StoreResult<bool> {
+    let quota = rows::to_bigint("monthly_quota", tier.monthly_quota)?;
+    let mut tx = begin_write(pool).await?;
+    // A concurrent insert of the same name waits for the other transaction
+    // and then does nothing, so the update below applies on top of it.
+    let created = insert_tier(&mut tx, tier, quota).await?;
     if !created {
-        sqlx::query("UPDATE tiers SET rate_limit_per_minute = ?, monthly_quota = ? WHERE name = ?")
+        sqlx::query("UPDATE tiers SET rate_limit_per_minute = $1, monthly_quota = $2 WHERE name = $3")
             .bind(i64::from(tier.rate_limit_per_minute))
             .bind(quota)
             .bind(tier.name.as_str())
@@ -105,20 +119,16 @@ pub(super) async fn set_tier(store: &SqliteStore, tier: &Tier, now: DateTime<Utc
 }
 
 /// Creates an entitled account, entitled in its history from `now`.
-pub(super) async fn create_account(
-    store: &SqliteStore,
-    name: &AccountName,
-    now: DateTime<Utc>,
-) -> StoreResult<Account> {
-    let mut tx = store.begin_write().await?;
-    let id = sqlx::query("INSERT INTO accounts (name, entitled, created_at) VALUES (?, ?, ?)")
-        .bind(name.as_str())
-        .bind(true)
-        .bind(rows::ts(&now))
-        .execute(&mut *tx)
-        .await
-        .map_err(|e| unique_or(e, || rows::account_exists(name)))?
-        .last_insert_rowid();
+pub(crate) async fn create_account(pool: &Pool, name: &AccountName, now: DateTime<Utc>) -> StoreResult<Account> {
+    let mut tx = begin_write(pool).await?;
+    let id: i64 =
+        sqlx::query_scalar("INSERT INTO accounts (name, entitled, created_at) VALUES ($1, $2, $3) RETURNING id")
+            .bind(name.as_str())
+            .bind(true)
+            .bind(rows::ts(&now))
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(|e| unique_or(e, |_| rows::account_exists(name)))?;
     record_entitlement(&mut tx, id, true, now).await?;
     bump_generation(&mut tx, META_GENERATION_AUTH).await?;
     tx.commit().await.map_err(db)?;
@@ -127,27 +137,20 @@ pub(super) async fn create_account(
 
 /// Sets an account's entitlement; every call is recorded in its history as of
 /// `now`, changed or not.
-pub(super) async fn set_account_entitled(
-    store: &SqliteStore,
+pub(crate) async fn set_account_entitled(
+    pool: &Pool,
     name: &AccountName,
     entitled: bool,
     now: DateTime<Utc>,
 ) -> StoreResult<Account> {
-    let mut tx = store.begin_write().await?;
-    let done = sqlx::query("UPDATE accounts SET entitled = ? WHERE name = ?")
+    let mut tx = begin_write(pool).await?;
+    let r = sqlx::query("UPDATE accounts SET entitled = $1 WHERE name = $2 RETURNING id, name, entitled, created_at")
         .bind(entitled)
         .bind(name.as_str())
-        .execute(&mut *tx)
+        .fetch_optional(&mut *tx)
         .await
-        .map_err(db)?;
-    if done.rows_affected() == 0 {
-        return Err(rows::no_account(name));
-    }
-    let r = sqlx::query("SELECT id, name, entitled, created_at FROM accounts WHERE name = ?")
-        .bind(name.as_str())
-        .fetch_one(&mut *tx)
-        .await
-        .map_err(db)?;
+        .map_err(db)?
+        .ok_or_else(|| rows::no_account(name))?;
     let account = rows::account(&r)?;
     let id: i64 = r.try_get("id").map_err(db)?;
     record_entitlement(&mut tx, id, entitled, now).await?;
@@ -157,17 +160,17 @@ pub(super) async fn set_account_entitled(
 }
 
 /// Every account, by name.
-pub(super) async fn accounts(pool: &SqlitePool) -> StoreResult<Vec<Account>> {
+pub(crate) async fn accounts(pool: &Pool) -> StoreResult<Vec<Account>> {
     accounts_on(&mut *pool.acquire().await.map_err(db)?).await
 }
 
-async fn accounts_on(conn: &mut SqliteConnection) -> StoreResult<Vec<Account>> {
+async fn accounts_on(conn: &mut Conn) -> StoreResult<Vec<Account>> {
     let rs = sqlx::query(&format!("{ACCOUNT_SELECT} ORDER BY name")).fetch_all(conn).await.map_err(db)?;
     rs.iter().map(rows::account).collect()
 }
 
-async fn account_id(conn: &mut SqliteConnection, name: &AccountName) -> StoreResult<i64> {
-    let id: Option<i64> = sqlx::query_scalar("SELECT id FROM accounts WHERE name = ?")
+async fn account_id(conn: &mut Conn, name: &AccountName) -> StoreResult<i64> {
+    let id: Option<i64> = sqlx::query_scalar("SELECT id FROM accounts WHERE name = $1")
         .bind(name.as_str())
         .fetch_optional(conn)
         .await
@@ -175,8 +178,8 @@ async fn account_id(conn: &mut SqliteConnection, name: &AccountName) -> StoreRes
     id.ok_or_else(|| rows::no_account(name))
 }
 
-async fn tier_exists(conn: &mut SqliteConnection, name: &TierName) -> StoreResult<bool> {
-    let found: Option<i64> = sqlx::query_scalar("SELECT 1 FROM tiers WHERE name = ?")
+async fn tier_exists(conn: &mut Conn, name: &TierName) -> StoreResult<bool> {
+    let found = sqlx::query("SELECT 1 FROM tiers WHERE name = $1")
         .bind(name.as_str())
         .fetch_optional(conn)
         .await
@@ -184,9 +187,11 @@ async fn tier_exists(conn: &mut SqliteConnection, name: &TierName) -> StoreResul
     Ok(found.is_some())
 }
 
-/// A key by prefix, revoked or not.
-pub(super) async fn key_by_prefix(conn: &mut SqliteConnection, prefix: &KeyPrefix) -> StoreResult<Option<KeyRecord>> {
-    let r = sqlx::query(&format!("{KEY_SELECT} WHERE k.prefix = ?"))
+/// A key by prefix, revoked or not; `lock` takes the key's row lock until the
+/// end of the transaction (where the backend has row locks).
+async fn key_by_prefix(conn: &mut Conn, prefix: &KeyPrefix, lock: bool) -> StoreResult<Option<KeyRecord>> {
+    let lock = if lock { KEY_LOCK } else { "" };
+    let r = sqlx::query(&format!("{KEY_SELECT} WHERE k.prefix = $1{lock}"))
         .bind(prefix.as_str())
         .fetch_optional(conn)
         .await
@@ -195,18 +200,18 @@ pub(super) async fn key_by_prefix(conn: &mut SqliteConnection, prefix: &KeyPrefi
 }
 
 /// Stores a new key.
-pub(super) async fn create_key(store: &SqliteStore, key: &NewKey) -> StoreResult<KeyRecord> {
-    let mut tx = store.begin_write().await?;
+pub(crate) async fn create_key(pool: &Pool, key: &NewKey) -> StoreResult<KeyRecord> {
+    let mut tx = begin_write(pool).await?;
     let account_id = account_id(&mut tx, &key.account).await?;
     if !tier_exists(&mut tx, &key.tier).await? {
         return Err(rows::no_tier(&key.tier));
     }
-    if key_by_prefix(&mut tx, &key.prefix).await?.is_some() {
+    if key_by_prefix(&mut tx, &key.prefix, false).await?.is_some() {
         return Err(rows::prefix_exists(&key.prefix));
     }
     sqlx::query(
         "INSERT INTO api_keys (prefix, hash_hex, account_id, tier, environment, created_at, revoked_at) \
-         VALUES (?, ?, ?, ?, ?, ?, NULL)",
+         VALUES ($1, $2, $3, $4, $5, $6, NULL)",
     )
     .bind(key.prefix.as_str())
     .bind(key.hash.to_hex())
@@ -216,8 +221,18 @@ pub(super) async fn create_key(store: &SqliteStore, key: &NewKey) -> StoreResult
     .bind(rows::ts(&key.created_at))
     .execute(&mut *tx)
     .await
-    // The prefix was checked above, in this transaction: only the hash is left.
-    .map_err(|e| unique_or(e, rows::hash_exists))?;
+    // Another node may have stored the same prefix since the check above
+    // (not on SQLite, whose write transaction holds the file: there only the
+    // hash is left).
+    .map_err(|e| {
+        unique_or(e, |constraint| {
+            if constraint == Some(KEY_PREFIX_CONSTRAINT) {
+                rows::prefix_exists(&key.prefix)
+            } else {
+                rows::hash_exists()
+            }
+        })
+    })?;
     bump_generation(&mut tx, META_GENERATION_AUTH).await?;
     tx.commit().await.map_err(db)?;
     Ok(KeyRecord {
@@ -232,13 +247,15 @@ pub(super) async fn create_key(store: &SqliteStore, key: &NewKey) -> StoreResult
 }
 
 /// Revokes a key; a revoked key is returned as it is, and nothing changes.
-pub(super) async fn revoke_key(store: &SqliteStore, prefix: &KeyPrefix, now: DateTime<Utc>) -> StoreResult<KeyRecord> {
-    let mut tx = store.begin_write().await?;
-    let mut key = key_by_prefix(&mut tx, prefix).await?.ok_or_else(|| rows::no_key(prefix))?;
+pub(crate) async fn revoke_key(pool: &Pool, prefix: &KeyPrefix, now: DateTime<Utc>) -> StoreResult<KeyRecord> {
+    let mut tx = begin_write(pool).await?;
+    // Locked, so of two nodes revoking at once the second sees the first's
+    // `revoked_at` and keeps it.
+    let mut key = key_by_prefix(&mut tx, prefix, true).await?.ok_or_else(|| rows::no_key(prefix))?;
     if key.revoked_at.is_some() {
         return Ok(key);
     }
-    sqlx::query("UPDATE api_keys SET revoked_at = ? WHERE prefix = ?")
+    sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE prefix = $2")
         .bind(rows::ts(&now))
         .bind(prefix.as_str())
         .execute(&mut *tx)
@@ -251,13 +268,13 @@ pub(super) async fn revoke_key(store: &SqliteStore, prefix: &KeyPrefix, now: Dat
 }
 
 /// Keys, revoked ones included, optionally of one account.
-pub(super) async fn keys(pool: &SqlitePool, account: Option<&AccountName>) -> StoreResult<Vec<KeyRecord>> {
-    // One read transaction, so the account check and the list agree.
-    let mut tx = pool.begin().await.map_err(db)?;
+pub(crate) async fn keys(pool: &Pool, account: Option<&AccountName>) -> StoreResult<Vec<KeyRecord>> {
+    // One snapshot, so the account check and the list agree.
+    let mut tx = begin_read(pool).await?;
     let rs = match account {
         Some(name) => {
             let id = account_id(&mut tx, name).await?;
-            sqlx::query(&format!("{KEY_SELECT} WHERE k.account_id = ? {KEY_ORDER}")).bind(id).fetch_all(&mut *tx).await
+            sqlx::query(&format!("{KEY_SELECT} WHERE k.account_id = $1 {KEY_ORDER}")).bind(id).fetch_all(&mut *tx).await
         }
         None => sqlx::query(&format!("{KEY_SELECT} {KEY_ORDER}")).fetch_all(&mut *tx).await,
     }
@@ -267,9 +284,8 @@ pub(super) async fn keys(pool: &SqlitePool, account: Option<&AccountName>) -> St
 }
 
 /// Active keys, accounts and tiers, from one snapshot of the database.
-pub(super) async fn auth_snapshot(pool: &SqlitePool) -> StoreResult<AuthSnapshot> {
-    // In WAL mode a read transaction sees one snapshot from its first read on.
-    let mut tx = pool.begin().await.map_err(db)?;
+pub(crate) async fn auth_snapshot(pool: &Pool) -> StoreResult<AuthSnapshot> {
+    let mut tx = begin_read(pool).await?;
     let rs = sqlx::query(&format!("{KEY_SELECT} WHERE k.revoked_at IS NULL {KEY_ORDER}"))
         .fetch_all(&mut *tx)
         .await

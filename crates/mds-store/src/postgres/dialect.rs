@@ -1,0 +1,207 @@
+//! The SQL of PostgreSQL that differs from SQLite's.
+//!
+//! Multi-row statements bind one array per column: an upsert of a run is one
+//! `INSERT … SELECT FROM UNNEST($1, …) ON CONFLICT DO UPDATE`, a lookup one
+//! `… = ANY($1)`. The SQL text does not depend on the run's length, so one
+//! prepared statement serves every run, and a million rows take a few
+//! hundred round trips.
+//!
+//! Where SQLite's single writer makes a check and its write one step,
+//! PostgreSQL takes a lock: an upsert locks its table against other writers
+//! (`SHARE ROW EXCLUSIVE`: readers go on), so two imports cannot deadlock on
+//! each other's rows and the insert/update counts are exact; a revocation
+//! locks the key's row (`FOR UPDATE`); a catalog snapshot save takes a
+//! transaction-scoped advisory lock ([`SNAPSHOT_LOCK`]) that queues saves
+//! from several nodes: each runs whole after the one before has committed,
+//! so its `DELETE` (a new statement, so a new snapshot under `READ
+//! COMMITTED`) sees and removes every chunk the other wrote, and no insert
+//! can meet a chunk of the same key. Without it, two saves of one generation
+//! would both insert `(generation, 0)`, and the second would fail on the
+//! primary key. Only saves take that lock; loads never wait for it.
+
+use mds_domain::{Article, Company};
+use sqlx::postgres::PgArguments;
+use sqlx::query::Query;
+use sqlx::{PgConnection, Postgres};
+
+use super::db;
+use super::shared::catalog::Upserted;
+use crate::StoreResult;
+use crate::rows;
+
+/// The backend's name, for sentences.
+pub(super) const NAME: &str = "PostgreSQL";
+
+/// A query being bound.
+type PgQuery<'q> = Query<'q, Postgres, PgArguments>;
+
+/// Locks the key's row until the end of the transaction.
+pub(super) const KEY_LOCK: &str = " FOR UPDATE OF k";
+
+/// `ticker, isin` in byte order, whatever the database's default collation:
+/// the columns are `COLLATE "C"` already, and saying so here keeps the order
+/// if a column's collation ever changes (the index `companies_ticker_isin`
+/// is `"C"` too, so this is a walk of it, no sort).
+pub(super) const COMPANY_ORDER: &str = "ticker COLLATE \"C\", isin COLLATE \"C\"";
+
+/// The length in bytes of a `bytea`.
+pub(super) const BYTE_LENGTH: &str = "octet_length";
+
+/// The table of applied migrations.
+pub(super) const SCHEMA_MIGRATIONS_TABLE: &str =
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_at TEXT COLLATE \"C\" NOT NULL)";
+
+/// The key of the advisory lock that serialises snapshot saves ("mds_snap").
+const SNAPSHOT_LOCK: i64 = 0x6d64_735f_736e_6170;
+
+/// Rows per statement: large enough to amortise the round trip, small enough
+/// to keep each statement's arrays a few megabytes.
+const RUN: usize = 5_000;
+
+/// Counts written per statement (three arrays of this length).
+const COUNT_RUN: usize = 5_000;
+
+/// Adds one run of counts, given as parallel arrays.
+const ADD_COUNTS_SQL: &str = "INSERT INTO usage_counts (key_id, month, requests) \
+                              SELECT * FROM UNNEST($1::bigint[], $2::bigint[], $3::bigint[]) \
+                              ON CONFLICT (key_id, month) DO UPDATE SET requests = usage_counts.requests + excluded.requests";
+
+/// One column of `rows` as a vector (bound as one array).
+fn col<'a, T, V>(rows: &'a [T], f: impl Fn(&'a T) -> V) -> Vec<V> {
+    rows.iter().map(f).collect()
+}
+
+/// A row kind as PostgreSQL upserts it: a run at a time, one array per
+/// column.
+pub(super) trait Upsert: Upserted + Sized {
+    /// Rows per statement.
+    const RUN: usize = RUN;
+    /// Column types, in the order of `COLUMNS`.
+    const TYPES: &'static [&'static str];
+    /// Binds a run's columns, in the order of `COLUMNS`.
+    fn bind<'q>(rows: &'q [Self], q: PgQuery<'q>) -> PgQuery<'q>;
+}
+
+impl Upsert for Company {
+    const TYPES: &'static [&'static str] =
+        &["text", "text", "text", "text", "text", "boolean", "boolean", "text", "text"];
+    fn bind<'q>(cs: &'q [Self], q: PgQuery<'q>) -> PgQuery<'q> {
+        q.bind(col(cs, |c| c.isin.as_str()))
+            .bind(col(cs, |c| c.ticker.as_str()))
+            .bind(col(cs, |c| c.name.as_str()))
+            .bind(col(cs, |c| c.industry.as_deref()))
+            .bind(col(cs, |c| c.sector.as_deref()))
+            .bind(col(cs, |c| c.is_bse))
+            .bind(col(cs, |c| c.is_nse))
+            .bind(col(cs, |c| c.market_cap_band.map(|b| b.as_str())))
+            .bind(col(cs, |c| c.logo_url.as_deref()))
+    }
+}
+
+impl Upsert for Article {
+    const TYPES: &'static [&'static str] = &["text"; 15];
+    fn bind<'q>(articles: &'q [Self], q: PgQuery<'q>) -> PgQuery<'q> {
+        q.bind(col(articles, |a| a.slug.as_str()))
+            .bind(col(articles, |a| a.headline.as_str()))
+            .bind(col(articles, |a| a.subheadline.as_deref()))
+            .bind(col(articles, |a| a.excerpt.as_deref()))
+            .bind(col(articles, |a| a.body.as_deref()))
+            .bind(col(articles, |a| a.category.as_deref()))
+            .bind(col(articles, |a| rows::tags_json(&a.tags)))
+            .bind(col(articles, |a| a.isin.as_ref().map(|i| i.as_str())))
+            .bind(col(articles, |a| a.ticker.as_deref()))
+            .bind(col(articles, |a| a.company_name.as_deref()))
+            .bind(col(articles, |a| a.author_name.as_deref()))
+            .bind(col(articles, |a| a.hero_image.as_deref()))
+            .bind(col(articles, |a| a.url.as_deref()))
+            .bind(col(articles, |a| rows::ts_opt(&a.published_at)))
+            .bind(col(articles, |a| rows::ts_opt(&a.updated_at)))
+    }
+}
+
+/// `INSERT INTO table (cols) SELECT * FROM UNNEST($1::type[], …) ON CONFLICT
+/// (key) DO UPDATE SET col = excluded.col, …`; the key is the first column.
+fn upsert_sql(table: &str, cols: &[&str], types: &[&str]) -> String {
+    let arrays = types.iter().enumerate().map(|(i, t)| format!("${}::{t}[]", i + 1)).collect::<Vec<_>>().join(", ");
+    let set = cols[1..].iter().map(|c| format!("{c} = excluded.{c}")).collect::<Vec<_>>().join(", ");
+    format!(
+        "INSERT INTO {table} ({}) SELECT * FROM UNNEST({arrays}) ON CONFLICT ({}) DO UPDATE SET {set}",
+        cols.join(", "),
+        cols[0]
+    )
+}
+
+/// Locks `table` against other writers until the end of the transaction.
+pub(super) async fn lock_for_upsert(conn: &mut PgConnection, table: &str) -> StoreResult<()> {
+    sqlx::query(&format!("LOCK TABLE {table} IN SHARE ROW EXCLUSIVE MODE")).execute(conn).await.map_err(db)?;
+    Ok(())
+}
+
+/// Takes the lock that queues catalog snapshot saves, until the end of the
+/// transaction.
+pub(super) async fn lock_snapshot_saves(conn: &mut PgConnection) -> StoreResult<()> {
+    sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(SNAPSHOT_LOCK).execute(conn).await.map_err(db)?;
+    Ok(())
+}
+
+/// Writes one run of an upsert.
+pub(super) async fn upsert_run<T: Upsert>(conn: &mut PgConnection, run: &[T]) -> StoreResult<()> {
+    let sql = upsert_sql(T::TABLE, T::COLUMNS, T::TYPES);
+    T::bind(run, sqlx::query(&sql)).execute(conn).await.map_err(db)?;
+    Ok(())
+}
+
+/// How many of `keys` (distinct) exist in `table.col`.
+pub(super) async fn count_existing(conn: &mut PgConnection, table: &str, col: &str, keys: &[&str]) -> StoreResult<u64> {
+    let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table} WHERE {col} = ANY($1)"))
+        .bind(keys)
+        .fetch_one(conn)
+        .await
+        .map_err(db)?;
+    Ok(n.unsigned_abs())
+}
+
+/// The `(prefix, id)` of those of `prefixes` that are keys.
+pub(super) async fn key_ids(conn: &mut PgConnection, prefixes: &[&str]) -> StoreResult<Vec<(String, i64)>> {
+    sqlx::query_as::<_, (String, i64)>("SELECT prefix, id FROM api_keys WHERE prefix = ANY($1)")
+        .bind(prefixes)
+        .fetch_all(conn)
+        .await
+        .map_err(db)
+}
+
+/// Adds `(key id, month, requests)` counts.
+pub(super) async fn add_counts(conn: &mut PgConnection, counts: &[(i64, i64, i64)]) -> StoreResult<()> {
+    for run in counts.chunks(COUNT_RUN) {
+        sqlx::query(ADD_COUNTS_SQL)
+            .bind(run.iter().map(|c| c.0).collect::<Vec<_>>())
+            .bind(run.iter().map(|c| c.1).collect::<Vec<_>>())
+            .bind(run.iter().map(|c| c.2).collect::<Vec<_>>())
+            .execute(&mut *conn)
+            .await
+            .map_err(db)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rows::{ARTICLE_COLUMNS, COMPANY_COLUMNS};
+
+    #[test]
+    fn upsert_sql_lists_every_column() {
+        assert_eq!(
+            upsert_sql("t", &["k", "a", "b"], &["text", "boolean", "text"]),
+            "INSERT INTO t (k, a, b) SELECT * FROM UNNEST($1::text[], $2::boolean[], $3::text[]) \
+             ON CONFLICT (k) DO UPDATE SET a = excluded.a, b = excluded.b"
+        );
+    }
+
+    #[test]
+    fn every_column_has_a_type() {
+        assert_eq!(<Company as Upsert>::TYPES.len(), COMPANY_COLUMNS.len());
+        assert_eq!(<Article as Upsert>::TYPES.len(), ARTICLE_COLUMNS.len());
+        assert_eq!(COMPANY_COLUMNS[5..7], ["is_bse", "is_nse"]);
+    }
+}

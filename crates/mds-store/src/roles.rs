@@ -1,0 +1,158 @@
+//! What mds needs from storage, split by role, and [`Store`], all of them.
+//!
+//! A part of mds that needs one role takes that role only: the limiter and
+//! the meter take a [`UsageStore`], for instance. Whoever holds the whole
+//! store (`Arc<dyn Store>`) hands it to them as it is: `&dyn Store` coerces
+//! to `&dyn UsageStore` (trait upcasting). A backend implements every role;
+//! [`Store`] then comes with them.
+//!
+//! - [`MetaStore`], the schema, readiness, change counters, cursor secret.
+//! - [`CatalogStore`], companies and catalog snapshots.
+//! - [`NewsStore`], articles.
+//! - [`AccessStore`], tiers, accounts, keys and the auth snapshot.
+//! - [`UsageStore`], usage counts and quota history.
+//!
+//! To call the roles' methods on a concrete store (a `SqliteStore` in a
+//! test), bring them all into scope with `use mds_store::prelude::*;`.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use mds_domain::usage::{BillingMonth, QuotaHistory};
+use mds_domain::{Account, AccountName, Article, Company, KeyPrefix, Slug, Tier};
+
+use crate::{AuthSnapshot, Generations, KeyRecord, NewKey, StoreResult, UpsertSummary, UsageBatch};
+
+/// Every role of storage: what the service and the operator commands need.
+/// Implemented for anything that implements all the roles.
+pub trait Store: MetaStore + CatalogStore + NewsStore + AccessStore + UsageStore {}
+
+impl<T: MetaStore + CatalogStore + NewsStore + AccessStore + UsageStore + ?Sized> Store for T {}
+
+/// The schema and the store's own bookkeeping (the `meta` table).
+#[async_trait]
+pub trait MetaStore: Send + Sync + 'static {
+    /// Creates or upgrades the schema; seeds the default tiers and the cursor
+    /// secret on first run. Idempotent.
+    async fn migrate(&self) -> StoreResult<()>;
+
+    /// A cheap round trip, for readiness.
+    async fn ping(&self) -> StoreResult<()>;
+
+    /// The change counters, each bumped in the same transaction as the
+    /// mutation of its kind of data.
+    async fn generations(&self) -> StoreResult<Generations>;
+
+    /// The secret that signs pagination cursors (32 random bytes made by
+    /// `migrate`, shared by every node on the same store).
+    async fn cursor_secret(&self) -> StoreResult<Vec<u8>>;
+}
+
+/// Companies, and the catalog snapshots built from them.
+#[async_trait]
+pub trait CatalogStore: Send + Sync + 'static {
+    /// Inserts or replaces companies by ISIN, all in one transaction.
+    async fn upsert_companies(&self, rows: &[Company]) -> StoreResult<UpsertSummary>;
+
+    /// Every company, ordered by ticker then ISIN.
+    async fn companies(&self) -> StoreResult<Vec<Company>>;
+
+    /// How many companies there are (for a reader of
+    /// [`CatalogStore::companies_sorted`] to allocate once).
+    async fn company_count(&self) -> StoreResult<u64>;
+
+    /// Every company in `(ticker, isin)` byte order, handed to `each` one at a
+    /// time (nothing else is held in memory). Stops at, and returns, the first
+    /// error. The rows are those of one consistent read.
+    async fn companies_sorted(&self, each: &mut (dyn FnMut(Company) + Send)) -> StoreResult<()>;
+
+    /// Saves `bytes` as the catalog snapshot of companies generation
+    /// `generation`, replacing every other snapshot, all or nothing. Saving
+    /// the same generation twice keeps one (either copy: they are equal).
+    /// Saves from several nodes at once do not fail, and leave one whole
+    /// snapshot.
+    async fn save_catalog_snapshot(&self, generation: i64, bytes: &[u8]) -> StoreResult<()>;
+
+    /// The snapshot saved for `generation`, if any: always a whole one, read
+    /// in one transaction (never half of one being replaced). Holds no more
+    /// than the snapshot and one stored chunk in memory.
+    async fn catalog_snapshot(&self, generation: i64) -> StoreResult<Option<Vec<u8>>>;
+}
+
+/// News articles.
+#[async_trait]
+pub trait NewsStore: Send + Sync + 'static {
+    /// Inserts or replaces articles by slug, all in one transaction.
+    async fn upsert_articles(&self, rows: &[Article]) -> StoreResult<UpsertSummary>;
+
+    /// One article by slug.
+    async fn article(&self, slug: &Slug) -> StoreResult<Option<Article>>;
+
+    /// How many articles there are.
+    async fn article_count(&self) -> StoreResult<u64>;
+}
+
+/// Who may call: tiers, accounts, keys, and the snapshot of them a serving
+/// node authenticates with.
+#[async_trait]
+pub trait AccessStore: Send + Sync + 'static {
+    /// Every tier, ordered by name.
+    async fn tiers(&self) -> StoreResult<Vec<Tier>>;
+
+    /// Creates or changes a tier; returns true when it was created. Records
+    /// the quota in the tier's history as of `now`.
+    async fn set_tier(&self, tier: &Tier, now: DateTime<Utc>) -> StoreResult<bool>;
+
+    /// Creates an account (entitled, recorded in its entitlement history as of
+    /// `now`). `Conflict` if the name is taken.
+    async fn create_account(&self, name: &AccountName, now: DateTime<Utc>) -> StoreResult<Account>;
+
+    /// Sets an account's entitlement, recorded in its history as of `now`.
+    /// `NotFound` if there is no such account.
+    async fn set_account_entitled(
+        &self,
+        name: &AccountName,
+        entitled: bool,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Account>;
+
+    /// Every account, ordered by name.
+    async fn accounts(&self) -> StoreResult<Vec<Account>>;
+
+    /// Stores a new key. `NotFound` if the account or tier does not exist;
+    /// `Conflict` if the prefix is taken (the caller makes a new key).
+    async fn create_key(&self, key: &NewKey) -> StoreResult<KeyRecord>;
+
+    /// Revokes a key by prefix. `NotFound` if there is no such key. Revoking a
+    /// revoked key changes nothing and returns it as it is.
+    async fn revoke_key(&self, prefix: &KeyPrefix, now: DateTime<Utc>) -> StoreResult<KeyRecord>;
+
+    /// Keys, revoked ones included, optionally of one account (`NotFound` if
+    /// that account does not exist), ordered by creation then prefix.
+    async fn keys(&self, account: Option<&AccountName>) -> StoreResult<Vec<KeyRecord>>;
+
+    /// Active keys, accounts and tiers, in one read transaction.
+    async fn auth_snapshot(&self) -> StoreResult<AuthSnapshot>;
+}
+
+/// Usage counts, and the quota history they are measured against.
+#[async_trait]
+pub trait UsageStore: Send + Sync + 'static {
+    /// Adds a batch of usage counts in one transaction, unless a batch with
+    /// the same id was applied before. Returns whether it was applied now.
+    /// Deltas for unknown keys are `NotFound` and nothing is applied.
+    async fn apply_usage(&self, batch: &UsageBatch) -> StoreResult<bool>;
+
+    /// A key's stored request counts for the months `from..=to` that have
+    /// any, oldest first.
+    async fn usage(
+        &self,
+        key: &KeyPrefix,
+        from: BillingMonth,
+        to: BillingMonth,
+    ) -> StoreResult<Vec<(BillingMonth, u64)>>;
+
+    /// The history of the key's quota: its plan tier's and the evaluation
+    /// tier's quota changes and its account's entitlement changes.
+    /// `NotFound` if there is no such key (revoked keys have history).
+    async fn quota_history(&self, key: &KeyPrefix) -> StoreResult<QuotaHistory>;
+}

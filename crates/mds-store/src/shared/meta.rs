@@ -1,0 +1,228 @@
+//! The `meta` table (change counters, cursor secret) and the parts of
+//! migrating that both backends share: which migrations are pending, applying
+//! one, and the seed rows.
+//!
+//! Compiled once per backend (see `shared/mod.rs`): `super` is the backend
+//! module, which supplies `Conn`, `Pool`, `db` and the rest.
+
+use chrono::Utc;
+use mds_domain::Tier;
+use rand::RngCore;
+use sqlx::Executor;
+
+use super::access::{insert_tier, record_tier};
+use super::{Conn, Pool, db};
+use crate::rows::{self, CURSOR_SECRET_LEN, META_CURSOR_SECRET, META_GENERATION_AUTH, META_GENERATIONS};
+use crate::{Generations, StoreError, StoreResult};
+
+/// One embedded migration.
+pub(crate) struct Migration {
+    /// Its number; `schema_migrations` records it once applied.
+    pub(crate) version: i64,
+    /// Its name, for the log.
+    pub(crate) name: &'static str,
+    /// Its statements.
+    pub(crate) sql: &'static str,
+}
+
+/// Every migration of a backend, whose files are under `migrations/$dir/`,
+/// in order: the one list of versions and names both backends number their
+/// files by. Append only; never edit one that shipped. Used from
+/// `<backend>/migrate.rs` (the paths are relative to it).
+macro_rules! migrations {
+    ($dir:literal) => {
+        &[
+            Migration {
+                version: 1,
+                name: "initial",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0001_initial.sql")),
+            },
+            Migration {
+                version: 2,
+                name: "usage",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0002_usage.sql")),
+            },
+            Migration {
+                version: 3,
+                name: "catalog_snapshot",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0003_catalog_snapshot.sql")),
+            },
+        ]
+    };
+}
+pub(crate) use migrations;
+
+/// Creates `schema_migrations` with `create_sql` if missing, and returns the
+/// migrations not applied yet, in order; refuses a schema newer than this
+/// build.
+pub(crate) async fn pending<'m>(
+    conn: &mut Conn,
+    create_sql: &str,
+    migrations: &'m [Migration],
+) -> StoreResult<Vec<&'m Migration>> {
+    sqlx::query(create_sql).execute(&mut *conn).await.map_err(db)?;
+    let applied: Vec<i64> = sqlx::query_scalar("SELECT version FROM schema_migrations ORDER BY version")
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db)?;
+    check_known(migrations, &applied)?;
+    Ok(migrations.iter().filter(|m| !applied.contains(&m.version)).collect())
+}
+
+/// Refuses a schema newer than this build.
+fn check_known(migrations: &[Migration], applied: &[i64]) -> StoreResult<()> {
+    let latest = migrations.last().map_or(0, |m| m.version);
+    match applied.iter().max() {
+        Some(&v) if v > latest => Err(StoreError::Invalid(format!(
+            "the database schema is at version {v}, newer than this mds build knows ({latest}); upgrade mds"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Runs a migration's statements and records it, inside the caller's
+/// transaction.
+pub(crate) async fn apply(conn: &mut Conn, m: &Migration) -> StoreResult<()> {
+    // Several statements: the simple-query protocol, through `Executor`,
+    // whose future is `Send` (that of `RawSql::execute` is not).
+    (&mut *conn).execute(sqlx::raw_sql(m.sql)).await.map_err(db)?;
+    sqlx::query("INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)")
+        .bind(m.version)
+        .bind(rows::ts(&Utc::now()))
+        .execute(&mut *conn)
+        .await
+        .map_err(db)?;
+    Ok(())
+}
+
+/// Logs a migration applied (after its commit).
+pub(crate) fn log_applied(m: &Migration) {
+    tracing::info!(version = m.version, name = m.name, "applied schema migration");
+}
+
+/// Whether any seed row is missing (read only).
+pub(crate) async fn needs_seed(conn: &mut Conn) -> StoreResult<bool> {
+    let [a, b, c] = META_GENERATIONS;
+    let meta: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM meta WHERE key IN ($1, $2, $3, $4)")
+        .bind(a)
+        .bind(b)
+        .bind(c)
+        .bind(META_CURSOR_SECRET)
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(db)?;
+    if meta != 4 {
+        return Ok(true);
+    }
+    let names: Vec<String> = sqlx::query_scalar("SELECT name FROM tiers").fetch_all(&mut *conn).await.map_err(db)?;
+    Ok(Tier::defaults().iter().any(|t| !names.iter().any(|n| n == t.name.as_str())))
+}
+
+/// Adds the seed rows that are missing, in the caller's transaction; returns
+/// how many tiers it added.
+pub(crate) async fn seed(conn: &mut Conn) -> StoreResult<u64> {
+    let now = Utc::now();
+    let mut secret = [0u8; CURSOR_SECRET_LEN];
+    rand::rngs::OsRng.fill_bytes(&mut secret);
+    let counters = META_GENERATIONS.map(|key| (key, "0".to_owned()));
+    for (key, value) in counters.into_iter().chain([(META_CURSOR_SECRET, rows::hex_encode(&secret))]) {
+        sqlx::query("INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING")
+            .bind(key)
+            .bind(value)
+            .execute(&mut *conn)
+            .await
+            .map_err(db)?;
+    }
+    let mut inserted = 0;
+    for t in &Tier::defaults() {
+        let quota = rows::to_bigint("monthly_quota", t.monthly_quota)?;
+        if insert_tier(conn, t, quota).await? {
+            record_tier(conn, &t.name, t.rate_limit_per_minute, quota, now).await?;
+            inserted += 1;
+        }
+    }
+    if inserted > 0 {
+        bump_generation(conn, META_GENERATION_AUTH).await?;
+    }
+    Ok(inserted)
+}
+
+/// Logs the default tiers a seed added (after its commit).
+pub(crate) fn log_seeded(tiers: u64) {
+    if tiers > 0 {
+        tracing::info!(tiers, "seeded default tiers");
+    }
+}
+
+/// Bumps the change counter under `meta` key `counter` (one of
+/// `rows::META_GENERATION_*`); call inside the transaction of the change.
+pub(crate) async fn bump_generation(conn: &mut Conn, counter: &str) -> StoreResult<()> {
+    let done = sqlx::query("UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT) WHERE key = $1")
+        .bind(counter)
+        .execute(conn)
+        .await
+        .map_err(db)?;
+    if done.rows_affected() == 1 { Ok(()) } else { Err(rows::not_migrated()) }
+}
+
+/// The change counters.
+pub(crate) async fn generations(pool: &Pool) -> StoreResult<Generations> {
+    let [a, b, c] = META_GENERATIONS;
+    let pairs: Vec<(String, String)> = sqlx::query_as("SELECT key, value FROM meta WHERE key IN ($1, $2, $3)")
+        .bind(a)
+        .bind(b)
+        .bind(c)
+        .fetch_all(pool)
+        .await
+        .map_err(db)?;
+    rows::generations(&pairs)
+}
+
+/// The cursor secret; `not_migrated` when it is missing.
+pub(crate) async fn cursor_secret(pool: &Pool) -> StoreResult<Vec<u8>> {
+    let value: Option<String> = sqlx::query_scalar("SELECT value FROM meta WHERE key = $1")
+        .bind(META_CURSOR_SECRET)
+        .fetch_optional(pool)
+        .await
+        .map_err(db)?;
+    rows::cursor_secret(&value.ok_or_else(rows::not_migrated)?)
+}
+
+/// A cheap round trip.
+pub(crate) async fn ping(pool: &Pool) -> StoreResult<()> {
+    sqlx::query("SELECT 1").execute(pool).await.map_err(db)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::migrate::MIGRATIONS;
+    use super::*;
+
+    #[test]
+    fn versions_are_increasing_and_named_like_their_files() {
+        for pair in MIGRATIONS.windows(2) {
+            assert!(pair[0].version < pair[1].version);
+        }
+        assert_eq!(MIGRATIONS[0].version, 1);
+        assert!(MIGRATIONS[0].sql.contains("CREATE TABLE companies"));
+        assert_eq!(MIGRATIONS[1].version, 2);
+        assert!(MIGRATIONS[1].sql.contains("CREATE TABLE usage_counts"));
+        assert_eq!(MIGRATIONS[2].version, 3);
+        assert!(MIGRATIONS[2].sql.contains("CREATE TABLE catalog_snapshot_chunks"));
+    }
+
+    #[test]
+    fn newer_schemas_are_refused() {
+        let known = |version| Migration { version, name: "m", sql: "" };
+        let migrations = [known(1), known(2), known(3)];
+        assert!(check_known(&migrations, &[]).is_ok());
+        assert!(check_known(&migrations, &[1]).is_ok());
+        assert!(check_known(&migrations, &[1, 2]).is_ok());
+        assert!(check_known(&migrations, &[1, 2, 3]).is_ok());
+        match check_known(&migrations, &[1, 99]) {
+            Err(StoreError::Invalid(m)) => assert!(m.contains("version 99"), "{m}"),
+            other => panic!("expected Invalid, got {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! The code both backends share, written once and compiled once per backend:
+//! `src/sqlite.rs` and `src/postgres.rs` each load this module
+//! (`#[path = "shared/mod.rs"] mod shared;`), so `super` here is the backend
+//! module, which supplies:
+//!
+//! | name | SQLite | PostgreSQL |
+//! | --- | --- | --- |
+//! | `Backend` | `SqliteStore` | `PgStore` |
+//! | `Pool`, `Conn` | `SqlitePool`, `SqliteConnection` | `PgPool`, `PgConnection` |
+//! | `begin_write` | `BEGIN IMMEDIATE` | `READ COMMITTED` |
+//! | `begin_read` | a deferred read transaction (WAL snapshot) | `REPEATABLE READ, READ ONLY` |
+//! | `db` | SQLite result codes | SQLSTATEs |
+//! | `dialect` | multi-row `VALUES` lists, no locks | `UNNEST` arrays, table, row and advisory locks |
+//! | `migrate` | one transaction per migration, seed only when needed | everything in one transaction under an advisory lock |
+//!
+//! The SQL here uses `$1`-style placeholders, which both drivers accept.
+//! This is plain Rust type-checked twice rather than code generic over
+//! `sqlx::Database`, whose higher-ranked executor bounds do not carry
+//! through `async_trait`'s `Send` futures.
+//!
+//! # Layout
+//! - `meta`: the `meta` table and the steps of migrating and seeding.
+//! - `access`, `catalog`, `snapshot`, `usage`: one module per role.
+//! - `roles`: the role traits implemented for `Backend`.
+//! - Here: the error mappings that do not depend on the backend.
+
+use sqlx::error::ErrorKind;
+
+use super::{Backend, Conn, Pool, begin_read, begin_write, db, dialect, migrate};
+use crate::StoreError;
+
+pub(crate) mod access;
+pub(crate) mod catalog;
+pub(crate) mod meta;
+mod roles;
+mod snapshot;
+mod usage;
+
+/// Maps an error of opening the pool: a URL the driver refuses is `Invalid`.
+pub(crate) fn connect(e: sqlx::Error) -> StoreError {
+    match e {
+        sqlx::Error::Configuration(cause) => {
+            StoreError::Invalid(format!("not a usable {} database URL: {cause}", dialect::NAME))
+        }
+        e => db(e),
+    }
+}
+
+/// Maps a unique-constraint violation with `conflict` (given the name of the
+/// violated constraint, which SQLite does not tell), anything else as `db`.
+pub(crate) fn unique_or(e: sqlx::Error, conflict: impl FnOnce(Option<&str>) -> StoreError) -> StoreError {
+    match &e {
+        sqlx::Error::Database(d) if d.kind() == ErrorKind::UniqueViolation => conflict(d.constraint()),
+        _ => db(e),
+    }
+}

@@ -1,0 +1,141 @@
+//! The role traits of [`crate::roles`] implemented for the backend's store
+//! (`super::Backend`, which holds its `pool`), each method one call to the
+//! shared module that does it.
+//!
+//! Compiled once per backend (see `shared/mod.rs`).
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use mds_domain::usage::{BillingMonth, QuotaHistory};
+use mds_domain::{Account, AccountName, Article, Company, KeyPrefix, Slug, Tier};
+
+use super::{Backend, access, catalog, meta, migrate, snapshot, usage};
+use crate::{
+    AccessStore, AuthSnapshot, CatalogStore, Generations, KeyRecord, MetaStore, NewKey, NewsStore, StoreResult,
+    UpsertSummary, UsageBatch, UsageStore,
+};
+
+#[async_trait]
+impl MetaStore for Backend {
+    async fn migrate(&self) -> StoreResult<()> {
+        migrate::run(&self.pool).await
+    }
+
+    async fn ping(&self) -> StoreResult<()> {
+        meta::ping(&self.pool).await
+    }
+
+    async fn generations(&self) -> StoreResult<Generations> {
+        meta::generations(&self.pool).await
+    }
+
+    async fn cursor_secret(&self) -> StoreResult<Vec<u8>> {
+        meta::cursor_secret(&self.pool).await
+    }
+}
+
+#[async_trait]
+impl CatalogStore for Backend {
+    async fn upsert_companies(&self, rows: &[Company]) -> StoreResult<UpsertSummary> {
+        catalog::upsert(&self.pool, rows).await
+    }
+
+    async fn companies(&self) -> StoreResult<Vec<Company>> {
+        catalog::companies(&self.pool).await
+    }
+
+    async fn company_count(&self) -> StoreResult<u64> {
+        catalog::company_count(&self.pool).await
+    }
+
+    async fn companies_sorted(&self, each: &mut (dyn FnMut(Company) + Send)) -> StoreResult<()> {
+        catalog::companies_sorted(&self.pool, each).await
+    }
+
+    async fn save_catalog_snapshot(&self, generation: i64, bytes: &[u8]) -> StoreResult<()> {
+        snapshot::save(&self.pool, generation, bytes).await
+    }
+
+    async fn catalog_snapshot(&self, generation: i64) -> StoreResult<Option<Vec<u8>>> {
+        snapshot::load(&self.pool, generation).await
+    }
+}
+
+#[async_trait]
+impl NewsStore for Backend {
+    async fn upsert_articles(&self, rows: &[Article]) -> StoreResult<UpsertSummary> {
+        catalog::upsert(&self.pool, rows).await
+    }
+
+    async fn article(&self, slug: &Slug) -> StoreResult<Option<Article>> {
+        catalog::article(&self.pool, slug).await
+    }
+
+    async fn article_count(&self) -> StoreResult<u64> {
+        catalog::article_count(&self.pool).await
+    }
+}
+
+#[async_trait]
+impl AccessStore for Backend {
+    async fn tiers(&self) -> StoreResult<Vec<Tier>> {
+        access::tiers(&self.pool).await
+    }
+
+    async fn set_tier(&self, tier: &Tier, now: DateTime<Utc>) -> StoreResult<bool> {
+        access::set_tier(&self.pool, tier, now).await
+    }
+
+    async fn create_account(&self, name: &AccountName, now: DateTime<Utc>) -> StoreResult<Account> {
+        access::create_account(&self.pool, name, now).await
+    }
+
+    async fn set_account_entitled(
+        &self,
+        name: &AccountName,
+        entitled: bool,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Account> {
+        access::set_account_entitled(&self.pool, name, entitled, now).await
+    }
+
+    async fn accounts(&self) -> StoreResult<Vec<Account>> {
+        access::accounts(&self.pool).await
+    }
+
+    async fn create_key(&self, key: &NewKey) -> StoreResult<KeyRecord> {
+        access::create_key(&self.pool, key).await
+    }
+
+    async fn revoke_key(&self, prefix: &KeyPrefix, now: DateTime<Utc>) -> StoreResult<KeyRecord> {
+        access::revoke_key(&self.pool, prefix, now).await
+    }
+
+    async fn keys(&self, account: Option<&AccountName>) -> StoreResult<Vec<KeyRecord>> {
+        access::keys(&self.pool, account).await
+    }
+
+    async fn auth_snapshot(&self) -> StoreResult<AuthSnapshot> {
+        access::auth_snapshot(&self.pool).await
+    }
+}
+
+#[async_trait]
+impl UsageStore for Backend {
+    async fn apply_usage(&self, batch: &UsageBatch) -> StoreResult<bool> {
+        usage::apply_usage(&self.pool, batch, Utc::now()).await
+    }
+
+    async fn usage(
+        &self,
+        key: &KeyPrefix,
+        from: BillingMonth,
+        to: BillingMonth,
+    ) -> StoreResult<Vec<(BillingMonth, u64)>> {
+        usage::usage(&self.pool, key, from, to).await
+    }
+
+    async fn quota_history(&self, key: &KeyPrefix) -> StoreResult<QuotaHistory> {
+        usage::quota_history(&self.pool, key).await
+    }
+}

@@ -1,0 +1,17 @@
+//! What the tests of mds share, in one place, compiled only for tests (every
+//! crate that uses it has it among its dev-dependencies; nothing ships it).
+//!
+//! # Layout
+//! - [`fixtures`]: valid ISINs built with the `isin` crate, the `i`-th
+//!   company of a series.
+//! - [`store`]: the storage test suite every backend runs
+//!   ([`store_test_suite!`]).
+//! - [`pg`]: a PostgreSQL database per test, for the suite and for any
+//!   crate's tests that run on PostgreSQL.
+//! - [`raw`]: a raw connection to the database under test, for the suite's
+//!   functions that change it behind the store's back.
+
+pub mod fixtures;
+pub mod pg;
+pub mod raw;
+pub mod store;
