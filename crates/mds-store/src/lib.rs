@@ -54,7 +54,7 @@ pub struct UpsertSummary {
 /// A key as stored: never the key itself, only its hash and prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyRecord {
-    /// First 12 characters of the key; unique.
+    /// The key's prefix (17 characters; 12 for a key issued before); unique.
     pub prefix: KeyPrefix,
     /// SHA-256 of the whole key.
     pub hash: KeyHash,
@@ -73,7 +73,7 @@ pub struct KeyRecord {
 /// A key to be stored.
 #[derive(Debug, Clone)]
 pub struct NewKey {
-    /// First 12 characters of the key.
+    /// The key's prefix ([`mds_domain::key::KEY_PREFIX_LEN`] characters).
     pub prefix: KeyPrefix,
     /// SHA-256 of the key.
     pub hash: KeyHash,

@@ -103,19 +103,6 @@ pub(crate) fn undecodable(e: sqlx::Error) -> StoreError {
 // ---------------------------------------------------------------------------
 // Encodings.
 
-/// Lower-case hex of `bytes`.
-pub(crate) fn hex_encode(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Bytes of lower- or upper-case hex; `None` if it is not hex.
-pub(crate) fn hex_decode(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
-        return None;
-    }
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
-}
-
 /// An instant as stored.
 pub(crate) fn ts(t: &DateTime<Utc>) -> String {
     format_utc(t)
@@ -304,7 +291,7 @@ pub(crate) fn key_record(r: &impl RowExt) -> StoreResult<KeyRecord> {
 
 /// The stored cursor secret (hex of 32 bytes).
 pub(crate) fn cursor_secret(value: &str) -> StoreResult<Vec<u8>> {
-    match hex_decode(value) {
+    match mds_domain::hex::decode(value) {
         Some(bytes) if bytes.len() == CURSOR_SECRET_LEN => Ok(bytes),
         _ => Err(corrupt("meta.cursor_secret is not 32 bytes of hex")),
     }
@@ -542,19 +529,6 @@ mod usage_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hex_round_trips() {
-        let bytes: Vec<u8> = (0..=255).collect();
-        let hex = hex_encode(&bytes);
-        assert_eq!(&hex[..8], "00010203");
-        assert_eq!(&hex[hex.len() - 4..], "feff");
-        assert_eq!(hex_decode(&hex).unwrap(), bytes);
-        assert_eq!(hex_decode("ABcd").unwrap(), vec![0xab, 0xcd]);
-        assert!(hex_decode("abc").is_none());
-        assert!(hex_decode("zz").is_none());
-        assert!(hex_decode("é1").is_none());
-    }
 
     #[test]
     fn chunks_split_on_size_and_repeated_keys() {

@@ -125,7 +125,7 @@ pub(crate) async fn seed(conn: &mut Conn) -> StoreResult<u64> {
     let mut secret = [0u8; CURSOR_SECRET_LEN];
     rand::rngs::OsRng.fill_bytes(&mut secret);
     let counters = META_GENERATIONS.map(|key| (key, "0".to_owned()));
-    for (key, value) in counters.into_iter().chain([(META_CURSOR_SECRET, rows::hex_encode(&secret))]) {
+    for (key, value) in counters.into_iter().chain([(META_CURSOR_SECRET, mds_domain::hex::encode(&secret))]) {
         sqlx::query("INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING")
             .bind(key)
             .bind(value)
