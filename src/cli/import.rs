@@ -41,21 +41,27 @@ pub(crate) enum ImportCommand {
 pub(crate) async fn run(store: &Arc<dyn Store>, cmd: ImportCommand) -> anyhow::Result<()> {
     match cmd {
         ImportCommand::Companies { file } => {
-            let companies = parse(&file, mds_import::parse_companies)?;
-            let s = store.upsert_companies(&companies).await.context("nothing was imported")?;
-            drop(companies);
+            // Checked whole first (every bad row reported, nothing written),
+            // then handed to the store a chunk at a time in one transaction:
+            // the rows of a large file are never all in memory.
+            let bytes = read(&file)?;
+            parse(&file, &bytes, mds_import::check_companies)?;
+            let mut chunks = mds_import::companies_in_chunks(&bytes, IMPORT_CHUNK);
+            let s = store.upsert_company_chunks(&mut chunks).await.context("nothing was imported")?;
+            drop(chunks);
+            drop(bytes);
             report("companies", &file, s)?;
             snapshot_catalog(store).await;
         }
         ImportCommand::News { file } => {
-            let articles = parse(&file, mds_import::parse_articles)?;
+            let articles = parse(&file, &read(&file)?, mds_import::parse_articles)?;
             let s = store.upsert_articles(&articles).await.context("nothing was imported")?;
             report("articles", &file, s)?;
         }
         ImportCommand::Exchanges { nse, bse, mcap } => {
-            let nse_list = parse(&nse, mds_import::parse_nse_equity_list)?;
-            let bse_list = parse(&bse, mds_import::parse_bse_equity_list)?;
-            let mcap_list = mcap.as_deref().map(|m| parse(m, mds_import::parse_nse_mcap)).transpose()?;
+            let nse_list = parse(&nse, &read(&nse)?, mds_import::parse_nse_equity_list)?;
+            let bse_list = parse(&bse, &read(&bse)?, mds_import::parse_bse_equity_list)?;
+            let mcap_list = mcap.as_deref().map(|m| parse(m, &read(m)?, mds_import::parse_nse_mcap)).transpose()?;
             let merged = mds_import::merge(&nse_list, &bse_list, mcap_list.as_ref());
             for note in &merged.notes {
                 eprintln!("note: {note}");
@@ -90,11 +96,18 @@ async fn snapshot_catalog(store: &Arc<dyn Store>) {
     }
 }
 
-/// Reads and parses a file; on failure prints every row error and returns
-/// the one-line reason.
-fn parse<T>(file: &Path, parser: impl Fn(&[u8]) -> Result<T, ImportError>) -> anyhow::Result<T> {
-    let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-    parser(&bytes).map_err(|e| {
+/// Companies handed to the store at a time by an import.
+const IMPORT_CHUNK: usize = 5_000;
+
+/// The bytes of an import file.
+fn read(file: &Path) -> anyhow::Result<Vec<u8>> {
+    std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))
+}
+
+/// Parses (or checks) the bytes of `file`; on failure prints every row error
+/// and returns the one-line reason.
+fn parse<T>(file: &Path, bytes: &[u8], parser: impl Fn(&[u8]) -> Result<T, ImportError>) -> anyhow::Result<T> {
+    parser(bytes).map_err(|e| {
         for r in e.rows() {
             eprintln!("{}:{}: {}", file.display(), r.line, r.message);
         }

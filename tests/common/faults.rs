@@ -90,6 +90,7 @@ gated!(MetaStore {
 
 gated!(CatalogStore {
     fn upsert_companies(rows: &[Company]) -> UpsertSummary;
+    fn upsert_company_chunks(chunks: &mut (dyn Iterator<Item = Vec<Company>> + Send)) -> UpsertSummary;
     fn companies() -> Vec<Company>;
     fn company_count() -> u64;
     fn companies_sorted(each: &mut (dyn FnMut(Company) + Send)) -> ();

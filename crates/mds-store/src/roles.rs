@@ -53,6 +53,14 @@ pub trait CatalogStore: Send + Sync + 'static {
     /// Inserts or replaces companies by ISIN, all in one transaction.
     async fn upsert_companies(&self, rows: &[Company]) -> StoreResult<UpsertSummary>;
 
+    /// Inserts or replaces companies by ISIN handed over a chunk at a time
+    /// (an import holds one chunk, not the file), all in one transaction:
+    /// every chunk or none. An ISIN in two chunks: the later row wins.
+    async fn upsert_company_chunks(
+        &self,
+        chunks: &mut (dyn Iterator<Item = Vec<Company>> + Send),
+    ) -> StoreResult<UpsertSummary>;
+
     /// Every company, ordered by ticker then ISIN.
     async fn companies(&self) -> StoreResult<Vec<Company>>;
 

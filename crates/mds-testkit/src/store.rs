@@ -73,6 +73,7 @@ macro_rules! store_test_suite {
                 upsert_companies_counts_and_replaces_every_field,
                 upsert_companies_repeated_isin_in_one_call,
                 upsert_companies_in_large_batches,
+                upsert_company_chunks_is_one_upsert,
                 companies_are_ordered_by_ticker_then_isin,
                 companies_sorted_are_in_byte_order,
                 companies_sorted_agree_with_companies,

@@ -1,7 +1,7 @@
 //! Companies and articles.
 //!
-//! An upsert is one write transaction, however many rows: it applies every
-//! row or none. Rows go in runs (see `rows::chunks_by_key`) of the backend's
+//! An upsert is one write transaction, however many rows (given at once, or
+//! a chunk at a time): it applies every row or none. Rows go in runs (see `rows::chunks_by_key`) of the backend's
 //! length: per run, one statement tells how many keys exist already (the
 //! updates), then one multi-row `INSERT … ON CONFLICT DO UPDATE` writes the
 //! run (`dialect::upsert_run`). A company upsert bumps the `companies`
@@ -52,18 +52,34 @@ impl Upserted for Article {
 /// Inserts or replaces `rows` by key, in runs; bumps their change counter;
 /// commits. No rows: nothing changes.
 pub(crate) async fn upsert<T: Upsert>(pool: &Pool, rows: &[T]) -> StoreResult<UpsertSummary> {
-    let mut summary = UpsertSummary::default();
     if rows.is_empty() {
-        return Ok(summary);
+        return Ok(UpsertSummary::default());
     }
+    upsert_chunks(pool, &mut std::iter::once(rows)).await
+}
+
+/// [`upsert`] of rows handed over a chunk at a time, all in one
+/// transaction, so the caller need not hold them all (an import of a
+/// million rows holds one chunk). No rows in any chunk: nothing changes.
+pub(crate) async fn upsert_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
+    pool: &Pool,
+    chunks: &mut (dyn Iterator<Item = C> + Send + 'a),
+) -> StoreResult<UpsertSummary> {
+    let mut summary = UpsertSummary::default();
     let mut tx = begin_write(pool).await?;
     dialect::lock_for_upsert(&mut tx, T::TABLE).await?;
-    for run in rows::chunks_by_key(rows, T::RUN, T::key) {
-        let keys: Vec<&str> = run.iter().map(T::key).collect();
-        let existing = dialect::count_existing(&mut tx, T::TABLE, T::COLUMNS[0], &keys).await?;
-        dialect::upsert_run(&mut tx, run).await?;
-        summary.updated += existing;
-        summary.inserted += run.len() as u64 - existing;
+    while let Some(chunk) = chunks.next() {
+        for run in rows::chunks_by_key(chunk.as_ref(), T::RUN, T::key) {
+            let keys: Vec<&str> = run.iter().map(T::key).collect();
+            let existing = dialect::count_existing(&mut tx, T::TABLE, T::COLUMNS[0], &keys).await?;
+            dialect::upsert_run(&mut tx, run).await?;
+            summary.updated += existing;
+            summary.inserted += run.len() as u64 - existing;
+        }
+    }
+    if summary.inserted + summary.updated == 0 {
+        // Nothing written: the transaction ends without a change.
+        return Ok(summary);
     }
     bump_generation(&mut tx, T::COUNTER).await?;
     tx.commit().await.map_err(db)?;

@@ -40,6 +40,13 @@ impl CatalogStore for Backend {
         catalog::upsert(&self.pool, rows).await
     }
 
+    async fn upsert_company_chunks(
+        &self,
+        chunks: &mut (dyn Iterator<Item = Vec<Company>> + Send),
+    ) -> StoreResult<UpsertSummary> {
+        catalog::upsert_chunks(&self.pool, chunks).await
+    }
+
     async fn companies(&self) -> StoreResult<Vec<Company>> {
         catalog::companies(&self.pool).await
     }

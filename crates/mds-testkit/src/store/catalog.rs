@@ -78,6 +78,26 @@ pub async fn upsert_companies_in_large_batches(store: &dyn Store) {
     }
 }
 
+/// Companies handed over a chunk at a time are one upsert: counted and
+/// stored as if given at once (an ISIN in two chunks: the later row wins),
+/// one generation bump, and chunks that are all empty change nothing.
+pub async fn upsert_company_chunks_is_one_upsert(store: &dyn Store) {
+    migrated(store).await;
+    let a = company("INE117A0102", "ABB", "first");
+    let b = company("INE144J0102", "20MICRONS", "20 Microns Limited");
+    let c = company("INE002A0101", "RELIANCE", "Reliance Industries");
+    let a2 = Company { name: "second".into(), ..a.clone() };
+    let g = generations(store).await;
+    let mut chunks = vec![vec![a.clone(), b.clone()], vec![], vec![c.clone(), a2.clone()]].into_iter();
+    assert_eq!(store.upsert_company_chunks(&mut chunks).await.expect("upsert"), summary(3, 1));
+    assert_eq!(store.companies().await.expect("companies"), vec![b, a2, c]);
+    assert_eq!(generations(store).await.companies, g.companies + 1, "one bump for the whole import");
+    let g = generations(store).await;
+    let mut empty = vec![Vec::<Company>::new(), vec![]].into_iter();
+    assert_eq!(store.upsert_company_chunks(&mut empty).await.expect("upsert"), summary(0, 0));
+    assert_eq!(generations(store).await, g);
+}
+
 /// Companies come ordered by ticker, then ISIN, in byte order; several ISINs
 /// may share one ticker.
 pub async fn companies_are_ordered_by_ticker_then_isin(store: &dyn Store) {
