@@ -68,7 +68,7 @@ pub(crate) async fn upsert_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     let mut summary = UpsertSummary::default();
     let mut tx = begin_write(pool).await?;
     dialect::lock_for_upsert(&mut tx, T::TABLE).await?;
-    while let Some(chunk) = chunks.next() {
+    for chunk in &mut *chunks {
         for run in rows::chunks_by_key(chunk.as_ref(), T::RUN, T::key) {
             let keys: Vec<&str> = run.iter().map(T::key).collect();
             let existing = dialect::count_existing(&mut tx, T::TABLE, T::COLUMNS[0], &keys).await?;
