@@ -562,3 +562,27 @@ async fn keys_with_the_old_twelve_character_prefix_keep_working_beside_new_ones(
     app.wait_for_status("/v1/companies?limit=1", &old, 401).await;
     assert_eq!(app.get("/v1/companies?limit=1").await.status(), 200);
 }
+
+#[tokio::test]
+async fn a_revocation_does_not_wait_for_a_catalog_being_built() {
+    let app = spawn().await;
+    let key = common::new_key(&*app.store, "acme", "starter", Environment::Live).await;
+    app.wait_for_status("/v1/companies?limit=1", &key, 200).await;
+    let before: serde_json::Value =
+        app.client.get(format!("{}/readyz", app.base)).send().await.unwrap().json().await.unwrap();
+    // An import with no catalog snapshot: the node builds the catalog from
+    // the rows, which takes seconds at this size.
+    let companies: Vec<mds_domain::Company> =
+        (0..100_000).map(|i| mds_testkit::fixtures::company(i, &format!("X{i:06}"))).collect();
+    app.store.upsert_companies(&companies).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    app.store.revoke_key(&mds_domain::ApiKey::parse(&key).unwrap().prefix(), chrono::Utc::now()).await.unwrap();
+    let t = std::time::Instant::now();
+    while app.get_with_key("/v1/companies?limit=1", &key).await.status() != 401 {
+        assert!(t.elapsed() < Duration::from_secs(1), "the revocation waited for the catalog");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let during: serde_json::Value =
+        app.client.get(format!("{}/readyz", app.base)).send().await.unwrap().json().await.unwrap();
+    assert_eq!(during["companies"], before["companies"], "the new catalog was still being built");
+}
