@@ -1,0 +1,48 @@
+//! How values are stored: instants, tags, integers, and the runs an upsert
+//! writes in.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// An instant as stored.
+pub(crate) fn ts(t: &DateTime<Utc>) -> String {
+    format_utc(t)
+}
+
+/// An optional instant as stored.
+pub(crate) fn ts_opt(t: &Option<DateTime<Utc>>) -> Option<String> {
+    t.as_ref().map(format_utc)
+}
+
+/// Tags as stored: a JSON array of strings.
+pub(crate) fn tags_json(tags: &[String]) -> String {
+    serde_json::to_string(tags).expect("a list of strings always serialises")
+}
+
+/// A count or limit as stored (`BIGINT`); `Invalid` beyond `i64::MAX`.
+pub(crate) fn to_bigint(what: &str, v: u64) -> StoreResult<i64> {
+    i64::try_from(v).map_err(|_| StoreError::Invalid(format!("{what} must be at most {} (got {v})", i64::MAX)))
+}
+
+/// Splits `rows` into runs of at most `max` rows in which no key repeats, in
+/// order. One multi-row `INSERT … ON CONFLICT DO UPDATE` per run then behaves
+/// like row-by-row upserts (PostgreSQL refuses to touch one row twice in a
+/// statement), and a key seen again later counts as an update.
+pub(crate) fn chunks_by_key<'a, T>(rows: &'a [T], max: usize, key: impl Fn(&'a T) -> &'a str) -> Vec<&'a [T]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut seen = HashSet::new();
+    for (i, row) in rows.iter().enumerate() {
+        let k = key(row);
+        if i - start == max || seen.contains(k) {
+            out.push(&rows[start..i]);
+            start = i;
+            seen.clear();
+        }
+        seen.insert(k);
+    }
+    if start < rows.len() {
+        out.push(&rows[start..]);
+    }
+    out
+}
