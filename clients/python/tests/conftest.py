@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 import pytest
@@ -56,6 +57,7 @@ class Server:
 
 
 _names = itertools.count()
+T = TypeVar("T")
 
 
 @pytest.fixture(scope="session")
@@ -149,7 +151,7 @@ def client(server: Server, api_key: str) -> Iterator[mds_client.Client]:
         yield c
 
 
-def skip_if_unserved(call: Callable[[], object]) -> object:
+def skip_if_unserved(call: Callable[[], T]) -> T:
     """Run `call`; skip the test when the server does not serve the route yet."""
     try:
         return call()

@@ -7,6 +7,8 @@
 >>> df = client.companies.iter(exchange="bse").to_pandas()   # the pandas extra
 """
 
+from typing import Any
+
 from ._async import AsyncClient, AsyncCompanies, AsyncNews
 from ._core import DEFAULT_BASE_URL, RetryPolicy, __version__
 from ._pages import AsyncItems, CompanyFilters, Items, NewsFilters, SyncResult
@@ -41,7 +43,7 @@ from .models import (
 )
 
 
-def listings_frame(details: "list[CompanyDetail]") -> object:
+def listings_frame(details: "list[CompanyDetail]") -> Any:
     """One row per exchange listing of ``details`` (``exchange``/``status`` as categories)."""
     from ._pandas import listings_frame as _lf
 

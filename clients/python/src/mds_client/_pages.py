@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, Literal, Protocol, TypedDict, TypeVar
 
-from .models import CompanyDetail
+from .models import CompanyDetail, ResponseMeta
 
 if sys.version_info >= (3, 11):
     from typing import Unpack
@@ -53,6 +53,12 @@ class Page(Protocol[T_co]):
     def has_more(self) -> bool: ...
     @property
     def next_cursor(self) -> str | None: ...
+    @property
+    def meta(self) -> ResponseMeta: ...
+    @property
+    def remaining(self) -> int | None: ...
+    @property
+    def reset(self) -> int | None: ...
 
 
 P = TypeVar("P", bound="Page[Any]")
