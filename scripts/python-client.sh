@@ -37,6 +37,25 @@ step "ruff check, ruff format --check"
 "$VENV/bin/ruff" check --no-cache .
 "$VENV/bin/ruff" format --check --no-cache .
 
+step "without the pandas extra: works, and to_pandas() says what to install"
+[[ -x "$WORK/bare/bin/python" ]] || python3 -m venv "$WORK/bare"
+"$WORK/bare/bin/pip" install --quiet --disable-pip-version-check "$PKG"
+"$WORK/bare/bin/python" - <<'PY'
+import importlib.util
+
+import mds_client
+
+assert importlib.util.find_spec("pandas") is None, "pandas is in the bare venv"
+page = mds_client.CompanyPage.from_json({"data": [], "has_more": False, "next_cursor": None})
+try:
+    page.to_pandas()
+except ImportError as exc:
+    assert "pip install 'mds-client[pandas]'" in str(exc), exc
+    print("ok:", exc)
+else:
+    raise SystemExit("to_pandas() worked without pandas")
+PY
+
 step "pytest (against a real mds demo)"
 set +e
 "$VENV/bin/pytest" -p no:cacheprovider -rs "$@" tests

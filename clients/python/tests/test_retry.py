@@ -87,3 +87,51 @@ def test_503_is_retried_and_retry_after_honoured() -> None:
     with pytest.raises(UnavailableError):
         c.usage()
     assert len(calls) == 2
+
+
+def test_async_client_retries_and_raises_typed_errors() -> None:
+    import asyncio
+
+    from mds_client import AsyncClient, NotFoundError
+
+    calls: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request.url.path)
+        if request.url.path == "/v1/news/gone":
+            return httpx.Response(
+                404,
+                json={
+                    "code": "not_found",
+                    "status": 404,
+                    "detail": "no such article",
+                    "request_id": "q",
+                },
+            )
+        if len(calls) == 1:
+            return httpx.Response(
+                429,
+                json={
+                    "code": "rate_limited",
+                    "status": 429,
+                    "detail": "slow down",
+                    "violated_policies": ["minute"],
+                },  # fmt: skip
+                headers={"Retry-After": "0.1"},
+            )
+        page = {"data": [], "has_more": False, "next_cursor": None}
+        return httpx.Response(200, json=page, headers={"X-RateLimit-Remaining": "3"})
+
+    async def main() -> None:
+        async with AsyncClient(
+            api_key="k", base_url="http://fake", transport=httpx.MockTransport(handler)
+        ) as ac:
+            page = await ac.companies(limit=1)
+            assert page.remaining == 3 and page.data == []
+            assert repr(ac) == "AsyncClient(base_url='http://fake', api_key='***')"
+            with pytest.raises(NotFoundError) as info:
+                await ac.article("gone")
+            assert info.value.request_id == "q"
+
+    asyncio.run(main())
+    assert calls == ["/v1/companies", "/v1/companies", "/v1/news/gone"]
