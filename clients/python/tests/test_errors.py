@@ -194,3 +194,18 @@ def test_transport_error_is_typed_and_keyless(caplog: pytest.LogCaptureFixture) 
     assert key not in str(info.value) and key not in repr(info.value)
     assert info.value.__cause__ is None
     assert "retry 1/1" in caplog.text and key not in caplog.text
+
+
+def test_unknown_parameter_and_key_in_query(client: Client, api_key: str) -> None:
+    # Filters are typed, but a typo still reaches the server at run time, which names it.
+    with pytest.raises(InvalidRequestError) as info:
+        client.companies(industy="Banks")  # type: ignore[call-arg]
+    assert_problem(info.value, 400, "unknown_parameter")
+    assert info.value.param == "industy" and "industry" in info.value.detail
+
+    # A key pasted into a filter is refused, and shown nowhere.
+    with pytest.raises(InvalidRequestError) as info:
+        client.companies(search=api_key)
+    assert_problem(info.value, 400, "api_key_in_query")
+    for text in (str(info.value), repr(info.value), str(info.value.problem)):
+        assert api_key not in text
