@@ -251,3 +251,13 @@ def test_contract_shapes_of_news_and_daily_usage_with_a_fake() -> None:
     df = news.to_pandas()
     assert isinstance(df["published_at"].dtype, pd.DatetimeTZDtype)
     assert isinstance(df["category"].dtype, pd.CategoricalDtype)
+
+
+def test_naive_datetimes_are_refused_before_sending() -> None:
+    c = Client(
+        api_key="k",
+        base_url="http://fake",
+        transport=httpx.MockTransport(lambda r: httpx.Response(500)),
+    )
+    with pytest.raises(ValueError, match="published_after needs an aware datetime"):
+        c.news(published_after=datetime(2026, 11, 1))

@@ -262,5 +262,5 @@ class AsyncClient:
         require_pandas()
         fresh: dict[str, CompanyDetail] = {}
         result = await self.sync(fresh, since, limit=limit)
-        base = None if result.from_scratch and since is not None else df
+        base = None if result.from_scratch else df  # a full sync replaces the frame
         return merge_details(base, list(fresh.values())), result.sync_token

@@ -7,6 +7,7 @@ import os
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import date, datetime
 from typing import Any
 
 import httpx
@@ -103,7 +104,11 @@ def query(params: Mapping[str, Any]) -> dict[str, str]:
             continue
         if isinstance(value, bool):
             out[name] = "true" if value else "false"
-        elif hasattr(value, "isoformat"):
+        elif isinstance(value, datetime):
+            if value.tzinfo is None or value.utcoffset() is None:
+                raise ValueError(f"{name} needs an aware datetime (e.g. tzinfo=timezone.utc)")
+            out[name] = value.isoformat()
+        elif isinstance(value, date):
             out[name] = value.isoformat()
         else:
             out[name] = str(value)
