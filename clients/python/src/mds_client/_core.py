@@ -1,0 +1,173 @@
+"""What the sync and async clients share: configuration, retries, decoding."""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+import httpx
+
+from .errors import APIError, error_class
+from .models import ResponseMeta
+
+__version__ = "0.1.0"
+
+log = logging.getLogger("mds_client")
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8080"
+RETRY_STATUSES = frozenset({429, 503})
+
+
+class Secret:
+    """The API key, wrapped so no repr, traceback or log shows it."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "'***'"
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How ``429`` and ``503`` answers (and connection failures) are retried.
+
+    - ``max_retries``: retries after the first attempt (0 turns retrying off).
+    - A ``Retry-After`` header is honoured: the wait is that many seconds plus
+      up to ``jitter`` of it again (so clients that were refused together do
+      not come back together). A ``Retry-After`` longer than ``max_delay``
+      (a monthly quota used up) is not waited for: the error is raised at once.
+    - Without ``Retry-After``: exponential backoff from ``backoff`` seconds,
+      full jitter, capped at ``max_delay``.
+    """
+
+    max_retries: int = 3
+    backoff: float = 0.5
+    max_delay: float = 60.0
+    jitter: float = 0.1
+
+    def delay(self, attempt: int, retry_after: float | None) -> float | None:
+        """Seconds to wait before retry number ``attempt`` (1-based), or None to give up."""
+        if attempt > self.max_retries:
+            return None
+        if retry_after is not None:
+            if retry_after > self.max_delay:
+                return None
+            return min(retry_after * (1.0 + random.uniform(0.0, self.jitter)), self.max_delay)
+        ceiling = min(self.backoff * (2 ** (attempt - 1)), self.max_delay)
+        return random.uniform(ceiling / 2, ceiling)
+
+
+def resolve_config(api_key: str | None, base_url: str | None) -> tuple[Secret, str]:
+    key = api_key if api_key is not None else os.environ.get("MDS_API_KEY")
+    if not key:
+        raise ValueError("no API key: pass api_key=... or set MDS_API_KEY")
+    url = base_url or os.environ.get("MDS_BASE_URL") or DEFAULT_BASE_URL
+    return Secret(key.strip()), url.rstrip("/")
+
+
+def headers_for(api_key: Secret) -> dict[str, str]:
+    return {
+        "Authorization": f"Bearer {api_key.reveal()}",
+        "Accept": "application/json",
+        "User-Agent": f"mds-client-python/{__version__}",
+    }
+
+
+def retry_after_of(response: httpx.Response) -> float | None:
+    raw = response.headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(float(raw.strip()), 0.0)
+    except ValueError:
+        return None
+
+
+def query(params: Mapping[str, Any]) -> dict[str, str]:
+    """Keyword filters to query parameters: ``None`` is left out, bools are lower case."""
+    out: dict[str, str] = {}
+    for name, value in params.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            out[name] = "true" if value else "false"
+        elif isinstance(value, datetime):
+            if value.tzinfo is None or value.utcoffset() is None:
+                raise ValueError(f"{name} needs an aware datetime (e.g. tzinfo=timezone.utc)")
+            out[name] = value.isoformat()
+        elif isinstance(value, date):
+            out[name] = value.isoformat()
+        else:
+            out[name] = str(value)
+    return out
+
+
+def scrub(text: str, api_key: Secret) -> str:
+    """Belt and braces: never let the key into a message, whatever the server says."""
+    key = api_key.reveal()
+    return text.replace(key, "mds_***") if key and key in text else text
+
+
+def decode(response: httpx.Response, api_key: Secret) -> tuple[dict[str, Any], ResponseMeta]:
+    """The JSON body and meta of a successful response; raise the typed error otherwise."""
+    meta = ResponseMeta.from_response(response)
+    if response.status_code >= 400:
+        raise to_error(response, meta, api_key)
+    body = response.json()
+    if not isinstance(body, dict):
+        raise APIError(
+            status=response.status_code,
+            code="unexpected_body",
+            detail="the response body is not a JSON object",
+            request_id=meta.request_id,
+            meta=meta,
+        )
+    return body, meta
+
+
+def to_error(response: httpx.Response, meta: ResponseMeta, api_key: Secret) -> APIError:
+    status = response.status_code
+    problem: dict[str, Any] = {}
+    try:
+        parsed = response.json()
+        if isinstance(parsed, dict):
+            problem = parsed
+    except ValueError:
+        pass
+    code = str(problem.get("code") or f"http_{status}")
+    detail = scrub(str(problem.get("detail") or response.reason_phrase or "error"), api_key)
+    request_id = problem.get("request_id") or meta.request_id
+    policies = problem.get("violated_policies")
+    cls = error_class(status)
+    return cls(
+        status=status,
+        code=code,
+        detail=detail,
+        title=problem.get("title"),
+        type=problem.get("type"),
+        param=problem.get("param"),
+        request_id=str(request_id) if request_id is not None else None,
+        violated_policies=[str(p) for p in policies] if isinstance(policies, list) else None,
+        retry_after=retry_after_of(response),
+        problem={k: (scrub(v, api_key) if isinstance(v, str) else v) for k, v in problem.items()},
+        meta=meta,
+    )
+
+
+def log_retry(method: str, path: str, why: str, delay: float, attempt: int, limit: int) -> None:
+    log.info(
+        "mds_client: %s %s got %s; retry %d/%d in %.2fs", method, path, why, attempt, limit, delay
+    )

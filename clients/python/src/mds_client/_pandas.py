@@ -1,0 +1,157 @@
+"""DataFrames with proper dtypes; pandas is the optional ``pandas`` extra."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict
+from typing import Any
+
+from .models import Article, Company, CompanyDetail
+
+INSTALL_HINT = (
+    "pandas is not installed: to_pandas() needs the optional extra, "
+    "`pip install 'mds-client[pandas]'` (or `pip install pandas`)"
+)
+
+BANDS = ["large_cap", "mid_cap", "small_cap"]
+EXCHANGES = ["nse", "bse"]
+LISTING_STATUSES = ["active", "suspended", "delisted"]
+
+COMPANY_COLUMNS = [
+    "isin",
+    "ticker",
+    "name",
+    "industry",
+    "sector",
+    "is_bse",
+    "is_nse",
+    "market_cap_band",
+    "logo_url",
+]
+
+
+def require_pandas() -> Any:
+    try:
+        import pandas
+    except ImportError as exc:  # pragma: no cover - exercised in a venv without pandas
+        raise ImportError(INSTALL_HINT) from exc
+    return pandas
+
+
+def _frame(rows: Sequence[Mapping[str, Any]], columns: list[str]) -> Any:
+    pd = require_pandas()
+    return pd.DataFrame.from_records(list(rows), columns=columns)
+
+
+def _typed_company_columns(df: Any) -> Any:
+    pd = require_pandas()
+    for col in ("isin", "ticker", "name", "industry", "sector", "logo_url"):
+        df[col] = df[col].astype("string")
+    for col in ("is_bse", "is_nse"):
+        df[col] = df[col].astype("bool")
+    df["market_cap_band"] = pd.Categorical(df["market_cap_band"], categories=BANDS, ordered=True)
+    return df
+
+
+def companies_frame(companies: Iterable[Company]) -> Any:
+    """One row per company: string columns, bool ``is_bse``/``is_nse``, an
+    ordered category ``market_cap_band`` (large < mid < small as listed)."""
+    rows = [{c: getattr(x, c) for c in COMPANY_COLUMNS} for x in companies]
+    return _typed_company_columns(_frame(rows, COMPANY_COLUMNS))
+
+
+DETAIL_EXTRA = [
+    "exchanges",
+    "macro_sector",
+    "basic_industry",
+    "market_cap_inr_crore",
+    "market_cap_as_of",
+    "updated_at",
+]
+
+
+def details_frame(details: Iterable[CompanyDetail]) -> Any:
+    """Company details, indexed by ISIN: the company columns plus the
+    classification levels, the market cap and ``updated_at``; ``exchanges``
+    lists each listing's exchange (NSE first). Listings themselves:
+    :func:`listings_frame`."""
+    pd = require_pandas()
+    rows = []
+    for d in details:
+        row: dict[str, Any] = {c: getattr(d, c) for c in COMPANY_COLUMNS}
+        row["exchanges"] = [lst.exchange for lst in d.listings]
+        row["macro_sector"] = d.classification.macro_sector
+        row["basic_industry"] = d.classification.basic_industry
+        row["market_cap_inr_crore"] = d.market_cap.inr_crore if d.market_cap else None
+        row["market_cap_as_of"] = d.market_cap.as_of if d.market_cap else None
+        row["updated_at"] = d.updated_at
+        rows.append(row)
+    df = _typed_company_columns(_frame(rows, COMPANY_COLUMNS + DETAIL_EXTRA))
+    for col in ("macro_sector", "basic_industry"):
+        df[col] = df[col].astype("string")
+    df["market_cap_inr_crore"] = df["market_cap_inr_crore"].astype("Float64")
+    df["market_cap_as_of"] = pd.to_datetime(df["market_cap_as_of"])
+    df["updated_at"] = pd.to_datetime(df["updated_at"], utc=True)
+    return df.set_index("isin", drop=False).rename_axis(None)
+
+
+def listings_frame(details: Iterable[CompanyDetail]) -> Any:
+    """One row per exchange listing: ``exchange`` and ``status`` as categories."""
+    pd = require_pandas()
+    cols = ["isin", "exchange", "symbol", "scrip_code", "series", "listed_on", "face_value"]
+    cols.append("status")
+    rows = [{"isin": d.isin, **asdict(lst)} for d in details for lst in d.listings]
+    df = _frame(rows, cols)
+    for col in ("isin", "symbol", "scrip_code", "series"):
+        df[col] = df[col].astype("string")
+    df["exchange"] = pd.Categorical(df["exchange"], categories=EXCHANGES)
+    df["status"] = pd.Categorical(df["status"], categories=LISTING_STATUSES)
+    df["listed_on"] = pd.to_datetime(df["listed_on"])
+    df["face_value"] = df["face_value"].astype("Float64")
+    return df
+
+
+ARTICLE_COLUMNS = [
+    "slug",
+    "headline",
+    "subheadline",
+    "excerpt",
+    "category",
+    "tags",
+    "isin",
+    "ticker",
+    "company_name",
+    "author_name",
+    "hero_image",
+    "url",
+    "published_at",
+    "updated_at",
+]
+
+
+def articles_frame(articles: Iterable[Article]) -> Any:
+    """One row per article (no body): strings, ``category`` as a category,
+    ``published_at``/``updated_at`` as UTC datetimes, ``tags`` as lists."""
+    pd = require_pandas()
+    rows = [{c: getattr(a, c) for c in ARTICLE_COLUMNS} for a in articles]
+    df = _frame(rows, ARTICLE_COLUMNS)
+    for col in ARTICLE_COLUMNS:
+        if col in ("tags", "published_at", "updated_at", "category"):
+            continue
+        df[col] = df[col].astype("string")
+    df["category"] = df["category"].astype("category")
+    for col in ("published_at", "updated_at"):
+        df[col] = pd.to_datetime(df[col], utc=True)
+    return df
+
+
+def merge_details(df: Any, details: Sequence[CompanyDetail]) -> Any:
+    """``df`` (a :func:`details_frame`, or None) with ``details`` upserted by ISIN."""
+    pd = require_pandas()
+    fresh = details_frame(details)
+    if df is None or len(df) == 0:
+        return fresh
+    if len(fresh) == 0:
+        return df
+    kept = df[~df.index.isin(fresh.index)]
+    return pd.concat([kept, fresh]).sort_index()

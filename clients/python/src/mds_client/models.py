@@ -1,0 +1,461 @@
+"""Typed results for every response of the mds contract.
+
+Every optional field of the wire format is ``None`` when the server sends
+``null`` (or, for article ``body`` in lists, omits it). Timestamps are aware
+:class:`datetime.datetime` objects in UTC; calendar dates are
+:class:`datetime.date`. Unknown fields are ignored, so a newer server does not
+break an older client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from typing import Any
+
+import httpx
+
+__all__ = [
+    "Article",
+    "ChangesPage",
+    "Classification",
+    "Company",
+    "CompanyDetail",
+    "CompanyPage",
+    "DailyUsage",
+    "DayUsage",
+    "Listing",
+    "MarketCap",
+    "NewsPage",
+    "ResponseMeta",
+    "Usage",
+    "UsageWindow",
+]
+
+
+def parse_datetime(value: Any) -> datetime | None:
+    """An RFC 3339 string to an aware datetime (UTC when no offset is given)."""
+    if value is None:
+        return None
+    text = str(value)
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    parsed = datetime.fromisoformat(text)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed
+
+
+def _req_datetime(value: Any) -> datetime:
+    parsed = parse_datetime(value)
+    if parsed is None:
+        raise ValueError("a required timestamp is null")
+    return parsed
+
+
+def parse_date(value: Any) -> date | None:
+    if value is None:
+        return None
+    return date.fromisoformat(str(value)[:10])
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _opt_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _int_header(headers: Mapping[str, str], name: str) -> int | None:
+    raw = headers.get(name)
+    if raw is None:
+        return None
+    try:
+        return int(raw.strip())
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class ResponseMeta:
+    """Where the caller stands after a response: the rate-limit headers.
+
+    ``limit``, ``remaining`` and ``reset`` (seconds) come from
+    ``X-RateLimit-Limit/Remaining/Reset`` (the per-minute limit);
+    ``ratelimit`` and ``ratelimit_policy`` are the raw IETF draft headers.
+    """
+
+    status: int = 0
+    request_id: str | None = None
+    limit: int | None = None
+    remaining: int | None = None
+    reset: int | None = None
+    ratelimit: str | None = None
+    ratelimit_policy: str | None = None
+    etag: str | None = None
+
+    @classmethod
+    def from_response(cls, response: httpx.Response) -> ResponseMeta:
+        h = response.headers
+        return cls(
+            status=response.status_code,
+            request_id=h.get("x-request-id"),
+            limit=_int_header(h, "x-ratelimit-limit"),
+            remaining=_int_header(h, "x-ratelimit-remaining"),
+            reset=_int_header(h, "x-ratelimit-reset"),
+            ratelimit=h.get("ratelimit"),
+            ratelimit_policy=h.get("ratelimit-policy"),
+            etag=h.get("etag"),
+        )
+
+
+_NO_META = ResponseMeta()
+
+
+@dataclass(frozen=True)
+class _Result:
+    """A whole response: carries :class:`ResponseMeta` as ``meta``."""
+
+    meta: ResponseMeta = field(default=_NO_META, repr=False, compare=False, kw_only=True)
+
+    @property
+    def remaining(self) -> int | None:
+        """Requests left in the current minute (``X-RateLimit-Remaining``)."""
+        return self.meta.remaining
+
+    @property
+    def reset(self) -> int | None:
+        """Seconds until the per-minute allowance is full (``X-RateLimit-Reset``)."""
+        return self.meta.reset
+
+    @property
+    def request_id(self) -> str | None:
+        return self.meta.request_id
+
+
+@dataclass(frozen=True)
+class Company:
+    """One security, keyed by ISIN (``V1Company``)."""
+
+    isin: str
+    ticker: str
+    name: str
+    industry: str | None
+    sector: str | None
+    is_bse: bool
+    is_nse: bool
+    market_cap_band: str | None
+    logo_url: str | None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Company:
+        return cls(**_company_fields(d))
+
+
+def _company_fields(d: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "isin": str(d["isin"]),
+        "ticker": str(d["ticker"]),
+        "name": str(d["name"]),
+        "industry": _opt_str(d.get("industry")),
+        "sector": _opt_str(d.get("sector")),
+        "is_bse": bool(d["is_bse"]),
+        "is_nse": bool(d["is_nse"]),
+        "market_cap_band": _opt_str(d.get("market_cap_band")),
+        "logo_url": _opt_str(d.get("logo_url")),
+    }
+
+
+@dataclass(frozen=True)
+class CompanyPage(_Result):
+    """One page of ``GET /v1/companies``."""
+
+    data: list[Company]
+    has_more: bool
+    next_cursor: str | None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> CompanyPage:
+        return cls(
+            data=[Company.from_json(c) for c in d["data"]],
+            has_more=bool(d["has_more"]),
+            next_cursor=_opt_str(d.get("next_cursor")),
+            meta=meta,
+        )
+
+    def __iter__(self) -> Any:
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def to_pandas(self) -> Any:
+        """The page as a DataFrame (needs the ``pandas`` extra)."""
+        from ._pandas import companies_frame
+
+        return companies_frame(self.data)
+
+
+@dataclass(frozen=True)
+class Listing:
+    """One exchange listing of a company (``V1CompanyDetail.listings``)."""
+
+    exchange: str
+    symbol: str
+    scrip_code: str | None
+    series: str | None
+    listed_on: date | None
+    face_value: float | None
+    status: str
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Listing:
+        return cls(
+            exchange=str(d["exchange"]),
+            symbol=str(d["symbol"]),
+            scrip_code=_opt_str(d.get("scrip_code")),
+            series=_opt_str(d.get("series")),
+            listed_on=parse_date(d.get("listed_on")),
+            face_value=_opt_float(d.get("face_value")),
+            status=str(d["status"]),
+        )
+
+
+@dataclass(frozen=True)
+class Classification:
+    macro_sector: str | None
+    sector: str | None
+    industry: str | None
+    basic_industry: str | None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any] | None) -> Classification:
+        d = d or {}
+        return cls(
+            macro_sector=_opt_str(d.get("macro_sector")),
+            sector=_opt_str(d.get("sector")),
+            industry=_opt_str(d.get("industry")),
+            basic_industry=_opt_str(d.get("basic_industry")),
+        )
+
+
+@dataclass(frozen=True)
+class MarketCap:
+    inr_crore: float
+    as_of: date | None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any] | None) -> MarketCap | None:
+        if d is None:
+            return None
+        return cls(inr_crore=float(d["inr_crore"]), as_of=parse_date(d.get("as_of")))
+
+
+@dataclass(frozen=True)
+class CompanyDetail(Company, _Result):
+    """Everything the service knows about one company (``V1CompanyDetail``)."""
+
+    listings: list[Listing]
+    classification: Classification
+    market_cap: MarketCap | None
+    updated_at: datetime | None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> CompanyDetail:
+        return cls(
+            **_company_fields(d),
+            meta=meta,
+            listings=[Listing.from_json(x) for x in d.get("listings") or []],
+            classification=Classification.from_json(d.get("classification")),
+            market_cap=MarketCap.from_json(d.get("market_cap")),
+            updated_at=parse_datetime(d.get("updated_at")),
+        )
+
+
+@dataclass(frozen=True)
+class ChangesPage(_Result):
+    """One page of ``GET /v1/companies/changes``; ``sync_token`` on the last page."""
+
+    data: list[CompanyDetail]
+    has_more: bool
+    next_cursor: str | None
+    sync_token: str | None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> ChangesPage:
+        return cls(
+            data=[CompanyDetail.from_json(c) for c in d["data"]],
+            has_more=bool(d["has_more"]),
+            next_cursor=_opt_str(d.get("next_cursor")),
+            sync_token=_opt_str(d.get("sync_token")),
+            meta=meta,
+        )
+
+    def to_pandas(self) -> Any:
+        from ._pandas import details_frame
+
+        return details_frame(self.data)
+
+
+@dataclass(frozen=True)
+class Article(_Result):
+    """A news article. ``body`` is ``None`` in lists (only the single-article route sends it)."""
+
+    slug: str
+    headline: str
+    subheadline: str | None
+    excerpt: str | None
+    body: str | None
+    category: str | None
+    tags: list[str]
+    isin: str | None
+    ticker: str | None
+    company_name: str | None
+    author_name: str | None
+    hero_image: str | None
+    url: str | None
+    published_at: datetime | None
+    updated_at: datetime | None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> Article:
+        return cls(
+            slug=str(d["slug"]),
+            headline=str(d["headline"]),
+            subheadline=_opt_str(d.get("subheadline")),
+            excerpt=_opt_str(d.get("excerpt")),
+            body=_opt_str(d.get("body")),
+            category=_opt_str(d.get("category")),
+            tags=[str(t) for t in d.get("tags") or []],
+            isin=_opt_str(d.get("isin")),
+            ticker=_opt_str(d.get("ticker")),
+            company_name=_opt_str(d.get("company_name")),
+            author_name=_opt_str(d.get("author_name")),
+            hero_image=_opt_str(d.get("hero_image")),
+            url=_opt_str(d.get("url")),
+            published_at=parse_datetime(d.get("published_at")),
+            updated_at=parse_datetime(d.get("updated_at")),
+            meta=meta,
+        )
+
+
+@dataclass(frozen=True)
+class NewsPage(_Result):
+    """One page of ``GET /v1/news`` (articles without ``body``)."""
+
+    data: list[Article]
+    has_more: bool
+    next_cursor: str | None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> NewsPage:
+        return cls(
+            data=[Article.from_json(a) for a in d["data"]],
+            has_more=bool(d["has_more"]),
+            next_cursor=_opt_str(d.get("next_cursor")),
+            meta=meta,
+        )
+
+    def __iter__(self) -> Any:
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def to_pandas(self) -> Any:
+        from ._pandas import articles_frame
+
+        return articles_frame(self.data)
+
+
+@dataclass(frozen=True)
+class UsageWindow:
+    """Usage in one billing month."""
+
+    period_start: datetime
+    requests: int
+    quota: int
+    remaining: int
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> UsageWindow:
+        return cls(
+            period_start=_req_datetime(d["period_start"]),
+            requests=int(d["requests"]),
+            quota=int(d["quota"]),
+            remaining=int(d["remaining"]),
+        )
+
+
+@dataclass(frozen=True)
+class Usage(_Result):
+    """The calling key's usage record (``GET /v1/usage``)."""
+
+    key_prefix: str
+    tier: str
+    plan_tier: str
+    entitled: bool
+    environment: str
+    rate_limit_per_minute: int
+    current_month: UsageWindow
+    history: list[UsageWindow]
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> Usage:
+        return cls(
+            key_prefix=str(d["key_prefix"]),
+            tier=str(d["tier"]),
+            plan_tier=str(d["plan_tier"]),
+            entitled=bool(d["entitled"]),
+            environment=str(d["environment"]),
+            rate_limit_per_minute=int(d["rate_limit_per_minute"]),
+            current_month=UsageWindow.from_json(d["current_month"]),
+            history=[UsageWindow.from_json(w) for w in d.get("history") or []],
+            meta=meta,
+        )
+
+
+@dataclass(frozen=True)
+class DayUsage:
+    """One day of ``GET /v1/usage/daily``."""
+
+    date: date
+    requests: int
+    not_modified: int
+    by_route: dict[str, int]
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> DayUsage:
+        day = parse_date(d["date"])
+        if day is None:
+            raise ValueError("a day without a date")
+        return cls(
+            date=day,
+            requests=int(d["requests"]),
+            not_modified=int(d.get("not_modified") or 0),
+            by_route={str(k): int(v) for k, v in (d.get("by_route") or {}).items()},
+        )
+
+
+@dataclass(frozen=True)
+class DailyUsage(_Result):
+    """``GET /v1/usage/daily``: one entry per day of the month up to today."""
+
+    key_prefix: str
+    period_start: datetime
+    quota: int
+    requests: int
+    days: list[DayUsage]
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> DailyUsage:
+        return cls(
+            key_prefix=str(d["key_prefix"]),
+            period_start=_req_datetime(d["period_start"]),
+            quota=int(d["quota"]),
+            requests=int(d["requests"]),
+            days=[DayUsage.from_json(x) for x in d.get("days") or []],
+            meta=meta,
+        )
