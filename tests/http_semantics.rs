@@ -116,23 +116,9 @@ async fn news_article_has_the_full_shape() {
 #[tokio::test]
 async fn request_ids_are_echoed_when_sane_and_made_otherwise() {
     let app = spawn().await;
-    let r = app
-        .client
-        .get(format!("{}/v1/companies?limit=1", app.base))
-        .bearer_auth(&app.key)
-        .header("x-request-id", "abc-123")
-        .send()
-        .await
-        .unwrap();
+    let r = app.get_with_headers("/v1/companies?limit=1", &[("x-request-id", "abc-123")]).await;
     assert_eq!(r.headers()["x-request-id"], "abc-123");
-    let r = app
-        .client
-        .get(format!("{}/v1/companies?limit=0", app.base))
-        .bearer_auth(&app.key)
-        .header("x-request-id", "trace:42")
-        .send()
-        .await
-        .unwrap();
+    let r = app.get_with_headers("/v1/companies?limit=0", &[("x-request-id", "trace:42")]).await;
     let b = assert_problem(r, 400, "invalid_parameter").await;
     assert_eq!(b["request_id"], "trace:42");
     for insane in ["has space", "<script>", &"x".repeat(200)] {

@@ -182,6 +182,11 @@ impl TestApp {
         rb.send().await.expect("request")
     }
 
+    /// `GET path` without a key (the open routes).
+    pub async fn get_open(&self, path: &str) -> reqwest::Response {
+        self.client.get(format!("{}{path}", self.base)).send().await.expect("request")
+    }
+
     /// `GET path` and its JSON body, asserting the status.
     pub async fn get_json(&self, path: &str, status: u16) -> serde_json::Value {
         let r = self.get(path).await;
