@@ -2,6 +2,9 @@
 """Companies import files (CSV, V1Company columns) for bench/run.sh.
 
   gen_companies.py synthetic N SEED OUT   N deterministic synthetic companies
+  gen_companies.py detailed N SEED OUT    the same companies, with every detail column
+                                          (listings, four levels, market cap) filled as
+                                          `mds import exchanges` fills them
   gen_companies.py casparser IN.csv.gz OUT  the equity ISINs of a casparser
                                             ISIN list (valid, distinct ISINs only)
 
@@ -49,14 +52,36 @@ def extras(rng):
 HEADER = ["isin", "ticker", "name", "industry", "sector", "is_bse", "is_nse", "market_cap_band", "logo_url"]
 
 
-def synthetic(n, seed, out):
+DETAIL_HEADER = ["nse_series", "nse_listed_on", "nse_face_value", "bse_scrip_code", "bse_group", "bse_face_value",
+                 "bse_status", "macro_sector", "basic_industry", "market_cap_inr_crore", "market_cap_as_of"]
+MACRO = ["Financial Services", "Information Technology", "Commodities", "Healthcare", "Industrials", "Energy",
+         "Consumer Discretionary", "Fast Moving Consumer Goods", "Utilities", "Services", "Telecommunication"]
+BASIC = ["Private Sector Bank", "Computers - Software & Consulting", "Iron & Steel", "Pharmaceuticals",
+         "Heavy Electrical Equipment", "Refineries & Marketing", "Passenger Cars & Utility Vehicles", "Tea & Coffee",
+         "Power Generation", "Hotels & Resorts", "Telecom - Cellular & Fixed line services", "Cement & Cement Products"]
+
+
+def details(rng, k, bse, nse):
+    """The detail cells of one company, as the exchanges' files give them."""
+    face = rng.choice(["1", "2", "5", "10", "10", "10"])
+    nse_cells = [rng.choice(["EQ", "EQ", "EQ", "BE", "BZ"]),
+                 "%04d-%02d-%02d" % (rng.randint(1994, 2024), rng.randint(1, 12), rng.randint(1, 28)), face] \
+        if nse == "true" else ["", "", ""]
+    bse_cells = [str(500000 + k), rng.choice(["A", "B", "T", "X", "XT", "M"]), face, "active"] \
+        if bse == "true" else ["", "", "", ""]
+    mcap = ["%.2f" % (rng.lognormvariate(6, 2)), "2024-03-28"] if nse == "true" else ["", ""]
+    return nse_cells + bse_cells + [rng.choice(MACRO), rng.choice(BASIC)] + mcap
+
+
+def synthetic(n, seed, out, with_details=False):
     rng = random.Random(seed)
+    drng = random.Random(seed + 1)
     cons, vows = "bcdfghjklmnprstvwyz", "aeiou"
     words = sorted({"".join(rng.choice(cons) + rng.choice(vows) for _ in range(rng.randint(1, 4))).capitalize()
                     for _ in range(20000)})
     with open(out, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(HEADER)
+        w.writerow(HEADER + (DETAIL_HEADER if with_details else []))
         for k in range(n):
             parts = [rng.choice(words) for _ in range(rng.randint(1, 3))]
             if rng.random() < 0.05:
@@ -69,7 +94,11 @@ def synthetic(n, seed, out):
                 ticker = rng.choice(["M&M", "BAJAJ-AUTO", "20MICRONS", "L&TFH"]) + str(rng.randint(0, 999))
             body = "INE%08d" % k
             logo = "https://logos.example.com/%s.png" % ticker.lower() if rng.random() < 0.3 else ""
-            w.writerow([body + isin_check(body), ticker, name] + extras(rng) + [logo])
+            ex = extras(rng)
+            row = [body + isin_check(body), ticker, name] + ex + [logo]
+            if with_details:
+                row += details(drng, k, ex[2], ex[3])
+            w.writerow(row)
 
 
 def casparser(src, out):
@@ -94,7 +123,7 @@ def casparser(src, out):
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "synthetic":
-        synthetic(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
+    if sys.argv[1] in ("synthetic", "detailed"):
+        synthetic(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], with_details=sys.argv[1] == "detailed")
     else:
         casparser(sys.argv[2], sys.argv[3])

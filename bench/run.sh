@@ -11,8 +11,10 @@
 # kept, --page-cache-mib) and once on a second node keeping none (every page
 # made). Then p50/p99 latency of searches and filter combinations at
 # moderate load (wrk -c2) on the node keeping none. For the demo
-# set also GET /v1/news/{slug} (data/demo/news.jsonl imported) and
-# GET /v1/usage, each against a baseline answering its identical bytes. Also
+# set also GET /v1/news/{slug} (data/demo/news.jsonl imported), GET
+# /v1/usage and the first page of GET /v1/news (pages kept, and pages made
+# on the node keeping none), each against a baseline answering its
+# identical bytes. Also
 # the in-process catalog build time and page costs (examples/catalog_bench.rs),
 # the import's time, and a cold start (the catalog snapshot deleted: the node
 # builds the catalog from the rows): its time to ready and peak RSS.
@@ -37,37 +39,8 @@ WORK=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EX
 export MDS_LOG=warn
 echo "# bench/run.sh $ROUNDS $SECS $CONNS \"$SETS\"${WORKERS:+ (WORKERS=$WORKERS)} on $(date -u +%F) at $(date -u +%T) UTC; uptime:$(uptime | sed 's/.*load/ load/')"
 
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-# wrk → "req/s p50_ms p99_ms"
-ms() { awk '{v=$1; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; printf "%.3f", v}'; }
-run_wrk() { # port path conns secs
-  local out; out=$(wrk -t1 -c"$3" -d"$4s" --latency -H "Authorization: Bearer $KEY" "http://127.0.0.1:$1$2")
-  echo "$(echo "$out" | awk '/Requests\/sec/ {print $2}') $(echo "$out" | awk '$1=="50%" {print $2}' | ms) $(echo "$out" | awk '$1=="99%" {print $2}' | ms)"
-}
-# mds against a baseline serving the same bytes, on one path, ABBA-alternated
-# (odd rounds mds first), median of ROUNDS: a "round" line each, then "median".
-versus() { # label port bport path
-  local label=$1 port=$2 bport=$3 path=$4 r=() b=() q=() a x i
-  run_wrk "$port" "$path" "$CONNS" 2 >/dev/null; run_wrk "$bport" "$path" "$CONNS" 2 >/dev/null # warm-up
-  for i in $(seq 1 "$ROUNDS"); do
-    if (( i % 2 )); then
-      a=$(run_wrk "$port" "$path" "$CONNS" "$SECS"); sleep 1; x=$(run_wrk "$bport" "$path" "$CONNS" "$SECS")
-    else
-      x=$(run_wrk "$bport" "$path" "$CONNS" "$SECS"); sleep 1; a=$(run_wrk "$port" "$path" "$CONNS" "$SECS")
-    fi
-    sleep 1
-    r+=("${a%% *}"); b+=("${x%% *}"); q+=("$(echo "${r[-1]} / ${b[-1]}" | bc -l)")
-    printf '%s round %d: mds %s req/s (p50 %s ms, p99 %s ms) | baseline %s (p50 %s ms, p99 %s ms) | mds/baseline %.3f\n' \
-      "$label" "$i" "${r[-1]}" "$(echo $a | cut -d' ' -f2)" "$(echo $a | cut -d' ' -f3)" \
-      "${b[-1]}" "$(echo $x | cut -d' ' -f2)" "$(echo $x | cut -d' ' -f3)" "${q[-1]}"
-  done
-  printf '%s median: mds %s req/s, baseline %s; mds/baseline %.3f\n' "$label" "$(median "${r[@]}")" "$(median "${b[@]}")" "$(median "${q[@]}")"
-}
-ready_wait() { # port → seconds until /readyz is 200
-  local t0; t0=$(date +%s.%N)
-  for _ in $(seq 1 3000); do curl -sf "http://127.0.0.1:$1/readyz" >/dev/null && break; sleep 0.01; done
-  echo "$(date +%s.%N) - $t0" | bc -l
-}
+. bench/lib.sh
+
 # The last cursor a full walk (limit=200) hands out: its page is the final rows.
 last_cursor() { # port query
   python3 - "$1" "$2" "$KEY" <<'PY'
@@ -163,7 +136,6 @@ bench_set() { # name
            "ticker=M%26M" "search=suj&letter=s&industry=Steel" "search=ia%20i"; do
     echo "  $q: $(run_wrk $cport "/v1/companies?limit=50&$q" 2 "$SECS")"
   done
-  kill -TERM $cpid; wait $cpid 2>/dev/null || true
   if [[ $name == demo ]]; then
     # One article (the first of the file) and the key's usage, each against a
     # baseline serving the bytes mds answered. /v1/usage counts requests into
@@ -184,7 +156,20 @@ bench_set() { # name
     versus news $port $nport "$news"
     versus usage $port $uport "$usage"
     kill $npid $upid; wait $npid 2>/dev/null || true; wait $upid 2>/dev/null || true
+    # The news list: its first page (the default limit, 50 articles without
+    # their body) against a baseline serving the bytes mds answered, on the
+    # node that keeps pages (a hot page costs no store read) and on the one
+    # that keeps none (every request reads the store).
+    local list=/v1/news
+    curl -sf -D "$WORK/list.h" -H "Authorization: Bearer $KEY" "http://127.0.0.1:$port$list" >"$WORK/list.json"
+    "$EX/baseline" 127.0.0.1:$nport "$WORK/list.json" "$WORK/list.h" & npid=$!
+    for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$nport/" >/dev/null && break; sleep 0.05; done
+    echo "news list first page: $(stat -c %s "$WORK/list.json") bytes, $(grep -o '"slug"' "$WORK/list.json" | wc -l) articles"
+    versus "news list, pages kept" $port $nport "$list"
+    versus "news list, pages made" $cport $nport "$list"
+    kill $npid; wait $npid 2>/dev/null || true
   fi
+  kill -TERM $cpid; wait $cpid 2>/dev/null || true
   echo "peak RSS (VmHWM) of mds serve: $(awk '/VmHWM/ {printf "%.0f MiB", $2/1024}' /proc/$pid/status)"
   kill $bpid; kill -TERM $pid; wait $pid 2>/dev/null || true; wait $bpid 2>/dev/null || true
   # A cold start: the snapshot removed, so the node builds the catalog from

@@ -34,7 +34,7 @@ timeout 120 "$CHROME" "${flags[@]}" --screenshot="$WORK/docs.png" "$BASE/docs" >
 echo "chromium: $(echo "$(date +%s.%N) - $t0" | bc -l | xargs printf '%.1f') s for DOM + screenshot"
 
 fail=0
-for op in "List companies" "Get an article" "Usage of the calling key" "/v1/companies" "/v1/news/{slug}"; do
+for op in "List companies" "Get an article" "Usage of the calling key" "Daily usage of the calling key" "/v1/companies" "/v1/news/{slug}" "/v1/usage/daily"; do
   grep -qF "$op" "$WORK/dom.html" || { echo "FAIL: rendered page lacks \"$op\""; fail=1; }
 done
 # Redoc shows its own error box when it cannot load or parse the document.

@@ -7,7 +7,10 @@
 # concept), then with the generated code:
 #   - walks /v1/companies by next_cursor to the end (with and without a
 #     filter) and compares the rows with a plain HTTP walk;
-#   - reads /v1/usage into its typed model;
+#   - walks /v1/news by next_cursor (with an instant filter) and compares
+#     the articles with a plain HTTP walk;
+#   - reads /v1/usage into its typed model, and /v1/usage/daily, whose days
+#     add up to it;
 #   - sends a bad `limit` and gets the 400 parsed into the Problem model.
 #
 # Usage: scripts/generated-client.sh
@@ -45,11 +48,12 @@ if grep -qiE 'warning|error' "$WORK/generate.log"; then
 fi
 models=$(cd "$WORK/gen/mds_api/models" && ls -- *.py | grep -v '^__init__' | sed 's/\.py$//' | sort | tr '\n' ' ')
 echo "models: $models"
-want="article exchange market_cap_band problem v1_company v1_company_page v1_usage v1_usage_window "
+want="article classification exchange listing listing_status market_cap market_cap_band problem v1_article_summary v1_changes_page v1_company v1_company_detail v1_company_page v1_news_page v1_usage v1_usage_daily v1_usage_day v1_usage_day_by_route v1_usage_window "
 [[ "$models" == "$want" ]] || { echo "FAIL: expected the models $want"; exit 1; }
 
 cat >"$WORK/exercise.py" <<'PY'
 """Exercises the generated client against a live server (argv: base URL, key)."""
+import datetime
 import json
 import sys
 import urllib.error
@@ -58,8 +62,9 @@ import urllib.request
 
 from mds_api import AuthenticatedClient
 from mds_api.api.companies import list_companies
-from mds_api.api.usage import get_usage
-from mds_api.models import Exchange, Problem, V1CompanyPage, V1Usage
+from mds_api.api.news import list_news
+from mds_api.api.usage import get_usage, get_usage_daily
+from mds_api.models import Exchange, Problem, V1CompanyPage, V1NewsPage, V1Usage, V1UsageDaily
 
 base, key = sys.argv[1], sys.argv[2]
 client = AuthenticatedClient(base_url=base, token=key, raise_on_unexpected_status=True)
@@ -111,11 +116,57 @@ rows, pages = generated_walk(50, exchange=Exchange.NSE)
 assert rows == nse and 0 < len(nse) < len(everything), (len(rows), len(nse))
 print(f"listCompanies(exchange=NSE): {len(rows)} companies in {pages} pages, as a plain walk")
 
+def plain_news(**params):
+    """Every article slug by plain HTTP, following next_cursor."""
+    slugs, cursor = [], None
+    while True:
+        q = dict(params, limit=200, **({"cursor": cursor} if cursor else {}))
+        req = urllib.request.Request(
+            f"{base}/v1/news?{urllib.parse.urlencode(q)}", headers={"Authorization": f"Bearer {key}"}
+        )
+        page = json.load(urllib.request.urlopen(req))
+        slugs += [a["slug"] for a in page["data"]]
+        if not page["has_more"]:
+            return slugs
+        cursor = page["next_cursor"]
+
+
+def generated_news(limit, **filters):
+    """Every article slug through the generated client."""
+    slugs, cursor = [], None
+    while True:
+        kwargs = dict(filters, limit=limit)
+        if cursor is not None:
+            kwargs["cursor"] = cursor
+        page = list_news.sync(client=client, **kwargs)
+        assert isinstance(page, V1NewsPage), page
+        assert all(not hasattr(a, "body") for a in page.data)
+        slugs += [a.slug for a in page.data]
+        if not page.has_more:
+            return slugs
+        cursor = page.next_cursor
+
+
+since = datetime.datetime(2026, 1, 15, tzinfo=datetime.timezone.utc)
+every = plain_news()
+assert generated_news(7) == every and len(every) > 7, len(every)
+recent = plain_news(published_after=since.isoformat())
+assert generated_news(5, published_after=since) == recent and 0 < len(recent) < len(every), len(recent)
+print(f"listNews: {len(every)} articles, {len(recent)} after {since.isoformat()}, as a plain walk")
+
 usage = get_usage.sync(client=client)
 assert isinstance(usage, V1Usage), usage
 assert usage.tier == "pro" and usage.entitled, usage
 assert usage.current_month.requests > 0 and usage.current_month.quota > 0, usage.current_month
 print(f"getUsage: tier {usage.tier}, {usage.current_month.requests} requests this month")
+
+daily = get_usage_daily.sync(client=client)
+assert isinstance(daily, V1UsageDaily), daily
+assert daily.requests == sum(d.requests for d in daily.days) == usage.current_month.requests, daily
+today = daily.days[-1]
+routes = today.by_route.additional_properties
+assert sum(routes.values()) == today.requests and routes["/v1/companies"] > 0 and routes["/v1/news"] > 0, today
+print(f"getUsageDaily: {len(daily.days)} days, {daily.requests} requests, today {today.requests}")
 
 client.raise_on_unexpected_status = False
 for bad in (0, 500):

@@ -32,7 +32,7 @@ fn main() -> ExitCode {
             // One line: the error and its causes, joined.
             let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
             eprintln!("error: {}", chain.join(": "));
-            ExitCode::FAILURE
+            ExitCode::from(cli::exit_code(&e))
         }
     }
 }

@@ -1,10 +1,12 @@
 //! The Rust client (`mds-client`) and the consumer CLI (`mds get`) against
 //! the real server on a loopback port: filters, pagination, decoding,
-//! problem errors, retries honouring `Retry-After`, timeouts, and every
-//! output format of `mds get companies`.
+//! problem errors, retries honouring `Retry-After`, timeouts, every output
+//! format of `mds get companies`, company details, and the change feed and
+//! the sync helper across a real import (client and `mds get changes`).
 
 mod common;
 
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -12,10 +14,15 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use common::faults::Fault;
 use common::{TestApp, spawn, spawn_faulty};
-use mds_client::{Client, Company, Error, Exchange, MarketCapBand, Page, RetryEvent, Stream};
+use mds_client::{
+    ArticleSummary, Client, Company, CompanyDetail, Error, ErrorCode, Exchange, Isin, MarketCapBand, Page, RetryEvent,
+    Stream,
+};
+use mds_domain::news::Exact;
 use mds_domain::query::fold;
-use mds_domain::{CompanyFilter, Environment, Letter, SearchTerm, Tier, TierName};
+use mds_domain::{CompanyFilter, Environment, Letter, NewsFilter, SearchTerm, Tier, TierName};
 use mds_http::HttpConfig;
+use mds_testkit::fixtures::news_list;
 
 fn client(app: &TestApp) -> Client {
     client_with(app, &app.key, |b| b)
@@ -41,16 +48,27 @@ fn recording(
     (c, events)
 }
 
-/// The demo companies matching `filter`, in API order (ticker, then ISIN).
-fn expected(filter: &CompanyFilter) -> Vec<Company> {
+/// The demo companies as the store holds them (with their details), in API
+/// order (ticker, then ISIN).
+fn demo() -> Vec<Company> {
     let mut all = mds_import::demo_companies();
     all.sort_by(|a, b| (&a.ticker, &a.isin).cmp(&(&b.ticker, &b.isin)));
     all.dedup_by(|a, b| a.isin == b.isin);
-    all.into_iter().filter(|c| filter.matches(c, &fold(&c.name), &fold(c.ticker.as_str()))).collect()
+    all
+}
+
+/// The demo companies matching `filter` as the list serves them (without
+/// details), in API order.
+fn expected(filter: &CompanyFilter) -> Vec<Company> {
+    demo()
+        .into_iter()
+        .filter(|c| filter.matches(c, &fold(&c.name), &fold(c.ticker.as_str())))
+        .map(|c| Company { details: Default::default(), ..c })
+        .collect()
 }
 
 /// Collects a stream without a futures dependency.
-async fn collect<S: Stream<Item = mds_client::Result<Company>>>(s: S) -> Vec<mds_client::Result<Company>> {
+async fn collect<T, S: Stream<Item = mds_client::Result<T>>>(s: S) -> Vec<mds_client::Result<T>> {
     let mut s = std::pin::pin!(s);
     let mut out = Vec::new();
     while let Some(item) = std::future::poll_fn(|cx| Pin::as_mut(&mut s).poll_next(cx)).await {
@@ -167,6 +185,52 @@ async fn news_and_usage_decode() {
     assert_eq!(u.current_month.quota, 1_000_000);
     assert_eq!(u.current_month.requests, 1, "the news read counts; usage reads do not");
     assert!(u.history.is_empty(), "a key made this month has no history");
+}
+
+#[tokio::test]
+async fn news_list_pages_filters_and_errors() {
+    let app = spawn().await;
+    let c = client(&app);
+    let articles = mds_import::demo_articles();
+    let all = news_list(&articles, &NewsFilter::default());
+    assert_eq!(c.news_list().limit(7).all().await.unwrap(), all);
+    let first = c.news_list().limit(3).send().await.unwrap();
+    assert_eq!((&first.data[..], first.has_more), (&all[..3], true));
+    let next = c.news_list().limit(4).cursor(first.next_cursor.unwrap()).send().await.unwrap();
+    assert_eq!(next.data, all[3..7]);
+    let streamed: Vec<ArticleSummary> =
+        collect(c.news_list().limit(20).stream()).await.into_iter().map(Result::unwrap).collect();
+    assert_eq!(streamed, all);
+    let mut pages = c.news_list().limit(30).pages();
+    assert_eq!(pages.next_page().await.unwrap().unwrap().data.len(), 30);
+    assert!(pages.cursor().is_some());
+    assert_eq!(pages.next_page().await.unwrap().unwrap().data.len(), 20);
+    assert!(pages.next_page().await.unwrap().is_none());
+
+    // Filters, typed instants included; then the article itself, with its body.
+    let a = articles.iter().find(|a| a.isin.is_some() && a.category.is_some()).unwrap();
+    let isin = a.isin.clone().unwrap();
+    let got = c.news_list().isin(isin.as_str().to_lowercase()).all().await.unwrap();
+    assert_eq!(got, news_list(&articles, &NewsFilter { isin: Some(isin), ..NewsFilter::default() }));
+    let t = mds_domain::time::parse_rfc3339("2026-01-15T00:00:00+05:30").unwrap();
+    let category = a.category.clone().unwrap();
+    let got = c.news_list().category(&category).published_after(t).all().await.unwrap();
+    let f = NewsFilter {
+        category: Some(Exact::category(&category).unwrap()),
+        published_after: Some(t),
+        ..NewsFilter::default()
+    };
+    assert_eq!(got, news_list(&articles, &f));
+    let full = c.news(got[0].slug.as_str()).await.unwrap();
+    assert_eq!(full.clone().into_parts().0, got[0]);
+    assert!(full.body.is_some());
+
+    let (status, p) = api_error(c.news_list().isin("not-an-isin").send().await.unwrap_err());
+    assert_eq!((status, p.code.as_str(), p.param.as_deref()), (400, "invalid_parameter", Some("isin")));
+    let (_, p) = api_error(c.news_list().published_after(t).published_before(t).send().await.unwrap_err());
+    assert_eq!(p.param.as_deref(), Some("published_before"));
+    let (_, p) = api_error(c.news_list().cursor("forged").send().await.unwrap_err());
+    assert_eq!((p.code.as_str(), p.param.as_deref()), ("invalid_cursor", Some("cursor")));
 }
 
 #[tokio::test]
@@ -305,10 +369,219 @@ async fn a_closed_port_is_a_transport_error() {
     assert!(matches!(c.usage().await, Err(Error::Transport(_))));
 }
 
+// ---- company details, the change feed and the sync helper ----
+
+/// An ISIN the demo data does not hold (Apple's), for a company an import adds.
+const ADDED: &str = "US0378331005";
+
+/// Polls the company route until `isin` is served with `name`: the import
+/// has reached the node's catalog.
+async fn wait_for_name(c: &Client, isin: &str, name: &str) {
+    let t = Instant::now();
+    loop {
+        if c.company(isin).await.is_ok_and(|d| d.company.name == name) {
+            return;
+        }
+        assert!(t.elapsed() < Duration::from_secs(5), "the import never reached the catalog");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A real import into the served store that renames one demo company,
+/// reclassifies another, adds one, and leaves 300 others exactly as they
+/// were; returns once the node serves it, with the three it changed.
+async fn import_three_changes(app: &TestApp) -> [Company; 3] {
+    let demo = demo();
+    assert!(demo.iter().all(|c| c.isin.as_str() != ADDED));
+    let mut renamed = demo[10].clone();
+    renamed.name.push_str(" (renamed)");
+    let mut reclassified = demo[1000].clone();
+    reclassified.details.classification.macro_sector = Some("Services".into());
+    let added = mds_testkit::fixtures::detailed_company(ADDED, "ZZADDED");
+    let mut import: Vec<Company> =
+        demo.iter().filter(|c| c.isin != renamed.isin && c.isin != reclassified.isin).take(300).cloned().collect();
+    import.extend([renamed.clone(), reclassified.clone(), added.clone()]);
+    let summary = app.store.upsert_companies(&import).await.unwrap();
+    assert_eq!((summary.inserted, summary.updated, summary.unchanged), (1, 2, 300), "{summary:?}");
+    wait_for_name(&client(app), ADDED, &added.name).await;
+    [renamed, reclassified, added]
+}
+
+/// A genuine sync token (sealed with the store's secret) for a generation
+/// the store never reached: what a client holds after the store's history
+/// was replaced by an older backup.
+async fn expired_token(app: &TestApp) -> String {
+    let codec = mds_catalog::CursorCodec::new(&app.store.cursor_secret().await.unwrap());
+    codec.seal(b"mds changes token", &1_000_000_000i64.to_le_bytes())
+}
+
+#[tokio::test]
+async fn company_detail_is_the_list_row_and_more() {
+    let app = spawn().await;
+    let c = client(&app);
+    let page = c.companies().letter('R').limit(40).send().await.unwrap();
+    for row in page.data.iter().step_by(7) {
+        let d = c.company(&row.isin.as_str().to_lowercase()).await.unwrap();
+        assert_eq!(d.company, *row, "the list fields, with the same values");
+        let exchanges: Vec<Exchange> = d.listings.iter().map(|l| l.exchange).collect();
+        let want: Vec<Exchange> = [(row.is_nse, Exchange::Nse), (row.is_bse, Exchange::Bse)]
+            .into_iter()
+            .filter(|x| x.0)
+            .map(|x| x.1)
+            .collect();
+        assert_eq!(exchanges, want, "one listing per exchange, NSE first");
+    }
+
+    // Details an import carries come back as typed values.
+    let added = mds_testkit::fixtures::detailed_company(ADDED, "ZZADDED");
+    app.store.upsert_companies(std::slice::from_ref(&added)).await.unwrap();
+    wait_for_name(&c, ADDED, &added.name).await;
+    let d = c.company(ADDED).await.unwrap();
+    assert_eq!(d.listings, added.details.listings);
+    assert_eq!(d.listings[1].scrip_code.as_deref(), Some("533022"));
+    assert_eq!(d.classification, added.details.classification);
+    assert_eq!(d.market_cap, added.details.market_cap);
+    assert!(d.updated_at <= Utc::now() && d.updated_at > Utc::now() - chrono::Duration::minutes(5));
+
+    // Unknown and malformed ISINs are the API's 404; what cannot be a path
+    // segment is refused before sending.
+    let before = c.usage().await.unwrap().current_month.requests;
+    for isin in ["US88160R1014", "INE117A01023", "nope", "a/b"] {
+        let (status, p) = api_error(c.company(isin).await.unwrap_err());
+        assert_eq!((status, p.code.as_str()), (404, "not_found"), "{isin}");
+    }
+    for isin in ["", ".", ".."] {
+        assert!(matches!(c.company(isin).await, Err(Error::InvalidArgument(_))), "{isin:?}");
+    }
+    let after = c.usage().await.unwrap().current_month.requests;
+    assert_eq!(after, before + 4, "the four 404s count; nothing was sent for the rest");
+}
+
+#[tokio::test]
+async fn the_change_feed_pages_to_a_sync_token() {
+    let app = spawn().await;
+    let c = client(&app);
+    let demo: BTreeSet<Isin> = expected(&CompanyFilter::default()).into_iter().map(|c| c.isin).collect();
+
+    let all = c.changes(None).limit(200).all().await.unwrap();
+    let isins: Vec<Isin> = all.data.iter().map(|d| d.company.isin.clone()).collect();
+    assert_eq!(isins.iter().cloned().collect::<BTreeSet<_>>(), demo, "every company");
+    assert_eq!(isins.len(), demo.len(), "each once");
+
+    // By hand: the token only on the last page, and the same rows.
+    let mut pages = c.changes(None).limit(150).pages();
+    let (mut rows, mut n) = (Vec::new(), 0);
+    while let Some(page) = pages.next_page().await.unwrap() {
+        n += 1;
+        assert_eq!(page.sync_token.is_some(), !page.has_more, "page {n}");
+        assert_eq!(pages.sync_token().is_some(), !page.has_more);
+        rows.extend(page.data);
+    }
+    assert_eq!(n, demo.len().div_ceil(150));
+    assert_eq!(rows, all.data);
+    assert!(pages.next_page().await.unwrap().is_none() && pages.cursor().is_none(), "stays finished");
+
+    // One page, then the next from its cursor.
+    let first = c.changes(None).limit(3).send().await.unwrap();
+    assert!(first.has_more && first.sync_token.is_none());
+    let second = c.changes(None).limit(3).cursor(first.next_cursor.clone().unwrap()).send().await.unwrap();
+    assert_eq!(second.data, all.data[3..6]);
+
+    // From the token: nothing changed yet.
+    let none = c.changes(Some(&all.sync_token)).all().await.unwrap();
+    assert!(none.data.is_empty());
+
+    // Bad input is the server's 400, naming the parameter.
+    for (req, code, param) in [
+        (c.changes(None).limit(0), "invalid_parameter", "limit"),
+        (c.changes(None).limit(201), "invalid_parameter", "limit"),
+        (c.changes(Some("garbage")), "invalid_cursor", "since"),
+        (c.changes(Some(&all.sync_token)).cursor(first.next_cursor.clone().unwrap()), "invalid_cursor", "cursor"),
+    ] {
+        let (status, p) = api_error(req.send().await.unwrap_err());
+        assert_eq!((status, p.code.as_str(), p.param.as_deref()), (400, code, Some(param)));
+    }
+    let e = c.changes(Some(&expired_token(&app).await)).send().await.unwrap_err();
+    assert_eq!((e.status(), e.code()), (Some(410), Some(ErrorCode::SyncTokenExpired)));
+    assert_eq!(e.problem().unwrap().param.as_deref(), Some("since"));
+}
+
+#[tokio::test]
+async fn sync_keeps_a_replica_up_to_date_across_a_real_import() {
+    let app = spawn().await;
+    let c = client(&app);
+    let demo = demo();
+
+    // The first sync fills the replica with every company.
+    let mut replica: BTreeMap<Isin, CompanyDetail> = BTreeMap::new();
+    let first = c.sync(&mut replica, None).await.unwrap();
+    assert!(first.from_scratch && !first.token_expired);
+    assert_eq!((first.changed.len(), replica.len()), (demo.len(), demo.len()));
+    for company in &demo {
+        let record = &replica[&company.isin];
+        assert_eq!(record.company, Company { details: Default::default(), ..company.clone() });
+        assert_eq!(record.classification, company.details.classification, "{}", company.isin);
+    }
+    for company in demo.iter().step_by(400) {
+        assert_eq!(replica[&company.isin], c.company(company.isin.as_str()).await.unwrap(), "the detail record");
+    }
+
+    // Nothing changed: nothing to do.
+    let quiet = c.sync(&mut replica, Some(&first.sync_token)).await.unwrap();
+    assert!(quiet.changed.is_empty() && !quiet.from_scratch && !quiet.token_expired);
+    let before = replica.clone();
+
+    // A real import changes two rows, adds one, and leaves 300 as they were.
+    let [renamed, reclassified, added] = import_three_changes(&app).await;
+    let delta = c.sync(&mut replica, Some(&quiet.sync_token)).await.unwrap();
+    assert!(!delta.from_scratch && !delta.token_expired);
+    let changed: BTreeSet<Isin> = delta.changed.iter().cloned().collect();
+    let want: BTreeSet<Isin> = [&renamed, &reclassified, &added].map(|c| c.isin.clone()).into();
+    assert_eq!((delta.changed.len(), &changed), (3, &want), "exactly what the import changed");
+    assert_eq!(replica.len(), demo.len() + 1);
+    assert_eq!(replica[&renamed.isin].company.name, renamed.name);
+    assert!(replica[&renamed.isin].updated_at > before[&renamed.isin].updated_at);
+    assert_eq!(replica[&reclassified.isin].classification.macro_sector.as_deref(), Some("Services"));
+    assert_eq!(replica[&added.isin].listings, added.details.listings);
+    assert_eq!(replica[&added.isin].market_cap, added.details.market_cap);
+    for isin in &want {
+        assert_eq!(replica[isin], c.company(isin.as_str()).await.unwrap(), "{isin}: the latest form");
+    }
+    for (isin, record) in &before {
+        if !want.contains(isin) {
+            assert_eq!(&replica[isin], record, "{isin} was left as it was");
+        }
+    }
+    // The new token is past every change; the older one still works.
+    assert!(c.sync(&mut replica, Some(&delta.sync_token)).await.unwrap().changed.is_empty());
+    let mut hashed: HashMap<Isin, CompanyDetail> = before.clone().into_iter().collect();
+    let again = c.sync(&mut hashed, Some(&first.sync_token)).await.unwrap();
+    assert_eq!(again.changed.len(), 3);
+    assert_eq!(hashed, replica.clone().into_iter().collect::<HashMap<_, _>>(), "a HashMap replica too");
+
+    // A token the store's history no longer reaches: the replica is cleared
+    // (a record the service does not hold goes) and filled from scratch.
+    let stale = Isin::parse("US88160R1014").unwrap();
+    let mut ghost = replica[&added.isin].clone();
+    ghost.company.isin = stale.clone();
+    replica.insert(stale.clone(), ghost);
+    let restarted = c.sync(&mut replica, Some(&expired_token(&app).await)).await.unwrap();
+    assert!(restarted.token_expired && restarted.from_scratch);
+    assert_eq!((restarted.changed.len(), replica.len()), (demo.len() + 1, demo.len() + 1));
+    assert!(!replica.contains_key(&stale), "cleared first");
+    assert!(c.sync(&mut replica, Some(&restarted.sync_token)).await.unwrap().changed.is_empty());
+
+    // Any other error is returned, not a restart.
+    let e = c.sync(&mut replica, Some("garbage")).await.unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::InvalidCursor));
+    assert_eq!(replica.len(), demo.len() + 1, "left as it was");
+}
+
 // ---- the CLI, as a process ----
 
 struct Run {
     ok: bool,
+    code: Option<i32>,
     stdout: String,
     stderr: String,
 }
@@ -325,6 +598,7 @@ async fn mds_get(app: &TestApp, key: Option<&str>, args: &[&str]) -> Run {
     let o = cmd.output().await.expect("run mds");
     Run {
         ok: o.status.success(),
+        code: o.status.code(),
         stdout: String::from_utf8(o.stdout).unwrap(),
         stderr: String::from_utf8(o.stderr).unwrap(),
     }
@@ -394,6 +668,60 @@ async fn cli_formats() {
 }
 
 #[tokio::test]
+async fn cli_news_list() {
+    let app = spawn().await;
+    let articles = mds_import::demo_articles();
+    let all = news_list(&articles, &NewsFilter::default());
+    let a = articles.iter().find(|a| a.isin.is_some() && a.ticker.is_some()).unwrap();
+    let (isin, ticker) = (a.isin.clone().unwrap(), a.ticker.clone().unwrap());
+
+    let r = ok(&app, &["news", "--isin", isin.as_str(), "--ticker", &ticker.to_lowercase(), "--format", "jsonl"]).await;
+    let got: Vec<ArticleSummary> = r.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let f = NewsFilter {
+        isin: Some(isin.clone()),
+        ticker: Some(mds_domain::Ticker::parse(&ticker).unwrap()),
+        ..NewsFilter::default()
+    };
+    assert_eq!(got, news_list(&articles, &f));
+    assert!(!got.is_empty());
+    assert!(!r.stdout.contains("\"body\""), "no bodies in the list");
+
+    let r = ok(&app, &["news", "--limit", "2"]).await;
+    let got: Vec<ArticleSummary> = serde_json::from_str(&r.stdout).expect("a JSON array");
+    assert_eq!(got, all[..2]);
+    assert!(r.stderr.contains("more articles follow: add --all, or --cursor "), "{}", r.stderr);
+    let cursor = r.stderr.trim().rsplit(' ').next().unwrap().to_owned();
+    let r = ok(&app, &["news", "--limit", "3", "--cursor", &cursor, "--format", "jsonl"]).await;
+    let got: Vec<ArticleSummary> = r.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(got, all[2..5]);
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("news.json");
+    let r = ok(&app, &["news", "--all", "--limit", "20", "--output", path.to_str().unwrap()]).await;
+    let got: Vec<ArticleSummary> = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(got, all);
+    assert!(r.stderr.contains("\r50 articles written to "), "{:?}", r.stderr);
+
+    let r = ok(&app, &["news", "--category", "no-such-category"]).await;
+    assert_eq!(r.stdout, "[]\n");
+
+    // One article, by slug, with its body.
+    let r = ok(&app, &["news", all[0].slug.as_str()]).await;
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(v["body"].is_string());
+
+    for (args, needle) in [
+        (vec!["news", all[0].slug.as_str(), "--isin", isin.as_str()], "cannot be used with"),
+        (vec!["news", "--published-after", "yesterday"], "RFC 3339"),
+        (vec!["news", "--isin", "INE002A01019"], "error: invalid_parameter (HTTP 400): "),
+    ] {
+        let r = mds_get(&app, Some(&app.key), &args).await;
+        assert!(!r.ok, "{args:?} should fail");
+        assert!(r.stderr.contains(needle), "{args:?}: {}", r.stderr);
+    }
+}
+
+#[tokio::test]
 async fn cli_all_to_a_file_writes_every_company() {
     let app = spawn().await;
     let dir = tempfile::tempdir().unwrap();
@@ -439,4 +767,117 @@ async fn cli_errors_are_one_line_with_the_problem_code() {
         assert!(r.stderr.starts_with(needle), "{args:?}: {:?}", r.stderr);
         assert!(!r.stderr.contains(bad), "the key is never echoed");
     }
+}
+
+#[tokio::test]
+async fn cli_company_prints_the_detail_record() {
+    let app = spawn().await;
+    let c = client(&app);
+    let isin = expected(&CompanyFilter::default())[42].isin.clone();
+    let r = ok(&app, &["company", &isin.as_str().to_lowercase()]).await;
+    let got: CompanyDetail = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(got, c.company(isin.as_str()).await.unwrap());
+    assert!(r.stdout.contains("\n  \"listings\": ["), "pretty, like news and usage: {}", r.stdout);
+
+    let before = c.usage().await.unwrap().current_month.requests;
+    for (arg, needle) in [
+        ("nope", "error: not a valid ISIN ("),
+        ("INE117A01023", "error: not a valid ISIN ("),
+        ("US88160R1014", "error: not_found (HTTP 404): "),
+    ] {
+        let r = mds_get(&app, Some(&app.key), &["company", arg]).await;
+        assert!(!r.ok && r.stdout.is_empty(), "{arg}");
+        assert_eq!(r.stderr.lines().count(), 1, "one line: {:?}", r.stderr);
+        assert!(r.stderr.starts_with(needle), "{arg}: {:?}", r.stderr);
+    }
+    let after = c.usage().await.unwrap().current_month.requests;
+    assert_eq!(after, before + 1, "malformed ISINs are refused without a request");
+}
+
+/// The companies of a `--format jsonl` run.
+fn jsonl(r: &Run) -> Vec<CompanyDetail> {
+    r.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[tokio::test]
+async fn cli_changes_syncs_nightly_with_a_token_file() {
+    let app = spawn().await;
+    let c = client(&app);
+    let everything = c.changes(None).all().await.unwrap().data;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("token");
+    let token_file = file.to_str().unwrap();
+    let token = || std::fs::read_to_string(&file).unwrap().trim().to_owned();
+
+    // The first night: no token yet, every company; the token saved.
+    let r = ok(&app, &["changes", "--token-file", token_file, "--format", "jsonl"]).await;
+    assert_eq!(jsonl(&r), everything);
+    // The records import back (a copy kept by `mds import companies`) as
+    // exactly what the store holds.
+    let back = mds_import::parse_companies(r.stdout.as_bytes()).expect("mds import companies reads it");
+    let summary = app.store.upsert_companies(&back).await.unwrap();
+    assert_eq!((summary.inserted, summary.updated, summary.unchanged), (0, 0, back.len() as u64), "{summary:?}");
+    assert_eq!(
+        r.stderr,
+        format!("{} companies (every company)\nsync token written to {token_file}\n", everything.len())
+    );
+    let t1 = token();
+    assert!(c.changes(Some(&t1)).all().await.unwrap().data.is_empty(), "a token the API takes");
+
+    // Nothing changed: no rows, a token again.
+    let r = ok(&app, &["changes", "--token-file", token_file, "--format", "jsonl", "--limit", "2"]).await;
+    assert_eq!(r.stdout, "");
+    assert!(r.stderr.starts_with("0 companies changed since the token\n"), "{}", r.stderr);
+
+    // After a real import: exactly what changed, in its latest form.
+    let changed = import_three_changes(&app).await;
+    let r = ok(&app, &["changes", "--token-file", token_file, "--format", "jsonl", "--limit", "2"]).await;
+    let rows = jsonl(&r);
+    let got: BTreeSet<&Isin> = rows.iter().map(|d| &d.company.isin).collect();
+    assert_eq!(got, changed.iter().map(|c| &c.isin).collect());
+    for d in &rows {
+        assert_eq!(*d, c.company(d.company.isin.as_str()).await.unwrap());
+    }
+    let t3 = token();
+    assert!(c.changes(Some(&t3)).all().await.unwrap().data.is_empty(), "past every change");
+
+    // --since, and the token on the last line of stderr; json is one array.
+    let r = ok(&app, &["changes", "--since", &t1]).await;
+    let array: Vec<CompanyDetail> = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(array, rows);
+    let last = r.stderr.lines().last().unwrap();
+    let printed = last.strip_prefix("sync_token: ").expect("the token, last on stderr");
+    assert!(c.changes(Some(printed)).all().await.unwrap().data.is_empty());
+    let r = ok(&app, &["changes", "--since", printed]).await;
+    assert_eq!(r.stdout, "[]\n");
+
+    // An expired token: its own exit status, one line, nothing written, the
+    // token file left as it was.
+    std::fs::write(&file, expired_token(&app).await).unwrap();
+    let expired = token();
+    let r = mds_get(&app, Some(&app.key), &["changes", "--token-file", token_file, "--format", "jsonl"]).await;
+    assert_eq!((r.code, r.stdout.as_str()), (Some(3), ""), "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{:?}", r.stderr);
+    assert!(r.stderr.starts_with("error: sync_token_expired (HTTP 410): "), "{:?}", r.stderr);
+    assert!(r.stderr.contains(&format!("delete {token_file} and run again")), "{:?}", r.stderr);
+    assert_eq!(token(), expired);
+    let r = mds_get(&app, Some(&app.key), &["changes", "--since", &expired]).await;
+    assert_eq!(r.code, Some(3));
+    assert!(r.stderr.contains("run again without --since"), "{:?}", r.stderr);
+
+    // Other bad input: one line, exit 1, the token file untouched.
+    std::fs::write(&file, &t3).unwrap();
+    for (args, needle) in [
+        (vec!["changes", "--since", "garbage"], "error: invalid_cursor (HTTP 400): "),
+        (vec!["changes", "--limit", "0"], "error: invalid_parameter (HTTP 400): "),
+        (vec!["changes", "--token-file", "/no/such/dir/token"], "error: token file /no/such/dir/token: no directory"),
+    ] {
+        let r = mds_get(&app, Some(&app.key), &args).await;
+        assert_eq!((r.code, r.stdout.as_str()), (Some(1), ""), "{args:?}: {}", r.stderr);
+        assert_eq!(r.stderr.lines().count(), 1, "{args:?}: {:?}", r.stderr);
+        assert!(r.stderr.starts_with(needle), "{args:?}: {:?}", r.stderr);
+    }
+    let r = mds_get(&app, Some(&app.key), &["changes", "--since", &t3, "--token-file", token_file]).await;
+    assert!(!r.ok && r.stderr.contains("cannot be used with"), "{}", r.stderr);
+    assert_eq!(token(), t3);
 }

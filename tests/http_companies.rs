@@ -164,6 +164,7 @@ async fn search_is_unicode_case_insensitive() {
         is_nse: true,
         market_cap_band: Some(MarketCapBand::Large),
         logo_url: None,
+        details: Default::default(),
     });
     let app = spawn_with(Options { companies, ..Options::default() }).await;
     // Composed (U+00E9) and decomposed (e + U+0301) spellings alike: terms

@@ -222,8 +222,9 @@ async fn history_holds_twelve_months_with_the_quota_in_force_then() {
     app.store.set_account_entitled(&acme, false, t("2026-08-10T00:00:00Z")).await.unwrap();
     app.store.set_account_entitled(&acme, true, t("2026-09-01T00:00:00Z")).await.unwrap();
     let prefix = ApiKey::parse(&key).unwrap().prefix();
-    let delta =
-        |m: u32, n: u64| UsageDelta { key: prefix.clone(), month: BillingMonth { year: 2026, month: m }, requests: n };
+    let delta = |m: u32, n: u64| {
+        UsageDelta::counted(prefix.clone(), BillingMonth { year: 2026, month: m }.first_day(), "/v1/companies", n)
+    };
     app.store.apply_usage(&UsageBatch { id: "test:1".into(), deltas: vec![delta(10, 42), delta(5, 7)] }).await.unwrap();
     wait_known(&app, &key).await;
     let u = usage(&app, &key).await;

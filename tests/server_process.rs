@@ -75,9 +75,19 @@ async fn demo_starts_from_nothing_and_reuses_its_store() {
     assert_eq!(r.status(), 200);
     let body: serde_json::Value = r.json().await.unwrap();
     assert_eq!(body["data"].as_array().unwrap().len(), 3);
-    let slug = mds_import::demo_articles()[0].slug.clone();
+    // The news list's line, then the newest article's (from the list to an article).
+    let list_line = format!("curl -H \"Authorization: Bearer {key}\" \"http://{}/v1/news?limit=3\"", first.addr);
+    assert!(out.contains(&list_line), "{out}");
+    let r = client.get(format!("http://{}/v1/news?limit=3", first.addr)).bearer_auth(&key).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let body: serde_json::Value = r.json().await.unwrap();
+    let slug = body["data"][0]["slug"].as_str().unwrap().to_owned();
+    let article_line = format!("curl -H \"Authorization: Bearer {key}\" \"http://{}/v1/news/{slug}\"", first.addr);
+    assert!(out.contains(&article_line), "{out}");
     let r = client.get(format!("http://{}/v1/news/{slug}", first.addr)).bearer_auth(&key).send().await.unwrap();
     assert_eq!(r.status(), 200);
+    let article: serde_json::Value = r.json().await.unwrap();
+    assert!(article["body"].is_string());
     assert!(first.logs().contains("loaded"), "{}", first.logs());
     assert!(first.sigterm().success());
 

@@ -3,15 +3,18 @@
 //! The key comes from `MDS_API_KEY` only (never a flag, so it stays out of
 //! shell history and process lists); the base URL from `MDS_BASE_URL`
 //! (default `http://127.0.0.1:8080`). An API error is one line with the
-//! problem's code and detail, and a non-zero exit.
+//! problem's code and detail, and a non-zero exit. The lists (companies,
+//! news) print one page, or every page with `--all`, to stdout or a file.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use chrono::{DateTime, Utc};
 use clap::{Args, Subcommand, ValueEnum};
-use mds_client::{Client, Company, Exchange, MarketCapBand, Page};
+use mds_client::{ArticleSummary, BillingMonth, Client, Company, Exchange, MarketCapBand, Pages};
+use serde::de::DeserializeOwned;
 
 /// Environment variable holding the API key.
 const KEY_ENV: &str = "MDS_API_KEY";
@@ -23,13 +26,35 @@ const BASE_ENV: &str = "MDS_BASE_URL";
 pub(crate) enum GetCommand {
     /// Companies, one page (or every page with --all).
     Companies(CompaniesArgs),
-    /// One news article, as JSON.
-    News {
-        /// The article's slug.
-        slug: String,
+    /// One company with everything the service knows about it, as JSON.
+    Company {
+        /// Its ISIN (case-insensitive).
+        isin: String,
     },
-    /// Your key's tier, limits and usage, as JSON.
-    Usage,
+    /// The change feed to its end: every company, or those changed since a sync token (a nightly sync).
+    #[command(after_help = super::changes::AFTER_HELP)]
+    Changes(super::changes::ChangesArgs),
+    /// One news article with its body (given its slug), or the news list,
+    /// newest first, without bodies (one page, or every page with --all).
+    News(NewsArgs),
+    /// Your key's tier, limits and usage, as JSON; with --daily, a month
+    /// day by day as a bar chart.
+    Usage(UsageArgs),
+}
+
+/// What `mds get usage` shows.
+#[derive(Debug, Args)]
+pub(crate) struct UsageArgs {
+    /// The month day by day: a bar a day, the quota's daily share marked.
+    #[arg(long)]
+    daily: bool,
+    /// With --daily: this month (YYYY-MM, UTC) instead of the current one;
+    /// the current month or one of the twelve before it.
+    #[arg(long, value_name = "YYYY-MM", requires = "daily")]
+    month: Option<BillingMonth>,
+    /// With --daily: the report as JSON instead of the chart.
+    #[arg(long, requires = "daily")]
+    json: bool,
 }
 
 /// Filters and output of `mds get companies`.
@@ -70,6 +95,66 @@ pub(crate) struct CompaniesArgs {
     output: Option<PathBuf>,
 }
 
+/// Filters and output of `mds get news`.
+#[derive(Debug, Args)]
+pub(crate) struct NewsArgs {
+    /// The slug of one article to print, with its body, as JSON; without
+    /// it, the news list.
+    #[arg(conflicts_with_all = [
+        "isin", "ticker", "category", "tag", "published_after", "published_before", "limit", "cursor", "all",
+        "format", "output",
+    ])]
+    slug: Option<String>,
+    /// Articles about the company with this ISIN.
+    #[arg(long)]
+    isin: Option<String>,
+    /// Articles about the company with this ticker (case-insensitive).
+    #[arg(long)]
+    ticker: Option<String>,
+    /// Exact category.
+    #[arg(long)]
+    category: Option<String>,
+    /// Articles carrying this exact tag.
+    #[arg(long)]
+    tag: Option<String>,
+    /// Published after this instant (RFC 3339 with an offset, e.g. 2026-01-01T00:00:00Z).
+    #[arg(long, value_parser = instant)]
+    published_after: Option<DateTime<Utc>>,
+    /// Published before this instant (RFC 3339 with an offset).
+    #[arg(long, value_parser = instant)]
+    published_before: Option<DateTime<Utc>>,
+    /// Articles per request, 1-200 (the API's default is 50).
+    #[arg(long)]
+    limit: Option<u16>,
+    /// Start at this cursor (the `next_cursor` of an earlier page).
+    #[arg(long, conflicts_with = "all")]
+    cursor: Option<String>,
+    /// Follow every page to the end.
+    #[arg(long)]
+    all: bool,
+    /// Output format: a JSON array (json) or one article per line (jsonl).
+    #[arg(long, value_enum, default_value_t = NewsFormat::Json)]
+    format: NewsFormat,
+    /// Write to this file instead of stdout (with progress on stderr).
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+}
+
+/// An instant given on the command line: RFC 3339 with an offset.
+fn instant(s: &str) -> Result<DateTime<Utc>, String> {
+    mds_domain::time::parse_rfc3339(s)
+        .map_err(|_| "must be an RFC 3339 date-time with an offset, such as 2026-01-01T00:00:00Z".to_owned())
+}
+
+/// Output formats of `mds get news`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum NewsFormat {
+    /// A JSON array of articles.
+    Json,
+    /// One JSON article per line.
+    Jsonl,
+}
+
 /// Output formats of `mds get companies`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
@@ -88,14 +173,33 @@ pub(crate) async fn run(command: GetCommand) -> anyhow::Result<()> {
     let client = client()?;
     match command {
         GetCommand::Companies(args) => companies(&client, args).await,
-        GetCommand::News { slug } => {
+        GetCommand::Company { isin } => {
+            // Checked here, not by a request that would count against the quota.
+            let isin = mds_client::Isin::parse(&isin)?;
+            let detail = client.company(isin.as_str()).await?;
+            outln!("{}", serde_json::to_string_pretty(&detail)?)?;
+            Ok(())
+        }
+        GetCommand::Changes(args) => super::changes::run(&client, args).await,
+        GetCommand::News(NewsArgs { slug: Some(slug), .. }) => {
             let article = client.news(&slug).await?;
             outln!("{}", serde_json::to_string_pretty(&article)?)?;
             Ok(())
         }
-        GetCommand::Usage => {
+        GetCommand::News(args) => news(&client, args).await,
+        GetCommand::Usage(UsageArgs { daily: false, .. }) => {
             let usage = client.usage().await?;
             outln!("{}", serde_json::to_string_pretty(&usage)?)?;
+            Ok(())
+        }
+        GetCommand::Usage(UsageArgs { daily: true, month, json }) => {
+            let report = client.usage_daily(month).await?;
+            if json {
+                outln!("{}", serde_json::to_string_pretty(&report)?)?;
+            } else {
+                let chart = super::usage_chart::render(&report);
+                io::stdout().lock().write_all(chart.as_bytes())?;
+            }
             Ok(())
         }
     }
@@ -138,42 +242,148 @@ async fn companies(client: &Client, a: CompaniesArgs) -> anyhow::Result<()> {
         req = req.cursor(v);
     }
 
-    let (sink, path): (Box<dyn Write>, _) = match &a.output {
+    let mut out = Output::new(sink(a.output.as_deref())?, a.format);
+    let listed = pages(req.pages(), a.all, a.output.as_deref(), "companies", |rows| out.rows(rows)).await?;
+    out.finish()?;
+    listed.report(a.output.as_deref(), "companies");
+    Ok(())
+}
+
+async fn news(client: &Client, a: NewsArgs) -> anyhow::Result<()> {
+    let mut req = client.news_list();
+    if let Some(v) = a.isin {
+        req = req.isin(v);
+    }
+    if let Some(v) = a.ticker {
+        req = req.ticker(v);
+    }
+    if let Some(v) = a.category {
+        req = req.category(v);
+    }
+    if let Some(v) = a.tag {
+        req = req.tag(v);
+    }
+    if let Some(v) = a.published_after {
+        req = req.published_after(v);
+    }
+    if let Some(v) = a.published_before {
+        req = req.published_before(v);
+    }
+    if let Some(v) = a.limit {
+        req = req.limit(v);
+    }
+    if let Some(v) = a.cursor {
+        req = req.cursor(v);
+    }
+    let mut out = JsonRows::new(sink(a.output.as_deref())?, a.format == NewsFormat::Jsonl);
+    let listed = pages(req.pages(), a.all, a.output.as_deref(), "articles", |rows| out.rows(rows)).await?;
+    out.finish()?;
+    listed.report(a.output.as_deref(), "articles");
+    Ok(())
+}
+
+/// Where rows go: the file `output` names, else stdout.
+fn sink(output: Option<&Path>) -> anyhow::Result<Box<dyn Write>> {
+    Ok(match output {
         Some(p) => {
             let f = File::create(p).with_context(|| format!("cannot create {}", p.display()))?;
-            (Box::new(BufWriter::new(f)), Some(p))
+            Box::new(BufWriter::new(f))
         }
-        None => (Box::new(BufWriter::new(io::stdout().lock())), None),
-    };
-    let mut out = Output::new(sink, a.format);
-    let progress = path.is_some();
-    let mut pages = req.pages();
-    let mut last: Option<Page<Company>> = None;
+        None => Box::new(BufWriter::new(io::stdout().lock())),
+    })
+}
+
+/// What [`pages`] fetched.
+struct Listed {
+    /// Rows written.
+    count: usize,
+    /// The cursor to go on from, when more rows follow and not all were asked for.
+    more: Option<String>,
+}
+
+/// Fetches the first page of a list, or every page with `all`, handing
+/// each page's rows to `write` (which returns the rows written so far);
+/// with a file `output`, progress on stderr.
+async fn pages<T: DeserializeOwned>(
+    mut pages: Pages<T>,
+    all: bool,
+    output: Option<&Path>,
+    noun: &str,
+    mut write: impl FnMut(&[T]) -> io::Result<usize>,
+) -> anyhow::Result<Listed> {
+    let mut listed = Listed { count: 0, more: None };
     while let Some(page) = pages.next_page().await? {
-        out.rows(&page.data)?;
-        if progress {
-            eprint!("\r{} companies…", thousands(out.count));
+        listed.count = write(&page.data)?;
+        if output.is_some() {
+            eprint!("\r{} {noun}…", thousands(listed.count));
         }
-        let more = page.has_more;
-        last = Some(page);
-        if !a.all || !more {
+        if !all || !page.has_more {
+            listed.more = page.next_cursor.filter(|_| page.has_more && !all);
             break;
         }
     }
-    out.finish()?;
-    if progress {
-        eprintln!(
-            "\r{} companies written to {}",
-            thousands(out.count),
-            path.map(|p| p.display().to_string()).unwrap_or_default()
-        );
-    }
-    if !a.all {
-        if let Some(Page { next_cursor: Some(c), has_more: true, .. }) = last {
-            eprintln!("more companies follow: add --all, or --cursor {c}");
+    Ok(listed)
+}
+
+impl Listed {
+    /// Says on stderr where the rows went (for a file) and how to go on
+    /// (when more follow).
+    fn report(&self, output: Option<&Path>, noun: &str) {
+        if let Some(p) = output {
+            eprintln!("\r{} {noun} written to {}", thousands(self.count), p.display());
+        }
+        if let Some(c) = &self.more {
+            eprintln!("more {noun} follow: add --all, or --cursor {c}");
         }
     }
+}
+
+/// Writes listed articles as they arrive: a JSON array, or JSON Lines.
+struct JsonRows {
+    sink: Box<dyn Write>,
+    lines: bool,
+    count: usize,
+}
+
+impl JsonRows {
+    fn new(sink: Box<dyn Write>, lines: bool) -> Self {
+        JsonRows { sink, lines, count: 0 }
+    }
+
+    fn rows(&mut self, rows: &[ArticleSummary]) -> io::Result<usize> {
+        for a in rows {
+            json_row(&mut self.sink, self.lines, self.count, a)?;
+            self.count += 1;
+        }
+        Ok(self.count)
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        json_end(&mut self.sink, self.lines, self.count)?;
+        self.sink.flush()
+    }
+}
+
+/// Writes the row numbered `n` (from 0) of a JSON array, or of JSON Lines
+/// (`lines`).
+fn json_row(sink: &mut dyn Write, lines: bool, n: usize, row: &impl serde::Serialize) -> io::Result<()> {
+    if !lines {
+        sink.write_all(if n == 0 { b"[\n" } else { b",\n" })?;
+    }
+    serde_json::to_writer(&mut *sink, row)?;
+    if lines {
+        sink.write_all(b"\n")?;
+    }
     Ok(())
+}
+
+/// Ends a JSON array of `count` rows (JSON Lines need no end).
+fn json_end(sink: &mut dyn Write, lines: bool, count: usize) -> io::Result<()> {
+    match (lines, count) {
+        (true, _) => Ok(()),
+        (false, 0) => sink.write_all(b"[]\n"),
+        (false, _) => sink.write_all(b"\n]\n"),
+    }
 }
 
 /// Writes rows in one format as they arrive (a table waits for the end, to
@@ -196,17 +406,10 @@ impl Output {
         Output { sink, format, count: 0, table: Vec::new() }
     }
 
-    fn rows(&mut self, rows: &[Company]) -> io::Result<()> {
+    fn rows(&mut self, rows: &[Company]) -> io::Result<usize> {
         for c in rows {
             match self.format {
-                Format::Json => {
-                    self.sink.write_all(if self.count == 0 { b"[\n" } else { b",\n" })?;
-                    serde_json::to_writer(&mut self.sink, c)?;
-                }
-                Format::Jsonl => {
-                    serde_json::to_writer(&mut self.sink, c)?;
-                    self.sink.write_all(b"\n")?;
-                }
+                Format::Json | Format::Jsonl => json_row(&mut self.sink, self.format == Format::Jsonl, self.count, c)?,
                 Format::Csv => {
                     if self.count == 0 {
                         writeln!(self.sink, "{}", csv_header())?;
@@ -218,13 +421,12 @@ impl Output {
             }
             self.count += 1;
         }
-        Ok(())
+        Ok(self.count)
     }
 
     fn finish(&mut self) -> io::Result<()> {
         match self.format {
-            Format::Json if self.count == 0 => self.sink.write_all(b"[]\n")?,
-            Format::Json => self.sink.write_all(b"\n]\n")?,
+            Format::Json | Format::Jsonl => json_end(&mut self.sink, self.format == Format::Jsonl, self.count)?,
             Format::Csv if self.count == 0 => writeln!(self.sink, "{}", csv_header())?,
             Format::Table => self.table()?,
             _ => {}

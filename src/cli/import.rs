@@ -31,9 +31,15 @@ pub(crate) enum ImportCommand {
         /// BSE's equity list (Equity.csv).
         #[arg(long)]
         bse: PathBuf,
-        /// A market-capitalisation file in NSE's MCAP shape; sets market_cap_band by rank.
+        /// A market-capitalisation file in NSE's MCAP shape; sets market_cap_band by rank
+        /// and each company's market cap (in crore).
         #[arg(long)]
         mcap: Option<PathBuf>,
+        /// The day the market-capitalisation figures are of (YYYY-MM-DD). Without it, the
+        /// day in the file's name (DDMMYYYY or YYYY-MM-DD, as NSE and its mirrors name
+        /// them), else unknown.
+        #[arg(long, value_name = "YYYY-MM-DD", requires = "mcap")]
+        mcap_as_of: Option<chrono::NaiveDate>,
     },
 }
 
@@ -58,22 +64,31 @@ pub(crate) async fn run(store: &Arc<dyn Store>, cmd: ImportCommand) -> anyhow::R
             let s = store.upsert_articles(&articles).await.context("nothing was imported")?;
             report("articles", &file, s)?;
         }
-        ImportCommand::Exchanges { nse, bse, mcap } => {
+        ImportCommand::Exchanges { nse, bse, mcap, mcap_as_of } => {
             let nse_list = parse(&nse, &read(&nse)?, mds_import::parse_nse_equity_list)?;
             let bse_list = parse(&bse, &read(&bse)?, mds_import::parse_bse_equity_list)?;
-            let mcap_list = mcap.as_deref().map(|m| parse(m, &read(m)?, mds_import::parse_nse_mcap)).transpose()?;
+            let mcap_list = match mcap.as_deref() {
+                None => None,
+                Some(m) => {
+                    let day = mcap_as_of.or_else(|| {
+                        m.file_name().and_then(|n| n.to_str()).and_then(mds_import::exchange::mcap_day_from_file_name)
+                    });
+                    Some(parse(m, &read(m)?, mds_import::parse_nse_mcap)?.with_as_of(day))
+                }
+            };
             let merged = mds_import::merge(&nse_list, &bse_list, mcap_list.as_ref());
             for note in &merged.notes {
                 eprintln!("note: {note}");
             }
             let s = store.upsert_companies(&merged.companies).await.context("nothing was imported")?;
             outln!(
-                "imported {} companies from {} and {} ({} new, {} updated; {} rows without an ISIN skipped)",
+                "imported {} companies from {} and {} ({} new, {} updated, {} unchanged; {} rows without an ISIN skipped)",
                 merged.companies.len(),
                 nse.display(),
                 bse.display(),
                 s.inserted,
                 s.updated,
+                s.unchanged,
                 merged.skipped_without_isin
             )?;
             drop(merged);
@@ -117,10 +132,11 @@ fn parse<T>(file: &Path, bytes: &[u8], parser: impl Fn(&[u8]) -> Result<T, Impor
 
 fn report(what: &str, file: &Path, s: UpsertSummary) -> std::io::Result<()> {
     outln!(
-        "imported {} {what} from {} ({} new, {} updated)",
-        s.inserted + s.updated,
+        "imported {} {what} from {} ({} new, {} updated, {} unchanged)",
+        s.inserted + s.updated + s.unchanged,
         file.display(),
         s.inserted,
-        s.updated
+        s.updated,
+        s.unchanged
     )
 }

@@ -14,9 +14,11 @@ macro_rules! outln {
 }
 
 mod admin;
+mod changes;
 mod get;
 mod import;
 mod serve;
+mod usage_chart;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -92,6 +94,13 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Keys(c) => admin::keys(&open(&url).await?, c).await,
         Command::Get(c) => get::run(c).await,
     }
+}
+
+/// The exit status of a failed command: [`changes::EXIT_TOKEN_EXPIRED`]
+/// when the service refused a sync token as expired (a script then syncs
+/// from scratch), else 1.
+pub(crate) fn exit_code(e: &anyhow::Error) -> u8 {
+    if e.chain().any(|c| c.is::<changes::TokenExpired>()) { changes::EXIT_TOKEN_EXPIRED } else { 1 }
 }
 
 /// Opens the store and brings its schema up to date.

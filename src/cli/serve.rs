@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use chrono::Utc;
-use mds_domain::{AccountName, Environment, TierName};
+use mds_domain::{AccountName, Environment, NewsFilter, TierName};
 use mds_http::{AppState, HttpConfig, Server, ServerConfig, shutdown_signal};
 use mds_limits::SharedConfig;
 use mds_node::{NodeConfig, issue_key};
@@ -43,8 +43,9 @@ pub(crate) struct ServeArgs {
     /// Serve without rate limits, quotas and metering: only to measure their cost.
     #[arg(long)]
     no_limits: bool,
-    /// MiB of company pages kept per catalog version, to answer a query
-    /// asked before without making its page again; 0 keeps none.
+    /// MiB of company pages kept per catalog version, and again of news
+    /// list pages per news generation, to answer a query asked before
+    /// without making its page again; 0 keeps none.
     #[arg(long, env = "MDS_PAGE_CACHE_MIB", default_value_t = 8, value_parser = clap::value_parser!(u64).range(0..=4096))]
     page_cache_mib: u64,
     /// Redis shared by all nodes for rate limits and monthly counters
@@ -100,7 +101,8 @@ const DEMO_ACCOUNT: &str = "demo";
 const DEMO_TIER: &str = "pro";
 
 /// `mds demo`: loads the demo data into an empty store, issues a demo key,
-/// prints it with a curl line, then serves.
+/// prints it with curl lines (the company list, the news list, and the
+/// newest article with its body), then serves.
 pub(crate) async fn demo(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<()> {
     let store = open(url).await?;
     if store.company_count().await? == 0 {
@@ -122,11 +124,19 @@ pub(crate) async fn demo(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<(
         .await
         .context("cannot issue the demo key")?;
     let secret = key.expose_secret().to_owned();
+    // The newest article, so the lines go from the list to an article.
+    let newest = store.news_page(&NewsFilter::default(), None, 1).await.context("cannot read the news list")?;
+    let article = newest.first().map(|a| a.slug.clone());
     run_server(store, &args, move |addr| {
         println!("Demo key (account \"{DEMO_ACCOUNT}\", tier \"{DEMO_TIER}\"; a new one each run, shown only now):");
         println!("  {secret}");
         println!("Try:");
-        println!("  curl -H \"Authorization: Bearer {secret}\" \"http://{addr}/v1/companies?limit=3\"");
+        let curl = |path: &str| println!("  curl -H \"Authorization: Bearer {secret}\" \"http://{addr}{path}\"");
+        curl("/v1/companies?limit=3");
+        curl("/v1/news?limit=3");
+        if let Some(slug) = &article {
+            curl(&format!("/v1/news/{slug}"));
+        }
         println!("Serving on http://{addr} (Ctrl-C to stop)");
     })
     .await

@@ -7,12 +7,13 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
+use mds_domain::news::NewsKey;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
-use mds_domain::{Account, AccountName, Article, Company, KeyPrefix, Slug, Tier};
+use mds_domain::{Account, AccountName, Article, ArticleSummary, Company, KeyPrefix, NewsFilter, Slug, Tier};
 use mds_store::{
-    AccessStore, AuthSnapshot, CatalogStore, Cause, Generations, KeyRecord, MetaStore, NewKey, NewsStore, Store,
-    StoreError, StoreResult, UpsertSummary, UsageBatch, UsageStore,
+    AccessStore, AuthSnapshot, CatalogStore, Cause, DailyUsage, Generations, KeyRecord, MetaStore, NewKey, NewsStore,
+    Store, StoreError, StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
 };
 
 /// Which fault is on.
@@ -93,7 +94,7 @@ gated!(CatalogStore {
     fn upsert_company_chunks(chunks: &mut (dyn Iterator<Item = Vec<Company>> + Send)) -> UpsertSummary;
     fn companies() -> Vec<Company>;
     fn company_count() -> u64;
-    fn companies_sorted(each: &mut (dyn FnMut(Company) + Send)) -> ();
+    fn companies_sorted(each: &mut (dyn FnMut(StoredCompany) + Send)) -> ();
     fn save_catalog_snapshot(generation: i64, bytes: &[u8]) -> ();
     fn catalog_snapshot(generation: i64) -> Option<Vec<u8>>;
 });
@@ -101,6 +102,7 @@ gated!(CatalogStore {
 gated!(NewsStore {
     fn upsert_articles(rows: &[Article]) -> UpsertSummary;
     fn article(slug: &Slug) -> Option<Article>;
+    fn news_page(filter: &NewsFilter, after: Option<&NewsKey>, limit: usize) -> Vec<ArticleSummary>;
     fn article_count() -> u64;
 });
 
@@ -119,5 +121,6 @@ gated!(AccessStore {
 gated!(UsageStore {
     fn apply_usage(batch: &UsageBatch) -> bool;
     fn usage(key: &KeyPrefix, from: BillingMonth, to: BillingMonth) -> Vec<(BillingMonth, u64)>;
+    fn usage_days(key: &KeyPrefix, from: NaiveDate, to: NaiveDate) -> Vec<DailyUsage>;
     fn quota_history(key: &KeyPrefix) -> QuotaHistory;
 });

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use mds_domain::{AccountName, Company, Environment, TierName};
+use mds_domain::{AccountName, Article, Company, Environment, TierName};
 use mds_http::{AppState, HttpConfig, Server};
 use mds_store::{DatabaseUrl, Store};
 use tempfile::TempDir;
@@ -82,6 +82,8 @@ pub async fn spawn_faulty(config: HttpConfig) -> (TestApp, Arc<faults::Faulty>) 
 pub struct Options {
     /// Companies loaded before the server starts.
     pub companies: Vec<Company>,
+    /// Articles loaded before the server starts.
+    pub articles: Vec<Article>,
     /// HTTP settings.
     pub config: HttpConfig,
     /// Wraps the store (e.g. in a fault injector) before the server gets it.
@@ -92,6 +94,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             companies: mds_import::demo_companies(),
+            articles: mds_import::demo_articles(),
             config: reloading_every(Duration::from_millis(100)),
             wrap: None,
         }
@@ -116,7 +119,7 @@ pub async fn spawn_with(opts: Options) -> TestApp {
     let store = mds_store::open(&url).await.expect("open store");
     store.migrate().await.expect("migrate");
     store.upsert_companies(&opts.companies).await.expect("companies");
-    store.upsert_articles(&mds_import::demo_articles()).await.expect("articles");
+    store.upsert_articles(&opts.articles).await.expect("articles");
     let account = AccountName::parse("acme").unwrap();
     store.create_account(&account, Utc::now()).await.unwrap();
     let key = new_key(&*store, "acme", "pro", Environment::Live).await;

@@ -1,14 +1,11 @@
-"""Routes of the contract (API.md sections 7 and 8) that another change is adding
-to the server: company detail, the change feed and the sync helper, the news
-list, daily usage. Each test runs against the real server and skips cleanly
-while the route answers 404; the shapes are also checked against the contract
-with a tiny fake, which needs no server."""
+"""Routes of the contract (API.md sections 7.3 and 8): the news list and daily
+usage, against the real server (the skip on 404 is kept for an older server),
+and their shapes against the contract with a tiny fake, which needs no server.
+(Company detail and the change feed: tests/test_changes.py.)"""
 
 from __future__ import annotations
 
 import asyncio
-import csv
-import json
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -18,17 +15,13 @@ import pytest
 from mds_client import (
     Article,
     AsyncClient,
-    ChangesPage,
     Client,
-    CompanyDetail,
     DailyUsage,
     InvalidRequestError,
     NewsPage,
-    NotFoundError,
-    listings_frame,
 )
 
-from .conftest import Server, skip_if_unserved
+from .conftest import Server
 
 pytestmark = pytest.mark.unserved
 
@@ -38,25 +31,8 @@ RELIANCE = "INE002A01018"
 # --- against the real server (skipped while the route is not served) -------
 
 
-def test_company_detail(client: Client) -> None:
-    listed = client.companies.all(ticker="RELIANCE")
-    assert listed
-    isin = listed[0].isin
-    detail = skip_if_unserved(lambda: client.company(isin.lower()))
-    assert isinstance(detail, CompanyDetail)
-    assert detail.isin == isin and detail.ticker == listed[0].ticker
-    assert detail.is_nse == listed[0].is_nse and detail.market_cap_band == listed[0].market_cap_band
-    assert detail.updated_at is None or detail.updated_at.tzinfo is not None
-    assert [lst.exchange for lst in detail.listings] == sorted(
-        (lst.exchange for lst in detail.listings), key=lambda e: e != "nse"
-    )
-    assert detail.remaining is not None
-    with pytest.raises(NotFoundError):
-        client.company("INE000000000")
-
-
 def test_news_list(client: Client) -> None:
-    page = skip_if_unserved(lambda: client.news(limit=10))
+    page = client.news(limit=10)
     assert isinstance(page, NewsPage) and len(page.data) == 10
     assert all(a.body is None for a in page.data)
     every = client.news.all(limit=7)
@@ -76,7 +52,7 @@ def test_news_list(client: Client) -> None:
 
 def test_usage_daily(client: Client) -> None:
     client.companies(limit=1)
-    daily = skip_if_unserved(lambda: client.usage_daily())
+    daily = client.usage_daily()  # served: no skip
     assert isinstance(daily, DailyUsage)
     today = datetime.now(timezone.utc).date()
     assert daily.days[-1].date == today and daily.days[0].date.day == 1
@@ -85,132 +61,16 @@ def test_usage_daily(client: Client) -> None:
         client.usage_daily(month="1999-01")
 
 
-def test_sync_helper_across_a_real_import(server: Server, client: Client) -> None:
-    store: dict[str, CompanyDetail] = {}
-    first = skip_if_unserved(lambda: client.sync(store))
-    assert first.from_scratch and len(store) == len(client.companies.all(limit=200))
-    again = client.sync(store, first.sync_token)
-    assert again.changed == []
-
-    target = store[sorted(store)[0]]
-    path = server.workdir / "rename.csv"
-    fields = ["isin", "ticker", "name", "industry", "sector", "is_bse", "is_nse",
-              "market_cap_band", "logo_url"]  # fmt: skip
-    row = {f: getattr(target, f) for f in fields}
-    row["name"] = target.name + " (renamed by pytest)"
-    with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=fields)
-        w.writeheader()
-        w.writerow({k: ("" if v is None else str(v).lower() if isinstance(v, bool) else v)
-                    for k, v in row.items()})  # fmt: skip
-    server.mds("import", "companies", str(path))
-    delta = client.sync(store, again.sync_token)
-    assert [d.isin for d in delta.changed] == [target.isin]
-    assert store[target.isin].name == row["name"]
-    assert not delta.from_scratch
-
-    pytest.importorskip("pandas")
-    df, token = client.sync_frame(None)
-    assert len(df) == len(store) and df.loc[target.isin, "name"] == row["name"]
-    df2, _ = client.sync_frame(df, token)
-    assert df2.equals(df)
-
-
-def test_async_unserved_routes(server: Server, api_key: str) -> None:
+def test_async_news_list(server: Server, api_key: str) -> None:
     async def main() -> Any:
         async with AsyncClient(api_key=api_key, base_url=server.base_url) as ac:
             return await ac.news(limit=3)
 
-    page = skip_if_unserved(lambda: asyncio.run(main()))
-    assert isinstance(page, NewsPage)
+    page = asyncio.run(main())
+    assert isinstance(page, NewsPage) and len(page.data) == 3
 
 
 # --- the shapes of the contract, against a tiny fake ------------------------
-
-DETAIL = {
-    "isin": RELIANCE, "ticker": "RELIANCE", "name": "Reliance Industries Ltd",
-    "industry": "Refineries", "sector": "Oil & Gas", "is_bse": True, "is_nse": True,
-    "market_cap_band": "large_cap", "logo_url": None,
-    "listings": [
-        {"exchange": "nse", "symbol": "RELIANCE", "scrip_code": None, "series": "EQ",
-         "listed_on": "1995-11-29", "face_value": 10, "status": "active"},
-        {"exchange": "bse", "symbol": "RELIANCE", "scrip_code": "500325", "series": "A",
-         "listed_on": None, "face_value": 10.0, "status": "active"},
-    ],
-    "classification": {"macro_sector": "Energy", "sector": "Oil Gas", "industry": "Petroleum",
-                       "basic_industry": None},
-    "market_cap": {"inr_crore": 1900000.5, "as_of": "2024-03-28"},
-    "updated_at": "2026-11-01T10:00:00+00:00",
-}  # fmt: skip
-
-
-def fake_feed() -> httpx.MockTransport:
-    """A change feed of two pages, then a delta of one renamed company."""
-    other = {**DETAIL, "isin": "INE467B01029", "ticker": "TCS", "name": "TCS", "market_cap": None,
-             "listings": [], "classification": {}}  # fmt: skip
-    renamed = {**DETAIL, "name": "Reliance (renamed)"}
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        q = request.url.params
-        assert request.headers["authorization"] == "Bearer k"
-        if request.url.path != "/v1/companies/changes":
-            return httpx.Response(404, json={"code": "not_found", "status": 404, "detail": "x"})
-        since, cursor = q.get("since"), q.get("cursor")
-        if since is None and cursor is None:
-            body = {"data": [DETAIL], "has_more": True, "next_cursor": "c1", "sync_token": None}
-        elif since is None and cursor == "c1":
-            body = {"data": [other], "has_more": False, "next_cursor": None, "sync_token": "t1"}
-        elif since == "t1":
-            body = {"data": [renamed], "has_more": False, "next_cursor": None, "sync_token": "t2"}
-        elif since == "t2":
-            body = {"data": [], "has_more": False, "next_cursor": None, "sync_token": "t2"}
-        else:
-            return httpx.Response(
-                410,
-                json={
-                    "code": "sync_token_expired",
-                    "status": 410,
-                    "detail": "sync from scratch",
-                    "param": "since",
-                    "request_id": "r",
-                },  # fmt: skip
-            )
-        return httpx.Response(200, content=json.dumps(body), headers={"X-RateLimit-Remaining": "9"})
-
-    return httpx.MockTransport(handler)
-
-
-def test_contract_shapes_and_sync_with_a_fake() -> None:
-    c = Client(api_key="k", base_url="http://fake", transport=fake_feed())
-    page = c.changes()
-    assert isinstance(page, ChangesPage) and page.sync_token is None and page.remaining == 9
-    d = page.data[0]
-    assert d.listings[0].exchange == "nse" and d.listings[0].scrip_code is None
-    assert d.listings[0].listed_on is not None and d.listings[0].listed_on.year == 1995
-    assert d.listings[1].face_value == 10.0 and d.classification.basic_industry is None
-    assert d.market_cap is not None and d.market_cap.inr_crore == 1900000.5
-    assert d.updated_at == datetime(2026, 11, 1, 10, tzinfo=timezone.utc)
-
-    store: dict[str, CompanyDetail] = {}
-    first = c.sync(store)
-    assert first.sync_token == "t1" and set(store) == {RELIANCE, "INE467B01029"}
-    delta = c.sync(store, first.sync_token)
-    assert delta.sync_token == "t2" and store[RELIANCE].name == "Reliance (renamed)"
-    assert c.sync(store, "t2").changed == []
-    # an expired token starts over, from scratch
-    expired = c.sync(store, "old")
-    assert expired.from_scratch and expired.sync_token == "t1" and len(store) == 2
-
-    pd = pytest.importorskip("pandas")
-    df, token = c.sync_frame(None)
-    assert token == "t1" and list(df.index) == [RELIANCE, "INE467B01029"]
-    df, token = c.sync_frame(df, token)
-    assert token == "t2" and df.loc[RELIANCE, "name"] == "Reliance (renamed)" and len(df) == 2
-    assert isinstance(df["updated_at"].dtype, pd.DatetimeTZDtype)
-    assert df["market_cap_inr_crore"].dtype == "Float64"
-    lf = listings_frame(list(store.values()))
-    assert isinstance(lf["exchange"].dtype, pd.CategoricalDtype)
-    assert list(lf["exchange"].cat.categories) == ["nse", "bse"]
 
 
 def test_contract_shapes_of_news_and_daily_usage_with_a_fake() -> None:

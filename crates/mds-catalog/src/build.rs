@@ -13,6 +13,7 @@ use mds_domain::{Company, MarketCapBand};
 use crate::grams::{GramHasher, ascii_grams, grams_of, signature};
 use crate::layout::{SECTIONS, Section, assemble, flag};
 use crate::postings::{Postings, encode};
+use crate::tail::{self, Dictionaries};
 
 /// A company arrived out of `(ticker, isin)` order (or twice).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -94,6 +95,24 @@ pub struct CatalogBuilder {
     sectors: Dictionary,
     /// Each row's signature, little-endian.
     signatures: Vec<u8>,
+    /// Each row's detail tail (empty when it has no details): `u32`
+    /// offsets (n + 1) into `tails`.
+    tail_off: Vec<u8>,
+    tails: Vec<u8>,
+    /// What the tails name by number.
+    dict: Dictionaries,
+    /// Each row's change stamp.
+    stamps: Vec<Stamp>,
+}
+
+/// When, and in which store generation, a company's record last changed
+/// (contract section 7.2).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Stamp {
+    /// The `companies` generation of the change.
+    pub seq: i64,
+    /// Its time, in Unix seconds.
+    pub updated_unix: i64,
 }
 
 fn band_index(b: MarketCapBand) -> u8 {
@@ -133,6 +152,14 @@ impl CatalogBuilder {
             industries: Dictionary::default(),
             sectors: Dictionary::default(),
             signatures: Vec::with_capacity(8 * n),
+            tail_off: {
+                let mut v = Vec::with_capacity(4 * (n + 1));
+                v.extend_from_slice(&0u32.to_le_bytes());
+                v
+            },
+            tails: Vec::new(),
+            dict: Dictionaries::default(),
+            stamps: Vec::with_capacity(n),
         }
     }
 
@@ -146,8 +173,15 @@ impl CatalogBuilder {
         self.flags.is_empty()
     }
 
-    /// Adds the next company, which must sort after the previous one.
+    /// Adds the next company, which must sort after the previous one, with
+    /// no change stamp (generation 0 at the epoch).
     pub fn push(&mut self, c: &Company) -> Result<(), OrderError> {
+        self.push_stamped(c, Stamp::default())
+    }
+
+    /// Adds the next company, which must sort after the previous one, last
+    /// changed as `stamp` says.
+    pub fn push_stamped(&mut self, c: &Company, stamp: Stamp) -> Result<(), OrderError> {
         let n = self.len();
         if n > 0 {
             let last = (self.tickers.get(n - 1).as_bytes(), &self.isins[12 * (n - 1)..]);
@@ -177,6 +211,9 @@ impl CatalogBuilder {
         };
         let ticker = signature(c.ticker.as_str().chars().map(|ch| ch.to_ascii_lowercase()));
         self.signatures.extend_from_slice(&(name | ticker).to_le_bytes());
+        tail::encode(&c.details, c.ticker.as_str(), &mut self.dict, &mut self.tails);
+        self.tail_off.extend_from_slice(&u32::try_from(self.tails.len()).expect("tails fit 4 GiB").to_le_bytes());
+        self.stamps.push(stamp);
         Ok(())
     }
 
@@ -190,6 +227,25 @@ impl CatalogBuilder {
             grams_of(&fold(name), buf);
         }
         ascii_grams(self.tickers.get(i).as_bytes(), buf);
+    }
+
+    /// The change sections: the distinct stamps sorted, each row's stamp
+    /// index, the rows by (stamp, ISIN), and the rows by ISIN.
+    fn orders(&self) -> (Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>) {
+        let mut distinct = self.stamps.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let index: HashMap<Stamp, u32> = distinct.iter().enumerate().map(|(i, s)| (*s, i as u32)).collect();
+        let ids: Vec<u32> = self.stamps.iter().map(|s| index[s]).collect();
+        let isin = |r: u32| &self.isins[12 * r as usize..12 * r as usize + 12];
+        let mut by_change: Vec<u32> = (0..self.len() as u32).collect();
+        by_change.sort_unstable_by(|&a, &b| (ids[a as usize], isin(a)).cmp(&(ids[b as usize], isin(b))));
+        let mut by_isin: Vec<u32> = (0..self.len() as u32).collect();
+        by_isin.sort_unstable_by(|&a, &b| isin(a).cmp(isin(b)));
+        let le = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let stamps =
+            distinct.iter().flat_map(|s| [s.seq.to_le_bytes(), s.updated_unix.to_le_bytes()]).flatten().collect();
+        (stamps, le(&ids), le(&by_change), le(&by_isin))
     }
 
     /// Lays out the catalog.
@@ -264,6 +320,11 @@ impl CatalogBuilder {
         let gram_keys: Vec<u8> = grams.iter().flat_map(|(g, _)| g.to_le_bytes()).collect();
         let gram_lists = table(&mut grams.iter().map(|&(_, s)| s as usize));
 
+        let (stamps, stamp_ids, change_order, isin_order) = self.orders();
+        let (strings, numbers) = std::mem::take(&mut self.dict).finish();
+        let mut detail_strings = Arena::with_capacity(strings.len());
+        strings.iter().for_each(|s| detail_strings.push(s));
+
         let mut sections: [&[u8]; SECTIONS] = [&[]; SECTIONS];
         for (s, bytes) in [
             (Section::Isins, &self.isins[..]),
@@ -287,6 +348,15 @@ impl CatalogBuilder {
             (Section::Lists, &compressed),
             (Section::Bits, &bits),
             (Section::Signatures, &self.signatures),
+            (Section::DetailOff, &self.tail_off),
+            (Section::Details, &self.tails),
+            (Section::DetailStringOff, &detail_strings.off),
+            (Section::DetailStrings, &detail_strings.text),
+            (Section::DetailNumbers, &numbers),
+            (Section::Stamps, &stamps),
+            (Section::StampIds, &stamp_ids),
+            (Section::ChangeOrder, &change_order),
+            (Section::IsinOrder, &isin_order),
         ] {
             sections[s as usize] = bytes;
         }

@@ -26,7 +26,7 @@ use mds_domain::query::fold;
 use mds_domain::{Company, CompanyFilter, Exchange, Isin, MarketCapBand, Ticker};
 use memchr::memmem::Finder;
 
-use crate::build::CatalogBuilder;
+use crate::build::{CatalogBuilder, Stamp};
 use crate::grams::{bigram, signature, trigram};
 use crate::layout::{Layout, SECTION_NAMES, SECTIONS, Section, SnapshotError, flag};
 use crate::postings::{ListSeeker, Postings, Seeker, u32_at, u64_at};
@@ -163,12 +163,17 @@ const BANDS: [MarketCapBand; 3] = [MarketCapBand::Large, MarketCapBand::Mid, Mar
 impl Catalog {
     /// Builds a catalog from companies in any order. Companies with the same
     /// ISIN must not repeat (the store's primary key guarantees it).
-    pub fn new(mut companies: Vec<Company>) -> Self {
-        companies.sort_unstable_by(|a, b| (&a.ticker, &a.isin).cmp(&(&b.ticker, &b.isin)));
-        companies.dedup_by(|a, b| a.isin == b.isin && a.ticker == b.ticker);
-        let mut b = CatalogBuilder::with_capacity(companies.len());
-        for c in &companies {
-            b.push(c).expect("sorted and distinct");
+    pub fn new(companies: Vec<Company>) -> Self {
+        Self::from_stamped(companies.into_iter().map(|c| (Stamp::default(), c)).collect())
+    }
+
+    /// [`Catalog::new`] of companies with their change stamps.
+    pub fn from_stamped(mut rows: Vec<(Stamp, Company)>) -> Self {
+        rows.sort_unstable_by(|(_, a), (_, b)| (&a.ticker, &a.isin).cmp(&(&b.ticker, &b.isin)));
+        rows.dedup_by(|(_, a), (_, b)| a.isin == b.isin && a.ticker == b.ticker);
+        let mut b = CatalogBuilder::with_capacity(rows.len());
+        for (s, c) in &rows {
+            b.push_stamped(c, *s).expect("sorted and distinct");
         }
         b.finish()
     }
@@ -190,13 +195,13 @@ impl Catalog {
         (0..SECTIONS).map(|s| (SECTION_NAMES[s], self.layout.sections[s].len())).collect()
     }
 
-    fn sec(&self, s: Section) -> &[u8] {
+    pub(crate) fn sec(&self, s: Section) -> &[u8] {
         self.layout.of(&self.buf, s)
     }
 
     /// String `i` of an arena (`off` offsets into `text`), as bytes: valid
     /// UTF-8, as the whole arena was checked when the buffer was.
-    fn bytes(&self, off: Section, text: Section, i: usize) -> &[u8] {
+    pub(crate) fn bytes(&self, off: Section, text: Section, i: usize) -> &[u8] {
         let o = self.sec(off);
         let (a, b) = (u32_at(o, 4 * i) as usize, u32_at(o, 4 * i + 4) as usize);
         self.sec(text).get(a..b).unwrap_or_default()
@@ -207,7 +212,7 @@ impl Catalog {
         std::str::from_utf8(self.bytes(off, text, i)).unwrap_or_default()
     }
 
-    fn ticker(&self, i: usize) -> &str {
+    pub(crate) fn ticker(&self, i: usize) -> &str {
         self.text(Section::TickerOff, Section::Tickers, i)
     }
 
@@ -215,19 +220,19 @@ impl Catalog {
         self.text(Section::NameOff, Section::Names, i)
     }
 
-    fn isin(&self, i: usize) -> &str {
+    pub(crate) fn isin(&self, i: usize) -> &str {
         std::str::from_utf8(self.isin_bytes(i)).unwrap_or_default()
     }
 
-    fn isin_bytes(&self, i: usize) -> &[u8] {
+    pub(crate) fn isin_bytes(&self, i: usize) -> &[u8] {
         &self.sec(Section::Isins)[12 * i..12 * i + 12]
     }
 
-    fn ticker_bytes(&self, i: usize) -> &[u8] {
+    pub(crate) fn ticker_bytes(&self, i: usize) -> &[u8] {
         self.bytes(Section::TickerOff, Section::Tickers, i)
     }
 
-    fn flags(&self, i: usize) -> u8 {
+    pub(crate) fn flags(&self, i: usize) -> u8 {
         self.sec(Section::Flags)[i]
     }
 
@@ -261,13 +266,19 @@ impl Catalog {
     }
 
     /// An upper bound of row `i`'s JSON size when nothing needs escaping.
-    fn row_size(&self, i: usize) -> usize {
+    pub(crate) fn row_size(&self, i: usize) -> usize {
         let o = |s: Section| u32_at(self.sec(s), 4 * i + 4) - u32_at(self.sec(s), 4 * i);
         200 + (o(Section::TickerOff) + o(Section::NameOff) + o(Section::LogoOff)) as usize
     }
 
     /// Writes row `i` as `V1Company` JSON (field order and form as `serde_json`).
-    fn write_row(&self, i: usize, out: &mut Vec<u8>) {
+    pub(crate) fn write_row(&self, i: usize, out: &mut Vec<u8>) {
+        self.write_row_open(i, out);
+        out.push(b'}');
+    }
+
+    /// Writes row `i` as [`Catalog::write_row`] does, without the closing brace.
+    pub(crate) fn write_row_open(&self, i: usize, out: &mut Vec<u8>) {
         let f = self.flags(i);
         let plain = f & flag::ESCAPE == 0;
         let opt = |out: &mut Vec<u8>, v: Option<&[u8]>| match v {
@@ -298,7 +309,6 @@ impl Catalog {
             Some(MarketCapBand::Small) => b"\"small_cap\",\"logo_url\":",
         });
         opt(out, self.logo(i));
-        out.push(b'}');
     }
 
     /// How many companies there are.
@@ -326,6 +336,7 @@ impl Catalog {
                 is_nse: f & flag::NSE != 0,
                 market_cap_band: self.band(i),
                 logo_url: self.logo(i).map(|b| String::from_utf8_lossy(b).into_owned()),
+                details: self.details(i),
             }
         })
     }
@@ -567,6 +578,7 @@ mod tests {
             is_nse: !bse,
             market_cap_band: band,
             logo_url: None,
+            details: Default::default(),
         }
     }
 

@@ -5,6 +5,11 @@
 //! `version(1) | filters digest(16) | ticker length(1) | ticker | isin(12) | tag(16)`,
 //! where the tag is HMAC-SHA256 over everything before it, truncated to 16
 //! bytes, under a secret every node sharing a store shares.
+//!
+//! Other lists seal their own positions with the same codec
+//! ([`CursorCodec::seal`]): `version(2) | scope digest(16) | position | tag(16)`,
+//! the scope naming the list and its filters, so a cursor of one list or
+//! filter set is refused by every other.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -16,6 +21,10 @@ use crate::catalog::SortKey;
 use mds_domain::CompanyFilter;
 
 const VERSION: u8 = 1;
+/// The version byte of a sealed position ([`CursorCodec::seal`]).
+const SEALED: u8 = 2;
+/// The longest sealed cursor accepted, in characters.
+const SEALED_MAX_LEN: usize = 512;
 const DIGEST_LEN: usize = 16;
 const TAG_LEN: usize = 16;
 const ISIN_LEN: usize = 12;
@@ -92,6 +101,40 @@ impl CursorCodec {
         Ok(SortKey { ticker: ticker.to_owned(), isin: isin.to_owned() })
     }
 
+    /// The cursor of an opaque `position` in the list and filters `scope`
+    /// names (the list's name, then its filters' canonical form): what
+    /// [`open`](Self::open) gives back for the same scope. A position is at
+    /// most a few hundred bytes.
+    pub fn seal(&self, scope: &[u8], position: &[u8]) -> String {
+        let mut buf = Vec::with_capacity(1 + DIGEST_LEN + position.len() + TAG_LEN);
+        buf.push(SEALED);
+        buf.extend_from_slice(&scope_digest(scope));
+        buf.extend_from_slice(position);
+        let tag = self.tag(&buf);
+        buf.extend_from_slice(&tag);
+        URL_SAFE_NO_PAD.encode(buf)
+    }
+
+    /// The position a cursor made by [`seal`](Self::seal) holds, if it is
+    /// genuine and was sealed for `scope`.
+    pub fn open(&self, scope: &[u8], cursor: &str) -> Result<Vec<u8>, CursorError> {
+        if cursor.len() > SEALED_MAX_LEN {
+            return Err(CursorError::Forged);
+        }
+        let buf = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| CursorError::Forged)?;
+        if buf.len() < 1 + DIGEST_LEN + TAG_LEN {
+            return Err(CursorError::Forged);
+        }
+        let (body, tag) = buf.split_at(buf.len() - TAG_LEN);
+        if self.tag(body).ct_eq(tag).unwrap_u8() != 1 || body[0] != SEALED {
+            return Err(CursorError::Forged);
+        }
+        if body[1..1 + DIGEST_LEN] != scope_digest(scope) {
+            return Err(CursorError::OtherFilters);
+        }
+        Ok(body[1 + DIGEST_LEN..].to_vec())
+    }
+
     fn tag(&self, body: &[u8]) -> [u8; TAG_LEN] {
         let mut mac = self.keyed.clone();
         mac.update(body);
@@ -103,7 +146,11 @@ impl CursorCodec {
 }
 
 fn digest(filter: &CompanyFilter) -> [u8; DIGEST_LEN] {
-    let full = Sha256::digest(filter.canonical().as_bytes());
+    scope_digest(filter.canonical().as_bytes())
+}
+
+fn scope_digest(scope: &[u8]) -> [u8; DIGEST_LEN] {
+    let full = Sha256::digest(scope);
     let mut out = [0u8; DIGEST_LEN];
     out.copy_from_slice(&full[..DIGEST_LEN]);
     out
@@ -142,5 +189,26 @@ mod tests {
         for junk in ["", "abc", "!!!!", &"A".repeat(300)] {
             assert_eq!(c.decode(&f, junk), Err(CursorError::Forged), "{junk:?}");
         }
+    }
+
+    #[test]
+    fn sealed_positions_open_only_in_their_scope() {
+        let c = CursorCodec::new(b"secret");
+        let s = c.seal(b"news\0isin=x", b"\x01position");
+        assert!(s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+        assert_eq!(c.open(b"news\0isin=x", &s).unwrap(), b"\x01position");
+        assert_eq!(c.open(b"news\0isin=y", &s), Err(CursorError::OtherFilters));
+        assert_eq!(CursorCodec::new(b"other").open(b"news\0isin=x", &s), Err(CursorError::Forged));
+        let mut raw = URL_SAFE_NO_PAD.decode(&s).unwrap();
+        raw[1 + DIGEST_LEN] ^= 1;
+        assert_eq!(c.open(b"news\0isin=x", &URL_SAFE_NO_PAD.encode(&raw)), Err(CursorError::Forged));
+        // A company cursor is no sealed position, and a sealed one no
+        // company cursor, even under a scope digesting alike.
+        let f = CompanyFilter::default();
+        let company = c.encode(&f, &key());
+        assert_eq!(c.open(f.canonical().as_bytes(), &company), Err(CursorError::Forged));
+        let sealed = c.seal(f.canonical().as_bytes(), b"\x03ABC123456789012");
+        assert_eq!(c.decode(&f, &sealed), Err(CursorError::Forged));
+        assert_eq!(c.open(b"", &"A".repeat(600)), Err(CursorError::Forged));
     }
 }

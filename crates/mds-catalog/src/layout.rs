@@ -16,7 +16,7 @@ use std::ops::Range;
 use crate::postings::{Postings, u32_at, u64_at};
 
 /// The first 8 bytes of every snapshot: a name and the format version.
-const MAGIC: &[u8; 8] = b"MDSCAT\0\x04";
+const MAGIC: &[u8; 8] = b"MDSCAT\0\x05";
 
 /// Bytes before the section table.
 const FIXED: usize = 24;
@@ -67,10 +67,31 @@ pub(crate) enum Section {
     /// A `u64` per row: the signature of its folded name, OR that of its
     /// lower-cased ticker (see `grams::signature`).
     Signatures,
+    /// `u32` × (n + 1) offsets into [`Section::Details`].
+    DetailOff,
+    /// Per row, its details in a few bytes (see `tail`); empty when the
+    /// company has none.
+    Details,
+    /// `u32` offsets into [`Section::DetailStrings`].
+    DetailStringOff,
+    /// The strings rows' details name by number (series, groups,
+    /// classification objects), back to back.
+    DetailStrings,
+    /// The numbers rows' details name by number (face values), `f64` each.
+    DetailNumbers,
+    /// The distinct change stamps, sorted: `(change_seq i64, updated_at
+    /// unix seconds i64)` each.
+    Stamps,
+    /// A `u32` per row: its stamp's index in [`Section::Stamps`].
+    StampIds,
+    /// The rows (`u32`) in change order: by stamp, then ISIN.
+    ChangeOrder,
+    /// The rows (`u32`) in ISIN order.
+    IsinOrder,
 }
 
 /// How many sections there are.
-pub(crate) const SECTIONS: usize = Section::Signatures as usize + 1;
+pub(crate) const SECTIONS: usize = Section::IsinOrder as usize + 1;
 
 /// Section names, for reports ([`crate::Catalog::sizes`]).
 pub(crate) const SECTION_NAMES: [&str; SECTIONS] = [
@@ -95,6 +116,15 @@ pub(crate) const SECTION_NAMES: [&str; SECTIONS] = [
     "compressed lists",
     "bitmaps",
     "signatures",
+    "detail offsets",
+    "details",
+    "detail string offsets",
+    "detail strings",
+    "detail numbers",
+    "change stamps",
+    "stamp ids",
+    "change order",
+    "isin order",
 ];
 
 /// The bits of a row's flag byte.
@@ -200,6 +230,9 @@ impl Layout {
             (Industry, self.id_width * n),
             (Sector, self.id_width * n),
             (Signatures, 8 * n),
+            (StampIds, 4 * n),
+            (ChangeOrder, 4 * n),
+            (IsinOrder, 4 * n),
         ] {
             if len(s) != want {
                 return fail(format!("section {} has {} bytes, not {want}", SECTION_NAMES[s as usize], len(s)));
@@ -228,6 +261,37 @@ impl Layout {
                     .all(|i| u32_at(o, 4 * i) <= u32_at(o, 4 * i + 4) && t.is_char_boundary(u32_at(o, 4 * i) as usize));
             if !ok {
                 return fail(format!("{} are out of order", SECTION_NAMES[off as usize]));
+            }
+        }
+        let Some(detail_strings) = (len(DetailStringOff) / 4).checked_sub(1) else {
+            return fail("the detail strings have no offsets".into());
+        };
+        for (off, text, rows, utf8) in
+            [(DetailOff, Details, n, false), (DetailStringOff, DetailStrings, detail_strings, true)]
+        {
+            let (o, t) = (self.of(buf, off), self.of(buf, text));
+            let ok = o.len() == 4 * (rows + 1)
+                && u32_at(o, 0) == 0
+                && u32_at(o, 4 * rows) as usize == t.len()
+                && (0..rows).all(|i| u32_at(o, 4 * i) <= u32_at(o, 4 * i + 4))
+                && (!utf8
+                    || std::str::from_utf8(t)
+                        .is_ok_and(|t| (0..rows).all(|i| t.is_char_boundary(u32_at(o, 4 * i) as usize))));
+            if !ok {
+                return fail(format!("{} are out of order", SECTION_NAMES[off as usize]));
+            }
+        }
+        if len(DetailNumbers) % 8 != 0 {
+            return fail("detail numbers are not whole".into());
+        }
+        let stamps = len(Stamps) / 16;
+        if len(Stamps) % 16 != 0 || (0..n).any(|i| u32_at(self.of(buf, StampIds), 4 * i) as usize >= stamps) {
+            return fail("a row's change stamp is missing".into());
+        }
+        for order in [ChangeOrder, IsinOrder] {
+            let o = self.of(buf, order);
+            if (0..n).any(|i| u32_at(o, 4 * i) as usize >= n) {
+                return fail(format!("{} names a row that does not exist", SECTION_NAMES[order as usize]));
             }
         }
         let attrs = self.of(buf, AttrLists);

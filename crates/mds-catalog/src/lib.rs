@@ -13,19 +13,24 @@
 //!   streamed in order.
 //! - `layout` (private): the one-buffer format, which is also the snapshot
 //!   kept in the store so a node starts without rebuilding.
+//! - [`detail`]: detail records by ISIN and the change feed ([`Changes`]).
 //! - [`cursor`]: [`CursorCodec`], opaque HMAC-signed cursors bound to filters.
 //! - `grams` (private): the bigrams and trigrams that index search.
+//! - `tail` (private): a row's details in a few bytes, and back.
 //! - `postings` (private): posting lists (compressed row ids or bitmaps) and
 //!   their seekers.
 
 pub mod build;
 pub mod catalog;
 pub mod cursor;
+pub mod detail;
 mod grams;
 mod layout;
 mod postings;
+mod tail;
 
-pub use build::{CatalogBuilder, OrderError};
+pub use build::{CatalogBuilder, OrderError, Stamp};
 pub use catalog::{Catalog, Page, SortKey};
 pub use cursor::{CursorCodec, CursorError};
+pub use detail::{ChangeKey, Changes};
 pub use layout::SnapshotError;

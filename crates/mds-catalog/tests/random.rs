@@ -92,6 +92,7 @@ fn generate(rng: &mut Rng, n: usize) -> Vec<Company> {
                     3 => Some(String::new()),
                     _ => None,
                 },
+                details: Default::default(),
             }
         })
         .collect()

@@ -4,14 +4,17 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mds_domain::usage::V1Usage;
-use mds_domain::{Article, Problem};
+use mds_domain::daily::V1UsageDaily;
+use mds_domain::usage::{BillingMonth, V1Usage};
+use mds_domain::{Article, CompanyDetail, Problem};
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue, RETRY_AFTER};
 use reqwest::{StatusCode, Url};
 use serde::de::DeserializeOwned;
 
+use crate::changes::ChangesRequest;
 use crate::companies::CompaniesRequest;
 use crate::error::{Error, Result};
+use crate::news::NewsListRequest;
 
 /// The base URL used when none is given: a local `mds demo` or `mds serve`.
 pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:8080";
@@ -254,6 +257,51 @@ impl Client {
         CompaniesRequest::new(self.clone())
     }
 
+    /// `GET /v1/companies/{isin}`: one company with everything the service
+    /// knows about it (listings, classification, market cap, `updated_at`).
+    /// The ISIN is matched case-insensitively; a malformed or unknown one is
+    /// [`Error::Api`] with status `404` and code `not_found` (one that
+    /// cannot even be a path segment, `""`, `.` or `..`, is
+    /// [`Error::InvalidArgument`] without a request).
+    ///
+    /// ```no_run
+    /// # async fn example(client: mds_client::Client) -> Result<(), mds_client::Error> {
+    /// let d = client.company("INE002A01018").await?;
+    /// for l in &d.listings {
+    ///     println!("{} {} {:?}", l.exchange, l.symbol, l.status);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn company(&self, isin: &str) -> Result<CompanyDetail> {
+        self.get_json(self.resource_url(&["v1", "companies"], isin, "an ISIN")?).await
+    }
+
+    /// `GET /v1/companies/changes`: the change feed from `since` (the
+    /// `sync_token` of an earlier walk; `None` for every company). Set the
+    /// page size on the returned request, then [`send`](ChangesRequest::send)
+    /// it for one page, walk its [`pages`](ChangesRequest::pages), or take
+    /// [`all`](ChangesRequest::all) of it; or let [`Client::sync`] keep a
+    /// local copy up to date.
+    pub fn changes(&self, since: Option<&str>) -> ChangesRequest {
+        ChangesRequest::new(self.clone(), since)
+    }
+
+    /// `GET /v1/news`: set filters on the returned request, then
+    /// [`send`](NewsListRequest::send) it for one page of articles (newest
+    /// first, without their body) or [`all`](NewsListRequest::all) for
+    /// every match.
+    ///
+    /// ```no_run
+    /// # async fn example(client: mds_client::Client) -> Result<(), mds_client::Error> {
+    /// for a in client.news_list().ticker("TCS").category("earnings").all().await? {
+    ///     println!("{:?} {}", a.published_at, a.headline);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn news_list(&self) -> NewsListRequest {
+        NewsListRequest::new(self.clone())
+    }
+
     /// `GET /v1/news/{slug}`: one article with its body. An unknown slug is
     /// [`Error::Api`] with status `404` and code `not_found`.
     ///
@@ -275,11 +323,45 @@ impl Client {
         self.get_json(self.url(&["v1", "usage"])).await
     }
 
+    /// `GET /v1/usage/daily`: where your quota went in `month` (`None`: this
+    /// month), day by day: requests, `304`s and requests by route. The
+    /// current month or one of the twelve before it; another is
+    /// [`Error::Api`] with status `400` and code `invalid_parameter`.
+    ///
+    /// ```no_run
+    /// # async fn example(client: mds_client::Client) -> Result<(), mds_client::Error> {
+    /// let october = "2026-10".parse().expect("a month");
+    /// for day in client.usage_daily(Some(october)).await?.days {
+    ///     println!("{} {} ({} not modified)", day.date, day.requests, day.not_modified);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn usage_daily(&self, month: Option<BillingMonth>) -> Result<V1UsageDaily> {
+        let mut url = self.url(&["v1", "usage", "daily"]);
+        if let Some(m) = month {
+            url.query_pairs_mut().append_pair(mds_domain::daily::MONTH, &m.to_string());
+        }
+        self.get_json(url).await
+    }
+
     /// The base URL joined with path segments (each percent-encoded).
     pub(crate) fn url(&self, segments: &[&str]) -> Url {
         let mut url = self.inner.base.clone();
         url.path_segments_mut().expect("an http(s) URL has segments").pop_if_empty().extend(segments);
         url
+    }
+
+    /// The URL of one resource: `segments`, then `id` (an ISIN, a slug)
+    /// percent-encoded. An `id` that is empty, `.` or `..` cannot be a path
+    /// segment (URL parsing drops or climbs it, so the request would reach
+    /// another route): it is [`Error::InvalidArgument`], and nothing is sent.
+    pub(crate) fn resource_url(&self, segments: &[&str], id: &str, what: &str) -> Result<Url> {
+        if matches!(id, "" | "." | "..") {
+            return Err(Error::InvalidArgument(format!("{id:?} cannot be {what}")));
+        }
+        let mut url = self.url(segments);
+        url.path_segments_mut().expect("an http(s) URL has segments").push(id);
+        Ok(url)
     }
 
     /// `GET url` with the key; decodes the JSON body of a success. Retries
@@ -389,6 +471,13 @@ mod tests {
         assert_eq!(c.url(&["v1", "usage"]).as_str(), "http://h:1/api/v1/usage");
         let c = Client::builder().api_key("k").base_url("http://h:1").build().unwrap();
         assert_eq!(c.url(&["v1", "news", "a/b?c"]).as_str(), "http://h:1/v1/news/a%2Fb%3Fc");
+        assert_eq!(c.url(&["v1", "companies", "../usage"]).as_str(), "http://h:1/v1/companies/..%2Fusage");
+        for id in ["", ".", ".."] {
+            let url = c.resource_url(&["v1", "companies"], id, "an ISIN");
+            assert!(matches!(url, Err(Error::InvalidArgument(_))), "{id:?}");
+        }
+        let url = c.resource_url(&["v1", "companies"], "a.b/c", "an ISIN").unwrap();
+        assert_eq!(url.as_str(), "http://h:1/v1/companies/a.b%2Fc");
     }
 
     #[test]

@@ -43,6 +43,10 @@ pub enum Error {
     /// The client was built with an unusable setting (no key, a bad base URL).
     #[error("invalid client configuration: {0}")]
     Config(String),
+    /// An argument that cannot name what it should (an ISIN or slug that is
+    /// empty, `.` or `..`); no request was sent.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
 }
 
 impl Error {

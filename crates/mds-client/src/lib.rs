@@ -10,7 +10,17 @@
 //!   ([`pages`](CompaniesRequest::pages)), or every company as a [`Stream`]
 //!   ([`stream`](CompaniesRequest::stream)) or a vector
 //!   ([`all`](CompaniesRequest::all)).
-//! - [`Client::news`] → [`Article`]; [`Client::usage`] → [`V1Usage`].
+//! - [`Client::company`] → [`CompanyDetail`] (listings, classification,
+//!   market cap, `updated_at`).
+//! - [`Client::changes`] → [`ChangesRequest`]: the change feed from a
+//!   `sync_token`, one [`ChangesPage`] or every page to the next token;
+//!   [`Client::sync`] keeps a [`Replica`] (a map ISIN → [`CompanyDetail`])
+//!   up to date with it and starts over when a token has expired.
+//! - [`Client::news_list`] → [`NewsListRequest`]: filters, then one page of
+//!   [`ArticleSummary`] (newest first, no body), every page, a stream or a
+//!   vector, as for companies ([`Pages`] serves both).
+//! - [`Client::news`] → [`Article`] (with its body); [`Client::usage`] →
+//!   [`V1Usage`]; [`Client::usage_daily`] → [`V1UsageDaily`].
 //! - [`Error`]: [`Error::Api`] carries the problem body (`code`, `detail`,
 //!   `param`, `request_id`); transport, timeout and decode failures have
 //!   their own variants.
@@ -43,16 +53,28 @@
 //! # Ok(()) }
 //! ```
 
+mod changes;
 mod client;
 mod companies;
 mod error;
+mod list;
+mod news;
+mod sync;
 
+pub use changes::{Changes, ChangesPages, ChangesRequest};
 pub use client::{
     Client, ClientBuilder, DEFAULT_BACKOFF, DEFAULT_BASE_URL, DEFAULT_MAX_DELAY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT,
     RetryEvent,
 };
-pub use companies::{CompaniesRequest, Pages};
+pub use companies::CompaniesRequest;
 pub use error::{Error, Result};
 pub use futures_util::Stream;
-pub use mds_domain::usage::{V1Usage, V1UsageWindow};
-pub use mds_domain::{Article, Company, ErrorCode, Exchange, Isin, MarketCapBand, Page, Problem, Slug, Ticker};
+pub use list::Pages;
+pub use mds_domain::daily::{V1UsageDaily, V1UsageDay};
+pub use mds_domain::usage::{BillingMonth, V1Usage, V1UsageWindow};
+pub use mds_domain::{
+    Article, ArticleSummary, ChangesPage, Classification, Company, CompanyDetail, ErrorCode, Exchange, Isin, Listing,
+    ListingStatus, MarketCap, MarketCapBand, Page, Problem, Slug, Ticker,
+};
+pub use news::NewsListRequest;
+pub use sync::{Replica, SYNC_PAGE_SIZE, SyncReport};

@@ -5,11 +5,12 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::detail::CompanyDetails;
 use crate::isin::Isin;
 
 /// One company/security, keyed by ISIN. Serialises as `V1Company`: every
 /// field is present, the optional ones as `null`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = V1Company))]
 pub struct Company {
     /// Identifier of the security.
@@ -38,6 +39,11 @@ pub struct Company {
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(required))]
     pub logo_url: Option<String>,
+    /// What is known beyond `V1Company` (not part of it: served by
+    /// `GET /v1/companies/{isin}` as [`crate::CompanyDetail`]).
+    #[serde(skip)]
+    #[cfg_attr(feature = "openapi", schema(ignore))]
+    pub details: CompanyDetails,
 }
 
 /// The longest ticker accepted.
@@ -240,6 +246,7 @@ mod tests {
             is_nse: false,
             market_cap_band: Some(MarketCapBand::Large),
             logo_url: None,
+            details: CompanyDetails::default(),
         }
     }
 

@@ -7,16 +7,24 @@
 //! # Layout
 //! - [`company`]: the company record (`V1Company`), [`company::Ticker`],
 //!   [`company::MarketCapBand`], [`company::Exchange`].
+//! - [`detail`]: what is known beyond `V1Company` ([`detail::CompanyDetails`])
+//!   and the record of `GET /v1/companies/{isin}` ([`detail::CompanyDetail`]).
 //! - [`isin`]: [`isin::Isin`], validated with the ISO 6166 check digit.
-//! - [`article`]: the news [`article::Article`] and its [`article::Slug`].
+//! - [`article`]: the news [`article::Article`], the
+//!   [`article::ArticleSummary`] the news list shows, and the
+//!   [`article::Slug`].
 //! - [`query`]: the company filters of `GET /v1/companies`, page size and
 //!   the values they take ([`query::Industry`], [`query::Letter`], ...).
 //! - [`params`]: the query parameters of `GET /v1/companies`, named and
 //!   parsed once (and described for OpenAPI with the feature `openapi`).
+//! - [`news`]: the query of `GET /v1/news` (filters, parameters, parsing),
+//!   the list's order and a position in it.
 //! - [`page`]: the page envelope of list endpoints.
 //! - [`key`]: API key format, checksum, prefix and hash.
 //! - [`account`]: accounts and tiers (tiers are data, not code).
 //! - [`usage`]: billing months and the usage record of `GET /v1/usage`.
+//! - [`daily`]: the daily usage ledger and the report of
+//!   `GET /v1/usage/daily`.
 //! - [`problem`]: the RFC 9457 problem body and the stable error codes.
 //! - [`time`]: the one timestamp format of the wire.
 //! - [`hex`]: the one hex encoding (hashes, tags, secrets).
@@ -90,10 +98,14 @@ macro_rules! text_newtype {
 pub mod account;
 pub mod article;
 pub mod bounds;
+#[macro_use]
 pub mod company;
+pub mod daily;
+pub mod detail;
 pub mod hex;
 pub mod isin;
 pub mod key;
+pub mod news;
 pub mod page;
 pub mod params;
 pub mod problem;
@@ -102,10 +114,12 @@ pub mod time;
 pub mod usage;
 
 pub use account::{Account, AccountName, Tier, TierName};
-pub use article::{Article, Slug};
+pub use article::{Article, ArticleSummary, Slug};
 pub use company::{Company, Exchange, MarketCapBand, Ticker};
+pub use detail::{ChangesPage, Classification, CompanyDetail, CompanyDetails, Listing, ListingStatus, MarketCap};
 pub use isin::Isin;
 pub use key::{ApiKey, Environment, KeyHash, KeyPrefix};
+pub use news::{NewsFilter, NewsKey, NewsQueryParams};
 pub use page::Page;
 pub use params::{CompaniesQueryParams, PageParams, ParamError};
 pub use problem::{ErrorCode, Problem};

@@ -33,52 +33,68 @@ pub fn write_json(out: &mut Vec<u8>, rows: impl FnOnce(&mut Vec<u8>), next_curso
 
 #[cfg(feature = "openapi")]
 mod schema {
-    //! The OpenAPI schema of `Page<Company>`, named `V1CompanyPage` (a
-    //! generic type's derived name would be `Page_V1Company`).
+    //! The OpenAPI schemas of the pages: `Page<Company>` is named
+    //! `V1CompanyPage`, `Page<ArticleSummary>` `V1NewsPage` (a generic
+    //! type's derived name would be `Page_V1Company`).
 
     use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, SchemaType, Type};
     use utoipa::openapi::{Ref, RefOr, Schema};
     use utoipa::{PartialSchema, ToSchema};
 
     use super::Page;
-    use crate::Company;
+    use crate::{ArticleSummary, Company};
 
-    impl PartialSchema for Page<Company> {
-        fn schema() -> RefOr<Schema> {
-            let nullable_string = ObjectBuilder::new().schema_type(SchemaType::from_iter([Type::String, Type::Null]));
-            ObjectBuilder::new()
-                .description(Some("One page of companies, ordered by `ticker` then `isin`."))
-                .property(
-                    "data",
-                    ArrayBuilder::new()
-                        .items(Ref::from_schema_name(Company::name()))
-                        .description(Some("The companies, ordered by `ticker` then `isin`.")),
-                )
-                .required("data")
-                .property(
-                    "next_cursor",
-                    nullable_string
-                        .description(Some("Cursor of the next page: a string when `has_more`, else `null`.")),
-                )
-                .required("next_cursor")
-                .property(
-                    "has_more",
-                    ObjectBuilder::new().schema_type(Type::Boolean).description(Some("Whether there is a next page.")),
-                )
-                .required("has_more")
-                .build()
-                .into()
-        }
+    /// The schema of a page of `T`: `what` names the rows and their order.
+    fn page_of<T: ToSchema>(what: &str) -> RefOr<Schema> {
+        let nullable_string = ObjectBuilder::new().schema_type(SchemaType::from_iter([Type::String, Type::Null]));
+        ObjectBuilder::new()
+            .description(Some(format!("One page of {what}.")))
+            .property(
+                "data",
+                ArrayBuilder::new().items(Ref::from_schema_name(T::name())).description(Some(format!("The {what}."))),
+            )
+            .required("data")
+            .property(
+                "next_cursor",
+                nullable_string.description(Some("Cursor of the next page: a string when `has_more`, else `null`.")),
+            )
+            .required("next_cursor")
+            .property(
+                "has_more",
+                ObjectBuilder::new().schema_type(Type::Boolean).description(Some("Whether there is a next page.")),
+            )
+            .required("has_more")
+            .build()
+            .into()
     }
 
-    impl ToSchema for Page<Company> {
-        fn name() -> std::borrow::Cow<'static, str> {
-            "V1CompanyPage".into()
-        }
-        fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
-            schemas.push((Company::name().into_owned(), Company::schema()));
-        }
+    /// `PartialSchema` and `ToSchema` of `Page<$item>`, named `$name`.
+    macro_rules! page_schema {
+        ($item:ty, $name:literal, $what:literal) => {
+            impl PartialSchema for Page<$item> {
+                fn schema() -> RefOr<Schema> {
+                    page_of::<$item>($what)
+                }
+            }
+
+            impl ToSchema for Page<$item> {
+                fn name() -> std::borrow::Cow<'static, str> {
+                    $name.into()
+                }
+                fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+                    schemas.push((<$item>::name().into_owned(), <$item>::schema()));
+                }
+            }
+        };
     }
+
+    page_schema!(Company, "V1CompanyPage", "companies, ordered by `ticker` then `isin`");
+    page_schema!(
+        ArticleSummary,
+        "V1NewsPage",
+        "articles without `body`, newest first (`published_at` descending, then `slug`; undated articles last, \
+         by `slug`)"
+    );
 }
 
 #[cfg(test)]
@@ -116,7 +132,7 @@ mod tests {
         assert!(empty.data.is_empty());
     }
 
-    /// The schema names the fields serde writes, all required.
+    /// The schemas name the fields serde writes, all required.
     #[cfg(feature = "openapi")]
     #[test]
     fn schema_has_the_serde_fields() {
@@ -125,10 +141,12 @@ mod tests {
         let v = serde_json::to_value(&page).unwrap();
         let mut keys: Vec<&String> = v.as_object().unwrap().keys().collect();
         keys.sort();
-        let schema = serde_json::to_value(Page::<crate::Company>::schema()).unwrap();
-        let mut props: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
-        props.sort();
-        assert_eq!(props, keys);
-        assert_eq!(schema["required"].as_array().unwrap().len(), keys.len());
+        for schema in [Page::<crate::Company>::schema(), Page::<crate::ArticleSummary>::schema()] {
+            let schema = serde_json::to_value(schema).unwrap();
+            let mut props: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+            props.sort();
+            assert_eq!(props, keys);
+            assert_eq!(schema["required"].as_array().unwrap().len(), keys.len());
+        }
     }
 }

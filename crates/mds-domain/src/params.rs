@@ -91,6 +91,42 @@ impl CompaniesQueryParams {
     }
 }
 
+/// `since`: the `sync_token` of an earlier walk of the change feed
+/// ([`SyncParams::since`]).
+pub const SINCE: &str = "since";
+/// Every parameter `GET /v1/companies/changes` defines.
+pub const CHANGES_PARAMETERS: &[&str] = &[SINCE, CURSOR, LIMIT];
+
+/// Where the change feed starts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams), into_params(parameter_in = Query))]
+pub struct SyncParams {
+    /// `sync_token` of the last page of an earlier walk: only what changed
+    /// after it. Without it, every company.
+    pub since: Option<String>,
+}
+
+/// The query of `GET /v1/companies/changes`: where to start, and pagination.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChangesQueryParams {
+    /// The token to start after.
+    pub sync: SyncParams,
+    /// Cursor and page size.
+    pub page: PageParams,
+}
+
+impl ChangesQueryParams {
+    /// Parses the parameters from `get`, as [`CompaniesQueryParams::parse`]
+    /// does (tokens and cursors are checked by whoever can open them).
+    pub fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
+        let limit = get(LIMIT).map(Limit::parse).transpose().map_err(|detail| ParamError { param: LIMIT, detail })?;
+        Ok(ChangesQueryParams {
+            sync: SyncParams { since: get(SINCE).map(str::to_owned) },
+            page: PageParams { cursor: get(CURSOR).map(str::to_owned), limit: limit.unwrap_or_default() },
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

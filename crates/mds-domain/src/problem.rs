@@ -21,6 +21,8 @@ pub enum ErrorCode {
     NotFound,
     /// 405: method not allowed on a known route.
     MethodNotAllowed,
+    /// 410: a sync token older than the change history the store keeps.
+    SyncTokenExpired,
     /// 429: per-minute rate limit reached.
     RateLimited,
     /// 429: monthly quota used up.
@@ -42,6 +44,7 @@ impl ErrorCode {
         ErrorCode::InvalidApiKey,
         ErrorCode::NotFound,
         ErrorCode::MethodNotAllowed,
+        ErrorCode::SyncTokenExpired,
         ErrorCode::RateLimited,
         ErrorCode::QuotaExceeded,
         ErrorCode::Unavailable,
@@ -59,6 +62,7 @@ impl ErrorCode {
             ErrorCode::InvalidApiKey => "invalid_api_key",
             ErrorCode::NotFound => "not_found",
             ErrorCode::MethodNotAllowed => "method_not_allowed",
+            ErrorCode::SyncTokenExpired => "sync_token_expired",
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::QuotaExceeded => "quota_exceeded",
             ErrorCode::Unavailable => "unavailable",
@@ -76,6 +80,7 @@ impl ErrorCode {
             ErrorCode::MissingApiKey | ErrorCode::InvalidApiKey => 401,
             ErrorCode::NotFound => 404,
             ErrorCode::MethodNotAllowed => 405,
+            ErrorCode::SyncTokenExpired => 410,
             ErrorCode::RateLimited | ErrorCode::QuotaExceeded => 429,
             ErrorCode::Unavailable => 503,
             ErrorCode::Internal => 500,
@@ -93,6 +98,7 @@ impl ErrorCode {
             ErrorCode::InvalidApiKey => "Invalid API key",
             ErrorCode::NotFound => "Not found",
             ErrorCode::MethodNotAllowed => "Method not allowed",
+            ErrorCode::SyncTokenExpired => "Sync token expired",
             ErrorCode::RateLimited => "Rate limit exceeded",
             ErrorCode::QuotaExceeded => "Monthly quota exceeded",
             ErrorCode::Unavailable => "Service unavailable",
@@ -126,7 +132,7 @@ pub struct Problem {
     pub detail: String,
     /// Stable machine-readable code: `invalid_parameter`, `unknown_parameter`,
     /// `invalid_cursor`, `api_key_in_query`, `missing_api_key`,
-    /// `invalid_api_key`, `not_found`, `method_not_allowed`, `rate_limited`,
+    /// `invalid_api_key`, `not_found`, `method_not_allowed`, `sync_token_expired`, `rate_limited`,
     /// `quota_exceeded`, `unavailable` or `internal`. A string, not an enum:
     /// codes may be added, so treat an unknown one by its `status`.
     pub code: String,

@@ -62,6 +62,52 @@ impl BillingMonth {
         let ms = (next - now).num_milliseconds().max(0) as u64;
         ms.div_ceil(1000).max(1)
     }
+
+    /// The month a day (UTC) falls in.
+    pub fn of_day(day: NaiveDate) -> Self {
+        BillingMonth { year: day.year(), month: day.month() }
+    }
+
+    /// Its first day.
+    pub fn first_day(self) -> NaiveDate {
+        NaiveDate::from_ymd_opt(self.year, self.month, 1).expect("valid month")
+    }
+
+    /// Its last day.
+    pub fn last_day(self) -> NaiveDate {
+        self.next().first_day().pred_opt().expect("a month after the first has a day before it")
+    }
+
+    /// Parses `YYYY-MM` (four digits, a hyphen, two digits; month 01 to 12),
+    /// the form [`Display`](std::fmt::Display) writes.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let bad = || format!("{s:?} is not a month; write it YYYY-MM, e.g. 2026-11");
+        let b = s.as_bytes();
+        if b.len() != 7 || b[4] != b'-' || !b.iter().enumerate().all(|(i, c)| i == 4 || c.is_ascii_digit()) {
+            return Err(bad());
+        }
+        let year: i32 = s[..4].parse().map_err(|_| bad())?;
+        let month: u32 = s[5..].parse().map_err(|_| bad())?;
+        if !(1..=12).contains(&month) {
+            return Err(bad());
+        }
+        Ok(BillingMonth { year, month })
+    }
+}
+
+impl std::fmt::Display for BillingMonth {
+    /// `YYYY-MM`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:04}-{:02}", self.year, self.month)
+    }
+}
+
+impl std::str::FromStr for BillingMonth {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        BillingMonth::parse(s)
+    }
 }
 
 /// Usage in one billing month (`V1UsageWindow`).
@@ -135,6 +181,21 @@ mod tests {
         assert_eq!(jan.prev().next(), jan);
         assert_eq!(BillingMonth::from_key(jan.key()), Some(jan));
         assert_eq!(BillingMonth::from_key(202613), None);
+    }
+
+    #[test]
+    fn months_have_their_days_and_parse_as_they_print() {
+        let feb = BillingMonth { year: 2028, month: 2 };
+        assert_eq!(feb.first_day(), NaiveDate::from_ymd_opt(2028, 2, 1).unwrap());
+        assert_eq!(feb.last_day(), NaiveDate::from_ymd_opt(2028, 2, 29).unwrap(), "a leap year");
+        assert_eq!(BillingMonth { year: 2026, month: 12 }.last_day().to_string(), "2026-12-31");
+        assert_eq!(BillingMonth::of_day(feb.last_day()), feb);
+        assert_eq!(feb.to_string(), "2028-02");
+        assert_eq!("2028-02".parse::<BillingMonth>(), Ok(feb));
+        for bad in ["2028-2", "2028-13", "2028-00", "28-02", "2028/02", "2028-02-01", "", "+028-02", "２０２８-02"]
+        {
+            assert!(BillingMonth::parse(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

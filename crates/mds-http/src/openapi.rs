@@ -9,8 +9,9 @@
 //! response refers to (`components/responses`, by `$ref`), one schema per
 //! enumeration (`Exchange`, `MarketCapBand`) referred to wherever it is used,
 //! and `operationId`s that read as method names (`listCompanies`,
-//! `getArticle`, `getUsage`). `scripts/generated-client.sh` generates a
-//! Python client from the served document and runs it against a server.
+//! `listNews`, `getArticle`, `getUsage`). `scripts/generated-client.sh`
+//! generates a Python client from the served document and runs it against
+//! a server.
 //!
 //! Served unauthenticated at `GET /v1/openapi.json`; a snapshot is committed
 //! at `docs/openapi.json` and checked by `tests/openapi.rs`.
@@ -20,7 +21,8 @@ use std::sync::OnceLock;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use mds_domain::usage::{V1Usage, V1UsageWindow};
-use mds_domain::{Article, Company, ErrorCode, Exchange, MarketCapBand, Page, Problem};
+use mds_domain::{Article, ArticleSummary, Company, ErrorCode, Exchange, MarketCapBand, Page, Problem};
+use mds_domain::{Classification, CompanyDetail, Listing, ListingStatus, MarketCap};
 use mds_domain::{Isin, Slug, Ticker};
 use utoipa::openapi::example::ExampleBuilder;
 use utoipa::openapi::schema::{ObjectBuilder, Type};
@@ -28,12 +30,19 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Header, HeaderBuilder, Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi, ToResponse};
 
-use crate::controllers::{companies, news, usage};
+use crate::controllers::{changes, companies, company, news, news_list, usage, usage_daily};
 use crate::routes::{Access, Billing, Caching};
 
 /// One page of `GET /v1/companies` ([`Page`] of [`Company`], schema
 /// `V1CompanyPage`). An alias, so the macros take it as one named schema.
 pub type CompanyPage = Page<Company>;
+
+/// One page of `GET /v1/companies/changes` (schema `V1ChangesPage`).
+pub type ChangesPage = mds_domain::ChangesPage;
+
+/// One page of `GET /v1/news` ([`Page`] of [`ArticleSummary`], schema
+/// `V1NewsPage`).
+pub type NewsPage = Page<ArticleSummary>;
 
 /// The document (see the module docs).
 #[derive(OpenApi)]
@@ -43,11 +52,17 @@ pub type CompanyPage = Page<Company>;
         description = include_str!("openapi.md"),
         license(name = "MIT OR Apache-2.0", identifier = "MIT OR Apache-2.0"),
     ),
-    paths(companies::list, news::show, usage::show),
+    paths(companies::list, company::show, changes::list, news_list::list, news::show, usage::show, usage_daily::show),
     components(
-        schemas(CompanyPage, Company, Article, V1Usage, V1UsageWindow, Problem, MarketCapBand, Exchange, Isin, Ticker, Slug),
+        schemas(
+            CompanyPage, Company, NewsPage, ArticleSummary, Article, V1Usage, V1UsageWindow, Problem, MarketCapBand,
+            Exchange, Isin, Ticker, Slug, ChangesPage, CompanyDetail, Listing, ListingStatus, Classification, MarketCap
+        ),
         responses(
             CompaniesBadRequest,
+            ChangesBadRequest,
+            SyncTokenExpired,
+            NewsBadRequest,
             BadRequest,
             Unauthorized,
             NotFound,
@@ -98,6 +113,7 @@ fn problem(description: &str, codes: &[ErrorCode], extra: &[(&str, Header)]) -> 
             ErrorCode::InvalidParameter => p.param = Some("limit".into()),
             ErrorCode::UnknownParameter => p.param = Some("industy".into()),
             ErrorCode::InvalidCursor => p.param = Some("cursor".into()),
+            ErrorCode::SyncTokenExpired => p.param = Some("since".into()),
             ErrorCode::RateLimited => p.violated_policies = Some(vec!["minute".into()]),
             ErrorCode::QuotaExceeded => p.violated_policies = Some(vec!["month".into()]),
             _ => {}
@@ -125,6 +141,9 @@ fn example_detail(c: ErrorCode) -> &'static str {
         ErrorCode::InvalidApiKey => "the API key is not valid",
         ErrorCode::NotFound => "no article with this slug",
         ErrorCode::MethodNotAllowed => "this route answers GET and HEAD",
+        ErrorCode::SyncTokenExpired => {
+            "the store no longer holds the history this sync token needs; sync again without `since`"
+        }
         ErrorCode::RateLimited => "rate limit of 600 requests per minute reached; retry after 1 s",
         ErrorCode::QuotaExceeded => "monthly quota used up; it renews on the 1st (UTC)",
         ErrorCode::Unavailable => "the store is unreachable",
@@ -163,6 +182,33 @@ query string (`api_key_in_query`, refused even with a valid header and not count
     []
 );
 problem_response!(
+    /// `400` of `/v1/companies/changes`.
+    ChangesBadRequest,
+    "A bad query: a bad `limit` (`invalid_parameter`), an undefined or repeated parameter \
+(`unknown_parameter`), a sync token (`param`: `since`) or cursor not issued by this service, or a cursor of \
+another `since` (`invalid_cursor`), or a key-like value in the query string (`api_key_in_query`).",
+    [InvalidParameter, UnknownParameter, InvalidCursor, ApiKeyInQuery],
+    []
+);
+problem_response!(
+    /// `400` of `/v1/news`.
+    NewsBadRequest,
+    "A bad query: a bad value (`invalid_parameter`, naming `param`: an invalid ISIN, a date-time without an offset, \
+a `published_before` not later than `published_after`, ...), an undefined or repeated parameter (`unknown_parameter`), \
+a cursor not issued for these filters (`invalid_cursor`), or a key-like value in the query string (`api_key_in_query`, \
+refused even with a valid header and not counted).",
+    [InvalidParameter, UnknownParameter, InvalidCursor, ApiKeyInQuery],
+    []
+);
+problem_response!(
+    /// `410` of `/v1/companies/changes`.
+    SyncTokenExpired,
+    "The sync token is older than the change history the store keeps (`sync_token_expired`): sync again \
+without `since`.",
+    [SyncTokenExpired],
+    []
+);
+problem_response!(
     /// `400` of the endpoints without query parameters.
     BadRequest,
     "Any query parameter (`unknown_parameter`), or a key-like value in the query string (`api_key_in_query`).",
@@ -180,7 +226,7 @@ problem_response!(
 problem_response!(
     /// `404`.
     NotFound,
-    "No article with this slug (or a slug that cannot exist).",
+    "No article with this slug, or no company with this ISIN (or a slug or ISIN that cannot exist).",
     [NotFound],
     []
 );
@@ -334,11 +380,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn document_has_the_three_operations_and_every_code() {
+    fn document_has_every_keyed_operation_and_every_code() {
         let v: serde_json::Value = serde_json::from_str(document_json()).unwrap();
         assert_eq!(v["openapi"], "3.1.0");
         let paths: Vec<_> = v["paths"].as_object().unwrap().keys().cloned().collect();
-        assert_eq!(paths, ["/v1/companies", "/v1/news/{slug}", "/v1/usage"]);
+        let mut keyed: Vec<&str> = crate::routes::ROUTES
+            .iter()
+            .filter(|r| matches!(r.access, crate::routes::Access::Keyed(_)))
+            .map(|r| r.path)
+            .collect();
+        keyed.sort_unstable();
+        assert_eq!(paths, keyed);
         for c in ErrorCode::ALL {
             assert!(document_json().contains(&format!("\"{}\"", c.as_str())), "{c:?} missing");
         }
@@ -368,7 +420,18 @@ mod tests {
                 assert!(p["schema"].get("enum").is_none(), "inline enum in {}", p["name"]);
             }
         }
-        assert_eq!(ids, ["listCompanies", "getArticle", "getUsage"]);
+        assert_eq!(
+            ids,
+            [
+                "listCompanies",
+                "listCompanyChanges",
+                "getCompany",
+                "listNews",
+                "getArticle",
+                "getUsage",
+                "getUsageDaily"
+            ]
+        );
         // A consumer cannot open the repository's files.
         assert!(!document_json().contains("docs/"), "the document points at a repository file");
     }

@@ -6,7 +6,9 @@
 //! What counts against the quota is the route's [`Billing`] (the route
 //! table): admitted requests to a counted route, whatever their outcome,
 //! except a `304` or a `5xx`. Requests to a free route take from the per-minute limit
-//! only, and stay possible when the quota is spent.
+//! only, and stay possible when the quota is spent. A counted route's
+//! requests are recorded in the daily ledger under its path template: the
+//! counted ones as requests, the `304`s as such.
 
 use std::io::Write as _;
 use std::sync::OnceLock;
@@ -14,7 +16,7 @@ use std::sync::OnceLock;
 use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use mds_domain::ErrorCode;
-use mds_limits::{Decision, Limits, Policy};
+use mds_limits::{Charge, Decision, Limits, Outcome, Policy};
 
 use mds_node::KeyContext;
 use mds_node::metrics::Verdict;
@@ -29,11 +31,21 @@ pub struct Admission {
     decision: Option<Decision>,
 }
 
-/// Admits a request of `ctx` to a route billed `billing`, or refuses it
-/// with `429` (and its headers). Takes from the per-minute limit and, on a
-/// counted route, reserves one request of the month's quota.
-pub async fn admit(state: &AppState, ctx: &KeyContext, billing: Billing) -> Result<Admission, ApiError> {
-    let Some(decision) = state.admit(ctx, billing == Billing::Counted).await? else {
+/// Admits a request of `ctx` to the route `path` (its template) billed
+/// `billing`, or refuses it with `429` (and its headers). Takes from the
+/// per-minute limit and, on a counted route, reserves one request of the
+/// month's quota.
+pub async fn admit(
+    state: &AppState,
+    ctx: &KeyContext,
+    billing: Billing,
+    path: &'static str,
+) -> Result<Admission, ApiError> {
+    let charge = match billing {
+        Billing::Counted => Charge::Counted(path),
+        Billing::Free => Charge::Free,
+    };
+    let Some(decision) = state.admit(ctx, charge).await? else {
         return Ok(Admission { decision: None });
     };
     if decision.admitted() {
@@ -73,7 +85,13 @@ impl Admission {
         let Some(mut decision) = self.decision else { return };
         if let Some(ticket) = decision.ticket.take() {
             let status = resp.status();
-            ticket.settle(status != StatusCode::NOT_MODIFIED && !status.is_server_error());
+            ticket.settle(if status == StatusCode::NOT_MODIFIED {
+                Outcome::NotModified
+            } else if status.is_server_error() {
+                Outcome::Released
+            } else {
+                Outcome::Counted
+            });
         }
         let h = resp.headers_mut();
         for (k, v) in headers(ctx, &decision) {

@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 
 use axum::routing::{MethodRouter, get};
 
-use crate::controllers::{companies, health, news, usage};
+use crate::controllers::{changes, companies, company, health, news, news_list, usage, usage_daily};
 use crate::state::AppState;
 use crate::{docs, openapi};
 
@@ -69,6 +69,24 @@ pub static ROUTES: &[Route] = &[
         handler: || get(companies::list),
     },
     Route {
+        path: "/v1/companies/{isin}",
+        access: Access::Keyed(Billing::Counted),
+        caching: Caching::Private,
+        handler: || get(company::show),
+    },
+    Route {
+        path: "/v1/companies/changes",
+        access: Access::Keyed(Billing::Counted),
+        caching: Caching::Private,
+        handler: || get(changes::list),
+    },
+    Route {
+        path: "/v1/news",
+        access: Access::Keyed(Billing::Counted),
+        caching: Caching::Private,
+        handler: || get(news_list::list),
+    },
+    Route {
         path: "/v1/news/{slug}",
         access: Access::Keyed(Billing::Counted),
         caching: Caching::Private,
@@ -79,6 +97,12 @@ pub static ROUTES: &[Route] = &[
         access: Access::Keyed(Billing::Free),
         caching: Caching::NoStore,
         handler: || get(usage::show),
+    },
+    Route {
+        path: "/v1/usage/daily",
+        access: Access::Keyed(Billing::Free),
+        caching: Caching::NoStore,
+        handler: || get(usage_daily::show),
     },
     Route { path: "/healthz", access: Access::Open, caching: Caching::NoStore, handler: || get(health::healthz) },
     Route { path: "/readyz", access: Access::Open, caching: Caching::NoStore, handler: || get(health::readyz) },
@@ -144,6 +168,7 @@ mod tests {
         assert_eq!(label("/v1/news/some-slug"), "/v1/news/{slug}");
         assert_eq!(label("/v1/news/a/b"), UNMATCHED);
         assert_eq!(label("/v1/news/"), UNMATCHED);
+        assert_eq!(label("/v1/news"), "/v1/news");
         assert_eq!(label("/v1/companies"), "/v1/companies");
         assert_eq!(label("/docs/redoc.LICENSE"), "/docs/{asset}");
         assert_eq!(label("/nope"), UNMATCHED);

@@ -1,25 +1,35 @@
 //! The companies import file (`mds import companies FILE`): CSV whose header
-//! is the `V1Company` field names, or JSON Lines of `V1Company` objects.
+//! is the `V1Company` field names, or JSON Lines of `V1Company` objects;
+//! either may carry the optional detail fields ([`crate::details`]).
 //!
 //! Both forms go through one validation, so a value is refused with the same
 //! message whichever form it came in.
 
 use mds_domain::bounds;
-use mds_domain::{Company, Isin, MarketCapBand};
+use mds_domain::{Classification, Company, CompanyDetails, Isin, Listing, MarketCap, MarketCapBand};
 use serde::Deserialize;
 
+use crate::details::{self, CSV_COLUMNS};
 use crate::error::{ImportError, RowError};
 use crate::fields::{non_empty, parse_isin, parse_ticker, parse_url};
 use crate::text::{self, Column, CsvRows, FirstSeen, HeaderRule, JsonRows};
 
+/// How many columns a CSV may have: the `V1Company` fields, then the details.
+const WIDTH: usize = Company::FIELDS.len() + CSV_COLUMNS.len();
+
 /// The CSV columns: the `V1Company` fields in wire order
-/// ([`Company::FIELDS`]), the nullable ones optional.
+/// ([`Company::FIELDS`]), the nullable ones optional; then the optional
+/// detail columns ([`CSV_COLUMNS`]).
 const COLUMNS: &[Column] = &{
-    let mut out = [Column::required(""); Company::FIELDS.len()];
+    let mut out = [Column::required(""); WIDTH];
     let mut i = 0;
-    while i < out.len() {
+    while i < Company::FIELDS.len() {
         let (name, nullable) = Company::FIELDS[i];
         out[i] = if nullable { Column::optional(name) } else { Column::required(name) };
+        i += 1;
+    }
+    while i < WIDTH {
+        out[i] = Column::optional(CSV_COLUMNS[i - Company::FIELDS.len()]);
         i += 1;
     }
     out
@@ -147,6 +157,7 @@ impl Iterator for CompanyRows<'_> {
                     is_nse: parse_bool("is_nse", cell(6)),
                     market_cap_band: record.opt(columns[7]),
                     logo_url: record.opt(columns[8]),
+                    details: Details::Csv((Company::FIELDS.len()..WIDTH).map(|i| record.opt(columns[i])).collect()),
                 };
                 Some(validate(record.line, fields, seen))
             }
@@ -165,6 +176,11 @@ impl Iterator for CompanyRows<'_> {
                     is_nse: Ok(row.is_nse),
                     market_cap_band: row.market_cap_band.as_deref(),
                     logo_url: row.logo_url.as_deref(),
+                    details: Details::Json(CompanyDetails {
+                        listings: row.listings.clone().unwrap_or_default(),
+                        classification: row.classification.clone().unwrap_or_default(),
+                        market_cap: row.market_cap.clone(),
+                    }),
                 };
                 Some(validate(line, fields, seen))
             }
@@ -185,6 +201,23 @@ struct JsonCompany {
     is_nse: bool,
     market_cap_band: Option<String>,
     logo_url: Option<String>,
+    #[serde(default)]
+    listings: Option<Vec<Listing>>,
+    #[serde(default)]
+    classification: Option<Classification>,
+    #[serde(default)]
+    market_cap: Option<MarketCap>,
+    /// Written by the API; the store stamps what an import changes.
+    #[serde(default, rename = "updated_at")]
+    _updated_at: Option<serde::de::IgnoredAny>,
+}
+
+/// A row's details before validation.
+enum Details<'a> {
+    /// The detail cells of a CSV row, in [`CSV_COLUMNS`] order.
+    Csv(Vec<Option<&'a str>>),
+    /// The detail fields of a JSON Lines row.
+    Json(CompanyDetails),
 }
 
 /// The fields of one row before validation.
@@ -198,6 +231,7 @@ struct Fields<'a> {
     is_nse: Result<bool, String>,
     market_cap_band: Option<&'a str>,
     logo_url: Option<&'a str>,
+    details: Details<'a>,
 }
 
 /// Validates one row: the company, or every bad field. An ISIN seen on an
@@ -217,8 +251,19 @@ fn validate(line: usize, f: Fields<'_>, seen: &mut FirstSeen<Isin>) -> Result<Co
         .filter_map(|(v, bound)| non_empty(v).and_then(|v| bound.check(v).err()))
         .reduce(|a, b| format!("{a}; {b}"))
         .map_or(Ok(()), Err);
-    match (isin, parse_ticker(f.ticker), name_ok, f.is_bse, f.is_nse, band, logo_url, classes) {
-        (Ok(isin), Ok(ticker), Ok(()), Ok(is_bse), Ok(is_nse), Ok(market_cap_band), Ok(logo_url), Ok(())) => {
+    let ticker = parse_ticker(f.ticker);
+    let row = details::Row {
+        ticker: ticker.as_ref().map_or(f.ticker, |t| t.as_str()),
+        flags: (f.is_nse.clone().unwrap_or(true), f.is_bse.clone().unwrap_or(true)),
+        levels: (non_empty(f.sector), non_empty(f.industry)),
+    };
+    let details = match f.details {
+        Details::Csv(cells) => details::csv_details(&row, |i| cells[i]),
+        Details::Json(d) => details::check(&row, &d).map(|()| d),
+    }
+    .map_err(|e| e.join("; "));
+    match (isin, ticker, name_ok, f.is_bse, f.is_nse, band, logo_url, classes.and(details)) {
+        (Ok(isin), Ok(ticker), Ok(()), Ok(is_bse), Ok(is_nse), Ok(market_cap_band), Ok(logo_url), Ok(details)) => {
             Ok(Company {
                 isin,
                 ticker,
@@ -229,6 +274,7 @@ fn validate(line: usize, f: Fields<'_>, seen: &mut FirstSeen<Isin>) -> Result<Co
                 is_nse,
                 market_cap_band,
                 logo_url,
+                details,
             })
         }
         (isin, ticker, name, is_bse, is_nse, band, logo_url, classes) => {

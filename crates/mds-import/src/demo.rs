@@ -27,7 +27,9 @@ pub const NEWS: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../
 pub fn demo_merge() -> MergedCompanies {
     let nse = exchange::parse_nse_equity_list(NSE_EQUITY_LIST).expect("embedded NSE list is valid");
     let bse = exchange::parse_bse_equity_list(BSE_EQUITY_LIST).expect("embedded BSE list is valid");
-    let mcap = exchange::parse_nse_mcap(NSE_MCAP).expect("embedded market-cap file is valid");
+    let mcap = exchange::parse_nse_mcap(NSE_MCAP)
+        .expect("embedded market-cap file is valid")
+        .with_as_of(exchange::mcap_day_from_file_name("nse_mcap_2024-03-28.csv"));
     exchange::merge(&nse, &bse, Some(&mcap))
 }
 

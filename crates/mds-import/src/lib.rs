@@ -10,6 +10,7 @@
 //! # Layout
 //! - [`companies`]: the companies file of `mds import companies`, CSV (header
 //!   = the `V1Company` field names) or JSON Lines.
+//! - [`details`]: the optional detail fields of the companies file.
 //! - [`news`]: the news file of `mds import news`, JSON Lines of articles.
 //! - [`exchange`]: NSE's and BSE's own equity lists and a market-cap file,
 //!   and [`exchange::merge`], which makes companies of them.
@@ -24,6 +25,7 @@
 
 pub mod companies;
 pub mod demo;
+pub mod details;
 pub mod error;
 pub mod exchange;
 mod fields;

@@ -1,7 +1,8 @@
 //! The companies import file: good files parse to exact companies; every bad
 //! file is refused with every problem on its exact line.
 
-use mds_domain::{Company, Isin, MarketCapBand, Ticker};
+use chrono::NaiveDate;
+use mds_domain::{Company, CompanyDetail, Exchange, Isin, Listing, ListingStatus, MarketCap, MarketCapBand, Ticker};
 use mds_import::{ImportError, parse_companies};
 use mds_testkit::fixtures::{bare_company, isin};
 
@@ -37,6 +38,7 @@ fn abb() -> Company {
         is_nse: true,
         market_cap_band: Some(MarketCapBand::Large),
         logo_url: Some("https://img.example.com/abb.png".into()),
+        details: Default::default(),
     }
 }
 
@@ -341,4 +343,65 @@ fn a_checked_file_comes_back_in_chunks_in_file_order() {
     // A bad file: the check says why, as parsing does.
     let bad = format!("{HEADER}\nINE117A01022,ABB,,,,true,true,,\n");
     assert_eq!(mds_import::check_companies(bad.as_bytes()).unwrap_err().lines(), vec![2]);
+}
+
+// ---- the optional detail fields (contract section 7.1) -------------------
+
+#[test]
+fn csv_detail_columns_become_details() {
+    let text = format!(
+        "{HEADER},nse_series,nse_listed_on,nse_face_value,bse_scrip_code,bse_group,bse_status,macro_sector,basic_industry,market_cap_inr_crore,market_cap_as_of\n\
+         INE117A01022,ABB,ABB India Limited,Electrical Equipment,Capital Goods,true,true,large_cap,,EQ,1995-01-01,2,500002,A,suspended,Industrials,Heavy Electrical Equipment,155221.75,2024-03-28\n\
+         INE144J01027,20MICRONS,20 Microns Limited,,,true,false,,,,,,,,,,,,\n"
+    );
+    let c = parse_companies(text.as_bytes()).unwrap();
+    let d = &c[0].details;
+    assert_eq!(d.listings.len(), 2);
+    let (nse, bse) = (&d.listings[0], &d.listings[1]);
+    assert_eq!((nse.exchange, nse.symbol.as_str(), nse.series.as_deref()), (Exchange::Nse, "ABB", Some("EQ")));
+    assert_eq!((nse.listed_on, nse.face_value), (NaiveDate::from_ymd_opt(1995, 1, 1), Some(2.0)));
+    assert_eq!(
+        (bse.symbol.as_str(), bse.scrip_code.as_deref(), bse.series.as_deref()),
+        ("ABB", Some("500002"), Some("A"))
+    );
+    assert_eq!(bse.status, ListingStatus::Suspended);
+    assert_eq!(d.classification.macro_sector.as_deref(), Some("Industrials"));
+    assert_eq!(d.classification.sector.as_deref(), Some("Capital Goods"), "the company's own sector");
+    assert_eq!(d.classification.basic_industry.as_deref(), Some("Heavy Electrical Equipment"));
+    assert_eq!(d.market_cap, Some(MarketCap { inr_crore: 155_221.75, as_of: NaiveDate::from_ymd_opt(2024, 3, 28) }));
+    assert!(c[1].details.is_empty(), "empty detail cells are no details");
+}
+
+#[test]
+fn json_lines_take_the_detail_record_as_the_api_writes_it() {
+    let mut c = abb();
+    c.details.listings = vec![Listing::bare(Exchange::Nse, "ABB"), Listing::bare(Exchange::Bse, "ABB")];
+    c.details.listings[1].scrip_code = Some("500002".into());
+    c.details.classification.basic_industry = Some("Heavy Electrical Equipment".into());
+    c.details.market_cap = Some(MarketCap { inr_crore: 1.5, as_of: None });
+    let served = CompanyDetail::of(&c, chrono::Utc::now());
+    let line = serde_json::to_string(&served).unwrap();
+    let back = parse_companies(format!("{line}\n").as_bytes()).unwrap();
+    assert_eq!(back, vec![c], "a synced record imports back as it was (its updated_at ignored)");
+}
+
+#[test]
+fn bad_details_are_reported_with_their_line() {
+    let text = format!(
+        "{HEADER},nse_series,bse_scrip_code,bse_status,nse_listed_on,market_cap_inr_crore,market_cap_as_of\n\
+         INE117A01022,ABB,ABB,,,true,false,,,EQ,,,,,\n\
+         INE144J01027,MIC,Mic,,,true,true,,,,50X,gone,,,\n\
+         INE002A01018,REL,Rel,,,false,true,,,,,,2024-13-01,-3,\n\
+         INE009A01021,INF,Inf,,,false,true,,,,,,,,2024-03-28\n"
+    );
+    let errs = errors(text.as_bytes());
+    assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![2, 3, 4, 5], "{errs:#?}");
+    assert_eq!(errs[0].1, "a listing on nse is given but is_nse is false");
+    assert!(errs[1].1.contains("bse_status: status must be one of active, suspended, delisted"), "{}", errs[1].1);
+    assert!(errs[1].1.contains("scrip_code must be BSE's digits"), "{}", errs[1].1);
+    assert!(errs[2].1.contains("nse_listed_on must be a date YYYY-MM-DD"), "{}", errs[2].1);
+    assert!(errs[2].1.contains("market_cap_inr_crore must be a non-negative number"), "{}", errs[2].1);
+    assert_eq!(errs[3].1, "market_cap_as_of is given without market_cap_inr_crore");
+    let json = r#"{"isin":"INE117A01022","ticker":"ABB","name":"ABB","industry":null,"sector":null,"is_bse":true,"is_nse":false,"market_cap_band":null,"logo_url":null,"listings":[{"exchange":"bse","symbol":"ABB","scrip_code":null,"series":null,"listed_on":null,"face_value":null,"status":"active"},{"exchange":"bse","symbol":"X","scrip_code":null,"series":null,"listed_on":null,"face_value":null,"status":"active"}]}"#;
+    assert_eq!(errors(format!("{json}\n").as_bytes()), vec![(1, "two listings on bse".to_owned())]);
 }

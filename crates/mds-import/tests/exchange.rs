@@ -3,8 +3,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use mds_domain::{Company, Isin, MarketCapBand, Ticker};
+use chrono::NaiveDate;
+use mds_domain::{
+    Classification, Company, CompanyDetails, Exchange, Isin, Listing, ListingStatus, MarketCap, MarketCapBand, Ticker,
+};
 use mds_import::demo::{BSE_EQUITY_LIST, NSE_EQUITY_LIST, NSE_MCAP};
+use mds_import::exchange::mcap_day_from_file_name;
 use mds_import::exchange::{BseTickerSource, SkippedRow};
 use mds_import::{ImportError, merge, parse_bse_equity_list, parse_nse_equity_list, parse_nse_mcap};
 
@@ -86,9 +90,13 @@ fn small_files_merge_to_exact_companies() {
             is_nse: nse,
             market_cap_band: band,
             logo_url: None,
+            details: Default::default(),
         };
+    // The V1Company fields (the details have their own test, below).
+    let listed: Vec<Company> =
+        merged.companies.iter().map(|c| Company { details: Default::default(), ..c.clone() }).collect();
     assert_eq!(
-        merged.companies,
+        listed,
         vec![
             company(
                 "20MICRONS",
@@ -126,6 +134,110 @@ fn small_files_merge_to_exact_companies() {
     );
     let without_mcap = merge(&nse, &bse, None);
     assert!(without_mcap.companies.iter().all(|c| c.market_cap_band.is_none()));
+    assert!(without_mcap.companies.iter().all(|c| c.details.market_cap.is_none()));
+}
+
+/// The details the files give: the NSE listing (series, date, face value),
+/// the BSE one (security id, code, group, face value, status), the four
+/// levels, and the market capitalisation in crore of the day it is of.
+#[test]
+fn small_files_merge_with_their_details() {
+    let nse = parse_nse_equity_list(small_nse().as_bytes()).unwrap();
+    let bse = parse_bse_equity_list(small_bse().as_bytes()).unwrap();
+    let day = NaiveDate::from_ymd_opt(2024, 3, 28);
+    let mcap = parse_nse_mcap(small_mcap().as_bytes()).unwrap().with_as_of(day);
+    let merged = merge(&nse, &bse, Some(&mcap));
+    let of = |t: &str| merged.companies.iter().find(|c| c.ticker.as_str() == t).unwrap().details.clone();
+    let nse_listing = |symbol: &str, date: (i32, u32, u32), face: f64| Listing {
+        exchange: Exchange::Nse,
+        symbol: symbol.into(),
+        scrip_code: None,
+        series: Some("EQ".into()),
+        listed_on: NaiveDate::from_ymd_opt(date.0, date.1, date.2),
+        face_value: Some(face),
+        status: ListingStatus::Active,
+    };
+    let bse_listing = |symbol: &str, code: &str, group: &str, face: f64| Listing {
+        exchange: Exchange::Bse,
+        symbol: symbol.into(),
+        scrip_code: Some(code.into()),
+        series: Some(group.into()),
+        listed_on: None,
+        face_value: Some(face),
+        status: ListingStatus::Active,
+    };
+    let levels = |m: &str, s: &str, i: &str, b: &str| Classification {
+        macro_sector: Some(m.into()),
+        sector: Some(s.into()),
+        industry: Some(i.into()),
+        basic_industry: Some(b.into()),
+    };
+    assert_eq!(
+        of("20MICRONS"),
+        CompanyDetails {
+            listings: vec![nse_listing("20MICRONS", (2008, 10, 6), 5.0), bse_listing("20MICRONS", "533022", "B", 5.0)],
+            classification: levels("Commodities", "Metals & Mining", "Minerals & Mining", "Industrial Minerals"),
+            market_cap: Some(MarketCap { inr_crore: 507.067, as_of: day }),
+        }
+    );
+    assert_eq!(
+        of("536493"),
+        CompanyDetails {
+            listings: vec![bse_listing("JK AGRI", "536493", "X", 10.0)],
+            classification: levels(
+                "Fast Moving Consumer Goods",
+                "Fast Moving Consumer Goods",
+                "Agricultural Food & other Products",
+                "Other Agricultural Products"
+            ),
+            market_cap: None,
+        }
+    );
+    assert_eq!(of("ABB").market_cap, Some(MarketCap { inr_crore: 10_000.0, as_of: day }));
+    assert_eq!(of("ETFX").classification, Classification::default(), "'-' is unclassified at every level");
+    assert_eq!(
+        of("NSEONLY"),
+        CompanyDetails {
+            listings: vec![nse_listing("NSEONLY", (2020, 1, 1), 1.0)],
+            classification: Classification::default(),
+            market_cap: None,
+        }
+    );
+}
+
+#[test]
+fn bad_detail_cells_are_reported_with_their_line() {
+    let nse = format!(
+        "{NSE_HEADER}\n\
+         A,A Ltd,EQ,31-FEB-2001,1,1,INE144J01027,1\n\
+         B,B Ltd,E Q,01-JAN-2001,1,1,INE117A01022,ten\n"
+    );
+    let errs = errors(parse_nse_equity_list(nse.as_bytes()));
+    assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![2, 3, 3], "{errs:#?}");
+    assert_eq!(errs[0].1, "DATE OF LISTING must be a date such as 06-OCT-2008 (got \"31-FEB-2001\")");
+    assert_eq!(errs[1].1, "SERIES must be a short code without spaces (got \"E Q\")");
+    assert_eq!(errs[2].1, "FACE VALUE must be a non-negative number of rupees (got \"ten\")");
+    let bse = [
+        BSE_HEADER,
+        "500002,ABB India Limited,ABB,ABB,Dormant,A ,2.00,INE117A01022,x,Equity,x,Capital Goods,Electrical Equipment,x,",
+        "5000X3,Aegis,AEGISLOG,AEGIS,Suspended,A ,-1,INE208C01025,x,Equity,x,Gas,Gas,x,",
+    ]
+    .join("\r\n");
+    let errs = errors(parse_bse_equity_list(bse.as_bytes()));
+    assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![2, 3, 3], "{errs:#?}");
+    assert_eq!(errs[0].1, "Status must be Active, Suspended or Delisted (got \"Dormant\")");
+    assert_eq!(errs[1].1, "Security Code must be digits (got \"5000X3\")");
+    assert_eq!(errs[2].1, "Face Value must be a non-negative number of rupees (got \"-1\")");
+}
+
+#[test]
+fn a_market_cap_file_name_gives_its_day() {
+    let d = |y, m, day| NaiveDate::from_ymd_opt(y, m, day);
+    assert_eq!(mcap_day_from_file_name("MCAP28032024.csv"), d(2024, 3, 28));
+    assert_eq!(mcap_day_from_file_name("nse_mcap_2024-03-28.csv"), d(2024, 3, 28));
+    assert_eq!(mcap_day_from_file_name("mcap-2024-02-30.csv"), None, "not a day");
+    assert_eq!(mcap_day_from_file_name("MCAP123456789.csv"), None, "nine digits are no DDMMYYYY");
+    assert_eq!(mcap_day_from_file_name("mcap.csv"), None);
 }
 
 #[test]
@@ -150,7 +262,9 @@ fn nse_bad_rows_are_all_reported() {
 
 #[test]
 fn nse_placeholder_isin_is_skipped_and_counted() {
-    let text = format!("{NSE_HEADER}\nA,A Ltd,EQ,x,1,1,INE144J01027,1\nB,B Ltd,EQ,x,1,1,-,1\nC,C Ltd,EQ,x,1,1, ,1\n");
+    let text = format!(
+        "{NSE_HEADER}\nA,A Ltd,EQ,01-JAN-2000,1,1,INE144J01027,1\nB,B Ltd,EQ,x,1,1,-,1\nC,C Ltd,EQ,x,1,1, ,1\n"
+    );
     let list = parse_nse_equity_list(text.as_bytes()).unwrap();
     assert_eq!(list.listings.len(), 1);
     assert_eq!(
@@ -207,12 +321,13 @@ fn bse_bad_rows_are_all_reported_with_crlf_line_numbers() {
     ]
     .join("\r\n");
     let errs = errors(parse_bse_equity_list(text.as_bytes()));
-    assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![4, 4, 5, 6, 9], "{errs:#?}");
+    assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![4, 4, 5, 6, 9, 9], "{errs:#?}");
     assert!(errs[0].1.starts_with("isin: not a valid ISIN"), "{}", errs[0].1);
     assert_eq!(errs[1].1, "Issuer Name is empty");
     assert_eq!(errs[2].1, "duplicate ISIN INE117A01022: it is already on line 2");
     assert_eq!(errs[3].1, "expected 14 cells, one per header column, but found 16");
     assert_eq!(errs[4].1, "Security Id \"W W\" is not a valid ticker, and Security Code \"\" cannot stand in for it");
+    assert_eq!(errs[5].1, "Security Code must be digits (got \"\")");
 }
 
 #[test]
@@ -300,8 +415,11 @@ fn real_files_merge_to_the_published_figures() {
 fn twenty_microns_is_on_both_exchanges_with_bse_classification() {
     let companies = mds_import::demo_companies();
     let c = companies.iter().find(|c| c.isin == isin("INE144J01027")).unwrap();
+    assert_eq!(c.details.listings.len(), 2, "listed on both, with details");
+    assert_eq!(c.details.classification.basic_industry.as_deref(), Some("Industrial Minerals"));
+    assert_eq!(c.details.market_cap.as_ref().map(|m| m.inr_crore), Some(507.067034));
     assert_eq!(
-        c,
+        &Company { details: Default::default(), ..c.clone() },
         &Company {
             isin: isin("INE144J01027"),
             ticker: ticker("20MICRONS"),
@@ -313,6 +431,7 @@ fn twenty_microns_is_on_both_exchanges_with_bse_classification() {
             // Rank 1,410 of 2,255 in the market-cap file.
             market_cap_band: Some(MarketCapBand::Small),
             logo_url: None,
+            details: Default::default(),
         }
     );
 }

@@ -2,16 +2,18 @@
 //!
 //! Every admitted request takes from its key's per-minute limit (GCRA) and,
 //! unless it is a usage read, reserves one request of the month's quota. When
-//! the response is known the reservation is either counted (it goes into the
-//! meter's pending counts) or released (a `304`). Pending counts are flushed
-//! to the store in batches, at least once a second, by a background task;
-//! nothing is written to the store on the request path.
+//! the response is known the reservation is either counted or released (a
+//! `304`, a `5xx`); counted requests and `304`s go into the meter's pending
+//! entries, per key, day (UTC) and route. Pending entries are flushed to the
+//! store's daily ledger (and, summed, its monthly counts) in batches, at
+//! least once a second, by a background task; nothing is written to the
+//! store on the request path.
 //!
 //! # Layout
 //! - [`clock`]: the injectable [`Clock`] (tests move time across a month end).
 //! - [`gcra`]: the per-minute limit, a pure GCRA.
 //! - [`meter`]: [`Meter`], per key and month counts, admission against the
-//!   quota, and the idempotent flush.
+//!   quota, per key, day and route ledger entries, and the idempotent flush.
 //! - [`limiter`]: [`Limiter`], both checks together, and the [`Decision`]
 //!   that the HTTP layer turns into headers or a `429`.
 //! - [`shared`]: [`SharedLimiter`], the same decisions taken across all
@@ -25,6 +27,6 @@ pub mod meter;
 pub mod shared;
 
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use limiter::{Decision, Limiter, Limits, Policy, PolicyState, Ticket};
-pub use meter::Meter;
+pub use limiter::{Charge, Decision, Limiter, Limits, Policy, PolicyState, Ticket};
+pub use meter::{Meter, Outcome};
 pub use shared::{SharedConfig, SharedConfigError, SharedLimiter, SharedStats};

@@ -3,13 +3,14 @@
 
 use std::sync::Arc;
 
+use chrono::NaiveDate;
 use mds_domain::KeyPrefix;
 use mds_domain::usage::BillingMonth;
 use mds_store::{StoreResult, UsageStore};
 
 use crate::clock::Clock;
 use crate::gcra;
-use crate::meter::{self, KeyState, Meter, Reservation};
+use crate::meter::{self, KeyState, Meter, Outcome, Reservation};
 
 /// The limits of a key's enforced tier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,9 +40,20 @@ impl PolicyState {
     }
 }
 
-/// A quota reservation to settle once the response is known. Dropped
-/// unsettled (the request was cancelled or timed out), it counts: the
-/// request was admitted.
+/// What an admitted request takes from its key's monthly quota.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Charge {
+    /// Nothing: it takes from the per-minute limit only (a usage read).
+    Free,
+    /// One request, reserved on admission and settled by the decision's
+    /// [`Ticket`]; recorded in the daily ledger under this route template.
+    Counted(&'static str),
+}
+
+/// A quota reservation to settle once the response is known, with the day
+/// (UTC) and route its request is recorded under. Dropped unsettled (the
+/// request was cancelled or timed out), it counts: the request was
+/// admitted.
 ///
 /// A ticket of a [`SharedLimiter`](crate::SharedLimiter) also gives a
 /// released request back to the shared (Redis) month counter, in a task of
@@ -50,16 +62,31 @@ impl PolicyState {
 pub struct Ticket {
     pub(crate) state: Arc<KeyState>,
     pub(crate) month: BillingMonth,
+    pub(crate) day: NaiveDate,
+    pub(crate) route: &'static str,
     pub(crate) settled: bool,
     pub(crate) release: Option<crate::shared::Release>,
 }
 
 impl Ticket {
-    /// Settles: `counted` (owed to the store) or released (a `304`).
-    pub fn settle(mut self, counted: bool) {
-        meter::settle(&mut self.state.lock(), self.month, counted);
+    /// A reservation of `state` in `month`, admitted on `day` (UTC), for
+    /// `route`.
+    pub(crate) fn new(
+        state: Arc<KeyState>,
+        month: BillingMonth,
+        day: NaiveDate,
+        route: &'static str,
+        release: Option<crate::shared::Release>,
+    ) -> Self {
+        Ticket { state, month, day, route, settled: false, release }
+    }
+
+    /// Settles with how the request was answered: counted (owed to the
+    /// store), a `304` or a `5xx` (given back; a `304` is recorded as one).
+    pub fn settle(mut self, outcome: Outcome) {
+        meter::settle(&mut self.state.lock(), self.month, self.day, self.route, outcome);
         self.settled = true;
-        if !counted {
+        if outcome != Outcome::Counted {
             if let Some(r) = self.release.take() {
                 r.spawn();
             }
@@ -70,7 +97,7 @@ impl Ticket {
 impl Drop for Ticket {
     fn drop(&mut self) {
         if !self.settled {
-            meter::settle(&mut self.state.lock(), self.month, true);
+            meter::settle(&mut self.state.lock(), self.month, self.day, self.route, Outcome::Counted);
         }
     }
 }
@@ -191,16 +218,17 @@ impl Limiter {
     }
 
     /// Admits one request of `key` or says why not. Every admitted request
-    /// takes from the per-minute limit; with `counts`, it also reserves one
-    /// request of the month's quota. A refused request takes nothing. Both
-    /// checks happen under the key's one lock; the only store access is a
-    /// read of the key's count, once per key and month on this node.
+    /// takes from the per-minute limit; a [`Charge::Counted`] one also
+    /// reserves one request of the month's quota. A refused request takes
+    /// nothing. Both checks happen under the key's one lock; the only store
+    /// access is a read of the key's count, once per key and month on this
+    /// node.
     pub async fn admit(
         &self,
         store: &dyn UsageStore,
         key: &KeyPrefix,
         limits: Limits,
-        counts: bool,
+        charge: Charge,
     ) -> StoreResult<Decision> {
         let now = self.clock.now();
         let month = BillingMonth::of(now);
@@ -219,16 +247,16 @@ impl Limiter {
             if !g.allowed {
                 violated.push(Policy::Minute);
             }
-            if counts && used >= limits.monthly_quota {
+            if charge != Charge::Free && used >= limits.monthly_quota {
                 violated.push(Policy::Month);
             }
             let mut used_after = used;
             if violated.is_empty() {
-                if counts {
+                if let Charge::Counted(route) = charge {
                     if let Reservation::Reserved { used } = meter::reserve(&mut s, month, limits.monthly_quota) {
                         used_after = used;
                     }
-                    ticket = Some(Ticket { state: state.clone(), month, settled: false, release: None });
+                    ticket = Some(Ticket::new(state.clone(), month, now.date_naive(), route, None));
                 }
                 s.tat_ns = Some(g.new_tat_ns);
             }

@@ -1,27 +1,42 @@
 //! [`Meter`]: how many requests each key has made each month, as this node
-//! knows it, and the counts it still owes the store.
+//! knows it, and what it still owes the store's daily ledger.
 //!
 //! Each key has one [`KeyState`] behind its own small lock, holding its
-//! per-minute state and its monthly counts, so a request takes that lock
-//! once to be admitted and once to be settled, and keys never contend with
-//! each other. A key's count for a month starts from what the store had when
-//! this node first saw the key that month (`base`), plus what this node
-//! admitted since (`admitted`). Quota admission reserves one request under
-//! the key's lock, so concurrent requests on one node never over-admit.
+//! per-minute state, its monthly counts and its pending ledger entries, so a
+//! request takes that lock once to be admitted and once to be settled, and
+//! keys never contend with each other. A key's count for a month starts
+//! from what the store had when this node first saw the key that month
+//! (`base`), plus what this node admitted since (`admitted`). Quota
+//! admission reserves one request under the key's lock, so concurrent
+//! requests on one node never over-admit.
 //!
-//! Counted requests also go into the month's `pending`. [`Meter::flush`]
-//! moves pending counts into an outbox batch with a fresh id
-//! (`<node>:<seq>`) and applies it; a batch that fails stays in the outbox
-//! and is retried with the same id, so a retried batch is counted once.
-//! While a batch waits, new counts keep aggregating in `pending` (one per key
-//! and month), so the memory a store outage costs is bounded by the number
-//! of active keys.
+//! A settled request goes into the key's `pending` entries, one per day
+//! (UTC) and route template: a counted request adds to `requests`, a `304`
+//! to `not_modified` (its reservation given back), a `5xx` nowhere. There
+//! are seldom more than a few (one day, a few routes), so finding one is a
+//! short scan. [`Meter::flush`] moves pending entries into an outbox batch
+//! with a fresh id (`<node>:<seq>`) and applies it; the store adds the
+//! entries to its daily ledger and their sums to the monthly counts in one
+//! transaction. A batch that fails stays in the outbox and is retried with
+//! the same id, so a retried batch is counted once. While a batch waits, new
+//! counts keep aggregating in `pending` (one entry per key, day and route),
+//! so the memory a store outage costs is bounded by the active keys and
+//! routes.
+//!
+//! Usage reads take what the store has plus what this node has not
+//! flushed yet ([`Meter::read_with_unflushed`]) under a gate that no flush
+//! crosses: a batch is either in the store or still in this node's outbox,
+//! never in both or neither, so the figures add up exactly.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
+use chrono::NaiveDate;
 use mds_domain::KeyPrefix;
+use mds_domain::daily::DailyUsage;
 use mds_domain::usage::BillingMonth;
 use mds_store::{StoreResult, UsageBatch, UsageDelta, UsageStore};
 
@@ -33,8 +48,19 @@ pub(crate) struct MonthCount {
     pub(crate) base: u64,
     /// Reserved or counted on this node since then.
     pub(crate) admitted: u64,
-    /// Counted and not yet handed to a batch.
-    pub(crate) pending: u64,
+}
+
+/// What a key did on one day on one route, not yet handed to a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DayCount {
+    /// The day (UTC) of admission.
+    pub(crate) day: NaiveDate,
+    /// The route template.
+    pub(crate) route: &'static str,
+    /// Counted requests.
+    pub(crate) requests: u64,
+    /// `304`s.
+    pub(crate) not_modified: u64,
 }
 
 /// What a node knows of one key.
@@ -44,11 +70,24 @@ pub(crate) struct KeyInner {
     pub(crate) tat_ns: Option<i64>,
     /// Counts of the months seen (usually one, two around a month's end).
     pub(crate) months: Vec<MonthCount>,
+    /// Settled requests not yet handed to a batch, by day and route.
+    pub(crate) pending: Vec<DayCount>,
 }
 
 impl KeyInner {
     pub(crate) fn month(&mut self, month: BillingMonth) -> Option<&mut MonthCount> {
         self.months.iter_mut().find(|m| m.month == month)
+    }
+
+    /// The pending entry of `day` and `route`, made if missing.
+    fn pending_entry(&mut self, day: NaiveDate, route: &'static str) -> &mut DayCount {
+        match self.pending.iter().position(|e| e.day == day && e.route == route) {
+            Some(i) => &mut self.pending[i],
+            None => {
+                self.pending.push(DayCount { day, route, requests: 0, not_modified: 0 });
+                self.pending.last_mut().expect("just pushed")
+            }
+        }
     }
 }
 
@@ -64,6 +103,19 @@ impl KeyState {
     }
 }
 
+/// How an admitted request that reserved a request of the quota was
+/// answered, which decides what it costs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Counted against the quota (any answer but a `304` or a `5xx`).
+    Counted,
+    /// A `304 Not Modified`: not counted (the reservation is given back),
+    /// recorded in the ledger as a `304`.
+    NotModified,
+    /// A `5xx`: not counted, not recorded (the reservation is given back).
+    Released,
+}
+
 /// Usage counts of this node.
 #[derive(Debug)]
 pub struct Meter {
@@ -71,6 +123,10 @@ pub struct Meter {
     seq: AtomicU64,
     keys: RwLock<HashMap<KeyPrefix, Arc<KeyState>>>,
     outbox: Mutex<Option<UsageBatch>>,
+    /// Held (write) while a batch is applied and taken out of the outbox,
+    /// (read) while a usage read takes the store's figures and this node's
+    /// unflushed ones.
+    gate: tokio::sync::RwLock<()>,
 }
 
 /// The outcome of a quota reservation.
@@ -104,6 +160,7 @@ impl Meter {
             seq: AtomicU64::new(0),
             keys: RwLock::new(HashMap::new()),
             outbox: Mutex::new(None),
+            gate: tokio::sync::RwLock::new(()),
         }
     }
 
@@ -135,20 +192,51 @@ impl Meter {
         self.existing(key)?.lock().month(month).map(|c| c.base + c.admitted)
     }
 
-    /// Counts for the key this node has not yet written to the store, by month.
-    pub fn unflushed(&self, key: &KeyPrefix) -> HashMap<BillingMonth, u64> {
-        let mut out: HashMap<BillingMonth, u64> = HashMap::new();
+    /// The ledger entries of `key` this node has not yet written to the
+    /// store (pending, and in the batch waiting in the outbox), by day and
+    /// route, in no particular order. Read under the outbox's lock, as a
+    /// batch is cut, so an entry being cut is seen once.
+    pub fn unflushed_days(&self, key: &KeyPrefix) -> Vec<DailyUsage> {
+        let outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut out: Vec<DailyUsage> = Vec::new();
+        let mut add = |day: NaiveDate, route: &str, requests: u64, not_modified: u64| match out
+            .iter_mut()
+            .find(|e| e.day == day && e.route == route)
+        {
+            Some(e) => {
+                e.requests += requests;
+                e.not_modified += not_modified;
+            }
+            None => out.push(DailyUsage { day, route: route.to_owned(), requests, not_modified }),
+        };
         if let Some(s) = self.existing(key) {
-            for c in s.lock().months.iter().filter(|c| c.pending > 0) {
-                *out.entry(c.month).or_default() += c.pending;
+            for e in &s.lock().pending {
+                add(e.day, e.route, e.requests, e.not_modified);
             }
         }
-        for d in self.outbox.lock().unwrap_or_else(PoisonError::into_inner).iter().flat_map(|b| &b.deltas) {
-            if &d.key == key {
-                *out.entry(d.month).or_default() += d.requests;
-            }
+        for d in outbox.iter().flat_map(|b| &b.deltas).filter(|d| &d.key == key) {
+            add(d.day, &d.route, d.requests, d.not_modified);
         }
         out
+    }
+
+    /// Counted requests of the key this node has not yet written to the
+    /// store, by month.
+    pub fn unflushed(&self, key: &KeyPrefix) -> HashMap<BillingMonth, u64> {
+        let mut out: HashMap<BillingMonth, u64> = HashMap::new();
+        for e in self.unflushed_days(key) {
+            *out.entry(BillingMonth::of_day(e.day)).or_default() += e.requests;
+        }
+        out
+    }
+
+    /// Runs `read` (a read of the store's figures for `key`) and takes this
+    /// node's unflushed entries of `key` with no flush landing in between:
+    /// every count is then in exactly one of the two.
+    pub async fn read_with_unflushed<T>(&self, key: &KeyPrefix, read: impl Future<Output = T>) -> (T, Vec<DailyUsage>) {
+        let _no_flush = self.gate.read().await;
+        let stored = read.await;
+        (stored, self.unflushed_days(key))
     }
 
     /// Requests counted but not yet in the store.
@@ -156,20 +244,33 @@ impl Meter {
         let outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
         let waiting: u64 = outbox.iter().flat_map(|b| &b.deltas).map(|d| d.requests).sum();
         let keys = self.keys.read().unwrap_or_else(PoisonError::into_inner);
-        let pending: u64 = keys.values().map(|s| s.lock().months.iter().map(|c| c.pending).sum::<u64>()).sum();
+        let pending: u64 = keys.values().map(|s| s.lock().pending.iter().map(|e| e.requests).sum::<u64>()).sum();
         waiting + pending
     }
 
-    /// Moves pending counts into a new batch (only when none waits).
+    /// Whether the store has everything this node recorded (counted
+    /// requests and `304`s alike).
+    pub fn is_drained(&self) -> bool {
+        let outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
+        let keys = self.keys.read().unwrap_or_else(PoisonError::into_inner);
+        outbox.is_none() && keys.values().all(|s| s.lock().pending.is_empty())
+    }
+
+    /// Moves pending entries into a new batch (only when none waits).
     fn cut_batch(&self) -> Option<UsageBatch> {
         let mut outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
         if outbox.is_none() {
             let keys = self.keys.read().unwrap_or_else(PoisonError::into_inner);
             let mut deltas = Vec::new();
             for (key, state) in keys.iter() {
-                for c in state.lock().months.iter_mut().filter(|c| c.pending > 0) {
-                    deltas.push(UsageDelta { key: key.clone(), month: c.month, requests: c.pending });
-                    c.pending = 0;
+                for e in state.lock().pending.drain(..) {
+                    deltas.push(UsageDelta {
+                        key: key.clone(),
+                        day: e.day,
+                        route: Cow::Borrowed(e.route),
+                        requests: e.requests,
+                        not_modified: e.not_modified,
+                    });
                 }
             }
             if deltas.is_empty() {
@@ -190,6 +291,9 @@ impl Meter {
         let mut written = 0;
         for _ in 0..2 {
             let Some(batch) = self.cut_batch() else { break };
+            // No usage read between the store having the batch and the
+            // outbox letting it go.
+            let _gate = self.gate.write().await;
             // A failure leaves the batch in the outbox, to be retried with its id.
             store.apply_usage(&batch).await?;
             written += batch.deltas.iter().map(|d| d.requests).sum::<u64>();
@@ -215,7 +319,7 @@ impl Meter {
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
             .flat_map(|b| &b.deltas)
-            .map(|d| (d.key.clone(), d.month))
+            .map(|d| (d.key.clone(), d.month()))
             .collect();
         let mut keys = self.keys.write().unwrap_or_else(PoisonError::into_inner);
         keys.retain(|key, state| {
@@ -223,8 +327,13 @@ impl Meter {
             // the count of handles is exact.
             let held = Arc::strong_count(state) > 1;
             let mut s = state.lock();
-            s.months.retain(|c| c.month >= month || c.pending > 0 || in_outbox.contains(&(key.clone(), c.month)));
-            held || !s.months.is_empty() || s.tat_ns.is_some_and(|t| t > now_ns)
+            let KeyInner { months, pending, tat_ns } = &mut *s;
+            months.retain(|c| {
+                c.month >= month
+                    || pending.iter().any(|e| BillingMonth::of_day(e.day) == c.month)
+                    || in_outbox.contains(&(key.clone(), c.month))
+            });
+            held || !months.is_empty() || !pending.is_empty() || tat_ns.is_some_and(|t| t > now_ns)
         });
     }
 }
@@ -232,7 +341,7 @@ impl Meter {
 fn seed_state(state: &KeyState, month: BillingMonth, stored: u64) {
     let mut s = state.lock();
     if s.month(month).is_none() {
-        s.months.push(MonthCount { month, base: stored, admitted: 0, pending: 0 });
+        s.months.push(MonthCount { month, base: stored, admitted: 0 });
     }
 }
 
@@ -260,18 +369,22 @@ pub(crate) fn record_shared(s: &mut KeyInner, month: BillingMonth, used: u64, re
             c.admitted += mine;
             c.base = c.base.max(used.saturating_sub(c.admitted));
         }
-        None => s.months.push(MonthCount { month, base: used.saturating_sub(mine), admitted: mine, pending: 0 }),
+        None => s.months.push(MonthCount { month, base: used.saturating_sub(mine), admitted: mine }),
     }
 }
 
-/// Settles a reservation in `month`, under the key's lock.
-pub(crate) fn settle(s: &mut KeyInner, month: BillingMonth, counted: bool) {
-    if let Some(c) = s.month(month) {
-        if counted {
-            c.pending += 1;
-        } else {
+/// Settles a reservation made in `month` on `day` for `route`, under the
+/// key's lock: counted, a `304`, or released.
+pub(crate) fn settle(s: &mut KeyInner, month: BillingMonth, day: NaiveDate, route: &'static str, outcome: Outcome) {
+    if outcome != Outcome::Counted {
+        if let Some(c) = s.month(month) {
             c.admitted = c.admitted.saturating_sub(1);
         }
+    }
+    match outcome {
+        Outcome::Counted => s.pending_entry(day, route).requests += 1,
+        Outcome::NotModified => s.pending_entry(day, route).not_modified += 1,
+        Outcome::Released => {}
     }
 }
 
@@ -289,8 +402,8 @@ mod tests {
             reserve(&mut self.key_state(key).lock(), month, quota)
         }
 
-        fn settle(&self, key: &KeyPrefix, month: BillingMonth, counted: bool) {
-            settle(&mut self.key_state(key).lock(), month, counted);
+        fn settle(&self, key: &KeyPrefix, month: BillingMonth, outcome: Outcome) {
+            settle(&mut self.key_state(key).lock(), month, month.first_day(), ROUTE, outcome);
         }
 
         fn is_seeded(&self, key: &KeyPrefix, month: BillingMonth) -> bool {
@@ -303,6 +416,11 @@ mod tests {
     }
 
     const NOV: BillingMonth = BillingMonth { year: 2026, month: 11 };
+    const ROUTE: &str = "/v1/companies";
+
+    fn day(s: &str) -> NaiveDate {
+        s.parse().unwrap()
+    }
 
     #[test]
     fn reservations_stop_at_the_quota_and_releases_give_back() {
@@ -312,9 +430,9 @@ mod tests {
         assert_eq!(m.reserve(&key(), NOV, 3), Reservation::Reserved { used: 2 });
         assert_eq!(m.reserve(&key(), NOV, 3), Reservation::Reserved { used: 3 });
         assert_eq!(m.reserve(&key(), NOV, 3), Reservation::Exhausted { used: 3 });
-        m.settle(&key(), NOV, false);
+        m.settle(&key(), NOV, Outcome::Released);
         assert_eq!(m.used(&key(), NOV), Some(2));
-        m.settle(&key(), NOV, true);
+        m.settle(&key(), NOV, Outcome::Counted);
         assert_eq!(m.backlog(), 1);
         // Seeding again does not reset what is known.
         m.seed(&key(), NOV, 0);
@@ -330,7 +448,7 @@ mod tests {
         m.forget_before(NOV, i64::MAX);
         seed_state(&admitting, NOV, 0);
         assert_eq!(reserve(&mut admitting.lock(), NOV, 10), Reservation::Reserved { used: 1 });
-        settle(&mut admitting.lock(), NOV, true);
+        settle(&mut admitting.lock(), NOV, NOV.first_day(), ROUTE, Outcome::Counted);
         drop(admitting);
         assert_eq!(m.backlog(), 1, "the count is where flushes look");
         assert_eq!(m.cut_batch().map(|b| b.deltas.len()), Some(1));
@@ -368,7 +486,7 @@ mod tests {
                             let s = m.key_state(&k);
                             seed_state(&s, NOV, 0);
                             reserve(&mut s.lock(), NOV, u64::MAX);
-                            settle(&mut s.lock(), NOV, true);
+                            settle(&mut s.lock(), NOV, NOV.first_day(), ROUTE, Outcome::Counted);
                             if i % 7 == 0 {
                                 m.forget_before(NOV, i64::MAX);
                             }
@@ -397,10 +515,75 @@ mod tests {
         m.seed(&key(), oct, 5);
         m.seed(&key(), NOV.prev().prev(), 5);
         m.reserve(&key(), oct, 10);
-        m.settle(&key(), oct, true);
+        m.settle(&key(), oct, Outcome::Counted);
         m.forget_before(NOV, 0);
         assert!(m.is_seeded(&key(), oct), "pending counts keep the month");
         assert!(!m.is_seeded(&key(), NOV.prev().prev()));
         assert_eq!(m.unflushed(&key()).get(&oct), Some(&1));
+    }
+
+    /// Settled requests land in their day's and route's entry: counted in
+    /// `requests`, a `304` in `not_modified` (its reservation given back),
+    /// a `5xx` nowhere; a batch carries them as they are, and the month's
+    /// unflushed count is the sum of its days.
+    #[test]
+    fn settling_records_the_day_the_route_and_the_outcome() {
+        let m = Meter::new();
+        m.seed(&key(), NOV, 10);
+        let s = m.key_state(&key());
+        let (d3, d4) = (day("2026-11-03"), day("2026-11-04"));
+        for (d, route, outcome) in [
+            (d3, "/v1/companies", Outcome::Counted),
+            (d3, "/v1/companies", Outcome::Counted),
+            (d3, "/v1/news/{slug}", Outcome::Counted),
+            (d3, "/v1/companies", Outcome::NotModified),
+            (d3, "/v1/companies", Outcome::Released),
+            (d4, "/v1/companies", Outcome::NotModified),
+        ] {
+            assert!(matches!(reserve(&mut s.lock(), NOV, 100), Reservation::Reserved { .. }));
+            settle(&mut s.lock(), NOV, d, route, outcome);
+        }
+        assert_eq!(m.used(&key(), NOV), Some(13), "10 stored, 3 counted; the 304s and the 5xx given back");
+        assert_eq!(m.backlog(), 3);
+        let mut days = m.unflushed_days(&key());
+        days.sort_by(|a, b| (a.day, &a.route).cmp(&(b.day, &b.route)));
+        let entry = |day, route: &str, requests, not_modified| DailyUsage {
+            day,
+            route: route.to_owned(),
+            requests,
+            not_modified,
+        };
+        let want = vec![
+            entry(d3, "/v1/companies", 2, 1),
+            entry(d3, "/v1/news/{slug}", 1, 0),
+            entry(d4, "/v1/companies", 0, 1),
+        ];
+        assert_eq!(days, want);
+        assert_eq!(m.unflushed(&key()), HashMap::from([(NOV, 3)]));
+        // Cut into a batch, the entries are still unflushed (in the outbox),
+        // once each.
+        let batch = m.cut_batch().unwrap();
+        assert_eq!(batch.deltas.len(), 3);
+        assert!(batch.deltas.iter().all(|d| d.key == key()));
+        let mut after = m.unflushed_days(&key());
+        after.sort_by(|a, b| (a.day, &a.route).cmp(&(b.day, &b.route)));
+        assert_eq!(after, want);
+        assert!(!m.is_drained());
+        *m.outbox.lock().unwrap() = None;
+        assert!(m.is_drained());
+        assert_eq!(m.unflushed_days(&key()), vec![]);
+    }
+
+    /// A key whose only unflushed entries are `304`s is not drained (the
+    /// final flush must still write them), though its backlog of counted
+    /// requests is zero.
+    #[test]
+    fn not_modified_alone_is_still_owed_to_the_store() {
+        let m = Meter::new();
+        m.seed(&key(), NOV, 0);
+        m.reserve(&key(), NOV, 10);
+        m.settle(&key(), NOV, Outcome::NotModified);
+        assert_eq!(m.backlog(), 0);
+        assert!(!m.is_drained());
     }
 }

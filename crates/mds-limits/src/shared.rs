@@ -69,7 +69,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{ErrorKind, RedisError, Script};
 
 use crate::clock::Clock;
-use crate::limiter::{Decision, Limiter, Limits, MinuteStanding, Policy, Ticket};
+use crate::limiter::{Charge, Decision, Limiter, Limits, MinuteStanding, Policy, Ticket};
 use crate::meter::{self, Meter};
 
 /// The admission script. `KEYS[1]`: the GCRA TAT (µs); `KEYS[2]`: the
@@ -392,10 +392,10 @@ impl SharedLimiter {
         store: &dyn UsageStore,
         key: &KeyPrefix,
         limits: Limits,
-        counts: bool,
+        charge: Charge,
     ) -> StoreResult<Decision> {
         if self.should_try_redis() {
-            match self.admit_shared(store, key, limits, counts).await {
+            match self.admit_shared(store, key, limits, charge).await {
                 Ok(d) => {
                     self.came_back();
                     return Ok(d);
@@ -404,11 +404,12 @@ impl SharedLimiter {
                 Err(Failure::Redis(e)) => self.fell_back(&e),
             }
         }
-        self.admit_local(store, key, limits, counts).await
+        self.admit_local(store, key, limits, charge).await
     }
 
-    /// The shared count of `key` for `month`, if Redis has one (for usage
-    /// reads that want the live figure). `None` when missing or unreachable.
+    /// The shared count of `key` for `month`, if Redis has one: the live
+    /// figure admission decides on (usage reports read the store's ledger
+    /// instead, see `mds_node::usage`). `None` when missing or unreachable.
     pub async fn shared_used(&self, key: &KeyPrefix, month: BillingMonth) -> Option<u64> {
         if self.is_degraded() {
             return None;
@@ -512,8 +513,9 @@ impl SharedLimiter {
         store: &dyn UsageStore,
         key: &KeyPrefix,
         limits: Limits,
-        counts: bool,
+        charge: Charge,
     ) -> Result<Decision, Failure> {
+        let counts = charge != Charge::Free;
         let mut conn = self.connection().await?;
         let now = self.local.clock().now();
         let month = BillingMonth::of(now);
@@ -553,7 +555,7 @@ impl SharedLimiter {
                 );
             }
         }
-        Ok(self.decide(key, limits, counts, now, month, answer, conn, uk))
+        Ok(self.decide(key, limits, charge, now, month, answer, conn, uk))
     }
 
     /// The decision of a script's answer, recorded in the node's meter.
@@ -562,7 +564,7 @@ impl SharedLimiter {
         &self,
         key: &KeyPrefix,
         limits: Limits,
-        counts: bool,
+        charge: Charge,
         now: chrono::DateTime<chrono::Utc>,
         month: BillingMonth,
         a: Answer,
@@ -571,6 +573,7 @@ impl SharedLimiter {
     ) -> Decision {
         let used = a.used.max(0) as u64;
         let admitted = a.status == 1;
+        let counts = charge != Charge::Free;
         let state = self.local.meter().key_state(key);
         meter::record_shared(&mut state.lock(), month, used, admitted && counts);
         let until_next_month = BillingMonth::seconds_until_next(now);
@@ -588,17 +591,18 @@ impl SharedLimiter {
         if admitted {
             bump(&self.counters.redis_admitted);
         }
-        let ticket = (admitted && counts).then(|| Ticket {
-            state: state.clone(),
-            month,
-            settled: false,
-            release: Some(Release {
-                conn: Conn(conn),
-                script: self.release_script.clone(),
-                key: usage_key,
-                timeout: self.config.timeout,
-            }),
-        });
+        let ticket = match charge {
+            Charge::Counted(route) if admitted => {
+                let release = Release {
+                    conn: Conn(conn),
+                    script: self.release_script.clone(),
+                    key: usage_key,
+                    timeout: self.config.timeout,
+                };
+                Some(Ticket::new(state.clone(), month, now.date_naive(), route, Some(release)))
+            }
+            _ => None,
+        };
         let minute = MinuteStanding {
             remaining: a.remaining.max(0) as u64,
             reset_ns: a.reset_us.saturating_mul(1000),
@@ -613,13 +617,13 @@ impl SharedLimiter {
         store: &dyn UsageStore,
         key: &KeyPrefix,
         limits: Limits,
-        counts: bool,
+        charge: Charge,
     ) -> StoreResult<Decision> {
         let share = Limits {
             rate_limit_per_minute: (limits.rate_limit_per_minute / self.config.nodes).max(1),
             monthly_quota: limits.monthly_quota,
         };
-        let d = self.local.admit(store, key, share, counts).await?;
+        let d = self.local.admit(store, key, share, charge).await?;
         if d.admitted() {
             bump(&self.counters.local_admitted);
             if d.ticket.is_some() {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
 use mds_domain::{AccountName, Environment, KeyHash, KeyPrefix, TierName};
-use mds_limits::{Limiter, Limits, ManualClock, Meter, Policy};
+use mds_limits::{Charge, Limiter, Limits, ManualClock, Meter, Policy};
 use mds_store::prelude::*;
 use mds_store::sqlite::SqliteStore;
 use mds_store::{DatabaseUrl, NewKey};
@@ -50,11 +50,11 @@ async fn a_step_back_of_the_wall_clock_refuses_no_one() {
     let dir = tempfile::tempdir().unwrap();
     let (store, key, clock, limiter) = setup(&dir).await;
     for _ in 0..5 {
-        assert!(limiter.admit(&store, &key, LIMITS, true).await.unwrap().admitted());
+        assert!(limiter.admit(&store, &key, LIMITS, Charge::Counted("/v1/companies")).await.unwrap().admitted());
     }
     clock.step(t0() - Duration::hours(1));
     clock.advance(Duration::seconds(1));
-    let d = limiter.admit(&store, &key, LIMITS, true).await.unwrap();
+    let d = limiter.admit(&store, &key, LIMITS, Charge::Counted("/v1/companies")).await.unwrap();
     assert!(d.admitted(), "refused after a step back: retry after {} s", d.retry_after_secs);
     assert!(d.minute.remaining >= 54, "the minute stands as it did: {}", d.minute.remaining);
 }
@@ -63,11 +63,14 @@ async fn a_step_back_of_the_wall_clock_refuses_no_one() {
 async fn a_step_forward_of_the_wall_clock_refills_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let (store, key, clock, limiter) = setup(&dir).await;
-    while limiter.admit(&store, &key, LIMITS, true).await.unwrap().admitted() {}
+    while limiter.admit(&store, &key, LIMITS, Charge::Counted("/v1/companies")).await.unwrap().admitted() {}
     clock.step(t0() + Duration::hours(1));
-    let d = limiter.admit(&store, &key, LIMITS, true).await.unwrap();
+    let d = limiter.admit(&store, &key, LIMITS, Charge::Counted("/v1/companies")).await.unwrap();
     assert_eq!(d.violated, vec![Policy::Minute], "the allowance did not refill by a step");
     assert!(d.retry_after_secs <= 1, "{}", d.retry_after_secs);
     clock.advance(Duration::seconds(1));
-    assert!(limiter.admit(&store, &key, LIMITS, true).await.unwrap().admitted(), "time passing refills it");
+    assert!(
+        limiter.admit(&store, &key, LIMITS, Charge::Counted("/v1/companies")).await.unwrap().admitted(),
+        "time passing refills it"
+    );
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use mds_domain::usage::BillingMonth;
 use mds_domain::{AccountName, Environment, KeyHash, KeyPrefix, TierName};
-use mds_limits::{Decision, Limits, ManualClock, Meter, Policy, SharedConfig, SharedLimiter};
+use mds_limits::{Charge, Decision, Limits, ManualClock, Meter, Outcome, Policy, SharedConfig, SharedLimiter};
 use mds_store::prelude::*;
 use mds_store::sqlite::SqliteStore;
 use mds_store::{DatabaseUrl, NewKey, UsageBatch, UsageDelta};
@@ -125,7 +125,8 @@ impl Env {
 }
 
 async fn admit(l: &SharedLimiter, store: &SqliteStore, limits: Limits, counts: bool) -> Decision {
-    l.admit(store, &key(), limits, counts).await.unwrap()
+    let charge = if counts { Charge::Counted("/v1/companies") } else { Charge::Free };
+    l.admit(store, &key(), limits, charge).await.unwrap()
 }
 
 fn limits(rate_limit_per_minute: u32, monthly_quota: u64) -> Limits {
@@ -143,7 +144,7 @@ async fn a_burst_over_two_nodes_admits_exactly_the_minute_limit() {
         let d = admit(if i % 2 == 0 { &a } else { &b }, &env.store, l, true).await;
         if d.admitted() {
             admitted += 1;
-            d.ticket.unwrap().settle(true);
+            d.ticket.unwrap().settle(Outcome::Counted);
         } else {
             assert_eq!(d.violated, vec![Policy::Minute]);
             assert_eq!(d.retry_after_secs, 6, "one request every 6 s");
@@ -178,7 +179,7 @@ async fn concurrent_requests_on_two_nodes_never_exceed_the_quota() {
             let d = admit(&node, &env.store, l, true).await;
             let ok = d.admitted();
             if let Some(t) = d.ticket {
-                t.settle(true);
+                t.settle(Outcome::Counted);
             } else {
                 assert!(!ok);
                 assert_eq!(d.violated, vec![Policy::Month]);
@@ -207,15 +208,18 @@ async fn concurrent_requests_on_two_nodes_never_exceed_the_quota() {
 async fn a_missing_counter_is_seeded_from_the_store_and_what_is_unflushed() {
     let Some(url) = redis_url() else { return };
     let env = Env::new(&url).await;
-    let batch = UsageBatch { id: "old:1".into(), deltas: vec![UsageDelta { key: key(), month: nov(), requests: 40 }] };
+    let batch = UsageBatch {
+        id: "old:1".into(),
+        deltas: vec![UsageDelta::counted(key(), nov().first_day(), "/v1/companies", 40)],
+    };
     env.store.apply_usage(&batch).await.unwrap();
     let a = env.node(1).await;
     let l = limits(1_000, 50);
     let d = admit(&a, &env.store, l, true).await;
     assert_eq!(d.month.remaining, 9, "40 stored + this one");
-    d.ticket.unwrap().settle(true);
+    d.ticket.unwrap().settle(Outcome::Counted);
     for _ in 0..4 {
-        admit(&a, &env.store, l, true).await.ticket.unwrap().settle(true);
+        admit(&a, &env.store, l, true).await.ticket.unwrap().settle(Outcome::Counted);
     }
     assert_eq!(env.counter(&a).await, Some(45));
 
@@ -223,7 +227,7 @@ async fn a_missing_counter_is_seeded_from_the_store_and_what_is_unflushed() {
     env.del_counter(&a).await;
     let d = admit(&a, &env.store, l, true).await;
     assert_eq!(d.month.remaining, 4, "40 stored + 5 unflushed + this one");
-    d.ticket.unwrap().settle(true);
+    d.ticket.unwrap().settle(Outcome::Counted);
     assert_eq!(a.stats().seeds, 2);
 
     // Flushed, lost again, and a fresh node (nothing unflushed) seeds it.
@@ -245,7 +249,7 @@ async fn a_304_gives_the_request_back() {
     let l = limits(1_000, 2);
     let d = admit(&a, &env.store, l, true).await;
     assert_eq!(d.month.remaining, 1);
-    d.ticket.unwrap().settle(false);
+    d.ticket.unwrap().settle(Outcome::NotModified);
     let mut waited = 0;
     while env.counter(&a).await != Some(0) {
         waited += 1;
@@ -256,7 +260,7 @@ async fn a_304_gives_the_request_back() {
     for remaining in [1, 0] {
         let d = admit(&a, &env.store, l, true).await;
         assert_eq!(d.month.remaining, remaining);
-        d.ticket.unwrap().settle(true);
+        d.ticket.unwrap().settle(Outcome::Counted);
     }
     assert_eq!(admit(&a, &env.store, l, true).await.violated, vec![Policy::Month]);
     assert_eq!(a.local().meter().backlog(), 2);
@@ -276,7 +280,7 @@ async fn unreachable_redis_falls_back_to_a_share_of_the_limit() {
         let d = admit(&a, &env.store, l, true).await;
         if let Some(t) = d.ticket {
             admitted += 1;
-            t.settle(true);
+            t.settle(Outcome::Counted);
         } else {
             assert_eq!(d.violated, vec![Policy::Minute]);
             assert_eq!(d.minute.limit, 5, "the node's share is reported");
@@ -352,7 +356,7 @@ async fn back_to_redis_after_a_pause_and_after_a_restart() {
     let a = Arc::new(SharedLimiter::connect(config, Arc::new(Meter::new()), env.clock.clone()).await.unwrap());
     let l = limits(1_000, 1_000);
     for _ in 0..3 {
-        admit(&a, &env.store, l, true).await.ticket.unwrap().settle(true);
+        admit(&a, &env.store, l, true).await.ticket.unwrap().settle(Outcome::Counted);
     }
     assert!(!a.is_degraded());
     assert_eq!(env.counter(&a).await, Some(3));
@@ -362,7 +366,7 @@ async fn back_to_redis_after_a_pause_and_after_a_restart() {
     for _ in 0..2 {
         let d = admit(&a, &env.store, l, true).await;
         assert!(d.admitted());
-        d.ticket.unwrap().settle(true);
+        d.ticket.unwrap().settle(Outcome::Counted);
     }
     assert!(a.is_degraded());
     assert_eq!(a.stats().local_admitted, 2);
@@ -374,7 +378,7 @@ async fn back_to_redis_after_a_pause_and_after_a_restart() {
     assert!(!a.is_degraded());
     let used = 1_000 - d.month.remaining;
     assert!(used == 6 || used == 7, "3 + 2 local + this one (+ the timed-out one): {used}");
-    d.ticket.unwrap().settle(true);
+    d.ticket.unwrap().settle(Outcome::Counted);
     assert_eq!(env.counter(&a).await, Some(used));
 
     // Redis restarts empty: fallback meanwhile, then a seed from the store

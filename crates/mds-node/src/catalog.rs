@@ -16,6 +16,7 @@ use crate::pages::PageCache;
 pub struct CatalogVersion {
     catalog: Arc<Catalog>,
     id: [u8; 16],
+    generation: i64,
     pages: PageCache,
 }
 
@@ -27,6 +28,12 @@ impl CatalogVersion {
     /// hashing the page.
     pub fn id(&self) -> &[u8; 16] {
         &self.id
+    }
+
+    /// The store's `companies` generation this catalog was loaded at: it
+    /// holds every change up to it (the sync token of its change feed).
+    pub fn generation(&self) -> i64 {
+        self.generation
     }
 
     /// The pages served from this version, by query.
@@ -56,21 +63,22 @@ impl CatalogSlot {
     /// `page_cache_bytes` of served pages.
     pub fn new(catalog: Arc<Catalog>, page_cache_bytes: usize) -> Self {
         let node = rand::random::<u64>();
-        let first = Self::version(node, 0, catalog, page_cache_bytes);
+        let first = Self::version(node, 0, catalog, 0, page_cache_bytes);
         CatalogSlot { current: ArcSwap::from_pointee(first), node, loads: AtomicU64::new(1), page_cache_bytes }
     }
 
-    fn version(node: u64, n: u64, catalog: Arc<Catalog>, page_cache_bytes: usize) -> CatalogVersion {
+    fn version(node: u64, n: u64, catalog: Arc<Catalog>, generation: i64, page_cache_bytes: usize) -> CatalogVersion {
         let mut id = [0; 16];
         id[..8].copy_from_slice(&node.to_le_bytes());
         id[8..].copy_from_slice(&n.to_le_bytes());
-        CatalogVersion { catalog, id, pages: PageCache::new(page_cache_bytes) }
+        CatalogVersion { catalog, id, generation, pages: PageCache::new(page_cache_bytes) }
     }
 
-    /// Serves `catalog` from now on, as a new version (with no pages).
-    pub fn store(&self, catalog: Arc<Catalog>) {
+    /// Serves `catalog`, loaded at `companies` generation `generation`,
+    /// from now on, as a new version (with no pages).
+    pub fn store(&self, catalog: Arc<Catalog>, generation: i64) {
         let n = self.loads.fetch_add(1, Ordering::Relaxed);
-        self.current.store(Arc::new(Self::version(self.node, n, catalog, self.page_cache_bytes)));
+        self.current.store(Arc::new(Self::version(self.node, n, catalog, generation, self.page_cache_bytes)));
     }
 
     /// The catalog as of now.
@@ -95,7 +103,7 @@ mod tests {
             .put("limit=1", Tagged { body: Bytes::from_static(b"{}"), etag: HeaderValue::from_static("\"t\"") });
         assert!(slot.load().pages().get("limit=1").is_some());
         assert_eq!(*slot.load().id(), first, "stable while the catalog is");
-        slot.store(Arc::new(Catalog::default()));
+        slot.store(Arc::new(Catalog::default()), 1);
         assert_ne!(*slot.load().id(), first, "a new catalog is a new version, even with the same rows");
         assert!(slot.load().pages().is_empty(), "a new version serves no page of the old one");
         let other = CatalogSlot::new(Arc::new(Catalog::default()), 0);

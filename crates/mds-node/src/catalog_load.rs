@@ -8,8 +8,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use mds_catalog::{Catalog, CatalogBuilder, OrderError};
-use mds_store::{Store, StoreResult};
+use mds_catalog::{Catalog, CatalogBuilder, OrderError, Stamp};
+use mds_store::{Store, StoreResult, StoredCompany};
 
 /// Where a catalog came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +73,11 @@ pub async fn rebuild(store: &Arc<dyn Store>, generation: i64) -> StoreResult<Arc
     Ok(catalog)
 }
 
+/// A stored company's change stamp, as the catalog keeps it.
+fn stamp(c: &StoredCompany) -> Stamp {
+    Stamp { seq: c.change_seq, updated_unix: c.updated_at.timestamp() }
+}
+
 /// Streams the rows into a builder (nothing but the catalog is held), then
 /// lays the catalog out on a blocking thread.
 async fn build(store: &Arc<dyn Store>) -> StoreResult<Catalog> {
@@ -82,7 +87,7 @@ async fn build(store: &Arc<dyn Store>) -> StoreResult<Catalog> {
     store
         .companies_sorted(&mut |c| {
             if disorder.is_none() {
-                disorder = builder.push(&c).err();
+                disorder = builder.push_stamped(&c.company, stamp(&c)).err();
             }
         })
         .await?;
@@ -90,8 +95,11 @@ async fn build(store: &Arc<dyn Store>) -> StoreResult<Catalog> {
         // The store's order disagrees with the catalog's (a collation
         // mismatch): correct, but slower and bigger, to sort in memory.
         tracing::warn!("{e}; sorting the companies in memory instead");
-        let companies = store.companies().await?;
-        return Ok(tokio::task::spawn_blocking(move || Catalog::new(companies)).await.expect("build does not panic"));
+        let mut rows = Vec::new();
+        store.companies_sorted(&mut |c| rows.push((stamp(&c), c.company))).await?;
+        return Ok(tokio::task::spawn_blocking(move || Catalog::from_stamped(rows))
+            .await
+            .expect("build does not panic"));
     }
     Ok(tokio::task::spawn_blocking(move || builder.finish()).await.expect("build does not panic"))
 }

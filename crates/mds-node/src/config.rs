@@ -14,7 +14,8 @@ pub struct NodeConfig {
     /// How often counted requests are written to the store.
     pub flush_interval: Duration,
     /// The most bytes of company pages a node keeps per catalog version, to
-    /// serve a query again without making its page ([`crate::pages`]);
+    /// serve a query again without making its page ([`crate::pages`]), and
+    /// of news list pages per news generation ([`crate::news_list`]);
     /// `0`: none.
     pub page_cache_bytes: usize,
     /// Rate limits, quotas and metering. Off only to measure their cost.

@@ -60,7 +60,7 @@ pub async fn final_flush(node: &Node) {
     let mut total = 0;
     loop {
         match node.limiter.meter().flush(&*node.store).await {
-            Ok(n) if node.limiter.meter().backlog() == 0 => {
+            Ok(n) if node.limiter.meter().is_drained() => {
                 tracing::info!(requests = total + n, "final usage flush done");
                 return;
             }

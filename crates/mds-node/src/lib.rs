@@ -6,14 +6,17 @@
 //! # Layout
 //! - [`node`]: [`Node`], a node's state: the store, the company catalog
 //!   ([`catalog`]) with its kept pages ([`pages`]), the key index
-//!   ([`keys`]), served news ([`news`]), the limiter, the metrics
-//!   ([`metrics`]); authentication and admission.
+//!   ([`keys`]), served news ([`news`]) and news list pages
+//!   ([`news_list`]), the limiter, the metrics ([`metrics`]);
+//!   authentication and admission.
+//! - [`news_list`]: a page of the news list made from the store, its
+//!   cursor, the pages kept per news generation.
 //! - [`reload`] and [`flush`]: the background tasks that follow the store
 //!   and write counted requests to it; [`tasks`] starts and watches them.
 //! - [`catalog_load`]: a companies generation's catalog, from its snapshot
 //!   or built from the rows (also run by `mds import` after an import).
 //! - [`issue`]: issuing keys.
-//! - [`usage`]: the usage report of a key.
+//! - [`usage`]: the usage reports of a key (monthly and daily).
 //! - [`tagged`]: a body with its strong `ETag`, as served and as kept.
 //! - [`config`]: the settings, [`NodeConfig`].
 
@@ -25,6 +28,7 @@ pub mod issue;
 pub mod keys;
 pub mod metrics;
 pub mod news;
+pub mod news_list;
 pub mod node;
 pub mod pages;
 pub mod reload;

@@ -1,14 +1,15 @@
 //! [`Node`]: what a serving node holds and shares between requests. Cached
 //! views of the store (the company catalog, the key index) are swapped whole
 //! when the store changes, so readers never lock; served news articles are
-//! kept until the news generation moves ([`crate::news`]).
+//! kept until the news generation moves ([`crate::news`]), and so are the
+//! pages of the news list ([`crate::news_list`]).
 
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
 use mds_catalog::{Catalog, CursorCodec};
 use mds_domain::ApiKey;
-use mds_limits::{Decision, Limiter, Limits, Meter, SharedLimiter};
+use mds_limits::{Charge, Decision, Limiter, Limits, Meter, SharedLimiter};
 use mds_store::{Generations, Store, StoreError, StoreResult};
 
 use crate::catalog::{CatalogSlot, CatalogVersion};
@@ -16,6 +17,7 @@ use crate::config::NodeConfig;
 use crate::keys::{AuthIndex, KeyContext};
 use crate::metrics::{Event, Metrics};
 use crate::news::NewsCache;
+use crate::news_list::NewsPages;
 
 /// The state of one node: the store, the views of it kept in memory, the
 /// limiter and the metrics.
@@ -34,6 +36,8 @@ pub struct Node {
     pub metrics: Metrics,
     /// News articles as served, until the news generation moves.
     pub news: NewsCache,
+    /// News list pages as served, until the news generation moves.
+    pub news_pages: NewsPages,
     catalog: CatalogSlot,
     auth: ArcSwap<AuthIndex>,
     /// The auth generation the key index was loaded at (`None` before the
@@ -65,6 +69,7 @@ impl Node {
             shared,
             metrics,
             news: NewsCache::default(),
+            news_pages: NewsPages::new(config.page_cache_bytes),
             catalog: CatalogSlot::new(Arc::new(Catalog::default()), config.page_cache_bytes),
             auth: ArcSwap::from_pointee(AuthIndex::default()),
             keys_at: Mutex::new(None),
@@ -90,11 +95,12 @@ impl Node {
         found
     }
 
-    /// Takes a request of `ctx` from its per-minute limit and, when it
-    /// `counts` against the quota, reserves one request of the month
-    /// (settled by the decision's ticket once the request is answered).
-    /// `None` when limits are off.
-    pub async fn admit(&self, ctx: &KeyContext, counts: bool) -> StoreResult<Option<Decision>> {
+    /// Takes a request of `ctx` from its per-minute limit and, when it is
+    /// [`Charge::Counted`] against the quota, reserves one request of the
+    /// month (settled by the decision's ticket once the request is answered,
+    /// and recorded in the daily ledger under its route). `None` when limits
+    /// are off.
+    pub async fn admit(&self, ctx: &KeyContext, charge: Charge) -> StoreResult<Option<Decision>> {
         if !self.config.limits {
             return Ok(None);
         }
@@ -103,8 +109,8 @@ impl Node {
         let decision = match &self.shared {
             // Boxed: its future is kilobytes (a Redis call), which every
             // request's future would otherwise carry and copy.
-            Some(shared) => Box::pin(shared.admit(&*self.store, &ctx.prefix, limits, counts)).await?,
-            None => self.limiter.admit(&*self.store, &ctx.prefix, limits, counts).await?,
+            Some(shared) => Box::pin(shared.admit(&*self.store, &ctx.prefix, limits, charge)).await?,
+            None => self.limiter.admit(&*self.store, &ctx.prefix, limits, charge).await?,
         };
         Ok(Some(decision))
     }
@@ -126,12 +132,14 @@ impl Node {
     }
 
     /// Follows the store's auth generation: reloads the key index when it
-    /// moved (and drops served news when the news generation did); returns
+    /// moved (and drops served news and news list pages when the news
+    /// generation did); returns
     /// whether the keys were reloaded. Runs apart from the catalog's reload,
     /// so a key change never waits for a catalog being loaded.
     pub async fn refresh_keys(&self) -> StoreResult<bool> {
         let now = self.store.generations().await?;
         self.news.follow(now.news);
+        self.news_pages.follow(now.news);
         if *self.keys_at.lock().expect("not poisoned") == Some(now.auth) {
             return Ok(false);
         }
@@ -161,7 +169,7 @@ impl Node {
             ms = t.elapsed().as_millis() as u64,
             "company catalog reloaded"
         );
-        self.catalog.store(catalog);
+        self.catalog.store(catalog, companies);
         *self.catalog_at.lock().expect("not poisoned") = Some(companies);
         self.metrics.event(Event::CatalogReload);
         Ok(true)

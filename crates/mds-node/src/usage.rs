@@ -1,11 +1,26 @@
-//! The usage report of `GET /v1/usage`: the calling key's requests this
-//! billing month (the live count: Redis with shared limits, else this
-//! node's meter seeded from the store) and in up to twelve months before it
-//! since the key was created (the store's counts plus what this node has
-//! not flushed yet), each with the quota in force for it.
+//! The usage reports of a key: `GET /v1/usage` (its requests this billing
+//! month and in up to twelve months before it since the key was created,
+//! each with the quota in force for it) and `GET /v1/usage/daily` (one
+//! month, day by day and route by route).
+//!
+//! Both read the ledger as this node knows it: the store's counts plus
+//! what this node has counted and not flushed yet, taken together with no
+//! flush landing in between ([`mds_limits::Meter::read_with_unflushed`]).
+//! The store keeps a month's count as the sum of its days, so the days of
+//! `/v1/usage/daily` add up exactly to the month of `/v1/usage`, on every
+//! node, before and after a flush.
+//!
+//! With limits shared through Redis, admission decides on Redis's live
+//! counter, but the reports still read the ledger: Redis's counter cannot
+//! say which day or route a request was on, and it may run ahead of what
+//! was counted, on the safe side by design (a `304` whose give-back did not
+//! reach Redis, a script that timed out here but ran there, a counter
+//! reseeded while a flush was landing). What the reports may lag is the
+//! last flush interval (1 s) of the other nodes' traffic.
 
 use std::collections::HashMap;
 
+use mds_domain::daily::{DailyPeriod, V1UsageDaily};
 use mds_domain::usage::{BillingMonth, HISTORY_MONTHS, V1Usage, V1UsageWindow};
 use mds_store::StoreResult;
 
@@ -13,40 +28,27 @@ use crate::keys::KeyContext;
 use crate::node::Node;
 
 impl Node {
-    /// The usage record of the key `ctx`.
+    /// The usage record of the key `ctx` (`GET /v1/usage`).
     pub async fn usage_report(&self, ctx: &KeyContext) -> StoreResult<V1Usage> {
-        let meter = self.limiter.meter();
         let month = BillingMonth::of(self.config.clock.now());
-        // With limits shared through Redis, its counter is the live truth
-        // across nodes; this node's own view is the fallback.
-        let live = match &self.shared {
-            Some(shared) => shared.shared_used(&ctx.prefix, month).await,
-            None => None,
-        };
-        let used = match live {
-            Some(n) => n,
-            None => {
-                meter.ensure_seeded(&*self.store, &ctx.prefix, month).await?;
-                meter.used(&ctx.prefix, month).unwrap_or(0)
-            }
-        };
-        let current = V1UsageWindow::new(month, used, ctx.tier.monthly_quota);
-
         let created = BillingMonth::of(ctx.created_at);
         let months: Vec<BillingMonth> = std::iter::successors(Some(month.prev()), |m| Some(m.prev()))
             .take_while(|m| *m >= created)
             .take(HISTORY_MONTHS)
             .collect();
+        let oldest = months.last().copied().unwrap_or(month);
+        let (stored, unflushed) =
+            self.limiter.meter().read_with_unflushed(&ctx.prefix, self.store.usage(&ctx.prefix, oldest, month)).await;
+        let mut counts: HashMap<BillingMonth, u64> = stored?.into_iter().collect();
+        for e in unflushed {
+            *counts.entry(BillingMonth::of_day(e.day)).or_default() += e.requests;
+        }
+        let requests = |m: BillingMonth| counts.get(&m).copied().unwrap_or(0);
+        let current = V1UsageWindow::new(month, requests(month), ctx.tier.monthly_quota);
         let mut history = Vec::with_capacity(months.len());
-        if let (Some(&newest), Some(&oldest)) = (months.first(), months.last()) {
-            let stored: HashMap<BillingMonth, u64> =
-                self.store.usage(&ctx.prefix, oldest, newest).await?.into_iter().collect();
-            let unflushed = meter.unflushed(&ctx.prefix);
+        if !months.is_empty() {
             let quotas = self.store.quota_history(&ctx.prefix).await?;
-            for m in months {
-                let requests = stored.get(&m).copied().unwrap_or(0) + unflushed.get(&m).copied().unwrap_or(0);
-                history.push(V1UsageWindow::new(m, requests, quotas.quota_for(m)));
-            }
+            history.extend(months.into_iter().map(|m| V1UsageWindow::new(m, requests(m), quotas.quota_for(m))));
         }
         Ok(V1Usage {
             key_prefix: ctx.prefix.as_str().to_owned(),
@@ -58,5 +60,33 @@ impl Node {
             current_month: current,
             history,
         })
+    }
+
+    /// The daily report of the key `ctx` for `period` (`GET
+    /// /v1/usage/daily`), every route of `routes` (the data routes) in every
+    /// day. The quota is the one in force now for the current month, the
+    /// one the month closed under for a past month, as in
+    /// [`Node::usage_report`].
+    pub async fn usage_daily(
+        &self,
+        ctx: &KeyContext,
+        period: &DailyPeriod,
+        routes: &[&str],
+    ) -> StoreResult<V1UsageDaily> {
+        let read = self.store.usage_days(&ctx.prefix, period.first(), period.last);
+        let (stored, unflushed) = self.limiter.meter().read_with_unflushed(&ctx.prefix, read).await;
+        let stored = stored?;
+        let quota = if period.current {
+            ctx.tier.monthly_quota
+        } else {
+            self.store.quota_history(&ctx.prefix).await?.quota_for(period.month)
+        };
+        Ok(V1UsageDaily::assemble(
+            ctx.prefix.as_str().to_owned(),
+            period,
+            quota,
+            routes,
+            stored.iter().chain(&unflushed),
+        ))
     }
 }

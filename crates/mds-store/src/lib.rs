@@ -21,7 +21,9 @@
 //! changed, so a change made by `mds keys revoke` in another process is
 //! seen within one poll interval.
 
-use chrono::{DateTime, Utc};
+use std::borrow::Cow;
+
+use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::usage::BillingMonth;
 use mds_domain::{Account, AccountName, Environment, KeyHash, KeyPrefix, Tier, TierName};
 
@@ -33,6 +35,7 @@ pub mod sqlite;
 pub mod url;
 
 pub use error::{Cause, StoreError, StoreResult};
+pub use mds_domain::daily::DailyUsage;
 pub use roles::{AccessStore, CatalogStore, MetaStore, NewsStore, Store, UsageStore};
 pub use url::DatabaseUrl;
 
@@ -42,13 +45,28 @@ pub mod prelude {
     pub use crate::roles::{AccessStore, CatalogStore, MetaStore, NewsStore, Store, UsageStore};
 }
 
-/// How many rows an upsert inserted and how many it updated.
+/// How many rows an upsert inserted, changed, and left as they were.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct UpsertSummary {
     /// Rows that did not exist before.
     pub inserted: u64,
-    /// Rows that existed and were replaced.
+    /// Rows that existed and were replaced by different content.
     pub updated: u64,
+    /// Rows that existed with exactly the content given: not written, so
+    /// not marked changed.
+    pub unchanged: u64,
+}
+
+/// A company as stored, with the stamps of its last change (contract
+/// section 7.2): what a catalog is built from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredCompany {
+    /// The company, details included.
+    pub company: mds_domain::Company,
+    /// When its content last changed.
+    pub updated_at: DateTime<Utc>,
+    /// The `companies` generation of the upsert that last changed it.
+    pub change_seq: i64,
 }
 
 /// A key as stored: never the key itself, only its hash and prefix.
@@ -111,16 +129,39 @@ pub struct Generations {
     pub auth: i64,
 }
 
-/// Requests to add to one key's count for one month.
+/// What one key did on one day (UTC) on one route, to add to the store: the
+/// requests the quota counts and the `304`s it does not. The month's count
+/// of the key is the sum of its days' `requests`, so the store derives it
+/// from these and the two never disagree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UsageDelta {
     /// The key.
     pub key: KeyPrefix,
-    /// The billing month the requests were made in.
-    pub month: BillingMonth,
-    /// How many requests.
+    /// The day (UTC) the requests were admitted on.
+    pub day: NaiveDate,
+    /// The route template (`/v1/companies`), 1 to [`MAX_USAGE_ROUTE_CHARS`]
+    /// characters.
+    pub route: Cow<'static, str>,
+    /// Requests counted against the quota.
     pub requests: u64,
+    /// Conditional requests answered `304` (free).
+    pub not_modified: u64,
 }
+
+impl UsageDelta {
+    /// `requests` counted requests of `key` on `day` on `route`, no `304`.
+    pub fn counted(key: KeyPrefix, day: NaiveDate, route: impl Into<Cow<'static, str>>, requests: u64) -> Self {
+        UsageDelta { key, day, route: route.into(), requests, not_modified: 0 }
+    }
+
+    /// The billing month of its day.
+    pub fn month(&self) -> BillingMonth {
+        BillingMonth::of_day(self.day)
+    }
+}
+
+/// The longest route label of a [`UsageDelta`], in characters.
+pub const MAX_USAGE_ROUTE_CHARS: usize = 200;
 
 /// A batch of usage deltas with an id that makes applying it idempotent: a
 /// batch whose id was applied before is not counted again.
@@ -128,7 +169,7 @@ pub struct UsageDelta {
 pub struct UsageBatch {
     /// Unique id (`<node id>:<sequence>`), at most 100 characters.
     pub id: String,
-    /// The deltas; a key and month appear at most once.
+    /// The deltas; a key, day and route appear at most once.
     pub deltas: Vec<UsageDelta>,
 }
 

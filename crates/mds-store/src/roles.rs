@@ -16,11 +16,14 @@
 //! test), bring them all into scope with `use mds_store::prelude::*;`.
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
+use mds_domain::news::NewsKey;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
-use mds_domain::{Account, AccountName, Article, Company, KeyPrefix, Slug, Tier};
+use mds_domain::{Account, AccountName, Article, ArticleSummary, Company, KeyPrefix, NewsFilter, Slug, Tier};
 
-use crate::{AuthSnapshot, Generations, KeyRecord, NewKey, StoreResult, UpsertSummary, UsageBatch};
+use crate::{
+    AuthSnapshot, DailyUsage, Generations, KeyRecord, NewKey, StoreResult, StoredCompany, UpsertSummary, UsageBatch,
+};
 
 /// Every role of storage: what the service and the operator commands need.
 /// Implemented for anything that implements all the roles.
@@ -68,10 +71,11 @@ pub trait CatalogStore: Send + Sync + 'static {
     /// [`CatalogStore::companies_sorted`] to allocate once).
     async fn company_count(&self) -> StoreResult<u64>;
 
-    /// Every company in `(ticker, isin)` byte order, handed to `each` one at a
-    /// time (nothing else is held in memory). Stops at, and returns, the first
-    /// error. The rows are those of one consistent read.
-    async fn companies_sorted(&self, each: &mut (dyn FnMut(Company) + Send)) -> StoreResult<()>;
+    /// Every company with its change stamps in `(ticker, isin)` byte order,
+    /// handed to `each` one at a time (nothing else is held in memory).
+    /// Stops at, and returns, the first error. The rows are those of one
+    /// consistent read.
+    async fn companies_sorted(&self, each: &mut (dyn FnMut(StoredCompany) + Send)) -> StoreResult<()>;
 
     /// Saves `bytes` as the catalog snapshot of companies generation
     /// `generation`, replacing every other snapshot, all or nothing. Saving
@@ -94,6 +98,19 @@ pub trait NewsStore: Send + Sync + 'static {
 
     /// One article by slug.
     async fn article(&self, slug: &Slug) -> StoreResult<Option<Article>>;
+
+    /// One page of the news list: at most `limit` articles (without their
+    /// body) that pass `filter`, in list order (`published_at` descending,
+    /// then `slug`; undated articles last, by `slug`), after the article
+    /// whose key is `after` (from the start without one), read in one
+    /// consistent snapshot. Ask for one more than a page holds to learn
+    /// whether another follows. The cost does not grow with the position.
+    async fn news_page(
+        &self,
+        filter: &NewsFilter,
+        after: Option<&NewsKey>,
+        limit: usize,
+    ) -> StoreResult<Vec<ArticleSummary>>;
 
     /// How many articles there are.
     async fn article_count(&self) -> StoreResult<u64>;
@@ -145,7 +162,8 @@ pub trait AccessStore: Send + Sync + 'static {
 /// Usage counts, and the quota history they are measured against.
 #[async_trait]
 pub trait UsageStore: Send + Sync + 'static {
-    /// Adds a batch of usage counts in one transaction, unless a batch with
+    /// Adds a batch of usage to the daily ledger and, summed per key and
+    /// month, to the monthly counts, in one transaction, unless a batch with
     /// the same id was applied before. Returns whether it was applied now.
     /// Deltas for unknown keys are `NotFound` and nothing is applied.
     async fn apply_usage(&self, batch: &UsageBatch) -> StoreResult<bool>;
@@ -158,6 +176,12 @@ pub trait UsageStore: Send + Sync + 'static {
         from: BillingMonth,
         to: BillingMonth,
     ) -> StoreResult<Vec<(BillingMonth, u64)>>;
+
+    /// A key's daily ledger for the days `from..=to` (UTC): its entries
+    /// (day, route, requests, `304`s), by day then route; `[]` when there
+    /// are none or `from > to`. A month's entries add up to its count in
+    /// [`UsageStore::usage`]. `NotFound` if there is no such key.
+    async fn usage_days(&self, key: &KeyPrefix, from: NaiveDate, to: NaiveDate) -> StoreResult<Vec<DailyUsage>>;
 
     /// The history of the key's quota: its plan tier's and the evaluation
     /// tier's quota changes and its account's entitlement changes.

@@ -109,3 +109,66 @@ async fn begin_write(pool: &SqlitePool) -> StoreResult<Transaction<'static, Sqli
 async fn begin_read(pool: &SqlitePool) -> StoreResult<Transaction<'static, Sqlite>> {
     pool.begin().await.map_err(db)
 }
+
+#[cfg(test)]
+mod tests {
+    use mds_domain::news::{Exact, NewsKey};
+    use mds_domain::{Isin, NewsFilter, Slug, Ticker};
+
+    use super::*;
+    use crate::MetaStore;
+
+    /// What SQLite plans for a page of the news list: one line per step.
+    async fn plan(store: &SqliteStore, filter: &NewsFilter, after: Option<&NewsKey>) -> Vec<String> {
+        let mut q = shared::news::Select::default();
+        let sql = format!("EXPLAIN QUERY PLAN {}", shared::news::page_sql(filter, after, &mut q));
+        let mut query = sqlx::query_as::<_, (i64, i64, i64, String)>(&sql).bind(51i64);
+        for v in &q.values {
+            query = query.bind(v.as_str());
+        }
+        query.fetch_all(&store.pool).await.unwrap().into_iter().map(|r| r.3).collect()
+    }
+
+    /// A page walks an index in the list's order, from the position: no
+    /// sort, whatever the filter and wherever the page starts.
+    #[tokio::test]
+    async fn news_pages_walk_the_indexes() {
+        let store = SqliteStore::connect(&DatabaseUrl::new("sqlite::memory:")).await.unwrap();
+        store.migrate().await.unwrap();
+        let dated = NewsKey {
+            published_at: Some(mds_domain::time::parse_rfc3339("2026-01-01T00:00:00Z").unwrap()),
+            slug: Slug::parse("a").unwrap(),
+        };
+        let undated = NewsKey { published_at: None, slug: Slug::parse("a").unwrap() };
+        let by = |f: fn(&mut NewsFilter)| {
+            let mut filter = NewsFilter::default();
+            f(&mut filter);
+            filter
+        };
+        for (filter, index) in [
+            (NewsFilter::default(), "articles_list"),
+            (by(|f| f.isin = Some(Isin::parse("INE002A01018").unwrap())), "articles_isin_list"),
+            (by(|f| f.ticker = Some(Ticker::parse("tcs").unwrap())), "articles_ticker_list"),
+            (by(|f| f.category = Some(Exact::category("earnings").unwrap())), "articles_category_list"),
+            (by(|f| f.tag = Some(Exact::tag("q2").unwrap())), "articles_list"),
+            (
+                by(|f| f.published_after = Some(mds_domain::time::parse_rfc3339("2026-01-01T00:00:00Z").unwrap())),
+                "articles_list",
+            ),
+        ] {
+            for after in [None, Some(&dated), Some(&undated)] {
+                let steps = plan(&store, &filter, after).await;
+                let text = steps.join(" | ");
+                let on_articles: Vec<&String> = steps.iter().filter(|s| s.contains(" articles")).collect();
+                assert!(!on_articles.is_empty(), "{text}");
+                for s in on_articles {
+                    assert!(
+                        s.contains(&format!("USING INDEX {index} ")) || s.ends_with(index),
+                        "{filter:?} {after:?}: {text}"
+                    );
+                }
+                assert!(!text.contains("TEMP B-TREE"), "no sort: {text}");
+            }
+        }
+    }
+}

@@ -129,7 +129,7 @@ async fn concurrent_migrations_apply_everything_once() {
     let mut raw = db.raw().await;
     let versions: Vec<i64> =
         sqlx::query_scalar("SELECT version FROM schema_migrations ORDER BY version").fetch_all(&mut raw).await.unwrap();
-    assert_eq!(versions, vec![1, 2, 3]);
+    assert_eq!(versions, vec![1, 2, 3, 4, 5, 6]);
     let history: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tier_history").fetch_one(&mut raw).await.unwrap();
     assert_eq!(history, Tier::defaults().len() as i64);
 }
@@ -146,7 +146,13 @@ async fn the_schema_has_native_types() {
     };
     assert_eq!(
         columns(&mut raw, "is_identity = 'YES'").await,
-        ["accounts.id bigint", "api_keys.id bigint", "entitlement_history.id bigint", "tier_history.id bigint"]
+        [
+            "accounts.id bigint",
+            "api_keys.id bigint",
+            "entitlement_history.id bigint",
+            "tier_history.id bigint",
+            "usage_routes.id bigint"
+        ]
     );
     assert_eq!(
         columns(&mut raw, "data_type = 'boolean'").await,
@@ -270,7 +276,8 @@ async fn concurrent_upserts_of_the_same_rows_count_each_row_once() {
     let (ra, rb) = tokio::join!(a.upsert_companies(&rows), b.upsert_companies(&reversed));
     let (ra, rb) = (ra.expect("upsert a"), rb.expect("upsert b"));
     assert_eq!(ra.inserted + rb.inserted, 3_000, "{ra:?} {rb:?}");
-    assert_eq!(ra.updated + rb.updated, 3_000, "{ra:?} {rb:?}");
+    assert_eq!(ra.unchanged + rb.unchanged, 3_000, "the same rows again change nothing: {ra:?} {rb:?}");
+    assert_eq!(ra.updated + rb.updated, 0, "{ra:?} {rb:?}");
     assert_eq!(a.companies().await.unwrap().len(), 3_000);
 }
 
@@ -281,7 +288,12 @@ async fn a_batch_applied_by_two_nodes_at_once_counts_once() {
     a.create_account(&acme, Utc::now()).await.unwrap();
     let mut deltas = Vec::new();
     for i in 0..50 {
-        deltas.push(UsageDelta { key: create_key(&a, &acme).await, month: month(2026, 11), requests: i + 1 });
+        deltas.push(UsageDelta::counted(
+            create_key(&a, &acme).await,
+            month(2026, 11).first_day(),
+            "/v1/companies",
+            i + 1,
+        ));
     }
     let one = UsageBatch { id: "node-a:1".into(), deltas: deltas.clone() };
     let (ra, rb) = tokio::join!(a.apply_usage(&one), b.apply_usage(&one));
@@ -292,9 +304,21 @@ async fn a_batch_applied_by_two_nodes_at_once_counts_once() {
     let three = UsageBatch { id: "node-b:1".into(), deltas: deltas.iter().rev().cloned().collect() };
     let (ra, rb) = tokio::join!(a.apply_usage(&two), b.apply_usage(&three));
     assert!(ra.expect("apply two") && rb.expect("apply three"));
+    // Two batches on the same rows bringing the same new route at once: it
+    // is added once, and both count.
+    let new_route = |d: &UsageDelta| UsageDelta { route: "/v1/new".into(), ..d.clone() };
+    let four = UsageBatch { id: "node-a:3".into(), deltas: deltas.iter().map(new_route).collect() };
+    let five = UsageBatch { id: "node-b:2".into(), deltas: deltas.iter().rev().map(new_route).collect() };
+    let (ra, rb) = tokio::join!(a.apply_usage(&four), b.apply_usage(&five));
+    assert!(ra.expect("apply four") && rb.expect("apply five"));
+    let nov = month(2026, 11).first_day();
     for (i, d) in deltas.iter().enumerate() {
+        let n = i as u64 + 1;
         let got = a.usage(&d.key, month(2026, 11), month(2026, 11)).await.unwrap();
-        assert_eq!(got, vec![(month(2026, 11), 3 * (i as u64 + 1))]);
+        assert_eq!(got, vec![(month(2026, 11), 5 * n)]);
+        let days = b.usage_days(&d.key, nov, nov).await.unwrap();
+        let days: Vec<(&str, u64)> = days.iter().map(|e| (e.route.as_str(), e.requests)).collect();
+        assert_eq!(days, [("/v1/companies", 3 * n), ("/v1/new", 2 * n)]);
     }
 }
 

@@ -1,7 +1,11 @@
 //! Test fixtures: valid ISINs (check digit by the `isin` crate), companies
-//! and articles with no optional field, a series of companies.
+//! and articles with no optional field, a series of companies, and the news
+//! list a set of articles makes, worked out plainly.
 
-use mds_domain::{Article, Company, Isin, Slug, Ticker};
+use mds_domain::news::{NewsKey, list_order};
+use mds_domain::{
+    Article, ArticleSummary, Company, Exchange, Isin, Listing, ListingStatus, MarketCap, NewsFilter, Slug, Ticker,
+};
 
 /// An ISIN from its first 11 characters (country, then 9 characters), with
 /// its ISO 6166 check digit added.
@@ -30,7 +34,41 @@ pub fn bare_company(isin: Isin, ticker: &str) -> Company {
         is_nse: false,
         market_cap_band: None,
         logo_url: None,
+        details: Default::default(),
     }
+}
+
+/// A company listed on both exchanges with every detail filled in, as `mds
+/// import exchanges` gives them (named `<ticker> Detailed`; its BSE listing
+/// suspended).
+pub fn detailed_company(isin: &str, ticker: &str) -> Company {
+    let mut c = bare_company(Isin::parse(isin).expect("a valid ISIN"), ticker);
+    c.name = format!("{ticker} Detailed");
+    c.is_nse = true;
+    c.details.listings = vec![
+        Listing {
+            exchange: Exchange::Nse,
+            symbol: ticker.into(),
+            scrip_code: None,
+            series: Some("EQ".into()),
+            listed_on: chrono::NaiveDate::from_ymd_opt(2008, 10, 6),
+            face_value: Some(5.0),
+            status: ListingStatus::Active,
+        },
+        Listing {
+            exchange: Exchange::Bse,
+            symbol: ticker.into(),
+            scrip_code: Some("533022".into()),
+            series: Some("B".into()),
+            listed_on: None,
+            face_value: Some(5.0),
+            status: ListingStatus::Suspended,
+        },
+    ];
+    c.details.classification.macro_sector = Some("Commodities".into());
+    c.details.classification.basic_industry = Some("Industrial Minerals".into());
+    c.details.market_cap = Some(MarketCap { inr_crore: 507.07, as_of: chrono::NaiveDate::from_ymd_opt(2024, 3, 28) });
+    c
 }
 
 /// The `i`-th company of a series: ISIN [`isin_of`]`(i)`, the given ticker,
@@ -57,6 +95,27 @@ pub fn bare_article(slug: &str, headline: &str) -> Article {
         url: None,
         published_at: None,
         updated_at: None,
+    }
+}
+
+/// The news list of `articles` under `filter`, worked out plainly (the
+/// filter's [`NewsFilter::matches`], a sort by [`list_order`]): what the
+/// store's and the server's pages must add up to.
+pub fn news_list(articles: &[Article], filter: &NewsFilter) -> Vec<ArticleSummary> {
+    let mut list: Vec<ArticleSummary> = articles.iter().map(Article::summary).filter(|a| filter.matches(a)).collect();
+    list.sort_by(|a, b| list_order(&NewsKey::of(a), &NewsKey::of(b)));
+    list
+}
+
+/// The part of `list` (in list order) after the position `after`: the rows
+/// a page starting there may hold.
+pub fn news_after<'a>(list: &'a [ArticleSummary], after: Option<&NewsKey>) -> &'a [ArticleSummary] {
+    match after {
+        None => list,
+        Some(k) => {
+            let start = list.partition_point(|a| list_order(&NewsKey::of(a), k).is_le());
+            &list[start..]
+        }
     }
 }
 

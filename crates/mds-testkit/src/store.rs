@@ -19,7 +19,8 @@
 //! caller needs `tokio` (with `macros` and `rt`) among its dev-dependencies.
 //!
 //! # Layout
-//! - `access`, `catalog`, `snapshot`, `usage`: the suite's functions, by role.
+//! - `access`, `catalog`, `news`, `snapshot`, `usage`: the suite's
+//!   functions, by role (`news`: the pages of the news list).
 //! - `raw`: functions that change the database behind the store's back.
 //! - `nodes`: functions on several stores opened on one database.
 //! - The helpers below: names, instants, rows and expectations they share.
@@ -33,7 +34,7 @@ use mds_domain::{
 };
 
 use mds_store::{
-    Generations, KeyRecord, NewKey, Store, StoreError, StoreResult, UpsertSummary, UsageBatch, UsageDelta,
+    DailyUsage, Generations, KeyRecord, NewKey, Store, StoreError, StoreResult, UpsertSummary, UsageBatch, UsageDelta,
 };
 
 use crate::fixtures::isin;
@@ -77,8 +78,16 @@ macro_rules! store_test_suite {
                 companies_are_ordered_by_ticker_then_isin,
                 companies_sorted_are_in_byte_order,
                 companies_sorted_agree_with_companies,
+                change_stamps_mark_only_what_changed,
+                company_details_round_trip,
                 articles_round_trip_every_field,
                 upsert_articles_counts_and_replaces_every_field,
+            },
+            news::{
+                news_pages_follow_the_list_order,
+                news_pages_resume_after_any_position,
+                news_pages_filter_by_every_parameter,
+                news_pages_walk_many_articles,
             },
             snapshot::{
                 catalog_snapshot_missing_is_none,
@@ -94,6 +103,9 @@ macro_rules! store_test_suite {
                 apply_usage_counts_a_batch_once,
                 apply_usage_with_an_unknown_key_applies_nothing,
                 usage_filters_and_orders_months,
+                apply_usage_keeps_a_daily_ledger_that_adds_up_to_the_months,
+                usage_days_filter_and_order_days_then_routes,
+                apply_usage_refuses_bad_routes_and_days_whole,
                 quota_history_follows_tier_and_entitlement_changes,
                 quota_history_of_unknown_and_revoked_keys,
             },
@@ -112,6 +124,8 @@ macro_rules! store_test_suite {
             companies_sorted_stop_at_the_first_corrupt_row,
             keys_are_stored_as_hashes,
             a_version_1_store_is_upgraded_with_its_history_backfilled,
+            a_store_counted_before_the_daily_ledger_keeps_its_counts_in_it,
+            route_templates_are_stored_once,
         );
     };
     (@open $fresh:path, $open:path; $($name:ident),* $(,)?) => {
@@ -215,6 +229,7 @@ fn company(isin_body: &str, t: &str, name: &str) -> Company {
         is_nse: false,
         market_cap_band: Some(MarketCapBand::Large),
         logo_url: Some(format!("https://img.example/{t}.png")),
+        details: Default::default(),
     }
 }
 
@@ -268,7 +283,7 @@ fn record(k: &NewKey, revoked_at: Option<DateTime<Utc>>) -> KeyRecord {
 }
 
 fn summary(inserted: u64, updated: u64) -> UpsertSummary {
-    UpsertSummary { inserted, updated }
+    UpsertSummary { inserted, updated, unchanged: 0 }
 }
 
 fn default_tiers_by_name() -> Vec<Tier> {
@@ -310,8 +325,29 @@ fn month(year: i32, month: u32) -> BillingMonth {
     BillingMonth { year, month }
 }
 
+/// `requests` counted requests of `key` in a month (on its first day, on
+/// `/v1/companies`).
 fn delta(key: &str, year: i32, m: u32, requests: u64) -> UsageDelta {
-    UsageDelta { key: prefix(key), month: month(year, m), requests }
+    UsageDelta::counted(prefix(key), month(year, m).first_day(), "/v1/companies", requests)
+}
+
+/// What `key` did on `day` (`YYYY-MM-DD`) on `route`.
+fn day_delta(key: &str, day: &str, route: &'static str, requests: u64, not_modified: u64) -> UsageDelta {
+    UsageDelta { key: prefix(key), day: date(day), route: route.into(), requests, not_modified }
+}
+
+/// A day, from `YYYY-MM-DD`.
+fn date(day: &str) -> chrono::NaiveDate {
+    day.parse().expect("a YYYY-MM-DD day")
+}
+
+/// A daily ledger entry.
+fn entry(day: &str, route: &str, requests: u64, not_modified: u64) -> DailyUsage {
+    DailyUsage { day: date(day), route: route.to_owned(), requests, not_modified }
+}
+
+async fn days_of(store: &dyn Store, key: &str, from: &str, to: &str) -> Vec<DailyUsage> {
+    store.usage_days(&prefix(key), date(from), date(to)).await.expect("usage days")
 }
 
 fn batch(id: &str, deltas: Vec<UsageDelta>) -> UsageBatch {
@@ -341,6 +377,7 @@ async fn create_accounts(store: &dyn Store, names: &[&str]) {
 
 pub mod access;
 pub mod catalog;
+pub mod news;
 pub mod nodes;
 pub mod raw;
 pub mod snapshot;

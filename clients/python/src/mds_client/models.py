@@ -225,6 +225,8 @@ class Listing:
 
 @dataclass(frozen=True)
 class Classification:
+    """The four classification levels NSE and BSE share; each ``None`` when unknown."""
+
     macro_sector: str | None
     sector: str | None
     industry: str | None
@@ -243,6 +245,8 @@ class Classification:
 
 @dataclass(frozen=True)
 class MarketCap:
+    """The market capitalisation a company's band was ranked on, and its day."""
+
     inr_crore: float
     as_of: date | None
 
@@ -260,7 +264,7 @@ class CompanyDetail(Company, _Result):
     listings: list[Listing]
     classification: Classification
     market_cap: MarketCap | None
-    updated_at: datetime | None
+    updated_at: datetime
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> CompanyDetail:
@@ -270,7 +274,7 @@ class CompanyDetail(Company, _Result):
             listings=[Listing.from_json(x) for x in d.get("listings") or []],
             classification=Classification.from_json(d.get("classification")),
             market_cap=MarketCap.from_json(d.get("market_cap")),
-            updated_at=parse_datetime(d.get("updated_at")),
+            updated_at=_req_datetime(d["updated_at"]),
         )
 
 

@@ -1,9 +1,13 @@
 //! One module per endpoint, plus the JSON response helper they share.
 
+pub mod changes;
 pub mod companies;
+pub mod company;
 pub mod health;
 pub mod news;
+pub mod news_list;
 pub mod usage;
+pub mod usage_daily;
 
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderValue, header};

@@ -101,8 +101,8 @@ async fn wrap(envelope: Envelope, mut req: Request) -> Result<Response, Infallib
         // Pinned in place: the request's whole future is not moved (copied)
         // again.
         let serve = pin!(async {
-            if let Some(&routes::Route { access: Access::Keyed(billing), .. }) = route {
-                match guard::admit(state, &mut req, billing).await {
+            if let Some(&routes::Route { access: Access::Keyed(billing), path, .. }) = route {
+                match guard::admit(state, &mut req, billing, path).await {
                     Ok(pass) => passed = pass,
                     Err(refused) => {
                         key = refused.key;

@@ -25,7 +25,7 @@ use sqlx::query::Query;
 use sqlx::{PgConnection, Postgres};
 
 use super::db;
-use super::shared::catalog::Upserted;
+use super::shared::catalog::{Stamp, Upserted, upsert_tail};
 use crate::StoreResult;
 use crate::rows;
 
@@ -44,8 +44,17 @@ pub(super) const KEY_LOCK: &str = " FOR UPDATE OF k";
 /// is `"C"` too, so this is a walk of it, no sort).
 pub(super) const COMPANY_ORDER: &str = "ticker COLLATE \"C\", isin COLLATE \"C\"";
 
+/// SQL's null-safe "differs".
+pub(super) const DIFFERS: &str = "IS DISTINCT FROM";
+
 /// The length in bytes of a `bytea`.
 pub(super) const BYTE_LENGTH: &str = "octet_length";
+
+/// Whether the article's tags (`tags_json`, a JSON array of strings) hold
+/// the text bound at `param`.
+pub(super) fn has_tag(param: &str) -> String {
+    format!("tags_json::jsonb @> jsonb_build_array({param}::text)")
+}
 
 /// The table of applied migrations.
 pub(super) const SCHEMA_MIGRATIONS_TABLE: &str =
@@ -66,6 +75,13 @@ const ADD_COUNTS_SQL: &str = "INSERT INTO usage_counts (key_id, month, requests)
                               SELECT * FROM UNNEST($1::bigint[], $2::bigint[], $3::bigint[]) \
                               ON CONFLICT (key_id, month) DO UPDATE SET requests = usage_counts.requests + excluded.requests";
 
+/// Adds one run of ledger entries, given as parallel arrays.
+const ADD_DAYS_SQL: &str = "INSERT INTO usage_daily (key_id, day, route_id, requests, not_modified) \
+                            SELECT * FROM UNNEST($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[]) \
+                            ON CONFLICT (key_id, day, route_id) DO UPDATE \
+                            SET requests = usage_daily.requests + excluded.requests, \
+                            not_modified = usage_daily.not_modified + excluded.not_modified";
+
 /// One column of `rows` as a vector (bound as one array).
 fn col<'a, T, V>(rows: &'a [T], f: impl Fn(&'a T) -> V) -> Vec<V> {
     rows.iter().map(f).collect()
@@ -84,7 +100,7 @@ pub(super) trait Upsert: Upserted + Sized {
 
 impl Upsert for Company {
     const TYPES: &'static [&'static str] =
-        &["text", "text", "text", "text", "text", "boolean", "boolean", "text", "text"];
+        &["text", "text", "text", "text", "text", "boolean", "boolean", "text", "text", "text"];
     fn bind<'q>(cs: &'q [Self], q: PgQuery<'q>) -> PgQuery<'q> {
         q.bind(col(cs, |c| c.isin.as_str()))
             .bind(col(cs, |c| c.ticker.as_str()))
@@ -95,6 +111,7 @@ impl Upsert for Company {
             .bind(col(cs, |c| c.is_nse))
             .bind(col(cs, |c| c.market_cap_band.map(|b| b.as_str())))
             .bind(col(cs, |c| c.logo_url.as_deref()))
+            .bind(col(cs, |c| rows::details_json(&c.details)))
     }
 }
 
@@ -120,15 +137,16 @@ impl Upsert for Article {
 }
 
 /// `INSERT INTO table (cols) SELECT * FROM UNNEST($1::type[], …) ON CONFLICT
-/// (key) DO UPDATE SET col = excluded.col, …`; the key is the first column.
-fn upsert_sql(table: &str, cols: &[&str], types: &[&str]) -> String {
+/// (key) DO UPDATE SET col = excluded.col, … WHERE <a column differs>`; the
+/// key is the first column. With a stamp, its columns follow, their values
+/// written into the text (the same for every row).
+fn upsert_sql(table: &str, cols: &[&str], kept: &[&str], types: &[&str], stamp: Option<&Stamp>) -> String {
     let arrays = types.iter().enumerate().map(|(i, t)| format!("${}::{t}[]", i + 1)).collect::<Vec<_>>().join(", ");
-    let set = cols[1..].iter().map(|c| format!("{c} = excluded.{c}")).collect::<Vec<_>>().join(", ");
-    format!(
-        "INSERT INTO {table} ({}) SELECT * FROM UNNEST({arrays}) ON CONFLICT ({}) DO UPDATE SET {set}",
-        cols.join(", "),
-        cols[0]
-    )
+    let select = match stamp {
+        None => "*".to_owned(),
+        Some(s) => format!("*, {}", s.values()),
+    };
+    upsert_tail(table, cols, kept, stamp, &format!("SELECT {select} FROM UNNEST({arrays})"))
 }
 
 /// Locks `table` against other writers until the end of the transaction.
@@ -144,11 +162,15 @@ pub(super) async fn lock_snapshot_saves(conn: &mut PgConnection) -> StoreResult<
     Ok(())
 }
 
-/// Writes one run of an upsert.
-pub(super) async fn upsert_run<T: Upsert>(conn: &mut PgConnection, run: &[T]) -> StoreResult<()> {
-    let sql = upsert_sql(T::TABLE, T::COLUMNS, T::TYPES);
-    T::bind(run, sqlx::query(&sql)).execute(conn).await.map_err(db)?;
-    Ok(())
+/// Writes one run of an upsert; returns how many rows it inserted or
+/// changed (a row left as it was is not written).
+pub(super) async fn upsert_run<T: Upsert>(
+    conn: &mut PgConnection,
+    run: &[T],
+    stamp: Option<&Stamp>,
+) -> StoreResult<u64> {
+    let sql = upsert_sql(T::TABLE, T::COLUMNS, T::KEPT_WHEN_NULL, T::TYPES, stamp);
+    Ok(T::bind(run, sqlx::query(&sql)).execute(conn).await.map_err(db)?.rows_affected())
 }
 
 /// How many of `keys` (distinct) exist in `table.col`.
@@ -184,6 +206,19 @@ pub(super) async fn add_counts(conn: &mut PgConnection, counts: &[(i64, i64, i64
     Ok(())
 }
 
+/// Adds `[key id, day, route id, requests, not modified]` entries to the
+/// daily ledger.
+pub(super) async fn add_days(conn: &mut PgConnection, entries: &[[i64; 5]]) -> StoreResult<()> {
+    for run in entries.chunks(COUNT_RUN) {
+        let mut q = sqlx::query(ADD_DAYS_SQL);
+        for i in 0..5 {
+            q = q.bind(col(run, |e| e[i]));
+        }
+        q.execute(&mut *conn).await.map_err(db)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,9 +227,10 @@ mod tests {
     #[test]
     fn upsert_sql_lists_every_column() {
         assert_eq!(
-            upsert_sql("t", &["k", "a", "b"], &["text", "boolean", "text"]),
+            upsert_sql("t", &["k", "a", "b"], &[], &["text", "boolean", "text"], None),
             "INSERT INTO t (k, a, b) SELECT * FROM UNNEST($1::text[], $2::boolean[], $3::text[]) \
-             ON CONFLICT (k) DO UPDATE SET a = excluded.a, b = excluded.b"
+             ON CONFLICT (k) DO UPDATE SET a = excluded.a, b = excluded.b \
+             WHERE t.a IS DISTINCT FROM excluded.a OR t.b IS DISTINCT FROM excluded.b"
         );
     }
 

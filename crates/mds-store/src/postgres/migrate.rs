@@ -71,6 +71,11 @@ mod tests {
                 }
             } else if let Some(rest) = line.strip_prefix("CREATE TABLE ") {
                 table = Some(format!("table {}:", rest.split_whitespace().next().unwrap_or_default()));
+            } else if let Some(rest) = line.strip_prefix("ALTER TABLE ") {
+                let words: Vec<&str> = rest.split_whitespace().collect();
+                if let [t, "ADD", "COLUMN", col, ..] = words[..] {
+                    out.push(format!("alter {t}: add {col}"));
+                }
             } else if let Some(rest) = line.strip_prefix("CREATE INDEX ") {
                 out.push(format!("index {rest}"));
             }
@@ -87,6 +92,9 @@ mod tests {
             include_str!("../../migrations/sqlite/0001_initial.sql"),
             include_str!("../../migrations/sqlite/0002_usage.sql"),
             include_str!("../../migrations/sqlite/0003_catalog_snapshot.sql"),
+            include_str!("../../migrations/sqlite/0004_news_list.sql"),
+            include_str!("../../migrations/sqlite/0005_usage_daily.sql"),
+            include_str!("../../migrations/sqlite/0006_company_detail.sql"),
         ];
         assert_eq!(sqlite.len(), MIGRATIONS.len());
         for (lite, pg) in sqlite.iter().zip(MIGRATIONS) {

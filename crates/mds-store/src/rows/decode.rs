@@ -67,11 +67,29 @@ pub(crate) fn company(r: &impl RowExt) -> StoreResult<Company> {
         is_nse: r.flag("is_nse")?,
         market_cap_band: band,
         logo_url: r.opt_text("logo_url")?,
+        details: match r.opt_text("details_json")? {
+            None => CompanyDetails::default(),
+            Some(json) => serde_json::from_str(&json)
+                .map_err(|e| corrupt(format_args!("companies {isin}: details_json does not decode ({e})")))?,
+        },
     })
+}
+
+/// A `companies` row with its stamps ([`COMPANY_STAMP_COLUMNS`] selected too).
+pub(crate) fn stored_company(r: &impl RowExt) -> StoreResult<StoredCompany> {
+    let company = company(r)?;
+    let updated_at = instant("companies", "updated_at", &r.text("updated_at")?)?;
+    Ok(StoredCompany { company, updated_at, change_seq: r.int("change_seq")? })
 }
 
 /// An `articles` row.
 pub(crate) fn article(r: &impl RowExt) -> StoreResult<Article> {
+    Ok(Article::from_parts(article_summary(r)?, r.opt_text("body")?))
+}
+
+/// An article as the news list shows it, from a row of (at least) the
+/// columns of [`ARTICLE_SUMMARY_COLUMNS`](super::ARTICLE_SUMMARY_COLUMNS).
+pub(crate) fn article_summary(r: &impl RowExt) -> StoreResult<ArticleSummary> {
     let slug = r.text("slug")?;
     let tags = r.text("tags_json")?;
     let isin = r
@@ -79,11 +97,10 @@ pub(crate) fn article(r: &impl RowExt) -> StoreResult<Article> {
         .map(|s| Isin::parse(&s))
         .transpose()
         .map_err(|e| corrupt(format_args!("articles {slug}: {e}")))?;
-    Ok(Article {
+    Ok(ArticleSummary {
         headline: r.text("headline")?,
         subheadline: r.opt_text("subheadline")?,
         excerpt: r.opt_text("excerpt")?,
-        body: r.opt_text("body")?,
         category: r.opt_text("category")?,
         tags: serde_json::from_str(&tags)
             .map_err(|e| corrupt(format_args!("articles {slug}: tags_json is not a list of strings ({e})")))?,

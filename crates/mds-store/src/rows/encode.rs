@@ -14,6 +14,13 @@ pub(crate) fn ts_opt(t: &Option<DateTime<Utc>>) -> Option<String> {
     t.as_ref().map(format_utc)
 }
 
+/// A company's details as stored: their JSON, or `NULL` when nothing is
+/// known (so a company imported without details compares equal to one
+/// stored before details existed).
+pub(crate) fn details_json(d: &CompanyDetails) -> Option<String> {
+    (!d.is_empty()).then(|| serde_json::to_string(d).expect("details always serialise"))
+}
+
 /// Tags as stored: a JSON array of strings.
 pub(crate) fn tags_json(tags: &[String]) -> String {
     serde_json::to_string(tags).expect("a list of strings always serialises")

@@ -17,12 +17,12 @@ use chrono::{DateTime, Utc};
 use mds_domain::time::{format_utc, parse_rfc3339};
 use mds_domain::usage::BillingMonth;
 use mds_domain::{
-    Account, AccountName, Article, Company, Environment, Isin, KeyHash, KeyPrefix, MarketCapBand, Slug, Ticker, Tier,
-    TierName,
+    Account, AccountName, Article, ArticleSummary, Company, CompanyDetails, Environment, Isin, KeyHash, KeyPrefix,
+    MarketCapBand, Slug, Ticker, Tier, TierName,
 };
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
-use crate::{Cause, KeyRecord, StoreError, StoreResult};
+use crate::{Cause, KeyRecord, StoreError, StoreResult, StoredCompany};
 
 /// `meta` key of the cursor secret.
 pub(crate) const META_CURSOR_SECRET: &str = "cursor_secret";
@@ -31,8 +31,23 @@ pub(crate) const CURSOR_SECRET_LEN: usize = 32;
 
 /// Column list of `companies`, in the order [`company`] reads and the
 /// backends bind.
-pub(crate) const COMPANY_COLUMNS: &[&str] =
-    &["isin", "ticker", "name", "industry", "sector", "is_bse", "is_nse", "market_cap_band", "logo_url"];
+pub(crate) const COMPANY_COLUMNS: &[&str] = &[
+    "isin",
+    "ticker",
+    "name",
+    "industry",
+    "sector",
+    "is_bse",
+    "is_nse",
+    "market_cap_band",
+    "logo_url",
+    "details_json",
+];
+
+/// The stamp columns of `companies` (after [`COMPANY_COLUMNS`]): when and
+/// in which generation the row's content last changed. Written with the
+/// same values for every row an upsert changes; never compared.
+pub(crate) const COMPANY_STAMP_COLUMNS: [&str; 2] = ["updated_at", "change_seq"];
 
 /// Column list of `articles`, in the order [`article`] reads and the
 /// backends bind.
@@ -42,6 +57,25 @@ pub(crate) const ARTICLE_COLUMNS: &[&str] = &[
     "subheadline",
     "excerpt",
     "body",
+    "category",
+    "tags_json",
+    "isin",
+    "ticker",
+    "company_name",
+    "author_name",
+    "hero_image",
+    "url",
+    "published_at",
+    "updated_at",
+];
+
+/// The columns of `articles` but `body`: what the news list reads
+/// ([`article_summary`]).
+pub(crate) const ARTICLE_SUMMARY_COLUMNS: &[&str] = &[
+    "slug",
+    "headline",
+    "subheadline",
+    "excerpt",
     "category",
     "tags_json",
     "isin",
@@ -68,27 +102,66 @@ pub(crate) use usage::*;
 
 #[cfg(test)]
 mod usage_tests {
+    use std::str::FromStr;
+
     use super::*;
     use crate::UsageDelta;
 
-    fn delta(key: &KeyPrefix, year: i32, month: u32, requests: u64) -> UsageDelta {
-        UsageDelta { key: key.clone(), month: BillingMonth { year, month }, requests }
+    fn delta(key: &KeyPrefix, day: &str, route: &'static str, requests: u64, not_modified: u64) -> UsageDelta {
+        UsageDelta { key: key.clone(), day: day.parse().unwrap(), route: route.into(), requests, not_modified }
     }
 
     #[test]
-    fn merging_sums_repeats_in_first_order() {
+    fn merging_sums_repeats_in_first_order_and_months_from_days() {
         let a = KeyPrefix::parse("mds_live_aaa").unwrap();
         let b = KeyPrefix::parse("mds_live_bbb").unwrap();
-        let deltas = [delta(&a, 2026, 11, 5), delta(&b, 2026, 11, 1), delta(&a, 2026, 10, 2), delta(&a, 2026, 11, 7)];
-        let merged = merge_usage(&deltas).unwrap();
-        let got: Vec<(&str, i32, i64)> = merged.iter().map(|d| (d.key.as_str(), d.month, d.requests)).collect();
+        let deltas = [
+            delta(&a, "2026-11-03", "/x", 5, 1),
+            delta(&b, "2026-11-03", "/x", 1, 0),
+            delta(&a, "2026-10-31", "/x", 2, 0),
+            delta(&a, "2026-11-03", "/x", 7, 2),
+            delta(&a, "2026-11-04", "/y", 0, 9),
+        ];
+        let (months, days) = merge_usage(&deltas).unwrap();
+        let got: Vec<(&str, i32, i64)> = months.iter().map(|d| (d.key.as_str(), d.month, d.requests)).collect();
         assert_eq!(got, vec![("mds_live_aaa", 202611, 12), ("mds_live_bbb", 202611, 1), ("mds_live_aaa", 202610, 2)]);
-        let keys: Vec<&str> = distinct_keys(&merged).iter().map(|k| k.as_str()).collect();
+        let got: Vec<(&str, i32, &str, i64, i64)> =
+            days.iter().map(|d| (d.key.as_str(), d.day, d.route, d.requests, d.not_modified)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("mds_live_aaa", 20261103, "/x", 12, 3),
+                ("mds_live_bbb", 20261103, "/x", 1, 0),
+                ("mds_live_aaa", 20261031, "/x", 2, 0),
+                ("mds_live_aaa", 20261104, "/y", 0, 9),
+            ]
+        );
+        let keys: Vec<&str> = distinct_keys(&months).iter().map(|k| k.as_str()).collect();
         assert_eq!(keys, ["mds_live_aaa", "mds_live_bbb"]);
+        assert_eq!(distinct_routes(&days), ["/x", "/y"]);
 
-        let huge = [delta(&a, 2026, 11, i64::MAX as u64), delta(&a, 2026, 11, 1)];
+        let huge = [delta(&a, "2026-11-03", "/x", i64::MAX as u64, 0), delta(&a, "2026-11-04", "/x", 1, 0)];
+        assert!(matches!(merge_usage(&huge), Err(StoreError::Invalid(_))), "the month's sum overflows");
+        let huge = [delta(&a, "2026-11-03", "/x", 0, i64::MAX as u64), delta(&a, "2026-11-03", "/x", 0, 1)];
         assert!(matches!(merge_usage(&huge), Err(StoreError::Invalid(_))));
-        assert!(matches!(merge_usage(&[delta(&a, 2026, 11, u64::MAX)]), Err(StoreError::Invalid(_))));
+        assert!(matches!(merge_usage(&[delta(&a, "2026-11-03", "/x", u64::MAX, 0)]), Err(StoreError::Invalid(_))));
+        assert!(matches!(merge_usage(&[delta(&a, "2026-11-03", "", 1, 0)]), Err(StoreError::Invalid(_))));
+        let long: &'static str = "r".repeat(201).leak();
+        assert!(matches!(merge_usage(&[delta(&a, "2026-11-03", long, 1, 0)]), Err(StoreError::Invalid(_))));
+        assert!(merge_usage(&[delta(&a, "2026-11-03", &long[..200], 1, 0)]).is_ok());
+        assert!(matches!(merge_usage(&[delta(&a, "+10000-01-01", "/x", 1, 0)]), Err(StoreError::Invalid(_))));
+    }
+
+    #[test]
+    fn days_are_stored_as_yyyymmdd() {
+        let d = |s: &str| chrono::NaiveDate::from_str(s).unwrap();
+        assert_eq!(day_key(d("2026-11-03")).unwrap(), 20261103);
+        assert_eq!(day_key(d("0001-01-01")).unwrap(), 10101);
+        assert_eq!(from_day_key(20261103), Some(d("2026-11-03")));
+        assert_eq!(from_day_key(99991231), Some(d("9999-12-31")));
+        assert_eq!(from_day_key(20261131), None);
+        assert_eq!(from_day_key(20261300), None);
+        assert_eq!(from_day_key(i64::MAX), None);
     }
 
     #[test]
@@ -131,6 +204,13 @@ mod usage_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn summary_columns_are_the_article_columns_but_body() {
+        let mut all = ARTICLE_COLUMNS.to_vec();
+        all.retain(|c| *c != "body");
+        assert_eq!(ARTICLE_SUMMARY_COLUMNS, all);
+    }
 
     #[test]
     fn chunks_split_on_size_and_repeated_keys() {

@@ -1,12 +1,19 @@
 //! Companies and articles.
 //!
 //! An upsert is one write transaction, however many rows (given at once, or
-//! a chunk at a time): it applies every row or none. Rows go in runs (see `rows::chunks_by_key`) of the backend's
-//! length: per run, one statement tells how many keys exist already (the
-//! updates), then one multi-row `INSERT … ON CONFLICT DO UPDATE` writes the
-//! run (`dialect::upsert_run`). A company upsert bumps the `companies`
-//! change counter, an article upsert the `news` one, in its transaction; an
-//! upsert of no rows bumps nothing.
+//! a chunk at a time): it applies every row or none. Rows go in runs (see
+//! `rows::chunks_by_key`) of the backend's length: per run, one statement
+//! tells how many keys exist already, then one multi-row `INSERT … ON
+//! CONFLICT DO UPDATE … WHERE <a column differs>` writes the run
+//! (`dialect::upsert_run`): a row given exactly as stored is not written.
+//! A company upsert bumps the `companies` change counter, an article upsert
+//! the `news` one, in its transaction; an upsert that inserts or changes no
+//! row bumps nothing (its transaction is rolled back).
+//!
+//! Companies carry change stamps (`updated_at`, `change_seq`): the counter
+//! is bumped first, and every row the upsert inserts or changes is stamped
+//! with the new generation and the time ([`Stamp`]), so the change feed
+//! (contract section 7.2) can serve "what changed after generation G".
 //!
 //! Compiled once per backend (see `shared/mod.rs`).
 
@@ -16,8 +23,10 @@ use mds_domain::{Article, Company, Slug};
 use super::dialect::{self, COMPANY_ORDER, Upsert};
 use super::meta::bump_generation;
 use super::{Pool, begin_write, db};
-use crate::rows::{self, ARTICLE_COLUMNS, COMPANY_COLUMNS, META_GENERATION_COMPANIES, META_GENERATION_NEWS};
-use crate::{StoreResult, UpsertSummary};
+use crate::rows::{
+    self, ARTICLE_COLUMNS, COMPANY_COLUMNS, COMPANY_STAMP_COLUMNS, META_GENERATION_COMPANIES, META_GENERATION_NEWS,
+};
+use crate::{StoreResult, StoredCompany, UpsertSummary};
 
 /// A kind of row upserted by its key, the first of its columns.
 pub(crate) trait Upserted: Sync {
@@ -27,6 +36,11 @@ pub(crate) trait Upserted: Sync {
     const COLUMNS: &'static [&'static str];
     /// The change counter an upsert bumps.
     const COUNTER: &'static str;
+    /// Whether rows carry change stamps (`rows::COMPANY_STAMP_COLUMNS`).
+    const STAMPED: bool;
+    /// Columns that a row giving `NULL` leaves as stored (an import file
+    /// without detail columns does not erase the details).
+    const KEPT_WHEN_NULL: &'static [&'static str];
     /// Its key.
     fn key(&self) -> &str;
 }
@@ -35,6 +49,8 @@ impl Upserted for Company {
     const TABLE: &'static str = "companies";
     const COLUMNS: &'static [&'static str] = COMPANY_COLUMNS;
     const COUNTER: &'static str = META_GENERATION_COMPANIES;
+    const STAMPED: bool = true;
+    const KEPT_WHEN_NULL: &'static [&'static str] = &["details_json"];
     fn key(&self) -> &str {
         self.isin.as_str()
     }
@@ -44,9 +60,63 @@ impl Upserted for Article {
     const TABLE: &'static str = "articles";
     const COLUMNS: &'static [&'static str] = ARTICLE_COLUMNS;
     const COUNTER: &'static str = META_GENERATION_NEWS;
+    const STAMPED: bool = false;
+    const KEPT_WHEN_NULL: &'static [&'static str] = &[];
     fn key(&self) -> &str {
         self.slug.as_str()
     }
+}
+
+/// The change stamp of one upsert: the time and the generation it writes
+/// into every row it inserts or changes.
+pub(crate) struct Stamp {
+    at: String,
+    seq: i64,
+}
+
+impl Stamp {
+    /// The stamp of an upsert at `at` that makes generation `seq`.
+    pub(crate) fn new(at: chrono::DateTime<chrono::Utc>, seq: i64) -> Self {
+        Stamp { at: rows::ts(&at), seq }
+    }
+
+    /// The stamp's values as SQL literals, for the text of a statement (the
+    /// same for every row, so not bound per row): safe, since the time is
+    /// `format_utc`'s digits and punctuation and the generation a number.
+    pub(crate) fn values(&self) -> String {
+        debug_assert!(self.at.bytes().all(|b| b.is_ascii_alphanumeric() || b"-:.+".contains(&b)));
+        format!("'{}', {}", self.at, self.seq)
+    }
+}
+
+/// The end of an upsert statement whose rows come from `source` (`VALUES …`
+/// or `SELECT …`): the column list, the stamp's columns, and `ON CONFLICT
+/// (key) DO UPDATE SET …` only where a column of `cols` differs. A column of
+/// `kept` given as `NULL` keeps its stored value (and differs from nothing).
+pub(crate) fn upsert_tail(table: &str, cols: &[&str], kept: &[&str], stamp: Option<&Stamp>, source: &str) -> String {
+    let stamps: &[&str] = if stamp.is_some() { &rows::COMPANY_STAMP_COLUMNS } else { &[] };
+    let all: Vec<&str> = cols.iter().chain(stamps).copied().collect();
+    let set = all[1..]
+        .iter()
+        .map(|c| match kept.contains(c) {
+            true => format!("{c} = COALESCE(excluded.{c}, {table}.{c})"),
+            false => format!("{c} = excluded.{c}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let differs = cols[1..]
+        .iter()
+        .map(|c| match kept.contains(c) {
+            true => format!("(excluded.{c} IS NOT NULL AND {table}.{c} {} excluded.{c})", dialect::DIFFERS),
+            false => format!("{table}.{c} {} excluded.{c}", dialect::DIFFERS),
+        })
+        .collect::<Vec<_>>();
+    format!(
+        "INSERT INTO {table} ({}) {source} ON CONFLICT ({}) DO UPDATE SET {set} WHERE {}",
+        all.join(", "),
+        cols[0],
+        differs.join(" OR ")
+    )
 }
 
 /// Inserts or replaces `rows` by key, in runs; bumps their change counter;
@@ -68,28 +138,40 @@ pub(crate) async fn upsert_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     let mut summary = UpsertSummary::default();
     let mut tx = begin_write(pool).await?;
     dialect::lock_for_upsert(&mut tx, T::TABLE).await?;
+    // Stamped rows need the new generation before they are written; the
+    // bump is undone with the rest if nothing changes.
+    let stamp = if T::STAMPED {
+        Some(Stamp::new(chrono::Utc::now(), bump_generation(&mut tx, T::COUNTER).await?))
+    } else {
+        None
+    };
     for chunk in &mut *chunks {
         for run in rows::chunks_by_key(chunk.as_ref(), T::RUN, T::key) {
             let keys: Vec<&str> = run.iter().map(T::key).collect();
             let existing = dialect::count_existing(&mut tx, T::TABLE, T::COLUMNS[0], &keys).await?;
-            dialect::upsert_run(&mut tx, run).await?;
-            summary.updated += existing;
-            summary.inserted += run.len() as u64 - existing;
+            let written = dialect::upsert_run(&mut tx, run, stamp.as_ref()).await?;
+            let inserted = run.len() as u64 - existing;
+            summary.inserted += inserted;
+            summary.updated += written - inserted;
+            summary.unchanged += existing - (written - inserted);
         }
     }
     if summary.inserted + summary.updated == 0 {
-        // Nothing written: the transaction ends without a change.
+        // Nothing changed: the transaction ends without a change.
         return Ok(summary);
     }
-    bump_generation(&mut tx, T::COUNTER).await?;
+    if stamp.is_none() {
+        bump_generation(&mut tx, T::COUNTER).await?;
+    }
     tx.commit().await.map_err(db)?;
     Ok(summary)
 }
 
-/// Every company, by ticker then ISIN in byte order: a walk of the index
-/// `companies_ticker_isin`, no sort.
+/// Every company with its stamps, by ticker then ISIN in byte order: a walk
+/// of the index `companies_ticker_isin`, no sort.
 fn companies_in_order_sql() -> String {
-    format!("SELECT {} FROM companies ORDER BY {COMPANY_ORDER}", COMPANY_COLUMNS.join(", "))
+    let cols: Vec<&str> = COMPANY_COLUMNS.iter().chain(&COMPANY_STAMP_COLUMNS).copied().collect();
+    format!("SELECT {} FROM companies ORDER BY {COMPANY_ORDER}", cols.join(", "))
 }
 
 /// Every company, by ticker then ISIN.
@@ -101,11 +183,11 @@ pub(crate) async fn companies(pool: &Pool) -> StoreResult<Vec<Company>> {
 /// Every company, by ticker then ISIN, handed to `each` as it is read. One
 /// statement, so one consistent read; only the driver's buffers are ahead
 /// of `each`.
-pub(crate) async fn companies_sorted(pool: &Pool, each: &mut (dyn FnMut(Company) + Send)) -> StoreResult<()> {
+pub(crate) async fn companies_sorted(pool: &Pool, each: &mut (dyn FnMut(StoredCompany) + Send)) -> StoreResult<()> {
     let sql = companies_in_order_sql();
     let mut stream = sqlx::query(&sql).fetch(pool);
     while let Some(r) = stream.try_next().await.map_err(db)? {
-        each(rows::company(&r)?);
+        each(rows::stored_company(&r)?);
     }
     Ok(())
 }

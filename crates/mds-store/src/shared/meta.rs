@@ -47,6 +47,21 @@ macro_rules! migrations {
                 name: "catalog_snapshot",
                 sql: include_str!(concat!("../../migrations/", $dir, "/0003_catalog_snapshot.sql")),
             },
+            Migration {
+                version: 4,
+                name: "news_list",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0004_news_list.sql")),
+            },
+            Migration {
+                version: 5,
+                name: "usage_daily",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0005_usage_daily.sql")),
+            },
+            Migration {
+                version: 6,
+                name: "company_detail",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0006_company_detail.sql")),
+            },
         ]
     };
 }
@@ -155,14 +170,18 @@ pub(crate) fn log_seeded(tiers: u64) {
 }
 
 /// Bumps the change counter under `meta` key `counter` (one of
-/// `rows::META_GENERATION_*`); call inside the transaction of the change.
-pub(crate) async fn bump_generation(conn: &mut Conn, counter: &str) -> StoreResult<()> {
-    let done = sqlx::query("UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT) WHERE key = $1")
-        .bind(counter)
-        .execute(conn)
-        .await
-        .map_err(db)?;
-    if done.rows_affected() == 1 { Ok(()) } else { Err(rows::not_migrated()) }
+/// `rows::META_GENERATION_*`) and returns its new value; call inside the
+/// transaction of the change.
+pub(crate) async fn bump_generation(conn: &mut Conn, counter: &str) -> StoreResult<i64> {
+    let value: Option<String> = sqlx::query_scalar(
+        "UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT) WHERE key = $1 RETURNING value",
+    )
+    .bind(counter)
+    .fetch_optional(conn)
+    .await
+    .map_err(db)?;
+    let value = value.ok_or_else(rows::not_migrated)?;
+    value.parse().map_err(|_| rows::corrupt(format_args!("meta.{counter} is not a number: {value:?}")))
 }
 
 /// The change counters.

@@ -10,7 +10,7 @@
 //! | `begin_write` | `BEGIN IMMEDIATE` | `READ COMMITTED` |
 //! | `begin_read` | a deferred read transaction (WAL snapshot) | `REPEATABLE READ, READ ONLY` |
 //! | `db` | SQLite result codes | SQLSTATEs |
-//! | `dialect` | multi-row `VALUES` lists, no locks | `UNNEST` arrays, table, row and advisory locks |
+//! | `dialect` | multi-row `VALUES` lists, no locks, `json_each` | `UNNEST` arrays, table, row and advisory locks, `jsonb` |
 //! | `migrate` | one transaction per migration, seed only when needed | everything in one transaction under an advisory lock |
 //!
 //! The SQL here uses `$1`-style placeholders, which both drivers accept.
@@ -20,7 +20,9 @@
 //!
 //! # Layout
 //! - `meta`: the `meta` table and the steps of migrating and seeding.
-//! - `access`, `catalog`, `snapshot`, `usage`: one module per role.
+//! - `access`, `catalog`, `snapshot`, `usage`: one module per role;
+//!   `news`, the pages of the news list (the articles themselves are
+//!   upserted and read by `catalog`).
 //! - `roles`: the role traits implemented for `Backend`.
 //! - Here: the error mappings that do not depend on the backend.
 
@@ -32,6 +34,7 @@ use crate::StoreError;
 pub(crate) mod access;
 pub(crate) mod catalog;
 pub(crate) mod meta;
+pub(crate) mod news;
 mod roles;
 mod snapshot;
 mod usage;

@@ -5,14 +5,15 @@
 //! Compiled once per backend (see `shared/mod.rs`).
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
+use mds_domain::news::NewsKey;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
-use mds_domain::{Account, AccountName, Article, Company, KeyPrefix, Slug, Tier};
+use mds_domain::{Account, AccountName, Article, ArticleSummary, Company, KeyPrefix, NewsFilter, Slug, Tier};
 
-use super::{Backend, access, catalog, meta, migrate, snapshot, usage};
+use super::{Backend, access, catalog, meta, migrate, news, snapshot, usage};
 use crate::{
-    AccessStore, AuthSnapshot, CatalogStore, Generations, KeyRecord, MetaStore, NewKey, NewsStore, StoreResult,
-    UpsertSummary, UsageBatch, UsageStore,
+    AccessStore, AuthSnapshot, CatalogStore, DailyUsage, Generations, KeyRecord, MetaStore, NewKey, NewsStore,
+    StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
 };
 
 #[async_trait]
@@ -55,7 +56,7 @@ impl CatalogStore for Backend {
         catalog::company_count(&self.pool).await
     }
 
-    async fn companies_sorted(&self, each: &mut (dyn FnMut(Company) + Send)) -> StoreResult<()> {
+    async fn companies_sorted(&self, each: &mut (dyn FnMut(StoredCompany) + Send)) -> StoreResult<()> {
         catalog::companies_sorted(&self.pool, each).await
     }
 
@@ -76,6 +77,15 @@ impl NewsStore for Backend {
 
     async fn article(&self, slug: &Slug) -> StoreResult<Option<Article>> {
         catalog::article(&self.pool, slug).await
+    }
+
+    async fn news_page(
+        &self,
+        filter: &NewsFilter,
+        after: Option<&NewsKey>,
+        limit: usize,
+    ) -> StoreResult<Vec<ArticleSummary>> {
+        news::news_page(&self.pool, filter, after, limit).await
     }
 
     async fn article_count(&self) -> StoreResult<u64> {
@@ -140,6 +150,10 @@ impl UsageStore for Backend {
         to: BillingMonth,
     ) -> StoreResult<Vec<(BillingMonth, u64)>> {
         usage::usage(&self.pool, key, from, to).await
+    }
+
+    async fn usage_days(&self, key: &KeyPrefix, from: NaiveDate, to: NaiveDate) -> StoreResult<Vec<DailyUsage>> {
+        usage::usage_days(&self.pool, key, from, to).await
     }
 
     async fn quota_history(&self, key: &KeyPrefix) -> StoreResult<QuotaHistory> {

@@ -5,35 +5,41 @@
 //! the batch was applied before, and nothing else happens; a writer applying
 //! the same batch at the same moment waits for the first and then finds the
 //! id), then every key prefix is resolved (an unknown one aborts the whole
-//! batch, its id included), then the counts are added with the backend's
-//! multi-row upsert (`dialect::add_counts`: `requests = requests +
-//! excluded.requests`), and ids older than [`USAGE_BATCH_RETENTION`] are
-//! pruned. The counts go in in (key, month) order, so writers adding to the
-//! same rows at once lock them in one order and never deadlock. Applying
-//! usage bumps no change counter: no node caches counts read from the store.
+//! batch, its id included) and every route template (a new one is added to
+//! `usage_routes`), then the batch's days are added to the daily ledger
+//! (`usage_daily`) and their sums per key and month to `usage_counts`,
+//! each with the backend's multi-row upsert (`dialect::add_counts`,
+//! `dialect::add_days`: `requests = requests + excluded.requests`), and
+//! ids older than [`USAGE_BATCH_RETENTION`] are pruned. A month's count is
+//! therefore always the sum of its days. Routes, counts and days go in in
+//! one order each (template; key and month; key, day and route), so writers
+//! adding to the same rows at once lock them in one order and never
+//! deadlock. Applying usage bumps no change counter: no node caches counts
+//! read from the store.
 //!
 //! Reads run in one read transaction each (`begin_read`): the key, then its
-//! counts or its plan tier's and the evaluation tier's `tier_history` and
-//! its account's `entitlement_history`.
+//! monthly counts, its days, or its plan tier's and the evaluation tier's
+//! `tier_history` and its account's `entitlement_history`.
 //!
 //! Compiled once per backend (see `shared/mod.rs`).
 
 use std::collections::HashMap;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
+use mds_domain::daily::DailyUsage;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{KeyPrefix, TierName};
 
 use super::dialect;
 use super::{Conn, Pool, begin_read, begin_write, db};
 use crate::rows::{self, USAGE_BATCH_RETENTION};
-use crate::{StoreResult, UsageBatch};
+use crate::{StoreError, StoreResult, UsageBatch};
 
 /// Applies a usage batch unless its id was applied before; `applied_at` is
 /// the bookkeeping instant of the id (and the clock of the pruning).
 pub(crate) async fn apply_usage(pool: &Pool, batch: &UsageBatch, applied_at: DateTime<Utc>) -> StoreResult<bool> {
     rows::check_usage_batch_id(&batch.id)?;
-    let deltas = rows::merge_usage(&batch.deltas)?;
+    let (deltas, days) = rows::merge_usage(&batch.deltas)?;
 
     let mut tx = begin_write(pool).await?;
     let fresh = sqlx::query("INSERT INTO usage_batches (id, applied_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING")
@@ -55,10 +61,17 @@ pub(crate) async fn apply_usage(pool: &Pool, batch: &UsageBatch, applied_at: Dat
     if let Some(unknown) = keys.iter().find(|k| !ids.contains_key(k.as_str())) {
         return Err(rows::no_key(unknown));
     }
+    let routes = route_ids(&mut tx, &rows::distinct_routes(&days)).await?;
     let mut counts: Vec<(i64, i64, i64)> =
         deltas.iter().map(|d| (ids[d.key.as_str()], i64::from(d.month), d.requests)).collect();
     counts.sort_unstable();
     dialect::add_counts(&mut tx, &counts).await?;
+    let mut entries: Vec<[i64; 5]> = days
+        .iter()
+        .map(|d| [ids[d.key.as_str()], i64::from(d.day), routes[d.route], d.requests, d.not_modified])
+        .collect();
+    entries.sort_unstable();
+    dialect::add_days(&mut tx, &entries).await?;
 
     // Cheap on the index when there is nothing to prune (nearly always).
     sqlx::query("DELETE FROM usage_batches WHERE applied_at < $1")
@@ -68,6 +81,40 @@ pub(crate) async fn apply_usage(pool: &Pool, batch: &UsageBatch, applied_at: Dat
         .map_err(db)?;
     tx.commit().await.map_err(db)?;
     Ok(true)
+}
+
+/// The ids of `routes` (distinct, sorted) in `usage_routes`, adding those
+/// that are not there. The table holds a handful of rows: it is read whole,
+/// and only a route never seen before costs an insert (`ON CONFLICT DO
+/// NOTHING`: a writer adding the same route at once waits for the first,
+/// then reads its id).
+async fn route_ids<'a>(conn: &mut Conn, routes: &[&'a str]) -> StoreResult<HashMap<&'a str, i64>> {
+    let known: HashMap<String, i64> = sqlx::query_as::<_, (String, i64)>("SELECT template, id FROM usage_routes")
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db)?
+        .into_iter()
+        .collect();
+    let mut ids = HashMap::with_capacity(routes.len());
+    for &route in routes {
+        let id = match known.get(route) {
+            Some(&id) => id,
+            None => {
+                sqlx::query("INSERT INTO usage_routes (template) VALUES ($1) ON CONFLICT (template) DO NOTHING")
+                    .bind(route)
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(db)?;
+                sqlx::query_scalar("SELECT id FROM usage_routes WHERE template = $1")
+                    .bind(route)
+                    .fetch_one(&mut *conn)
+                    .await
+                    .map_err(db)?
+            }
+        };
+        ids.insert(route, id);
+    }
+    Ok(ids)
 }
 
 /// The row id, tier and account id of a key; `NotFound` if there is none.
@@ -101,6 +148,36 @@ pub(crate) async fn usage(
     .map_err(db)?;
     tx.commit().await.map_err(db)?;
     rs.iter().map(rows::usage_count).collect()
+}
+
+/// A key's daily ledger for the days `from..=to`, by day then route.
+pub(crate) async fn usage_days(
+    pool: &Pool,
+    key: &KeyPrefix,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> StoreResult<Vec<DailyUsage>> {
+    let (Ok(first), Ok(last)) = (rows::day_key(from), rows::day_key(to)) else {
+        return Err(StoreError::Invalid(format!("usage days must be in the years 1 to 9999 (got {from} to {to})")));
+    };
+    let mut tx = begin_read(pool).await?;
+    let (id, _, _) = key_row(&mut tx, key).await?;
+    let rs = sqlx::query(
+        "SELECT d.day, r.template, d.requests, d.not_modified FROM usage_daily d \
+         JOIN usage_routes r ON r.id = d.route_id WHERE d.key_id = $1 AND d.day BETWEEN $2 AND $3",
+    )
+    .bind(id)
+    .bind(i64::from(first))
+    .bind(i64::from(last))
+    .fetch_all(&mut *tx)
+    .await
+    .map_err(db)?;
+    tx.commit().await.map_err(db)?;
+    let mut days = rs.iter().map(rows::daily_usage).collect::<StoreResult<Vec<_>>>()?;
+    // Sorted here, not in SQL: the order of the route text then does not
+    // depend on the database's collation.
+    days.sort_unstable_by(|a, b| (a.day, &a.route).cmp(&(b.day, &b.route)));
+    Ok(days)
 }
 
 /// One tier's quota changes, oldest first.

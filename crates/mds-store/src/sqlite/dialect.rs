@@ -17,7 +17,7 @@ use sqlx::sqlite::SqliteArguments;
 use sqlx::{Sqlite, SqliteConnection};
 
 use super::db;
-use super::shared::catalog::Upserted;
+use super::shared::catalog::{Stamp, Upserted, upsert_tail};
 use crate::StoreResult;
 use crate::rows;
 
@@ -33,8 +33,17 @@ pub(super) const KEY_LOCK: &str = "";
 /// `ticker, isin` in byte order: SQLite's BINARY collation.
 pub(super) const COMPANY_ORDER: &str = "ticker, isin";
 
+/// SQL's null-safe "differs": `a IS NOT b`.
+pub(super) const DIFFERS: &str = "IS NOT";
+
 /// The length in bytes of a blob.
 pub(super) const BYTE_LENGTH: &str = "LENGTH";
+
+/// Whether the article's tags (`tags_json`, a JSON array of strings) hold
+/// the text bound at `param`.
+pub(super) fn has_tag(param: &str) -> String {
+    format!("EXISTS (SELECT 1 FROM json_each(tags_json) WHERE json_each.value = {param})")
+}
 
 /// The table of applied migrations.
 pub(super) const SCHEMA_MIGRATIONS_TABLE: &str =
@@ -44,6 +53,8 @@ pub(super) const SCHEMA_MIGRATIONS_TABLE: &str =
 const PREFIX_RUN: usize = 500;
 /// Counts written per statement (3 bound values each).
 const COUNT_RUN: usize = 300;
+/// Ledger entries written per statement (5 bound values each).
+const DAY_RUN: usize = 200;
 
 /// `n` placeholders: `?, ?, …`.
 fn placeholders(n: usize) -> String {
@@ -64,7 +75,7 @@ pub(super) trait Upsert: Upserted {
 }
 
 impl Upsert for Company {
-    /// 9 bound values each.
+    /// 10 bound values each.
     const RUN: usize = 100;
     fn bind<'q>(&'q self, q: SqliteQuery<'q>) -> SqliteQuery<'q> {
         q.bind(self.isin.as_str())
@@ -76,6 +87,7 @@ impl Upsert for Company {
             .bind(self.is_nse)
             .bind(self.market_cap_band.map(|b| b.as_str()))
             .bind(self.logo_url.as_deref())
+            .bind(rows::details_json(&self.details))
     }
 }
 
@@ -102,11 +114,16 @@ impl Upsert for Article {
 }
 
 /// `INSERT INTO table (cols) VALUES (?, …), … ON CONFLICT (key) DO UPDATE
-/// SET col = excluded.col, …` for `rows` rows; the key is the first column.
-fn upsert_sql(table: &str, cols: &[&str], rows: usize) -> String {
-    let values = value_rows(cols.len(), rows);
-    let set = cols[1..].iter().map(|c| format!("{c} = excluded.{c}")).collect::<Vec<_>>().join(", ");
-    format!("INSERT INTO {table} ({}) VALUES {values} ON CONFLICT ({}) DO UPDATE SET {set}", cols.join(", "), cols[0])
+/// SET col = excluded.col, … WHERE <a column differs>` for `rows` rows; the
+/// key is the first column. With a stamp, its columns follow, their values
+/// written into the text (the same for every row).
+fn upsert_sql(table: &str, cols: &[&str], kept: &[&str], rows: usize, stamp: Option<&Stamp>) -> String {
+    let row = match stamp {
+        None => format!("({})", placeholders(cols.len())),
+        Some(s) => format!("({}, {})", placeholders(cols.len()), s.values()),
+    };
+    let values = vec![row; rows].join(", ");
+    upsert_tail(table, cols, kept, stamp, &format!("VALUES {values}"))
 }
 
 /// Nothing to lock: the write transaction holds the file.
@@ -119,15 +136,19 @@ pub(super) async fn lock_snapshot_saves(_conn: &mut SqliteConnection) -> StoreRe
     Ok(())
 }
 
-/// Writes one run of an upsert.
-pub(super) async fn upsert_run<T: Upsert>(conn: &mut SqliteConnection, run: &[T]) -> StoreResult<()> {
-    let sql = upsert_sql(T::TABLE, T::COLUMNS, run.len());
+/// Writes one run of an upsert; returns how many rows it inserted or
+/// changed (a row left as it was is not written).
+pub(super) async fn upsert_run<T: Upsert>(
+    conn: &mut SqliteConnection,
+    run: &[T],
+    stamp: Option<&Stamp>,
+) -> StoreResult<u64> {
+    let sql = upsert_sql(T::TABLE, T::COLUMNS, T::KEPT_WHEN_NULL, run.len(), stamp);
     let mut q = sqlx::query(&sql);
     for row in run {
         q = row.bind(q);
     }
-    q.execute(conn).await.map_err(db)?;
-    Ok(())
+    Ok(q.execute(conn).await.map_err(db)?.rows_affected())
 }
 
 /// How many of `keys` (distinct) exist in `table.col`.
@@ -182,6 +203,32 @@ pub(super) async fn add_counts(conn: &mut SqliteConnection, counts: &[(i64, i64,
     Ok(())
 }
 
+/// `INSERT INTO usage_daily … ON CONFLICT DO UPDATE` adding `rows` entries.
+fn add_days_sql(rows: usize) -> String {
+    format!(
+        "INSERT INTO usage_daily (key_id, day, route_id, requests, not_modified) VALUES {} \
+         ON CONFLICT (key_id, day, route_id) DO UPDATE SET requests = usage_daily.requests + excluded.requests, \
+         not_modified = usage_daily.not_modified + excluded.not_modified",
+        value_rows(5, rows)
+    )
+}
+
+/// Adds `[key id, day, route id, requests, not modified]` entries to the
+/// daily ledger.
+pub(super) async fn add_days(conn: &mut SqliteConnection, entries: &[[i64; 5]]) -> StoreResult<()> {
+    for run in entries.chunks(DAY_RUN) {
+        let sql = add_days_sql(run.len());
+        let mut q = sqlx::query(&sql);
+        for entry in run {
+            for v in entry {
+                q = q.bind(v);
+            }
+        }
+        q.execute(&mut *conn).await.map_err(db)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,8 +236,17 @@ mod tests {
     #[test]
     fn upsert_sql_lists_every_column() {
         assert_eq!(
-            upsert_sql("t", &["k", "a", "b"], 2),
-            "INSERT INTO t (k, a, b) VALUES (?, ?, ?), (?, ?, ?) ON CONFLICT (k) DO UPDATE SET a = excluded.a, b = excluded.b"
+            upsert_sql("t", &["k", "a", "b"], &[], 2, None),
+            "INSERT INTO t (k, a, b) VALUES (?, ?, ?), (?, ?, ?) ON CONFLICT (k) DO UPDATE SET a = excluded.a, b = excluded.b \
+             WHERE t.a IS NOT excluded.a OR t.b IS NOT excluded.b"
+        );
+        let stamp = Stamp::new(chrono::DateTime::UNIX_EPOCH, 7);
+        assert_eq!(
+            upsert_sql("t", &["k", "a", "d"], &["d"], 1, Some(&stamp)),
+            "INSERT INTO t (k, a, d, updated_at, change_seq) VALUES (?, ?, ?, '1970-01-01T00:00:00+00:00', 7) \
+             ON CONFLICT (k) DO UPDATE SET a = excluded.a, d = COALESCE(excluded.d, t.d), \
+             updated_at = excluded.updated_at, change_seq = excluded.change_seq \
+             WHERE t.a IS NOT excluded.a OR (excluded.d IS NOT NULL AND t.d IS NOT excluded.d)"
         );
     }
 

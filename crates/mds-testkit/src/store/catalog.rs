@@ -34,12 +34,94 @@ pub async fn upsert_companies_counts_and_replaces_every_field(store: &dyn Store)
         is_nse: true,
         market_cap_band: None,
         logo_url: None,
+        details: Default::default(),
     };
     let b2 = Company { market_cap_band: Some(MarketCapBand::Small), industry: Some("Minerals".into()), ..b.clone() };
     let d = company("INE009A0102", "INFY", "Infosys");
     let second = store.upsert_companies(&[a2.clone(), d.clone(), b2.clone()]).await.expect("upsert");
     assert_eq!(second, summary(1, 2));
     assert_eq!(store.companies().await.expect("companies"), vec![b2, a2, d, c]);
+}
+
+/// Change stamps (contract section 7.2): an upsert stamps the rows it
+/// inserts or changes with the generation it makes and its time; rows given
+/// exactly as stored keep their stamps and are counted unchanged; an upsert
+/// that changes nothing bumps no generation.
+pub async fn change_stamps_mark_only_what_changed(store: &dyn Store) {
+    migrated(store).await;
+    let stamps = |rows: Vec<mds_store::StoredCompany>| -> Vec<(String, i64, DateTime<Utc>)> {
+        rows.into_iter().map(|r| (r.company.isin.as_str().to_owned(), r.change_seq, r.updated_at)).collect()
+    };
+    let stored = async || {
+        let mut out = Vec::new();
+        store.companies_sorted(&mut |c| out.push(c)).await.expect("companies_sorted");
+        out
+    };
+    let a = company("INE117A0102", "ABB", "ABB India Limited");
+    let b = company("INE144J0102", "MICRONS", "20 Microns Limited");
+    let before = Utc::now() - chrono::Duration::seconds(1);
+    assert_eq!(store.upsert_companies(&[a.clone(), b.clone()]).await.expect("insert"), summary(2, 0));
+    let g1 = generations(store).await.companies;
+    let first = stamps(stored().await);
+    assert!(first.iter().all(|(_, seq, at)| *seq == g1 && *at >= before), "{first:?}");
+
+    // The same rows again: nothing changes, not even the generation.
+    let same = store.upsert_companies(&[b.clone(), a.clone()]).await.expect("again");
+    assert_eq!(same, UpsertSummary { inserted: 0, updated: 0, unchanged: 2 });
+    assert_eq!(generations(store).await.companies, g1);
+    assert_eq!(stamps(stored().await), first);
+
+    // One row changed, one left, one new: only two are stamped anew.
+    let mut b2 = b.clone();
+    b2.details.classification.sector = Some("Minerals".into());
+    let c = company("INE002A0101", "RELIANCE", "Reliance Industries");
+    let s = store.upsert_companies(&[a.clone(), b2, c]).await.expect("upsert");
+    assert_eq!(s, UpsertSummary { inserted: 1, updated: 1, unchanged: 1 });
+    let g2 = generations(store).await.companies;
+    assert_eq!(g2, g1 + 1);
+    let second = stamps(stored().await);
+    let seq_of = |isin: &str| second.iter().find(|(i, _, _)| i == isin).expect("row").1;
+    let seqs = [isin("INE117A0102"), isin("INE144J0102"), isin("INE002A0101")].map(|i| seq_of(i.as_str()));
+    assert_eq!(seqs, [g1, g2, g2]);
+}
+
+/// Details (listings, classification, market cap) are stored and read back
+/// whole; a row given without details keeps the stored ones (a file without
+/// detail columns does not erase them) and, if nothing else differs, is
+/// unchanged; other details replace them.
+pub async fn company_details_round_trip(store: &dyn Store) {
+    use mds_domain::{Exchange, Listing, ListingStatus, MarketCap};
+    migrated(store).await;
+    let mut a = company("INE117A0102", "ABB", "ABB India Limited");
+    a.details.listings = vec![
+        Listing::bare(Exchange::Nse, "ABB"),
+        Listing {
+            exchange: Exchange::Bse,
+            symbol: "ABB".into(),
+            scrip_code: Some("500002".into()),
+            series: Some("A".into()),
+            listed_on: chrono::NaiveDate::from_ymd_opt(1995, 1, 2),
+            face_value: Some(2.0),
+            status: ListingStatus::Active,
+        },
+    ];
+    a.details.classification.macro_sector = Some("Industrials".into());
+    a.details.classification.basic_industry = Some("Heavy Electrical Equipment".into());
+    a.details.market_cap =
+        Some(MarketCap { inr_crore: 155_221.75, as_of: chrono::NaiveDate::from_ymd_opt(2024, 3, 28) });
+    store.upsert_companies(std::slice::from_ref(&a)).await.expect("insert");
+    assert_eq!(store.companies().await.expect("companies"), vec![a.clone()]);
+    let bare = Company { details: Default::default(), ..a.clone() };
+    let s = store.upsert_companies(std::slice::from_ref(&bare)).await.expect("upsert");
+    assert_eq!((s.updated, s.unchanged), (0, 1));
+    assert_eq!(store.companies().await.expect("companies"), vec![a.clone()]);
+    let renamed = Company { name: "ABB (renamed)".into(), ..bare };
+    assert_eq!(store.upsert_companies(std::slice::from_ref(&renamed)).await.expect("upsert").updated, 1);
+    assert_eq!(store.companies().await.expect("companies"), vec![Company { details: a.details.clone(), ..renamed }]);
+    let mut other = a.clone();
+    other.details.market_cap = None;
+    assert_eq!(store.upsert_companies(std::slice::from_ref(&other)).await.expect("upsert").updated, 1);
+    assert_eq!(store.companies().await.expect("companies")[0].details, other.details);
 }
 
 /// The same ISIN twice in one call: the later row wins, and it counts as one
@@ -174,7 +256,7 @@ pub async fn upsert_articles_counts_and_replaces_every_field(store: &dyn Store) 
 /// The companies of `store` in the order `companies_sorted` hands them out.
 async fn sorted(store: &dyn Store) -> Vec<Company> {
     let mut out = Vec::new();
-    store.companies_sorted(&mut |c| out.push(c)).await.expect("companies_sorted");
+    store.companies_sorted(&mut |c| out.push(c.company)).await.expect("companies_sorted");
     out
 }
 

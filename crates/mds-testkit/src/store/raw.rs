@@ -79,7 +79,7 @@ pub async fn applied_batch_ids_are_pruned_after_a_week(store: &dyn Store, raw: &
     let key = new_key("mds_live_aaa", 1, "acme", "evaluation", "2026-01-01T00:00:00Z");
     store.create_key(&key).await.expect("create key");
     let nov = month(2026, 11);
-    let one = |id: &str| batch(id, vec![UsageDelta { key: key.prefix.clone(), month: nov, requests: 1 }]);
+    let one = |id: &str| batch(id, vec![UsageDelta::counted(key.prefix.clone(), nov.first_day(), "/v1/companies", 1)]);
     assert!(store.apply_usage(&one("old")).await.unwrap());
     assert!(store.apply_usage(&one("recent")).await.unwrap());
     let ts = |days: i64| mds_domain::time::format_utc(&(Utc::now() - chrono::TimeDelta::days(days)));
@@ -100,7 +100,7 @@ pub async fn a_refused_usage_batch_leaves_no_row_behind(store: &dyn Store, raw: 
     migrated(store).await;
     let refused = batch("n:1", vec![delta("mds_live_zzz", 2026, 11, 1)]);
     assert!(matches!(store.apply_usage(&refused).await, Err(StoreError::NotFound(_))));
-    for table in ["usage_batches", "usage_counts"] {
+    for table in ["usage_batches", "usage_counts", "usage_daily", "usage_routes"] {
         assert_eq!(raw.int(&format!("SELECT COUNT(*) FROM {table}")).await, 0, "{table}");
     }
 }
@@ -116,7 +116,8 @@ pub async fn companies_sorted_stop_at_the_first_corrupt_row(store: &dyn Store, r
     )
     .await;
     let mut seen = Vec::new();
-    let err = store.companies_sorted(&mut |c| seen.push(c.ticker.as_str().to_owned())).await.expect_err("corrupt");
+    let err =
+        store.companies_sorted(&mut |c| seen.push(c.company.ticker.as_str().to_owned())).await.expect_err("corrupt");
     assert!(matches!(err, StoreError::Database(_)), "{err:?}");
     assert!(err.to_string().contains("NOT-AN-ISIN"), "{err}");
     assert_eq!(seen, ["A"]);
@@ -185,7 +186,7 @@ pub async fn a_version_1_store_is_upgraded_with_its_history_backfilled(store: &d
         "the counter of version 1 is removed"
     );
     let versions = raw.texts("SELECT CAST(version AS TEXT) FROM schema_migrations ORDER BY version").await;
-    assert_eq!(versions, ["1", "2", "3"]);
+    assert_eq!(versions, ["1", "2", "3", "4", "5", "6"]);
 
     let key = prefix("mds_live_old");
     let h = store.quota_history(&key).await.expect("quota history");
@@ -207,11 +208,96 @@ pub async fn a_version_1_store_is_upgraded_with_its_history_backfilled(store: &d
 
     // The old key counts usage.
     let nov = month(2026, 11);
-    let one = batch("n:1", vec![UsageDelta { key: key.clone(), month: nov, requests: 3 }]);
+    let one = batch("n:1", vec![UsageDelta::counted(key.clone(), nov.first_day(), "/v1/companies", 3)]);
     assert!(store.apply_usage(&one).await.unwrap());
     assert_eq!(store.usage(&key, nov, nov).await.unwrap(), vec![(nov, 3)]);
 
     store.migrate().await.expect("migrate again");
     assert_eq!(generations(store).await, g);
     assert_eq!(store.quota_history(&key).await.unwrap(), h);
+}
+
+/// A store counted in before the daily ledger (schema version 3) is
+/// upgraded: each month's count goes on its first day under
+/// [`UNATTRIBUTED_ROUTE`](mds_domain::daily::UNATTRIBUTED_ROUTE), so the
+/// days add up to the months; a zero count adds no entry; new counts go on
+/// their own days and routes beside it; migrating again changes nothing.
+pub async fn a_store_counted_before_the_daily_ledger_keeps_its_counts_in_it(store: &dyn Store, raw: &mut dyn Raw) {
+    let (schema, migrations_table) = match raw.dialect() {
+        Dialect::Sqlite => (
+            [
+                include_str!("../../../mds-store/migrations/sqlite/0001_initial.sql"),
+                include_str!("../../../mds-store/migrations/sqlite/0002_usage.sql"),
+                include_str!("../../../mds-store/migrations/sqlite/0003_catalog_snapshot.sql"),
+            ],
+            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)",
+        ),
+        Dialect::Postgres => (
+            [
+                include_str!("../../../mds-store/migrations/postgres/0001_initial.sql"),
+                include_str!("../../../mds-store/migrations/postgres/0002_usage.sql"),
+                include_str!("../../../mds-store/migrations/postgres/0003_catalog_snapshot.sql"),
+            ],
+            "CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, applied_at TEXT COLLATE \"C\" NOT NULL)",
+        ),
+    };
+    raw.execute(schema[0]).await;
+    raw.execute(&format!("{migrations_table}; {VERSION_1_ROWS}")).await;
+    raw.execute(schema[1]).await;
+    raw.execute(schema[2]).await;
+    raw.execute(
+        "INSERT INTO schema_migrations VALUES (2, '2025-06-01T00:00:00+00:00'), (3, '2025-07-01T00:00:00+00:00'); \
+         INSERT INTO usage_counts (key_id, month, requests) SELECT id, 202610, 5 FROM api_keys; \
+         INSERT INTO usage_counts (key_id, month, requests) SELECT id, 202611, 3 FROM api_keys; \
+         INSERT INTO usage_counts (key_id, month, requests) SELECT id, 202609, 0 FROM api_keys;",
+    )
+    .await;
+
+    store.migrate().await.expect("migrate to the latest version");
+    let key = prefix("mds_live_old");
+    let all = || store.usage_days(&key, date("2026-01-01"), date("2026-12-31"));
+    let unattributed = mds_domain::daily::UNATTRIBUTED_ROUTE;
+    assert_eq!(
+        all().await.expect("days"),
+        vec![entry("2026-10-01", unattributed, 5, 0), entry("2026-11-01", unattributed, 3, 0)]
+    );
+    let nov = month(2026, 11);
+    assert_eq!(
+        store.usage(&key, month(2026, 9), nov).await.unwrap(),
+        vec![(month(2026, 9), 0), (month(2026, 10), 5), (nov, 3)]
+    );
+
+    let b = batch("n:1", vec![UsageDelta::counted(key.clone(), date("2026-11-01"), "/v1/companies", 2)]);
+    assert!(store.apply_usage(&b).await.unwrap());
+    let after = vec![
+        entry("2026-10-01", unattributed, 5, 0),
+        entry("2026-11-01", "/v1/companies", 2, 0),
+        entry("2026-11-01", unattributed, 3, 0),
+    ];
+    assert_eq!(all().await.expect("days"), after);
+    assert_eq!(store.usage(&key, nov, nov).await.unwrap(), vec![(nov, 5)]);
+
+    store.migrate().await.expect("migrate again");
+    assert_eq!(all().await.expect("days"), after);
+    assert_eq!(raw.int("SELECT COUNT(*) FROM usage_routes").await, 2);
+}
+
+/// Each route template is stored once, however many keys, days and batches
+/// use it; ledger rows refer to it.
+pub async fn route_templates_are_stored_once(store: &dyn Store, raw: &mut dyn Raw) {
+    migrated(store).await;
+    create_accounts(store, &["acme"]).await;
+    for (i, k) in ["mds_live_r01", "mds_live_r02"].iter().enumerate() {
+        store.create_key(&new_key(k, i as u8 + 1, "acme", "pro", "2026-01-01T00:00:00Z")).await.expect("create key");
+    }
+    for (n, d) in ["2026-11-01", "2026-11-02", "2026-11-03"].iter().enumerate() {
+        let mut deltas = Vec::new();
+        for k in ["mds_live_r01", "mds_live_r02"] {
+            deltas.push(day_delta(k, d, "/v1/companies", 1, 0));
+            deltas.push(day_delta(k, d, "/v1/news/{slug}", 0, 1));
+        }
+        assert!(store.apply_usage(&batch(&format!("n:{n}"), deltas)).await.unwrap());
+    }
+    assert_eq!(raw.texts("SELECT template FROM usage_routes ORDER BY id").await, ["/v1/companies", "/v1/news/{slug}"]);
+    assert_eq!(raw.int("SELECT COUNT(*) FROM usage_daily").await, 12);
 }

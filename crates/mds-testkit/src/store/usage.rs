@@ -74,13 +74,15 @@ pub async fn apply_usage_in_large_batches(store: &dyn Store) {
     let mut deltas = Vec::new();
     for (i, m) in months.iter().enumerate() {
         for (j, k) in keys.iter().enumerate() {
-            deltas.push(UsageDelta { key: prefix(k), month: *m, requests: (i * 3 + j) as u64 + 1 });
+            deltas.push(UsageDelta::counted(prefix(k), m.first_day(), "/v1/companies", (i * 3 + j) as u64 + 1));
         }
     }
     assert!(store.apply_usage(&batch("big:1", deltas)).await.expect("apply big"));
     // The last 400 months again, key u02 only, +1000 each.
-    let again: Vec<UsageDelta> =
-        months[500..].iter().map(|m| UsageDelta { key: prefix(keys[1]), month: *m, requests: 1000 }).collect();
+    let again: Vec<UsageDelta> = months[500..]
+        .iter()
+        .map(|m| UsageDelta::counted(prefix(keys[1]), m.first_day(), "/v1/companies", 1000))
+        .collect();
     assert!(store.apply_usage(&batch("big:2", again)).await.expect("apply again"));
 
     for (j, k) in keys.iter().enumerate() {
@@ -193,6 +195,125 @@ pub async fn usage_filters_and_orders_months(store: &dyn Store) {
     assert_eq!(usage_of(store, "mds_live_u02", ALL.0, ALL.1).await, vec![(month(2026, 2), 99)]);
     assert_eq!(usage_of(store, "mds_test_u03", ALL.0, ALL.1).await, vec![]);
     expect_not_found(store.usage(&prefix("mds_live_zzz"), ALL.0, ALL.1).await, "no key with prefix \"mds_live_zzz\"");
+}
+
+/// A batch's days go into the daily ledger (a key, day and route given
+/// twice summed; `304`s beside requests; a day of `304`s only counts no
+/// request) and their sums into the months, so a month's count is the sum
+/// of its days, batch after batch; a batch applied again changes neither.
+pub async fn apply_usage_keeps_a_daily_ledger_that_adds_up_to_the_months(store: &dyn Store) {
+    migrated(store).await;
+    usage_keys(store).await;
+    let first = batch(
+        "node-a:1",
+        vec![
+            day_delta("mds_live_u01", "2026-11-03", "/v1/companies", 5, 1),
+            day_delta("mds_live_u01", "2026-11-03", "/v1/news/{slug}", 2, 0),
+            day_delta("mds_live_u01", "2026-11-03", "/v1/companies", 1, 2),
+            day_delta("mds_live_u01", "2026-11-30", "/v1/companies", 0, 4),
+            day_delta("mds_live_u01", "2026-12-01", "/v1/companies", 9, 0),
+            day_delta("mds_live_u02", "2026-11-03", "/v1/companies", 3, 0),
+        ],
+    );
+    assert!(store.apply_usage(&first).await.expect("apply"));
+    assert!(!store.apply_usage(&first).await.expect("apply again"));
+    let second = batch(
+        "node-b:1",
+        vec![
+            day_delta("mds_live_u01", "2026-11-03", "/v1/companies", 10, 0),
+            day_delta("mds_live_u01", "2026-11-04", "/v1/companies", 1, 1),
+        ],
+    );
+    assert!(store.apply_usage(&second).await.expect("apply second"));
+
+    assert_eq!(
+        days_of(store, "mds_live_u01", "2026-11-01", "2026-12-31").await,
+        vec![
+            entry("2026-11-03", "/v1/companies", 16, 3),
+            entry("2026-11-03", "/v1/news/{slug}", 2, 0),
+            entry("2026-11-04", "/v1/companies", 1, 1),
+            entry("2026-11-30", "/v1/companies", 0, 4),
+            entry("2026-12-01", "/v1/companies", 9, 0),
+        ]
+    );
+    assert_eq!(
+        days_of(store, "mds_live_u02", "2026-11-01", "2026-12-31").await,
+        vec![entry("2026-11-03", "/v1/companies", 3, 0)]
+    );
+    assert_eq!(days_of(store, "mds_test_u03", "2026-11-01", "2026-12-31").await, vec![]);
+    // The months are the sums of their days.
+    assert_eq!(usage_of(store, "mds_live_u01", ALL.0, ALL.1).await, vec![(month(2026, 11), 19), (month(2026, 12), 9)]);
+    for k in ["mds_live_u01", "mds_live_u02"] {
+        for (m, n) in usage_of(store, k, ALL.0, ALL.1).await {
+            let days = store.usage_days(&prefix(k), m.first_day(), m.last_day()).await.expect("days");
+            assert_eq!(days.iter().map(|d| d.requests).sum::<u64>(), n, "{k} {m}");
+        }
+    }
+}
+
+/// `usage_days` returns the entries of `from..=to` of that key only, by day
+/// then route (whatever order they were added in); `[]` when there are
+/// none or `from > to`; `NotFound` for an unknown key.
+pub async fn usage_days_filter_and_order_days_then_routes(store: &dyn Store) {
+    migrated(store).await;
+    usage_keys(store).await;
+    let b = batch(
+        "n:1",
+        vec![
+            day_delta("mds_live_u01", "2026-12-01", "/v1/news/{slug}", 1, 0),
+            day_delta("mds_live_u01", "2026-11-30", "/v1/news/{slug}", 2, 0),
+            day_delta("mds_live_u01", "2026-11-30", "/v1/companies", 3, 0),
+            day_delta("mds_live_u01", "2026-10-31", "/v1/companies", 4, 0),
+            day_delta("mds_live_u01", "2026-11-01", "/v1/news/{slug}", 5, 0),
+            day_delta("mds_live_u01", "2026-11-01", "/v1/companies/{isin}", 6, 0),
+            day_delta("mds_live_u02", "2026-11-15", "/v1/companies", 7, 0),
+        ],
+    );
+    assert!(store.apply_usage(&b).await.expect("apply"));
+    let days = |from, to| days_of(store, "mds_live_u01", from, to);
+    assert_eq!(
+        days("2026-11-01", "2026-11-30").await,
+        vec![
+            entry("2026-11-01", "/v1/companies/{isin}", 6, 0),
+            entry("2026-11-01", "/v1/news/{slug}", 5, 0),
+            entry("2026-11-30", "/v1/companies", 3, 0),
+            entry("2026-11-30", "/v1/news/{slug}", 2, 0),
+        ]
+    );
+    assert_eq!(days("2026-10-31", "2026-10-31").await, vec![entry("2026-10-31", "/v1/companies", 4, 0)]);
+    assert_eq!(days("2026-12-01", "2027-12-31").await, vec![entry("2026-12-01", "/v1/news/{slug}", 1, 0)]);
+    assert_eq!(days("0001-01-01", "9999-12-31").await.len(), 6);
+    assert_eq!(days("2026-11-02", "2026-11-29").await, vec![]);
+    assert_eq!(days("2026-11-30", "2026-11-01").await, vec![]);
+    expect_not_found(
+        store.usage_days(&prefix("mds_live_zzz"), date("2026-11-01"), date("2026-11-30")).await,
+        "no key with prefix \"mds_live_zzz\"",
+    );
+}
+
+/// A route label that is empty or over 200 characters, or a day past the
+/// year 9999, makes the whole batch `Invalid`: nothing of it is written, and
+/// its id is not remembered.
+pub async fn apply_usage_refuses_bad_routes_and_days_whole(store: &dyn Store) {
+    migrated(store).await;
+    usage_keys(store).await;
+    let good = day_delta("mds_live_u01", "2026-11-03", "/v1/companies", 1, 0);
+    let long: &'static str = "/".repeat(201).leak();
+    let far = UsageDelta { day: date("+10000-01-01"), ..good.clone() };
+    for (bad, sentence) in [
+        (UsageDelta { route: "".into(), ..good.clone() }, "a usage route must be 1 to 200 characters (got 0)"),
+        (UsageDelta { route: long.into(), ..good.clone() }, "a usage route must be 1 to 200 characters (got 201)"),
+        (far, "a usage day must be in the years 1 to 9999 (got +10000-01-01)"),
+    ] {
+        expect_invalid(store.apply_usage(&batch("n:1", vec![good.clone(), bad])).await, sentence);
+    }
+    assert_eq!(usage_of(store, "mds_live_u01", ALL.0, ALL.1).await, vec![]);
+    assert_eq!(days_of(store, "mds_live_u01", "0001-01-01", "9999-12-31").await, vec![]);
+    assert!(store.apply_usage(&batch("n:1", vec![good])).await.expect("the id was not remembered"));
+    assert_eq!(
+        days_of(store, "mds_live_u01", "0001-01-01", "9999-12-31").await,
+        vec![entry("2026-11-03", "/v1/companies", 1, 0)]
+    );
 }
 
 /// `quota_history` lists every `set_tier` of the key's tier and of the

@@ -1,0 +1,39 @@
+# Shared helpers of the bench scripts (sourced, not run): medians, wrk runs
+# and mds-versus-baseline rounds. They read $KEY, $CONNS, $SECS and $ROUNDS.
+
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+# wrk → "req/s p50_ms p99_ms"
+ms() { awk '{v=$1; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; printf "%.3f", v}'; }
+run_wrk() { # port path conns secs
+  local out; out=$(wrk -t1 -c"$3" -d"$4s" --latency -H "Authorization: Bearer $KEY" "http://127.0.0.1:$1$2")
+  echo "$(echo "$out" | awk '/Requests\/sec/ {print $2}') $(echo "$out" | awk '$1=="50%" {print $2}' | ms) $(echo "$out" | awk '$1=="99%" {print $2}' | ms)"
+}
+# Two servers (or two paths) side by side, ABBA-alternated (odd rounds the
+# first first), median of ROUNDS: a "round" line each, then "median" with the
+# ratio first/second (of req/s).
+side_by_side() { # label port path bport bpath
+  local label=$1 port=$2 path=$3 bport=$4 bpath=$5 r=() b=() q=() a x i
+  run_wrk "$port" "$path" "$CONNS" 2 >/dev/null; run_wrk "$bport" "$bpath" "$CONNS" 2 >/dev/null # warm-up
+  for i in $(seq 1 "$ROUNDS"); do
+    if (( i % 2 )); then
+      a=$(run_wrk "$port" "$path" "$CONNS" "$SECS"); sleep 1; x=$(run_wrk "$bport" "$bpath" "$CONNS" "$SECS")
+    else
+      x=$(run_wrk "$bport" "$bpath" "$CONNS" "$SECS"); sleep 1; a=$(run_wrk "$port" "$path" "$CONNS" "$SECS")
+    fi
+    sleep 1
+    r+=("${a%% *}"); b+=("${x%% *}"); q+=("$(echo "${r[-1]} / ${b[-1]}" | bc -l)")
+    printf '%s round %d: %s req/s (p50 %s ms, p99 %s ms) | %s (p50 %s ms, p99 %s ms) | ratio %.3f\n' \
+      "$label" "$i" "${r[-1]}" "$(echo $a | cut -d' ' -f2)" "$(echo $a | cut -d' ' -f3)" \
+      "${b[-1]}" "$(echo $x | cut -d' ' -f2)" "$(echo $x | cut -d' ' -f3)" "${q[-1]}"
+  done
+  printf '%s median: %s req/s against %s; ratio %.3f\n' "$label" "$(median "${r[@]}")" "$(median "${b[@]}")" "$(median "${q[@]}")"
+}
+# mds against a baseline serving the same bytes, on one path.
+versus() { # label port bport path
+  side_by_side "$1 (mds | baseline)" "$2" "$4" "$3" "$4"
+}
+ready_wait() { # port → seconds until /readyz is 200
+  local t0; t0=$(date +%s.%N)
+  for _ in $(seq 1 3000); do curl -sf "http://127.0.0.1:$1/readyz" >/dev/null && break; sleep 0.01; done
+  echo "$(date +%s.%N) - $t0" | bc -l
+}

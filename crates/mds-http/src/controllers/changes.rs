@@ -1,0 +1,139 @@
+//! `GET /v1/companies/changes`: the company master in change order, then
+//! only what changed (contract section 7.2), walked in the node's catalog.
+//!
+//! A sync token is the `companies` generation the walk was served at,
+//! sealed by the cursor codec ([`mds_catalog::CursorCodec::seal`]) in its
+//! own scope; a cursor holds the last `(generation, ISIN)` served and is
+//! sealed in the scope of the token it walks from, so it is refused with
+//! another `since`. Companies are never deleted, so a token is good for as
+//! long as the store keeps its history: it is refused `410
+//! sync_token_expired` only when it names a generation the store has not
+//! reached, i.e. the store's history was replaced (restored from an older
+//! backup) after the token was issued. A node whose catalog is behind a
+//! token's generation (another node served it) answers with no rows and
+//! the same token.
+
+use axum::extract::{RawQuery, State};
+use axum::response::Response;
+use mds_catalog::ChangeKey;
+use mds_domain::params::{CHANGES_PARAMETERS, ChangesQueryParams};
+use mds_domain::{ErrorCode, page as envelope};
+use mds_node::metrics::Event;
+use mds_node::tagged::Tagged;
+
+use super::tagged;
+use crate::error::ApiError;
+use crate::params::Params;
+use crate::state::AppState;
+
+/// The scope a sync token is sealed in.
+const TOKEN_SCOPE: &[u8] = b"mds changes token";
+
+/// The page cache's key of a changes query (the cache is shared with the
+/// list, whose keys are bare query strings: this one cannot be one).
+fn cache_key(raw: &str) -> String {
+    format!("\0changes?{raw}")
+}
+
+/// The scope of the cursors of a walk from generation `since`.
+fn cursor_scope(since: i64) -> Vec<u8> {
+    let mut s = b"mds changes cursor\0".to_vec();
+    s.extend_from_slice(&since.to_le_bytes());
+    s
+}
+
+/// The sync token of generation `g`.
+pub fn token(state: &AppState, g: i64) -> String {
+    state.cursors.seal(TOKEN_SCOPE, &g.to_le_bytes())
+}
+
+/// Handler.
+#[utoipa::path(
+    get,
+    path = "/v1/companies/changes",
+    operation_id = "listCompanyChanges",
+    tag = "companies",
+    summary = "Sync the company master",
+    description = "Without `since`: every company, as `V1CompanyDetail`, page by page in change order. With \
+`since` (the `sync_token` of an earlier walk's last page): only the companies created or changed after it, \
+each once in its latest form. The last page (`has_more: false`) carries the `sync_token` to pass next time. \
+`410 sync_token_expired` means the token is older than the history the store keeps: sync from scratch.",
+    params(mds_domain::params::SyncParams, mds_domain::PageParams),
+    responses(
+        (status = 200, description = "A page of changed companies.", body = crate::openapi::ChangesPage, content_type = "application/json"),
+        (status = 400, response = crate::openapi::ChangesBadRequest),
+        (status = 410, response = crate::openapi::SyncTokenExpired),
+    )
+)]
+pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
+    let catalog = state.catalog();
+    let key = cache_key(raw.as_deref().unwrap_or(""));
+    if let Some(served) = catalog.pages().get(&key) {
+        state.metrics.event(Event::PageCacheHit);
+        return Ok(tagged(served));
+    }
+    let p = Params::parse(raw.as_deref(), CHANGES_PARAMETERS)?;
+    let req =
+        ChangesQueryParams::parse(|name| p.get(name)).map_err(|e| ApiError::invalid_parameter(e.param, e.detail))?;
+    let since = match &req.sync.since {
+        None => 0,
+        Some(t) => {
+            let g = state.cursors.open(TOKEN_SCOPE, t).ok().and_then(|b| Some(i64::from_le_bytes(b.try_into().ok()?)));
+            g.ok_or_else(|| {
+                invalid_cursor(
+                    "since",
+                    "sync token was not issued by this service or has been altered; sync again without it",
+                )
+            })?
+        }
+    };
+    let after = match &req.page.cursor {
+        None => None,
+        Some(c) => Some(open_cursor(&state, since, c)?),
+    };
+    let generation = catalog.generation();
+    if since > generation && state.store.generations().await?.companies < since {
+        return Err(ApiError::new(
+            ErrorCode::SyncTokenExpired,
+            "the store no longer holds the history this sync token needs; sync again without `since`",
+        )
+        .with_param("since"));
+    }
+    let page = catalog.changes(since, after.as_ref(), req.page.limit.get());
+    let next_cursor = page.next.as_ref().map(|k| seal_cursor(&state, since, k));
+    let sync_token = (!page.has_more()).then(|| token(&state, since.max(generation)));
+    let mut body = Vec::with_capacity(1024);
+    envelope::write_json(&mut body, |b| page.write_rows(b), next_cursor.as_deref(), page.has_more());
+    // `{"data":…,"has_more":…}` → `…,"sync_token":…}`
+    body.pop();
+    body.extend_from_slice(b",\"sync_token\":");
+    serde_json::to_writer(&mut body, &sync_token).map_err(|e| ApiError::internal(&e))?;
+    body.push(b'}');
+    let served = Tagged::hashed(body);
+    state.metrics.event(Event::PageCacheMiss);
+    catalog.pages().put(&key, served.clone());
+    Ok(tagged(served))
+}
+
+fn invalid_cursor(param: &'static str, detail: &str) -> ApiError {
+    ApiError::new(ErrorCode::InvalidCursor, detail.to_owned()).with_param(param)
+}
+
+/// The cursor after `k` in a walk from `since`: its generation and ISIN.
+fn seal_cursor(state: &AppState, since: i64, k: &ChangeKey) -> String {
+    let mut pos = k.seq.to_le_bytes().to_vec();
+    pos.extend_from_slice(k.isin.as_bytes());
+    state.cursors.seal(&cursor_scope(since), &pos)
+}
+
+/// The position a cursor of a walk from `since` holds.
+fn open_cursor(state: &AppState, since: i64, c: &str) -> Result<ChangeKey, ApiError> {
+    let pos = state.cursors.open(&cursor_scope(since), c).map_err(|e| invalid_cursor("cursor", &e.to_string()))?;
+    let bad = || {
+        invalid_cursor("cursor", "cursor was not issued by this service or has been altered; start again without it")
+    };
+    let (seq, isin) = pos.split_at_checked(8).ok_or_else(bad)?;
+    let seq = i64::from_le_bytes(seq.try_into().map_err(|_| bad())?);
+    let isin = std::str::from_utf8(isin).map_err(|_| bad())?.to_owned();
+    Ok(ChangeKey { seq, isin })
+}

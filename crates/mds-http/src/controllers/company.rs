@@ -1,0 +1,62 @@
+//! `GET /v1/companies/{isin}`: one company with everything the service
+//! knows about it (`V1CompanyDetail`, contract section 7.1), written from
+//! the node's catalog: no store read on the request path.
+
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, RawQuery, State};
+use axum::response::Response;
+use mds_domain::Isin;
+use sha2::{Digest, Sha256};
+
+use mds_node::tagged::{self, Tagged};
+
+use super::tagged;
+use crate::error::ApiError;
+use crate::params::Params;
+use crate::state::AppState;
+
+/// Handler. A malformed ISIN is answered `404` like an unknown one.
+#[utoipa::path(
+    get,
+    path = "/v1/companies/{isin}",
+    operation_id = "getCompany",
+    tag = "companies",
+    summary = "Get a company",
+    description = "One company with everything the service knows about it: every `V1Company` field with the \
+same value as in the list, its exchange listings, the four classification levels, the market capitalisation \
+its band was ranked on, and when its record last changed. Takes no query parameters.",
+    params((
+        "isin" = Isin,
+        Path,
+        description = "The company's ISIN, matched case-insensitively. A malformed or unknown ISIN is `404`.",
+        example = "INE117A01022"
+    )),
+    responses(
+        (status = 200, description = "The company.", body = mds_domain::CompanyDetail, content_type = "application/json"),
+        (status = 400, response = crate::openapi::BadRequest),
+        (status = 404, response = crate::openapi::NotFound),
+    )
+)]
+pub async fn show(
+    State(state): State<AppState>,
+    isin: Result<Path<String>, PathRejection>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    Params::parse(raw.as_deref(), &[])?;
+    let not_found = || ApiError::not_found("no company with this ISIN");
+    let Ok(Path(isin)) = isin else { return Err(not_found()) };
+    let isin = Isin::parse(&isin).map_err(|_| not_found())?;
+    let catalog = state.catalog();
+    let row = catalog.find_isin(isin.as_str()).ok_or_else(not_found)?;
+    let mut body = Vec::new();
+    catalog.write_detail(row, &mut body);
+    // What the record holds is a function of the catalog version and the
+    // row: the tag derives from those (as a list page's does), not from
+    // hashing the body.
+    let mut h = Sha256::new();
+    h.update(b"mds company\0");
+    h.update(catalog.id());
+    h.update(isin.as_str().as_bytes());
+    let etag = tagged::tag_of(&h.finalize()[..16].try_into().expect("16 of 32 bytes"));
+    Ok(tagged(Tagged { body: body.into(), etag }))
+}

@@ -1,0 +1,60 @@
+//! `GET /v1/usage/daily`: where the calling key's quota went in one month,
+//! day by day and route by route: the node's daily report
+//! ([`mds_node::usage`]), with every data route of the route table (every
+//! `Keyed(Counted)` row) in every day.
+
+use std::sync::{Arc, LazyLock};
+
+use axum::Extension;
+use axum::extract::{RawQuery, State};
+use axum::response::Response;
+use mds_domain::daily::{DAILY_USAGE_PARAMETERS, DailyPeriod, DailyUsageQueryParams, V1UsageDaily};
+use mds_node::{KeyContext, Tagged};
+
+use super::tagged;
+use crate::error::ApiError;
+use crate::params::Params;
+use crate::routes::{Access, Billing, ROUTES};
+use crate::state::AppState;
+
+/// The path templates of the routes whose requests count against the
+/// quota, read off the route table, so a data route added there is in every
+/// day's `by_route` with no edit here.
+pub fn data_routes() -> &'static [&'static str] {
+    static DATA: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+        ROUTES.iter().filter(|r| r.access == Access::Keyed(Billing::Counted)).map(|r| r.path).collect()
+    });
+    &DATA
+}
+
+/// Handler.
+#[utoipa::path(
+    get,
+    path = "/v1/usage/daily",
+    operation_id = "getUsageDaily",
+    tag = "usage",
+    summary = "Daily usage of the calling key",
+    description = "Where the quota went in one billing month (UTC): one entry per day from the 1st to today (the \
+current month) or to the month's last day (a past month), days without traffic included. Each day has the \
+requests counted against the quota, the `304 Not Modified` answers (free), and the counted requests by route \
+template, every data route present. The days add up exactly to what `GET /v1/usage` reports for the same month \
+(`current_month.requests`, or the month's `history` window).",
+    params(DailyUsageQueryParams),
+    responses(
+        (status = 200, description = "The month, day by day.", body = V1UsageDaily, content_type = "application/json"),
+        (status = 400, response = crate::openapi::BadRequest),
+    )
+)]
+pub async fn show(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<Arc<KeyContext>>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    let p = Params::parse(raw.as_deref(), DAILY_USAGE_PARAMETERS)?;
+    let invalid = |e: mds_domain::ParamError| ApiError::invalid_parameter(e.param, e.detail);
+    let query = DailyUsageQueryParams::parse(|name| p.get(name)).map_err(invalid)?;
+    let period = DailyPeriod::at(query.month, state.config.clock.now()).map_err(invalid)?;
+    let report = state.usage_daily(&ctx, &period, data_routes()).await?;
+    let body = serde_json::to_vec(&report).map_err(|e| ApiError::internal(&e))?;
+    Ok(tagged(Tagged::hashed(body)))
+}

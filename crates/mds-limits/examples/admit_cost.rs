@@ -1,0 +1,57 @@
+//! The in-process cost of metering one counted request: `Limiter::admit`
+//! (GCRA and the quota reservation, the key already seeded) then settling
+//! its ticket, on one key, one thread, a real SQLite store behind it (read
+//! once, to seed the month). What the request path pays for limits and the
+//! meter, without HTTP. `ROUTES` routes are taken in turn, and every tenth
+//! request is a `304`, so the ledger's entries are found and added to as in
+//! serving.
+//!
+//! Usage: `cargo run --release -p mds-limits --example admit_cost -- [N=2000000] [ROUTES=2]`
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use chrono::Utc;
+use mds_domain::{AccountName, Environment, KeyHash, KeyPrefix, TierName};
+use mds_limits::{Charge, Limiter, Limits, Meter, Outcome, SystemClock};
+use mds_store::prelude::*;
+use mds_store::sqlite::SqliteStore;
+use mds_store::{DatabaseUrl, NewKey};
+
+const ROUTES: [&str; 4] = ["/v1/companies", "/v1/news/{slug}", "/v1/companies/{isin}", "/v1/news"];
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let mut args = std::env::args().skip(1);
+    let n: u32 = args.next().map_or(2_000_000, |s| s.parse().expect("N"));
+    let routes: usize = args.next().map_or(2, |s| s.parse().expect("ROUTES"));
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::connect(&DatabaseUrl::new(dir.path().join("mds.db").to_str().unwrap())).await.unwrap();
+    store.migrate().await.unwrap();
+    let acme = AccountName::parse("acme").unwrap();
+    store.create_account(&acme, Utc::now()).await.unwrap();
+    let key = KeyPrefix::parse("mds_live_bench001").unwrap();
+    let new = NewKey {
+        prefix: key.clone(),
+        hash: KeyHash([1; 32]),
+        account: acme,
+        tier: TierName::parse("pro").unwrap(),
+        environment: Environment::Live,
+        created_at: Utc::now(),
+    };
+    store.create_key(&new).await.unwrap();
+    let limiter = Limiter::new(Arc::new(Meter::new()), Arc::new(SystemClock));
+    let limits = Limits { rate_limit_per_minute: u32::MAX, monthly_quota: u64::MAX };
+    for round in 0..3 {
+        let start = Instant::now();
+        for i in 0..n {
+            let route = ROUTES[i as usize % routes];
+            let d = limiter.admit(&store, &key, limits, Charge::Counted(route)).await.unwrap();
+            let outcome = if i % 10 == 9 { Outcome::NotModified } else { Outcome::Counted };
+            d.ticket.unwrap().settle(outcome);
+        }
+        let ns = start.elapsed().as_nanos() as f64 / f64::from(n);
+        limiter.meter().flush(&store).await.unwrap();
+        println!("round {round}: {ns:.1} ns per admitted and settled request ({n} requests, {routes} routes)");
+    }
+}

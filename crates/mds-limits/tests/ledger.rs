@@ -1,0 +1,153 @@
+//! The meter's daily ledger against a real SQLite store: settled requests
+//! reach the store by day, route and outcome, and a usage read taken while
+//! a flush is landing sees every count exactly once.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, NaiveDate, Utc};
+use mds_domain::daily::DailyUsage;
+use mds_domain::usage::{BillingMonth, QuotaHistory};
+use mds_domain::{AccountName, Environment, KeyHash, KeyPrefix, TierName};
+use mds_limits::{Charge, Limiter, Limits, ManualClock, Meter, Outcome};
+use mds_store::prelude::*;
+use mds_store::sqlite::SqliteStore;
+use mds_store::{DatabaseUrl, NewKey, StoreResult, UsageBatch};
+
+fn t0() -> DateTime<Utc> {
+    "2026-11-15T23:59:59Z".parse().unwrap()
+}
+
+fn day(s: &str) -> NaiveDate {
+    s.parse().unwrap()
+}
+
+async fn store_with_key(dir: &tempfile::TempDir) -> (SqliteStore, KeyPrefix) {
+    let store = SqliteStore::connect(&DatabaseUrl::new(dir.path().join("mds.db").to_str().unwrap())).await.unwrap();
+    store.migrate().await.unwrap();
+    let acme = AccountName::parse("acme").unwrap();
+    store.create_account(&acme, t0()).await.unwrap();
+    let prefix = KeyPrefix::parse("mds_live_l01").unwrap();
+    let key = NewKey {
+        prefix: prefix.clone(),
+        hash: KeyHash([9; 32]),
+        account: acme,
+        tier: TierName::parse("starter").unwrap(),
+        environment: Environment::Live,
+        created_at: t0(),
+    };
+    store.create_key(&key).await.unwrap();
+    (store, prefix)
+}
+
+const LIMITS: Limits = Limits { rate_limit_per_minute: 1_000, monthly_quota: 1_000_000 };
+
+/// The real store, whose `apply_usage` returns only `delay` after it
+/// committed: the moment a batch is in the store and still in the node's
+/// outbox, stretched.
+struct SlowToReturn {
+    inner: SqliteStore,
+    delay: Duration,
+}
+
+#[async_trait]
+impl UsageStore for SlowToReturn {
+    async fn apply_usage(&self, batch: &UsageBatch) -> StoreResult<bool> {
+        let applied = self.inner.apply_usage(batch).await;
+        tokio::time::sleep(self.delay).await;
+        applied
+    }
+
+    async fn usage(
+        &self,
+        key: &KeyPrefix,
+        from: BillingMonth,
+        to: BillingMonth,
+    ) -> StoreResult<Vec<(BillingMonth, u64)>> {
+        self.inner.usage(key, from, to).await
+    }
+
+    async fn usage_days(&self, key: &KeyPrefix, from: NaiveDate, to: NaiveDate) -> StoreResult<Vec<DailyUsage>> {
+        self.inner.usage_days(key, from, to).await
+    }
+
+    async fn quota_history(&self, key: &KeyPrefix) -> StoreResult<QuotaHistory> {
+        self.inner.quota_history(key).await
+    }
+}
+
+#[tokio::test]
+async fn requests_reach_the_ledger_by_day_route_and_outcome() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, key) = store_with_key(&dir).await;
+    let clock = Arc::new(ManualClock::new(t0()));
+    let limiter = Limiter::new(Arc::new(Meter::new()), clock.clone());
+    let admit = async |route, outcome| {
+        let d = limiter.admit(&store, &key, LIMITS, Charge::Counted(route)).await.unwrap();
+        d.ticket.expect("a counted request has a ticket").settle(outcome);
+    };
+    admit("/v1/companies", Outcome::Counted).await;
+    admit("/v1/companies", Outcome::NotModified).await;
+    admit("/v1/news/{slug}", Outcome::Counted).await;
+    admit("/v1/news/{slug}", Outcome::Released).await;
+    // A free request has no ticket and records nothing.
+    assert!(limiter.admit(&store, &key, LIMITS, Charge::Free).await.unwrap().ticket.is_none());
+    // Across midnight (UTC): the next day's entries.
+    clock.advance(chrono::Duration::seconds(2));
+    admit("/v1/companies", Outcome::Counted).await;
+    // Admitted before midnight, answered after: the day of admission.
+    clock.set(t0());
+    let late = limiter.admit(&store, &key, LIMITS, Charge::Counted("/v1/companies")).await.unwrap().ticket.unwrap();
+    clock.advance(chrono::Duration::seconds(5));
+    late.settle(Outcome::Counted);
+    // Dropped unsettled (the client went away): counted.
+    drop(limiter.admit(&store, &key, LIMITS, Charge::Counted("/v1/news/{slug}")).await.unwrap());
+
+    assert_eq!(limiter.meter().flush(&store).await.unwrap(), 5);
+    let entry = |d: &str, route: &str, requests, not_modified| DailyUsage {
+        day: day(d),
+        route: route.to_owned(),
+        requests,
+        not_modified,
+    };
+    assert_eq!(
+        store.usage_days(&key, day("2026-11-01"), day("2026-11-30")).await.unwrap(),
+        vec![
+            entry("2026-11-15", "/v1/companies", 2, 1),
+            entry("2026-11-15", "/v1/news/{slug}", 1, 0),
+            entry("2026-11-16", "/v1/companies", 1, 0),
+            entry("2026-11-16", "/v1/news/{slug}", 1, 0),
+        ]
+    );
+    let nov = BillingMonth::of(t0());
+    assert_eq!(store.usage(&key, nov, nov).await.unwrap(), vec![(nov, 5)]);
+    assert!(limiter.meter().is_drained());
+}
+
+/// A read that comes while a flush's batch is in the store but not yet out
+/// of the outbox waits for the flush to finish: it counts the batch once,
+/// not twice (store and outbox) or not at all.
+#[tokio::test]
+async fn a_read_during_a_flush_counts_each_request_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, key) = store_with_key(&dir).await;
+    let store = Arc::new(SlowToReturn { inner: store, delay: Duration::from_millis(400) });
+    let meter = Arc::new(Meter::new());
+    let limiter = Limiter::new(meter.clone(), Arc::new(ManualClock::new(t0())));
+    for _ in 0..5 {
+        let d = limiter.admit(&*store, &key, LIMITS, Charge::Counted("/v1/companies")).await.unwrap();
+        d.ticket.unwrap().settle(Outcome::Counted);
+    }
+    let flushing = {
+        let (meter, store) = (meter.clone(), store.clone());
+        tokio::spawn(async move { meter.flush(&*store).await })
+    };
+    // The batch is committed at once; the flush returns 400 ms later.
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let nov = (day("2026-11-01"), day("2026-11-30"));
+    let (stored, unflushed) = meter.read_with_unflushed(&key, store.usage_days(&key, nov.0, nov.1)).await;
+    let total: u64 = stored.unwrap().iter().chain(&unflushed).map(|e| e.requests).sum();
+    assert_eq!(total, 5, "each request counted once");
+    assert_eq!(flushing.await.unwrap().unwrap(), 5);
+}

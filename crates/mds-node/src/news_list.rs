@@ -1,0 +1,214 @@
+//! The news list (`GET /v1/news`): a page made from the store
+//! ([`Node::news_list_page`]), its cursor, and the pages kept per news
+//! generation ([`NewsPages`]).
+//!
+//! A page is the store's rows after the cursor's position (one more than
+//! the page holds, to learn whether another follows), written as a
+//! [`Page`] of [`ArticleSummary`](mds_domain::ArticleSummary) and tagged
+//! with the digest of its bytes.
+//! The cursor is the last row's key ([`NewsKey`]) sealed with the node's
+//! [`CursorCodec`] under the scope `news` and the filters' canonical form,
+//! so it is refused with other filters, on another list, or altered.
+//!
+//! What a page holds is a function of the store's articles and the query,
+//! so a page made once is kept (by query string) until the news generation
+//! moves: a hot page costs no store read. The reload task follows the
+//! generation ([`NewsPages::follow`]); a page made from a read that began
+//! before the move lands in the cache it was asked of, the old one, and is
+//! never served after the move ([`NewsPages::current`]).
+
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use chrono::DateTime;
+use mds_catalog::CursorError;
+use mds_domain::news::NewsKey;
+use mds_domain::{NewsFilter, NewsQueryParams, Page, Slug};
+use mds_store::StoreError;
+
+use crate::node::Node;
+use crate::pages::PageCache;
+use crate::tagged::Tagged;
+
+/// Why a page of the news list cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub enum NewsListError {
+    /// The cursor is not ours, was altered, or is of other filters
+    /// (`400 invalid_cursor`).
+    #[error(transparent)]
+    Cursor(#[from] CursorError),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The scope a news cursor is sealed in: the list's name and the filters.
+fn scope(filter: &NewsFilter) -> Vec<u8> {
+    let mut s = b"news\0".to_vec();
+    s.extend_from_slice(filter.canonical().as_bytes());
+    s
+}
+
+/// A position as sealed: `0 | slug` for an undated article, `1 | seconds
+/// (i64, big-endian) | nanoseconds (u32, big-endian) | slug` for a dated one.
+fn position_bytes(key: &NewsKey) -> Vec<u8> {
+    let mut out = Vec::with_capacity(13 + key.slug.as_str().len());
+    match key.published_at {
+        None => out.push(0),
+        Some(t) => {
+            out.push(1);
+            out.extend_from_slice(&t.timestamp().to_be_bytes());
+            out.extend_from_slice(&t.timestamp_subsec_nanos().to_be_bytes());
+        }
+    }
+    out.extend_from_slice(key.slug.as_str().as_bytes());
+    out
+}
+
+/// The position of sealed bytes (genuine ones: their tag was checked).
+fn position_of(bytes: &[u8]) -> Result<NewsKey, CursorError> {
+    let (published_at, slug) = match bytes.split_first() {
+        Some((0, slug)) => (None, slug),
+        Some((1, rest)) if rest.len() > 12 => {
+            let secs = i64::from_be_bytes(rest[..8].try_into().expect("8 bytes"));
+            let nanos = u32::from_be_bytes(rest[8..12].try_into().expect("4 bytes"));
+            (Some(DateTime::from_timestamp(secs, nanos).ok_or(CursorError::Forged)?), &rest[12..])
+        }
+        _ => return Err(CursorError::Forged),
+    };
+    let slug = std::str::from_utf8(slug).ok().and_then(|s| Slug::parse(s).ok()).ok_or(CursorError::Forged)?;
+    Ok(NewsKey { published_at, slug })
+}
+
+impl Node {
+    /// The cursor that resumes the news list under `filter` after `key`.
+    pub fn news_cursor(&self, filter: &NewsFilter, key: &NewsKey) -> String {
+        self.cursors.seal(&scope(filter), &position_bytes(key))
+    }
+
+    /// The position a news cursor resumes after, if it is ours and was
+    /// issued for `filter`.
+    pub fn news_position(&self, filter: &NewsFilter, cursor: &str) -> Result<NewsKey, CursorError> {
+        position_of(&self.cursors.open(&scope(filter), cursor)?)
+    }
+
+    /// One page of the news list for `query`, made from the store: its
+    /// JSON (a [`Page`] of [`ArticleSummary`](mds_domain::ArticleSummary))
+    /// tagged with its digest.
+    pub async fn news_list_page(&self, query: &NewsQueryParams) -> Result<Tagged, NewsListError> {
+        let filter = &query.filter;
+        let after = query.page.cursor.as_deref().map(|c| self.news_position(filter, c)).transpose()?;
+        let limit = query.page.limit.get();
+        let mut data = self.store.news_page(filter, after.as_ref(), limit + 1).await?;
+        let has_more = data.len() > limit;
+        data.truncate(limit);
+        let next_cursor = match data.last() {
+            Some(last) if has_more => Some(self.news_cursor(filter, &NewsKey::of(last))),
+            _ => None,
+        };
+        let page = Page { data, next_cursor, has_more };
+        let json = serde_json::to_vec(&page).expect("a page of articles serializes");
+        Ok(Tagged::hashed(json))
+    }
+}
+
+/// The news list pages a node has served, by query string, for the news
+/// generation it follows; see the [module](self).
+#[derive(Debug)]
+pub struct NewsPages {
+    current: ArcSwap<Generation>,
+    max_bytes: usize,
+}
+
+/// The pages of one news generation.
+#[derive(Debug)]
+struct Generation {
+    /// `None` before the node first followed the store.
+    at: Option<i64>,
+    pages: Arc<PageCache>,
+}
+
+impl NewsPages {
+    /// Keeps at most `max_bytes` of pages per generation (`0`: none).
+    pub fn new(max_bytes: usize) -> Self {
+        let first = Generation { at: None, pages: Arc::new(PageCache::new(max_bytes)) };
+        NewsPages { current: ArcSwap::from_pointee(first), max_bytes }
+    }
+
+    /// The pages of the generation followed now. Take it before reading
+    /// the store for a page, and keep the page in it: a page read across a
+    /// move of the generation then goes to the old one, which nobody asks
+    /// again.
+    pub fn current(&self) -> Arc<PageCache> {
+        self.current.load().pages.clone()
+    }
+
+    /// Follows the store's news generation: a different one starts with no
+    /// page.
+    pub fn follow(&self, generation: i64) {
+        if self.current.load().at == Some(generation) {
+            return;
+        }
+        self.current.rcu(|held| {
+            if held.at == Some(generation) {
+                Arc::clone(held)
+            } else {
+                Arc::new(Generation { at: Some(generation), pages: Arc::new(PageCache::new(self.max_bytes)) })
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use http::HeaderValue;
+    use mds_domain::time::parse_rfc3339;
+
+    fn page(n: usize) -> Tagged {
+        Tagged { body: Bytes::from(vec![b'x'; n]), etag: HeaderValue::from_static("\"t\"") }
+    }
+
+    #[test]
+    fn positions_round_trip() {
+        for (t, slug) in [
+            (None, "a"),
+            (Some("2026-01-01T00:00:00Z"), "x-1"),
+            (Some("1999-12-31T23:59:59.999999999+05:30"), &"z".repeat(200)[..]),
+            (Some("1970-01-01T00:00:00Z"), "0"),
+            (Some("1960-01-01T00:00:00.5Z"), "before-1970"),
+        ] {
+            let key = NewsKey { published_at: t.map(|t| parse_rfc3339(t).unwrap()), slug: Slug::parse(slug).unwrap() };
+            assert_eq!(position_of(&position_bytes(&key)).unwrap(), key);
+        }
+        for bad in [&b""[..], b"\x00", b"\x02abc", b"\x01short", b"\x00UPPER", b"\x00\xff"] {
+            assert_eq!(position_of(bad), Err(CursorError::Forged), "{bad:?}");
+        }
+        let mut huge = vec![1u8];
+        huge.extend_from_slice(&i64::MAX.to_be_bytes());
+        huge.extend_from_slice(&0u32.to_be_bytes());
+        huge.push(b'a');
+        assert_eq!(position_of(&huge), Err(CursorError::Forged), "an instant chrono cannot hold");
+    }
+
+    #[test]
+    fn pages_follow_the_generation() {
+        let pages = NewsPages::new(1 << 20);
+        pages.follow(1);
+        let at_1 = pages.current();
+        at_1.put("limit=1", page(10));
+        assert!(pages.current().get("limit=1").is_some());
+        pages.follow(1);
+        assert!(pages.current().get("limit=1").is_some(), "same generation: kept");
+        // A read that began before the move keeps its page in the old cache.
+        let before = pages.current();
+        pages.follow(2);
+        before.put("limit=2", page(10));
+        assert!(pages.current().get("limit=1").is_none(), "an import: dropped");
+        assert!(pages.current().get("limit=2").is_none(), "a page read before the move is not served after it");
+        pages.current().put("limit=2", page(10));
+        assert!(pages.current().get("limit=2").is_some());
+        assert!(NewsPages::new(0).current().get("x").is_none());
+    }
+}
