@@ -12,8 +12,8 @@ use mds_domain::news::NewsKey;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{Account, AccountName, Article, ArticleSummary, Company, KeyPrefix, NewsFilter, Slug, Tier};
 use mds_store::{
-    AccessStore, AuthSnapshot, CatalogStore, Cause, DailyUsage, Generations, KeyRecord, MetaStore, NewKey, NewsStore,
-    Store, StoreError, StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
+    AccessStore, AuthChanges, AuthDirectory, CatalogStore, Cause, DailyUsage, Generations, KeyLookup, KeyRecord,
+    MetaStore, NewKey, NewsStore, Store, StoreError, StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
 };
 
 /// Which fault is on.
@@ -115,7 +115,10 @@ gated!(AccessStore {
     fn create_key(key: &NewKey) -> KeyRecord;
     fn revoke_key(prefix: &KeyPrefix, now: DateTime<Utc>) -> KeyRecord;
     fn keys(account: Option<&AccountName>) -> Vec<KeyRecord>;
-    fn auth_snapshot() -> AuthSnapshot;
+    fn auth_directory() -> AuthDirectory;
+    fn key_lookup(prefixes: &[&str]) -> KeyLookup;
+    fn auth_changes(since: i64) -> AuthChanges;
+    fn prune_auth_changes(upto: i64) -> u64;
 });
 
 gated!(UsageStore {

@@ -4,14 +4,16 @@
 //!
 //! A key is parsed first (scheme, length, checksum): a malformed key is
 //! refused without any lookup. A well-formed one is looked up in the node's
-//! key index ([`mds_node::keys`]), which never waits on the store.
+//! key cache ([`mds_node::keys`]), and in the store when the cache does not
+//! hold it; a key that could not be checked (store down, the node's lookup
+//! budget spent) is `503`, not `401`.
 
 use std::sync::Arc;
 
 use axum::http::{HeaderMap, HeaderValue, Uri, header};
 use mds_domain::key::looks_like_key;
 use mds_domain::{ApiKey, ErrorCode};
-use mds_node::KeyContext;
+use mds_node::{KeyContext, Unchecked};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -44,13 +46,17 @@ pub fn refuse_key_in_query(uri: &Uri) -> Result<(), ApiError> {
 
 /// Authenticates the bearer key of a request with `headers`: its
 /// [`KeyContext`], or `401`.
-pub fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Arc<KeyContext>, ApiError> {
+pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Arc<KeyContext>, ApiError> {
     let value = headers.get(header::AUTHORIZATION).ok_or_else(missing)?;
     // Not text: whatever was meant, it is no key of ours.
     let value = value.to_str().map_err(|_| invalid())?;
     let token = bearer_token(value).ok_or_else(missing)?;
     let key = ApiKey::parse(token).map_err(|_| invalid())?;
-    state.authenticate(&key).ok_or_else(invalid)
+    match state.authenticate(&key).await {
+        Ok(found) => found.ok_or_else(invalid),
+        Err(Unchecked::Throttled) => Err(ApiError::key_lookups_spent()),
+        Err(Unchecked::Store(e)) => Err(e.into()),
+    }
 }
 
 /// The token of an `Authorization: Bearer <token>` header value (scheme

@@ -55,6 +55,13 @@ impl ApiError {
         Self::temporarily_unavailable()
     }
 
+    /// `503 unavailable` because this node's budget of key lookups is spent
+    /// (a flood of keys it does not hold). Counted in the metrics
+    /// (`mds_key_lookups_throttled_total`), not logged per request.
+    pub fn key_lookups_spent() -> Self {
+        Self::temporarily_unavailable()
+    }
+
     /// The body and `Retry-After` of every `503`.
     fn temporarily_unavailable() -> Self {
         Self::new(ErrorCode::Unavailable, "the service is temporarily unavailable; retry shortly")

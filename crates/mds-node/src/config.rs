@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use mds_limits::{Clock, SharedConfig, SystemClock};
 
+use crate::keys::KeyCacheConfig;
+
 /// How a node keeps its state.
 #[derive(Debug, Clone)]
 pub struct NodeConfig {
@@ -25,6 +27,8 @@ pub struct NodeConfig {
     /// Redis shared by all nodes for limits and month counters; `None`: this
     /// node limits alone.
     pub shared: Option<SharedConfig>,
+    /// Bounds of the key cache and the budget of key lookups.
+    pub key_cache: KeyCacheConfig,
 }
 
 impl Default for NodeConfig {
@@ -36,6 +40,7 @@ impl Default for NodeConfig {
             limits: true,
             clock: Arc::new(SystemClock),
             shared: None,
+            key_cache: KeyCacheConfig::default(),
         }
     }
 }

@@ -1,17 +1,39 @@
-//! The node's key index: each active key's [`KeyContext`] (who is calling,
-//! within which limits) by prefix, built from the store's [`AuthSnapshot`]
-//! and rebuilt whenever the store's auth generation moves, so
-//! authentication never waits on the store. The stored SHA-256 is compared
-//! in constant time ([`mds_domain::KeyHash`]).
+//! The node's key cache (contract section 2.1): the keys this node has
+//! seen recently, each with its resolved [`KeyContext`], and the prefixes
+//! it recently found to have no active key, both bounded; the store stays
+//! the source of truth.
+//!
+//! - A key the cache does not hold is looked up in the store (one indexed
+//!   read) before it is refused, so a key works on every node the moment it
+//!   is issued. Lookups are budgeted per node ([`Budget`]): a flood of
+//!   made-up well-formed keys costs the store at most the budget's reads a
+//!   second, each made-up prefix is then remembered as absent, and callers
+//!   whose keys are held never wait on the store.
+//! - Changes reach the cache from the store's change log ([`Node::refresh_keys`]
+//!   reads "what changed since the generation applied"): the held keys a
+//!   change touched are read again, tiers and accounts (few) are re-read
+//!   whole when one of them changed, and nothing else is read, so a change
+//!   costs what changed. A node behind the pruned log re-reads what it
+//!   holds.
+//! - No stale entry outlives a change: every entry is read at a known
+//!   `auth` generation, and one read before the generation the cache has
+//!   applied is served but not kept (a change between the two might be
+//!   missing from it).
+//!
+//! The stored SHA-256 is compared in constant time ([`mds_domain::KeyHash`]).
+//!
+//! [`Node::refresh_keys`]: crate::node::Node::refresh_keys
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::hash::Hash;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use http::HeaderValue;
 use mds_domain::account::enforced_tier;
 use mds_domain::{AccountName, ApiKey, Environment, KeyHash, KeyPrefix, Tier, TierName};
-use mds_store::AuthSnapshot;
+use mds_store::{ActiveKey, AuthDirectory, KeyLookup};
 
 /// Who is calling and within which limits: what authentication yields.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,71 +59,432 @@ pub struct KeyContext {
     pub rate_limit_limit: HeaderValue,
 }
 
+impl KeyContext {
+    /// The context of the key `record` (its prefix, account, environment,
+    /// plan tier, creation) under the entitlement and plan tier given, the
+    /// plan tier `None` when it is gone.
+    fn resolve(base: &KeyContext, entitled: bool, plan: Option<&Tier>, evaluation: &Tier) -> KeyContext {
+        let tier = enforced_tier(entitled, plan, evaluation).clone();
+        KeyContext {
+            prefix: base.prefix.clone(),
+            account: base.account.clone(),
+            environment: base.environment,
+            plan_tier: base.plan_tier.clone(),
+            entitled,
+            created_at: base.created_at,
+            rate_limit_policy: HeaderValue::from_str(&format!(
+                "\"minute\";q={};w=60, \"month\";q={}",
+                tier.rate_limit_per_minute, tier.monthly_quota
+            ))
+            .expect("ASCII"),
+            rate_limit_limit: HeaderValue::from(tier.rate_limit_per_minute),
+            tier,
+        }
+    }
+
+    /// The context of an active key as the store resolved it.
+    fn of_active(k: &ActiveKey, evaluation: &Tier) -> KeyContext {
+        let r = &k.record;
+        let base = KeyContext {
+            prefix: r.prefix.clone(),
+            account: r.account.clone(),
+            environment: r.environment,
+            plan_tier: r.tier.clone(),
+            tier: evaluation.clone(),
+            entitled: k.entitled,
+            created_at: r.created_at,
+            rate_limit_policy: HeaderValue::from_static(""),
+            rate_limit_limit: HeaderValue::from_static(""),
+        };
+        KeyContext::resolve(&base, k.entitled, Some(&k.plan_tier), evaluation)
+    }
+}
+
+/// Bounds and budget of a node's key cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyCacheConfig {
+    /// The most keys held (the least recently used go first, roughly).
+    pub capacity: usize,
+    /// The most prefixes remembered as having no active key.
+    pub absent_capacity: usize,
+    /// How long a prefix is remembered as absent (a key issued with it
+    /// meanwhile is learnt from the change log sooner).
+    pub absent_ttl: Duration,
+    /// Store lookups a second this node may make for keys it does not
+    /// hold (also the burst); beyond it such keys get `503`.
+    pub lookups_per_second: u32,
+}
+
+impl Default for KeyCacheConfig {
+    fn default() -> Self {
+        KeyCacheConfig {
+            capacity: 100_000,
+            absent_capacity: 100_000,
+            absent_ttl: Duration::from_secs(60),
+            lookups_per_second: 500,
+        }
+    }
+}
+
+/// A map of at most about `capacity` entries that forgets the least
+/// recently used half at a time: entries live in a young and an old half;
+/// when the young one is full it becomes the old one (the previous old one
+/// is dropped), and an entry found in the old half moves back to the young.
+struct Bounded<K, V> {
+    young: HashMap<K, V>,
+    old: HashMap<K, V>,
+    half: usize,
+}
+
+impl<K: Hash + Eq, V> Bounded<K, V> {
+    fn new(capacity: usize) -> Self {
+        Bounded { young: HashMap::new(), old: HashMap::new(), half: (capacity / 2).max(1) }
+    }
+
+    fn get<Q: Hash + Eq + ?Sized>(&self, k: &Q) -> Option<&V>
+    where
+        K: std::borrow::Borrow<Q>,
+    {
+        self.young.get(k).or_else(|| self.old.get(k))
+    }
+
+    fn in_old<Q: Hash + Eq + ?Sized>(&self, k: &Q) -> bool
+    where
+        K: std::borrow::Borrow<Q>,
+    {
+        !self.young.contains_key(k) && self.old.contains_key(k)
+    }
+
+    fn promote<Q: Hash + Eq + ?Sized>(&mut self, k: &Q)
+    where
+        K: std::borrow::Borrow<Q>,
+    {
+        if let Some((k, v)) = self.old.remove_entry(k) {
+            self.insert(k, v);
+        }
+    }
+
+    fn insert(&mut self, k: K, v: V) {
+        self.old.remove(&k);
+        if self.young.len() >= self.half && !self.young.contains_key(&k) {
+            self.old = std::mem::take(&mut self.young);
+        }
+        self.young.insert(k, v);
+    }
+
+    fn remove<Q: Hash + Eq + ?Sized>(&mut self, k: &Q)
+    where
+        K: std::borrow::Borrow<Q>,
+    {
+        self.young.remove(k);
+        self.old.remove(k);
+    }
+
+    fn clear(&mut self) {
+        self.young.clear();
+        self.old.clear();
+    }
+
+    fn len(&self) -> usize {
+        self.young.len() + self.old.len()
+    }
+
+    fn keys(&self) -> impl Iterator<Item = &K> {
+        self.young.keys().chain(self.old.keys())
+    }
+
+    fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
+        self.young.values_mut().chain(self.old.values_mut())
+    }
+}
+
+/// Tiers and accounts as the cache resolves keys with them.
+#[derive(Default)]
+struct Directory {
+    tiers: HashMap<String, Tier>,
+    entitled: HashMap<String, bool>,
+    evaluation: Option<Tier>,
+}
+
+impl Directory {
+    fn new(d: &AuthDirectory) -> Self {
+        let tiers: HashMap<String, Tier> = d.tiers.iter().map(|t| (t.name.as_str().to_owned(), t.clone())).collect();
+        Directory {
+            evaluation: tiers.get(TierName::evaluation().as_str()).cloned(),
+            entitled: d.accounts.iter().map(|a| (a.name.as_str().to_owned(), a.entitled)).collect(),
+            tiers,
+        }
+    }
+
+    /// The evaluation tier: the store's, or the shipped default if the
+    /// store has lost its own.
+    fn evaluation(&self) -> Tier {
+        self.evaluation.clone().unwrap_or_else(Tier::default_evaluation)
+    }
+
+    /// `ctx` resolved again under this directory.
+    fn resolve(&self, ctx: &KeyContext) -> KeyContext {
+        let entitled = self.entitled.get(ctx.account.as_str()).copied().unwrap_or(false);
+        KeyContext::resolve(ctx, entitled, self.tiers.get(ctx.plan_tier.as_str()), &self.evaluation())
+    }
+}
+
 struct Entry {
     hash: KeyHash,
     context: Arc<KeyContext>,
 }
 
-/// Active keys by prefix, with their resolved limits.
-#[derive(Default)]
-pub struct AuthIndex {
-    by_prefix: HashMap<String, Entry>,
+struct Inner {
+    /// The `auth` generation whose changes the cache reflects; `None`
+    /// before the first load.
+    applied: Option<i64>,
+    directory: Directory,
+    keys: Bounded<String, Entry>,
+    /// Prefixes with no active key, and when that was read.
+    absent: Bounded<String, Instant>,
 }
 
-impl AuthIndex {
-    /// Builds the index: each key's enforced tier resolved from its account's
-    /// entitlement and the current tiers.
-    pub fn new(snapshot: &AuthSnapshot) -> Self {
-        let tiers: HashMap<&str, &Tier> = snapshot.tiers.iter().map(|t| (t.name.as_str(), t)).collect();
-        let entitled: HashMap<&str, bool> = snapshot.accounts.iter().map(|a| (a.name.as_str(), a.entitled)).collect();
-        let evaluation =
-            tiers.get(TierName::evaluation().as_str()).map_or_else(Tier::default_evaluation, |t| (*t).clone());
-        let by_prefix = snapshot
-            .keys
-            .iter()
-            .map(|k| {
-                let is_entitled = entitled.get(k.account.as_str()).copied().unwrap_or(false);
-                let tier = enforced_tier(is_entitled, tiers.get(k.tier.as_str()).copied(), &evaluation).clone();
-                let context = KeyContext {
-                    prefix: k.prefix.clone(),
-                    account: k.account.clone(),
-                    environment: k.environment,
-                    plan_tier: k.tier.clone(),
-                    entitled: is_entitled,
-                    created_at: k.created_at,
-                    rate_limit_policy: HeaderValue::from_str(&format!(
-                        "\"minute\";q={};w=60, \"month\";q={}",
-                        tier.rate_limit_per_minute, tier.monthly_quota
-                    ))
-                    .expect("ASCII"),
-                    rate_limit_limit: HeaderValue::from(tier.rate_limit_per_minute),
-                    tier,
-                };
-                (k.prefix.as_str().to_owned(), Entry { hash: k.hash, context: Arc::new(context) })
-            })
-            .collect();
-        AuthIndex { by_prefix }
+/// What the cache alone says of a key.
+#[derive(Debug, Clone)]
+pub enum Cached {
+    /// Held, and the key matches: its context.
+    Found(Arc<KeyContext>),
+    /// Refused without a lookup: its prefix is held for another key, or
+    /// every prefix it may have is known to have no active key.
+    Refused,
+    /// Not known: to be looked up in the store.
+    Unknown,
+}
+
+/// Store lookups a node may make for keys it does not hold: a token bucket
+/// of `rate` a second, holding at most `rate`.
+pub struct Budget {
+    rate: f64,
+    state: Mutex<(f64, Instant)>,
+}
+
+impl Budget {
+    fn new(rate: u32) -> Self {
+        let rate = f64::from(rate.max(1));
+        Budget { rate, state: Mutex::new((rate, Instant::now())) }
     }
 
-    /// The context of a well-formed key, if it is known and not revoked:
-    /// looked up by its prefix (the 17-character one of keys issued now,
-    /// else the 12-character one of keys issued before), then its hash
-    /// compared.
-    pub fn authenticate(&self, key: &ApiKey) -> Option<Arc<KeyContext>> {
-        let hash = key.hash();
-        key.prefix_candidates().into_iter().find_map(|prefix| {
-            let entry = self.by_prefix.get(prefix)?;
-            (entry.hash == hash && entry.context.environment == key.environment()).then(|| entry.context.clone())
-        })
+    /// Takes one lookup from the budget; false when it is spent.
+    fn take(&self) -> bool {
+        let mut s = self.state.lock().expect("not poisoned");
+        let now = Instant::now();
+        s.0 = (s.0 + now.duration_since(s.1).as_secs_f64() * self.rate).min(self.rate);
+        s.1 = now;
+        if s.0 >= 1.0 {
+            s.0 -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// The keys a node has seen, the prefixes it found absent, and the tiers
+/// and accounts their limits come from.
+pub struct KeyCache {
+    config: KeyCacheConfig,
+    inner: RwLock<Inner>,
+    budget: Budget,
+}
+
+/// A change log read, to apply to the cache ([`KeyCache::apply`]).
+pub struct Refresh {
+    /// The generation the changes were read up to.
+    pub generation: i64,
+    /// Whether the changes are all of them since the generation applied
+    /// (else every held key was read again and the rest is dropped).
+    pub complete: bool,
+    /// The prefixes the changes touched.
+    pub changed: Vec<String>,
+    /// Tiers and accounts, when one of them changed.
+    pub directory: Option<AuthDirectory>,
+    /// The held keys among the changed ones (or all held ones), read again.
+    pub reread: KeyLookup,
+}
+
+impl KeyCache {
+    /// An empty cache, not loaded yet.
+    pub fn new(config: KeyCacheConfig) -> Self {
+        KeyCache {
+            inner: RwLock::new(Inner {
+                applied: None,
+                directory: Directory::default(),
+                keys: Bounded::new(config.capacity),
+                absent: Bounded::new(config.absent_capacity),
+            }),
+            budget: Budget::new(config.lookups_per_second),
+            config,
+        }
     }
 
-    /// How many active keys there are.
+    /// The `auth` generation the cache reflects (`None` before the first
+    /// load).
+    pub fn applied(&self) -> Option<i64> {
+        self.inner.read().expect("not poisoned").applied
+    }
+
+    /// How many keys are held.
     pub fn len(&self) -> usize {
-        self.by_prefix.len()
+        self.inner.read().expect("not poisoned").keys.len()
     }
 
-    /// Whether there are none.
+    /// Whether no key is held.
     pub fn is_empty(&self) -> bool {
-        self.by_prefix.is_empty()
+        self.len() == 0
+    }
+
+    /// The prefixes of the held keys.
+    pub fn held(&self) -> Vec<String> {
+        self.inner.read().expect("not poisoned").keys.keys().cloned().collect()
+    }
+
+    /// What the cache says of `key`, without the store: looked up by its
+    /// prefix (the 17-character one of keys issued now, else the
+    /// 12-character one of keys issued before), then its hash compared.
+    pub fn get(&self, key: &ApiKey) -> Cached {
+        let hash = key.hash();
+        let candidates = key.prefix_candidates();
+        let mut refused = 0;
+        let promote = {
+            let inner = self.inner.read().expect("not poisoned");
+            let now = Instant::now();
+            let mut promote = None;
+            for prefix in candidates {
+                match inner.keys.get(prefix) {
+                    Some(e) if e.hash == hash && e.context.environment == key.environment() => {
+                        if !inner.keys.in_old(prefix) {
+                            return Cached::Found(e.context.clone());
+                        }
+                        promote = Some((prefix, e.context.clone()));
+                        break;
+                    }
+                    // Held for another key: not this one's prefix.
+                    Some(_) => refused += 1,
+                    None => {
+                        if inner.absent.get(prefix).is_some_and(|at| now.duration_since(*at) < self.config.absent_ttl) {
+                            refused += 1;
+                        }
+                    }
+                }
+            }
+            promote
+        };
+        match promote {
+            Some((prefix, context)) => {
+                self.inner.write().expect("not poisoned").keys.promote(prefix);
+                Cached::Found(context)
+            }
+            None if refused == candidates.len() => Cached::Refused,
+            None => Cached::Unknown,
+        }
+    }
+
+    /// Takes a store lookup from the node's budget; false when it is spent.
+    pub fn take_lookup(&self) -> bool {
+        self.budget.take()
+    }
+
+    /// Keeps what a store lookup of `asked` found (if it was read at or
+    /// after the generation applied: an older read may miss a change) and
+    /// returns the context of `key` if it is an active key.
+    pub fn learn(&self, key: &ApiKey, asked: &[&str], found: &KeyLookup) -> Option<Arc<KeyContext>> {
+        let hash = key.hash();
+        let mut inner = self.inner.write().expect("not poisoned");
+        let evaluation = inner.directory.evaluation();
+        let keep = inner.applied.is_some_and(|a| found.generation >= a);
+        let mut out = None;
+        for k in &found.keys {
+            let context = Arc::new(KeyContext::of_active(k, &evaluation));
+            if k.record.hash == hash && k.record.environment == key.environment() {
+                out = Some(context.clone());
+            }
+            if keep {
+                inner.keys.insert(k.record.prefix.as_str().to_owned(), Entry { hash: k.record.hash, context });
+            }
+        }
+        if keep {
+            let now = Instant::now();
+            for p in asked {
+                if !found.keys.iter().any(|k| k.record.prefix.as_str() == *p) {
+                    inner.absent.insert((*p).to_owned(), now);
+                }
+            }
+        }
+        out
+    }
+
+    /// Loads the directory (tiers and accounts) at first, holding no key.
+    pub fn load(&self, directory: &AuthDirectory) {
+        let mut inner = self.inner.write().expect("not poisoned");
+        inner.directory = Directory::new(directory);
+        inner.keys.clear();
+        inner.absent.clear();
+        inner.applied = Some(directory.generation);
+    }
+
+    /// Applies a change log read: drops what the changes touched (all of
+    /// it when they are not complete), keeps what was read again, and
+    /// resolves every held key again when the directory changed.
+    pub fn apply(&self, r: &Refresh) {
+        let mut inner = self.inner.write().expect("not poisoned");
+        if r.complete {
+            for p in &r.changed {
+                inner.keys.remove(p.as_str());
+                inner.absent.remove(p.as_str());
+            }
+        } else {
+            inner.keys.clear();
+            inner.absent.clear();
+        }
+        if let Some(d) = &r.directory {
+            inner.directory = Directory::new(d);
+            let Inner { directory, keys, .. } = &mut *inner;
+            for e in keys.values_mut() {
+                e.context = Arc::new(directory.resolve(&e.context));
+            }
+        }
+        let evaluation = inner.directory.evaluation();
+        for k in &r.reread.keys {
+            let context = Arc::new(KeyContext::of_active(k, &evaluation));
+            inner.keys.insert(k.record.prefix.as_str().to_owned(), Entry { hash: k.record.hash, context });
+        }
+        inner.applied = Some(r.generation);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounded_forgets_the_least_recently_used_half() {
+        let mut b: Bounded<u32, ()> = Bounded::new(4);
+        for k in 0..4 {
+            b.insert(k, ());
+        }
+        assert_eq!(b.len(), 4);
+        // 0 and 1 are the old half; using 0 brings it back, and the half it
+        // joins is full, so 2 and 3 become the old half and 1 goes.
+        assert!(b.in_old(&0) && b.in_old(&1) && !b.in_old(&2));
+        b.promote(&0);
+        assert!(b.get(&1).is_none(), "the least recently used is gone");
+        assert!([0, 2, 3].iter().all(|k| b.get(k).is_some()));
+        assert_eq!(b.len(), 3);
+        for k in 10..100 {
+            b.insert(k, ());
+            assert!(b.len() <= 4, "bounded");
+        }
+    }
+
+    #[test]
+    fn budget_allows_its_rate_then_refuses() {
+        let b = Budget::new(3);
+        assert!((0..3).all(|_| b.take()));
+        assert!(!b.take());
     }
 }

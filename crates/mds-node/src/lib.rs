@@ -5,7 +5,7 @@
 //!
 //! # Layout
 //! - [`node`]: [`Node`], a node's state: the store, the company catalog
-//!   ([`catalog`]) with its kept pages ([`pages`]), the key index
+//!   ([`catalog`]) with its kept pages ([`pages`]), the key cache
 //!   ([`keys`]), served news ([`news`]) and news list pages
 //!   ([`news_list`]), the limiter, the metrics ([`metrics`]);
 //!   authentication and admission.
@@ -38,6 +38,6 @@ pub mod usage;
 
 pub use config::NodeConfig;
 pub use issue::issue_key;
-pub use keys::KeyContext;
-pub use node::Node;
+pub use keys::{KeyCacheConfig, KeyContext};
+pub use node::{Node, Unchecked};
 pub use tagged::Tagged;

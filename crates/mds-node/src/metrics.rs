@@ -44,7 +44,8 @@ pub enum Event {
     StoreError = 0,
     /// The company catalog was rebuilt.
     CatalogReload = 1,
-    /// The key index was rebuilt.
+    /// Key, tier or account changes were applied to the key cache (or the
+    /// directory first loaded).
     AuthReload = 2,
     /// A reload attempt failed.
     ReloadFailure = 3,
@@ -54,7 +55,8 @@ pub enum Event {
     FlushFailure = 5,
     /// A well-formed key was found in the node's key cache.
     KeyCacheHit = 6,
-    /// A well-formed key was not in the node's key cache (unknown or revoked).
+    /// A well-formed key was not in the node's key cache: looked up in the
+    /// store, or refused by the negative cache or the lookup budget.
     KeyCacheMiss = 7,
     /// A company page was served from the page cache.
     PageCacheHit = 8,
@@ -70,17 +72,27 @@ pub enum Event {
     ConnectionEvicted = 13,
     /// A background task (reload, flush) stopped: the node is not ready.
     TaskStopped = 14,
+    /// A key not in the cache was looked up in the store.
+    KeyLookup = 15,
+    /// A key not in the cache was refused without a lookup: known to the
+    /// negative cache as absent.
+    KeyNegativeHit = 16,
+    /// A key not in the cache got `503`: the node's budget of store
+    /// lookups was spent.
+    KeyLookupThrottled = 17,
+    /// A held key was read again after a change to it.
+    KeyReread = 18,
 }
 
 const EVENTS: &[(&str, &str)] = &[
     ("mds_store_errors_total", "Store calls on the request path that failed."),
     ("mds_catalog_reloads_total", "Company catalog rebuilds after an import."),
-    ("mds_auth_reloads_total", "Key index rebuilds after a key, tier or account change."),
+    ("mds_auth_reloads_total", "Key, tier and account changes applied to the key cache (and the first load)."),
     ("mds_reload_failures_total", "Cache reload attempts that failed (the node keeps serving what it has)."),
     ("mds_usage_flushes_total", "Usage flushes that wrote to the store."),
     ("mds_usage_flush_failures_total", "Usage flushes that failed; their counts wait in memory and are retried."),
     ("mds_key_cache_hits_total", "Well-formed keys found in the node's in-memory key index."),
-    ("mds_key_cache_misses_total", "Well-formed keys not in the index (unknown or revoked); no store lookup follows."),
+    ("mds_key_cache_misses_total", "Well-formed keys not in the key cache (looked up, or refused without a lookup)."),
     ("mds_page_cache_hits_total", "Company pages served as kept from an earlier request for the same query."),
     ("mds_page_cache_misses_total", "Company pages made for a query (then kept, within the cache's bound)."),
     ("mds_connections_refused_total", "Connections refused at the cap (every open one was serving a request)."),
@@ -91,6 +103,10 @@ const EVENTS: &[(&str, &str)] = &[
         "mds_background_task_failures_total",
         "Background tasks (reload, flush) that stopped; the node is then not ready.",
     ),
+    ("mds_key_lookups_total", "Store lookups of keys not in the key cache."),
+    ("mds_key_negative_hits_total", "Keys refused without a lookup: the negative cache knows them as absent."),
+    ("mds_key_lookups_throttled_total", "Keys answered 503: the node's budget of key lookups was spent."),
+    ("mds_key_rereads_total", "Held keys read again after a change to them (or after falling behind the change log)."),
 ];
 
 /// Counter shards; a thread records into one (threads beyond this share).
@@ -185,7 +201,12 @@ impl Metrics {
 
     /// Records an event.
     pub fn event(&self, e: Event) {
-        self.shard().events[e as usize].fetch_add(1, Ordering::Relaxed);
+        self.events(e, 1);
+    }
+
+    /// Records `n` events of one kind.
+    pub fn events(&self, e: Event, n: u64) {
+        self.shard().events[e as usize].fetch_add(n, Ordering::Relaxed);
         if matches!(e, Event::Flush) {
             self.last_flush_ms.store(chrono::Utc::now().timestamp_millis(), Ordering::Relaxed);
         }

@@ -1,20 +1,21 @@
-//! [`Node`]: what a serving node holds and shares between requests. Cached
-//! views of the store (the company catalog, the key index) are swapped whole
-//! when the store changes, so readers never lock; served news articles are
+//! [`Node`]: what a serving node holds and shares between requests. The
+//! company catalog is swapped whole when the store's companies change, so
+//! readers never lock; keys are cached as they are seen and follow the
+//! store's auth change log ([`crate::keys`]); served news articles are
 //! kept until the news generation moves ([`crate::news`]), and so are the
 //! pages of the news list ([`crate::news_list`]).
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use arc_swap::ArcSwap;
 use mds_catalog::{Catalog, CursorCodec};
 use mds_domain::ApiKey;
 use mds_limits::{Charge, Decision, Limiter, Limits, Meter, SharedLimiter};
-use mds_store::{Generations, Store, StoreError, StoreResult};
+use mds_store::{Generations, KeyLookup, Store, StoreError, StoreResult};
 
 use crate::catalog::{CatalogSlot, CatalogVersion};
 use crate::config::NodeConfig;
-use crate::keys::{AuthIndex, KeyContext};
+use crate::keys::{Cached, KeyCache, KeyContext, Refresh};
 use crate::metrics::{Event, Metrics};
 use crate::news::NewsCache;
 use crate::news_list::NewsPages;
@@ -39,10 +40,7 @@ pub struct Node {
     /// News list pages as served, until the news generation moves.
     pub news_pages: NewsPages,
     catalog: CatalogSlot,
-    auth: ArcSwap<AuthIndex>,
-    /// The auth generation the key index was loaded at (`None` before the
-    /// first load).
-    keys_at: Mutex<Option<i64>>,
+    keys: KeyCache,
     /// The companies generation the catalog was loaded at.
     catalog_at: Mutex<Option<i64>>,
     /// Why a background task stopped, if one did ([`crate::tasks`]).
@@ -71,8 +69,7 @@ impl Node {
             news: NewsCache::default(),
             news_pages: NewsPages::new(config.page_cache_bytes),
             catalog: CatalogSlot::new(Arc::new(Catalog::default()), config.page_cache_bytes),
-            auth: ArcSwap::from_pointee(AuthIndex::default()),
-            keys_at: Mutex::new(None),
+            keys: KeyCache::new(config.key_cache),
             catalog_at: Mutex::new(None),
             stopped: Mutex::new(None),
             store,
@@ -88,11 +85,36 @@ impl Node {
         self.catalog.load()
     }
 
-    /// The context of a well-formed key, if it is known and not revoked.
-    pub fn authenticate(&self, key: &ApiKey) -> Option<Arc<KeyContext>> {
-        let found = self.auth.load().authenticate(key);
-        self.metrics.event(if found.is_some() { Event::KeyCacheHit } else { Event::KeyCacheMiss });
-        found
+    /// The context of a well-formed key if it is an active key: from the
+    /// key cache, else from one store lookup (budgeted, see
+    /// [`crate::keys`]). `Err` when the key could not be checked (the
+    /// answer is then `503`, never `401`).
+    pub async fn authenticate(&self, key: &ApiKey) -> Result<Option<Arc<KeyContext>>, Unchecked> {
+        match self.keys.get(key) {
+            Cached::Found(ctx) => {
+                self.metrics.event(Event::KeyCacheHit);
+                return Ok(Some(ctx));
+            }
+            Cached::Refused => {
+                self.metrics.event(Event::KeyCacheMiss);
+                self.metrics.event(Event::KeyNegativeHit);
+                return Ok(None);
+            }
+            Cached::Unknown => self.metrics.event(Event::KeyCacheMiss),
+        }
+        if !self.keys.take_lookup() {
+            self.metrics.event(Event::KeyLookupThrottled);
+            return Err(Unchecked::Throttled);
+        }
+        self.metrics.event(Event::KeyLookup);
+        let asked = key.prefix_candidates();
+        let found = self.store.key_lookup(&asked).await.map_err(Unchecked::Store)?;
+        Ok(self.keys.learn(key, &asked, &found))
+    }
+
+    /// How many keys the node holds in its key cache.
+    pub fn keys_held(&self) -> usize {
+        self.keys.len()
     }
 
     /// Takes a request of `ctx` from its per-minute limit and, when it is
@@ -131,25 +153,76 @@ impl Node {
         self.limiter.meter().backlog()
     }
 
-    /// Follows the store's auth generation: reloads the key index when it
-    /// moved (and drops served news and news list pages when the news
-    /// generation did); returns
-    /// whether the keys were reloaded. Runs apart from the catalog's reload,
-    /// so a key change never waits for a catalog being loaded.
+    /// Follows the store's auth generation: when it moved, applies what
+    /// changed since the generation the key cache reflects (the held keys
+    /// a change touched are read again; tiers and accounts whole when one
+    /// of them changed; every held key when the node is behind the change
+    /// log), and drops served news and news list pages when the news
+    /// generation moved. The first call loads tiers and accounts. Returns
+    /// whether keys, tiers or accounts were applied. Runs apart from the
+    /// catalog's reload, so a key change never waits for a catalog being
+    /// loaded.
     pub async fn refresh_keys(&self) -> StoreResult<bool> {
         let now = self.store.generations().await?;
         self.news.follow(now.news);
         self.news_pages.follow(now.news);
-        if *self.keys_at.lock().expect("not poisoned") == Some(now.auth) {
+        let Some(applied) = self.keys.applied() else {
+            let directory = self.store.auth_directory().await?;
+            self.keys.load(&directory);
+            self.metrics.event(Event::AuthReload);
+            tracing::info!(
+                generation = directory.generation,
+                tiers = directory.tiers.len(),
+                accounts = directory.accounts.len(),
+                "tiers and accounts loaded; keys are read as they are seen"
+            );
+            return Ok(true);
+        };
+        if applied == now.auth {
             return Ok(false);
         }
-        // Read the data after the generation, so a change that lands in
-        // between is picked up by the next poll rather than lost.
-        let snapshot = self.store.auth_snapshot().await?;
-        self.auth.store(Arc::new(AuthIndex::new(&snapshot)));
-        *self.keys_at.lock().expect("not poisoned") = Some(now.auth);
+        let changes = self.store.auth_changes(applied).await?;
+        let directory = match changes.directory || !changes.complete {
+            true => Some(self.store.auth_directory().await?),
+            false => None,
+        };
+        let held = self.keys.held();
+        let reread: Vec<&str> = match changes.complete {
+            true => {
+                let held: HashSet<&str> = held.iter().map(String::as_str).collect();
+                changes.keys.iter().map(String::as_str).filter(|p| held.contains(p)).collect()
+            }
+            false => held.iter().map(String::as_str).collect(),
+        };
+        let reread = match reread.is_empty() {
+            true => KeyLookup::default(),
+            false => {
+                self.metrics.events(Event::KeyReread, reread.len() as u64);
+                self.store.key_lookup(&reread).await?
+            }
+        };
+        if !changes.complete {
+            tracing::info!(
+                from = applied,
+                to = changes.generation,
+                keys = held.len(),
+                "behind the auth change log; held keys read again"
+            );
+        }
+        tracing::debug!(
+            generation = changes.generation,
+            keys = changes.keys.len(),
+            directory = directory.is_some(),
+            "auth changes applied"
+        );
+        self.keys.apply(&Refresh {
+            generation: changes.generation,
+            complete: changes.complete,
+            changed: changes.keys,
+            directory,
+            reread,
+        });
         self.metrics.event(Event::AuthReload);
-        tracing::info!(generation = now.auth, keys = snapshot.keys.len(), "keys and tiers reloaded");
         Ok(true)
     }
 
@@ -174,4 +247,14 @@ impl Node {
         self.metrics.event(Event::CatalogReload);
         Ok(true)
     }
+}
+
+/// Why a key the node does not hold could not be checked: the answer is
+/// `503`, never `401`, since the key may well be valid.
+#[derive(Debug)]
+pub enum Unchecked {
+    /// The node's budget of key lookups is spent (a flood of unknown keys).
+    Throttled,
+    /// The store could not be read.
+    Store(StoreError),
 }

@@ -105,16 +105,63 @@ pub struct NewKey {
     pub created_at: DateTime<Utc>,
 }
 
-/// Everything a serving node needs to authenticate and classify requests,
-/// read in one consistent snapshot.
+/// The tiers and accounts whole, as a serving node holds them to resolve a
+/// key's limits, read in one snapshot at the `auth` generation
+/// `generation`. Keys are not in it: a node reads those one by one
+/// ([`KeyLookup`]).
 #[derive(Debug, Clone, Default)]
-pub struct AuthSnapshot {
-    /// Keys that are not revoked.
-    pub keys: Vec<KeyRecord>,
+pub struct AuthDirectory {
+    /// The `auth` generation of the read.
+    pub generation: i64,
     /// All accounts.
     pub accounts: Vec<Account>,
     /// All tiers.
     pub tiers: Vec<Tier>,
+}
+
+/// How many generations of the auth change log a store keeps ([`AuthChanges`]):
+/// a node further behind re-reads what it holds. At one change a second,
+/// over a day.
+pub const AUTH_CHANGES_KEPT: i64 = 100_000;
+
+/// An active key as a serving node resolves it: its record, whether its
+/// account is entitled, and its plan tier's limits, all from one read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActiveKey {
+    /// The key (not revoked).
+    pub record: KeyRecord,
+    /// Whether its account is entitled.
+    pub entitled: bool,
+    /// The tier it was issued on, as it is now.
+    pub plan_tier: Tier,
+}
+
+/// The active keys among some prefixes, read at the `auth` generation
+/// `generation` (in one snapshot): a node may keep them as they are until
+/// a change after `generation` touches them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeyLookup {
+    /// The `auth` generation of the read.
+    pub generation: i64,
+    /// The active keys found; a prefix not among them has no key or a
+    /// revoked one.
+    pub keys: Vec<ActiveKey>,
+}
+
+/// What changed in keys, tiers and accounts after some `auth` generation,
+/// from the change log, read in one snapshot at `generation`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuthChanges {
+    /// The `auth` generation of the read: the changes are those up to it.
+    pub generation: i64,
+    /// False when the log no longer reaches back to the generation asked
+    /// for (pruned, or the store is older than the asker): the asker must
+    /// re-read every key it holds and the directory.
+    pub complete: bool,
+    /// The keys created, revoked or otherwise changed, each once.
+    pub keys: Vec<String>,
+    /// Whether a tier or account changed (the directory is to be re-read).
+    pub directory: bool,
 }
 
 /// Change counters, one per kind of cached data, so a node reloads only what

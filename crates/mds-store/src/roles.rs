@@ -22,7 +22,8 @@ use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{Account, AccountName, Article, ArticleSummary, Company, KeyPrefix, NewsFilter, Slug, Tier};
 
 use crate::{
-    AuthSnapshot, DailyUsage, Generations, KeyRecord, NewKey, StoreResult, StoredCompany, UpsertSummary, UsageBatch,
+    AuthChanges, AuthDirectory, DailyUsage, Generations, KeyLookup, KeyRecord, NewKey, StoreResult, StoredCompany,
+    UpsertSummary, UsageBatch,
 };
 
 /// Every role of storage: what the service and the operator commands need.
@@ -155,8 +156,27 @@ pub trait AccessStore: Send + Sync + 'static {
     /// that account does not exist), ordered by creation then prefix.
     async fn keys(&self, account: Option<&AccountName>) -> StoreResult<Vec<KeyRecord>>;
 
-    /// Active keys, accounts and tiers, in one read transaction.
-    async fn auth_snapshot(&self) -> StoreResult<AuthSnapshot>;
+    /// Tiers and accounts, whole, in one read transaction, with the `auth`
+    /// generation they were read at.
+    async fn auth_directory(&self) -> StoreResult<AuthDirectory>;
+
+    /// The active (not revoked) keys among `prefixes` with their account's
+    /// entitlement and plan tier, in one read transaction (indexed by
+    /// prefix), with the `auth` generation they were read at. Prefixes of
+    /// no key, or of a revoked one, are simply not in the answer.
+    async fn key_lookup(&self, prefixes: &[&str]) -> StoreResult<KeyLookup>;
+
+    /// What changed in keys, tiers and accounts after the `auth` generation
+    /// `since`, from the change log (each change logs itself in its own
+    /// transaction); not `complete` when the log no longer reaches back to
+    /// `since`.
+    async fn auth_changes(&self, since: i64) -> StoreResult<AuthChanges>;
+
+    /// Deletes the change log up to generation `upto` (changes prune it
+    /// themselves, keeping `AUTH_CHANGES_KEPT` generations); returns how
+    /// many entries went. A node behind what is left re-reads what it
+    /// holds.
+    async fn prune_auth_changes(&self, upto: i64) -> StoreResult<u64>;
 }
 
 /// Usage counts, and the quota history they are measured against.

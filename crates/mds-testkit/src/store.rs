@@ -34,7 +34,8 @@ use mds_domain::{
 };
 
 use mds_store::{
-    DailyUsage, Generations, KeyRecord, NewKey, Store, StoreError, StoreResult, UpsertSummary, UsageBatch, UsageDelta,
+    ActiveKey, AuthChanges, DailyUsage, Generations, KeyRecord, NewKey, Store, StoreError, StoreResult, UpsertSummary,
+    UsageBatch, UsageDelta,
 };
 
 use crate::fixtures::isin;
@@ -67,7 +68,8 @@ macro_rules! store_test_suite {
                 create_key_checks_account_tier_and_prefix,
                 revoke_key_is_idempotent,
                 keys_filter_by_account,
-                auth_snapshot_excludes_revoked_keys,
+                auth_directory_and_key_lookup,
+                auth_changes_say_what_changed_since,
             },
             catalog::{
                 empty_upserts_change_nothing,

@@ -55,7 +55,7 @@ pub async fn admit(
         // A HEAD is a GET by now.
         return Ok(None);
     }
-    let ctx = auth::authenticate(state, req.headers()).map_err(|e| Refused::new(None, e))?;
+    let ctx = auth::authenticate(state, req.headers()).await.map_err(|e| Refused::new(None, e))?;
     let admission = ratelimit::admit(state, &ctx, billing, path).await.map_err(|e| Refused::new(Some(&ctx), e))?;
     let if_none_match = req.headers().get(header::IF_NONE_MATCH).cloned();
     // For the handlers (`/v1/usage` reports on the calling key).

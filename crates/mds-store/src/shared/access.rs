@@ -1,4 +1,4 @@
-//! Tiers, accounts and keys, and the auth snapshot.
+//! Tiers, accounts and keys.
 //!
 //! Each change checks what it depends on (the account, the tier, a free
 //! prefix) inside its own write transaction and gets the operator a sentence
@@ -8,7 +8,8 @@
 //! file) or the unique constraint that fires instead is told apart by its
 //! name.
 //!
-//! Every change bumps the `auth` change counter in its transaction. Tier and
+//! Every change bumps the `auth` change counter and logs what it changed
+//! in its transaction (`auth::bump_auth`). Tier and
 //! entitlement changes also append a row to `tier_history` /
 //! `entitlement_history` there, effective from the `now` they are given, so
 //! the quota in force for a past month can be told later.
@@ -19,11 +20,11 @@ use chrono::{DateTime, Utc};
 use mds_domain::{Account, AccountName, KeyPrefix, Tier, TierName};
 use sqlx::Row;
 
+use super::auth::bump_auth;
 use super::dialect::KEY_LOCK;
-use super::meta::bump_generation;
 use super::{Conn, Pool, begin_read, begin_write, db, unique_or};
-use crate::rows::{self, META_GENERATION_AUTH};
-use crate::{AuthSnapshot, KeyRecord, NewKey, StoreResult};
+use crate::rows;
+use crate::{KeyRecord, NewKey, StoreResult};
 
 const TIER_SELECT: &str = "SELECT name, rate_limit_per_minute, monthly_quota FROM tiers";
 const ACCOUNT_SELECT: &str = "SELECT name, entitled, created_at FROM accounts";
@@ -40,7 +41,7 @@ pub(crate) async fn tiers(pool: &Pool) -> StoreResult<Vec<Tier>> {
     tiers_on(&mut *pool.acquire().await.map_err(db)?).await
 }
 
-async fn tiers_on(conn: &mut Conn) -> StoreResult<Vec<Tier>> {
+pub(crate) async fn tiers_on(conn: &mut Conn) -> StoreResult<Vec<Tier>> {
     let rs = sqlx::query(&format!("{TIER_SELECT} ORDER BY name")).fetch_all(conn).await.map_err(db)?;
     rs.iter().map(rows::tier).collect()
 }
@@ -113,7 +114,7 @@ pub(crate) async fn set_tier(pool: &Pool, tier: &Tier, now: DateTime<Utc>) -> St
             .map_err(db)?;
     }
     record_tier(&mut tx, &tier.name, tier.rate_limit_per_minute, quota, now).await?;
-    bump_generation(&mut tx, META_GENERATION_AUTH).await?;
+    bump_auth(&mut tx, None).await?;
     tx.commit().await.map_err(db)?;
     Ok(created)
 }
@@ -130,7 +131,7 @@ pub(crate) async fn create_account(pool: &Pool, name: &AccountName, now: DateTim
             .await
             .map_err(|e| unique_or(e, |_| rows::account_exists(name)))?;
     record_entitlement(&mut tx, id, true, now).await?;
-    bump_generation(&mut tx, META_GENERATION_AUTH).await?;
+    bump_auth(&mut tx, None).await?;
     tx.commit().await.map_err(db)?;
     Ok(Account { name: name.clone(), entitled: true, created_at: now })
 }
@@ -154,7 +155,7 @@ pub(crate) async fn set_account_entitled(
     let account = rows::account(&r)?;
     let id: i64 = r.try_get("id").map_err(db)?;
     record_entitlement(&mut tx, id, entitled, now).await?;
-    bump_generation(&mut tx, META_GENERATION_AUTH).await?;
+    bump_auth(&mut tx, None).await?;
     tx.commit().await.map_err(db)?;
     Ok(account)
 }
@@ -164,7 +165,7 @@ pub(crate) async fn accounts(pool: &Pool) -> StoreResult<Vec<Account>> {
     accounts_on(&mut *pool.acquire().await.map_err(db)?).await
 }
 
-async fn accounts_on(conn: &mut Conn) -> StoreResult<Vec<Account>> {
+pub(crate) async fn accounts_on(conn: &mut Conn) -> StoreResult<Vec<Account>> {
     let rs = sqlx::query(&format!("{ACCOUNT_SELECT} ORDER BY name")).fetch_all(conn).await.map_err(db)?;
     rs.iter().map(rows::account).collect()
 }
@@ -233,7 +234,7 @@ pub(crate) async fn create_key(pool: &Pool, key: &NewKey) -> StoreResult<KeyReco
             }
         })
     })?;
-    bump_generation(&mut tx, META_GENERATION_AUTH).await?;
+    bump_auth(&mut tx, Some(&key.prefix)).await?;
     tx.commit().await.map_err(db)?;
     Ok(KeyRecord {
         prefix: key.prefix.clone(),
@@ -261,7 +262,7 @@ pub(crate) async fn revoke_key(pool: &Pool, prefix: &KeyPrefix, now: DateTime<Ut
         .execute(&mut *tx)
         .await
         .map_err(db)?;
-    bump_generation(&mut tx, META_GENERATION_AUTH).await?;
+    bump_auth(&mut tx, Some(prefix)).await?;
     tx.commit().await.map_err(db)?;
     key.revoked_at = Some(now);
     Ok(key)
@@ -281,18 +282,4 @@ pub(crate) async fn keys(pool: &Pool, account: Option<&AccountName>) -> StoreRes
     .map_err(db)?;
     tx.commit().await.map_err(db)?;
     rs.iter().map(rows::key_record).collect()
-}
-
-/// Active keys, accounts and tiers, from one snapshot of the database.
-pub(crate) async fn auth_snapshot(pool: &Pool) -> StoreResult<AuthSnapshot> {
-    let mut tx = begin_read(pool).await?;
-    let rs = sqlx::query(&format!("{KEY_SELECT} WHERE k.revoked_at IS NULL {KEY_ORDER}"))
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(db)?;
-    let keys = rs.iter().map(rows::key_record).collect::<StoreResult<Vec<_>>>()?;
-    let accounts = accounts_on(&mut tx).await?;
-    let tiers = tiers_on(&mut tx).await?;
-    tx.commit().await.map_err(db)?;
-    Ok(AuthSnapshot { keys, accounts, tiers })
 }

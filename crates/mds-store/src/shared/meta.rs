@@ -12,7 +12,7 @@ use sqlx::Executor;
 
 use super::access::{insert_tier, record_tier};
 use super::{Conn, Pool, db};
-use crate::rows::{self, CURSOR_SECRET_LEN, META_CURSOR_SECRET, META_GENERATION_AUTH, META_GENERATIONS};
+use crate::rows::{self, CURSOR_SECRET_LEN, META_CURSOR_SECRET, META_GENERATIONS};
 use crate::{Generations, StoreError, StoreResult};
 
 /// One embedded migration.
@@ -61,6 +61,11 @@ macro_rules! migrations {
                 version: 6,
                 name: "company_detail",
                 sql: include_str!(concat!("../../migrations/", $dir, "/0006_company_detail.sql")),
+            },
+            Migration {
+                version: 7,
+                name: "auth_changes",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0007_auth_changes.sql")),
             },
         ]
     };
@@ -157,7 +162,7 @@ pub(crate) async fn seed(conn: &mut Conn) -> StoreResult<u64> {
         }
     }
     if inserted > 0 {
-        bump_generation(conn, META_GENERATION_AUTH).await?;
+        super::auth::bump_auth(conn, None).await?;
     }
     Ok(inserted)
 }

@@ -21,6 +21,8 @@
 //! # Layout
 //! - `meta`: the `meta` table and the steps of migrating and seeding.
 //! - `access`, `catalog`, `snapshot`, `usage`: one module per role;
+//!   `auth`, what a serving node reads of `access` (directory, keys by
+//!   prefix, the change log);
 //!   `news`, the pages of the news list (the articles themselves are
 //!   upserted and read by `catalog`).
 //! - `roles`: the role traits implemented for `Backend`.
@@ -32,6 +34,7 @@ use super::{Backend, Conn, Pool, begin_read, begin_write, db, dialect, migrate};
 use crate::StoreError;
 
 pub(crate) mod access;
+pub(crate) mod auth;
 pub(crate) mod catalog;
 pub(crate) mod meta;
 pub(crate) mod news;

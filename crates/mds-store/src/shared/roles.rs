@@ -10,10 +10,10 @@ use mds_domain::news::NewsKey;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{Account, AccountName, Article, ArticleSummary, Company, KeyPrefix, NewsFilter, Slug, Tier};
 
-use super::{Backend, access, catalog, meta, migrate, news, snapshot, usage};
+use super::{Backend, access, auth, catalog, meta, migrate, news, snapshot, usage};
 use crate::{
-    AccessStore, AuthSnapshot, CatalogStore, DailyUsage, Generations, KeyRecord, MetaStore, NewKey, NewsStore,
-    StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
+    AccessStore, AuthChanges, AuthDirectory, CatalogStore, DailyUsage, Generations, KeyLookup, KeyRecord, MetaStore,
+    NewKey, NewsStore, StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
 };
 
 #[async_trait]
@@ -132,8 +132,20 @@ impl AccessStore for Backend {
         access::keys(&self.pool, account).await
     }
 
-    async fn auth_snapshot(&self) -> StoreResult<AuthSnapshot> {
-        access::auth_snapshot(&self.pool).await
+    async fn auth_directory(&self) -> StoreResult<AuthDirectory> {
+        auth::directory(&self.pool).await
+    }
+
+    async fn key_lookup(&self, prefixes: &[&str]) -> StoreResult<KeyLookup> {
+        auth::lookup(&self.pool, prefixes).await
+    }
+
+    async fn auth_changes(&self, since: i64) -> StoreResult<AuthChanges> {
+        auth::changes(&self.pool, since).await
+    }
+
+    async fn prune_auth_changes(&self, upto: i64) -> StoreResult<u64> {
+        auth::prune_log(&self.pool, upto).await
     }
 }
 

@@ -156,7 +156,9 @@ pub async fn each_mutation_bumps_only_its_own_generation(store: &dyn Store) {
     store.accounts().await.expect("accounts");
     store.keys(None).await.expect("keys");
     store.keys(Some(&acme)).await.expect("keys of acme");
-    store.auth_snapshot().await.expect("auth snapshot");
+    store.auth_directory().await.expect("auth directory");
+    store.key_lookup(&[k.prefix.as_str()]).await.expect("key lookup");
+    store.auth_changes(0).await.expect("auth changes");
     store.usage(&k.prefix, month(2026, 1), month(2026, 12)).await.expect("usage");
     store.quota_history(&k.prefix).await.expect("quota history");
     unchanged(store, g, "reading").await;
@@ -279,9 +281,11 @@ pub async fn keys_filter_by_account(store: &dyn Store) {
     expect_not_found(store.keys(Some(&account_name("ghost"))).await, "no account named \"ghost\"");
 }
 
-/// The auth snapshot holds the keys that are not revoked, every account with
-/// its entitlement, and every tier.
-pub async fn auth_snapshot_excludes_revoked_keys(store: &dyn Store) {
+/// The directory holds every account with its entitlement and every tier;
+/// a key lookup finds the active keys among the prefixes asked, with their
+/// account's entitlement and plan tier, and nothing for a revoked or
+/// unknown prefix; both say the generation they were read at.
+pub async fn auth_directory_and_key_lookup(store: &dyn Store) {
     migrated(store).await;
     create_accounts(store, &["acme", "beta"]).await;
     let gold = Tier { name: tier_name("gold"), rate_limit_per_minute: 77, monthly_quota: 7_777 };
@@ -294,13 +298,92 @@ pub async fn auth_snapshot_excludes_revoked_keys(store: &dyn Store) {
     }
     store.revoke_key(&a2.prefix, at("2026-02-04T00:00:00Z")).await.expect("revoke");
     let beta = store.set_account_entitled(&account_name("beta"), false, t0()).await.expect("entitle");
+    let generation = store.generations().await.expect("generations").auth;
 
-    let snap = store.auth_snapshot().await.expect("snapshot");
-    assert_eq!(snap.keys, vec![record(&a1, None), record(&b1, None)]);
+    let dir = store.auth_directory().await.expect("directory");
+    assert_eq!(dir.generation, generation);
     let acme = Account { name: account_name("acme"), entitled: true, created_at: at("2026-01-01T00:00:00Z") };
-    assert_eq!(snap.accounts, vec![acme, beta]);
+    assert_eq!(dir.accounts, vec![acme, beta]);
     let mut tiers = default_tiers_by_name();
-    tiers.insert(2, gold);
-    assert_eq!(snap.tiers, tiers);
-    assert_eq!(snap.tiers, store.tiers().await.expect("tiers"));
+    tiers.insert(2, gold.clone());
+    assert_eq!(dir.tiers, tiers);
+    assert_eq!(dir.tiers, store.tiers().await.expect("tiers"));
+
+    let pro = store.tiers().await.expect("tiers").into_iter().find(|t| t.name.as_str() == "pro").expect("pro");
+    let found =
+        store.key_lookup(&["mds_test_s03", "mds_live_s02", "mds_live_s01", "mds_live_zzz"]).await.expect("lookup");
+    assert_eq!(found.generation, generation);
+    let mut keys = found.keys;
+    keys.sort_by(|x, y| x.record.prefix.as_str().cmp(y.record.prefix.as_str()));
+    assert_eq!(
+        keys,
+        vec![
+            ActiveKey { record: record(&a1, None), entitled: true, plan_tier: gold },
+            ActiveKey { record: record(&b1, None), entitled: false, plan_tier: pro },
+        ],
+        "active keys only, with entitlement and plan tier"
+    );
+    assert!(store.key_lookup(&[]).await.expect("lookup").keys.is_empty());
+    // More prefixes than one statement binds.
+    let many: Vec<String> = (0..1_200).map(|i| format!("mds_live_{i:03}")).collect();
+    let mut asked: Vec<&str> = many.iter().map(String::as_str).collect();
+    asked.push("mds_live_s01");
+    assert_eq!(store.key_lookup(&asked).await.expect("lookup").keys.len(), 1);
+}
+
+/// The auth change log says, for any generation, which keys changed after
+/// it and whether a tier or account did; it is complete while it reaches
+/// back to that generation, and not once pruned past it (or for a
+/// generation the store has not reached).
+pub async fn auth_changes_say_what_changed_since(store: &dyn Store) {
+    migrated(store).await;
+    let g0 = store.generations().await.expect("generations").auth;
+    let none = store.auth_changes(g0).await.expect("changes");
+    assert_eq!(none, AuthChanges { generation: g0, complete: true, keys: vec![], directory: false });
+
+    create_accounts(store, &["acme"]).await;
+    let g1 = store.generations().await.expect("generations").auth;
+    let k1 = new_key("mds_live_c01", 1, "acme", "pro", "2026-02-01T00:00:00Z");
+    let k2 = new_key("mds_live_c02", 2, "acme", "pro", "2026-02-01T00:00:00Z");
+    store.create_key(&k1).await.expect("create");
+    store.create_key(&k2).await.expect("create");
+    let g2 = store.generations().await.expect("generations").auth;
+    store.revoke_key(&k1.prefix, at("2026-02-02T00:00:00Z")).await.expect("revoke");
+    let g3 = store.generations().await.expect("generations").auth;
+    assert!(g0 < g1 && g1 < g2 && g2 < g3);
+
+    let c = store.auth_changes(g0).await.expect("changes");
+    assert_eq!(
+        c,
+        AuthChanges {
+            generation: g3,
+            complete: true,
+            keys: vec!["mds_live_c01".into(), "mds_live_c02".into()],
+            directory: true
+        },
+        "each key once"
+    );
+    let c = store.auth_changes(g1).await.expect("changes");
+    assert_eq!(
+        c,
+        AuthChanges {
+            generation: g3,
+            complete: true,
+            keys: vec!["mds_live_c01".into(), "mds_live_c02".into()],
+            directory: false
+        }
+    );
+    let c = store.auth_changes(g2).await.expect("changes");
+    assert_eq!(c, AuthChanges { generation: g3, complete: true, keys: vec!["mds_live_c01".into()], directory: false });
+    store.revoke_key(&k1.prefix, at("2026-02-03T00:00:00Z")).await.expect("revoke again");
+    assert_eq!(store.generations().await.expect("generations").auth, g3, "a no-op logs nothing");
+    let c = store.auth_changes(g3 + 5).await.expect("changes");
+    assert!(!c.complete, "a generation the store has not reached (a restored store) is not covered");
+
+    // Pruned up to g2: the log covers g2 and after, not g1.
+    assert!(store.prune_auth_changes(g2).await.expect("prune") > 0);
+    assert!(store.auth_changes(g2).await.expect("changes").complete);
+    let c = store.auth_changes(g1).await.expect("changes");
+    assert!(!c.complete, "pruned past g1: {c:?}");
+    assert_eq!(c.generation, g3);
 }
