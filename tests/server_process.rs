@@ -127,3 +127,23 @@ async fn sigterm_loses_no_count_and_sigkill_keeps_what_a_flush_wrote() {
     let base = format!("http://{}", server.addr);
     assert_eq!(requests_this_month(&client, &base, &key).await, 420);
 }
+
+#[tokio::test]
+async fn a_key_made_by_another_process_works_on_a_running_server_at_once() {
+    let (dir, first) = store_with_key("pro");
+    let mut server = start(&dir, &["serve", "--key-cache", "1000", "--key-lookups-per-second", "50"]);
+    let base = format!("http://{}", server.addr);
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let status = |key: String| {
+        let rb = client.get(format!("{base}/v1/companies?limit=1")).bearer_auth(key);
+        async move { rb.send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(status(first).await, 200);
+    for _ in 0..3 {
+        // The first request follows `keys create` at once: no poll of the
+        // server (every 250 ms) has had the time to see the key.
+        let key = cli(&dir, &["keys", "create", "--account", "acme", "--tier", "pro"]).trim().to_owned();
+        assert_eq!(status(key).await, 200, "a key works the moment `keys create` returns");
+    }
+    assert!(server.sigterm().success());
+}

@@ -9,7 +9,7 @@ use chrono::Utc;
 use mds_domain::{AccountName, Environment, NewsFilter, TierName};
 use mds_http::{AppState, HttpConfig, Server, ServerConfig, shutdown_signal};
 use mds_limits::SharedConfig;
-use mds_node::{NodeConfig, issue_key};
+use mds_node::{KeyCacheConfig, NodeConfig, issue_key};
 use mds_store::{DatabaseUrl, Store, StoreError};
 
 use super::{open, parse_listen};
@@ -56,6 +56,15 @@ pub(crate) struct ServeArgs {
     /// allows this share of a key's per-minute limit.
     #[arg(long, env = "MDS_NODES", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     nodes: u32,
+    /// The most keys a node keeps in memory (those used most recently); a
+    /// key it does not keep is looked up in the store.
+    #[arg(long, env = "MDS_KEY_CACHE", default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(2..=100_000_000))]
+    key_cache: u64,
+    /// Store lookups a second a node may make for keys it does not keep
+    /// (also the burst); beyond it such a key gets `503` with
+    /// `Retry-After: 1`, so a flood of made-up keys cannot flood the store.
+    #[arg(long, env = "MDS_KEY_LOOKUPS_PER_SECOND", default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    key_lookups_per_second: u32,
 }
 
 impl ServeArgs {
@@ -74,6 +83,11 @@ impl ServeArgs {
             node: NodeConfig {
                 limits: !self.no_limits,
                 page_cache_bytes: usize::try_from(self.page_cache_mib << 20).unwrap_or(usize::MAX),
+                key_cache: KeyCacheConfig {
+                    capacity: usize::try_from(self.key_cache).unwrap_or(usize::MAX),
+                    lookups_per_second: self.key_lookups_per_second,
+                    ..KeyCacheConfig::default()
+                },
                 shared: self.redis.as_ref().map(|url| SharedConfig::new(url.clone()).with_nodes(self.nodes)),
                 ..NodeConfig::default()
             },

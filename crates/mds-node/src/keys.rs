@@ -481,6 +481,83 @@ mod tests {
         }
     }
 
+    fn active(key: &ApiKey) -> ActiveKey {
+        ActiveKey {
+            record: mds_store::KeyRecord {
+                prefix: key.prefix(),
+                hash: key.hash(),
+                account: AccountName::parse("acme").unwrap(),
+                tier: TierName::parse("pro").unwrap(),
+                environment: key.environment(),
+                created_at: Utc::now(),
+                revoked_at: None,
+            },
+            entitled: true,
+            plan_tier: Tier { name: TierName::parse("pro").unwrap(), rate_limit_per_minute: 600, monthly_quota: 1 },
+        }
+    }
+
+    fn loaded_at(generation: i64) -> KeyCache {
+        let cache = KeyCache::new(KeyCacheConfig::default());
+        cache.load(&AuthDirectory { generation, ..AuthDirectory::default() });
+        cache
+    }
+
+    #[test]
+    fn a_lookup_read_before_the_applied_generation_is_served_not_kept() {
+        let key = ApiKey::generate(Environment::Live);
+        let cache = loaded_at(10);
+        let asked = key.prefix_candidates();
+        let stale = KeyLookup { generation: 9, keys: vec![active(&key)] };
+        assert!(cache.learn(&key, &asked, &stale).is_some(), "served");
+        assert!(matches!(cache.get(&key), Cached::Unknown), "not kept");
+        let fresh = KeyLookup { generation: 10, keys: vec![active(&key)] };
+        let ctx = cache.learn(&key, &asked, &fresh).expect("served");
+        assert_eq!(ctx.tier.rate_limit_per_minute, 600);
+        assert!(matches!(cache.get(&key), Cached::Found(_)), "kept");
+        // Nothing found, read before the applied generation: not remembered
+        // as absent either.
+        let other = ApiKey::generate(Environment::Live);
+        let none = KeyLookup { generation: 9, keys: vec![] };
+        assert!(cache.learn(&other, &other.prefix_candidates(), &none).is_none());
+        assert!(matches!(cache.get(&other), Cached::Unknown));
+        let none = KeyLookup { generation: 11, keys: vec![] };
+        assert!(cache.learn(&other, &other.prefix_candidates(), &none).is_none());
+        assert!(matches!(cache.get(&other), Cached::Refused), "remembered as absent");
+    }
+
+    #[test]
+    fn applying_changes_drops_what_they_touched_or_everything_when_incomplete() {
+        let [a, b, c] = [(); 3].map(|_| ApiKey::generate(Environment::Live));
+        let cache = loaded_at(1);
+        for k in [&a, &b] {
+            cache.learn(k, &k.prefix_candidates(), &KeyLookup { generation: 1, keys: vec![active(k)] });
+        }
+        cache.learn(&c, &c.prefix_candidates(), &KeyLookup { generation: 1, keys: vec![] });
+        assert!(matches!(cache.get(&c), Cached::Refused));
+        // `a` revoked (read again: gone), `c` issued (no longer absent).
+        cache.apply(&Refresh {
+            generation: 3,
+            complete: true,
+            changed: vec![a.prefix_str().to_owned(), c.prefix_str().to_owned()],
+            directory: None,
+            reread: KeyLookup { generation: 3, keys: vec![] },
+        });
+        assert_eq!(cache.applied(), Some(3));
+        assert!(matches!(cache.get(&a), Cached::Unknown));
+        assert!(matches!(cache.get(&b), Cached::Found(_)));
+        assert!(matches!(cache.get(&c), Cached::Unknown));
+        // Behind the log: only what was read again is held.
+        cache.apply(&Refresh {
+            generation: 9,
+            complete: false,
+            changed: vec![],
+            directory: Some(AuthDirectory { generation: 9, ..AuthDirectory::default() }),
+            reread: KeyLookup { generation: 9, keys: vec![] },
+        });
+        assert!(cache.is_empty());
+    }
+
     #[test]
     fn budget_allows_its_rate_then_refuses() {
         let b = Budget::new(3);
