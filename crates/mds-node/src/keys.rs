@@ -303,7 +303,10 @@ pub struct Refresh {
     pub changed: Vec<String>,
     /// Tiers and accounts, when one of them changed.
     pub directory: Option<AuthDirectory>,
-    /// The held keys among the changed ones (or all held ones), read again.
+    /// The held keys among the changed ones (or all held ones), asked
+    /// again ...
+    pub reread_asked: Vec<String>,
+    /// ... and what was found of them.
     pub reread: KeyLookup,
 }
 
@@ -453,6 +456,14 @@ impl KeyCache {
             let context = Arc::new(KeyContext::of_active(k, &evaluation));
             inner.keys.insert(k.record.prefix.as_str().to_owned(), Entry { hash: k.record.hash, context });
         }
+        // A held key read again and not found (revoked): known absent, so
+        // its next request costs no lookup.
+        let now = Instant::now();
+        for p in &r.reread_asked {
+            if !r.reread.keys.iter().any(|k| k.record.prefix.as_str() == p) {
+                inner.absent.insert(p.clone(), now);
+            }
+        }
         inner.applied = Some(r.generation);
     }
 }
@@ -541,10 +552,11 @@ mod tests {
             complete: true,
             changed: vec![a.prefix_str().to_owned(), c.prefix_str().to_owned()],
             directory: None,
+            reread_asked: vec![a.prefix_str().to_owned()],
             reread: KeyLookup { generation: 3, keys: vec![] },
         });
         assert_eq!(cache.applied(), Some(3));
-        assert!(matches!(cache.get(&a), Cached::Unknown));
+        assert!(matches!(cache.get(&a), Cached::Refused), "read again, gone: known absent");
         assert!(matches!(cache.get(&b), Cached::Found(_)));
         assert!(matches!(cache.get(&c), Cached::Unknown));
         // Behind the log: only what was read again is held.
@@ -553,6 +565,7 @@ mod tests {
             complete: false,
             changed: vec![],
             directory: Some(AuthDirectory { generation: 9, ..AuthDirectory::default() }),
+            reread_asked: vec![],
             reread: KeyLookup { generation: 9, keys: vec![] },
         });
         assert!(cache.is_empty());

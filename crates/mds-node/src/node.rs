@@ -194,13 +194,14 @@ impl Node {
             }
             false => held.iter().map(String::as_str).collect(),
         };
-        let reread = match reread.is_empty() {
+        let found = match reread.is_empty() {
             true => KeyLookup::default(),
             false => {
                 self.metrics.events(Event::KeyReread, reread.len() as u64);
                 self.store.key_lookup(&reread).await?
             }
         };
+        let reread_asked = reread.into_iter().map(str::to_owned).collect();
         if !changes.complete {
             tracing::info!(
                 from = applied,
@@ -220,7 +221,8 @@ impl Node {
             complete: changes.complete,
             changed: changes.keys,
             directory,
-            reread,
+            reread_asked,
+            reread: found,
         });
         self.metrics.event(Event::AuthReload);
         Ok(true)
