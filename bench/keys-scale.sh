@@ -5,12 +5,63 @@
 # held, and a revocation's time to reach the node with the store reads it
 # cost. See bench/keys_scale.py.
 #
+# Then a flood of made-up keys beside a held key's traffic (see `flood`).
+#
 # Usage: bench/keys-scale.sh [N ...]   (default: 100 10000 1000000)
-# Needs: cargo, python3.
+#        bench/keys-scale.sh flood [ROUNDS=3] [SECONDS=10] [CONNECTIONS=16]
+# Needs: cargo, python3, wrk (installed with apt-get when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet --bin mds
 BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/mds
-echo "# bench/keys-scale.sh on $(date -u +%F) at $(date -u +%T) UTC; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+source bench/lib.sh
+# The flood (sourced by bench/keys-scale.sh with BIN set): a held key's
+# throughput and p99 (wrk, $CONNS connections) while a second wrk sends
+# other keys as fast as it can: (a) one other held key (the load alone),
+# (b) made-up well-formed keys (the load plus what unknown keys cost:
+# lookups within the node's budget of 500/s, then 503). ABBA rounds; the
+# node's store lookups per second during (b) from /metrics.
+flood() {
+  local work db port=18790 a=() b=() pa=() pb=() rates=() i x y l0 l1 sp which
+  command -v wrk >/dev/null || { apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }; }
+  work=$(mktemp -d); db=$work/mds.db
+  MDS_DATABASE_URL=$db MDS_LOG=warn "$BIN" accounts create acme >/dev/null
+  MDS_DATABASE_URL=$db MDS_LOG=warn "$BIN" tiers set bench --rate-limit-per-minute 1000000000 --monthly-quota 1000000000000 >/dev/null
+  python3 bench/keys_scale.py keys "$work/held.txt" 2 "$db" bench
+  python3 bench/keys_scale.py keys "$work/madeup.txt" 200000
+  KEY=$(sed -n 1p "$work/held.txt"); sed -n 2p "$work/held.txt" >"$work/other.txt"
+  MDS_DATABASE_URL=$db MDS_LOG=warn "$BIN" serve --listen 127.0.0.1:$port 2>/dev/null &
+  local pid=$!
+  ready_wait $port >/dev/null
+  lookups() { curl -s http://127.0.0.1:$port/metrics | awk '$1=="mds_key_lookups_total" {print $2}'; }
+  second() { KEYS_FILE=$1 wrk -t1 -c"$CONNS" -d"$SECS"s -s bench/keys_flood.lua "http://127.0.0.1:$port/" >/dev/null; }
+  run_wrk $port "/v1/companies?limit=1" "$CONNS" 2 >/dev/null
+  for i in $(seq 1 "$ROUNDS"); do
+    for which in $( ((i % 2)) && echo "held madeup" || echo "madeup held"); do
+      if [[ $which == held ]]; then
+        second "$work/other.txt" & sp=$!; x=$(run_wrk $port "/v1/companies?limit=1" "$CONNS" "$SECS"); wait $sp
+        a+=("${x%% *}"); pa+=("$(echo "$x" | cut -d' ' -f3)")
+      else
+        l0=$(lookups); second "$work/madeup.txt" & sp=$!; y=$(run_wrk $port "/v1/companies?limit=1" "$CONNS" "$SECS"); wait $sp; l1=$(lookups)
+        b+=("${y%% *}"); pb+=("$(echo "$y" | cut -d' ' -f3)"); rates+=("$(echo "($l1 - $l0) / $SECS" | bc -l)")
+      fi
+      sleep 1
+    done
+    printf 'flood round %d: held key %s req/s (p99 %s ms) beside another held key | %s req/s (p99 %s ms) beside made-up keys, store lookups %.0f/s\n' \
+      "$i" "${a[-1]}" "${pa[-1]}" "${b[-1]}" "${pb[-1]}" "${rates[-1]}"
+  done
+  printf 'flood median: held key %s req/s beside made-up keys against %s beside another held key, ratio %.3f; p99 %s ms against %s ms, ratio %.2f; store lookups %.0f/s (budget 500/s)\n' \
+    "$(median "${b[@]}")" "$(median "${a[@]}")" "$(echo "$(median "${b[@]}") / $(median "${a[@]}")" | bc -l)" \
+    "$(median "${pb[@]}")" "$(median "${pa[@]}")" "$(echo "$(median "${pb[@]}") / $(median "${pa[@]}")" | bc -l)" "$(median "${rates[@]}")"
+  kill $pid; wait $pid 2>/dev/null || true
+  rm -rf "$work"
+}
+
+echo "# bench/keys-scale.sh $* on $(date -u +%F) at $(date -u +%T) UTC; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+if [[ ${1:-} == flood ]]; then
+  ROUNDS=${2:-3}; SECS=${3:-10}; CONNS=${4:-16}
+  flood
+  exit
+fi
 if (($#)); then set -- "$@"; else set -- 100 10000 1000000; fi
 python3 bench/keys_scale.py "$BIN" "$@"

@@ -42,7 +42,7 @@ def key() -> str:
     return body + tail.decode()
 
 
-def fill(db: str, n: int) -> list:
+def fill(db: str, n: int, tier: str = "pro") -> list:
     conn = sqlite3.connect(db)
     (account,) = conn.execute("SELECT id FROM accounts WHERE name = 'acme'").fetchone()
     sample = []
@@ -53,9 +53,9 @@ def fill(db: str, n: int) -> list:
         if k[:17] in seen:
             continue
         seen.add(k[:17])
-        if len(sample) < 2 * SAMPLE + 1:
+        if len(sample) < max(2 * SAMPLE + 1, n if n <= 100_000 else 0):
             sample.append(k)
-        rows.append((k[:17], hashlib.sha256(k.encode()).hexdigest(), account, "pro", "live", "2026-11-01T00:00:00+00:00"))
+        rows.append((k[:17], hashlib.sha256(k.encode()).hexdigest(), account, tier, "live", "2026-11-01T00:00:00+00:00"))
     conn.execute("BEGIN")
     conn.executemany(
         "INSERT INTO api_keys (prefix, hash_hex, account_id, tier, environment, created_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -158,7 +158,20 @@ def one(binary: str, n: int, port: int) -> None:
         subprocess.run(["rm", "-rf", work])
 
 
+def keys_file(args: list) -> None:
+    """`keys PATH N [DB TIER]`: N made-up keys to PATH, or, with DB (a
+    store with account `acme`), N real keys of TIER stored there and
+    written to PATH."""
+    path, n = args[0], int(args[1])
+    ks = fill(args[2], n, args[3]) if len(args) > 2 else [key() for _ in range(n)]
+    with open(path, "w") as f:
+        f.write("\n".join(ks[:n]) + "\n")
+
+
 def main() -> None:
+    if sys.argv[1] == "keys":
+        keys_file(sys.argv[2:])
+        return
     binary = sys.argv[1]
     for i, n in enumerate(int(a) for a in sys.argv[2:]):
         one(binary, n, 18700 + i)

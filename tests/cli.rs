@@ -141,6 +141,49 @@ async fn keys_are_printed_once_and_stored_as_hashes() {
     assert!(keys.iter().find(|k| k.prefix.as_str() == &key[..17]).unwrap().revoked_at.is_some());
 }
 
+#[tokio::test]
+async fn keys_expire_and_roll_with_one_line_refusals() {
+    let cli = Cli::new();
+    cli.ok(&["accounts", "create", "acme"]);
+    let e =
+        cli.fails(&["keys", "create", "--account", "acme", "--tier", "pro", "--expires-at", "2020-01-01T00:00:00Z"]);
+    assert!(e.contains("expires_at is not in the future"), "{e}");
+    let o = cli.run(&["keys", "create", "--account", "acme", "--tier", "pro", "--expires-at", "tomorrow"]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("--expires-at"));
+    let json = cli.ok(&[
+        "keys",
+        "create",
+        "--account",
+        "acme",
+        "--tier",
+        "pro",
+        "--expires-at",
+        "2099-01-01T00:00:00Z",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    assert_eq!(v["expires_at"], "2099-01-01T00:00:00+00:00");
+    let old = v["key"].as_str().unwrap().to_owned();
+
+    let new = cli.ok(&["keys", "roll", &old[..17], "--expires-in", "3600"]).trim().to_owned();
+    assert!(new.starts_with("mds_live_") && new != old);
+    let json = cli.ok(&["keys", "roll", &new[..17], "--expires-in", "0", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    assert_eq!(v["rolled_key_prefix"], &new[..17]);
+    assert_eq!((v["account"].as_str(), v["tier"].as_str()), (Some("acme"), Some("pro")));
+    assert!(v["key"].as_str().unwrap().starts_with(v["key_prefix"].as_str().unwrap()));
+    // The key rolled with no window has expired: it cannot be rolled again.
+    let e = cli.fails(&["keys", "roll", &new[..17]]);
+    assert!(e.contains("has expired"), "{e}");
+    let e = cli.fails(&["keys", "roll", "mds_live_ZZZZZZZZ"]);
+    assert!(e.contains("no key"), "{e}");
+    let list = cli.ok(&["keys", "list", "--json"]);
+    let keys: Vec<serde_json::Value> = list.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(keys.len(), 3, "a refused roll writes nothing");
+    let first = keys.iter().find(|k| k["key_prefix"] == old[..17]).unwrap();
+    assert_ne!(first["expires_at"], "2099-01-01T00:00:00+00:00", "the window, sooner than its own expiry");
+}
+
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }

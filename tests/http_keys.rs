@@ -17,6 +17,7 @@ use chrono::Utc;
 use common::{TestDatabase, assert_problem, new_key};
 use mds_domain::{AccountName, ApiKey, Environment};
 use mds_http::{AppState, HttpConfig, Server};
+use mds_limits::ManualClock;
 use mds_store::Store;
 use tokio::sync::oneshot;
 
@@ -262,4 +263,57 @@ async fn two_nodes_on_one_store_follow_the_same_change_log() {
     assert!(t0.elapsed() < Duration::from_secs(1), "refused on both within 1 s");
     n1.stop().await;
     n2.stop().await;
+}
+
+#[tokio::test]
+async fn an_expired_key_is_refused_from_the_instant_it_expires() {
+    let (store, _db) = store().await;
+    let t0 = chrono::DateTime::parse_from_rfc3339("2026-11-20T10:00:00Z").unwrap().to_utc();
+    let clock = Arc::new(ManualClock::new(t0));
+    let mut cfg = config(Duration::from_secs(3600), 100);
+    cfg.node.clock = clock.clone();
+    let node = Node::start(store.clone(), cfg).await;
+    let acme = AccountName::parse("acme").unwrap();
+    let pro = mds_domain::TierName::parse("pro").unwrap();
+    let expires = t0 + chrono::Duration::seconds(60);
+    let key = mds_node::issue_key_until(&*store, &acme, &pro, Environment::Live, t0, Some(expires)).await.unwrap();
+    let key = key.expose_secret().to_owned();
+    assert_eq!(node.status(&key).await, 200);
+    clock.set(expires - chrono::Duration::milliseconds(1));
+    assert_eq!(node.status(&key).await, 200, "held until its last instant");
+    // No reload: the node checks the expiry it holds on every request.
+    clock.set(expires);
+    assert_problem(node.get(&key).await, 401, "invalid_api_key").await;
+    let past = mds_node::issue_key_until(&*store, &acme, &pro, Environment::Live, expires, Some(t0)).await;
+    assert!(matches!(past, Err(mds_store::StoreError::Invalid(_))), "an expiry in the past is refused: {past:?}");
+    node.stop().await;
+}
+
+#[tokio::test]
+async fn a_rolled_key_works_for_its_window_beside_the_new_one() {
+    let (store, _db) = store().await;
+    let t0 = Utc::now();
+    let clock = Arc::new(ManualClock::new(t0));
+    let mut cfg = config(Duration::from_millis(50), 100);
+    cfg.node.clock = clock.clone();
+    let node = Node::start(store.clone(), cfg).await;
+    let old = new_key(&*store, "acme", "pro", Environment::Live).await;
+    assert_eq!(node.status(&old).await, 200, "held before the roll");
+    let (new, rolled) = mds_node::roll_key(&*store, &prefix(&old), chrono::Duration::seconds(3600), t0).await.unwrap();
+    let new = new.expose_secret().to_owned();
+    assert_eq!(rolled.new.account.as_str(), "acme");
+    assert_eq!(node.status(&new).await, 200, "the new key works at once");
+    // The held old key learns its expiry from the change log within 1 s.
+    clock.set(t0 + chrono::Duration::seconds(3600));
+    node.within_a_second(&old, 401).await;
+    assert_eq!(node.status(&new).await, 200);
+    let u: serde_json::Value = node_json(&node, "/v1/usage", &new).await;
+    assert_eq!(u["tier"], "pro");
+    node.stop().await;
+}
+
+async fn node_json(node: &Node, path: &str, key: &str) -> serde_json::Value {
+    let r = client().get(format!("{}{path}", node.base)).bearer_auth(key).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    r.json().await.unwrap()
 }

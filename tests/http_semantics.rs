@@ -538,6 +538,7 @@ async fn keys_with_the_old_twelve_character_prefix_keep_working_beside_new_ones(
             tier: mds_domain::TierName::parse("pro").unwrap(),
             environment: Environment::Live,
             created_at: chrono::Utc::now(),
+            expires_at: None,
         })
         .await
         .unwrap();

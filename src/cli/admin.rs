@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use clap::Subcommand;
-use mds_domain::time::format_utc;
+use mds_domain::time::{format_utc, parse_rfc3339};
 use mds_domain::{AccountName, Environment, KeyPrefix, Tier, TierName};
 use mds_store::{KeyRecord, Store, StoreError};
 
@@ -73,6 +73,24 @@ pub(crate) enum KeysCommand {
         /// `live` or `test`.
         #[arg(long, default_value = "live", value_parser = Environment::parse)]
         environment: Environment,
+        /// When the key stops working (RFC 3339, e.g. 2027-01-01T00:00:00Z);
+        /// never if not given.
+        #[arg(long, value_parser = parse_rfc3339)]
+        expires_at: Option<DateTime<Utc>>,
+        /// Print a JSON object instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Roll a key: issue a new one on the same account and tier (printed on
+    /// the last line of stdout) and let the old one work for the overlap
+    /// window only.
+    Roll {
+        /// The key's prefix (17 characters; 12 for a key issued before).
+        #[arg(value_parser = KeyPrefix::parse)]
+        prefix: KeyPrefix,
+        /// Seconds the old key keeps working (0: it stops at once).
+        #[arg(long, default_value_t = 86_400, value_parser = clap::value_parser!(u32).range(0..=31_536_000))]
+        expires_in: u32,
         /// Print a JSON object instead.
         #[arg(long)]
         json: bool,
@@ -173,8 +191,8 @@ pub(crate) async fn accounts(store: &Arc<dyn Store>, cmd: AccountsCommand) -> an
 /// Runs a `keys` command.
 pub(crate) async fn keys(store: &Arc<dyn Store>, cmd: KeysCommand) -> anyhow::Result<()> {
     match cmd {
-        KeysCommand::Create { account, tier, environment, json } => {
-            let key = mds_node::issue_key(&**store, &account, &tier, environment, Utc::now()).await?;
+        KeysCommand::Create { account, tier, environment, expires_at, json } => {
+            let key = mds_node::issue_key_until(&**store, &account, &tier, environment, Utc::now(), expires_at).await?;
             if json {
                 let v = serde_json::json!({
                     "key": key.expose_secret(),
@@ -182,12 +200,31 @@ pub(crate) async fn keys(store: &Arc<dyn Store>, cmd: KeysCommand) -> anyhow::Re
                     "account": account,
                     "tier": tier,
                     "environment": environment.as_str(),
+                    "expires_at": expires_at.as_ref().map(format_utc),
                 });
                 outln!("{v}")?;
             } else {
                 eprintln!(
                     "created key {} for account {account} on tier {tier} ({environment}); it is shown only now:",
                     key.prefix()
+                );
+                outln!("{}", key.expose_secret())?;
+            }
+        }
+        KeysCommand::Roll { prefix, expires_in, json } => {
+            let overlap = chrono::Duration::seconds(i64::from(expires_in));
+            let (key, rolled) = mds_node::roll_key(&**store, &prefix, overlap, Utc::now()).await?;
+            let until = rolled.old.expires_at.as_ref().map(format_utc).unwrap_or_default();
+            if json {
+                let mut v = key_row(&rolled.new).0;
+                v["key"] = key.expose_secret().into();
+                v["rolled_key_prefix"] = rolled.old.prefix.as_str().into();
+                v["rolled_key_expires_at"] = until.into();
+                outln!("{v}")?;
+            } else {
+                eprintln!(
+                    "rolled key {}: it works until {until}; the new key {} is shown only now:",
+                    rolled.old.prefix, rolled.new.prefix
                 );
                 outln!("{}", key.expose_secret())?;
             }
@@ -206,7 +243,11 @@ pub(crate) async fn keys(store: &Arc<dyn Store>, cmd: KeysCommand) -> anyhow::Re
         KeysCommand::List { account, json } => {
             let keys = store.keys(account.as_ref()).await.context("cannot list keys")?;
             let rows = keys.iter().map(key_row).collect();
-            print_rows(json, &["PREFIX", "ACCOUNT", "TIER", "ENVIRONMENT", "CREATED_AT", "REVOKED_AT"], rows)?;
+            print_rows(
+                json,
+                &["PREFIX", "ACCOUNT", "TIER", "ENVIRONMENT", "CREATED_AT", "REVOKED_AT", "EXPIRES_AT"],
+                rows,
+            )?;
         }
     }
     Ok(())
@@ -214,6 +255,7 @@ pub(crate) async fn keys(store: &Arc<dyn Store>, cmd: KeysCommand) -> anyhow::Re
 
 fn key_row(k: &KeyRecord) -> (serde_json::Value, Vec<String>) {
     let revoked = k.revoked_at.as_ref().map(format_utc);
+    let expires = k.expires_at.as_ref().map(format_utc);
     (
         serde_json::json!({
             "key_prefix": k.prefix.as_str(),
@@ -222,6 +264,7 @@ fn key_row(k: &KeyRecord) -> (serde_json::Value, Vec<String>) {
             "environment": k.environment.as_str(),
             "created_at": format_utc(&k.created_at),
             "revoked_at": revoked,
+            "expires_at": expires,
         }),
         vec![
             k.prefix.to_string(),
@@ -230,6 +273,7 @@ fn key_row(k: &KeyRecord) -> (serde_json::Value, Vec<String>) {
             k.environment.to_string(),
             format_utc(&k.created_at),
             revoked.unwrap_or_else(|| "-".into()),
+            expires.unwrap_or_else(|| "-".into()),
         ],
     )
 }

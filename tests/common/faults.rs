@@ -10,10 +10,11 @@ use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::news::NewsKey;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
-use mds_domain::{Account, AccountName, Article, ArticleSummary, Company, KeyPrefix, NewsFilter, Slug, Tier};
+use mds_domain::{Account, AccountName, Article, ArticleSummary, Company, KeyHash, KeyPrefix, NewsFilter, Slug, Tier};
 use mds_store::{
     AccessStore, AuthChanges, AuthDirectory, CatalogStore, Cause, DailyUsage, Generations, KeyLookup, KeyRecord,
-    MetaStore, NewKey, NewsStore, Store, StoreError, StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
+    MetaStore, NewKey, NewsStore, RolledKey, Store, StoreError, StoreResult, StoredCompany, UpsertSummary, UsageBatch,
+    UsageStore,
 };
 
 /// Which fault is on.
@@ -114,6 +115,7 @@ gated!(AccessStore {
     fn accounts() -> Vec<Account>;
     fn create_key(key: &NewKey) -> KeyRecord;
     fn revoke_key(prefix: &KeyPrefix, now: DateTime<Utc>) -> KeyRecord;
+    fn roll_key(old: &KeyPrefix, new: (&KeyPrefix, KeyHash), now: DateTime<Utc>, old_expires_at: DateTime<Utc>) -> RolledKey;
     fn keys(account: Option<&AccountName>) -> Vec<KeyRecord>;
     fn auth_directory() -> AuthDirectory;
     fn key_lookup(prefixes: &[&str]) -> KeyLookup;

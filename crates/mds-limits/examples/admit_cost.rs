@@ -38,6 +38,7 @@ async fn main() {
         tier: TierName::parse("pro").unwrap(),
         environment: Environment::Live,
         created_at: Utc::now(),
+        expires_at: None,
     };
     store.create_key(&new).await.unwrap();
     let limiter = Limiter::new(Arc::new(Meter::new()), Arc::new(SystemClock));

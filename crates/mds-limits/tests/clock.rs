@@ -30,6 +30,7 @@ async fn store_with_key(dir: &tempfile::TempDir) -> (SqliteStore, KeyPrefix) {
         tier: TierName::parse("starter").unwrap(),
         environment: Environment::Live,
         created_at: t0(),
+        expires_at: None,
     };
     store.create_key(&key).await.unwrap();
     (store, prefix)

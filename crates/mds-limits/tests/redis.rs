@@ -72,6 +72,7 @@ impl Env {
                 tier: TierName::parse("pro").unwrap(),
                 environment: Environment::Live,
                 created_at: "2026-01-01T00:00:00Z".parse().unwrap(),
+                expires_at: None,
             })
             .await
             .unwrap();

@@ -21,6 +21,9 @@
 //!   missing from it).
 //!
 //! The stored SHA-256 is compared in constant time ([`mds_domain::KeyHash`]).
+//! A key's expiry is in its context and checked on every request by the
+//! node ([`crate::node::Node::authenticate`]), so an expired key is refused
+//! from the instant it expires, on every node, with nothing to reload.
 //!
 //! [`Node::refresh_keys`]: crate::node::Node::refresh_keys
 
@@ -53,6 +56,9 @@ pub struct KeyContext {
     pub entitled: bool,
     /// When the key was created.
     pub created_at: DateTime<Utc>,
+    /// When the key stops working, if it expires: from then on it is
+    /// refused as if revoked.
+    pub expires_at: Option<DateTime<Utc>>,
     /// The `RateLimit-Policy` header value of the enforced tier, made once.
     pub rate_limit_policy: HeaderValue,
     /// The `X-RateLimit-Limit` header value of the enforced tier, made once.
@@ -72,6 +78,7 @@ impl KeyContext {
             plan_tier: base.plan_tier.clone(),
             entitled,
             created_at: base.created_at,
+            expires_at: base.expires_at,
             rate_limit_policy: HeaderValue::from_str(&format!(
                 "\"minute\";q={};w=60, \"month\";q={}",
                 tier.rate_limit_per_minute, tier.monthly_quota
@@ -93,6 +100,7 @@ impl KeyContext {
             tier: evaluation.clone(),
             entitled: k.entitled,
             created_at: r.created_at,
+            expires_at: r.expires_at,
             rate_limit_policy: HeaderValue::from_static(""),
             rate_limit_limit: HeaderValue::from_static(""),
         };
@@ -502,6 +510,7 @@ mod tests {
                 environment: key.environment(),
                 created_at: Utc::now(),
                 revoked_at: None,
+                expires_at: None,
             },
             entitled: true,
             plan_tier: Tier { name: TierName::parse("pro").unwrap(), rate_limit_per_minute: 600, monthly_quota: 1 },

@@ -15,7 +15,7 @@
 //!   and write counted requests to it; [`tasks`] starts and watches them.
 //! - [`catalog_load`]: a companies generation's catalog, from its snapshot
 //!   or built from the rows (also run by `mds import` after an import).
-//! - [`issue`]: issuing keys.
+//! - [`issue`]: issuing and rolling keys.
 //! - [`usage`]: the usage reports of a key (monthly and daily).
 //! - [`tagged`]: a body with its strong `ETag`, as served and as kept.
 //! - [`config`]: the settings, [`NodeConfig`].
@@ -37,7 +37,7 @@ pub mod tasks;
 pub mod usage;
 
 pub use config::NodeConfig;
-pub use issue::issue_key;
+pub use issue::{issue_key, issue_key_until, roll_key};
 pub use keys::{KeyCacheConfig, KeyContext};
 pub use node::{Node, Unchecked};
 pub use tagged::Tagged;

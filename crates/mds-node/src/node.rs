@@ -85,11 +85,19 @@ impl Node {
         self.catalog.load()
     }
 
-    /// The context of a well-formed key if it is an active key: from the
-    /// key cache, else from one store lookup (budgeted, see
+    /// The context of a well-formed key if it is an active key (not
+    /// revoked, not expired by the node's clock): from the key cache, else
+    /// from one store lookup (budgeted, see
     /// [`crate::keys`]). `Err` when the key could not be checked (the
     /// answer is then `503`, never `401`).
     pub async fn authenticate(&self, key: &ApiKey) -> Result<Option<Arc<KeyContext>>, Unchecked> {
+        let found = self.find_key(key).await?;
+        let now = self.config.clock.now();
+        Ok(found.filter(|ctx| ctx.expires_at.is_none_or(|e| now < e)))
+    }
+
+    /// [`Node::authenticate`] but for the expiry.
+    async fn find_key(&self, key: &ApiKey) -> Result<Option<Arc<KeyContext>>, Unchecked> {
         match self.keys.get(key) {
             Cached::Found(ctx) => {
                 self.metrics.event(Event::KeyCacheHit);

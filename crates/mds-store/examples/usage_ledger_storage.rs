@@ -60,6 +60,7 @@ async fn main() {
             tier: TierName::parse("pro").unwrap(),
             environment: Environment::Live,
             created_at: Utc::now(),
+            expires_at: None,
         };
         store.create_key(&key).await.expect("key");
         prefixes.push(prefix);

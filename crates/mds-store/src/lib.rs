@@ -86,6 +86,9 @@ pub struct KeyRecord {
     pub created_at: DateTime<Utc>,
     /// Revocation instant, if revoked.
     pub revoked_at: Option<DateTime<Utc>>,
+    /// When the key stops working, if it expires (set at issue, or by a
+    /// roll).
+    pub expires_at: Option<DateTime<Utc>>,
 }
 
 /// A key to be stored.
@@ -103,6 +106,18 @@ pub struct NewKey {
     pub environment: Environment,
     /// Creation instant.
     pub created_at: DateTime<Utc>,
+    /// When it stops working, if it expires.
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+/// A rolled key: the old one as it is now (expiring at the end of the
+/// overlap window) and the new one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RolledKey {
+    /// The key rolled, with its new `expires_at`.
+    pub old: KeyRecord,
+    /// The key issued in its place.
+    pub new: KeyRecord,
 }
 
 /// The tiers and accounts whole, as a serving node holds them to resolve a

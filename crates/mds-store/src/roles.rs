@@ -19,11 +19,11 @@ use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::news::NewsKey;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
-use mds_domain::{Account, AccountName, Article, ArticleSummary, Company, KeyPrefix, NewsFilter, Slug, Tier};
+use mds_domain::{Account, AccountName, Article, ArticleSummary, Company, KeyHash, KeyPrefix, NewsFilter, Slug, Tier};
 
 use crate::{
-    AuthChanges, AuthDirectory, DailyUsage, Generations, KeyLookup, KeyRecord, NewKey, StoreResult, StoredCompany,
-    UpsertSummary, UsageBatch,
+    AuthChanges, AuthDirectory, DailyUsage, Generations, KeyLookup, KeyRecord, NewKey, RolledKey, StoreResult,
+    StoredCompany, UpsertSummary, UsageBatch,
 };
 
 /// Every role of storage: what the service and the operator commands need.
@@ -151,6 +151,21 @@ pub trait AccessStore: Send + Sync + 'static {
     /// Revokes a key by prefix. `NotFound` if there is no such key. Revoking a
     /// revoked key changes nothing and returns it as it is.
     async fn revoke_key(&self, prefix: &KeyPrefix, now: DateTime<Utc>) -> StoreResult<KeyRecord>;
+
+    /// Rolls the key `old` (as Stripe's key roll): stores the new key
+    /// (`new`: its prefix and hash) on the old one's account, tier and
+    /// environment, and makes the old one expire at `old_expires_at` (or
+    /// sooner if it already expired sooner), in one transaction, logged for
+    /// both keys. `NotFound` if there is no such key; `Conflict` if it is
+    /// revoked or expired (at `now`), if the new key is of another
+    /// environment, or its prefix is taken (the caller makes a new key).
+    async fn roll_key(
+        &self,
+        old: &KeyPrefix,
+        new: (&KeyPrefix, KeyHash),
+        now: DateTime<Utc>,
+        old_expires_at: DateTime<Utc>,
+    ) -> StoreResult<RolledKey>;
 
     /// Keys, revoked ones included, optionally of one account (`NotFound` if
     /// that account does not exist), ordered by creation then prefix.

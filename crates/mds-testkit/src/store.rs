@@ -67,6 +67,7 @@ macro_rules! store_test_suite {
                 accounts_create_list_and_entitle,
                 create_key_checks_account_tier_and_prefix,
                 revoke_key_is_idempotent,
+                roll_key_issues_a_new_key_and_expires_the_old,
                 keys_filter_by_account,
                 auth_directory_and_key_lookup,
                 auth_changes_say_what_changed_since,
@@ -269,6 +270,7 @@ fn new_key(p: &str, seed: u8, account: &str, tier: &str, created: &str) -> NewKe
         tier: tier_name(tier),
         environment: if p.starts_with("mds_test_") { Environment::Test } else { Environment::Live },
         created_at: at(created),
+        expires_at: None,
     }
 }
 
@@ -281,6 +283,7 @@ fn record(k: &NewKey, revoked_at: Option<DateTime<Utc>>) -> KeyRecord {
         environment: k.environment,
         created_at: k.created_at,
         revoked_at,
+        expires_at: k.expires_at,
     }
 }
 

@@ -156,6 +156,7 @@ pub(crate) fn key_record(r: &impl RowExt) -> StoreResult<KeyRecord> {
         environment: Environment::parse(&environment).map_err(|e| corrupt(format_args!("api_keys {prefix}: {e}")))?,
         created_at: instant("api_keys", "created_at", &r.text("created_at")?)?,
         revoked_at: opt_instant("api_keys", "revoked_at", r.opt_text("revoked_at")?)?,
+        expires_at: opt_instant("api_keys", "expires_at", r.opt_text("expires_at")?)?,
         prefix,
     })
 }

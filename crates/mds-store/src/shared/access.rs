@@ -17,19 +17,19 @@
 //! Compiled once per backend (see `shared/mod.rs`).
 
 use chrono::{DateTime, Utc};
-use mds_domain::{Account, AccountName, KeyPrefix, Tier, TierName};
+use mds_domain::{Account, AccountName, Environment, KeyHash, KeyPrefix, Tier, TierName};
 use sqlx::Row;
 
 use super::auth::bump_auth;
 use super::dialect::KEY_LOCK;
 use super::{Conn, Pool, begin_read, begin_write, db, unique_or};
 use crate::rows;
-use crate::{KeyRecord, NewKey, StoreResult};
+use crate::{KeyRecord, NewKey, RolledKey, StoreError, StoreResult};
 
 const TIER_SELECT: &str = "SELECT name, rate_limit_per_minute, monthly_quota FROM tiers";
 const ACCOUNT_SELECT: &str = "SELECT name, entitled, created_at FROM accounts";
 const KEY_SELECT: &str = "SELECT k.prefix, k.hash_hex, a.name AS account, k.tier, k.environment, k.created_at, \
-                          k.revoked_at FROM api_keys k JOIN accounts a ON a.id = k.account_id";
+                          k.revoked_at, k.expires_at FROM api_keys k JOIN accounts a ON a.id = k.account_id";
 const KEY_ORDER: &str = "ORDER BY k.created_at, k.prefix";
 
 /// The name of the unique constraint on `api_keys.prefix` (PostgreSQL's
@@ -203,16 +203,24 @@ async fn key_by_prefix(conn: &mut Conn, prefix: &KeyPrefix, lock: bool) -> Store
 /// Stores a new key.
 pub(crate) async fn create_key(pool: &Pool, key: &NewKey) -> StoreResult<KeyRecord> {
     let mut tx = begin_write(pool).await?;
-    let account_id = account_id(&mut tx, &key.account).await?;
-    if !tier_exists(&mut tx, &key.tier).await? {
+    let record = insert_key(&mut tx, key).await?;
+    tx.commit().await.map_err(db)?;
+    Ok(record)
+}
+
+/// Inserts a new key after checking its account, tier and prefix, and logs
+/// it; inside the caller's write transaction.
+async fn insert_key(tx: &mut Conn, key: &NewKey) -> StoreResult<KeyRecord> {
+    let account_id = account_id(&mut *tx, &key.account).await?;
+    if !tier_exists(&mut *tx, &key.tier).await? {
         return Err(rows::no_tier(&key.tier));
     }
-    if key_by_prefix(&mut tx, &key.prefix, false).await?.is_some() {
+    if key_by_prefix(&mut *tx, &key.prefix, false).await?.is_some() {
         return Err(rows::prefix_exists(&key.prefix));
     }
     sqlx::query(
-        "INSERT INTO api_keys (prefix, hash_hex, account_id, tier, environment, created_at, revoked_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, NULL)",
+        "INSERT INTO api_keys (prefix, hash_hex, account_id, tier, environment, created_at, revoked_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, NULL, $7)",
     )
     .bind(key.prefix.as_str())
     .bind(key.hash.to_hex())
@@ -220,6 +228,7 @@ pub(crate) async fn create_key(pool: &Pool, key: &NewKey) -> StoreResult<KeyReco
     .bind(key.tier.as_str())
     .bind(key.environment.as_str())
     .bind(rows::ts(&key.created_at))
+    .bind(key.expires_at.as_ref().map(rows::ts))
     .execute(&mut *tx)
     .await
     // Another node may have stored the same prefix since the check above
@@ -234,8 +243,7 @@ pub(crate) async fn create_key(pool: &Pool, key: &NewKey) -> StoreResult<KeyReco
             }
         })
     })?;
-    bump_auth(&mut tx, Some(&key.prefix)).await?;
-    tx.commit().await.map_err(db)?;
+    bump_auth(&mut *tx, Some(&key.prefix)).await?;
     Ok(KeyRecord {
         prefix: key.prefix.clone(),
         hash: key.hash,
@@ -244,7 +252,55 @@ pub(crate) async fn create_key(pool: &Pool, key: &NewKey) -> StoreResult<KeyReco
         environment: key.environment,
         created_at: key.created_at,
         revoked_at: None,
+        expires_at: key.expires_at,
     })
+}
+
+/// Rolls the key `old`: stores the new key `new` (prefix and hash; its
+/// account, tier and environment are the old key's, it does not expire)
+/// and makes the old one expire at `old_expires_at` (or when it expired
+/// already, if sooner), in one transaction. `NotFound` for no such key;
+/// `Conflict` for a revoked or expired one, or a new key of another
+/// environment.
+pub(crate) async fn roll_key(
+    pool: &Pool,
+    old: &KeyPrefix,
+    new: (&KeyPrefix, KeyHash),
+    now: DateTime<Utc>,
+    old_expires_at: DateTime<Utc>,
+) -> StoreResult<RolledKey> {
+    let mut tx = begin_write(pool).await?;
+    let mut was = key_by_prefix(&mut tx, old, true).await?.ok_or_else(|| rows::no_key(old))?;
+    if was.revoked_at.is_some() {
+        return Err(StoreError::Conflict(format!("key \"{old}\" is revoked")));
+    }
+    if was.expires_at.is_some_and(|e| e <= now) {
+        return Err(StoreError::Conflict(format!("key \"{old}\" has expired")));
+    }
+    if Environment::of_key(new.0.as_str()) != Some(was.environment) {
+        return Err(StoreError::Conflict(format!("the new key is not a {} key", was.environment.as_str())));
+    }
+    let key = NewKey {
+        prefix: new.0.clone(),
+        hash: new.1,
+        account: was.account.clone(),
+        tier: was.tier.clone(),
+        environment: was.environment,
+        created_at: now,
+        expires_at: None,
+    };
+    let rolled = insert_key(&mut tx, &key).await?;
+    let until = was.expires_at.map_or(old_expires_at, |e| e.min(old_expires_at));
+    sqlx::query("UPDATE api_keys SET expires_at = $1 WHERE prefix = $2")
+        .bind(rows::ts(&until))
+        .bind(old.as_str())
+        .execute(&mut *tx)
+        .await
+        .map_err(db)?;
+    bump_auth(&mut tx, Some(old)).await?;
+    tx.commit().await.map_err(db)?;
+    was.expires_at = Some(until);
+    Ok(RolledKey { old: was, new: rolled })
 }
 
 /// Revokes a key; a revoked key is returned as it is, and nothing changes.

@@ -25,7 +25,7 @@ const LOOKUP_CHUNK: usize = 500;
 
 /// An active key with its account's entitlement and its plan tier's limits.
 const ACTIVE_KEY_SELECT: &str = "SELECT k.prefix, k.hash_hex, a.name AS account, a.entitled, k.tier, k.environment, \
-     k.created_at, k.revoked_at, t.name, t.rate_limit_per_minute, t.monthly_quota \
+     k.created_at, k.revoked_at, k.expires_at, t.name, t.rate_limit_per_minute, t.monthly_quota \
      FROM api_keys k JOIN accounts a ON a.id = k.account_id JOIN tiers t ON t.name = k.tier \
      WHERE k.revoked_at IS NULL AND k.prefix IN";
 

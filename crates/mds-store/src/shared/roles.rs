@@ -8,12 +8,12 @@ use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::news::NewsKey;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
-use mds_domain::{Account, AccountName, Article, ArticleSummary, Company, KeyPrefix, NewsFilter, Slug, Tier};
+use mds_domain::{Account, AccountName, Article, ArticleSummary, Company, KeyHash, KeyPrefix, NewsFilter, Slug, Tier};
 
 use super::{Backend, access, auth, catalog, meta, migrate, news, snapshot, usage};
 use crate::{
     AccessStore, AuthChanges, AuthDirectory, CatalogStore, DailyUsage, Generations, KeyLookup, KeyRecord, MetaStore,
-    NewKey, NewsStore, StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
+    NewKey, NewsStore, RolledKey, StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
 };
 
 #[async_trait]
@@ -126,6 +126,16 @@ impl AccessStore for Backend {
 
     async fn revoke_key(&self, prefix: &KeyPrefix, now: DateTime<Utc>) -> StoreResult<KeyRecord> {
         access::revoke_key(&self.pool, prefix, now).await
+    }
+
+    async fn roll_key(
+        &self,
+        old: &KeyPrefix,
+        new: (&KeyPrefix, KeyHash),
+        now: DateTime<Utc>,
+        old_expires_at: DateTime<Utc>,
+    ) -> StoreResult<RolledKey> {
+        access::roll_key(&self.pool, old, new, now, old_expires_at).await
     }
 
     async fn keys(&self, account: Option<&AccountName>) -> StoreResult<Vec<KeyRecord>> {

@@ -253,6 +253,71 @@ pub async fn revoke_key_is_idempotent(store: &dyn Store) {
     expect_not_found(store.revoke_key(&prefix("mds_live_zzz"), t1).await, "no key with prefix \"mds_live_zzz\"");
 }
 
+/// A key issued with an expiry keeps it; rolling a key stores a new one on
+/// its account, tier and environment and makes the old one expire at the
+/// end of the window (or sooner, if it expired sooner), logging both; a
+/// revoked, expired or unknown key cannot be rolled, nor can a key be rolled
+/// into one of the other environment or with a prefix taken.
+pub async fn roll_key_issues_a_new_key_and_expires_the_old(store: &dyn Store) {
+    migrated(store).await;
+    create_accounts(store, &["acme"]).await;
+    let exp = at("2026-03-01T00:00:00Z");
+    let k = NewKey { expires_at: Some(exp), ..new_key("mds_live_x01", 1, "acme", "starter", "2026-02-01T00:00:00Z") };
+    assert_eq!(store.create_key(&k).await.expect("create"), record(&k, None));
+    assert_eq!(store.keys(None).await.expect("keys")[0].expires_at, Some(exp));
+    let found = store.key_lookup(&["mds_live_x01"]).await.expect("lookup");
+    assert_eq!(found.keys[0].record.expires_at, Some(exp), "a node learns the expiry");
+
+    let g = store.generations().await.expect("generations").auth;
+    let now = at("2026-02-10T00:00:00Z");
+    let rolled = store
+        .roll_key(&k.prefix, (&prefix("mds_live_x02"), hash(2)), now, at("2026-02-11T00:00:00Z"))
+        .await
+        .expect("roll");
+    assert_eq!(rolled.old, KeyRecord { expires_at: Some(at("2026-02-11T00:00:00Z")), ..record(&k, None) });
+    let new = NewKey { created_at: now, ..new_key("mds_live_x02", 2, "acme", "starter", "2026-02-10T00:00:00Z") };
+    assert_eq!(rolled.new, record(&new, None), "same account, tier and environment; no expiry");
+    assert_eq!(store.keys(None).await.expect("keys"), vec![rolled.old.clone(), rolled.new.clone()]);
+    let changes = store.auth_changes(g).await.expect("changes");
+    assert_eq!(changes.keys, vec!["mds_live_x02".to_owned(), "mds_live_x01".to_owned()], "both keys logged");
+
+    // A window past the key's own expiry keeps the sooner one.
+    let again = store
+        .roll_key(&prefix("mds_live_x02"), (&prefix("mds_live_x03"), hash(3)), now, at("2027-01-01T00:00:00Z"))
+        .await
+        .expect("roll the new one");
+    assert_eq!(again.old.expires_at, Some(at("2027-01-01T00:00:00Z")));
+    let sooner = store
+        .roll_key(&k.prefix, (&prefix("mds_live_x04"), hash(4)), now, at("2027-01-01T00:00:00Z"))
+        .await
+        .expect("roll again within its window");
+    assert_eq!(sooner.old.expires_at, Some(at("2026-02-11T00:00:00Z")), "the sooner expiry stays");
+
+    let later = at("2026-02-12T00:00:00Z");
+    expect_conflict(
+        store.roll_key(&k.prefix, (&prefix("mds_live_x05"), hash(5)), later, later).await,
+        "key \"mds_live_x01\" has expired",
+    );
+    store.revoke_key(&prefix("mds_live_x03"), now).await.expect("revoke");
+    expect_conflict(
+        store.roll_key(&prefix("mds_live_x03"), (&prefix("mds_live_x05"), hash(5)), now, now).await,
+        "key \"mds_live_x03\" is revoked",
+    );
+    expect_conflict(
+        store.roll_key(&prefix("mds_live_x04"), (&prefix("mds_test_x05"), hash(5)), now, now).await,
+        "the new key is not a live key",
+    );
+    expect_conflict(
+        store.roll_key(&prefix("mds_live_x04"), (&prefix("mds_live_x02"), hash(5)), now, now).await,
+        "a key with prefix \"mds_live_x02\" already exists",
+    );
+    expect_not_found(
+        store.roll_key(&prefix("mds_live_zzz"), (&prefix("mds_live_x05"), hash(5)), now, now).await,
+        "no key with prefix \"mds_live_zzz\"",
+    );
+    assert_eq!(store.keys(None).await.expect("keys").len(), 4, "nothing half-written");
+}
+
 /// `keys` lists revoked keys too, by creation then prefix; with an account,
 /// only its keys (`[]` for an account without keys, `NotFound` for none).
 pub async fn keys_filter_by_account(store: &dyn Store) {
