@@ -9,6 +9,10 @@
 #
 # Usage: bench/keys-scale.sh [N ...]   (default: 100 10000 1000000)
 #        bench/keys-scale.sh flood [ROUNDS=3] [SECONDS=10] [CONNECTIONS=16]
+#        bench/keys-scale.sh hot OLD_BIN [ROUNDS=5] [SECONDS=10] [CONNECTIONS=16]
+#          (a hot key's throughput on /v1/companies?limit=50, page kept,
+#          this tree's build against OLD_BIN, e.g. a build of the commit
+#          before the key cache, each on its own store of the demo data)
 # Needs: cargo, python3, wrk (installed with apt-get when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +62,39 @@ flood() {
 }
 
 echo "# bench/keys-scale.sh $* on $(date -u +%F) at $(date -u +%T) UTC; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+hot() { # old binary
+  local old=$1 work; work=$(mktemp -d)
+  command -v wrk >/dev/null || { apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }; }
+  for which in new old; do
+    local bin=$BIN; [[ $which == old ]] && bin=$old
+    export MDS_DATABASE_URL="sqlite://$work/$which.db?mode=rwc" MDS_LOG=warn
+    $bin import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv \
+      --mcap data/demo/nse_mcap_2024-03-28.csv >/dev/null 2>&1
+    $bin tiers set bench --rate-limit-per-minute 1000000000 --monthly-quota 1000000000000 >/dev/null
+    $bin accounts create bench >/dev/null
+    $bin keys create --account bench --tier bench 2>/dev/null | tail -n 1 >"$work/$which.key"
+  done
+  MDS_DATABASE_URL="sqlite://$work/new.db?mode=rwc" $BIN serve --listen 127.0.0.1:18791 2>/dev/null &
+  local p1=$!
+  MDS_DATABASE_URL="sqlite://$work/old.db?mode=rwc" $old serve --listen 127.0.0.1:18792 2>/dev/null &
+  local p2=$!
+  ready_wait 18791 >/dev/null; ready_wait 18792 >/dev/null
+  # Each server is driven with its own store's key: run_wrk (bench/lib.sh)
+  # redefined here to pick the key by port.
+  local newkey oldkey; newkey=$(cat "$work/new.key"); oldkey=$(cat "$work/old.key")
+  run_wrk() { local k=$newkey; [[ $1 == 18792 ]] && k=$oldkey
+    local out; out=$(wrk -t1 -c"$3" -d"$4s" --latency -H "Authorization: Bearer $k" "http://127.0.0.1:$1$2")
+    echo "$(echo "$out" | awk '/Requests\/sec/ {print $2}') $(echo "$out" | awk '$1=="50%" {print $2}' | ms) $(echo "$out" | awk '$1=="99%" {print $2}' | ms)"
+  }
+  side_by_side "hot key (this build | $old)" 18791 "/v1/companies?limit=50" 18792 "/v1/companies?limit=50"
+  kill $p1 $p2; wait $p1 $p2 2>/dev/null || true
+  rm -rf "$work"
+}
+if [[ ${1:-} == hot ]]; then
+  ROUNDS=${3:-5}; SECS=${4:-10}; CONNS=${5:-16}
+  hot "$2"
+  exit
+fi
 if [[ ${1:-} == flood ]]; then
   ROUNDS=${2:-3}; SECS=${3:-10}; CONNS=${4:-16}
   flood
