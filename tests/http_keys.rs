@@ -9,38 +9,18 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use common::{TestDatabase, assert_problem, new_key};
+use common::{Node, TestDatabase, assert_problem, new_key};
 use mds_domain::{AccountName, ApiKey, Environment};
-use mds_http::{AppState, HttpConfig, Server};
+use mds_http::HttpConfig;
 use mds_limits::ManualClock;
 use mds_store::Store;
-use tokio::sync::oneshot;
 
-/// A server on a given store, with its state at hand.
-struct Node {
-    base: String,
-    state: AppState,
-    stop: oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<std::io::Result<()>>,
-}
-
+/// What these tests ask of a node.
 impl Node {
-    async fn start(store: Arc<dyn Store>, config: HttpConfig) -> Node {
-        let state = AppState::load(store, config).await.expect("load state");
-        let server = Server::bind(SocketAddr::from(([127, 0, 0, 1], 0)), state.clone()).await.expect("bind");
-        let base = format!("http://{}", server.local_addr().unwrap());
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(server.run(async move {
-            let _ = stopped.await;
-        }));
-        Node { base, state, stop, task }
-    }
-
     async fn status(&self, key: &str) -> u16 {
         self.get(key).await.status().as_u16()
     }
@@ -65,11 +45,6 @@ impl Node {
             assert!(t0.elapsed() < Duration::from_secs(1), "not {status} within 1 s");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-    }
-
-    async fn stop(self) {
-        let _ = self.stop.send(());
-        self.task.await.unwrap().unwrap();
     }
 }
 

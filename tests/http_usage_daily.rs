@@ -10,20 +10,18 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use common::{Options, TestApp, TestDatabase, assert_problem, new_key_at};
+use common::{Node, Options, TestApp, TestDatabase, assert_problem, new_key_at};
 use mds_domain::time::parse_rfc3339;
 use mds_domain::{AccountName, ApiKey, Environment, Tier, TierName};
 use mds_http::routes::{Access, Billing, ROUTES};
-use mds_http::{AppState, HttpConfig, Server};
+use mds_http::HttpConfig;
 use mds_limits::{ManualClock, SharedConfig};
 use mds_store::{Store, UsageBatch, UsageDelta};
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
 
 fn t(s: &str) -> DateTime<Utc> {
     parse_rfc3339(s).unwrap()
@@ -42,32 +40,6 @@ fn frozen(clock: &Arc<ManualClock>) -> HttpConfig {
     config.node.clock = clock.clone();
     config.node.flush_interval = Duration::from_secs(3600);
     config
-}
-
-/// A server on a given store, stopped (gracefully: its final flush) by
-/// [`Node::stop`].
-struct Node {
-    base: String,
-    stop: oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<std::io::Result<()>>,
-}
-
-impl Node {
-    async fn start(store: Arc<dyn Store>, config: HttpConfig) -> Node {
-        let state = AppState::load(store, config).await.expect("load state");
-        let server = Server::bind(SocketAddr::from(([127, 0, 0, 1], 0)), state).await.expect("bind");
-        let base = format!("http://{}", server.local_addr().unwrap());
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(server.run(async move {
-            let _ = stopped.await;
-        }));
-        Node { base, stop, task }
-    }
-
-    async fn stop(self) {
-        let _ = self.stop.send(());
-        self.task.await.unwrap().unwrap();
-    }
 }
 
 /// A store of its own with the demo data and account `acme`.

@@ -147,6 +147,38 @@ pub async fn spawn_with(opts: Options) -> TestApp {
     }
 }
 
+/// A server on a given store, with its state at hand (for tests that run
+/// several on one store, or reach into the node); stopped gracefully (its
+/// final flush) by [`Node::stop`].
+pub struct Node {
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// The server's state.
+    pub state: AppState,
+    stop: oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Node {
+    /// Loads a node on `store` and serves it on a free loopback port.
+    pub async fn start(store: Arc<dyn Store>, config: HttpConfig) -> Node {
+        let state = AppState::load(store, config).await.expect("load state");
+        let server = Server::bind(SocketAddr::from(([127, 0, 0, 1], 0)), state.clone()).await.expect("bind");
+        let base = format!("http://{}", server.local_addr().unwrap());
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(server.run(async move {
+            let _ = stopped.await;
+        }));
+        Node { base, state, stop, task }
+    }
+
+    /// Stops the server and waits for it.
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        self.task.await.unwrap().unwrap();
+    }
+}
+
 /// Issues a key straight into the store and returns it.
 pub async fn new_key(store: &dyn Store, account: &str, tier: &str, env: Environment) -> String {
     new_key_at(store, account, tier, env, Utc::now()).await

@@ -14,7 +14,7 @@ use mds_domain::KeyPrefix;
 use sqlx::Row;
 
 use super::access::{accounts_on, tiers_on};
-use super::meta::bump_generation;
+use super::meta::{bump_generation, read_generation};
 use super::{Conn, Pool, begin_read, begin_write, db};
 use crate::rows::{self, META_GENERATION_AUTH, RowExt};
 use crate::{AUTH_CHANGES_KEPT, ActiveKey, AuthChanges, AuthDirectory, KeyLookup, StoreResult};
@@ -59,22 +59,10 @@ pub(crate) async fn prune_log(pool: &Pool, upto: i64) -> StoreResult<u64> {
     Ok(n)
 }
 
-/// The `auth` generation, read on `conn` (inside a read transaction, the
-/// generation of its snapshot).
-async fn auth_generation(conn: &mut Conn) -> StoreResult<i64> {
-    let value: Option<String> = sqlx::query_scalar("SELECT value FROM meta WHERE key = $1")
-        .bind(META_GENERATION_AUTH)
-        .fetch_optional(conn)
-        .await
-        .map_err(db)?;
-    let value = value.ok_or_else(rows::not_migrated)?;
-    value.parse().map_err(|_| rows::corrupt(format_args!("meta.{META_GENERATION_AUTH} is not a number: {value:?}")))
-}
-
 /// Tiers and accounts, whole, in one snapshot.
 pub(crate) async fn directory(pool: &Pool) -> StoreResult<AuthDirectory> {
     let mut tx = begin_read(pool).await?;
-    let generation = auth_generation(&mut tx).await?;
+    let generation = read_generation(&mut tx, META_GENERATION_AUTH).await?;
     let accounts = accounts_on(&mut tx).await?;
     let tiers = tiers_on(&mut tx).await?;
     tx.commit().await.map_err(db)?;
@@ -85,7 +73,7 @@ pub(crate) async fn directory(pool: &Pool) -> StoreResult<AuthDirectory> {
 /// [`LOOKUP_CHUNK`] prefixes.
 pub(crate) async fn lookup(pool: &Pool, prefixes: &[&str]) -> StoreResult<KeyLookup> {
     let mut tx = begin_read(pool).await?;
-    let generation = auth_generation(&mut tx).await?;
+    let generation = read_generation(&mut tx, META_GENERATION_AUTH).await?;
     let mut keys = Vec::new();
     for chunk in prefixes.chunks(LOOKUP_CHUNK) {
         let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
@@ -109,7 +97,7 @@ pub(crate) async fn lookup(pool: &Pool, prefixes: &[&str]) -> StoreResult<KeyLoo
 /// What changed after generation `since`, in one snapshot.
 pub(crate) async fn changes(pool: &Pool, since: i64) -> StoreResult<AuthChanges> {
     let mut tx = begin_read(pool).await?;
-    let generation = auth_generation(&mut tx).await?;
+    let generation = read_generation(&mut tx, META_GENERATION_AUTH).await?;
     let oldest: Option<i64> =
         sqlx::query_scalar("SELECT MIN(generation) FROM auth_changes").fetch_one(&mut *tx).await.map_err(db)?;
     let rs = sqlx::query("SELECT prefix FROM auth_changes WHERE generation > $1 ORDER BY generation")

@@ -183,13 +183,23 @@ pub(crate) fn log_seeded(tiers: u64) {
 /// `rows::META_GENERATION_*`) and returns its new value; call inside the
 /// transaction of the change.
 pub(crate) async fn bump_generation(conn: &mut Conn, counter: &str) -> StoreResult<i64> {
-    let value: Option<String> = sqlx::query_scalar(
+    counter_value(
+        conn,
         "UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT) WHERE key = $1 RETURNING value",
+        counter,
     )
-    .bind(counter)
-    .fetch_optional(conn)
     .await
-    .map_err(db)?;
+}
+
+/// The change counter under `meta` key `counter`, read on `conn` (inside a
+/// read transaction, its value in that snapshot).
+pub(crate) async fn read_generation(conn: &mut Conn, counter: &str) -> StoreResult<i64> {
+    counter_value(conn, "SELECT value FROM meta WHERE key = $1", counter).await
+}
+
+/// The counter `counter` as the statement `sql` (binding its key) returns it.
+async fn counter_value(conn: &mut Conn, sql: &str, counter: &str) -> StoreResult<i64> {
+    let value: Option<String> = sqlx::query_scalar(sql).bind(counter).fetch_optional(conn).await.map_err(db)?;
     let value = value.ok_or_else(rows::not_migrated)?;
     value.parse().map_err(|_| rows::corrupt(format_args!("meta.{counter} is not a number: {value:?}")))
 }
