@@ -4,36 +4,21 @@
 //! billing months still follow the wall clock. A real SQLite store in a
 //! temporary directory holds the key.
 
+mod common;
+
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
-use mds_domain::{AccountName, Environment, KeyHash, KeyPrefix, TierName};
+use mds_domain::KeyPrefix;
 use mds_limits::{Charge, Limiter, Limits, ManualClock, Meter, Policy};
-use mds_store::prelude::*;
 use mds_store::sqlite::SqliteStore;
-use mds_store::{DatabaseUrl, NewKey};
 
 fn t0() -> DateTime<Utc> {
     "2026-11-15T12:00:00Z".parse().unwrap()
 }
 
 async fn store_with_key(dir: &tempfile::TempDir) -> (SqliteStore, KeyPrefix) {
-    let store = SqliteStore::connect(&DatabaseUrl::new(dir.path().join("mds.db").to_str().unwrap())).await.unwrap();
-    store.migrate().await.unwrap();
-    let acme = AccountName::parse("acme").unwrap();
-    store.create_account(&acme, t0()).await.unwrap();
-    let prefix = KeyPrefix::parse("mds_live_c01").unwrap();
-    let key = NewKey {
-        prefix: prefix.clone(),
-        hash: KeyHash([7; 32]),
-        account: acme,
-        tier: TierName::parse("starter").unwrap(),
-        environment: Environment::Live,
-        created_at: t0(),
-        expires_at: None,
-    };
-    store.create_key(&key).await.unwrap();
-    (store, prefix)
+    common::store_with_key(dir, "mds_live_c01", 7, t0()).await
 }
 
 const LIMITS: Limits = Limits { rate_limit_per_minute: 60, monthly_quota: 1_000_000 };

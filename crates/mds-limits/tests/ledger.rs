@@ -2,18 +2,20 @@
 //! reach the store by day, route and outcome, and a usage read taken while
 //! a flush is landing sees every count exactly once.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
+use mds_domain::KeyPrefix;
 use mds_domain::daily::DailyUsage;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
-use mds_domain::{AccountName, Environment, KeyHash, KeyPrefix, TierName};
 use mds_limits::{Charge, Limiter, Limits, ManualClock, Meter, Outcome};
 use mds_store::prelude::*;
 use mds_store::sqlite::SqliteStore;
-use mds_store::{DatabaseUrl, NewKey, StoreResult, UsageBatch};
+use mds_store::{StoreResult, UsageBatch};
 
 fn t0() -> DateTime<Utc> {
     "2026-11-15T23:59:59Z".parse().unwrap()
@@ -24,22 +26,7 @@ fn day(s: &str) -> NaiveDate {
 }
 
 async fn store_with_key(dir: &tempfile::TempDir) -> (SqliteStore, KeyPrefix) {
-    let store = SqliteStore::connect(&DatabaseUrl::new(dir.path().join("mds.db").to_str().unwrap())).await.unwrap();
-    store.migrate().await.unwrap();
-    let acme = AccountName::parse("acme").unwrap();
-    store.create_account(&acme, t0()).await.unwrap();
-    let prefix = KeyPrefix::parse("mds_live_l01").unwrap();
-    let key = NewKey {
-        prefix: prefix.clone(),
-        hash: KeyHash([9; 32]),
-        account: acme,
-        tier: TierName::parse("starter").unwrap(),
-        environment: Environment::Live,
-        created_at: t0(),
-        expires_at: None,
-    };
-    store.create_key(&key).await.unwrap();
-    (store, prefix)
+    common::store_with_key(dir, "mds_live_l01", 9, t0()).await
 }
 
 const LIMITS: Limits = Limits { rate_limit_per_minute: 1_000, monthly_quota: 1_000_000 };
