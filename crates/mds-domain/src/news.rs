@@ -15,7 +15,7 @@ use std::cmp::Ordering;
 use chrono::{DateTime, Utc};
 
 use crate::article::{ArticleSummary, Slug};
-use crate::params::{CURSOR, LIMIT, PageParams, ParamError, TICKER};
+use crate::params::{CURSOR, LIMIT, PageParams, ParamError, TICKER, one};
 use crate::query::Limit;
 use crate::time::{format_utc, parse_rfc3339};
 use crate::{Isin, Ticker, bounds};
@@ -145,24 +145,15 @@ impl NewsFilter {
     /// two spellings of one filter (an ISIN in lower case, an instant with
     /// another offset) have one form.
     pub fn canonical(&self) -> String {
-        let mut out = String::new();
-        let mut put = |k: &str, v: Option<&str>| {
-            if let Some(v) = v {
-                out.push_str(k);
-                out.push('=');
-                out.push_str(&v.len().to_string());
-                out.push(':');
-                out.push_str(v);
-                out.push(';');
-            }
-        };
+        let mut canonical = crate::params::Canonical::default();
+        let mut put = |k: &str, v: Option<&str>| canonical.put(k, v);
         put(ISIN, self.isin.as_ref().map(Isin::as_str));
         put(TICKER, self.ticker.as_ref().map(Ticker::as_str));
         put(CATEGORY, self.category.as_ref().map(Exact::as_str));
         put(TAG, self.tag.as_ref().map(Exact::as_str));
         put(PUBLISHED_AFTER, self.published_after.as_ref().map(format_utc).as_deref());
         put(PUBLISHED_BEFORE, self.published_before.as_ref().map(format_utc).as_deref());
-        out
+        canonical.finish()
     }
 }
 
@@ -182,13 +173,6 @@ impl NewsQueryParams {
     /// error of `published_before`. Names not in that list are the caller's
     /// to refuse.
     pub fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
-        fn one<'a, T>(
-            get: &impl Fn(&str) -> Option<&'a str>,
-            param: &'static str,
-            parse: impl FnOnce(&'a str) -> Result<T, String>,
-        ) -> Result<Option<T>, ParamError> {
-            get(param).map(parse).transpose().map_err(|detail| ParamError { param, detail })
-        }
         let filter = NewsFilter {
             isin: one(&get, ISIN, |s| {
                 Isin::parse(s)

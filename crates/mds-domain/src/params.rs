@@ -56,6 +56,40 @@ pub struct PageParams {
     pub limit: Limit,
 }
 
+/// The value of the parameter `param` as `get` gives it, parsed by `parse`;
+/// a bad value is an error naming `param`.
+pub(crate) fn one<'a, T>(
+    get: &impl Fn(&str) -> Option<&'a str>,
+    param: &'static str,
+    parse: impl FnOnce(&'a str) -> Result<T, String>,
+) -> Result<Option<T>, ParamError> {
+    get(param).map(parse).transpose().map_err(|detail| ParamError { param, detail })
+}
+
+/// The canonical text form of a set of filters, which binds a cursor to
+/// them: each given value as `name=length:value;`, in the order put.
+#[derive(Default)]
+pub(crate) struct Canonical(String);
+
+impl Canonical {
+    /// Adds the filter `name` if it has a value.
+    pub(crate) fn put(&mut self, name: &str, value: Option<&str>) {
+        if let Some(v) = value {
+            self.0.push_str(name);
+            self.0.push('=');
+            self.0.push_str(&v.len().to_string());
+            self.0.push(':');
+            self.0.push_str(v);
+            self.0.push(';');
+        }
+    }
+
+    /// The text.
+    pub(crate) fn finish(self) -> String {
+        self.0
+    }
+}
+
 /// The query of `GET /v1/companies`: filters (AND) and pagination.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CompaniesQueryParams {
@@ -70,13 +104,6 @@ impl CompaniesQueryParams {
     /// any), in the order of [`COMPANIES_PARAMETERS`]; the first bad value
     /// is the error. Names not in that list are the caller's to refuse.
     pub fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
-        fn one<'a, T>(
-            get: &impl Fn(&str) -> Option<&'a str>,
-            param: &'static str,
-            parse: impl FnOnce(&'a str) -> Result<T, String>,
-        ) -> Result<Option<T>, ParamError> {
-            get(param).map(parse).transpose().map_err(|detail| ParamError { param, detail })
-        }
         let filter = CompanyFilter {
             letter: one(&get, LETTER, Letter::parse)?,
             industry: one(&get, INDUSTRY, Industry::parse)?,

@@ -190,17 +190,8 @@ impl CompanyFilter {
 
     /// A canonical text form of the filters, used to bind a cursor to them.
     pub fn canonical(&self) -> String {
-        let mut out = String::new();
-        let mut put = |k: &str, v: Option<&str>| {
-            if let Some(v) = v {
-                out.push_str(k);
-                out.push('=');
-                out.push_str(&v.len().to_string());
-                out.push(':');
-                out.push_str(v);
-                out.push(';');
-            }
-        };
+        let mut canonical = crate::params::Canonical::default();
+        let mut put = |k: &str, v: Option<&str>| canonical.put(k, v);
         let letter = self.letter.map(|l| l.as_char().to_string());
         put(params::LETTER, letter.as_deref());
         put(params::INDUSTRY, self.industry.as_ref().map(Industry::as_str));
@@ -208,7 +199,7 @@ impl CompanyFilter {
         put(params::MARKET_CAP, self.market_cap.map(|m| m.as_str()));
         put(params::SEARCH, self.search.as_ref().map(|s| s.as_str()));
         put(params::TICKER, self.ticker.as_ref().map(|t| t.as_str()));
-        out
+        canonical.finish()
     }
 }
 
