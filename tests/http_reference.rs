@@ -212,9 +212,92 @@ async fn bad_tokens_and_cursors_are_refused() {
     // A genuine token for a generation the store never reached: the store's
     // history was replaced (a restore) after it was issued.
     let codec = CursorCodec::new(&app.store.cursor_secret().await.unwrap());
-    let future = codec.seal(b"mds changes token", &1_000_000_000i64.to_le_bytes());
-    let body =
-        assert_problem(app.get(&format!("/v1/companies/changes?since={future}")).await, 410, "sync_token_expired")
-            .await;
+    let seal = |g: i64, nonce: Option<i64>| {
+        let mut b = g.to_le_bytes().to_vec();
+        b.extend(nonce.map(i64::to_le_bytes).into_iter().flatten());
+        codec.seal(b"mds changes token", &b)
+    };
+    let body = assert_problem(
+        app.get(&format!("/v1/companies/changes?since={}", seal(1_000_000_000, Some(7)))).await,
+        410,
+        "sync_token_expired",
+    )
+    .await;
     assert_eq!(body["param"], "since");
+    // The generation the node serves, with a nonce that is not its: a token
+    // of another history that reached the same number.
+    let g = app.store.generations().await.unwrap().companies;
+    assert_problem(
+        app.get(&format!("/v1/companies/changes?since={}", seal(g, Some(7)))).await,
+        410,
+        "sync_token_expired",
+    )
+    .await;
+    // A token of the earlier form (a bare generation) cannot be checked.
+    assert_problem(app.get(&format!("/v1/companies/changes?since={}", seal(g, None))).await, 410, "sync_token_expired")
+        .await;
+    assert_eq!(app.get(&format!("/v1/companies/changes?since={token}")).await.status(), 200, "the real one");
+}
+
+/// A store restored from an older copy, then imported into until it passes
+/// the generation of a token issued before the restore: that token names a
+/// history the store no longer has, and is refused `410` rather than
+/// silently skipping the changes it never saw. (On SQLite, where a restore
+/// is a copy of the file.)
+#[tokio::test]
+async fn a_token_from_before_a_restore_is_refused_after_the_store_passes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, backup) = (dir.path().join("mds.db"), dir.path().join("backup.db"));
+    let companies: Vec<mds_domain::Company> =
+        (0..20).map(|i| mds_testkit::fixtures::company(i, &format!("R{i:03}"))).collect();
+    let renamed = |from: usize, suffix: &str| -> Vec<mds_domain::Company> {
+        companies[from..from + 5]
+            .iter()
+            .map(|c| mds_domain::Company { name: format!("{} {suffix}", c.name), ..c.clone() })
+            .collect()
+    };
+    let store = mds_store::open(&mds_store::DatabaseUrl::new(db.to_str().unwrap())).await.unwrap();
+    store.migrate().await.unwrap();
+    store.create_account(&mds_domain::AccountName::parse("acme").unwrap(), chrono::Utc::now()).await.unwrap();
+    let key = common::new_key(&*store, "acme", "pro", mds_domain::Environment::Live).await;
+    store.upsert_companies(&companies).await.unwrap();
+    sqlx_copy(&store, &backup).await;
+    store.upsert_companies(&renamed(0, "later")).await.unwrap();
+    let node = common::Node::start(store.clone(), common::reloading_every(std::time::Duration::from_secs(3600))).await;
+    let page: serde_json::Value = changes_page(&node.base, &key, None).await.json().await.unwrap();
+    let token = page["sync_token"].as_str().unwrap().to_owned();
+    let issued_at = store.generations().await.unwrap().companies;
+    node.stop().await;
+
+    // The restore: the older copy becomes the store (at its own path, as
+    // an operator restores a backup into a new database), which then moves
+    // on past the token's generation with other changes.
+    let store = mds_store::open(&mds_store::DatabaseUrl::new(backup.to_str().unwrap())).await.unwrap();
+    assert!(store.generations().await.unwrap().companies < issued_at, "the copy is older");
+    store.upsert_companies(&renamed(5, "other")).await.unwrap();
+    store.upsert_companies(&renamed(10, "other")).await.unwrap();
+    assert!(store.generations().await.unwrap().companies >= issued_at, "the store passed the token's generation");
+    let node = common::Node::start(store.clone(), common::reloading_every(std::time::Duration::from_secs(3600))).await;
+    assert_problem(changes_page(&node.base, &key, Some(&token)).await, 410, "sync_token_expired").await;
+    // A token of the new history works.
+    let page: serde_json::Value = changes_page(&node.base, &key, None).await.json().await.unwrap();
+    let fresh = page["sync_token"].as_str().unwrap().to_owned();
+    assert_eq!(changes_page(&node.base, &key, Some(&fresh)).await.status(), 200);
+    node.stop().await;
+}
+
+/// `GET /v1/companies/changes?limit=200[&since=TOKEN]` with `key` on the
+/// server at `base`.
+async fn changes_page(base: &str, key: &str, since: Option<&str>) -> reqwest::Response {
+    let q = since.map(|t| format!("&since={t}")).unwrap_or_default();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    client.get(format!("{base}/v1/companies/changes?limit=200{q}")).bearer_auth(key).send().await.unwrap()
+}
+
+/// Copies the SQLite store to `to` as it is now (`VACUUM INTO`).
+async fn sqlx_copy(store: &std::sync::Arc<dyn mds_store::Store>, to: &std::path::Path) {
+    let _ = store;
+    let url = format!("sqlite://{}", to.parent().unwrap().join("mds.db").display());
+    let mut conn = <sqlx::SqliteConnection as sqlx::Connection>::connect(&url).await.unwrap();
+    sqlx::query(&format!("VACUUM INTO '{}'", to.display())).execute(&mut conn).await.unwrap();
 }

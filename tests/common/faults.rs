@@ -91,6 +91,7 @@ gated!(MetaStore {
 });
 
 gated!(CatalogStore {
+    fn generation_nonces() -> Vec<(i64, i64)>;
     fn upsert_companies(rows: &[Company]) -> UpsertSummary;
     fn upsert_company_chunks(chunks: &mut (dyn Iterator<Item = Vec<Company>> + Send)) -> UpsertSummary;
     fn companies() -> Vec<Company>;

@@ -89,7 +89,11 @@ impl Env {
         let mut c = SharedConfig::new(self.url.clone())
             .with_namespace(self.ns.clone())
             .with_nodes(nodes)
-            .with_probe_interval(Duration::from_millis(50));
+            .with_probe_interval(Duration::from_millis(50))
+            // A call slowed by a loaded machine (the workspace's tests run
+            // at once) must not turn into the fallback these tests do not
+            // test; the stall test sets its own.
+            .with_timeout(Duration::from_secs(10));
         c.usage_ttl = Duration::from_secs(300); // what a failed test leaves goes soon
         c
     }

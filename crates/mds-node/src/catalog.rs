@@ -2,6 +2,7 @@
 //! with the identity of its version and the pages served from it
 //! ([`crate::pages`]).
 
+use std::collections::HashMap;
 use std::ops::Deref;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,6 +18,7 @@ pub struct CatalogVersion {
     catalog: Arc<Catalog>,
     id: [u8; 16],
     generation: i64,
+    nonces: HashMap<i64, i64>,
     pages: PageCache,
 }
 
@@ -34,6 +36,14 @@ impl CatalogVersion {
     /// holds every change up to it (the sync token of its change feed).
     pub fn generation(&self) -> i64 {
         self.generation
+    }
+
+    /// The random nonce the store gave `companies` generation `g` (0 for
+    /// one it gave none, generation 0 among them), as of this catalog's
+    /// load: a sync token carries it, so a token from a history the store
+    /// no longer has does not pass for one of the same number now.
+    pub fn nonce(&self, g: i64) -> i64 {
+        self.nonces.get(&g).copied().unwrap_or(0)
     }
 
     /// The pages served from this version, by query.
@@ -63,22 +73,32 @@ impl CatalogSlot {
     /// `page_cache_bytes` of served pages.
     pub fn new(catalog: Arc<Catalog>, page_cache_bytes: usize) -> Self {
         let node = rand::random::<u64>();
-        let first = Self::version(node, 0, catalog, 0, page_cache_bytes);
+        let first = Self::version(node, 0, catalog, 0, HashMap::new(), page_cache_bytes);
         CatalogSlot { current: ArcSwap::from_pointee(first), node, loads: AtomicU64::new(1), page_cache_bytes }
     }
 
-    fn version(node: u64, n: u64, catalog: Arc<Catalog>, generation: i64, page_cache_bytes: usize) -> CatalogVersion {
+    fn version(
+        node: u64,
+        n: u64,
+        catalog: Arc<Catalog>,
+        generation: i64,
+        nonces: HashMap<i64, i64>,
+        page_cache_bytes: usize,
+    ) -> CatalogVersion {
         let mut id = [0; 16];
         id[..8].copy_from_slice(&node.to_le_bytes());
         id[8..].copy_from_slice(&n.to_le_bytes());
-        CatalogVersion { catalog, id, generation, pages: PageCache::new(page_cache_bytes) }
+        CatalogVersion { catalog, id, generation, nonces, pages: PageCache::new(page_cache_bytes) }
     }
 
-    /// Serves `catalog`, loaded at `companies` generation `generation`,
+    /// Serves `catalog`, loaded at `companies` generation `generation`
+    /// with the generations' `nonces` (the store's `generation_nonces`),
     /// from now on, as a new version (with no pages).
-    pub fn store(&self, catalog: Arc<Catalog>, generation: i64) {
+    pub fn store(&self, catalog: Arc<Catalog>, generation: i64, nonces: &[(i64, i64)]) {
         let n = self.loads.fetch_add(1, Ordering::Relaxed);
-        self.current.store(Arc::new(Self::version(self.node, n, catalog, generation, self.page_cache_bytes)));
+        let nonces = nonces.iter().copied().collect();
+        let version = Self::version(self.node, n, catalog, generation, nonces, self.page_cache_bytes);
+        self.current.store(Arc::new(version));
     }
 
     /// The catalog as of now.
@@ -103,7 +123,8 @@ mod tests {
             .put("limit=1", Tagged { body: Bytes::from_static(b"{}"), etag: HeaderValue::from_static("\"t\"") });
         assert!(slot.load().pages().get("limit=1").is_some());
         assert_eq!(*slot.load().id(), first, "stable while the catalog is");
-        slot.store(Arc::new(Catalog::default()), 1);
+        slot.store(Arc::new(Catalog::default()), 1, &[(1, 42)]);
+        assert_eq!((slot.load().nonce(1), slot.load().nonce(2)), (42, 0));
         assert_ne!(*slot.load().id(), first, "a new catalog is a new version, even with the same rows");
         assert!(slot.load().pages().is_empty(), "a new version serves no page of the old one");
         let other = CatalogSlot::new(Arc::new(Catalog::default()), 0);

@@ -252,7 +252,8 @@ impl Node {
             ms = t.elapsed().as_millis() as u64,
             "company catalog reloaded"
         );
-        self.catalog.store(catalog, companies);
+        let nonces = self.store.generation_nonces().await?;
+        self.catalog.store(catalog, companies, &nonces);
         *self.catalog_at.lock().expect("not poisoned") = Some(companies);
         self.metrics.event(Event::CatalogReload);
         Ok(true)

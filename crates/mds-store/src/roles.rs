@@ -78,6 +78,12 @@ pub trait CatalogStore: Send + Sync + 'static {
     /// consistent read.
     async fn companies_sorted(&self, each: &mut (dyn FnMut(StoredCompany) + Send)) -> StoreResult<()>;
 
+    /// Every `companies` generation made by an upsert, with its random
+    /// nonce, oldest first (one row per import): what a sync token is
+    /// checked against, so a token from a history the store no longer has
+    /// is told apart from one of the same generation number now.
+    async fn generation_nonces(&self) -> StoreResult<Vec<(i64, i64)>>;
+
     /// Saves `bytes` as the catalog snapshot of companies generation
     /// `generation`, replacing every other snapshot, all or nothing. Saving
     /// the same generation twice keeps one (either copy: they are equal).

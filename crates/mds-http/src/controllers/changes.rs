@@ -1,17 +1,18 @@
 //! `GET /v1/companies/changes`: the company master in change order, then
 //! only what changed (contract section 7.2), walked in the node's catalog.
 //!
-//! A sync token is the `companies` generation the walk was served at,
-//! sealed by the cursor codec ([`mds_catalog::CursorCodec::seal`]) in its
-//! own scope; a cursor holds the last `(generation, ISIN)` served and is
-//! sealed in the scope of the token it walks from, so it is refused with
-//! another `since`. Companies are never deleted, so a token is good for as
-//! long as the store keeps its history: it is refused `410
-//! sync_token_expired` only when it names a generation the store has not
-//! reached, i.e. the store's history was replaced (restored from an older
-//! backup) after the token was issued. A node whose catalog is behind a
-//! token's generation (another node served it) answers with no rows and
-//! the same token.
+//! A sync token is the `companies` generation the walk was served at and
+//! that generation's random nonce (the store's `generation_nonces`), sealed
+//! by the cursor codec ([`mds_catalog::CursorCodec::seal`]) in its own
+//! scope; a cursor holds the last `(generation, ISIN)` served and is sealed
+//! in the scope of the token it walks from, so it is refused with another
+//! `since`. Companies are never deleted, so a token is good for as long as
+//! the store keeps its history: it is refused `410 sync_token_expired` when
+//! the store's history was replaced after it was issued (restored from an
+//! older copy): its generation is one the store has not reached, or one the
+//! store has reached again with another nonce. A node whose catalog is
+//! behind a token's generation (another node served it) answers with no
+//! rows and the same token.
 
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
@@ -42,9 +43,28 @@ fn cursor_scope(since: i64) -> Vec<u8> {
     s
 }
 
-/// The sync token of generation `g`.
-pub fn token(state: &AppState, g: i64) -> String {
-    state.cursors.seal(TOKEN_SCOPE, &g.to_le_bytes())
+/// The sync token of generation `g` with its `nonce`.
+fn token(state: &AppState, g: i64, nonce: i64) -> String {
+    let mut bytes = g.to_le_bytes().to_vec();
+    bytes.extend_from_slice(&nonce.to_le_bytes());
+    state.cursors.seal(TOKEN_SCOPE, &bytes)
+}
+
+/// The generation and nonce a sync token holds; `None` for a token this
+/// service did not issue, or an earlier form of one (a bare generation).
+fn open_token(state: &AppState, t: &str) -> Option<(i64, i64)> {
+    let b = state.cursors.open(TOKEN_SCOPE, t).ok()?;
+    let (g, n) = b.split_at_checked(8)?;
+    Some((i64::from_le_bytes(g.try_into().ok()?), i64::from_le_bytes(n.try_into().ok()?)))
+}
+
+/// `410 sync_token_expired`.
+fn expired() -> ApiError {
+    ApiError::new(
+        ErrorCode::SyncTokenExpired,
+        "the store no longer holds the history this sync token needs; sync again without `since`",
+    )
+    .with_param("since")
 }
 
 /// Handler.
@@ -75,33 +95,40 @@ pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Res
     let p = Params::parse(raw.as_deref(), CHANGES_PARAMETERS)?;
     let req =
         ChangesQueryParams::parse(|name| p.get(name)).map_err(|e| ApiError::invalid_parameter(e.param, e.detail))?;
-    let since = match &req.sync.since {
-        None => 0,
-        Some(t) => {
-            let g = state.cursors.open(TOKEN_SCOPE, t).ok().and_then(|b| Some(i64::from_le_bytes(b.try_into().ok()?)));
-            g.ok_or_else(|| {
-                invalid_cursor(
+    let generation = catalog.generation();
+    let (since, nonce) = match &req.sync.since {
+        None => (0, 0),
+        Some(t) => match state.cursors.open(TOKEN_SCOPE, t) {
+            Err(_) => {
+                return Err(invalid_cursor(
                     "since",
                     "sync token was not issued by this service or has been altered; sync again without it",
-                )
-            })?
-        }
+                ));
+            }
+            // A genuine token of an earlier form (a bare generation): it
+            // cannot be checked against the history, so it is expired.
+            Ok(_) => open_token(&state, t).ok_or_else(expired)?,
+        },
     };
     let after = match &req.page.cursor {
         None => None,
         Some(c) => Some(open_cursor(&state, since, c)?),
     };
-    let generation = catalog.generation();
-    if since > generation && state.store.generations().await?.companies < since {
-        return Err(ApiError::new(
-            ErrorCode::SyncTokenExpired,
-            "the store no longer holds the history this sync token needs; sync again without `since`",
-        )
-        .with_param("since"));
+    if since <= generation {
+        // A generation this catalog knows: the token must carry its nonce.
+        if catalog.nonce(since) != nonce {
+            return Err(expired());
+        }
+    } else if state.store.generations().await?.companies < since {
+        return Err(expired());
     }
     let page = catalog.changes(since, after.as_ref(), req.page.limit.get());
     let next_cursor = page.next.as_ref().map(|k| seal_cursor(&state, since, k));
-    let sync_token = (!page.has_more()).then(|| token(&state, since.max(generation)));
+    // A node behind the token's generation hands the token back as it is.
+    let sync_token = (!page.has_more()).then(|| match since > generation {
+        true => token(&state, since, nonce),
+        false => token(&state, generation, catalog.nonce(generation)),
+    });
     let mut body = Vec::with_capacity(1024);
     envelope::write_json(&mut body, |b| page.write_rows(b), next_cursor.as_deref(), page.has_more());
     // `{"data":…,"has_more":…}` → `…,"sync_token":…}`

@@ -22,7 +22,7 @@ use mds_domain::{Article, Company, Slug};
 
 use super::dialect::{self, COMPANY_ORDER, Upsert};
 use super::meta::bump_generation;
-use super::{Pool, begin_write, db};
+use super::{Conn, Pool, begin_write, db};
 use crate::rows::{
     self, ARTICLE_COLUMNS, COMPANY_COLUMNS, COMPANY_STAMP_COLUMNS, META_GENERATION_COMPANIES, META_GENERATION_NEWS,
 };
@@ -141,7 +141,9 @@ pub(crate) async fn upsert_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     // Stamped rows need the new generation before they are written; the
     // bump is undone with the rest if nothing changes.
     let stamp = if T::STAMPED {
-        Some(Stamp::new(chrono::Utc::now(), bump_generation(&mut tx, T::COUNTER).await?))
+        let generation = bump_generation(&mut tx, T::COUNTER).await?;
+        record_nonce(&mut tx, generation).await?;
+        Some(Stamp::new(chrono::Utc::now(), generation))
     } else {
         None
     };
@@ -165,6 +167,27 @@ pub(crate) async fn upsert_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     }
     tx.commit().await.map_err(db)?;
     Ok(summary)
+}
+
+/// Gives the new `companies` generation `generation` its random nonce
+/// (`generation_nonces`), in the upsert's transaction.
+async fn record_nonce(conn: &mut Conn, generation: i64) -> StoreResult<()> {
+    let nonce = (rand::random::<u64>() >> 1) as i64;
+    sqlx::query("INSERT INTO generation_nonces (generation, nonce) VALUES ($1, $2)")
+        .bind(generation)
+        .bind(nonce)
+        .execute(conn)
+        .await
+        .map_err(db)?;
+    Ok(())
+}
+
+/// Every `companies` generation's nonce, oldest first.
+pub(crate) async fn generation_nonces(pool: &Pool) -> StoreResult<Vec<(i64, i64)>> {
+    sqlx::query_as("SELECT generation, nonce FROM generation_nonces ORDER BY generation")
+        .fetch_all(pool)
+        .await
+        .map_err(db)
 }
 
 /// Every company with its stamps, by ticker then ISIN in byte order: a walk

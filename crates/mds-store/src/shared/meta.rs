@@ -72,6 +72,11 @@ macro_rules! migrations {
                 name: "key_expiry",
                 sql: include_str!(concat!("../../migrations/", $dir, "/0008_key_expiry.sql")),
             },
+            Migration {
+                version: 9,
+                name: "generation_nonces",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0009_generation_nonces.sql")),
+            },
         ]
     };
 }

@@ -60,6 +60,10 @@ impl CatalogStore for Backend {
         catalog::companies_sorted(&self.pool, each).await
     }
 
+    async fn generation_nonces(&self) -> StoreResult<Vec<(i64, i64)>> {
+        catalog::generation_nonces(&self.pool).await
+    }
+
     async fn save_catalog_snapshot(&self, generation: i64, bytes: &[u8]) -> StoreResult<()> {
         snapshot::save(&self.pool, generation, bytes).await
     }
