@@ -7,6 +7,7 @@
 
 mod common;
 
+use mds_testkit::rng::Rng;
 use std::io::Read as _;
 use std::time::{Duration, Instant};
 
@@ -435,27 +436,6 @@ async fn an_import_is_listed_within_a_reload_and_changes_the_tag() {
     assert_eq!(data[0].slug.as_str(), "fresh-off-the-press");
     let r = app.get_with_headers("/v1/news?limit=3", &[("if-none-match", &etag)]).await;
     assert_eq!(r.status(), 200, "the old tag no longer matches");
-}
-
-/// xorshift64*: deterministic, no dependencies.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len())]
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
 }
 
 const ISINS: &[&str] = &["INE002A01018", "INE467B01029", "INE040A01034", "INE009A01021"];

@@ -6,27 +6,7 @@ use mds_catalog::{Catalog, SortKey};
 use mds_domain::query::fold;
 use mds_domain::{Company, CompanyFilter, Exchange, Industry, Letter, MarketCapBand, SearchTerm, Ticker};
 use mds_testkit::fixtures::isin_of;
-
-/// xorshift64*: deterministic, no dependencies.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len())]
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-}
+use mds_testkit::rng::Rng;
 
 const WORDS: &[&str] = &[
     "Nestlé",

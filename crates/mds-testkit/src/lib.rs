@@ -10,8 +10,10 @@
 //!   crate's tests that run on PostgreSQL.
 //! - [`raw`]: a raw connection to the database under test, for the suite's
 //!   functions that change it behind the store's back.
+//! - [`rng`]: a small deterministic random generator for randomised tests.
 
 pub mod fixtures;
 pub mod pg;
 pub mod raw;
+pub mod rng;
 pub mod store;
