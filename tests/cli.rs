@@ -141,6 +141,68 @@ async fn keys_are_printed_once_and_stored_as_hashes() {
     assert!(keys.iter().find(|k| k.prefix.as_str() == &key[..17]).unwrap().revoked_at.is_some());
 }
 
+#[tokio::test]
+async fn admin_tokens_are_printed_once_and_every_change_is_audited() {
+    let cli = Cli::new();
+    let out = cli.ok(&["admin-tokens", "create", "billing"]);
+    let token = out.trim_end().lines().last().unwrap().to_owned();
+    mds_domain::AdminToken::parse(&token).expect("the last line is the token alone");
+    let db = std::fs::read(cli.db()).unwrap_or_default();
+    let wal = std::fs::read(cli.db().with_extension("db-wal")).unwrap_or_default();
+    assert!(!contains(&db, token.as_bytes()) && !contains(&wal, token.as_bytes()), "stored hashed");
+    let e = cli.fails(&["admin-tokens", "create", "billing"]);
+    assert!(e.contains("exists"), "{e}");
+    cli.fails(&["admin-tokens", "create", "cli"]);
+    let list = cli.ok(&["admin-tokens", "list", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(list.trim()).unwrap();
+    assert_eq!(v["name"], "billing");
+    assert_eq!(v["prefix"], &token[..18]);
+    assert!(!list.contains(&token));
+    cli.ok(&["admin-tokens", "revoke", "billing"]);
+    cli.fails(&["admin-tokens", "revoke", "billing"]);
+    let table = cli.ok(&["admin-tokens", "list"]);
+    assert!(table.lines().nth(1).unwrap().starts_with("billing"), "{table}");
+
+    // The CLI's changes of tiers, accounts and keys are in the audit log as
+    // made by `cli`, with the records before and after.
+    cli.ok(&["tiers", "set", "gold", "--rate-limit-per-minute", "10", "--monthly-quota", "100"]);
+    cli.ok(&["tiers", "set", "gold", "--monthly-quota", "200"]);
+    cli.ok(&["accounts", "create", "acme"]);
+    cli.ok(&["accounts", "set", "acme", "--entitled", "false"]);
+    let key = cli.ok(&["keys", "create", "--account", "acme", "--tier", "gold"]);
+    cli.ok(&["keys", "revoke", &key.trim()[..17]]);
+    cli.ok(&["keys", "revoke", &key.trim()[..17]]);
+    // Refused commands write no entry.
+    cli.fails(&["accounts", "create", "acme"]);
+    cli.fails(&["keys", "create", "--account", "acme", "--tier", "platinum"]);
+    let store = cli.store().await;
+    let log = store.audit_log(None, 100).await.unwrap();
+    let seen: Vec<(&str, &str, &str)> =
+        log.iter().rev().map(|e| (e.actor.as_str(), e.action.as_str(), e.target.as_str())).collect();
+    let prefix = format!("key:{}", &key.trim()[..17]);
+    assert_eq!(
+        seen,
+        [
+            ("cli", "admin_token.create", "admin_token:billing"),
+            ("cli", "admin_token.revoke", "admin_token:billing"),
+            ("cli", "tier.create", "tier:gold"),
+            ("cli", "tier.update", "tier:gold"),
+            ("cli", "account.create", "account:acme"),
+            ("cli", "account.update", "account:acme"),
+            ("cli", "key.create", prefix.as_str()),
+            ("cli", "key.revoke", prefix.as_str()),
+        ]
+    );
+    let update = &log[4];
+    assert_eq!(update.before.as_ref().unwrap()["monthly_quota"], 100);
+    assert_eq!(update.after.as_ref().unwrap()["monthly_quota"], 200);
+    let entitled = &log[2];
+    assert_eq!(entitled.before.as_ref().unwrap()["entitled"], true);
+    assert_eq!(entitled.after.as_ref().unwrap()["entitled"], false);
+    assert!(log[0].before.as_ref().unwrap()["revoked_at"].is_null());
+    assert!(log[0].after.as_ref().unwrap()["revoked_at"].is_string());
+}
+
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }

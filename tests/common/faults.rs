@@ -10,10 +10,14 @@ use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::news::NewsKey;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
-use mds_domain::{Account, AccountName, Article, ArticleSummary, Company, KeyPrefix, NewsFilter, Slug, Tier};
+use mds_domain::{
+    Account, AccountName, Actor, AdminTokenName, Article, ArticleSummary, AuditEntry, Company, KeyPrefix, NewsFilter,
+    Slug, Tier,
+};
 use mds_store::{
-    AccessStore, AuthChanges, AuthDirectory, CatalogStore, Cause, DailyUsage, Generations, KeyLookup, KeyRecord,
-    MetaStore, NewKey, NewsStore, Store, StoreError, StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
+    AccessStore, AdminStore, AdminTokenRecord, AuthChanges, AuthDirectory, CatalogStore, Cause, DailyUsage,
+    Generations, KeyLookup, KeyRecord, MetaStore, NewKey, NewsStore, Store, StoreError, StoreResult, StoredCompany,
+    UpsertSummary, UsageBatch, UsageStore,
 };
 
 /// Which fault is on.
@@ -126,4 +130,18 @@ gated!(UsageStore {
     fn usage(key: &KeyPrefix, from: BillingMonth, to: BillingMonth) -> Vec<(BillingMonth, u64)>;
     fn usage_days(key: &KeyPrefix, from: NaiveDate, to: NaiveDate) -> Vec<DailyUsage>;
     fn quota_history(key: &KeyPrefix) -> QuotaHistory;
+});
+
+gated!(AdminStore {
+    fn audited_set_tier(tier: &Tier, actor: &Actor, now: DateTime<Utc>) -> bool;
+    fn audited_create_account(name: &AccountName, actor: &Actor, now: DateTime<Utc>) -> Account;
+    fn audited_set_account_entitled(name: &AccountName, entitled: bool, actor: &Actor, now: DateTime<Utc>) -> Account;
+    fn audited_create_key(key: &NewKey, actor: &Actor) -> KeyRecord;
+    fn audited_revoke_key(prefix: &KeyPrefix, actor: &Actor, now: DateTime<Utc>) -> (KeyRecord, bool);
+    fn key(prefix: &KeyPrefix) -> Option<KeyRecord>;
+    fn create_admin_token(token: &AdminTokenRecord, actor: &Actor) -> AdminTokenRecord;
+    fn revoke_admin_token(name: &AdminTokenName, actor: &Actor, now: DateTime<Utc>) -> AdminTokenRecord;
+    fn admin_tokens() -> Vec<AdminTokenRecord>;
+    fn admin_token(prefix: &str) -> Option<AdminTokenRecord>;
+    fn audit_log(before: Option<i64>, limit: usize) -> Vec<AuditEntry>;
 });

@@ -1,6 +1,6 @@
 //! The application layer of mds: what a serving node holds and does,
 //! between the parts (store, catalog, limits) and the interfaces that drive
-//! it (the HTTP API, the operator CLI, later the admin API), which call the
+//! it (the HTTP API, the operator CLI, the admin API), which call the
 //! same functions here.
 //!
 //! # Layout
@@ -15,11 +15,14 @@
 //!   and write counted requests to it; [`tasks`] starts and watches them.
 //! - [`catalog_load`]: a companies generation's catalog, from its snapshot
 //!   or built from the rows (also run by `mds import` after an import).
-//! - [`issue`]: issuing keys.
+//! - [`issue`]: issuing keys (unaudited: the demo's key).
+//! - [`admin`]: the operations of the CLI and the admin API on tiers,
+//!   accounts, keys and admin tokens, audited.
 //! - [`usage`]: the usage reports of a key (monthly and daily).
 //! - [`tagged`]: a body with its strong `ETag`, as served and as kept.
 //! - [`config`]: the settings, [`NodeConfig`].
 
+pub mod admin;
 pub mod catalog;
 pub mod catalog_load;
 pub mod config;

@@ -96,6 +96,7 @@ mod tests {
             include_str!("../../migrations/sqlite/0005_usage_daily.sql"),
             include_str!("../../migrations/sqlite/0006_company_detail.sql"),
             include_str!("../../migrations/sqlite/0007_auth_changes.sql"),
+            include_str!("../../migrations/sqlite/0008_admin.sql"),
         ];
         assert_eq!(sqlite.len(), MIGRATIONS.len());
         for (lite, pg) in sqlite.iter().zip(MIGRATIONS) {

@@ -67,6 +67,11 @@ macro_rules! migrations {
                 name: "auth_changes",
                 sql: include_str!(concat!("../../migrations/", $dir, "/0007_auth_changes.sql")),
             },
+            Migration {
+                version: 8,
+                name: "admin",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0008_admin.sql")),
+            },
         ]
     };
 }

@@ -1,0 +1,43 @@
+//! The admin API (contract section 9): `/admin/v1/...` on a listener of its
+//! own (`mds serve --admin-listen ADDR`), for the systems that run the
+//! business (sign-up, billing) and operators without database access.
+//!
+//! Every `/admin/v1` request carries `Authorization: Bearer <admin token>`
+//! (`mds admin-tokens create NAME`); an API key there is `401`, as an admin
+//! token is on the public listener. The listener also serves `/metrics`
+//! (which then leaves the public listener), without a token, as the public
+//! listener served it.
+//!
+//! The routes run the operations of [`mds_node::admin`], the same functions
+//! the CLI runs, each recorded in the audit log under the token's name.
+//!
+//! # Layout
+//! - here: the route table and [`router`];
+//! - [`envelope`]: request id, the admin token, `HEAD`, timeout, `ETag`/`304`,
+//!   problems, the access log line;
+//! - [`problems`]: the admin API's own problem codes;
+//! - [`body`]: JSON bodies read field by field (unknown fields refused);
+//! - [`controllers`]: the handlers.
+
+pub mod body;
+pub mod controllers;
+pub mod envelope;
+pub mod problems;
+
+use axum::Router;
+use axum::routing::get;
+
+use crate::controllers::health;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The admin listener's application: the `/admin/v1` routes and `/metrics`
+/// inside the admin [`envelope`].
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/metrics", get(health::metrics))
+        .route("/admin/v1/tiers", get(controllers::list_tiers))
+        .fallback(|| async { ApiError::not_found("no such route; see /admin/v1/openapi.json for the admin routes") })
+        .layer(axum::middleware::from_fn_with_state(state.clone(), envelope::wrap))
+        .with_state(state)
+}
