@@ -8,7 +8,7 @@ mod common;
 use chrono::Utc;
 use common::{Options, TestApp, assert_problem, spawn_with};
 use mds_domain::{Actor, AdminTokenName};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// The app with its admin listener, and an admin token named `billing`.
 async fn spawn_admin() -> (TestApp, String) {
@@ -137,4 +137,255 @@ async fn serve_takes_admin_listen() {
     assert_eq!(client.get(format!("{admin}/metrics")).send().await.unwrap().status(), 200);
     assert_eq!(client.get(format!("{}/metrics", proc.base())).send().await.unwrap().status(), 404);
     assert_eq!(client.get(format!("{}/healthz", proc.base())).send().await.unwrap().status(), 200);
+}
+
+/// Sends `method path` with a JSON body to the admin listener.
+async fn send(app: &TestApp, method: reqwest::Method, path: &str, token: &str, body: Value) -> reqwest::Response {
+    req(app, method, path, token).json(&body).send().await.unwrap()
+}
+
+async fn audit_count(app: &TestApp) -> usize {
+    app.store.audit_log(None, 10_000).await.unwrap().len()
+}
+
+#[tokio::test]
+async fn tiers_and_accounts() {
+    use reqwest::Method;
+    let (app, t) = spawn_admin().await;
+    let put = |body: Value| send(&app, Method::PUT, "/admin/v1/tiers/gold", &t, body);
+    let r = put(json!({"rate_limit_per_minute": 5, "monthly_quota": 100})).await;
+    assert_eq!(r.status(), 201);
+    assert_eq!(
+        r.json::<Value>().await.unwrap(),
+        json!({"name": "gold", "rate_limit_per_minute": 5, "monthly_quota": 100})
+    );
+    let r = put(json!({"rate_limit_per_minute": 6, "monthly_quota": 100})).await;
+    assert_eq!(r.status(), 200);
+    let before = audit_count(&app).await;
+    let p = assert_problem(
+        put(json!({"rate_limit_per_minute": 6, "monthly_quota": 1, "burst": 2})).await,
+        400,
+        "unknown_field",
+    )
+    .await;
+    assert_eq!(p["param"], "burst");
+    let p = assert_problem(put(json!({"rate_limit_per_minute": 6})).await, 400, "invalid_field").await;
+    assert_eq!(p["param"], "monthly_quota");
+    let p =
+        assert_problem(put(json!({"rate_limit_per_minute": 0, "monthly_quota": 1})).await, 400, "invalid_field").await;
+    assert_eq!(p["param"], "rate_limit_per_minute");
+    let p = assert_problem(put(json!({"rate_limit_per_minute": "6", "monthly_quota": 1})).await, 400, "invalid_field")
+        .await;
+    assert_eq!(p["param"], "rate_limit_per_minute");
+    let bad = req(&app, Method::PUT, "/admin/v1/tiers/gold", &t).body("{not json").send().await.unwrap();
+    assert_problem(bad, 400, "invalid_body").await;
+    let p = assert_problem(
+        send(&app, Method::PUT, "/admin/v1/tiers/Bad%20Name", &t, json!({})).await,
+        400,
+        "invalid_parameter",
+    )
+    .await;
+    assert_eq!(p["param"], "name");
+    let r = send(&app, Method::POST, "/admin/v1/tiers", &t, json!({})).await;
+    assert!(r.headers()["allow"].to_str().unwrap().contains("GET"));
+    assert_problem(r, 405, "method_not_allowed").await;
+    assert_eq!(audit_count(&app).await, before, "refused requests write nothing");
+    let tiers: Value = get(&app, "/admin/v1/tiers", &t).await.json().await.unwrap();
+    assert!(tiers["data"].as_array().unwrap().iter().any(|x| x["name"] == "gold" && x["rate_limit_per_minute"] == 6));
+
+    // Accounts: create, conflict, read, lapse, restore.
+    let r = send(&app, Method::POST, "/admin/v1/accounts", &t, json!({"name": "globex"})).await;
+    assert_eq!(r.status(), 201);
+    let a: Value = r.json().await.unwrap();
+    assert_eq!((a["name"].as_str(), a["entitled"].as_bool()), (Some("globex"), Some(true)));
+    let dup = send(&app, Method::POST, "/admin/v1/accounts", &t, json!({"name": "globex"})).await;
+    assert_problem(dup, 409, "conflict").await;
+    let p = assert_problem(
+        send(&app, Method::POST, "/admin/v1/accounts", &t, json!({"name": "Not OK"})).await,
+        400,
+        "invalid_field",
+    )
+    .await;
+    assert_eq!(p["param"], "name");
+    let lapsed =
+        send(&app, Method::POST, "/admin/v1/accounts", &t, json!({"name": "initech", "entitled": false})).await;
+    assert_eq!(lapsed.json::<Value>().await.unwrap()["entitled"], false);
+    assert_eq!(get(&app, "/admin/v1/accounts/globex", &t).await.json::<Value>().await.unwrap()["name"], "globex");
+    assert_problem(get(&app, "/admin/v1/accounts/nobody", &t).await, 404, "not_found").await;
+    let list: Value = get(&app, "/admin/v1/accounts", &t).await.json().await.unwrap();
+    let names: Vec<&str> = list["data"].as_array().unwrap().iter().map(|a| a["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["acme", "globex", "initech"]);
+    let p = assert_problem(
+        send(&app, Method::PATCH, "/admin/v1/accounts/acme", &t, json!({"entitld": false})).await,
+        400,
+        "unknown_field",
+    )
+    .await;
+    assert_eq!(p["param"], "entitld");
+    assert_problem(
+        send(&app, Method::PATCH, "/admin/v1/accounts/nobody", &t, json!({"entitled": false})).await,
+        404,
+        "not_found",
+    )
+    .await;
+    // Lapsing acme holds its key to the evaluation tier on the public API
+    // within a second; restoring gives its own tier back.
+    let r = send(&app, Method::PATCH, "/admin/v1/accounts/acme", &t, json!({"entitled": false})).await;
+    assert_eq!(r.json::<Value>().await.unwrap()["entitled"], false);
+    wait_for_usage(&app, "evaluation").await;
+    send(&app, Method::PATCH, "/admin/v1/accounts/acme", &t, json!({"entitled": true})).await;
+    wait_for_usage(&app, "pro").await;
+    app.stop().await;
+}
+
+/// Polls `/v1/usage` with the app's key until its `tier` is `tier`; panics
+/// after the contract's second (with room).
+async fn wait_for_usage(app: &TestApp, tier: &str) {
+    let t = std::time::Instant::now();
+    loop {
+        let u: Value = app.get("/v1/usage").await.json().await.unwrap();
+        if u["tier"] == tier {
+            return;
+        }
+        assert!(t.elapsed() < std::time::Duration::from_secs(3), "tier never became {tier}: {u}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn keys_issue_list_show_revoke() {
+    use reqwest::Method;
+    let (app, t) = spawn_admin().await;
+    let issue = |body: Value| send(&app, Method::POST, "/admin/v1/keys", &t, body);
+    let r = issue(json!({"account": "acme", "tier": "starter", "environment": "test"})).await;
+    assert_eq!(r.status(), 201);
+    let k: Value = r.json().await.unwrap();
+    let key = k["key"].as_str().unwrap().to_owned();
+    let prefix = k["key_prefix"].as_str().unwrap().to_owned();
+    assert!(key.starts_with("mds_test_") && key.starts_with(&prefix));
+    assert_eq!(
+        (k["account"].as_str(), k["tier"].as_str(), k["environment"].as_str()),
+        (Some("acme"), Some("starter"), Some("test"))
+    );
+    assert!(k["revoked_at"].is_null());
+    // It works on the public listener at once.
+    assert_eq!(app.get_with_key("/v1/companies?limit=1", &key).await.status(), 200);
+
+    let before = audit_count(&app).await;
+    for (body, code, param) in [
+        (json!({"account": "nobody", "tier": "pro", "environment": "live"}), "invalid_field", "account"),
+        (json!({"account": "acme", "tier": "platinum", "environment": "live"}), "invalid_field", "tier"),
+        (json!({"account": "acme", "tier": "pro"}), "invalid_field", "environment"),
+        (json!({"account": "acme", "tier": "pro", "environment": "prod"}), "invalid_field", "environment"),
+        (json!({"account": "acme", "tier": "pro", "environment": "live", "plan": "x"}), "unknown_field", "plan"),
+    ] {
+        let p = assert_problem(issue(body.clone()).await, 400, code).await;
+        assert_eq!(p["param"], param, "{body}");
+    }
+    assert_eq!(audit_count(&app).await, before, "refused requests write nothing");
+
+    let list: Value = get(&app, "/admin/v1/keys?account=acme", &t).await.json().await.unwrap();
+    let prefixes: Vec<&str> =
+        list["data"].as_array().unwrap().iter().map(|k| k["key_prefix"].as_str().unwrap()).collect();
+    assert_eq!(prefixes.len(), 2);
+    assert_eq!(prefixes[1], prefix);
+    assert!(!list.to_string().contains(&key), "a list never shows a key");
+    let p = assert_problem(get(&app, "/admin/v1/keys?account=nobody", &t).await, 400, "invalid_parameter").await;
+    assert_eq!(p["param"], "account");
+    assert_problem(get(&app, "/admin/v1/keys?acount=acme", &t).await, 400, "unknown_parameter").await;
+
+    let one: Value = get(&app, &format!("/admin/v1/keys/{prefix}"), &t).await.json().await.unwrap();
+    assert_eq!(one["key_prefix"], prefix.as_str());
+    assert!(one.get("key").is_none());
+    let p = assert_problem(get(&app, "/admin/v1/keys/not-a-prefix", &t).await, 400, "invalid_parameter").await;
+    assert_eq!(p["param"], "prefix");
+    assert_problem(get(&app, "/admin/v1/keys/mds_live_ZZZZZZZZ", &t).await, 404, "not_found").await;
+
+    let r = req(&app, Method::DELETE, &format!("/admin/v1/keys/{prefix}"), &t).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let revoked: Value = r.json().await.unwrap();
+    assert!(revoked["revoked_at"].is_string());
+    // Refused on the public listener within a second.
+    app.wait_for_status("/v1/companies?limit=1", &key, 401).await;
+    // Revoking again answers the key as it is and logs nothing.
+    let n = audit_count(&app).await;
+    let again: Value =
+        req(&app, Method::DELETE, &format!("/admin/v1/keys/{prefix}"), &t).send().await.unwrap().json().await.unwrap();
+    assert_eq!(again["revoked_at"], revoked["revoked_at"]);
+    assert_eq!(audit_count(&app).await, n);
+    assert_problem(
+        req(&app, Method::DELETE, "/admin/v1/keys/mds_live_ZZZZZZZZ", &t).send().await.unwrap(),
+        404,
+        "not_found",
+    )
+    .await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_audit_log_pages_newest_first_with_signed_cursors() {
+    use reqwest::Method;
+    let (app, t) = spawn_admin().await;
+    for i in 0..7 {
+        let r = send(&app, Method::POST, "/admin/v1/accounts", &t, json!({"name": format!("a{i}")})).await;
+        assert_eq!(r.status(), 201);
+    }
+    send(
+        &app,
+        Method::PUT,
+        "/admin/v1/tiers/pro",
+        &t,
+        json!({"rate_limit_per_minute": 700, "monthly_quota": 1_000_000}),
+    )
+    .await;
+    let first: Value = get(&app, "/admin/v1/audit?limit=1", &t).await.json().await.unwrap();
+    let e = &first["data"][0];
+    assert_eq!(
+        (e["actor"].as_str(), e["action"].as_str(), e["target"].as_str()),
+        (Some("billing"), Some("tier.update"), Some("tier:pro"))
+    );
+    assert_eq!(e["before"]["rate_limit_per_minute"], 600);
+    assert_eq!(e["after"]["rate_limit_per_minute"], 700);
+    assert!(e["at"].as_str().unwrap().ends_with("+00:00"));
+    // Page through with limit 3; an entry added meanwhile shifts nothing.
+    let mut seen = Vec::new();
+    let mut path = "/admin/v1/audit?limit=3".to_owned();
+    loop {
+        let page: Value = get(&app, &path, &t).await.json().await.unwrap();
+        for e in page["data"].as_array().unwrap() {
+            seen.push(format!("{} {}", e["action"], e["target"]));
+        }
+        if seen.len() == 3 {
+            send(&app, Method::POST, "/admin/v1/accounts", &t, json!({"name": "late"})).await;
+        }
+        match page["next_cursor"].as_str() {
+            Some(c) => {
+                assert_eq!(page["has_more"], true);
+                path = format!("/admin/v1/audit?limit=3&cursor={c}");
+            }
+            None => {
+                assert_eq!(page["has_more"], false);
+                break;
+            }
+        }
+    }
+    // 1 token, 7 accounts, 1 tier change: 9, oldest last.
+    assert_eq!(seen.len(), 9, "{seen:?}");
+    assert_eq!(seen[8], "\"admin_token.create\" \"admin_token:billing\"");
+    let p = assert_problem(get(&app, "/admin/v1/audit?cursor=forged", &t).await, 400, "invalid_cursor").await;
+    assert_eq!(p["param"], "cursor");
+    assert_problem(get(&app, "/admin/v1/audit?limit=0", &t).await, 400, "invalid_parameter").await;
+    // A news cursor is no audit cursor.
+    let news: Value = app.get_json("/v1/news?limit=1", 200).await;
+    let c = news["next_cursor"].as_str().unwrap();
+    assert_problem(get(&app, &format!("/admin/v1/audit?cursor={c}"), &t).await, 400, "invalid_cursor").await;
+
+    // The admin API's own document, behind the token.
+    let doc = get(&app, "/admin/v1/openapi.json", &t).await;
+    assert_eq!(doc.status(), 200);
+    let doc: Value = doc.json().await.unwrap();
+    assert!(doc["paths"]["/admin/v1/keys"]["post"].is_object());
+    let anon = app.client.get(format!("{}/admin/v1/openapi.json", admin(&app))).send().await.unwrap();
+    assert_problem(anon, 401, "missing_admin_token").await;
+    app.stop().await;
 }

@@ -261,3 +261,50 @@ pub async fn authenticate_admin(store: &dyn Store, presented: &str) -> Result<Op
 pub async fn audit_log(store: &dyn Store, before: Option<i64>, limit: usize) -> AdminResult<Vec<AuditEntry>> {
     Ok(store.audit_log(before, limit).await?)
 }
+
+/// The scope audit log cursors are sealed in.
+const AUDIT_SCOPE: &[u8] = b"admin/audit";
+
+/// One page of the audit log, newest first.
+#[derive(Debug, Clone)]
+pub struct AuditPage {
+    /// The entries.
+    pub data: Vec<AuditEntry>,
+    /// Whether older entries follow.
+    pub has_more: bool,
+    /// The cursor of the next page when `has_more`.
+    pub next_cursor: Option<String>,
+}
+
+/// Why an audit cursor is refused (`400 invalid_cursor`).
+#[derive(Debug, thiserror::Error)]
+#[error("the cursor was not issued by this service for the audit log, or was altered")]
+pub struct BadCursor;
+
+/// A page of at most `limit` audit entries, newest first, after the entry
+/// `cursor` names (from the newest without one). Cursors are sealed with
+/// the store's cursor secret (`cursors`), as the public lists' are, so
+/// every node reads every node's cursors; entries added while a client
+/// pages come before its position and never shift it.
+pub async fn audit_page(
+    store: &dyn Store,
+    cursors: &mds_catalog::CursorCodec,
+    cursor: Option<&str>,
+    limit: usize,
+) -> Result<Result<AuditPage, BadCursor>, AdminError> {
+    let before = match cursor {
+        None => None,
+        Some(c) => match cursors.open(AUDIT_SCOPE, c).ok().and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok()) {
+            Some(b) => Some(i64::from_be_bytes(b)),
+            None => return Ok(Err(BadCursor)),
+        },
+    };
+    let mut data = store.audit_log(before, limit + 1).await?;
+    let has_more = data.len() > limit;
+    data.truncate(limit);
+    let next_cursor = match data.last() {
+        Some(last) if has_more => Some(cursors.seal(AUDIT_SCOPE, &last.id.to_be_bytes())),
+        _ => None,
+    };
+    Ok(Ok(AuditPage { data, has_more, next_cursor }))
+}

@@ -17,15 +17,17 @@
 //!   problems, the access log line;
 //! - [`problems`]: the admin API's own problem codes;
 //! - [`body`]: JSON bodies read field by field (unknown fields refused);
-//! - [`controllers`]: the handlers.
+//! - [`controllers`]: the handlers;
+//! - [`openapi`]: the admin API's own OpenAPI document.
 
 pub mod body;
 pub mod controllers;
 pub mod envelope;
+pub mod openapi;
 pub mod problems;
 
 use axum::Router;
-use axum::routing::get;
+use axum::routing::{get, put};
 
 use crate::controllers::health;
 use crate::error::ApiError;
@@ -36,7 +38,14 @@ use crate::state::AppState;
 pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/metrics", get(health::metrics))
+        .route("/admin/v1/openapi.json", get(openapi::serve))
         .route("/admin/v1/tiers", get(controllers::list_tiers))
+        .route("/admin/v1/tiers/{name}", put(controllers::put_tier))
+        .route("/admin/v1/accounts", get(controllers::list_accounts).post(controllers::create_account))
+        .route("/admin/v1/accounts/{name}", get(controllers::get_account).patch(controllers::update_account))
+        .route("/admin/v1/keys", get(controllers::list_keys).post(controllers::issue_key))
+        .route("/admin/v1/keys/{prefix}", get(controllers::get_key).delete(controllers::revoke_key))
+        .route("/admin/v1/audit", get(controllers::list_audit))
         .fallback(|| async { ApiError::not_found("no such route; see /admin/v1/openapi.json for the admin routes") })
         .layer(axum::middleware::from_fn_with_state(state.clone(), envelope::wrap))
         .with_state(state)
