@@ -389,3 +389,120 @@ async fn the_audit_log_pages_newest_first_with_signed_cursors() {
     assert_problem(anon, 401, "missing_admin_token").await;
     app.stop().await;
 }
+
+/// `POST /admin/v1/keys` with `Idempotency-Key`.
+async fn issue_once(app: &TestApp, token: &str, idem: &str, body: &Value) -> reqwest::Response {
+    req(app, reqwest::Method::POST, "/admin/v1/keys", token)
+        .header("idempotency-key", idem)
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn acme_keys(app: &TestApp) -> usize {
+    app.store.keys(Some(&mds_domain::AccountName::parse("acme").unwrap())).await.unwrap().len()
+}
+
+#[tokio::test]
+async fn idempotent_posts_answer_once() {
+    let (app, t) = spawn_admin().await;
+    let body = json!({"account": "acme", "tier": "pro", "environment": "live"});
+    let before = acme_keys(&app).await;
+    let first = issue_once(&app, &t, "8e0b-retry-1", &body).await;
+    assert_eq!(first.status(), 201);
+    assert!(first.headers().get("idempotent-replayed").is_none());
+    let first: Value = first.json().await.unwrap();
+    // The retry gets the same answer, the key shown again, and nothing is
+    // issued again.
+    let retry = issue_once(&app, &t, "8e0b-retry-1", &body).await;
+    assert_eq!(retry.status(), 201);
+    assert_eq!(retry.headers()["idempotent-replayed"], "true");
+    assert_eq!(retry.json::<Value>().await.unwrap(), first);
+    assert_eq!(acme_keys(&app).await, before + 1);
+    let key = first["key"].as_str().unwrap();
+    // Neither the key nor the answer is stored in the clear.
+    if app.url.backend() == mds_store::url::Backend::Sqlite {
+        let url = app.url.expose();
+        let path = url.trim_start_matches("sqlite://").split('?').next().unwrap();
+        let db = std::fs::read(path).unwrap_or_default();
+        let wal = std::fs::read(format!("{path}-wal")).unwrap_or_default();
+        assert!(!db.is_empty(), "the database file is read");
+        for bytes in [&db, &wal] {
+            assert!(!bytes.windows(key.len()).any(|w| w == key.as_bytes()), "the key is stored in the clear");
+        }
+    }
+    // The same key with another body: 409.
+    let other = json!({"account": "acme", "tier": "starter", "environment": "live"});
+    assert_problem(issue_once(&app, &t, "8e0b-retry-1", &other).await, 409, "idempotency_conflict").await;
+    // The same key on another route: 409.
+    let acct = req(&app, reqwest::Method::POST, "/admin/v1/accounts", &t)
+        .header("idempotency-key", "8e0b-retry-1")
+        .json(&json!({"name": "x1"}))
+        .send()
+        .await
+        .unwrap();
+    assert_problem(acct, 409, "idempotency_conflict").await;
+    // Another token's key of the same spelling is its own.
+    let other_token = admin_token(&app, "signup").await;
+    assert_eq!(issue_once(&app, &other_token, "8e0b-retry-1", &body).await.status(), 201);
+    assert_eq!(acme_keys(&app).await, before + 2);
+    // A refusal is replayed as a refusal (with the new request's id).
+    let bad = json!({"account": "nobody", "tier": "pro", "environment": "live"});
+    assert_problem(issue_once(&app, &t, "bad-1", &bad).await, 400, "invalid_field").await;
+    let p = assert_problem(issue_once(&app, &t, "bad-1", &bad).await, 400, "invalid_field").await;
+    assert_eq!(p["param"], "account");
+    // A malformed key is refused.
+    let r = issue_once(&app, &t, &"x".repeat(300), &body).await;
+    assert_problem(r, 400, "invalid_parameter").await;
+    // Without the header, every POST runs.
+    send(&app, reqwest::Method::POST, "/admin/v1/keys", &t, body.clone()).await;
+    send(&app, reqwest::Method::POST, "/admin/v1/keys", &t, body.clone()).await;
+    assert_eq!(acme_keys(&app).await, before + 4);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn concurrent_posts_with_one_idempotency_key_issue_one_key() {
+    let (app, t) = spawn_admin().await;
+    let app = std::sync::Arc::new(app);
+    let body = json!({"account": "acme", "tier": "pro", "environment": "test"});
+    let before = acme_keys(&app).await;
+    let audit_before = audit_count(&app).await;
+    let mut set = tokio::task::JoinSet::new();
+    for _ in 0..8 {
+        let (app, t, body) = (app.clone(), t.clone(), body.clone());
+        set.spawn(async move {
+            let r = issue_once(&app, &t, "one-key-please", &body).await;
+            assert_eq!(r.status(), 201);
+            r.json::<Value>().await.unwrap()["key"].as_str().unwrap().to_owned()
+        });
+    }
+    let keys: std::collections::HashSet<String> = set.join_all().await.into_iter().collect();
+    assert_eq!(keys.len(), 1, "every request got the one key");
+    assert_eq!(acme_keys(&app).await, before + 1, "one key issued");
+    assert_eq!(audit_count(&app).await, audit_before + 1);
+}
+
+#[tokio::test]
+async fn idempotency_claims_expire_after_a_day() {
+    let (app, _t) = spawn_admin().await;
+    let actor = Actor::Token(AdminTokenName::parse("billing").unwrap());
+    let t0 = Utc::now();
+    use mds_node::idempotency::{Claim, claim, complete};
+    let Claim::Run(ticket) = claim(&*app.store, &actor, "k", "POST", "/admin/v1/accounts", b"{}", t0).await.unwrap()
+    else {
+        panic!("first claim runs")
+    };
+    complete(&*app.store, &ticket, 201, b"{\"a\":1}").await.unwrap();
+    let later = t0 + chrono::Duration::hours(23);
+    let again = claim(&*app.store, &actor, "k", "POST", "/admin/v1/accounts", b"{}", later).await.unwrap();
+    assert_eq!(again, Claim::Replay { status: 201, body: b"{\"a\":1}".to_vec() });
+    let other = claim(&*app.store, &actor, "k", "POST", "/admin/v1/accounts", b"{\"b\":2}", later).await.unwrap();
+    assert_eq!(other, Claim::OtherRequest);
+    // After 24 h the key is free again.
+    let day_after = t0 + chrono::Duration::hours(25);
+    let fresh = claim(&*app.store, &actor, "k", "POST", "/admin/v1/accounts", b"{\"b\":2}", day_after).await.unwrap();
+    assert!(matches!(fresh, Claim::Run(_)), "{fresh:?}");
+    app.stop().await;
+}

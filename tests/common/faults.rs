@@ -16,8 +16,8 @@ use mds_domain::{
 };
 use mds_store::{
     AccessStore, AdminStore, AdminTokenRecord, AuthChanges, AuthDirectory, CatalogStore, Cause, DailyUsage,
-    Generations, KeyLookup, KeyRecord, MetaStore, NewKey, NewsStore, Store, StoreError, StoreResult, StoredCompany,
-    UpsertSummary, UsageBatch, UsageStore,
+    Generations, IdempotencyClaim, KeyLookup, KeyRecord, MetaStore, NewKey, NewsStore, Store, StoreError, StoreResult,
+    StoredCompany, UpsertSummary, UsageBatch, UsageStore,
 };
 
 /// Which fault is on.
@@ -144,4 +144,7 @@ gated!(AdminStore {
     fn admin_tokens() -> Vec<AdminTokenRecord>;
     fn admin_token(prefix: &str) -> Option<AdminTokenRecord>;
     fn audit_log(before: Option<i64>, limit: usize) -> Vec<AuditEntry>;
+    fn idempotency_claim(key: &str, fingerprint: &str, now: DateTime<Utc>) -> IdempotencyClaim;
+    fn idempotency_complete(key: &str, status: u16, body: &str) -> ();
+    fn idempotency_release(key: &str) -> ();
 });

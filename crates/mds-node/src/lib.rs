@@ -17,7 +17,8 @@
 //!   or built from the rows (also run by `mds import` after an import).
 //! - [`issue`]: issuing keys (unaudited: the demo's key).
 //! - [`admin`]: the operations of the CLI and the admin API on tiers,
-//!   accounts, keys and admin tokens, audited.
+//!   accounts, keys and admin tokens, audited; [`idempotency`]: the
+//!   `Idempotency-Key` of the admin API's `POST`s.
 //! - [`usage`]: the usage reports of a key (monthly and daily).
 //! - [`tagged`]: a body with its strong `ETag`, as served and as kept.
 //! - [`config`]: the settings, [`NodeConfig`].
@@ -27,6 +28,7 @@ pub mod catalog;
 pub mod catalog_load;
 pub mod config;
 pub mod flush;
+pub mod idempotency;
 pub mod issue;
 pub mod keys;
 pub mod metrics;

@@ -117,6 +117,28 @@ pub struct AdminTokenRecord {
     pub revoked_at: Option<DateTime<Utc>>,
 }
 
+/// How long an `Idempotency-Key` is remembered.
+pub const IDEMPOTENCY_TTL: chrono::TimeDelta = chrono::TimeDelta::hours(24);
+
+/// What a claim of an idempotency key found ([`AdminStore::idempotency_claim`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdempotencyClaim {
+    /// The key was free: it is now claimed for this request, which is to
+    /// run and then complete it.
+    Claimed,
+    /// The key was used with another request.
+    OtherRequest,
+    /// The first request with the key has not completed yet.
+    Running,
+    /// The first request's answer: its status and its body as stored.
+    Done {
+        /// Status.
+        status: u16,
+        /// Body, as completed.
+        body: String,
+    },
+}
+
 /// A key to be stored.
 #[derive(Debug, Clone)]
 pub struct NewKey {

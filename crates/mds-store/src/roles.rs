@@ -28,8 +28,8 @@ use mds_domain::{
 };
 
 use crate::{
-    AdminTokenRecord, AuthChanges, AuthDirectory, DailyUsage, Generations, KeyLookup, KeyRecord, NewKey, StoreResult,
-    StoredCompany, UpsertSummary, UsageBatch,
+    AdminTokenRecord, AuthChanges, AuthDirectory, DailyUsage, Generations, IdempotencyClaim, KeyLookup, KeyRecord,
+    NewKey, StoreResult, StoredCompany, UpsertSummary, UsageBatch,
 };
 
 /// Every role of storage: what the service and the operator commands need.
@@ -279,4 +279,22 @@ pub trait AdminStore: Send + Sync + 'static {
     /// At most `limit` audit entries, newest first, older than the entry
     /// `before` (from the newest without one).
     async fn audit_log(&self, before: Option<i64>, limit: usize) -> StoreResult<Vec<AuditEntry>>;
+
+    /// Claims the idempotency key named `key` for a request whose
+    /// fingerprint is `fingerprint`, at `now`; claims older than
+    /// [`crate::IDEMPOTENCY_TTL`] are forgotten first. Of concurrent claims
+    /// of one key (on any node), exactly one is `Claimed`.
+    async fn idempotency_claim(
+        &self,
+        key: &str,
+        fingerprint: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<IdempotencyClaim>;
+
+    /// Records the answer of the request that claimed `key`.
+    async fn idempotency_complete(&self, key: &str, status: u16, body: &str) -> StoreResult<()>;
+
+    /// Forgets the claim of `key` while it has no answer (its request
+    /// failed), so a retry runs afresh.
+    async fn idempotency_release(&self, key: &str) -> StoreResult<()>;
 }

@@ -25,7 +25,10 @@ run the business. Served only on the admin listener (`mds serve --admin-listen`)
 `Authorization: Bearer <admin token>` (`mds admin-tokens create NAME`). Bodies are JSON objects; a field a route \
 does not define is `400 unknown_field`, a bad value `400 invalid_field`, both naming the field in `param`. Errors \
 are problem+json with `code` and `request_id`; every response carries `X-Request-Id`; `GET`s carry a strong \
-`ETag` and answer `If-None-Match` with `304`. Every change is recorded in the audit log.",
+`ETag` and answer `If-None-Match` with `304`. `POST`s honour `Idempotency-Key` (1 to 255 visible ASCII \
+characters, kept 24 h, per admin token): a retry with the same key and body gets the first answer again \
+(`Idempotent-Replayed: true`; an issued key is shown again to that retry only) and changes nothing; the same key \
+with another request is `409 idempotency_conflict`. Every change is recorded in the audit log.",
         license(name = "MIT OR Apache-2.0", identifier = "MIT OR Apache-2.0"),
     ),
     paths(

@@ -1,5 +1,5 @@
--- The admin API (contract section 9; issue 16): admin tokens and the audit
--- log. The tables of migrations/sqlite/0008_admin.sql, TEXT in `COLLATE "C"`.
+-- The admin API (contract section 9; issue 16): admin tokens, the audit
+-- log and idempotency keys. The tables of migrations/sqlite/0008_admin.sql, TEXT in `COLLATE "C"`.
 --
 -- `admin_tokens`: only the SHA-256 of a token is stored (hex), never the
 -- token; `prefix` (its first 18 characters) finds it. A revoked token keeps
@@ -30,3 +30,18 @@ CREATE TABLE audit_log (
     before_json TEXT COLLATE "C",
     after_json  TEXT COLLATE "C"
 );
+
+-- `idempotency_keys`: the `POST`s made with an `Idempotency-Key`, kept 24 h.
+-- `key_hash` names the claim (SHA-256 of the token's name and the key, so
+-- the key is not stored); `fingerprint` is a SHA-256 of the request;
+-- `status` and `body` are its answer (NULL while it runs), the body
+-- encrypted with a keystream only the Idempotency-Key derives.
+CREATE TABLE idempotency_keys (
+    key_hash    TEXT COLLATE "C" PRIMARY KEY,
+    fingerprint TEXT COLLATE "C" NOT NULL,
+    status      BIGINT,
+    body        TEXT COLLATE "C",
+    created_at  TEXT COLLATE "C" NOT NULL
+);
+
+CREATE INDEX idempotency_keys_created_at ON idempotency_keys (created_at);

@@ -1,5 +1,5 @@
--- The admin API (contract section 9; issue 16): admin tokens and the audit
--- log.
+-- The admin API (contract section 9; issue 16): admin tokens, the audit
+-- log and idempotency keys.
 --
 -- `admin_tokens`: only the SHA-256 of a token is stored (hex), never the
 -- token; `prefix` (its first 18 characters) finds it. A revoked token keeps
@@ -30,3 +30,18 @@ CREATE TABLE audit_log (
     before_json TEXT,
     after_json  TEXT
 );
+
+-- `idempotency_keys`: the `POST`s made with an `Idempotency-Key`, kept 24 h.
+-- `key_hash` names the claim (SHA-256 of the token's name and the key, so
+-- the key is not stored); `fingerprint` is a SHA-256 of the request;
+-- `status` and `body` are its answer (NULL while it runs), the body
+-- encrypted with a keystream only the Idempotency-Key derives.
+CREATE TABLE idempotency_keys (
+    key_hash    TEXT PRIMARY KEY,
+    fingerprint TEXT NOT NULL,
+    status      INTEGER,
+    body        TEXT,
+    created_at  TEXT NOT NULL
+);
+
+CREATE INDEX idempotency_keys_created_at ON idempotency_keys (created_at);

@@ -13,11 +13,11 @@ use mds_domain::{
     Slug, Tier,
 };
 
-use super::{Backend, access, admin, auth, catalog, meta, migrate, news, snapshot, usage};
+use super::{Backend, access, admin, auth, catalog, idempotency, meta, migrate, news, snapshot, usage};
 use crate::{
     AccessStore, AdminStore, AdminTokenRecord, AuthChanges, AuthDirectory, CatalogStore, DailyUsage, Generations,
-    KeyLookup, KeyRecord, MetaStore, NewKey, NewsStore, StoreResult, StoredCompany, UpsertSummary, UsageBatch,
-    UsageStore,
+    IdempotencyClaim, KeyLookup, KeyRecord, MetaStore, NewKey, NewsStore, StoreResult, StoredCompany, UpsertSummary,
+    UsageBatch, UsageStore,
 };
 
 #[async_trait]
@@ -242,5 +242,22 @@ impl AdminStore for Backend {
 
     async fn audit_log(&self, before: Option<i64>, limit: usize) -> StoreResult<Vec<AuditEntry>> {
         admin::audit_log(&self.pool, before, limit).await
+    }
+
+    async fn idempotency_claim(
+        &self,
+        key: &str,
+        fingerprint: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<IdempotencyClaim> {
+        idempotency::claim(&self.pool, key, fingerprint, now).await
+    }
+
+    async fn idempotency_complete(&self, key: &str, status: u16, body: &str) -> StoreResult<()> {
+        idempotency::complete(&self.pool, key, status, body).await
+    }
+
+    async fn idempotency_release(&self, key: &str) -> StoreResult<()> {
+        idempotency::release(&self.pool, key).await
     }
 }
