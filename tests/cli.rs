@@ -147,7 +147,7 @@ async fn keys_expire_and_roll_with_one_line_refusals() {
     cli.ok(&["accounts", "create", "acme"]);
     let e =
         cli.fails(&["keys", "create", "--account", "acme", "--tier", "pro", "--expires-at", "2020-01-01T00:00:00Z"]);
-    assert!(e.contains("expires_at is not in the future"), "{e}");
+    assert!(e.contains("expires_at must be in the future"), "{e}");
     let o = cli.run(&["keys", "create", "--account", "acme", "--tier", "pro", "--expires-at", "tomorrow"]);
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("--expires-at"));
     let json = cli.ok(&[
@@ -182,6 +182,68 @@ async fn keys_expire_and_roll_with_one_line_refusals() {
     assert_eq!(keys.len(), 3, "a refused roll writes nothing");
     let first = keys.iter().find(|k| k["key_prefix"] == old[..17]).unwrap();
     assert_ne!(first["expires_at"], "2099-01-01T00:00:00+00:00", "the window, sooner than its own expiry");
+}
+
+#[tokio::test]
+async fn admin_tokens_are_printed_once_and_every_change_is_audited() {
+    let cli = Cli::new();
+    let out = cli.ok(&["admin-tokens", "create", "billing"]);
+    let token = out.trim_end().lines().last().unwrap().to_owned();
+    mds_domain::AdminToken::parse(&token).expect("the last line is the token alone");
+    let db = std::fs::read(cli.db()).unwrap_or_default();
+    let wal = std::fs::read(cli.db().with_extension("db-wal")).unwrap_or_default();
+    assert!(!contains(&db, token.as_bytes()) && !contains(&wal, token.as_bytes()), "stored hashed");
+    let e = cli.fails(&["admin-tokens", "create", "billing"]);
+    assert!(e.contains("exists"), "{e}");
+    cli.fails(&["admin-tokens", "create", "cli"]);
+    let list = cli.ok(&["admin-tokens", "list", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(list.trim()).unwrap();
+    assert_eq!(v["name"], "billing");
+    assert_eq!(v["prefix"], &token[..18]);
+    assert!(!list.contains(&token));
+    cli.ok(&["admin-tokens", "revoke", "billing"]);
+    cli.fails(&["admin-tokens", "revoke", "billing"]);
+    let table = cli.ok(&["admin-tokens", "list"]);
+    assert!(table.lines().nth(1).unwrap().starts_with("billing"), "{table}");
+
+    // The CLI's changes of tiers, accounts and keys are in the audit log as
+    // made by `cli`, with the records before and after.
+    cli.ok(&["tiers", "set", "gold", "--rate-limit-per-minute", "10", "--monthly-quota", "100"]);
+    cli.ok(&["tiers", "set", "gold", "--monthly-quota", "200"]);
+    cli.ok(&["accounts", "create", "acme"]);
+    cli.ok(&["accounts", "set", "acme", "--entitled", "false"]);
+    let key = cli.ok(&["keys", "create", "--account", "acme", "--tier", "gold"]);
+    cli.ok(&["keys", "revoke", &key.trim()[..17]]);
+    cli.ok(&["keys", "revoke", &key.trim()[..17]]);
+    // Refused commands write no entry.
+    cli.fails(&["accounts", "create", "acme"]);
+    cli.fails(&["keys", "create", "--account", "acme", "--tier", "platinum"]);
+    let store = cli.store().await;
+    let log = store.audit_log(None, 100).await.unwrap();
+    let seen: Vec<(&str, &str, &str)> =
+        log.iter().rev().map(|e| (e.actor.as_str(), e.action.as_str(), e.target.as_str())).collect();
+    let prefix = format!("key:{}", &key.trim()[..17]);
+    assert_eq!(
+        seen,
+        [
+            ("cli", "admin_token.create", "admin_token:billing"),
+            ("cli", "admin_token.revoke", "admin_token:billing"),
+            ("cli", "tier.create", "tier:gold"),
+            ("cli", "tier.update", "tier:gold"),
+            ("cli", "account.create", "account:acme"),
+            ("cli", "account.update", "account:acme"),
+            ("cli", "key.create", prefix.as_str()),
+            ("cli", "key.revoke", prefix.as_str()),
+        ]
+    );
+    let update = &log[4];
+    assert_eq!(update.before.as_ref().unwrap()["monthly_quota"], 100);
+    assert_eq!(update.after.as_ref().unwrap()["monthly_quota"], 200);
+    let entitled = &log[2];
+    assert_eq!(entitled.before.as_ref().unwrap()["entitled"], true);
+    assert_eq!(entitled.after.as_ref().unwrap()["entitled"], false);
+    assert!(log[0].before.as_ref().unwrap()["revoked_at"].is_null());
+    assert!(log[0].after.as_ref().unwrap()["revoked_at"].is_string());
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {

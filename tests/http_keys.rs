@@ -14,9 +14,10 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use common::{Node, TestDatabase, assert_problem, new_key};
-use mds_domain::{AccountName, ApiKey, Environment};
+use mds_domain::{AccountName, Actor, ApiKey, Environment};
 use mds_http::HttpConfig;
 use mds_limits::ManualClock;
+use mds_node::admin as ops;
 use mds_store::Store;
 
 /// What these tests ask of a node.
@@ -251,7 +252,8 @@ async fn an_expired_key_is_refused_from_the_instant_it_expires() {
     let acme = AccountName::parse("acme").unwrap();
     let pro = mds_domain::TierName::parse("pro").unwrap();
     let expires = t0 + chrono::Duration::seconds(60);
-    let key = mds_node::issue_key_until(&*store, &acme, &pro, Environment::Live, t0, Some(expires)).await.unwrap();
+    let (key, _) =
+        ops::issue_key(&*store, &Actor::Cli, &acme, &pro, Environment::Live, Some(expires), t0).await.unwrap();
     let key = key.expose_secret().to_owned();
     assert_eq!(node.status(&key).await, 200);
     clock.set(expires - chrono::Duration::milliseconds(1));
@@ -259,8 +261,11 @@ async fn an_expired_key_is_refused_from_the_instant_it_expires() {
     // No reload: the node checks the expiry it holds on every request.
     clock.set(expires);
     assert_problem(node.get(&key).await, 401, "invalid_api_key").await;
-    let past = mds_node::issue_key_until(&*store, &acme, &pro, Environment::Live, expires, Some(t0)).await;
-    assert!(matches!(past, Err(mds_store::StoreError::Invalid(_))), "an expiry in the past is refused: {past:?}");
+    let past = ops::issue_key(&*store, &Actor::Cli, &acme, &pro, Environment::Live, Some(t0), expires).await;
+    assert!(
+        matches!(past, Err(ops::AdminError::Invalid { param: "expires_at", .. })),
+        "an expiry in the past is refused: {past:?}"
+    );
     node.stop().await;
 }
 
@@ -274,7 +279,8 @@ async fn a_rolled_key_works_for_its_window_beside_the_new_one() {
     let node = Node::start(store.clone(), cfg).await;
     let old = new_key(&*store, "acme", "pro", Environment::Live).await;
     assert_eq!(node.status(&old).await, 200, "held before the roll");
-    let (new, rolled) = mds_node::roll_key(&*store, &prefix(&old), chrono::Duration::seconds(3600), t0).await.unwrap();
+    let (new, rolled) =
+        ops::roll_key(&*store, &Actor::Cli, &prefix(&old), chrono::Duration::seconds(3600), t0).await.unwrap();
     let new = new.expose_secret().to_owned();
     assert_eq!(rolled.new.account.as_str(), "acme");
     assert_eq!(node.status(&new).await, 200, "the new key works at once");

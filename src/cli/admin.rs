@@ -1,5 +1,7 @@
-//! `mds tiers`, `mds accounts`, `mds keys`: the operator's view of who may
-//! call the API and within which limits.
+//! `mds tiers`, `mds accounts`, `mds keys`, `mds admin-tokens`: the
+//! operator's view of who may call the API (and the admin API) and within
+//! which limits. Each command runs the operation of `mds_node::admin` that
+//! the admin API runs too, recorded in the audit log as made by `cli`.
 
 use std::sync::Arc;
 
@@ -7,8 +9,9 @@ use anyhow::Context;
 use chrono::{DateTime, Utc};
 use clap::Subcommand;
 use mds_domain::time::{format_utc, parse_rfc3339};
-use mds_domain::{AccountName, Environment, KeyPrefix, Tier, TierName};
-use mds_store::{KeyRecord, Store, StoreError};
+use mds_domain::{AccountName, Actor, AdminTokenName, Environment, KeyPrefix, TierName};
+use mds_node::admin::{self as ops, AdminError};
+use mds_store::{KeyRecord, Store};
 
 /// `mds tiers …`
 #[derive(Debug, Subcommand)]
@@ -112,11 +115,75 @@ pub(crate) enum KeysCommand {
     },
 }
 
+/// `mds admin-tokens …`
+#[derive(Debug, Subcommand)]
+pub(crate) enum AdminTokensCommand {
+    /// Make an admin token for the admin listener (`serve --admin-listen`);
+    /// the token alone is printed on the last line of stdout, only now.
+    Create {
+        /// Token name (who made a change, in the audit log).
+        #[arg(value_parser = AdminTokenName::parse)]
+        name: AdminTokenName,
+    },
+    /// Revoke the admin token of that name (refused at once).
+    Revoke {
+        /// Token name.
+        #[arg(value_parser = AdminTokenName::parse)]
+        name: AdminTokenName,
+    },
+    /// List admin tokens (names and prefixes, never the tokens).
+    List {
+        /// Print JSON Lines instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs an `admin-tokens` command.
+pub(crate) async fn admin_tokens(store: &Arc<dyn Store>, cmd: AdminTokensCommand) -> anyhow::Result<()> {
+    match cmd {
+        AdminTokensCommand::Create { name } => {
+            let (token, record) = ops::create_admin_token(&**store, &Actor::Cli, &name, Utc::now()).await?;
+            eprintln!("created admin token {name} ({}…); it is shown only now:", record.prefix);
+            outln!("{}", token.expose_secret())?;
+        }
+        AdminTokensCommand::Revoke { name } => {
+            let t = ops::revoke_admin_token(&**store, &Actor::Cli, &name, Utc::now()).await?;
+            outln!("revoked admin token {} ({}…)", t.name, t.prefix)?;
+        }
+        AdminTokensCommand::List { json } => {
+            let rows = ops::admin_tokens(&**store)
+                .await?
+                .iter()
+                .map(|t| {
+                    let revoked = t.revoked_at.as_ref().map(format_utc);
+                    (
+                        serde_json::json!({
+                            "name": t.name,
+                            "prefix": t.prefix,
+                            "created_at": format_utc(&t.created_at),
+                            "revoked_at": revoked,
+                        }),
+                        vec![
+                            t.name.to_string(),
+                            t.prefix.clone(),
+                            format_utc(&t.created_at),
+                            revoked.clone().unwrap_or_else(|| "-".into()),
+                        ],
+                    )
+                })
+                .collect();
+            print_rows(json, &["NAME", "PREFIX", "CREATED_AT", "REVOKED_AT"], rows)?;
+        }
+    }
+    Ok(())
+}
+
 /// Runs a `tiers` command.
 pub(crate) async fn tiers(store: &Arc<dyn Store>, cmd: TiersCommand) -> anyhow::Result<()> {
     match cmd {
         TiersCommand::List { json } => {
-            let tiers = store.tiers().await?;
+            let tiers = ops::tiers(&**store).await?;
             let rows = tiers
                 .iter()
                 .map(|t| {
@@ -129,19 +196,17 @@ pub(crate) async fn tiers(store: &Arc<dyn Store>, cmd: TiersCommand) -> anyhow::
             print_rows(json, &["NAME", "RATE_LIMIT_PER_MINUTE", "MONTHLY_QUOTA"], rows)?;
         }
         TiersCommand::Set { name, rate_limit_per_minute, monthly_quota } => {
-            let existing = store.tiers().await?.into_iter().find(|t| t.name == name);
-            let tier = match (existing, rate_limit_per_minute, monthly_quota) {
-                (Some(t), r, q) => Tier {
-                    rate_limit_per_minute: r.unwrap_or(t.rate_limit_per_minute),
-                    monthly_quota: q.unwrap_or(t.monthly_quota),
-                    name,
-                },
-                (None, Some(r), Some(q)) => Tier { name, rate_limit_per_minute: r, monthly_quota: q },
-                (None, _, _) => anyhow::bail!(
-                    "tier {name:?} does not exist; to create it give both --rate-limit-per-minute and --monthly-quota"
+            let set = ops::set_tier(&**store, &Actor::Cli, name, rate_limit_per_minute, monthly_quota, Utc::now());
+            let (tier, created) = set.await.map_err(|e| match e {
+                AdminError::Invalid { detail, .. } => anyhow::anyhow!(
+                    "{}",
+                    detail.replace(
+                        "rate_limit_per_minute and monthly_quota",
+                        "--rate-limit-per-minute and --monthly-quota"
+                    )
                 ),
-            };
-            let created = store.set_tier(&tier, Utc::now()).await?;
+                e => e.into(),
+            })?;
             outln!(
                 "{} tier {}: {} requests/minute, {} requests/month",
                 if created { "created" } else { "updated" },
@@ -158,11 +223,11 @@ pub(crate) async fn tiers(store: &Arc<dyn Store>, cmd: TiersCommand) -> anyhow::
 pub(crate) async fn accounts(store: &Arc<dyn Store>, cmd: AccountsCommand) -> anyhow::Result<()> {
     match cmd {
         AccountsCommand::Create { name } => {
-            let a = store.create_account(&name, Utc::now()).await?;
+            let a = ops::create_account(&**store, &Actor::Cli, &name, Utc::now()).await?;
             outln!("created account {} (entitled)", a.name)?;
         }
         AccountsCommand::Set { name, entitled } => {
-            let a = store.set_account_entitled(&name, entitled, Utc::now()).await?;
+            let a = ops::set_entitled(&**store, &Actor::Cli, &name, entitled, Utc::now()).await?;
             let what = if a.entitled {
                 "entitled: its keys use their own tiers"
             } else {
@@ -171,8 +236,7 @@ pub(crate) async fn accounts(store: &Arc<dyn Store>, cmd: AccountsCommand) -> an
             outln!("account {} is {what}", a.name)?;
         }
         AccountsCommand::List { json } => {
-            let rows = store
-                .accounts()
+            let rows = ops::accounts(&**store)
                 .await?
                 .iter()
                 .map(|a| {
@@ -192,7 +256,8 @@ pub(crate) async fn accounts(store: &Arc<dyn Store>, cmd: AccountsCommand) -> an
 pub(crate) async fn keys(store: &Arc<dyn Store>, cmd: KeysCommand) -> anyhow::Result<()> {
     match cmd {
         KeysCommand::Create { account, tier, environment, expires_at, json } => {
-            let key = mds_node::issue_key_until(&**store, &account, &tier, environment, Utc::now(), expires_at).await?;
+            let (key, _) =
+                ops::issue_key(&**store, &Actor::Cli, &account, &tier, environment, expires_at, Utc::now()).await?;
             if json {
                 let v = serde_json::json!({
                     "key": key.expose_secret(),
@@ -213,7 +278,7 @@ pub(crate) async fn keys(store: &Arc<dyn Store>, cmd: KeysCommand) -> anyhow::Re
         }
         KeysCommand::Roll { prefix, expires_in, json } => {
             let overlap = chrono::Duration::seconds(i64::from(expires_in));
-            let (key, rolled) = mds_node::roll_key(&**store, &prefix, overlap, Utc::now()).await?;
+            let (key, rolled) = ops::roll_key(&**store, &Actor::Cli, &prefix, overlap, Utc::now()).await?;
             let until = rolled.old.expires_at.as_ref().map(format_utc).unwrap_or_default();
             if json {
                 let mut v = key_row(&rolled.new).0;
@@ -230,18 +295,18 @@ pub(crate) async fn keys(store: &Arc<dyn Store>, cmd: KeysCommand) -> anyhow::Re
             }
         }
         KeysCommand::Revoke { prefix } => {
-            let before = store.keys(None).await?.into_iter().find(|k| k.prefix == prefix);
-            let k = store.revoke_key(&prefix, Utc::now()).await.map_err(|e| match e {
-                StoreError::NotFound(_) => anyhow::anyhow!("no key with prefix {prefix}"),
-                e => e.into(),
-            })?;
-            match before.and_then(|b| b.revoked_at) {
+            let (k, revoked) =
+                ops::revoke_key(&**store, &Actor::Cli, &prefix, Utc::now()).await.map_err(|e| match e {
+                    AdminError::NotFound(_) => anyhow::anyhow!("no key with prefix {prefix}"),
+                    e => e.into(),
+                })?;
+            match k.revoked_at.filter(|_| !revoked) {
                 Some(at) => outln!("key {} was already revoked at {}", k.prefix, format_utc(&at))?,
                 None => outln!("revoked key {} of account {}", k.prefix, k.account)?,
             }
         }
         KeysCommand::List { account, json } => {
-            let keys = store.keys(account.as_ref()).await.context("cannot list keys")?;
+            let keys = ops::keys(&**store, account.as_ref()).await.context("cannot list keys")?;
             let rows = keys.iter().map(key_row).collect();
             print_rows(
                 json,

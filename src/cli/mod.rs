@@ -58,6 +58,9 @@ enum Command {
     /// Issue, list and revoke API keys.
     #[command(subcommand)]
     Keys(admin::KeysCommand),
+    /// Make, list and revoke admin tokens (for `serve --admin-listen`).
+    #[command(subcommand)]
+    AdminTokens(admin::AdminTokensCommand),
     /// Call the API as a client (key from env MDS_API_KEY, base URL from MDS_BASE_URL).
     #[command(subcommand)]
     Get(get::GetCommand),
@@ -92,6 +95,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Tiers(c) => admin::tiers(&open(&url).await?, c).await,
         Command::Accounts(c) => admin::accounts(&open(&url).await?, c).await,
         Command::Keys(c) => admin::keys(&open(&url).await?, c).await,
+        Command::AdminTokens(c) => admin::admin_tokens(&open(&url).await?, c).await,
         Command::Get(c) => get::run(c).await,
     }
 }

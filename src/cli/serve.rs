@@ -20,6 +20,11 @@ pub(crate) struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "MDS_LISTEN", default_value = "127.0.0.1:8080", value_parser = parse_listen)]
     listen: SocketAddr,
+    /// Address of the admin listener (the admin API under /admin/v1, with
+    /// admin tokens, and /metrics, which then leaves --listen); off by
+    /// default.
+    #[arg(long, env = "MDS_ADMIN_LISTEN", value_parser = parse_listen)]
+    admin_listen: Option<SocketAddr>,
     /// Seconds a request may take before it is answered 503.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=300))]
     request_timeout: u64,
@@ -104,7 +109,14 @@ pub(crate) async fn serve(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<
 
 async fn run_server(store: Arc<dyn Store>, args: &ServeArgs, on_bound: impl FnOnce(SocketAddr)) -> anyhow::Result<()> {
     let state = AppState::load(store, args.config()).await.context("cannot load data from the store")?;
-    let server = Server::bind(args.listen, state).await.with_context(|| format!("cannot listen on {}", args.listen))?;
+    let mut server =
+        Server::bind(args.listen, state).await.with_context(|| format!("cannot listen on {}", args.listen))?;
+    if let Some(admin) = args.admin_listen {
+        server = server.with_admin(admin).await.with_context(|| format!("cannot listen on {admin} (admin)"))?;
+        if let Some(addr) = server.admin_addr() {
+            tracing::info!(admin = %addr?, "serving the admin API and /metrics");
+        }
+    }
     on_bound(server.local_addr()?);
     server.run(shutdown_signal()).await.context("server failed")
 }

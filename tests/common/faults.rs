@@ -10,11 +10,14 @@ use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::news::NewsKey;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
-use mds_domain::{Account, AccountName, Article, ArticleSummary, Company, KeyHash, KeyPrefix, NewsFilter, Slug, Tier};
+use mds_domain::{
+    Account, AccountName, Actor, AdminTokenName, Article, ArticleSummary, AuditEntry, Company, KeyHash, KeyPrefix,
+    NewsFilter, Slug, Tier,
+};
 use mds_store::{
-    AccessStore, AuthChanges, AuthDirectory, CatalogStore, Cause, DailyUsage, Generations, KeyLookup, KeyRecord,
-    MetaStore, NewKey, NewsStore, RolledKey, Store, StoreError, StoreResult, StoredCompany, UpsertSummary, UsageBatch,
-    UsageStore,
+    AccessStore, AdminStore, AdminTokenRecord, AuthChanges, AuthDirectory, CatalogStore, Cause, DailyUsage,
+    Generations, IdempotencyClaim, KeyLookup, KeyRecord, MetaStore, NewKey, NewsStore, RolledKey, Store, StoreError,
+    StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
 };
 
 /// Which fault is on.
@@ -129,4 +132,22 @@ gated!(UsageStore {
     fn usage(key: &KeyPrefix, from: BillingMonth, to: BillingMonth) -> Vec<(BillingMonth, u64)>;
     fn usage_days(key: &KeyPrefix, from: NaiveDate, to: NaiveDate) -> Vec<DailyUsage>;
     fn quota_history(key: &KeyPrefix) -> QuotaHistory;
+});
+
+gated!(AdminStore {
+    fn audited_set_tier(tier: &Tier, actor: &Actor, now: DateTime<Utc>) -> bool;
+    fn audited_create_account(name: &AccountName, actor: &Actor, now: DateTime<Utc>) -> Account;
+    fn audited_set_account_entitled(name: &AccountName, entitled: bool, actor: &Actor, now: DateTime<Utc>) -> Account;
+    fn audited_create_key(key: &NewKey, actor: &Actor) -> KeyRecord;
+    fn audited_revoke_key(prefix: &KeyPrefix, actor: &Actor, now: DateTime<Utc>) -> (KeyRecord, bool);
+    fn audited_roll_key(old: &KeyPrefix, new: (&KeyPrefix, KeyHash), actor: &Actor, now: DateTime<Utc>, old_expires_at: DateTime<Utc>) -> RolledKey;
+    fn key(prefix: &KeyPrefix) -> Option<KeyRecord>;
+    fn create_admin_token(token: &AdminTokenRecord, actor: &Actor) -> AdminTokenRecord;
+    fn revoke_admin_token(name: &AdminTokenName, actor: &Actor, now: DateTime<Utc>) -> AdminTokenRecord;
+    fn admin_tokens() -> Vec<AdminTokenRecord>;
+    fn admin_token(prefix: &str) -> Option<AdminTokenRecord>;
+    fn audit_log(before: Option<i64>, limit: usize) -> Vec<AuditEntry>;
+    fn idempotency_claim(key: &str, fingerprint: &str, now: DateTime<Utc>) -> IdempotencyClaim;
+    fn idempotency_complete(key: &str, status: u16, body: &str) -> ();
+    fn idempotency_release(key: &str) -> ();
 });

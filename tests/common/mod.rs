@@ -27,6 +27,9 @@ pub struct TestApp {
     pub store: Arc<dyn Store>,
     /// A live key of account `acme` on tier `pro`.
     pub key: String,
+    /// `http://127.0.0.1:PORT` of the admin listener, when
+    /// [`Options::admin`] asked for one.
+    pub admin_base: Option<String>,
     /// An HTTP client that does not decompress, so tests see the bytes.
     pub client: reqwest::Client,
     /// The database URL.
@@ -88,6 +91,8 @@ pub struct Options {
     pub config: HttpConfig,
     /// Wraps the store (e.g. in a fault injector) before the server gets it.
     pub wrap: Option<StoreWrapper>,
+    /// Also serve the admin listener (on another port).
+    pub admin: bool,
 }
 
 impl Default for Options {
@@ -97,6 +102,7 @@ impl Default for Options {
             articles: mds_import::demo_articles(),
             config: reloading_every(Duration::from_millis(100)),
             wrap: None,
+            admin: false,
         }
     }
 }
@@ -128,7 +134,11 @@ pub async fn spawn_with(opts: Options) -> TestApp {
         None => store.clone(),
     };
     let state = AppState::load(served, opts.config).await.expect("load state");
-    let server = Server::bind("127.0.0.1:0".parse().unwrap(), state).await.expect("bind");
+    let mut server = Server::bind("127.0.0.1:0".parse().unwrap(), state).await.expect("bind");
+    if opts.admin {
+        server = server.with_admin("127.0.0.1:0".parse().unwrap()).await.expect("bind admin");
+    }
+    let admin_base = server.admin_addr().map(|a| format!("http://{}", a.unwrap()));
     let addr = server.local_addr().unwrap();
     let (tx, rx) = oneshot::channel::<()>();
     let task = tokio::spawn(server.run(async move {
@@ -139,6 +149,7 @@ pub async fn spawn_with(opts: Options) -> TestApp {
         addr,
         store,
         key,
+        admin_base,
         client: reqwest::Client::builder().no_proxy().build().unwrap(),
         url,
         stop: Some(tx),

@@ -81,6 +81,10 @@ name_type!(
     /// Name of an account.
     AccountName, "account"
 );
+name_type!(
+    /// Name of an admin token (who made a change, in the audit log).
+    AdminTokenName, "admin token"
+);
 
 impl TierName {
     /// The evaluation tier's name.
@@ -91,8 +95,10 @@ impl TierName {
 
 /// A tier: its limits.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Tier {
     /// Tier name.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "pro"))]
     pub name: TierName,
     /// Requests per rolling minute.
     pub rate_limit_per_minute: u32,
@@ -133,13 +139,16 @@ impl Tier {
 
 /// An account: owns keys; its plan covers API access (`entitled`) or not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Account {
     /// Account name (unique).
+    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "acme"))]
     pub name: AccountName,
     /// Whether the plan covers API access.
     pub entitled: bool,
     /// When the account was created.
     #[serde(with = "crate::time::rfc3339")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub created_at: DateTime<Utc>,
 }
 

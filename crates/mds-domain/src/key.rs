@@ -29,7 +29,7 @@ pub const KEY_PREFIX_LEN: usize = 17;
 /// [`KEY_PREFIX_LEN`]; those keys keep it.
 pub const LEGACY_KEY_PREFIX_LEN: usize = 12;
 
-const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+pub(crate) const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 /// The environment of a key; it follows the key's prefix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -166,7 +166,9 @@ impl fmt::Debug for ApiKey {
     }
 }
 
-fn checksum(body: &str) -> String {
+/// The 6-character base62 CRC-32 of `body` that ends every key (and admin
+/// token).
+pub(crate) fn checksum(body: &str) -> String {
     let mut n = crc32fast::hash(body.as_bytes()) as u64;
     let mut out = [b'0'; KEY_CHECKSUM_LEN];
     for slot in out.iter_mut().rev() {

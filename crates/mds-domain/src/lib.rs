@@ -22,6 +22,7 @@
 //! - [`page`]: the page envelope of list endpoints.
 //! - [`key`]: API key format, checksum, prefix and hash.
 //! - [`account`]: accounts and tiers (tiers are data, not code).
+//! - [`admin`]: admin tokens, the actor of a change, audit log entries.
 //! - [`usage`]: billing months and the usage record of `GET /v1/usage`.
 //! - [`daily`]: the daily usage ledger and the report of
 //!   `GET /v1/usage/daily`.
@@ -96,6 +97,7 @@ macro_rules! text_newtype {
 }
 
 pub mod account;
+pub mod admin;
 pub mod article;
 pub mod bounds;
 #[macro_use]
@@ -113,7 +115,8 @@ pub mod query;
 pub mod time;
 pub mod usage;
 
-pub use account::{Account, AccountName, Tier, TierName};
+pub use account::{Account, AccountName, AdminTokenName, Tier, TierName};
+pub use admin::{Actor, AdminToken, AuditEntry};
 pub use article::{Article, ArticleSummary, Slug};
 pub use company::{Company, Exchange, MarketCapBand, Ticker};
 pub use detail::{ChangesPage, Classification, CompanyDetail, CompanyDetails, Listing, ListingStatus, MarketCap};

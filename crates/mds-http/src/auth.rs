@@ -61,7 +61,7 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Arc<K
 
 /// The token of an `Authorization: Bearer <token>` header value (scheme
 /// case-insensitive), if there is a non-empty one.
-fn bearer_token(value: &str) -> Option<&str> {
+pub fn bearer_token(value: &str) -> Option<&str> {
     let v = value.trim();
     let (scheme, token) = v.split_once(' ')?;
     let token = token.trim();

@@ -1,6 +1,7 @@
 //! The HTTP API of mds.
 //!
 //! # Layout
+//! - [`admin`]: the admin API, on its own listener (`--admin-listen`).
 //! - [`routes`]: the route table, every route with its properties (key,
 //!   billing, caching); [`router()`] mounts it inside the middleware;
 //!   [`server::Server`] binds first, reports its port, serves until shutdown.
@@ -18,6 +19,7 @@
 //! - [`openapi`]: the OpenAPI document (`/v1/openapi.json`); [`docs`]: the
 //!   reference page (`/docs`) with its vendored assets.
 
+pub mod admin;
 pub mod auth;
 pub mod config;
 pub mod controllers;

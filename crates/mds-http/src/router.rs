@@ -16,8 +16,15 @@ use crate::state::AppState;
 /// and clone each wrapped stack on every request. The keyed routes are
 /// guarded by the envelope (it finds them in the route table).
 pub fn router(state: AppState) -> Envelope {
+    public_router(state, true)
+}
+
+/// [`router`], with `/metrics` or without it (when the admin listener
+/// serves it: a request for it here is then `404`).
+pub fn public_router(state: AppState, metrics: bool) -> Envelope {
     let routes = ROUTES
         .iter()
+        .filter(|r| metrics || r.path != "/metrics")
         .fold(Router::new(), |router, r| router.route(r.path, (r.handler)()))
         .fallback(|| async { ApiError::not_found("no such route; see the API reference for the routes") })
         .with_state(state.clone());

@@ -1,6 +1,6 @@
 //! The application layer of mds: what a serving node holds and does,
 //! between the parts (store, catalog, limits) and the interfaces that drive
-//! it (the HTTP API, the operator CLI, later the admin API), which call the
+//! it (the HTTP API, the operator CLI, the admin API), which call the
 //! same functions here.
 //!
 //! # Layout
@@ -15,15 +15,21 @@
 //!   and write counted requests to it; [`tasks`] starts and watches them.
 //! - [`catalog_load`]: a companies generation's catalog, from its snapshot
 //!   or built from the rows (also run by `mds import` after an import).
-//! - [`issue`]: issuing and rolling keys.
+//! - [`issue`]: issuing keys (unaudited: the demo's key).
+//! - [`admin`]: the operations of the CLI and the admin API on tiers,
+//!   accounts, keys (issue with an expiry, roll, revoke) and admin tokens,
+//!   audited; [`idempotency`]: the `Idempotency-Key` of the admin API's
+//!   `POST`s.
 //! - [`usage`]: the usage reports of a key (monthly and daily).
 //! - [`tagged`]: a body with its strong `ETag`, as served and as kept.
 //! - [`config`]: the settings, [`NodeConfig`].
 
+pub mod admin;
 pub mod catalog;
 pub mod catalog_load;
 pub mod config;
 pub mod flush;
+pub mod idempotency;
 pub mod issue;
 pub mod keys;
 pub mod metrics;
@@ -37,7 +43,7 @@ pub mod tasks;
 pub mod usage;
 
 pub use config::NodeConfig;
-pub use issue::{issue_key, issue_key_until, roll_key};
+pub use issue::issue_key;
 pub use keys::{KeyCacheConfig, KeyContext};
 pub use node::{Node, Unchecked};
 pub use tagged::Tagged;

@@ -25,7 +25,7 @@ use std::borrow::Cow;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::usage::BillingMonth;
-use mds_domain::{Account, AccountName, Environment, KeyHash, KeyPrefix, Tier, TierName};
+use mds_domain::{Account, AccountName, AdminTokenName, Environment, KeyHash, KeyPrefix, Tier, TierName};
 
 pub mod error;
 pub mod postgres;
@@ -36,13 +36,13 @@ pub mod url;
 
 pub use error::{Cause, StoreError, StoreResult};
 pub use mds_domain::daily::DailyUsage;
-pub use roles::{AccessStore, CatalogStore, MetaStore, NewsStore, Store, UsageStore};
+pub use roles::{AccessStore, AdminStore, CatalogStore, MetaStore, NewsStore, Store, UsageStore};
 pub use url::DatabaseUrl;
 
 /// Every role trait, for calling their methods on a concrete store:
 /// `use mds_store::prelude::*;`.
 pub mod prelude {
-    pub use crate::roles::{AccessStore, CatalogStore, MetaStore, NewsStore, Store, UsageStore};
+    pub use crate::roles::{AccessStore, AdminStore, CatalogStore, MetaStore, NewsStore, Store, UsageStore};
 }
 
 /// How many rows an upsert inserted, changed, and left as they were.
@@ -89,6 +89,58 @@ pub struct KeyRecord {
     /// When the key stops working, if it expires (set at issue, or by a
     /// roll).
     pub expires_at: Option<DateTime<Utc>>,
+}
+
+impl KeyRecord {
+    /// The key as the admin API shows it.
+    pub fn view(&self) -> mds_domain::admin::KeyView {
+        mds_domain::admin::KeyView {
+            key_prefix: self.prefix.as_str().to_owned(),
+            account: self.account.clone(),
+            tier: self.tier.clone(),
+            environment: self.environment.as_str().to_owned(),
+            created_at: self.created_at,
+            revoked_at: self.revoked_at,
+            expires_at: self.expires_at,
+        }
+    }
+}
+
+/// An admin token as stored: its name, prefix and hash, never the token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdminTokenRecord {
+    /// Its name (unique among the tokens not revoked); the audit log's actor.
+    pub name: AdminTokenName,
+    /// Its first [`mds_domain::admin::ADMIN_TOKEN_PREFIX_LEN`] characters.
+    pub prefix: String,
+    /// SHA-256 of the token.
+    pub hash: KeyHash,
+    /// When it was made.
+    pub created_at: DateTime<Utc>,
+    /// When it was revoked, if it was.
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+/// How long an `Idempotency-Key` is remembered.
+pub const IDEMPOTENCY_TTL: chrono::TimeDelta = chrono::TimeDelta::hours(24);
+
+/// What a claim of an idempotency key found ([`AdminStore::idempotency_claim`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdempotencyClaim {
+    /// The key was free: it is now claimed for this request, which is to
+    /// run and then complete it.
+    Claimed,
+    /// The key was used with another request.
+    OtherRequest,
+    /// The first request with the key has not completed yet.
+    Running,
+    /// The first request's answer: its status and its body as stored.
+    Done {
+        /// Status.
+        status: u16,
+        /// Body, as completed.
+        body: String,
+    },
 }
 
 /// A key to be stored.

@@ -11,6 +11,9 @@
 //! - [`NewsStore`], articles.
 //! - [`AccessStore`], tiers, accounts, keys and the auth snapshot.
 //! - [`UsageStore`], usage counts and quota history.
+//! - [`AdminStore`], admin tokens, the audit log, and the changes of
+//!   [`AccessStore`] made by someone (the CLI, an admin token), each
+//!   recorded in the audit log in its own transaction.
 //!
 //! To call the roles' methods on a concrete store (a `SqliteStore` in a
 //! test), bring them all into scope with `use mds_store::prelude::*;`.
@@ -19,18 +22,21 @@ use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::news::NewsKey;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
-use mds_domain::{Account, AccountName, Article, ArticleSummary, Company, KeyHash, KeyPrefix, NewsFilter, Slug, Tier};
+use mds_domain::{
+    Account, AccountName, Actor, AdminTokenName, Article, ArticleSummary, AuditEntry, Company, KeyHash, KeyPrefix,
+    NewsFilter, Slug, Tier,
+};
 
 use crate::{
-    AuthChanges, AuthDirectory, DailyUsage, Generations, KeyLookup, KeyRecord, NewKey, RolledKey, StoreResult,
-    StoredCompany, UpsertSummary, UsageBatch,
+    AdminTokenRecord, AuthChanges, AuthDirectory, DailyUsage, Generations, IdempotencyClaim, KeyLookup, KeyRecord,
+    NewKey, RolledKey, StoreResult, StoredCompany, UpsertSummary, UsageBatch,
 };
 
 /// Every role of storage: what the service and the operator commands need.
 /// Implemented for anything that implements all the roles.
-pub trait Store: MetaStore + CatalogStore + NewsStore + AccessStore + UsageStore {}
+pub trait Store: MetaStore + CatalogStore + NewsStore + AccessStore + UsageStore + AdminStore {}
 
-impl<T: MetaStore + CatalogStore + NewsStore + AccessStore + UsageStore + ?Sized> Store for T {}
+impl<T: MetaStore + CatalogStore + NewsStore + AccessStore + UsageStore + AdminStore + ?Sized> Store for T {}
 
 /// The schema and the store's own bookkeeping (the `meta` table).
 #[async_trait]
@@ -228,4 +234,98 @@ pub trait UsageStore: Send + Sync + 'static {
     /// tier's quota changes and its account's entitlement changes.
     /// `NotFound` if there is no such key (revoked keys have history).
     async fn quota_history(&self, key: &KeyPrefix) -> StoreResult<QuotaHistory>;
+}
+
+/// Admin tokens, the audit log, and the changes of [`AccessStore`] made by
+/// an [`Actor`]: each such change writes its audit entry (actor, action,
+/// target, the record before and after) in its own transaction, so a change
+/// is never without its entry nor an entry without its change.
+#[async_trait]
+pub trait AdminStore: Send + Sync + 'static {
+    /// [`AccessStore::set_tier`], audited (`tier.create` or `tier.update`).
+    async fn audited_set_tier(&self, tier: &Tier, actor: &Actor, now: DateTime<Utc>) -> StoreResult<bool>;
+
+    /// [`AccessStore::create_account`], audited (`account.create`).
+    async fn audited_create_account(
+        &self,
+        name: &AccountName,
+        actor: &Actor,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Account>;
+
+    /// [`AccessStore::set_account_entitled`], audited (`account.update`).
+    async fn audited_set_account_entitled(
+        &self,
+        name: &AccountName,
+        entitled: bool,
+        actor: &Actor,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Account>;
+
+    /// [`AccessStore::create_key`], audited (`key.create`), at the key's
+    /// `created_at`.
+    async fn audited_create_key(&self, key: &NewKey, actor: &Actor) -> StoreResult<KeyRecord>;
+
+    /// [`AccessStore::revoke_key`], audited (`key.revoke`) when it revokes;
+    /// also whether it did (false: revoked before, nothing written).
+    async fn audited_revoke_key(
+        &self,
+        prefix: &KeyPrefix,
+        actor: &Actor,
+        now: DateTime<Utc>,
+    ) -> StoreResult<(KeyRecord, bool)>;
+
+    /// [`AccessStore::roll_key`], audited (`key.roll`) in its transaction.
+    async fn audited_roll_key(
+        &self,
+        old: &KeyPrefix,
+        new: (&KeyPrefix, KeyHash),
+        actor: &Actor,
+        now: DateTime<Utc>,
+        old_expires_at: DateTime<Utc>,
+    ) -> StoreResult<RolledKey>;
+
+    /// One key by prefix, revoked or not.
+    async fn key(&self, prefix: &KeyPrefix) -> StoreResult<Option<KeyRecord>>;
+
+    /// Stores a new admin token, audited (`admin_token.create`).
+    /// `Conflict` if a token not revoked has its name.
+    async fn create_admin_token(&self, token: &AdminTokenRecord, actor: &Actor) -> StoreResult<AdminTokenRecord>;
+
+    /// Revokes the admin token of that name that is not revoked, audited
+    /// (`admin_token.revoke`). `NotFound` if there is none.
+    async fn revoke_admin_token(
+        &self,
+        name: &AdminTokenName,
+        actor: &Actor,
+        now: DateTime<Utc>,
+    ) -> StoreResult<AdminTokenRecord>;
+
+    /// Every admin token, revoked ones included, oldest first.
+    async fn admin_tokens(&self) -> StoreResult<Vec<AdminTokenRecord>>;
+
+    /// The admin token (not revoked) with this prefix, if any.
+    async fn admin_token(&self, prefix: &str) -> StoreResult<Option<AdminTokenRecord>>;
+
+    /// At most `limit` audit entries, newest first, older than the entry
+    /// `before` (from the newest without one).
+    async fn audit_log(&self, before: Option<i64>, limit: usize) -> StoreResult<Vec<AuditEntry>>;
+
+    /// Claims the idempotency key named `key` for a request whose
+    /// fingerprint is `fingerprint`, at `now`; claims older than
+    /// [`crate::IDEMPOTENCY_TTL`] are forgotten first. Of concurrent claims
+    /// of one key (on any node), exactly one is `Claimed`.
+    async fn idempotency_claim(
+        &self,
+        key: &str,
+        fingerprint: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<IdempotencyClaim>;
+
+    /// Records the answer of the request that claimed `key`.
+    async fn idempotency_complete(&self, key: &str, status: u16, body: &str) -> StoreResult<()>;
+
+    /// Forgets the claim of `key` while it has no answer (its request
+    /// failed), so a retry runs afresh.
+    async fn idempotency_release(&self, key: &str) -> StoreResult<()>;
 }

@@ -129,7 +129,7 @@ async fn concurrent_migrations_apply_everything_once() {
     let mut raw = db.raw().await;
     let versions: Vec<i64> =
         sqlx::query_scalar("SELECT version FROM schema_migrations ORDER BY version").fetch_all(&mut raw).await.unwrap();
-    assert_eq!(versions, vec![1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert_eq!(versions, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     let history: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tier_history").fetch_one(&mut raw).await.unwrap();
     assert_eq!(history, Tier::defaults().len() as i64);
 }
@@ -148,7 +148,9 @@ async fn the_schema_has_native_types() {
         columns(&mut raw, "is_identity = 'YES'").await,
         [
             "accounts.id bigint",
+            "admin_tokens.id bigint",
             "api_keys.id bigint",
+            "audit_log.id bigint",
             "entitlement_history.id bigint",
             "tier_history.id bigint",
             "usage_routes.id bigint"

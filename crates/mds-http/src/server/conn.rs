@@ -28,10 +28,9 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
-use tower::Service;
 
+use super::Served;
 use super::ServerConfig;
-use crate::middleware::envelope::Envelope;
 
 /// What a connection is doing, as its watchdog and the server's eviction
 /// see it. Times are milliseconds since `base`, the server's start (one
@@ -249,7 +248,7 @@ impl AsyncWrite for Watched {
 /// then it closes; the server bounds how long that may take).
 pub(crate) async fn serve(
     stream: TcpStream,
-    app: Envelope,
+    app: Served,
     cfg: ServerConfig,
     watch: Arc<Watch>,
     mut stopping: watch::Receiver<bool>,

@@ -10,6 +10,11 @@
 //! requests cannot keep `/healthz` or real callers out; only when every
 //! connection is serving a request is a new one refused.
 //!
+//! With an admin listener ([`Server::with_admin`]), the same loop accepts
+//! on both: the admin API and `/metrics` there ([`crate::admin`]), the
+//! public API (without `/metrics`) on the other; the connection cap and
+//! the shutdown cover both.
+//!
 //! Shutdown: stop accepting, let requests in flight finish and close
 //! connections between requests, for at most `shutdown_grace`; then close
 //! what is left (a client that never reads cannot hold the process), and
@@ -33,7 +38,8 @@ use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
-use crate::router::router;
+use crate::middleware::envelope::Envelope;
+use crate::router::public_router;
 use crate::state::AppState;
 use conn::Watch;
 
@@ -114,9 +120,35 @@ impl Registry {
     }
 }
 
+/// What a connection is served by: the public envelope, or the admin
+/// listener's router.
+#[derive(Clone)]
+pub(crate) enum Served {
+    /// The public API.
+    Public(Envelope),
+    /// The admin API ([`crate::admin::router`]).
+    Admin(axum::Router),
+}
+
+impl Served {
+    /// Serves one request.
+    pub(crate) async fn call(
+        &mut self,
+        req: axum::extract::Request,
+    ) -> Result<axum::response::Response, std::convert::Infallible> {
+        use tower::Service;
+        match self {
+            Served::Public(e) => e.call(req).await,
+            // An axum router is always ready.
+            Served::Admin(r) => r.call(req).await,
+        }
+    }
+}
+
 /// A bound, not yet serving, server.
 pub struct Server {
     listener: TcpListener,
+    admin: Option<TcpListener>,
     state: AppState,
 }
 
@@ -124,7 +156,20 @@ impl Server {
     /// Binds `addr`.
     pub async fn bind(addr: SocketAddr, state: AppState) -> io::Result<Self> {
         let listener = TcpListener::bind(addr).await?;
-        Ok(Server { listener, state })
+        Ok(Server { listener, admin: None, state })
+    }
+
+    /// Binds the admin listener on `addr` as well: the admin API and
+    /// `/metrics` are served there (and `/metrics` no longer on the public
+    /// listener).
+    pub async fn with_admin(mut self, addr: SocketAddr) -> io::Result<Self> {
+        self.admin = Some(TcpListener::bind(addr).await?);
+        Ok(self)
+    }
+
+    /// The admin listener's bound address, if there is one.
+    pub fn admin_addr(&self) -> Option<io::Result<SocketAddr>> {
+        self.admin.as_ref().map(TcpListener::local_addr)
     }
 
     /// The bound address (with the real port when bound to port 0).
@@ -135,13 +180,20 @@ impl Server {
     /// Serves until `shutdown` completes, then shuts down as the
     /// [module](self) says and returns.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> io::Result<()> {
-        let Server { listener, state } = self;
+        let Server { listener, admin, state } = self;
         let node = state.node.clone();
         let background = Background::start(&node);
         let cfg = state.http.server.clone();
         let cap = max_connections(cfg.max_connections);
         tracing::debug!(max_connections = cap, "accepting connections");
-        let app = router(state.clone());
+        let app = Served::Public(public_router(state.clone(), admin.is_none()));
+        let admin_app = Served::Admin(crate::admin::router(state.clone()));
+        let accept_admin = || async {
+            match &admin {
+                Some(l) => l.accept().await,
+                None => std::future::pending().await,
+            }
+        };
         let permits = Arc::new(Semaphore::new(cap));
         let registry = Arc::new(Mutex::new(Registry::default()));
         let (stop, stopping) = watch::channel(false);
@@ -149,11 +201,21 @@ impl Server {
         let mut shutdown = pin!(shutdown);
         let started = tokio::time::Instant::now();
         loop {
-            let (stream, _) = tokio::select! {
+            let (stream, app) = tokio::select! {
                 () = &mut shutdown => break,
                 Some(_) = conns.join_next(), if !conns.is_empty() => continue,
                 accepted = listener.accept() => match accepted {
-                    Ok(accepted) => accepted,
+                    Ok((stream, _)) => (stream, app.clone()),
+                    Err(e) => {
+                        // Out of descriptors or similar: the cap should
+                        // prevent it; back off rather than spin.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+                accepted = accept_admin() => match accepted {
+                    Ok((stream, _)) => (stream, admin_app.clone()),
                     Err(e) => {
                         // Out of descriptors or similar: the cap should
                         // prevent it; back off rather than spin.
@@ -184,8 +246,7 @@ impl Server {
             };
             let watch = Arc::new(Watch::new(started));
             let id = registry.lock().unwrap_or_else(PoisonError::into_inner).add(watch.clone());
-            let (app, cfg, stopping, registry, node) =
-                (app.clone(), cfg.clone(), stopping.clone(), registry.clone(), node.clone());
+            let (cfg, stopping, registry, node) = (cfg.clone(), stopping.clone(), registry.clone(), node.clone());
             node.metrics.connection_opened();
             conns.spawn(async move {
                 let closed = conn::serve(stream, app, cfg, watch, stopping).await;
@@ -203,6 +264,7 @@ impl Server {
             });
         }
         drop(listener);
+        drop(admin);
         let _ = stop.send(true);
         let drained =
             tokio::time::timeout(cfg.shutdown_grace, async { while conns.join_next().await.is_some() {} }).await;

@@ -99,11 +99,18 @@ pub(crate) async fn insert_tier(conn: &mut Conn, tier: &Tier, monthly_quota: i64
 /// Creates or changes a tier; true when created. Every call is recorded in
 /// the tier's history as of `now`, changed or not.
 pub(crate) async fn set_tier(pool: &Pool, tier: &Tier, now: DateTime<Utc>) -> StoreResult<bool> {
-    let quota = rows::to_bigint("monthly_quota", tier.monthly_quota)?;
     let mut tx = begin_write(pool).await?;
+    let created = set_tier_on(&mut tx, tier, now).await?;
+    tx.commit().await.map_err(db)?;
+    Ok(created)
+}
+
+/// [`set_tier`] inside the caller's write transaction.
+pub(crate) async fn set_tier_on(tx: &mut Conn, tier: &Tier, now: DateTime<Utc>) -> StoreResult<bool> {
+    let quota = rows::to_bigint("monthly_quota", tier.monthly_quota)?;
     // A concurrent insert of the same name waits for the other transaction
     // and then does nothing, so the update below applies on top of it.
-    let created = insert_tier(&mut tx, tier, quota).await?;
+    let created = insert_tier(tx, tier, quota).await?;
     if !created {
         sqlx::query("UPDATE tiers SET rate_limit_per_minute = $1, monthly_quota = $2 WHERE name = $3")
             .bind(i64::from(tier.rate_limit_per_minute))
@@ -113,15 +120,21 @@ pub(crate) async fn set_tier(pool: &Pool, tier: &Tier, now: DateTime<Utc>) -> St
             .await
             .map_err(db)?;
     }
-    record_tier(&mut tx, &tier.name, tier.rate_limit_per_minute, quota, now).await?;
-    bump_auth(&mut tx, None).await?;
-    tx.commit().await.map_err(db)?;
+    record_tier(tx, &tier.name, tier.rate_limit_per_minute, quota, now).await?;
+    bump_auth(tx, None).await?;
     Ok(created)
 }
 
 /// Creates an entitled account, entitled in its history from `now`.
 pub(crate) async fn create_account(pool: &Pool, name: &AccountName, now: DateTime<Utc>) -> StoreResult<Account> {
     let mut tx = begin_write(pool).await?;
+    let account = create_account_on(&mut tx, name, now).await?;
+    tx.commit().await.map_err(db)?;
+    Ok(account)
+}
+
+/// [`create_account`] inside the caller's write transaction.
+pub(crate) async fn create_account_on(tx: &mut Conn, name: &AccountName, now: DateTime<Utc>) -> StoreResult<Account> {
     let id: i64 =
         sqlx::query_scalar("INSERT INTO accounts (name, entitled, created_at) VALUES ($1, $2, $3) RETURNING id")
             .bind(name.as_str())
@@ -130,9 +143,8 @@ pub(crate) async fn create_account(pool: &Pool, name: &AccountName, now: DateTim
             .fetch_one(&mut *tx)
             .await
             .map_err(|e| unique_or(e, |_| rows::account_exists(name)))?;
-    record_entitlement(&mut tx, id, true, now).await?;
-    bump_auth(&mut tx, None).await?;
-    tx.commit().await.map_err(db)?;
+    record_entitlement(tx, id, true, now).await?;
+    bump_auth(tx, None).await?;
     Ok(Account { name: name.clone(), entitled: true, created_at: now })
 }
 
@@ -145,6 +157,18 @@ pub(crate) async fn set_account_entitled(
     now: DateTime<Utc>,
 ) -> StoreResult<Account> {
     let mut tx = begin_write(pool).await?;
+    let account = set_account_entitled_on(&mut tx, name, entitled, now).await?;
+    tx.commit().await.map_err(db)?;
+    Ok(account)
+}
+
+/// [`set_account_entitled`] inside the caller's write transaction.
+pub(crate) async fn set_account_entitled_on(
+    tx: &mut Conn,
+    name: &AccountName,
+    entitled: bool,
+    now: DateTime<Utc>,
+) -> StoreResult<Account> {
     let r = sqlx::query("UPDATE accounts SET entitled = $1 WHERE name = $2 RETURNING id, name, entitled, created_at")
         .bind(entitled)
         .bind(name.as_str())
@@ -154,9 +178,8 @@ pub(crate) async fn set_account_entitled(
         .ok_or_else(|| rows::no_account(name))?;
     let account = rows::account(&r)?;
     let id: i64 = r.try_get("id").map_err(db)?;
-    record_entitlement(&mut tx, id, entitled, now).await?;
-    bump_auth(&mut tx, None).await?;
-    tx.commit().await.map_err(db)?;
+    record_entitlement(tx, id, entitled, now).await?;
+    bump_auth(tx, None).await?;
     Ok(account)
 }
 
@@ -170,7 +193,7 @@ pub(crate) async fn accounts_on(conn: &mut Conn) -> StoreResult<Vec<Account>> {
     rs.iter().map(rows::account).collect()
 }
 
-async fn account_id(conn: &mut Conn, name: &AccountName) -> StoreResult<i64> {
+pub(crate) async fn account_id(conn: &mut Conn, name: &AccountName) -> StoreResult<i64> {
     let id: Option<i64> = sqlx::query_scalar("SELECT id FROM accounts WHERE name = $1")
         .bind(name.as_str())
         .fetch_optional(conn)
@@ -179,7 +202,7 @@ async fn account_id(conn: &mut Conn, name: &AccountName) -> StoreResult<i64> {
     id.ok_or_else(|| rows::no_account(name))
 }
 
-async fn tier_exists(conn: &mut Conn, name: &TierName) -> StoreResult<bool> {
+pub(crate) async fn tier_exists(conn: &mut Conn, name: &TierName) -> StoreResult<bool> {
     let found = sqlx::query("SELECT 1 FROM tiers WHERE name = $1")
         .bind(name.as_str())
         .fetch_optional(conn)
@@ -190,7 +213,7 @@ async fn tier_exists(conn: &mut Conn, name: &TierName) -> StoreResult<bool> {
 
 /// A key by prefix, revoked or not; `lock` takes the key's row lock until the
 /// end of the transaction (where the backend has row locks).
-async fn key_by_prefix(conn: &mut Conn, prefix: &KeyPrefix, lock: bool) -> StoreResult<Option<KeyRecord>> {
+pub(crate) async fn key_by_prefix(conn: &mut Conn, prefix: &KeyPrefix, lock: bool) -> StoreResult<Option<KeyRecord>> {
     let lock = if lock { KEY_LOCK } else { "" };
     let r = sqlx::query(&format!("{KEY_SELECT} WHERE k.prefix = $1{lock}"))
         .bind(prefix.as_str())
@@ -203,19 +226,18 @@ async fn key_by_prefix(conn: &mut Conn, prefix: &KeyPrefix, lock: bool) -> Store
 /// Stores a new key.
 pub(crate) async fn create_key(pool: &Pool, key: &NewKey) -> StoreResult<KeyRecord> {
     let mut tx = begin_write(pool).await?;
-    let record = insert_key(&mut tx, key).await?;
+    let record = create_key_on(&mut tx, key).await?;
     tx.commit().await.map_err(db)?;
     Ok(record)
 }
 
-/// Inserts a new key after checking its account, tier and prefix, and logs
-/// it; inside the caller's write transaction.
-async fn insert_key(tx: &mut Conn, key: &NewKey) -> StoreResult<KeyRecord> {
-    let account_id = account_id(&mut *tx, &key.account).await?;
-    if !tier_exists(&mut *tx, &key.tier).await? {
+/// [`create_key`] inside the caller's write transaction.
+pub(crate) async fn create_key_on(tx: &mut Conn, key: &NewKey) -> StoreResult<KeyRecord> {
+    let account_id = account_id(tx, &key.account).await?;
+    if !tier_exists(tx, &key.tier).await? {
         return Err(rows::no_tier(&key.tier));
     }
-    if key_by_prefix(&mut *tx, &key.prefix, false).await?.is_some() {
+    if key_by_prefix(tx, &key.prefix, false).await?.is_some() {
         return Err(rows::prefix_exists(&key.prefix));
     }
     sqlx::query(
@@ -243,7 +265,7 @@ async fn insert_key(tx: &mut Conn, key: &NewKey) -> StoreResult<KeyRecord> {
             }
         })
     })?;
-    bump_auth(&mut *tx, Some(&key.prefix)).await?;
+    bump_auth(tx, Some(&key.prefix)).await?;
     Ok(KeyRecord {
         prefix: key.prefix.clone(),
         hash: key.hash,
@@ -270,7 +292,20 @@ pub(crate) async fn roll_key(
     old_expires_at: DateTime<Utc>,
 ) -> StoreResult<RolledKey> {
     let mut tx = begin_write(pool).await?;
-    let mut was = key_by_prefix(&mut tx, old, true).await?.ok_or_else(|| rows::no_key(old))?;
+    let rolled = roll_key_on(&mut tx, old, new, now, old_expires_at).await?;
+    tx.commit().await.map_err(db)?;
+    Ok(rolled)
+}
+
+/// [`roll_key`] inside the caller's write transaction.
+pub(crate) async fn roll_key_on(
+    tx: &mut Conn,
+    old: &KeyPrefix,
+    new: (&KeyPrefix, KeyHash),
+    now: DateTime<Utc>,
+    old_expires_at: DateTime<Utc>,
+) -> StoreResult<RolledKey> {
+    let mut was = key_by_prefix(tx, old, true).await?.ok_or_else(|| rows::no_key(old))?;
     if was.revoked_at.is_some() {
         return Err(StoreError::Conflict(format!("key \"{old}\" is revoked")));
     }
@@ -289,7 +324,7 @@ pub(crate) async fn roll_key(
         created_at: now,
         expires_at: None,
     };
-    let rolled = insert_key(&mut tx, &key).await?;
+    let rolled = create_key_on(tx, &key).await?;
     let until = was.expires_at.map_or(old_expires_at, |e| e.min(old_expires_at));
     sqlx::query("UPDATE api_keys SET expires_at = $1 WHERE prefix = $2")
         .bind(rows::ts(&until))
@@ -297,8 +332,7 @@ pub(crate) async fn roll_key(
         .execute(&mut *tx)
         .await
         .map_err(db)?;
-    bump_auth(&mut tx, Some(old)).await?;
-    tx.commit().await.map_err(db)?;
+    bump_auth(tx, Some(old)).await?;
     was.expires_at = Some(until);
     Ok(RolledKey { old: was, new: rolled })
 }
@@ -306,22 +340,34 @@ pub(crate) async fn roll_key(
 /// Revokes a key; a revoked key is returned as it is, and nothing changes.
 pub(crate) async fn revoke_key(pool: &Pool, prefix: &KeyPrefix, now: DateTime<Utc>) -> StoreResult<KeyRecord> {
     let mut tx = begin_write(pool).await?;
+    let (key, _) = revoke_key_on(&mut tx, prefix, now).await?;
+    tx.commit().await.map_err(db)?;
+    Ok(key)
+}
+
+/// [`revoke_key`] inside the caller's write transaction; also the key as it
+/// was before (`None` when it was revoked already and nothing changed).
+pub(crate) async fn revoke_key_on(
+    tx: &mut Conn,
+    prefix: &KeyPrefix,
+    now: DateTime<Utc>,
+) -> StoreResult<(KeyRecord, Option<KeyRecord>)> {
     // Locked, so of two nodes revoking at once the second sees the first's
     // `revoked_at` and keeps it.
-    let mut key = key_by_prefix(&mut tx, prefix, true).await?.ok_or_else(|| rows::no_key(prefix))?;
+    let mut key = key_by_prefix(tx, prefix, true).await?.ok_or_else(|| rows::no_key(prefix))?;
     if key.revoked_at.is_some() {
-        return Ok(key);
+        return Ok((key, None));
     }
+    let before = key.clone();
     sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE prefix = $2")
         .bind(rows::ts(&now))
         .bind(prefix.as_str())
         .execute(&mut *tx)
         .await
         .map_err(db)?;
-    bump_auth(&mut tx, Some(prefix)).await?;
-    tx.commit().await.map_err(db)?;
+    bump_auth(tx, Some(prefix)).await?;
     key.revoked_at = Some(now);
-    Ok(key)
+    Ok((key, Some(before)))
 }
 
 /// Keys, revoked ones included, optionally of one account.

@@ -77,6 +77,11 @@ macro_rules! migrations {
                 name: "generation_nonces",
                 sql: include_str!(concat!("../../migrations/", $dir, "/0009_generation_nonces.sql")),
             },
+            Migration {
+                version: 10,
+                name: "admin",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0010_admin.sql")),
+            },
         ]
     };
 }

@@ -20,7 +20,8 @@
 //!
 //! # Layout
 //! - `meta`: the `meta` table and the steps of migrating and seeding.
-//! - `access`, `catalog`, `snapshot`, `usage`: one module per role;
+//! - `access`, `catalog`, `snapshot`, `usage`, `admin` (with
+//!   `idempotency`): one module per role;
 //!   `auth`, what a serving node reads of `access` (directory, keys by
 //!   prefix, the change log);
 //!   `news`, the pages of the news list (the articles themselves are
@@ -34,8 +35,10 @@ use super::{Backend, Conn, Pool, begin_read, begin_write, db, dialect, migrate};
 use crate::StoreError;
 
 pub(crate) mod access;
+mod admin;
 pub(crate) mod auth;
 pub(crate) mod catalog;
+mod idempotency;
 pub(crate) mod meta;
 pub(crate) mod news;
 mod roles;

@@ -8,12 +8,16 @@ use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::news::NewsKey;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
-use mds_domain::{Account, AccountName, Article, ArticleSummary, Company, KeyHash, KeyPrefix, NewsFilter, Slug, Tier};
+use mds_domain::{
+    Account, AccountName, Actor, AdminTokenName, Article, ArticleSummary, AuditEntry, Company, KeyHash, KeyPrefix,
+    NewsFilter, Slug, Tier,
+};
 
-use super::{Backend, access, auth, catalog, meta, migrate, news, snapshot, usage};
+use super::{Backend, access, admin, auth, catalog, idempotency, meta, migrate, news, snapshot, usage};
 use crate::{
-    AccessStore, AuthChanges, AuthDirectory, CatalogStore, DailyUsage, Generations, KeyLookup, KeyRecord, MetaStore,
-    NewKey, NewsStore, RolledKey, StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
+    AccessStore, AdminStore, AdminTokenRecord, AuthChanges, AuthDirectory, CatalogStore, DailyUsage, Generations,
+    IdempotencyClaim, KeyLookup, KeyRecord, MetaStore, NewKey, NewsStore, RolledKey, StoreResult, StoredCompany,
+    UpsertSummary, UsageBatch, UsageStore,
 };
 
 #[async_trait]
@@ -184,5 +188,101 @@ impl UsageStore for Backend {
 
     async fn quota_history(&self, key: &KeyPrefix) -> StoreResult<QuotaHistory> {
         usage::quota_history(&self.pool, key).await
+    }
+}
+
+#[async_trait]
+impl AdminStore for Backend {
+    async fn audited_set_tier(&self, tier: &Tier, actor: &Actor, now: DateTime<Utc>) -> StoreResult<bool> {
+        admin::set_tier(&self.pool, tier, actor, now).await
+    }
+
+    async fn audited_create_account(
+        &self,
+        name: &AccountName,
+        actor: &Actor,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Account> {
+        admin::create_account(&self.pool, name, actor, now).await
+    }
+
+    async fn audited_set_account_entitled(
+        &self,
+        name: &AccountName,
+        entitled: bool,
+        actor: &Actor,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Account> {
+        admin::set_account_entitled(&self.pool, name, entitled, actor, now).await
+    }
+
+    async fn audited_create_key(&self, key: &NewKey, actor: &Actor) -> StoreResult<KeyRecord> {
+        admin::create_key(&self.pool, key, actor).await
+    }
+
+    async fn audited_revoke_key(
+        &self,
+        prefix: &KeyPrefix,
+        actor: &Actor,
+        now: DateTime<Utc>,
+    ) -> StoreResult<(KeyRecord, bool)> {
+        admin::revoke_key(&self.pool, prefix, actor, now).await
+    }
+
+    async fn audited_roll_key(
+        &self,
+        old: &KeyPrefix,
+        new: (&KeyPrefix, KeyHash),
+        actor: &Actor,
+        now: DateTime<Utc>,
+        old_expires_at: DateTime<Utc>,
+    ) -> StoreResult<RolledKey> {
+        admin::roll_key(&self.pool, old, new, actor, now, old_expires_at).await
+    }
+
+    async fn key(&self, prefix: &KeyPrefix) -> StoreResult<Option<KeyRecord>> {
+        admin::key(&self.pool, prefix).await
+    }
+
+    async fn create_admin_token(&self, token: &AdminTokenRecord, actor: &Actor) -> StoreResult<AdminTokenRecord> {
+        admin::create_token(&self.pool, token, actor).await
+    }
+
+    async fn revoke_admin_token(
+        &self,
+        name: &AdminTokenName,
+        actor: &Actor,
+        now: DateTime<Utc>,
+    ) -> StoreResult<AdminTokenRecord> {
+        admin::revoke_token(&self.pool, name, actor, now).await
+    }
+
+    async fn admin_tokens(&self) -> StoreResult<Vec<AdminTokenRecord>> {
+        admin::tokens(&self.pool).await
+    }
+
+    async fn admin_token(&self, prefix: &str) -> StoreResult<Option<AdminTokenRecord>> {
+        admin::token_by_prefix(&self.pool, prefix).await
+    }
+
+    async fn audit_log(&self, before: Option<i64>, limit: usize) -> StoreResult<Vec<AuditEntry>> {
+        admin::audit_log(&self.pool, before, limit).await
+    }
+
+    async fn idempotency_claim(
+        &self,
+        key: &str,
+        fingerprint: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<IdempotencyClaim> {
+        idempotency::claim(&self.pool, key, fingerprint, now).await
+    }
+
+    async fn idempotency_complete(&self, key: &str, status: u16, body: &str) -> StoreResult<()> {
+        idempotency::complete(&self.pool, key, status, body).await
+    }
+
+    async fn idempotency_release(&self, key: &str) -> StoreResult<()> {
+        idempotency::release(&self.pool, key).await
     }
 }

@@ -1,0 +1,68 @@
+//! JSON bodies of the admin API, read field by field: the body must be a
+//! JSON object; a field the route does not define is `400 unknown_field`
+//! (a typo such as `entitld` is never ignored); a field of the wrong type or
+//! value is `400 invalid_field`, both naming the field in `param`.
+
+use axum::body::Bytes;
+use serde_json::{Map, Value};
+
+use super::problems;
+use crate::error::ApiError;
+
+/// A body being read.
+pub struct Body {
+    fields: Map<String, Value>,
+}
+
+impl Body {
+    /// Parses `bytes` as a JSON object whose fields are all in `allowed`.
+    pub fn parse(bytes: &Bytes, allowed: &[&str]) -> Result<Self, ApiError> {
+        let value: Value = serde_json::from_slice(bytes)
+            .map_err(|e| problems::invalid_body(format!("the body is not valid JSON: {e}")))?;
+        let Value::Object(fields) = value else {
+            return Err(problems::invalid_body("the body must be a JSON object"));
+        };
+        if let Some(unknown) = fields.keys().find(|k| !allowed.contains(&k.as_str())) {
+            return Err(problems::unknown_field(unknown, allowed));
+        }
+        Ok(Body { fields })
+    }
+
+    /// Whether the body has `field` (`null` counts as absent).
+    pub fn has(&self, field: &str) -> bool {
+        self.fields.get(field).is_some_and(|v| !v.is_null())
+    }
+
+    /// A required string field parsed by `parse`.
+    pub fn required<T>(&self, field: &str, parse: impl Fn(&str) -> Result<T, String>) -> Result<T, ApiError> {
+        self.optional(field, parse)?.ok_or_else(|| problems::invalid_field(field, format!("{field} is required")))
+    }
+
+    /// An optional string field parsed by `parse`.
+    pub fn optional<T>(&self, field: &str, parse: impl Fn(&str) -> Result<T, String>) -> Result<Option<T>, ApiError> {
+        match self.fields.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => parse(s).map(Some).map_err(|e| problems::invalid_field(field, e)),
+            Some(_) => Err(problems::invalid_field(field, format!("{field} must be a string"))),
+        }
+    }
+
+    /// A required boolean field.
+    pub fn required_bool(&self, field: &str) -> Result<bool, ApiError> {
+        match self.fields.get(field) {
+            Some(Value::Bool(b)) => Ok(*b),
+            None | Some(Value::Null) => Err(problems::invalid_field(field, format!("{field} is required"))),
+            Some(_) => Err(problems::invalid_field(field, format!("{field} must be true or false"))),
+        }
+    }
+
+    /// A required integer field from `min` to `max`.
+    pub fn required_int(&self, field: &str, min: u64, max: u64) -> Result<u64, ApiError> {
+        let bad = || problems::invalid_field(field, format!("{field} must be an integer from {min} to {max}"));
+        match self.fields.get(field) {
+            None | Some(Value::Null) => Err(problems::invalid_field(field, format!("{field} is required"))),
+            Some(Value::Number(n)) => n.as_u64().filter(|v| (min..=max).contains(v)).ok_or_else(bad),
+            Some(_) => Err(bad()),
+        }
+    }
+}

@@ -1,0 +1,352 @@
+//! The handlers of the admin API: each reads its path, query and body,
+//! runs the operation of [`mds_node::admin`] as the calling token
+//! ([`Actor`]) and answers JSON (`GET`s with an `ETag`).
+//!
+//! Path parameters that are malformed are `400 invalid_parameter` naming
+//! them (`name`, `prefix`); well-formed ones naming nothing are `404`.
+
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use chrono::Utc;
+use mds_domain::admin::KeyView;
+use mds_domain::time::parse_rfc3339;
+use mds_domain::{Account, AccountName, Actor, AuditEntry, Environment, KeyPrefix, Problem, Tier, TierName};
+use mds_node::Tagged;
+use mds_node::admin::{self as ops, AdminError};
+use serde::Serialize;
+use serde_json::json;
+
+use super::body::Body;
+use super::problems::from_admin;
+use crate::controllers::{json as json_response, tagged};
+use crate::error::ApiError;
+use crate::params::Params;
+use crate::state::AppState;
+
+/// A whole list in the list shape of the public API: `{"data", "has_more":
+/// false, "next_cursor": null}`.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct List<T> {
+    /// The items.
+    pub data: Vec<T>,
+    /// Whether more follow (a next page).
+    pub has_more: bool,
+    /// The cursor of the next page, `null` on the last.
+    pub next_cursor: Option<String>,
+}
+
+/// A key as issued: its record and the key itself, shown only in this
+/// answer.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct IssuedKey {
+    /// The record.
+    #[serde(flatten)]
+    pub record: KeyView,
+    /// The key (`mds_live_…`): store it now, it is never shown again.
+    pub key: String,
+}
+
+/// A key as rolled: the new key's record and the key itself, shown only in
+/// this answer, and the rolled key's record with its expiry.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct RolledKeyView {
+    /// The new key's record.
+    #[serde(flatten)]
+    pub record: KeyView,
+    /// The new key (`mds_live_…`): store it now, it is never shown again.
+    pub key: String,
+    /// The rolled key, working until its `expires_at`.
+    pub rolled: KeyView,
+}
+
+fn whole<T: Serialize>(items: Vec<T>) -> Result<Response, ApiError> {
+    let body = serde_json::to_vec(&List { data: items, has_more: false, next_cursor: None })
+        .map_err(|e| ApiError::internal(&e))?;
+    Ok(tagged(Tagged::hashed(body)))
+}
+
+fn one<T: Serialize>(item: &T) -> Result<Response, ApiError> {
+    Ok(tagged(Tagged::hashed(serde_json::to_vec(item).map_err(|e| ApiError::internal(&e))?)))
+}
+
+fn with_status<T: Serialize>(status: StatusCode, item: &T) -> Result<Response, ApiError> {
+    let mut resp = json_response(serde_json::to_vec(item).map_err(|e| ApiError::internal(&e))?);
+    *resp.status_mut() = status;
+    Ok(resp)
+}
+
+fn no_query(raw: Option<&str>) -> Result<(), ApiError> {
+    Params::parse(raw, &[]).map(|_| ())
+}
+
+fn path_name<T>(param: &str, value: &str, parse: impl Fn(&str) -> Result<T, String>) -> Result<T, ApiError> {
+    parse(value).map_err(|e| ApiError::invalid_parameter(param, e))
+}
+
+/// `GET /admin/v1/tiers`: every tier, by name.
+#[utoipa::path(get, path = "/admin/v1/tiers", operation_id = "listTiers", tag = "tiers",
+    responses((status = 200, description = "Every tier, by name.", body = List<Tier>)))]
+pub async fn list_tiers(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
+    no_query(raw.as_deref())?;
+    whole(ops::tiers(&*state.store).await.map_err(from_admin)?)
+}
+
+/// The fields of `PUT /admin/v1/tiers/{name}`.
+const TIER_FIELDS: &[&str] = &["rate_limit_per_minute", "monthly_quota"];
+
+/// `PUT /admin/v1/tiers/{name}`: creates the tier (`201`) or replaces its
+/// limits (`200`); both fields required.
+#[utoipa::path(put, path = "/admin/v1/tiers/{name}", operation_id = "putTier", tag = "tiers",
+    params(("name" = String, Path, description = "Tier name")),
+    request_body(content = Object, description = "`{\"rate_limit_per_minute\": N, \"monthly_quota\": N}`, both required"),
+    responses(
+        (status = 200, description = "Changed.", body = Tier),
+        (status = 201, description = "Created.", body = Tier),
+        (status = 400, description = "`unknown_field`, `invalid_field`, `invalid_parameter`.", body = Problem),
+    ))]
+pub async fn put_tier(
+    State(state): State<AppState>,
+    Extension(actor): Extension<Actor>,
+    Path(name): Path<String>,
+    RawQuery(raw): RawQuery,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    no_query(raw.as_deref())?;
+    let name = path_name("name", &name, TierName::parse)?;
+    let body = Body::parse(&body, TIER_FIELDS)?;
+    let rate = body.required_int("rate_limit_per_minute", 1, u64::from(u32::MAX))?;
+    let quota = body.required_int("monthly_quota", 1, i64::MAX as u64)?;
+    let rate = u32::try_from(rate).map_err(|_| super::problems::invalid_field("rate_limit_per_minute", "too large"))?;
+    let (tier, created) =
+        ops::set_tier(&*state.store, &actor, name, Some(rate), Some(quota), Utc::now()).await.map_err(from_admin)?;
+    with_status(if created { StatusCode::CREATED } else { StatusCode::OK }, &tier)
+}
+
+/// `GET /admin/v1/accounts`: every account, by name.
+#[utoipa::path(get, path = "/admin/v1/accounts", operation_id = "listAccounts", tag = "accounts",
+    responses((status = 200, description = "Every account, by name.", body = List<Account>)))]
+pub async fn list_accounts(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
+    no_query(raw.as_deref())?;
+    whole(ops::accounts(&*state.store).await.map_err(from_admin)?)
+}
+
+/// `POST /admin/v1/accounts`: creates an account (`{"name"}`, entitled;
+/// `{"name", "entitled": false}` creates it lapsed). `409 conflict` if the
+/// name is taken.
+#[utoipa::path(post, path = "/admin/v1/accounts", operation_id = "createAccount", tag = "accounts",
+    request_body(content = Object, description = "`{\"name\": \"acme\", \"entitled\": true}` (`entitled` optional, default true)"),
+    responses(
+        (status = 201, description = "Created.", body = Account),
+        (status = 400, description = "`unknown_field`, `invalid_field`.", body = Problem),
+        (status = 409, description = "`conflict`: the name is taken.", body = Problem),
+    ))]
+pub async fn create_account(
+    State(state): State<AppState>,
+    Extension(actor): Extension<Actor>,
+    RawQuery(raw): RawQuery,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    no_query(raw.as_deref())?;
+    let body = Body::parse(&body, &["name", "entitled"])?;
+    let name = body.required("name", AccountName::parse)?;
+    let entitled = if body.has("entitled") { body.required_bool("entitled")? } else { true };
+    let now = Utc::now();
+    let mut account = ops::create_account(&*state.store, &actor, &name, now).await.map_err(from_admin)?;
+    if !entitled {
+        account = ops::set_entitled(&*state.store, &actor, &name, false, now).await.map_err(from_admin)?;
+    }
+    with_status(StatusCode::CREATED, &account)
+}
+
+/// `GET /admin/v1/accounts/{name}`: one account.
+#[utoipa::path(get, path = "/admin/v1/accounts/{name}", operation_id = "getAccount", tag = "accounts",
+    params(("name" = String, Path, description = "Account name")),
+    responses(
+        (status = 200, description = "The account.", body = Account),
+        (status = 404, description = "No such account.", body = Problem),
+    ))]
+pub async fn get_account(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    no_query(raw.as_deref())?;
+    let name = path_name("name", &name, AccountName::parse)?;
+    one(&ops::account(&*state.store, &name).await.map_err(from_admin)?)
+}
+
+/// `PATCH /admin/v1/accounts/{name}`: `{"entitled": bool}`.
+#[utoipa::path(patch, path = "/admin/v1/accounts/{name}", operation_id = "updateAccount", tag = "accounts",
+    params(("name" = String, Path, description = "Account name")),
+    request_body(content = Object, description = "`{\"entitled\": false}`: lapse (its keys are held to the evaluation tier) or restore"),
+    responses(
+        (status = 200, description = "The account as changed.", body = Account),
+        (status = 400, description = "`unknown_field`, `invalid_field`.", body = Problem),
+        (status = 404, description = "No such account.", body = Problem),
+    ))]
+pub async fn update_account(
+    State(state): State<AppState>,
+    Extension(actor): Extension<Actor>,
+    Path(name): Path<String>,
+    RawQuery(raw): RawQuery,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    no_query(raw.as_deref())?;
+    let name = path_name("name", &name, AccountName::parse)?;
+    let body = Body::parse(&body, &["entitled"])?;
+    let entitled = body.required_bool("entitled")?;
+    let account = ops::set_entitled(&*state.store, &actor, &name, entitled, Utc::now()).await.map_err(from_admin)?;
+    one(&account)
+}
+
+/// `GET /admin/v1/keys?account=NAME`: keys, revoked ones included, by
+/// creation; of one account with `account`.
+#[utoipa::path(get, path = "/admin/v1/keys", operation_id = "listKeys", tag = "keys",
+    params(("account" = Option<String>, Query, description = "Only this account's keys")),
+    responses(
+        (status = 200, description = "The keys (never the keys themselves: their records).", body = List<KeyView>),
+        (status = 400, description = "`invalid_parameter` (an unknown account), `unknown_parameter`.", body = Problem),
+    ))]
+pub async fn list_keys(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
+    let p = Params::parse(raw.as_deref(), &["account"])?;
+    let account = p.get("account").map(|a| path_name("account", a, AccountName::parse)).transpose()?;
+    let keys = match ops::keys(&*state.store, account.as_ref()).await {
+        Ok(keys) => keys,
+        Err(AdminError::Invalid { param, detail }) => return Err(ApiError::invalid_parameter(param, detail)),
+        Err(e) => return Err(from_admin(e)),
+    };
+    whole(keys.iter().map(|k| k.view()).collect::<Vec<_>>())
+}
+
+/// The fields of `POST /admin/v1/keys`.
+const KEY_FIELDS: &[&str] = &["account", "tier", "environment", "expires_at"];
+
+/// `POST /admin/v1/keys`: issues a key (`201`, the key shown only here).
+#[utoipa::path(post, path = "/admin/v1/keys", operation_id = "issueKey", tag = "keys",
+    request_body(content = Object, description = "`{\"account\": \"acme\", \"tier\": \"pro\", \"environment\": \"live\", \"expires_at\": \"2027-01-01T00:00:00Z\"}` (`expires_at` optional: when the key stops working)"),
+    responses(
+        (status = 201, description = "Issued: the record and the key, shown only now.", body = IssuedKey),
+        (status = 400, description = "`unknown_field`, `invalid_field` (an unknown account or tier names its field).", body = Problem),
+    ))]
+pub async fn issue_key(
+    State(state): State<AppState>,
+    Extension(actor): Extension<Actor>,
+    RawQuery(raw): RawQuery,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    no_query(raw.as_deref())?;
+    let body = Body::parse(&body, KEY_FIELDS)?;
+    let account = body.required("account", AccountName::parse)?;
+    let tier = body.required("tier", TierName::parse)?;
+    let environment = body.required("environment", Environment::parse)?;
+    let expires_at = body.optional("expires_at", |s| {
+        parse_rfc3339(s).map_err(|_| "expires_at must be an RFC 3339 instant (2027-01-01T00:00:00Z)".to_owned())
+    })?;
+    let (key, record) = ops::issue_key(&*state.store, &actor, &account, &tier, environment, expires_at, Utc::now())
+        .await
+        .map_err(from_admin)?;
+    with_status(StatusCode::CREATED, &IssuedKey { record: record.view(), key: key.expose_secret().to_owned() })
+}
+
+/// The fields of `POST /admin/v1/keys/{prefix}/roll`.
+const ROLL_FIELDS: &[&str] = &["expires_in"];
+
+/// `POST /admin/v1/keys/{prefix}/roll`: a new key on the same account and
+/// tier (`201`, the key shown only here), the old one working for
+/// `expires_in` seconds more (default 86,400; 0: it stops at once).
+#[utoipa::path(post, path = "/admin/v1/keys/{prefix}/roll", operation_id = "rollKey", tag = "keys",
+    params(("prefix" = String, Path, description = "The key's prefix")),
+    request_body(content = Object, description = "`{\"expires_in\": 3600}` (optional; default 86400)"),
+    responses(
+        (status = 201, description = "Rolled: the new key's record and the key, shown only now; the old key's record with its expiry.", body = RolledKeyView),
+        (status = 400, description = "`unknown_field`, `invalid_field` (`expires_in`), `invalid_parameter` (not a key prefix).", body = Problem),
+        (status = 404, description = "No such key.", body = Problem),
+        (status = 409, description = "`conflict`: the key is revoked or expired.", body = Problem),
+    ))]
+pub async fn roll_key(
+    State(state): State<AppState>,
+    Extension(actor): Extension<Actor>,
+    Path(prefix): Path<String>,
+    RawQuery(raw): RawQuery,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    no_query(raw.as_deref())?;
+    let prefix = path_name("prefix", &prefix, KeyPrefix::parse)?;
+    let body = if body.is_empty() { Bytes::from_static(b"{}") } else { body };
+    let body = Body::parse(&body, ROLL_FIELDS)?;
+    let expires_in = if body.has("expires_in") { body.required_int("expires_in", 0, 31_536_000)? } else { 86_400 };
+    let overlap = chrono::Duration::seconds(i64::try_from(expires_in).unwrap_or(i64::MAX));
+    let (key, rolled) = ops::roll_key(&*state.store, &actor, &prefix, overlap, Utc::now()).await.map_err(from_admin)?;
+    let view =
+        RolledKeyView { record: rolled.new.view(), key: key.expose_secret().to_owned(), rolled: rolled.old.view() };
+    with_status(StatusCode::CREATED, &view)
+}
+
+/// `GET /admin/v1/keys/{prefix}`: one key.
+#[utoipa::path(get, path = "/admin/v1/keys/{prefix}", operation_id = "getKey", tag = "keys",
+    params(("prefix" = String, Path, description = "The key's prefix (`mds_live_a1B2c3D4`)")),
+    responses(
+        (status = 200, description = "The key's record.", body = KeyView),
+        (status = 400, description = "`invalid_parameter`: not a key prefix.", body = Problem),
+        (status = 404, description = "No such key.", body = Problem),
+    ))]
+pub async fn get_key(
+    State(state): State<AppState>,
+    Path(prefix): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    no_query(raw.as_deref())?;
+    let prefix = path_name("prefix", &prefix, KeyPrefix::parse)?;
+    one(&ops::key(&*state.store, &prefix).await.map_err(from_admin)?.view())
+}
+
+/// `DELETE /admin/v1/keys/{prefix}`: revokes the key (refused on every
+/// node within a second); a revoked key is answered as it is.
+#[utoipa::path(delete, path = "/admin/v1/keys/{prefix}", operation_id = "revokeKey", tag = "keys",
+    params(("prefix" = String, Path, description = "The key's prefix")),
+    responses(
+        (status = 200, description = "The key, revoked.", body = KeyView),
+        (status = 400, description = "`invalid_parameter`: not a key prefix.", body = Problem),
+        (status = 404, description = "No such key.", body = Problem),
+    ))]
+pub async fn revoke_key(
+    State(state): State<AppState>,
+    Extension(actor): Extension<Actor>,
+    Path(prefix): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    no_query(raw.as_deref())?;
+    let prefix = path_name("prefix", &prefix, KeyPrefix::parse)?;
+    let (key, _) = ops::revoke_key(&*state.store, &actor, &prefix, Utc::now()).await.map_err(from_admin)?;
+    Ok(json_response(serde_json::to_vec(&key.view()).map_err(|e| ApiError::internal(&e))?).into_response())
+}
+
+/// `GET /admin/v1/audit?cursor=&limit=`: the audit log, newest first.
+#[utoipa::path(get, path = "/admin/v1/audit", operation_id = "listAudit", tag = "audit",
+    params(
+        ("cursor" = Option<String>, Query, description = "From `next_cursor`"),
+        ("limit" = Option<u32>, Query, description = "1 to 200, default 50"),
+    ),
+    responses(
+        (status = 200, description = "Every change made through the admin API or the CLI, newest first.", body = List<AuditEntry>),
+        (status = 400, description = "`invalid_cursor`, `invalid_parameter`, `unknown_parameter`.", body = Problem),
+    ))]
+pub async fn list_audit(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
+    let p = Params::parse(raw.as_deref(), &["cursor", "limit"])?;
+    let limit = match p.get("limit") {
+        None => 50,
+        Some(v) => v
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=200).contains(n))
+            .ok_or_else(|| ApiError::invalid_parameter("limit", "limit must be an integer from 1 to 200"))?,
+    };
+    let page = ops::audit_page(&*state.store, &state.cursors, p.get("cursor"), limit).await.map_err(from_admin)?;
+    let page =
+        page.map_err(|e| ApiError::new(mds_domain::ErrorCode::InvalidCursor, e.to_string()).with_param("cursor"))?;
+    let body = json!({"data": page.data, "has_more": page.has_more, "next_cursor": page.next_cursor});
+    Ok(tagged(Tagged::hashed(body.to_string().into_bytes())))
+}

@@ -1,0 +1,346 @@
+//! The operations on tiers, accounts, keys and admin tokens, as the
+//! operator CLI (`mds tiers|accounts|keys|admin-tokens`) and the admin API
+//! (`/admin/v1/...`) both run them: one function per operation, each
+//! recorded in the audit log under its [`Actor`] by the store, in the
+//! transaction of the change (contract section 9).
+//!
+//! Errors say which input was wrong ([`AdminError::Invalid`] names the
+//! field), so the CLI prints a sentence and the admin API a problem naming
+//! the field.
+
+use chrono::{DateTime, Utc};
+use mds_domain::admin::CLI_ACTOR;
+use mds_domain::{
+    Account, AccountName, Actor, AdminToken, AdminTokenName, ApiKey, AuditEntry, Environment, KeyPrefix, Tier, TierName,
+};
+use mds_store::{AdminTokenRecord, KeyRecord, NewKey, RolledKey, Store, StoreError};
+
+/// How many new keys (or tokens) are drawn when the prefix of the last one
+/// is taken.
+const PREFIX_TRIES: usize = 5;
+
+/// Why an operation was refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    /// An input is wrong: `param` names it (a body field, a flag).
+    #[error("{detail}")]
+    Invalid {
+        /// The field.
+        param: &'static str,
+        /// A sentence saying what is wrong.
+        detail: String,
+    },
+    /// What the operation is about does not exist (the path's account, key
+    /// or token).
+    #[error("{0}")]
+    NotFound(String),
+    /// It exists already (an account name, an admin token name).
+    #[error("{0}")]
+    Conflict(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(StoreError),
+}
+
+impl From<StoreError> for AdminError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound(m) => AdminError::NotFound(m),
+            StoreError::Conflict(m) => AdminError::Conflict(m),
+            e => AdminError::Store(e),
+        }
+    }
+}
+
+/// The result of an operation.
+pub type AdminResult<T> = Result<T, AdminError>;
+
+fn invalid(param: &'static str, detail: impl Into<String>) -> AdminError {
+    AdminError::Invalid { param, detail: detail.into() }
+}
+
+/// Every tier, by name.
+pub async fn tiers(store: &dyn Store) -> AdminResult<Vec<Tier>> {
+    Ok(store.tiers().await?)
+}
+
+/// Creates a tier (both limits required) or changes one (a limit left out
+/// keeps its value); returns the tier as set and whether it was created.
+pub async fn set_tier(
+    store: &dyn Store,
+    actor: &Actor,
+    name: TierName,
+    rate_limit_per_minute: Option<u32>,
+    monthly_quota: Option<u64>,
+    now: DateTime<Utc>,
+) -> AdminResult<(Tier, bool)> {
+    if rate_limit_per_minute == Some(0) {
+        return Err(invalid("rate_limit_per_minute", "rate_limit_per_minute must be at least 1"));
+    }
+    if monthly_quota == Some(0) {
+        return Err(invalid("monthly_quota", "monthly_quota must be at least 1"));
+    }
+    let existing = store.tiers().await?.into_iter().find(|t| t.name == name);
+    let tier = match (existing, rate_limit_per_minute, monthly_quota) {
+        (Some(t), r, q) => Tier {
+            rate_limit_per_minute: r.unwrap_or(t.rate_limit_per_minute),
+            monthly_quota: q.unwrap_or(t.monthly_quota),
+            name,
+        },
+        (None, Some(r), Some(q)) => Tier { name, rate_limit_per_minute: r, monthly_quota: q },
+        (None, r, _) => {
+            let param = if r.is_none() { "rate_limit_per_minute" } else { "monthly_quota" };
+            return Err(invalid(
+                param,
+                format!("tier {name:?} does not exist; to create it give both rate_limit_per_minute and monthly_quota"),
+            ));
+        }
+    };
+    let created = store.audited_set_tier(&tier, actor, now).await?;
+    Ok((tier, created))
+}
+
+/// Every account, by name.
+pub async fn accounts(store: &dyn Store) -> AdminResult<Vec<Account>> {
+    Ok(store.accounts().await?)
+}
+
+/// One account; `NotFound` if there is none of that name.
+pub async fn account(store: &dyn Store, name: &AccountName) -> AdminResult<Account> {
+    store
+        .accounts()
+        .await?
+        .into_iter()
+        .find(|a| &a.name == name)
+        .ok_or_else(|| AdminError::NotFound(format!("no account named \"{name}\"")))
+}
+
+/// Creates an account (entitled); `Conflict` if the name is taken.
+pub async fn create_account(
+    store: &dyn Store,
+    actor: &Actor,
+    name: &AccountName,
+    now: DateTime<Utc>,
+) -> AdminResult<Account> {
+    Ok(store.audited_create_account(name, actor, now).await?)
+}
+
+/// Sets an account's entitlement; `NotFound` if there is no such account.
+pub async fn set_entitled(
+    store: &dyn Store,
+    actor: &Actor,
+    name: &AccountName,
+    entitled: bool,
+    now: DateTime<Utc>,
+) -> AdminResult<Account> {
+    Ok(store.audited_set_account_entitled(name, entitled, actor, now).await?)
+}
+
+/// Issues a key for `account` on `tier`: stores its hash and returns the
+/// key (the only time it exists in the clear) with its record; it stops
+/// working at `expires_at`, if given. An unknown account or tier is
+/// `Invalid` naming `account` or `tier`; an expiry not in the future,
+/// `expires_at`.
+pub async fn issue_key(
+    store: &dyn Store,
+    actor: &Actor,
+    account: &AccountName,
+    tier: &TierName,
+    environment: Environment,
+    expires_at: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> AdminResult<(ApiKey, KeyRecord)> {
+    if expires_at.is_some_and(|e| e <= now) {
+        return Err(invalid("expires_at", "expires_at must be in the future"));
+    }
+    if !store.accounts().await?.iter().any(|a| &a.name == account) {
+        return Err(invalid("account", format!("no account named \"{account}\"")));
+    }
+    if !store.tiers().await?.iter().any(|t| &t.name == tier) {
+        return Err(invalid("tier", format!("no tier named \"{tier}\"")));
+    }
+    for _ in 0..PREFIX_TRIES {
+        let key = ApiKey::generate(environment);
+        let new = NewKey {
+            prefix: key.prefix(),
+            hash: key.hash(),
+            account: account.clone(),
+            tier: tier.clone(),
+            environment,
+            created_at: now,
+            expires_at,
+        };
+        match store.audited_create_key(&new, actor).await {
+            Ok(record) => return Ok((key, record)),
+            Err(StoreError::Conflict(_)) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(AdminError::Store(StoreError::Conflict(format!("could not find a free key prefix after {PREFIX_TRIES} tries"))))
+}
+
+/// Rolls the key `prefix` (as Stripe's key roll): a new key on its
+/// account, tier and environment, returned in the clear (the only time)
+/// with both records, while the old one keeps working for `overlap` more
+/// (`0`: it stops now; never past an expiry it had). `NotFound` for no such
+/// key; `Conflict` for a revoked or expired one; a negative overlap is
+/// `Invalid` naming `expires_in`.
+pub async fn roll_key(
+    store: &dyn Store,
+    actor: &Actor,
+    prefix: &KeyPrefix,
+    overlap: chrono::Duration,
+    now: DateTime<Utc>,
+) -> AdminResult<(ApiKey, RolledKey)> {
+    if overlap < chrono::Duration::zero() {
+        return Err(invalid("expires_in", "expires_in must be 0 or more seconds"));
+    }
+    let no_key = || AdminError::NotFound(format!("no key with prefix \"{prefix}\""));
+    let environment = Environment::of_key(prefix.as_str()).ok_or_else(no_key)?;
+    for _ in 0..PREFIX_TRIES {
+        let key = ApiKey::generate(environment);
+        match store.audited_roll_key(prefix, (&key.prefix(), key.hash()), actor, now, now + overlap).await {
+            Ok(rolled) => return Ok((key, rolled)),
+            Err(StoreError::Conflict(m)) if m.contains("already exists") => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(AdminError::Store(StoreError::Conflict(format!("could not find a free key prefix after {PREFIX_TRIES} tries"))))
+}
+
+/// Revokes a key; returns it and whether this call revoked it (false: it
+/// was revoked before). `NotFound` if there is no such key.
+pub async fn revoke_key(
+    store: &dyn Store,
+    actor: &Actor,
+    prefix: &KeyPrefix,
+    now: DateTime<Utc>,
+) -> AdminResult<(KeyRecord, bool)> {
+    Ok(store.audited_revoke_key(prefix, actor, now).await?)
+}
+
+/// One key by prefix; `NotFound` if there is none.
+pub async fn key(store: &dyn Store, prefix: &KeyPrefix) -> AdminResult<KeyRecord> {
+    store.key(prefix).await?.ok_or_else(|| AdminError::NotFound(format!("no key with prefix \"{prefix}\"")))
+}
+
+/// Keys, revoked ones included, optionally of one account (an unknown one
+/// is `Invalid` naming `account`), by creation.
+pub async fn keys(store: &dyn Store, account: Option<&AccountName>) -> AdminResult<Vec<KeyRecord>> {
+    match store.keys(account).await {
+        Ok(keys) => Ok(keys),
+        Err(StoreError::NotFound(m)) => Err(invalid("account", m)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Makes an admin token named `name`: stores its hash and returns the token
+/// (the only time it exists in the clear). The name `cli` is reserved (the
+/// audit log's actor for the CLI); a name held by a token not revoked is
+/// `Conflict`.
+pub async fn create_admin_token(
+    store: &dyn Store,
+    actor: &Actor,
+    name: &AdminTokenName,
+    now: DateTime<Utc>,
+) -> AdminResult<(AdminToken, AdminTokenRecord)> {
+    if name.as_str() == CLI_ACTOR {
+        return Err(invalid("name", format!("\"{CLI_ACTOR}\" names the CLI in the audit log; choose another name")));
+    }
+    let mut last = None;
+    for _ in 0..PREFIX_TRIES {
+        let token = AdminToken::generate();
+        let record = AdminTokenRecord {
+            name: name.clone(),
+            prefix: token.prefix().to_owned(),
+            hash: token.hash(),
+            created_at: now,
+            revoked_at: None,
+        };
+        match store.create_admin_token(&record, actor).await {
+            Ok(stored) => return Ok((token, stored)),
+            // The name taken is final; a prefix drawn twice is drawn again.
+            Err(StoreError::Conflict(m)) if m.contains("prefix") => last = Some(m),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(AdminError::Conflict(last.unwrap_or_default()))
+}
+
+/// Revokes the admin token of that name (refused on every admin request
+/// from then on); `NotFound` if none not revoked has it.
+pub async fn revoke_admin_token(
+    store: &dyn Store,
+    actor: &Actor,
+    name: &AdminTokenName,
+    now: DateTime<Utc>,
+) -> AdminResult<AdminTokenRecord> {
+    Ok(store.revoke_admin_token(name, actor, now).await?)
+}
+
+/// Every admin token, revoked ones included, oldest first.
+pub async fn admin_tokens(store: &dyn Store) -> AdminResult<Vec<AdminTokenRecord>> {
+    Ok(store.admin_tokens().await?)
+}
+
+/// The admin token a request presents, checked: the token's record when it
+/// is well formed, stored, not revoked and its hash matches (compared in
+/// constant time); `None` otherwise. A malformed token costs no lookup.
+pub async fn authenticate_admin(store: &dyn Store, presented: &str) -> Result<Option<AdminTokenRecord>, StoreError> {
+    let Ok(token) = AdminToken::parse(presented) else { return Ok(None) };
+    let found = store.admin_token(token.prefix()).await?;
+    Ok(found.filter(|r| r.hash == token.hash() && r.revoked_at.is_none()))
+}
+
+/// At most `limit` audit entries, newest first, older than the entry
+/// `before`.
+pub async fn audit_log(store: &dyn Store, before: Option<i64>, limit: usize) -> AdminResult<Vec<AuditEntry>> {
+    Ok(store.audit_log(before, limit).await?)
+}
+
+/// The scope audit log cursors are sealed in.
+const AUDIT_SCOPE: &[u8] = b"admin/audit";
+
+/// One page of the audit log, newest first.
+#[derive(Debug, Clone)]
+pub struct AuditPage {
+    /// The entries.
+    pub data: Vec<AuditEntry>,
+    /// Whether older entries follow.
+    pub has_more: bool,
+    /// The cursor of the next page when `has_more`.
+    pub next_cursor: Option<String>,
+}
+
+/// Why an audit cursor is refused (`400 invalid_cursor`).
+#[derive(Debug, thiserror::Error)]
+#[error("the cursor was not issued by this service for the audit log, or was altered")]
+pub struct BadCursor;
+
+/// A page of at most `limit` audit entries, newest first, after the entry
+/// `cursor` names (from the newest without one). Cursors are sealed with
+/// the store's cursor secret (`cursors`), as the public lists' are, so
+/// every node reads every node's cursors; entries added while a client
+/// pages come before its position and never shift it.
+pub async fn audit_page(
+    store: &dyn Store,
+    cursors: &mds_catalog::CursorCodec,
+    cursor: Option<&str>,
+    limit: usize,
+) -> Result<Result<AuditPage, BadCursor>, AdminError> {
+    let before = match cursor {
+        None => None,
+        Some(c) => match cursors.open(AUDIT_SCOPE, c).ok().and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok()) {
+            Some(b) => Some(i64::from_be_bytes(b)),
+            None => return Ok(Err(BadCursor)),
+        },
+    };
+    let mut data = store.audit_log(before, limit + 1).await?;
+    let has_more = data.len() > limit;
+    data.truncate(limit);
+    let next_cursor = match data.last() {
+        Some(last) if has_more => Some(cursors.seal(AUDIT_SCOPE, &last.id.to_be_bytes())),
+        _ => None,
+    };
+    Ok(Ok(AuditPage { data, has_more, next_cursor }))
+}

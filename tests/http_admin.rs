@@ -1,0 +1,574 @@
+//! The admin API (contract section 9) through the real admin listener:
+//! admin tokens, `/metrics` moved, API keys and admin tokens each refused
+//! on the other's listener, the routes, the audit log, idempotent POSTs.
+//! Runs on PostgreSQL too (`MDS_TEST_BACKEND=postgres`).
+
+mod common;
+
+use chrono::Utc;
+use common::{Options, TestApp, assert_problem, spawn_with};
+use mds_domain::{Actor, AdminTokenName};
+use serde_json::{Value, json};
+
+/// The app with its admin listener, and an admin token named `billing`.
+async fn spawn_admin() -> (TestApp, String) {
+    let app = spawn_with(Options { admin: true, ..Options::default() }).await;
+    let token = admin_token(&app, "billing").await;
+    (app, token)
+}
+
+/// Makes an admin token as `mds admin-tokens create NAME` does.
+async fn admin_token(app: &TestApp, name: &str) -> String {
+    let name = AdminTokenName::parse(name).unwrap();
+    let (token, _) = mds_node::admin::create_admin_token(&*app.store, &Actor::Cli, &name, Utc::now()).await.unwrap();
+    token.expose_secret().to_owned()
+}
+
+fn admin(app: &TestApp) -> &str {
+    app.admin_base.as_deref().expect("admin listener")
+}
+
+/// A request to the admin listener with `token`.
+fn req(app: &TestApp, method: reqwest::Method, path: &str, token: &str) -> reqwest::RequestBuilder {
+    app.client.request(method, format!("{}{path}", admin(app))).bearer_auth(token)
+}
+
+async fn get(app: &TestApp, path: &str, token: &str) -> reqwest::Response {
+    req(app, reqwest::Method::GET, path, token).send().await.unwrap()
+}
+
+#[tokio::test]
+async fn metrics_move_to_the_admin_listener_and_tokens_are_checked() {
+    let (app, token) = spawn_admin().await;
+    // /metrics: on the admin listener only.
+    assert_problem(app.get_open("/metrics").await, 404, "not_found").await;
+    let m = app.client.get(format!("{}/metrics", admin(&app))).send().await.unwrap();
+    assert_eq!(m.status(), 200);
+    assert!(m.text().await.unwrap().contains("mds_"));
+    // The public listener still serves the API, and no admin route.
+    assert_eq!(app.get("/v1/companies?limit=1").await.status(), 200);
+    assert_problem(app.get_with_key("/admin/v1/tiers", &token).await, 404, "not_found").await;
+
+    // No token, an API key, a mistyped token, a revoked one: 401.
+    let none = app.client.get(format!("{}/admin/v1/tiers", admin(&app))).send().await.unwrap();
+    assert_eq!(none.headers()["www-authenticate"], "Bearer realm=\"mds-admin\"");
+    assert_problem(none, 401, "missing_admin_token").await;
+    assert_problem(get(&app, "/admin/v1/tiers", &app.key).await, 401, "invalid_admin_token").await;
+    let mut typo = token.clone().into_bytes();
+    typo[12] = if typo[12] == b'x' { b'y' } else { b'x' };
+    assert_problem(get(&app, "/admin/v1/tiers", std::str::from_utf8(&typo).unwrap()).await, 401, "invalid_admin_token")
+        .await;
+    let other = admin_token(&app, "ops").await;
+    assert_eq!(get(&app, "/admin/v1/tiers", &other).await.status(), 200);
+    let name = AdminTokenName::parse("ops").unwrap();
+    mds_node::admin::revoke_admin_token(&*app.store, &Actor::Cli, &name, Utc::now()).await.unwrap();
+    assert_problem(get(&app, "/admin/v1/tiers", &other).await, 401, "invalid_admin_token").await;
+
+    // An admin token is no API key on the public listener.
+    assert_problem(app.get_with_key("/v1/companies", &token).await, 401, "invalid_api_key").await;
+
+    // A valid token: 200, tagged, 304 on a match, request id echoed.
+    let r = req(&app, reqwest::Method::GET, "/admin/v1/tiers", &token)
+        .header("x-request-id", "admin-test-1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["x-request-id"], "admin-test-1");
+    assert_eq!(r.headers()["cache-control"], "private, no-cache");
+    let etag = r.headers()["etag"].to_str().unwrap().to_owned();
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["has_more"], false);
+    assert_eq!(body["next_cursor"], Value::Null);
+    let names: Vec<&str> = body["data"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["enterprise", "evaluation", "pro", "starter"]);
+    let again =
+        req(&app, reqwest::Method::GET, "/admin/v1/tiers", &token).header("if-none-match", &etag).send().await.unwrap();
+    assert_eq!(again.status(), 304);
+    // HEAD answers as GET without a body.
+    let head = req(&app, reqwest::Method::HEAD, "/admin/v1/tiers", &token).send().await.unwrap();
+    assert_eq!(head.status(), 200);
+    assert_eq!(head.headers()["etag"], etag.as_str());
+    // Unknown admin route: 404 problem (after the token check).
+    assert_problem(get(&app, "/admin/v1/nope", &token).await, 404, "not_found").await;
+    // A key in the query string is refused there too.
+    let leaked = format!("/admin/v1/tiers?x={}", app.key);
+    assert_problem(get(&app, &leaked, &token).await, 400, "api_key_in_query").await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn admin_token_changes_are_audited() {
+    let (app, _token) = spawn_admin().await;
+    let log = app.store.audit_log(None, 10).await.unwrap();
+    assert_eq!(log.len(), 1);
+    assert_eq!((log[0].actor.as_str(), log[0].action.as_str()), ("cli", "admin_token.create"));
+    assert_eq!(log[0].target, "admin_token:billing");
+    assert!(!log[0].after.as_ref().unwrap().to_string().contains("hash"), "no hash in the log");
+    // The name is unique among tokens not revoked; `cli` is reserved.
+    let name = AdminTokenName::parse("billing").unwrap();
+    let dup = mds_node::admin::create_admin_token(&*app.store, &Actor::Cli, &name, Utc::now()).await;
+    assert!(matches!(dup, Err(mds_node::admin::AdminError::Conflict(_))), "{dup:?}");
+    let cli = AdminTokenName::parse("cli").unwrap();
+    let reserved = mds_node::admin::create_admin_token(&*app.store, &Actor::Cli, &cli, Utc::now()).await;
+    assert!(matches!(reserved, Err(mds_node::admin::AdminError::Invalid { param: "name", .. })), "{reserved:?}");
+    mds_node::admin::revoke_admin_token(&*app.store, &Actor::Cli, &name, Utc::now()).await.unwrap();
+    // Revoked, its name may be given again.
+    mds_node::admin::create_admin_token(&*app.store, &Actor::Cli, &name, Utc::now()).await.unwrap();
+    let actions: Vec<String> = app.store.audit_log(None, 10).await.unwrap().into_iter().map(|e| e.action).collect();
+    assert_eq!(actions, ["admin_token.create", "admin_token.revoke", "admin_token.create"]);
+    app.stop().await;
+}
+
+/// `mds serve --admin-listen ADDR` as a process: the admin API there with
+/// a token made by `mds admin-tokens create`, `/metrics` there and not on
+/// `--listen`.
+#[tokio::test]
+async fn serve_takes_admin_listen() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = common::process::cli(&dir, &["admin-tokens", "create", "ops"]).trim().to_owned();
+    let proc = common::process::start(&dir, &["serve", "--admin-listen", "127.0.0.1:0"]);
+    let logs = proc.logs();
+    let at = logs.find("admin=").expect("the admin address is logged") + "admin=".len();
+    let admin = format!("http://{}", logs[at..].split_whitespace().next().unwrap());
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let r = client.get(format!("{admin}/admin/v1/tiers")).bearer_auth(&token).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(client.get(format!("{admin}/metrics")).send().await.unwrap().status(), 200);
+    assert_eq!(client.get(format!("{}/metrics", proc.base())).send().await.unwrap().status(), 404);
+    assert_eq!(client.get(format!("{}/healthz", proc.base())).send().await.unwrap().status(), 200);
+}
+
+/// Sends `method path` with a JSON body to the admin listener.
+async fn send(app: &TestApp, method: reqwest::Method, path: &str, token: &str, body: Value) -> reqwest::Response {
+    req(app, method, path, token).json(&body).send().await.unwrap()
+}
+
+async fn audit_count(app: &TestApp) -> usize {
+    app.store.audit_log(None, 10_000).await.unwrap().len()
+}
+
+#[tokio::test]
+async fn tiers_and_accounts() {
+    use reqwest::Method;
+    let (app, t) = spawn_admin().await;
+    let put = |body: Value| send(&app, Method::PUT, "/admin/v1/tiers/gold", &t, body);
+    let r = put(json!({"rate_limit_per_minute": 5, "monthly_quota": 100})).await;
+    assert_eq!(r.status(), 201);
+    assert_eq!(
+        r.json::<Value>().await.unwrap(),
+        json!({"name": "gold", "rate_limit_per_minute": 5, "monthly_quota": 100})
+    );
+    let r = put(json!({"rate_limit_per_minute": 6, "monthly_quota": 100})).await;
+    assert_eq!(r.status(), 200);
+    let before = audit_count(&app).await;
+    let p = assert_problem(
+        put(json!({"rate_limit_per_minute": 6, "monthly_quota": 1, "burst": 2})).await,
+        400,
+        "unknown_field",
+    )
+    .await;
+    assert_eq!(p["param"], "burst");
+    let p = assert_problem(put(json!({"rate_limit_per_minute": 6})).await, 400, "invalid_field").await;
+    assert_eq!(p["param"], "monthly_quota");
+    let p =
+        assert_problem(put(json!({"rate_limit_per_minute": 0, "monthly_quota": 1})).await, 400, "invalid_field").await;
+    assert_eq!(p["param"], "rate_limit_per_minute");
+    let p = assert_problem(put(json!({"rate_limit_per_minute": "6", "monthly_quota": 1})).await, 400, "invalid_field")
+        .await;
+    assert_eq!(p["param"], "rate_limit_per_minute");
+    let bad = req(&app, Method::PUT, "/admin/v1/tiers/gold", &t).body("{not json").send().await.unwrap();
+    assert_problem(bad, 400, "invalid_body").await;
+    let p = assert_problem(
+        send(&app, Method::PUT, "/admin/v1/tiers/Bad%20Name", &t, json!({})).await,
+        400,
+        "invalid_parameter",
+    )
+    .await;
+    assert_eq!(p["param"], "name");
+    let r = send(&app, Method::POST, "/admin/v1/tiers", &t, json!({})).await;
+    assert!(r.headers()["allow"].to_str().unwrap().contains("GET"));
+    assert_problem(r, 405, "method_not_allowed").await;
+    assert_eq!(audit_count(&app).await, before, "refused requests write nothing");
+    let tiers: Value = get(&app, "/admin/v1/tiers", &t).await.json().await.unwrap();
+    assert!(tiers["data"].as_array().unwrap().iter().any(|x| x["name"] == "gold" && x["rate_limit_per_minute"] == 6));
+
+    // Accounts: create, conflict, read, lapse, restore.
+    let r = send(&app, Method::POST, "/admin/v1/accounts", &t, json!({"name": "globex"})).await;
+    assert_eq!(r.status(), 201);
+    let a: Value = r.json().await.unwrap();
+    assert_eq!((a["name"].as_str(), a["entitled"].as_bool()), (Some("globex"), Some(true)));
+    let dup = send(&app, Method::POST, "/admin/v1/accounts", &t, json!({"name": "globex"})).await;
+    assert_problem(dup, 409, "conflict").await;
+    let p = assert_problem(
+        send(&app, Method::POST, "/admin/v1/accounts", &t, json!({"name": "Not OK"})).await,
+        400,
+        "invalid_field",
+    )
+    .await;
+    assert_eq!(p["param"], "name");
+    let lapsed =
+        send(&app, Method::POST, "/admin/v1/accounts", &t, json!({"name": "initech", "entitled": false})).await;
+    assert_eq!(lapsed.json::<Value>().await.unwrap()["entitled"], false);
+    assert_eq!(get(&app, "/admin/v1/accounts/globex", &t).await.json::<Value>().await.unwrap()["name"], "globex");
+    assert_problem(get(&app, "/admin/v1/accounts/nobody", &t).await, 404, "not_found").await;
+    let list: Value = get(&app, "/admin/v1/accounts", &t).await.json().await.unwrap();
+    let names: Vec<&str> = list["data"].as_array().unwrap().iter().map(|a| a["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["acme", "globex", "initech"]);
+    let p = assert_problem(
+        send(&app, Method::PATCH, "/admin/v1/accounts/acme", &t, json!({"entitld": false})).await,
+        400,
+        "unknown_field",
+    )
+    .await;
+    assert_eq!(p["param"], "entitld");
+    assert_problem(
+        send(&app, Method::PATCH, "/admin/v1/accounts/nobody", &t, json!({"entitled": false})).await,
+        404,
+        "not_found",
+    )
+    .await;
+    // Lapsing acme holds its key to the evaluation tier on the public API
+    // within a second; restoring gives its own tier back.
+    let r = send(&app, Method::PATCH, "/admin/v1/accounts/acme", &t, json!({"entitled": false})).await;
+    assert_eq!(r.json::<Value>().await.unwrap()["entitled"], false);
+    wait_for_usage(&app, "evaluation").await;
+    send(&app, Method::PATCH, "/admin/v1/accounts/acme", &t, json!({"entitled": true})).await;
+    wait_for_usage(&app, "pro").await;
+    app.stop().await;
+}
+
+/// Polls `/v1/usage` with the app's key until its `tier` is `tier`; panics
+/// after the contract's second (with room).
+async fn wait_for_usage(app: &TestApp, tier: &str) {
+    let t = std::time::Instant::now();
+    loop {
+        let u: Value = app.get("/v1/usage").await.json().await.unwrap();
+        if u["tier"] == tier {
+            return;
+        }
+        assert!(t.elapsed() < std::time::Duration::from_secs(3), "tier never became {tier}: {u}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn keys_issue_list_show_revoke() {
+    use reqwest::Method;
+    let (app, t) = spawn_admin().await;
+    let issue = |body: Value| send(&app, Method::POST, "/admin/v1/keys", &t, body);
+    let r = issue(json!({"account": "acme", "tier": "starter", "environment": "test"})).await;
+    assert_eq!(r.status(), 201);
+    let k: Value = r.json().await.unwrap();
+    let key = k["key"].as_str().unwrap().to_owned();
+    let prefix = k["key_prefix"].as_str().unwrap().to_owned();
+    assert!(key.starts_with("mds_test_") && key.starts_with(&prefix));
+    assert_eq!(
+        (k["account"].as_str(), k["tier"].as_str(), k["environment"].as_str()),
+        (Some("acme"), Some("starter"), Some("test"))
+    );
+    assert!(k["revoked_at"].is_null());
+    // It works on the public listener at once.
+    assert_eq!(app.get_with_key("/v1/companies?limit=1", &key).await.status(), 200);
+
+    let before = audit_count(&app).await;
+    for (body, code, param) in [
+        (json!({"account": "nobody", "tier": "pro", "environment": "live"}), "invalid_field", "account"),
+        (json!({"account": "acme", "tier": "platinum", "environment": "live"}), "invalid_field", "tier"),
+        (json!({"account": "acme", "tier": "pro"}), "invalid_field", "environment"),
+        (json!({"account": "acme", "tier": "pro", "environment": "prod"}), "invalid_field", "environment"),
+        (json!({"account": "acme", "tier": "pro", "environment": "live", "plan": "x"}), "unknown_field", "plan"),
+    ] {
+        let p = assert_problem(issue(body.clone()).await, 400, code).await;
+        assert_eq!(p["param"], param, "{body}");
+    }
+    assert_eq!(audit_count(&app).await, before, "refused requests write nothing");
+
+    let list: Value = get(&app, "/admin/v1/keys?account=acme", &t).await.json().await.unwrap();
+    let prefixes: Vec<&str> =
+        list["data"].as_array().unwrap().iter().map(|k| k["key_prefix"].as_str().unwrap()).collect();
+    assert_eq!(prefixes.len(), 2);
+    assert_eq!(prefixes[1], prefix);
+    assert!(!list.to_string().contains(&key), "a list never shows a key");
+    let p = assert_problem(get(&app, "/admin/v1/keys?account=nobody", &t).await, 400, "invalid_parameter").await;
+    assert_eq!(p["param"], "account");
+    assert_problem(get(&app, "/admin/v1/keys?acount=acme", &t).await, 400, "unknown_parameter").await;
+
+    let one: Value = get(&app, &format!("/admin/v1/keys/{prefix}"), &t).await.json().await.unwrap();
+    assert_eq!(one["key_prefix"], prefix.as_str());
+    assert!(one.get("key").is_none());
+    let p = assert_problem(get(&app, "/admin/v1/keys/not-a-prefix", &t).await, 400, "invalid_parameter").await;
+    assert_eq!(p["param"], "prefix");
+    assert_problem(get(&app, "/admin/v1/keys/mds_live_ZZZZZZZZ", &t).await, 404, "not_found").await;
+
+    let r = req(&app, Method::DELETE, &format!("/admin/v1/keys/{prefix}"), &t).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let revoked: Value = r.json().await.unwrap();
+    assert!(revoked["revoked_at"].is_string());
+    // Refused on the public listener within a second.
+    app.wait_for_status("/v1/companies?limit=1", &key, 401).await;
+    // Revoking again answers the key as it is and logs nothing.
+    let n = audit_count(&app).await;
+    let again: Value =
+        req(&app, Method::DELETE, &format!("/admin/v1/keys/{prefix}"), &t).send().await.unwrap().json().await.unwrap();
+    assert_eq!(again["revoked_at"], revoked["revoked_at"]);
+    assert_eq!(audit_count(&app).await, n);
+    assert_problem(
+        req(&app, Method::DELETE, "/admin/v1/keys/mds_live_ZZZZZZZZ", &t).send().await.unwrap(),
+        404,
+        "not_found",
+    )
+    .await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn keys_expire_and_roll_through_the_admin_api() {
+    use reqwest::Method;
+    let (app, t) = spawn_admin().await;
+    let issue = |body: Value| send(&app, Method::POST, "/admin/v1/keys", &t, body);
+    let p = assert_problem(
+        issue(json!({"account": "acme", "tier": "pro", "environment": "live", "expires_at": "2020-01-01T00:00:00Z"}))
+            .await,
+        400,
+        "invalid_field",
+    )
+    .await;
+    assert_eq!(p["param"], "expires_at");
+    let p = assert_problem(
+        issue(json!({"account": "acme", "tier": "pro", "environment": "live", "expires_at": "soon"})).await,
+        400,
+        "invalid_field",
+    )
+    .await;
+    assert_eq!(p["param"], "expires_at");
+    let r =
+        issue(json!({"account": "acme", "tier": "pro", "environment": "live", "expires_at": "2099-01-01T00:00:00Z"}))
+            .await;
+    assert_eq!(r.status(), 201);
+    let k: Value = r.json().await.unwrap();
+    assert_eq!(k["expires_at"], "2099-01-01T00:00:00+00:00");
+    let (old, prefix) = (k["key"].as_str().unwrap().to_owned(), k["key_prefix"].as_str().unwrap().to_owned());
+    assert_eq!(app.get_with_key("/v1/companies?limit=1", &old).await.status(), 200);
+
+    // Rolled with a window: both keys work.
+    let roll = |prefix: &str, body: Value| {
+        let path = format!("/admin/v1/keys/{prefix}/roll");
+        let (app, t) = (&app, &t);
+        async move { send(app, Method::POST, &path, t, body).await }
+    };
+    let r = roll(&prefix, json!({"expires_in": 3600})).await;
+    assert_eq!(r.status(), 201);
+    let rolled: Value = r.json().await.unwrap();
+    let new = rolled["key"].as_str().unwrap().to_owned();
+    assert!(new.starts_with(rolled["key_prefix"].as_str().unwrap()) && new != old);
+    assert_eq!((rolled["account"].as_str(), rolled["tier"].as_str()), (Some("acme"), Some("pro")));
+    assert!(rolled["expires_at"].is_null(), "the new key does not expire");
+    assert_eq!(rolled["rolled"]["key_prefix"], prefix.as_str());
+    assert!(rolled["rolled"]["expires_at"].is_string());
+    assert_eq!(app.get_with_key("/v1/companies?limit=1", &new).await.status(), 200, "at once");
+    assert_eq!(app.get_with_key("/v1/companies?limit=1", &old).await.status(), 200, "within its window");
+    let audit: Value = get(&app, "/admin/v1/audit?limit=1", &t).await.json().await.unwrap();
+    assert_eq!(audit["data"][0]["action"], "key.roll");
+    assert!(!audit.to_string().contains(&new), "the audit log never shows a key");
+
+    // Rolled with no window: the old key is refused within a second, the
+    // new one keeps working; an expired key cannot be rolled again.
+    let r = roll(rolled["key_prefix"].as_str().unwrap(), json!({"expires_in": 0})).await;
+    assert_eq!(r.status(), 201);
+    let newest: Value = r.json().await.unwrap();
+    app.wait_for_status("/v1/companies?limit=1", &new, 401).await;
+    let newest_key = newest["key"].as_str().unwrap();
+    assert_eq!(app.get_with_key("/v1/companies?limit=1", newest_key).await.status(), 200);
+    assert_problem(roll(rolled["key_prefix"].as_str().unwrap(), json!({})).await, 409, "conflict").await;
+    let p = assert_problem(roll(&prefix, json!({"expires_in": -1})).await, 400, "invalid_field").await;
+    assert_eq!(p["param"], "expires_in");
+    assert_problem(roll(&prefix, json!({"overlap": 5})).await, 400, "unknown_field").await;
+    assert_problem(roll("mds_live_ZZZZZZZZ", json!({})).await, 404, "not_found").await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_audit_log_pages_newest_first_with_signed_cursors() {
+    use reqwest::Method;
+    let (app, t) = spawn_admin().await;
+    for i in 0..7 {
+        let r = send(&app, Method::POST, "/admin/v1/accounts", &t, json!({"name": format!("a{i}")})).await;
+        assert_eq!(r.status(), 201);
+    }
+    send(
+        &app,
+        Method::PUT,
+        "/admin/v1/tiers/pro",
+        &t,
+        json!({"rate_limit_per_minute": 700, "monthly_quota": 1_000_000}),
+    )
+    .await;
+    let first: Value = get(&app, "/admin/v1/audit?limit=1", &t).await.json().await.unwrap();
+    let e = &first["data"][0];
+    assert_eq!(
+        (e["actor"].as_str(), e["action"].as_str(), e["target"].as_str()),
+        (Some("billing"), Some("tier.update"), Some("tier:pro"))
+    );
+    assert_eq!(e["before"]["rate_limit_per_minute"], 600);
+    assert_eq!(e["after"]["rate_limit_per_minute"], 700);
+    assert!(e["at"].as_str().unwrap().ends_with("+00:00"));
+    // Page through with limit 3; an entry added meanwhile shifts nothing.
+    let mut seen = Vec::new();
+    let mut path = "/admin/v1/audit?limit=3".to_owned();
+    loop {
+        let page: Value = get(&app, &path, &t).await.json().await.unwrap();
+        for e in page["data"].as_array().unwrap() {
+            seen.push(format!("{} {}", e["action"], e["target"]));
+        }
+        if seen.len() == 3 {
+            send(&app, Method::POST, "/admin/v1/accounts", &t, json!({"name": "late"})).await;
+        }
+        match page["next_cursor"].as_str() {
+            Some(c) => {
+                assert_eq!(page["has_more"], true);
+                path = format!("/admin/v1/audit?limit=3&cursor={c}");
+            }
+            None => {
+                assert_eq!(page["has_more"], false);
+                break;
+            }
+        }
+    }
+    // 1 token, 7 accounts, 1 tier change: 9, oldest last.
+    assert_eq!(seen.len(), 9, "{seen:?}");
+    assert_eq!(seen[8], "\"admin_token.create\" \"admin_token:billing\"");
+    let p = assert_problem(get(&app, "/admin/v1/audit?cursor=forged", &t).await, 400, "invalid_cursor").await;
+    assert_eq!(p["param"], "cursor");
+    assert_problem(get(&app, "/admin/v1/audit?limit=0", &t).await, 400, "invalid_parameter").await;
+    // A news cursor is no audit cursor.
+    let news: Value = app.get_json("/v1/news?limit=1", 200).await;
+    let c = news["next_cursor"].as_str().unwrap();
+    assert_problem(get(&app, &format!("/admin/v1/audit?cursor={c}"), &t).await, 400, "invalid_cursor").await;
+
+    // The admin API's own document, behind the token.
+    let doc = get(&app, "/admin/v1/openapi.json", &t).await;
+    assert_eq!(doc.status(), 200);
+    let doc: Value = doc.json().await.unwrap();
+    assert!(doc["paths"]["/admin/v1/keys"]["post"].is_object());
+    let anon = app.client.get(format!("{}/admin/v1/openapi.json", admin(&app))).send().await.unwrap();
+    assert_problem(anon, 401, "missing_admin_token").await;
+    app.stop().await;
+}
+
+/// `POST /admin/v1/keys` with `Idempotency-Key`.
+async fn issue_once(app: &TestApp, token: &str, idem: &str, body: &Value) -> reqwest::Response {
+    req(app, reqwest::Method::POST, "/admin/v1/keys", token)
+        .header("idempotency-key", idem)
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn acme_keys(app: &TestApp) -> usize {
+    app.store.keys(Some(&mds_domain::AccountName::parse("acme").unwrap())).await.unwrap().len()
+}
+
+#[tokio::test]
+async fn idempotent_posts_answer_once() {
+    let (app, t) = spawn_admin().await;
+    let body = json!({"account": "acme", "tier": "pro", "environment": "live"});
+    let before = acme_keys(&app).await;
+    let first = issue_once(&app, &t, "8e0b-retry-1", &body).await;
+    assert_eq!(first.status(), 201);
+    assert!(first.headers().get("idempotent-replayed").is_none());
+    let first: Value = first.json().await.unwrap();
+    // The retry gets the same answer, the key shown again, and nothing is
+    // issued again.
+    let retry = issue_once(&app, &t, "8e0b-retry-1", &body).await;
+    assert_eq!(retry.status(), 201);
+    assert_eq!(retry.headers()["idempotent-replayed"], "true");
+    assert_eq!(retry.json::<Value>().await.unwrap(), first);
+    assert_eq!(acme_keys(&app).await, before + 1);
+    let key = first["key"].as_str().unwrap();
+    // Neither the key nor the answer is stored in the clear.
+    if app.url.backend() == mds_store::url::Backend::Sqlite {
+        let url = app.url.expose();
+        let path = url.trim_start_matches("sqlite://").split('?').next().unwrap();
+        let db = std::fs::read(path).unwrap_or_default();
+        let wal = std::fs::read(format!("{path}-wal")).unwrap_or_default();
+        assert!(!db.is_empty(), "the database file is read");
+        for bytes in [&db, &wal] {
+            assert!(!bytes.windows(key.len()).any(|w| w == key.as_bytes()), "the key is stored in the clear");
+        }
+    }
+    // The same key with another body: 409.
+    let other = json!({"account": "acme", "tier": "starter", "environment": "live"});
+    assert_problem(issue_once(&app, &t, "8e0b-retry-1", &other).await, 409, "idempotency_conflict").await;
+    // The same key on another route: 409.
+    let acct = req(&app, reqwest::Method::POST, "/admin/v1/accounts", &t)
+        .header("idempotency-key", "8e0b-retry-1")
+        .json(&json!({"name": "x1"}))
+        .send()
+        .await
+        .unwrap();
+    assert_problem(acct, 409, "idempotency_conflict").await;
+    // Another token's key of the same spelling is its own.
+    let other_token = admin_token(&app, "signup").await;
+    assert_eq!(issue_once(&app, &other_token, "8e0b-retry-1", &body).await.status(), 201);
+    assert_eq!(acme_keys(&app).await, before + 2);
+    // A refusal is replayed as a refusal (with the new request's id).
+    let bad = json!({"account": "nobody", "tier": "pro", "environment": "live"});
+    assert_problem(issue_once(&app, &t, "bad-1", &bad).await, 400, "invalid_field").await;
+    let p = assert_problem(issue_once(&app, &t, "bad-1", &bad).await, 400, "invalid_field").await;
+    assert_eq!(p["param"], "account");
+    // A malformed key is refused.
+    let r = issue_once(&app, &t, &"x".repeat(300), &body).await;
+    assert_problem(r, 400, "invalid_parameter").await;
+    // Without the header, every POST runs.
+    send(&app, reqwest::Method::POST, "/admin/v1/keys", &t, body.clone()).await;
+    send(&app, reqwest::Method::POST, "/admin/v1/keys", &t, body.clone()).await;
+    assert_eq!(acme_keys(&app).await, before + 4);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn concurrent_posts_with_one_idempotency_key_issue_one_key() {
+    let (app, t) = spawn_admin().await;
+    let app = std::sync::Arc::new(app);
+    let body = json!({"account": "acme", "tier": "pro", "environment": "test"});
+    let before = acme_keys(&app).await;
+    let audit_before = audit_count(&app).await;
+    let mut set = tokio::task::JoinSet::new();
+    for _ in 0..8 {
+        let (app, t, body) = (app.clone(), t.clone(), body.clone());
+        set.spawn(async move {
+            let r = issue_once(&app, &t, "one-key-please", &body).await;
+            assert_eq!(r.status(), 201);
+            r.json::<Value>().await.unwrap()["key"].as_str().unwrap().to_owned()
+        });
+    }
+    let keys: std::collections::HashSet<String> = set.join_all().await.into_iter().collect();
+    assert_eq!(keys.len(), 1, "every request got the one key");
+    assert_eq!(acme_keys(&app).await, before + 1, "one key issued");
+    assert_eq!(audit_count(&app).await, audit_before + 1);
+}
+
+#[tokio::test]
+async fn idempotency_claims_expire_after_a_day() {
+    let (app, _t) = spawn_admin().await;
+    let actor = Actor::Token(AdminTokenName::parse("billing").unwrap());
+    let t0 = Utc::now();
+    use mds_node::idempotency::{Claim, claim, complete};
+    let Claim::Run(ticket) = claim(&*app.store, &actor, "k", "POST", "/admin/v1/accounts", b"{}", t0).await.unwrap()
+    else {
+        panic!("first claim runs")
+    };
+    complete(&*app.store, &ticket, 201, b"{\"a\":1}").await.unwrap();
+    let later = t0 + chrono::Duration::hours(23);
+    let again = claim(&*app.store, &actor, "k", "POST", "/admin/v1/accounts", b"{}", later).await.unwrap();
+    assert_eq!(again, Claim::Replay { status: 201, body: b"{\"a\":1}".to_vec() });
+    let other = claim(&*app.store, &actor, "k", "POST", "/admin/v1/accounts", b"{\"b\":2}", later).await.unwrap();
+    assert_eq!(other, Claim::OtherRequest);
+    // After 24 h the key is free again.
+    let day_after = t0 + chrono::Duration::hours(25);
+    let fresh = claim(&*app.store, &actor, "k", "POST", "/admin/v1/accounts", b"{\"b\":2}", day_after).await.unwrap();
+    assert!(matches!(fresh, Claim::Run(_)), "{fresh:?}");
+    app.stop().await;
+}
