@@ -500,6 +500,20 @@ async fn idempotency_claims_expire_after_a_day() {
     assert_eq!(again, Claim::Replay { status: 201, body: b"{\"a\":1}".to_vec() });
     let other = claim(&*app.store, &actor, "k", "POST", "/admin/v1/accounts", b"{\"b\":2}", later).await.unwrap();
     assert_eq!(other, Claim::OtherRequest);
+    // A claim left without an answer (its node died) is taken over by a
+    // retry of the same request after ten minutes, not before.
+    let Claim::Run(_) = claim(&*app.store, &actor, "lost", "POST", "/admin/v1/keys", b"{}", t0).await.unwrap() else {
+        panic!("first claim runs")
+    };
+    let soon = claim(&*app.store, &actor, "lost", "POST", "/admin/v1/keys", b"{}", t0 + chrono::Duration::minutes(1));
+    assert_eq!(soon.await.unwrap(), Claim::Running);
+    let other =
+        claim(&*app.store, &actor, "lost", "POST", "/admin/v1/keys", b"{1}", t0 + chrono::Duration::minutes(11));
+    assert_eq!(other.await.unwrap(), Claim::OtherRequest);
+    let late = claim(&*app.store, &actor, "lost", "POST", "/admin/v1/keys", b"{}", t0 + chrono::Duration::minutes(11));
+    assert!(matches!(late.await.unwrap(), Claim::Run(_)));
+    let after = claim(&*app.store, &actor, "lost", "POST", "/admin/v1/keys", b"{}", t0 + chrono::Duration::minutes(12));
+    assert_eq!(after.await.unwrap(), Claim::Running, "taken over once");
     // After 24 h the key is free again.
     let day_after = t0 + chrono::Duration::hours(25);
     let fresh = claim(&*app.store, &actor, "k", "POST", "/admin/v1/accounts", b"{\"b\":2}", day_after).await.unwrap();
