@@ -566,9 +566,86 @@ async fn idempotency_claims_expire_after_a_day() {
     assert_eq!(again, Claim::Replay { status: 201, body: b"{\"a\":1}".to_vec() });
     let other = claim(&*app.store, &actor, "k", "POST", "/admin/v1/accounts", b"{\"b\":2}", later).await.unwrap();
     assert_eq!(other, Claim::OtherRequest);
+    // A claim left without an answer (its node died) is taken over by a
+    // retry of the same request after ten minutes, not before.
+    let Claim::Run(_) = claim(&*app.store, &actor, "lost", "POST", "/admin/v1/keys", b"{}", t0).await.unwrap() else {
+        panic!("first claim runs")
+    };
+    let soon = claim(&*app.store, &actor, "lost", "POST", "/admin/v1/keys", b"{}", t0 + chrono::Duration::minutes(1));
+    assert_eq!(soon.await.unwrap(), Claim::Running);
+    let other =
+        claim(&*app.store, &actor, "lost", "POST", "/admin/v1/keys", b"{1}", t0 + chrono::Duration::minutes(11));
+    assert_eq!(other.await.unwrap(), Claim::OtherRequest);
+    let late = claim(&*app.store, &actor, "lost", "POST", "/admin/v1/keys", b"{}", t0 + chrono::Duration::minutes(11));
+    assert!(matches!(late.await.unwrap(), Claim::Run(_)));
+    let after = claim(&*app.store, &actor, "lost", "POST", "/admin/v1/keys", b"{}", t0 + chrono::Duration::minutes(12));
+    assert_eq!(after.await.unwrap(), Claim::Running, "taken over once");
     // After 24 h the key is free again.
     let day_after = t0 + chrono::Duration::hours(25);
     let fresh = claim(&*app.store, &actor, "k", "POST", "/admin/v1/accounts", b"{\"b\":2}", day_after).await.unwrap();
     assert!(matches!(fresh, Claim::Run(_)), "{fresh:?}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn account_usage_for_billing() {
+    use reqwest::Method;
+    let (app, t) = spawn_admin().await;
+    send(&app, Method::POST, "/admin/v1/accounts", &t, json!({"name": "globex"})).await;
+    let issued: Value = send(
+        &app,
+        Method::POST,
+        "/admin/v1/keys",
+        &t,
+        json!({"account": "globex", "tier": "starter", "environment": "live"}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    let key = issued["key"].as_str().unwrap();
+    for _ in 0..3 {
+        assert_eq!(app.get_with_key("/v1/companies?limit=1", key).await.status(), 200);
+    }
+    let news = app.get_with_key("/v1/news?limit=1", key).await;
+    let etag = news.headers()["etag"].to_str().unwrap().to_owned();
+    let again = app
+        .client
+        .get(format!("{}/v1/news?limit=1", app.base))
+        .bearer_auth(key)
+        .header("if-none-match", etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 304);
+    let u: Value = get(&app, "/admin/v1/accounts/globex/usage", &t).await.json().await.unwrap();
+    assert_eq!(u["account"], "globex");
+    assert_eq!(u["has_more"], false);
+    let k = &u["data"][0];
+    assert_eq!(k["key_prefix"], issued["key_prefix"]);
+    assert_eq!((k["requests"].as_u64(), k["not_modified"].as_u64()), (Some(4), Some(1)));
+    assert_eq!(k["by_route"]["/v1/companies"], 3);
+    assert_eq!(k["by_route"]["/v1/news"], 1);
+    assert_eq!(k["by_route"]["/v1/news/{slug}"], 0, "every data route present");
+    assert_eq!(k["quota"], 50_000);
+    // The same figures as the key holder's own report.
+    let own: Value = app.get_with_key("/v1/usage", key).await.json().await.unwrap();
+    assert_eq!(own["current_month"]["requests"], k["requests"]);
+    // A lapsed account: the evaluation tier's quota is in force.
+    send(&app, Method::PATCH, "/admin/v1/accounts/globex", &t, json!({"entitled": false})).await;
+    let u: Value = get(&app, "/admin/v1/accounts/globex/usage", &t).await.json().await.unwrap();
+    assert_eq!(u["data"][0]["quota"], 1_000);
+    assert_eq!(u["entitled"], false);
+    // Last month: zeros, keys created since left out.
+    let last = mds_domain::usage::BillingMonth::of(Utc::now()).prev();
+    let path = format!("/admin/v1/accounts/globex/usage?month={}", last.start().format("%Y-%m"));
+    let past: Value = get(&app, &path, &t).await.json().await.unwrap();
+    assert_eq!(past["data"].as_array().unwrap().len(), 0);
+    let p =
+        assert_problem(get(&app, "/admin/v1/accounts/globex/usage?month=2001-01", &t).await, 400, "invalid_parameter")
+            .await;
+    assert_eq!(p["param"], "month");
+    assert_problem(get(&app, "/admin/v1/accounts/globex/usage?mnth=2001-01", &t).await, 400, "unknown_parameter").await;
+    assert_problem(get(&app, "/admin/v1/accounts/nobody/usage", &t).await, 404, "not_found").await;
     app.stop().await;
 }

@@ -177,6 +177,55 @@ pub struct KeyView {
     pub expires_at: Option<DateTime<Utc>>,
 }
 
+/// What one key of an account did in a billing month, as billing reads it
+/// (`GET /admin/v1/accounts/{name}/usage`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct KeyUsage {
+    /// The key's prefix.
+    pub key_prefix: String,
+    /// The tier it was issued on.
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub plan_tier: crate::TierName,
+    /// `live` or `test`.
+    pub environment: String,
+    /// When it was revoked, if it was.
+    #[serde(with = "crate::time::rfc3339_opt")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime, required))]
+    pub revoked_at: Option<DateTime<Utc>>,
+    /// The monthly quota in force: now for the current month, the one the
+    /// month closed under for a past one.
+    pub quota: u64,
+    /// Requests counted against the quota in the month.
+    pub requests: u64,
+    /// `304 Not Modified` answers in the month (free).
+    pub not_modified: u64,
+    /// `requests` by route template, every data route present.
+    pub by_route: std::collections::BTreeMap<String, u64>,
+}
+
+/// An account's usage in one billing month, key by key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AccountUsage {
+    /// The account.
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub account: crate::AccountName,
+    /// Whether it is entitled now.
+    pub entitled: bool,
+    /// Midnight UTC on the 1st of the month.
+    #[serde(with = "crate::time::rfc3339")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub period_start: DateTime<Utc>,
+    /// Its keys that existed in the month (revoked ones included), by
+    /// creation.
+    pub data: Vec<KeyUsage>,
+    /// Always false: every key is in `data`.
+    pub has_more: bool,
+    /// Always `null`.
+    pub next_cursor: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

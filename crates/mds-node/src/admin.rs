@@ -344,3 +344,63 @@ pub async fn audit_page(
     };
     Ok(Ok(AuditPage { data, has_more, next_cursor }))
 }
+
+/// An account's usage in `period`, key by key (`GET
+/// /admin/v1/accounts/{name}/usage`): each key's daily ledger as this node
+/// knows it (the store's and what it has not flushed), summed over the
+/// month, every route of `routes` (the data routes) in `by_route`, with the
+/// quota in force. `NotFound` for an unknown account.
+pub async fn account_usage(
+    node: &crate::Node,
+    name: &AccountName,
+    period: &mds_domain::daily::DailyPeriod,
+    routes: &[&str],
+) -> AdminResult<mds_domain::admin::AccountUsage> {
+    use mds_domain::admin::{AccountUsage, KeyUsage};
+    use mds_domain::daily::V1UsageDaily;
+    let account = account(&*node.store, name).await?;
+    let keys = node.store.keys(Some(name)).await?;
+    let now = node.config.clock.now();
+    let end = period.month.next().start();
+    let mut data = Vec::new();
+    for k in keys.iter().filter(|k| k.created_at < end) {
+        let read = node.store.usage_days(&k.prefix, period.first(), period.last);
+        let (stored, unflushed) = node.limiter.meter().read_with_unflushed(&k.prefix, read).await;
+        let stored = stored?;
+        let history = node.store.quota_history(&k.prefix).await?;
+        let quota = if period.current { history.quota_at(now) } else { history.quota_for(period.month) };
+        let daily = V1UsageDaily::assemble(
+            k.prefix.as_str().to_owned(),
+            period,
+            quota,
+            routes,
+            stored.iter().chain(&unflushed),
+        );
+        let mut by_route = std::collections::BTreeMap::new();
+        let mut not_modified = 0;
+        for d in &daily.days {
+            not_modified += d.not_modified;
+            for (route, n) in &d.by_route {
+                *by_route.entry(route.clone()).or_default() += n;
+            }
+        }
+        data.push(KeyUsage {
+            key_prefix: daily.key_prefix,
+            plan_tier: k.tier.clone(),
+            environment: k.environment.as_str().to_owned(),
+            revoked_at: k.revoked_at,
+            quota,
+            requests: daily.requests,
+            not_modified,
+            by_route,
+        });
+    }
+    Ok(AccountUsage {
+        account: account.name,
+        entitled: account.entitled,
+        period_start: period.month.start(),
+        data,
+        has_more: false,
+        next_cursor: None,
+    })
+}

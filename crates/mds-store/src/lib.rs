@@ -124,6 +124,11 @@ pub struct AdminTokenRecord {
 /// How long an `Idempotency-Key` is remembered.
 pub const IDEMPOTENCY_TTL: chrono::TimeDelta = chrono::TimeDelta::hours(24);
 
+/// How long a claimed idempotency key may stay without an answer before a
+/// retry takes it over (its request's node died): longer than any request
+/// may run (`--request-timeout` is at most 300 s).
+pub const IDEMPOTENCY_ABANDONED: chrono::TimeDelta = chrono::TimeDelta::minutes(10);
+
 /// What a claim of an idempotency key found ([`AdminStore::idempotency_claim`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IdempotencyClaim {

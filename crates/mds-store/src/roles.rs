@@ -314,7 +314,9 @@ pub trait AdminStore: Send + Sync + 'static {
     /// Claims the idempotency key named `key` for a request whose
     /// fingerprint is `fingerprint`, at `now`; claims older than
     /// [`crate::IDEMPOTENCY_TTL`] are forgotten first. Of concurrent claims
-    /// of one key (on any node), exactly one is `Claimed`.
+    /// of one key (on any node), exactly one is `Claimed`. A claim of the
+    /// same request left without an answer for
+    /// [`crate::IDEMPOTENCY_ABANDONED`] is taken over (`Claimed`).
     async fn idempotency_claim(
         &self,
         key: &str,

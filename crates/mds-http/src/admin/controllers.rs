@@ -11,7 +11,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use chrono::Utc;
-use mds_domain::admin::KeyView;
+use mds_domain::admin::{AccountUsage, KeyView};
 use mds_domain::time::parse_rfc3339;
 use mds_domain::{Account, AccountName, Actor, AuditEntry, Environment, KeyPrefix, Problem, Tier, TierName};
 use mds_node::Tagged;
@@ -349,4 +349,32 @@ pub async fn list_audit(State(state): State<AppState>, RawQuery(raw): RawQuery) 
         page.map_err(|e| ApiError::new(mds_domain::ErrorCode::InvalidCursor, e.to_string()).with_param("cursor"))?;
     let body = json!({"data": page.data, "has_more": page.has_more, "next_cursor": page.next_cursor});
     Ok(tagged(Tagged::hashed(body.to_string().into_bytes())))
+}
+
+/// `GET /admin/v1/accounts/{name}/usage?month=YYYY-MM`: the account's keys'
+/// usage in the month (the current one by default, or any of the twelve
+/// before it): what billing reads.
+#[utoipa::path(get, path = "/admin/v1/accounts/{name}/usage", operation_id = "getAccountUsage", tag = "accounts",
+    params(
+        ("name" = String, Path, description = "Account name"),
+        ("month" = Option<String>, Query, description = "`YYYY-MM`: the current month (default) or one of the 12 before it"),
+    ),
+    responses(
+        (status = 200, description = "Per key: requests, not_modified, by_route, the quota in force.", body = AccountUsage),
+        (status = 400, description = "`invalid_parameter` (`month`, `name`), `unknown_parameter`.", body = Problem),
+        (status = 404, description = "No such account.", body = Problem),
+    ))]
+pub async fn account_usage(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    use mds_domain::daily::{DAILY_USAGE_PARAMETERS, DailyPeriod, DailyUsageQueryParams};
+    let p = Params::parse(raw.as_deref(), DAILY_USAGE_PARAMETERS)?;
+    let name = path_name("name", &name, AccountName::parse)?;
+    let invalid = |e: mds_domain::ParamError| ApiError::invalid_parameter(e.param, e.detail);
+    let query = DailyUsageQueryParams::parse(|n| p.get(n)).map_err(invalid)?;
+    let period = DailyPeriod::at(query.month, state.config.clock.now()).map_err(invalid)?;
+    let routes = crate::controllers::usage_daily::data_routes();
+    one(&ops::account_usage(&state.node, &name, &period, routes).await.map_err(from_admin)?)
 }

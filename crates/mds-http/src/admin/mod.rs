@@ -43,6 +43,7 @@ pub fn router(state: AppState) -> Router {
         .route("/admin/v1/tiers/{name}", put(controllers::put_tier))
         .route("/admin/v1/accounts", get(controllers::list_accounts).post(controllers::create_account))
         .route("/admin/v1/accounts/{name}", get(controllers::get_account).patch(controllers::update_account))
+        .route("/admin/v1/accounts/{name}/usage", get(controllers::account_usage))
         .route("/admin/v1/keys", get(controllers::list_keys).post(controllers::issue_key))
         .route("/admin/v1/keys/{prefix}", get(controllers::get_key).delete(controllers::revoke_key))
         .route("/admin/v1/keys/{prefix}/roll", post(controllers::roll_key))

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use mds_domain::admin::KeyView;
+use mds_domain::admin::{AccountUsage, KeyUsage, KeyView};
 use mds_domain::{Account, AuditEntry, Problem, Tier};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -33,11 +33,12 @@ with another request is `409 idempotency_conflict`. Every change is recorded in 
     ),
     paths(
         controllers::list_tiers, controllers::put_tier, controllers::list_accounts, controllers::create_account,
-        controllers::get_account, controllers::update_account, controllers::list_keys, controllers::issue_key, controllers::roll_key,
-        controllers::get_key, controllers::revoke_key, controllers::list_audit
+        controllers::get_account, controllers::update_account, controllers::account_usage, controllers::list_keys,
+        controllers::issue_key, controllers::roll_key, controllers::get_key, controllers::revoke_key, controllers::list_audit
     ),
     components(schemas(
-        Tier, Account, KeyView, IssuedKey, RolledKeyView, AuditEntry, Problem, List<Tier>, List<Account>, List<KeyView>, List<AuditEntry>
+        Tier, Account, AccountUsage, KeyUsage, KeyView, IssuedKey, RolledKeyView, AuditEntry, Problem, List<Tier>,
+        List<Account>, List<KeyView>, List<AuditEntry>
     )),
     modifiers(&Bearer),
     security(("admin_token" = [])),
@@ -95,6 +96,7 @@ mod tests {
             [
                 "/admin/v1/accounts",
                 "/admin/v1/accounts/{name}",
+                "/admin/v1/accounts/{name}/usage",
                 "/admin/v1/audit",
                 "/admin/v1/keys",
                 "/admin/v1/keys/{prefix}",

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 
 use super::{Pool, begin_write, db};
 use crate::rows::{self, RowExt};
-use crate::{IDEMPOTENCY_TTL, IdempotencyClaim, StoreResult};
+use crate::{IDEMPOTENCY_ABANDONED, IDEMPOTENCY_TTL, IdempotencyClaim, StoreResult};
 
 /// Claims `key` for a request with `fingerprint` at `now`, forgetting
 /// claims older than the TTL first.
@@ -41,7 +41,7 @@ pub(crate) async fn claim(
     let claim = if inserted {
         IdempotencyClaim::Claimed
     } else {
-        let r = sqlx::query("SELECT fingerprint, status, body FROM idempotency_keys WHERE key_hash = $1")
+        let r = sqlx::query("SELECT fingerprint, status, body, created_at FROM idempotency_keys WHERE key_hash = $1")
             .bind(key)
             .fetch_one(&mut *tx)
             .await
@@ -56,7 +56,28 @@ pub(crate) async fn claim(
                         .map_err(|_| rows::corrupt(format_args!("idempotency_keys.status out of range: {status}")))?,
                     body,
                 },
-                _ => IdempotencyClaim::Running,
+                _ => {
+                    // A claim still without an answer long after any request
+                    // could have ended: its node died. Taken over (by one
+                    // of several takers: the update names the claim it saw).
+                    let claimed_at = r.text("created_at")?;
+                    let stale =
+                        rows::instant("idempotency_keys", "created_at", &claimed_at)? < now - IDEMPOTENCY_ABANDONED;
+                    let taken = stale
+                        && sqlx::query(
+                            "UPDATE idempotency_keys SET created_at = $1 \
+                             WHERE key_hash = $2 AND status IS NULL AND created_at = $3",
+                        )
+                        .bind(rows::ts(&now))
+                        .bind(key)
+                        .bind(&claimed_at)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(db)?
+                        .rows_affected()
+                            == 1;
+                    if taken { IdempotencyClaim::Claimed } else { IdempotencyClaim::Running }
+                }
             }
         }
     };
