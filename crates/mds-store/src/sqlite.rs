@@ -9,11 +9,17 @@
 //! Every write runs in a `BEGIN IMMEDIATE` transaction, which takes the write
 //! lock up front: a deferred transaction that reads first and writes later
 //! could find its snapshot stale and fail at once instead of waiting.
+//! As that lock is the file's only one, a write holds it as briefly as it
+//! can: an upsert (an import of a million companies) stages its rows in a
+//! TEMP table of its connection first, outside the lock, and takes the lock
+//! only to apply them (`dialect::upsert_chunks`), so a key revoked meanwhile
+//! by another process waits for that step at most.
 //!
 //! # Layout
 //! - [`SqliteStore`]: the pool; it implements every role of [`Store`](crate::Store).
 //! - `dialect`: the SQL that differs from PostgreSQL's (multi-row `VALUES`
-//!   lists, no locks beyond the write transaction).
+//!   lists, upserts staged then applied, no locks beyond the write
+//!   transaction).
 //! - `migrate`: the embedded migrations and how they are applied.
 //! - `error`: mapping of `sqlx` errors to [`StoreError`].
 //! - `shared`: the code both backends share (`src/shared/`), compiled against
