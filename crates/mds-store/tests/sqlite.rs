@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use mds_domain::{AccountName, Company, Environment, KeyHash, KeyPrefix, Tier, TierName};
 use mds_store::prelude::*;
-use mds_store::sqlite::{BUSY_TIMEOUT, SqliteStore};
+use mds_store::sqlite::{BUSY_TIMEOUT, INDEX_REBUILD_MIN_ROWS, SqliteStore};
 use mds_store::{DatabaseUrl, KeyRecord, NewKey, StoreError, StoreResult, UpsertSummary};
 use mds_testkit::fixtures::company;
 use sqlx::{Connection, SqliteConnection};
@@ -261,4 +261,72 @@ async fn an_in_memory_store_upserts_companies() {
     let again = store.upsert_companies(&rows).await.unwrap();
     assert_eq!(again, UpsertSummary { inserted: 0, updated: 0, unchanged: 250 });
     assert_eq!(store.companies().await.unwrap(), rows);
+}
+
+/// The indexes of `companies` as stored: `(name, sql)`, by name.
+async fn company_indexes(raw: &mut SqliteConnection) -> Vec<(String, Option<String>)> {
+    sqlx::query_as("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'companies' ORDER BY name")
+        .fetch_all(raw)
+        .await
+        .unwrap()
+}
+
+/// SQLite's count of schema changes.
+async fn schema_version(raw: &mut SqliteConnection) -> i64 {
+    sqlx::query_scalar("PRAGMA schema_version").fetch_one(raw).await.unwrap()
+}
+
+/// An upsert of many rows (`INDEX_REBUILD_MIN_ROWS` and more, at least a
+/// quarter of the table) drops the table's other indexes and builds them again after
+/// writing (a change of schema): they come back exactly as they were and
+/// serve as before. An upsert that fails after the drop leaves them as they
+/// were too; one that writes nothing touches no index.
+#[tokio::test]
+async fn a_large_upsert_builds_the_indexes_again_as_they_were() {
+    let (store, mut raw, _dir) = migrated_with_raw().await;
+    let indexes = company_indexes(&mut raw).await;
+    assert!(indexes.iter().any(|(name, _)| name == "companies_ticker_isin"), "{indexes:?}");
+    let n = u32::try_from(INDEX_REBUILD_MIN_ROWS).unwrap();
+    // Tickers in the reverse order of the ISINs, so the index is not the
+    // table's order.
+    let make = |i: u32, v: &str| company(i, &format!("T{:06}{v}", n - i));
+    let rows: Vec<Company> = (0..n).map(|i| make(i, "A")).collect();
+    let by_ticker = |rows: &[Company]| {
+        let mut sorted = rows.to_vec();
+        sorted.sort_by(|a, b| (a.ticker.as_str(), a.isin.as_str()).cmp(&(b.ticker.as_str(), b.isin.as_str())));
+        sorted
+    };
+
+    sqlx::query(
+        "CREATE TRIGGER boom BEFORE INSERT ON companies WHEN NEW.ticker = 'BOOM' BEGIN SELECT RAISE(ABORT, 'boom'); END",
+    )
+    .execute(&mut raw)
+    .await
+    .unwrap();
+    let mut failing = rows.clone();
+    failing.push(company(n, "BOOM"));
+    let version = schema_version(&mut raw).await;
+    store.upsert_companies(&failing).await.expect_err("the trigger aborts the last row");
+    assert_eq!(store.company_count().await.unwrap(), 0);
+    assert_eq!(company_indexes(&mut raw).await, indexes, "dropped and rolled back");
+    assert_eq!(schema_version(&mut raw).await, version);
+    sqlx::query("DROP TRIGGER boom").execute(&mut raw).await.unwrap();
+
+    let version = schema_version(&mut raw).await;
+    let all = UpsertSummary { inserted: u64::from(n), updated: 0, unchanged: 0 };
+    assert_eq!(store.upsert_companies(&rows).await.unwrap(), all);
+    assert!(schema_version(&mut raw).await > version, "the indexes were built again");
+    assert_eq!(company_indexes(&mut raw).await, indexes);
+    assert_eq!(store.companies().await.unwrap(), by_ticker(&rows));
+
+    // Every ticker changed: written over a full table, rebuilt again.
+    let changed: Vec<Company> = (0..n).map(|i| make(i, "B")).collect();
+    let all = UpsertSummary { inserted: 0, updated: u64::from(n), unchanged: 0 };
+    assert_eq!(store.upsert_companies(&changed).await.unwrap(), all);
+    assert_eq!(company_indexes(&mut raw).await, indexes);
+    assert_eq!(store.companies().await.unwrap(), by_ticker(&changed));
+    let version = schema_version(&mut raw).await;
+    let all = UpsertSummary { inserted: 0, updated: 0, unchanged: u64::from(n) };
+    assert_eq!(store.upsert_companies(&changed).await.unwrap(), all);
+    assert_eq!(schema_version(&mut raw).await, version, "nothing to write: no index touched");
 }

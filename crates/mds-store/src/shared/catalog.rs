@@ -103,19 +103,26 @@ pub(crate) fn upsert_tail(table: &str, cols: &[&str], kept: &[&str], stamp: Opti
         })
         .collect::<Vec<_>>()
         .join(", ");
-    let differs = cols[1..]
-        .iter()
-        .map(|c| match kept.contains(c) {
-            true => format!("(excluded.{c} IS NOT NULL AND {table}.{c} {} excluded.{c})", dialect::DIFFERS),
-            false => format!("{table}.{c} {} excluded.{c}", dialect::DIFFERS),
-        })
-        .collect::<Vec<_>>();
     format!(
         "INSERT INTO {table} ({}) {source} ON CONFLICT ({}) DO UPDATE SET {set} WHERE {}",
         all.join(", "),
         cols[0],
-        differs.join(" OR ")
+        differs(table, "excluded", cols, kept)
     )
+}
+
+/// Whether row `given` differs from row `stored` in a column of `cols` (the
+/// key, first, aside): `stored.c <differs> given.c OR …`, where a column of
+/// `kept` given as `NULL` differs from nothing.
+pub(crate) fn differs(stored: &str, given: &str, cols: &[&str], kept: &[&str]) -> String {
+    cols[1..]
+        .iter()
+        .map(|c| match kept.contains(c) {
+            true => format!("({given}.{c} IS NOT NULL AND {stored}.{c} {} {given}.{c})", dialect::DIFFERS),
+            false => format!("{stored}.{c} {} {given}.{c}", dialect::DIFFERS),
+        })
+        .collect::<Vec<_>>()
+        .join(" OR ")
 }
 
 /// Inserts or replaces `rows` by key; bumps their change counter; commits.

@@ -21,8 +21,8 @@ use sqlx::query::Query;
 use sqlx::sqlite::SqliteArguments;
 use sqlx::{Connection, Sqlite, SqliteConnection, SqlitePool};
 
-use super::db;
-use super::shared::catalog::{Stamp, Upserted, begin_upsert, end_upsert, upsert_tail};
+use super::shared::catalog::{Stamp, Upserted, begin_upsert, differs, end_upsert, upsert_tail};
+use super::{INDEX_REBUILD_MIN_ROWS, db};
 use crate::rows;
 use crate::{StoreResult, UpsertSummary};
 
@@ -118,28 +118,38 @@ impl Upsert for Article {
     }
 }
 
-/// The TEMP table an upsert stages its rows in: on the upsert's own
-/// connection, in SQLite's temporary files (see `PRAGMA temp_store`), never
-/// in the database file.
+/// The TEMP table an upsert's rows are written to as they come: on the
+/// upsert's own connection, in SQLite's temporary files (see `PRAGMA
+/// temp_store`), never in the database file.
+const GIVEN: &str = "temp.mds_upsert_given";
+
+/// The TEMP table of an upsert's rows in key order, which the apply reads.
 const STAGING: &str = "temp.mds_upsert_staging";
 
 /// `CREATE TABLE temp… (cols)`: columns without a type (no affinity), so a
 /// staged value is exactly the value bound, converted only when applied.
-fn create_staging_sql(cols: &[&str]) -> String {
-    format!("CREATE TABLE {STAGING} ({})", cols.join(", "))
+fn create_given_sql(cols: &[&str]) -> String {
+    format!("CREATE TABLE {GIVEN} ({})", cols.join(", "))
 }
 
 /// `INSERT INTO temp… (cols) VALUES (?, …), …` for `rows` rows.
 fn stage_sql(cols: &[&str], rows: usize) -> String {
-    format!("INSERT INTO {STAGING} ({}) VALUES {}", cols.join(", "), value_rows(cols.len(), rows))
+    format!("INSERT INTO {GIVEN} ({}) VALUES {}", cols.join(", "), value_rows(cols.len(), rows))
 }
 
-/// The upsert of every staged row, in the order they were staged (a key
-/// staged twice: the later row is applied after the earlier, as its
-/// update): `INSERT INTO table (cols) SELECT cols FROM temp… ORDER BY rowid
-/// ON CONFLICT (key) DO UPDATE SET … WHERE <a column differs>`. With a
-/// stamp, its columns follow, their values written into the text. (The
-/// `WHERE true` tells SQLite's parser that `ON CONFLICT` is not a join's.)
+/// The rows as given, copied in key order (a key given twice: in the order
+/// given) by one sort, so that the apply walks the table's key index in
+/// order rather than at random.
+fn sort_staged_sql(cols: &[&str]) -> String {
+    format!("CREATE TABLE {STAGING} AS SELECT {} FROM {GIVEN} ORDER BY {}, rowid", cols.join(", "), cols[0])
+}
+
+/// The upsert of every staged row, in key order (a key given twice: the
+/// later row is applied after the earlier, as its update): `INSERT INTO
+/// table (cols) SELECT cols FROM temp… ORDER BY rowid ON CONFLICT (key) DO
+/// UPDATE SET … WHERE <a column differs>`. With a stamp, its columns
+/// follow, their values written into the text. (The `WHERE true` tells
+/// SQLite's parser that `ON CONFLICT` is not a join's.)
 fn apply_sql(table: &str, cols: &[&str], kept: &[&str], stamp: Option<&Stamp>) -> String {
     let select = match stamp {
         None => cols.join(", "),
@@ -148,19 +158,36 @@ fn apply_sql(table: &str, cols: &[&str], kept: &[&str], stamp: Option<&Stamp>) -
     upsert_tail(table, cols, kept, stamp, &format!("SELECT {select} FROM {STAGING} WHERE true ORDER BY rowid"))
 }
 
+/// How many staged rows are not in `table` yet or differ from it (a key
+/// staged twice counts twice): the rows the apply will write, but for
+/// another writer's changes meanwhile, and so only a guide.
+fn to_write_sql(table: &str, cols: &[&str], kept: &[&str]) -> String {
+    let key = cols[0];
+    format!(
+        "SELECT COUNT(*) FROM {STAGING} AS s LEFT JOIN {table} AS t ON t.{key} = s.{key} WHERE t.{key} IS NULL OR {}",
+        differs("t", "s", cols, kept)
+    )
+}
+
 /// Upserts the rows of `chunks` in two steps on one connection of `pool`:
-/// 1. stages them in a TEMP table ([`STAGING`]), in one transaction that
-///    writes only the connection's temporary database, so takes no lock of
-///    the database file: other processes write meanwhile, however long the
-///    chunks take to come;
+/// 1. stages them in TEMP tables, which live in the connection's temporary
+///    database, so take no lock of the database file: other processes
+///    write meanwhile, however long the chunks take to come. The rows are
+///    written as they come ([`GIVEN`], one transaction), then sorted by key
+///    ([`STAGING`]);
 /// 2. applies them in one write transaction (`BEGIN IMMEDIATE`): the change
 ///    counter, then one `INSERT … SELECT … ON CONFLICT DO UPDATE`
-///    ([`apply_sql`]). The write lock is held for this step only.
+///    ([`apply_sql`]). The write lock is held for this step only: its
+///    length grows with the rows inserted or changed, not with the time the
+///    rows took to come. When they are many ([`INDEX_REBUILD_MIN_ROWS`],
+///    counted before the lock, [`to_write_sql`]), the table's other indexes
+///    are dropped before the write and built again after it, in the same
+///    transaction.
 ///
 /// All or nothing: until the apply commits, the database file is as it
-/// was. The staging table is dropped on the way out, whatever happened
-/// (and before staging, in case an upsert cancelled mid-way left one on
-/// this connection).
+/// was. On the way out, whatever happened, the staging tables are dropped
+/// (and before staging too, in case an upsert cancelled mid-way left them
+/// on this connection).
 ///
 /// The counts: the statement reports how many rows it inserted or changed
 /// (`written`); how many were inserted is how much the table grew (only an
@@ -173,15 +200,17 @@ pub(super) async fn upsert_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     let result = stage_and_apply(&mut conn, chunks).await;
     if let Err(e) = drop_staging(&mut conn).await {
         // Harmless beyond the space it takes: the next upsert on this
-        // connection drops it first.
-        tracing::warn!(table = T::TABLE, error = %e, "the staging table of an upsert was not dropped");
+        // connection drops the tables first.
+        tracing::warn!(table = T::TABLE, error = %e, "the staging tables of an upsert were not dropped");
     }
     result
 }
 
-/// Drops the staging table, if there is one.
+/// Drops the staging tables, if there are any.
 async fn drop_staging(conn: &mut SqliteConnection) -> StoreResult<()> {
-    sqlx::query(&format!("DROP TABLE IF EXISTS {STAGING}")).execute(conn).await.map_err(db)?;
+    for table in [GIVEN, STAGING] {
+        sqlx::query(&format!("DROP TABLE IF EXISTS {table}")).execute(&mut *conn).await.map_err(db)?;
+    }
     Ok(())
 }
 
@@ -192,7 +221,7 @@ async fn stage_and_apply<'a, T: Upsert + 'a, C: AsRef<[T]>>(
 ) -> StoreResult<UpsertSummary> {
     let started = Instant::now();
     drop_staging(conn).await?;
-    sqlx::query(&create_staging_sql(T::COLUMNS)).execute(&mut *conn).await.map_err(db)?;
+    sqlx::query(&create_given_sql(T::COLUMNS)).execute(&mut *conn).await.map_err(db)?;
     let mut staging = conn.begin().await.map_err(db)?;
     let mut staged = 0u64;
     for chunk in &mut *chunks {
@@ -210,13 +239,27 @@ async fn stage_and_apply<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     if staged == 0 {
         return Ok(UpsertSummary::default());
     }
+    sqlx::query(&sort_staged_sql(T::COLUMNS)).execute(&mut *conn).await.map_err(db)?;
+    sqlx::query(&format!("DROP TABLE {GIVEN}")).execute(&mut *conn).await.map_err(db)?;
+    let to_write: i64 = sqlx::query_scalar(&to_write_sql(T::TABLE, T::COLUMNS, T::KEPT_WHEN_NULL))
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(db)?;
+    let to_write = to_write.unsigned_abs();
 
     let locked = Instant::now();
     let mut tx = conn.begin_with("BEGIN IMMEDIATE").await.map_err(db)?;
     let stamp = begin_upsert::<T>(&mut tx).await?;
     let before = count(&mut tx, T::TABLE).await?;
+    let rebuilt = match to_write >= INDEX_REBUILD_MIN_ROWS && to_write.saturating_mul(4) >= before {
+        true => drop_other_indexes(&mut tx, T::TABLE).await?,
+        false => Vec::new(),
+    };
     let sql = apply_sql(T::TABLE, T::COLUMNS, T::KEPT_WHEN_NULL, stamp.as_ref());
     let written = sqlx::query(&sql).execute(&mut *tx).await.map_err(db)?.rows_affected();
+    for index in &rebuilt {
+        sqlx::query(index).execute(&mut *tx).await.map_err(db)?;
+    }
     let inserted = count(&mut tx, T::TABLE).await?.saturating_sub(before);
     let summary = UpsertSummary {
         inserted,
@@ -229,6 +272,8 @@ async fn stage_and_apply<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     tracing::debug!(
         table = T::TABLE,
         rows = staged,
+        to_write,
+        indexes_rebuilt = rebuilt.len(),
         staged_ms = (locked - started).as_millis() as u64,
         locked_ms = locked.elapsed().as_millis() as u64,
         "upsert staged, then applied under the write lock"
@@ -239,6 +284,23 @@ async fn stage_and_apply<'a, T: Upsert + 'a, C: AsRef<[T]>>(
 /// Nothing to lock: the write transaction holds the file.
 pub(super) async fn lock_snapshot_saves(_conn: &mut SqliteConnection) -> StoreResult<()> {
     Ok(())
+}
+
+/// Drops the indexes of `table` that a migration made (not the one of its
+/// key, which SQLite made); returns the statements that make them again,
+/// as stored, so they come back exactly as they were.
+async fn drop_other_indexes(conn: &mut SqliteConnection, table: &str) -> StoreResult<Vec<String>> {
+    let indexes: Vec<(String, String)> = sqlx::query_as(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = $1 AND sql IS NOT NULL ORDER BY name",
+    )
+    .bind(table)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db)?;
+    for (name, _) in &indexes {
+        sqlx::query(&format!("DROP INDEX \"{name}\"")).execute(&mut *conn).await.map_err(db)?;
+    }
+    Ok(indexes.into_iter().map(|(_, sql)| sql).collect())
 }
 
 /// How many rows `table` has.
@@ -315,8 +377,12 @@ mod tests {
 
     #[test]
     fn staging_sql_lists_every_column() {
-        assert_eq!(create_staging_sql(&["k", "a", "b"]), "CREATE TABLE temp.mds_upsert_staging (k, a, b)");
-        assert_eq!(stage_sql(&["k", "a"], 2), "INSERT INTO temp.mds_upsert_staging (k, a) VALUES (?, ?), (?, ?)");
+        assert_eq!(create_given_sql(&["k", "a", "b"]), "CREATE TABLE temp.mds_upsert_given (k, a, b)");
+        assert_eq!(stage_sql(&["k", "a"], 2), "INSERT INTO temp.mds_upsert_given (k, a) VALUES (?, ?), (?, ?)");
+        assert_eq!(
+            sort_staged_sql(&["k", "a"]),
+            "CREATE TABLE temp.mds_upsert_staging AS SELECT k, a FROM temp.mds_upsert_given ORDER BY k, rowid"
+        );
     }
 
     #[test]
@@ -335,6 +401,15 @@ mod tests {
              ON CONFLICT (k) DO UPDATE SET a = excluded.a, d = COALESCE(excluded.d, t.d), \
              updated_at = excluded.updated_at, change_seq = excluded.change_seq \
              WHERE t.a IS NOT excluded.a OR (excluded.d IS NOT NULL AND t.d IS NOT excluded.d)"
+        );
+    }
+
+    #[test]
+    fn to_write_sql_counts_new_and_differing_rows() {
+        assert_eq!(
+            to_write_sql("t", &["k", "a", "d"], &["d"]),
+            "SELECT COUNT(*) FROM temp.mds_upsert_staging AS s LEFT JOIN t AS t ON t.k = s.k \
+             WHERE t.k IS NULL OR t.a IS NOT s.a OR (s.d IS NOT NULL AND t.d IS NOT s.d)"
         );
     }
 
