@@ -3,13 +3,15 @@
 //! processes on one file, locks, corrupt rows, URLs.
 
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use mds_domain::{AccountName, Tier};
+use mds_domain::{AccountName, Company, Environment, KeyHash, KeyPrefix, Tier, TierName};
 use mds_store::prelude::*;
-use mds_store::sqlite::{BUSY_TIMEOUT, SqliteStore};
-use mds_store::{DatabaseUrl, StoreError};
+use mds_store::sqlite::{BUSY_TIMEOUT, INDEX_REBUILD_MIN_ROWS, SqliteStore};
+use mds_store::{DatabaseUrl, KeyRecord, NewKey, StoreError, StoreResult, UpsertSummary};
+use mds_testkit::fixtures::company;
 use sqlx::{Connection, SqliteConnection};
 use tempfile::TempDir;
 
@@ -160,4 +162,172 @@ async fn a_catalog_snapshot_with_a_missing_chunk_is_an_error() {
     let err = store.catalog_snapshot(7).await.expect_err("a chunk is missing");
     assert!(matches!(err, StoreError::Database(_)), "{err:?}");
     assert!(err.to_string().contains("chunk 1 is missing"), "{err}");
+}
+
+/// A key revoked by another process while an upsert is mid-way (its chunks,
+/// an import's file, still coming): the upsert stages its rows outside the
+/// write lock, so the revocation does not wait for it, and sees none of its
+/// rows yet; then the upsert applies every row, counted as usual. (Before
+/// staging, the upsert held the lock from its first chunk on, and the
+/// revocation failed as unavailable after `BUSY_TIMEOUT`.)
+#[tokio::test]
+async fn a_key_is_revoked_while_an_upsert_is_mid_way() {
+    let (store, dir) = fresh().await;
+    store.migrate().await.expect("migrate");
+    let acme = AccountName::parse("acme").unwrap();
+    store.create_account(&acme, Utc::now()).await.unwrap();
+    let key = NewKey {
+        prefix: KeyPrefix::parse("mds_live_k01").unwrap(),
+        hash: KeyHash([7; 32]),
+        account: acme,
+        tier: TierName::parse("pro").unwrap(),
+        environment: Environment::Live,
+        created_at: Utc::now(),
+        expires_at: None,
+    };
+    store.create_key(&key).await.unwrap();
+    let auth_before = store.generations().await.unwrap().auth;
+
+    // What another process did between the first chunk and the second: its
+    // revocation, the companies it saw, how long it waited.
+    type MidWay = (StoreResult<KeyRecord>, u64, Duration);
+    let mid_way: Arc<Mutex<Option<MidWay>>> = Arc::default();
+    let (seen, path, prefix) = (mid_way.clone(), dir.path().to_owned(), key.prefix.clone());
+    let mut given = 0u32;
+    let mut chunks = std::iter::from_fn(move || {
+        given += 1;
+        let rows = |from: u32| (from..from + 3000).map(|i| company(i, "OK")).collect::<Vec<_>>();
+        match given {
+            1 => Some(rows(0)),
+            2 => {
+                // Another store on the file, on a thread and runtime of its
+                // own, as another process would be.
+                let (path, prefix) = (path.clone(), prefix.clone());
+                let done = std::thread::spawn(move || {
+                    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+                    rt.block_on(async {
+                        let other = SqliteStore::connect(&url_in(&path)).await.expect("connect");
+                        let started = Instant::now();
+                        let revoked = other.revoke_key(&prefix, Utc::now()).await;
+                        let waited = started.elapsed();
+                        (revoked, other.company_count().await.unwrap(), waited)
+                    })
+                });
+                *seen.lock().unwrap() = Some(done.join().unwrap());
+                Some(rows(3000))
+            }
+            _ => None,
+        }
+    });
+    let summary = store.upsert_company_chunks(&mut chunks).await.expect("upsert");
+    let (revoked, companies_seen, waited) = mid_way.lock().unwrap().take().expect("the second chunk was asked for");
+    let revoked = revoked.unwrap_or_else(|e| panic!("revoked mid-way after {waited:?}: {e:?}"));
+    assert!(revoked.revoked_at.is_some());
+    assert_eq!(companies_seen, 0, "no row of the upsert is visible before it ends");
+    assert_eq!(summary, UpsertSummary { inserted: 6000, updated: 0, unchanged: 0 });
+    assert_eq!(store.company_count().await.unwrap(), 6000);
+    let g = store.generations().await.unwrap();
+    assert_eq!(g.auth, auth_before + 1, "the revocation stands");
+    assert!(store.keys(None).await.unwrap()[0].revoked_at.is_some());
+}
+
+/// An upsert that cannot get the write lock to apply its staged rows fails
+/// as unavailable after `BUSY_TIMEOUT`, like any write, and leaves the store
+/// as it was; the next upsert (on the same pool) applies normally.
+#[tokio::test]
+async fn an_upsert_kept_from_the_write_lock_writes_nothing() {
+    let (store, mut raw, _dir) = migrated_with_raw().await;
+    let g = store.generations().await.unwrap();
+    let rows: Vec<Company> = (0..500).map(|i| company(i, "OK")).collect();
+    sqlx::query("BEGIN IMMEDIATE").execute(&mut raw).await.unwrap();
+    let err = store.upsert_companies(&rows).await.expect_err("locked");
+    assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
+    sqlx::query("ROLLBACK").execute(&mut raw).await.unwrap();
+    assert_eq!(store.company_count().await.unwrap(), 0);
+    assert_eq!(store.generations().await.unwrap(), g);
+    assert_eq!(store.upsert_companies(&rows).await.unwrap(), UpsertSummary { inserted: 500, updated: 0, unchanged: 0 });
+    assert_eq!(store.companies().await.unwrap(), rows);
+}
+
+/// An in-memory store (one connection, which stages and applies) upserts
+/// like a file.
+#[tokio::test]
+async fn an_in_memory_store_upserts_companies() {
+    let store = SqliteStore::connect(&DatabaseUrl::new("sqlite::memory:")).await.expect("connect");
+    store.migrate().await.expect("migrate");
+    let rows: Vec<Company> = (0..250).map(|i| company(i, "OK")).collect();
+    let mut chunks = rows.chunks(100).map(<[Company]>::to_vec).collect::<Vec<_>>().into_iter();
+    let s = store.upsert_company_chunks(&mut chunks).await.unwrap();
+    assert_eq!(s, UpsertSummary { inserted: 250, updated: 0, unchanged: 0 });
+    let again = store.upsert_companies(&rows).await.unwrap();
+    assert_eq!(again, UpsertSummary { inserted: 0, updated: 0, unchanged: 250 });
+    assert_eq!(store.companies().await.unwrap(), rows);
+}
+
+/// The indexes of `companies` as stored: `(name, sql)`, by name.
+async fn company_indexes(raw: &mut SqliteConnection) -> Vec<(String, Option<String>)> {
+    sqlx::query_as("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'companies' ORDER BY name")
+        .fetch_all(raw)
+        .await
+        .unwrap()
+}
+
+/// SQLite's count of schema changes.
+async fn schema_version(raw: &mut SqliteConnection) -> i64 {
+    sqlx::query_scalar("PRAGMA schema_version").fetch_one(raw).await.unwrap()
+}
+
+/// An upsert of many rows (`INDEX_REBUILD_MIN_ROWS` and more, at least a
+/// quarter of the table) drops the table's other indexes and builds them again after
+/// writing (a change of schema): they come back exactly as they were and
+/// serve as before. An upsert that fails after the drop leaves them as they
+/// were too; one that writes nothing touches no index.
+#[tokio::test]
+async fn a_large_upsert_builds_the_indexes_again_as_they_were() {
+    let (store, mut raw, _dir) = migrated_with_raw().await;
+    let indexes = company_indexes(&mut raw).await;
+    assert!(indexes.iter().any(|(name, _)| name == "companies_ticker_isin"), "{indexes:?}");
+    let n = u32::try_from(INDEX_REBUILD_MIN_ROWS).unwrap();
+    // Tickers in the reverse order of the ISINs, so the index is not the
+    // table's order.
+    let make = |i: u32, v: &str| company(i, &format!("T{:06}{v}", n - i));
+    let rows: Vec<Company> = (0..n).map(|i| make(i, "A")).collect();
+    let by_ticker = |rows: &[Company]| {
+        let mut sorted = rows.to_vec();
+        sorted.sort_by(|a, b| (a.ticker.as_str(), a.isin.as_str()).cmp(&(b.ticker.as_str(), b.isin.as_str())));
+        sorted
+    };
+
+    sqlx::query(
+        "CREATE TRIGGER boom BEFORE INSERT ON companies WHEN NEW.ticker = 'BOOM' BEGIN SELECT RAISE(ABORT, 'boom'); END",
+    )
+    .execute(&mut raw)
+    .await
+    .unwrap();
+    let mut failing = rows.clone();
+    failing.push(company(n, "BOOM"));
+    let version = schema_version(&mut raw).await;
+    store.upsert_companies(&failing).await.expect_err("the trigger aborts the last row");
+    assert_eq!(store.company_count().await.unwrap(), 0);
+    assert_eq!(company_indexes(&mut raw).await, indexes, "dropped and rolled back");
+    assert_eq!(schema_version(&mut raw).await, version);
+    sqlx::query("DROP TRIGGER boom").execute(&mut raw).await.unwrap();
+
+    let version = schema_version(&mut raw).await;
+    let all = UpsertSummary { inserted: u64::from(n), updated: 0, unchanged: 0 };
+    assert_eq!(store.upsert_companies(&rows).await.unwrap(), all);
+    assert!(schema_version(&mut raw).await > version, "the indexes were built again");
+    assert_eq!(company_indexes(&mut raw).await, indexes);
+    assert_eq!(store.companies().await.unwrap(), by_ticker(&rows));
+
+    // Every ticker changed: written over a full table, rebuilt again.
+    let changed: Vec<Company> = (0..n).map(|i| make(i, "B")).collect();
+    let all = UpsertSummary { inserted: 0, updated: u64::from(n), unchanged: 0 };
+    assert_eq!(store.upsert_companies(&changed).await.unwrap(), all);
+    assert_eq!(company_indexes(&mut raw).await, indexes);
+    assert_eq!(store.companies().await.unwrap(), by_ticker(&changed));
+    let version = schema_version(&mut raw).await;
+    let all = UpsertSummary { inserted: 0, updated: 0, unchanged: u64::from(n) };
+    assert_eq!(store.upsert_companies(&changed).await.unwrap(), all);
+    assert_eq!(schema_version(&mut raw).await, version, "nothing to write: no index touched");
 }

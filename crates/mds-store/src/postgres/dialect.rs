@@ -22,12 +22,12 @@
 use mds_domain::{Article, Company};
 use sqlx::postgres::PgArguments;
 use sqlx::query::Query;
-use sqlx::{PgConnection, Postgres};
+use sqlx::{PgConnection, PgPool, Postgres};
 
-use super::db;
-use super::shared::catalog::{Stamp, Upserted, upsert_tail};
-use crate::StoreResult;
+use super::shared::catalog::{Stamp, Upserted, begin_upsert, end_upsert, upsert_tail};
+use super::{begin_write, db};
 use crate::rows;
+use crate::{StoreResult, UpsertSummary};
 
 /// The backend's name, for sentences.
 pub(super) const NAME: &str = "PostgreSQL";
@@ -94,6 +94,8 @@ pub(super) trait Upsert: Upserted + Sized {
     const RUN: usize = RUN;
     /// Column types, in the order of `COLUMNS`.
     const TYPES: &'static [&'static str];
+    /// Its key (its first column's value).
+    fn key(&self) -> &str;
     /// Binds a run's columns, in the order of `COLUMNS`.
     fn bind<'q>(rows: &'q [Self], q: PgQuery<'q>) -> PgQuery<'q>;
 }
@@ -101,6 +103,9 @@ pub(super) trait Upsert: Upserted + Sized {
 impl Upsert for Company {
     const TYPES: &'static [&'static str] =
         &["text", "text", "text", "text", "text", "boolean", "boolean", "text", "text", "text"];
+    fn key(&self) -> &str {
+        self.isin.as_str()
+    }
     fn bind<'q>(cs: &'q [Self], q: PgQuery<'q>) -> PgQuery<'q> {
         q.bind(col(cs, |c| c.isin.as_str()))
             .bind(col(cs, |c| c.ticker.as_str()))
@@ -117,6 +122,9 @@ impl Upsert for Company {
 
 impl Upsert for Article {
     const TYPES: &'static [&'static str] = &["text"; 15];
+    fn key(&self) -> &str {
+        self.slug.as_str()
+    }
     fn bind<'q>(articles: &'q [Self], q: PgQuery<'q>) -> PgQuery<'q> {
         q.bind(col(articles, |a| a.slug.as_str()))
             .bind(col(articles, |a| a.headline.as_str()))
@@ -149,8 +157,39 @@ fn upsert_sql(table: &str, cols: &[&str], kept: &[&str], types: &[&str], stamp: 
     upsert_tail(table, cols, kept, stamp, &format!("SELECT {select} FROM UNNEST({arrays})"))
 }
 
+/// Upserts the rows of `chunks` in one write transaction that locks their
+/// table against other writers (readers, and writers of other tables, go
+/// on). Rows go in runs (`rows::chunks_by_key`: no key twice in a run, as
+/// `ON CONFLICT DO UPDATE` cannot touch a row twice in one statement); per
+/// run, one statement tells how many keys exist already, then one writes
+/// the run ([`upsert_run`]).
+pub(super) async fn upsert_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
+    pool: &PgPool,
+    chunks: &mut (dyn Iterator<Item = C> + Send + 'a),
+) -> StoreResult<UpsertSummary> {
+    let mut summary = UpsertSummary::default();
+    let mut tx = begin_write(pool).await?;
+    lock_for_upsert(&mut tx, T::TABLE).await?;
+    let stamp = begin_upsert::<T>(&mut tx).await?;
+    for chunk in &mut *chunks {
+        for run in rows::chunks_by_key(chunk.as_ref(), T::RUN, T::key) {
+            let keys: Vec<&str> = run.iter().map(T::key).collect();
+            let existing = count_existing(&mut tx, T::TABLE, T::COLUMNS[0], &keys).await?;
+            let written = upsert_run(&mut tx, run, stamp.as_ref()).await?;
+            let inserted = run.len() as u64 - existing;
+            summary.inserted += inserted;
+            summary.updated += written - inserted;
+            summary.unchanged += existing - (written - inserted);
+        }
+    }
+    if end_upsert::<T>(&mut tx, &summary).await? {
+        tx.commit().await.map_err(db)?;
+    }
+    Ok(summary)
+}
+
 /// Locks `table` against other writers until the end of the transaction.
-pub(super) async fn lock_for_upsert(conn: &mut PgConnection, table: &str) -> StoreResult<()> {
+async fn lock_for_upsert(conn: &mut PgConnection, table: &str) -> StoreResult<()> {
     sqlx::query(&format!("LOCK TABLE {table} IN SHARE ROW EXCLUSIVE MODE")).execute(conn).await.map_err(db)?;
     Ok(())
 }
@@ -164,17 +203,13 @@ pub(super) async fn lock_snapshot_saves(conn: &mut PgConnection) -> StoreResult<
 
 /// Writes one run of an upsert; returns how many rows it inserted or
 /// changed (a row left as it was is not written).
-pub(super) async fn upsert_run<T: Upsert>(
-    conn: &mut PgConnection,
-    run: &[T],
-    stamp: Option<&Stamp>,
-) -> StoreResult<u64> {
+async fn upsert_run<T: Upsert>(conn: &mut PgConnection, run: &[T], stamp: Option<&Stamp>) -> StoreResult<u64> {
     let sql = upsert_sql(T::TABLE, T::COLUMNS, T::KEPT_WHEN_NULL, T::TYPES, stamp);
     Ok(T::bind(run, sqlx::query(&sql)).execute(conn).await.map_err(db)?.rows_affected())
 }
 
 /// How many of `keys` (distinct) exist in `table.col`.
-pub(super) async fn count_existing(conn: &mut PgConnection, table: &str, col: &str, keys: &[&str]) -> StoreResult<u64> {
+async fn count_existing(conn: &mut PgConnection, table: &str, col: &str, keys: &[&str]) -> StoreResult<u64> {
     let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table} WHERE {col} = ANY($1)"))
         .bind(keys)
         .fetch_one(conn)

@@ -1,11 +1,18 @@
 //! Companies and articles.
 //!
-//! An upsert is one write transaction, however many rows (given at once, or
-//! a chunk at a time): it applies every row or none. Rows go in runs (see
-//! `rows::chunks_by_key`) of the backend's length: per run, one statement
-//! tells how many keys exist already, then one multi-row `INSERT … ON
-//! CONFLICT DO UPDATE … WHERE <a column differs>` writes the run
-//! (`dialect::upsert_run`): a row given exactly as stored is not written.
+//! An upsert applies every row or none, however many rows (given at once, or
+//! a chunk at a time), as one write transaction: a row given exactly as
+//! stored is not written (`ON CONFLICT DO UPDATE … WHERE <a column
+//! differs>`, [`upsert_tail`]). How the rows get there is the backend's
+//! (`dialect::upsert_chunks`):
+//! - SQLite first stages them in a TEMP table of its connection, outside the
+//!   database's write lock, then applies them in one short write
+//!   transaction (`INSERT … SELECT`): its single write lock is held for the
+//!   apply only, not for the reading of the rows, so another process (a key
+//!   revoked during an import) does not wait for the whole import.
+//! - PostgreSQL writes them in runs in one transaction that locks only the
+//!   table it writes (key changes go on beside it).
+//!
 //! A company upsert bumps the `companies` change counter, an article upsert
 //! the `news` one, in its transaction; an upsert that inserts or changes no
 //! row bumps nothing (its transaction is rolled back).
@@ -22,7 +29,7 @@ use mds_domain::{Article, Company, Slug};
 
 use super::dialect::{self, COMPANY_ORDER, Upsert};
 use super::meta::bump_generation;
-use super::{Conn, Pool, begin_write, db};
+use super::{Conn, Pool, db};
 use crate::rows::{
     self, ARTICLE_COLUMNS, COMPANY_COLUMNS, COMPANY_STAMP_COLUMNS, META_GENERATION_COMPANIES, META_GENERATION_NEWS,
 };
@@ -41,8 +48,6 @@ pub(crate) trait Upserted: Sync {
     /// Columns that a row giving `NULL` leaves as stored (an import file
     /// without detail columns does not erase the details).
     const KEPT_WHEN_NULL: &'static [&'static str];
-    /// Its key.
-    fn key(&self) -> &str;
 }
 
 impl Upserted for Company {
@@ -51,9 +56,6 @@ impl Upserted for Company {
     const COUNTER: &'static str = META_GENERATION_COMPANIES;
     const STAMPED: bool = true;
     const KEPT_WHEN_NULL: &'static [&'static str] = &["details_json"];
-    fn key(&self) -> &str {
-        self.isin.as_str()
-    }
 }
 
 impl Upserted for Article {
@@ -62,9 +64,6 @@ impl Upserted for Article {
     const COUNTER: &'static str = META_GENERATION_NEWS;
     const STAMPED: bool = false;
     const KEPT_WHEN_NULL: &'static [&'static str] = &[];
-    fn key(&self) -> &str {
-        self.slug.as_str()
-    }
 }
 
 /// The change stamp of one upsert: the time and the generation it writes
@@ -104,23 +103,30 @@ pub(crate) fn upsert_tail(table: &str, cols: &[&str], kept: &[&str], stamp: Opti
         })
         .collect::<Vec<_>>()
         .join(", ");
-    let differs = cols[1..]
-        .iter()
-        .map(|c| match kept.contains(c) {
-            true => format!("(excluded.{c} IS NOT NULL AND {table}.{c} {} excluded.{c})", dialect::DIFFERS),
-            false => format!("{table}.{c} {} excluded.{c}", dialect::DIFFERS),
-        })
-        .collect::<Vec<_>>();
     format!(
         "INSERT INTO {table} ({}) {source} ON CONFLICT ({}) DO UPDATE SET {set} WHERE {}",
         all.join(", "),
         cols[0],
-        differs.join(" OR ")
+        differs(table, "excluded", cols, kept)
     )
 }
 
-/// Inserts or replaces `rows` by key, in runs; bumps their change counter;
-/// commits. No rows: nothing changes.
+/// Whether row `given` differs from row `stored` in a column of `cols` (the
+/// key, first, aside): `stored.c <differs> given.c OR …`, where a column of
+/// `kept` given as `NULL` differs from nothing.
+pub(crate) fn differs(stored: &str, given: &str, cols: &[&str], kept: &[&str]) -> String {
+    cols[1..]
+        .iter()
+        .map(|c| match kept.contains(c) {
+            true => format!("({given}.{c} IS NOT NULL AND {stored}.{c} {} {given}.{c})", dialect::DIFFERS),
+            false => format!("{stored}.{c} {} {given}.{c}", dialect::DIFFERS),
+        })
+        .collect::<Vec<_>>()
+        .join(" OR ")
+}
+
+/// Inserts or replaces `rows` by key; bumps their change counter; commits.
+/// No rows: nothing changes.
 pub(crate) async fn upsert<T: Upsert>(pool: &Pool, rows: &[T]) -> StoreResult<UpsertSummary> {
     if rows.is_empty() {
         return Ok(UpsertSummary::default());
@@ -128,45 +134,42 @@ pub(crate) async fn upsert<T: Upsert>(pool: &Pool, rows: &[T]) -> StoreResult<Up
     upsert_chunks(pool, &mut std::iter::once(rows)).await
 }
 
-/// [`upsert`] of rows handed over a chunk at a time, all in one
-/// transaction, so the caller need not hold them all (an import of a
-/// million rows holds one chunk). No rows in any chunk: nothing changes.
+/// [`upsert`] of rows handed over a chunk at a time, all or nothing, so the
+/// caller need not hold them all (an import of a million rows holds one
+/// chunk). A key given twice: the later row wins, and counts as an update
+/// of the earlier (or unchanged), as row-by-row upserts would. No rows in
+/// any chunk: nothing changes.
 pub(crate) async fn upsert_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     pool: &Pool,
     chunks: &mut (dyn Iterator<Item = C> + Send + 'a),
 ) -> StoreResult<UpsertSummary> {
-    let mut summary = UpsertSummary::default();
-    let mut tx = begin_write(pool).await?;
-    dialect::lock_for_upsert(&mut tx, T::TABLE).await?;
-    // Stamped rows need the new generation before they are written; the
-    // bump is undone with the rest if nothing changes.
-    let stamp = if T::STAMPED {
-        let generation = bump_generation(&mut tx, T::COUNTER).await?;
-        record_nonce(&mut tx, generation).await?;
-        Some(Stamp::new(chrono::Utc::now(), generation))
-    } else {
-        None
-    };
-    for chunk in &mut *chunks {
-        for run in rows::chunks_by_key(chunk.as_ref(), T::RUN, T::key) {
-            let keys: Vec<&str> = run.iter().map(T::key).collect();
-            let existing = dialect::count_existing(&mut tx, T::TABLE, T::COLUMNS[0], &keys).await?;
-            let written = dialect::upsert_run(&mut tx, run, stamp.as_ref()).await?;
-            let inserted = run.len() as u64 - existing;
-            summary.inserted += inserted;
-            summary.updated += written - inserted;
-            summary.unchanged += existing - (written - inserted);
-        }
+    dialect::upsert_chunks(pool, chunks).await
+}
+
+/// The first step of an upsert's write transaction: for stamped rows, bumps
+/// the change counter and returns the stamp to write (the bump is undone
+/// with the rest if nothing changes).
+pub(crate) async fn begin_upsert<T: Upserted>(conn: &mut Conn) -> StoreResult<Option<Stamp>> {
+    if !T::STAMPED {
+        return Ok(None);
     }
+    let generation = bump_generation(conn, T::COUNTER).await?;
+    record_nonce(conn, generation).await?;
+    Ok(Some(Stamp::new(chrono::Utc::now(), generation)))
+}
+
+/// The last step of an upsert's write transaction, before its commit:
+/// whether to commit (something was inserted or changed; otherwise the
+/// transaction ends without a change); for unstamped rows that changed,
+/// bumps the change counter.
+pub(crate) async fn end_upsert<T: Upserted>(conn: &mut Conn, summary: &UpsertSummary) -> StoreResult<bool> {
     if summary.inserted + summary.updated == 0 {
-        // Nothing changed: the transaction ends without a change.
-        return Ok(summary);
+        return Ok(false);
     }
-    if stamp.is_none() {
-        bump_generation(&mut tx, T::COUNTER).await?;
+    if !T::STAMPED {
+        bump_generation(conn, T::COUNTER).await?;
     }
-    tx.commit().await.map_err(db)?;
-    Ok(summary)
+    Ok(true)
 }
 
 /// Gives the new `companies` generation `generation` its random nonce

@@ -10,7 +10,7 @@
 //! | `begin_write` | `BEGIN IMMEDIATE` | `READ COMMITTED` |
 //! | `begin_read` | a deferred read transaction (WAL snapshot) | `REPEATABLE READ, READ ONLY` |
 //! | `db` | SQLite result codes | SQLSTATEs |
-//! | `dialect` | multi-row `VALUES` lists, no locks, `json_each` | `UNNEST` arrays, table, row and advisory locks, `jsonb` |
+//! | `dialect` | multi-row `VALUES` lists, upserts staged in a TEMP table then applied, no locks, `json_each` | `UNNEST` arrays, table, row and advisory locks, `jsonb` |
 //! | `migrate` | one transaction per migration, seed only when needed | everything in one transaction under an advisory lock |
 //!
 //! The SQL here uses `$1`-style placeholders, which both drivers accept.

@@ -1,25 +1,30 @@
 //! The SQL of SQLite that differs from PostgreSQL's.
 //!
 //! Multi-row statements bind one value per placeholder, in runs of a few
-//! hundred values (SQLite binds at most 32 766 per statement): an upsert of a
-//! run is one `INSERT … VALUES (…), (…) … ON CONFLICT DO UPDATE`, a lookup
+//! hundred values (SQLite binds at most 32 766 per statement): a run of an
+//! upsert's rows is staged by one `INSERT … VALUES (…), (…) …`, a lookup is
 //! one `… IN (…)`. Full runs share one SQL text, so their prepared statement
 //! is reused from the connection's cache; a million rows take ten thousand
 //! round trips, not two million.
 //!
 //! No locks beyond the write transaction: `BEGIN IMMEDIATE` holds the whole
 //! file, so a check and the write it guards cannot be split, saves of
-//! catalog snapshots queue, and no row lock is needed.
+//! catalog snapshots queue, and no row lock is needed. As that lock is the
+//! only one of the whole file, every process's writes queue behind it (each
+//! waits at most `BUSY_TIMEOUT`): an upsert takes it only to apply rows it
+//! has staged before, outside it ([`upsert_chunks`]).
+
+use std::time::Instant;
 
 use mds_domain::{Article, Company};
 use sqlx::query::Query;
 use sqlx::sqlite::SqliteArguments;
-use sqlx::{Sqlite, SqliteConnection};
+use sqlx::{Connection, Sqlite, SqliteConnection, SqlitePool};
 
-use super::db;
-use super::shared::catalog::{Stamp, Upserted, upsert_tail};
-use crate::StoreResult;
+use super::shared::catalog::{Stamp, Upserted, begin_upsert, differs, end_upsert, upsert_tail};
+use super::{INDEX_REBUILD_MIN_ROWS, db};
 use crate::rows;
+use crate::{StoreResult, UpsertSummary};
 
 /// The backend's name, for sentences.
 pub(super) const NAME: &str = "SQLite";
@@ -113,22 +118,167 @@ impl Upsert for Article {
     }
 }
 
-/// `INSERT INTO table (cols) VALUES (?, …), … ON CONFLICT (key) DO UPDATE
-/// SET col = excluded.col, … WHERE <a column differs>` for `rows` rows; the
-/// key is the first column. With a stamp, its columns follow, their values
-/// written into the text (the same for every row).
-fn upsert_sql(table: &str, cols: &[&str], kept: &[&str], rows: usize, stamp: Option<&Stamp>) -> String {
-    let row = match stamp {
-        None => format!("({})", placeholders(cols.len())),
-        Some(s) => format!("({}, {})", placeholders(cols.len()), s.values()),
-    };
-    let values = vec![row; rows].join(", ");
-    upsert_tail(table, cols, kept, stamp, &format!("VALUES {values}"))
+/// The TEMP table an upsert's rows are written to as they come: on the
+/// upsert's own connection, in SQLite's temporary files (see `PRAGMA
+/// temp_store`), never in the database file.
+const GIVEN: &str = "temp.mds_upsert_given";
+
+/// The TEMP table of an upsert's rows in key order, which the apply reads.
+const STAGING: &str = "temp.mds_upsert_staging";
+
+/// `CREATE TABLE temp… (cols)`: columns without a type (no affinity), so a
+/// staged value is exactly the value bound, converted only when applied.
+fn create_given_sql(cols: &[&str]) -> String {
+    format!("CREATE TABLE {GIVEN} ({})", cols.join(", "))
 }
 
-/// Nothing to lock: the write transaction holds the file.
-pub(super) async fn lock_for_upsert(_conn: &mut SqliteConnection, _table: &str) -> StoreResult<()> {
+/// `INSERT INTO temp… (cols) VALUES (?, …), …` for `rows` rows.
+fn stage_sql(cols: &[&str], rows: usize) -> String {
+    format!("INSERT INTO {GIVEN} ({}) VALUES {}", cols.join(", "), value_rows(cols.len(), rows))
+}
+
+/// The rows as given, copied in key order (a key given twice: in the order
+/// given) by one sort, so that the apply walks the table's key index in
+/// order rather than at random.
+fn sort_staged_sql(cols: &[&str]) -> String {
+    format!("CREATE TABLE {STAGING} AS SELECT {} FROM {GIVEN} ORDER BY {}, rowid", cols.join(", "), cols[0])
+}
+
+/// The upsert of every staged row, in key order (a key given twice: the
+/// later row is applied after the earlier, as its update): `INSERT INTO
+/// table (cols) SELECT cols FROM temp… ORDER BY rowid ON CONFLICT (key) DO
+/// UPDATE SET … WHERE <a column differs>`. With a stamp, its columns
+/// follow, their values written into the text. (The `WHERE true` tells
+/// SQLite's parser that `ON CONFLICT` is not a join's.)
+fn apply_sql(table: &str, cols: &[&str], kept: &[&str], stamp: Option<&Stamp>) -> String {
+    let select = match stamp {
+        None => cols.join(", "),
+        Some(s) => format!("{}, {}", cols.join(", "), s.values()),
+    };
+    upsert_tail(table, cols, kept, stamp, &format!("SELECT {select} FROM {STAGING} WHERE true ORDER BY rowid"))
+}
+
+/// How many staged rows are not in `table` yet or differ from it (a key
+/// staged twice counts twice): the rows the apply will write, but for
+/// another writer's changes meanwhile, and so only a guide.
+fn to_write_sql(table: &str, cols: &[&str], kept: &[&str]) -> String {
+    let key = cols[0];
+    format!(
+        "SELECT COUNT(*) FROM {STAGING} AS s LEFT JOIN {table} AS t ON t.{key} = s.{key} WHERE t.{key} IS NULL OR {}",
+        differs("t", "s", cols, kept)
+    )
+}
+
+/// Upserts the rows of `chunks` in two steps on one connection of `pool`:
+/// 1. stages them in TEMP tables, which live in the connection's temporary
+///    database, so take no lock of the database file: other processes
+///    write meanwhile, however long the chunks take to come. The rows are
+///    written as they come ([`GIVEN`], one transaction), then sorted by key
+///    ([`STAGING`]);
+/// 2. applies them in one write transaction (`BEGIN IMMEDIATE`): the change
+///    counter, then one `INSERT … SELECT … ON CONFLICT DO UPDATE`
+///    ([`apply_sql`]). The write lock is held for this step only: its
+///    length grows with the rows inserted or changed, not with the time the
+///    rows took to come. When they are many ([`INDEX_REBUILD_MIN_ROWS`],
+///    counted before the lock, [`to_write_sql`]), the table's other indexes
+///    are dropped before the write and built again after it, in the same
+///    transaction.
+///
+/// All or nothing: until the apply commits, the database file is as it
+/// was. On the way out, whatever happened, the staging tables are dropped
+/// (and before staging too, in case an upsert cancelled mid-way left them
+/// on this connection).
+///
+/// The counts: the statement reports how many rows it inserted or changed
+/// (`written`); how many were inserted is how much the table grew (only an
+/// insert adds a row); the rest of the staged rows were given as stored.
+pub(super) async fn upsert_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
+    pool: &SqlitePool,
+    chunks: &mut (dyn Iterator<Item = C> + Send + 'a),
+) -> StoreResult<UpsertSummary> {
+    let mut conn = pool.acquire().await.map_err(db)?;
+    let result = stage_and_apply(&mut conn, chunks).await;
+    if let Err(e) = drop_staging(&mut conn).await {
+        // Harmless beyond the space it takes: the next upsert on this
+        // connection drops the tables first.
+        tracing::warn!(table = T::TABLE, error = %e, "the staging tables of an upsert were not dropped");
+    }
+    result
+}
+
+/// Drops the staging tables, if there are any.
+async fn drop_staging(conn: &mut SqliteConnection) -> StoreResult<()> {
+    for table in [GIVEN, STAGING] {
+        sqlx::query(&format!("DROP TABLE IF EXISTS {table}")).execute(&mut *conn).await.map_err(db)?;
+    }
     Ok(())
+}
+
+/// The two steps of [`upsert_chunks`].
+async fn stage_and_apply<'a, T: Upsert + 'a, C: AsRef<[T]>>(
+    conn: &mut SqliteConnection,
+    chunks: &mut (dyn Iterator<Item = C> + Send + 'a),
+) -> StoreResult<UpsertSummary> {
+    let started = Instant::now();
+    drop_staging(conn).await?;
+    sqlx::query(&create_given_sql(T::COLUMNS)).execute(&mut *conn).await.map_err(db)?;
+    let mut staging = conn.begin().await.map_err(db)?;
+    let mut staged = 0u64;
+    for chunk in &mut *chunks {
+        for run in chunk.as_ref().chunks(T::RUN) {
+            let sql = stage_sql(T::COLUMNS, run.len());
+            let mut q = sqlx::query(&sql);
+            for row in run {
+                q = row.bind(q);
+            }
+            q.execute(&mut *staging).await.map_err(db)?;
+            staged += run.len() as u64;
+        }
+    }
+    staging.commit().await.map_err(db)?;
+    if staged == 0 {
+        return Ok(UpsertSummary::default());
+    }
+    sqlx::query(&sort_staged_sql(T::COLUMNS)).execute(&mut *conn).await.map_err(db)?;
+    sqlx::query(&format!("DROP TABLE {GIVEN}")).execute(&mut *conn).await.map_err(db)?;
+    let to_write: i64 = sqlx::query_scalar(&to_write_sql(T::TABLE, T::COLUMNS, T::KEPT_WHEN_NULL))
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(db)?;
+    let to_write = to_write.unsigned_abs();
+
+    let locked = Instant::now();
+    let mut tx = conn.begin_with("BEGIN IMMEDIATE").await.map_err(db)?;
+    let stamp = begin_upsert::<T>(&mut tx).await?;
+    let before = count(&mut tx, T::TABLE).await?;
+    let rebuilt = match to_write >= INDEX_REBUILD_MIN_ROWS && to_write.saturating_mul(4) >= before {
+        true => drop_other_indexes(&mut tx, T::TABLE).await?,
+        false => Vec::new(),
+    };
+    let sql = apply_sql(T::TABLE, T::COLUMNS, T::KEPT_WHEN_NULL, stamp.as_ref());
+    let written = sqlx::query(&sql).execute(&mut *tx).await.map_err(db)?.rows_affected();
+    for index in &rebuilt {
+        sqlx::query(index).execute(&mut *tx).await.map_err(db)?;
+    }
+    let inserted = count(&mut tx, T::TABLE).await?.saturating_sub(before);
+    let summary = UpsertSummary {
+        inserted,
+        updated: written.saturating_sub(inserted),
+        unchanged: staged.saturating_sub(written),
+    };
+    if end_upsert::<T>(&mut tx, &summary).await? {
+        tx.commit().await.map_err(db)?;
+    }
+    tracing::debug!(
+        table = T::TABLE,
+        rows = staged,
+        to_write,
+        indexes_rebuilt = rebuilt.len(),
+        staged_ms = (locked - started).as_millis() as u64,
+        locked_ms = locked.elapsed().as_millis() as u64,
+        "upsert staged, then applied under the write lock"
+    );
+    Ok(summary)
 }
 
 /// Nothing to lock: the write transaction holds the file.
@@ -136,34 +286,26 @@ pub(super) async fn lock_snapshot_saves(_conn: &mut SqliteConnection) -> StoreRe
     Ok(())
 }
 
-/// Writes one run of an upsert; returns how many rows it inserted or
-/// changed (a row left as it was is not written).
-pub(super) async fn upsert_run<T: Upsert>(
-    conn: &mut SqliteConnection,
-    run: &[T],
-    stamp: Option<&Stamp>,
-) -> StoreResult<u64> {
-    let sql = upsert_sql(T::TABLE, T::COLUMNS, T::KEPT_WHEN_NULL, run.len(), stamp);
-    let mut q = sqlx::query(&sql);
-    for row in run {
-        q = row.bind(q);
+/// Drops the indexes of `table` that a migration made (not the one of its
+/// key, which SQLite made); returns the statements that make them again,
+/// as stored, so they come back exactly as they were.
+async fn drop_other_indexes(conn: &mut SqliteConnection, table: &str) -> StoreResult<Vec<String>> {
+    let indexes: Vec<(String, String)> = sqlx::query_as(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = $1 AND sql IS NOT NULL ORDER BY name",
+    )
+    .bind(table)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db)?;
+    for (name, _) in &indexes {
+        sqlx::query(&format!("DROP INDEX \"{name}\"")).execute(&mut *conn).await.map_err(db)?;
     }
-    Ok(q.execute(conn).await.map_err(db)?.rows_affected())
+    Ok(indexes.into_iter().map(|(_, sql)| sql).collect())
 }
 
-/// How many of `keys` (distinct) exist in `table.col`.
-pub(super) async fn count_existing(
-    conn: &mut SqliteConnection,
-    table: &str,
-    col: &str,
-    keys: &[&str],
-) -> StoreResult<u64> {
-    let sql = format!("SELECT COUNT(*) FROM {table} WHERE {col} IN ({})", placeholders(keys.len()));
-    let mut q = sqlx::query_scalar::<_, i64>(&sql);
-    for k in keys {
-        q = q.bind(*k);
-    }
-    let n = q.fetch_one(conn).await.map_err(db)?;
+/// How many rows `table` has.
+async fn count(conn: &mut SqliteConnection, table: &str) -> StoreResult<u64> {
+    let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}")).fetch_one(conn).await.map_err(db)?;
     Ok(n.unsigned_abs())
 }
 
@@ -234,19 +376,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn upsert_sql_lists_every_column() {
+    fn staging_sql_lists_every_column() {
+        assert_eq!(create_given_sql(&["k", "a", "b"]), "CREATE TABLE temp.mds_upsert_given (k, a, b)");
+        assert_eq!(stage_sql(&["k", "a"], 2), "INSERT INTO temp.mds_upsert_given (k, a) VALUES (?, ?), (?, ?)");
         assert_eq!(
-            upsert_sql("t", &["k", "a", "b"], &[], 2, None),
-            "INSERT INTO t (k, a, b) VALUES (?, ?, ?), (?, ?, ?) ON CONFLICT (k) DO UPDATE SET a = excluded.a, b = excluded.b \
+            sort_staged_sql(&["k", "a"]),
+            "CREATE TABLE temp.mds_upsert_staging AS SELECT k, a FROM temp.mds_upsert_given ORDER BY k, rowid"
+        );
+    }
+
+    #[test]
+    fn apply_sql_upserts_the_staged_rows_in_order() {
+        assert_eq!(
+            apply_sql("t", &["k", "a", "b"], &[], None),
+            "INSERT INTO t (k, a, b) SELECT k, a, b FROM temp.mds_upsert_staging WHERE true ORDER BY rowid \
+             ON CONFLICT (k) DO UPDATE SET a = excluded.a, b = excluded.b \
              WHERE t.a IS NOT excluded.a OR t.b IS NOT excluded.b"
         );
         let stamp = Stamp::new(chrono::DateTime::UNIX_EPOCH, 7);
         assert_eq!(
-            upsert_sql("t", &["k", "a", "d"], &["d"], 1, Some(&stamp)),
-            "INSERT INTO t (k, a, d, updated_at, change_seq) VALUES (?, ?, ?, '1970-01-01T00:00:00+00:00', 7) \
+            apply_sql("t", &["k", "a", "d"], &["d"], Some(&stamp)),
+            "INSERT INTO t (k, a, d, updated_at, change_seq) \
+             SELECT k, a, d, '1970-01-01T00:00:00+00:00', 7 FROM temp.mds_upsert_staging WHERE true ORDER BY rowid \
              ON CONFLICT (k) DO UPDATE SET a = excluded.a, d = COALESCE(excluded.d, t.d), \
              updated_at = excluded.updated_at, change_seq = excluded.change_seq \
              WHERE t.a IS NOT excluded.a OR (excluded.d IS NOT NULL AND t.d IS NOT excluded.d)"
+        );
+    }
+
+    #[test]
+    fn to_write_sql_counts_new_and_differing_rows() {
+        assert_eq!(
+            to_write_sql("t", &["k", "a", "d"], &["d"]),
+            "SELECT COUNT(*) FROM temp.mds_upsert_staging AS s LEFT JOIN t AS t ON t.k = s.k \
+             WHERE t.k IS NULL OR t.a IS NOT s.a OR (s.d IS NOT NULL AND t.d IS NOT s.d)"
         );
     }
 
