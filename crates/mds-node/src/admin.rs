@@ -15,6 +15,8 @@ use mds_domain::{
 };
 use mds_store::{AdminTokenRecord, KeyRecord, NewKey, RolledKey, Store, StoreError};
 
+use crate::issue::{no_free_prefix, with_free_prefix};
+
 /// How many new keys (or tokens) are drawn when the prefix of the last one
 /// is taken.
 const PREFIX_TRIES: usize = 5;
@@ -159,24 +161,29 @@ pub async fn issue_key(
     if !store.tiers().await?.iter().any(|t| &t.name == tier) {
         return Err(invalid("tier", format!("no tier named \"{tier}\"")));
     }
-    for _ in 0..PREFIX_TRIES {
-        let key = ApiKey::generate(environment);
+    with_free_prefix(environment, |prefix, hash| {
         let new = NewKey {
-            prefix: key.prefix(),
-            hash: key.hash(),
+            prefix,
+            hash,
             account: account.clone(),
             tier: tier.clone(),
             environment,
             created_at: now,
             expires_at,
         };
-        match store.audited_create_key(&new, actor).await {
-            Ok(record) => return Ok((key, record)),
-            Err(StoreError::Conflict(_)) => continue,
-            Err(e) => return Err(e.into()),
-        }
+        async move { store.audited_create_key(&new, actor).await }
+    })
+    .await
+    .map_err(from_draw)
+}
+
+/// An error of [`with_free_prefix`]: running out of prefixes is the
+/// store's failure, not a conflict of the caller's making.
+fn from_draw(e: StoreError) -> AdminError {
+    match e {
+        StoreError::Conflict(m) if m == no_free_prefix() => AdminError::Store(StoreError::Conflict(m)),
+        e => e.into(),
     }
-    Err(AdminError::Store(StoreError::Conflict(format!("could not find a free key prefix after {PREFIX_TRIES} tries"))))
 }
 
 /// Rolls the key `prefix` (as Stripe's key roll): a new key on its
@@ -197,15 +204,11 @@ pub async fn roll_key(
     }
     let no_key = || AdminError::NotFound(format!("no key with prefix \"{prefix}\""));
     let environment = Environment::of_key(prefix.as_str()).ok_or_else(no_key)?;
-    for _ in 0..PREFIX_TRIES {
-        let key = ApiKey::generate(environment);
-        match store.audited_roll_key(prefix, (&key.prefix(), key.hash()), actor, now, now + overlap).await {
-            Ok(rolled) => return Ok((key, rolled)),
-            Err(StoreError::Conflict(m)) if m.contains("already exists") => continue,
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(AdminError::Store(StoreError::Conflict(format!("could not find a free key prefix after {PREFIX_TRIES} tries"))))
+    with_free_prefix(environment, |new, hash| async move {
+        store.audited_roll_key(prefix, (&new, hash), actor, now, now + overlap).await
+    })
+    .await
+    .map_err(from_draw)
 }
 
 /// Revokes a key; returns it and whether this call revoked it (false: it

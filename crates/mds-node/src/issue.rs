@@ -1,13 +1,41 @@
-//! Issuing a key without an audit entry: the demo's key, and tests'. The
-//! operator commands and the admin API issue, roll and revoke keys through
-//! [`crate::admin`], audited.
+//! Issuing a key without an audit entry (the demo's key, and tests'), and
+//! the one draw-until-free loop every key issue and roll goes through
+//! ([`with_free_prefix`]). The operator commands and the admin API issue,
+//! roll and revoke keys through [`crate::admin`], audited.
+
+use std::future::Future;
 
 use chrono::{DateTime, Utc};
-use mds_domain::{AccountName, ApiKey, Environment, TierName};
+use mds_domain::{AccountName, ApiKey, Environment, KeyHash, KeyPrefix, TierName};
 use mds_store::{NewKey, Store, StoreError, StoreResult};
 
 /// How many new keys are drawn when the prefix of the last one is taken.
 const PREFIX_TRIES: usize = 5;
+
+/// The sentence of the `Conflict` when no free prefix was drawn.
+pub(crate) fn no_free_prefix() -> String {
+    format!("could not find a free key prefix after {PREFIX_TRIES} tries")
+}
+
+/// Draws a new key of `environment` and hands its prefix and hash to
+/// `store`, which stores it; draws again while the store says the prefix
+/// (or hash) exists already, at most [`PREFIX_TRIES`] times. The key (the
+/// only time it exists in the clear) and what `store` returned.
+pub(crate) async fn with_free_prefix<T, F, Fut>(environment: Environment, mut store: F) -> StoreResult<(ApiKey, T)>
+where
+    F: FnMut(KeyPrefix, KeyHash) -> Fut,
+    Fut: Future<Output = StoreResult<T>>,
+{
+    for _ in 0..PREFIX_TRIES {
+        let key = ApiKey::generate(environment);
+        match store(key.prefix(), key.hash()).await {
+            Ok(stored) => return Ok((key, stored)),
+            Err(StoreError::Conflict(m)) if m.contains("already exists") => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(StoreError::Conflict(no_free_prefix()))
+}
 
 /// Makes a new key for `account` on `tier`, stores its hash and returns the
 /// key (the only time it exists in the clear). A key whose prefix is taken
@@ -19,22 +47,18 @@ pub async fn issue_key(
     environment: Environment,
     now: DateTime<Utc>,
 ) -> StoreResult<ApiKey> {
-    for _ in 0..PREFIX_TRIES {
-        let key = ApiKey::generate(environment);
+    let (key, _) = with_free_prefix(environment, |prefix, hash| {
         let new = NewKey {
-            prefix: key.prefix(),
-            hash: key.hash(),
+            prefix,
+            hash,
             account: account.clone(),
             tier: tier.clone(),
             environment,
             created_at: now,
             expires_at: None,
         };
-        match store.create_key(&new).await {
-            Ok(_) => return Ok(key),
-            Err(StoreError::Conflict(_)) => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(StoreError::Conflict(format!("could not find a free key prefix after {PREFIX_TRIES} tries")))
+        async move { store.create_key(&new).await }
+    })
+    .await?;
+    Ok(key)
 }
