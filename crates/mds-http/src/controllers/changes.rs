@@ -50,10 +50,9 @@ fn token(state: &AppState, g: i64, nonce: i64) -> String {
     state.cursors.seal(TOKEN_SCOPE, &bytes)
 }
 
-/// The generation and nonce a sync token holds; `None` for a token this
-/// service did not issue, or an earlier form of one (a bare generation).
-fn open_token(state: &AppState, t: &str) -> Option<(i64, i64)> {
-    let b = state.cursors.open(TOKEN_SCOPE, t).ok()?;
+/// The generation and nonce in the opened bytes of a sync token; `None`
+/// for an earlier form of one (a bare generation).
+fn token_parts(b: &[u8]) -> Option<(i64, i64)> {
     let (g, n) = b.split_at_checked(8)?;
     Some((i64::from_le_bytes(g.try_into().ok()?), i64::from_le_bytes(n.try_into().ok()?)))
 }
@@ -107,7 +106,7 @@ pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Res
             }
             // A genuine token of an earlier form (a bare generation): it
             // cannot be checked against the history, so it is expired.
-            Ok(_) => open_token(&state, t).ok_or_else(expired)?,
+            Ok(bytes) => token_parts(&bytes).ok_or_else(expired)?,
         },
     };
     let after = match &req.page.cursor {
