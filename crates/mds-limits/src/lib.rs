@@ -16,12 +16,14 @@
 //!   quota, per key, day and route ledger entries, and the idempotent flush.
 //! - [`limiter`]: [`Limiter`], both checks together, and the [`Decision`]
 //!   that the HTTP layer turns into headers or a `429`.
-//! - [`shared`]: [`SharedLimiter`], the same decisions taken across all
-//!   nodes together in Redis (one atomic script per request), falling back to
-//!   [`Limiter`] with a per-node share of the limit while Redis is away.
+//! - [`shared`]: [`SharedLimiter`], the same limits across all nodes
+//!   together: tokens leased from Redis and spent locally (`lease`: a
+//!   lease's state and size), falling back to [`Limiter`] with a per-node
+//!   share of the limit while Redis is away.
 
 pub mod clock;
 pub mod gcra;
+mod lease;
 pub mod limiter;
 pub mod meter;
 pub mod shared;

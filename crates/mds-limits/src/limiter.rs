@@ -56,8 +56,8 @@ pub enum Charge {
 /// admitted.
 ///
 /// A ticket of a [`SharedLimiter`](crate::SharedLimiter) also gives a
-/// released request back to the shared (Redis) month counter, in a task of
-/// its own, so settling never waits on the network.
+/// released request back to the lease it came from (or to what the node
+/// next tells Redis), so settling never waits on the network.
 #[derive(Debug)]
 pub struct Ticket {
     pub(crate) state: Arc<KeyState>,
@@ -88,7 +88,7 @@ impl Ticket {
         self.settled = true;
         if outcome != Outcome::Counted {
             if let Some(r) = self.release.take() {
-                r.spawn();
+                r.apply();
             }
         }
     }

@@ -1,22 +1,40 @@
 //! [`SharedLimiter`]: the per-minute limit and the monthly quota enforced
-//! across all nodes together, in Redis.
+//! across all nodes together, through Redis, at the speed of local limits.
 //!
-//! # How a request is admitted
-//! One atomic Lua script per request, one round trip ([`ADMIT_LUA`], sent as
-//! `EVALSHA`, and as `EVAL` when Redis does not know it yet, which also loads
-//! it): it runs the GCRA of the key's minute on the TAT stored at
-//! `{ns}:gcra:{<prefix>}` (with a `PX` expiry at which the allowance is full
-//! again), checks the month's counter `{ns}:usage:{<prefix>}:<yyyymm>`
-//! against the quota and, when both pass and the request counts, `INCR`s the
-//! counter. It answers allowed / remaining / reset / retry-after / used, from
-//! which the same [`Decision`] (the same headers) is built as on one node.
-//! The braces are Redis Cluster hash tags: a key's two Redis keys share a
-//! slot.
+//! # Leased admission
+//! A node does not ask Redis for every request. It takes a *lease* for a key:
+//! a number of per-minute tokens (taken from the GCRA whose TAT is at
+//! `{ns}:gcra:{<prefix>}`) and of month tokens (reserved on the month's
+//! counter `{ns}:usage:{<prefix>}:<yyyymm>`, which holds what was spent plus
+//! what is leased), and admits from it locally. A lease ends when spent,
+//! after [`SharedConfig::lease_ttl`], when the key's limits change (a tier
+//! or entitlement change) or at shutdown; what it did not use goes back to
+//! Redis in the same script that takes the next one ([`LEASE_LUA`], one
+//! `EVALSHA`). A background sweep ([`SharedLimiter::sweep`]) gives back the
+//! leases of keys that went quiet. How big a lease is: [`crate::lease`].
+//! Because every admitted request spends a token Redis granted, the cluster
+//! never admits more than the limit or the quota; a node may refuse while
+//! another holds unused tokens, for at most one lease TTL.
 //!
-//! The script takes `now` (µs since the epoch) from the caller's [`Clock`],
-//! so tests can move time; in production every node's clock must be NTP
-//! synchronised, since a node whose clock runs ahead spends the shared
-//! minute faster (by its offset, at most).
+//! # One clock
+//! The script reads Redis's own `TIME`, so nodes with skewed clocks take
+//! from the same minute. (Tests may pass the time instead:
+//! [`SharedConfig::caller_time`].) Lease lifetimes are measured on the
+//! node's monotonic clock; they are durations, not instants.
+//!
+//! # Exact through stalls
+//! Every script a node sends carries the node's id and a sequence number,
+//! and Redis keeps, per node and key, the last one applied with what it
+//! granted (`{ns}:lease:{<prefix>}:<yyyymm>`, a hash). A script older than
+//! the record (one that timed out here and reached Redis late) changes
+//! nothing. The next script settles whichever lease the record holds: the
+//! one the node knows, with what it spent, or one the node never heard of,
+//! as unspent. Requests counted outside leases (admitted locally while Redis
+//! was away, or given back after their lease ended) are carried as one
+//! running total per node and month, and the script adds only the part the
+//! record has not seen. So a stall or a timeout neither loses a request nor
+//! counts one twice: afterwards the counter, the store's ledger and every
+//! node's usage agree.
 //!
 //! # Redis is the authority, the store the ledger
 //! Redis holds the live count of the month; the store stays the durable
@@ -25,17 +43,11 @@
 //! history does not change. When the month's counter is missing (first use,
 //! Redis restarted, or evicted) the script answers "unseeded": this node
 //! reads the store's count for the month, adds what it has not flushed yet,
-//! `SET NX`es the counter to that (expiring after [`SharedConfig::usage_ttl`])
-//! and runs the script once more. At steady state (Redis up, counters
-//! present) there is no over-admission across nodes: every decision is one
-//! atomic script. A reseed cannot see other nodes' unflushed counts, so after
-//! Redis loses a counter the nodes may over-admit by at most about one flush
-//! interval (1 s) of their traffic for that key. A script that timed out on
-//! this side may still run in Redis: that request is then counted in Redis
-//! although it was decided locally (an over-count, the safe side).
-//!
-//! A released request (a `304`) is given back with a `DECR` (only of a
-//! counter that exists and is positive), sent in a task of its own.
+//! and sets the counter to that ([`SEED_LUA`], which also starts a new
+//! epoch of lease records), then runs the script again. A seed cannot see
+//! other nodes' unflushed counts, so after Redis *loses* a counter (a
+//! restart without persistence) it may be short by about one flush interval
+//! (1 s) of the other nodes' traffic for that key; a pause loses nothing.
 //!
 //! # Redis away
 //! On any Redis error (refused, timed out after [`SharedConfig::timeout`])
@@ -46,22 +58,22 @@
 //! this node knows: the last shared count it saw for the key plus what it
 //! admitted since. So during an outage each node may admit up to what was
 //! left of the quota when it last heard from Redis: over-admission is bounded
-//! by `(nodes − 1) × remaining` per key, and only during the outage.
+//! by `(nodes − 1) × remaining` per key, and only during the outage. A lease
+//! taken before the outage is still spent first: its tokens were granted.
 //!
 //! The node logs one warning when it falls back and one info line when Redis
 //! answers again; while degraded it tries Redis again at most once per
 //! [`SharedConfig::probe_interval`] (the request that probes uses Redis if it
-//! answers), not on every request. Requests counted locally meanwhile are
-//! added to the shared counter (`INCRBY`, inside the same script) the next
-//! time the key is admitted through Redis. [`SharedLimiter::is_degraded`]
-//! and [`SharedLimiter::stats`] tell a metrics endpoint where things stand.
+//! answers), not on every request. [`SharedLimiter::is_degraded`] and
+//! [`SharedLimiter::stats`] tell a metrics endpoint where things stand.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
+use chrono::{DateTime, Utc};
 use mds_domain::KeyPrefix;
 use mds_domain::usage::BillingMonth;
 use mds_store::{StoreError, StoreResult, UsageStore};
@@ -69,61 +81,117 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{ErrorKind, RedisError, Script};
 
 use crate::clock::Clock;
+use crate::lease::{self, Held};
 use crate::limiter::{Charge, Decision, Limiter, Limits, MinuteStanding, Policy, Ticket};
 use crate::meter::{self, Meter};
 
-/// The admission script. `KEYS[1]`: the GCRA TAT (µs); `KEYS[2]`: the
-/// month's counter. `ARGV`: now (µs since the epoch), limit per minute,
-/// monthly quota, counts (`1`/`0`), requests this node counted while Redis
-/// was away (added to an existing counter first). Answers
-/// `{status, minute_ok, month_ok, remaining, reset_us, retry_us, used}` with
-/// status 1 admitted, 0 refused, -1 unseeded (the counter is missing: seed it
-/// and run again). A refused request changes nothing.
-pub const ADMIT_LUA: &str = r#"
-local now = tonumber(ARGV[1])
-local limit = math.max(tonumber(ARGV[2]), 1)
-local quota = tonumber(ARGV[3])
-local counts = ARGV[4] == '1'
-local debt = tonumber(ARGV[5])
+/// The lease script. `KEYS[1]`: the GCRA TAT (µs); `KEYS[2]`: the month's
+/// counter (spent plus leased); `KEYS[3]`: the month's lease records, a hash
+/// of node id → `"seq granted_min granted_month adjustments"` and `_epoch`.
+///
+/// `ARGV`: 1 node id, 2 this attempt's sequence number, 3 the lease the node
+/// settles (its sequence number, 0 for none), 4 and 5 the per-minute and
+/// month tokens it spent of it, 6 the node's running total of requests
+/// counted outside leases this month, 7 what to add of it when Redis has no
+/// record of the node, 8 tokens wanted (0: only settle), 9 limit per
+/// minute, 10 monthly quota, 11 nodes sharing the key, 12 now in µs (0: use
+/// Redis's `TIME`), 13 the expiry of the counter and records (s).
+///
+/// Answers `{status, granted_min, granted_month, remaining, reset_us,
+/// retry_us, counter, epoch}`: status 1 done; -1 unseeded (the counter is
+/// missing: seed it and run again; nothing changed); -2 stale (the record is
+/// at or past this attempt, whose sequence number is then in `epoch`'s
+/// place; nothing changed).
+pub const LEASE_LUA: &str = r#"
+local now = tonumber(ARGV[12])
+if now == 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
 local used = redis.call('GET', KEYS[2])
 if not used then
-  return {-1, 0, 0, 0, 0, 0, 0}
-end
-if debt > 0 then
-  used = redis.call('INCRBY', KEYS[2], debt)
+  return {-1, 0, 0, 0, 0, 0, 0, 0}
 end
 used = tonumber(used)
+local seq = tonumber(ARGV[2])
+local rec = redis.call('HGET', KEYS[3], ARGV[1])
+local rseq, rmin, rmon, radj = 0, 0, 0, nil
+if rec then
+  local f = {}
+  for v in string.gmatch(rec, '%S+') do f[#f + 1] = tonumber(v) end
+  rseq, rmin, rmon, radj = f[1], f[2], f[3], f[4]
+  if rseq >= seq then
+    return {-2, 0, 0, 0, 0, 0, used, rseq}
+  end
+end
 local period = 60000000
+local limit = math.max(tonumber(ARGV[9]), 1)
 local t = math.max(math.floor(period / limit), 1)
-local tau = period - t
 local tat = tonumber(redis.call('GET', KEYS[1]) or now)
 if tat < now then
   tat = now
 end
-local minute_ok = (tat - now) <= tau
-local month_ok = (not counts) or used < quota
-if not minute_ok then
-  return {0, 0, month_ok and 1 or 0, 0, tat - now, tat - now - tau, used}
+if rec then
+  local umin, umon = 0, 0
+  if rseq == tonumber(ARGV[3]) then
+    umin, umon = tonumber(ARGV[4]), tonumber(ARGV[5])
+  end
+  tat = math.max(tat - math.max(rmin - umin, 0) * t, now)
+  used = used - math.max(rmon - umon, 0)
 end
-local new_tat = tat + t
-local remaining = math.max(limit - math.ceil((new_tat - now) / t), 0)
-if not month_ok then
-  return {0, 1, 0, remaining, new_tat - now, 0, used}
+local adj = tonumber(ARGV[6])
+if radj then
+  used = used + adj - radj
+else
+  used = used + tonumber(ARGV[7])
 end
-redis.call('SET', KEYS[1], new_tat, 'PX', math.max(math.ceil((new_tat - now) / 1000), 1))
-if counts then
-  used = redis.call('INCR', KEYS[2])
+used = math.max(used, 0)
+local want = tonumber(ARGV[8])
+local nodes = math.max(tonumber(ARGV[11]), 1)
+local avail = math.floor((now + period - tat) / t)
+local gmin = 0
+if want > 0 and avail > 0 then
+  gmin = math.min(want, math.max(math.floor(avail / nodes), 1))
 end
-return {1, 1, 1, remaining, new_tat - now, 0, used}
+local left = tonumber(ARGV[10]) - used
+local gmon = 0
+if want > 0 and left > 0 then
+  gmon = math.min(want, math.max(math.floor(left / nodes), 1))
+end
+tat = tat + gmin * t
+if tat > now then
+  redis.call('SET', KEYS[1], tat, 'PX', math.max(math.ceil((tat - now) / 1000), 1))
+else
+  redis.call('DEL', KEYS[1])
+end
+used = used + gmon
+redis.call('SET', KEYS[2], used, 'KEEPTTL')
+redis.call('HSET', KEYS[3], ARGV[1], seq .. ' ' .. gmin .. ' ' .. gmon .. ' ' .. adj)
+local epoch = redis.call('HGET', KEYS[3], '_epoch')
+if not epoch then
+  epoch = tostring(seq)
+  redis.call('HSET', KEYS[3], '_epoch', epoch)
+end
+redis.call('EXPIRE', KEYS[3], tonumber(ARGV[13]))
+local retry = 0
+if avail == 0 then
+  retry = tat - now - (period - t)
+end
+return {1, gmin, gmon, avail - gmin, tat - now, retry, used, tonumber(epoch)}
 "#;
 
-/// Gives one released request back: `DECR` of a counter that exists and is
-/// positive (a missing counter is seeded from the store later; it must not
-/// come back as `-1`).
-const RELEASE_LUA: &str = r#"
-local n = tonumber(redis.call('GET', KEYS[1]) or '0')
-if n > 0 then
-  return redis.call('DECR', KEYS[1])
+/// Seeds a month's counter that is missing: `KEYS[1]` the counter,
+/// `KEYS[2]` the month's lease records. `ARGV`: the count, its expiry (s), a
+/// new epoch. Only when the counter is still missing (another node may have
+/// seeded it meanwhile): sets it, and drops the records of the counter's
+/// earlier life (their leases were lost with it), starting a new epoch.
+pub const SEED_LUA: &str = r#"
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('SET', KEYS[1], ARGV[1], 'EX', tonumber(ARGV[2]))
+  redis.call('DEL', KEYS[2])
+  redis.call('HSET', KEYS[2], '_epoch', ARGV[3])
+  redis.call('EXPIRE', KEYS[2], tonumber(ARGV[2]))
+  return 1
 end
 return 0
 "#;
@@ -134,7 +202,8 @@ pub struct SharedConfig {
     /// `redis://host:port[/db]` (or `rediss://`, `redis+unix://`).
     pub url: String,
     /// Serving nodes that share the limits: while Redis is away each node
-    /// allows `rate_limit_per_minute / nodes` per minute (at least 1).
+    /// allows `rate_limit_per_minute / nodes` per minute (at least 1); with
+    /// Redis, the cap of one node's lease and its fair share.
     pub nodes: u32,
     /// Prefix of every Redis key (`mds`); tests use a random one.
     pub namespace: String,
@@ -142,14 +211,23 @@ pub struct SharedConfig {
     pub timeout: Duration,
     /// While degraded, how often Redis is tried again.
     pub probe_interval: Duration,
-    /// Expiry of a month's counter, set when it is seeded (40 days, longer
-    /// than any month, so it outlives its month and then goes).
+    /// Expiry of a month's counter and lease records, set when it is seeded
+    /// (40 days, longer than any month, so it outlives its month and then
+    /// goes).
     pub usage_ttl: Duration,
+    /// How long a lease admits before what it did not use goes back (1 s):
+    /// the longest one node can hold tokens another node is refused for.
+    pub lease_ttl: Duration,
+    /// Whether the scripts take the time from the node's [`Clock`] instead
+    /// of Redis's `TIME`. Only for tests that move time; in production the
+    /// nodes' clocks may be skewed and Redis's is the one clock.
+    pub caller_time: bool,
 }
 
 impl SharedConfig {
-    /// Defaults for `url`: one node, namespace `mds`, 1 s timeout (a busy Redis is slow, not down), a probe
-    /// every second, counters kept 40 days.
+    /// Defaults for `url`: one node, namespace `mds`, 1 s timeout (a busy
+    /// Redis is slow, not down), a probe every second, counters kept 40
+    /// days, leases of 1 s, Redis's clock.
     pub fn new(url: impl Into<String>) -> Self {
         SharedConfig {
             url: url.into(),
@@ -158,6 +236,8 @@ impl SharedConfig {
             timeout: Duration::from_secs(1),
             probe_interval: Duration::from_secs(1),
             usage_ttl: Duration::from_secs(40 * 24 * 3600),
+            lease_ttl: Duration::from_secs(1),
+            caller_time: false,
         }
     }
 
@@ -184,6 +264,18 @@ impl SharedConfig {
         self.probe_interval = interval;
         self
     }
+
+    /// Sets how long a lease admits (at least 1 ms).
+    pub fn with_lease_ttl(mut self, ttl: Duration) -> Self {
+        self.lease_ttl = ttl.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Takes the time from the node's clock instead of Redis's (tests).
+    pub fn with_caller_time(mut self) -> Self {
+        self.caller_time = true;
+        self
+    }
 }
 
 /// A Redis URL that cannot be used (a bad scheme, host or port).
@@ -203,16 +295,18 @@ impl std::error::Error for SharedConfigError {}
 pub struct SharedStats {
     /// Whether decisions are taken locally now (Redis away).
     pub degraded: bool,
-    /// Requests admitted through Redis.
+    /// Requests admitted from leases.
     pub redis_admitted: u64,
-    /// Requests Redis refused for the minute (possibly the month too).
+    /// Requests refused for the minute (possibly the month too) with Redis.
     pub redis_refused_minute: u64,
-    /// Requests Redis refused for the month only.
+    /// Requests refused for the month only with Redis.
     pub redis_refused_month: u64,
     /// Requests admitted locally (degraded).
     pub local_admitted: u64,
     /// Requests refused locally (degraded).
     pub local_refused: u64,
+    /// Lease scripts sent (a lease taken, or given back).
+    pub lease_calls: u64,
     /// Redis calls that failed (refused, timed out, bad answer).
     pub redis_errors: u64,
     /// Month counters this node seeded from the store.
@@ -228,6 +322,7 @@ struct Counters {
     redis_refused_month: AtomicU64,
     local_admitted: AtomicU64,
     local_refused: AtomicU64,
+    lease_calls: AtomicU64,
     redis_errors: AtomicU64,
     seeds: AtomicU64,
     fallbacks: AtomicU64,
@@ -255,16 +350,18 @@ impl From<StoreError> for Failure {
     }
 }
 
-/// What the admission script answered.
+/// What the lease script answered.
 #[derive(Debug, Clone, Copy)]
 struct Answer {
     status: i64,
-    minute_ok: bool,
-    month_ok: bool,
-    remaining: i64,
+    granted_min: u64,
+    granted_mon: u64,
+    remaining: u64,
     reset_us: i64,
     retry_us: i64,
-    used: i64,
+    counter: u64,
+    /// The records' epoch (status 1), or the record's sequence (status -2).
+    epoch: i64,
 }
 
 /// A Redis connection (shared, multiplexed, reconnecting by itself).
@@ -277,50 +374,103 @@ impl std::fmt::Debug for Conn {
     }
 }
 
-/// A released request to give back to the shared counter (see [`Ticket`]).
-#[derive(Debug)]
-pub(crate) struct Release {
-    conn: Conn,
-    script: Arc<Script>,
-    key: String,
-    timeout: Duration,
+/// Refused until a time, without asking Redis again before it.
+#[derive(Debug, Clone, Copy)]
+struct Blocked {
+    until: Duration,
+    /// When Redis's minute allows one more (its `retry`), and is full.
+    retry_at: Duration,
+    reset_at: Duration,
+    month: BillingMonth,
+    limits: Limits,
+    minute: bool,
+    month_spent: bool,
+    minute_remaining: u64,
+    counter: u64,
 }
 
-impl Release {
-    /// Sends the `DECR` in a task of its own (nothing without a runtime).
-    pub(crate) fn spawn(self) {
-        let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
-        rt.spawn(async move {
-            let mut conn = self.conn.0;
-            let invocation = self.script.key(&self.key);
-            let fut = invocation.invoke_async::<i64>(&mut conn);
-            match tokio::time::timeout(self.timeout, fut).await {
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => tracing::debug!(error = %e, "could not release a request in Redis"),
-                Err(_) => tracing::debug!("releasing a request in Redis timed out"),
-            }
-        });
+/// One key's leasing on this node.
+#[derive(Debug, Default)]
+struct LeaseState {
+    /// The last attempt's sequence number.
+    seq: u64,
+    /// The lease admitting now, if any.
+    held: Option<Held>,
+    /// A lease that ended but Redis has not been told how much of it was
+    /// spent (the script that would have said so failed).
+    ended: Option<Held>,
+    /// The next lease's size.
+    size: u64,
+    /// Requests counted outside leases this month (running total), and the
+    /// total Redis has acknowledged.
+    adj: i64,
+    adj_acked: i64,
+    adj_month: Option<BillingMonth>,
+    blocked: Option<Blocked>,
+    /// The limits of the last lease asked for (what a lease given back was
+    /// taken under).
+    limits: Option<Limits>,
+}
+
+/// One key's lease, and the lock that lets one request at a time renew it.
+#[derive(Debug, Default)]
+pub(crate) struct KeyLease {
+    state: Mutex<LeaseState>,
+    renewing: tokio::sync::Mutex<()>,
+}
+
+impl KeyLease {
+    fn lock(&self) -> MutexGuard<'_, LeaseState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
-/// The per-minute limit and monthly quota of all nodes together, in Redis,
-/// with the node's own [`Limiter`] as the fallback.
+/// A released request (a `304`, a `5xx`) given back: into the lease it
+/// came from while that lease admits, else onto the node's running total,
+/// which the next script carries to Redis. Never a network call.
+#[derive(Debug)]
+pub(crate) struct Release {
+    lease: Arc<KeyLease>,
+    /// The lease it was admitted from; `None` when admitted locally.
+    seq: Option<u64>,
+    month: BillingMonth,
+}
+
+impl Release {
+    /// Gives the request back.
+    pub(crate) fn apply(self) {
+        let mut s = self.lease.lock();
+        if let (Some(seq), Some(h)) = (self.seq, s.held.as_mut()) {
+            if h.seq == seq && h.used_mon > 0 {
+                h.used_mon -= 1;
+                return;
+            }
+        }
+        if s.adj_month == Some(self.month) {
+            s.adj -= 1;
+        }
+    }
+}
+
+/// The per-minute limit and monthly quota of all nodes together, leased
+/// from Redis, with the node's own [`Limiter`] as the fallback.
 ///
 /// Build one per node from the node's meter and clock
 /// ([`SharedLimiter::connect`]), call [`SharedLimiter::admit`] where
-/// [`Limiter::admit`] was called, and settle the ticket the same way.
+/// [`Limiter::admit`] was called, and settle the ticket the same way. Call
+/// [`SharedLimiter::sweep`] every lease TTL or so, and
+/// [`SharedLimiter::give_back`] at shutdown.
 #[derive(Debug)]
 pub struct SharedLimiter {
     config: SharedConfig,
     client: redis::Client,
     conn: Mutex<Option<Conn>>,
     local: Limiter,
-    admit_script: Script,
-    release_script: Arc<Script>,
+    lease_script: Script,
+    node_id: String,
+    leases: RwLock<HashMap<KeyPrefix, Arc<KeyLease>>>,
     degraded: AtomicBool,
     next_probe: Mutex<Instant>,
-    /// Requests counted locally while degraded, not yet in Redis.
-    debt: Mutex<HashMap<(KeyPrefix, BillingMonth), u64>>,
     counters: Counters,
 }
 
@@ -341,11 +491,11 @@ impl SharedLimiter {
             client,
             conn: Mutex::new(None),
             local: Limiter::new(meter, clock),
-            admit_script: Script::new(ADMIT_LUA),
-            release_script: Arc::new(Script::new(RELEASE_LUA)),
+            lease_script: Script::new(LEASE_LUA),
+            node_id: format!("{:016x}", rand::random::<u64>()),
+            leases: RwLock::new(HashMap::new()),
             degraded: AtomicBool::new(false),
             next_probe: Mutex::new(Instant::now()),
-            debt: Mutex::new(HashMap::new()),
             counters: Counters::default(),
             config: SharedConfig { nodes: config.nodes.max(1), ..config },
         };
@@ -358,6 +508,11 @@ impl SharedLimiter {
     /// The node's own limiter (its meter and clock), used while degraded.
     pub fn local(&self) -> &Limiter {
         &self.local
+    }
+
+    /// How long a lease admits.
+    pub fn lease_ttl(&self) -> Duration {
+        self.config.lease_ttl
     }
 
     /// Whether decisions are taken locally now, Redis being away.
@@ -376,6 +531,7 @@ impl SharedLimiter {
             redis_refused_month: get(&c.redis_refused_month),
             local_admitted: get(&c.local_admitted),
             local_refused: get(&c.local_refused),
+            lease_calls: get(&c.lease_calls),
             redis_errors: get(&c.redis_errors),
             seeds: get(&c.seeds),
             fallbacks: get(&c.fallbacks),
@@ -383,10 +539,11 @@ impl SharedLimiter {
     }
 
     /// Admits one request of `key` or says why not, like [`Limiter::admit`]
-    /// but across all nodes: one script in Redis, or, while Redis is away,
-    /// the node's own limiter with its share of the per-minute limit. A
-    /// Redis failure is never an error here; a store failure (reading the
-    /// count to seed a counter) is.
+    /// but across all nodes: from the key's lease, taking a new one from
+    /// Redis when it is spent or ended, or, while Redis is away, by the
+    /// node's own limiter with its share of the per-minute limit. A Redis
+    /// failure is never an error here; a store failure (reading the count
+    /// to seed a counter) is.
     pub async fn admit(
         &self,
         store: &dyn UsageStore,
@@ -394,8 +551,17 @@ impl SharedLimiter {
         limits: Limits,
         charge: Charge,
     ) -> StoreResult<Decision> {
+        let lease = self.lease_of(key);
+        if let Some(d) = self.from_lease(&lease, key, limits, charge) {
+            return Ok(d);
+        }
         if self.should_try_redis() {
-            match self.admit_shared(store, key, limits, charge).await {
+            // One request renews; the others wait for it and take from the new lease.
+            let _renewing = lease.renewing.lock().await;
+            if let Some(d) = self.from_lease(&lease, key, limits, charge) {
+                return Ok(d);
+            }
+            match self.renew(store, key, &lease, limits, charge).await {
                 Ok(d) => {
                     self.came_back();
                     return Ok(d);
@@ -404,12 +570,56 @@ impl SharedLimiter {
                 Err(Failure::Redis(e)) => self.fell_back(&e),
             }
         }
-        self.admit_local(store, key, limits, charge).await
+        self.admit_local(store, key, &lease, limits, charge).await
     }
 
-    /// The shared count of `key` for `month`, if Redis has one: the live
-    /// figure admission decides on (usage reports read the store's ledger
-    /// instead, see `mds_node::usage`). `None` when missing or unreachable.
+    /// Gives back the leases that ended and carries requests counted outside
+    /// leases to Redis, for keys that went quiet (an active key does both
+    /// when it takes its next lease). Run it about once per lease TTL.
+    pub async fn sweep(&self, store: &dyn UsageStore) {
+        if self.is_degraded() {
+            return;
+        }
+        let now = self.local.clock().elapsed();
+        let due: Vec<(KeyPrefix, Arc<KeyLease>)> = self
+            .leases
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter(|(_, l)| {
+                let s = l.lock();
+                s.held.is_some_and(|h| !h.live(now)) || s.ended.is_some() || s.adj != s.adj_acked
+            })
+            .map(|(k, l)| (k.clone(), l.clone()))
+            .collect();
+        for (key, lease) in due {
+            if let Err(Failure::Redis(e)) = self.settle(store, &key, &lease, false).await {
+                self.fell_back(&e);
+                return;
+            }
+        }
+    }
+
+    /// Gives back every lease this node holds (at shutdown), so no other
+    /// node waits for them to end.
+    pub async fn give_back(&self, store: &dyn UsageStore) {
+        let all: Vec<(KeyPrefix, Arc<KeyLease>)> = self
+            .leases
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|(k, l)| (k.clone(), l.clone()))
+            .collect();
+        for (key, lease) in all {
+            if let Err(Failure::Redis(e)) = self.settle(store, &key, &lease, true).await {
+                tracing::warn!(error = %e, "could not give leases back to Redis; they end by themselves");
+                return;
+            }
+        }
+    }
+
+    /// The shared count of `key` for `month`, if Redis has one: what was
+    /// spent plus what is leased now. `None` when missing or unreachable.
     pub async fn shared_used(&self, key: &KeyPrefix, month: BillingMonth) -> Option<u64> {
         if self.is_degraded() {
             return None;
@@ -429,6 +639,302 @@ impl SharedLimiter {
     /// The Redis key of `key`'s counter for `month`.
     pub fn usage_key(&self, key: &KeyPrefix, month: BillingMonth) -> String {
         format!("{}:usage:{{{}}}:{:04}{:02}", self.config.namespace, key.as_str(), month.year, month.month)
+    }
+
+    /// The Redis key of `key`'s lease records for `month`.
+    pub fn lease_key(&self, key: &KeyPrefix, month: BillingMonth) -> String {
+        format!("{}:lease:{{{}}}:{:04}{:02}", self.config.namespace, key.as_str(), month.year, month.month)
+    }
+
+    fn lease_of(&self, key: &KeyPrefix) -> Arc<KeyLease> {
+        if let Some(l) = self.leases.read().unwrap_or_else(PoisonError::into_inner).get(key) {
+            return l.clone();
+        }
+        self.leases.write().unwrap_or_else(PoisonError::into_inner).entry(key.clone()).or_default().clone()
+    }
+
+    /// The decision the key's lease (or its standing refusal) gives without
+    /// Redis, if it gives one.
+    fn from_lease(&self, lease: &Arc<KeyLease>, key: &KeyPrefix, limits: Limits, charge: Charge) -> Option<Decision> {
+        let counts = charge != Charge::Free;
+        let clock = self.local.clock();
+        let (now, mono) = (clock.now(), clock.elapsed());
+        let month = BillingMonth::of(now);
+        let mut s = lease.lock();
+        if let Some(h) = s.held.as_mut() {
+            if h.month == month && h.limits == limits && h.live(mono) && h.take(counts) {
+                let h = *h;
+                drop(s);
+                return Some(self.admitted(key, lease, &h, limits, charge, now, mono));
+            }
+        }
+        let b = s.blocked?;
+        if mono >= b.until || b.month != month || b.limits != limits || !(b.minute || (counts && b.month_spent)) {
+            return None;
+        }
+        drop(s);
+        Some(self.refused(&b, limits, counts, now, mono))
+    }
+
+    /// An admitted request from lease `h` (already taken from it).
+    #[allow(clippy::too_many_arguments)]
+    fn admitted(
+        &self,
+        key: &KeyPrefix,
+        lease: &Arc<KeyLease>,
+        h: &Held,
+        limits: Limits,
+        charge: Charge,
+        now: DateTime<Utc>,
+        mono: Duration,
+    ) -> Decision {
+        bump(&self.counters.redis_admitted);
+        let used = h.month_used();
+        let state = self.local.meter().key_state(key);
+        meter::record_shared(&mut state.lock(), h.month, used, charge != Charge::Free);
+        let ticket = match charge {
+            Charge::Counted(route) => {
+                let release = Release { lease: lease.clone(), seq: Some(h.seq), month: h.month };
+                Some(Ticket::new(state, h.month, now.date_naive(), route, Some(release)))
+            }
+            Charge::Free => None,
+        };
+        let minute = MinuteStanding { remaining: h.minute_remaining(), reset_ns: h.reset_ns(mono), retry_ns: 0 };
+        Decision::assemble(limits, BillingMonth::seconds_until_next(now), minute, used, Vec::new(), ticket)
+    }
+
+    /// A refused request, standing refusal `b`.
+    fn refused(&self, b: &Blocked, limits: Limits, counts: bool, now: DateTime<Utc>, mono: Duration) -> Decision {
+        let mut violated = Vec::new();
+        if b.minute {
+            violated.push(Policy::Minute);
+            bump(&self.counters.redis_refused_minute);
+        }
+        if counts && b.month_spent {
+            violated.push(Policy::Month);
+            if !b.minute {
+                bump(&self.counters.redis_refused_month);
+            }
+        }
+        let ns = |at: Duration| i64::try_from(at.saturating_sub(mono).as_nanos()).unwrap_or(i64::MAX);
+        let minute =
+            MinuteStanding { remaining: b.minute_remaining, reset_ns: ns(b.reset_at), retry_ns: ns(b.retry_at.max(b.until)) };
+        Decision::assemble(limits, BillingMonth::seconds_until_next(now), minute, b.counter, violated, None)
+    }
+
+    /// Ends the key's lease (if any), gives back what it did not use, and
+    /// takes a new one for this request; decides the request from it.
+    async fn renew(
+        &self,
+        store: &dyn UsageStore,
+        key: &KeyPrefix,
+        lease: &Arc<KeyLease>,
+        limits: Limits,
+        charge: Charge,
+    ) -> Result<Decision, Failure> {
+        let counts = charge != Charge::Free;
+        let clock = self.local.clock();
+        let (now, mono) = (clock.now(), clock.elapsed());
+        let month = BillingMonth::of(now);
+        let cap = lease::max_lease(limits, self.config.nodes, self.config.lease_ttl);
+        {
+            let mut s = lease.lock();
+            if let Some(h) = s.held.take() {
+                let spent_early = h.live(mono) && h.limits == limits;
+                s.size = lease::next_size(&h, spent_early, cap);
+                s.ended = Some(h);
+            }
+            s.size = s.size.clamp(1, cap);
+            s.blocked = None;
+            s.limits = Some(limits);
+        }
+        // A lease of another month is settled on that month's records first.
+        let other_month = lease.lock().ended.filter(|h| h.month != month);
+        if let Some(h) = other_month {
+            self.call(store, key, lease, h.month, h.limits, 0).await?;
+        }
+        let size = lease.lock().size;
+        let a = self.call(store, key, lease, month, limits, size).await?;
+        let mut s = lease.lock();
+        let mut h = Held {
+            seq: s.seq,
+            month,
+            limits,
+            granted_min: a.granted_min,
+            used_min: 0,
+            granted_mon: a.granted_mon,
+            used_mon: 0,
+            taken_at: mono,
+            ends_at: mono + self.config.lease_ttl,
+            redis_remaining: a.remaining,
+            reset_us: a.reset_us,
+            counter: a.counter,
+        };
+        if h.take(counts) {
+            s.held = Some(h);
+            drop(s);
+            return Ok(self.admitted(key, lease, &h, limits, charge, now, mono));
+        }
+        s.held = Some(h);
+        // Refused: stand by the refusal, without asking Redis again, until
+        // the tokens of a lease of this size can have come (a lease of one:
+        // until Redis's retry), and at most one lease TTL, so tokens another
+        // node gives back are found.
+        let per_token = 60_000_000 / i64::from(limits.rate_limit_per_minute.max(1));
+        let batch = per_token.saturating_mul(i64::try_from(s.size.saturating_sub(1)).unwrap_or(i64::MAX));
+        let us = |v: i64| Duration::from_micros(u64::try_from(v).unwrap_or(0));
+        let b = Blocked {
+            until: mono + us(a.retry_us.max(batch)).min(self.config.lease_ttl),
+            retry_at: mono + us(a.retry_us),
+            reset_at: mono + us(a.reset_us),
+            month,
+            limits,
+            minute: a.granted_min == 0,
+            month_spent: a.granted_mon == 0,
+            minute_remaining: h.minute_remaining(),
+            counter: h.month_used(),
+        };
+        s.blocked = Some(b);
+        drop(s);
+        let state = self.local.meter().key_state(key);
+        meter::record_shared(&mut state.lock(), month, b.counter, false);
+        Ok(self.refused(&b, limits, counts, now, mono))
+    }
+
+    /// Ends the key's lease if it ended (or `all`), telling Redis what it
+    /// spent, and carries the running total of requests counted outside
+    /// leases; takes nothing.
+    async fn settle(
+        &self,
+        store: &dyn UsageStore,
+        key: &KeyPrefix,
+        lease: &Arc<KeyLease>,
+        all: bool,
+    ) -> Result<(), Failure> {
+        let Ok(_renewing) = lease.renewing.try_lock() else { return Ok(()) };
+        let mono = self.local.clock().elapsed();
+        let month = {
+            let mut s = lease.lock();
+            if let Some(h) = s.held.filter(|h| all || !h.live(mono)) {
+                s.held = None;
+                s.size = lease::next_size(&h, false, u64::MAX).min(s.size.max(1));
+                s.ended = Some(h);
+            }
+            match (s.ended, s.adj_month) {
+                (Some(h), _) => h.month,
+                (None, Some(m)) if s.adj != s.adj_acked => m,
+                _ => return Ok(()),
+            }
+        };
+        let Some(limits) = lease.lock().limits else { return Ok(()) };
+        self.call(store, key, lease, month, limits, 0).await.map(|_| ())
+    }
+
+    /// Sends one lease script for `month`: settles the ended lease, carries
+    /// the running total, takes `want` tokens. Seeds a missing counter. On
+    /// success the ended lease is forgotten and the answer returned.
+    async fn call(
+        &self,
+        store: &dyn UsageStore,
+        key: &KeyPrefix,
+        lease: &Arc<KeyLease>,
+        month: BillingMonth,
+        limits: Limits,
+        want: u64,
+    ) -> Result<Answer, Failure> {
+        let mut conn = self.connection().await?;
+        let keys = [self.gcra_key(key), self.usage_key(key, month), self.lease_key(key, month)];
+        for _ in 0..3 {
+            let (seq, args) = {
+                let mut s = lease.lock();
+                if s.adj_month != Some(month) {
+                    if s.adj != s.adj_acked {
+                        tracing::debug!(key = %key.as_str(), "requests counted outside leases last month stay in the ledger only");
+                    }
+                    (s.adj, s.adj_acked, s.adj_month) = (0, 0, Some(month));
+                }
+                s.seq += 1;
+                let (settle_seq, used_min, used_mon) =
+                    s.ended.filter(|h| h.month == month).map_or((0, 0, 0), |h| (h.seq, h.used_min, h.used_mon));
+                // With no record of this node in Redis, only what has not
+                // reached the store yet is added (the rest is in the seed).
+                let unflushed = self.local.meter().unflushed(key).get(&month).copied().unwrap_or(0);
+                let if_new = (s.adj - s.adj_acked).clamp(0, i64::try_from(unflushed).unwrap_or(i64::MAX));
+                let now_us = match self.config.caller_time {
+                    true => self.local.clock().now().timestamp_micros().max(1),
+                    false => 0,
+                };
+                let args: [i64; 12] = [
+                    i64::try_from(s.seq).unwrap_or(i64::MAX),
+                    i64::try_from(settle_seq).unwrap_or(i64::MAX),
+                    i64::try_from(used_min).unwrap_or(i64::MAX),
+                    i64::try_from(used_mon).unwrap_or(i64::MAX),
+                    s.adj,
+                    if_new,
+                    i64::try_from(want).unwrap_or(i64::MAX),
+                    i64::from(limits.rate_limit_per_minute),
+                    i64::try_from(limits.monthly_quota).unwrap_or(i64::MAX),
+                    i64::from(self.config.nodes),
+                    now_us,
+                    i64::try_from(self.config.usage_ttl.as_secs().max(1)).unwrap_or(i64::MAX),
+                ];
+                (s.seq, args)
+            };
+            bump(&self.counters.lease_calls);
+            let a = self.eval(&mut conn, &keys, &args).await?;
+            match a.status {
+                1 => {
+                    let mut s = lease.lock();
+                    if s.ended.is_some_and(|h| h.month == month) {
+                        s.ended = None;
+                    }
+                    s.adj_acked = args[4];
+                    debug_assert_eq!(s.seq, seq);
+                    return Ok(a);
+                }
+                -1 => {
+                    if self.seed(store, &mut conn, key, month, &keys).await? {
+                        // The seed holds all this node counted, inside leases or not.
+                        let mut s = lease.lock();
+                        s.adj_acked = s.adj;
+                    }
+                }
+                -2 => {
+                    // A record at or past this attempt: carry on after it.
+                    let mut s = lease.lock();
+                    s.seq = s.seq.max(u64::try_from(a.epoch).unwrap_or(0));
+                }
+                _ => break,
+            }
+        }
+        Err(RedisError::from((ErrorKind::ResponseError, "the lease script did not settle")).into())
+    }
+
+    /// Seeds a missing month counter: the store's count plus what this node
+    /// has not flushed yet. Unflushed first, then the store: a flush in
+    /// between is counted twice (over, the safe side), never missed.
+    /// Whether this node seeded it (another may have been first).
+    async fn seed(
+        &self,
+        store: &dyn UsageStore,
+        conn: &mut ConnectionManager,
+        key: &KeyPrefix,
+        month: BillingMonth,
+        keys: &[String; 3],
+    ) -> Result<bool, Failure> {
+        let unflushed = self.local.meter().unflushed(key).get(&month).copied().unwrap_or(0);
+        let stored: u64 = store.usage(key, month, month).await?.iter().map(|(_, n)| n).sum();
+        let mut seed = redis::cmd("EVAL");
+        seed.arg(SEED_LUA)
+            .arg(2)
+            .arg(&keys[1])
+            .arg(&keys[2])
+            .arg(stored + unflushed)
+            .arg(self.config.usage_ttl.as_secs().max(1))
+            .arg(rand::random::<u32>() | 1);
+        let seeded = self.timed(seed.query_async::<i64>(conn)).await? == 1;
+        bump(&self.counters.seeds);
+        Ok(seeded)
     }
 
     /// Whether this request goes to Redis: always when healthy; while
@@ -490,132 +996,41 @@ impl SharedLimiter {
         }
     }
 
-    /// Runs the admission script: `EVALSHA`, or `EVAL` when Redis lacks it.
-    async fn eval(&self, conn: &mut ConnectionManager, keys: [&str; 2], args: [u64; 5]) -> Result<Answer, RedisError> {
+    /// Runs the lease script: `EVALSHA`, or `EVAL` when Redis lacks it.
+    async fn eval(&self, conn: &mut ConnectionManager, keys: &[String; 3], args: &[i64; 12]) -> Result<Answer, RedisError> {
         let mut evalsha = redis::cmd("EVALSHA");
-        evalsha.arg(self.admit_script.get_hash()).arg(2).arg(&keys[..]).arg(&args[..]);
+        evalsha.arg(self.lease_script.get_hash()).arg(3).arg(&keys[..]).arg(&self.node_id).arg(&args[..]);
         let raw: Vec<i64> = match self.timed(evalsha.query_async(conn)).await {
             Err(e) if e.kind() == ErrorKind::NoScriptError => {
                 let mut eval = redis::cmd("EVAL");
-                eval.arg(ADMIT_LUA).arg(2).arg(&keys[..]).arg(&args[..]);
+                eval.arg(LEASE_LUA).arg(3).arg(&keys[..]).arg(&self.node_id).arg(&args[..]);
                 self.timed(eval.query_async(conn)).await?
             }
             r => r?,
         };
-        let [status, minute_ok, month_ok, remaining, reset_us, retry_us, used] = raw[..] else {
-            return Err(RedisError::from((ErrorKind::TypeError, "unexpected answer of the admission script")));
+        let [status, granted_min, granted_mon, remaining, reset_us, retry_us, counter, epoch] = raw[..] else {
+            return Err(RedisError::from((ErrorKind::TypeError, "unexpected answer of the lease script")));
         };
-        Ok(Answer { status, minute_ok: minute_ok == 1, month_ok: month_ok == 1, remaining, reset_us, retry_us, used })
+        let n = |v: i64| u64::try_from(v).unwrap_or(0);
+        Ok(Answer {
+            status,
+            granted_min: n(granted_min),
+            granted_mon: n(granted_mon),
+            remaining: n(remaining),
+            reset_us,
+            retry_us,
+            counter: n(counter),
+            epoch,
+        })
     }
 
-    async fn admit_shared(
-        &self,
-        store: &dyn UsageStore,
-        key: &KeyPrefix,
-        limits: Limits,
-        charge: Charge,
-    ) -> Result<Decision, Failure> {
-        let counts = charge != Charge::Free;
-        let mut conn = self.connection().await?;
-        let now = self.local.clock().now();
-        let month = BillingMonth::of(now);
-        let now_us = u64::try_from(now.timestamp_micros()).unwrap_or(0);
-        let (gk, uk) = (self.gcra_key(key), self.usage_key(key, month));
-        let debt = self.debt.lock().unwrap_or_else(PoisonError::into_inner).remove(&(key.clone(), month)).unwrap_or(0);
-        let quota = limits.monthly_quota.min(i64::MAX as u64);
-        let args = |debt| [now_us, u64::from(limits.rate_limit_per_minute), quota, u64::from(counts), debt];
-        let mut answer = match self.eval(&mut conn, [&gk, &uk], args(debt)).await {
-            Ok(a) => a,
-            Err(e) => {
-                if debt > 0 {
-                    *self
-                        .debt
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .entry((key.clone(), month))
-                        .or_default() += debt;
-                }
-                return Err(e.into());
-            }
-        };
-        if answer.status < 0 {
-            // Seeding counts all this node has (flushed or not), the debt included.
-            // Unflushed first, then the store: a flush in between is counted twice
-            // (over, the safe side), never missed.
-            let unflushed = self.local.meter().unflushed(key).get(&month).copied().unwrap_or(0);
-            let stored: u64 = store.usage(key, month, month).await?.iter().map(|(_, n)| n).sum();
-            let mut set = redis::cmd("SET");
-            set.arg(&uk).arg(stored + unflushed).arg("NX").arg("EX").arg(self.config.usage_ttl.as_secs().max(1));
-            self.timed(set.query_async::<()>(&mut conn)).await?;
-            bump(&self.counters.seeds);
-            answer = self.eval(&mut conn, [&gk, &uk], args(0)).await?;
-            if answer.status < 0 {
-                return Err(
-                    RedisError::from((ErrorKind::ResponseError, "the month's counter vanished after seeding")).into()
-                );
-            }
-        }
-        Ok(self.decide(key, limits, charge, now, month, answer, conn, uk))
-    }
-
-    /// The decision of a script's answer, recorded in the node's meter.
-    #[allow(clippy::too_many_arguments)]
-    fn decide(
-        &self,
-        key: &KeyPrefix,
-        limits: Limits,
-        charge: Charge,
-        now: chrono::DateTime<chrono::Utc>,
-        month: BillingMonth,
-        a: Answer,
-        conn: ConnectionManager,
-        usage_key: String,
-    ) -> Decision {
-        let used = a.used.max(0) as u64;
-        let admitted = a.status == 1;
-        let counts = charge != Charge::Free;
-        let state = self.local.meter().key_state(key);
-        meter::record_shared(&mut state.lock(), month, used, admitted && counts);
-        let until_next_month = BillingMonth::seconds_until_next(now);
-        let mut violated = Vec::new();
-        if !a.minute_ok {
-            violated.push(Policy::Minute);
-            bump(&self.counters.redis_refused_minute);
-        }
-        if !a.month_ok {
-            violated.push(Policy::Month);
-            if a.minute_ok {
-                bump(&self.counters.redis_refused_month);
-            }
-        }
-        if admitted {
-            bump(&self.counters.redis_admitted);
-        }
-        let ticket = match charge {
-            Charge::Counted(route) if admitted => {
-                let release = Release {
-                    conn: Conn(conn),
-                    script: self.release_script.clone(),
-                    key: usage_key,
-                    timeout: self.config.timeout,
-                };
-                Some(Ticket::new(state.clone(), month, now.date_naive(), route, Some(release)))
-            }
-            _ => None,
-        };
-        let minute = MinuteStanding {
-            remaining: a.remaining.max(0) as u64,
-            reset_ns: a.reset_us.saturating_mul(1000),
-            retry_ns: a.retry_us.saturating_mul(1000),
-        };
-        Decision::assemble(limits, until_next_month, minute, used, violated, ticket)
-    }
-
-    /// The node's own decision, with its share of the per-minute limit.
+    /// The node's own decision, with its share of the per-minute limit; a
+    /// counted admission is added to the running total Redis is told of.
     async fn admit_local(
         &self,
         store: &dyn UsageStore,
         key: &KeyPrefix,
+        lease: &Arc<KeyLease>,
         limits: Limits,
         charge: Charge,
     ) -> StoreResult<Decision> {
@@ -623,12 +1038,16 @@ impl SharedLimiter {
             rate_limit_per_minute: (limits.rate_limit_per_minute / self.config.nodes).max(1),
             monthly_quota: limits.monthly_quota,
         };
-        let d = self.local.admit(store, key, share, charge).await?;
+        let mut d = self.local.admit(store, key, share, charge).await?;
         if d.admitted() {
             bump(&self.counters.local_admitted);
-            if d.ticket.is_some() {
-                let month = BillingMonth::of(self.local.clock().now());
-                *self.debt.lock().unwrap_or_else(PoisonError::into_inner).entry((key.clone(), month)).or_default() += 1;
+            if let Some(t) = d.ticket.as_mut() {
+                let mut s = lease.lock();
+                if s.adj_month != Some(t.month) {
+                    (s.adj, s.adj_acked, s.adj_month) = (0, 0, Some(t.month));
+                }
+                s.adj += 1;
+                t.release = Some(Release { lease: lease.clone(), seq: None, month: t.month });
             }
         } else {
             bump(&self.counters.local_refused);

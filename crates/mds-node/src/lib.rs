@@ -11,8 +11,9 @@
 //!   authentication and admission.
 //! - [`news_list`]: a page of the news list made from the store, its
 //!   cursor, the pages kept per news generation.
-//! - [`reload`] and [`flush`]: the background tasks that follow the store
-//!   and write counted requests to it; [`tasks`] starts and watches them.
+//! - [`reload`], [`flush`] and [`leases`]: the background tasks that
+//!   follow the store, write counted requests to it and give back the Redis
+//!   leases of quiet keys; [`tasks`] starts and watches them.
 //! - [`catalog_load`]: a companies generation's catalog, from its snapshot
 //!   or built from the rows (also run by `mds import` after an import).
 //! - [`issue`]: issuing keys (unaudited: the demo's key).
@@ -32,6 +33,7 @@ pub mod flush;
 pub mod idempotency;
 pub mod issue;
 pub mod keys;
+pub mod leases;
 pub mod metrics;
 pub mod news;
 pub mod news_list;

@@ -1,5 +1,5 @@
 //! The node's background tasks ([`crate::reload`] of keys and of the
-//! catalog, [`crate::flush`]), started
+//! catalog, [`crate::flush`], [`crate::leases`]), started
 //! together and watched: a task that panics or ends by itself leaves the
 //! node not ready ([`Node::stopped_task`]), logged and counted, rather than
 //! serving stale keys or holding counts it no longer writes.
@@ -11,7 +11,7 @@ use tokio::task::{AbortHandle, JoinHandle};
 use crate::metrics::Event;
 use crate::node::Node;
 use crate::reload::View;
-use crate::{flush, reload};
+use crate::{flush, leases, reload};
 
 /// The running tasks; [`Background::stop`] ends them.
 pub struct Background {
@@ -19,12 +19,13 @@ pub struct Background {
 }
 
 impl Background {
-    /// Starts the reload and flush tasks of `node`, each with a watcher.
+    /// Starts the reload, flush and lease sweep tasks of `node`, each with a watcher.
     pub fn start(node: &Arc<Node>) -> Self {
         let tasks = [
             ("keys reload", reload::spawn(node.clone(), View::Keys)),
             ("catalog reload", reload::spawn(node.clone(), View::Catalog)),
             ("flush", flush::spawn(node.clone())),
+            ("lease sweep", leases::spawn(node.clone())),
         ]
         .into_iter()
         .map(|(name, task)| {

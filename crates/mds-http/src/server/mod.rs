@@ -31,7 +31,7 @@ use std::pin::pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use mds_node::flush;
+use mds_node::{flush, leases};
 use mds_node::metrics::Event;
 use mds_node::tasks::Background;
 use tokio::net::TcpListener;
@@ -278,6 +278,7 @@ impl Server {
             while conns.join_next().await.is_some() {}
         }
         background.stop();
+        leases::give_back(&node).await;
         // Every admitted request was counted before its response was written.
         flush::final_flush(&node).await;
         tracing::info!("server stopped");

@@ -1,0 +1,164 @@
+//! Leases: the share of a key's per-minute tokens and month quota that one
+//! node took from Redis and admits from locally, and how big the next one
+//! should be. Pure state and arithmetic; the Redis side is in
+//! [`crate::shared`].
+//!
+//! # Sizing (the rules taken from Doorman and Envoy, see docs/deploy.md)
+//! - A key starts with leases of one: a key seen for the first time, or a
+//!   key with a small limit, is limited exactly as if every request asked
+//!   Redis.
+//! - A lease spent before its TTL doubles the next one (slow start, as
+//!   Doorman's clients ask for more capacity when they use all they have).
+//! - A lease that lived its TTL sizes the next one to what was spent in it,
+//!   plus a quarter (the demand observed over one TTL, with headroom).
+//! - Never more than [`max_lease`]: two TTLs' worth of the key's rate per
+//!   node (`2 × limit × TTL / 60 s / nodes`), so one node cannot hoard a
+//!   key's minute. Below one, the lease is one.
+//! - Redis grants at most a fair share of what is left
+//!   (`max(1, available / nodes)`) of both the minute and the month, so
+//!   near exhaustion leases shrink to one and the last requests are shared
+//!   exactly.
+
+use std::time::Duration;
+
+use mds_domain::usage::BillingMonth;
+
+use crate::limiter::Limits;
+
+/// A lease this node holds for one key, as Redis granted it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Held {
+    /// The attempt that took it.
+    pub(crate) seq: u64,
+    /// The month whose quota it took from.
+    pub(crate) month: BillingMonth,
+    /// The limits it was taken under (a tier change ends it).
+    pub(crate) limits: Limits,
+    /// Per-minute tokens granted and spent.
+    pub(crate) granted_min: u64,
+    pub(crate) used_min: u64,
+    /// Month tokens (quota) granted and spent.
+    pub(crate) granted_mon: u64,
+    pub(crate) used_mon: u64,
+    /// When it was taken and when it ends (the node's monotonic clock).
+    pub(crate) taken_at: Duration,
+    pub(crate) ends_at: Duration,
+    /// Per-minute tokens left in Redis after the grant.
+    pub(crate) redis_remaining: u64,
+    /// Microseconds, at the grant, until the minute's allowance was full.
+    pub(crate) reset_us: i64,
+    /// The month's counter after the grant (spent plus reserved).
+    pub(crate) counter: u64,
+}
+
+impl Held {
+    /// Whether it still admits at `now`.
+    pub(crate) fn live(&self, now: Duration) -> bool {
+        now < self.ends_at
+    }
+
+    /// Takes one request (`counts`: also a month token); `false` when the
+    /// lease lacks a token it needs.
+    pub(crate) fn take(&mut self, counts: bool) -> bool {
+        if self.used_min >= self.granted_min || (counts && self.used_mon >= self.granted_mon) {
+            return false;
+        }
+        self.used_min += 1;
+        if counts {
+            self.used_mon += 1;
+        }
+        true
+    }
+
+    /// Per-minute requests left to this node's view: Redis's plus the
+    /// lease's unspent tokens.
+    pub(crate) fn minute_remaining(&self) -> u64 {
+        self.redis_remaining + (self.granted_min - self.used_min)
+    }
+
+    /// Requests of the month spent, to this node's view: the counter less
+    /// the lease's unspent reservation.
+    pub(crate) fn month_used(&self) -> u64 {
+        self.counter.saturating_sub(self.granted_mon - self.used_mon)
+    }
+
+    /// Nanoseconds until the minute's allowance is full, at `now`.
+    pub(crate) fn reset_ns(&self, now: Duration) -> i64 {
+        let gone = i64::try_from(now.saturating_sub(self.taken_at).as_micros()).unwrap_or(i64::MAX);
+        (self.reset_us - gone).max(0).saturating_mul(1000)
+    }
+}
+
+/// The most a node takes in one lease for a key with `limits`, shared by
+/// `nodes`, leases lasting `ttl`.
+pub(crate) fn max_lease(limits: Limits, nodes: u32, ttl: Duration) -> u64 {
+    let per_ttl = u128::from(limits.rate_limit_per_minute) * 2 * ttl.as_millis() / 60_000 / u128::from(nodes.max(1));
+    u64::try_from(per_ttl).unwrap_or(u64::MAX).max(1)
+}
+
+/// The size of the next lease after `ended`, which was spent out before its
+/// TTL (`spent_early`) or lived it; at most `cap`.
+pub(crate) fn next_size(ended: &Held, spent_early: bool, cap: u64) -> u64 {
+    let size = if spent_early {
+        ended.granted_min.max(1).saturating_mul(2)
+    } else {
+        let spent = ended.used_min;
+        spent + spent / 4
+    };
+    size.clamp(1, cap.max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn held(granted: u64, used: u64) -> Held {
+        Held {
+            seq: 1,
+            month: BillingMonth { year: 2026, month: 11 },
+            limits: Limits { rate_limit_per_minute: 600, monthly_quota: 1_000 },
+            granted_min: granted,
+            used_min: used,
+            granted_mon: granted,
+            used_mon: used,
+            taken_at: Duration::ZERO,
+            ends_at: Duration::from_secs(1),
+            redis_remaining: 100,
+            reset_us: 5_000_000,
+            counter: 500,
+        }
+    }
+
+    #[test]
+    fn small_limits_get_leases_of_one() {
+        let ttl = Duration::from_secs(1);
+        let small = Limits { rate_limit_per_minute: 5, monthly_quota: 100 };
+        assert_eq!(max_lease(small, 1, ttl), 1);
+        let big = Limits { rate_limit_per_minute: 600, monthly_quota: 100 };
+        assert_eq!(max_lease(big, 1, ttl), 20);
+        assert_eq!(max_lease(big, 3, ttl), 6);
+        assert_eq!(max_lease(big, 100, ttl), 1);
+    }
+
+    #[test]
+    fn a_lease_spent_early_doubles_one_that_lived_shrinks_to_its_use() {
+        assert_eq!(next_size(&held(4, 4), true, 100), 8);
+        assert_eq!(next_size(&held(64, 64), true, 100), 100);
+        assert_eq!(next_size(&held(40, 8), false, 100), 10);
+        assert_eq!(next_size(&held(40, 0), false, 100), 1);
+    }
+
+    #[test]
+    fn a_lease_admits_what_it_holds_and_reports_the_rest() {
+        let mut h = held(2, 0);
+        assert!(h.take(true));
+        assert_eq!((h.minute_remaining(), h.month_used()), (101, 499));
+        assert!(h.take(false));
+        assert!(!h.take(false), "no minute token left");
+        assert_eq!(h.reset_ns(Duration::from_secs(2)), 3_000_000_000);
+        let mut h = held(2, 0);
+        h.granted_mon = 0;
+        assert!(!h.take(true), "no month token");
+        assert!(h.take(false), "a free request needs none");
+    }
+}

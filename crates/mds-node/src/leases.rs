@@ -1,0 +1,33 @@
+//! The background task that gives back the Redis leases of keys that went
+//! quiet (with `--redis`), and the giving back of every lease at shutdown.
+//! See `mds_limits::shared` for what a lease is.
+
+use std::sync::Arc;
+
+use tokio::task::JoinHandle;
+
+use crate::node::Node;
+
+/// Spawns the sweeper (every half lease TTL); it runs until aborted. A node
+/// without Redis gets a task that only waits.
+pub fn spawn(node: Arc<Node>) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let Some(shared) = node.shared.as_ref() else {
+            return std::future::pending().await;
+        };
+        let mut tick = tokio::time::interval(shared.lease_ttl() / 2);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            shared.sweep(&*node.store).await;
+        }
+    })
+}
+
+/// Gives every lease back (at shutdown, before the final flush), so other
+/// nodes need not wait for them to end.
+pub async fn give_back(node: &Node) {
+    if let Some(shared) = node.shared.as_ref() {
+        shared.give_back(&*node.store).await;
+    }
+}
