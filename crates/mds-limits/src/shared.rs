@@ -717,8 +717,11 @@ impl SharedLimiter {
             }
         }
         let ns = |at: Duration| i64::try_from(at.saturating_sub(mono).as_nanos()).unwrap_or(i64::MAX);
-        let minute =
-            MinuteStanding { remaining: b.minute_remaining, reset_ns: ns(b.reset_at), retry_ns: ns(b.retry_at.max(b.until)) };
+        let minute = MinuteStanding {
+            remaining: b.minute_remaining,
+            reset_ns: ns(b.reset_at),
+            retry_ns: ns(b.retry_at.max(b.until)),
+        };
         Decision::assemble(limits, BillingMonth::seconds_until_next(now), minute, b.counter, violated, None)
     }
 
@@ -997,7 +1000,12 @@ impl SharedLimiter {
     }
 
     /// Runs the lease script: `EVALSHA`, or `EVAL` when Redis lacks it.
-    async fn eval(&self, conn: &mut ConnectionManager, keys: &[String; 3], args: &[i64; 12]) -> Result<Answer, RedisError> {
+    async fn eval(
+        &self,
+        conn: &mut ConnectionManager,
+        keys: &[String; 3],
+        args: &[i64; 12],
+    ) -> Result<Answer, RedisError> {
         let mut evalsha = redis::cmd("EVALSHA");
         evalsha.arg(self.lease_script.get_hash()).arg(3).arg(&keys[..]).arg(&self.node_id).arg(&args[..]);
         let raw: Vec<i64> = match self.timed(evalsha.query_async(conn)).await {

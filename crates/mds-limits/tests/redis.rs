@@ -422,10 +422,11 @@ async fn back_to_redis_after_a_pause_and_after_a_restart() {
     assert!(s.seeds >= 2);
 }
 
-/// Bursts and gaps, deterministic: the `i`th request's offset (ms).
-fn schedule() -> impl Iterator<Item = i64> {
-    (0..300u64).scan(0i64, |ms, i| {
-        *ms += [0, 0, 7, 130, 999, 4_321][(i * 7 % 6) as usize];
+/// Bursts and gaps, deterministic: the requests' offsets (ms), `n` of
+/// them, with gaps drawn from `gaps`.
+fn schedule(n: u64, gaps: &'static [i64]) -> impl Iterator<Item = i64> {
+    (0..n).scan(0i64, move |ms, i| {
+        *ms += gaps[(i * 7 % gaps.len() as u64) as usize];
         Some(*ms)
     })
 }
@@ -449,7 +450,7 @@ async fn leases_of_one_take_the_same_decisions_as_the_local_gcra() {
             .unwrap(),
         );
         let mut tat = None;
-        for (i, ms) in schedule().enumerate() {
+        for (i, ms) in schedule(300, &[0, 0, 7, 130, 999, 4_321]).enumerate() {
             let now = start + chrono::Duration::milliseconds(ms);
             env.clock.set(now);
             let want = mds_limits::gcra::check(tat, now.timestamp_nanos_opt().unwrap(), limit);
@@ -472,7 +473,7 @@ async fn leases_of_one_take_the_same_decisions_as_the_local_gcra() {
 }
 
 #[tokio::test]
-async fn larger_leases_never_admit_more_than_the_gcra_would() {
+async fn larger_leases_admit_at_most_one_lease_more_than_the_gcra_would() {
     let Some(url) = redis_url() else { return };
     let env = Env::new(&url).await;
     let start = t0();
@@ -484,8 +485,12 @@ async fn larger_leases_never_admit_more_than_the_gcra_would() {
         )
         .await
         .unwrap();
-        let (mut tat, mut gcra, mut leased) = (None, 0u32, 0u32);
-        for (i, ms) in schedule().enumerate() {
+        let (mut tat, mut gcra, mut leased, mut over) = (None, 0u32, 0u32, 0u32);
+        // A lease's tokens were taken when it began; spent later, they may
+        // come on top of a minute that refilled meanwhile (see lease.rs).
+        let one_lease = (2 * limit / 60).max(1);
+        // Bursts far over the limit, then quiet spells.
+        for (i, ms) in schedule(3_000, &[0, 0, 1, 3, 0, 20, 0, 0, 450, 1]).enumerate() {
             let now = start + chrono::Duration::milliseconds(ms);
             env.clock.set(now);
             let want = mds_limits::gcra::check(tat, now.timestamp_nanos_opt().unwrap(), limit);
@@ -494,10 +499,12 @@ async fn larger_leases_never_admit_more_than_the_gcra_would() {
                 gcra += 1;
             }
             leased += u32::from(admit(&a, &env.store, limits(limit, u64::MAX), false).await.admitted());
-            // A GCRA admitting every request it can admits the most by any time.
-            assert!(leased <= gcra, "limit {limit}, request {i}: {leased} leased > {gcra}");
+            // A GCRA admitting every request it can admits the most by any
+            // time, but for what a lease holds.
+            assert!(leased <= gcra + one_lease, "limit {limit}, request {i}: {leased} leased > {gcra} + {one_lease}");
+            over = over.max(leased.saturating_sub(gcra));
         }
-        println!("limit {limit}: {leased} admitted from leases, {gcra} by the GCRA alone");
+        println!("limit {limit}: {leased} admitted from leases, {gcra} by the GCRA alone, at most {over} ahead");
         assert!(leased * 10 >= gcra * 9, "limit {limit}: leases refused too many ({leased} of {gcra})");
     }
     env.cleanup().await;

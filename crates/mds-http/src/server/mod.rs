@@ -31,9 +31,9 @@ use std::pin::pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use mds_node::{flush, leases};
 use mds_node::metrics::Event;
 use mds_node::tasks::Background;
+use mds_node::{flush, leases};
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
