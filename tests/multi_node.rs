@@ -1,5 +1,6 @@
 //! Three `mds serve` processes on loopback sharing PostgreSQL and Redis:
-//! one key's quota holds across them exactly, usage agrees on every node,
+//! one key's quota holds across them exactly, usage agrees on every node
+//! and with Redis's counter once the leases are back,
 //! a killed node does not disturb the others, and a revocation reaches all
 //! of them within a second. Needs `MDS_TEST_POSTGRES_URL` and
 //! `MDS_TEST_REDIS_URL` (CI sets both); says it is skipped without them.
@@ -86,6 +87,11 @@ async fn three_nodes_share_one_quota_and_one_truth() {
         assert_eq!(u["current_month"]["requests"], 100, "{}", n.base());
         assert_eq!(u["current_month"]["remaining"], 0);
     }
+    // Redis agrees: the leases the nodes took are back, the counter holds
+    // what was spent.
+    let counter_key = format!("mds:usage:{{{}}}:{}", &key[..17], chrono::Utc::now().format("%Y%m"));
+    let counter = Command::new("redis-cli").args(["-u", &redis, "GET", &counter_key]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&counter.stdout).trim(), "100", "the shared counter");
 
     // One node killed mid-traffic: the others keep answering correctly.
     let killed = nodes.remove(0);

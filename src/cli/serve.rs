@@ -61,6 +61,11 @@ pub(crate) struct ServeArgs {
     /// allows this share of a key's per-minute limit.
     #[arg(long, env = "MDS_NODES", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     nodes: u32,
+    /// With `--redis`: how long (ms) a node admits from a lease of a key's
+    /// tokens before it gives back what it did not use; the longest one
+    /// node can hold tokens another node is refused for.
+    #[arg(long, env = "MDS_LEASE_TTL_MS", default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(10..=60_000))]
+    lease_ttl_ms: u64,
     /// The most keys a node keeps in memory (those used most recently); a
     /// key it does not keep is looked up in the store.
     #[arg(long, env = "MDS_KEY_CACHE", default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(2..=100_000_000))]
@@ -93,7 +98,11 @@ impl ServeArgs {
                     lookups_per_second: self.key_lookups_per_second,
                     ..KeyCacheConfig::default()
                 },
-                shared: self.redis.as_ref().map(|url| SharedConfig::new(url.clone()).with_nodes(self.nodes)),
+                shared: self.redis.as_ref().map(|url| {
+                    SharedConfig::new(url.clone())
+                        .with_nodes(self.nodes)
+                        .with_lease_ttl(Duration::from_millis(self.lease_ttl_ms))
+                }),
                 ..NodeConfig::default()
             },
             ..HttpConfig::default()

@@ -26,7 +26,12 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
             ("mds_redis_errors_total", "Redis calls that failed.", s.redis_errors),
             ("mds_redis_fallbacks_total", "Times this node fell back to limiting alone.", s.fallbacks),
             ("mds_redis_seeds_total", "Month counters seeded into Redis from the store.", s.seeds),
-            ("mds_redis_admitted_total", "Requests admitted by the shared limiter.", s.redis_admitted),
+            ("mds_redis_admitted_total", "Requests admitted from Redis leases.", s.redis_admitted),
+            (
+                "mds_redis_lease_calls_total",
+                "Lease scripts sent to Redis (a lease taken or given back).",
+                s.lease_calls,
+            ),
             (
                 "mds_local_admitted_total",
                 "Requests admitted by this node alone while Redis was unreachable.",
