@@ -575,7 +575,7 @@ impl SharedLimiter {
 
     /// Gives back the leases that ended and carries requests counted outside
     /// leases to Redis, for keys that went quiet (an active key does both
-    /// when it takes its next lease). Run it about once per lease TTL.
+    /// when it takes its next lease). Run it every quarter lease TTL.
     pub async fn sweep(&self, store: &dyn UsageStore) {
         if self.is_degraded() {
             return;
@@ -779,15 +779,19 @@ impl SharedLimiter {
             return Ok(self.admitted(key, lease, &h, limits, charge, now, mono));
         }
         s.held = Some(h);
-        // Refused: stand by the refusal, without asking Redis again, until
-        // the tokens of a lease of this size can have come (a lease of one:
-        // until Redis's retry), and at most one lease TTL, so tokens another
-        // node gives back are found.
+        // Refused: stand by the refusal without asking Redis again. For the
+        // minute, until the tokens of a lease of this size can have come (a
+        // lease of one: until Redis's retry), at most one lease TTL; for the
+        // month, a quarter TTL, so tokens another node gives back are found.
         let per_token = 60_000_000 / i64::from(limits.rate_limit_per_minute.max(1));
         let batch = per_token.saturating_mul(i64::try_from(s.size.saturating_sub(1)).unwrap_or(i64::MAX));
         let us = |v: i64| Duration::from_micros(u64::try_from(v).unwrap_or(0));
+        let wait = match a.granted_min {
+            0 => us(a.retry_us.max(batch)).min(self.config.lease_ttl),
+            _ => self.config.lease_ttl / 4,
+        };
         let b = Blocked {
-            until: mono + us(a.retry_us.max(batch)).min(self.config.lease_ttl),
+            until: mono + wait,
             retry_at: mono + us(a.retry_us),
             reset_at: mono + us(a.reset_us),
             month,

@@ -437,8 +437,8 @@ async fn leases_of_one_take_the_same_decisions_as_the_local_gcra() {
     let env = Env::new(&url).await;
     let a = env.node(1).await;
     let start = t0();
-    // Limits under 30 a minute get leases of one (1 s leases, one node).
-    for limit in [1u32, 10, 29] {
+    // Limits under 60 a minute get leases of one (1 s leases, one node).
+    for limit in [1u32, 10, 59] {
         // A fresh key state per limit: a namespace per limit.
         let a = Arc::new(
             SharedLimiter::connect(
@@ -506,6 +506,64 @@ async fn larger_leases_admit_at_most_one_lease_more_than_the_gcra_would() {
         }
         println!("limit {limit}: {leased} admitted from leases, {gcra} by the GCRA alone, at most {over} ahead");
         assert!(leased * 10 >= gcra * 9, "limit {limit}: leases refused too many ({leased} of {gcra})");
+    }
+    env.cleanup().await;
+}
+
+#[tokio::test]
+async fn a_node_holding_unused_tokens_refuses_another_for_at_most_a_lease() {
+    let Some(url) = redis_url() else { return };
+    let env = Env::new(&url).await;
+    let clock: Arc<dyn mds_limits::Clock> = Arc::new(mds_limits::SystemClock);
+    let ttl = Duration::from_secs(1);
+    let node = || async {
+        let config = SharedConfig { caller_time: false, ..env.config(2) }.with_lease_ttl(ttl);
+        Arc::new(SharedLimiter::connect(config, Arc::new(Meter::new()), clock.clone()).await.unwrap())
+    };
+    let (a, b) = (node().await, node().await);
+    // The nodes' sweeps, as `mds serve` runs them.
+    let sweeps: Vec<_> = [a.clone(), b.clone()]
+        .into_iter()
+        .map(|n| {
+            let store = env.store.clone();
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(ttl / 4).await;
+                    n.sweep(&store).await;
+                }
+            })
+        })
+        .collect();
+    // A's leases grow while it is busy; it stops with one half spent.
+    let open = limits(1_000_000, 1_000_000);
+    for _ in 0..40 {
+        admit(&a, &env.store, open, true).await.ticket.unwrap().settle(Outcome::Counted);
+    }
+    let reserved = a.shared_used(&key(), BillingMonth::of(Utc::now())).await.unwrap();
+    assert!(reserved > 40, "A holds unspent tokens: {reserved}");
+    // The quota (lowered to what is reserved) is all in A's hands: B is
+    // refused until A's lease ends and the sweep gives the rest back.
+    let tight = limits(1_000_000, reserved);
+    let start = std::time::Instant::now();
+    let mut refused = 0;
+    loop {
+        let d = admit(&b, &env.store, tight, true).await;
+        if let Some(t) = d.ticket {
+            t.settle(Outcome::Counted);
+            break;
+        }
+        assert_eq!(d.violated, vec![Policy::Month]);
+        refused += 1;
+        assert!(start.elapsed() < ttl * 3, "B still refused after {:?}", start.elapsed());
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    println!(
+        "early refusal: {refused} refusals over {:?} (lease TTL {ttl:?}, sweep every {:?})",
+        start.elapsed(),
+        ttl / 4
+    );
+    for s in sweeps {
+        s.abort();
     }
     env.cleanup().await;
 }
