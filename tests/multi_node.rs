@@ -105,6 +105,7 @@ async fn three_nodes_share_one_quota_and_one_truth() {
     // A revoked key is refused by every remaining node within 1 s.
     cli(&url, &redis, &["keys", "revoke", &other[..17]]);
     let t = Instant::now();
+    let mut made = 50;
     for n in &nodes {
         loop {
             let s = client
@@ -117,8 +118,27 @@ async fn three_nodes_share_one_quota_and_one_truth() {
             if s == 401 {
                 break;
             }
+            made += 1;
             assert!(t.elapsed() < Duration::from_secs(1), "{} still accepts a revoked key", n.base());
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+    }
+    // Its leased tokens were not spent: once the leases end, the counter
+    // holds the requests it made (those answered before the revocation
+    // reached a node included), nothing more.
+    let counter_key = format!("mds:usage:{{{}}}:{}", &other[..17], chrono::Utc::now().format("%Y%m"));
+    let t = Instant::now();
+    loop {
+        let out = Command::new("redis-cli").args(["-u", &redis, "GET", &counter_key]).output().unwrap();
+        let counter = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        if counter == made.to_string() {
+            break;
+        }
+        if t.elapsed() > Duration::from_secs(5) {
+            let records = format!("mds:lease:{{{}}}:{}", &other[..17], chrono::Utc::now().format("%Y%m"));
+            let out = Command::new("redis-cli").args(["-u", &redis, "HGETALL", &records]).output().unwrap();
+            panic!("{made} made, the counter stays at {counter}; leases {}", String::from_utf8_lossy(&out.stdout));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

@@ -567,3 +567,24 @@ async fn a_node_holding_unused_tokens_refuses_another_for_at_most_a_lease() {
     }
     env.cleanup().await;
 }
+
+#[tokio::test]
+async fn a_tier_change_ends_the_lease_at_once() {
+    let Some(url) = redis_url() else { return };
+    let env = Env::new(&url).await;
+    let a = env.node(1).await;
+    let pro = limits(100_000, 1_000);
+    for _ in 0..20 {
+        admit(&a, &env.store, pro, true).await.ticket.unwrap().settle(Outcome::Counted);
+    }
+    let leased = a.shared_used(&key(), nov()).await.unwrap();
+    assert!(leased > 20, "the node holds a lease: {leased}");
+    // Lapsed to a tier of 20 a month: the next request is refused although
+    // the lease still held tokens, and they go back.
+    let evaluation = limits(100_000, 20);
+    let d = admit(&a, &env.store, evaluation, true).await;
+    assert_eq!(d.violated, vec![Policy::Month]);
+    assert_eq!(d.month.remaining, 0);
+    assert_eq!(a.shared_used(&key(), nov()).await, Some(20), "the lease's unspent tokens are back");
+    env.cleanup().await;
+}
