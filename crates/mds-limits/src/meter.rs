@@ -33,6 +33,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+use std::time::Instant;
 
 use chrono::NaiveDate;
 use mds_domain::KeyPrefix;
@@ -72,7 +73,18 @@ pub(crate) struct KeyInner {
     pub(crate) months: Vec<MonthCount>,
     /// Settled requests not yet handed to a batch, by day and route.
     pub(crate) pending: Vec<DayCount>,
+    /// The last [`FLUSH_LOG`] batches that wrote counted requests of the
+    /// key: when the store took them, the month, how many.
+    pub(crate) flushed: Vec<(Instant, BillingMonth, u64)>,
+    /// Reservations not settled yet (requests being answered): counted
+    /// soon, not yet pending.
+    pub(crate) in_flight: u64,
 }
+
+/// How many of a key's recent flushes it remembers (one a second when
+/// busy): what a Redis counter seeded since then lacks
+/// ([`Meter::flushed_since`]).
+const FLUSH_LOG: usize = 16;
 
 impl KeyInner {
     pub(crate) fn month(&mut self, month: BillingMonth) -> Option<&mut MonthCount> {
@@ -230,6 +242,14 @@ impl Meter {
         out
     }
 
+    /// Counted requests of `key` in `month` not yet in the store, and the
+    /// requests being answered now (counted once answered, unless a `304`
+    /// or `5xx`): all this node admitted that the store does not have.
+    pub fn not_in_store(&self, key: &KeyPrefix, month: BillingMonth) -> u64 {
+        let in_flight = self.existing(key).map_or(0, |s| s.lock().in_flight);
+        self.unflushed(key).get(&month).copied().unwrap_or(0) + in_flight
+    }
+
     /// Runs `read` (a read of the store's figures for `key`) and takes this
     /// node's unflushed entries of `key` with no flush landing in between:
     /// every count is then in exactly one of the two.
@@ -297,12 +317,39 @@ impl Meter {
             // A failure leaves the batch in the outbox, to be retried with its id.
             store.apply_usage(&batch).await?;
             written += batch.deltas.iter().map(|d| d.requests).sum::<u64>();
+            self.log_flush(&batch);
             let mut outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
             if outbox.as_ref().is_some_and(|b| b.id == batch.id) {
                 *outbox = None;
             }
         }
         Ok(written)
+    }
+
+    /// Remembers, per key, when the store took `batch`'s counted requests.
+    fn log_flush(&self, batch: &UsageBatch) {
+        let at = Instant::now();
+        let mut sums: HashMap<(&KeyPrefix, BillingMonth), u64> = HashMap::new();
+        for d in batch.deltas.iter().filter(|d| d.requests > 0) {
+            *sums.entry((&d.key, d.month())).or_default() += d.requests;
+        }
+        for ((key, month), n) in sums {
+            if let Some(state) = self.existing(key) {
+                let mut s = state.lock();
+                if s.flushed.len() == FLUSH_LOG {
+                    s.flushed.remove(0);
+                }
+                s.flushed.push((at, month, n));
+            }
+        }
+    }
+
+    /// Counted requests of `key` in `month` the store took after `since`
+    /// (as far as the last [`FLUSH_LOG`] flushes of the key go back).
+    pub fn flushed_since(&self, key: &KeyPrefix, month: BillingMonth, since: Instant) -> u64 {
+        let Some(state) = self.existing(key) else { return 0 };
+        let s = state.lock();
+        s.flushed.iter().filter(|(at, m, _)| *at > since && *m == month).map(|(_, _, n)| n).sum()
     }
 
     /// Forgets counts of months before `month` that hold nothing unflushed
@@ -327,7 +374,7 @@ impl Meter {
             // the count of handles is exact.
             let held = Arc::strong_count(state) > 1;
             let mut s = state.lock();
-            let KeyInner { months, pending, tat_ns } = &mut *s;
+            let KeyInner { months, pending, tat_ns, .. } = &mut *s;
             months.retain(|c| {
                 c.month >= month
                     || pending.iter().any(|e| BillingMonth::of_day(e.day) == c.month)
@@ -353,6 +400,7 @@ pub(crate) fn reserve(s: &mut KeyInner, month: BillingMonth, quota: u64) -> Rese
         return Reservation::Exhausted { used };
     }
     c.admitted += 1;
+    s.in_flight += 1;
     Reservation::Reserved { used: used + 1 }
 }
 
@@ -364,6 +412,7 @@ pub(crate) fn reserve(s: &mut KeyInner, month: BillingMonth, quota: u64) -> Rese
 /// count this node saw. Makes the month's entry if missing (no store read).
 pub(crate) fn record_shared(s: &mut KeyInner, month: BillingMonth, used: u64, reserved: bool) {
     let mine = u64::from(reserved);
+    s.in_flight += mine;
     match s.month(month) {
         Some(c) => {
             c.admitted += mine;
@@ -376,6 +425,7 @@ pub(crate) fn record_shared(s: &mut KeyInner, month: BillingMonth, used: u64, re
 /// Settles a reservation made in `month` on `day` for `route`, under the
 /// key's lock: counted, a `304`, or released.
 pub(crate) fn settle(s: &mut KeyInner, month: BillingMonth, day: NaiveDate, route: &'static str, outcome: Outcome) {
+    s.in_flight = s.in_flight.saturating_sub(1);
     if outcome != Outcome::Counted {
         if let Some(c) = s.month(month) {
             c.admitted = c.admitted.saturating_sub(1);

@@ -42,12 +42,16 @@
 //! counts, flushed in idempotent batches exactly as without Redis), so usage
 //! history does not change. When the month's counter is missing (first use,
 //! Redis restarted, or evicted) the script answers "unseeded": this node
-//! reads the store's count for the month, adds what it has not flushed yet,
-//! and sets the counter to that ([`SEED_LUA`], which also starts a new
-//! epoch of lease records), then runs the script again. A seed cannot see
-//! other nodes' unflushed counts, so after Redis *loses* a counter (a
-//! restart without persistence) it may be short by about one flush interval
-//! (1 s) of the other nodes' traffic for that key; a pause loses nothing.
+//! sets it to the store's count for the month ([`SEED_LUA`], which also
+//! starts a new epoch of lease records, noting when), then runs the script
+//! again. A node that Redis then has no record of is told when the counter
+//! was seeded and adds, in its next script, all it counted that the seed
+//! could not see: requests not in the store yet (pending, or being
+//! answered) and those the store took after the seed (from the meter's log
+//! of the key's last flushes). So after Redis loses a counter the nodes
+//! rebuild it from the ledger and their own counts; what can still go
+//! missing is a flush older than the log (16 flushes); a flush that lands
+//! while the seed reads the store may be counted twice (over, the safe side).
 //!
 //! # Redis away
 //! On any Redis error (refused, timed out after [`SharedConfig::timeout`])
@@ -92,16 +96,19 @@ use crate::meter::{self, Meter};
 /// `ARGV`: 1 node id, 2 this attempt's sequence number, 3 the lease the node
 /// settles (its sequence number, 0 for none), 4 and 5 the per-minute and
 /// month tokens it spent of it, 6 the node's running total of requests
-/// counted outside leases this month, 7 what to add of it when Redis has no
-/// record of the node, 8 tokens wanted (0: only settle), 9 limit per
-/// minute, 10 monthly quota, 11 nodes sharing the key, 12 now in µs (0: use
-/// Redis's `TIME`), 13 the expiry of the counter and records (s).
+/// counted outside leases this month, 7 what to add to the counter when
+/// Redis has no record of the node (-1: not known yet), 8 per-minute tokens
+/// wanted (0: only settle), 9 limit per minute, 10 monthly quota, 11 nodes
+/// sharing the key, 12 now in µs (0: use Redis's `TIME`), 13 the expiry of
+/// the counter and records (s), 14 month tokens wanted.
 ///
 /// Answers `{status, granted_min, granted_month, remaining, reset_us,
 /// retry_us, counter, epoch}`: status 1 done; -1 unseeded (the counter is
 /// missing: seed it and run again; nothing changed); -2 stale (the record is
 /// at or past this attempt, whose sequence number is then in `epoch`'s
-/// place; nothing changed).
+/// place; nothing changed); -3 no record of this node and argument 7 is -1
+/// (then `epoch`'s place holds the µs since the counter was seeded: run again
+/// with what the node counted that the seed could not see; nothing changed).
 pub const LEASE_LUA: &str = r#"
 local now = tonumber(ARGV[12])
 if now == 0 then
@@ -123,6 +130,13 @@ if rec then
   if rseq >= seq then
     return {-2, 0, 0, 0, 0, 0, used, rseq}
   end
+elseif tonumber(ARGV[7]) < 0 then
+  local seeded = redis.call('HGET', KEYS[3], '_seeded')
+  local age = 0
+  if seeded then
+    age = math.max(now - tonumber(seeded), 0)
+  end
+  return {-3, 0, 0, 0, 0, 0, used, age}
 end
 local period = 60000000
 local limit = math.max(tonumber(ARGV[9]), 1)
@@ -147,6 +161,7 @@ else
 end
 used = math.max(used, 0)
 local want = tonumber(ARGV[8])
+local want_mon = tonumber(ARGV[14])
 local nodes = math.max(tonumber(ARGV[11]), 1)
 local avail = math.floor((now + period - tat) / t)
 local gmin = 0
@@ -155,8 +170,8 @@ if want > 0 and avail > 0 then
 end
 local left = tonumber(ARGV[10]) - used
 local gmon = 0
-if want > 0 and left > 0 then
-  gmon = math.min(want, math.max(math.floor(left / nodes), 1))
+if want_mon > 0 and left > 0 then
+  gmon = math.min(want_mon, math.max(math.floor(left / nodes), 1))
 end
 tat = tat + gmin * t
 if tat > now then
@@ -182,14 +197,15 @@ return {1, gmin, gmon, avail - gmin, tat - now, retry, used, tonumber(epoch)}
 
 /// Seeds a month's counter that is missing: `KEYS[1]` the counter,
 /// `KEYS[2]` the month's lease records. `ARGV`: the count, its expiry (s), a
-/// new epoch. Only when the counter is still missing (another node may have
-/// seeded it meanwhile): sets it, and drops the records of the counter's
-/// earlier life (their leases were lost with it), starting a new epoch.
+/// new epoch, when the count was read (µs on Redis's clock). Only when the
+/// counter is still missing (another node may have seeded it meanwhile):
+/// sets it, and drops the records of the counter's earlier life (their
+/// leases were lost with it), starting a new epoch, seeded as of then.
 pub const SEED_LUA: &str = r#"
 if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('SET', KEYS[1], ARGV[1], 'EX', tonumber(ARGV[2]))
   redis.call('DEL', KEYS[2])
-  redis.call('HSET', KEYS[2], '_epoch', ARGV[3])
+  redis.call('HSET', KEYS[2], '_epoch', ARGV[3], '_seeded', ARGV[4])
   redis.call('EXPIRE', KEYS[2], tonumber(ARGV[2]))
   return 1
 end
@@ -754,10 +770,12 @@ impl SharedLimiter {
         // A lease of another month is settled on that month's records first.
         let other_month = lease.lock().ended.filter(|h| h.month != month);
         if let Some(h) = other_month {
-            self.call(store, key, lease, h.month, h.limits, 0).await?;
+            self.call(store, key, lease, h.month, h.limits, (0, 0)).await?;
         }
         let size = lease.lock().size;
-        let a = self.call(store, key, lease, month, limits, size).await?;
+        // A usage read (free) takes no month tokens: a key polled for its
+        // usage holds none of its quota from other nodes.
+        let a = self.call(store, key, lease, month, limits, (size, if counts { size } else { 0 })).await?;
         let mut s = lease.lock();
         let mut h = Held {
             seq: s.seq,
@@ -797,7 +815,7 @@ impl SharedLimiter {
             month,
             limits,
             minute: a.granted_min == 0,
-            month_spent: a.granted_mon == 0,
+            month_spent: a.granted_mon == 0 && a.counter >= limits.monthly_quota,
             minute_remaining: h.minute_remaining(),
             counter: h.month_used(),
         };
@@ -808,9 +826,9 @@ impl SharedLimiter {
         Ok(self.refused(&b, limits, counts, now, mono))
     }
 
-    /// Ends the key's lease if it ended (or `all`), telling Redis what it
-    /// spent, and carries the running total of requests counted outside
-    /// leases; takes nothing.
+    /// Ends the key's lease if it ended (or `all`, or a running total of
+    /// requests counted outside leases must be carried), telling Redis what
+    /// it spent, and carries the running total; takes nothing.
     async fn settle(
         &self,
         store: &dyn UsageStore,
@@ -822,7 +840,11 @@ impl SharedLimiter {
         let mono = self.local.clock().elapsed();
         let month = {
             let mut s = lease.lock();
-            if let Some(h) = s.held.filter(|h| all || !h.live(mono)) {
+            // Every script settles the lease Redis has on record for this
+            // node, so one carrying the running total ends the held lease
+            // too.
+            let carry = s.adj != s.adj_acked;
+            if let Some(h) = s.held.filter(|h| all || carry || !h.live(mono)) {
                 s.held = None;
                 s.size = lease::next_size(&h, false, u64::MAX).min(s.size.max(1));
                 s.ended = Some(h);
@@ -834,11 +856,12 @@ impl SharedLimiter {
             }
         };
         let Some(limits) = lease.lock().limits else { return Ok(()) };
-        self.call(store, key, lease, month, limits, 0).await.map(|_| ())
+        self.call(store, key, lease, month, limits, (0, 0)).await.map(|_| ())
     }
 
     /// Sends one lease script for `month`: settles the ended lease, carries
-    /// the running total, takes `want` tokens. Seeds a missing counter. On
+    /// the running total, takes `want` tokens (per-minute, month). Seeds a
+    /// missing counter. On
     /// success the ended lease is forgotten and the answer returned.
     async fn call(
         &self,
@@ -847,11 +870,14 @@ impl SharedLimiter {
         lease: &Arc<KeyLease>,
         month: BillingMonth,
         limits: Limits,
-        want: u64,
+        want: (u64, u64),
     ) -> Result<Answer, Failure> {
         let mut conn = self.connection().await?;
         let keys = [self.gcra_key(key), self.usage_key(key, month), self.lease_key(key, month)];
-        for _ in 0..3 {
+        // When the counter was seeded, once Redis says it has no record of
+        // this node: what to add is then counted as the script is sent.
+        let mut seeded_at: Option<Instant> = None;
+        for _ in 0..5 {
             let (seq, args) = {
                 let mut s = lease.lock();
                 if s.adj_month != Some(month) {
@@ -863,27 +889,28 @@ impl SharedLimiter {
                 s.seq += 1;
                 let (settle_seq, used_min, used_mon) =
                     s.ended.filter(|h| h.month == month).map_or((0, 0, 0), |h| (h.seq, h.used_min, h.used_mon));
-                // With no record of this node in Redis, only what has not
-                // reached the store yet is added (the rest is in the seed).
-                let unflushed = self.local.meter().unflushed(key).get(&month).copied().unwrap_or(0);
-                let if_new = (s.adj - s.adj_acked).clamp(0, i64::try_from(unflushed).unwrap_or(i64::MAX));
-                let now_us = match self.config.caller_time {
-                    true => self.local.clock().now().timestamp_micros().max(1),
-                    false => 0,
-                };
-                let args: [i64; 12] = [
+                let now_us = self.now_us();
+                // All this node counted that the seed could not see: not in
+                // the store yet, or written there after the seed.
+                let meter = self.local.meter();
+                let if_new = seeded_at.map_or(-1, |at| {
+                    let n = meter.not_in_store(key, month) + meter.flushed_since(key, month, at);
+                    i64::try_from(n).unwrap_or(i64::MAX)
+                });
+                let args: [i64; 13] = [
                     i64::try_from(s.seq).unwrap_or(i64::MAX),
                     i64::try_from(settle_seq).unwrap_or(i64::MAX),
                     i64::try_from(used_min).unwrap_or(i64::MAX),
                     i64::try_from(used_mon).unwrap_or(i64::MAX),
                     s.adj,
                     if_new,
-                    i64::try_from(want).unwrap_or(i64::MAX),
+                    i64::try_from(want.0).unwrap_or(i64::MAX),
                     i64::from(limits.rate_limit_per_minute),
                     i64::try_from(limits.monthly_quota).unwrap_or(i64::MAX),
                     i64::from(self.config.nodes),
                     now_us,
                     i64::try_from(self.config.usage_ttl.as_secs().max(1)).unwrap_or(i64::MAX),
+                    i64::try_from(want.1).unwrap_or(i64::MAX),
                 ];
                 (s.seq, args)
             };
@@ -899,12 +926,12 @@ impl SharedLimiter {
                     debug_assert_eq!(s.seq, seq);
                     return Ok(a);
                 }
-                -1 => {
-                    if self.seed(store, &mut conn, key, month, &keys).await? {
-                        // The seed holds all this node counted, inside leases or not.
-                        let mut s = lease.lock();
-                        s.adj_acked = s.adj;
-                    }
+                -1 => self.seed(store, &mut conn, key, month, &keys).await?,
+                -3 => {
+                    // A counter seeded since this node last wrote to it (or
+                    // never written by it).
+                    let age = Duration::from_micros(u64::try_from(a.epoch).unwrap_or(0));
+                    seeded_at = Some(Instant::now().checked_sub(age).unwrap_or_else(Instant::now));
                 }
                 -2 => {
                     // A record at or past this attempt: carry on after it.
@@ -917,10 +944,9 @@ impl SharedLimiter {
         Err(RedisError::from((ErrorKind::ResponseError, "the lease script did not settle")).into())
     }
 
-    /// Seeds a missing month counter: the store's count plus what this node
-    /// has not flushed yet. Unflushed first, then the store: a flush in
-    /// between is counted twice (over, the safe side), never missed.
-    /// Whether this node seeded it (another may have been first).
+    /// Seeds a missing month counter with the store's count (another node
+    /// may have been first). What each node counted that the store did not
+    /// have yet is added by its next script (the `-3` answer).
     async fn seed(
         &self,
         store: &dyn UsageStore,
@@ -928,20 +954,39 @@ impl SharedLimiter {
         key: &KeyPrefix,
         month: BillingMonth,
         keys: &[String; 3],
-    ) -> Result<bool, Failure> {
-        let unflushed = self.local.meter().unflushed(key).get(&month).copied().unwrap_or(0);
+    ) -> Result<(), Failure> {
+        // The seed is as of before the read: what the store takes after
+        // this instant, nodes add themselves.
+        let read_at = match self.now_us() {
+            0 => {
+                let (secs, us): (i64, i64) = self.timed(redis::cmd("TIME").query_async(conn)).await?;
+                secs * 1_000_000 + us
+            }
+            caller => caller,
+        };
         let stored: u64 = store.usage(key, month, month).await?.iter().map(|(_, n)| n).sum();
         let mut seed = redis::cmd("EVAL");
         seed.arg(SEED_LUA)
             .arg(2)
             .arg(&keys[1])
             .arg(&keys[2])
-            .arg(stored + unflushed)
+            .arg(stored)
             .arg(self.config.usage_ttl.as_secs().max(1))
-            .arg(rand::random::<u32>() | 1);
-        let seeded = self.timed(seed.query_async::<i64>(conn)).await? == 1;
-        bump(&self.counters.seeds);
-        Ok(seeded)
+            .arg(rand::random::<u32>() | 1)
+            .arg(read_at);
+        if self.timed(seed.query_async::<i64>(conn)).await? == 1 {
+            bump(&self.counters.seeds);
+        }
+        Ok(())
+    }
+
+    /// The time the scripts are told (µs since the epoch), or 0 for
+    /// Redis's own `TIME`.
+    fn now_us(&self) -> i64 {
+        match self.config.caller_time {
+            true => self.local.clock().now().timestamp_micros().max(1),
+            false => 0,
+        }
     }
 
     /// Whether this request goes to Redis: always when healthy; while
@@ -1008,7 +1053,7 @@ impl SharedLimiter {
         &self,
         conn: &mut ConnectionManager,
         keys: &[String; 3],
-        args: &[i64; 12],
+        args: &[i64; 13],
     ) -> Result<Answer, RedisError> {
         let mut evalsha = redis::cmd("EVALSHA");
         evalsha.arg(self.lease_script.get_hash()).arg(3).arg(&keys[..]).arg(&self.node_id).arg(&args[..]);
