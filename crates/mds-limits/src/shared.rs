@@ -568,13 +568,13 @@ impl SharedLimiter {
         charge: Charge,
     ) -> StoreResult<Decision> {
         let lease = self.lease_of(key);
-        if let Some(d) = self.from_lease(&lease, key, limits, charge) {
+        if let Some(d) = self.admit_from_lease(&lease, key, limits, charge) {
             return Ok(d);
         }
         if self.should_try_redis() {
             // One request renews; the others wait for it and take from the new lease.
             let _renewing = lease.renewing.lock().await;
-            if let Some(d) = self.from_lease(&lease, key, limits, charge) {
+            if let Some(d) = self.admit_from_lease(&lease, key, limits, charge) {
                 return Ok(d);
             }
             match self.renew(store, key, &lease, limits, charge).await {
@@ -671,7 +671,13 @@ impl SharedLimiter {
 
     /// The decision the key's lease (or its standing refusal) gives without
     /// Redis, if it gives one.
-    fn from_lease(&self, lease: &Arc<KeyLease>, key: &KeyPrefix, limits: Limits, charge: Charge) -> Option<Decision> {
+    fn admit_from_lease(
+        &self,
+        lease: &Arc<KeyLease>,
+        key: &KeyPrefix,
+        limits: Limits,
+        charge: Charge,
+    ) -> Option<Decision> {
         let counts = charge != Charge::Free;
         let clock = self.local.clock();
         let (now, mono) = (clock.now(), clock.elapsed());
