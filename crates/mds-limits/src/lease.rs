@@ -18,6 +18,14 @@
 //!   (`max(1, available / nodes)`) of both the minute and the month, so
 //!   near exhaustion leases shrink to one and the last requests are shared
 //!   exactly.
+//!
+//! # What a lease costs in exactness
+//! The month quota stays exact: month tokens are reserved when leased. A
+//! lease's per-minute tokens are taken from the GCRA when it begins; spent
+//! later, after the key's allowance refilled meanwhile, they come on top of
+//! it, so in a rolling minute a key may pass its limit by what its nodes
+//! held in leases (at most `2 × limit × TTL / 60 s`), and never on leases
+//! of one.
 
 use std::time::Duration;
 
