@@ -9,6 +9,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::process::{Proc, burst, cli, in_dir, requests_this_month, start, store_with_key};
+use mds_testkit::faketime::libfaketime;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -109,20 +110,6 @@ async fn sigterm_with_a_stuck_client_exits_within_the_grace_and_loses_no_count()
         counted,
         "every request counted before SIGTERM is in the store"
     );
-}
-
-/// libfaketime, if installed (Debian's `faketime`); `.ci/run` installs it
-/// and sets `MDS_TEST_REQUIRE_FAKETIME`, so there the test cannot skip.
-fn libfaketime() -> Option<&'static str> {
-    let found =
-        ["/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1"]
-            .into_iter()
-            .find(|p| std::path::Path::new(p).exists());
-    if found.is_none() {
-        assert!(std::env::var_os("MDS_TEST_REQUIRE_FAKETIME").is_none(), "libfaketime is required here");
-        println!("skipped: libfaketime not installed (apt-get install faketime)");
-    }
-    found
 }
 
 #[tokio::test]

@@ -10,8 +10,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::process::{self, Proc};
-use common::redis_server::RedisServer;
+use mds_testkit::faketime::libfaketime;
 use mds_testkit::pg::{TestDb, admin_url};
+use mds_testkit::redis::RedisServer;
 
 /// A PostgreSQL database with the demo companies, tier `t` of `rate`/min
 /// and `quota`/month, account `acme` and one key on `t`.
@@ -210,20 +211,6 @@ async fn redis_killed_and_restarted_under_load_loses_no_request_from_the_ledger(
     // Exact but for a flush landing while the seed read the store (counted
     // twice): within 1 %.
     assert!(counter.abs_diff(admitted) * 100 <= admitted, "admitted {admitted}, counter {counter}");
-}
-
-/// libfaketime, if installed; `.ci/run` installs it and sets
-/// `MDS_TEST_REQUIRE_FAKETIME`, so there the test cannot skip.
-fn libfaketime() -> Option<&'static str> {
-    let found =
-        ["/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1"]
-            .into_iter()
-            .find(|p| std::path::Path::new(p).exists());
-    if found.is_none() {
-        assert!(std::env::var_os("MDS_TEST_REQUIRE_FAKETIME").is_none(), "libfaketime is required here");
-        println!("skipped: libfaketime not installed (apt-get install faketime)");
-    }
-    found
 }
 
 #[tokio::test]

@@ -5,7 +5,6 @@
 
 pub mod faults;
 pub mod process;
-pub mod redis_server;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -10,7 +10,6 @@
 //! when the binary is missing) so they can pause and restart it without
 //! disturbing the other tests.
 
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,6 +20,7 @@ use mds_limits::{Charge, Decision, Limits, ManualClock, Meter, Outcome, Policy, 
 use mds_store::prelude::*;
 use mds_store::sqlite::SqliteStore;
 use mds_store::{DatabaseUrl, NewKey, UsageBatch, UsageDelta};
+use mds_testkit::redis::RedisServer;
 use tempfile::TempDir;
 
 const KEY: &str = "mds_live_t01";
@@ -316,50 +316,17 @@ async fn unreachable_redis_falls_back_to_a_share_of_the_limit() {
     assert_eq!(env.stored().await, 7);
 }
 
-/// A private `redis-server` on `port`, killed on drop.
-struct Server(Child);
-
-impl Server {
-    async fn start(port: u16) -> Option<Server> {
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .ok()?;
-        let server = Server(child);
-        for _ in 0..200 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-                return Some(server);
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        None
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
 #[tokio::test]
 async fn back_to_redis_after_a_pause_and_after_a_restart() {
     if redis_url().is_none() {
         return;
     }
-    let port = free_port();
-    let Some(server) = Server::start(port).await else {
+    let Some(server) = RedisServer::start() else {
         println!("skipped: cannot start redis-server");
         return;
     };
-    let env = Env::new(&format!("redis://127.0.0.1:{port}")).await;
+    let port = server.port;
+    let env = Env::new(&server.url()).await;
     // A timeout well under the 700 ms pause below, so the pause reads as an outage.
     let config = env.config(2).with_timeout(Duration::from_millis(250));
     let a = Arc::new(SharedLimiter::connect(config, Arc::new(Meter::new()), env.clock.clone()).await.unwrap());
@@ -402,7 +369,7 @@ async fn back_to_redis_after_a_pause_and_after_a_restart() {
     assert!(a.is_degraded());
     a.local().meter().flush(&env.store).await.unwrap();
     assert_eq!(env.stored().await, 7);
-    let _server = Server::start(port).await.expect("restart");
+    let _server = RedisServer::start_on(port).expect("restart");
     let mut requests = 7;
     let mut back = false;
     for _ in 0..100 {

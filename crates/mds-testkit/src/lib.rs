@@ -11,9 +11,13 @@
 //! - [`raw`]: a raw connection to the database under test, for the suite's
 //!   functions that change it behind the store's back.
 //! - [`rng`]: a small deterministic random generator for randomised tests.
+//! - [`redis`]: a private `redis-server` to stop, kill and restart.
+//! - [`faketime`]: where libfaketime is, for processes under a fake clock.
 
+pub mod faketime;
 pub mod fixtures;
 pub mod pg;
 pub mod raw;
+pub mod redis;
 pub mod rng;
 pub mod store;
