@@ -35,9 +35,16 @@ echo "== req/s and p99: --redis | without Redis (key limit out of reach) =="
 side_by_side "with Redis | without" 18192 "$URL" 18191 "$URL"
 
 rcli() { redis-cli -u "$REDIS" "$@"; }
-# Redis commands run since the last CONFIG RESETSTAT (every command, the
-# scripts' inner calls not included: what crosses the network).
-commands() { rcli INFO commandstats | awk -F'[:=,]' '/^cmdstat_/ && $1 != "cmdstat_info" && $1 != "cmdstat_config" {s += $3} END {print s+0}'; }
+# Since the last CONFIG RESETSTAT: "sent run", the commands the nodes sent
+# (scripts, EVALSHA/EVAL, and any plain command) and every command Redis ran,
+# the scripts' inner calls included (INFO commandstats counts both).
+commands() {
+  rcli INFO commandstats | awk -F'[:=,]' '
+    /^cmdstat_/ && $1 != "cmdstat_info" && $1 != "cmdstat_config" {
+      all += $3; if ($1 == "cmdstat_evalsha" || $1 == "cmdstat_eval") sent += $3
+    }
+    END {print sent+0, all+0}'
+}
 # wrk on port with key for SECS: "requests admitted" (2xx/3xx).
 admitted() {
   local out; out=$(wrk -t1 -c"$CONNS" -d"${SECS}s" -H "Authorization: Bearer $2" "http://127.0.0.1:$1$URL")
@@ -47,8 +54,9 @@ admitted() {
 per_request() { # label port key
   admitted "$2" "$3" >/dev/null   # warm-up: the leases grow to their size
   rcli CONFIG RESETSTAT >/dev/null
-  local n c; n=$(admitted "$2" "$3"); c=$(commands)
-  printf '%s: %s admitted, %s Redis commands, %.4f per admitted request\n' "$1" "$n" "$c" "$(echo "$c / $n" | bc -l)"
+  local n c sent all; n=$(admitted "$2" "$3"); c=$(commands); sent=${c% *}; all=${c#* }
+  printf '%s: %s admitted; %s scripts sent (%.4f per admitted request); %s commands run with their inner calls (%.4f per admitted)\n' \
+    "$1" "$n" "$sent" "$(echo "$sent / $n" | bc -l)" "$all" "$(echo "$all / $n" | bc -l)"
 }
 echo "== Redis commands per admitted request (INFO commandstats) =="
 per_request "limit out of reach, 1 s leases" 18192 "$KEY"

@@ -7,8 +7,10 @@
 //! - A key starts with leases of one: a key seen for the first time, or a
 //!   key with a small limit, is limited exactly as if every request asked
 //!   Redis.
-//! - A lease spent before its TTL doubles the next one (slow start, as
-//!   Doorman's clients ask for more capacity when they use all they have).
+//! - A lease spent before its TTL doubles what the next asks for (slow
+//!   start, as Doorman's clients ask for more capacity when they use all
+//!   they have); a refusal keeps it, so a key held at its limit asks for
+//!   ever larger batches and, refused meanwhile, waits for them to refill.
 //! - A lease that lived its TTL sizes the next one to what was spent in it,
 //!   plus a quarter (the demand observed over one TTL, with headroom).
 //! - Never more than [`max_lease`]: two TTLs' worth of the key's rate per
@@ -104,11 +106,13 @@ pub(crate) fn max_lease(limits: Limits, nodes: u32, ttl: Duration) -> u64 {
     u64::try_from(per_ttl).unwrap_or(u64::MAX).max(1)
 }
 
-/// The size of the next lease after `ended`, which was spent out before its
-/// TTL (`spent_early`) or lived it; at most `cap`.
-pub(crate) fn next_size(ended: &Held, spent_early: bool, cap: u64) -> u64 {
+/// The size of the next lease after `ended`, asked for as `wanted`, which
+/// was spent out before its TTL (`spent_early`: twice what was asked, even
+/// if less was granted, so a key held at its limit asks for batches) or
+/// lived it; at most `cap`.
+pub(crate) fn next_size(ended: &Held, wanted: u64, spent_early: bool, cap: u64) -> u64 {
     let size = if spent_early {
-        ended.granted_min.max(1).saturating_mul(2)
+        wanted.max(1).saturating_mul(2)
     } else {
         let spent = ended.used_min;
         spent + spent / 4
@@ -150,10 +154,11 @@ mod tests {
 
     #[test]
     fn a_lease_spent_early_doubles_one_that_lived_shrinks_to_its_use() {
-        assert_eq!(next_size(&held(4, 4), true, 100), 8);
-        assert_eq!(next_size(&held(64, 64), true, 100), 100);
-        assert_eq!(next_size(&held(40, 8), false, 100), 10);
-        assert_eq!(next_size(&held(40, 0), false, 100), 1);
+        assert_eq!(next_size(&held(4, 4), 4, true, 100), 8);
+        assert_eq!(next_size(&held(64, 64), 64, true, 100), 100);
+        assert_eq!(next_size(&held(1, 1), 8, true, 100), 16, "less granted than asked: ask for more");
+        assert_eq!(next_size(&held(40, 8), 40, false, 100), 10);
+        assert_eq!(next_size(&held(40, 0), 40, false, 100), 1);
     }
 
     #[test]

@@ -765,8 +765,12 @@ impl SharedLimiter {
         {
             let mut s = lease.lock();
             if let Some(h) = s.held.take() {
-                let spent_early = h.live(mono) && h.limits == limits;
-                s.size = lease::next_size(&h, spent_early, cap);
+                // A lease that granted no minute token was a refusal: the
+                // size it asked for stands.
+                if h.granted_min > 0 {
+                    let spent_early = h.live(mono) && h.limits == limits;
+                    s.size = lease::next_size(&h, s.size, spent_early, cap);
+                }
                 s.ended = Some(h);
             }
             s.size = s.size.clamp(1, cap);
@@ -852,7 +856,9 @@ impl SharedLimiter {
             let carry = s.adj != s.adj_acked;
             if let Some(h) = s.held.filter(|h| all || carry || !h.live(mono)) {
                 s.held = None;
-                s.size = lease::next_size(&h, false, u64::MAX).min(s.size.max(1));
+                if h.granted_min > 0 {
+                    s.size = lease::next_size(&h, s.size, false, u64::MAX).min(s.size.max(1));
+                }
                 s.ended = Some(h);
             }
             match (s.ended, s.adj_month) {
