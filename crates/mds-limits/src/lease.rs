@@ -92,6 +92,23 @@ impl Held {
         self.counter.saturating_sub(self.granted_mon - self.used_mon)
     }
 
+    /// When this lease's minute tokens are spent and Redis had none left
+    /// when it was granted: when Redis will have one token again, and when
+    /// it will have `size` (the next lease), on the node's monotonic clock,
+    /// reckoned from the grant's answer as the GCRA refills (one token per
+    /// `60 s / limit`). `None` while the lease has tokens or Redis had some.
+    pub(crate) fn refill(&self, size: u64) -> Option<(Duration, Duration)> {
+        if self.used_min < self.granted_min || self.redis_remaining > 0 {
+            return None;
+        }
+        let per_token = 60_000_000 / i64::from(self.limits.rate_limit_per_minute.max(1));
+        let after = |tokens: i64| {
+            let us = tokens.saturating_mul(per_token) + self.reset_us - 60_000_000;
+            self.taken_at + Duration::from_micros(u64::try_from(us).unwrap_or(0))
+        };
+        Some((after(1), after(i64::try_from(size.max(1)).unwrap_or(i64::MAX))))
+    }
+
     /// Nanoseconds until the minute's allowance is full, at `now`.
     pub(crate) fn reset_ns(&self, now: Duration) -> i64 {
         let gone = i64::try_from(now.saturating_sub(self.taken_at).as_micros()).unwrap_or(i64::MAX);
@@ -159,6 +176,23 @@ mod tests {
         assert_eq!(next_size(&held(1, 1), 8, true, 100), 16, "less granted than asked: ask for more");
         assert_eq!(next_size(&held(40, 8), 40, false, 100), 10);
         assert_eq!(next_size(&held(40, 0), 40, false, 100), 1);
+    }
+
+    #[test]
+    fn a_spent_lease_knows_when_redis_has_tokens_again() {
+        // 600/min: a token every 100 ms; after the grant the minute was
+        // 59.95 s from full (none left), so one token is back 50 ms after
+        // it, five 450 ms after.
+        let mut h = held(2, 2);
+        h.redis_remaining = 0;
+        h.reset_us = 59_950_000;
+        let at = |ms| Duration::from_millis(ms);
+        assert_eq!(h.refill(5), Some((at(50), at(450))));
+        h.redis_remaining = 1;
+        assert_eq!(h.refill(5), None, "Redis had tokens left");
+        h.redis_remaining = 0;
+        h.used_min = 1;
+        assert_eq!(h.refill(5), None, "the lease has tokens left");
     }
 
     #[test]

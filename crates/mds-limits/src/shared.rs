@@ -100,7 +100,8 @@ use crate::meter::{self, Meter};
 /// Redis has no record of the node (-1: not known yet), 8 per-minute tokens
 /// wanted (0: only settle), 9 limit per minute, 10 monthly quota, 11 nodes
 /// sharing the key, 12 now in µs (0: use Redis's `TIME`), 13 the expiry of
-/// the counter and records (s), 14 month tokens wanted.
+/// the counter and records (s), 14 month tokens wanted (granted only with
+/// per-minute tokens: a refused request reserves nothing).
 ///
 /// Answers `{status, granted_min, granted_month, remaining, reset_us,
 /// retry_us, counter, epoch}`: status 1 done; -1 unseeded (the counter is
@@ -170,7 +171,7 @@ if want > 0 and avail > 0 then
 end
 local left = tonumber(ARGV[10]) - used
 local gmon = 0
-if want_mon > 0 and left > 0 then
+if want_mon > 0 and left > 0 and gmin > 0 then
   gmon = math.min(want_mon, math.max(math.floor(left / nodes), 1))
 end
 tat = tat + gmin * t
@@ -604,7 +605,8 @@ impl SharedLimiter {
             .iter()
             .filter(|(_, l)| {
                 let s = l.lock();
-                s.held.is_some_and(|h| !h.live(now)) || s.ended.is_some() || s.adj != s.adj_acked
+                let holds = |h: Held| h.granted_min + h.granted_mon > 0;
+                s.held.is_some_and(|h| holds(h) && !h.live(now)) || s.ended.is_some() || s.adj != s.adj_acked
             })
             .map(|(k, l)| (k.clone(), l.clone()))
             .collect();
@@ -683,11 +685,35 @@ impl SharedLimiter {
         let (now, mono) = (clock.now(), clock.elapsed());
         let month = BillingMonth::of(now);
         let mut s = lease.lock();
+        let size = s.size;
+        let standing = s.blocked.filter(|b| b.until > mono);
         if let Some(h) = s.held.as_mut() {
-            if h.month == month && h.limits == limits && h.live(mono) && h.take(counts) {
-                let h = *h;
-                drop(s);
-                return Some(self.admitted(key, lease, &h, limits, charge, now, mono));
+            if h.month == month && h.limits == limits && h.live(mono) {
+                if h.take(counts) {
+                    let h = *h;
+                    drop(s);
+                    return Some(self.admitted(key, lease, &h, limits, charge, now, mono));
+                }
+                // Spent, and Redis had nothing left: refused here until a
+                // lease of the next size has refilled (at most one lease TTL,
+                // for tokens other nodes give back), without asking Redis.
+                if let Some((retry_at, ready_at)) = h.refill(size) {
+                    let until = ready_at.min(mono + self.config.lease_ttl);
+                    if mono < retry_at.max(until) && standing.is_none() {
+                        let h = *h;
+                        s.blocked = Some(Blocked {
+                            until,
+                            retry_at,
+                            reset_at: h.taken_at + Duration::from_micros(u64::try_from(h.reset_us).unwrap_or(0)),
+                            month,
+                            limits,
+                            minute: true,
+                            month_spent: false,
+                            minute_remaining: 0,
+                            counter: h.month_used(),
+                        });
+                    }
+                }
             }
         }
         let b = s.blocked?;
