@@ -527,9 +527,18 @@ impl SharedLimiter {
         &self.local
     }
 
-    /// How long a lease admits.
-    pub fn lease_ttl(&self) -> Duration {
-        self.config.lease_ttl
+    /// How long a lease admits: three quarters of the lease TTL, so that
+    /// with the sweep that gives it back ([`SharedLimiter::sweep_interval`])
+    /// and a refused node's next ask, another node waits at most one TTL
+    /// for tokens this one did not use.
+    fn lease_life(&self) -> Duration {
+        self.config.lease_ttl * 3 / 4
+    }
+
+    /// How often [`SharedLimiter::sweep`] should run: an eighth of the
+    /// lease TTL.
+    pub fn sweep_interval(&self) -> Duration {
+        self.config.lease_ttl / 8
     }
 
     /// Whether decisions are taken locally now, Redis being away.
@@ -592,7 +601,8 @@ impl SharedLimiter {
 
     /// Gives back the leases that ended and carries requests counted outside
     /// leases to Redis, for keys that went quiet (an active key does both
-    /// when it takes its next lease). Run it every quarter lease TTL.
+    /// when it takes its next lease). Run it every
+    /// [`SharedLimiter::sweep_interval`].
     pub async fn sweep(&self, store: &dyn UsageStore) {
         if self.is_degraded() {
             return;
@@ -822,7 +832,7 @@ impl SharedLimiter {
             granted_mon: a.granted_mon,
             used_mon: 0,
             taken_at: mono,
-            ends_at: mono + self.config.lease_ttl,
+            ends_at: mono + self.lease_life(),
             redis_remaining: a.remaining,
             reset_us: a.reset_us,
             counter: a.counter,
@@ -836,13 +846,14 @@ impl SharedLimiter {
         // Refused: stand by the refusal without asking Redis again. For the
         // minute, until the tokens of a lease of this size can have come (a
         // lease of one: until Redis's retry), at most one lease TTL; for the
-        // month, a quarter TTL, so tokens another node gives back are found.
+        // month, one sweep interval, so tokens another node gives back are
+        // found.
         let per_token = 60_000_000 / i64::from(limits.rate_limit_per_minute.max(1));
         let batch = per_token.saturating_mul(i64::try_from(s.size.saturating_sub(1)).unwrap_or(i64::MAX));
         let us = |v: i64| Duration::from_micros(u64::try_from(v).unwrap_or(0));
         let wait = match a.granted_min {
             0 => us(a.retry_us.max(batch)).min(self.config.lease_ttl),
-            _ => self.config.lease_ttl / 4,
+            _ => self.sweep_interval(),
         };
         let b = Blocked {
             until: mono + wait,

@@ -495,7 +495,7 @@ async fn a_node_holding_unused_tokens_refuses_another_for_at_most_a_lease() {
             let store = env.store.clone();
             tokio::spawn(async move {
                 loop {
-                    tokio::time::sleep(ttl / 4).await;
+                    tokio::time::sleep(n.sweep_interval()).await;
                     n.sweep(&store).await;
                 }
             })
@@ -527,7 +527,7 @@ async fn a_node_holding_unused_tokens_refuses_another_for_at_most_a_lease() {
     println!(
         "early refusal: {refused} refusals over {:?} (lease TTL {ttl:?}, sweep every {:?})",
         start.elapsed(),
-        ttl / 4
+        a.sweep_interval()
     );
     for s in sweeps {
         s.abort();

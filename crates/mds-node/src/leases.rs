@@ -8,14 +8,14 @@ use tokio::task::JoinHandle;
 
 use crate::node::Node;
 
-/// Spawns the sweeper (every quarter lease TTL); it runs until aborted. A node
+/// Spawns the sweeper (every eighth of a lease TTL); it runs until aborted. A node
 /// without Redis gets a task that only waits.
 pub fn spawn(node: Arc<Node>) -> JoinHandle<()> {
     tokio::spawn(async move {
         let Some(shared) = node.shared.as_ref() else {
             return std::future::pending().await;
         };
-        let mut tick = tokio::time::interval(shared.lease_ttl() / 4);
+        let mut tick = tokio::time::interval(shared.sweep_interval());
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
