@@ -918,3 +918,147 @@ async fn billing_scenario_end_to_end_on_two_nodes() {
     other.stop().await;
     app.stop().await;
 }
+
+/// Walks an admin list from `path` (which has its `?` already) a page at a
+/// time, following `next_cursor` to the end; `during` runs after the first
+/// page (to change the list while it is walked). Returns `field` of every
+/// item, in order, and the number of pages. Asserts the list shape on
+/// every page: `has_more` exactly when `next_cursor` is a string.
+async fn walk<F, Fut>(app: &TestApp, t: &str, path: &str, field: &str, mut during: F) -> (Vec<String>, usize)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let (mut seen, mut pages) = (Vec::new(), 0);
+    let mut next = path.to_owned();
+    loop {
+        let r = get(app, &next, t).await;
+        assert_eq!(r.status(), 200, "GET {next}");
+        let page: Value = r.json().await.unwrap();
+        pages += 1;
+        seen.extend(page["data"].as_array().unwrap().iter().map(|x| x[field].as_str().unwrap().to_owned()));
+        if pages == 1 {
+            during().await;
+        }
+        match page["next_cursor"].as_str() {
+            Some(c) => {
+                assert_eq!(page["has_more"], true, "{page}");
+                next = format!("{path}&cursor={c}");
+            }
+            None => {
+                assert_eq!(page["has_more"], false, "{page}");
+                assert!(page["next_cursor"].is_null(), "{page}");
+                return (seen, pages);
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn admin_lists_page_by_keyset_with_signed_cursors() {
+    use reqwest::Method;
+    let (app, t) = spawn_admin().await;
+    let store = &*app.store;
+    // 60 accounts more than the default page (acme is there already).
+    for i in 0..60 {
+        store
+            .create_account(&mds_domain::AccountName::parse(&format!("acct-{i:02}")).unwrap(), Utc::now())
+            .await
+            .unwrap();
+    }
+    let first: Value = get(&app, "/admin/v1/accounts", &t).await.json().await.unwrap();
+    assert_eq!(first["data"].as_array().unwrap().len(), 50, "50 by default");
+    assert_eq!(first["has_more"], true);
+    // Walked 7 at a time, with an account added before the position and one
+    // after it while walking: every account that existed throughout once,
+    // in order; the one added behind the position is not seen, the one
+    // ahead is.
+    let (seen, pages) = walk(&app, &t, "/admin/v1/accounts?limit=7", "name", || async {
+        for name in ["aaa-early", "zzz-late"] {
+            let r = send(&app, Method::POST, "/admin/v1/accounts", &t, json!({"name": name})).await;
+            assert_eq!(r.status(), 201);
+        }
+    })
+    .await;
+    let mut expected: Vec<String> = (0..60).map(|i| format!("acct-{i:02}")).collect();
+    expected.push("acme".to_owned());
+    expected.sort();
+    expected.push("zzz-late".to_owned());
+    assert_eq!(seen, expected);
+    assert_eq!(pages, 62_usize.div_ceil(7));
+
+    // Tiers: one at a time.
+    let (tiers, pages) = walk(&app, &t, "/admin/v1/tiers?limit=1", "name", || async {}).await;
+    assert_eq!(tiers, ["enterprise", "evaluation", "pro", "starter"]);
+    assert_eq!(pages, 4);
+
+    // Keys: several made at one instant (the order's tie broken by
+    // prefix), of two accounts; walked whole and by account, while keys
+    // are issued.
+    let at = Utc::now();
+    for _ in 0..5 {
+        common::new_key_at(store, "acct-00", "pro", mds_domain::Environment::Live, at).await;
+        common::new_key_at(store, "acme", "starter", mds_domain::Environment::Test, at).await;
+    }
+    let listed = |account: Option<&str>| {
+        let account = account.map(|a| mds_domain::AccountName::parse(a).unwrap());
+        async move {
+            store.keys(account.as_ref()).await.unwrap().into_iter().map(|k| k.prefix.as_str().to_owned()).collect()
+        }
+    };
+    let before_all: Vec<String> = listed(None).await;
+    assert_eq!(before_all.len(), 11);
+    let (all, _) = walk(&app, &t, "/admin/v1/keys?limit=3", "key_prefix", || async {
+        common::new_key(store, "acme", "pro", mds_domain::Environment::Live).await;
+    })
+    .await;
+    // The key issued during the walk is created after all others: it ends
+    // the list, and the walk reached it.
+    let after_all: Vec<String> = listed(None).await;
+    assert_eq!(after_all.len(), 12);
+    assert_eq!(all, after_all, "no duplicate, no skip, in creation order");
+    let (acme, pages) = walk(&app, &t, "/admin/v1/keys?account=acme&limit=2", "key_prefix", || async {}).await;
+    assert_eq!(acme, listed(Some("acme")).await);
+    assert_eq!((acme.len(), pages), (7, 4));
+    let page: Value = get(&app, "/admin/v1/keys?account=acme&limit=2", &t).await.json().await.unwrap();
+    let acme_cursor = page["next_cursor"].as_str().unwrap().to_owned();
+
+    // Bad limits name `limit`; never clamped.
+    for bad in ["0", "201", "abc", "-1", "05", ""] {
+        for list in ["tiers", "accounts", "keys", "audit"] {
+            let p =
+                assert_problem(get(&app, &format!("/admin/v1/{list}?limit={bad}"), &t).await, 400, "invalid_parameter")
+                    .await;
+            assert_eq!(p["param"], "limit", "{list} limit={bad:?}");
+        }
+    }
+    let full: Value = get(&app, "/admin/v1/accounts?limit=200", &t).await.json().await.unwrap();
+    assert_eq!((full["data"].as_array().unwrap().len(), &full["has_more"]), (63, &Value::Bool(false)));
+    // A cursor is bound to its list and filters: another account's,
+    // the whole list's, another list's, the audit log's, a forged one: 400
+    // invalid_cursor naming `cursor`.
+    let page: Value = get(&app, "/admin/v1/keys?limit=2", &t).await.json().await.unwrap();
+    let all_cursor = page["next_cursor"].as_str().unwrap().to_owned();
+    let page: Value = get(&app, "/admin/v1/accounts?limit=2", &t).await.json().await.unwrap();
+    let accounts_cursor = page["next_cursor"].as_str().unwrap().to_owned();
+    let page: Value = get(&app, "/admin/v1/audit?limit=1", &t).await.json().await.unwrap();
+    let audit_cursor = page["next_cursor"].as_str().unwrap().to_owned();
+    for path in [
+        format!("/admin/v1/keys?account=acct-00&cursor={acme_cursor}"),
+        format!("/admin/v1/keys?cursor={acme_cursor}"),
+        format!("/admin/v1/keys?account=acme&cursor={all_cursor}"),
+        format!("/admin/v1/tiers?cursor={accounts_cursor}"),
+        format!("/admin/v1/accounts?cursor={audit_cursor}"),
+        format!("/admin/v1/audit?cursor={accounts_cursor}"),
+        "/admin/v1/tiers?cursor=forged".to_owned(),
+        format!("/admin/v1/accounts?cursor={}x", &accounts_cursor[..accounts_cursor.len() - 1]),
+    ] {
+        let p = assert_problem(get(&app, &path, &t).await, 400, "invalid_cursor").await;
+        assert_eq!(p["param"], "cursor", "{path}");
+    }
+    // The cursor with its own filters: the next page.
+    let next = get(&app, &format!("/admin/v1/keys?account=acme&limit=2&cursor={acme_cursor}"), &t).await;
+    assert_eq!(next.status(), 200);
+    assert_problem(get(&app, "/admin/v1/tiers?page=2", &t).await, 400, "unknown_parameter").await;
+    app.stop().await;
+}
