@@ -104,6 +104,45 @@ fn accounts_and_entitlement() {
     assert!(table.lines().next().unwrap().starts_with("NAME"));
 }
 
+/// The list commands walk the admin lists' pages (200 at a time) to the
+/// end: every account and key once, in order.
+#[tokio::test]
+async fn list_commands_print_every_page() {
+    let cli = Cli::new();
+    cli.ok(&["migrate"]);
+    let store = cli.store().await;
+    let now = chrono::Utc::now();
+    let mut names: Vec<String> = (0..205).map(|i| format!("a{i:03}")).collect();
+    for n in &names {
+        store.create_account(&mds_domain::AccountName::parse(n).unwrap(), now).await.unwrap();
+    }
+    for _ in 0..203 {
+        let key = mds_domain::ApiKey::generate(mds_domain::Environment::Live);
+        let new = mds_store::NewKey {
+            prefix: key.prefix(),
+            hash: key.hash(),
+            account: mds_domain::AccountName::parse("a007").unwrap(),
+            tier: mds_domain::TierName::parse("pro").unwrap(),
+            environment: mds_domain::Environment::Live,
+            created_at: now,
+            expires_at: None,
+        };
+        store.create_key(&new).await.unwrap();
+    }
+    let field = |out: &str, f: &str| -> Vec<String> {
+        out.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()[f].as_str().unwrap().to_owned())
+            .collect()
+    };
+    names.sort();
+    assert_eq!(field(&cli.ok(&["accounts", "list", "--json"]), "name"), names);
+    let keys: Vec<String> = store.keys(None).await.unwrap().into_iter().map(|k| k.prefix.as_str().to_owned()).collect();
+    assert_eq!(keys.len(), 203);
+    assert_eq!(field(&cli.ok(&["keys", "list", "--json"]), "key_prefix"), keys);
+    assert_eq!(field(&cli.ok(&["keys", "list", "--account", "a007", "--json"]), "key_prefix"), keys);
+    assert_eq!(cli.ok(&["keys", "list", "--account", "a008", "--json"]), "");
+}
+
 #[tokio::test]
 async fn keys_are_printed_once_and_stored_as_hashes() {
     let cli = Cli::new();

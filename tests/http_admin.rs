@@ -1,6 +1,7 @@
 //! The admin API (contract section 9) through the real admin listener:
 //! admin tokens, `/metrics` moved, API keys and admin tokens each refused
-//! on the other's listener, the routes, the audit log, idempotent POSTs.
+//! on the other's listener, the routes, the audit log, idempotent POSTs,
+//! and the billing scenario of issue 16 end to end on two serving nodes.
 //! Runs on PostgreSQL too (`MDS_TEST_BACKEND=postgres`).
 
 mod common;
@@ -647,5 +648,417 @@ async fn account_usage_for_billing() {
     assert_eq!(p["param"], "month");
     assert_problem(get(&app, "/admin/v1/accounts/globex/usage?mnth=2001-01", &t).await, 400, "unknown_parameter").await;
     assert_problem(get(&app, "/admin/v1/accounts/nobody/usage", &t).await, 404, "not_found").await;
+    app.stop().await;
+}
+
+/// A key holder on the public API: what it sent and was answered, by
+/// route template, the counted requests (`200`) and the free `304`s, as
+/// billing must read them.
+struct Holder {
+    client: reqwest::Client,
+    key: String,
+    by_route: std::collections::BTreeMap<&'static str, u64>,
+    not_modified: u64,
+}
+
+impl Holder {
+    fn new(client: &reqwest::Client, key: &str) -> Holder {
+        Holder { client: client.clone(), key: key.to_owned(), by_route: Default::default(), not_modified: 0 }
+    }
+
+    /// `GET path` (of route `route`) on `base`, `If-None-Match: etag` when
+    /// given; asserts the answer is `expect` and tallies it.
+    async fn get(
+        &mut self,
+        base: &str,
+        route: &'static str,
+        path: &str,
+        etag: Option<&str>,
+        expect: u16,
+    ) -> reqwest::Response {
+        let mut rb = self.client.get(format!("{base}{path}")).bearer_auth(&self.key);
+        if let Some(tag) = etag {
+            rb = rb.header("if-none-match", tag);
+        }
+        let r = rb.send().await.unwrap();
+        assert_eq!(r.status().as_u16(), expect, "GET {path} on {base}");
+        match expect {
+            200 => *self.by_route.entry(route).or_default() += 1,
+            304 => self.not_modified += 1,
+            _ => {}
+        }
+        r
+    }
+
+    fn requests(&self) -> u64 {
+        self.by_route.values().sum()
+    }
+}
+
+/// `GET /v1/usage` on `base` with `key`: its status, the per-minute limit
+/// the admission of this very request applied (`X-RateLimit-Limit`), and
+/// the body.
+async fn usage_on(client: &reqwest::Client, base: &str, key: &str) -> (u16, String, Value) {
+    let r = client.get(format!("{base}/v1/usage")).bearer_auth(key).send().await.unwrap();
+    let status = r.status().as_u16();
+    let limit = r.headers().get("x-ratelimit-limit").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
+    (status, limit, r.json().await.unwrap())
+}
+
+/// Polls `/v1/usage` on `base` until the key is enforced at `tier` with
+/// `rate` requests a minute (its own report and the limit its admission
+/// applied agree); returns how long it took from `since`, or panics once
+/// `deadline` has passed since `since`. A `429 rate_limited` on the way is
+/// the evaluation tier's 10 a minute refusing the polling itself, and
+/// polled past.
+async fn held_to(
+    client: &reqwest::Client,
+    base: &str,
+    key: &str,
+    tier: &str,
+    rate: u64,
+    since: std::time::Instant,
+    deadline: std::time::Duration,
+) -> std::time::Duration {
+    loop {
+        let (status, limit, u) = usage_on(client, base, key).await;
+        let elapsed = since.elapsed();
+        match status {
+            200 if u["tier"] == tier && u["rate_limit_per_minute"] == rate && limit == rate.to_string() => {
+                return elapsed;
+            }
+            200 => {}
+            429 => assert_eq!(u["code"], "rate_limited", "{u}"),
+            s => panic!("GET /v1/usage on {base}: {s} {u}"),
+        }
+        assert!(elapsed < deadline, "{base}: not held to {tier} after {elapsed:?}: {u}, limit {limit}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// The billing scenario of issue 16, end to end, through the real admin
+/// listener and two serving nodes on one store (each following it at the
+/// default 250 ms): an account and its key made over HTTP, the key used on
+/// both nodes (several routes and `304`s), the account's entitlement lapsed
+/// (the key held to the evaluation tier on every node within 1 s of the
+/// answer) and restored, the month's usage per route read back exactly as
+/// sent once the meters flush, the key rolled with a 2 s window (the new
+/// key at once, the old one inside the window and refused after it, on
+/// both nodes), and the audit log of it all.
+#[tokio::test]
+async fn billing_scenario_end_to_end_on_two_nodes() {
+    use reqwest::Method;
+    use std::time::{Duration, Instant};
+    let app = spawn_with(Options { admin: true, config: mds_http::HttpConfig::default(), ..Options::default() }).await;
+    let t = admin_token(&app, "billing").await;
+    let other = common::Node::start(app.store.clone(), mds_http::HttpConfig::default()).await;
+    let nodes = [app.base.clone(), other.base.clone()];
+    let client = &app.client;
+
+    // Sign-up: an account and a key, over the admin API.
+    let r = send(&app, Method::POST, "/admin/v1/accounts", &t, json!({"name": "initrode"})).await;
+    assert_eq!(r.status(), 201);
+    let r = req(&app, Method::POST, "/admin/v1/keys", &t)
+        .header("idempotency-key", "signup-initrode-1")
+        .json(&json!({"account": "initrode", "tier": "pro", "environment": "live"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let issued: Value = r.json().await.unwrap();
+    let key = issued["key"].as_str().unwrap().to_owned();
+    let prefix = issued["key_prefix"].as_str().unwrap().to_owned();
+
+    // The key on the public API of both nodes: several routes, and a 304
+    // on each node (free, but reported as not_modified).
+    let isin = mds_import::demo_companies()[0].isin.as_str().to_owned();
+    let slug = mds_import::demo_articles()[0].slug.as_str().to_owned();
+    let detail = format!("/v1/companies/{isin}");
+    let article = format!("/v1/news/{slug}");
+    let mut holder = Holder::new(client, &key);
+    let (a, b) = (nodes[0].as_str(), nodes[1].as_str());
+    for _ in 0..3 {
+        holder.get(a, "/v1/companies", "/v1/companies?limit=2", None, 200).await;
+    }
+    holder.get(a, "/v1/companies/{isin}", &detail, None, 200).await;
+    let news = holder.get(a, "/v1/news", "/v1/news?limit=1", None, 200).await;
+    let tag = news.headers()["etag"].to_str().unwrap().to_owned();
+    holder.get(a, "/v1/news", "/v1/news?limit=1", Some(&tag), 304).await;
+    for _ in 0..2 {
+        holder.get(b, "/v1/news/{slug}", &article, None, 200).await;
+    }
+    holder.get(b, "/v1/companies", "/v1/companies?limit=1", None, 200).await;
+    let one = holder.get(b, "/v1/companies/{isin}", &detail, None, 200).await;
+    let tag = one.headers()["etag"].to_str().unwrap().to_owned();
+    holder.get(b, "/v1/companies/{isin}", &detail, Some(&tag), 304).await;
+    for base in &nodes {
+        let (status, _, u) = usage_on(client, base, &key).await;
+        assert_eq!((status, u["tier"].as_str(), u["entitled"].as_bool()), (200, Some("pro"), Some(true)));
+    }
+
+    // Billing lapses the account: held to the evaluation tier on every node
+    // within 1 s of the PATCH's answer.
+    let r = send(&app, Method::PATCH, "/admin/v1/accounts/initrode", &t, json!({"entitled": false})).await;
+    assert_eq!(r.status(), 200);
+    let lapsed_at = Instant::now();
+    assert_eq!(r.json::<Value>().await.unwrap()["entitled"], false);
+    let second = Duration::from_secs(1);
+    let (ta, tb) = tokio::join!(
+        held_to(client, a, &key, "evaluation", 10, lapsed_at, second),
+        held_to(client, b, &key, "evaluation", 10, lapsed_at, second),
+    );
+    assert!(ta.max(tb) < second, "held to evaluation after {ta:?} and {tb:?}");
+    for base in &nodes {
+        let (status, _, u) = usage_on(client, base, &key).await;
+        assert_eq!(status, 200, "{u}");
+        assert_eq!((u["plan_tier"].as_str(), u["entitled"].as_bool()), (Some("pro"), Some(false)));
+        assert_eq!(u["current_month"]["quota"], 1_000, "the evaluation tier's quota");
+    }
+    // Restored: its own tier again on every node.
+    let r = send(&app, Method::PATCH, "/admin/v1/accounts/initrode", &t, json!({"entitled": true})).await;
+    assert_eq!(r.status(), 200);
+    let restored_at = Instant::now();
+    let (ta, tb) = tokio::join!(
+        held_to(client, a, &key, "pro", 600, restored_at, second),
+        held_to(client, b, &key, "pro", 600, restored_at, second),
+    );
+    assert!(ta.max(tb) < second, "back to pro after {ta:?} and {tb:?}");
+
+    // The month's usage per route, as billing reads it: exactly what was
+    // sent, once node b's meter has flushed (every second).
+    let usage_path = "/admin/v1/accounts/initrode/usage";
+    let waited = Instant::now();
+    let u = loop {
+        let u: Value = get(&app, usage_path, &t).await.json().await.unwrap();
+        if u["data"][0]["requests"].as_u64() >= Some(holder.requests()) || waited.elapsed() > Duration::from_secs(5) {
+            break u;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!((u["account"].as_str(), u["entitled"].as_bool()), (Some("initrode"), Some(true)));
+    assert_eq!(u["data"].as_array().unwrap().len(), 1, "{u}");
+    let k = &u["data"][0];
+    assert_eq!((k["key_prefix"].as_str(), k["plan_tier"].as_str()), (Some(prefix.as_str()), Some("pro")));
+    assert_eq!(k["quota"], 1_000_000, "the quota in force: pro's again");
+    assert_eq!(k["requests"], holder.requests(), "{k}");
+    assert_eq!(k["not_modified"], holder.not_modified, "{k}");
+    let mut expected: std::collections::BTreeMap<String, u64> =
+        mds_http::controllers::usage_daily::data_routes().iter().map(|r| ((*r).to_owned(), 0)).collect();
+    for (route, n) in &holder.by_route {
+        *expected.get_mut(*route).expect("a data route") += n;
+    }
+    let got: std::collections::BTreeMap<String, u64> =
+        serde_json::from_value(k["by_route"].clone()).expect("by_route maps routes to counts");
+    assert_eq!(got, expected);
+    // Both nodes' reports of the key's own month agree with billing's.
+    for base in &nodes {
+        let (status, _, own) = usage_on(client, base, &key).await;
+        assert_eq!(status, 200, "{own}");
+        assert_eq!(own["current_month"]["requests"], holder.requests(), "{base}");
+    }
+
+    // Roll the key with a 2 s window: the new key works at once, the old
+    // one inside the window, and is refused after it, on both nodes.
+    let r = send(&app, Method::POST, &format!("/admin/v1/keys/{prefix}/roll"), &t, json!({"expires_in": 2})).await;
+    assert_eq!(r.status(), 201);
+    let rolled: Value = r.json().await.unwrap();
+    let new = rolled["key"].as_str().unwrap().to_owned();
+    let ends = mds_domain::time::parse_rfc3339(rolled["rolled"]["expires_at"].as_str().unwrap()).unwrap();
+    for base in &nodes {
+        let r = client.get(format!("{base}/v1/companies?limit=1")).bearer_auth(&new).send().await.unwrap();
+        assert_eq!(r.status(), 200, "the new key on {base}");
+        let r = client.get(format!("{base}/v1/companies?limit=1")).bearer_auth(&key).send().await.unwrap();
+        assert_eq!(r.status(), 200, "the old key inside its window on {base}");
+        assert!(Utc::now() < ends, "the window was not over when the old key was answered");
+    }
+    for base in &nodes {
+        loop {
+            let r = client.get(format!("{base}/v1/companies?limit=1")).bearer_auth(&key).send().await.unwrap();
+            let answered = Utc::now();
+            if r.status() == 401 {
+                assert!(answered >= ends, "{base} refused the old key before its window ended");
+                assert_problem(r, 401, "invalid_api_key").await;
+                break;
+            }
+            assert_eq!(r.status(), 200);
+            assert!(
+                answered < ends + chrono::Duration::seconds(1),
+                "{base} still took the old key 1 s after its window"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let r = client.get(format!("{base}/v1/companies?limit=1")).bearer_auth(&new).send().await.unwrap();
+        assert_eq!(r.status(), 200, "the new key after the window on {base}");
+    }
+
+    // The audit log tells the story, under the token's name.
+    let log: Value = get(&app, "/admin/v1/audit?limit=5", &t).await.json().await.unwrap();
+    let story: Vec<(String, String)> = log["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .map(|e| {
+            assert_eq!(e["actor"], "billing");
+            (e["action"].as_str().unwrap().to_owned(), e["target"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    let acct = || "account:initrode".to_owned();
+    let k = format!("key:{prefix}");
+    assert_eq!(
+        story,
+        [
+            ("account.create".to_owned(), acct()),
+            ("key.create".to_owned(), k.clone()),
+            ("account.update".to_owned(), acct()),
+            ("account.update".to_owned(), acct()),
+            ("key.roll".to_owned(), k),
+        ]
+    );
+    other.stop().await;
+    app.stop().await;
+}
+
+/// Walks an admin list from `path` (which has its `?` already) a page at a
+/// time, following `next_cursor` to the end; `during` runs after the first
+/// page (to change the list while it is walked). Returns `field` of every
+/// item, in order, and the number of pages. Asserts the list shape on
+/// every page: `has_more` exactly when `next_cursor` is a string.
+async fn walk<F, Fut>(app: &TestApp, t: &str, path: &str, field: &str, mut during: F) -> (Vec<String>, usize)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let (mut seen, mut pages) = (Vec::new(), 0);
+    let mut next = path.to_owned();
+    loop {
+        let r = get(app, &next, t).await;
+        assert_eq!(r.status(), 200, "GET {next}");
+        let page: Value = r.json().await.unwrap();
+        pages += 1;
+        seen.extend(page["data"].as_array().unwrap().iter().map(|x| x[field].as_str().unwrap().to_owned()));
+        if pages == 1 {
+            during().await;
+        }
+        match page["next_cursor"].as_str() {
+            Some(c) => {
+                assert_eq!(page["has_more"], true, "{page}");
+                next = format!("{path}&cursor={c}");
+            }
+            None => {
+                assert_eq!(page["has_more"], false, "{page}");
+                assert!(page["next_cursor"].is_null(), "{page}");
+                return (seen, pages);
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn admin_lists_page_by_keyset_with_signed_cursors() {
+    use reqwest::Method;
+    let (app, t) = spawn_admin().await;
+    let store = &*app.store;
+    // 60 accounts more than the default page (acme is there already).
+    for i in 0..60 {
+        store
+            .create_account(&mds_domain::AccountName::parse(&format!("acct-{i:02}")).unwrap(), Utc::now())
+            .await
+            .unwrap();
+    }
+    let first: Value = get(&app, "/admin/v1/accounts", &t).await.json().await.unwrap();
+    assert_eq!(first["data"].as_array().unwrap().len(), 50, "50 by default");
+    assert_eq!(first["has_more"], true);
+    // Walked 7 at a time, with an account added before the position and one
+    // after it while walking: every account that existed throughout once,
+    // in order; the one added behind the position is not seen, the one
+    // ahead is.
+    let (seen, pages) = walk(&app, &t, "/admin/v1/accounts?limit=7", "name", || async {
+        for name in ["aaa-early", "zzz-late"] {
+            let r = send(&app, Method::POST, "/admin/v1/accounts", &t, json!({"name": name})).await;
+            assert_eq!(r.status(), 201);
+        }
+    })
+    .await;
+    let mut expected: Vec<String> = (0..60).map(|i| format!("acct-{i:02}")).collect();
+    expected.push("acme".to_owned());
+    expected.sort();
+    expected.push("zzz-late".to_owned());
+    assert_eq!(seen, expected);
+    assert_eq!(pages, 62_usize.div_ceil(7));
+
+    // Tiers: one at a time.
+    let (tiers, pages) = walk(&app, &t, "/admin/v1/tiers?limit=1", "name", || async {}).await;
+    assert_eq!(tiers, ["enterprise", "evaluation", "pro", "starter"]);
+    assert_eq!(pages, 4);
+
+    // Keys: several made at one instant (the order's tie broken by
+    // prefix), of two accounts; walked whole and by account, while keys
+    // are issued.
+    let at = Utc::now();
+    for _ in 0..5 {
+        common::new_key_at(store, "acct-00", "pro", mds_domain::Environment::Live, at).await;
+        common::new_key_at(store, "acme", "starter", mds_domain::Environment::Test, at).await;
+    }
+    let listed = |account: Option<&str>| {
+        let account = account.map(|a| mds_domain::AccountName::parse(a).unwrap());
+        async move {
+            store.keys(account.as_ref()).await.unwrap().into_iter().map(|k| k.prefix.as_str().to_owned()).collect()
+        }
+    };
+    let before_all: Vec<String> = listed(None).await;
+    assert_eq!(before_all.len(), 11);
+    let (all, _) = walk(&app, &t, "/admin/v1/keys?limit=3", "key_prefix", || async {
+        common::new_key(store, "acme", "pro", mds_domain::Environment::Live).await;
+    })
+    .await;
+    // The key issued during the walk is created after all others: it ends
+    // the list, and the walk reached it.
+    let after_all: Vec<String> = listed(None).await;
+    assert_eq!(after_all.len(), 12);
+    assert_eq!(all, after_all, "no duplicate, no skip, in creation order");
+    let (acme, pages) = walk(&app, &t, "/admin/v1/keys?account=acme&limit=2", "key_prefix", || async {}).await;
+    assert_eq!(acme, listed(Some("acme")).await);
+    assert_eq!((acme.len(), pages), (7, 4));
+    let page: Value = get(&app, "/admin/v1/keys?account=acme&limit=2", &t).await.json().await.unwrap();
+    let acme_cursor = page["next_cursor"].as_str().unwrap().to_owned();
+
+    // Bad limits name `limit`; never clamped.
+    for bad in ["0", "201", "abc", "-1", "05", ""] {
+        for list in ["tiers", "accounts", "keys", "audit"] {
+            let p =
+                assert_problem(get(&app, &format!("/admin/v1/{list}?limit={bad}"), &t).await, 400, "invalid_parameter")
+                    .await;
+            assert_eq!(p["param"], "limit", "{list} limit={bad:?}");
+        }
+    }
+    let full: Value = get(&app, "/admin/v1/accounts?limit=200", &t).await.json().await.unwrap();
+    assert_eq!((full["data"].as_array().unwrap().len(), &full["has_more"]), (63, &Value::Bool(false)));
+    // A cursor is bound to its list and filters: another account's,
+    // the whole list's, another list's, the audit log's, a forged one: 400
+    // invalid_cursor naming `cursor`.
+    let page: Value = get(&app, "/admin/v1/keys?limit=2", &t).await.json().await.unwrap();
+    let all_cursor = page["next_cursor"].as_str().unwrap().to_owned();
+    let page: Value = get(&app, "/admin/v1/accounts?limit=2", &t).await.json().await.unwrap();
+    let accounts_cursor = page["next_cursor"].as_str().unwrap().to_owned();
+    let page: Value = get(&app, "/admin/v1/audit?limit=1", &t).await.json().await.unwrap();
+    let audit_cursor = page["next_cursor"].as_str().unwrap().to_owned();
+    for path in [
+        format!("/admin/v1/keys?account=acct-00&cursor={acme_cursor}"),
+        format!("/admin/v1/keys?cursor={acme_cursor}"),
+        format!("/admin/v1/keys?account=acme&cursor={all_cursor}"),
+        format!("/admin/v1/tiers?cursor={accounts_cursor}"),
+        format!("/admin/v1/accounts?cursor={audit_cursor}"),
+        format!("/admin/v1/audit?cursor={accounts_cursor}"),
+        "/admin/v1/tiers?cursor=forged".to_owned(),
+        format!("/admin/v1/accounts?cursor={}x", &accounts_cursor[..accounts_cursor.len() - 1]),
+    ] {
+        let p = assert_problem(get(&app, &path, &t).await, 400, "invalid_cursor").await;
+        assert_eq!(p["param"], "cursor", "{path}");
+    }
+    // The cursor with its own filters: the next page.
+    let next = get(&app, &format!("/admin/v1/keys?account=acme&limit=2&cursor={acme_cursor}"), &t).await;
+    assert_eq!(next.status(), 200);
+    assert_problem(get(&app, "/admin/v1/tiers?page=2", &t).await, 400, "unknown_parameter").await;
     app.stop().await;
 }

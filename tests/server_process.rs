@@ -57,7 +57,8 @@ async fn keys_never_reach_the_logs_revocation_is_prompt_and_sigterm_is_clean() {
 #[tokio::test]
 async fn demo_starts_from_nothing_and_reuses_its_store() {
     let dir = tempfile::tempdir().unwrap();
-    let mut first = start(&dir, &["demo"]);
+    let token = cli(&dir, &["admin-tokens", "create", "ops"]).trim().to_owned();
+    let mut first = start(&dir, &["demo", "--admin-listen", "127.0.0.1:0"]);
     let out = first.stdout();
     let key = out
         .lines()
@@ -89,6 +90,30 @@ async fn demo_starts_from_nothing_and_reuses_its_store() {
     let article: serde_json::Value = r.json().await.unwrap();
     assert!(article["body"].is_string());
     assert!(first.logs().contains("loaded"), "{}", first.logs());
+    // The demo's account and key were made through the audited operations:
+    // the admin API's audit log shows them, made by `cli`.
+    let logs = first.logs();
+    let at = logs.find("admin=").expect("the admin address is logged") + "admin=".len();
+    let admin = format!("http://{}", logs[at..].split_whitespace().next().unwrap());
+    let r = client.get(format!("{admin}/admin/v1/audit")).bearer_auth(&token).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let audit: serde_json::Value = r.json().await.unwrap();
+    let entries: Vec<(&str, &str, &str)> = audit["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["actor"].as_str().unwrap(), e["action"].as_str().unwrap(), e["target"].as_str().unwrap()))
+        .collect();
+    let key_target = format!("key:{}", &key[..17]);
+    assert_eq!(
+        entries,
+        [
+            ("cli", "key.create", key_target.as_str()),
+            ("cli", "account.create", "account:demo"),
+            ("cli", "admin_token.create", "admin_token:ops")
+        ]
+    );
+    assert!(!audit.to_string().contains(&key[17..]), "the audit log never shows a key");
     assert!(first.sigterm().success());
 
     let mut second = start(&dir, &["demo"]);
@@ -100,6 +125,19 @@ async fn demo_starts_from_nothing_and_reuses_its_store() {
     let ready: serde_json::Value = r.json().await.unwrap();
     assert_eq!(ready["companies"].as_u64().unwrap() as usize, mds_import::demo_companies().len());
     assert!(second.sigterm().success());
+    // The second run issued a key of its own, audited; the account was
+    // there already, and nothing says it was made again.
+    let store =
+        mds_store::open(&mds_store::DatabaseUrl::new(dir.path().join("mds.db").to_str().unwrap())).await.unwrap();
+    let actions: Vec<String> = store
+        .audit_log(None, 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .rev()
+        .map(|e| format!("{} {}", e.actor, e.action))
+        .collect();
+    assert_eq!(actions, ["cli admin_token.create", "cli account.create", "cli key.create", "cli key.create"]);
 }
 
 #[tokio::test]

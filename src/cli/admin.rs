@@ -9,7 +9,7 @@ use anyhow::Context;
 use chrono::{DateTime, Utc};
 use clap::Subcommand;
 use mds_domain::time::{format_utc, parse_rfc3339};
-use mds_domain::{AccountName, Actor, AdminTokenName, Environment, KeyPrefix, TierName};
+use mds_domain::{AccountName, Actor, AdminTokenName, Environment, KeyPrefix, Limit, TierName};
 use mds_node::admin::{self as ops, AdminError};
 use mds_store::{KeyRecord, Store};
 
@@ -179,11 +179,31 @@ pub(crate) async fn admin_tokens(store: &Arc<dyn Store>, cmd: AdminTokensCommand
     Ok(())
 }
 
+/// Every item of an admin list: its pages, as the admin API serves them,
+/// followed from the first to the last (`page` gets the cursor of the
+/// next one).
+async fn every<T, F, Fut>(mut page: F) -> Result<Vec<T>, AdminError>
+where
+    F: FnMut(Option<String>) -> Fut,
+    Fut: std::future::Future<Output = Result<ops::Page<T>, AdminError>>,
+{
+    let (mut all, mut cursor) = (Vec::new(), None);
+    loop {
+        let p = page(cursor.take()).await?;
+        all.extend(p.data);
+        match p.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return Ok(all),
+        }
+    }
+}
+
 /// Runs a `tiers` command.
 pub(crate) async fn tiers(store: &Arc<dyn Store>, cmd: TiersCommand) -> anyhow::Result<()> {
     match cmd {
         TiersCommand::List { json } => {
-            let tiers = ops::tiers(&**store).await?;
+            let (codec, store) = (&ops::cursor_codec(&**store).await?, &**store);
+            let tiers = every(|c| async move { ops::tiers_page(store, codec, c.as_deref(), Limit::MAX).await }).await?;
             let rows = tiers
                 .iter()
                 .map(|t| {
@@ -236,7 +256,8 @@ pub(crate) async fn accounts(store: &Arc<dyn Store>, cmd: AccountsCommand) -> an
             outln!("account {} is {what}", a.name)?;
         }
         AccountsCommand::List { json } => {
-            let rows = ops::accounts(&**store)
+            let (codec, store) = (&ops::cursor_codec(&**store).await?, &**store);
+            let rows = every(|c| async move { ops::accounts_page(store, codec, c.as_deref(), Limit::MAX).await })
                 .await?
                 .iter()
                 .map(|a| {
@@ -306,7 +327,11 @@ pub(crate) async fn keys(store: &Arc<dyn Store>, cmd: KeysCommand) -> anyhow::Re
             }
         }
         KeysCommand::List { account, json } => {
-            let keys = ops::keys(&**store, account.as_ref()).await.context("cannot list keys")?;
+            let (codec, store) = (&ops::cursor_codec(&**store).await?, &**store);
+            let account = account.as_ref();
+            let keys = every(|c| async move { ops::keys_page(store, codec, account, c.as_deref(), Limit::MAX).await })
+                .await
+                .context("cannot list keys")?;
             let rows = keys.iter().map(key_row).collect();
             print_rows(
                 json,

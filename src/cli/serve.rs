@@ -6,11 +6,12 @@ use std::time::Duration;
 
 use anyhow::Context;
 use chrono::Utc;
-use mds_domain::{AccountName, Environment, NewsFilter, TierName};
+use mds_domain::{AccountName, Actor, Environment, NewsFilter, TierName};
 use mds_http::{AppState, HttpConfig, Server, ServerConfig, shutdown_signal};
 use mds_limits::SharedConfig;
-use mds_node::{KeyCacheConfig, NodeConfig, issue_key};
-use mds_store::{DatabaseUrl, Store, StoreError};
+use mds_node::admin::{self as ops, AdminError};
+use mds_node::{KeyCacheConfig, NodeConfig};
+use mds_store::{DatabaseUrl, Store};
 
 use super::{open, parse_listen};
 
@@ -149,13 +150,15 @@ pub(crate) async fn demo(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<(
     } else {
         eprintln!("reusing the data already in {url}");
     }
+    // The account and key through the audited operations, as `mds accounts
+    // create` and `mds keys create` make them: the audit log shows them.
     let account = AccountName::parse(DEMO_ACCOUNT).expect("valid name");
-    match store.create_account(&account, Utc::now()).await {
-        Ok(_) | Err(StoreError::Conflict(_)) => {}
+    match ops::create_account(&*store, &Actor::Cli, &account, Utc::now()).await {
+        Ok(_) | Err(AdminError::Conflict(_)) => {}
         Err(e) => return Err(e).context("cannot create the demo account"),
     }
     let tier = TierName::parse(DEMO_TIER).expect("valid name");
-    let key = issue_key(&*store, &account, &tier, Environment::Live, Utc::now())
+    let (key, _) = ops::issue_key(&*store, &Actor::Cli, &account, &tier, Environment::Live, None, Utc::now())
         .await
         .context("cannot issue the demo key")?;
     let secret = key.expose_secret().to_owned();

@@ -12,7 +12,7 @@ use mds_domain::news::NewsKey;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{
     Account, AccountName, Actor, AdminTokenName, Article, ArticleSummary, AuditEntry, Company, KeyHash, KeyPrefix,
-    NewsFilter, Slug, Tier,
+    NewsFilter, Slug, Tier, TierName,
 };
 use mds_store::{
     AccessStore, AdminStore, AdminTokenRecord, AuthChanges, AuthDirectory, CatalogStore, Cause, DailyUsage,
@@ -121,6 +121,9 @@ gated!(AccessStore {
     fn revoke_key(prefix: &KeyPrefix, now: DateTime<Utc>) -> KeyRecord;
     fn roll_key(old: &KeyPrefix, new: (&KeyPrefix, KeyHash), now: DateTime<Utc>, old_expires_at: DateTime<Utc>) -> RolledKey;
     fn keys(account: Option<&AccountName>) -> Vec<KeyRecord>;
+    fn tiers_after(after: Option<&TierName>, limit: usize) -> Vec<Tier>;
+    fn accounts_after(after: Option<&AccountName>, limit: usize) -> Vec<Account>;
+    fn keys_after(account: Option<&AccountName>, after: Option<(DateTime<Utc>, &KeyPrefix)>, limit: usize) -> Vec<KeyRecord>;
     fn auth_directory() -> AuthDirectory;
     fn key_lookup(prefixes: &[&str]) -> KeyLookup;
     fn auth_changes(since: i64) -> AuthChanges;

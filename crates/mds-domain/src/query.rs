@@ -112,6 +112,9 @@ pub const LIMIT_MAX: u16 = 200;
 pub struct Limit(u16);
 
 impl Limit {
+    /// The largest page size.
+    pub const MAX: Limit = Limit(LIMIT_MAX);
+
     /// Parses a decimal integer from 1 to 200; anything else is refused,
     /// never clamped.
     pub fn parse(s: &str) -> Result<Self, String> {

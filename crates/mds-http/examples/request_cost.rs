@@ -3,7 +3,9 @@
 //! same bytes with no work: what `bench/run.sh` measures over loopback,
 //! without the kernel and the load generator, on one thread.
 //!
-//! Usage: `MDS_DATABASE_URL=… [MDS_PAGE_CACHE_MIB=0] cargo run --release -p mds-http --example request_cost -- KEY PATH [N [mds|baseline]]`
+//! Usage: `MDS_DATABASE_URL=… [MDS_PAGE_CACHE_MIB=0] [MDS_NO_LIMITS=1] cargo run --release -p mds-http --example request_cost -- KEY PATH [N [mds|baseline]]`
+//! (`MDS_NO_LIMITS=1`: the node as `serve --no-limits` runs it, to count
+//! what rate limiting and metering cost a request)
 //! (with `mds` or `baseline`, only that one is timed: for counting its
 //! allocations with `perf stat -e probe_libc:malloc`, say).
 
@@ -48,6 +50,9 @@ fn main() {
         let mut config = HttpConfig::default();
         if let Ok(mib) = std::env::var("MDS_PAGE_CACHE_MIB") {
             config.node.page_cache_bytes = mib.parse::<usize>().expect("MiB") << 20;
+        }
+        if std::env::var_os("MDS_NO_LIMITS").is_some() {
+            config.node.limits = false;
         }
         let state = AppState::load(store, config).await.expect("load");
         let app = mds_http::router(state);

@@ -11,11 +11,15 @@
 use chrono::{DateTime, Utc};
 use mds_domain::admin::CLI_ACTOR;
 use mds_domain::{
-    Account, AccountName, Actor, AdminToken, AdminTokenName, ApiKey, AuditEntry, Environment, KeyPrefix, Tier, TierName,
+    Account, AccountName, Actor, AdminToken, AdminTokenName, ApiKey, Environment, KeyPrefix, Tier, TierName,
 };
 use mds_store::{AdminTokenRecord, KeyRecord, NewKey, RolledKey, Store, StoreError};
 
 use crate::issue::{no_free_prefix, with_free_prefix};
+
+mod lists;
+
+pub use lists::{Page, accounts_page, audit_page, cursor_codec, keys_page, tiers_page};
 
 /// How many new keys (or tokens) are drawn when the prefix of the last one
 /// is taken.
@@ -39,6 +43,10 @@ pub enum AdminError {
     /// It exists already (an account name, an admin token name).
     #[error("{0}")]
     Conflict(String),
+    /// A list's `cursor` was not issued by this service for that list and
+    /// its filters, or was altered (`400 invalid_cursor`).
+    #[error("{0}")]
+    InvalidCursor(String),
     /// The store failed.
     #[error(transparent)]
     Store(StoreError),
@@ -59,11 +67,6 @@ pub type AdminResult<T> = Result<T, AdminError>;
 
 fn invalid(param: &'static str, detail: impl Into<String>) -> AdminError {
     AdminError::Invalid { param, detail: detail.into() }
-}
-
-/// Every tier, by name.
-pub async fn tiers(store: &dyn Store) -> AdminResult<Vec<Tier>> {
-    Ok(store.tiers().await?)
 }
 
 /// Creates a tier (both limits required) or changes one (a limit left out
@@ -100,11 +103,6 @@ pub async fn set_tier(
     };
     let created = store.audited_set_tier(&tier, actor, now).await?;
     Ok((tier, created))
-}
-
-/// Every account, by name.
-pub async fn accounts(store: &dyn Store) -> AdminResult<Vec<Account>> {
-    Ok(store.accounts().await?)
 }
 
 /// One account; `NotFound` if there is none of that name.
@@ -227,16 +225,6 @@ pub async fn key(store: &dyn Store, prefix: &KeyPrefix) -> AdminResult<KeyRecord
     store.key(prefix).await?.ok_or_else(|| AdminError::NotFound(format!("no key with prefix \"{prefix}\"")))
 }
 
-/// Keys, revoked ones included, optionally of one account (an unknown one
-/// is `Invalid` naming `account`), by creation.
-pub async fn keys(store: &dyn Store, account: Option<&AccountName>) -> AdminResult<Vec<KeyRecord>> {
-    match store.keys(account).await {
-        Ok(keys) => Ok(keys),
-        Err(StoreError::NotFound(m)) => Err(invalid("account", m)),
-        Err(e) => Err(e.into()),
-    }
-}
-
 /// Makes an admin token named `name`: stores its hash and returns the token
 /// (the only time it exists in the clear). The name `cli` is reserved (the
 /// audit log's actor for the CLI); a name held by a token not revoked is
@@ -293,59 +281,6 @@ pub async fn authenticate_admin(store: &dyn Store, presented: &str) -> Result<Op
     let Ok(token) = AdminToken::parse(presented) else { return Ok(None) };
     let found = store.admin_token(token.prefix()).await?;
     Ok(found.filter(|r| r.hash == token.hash() && r.revoked_at.is_none()))
-}
-
-/// At most `limit` audit entries, newest first, older than the entry
-/// `before`.
-pub async fn audit_log(store: &dyn Store, before: Option<i64>, limit: usize) -> AdminResult<Vec<AuditEntry>> {
-    Ok(store.audit_log(before, limit).await?)
-}
-
-/// The scope audit log cursors are sealed in.
-const AUDIT_SCOPE: &[u8] = b"admin/audit";
-
-/// One page of the audit log, newest first.
-#[derive(Debug, Clone)]
-pub struct AuditPage {
-    /// The entries.
-    pub data: Vec<AuditEntry>,
-    /// Whether older entries follow.
-    pub has_more: bool,
-    /// The cursor of the next page when `has_more`.
-    pub next_cursor: Option<String>,
-}
-
-/// Why an audit cursor is refused (`400 invalid_cursor`).
-#[derive(Debug, thiserror::Error)]
-#[error("the cursor was not issued by this service for the audit log, or was altered")]
-pub struct BadCursor;
-
-/// A page of at most `limit` audit entries, newest first, after the entry
-/// `cursor` names (from the newest without one). Cursors are sealed with
-/// the store's cursor secret (`cursors`), as the public lists' are, so
-/// every node reads every node's cursors; entries added while a client
-/// pages come before its position and never shift it.
-pub async fn audit_page(
-    store: &dyn Store,
-    cursors: &mds_catalog::CursorCodec,
-    cursor: Option<&str>,
-    limit: usize,
-) -> Result<Result<AuditPage, BadCursor>, AdminError> {
-    let before = match cursor {
-        None => None,
-        Some(c) => match cursors.open(AUDIT_SCOPE, c).ok().and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok()) {
-            Some(b) => Some(i64::from_be_bytes(b)),
-            None => return Ok(Err(BadCursor)),
-        },
-    };
-    let mut data = store.audit_log(before, limit + 1).await?;
-    let has_more = data.len() > limit;
-    data.truncate(limit);
-    let next_cursor = match data.last() {
-        Some(last) if has_more => Some(cursors.seal(AUDIT_SCOPE, &last.id.to_be_bytes())),
-        _ => None,
-    };
-    Ok(Ok(AuditPage { data, has_more, next_cursor }))
 }
 
 /// An account's usage in `period`, key by key (`GET

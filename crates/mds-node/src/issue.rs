@@ -1,7 +1,8 @@
-//! Issuing a key without an audit entry (the demo's key, and tests'), and
-//! the one draw-until-free loop every key issue and roll goes through
-//! ([`with_free_prefix`]). The operator commands and the admin API issue,
-//! roll and revoke keys through [`crate::admin`], audited.
+//! Issuing a key without an audit entry (tests' fixtures), and the one
+//! draw-until-free loop every key issue and roll goes through
+//! ([`with_free_prefix`]). The operator commands (`mds demo` among them)
+//! and the admin API issue, roll and revoke keys through [`crate::admin`],
+//! audited.
 
 use std::future::Future;
 

@@ -16,7 +16,8 @@
 //!   leases of quiet keys; [`tasks`] starts and watches them.
 //! - [`catalog_load`]: a companies generation's catalog, from its snapshot
 //!   or built from the rows (also run by `mds import` after an import).
-//! - [`issue`]: issuing keys (unaudited: the demo's key).
+//! - [`issue`]: issuing keys unaudited (tests' fixtures), and the draw of a
+//!   free prefix every issue and roll goes through.
 //! - [`admin`]: the operations of the CLI and the admin API on tiers,
 //!   accounts, keys (issue with an expiry, roll, revoke) and admin tokens,
 //!   audited; [`idempotency`]: the `Idempotency-Key` of the admin API's

@@ -24,7 +24,7 @@ use mds_domain::news::NewsKey;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{
     Account, AccountName, Actor, AdminTokenName, Article, ArticleSummary, AuditEntry, Company, KeyHash, KeyPrefix,
-    NewsFilter, Slug, Tier,
+    NewsFilter, Slug, Tier, TierName,
 };
 
 use crate::{
@@ -182,6 +182,26 @@ pub trait AccessStore: Send + Sync + 'static {
     /// Keys, revoked ones included, optionally of one account (`NotFound` if
     /// that account does not exist), ordered by creation then prefix.
     async fn keys(&self, account: Option<&AccountName>) -> StoreResult<Vec<KeyRecord>>;
+
+    /// At most `limit` tiers by name, those after the tier named `after`
+    /// (from the first without): a page of the admin list.
+    async fn tiers_after(&self, after: Option<&TierName>, limit: usize) -> StoreResult<Vec<Tier>>;
+
+    /// At most `limit` accounts by name, those after the account named
+    /// `after` (from the first without): a page of the admin list.
+    async fn accounts_after(&self, after: Option<&AccountName>, limit: usize) -> StoreResult<Vec<Account>>;
+
+    /// At most `limit` keys, revoked ones included, optionally of one
+    /// account (`NotFound` for an unknown one), in the order of
+    /// [`keys`](Self::keys) (`created_at`, then prefix), those after the
+    /// key at `after` (its `created_at` and prefix; from the first
+    /// without): a page of the admin list, read by keyset.
+    async fn keys_after(
+        &self,
+        account: Option<&AccountName>,
+        after: Option<(DateTime<Utc>, &KeyPrefix)>,
+        limit: usize,
+    ) -> StoreResult<Vec<KeyRecord>>;
 
     /// Tiers and accounts, whole, in one read transaction, with the `auth`
     /// generation they were read at.

@@ -69,6 +69,7 @@ macro_rules! store_test_suite {
                 revoke_key_is_idempotent,
                 roll_key_issues_a_new_key_and_expires_the_old,
                 keys_filter_by_account,
+                admin_lists_page_by_keyset,
                 auth_directory_and_key_lookup,
                 auth_changes_say_what_changed_since,
             },

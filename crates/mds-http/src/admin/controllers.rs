@@ -13,11 +13,10 @@ use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use mds_domain::admin::{AccountUsage, KeyView};
 use mds_domain::time::parse_rfc3339;
-use mds_domain::{Account, AccountName, Actor, AuditEntry, Environment, KeyPrefix, Problem, Tier, TierName};
+use mds_domain::{Account, AccountName, Actor, AuditEntry, Environment, KeyPrefix, Limit, Problem, Tier, TierName};
 use mds_node::Tagged;
 use mds_node::admin::{self as ops, AdminError};
 use serde::Serialize;
-use serde_json::json;
 
 use super::body::Body;
 use super::problems::from_admin;
@@ -26,8 +25,9 @@ use crate::error::ApiError;
 use crate::params::Params;
 use crate::state::AppState;
 
-/// A whole list in the list shape of the public API: `{"data", "has_more":
-/// false, "next_cursor": null}`.
+/// A page of an admin list in the list shape of the public API: `{"data",
+/// "has_more", "next_cursor"}` (`next_cursor` a string while `has_more`,
+/// else `null`).
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct List<T> {
     /// The items.
@@ -62,10 +62,21 @@ pub struct RolledKeyView {
     pub rolled: KeyView,
 }
 
-fn whole<T: Serialize>(items: Vec<T>) -> Result<Response, ApiError> {
-    let body = serde_json::to_vec(&List { data: items, has_more: false, next_cursor: None })
+/// A page as the answer (tagged).
+fn listed<T: Serialize>(page: ops::Page<T>) -> Result<Response, ApiError> {
+    let body = serde_json::to_vec(&List { data: page.data, has_more: page.has_more, next_cursor: page.next_cursor })
         .map_err(|e| ApiError::internal(&e))?;
     Ok(tagged(Tagged::hashed(body)))
+}
+
+/// The query parameters every admin list takes.
+const PAGE_PARAMETERS: &[&str] = &["cursor", "limit"];
+
+/// `limit`: 1 to 200, 50 by default; anything else is `400
+/// invalid_parameter` naming it, never clamped (as the public lists).
+fn limit_of(p: &Params) -> Result<Limit, ApiError> {
+    p.get("limit")
+        .map_or(Ok(Limit::default()), |v| Limit::parse(v).map_err(|e| ApiError::invalid_parameter("limit", e)))
 }
 
 fn one<T: Serialize>(item: &T) -> Result<Response, ApiError> {
@@ -86,12 +97,21 @@ fn path_name<T>(param: &str, value: &str, parse: impl Fn(&str) -> Result<T, Stri
     parse(value).map_err(|e| ApiError::invalid_parameter(param, e))
 }
 
-/// `GET /admin/v1/tiers`: every tier, by name.
+/// `GET /admin/v1/tiers?cursor=&limit=`: the tiers, by name, a page at a
+/// time.
 #[utoipa::path(get, path = "/admin/v1/tiers", operation_id = "listTiers", tag = "tiers",
-    responses((status = 200, description = "Every tier, by name.", body = List<Tier>)))]
+    params(
+        ("cursor" = Option<String>, Query, description = "From `next_cursor`"),
+        ("limit" = Option<u32>, Query, description = "1 to 200, default 50"),
+    ),
+    responses(
+        (status = 200, description = "The tiers, by name.", body = List<Tier>),
+        (status = 400, description = "`invalid_cursor`, `invalid_parameter` (`limit`), `unknown_parameter`.", body = Problem),
+    ))]
 pub async fn list_tiers(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
-    no_query(raw.as_deref())?;
-    whole(ops::tiers(&*state.store).await.map_err(from_admin)?)
+    let p = Params::parse(raw.as_deref(), PAGE_PARAMETERS)?;
+    let limit = limit_of(&p)?;
+    listed(ops::tiers_page(&*state.store, &state.cursors, p.get("cursor"), limit).await.map_err(from_admin)?)
 }
 
 /// The fields of `PUT /admin/v1/tiers/{name}`.
@@ -125,12 +145,21 @@ pub async fn put_tier(
     with_status(if created { StatusCode::CREATED } else { StatusCode::OK }, &tier)
 }
 
-/// `GET /admin/v1/accounts`: every account, by name.
+/// `GET /admin/v1/accounts?cursor=&limit=`: the accounts, by name, a page
+/// at a time.
 #[utoipa::path(get, path = "/admin/v1/accounts", operation_id = "listAccounts", tag = "accounts",
-    responses((status = 200, description = "Every account, by name.", body = List<Account>)))]
+    params(
+        ("cursor" = Option<String>, Query, description = "From `next_cursor`"),
+        ("limit" = Option<u32>, Query, description = "1 to 200, default 50"),
+    ),
+    responses(
+        (status = 200, description = "The accounts, by name.", body = List<Account>),
+        (status = 400, description = "`invalid_cursor`, `invalid_parameter` (`limit`), `unknown_parameter`.", body = Problem),
+    ))]
 pub async fn list_accounts(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
-    no_query(raw.as_deref())?;
-    whole(ops::accounts(&*state.store).await.map_err(from_admin)?)
+    let p = Params::parse(raw.as_deref(), PAGE_PARAMETERS)?;
+    let limit = limit_of(&p)?;
+    listed(ops::accounts_page(&*state.store, &state.cursors, p.get("cursor"), limit).await.map_err(from_admin)?)
 }
 
 /// `POST /admin/v1/accounts`: creates an account (`{"name"}`, entitled;
@@ -202,23 +231,30 @@ pub async fn update_account(
     one(&account)
 }
 
-/// `GET /admin/v1/keys?account=NAME`: keys, revoked ones included, by
-/// creation; of one account with `account`.
+/// `GET /admin/v1/keys?account=&cursor=&limit=`: keys, revoked ones
+/// included, by creation, a page at a time; of one account with `account`
+/// (a cursor is bound to it).
 #[utoipa::path(get, path = "/admin/v1/keys", operation_id = "listKeys", tag = "keys",
-    params(("account" = Option<String>, Query, description = "Only this account's keys")),
+    params(
+        ("account" = Option<String>, Query, description = "Only this account's keys"),
+        ("cursor" = Option<String>, Query, description = "From `next_cursor`, with the same `account`"),
+        ("limit" = Option<u32>, Query, description = "1 to 200, default 50"),
+    ),
     responses(
-        (status = 200, description = "The keys (never the keys themselves: their records).", body = List<KeyView>),
-        (status = 400, description = "`invalid_parameter` (an unknown account), `unknown_parameter`.", body = Problem),
+        (status = 200, description = "The keys (never the keys themselves: their records), by creation.", body = List<KeyView>),
+        (status = 400, description = "`invalid_parameter` (an unknown `account`, `limit`), `invalid_cursor`, `unknown_parameter`.", body = Problem),
     ))]
 pub async fn list_keys(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
-    let p = Params::parse(raw.as_deref(), &["account"])?;
+    let p = Params::parse(raw.as_deref(), &["account", "cursor", "limit"])?;
     let account = p.get("account").map(|a| path_name("account", a, AccountName::parse)).transpose()?;
-    let keys = match ops::keys(&*state.store, account.as_ref()).await {
-        Ok(keys) => keys,
+    let limit = limit_of(&p)?;
+    let page = match ops::keys_page(&*state.store, &state.cursors, account.as_ref(), p.get("cursor"), limit).await {
+        Ok(page) => page,
         Err(AdminError::Invalid { param, detail }) => return Err(ApiError::invalid_parameter(param, detail)),
         Err(e) => return Err(from_admin(e)),
     };
-    whole(keys.iter().map(|k| k.view()).collect::<Vec<_>>())
+    let data = page.data.iter().map(|k| k.view()).collect();
+    listed(ops::Page { data, has_more: page.has_more, next_cursor: page.next_cursor })
 }
 
 /// The fields of `POST /admin/v1/keys`.
@@ -335,20 +371,9 @@ pub async fn revoke_key(
         (status = 400, description = "`invalid_cursor`, `invalid_parameter`, `unknown_parameter`.", body = Problem),
     ))]
 pub async fn list_audit(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
-    let p = Params::parse(raw.as_deref(), &["cursor", "limit"])?;
-    let limit = match p.get("limit") {
-        None => 50,
-        Some(v) => v
-            .parse::<usize>()
-            .ok()
-            .filter(|n| (1..=200).contains(n))
-            .ok_or_else(|| ApiError::invalid_parameter("limit", "limit must be an integer from 1 to 200"))?,
-    };
-    let page = ops::audit_page(&*state.store, &state.cursors, p.get("cursor"), limit).await.map_err(from_admin)?;
-    let page =
-        page.map_err(|e| ApiError::new(mds_domain::ErrorCode::InvalidCursor, e.to_string()).with_param("cursor"))?;
-    let body = json!({"data": page.data, "has_more": page.has_more, "next_cursor": page.next_cursor});
-    Ok(tagged(Tagged::hashed(body.to_string().into_bytes())))
+    let p = Params::parse(raw.as_deref(), PAGE_PARAMETERS)?;
+    let limit = limit_of(&p)?;
+    listed(ops::audit_page(&*state.store, &state.cursors, p.get("cursor"), limit).await.map_err(from_admin)?)
 }
 
 /// `GET /admin/v1/accounts/{name}/usage?month=YYYY-MM`: the account's keys'

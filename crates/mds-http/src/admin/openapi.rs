@@ -28,7 +28,9 @@ are problem+json with `code` and `request_id`; every response carries `X-Request
 `ETag` and answer `If-None-Match` with `304`. `POST`s honour `Idempotency-Key` (1 to 255 visible ASCII \
 characters, kept 24 h, per admin token): a retry with the same key and body gets the first answer again \
 (`Idempotent-Replayed: true`; an issued key is shown again to that retry only) and changes nothing; the same key \
-with another request is `409 idempotency_conflict`. Every change is recorded in the audit log.",
+with another request is `409 idempotency_conflict`. Every change is recorded in the audit log. Lists are \
+`{\"data\", \"has_more\", \"next_cursor\"}` and page as the public API's: `limit` 1 to 200 (default 50), `cursor` \
+from `next_cursor` (a string while `has_more`, else `null`), valid only for the list and filters that issued it.",
         license(name = "MIT OR Apache-2.0", identifier = "MIT OR Apache-2.0"),
     ),
     paths(

@@ -67,12 +67,14 @@ pub fn idempotency_conflict(detail: impl Into<String>) -> ApiError {
 }
 
 /// An operation's error as a problem: `Invalid` names the field, a missing
-/// path resource is `404`, an existing one `409`.
+/// path resource is `404`, an existing one `409`, a list's bad cursor
+/// `400 invalid_cursor` naming `cursor`.
 pub fn from_admin(e: AdminError) -> ApiError {
     match e {
         AdminError::Invalid { param, detail } => invalid_field(param, detail),
         AdminError::NotFound(m) => ApiError::not_found(m),
         AdminError::Conflict(m) => conflict(m),
+        AdminError::InvalidCursor(m) => ApiError::new(mds_domain::ErrorCode::InvalidCursor, m).with_param("cursor"),
         AdminError::Store(e) => e.into(),
     }
 }

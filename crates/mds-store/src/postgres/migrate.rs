@@ -99,6 +99,7 @@ mod tests {
             include_str!("../../migrations/sqlite/0008_key_expiry.sql"),
             include_str!("../../migrations/sqlite/0009_generation_nonces.sql"),
             include_str!("../../migrations/sqlite/0010_admin.sql"),
+            include_str!("../../migrations/sqlite/0011_admin_lists.sql"),
         ];
         assert_eq!(sqlite.len(), MIGRATIONS.len());
         for (lite, pg) in sqlite.iter().zip(MIGRATIONS) {

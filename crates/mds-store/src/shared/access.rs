@@ -370,6 +370,76 @@ pub(crate) async fn revoke_key_on(
     Ok((key, Some(before)))
 }
 
+/// At most `limit` tiers by name, after the tier named `after`.
+pub(crate) async fn tiers_after(pool: &Pool, after: Option<&TierName>, limit: usize) -> StoreResult<Vec<Tier>> {
+    let rs = sqlx::query(&format!("{TIER_SELECT} WHERE name > $1 ORDER BY name LIMIT $2"))
+        .bind(after.map_or("", TierName::as_str))
+        .bind(sql_limit(limit))
+        .fetch_all(pool)
+        .await
+        .map_err(db)?;
+    rs.iter().map(rows::tier).collect()
+}
+
+/// At most `limit` accounts by name, after the account named `after`.
+pub(crate) async fn accounts_after(
+    pool: &Pool,
+    after: Option<&AccountName>,
+    limit: usize,
+) -> StoreResult<Vec<Account>> {
+    let rs = sqlx::query(&format!("{ACCOUNT_SELECT} WHERE name > $1 ORDER BY name LIMIT $2"))
+        .bind(after.map_or("", AccountName::as_str))
+        .bind(sql_limit(limit))
+        .fetch_all(pool)
+        .await
+        .map_err(db)?;
+    rs.iter().map(rows::account).collect()
+}
+
+/// At most `limit` keys, revoked ones included, optionally of one account,
+/// in [`KEY_ORDER`], after the key at `after` (its `created_at` and
+/// prefix): one walk of `api_keys_created` (or `api_keys_account_created`)
+/// from the position, as deep pages cost what the first costs.
+pub(crate) async fn keys_after(
+    pool: &Pool,
+    account: Option<&AccountName>,
+    after: Option<(DateTime<Utc>, &KeyPrefix)>,
+    limit: usize,
+) -> StoreResult<Vec<KeyRecord>> {
+    let (at, prefix) = after.map_or((String::new(), ""), |(at, p)| (rows::ts(&at), p.as_str()));
+    // One snapshot, so the account check and the page agree.
+    let mut tx = begin_read(pool).await?;
+    let rs = match account {
+        Some(name) => {
+            let id = account_id(&mut tx, name).await?;
+            sqlx::query(&format!(
+                "{KEY_SELECT} WHERE k.account_id = $1 AND (k.created_at, k.prefix) > ($2, $3) {KEY_ORDER} LIMIT $4"
+            ))
+            .bind(id)
+            .bind(&at)
+            .bind(prefix)
+            .bind(sql_limit(limit))
+            .fetch_all(&mut *tx)
+            .await
+        }
+        None => {
+            sqlx::query(&format!("{KEY_SELECT} WHERE (k.created_at, k.prefix) > ($1, $2) {KEY_ORDER} LIMIT $3"))
+                .bind(&at)
+                .bind(prefix)
+                .bind(sql_limit(limit))
+                .fetch_all(&mut *tx)
+                .await
+        }
+    }
+    .map_err(db)?;
+    tx.commit().await.map_err(db)?;
+    rs.iter().map(rows::key_record).collect()
+}
+
+fn sql_limit(limit: usize) -> i64 {
+    i64::try_from(limit).unwrap_or(i64::MAX)
+}
+
 /// Keys, revoked ones included, optionally of one account.
 pub(crate) async fn keys(pool: &Pool, account: Option<&AccountName>) -> StoreResult<Vec<KeyRecord>> {
     // One snapshot, so the account check and the list agree.

@@ -82,6 +82,11 @@ macro_rules! migrations {
                 name: "admin",
                 sql: include_str!(concat!("../../migrations/", $dir, "/0010_admin.sql")),
             },
+            Migration {
+                version: 11,
+                name: "admin_lists",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0011_admin_lists.sql")),
+            },
         ]
     };
 }

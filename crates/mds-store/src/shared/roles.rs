@@ -10,7 +10,7 @@ use mds_domain::news::NewsKey;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{
     Account, AccountName, Actor, AdminTokenName, Article, ArticleSummary, AuditEntry, Company, KeyHash, KeyPrefix,
-    NewsFilter, Slug, Tier,
+    NewsFilter, Slug, Tier, TierName,
 };
 
 use super::{Backend, access, admin, auth, catalog, idempotency, meta, migrate, news, snapshot, usage};
@@ -148,6 +148,23 @@ impl AccessStore for Backend {
 
     async fn keys(&self, account: Option<&AccountName>) -> StoreResult<Vec<KeyRecord>> {
         access::keys(&self.pool, account).await
+    }
+
+    async fn tiers_after(&self, after: Option<&TierName>, limit: usize) -> StoreResult<Vec<Tier>> {
+        access::tiers_after(&self.pool, after, limit).await
+    }
+
+    async fn accounts_after(&self, after: Option<&AccountName>, limit: usize) -> StoreResult<Vec<Account>> {
+        access::accounts_after(&self.pool, after, limit).await
+    }
+
+    async fn keys_after(
+        &self,
+        account: Option<&AccountName>,
+        after: Option<(DateTime<Utc>, &KeyPrefix)>,
+        limit: usize,
+    ) -> StoreResult<Vec<KeyRecord>> {
+        access::keys_after(&self.pool, account, after, limit).await
     }
 
     async fn auth_directory(&self) -> StoreResult<AuthDirectory> {

@@ -346,6 +346,56 @@ pub async fn keys_filter_by_account(store: &dyn Store) {
     expect_not_found(store.keys(Some(&account_name("ghost"))).await, "no account named \"ghost\"");
 }
 
+/// The admin lists' pages: tiers and accounts by name, keys in the order
+/// of `keys` (ties of `created_at` broken by prefix), each after a
+/// position, at most `limit`; pages walked to the end give the whole list
+/// once; an unknown account is `NotFound`.
+pub async fn admin_lists_page_by_keyset(store: &dyn Store) {
+    migrated(store).await;
+    create_accounts(store, &["acme", "beta", "idle"]).await;
+    let tiers = store.tiers_after(None, 2).await.expect("tiers");
+    assert_eq!(tiers, default_tiers_by_name()[..2].to_vec());
+    let rest = store.tiers_after(Some(&tiers[1].name), 10).await.expect("tiers");
+    assert_eq!(rest, default_tiers_by_name()[2..].to_vec());
+    let names = |a: Vec<Account>| a.into_iter().map(|a| a.name.as_str().to_owned()).collect::<Vec<_>>();
+    assert_eq!(names(store.accounts_after(None, 1).await.expect("accounts")), ["acme"]);
+    assert_eq!(names(store.accounts_after(Some(&account_name("acme")), 5).await.expect("accounts")), ["beta", "idle"]);
+    assert_eq!(
+        names(store.accounts_after(Some(&account_name("idle")), 5).await.expect("accounts")),
+        Vec::<String>::new()
+    );
+
+    let keys = [
+        new_key("mds_live_p03", 1, "acme", "pro", "2026-02-01T00:00:00Z"),
+        new_key("mds_live_p01", 2, "acme", "pro", "2026-02-01T00:00:00Z"),
+        new_key("mds_live_p02", 3, "beta", "pro", "2026-02-01T00:00:00Z"),
+        new_key("mds_live_p00", 4, "acme", "starter", "2026-02-01T00:00:01Z"),
+        new_key("mds_live_p04", 5, "beta", "pro", "2026-01-31T23:59:59.5Z"),
+    ];
+    for k in &keys {
+        store.create_key(k).await.expect("create");
+    }
+    for (account, limit) in [(None, 1), (None, 2), (Some(account_name("acme")), 2), (Some(account_name("idle")), 3)] {
+        let whole = store.keys(account.as_ref()).await.expect("keys");
+        let mut walked: Vec<KeyRecord> = Vec::new();
+        loop {
+            let after = walked.last().map(|k| (k.created_at, &k.prefix));
+            let page = store.keys_after(account.as_ref(), after, limit).await.expect("page");
+            assert!(page.len() <= limit);
+            let done = page.len() < limit;
+            walked.extend(page);
+            if done {
+                break;
+            }
+        }
+        assert_eq!(walked, whole, "{account:?} by {limit}");
+    }
+    let order: Vec<String> =
+        store.keys(None).await.expect("keys").into_iter().map(|k| k.prefix.as_str().to_owned()).collect();
+    assert_eq!(order, ["mds_live_p04", "mds_live_p01", "mds_live_p02", "mds_live_p03", "mds_live_p00"]);
+    expect_not_found(store.keys_after(Some(&account_name("ghost")), None, 5).await, "no account named \"ghost\"");
+}
+
 /// The directory holds every account with its entitlement and every tier;
 /// a key lookup finds the active keys among the prefixes asked, with their
 /// account's entitlement and plan tier, and nothing for a revoked or
