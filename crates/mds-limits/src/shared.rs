@@ -101,7 +101,8 @@ use crate::meter::{self, Meter};
 /// wanted (0: only settle), 9 limit per minute, 10 monthly quota, 11 nodes
 /// sharing the key, 12 now in µs (0: use Redis's `TIME`), 13 the expiry of
 /// the counter and records (s), 14 month tokens wanted (granted only with
-/// per-minute tokens: a refused request reserves nothing).
+/// per-minute tokens, and no more of them: a counted request needs one of
+/// each, a refused request reserves nothing).
 ///
 /// Answers `{status, granted_min, granted_month, remaining, reset_us,
 /// retry_us, counter, epoch}`: status 1 done; -1 unseeded (the counter is
@@ -172,7 +173,7 @@ end
 local left = tonumber(ARGV[10]) - used
 local gmon = 0
 if want_mon > 0 and left > 0 and gmin > 0 then
-  gmon = math.min(want_mon, math.max(math.floor(left / nodes), 1))
+  gmon = math.min(want_mon, gmin, math.max(math.floor(left / nodes), 1))
 end
 tat = tat + gmin * t
 if tat > now then
@@ -615,7 +616,9 @@ impl SharedLimiter {
             .iter()
             .filter(|(_, l)| {
                 let s = l.lock();
-                let holds = |h: Held| h.granted_min + h.granted_mon > 0;
+                // A spent lease has nothing to give back: the next lease
+                // settles it.
+                let holds = |h: Held| h.used_min < h.granted_min || h.used_mon < h.granted_mon;
                 s.held.is_some_and(|h| holds(h) && !h.live(now)) || s.ended.is_some() || s.adj != s.adj_acked
             })
             .map(|(k, l)| (k.clone(), l.clone()))
@@ -894,7 +897,8 @@ impl SharedLimiter {
             if let Some(h) = s.held.filter(|h| all || carry || !h.live(mono)) {
                 s.held = None;
                 if h.granted_min > 0 {
-                    s.size = lease::next_size(&h, s.size, false, u64::MAX).min(s.size.max(1));
+                    let spent = h.used_min >= h.granted_min;
+                    s.size = lease::next_size(&h, s.size, spent, u64::MAX).min(s.size.max(1));
                 }
                 s.ended = Some(h);
             }
