@@ -536,6 +536,15 @@ impl SharedLimiter {
         self.config.lease_ttl * 3 / 4
     }
 
+    /// The longest a node refused for the minute waits before asking Redis
+    /// again: two lease TTLs, the time the largest lease a node takes
+    /// ([`crate::lease`]) needs to refill. A key held at its limit then
+    /// costs one script per such lease; the tokens are not lost meanwhile
+    /// (the minute's allowance keeps them), only taken in one batch.
+    fn minute_wait(&self) -> Duration {
+        self.config.lease_ttl * 2
+    }
+
     /// How often [`SharedLimiter::sweep`] should run: an eighth of the
     /// lease TTL.
     pub fn sweep_interval(&self) -> Duration {
@@ -707,11 +716,11 @@ impl SharedLimiter {
                     drop(s);
                     return Some(self.admitted(key, lease, &h, limits, charge, now, mono));
                 }
-                // Spent, and Redis had nothing left: refused here until a
-                // lease of the next size has refilled (at most one lease TTL,
-                // for tokens other nodes give back), without asking Redis.
+                // Spent, and Redis had nothing left: refused here, without
+                // asking Redis, until a lease of this size has refilled (at
+                // most [`SharedLimiter::minute_wait`]).
                 if let Some((retry_at, ready_at)) = h.refill(size) {
-                    let until = ready_at.min(mono + self.config.lease_ttl);
+                    let until = ready_at.min(mono + self.minute_wait());
                     if mono < retry_at.max(until) && standing.is_none() {
                         let h = *h;
                         s.blocked = Some(Blocked {
@@ -848,14 +857,14 @@ impl SharedLimiter {
         s.held = Some(h);
         // Refused: stand by the refusal without asking Redis again. For the
         // minute, until the tokens of a lease of this size can have come (a
-        // lease of one: until Redis's retry), at most one lease TTL; for the
+        // lease of one: until Redis's retry), at most two lease TTLs; for the
         // month, one sweep interval, so tokens another node gives back are
         // found.
         let per_token = 60_000_000 / i64::from(limits.rate_limit_per_minute.max(1));
         let batch = per_token.saturating_mul(i64::try_from(s.size.saturating_sub(1)).unwrap_or(i64::MAX));
         let us = |v: i64| Duration::from_micros(u64::try_from(v).unwrap_or(0));
         let wait = match a.granted_min {
-            0 => us(a.retry_us.max(batch)).min(self.config.lease_ttl),
+            0 => us(a.retry_us.max(batch)).min(self.minute_wait()),
             _ => self.sweep_interval(),
         };
         let b = Blocked {
