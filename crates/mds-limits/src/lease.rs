@@ -124,9 +124,9 @@ pub(crate) fn max_lease(limits: Limits, nodes: u32, ttl: Duration) -> u64 {
 }
 
 /// The size of the next lease after `ended`, asked for as `wanted`, which
-/// was spent out before its TTL (`spent_early`: twice what was asked, even
-/// if less was granted, so a key held at its limit asks for batches) or
-/// lived it; at most `cap`.
+/// was spent out (`spent_early`: twice what was asked, even if less was
+/// granted, so a key held at its limit asks for batches) or ended with
+/// tokens left (what it spent, and a quarter); at most `cap`.
 pub(crate) fn next_size(ended: &Held, wanted: u64, spent_early: bool, cap: u64) -> u64 {
     let size = if spent_early {
         wanted.max(1).saturating_mul(2)

@@ -816,7 +816,7 @@ impl SharedLimiter {
                 // A lease that granted no minute token was a refusal: the
                 // size it asked for stands.
                 if h.granted_min > 0 {
-                    let spent_early = h.live(mono) && h.limits == limits;
+                    let spent_early = h.used_min >= h.granted_min && h.limits == limits;
                     s.size = lease::next_size(&h, s.size, spent_early, cap);
                 }
                 s.ended = Some(h);
