@@ -226,10 +226,17 @@ async fn a_node_30_s_ahead_takes_from_the_same_minute() {
     let nodes = [Proc::start(node(&db, &redis.url(), 2)), Proc::start(ahead)];
     let c = client();
     let mut admitted = 0;
+    let start = Instant::now();
     for i in 0..40 {
         admitted += u32::from(get(&c, &nodes[i % 2].base(), &key).await == 200);
     }
-    assert_eq!(admitted, 10, "one minute of 10 across both nodes, whatever their clocks say");
+    // 10 at once, and one more each 6 s the requests took (a slow machine).
+    let refilled = u32::try_from(start.elapsed().as_secs() / 6).unwrap();
+    assert!(
+        (10..=10 + refilled).contains(&admitted),
+        "one minute of 10 across both nodes, whatever their clocks say: {admitted} in {:?}",
+        start.elapsed()
+    );
     // The fake clock took: the ahead node logs 30 s in our future.
     let logs = nodes[1].logs();
     let line = logs.lines().rev().find(|l| l.contains("status=")).expect("access log line");
