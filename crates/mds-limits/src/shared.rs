@@ -43,7 +43,7 @@
 //! history does not change. When the month's counter is missing (first use,
 //! Redis restarted, or evicted) the script answers "unseeded": this node
 //! sets it to the store's count for the month ([`SEED_LUA`], which also
-//! starts a new epoch of lease records, noting when), then runs the script
+//! drops the lease records of the counter's earlier life, noting when), then runs the script
 //! again. A node that Redis then has no record of is told when the counter
 //! was seeded and adds, in its next script, all it counted that the seed
 //! could not see: requests not in the store yet (pending, or being
@@ -91,7 +91,8 @@ use crate::meter::{self, Meter};
 
 /// The lease script. `KEYS[1]`: the GCRA TAT (µs); `KEYS[2]`: the month's
 /// counter (spent plus leased); `KEYS[3]`: the month's lease records, a hash
-/// of node id → `"seq granted_min granted_month adjustments"` and `_epoch`.
+/// of node id → `"seq granted_min granted_month adjustments"`, and `_seeded`
+/// (when the counter was seeded).
 ///
 /// `ARGV`: 1 node id, 2 this attempt's sequence number, 3 the lease the node
 /// settles (its sequence number, 0 for none), 4 and 5 the per-minute and
@@ -105,11 +106,11 @@ use crate::meter::{self, Meter};
 /// each, a refused request reserves nothing).
 ///
 /// Answers `{status, granted_min, granted_month, remaining, reset_us,
-/// retry_us, counter, epoch}`: status 1 done; -1 unseeded (the counter is
+/// retry_us, counter, extra}`: status 1 done (`extra` 0); -1 unseeded (the counter is
 /// missing: seed it and run again; nothing changed); -2 stale (the record is
-/// at or past this attempt, whose sequence number is then in `epoch`'s
+/// at or past this attempt, whose sequence number is then in `extra`'s
 /// place; nothing changed); -3 no record of this node and argument 7 is -1
-/// (then `epoch`'s place holds the µs since the counter was seeded: run again
+/// (then `extra` holds the µs since the counter was seeded: run again
 /// with what the node counted that the seed could not see; nothing changed).
 pub const LEASE_LUA: &str = r#"
 local now = tonumber(ARGV[12])
@@ -184,30 +185,25 @@ end
 used = used + gmon
 redis.call('SET', KEYS[2], used, 'KEEPTTL')
 redis.call('HSET', KEYS[3], ARGV[1], seq .. ' ' .. gmin .. ' ' .. gmon .. ' ' .. adj)
-local epoch = redis.call('HGET', KEYS[3], '_epoch')
-if not epoch then
-  epoch = tostring(seq)
-  redis.call('HSET', KEYS[3], '_epoch', epoch)
-end
 redis.call('EXPIRE', KEYS[3], tonumber(ARGV[13]))
 local retry = 0
 if avail == 0 then
   retry = tat - now - (period - t)
 end
-return {1, gmin, gmon, avail - gmin, tat - now, retry, used, tonumber(epoch)}
+return {1, gmin, gmon, avail - gmin, tat - now, retry, used, 0}
 "#;
 
 /// Seeds a month's counter that is missing: `KEYS[1]` the counter,
-/// `KEYS[2]` the month's lease records. `ARGV`: the count, its expiry (s), a
-/// new epoch, when the count was read (µs on Redis's clock). Only when the
+/// `KEYS[2]` the month's lease records. `ARGV`: the count, its expiry (s),
+/// when the count was read (µs on Redis's clock). Only when the
 /// counter is still missing (another node may have seeded it meanwhile):
 /// sets it, and drops the records of the counter's earlier life (their
-/// leases were lost with it), starting a new epoch, seeded as of then.
+/// leases were lost with it), noting the seed as of then.
 pub const SEED_LUA: &str = r#"
 if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('SET', KEYS[1], ARGV[1], 'EX', tonumber(ARGV[2]))
   redis.call('DEL', KEYS[2])
-  redis.call('HSET', KEYS[2], '_epoch', ARGV[3], '_seeded', ARGV[4])
+  redis.call('HSET', KEYS[2], '_seeded', ARGV[3])
   redis.call('EXPIRE', KEYS[2], tonumber(ARGV[2]))
   return 1
 end
@@ -378,8 +374,9 @@ struct Answer {
     reset_us: i64,
     retry_us: i64,
     counter: u64,
-    /// The records' epoch (status 1), or the record's sequence (status -2).
-    epoch: i64,
+    /// The record's sequence (status -2), or the µs since the counter was
+    /// seeded (status -3).
+    extra: i64,
 }
 
 /// A Redis connection (shared, multiplexed, reconnecting by itself).
@@ -992,13 +989,13 @@ impl SharedLimiter {
                 -3 => {
                     // A counter seeded since this node last wrote to it (or
                     // never written by it).
-                    let age = Duration::from_micros(u64::try_from(a.epoch).unwrap_or(0));
+                    let age = Duration::from_micros(u64::try_from(a.extra).unwrap_or(0));
                     seeded_at = Some(Instant::now().checked_sub(age).unwrap_or_else(Instant::now));
                 }
                 -2 => {
                     // A record at or past this attempt: carry on after it.
                     let mut s = lease.lock();
-                    s.seq = s.seq.max(u64::try_from(a.epoch).unwrap_or(0));
+                    s.seq = s.seq.max(u64::try_from(a.extra).unwrap_or(0));
                 }
                 _ => break,
             }
@@ -1034,7 +1031,6 @@ impl SharedLimiter {
             .arg(&keys[2])
             .arg(stored)
             .arg(self.config.usage_ttl.as_secs().max(1))
-            .arg(rand::random::<u32>() | 1)
             .arg(read_at);
         if self.timed(seed.query_async::<i64>(conn)).await? == 1 {
             bump(&self.counters.seeds);
@@ -1127,7 +1123,7 @@ impl SharedLimiter {
             }
             r => r?,
         };
-        let [status, granted_min, granted_mon, remaining, reset_us, retry_us, counter, epoch] = raw[..] else {
+        let [status, granted_min, granted_mon, remaining, reset_us, retry_us, counter, extra] = raw[..] else {
             return Err(RedisError::from((ErrorKind::TypeError, "unexpected answer of the lease script")));
         };
         let n = |v: i64| u64::try_from(v).unwrap_or(0);
@@ -1139,7 +1135,7 @@ impl SharedLimiter {
             reset_us,
             retry_us,
             counter: n(counter),
-            epoch,
+            extra,
         })
     }
 
