@@ -31,6 +31,23 @@ fn start(url: &str, redis: &str) -> Proc {
     Proc::start(c)
 }
 
+/// The Redis key of `key`'s `kind` (`usage`, `lease`) this month, in the
+/// default namespace.
+fn month_key(kind: &str, key: &str) -> String {
+    format!("mds:{kind}:{{{}}}:{}", &key[..17], chrono::Utc::now().format("%Y%m"))
+}
+
+/// `redis-cli -u redis ARGS`, its trimmed output.
+fn redis_cli(redis: &str, args: &[&str]) -> String {
+    let out = Command::new("redis-cli").args(["-u", redis]).args(args).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// The value of `key` in Redis.
+fn redis_get(redis: &str, key: &str) -> String {
+    redis_cli(redis, &["GET", key])
+}
+
 #[tokio::test]
 async fn three_nodes_share_one_quota_and_one_truth() {
     let (Some(admin), Ok(redis)) = (admin_url(), std::env::var("MDS_TEST_REDIS_URL")) else {
@@ -89,9 +106,7 @@ async fn three_nodes_share_one_quota_and_one_truth() {
     }
     // Redis agrees: the leases the nodes took are back, the counter holds
     // what was spent.
-    let counter_key = format!("mds:usage:{{{}}}:{}", &key[..17], chrono::Utc::now().format("%Y%m"));
-    let counter = Command::new("redis-cli").args(["-u", &redis, "GET", &counter_key]).output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&counter.stdout).trim(), "100", "the shared counter");
+    assert_eq!(redis_get(&redis, &month_key("usage", &key)), "100", "the shared counter");
 
     // One node killed mid-traffic: the others keep answering correctly.
     let killed = nodes.remove(0);
@@ -126,18 +141,15 @@ async fn three_nodes_share_one_quota_and_one_truth() {
     // Its leased tokens were not spent: once the leases end, the counter
     // holds the requests it made (those answered before the revocation
     // reached a node included), nothing more.
-    let counter_key = format!("mds:usage:{{{}}}:{}", &other[..17], chrono::Utc::now().format("%Y%m"));
     let t = Instant::now();
     loop {
-        let out = Command::new("redis-cli").args(["-u", &redis, "GET", &counter_key]).output().unwrap();
-        let counter = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        let counter = redis_get(&redis, &month_key("usage", &other));
         if counter == made.to_string() {
             break;
         }
         if t.elapsed() > Duration::from_secs(5) {
-            let records = format!("mds:lease:{{{}}}:{}", &other[..17], chrono::Utc::now().format("%Y%m"));
-            let out = Command::new("redis-cli").args(["-u", &redis, "HGETALL", &records]).output().unwrap();
-            panic!("{made} made, the counter stays at {counter}; leases {}", String::from_utf8_lossy(&out.stdout));
+            let records = redis_cli(&redis, &["HGETALL", &month_key("lease", &other)]);
+            panic!("{made} made, the counter stays at {counter}; leases {records}");
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
