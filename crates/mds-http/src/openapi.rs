@@ -1,7 +1,8 @@
 //! The OpenAPI 3.1 document of the API, generated from the code with utoipa:
 //! the wire types and query parameters of `mds-domain` (feature `openapi`),
-//! the `#[utoipa::path]` attributes on the controllers, and here the parts no
-//! type expresses: the shared problem responses per status with their `code`
+//! the `#[utoipa::path]` attributes on the controllers, each operation's name,
+//! tag and summary from the route table ([`crate::routes`]), and here the
+//! parts no type expresses: the shared problem responses per status with their `code`
 //! values, the response headers, the bearer scheme and the introduction
 //! (`openapi.md`, what a consumer needs to know before the operations).
 //!
@@ -299,7 +300,8 @@ impl Modify for Common {
             }
         }
         for (path, item) in doc.paths.paths.iter_mut() {
-            // What the route table says of the route: its caching and billing.
+            // What the route table says of the route: its operation's name,
+            // tag and summary, its caching and billing.
             let route = crate::routes::ROUTES.iter().find(|r| r.path == path).expect("every documented path is routed");
             let cache = match route.caching {
                 Caching::Private => "`private, max-age=N` (N = 60 by default).",
@@ -307,6 +309,11 @@ impl Modify for Common {
                 Caching::Public(_) => "`public`.",
             };
             let Some(op) = item.get.as_mut() else { continue };
+            if let Some(o) = route.operation {
+                op.operation_id = Some(o.id.into());
+                op.tags = Some(vec![o.tag.into()]);
+                op.summary = Some(o.summary.into());
+            }
             // What every keyed route can answer, stated here once rather
             // than in each handler's annotation.
             if let Access::Keyed(billing) = route.access {

@@ -6,8 +6,10 @@
 //! be cached; metrics label requests by its templates; the OpenAPI document
 //! states the same caching and counting.
 //!
-//! Adding an endpoint is a row here plus its controller (and its
-//! `#[utoipa::path]` in the OpenAPI document's path list).
+//! Adding an endpoint is a row here (with its operation's name, tag and
+//! summary) plus its controller (and its `#[utoipa::path]`, with the path,
+//! parameters, responses and description, in the OpenAPI document's path
+//! list).
 
 use std::sync::LazyLock;
 
@@ -48,6 +50,20 @@ pub enum Caching {
     Public(&'static str),
 }
 
+/// How the OpenAPI document names and introduces a route's operation: its
+/// `operationId` (read as a method name by generated clients), its tag and
+/// its summary. The handler's `#[utoipa::path]` says the rest (parameters,
+/// responses, description); [`crate::openapi`] applies these.
+#[derive(Debug, Clone, Copy)]
+pub struct Operation {
+    /// The `operationId`.
+    pub id: &'static str,
+    /// The one tag it is listed under.
+    pub tag: &'static str,
+    /// The summary.
+    pub summary: &'static str,
+}
+
 /// One route.
 pub struct Route {
     /// The path template, as the router matches it and metrics label it.
@@ -56,76 +72,79 @@ pub struct Route {
     pub access: Access,
     /// How its `200`s (and their `304`s) may be cached.
     pub caching: Caching,
+    /// Its operation in the OpenAPI document (`None`: not documented there).
+    pub operation: Option<Operation>,
     /// Its handlers, by method.
     pub handler: fn() -> MethodRouter<AppState>,
 }
 
+/// An operation named `id`, under `tag`, with `summary`.
+const fn op(id: &'static str, tag: &'static str, summary: &'static str) -> Operation {
+    Operation { id, tag, summary }
+}
+
+/// A route that needs a key, documented in the OpenAPI document as `operation`.
+const fn keyed(
+    path: &'static str,
+    billing: Billing,
+    caching: Caching,
+    operation: Operation,
+    handler: fn() -> MethodRouter<AppState>,
+) -> Route {
+    Route { path, access: Access::Keyed(billing), caching, operation: Some(operation), handler }
+}
+
+/// A route anyone may call, outside the OpenAPI document.
+const fn open(path: &'static str, caching: Caching, handler: fn() -> MethodRouter<AppState>) -> Route {
+    Route { path, access: Access::Open, caching, operation: None, handler }
+}
+
 /// Every route. Order does not matter to matching.
 pub static ROUTES: &[Route] = &[
-    Route {
-        path: "/v1/companies",
-        access: Access::Keyed(Billing::Counted),
-        caching: Caching::Private,
-        handler: || get(companies::list),
-    },
-    Route {
-        path: "/v1/companies/{isin}",
-        access: Access::Keyed(Billing::Counted),
-        caching: Caching::Private,
-        handler: || get(company::show),
-    },
-    Route {
-        path: "/v1/companies/changes",
-        access: Access::Keyed(Billing::Counted),
-        caching: Caching::Private,
-        handler: || get(changes::list),
-    },
-    Route {
-        path: "/v1/news",
-        access: Access::Keyed(Billing::Counted),
-        caching: Caching::Private,
-        handler: || get(news_list::list),
-    },
-    Route {
-        path: "/v1/news/{slug}",
-        access: Access::Keyed(Billing::Counted),
-        caching: Caching::Private,
-        handler: || get(news::show),
-    },
-    Route {
-        path: "/v1/usage",
-        access: Access::Keyed(Billing::Free),
-        caching: Caching::NoStore,
-        handler: || get(usage::show),
-    },
-    Route {
-        path: "/v1/usage/daily",
-        access: Access::Keyed(Billing::Free),
-        caching: Caching::NoStore,
-        handler: || get(usage_daily::show),
-    },
-    Route { path: "/healthz", access: Access::Open, caching: Caching::NoStore, handler: || get(health::healthz) },
-    Route { path: "/readyz", access: Access::Open, caching: Caching::NoStore, handler: || get(health::readyz) },
-    Route { path: "/metrics", access: Access::Open, caching: Caching::NoStore, handler: || get(health::metrics) },
-    Route {
-        path: "/v1/openapi.json",
-        access: Access::Open,
-        caching: Caching::Public("public, max-age=300"),
-        handler: || get(openapi::serve),
-    },
-    Route {
-        path: "/docs",
-        access: Access::Open,
-        caching: Caching::Public("public, max-age=300"),
-        handler: || get(docs::page),
-    },
+    keyed(
+        "/v1/companies",
+        Billing::Counted,
+        Caching::Private,
+        op("listCompanies", "companies", "List companies"),
+        || get(companies::list),
+    ),
+    keyed(
+        "/v1/companies/{isin}",
+        Billing::Counted,
+        Caching::Private,
+        op("getCompany", "companies", "Get a company"),
+        || get(company::show),
+    ),
+    keyed(
+        "/v1/companies/changes",
+        Billing::Counted,
+        Caching::Private,
+        op("listCompanyChanges", "companies", "Sync the company master"),
+        || get(changes::list),
+    ),
+    keyed("/v1/news", Billing::Counted, Caching::Private, op("listNews", "news", "List news articles"), || {
+        get(news_list::list)
+    }),
+    keyed("/v1/news/{slug}", Billing::Counted, Caching::Private, op("getArticle", "news", "Get an article"), || {
+        get(news::show)
+    }),
+    keyed("/v1/usage", Billing::Free, Caching::NoStore, op("getUsage", "usage", "Usage of the calling key"), || {
+        get(usage::show)
+    }),
+    keyed(
+        "/v1/usage/daily",
+        Billing::Free,
+        Caching::NoStore,
+        op("getUsageDaily", "usage", "Daily usage of the calling key"),
+        || get(usage_daily::show),
+    ),
+    open("/healthz", Caching::NoStore, || get(health::healthz)),
+    open("/readyz", Caching::NoStore, || get(health::readyz)),
+    open("/metrics", Caching::NoStore, || get(health::metrics)),
+    open("/v1/openapi.json", Caching::Public("public, max-age=300"), || get(openapi::serve)),
+    open("/docs", Caching::Public("public, max-age=300"), || get(docs::page)),
     // The vendored assets change only with the binary.
-    Route {
-        path: "/docs/{asset}",
-        access: Access::Open,
-        caching: Caching::Public("public, max-age=86400"),
-        handler: || get(docs::asset),
-    },
+    open("/docs/{asset}", Caching::Public("public, max-age=86400"), || get(docs::asset)),
 ];
 
 /// The metrics label of a request that matches no route.

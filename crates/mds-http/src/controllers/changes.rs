@@ -70,9 +70,6 @@ fn expired() -> ApiError {
 #[utoipa::path(
     get,
     path = "/v1/companies/changes",
-    operation_id = "listCompanyChanges",
-    tag = "companies",
-    summary = "Sync the company master",
     description = "Without `since`: every company, as `V1CompanyDetail`, page by page in change order. With \
 `since` (the `sync_token` of an earlier walk's last page): only the companies created or changed after it, \
 each once in its latest form. The last page (`has_more: false`) carries the `sync_token` to pass next time. \

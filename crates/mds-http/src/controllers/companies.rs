@@ -34,9 +34,6 @@ pub fn parse(raw: Option<&str>) -> Result<CompaniesQueryParams, ApiError> {
 #[utoipa::path(
     get,
     path = "/v1/companies",
-    operation_id = "listCompanies",
-    tag = "companies",
-    summary = "List companies",
     description = "One page of companies, ordered by `ticker` then `isin`. Pagination is keyset-based: pass \
 `next_cursor` back as `cursor` with the same filters (`limit` may change).",
     params(CompanyFilter, mds_domain::PageParams),

@@ -19,9 +19,6 @@ use crate::state::AppState;
 #[utoipa::path(
     get,
     path = "/v1/companies/{isin}",
-    operation_id = "getCompany",
-    tag = "companies",
-    summary = "Get a company",
     description = "One company with everything the service knows about it: every `V1Company` field with the \
 same value as in the list, its exchange listings, the four classification levels, the market capitalisation \
 its band was ranked on, and when its record last changed. Takes no query parameters.",

@@ -18,9 +18,6 @@ use crate::state::AppState;
 #[utoipa::path(
     get,
     path = "/v1/news/{slug}",
-    operation_id = "getArticle",
-    tag = "news",
-    summary = "Get an article",
     description = "One article with its `body`. Takes no query parameters.",
     params((
         "slug" = Slug,

@@ -30,9 +30,6 @@ pub fn parse(raw: Option<&str>) -> Result<NewsQueryParams, ApiError> {
 #[utoipa::path(
     get,
     path = "/v1/news",
-    operation_id = "listNews",
-    tag = "news",
-    summary = "List news articles",
     description = "One page of articles without `body`, newest first: by `published_at` descending, then `slug`; \
 articles without `published_at` come last, by `slug` (and never pass a date bound). Pagination is keyset-based: pass \
 `next_cursor` back as `cursor` with the same filters (`limit` may change); articles published while you page cause no \

@@ -19,9 +19,6 @@ use crate::state::AppState;
 #[utoipa::path(
     get,
     path = "/v1/usage",
-    operation_id = "getUsage",
-    tag = "usage",
-    summary = "Usage of the calling key",
     description = "The calling key's tier, limits, requests this billing month (calendar month, UTC) and in up to \
 12 preceding months since the key was created, most recent first.",
     responses(

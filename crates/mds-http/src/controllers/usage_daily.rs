@@ -31,9 +31,6 @@ pub fn data_routes() -> &'static [&'static str] {
 #[utoipa::path(
     get,
     path = "/v1/usage/daily",
-    operation_id = "getUsageDaily",
-    tag = "usage",
-    summary = "Daily usage of the calling key",
     description = "Where the quota went in one billing month (UTC): one entry per day from the 1st to today (the \
 current month) or to the month's last day (a past month), days without traffic included. Each day has the \
 requests counted against the quota, the `304 Not Modified` answers (free), and the counted requests by route \
