@@ -11,6 +11,8 @@ mod common;
 use std::path::PathBuf;
 
 use common::spawn;
+use mds_domain::news::NewsQueryParams;
+use mds_domain::params::{CompaniesQueryParams, QueryParams};
 
 fn snapshot_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/openapi.json")
@@ -77,28 +79,19 @@ async fn served_document_is_the_generated_one_without_a_key() {
     assert_eq!(ops, keyed);
     assert_eq!(served["components"]["securitySchemes"]["bearer"]["scheme"], "bearer");
 
-    // Every parameter /v1/companies accepts is documented, and nothing else.
-    let mut params: Vec<&str> = served["paths"]["/v1/companies"]["get"]["parameters"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
-    params.sort_unstable();
-    let mut defined = mds_http::controllers::companies::PARAMETERS.to_vec();
-    defined.sort_unstable();
-    assert_eq!(params, defined);
-    // And those of /v1/news.
-    let mut params: Vec<&str> = served["paths"]["/v1/news"]["get"]["parameters"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
-    params.sort_unstable();
-    let mut defined = mds_http::controllers::news_list::PARAMETERS.to_vec();
-    defined.sort_unstable();
-    assert_eq!(params, defined);
+    // Every parameter /v1/companies and /v1/news accept is documented, and nothing else.
+    for (path, names) in [("/v1/companies", CompaniesQueryParams::NAMES), ("/v1/news", NewsQueryParams::NAMES)] {
+        let mut params: Vec<&str> = served["paths"][path]["get"]["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        params.sort_unstable();
+        let mut defined = names.to_vec();
+        defined.sort_unstable();
+        assert_eq!(params, defined, "{path}");
+    }
 }
 
 #[tokio::test]

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::params::ParamError;
+use crate::params::{ParamError, QueryParams};
 use crate::usage::{BillingMonth, HISTORY_MONTHS};
 
 /// `month`: the month to report on, `YYYY-MM`.
@@ -56,12 +56,11 @@ pub struct DailyUsageQueryParams {
     pub month: Option<BillingMonth>,
 }
 
-impl DailyUsageQueryParams {
-    /// Parses the parameters from `get` (the value given for a name, if
-    /// any). Names not in [`DAILY_USAGE_PARAMETERS`] are the caller's to
-    /// refuse; whether the month may be asked for is [`DailyPeriod::at`]'s
-    /// to say.
-    pub fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
+/// Whether the month may be asked for is [`DailyPeriod::at`]'s to say.
+impl QueryParams for DailyUsageQueryParams {
+    const NAMES: &'static [&'static str] = DAILY_USAGE_PARAMETERS;
+
+    fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
         let month =
             get(MONTH).map(BillingMonth::parse).transpose().map_err(|detail| ParamError { param: MONTH, detail })?;
         Ok(DailyUsageQueryParams { month })

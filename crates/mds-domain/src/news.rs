@@ -2,7 +2,7 @@
 //! (names, the rules that parse them and, with the feature `openapi`, their
 //! OpenAPI description), the order of the list, and a position in it.
 //!
-//! The server parses a request with [`NewsQueryParams::parse`], the store
+//! The server parses a request with [`NewsQueryParams`]'s [`QueryParams::parse`], the store
 //! selects with [`NewsFilter`] and [`NewsKey`], the OpenAPI document lists
 //! [`NewsFilter`] and [`PageParams`] as the parameters (`IntoParams`), and
 //! the Rust client names what it sends with the constants below; a test
@@ -15,7 +15,7 @@ use std::cmp::Ordering;
 use chrono::{DateTime, Utc};
 
 use crate::article::{ArticleSummary, Slug};
-use crate::params::{CURSOR, LIMIT, PageParams, ParamError, TICKER, one};
+use crate::params::{CURSOR, LIMIT, PageParams, ParamError, QueryParams, TICKER, one};
 use crate::query::Limit;
 use crate::time::{format_utc, parse_rfc3339};
 use crate::{Isin, Ticker, bounds};
@@ -166,13 +166,12 @@ pub struct NewsQueryParams {
     pub page: PageParams,
 }
 
-impl NewsQueryParams {
-    /// Parses the parameters from `get` (the value given for a name, if
-    /// any), in the order of [`NEWS_PARAMETERS`]; the first bad value is the
-    /// error. A `published_before` not later than `published_after` is an
-    /// error of `published_before`. Names not in that list are the caller's
-    /// to refuse.
-    pub fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
+/// Parsed in the order of [`NEWS_PARAMETERS`]. A `published_before` not
+/// later than `published_after` is an error of `published_before`.
+impl QueryParams for NewsQueryParams {
+    const NAMES: &'static [&'static str] = NEWS_PARAMETERS;
+
+    fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
         let filter = NewsFilter {
             isin: one(&get, ISIN, |s| {
                 Isin::parse(s)

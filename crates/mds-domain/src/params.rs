@@ -2,7 +2,7 @@
 //! the rules that parse them, and (feature `openapi`) their OpenAPI
 //! description, all from [`CompaniesQueryParams`].
 //!
-//! The server parses a request with [`CompaniesQueryParams::parse`], the
+//! The server parses a request with [`CompaniesQueryParams`]'s [`QueryParams::parse`], the
 //! OpenAPI document lists `CompaniesQueryParams`' two parts as its
 //! parameters (`IntoParams`), and the Rust client names what it sends with
 //! the constants below. A test checks that the constants are the field names
@@ -10,6 +10,18 @@
 
 use crate::query::{CompanyFilter, Industry, Letter, Limit, SearchTerm};
 use crate::{Exchange, MarketCapBand, Ticker};
+
+/// A route's query: the parameter names it defines and how their values
+/// parse. The server refuses any other name before [`QueryParams::parse`]
+/// sees the values.
+pub trait QueryParams: Sized {
+    /// Every parameter the route defines.
+    const NAMES: &'static [&'static str];
+    /// Parses the parameters from `get` (the value given for a name, if
+    /// any); the first bad value is the error. Names not in
+    /// [`QueryParams::NAMES`] are the caller's to refuse.
+    fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError>;
+}
 
 /// `letter`: first character of the ticker ([`CompanyFilter::letter`]).
 pub const LETTER: &str = "letter";
@@ -99,11 +111,11 @@ pub struct CompaniesQueryParams {
     pub page: PageParams,
 }
 
-impl CompaniesQueryParams {
-    /// Parses the parameters from `get` (the value given for a name, if
-    /// any), in the order of [`COMPANIES_PARAMETERS`]; the first bad value
-    /// is the error. Names not in that list are the caller's to refuse.
-    pub fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
+/// Parsed in the order of [`COMPANIES_PARAMETERS`].
+impl QueryParams for CompaniesQueryParams {
+    const NAMES: &'static [&'static str] = COMPANIES_PARAMETERS;
+
+    fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
         let filter = CompanyFilter {
             letter: one(&get, LETTER, Letter::parse)?,
             industry: one(&get, INDUSTRY, Industry::parse)?,
@@ -142,10 +154,11 @@ pub struct ChangesQueryParams {
     pub page: PageParams,
 }
 
-impl ChangesQueryParams {
-    /// Parses the parameters from `get`, as [`CompaniesQueryParams::parse`]
-    /// does (tokens and cursors are checked by whoever can open them).
-    pub fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
+/// Tokens and cursors are checked by whoever can open them.
+impl QueryParams for ChangesQueryParams {
+    const NAMES: &'static [&'static str] = CHANGES_PARAMETERS;
+
+    fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
         let limit = get(LIMIT).map(Limit::parse).transpose().map_err(|detail| ParamError { param: LIMIT, detail })?;
         Ok(ChangesQueryParams {
             sync: SyncParams { since: get(SINCE).map(str::to_owned) },

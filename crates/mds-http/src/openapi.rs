@@ -45,6 +45,24 @@ pub type ChangesPage = mds_domain::ChangesPage;
 /// `V1NewsPage`).
 pub type NewsPage = Page<ArticleSummary>;
 
+/// The path parameter of `GET /v1/companies/{isin}`.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct IsinPath {
+    /// The company's ISIN, matched case-insensitively. A malformed or unknown ISIN is `404`.
+    #[param(example = "INE117A01022")]
+    pub isin: Isin,
+}
+
+/// The path parameter of `GET /v1/news/{slug}`.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct SlugPath {
+    /// The article's slug: 1 to 200 characters of `a-z`, `0-9`, `-`.
+    #[param(example = "tcs-reports-higher-deal-wins-in-a-cautious-demand-environment-2026-01-08")]
+    pub slug: Slug,
+}
+
 /// The document (see the module docs).
 #[derive(OpenApi)]
 #[openapi(

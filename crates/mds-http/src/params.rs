@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 
 use mds_domain::ErrorCode;
+use mds_domain::params::QueryParams;
 
 use crate::error::ApiError;
 
@@ -33,6 +34,13 @@ impl<'a> Params<'a> {
     pub fn get(&self, name: &str) -> Option<&str> {
         self.pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_ref())
     }
+}
+
+/// Parses a route's query string: its names with [`Params`] (unknown or
+/// repeated ones are refused), its values with `T`.
+pub fn parse_query<T: QueryParams>(raw: Option<&str>) -> Result<T, ApiError> {
+    let p = Params::parse(raw, T::NAMES)?;
+    T::parse(|name| p.get(name)).map_err(|e| ApiError::invalid_parameter(e.param, e.detail))
 }
 
 fn unknown(name: &str, allowed: &[&str]) -> ApiError {

@@ -394,12 +394,11 @@ pub async fn account_usage(
     Path(name): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
-    use mds_domain::daily::{DAILY_USAGE_PARAMETERS, DailyPeriod, DailyUsageQueryParams};
-    let p = Params::parse(raw.as_deref(), DAILY_USAGE_PARAMETERS)?;
+    use mds_domain::daily::{DailyPeriod, DailyUsageQueryParams};
+    let query = crate::params::parse_query::<DailyUsageQueryParams>(raw.as_deref())?;
     let name = path_name("name", &name, AccountName::parse)?;
-    let invalid = |e: mds_domain::ParamError| ApiError::invalid_parameter(e.param, e.detail);
-    let query = DailyUsageQueryParams::parse(|n| p.get(n)).map_err(invalid)?;
-    let period = DailyPeriod::at(query.month, state.config.clock.now()).map_err(invalid)?;
+    let period = DailyPeriod::at(query.month, state.config.clock.now())
+        .map_err(|e| ApiError::invalid_parameter(e.param, e.detail))?;
     let routes = crate::controllers::usage_daily::data_routes();
     one(&ops::account_usage(&state.node, &name, &period, routes).await.map_err(from_admin)?)
 }

@@ -17,14 +17,14 @@
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use mds_catalog::ChangeKey;
-use mds_domain::params::{CHANGES_PARAMETERS, ChangesQueryParams};
+use mds_domain::params::ChangesQueryParams;
 use mds_domain::{ErrorCode, page as envelope};
 use mds_node::metrics::Event;
 use mds_node::tagged::Tagged;
 
 use super::tagged;
 use crate::error::ApiError;
-use crate::params::Params;
+use crate::params::parse_query;
 use crate::state::AppState;
 
 /// The scope a sync token is sealed in.
@@ -88,9 +88,7 @@ pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Res
         state.metrics.event(Event::PageCacheHit);
         return Ok(tagged(served));
     }
-    let p = Params::parse(raw.as_deref(), CHANGES_PARAMETERS)?;
-    let req =
-        ChangesQueryParams::parse(|name| p.get(name)).map_err(|e| ApiError::invalid_parameter(e.param, e.detail))?;
+    let req = parse_query::<ChangesQueryParams>(raw.as_deref())?;
     let generation = catalog.generation();
     let (since, nonce) = match &req.sync.since {
         None => (0, 0),

@@ -6,7 +6,7 @@ use axum::extract::{RawQuery, State};
 use axum::http::HeaderValue;
 use axum::response::Response;
 use mds_catalog::SortKey;
-use mds_domain::params::{COMPANIES_PARAMETERS, CompaniesQueryParams};
+use mds_domain::params::CompaniesQueryParams;
 use mds_domain::{CompanyFilter, ErrorCode, page as envelope};
 use sha2::{Digest, Sha256};
 
@@ -16,19 +16,8 @@ use mds_node::tagged::{self, Tagged};
 
 use super::tagged;
 use crate::error::ApiError;
-use crate::params::Params;
+use crate::params::parse_query;
 use crate::state::AppState;
-
-/// The query parameters the endpoint defines (defined in
-/// [`mds_domain::params`]).
-pub const PARAMETERS: &[&str] = COMPANIES_PARAMETERS;
-
-/// Parses and validates the query string: names with [`Params`] (unknown
-/// or repeated ones are refused), values with [`CompaniesQueryParams`].
-pub fn parse(raw: Option<&str>) -> Result<CompaniesQueryParams, ApiError> {
-    let p = Params::parse(raw, PARAMETERS)?;
-    CompaniesQueryParams::parse(|name| p.get(name)).map_err(|e| ApiError::invalid_parameter(e.param, e.detail))
-}
 
 /// Handler.
 #[utoipa::path(
@@ -62,7 +51,7 @@ pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Res
 
 /// The page for the query string `raw` of `catalog`, made.
 fn make_page(state: &AppState, catalog: &CatalogVersion, raw: Option<&str>) -> Result<Tagged, ApiError> {
-    let req = parse(raw)?;
+    let req = parse_query::<CompaniesQueryParams>(raw)?;
     let after = match &req.page.cursor {
         Some(c) => Some(
             state
@@ -110,17 +99,11 @@ fn page_tag(catalog: &CatalogVersion, req: &CompaniesQueryParams, after: Option<
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn err(q: &str) -> (ErrorCode, Option<String>) {
-        let e = parse(Some(q)).unwrap_err();
-        let r = axum::response::IntoResponse::into_response(e);
-        let p = r.extensions().get::<mds_domain::Problem>().unwrap();
-        (ErrorCode::parse(&p.code).unwrap(), p.param.clone())
-    }
+    use crate::controllers::testing::assert_refused;
 
     #[test]
     fn each_bad_value_names_its_parameter() {
-        for (q, param) in [
+        let bad = [
             ("limit=0", "limit"),
             ("limit=201", "limit"),
             ("limit=x", "limit"),
@@ -132,18 +115,18 @@ mod tests {
             ("ticker=", "ticker"),
             ("industry=", "industry"),
             ("limit=5&limit=6", "limit"),
-        ] {
-            assert_eq!(err(q), (ErrorCode::InvalidParameter, Some(param.to_owned())), "{q}");
-        }
-        assert_eq!(err("industy=x"), (ErrorCode::UnknownParameter, Some("industy".to_owned())));
+        ];
+        assert_refused(parse_query::<CompaniesQueryParams>, &bad, &["industy=x"]);
     }
 
     #[test]
     fn good_values_parse() {
-        let r = parse(Some("letter=a&exchange=nse&market_cap=mid_cap&limit=200&ticker=abb")).unwrap();
+        let r =
+            parse_query::<CompaniesQueryParams>(Some("letter=a&exchange=nse&market_cap=mid_cap&limit=200&ticker=abb"))
+                .unwrap();
         assert_eq!(r.page.limit.get(), 200);
         assert_eq!(r.filter.letter.unwrap().as_char(), 'A');
         assert_eq!(r.filter.ticker.unwrap().as_str(), "ABB");
-        assert_eq!(parse(None).unwrap().page.limit.get(), 50);
+        assert_eq!(parse_query::<CompaniesQueryParams>(None).unwrap().page.limit.get(), 50);
     }
 }

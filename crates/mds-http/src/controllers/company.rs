@@ -10,9 +10,8 @@ use sha2::{Digest, Sha256};
 
 use mds_node::tagged::{self, Tagged};
 
-use super::tagged;
+use super::{path_param, tagged};
 use crate::error::ApiError;
-use crate::params::Params;
 use crate::state::AppState;
 
 /// Handler. A malformed ISIN is answered `404` like an unknown one.
@@ -22,12 +21,7 @@ use crate::state::AppState;
     description = "One company with everything the service knows about it: every `V1Company` field with the \
 same value as in the list, its exchange listings, the four classification levels, the market capitalisation \
 its band was ranked on, and when its record last changed. Takes no query parameters.",
-    params((
-        "isin" = Isin,
-        Path,
-        description = "The company's ISIN, matched case-insensitively. A malformed or unknown ISIN is `404`.",
-        example = "INE117A01022"
-    )),
+    params(crate::openapi::IsinPath),
     responses(
         (status = 200, description = "The company.", body = mds_domain::CompanyDetail, content_type = "application/json"),
         (status = 400, response = crate::openapi::BadRequest),
@@ -39,12 +33,10 @@ pub async fn show(
     isin: Result<Path<String>, PathRejection>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
-    Params::parse(raw.as_deref(), &[])?;
-    let not_found = || ApiError::not_found("no company with this ISIN");
-    let Ok(Path(isin)) = isin else { return Err(not_found()) };
-    let isin = Isin::parse(&isin).map_err(|_| not_found())?;
+    const NOT_FOUND: &str = "no company with this ISIN";
+    let isin = path_param(isin, raw.as_deref(), Isin::parse, NOT_FOUND)?;
     let catalog = state.catalog();
-    let row = catalog.find_isin(isin.as_str()).ok_or_else(not_found)?;
+    let row = catalog.find_isin(isin.as_str()).ok_or_else(|| ApiError::not_found(NOT_FOUND))?;
     let mut body = Vec::new();
     catalog.write_detail(row, &mut body);
     // What the record holds is a function of the catalog version and the

@@ -8,9 +8,9 @@ use axum::Extension;
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use mds_domain::usage::V1Usage;
-use mds_node::{KeyContext, Tagged};
+use mds_node::KeyContext;
 
-use super::tagged;
+use super::{hashed_json, tagged};
 use crate::error::ApiError;
 use crate::params::Params;
 use crate::state::AppState;
@@ -32,7 +32,5 @@ pub async fn show(
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     Params::parse(raw.as_deref(), &[])?;
-    let usage = state.usage_report(&ctx).await?;
-    let body = serde_json::to_vec(&usage).map_err(|e| ApiError::internal(&e))?;
-    Ok(tagged(Tagged::hashed(body)))
+    Ok(tagged(hashed_json(&state.usage_report(&ctx).await?)?))
 }

@@ -8,12 +8,12 @@ use std::sync::{Arc, LazyLock};
 use axum::Extension;
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
-use mds_domain::daily::{DAILY_USAGE_PARAMETERS, DailyPeriod, DailyUsageQueryParams, V1UsageDaily};
-use mds_node::{KeyContext, Tagged};
+use mds_domain::daily::{DailyPeriod, DailyUsageQueryParams, V1UsageDaily};
+use mds_node::KeyContext;
 
-use super::tagged;
+use super::{hashed_json, tagged};
 use crate::error::ApiError;
-use crate::params::Params;
+use crate::params::parse_query;
 use crate::routes::{Access, Billing, ROUTES};
 use crate::state::AppState;
 
@@ -47,11 +47,8 @@ pub async fn show(
     Extension(ctx): Extension<Arc<KeyContext>>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
-    let p = Params::parse(raw.as_deref(), DAILY_USAGE_PARAMETERS)?;
-    let invalid = |e: mds_domain::ParamError| ApiError::invalid_parameter(e.param, e.detail);
-    let query = DailyUsageQueryParams::parse(|name| p.get(name)).map_err(invalid)?;
-    let period = DailyPeriod::at(query.month, state.config.clock.now()).map_err(invalid)?;
-    let report = state.usage_daily(&ctx, &period, data_routes()).await?;
-    let body = serde_json::to_vec(&report).map_err(|e| ApiError::internal(&e))?;
-    Ok(tagged(Tagged::hashed(body)))
+    let query = parse_query::<DailyUsageQueryParams>(raw.as_deref())?;
+    let period = DailyPeriod::at(query.month, state.config.clock.now())
+        .map_err(|e| ApiError::invalid_parameter(e.param, e.detail))?;
+    Ok(tagged(hashed_json(&state.usage_daily(&ctx, &period, data_routes()).await?)?))
 }
