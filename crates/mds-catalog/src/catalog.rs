@@ -54,17 +54,22 @@ impl Default for Catalog {
     }
 }
 
-/// One page of a filtered walk.
+/// One page of a walk over the catalog's rows, resumed after a key of type
+/// `K`: a page of the company list ([`Page`]) or of the change feed
+/// ([`Changes`](crate::Changes)).
 #[derive(Debug)]
-pub struct Page<'a> {
-    catalog: &'a Catalog,
+pub struct Rows<'a, K> {
+    pub(crate) catalog: &'a Catalog,
     /// The matching rows, in order.
-    rows: Vec<u32>,
+    pub(crate) rows: Vec<u32>,
     /// The key of the last row on the page, when more rows follow.
-    pub next: Option<SortKey>,
+    pub next: Option<K>,
 }
 
-impl Page<'_> {
+/// One page of a filtered walk.
+pub type Page<'a> = Rows<'a, SortKey>;
+
+impl<K> Rows<'_, K> {
     /// Whether more pages follow.
     pub fn has_more(&self) -> bool {
         self.next.is_some()
@@ -80,17 +85,24 @@ impl Page<'_> {
         self.rows.is_empty()
     }
 
+    /// Appends each row as `write` writes it, comma-separated.
+    pub(crate) fn write_each(&self, out: &mut Vec<u8>, write: impl Fn(&Catalog, usize, &mut Vec<u8>)) {
+        for (k, &r) in self.rows.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            write(self.catalog, r as usize, out);
+        }
+    }
+}
+
+impl Page<'_> {
     /// Appends the rows' `V1Company` JSON objects, comma-separated (the
     /// inside of the `data` array). Byte for byte what `serde_json` writes
     /// for the same [`Company`].
     pub fn write_rows(&self, out: &mut Vec<u8>) {
         out.reserve(self.rows.iter().map(|&r| self.catalog.row_size(r as usize)).sum());
-        for (k, &r) in self.rows.iter().enumerate() {
-            if k > 0 {
-                out.push(b',');
-            }
-            self.catalog.write_row(r as usize, out);
-        }
+        self.write_each(out, Catalog::write_row);
     }
 
     /// Each row's JSON, as a string (for tests and tools).

@@ -14,7 +14,7 @@ use mds_domain::time::format_utc;
 use mds_domain::{CompanyDetails, Exchange};
 
 use crate::build::Stamp;
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Rows};
 use crate::layout::{Section, flag};
 use crate::postings::{u32_at, u64_at};
 use crate::tail::{self, ListingParts, Lookup};
@@ -29,38 +29,12 @@ pub struct ChangeKey {
 }
 
 /// One page of the change feed.
-#[derive(Debug)]
-pub struct Changes<'a> {
-    catalog: &'a Catalog,
-    rows: Vec<u32>,
-    /// The key of the last row on the page, when more rows follow.
-    pub next: Option<ChangeKey>,
-}
+pub type Changes<'a> = Rows<'a, ChangeKey>;
 
 impl Changes<'_> {
-    /// Whether more pages follow.
-    pub fn has_more(&self) -> bool {
-        self.next.is_some()
-    }
-
-    /// How many companies the page holds.
-    pub fn len(&self) -> usize {
-        self.rows.len()
-    }
-
-    /// Whether it holds none.
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
-
     /// Appends the rows' `V1CompanyDetail` JSON objects, comma-separated.
     pub fn write_rows(&self, out: &mut Vec<u8>) {
-        for (k, &r) in self.rows.iter().enumerate() {
-            if k > 0 {
-                out.push(b',');
-            }
-            self.catalog.write_detail(r as usize, out);
-        }
+        self.write_each(out, Catalog::write_detail);
     }
 }
 

@@ -30,7 +30,7 @@ mod postings;
 mod tail;
 
 pub use build::{CatalogBuilder, OrderError, Stamp};
-pub use catalog::{Catalog, Page, SortKey};
+pub use catalog::{Catalog, Page, Rows, SortKey};
 pub use cursor::{CursorCodec, CursorError};
 pub use detail::{ChangeKey, Changes};
 pub use layout::SnapshotError;

@@ -317,10 +317,13 @@ pub(crate) fn decode(tail: &[u8], ticker: &str, dict: &impl Lookup) -> Option<Co
 /// The classification of a company without one, as `serde_json` writes it.
 const NO_CLASSIFICATION: &[u8] = b"{\"macro_sector\":null,\"sector\":null,\"industry\":null,\"basic_industry\":null}";
 
-/// Appends a date as `"YYYY-MM-DD"`.
-fn date_json(out: &mut Vec<u8>, d: NaiveDate) {
+/// Appends a date as `"YYYY-MM-DD"`, or `null` when there is none.
+fn date_json(out: &mut Vec<u8>, d: Option<NaiveDate>) {
     use std::io::Write;
-    write!(out, "\"{:04}-{:02}-{:02}\"", d.year(), d.month(), d.day()).expect("a Vec takes writes");
+    match d {
+        Some(d) => write!(out, "\"{:04}-{:02}-{:02}\"", d.year(), d.month(), d.day()).expect("a Vec takes writes"),
+        None => out.extend_from_slice(b"null"),
+    }
 }
 
 /// Appends `v` as `serde_json` writes a value.
@@ -355,10 +358,7 @@ pub(crate) fn write_json(out: &mut Vec<u8>, p: &Parts<'_>, ticker: &str) {
         out.extend_from_slice(b",\"series\":");
         value_json(out, &l.series);
         out.extend_from_slice(b",\"listed_on\":");
-        match l.listed_on {
-            Some(d) => date_json(out, d),
-            None => out.extend_from_slice(b"null"),
-        }
+        date_json(out, l.listed_on);
         out.extend_from_slice(b",\"face_value\":");
         value_json(out, &l.face_value);
         out.extend_from_slice(b",\"status\":\"");
@@ -374,10 +374,7 @@ pub(crate) fn write_json(out: &mut Vec<u8>, p: &Parts<'_>, ticker: &str) {
             out.extend_from_slice(b"{\"inr_crore\":");
             value_json(out, &m.inr_crore);
             out.extend_from_slice(b",\"as_of\":");
-            match m.as_of {
-                Some(d) => date_json(out, d),
-                None => out.extend_from_slice(b"null"),
-            }
+            date_json(out, m.as_of);
             out.push(b'}');
         }
     }

@@ -56,14 +56,18 @@ pub struct NseListing {
     pub face_value: Option<f64>,
 }
 
-/// NSE's equity list (`EQUITY_L.csv`).
+/// An exchange's equity list: its securities (`L`: [`NseListing`] or
+/// [`BseListing`]) and the rows left out.
 #[derive(Debug, Clone, PartialEq)]
-pub struct NseEquityList {
+pub struct EquityList<L> {
     /// The securities, in file order.
-    pub listings: Vec<NseListing>,
+    pub listings: Vec<L>,
     /// Rows without a real ISIN.
     pub skipped_without_isin: Vec<SkippedRow>,
 }
+
+/// NSE's equity list (`EQUITY_L.csv`).
+pub type NseEquityList = EquityList<NseListing>;
 
 /// Where a BSE security's ticker came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,13 +115,7 @@ pub struct BseListing {
 }
 
 /// BSE's equity list (`Equity.csv`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct BseEquityList {
-    /// The securities, in file order.
-    pub listings: Vec<BseListing>,
-    /// Rows without a real ISIN.
-    pub skipped_without_isin: Vec<SkippedRow>,
-}
+pub type BseEquityList = EquityList<BseListing>;
 
 /// One row of the market-capitalisation file.
 #[derive(Debug, Clone, PartialEq)]
@@ -341,8 +339,7 @@ fn listing_date(cell: Option<&str>) -> Result<Option<NaiveDate>, String> {
 
 /// Parses NSE's `EQUITY_L.csv`. Every bad row is reported with its line.
 pub fn parse_nse_equity_list(bytes: &[u8]) -> Result<NseEquityList, ImportError> {
-    let mut skipped_without_isin = Vec::new();
-    let listings = parse_listings(bytes, NSE_COLUMNS, 2, &mut skipped_without_isin, |record, col, isin| {
+    parse_listings(bytes, NSE_COLUMNS, 2, |record, col, isin| {
         let symbol = parse_ticker(record.get(col.req(0))).map_err(|e| format!("SYMBOL: {e}"));
         let name = exchange_name(record, col.req(1), "NAME OF COMPANY");
         let series = code(record.opt(col.opt(3)), "SERIES");
@@ -356,32 +353,32 @@ pub fn parse_nse_equity_list(bytes: &[u8]) -> Result<NseEquityList, ImportError>
                 Err(vec![isin.err(), symbol.err(), name.err(), series.err(), listed_on.err(), face.err()])
             }
         }
-    })?;
-    Ok(NseEquityList { listings, skipped_without_isin })
+    })
 }
 
-/// The listings of an exchange CSV with `columns`, the ISIN in column
+/// The equity list of an exchange CSV with `columns`, the ISIN in column
 /// `isin_col` (of `columns`): rows with a placeholder for an ISIN are
-/// recorded in `skipped` and left out; an ISIN seen on an earlier line is an
+/// recorded as skipped and left out; an ISIN seen on an earlier line is an
 /// error; `listing` makes the rest (with the ISIN, or its error, so a row's
 /// problems are all reported together). Every bad row is reported.
 fn parse_listings<L>(
     bytes: &[u8],
     columns: &[Column],
     isin_col: usize,
-    skipped: &mut Vec<SkippedRow>,
     mut listing: impl FnMut(&Record, &Cols, Result<Isin, String>) -> Result<L, Vec<Option<String>>>,
-) -> Result<Vec<L>, ImportError> {
+) -> Result<EquityList<L>, ImportError> {
+    let mut skipped_without_isin = Vec::new();
     let mut seen = FirstSeen::new();
-    read_rows(bytes, columns, |record, col| {
-        match exchange_isin(record, col.req(isin_col), skipped)
+    let listings = read_rows(bytes, columns, |record, col| {
+        match exchange_isin(record, col.req(isin_col), &mut skipped_without_isin)
             .and_then(|isin| first_time(&mut seen, isin, record.line))
         {
             Ok(None) => None,
             Ok(Some(isin)) => Some(listing(record, col, Ok(isin))),
             Err(e) => Some(listing(record, col, Err(e))),
         }
-    })
+    })?;
+    Ok(EquityList { listings, skipped_without_isin })
 }
 
 /// The rows of an exchange CSV with `columns`, each made by `row` from its
@@ -443,8 +440,7 @@ fn scrip_code(cell: &str) -> Result<String, String> {
 
 /// Parses BSE's `Equity.csv`. Every bad row is reported with its line.
 pub fn parse_bse_equity_list(bytes: &[u8]) -> Result<BseEquityList, ImportError> {
-    let mut skipped_without_isin = Vec::new();
-    let listings = parse_listings(bytes, BSE_COLUMNS, 3, &mut skipped_without_isin, |record, col, isin| {
+    parse_listings(bytes, BSE_COLUMNS, 3, |record, col, isin| {
         let security_id = record.get(col.req(2));
         let ticker = bse_ticker(security_id, record.get(col.req(0)));
         let name = exchange_name(record, col.req(1), "Issuer Name");
@@ -489,8 +485,7 @@ pub fn parse_bse_equity_list(bytes: &[u8]) -> Result<BseEquityList, ImportError>
             macro_sector: macro_sector.expect("checked"),
             basic_industry: basic_industry.expect("checked"),
         })
-    })?;
-    Ok(BseEquityList { listings, skipped_without_isin })
+    })
 }
 
 /// The ticker of a BSE row: the Security Id, else the Security Code.

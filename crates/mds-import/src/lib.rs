@@ -36,7 +36,7 @@ pub use companies::{check_companies, companies_in_chunks, parse_companies};
 pub use demo::{demo_articles, demo_companies};
 pub use error::{ImportError, RowError};
 pub use exchange::{
-    BseEquityList, McapList, MergedCompanies, NseEquityList, merge, parse_bse_equity_list, parse_nse_equity_list,
-    parse_nse_mcap,
+    BseEquityList, EquityList, McapList, MergedCompanies, NseEquityList, merge, parse_bse_equity_list,
+    parse_nse_equity_list, parse_nse_mcap,
 };
 pub use news::parse_articles;

@@ -1,54 +1,23 @@
 //! The companies import file: good files parse to exact companies; every bad
 //! file is refused with every problem on its exact line.
 
+mod common;
+
 use chrono::NaiveDate;
-use mds_domain::{Company, CompanyDetail, Exchange, Isin, Listing, ListingStatus, MarketCap, MarketCapBand, Ticker};
-use mds_import::{ImportError, parse_companies};
-use mds_testkit::fixtures::{bare_company, isin};
+use common::{assert_report, file_error, listed, problem_lines, problems};
+use mds_domain::{Company, CompanyDetail, Exchange, Listing, ListingStatus, MarketCap, MarketCapBand};
+use mds_import::parse_companies;
 
 const HEADER: &str = "isin,ticker,name,industry,sector,is_bse,is_nse,market_cap_band,logo_url";
 
-/// The errors as (line, message), for exact assertions.
-fn errors(bytes: &[u8]) -> Vec<(usize, String)> {
-    match parse_companies(bytes) {
-        Ok(c) => panic!("expected an error, got {} companies", c.len()),
-        Err(e) => e.rows().iter().map(|r| (r.line, r.message.clone())).collect(),
-    }
-}
-
-fn error_lines(bytes: &[u8]) -> Vec<usize> {
-    errors(bytes).into_iter().map(|(l, _)| l).collect()
-}
-
-fn file_error(bytes: &[u8]) -> String {
-    match parse_companies(bytes) {
-        Err(ImportError::File(m)) => m,
-        other => panic!("expected a file-level error, got {other:?}"),
-    }
-}
-
 fn abb() -> Company {
-    Company {
-        isin: Isin::parse("INE117A01022").unwrap(),
-        ticker: Ticker::parse("ABB").unwrap(),
-        name: "ABB India Limited".into(),
-        industry: Some("Electrical Equipment".into()),
-        sector: Some("Capital Goods".into()),
-        is_bse: true,
-        is_nse: true,
-        market_cap_band: Some(MarketCapBand::Large),
-        logo_url: Some("https://img.example.com/abb.png".into()),
-        details: Default::default(),
-    }
+    let class = Some(("Electrical Equipment", "Capital Goods"));
+    let abb = listed("ABB", "INE117A01022", "ABB India Limited", class, true, true, Some(MarketCapBand::Large));
+    Company { logo_url: Some("https://img.example.com/abb.png".into()), ..abb }
 }
 
 fn microns() -> Company {
-    Company {
-        name: "20 Microns Limited".into(),
-        is_bse: false,
-        is_nse: true,
-        ..bare_company(isin("INE144J0102"), "20MICRONS")
-    }
+    listed("20MICRONS", "INE144J01027", "20 Microns Limited", None, false, true, None)
 }
 
 #[test]
@@ -95,27 +64,22 @@ fn json_lines_round_trip_the_wire_form() {
 #[test]
 fn unknown_column_is_named_on_line_1() {
     let csv = "isin,ticker,name,industy,is_bse,is_nse\nINE144J01027,20MICRONS,X,Y,true,true\n";
-    let errs = errors(csv.as_bytes());
-    assert_eq!(errs.len(), 1);
-    assert_eq!(errs[0].0, 1);
-    assert!(errs[0].1.starts_with("unknown column \"industy\""), "{}", errs[0].1);
+    assert_report(parse_companies(csv.as_bytes()), "line 1: unknown column \"industy\"…");
 }
 
 #[test]
 fn repeated_column_is_named_on_line_1() {
     let csv = "isin,ticker,name,is_bse,is_nse,ticker\nINE144J01027,A,X,true,true,A\n";
-    assert_eq!(errors(csv.as_bytes()), vec![(1, "column \"ticker\" appears more than once in the header".into())]);
+    assert_report(parse_companies(csv.as_bytes()), "line 1: column \"ticker\" appears more than once in the header");
 }
 
 #[test]
 fn missing_required_columns_are_each_named_on_line_1() {
     let csv = "isin,name,is_bse\nINE144J01027,X,true\n";
-    assert_eq!(
-        errors(csv.as_bytes()),
-        vec![
-            (1, "required column \"ticker\" is missing from the header".into()),
-            (1, "required column \"is_nse\" is missing from the header".into()),
-        ]
+    assert_report(
+        parse_companies(csv.as_bytes()),
+        "line 1: required column \"ticker\" is missing from the header
+         line 1: required column \"is_nse\" is missing from the header",
     );
 }
 
@@ -123,7 +87,7 @@ fn missing_required_columns_are_each_named_on_line_1() {
 fn wrong_header_reports_every_problem_on_line_1() {
     // A file with some other header altogether, such as an exchange's list.
     let csv = "SYMBOL,NAME OF COMPANY,ISIN NUMBER\n20MICRONS,20 Microns Limited,INE144J01027\n";
-    let errs = errors(csv.as_bytes());
+    let errs = problems(parse_companies(csv.as_bytes()));
     assert_eq!(errs.len(), 3 + 5, "{errs:?}");
     assert!(errs.iter().all(|(line, _)| *line == 1));
 }
@@ -131,46 +95,36 @@ fn wrong_header_reports_every_problem_on_line_1() {
 #[test]
 fn bad_isin_is_reported_with_its_line() {
     let csv = format!("{HEADER}\nINE117A01022,ABB,ABB,,,true,true,,\nINE117A01023,ABC,ABC,,,true,true,,\n");
-    let errs = errors(csv.as_bytes());
-    assert_eq!(error_lines(csv.as_bytes()), vec![3]);
-    assert!(errs[0].1.starts_with("isin: not a valid ISIN"), "{}", errs[0].1);
+    assert_report(parse_companies(csv.as_bytes()), "line 3: isin: not a valid ISIN…");
 }
 
 #[test]
 fn bad_boolean_names_the_column_and_the_value() {
     let csv = format!("{HEADER}\nINE117A01022,ABB,ABB,,,yes,true,,\n");
-    assert_eq!(errors(csv.as_bytes()), vec![(2, "is_bse must be true, false, 1 or 0 (got \"yes\")".into())]);
+    assert_report(parse_companies(csv.as_bytes()), "line 2: is_bse must be true, false, 1 or 0 (got \"yes\")");
 }
 
 #[test]
 fn empty_required_cells_are_errors() {
     let csv = format!("{HEADER}\n,,  ,,,,,,\n");
-    assert_eq!(
-        errors(csv.as_bytes()),
-        vec![
-            (2, "isin is empty".into()),
-            (2, "ticker is empty".into()),
-            (2, "name is empty".into()),
-            (2, "is_bse must be true, false, 1 or 0 (got \"\")".into()),
-            (2, "is_nse must be true, false, 1 or 0 (got \"\")".into()),
-        ]
+    assert_report(
+        parse_companies(csv.as_bytes()),
+        "line 2: isin is empty
+         line 2: ticker is empty
+         line 2: name is empty
+         line 2: is_bse must be true, false, 1 or 0 (got \"\")
+         line 2: is_nse must be true, false, 1 or 0 (got \"\")",
     );
 }
 
 #[test]
 fn bad_ticker_band_and_url_are_reported() {
     let csv = format!("{HEADER}\nINE117A01022,TWO WORDS,ABB,,,1,1,large,ftp://x\n");
-    assert_eq!(
-        errors(csv.as_bytes()),
-        vec![
-            (
-                2,
-                "ticker \"TWO WORDS\" is not valid: ticker must be 1 to 32 printable ASCII characters without spaces"
-                    .into()
-            ),
-            (2, "market_cap_band must be large_cap, mid_cap or small_cap (got \"large\")".into()),
-            (2, "logo_url must be an http:// or https:// URL without spaces (got \"ftp://x\")".into()),
-        ]
+    assert_report(
+        parse_companies(csv.as_bytes()),
+        "line 2: ticker \"TWO WORDS\" is not valid: ticker must be 1 to 32 printable ASCII characters without spaces
+         line 2: market_cap_band must be large_cap, mid_cap or small_cap (got \"large\")
+         line 2: logo_url must be an http:// or https:// URL without spaces (got \"ftp://x\")",
     );
 }
 
@@ -179,29 +133,29 @@ fn duplicate_isin_is_reported_on_the_later_line_naming_the_earlier() {
     let csv = format!(
         "{HEADER}\nINE117A01022,ABB,ABB,,,1,1,,\nINE144J01027,20MICRONS,M,,,1,1,,\nine117a01022,ABB2,ABB again,,,1,1,,\n"
     );
-    assert_eq!(errors(csv.as_bytes()), vec![(4, "duplicate isin INE117A01022: it is already on line 2".into())]);
+    assert_report(parse_companies(csv.as_bytes()), "line 4: duplicate isin INE117A01022: it is already on line 2");
 }
 
 #[test]
 fn wrong_cell_count_is_reported() {
     let csv =
         format!("{HEADER}\nINE117A01022,ABB,ABB,,,1,1,,\nINE144J01027,20MICRONS,M,1,1\nINE144J01027,X,M,,,1,1,,,\n");
-    assert_eq!(
-        errors(csv.as_bytes()),
-        vec![
-            (3, "expected 9 cells, one per header column, but found 5".into()),
-            (4, "expected 9 cells, one per header column, but found 10".into()),
-        ]
+    assert_report(
+        parse_companies(csv.as_bytes()),
+        "line 3: expected 9 cells, one per header column, but found 5
+         line 4: expected 9 cells, one per header column, but found 10",
     );
 }
 
 #[test]
 fn empty_file_and_header_only_are_file_errors() {
-    assert_eq!(file_error(b""), "the file is empty");
-    assert_eq!(file_error(b" \n\r\n  "), "the file is empty");
-    assert_eq!(file_error("\u{feff}".as_bytes()), "the file is empty");
-    assert_eq!(file_error(format!("{HEADER}\n").as_bytes()), "no rows: the file has a header but no data rows");
-    assert_eq!(file_error(format!("{HEADER}\n\n\n").as_bytes()), "no rows: the file has a header but no data rows");
+    for empty in ["", " \n\r\n  ", "\u{feff}"] {
+        assert_eq!(file_error(parse_companies(empty.as_bytes())), "the file is empty", "{empty:?}");
+    }
+    for header_only in [format!("{HEADER}\n"), format!("{HEADER}\n\n\n")] {
+        let error = file_error(parse_companies(header_only.as_bytes()));
+        assert_eq!(error, "no rows: the file has a header but no data rows", "{header_only:?}");
+    }
 }
 
 #[test]
@@ -209,10 +163,11 @@ fn non_utf8_is_reported_on_its_line_with_the_other_errors() {
     let mut bytes = format!("{HEADER}\nINE117A01022,ABB,ABB,,,1,1,,\n").into_bytes();
     bytes.extend_from_slice(b"INE144J01027,20MICRONS,Caf\xE9 Ltd,,,1,1,,\n");
     bytes.extend_from_slice(b"INE144J01027,X,Y,,,1,1,,\n");
-    let errs = errors(&bytes);
-    assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![3, 4]);
-    assert_eq!(errs[0].1, "not UTF-8 (byte 0xE9 at position 27 of the line); save the file as UTF-8");
-    assert_eq!(errs[1].1, "duplicate isin INE144J01027: it is already on line 3");
+    assert_report(
+        parse_companies(&bytes),
+        "line 3: not UTF-8 (byte 0xE9 at position 27 of the line); save the file as UTF-8
+         line 4: duplicate isin INE144J01027: it is already on line 3",
+    );
 }
 
 #[test]
@@ -220,7 +175,7 @@ fn line_numbers_count_quoted_multi_line_fields() {
     let csv = format!(
         "{HEADER}\nINE117A01022,ABB,\"ABB\nIndia\nLimited\",,,1,1,,\nINE144J01027,20MICRONS,M,,,maybe,1,,\n\nINE117A01023,X,Y,,,1,1,,\n"
     );
-    assert_eq!(error_lines(csv.as_bytes()), vec![5, 7]);
+    assert_eq!(problem_lines(parse_companies(csv.as_bytes())), vec![5, 7]);
 }
 
 #[test]
@@ -251,10 +206,7 @@ fn json_lines_unknown_field_is_reported_with_its_line() {
         "\n",
         "{\"isin\":\"INE117A01022\",\"ticker\":\"ABB\",\"name\":\"ABB\",\"is_bse\":true,\"is_nse\":true,\"industy\":\"X\"}\n",
     );
-    let errs = errors(jsonl.as_bytes());
-    assert_eq!(errs.len(), 1);
-    assert_eq!(errs[0].0, 3);
-    assert!(errs[0].1.starts_with("unknown field `industy`, expected one of `isin`"), "{}", errs[0].1);
+    assert_report(parse_companies(jsonl.as_bytes()), "line 3: unknown field `industy`, expected one of `isin`…");
 }
 
 #[test]
@@ -268,14 +220,15 @@ fn json_lines_bad_json_and_bad_values_are_all_reported() {
         "[1, 2]\n",
         "{\"isin\":\"INE144J01027\",\"ticker\":\"X\",\"name\":\"X\",\"is_bse\":true,\"is_nse\":true}\n",
     );
-    let errs = errors(jsonl.as_bytes());
-    assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![2, 3, 4, 5, 6, 7]);
-    assert_eq!(errs[0].1, "not valid JSON: EOF while parsing a value (column 38)");
-    assert!(errs[1].1.starts_with("isin: not a valid ISIN"), "{}", errs[1].1);
-    assert!(errs[2].1.starts_with("invalid type: string \"yes\", expected a boolean"), "{}", errs[2].1);
-    assert!(errs[3].1.starts_with("missing field `is_bse`"), "{}", errs[3].1);
-    assert_eq!(errs[4].1, "not a JSON object: each line must hold one object, {...}");
-    assert_eq!(errs[5].1, "duplicate isin INE144J01027: it is already on line 1");
+    assert_report(
+        parse_companies(jsonl.as_bytes()),
+        "line 2: not valid JSON: EOF while parsing a value (column 38)
+         line 3: isin: not a valid ISIN…
+         line 4: invalid type: string \"yes\", expected a boolean…
+         line 5: missing field `is_bse`…
+         line 6: not a JSON object: each line must hold one object, {...}
+         line 7: duplicate isin INE144J01027: it is already on line 1",
+    );
 }
 
 #[test]
@@ -283,7 +236,7 @@ fn json_lines_detection_skips_leading_white_space_and_bom() {
     let jsonl = "\u{feff}\n\n  {\"isin\":\"INE144J01027\",\"ticker\":\"20MICRONS\",\"name\":\"20 Microns Limited\",\"is_bse\":false,\"is_nse\":true}";
     assert_eq!(parse_companies(jsonl.as_bytes()).unwrap(), vec![microns()]);
     let bad = "\n\n{\"isin\":\"INE144J01027\"}";
-    assert_eq!(error_lines(bad.as_bytes()), vec![3]);
+    assert_eq!(problem_lines(parse_companies(bad.as_bytes())), vec![3]);
 }
 
 #[test]
@@ -299,14 +252,12 @@ fn text_over_its_bound_is_refused_on_its_line() {
         "i".repeat(201),
         "p".repeat(2048),
     );
-    assert_eq!(
-        errors(csv.as_bytes()),
-        vec![
-            (2, "name is 31457280 characters long; at most 500 are allowed".to_owned()),
-            (3, "name is 501 characters long; at most 500 are allowed".to_owned()),
-            (3, "industry is 201 characters long; at most 200 are allowed".to_owned()),
-            (4, "logo_url: url is 2066 bytes long; at most 2048 are allowed".to_owned()),
-        ]
+    assert_report(
+        parse_companies(csv.as_bytes()),
+        "line 2: name is 31457280 characters long; at most 500 are allowed
+         line 3: name is 501 characters long; at most 500 are allowed
+         line 3: industry is 201 characters long; at most 200 are allowed
+         line 4: logo_url: url is 2066 bytes long; at most 2048 are allowed",
     );
     // At the bound: accepted.
     let csv = format!("{HEADER}\nINE117A01022,ABB,{},,,true,true,,\n", "é".repeat(500));
@@ -394,14 +345,13 @@ fn bad_details_are_reported_with_their_line() {
          INE002A01018,REL,Rel,,,false,true,,,,,,2024-13-01,-3,\n\
          INE009A01021,INF,Inf,,,false,true,,,,,,,,2024-03-28\n"
     );
-    let errs = errors(text.as_bytes());
-    assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![2, 3, 4, 5], "{errs:#?}");
-    assert_eq!(errs[0].1, "a listing on nse is given but is_nse is false");
-    assert!(errs[1].1.contains("bse_status: status must be one of active, suspended, delisted"), "{}", errs[1].1);
-    assert!(errs[1].1.contains("scrip_code must be BSE's digits"), "{}", errs[1].1);
-    assert!(errs[2].1.contains("nse_listed_on must be a date YYYY-MM-DD"), "{}", errs[2].1);
-    assert!(errs[2].1.contains("market_cap_inr_crore must be a non-negative number"), "{}", errs[2].1);
-    assert_eq!(errs[3].1, "market_cap_as_of is given without market_cap_inr_crore");
+    assert_report(
+        parse_companies(text.as_bytes()),
+        "line 2: a listing on nse is given but is_nse is false
+         line 3: bse_status: status must be one of active, suspended, delisted (got \"gone\"); scrip_code must be BSE's digits, on the BSE listing only (got \"50X\")
+         line 4: nse_listed_on must be a date YYYY-MM-DD (got \"2024-13-01\"); market_cap_inr_crore must be a non-negative number (got \"-3\")
+         line 5: market_cap_as_of is given without market_cap_inr_crore",
+    );
     let json = r#"{"isin":"INE117A01022","ticker":"ABB","name":"ABB","industry":null,"sector":null,"is_bse":true,"is_nse":false,"market_cap_band":null,"logo_url":null,"listings":[{"exchange":"bse","symbol":"ABB","scrip_code":null,"series":null,"listed_on":null,"face_value":null,"status":"active"},{"exchange":"bse","symbol":"X","scrip_code":null,"series":null,"listed_on":null,"face_value":null,"status":"active"}]}"#;
-    assert_eq!(errors(format!("{json}\n").as_bytes()), vec![(1, "two listings on bse".to_owned())]);
+    assert_report(parse_companies(format!("{json}\n").as_bytes()), "line 1: two listings on bse");
 }

@@ -1,9 +1,12 @@
 //! The exchanges' own files and the merge, on small hand-made files (every
 //! error on its exact line) and on the real demo files (the published counts).
 
+mod common;
+
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::NaiveDate;
+use common::{assert_report, listed};
 use mds_domain::{
     Classification, Company, CompanyDetails, Exchange, Isin, Listing, ListingStatus, MarketCap, MarketCapBand, Ticker,
 };
@@ -16,13 +19,6 @@ const NSE_HEADER: &str =
     "SYMBOL,NAME OF COMPANY, SERIES, DATE OF LISTING, PAID UP VALUE, MARKET LOT, ISIN NUMBER, FACE VALUE";
 const BSE_HEADER: &str = "Security Code,Issuer Name,Security Id,Security Name,Status,Group,Face Value,ISIN No,Industry,Instrument,Sector Name,Industry New Name,Igroup Name,ISubgroup Name";
 
-fn errors(result: Result<impl std::fmt::Debug, ImportError>) -> Vec<(usize, String)> {
-    match result {
-        Ok(v) => panic!("expected an error, got {v:?}"),
-        Err(e) => e.rows().iter().map(|r| (r.line, r.message.clone())).collect(),
-    }
-}
-
 fn isin(s: &str) -> Isin {
     Isin::parse(s).unwrap()
 }
@@ -32,6 +28,11 @@ fn ticker(s: &str) -> Ticker {
 }
 
 // ---- small files ----------------------------------------------------------
+
+// The (industry, sector) BSE gives 20 Microns, JK Agri Genetics and ABB.
+const MICRONS: Option<(&str, &str)> = Some(("Minerals & Mining", "Metals & Mining"));
+const JK_AGRI: Option<(&str, &str)> = Some(("Agricultural Food & other Products", "Fast Moving Consumer Goods"));
+const ABB: Option<(&str, &str)> = Some(("Electrical Equipment", "Capital Goods"));
 
 fn small_nse() -> String {
     format!(
@@ -79,57 +80,17 @@ fn small_files_merge_to_exact_companies() {
             "BSE list line 4: Security Id \"JK AGRI\" is not a valid ticker; the Security Code 536493 is the ticker of INE690O01011".to_owned(),
         ]
     );
-    let company =
-        |t: &str, i: &str, name: &str, ind: Option<&str>, sec: Option<&str>, bse: bool, nse: bool, band| Company {
-            isin: isin(i),
-            ticker: ticker(t),
-            name: name.into(),
-            industry: ind.map(Into::into),
-            sector: sec.map(Into::into),
-            is_bse: bse,
-            is_nse: nse,
-            market_cap_band: band,
-            logo_url: None,
-            details: Default::default(),
-        };
     // The V1Company fields (the details have their own test, below).
-    let listed: Vec<Company> =
+    let without_details: Vec<Company> =
         merged.companies.iter().map(|c| Company { details: Default::default(), ..c.clone() }).collect();
     assert_eq!(
-        listed,
+        without_details,
         vec![
-            company(
-                "20MICRONS",
-                "INE144J01027",
-                "20 Microns Limited",
-                Some("Minerals & Mining"),
-                Some("Metals & Mining"),
-                true,
-                true,
-                Some(MarketCapBand::Large)
-            ),
-            company(
-                "536493",
-                "INE690O01011",
-                "JK Agri Genetics Limited",
-                Some("Agricultural Food & other Products"),
-                Some("Fast Moving Consumer Goods"),
-                true,
-                false,
-                None
-            ),
-            company(
-                "ABB",
-                "INE117A01022",
-                "ABB India Limited",
-                Some("Electrical Equipment"),
-                Some("Capital Goods"),
-                true,
-                true,
-                Some(MarketCapBand::Large)
-            ),
-            company("ETFX", "INF204K01EY0", "Some ETF", None, None, true, false, None),
-            company("NSEONLY", "INE087Z01024", "Aakash Exploration Services Limited", None, None, false, true, None),
+            listed("20MICRONS", "INE144J01027", "20 Microns Limited", MICRONS, true, true, Some(MarketCapBand::Large)),
+            listed("536493", "INE690O01011", "JK Agri Genetics Limited", JK_AGRI, true, false, None),
+            listed("ABB", "INE117A01022", "ABB India Limited", ABB, true, true, Some(MarketCapBand::Large)),
+            listed("ETFX", "INF204K01EY0", "Some ETF", None, true, false, None),
+            listed("NSEONLY", "INE087Z01024", "Aakash Exploration Services Limited", None, false, true, None),
         ]
     );
     let without_mcap = merge(&nse, &bse, None);
@@ -212,22 +173,24 @@ fn bad_detail_cells_are_reported_with_their_line() {
          A,A Ltd,EQ,31-FEB-2001,1,1,INE144J01027,1\n\
          B,B Ltd,E Q,01-JAN-2001,1,1,INE117A01022,ten\n"
     );
-    let errs = errors(parse_nse_equity_list(nse.as_bytes()));
-    assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![2, 3, 3], "{errs:#?}");
-    assert_eq!(errs[0].1, "DATE OF LISTING must be a date such as 06-OCT-2008 (got \"31-FEB-2001\")");
-    assert_eq!(errs[1].1, "SERIES must be a short code without spaces (got \"E Q\")");
-    assert_eq!(errs[2].1, "FACE VALUE must be a non-negative number of rupees (got \"ten\")");
+    assert_report(
+        parse_nse_equity_list(nse.as_bytes()),
+        "line 2: DATE OF LISTING must be a date such as 06-OCT-2008 (got \"31-FEB-2001\")
+         line 3: SERIES must be a short code without spaces (got \"E Q\")
+         line 3: FACE VALUE must be a non-negative number of rupees (got \"ten\")",
+    );
     let bse = [
         BSE_HEADER,
         "500002,ABB India Limited,ABB,ABB,Dormant,A ,2.00,INE117A01022,x,Equity,x,Capital Goods,Electrical Equipment,x,",
         "5000X3,Aegis,AEGISLOG,AEGIS,Suspended,A ,-1,INE208C01025,x,Equity,x,Gas,Gas,x,",
     ]
     .join("\r\n");
-    let errs = errors(parse_bse_equity_list(bse.as_bytes()));
-    assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![2, 3, 3], "{errs:#?}");
-    assert_eq!(errs[0].1, "Status must be Active, Suspended or Delisted (got \"Dormant\")");
-    assert_eq!(errs[1].1, "Security Code must be digits (got \"5000X3\")");
-    assert_eq!(errs[2].1, "Face Value must be a non-negative number of rupees (got \"-1\")");
+    assert_report(
+        parse_bse_equity_list(bse.as_bytes()),
+        "line 2: Status must be Active, Suspended or Delisted (got \"Dormant\")
+         line 3: Security Code must be digits (got \"5000X3\")
+         line 3: Face Value must be a non-negative number of rupees (got \"-1\")",
+    );
 }
 
 #[test]
@@ -251,13 +214,14 @@ fn nse_bad_rows_are_all_reported() {
          AGAIN,Again Ltd,EQ,01-JAN-1995,2,1,INE144J01027,2\n\
          NOISIN,No ISIN Ltd,EQ,01-JAN-1995,2,1,NA,2\n"
     );
-    let errs = errors(parse_nse_equity_list(text.as_bytes()));
-    assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![3, 4, 4, 5, 6], "{errs:#?}");
-    assert!(errs[0].1.starts_with("isin: not a valid ISIN"), "{}", errs[0].1);
-    assert!(errs[1].1.starts_with("SYMBOL: ticker \"TWO WORDS\" is not valid"), "{}", errs[1].1);
-    assert_eq!(errs[2].1, "NAME OF COMPANY is empty");
-    assert_eq!(errs[3].1, "expected 8 cells, one per header column, but found 3");
-    assert_eq!(errs[4].1, "duplicate ISIN INE144J01027: it is already on line 2");
+    assert_report(
+        parse_nse_equity_list(text.as_bytes()),
+        "line 3: isin: not a valid ISIN…
+         line 4: SYMBOL: ticker \"TWO WORDS\" is not valid…
+         line 4: NAME OF COMPANY is empty
+         line 5: expected 8 cells, one per header column, but found 3
+         line 6: duplicate ISIN INE144J01027: it is already on line 2",
+    );
 }
 
 #[test]
@@ -275,24 +239,11 @@ fn nse_placeholder_isin_is_skipped_and_counted() {
 
 #[test]
 fn missing_required_columns_are_reported_on_the_header_line() {
-    let text = "SYMBOL,NAME OF COMPANY,SERIES\nA,A Ltd,EQ\n";
-    assert_eq!(
-        errors(parse_nse_equity_list(text.as_bytes())),
-        vec![(1, "required column \"ISIN NUMBER\" is missing from the header".into())]
-    );
-    let text = "Security Code,Issuer Name,Security Id,ISIN No\r\n1,A,A,INE144J01027,\r\n";
-    assert_eq!(
-        errors(parse_bse_equity_list(text.as_bytes())),
-        vec![
-            (1, "required column \"Industry New Name\" is missing from the header".into()),
-            (1, "required column \"Igroup Name\" is missing from the header".into()),
-        ]
-    );
-    let text = "Id,Symbol,Company_Name\n1,A,A Ltd\n";
-    assert_eq!(
-        errors(parse_nse_mcap(text.as_bytes())),
-        vec![(1, "required column \"Market_capitalization_lakhs\" is missing from the header".into())]
-    );
+    let missing = |column: &str| format!("line 1: required column \"{column}\" is missing from the header");
+    assert_report(parse_nse_equity_list(b"SYMBOL,NAME OF COMPANY,SERIES\nA,A Ltd,EQ\n"), &missing("ISIN NUMBER"));
+    let bse = parse_bse_equity_list(b"Security Code,Issuer Name,Security Id,ISIN No\r\n1,A,A,INE144J01027,\r\n");
+    assert_report(bse, &[missing("Industry New Name"), missing("Igroup Name")].join("\n"));
+    assert_report(parse_nse_mcap(b"Id,Symbol,Company_Name\n1,A,A Ltd\n"), &missing("Market_capitalization_lakhs"));
 }
 
 #[test]
@@ -301,9 +252,9 @@ fn exchange_headers_ignore_case_spaces_and_extra_columns() {
     let list = parse_nse_equity_list(text.as_bytes()).unwrap();
     assert_eq!(list.listings[0].symbol, ticker("A"));
     let text = "SYMBOL,SYMBOL,NAME OF COMPANY,ISIN NUMBER\nA,A,A Ltd,INE144J01027\n";
-    assert_eq!(
-        errors(parse_nse_equity_list(text.as_bytes())),
-        vec![(1, "column \"SYMBOL\" appears more than once in the header".into())]
+    assert_report(
+        parse_nse_equity_list(text.as_bytes()),
+        "line 1: column \"SYMBOL\" appears more than once in the header",
     );
 }
 
@@ -320,24 +271,28 @@ fn bse_bad_rows_are_all_reported_with_crlf_line_numbers() {
         ",W Ltd,W W,W,Active,A ,1.00,INE002A01018,x,Equity,x,-,-,x,",
     ]
     .join("\r\n");
-    let errs = errors(parse_bse_equity_list(text.as_bytes()));
-    assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![4, 4, 5, 6, 9, 9], "{errs:#?}");
-    assert!(errs[0].1.starts_with("isin: not a valid ISIN"), "{}", errs[0].1);
-    assert_eq!(errs[1].1, "Issuer Name is empty");
-    assert_eq!(errs[2].1, "duplicate ISIN INE117A01022: it is already on line 2");
-    assert_eq!(errs[3].1, "expected 14 cells, one per header column, but found 16");
-    assert_eq!(errs[4].1, "Security Id \"W W\" is not a valid ticker, and Security Code \"\" cannot stand in for it");
-    assert_eq!(errs[5].1, "Security Code must be digits (got \"\")");
+    assert_report(
+        parse_bse_equity_list(text.as_bytes()),
+        "line 4: isin: not a valid ISIN…
+         line 4: Issuer Name is empty
+         line 5: duplicate ISIN INE117A01022: it is already on line 2
+         line 6: expected 14 cells, one per header column, but found 16
+         line 9: Security Id \"W W\" is not a valid ticker, and Security Code \"\" cannot stand in for it
+         line 9: Security Code must be digits (got \"\")",
+    );
 }
 
 #[test]
 fn mcap_bad_rows_are_all_reported() {
     let text = "Id,Symbol,Company_Name,Market_capitalization_lakhs\r\n1,A,A,10\r\n2,B,B,\r\n3,C,C,-5\r\n4,A,A again,abc\r\n5,,E,1\r\n";
-    let errs = errors(parse_nse_mcap(text.as_bytes()));
-    assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![3, 4, 5, 5, 6], "{errs:#?}");
-    assert_eq!(errs[0].1, "Market_capitalization_lakhs must be a non-negative number of lakh rupees (got \"\")");
-    assert_eq!(errs[2].1, "duplicate Symbol A: it is already on line 2");
-    assert_eq!(errs[4].1, "Symbol: ticker is empty");
+    assert_report(
+        parse_nse_mcap(text.as_bytes()),
+        "line 3: Market_capitalization_lakhs must be a non-negative number of lakh rupees (got \"\")
+         line 4: Market_capitalization_lakhs must be a non-negative number of lakh rupees (got \"-5\")
+         line 5: duplicate Symbol A: it is already on line 2
+         line 5: Market_capitalization_lakhs must be a non-negative number of lakh rupees (got \"abc\")
+         line 6: Symbol: ticker is empty",
+    );
 }
 
 #[test]
@@ -418,21 +373,11 @@ fn twenty_microns_is_on_both_exchanges_with_bse_classification() {
     assert_eq!(c.details.listings.len(), 2, "listed on both, with details");
     assert_eq!(c.details.classification.basic_industry.as_deref(), Some("Industrial Minerals"));
     assert_eq!(c.details.market_cap.as_ref().map(|m| m.inr_crore), Some(507.067034));
+    // Rank 1,410 of 2,255 in the market-cap file: small.
+    let band = Some(MarketCapBand::Small);
     assert_eq!(
         &Company { details: Default::default(), ..c.clone() },
-        &Company {
-            isin: isin("INE144J01027"),
-            ticker: ticker("20MICRONS"),
-            name: "20 Microns Limited".into(),
-            industry: Some("Minerals & Mining".into()),
-            sector: Some("Metals & Mining".into()),
-            is_bse: true,
-            is_nse: true,
-            // Rank 1,410 of 2,255 in the market-cap file.
-            market_cap_band: Some(MarketCapBand::Small),
-            logo_url: None,
-            details: Default::default(),
-        }
+        &listed("20MICRONS", "INE144J01027", "20 Microns Limited", MICRONS, true, true, band)
     );
 }
 
