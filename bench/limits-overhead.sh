@@ -59,7 +59,6 @@ for r in $(seq 1 "$ROUNDS"); do
   printf 'round %d: limits on %s req/s (%.2f µs CPU/req), off %s req/s (%.2f µs CPU/req), ratio %.3f, CPU ratio %.3f\n' \
     "$r" "$a" "$a_cpu" "$b" "$b_cpu" "${ratios[-1]}" "${cpu_ratios[-1]}"
 done
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 printf 'median: on %s req/s, off %s req/s, ratio on/off %.3f (overhead %.1f%%)\n' \
   "$(median "${on[@]}")" "$(median "${off[@]}")" "$(median "${ratios[@]}")" "$(echo "(1 - $(median "${ratios[@]}")) * 100" | bc -l)"
 printf 'median CPU per request, on/off: %.3f (%.1f%% more with limits on)\n' \
