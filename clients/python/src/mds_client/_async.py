@@ -11,7 +11,6 @@ import httpx
 
 from . import _calls, _core
 from ._calls import Call, R
-from ._core import RetryPolicy
 from ._pages import A, AsyncItems, Listing, P, Page, SyncResult, SyncRun, T, afollow, synced_frame
 from ._pandas import articles_frame, companies_frame, require_pandas
 from .errors import SyncTokenExpiredError
@@ -51,21 +50,12 @@ class AsyncNews(AsyncListing[A, Article, NewsPage]):
     """``client.news(...)``: ``GET /v1/news`` (articles newest first) with :class:`NewsFilters`."""
 
 
-class AsyncClient(_core.ClientBase):
+class AsyncClient(_core.ClientBase[httpx.AsyncBaseTransport]):
     """The async client of the mds API: :class:`Client`'s arguments and methods,
     every call awaited (use ``async with``)."""
 
-    def __init__(
-        self,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        *,
-        timeout: float = 30.0,
-        retry: RetryPolicy | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        super().__init__(api_key, base_url, retry)
-        self._http = httpx.AsyncClient(**self._http_options(timeout), transport=transport)
+    def _open(self, options: dict[str, Any]) -> None:
+        self._http = httpx.AsyncClient(**options)
         self.companies = AsyncCompanies(self._send, _calls.companies, companies_frame)
         self.news = AsyncNews(self._send, _calls.news, articles_frame)
 

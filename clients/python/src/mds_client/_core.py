@@ -6,7 +6,7 @@ import logging
 import os
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import httpx
 
@@ -19,6 +19,8 @@ log = logging.getLogger("mds_client")
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 RETRY_STATUSES = frozenset({429, 503})
+
+TR = TypeVar("TR")
 
 
 class Secret:
@@ -68,23 +70,28 @@ class RetryPolicy:
         return random.uniform(ceiling / 2, ceiling)
 
 
-class ClientBase:
-    """What :class:`Client` and :class:`AsyncClient` hold besides their transport:
-    the key, the base URL and the retry policy."""
+class ClientBase(Generic[TR]):
+    """What :class:`Client` and :class:`AsyncClient` share: their arguments (see
+    :class:`Client`), the key, the base URL and the retry policy. Each opens its
+    own httpx client (``TR``: the transport it takes) in ``_open``."""
 
     def __init__(
-        self, api_key: str | None, base_url: str | None, retry: RetryPolicy | None
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        *,
+        timeout: float = 30.0,
+        retry: RetryPolicy | None = None,
+        transport: TR | None = None,
     ) -> None:
         self._api_key, self.base_url = resolve_config(api_key, base_url)
         self.retry = retry or RetryPolicy()
+        options = {"base_url": self.base_url, "headers": headers_for(self._api_key)}
+        self._open({**options, "timeout": timeout, "transport": transport})
 
-    def _http_options(self, timeout: float) -> dict[str, Any]:
-        """The arguments of the httpx client, sync or async."""
-        return {
-            "base_url": self.base_url,
-            "headers": headers_for(self._api_key),
-            "timeout": timeout,
-        }
+    def _open(self, options: dict[str, Any]) -> None:
+        """Opens the httpx client with ``options`` and the resources that use it."""
+        raise NotImplementedError
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self.base_url!r}, api_key='***')"

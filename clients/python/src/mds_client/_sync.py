@@ -10,7 +10,6 @@ import httpx
 
 from . import _calls, _core
 from ._calls import Call, R
-from ._core import RetryPolicy
 from ._pages import A, Items, Listing, P, Page, SyncResult, SyncRun, T, follow, synced_frame
 from ._pandas import articles_frame, companies_frame, require_pandas
 from .errors import SyncTokenExpiredError
@@ -49,7 +48,7 @@ class News(SyncListing[A, Article, NewsPage]):
     """``client.news(...)``: ``GET /v1/news`` (articles newest first) with :class:`NewsFilters`."""
 
 
-class Client(_core.ClientBase):
+class Client(_core.ClientBase[httpx.BaseTransport]):
     """A client of the mds API.
 
     ``api_key`` defaults to ``$MDS_API_KEY``, ``base_url`` to ``$MDS_BASE_URL``
@@ -58,17 +57,8 @@ class Client(_core.ClientBase):
     The key is sent only in the ``Authorization`` header and is never shown.
     """
 
-    def __init__(
-        self,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        *,
-        timeout: float = 30.0,
-        retry: RetryPolicy | None = None,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        super().__init__(api_key, base_url, retry)
-        self._http = httpx.Client(**self._http_options(timeout), transport=transport)
+    def _open(self, options: dict[str, Any]) -> None:
+        self._http = httpx.Client(**options)
         self.companies = Companies(self._send, _calls.companies, companies_frame)
         self.news = News(self._send, _calls.news, articles_frame)
 
