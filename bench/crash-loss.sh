@@ -7,11 +7,12 @@
 # Usage: bench/crash-loss.sh [ROUNDS=3] [SECONDS=5]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS=${1:-3}; SECS=${2:-5}
-command -v wrk >/dev/null || { apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }; }
+need_wrk
 cargo build --release --quiet
 BIN=$PWD/target/release/mds
-WORK=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
+bench_workdir
 export MDS_DATABASE_URL="sqlite://$WORK/crash.db?mode=rwc" MDS_LOG=warn
 $BIN import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv >/dev/null 2>&1
 $BIN tiers set bench --rate-limit-per-minute 1000000000 --monthly-quota 1000000000000 >/dev/null

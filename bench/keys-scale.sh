@@ -27,7 +27,7 @@ source bench/lib.sh
 # node's store lookups per second during (b) from /metrics.
 flood() {
   local work db port=18790 a=() b=() pa=() pb=() rates=() i x y l0 l1 sp which
-  command -v wrk >/dev/null || { apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }; }
+  need_wrk
   work=$(mktemp -d); db=$work/mds.db
   MDS_DATABASE_URL=$db MDS_LOG=warn "$BIN" accounts create acme >/dev/null
   MDS_DATABASE_URL=$db MDS_LOG=warn "$BIN" tiers set bench --rate-limit-per-minute 1000000000 --monthly-quota 1000000000000 >/dev/null
@@ -64,7 +64,7 @@ flood() {
 echo "# bench/keys-scale.sh $* on $(date -u +%F) at $(date -u +%T) UTC; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 hot() { # old binary
   local old=$1 work; work=$(mktemp -d)
-  command -v wrk >/dev/null || { apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }; }
+  need_wrk
   for which in new old; do
     local bin=$BIN; [[ $which == old ]] && bin=$old
     export MDS_DATABASE_URL="sqlite://$work/$which.db?mode=rwc" MDS_LOG=warn

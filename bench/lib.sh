@@ -1,5 +1,21 @@
-# Shared helpers of the bench scripts (sourced, not run): medians, wrk runs
-# and mds-versus-baseline rounds. They read $KEY, $CONNS, $SECS and $ROUNDS.
+# Shared helpers of the bench scripts (sourced, not run): their setup, medians,
+# wrk runs, mds-versus-baseline rounds and full walks of a list. They read
+# $KEY, $CONNS, $SECS and $ROUNDS.
+
+need_wrk() { command -v wrk >/dev/null || { apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }; }; }
+# A temp dir in $WORK, removed at exit, when the background jobs are killed.
+bench_workdir() { WORK=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT; }
+# What the benches against a baseline start with: wrk, the release mds
+# ($BIN) and the baseline and catalog_bench examples (in $EX), a $WORK,
+# quiet logs.
+release_bench_setup() {
+  need_wrk
+  cargo build --release --quiet --bin mds
+  cargo build --release --quiet -p mds-catalog --example baseline --example catalog_bench
+  TARGET=${CARGO_TARGET_DIR:-$PWD/target}; BIN=$TARGET/release/mds; EX=$TARGET/release/examples
+  bench_workdir
+  export MDS_LOG=warn
+}
 
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 # wrk → "req/s p50_ms p99_ms"
@@ -36,4 +52,24 @@ ready_wait() { # port → seconds until /readyz is 200
   local t0; t0=$(date +%s.%N)
   for _ in $(seq 1 3000); do curl -sf "http://127.0.0.1:$1/readyz" >/dev/null && break; sleep 0.01; done
   echo "$(date +%s.%N) - $t0" | bc -l
+}
+# A list walked whole by next_cursor (limit=200, with the query `q`):
+# "pages sync_token last_cursor", the cursor of the last page ("-" when there
+# is one page) and the token the last page ends with ("-" when it has none).
+walk_list() { # port path q
+  python3 - "$1" "$2" "$3" "$KEY" <<'PY'
+import http.client, json, sys
+port, path, q, key = sys.argv[1:]
+c = http.client.HTTPConnection("127.0.0.1", int(port))
+cur, last, pages = None, None, 0
+while True:
+    c.request("GET", path + "?limit=200" + ("&" + q if q else "") + ("&cursor=" + cur if cur else ""),
+              headers={"Authorization": "Bearer " + key})
+    body = json.loads(c.getresponse().read())
+    pages += 1
+    if not body["has_more"]:
+        print(pages, body.get("sync_token") or "-", last or "-")
+        break
+    last = cur = body["next_cursor"]
+PY
 }

@@ -10,15 +10,16 @@
 # (e.g. an older build, for a before/after comparison).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS=${1:-5}; SECS=${2:-10}; CONNS=${3:-16}
-command -v wrk >/dev/null || { apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }; }
+need_wrk
 if [[ -n "${MDS_BIN:-}" ]]; then
   BIN=$MDS_BIN
 else
   cargo build --release --quiet
   BIN=$PWD/target/release/mds
 fi
-WORK=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
+bench_workdir
 export MDS_DATABASE_URL="sqlite://$WORK/bench.db?mode=rwc" MDS_LOG=warn
 $BIN import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv \
   --mcap data/demo/nse_mcap_2024-03-28.csv >/dev/null 2>&1
@@ -58,7 +59,6 @@ for r in $(seq 1 "$ROUNDS"); do
   printf 'round %d: limits on %s req/s (%.2f µs CPU/req), off %s req/s (%.2f µs CPU/req), ratio %.3f, CPU ratio %.3f\n' \
     "$r" "$a" "$a_cpu" "$b" "$b_cpu" "${ratios[-1]}" "${cpu_ratios[-1]}"
 done
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 printf 'median: on %s req/s, off %s req/s, ratio on/off %.3f (overhead %.1f%%)\n' \
   "$(median "${on[@]}")" "$(median "${off[@]}")" "$(median "${ratios[@]}")" "$(echo "(1 - $(median "${ratios[@]}")) * 100" | bc -l)"
 printf 'median CPU per request, on/off: %.3f (%.1f%% more with limits on)\n' \

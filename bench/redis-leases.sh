@@ -13,10 +13,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-5}; SECS=${2:-10}; CONNS=${3:-64}
 REDIS=${MDS_BENCH_REDIS:-redis://127.0.0.1:6379}
-command -v wrk >/dev/null || { apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }; }
 if [[ -n "${MDS_BIN:-}" ]]; then BIN=$MDS_BIN; else cargo build --release --quiet; BIN=$PWD/target/release/mds; fi
 . bench/lib.sh
-WORK=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
+need_wrk
+bench_workdir
 export MDS_DATABASE_URL="sqlite://$WORK/bench.db?mode=rwc" MDS_LOG=warn
 $BIN import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv \
   --mcap data/demo/nse_mcap_2024-03-28.csv >/dev/null 2>&1

@@ -23,13 +23,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}; SECS=${2:-5}; CONNS=${3:-16}; N=${4:-1000000}
-command -v wrk >/dev/null || { apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }; }
-cargo build --release --quiet --bin mds
-cargo build --release --quiet -p mds-catalog --example baseline --example catalog_bench
-TARGET=${CARGO_TARGET_DIR:-$PWD/target}; BIN=$TARGET/release/mds; EX=$TARGET/release/examples
-WORK=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
-export MDS_LOG=warn
 . bench/lib.sh
+release_bench_setup
 echo "# bench/reference.sh $ROUNDS $SECS $CONNS $N on $(date -u +%F) at $(date -u +%T) UTC; uptime:$(uptime | sed 's/.*load/ load/')"
 
 # A store with the companies of `csv`, a bench key in $KEY.
@@ -41,24 +36,6 @@ store() { # name csv
   KEY=$($BIN keys create --account bench --tier bench 2>/dev/null | tail -n 1)
 }
 get() { curl -sf -H "Authorization: Bearer $KEY" "http://127.0.0.1:$1$2"; }
-# The change feed walked whole from `since` (limit=200): "last_cursor token pages".
-walk() { # port since
-  python3 - "$1" "$2" "$KEY" <<'PY'
-import http.client, json, sys
-port, since, key = sys.argv[1:]
-c = http.client.HTTPConnection("127.0.0.1", int(port))
-cur, last, pages = None, "", 0
-while True:
-    path = "/v1/companies/changes?limit=200" + ("&since=" + since if since else "") + ("&cursor=" + cur if cur else "")
-    c.request("GET", path, headers={"Authorization": "Bearer " + key})
-    body = json.loads(c.getresponse().read())
-    pages += 1
-    if not body["has_more"]:
-        print(last, body["sync_token"], pages)
-        break
-    last = cur = body["next_cursor"]
-PY
-}
 hwm() { awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
 
 PARTS=${PARTS:-"memory time"}
@@ -100,7 +77,7 @@ for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$bport/" >/dev/null && brea
 versus "company detail" $cport $bport "$detail"
 kill $bpid; wait $bpid 2>/dev/null || true
 
-read -r cur token pages < <(walk $port "")
+read -r pages token cur < <(walk_list $port /v1/companies/changes "")
 echo "full walk of the change feed: $pages pages of 200"
 list=/v1/companies?limit=50; first=/v1/companies/changes?limit=50; deep="/v1/companies/changes?limit=50&cursor=$cur"
 echo "bytes: list page $(get $port "$list" | wc -c), changes page $(get $port "$first" | wc -c)"

@@ -31,34 +31,9 @@ cd "$(dirname "$0")/.."
 ROUNDS=${1:-5}; SECS=${2:-8}; CONNS=${3:-16}; SETS=${4:-"demo real 1m"}
 if [[ -n ${WORKERS:-} ]]; then export TOKIO_WORKER_THREADS=$WORKERS; fi
 CASPARSER=${CASPARSER:-../shared/data/pypi/casparser_isin_2026.6.9_equity_shares.csv.gz}
-command -v wrk >/dev/null || { apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }; }
-cargo build --release --quiet --bin mds
-cargo build --release --quiet -p mds-catalog --example baseline --example catalog_bench
-TARGET=${CARGO_TARGET_DIR:-$PWD/target}; BIN=$TARGET/release/mds; EX=$TARGET/release/examples
-WORK=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
-export MDS_LOG=warn
-echo "# bench/run.sh $ROUNDS $SECS $CONNS \"$SETS\"${WORKERS:+ (WORKERS=$WORKERS)} on $(date -u +%F) at $(date -u +%T) UTC; uptime:$(uptime | sed 's/.*load/ load/')"
-
 . bench/lib.sh
-
-# The last cursor a full walk (limit=200) hands out: its page is the final rows.
-last_cursor() { # port query
-  python3 - "$1" "$2" "$KEY" <<'PY'
-import http.client, json, sys, urllib.parse
-port, q, key = sys.argv[1:]
-c = http.client.HTTPConnection("127.0.0.1", int(port))
-cur, last, pages = None, None, 0
-while True:
-    path = "/v1/companies?limit=200" + ("&" + q if q else "") + ("&cursor=" + cur if cur else "")
-    c.request("GET", path, headers={"Authorization": "Bearer " + key})
-    body = json.loads(c.getresponse().read())
-    pages += 1
-    if not body["has_more"]:
-        break
-    last = cur = body["next_cursor"]
-print(last or "", pages)
-PY
-}
+release_bench_setup
+echo "# bench/run.sh $ROUNDS $SECS $CONNS \"$SETS\"${WORKERS:+ (WORKERS=$WORKERS)} on $(date -u +%F) at $(date -u +%T) UTC; uptime:$(uptime | sed 's/.*load/ load/')"
 
 # The first page against the baseline, and a deep page (the last of a full
 # walk) against the first page, on the mds at `port`: ABBA-alternated, median
@@ -117,7 +92,7 @@ bench_set() { # name
   echo "first page: $(stat -c %s "$WORK/body.json") bytes, $(grep -o '"isin"' "$WORK/body.json" | wc -l) rows"
   "$EX/baseline" 127.0.0.1:$bport "$WORK/body.json" "$WORK/body.h" & local bpid=$!
   for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$bport/" >/dev/null && break; sleep 0.05; done
-  read -r cur pages < <(last_cursor $port "")
+  read -r pages _ cur < <(walk_list $port /v1/companies "")
   local deep="/v1/companies?limit=50&cursor=$cur"
   echo "deep cursor: after a walk of $pages pages of 200"
   first_and_deep "pages kept" $port $bport "$first" "$deep"

@@ -9,10 +9,11 @@
 # Usage: bench/slowloris.sh [N=300]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 N=${1:-300}
 cargo build --release --quiet --bin mds
 BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/mds
-WORK=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
+bench_workdir
 export MDS_LOG=warn MDS_DATABASE_URL="$WORK/mds.db"
 "$BIN" migrate
 echo "# bench/slowloris.sh $N on $(date -u +%F) at $(date -u +%T) UTC"

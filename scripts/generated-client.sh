@@ -70,39 +70,52 @@ base, key = sys.argv[1], sys.argv[2]
 client = AuthenticatedClient(base_url=base, token=key, raise_on_unexpected_status=True)
 
 
-def plain_walk(**params):
-    """Every (ticker, isin) by plain HTTP, following next_cursor."""
-    rows, cursor = [], None
+def plain_pages(path, **params):
+    """Every page of a list by plain HTTP, following next_cursor."""
+    cursor = None
     while True:
         q = dict(params, limit=200, **({"cursor": cursor} if cursor else {}))
         req = urllib.request.Request(
-            f"{base}/v1/companies?{urllib.parse.urlencode(q)}", headers={"Authorization": f"Bearer {key}"}
+            f"{base}{path}?{urllib.parse.urlencode(q)}", headers={"Authorization": f"Bearer {key}"}
         )
         page = json.load(urllib.request.urlopen(req))
-        rows += [(c["ticker"], c["isin"]) for c in page["data"]]
+        yield page
         if not page["has_more"]:
             assert page["next_cursor"] is None
-            return rows
+            return
         cursor = page["next_cursor"]
 
 
-def generated_walk(limit, **filters):
-    """Every (ticker, isin) through the generated client; returns rows and pages."""
-    rows, pages, cursor = [], 0, None
+def generated_pages(operation, limit, **filters):
+    """Every page of a list through the generated client's ``operation``."""
+    cursor = None
     while True:
         kwargs = dict(filters, limit=limit)
         if cursor is not None:
             kwargs["cursor"] = cursor
-        page = list_companies.sync(client=client, **kwargs)
+        page = operation.sync(client=client, **kwargs)
+        yield page
+        if not page.has_more:
+            assert page.next_cursor is None
+            return
+        assert isinstance(page.next_cursor, str)
+        cursor = page.next_cursor
+
+
+def plain_walk(**params):
+    """Every (ticker, isin) by plain HTTP."""
+    return [(c["ticker"], c["isin"]) for page in plain_pages("/v1/companies", **params) for c in page["data"]]
+
+
+def generated_walk(limit, **filters):
+    """Every (ticker, isin) through the generated client; returns rows and pages."""
+    rows, pages = [], 0
+    for page in generated_pages(list_companies, limit, **filters):
         assert isinstance(page, V1CompanyPage), page
         pages += 1
         assert len(page.data) <= limit
         rows += [(c.ticker, c.isin) for c in page.data]
-        if not page.has_more:
-            assert page.next_cursor is None
-            return rows, pages
-        assert isinstance(page.next_cursor, str)
-        cursor = page.next_cursor
+    return rows, pages
 
 
 everything = plain_walk()
@@ -117,34 +130,18 @@ assert rows == nse and 0 < len(nse) < len(everything), (len(rows), len(nse))
 print(f"listCompanies(exchange=NSE): {len(rows)} companies in {pages} pages, as a plain walk")
 
 def plain_news(**params):
-    """Every article slug by plain HTTP, following next_cursor."""
-    slugs, cursor = [], None
-    while True:
-        q = dict(params, limit=200, **({"cursor": cursor} if cursor else {}))
-        req = urllib.request.Request(
-            f"{base}/v1/news?{urllib.parse.urlencode(q)}", headers={"Authorization": f"Bearer {key}"}
-        )
-        page = json.load(urllib.request.urlopen(req))
-        slugs += [a["slug"] for a in page["data"]]
-        if not page["has_more"]:
-            return slugs
-        cursor = page["next_cursor"]
+    """Every article slug by plain HTTP."""
+    return [a["slug"] for page in plain_pages("/v1/news", **params) for a in page["data"]]
 
 
 def generated_news(limit, **filters):
     """Every article slug through the generated client."""
-    slugs, cursor = [], None
-    while True:
-        kwargs = dict(filters, limit=limit)
-        if cursor is not None:
-            kwargs["cursor"] = cursor
-        page = list_news.sync(client=client, **kwargs)
+    slugs = []
+    for page in generated_pages(list_news, limit, **filters):
         assert isinstance(page, V1NewsPage), page
         assert all(not hasattr(a, "body") for a in page.data)
         slugs += [a.slug for a in page.data]
-        if not page.has_more:
-            return slugs
-        cursor = page.next_cursor
+    return slugs
 
 
 since = datetime.datetime(2026, 1, 15, tzinfo=datetime.timezone.utc)

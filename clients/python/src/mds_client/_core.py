@@ -5,14 +5,12 @@ from __future__ import annotations
 import logging
 import os
 import random
-from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date, datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import httpx
 
-from .errors import APIError, error_class
+from .errors import APIError, TransportError, error_class
 from .models import ResponseMeta
 
 __version__ = "0.1.0"
@@ -21,6 +19,8 @@ log = logging.getLogger("mds_client")
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 RETRY_STATUSES = frozenset({429, 503})
+
+TR = TypeVar("TR")
 
 
 class Secret:
@@ -70,6 +70,35 @@ class RetryPolicy:
         return random.uniform(ceiling / 2, ceiling)
 
 
+class ClientBase(Generic[TR]):
+    """What :class:`Client` and :class:`AsyncClient` share: their arguments (see
+    :class:`Client`), the key, the base URL and the retry policy. Each opens its
+    own httpx client (``TR``: the transport it takes) in ``_open``."""
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        *,
+        timeout: float = 30.0,
+        retry: RetryPolicy | None = None,
+        transport: TR | None = None,
+    ) -> None:
+        self._api_key, self.base_url = resolve_config(api_key, base_url)
+        self.retry = retry or RetryPolicy()
+        options = {"base_url": self.base_url, "headers": headers_for(self._api_key)}
+        self._open({**options, "timeout": timeout, "transport": transport})
+
+    def _open(self, options: dict[str, Any]) -> None:
+        """Opens the httpx client with ``options`` and the resources that use it."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self.base_url!r}, api_key='***')"
+
+    __str__ = __repr__
+
+
 def resolve_config(api_key: str | None, base_url: str | None) -> tuple[Secret, str]:
     key = api_key if api_key is not None else os.environ.get("MDS_API_KEY")
     if not key:
@@ -94,25 +123,6 @@ def retry_after_of(response: httpx.Response) -> float | None:
         return max(float(raw.strip()), 0.0)
     except ValueError:
         return None
-
-
-def query(params: Mapping[str, Any]) -> dict[str, str]:
-    """Keyword filters to query parameters: ``None`` is left out, bools are lower case."""
-    out: dict[str, str] = {}
-    for name, value in params.items():
-        if value is None:
-            continue
-        if isinstance(value, bool):
-            out[name] = "true" if value else "false"
-        elif isinstance(value, datetime):
-            if value.tzinfo is None or value.utcoffset() is None:
-                raise ValueError(f"{name} needs an aware datetime (e.g. tzinfo=timezone.utc)")
-            out[name] = value.isoformat()
-        elif isinstance(value, date):
-            out[name] = value.isoformat()
-        else:
-            out[name] = str(value)
-    return out
 
 
 def scrub(text: str, api_key: Secret) -> str:
@@ -167,7 +177,46 @@ def to_error(response: httpx.Response, meta: ResponseMeta, api_key: Secret) -> A
     )
 
 
-def log_retry(method: str, path: str, why: str, delay: float, attempt: int, limit: int) -> None:
-    log.info(
-        "mds_client: %s %s got %s; retry %d/%d in %.2fs", method, path, why, attempt, limit, delay
-    )
+class Attempts:
+    """The retry state of one call: after each failure or retryable answer, how
+    long to wait before trying again, or that it is time to give up."""
+
+    def __init__(self, policy: RetryPolicy, api_key: Secret, path: str) -> None:
+        self._policy = policy
+        self._api_key = api_key
+        self._path = path
+        self._attempt = 0
+
+    def after_failure(self, exc: httpx.TransportError) -> float:
+        """The wait after no answer at all; raises :class:`TransportError` when out of retries."""
+        why = type(exc).__name__
+        delay = self._next(None)
+        if delay is None:
+            raise TransportError(
+                f"GET {self._path} failed: {why}: " + scrub(str(exc), self._api_key)
+            ) from None
+        self._log(why, delay)
+        return delay
+
+    def after_answer(self, response: httpx.Response) -> float | None:
+        """The wait before retrying this answer, or ``None`` when it is the final one."""
+        if response.status_code not in RETRY_STATUSES:
+            return None
+        delay = self._next(retry_after_of(response))
+        if delay is not None:
+            self._log(str(response.status_code), delay)
+        return delay
+
+    def _next(self, retry_after: float | None) -> float | None:
+        self._attempt += 1
+        return self._policy.delay(self._attempt, retry_after)
+
+    def _log(self, why: str, delay: float) -> None:
+        log.info(
+            "mds_client: GET %s got %s; retry %d/%d in %.2fs",
+            self._path,
+            why,
+            self._attempt,
+            self._policy.max_retries,
+            delay,
+        )

@@ -1,45 +1,24 @@
-"""Filters and iteration that follows ``next_cursor``, for the sync and async clients."""
+"""Iteration that follows ``next_cursor``, the list resources and the state of a
+sync, for the sync and async clients."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterator,
+    MutableMapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Generic, Literal, Protocol, TypedDict, TypeVar
+from typing import Any, Generic, ParamSpec, Protocol, TypeVar
 
-from .models import CompanyDetail, ResponseMeta
-
-if sys.version_info >= (3, 11):
-    from typing import Unpack
-else:  # pragma: no cover
-    from typing_extensions import Unpack
+from ._calls import Call, CompanyFilters, NewsFilters, Unpack
+from .errors import TransportError
+from .models import ChangesPage, CompanyDetail, ResponseMeta
 
 __all__ = ["AsyncItems", "CompanyFilters", "Items", "NewsFilters", "SyncResult", "Unpack"]
-
-
-class CompanyFilters(TypedDict, total=False):
-    """Filters of ``GET /v1/companies`` (they combine with AND)."""
-
-    letter: str
-    industry: str
-    exchange: Literal["bse", "nse"]
-    market_cap: Literal["large_cap", "mid_cap", "small_cap"]
-    search: str
-    ticker: str
-    limit: int
-
-
-class NewsFilters(TypedDict, total=False):
-    """Filters of ``GET /v1/news``."""
-
-    isin: str
-    ticker: str
-    category: str
-    tag: str
-    published_after: datetime | str
-    published_before: datetime | str
-    limit: int
 
 
 T_co = TypeVar("T_co", covariant=True)
@@ -62,18 +41,44 @@ class Page(Protocol[T_co]):
 
 
 P = TypeVar("P", bound="Page[Any]")
+A = ParamSpec("A")
+S = TypeVar("S")
+F = TypeVar("F")
 
 
-class Items(Generic[T]):
-    """Every item of every page, fetched lazily, one page at a time.
+def next_cursor(page: Page[Any]) -> str | None:
+    """Where the page after ``page`` starts, or ``None`` when it is the last."""
+    return page.next_cursor if page.has_more else None
 
-    Iterate it (``for c in items``), take ``.pages()``, ``.all()`` or
-    ``.to_pandas()`` (the ``pandas`` extra). Each pass starts from the first page.
-    """
+
+def follow(fetch: Callable[[str | None], P], cursor: str | None) -> Iterator[P]:
+    """The pages from ``cursor`` to the end, fetched one at a time."""
+    while True:
+        page = fetch(cursor)
+        yield page
+        if (cursor := next_cursor(page)) is None:
+            return
+
+
+async def afollow(
+    fetch: Callable[[str | None], Awaitable[P]], cursor: str | None
+) -> AsyncIterator[P]:
+    """The async twin of :func:`follow`."""
+    while True:
+        page = await fetch(cursor)
+        yield page
+        if (cursor := next_cursor(page)) is None:
+            return
+
+
+class _Walk(Generic[T, F]):
+    """What :class:`Items` and :class:`AsyncItems` hold: how to fetch the page at
+    a cursor (``F``: the page, or an awaitable of it), how to frame the items,
+    where to start, and the page fetched last."""
 
     def __init__(
         self,
-        fetch: Callable[[str | None], Page[T]],
+        fetch: Callable[[str | None], F],
         framer: Callable[[Sequence[T]], Any],
         cursor: str | None = None,
     ) -> None:
@@ -82,15 +87,18 @@ class Items(Generic[T]):
         self._cursor = cursor
         self.last_page: Page[T] | None = None
 
+
+class Items(_Walk[T, Page[T]]):
+    """Every item of every page, fetched lazily, one page at a time.
+
+    Iterate it (``for c in items``), take ``.pages()``, ``.all()`` or
+    ``.to_pandas()`` (the ``pandas`` extra). Each pass starts from the first page.
+    """
+
     def pages(self) -> Iterator[Page[T]]:
-        cursor = self._cursor
-        while True:
-            page = self._fetch(cursor)
+        for page in follow(self._fetch, self._cursor):
             self.last_page = page
             yield page
-            if not page.has_more or page.next_cursor is None:
-                return
-            cursor = page.next_cursor
 
     def __iter__(self) -> Iterator[T]:
         for page in self.pages():
@@ -104,29 +112,13 @@ class Items(Generic[T]):
         return self._framer(self.all())
 
 
-class AsyncItems(Generic[T]):
+class AsyncItems(_Walk[T, Awaitable[Page[T]]]):
     """The async twin of :class:`Items`: ``async for``, ``await .all()``, ``await .to_pandas()``."""
 
-    def __init__(
-        self,
-        fetch: Callable[[str | None], Awaitable[Page[T]]],
-        framer: Callable[[Sequence[T]], Any],
-        cursor: str | None = None,
-    ) -> None:
-        self._fetch = fetch
-        self._framer = framer
-        self._cursor = cursor
-        self.last_page: Page[T] | None = None
-
     async def pages(self) -> AsyncIterator[Page[T]]:
-        cursor = self._cursor
-        while True:
-            page = await self._fetch(cursor)
+        async for page in afollow(self._fetch, self._cursor):
             self.last_page = page
             yield page
-            if not page.has_more or page.next_cursor is None:
-                return
-            cursor = page.next_cursor
 
     async def _items(self) -> AsyncIterator[T]:
         async for page in self.pages():
@@ -143,6 +135,29 @@ class AsyncItems(Generic[T]):
         return self._framer(await self.all())
 
 
+class Listing(Generic[A, T, P, S]):
+    """What a list route's sync and async resources share: calling one is one
+    page (``S``: the page, or an awaitable of it); the arguments (``A``) are
+    those of the route's :mod:`._calls` builder, so its filters stay typed."""
+
+    def __init__(
+        self,
+        send: Callable[[Call[P]], S],
+        build: Callable[A, Call[P]],
+        framer: Callable[[Sequence[T]], Any],
+    ) -> None:
+        self._send = send
+        self._build = build
+        self._framer = framer
+
+    def __call__(self, *args: A.args, **kwargs: A.kwargs) -> S:
+        return self._send(self._build(*args, **kwargs))
+
+    def _fetcher(self, first: Call[P]) -> Callable[[str | None], S]:
+        """Fetches the page at a cursor of the list that ``first`` starts."""
+        return lambda cursor: self._send(first.at(cursor))
+
+
 @dataclass
 class SyncResult:
     """What one :meth:`Client.sync` did: store ``sync_token`` for the next call."""
@@ -150,3 +165,33 @@ class SyncResult:
     sync_token: str
     changed: list[CompanyDetail] = field(default_factory=list)
     from_scratch: bool = False
+
+
+class SyncRun:
+    """One pass of a sync: applies each page of the change feed to the store as it
+    arrives and keeps the token the last page ends with."""
+
+    def __init__(self, store: MutableMapping[str, CompanyDetail], since: str | None) -> None:
+        self._store = store
+        self._from_scratch = since is None
+        self._changed: list[CompanyDetail] = []
+        self._token: str | None = None
+
+    def apply(self, page: ChangesPage) -> None:
+        for detail in page.data:
+            self._store[detail.isin] = detail
+            self._changed.append(detail)
+        self._token = page.sync_token
+
+    def result(self) -> SyncResult:
+        if self._token is None:
+            raise TransportError("the change feed ended without a sync_token")
+        return SyncResult(self._token, self._changed, self._from_scratch)
+
+
+def synced_frame(df: Any, fresh: dict[str, CompanyDetail], result: SyncResult) -> tuple[Any, str]:
+    """What ``sync_frame`` returns: ``df`` with the companies a sync brought upserted."""
+    from ._pandas import merge_details
+
+    base = None if result.from_scratch else df  # a full sync replaces the frame
+    return merge_details(base, list(fresh.values())), result.sync_token

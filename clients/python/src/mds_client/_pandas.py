@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, fields
 from typing import Any
 
-from .models import Article, Company, CompanyDetail
+from .models import Article, Company, CompanyDetail, Listing
 
 INSTALL_HINT = (
     "pandas is not installed: to_pandas() needs the optional extra, "
@@ -17,17 +17,7 @@ BANDS = ["large_cap", "mid_cap", "small_cap"]
 EXCHANGES = ["nse", "bse"]
 LISTING_STATUSES = ["active", "suspended", "delisted"]
 
-COMPANY_COLUMNS = [
-    "isin",
-    "ticker",
-    "name",
-    "industry",
-    "sector",
-    "is_bse",
-    "is_nse",
-    "market_cap_band",
-    "logo_url",
-]
+COMPANY_COLUMNS = [f.name for f in fields(Company)]
 
 
 def require_pandas() -> Any:
@@ -98,8 +88,7 @@ def details_frame(details: Iterable[CompanyDetail]) -> Any:
 def listings_frame(details: Iterable[CompanyDetail]) -> Any:
     """One row per exchange listing: ``exchange`` and ``status`` as categories."""
     pd = require_pandas()
-    cols = ["isin", "exchange", "symbol", "scrip_code", "series", "listed_on", "face_value"]
-    cols.append("status")
+    cols = ["isin", *(f.name for f in fields(Listing))]
     rows = [{"isin": d.isin, **asdict(lst)} for d in details for lst in d.listings]
     df = _frame(rows, cols)
     for col in ("isin", "symbol", "scrip_code", "series"):
@@ -111,22 +100,7 @@ def listings_frame(details: Iterable[CompanyDetail]) -> Any:
     return df
 
 
-ARTICLE_COLUMNS = [
-    "slug",
-    "headline",
-    "subheadline",
-    "excerpt",
-    "category",
-    "tags",
-    "isin",
-    "ticker",
-    "company_name",
-    "author_name",
-    "hero_image",
-    "url",
-    "published_at",
-    "updated_at",
-]
+ARTICLE_COLUMNS = [f.name for f in fields(Article) if f.name not in ("meta", "body")]
 
 
 def articles_frame(articles: Iterable[Article]) -> Any:
@@ -155,3 +129,13 @@ def merge_details(df: Any, details: Sequence[CompanyDetail]) -> Any:
         return df
     kept = df[~df.index.isin(fresh.index)]
     return pd.concat([kept, fresh]).sort_index()
+
+
+def frame_of(model: type[Any], items: Sequence[Any]) -> Any:
+    """``items`` (all of the class ``model``) as the DataFrame of that model."""
+    framers: dict[type[Any], Callable[[Sequence[Any]], Any]] = {
+        Company: companies_frame,
+        CompanyDetail: details_frame,
+        Article: articles_frame,
+    }
+    return framers[model](items)

@@ -1,18 +1,18 @@
-"""The synchronous client."""
+"""The synchronous client: the transport of its calls (built in :mod:`._calls`)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator, MutableMapping
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
-from . import _core
-from ._core import RetryPolicy
-from ._pages import CompanyFilters, Items, NewsFilters, Page, SyncResult, Unpack
-from .errors import SyncTokenExpiredError, TransportError
+from . import _calls, _core
+from ._calls import Call, R
+from ._pages import A, Items, Listing, P, Page, SyncResult, SyncRun, T, follow, synced_frame
+from ._pandas import articles_frame, companies_frame, require_pandas
+from .errors import SyncTokenExpiredError
 from .models import (
     Article,
     ChangesPage,
@@ -21,68 +21,34 @@ from .models import (
     CompanyPage,
     DailyUsage,
     NewsPage,
-    ResponseMeta,
     Usage,
 )
 
 
-class Companies:
-    """``client.companies(...)`` is one page; ``.iter(...)``, ``.pages(...)`` and
-    ``.all(...)`` follow ``next_cursor`` to the end."""
+class SyncListing(Listing[A, T, P, P]):
+    """A list route of :class:`Client`: ``resource(...)`` is one page; ``.iter(...)``,
+    ``.pages(...)`` and ``.all(...)`` follow ``next_cursor`` to the end."""
 
-    def __init__(self, client: Client) -> None:
-        self._client = client
+    def iter(self, *args: A.args, **kwargs: A.kwargs) -> Items[T]:
+        first = self._build(*args, **kwargs)
+        return Items(self._fetcher(first), self._framer, first.cursor)
 
-    def __call__(
-        self, *, cursor: str | None = None, **filters: Unpack[CompanyFilters]
-    ) -> CompanyPage:
-        body, meta = self._client._get("/v1/companies", {**filters, "cursor": cursor})
-        return CompanyPage.from_json(body, meta)
+    def pages(self, *args: A.args, **kwargs: A.kwargs) -> Iterator[Page[T]]:
+        return self.iter(*args, **kwargs).pages()
 
-    def iter(
-        self, *, cursor: str | None = None, **filters: Unpack[CompanyFilters]
-    ) -> Items[Company]:
-        from ._pandas import companies_frame
-
-        def fetch(c: str | None) -> Page[Company]:
-            return self(cursor=c, **filters)
-
-        return Items(fetch, companies_frame, cursor)
-
-    def pages(self, **filters: Unpack[CompanyFilters]) -> Iterator[Page[Company]]:
-        return self.iter(**filters).pages()
-
-    def all(self, **filters: Unpack[CompanyFilters]) -> list[Company]:
-        return self.iter(**filters).all()
+    def all(self, *args: A.args, **kwargs: A.kwargs) -> list[T]:
+        return self.iter(*args, **kwargs).all()
 
 
-class News:
-    """``client.news(...)`` is one page of articles, newest first; ``.iter(...)``,
-    ``.pages(...)``, ``.all(...)`` follow cursors."""
-
-    def __init__(self, client: Client) -> None:
-        self._client = client
-
-    def __call__(self, *, cursor: str | None = None, **filters: Unpack[NewsFilters]) -> NewsPage:
-        body, meta = self._client._get("/v1/news", {**filters, "cursor": cursor})
-        return NewsPage.from_json(body, meta)
-
-    def iter(self, *, cursor: str | None = None, **filters: Unpack[NewsFilters]) -> Items[Article]:
-        from ._pandas import articles_frame
-
-        def fetch(c: str | None) -> Page[Article]:
-            return self(cursor=c, **filters)
-
-        return Items(fetch, articles_frame, cursor)
-
-    def pages(self, **filters: Unpack[NewsFilters]) -> Iterator[Page[Article]]:
-        return self.iter(**filters).pages()
-
-    def all(self, **filters: Unpack[NewsFilters]) -> list[Article]:
-        return self.iter(**filters).all()
+class Companies(SyncListing[A, Company, CompanyPage]):
+    """``client.companies(...)``: ``GET /v1/companies`` with :class:`CompanyFilters`."""
 
 
-class Client:
+class News(SyncListing[A, Article, NewsPage]):
+    """``client.news(...)``: ``GET /v1/news`` (articles newest first) with :class:`NewsFilters`."""
+
+
+class Client(_core.ClientBase[httpx.BaseTransport]):
     """A client of the mds API.
 
     ``api_key`` defaults to ``$MDS_API_KEY``, ``base_url`` to ``$MDS_BASE_URL``
@@ -91,30 +57,10 @@ class Client:
     The key is sent only in the ``Authorization`` header and is never shown.
     """
 
-    def __init__(
-        self,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        *,
-        timeout: float = 30.0,
-        retry: RetryPolicy | None = None,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        self._api_key, self.base_url = _core.resolve_config(api_key, base_url)
-        self.retry = retry or RetryPolicy()
-        self._http = httpx.Client(
-            base_url=self.base_url,
-            headers=_core.headers_for(self._api_key),
-            timeout=timeout,
-            transport=transport,
-        )
-        self.companies = Companies(self)
-        self.news = News(self)
-
-    def __repr__(self) -> str:
-        return f"Client(base_url={self.base_url!r}, api_key='***')"
-
-    __str__ = __repr__
+    def _open(self, options: dict[str, Any]) -> None:
+        self._http = httpx.Client(**options)
+        self.companies = Companies(self._send, _calls.companies, companies_frame)
+        self.news = News(self._send, _calls.news, articles_frame)
 
     def close(self) -> None:
         self._http.close()
@@ -125,64 +71,37 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _get(
-        self, path: str, params: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], ResponseMeta]:
-        q = _core.query(params or {})
-        attempt = 0
+    def _send(self, call: Call[R]) -> R:
+        attempts = _core.Attempts(self.retry, self._api_key, call.path)
+        params = call.query()
         while True:
             try:
-                response = self._http.get(path, params=q)
+                response = self._http.get(call.path, params=params)
             except httpx.TransportError as exc:
-                attempt += 1
-                delay = self.retry.delay(attempt, None)
-                if delay is None:
-                    raise TransportError(
-                        f"GET {path} failed: {type(exc).__name__}: "
-                        + _core.scrub(str(exc), self._api_key)
-                    ) from None
-                _core.log_retry(
-                    "GET", path, type(exc).__name__, delay, attempt, self.retry.max_retries
-                )
-                time.sleep(delay)
+                time.sleep(attempts.after_failure(exc))
                 continue
-            if response.status_code in _core.RETRY_STATUSES:
-                attempt += 1
-                delay = self.retry.delay(attempt, _core.retry_after_of(response))
-                if delay is not None:
-                    _core.log_retry(
-                        "GET",
-                        path,
-                        str(response.status_code),
-                        delay,
-                        attempt,
-                        self.retry.max_retries,
-                    )
-                    time.sleep(delay)
-                    continue
-            return _core.decode(response, self._api_key)
+            delay = attempts.after_answer(response)
+            if delay is None:
+                return call.read(response, self._api_key)
+            time.sleep(delay)
 
     # --- single resources -------------------------------------------------
 
     def company(self, isin: str) -> CompanyDetail:
         """``GET /v1/companies/{isin}``: everything known about one company."""
-        body, meta = self._get(f"/v1/companies/{quote(isin.strip(), safe='')}")
-        return CompanyDetail.from_json(body, meta)
+        return self._send(_calls.company(isin))
 
     def article(self, slug: str) -> Article:
         """``GET /v1/news/{slug}``: one article, with its body."""
-        body, meta = self._get(f"/v1/news/{quote(slug, safe='')}")
-        return Article.from_json(body, meta)
+        return self._send(_calls.article(slug))
 
     def usage(self) -> Usage:
         """``GET /v1/usage``: this key's tier, limits and requests (free)."""
-        body, meta = self._get("/v1/usage")
-        return Usage.from_json(body, meta)
+        return self._send(_calls.usage())
 
     def usage_daily(self, month: str | None = None) -> DailyUsage:
         """``GET /v1/usage/daily``: day by day for ``month`` (``YYYY-MM``, default this month)."""
-        body, meta = self._get("/v1/usage/daily", {"month": month})
-        return DailyUsage.from_json(body, meta)
+        return self._send(_calls.usage_daily(month))
 
     # --- the change feed --------------------------------------------------
 
@@ -190,21 +109,13 @@ class Client:
         self, since: str | None = None, *, cursor: str | None = None, limit: int | None = None
     ) -> ChangesPage:
         """One page of ``GET /v1/companies/changes``; the last page has ``sync_token``."""
-        body, meta = self._get(
-            "/v1/companies/changes", {"since": since, "cursor": cursor, "limit": limit}
-        )
-        return ChangesPage.from_json(body, meta)
+        return self._send(_calls.changes(since, cursor, limit))
 
     def changes_pages(
         self, since: str | None = None, *, limit: int | None = None
     ) -> Iterator[ChangesPage]:
-        cursor: str | None = None
-        while True:
-            page = self.changes(since, cursor=cursor, limit=limit)
-            yield page
-            if not page.has_more or page.next_cursor is None:
-                return
-            cursor = page.next_cursor
+        """Every page of the change feed from ``since``, fetched as iterated."""
+        return follow(lambda cursor: self.changes(since, cursor=cursor, limit=limit), None)
 
     def sync(
         self,
@@ -222,39 +133,25 @@ class Client:
         server's history (``410``) clears ``store`` and syncs from scratch,
         unless ``restart_if_expired`` is false (then it raises)."""
         try:
-            return self._sync_once(store, since, limit, from_scratch=since is None)
+            return self._sync_once(store, since, limit)
         except SyncTokenExpiredError:
             if not restart_if_expired:
                 raise
             store.clear()
-            return self._sync_once(store, None, limit, from_scratch=True)
+            return self._sync_once(store, None, limit)
 
     def _sync_once(
-        self,
-        store: MutableMapping[str, CompanyDetail],
-        since: str | None,
-        limit: int,
-        from_scratch: bool,
+        self, store: MutableMapping[str, CompanyDetail], since: str | None, limit: int
     ) -> SyncResult:
-        changed: list[CompanyDetail] = []
-        token: str | None = None
+        run = SyncRun(store, since)
         for page in self.changes_pages(since, limit=limit):
-            for detail in page.data:
-                store[detail.isin] = detail
-                changed.append(detail)
-            token = page.sync_token
-        if token is None:
-            raise TransportError("the change feed ended without a sync_token")
-        return SyncResult(sync_token=token, changed=changed, from_scratch=from_scratch)
+            run.apply(page)
+        return run.result()
 
     def sync_frame(self, df: Any, since: str | None = None, *, limit: int = 200) -> tuple[Any, str]:
         """The DataFrame flavour of :meth:`sync`: returns ``(frame, sync_token)``
         where ``frame`` is ``df`` (a frame from an earlier call, indexed by ISIN,
         or ``None``) with every changed company upserted."""
-        from ._pandas import merge_details, require_pandas
-
         require_pandas()
         fresh: dict[str, CompanyDetail] = {}
-        result = self.sync(fresh, since, limit=limit)
-        base = None if result.from_scratch else df  # a full sync replaces the frame
-        return merge_details(base, list(fresh.values())), result.sync_token
+        return synced_frame(df, fresh, self.sync(fresh, since, limit=limit))

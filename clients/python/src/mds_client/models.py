@@ -9,10 +9,10 @@ break an older client.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
-from typing import Any
+from typing import Any, ClassVar, Generic, TypeVar
 
 import httpx
 
@@ -32,6 +32,9 @@ __all__ = [
     "Usage",
     "UsageWindow",
 ]
+
+
+T = TypeVar("T")
 
 
 def parse_datetime(value: Any) -> datetime | None:
@@ -169,23 +172,28 @@ def _company_fields(d: Mapping[str, Any]) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class CompanyPage(_Result):
-    """One page of ``GET /v1/companies``."""
+class _ListPage(_Result, Generic[T]):
+    """One page of a list: its items, and where the next page starts."""
 
-    data: list[Company]
+    data: list[T]
     has_more: bool
     next_cursor: str | None
 
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> CompanyPage:
-        return cls(
-            data=[Company.from_json(c) for c in d["data"]],
-            has_more=bool(d["has_more"]),
-            next_cursor=_opt_str(d.get("next_cursor")),
-            meta=meta,
-        )
+    _item: ClassVar[Any]  # the items' model: their from_json, and their DataFrame
 
-    def __iter__(self) -> Any:
+    @classmethod
+    def from_json(cls: type[LP], d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> LP:
+        return cls(**cls._fields(d), meta=meta)
+
+    @classmethod
+    def _fields(cls, d: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "data": [cls._item.from_json(x) for x in d["data"]],
+            "has_more": bool(d["has_more"]),
+            "next_cursor": _opt_str(d.get("next_cursor")),
+        }
+
+    def __iter__(self) -> Iterator[T]:
         return iter(self.data)
 
     def __len__(self) -> int:
@@ -193,9 +201,19 @@ class CompanyPage(_Result):
 
     def to_pandas(self) -> Any:
         """The page as a DataFrame (needs the ``pandas`` extra)."""
-        from ._pandas import companies_frame
+        from ._pandas import frame_of
 
-        return companies_frame(self.data)
+        return frame_of(self._item, self.data)
+
+
+LP = TypeVar("LP", bound=_ListPage[Any])
+
+
+@dataclass(frozen=True)
+class CompanyPage(_ListPage[Company]):
+    """One page of ``GET /v1/companies``."""
+
+    _item = Company
 
 
 @dataclass(frozen=True)
@@ -279,28 +297,16 @@ class CompanyDetail(Company, _Result):
 
 
 @dataclass(frozen=True)
-class ChangesPage(_Result):
+class ChangesPage(_ListPage[CompanyDetail]):
     """One page of ``GET /v1/companies/changes``; ``sync_token`` on the last page."""
 
-    data: list[CompanyDetail]
-    has_more: bool
-    next_cursor: str | None
     sync_token: str | None
 
+    _item = CompanyDetail
+
     @classmethod
-    def from_json(cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> ChangesPage:
-        return cls(
-            data=[CompanyDetail.from_json(c) for c in d["data"]],
-            has_more=bool(d["has_more"]),
-            next_cursor=_opt_str(d.get("next_cursor")),
-            sync_token=_opt_str(d.get("sync_token")),
-            meta=meta,
-        )
-
-    def to_pandas(self) -> Any:
-        from ._pandas import details_frame
-
-        return details_frame(self.data)
+    def _fields(cls, d: Mapping[str, Any]) -> dict[str, Any]:
+        return {**super()._fields(d), "sync_token": _opt_str(d.get("sync_token"))}
 
 
 @dataclass(frozen=True)
@@ -346,32 +352,10 @@ class Article(_Result):
 
 
 @dataclass(frozen=True)
-class NewsPage(_Result):
+class NewsPage(_ListPage[Article]):
     """One page of ``GET /v1/news`` (articles without ``body``)."""
 
-    data: list[Article]
-    has_more: bool
-    next_cursor: str | None
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> NewsPage:
-        return cls(
-            data=[Article.from_json(a) for a in d["data"]],
-            has_more=bool(d["has_more"]),
-            next_cursor=_opt_str(d.get("next_cursor")),
-            meta=meta,
-        )
-
-    def __iter__(self) -> Any:
-        return iter(self.data)
-
-    def __len__(self) -> int:
-        return len(self.data)
-
-    def to_pandas(self) -> Any:
-        from ._pandas import articles_frame
-
-        return articles_frame(self.data)
+    _item = Article
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,141 @@
+"""The requests of the API, built once for both clients: what each method sends
+(path, query parameters) and how its answer becomes a typed result. No I/O."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime
+from typing import Any, Generic, Literal, TypedDict, TypeVar
+from urllib.parse import quote
+
+import httpx
+
+from ._core import Secret, decode
+from .models import (
+    Article,
+    ChangesPage,
+    CompanyDetail,
+    CompanyPage,
+    DailyUsage,
+    NewsPage,
+    ResponseMeta,
+    Usage,
+)
+
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+else:  # pragma: no cover
+    from typing_extensions import Unpack
+
+__all__ = ["Call", "CompanyFilters", "NewsFilters", "Unpack"]
+
+R = TypeVar("R")
+
+
+class CompanyFilters(TypedDict, total=False):
+    """Filters of ``GET /v1/companies`` (they combine with AND)."""
+
+    letter: str
+    industry: str
+    exchange: Literal["bse", "nse"]
+    market_cap: Literal["large_cap", "mid_cap", "small_cap"]
+    search: str
+    ticker: str
+    limit: int
+
+
+class NewsFilters(TypedDict, total=False):
+    """Filters of ``GET /v1/news``."""
+
+    isin: str
+    ticker: str
+    category: str
+    tag: str
+    published_after: datetime | str
+    published_before: datetime | str
+    limit: int
+
+
+def query(params: Mapping[str, Any]) -> dict[str, str]:
+    """Keyword filters to query parameters: ``None`` is left out, bools are lower case."""
+    out: dict[str, str] = {}
+    for name, value in params.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            out[name] = "true" if value else "false"
+        elif isinstance(value, datetime):
+            if value.tzinfo is None or value.utcoffset() is None:
+                raise ValueError(f"{name} needs an aware datetime (e.g. tzinfo=timezone.utc)")
+            out[name] = value.isoformat()
+        elif isinstance(value, date):
+            out[name] = value.isoformat()
+        else:
+            out[name] = str(value)
+    return out
+
+
+@dataclass(frozen=True)
+class Call(Generic[R]):
+    """One ``GET`` of the API: its path, its parameters (encoded when sent, so a
+    bad one raises then) and what its JSON body is read as."""
+
+    path: str
+    parse: Callable[[dict[str, Any], ResponseMeta], R]
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def cursor(self) -> str | None:
+        """The page of a list this call asks for (``None``: the first)."""
+        cursor = self.params.get("cursor")
+        return None if cursor is None else str(cursor)
+
+    def at(self, cursor: str | None) -> Call[R]:
+        """The same call for the page at ``cursor``."""
+        return replace(self, params={**self.params, "cursor": cursor})
+
+    def query(self) -> dict[str, str]:
+        """The query string's parameters."""
+        return query(self.params)
+
+    def read(self, response: httpx.Response, api_key: Secret) -> R:
+        """The result of a final answer; the typed error when it is a problem."""
+        return self.parse(*decode(response, api_key))
+
+
+def companies(*, cursor: str | None = None, **filters: Unpack[CompanyFilters]) -> Call[CompanyPage]:
+    """``GET /v1/companies``: one page of companies."""
+    return Call("/v1/companies", CompanyPage.from_json, {**filters, "cursor": cursor})
+
+
+def news(*, cursor: str | None = None, **filters: Unpack[NewsFilters]) -> Call[NewsPage]:
+    """``GET /v1/news``: one page of articles, newest first."""
+    return Call("/v1/news", NewsPage.from_json, {**filters, "cursor": cursor})
+
+
+def company(isin: str) -> Call[CompanyDetail]:
+    """``GET /v1/companies/{isin}``."""
+    return Call(f"/v1/companies/{quote(isin.strip(), safe='')}", CompanyDetail.from_json)
+
+
+def article(slug: str) -> Call[Article]:
+    """``GET /v1/news/{slug}``."""
+    return Call(f"/v1/news/{quote(slug, safe='')}", Article.from_json)
+
+
+def usage() -> Call[Usage]:
+    """``GET /v1/usage``."""
+    return Call("/v1/usage", Usage.from_json)
+
+
+def usage_daily(month: str | None) -> Call[DailyUsage]:
+    """``GET /v1/usage/daily`` for ``month`` (``None``: this month)."""
+    return Call("/v1/usage/daily", DailyUsage.from_json, {"month": month})
+
+
+def changes(since: str | None, cursor: str | None, limit: int | None) -> Call[ChangesPage]:
+    """``GET /v1/companies/changes``: one page of the change feed."""
+    params = {"since": since, "cursor": cursor, "limit": limit}
+    return Call("/v1/companies/changes", ChangesPage.from_json, params)
