@@ -13,9 +13,9 @@ use mds_domain::admin::CLI_ACTOR;
 use mds_domain::{
     Account, AccountName, Actor, AdminToken, AdminTokenName, ApiKey, Environment, KeyPrefix, Tier, TierName,
 };
-use mds_store::{AdminTokenRecord, KeyRecord, NewKey, RolledKey, Store, StoreError};
+use mds_store::{AdminTokenRecord, KeyRecord, RolledKey, Store, StoreError};
 
-use crate::issue::{no_free_prefix, with_free_prefix};
+use crate::issue::{draw_key, no_free_prefix, with_free_prefix};
 
 mod lists;
 
@@ -159,18 +159,14 @@ pub async fn issue_key(
     if !store.tiers().await?.iter().any(|t| &t.name == tier) {
         return Err(invalid("tier", format!("no tier named \"{tier}\"")));
     }
-    with_free_prefix(environment, |prefix, hash| {
-        let new = NewKey {
-            prefix,
-            hash,
-            account: account.clone(),
-            tier: tier.clone(),
-            environment,
-            created_at: now,
-            expires_at,
-        };
-        async move { store.audited_create_key(&new, actor).await }
-    })
+    draw_key(
+        account,
+        tier,
+        environment,
+        now,
+        expires_at,
+        |new| async move { store.audited_create_key(&new, actor).await },
+    )
     .await
     .map_err(from_draw)
 }

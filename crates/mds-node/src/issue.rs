@@ -38,6 +38,28 @@ where
     Err(StoreError::Conflict(no_free_prefix()))
 }
 
+/// Draws keys as [`with_free_prefix`] does, each a [`NewKey`] for
+/// `account` on `tier`, created `now` and expiring at `expires_at`, and has
+/// `store` store it.
+pub(crate) async fn draw_key<T, F, Fut>(
+    account: &AccountName,
+    tier: &TierName,
+    environment: Environment,
+    now: DateTime<Utc>,
+    expires_at: Option<DateTime<Utc>>,
+    mut store: F,
+) -> StoreResult<(ApiKey, T)>
+where
+    F: FnMut(NewKey) -> Fut,
+    Fut: Future<Output = StoreResult<T>>,
+{
+    with_free_prefix(environment, |prefix, hash| {
+        let (account, tier) = (account.clone(), tier.clone());
+        store(NewKey { prefix, hash, account, tier, environment, created_at: now, expires_at })
+    })
+    .await
+}
+
 /// Makes a new key for `account` on `tier`, stores its hash and returns the
 /// key (the only time it exists in the clear). A key whose prefix is taken
 /// is drawn again. `NotFound` for an unknown account or tier.
@@ -48,18 +70,7 @@ pub async fn issue_key(
     environment: Environment,
     now: DateTime<Utc>,
 ) -> StoreResult<ApiKey> {
-    let (key, _) = with_free_prefix(environment, |prefix, hash| {
-        let new = NewKey {
-            prefix,
-            hash,
-            account: account.clone(),
-            tier: tier.clone(),
-            environment,
-            created_at: now,
-            expires_at: None,
-        };
-        async move { store.create_key(&new).await }
-    })
-    .await?;
+    let (key, _) =
+        draw_key(account, tier, environment, now, None, |new| async move { store.create_key(&new).await }).await?;
     Ok(key)
 }

@@ -162,13 +162,8 @@ impl NewsPages {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bytes::Bytes;
-    use http::HeaderValue;
+    use crate::pages::test_page as page;
     use mds_domain::time::parse_rfc3339;
-
-    fn page(n: usize) -> Tagged {
-        Tagged { body: Bytes::from(vec![b'x'; n]), etag: HeaderValue::from_static("\"t\"") }
-    }
 
     #[test]
     fn positions_round_trip() {

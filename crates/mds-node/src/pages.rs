@@ -108,15 +108,17 @@ impl PageCache {
     }
 }
 
+/// A page of `n` bytes, for the caches' tests.
+#[cfg(test)]
+pub(crate) fn test_page(n: usize) -> Tagged {
+    let etag = http::HeaderValue::from_static("\"t\"");
+    Tagged { body: bytes::Bytes::from(vec![b'x'; n]), etag }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_page as page;
     use super::*;
-    use bytes::Bytes;
-    use http::HeaderValue;
-
-    fn page(n: usize) -> Tagged {
-        Tagged { body: Bytes::from(vec![b'x'; n]), etag: HeaderValue::from_static("\"t\"") }
-    }
 
     #[test]
     fn keeps_what_it_was_given() {
