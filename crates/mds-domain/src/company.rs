@@ -217,15 +217,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ticker_is_upper_cased_and_checked() {
-        assert_eq!(Ticker::parse(" m&m ").unwrap().as_str(), "M&M");
-        assert_eq!(Ticker::parse("20microns").unwrap().as_str(), "20MICRONS");
-        assert!(Ticker::parse("").is_err());
-        assert!(Ticker::parse("TWO WORDS").is_err());
-        assert!(Ticker::parse(&"X".repeat(33)).is_err());
-    }
-
-    #[test]
     fn bands_follow_sebi_ranks() {
         assert_eq!(MarketCapBand::from_rank(1), MarketCapBand::Large);
         assert_eq!(MarketCapBand::from_rank(100), MarketCapBand::Large);

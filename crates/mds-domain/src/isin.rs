@@ -36,22 +36,3 @@ string_schema!(
     12,
     "INE117A01022"
 );
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn accepts_real_isins_and_normalises_case() {
-        assert_eq!(Isin::parse("INE117A01022").unwrap().as_str(), "INE117A01022");
-        assert_eq!(Isin::parse(" ine144j01027 ").unwrap().as_str(), "INE144J01027");
-    }
-
-    #[test]
-    fn rejects_bad_check_digit_and_shapes() {
-        assert!(Isin::parse("INE117A01023").is_err());
-        assert!(Isin::parse("NA").is_err());
-        assert!(Isin::parse("-").is_err());
-        assert!(Isin::parse("").is_err());
-    }
-}
