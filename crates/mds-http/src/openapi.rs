@@ -279,6 +279,19 @@ problem_response!(
     [retry_after("Seconds to wait before retrying.")]
 );
 
+/// Adds the bearer security scheme `name` (described by `description`) to
+/// `doc`'s components, which it returns.
+pub(crate) fn add_bearer<'d>(
+    doc: &'d mut utoipa::openapi::OpenApi,
+    name: &str,
+    description: &str,
+) -> &'d mut utoipa::openapi::Components {
+    let components = doc.components.get_or_insert_with(Default::default);
+    let scheme = HttpBuilder::new().scheme(HttpAuthScheme::Bearer).description(Some(description)).build();
+    components.add_security_scheme(name, SecurityScheme::Http(scheme));
+    components
+}
+
 /// Adds what every operation shares: the bearer scheme, `X-Request-Id` on
 /// every response, the rate-limit headers on the responses of admitted
 /// requests, `ETag` and `Cache-Control` on `200`/`304`.
@@ -286,16 +299,7 @@ struct Common;
 
 impl Modify for Common {
     fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
-        let components = doc.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(
-                HttpBuilder::new()
-                    .scheme(HttpAuthScheme::Bearer)
-                    .description(Some("An API key: `Authorization: Bearer mds_live_…` (or `mds_test_…`)."))
-                    .build(),
-            ),
-        );
+        let components = add_bearer(doc, "bearer", "An API key: `Authorization: Bearer mds_live_…` (or `mds_test_…`).");
         let request_id = header(
             "Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID.",
             Type::String,

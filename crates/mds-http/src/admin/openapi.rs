@@ -10,7 +10,6 @@ use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use mds_domain::admin::{AccountUsage, KeyUsage, KeyView};
 use mds_domain::{Account, AuditEntry, Problem, Tier};
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use super::controllers::{self, IssuedKey, List, RolledKeyView};
@@ -58,16 +57,7 @@ struct Bearer;
 
 impl Modify for Bearer {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "admin_token",
-            SecurityScheme::Http(
-                HttpBuilder::new()
-                    .scheme(HttpAuthScheme::Bearer)
-                    .description(Some("An admin token, `mds_admin_…`; API keys are refused."))
-                    .build(),
-            ),
-        );
+        crate::openapi::add_bearer(openapi, "admin_token", "An admin token, `mds_admin_…`; API keys are refused.");
     }
 }
 
