@@ -35,6 +35,32 @@ use mds_domain::usage::BillingMonth;
 
 use crate::limiter::Limits;
 
+/// Tokens of one kind a lease was granted, and how many of them it spent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Tokens {
+    /// Granted.
+    pub(crate) granted: u64,
+    /// Spent.
+    pub(crate) used: u64,
+}
+
+impl Tokens {
+    /// `granted` tokens, none spent.
+    pub(crate) fn new(granted: u64) -> Self {
+        Tokens { granted, used: 0 }
+    }
+
+    /// Those not spent.
+    pub(crate) fn left(&self) -> u64 {
+        self.granted.saturating_sub(self.used)
+    }
+
+    /// Whether every one granted is spent.
+    pub(crate) fn spent_out(&self) -> bool {
+        self.used >= self.granted
+    }
+}
+
 /// A lease this node holds for one key, as Redis granted it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Held {
@@ -44,12 +70,10 @@ pub(crate) struct Held {
     pub(crate) month: BillingMonth,
     /// The limits it was taken under (a tier change ends it).
     pub(crate) limits: Limits,
-    /// Per-minute tokens granted and spent.
-    pub(crate) granted_min: u64,
-    pub(crate) used_min: u64,
-    /// Month tokens (quota) granted and spent.
-    pub(crate) granted_mon: u64,
-    pub(crate) used_mon: u64,
+    /// Per-minute tokens.
+    pub(crate) min: Tokens,
+    /// Month tokens (quota).
+    pub(crate) mon: Tokens,
     /// When it was taken and when it ends (the node's monotonic clock).
     pub(crate) taken_at: Duration,
     pub(crate) ends_at: Duration,
@@ -70,12 +94,12 @@ impl Held {
     /// Takes one request (`counts`: also a month token); `false` when the
     /// lease lacks a token it needs.
     pub(crate) fn take(&mut self, counts: bool) -> bool {
-        if self.used_min >= self.granted_min || (counts && self.used_mon >= self.granted_mon) {
+        if self.min.spent_out() || (counts && self.mon.spent_out()) {
             return false;
         }
-        self.used_min += 1;
+        self.min.used += 1;
         if counts {
-            self.used_mon += 1;
+            self.mon.used += 1;
         }
         true
     }
@@ -83,13 +107,13 @@ impl Held {
     /// Per-minute requests left to this node's view: Redis's plus the
     /// lease's unspent tokens.
     pub(crate) fn minute_remaining(&self) -> u64 {
-        self.redis_remaining + (self.granted_min - self.used_min)
+        self.redis_remaining + self.min.left()
     }
 
     /// Requests of the month spent, to this node's view: the counter less
     /// the lease's unspent reservation.
     pub(crate) fn month_used(&self) -> u64 {
-        self.counter.saturating_sub(self.granted_mon - self.used_mon)
+        self.counter.saturating_sub(self.mon.left())
     }
 
     /// When this lease's minute tokens are spent and Redis had none left
@@ -98,7 +122,7 @@ impl Held {
     /// reckoned from the grant's answer as the GCRA refills (one token per
     /// `60 s / limit`). `None` while the lease has tokens or Redis had some.
     pub(crate) fn refill(&self, size: u64) -> Option<(Duration, Duration)> {
-        if self.used_min < self.granted_min || self.redis_remaining > 0 {
+        if !self.min.spent_out() || self.redis_remaining > 0 {
             return None;
         }
         let per_token = 60_000_000 / i64::from(self.limits.rate_limit_per_minute.max(1));
@@ -131,7 +155,7 @@ pub(crate) fn next_size(ended: &Held, wanted: u64, spent_early: bool, cap: u64) 
     let size = if spent_early {
         wanted.max(1).saturating_mul(2)
     } else {
-        let spent = ended.used_min;
+        let spent = ended.min.used;
         spent + spent / 4
     };
     size.clamp(1, cap.max(1))
@@ -146,10 +170,8 @@ mod tests {
             seq: 1,
             month: BillingMonth { year: 2026, month: 11 },
             limits: Limits { rate_limit_per_minute: 600, monthly_quota: 1_000 },
-            granted_min: granted,
-            used_min: used,
-            granted_mon: granted,
-            used_mon: used,
+            min: Tokens { granted, used },
+            mon: Tokens { granted, used },
             taken_at: Duration::ZERO,
             ends_at: Duration::from_secs(1),
             redis_remaining: 100,
@@ -191,7 +213,7 @@ mod tests {
         h.redis_remaining = 1;
         assert_eq!(h.refill(5), None, "Redis had tokens left");
         h.redis_remaining = 0;
-        h.used_min = 1;
+        h.min.used = 1;
         assert_eq!(h.refill(5), None, "the lease has tokens left");
     }
 
@@ -204,7 +226,7 @@ mod tests {
         assert!(!h.take(false), "no minute token left");
         assert_eq!(h.reset_ns(Duration::from_secs(2)), 3_000_000_000);
         let mut h = held(2, 0);
-        h.granted_mon = 0;
+        h.mon.granted = 0;
         assert!(!h.take(true), "no month token");
         assert!(h.take(false), "a free request needs none");
     }

@@ -85,7 +85,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{ErrorKind, RedisError, Script};
 
 use crate::clock::Clock;
-use crate::lease::{self, Held};
+use crate::lease::{self, Held, Tokens};
 use crate::limiter::{Charge, Decision, Limiter, Limits, MinuteStanding, Policy, Ticket};
 use crate::meter::{self, Meter};
 
@@ -456,8 +456,8 @@ impl Release {
     pub(crate) fn apply(self) {
         let mut s = self.lease.lock();
         if let (Some(seq), Some(h)) = (self.seq, s.held.as_mut()) {
-            if h.seq == seq && h.used_mon > 0 {
-                h.used_mon -= 1;
+            if h.seq == seq && h.mon.used > 0 {
+                h.mon.used -= 1;
                 return;
             }
         }
@@ -624,7 +624,7 @@ impl SharedLimiter {
                 let s = l.lock();
                 // A spent lease has nothing to give back: the next lease
                 // settles it.
-                let holds = |h: Held| h.used_min < h.granted_min || h.used_mon < h.granted_mon;
+                let holds = |h: Held| h.min.left() > 0 || h.mon.left() > 0;
                 s.held.is_some_and(|h| holds(h) && !h.live(now)) || s.ended.is_some() || s.adj != s.adj_acked
             })
             .map(|(k, l)| (k.clone(), l.clone()))
@@ -812,8 +812,8 @@ impl SharedLimiter {
             if let Some(h) = s.held.take() {
                 // A lease that granted no minute token was a refusal: the
                 // size it asked for stands.
-                if h.granted_min > 0 {
-                    let spent_early = h.used_min >= h.granted_min && h.limits == limits;
+                if h.min.granted > 0 {
+                    let spent_early = h.min.spent_out() && h.limits == limits;
                     s.size = lease::next_size(&h, s.size, spent_early, cap);
                 }
                 s.ended = Some(h);
@@ -836,10 +836,8 @@ impl SharedLimiter {
             seq: s.seq,
             month,
             limits,
-            granted_min: a.granted_min,
-            used_min: 0,
-            granted_mon: a.granted_mon,
-            used_mon: 0,
+            min: Tokens::new(a.granted_min),
+            mon: Tokens::new(a.granted_mon),
             taken_at: mono,
             ends_at: mono + self.lease_life(),
             redis_remaining: a.remaining,
@@ -902,8 +900,8 @@ impl SharedLimiter {
             let carry = s.adj != s.adj_acked;
             if let Some(h) = s.held.filter(|h| all || carry || !h.live(mono)) {
                 s.held = None;
-                if h.granted_min > 0 {
-                    let spent = h.used_min >= h.granted_min;
+                if h.min.granted > 0 {
+                    let spent = h.min.spent_out();
                     s.size = lease::next_size(&h, s.size, spent, u64::MAX).min(s.size.max(1));
                 }
                 s.ended = Some(h);
@@ -947,7 +945,7 @@ impl SharedLimiter {
                 }
                 s.seq += 1;
                 let (settle_seq, used_min, used_mon) =
-                    s.ended.filter(|h| h.month == month).map_or((0, 0, 0), |h| (h.seq, h.used_min, h.used_mon));
+                    s.ended.filter(|h| h.month == month).map_or((0, 0, 0), |h| (h.seq, h.min.used, h.mon.used));
                 let now_us = self.now_us();
                 // All this node counted that the seed could not see: not in
                 // the store yet, or written there after the seed.
