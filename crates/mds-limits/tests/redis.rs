@@ -58,6 +58,12 @@ struct Env {
 }
 
 impl Env {
+    /// The environment on the Redis of `MDS_TEST_REDIS_URL`; `None` (the
+    /// test skipped) when that is not set.
+    async fn start() -> Option<Env> {
+        Some(Env::new(&redis_url()?).await)
+    }
+
     async fn new(url: &str) -> Env {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::connect(&DatabaseUrl::new(dir.path().join("mds.db").to_str().unwrap())).await.unwrap();
@@ -141,8 +147,7 @@ fn limits(rate_limit_per_minute: u32, monthly_quota: u64) -> Limits {
 
 #[tokio::test]
 async fn a_burst_over_two_nodes_admits_exactly_the_minute_limit() {
-    let Some(url) = redis_url() else { return };
-    let env = Env::new(&url).await;
+    let Some(env) = Env::start().await else { return };
     let (a, b) = (env.node(2).await, env.node(2).await);
     let l = limits(10, 1_000);
     let mut admitted = 0;
@@ -174,8 +179,7 @@ async fn a_burst_over_two_nodes_admits_exactly_the_minute_limit() {
 
 #[tokio::test]
 async fn concurrent_requests_on_two_nodes_never_exceed_the_quota() {
-    let Some(url) = redis_url() else { return };
-    let env = Arc::new(Env::new(&url).await);
+    let Some(env) = Env::start().await.map(Arc::new) else { return };
     let nodes = [env.node(2).await, env.node(2).await];
     let l = limits(1_000_000, 50);
     let mut tasks = Vec::new();
@@ -215,8 +219,7 @@ async fn concurrent_requests_on_two_nodes_never_exceed_the_quota() {
 
 #[tokio::test]
 async fn a_missing_counter_is_seeded_from_the_store_and_what_is_unflushed() {
-    let Some(url) = redis_url() else { return };
-    let env = Env::new(&url).await;
+    let Some(env) = Env::start().await else { return };
     let batch = UsageBatch {
         id: "old:1".into(),
         deltas: vec![UsageDelta::counted(key(), nov().first_day(), "/v1/companies", 40)],
@@ -255,8 +258,7 @@ async fn a_missing_counter_is_seeded_from_the_store_and_what_is_unflushed() {
 
 #[tokio::test]
 async fn a_304_gives_the_request_back() {
-    let Some(url) = redis_url() else { return };
-    let env = Env::new(&url).await;
+    let Some(env) = Env::start().await else { return };
     let a = env.node(1).await;
     let l = limits(1_000, 2);
     let d = admit(&a, &env.store, l, true).await;
@@ -400,8 +402,7 @@ fn schedule(n: u64, gaps: &'static [i64]) -> impl Iterator<Item = i64> {
 
 #[tokio::test]
 async fn leases_of_one_take_the_same_decisions_as_the_local_gcra() {
-    let Some(url) = redis_url() else { return };
-    let env = Env::new(&url).await;
+    let Some(env) = Env::start().await else { return };
     let a = env.node(1).await;
     let start = t0();
     // Limits under 60 a minute get leases of one (1 s leases, one node).
@@ -441,8 +442,7 @@ async fn leases_of_one_take_the_same_decisions_as_the_local_gcra() {
 
 #[tokio::test]
 async fn larger_leases_admit_at_most_one_lease_more_than_the_gcra_would() {
-    let Some(url) = redis_url() else { return };
-    let env = Env::new(&url).await;
+    let Some(env) = Env::start().await else { return };
     let start = t0();
     for limit in [60u32, 600, 1_000] {
         let a = SharedLimiter::connect(
@@ -479,8 +479,7 @@ async fn larger_leases_admit_at_most_one_lease_more_than_the_gcra_would() {
 
 #[tokio::test]
 async fn a_node_holding_unused_tokens_refuses_another_for_at_most_a_lease() {
-    let Some(url) = redis_url() else { return };
-    let env = Env::new(&url).await;
+    let Some(env) = Env::start().await else { return };
     let clock: Arc<dyn mds_limits::Clock> = Arc::new(mds_limits::SystemClock);
     let ttl = Duration::from_secs(1);
     let node = || async {
@@ -537,8 +536,7 @@ async fn a_node_holding_unused_tokens_refuses_another_for_at_most_a_lease() {
 
 #[tokio::test]
 async fn a_tier_change_ends_the_lease_at_once() {
-    let Some(url) = redis_url() else { return };
-    let env = Env::new(&url).await;
+    let Some(env) = Env::start().await else { return };
     let a = env.node(1).await;
     let pro = limits(100_000, 1_000);
     for _ in 0..20 {
