@@ -15,8 +15,7 @@ use std::cmp::Ordering;
 use chrono::{DateTime, Utc};
 
 use crate::article::{ArticleSummary, Slug};
-use crate::params::{CURSOR, LIMIT, PageParams, ParamError, QueryParams, TICKER, one};
-use crate::query::Limit;
+use crate::params::{CURSOR, Filter, LIMIT, Paged, ParamError, TICKER, one};
 use crate::time::{format_utc, parse_rfc3339};
 use crate::{Isin, Ticker, bounds};
 
@@ -158,30 +157,24 @@ impl NewsFilter {
 }
 
 /// The query of `GET /v1/news`: filters (AND) and pagination.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct NewsQueryParams {
-    /// The filters.
-    pub filter: NewsFilter,
-    /// Cursor and page size.
-    pub page: PageParams,
-}
+pub type NewsQueryParams = Paged<NewsFilter>;
 
 /// Parsed in the order of [`NEWS_PARAMETERS`]. A `published_before` not
 /// later than `published_after` is an error of `published_before`.
-impl QueryParams for NewsQueryParams {
-    const NAMES: &'static [&'static str] = NEWS_PARAMETERS;
+impl Filter for NewsFilter {
+    const ROUTE_PARAMETERS: &'static [&'static str] = NEWS_PARAMETERS;
 
-    fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
+    fn parse<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
         let filter = NewsFilter {
-            isin: one(&get, ISIN, |s| {
+            isin: one(get, ISIN, |s| {
                 Isin::parse(s)
                     .map_err(|_| "isin must be a valid ISIN: 12 characters with an ISO 6166 check digit".into())
             })?,
-            ticker: one(&get, TICKER, |t| Ticker::parse(t).map_err(|e| e.to_string()))?,
-            category: one(&get, CATEGORY, Exact::category)?,
-            tag: one(&get, TAG, Exact::tag)?,
-            published_after: one(&get, PUBLISHED_AFTER, |s| instant(PUBLISHED_AFTER, s))?,
-            published_before: one(&get, PUBLISHED_BEFORE, |s| instant(PUBLISHED_BEFORE, s))?,
+            ticker: one(get, TICKER, |t| Ticker::parse(t).map_err(|e| e.to_string()))?,
+            category: one(get, CATEGORY, Exact::category)?,
+            tag: one(get, TAG, Exact::tag)?,
+            published_after: one(get, PUBLISHED_AFTER, |s| instant(PUBLISHED_AFTER, s))?,
+            published_before: one(get, PUBLISHED_BEFORE, |s| instant(PUBLISHED_BEFORE, s))?,
         };
         if let (Some(after), Some(before)) = (filter.published_after, filter.published_before) {
             if after >= before {
@@ -195,9 +188,7 @@ impl QueryParams for NewsQueryParams {
                 });
             }
         }
-        let limit = one(&get, LIMIT, Limit::parse)?.unwrap_or_default();
-        let cursor = get(CURSOR).map(str::to_owned);
-        Ok(NewsQueryParams { filter, page: PageParams { cursor, limit } })
+        Ok(filter)
     }
 }
 
@@ -234,6 +225,7 @@ pub fn list_order(a: &NewsKey, b: &NewsKey) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::QueryParams;
 
     fn parse(pairs: &[(&str, &str)]) -> Result<NewsQueryParams, ParamError> {
         NewsQueryParams::parse(|n| pairs.iter().find(|(k, _)| *k == n).map(|(_, v)| *v))

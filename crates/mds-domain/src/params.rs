@@ -102,31 +102,53 @@ impl Canonical {
     }
 }
 
-/// The query of `GET /v1/companies`: filters (AND) and pagination.
+/// The query of a paged route: the route's own parameters (its filters;
+/// the change feed's `since`) and pagination.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CompaniesQueryParams {
-    /// The filters.
-    pub filter: CompanyFilter,
+pub struct Paged<F> {
+    /// The route's own parameters.
+    pub filter: F,
     /// Cursor and page size.
     pub page: PageParams,
 }
 
-/// Parsed in the order of [`COMPANIES_PARAMETERS`].
-impl QueryParams for CompaniesQueryParams {
-    const NAMES: &'static [&'static str] = COMPANIES_PARAMETERS;
+/// The parameters a paged route has of its own, besides `cursor` and
+/// `limit`.
+pub trait Filter: Sized {
+    /// Every parameter of the route: its own, then `cursor` and `limit`.
+    const ROUTE_PARAMETERS: &'static [&'static str];
+    /// Parses its own parameters from `get`; the first bad value is the
+    /// error.
+    fn parse<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError>;
+}
+
+/// The route's own parameters first, then `limit`.
+impl<F: Filter> QueryParams for Paged<F> {
+    const NAMES: &'static [&'static str] = F::ROUTE_PARAMETERS;
 
     fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
-        let filter = CompanyFilter {
-            letter: one(&get, LETTER, Letter::parse)?,
-            industry: one(&get, INDUSTRY, Industry::parse)?,
-            exchange: one(&get, EXCHANGE, str::parse::<Exchange>)?,
-            market_cap: one(&get, MARKET_CAP, str::parse::<MarketCapBand>)?,
-            search: one(&get, SEARCH, SearchTerm::parse)?,
-            ticker: one(&get, TICKER, |t| Ticker::parse(t).map_err(|e| e.to_string()))?,
-        };
+        let filter = F::parse(&get)?;
         let limit = one(&get, LIMIT, Limit::parse)?.unwrap_or_default();
-        let cursor = get(CURSOR).map(str::to_owned);
-        Ok(CompaniesQueryParams { filter, page: PageParams { cursor, limit } })
+        Ok(Paged { filter, page: PageParams { cursor: get(CURSOR).map(str::to_owned), limit } })
+    }
+}
+
+/// The query of `GET /v1/companies`: filters (AND) and pagination.
+pub type CompaniesQueryParams = Paged<CompanyFilter>;
+
+/// Parsed in the order of [`COMPANIES_PARAMETERS`].
+impl Filter for CompanyFilter {
+    const ROUTE_PARAMETERS: &'static [&'static str] = COMPANIES_PARAMETERS;
+
+    fn parse<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
+        Ok(CompanyFilter {
+            letter: one(get, LETTER, Letter::parse)?,
+            industry: one(get, INDUSTRY, Industry::parse)?,
+            exchange: one(get, EXCHANGE, str::parse::<Exchange>)?,
+            market_cap: one(get, MARKET_CAP, str::parse::<MarketCapBand>)?,
+            search: one(get, SEARCH, SearchTerm::parse)?,
+            ticker: one(get, TICKER, |t| Ticker::parse(t).map_err(|e| e.to_string()))?,
+        })
     }
 }
 
@@ -146,24 +168,14 @@ pub struct SyncParams {
 }
 
 /// The query of `GET /v1/companies/changes`: where to start, and pagination.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ChangesQueryParams {
-    /// The token to start after.
-    pub sync: SyncParams,
-    /// Cursor and page size.
-    pub page: PageParams,
-}
+pub type ChangesQueryParams = Paged<SyncParams>;
 
 /// Tokens and cursors are checked by whoever can open them.
-impl QueryParams for ChangesQueryParams {
-    const NAMES: &'static [&'static str] = CHANGES_PARAMETERS;
+impl Filter for SyncParams {
+    const ROUTE_PARAMETERS: &'static [&'static str] = CHANGES_PARAMETERS;
 
-    fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
-        let limit = get(LIMIT).map(Limit::parse).transpose().map_err(|detail| ParamError { param: LIMIT, detail })?;
-        Ok(ChangesQueryParams {
-            sync: SyncParams { since: get(SINCE).map(str::to_owned) },
-            page: PageParams { cursor: get(CURSOR).map(str::to_owned), limit: limit.unwrap_or_default() },
-        })
+    fn parse<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
+        Ok(SyncParams { since: get(SINCE).map(str::to_owned) })
     }
 }
 

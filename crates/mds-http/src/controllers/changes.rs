@@ -90,7 +90,7 @@ pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Res
     }
     let req = parse_query::<ChangesQueryParams>(raw.as_deref())?;
     let generation = catalog.generation();
-    let (since, nonce) = match &req.sync.since {
+    let (since, nonce) = match &req.filter.since {
         None => (0, 0),
         Some(t) => match state.cursors.open(TOKEN_SCOPE, t) {
             Err(_) => {
