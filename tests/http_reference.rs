@@ -150,6 +150,11 @@ async fn the_change_feed_syncs_the_master_then_only_what_changed() {
     // Nothing changed yet: an empty walk, and a token as good as the last.
     let (none, same) = sync(&app, Some(&token), 50).await;
     assert!(none.is_empty());
+    // Its page is tagged: the tag holds until the catalog changes.
+    let delta_page = format!("/v1/companies/changes?since={token}&limit=2");
+    let r = app.get_with_headers(&delta_page, &[]).await;
+    let etag = r.headers()["etag"].to_str().unwrap().to_owned();
+    assert_eq!(app.get_with_headers(&delta_page, &[("if-none-match", &etag)]).await.status(), 304);
 
     // An import that changes two rows, adds one and leaves the rest as they were.
     let by_isin: BTreeMap<&str, &Company> = demo.iter().map(|c| (c.isin.as_str(), c)).collect();
@@ -163,6 +168,9 @@ async fn the_change_feed_syncs_the_master_then_only_what_changed() {
     let summary = app.store.upsert_companies(&import).await.unwrap();
     assert_eq!((summary.inserted, summary.updated), (1, 2), "{summary:?}");
     wait_for_name(&app, "US0378331005", "ZZADDED Detailed").await;
+    let r = app.get_with_headers(&delta_page, &[("if-none-match", &etag)]).await;
+    assert_eq!(r.status(), 200, "a new catalog, a new tag");
+    assert_ne!(r.headers()["etag"].to_str().unwrap(), etag);
 
     for since in [&token, &same] {
         let (delta, next) = sync(&app, Some(since), 2).await;

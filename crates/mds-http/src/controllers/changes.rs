@@ -12,15 +12,20 @@
 //! older copy): its generation is one the store has not reached, or one the
 //! store has reached again with another nonce. A node whose catalog is
 //! behind a token's generation (another node served it) answers with no
-//! rows and the same token.
+//! rows and the same token. A page's `ETag` is derived from what makes it
+//! (catalog version, walk, position, limit), as a list page's is, not
+//! hashed from its bytes.
 
 use axum::extract::{RawQuery, State};
+use axum::http::HeaderValue;
 use axum::response::Response;
 use mds_catalog::ChangeKey;
 use mds_domain::params::ChangesQueryParams;
 use mds_domain::{ErrorCode, page as envelope};
+use mds_node::catalog::CatalogVersion;
 use mds_node::metrics::Event;
-use mds_node::tagged::Tagged;
+use mds_node::tagged::{self, Tagged};
+use sha2::{Digest, Sha256};
 
 use super::tagged;
 use crate::error::ApiError;
@@ -130,10 +135,34 @@ pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Res
     body.extend_from_slice(b",\"sync_token\":");
     serde_json::to_writer(&mut body, &sync_token).map_err(|e| ApiError::internal(&e))?;
     body.push(b'}');
-    let served = Tagged::hashed(body);
+    let served =
+        Tagged { body: body.into(), etag: page_tag(&catalog, since, nonce, after.as_ref(), req.page.limit.get()) };
     state.metrics.event(Event::PageCacheMiss);
     catalog.pages().put(&key, served.clone());
     Ok(tagged(served))
+}
+
+/// The strong `ETag` of a change page, without hashing the page: what it
+/// holds is a function of the catalog version, the walk's start (`since`
+/// and its nonce), the position and the limit (and of the cursor secret and
+/// this build, which a catalog version's id outlives on no node), as a list
+/// page's is.
+fn page_tag(catalog: &CatalogVersion, since: i64, nonce: i64, after: Option<&ChangeKey>, limit: usize) -> HeaderValue {
+    let mut h = Sha256::new();
+    h.update(b"mds changes page\0");
+    h.update(catalog.id());
+    h.update(since.to_le_bytes());
+    h.update(nonce.to_le_bytes());
+    match after {
+        Some(k) => {
+            h.update([1]);
+            h.update(k.seq.to_le_bytes());
+            h.update(k.isin.as_bytes());
+        }
+        None => h.update([0]),
+    }
+    h.update((limit as u64).to_le_bytes());
+    tagged::tag_of(&h.finalize()[..16].try_into().expect("16 of 32 bytes"))
 }
 
 fn invalid_cursor(param: &'static str, detail: &str) -> ApiError {
