@@ -13,15 +13,16 @@ use mds_domain::{Account, AccountName, Actor, AdminTokenName, AuditEntry, KeyHas
 use serde_json::{Value, json};
 
 use super::access::{self, key_by_prefix};
-use super::{Conn, Pool, begin_write, db, unique_or};
+use super::{Pool, Tx, begin_write, db, unique_or};
 use crate::rows::{self, RowExt};
 use crate::{AdminTokenRecord, KeyRecord, NewKey, RolledKey, StoreError, StoreResult};
 
 const TOKEN_SELECT: &str = "SELECT name, prefix, hash_hex, created_at, revoked_at FROM admin_tokens";
 
-/// Appends an audit entry inside the caller's transaction.
-pub(crate) async fn record(
-    conn: &mut Conn,
+/// Appends the audit entry of the change made in `tx` and commits `tx`:
+/// the change and its entry commit together or not at all.
+async fn commit_audited(
+    mut tx: Tx,
     actor: &Actor,
     at: DateTime<Utc>,
     action: &str,
@@ -38,10 +39,10 @@ pub(crate) async fn record(
     .bind(target)
     .bind(before.map(|v| v.to_string()))
     .bind(after.map(|v| v.to_string()))
-    .execute(conn)
+    .execute(&mut *tx)
     .await
     .map_err(db)?;
-    Ok(())
+    tx.commit().await.map_err(db)
 }
 
 fn tier_json(t: &Tier) -> Value {
@@ -72,8 +73,7 @@ pub(crate) async fn set_tier(pool: &Pool, tier: &Tier, actor: &Actor, now: DateT
     let created = access::set_tier_on(&mut tx, tier, now).await?;
     let action = if created { "tier.create" } else { "tier.update" };
     let target = format!("tier:{}", tier.name);
-    record(&mut tx, actor, now, action, &target, before.as_ref().map(tier_json), Some(tier_json(tier))).await?;
-    tx.commit().await.map_err(db)?;
+    commit_audited(tx, actor, now, action, &target, before.as_ref().map(tier_json), Some(tier_json(tier))).await?;
     Ok(created)
 }
 
@@ -86,9 +86,8 @@ pub(crate) async fn create_account(
 ) -> StoreResult<Account> {
     let mut tx = begin_write(pool).await?;
     let account = access::create_account_on(&mut tx, name, now).await?;
-    record(&mut tx, actor, now, "account.create", &format!("account:{name}"), None, Some(account_json(&account)))
+    commit_audited(tx, actor, now, "account.create", &format!("account:{name}"), None, Some(account_json(&account)))
         .await?;
-    tx.commit().await.map_err(db)?;
     Ok(account)
 }
 
@@ -105,19 +104,17 @@ pub(crate) async fn set_account_entitled(
     let account = access::set_account_entitled_on(&mut tx, name, entitled, now).await?;
     let target = format!("account:{name}");
     let (before, after) = (before.as_ref().map(account_json), Some(account_json(&account)));
-    record(&mut tx, actor, now, "account.update", &target, before, after).await?;
-    tx.commit().await.map_err(db)?;
+    commit_audited(tx, actor, now, "account.update", &target, before, after).await?;
     Ok(account)
 }
 
 /// Stores a key and records `key.create`.
 pub(crate) async fn create_key(pool: &Pool, key: &NewKey, actor: &Actor) -> StoreResult<KeyRecord> {
     let mut tx = begin_write(pool).await?;
-    let record_ = access::create_key_on(&mut tx, key).await?;
+    let created = access::create_key_on(&mut tx, key).await?;
     let target = format!("key:{}", key.prefix);
-    record(&mut tx, actor, key.created_at, "key.create", &target, None, Some(key_json(&record_))).await?;
-    tx.commit().await.map_err(db)?;
-    Ok(record_)
+    commit_audited(tx, actor, key.created_at, "key.create", &target, None, Some(key_json(&created))).await?;
+    Ok(created)
 }
 
 /// Rolls a key ([`access::roll_key_on`]) and records `key.roll` on the old
@@ -136,8 +133,7 @@ pub(crate) async fn roll_key(
     let rolled = access::roll_key_on(&mut tx, old, new, now, old_expires_at).await?;
     let after = json!({ "old": key_json(&rolled.old), "new": key_json(&rolled.new) });
     let target = format!("key:{old}");
-    record(&mut tx, actor, now, "key.roll", &target, before.as_ref().map(key_json), Some(after)).await?;
-    tx.commit().await.map_err(db)?;
+    commit_audited(tx, actor, now, "key.roll", &target, before.as_ref().map(key_json), Some(after)).await?;
     Ok(rolled)
 }
 
@@ -155,8 +151,7 @@ pub(crate) async fn revoke_key(
         return Ok((key, false));
     };
     let target = format!("key:{prefix}");
-    record(&mut tx, actor, now, "key.revoke", &target, Some(key_json(&before)), Some(key_json(&key))).await?;
-    tx.commit().await.map_err(db)?;
+    commit_audited(tx, actor, now, "key.revoke", &target, Some(key_json(&before)), Some(key_json(&key))).await?;
     Ok((key, true))
 }
 
@@ -213,8 +208,7 @@ pub(crate) async fn create_token(pool: &Pool, t: &AdminTokenRecord, actor: &Acto
     let mut stored = t.clone();
     stored.revoked_at = None;
     let target = format!("admin_token:{}", t.name);
-    record(&mut tx, actor, t.created_at, "admin_token.create", &target, None, Some(token_json(&stored))).await?;
-    tx.commit().await.map_err(db)?;
+    commit_audited(tx, actor, t.created_at, "admin_token.create", &target, None, Some(token_json(&stored))).await?;
     Ok(stored)
 }
 
@@ -246,9 +240,8 @@ pub(crate) async fn revoke_token(
     }
     let after = AdminTokenRecord { revoked_at: Some(now), ..before.clone() };
     let target = format!("admin_token:{name}");
-    record(&mut tx, actor, now, "admin_token.revoke", &target, Some(token_json(&before)), Some(token_json(&after)))
+    commit_audited(tx, actor, now, "admin_token.revoke", &target, Some(token_json(&before)), Some(token_json(&after)))
         .await?;
-    tx.commit().await.map_err(db)?;
     Ok(after)
 }
 
