@@ -39,6 +39,18 @@ impl DatabaseUrl {
         &self.0
     }
 
+    /// The driver's connect options of `backend` (its name, for the
+    /// sentence) parsed from the URL; a URL the driver refuses is
+    /// [`StoreError::Invalid`](crate::StoreError::Invalid), shown masked.
+    pub(crate) fn connect_options<O>(&self, backend: &str) -> crate::StoreResult<O>
+    where
+        O: std::str::FromStr,
+        O::Err: fmt::Display,
+    {
+        O::from_str(self.expose())
+            .map_err(|e| crate::StoreError::Invalid(format!("not a usable {backend} database URL ({e}): {self}")))
+    }
+
     fn masked(&self) -> String {
         // scheme://user:password@host → scheme://user:***@host
         if let Some(scheme_end) = self.0.find("://") {
