@@ -28,7 +28,7 @@
 use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::{ConnectOptions, PgConnection, Postgres, Transaction};
+use sqlx::{PgConnection, Postgres, Transaction};
 
 use crate::{DatabaseUrl, StoreResult};
 
@@ -73,10 +73,7 @@ impl PgStore {
     /// cannot be reached within [`ACQUIRE_TIMEOUT`] is
     /// [`StoreError::Unavailable`](crate::StoreError::Unavailable).
     pub async fn connect(url: &DatabaseUrl) -> StoreResult<Self> {
-        let options = url
-            .connect_options::<PgConnectOptions>(dialect::NAME)?
-            .application_name("mds")
-            .log_slow_statements(log::LevelFilter::Info, crate::SLOW_STATEMENT);
+        let options = url.connect_options::<PgConnectOptions>(dialect::NAME)?.application_name("mds");
         let pool = PgPoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
             .acquire_timeout(ACQUIRE_TIMEOUT)

@@ -29,7 +29,7 @@
 use std::time::Duration;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{ConnectOptions, Sqlite, SqliteConnection, Transaction};
+use sqlx::{Sqlite, SqliteConnection, Transaction};
 
 use crate::{DatabaseUrl, StoreResult};
 
@@ -91,8 +91,7 @@ impl SqliteStore {
             // FULL: a commit (a revoked key, a new account) survives power loss.
             .synchronous(SqliteSynchronous::Full)
             .busy_timeout(BUSY_TIMEOUT)
-            .foreign_keys(true)
-            .log_slow_statements(log::LevelFilter::Info, crate::SLOW_STATEMENT);
+            .foreign_keys(true);
         let expose = url.expose();
         let in_memory = expose.contains(":memory:") || expose.contains("mode=memory");
         let pool_options = if in_memory {

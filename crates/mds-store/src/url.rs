@@ -40,15 +40,13 @@ impl DatabaseUrl {
     }
 
     /// The driver's connect options of `backend` (its name, for the
-    /// sentence) parsed from the URL; a URL the driver refuses is
-    /// [`StoreError::Invalid`](crate::StoreError::Invalid), shown masked.
-    pub(crate) fn connect_options<O>(&self, backend: &str) -> crate::StoreResult<O>
-    where
-        O: std::str::FromStr,
-        O::Err: fmt::Display,
-    {
-        O::from_str(self.expose())
-            .map_err(|e| crate::StoreError::Invalid(format!("not a usable {backend} database URL ({e}): {self}")))
+    /// sentence) parsed from the URL, logging statements slower than
+    /// [`SLOW_STATEMENT`](crate::SLOW_STATEMENT); a URL the driver refuses
+    /// is [`StoreError::Invalid`](crate::StoreError::Invalid), shown masked.
+    pub(crate) fn connect_options<O: sqlx::ConnectOptions>(&self, backend: &str) -> crate::StoreResult<O> {
+        let options = O::from_str(self.expose())
+            .map_err(|e| crate::StoreError::Invalid(format!("not a usable {backend} database URL ({e}): {self}")))?;
+        Ok(options.log_slow_statements(log::LevelFilter::Info, crate::SLOW_STATEMENT))
     }
 
     fn masked(&self) -> String {
