@@ -47,8 +47,6 @@ mod usage;
 
 /// The backend's `sqlx` database.
 type Db = <Conn as sqlx::Connection>::Database;
-/// A transaction of the backend, as `begin_write` and `begin_read` give it.
-pub(crate) type Tx = sqlx::Transaction<'static, Db>;
 /// A row as the backend returns it.
 pub(crate) type DbRow = <Db as sqlx::Database>::Row;
 /// A statement being bound.

@@ -109,6 +109,14 @@ delegate!(UsageStore {
 });
 
 delegate!(AdminStore {
+    key(prefix: &KeyPrefix) -> Option<KeyRecord> => admin::key;
+    admin_tokens() -> Vec<AdminTokenRecord> => admin::tokens;
+    admin_token(prefix: &str) -> Option<AdminTokenRecord> => admin::token_by_prefix;
+    audit_log(before: Option<i64>, limit: usize) -> Vec<AuditEntry> => admin::audit_log;
+    idempotency_claim(key: &str, fingerprint: &str, now: DateTime<Utc>) -> IdempotencyClaim => idempotency::claim;
+    idempotency_complete(key: &str, status: u16, body: &str) -> () => idempotency::complete;
+    idempotency_release(key: &str) -> () => idempotency::release;
+} in_write {
     audited_set_tier(tier: &Tier, actor: &Actor, now: DateTime<Utc>) -> bool => admin::set_tier;
     audited_create_account(name: &AccountName, actor: &Actor, now: DateTime<Utc>) -> Account
         => admin::create_account;
@@ -124,14 +132,7 @@ delegate!(AdminStore {
         now: DateTime<Utc>,
         old_expires_at: DateTime<Utc>
     ) -> RolledKey => admin::roll_key;
-    key(prefix: &KeyPrefix) -> Option<KeyRecord> => admin::key;
     create_admin_token(token: &AdminTokenRecord, actor: &Actor) -> AdminTokenRecord => admin::create_token;
     revoke_admin_token(name: &AdminTokenName, actor: &Actor, now: DateTime<Utc>) -> AdminTokenRecord
         => admin::revoke_token;
-    admin_tokens() -> Vec<AdminTokenRecord> => admin::tokens;
-    admin_token(prefix: &str) -> Option<AdminTokenRecord> => admin::token_by_prefix;
-    audit_log(before: Option<i64>, limit: usize) -> Vec<AuditEntry> => admin::audit_log;
-    idempotency_claim(key: &str, fingerprint: &str, now: DateTime<Utc>) -> IdempotencyClaim => idempotency::claim;
-    idempotency_complete(key: &str, status: u16, body: &str) -> () => idempotency::complete;
-    idempotency_release(key: &str) -> () => idempotency::release;
 });
