@@ -12,11 +12,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::Utc;
-use mds_domain::{AccountName, Environment, KeyHash, KeyPrefix, TierName};
 use mds_limits::{Charge, Limiter, Limits, Meter, Outcome, SystemClock};
-use mds_store::prelude::*;
-use mds_store::sqlite::SqliteStore;
-use mds_store::{DatabaseUrl, NewKey};
+
+/// The store with one key that the limiter's tests use too.
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 const ROUTES: [&str; 4] = ["/v1/companies", "/v1/news/{slug}", "/v1/companies/{isin}", "/v1/news"];
 
@@ -26,21 +26,7 @@ async fn main() {
     let n: u32 = args.next().map_or(2_000_000, |s| s.parse().expect("N"));
     let routes: usize = args.next().map_or(2, |s| s.parse().expect("ROUTES"));
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::connect(&DatabaseUrl::new(dir.path().join("mds.db").to_str().unwrap())).await.unwrap();
-    store.migrate().await.unwrap();
-    let acme = AccountName::parse("acme").unwrap();
-    store.create_account(&acme, Utc::now()).await.unwrap();
-    let key = KeyPrefix::parse("mds_live_bench001").unwrap();
-    let new = NewKey {
-        prefix: key.clone(),
-        hash: KeyHash([1; 32]),
-        account: acme,
-        tier: TierName::parse("pro").unwrap(),
-        environment: Environment::Live,
-        created_at: Utc::now(),
-        expires_at: None,
-    };
-    store.create_key(&new).await.unwrap();
+    let (store, key) = common::store_with_key(&dir, "mds_live_bench001", 1, Utc::now()).await;
     let limiter = Limiter::new(Arc::new(Meter::new()), Arc::new(SystemClock));
     let limits = Limits { rate_limit_per_minute: u32::MAX, monthly_quota: u64::MAX };
     for round in 0..3 {

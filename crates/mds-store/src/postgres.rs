@@ -3,7 +3,7 @@
 //!
 //! A pool of up to [`MAX_CONNECTIONS`] connections; a call waits at most
 //! [`ACQUIRE_TIMEOUT`] for one (including connecting, so an unreachable server
-//! fails the call as [`StoreError::Unavailable`] after that long, never a
+//! fails the call as [`StoreError::Unavailable`](crate::StoreError::Unavailable) after that long, never a
 //! hang).
 //!
 //! Writes run in `READ COMMITTED` transactions and take the locks their
@@ -20,18 +20,17 @@
 //! - `dialect`: the SQL that differs from SQLite's (`UNNEST` arrays, table,
 //!   row and advisory locks, `"C"` collation).
 //! - `migrate`: the embedded migrations and how they are applied.
-//! - `error`: mapping of `sqlx` errors to [`StoreError`].
+//! - `error`: mapping of `sqlx` errors to [`StoreError`](crate::StoreError).
 //! - `shared`: the code both backends share (`src/shared/`), compiled against
 //!   this module's `Pool`, `Conn`, `begin_write`, `begin_read` and
 //!   `dialect`.
 
-use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::{ConnectOptions, PgConnection, Postgres, Transaction};
+use sqlx::{PgConnection, Postgres, Transaction};
 
-use crate::{DatabaseUrl, StoreError, StoreResult};
+use crate::{DatabaseUrl, StoreResult};
 
 mod dialect;
 mod error;
@@ -56,7 +55,7 @@ type Conn = PgConnection;
 pub const MAX_CONNECTIONS: u32 = 16;
 
 /// How long a call waits for a connection, connecting included, before it
-/// fails as [`StoreError::Unavailable`].
+/// fails as [`StoreError::Unavailable`](crate::StoreError::Unavailable).
 pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The PostgreSQL store: a pool of connections to one database.
@@ -70,14 +69,11 @@ impl PgStore {
     /// names, which must exist. Does not migrate: call
     /// [`MetaStore::migrate`](crate::MetaStore::migrate) before anything else.
     ///
-    /// A URL the driver refuses is [`StoreError::Invalid`]; a server that
+    /// A URL the driver refuses is [`StoreError::Invalid`](crate::StoreError::Invalid); a server that
     /// cannot be reached within [`ACQUIRE_TIMEOUT`] is
-    /// [`StoreError::Unavailable`].
+    /// [`StoreError::Unavailable`](crate::StoreError::Unavailable).
     pub async fn connect(url: &DatabaseUrl) -> StoreResult<Self> {
-        let options = PgConnectOptions::from_str(url.expose())
-            .map_err(|e| StoreError::Invalid(format!("not a usable PostgreSQL database URL ({e}): {url}")))?
-            .application_name("mds")
-            .log_slow_statements(log::LevelFilter::Info, crate::SLOW_STATEMENT);
+        let options = url.connect_options::<PgConnectOptions>(dialect::NAME)?.application_name("mds");
         let pool = PgPoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
             .acquire_timeout(ACQUIRE_TIMEOUT)
@@ -88,7 +84,7 @@ impl PgStore {
     }
 
     /// Closes every connection; later calls fail as
-    /// [`StoreError::Unavailable`].
+    /// [`StoreError::Unavailable`](crate::StoreError::Unavailable).
     pub async fn close(&self) {
         self.pool.close().await;
     }

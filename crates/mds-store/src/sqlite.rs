@@ -4,7 +4,7 @@
 //! running in other processes, so the file is opened in WAL mode (readers do
 //! not block the writer) with a busy timeout: a writer waits up to
 //! [`BUSY_TIMEOUT`] for another process's write to finish before the call
-//! fails as [`StoreError::Unavailable`].
+//! fails as [`StoreError::Unavailable`](crate::StoreError::Unavailable).
 //!
 //! Every write runs in a `BEGIN IMMEDIATE` transaction, which takes the write
 //! lock up front: a deferred transaction that reads first and writes later
@@ -21,18 +21,17 @@
 //!   lists, upserts staged then applied, no locks beyond the write
 //!   transaction).
 //! - `migrate`: the embedded migrations and how they are applied.
-//! - `error`: mapping of `sqlx` errors to [`StoreError`].
+//! - `error`: mapping of `sqlx` errors to [`StoreError`](crate::StoreError).
 //! - `shared`: the code both backends share (`src/shared/`), compiled against
 //!   this module's `Pool`, `Conn`, `begin_write`, `begin_read` and
 //!   `dialect`.
 
-use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{ConnectOptions, Sqlite, SqliteConnection, Transaction};
+use sqlx::{Sqlite, SqliteConnection, Transaction};
 
-use crate::{DatabaseUrl, StoreError, StoreResult};
+use crate::{DatabaseUrl, StoreResult};
 
 mod dialect;
 mod error;
@@ -85,15 +84,14 @@ impl SqliteStore {
     /// `sqlite::memory:` gives a private in-memory database that lives as
     /// long as this store (for tests).
     pub async fn connect(url: &DatabaseUrl) -> StoreResult<Self> {
-        let options = SqliteConnectOptions::from_str(url.expose())
-            .map_err(|e| StoreError::Invalid(format!("not a usable SQLite database URL ({e}): {url}")))?
+        let options = url
+            .connect_options::<SqliteConnectOptions>(dialect::NAME)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             // FULL: a commit (a revoked key, a new account) survives power loss.
             .synchronous(SqliteSynchronous::Full)
             .busy_timeout(BUSY_TIMEOUT)
-            .foreign_keys(true)
-            .log_slow_statements(log::LevelFilter::Info, crate::SLOW_STATEMENT);
+            .foreign_keys(true);
         let expose = url.expose();
         let in_memory = expose.contains(":memory:") || expose.contains("mode=memory");
         let pool_options = if in_memory {
@@ -109,7 +107,7 @@ impl SqliteStore {
     }
 
     /// Closes every connection (checkpointing the WAL); later calls fail as
-    /// [`StoreError::Unavailable`].
+    /// [`StoreError::Unavailable`](crate::StoreError::Unavailable).
     pub async fn close(&self) {
         self.pool.close().await;
     }

@@ -39,6 +39,16 @@ impl DatabaseUrl {
         &self.0
     }
 
+    /// The driver's connect options of `backend` (its name, for the
+    /// sentence) parsed from the URL, logging statements slower than
+    /// [`SLOW_STATEMENT`](crate::SLOW_STATEMENT); a URL the driver refuses
+    /// is [`StoreError::Invalid`](crate::StoreError::Invalid), shown masked.
+    pub(crate) fn connect_options<O: sqlx::ConnectOptions>(&self, backend: &str) -> crate::StoreResult<O> {
+        let options = O::from_str(self.expose())
+            .map_err(|e| crate::StoreError::Invalid(format!("not a usable {backend} database URL ({e}): {self}")))?;
+        Ok(options.log_slow_statements(log::LevelFilter::Info, crate::SLOW_STATEMENT))
+    }
+
     fn masked(&self) -> String {
         // scheme://user:password@host → scheme://user:***@host
         if let Some(scheme_end) = self.0.find("://") {

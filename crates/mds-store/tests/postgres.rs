@@ -237,10 +237,7 @@ async fn catalog_snapshots_are_chunked_and_a_missing_chunk_is_an_error() {
     .await
     .unwrap();
     assert_eq!(storage, "e", "stored out of line, uncompressed");
-    sqlx::query("DELETE FROM catalog_snapshot_chunks WHERE seq = 1").execute(&mut raw).await.unwrap();
-    let err = store.catalog_snapshot(7).await.expect_err("a chunk is missing");
-    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
-    assert!(err.to_string().contains("chunk 1 is missing"), "{err}");
+    mds_testkit::store::snapshot::expect_missing_chunk_error(&store, &mut raw, 7).await;
 }
 
 #[tokio::test]

@@ -51,7 +51,9 @@ pub(crate) const COMPANY_STAMP_COLUMNS: [&str; 2] = ["updated_at", "change_seq"]
 
 /// Column list of `articles`, in the order [`article`] reads and the
 /// backends bind.
-pub(crate) const ARTICLE_COLUMNS: &[&str] = &[
+pub(crate) const ARTICLE_COLUMNS: &[&str] = &ARTICLE_COLUMN_ARRAY;
+
+const ARTICLE_COLUMN_ARRAY: [&str; 15] = [
     "slug",
     "headline",
     "subheadline",
@@ -71,22 +73,38 @@ pub(crate) const ARTICLE_COLUMNS: &[&str] = &[
 
 /// The columns of `articles` but `body`: what the news list reads
 /// ([`article_summary`]).
-pub(crate) const ARTICLE_SUMMARY_COLUMNS: &[&str] = &[
-    "slug",
-    "headline",
-    "subheadline",
-    "excerpt",
-    "category",
-    "tags_json",
-    "isin",
-    "ticker",
-    "company_name",
-    "author_name",
-    "hero_image",
-    "url",
-    "published_at",
-    "updated_at",
-];
+pub(crate) const ARTICLE_SUMMARY_COLUMNS: &[&str] = &all_but::<15, 14>(ARTICLE_COLUMN_ARRAY, "body");
+
+/// `columns` without `dropped` (which is among them), in their order.
+const fn all_but<const N: usize, const M: usize>(columns: [&'static str; N], dropped: &str) -> [&'static str; M] {
+    let mut out = [""; M];
+    let (mut i, mut j) = (0, 0);
+    while i < N {
+        if !same(columns[i], dropped) {
+            out[j] = columns[i];
+            j += 1;
+        }
+        i += 1;
+    }
+    assert!(j == M, "`dropped` is one of `columns`");
+    out
+}
+
+/// `a == b`, in a `const fn`.
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 
 mod decode;
 mod encode;

@@ -1,7 +1,8 @@
 //! Tiers, accounts and keys.
 //!
-//! Each change checks what it depends on (the account, the tier, a free
-//! prefix) inside its own write transaction and gets the operator a sentence
+//! Each change (a `*_on` function) checks what it depends on (the account,
+//! the tier, a free prefix) inside the write transaction it is given (its
+//! own, begun by `roles`, or an audited change's, by `admin`) and gets the operator a sentence
 //! naming what is missing or taken. Where another writer could change the
 //! same row between the check and the write, the row is locked (`KEY_LOCK`,
 //! `FOR UPDATE` on PostgreSQL; SQLite's write transaction holds the whole
@@ -22,7 +23,7 @@ use sqlx::Row;
 
 use super::auth::bump_auth;
 use super::dialect::KEY_LOCK;
-use super::{Conn, Pool, begin_read, begin_write, db, unique_or};
+use super::{Conn, DbRow, Pool, begin_read, begin_write, db, execute, unique_or};
 use crate::rows;
 use crate::{KeyRecord, NewKey, RolledKey, StoreError, StoreResult};
 
@@ -54,29 +55,20 @@ pub(crate) async fn record_tier(
     monthly_quota: i64,
     at: DateTime<Utc>,
 ) -> StoreResult<()> {
-    sqlx::query(
+    let insert = sqlx::query(
         "INSERT INTO tier_history (tier, rate_limit_per_minute, monthly_quota, effective_from) \
          VALUES ($1, $2, $3, $4)",
-    )
-    .bind(tier.as_str())
-    .bind(i64::from(rate_limit_per_minute))
-    .bind(monthly_quota)
-    .bind(rows::ts(&at))
-    .execute(conn)
-    .await
-    .map_err(db)?;
+    );
+    let values = insert.bind(tier.as_str()).bind(i64::from(rate_limit_per_minute)).bind(monthly_quota);
+    execute(conn, values.bind(rows::ts(&at))).await?;
     Ok(())
 }
 
 /// Appends an account's entitlement to its history, effective from `at`.
 async fn record_entitlement(conn: &mut Conn, account_id: i64, entitled: bool, at: DateTime<Utc>) -> StoreResult<()> {
-    sqlx::query("INSERT INTO entitlement_history (account_id, entitled, effective_from) VALUES ($1, $2, $3)")
-        .bind(account_id)
-        .bind(entitled)
-        .bind(rows::ts(&at))
-        .execute(conn)
-        .await
-        .map_err(db)?;
+    let insert =
+        sqlx::query("INSERT INTO entitlement_history (account_id, entitled, effective_from) VALUES ($1, $2, $3)");
+    execute(conn, insert.bind(account_id).bind(entitled).bind(rows::ts(&at))).await?;
     Ok(())
 }
 
@@ -98,14 +90,6 @@ pub(crate) async fn insert_tier(conn: &mut Conn, tier: &Tier, monthly_quota: i64
 
 /// Creates or changes a tier; true when created. Every call is recorded in
 /// the tier's history as of `now`, changed or not.
-pub(crate) async fn set_tier(pool: &Pool, tier: &Tier, now: DateTime<Utc>) -> StoreResult<bool> {
-    let mut tx = begin_write(pool).await?;
-    let created = set_tier_on(&mut tx, tier, now).await?;
-    tx.commit().await.map_err(db)?;
-    Ok(created)
-}
-
-/// [`set_tier`] inside the caller's write transaction.
 pub(crate) async fn set_tier_on(tx: &mut Conn, tier: &Tier, now: DateTime<Utc>) -> StoreResult<bool> {
     let quota = rows::to_bigint("monthly_quota", tier.monthly_quota)?;
     // A concurrent insert of the same name waits for the other transaction
@@ -126,14 +110,6 @@ pub(crate) async fn set_tier_on(tx: &mut Conn, tier: &Tier, now: DateTime<Utc>) 
 }
 
 /// Creates an entitled account, entitled in its history from `now`.
-pub(crate) async fn create_account(pool: &Pool, name: &AccountName, now: DateTime<Utc>) -> StoreResult<Account> {
-    let mut tx = begin_write(pool).await?;
-    let account = create_account_on(&mut tx, name, now).await?;
-    tx.commit().await.map_err(db)?;
-    Ok(account)
-}
-
-/// [`create_account`] inside the caller's write transaction.
 pub(crate) async fn create_account_on(tx: &mut Conn, name: &AccountName, now: DateTime<Utc>) -> StoreResult<Account> {
     let id: i64 =
         sqlx::query_scalar("INSERT INTO accounts (name, entitled, created_at) VALUES ($1, $2, $3) RETURNING id")
@@ -150,19 +126,6 @@ pub(crate) async fn create_account_on(tx: &mut Conn, name: &AccountName, now: Da
 
 /// Sets an account's entitlement; every call is recorded in its history as of
 /// `now`, changed or not.
-pub(crate) async fn set_account_entitled(
-    pool: &Pool,
-    name: &AccountName,
-    entitled: bool,
-    now: DateTime<Utc>,
-) -> StoreResult<Account> {
-    let mut tx = begin_write(pool).await?;
-    let account = set_account_entitled_on(&mut tx, name, entitled, now).await?;
-    tx.commit().await.map_err(db)?;
-    Ok(account)
-}
-
-/// [`set_account_entitled`] inside the caller's write transaction.
 pub(crate) async fn set_account_entitled_on(
     tx: &mut Conn,
     name: &AccountName,
@@ -224,14 +187,6 @@ pub(crate) async fn key_by_prefix(conn: &mut Conn, prefix: &KeyPrefix, lock: boo
 }
 
 /// Stores a new key.
-pub(crate) async fn create_key(pool: &Pool, key: &NewKey) -> StoreResult<KeyRecord> {
-    let mut tx = begin_write(pool).await?;
-    let record = create_key_on(&mut tx, key).await?;
-    tx.commit().await.map_err(db)?;
-    Ok(record)
-}
-
-/// [`create_key`] inside the caller's write transaction.
 pub(crate) async fn create_key_on(tx: &mut Conn, key: &NewKey) -> StoreResult<KeyRecord> {
     let account_id = account_id(tx, &key.account).await?;
     if !tier_exists(tx, &key.tier).await? {
@@ -281,23 +236,9 @@ pub(crate) async fn create_key_on(tx: &mut Conn, key: &NewKey) -> StoreResult<Ke
 /// Rolls the key `old`: stores the new key `new` (prefix and hash; its
 /// account, tier and environment are the old key's, it does not expire)
 /// and makes the old one expire at `old_expires_at` (or when it expired
-/// already, if sooner), in one transaction. `NotFound` for no such key;
+/// already, if sooner), in the caller's write transaction. `NotFound` for no such key;
 /// `Conflict` for a revoked or expired one, or a new key of another
 /// environment.
-pub(crate) async fn roll_key(
-    pool: &Pool,
-    old: &KeyPrefix,
-    new: (&KeyPrefix, KeyHash),
-    now: DateTime<Utc>,
-    old_expires_at: DateTime<Utc>,
-) -> StoreResult<RolledKey> {
-    let mut tx = begin_write(pool).await?;
-    let rolled = roll_key_on(&mut tx, old, new, now, old_expires_at).await?;
-    tx.commit().await.map_err(db)?;
-    Ok(rolled)
-}
-
-/// [`roll_key`] inside the caller's write transaction.
 pub(crate) async fn roll_key_on(
     tx: &mut Conn,
     old: &KeyPrefix,
@@ -326,15 +267,18 @@ pub(crate) async fn roll_key_on(
     };
     let rolled = create_key_on(tx, &key).await?;
     let until = was.expires_at.map_or(old_expires_at, |e| e.min(old_expires_at));
-    sqlx::query("UPDATE api_keys SET expires_at = $1 WHERE prefix = $2")
-        .bind(rows::ts(&until))
-        .bind(old.as_str())
-        .execute(&mut *tx)
-        .await
-        .map_err(db)?;
-    bump_auth(tx, Some(old)).await?;
+    set_key_instant(tx, old, "expires_at", until).await?;
     was.expires_at = Some(until);
     Ok(RolledKey { old: was, new: rolled })
+}
+
+/// Sets the instant `column` (`revoked_at`, `expires_at`) of the key
+/// `prefix` to `at`, and logs the key's change.
+async fn set_key_instant(tx: &mut Conn, prefix: &KeyPrefix, column: &str, at: DateTime<Utc>) -> StoreResult<()> {
+    let sql = format!("UPDATE api_keys SET {column} = $1 WHERE prefix = $2");
+    execute(tx, sqlx::query(&sql).bind(rows::ts(&at)).bind(prefix.as_str())).await?;
+    bump_auth(tx, Some(prefix)).await?;
+    Ok(())
 }
 
 /// Revokes a key; a revoked key is returned as it is, and nothing changes.
@@ -359,26 +303,14 @@ pub(crate) async fn revoke_key_on(
         return Ok((key, None));
     }
     let before = key.clone();
-    sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE prefix = $2")
-        .bind(rows::ts(&now))
-        .bind(prefix.as_str())
-        .execute(&mut *tx)
-        .await
-        .map_err(db)?;
-    bump_auth(tx, Some(prefix)).await?;
+    set_key_instant(tx, prefix, "revoked_at", now).await?;
     key.revoked_at = Some(now);
     Ok((key, Some(before)))
 }
 
 /// At most `limit` tiers by name, after the tier named `after`.
 pub(crate) async fn tiers_after(pool: &Pool, after: Option<&TierName>, limit: usize) -> StoreResult<Vec<Tier>> {
-    let rs = sqlx::query(&format!("{TIER_SELECT} WHERE name > $1 ORDER BY name LIMIT $2"))
-        .bind(after.map_or("", TierName::as_str))
-        .bind(sql_limit(limit))
-        .fetch_all(pool)
-        .await
-        .map_err(db)?;
-    rs.iter().map(rows::tier).collect()
+    by_name_after(pool, TIER_SELECT, after.map_or("", TierName::as_str), limit, rows::tier).await
 }
 
 /// At most `limit` accounts by name, after the account named `after`.
@@ -387,13 +319,26 @@ pub(crate) async fn accounts_after(
     after: Option<&AccountName>,
     limit: usize,
 ) -> StoreResult<Vec<Account>> {
-    let rs = sqlx::query(&format!("{ACCOUNT_SELECT} WHERE name > $1 ORDER BY name LIMIT $2"))
-        .bind(after.map_or("", AccountName::as_str))
+    by_name_after(pool, ACCOUNT_SELECT, after.map_or("", AccountName::as_str), limit, rows::account).await
+}
+
+/// At most `limit` rows of `select` (a `SELECT … FROM` a table keyed by
+/// `name`) by name, after the name `after` (`""`: from the first), each
+/// decoded by `decode`.
+async fn by_name_after<T>(
+    pool: &Pool,
+    select: &str,
+    after: &str,
+    limit: usize,
+    decode: fn(&DbRow) -> StoreResult<T>,
+) -> StoreResult<Vec<T>> {
+    let rs = sqlx::query(&format!("{select} WHERE name > $1 ORDER BY name LIMIT $2"))
+        .bind(after)
         .bind(sql_limit(limit))
         .fetch_all(pool)
         .await
         .map_err(db)?;
-    rs.iter().map(rows::account).collect()
+    rs.iter().map(decode).collect()
 }
 
 /// At most `limit` keys, revoked ones included, optionally of one account,

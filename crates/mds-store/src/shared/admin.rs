@@ -1,10 +1,10 @@
 //! Admin tokens, the audit log, and the audited changes of tiers, accounts
 //! and keys (contract section 9).
 //!
-//! An audited change runs the change of `access` inside its own write
-//! transaction (`access::*_on`), reads the record before it where there is
-//! one, and appends its audit entry in the same transaction: the change and
-//! its entry commit together or not at all.
+//! An audited change runs, in the write transaction it is given (begun and
+//! committed by `roles`), the change of `access` (`access::*_on`), reads
+//! the record before it where there is one, and appends its audit entry:
+//! the change and its entry commit together or not at all.
 //!
 //! Compiled once per backend (see `shared/mod.rs`).
 
@@ -13,15 +13,16 @@ use mds_domain::{Account, AccountName, Actor, AdminTokenName, AuditEntry, KeyHas
 use serde_json::{Value, json};
 
 use super::access::{self, key_by_prefix};
-use super::{Conn, Pool, begin_write, db, unique_or};
+use super::{Conn, Pool, db, unique_or};
 use crate::rows::{self, RowExt};
 use crate::{AdminTokenRecord, KeyRecord, NewKey, RolledKey, StoreError, StoreResult};
 
 const TOKEN_SELECT: &str = "SELECT name, prefix, hash_hex, created_at, revoked_at FROM admin_tokens";
 
-/// Appends an audit entry inside the caller's transaction.
-pub(crate) async fn record(
-    conn: &mut Conn,
+/// Appends the audit entry of the change made in the caller's write
+/// transaction, so the change and its entry commit together or not at all.
+async fn audit(
+    tx: &mut Conn,
     actor: &Actor,
     at: DateTime<Utc>,
     action: &str,
@@ -38,7 +39,7 @@ pub(crate) async fn record(
     .bind(target)
     .bind(before.map(|v| v.to_string()))
     .bind(after.map(|v| v.to_string()))
-    .execute(conn)
+    .execute(tx)
     .await
     .map_err(db)?;
     Ok(())
@@ -66,97 +67,83 @@ fn token_json(t: &AdminTokenRecord) -> Value {
 }
 
 /// Sets a tier and records `tier.create` / `tier.update`.
-pub(crate) async fn set_tier(pool: &Pool, tier: &Tier, actor: &Actor, now: DateTime<Utc>) -> StoreResult<bool> {
-    let mut tx = begin_write(pool).await?;
-    let before = access::tiers_on(&mut tx).await?.into_iter().find(|t| t.name == tier.name);
-    let created = access::set_tier_on(&mut tx, tier, now).await?;
+pub(crate) async fn set_tier(tx: &mut Conn, tier: &Tier, actor: &Actor, now: DateTime<Utc>) -> StoreResult<bool> {
+    let before = access::tiers_on(tx).await?.into_iter().find(|t| t.name == tier.name);
+    let created = access::set_tier_on(tx, tier, now).await?;
     let action = if created { "tier.create" } else { "tier.update" };
     let target = format!("tier:{}", tier.name);
-    record(&mut tx, actor, now, action, &target, before.as_ref().map(tier_json), Some(tier_json(tier))).await?;
-    tx.commit().await.map_err(db)?;
+    audit(tx, actor, now, action, &target, before.as_ref().map(tier_json), Some(tier_json(tier))).await?;
     Ok(created)
 }
 
 /// Creates an account and records `account.create`.
 pub(crate) async fn create_account(
-    pool: &Pool,
+    tx: &mut Conn,
     name: &AccountName,
     actor: &Actor,
     now: DateTime<Utc>,
 ) -> StoreResult<Account> {
-    let mut tx = begin_write(pool).await?;
-    let account = access::create_account_on(&mut tx, name, now).await?;
-    record(&mut tx, actor, now, "account.create", &format!("account:{name}"), None, Some(account_json(&account)))
-        .await?;
-    tx.commit().await.map_err(db)?;
+    let account = access::create_account_on(tx, name, now).await?;
+    audit(tx, actor, now, "account.create", &format!("account:{name}"), None, Some(account_json(&account))).await?;
     Ok(account)
 }
 
 /// Sets an account's entitlement and records `account.update`.
 pub(crate) async fn set_account_entitled(
-    pool: &Pool,
+    tx: &mut Conn,
     name: &AccountName,
     entitled: bool,
     actor: &Actor,
     now: DateTime<Utc>,
 ) -> StoreResult<Account> {
-    let mut tx = begin_write(pool).await?;
-    let before = access::accounts_on(&mut tx).await?.into_iter().find(|a| &a.name == name);
-    let account = access::set_account_entitled_on(&mut tx, name, entitled, now).await?;
+    let before = access::accounts_on(tx).await?.into_iter().find(|a| &a.name == name);
+    let account = access::set_account_entitled_on(tx, name, entitled, now).await?;
     let target = format!("account:{name}");
     let (before, after) = (before.as_ref().map(account_json), Some(account_json(&account)));
-    record(&mut tx, actor, now, "account.update", &target, before, after).await?;
-    tx.commit().await.map_err(db)?;
+    audit(tx, actor, now, "account.update", &target, before, after).await?;
     Ok(account)
 }
 
 /// Stores a key and records `key.create`.
-pub(crate) async fn create_key(pool: &Pool, key: &NewKey, actor: &Actor) -> StoreResult<KeyRecord> {
-    let mut tx = begin_write(pool).await?;
-    let record_ = access::create_key_on(&mut tx, key).await?;
+pub(crate) async fn create_key(tx: &mut Conn, key: &NewKey, actor: &Actor) -> StoreResult<KeyRecord> {
+    let created = access::create_key_on(tx, key).await?;
     let target = format!("key:{}", key.prefix);
-    record(&mut tx, actor, key.created_at, "key.create", &target, None, Some(key_json(&record_))).await?;
-    tx.commit().await.map_err(db)?;
-    Ok(record_)
+    audit(tx, actor, key.created_at, "key.create", &target, None, Some(key_json(&created))).await?;
+    Ok(created)
 }
 
 /// Rolls a key ([`access::roll_key_on`]) and records `key.roll` on the old
 /// key: before, the old key as it was; after, the old key with its expiry
 /// and the new key.
 pub(crate) async fn roll_key(
-    pool: &Pool,
+    tx: &mut Conn,
     old: &KeyPrefix,
     new: (&KeyPrefix, KeyHash),
     actor: &Actor,
     now: DateTime<Utc>,
     old_expires_at: DateTime<Utc>,
 ) -> StoreResult<RolledKey> {
-    let mut tx = begin_write(pool).await?;
-    let before = key_by_prefix(&mut tx, old, false).await?;
-    let rolled = access::roll_key_on(&mut tx, old, new, now, old_expires_at).await?;
+    let before = key_by_prefix(tx, old, false).await?;
+    let rolled = access::roll_key_on(tx, old, new, now, old_expires_at).await?;
     let after = json!({ "old": key_json(&rolled.old), "new": key_json(&rolled.new) });
     let target = format!("key:{old}");
-    record(&mut tx, actor, now, "key.roll", &target, before.as_ref().map(key_json), Some(after)).await?;
-    tx.commit().await.map_err(db)?;
+    audit(tx, actor, now, "key.roll", &target, before.as_ref().map(key_json), Some(after)).await?;
     Ok(rolled)
 }
 
 /// Revokes a key and records `key.revoke`, unless it was revoked already.
 pub(crate) async fn revoke_key(
-    pool: &Pool,
+    tx: &mut Conn,
     prefix: &KeyPrefix,
     actor: &Actor,
     now: DateTime<Utc>,
 ) -> StoreResult<(KeyRecord, bool)> {
-    let mut tx = begin_write(pool).await?;
-    let (key, before) = access::revoke_key_on(&mut tx, prefix, now).await?;
+    let (key, before) = access::revoke_key_on(tx, prefix, now).await?;
     let Some(before) = before else {
-        tx.commit().await.map_err(db)?;
         return Ok((key, false));
     };
     let target = format!("key:{prefix}");
-    record(&mut tx, actor, now, "key.revoke", &target, Some(key_json(&before)), Some(key_json(&key))).await?;
-    tx.commit().await.map_err(db)?;
+    audit(tx, actor, now, "key.revoke", &target, Some(key_json(&before)), Some(key_json(&key))).await?;
     Ok((key, true))
 }
 
@@ -184,8 +171,7 @@ fn token_exists(name: &AdminTokenName) -> StoreError {
 }
 
 /// Stores an admin token and records `admin_token.create`.
-pub(crate) async fn create_token(pool: &Pool, t: &AdminTokenRecord, actor: &Actor) -> StoreResult<AdminTokenRecord> {
-    let mut tx = begin_write(pool).await?;
+pub(crate) async fn create_token(tx: &mut Conn, t: &AdminTokenRecord, actor: &Actor) -> StoreResult<AdminTokenRecord> {
     let taken = sqlx::query(&format!("{TOKEN_SELECT} WHERE name = $1 AND revoked_at IS NULL"))
         .bind(t.name.as_str())
         .fetch_optional(&mut *tx)
@@ -213,20 +199,18 @@ pub(crate) async fn create_token(pool: &Pool, t: &AdminTokenRecord, actor: &Acto
     let mut stored = t.clone();
     stored.revoked_at = None;
     let target = format!("admin_token:{}", t.name);
-    record(&mut tx, actor, t.created_at, "admin_token.create", &target, None, Some(token_json(&stored))).await?;
-    tx.commit().await.map_err(db)?;
+    audit(tx, actor, t.created_at, "admin_token.create", &target, None, Some(token_json(&stored))).await?;
     Ok(stored)
 }
 
 /// Revokes the active admin token of that name and records
 /// `admin_token.revoke`.
 pub(crate) async fn revoke_token(
-    pool: &Pool,
+    tx: &mut Conn,
     name: &AdminTokenName,
     actor: &Actor,
     now: DateTime<Utc>,
 ) -> StoreResult<AdminTokenRecord> {
-    let mut tx = begin_write(pool).await?;
     let r = sqlx::query(&format!("{TOKEN_SELECT} WHERE name = $1 AND revoked_at IS NULL"))
         .bind(name.as_str())
         .fetch_optional(&mut *tx)
@@ -246,9 +230,7 @@ pub(crate) async fn revoke_token(
     }
     let after = AdminTokenRecord { revoked_at: Some(now), ..before.clone() };
     let target = format!("admin_token:{name}");
-    record(&mut tx, actor, now, "admin_token.revoke", &target, Some(token_json(&before)), Some(token_json(&after)))
-        .await?;
-    tx.commit().await.map_err(db)?;
+    audit(tx, actor, now, "admin_token.revoke", &target, Some(token_json(&before)), Some(token_json(&after))).await?;
     Ok(after)
 }
 

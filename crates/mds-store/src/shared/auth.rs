@@ -15,7 +15,7 @@ use sqlx::Row;
 
 use super::access::{accounts_on, tiers_on};
 use super::meta::{bump_generation, read_generation};
-use super::{Conn, Pool, begin_read, begin_write, db};
+use super::{Conn, Pool, begin_read, begin_write, db, fetch_all};
 use crate::rows::{self, META_GENERATION_AUTH, RowExt};
 use crate::{AUTH_CHANGES_KEPT, ActiveKey, AuthChanges, AuthDirectory, KeyLookup, StoreResult};
 
@@ -100,11 +100,8 @@ pub(crate) async fn changes(pool: &Pool, since: i64) -> StoreResult<AuthChanges>
     let generation = read_generation(&mut tx, META_GENERATION_AUTH).await?;
     let oldest: Option<i64> =
         sqlx::query_scalar("SELECT MIN(generation) FROM auth_changes").fetch_one(&mut *tx).await.map_err(db)?;
-    let rs = sqlx::query("SELECT prefix FROM auth_changes WHERE generation > $1 ORDER BY generation")
-        .bind(since)
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(db)?;
+    let select = sqlx::query("SELECT prefix FROM auth_changes WHERE generation > $1 ORDER BY generation");
+    let rs = fetch_all(&mut tx, select.bind(since)).await?;
     tx.commit().await.map_err(db)?;
     // Every generation bumped since the log began has a row, and pruning
     // removes only the oldest: the log covers (since, generation] when it

@@ -6,7 +6,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{Pool, begin_write, db};
+use super::{Pool, begin_write, db, execute};
 use crate::rows::{self, RowExt};
 use crate::{IDEMPOTENCY_ABANDONED, IDEMPOTENCY_TTL, IdempotencyClaim, StoreResult};
 
@@ -26,18 +26,11 @@ pub(crate) async fn claim(
         .map_err(db)?;
     // A concurrent claim of the same key waits here for this one's commit
     // (PostgreSQL), then finds the row.
-    let inserted = sqlx::query(
+    let insert = sqlx::query(
         "INSERT INTO idempotency_keys (key_hash, fingerprint, status, body, created_at) VALUES ($1, $2, NULL, NULL, $3) \
          ON CONFLICT (key_hash) DO NOTHING",
-    )
-    .bind(key)
-    .bind(fingerprint)
-    .bind(rows::ts(&now))
-    .execute(&mut *tx)
-    .await
-    .map_err(db)?
-    .rows_affected()
-        == 1;
+    );
+    let inserted = execute(&mut tx, insert.bind(key).bind(fingerprint).bind(rows::ts(&now))).await? == 1;
     let claim = if inserted {
         IdempotencyClaim::Claimed
     } else {

@@ -32,7 +32,7 @@
 use sqlx::error::ErrorKind;
 
 use super::{Backend, Conn, Pool, begin_read, begin_write, db, dialect, migrate};
-use crate::StoreError;
+use crate::{StoreError, StoreResult};
 
 pub(crate) mod access;
 mod admin;
@@ -44,6 +44,24 @@ pub(crate) mod news;
 mod roles;
 mod snapshot;
 mod usage;
+
+/// The backend's `sqlx` database.
+type Db = <Conn as sqlx::Connection>::Database;
+/// A row as the backend returns it.
+pub(crate) type DbRow = <Db as sqlx::Database>::Row;
+/// A statement being bound.
+pub(crate) type Statement<'q> = sqlx::query::Query<'q, Db, <Db as sqlx::Database>::Arguments<'q>>;
+
+/// Runs `statement` on `conn`: how many rows it changed (its error mapped
+/// by `db`).
+pub(crate) async fn execute(conn: &mut Conn, statement: Statement<'_>) -> StoreResult<u64> {
+    Ok(statement.execute(conn).await.map_err(db)?.rows_affected())
+}
+
+/// The rows `statement` returns on `conn` (its error mapped by `db`).
+pub(crate) async fn fetch_all(conn: &mut Conn, statement: Statement<'_>) -> StoreResult<Vec<DbRow>> {
+    statement.fetch_all(conn).await.map_err(db)
+}
 
 /// Maps an error of opening the pool: a URL the driver refuses is `Invalid`.
 pub(crate) fn connect(e: sqlx::Error) -> StoreError {

@@ -18,7 +18,7 @@
 use sqlx::Row;
 
 use super::dialect::{self, BYTE_LENGTH};
-use super::{Pool, begin_read, begin_write, db};
+use super::{Pool, begin_read, begin_write, db, execute};
 use crate::StoreResult;
 use crate::rows;
 
@@ -29,13 +29,8 @@ pub(crate) async fn save(pool: &Pool, generation: i64, bytes: &[u8]) -> StoreRes
     dialect::lock_snapshot_saves(&mut tx).await?;
     sqlx::query("DELETE FROM catalog_snapshot_chunks").execute(&mut *tx).await.map_err(db)?;
     for (seq, chunk) in chunks {
-        sqlx::query("INSERT INTO catalog_snapshot_chunks (generation, seq, bytes) VALUES ($1, $2, $3)")
-            .bind(generation)
-            .bind(seq)
-            .bind(chunk)
-            .execute(&mut *tx)
-            .await
-            .map_err(db)?;
+        let insert = sqlx::query("INSERT INTO catalog_snapshot_chunks (generation, seq, bytes) VALUES ($1, $2, $3)");
+        execute(&mut tx, insert.bind(generation).bind(seq).bind(chunk)).await?;
     }
     tx.commit().await.map_err(db)?;
     Ok(())

@@ -31,7 +31,7 @@ use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{KeyPrefix, TierName};
 
 use super::dialect;
-use super::{Conn, Pool, begin_read, begin_write, db};
+use super::{Conn, Pool, begin_read, begin_write, db, execute, fetch_all};
 use crate::rows::{self, USAGE_BATCH_RETENTION};
 use crate::{StoreError, StoreResult, UsageBatch};
 
@@ -42,14 +42,8 @@ pub(crate) async fn apply_usage(pool: &Pool, batch: &UsageBatch, applied_at: Dat
     let (deltas, days) = rows::merge_usage(&batch.deltas)?;
 
     let mut tx = begin_write(pool).await?;
-    let fresh = sqlx::query("INSERT INTO usage_batches (id, applied_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING")
-        .bind(&batch.id)
-        .bind(rows::ts(&applied_at))
-        .execute(&mut *tx)
-        .await
-        .map_err(db)?
-        .rows_affected()
-        == 1;
+    let insert = sqlx::query("INSERT INTO usage_batches (id, applied_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING");
+    let fresh = execute(&mut tx, insert.bind(&batch.id).bind(rows::ts(&applied_at))).await? == 1;
     if !fresh {
         // Dropping the transaction rolls it back: nothing was written.
         return Ok(false);
@@ -196,11 +190,9 @@ pub(crate) async fn quota_history(pool: &Pool, key: &KeyPrefix) -> StoreResult<Q
     let (_, tier, account_id) = key_row(&mut tx, key).await?;
     let plan_tier = tier_quotas(&mut tx, &tier).await?;
     let evaluation = tier_quotas(&mut tx, TierName::evaluation().as_str()).await?;
-    let rs = sqlx::query("SELECT effective_from, entitled FROM entitlement_history WHERE account_id = $1 ORDER BY id")
-        .bind(account_id)
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(db)?;
+    let select =
+        sqlx::query("SELECT effective_from, entitled FROM entitlement_history WHERE account_id = $1 ORDER BY id");
+    let rs = fetch_all(&mut tx, select.bind(account_id)).await?;
     tx.commit().await.map_err(db)?;
     let entitled = rows::oldest_first(rs.iter().map(rows::entitlement_change).collect::<StoreResult<_>>()?);
     Ok(QuotaHistory { plan_tier, evaluation, entitled })

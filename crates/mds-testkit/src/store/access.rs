@@ -299,18 +299,13 @@ pub async fn roll_key_issues_a_new_key_and_expires_the_old(store: &dyn Store) {
         "key \"mds_live_x01\" has expired",
     );
     store.revoke_key(&prefix("mds_live_x03"), now).await.expect("revoke");
-    expect_conflict(
-        store.roll_key(&prefix("mds_live_x03"), (&prefix("mds_live_x05"), hash(5)), now, now).await,
-        "key \"mds_live_x03\" is revoked",
-    );
-    expect_conflict(
-        store.roll_key(&prefix("mds_live_x04"), (&prefix("mds_test_x05"), hash(5)), now, now).await,
-        "the new key is not a live key",
-    );
-    expect_conflict(
-        store.roll_key(&prefix("mds_live_x04"), (&prefix("mds_live_x02"), hash(5)), now, now).await,
-        "a key with prefix \"mds_live_x02\" already exists",
-    );
+    for (old, new, sentence) in [
+        ("mds_live_x03", "mds_live_x05", "key \"mds_live_x03\" is revoked"),
+        ("mds_live_x04", "mds_test_x05", "the new key is not a live key"),
+        ("mds_live_x04", "mds_live_x02", "a key with prefix \"mds_live_x02\" already exists"),
+    ] {
+        expect_conflict(store.roll_key(&prefix(old), (&prefix(new), hash(5)), now, now).await, sentence);
+    }
     expect_not_found(
         store.roll_key(&prefix("mds_live_zzz"), (&prefix("mds_live_x05"), hash(5)), now, now).await,
         "no key with prefix \"mds_live_zzz\"",
@@ -467,29 +462,17 @@ pub async fn auth_changes_say_what_changed_since(store: &dyn Store) {
     let g3 = store.generations().await.expect("generations").auth;
     assert!(g0 < g1 && g1 < g2 && g2 < g3);
 
-    let c = store.auth_changes(g0).await.expect("changes");
-    assert_eq!(
-        c,
-        AuthChanges {
-            generation: g3,
-            complete: true,
-            keys: vec!["mds_live_c01".into(), "mds_live_c02".into()],
-            directory: true
-        },
-        "each key once"
-    );
-    let c = store.auth_changes(g1).await.expect("changes");
-    assert_eq!(
-        c,
-        AuthChanges {
-            generation: g3,
-            complete: true,
-            keys: vec!["mds_live_c01".into(), "mds_live_c02".into()],
-            directory: false
-        }
-    );
-    let c = store.auth_changes(g2).await.expect("changes");
-    assert_eq!(c, AuthChanges { generation: g3, complete: true, keys: vec!["mds_live_c01".into()], directory: false });
+    // Complete changes up to g3: the keys changed, whether the directory did.
+    let complete = |keys: &[&str], directory| AuthChanges {
+        generation: g3,
+        complete: true,
+        keys: keys.iter().map(|k| (*k).to_owned()).collect(),
+        directory,
+    };
+    let both = ["mds_live_c01", "mds_live_c02"];
+    assert_eq!(store.auth_changes(g0).await.expect("changes"), complete(&both, true), "each key once");
+    assert_eq!(store.auth_changes(g1).await.expect("changes"), complete(&both, false));
+    assert_eq!(store.auth_changes(g2).await.expect("changes"), complete(&["mds_live_c01"], false));
     store.revoke_key(&k1.prefix, at("2026-02-03T00:00:00Z")).await.expect("revoke again");
     assert_eq!(store.generations().await.expect("generations").auth, g3, "a no-op logs nothing");
     let c = store.auth_changes(g3 + 5).await.expect("changes");

@@ -121,3 +121,13 @@ pub async fn concurrent_catalog_snapshot_saves_keep_one_whole_copy(store: &dyn S
     assert!(kept == a || kept == b, "the kept snapshot mixes both copies");
     assert_eq!(snapshot(store, 20).await, None);
 }
+
+/// For a backend's own test, once `store` saved a snapshot of `generation`
+/// in three chunks or more: deletes chunk 1 through `raw`, after which
+/// reading the snapshot is a `Database` error that names the missing chunk.
+pub async fn expect_missing_chunk_error(store: &dyn Store, raw: &mut dyn crate::raw::Raw, generation: i64) {
+    raw.execute("DELETE FROM catalog_snapshot_chunks WHERE seq = 1").await;
+    let err = store.catalog_snapshot(generation).await.expect_err("a chunk is missing");
+    assert!(matches!(err, StoreError::Database(_)), "{err:?}");
+    assert!(err.to_string().contains("chunk 1 is missing"), "{err}");
+}
