@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use clap::{Args, Subcommand, ValueEnum};
-use mds_client::{ArticleSummary, BillingMonth, Client, Company, Exchange, MarketCapBand, Pages};
+use mds_client::{ArticleSummary, BillingMonth, Client, Company, Exchange, ListRequest, MarketCapBand};
 use serde::de::DeserializeOwned;
 
 use super::thousands;
@@ -59,6 +59,17 @@ pub(crate) struct UsageArgs {
     json: bool,
 }
 
+/// The paging flags of the lists (`mds get companies`, `mds get news`).
+#[derive(Debug, Args)]
+pub(crate) struct PagingArgs {
+    /// Start at this cursor (the `next_cursor` of an earlier page).
+    #[arg(long, conflicts_with = "all")]
+    cursor: Option<String>,
+    /// Follow every page to the end.
+    #[arg(long)]
+    all: bool,
+}
+
 /// Filters and output of `mds get companies`.
 #[derive(Debug, Args)]
 pub(crate) struct CompaniesArgs {
@@ -83,12 +94,8 @@ pub(crate) struct CompaniesArgs {
     /// Rows per request, 1-200 (the API's default is 50).
     #[arg(long)]
     limit: Option<u16>,
-    /// Start at this cursor (the `next_cursor` of an earlier page).
-    #[arg(long, conflicts_with = "all")]
-    cursor: Option<String>,
-    /// Follow every page to the end.
-    #[arg(long)]
-    all: bool,
+    #[command(flatten)]
+    paging: PagingArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Json)]
     format: Format,
@@ -128,12 +135,8 @@ pub(crate) struct NewsArgs {
     /// Articles per request, 1-200 (the API's default is 50).
     #[arg(long)]
     limit: Option<u16>,
-    /// Start at this cursor (the `next_cursor` of an earlier page).
-    #[arg(long, conflicts_with = "all")]
-    cursor: Option<String>,
-    /// Follow every page to the end.
-    #[arg(long)]
-    all: bool,
+    #[command(flatten)]
+    paging: PagingArgs,
     /// Output format: a JSON array (json) or one article per line (jsonl).
     #[arg(long, value_enum, default_value_t = NewsFormat::Json)]
     format: NewsFormat,
@@ -233,18 +236,18 @@ macro_rules! with_flags {
 }
 
 async fn companies(client: &Client, a: CompaniesArgs) -> anyhow::Result<()> {
-    let req = with_flags!(client.companies(), a: letter, industry, exchange, market_cap, search, ticker, limit, cursor);
+    let req = with_flags!(client.companies(), a: letter, industry, exchange, market_cap, search, ticker, limit);
     let out = Output::new(sink(a.output.as_deref())?, a.format);
-    list(req.pages(), a.all, a.output.as_deref(), "companies", out).await
+    list(req, a.paging, a.output.as_deref(), "companies", out).await
 }
 
 async fn news(client: &Client, a: NewsArgs) -> anyhow::Result<()> {
     let req = with_flags!(
         client.news_list(),
-        a: isin, ticker, category, tag, published_after, published_before, limit, cursor
+        a: isin, ticker, category, tag, published_after, published_before, limit
     );
     let out = JsonRows::new(sink(a.output.as_deref())?, a.format == NewsFormat::Jsonl);
-    list(req.pages(), a.all, a.output.as_deref(), "articles", out).await
+    list(req, a.paging, a.output.as_deref(), "articles", out).await
 }
 
 /// Where rows go: the file `output` names, else stdout.
@@ -274,16 +277,23 @@ struct Listed {
     more: Option<String>,
 }
 
-/// Fetches the first page of a list, or every page with `all`, writing
-/// each page's rows to `out` as it arrives; with a file `output`, progress
-/// on stderr; then says where the rows went and how to go on.
-async fn list<T: DeserializeOwned>(
-    mut pages: Pages<T>,
-    all: bool,
+/// Fetches the first page of a list (from `--cursor` if given), or every
+/// page with `--all`, writing each page's rows to `out` as it arrives; with
+/// a file `output`, progress on stderr; then says where the rows went and
+/// how to go on.
+async fn list<T: DeserializeOwned + Send + 'static>(
+    request: ListRequest<T>,
+    paging: PagingArgs,
     output: Option<&Path>,
     noun: &str,
     mut out: impl Rows<T>,
 ) -> anyhow::Result<()> {
+    let PagingArgs { cursor, all } = paging;
+    let mut pages = match cursor {
+        Some(c) => request.cursor(c),
+        None => request,
+    }
+    .pages();
     let mut listed = Listed { count: 0, more: None };
     while let Some(page) = pages.next_page().await? {
         listed.count = out.rows(&page.data)?;
