@@ -49,6 +49,19 @@ impl Node {
     }
 }
 
+/// A new live key of `acme` on `pro`.
+async fn pro_key(store: &dyn Store) -> String {
+    new_key(store, "acme", "pro", Environment::Live).await
+}
+
+/// Two live keys of `acme` on `pro`, each served once by `node` (which
+/// then holds both).
+async fn two_held_keys(node: &Node, store: &dyn Store) -> (String, String) {
+    let (a, b) = (pro_key(store).await, pro_key(store).await);
+    assert_eq!((node.status(&a).await, node.status(&b).await), (200, 200));
+    (a, b)
+}
+
 fn client() -> reqwest::Client {
     reqwest::Client::builder().no_proxy().build().unwrap()
 }
@@ -59,6 +72,13 @@ fn config(reload: Duration, lookups: u32) -> HttpConfig {
     let mut c = common::reloading_every(reload);
     c.node.key_cache.lookups_per_second = lookups;
     c
+}
+
+/// A node with `config(reload, lookups)` on a [`store`] of its own.
+async fn node_on_a_new_store(reload: Duration, lookups: u32) -> (Arc<dyn Store>, TestDatabase, Node) {
+    let (store, db) = store().await;
+    let node = Node::start(store.clone(), config(reload, lookups)).await;
+    (store, db, node)
 }
 
 /// A store of its own with the demo companies and account `acme`.
@@ -82,11 +102,10 @@ fn made_up() -> String {
 
 #[tokio::test]
 async fn a_new_key_works_at_once_and_a_made_up_one_is_asked_once() {
-    let (store, _db) = store().await;
     // No reload after the first load: whatever the node learns, it learns
     // from the request.
-    let node = Node::start(store.clone(), config(Duration::from_secs(3600), 100)).await;
-    let key = new_key(&*store, "acme", "pro", Environment::Live).await;
+    let (store, _db, node) = node_on_a_new_store(Duration::from_secs(3600), 100).await;
+    let key = pro_key(&*store).await;
     assert_eq!(node.status(&key).await, 200, "a key works the moment it is issued");
     assert_eq!(node.metric("mds_key_lookups_total").await, 1);
     for _ in 0..5 {
@@ -108,10 +127,9 @@ async fn a_new_key_works_at_once_and_a_made_up_one_is_asked_once() {
 
 #[tokio::test]
 async fn a_flood_of_made_up_keys_costs_the_store_at_most_the_lookup_budget() {
-    let (store, _db) = store().await;
     let budget = 20;
-    let node = Node::start(store.clone(), config(Duration::from_millis(100), budget)).await;
-    let key = new_key(&*store, "acme", "pro", Environment::Live).await;
+    let (store, _db, node) = node_on_a_new_store(Duration::from_millis(100), budget).await;
+    let key = pro_key(&*store).await;
     assert_eq!(node.status(&key).await, 200);
     let before = node.metric("mds_key_lookups_total").await;
 
@@ -163,11 +181,8 @@ async fn a_flood_of_made_up_keys_costs_the_store_at_most_the_lookup_budget() {
 
 #[tokio::test]
 async fn a_change_reads_again_only_the_held_keys_it_touched() {
-    let (store, _db) = store().await;
-    let node = Node::start(store.clone(), config(Duration::from_millis(50), 100)).await;
-    let a = new_key(&*store, "acme", "pro", Environment::Live).await;
-    let b = new_key(&*store, "acme", "pro", Environment::Live).await;
-    assert_eq!((node.status(&a).await, node.status(&b).await), (200, 200));
+    let (store, _db, node) = node_on_a_new_store(Duration::from_millis(50), 100).await;
+    let (a, b) = two_held_keys(&node, &*store).await;
     // Let the node apply the two creations (neither key is re-read: it
     // learnt both after them, or re-read them once if not).
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -175,7 +190,7 @@ async fn a_change_reads_again_only_the_held_keys_it_touched() {
 
     // Keys it does not hold: nothing to read.
     for _ in 0..3 {
-        new_key(&*store, "acme", "pro", Environment::Live).await;
+        pro_key(&*store).await;
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(node.metric("mds_key_rereads_total").await, rereads, "keys not held cost no read");
@@ -201,12 +216,9 @@ async fn a_change_reads_again_only_the_held_keys_it_touched() {
 
 #[tokio::test]
 async fn a_node_behind_the_pruned_change_log_reads_again_what_it_holds() {
-    let (store, _db) = store().await;
     // No reload but the ones this test makes.
-    let node = Node::start(store.clone(), config(Duration::from_secs(3600), 100)).await;
-    let a = new_key(&*store, "acme", "pro", Environment::Live).await;
-    let b = new_key(&*store, "acme", "pro", Environment::Live).await;
-    assert_eq!((node.status(&a).await, node.status(&b).await), (200, 200));
+    let (store, _db, node) = node_on_a_new_store(Duration::from_secs(3600), 100).await;
+    let (a, b) = two_held_keys(&node, &*store).await;
     // Up to date (the reload task's first run may have been after the
     // keys were made, or not).
     node.state.refresh_keys().await.unwrap();
@@ -230,7 +242,7 @@ async fn two_nodes_on_one_store_follow_the_same_change_log() {
     let (store, _db) = store().await;
     let cfg = || config(Duration::from_millis(100), 100);
     let (n1, n2) = (Node::start(store.clone(), cfg()).await, Node::start(store.clone(), cfg()).await);
-    let key = new_key(&*store, "acme", "pro", Environment::Live).await;
+    let key = pro_key(&*store).await;
     assert_eq!((n1.status(&key).await, n2.status(&key).await), (200, 200), "at once on both");
     store.revoke_key(&prefix(&key), Utc::now()).await.unwrap();
     let t0 = Instant::now();
@@ -277,7 +289,7 @@ async fn a_rolled_key_works_for_its_window_beside_the_new_one() {
     let mut cfg = config(Duration::from_millis(50), 100);
     cfg.node.clock = clock.clone();
     let node = Node::start(store.clone(), cfg).await;
-    let old = new_key(&*store, "acme", "pro", Environment::Live).await;
+    let old = pro_key(&*store).await;
     assert_eq!(node.status(&old).await, 200, "held before the roll");
     let (new, rolled) =
         ops::roll_key(&*store, &Actor::Cli, &prefix(&old), chrono::Duration::seconds(3600), t0).await.unwrap();

@@ -10,7 +10,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::spawn;
+use common::{TestApp, spawn};
 use mds_domain::news::NewsQueryParams;
 use mds_domain::params::{CompaniesQueryParams, QueryParams};
 
@@ -49,12 +49,19 @@ fn committed_document_matches_the_code() {
     }
 }
 
+/// A server and its answer to `GET path` without a key, asserted `200`
+/// with `content_type`.
+async fn get_open_ok(path: &str, content_type: &str) -> (TestApp, reqwest::Response) {
+    let app = spawn().await;
+    let r = app.get_open(path).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], content_type);
+    (app, r)
+}
+
 #[tokio::test]
 async fn served_document_is_the_generated_one_without_a_key() {
-    let app = spawn().await;
-    let r = app.get_open("/v1/openapi.json").await;
-    assert_eq!(r.status(), 200);
-    assert_eq!(r.headers()["content-type"], "application/json");
+    let (_app, r) = get_open_ok("/v1/openapi.json", "application/json").await;
     assert!(r.headers().contains_key("x-request-id"));
     assert!(!r.headers().contains_key("ratelimit"), "the document is not rate limited");
     let served: serde_json::Value = r.json().await.unwrap();
@@ -96,10 +103,7 @@ async fn served_document_is_the_generated_one_without_a_key() {
 
 #[tokio::test]
 async fn docs_page_and_its_assets_load_from_this_server() {
-    let app = spawn().await;
-    let r = app.get_open("/docs").await;
-    assert_eq!(r.status(), 200);
-    assert_eq!(r.headers()["content-type"], "text/html; charset=utf-8");
+    let (app, r) = get_open_ok("/docs", "text/html; charset=utf-8").await;
     assert!(r.headers()["cache-control"].to_str().unwrap().starts_with("public"));
     let html = r.text().await.unwrap();
 

@@ -34,10 +34,25 @@ async fn store(rate: u32, quota: u64) -> Option<(TestDb, String)> {
     Some((db, key))
 }
 
+/// [`store`] and a `redis-server` beside it (or `None`, the test skipped).
+async fn store_and_redis(rate: u32, quota: u64) -> Option<(TestDb, String, RedisServer)> {
+    let (db, key) = store(rate, quota).await?;
+    let Some(redis) = RedisServer::start() else {
+        println!("skipped: cannot start redis-server");
+        return None;
+    };
+    Some((db, key, redis))
+}
+
 fn cli(url: &str, args: &[&str]) -> String {
     let o = process::mds().env("MDS_DATABASE_URL", url).args(args).output().unwrap();
     assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8(o.stdout).unwrap()
+}
+
+/// Two `mds serve --nodes 2` on `db`, sharing limits through `redis`.
+fn two_nodes(db: &TestDb, redis: &RedisServer) -> [Proc; 2] {
+    [Proc::start(node(db, &redis.url(), 2)), Proc::start(node(db, &redis.url(), 2))]
 }
 
 /// `mds serve --nodes N` on `db`, sharing limits through `redis`.
@@ -79,12 +94,8 @@ fn counter_key(key: &str) -> String {
 
 #[tokio::test]
 async fn a_redis_stall_under_load_leaves_counter_ledger_and_usage_agreeing() {
-    let Some((db, key)) = store(100_000, 60).await else { return };
-    let Some(redis) = RedisServer::start() else {
-        println!("skipped: cannot start redis-server");
-        return;
-    };
-    let nodes = [Proc::start(node(&db, &redis.url(), 2)), Proc::start(node(&db, &redis.url(), 2))];
+    let Some((db, key, redis)) = store_and_redis(100_000, 60).await else { return };
+    let nodes = two_nodes(&db, &redis);
     let c = client();
     for i in 0..10 {
         assert_eq!(get(&c, &nodes[i % 2].base(), &key).await, 200);
@@ -141,13 +152,9 @@ async fn a_redis_stall_under_load_leaves_counter_ledger_and_usage_agreeing() {
 
 #[tokio::test]
 async fn redis_killed_and_restarted_under_load_loses_no_request_from_the_ledger() {
-    let Some((db, key)) = store(1_000_000, 1_000_000).await else { return };
-    let Some(redis) = RedisServer::start() else {
-        println!("skipped: cannot start redis-server");
-        return;
-    };
+    let Some((db, key, redis)) = store_and_redis(1_000_000, 1_000_000).await else { return };
     let port = redis.port;
-    let nodes = [Proc::start(node(&db, &redis.url(), 2)), Proc::start(node(&db, &redis.url(), 2))];
+    let nodes = two_nodes(&db, &redis);
     let c = client();
     // 8 clients, each sending one request after another for 4 s; Redis is
     // killed at 1 s and started again, empty, at 2 s.
@@ -216,11 +223,7 @@ async fn redis_killed_and_restarted_under_load_loses_no_request_from_the_ledger(
 #[tokio::test]
 async fn a_node_30_s_ahead_takes_from_the_same_minute() {
     let Some(lib) = libfaketime() else { return };
-    let Some((db, key)) = store(10, 1_000).await else { return };
-    let Some(redis) = RedisServer::start() else {
-        println!("skipped: cannot start redis-server");
-        return;
-    };
+    let Some((db, key, redis)) = store_and_redis(10, 1_000).await else { return };
     let mut ahead = node(&db, &redis.url(), 2);
     ahead.env("LD_PRELOAD", lib).env("FAKETIME", "+30").env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
     let nodes = [Proc::start(node(&db, &redis.url(), 2)), Proc::start(ahead)];

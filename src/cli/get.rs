@@ -13,8 +13,10 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use clap::{Args, Subcommand, ValueEnum};
-use mds_client::{ArticleSummary, BillingMonth, Client, Company, Exchange, MarketCapBand, Pages};
+use mds_client::{ArticleSummary, BillingMonth, Client, Company, Exchange, ListRequest, MarketCapBand};
 use serde::de::DeserializeOwned;
+
+use super::thousands;
 
 /// Environment variable holding the API key.
 const KEY_ENV: &str = "MDS_API_KEY";
@@ -57,6 +59,17 @@ pub(crate) struct UsageArgs {
     json: bool,
 }
 
+/// The paging flags of the lists (`mds get companies`, `mds get news`).
+#[derive(Debug, Args)]
+pub(crate) struct PagingArgs {
+    /// Start at this cursor (the `next_cursor` of an earlier page).
+    #[arg(long, conflicts_with = "all")]
+    cursor: Option<String>,
+    /// Follow every page to the end.
+    #[arg(long)]
+    all: bool,
+}
+
 /// Filters and output of `mds get companies`.
 #[derive(Debug, Args)]
 pub(crate) struct CompaniesArgs {
@@ -81,12 +94,8 @@ pub(crate) struct CompaniesArgs {
     /// Rows per request, 1-200 (the API's default is 50).
     #[arg(long)]
     limit: Option<u16>,
-    /// Start at this cursor (the `next_cursor` of an earlier page).
-    #[arg(long, conflicts_with = "all")]
-    cursor: Option<String>,
-    /// Follow every page to the end.
-    #[arg(long)]
-    all: bool,
+    #[command(flatten)]
+    paging: PagingArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Json)]
     format: Format,
@@ -126,12 +135,8 @@ pub(crate) struct NewsArgs {
     /// Articles per request, 1-200 (the API's default is 50).
     #[arg(long)]
     limit: Option<u16>,
-    /// Start at this cursor (the `next_cursor` of an earlier page).
-    #[arg(long, conflicts_with = "all")]
-    cursor: Option<String>,
-    /// Follow every page to the end.
-    #[arg(long)]
-    all: bool,
+    #[command(flatten)]
+    paging: PagingArgs,
     /// Output format: a JSON array (json) or one article per line (jsonl).
     #[arg(long, value_enum, default_value_t = NewsFormat::Json)]
     format: NewsFormat,
@@ -215,71 +220,34 @@ fn client() -> anyhow::Result<Client> {
     Ok(Client::builder().base_url(base).api_key(key).build()?)
 }
 
-async fn companies(client: &Client, a: CompaniesArgs) -> anyhow::Result<()> {
-    let mut req = client.companies();
-    if let Some(v) = a.letter {
-        req = req.letter(v);
-    }
-    if let Some(v) = a.industry {
-        req = req.industry(v);
-    }
-    if let Some(v) = a.exchange {
-        req = req.exchange(v);
-    }
-    if let Some(v) = a.market_cap {
-        req = req.market_cap(v);
-    }
-    if let Some(v) = a.search {
-        req = req.search(v);
-    }
-    if let Some(v) = a.ticker {
-        req = req.ticker(v);
-    }
-    if let Some(v) = a.limit {
-        req = req.limit(v);
-    }
-    if let Some(v) = a.cursor {
-        req = req.cursor(v);
-    }
+/// `request` with each of the `flags` of `args` that was given passed to
+/// the request's setter of the same name (the list flags of `mds get` are
+/// named as the API's parameters).
+macro_rules! with_flags {
+    ($request:expr, $args:ident: $($flag:ident),+) => {{
+        let mut request = $request;
+        $(
+            if let Some(v) = $args.$flag {
+                request = request.$flag(v);
+            }
+        )+
+        request
+    }};
+}
 
-    let mut out = Output::new(sink(a.output.as_deref())?, a.format);
-    let listed = pages(req.pages(), a.all, a.output.as_deref(), "companies", |rows| out.rows(rows)).await?;
-    out.finish()?;
-    listed.report(a.output.as_deref(), "companies");
-    Ok(())
+async fn companies(client: &Client, a: CompaniesArgs) -> anyhow::Result<()> {
+    let req = with_flags!(client.companies(), a: letter, industry, exchange, market_cap, search, ticker, limit);
+    let out = Output::new(sink(a.output.as_deref())?, a.format);
+    list(req, a.paging, a.output.as_deref(), "companies", out).await
 }
 
 async fn news(client: &Client, a: NewsArgs) -> anyhow::Result<()> {
-    let mut req = client.news_list();
-    if let Some(v) = a.isin {
-        req = req.isin(v);
-    }
-    if let Some(v) = a.ticker {
-        req = req.ticker(v);
-    }
-    if let Some(v) = a.category {
-        req = req.category(v);
-    }
-    if let Some(v) = a.tag {
-        req = req.tag(v);
-    }
-    if let Some(v) = a.published_after {
-        req = req.published_after(v);
-    }
-    if let Some(v) = a.published_before {
-        req = req.published_before(v);
-    }
-    if let Some(v) = a.limit {
-        req = req.limit(v);
-    }
-    if let Some(v) = a.cursor {
-        req = req.cursor(v);
-    }
-    let mut out = JsonRows::new(sink(a.output.as_deref())?, a.format == NewsFormat::Jsonl);
-    let listed = pages(req.pages(), a.all, a.output.as_deref(), "articles", |rows| out.rows(rows)).await?;
-    out.finish()?;
-    listed.report(a.output.as_deref(), "articles");
-    Ok(())
+    let req = with_flags!(
+        client.news_list(),
+        a: isin, ticker, category, tag, published_after, published_before, limit
+    );
+    let out = JsonRows::new(sink(a.output.as_deref())?, a.format == NewsFormat::Jsonl);
+    list(req, a.paging, a.output.as_deref(), "articles", out).await
 }
 
 /// Where rows go: the file `output` names, else stdout.
@@ -293,7 +261,15 @@ fn sink(output: Option<&Path>) -> anyhow::Result<Box<dyn Write>> {
     })
 }
 
-/// What [`pages`] fetched.
+/// Where a list's rows go, page by page.
+trait Rows<T> {
+    /// Writes `rows`; returns how many rows were written so far.
+    fn rows(&mut self, rows: &[T]) -> io::Result<usize>;
+    /// Ends the output (a JSON array's bracket, a table) and flushes it.
+    fn finish(&mut self) -> io::Result<()>;
+}
+
+/// What [`list`] fetched.
 struct Listed {
     /// Rows written.
     count: usize,
@@ -301,28 +277,37 @@ struct Listed {
     more: Option<String>,
 }
 
-/// Fetches the first page of a list, or every page with `all`, handing
-/// each page's rows to `write` (which returns the rows written so far);
-/// with a file `output`, progress on stderr.
-async fn pages<T: DeserializeOwned>(
-    mut pages: Pages<T>,
-    all: bool,
+/// Fetches the first page of a list (from `--cursor` if given), or every
+/// page with `--all`, writing each page's rows to `out` as it arrives; with
+/// a file `output`, progress on stderr; then says where the rows went and
+/// how to go on.
+async fn list<T: DeserializeOwned + Send + 'static>(
+    request: ListRequest<T>,
+    paging: PagingArgs,
     output: Option<&Path>,
     noun: &str,
-    mut write: impl FnMut(&[T]) -> io::Result<usize>,
-) -> anyhow::Result<Listed> {
+    mut out: impl Rows<T>,
+) -> anyhow::Result<()> {
+    let PagingArgs { cursor, all } = paging;
+    let mut pages = match cursor {
+        Some(c) => request.cursor(c),
+        None => request,
+    }
+    .pages();
     let mut listed = Listed { count: 0, more: None };
     while let Some(page) = pages.next_page().await? {
-        listed.count = write(&page.data)?;
+        listed.count = out.rows(&page.data)?;
         if output.is_some() {
-            eprint!("\r{} {noun}…", thousands(listed.count));
+            eprint!("\r{} {noun}…", thousands(listed.count as u64));
         }
         if !all || !page.has_more {
             listed.more = page.next_cursor.filter(|_| page.has_more && !all);
             break;
         }
     }
-    Ok(listed)
+    out.finish()?;
+    listed.report(output, noun);
+    Ok(())
 }
 
 impl Listed {
@@ -330,7 +315,7 @@ impl Listed {
     /// (when more follow).
     fn report(&self, output: Option<&Path>, noun: &str) {
         if let Some(p) = output {
-            eprintln!("\r{} {noun} written to {}", thousands(self.count), p.display());
+            eprintln!("\r{} {noun} written to {}", thousands(self.count as u64), p.display());
         }
         if let Some(c) = &self.more {
             eprintln!("more {noun} follow: add --all, or --cursor {c}");
@@ -349,7 +334,9 @@ impl JsonRows {
     fn new(sink: Box<dyn Write>, lines: bool) -> Self {
         JsonRows { sink, lines, count: 0 }
     }
+}
 
+impl Rows<ArticleSummary> for JsonRows {
     fn rows(&mut self, rows: &[ArticleSummary]) -> io::Result<usize> {
         for a in rows {
             json_row(&mut self.sink, self.lines, self.count, a)?;
@@ -405,7 +392,9 @@ impl Output {
     fn new(sink: Box<dyn Write>, format: Format) -> Self {
         Output { sink, format, count: 0, table: Vec::new() }
     }
+}
 
+impl Rows<Company> for Output {
     fn rows(&mut self, rows: &[Company]) -> io::Result<usize> {
         for c in rows {
             match self.format {
@@ -433,7 +422,10 @@ impl Output {
         }
         self.sink.flush()
     }
+}
 
+impl Output {
+    /// Writes the rows held back as a table, columns sized to fit.
     fn table(&mut self) -> io::Result<()> {
         let head = ["TICKER", "ISIN", "NAME", "EXCHANGES", "MARKET CAP", "INDUSTRY"];
         let rows: Vec<[String; 6]> = self
@@ -481,31 +473,9 @@ fn csv_cell(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
 }
 
-/// `12345` → `12,345`.
-fn thousands(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn thousands_groups_digits() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(12345), "12,345");
-        assert_eq!(thousands(1234567), "1,234,567");
-    }
 
     #[test]
     fn csv_header_is_the_wire_field_names() {

@@ -118,3 +118,30 @@ async fn open(url: &DatabaseUrl) -> anyhow::Result<Arc<dyn Store>> {
 fn parse_listen(s: &str) -> Result<SocketAddr, String> {
     s.parse().map_err(|_| format!("not a socket address (like 127.0.0.1:8080): {s:?}"))
 }
+
+/// `12345` → `12,345`.
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_groups_digits() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(12345), "12,345");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+}

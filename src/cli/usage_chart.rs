@@ -9,6 +9,8 @@
 use chrono::Datelike;
 use mds_client::{BillingMonth, V1UsageDaily};
 
+use super::thousands;
+
 /// Columns of the widest bar.
 const WIDTH: usize = 40;
 /// A bar's last cell, in eighths of a cell.
@@ -83,19 +85,6 @@ fn percent(part: u64, whole: u64) -> Option<String> {
     (whole > 0).then(|| format!("{:.1}%", part as f64 * 100.0 / whole as f64))
 }
 
-/// `12345` → `12,345`.
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -108,21 +97,27 @@ mod tests {
         V1UsageDay { date: date.parse().unwrap(), requests, not_modified, by_route: BTreeMap::new() }
     }
 
+    /// The report of key `mds_live_abcdefgh` for the month starting at `period_start`.
+    fn report(period_start: &str, quota: u64, requests: u64, days: Vec<V1UsageDay>) -> V1UsageDaily {
+        V1UsageDaily {
+            key_prefix: "mds_live_abcdefgh".into(),
+            period_start: period_start.parse().unwrap(),
+            quota,
+            requests,
+            days,
+        }
+    }
+
     #[test]
     fn bars_scale_to_the_busiest_day_and_the_quota_is_marked() {
         // A quota of 3,000 in a 30-day month: 100 a day.
-        let report = V1UsageDaily {
-            key_prefix: "mds_live_abcdefgh".into(),
-            period_start: "2026-11-01T00:00:00Z".parse().unwrap(),
-            quota: 3_000,
-            requests: 251,
-            days: vec![
-                day("2026-11-01", 200, 3),
-                day("2026-11-02", 0, 0),
-                day("2026-11-03", 50, 1_200),
-                day("2026-11-04", 1, 0),
-            ],
-        };
+        let days = vec![
+            day("2026-11-01", 200, 3),
+            day("2026-11-02", 0, 0),
+            day("2026-11-03", 50, 1_200),
+            day("2026-11-04", 1, 0),
+        ];
+        let report = report("2026-11-01T00:00:00Z", 3_000, 251, days);
         let text = render(&report);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
@@ -145,13 +140,7 @@ mod tests {
 
     #[test]
     fn no_quota_no_mark() {
-        let report = V1UsageDaily {
-            key_prefix: "mds_live_abcdefgh".into(),
-            period_start: "2026-02-01T00:00:00Z".parse().unwrap(),
-            quota: 0,
-            requests: 0,
-            days: vec![day("2026-02-01", 0, 0)],
-        };
+        let report = report("2026-02-01T00:00:00Z", 0, 0, vec![day("2026-02-01", 0, 0)]);
         let text = render(&report);
         assert_eq!(
             text,

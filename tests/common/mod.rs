@@ -240,6 +240,54 @@ impl TestApp {
         r.json().await.expect("json body")
     }
 
+    /// Every page of the list at `path` (its query carries the `limit` and
+    /// the filters), following `next_cursor` from the first page: the rows
+    /// and the last page. On the way, `check` sees every page, and each page
+    /// is checked: at most `limit` rows, full before the last, `has_more`
+    /// and `next_cursor` agreeing.
+    pub async fn walk_pages(
+        &self,
+        path: &str,
+        limit: usize,
+        mut check: impl FnMut(&serde_json::Value),
+    ) -> (Vec<serde_json::Value>, serde_json::Value) {
+        let mut rows = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..10_000 {
+            let page = match &cursor {
+                Some(c) => self.get_json(&format!("{path}&cursor={c}"), 200).await,
+                None => self.get_json(path, 200).await,
+            };
+            check(&page);
+            let data = page["data"].as_array().unwrap();
+            assert!(data.len() <= limit);
+            rows.extend(data.iter().cloned());
+            match (page["has_more"].as_bool().unwrap(), &page["next_cursor"]) {
+                (true, serde_json::Value::String(c)) => {
+                    assert_eq!(data.len(), limit, "a page before the last is full");
+                    cursor = Some(c.clone());
+                }
+                (false, serde_json::Value::Null) => return (rows, page),
+                other => panic!("has_more/next_cursor disagree: {other:?}"),
+            }
+        }
+        panic!("the walk of {path} did not end");
+    }
+
+    /// Asserts that `GET path?query` is refused with `400`, the problem
+    /// `code` and the parameter `param`, for each `(query, code, param)`.
+    pub async fn assert_params_refused<Q: AsRef<str>>(
+        &self,
+        path: &str,
+        cases: impl IntoIterator<Item = (Q, &str, &str)>,
+    ) {
+        for (q, code, param) in cases {
+            let q = q.as_ref();
+            let b = assert_problem(self.get(&format!("{path}?{q}")).await, 400, code).await;
+            assert_eq!(b["param"], param, "{q}: {b}");
+        }
+    }
+
     /// Polls `GET path` with `key` until it answers `status`; panics after 5 s.
     pub async fn wait_for_status(&self, path: &str, key: &str, status: u16) {
         let t = std::time::Instant::now();

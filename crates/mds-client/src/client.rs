@@ -254,7 +254,7 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub fn companies(&self) -> CompaniesRequest {
-        CompaniesRequest::new(self.clone())
+        CompaniesRequest::new(self.clone(), &["v1", "companies"])
     }
 
     /// `GET /v1/companies/{isin}`: one company with everything the service
@@ -299,7 +299,7 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub fn news_list(&self) -> NewsListRequest {
-        NewsListRequest::new(self.clone())
+        NewsListRequest::new(self.clone(), &["v1", "news"])
     }
 
     /// `GET /v1/news/{slug}`: one article with its body. An unknown slug is

@@ -1,18 +1,15 @@
-//! `GET /v1/companies`: the request builder; one page and every page as
-//! every list request has them ([`crate::list`]).
+//! `GET /v1/companies`: the filters of its request; the page size, one page
+//! and every page as every list request has them ([`ListRequest`]).
 //!
 //! The parameter names and the page envelope are those of
 //! [`mds_domain::params`] and [`mds_domain::Page`], the definitions the
 //! server parses and writes with. Values are sent as given and checked by
 //! the server, so a bad one comes back as the server's `400`.
 
-use futures_util::Stream;
-use mds_domain::params::{EXCHANGE, INDUSTRY, LETTER, LIMIT, MARKET_CAP, SEARCH, TICKER};
-use mds_domain::{Company, Exchange, MarketCapBand, Page};
+use mds_domain::params::{EXCHANGE, INDUSTRY, LETTER, MARKET_CAP, SEARCH, TICKER};
+use mds_domain::{Company, Exchange, MarketCapBand};
 
-use crate::client::Client;
-use crate::error::Result;
-use crate::list::{ListQuery, Pages};
+use crate::list::ListRequest;
 
 /// A `GET /v1/companies` request: filters combine with AND. Values are
 /// checked by the server; a bad one (a search shorter than 2 characters, a
@@ -33,21 +30,10 @@ use crate::list::{ListQuery, Pages};
 /// let all = client.companies().industry("Banks").all().await?;
 /// # Ok(()) }
 /// ```
-#[derive(Debug, Clone)]
-#[must_use]
-pub struct CompaniesRequest {
-    query: ListQuery,
-}
+pub type CompaniesRequest = ListRequest<Company>;
 
+/// The filters of `GET /v1/companies`.
 impl CompaniesRequest {
-    pub(crate) fn new(client: Client) -> Self {
-        CompaniesRequest { query: ListQuery::new(client, &["v1", "companies"]) }
-    }
-
-    fn set(self, name: &'static str, value: String) -> Self {
-        CompaniesRequest { query: self.query.set(name, value) }
-    }
-
     /// Tickers starting with this character (`A`–`Z`, case-insensitive, or `0`–`9`).
     pub fn letter(self, letter: char) -> Self {
         self.set(LETTER, letter.to_string())
@@ -76,47 +62,5 @@ impl CompaniesRequest {
     /// Exact ticker, case-insensitive (may match several securities).
     pub fn ticker(self, ticker: impl Into<String>) -> Self {
         self.set(TICKER, ticker.into())
-    }
-
-    /// Rows per page, 1 to 200 (the server's default is 50).
-    pub fn limit(self, limit: u16) -> Self {
-        self.set(LIMIT, limit.to_string())
-    }
-
-    /// Starts at this cursor (a `next_cursor` from a page with the same filters).
-    pub fn cursor(self, cursor: impl Into<String>) -> Self {
-        CompaniesRequest { query: self.query.cursor(cursor.into()) }
-    }
-
-    /// Fetches one page.
-    pub async fn send(&self) -> Result<Page<Company>> {
-        self.query.send().await
-    }
-
-    /// Every page from the start (or from [`cursor`](Self::cursor)), one
-    /// [`Pages::next_page`] call at a time.
-    pub fn pages(self) -> Pages {
-        self.query.pages()
-    }
-
-    /// Every matching company, following `next_cursor` to the last page.
-    /// The stream ends after the first error, which it yields.
-    ///
-    /// ```no_run
-    /// # async fn example(client: mds_client::Client) -> Result<(), mds_client::Error> {
-    /// use futures_util::StreamExt as _;
-    /// let mut companies = std::pin::pin!(client.companies().search("bank").limit(200).stream());
-    /// while let Some(c) = companies.next().await {
-    ///     println!("{}", c?.name);
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub fn stream(self) -> impl Stream<Item = Result<Company>> + Send + 'static {
-        self.pages().stream()
-    }
-
-    /// Every matching company in one vector (all pages).
-    pub async fn all(self) -> Result<Vec<Company>> {
-        self.pages().all().await
     }
 }

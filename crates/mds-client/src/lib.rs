@@ -69,7 +69,7 @@ pub use client::{
 pub use companies::CompaniesRequest;
 pub use error::{Error, Result};
 pub use futures_util::Stream;
-pub use list::Pages;
+pub use list::{ListRequest, Pages};
 pub use mds_domain::daily::{V1UsageDaily, V1UsageDay};
 pub use mds_domain::usage::{BillingMonth, V1Usage, V1UsageWindow};
 pub use mds_domain::{

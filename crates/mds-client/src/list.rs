@@ -1,18 +1,98 @@
 //! What the list requests share (`GET /v1/companies`, `GET /v1/news`): the
-//! query being built, one page of it, and every page ([`Pages`]), every row
-//! as a stream or a vector, following `next_cursor` to the last page.
+//! request ([`ListRequest`], whose filters each list adds in its own
+//! module), the query being built, one page of it, and every page
+//! ([`Pages`]), every row as a stream or a vector, following `next_cursor`
+//! to the last page.
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::marker::PhantomData;
 
 use futures_util::Stream;
-use mds_domain::params::CURSOR;
+use mds_domain::params::{CURSOR, LIMIT};
 use mds_domain::{Company, Page};
 use serde::de::DeserializeOwned;
 
 use crate::client::Client;
 use crate::error::Result;
+
+/// A list request of rows `T`: the filters of its list
+/// ([`CompaniesRequest`](crate::CompaniesRequest),
+/// [`NewsListRequest`](crate::NewsListRequest)), the page size and the
+/// cursor; then one page, every page, or every row.
+#[must_use]
+pub struct ListRequest<T> {
+    query: ListQuery,
+    rows: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for ListRequest<T> {
+    fn clone(&self) -> Self {
+        ListRequest { query: self.query.clone(), rows: PhantomData }
+    }
+}
+
+impl<T> fmt::Debug for ListRequest<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ListRequest").field("query", &self.query).finish()
+    }
+}
+
+impl<T> ListRequest<T> {
+    /// A request of the list at `path` (segments), without parameters.
+    pub(crate) fn new(client: Client, path: &'static [&'static str]) -> Self {
+        ListRequest { query: ListQuery::new(client, path), rows: PhantomData }
+    }
+
+    /// Sets the parameter `name` (a filter of this list).
+    pub(crate) fn set(self, name: &'static str, value: String) -> Self {
+        ListRequest { query: self.query.set(name, value), rows: PhantomData }
+    }
+
+    /// Rows per page, 1 to 200 (the server's default is 50).
+    pub fn limit(self, limit: u16) -> Self {
+        self.set(LIMIT, limit.to_string())
+    }
+
+    /// Starts at this cursor (a `next_cursor` from a page with the same filters).
+    pub fn cursor(self, cursor: impl Into<String>) -> Self {
+        ListRequest { query: self.query.cursor(cursor.into()), rows: PhantomData }
+    }
+}
+
+impl<T: DeserializeOwned + Send + 'static> ListRequest<T> {
+    /// Fetches one page.
+    pub async fn send(&self) -> Result<Page<T>> {
+        self.query.send().await
+    }
+
+    /// Every page from the start (or from [`cursor`](Self::cursor)), one
+    /// [`Pages::next_page`] call at a time.
+    pub fn pages(self) -> Pages<T> {
+        self.query.pages()
+    }
+
+    /// Every matching row, following `next_cursor` to the last page. The
+    /// stream ends after the first error, which it yields.
+    ///
+    /// ```no_run
+    /// # async fn example(client: mds_client::Client) -> Result<(), mds_client::Error> {
+    /// use futures_util::StreamExt as _;
+    /// let mut companies = std::pin::pin!(client.companies().search("bank").limit(200).stream());
+    /// while let Some(c) = companies.next().await {
+    ///     println!("{}", c?.name);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn stream(self) -> impl Stream<Item = Result<T>> + Send + 'static {
+        self.pages().stream()
+    }
+
+    /// Every matching row in one vector (all pages).
+    pub async fn all(self) -> Result<Vec<T>> {
+        self.pages().all().await
+    }
+}
 
 /// A list request's path and query parameters (a name given twice keeps
 /// the last value), and the cursor it starts at.
