@@ -28,6 +28,7 @@ use mds_domain::{Isin, Slug, Ticker};
 use utoipa::openapi::example::ExampleBuilder;
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::tag::TagBuilder;
 use utoipa::openapi::{ContentBuilder, Header, HeaderBuilder, Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi, ToResponse};
 
@@ -92,12 +93,7 @@ pub struct SlugPath {
         ),
     ),
     modifiers(&Common),
-    security(("bearer" = [])),
-    tags(
-        (name = "companies", description = "Listed companies and securities."),
-        (name = "news", description = "News articles."),
-        (name = "usage", description = "The calling key's consumption and limits."),
-    )
+    security(("bearer" = []))
 )]
 pub struct ApiDoc;
 
@@ -292,13 +288,28 @@ pub(crate) fn add_bearer<'d>(
     components
 }
 
-/// Adds what every operation shares: the bearer scheme, `X-Request-Id` on
+/// Sets `doc`'s tags: each `(name, description)`, in this order.
+pub(crate) fn set_tags(doc: &mut utoipa::openapi::OpenApi, tags: &[(&str, &str)]) {
+    let tag =
+        |(name, description): &(&str, &str)| TagBuilder::new().name(*name).description(Some(*description)).build();
+    doc.tags = Some(tags.iter().map(tag).collect());
+}
+
+/// Adds what every operation shares: the tags, the bearer scheme, `X-Request-Id` on
 /// every response, the rate-limit headers on the responses of admitted
 /// requests, `ETag` and `Cache-Control` on `200`/`304`.
 struct Common;
 
 impl Modify for Common {
     fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        set_tags(
+            doc,
+            &[
+                ("companies", "Listed companies and securities."),
+                ("news", "News articles."),
+                ("usage", "The calling key's consumption and limits."),
+            ],
+        );
         let components = add_bearer(doc, "bearer", "An API key: `Authorization: Bearer mds_live_…` (or `mds_test_…`).");
         let request_id = header(
             "Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID.",

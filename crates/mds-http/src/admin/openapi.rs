@@ -42,21 +42,24 @@ from `next_cursor` (a string while `has_more`, else `null`), valid only for the 
         List<Account>, List<KeyView>, List<AuditEntry>
     )),
     modifiers(&Bearer),
-    security(("admin_token" = [])),
-    tags(
-        (name = "tiers", description = "Rate limit and monthly quota per tier."),
-        (name = "accounts", description = "Accounts and their entitlement."),
-        (name = "keys", description = "API keys: issue, list, show, revoke."),
-        (name = "audit", description = "Every change, newest first."),
-    )
+    security(("admin_token" = []))
 )]
 pub struct AdminApiDoc;
 
-/// Adds the bearer scheme of admin tokens.
+/// Adds the tags and the bearer scheme of admin tokens.
 struct Bearer;
 
 impl Modify for Bearer {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        crate::openapi::set_tags(
+            openapi,
+            &[
+                ("tiers", "Rate limit and monthly quota per tier."),
+                ("accounts", "Accounts and their entitlement."),
+                ("keys", "API keys: issue, list, show, revoke."),
+                ("audit", "Every change, newest first."),
+            ],
+        );
         crate::openapi::add_bearer(openapi, "admin_token", "An admin token, `mds_admin_…`; API keys are refused.");
     }
 }
