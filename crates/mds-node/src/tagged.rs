@@ -33,7 +33,17 @@ pub fn tag_of(digest: &[u8; 16]) -> HeaderValue {
 
 /// The first 16 bytes of the SHA-256 of `bytes`.
 pub fn digest(bytes: &[u8]) -> [u8; 16] {
-    Sha256::digest(bytes)[..16].try_into().expect("16 of 32 bytes")
+    first_16(&Sha256::digest(bytes))
+}
+
+/// The `ETag` value of what `h` was fed: a tag derived from what makes a
+/// representation rather than from its bytes.
+pub fn tag_of_hasher(h: Sha256) -> HeaderValue {
+    tag_of(&first_16(&h.finalize()))
+}
+
+fn first_16(sha256: &[u8]) -> [u8; 16] {
+    sha256[..16].try_into().expect("16 of 32 bytes")
 }
 
 #[cfg(test)]

@@ -162,7 +162,7 @@ fn page_tag(catalog: &CatalogVersion, since: i64, nonce: i64, after: Option<&Cha
         None => h.update([0]),
     }
     h.update((limit as u64).to_le_bytes());
-    tagged::tag_of(&h.finalize()[..16].try_into().expect("16 of 32 bytes"))
+    tagged::tag_of_hasher(h)
 }
 
 fn invalid_cursor(param: &'static str, detail: &str) -> ApiError {

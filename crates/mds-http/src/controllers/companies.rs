@@ -93,7 +93,7 @@ fn page_tag(catalog: &CatalogVersion, req: &CompaniesQueryParams, after: Option<
         None => h.update([0]),
     }
     h.update((req.page.limit.get() as u64).to_le_bytes());
-    tagged::tag_of(&h.finalize()[..16].try_into().expect("16 of 32 bytes"))
+    tagged::tag_of_hasher(h)
 }
 
 #[cfg(test)]

@@ -46,6 +46,6 @@ pub async fn show(
     h.update(b"mds company\0");
     h.update(catalog.id());
     h.update(isin.as_str().as_bytes());
-    let etag = tagged::tag_of(&h.finalize()[..16].try_into().expect("16 of 32 bytes"));
+    let etag = tagged::tag_of_hasher(h);
     Ok(tagged(Tagged { body: body.into(), etag }))
 }
