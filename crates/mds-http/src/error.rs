@@ -112,6 +112,13 @@ impl ApiError {
 #[derive(Debug, Clone, Copy)]
 pub struct StoreFailure;
 
+/// A bad query value: `400 invalid_parameter` naming it.
+impl From<mds_domain::ParamError> for ApiError {
+    fn from(e: mds_domain::ParamError) -> Self {
+        ApiError::invalid_parameter(e.param, e.detail)
+    }
+}
+
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         let mut err = match e {

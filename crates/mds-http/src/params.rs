@@ -40,7 +40,7 @@ impl<'a> Params<'a> {
 /// repeated ones are refused), its values with `T`.
 pub fn parse_query<T: QueryParams>(raw: Option<&str>) -> Result<T, ApiError> {
     let p = Params::parse(raw, T::NAMES)?;
-    T::parse(|name| p.get(name)).map_err(|e| ApiError::invalid_parameter(e.param, e.detail))
+    Ok(T::parse(|name| p.get(name))?)
 }
 
 fn unknown(name: &str, allowed: &[&str]) -> ApiError {

@@ -397,8 +397,7 @@ pub async fn account_usage(
     use mds_domain::daily::{DailyPeriod, DailyUsageQueryParams};
     let query = crate::params::parse_query::<DailyUsageQueryParams>(raw.as_deref())?;
     let name = path_name("name", &name, AccountName::parse)?;
-    let period = DailyPeriod::at(query.month, state.config.clock.now())
-        .map_err(|e| ApiError::invalid_parameter(e.param, e.detail))?;
+    let period = DailyPeriod::at(query.month, state.config.clock.now())?;
     let routes = crate::controllers::usage_daily::data_routes();
     one(&ops::account_usage(&state.node, &name, &period, routes).await.map_err(from_admin)?)
 }

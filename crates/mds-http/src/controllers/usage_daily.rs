@@ -48,7 +48,6 @@ pub async fn show(
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     let query = parse_query::<DailyUsageQueryParams>(raw.as_deref())?;
-    let period = DailyPeriod::at(query.month, state.config.clock.now())
-        .map_err(|e| ApiError::invalid_parameter(e.param, e.detail))?;
+    let period = DailyPeriod::at(query.month, state.config.clock.now())?;
     Ok(tagged(hashed_json(&state.usage_daily(&ctx, &period, data_routes()).await?)?))
 }
