@@ -118,13 +118,14 @@ async fn list_commands_print_every_page() {
     }
     for _ in 0..203 {
         let key = mds_domain::ApiKey::generate(mds_domain::Environment::Live);
-        let new = mds_store::NewKey {
+        let new = mds_store::KeyRecord {
             prefix: key.prefix(),
             hash: key.hash(),
             account: mds_domain::AccountName::parse("a007").unwrap(),
             tier: mds_domain::TierName::parse("pro").unwrap(),
             environment: mds_domain::Environment::Live,
             created_at: now,
+            revoked_at: None,
             expires_at: None,
         };
         store.create_key(&new).await.unwrap();

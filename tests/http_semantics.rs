@@ -531,13 +531,14 @@ async fn keys_with_the_old_twelve_character_prefix_keep_working_beside_new_ones(
     let old = mds_domain::ApiKey::generate(Environment::Live);
     let legacy = mds_domain::KeyPrefix::parse(&old.expose_secret()[..12]).unwrap();
     app.store
-        .create_key(&mds_store::NewKey {
+        .create_key(&mds_store::KeyRecord {
             prefix: legacy.clone(),
             hash: old.hash(),
             account: mds_domain::AccountName::parse("acme").unwrap(),
             tier: mds_domain::TierName::parse("pro").unwrap(),
             environment: Environment::Live,
             created_at: chrono::Utc::now(),
+            revoked_at: None,
             expires_at: None,
         })
         .await

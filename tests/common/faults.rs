@@ -16,7 +16,7 @@ use mds_domain::{
 };
 use mds_store::{
     AccessStore, AdminStore, AdminTokenRecord, AuthChanges, AuthDirectory, CatalogStore, Cause, DailyUsage,
-    Generations, IdempotencyClaim, KeyLookup, KeyRecord, MetaStore, NewKey, NewsStore, RolledKey, Store, StoreError,
+    Generations, IdempotencyClaim, KeyLookup, KeyRecord, MetaStore, NewsStore, RolledKey, Store, StoreError,
     StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
 };
 
@@ -117,7 +117,7 @@ gated!(AccessStore {
     fn create_account(name: &AccountName, now: DateTime<Utc>) -> Account;
     fn set_account_entitled(name: &AccountName, entitled: bool, now: DateTime<Utc>) -> Account;
     fn accounts() -> Vec<Account>;
-    fn create_key(key: &NewKey) -> KeyRecord;
+    fn create_key(key: &KeyRecord) -> KeyRecord;
     fn revoke_key(prefix: &KeyPrefix, now: DateTime<Utc>) -> KeyRecord;
     fn roll_key(old: &KeyPrefix, new: (&KeyPrefix, KeyHash), now: DateTime<Utc>, old_expires_at: DateTime<Utc>) -> RolledKey;
     fn keys(account: Option<&AccountName>) -> Vec<KeyRecord>;
@@ -141,7 +141,7 @@ gated!(AdminStore {
     fn audited_set_tier(tier: &Tier, actor: &Actor, now: DateTime<Utc>) -> bool;
     fn audited_create_account(name: &AccountName, actor: &Actor, now: DateTime<Utc>) -> Account;
     fn audited_set_account_entitled(name: &AccountName, entitled: bool, actor: &Actor, now: DateTime<Utc>) -> Account;
-    fn audited_create_key(key: &NewKey, actor: &Actor) -> KeyRecord;
+    fn audited_create_key(key: &KeyRecord, actor: &Actor) -> KeyRecord;
     fn audited_revoke_key(prefix: &KeyPrefix, actor: &Actor, now: DateTime<Utc>) -> (KeyRecord, bool);
     fn audited_roll_key(old: &KeyPrefix, new: (&KeyPrefix, KeyHash), actor: &Actor, now: DateTime<Utc>, old_expires_at: DateTime<Utc>) -> RolledKey;
     fn key(prefix: &KeyPrefix) -> Option<KeyRecord>;

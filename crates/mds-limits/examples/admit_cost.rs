@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::Utc;
-use mds_limits::{Charge, Limiter, Limits, Meter, Outcome, SystemClock};
+use mds_limits::{Ask, Charge, Limiter, Limits, Meter, Outcome, SystemClock};
 
 /// The store with one key that the limiter's tests use too.
 #[path = "../tests/common/mod.rs"]
@@ -33,7 +33,7 @@ async fn main() {
         let start = Instant::now();
         for i in 0..n {
             let route = ROUTES[i as usize % routes];
-            let d = limiter.admit(&store, &key, limits, Charge::Counted(route)).await.unwrap();
+            let d = limiter.admit(&store, Ask { key: &key, limits, charge: Charge::Counted(route) }).await.unwrap();
             let outcome = if i % 10 == 9 { Outcome::NotModified } else { Outcome::Counted };
             d.ticket.unwrap().settle(outcome);
         }

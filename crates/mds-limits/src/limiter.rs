@@ -50,6 +50,18 @@ pub enum Charge {
     Counted(&'static str),
 }
 
+/// One request put to a limiter: whose it is, the limits of its key's
+/// enforced tier, and what it takes from the monthly quota.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ask<'a> {
+    /// The key the request came with.
+    pub key: &'a KeyPrefix,
+    /// Its enforced tier's limits.
+    pub limits: Limits,
+    /// What it takes from the quota if admitted.
+    pub charge: Charge,
+}
+
 /// A quota reservation to settle once the response is known, with the day
 /// (UTC) and route its request is recorded under. Dropped unsettled (the
 /// request was cancelled or timed out), it counts: the request was
@@ -217,19 +229,14 @@ impl Limiter {
         &self.clock
     }
 
-    /// Admits one request of `key` or says why not. Every admitted request
+    /// Admits the request `ask` or says why not. Every admitted request
     /// takes from the per-minute limit; a [`Charge::Counted`] one also
     /// reserves one request of the month's quota. A refused request takes
     /// nothing. Both checks happen under the key's one lock; the only store
     /// access is a read of the key's count, once per key and month on this
     /// node.
-    pub async fn admit(
-        &self,
-        store: &dyn UsageStore,
-        key: &KeyPrefix,
-        limits: Limits,
-        charge: Charge,
-    ) -> StoreResult<Decision> {
+    pub async fn admit(&self, store: &dyn UsageStore, ask: Ask<'_>) -> StoreResult<Decision> {
+        let Ask { key, limits, charge } = ask;
         let now = self.clock.now();
         let month = BillingMonth::of(now);
         let state = self.meter.key_state(key);

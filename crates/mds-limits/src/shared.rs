@@ -86,7 +86,7 @@ use redis::{ErrorKind, RedisError, Script};
 
 use crate::clock::Clock;
 use crate::lease::{self, Held, Tokens};
-use crate::limiter::{Charge, Decision, Limiter, Limits, MinuteStanding, Policy, Ticket};
+use crate::limiter::{Ask, Charge, Decision, Limiter, Limits, MinuteStanding, Policy, Ticket};
 use crate::meter::{self, Meter};
 
 /// The lease script. `KEYS[1]`: the GCRA TAT (µs); `KEYS[2]`: the month's
@@ -571,30 +571,24 @@ impl SharedLimiter {
         }
     }
 
-    /// Admits one request of `key` or says why not, like [`Limiter::admit`]
+    /// Admits the request `ask` or says why not, like [`Limiter::admit`]
     /// but across all nodes: from the key's lease, taking a new one from
     /// Redis when it is spent or ended, or, while Redis is away, by the
     /// node's own limiter with its share of the per-minute limit. A Redis
     /// failure is never an error here; a store failure (reading the count
     /// to seed a counter) is.
-    pub async fn admit(
-        &self,
-        store: &dyn UsageStore,
-        key: &KeyPrefix,
-        limits: Limits,
-        charge: Charge,
-    ) -> StoreResult<Decision> {
-        let lease = self.lease_of(key);
-        if let Some(d) = self.admit_from_lease(&lease, key, limits, charge) {
+    pub async fn admit(&self, store: &dyn UsageStore, ask: Ask<'_>) -> StoreResult<Decision> {
+        let lease = self.lease_of(ask.key);
+        if let Some(d) = self.admit_from_lease(&lease, ask) {
             return Ok(d);
         }
         if self.should_try_redis() {
             // One request renews; the others wait for it and take from the new lease.
             let _renewing = lease.renewing.lock().await;
-            if let Some(d) = self.admit_from_lease(&lease, key, limits, charge) {
+            if let Some(d) = self.admit_from_lease(&lease, ask) {
                 return Ok(d);
             }
-            match self.renew(store, key, &lease, limits, charge).await {
+            match self.renew(store, &lease, ask).await {
                 Ok(d) => {
                     self.came_back();
                     return Ok(d);
@@ -603,7 +597,7 @@ impl SharedLimiter {
                 Err(Failure::Redis(e)) => self.fell_back(&e),
             }
         }
-        self.admit_local(store, key, &lease, limits, charge).await
+        self.admit_local(store, &lease, ask).await
     }
 
     /// Gives back the leases that ended and carries requests counted outside
@@ -692,13 +686,8 @@ impl SharedLimiter {
 
     /// The decision the key's lease (or its standing refusal) gives without
     /// Redis, if it gives one.
-    fn admit_from_lease(
-        &self,
-        lease: &Arc<KeyLease>,
-        key: &KeyPrefix,
-        limits: Limits,
-        charge: Charge,
-    ) -> Option<Decision> {
+    fn admit_from_lease(&self, lease: &Arc<KeyLease>, ask: Ask<'_>) -> Option<Decision> {
+        let Ask { limits, charge, .. } = ask;
         let counts = charge != Charge::Free;
         let clock = self.local.clock();
         let (now, mono) = (clock.now(), clock.elapsed());
@@ -711,7 +700,7 @@ impl SharedLimiter {
                 if h.take(counts) {
                     let h = *h;
                     drop(s);
-                    return Some(self.admitted(key, lease, &h, limits, charge, now, mono));
+                    return Some(self.admitted(ask, lease, &h, now, mono));
                 }
                 // Spent, and Redis had nothing left: refused here, without
                 // asking Redis, until a lease of this size has refilled (at
@@ -744,17 +733,8 @@ impl SharedLimiter {
     }
 
     /// An admitted request from lease `h` (already taken from it).
-    #[allow(clippy::too_many_arguments)]
-    fn admitted(
-        &self,
-        key: &KeyPrefix,
-        lease: &Arc<KeyLease>,
-        h: &Held,
-        limits: Limits,
-        charge: Charge,
-        now: DateTime<Utc>,
-        mono: Duration,
-    ) -> Decision {
+    fn admitted(&self, ask: Ask<'_>, lease: &Arc<KeyLease>, h: &Held, now: DateTime<Utc>, mono: Duration) -> Decision {
+        let Ask { key, limits, charge } = ask;
         bump(&self.counters.redis_admitted);
         let used = h.month_used();
         let state = self.local.meter().key_state(key);
@@ -794,14 +774,8 @@ impl SharedLimiter {
 
     /// Ends the key's lease (if any), gives back what it did not use, and
     /// takes a new one for this request; decides the request from it.
-    async fn renew(
-        &self,
-        store: &dyn UsageStore,
-        key: &KeyPrefix,
-        lease: &Arc<KeyLease>,
-        limits: Limits,
-        charge: Charge,
-    ) -> Result<Decision, Failure> {
+    async fn renew(&self, store: &dyn UsageStore, lease: &Arc<KeyLease>, ask: Ask<'_>) -> Result<Decision, Failure> {
+        let Ask { key, limits, charge } = ask;
         let counts = charge != Charge::Free;
         let clock = self.local.clock();
         let (now, mono) = (clock.now(), clock.elapsed());
@@ -847,7 +821,7 @@ impl SharedLimiter {
         if h.take(counts) {
             s.held = Some(h);
             drop(s);
-            return Ok(self.admitted(key, lease, &h, limits, charge, now, mono));
+            return Ok(self.admitted(ask, lease, &h, now, mono));
         }
         s.held = Some(h);
         // Refused: stand by the refusal without asking Redis again. For the
@@ -1139,19 +1113,12 @@ impl SharedLimiter {
 
     /// The node's own decision, with its share of the per-minute limit; a
     /// counted admission is added to the running total Redis is told of.
-    async fn admit_local(
-        &self,
-        store: &dyn UsageStore,
-        key: &KeyPrefix,
-        lease: &Arc<KeyLease>,
-        limits: Limits,
-        charge: Charge,
-    ) -> StoreResult<Decision> {
-        let share = Limits {
-            rate_limit_per_minute: (limits.rate_limit_per_minute / self.config.nodes).max(1),
-            monthly_quota: limits.monthly_quota,
+    async fn admit_local(&self, store: &dyn UsageStore, lease: &Arc<KeyLease>, ask: Ask<'_>) -> StoreResult<Decision> {
+        let limits = Limits {
+            rate_limit_per_minute: (ask.limits.rate_limit_per_minute / self.config.nodes).max(1),
+            monthly_quota: ask.limits.monthly_quota,
         };
-        let mut d = self.local.admit(store, key, share, charge).await?;
+        let mut d = self.local.admit(store, Ask { limits, ..ask }).await?;
         if d.admitted() {
             bump(&self.counters.local_admitted);
             if let Some(t) = d.ticket.as_mut() {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
 use mds_domain::KeyPrefix;
-use mds_limits::{Charge, Limiter, Limits, ManualClock, Meter, Policy};
+use mds_limits::{Ask, Charge, Limiter, Limits, ManualClock, Meter, Policy};
 use mds_store::sqlite::SqliteStore;
 
 fn t0() -> DateTime<Utc> {
@@ -22,6 +22,11 @@ async fn store_with_key(dir: &tempfile::TempDir) -> (SqliteStore, KeyPrefix) {
 }
 
 const LIMITS: Limits = Limits { rate_limit_per_minute: 60, monthly_quota: 1_000_000 };
+
+/// A counted request of `key` within [`LIMITS`].
+fn ask(key: &KeyPrefix) -> Ask<'_> {
+    Ask { key, limits: LIMITS, charge: Charge::Counted("/v1/companies") }
+}
 
 /// A limiter on manual clocks at [`t0`], its store with one key.
 async fn setup(dir: &tempfile::TempDir) -> (SqliteStore, KeyPrefix, Arc<ManualClock>, Limiter) {
@@ -36,11 +41,11 @@ async fn a_step_back_of_the_wall_clock_refuses_no_one() {
     let dir = tempfile::tempdir().unwrap();
     let (store, key, clock, limiter) = setup(&dir).await;
     for _ in 0..5 {
-        assert!(limiter.admit(&store, &key, LIMITS, Charge::Counted("/v1/companies")).await.unwrap().admitted());
+        assert!(limiter.admit(&store, ask(&key)).await.unwrap().admitted());
     }
     clock.step(t0() - Duration::hours(1));
     clock.advance(Duration::seconds(1));
-    let d = limiter.admit(&store, &key, LIMITS, Charge::Counted("/v1/companies")).await.unwrap();
+    let d = limiter.admit(&store, ask(&key)).await.unwrap();
     assert!(d.admitted(), "refused after a step back: retry after {} s", d.retry_after_secs);
     assert!(d.minute.remaining >= 54, "the minute stands as it did: {}", d.minute.remaining);
 }
@@ -49,14 +54,11 @@ async fn a_step_back_of_the_wall_clock_refuses_no_one() {
 async fn a_step_forward_of_the_wall_clock_refills_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let (store, key, clock, limiter) = setup(&dir).await;
-    while limiter.admit(&store, &key, LIMITS, Charge::Counted("/v1/companies")).await.unwrap().admitted() {}
+    while limiter.admit(&store, ask(&key)).await.unwrap().admitted() {}
     clock.step(t0() + Duration::hours(1));
-    let d = limiter.admit(&store, &key, LIMITS, Charge::Counted("/v1/companies")).await.unwrap();
+    let d = limiter.admit(&store, ask(&key)).await.unwrap();
     assert_eq!(d.violated, vec![Policy::Minute], "the allowance did not refill by a step");
     assert!(d.retry_after_secs <= 1, "{}", d.retry_after_secs);
     clock.advance(Duration::seconds(1));
-    assert!(
-        limiter.admit(&store, &key, LIMITS, Charge::Counted("/v1/companies")).await.unwrap().admitted(),
-        "time passing refills it"
-    );
+    assert!(limiter.admit(&store, ask(&key)).await.unwrap().admitted(), "time passing refills it");
 }

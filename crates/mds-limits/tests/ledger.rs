@@ -12,7 +12,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::KeyPrefix;
 use mds_domain::daily::DailyUsage;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
-use mds_limits::{Charge, Limiter, Limits, ManualClock, Meter, Outcome};
+use mds_limits::{Ask, Charge, Limiter, Limits, ManualClock, Meter, Outcome};
 use mds_store::prelude::*;
 use mds_store::sqlite::SqliteStore;
 use mds_store::{StoreResult, UsageBatch};
@@ -72,7 +72,7 @@ async fn requests_reach_the_ledger_by_day_route_and_outcome() {
     let clock = Arc::new(ManualClock::new(t0()));
     let limiter = Limiter::new(Arc::new(Meter::new()), clock.clone());
     let admit = async |route, outcome| {
-        let d = limiter.admit(&store, &key, LIMITS, Charge::Counted(route)).await.unwrap();
+        let d = limiter.admit(&store, Ask { key: &key, limits: LIMITS, charge: Charge::Counted(route) }).await.unwrap();
         d.ticket.expect("a counted request has a ticket").settle(outcome);
     };
     admit("/v1/companies", Outcome::Counted).await;
@@ -80,17 +80,29 @@ async fn requests_reach_the_ledger_by_day_route_and_outcome() {
     admit("/v1/news/{slug}", Outcome::Counted).await;
     admit("/v1/news/{slug}", Outcome::Released).await;
     // A free request has no ticket and records nothing.
-    assert!(limiter.admit(&store, &key, LIMITS, Charge::Free).await.unwrap().ticket.is_none());
+    assert!(
+        limiter.admit(&store, Ask { key: &key, limits: LIMITS, charge: Charge::Free }).await.unwrap().ticket.is_none()
+    );
     // Across midnight (UTC): the next day's entries.
     clock.advance(chrono::Duration::seconds(2));
     admit("/v1/companies", Outcome::Counted).await;
     // Admitted before midnight, answered after: the day of admission.
     clock.set(t0());
-    let late = limiter.admit(&store, &key, LIMITS, Charge::Counted("/v1/companies")).await.unwrap().ticket.unwrap();
+    let late = limiter
+        .admit(&store, Ask { key: &key, limits: LIMITS, charge: Charge::Counted("/v1/companies") })
+        .await
+        .unwrap()
+        .ticket
+        .unwrap();
     clock.advance(chrono::Duration::seconds(5));
     late.settle(Outcome::Counted);
     // Dropped unsettled (the client went away): counted.
-    drop(limiter.admit(&store, &key, LIMITS, Charge::Counted("/v1/news/{slug}")).await.unwrap());
+    drop(
+        limiter
+            .admit(&store, Ask { key: &key, limits: LIMITS, charge: Charge::Counted("/v1/news/{slug}") })
+            .await
+            .unwrap(),
+    );
 
     assert_eq!(limiter.meter().flush(&store).await.unwrap(), 5);
     let entry = |d: &str, route: &str, requests, not_modified| DailyUsage {
@@ -124,7 +136,10 @@ async fn a_read_during_a_flush_counts_each_request_once() {
     let meter = Arc::new(Meter::new());
     let limiter = Limiter::new(meter.clone(), Arc::new(ManualClock::new(t0())));
     for _ in 0..5 {
-        let d = limiter.admit(&*store, &key, LIMITS, Charge::Counted("/v1/companies")).await.unwrap();
+        let d = limiter
+            .admit(&*store, Ask { key: &key, limits: LIMITS, charge: Charge::Counted("/v1/companies") })
+            .await
+            .unwrap();
         d.ticket.unwrap().settle(Outcome::Counted);
     }
     let flushing = {

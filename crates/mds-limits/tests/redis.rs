@@ -16,10 +16,10 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use mds_domain::usage::BillingMonth;
 use mds_domain::{AccountName, Environment, KeyHash, KeyPrefix, TierName};
-use mds_limits::{Charge, Decision, Limits, ManualClock, Meter, Outcome, Policy, SharedConfig, SharedLimiter};
+use mds_limits::{Ask, Charge, Decision, Limits, ManualClock, Meter, Outcome, Policy, SharedConfig, SharedLimiter};
 use mds_store::prelude::*;
 use mds_store::sqlite::SqliteStore;
-use mds_store::{DatabaseUrl, NewKey, UsageBatch, UsageDelta};
+use mds_store::{DatabaseUrl, KeyRecord, UsageBatch, UsageDelta};
 use mds_testkit::redis::RedisServer;
 use tempfile::TempDir;
 
@@ -71,13 +71,14 @@ impl Env {
         let acme = AccountName::parse("acme").unwrap();
         store.create_account(&acme, t0()).await.unwrap();
         store
-            .create_key(&NewKey {
+            .create_key(&KeyRecord {
                 prefix: key(),
                 hash: KeyHash([7; 32]),
                 account: acme,
                 tier: TierName::parse("pro").unwrap(),
                 environment: Environment::Live,
                 created_at: "2026-01-01T00:00:00Z".parse().unwrap(),
+                revoked_at: None,
                 expires_at: None,
             })
             .await
@@ -138,7 +139,7 @@ impl Env {
 
 async fn admit(l: &SharedLimiter, store: &SqliteStore, limits: Limits, counts: bool) -> Decision {
     let charge = if counts { Charge::Counted("/v1/companies") } else { Charge::Free };
-    l.admit(store, &key(), limits, charge).await.unwrap()
+    l.admit(store, Ask { key: &key(), limits, charge }).await.unwrap()
 }
 
 fn limits(rate_limit_per_minute: u32, monthly_quota: u64) -> Limits {

@@ -8,7 +8,7 @@ use std::future::Future;
 
 use chrono::{DateTime, Utc};
 use mds_domain::{AccountName, ApiKey, Environment, KeyHash, KeyPrefix, TierName};
-use mds_store::{NewKey, Store, StoreError, StoreResult};
+use mds_store::{KeyRecord, Store, StoreError, StoreResult};
 
 /// How many new keys are drawn when the prefix of the last one is taken.
 const PREFIX_TRIES: usize = 5;
@@ -38,7 +38,7 @@ where
     Err(StoreError::Conflict(no_free_prefix()))
 }
 
-/// Draws keys as [`with_free_prefix`] does, each a [`NewKey`] for
+/// Draws keys as [`with_free_prefix`] does, each a [`KeyRecord`] for
 /// `account` on `tier`, created `now` and expiring at `expires_at`, and has
 /// `store` store it.
 pub(crate) async fn draw_key<T, F, Fut>(
@@ -50,12 +50,12 @@ pub(crate) async fn draw_key<T, F, Fut>(
     mut store: F,
 ) -> StoreResult<(ApiKey, T)>
 where
-    F: FnMut(NewKey) -> Fut,
+    F: FnMut(KeyRecord) -> Fut,
     Fut: Future<Output = StoreResult<T>>,
 {
     with_free_prefix(environment, |prefix, hash| {
         let (account, tier) = (account.clone(), tier.clone());
-        store(NewKey { prefix, hash, account, tier, environment, created_at: now, expires_at })
+        store(KeyRecord { prefix, hash, account, tier, environment, created_at: now, revoked_at: None, expires_at })
     })
     .await
 }

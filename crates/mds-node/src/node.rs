@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use mds_catalog::{Catalog, CursorCodec};
 use mds_domain::ApiKey;
-use mds_limits::{Charge, Decision, Limiter, Limits, Meter, SharedLimiter};
+use mds_limits::{Ask, Charge, Decision, Limiter, Limits, Meter, SharedLimiter};
 use mds_store::{Generations, KeyLookup, Store, StoreError, StoreResult};
 
 use crate::catalog::{CatalogSlot, CatalogVersion};
@@ -136,11 +136,12 @@ impl Node {
         }
         let limits =
             Limits { rate_limit_per_minute: ctx.tier.rate_limit_per_minute, monthly_quota: ctx.tier.monthly_quota };
+        let ask = Ask { key: &ctx.prefix, limits, charge };
         let decision = match &self.shared {
             // Boxed: its future is kilobytes (a Redis call), which every
             // request's future would otherwise carry and copy.
-            Some(shared) => Box::pin(shared.admit(&*self.store, &ctx.prefix, limits, charge)).await?,
-            None => self.limiter.admit(&*self.store, &ctx.prefix, limits, charge).await?,
+            Some(shared) => Box::pin(shared.admit(&*self.store, ask)).await?,
+            None => self.limiter.admit(&*self.store, ask).await?,
         };
         Ok(Some(decision))
     }

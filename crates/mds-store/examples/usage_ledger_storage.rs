@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use chrono::{Days, NaiveDate, Utc};
 use mds_domain::{AccountName, Environment, KeyHash, KeyPrefix, TierName};
-use mds_store::{DatabaseUrl, NewKey, UsageBatch, UsageDelta};
+use mds_store::{DatabaseUrl, KeyRecord, UsageBatch, UsageDelta};
 
 /// The data routes a key may use, in the order keys take them.
 const ROUTES: [&str; 5] =
@@ -53,13 +53,14 @@ async fn main() {
         let prefix = KeyPrefix::parse(&format!("mds_live_{i:08}")).unwrap();
         let mut hash = [0u8; 32];
         hash[..8].copy_from_slice(&(i as u64).to_le_bytes());
-        let key = NewKey {
+        let key = KeyRecord {
             prefix: prefix.clone(),
             hash: KeyHash(hash),
             account: acme.clone(),
             tier: TierName::parse("pro").unwrap(),
             environment: Environment::Live,
             created_at: Utc::now(),
+            revoked_at: None,
             expires_at: None,
         };
         store.create_key(&key).await.expect("key");

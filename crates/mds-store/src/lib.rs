@@ -148,25 +148,6 @@ pub enum IdempotencyClaim {
     },
 }
 
-/// A key to be stored.
-#[derive(Debug, Clone)]
-pub struct NewKey {
-    /// The key's prefix ([`mds_domain::key::KEY_PREFIX_LEN`] characters).
-    pub prefix: KeyPrefix,
-    /// SHA-256 of the key.
-    pub hash: KeyHash,
-    /// Owning account (must exist).
-    pub account: AccountName,
-    /// Tier (must exist).
-    pub tier: TierName,
-    /// Environment, matching the key's scheme.
-    pub environment: Environment,
-    /// Creation instant.
-    pub created_at: DateTime<Utc>,
-    /// When it stops working, if it expires.
-    pub expires_at: Option<DateTime<Utc>>,
-}
-
 /// A rolled key: the old one as it is now (expiring at the end of the
 /// overlap window) and the new one.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -29,7 +29,7 @@ use mds_domain::{
 
 use crate::{
     AdminTokenRecord, AuthChanges, AuthDirectory, DailyUsage, Generations, IdempotencyClaim, KeyLookup, KeyRecord,
-    NewKey, RolledKey, StoreResult, StoredCompany, UpsertSummary, UsageBatch,
+    RolledKey, StoreResult, StoredCompany, UpsertSummary, UsageBatch,
 };
 
 /// Every role of storage: what the service and the operator commands need.
@@ -156,9 +156,10 @@ pub trait AccessStore: Send + Sync + 'static {
     /// Every account, ordered by name.
     async fn accounts(&self) -> StoreResult<Vec<Account>>;
 
-    /// Stores a new key. `NotFound` if the account or tier does not exist;
-    /// `Conflict` if the prefix is taken (the caller makes a new key).
-    async fn create_key(&self, key: &NewKey) -> StoreResult<KeyRecord>;
+    /// Stores a key as given (a new one: `revoked_at` `None`). `NotFound` if
+    /// the account or tier does not exist; `Conflict` if the prefix is taken
+    /// (the caller makes a new key).
+    async fn create_key(&self, key: &KeyRecord) -> StoreResult<KeyRecord>;
 
     /// Revokes a key by prefix. `NotFound` if there is no such key. Revoking a
     /// revoked key changes nothing and returns it as it is.
@@ -284,7 +285,7 @@ pub trait AdminStore: Send + Sync + 'static {
 
     /// [`AccessStore::create_key`], audited (`key.create`), at the key's
     /// `created_at`.
-    async fn audited_create_key(&self, key: &NewKey, actor: &Actor) -> StoreResult<KeyRecord>;
+    async fn audited_create_key(&self, key: &KeyRecord, actor: &Actor) -> StoreResult<KeyRecord>;
 
     /// [`AccessStore::revoke_key`], audited (`key.revoke`) when it revokes;
     /// also whether it did (false: revoked before, nothing written).

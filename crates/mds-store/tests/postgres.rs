@@ -377,13 +377,14 @@ async fn create_key(store: &PgStore, account: &AccountName) -> KeyPrefix {
     loop {
         let key = mds_domain::ApiKey::generate(mds_domain::Environment::Live);
         let created = store
-            .create_key(&mds_store::NewKey {
+            .create_key(&mds_store::KeyRecord {
                 prefix: key.prefix(),
                 hash: key.hash(),
                 account: account.clone(),
                 tier: mds_domain::TierName::evaluation(),
                 environment: key.environment(),
                 created_at: Utc::now(),
+                revoked_at: None,
                 expires_at: None,
             })
             .await;

@@ -10,7 +10,7 @@ use chrono::Utc;
 use mds_domain::{AccountName, Company, Environment, KeyHash, KeyPrefix, Tier, TierName};
 use mds_store::prelude::*;
 use mds_store::sqlite::{BUSY_TIMEOUT, INDEX_REBUILD_MIN_ROWS, SqliteStore};
-use mds_store::{DatabaseUrl, KeyRecord, NewKey, StoreError, StoreResult, UpsertSummary};
+use mds_store::{DatabaseUrl, KeyRecord, StoreError, StoreResult, UpsertSummary};
 use mds_testkit::fixtures::company;
 use sqlx::{Connection, SqliteConnection};
 use tempfile::TempDir;
@@ -173,13 +173,14 @@ async fn a_key_is_revoked_while_an_upsert_is_mid_way() {
     store.migrate().await.expect("migrate");
     let acme = AccountName::parse("acme").unwrap();
     store.create_account(&acme, Utc::now()).await.unwrap();
-    let key = NewKey {
+    let key = KeyRecord {
         prefix: KeyPrefix::parse("mds_live_k01").unwrap(),
         hash: KeyHash([7; 32]),
         account: acme,
         tier: TierName::parse("pro").unwrap(),
         environment: Environment::Live,
         created_at: Utc::now(),
+        revoked_at: None,
         expires_at: None,
     };
     store.create_key(&key).await.unwrap();

@@ -34,7 +34,7 @@ use mds_domain::{
 };
 
 use mds_store::{
-    ActiveKey, AuthChanges, DailyUsage, Generations, KeyRecord, NewKey, Store, StoreError, StoreResult, UpsertSummary,
+    ActiveKey, AuthChanges, DailyUsage, Generations, KeyRecord, Store, StoreError, StoreResult, UpsertSummary,
     UsageBatch, UsageDelta,
 };
 
@@ -263,29 +263,21 @@ fn bare_article(s: &str) -> Article {
     crate::fixtures::bare_article(s, "Short")
 }
 
-fn new_key(p: &str, seed: u8, account: &str, tier: &str, created: &str) -> NewKey {
-    NewKey {
+fn new_key(p: &str, seed: u8, account: &str, tier: &str, created: &str) -> KeyRecord {
+    KeyRecord {
         prefix: prefix(p),
         hash: hash(seed),
         account: account_name(account),
         tier: tier_name(tier),
         environment: if p.starts_with("mds_test_") { Environment::Test } else { Environment::Live },
         created_at: at(created),
+        revoked_at: None,
         expires_at: None,
     }
 }
 
-fn record(k: &NewKey, revoked_at: Option<DateTime<Utc>>) -> KeyRecord {
-    KeyRecord {
-        prefix: k.prefix.clone(),
-        hash: k.hash,
-        account: k.account.clone(),
-        tier: k.tier.clone(),
-        environment: k.environment,
-        created_at: k.created_at,
-        revoked_at,
-        expires_at: k.expires_at,
-    }
+fn record(k: &KeyRecord, revoked_at: Option<DateTime<Utc>>) -> KeyRecord {
+    KeyRecord { revoked_at, ..k.clone() }
 }
 
 fn summary(inserted: u64, updated: u64) -> UpsertSummary {

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use mds_domain::{AccountName, Environment, KeyHash, KeyPrefix, TierName};
 use mds_store::prelude::*;
 use mds_store::sqlite::SqliteStore;
-use mds_store::{DatabaseUrl, NewKey};
+use mds_store::{DatabaseUrl, KeyRecord};
 
 /// A migrated store in `dir` holding account `acme` and the key `prefix`
 /// (hash `[seed; 32]`), both created at `at`.
@@ -20,13 +20,14 @@ pub(crate) async fn store_with_key(
     let acme = AccountName::parse("acme").unwrap();
     store.create_account(&acme, at).await.unwrap();
     let prefix = KeyPrefix::parse(prefix).unwrap();
-    let key = NewKey {
+    let key = KeyRecord {
         prefix: prefix.clone(),
         hash: KeyHash([seed; 32]),
         account: acme,
         tier: TierName::parse("starter").unwrap(),
         environment: Environment::Live,
         created_at: at,
+        revoked_at: None,
         expires_at: None,
     };
     store.create_key(&key).await.unwrap();

@@ -25,7 +25,7 @@ use super::auth::bump_auth;
 use super::dialect::KEY_LOCK;
 use super::{Conn, DbRow, Pool, begin_read, begin_write, db, execute, unique_or};
 use crate::rows;
-use crate::{KeyRecord, NewKey, RolledKey, StoreError, StoreResult};
+use crate::{KeyRecord, RolledKey, StoreError, StoreResult};
 
 const TIER_SELECT: &str = "SELECT name, rate_limit_per_minute, monthly_quota FROM tiers";
 const ACCOUNT_SELECT: &str = "SELECT name, entitled, created_at FROM accounts";
@@ -186,8 +186,9 @@ pub(crate) async fn key_by_prefix(conn: &mut Conn, prefix: &KeyPrefix, lock: boo
     r.as_ref().map(rows::key_record).transpose()
 }
 
-/// Stores a new key.
-pub(crate) async fn create_key_on(tx: &mut Conn, key: &NewKey) -> StoreResult<KeyRecord> {
+/// Stores a key as given (its account and tier must exist, its prefix and
+/// hash be new).
+pub(crate) async fn create_key_on(tx: &mut Conn, key: &KeyRecord) -> StoreResult<KeyRecord> {
     let account_id = account_id(tx, &key.account).await?;
     if !tier_exists(tx, &key.tier).await? {
         return Err(rows::no_tier(&key.tier));
@@ -197,7 +198,7 @@ pub(crate) async fn create_key_on(tx: &mut Conn, key: &NewKey) -> StoreResult<Ke
     }
     sqlx::query(
         "INSERT INTO api_keys (prefix, hash_hex, account_id, tier, environment, created_at, revoked_at, expires_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, NULL, $7)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(key.prefix.as_str())
     .bind(key.hash.to_hex())
@@ -205,6 +206,7 @@ pub(crate) async fn create_key_on(tx: &mut Conn, key: &NewKey) -> StoreResult<Ke
     .bind(key.tier.as_str())
     .bind(key.environment.as_str())
     .bind(rows::ts(&key.created_at))
+    .bind(key.revoked_at.as_ref().map(rows::ts))
     .bind(key.expires_at.as_ref().map(rows::ts))
     .execute(&mut *tx)
     .await
@@ -221,16 +223,7 @@ pub(crate) async fn create_key_on(tx: &mut Conn, key: &NewKey) -> StoreResult<Ke
         })
     })?;
     bump_auth(tx, Some(&key.prefix)).await?;
-    Ok(KeyRecord {
-        prefix: key.prefix.clone(),
-        hash: key.hash,
-        account: key.account.clone(),
-        tier: key.tier.clone(),
-        environment: key.environment,
-        created_at: key.created_at,
-        revoked_at: None,
-        expires_at: key.expires_at,
-    })
+    Ok(key.clone())
 }
 
 /// Rolls the key `old`: stores the new key `new` (prefix and hash; its
@@ -256,13 +249,14 @@ pub(crate) async fn roll_key_on(
     if Environment::of_key(new.0.as_str()) != Some(was.environment) {
         return Err(StoreError::Conflict(format!("the new key is not a {} key", was.environment.as_str())));
     }
-    let key = NewKey {
+    let key = KeyRecord {
         prefix: new.0.clone(),
         hash: new.1,
         account: was.account.clone(),
         tier: was.tier.clone(),
         environment: was.environment,
         created_at: now,
+        revoked_at: None,
         expires_at: None,
     };
     let rolled = create_key_on(tx, &key).await?;

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::access::{self, key_by_prefix};
 use super::{Conn, Pool, db, unique_or};
 use crate::rows::{self, RowExt};
-use crate::{AdminTokenRecord, KeyRecord, NewKey, RolledKey, StoreError, StoreResult};
+use crate::{AdminTokenRecord, KeyRecord, RolledKey, StoreError, StoreResult};
 
 const TOKEN_SELECT: &str = "SELECT name, prefix, hash_hex, created_at, revoked_at FROM admin_tokens";
 
@@ -105,7 +105,7 @@ pub(crate) async fn set_account_entitled(
 }
 
 /// Stores a key and records `key.create`.
-pub(crate) async fn create_key(tx: &mut Conn, key: &NewKey, actor: &Actor) -> StoreResult<KeyRecord> {
+pub(crate) async fn create_key(tx: &mut Conn, key: &KeyRecord, actor: &Actor) -> StoreResult<KeyRecord> {
     let created = access::create_key_on(tx, key).await?;
     let target = format!("key:{}", key.prefix);
     audit(tx, actor, key.created_at, "key.create", &target, None, Some(key_json(&created))).await?;

@@ -17,8 +17,8 @@ use super::{
 };
 use crate::{
     AccessStore, AdminStore, AdminTokenRecord, AuthChanges, AuthDirectory, CatalogStore, DailyUsage, Generations,
-    IdempotencyClaim, KeyLookup, KeyRecord, MetaStore, NewKey, NewsStore, RolledKey, StoreResult, StoredCompany,
-    UpsertSummary, UsageBatch, UsageStore,
+    IdempotencyClaim, KeyLookup, KeyRecord, MetaStore, NewsStore, RolledKey, StoreResult, StoredCompany, UpsertSummary,
+    UsageBatch, UsageStore,
 };
 
 /// Implements a role trait for `Backend`, one line a method:
@@ -96,7 +96,7 @@ delegate!(AccessStore {
     create_account(name: &AccountName, now: DateTime<Utc>) -> Account => access::create_account_on;
     set_account_entitled(name: &AccountName, entitled: bool, now: DateTime<Utc>) -> Account
         => access::set_account_entitled_on;
-    create_key(key: &NewKey) -> KeyRecord => access::create_key_on;
+    create_key(key: &KeyRecord) -> KeyRecord => access::create_key_on;
     roll_key(old: &KeyPrefix, new: (&KeyPrefix, KeyHash), now: DateTime<Utc>, old_expires_at: DateTime<Utc>)
         -> RolledKey => access::roll_key_on;
 });
@@ -122,7 +122,7 @@ delegate!(AdminStore {
         => admin::create_account;
     audited_set_account_entitled(name: &AccountName, entitled: bool, actor: &Actor, now: DateTime<Utc>) -> Account
         => admin::set_account_entitled;
-    audited_create_key(key: &NewKey, actor: &Actor) -> KeyRecord => admin::create_key;
+    audited_create_key(key: &KeyRecord, actor: &Actor) -> KeyRecord => admin::create_key;
     audited_revoke_key(prefix: &KeyPrefix, actor: &Actor, now: DateTime<Utc>) -> (KeyRecord, bool)
         => admin::revoke_key;
     audited_roll_key(

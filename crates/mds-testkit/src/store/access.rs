@@ -262,7 +262,8 @@ pub async fn roll_key_issues_a_new_key_and_expires_the_old(store: &dyn Store) {
     migrated(store).await;
     create_accounts(store, &["acme"]).await;
     let exp = at("2026-03-01T00:00:00Z");
-    let k = NewKey { expires_at: Some(exp), ..new_key("mds_live_x01", 1, "acme", "starter", "2026-02-01T00:00:00Z") };
+    let k =
+        KeyRecord { expires_at: Some(exp), ..new_key("mds_live_x01", 1, "acme", "starter", "2026-02-01T00:00:00Z") };
     assert_eq!(store.create_key(&k).await.expect("create"), record(&k, None));
     assert_eq!(store.keys(None).await.expect("keys")[0].expires_at, Some(exp));
     let found = store.key_lookup(&["mds_live_x01"]).await.expect("lookup");
@@ -275,7 +276,7 @@ pub async fn roll_key_issues_a_new_key_and_expires_the_old(store: &dyn Store) {
         .await
         .expect("roll");
     assert_eq!(rolled.old, KeyRecord { expires_at: Some(at("2026-02-11T00:00:00Z")), ..record(&k, None) });
-    let new = NewKey { created_at: now, ..new_key("mds_live_x02", 2, "acme", "starter", "2026-02-10T00:00:00Z") };
+    let new = KeyRecord { created_at: now, ..new_key("mds_live_x02", 2, "acme", "starter", "2026-02-10T00:00:00Z") };
     assert_eq!(rolled.new, record(&new, None), "same account, tier and environment; no expiry");
     assert_eq!(store.keys(None).await.expect("keys"), vec![rolled.old.clone(), rolled.new.clone()]);
     let changes = store.auth_changes(g).await.expect("changes");

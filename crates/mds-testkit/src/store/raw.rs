@@ -130,7 +130,7 @@ pub async fn keys_are_stored_as_hashes(store: &dyn Store, raw: &mut dyn Raw) {
     migrated(store).await;
     create_accounts(store, &["acme"]).await;
     let key = mds_domain::ApiKey::generate(Environment::Live);
-    let new = NewKey {
+    let new = KeyRecord {
         prefix: key.prefix(),
         hash: key.hash(),
         ..new_key("mds_live_aaa", 1, "acme", "evaluation", "2026-01-01T00:00:00Z")
