@@ -99,45 +99,17 @@ const fn open(path: &'static str, caching: Caching, handler: fn() -> MethodRoute
     Route { path, access: Access::Open, caching, operation: None, handler }
 }
 
-/// Every route. Order does not matter to matching.
+/// Every route. Order does not matter to matching. One row a line, kept
+/// as a table by hand (`rustfmt::skip`).
+#[rustfmt::skip]
 pub static ROUTES: &[Route] = &[
-    keyed(
-        "/v1/companies",
-        Billing::Counted,
-        Caching::Private,
-        op("listCompanies", "companies", "List companies"),
-        || get(companies::list),
-    ),
-    keyed(
-        "/v1/companies/{isin}",
-        Billing::Counted,
-        Caching::Private,
-        op("getCompany", "companies", "Get a company"),
-        || get(company::show),
-    ),
-    keyed(
-        "/v1/companies/changes",
-        Billing::Counted,
-        Caching::Private,
-        op("listCompanyChanges", "companies", "Sync the company master"),
-        || get(changes::list),
-    ),
-    keyed("/v1/news", Billing::Counted, Caching::Private, op("listNews", "news", "List news articles"), || {
-        get(news_list::list)
-    }),
-    keyed("/v1/news/{slug}", Billing::Counted, Caching::Private, op("getArticle", "news", "Get an article"), || {
-        get(news::show)
-    }),
-    keyed("/v1/usage", Billing::Free, Caching::NoStore, op("getUsage", "usage", "Usage of the calling key"), || {
-        get(usage::show)
-    }),
-    keyed(
-        "/v1/usage/daily",
-        Billing::Free,
-        Caching::NoStore,
-        op("getUsageDaily", "usage", "Daily usage of the calling key"),
-        || get(usage_daily::show),
-    ),
+    keyed("/v1/companies", Billing::Counted, Caching::Private, op("listCompanies", "companies", "List companies"), || get(companies::list)),
+    keyed("/v1/companies/{isin}", Billing::Counted, Caching::Private, op("getCompany", "companies", "Get a company"), || get(company::show)),
+    keyed("/v1/companies/changes", Billing::Counted, Caching::Private, op("listCompanyChanges", "companies", "Sync the company master"), || get(changes::list)),
+    keyed("/v1/news", Billing::Counted, Caching::Private, op("listNews", "news", "List news articles"), || get(news_list::list)),
+    keyed("/v1/news/{slug}", Billing::Counted, Caching::Private, op("getArticle", "news", "Get an article"), || get(news::show)),
+    keyed("/v1/usage", Billing::Free, Caching::NoStore, op("getUsage", "usage", "Usage of the calling key"), || get(usage::show)),
+    keyed("/v1/usage/daily", Billing::Free, Caching::NoStore, op("getUsageDaily", "usage", "Daily usage of the calling key"), || get(usage_daily::show)),
     open("/healthz", Caching::NoStore, || get(health::healthz)),
     open("/readyz", Caching::NoStore, || get(health::readyz)),
     open("/metrics", Caching::NoStore, || get(health::metrics)),

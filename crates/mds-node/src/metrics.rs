@@ -37,51 +37,52 @@ pub enum Verdict {
 
 const VERDICTS: &[&str] = &["admitted", "rate_limited", "quota_exceeded"];
 
-/// Background-task and store events.
+/// Background-task and store events; each is counted under the row of
+/// `EVENTS` at its position.
 #[derive(Debug, Clone, Copy)]
 pub enum Event {
     /// A store call on the request path failed.
-    StoreError = 0,
+    StoreError,
     /// The company catalog was rebuilt.
-    CatalogReload = 1,
+    CatalogReload,
     /// Key, tier or account changes were applied to the key cache (or the
     /// directory first loaded).
-    AuthReload = 2,
+    AuthReload,
     /// A reload attempt failed.
-    ReloadFailure = 3,
+    ReloadFailure,
     /// A usage flush wrote to the store.
-    Flush = 4,
+    Flush,
     /// A usage flush failed (counts wait and are retried).
-    FlushFailure = 5,
+    FlushFailure,
     /// A well-formed key was found in the node's key cache.
-    KeyCacheHit = 6,
+    KeyCacheHit,
     /// A well-formed key was not in the node's key cache: looked up in the
     /// store, or refused by the negative cache or the lookup budget.
-    KeyCacheMiss = 7,
+    KeyCacheMiss,
     /// A company page was served from the page cache.
-    PageCacheHit = 8,
+    PageCacheHit,
     /// A company page was made (and kept, within the cache's bound).
-    PageCacheMiss = 9,
+    PageCacheMiss,
     /// A new connection was refused: at the cap, every connection serving.
-    ConnectionRefused = 10,
+    ConnectionRefused,
     /// A connection was closed: its request head took too long.
-    ConnectionHeaderTimeout = 11,
+    ConnectionHeaderTimeout,
     /// A connection was closed: idle too long.
-    ConnectionIdleClosed = 12,
+    ConnectionIdleClosed,
     /// A connection waiting between requests was closed to make room.
-    ConnectionEvicted = 13,
+    ConnectionEvicted,
     /// A background task (reload, flush) stopped: the node is not ready.
-    TaskStopped = 14,
+    TaskStopped,
     /// A key not in the cache was looked up in the store.
-    KeyLookup = 15,
+    KeyLookup,
     /// A key not in the cache was refused without a lookup: known to the
     /// negative cache as absent.
-    KeyNegativeHit = 16,
+    KeyNegativeHit,
     /// A key not in the cache got `503`: the node's budget of store
     /// lookups was spent.
-    KeyLookupThrottled = 17,
+    KeyLookupThrottled,
     /// A held key was read again after a change to it.
-    KeyReread = 18,
+    KeyReread,
 }
 
 const EVENTS: &[(&str, &str)] = &[
