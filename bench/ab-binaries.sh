@@ -2,9 +2,10 @@
 # One mds binary against another (a change against the revision before it),
 # on the same store contents (the demo set, a `bench` tier too large to
 # refuse), ABBA-alternated, median of ROUNDS: the ratio new/old of req/s for
-# a list page kept and made (a node with MDS_PAGE_CACHE_MIB=0), an article,
-# the news list, and a change-feed page kept and made. Each binary runs its
-# own two nodes on its own SQLite file.
+# a list page kept and made (a node with MDS_PAGE_CACHE_MIB=0), a company's
+# detail, an article, the news list, the caller's usage, and a change-feed
+# page kept and made. Each binary runs its own two nodes on its own SQLite
+# file.
 #
 # Usage: bench/ab-binaries.sh OLD_BIN NEW_BIN [ROUNDS=4] [SECONDS=4] [CONNECTIONS=16]
 # Build OLD_BIN from another revision in a worktree of its own
@@ -38,10 +39,11 @@ start "$NEW" new 18511
 rps() { # key port path
   wrk -t1 -c"$CONNS" -d"${SECS}s" -H "Authorization: Bearer $1" "http://127.0.0.1:$2$3" | awk '/Requests\/sec/ {print $2}'
 }
+isin=$(sed -n 2p data/demo/nse_EQUITY_L_2024-01.csv | awk -F, '{print $7}')
 slug=$(head -n 1 data/demo/news.jsonl | python3 -c 'import json, sys; print(json.load(sys.stdin)["slug"])')
 ko=$(cat "$WORK/old.key"); kn=$(cat "$WORK/new.key")
 for t in "list page kept:0:/v1/companies?limit=50" "list page made:1:/v1/companies?limit=50" \
-         "article:0:/v1/news/$slug" "news list:0:/v1/news" \
+         "company detail:0:/v1/companies/$isin" "article:0:/v1/news/$slug" "news list:0:/v1/news" "usage:0:/v1/usage" \
          "change page kept:0:/v1/companies/changes?limit=50" "change page made:1:/v1/companies/changes?limit=50"; do
   IFS=: read -r name off path <<<"$t"
   rs=()

@@ -23,6 +23,15 @@ pub trait QueryParams: Sized {
     fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError>;
 }
 
+/// A route that takes no query parameters.
+impl QueryParams for () {
+    const NAMES: &'static [&'static str] = &[];
+
+    fn parse<'a>(_: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
+        Ok(())
+    }
+}
+
 /// `letter`: first character of the ticker ([`CompanyFilter::letter`]).
 pub const LETTER: &str = "letter";
 /// `industry`: exact industry ([`CompanyFilter::industry`]).

@@ -364,6 +364,14 @@ impl Modify for Common {
                 ] {
                     op.responses.responses.entry(status.into()).or_insert(RefOr::Ref(Ref::from_response_name(name)));
                 }
+                // Every keyed route refuses a query parameter it does not
+                // define (a route with its own parameters documents its
+                // own `400`), and a `GET …/{id}` answers `404` for an id
+                // that names nothing.
+                let by_path = path.contains('{').then_some(("404", "NotFound"));
+                for (status, name) in [Some(("400", "BadRequest")), by_path].into_iter().flatten() {
+                    op.responses.responses.entry(status.into()).or_insert(RefOr::Ref(Ref::from_response_name(name)));
+                }
             }
             let billing = match route.access {
                 Access::Keyed(Billing::Counted) => {

@@ -4,6 +4,8 @@
 
 use std::borrow::Cow;
 
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
 use mds_domain::ErrorCode;
 use mds_domain::params::QueryParams;
 
@@ -41,6 +43,19 @@ impl<'a> Params<'a> {
 pub fn parse_query<T: QueryParams>(raw: Option<&str>) -> Result<T, ApiError> {
     let p = Params::parse(raw, T::NAMES)?;
     Ok(T::parse(|name| p.get(name))?)
+}
+
+/// The query of a request parsed as `T` ([`parse_query`]), as an
+/// extractor; `Query<()>` for a route that takes none.
+#[derive(Debug)]
+pub struct Query<T>(pub T);
+
+impl<T: QueryParams + Send, S: Send + Sync> FromRequestParts<S> for Query<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        parse_query(parts.uri.query()).map(Query)
+    }
 }
 
 fn unknown(name: &str, allowed: &[&str]) -> ApiError {

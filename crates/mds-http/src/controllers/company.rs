@@ -2,15 +2,14 @@
 //! knows about it (`V1CompanyDetail`, contract section 7.1), written from
 //! the node's catalog: no store read on the request path.
 
-use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::State;
 use axum::response::Response;
 use mds_domain::Isin;
 use sha2::{Digest, Sha256};
 
 use mds_node::tagged::{self, Tagged};
 
-use super::{path_param, tagged};
+use super::{Id, Identifier, tagged};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -24,19 +23,11 @@ its band was ranked on, and when its record last changed. Takes no query paramet
     params(crate::openapi::IsinPath),
     responses(
         (status = 200, description = "The company.", body = mds_domain::CompanyDetail, content_type = "application/json"),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 404, response = crate::openapi::NotFound),
     )
 )]
-pub async fn show(
-    State(state): State<AppState>,
-    isin: Result<Path<String>, PathRejection>,
-    RawQuery(raw): RawQuery,
-) -> Result<Response, ApiError> {
-    const NOT_FOUND: &str = "no company with this ISIN";
-    let isin = path_param(isin, raw.as_deref(), Isin::parse, NOT_FOUND)?;
+pub async fn show(State(state): State<AppState>, Id(isin): Id<Isin>) -> Result<Response, ApiError> {
     let catalog = state.catalog();
-    let row = catalog.find_isin(isin.as_str()).ok_or_else(|| ApiError::not_found(NOT_FOUND))?;
+    let row = catalog.find_isin(isin.as_str()).ok_or_else(|| ApiError::not_found(Isin::NOT_FOUND))?;
     let mut body = Vec::new();
     catalog.write_detail(row, &mut body);
     // What the record holds is a function of the catalog version and the

@@ -1,4 +1,5 @@
-//! One module per endpoint, plus the JSON response helper they share.
+//! One module per endpoint, plus the JSON response helpers and the
+//! extractors they share.
 
 pub mod changes;
 pub mod companies;
@@ -9,15 +10,18 @@ pub mod news_list;
 pub mod usage;
 pub mod usage_daily;
 
+use std::sync::Arc;
+
 use axum::body::{Body, Bytes};
-use axum::extract::Path;
-use axum::extract::rejection::PathRejection;
+use axum::extract::{FromRequestParts, Path};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::Response;
-use mds_node::Tagged;
+use mds_domain::{Isin, Slug};
+use mds_node::{KeyContext, Tagged};
 
 use crate::error::ApiError;
-use crate::params::Params;
+use crate::params::parse_query;
 
 /// A `200 application/json` response with the body's `ETag`.
 pub fn tagged(t: Tagged) -> Response {
@@ -44,18 +48,55 @@ pub fn json(body: impl Into<Bytes>) -> Response {
     resp
 }
 
-/// The one path parameter of a `GET …/{id}` route that takes no query
-/// parameters, parsed by `parse`. A malformed one is answered as an unknown
-/// one would be: `404 not_found` with `detail`.
-pub fn path_param<T, E>(
-    path: Result<Path<String>, PathRejection>,
-    raw: Option<&str>,
-    parse: impl FnOnce(&str) -> Result<T, E>,
-    detail: &'static str,
-) -> Result<T, ApiError> {
-    Params::parse(raw, &[])?;
-    let Ok(Path(s)) = path else { return Err(ApiError::not_found(detail)) };
-    parse(&s).map_err(|_| ApiError::not_found(detail))
+/// What a `GET …/{id}` route names its resource by.
+pub trait Identifier: Sized + Send {
+    /// The `detail` of the `404` for an id that names nothing (or cannot).
+    const NOT_FOUND: &'static str;
+    /// The id in a path segment; `None` if it cannot name anything.
+    fn from_segment(s: &str) -> Option<Self>;
+}
+
+impl Identifier for Isin {
+    const NOT_FOUND: &'static str = "no company with this ISIN";
+    fn from_segment(s: &str) -> Option<Self> {
+        Isin::parse(s).ok()
+    }
+}
+
+impl Identifier for Slug {
+    const NOT_FOUND: &'static str = "no article with this slug";
+    fn from_segment(s: &str) -> Option<Self> {
+        Slug::parse(s).ok()
+    }
+}
+
+/// Extractor: the id of a `GET …/{id}` route that takes no query
+/// parameters. A query parameter is `400 unknown_parameter`; a malformed id
+/// is answered as an unknown one would be: `404 not_found`.
+#[derive(Debug)]
+pub struct Id<T>(pub T);
+
+impl<T: Identifier, S: Send + Sync> FromRequestParts<S> for Id<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        parse_query::<()>(parts.uri.query())?;
+        let segment = Path::<String>::from_request_parts(parts, state).await.ok();
+        segment.and_then(|Path(s)| T::from_segment(&s)).map(Id).ok_or_else(|| ApiError::not_found(T::NOT_FOUND))
+    }
+}
+
+/// Extractor: the calling key, as the guard found it (keyed routes only).
+#[derive(Debug)]
+pub struct Caller(pub Arc<KeyContext>);
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        let ctx = parts.extensions.get::<Arc<KeyContext>>().cloned();
+        ctx.map(Caller).ok_or_else(|| ApiError::internal(&"no key on the request: the route is not keyed"))
+    }
 }
 
 /// What the controllers' query-parsing tests share.

@@ -1,12 +1,11 @@
 //! `GET /v1/news/{slug}`: one article with its body. Served from the node's
 //! [`NewsCache`](mds_node::news::NewsCache) once read from the store.
 
-use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::State;
 use axum::response::Response;
 use mds_domain::Slug;
 
-use super::{hashed_json, path_param, tagged};
+use super::{Id, Identifier, hashed_json, tagged};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -19,22 +18,14 @@ use crate::state::AppState;
     params(crate::openapi::SlugPath),
     responses(
         (status = 200, description = "The article.", body = mds_domain::Article, content_type = "application/json"),
-        (status = 400, response = crate::openapi::BadRequest),
-        (status = 404, response = crate::openapi::NotFound),
     )
 )]
-pub async fn show(
-    State(state): State<AppState>,
-    slug: Result<Path<String>, PathRejection>,
-    RawQuery(raw): RawQuery,
-) -> Result<Response, ApiError> {
-    const NOT_FOUND: &str = "no article with this slug";
-    let slug = path_param(slug, raw.as_deref(), Slug::parse, NOT_FOUND)?;
+pub async fn show(State(state): State<AppState>, Id(slug): Id<Slug>) -> Result<Response, ApiError> {
     let served = match state.news.get(slug.as_str()) {
         Some(served) => served,
         None => {
             let ticket = state.news.ticket();
-            let article = state.store.article(&slug).await?.ok_or_else(|| ApiError::not_found(NOT_FOUND))?;
+            let article = state.store.article(&slug).await?.ok_or_else(|| ApiError::not_found(Slug::NOT_FOUND))?;
             let served = hashed_json(&article)?;
             state.news.put(ticket, slug.as_str(), served.clone());
             served

@@ -2,17 +2,13 @@
 //! months before it since the key was created (at most twelve): the
 //! node's usage report ([`mds_node::usage`]).
 
-use std::sync::Arc;
-
-use axum::Extension;
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use axum::response::Response;
 use mds_domain::usage::V1Usage;
-use mds_node::KeyContext;
 
-use super::{hashed_json, tagged};
+use super::{Caller, hashed_json, tagged};
 use crate::error::ApiError;
-use crate::params::Params;
+use crate::params::Query;
 use crate::state::AppState;
 
 /// Handler.
@@ -23,14 +19,8 @@ use crate::state::AppState;
 12 preceding months since the key was created, most recent first.",
     responses(
         (status = 200, description = "The usage record.", body = V1Usage, content_type = "application/json"),
-        (status = 400, response = crate::openapi::BadRequest),
     )
 )]
-pub async fn show(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<Arc<KeyContext>>,
-    RawQuery(raw): RawQuery,
-) -> Result<Response, ApiError> {
-    Params::parse(raw.as_deref(), &[])?;
+pub async fn show(State(state): State<AppState>, Caller(ctx): Caller, _: Query<()>) -> Result<Response, ApiError> {
     Ok(tagged(hashed_json(&state.usage_report(&ctx).await?)?))
 }

@@ -3,17 +3,15 @@
 //! ([`mds_node::usage`]), with every data route of the route table (every
 //! `Keyed(Counted)` row) in every day.
 
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
 
-use axum::Extension;
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use axum::response::Response;
 use mds_domain::daily::{DailyPeriod, DailyUsageQueryParams, V1UsageDaily};
-use mds_node::KeyContext;
 
-use super::{hashed_json, tagged};
+use super::{Caller, hashed_json, tagged};
 use crate::error::ApiError;
-use crate::params::parse_query;
+use crate::params::Query;
 use crate::routes::{Access, Billing, ROUTES};
 use crate::state::AppState;
 
@@ -39,15 +37,13 @@ template, every data route present. The days add up exactly to what `GET /v1/usa
     params(DailyUsageQueryParams),
     responses(
         (status = 200, description = "The month, day by day.", body = V1UsageDaily, content_type = "application/json"),
-        (status = 400, response = crate::openapi::BadRequest),
     )
 )]
 pub async fn show(
     State(state): State<AppState>,
-    Extension(ctx): Extension<Arc<KeyContext>>,
-    RawQuery(raw): RawQuery,
+    Caller(ctx): Caller,
+    Query(query): Query<DailyUsageQueryParams>,
 ) -> Result<Response, ApiError> {
-    let query = parse_query::<DailyUsageQueryParams>(raw.as_deref())?;
     let period = DailyPeriod::at(query.month, state.config.clock.now())?;
     Ok(tagged(hashed_json(&state.usage_daily(&ctx, &period, data_routes()).await?)?))
 }
