@@ -531,7 +531,10 @@ async fn sync_keeps_a_replica_up_to_date_across_a_real_import() {
     assert!(quiet.changed.is_empty() && !quiet.from_scratch && !quiet.token_expired);
     let before = replica.clone();
 
-    // A real import changes two rows, adds one, and leaves 300 as they were.
+    // A real import changes two rows, adds one, and leaves 300 as they were;
+    // in a later second than the load (stamps are whole seconds).
+    let since_load = Utc::now() - before[&demo[10].isin].updated_at;
+    tokio::time::sleep((chrono::Duration::seconds(1) - since_load).to_std().unwrap_or_default()).await;
     let [renamed, reclassified, added] = import_three_changes(&app).await;
     let delta = c.sync(&mut replica, Some(&quiet.sync_token)).await.unwrap();
     assert!(!delta.from_scratch && !delta.token_expired);
