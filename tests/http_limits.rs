@@ -329,6 +329,85 @@ async fn counts_wait_through_a_store_outage_and_land_when_it_returns() {
     }
 }
 
+/// The store's count of the key this month, once it is `want` (this
+/// node's flush landed).
+async fn wait_stored(app: &TestApp, want: u64) {
+    let prefix = ApiKey::parse(&app.key).unwrap().prefix();
+    let month = BillingMonth::of(Utc::now());
+    let t0 = std::time::Instant::now();
+    loop {
+        let stored: u64 = app.store.usage(&prefix, month, month).await.unwrap().iter().map(|(_, n)| n).sum();
+        if stored == want {
+            return;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(5), "stored {stored}, not {want}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// What another node's flush of `n` requests of the key today puts in the
+/// store.
+async fn another_nodes_flush(app: &TestApp, id: &str, n: u64) {
+    let prefix = ApiKey::parse(&app.key).unwrap().prefix();
+    let delta = UsageDelta::counted(prefix, Utc::now().date_naive(), "/v1/news", n);
+    assert!(app.store.apply_usage(&UsageBatch { id: id.into(), deltas: vec![delta] }).await.unwrap());
+}
+
+/// The app on the demo data, following the store every `interval`.
+async fn spawn_reloading_every(interval: Duration) -> TestApp {
+    spawn_with(Options { config: common::reloading_every(interval), ..Options::default() }).await
+}
+
+/// `/v1/usage` keeps what it read of the store until that may have moved,
+/// so a key polling its usage costs no store read: it is answered through
+/// a store outage, exact for this node's own traffic, and this node's flush
+/// makes it read again (the same total), without waiting for a reload.
+#[tokio::test]
+async fn usage_is_kept_from_the_store_until_this_node_flushes() {
+    let (app, f) = common::spawn_faulty(common::reloading_every(Duration::from_secs(3600))).await;
+    for _ in 0..3 {
+        assert_eq!(app.get("/v1/companies?limit=1").await.status(), 200);
+    }
+    wait_stored(&app, 3).await;
+    assert_eq!(usage(&app, &app.key).await["current_month"]["requests"], 3);
+    f.set(common::faults::Fault::Unreachable);
+    assert_eq!(usage(&app, &app.key).await["current_month"]["requests"], 3, "kept: no store read");
+    for _ in 0..2 {
+        assert_eq!(app.get("/v1/companies?limit=1").await.status(), 200);
+    }
+    assert_eq!(usage(&app, &app.key).await["current_month"]["requests"], 5, "kept, and what is not flushed");
+    f.set(common::faults::Fault::None);
+    wait_stored(&app, 5).await;
+    assert_eq!(usage(&app, &app.key).await["current_month"]["requests"], 5, "after this node's flush");
+}
+
+/// Another node's flush reaches `/v1/usage` within the reload interval.
+#[tokio::test]
+async fn usage_sees_another_nodes_flush_within_the_reload_interval() {
+    let app = spawn_reloading_every(Duration::from_millis(50)).await;
+    assert_eq!(usage(&app, &app.key).await["current_month"]["requests"], 0);
+    another_nodes_flush(&app, "other-node:1", 4).await;
+    let t0 = std::time::Instant::now();
+    while usage(&app, &app.key).await["current_month"]["requests"] != 4 {
+        assert!(t0.elapsed() < Duration::from_secs(5), "another node's flush not seen");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// What `/v1/usage/daily` read, `/v1/usage` reports from then on: never
+/// less than a daily report answered before it, even before the node's
+/// reload sees the store move.
+#[tokio::test]
+async fn usage_is_never_behind_a_daily_report_before_it() {
+    let app = spawn_reloading_every(Duration::from_secs(3600)).await;
+    assert_eq!(usage(&app, &app.key).await["current_month"]["requests"], 0);
+    another_nodes_flush(&app, "other-node:1", 4).await;
+    assert_eq!(usage(&app, &app.key).await["current_month"]["requests"], 0, "kept until the reload sees it");
+    let daily: Value = app.get_json("/v1/usage/daily", 200).await;
+    assert_eq!(daily["requests"], 4);
+    assert_eq!(usage(&app, &app.key).await["current_month"]["requests"], 4);
+}
+
 #[tokio::test]
 async fn server_errors_are_not_billed() {
     let config = mds_http::HttpConfig {

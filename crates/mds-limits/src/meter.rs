@@ -139,6 +139,8 @@ pub struct Meter {
     /// (read) while a usage read takes the store's figures and this node's
     /// unflushed ones.
     gate: tokio::sync::RwLock<()>,
+    /// Batches the store took, counted under the gate.
+    flushes: AtomicU64,
 }
 
 /// The outcome of a quota reservation.
@@ -173,6 +175,7 @@ impl Meter {
             keys: RwLock::new(HashMap::new()),
             outbox: Mutex::new(None),
             gate: tokio::sync::RwLock::new(()),
+            flushes: AtomicU64::new(0),
         }
     }
 
@@ -259,6 +262,15 @@ impl Meter {
         (stored, self.unflushed_days(key))
     }
 
+    /// How many batches the store has taken from this node (a batch sent
+    /// again after a failure counts once it is taken). It does not move
+    /// within [`Meter::read_with_unflushed`], so figures read from the store
+    /// there, kept with this number, still have every count of this node
+    /// that is not in its unflushed part while the number is the same.
+    pub fn flushes(&self) -> u64 {
+        self.flushes.load(Ordering::Acquire)
+    }
+
     /// Requests counted but not yet in the store.
     pub fn backlog(&self) -> u64 {
         let outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
@@ -316,6 +328,7 @@ impl Meter {
             let _gate = self.gate.write().await;
             // A failure leaves the batch in the outbox, to be retried with its id.
             store.apply_usage(&batch).await?;
+            self.flushes.fetch_add(1, Ordering::Release);
             written += batch.deltas.iter().map(|d| d.requests).sum::<u64>();
             self.log_flush(&batch);
             let mut outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);

@@ -44,6 +44,7 @@ pub mod reload;
 pub mod tagged;
 pub mod tasks;
 pub mod usage;
+pub mod usage_cache;
 
 pub use config::NodeConfig;
 pub use issue::issue_key;

@@ -19,6 +19,7 @@ use crate::keys::{Cached, KeyCache, KeyContext, Refresh};
 use crate::metrics::{Event, Metrics};
 use crate::news::NewsCache;
 use crate::news_list::NewsPages;
+use crate::usage_cache::UsageCache;
 
 /// The state of one node: the store, the views of it kept in memory, the
 /// limiter and the metrics.
@@ -39,6 +40,8 @@ pub struct Node {
     pub news: NewsCache,
     /// News list pages as served, until the news generation moves.
     pub news_pages: NewsPages,
+    /// The store's usage figures as `/v1/usage` last read them, per key.
+    pub(crate) usage_kept: UsageCache,
     catalog: CatalogSlot,
     keys: KeyCache,
     /// The companies generation the catalog was loaded at.
@@ -68,6 +71,7 @@ impl Node {
             metrics,
             news: NewsCache::default(),
             news_pages: NewsPages::new(config.page_cache_bytes),
+            usage_kept: UsageCache::default(),
             catalog: CatalogSlot::new(Arc::new(Catalog::default()), config.page_cache_bytes),
             keys: KeyCache::new(config.key_cache),
             catalog_at: Mutex::new(None),
@@ -175,6 +179,7 @@ impl Node {
         let now = self.store.generations().await?;
         self.news.follow(now.news);
         self.news_pages.follow(now.news);
+        self.usage_kept.follow(now.usage, now.auth);
         let Some(applied) = self.keys.applied() else {
             let directory = self.store.auth_directory().await?;
             self.keys.load(&directory);

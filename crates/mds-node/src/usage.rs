@@ -17,8 +17,16 @@
 //! reach Redis, a script that timed out here but ran there, a counter
 //! reseeded while a flush was landing). What the reports may lag is the
 //! last flush interval (1 s) of the other nodes' traffic.
+//!
+//! `/v1/usage` does not read the store on every request: it keeps the
+//! store's figures per key ([`crate::usage_cache`]) until they may have
+//! moved (this node flushed, the store's `usage` or `auth` generation
+//! moved, or the key's daily report read the store since). Other nodes'
+//! traffic then reaches it after their flush interval plus this node's
+//! reload interval (250 ms by default).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use mds_domain::daily::{DailyPeriod, V1UsageDaily};
 use mds_domain::usage::{BillingMonth, HISTORY_MONTHS, V1Usage, V1UsageWindow};
@@ -26,6 +34,7 @@ use mds_store::StoreResult;
 
 use crate::keys::KeyContext;
 use crate::node::Node;
+use crate::usage_cache::Kept;
 
 impl Node {
     /// The usage record of the key `ctx` (`GET /v1/usage`).
@@ -36,20 +45,37 @@ impl Node {
             .take_while(|m| *m >= created)
             .take(HISTORY_MONTHS)
             .collect();
-        let oldest = months.last().copied().unwrap_or(month);
-        let (stored, unflushed) =
-            self.limiter.meter().read_with_unflushed(&ctx.prefix, self.store.usage(&ctx.prefix, oldest, month)).await;
-        let mut counts: HashMap<BillingMonth, u64> = stored?.into_iter().collect();
+        let span = (months.last().copied().unwrap_or(month), month);
+        let meter = self.limiter.meter();
+        let read = async {
+            // Under the meter's gate: the flush count cannot move meanwhile.
+            let ticket = match self.usage_kept.get(&ctx.prefix, span, meter.flushes()) {
+                Ok(kept) => return Ok(kept),
+                Err(ticket) => ticket,
+            };
+            let counts = self.store.usage(&ctx.prefix, span.0, span.1).await?;
+            let quotas = match months.is_empty() {
+                true => None,
+                false => Some(self.store.quota_history(&ctx.prefix).await?),
+            };
+            let kept = Arc::new(Kept { months: counts, quotas });
+            self.usage_kept.put(ticket, &ctx.prefix, span, kept.clone());
+            StoreResult::Ok(kept)
+        };
+        let (stored, unflushed) = meter.read_with_unflushed(&ctx.prefix, read).await;
+        let stored = stored?;
+        let mut counts: HashMap<BillingMonth, u64> = stored.months.iter().copied().collect();
         for e in unflushed {
             *counts.entry(BillingMonth::of_day(e.day)).or_default() += e.requests;
         }
         let requests = |m: BillingMonth| counts.get(&m).copied().unwrap_or(0);
         let current = V1UsageWindow::new(month, requests(month), ctx.tier.monthly_quota);
-        let mut history = Vec::with_capacity(months.len());
-        if !months.is_empty() {
-            let quotas = self.store.quota_history(&ctx.prefix).await?;
-            history.extend(months.into_iter().map(|m| V1UsageWindow::new(m, requests(m), quotas.quota_for(m))));
-        }
+        let history = match &stored.quotas {
+            Some(quotas) => {
+                months.into_iter().map(|m| V1UsageWindow::new(m, requests(m), quotas.quota_for(m))).collect()
+            }
+            None => Vec::new(),
+        };
         Ok(V1Usage {
             key_prefix: ctx.prefix.as_str().to_owned(),
             tier: ctx.tier.name.as_str().to_owned(),
@@ -76,6 +102,8 @@ impl Node {
         let read = self.store.usage_days(&ctx.prefix, period.first(), period.last);
         let (stored, unflushed) = self.limiter.meter().read_with_unflushed(&ctx.prefix, read).await;
         let stored = stored?;
+        // `/v1/usage` reads the store next, never reporting less than this.
+        self.usage_kept.forget(&ctx.prefix);
         let quota = if period.current {
             ctx.tier.monthly_quota
         } else {

@@ -227,6 +227,9 @@ pub struct Generations {
     pub news: i64,
     /// Bumped by tier, account and key changes.
     pub auth: i64,
+    /// Bumped by every usage batch applied (a node's flush): what a node
+    /// keeps of the store's counts it keeps for this generation.
+    pub usage: i64,
 }
 
 /// What one key did on one day (UTC) on one route, to add to the store: the

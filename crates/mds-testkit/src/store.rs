@@ -103,6 +103,7 @@ macro_rules! store_test_suite {
             },
             usage::{
                 apply_usage_adds_across_months_and_keys,
+                apply_usage_bumps_the_usage_generation,
                 apply_usage_in_large_batches,
                 apply_usage_counts_a_batch_once,
                 apply_usage_with_an_unknown_key_applies_nothing,

@@ -210,12 +210,13 @@ mod usage_tests {
                 (META_GENERATION_AUTH.to_owned(), "7".to_owned()),
                 (META_GENERATION_COMPANIES.to_owned(), "5".to_owned()),
                 (META_GENERATION_NEWS.to_owned(), v.to_owned()),
+                (META_GENERATION_USAGE.to_owned(), "8".to_owned()),
             ]
         };
-        assert_eq!(generations(&pairs("6")).unwrap(), crate::Generations { companies: 5, news: 6, auth: 7 });
+        assert_eq!(generations(&pairs("6")).unwrap(), crate::Generations { companies: 5, news: 6, auth: 7, usage: 8 });
         let err = generations(&pairs("many")).unwrap_err();
         assert!(err.to_string().contains("meta.generation_news"), "{err}");
-        assert!(matches!(generations(&pairs("1")[..2]), Err(StoreError::Invalid(_))));
+        assert!(matches!(generations(&pairs("1")[..3]), Err(StoreError::Invalid(_))));
     }
 }
 

@@ -15,8 +15,11 @@ pub(crate) const META_GENERATION_COMPANIES: &str = "generation_companies";
 pub(crate) const META_GENERATION_NEWS: &str = "generation_news";
 /// `meta` key of the counter bumped by tier, account and key changes.
 pub(crate) const META_GENERATION_AUTH: &str = "generation_auth";
-/// The three counters' `meta` keys, in the order of [`crate::Generations`].
-pub(crate) const META_GENERATIONS: [&str; 3] = [META_GENERATION_COMPANIES, META_GENERATION_NEWS, META_GENERATION_AUTH];
+/// `meta` key of the counter bumped by every usage batch applied.
+pub(crate) const META_GENERATION_USAGE: &str = "generation_usage";
+/// The counters' `meta` keys, in the order of [`crate::Generations`].
+pub(crate) const META_GENERATIONS: [&str; 4] =
+    [META_GENERATION_COMPANIES, META_GENERATION_NEWS, META_GENERATION_AUTH, META_GENERATION_USAGE];
 
 /// How long the id of an applied usage batch is kept (a batch sent again
 /// later than this is counted again).
@@ -29,7 +32,7 @@ pub(crate) fn generation_counter(key: &str, value: &str) -> StoreResult<i64> {
     value.parse().map_err(|_| corrupt(format_args!("meta.{key} is not an integer: {value:?}")))
 }
 
-/// The three counters from `(meta key, value)` pairs; `not_migrated` when one
+/// The counters from `(meta key, value)` pairs; `not_migrated` when one
 /// is missing.
 pub(crate) fn generations(pairs: &[(String, String)]) -> StoreResult<crate::Generations> {
     let get = |key: &str| -> StoreResult<i64> {
@@ -40,6 +43,7 @@ pub(crate) fn generations(pairs: &[(String, String)]) -> StoreResult<crate::Gene
         companies: get(META_GENERATION_COMPANIES)?,
         news: get(META_GENERATION_NEWS)?,
         auth: get(META_GENERATION_AUTH)?,
+        usage: get(META_GENERATION_USAGE)?,
     })
 }
 

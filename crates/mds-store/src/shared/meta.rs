@@ -142,16 +142,17 @@ pub(crate) fn log_applied(m: &Migration) {
 
 /// Whether any seed row is missing (read only).
 pub(crate) async fn needs_seed(conn: &mut Conn) -> StoreResult<bool> {
-    let [a, b, c] = META_GENERATIONS;
-    let meta: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM meta WHERE key IN ($1, $2, $3, $4)")
+    let [a, b, c, d] = META_GENERATIONS;
+    let meta: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM meta WHERE key IN ($1, $2, $3, $4, $5)")
         .bind(a)
         .bind(b)
         .bind(c)
+        .bind(d)
         .bind(META_CURSOR_SECRET)
         .fetch_one(&mut *conn)
         .await
         .map_err(db)?;
-    if meta != 4 {
+    if meta != 5 {
         return Ok(true);
     }
     let names: Vec<String> = sqlx::query_scalar("SELECT name FROM tiers").fetch_all(&mut *conn).await.map_err(db)?;
@@ -221,11 +222,12 @@ async fn counter_value(conn: &mut Conn, sql: &str, counter: &str) -> StoreResult
 
 /// The change counters.
 pub(crate) async fn generations(pool: &Pool) -> StoreResult<Generations> {
-    let [a, b, c] = META_GENERATIONS;
-    let pairs: Vec<(String, String)> = sqlx::query_as("SELECT key, value FROM meta WHERE key IN ($1, $2, $3)")
+    let [a, b, c, d] = META_GENERATIONS;
+    let pairs: Vec<(String, String)> = sqlx::query_as("SELECT key, value FROM meta WHERE key IN ($1, $2, $3, $4)")
         .bind(a)
         .bind(b)
         .bind(c)
+        .bind(d)
         .fetch_all(pool)
         .await
         .map_err(db)?;

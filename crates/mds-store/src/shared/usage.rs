@@ -14,8 +14,9 @@
 //! therefore always the sum of its days. Routes, counts and days go in in
 //! one order each (template; key and month; key, day and route), so writers
 //! adding to the same rows at once lock them in one order and never
-//! deadlock. Applying usage bumps no change counter: no node caches counts
-//! read from the store.
+//! deadlock. Last, the batch bumps the `usage` change counter (the
+//! `generation_usage` row of `meta`, every writer's last lock), which a node
+//! follows to know when the counts it keeps from the store are out of date.
 //!
 //! Reads run in one read transaction each (`begin_read`): the key, then its
 //! monthly counts, its days, or its plan tier's and the evaluation tier's
@@ -31,8 +32,9 @@ use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{KeyPrefix, TierName};
 
 use super::dialect;
+use super::meta::bump_generation;
 use super::{Conn, Pool, begin_read, begin_write, db, execute, fetch_all};
-use crate::rows::{self, USAGE_BATCH_RETENTION};
+use crate::rows::{self, META_GENERATION_USAGE, USAGE_BATCH_RETENTION};
 use crate::{StoreError, StoreResult, UsageBatch};
 
 /// Applies a usage batch unless its id was applied before; `applied_at` is
@@ -73,6 +75,7 @@ pub(crate) async fn apply_usage(pool: &Pool, batch: &UsageBatch, applied_at: Dat
         .execute(&mut *tx)
         .await
         .map_err(db)?;
+    bump_generation(&mut tx, META_GENERATION_USAGE).await?;
     tx.commit().await.map_err(db)?;
     Ok(true)
 }

@@ -11,7 +11,7 @@ pub async fn migrate_is_idempotent(store: &dyn Store) {
     migrated(store).await;
     store.ping().await.expect("ping");
     let g = generations(store).await;
-    assert_eq!(g, Generations { companies: 0, news: 0, auth: 1 });
+    assert_eq!(g, Generations { companies: 0, news: 0, auth: 1, usage: 0 });
     let secret = store.cursor_secret().await.expect("cursor secret");
     assert_eq!(secret.len(), 32);
     assert!(secret.iter().any(|&b| b != 0), "cursor secret is all zero");
@@ -84,12 +84,13 @@ enum Kind {
     Companies,
     News,
     Auth,
+    Usage,
 }
 
 /// Every mutation raises exactly the change counter of its kind (company
 /// upserts `companies`, article upserts `news`, tiers, accounts and keys
-/// `auth`) and no other; reads, usage, refused mutations and revoking a
-/// revoked key raise none.
+/// `auth`, usage batches `usage`) and no other; reads, refused mutations and
+/// revoking a revoked key raise none.
 pub async fn each_mutation_bumps_only_its_own_generation(store: &dyn Store) {
     migrated(store).await;
     let mut g = generations(store).await;
@@ -100,6 +101,7 @@ pub async fn each_mutation_bumps_only_its_own_generation(store: &dyn Store) {
             Kind::Companies => (before.companies, now.companies),
             Kind::News => (before.news, now.news),
             Kind::Auth => (before.auth, now.auth),
+            Kind::Usage => (before.usage, now.usage),
         };
         assert!(own_now > own_before, "{what} did not raise the {kind:?} counter ({before:?} -> {now:?})");
         let mut others_now = now;
@@ -107,6 +109,7 @@ pub async fn each_mutation_bumps_only_its_own_generation(store: &dyn Store) {
             Kind::Companies => others_now.companies = before.companies,
             Kind::News => others_now.news = before.news,
             Kind::Auth => others_now.auth = before.auth,
+            Kind::Usage => others_now.usage = before.usage,
         }
         assert_eq!(others_now, *before, "{what} changed another counter than {kind:?} ({before:?} -> {now:?})");
         *before = now;
@@ -141,7 +144,7 @@ pub async fn each_mutation_bumps_only_its_own_generation(store: &dyn Store) {
     bumped(store, &mut g, Kind::Auth, "creating a key").await;
     let usage = batch("gen:1", vec![delta("mds_live_g01", 2026, 1, 5)]);
     assert!(store.apply_usage(&usage).await.expect("apply usage"));
-    unchanged(store, g, "applying usage").await;
+    bumped(store, &mut g, Kind::Usage, "applying usage").await;
     store.revoke_key(&k.prefix, at("2026-01-03T00:00:00Z")).await.expect("revoke");
     bumped(store, &mut g, Kind::Auth, "revoking a key").await;
 

@@ -62,6 +62,23 @@ pub async fn apply_usage_adds_across_months_and_keys(store: &dyn Store) {
     assert_eq!(usage_of(store, "mds_live_u01", ALL.0, ALL.1).await, vec![(month(2026, 10), 5), (month(2026, 11), 19)]);
 }
 
+/// Every batch applied bumps the `usage` generation (what nodes follow to
+/// know the counts they keep are out of date) and nothing else; a batch
+/// applied before, or refused, bumps nothing.
+pub async fn apply_usage_bumps_the_usage_generation(store: &dyn Store) {
+    migrated(store).await;
+    usage_keys(store).await;
+    let before = generations(store).await;
+    assert!(store.apply_usage(&batch("gen:1", vec![delta("mds_live_u01", 2026, 11, 5)])).await.expect("apply"));
+    let after = generations(store).await;
+    assert_eq!(after, Generations { usage: before.usage + 1, ..before });
+    assert!(!store.apply_usage(&batch("gen:1", vec![delta("mds_live_u01", 2026, 11, 5)])).await.expect("again"));
+    assert!(store.apply_usage(&batch("gen:2", vec![delta("mds_live_zzz", 2026, 11, 1)])).await.is_err());
+    assert_eq!(generations(store).await, after);
+    assert!(store.apply_usage(&batch("gen:3", vec![])).await.expect("apply empty"));
+    assert_eq!(generations(store).await.usage, after.usage + 1);
+}
+
 /// Thousands of deltas in one batch (more than any backend's statement
 /// batch), then an overlapping batch: every count exact.
 pub async fn apply_usage_in_large_batches(store: &dyn Store) {
