@@ -8,6 +8,7 @@
 # file.
 #
 # Usage: bench/ab-binaries.sh OLD_BIN NEW_BIN [ROUNDS=4] [SECONDS=4] [CONNECTIONS=16]
+# With ONLY="list page kept,article" (names as printed), only those rows.
 # Build OLD_BIN from another revision in a worktree of its own
 # (`git worktree add ../old REV && cargo build --release --bin mds` there).
 # Needs: wrk (installed with apt-get when missing), python3, bc.
@@ -46,6 +47,7 @@ for t in "list page kept:0:/v1/companies?limit=50" "list page made:1:/v1/compani
          "company detail:0:/v1/companies/$isin" "article:0:/v1/news/$slug" "news list:0:/v1/news" "usage:0:/v1/usage" \
          "change page kept:0:/v1/companies/changes?limit=50" "change page made:1:/v1/companies/changes?limit=50"; do
   IFS=: read -r name off path <<<"$t"
+  [[ -z ${ONLY:-} || ",$ONLY," == *",$name,"* ]] || continue
   rs=()
   for r in $(seq 1 "$ROUNDS"); do
     if (( r % 2 )); then
