@@ -11,6 +11,9 @@
 # With ONLY="list page kept,article" (names as printed), only those rows.
 # Build OLD_BIN from another revision in a worktree of its own
 # (`git worktree add ../old REV && cargo build --release --bin mds` there).
+# Sharing a CARGO_TARGET_DIR with another tree, touch the worktree's
+# crates/*/src/lib.rs and src/main.rs first: path crates keep their artifact
+# names across trees, and cargo may otherwise take the other tree's.
 # Needs: wrk (installed with apt-get when missing), python3, bc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
