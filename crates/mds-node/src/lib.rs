@@ -31,6 +31,7 @@ pub mod catalog;
 pub mod catalog_load;
 pub mod config;
 pub mod flush;
+pub mod followed;
 pub mod idempotency;
 pub mod issue;
 pub mod keys;

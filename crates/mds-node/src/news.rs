@@ -2,9 +2,7 @@
 //! every request without a lock held across an `await` and dropped when the
 //! store's news generation moves (the reload task follows it).
 
-use std::collections::HashMap;
-use std::sync::{PoisonError, RwLock};
-
+use crate::followed::{Followed, Ticket};
 use crate::tagged::Tagged;
 
 /// The news articles this node has served, by slug, so that a popular one
@@ -16,25 +14,20 @@ use crate::tagged::Tagged;
 /// drop is not kept ([`NewsCache::ticket`]). Bounded: when the next
 /// article would pass [`NewsCache::MAX_BYTES`], the cache starts over.
 /// Only found articles are kept: a miss (`404`) asks the store each time.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct NewsCache {
-    inner: RwLock<NewsInner>,
-}
-
-#[derive(Debug, Default)]
-struct NewsInner {
-    /// The news generation the articles are at least as new as.
-    generation: Option<i64>,
-    /// Bumped by every drop.
-    epoch: u64,
-    bytes: usize,
-    by_slug: HashMap<Box<str>, Tagged>,
+    articles: Followed<i64, Box<str>, Tagged>,
 }
 
 /// Taken before reading an article from the store: the cache keeps the
 /// article only if nothing was dropped in between.
-#[derive(Debug, Clone, Copy)]
-pub struct CacheTicket(u64);
+pub type CacheTicket = Ticket;
+
+impl Default for NewsCache {
+    fn default() -> Self {
+        NewsCache { articles: Followed::new(Self::MAX_BYTES) }
+    }
+}
 
 impl NewsCache {
     /// The most article JSON held, in bytes.
@@ -42,64 +35,35 @@ impl NewsCache {
 
     /// The served article with `slug`, if held.
     pub fn get(&self, slug: &str) -> Option<Tagged> {
-        self.read().by_slug.get(slug).cloned()
+        self.articles.get(slug)
     }
 
     /// To take before reading an article from the store, for [`Self::put`].
     pub fn ticket(&self) -> CacheTicket {
-        CacheTicket(self.read().epoch)
+        self.articles.ticket()
     }
 
     /// Keeps `article` under `slug`, unless the cache was dropped since
     /// `ticket` was taken (the article may predate the drop).
     pub fn put(&self, ticket: CacheTicket, slug: &str, article: Tagged) {
-        let mut inner = self.inner.write().unwrap_or_else(PoisonError::into_inner);
-        if inner.epoch != ticket.0 {
-            return;
-        }
         let size = slug.len() + article.body.len();
-        if inner.bytes + size > Self::MAX_BYTES {
-            inner.drop_all();
-        }
-        inner.bytes += size;
-        if let Some(old) = inner.by_slug.insert(slug.into(), article) {
-            inner.bytes -= slug.len() + old.body.len();
-        }
+        self.articles.put(ticket, slug.into(), article, size);
     }
 
     /// Follows the store's news generation: a different one drops every
     /// article held.
     pub fn follow(&self, generation: i64) {
-        if self.read().generation == Some(generation) {
-            return;
-        }
-        let mut inner = self.inner.write().unwrap_or_else(PoisonError::into_inner);
-        if inner.generation != Some(generation) {
-            inner.drop_all();
-            inner.generation = Some(generation);
-        }
+        self.articles.follow(generation);
     }
 
     /// How many articles are held.
     pub fn len(&self) -> usize {
-        self.read().by_slug.len()
+        self.articles.len()
     }
 
     /// Whether none are.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, NewsInner> {
-        self.inner.read().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-impl NewsInner {
-    fn drop_all(&mut self) {
-        self.by_slug.clear();
-        self.bytes = 0;
-        self.epoch += 1;
+        self.articles.is_empty()
     }
 }
 

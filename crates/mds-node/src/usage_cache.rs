@@ -21,11 +21,12 @@
 //!
 //! [`Meter::flushes`]: mds_limits::Meter::flushes
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use mds_domain::KeyPrefix;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
+
+use crate::followed::{self, Followed};
 
 /// The most keys kept; when full, all go (a key that polls is read again
 /// once).
@@ -41,36 +42,32 @@ pub struct Kept {
     pub quotas: Option<QuotaHistory>,
 }
 
-/// The usage figures a node keeps ([`crate::usage_cache`]).
-#[derive(Debug, Default)]
-pub struct UsageCache {
-    state: Mutex<State>,
-}
-
-#[derive(Debug, Default)]
-struct State {
-    /// The `(usage, auth)` generations followed; `None` before the first
-    /// poll.
-    generations: Option<(i64, i64)>,
-    /// Moves when an entry is forgotten, so that a read begun before cannot
-    /// put back what it read.
-    epoch: u64,
-    entries: HashMap<KeyPrefix, Entry>,
-}
-
-#[derive(Debug)]
+/// What was read for a key: under which of this node's flush count, for
+/// which months.
+#[derive(Debug, Clone)]
 struct Entry {
-    generations: (i64, i64),
     flushes: u64,
     months: (BillingMonth, BillingMonth),
     kept: Arc<Kept>,
 }
 
+/// The usage figures a node keeps ([`crate::usage_cache`]), for the
+/// store's `(usage, auth)` generations.
+#[derive(Debug)]
+pub struct UsageCache {
+    entries: Followed<(i64, i64), KeyPrefix, Entry>,
+}
+
+impl Default for UsageCache {
+    fn default() -> Self {
+        UsageCache { entries: Followed::new(MAX_KEYS) }
+    }
+}
+
 /// Where a read of the store began, for [`UsageCache::put`].
 #[derive(Debug)]
 pub struct Ticket {
-    generations: Option<(i64, i64)>,
-    epoch: u64,
+    followed: followed::Ticket,
     flushes: u64,
 }
 
@@ -78,11 +75,7 @@ impl UsageCache {
     /// Follows the store's `usage` and `auth` generations; when either
     /// moved, every entry goes.
     pub fn follow(&self, usage: i64, auth: i64) {
-        let mut s = self.lock();
-        if s.generations != Some((usage, auth)) {
-            s.generations = Some((usage, auth));
-            s.entries.clear();
-        }
+        self.entries.follow((usage, auth));
     }
 
     /// What is kept of `key` for the months `months` (oldest, newest) while
@@ -94,38 +87,24 @@ impl UsageCache {
         months: (BillingMonth, BillingMonth),
         flushes: u64,
     ) -> Result<Arc<Kept>, Ticket> {
-        let s = self.lock();
-        if let (Some(g), Some(e)) = (s.generations, s.entries.get(key)) {
-            if e.generations == g && e.flushes == flushes && e.months == months {
-                return Ok(e.kept.clone());
-            }
+        match self.entries.get(key) {
+            Some(e) if e.flushes == flushes && e.months == months => Ok(e.kept),
+            _ => Err(Ticket { followed: self.entries.ticket(), flushes }),
         }
-        Err(Ticket { generations: s.generations, epoch: s.epoch, flushes })
     }
 
     /// Keeps what a read begun at `ticket` found, unless the generations
-    /// moved or the key was forgotten since it began.
+    /// moved or the key was forgotten since it began, or no generation was
+    /// followed yet.
     pub fn put(&self, ticket: Ticket, key: &KeyPrefix, months: (BillingMonth, BillingMonth), kept: Arc<Kept>) {
-        let mut s = self.lock();
-        let Some(generations) = ticket.generations else { return };
-        if s.generations != Some(generations) || s.epoch != ticket.epoch {
-            return;
+        if self.entries.following() {
+            self.entries.put(ticket.followed, key.clone(), Entry { flushes: ticket.flushes, months, kept }, 1);
         }
-        if s.entries.len() >= MAX_KEYS && !s.entries.contains_key(key) {
-            s.entries.clear();
-        }
-        s.entries.insert(key.clone(), Entry { generations, flushes: ticket.flushes, months, kept });
     }
 
     /// Drops what is kept of `key` (the store was read for it since).
     pub fn forget(&self, key: &KeyPrefix) {
-        let mut s = self.lock();
-        s.entries.remove(key);
-        s.epoch += 1;
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        self.entries.forget(key);
     }
 }
 
