@@ -152,7 +152,7 @@ pub(crate) async fn needs_seed(conn: &mut Conn) -> StoreResult<bool> {
         .fetch_one(&mut *conn)
         .await
         .map_err(db)?;
-    if meta != 5 {
+    if meta != META_GENERATIONS.len() as i64 + 1 {
         return Ok(true);
     }
     let names: Vec<String> = sqlx::query_scalar("SELECT name FROM tiers").fetch_all(&mut *conn).await.map_err(db)?;
