@@ -8,7 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use arc_swap::{ArcSwap, Guard};
+use http::HeaderValue;
 use mds_catalog::Catalog;
+use sha2::{Digest, Sha256};
 
 use crate::pages::PageCache;
 
@@ -30,6 +32,17 @@ impl CatalogVersion {
     /// hashing the page.
     pub fn id(&self) -> &[u8; 16] {
         &self.id
+    }
+
+    /// The strong `ETag` of a representation made from this catalog, without
+    /// hashing it: 16 bytes of the SHA-256 of `label`, this catalog's id and
+    /// what `feed` adds (what the representation holds besides the catalog).
+    pub fn derived_tag(&self, label: &[u8], feed: impl FnOnce(&mut Sha256)) -> HeaderValue {
+        let mut h = Sha256::new();
+        h.update(label);
+        h.update(self.id);
+        feed(&mut h);
+        crate::tagged::tag_of_hasher(h)
     }
 
     /// The store's `companies` generation this catalog was loaded at: it

@@ -24,8 +24,8 @@ use mds_domain::params::ChangesQueryParams;
 use mds_domain::{ErrorCode, page as envelope};
 use mds_node::catalog::CatalogVersion;
 use mds_node::metrics::Event;
-use mds_node::tagged::{self, Tagged};
-use sha2::{Digest, Sha256};
+use mds_node::tagged::Tagged;
+use sha2::Digest;
 
 use super::tagged;
 use crate::error::ApiError;
@@ -148,21 +148,19 @@ pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Res
 /// this build, which a catalog version's id outlives on no node), as a list
 /// page's is.
 fn page_tag(catalog: &CatalogVersion, since: i64, nonce: i64, after: Option<&ChangeKey>, limit: usize) -> HeaderValue {
-    let mut h = Sha256::new();
-    h.update(b"mds changes page\0");
-    h.update(catalog.id());
-    h.update(since.to_le_bytes());
-    h.update(nonce.to_le_bytes());
-    match after {
-        Some(k) => {
-            h.update([1]);
-            h.update(k.seq.to_le_bytes());
-            h.update(k.isin.as_bytes());
+    catalog.derived_tag(b"mds changes page\0", |h| {
+        h.update(since.to_le_bytes());
+        h.update(nonce.to_le_bytes());
+        match after {
+            Some(k) => {
+                h.update([1]);
+                h.update(k.seq.to_le_bytes());
+                h.update(k.isin.as_bytes());
+            }
+            None => h.update([0]),
         }
-        None => h.update([0]),
-    }
-    h.update((limit as u64).to_le_bytes());
-    tagged::tag_of_hasher(h)
+        h.update((limit as u64).to_le_bytes());
+    })
 }
 
 fn invalid_cursor(param: &'static str, detail: &str) -> ApiError {

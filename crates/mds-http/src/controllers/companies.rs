@@ -8,11 +8,11 @@ use axum::response::Response;
 use mds_catalog::SortKey;
 use mds_domain::params::CompaniesQueryParams;
 use mds_domain::{CompanyFilter, ErrorCode, page as envelope};
-use sha2::{Digest, Sha256};
+use sha2::Digest;
 
 use mds_node::catalog::CatalogVersion;
 use mds_node::metrics::Event;
-use mds_node::tagged::{self, Tagged};
+use mds_node::tagged::Tagged;
 
 use super::tagged;
 use crate::error::ApiError;
@@ -78,22 +78,20 @@ fn make_page(state: &AppState, catalog: &CatalogVersion, raw: Option<&str>) -> R
 /// tag, whether or not its rows changed.
 fn page_tag(catalog: &CatalogVersion, req: &CompaniesQueryParams, after: Option<&SortKey>) -> HeaderValue {
     let filter = req.filter.canonical();
-    let mut h = Sha256::new();
-    h.update(b"mds companies page\0");
-    h.update(catalog.id());
-    h.update((filter.len() as u64).to_le_bytes());
-    h.update(filter.as_bytes());
-    match after {
-        Some(k) => {
-            h.update([1]);
-            h.update((k.ticker.len() as u64).to_le_bytes());
-            h.update(k.ticker.as_bytes());
-            h.update(k.isin.as_bytes());
+    catalog.derived_tag(b"mds companies page\0", |h| {
+        h.update((filter.len() as u64).to_le_bytes());
+        h.update(filter.as_bytes());
+        match after {
+            Some(k) => {
+                h.update([1]);
+                h.update((k.ticker.len() as u64).to_le_bytes());
+                h.update(k.ticker.as_bytes());
+                h.update(k.isin.as_bytes());
+            }
+            None => h.update([0]),
         }
-        None => h.update([0]),
-    }
-    h.update((req.page.limit.get() as u64).to_le_bytes());
-    tagged::tag_of_hasher(h)
+        h.update((req.page.limit.get() as u64).to_le_bytes());
+    })
 }
 
 #[cfg(test)]

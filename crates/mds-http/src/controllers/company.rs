@@ -5,9 +5,9 @@
 use axum::extract::State;
 use axum::response::Response;
 use mds_domain::Isin;
-use sha2::{Digest, Sha256};
+use sha2::Digest;
 
-use mds_node::tagged::{self, Tagged};
+use mds_node::tagged::Tagged;
 
 use super::{Id, Identifier, tagged};
 use crate::error::ApiError;
@@ -33,10 +33,6 @@ pub async fn show(State(state): State<AppState>, Id(isin): Id<Isin>) -> Result<R
     // What the record holds is a function of the catalog version and the
     // row: the tag derives from those (as a list page's does), not from
     // hashing the body.
-    let mut h = Sha256::new();
-    h.update(b"mds company\0");
-    h.update(catalog.id());
-    h.update(isin.as_str().as_bytes());
-    let etag = tagged::tag_of_hasher(h);
+    let etag = catalog.derived_tag(b"mds company\0", |h| h.update(isin.as_str().as_bytes()));
     Ok(tagged(Tagged { body: body.into(), etag }))
 }
