@@ -6,6 +6,8 @@ Prometheus, for scripts/prometheus-check.sh.
       - every metric name the dashboard's queries and the loaded alert rules
         read is one the node exports (NODE's /metrics; mds_redis_* only when the
         node runs with --redis);
+      - every panel's description names docs/operations.md, its quoted
+        sections are headings there and the alerts it names are rules;
       - the $instance variable's query lists INSTANCE;
       - every query of every panel, with Grafana's variables put in, runs
         without error at time AT, and returns data (the Redis series only
@@ -113,6 +115,20 @@ def check(prom, node, instance, at, mode):
             c.expect(name in exported, f"metric {name} is read but not exported by the node")
     print(f"metric names: {len(used)} read{'' if redis else ' (mds_redis_* not checked: no --redis)'}")
 
+    titles = re.findall(r"^#+ (.*)$", read(OPERATIONS), re.MULTILINE)
+    alerts = set(re.findall(r"^\s*- alert: (\w+)", read(ALERTS), re.MULTILINE))
+    ids = [p["id"] for p in json.loads(read(DASHBOARD))["panels"]]
+    c.expect(len(ids) == len(set(ids)), f"panel ids repeat: {ids}")
+    for _, p in panels():
+        desc = p.get("description", "")
+        c.expect(
+            "docs/operations.md" in desc, f"panel {p['title']}: its description names no docs/operations.md section"
+        )
+        for section in re.findall(r"(?<![A-Za-z])'([^']+)'(?![A-Za-z])", desc):
+            c.expect(section in titles, f"panel {p['title']}: '{section}' is no heading of docs/operations.md")
+        for name in re.findall(r"\bMds\w+", desc):
+            c.expect(name in alerts, f"panel {p['title']}: names alert {name}, which is not a rule")
+
     metric = re.fullmatch(r"label_values\((\w+),\s*instance\)", var["definition"]).group(1)
     values = api(prom, "label/instance/values", **{"match[]": metric}).get("data", [])
     c.expect(instance in values, f"$instance: label_values({metric}, instance) is {values}, not {instance}")
@@ -141,13 +157,10 @@ def check(prom, node, instance, at, mode):
                 c.expect(want <= got, f"{what}: no series for status {sorted(want - got)}")
     print(f"dashboard: {n} queries run")
 
-    names = set(re.findall(r"^\s*- alert: (\w+)", read(ALERTS), re.MULTILINE))
     loaded = {r["name"] for r in rules}
-    c.expect(loaded == names, f"rules loaded {sorted(loaded)}, the file has {sorted(names)}")
-    headings = {
-        re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
-        for h in re.findall(r"^#+ (.*)$", read(OPERATIONS), re.MULTILINE)
-    }
+    c.expect(loaded == alerts, f"rules loaded {sorted(loaded)}, the file has {sorted(alerts)}")
+    # GitHub's anchors of the headings.
+    headings = {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in titles}
     for r in rules:
         c.expect(
             r.get("health") == "ok" and not r.get("lastError"),
