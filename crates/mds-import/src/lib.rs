@@ -13,7 +13,7 @@
 //! - [`details`]: the optional detail fields of the companies file.
 //! - [`news`]: the news file of `mds import news`, JSON Lines of articles.
 //! - [`exchange`]: NSE's and BSE's own equity lists and a market-cap file,
-//!   and [`exchange::merge`], which makes companies of them.
+//!   and [`exchange::merge()`], which makes companies of them.
 //! - [`demo`]: the demo data set, embedded in the binary.
 //! - [`error`]: [`RowError`] and [`ImportError`].
 //!
