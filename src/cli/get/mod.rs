@@ -68,7 +68,7 @@ pub(crate) async fn run(command: GetCommand) -> anyhow::Result<()> {
         }
         GetCommand::Changes(args) => changes::run(&client, args).await,
         GetCommand::News(NewsArgs { slug: Some(slug), .. }) => {
-            let article = client.news(&slug).await?;
+            let article = client.article(&slug).await?;
             outln!("{}", serde_json::to_string_pretty(&article)?)?;
             Ok(())
         }
