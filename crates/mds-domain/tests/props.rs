@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use mds_domain::daily::{self, DailyUsageQueryParams};
 use mds_domain::key::{KEY_LEN, KEY_PREFIX_LEN, LEGACY_KEY_PREFIX_LEN};
 use mds_domain::news::{self, NewsQueryParams};
-use mds_domain::params::{self, ChangesQueryParams, QueryParams};
+use mds_domain::params::{self, ChangesQueryParams, Filter, Paged, QueryParams};
 use mds_domain::query::{SEARCH_MAX_CHARS, SearchTerm};
 use mds_domain::time::{format_utc, parse_rfc3339};
 use mds_domain::{ApiKey, CompaniesQueryParams, Environment, KeyHash, KeyPrefix};
@@ -75,6 +75,19 @@ fn instant(t: Option<DateTime<Utc>>) -> Option<String> {
     t.as_ref().map(format_utc)
 }
 
+/// Paged query `q` written back (its own parameters `own`, then its page)
+/// and parsed again: the same query, which is returned.
+fn written_back<F: Filter + PartialEq + std::fmt::Debug>(
+    q: &Paged<F>,
+    own: Vec<(&'static str, Option<String>)>,
+) -> Result<Paged<F>, TestCaseError> {
+    let mut again = given(own);
+    again.extend(page_pairs(&q.page));
+    let back = parse::<Paged<F>>(&again);
+    prop_assert_eq!(back.as_ref().ok(), Some(q), "{:?} re-parsed as {:?}", again, back);
+    Ok(back.unwrap())
+}
+
 /// Pairs of the values that are given.
 fn given(pairs: Vec<(&'static str, Option<String>)>) -> Vec<(&'static str, String)> {
     pairs.into_iter().filter_map(|(n, v)| v.map(|v| (n, v))).collect()
@@ -94,18 +107,16 @@ proptest! {
                 // beyond it (see search_terms_fold_within_their_bound).
                 return Ok(());
             }
-            let mut again = given(vec![
+            let own = vec![
                 (params::LETTER, f.letter.map(|l| l.as_char().to_string())),
                 (params::INDUSTRY, f.industry.as_ref().map(|i| i.as_str().to_owned())),
                 (params::EXCHANGE, f.exchange.map(|e| e.as_str().to_owned())),
                 (params::MARKET_CAP, f.market_cap.map(|m| m.as_str().to_owned())),
                 (params::SEARCH, f.search.as_ref().map(|s| s.as_str().to_owned())),
                 (params::TICKER, f.ticker.as_ref().map(|t| t.as_str().to_owned())),
-            ]);
-            again.extend(page_pairs(&q.page));
-            let back = parse::<CompaniesQueryParams>(&again);
-            prop_assert_eq!(back.as_ref().ok(), Some(&q), "{:?} re-parsed as {:?}", again, back);
-            prop_assert_eq!(back.unwrap().filter.canonical(), q.filter.canonical());
+            ];
+            let back = written_back(&q, own)?;
+            prop_assert_eq!(back.filter.canonical(), q.filter.canonical());
         }
     }
 
@@ -115,18 +126,16 @@ proptest! {
         names_a_parameter(&parsed)?;
         if let Ok(q) = parsed {
             let f = &q.filter;
-            let mut again = given(vec![
+            let own = vec![
                 (news::ISIN, f.isin.as_ref().map(|i| i.as_str().to_owned())),
                 (params::TICKER, f.ticker.as_ref().map(|t| t.as_str().to_owned())),
                 (news::CATEGORY, f.category.as_ref().map(|c| c.as_str().to_owned())),
                 (news::TAG, f.tag.as_ref().map(|t| t.as_str().to_owned())),
                 (news::PUBLISHED_AFTER, instant(f.published_after)),
                 (news::PUBLISHED_BEFORE, instant(f.published_before)),
-            ]);
-            again.extend(page_pairs(&q.page));
-            let back = parse::<NewsQueryParams>(&again);
-            prop_assert_eq!(back.as_ref().ok(), Some(&q), "{:?} re-parsed as {:?}", again, back);
-            prop_assert_eq!(back.unwrap().filter.canonical(), q.filter.canonical());
+            ];
+            let back = written_back(&q, own)?;
+            prop_assert_eq!(back.filter.canonical(), q.filter.canonical());
         }
     }
 
@@ -135,9 +144,7 @@ proptest! {
         let parsed = parse::<ChangesQueryParams>(&pairs);
         names_a_parameter(&parsed)?;
         if let Ok(q) = parsed {
-            let mut again = given(vec![(params::SINCE, q.filter.since.clone())]);
-            again.extend(page_pairs(&q.page));
-            prop_assert_eq!(parse::<ChangesQueryParams>(&again).ok(), Some(q));
+            written_back(&q, vec![(params::SINCE, q.filter.since.clone())])?;
         }
     }
 
