@@ -16,7 +16,6 @@
 //! ignored. A row whose ISIN is a placeholder (`-`, `NA`, empty) cannot be
 //! keyed and is skipped, and reported as skipped; anything else that is wrong
 //! is an error with its line, as in the other parsers.
-
 //!
 //! # Layout
 //! - [`nse`]: NSE's equity list.
