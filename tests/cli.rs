@@ -420,12 +420,13 @@ async fn held(store: &dyn mds_store::Store) -> Held {
 }
 
 /// An import file of the demo data's first lines with one line replaced by
-/// arbitrary text, or one byte set to any value, or cut short.
+/// arbitrary text, or one byte set to any value, or cut short; or, so that
+/// accepted files are tried too, one line dropped, or the file as it is.
 fn damaged(base: Vec<u8>) -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
     use proptest::prelude::*;
     let line = (any::<proptest::sample::Index>(), prop_oneof![any::<String>(), "[a-z0-9,\":{} -]{0,40}"]);
     let byte = (any::<proptest::sample::Index>(), any::<u8>());
-    (0..3u8, line, byte, any::<proptest::sample::Index>()).prop_map(move |(how, (at, text), (i, b), cut)| {
+    (0..5u8, line, byte, any::<proptest::sample::Index>()).prop_map(move |(how, (at, text), (i, b), cut)| {
         let mut lines: Vec<Vec<u8>> = base.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
         match how {
             0 => {
@@ -439,7 +440,12 @@ fn damaged(base: Vec<u8>) -> impl proptest::strategy::Strategy<Value = Vec<u8>> 
                 f[i] = b;
                 f
             }
-            _ => base[..cut.index(base.len())].to_vec(),
+            2 => base[..cut.index(base.len())].to_vec(),
+            3 => {
+                lines.remove(1 + at.index(lines.len() - 1));
+                lines.join(&b'\n')
+            }
+            _ => base.clone(),
         }
     })
 }
