@@ -166,7 +166,7 @@ fn check_companies_file(bytes: &[u8], chunk: usize) -> Result<(), TestCaseError>
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(200))]
+    #![proptest_config(ProptestConfig::with_cases(128))]
 
     #[test]
     fn companies_csv_never_panics_and_round_trips(bytes in file(as_csv(&demo_companies()[..6])), chunk in 1..4usize) {
