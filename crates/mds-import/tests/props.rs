@@ -111,10 +111,15 @@ fn text() -> impl Strategy<Value = String> {
     prop_oneof!["[A-Za-z0-9 ,\"&.'()-]{0,30}", "[ \t\r\na-zé,\"]{0,12}", "\\PC{0,20}", any::<String>(),]
 }
 
-/// Some demo companies as they come out of an import (merged once).
+/// Some companies as they come out of an import: the demo lists' first
+/// rows, merged (once).
 fn demo_companies() -> &'static [Company] {
     static SOME: std::sync::OnceLock<Vec<Company>> = std::sync::OnceLock::new();
-    SOME.get_or_init(|| mds_import::demo_companies().into_iter().take(40).collect())
+    SOME.get_or_init(|| {
+        let nse = parse_nse_equity_list(&head(NSE_EQUITY_LIST, 40)).unwrap();
+        let bse = parse_bse_equity_list(&head(BSE_EQUITY_LIST, 40)).unwrap();
+        merge(&nse, &bse, Some(&parse_nse_mcap(&head(NSE_MCAP, 40)).unwrap())).companies
+    })
 }
 
 /// Companies as CSV, the way `mds get companies --format csv` writes them.
