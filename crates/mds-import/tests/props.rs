@@ -11,7 +11,7 @@
 
 use mds_domain::{Article, Company};
 use mds_import::demo::{BSE_EQUITY_LIST, NEWS, NSE_EQUITY_LIST, NSE_MCAP};
-use mds_import::exchange::{McapList, NseEquityList};
+use mds_import::exchange::{BseEquityList, BseListing, McapList, NseEquityList};
 use mds_import::{
     ImportError, check_companies, companies_in_chunks, csv_header, csv_row, merge, parse_articles,
     parse_bse_equity_list, parse_companies, parse_nse_equity_list, parse_nse_mcap,
@@ -253,6 +253,11 @@ proptest! {
             prop_assert_eq!(&again.listings.iter().map(|l| (l.isin.clone(), l.symbol.clone(), l.name.clone(), l.series.clone(), l.listed_on, l.face_value)).collect::<Vec<_>>(),
                 &nse.listings.iter().map(|l| (l.isin.clone(), l.symbol.clone(), l.name.clone(), l.series.clone(), l.listed_on, l.face_value)).collect::<Vec<_>>());
         }
+        if let Ok(bse) = &bse {
+            let again = parse_bse_equity_list(&bse_csv(bse)).unwrap();
+            let key = |l: &BseEquityList| l.listings.iter().map(|b| BseListing { line: 0, ..b.clone() }).collect::<Vec<_>>();
+            prop_assert_eq!(key(&again), key(bse));
+        }
         if let Ok(mcap) = &mcap {
             let ranks: Vec<usize> = mcap.rows().iter().map(|r| r.rank).collect();
             prop_assert_eq!(ranks, (1..=mcap.rows().len()).collect::<Vec<_>>());
@@ -270,15 +275,43 @@ proptest! {
     }
 }
 
+/// A cell quoted as CSV needs.
+fn cell(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
+}
+
+/// A BSE list written back as BSE writes it (a trailing comma on each row).
+fn bse_csv(list: &BseEquityList) -> Vec<u8> {
+    let mut out = String::from(
+        "Security Code,Issuer Name,Security Id,ISIN No,Industry New Name,Igroup Name,Status,Group,Face Value,\
+         Sector Name,ISubgroup Name\r\n",
+    );
+    let level = |l: &Option<String>| cell(l.as_deref().unwrap_or("-"));
+    for b in &list.listings {
+        let cells = [
+            b.scrip_code.clone(),
+            cell(&b.name),
+            cell(&b.security_id),
+            b.isin.to_string(),
+            level(&b.sector),
+            level(&b.industry),
+            b.status.as_str().to_owned(),
+            b.group.clone().unwrap_or_default(),
+            b.face_value.map(|f| f.to_string()).unwrap_or_default(),
+            level(&b.macro_sector),
+            level(&b.basic_industry),
+        ];
+        out.push_str(&cells.join(","));
+        out.push_str(",\r\n");
+    }
+    out.into_bytes()
+}
+
 /// An NSE list written back as NSE writes it (names quoted as CSV needs).
 fn nse_csv(list: &NseEquityList) -> Vec<u8> {
     let mut out = String::from("SYMBOL,NAME OF COMPANY,SERIES,DATE OF LISTING,ISIN NUMBER,FACE VALUE\n");
     for l in &list.listings {
-        let name = if l.name.contains([',', '"', '\n', '\r']) {
-            format!("\"{}\"", l.name.replace('"', "\"\""))
-        } else {
-            l.name.clone()
-        };
+        let name = cell(&l.name);
         let series = l.series.clone().unwrap_or_default();
         let listed = l.listed_on.map(|d| d.format("%d-%b-%Y").to_string().to_uppercase()).unwrap_or_default();
         let face = l.face_value.map(|f| f.to_string()).unwrap_or_default();
@@ -305,4 +338,6 @@ fn the_demo_rows_round_trip() {
     assert_eq!(parse_articles(&as_jsonl(&articles)).unwrap(), articles);
     let nse = parse_nse_equity_list(NSE_EQUITY_LIST).unwrap();
     assert_eq!(parse_nse_equity_list(&nse_csv(&nse)).unwrap().listings.len(), nse.listings.len());
+    let bse = parse_bse_equity_list(BSE_EQUITY_LIST).unwrap();
+    assert_eq!(parse_bse_equity_list(&bse_csv(&bse)).unwrap().listings.len(), bse.listings.len());
 }
