@@ -395,3 +395,140 @@ async fn output_into_a_closed_pipe_ends_quietly() {
     assert!(out.status.success(), "{:?}", String::from_utf8_lossy(&out.stderr));
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
 }
+
+/// What a store holds that an import could change: its generations, its
+/// companies, and how many articles it has and those of the demo file.
+#[derive(Debug, PartialEq)]
+struct Held {
+    generations: mds_store::Generations,
+    companies: Vec<mds_domain::Company>,
+    articles: u64,
+    demo_articles: Vec<Option<mds_domain::Article>>,
+}
+
+async fn held(store: &dyn mds_store::Store) -> Held {
+    let mut demo_articles = Vec::new();
+    for a in mds_import::demo_articles() {
+        demo_articles.push(store.article(&a.slug).await.unwrap());
+    }
+    Held {
+        generations: store.generations().await.unwrap(),
+        companies: store.companies().await.unwrap(),
+        articles: store.article_count().await.unwrap(),
+        demo_articles,
+    }
+}
+
+/// An import file of the demo data's first lines with one line replaced by
+/// arbitrary text, or one byte set to any value, or cut short; or, so that
+/// accepted files are tried too, one line dropped, or the file as it is.
+fn damaged(base: Vec<u8>) -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+    use proptest::prelude::*;
+    let line = (any::<proptest::sample::Index>(), prop_oneof![any::<String>(), "[a-z0-9,\":{} -]{0,40}"]);
+    let byte = (any::<proptest::sample::Index>(), any::<u8>());
+    (0..5u8, line, byte, any::<proptest::sample::Index>()).prop_map(move |(how, (at, text), (i, b), cut)| {
+        let mut lines: Vec<Vec<u8>> = base.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+        match how {
+            0 => {
+                let at = at.index(lines.len());
+                lines[at] = text.into_bytes();
+                lines.join(&b'\n')
+            }
+            1 => {
+                let mut f = base.clone();
+                let i = i.index(f.len());
+                f[i] = b;
+                f
+            }
+            2 => base[..cut.index(base.len())].to_vec(),
+            3 => {
+                lines.remove(1 + at.index(lines.len() - 1));
+                lines.join(&b'\n')
+            }
+            _ => base.clone(),
+        }
+    })
+}
+
+/// Whatever an import file holds, `mds import` writes what it says or,
+/// refusing it, nothing: every file kind, on a real SQLite store that
+/// already holds data, the store compared before and after each run.
+#[test]
+fn a_refused_import_writes_nothing() {
+    use proptest::prelude::*;
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let cli = Cli::new();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/demo");
+    let head = |file: &str, n: usize| -> Vec<u8> {
+        let bytes = std::fs::read(demo.join(file)).unwrap();
+        bytes.split_inclusive(|&b| b == b'\n').take(n).flatten().copied().collect()
+    };
+    let (nse, bse, mcap) =
+        (head("nse_EQUITY_L_2024-01.csv", 8), head("bse_Equity_2024-01.csv", 8), head("nse_mcap_2024-03-28.csv", 8));
+    let companies: Vec<_> = mds_import::demo_companies().into_iter().take(5).collect();
+    let mut csv = mds_import::csv_header();
+    for c in &companies {
+        csv = format!("{csv}\n{}", mds_import::csv_row(c));
+    }
+    let jsonl: String = companies.iter().map(|c| serde_json::to_string(c).unwrap() + "\n").collect();
+    let news = head("news.jsonl", 3);
+    // The store holds data already, so "nothing written" is not "empty".
+    cli.ok(&["import", "news", &cli.write("news.jsonl", &head("news.jsonl", 2))]);
+    cli.ok(&[
+        "import",
+        "companies",
+        &cli.write("c.csv", b"isin,ticker,name,is_bse,is_nse\nINE117A01022,ABB,ABB India Limited,true,true\n"),
+    ]);
+    let store = rt.block_on(cli.store());
+
+    let files = prop_oneof![
+        damaged(csv.into_bytes()).prop_map(|f| ("companies", f)),
+        damaged(jsonl.into_bytes()).prop_map(|f| ("companies", f)),
+        damaged(news).prop_map(|f| ("news", f)),
+        damaged(nse.clone()).prop_map(|f| ("nse", f)),
+        damaged(bse.clone()).prop_map(|f| ("bse", f)),
+        damaged(mcap.clone()).prop_map(|f| ("mcap", f)),
+    ];
+    let config = ProptestConfig { cases: 36, failure_persistence: None, ..ProptestConfig::default() };
+    let (refused, accepted) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
+    proptest::test_runner::TestRunner::new(config)
+        .run(&files, |(kind, bytes)| {
+            let before = rt.block_on(held(&*store));
+            let file = cli.write("import.file", &bytes);
+            let (ok_nse, ok_bse, ok_mcap) =
+                (cli.write("nse.csv", &nse), cli.write("bse.csv", &bse), cli.write("m.csv", &mcap));
+            let args: Vec<&str> = match kind {
+                "companies" | "news" => vec!["import", kind, &file],
+                "nse" => vec!["import", "exchanges", "--nse", &file, "--bse", &ok_bse, "--mcap", &ok_mcap],
+                "bse" => vec!["import", "exchanges", "--nse", &ok_nse, "--bse", &file, "--mcap", &ok_mcap],
+                _ => vec!["import", "exchanges", "--nse", &ok_nse, "--bse", &ok_bse, "--mcap", &file],
+            };
+            let out = cli.run(&args);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            prop_assert!(!stderr.contains("panicked"), "{stderr}");
+            let after = rt.block_on(held(&*store));
+            if out.status.success() {
+                accepted.set(accepted.get() + 1);
+                if kind == "companies" {
+                    for c in mds_import::parse_companies(&bytes).unwrap() {
+                        let stored = after.companies.iter().find(|s| s.isin == c.isin);
+                        prop_assert_eq!(stored.map(|s| (&s.ticker, &s.name)), Some((&c.ticker, &c.name)));
+                    }
+                }
+                if kind == "news" {
+                    for a in mds_import::parse_articles(&bytes).unwrap() {
+                        let stored = rt.block_on(store.article(&a.slug)).unwrap();
+                        prop_assert_eq!(stored.map(|s| s.headline), Some(a.headline));
+                    }
+                }
+            } else {
+                refused.set(refused.get() + 1);
+                prop_assert!(stderr.contains("nothing was imported"), "{stderr}");
+                prop_assert_eq!(&after, &before, "a refused {} import wrote: {}", kind, stderr);
+            }
+            Ok(())
+        })
+        .unwrap();
+    let (refused, accepted) = (refused.get(), accepted.get());
+    assert!(refused > 0 && accepted > 0, "both sides were tried: {refused} refused, {accepted} accepted");
+}

@@ -167,11 +167,11 @@ async fn filters_pages_stream_and_all_return_the_same_rows() {
 }
 
 #[tokio::test]
-async fn news_and_usage_decode() {
+async fn article_and_usage_decode() {
     let app = spawn().await;
     let c = client(&app);
     let article = &mds_import::demo_articles()[0];
-    let got = c.news(article.slug.as_str()).await.unwrap();
+    let got = c.article(article.slug.as_str()).await.unwrap();
     assert_eq!(got.slug, article.slug);
     assert_eq!(got.headline, article.headline);
     assert_eq!(got.body, article.body);
@@ -183,8 +183,22 @@ async fn news_and_usage_decode() {
     assert_eq!(u.environment, "live");
     assert_eq!(u.rate_limit_per_minute, 600);
     assert_eq!(u.current_month.quota, 1_000_000);
-    assert_eq!(u.current_month.requests, 1, "the news read counts; usage reads do not");
+    assert_eq!(u.current_month.requests, 1, "the article read counts; usage reads do not");
     assert!(u.history.is_empty(), "a key made this month has no history");
+}
+
+#[tokio::test]
+async fn an_article_slug_is_checked_before_sending() {
+    let app = spawn().await;
+    let c = client(&app);
+    // Not slugs: nothing is sent, so nothing counts (a hand-built URL would
+    // send `a/b` as a 404 that counts, and let `..` climb to another route).
+    for slug in ["", ".", "..", "a/b", "Upper-Case", "a b", "../usage", &"a".repeat(201)] {
+        assert!(matches!(c.article(slug).await, Err(Error::InvalidArgument(_))), "{slug:?}");
+    }
+    assert_eq!(c.usage().await.unwrap().current_month.requests, 0, "nothing was sent");
+    let (status, p) = api_error(c.article("no-such-article").await.unwrap_err());
+    assert_eq!((status, p.code.as_str()), (404, "not_found"), "a well-formed unknown slug is asked for");
 }
 
 #[tokio::test]
@@ -221,7 +235,7 @@ async fn news_list_pages_filters_and_errors() {
         ..NewsFilter::default()
     };
     assert_eq!(got, news_list(&articles, &f));
-    let full = c.news(got[0].slug.as_str()).await.unwrap();
+    let full = c.article(got[0].slug.as_str()).await.unwrap();
     assert_eq!(full.clone().into_parts().0, got[0]);
     assert!(full.body.is_some());
 
@@ -238,7 +252,7 @@ async fn api_errors_carry_the_problem_and_are_not_retried() {
     let app = spawn().await;
     let (c, events) = recording(&app, &app.key, |b| b);
 
-    let (status, p) = api_error(c.news("no-such-article").await.unwrap_err());
+    let (status, p) = api_error(c.article("no-such-article").await.unwrap_err());
     assert_eq!((status, p.code.as_str(), p.status), (404, "not_found", 404));
     assert!(p.request_id.as_deref().is_some_and(|r| !r.is_empty()));
 
@@ -329,7 +343,7 @@ async fn a_503_is_retried_max_retries_times_then_returned() {
     f.set(Fault::Unreachable);
     let (c, events) = recording(&app, &app.key, |b| b.max_retries(2).max_delay(Duration::from_secs(5)));
     let t = Instant::now();
-    let (status, p) = api_error(c.news(slug.as_str()).await.unwrap_err());
+    let (status, p) = api_error(c.article(slug.as_str()).await.unwrap_err());
     let took = t.elapsed();
     assert_eq!((status, p.code.as_str()), (503, "unavailable"));
     let events = events.lock().unwrap().clone();
@@ -339,12 +353,12 @@ async fn a_503_is_retried_max_retries_times_then_returned() {
 
     // Retries off: one attempt.
     let (c, events) = recording(&app, &app.key, |b| b.max_retries(0));
-    assert_eq!(c.news(slug.as_str()).await.unwrap_err().status(), Some(503));
+    assert_eq!(c.article(slug.as_str()).await.unwrap_err().status(), Some(503));
     assert!(events.lock().unwrap().is_empty());
 
     // And once the store is back, the same client gets through.
     f.set(Fault::None);
-    assert_eq!(c.news(slug.as_str()).await.unwrap().slug, slug);
+    assert_eq!(c.article(slug.as_str()).await.unwrap().slug, slug);
 }
 
 #[tokio::test]
@@ -354,7 +368,7 @@ async fn a_slow_response_times_out() {
     f.set(Fault::Slow); // 2 s per store call
     let c = client_with(&app, &app.key, |b| b.timeout(Duration::from_millis(300)));
     let t = Instant::now();
-    let e = c.news(slug.as_str()).await.unwrap_err();
+    let e = c.article(slug.as_str()).await.unwrap_err();
     assert!(matches!(e, Error::Timeout(d) if d == Duration::from_millis(300)), "{e:?}");
     assert!(t.elapsed() < Duration::from_millis(1500), "{:?}", t.elapsed());
     f.set(Fault::None);

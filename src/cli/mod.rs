@@ -14,11 +14,9 @@ macro_rules! outln {
 }
 
 mod admin;
-mod changes;
 mod get;
 mod import;
 mod serve;
-mod usage_chart;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -100,11 +98,11 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-/// The exit status of a failed command: [`changes::EXIT_TOKEN_EXPIRED`]
+/// The exit status of a failed command: [`get::changes::EXIT_TOKEN_EXPIRED`]
 /// when the service refused a sync token as expired (a script then syncs
 /// from scratch), else 1.
 pub(crate) fn exit_code(e: &anyhow::Error) -> u8 {
-    if e.chain().any(|c| c.is::<changes::TokenExpired>()) { changes::EXIT_TOKEN_EXPIRED } else { 1 }
+    if e.chain().any(|c| c.is::<get::changes::TokenExpired>()) { get::changes::EXIT_TOKEN_EXPIRED } else { 1 }
 }
 
 /// Opens the store and brings its schema up to date.

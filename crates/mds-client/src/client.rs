@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mds_domain::daily::V1UsageDaily;
 use mds_domain::usage::{BillingMonth, V1Usage};
-use mds_domain::{Article, CompanyDetail, Problem};
+use mds_domain::{Article, CompanyDetail, Problem, Slug};
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue, RETRY_AFTER};
 use reqwest::{StatusCode, Url};
 use serde::de::DeserializeOwned;
@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use crate::changes::ChangesRequest;
 use crate::companies::CompaniesRequest;
 use crate::error::{Error, Result};
-use crate::news::NewsListRequest;
+use crate::news_list::NewsListRequest;
 
 /// The base URL used when none is given: a local `mds demo` or `mds serve`.
 pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:8080";
@@ -303,18 +303,20 @@ impl Client {
     }
 
     /// `GET /v1/news/{slug}`: one article with its body. An unknown slug is
-    /// [`Error::Api`] with status `404` and code `not_found`.
+    /// [`Error::Api`] with status `404` and code `not_found`; a string that
+    /// cannot be a slug ([`Slug`]: 1 to 200 characters of `a-z`, `0-9` and
+    /// `-`) is [`Error::InvalidArgument`] without a request, so it never
+    /// counts against the quota.
     ///
     /// ```no_run
     /// # async fn example(client: mds_client::Client) -> Result<(), mds_client::Error> {
-    /// let article = client.news("some-slug").await?;
+    /// let article = client.article("some-slug").await?;
     /// println!("{}", article.headline);
     /// # Ok(()) }
     /// ```
-    pub async fn news(&self, slug: &str) -> Result<Article> {
-        let mut url = self.url(&["v1", "news"]);
-        url.path_segments_mut().expect("an http(s) URL has segments").push(slug);
-        self.get_json(url).await
+    pub async fn article(&self, slug: &str) -> Result<Article> {
+        let slug = Slug::parse(slug).map_err(|e| Error::InvalidArgument(format!("{e}: {slug:?}")))?;
+        self.get_json(self.resource_url(&["v1", "news"], slug.as_str(), "a slug")?).await
     }
 
     /// `GET /v1/usage`: your key's tier, limits, and requests this month and

@@ -43,8 +43,8 @@ pub enum Error {
     /// The client was built with an unusable setting (no key, a bad base URL).
     #[error("invalid client configuration: {0}")]
     Config(String),
-    /// An argument that cannot name what it should (an ISIN or slug that is
-    /// empty, `.` or `..`); no request was sent.
+    /// An argument that cannot name what it should (an ISIN that is empty,
+    /// `.` or `..`; a string that is not a slug); no request was sent.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 }

@@ -19,7 +19,7 @@
 //! - [`Client::news_list`] → [`NewsListRequest`]: filters, then one page of
 //!   [`ArticleSummary`] (newest first, no body), every page, a stream or a
 //!   vector, as for companies ([`Pages`] serves both).
-//! - [`Client::news`] → [`Article`] (with its body); [`Client::usage`] →
+//! - [`Client::article`] → [`Article`] (with its body); [`Client::usage`] →
 //!   [`V1Usage`]; [`Client::usage_daily`] → [`V1UsageDaily`].
 //! - [`Error`]: [`Error::Api`] carries the problem body (`code`, `detail`,
 //!   `param`, `request_id`); transport, timeout and decode failures have
@@ -46,7 +46,7 @@
 //!     .build()?;
 //! let page = client.companies().letter('A').exchange(Exchange::Nse).search("bank").limit(100).send().await?;
 //! println!("{} companies, more: {}", page.data.len(), page.has_more);
-//! match client.news("no-such-article").await {
+//! match client.article("no-such-article").await {
 //!     Err(mds_client::Error::Api { status: 404, problem }) => println!("{}", problem.detail),
 //!     other => println!("{other:?}"),
 //! }
@@ -58,7 +58,7 @@ mod client;
 mod companies;
 mod error;
 mod list;
-mod news;
+mod news_list;
 mod sync;
 
 pub use changes::{Changes, ChangesPages, ChangesRequest};
@@ -76,5 +76,5 @@ pub use mds_domain::{
     Article, ArticleSummary, ChangesPage, Classification, Company, CompanyDetail, ErrorCode, Exchange, Isin, Listing,
     ListingStatus, MarketCap, MarketCapBand, Page, Problem, Slug, Ticker,
 };
-pub use news::NewsListRequest;
+pub use news_list::NewsListRequest;
 pub use sync::{Replica, SYNC_PAGE_SIZE, SyncReport};

@@ -3,7 +3,9 @@
 //! either may carry the optional detail fields ([`crate::details`]).
 //!
 //! Both forms go through one validation, so a value is refused with the same
-//! message whichever form it came in.
+//! message whichever form it came in. The CSV form is also written here
+//! ([`csv_header`], [`csv_row`]: what `mds get companies --format csv`
+//! prints), so what is exported re-imports to the same companies.
 
 use mds_domain::bounds;
 use mds_domain::{Classification, Company, CompanyDetails, Isin, Listing, MarketCap, MarketCapBand};
@@ -34,6 +36,24 @@ const COLUMNS: &[Column] = &{
     }
     out
 };
+
+/// The CSV header of the `V1Company` fields, in wire order
+/// ([`Company::FIELDS`]): the first line of an exported file.
+pub fn csv_header() -> String {
+    Company::FIELDS.map(|(name, _)| name).join(",")
+}
+
+/// One company as a CSV row of its `V1Company` fields (no details; `null`
+/// as an empty cell), each cell quoted when it holds a comma, a quote or a
+/// line break. No line end.
+pub fn csv_row(c: &Company) -> String {
+    c.field_texts().map(|v| csv_cell(v.unwrap_or(""))).join(",")
+}
+
+/// One CSV cell, quoted when it holds a comma, a quote or a line break.
+fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
+}
 
 /// Parses a companies file, CSV or JSON Lines (chosen by the first character
 /// that is not white space: `{` means JSON Lines).
@@ -316,6 +336,18 @@ fn parse_band(value: &str) -> Result<MarketCapBand, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_header_is_the_wire_field_names() {
+        assert_eq!(csv_header(), "isin,ticker,name,industry,sector,is_bse,is_nse,market_cap_band,logo_url");
+    }
+
+    #[test]
+    fn csv_cells_are_quoted_when_needed() {
+        assert_eq!(csv_cell("plain"), "plain");
+        assert_eq!(csv_cell("a,b"), "\"a,b\"");
+        assert_eq!(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
 
     #[test]
     fn booleans() {

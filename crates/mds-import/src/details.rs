@@ -19,7 +19,7 @@ use mds_domain::detail::LISTING_TEXT_MAX;
 use mds_domain::{Classification, CompanyDetails, Exchange, Listing, ListingStatus, MarketCap};
 
 /// The optional detail columns of a companies CSV, in the order
-/// [`csv_details`] reads them.
+/// `csv_details` reads them.
 pub const CSV_COLUMNS: [&str; 16] = [
     "nse_symbol",
     "nse_series",

@@ -9,11 +9,12 @@
 //!
 //! # Layout
 //! - [`companies`]: the companies file of `mds import companies`, CSV (header
-//!   = the `V1Company` field names) or JSON Lines.
+//!   = the `V1Company` field names) or JSON Lines; and the CSV rows `mds get
+//!   companies --format csv` writes.
 //! - [`details`]: the optional detail fields of the companies file.
 //! - [`news`]: the news file of `mds import news`, JSON Lines of articles.
 //! - [`exchange`]: NSE's and BSE's own equity lists and a market-cap file,
-//!   and [`exchange::merge`], which makes companies of them.
+//!   and [`exchange::merge()`], which makes companies of them.
 //! - [`demo`]: the demo data set, embedded in the binary.
 //! - [`error`]: [`RowError`] and [`ImportError`].
 //!
@@ -32,7 +33,7 @@ mod fields;
 pub mod news;
 mod text;
 
-pub use companies::{check_companies, companies_in_chunks, parse_companies};
+pub use companies::{check_companies, companies_in_chunks, csv_header, csv_row, parse_companies};
 pub use demo::{demo_articles, demo_companies};
 pub use error::{ImportError, RowError};
 pub use exchange::{

@@ -13,6 +13,8 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use mds_client::{Client, CompanyDetail, ErrorCode};
 
+use super::render::{json_end, json_row};
+
 /// The exit status of a run refused `410 sync_token_expired`.
 pub(crate) const EXIT_TOKEN_EXPIRED: u8 = 3;
 
@@ -168,25 +170,14 @@ struct Output<W: Write> {
 impl<W: Write> Output<W> {
     fn rows(&mut self, rows: &[CompanyDetail]) -> io::Result<()> {
         for c in rows {
-            match self.format {
-                Format::Json => self.sink.write_all(if self.count == 0 { b"[\n" } else { b",\n" })?,
-                Format::Jsonl => {}
-            }
-            serde_json::to_writer(&mut self.sink, c)?;
-            if self.format == Format::Jsonl {
-                self.sink.write_all(b"\n")?;
-            }
+            json_row(&mut self.sink, self.format == Format::Jsonl, self.count, c)?;
             self.count += 1;
         }
         Ok(())
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        match self.format {
-            Format::Json if self.count == 0 => self.sink.write_all(b"[]\n")?,
-            Format::Json => self.sink.write_all(b"\n]\n")?,
-            Format::Jsonl => {}
-        }
+        json_end(&mut self.sink, self.format == Format::Jsonl, self.count)?;
         self.sink.flush()
     }
 }

@@ -9,7 +9,7 @@
 use chrono::Datelike;
 use mds_client::{BillingMonth, V1UsageDaily};
 
-use super::thousands;
+use crate::cli::thousands;
 
 /// Columns of the widest bar.
 const WIDTH: usize = 40;

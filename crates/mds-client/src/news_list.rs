@@ -27,7 +27,7 @@ use crate::list::ListRequest;
 /// // Every article about a company, then one with its body.
 /// let about = client.news_list().isin("INE002A01018").all().await?;
 /// if let Some(first) = about.first() {
-///     let article = client.news(first.slug.as_str()).await?;
+///     let article = client.article(first.slug.as_str()).await?;
 ///     println!("{}", article.body.unwrap_or_default());
 /// }
 /// # Ok(()) }

@@ -1,0 +1,39 @@
+//! The exchanges' own daily files, and the merge that turns them into
+//! companies.
+//!
+//! - NSE `EQUITY_L.csv`: every equity listed on NSE (symbol, name, ISIN;
+//!   series, date of listing and face value when the file has them).
+//! - BSE `Equity.csv`: every equity listed on BSE, with BSE's four-level
+//!   classification, security code and id, status, group and face value
+//!   (CRLF line ends, a trailing comma on each data row).
+//! - An NSE market-capitalisation file (`Id,Symbol,Company_Name,
+//!   Market_capitalization_lakhs`), ranked to give the SEBI-style bands; the
+//!   figure is kept as each company's market capitalisation, with the day
+//!   the caller says it is of.
+//!
+//! These are other people's formats, so their headers are matched ignoring
+//! case and surrounding spaces, and columns this module does not read are
+//! ignored. A row whose ISIN is a placeholder (`-`, `NA`, empty) cannot be
+//! keyed and is skipped, and reported as skipped; anything else that is wrong
+//! is an error with its line, as in the other parsers.
+//!
+//! # Layout
+//! - [`nse`]: NSE's equity list.
+//! - [`bse`]: BSE's equity list.
+//! - [`mcap`]: the market-capitalisation file, ranked.
+//! - [`merge`](mod@merge): the merge of the three into companies.
+//! - `table` (private): what the exchange CSVs share: reading the table with
+//!   lenient headers, placeholder ISINs, duplicate ISINs, names, codes and
+//!   face values, and the row loop that reports every bad row.
+
+pub mod bse;
+pub mod mcap;
+pub mod merge;
+pub mod nse;
+mod table;
+
+pub use bse::{BseEquityList, BseListing, BseTickerSource, parse_bse_equity_list};
+pub use mcap::{McapList, McapRow, mcap_day_from_file_name, parse_nse_mcap};
+pub use merge::{MergedCompanies, merge};
+pub use nse::{NseEquityList, NseListing, parse_nse_equity_list};
+pub use table::{EquityList, SkippedRow};

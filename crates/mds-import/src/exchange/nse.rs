@@ -1,0 +1,69 @@
+//! NSE's `EQUITY_L.csv`: every equity listed on NSE (symbol, name, ISIN;
+//! series, date of listing and face value when the file has them).
+
+use chrono::NaiveDate;
+use mds_domain::{Isin, Ticker};
+
+use super::table::{EquityList, code, exchange_name, face_value, parse_listings};
+use crate::error::ImportError;
+use crate::fields::parse_ticker;
+use crate::text::Column;
+
+/// One security on NSE's equity list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NseListing {
+    /// Line of the row.
+    pub line: usize,
+    /// `ISIN NUMBER`.
+    pub isin: Isin,
+    /// `SYMBOL`.
+    pub symbol: Ticker,
+    /// `NAME OF COMPANY`.
+    pub name: String,
+    /// `SERIES` (`EQ`, `BE`, …), when the file has it.
+    pub series: Option<String>,
+    /// `DATE OF LISTING` (`06-OCT-2008`), when the file has it.
+    pub listed_on: Option<NaiveDate>,
+    /// `FACE VALUE`, in rupees, when the file has it.
+    pub face_value: Option<f64>,
+}
+
+/// NSE's equity list (`EQUITY_L.csv`).
+pub type NseEquityList = EquityList<NseListing>;
+
+const NSE_COLUMNS: &[Column] = &[
+    Column::required("SYMBOL"),
+    Column::required("NAME OF COMPANY"),
+    Column::required("ISIN NUMBER"),
+    Column::optional("SERIES"),
+    Column::optional("DATE OF LISTING"),
+    Column::optional("FACE VALUE"),
+];
+
+/// NSE's `DATE OF LISTING` (`06-OCT-2008`).
+fn listing_date(cell: Option<&str>) -> Result<Option<NaiveDate>, String> {
+    cell.map(|c| {
+        NaiveDate::parse_from_str(c, "%d-%b-%Y")
+            .map_err(|_| format!("DATE OF LISTING must be a date such as 06-OCT-2008 (got {c:?})"))
+    })
+    .transpose()
+}
+
+/// Parses NSE's `EQUITY_L.csv`. Every bad row is reported with its line.
+pub fn parse_nse_equity_list(bytes: &[u8]) -> Result<NseEquityList, ImportError> {
+    parse_listings(bytes, NSE_COLUMNS, 2, |record, col, isin| {
+        let symbol = parse_ticker(record.get(col.req(0))).map_err(|e| format!("SYMBOL: {e}"));
+        let name = exchange_name(record, col.req(1), "NAME OF COMPANY");
+        let series = code(record.opt(col.opt(3)), "SERIES");
+        let listed_on = listing_date(record.opt(col.opt(4)));
+        let face = face_value(record.opt(col.opt(5)), "FACE VALUE");
+        match (isin, symbol, name, series, listed_on, face) {
+            (Ok(isin), Ok(symbol), Ok(name), Ok(series), Ok(listed_on), Ok(face_value)) => {
+                Ok(NseListing { line: record.line, isin, symbol, name, series, listed_on, face_value })
+            }
+            (isin, symbol, name, series, listed_on, face) => {
+                Err(vec![isin.err(), symbol.err(), name.err(), series.err(), listed_on.err(), face.err()])
+            }
+        }
+    })
+}

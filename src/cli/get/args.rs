@@ -1,0 +1,137 @@
+//! The arguments of `mds get`'s subcommands: filters, paging flags and
+//! output formats, as clap parses them.
+
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+use clap::{Args, ValueEnum};
+use mds_client::{BillingMonth, Exchange, MarketCapBand};
+
+/// What `mds get usage` shows.
+#[derive(Debug, Args)]
+pub(crate) struct UsageArgs {
+    /// The month day by day: a bar a day, the quota's daily share marked.
+    #[arg(long)]
+    pub(super) daily: bool,
+    /// With --daily: this month (YYYY-MM, UTC) instead of the current one;
+    /// the current month or one of the twelve before it.
+    #[arg(long, value_name = "YYYY-MM", requires = "daily")]
+    pub(super) month: Option<BillingMonth>,
+    /// With --daily: the report as JSON instead of the chart.
+    #[arg(long, requires = "daily")]
+    pub(super) json: bool,
+}
+
+/// The paging flags of the lists (`mds get companies`, `mds get news`).
+#[derive(Debug, Args)]
+pub(crate) struct PagingArgs {
+    /// Start at this cursor (the `next_cursor` of an earlier page).
+    #[arg(long, conflicts_with = "all")]
+    pub(super) cursor: Option<String>,
+    /// Follow every page to the end.
+    #[arg(long)]
+    pub(super) all: bool,
+}
+
+/// Filters and output of `mds get companies`.
+#[derive(Debug, Args)]
+pub(crate) struct CompaniesArgs {
+    /// Tickers starting with this character (A-Z or 0-9).
+    #[arg(long)]
+    pub(super) letter: Option<char>,
+    /// Exact, case-sensitive industry.
+    #[arg(long)]
+    pub(super) industry: Option<String>,
+    /// Listed on this exchange: bse or nse.
+    #[arg(long)]
+    pub(super) exchange: Option<Exchange>,
+    /// Market-cap band: large_cap, mid_cap or small_cap.
+    #[arg(long)]
+    pub(super) market_cap: Option<MarketCapBand>,
+    /// Case-insensitive substring of the name or ticker (2-100 characters).
+    #[arg(long)]
+    pub(super) search: Option<String>,
+    /// Exact ticker, case-insensitive.
+    #[arg(long)]
+    pub(super) ticker: Option<String>,
+    /// Rows per request, 1-200 (the API's default is 50).
+    #[arg(long)]
+    pub(super) limit: Option<u16>,
+    #[command(flatten)]
+    pub(super) paging: PagingArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    pub(super) format: Format,
+    /// Write to this file instead of stdout (with progress on stderr).
+    #[arg(long, short)]
+    pub(super) output: Option<PathBuf>,
+}
+
+/// Filters and output of `mds get news`.
+#[derive(Debug, Args)]
+pub(crate) struct NewsArgs {
+    /// The slug of one article to print, with its body, as JSON; without
+    /// it, the news list.
+    #[arg(conflicts_with_all = [
+        "isin", "ticker", "category", "tag", "published_after", "published_before", "limit", "cursor", "all",
+        "format", "output",
+    ])]
+    pub(super) slug: Option<String>,
+    /// Articles about the company with this ISIN.
+    #[arg(long)]
+    pub(super) isin: Option<String>,
+    /// Articles about the company with this ticker (case-insensitive).
+    #[arg(long)]
+    pub(super) ticker: Option<String>,
+    /// Exact category.
+    #[arg(long)]
+    pub(super) category: Option<String>,
+    /// Articles carrying this exact tag.
+    #[arg(long)]
+    pub(super) tag: Option<String>,
+    /// Published after this instant (RFC 3339 with an offset, e.g. 2026-01-01T00:00:00Z).
+    #[arg(long, value_parser = instant)]
+    pub(super) published_after: Option<DateTime<Utc>>,
+    /// Published before this instant (RFC 3339 with an offset).
+    #[arg(long, value_parser = instant)]
+    pub(super) published_before: Option<DateTime<Utc>>,
+    /// Articles per request, 1-200 (the API's default is 50).
+    #[arg(long)]
+    pub(super) limit: Option<u16>,
+    #[command(flatten)]
+    pub(super) paging: PagingArgs,
+    /// Output format: a JSON array (json) or one article per line (jsonl).
+    #[arg(long, value_enum, default_value_t = NewsFormat::Json)]
+    pub(super) format: NewsFormat,
+    /// Write to this file instead of stdout (with progress on stderr).
+    #[arg(long, short)]
+    pub(super) output: Option<PathBuf>,
+}
+
+/// An instant given on the command line: RFC 3339 with an offset.
+fn instant(s: &str) -> Result<DateTime<Utc>, String> {
+    mds_domain::time::parse_rfc3339(s)
+        .map_err(|_| "must be an RFC 3339 date-time with an offset, such as 2026-01-01T00:00:00Z".to_owned())
+}
+
+/// Output formats of `mds get news`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(super) enum NewsFormat {
+    /// A JSON array of articles.
+    Json,
+    /// One JSON article per line.
+    Jsonl,
+}
+
+/// Output formats of `mds get companies`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(super) enum Format {
+    /// A JSON array of companies.
+    Json,
+    /// One JSON company per line.
+    Jsonl,
+    /// CSV with a header of the V1Company field names (as `mds import companies` reads).
+    Csv,
+    /// An aligned text table.
+    Table,
+}

@@ -1,0 +1,132 @@
+//! `mds get`: the API as a consumer sees it, through [`mds_client`].
+//!
+//! The key comes from `MDS_API_KEY` only (never a flag, so it stays out of
+//! shell history and process lists); the base URL from `MDS_BASE_URL`
+//! (default `http://127.0.0.1:8080`). An API error is one line with the
+//! problem's code and detail, and a non-zero exit. The lists (companies,
+//! news) print one page, or every page with `--all`, to stdout or a file.
+//!
+//! # Layout
+//! - `args`: the subcommands' arguments (filters, paging flags, formats).
+//! - `paging`: one page or every page of a list, rows handed on as they come.
+//! - `render`: JSON, JSON Lines, CSV and table output of listed rows.
+//! - `changes`: `mds get changes`, the change feed walked to its end.
+//! - `usage_chart`: `mds get usage --daily`'s bar chart.
+
+mod args;
+pub(crate) mod changes;
+mod paging;
+mod render;
+mod usage_chart;
+
+use std::io::{self, Write};
+
+use clap::Subcommand;
+use mds_client::Client;
+
+use args::{CompaniesArgs, NewsArgs, NewsFormat, UsageArgs};
+use paging::list;
+use render::{JsonRows, Output, sink};
+
+/// Environment variable holding the API key.
+const KEY_ENV: &str = "MDS_API_KEY";
+/// Environment variable holding the base URL.
+const BASE_ENV: &str = "MDS_BASE_URL";
+
+/// What to fetch.
+#[derive(Debug, Subcommand)]
+pub(crate) enum GetCommand {
+    /// Companies, one page (or every page with --all).
+    Companies(CompaniesArgs),
+    /// One company with everything the service knows about it, as JSON.
+    Company {
+        /// Its ISIN (case-insensitive).
+        isin: String,
+    },
+    /// The change feed to its end: every company, or those changed since a sync token (a nightly sync).
+    #[command(after_help = changes::AFTER_HELP)]
+    Changes(changes::ChangesArgs),
+    /// One news article with its body (given its slug), or the news list,
+    /// newest first, without bodies (one page, or every page with --all).
+    News(NewsArgs),
+    /// Your key's tier, limits and usage, as JSON; with --daily, a month
+    /// day by day as a bar chart.
+    Usage(UsageArgs),
+}
+
+/// Runs `mds get …`.
+pub(crate) async fn run(command: GetCommand) -> anyhow::Result<()> {
+    let client = client()?;
+    match command {
+        GetCommand::Companies(args) => companies(&client, args).await,
+        GetCommand::Company { isin } => {
+            // Checked here, not by a request that would count against the quota.
+            let isin = mds_client::Isin::parse(&isin)?;
+            let detail = client.company(isin.as_str()).await?;
+            outln!("{}", serde_json::to_string_pretty(&detail)?)?;
+            Ok(())
+        }
+        GetCommand::Changes(args) => changes::run(&client, args).await,
+        GetCommand::News(NewsArgs { slug: Some(slug), .. }) => {
+            let article = client.article(&slug).await?;
+            outln!("{}", serde_json::to_string_pretty(&article)?)?;
+            Ok(())
+        }
+        GetCommand::News(args) => news(&client, args).await,
+        GetCommand::Usage(UsageArgs { daily: false, .. }) => {
+            let usage = client.usage().await?;
+            outln!("{}", serde_json::to_string_pretty(&usage)?)?;
+            Ok(())
+        }
+        GetCommand::Usage(UsageArgs { daily: true, month, json }) => {
+            let report = client.usage_daily(month).await?;
+            if json {
+                outln!("{}", serde_json::to_string_pretty(&report)?)?;
+            } else {
+                let chart = usage_chart::render(&report);
+                io::stdout().lock().write_all(chart.as_bytes())?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The client from the environment.
+fn client() -> anyhow::Result<Client> {
+    let key = match std::env::var(KEY_ENV) {
+        Ok(k) if !k.trim().is_empty() => k.trim().to_owned(),
+        _ => anyhow::bail!("{KEY_ENV} is not set: export your API key (mds_live_…) in it"),
+    };
+    let base = std::env::var(BASE_ENV).unwrap_or_else(|_| mds_client::DEFAULT_BASE_URL.to_owned());
+    Ok(Client::builder().base_url(base).api_key(key).build()?)
+}
+
+/// `request` with each of the `flags` of `args` that was given passed to
+/// the request's setter of the same name (the list flags of `mds get` are
+/// named as the API's parameters).
+macro_rules! with_flags {
+    ($request:expr, $args:ident: $($flag:ident),+) => {{
+        let mut request = $request;
+        $(
+            if let Some(v) = $args.$flag {
+                request = request.$flag(v);
+            }
+        )+
+        request
+    }};
+}
+
+async fn companies(client: &Client, a: CompaniesArgs) -> anyhow::Result<()> {
+    let req = with_flags!(client.companies(), a: letter, industry, exchange, market_cap, search, ticker, limit);
+    let out = Output::new(sink(a.output.as_deref())?, a.format);
+    list(req, a.paging, a.output.as_deref(), "companies", out).await
+}
+
+async fn news(client: &Client, a: NewsArgs) -> anyhow::Result<()> {
+    let req = with_flags!(
+        client.news_list(),
+        a: isin, ticker, category, tag, published_after, published_before, limit
+    );
+    let out = JsonRows::new(sink(a.output.as_deref())?, a.format == NewsFormat::Jsonl);
+    list(req, a.paging, a.output.as_deref(), "articles", out).await
+}
