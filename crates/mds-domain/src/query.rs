@@ -77,7 +77,17 @@ impl SearchTerm {
                 "search must be {SEARCH_MIN_CHARS} to {SEARCH_MAX_CHARS} characters after trimming (got {n})"
             ));
         }
-        Ok(SearchTerm(fold(t)))
+        // The kept form is the folded one (the cursor's filter, sent back as a
+        // query), so it must be within the bound too: a few characters
+        // lower-case to two ("İ" to "i̇").
+        let folded = fold(t);
+        let m = folded.chars().count();
+        if m > SEARCH_MAX_CHARS {
+            return Err(format!(
+                "search must be at most {SEARCH_MAX_CHARS} characters once lower-cased (got {m} from {n})"
+            ));
+        }
+        Ok(SearchTerm(folded))
     }
 
     /// The folded (lower-case) term.
