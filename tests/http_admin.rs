@@ -1,7 +1,9 @@
 //! The admin API (contract section 9) through the real admin listener:
 //! admin tokens, `/metrics` moved, API keys and admin tokens each refused
 //! on the other's listener, the routes, the audit log, idempotent POSTs,
-//! and the billing scenario of issue 16 end to end on two serving nodes.
+//! bodies refused by size (`413`) and type (`415`), the node's clock moved
+//! under the admin API, and the billing scenario of issue 16 end to end on
+//! two serving nodes.
 //! Runs on PostgreSQL too (`MDS_TEST_BACKEND=postgres`).
 
 mod common;
