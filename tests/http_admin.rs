@@ -147,6 +147,13 @@ async fn send(app: &TestApp, method: reqwest::Method, path: &str, token: &str, b
     req(app, method, path, token).json(&body).send().await.unwrap()
 }
 
+/// `POST /admin/v1/keys` with `body`, answered `201`: the issued key.
+async fn issued(app: &TestApp, token: &str, body: Value) -> Value {
+    let r = send(app, reqwest::Method::POST, "/admin/v1/keys", token, body).await;
+    assert_eq!(r.status(), 201);
+    r.json().await.unwrap()
+}
+
 async fn audit_count(app: &TestApp) -> usize {
     app.store.audit_log(None, 10_000).await.unwrap().len()
 }
@@ -464,6 +471,25 @@ async fn the_audit_log_pages_newest_first_with_signed_cursors() {
     app.stop().await;
 }
 
+/// `method path` with the bytes of `body`, its `Content-Type` and
+/// `Idempotency-Key` as given (`None`: no such header).
+async fn send_raw(
+    app: &TestApp,
+    token: &str,
+    (method, path): (reqwest::Method, &str),
+    content_type: Option<&str>,
+    idempotency_key: Option<&str>,
+    body: &str,
+) -> reqwest::Response {
+    let mut r = req(app, method, path, token).body(body.to_owned());
+    for (name, value) in [("content-type", content_type), ("idempotency-key", idempotency_key)] {
+        if let Some(value) = value {
+            r = r.header(name, value);
+        }
+    }
+    r.send().await.unwrap()
+}
+
 /// A body over 1 MiB is `413 payload_too_large` on every route that takes
 /// one, with an `Idempotency-Key` or without (it was `413` typed
 /// `/problems/invalid_parameter`), and changes nothing.
@@ -481,21 +507,15 @@ async fn bodies_over_a_mebibyte_are_payload_too_large() {
         (Method::POST, "/admin/v1/keys", Some("big-2"), &just_over),
         (Method::PATCH, "/admin/v1/accounts/acme", None, &just_over),
     ] {
-        let mut r = req(&app, method.clone(), path, &t).header("content-type", "application/json").body(body.clone());
-        if let Some(key) = key {
-            r = r.header("idempotency-key", key);
-        }
-        let p = assert_problem(r.send().await.unwrap(), 413, "payload_too_large").await;
+        let r = send_raw(&app, &t, (method.clone(), path), Some("application/json"), key, body).await;
+        let p = assert_problem(r, 413, "payload_too_large").await;
         assert_eq!(p["title"], "Payload too large", "{method} {path}");
     }
     assert_eq!(audit_count(&app).await, before, "refused requests write nothing");
     // The key of a refused request was not claimed.
-    let r = req(&app, Method::POST, "/admin/v1/accounts", &t)
-        .header("idempotency-key", "big-1")
-        .json(&json!({"name": "globex"}))
-        .send()
-        .await
-        .unwrap();
+    let small = json!({"name": "globex"}).to_string();
+    let accounts = (Method::POST, "/admin/v1/accounts");
+    let r = send_raw(&app, &t, accounts, Some("application/json"), Some("big-1"), &small).await;
     assert_eq!(r.status(), 201);
     app.stop().await;
 }
@@ -517,50 +537,22 @@ async fn json_bodies_must_be_sent_as_json() {
         (Method::PATCH, "/admin/v1/accounts/acme", &json!({"entitled": false}).to_string()),
     ] {
         for content_type in [Some("text/plain"), Some("application/x-www-form-urlencoded"), Some("json"), None] {
-            let mut r = req(&app, method.clone(), path, &t).body(body.clone());
-            if let Some(content_type) = content_type {
-                r = r.header("content-type", content_type);
-            }
-            assert_problem(r.send().await.unwrap(), 415, "unsupported_media_type").await;
+            let r = send_raw(&app, &t, (method.clone(), path), content_type, None, body).await;
+            assert_problem(r, 415, "unsupported_media_type").await;
         }
     }
-    let refused = req(&app, Method::POST, "/admin/v1/accounts", &t)
-        .header("idempotency-key", "typed-1")
-        .header("content-type", "text/plain")
-        .body(account.clone())
-        .send()
-        .await
-        .unwrap();
+    let accounts = (Method::POST, "/admin/v1/accounts");
+    let refused = send_raw(&app, &t, accounts.clone(), Some("text/plain"), Some("typed-1"), &account).await;
     assert_problem(refused, 415, "unsupported_media_type").await;
     assert_eq!(audit_count(&app).await, before, "refused requests write nothing");
     // JSON by another spelling runs; the key of the refused request is free.
-    let r = req(&app, Method::POST, "/admin/v1/accounts", &t)
-        .header("idempotency-key", "typed-1")
-        .header("content-type", "Application/JSON; charset=utf-8")
-        .body(account.clone())
-        .send()
-        .await
-        .unwrap();
+    let r = send_raw(&app, &t, accounts, Some("Application/JSON; charset=utf-8"), Some("typed-1"), &account).await;
     assert_eq!(r.status(), 201);
-    let r = req(&app, Method::PUT, "/admin/v1/tiers/gold", &t)
-        .header("content-type", "application/merge-patch+json")
-        .body(tier.clone())
-        .send()
-        .await
-        .unwrap();
+    let tiers = (Method::PUT, "/admin/v1/tiers/gold");
+    let r = send_raw(&app, &t, tiers, Some("application/merge-patch+json"), None, &tier).await;
     assert_eq!(r.status(), 201);
     // A roll takes an empty body, without a type.
-    let issued: Value = send(
-        &app,
-        Method::POST,
-        "/admin/v1/keys",
-        &t,
-        json!({"account": "acme", "tier": "pro", "environment": "live"}),
-    )
-    .await
-    .json()
-    .await
-    .unwrap();
+    let issued = issued(&app, &t, json!({"account": "acme", "tier": "pro", "environment": "live"})).await;
     let path = format!("/admin/v1/keys/{}/roll", issued["key_prefix"].as_str().unwrap());
     assert_eq!(req(&app, Method::POST, &path, &t).send().await.unwrap().status(), 201);
     app.stop().await;
@@ -587,7 +579,7 @@ async fn the_admin_api_reads_the_nodes_clock() {
     let past = json!({"account": "acme", "tier": "pro", "environment": "live", "expires_at": "2030-01-01T00:00:00Z"});
     let p = assert_problem(issue(past).await, 400, "invalid_field").await;
     assert_eq!(p["param"], "expires_at");
-    let k: Value = issue(json!({"account": "acme", "tier": "pro", "environment": "live"})).await.json().await.unwrap();
+    let k = issued(&app, &t, json!({"account": "acme", "tier": "pro", "environment": "live"})).await;
     assert_eq!(time_of(&k["created_at"]), now);
 
     // A roll's window runs from the node's now.
@@ -749,17 +741,7 @@ async fn account_usage_for_billing() {
     use reqwest::Method;
     let (app, t) = spawn_admin().await;
     send(&app, Method::POST, "/admin/v1/accounts", &t, json!({"name": "globex"})).await;
-    let issued: Value = send(
-        &app,
-        Method::POST,
-        "/admin/v1/keys",
-        &t,
-        json!({"account": "globex", "tier": "starter", "environment": "live"}),
-    )
-    .await
-    .json()
-    .await
-    .unwrap();
+    let issued = issued(&app, &t, json!({"account": "globex", "tier": "starter", "environment": "live"})).await;
     let key = issued["key"].as_str().unwrap();
     for _ in 0..3 {
         assert_eq!(app.get_with_key("/v1/companies?limit=1", key).await.status(), 200);
