@@ -471,6 +471,60 @@ async fn the_audit_log_pages_newest_first_with_signed_cursors() {
     app.stop().await;
 }
 
+/// Each row of the admin route table records in the audit log what it
+/// says: every route called once, a changing one writes one of its row's
+/// actions, a reading one writes nothing.
+#[tokio::test]
+async fn every_route_audits_what_its_row_says() {
+    use mds_http::admin::routes::{Audit, ROUTES, find};
+    use reqwest::Method;
+    let (app, t) = spawn_admin().await;
+    let prefix = issued(&app, &t, json!({"account": "acme", "tier": "pro", "environment": "live"})).await["key_prefix"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let key = format!("/admin/v1/keys/{prefix}");
+    let calls = [
+        (Method::GET, "/metrics", None),
+        (Method::GET, "/admin/v1/openapi.json", None),
+        (Method::PUT, "/admin/v1/tiers/gold", Some(json!({"rate_limit_per_minute": 5, "monthly_quota": 100}))),
+        (Method::GET, "/admin/v1/tiers", None),
+        (Method::POST, "/admin/v1/accounts", Some(json!({"name": "globex", "entitled": false}))),
+        (Method::GET, "/admin/v1/accounts", None),
+        (Method::PATCH, "/admin/v1/accounts/globex", Some(json!({"entitled": true}))),
+        (Method::GET, "/admin/v1/accounts/globex", None),
+        (Method::GET, "/admin/v1/accounts/acme/usage", None),
+        (Method::POST, "/admin/v1/keys", Some(json!({"account": "globex", "tier": "gold", "environment": "test"}))),
+        (Method::GET, "/admin/v1/keys", None),
+        (Method::GET, &key, None),
+        (Method::POST, &format!("{key}/roll"), Some(json!({"expires_in": 0}))),
+        (Method::DELETE, &key, None),
+        (Method::GET, "/admin/v1/audit", None),
+    ];
+    let mut called = std::collections::HashSet::new();
+    for (method, path, body) in calls {
+        let before = audit_count(&app).await;
+        let r = match body {
+            Some(body) => send(&app, method.clone(), path, &t, body).await,
+            None => req(&app, method.clone(), path, &t).send().await.unwrap(),
+        };
+        assert!(r.status().is_success(), "{method} {path}: {}", r.status());
+        let row = find(path, &method).route.expect("a row");
+        called.insert((row.path, row.verb.method()));
+        let log = app.store.audit_log(None, 10_000).await.unwrap(); // newest first
+        let written: Vec<&str> = log[..log.len() - before].iter().map(|e| e.action.as_str()).collect();
+        match row.audit {
+            Audit::Nothing => assert!(written.is_empty(), "{method} {path} wrote {written:?}"),
+            Audit::Records(actions) => {
+                assert!(!written.is_empty(), "{method} {path} wrote nothing");
+                assert!(written.iter().all(|a| actions.contains(a)), "{method} {path} wrote {written:?}");
+            }
+        }
+    }
+    assert_eq!(called.len(), ROUTES.len(), "every row is called");
+    app.stop().await;
+}
+
 /// `method path` with the bytes of `body`, its `Content-Type` and
 /// `Idempotency-Key` as given (`None`: no such header).
 async fn send_raw(

@@ -196,7 +196,7 @@ fn redacted(path: &str) -> String {
         .join("/")
 }
 
-/// The caller of an `/admin/…` request, or the refusal.
+/// The caller of a request that needs an admin token, or the refusal.
 async fn admit(
     state: &AppState,
     uri: &axum::http::Uri,
