@@ -1,7 +1,9 @@
 //! The admin API (contract section 9) through the real admin listener:
 //! admin tokens, `/metrics` moved, API keys and admin tokens each refused
 //! on the other's listener, the routes, the audit log, idempotent POSTs,
-//! and the billing scenario of issue 16 end to end on two serving nodes.
+//! bodies refused by size (`413`) and type (`415`), the node's clock moved
+//! under the admin API, and the billing scenario of issue 16 end to end on
+//! two serving nodes.
 //! Runs on PostgreSQL too (`MDS_TEST_BACKEND=postgres`).
 
 mod common;
@@ -145,6 +147,13 @@ async fn send(app: &TestApp, method: reqwest::Method, path: &str, token: &str, b
     req(app, method, path, token).json(&body).send().await.unwrap()
 }
 
+/// `POST /admin/v1/keys` with `body`, answered `201`: the issued key.
+async fn issued(app: &TestApp, token: &str, body: Value) -> Value {
+    let r = send(app, reqwest::Method::POST, "/admin/v1/keys", token, body).await;
+    assert_eq!(r.status(), 201);
+    r.json().await.unwrap()
+}
+
 async fn audit_count(app: &TestApp) -> usize {
     app.store.audit_log(None, 10_000).await.unwrap().len()
 }
@@ -178,7 +187,12 @@ async fn tiers_and_accounts() {
     let p = assert_problem(put(json!({"rate_limit_per_minute": "6", "monthly_quota": 1})).await, 400, "invalid_field")
         .await;
     assert_eq!(p["param"], "rate_limit_per_minute");
-    let bad = req(&app, Method::PUT, "/admin/v1/tiers/gold", &t).body("{not json").send().await.unwrap();
+    let bad = req(&app, Method::PUT, "/admin/v1/tiers/gold", &t)
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
     assert_problem(bad, 400, "invalid_body").await;
     let p = assert_problem(
         send(&app, Method::PUT, "/admin/v1/tiers/Bad%20Name", &t, json!({})).await,
@@ -457,6 +471,194 @@ async fn the_audit_log_pages_newest_first_with_signed_cursors() {
     app.stop().await;
 }
 
+/// Each row of the admin route table records in the audit log what it
+/// says: every route called once, a changing one writes one of its row's
+/// actions, a reading one writes nothing.
+#[tokio::test]
+async fn every_route_audits_what_its_row_says() {
+    use mds_http::admin::routes::{Audit, ROUTES, find};
+    use reqwest::Method;
+    let (app, t) = spawn_admin().await;
+    let prefix = issued(&app, &t, json!({"account": "acme", "tier": "pro", "environment": "live"})).await["key_prefix"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let key = format!("/admin/v1/keys/{prefix}");
+    let calls = [
+        (Method::GET, "/metrics", None),
+        (Method::GET, "/admin/v1/openapi.json", None),
+        (Method::PUT, "/admin/v1/tiers/gold", Some(json!({"rate_limit_per_minute": 5, "monthly_quota": 100}))),
+        (Method::GET, "/admin/v1/tiers", None),
+        (Method::POST, "/admin/v1/accounts", Some(json!({"name": "globex", "entitled": false}))),
+        (Method::GET, "/admin/v1/accounts", None),
+        (Method::PATCH, "/admin/v1/accounts/globex", Some(json!({"entitled": true}))),
+        (Method::GET, "/admin/v1/accounts/globex", None),
+        (Method::GET, "/admin/v1/accounts/acme/usage", None),
+        (Method::POST, "/admin/v1/keys", Some(json!({"account": "globex", "tier": "gold", "environment": "test"}))),
+        (Method::GET, "/admin/v1/keys", None),
+        (Method::GET, &key, None),
+        (Method::POST, &format!("{key}/roll"), Some(json!({"expires_in": 0}))),
+        (Method::DELETE, &key, None),
+        (Method::GET, "/admin/v1/audit", None),
+    ];
+    let mut called = std::collections::HashSet::new();
+    for (method, path, body) in calls {
+        let before = audit_count(&app).await;
+        let r = match body {
+            Some(body) => send(&app, method.clone(), path, &t, body).await,
+            None => req(&app, method.clone(), path, &t).send().await.unwrap(),
+        };
+        assert!(r.status().is_success(), "{method} {path}: {}", r.status());
+        let row = find(path, &method).route.expect("a row");
+        called.insert((row.path, row.verb.method()));
+        let log = app.store.audit_log(None, 10_000).await.unwrap(); // newest first
+        let written: Vec<&str> = log[..log.len() - before].iter().map(|e| e.action.as_str()).collect();
+        match row.audit {
+            Audit::Nothing => assert!(written.is_empty(), "{method} {path} wrote {written:?}"),
+            Audit::Records(actions) => {
+                assert!(!written.is_empty(), "{method} {path} wrote nothing");
+                assert!(written.iter().all(|a| actions.contains(a)), "{method} {path} wrote {written:?}");
+            }
+        }
+    }
+    assert_eq!(called.len(), ROUTES.len(), "every row is called");
+    app.stop().await;
+}
+
+/// `method path` with the bytes of `body`, its `Content-Type` and
+/// `Idempotency-Key` as given (`None`: no such header).
+async fn send_raw(
+    app: &TestApp,
+    token: &str,
+    (method, path): (reqwest::Method, &str),
+    content_type: Option<&str>,
+    idempotency_key: Option<&str>,
+    body: &str,
+) -> reqwest::Response {
+    let mut r = req(app, method, path, token).body(body.to_owned());
+    for (name, value) in [("content-type", content_type), ("idempotency-key", idempotency_key)] {
+        if let Some(value) = value {
+            r = r.header(name, value);
+        }
+    }
+    r.send().await.unwrap()
+}
+
+/// A body over 1 MiB is `413 payload_too_large` on every route that takes
+/// one, with an `Idempotency-Key` or without (it was `413` typed
+/// `/problems/invalid_parameter`), and changes nothing.
+#[tokio::test]
+async fn bodies_over_a_mebibyte_are_payload_too_large() {
+    use reqwest::Method;
+    let (app, t) = spawn_admin().await;
+    let before = audit_count(&app).await;
+    let big = json!({"name": "globex", "pad": "x".repeat(5 << 20)}).to_string();
+    let just_over = json!({"name": "globex", "pad": "x".repeat(1 << 20)}).to_string();
+    for (method, path, key, body) in [
+        (Method::POST, "/admin/v1/accounts", None, &big),
+        (Method::POST, "/admin/v1/accounts", Some("big-1"), &big),
+        (Method::PUT, "/admin/v1/tiers/gold", None, &big),
+        (Method::POST, "/admin/v1/keys", Some("big-2"), &just_over),
+        (Method::PATCH, "/admin/v1/accounts/acme", None, &just_over),
+    ] {
+        let r = send_raw(&app, &t, (method.clone(), path), Some("application/json"), key, body).await;
+        let p = assert_problem(r, 413, "payload_too_large").await;
+        assert_eq!(p["title"], "Payload too large", "{method} {path}");
+    }
+    assert_eq!(audit_count(&app).await, before, "refused requests write nothing");
+    // The key of a refused request was not claimed.
+    let small = json!({"name": "globex"}).to_string();
+    let accounts = (Method::POST, "/admin/v1/accounts");
+    let r = send_raw(&app, &t, accounts, Some("application/json"), Some("big-1"), &small).await;
+    assert_eq!(r.status(), 201);
+    app.stop().await;
+}
+
+/// A JSON body not sent as JSON (`text/plain`, a form, no `Content-Type`)
+/// is `415 unsupported_media_type` (it was read as JSON), and changes
+/// nothing; `application/json` with parameters, or a `+json` type, is
+/// JSON; an empty body needs no type.
+#[tokio::test]
+async fn json_bodies_must_be_sent_as_json() {
+    use reqwest::Method;
+    let (app, t) = spawn_admin().await;
+    let before = audit_count(&app).await;
+    let account = json!({"name": "globex"}).to_string();
+    let tier = json!({"rate_limit_per_minute": 5, "monthly_quota": 100}).to_string();
+    for (method, path, body) in [
+        (Method::POST, "/admin/v1/accounts", &account),
+        (Method::PUT, "/admin/v1/tiers/gold", &tier),
+        (Method::PATCH, "/admin/v1/accounts/acme", &json!({"entitled": false}).to_string()),
+    ] {
+        for content_type in [Some("text/plain"), Some("application/x-www-form-urlencoded"), Some("json"), None] {
+            let r = send_raw(&app, &t, (method.clone(), path), content_type, None, body).await;
+            assert_problem(r, 415, "unsupported_media_type").await;
+        }
+    }
+    let accounts = (Method::POST, "/admin/v1/accounts");
+    let refused = send_raw(&app, &t, accounts.clone(), Some("text/plain"), Some("typed-1"), &account).await;
+    assert_problem(refused, 415, "unsupported_media_type").await;
+    assert_eq!(audit_count(&app).await, before, "refused requests write nothing");
+    // JSON by another spelling runs; the key of the refused request is free.
+    let r = send_raw(&app, &t, accounts, Some("Application/JSON; charset=utf-8"), Some("typed-1"), &account).await;
+    assert_eq!(r.status(), 201);
+    let tiers = (Method::PUT, "/admin/v1/tiers/gold");
+    let r = send_raw(&app, &t, tiers, Some("application/merge-patch+json"), None, &tier).await;
+    assert_eq!(r.status(), 201);
+    // A roll takes an empty body, without a type.
+    let issued = issued(&app, &t, json!({"account": "acme", "tier": "pro", "environment": "live"})).await;
+    let path = format!("/admin/v1/keys/{}/roll", issued["key_prefix"].as_str().unwrap());
+    assert_eq!(req(&app, Method::POST, &path, &t).send().await.unwrap().status(), 201);
+    app.stop().await;
+}
+
+/// The admin API reads the node's clock (`NodeConfig::clock`), as the rest
+/// of the node does: a key's `created_at`, an expiry in the past, a roll's
+/// window, the audit log's times and how long an `Idempotency-Key` is kept
+/// all follow it, not the wall clock.
+#[tokio::test]
+async fn the_admin_api_reads_the_nodes_clock() {
+    use reqwest::Method;
+    let at = |s: &str| mds_domain::time::parse_rfc3339(s).unwrap();
+    let time_of = |v: &Value| at(v.as_str().expect("a time"));
+    let now = at("2031-03-01T10:00:00Z");
+    let clock = std::sync::Arc::new(mds_limits::ManualClock::new(now));
+    let mut config = common::reloading_every(std::time::Duration::from_millis(100));
+    config.node.clock = clock.clone();
+    let app = spawn_with(Options { admin: true, config, ..Options::default() }).await;
+    let t = admin_token(&app, "billing").await;
+    let issue = |body: Value| send(&app, Method::POST, "/admin/v1/keys", &t, body);
+
+    // An expiry after the wall clock's now but before the node's is past.
+    let past = json!({"account": "acme", "tier": "pro", "environment": "live", "expires_at": "2030-01-01T00:00:00Z"});
+    let p = assert_problem(issue(past).await, 400, "invalid_field").await;
+    assert_eq!(p["param"], "expires_at");
+    let k = issued(&app, &t, json!({"account": "acme", "tier": "pro", "environment": "live"})).await;
+    assert_eq!(time_of(&k["created_at"]), now);
+
+    // A roll's window runs from the node's now.
+    let path = format!("/admin/v1/keys/{}/roll", k["key_prefix"].as_str().unwrap());
+    let rolled: Value = send(&app, Method::POST, &path, &t, json!({"expires_in": 3600})).await.json().await.unwrap();
+    assert_eq!(time_of(&rolled["rolled"]["expires_at"]), now + chrono::Duration::hours(1));
+    let audit: Value = get(&app, "/admin/v1/audit?limit=1", &t).await.json().await.unwrap();
+    assert_eq!(time_of(&audit["data"][0]["at"]), now);
+
+    // An Idempotency-Key is kept 24 hours of the node's time.
+    let create = |name: &str| {
+        req(&app, Method::POST, "/admin/v1/accounts", &t)
+            .header("idempotency-key", "day-1")
+            .json(&json!({"name": name}))
+    };
+    assert_eq!(create("globex").send().await.unwrap().status(), 201);
+    clock.advance(chrono::Duration::hours(23));
+    assert_problem(create("initech").send().await.unwrap(), 409, "idempotency_conflict").await;
+    clock.advance(chrono::Duration::hours(2));
+    let r = create("initech").send().await.unwrap();
+    assert_eq!(r.status(), 201, "the key is free again after 24 hours");
+    assert_eq!(time_of(&r.json::<Value>().await.unwrap()["created_at"]), now + chrono::Duration::hours(25));
+    app.stop().await;
+}
+
 /// `POST /admin/v1/keys` with `Idempotency-Key`.
 async fn issue_once(app: &TestApp, token: &str, idem: &str, body: &Value) -> reqwest::Response {
     req(app, reqwest::Method::POST, "/admin/v1/keys", token)
@@ -557,11 +759,11 @@ async fn idempotency_claims_expire_after_a_day() {
     let actor = Actor::Token(AdminTokenName::parse("billing").unwrap());
     let t0 = Utc::now();
     use mds_node::idempotency::{Claim, claim, complete};
-    let Claim::Run(ticket) = claim(&*app.store, &actor, "k", "POST", "/admin/v1/accounts", b"{}", t0).await.unwrap()
+    let Claim::Run(claimed) = claim(&*app.store, &actor, "k", "POST", "/admin/v1/accounts", b"{}", t0).await.unwrap()
     else {
         panic!("first claim runs")
     };
-    complete(&*app.store, &ticket, 201, b"{\"a\":1}").await.unwrap();
+    complete(&*app.store, &claimed, 201, b"{\"a\":1}").await.unwrap();
     let later = t0 + chrono::Duration::hours(23);
     let again = claim(&*app.store, &actor, "k", "POST", "/admin/v1/accounts", b"{}", later).await.unwrap();
     assert_eq!(again, Claim::Replay { status: 201, body: b"{\"a\":1}".to_vec() });
@@ -593,17 +795,7 @@ async fn account_usage_for_billing() {
     use reqwest::Method;
     let (app, t) = spawn_admin().await;
     send(&app, Method::POST, "/admin/v1/accounts", &t, json!({"name": "globex"})).await;
-    let issued: Value = send(
-        &app,
-        Method::POST,
-        "/admin/v1/keys",
-        &t,
-        json!({"account": "globex", "tier": "starter", "environment": "live"}),
-    )
-    .await
-    .json()
-    .await
-    .unwrap();
+    let issued = issued(&app, &t, json!({"account": "globex", "tier": "starter", "environment": "live"})).await;
     let key = issued["key"].as_str().unwrap();
     for _ in 0..3 {
         assert_eq!(app.get_with_key("/v1/companies?limit=1", key).await.status(), 200);

@@ -25,22 +25,6 @@ impl ApiError {
         ApiError { problem: Box::new(Problem::new(code, detail)), headers: Vec::new(), store_failure: false }
     }
 
-    /// An error whose code is not one of the public API's [`ErrorCode`]s
-    /// (the admin API's own: `unknown_field`, `conflict`, …).
-    pub fn other(status: StatusCode, code: &str, title: &str, detail: impl Into<String>) -> Self {
-        let problem = Problem {
-            type_: format!("/problems/{code}"),
-            title: title.to_owned(),
-            status: status.as_u16(),
-            detail: detail.into(),
-            code: code.to_owned(),
-            param: None,
-            request_id: None,
-            violated_policies: None,
-        };
-        ApiError { problem: Box::new(problem), headers: Vec::new(), store_failure: false }
-    }
-
     /// `400 invalid_parameter` naming `param`.
     pub fn invalid_parameter(param: &str, detail: impl Into<String>) -> Self {
         Self::new(ErrorCode::InvalidParameter, detail).with_param(param)

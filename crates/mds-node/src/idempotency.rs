@@ -21,8 +21,8 @@ pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 255;
 /// What to do with a `POST` that carries an `Idempotency-Key`.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Claim {
-    /// Run it, then [`complete`] (or [`release`] on a `5xx`).
-    Run(Ticket),
+    /// Run it, then [`complete`] (or [`release`] on a `5xx`) the claim.
+    Run(ClaimedKey),
     /// Answer what the first request answered.
     Replay {
         /// Its status.
@@ -36,9 +36,11 @@ pub enum Claim {
     Running,
 }
 
-/// A claimed key, to complete or release.
+/// A key this request has claimed in the store (named there by a hash),
+/// with the keystream that seals its answer: to [`complete`] with the
+/// answer or [`release`].
 #[derive(Debug, PartialEq, Eq)]
-pub struct Ticket {
+pub struct ClaimedKey {
     name: String,
     stream: [u8; 32],
 }
@@ -68,7 +70,9 @@ fn apply_stream(stream: &[u8; 32], data: &mut [u8]) {
     }
 }
 
-/// Claims `key` of `actor` for the request `method path` with `body`.
+/// Claims `key` of `actor` for the request `method path` with `body` at
+/// `now` (the node's clock: claims are kept [`mds_store::IDEMPOTENCY_TTL`]
+/// from then).
 pub async fn claim(
     store: &dyn Store,
     actor: &Actor,
@@ -83,7 +87,7 @@ pub async fn claim(
         mds_domain::hex::encode(&sha(&[b"mds-idempotency-request", method.as_bytes(), path.as_bytes(), body]));
     let stream = sha(&[b"mds-idempotency-key", actor.as_str().as_bytes(), key.as_bytes()]);
     Ok(match store.idempotency_claim(&name, &fingerprint, now).await? {
-        IdempotencyClaim::Claimed => Claim::Run(Ticket { name, stream }),
+        IdempotencyClaim::Claimed => Claim::Run(ClaimedKey { name, stream }),
         IdempotencyClaim::OtherRequest => Claim::OtherRequest,
         IdempotencyClaim::Running => Claim::Running,
         IdempotencyClaim::Done { status, body } => {
@@ -96,15 +100,15 @@ pub async fn claim(
 }
 
 /// Stores the answer of a claimed request, encrypted.
-pub async fn complete(store: &dyn Store, ticket: &Ticket, status: u16, body: &[u8]) -> Result<(), StoreError> {
+pub async fn complete(store: &dyn Store, claimed: &ClaimedKey, status: u16, body: &[u8]) -> Result<(), StoreError> {
     let mut sealed = body.to_vec();
-    apply_stream(&ticket.stream, &mut sealed);
-    store.idempotency_complete(&ticket.name, status, &mds_domain::hex::encode(&sealed)).await
+    apply_stream(&claimed.stream, &mut sealed);
+    store.idempotency_complete(&claimed.name, status, &mds_domain::hex::encode(&sealed)).await
 }
 
 /// Forgets a claimed request that failed, so a retry runs it.
-pub async fn release(store: &dyn Store, ticket: &Ticket) -> Result<(), StoreError> {
-    store.idempotency_release(&ticket.name).await
+pub async fn release(store: &dyn Store, claimed: &ClaimedKey) -> Result<(), StoreError> {
+    store.idempotency_release(&claimed.name).await
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! value is `400 invalid_field`, both naming the field in `param`.
 
 use axum::body::Bytes;
+use mds_domain::ErrorCode;
 use serde_json::{Map, Value};
 
 use super::problems;
@@ -17,11 +18,10 @@ pub struct Body {
 impl Body {
     /// Parses `bytes` as a JSON object whose fields are all in `allowed`.
     pub fn parse(bytes: &Bytes, allowed: &[&str]) -> Result<Self, ApiError> {
-        let value: Value = serde_json::from_slice(bytes)
-            .map_err(|e| problems::invalid_body(format!("the body is not valid JSON: {e}")))?;
-        let Value::Object(fields) = value else {
-            return Err(problems::invalid_body("the body must be a JSON object"));
-        };
+        let invalid = |detail: String| ApiError::new(ErrorCode::InvalidBody, detail);
+        let value: Value =
+            serde_json::from_slice(bytes).map_err(|e| invalid(format!("the body is not valid JSON: {e}")))?;
+        let Value::Object(fields) = value else { return Err(invalid("the body must be a JSON object".into())) };
         if let Some(unknown) = fields.keys().find(|k| !allowed.contains(&k.as_str())) {
             return Err(problems::unknown_field(unknown, allowed));
         }

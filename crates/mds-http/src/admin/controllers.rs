@@ -1,6 +1,9 @@
-//! The handlers of the admin API: each reads its path, query and body,
-//! runs the operation of [`mds_node::admin`] as the calling token
-//! ([`Actor`]) and answers JSON (`GET`s with an `ETag`).
+//! The handlers of the admin API (their routes are rows of
+//! [`super::routes`]): each reads its path, query and body, runs the
+//! operation of [`mds_node::admin`] as the calling token ([`Actor`]) at the
+//! node's clock's now, and answers JSON (`GET`s with an `ETag`). Each
+//! one's `#[utoipa::path]` states its parameters, body and answers; its
+//! doc comment is the operation's description.
 //!
 //! Path parameters that are malformed are `400 invalid_parameter` naming
 //! them (`name`, `prefix`); well-formed ones naming nothing are `404`.
@@ -10,7 +13,6 @@ use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use chrono::Utc;
 use mds_domain::admin::{AccountUsage, KeyView};
 use mds_domain::time::parse_rfc3339;
 use mds_domain::{Account, AccountName, Actor, AuditEntry, Environment, KeyPrefix, Limit, Problem, Tier, TierName};
@@ -20,6 +22,7 @@ use serde::Serialize;
 
 use super::body::Body;
 use super::problems::from_admin;
+use super::routes::IN_TABLE;
 use crate::controllers::{json as json_response, tagged};
 use crate::error::ApiError;
 use crate::params::Params;
@@ -97,9 +100,8 @@ fn path_name<T>(param: &str, value: &str, parse: impl Fn(&str) -> Result<T, Stri
     parse(value).map_err(|e| ApiError::invalid_parameter(param, e))
 }
 
-/// `GET /admin/v1/tiers?cursor=&limit=`: the tiers, by name, a page at a
-/// time.
-#[utoipa::path(get, path = "/admin/v1/tiers", operation_id = "listTiers", tag = "tiers",
+/// The tiers, by name, a page at a time.
+#[utoipa::path(get, path = IN_TABLE,
     params(
         ("cursor" = Option<String>, Query, description = "From `next_cursor`"),
         ("limit" = Option<u32>, Query, description = "1 to 200, default 50"),
@@ -114,12 +116,12 @@ pub async fn list_tiers(State(state): State<AppState>, RawQuery(raw): RawQuery) 
     listed(ops::tiers_page(&*state.store, &state.cursors, p.get("cursor"), limit).await.map_err(from_admin)?)
 }
 
-/// The fields of `PUT /admin/v1/tiers/{name}`.
+/// The fields of [`put_tier`].
 const TIER_FIELDS: &[&str] = &["rate_limit_per_minute", "monthly_quota"];
 
-/// `PUT /admin/v1/tiers/{name}`: creates the tier (`201`) or replaces its
-/// limits (`200`); both fields required.
-#[utoipa::path(put, path = "/admin/v1/tiers/{name}", operation_id = "putTier", tag = "tiers",
+/// Creates the tier (`201`) or replaces its limits (`200`); both fields
+/// required.
+#[utoipa::path(put, path = IN_TABLE,
     params(("name" = String, Path, description = "Tier name")),
     request_body(content = Object, description = "`{\"rate_limit_per_minute\": N, \"monthly_quota\": N}`, both required"),
     responses(
@@ -140,14 +142,14 @@ pub async fn put_tier(
     let rate = body.required_int("rate_limit_per_minute", 1, u64::from(u32::MAX))?;
     let quota = body.required_int("monthly_quota", 1, i64::MAX as u64)?;
     let rate = u32::try_from(rate).map_err(|_| super::problems::invalid_field("rate_limit_per_minute", "too large"))?;
-    let (tier, created) =
-        ops::set_tier(&*state.store, &actor, name, Some(rate), Some(quota), Utc::now()).await.map_err(from_admin)?;
+    let (tier, created) = ops::set_tier(&*state.store, &actor, name, Some(rate), Some(quota), state.config.clock.now())
+        .await
+        .map_err(from_admin)?;
     with_status(if created { StatusCode::CREATED } else { StatusCode::OK }, &tier)
 }
 
-/// `GET /admin/v1/accounts?cursor=&limit=`: the accounts, by name, a page
-/// at a time.
-#[utoipa::path(get, path = "/admin/v1/accounts", operation_id = "listAccounts", tag = "accounts",
+/// The accounts, by name, a page at a time.
+#[utoipa::path(get, path = IN_TABLE,
     params(
         ("cursor" = Option<String>, Query, description = "From `next_cursor`"),
         ("limit" = Option<u32>, Query, description = "1 to 200, default 50"),
@@ -162,10 +164,9 @@ pub async fn list_accounts(State(state): State<AppState>, RawQuery(raw): RawQuer
     listed(ops::accounts_page(&*state.store, &state.cursors, p.get("cursor"), limit).await.map_err(from_admin)?)
 }
 
-/// `POST /admin/v1/accounts`: creates an account (`{"name"}`, entitled;
-/// `{"name", "entitled": false}` creates it lapsed). `409 conflict` if the
-/// name is taken.
-#[utoipa::path(post, path = "/admin/v1/accounts", operation_id = "createAccount", tag = "accounts",
+/// Creates an account (`{"name"}`, entitled; `{"name", "entitled": false}`
+/// creates it lapsed). `409 conflict` if the name is taken.
+#[utoipa::path(post, path = IN_TABLE,
     request_body(content = Object, description = "`{\"name\": \"acme\", \"entitled\": true}` (`entitled` optional, default true)"),
     responses(
         (status = 201, description = "Created.", body = Account),
@@ -182,7 +183,7 @@ pub async fn create_account(
     let body = Body::parse(&body, &["name", "entitled"])?;
     let name = body.required("name", AccountName::parse)?;
     let entitled = if body.has("entitled") { body.required_bool("entitled")? } else { true };
-    let now = Utc::now();
+    let now = state.config.clock.now();
     let mut account = ops::create_account(&*state.store, &actor, &name, now).await.map_err(from_admin)?;
     if !entitled {
         account = ops::set_entitled(&*state.store, &actor, &name, false, now).await.map_err(from_admin)?;
@@ -190,8 +191,8 @@ pub async fn create_account(
     with_status(StatusCode::CREATED, &account)
 }
 
-/// `GET /admin/v1/accounts/{name}`: one account.
-#[utoipa::path(get, path = "/admin/v1/accounts/{name}", operation_id = "getAccount", tag = "accounts",
+/// One account.
+#[utoipa::path(get, path = IN_TABLE,
     params(("name" = String, Path, description = "Account name")),
     responses(
         (status = 200, description = "The account.", body = Account),
@@ -207,8 +208,8 @@ pub async fn get_account(
     one(&ops::account(&*state.store, &name).await.map_err(from_admin)?)
 }
 
-/// `PATCH /admin/v1/accounts/{name}`: `{"entitled": bool}`.
-#[utoipa::path(patch, path = "/admin/v1/accounts/{name}", operation_id = "updateAccount", tag = "accounts",
+/// Lapses (`{"entitled": false}`) or restores the account.
+#[utoipa::path(patch, path = IN_TABLE,
     params(("name" = String, Path, description = "Account name")),
     request_body(content = Object, description = "`{\"entitled\": false}`: lapse (its keys are held to the evaluation tier) or restore"),
     responses(
@@ -227,14 +228,15 @@ pub async fn update_account(
     let name = path_name("name", &name, AccountName::parse)?;
     let body = Body::parse(&body, &["entitled"])?;
     let entitled = body.required_bool("entitled")?;
-    let account = ops::set_entitled(&*state.store, &actor, &name, entitled, Utc::now()).await.map_err(from_admin)?;
+    let account = ops::set_entitled(&*state.store, &actor, &name, entitled, state.config.clock.now())
+        .await
+        .map_err(from_admin)?;
     one(&account)
 }
 
-/// `GET /admin/v1/keys?account=&cursor=&limit=`: keys, revoked ones
-/// included, by creation, a page at a time; of one account with `account`
-/// (a cursor is bound to it).
-#[utoipa::path(get, path = "/admin/v1/keys", operation_id = "listKeys", tag = "keys",
+/// Keys, revoked ones included, by creation, a page at a time; of one
+/// account with `account` (a cursor is bound to it).
+#[utoipa::path(get, path = IN_TABLE,
     params(
         ("account" = Option<String>, Query, description = "Only this account's keys"),
         ("cursor" = Option<String>, Query, description = "From `next_cursor`, with the same `account`"),
@@ -257,11 +259,11 @@ pub async fn list_keys(State(state): State<AppState>, RawQuery(raw): RawQuery) -
     listed(ops::Page { data, has_more: page.has_more, next_cursor: page.next_cursor })
 }
 
-/// The fields of `POST /admin/v1/keys`.
+/// The fields of [`issue_key`].
 const KEY_FIELDS: &[&str] = &["account", "tier", "environment", "expires_at"];
 
-/// `POST /admin/v1/keys`: issues a key (`201`, the key shown only here).
-#[utoipa::path(post, path = "/admin/v1/keys", operation_id = "issueKey", tag = "keys",
+/// Issues a key (`201`, the key shown only here).
+#[utoipa::path(post, path = IN_TABLE,
     request_body(content = Object, description = "`{\"account\": \"acme\", \"tier\": \"pro\", \"environment\": \"live\", \"expires_at\": \"2027-01-01T00:00:00Z\"}` (`expires_at` optional: when the key stops working)"),
     responses(
         (status = 201, description = "Issued: the record and the key, shown only now.", body = IssuedKey),
@@ -281,19 +283,20 @@ pub async fn issue_key(
     let expires_at = body.optional("expires_at", |s| {
         parse_rfc3339(s).map_err(|_| "expires_at must be an RFC 3339 instant (2027-01-01T00:00:00Z)".to_owned())
     })?;
-    let (key, record) = ops::issue_key(&*state.store, &actor, &account, &tier, environment, expires_at, Utc::now())
-        .await
-        .map_err(from_admin)?;
+    let (key, record) =
+        ops::issue_key(&*state.store, &actor, &account, &tier, environment, expires_at, state.config.clock.now())
+            .await
+            .map_err(from_admin)?;
     with_status(StatusCode::CREATED, &IssuedKey { record: record.view(), key: key.expose_secret().to_owned() })
 }
 
-/// The fields of `POST /admin/v1/keys/{prefix}/roll`.
+/// The fields of [`roll_key`].
 const ROLL_FIELDS: &[&str] = &["expires_in"];
 
-/// `POST /admin/v1/keys/{prefix}/roll`: a new key on the same account and
-/// tier (`201`, the key shown only here), the old one working for
-/// `expires_in` seconds more (default 86,400; 0: it stops at once).
-#[utoipa::path(post, path = "/admin/v1/keys/{prefix}/roll", operation_id = "rollKey", tag = "keys",
+/// A new key on the same account and tier (`201`, the key shown only here),
+/// the old one working for `expires_in` seconds more (default 86,400; 0: it
+/// stops at once).
+#[utoipa::path(post, path = IN_TABLE,
     params(("prefix" = String, Path, description = "The key's prefix")),
     request_body(content = Object, description = "`{\"expires_in\": 3600}` (optional; default 86400)"),
     responses(
@@ -315,14 +318,15 @@ pub async fn roll_key(
     let body = Body::parse(&body, ROLL_FIELDS)?;
     let expires_in = if body.has("expires_in") { body.required_int("expires_in", 0, 31_536_000)? } else { 86_400 };
     let overlap = chrono::Duration::seconds(i64::try_from(expires_in).unwrap_or(i64::MAX));
-    let (key, rolled) = ops::roll_key(&*state.store, &actor, &prefix, overlap, Utc::now()).await.map_err(from_admin)?;
+    let (key, rolled) =
+        ops::roll_key(&*state.store, &actor, &prefix, overlap, state.config.clock.now()).await.map_err(from_admin)?;
     let view =
         RolledKeyView { record: rolled.new.view(), key: key.expose_secret().to_owned(), rolled: rolled.old.view() };
     with_status(StatusCode::CREATED, &view)
 }
 
-/// `GET /admin/v1/keys/{prefix}`: one key.
-#[utoipa::path(get, path = "/admin/v1/keys/{prefix}", operation_id = "getKey", tag = "keys",
+/// One key.
+#[utoipa::path(get, path = IN_TABLE,
     params(("prefix" = String, Path, description = "The key's prefix (`mds_live_a1B2c3D4`)")),
     responses(
         (status = 200, description = "The key's record.", body = KeyView),
@@ -339,9 +343,9 @@ pub async fn get_key(
     one(&ops::key(&*state.store, &prefix).await.map_err(from_admin)?.view())
 }
 
-/// `DELETE /admin/v1/keys/{prefix}`: revokes the key (refused on every
-/// node within a second); a revoked key is answered as it is.
-#[utoipa::path(delete, path = "/admin/v1/keys/{prefix}", operation_id = "revokeKey", tag = "keys",
+/// Revokes the key (refused on every node within a second); a revoked key
+/// is answered as it is.
+#[utoipa::path(delete, path = IN_TABLE,
     params(("prefix" = String, Path, description = "The key's prefix")),
     responses(
         (status = 200, description = "The key, revoked.", body = KeyView),
@@ -356,12 +360,13 @@ pub async fn revoke_key(
 ) -> Result<Response, ApiError> {
     no_query(raw.as_deref())?;
     let prefix = path_name("prefix", &prefix, KeyPrefix::parse)?;
-    let (key, _) = ops::revoke_key(&*state.store, &actor, &prefix, Utc::now()).await.map_err(from_admin)?;
+    let (key, _) =
+        ops::revoke_key(&*state.store, &actor, &prefix, state.config.clock.now()).await.map_err(from_admin)?;
     Ok(json_response(serde_json::to_vec(&key.view()).map_err(|e| ApiError::internal(&e))?).into_response())
 }
 
-/// `GET /admin/v1/audit?cursor=&limit=`: the audit log, newest first.
-#[utoipa::path(get, path = "/admin/v1/audit", operation_id = "listAudit", tag = "audit",
+/// The audit log, newest first.
+#[utoipa::path(get, path = IN_TABLE,
     params(
         ("cursor" = Option<String>, Query, description = "From `next_cursor`"),
         ("limit" = Option<u32>, Query, description = "1 to 200, default 50"),
@@ -376,10 +381,9 @@ pub async fn list_audit(State(state): State<AppState>, RawQuery(raw): RawQuery) 
     listed(ops::audit_page(&*state.store, &state.cursors, p.get("cursor"), limit).await.map_err(from_admin)?)
 }
 
-/// `GET /admin/v1/accounts/{name}/usage?month=YYYY-MM`: the account's keys'
-/// usage in the month (the current one by default, or any of the twelve
-/// before it): what billing reads.
-#[utoipa::path(get, path = "/admin/v1/accounts/{name}/usage", operation_id = "getAccountUsage", tag = "accounts",
+/// The account's keys' usage in the month (`month=YYYY-MM`: the current one
+/// by default, or any of the twelve before it): what billing reads.
+#[utoipa::path(get, path = IN_TABLE,
     params(
         ("name" = String, Path, description = "Account name"),
         ("month" = Option<String>, Query, description = "`YYYY-MM`: the current month (default) or one of the 12 before it"),

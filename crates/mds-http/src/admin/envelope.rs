@@ -1,38 +1,49 @@
 //! The envelope of every request on the admin listener (an axum
 //! middleware: admin traffic is light, so the public envelope's hand-written
-//! service is not needed here). In order:
+//! service is not needed here). It finds the request's row in the admin
+//! route table ([`routes::find`]) and does what the row says. In order:
 //!
 //! 1. `X-Request-Id` in and out ([`request_id`]), as on the public listener.
 //! 2. `HEAD` served as `GET` ([`head`]).
-//! 3. On `/admin/…`: a key-like value in the query string is refused
-//!    (`400 api_key_in_query`, contract 2.3), then the admin token is
-//!    checked (`401 missing_admin_token` / `invalid_admin_token`); the
-//!    caller's [`Actor`] goes into the request's extensions.
-//! 4. The handler, bounded by the request timeout ([`timeout`]); a `POST`
-//!    with `Idempotency-Key` runs once per key and request
-//!    ([`mds_node::idempotency`]): a retry gets the first answer (with
-//!    `Idempotent-Replayed: true`), the same key with another request
-//!    `409 idempotency_conflict`, and a retry while the first still runs
-//!    waits for its answer (up to the request timeout).
-//! 5. A `GET` whose `If-None-Match` names the answer's `ETag` gets `304`
+//! 3. Unless the row is open (`/metrics`): a key-like value in the query
+//!    string is refused (`400 api_key_in_query`, contract 2.3), then the
+//!    admin token is checked (`401 missing_admin_token` /
+//!    `invalid_admin_token`); the caller's [`Actor`] goes into the
+//!    request's extensions. A path no row has needs the token too, then is
+//!    `404`.
+//! 4. A row that takes a JSON body: a body over [`MAX_BODY`] is `413
+//!    payload_too_large`, a body not sent as `Content-Type:
+//!    application/json` (or `application/…+json`, parameters such as
+//!    `charset` allowed) `415 unsupported_media_type`; an empty body needs
+//!    no type (the handler says whether it takes none).
+//! 5. The handler, bounded by the request timeout ([`timeout`]); on an
+//!    idempotent row (a `POST`) with `Idempotency-Key`, once per key and
+//!    request ([`mds_node::idempotency`], claimed at the node's clock's
+//!    now): a retry gets the first answer (with `Idempotent-Replayed:
+//!    true`), the same key with another request `409
+//!    idempotency_conflict`, and a retry while the first still runs waits
+//!    for its answer (up to the request timeout).
+//! 6. A `GET` whose `If-None-Match` names the answer's `ETag` gets `304`
 //!    ([`etag::not_modified`]); admin answers are `Cache-Control: private,
 //!    no-cache` (kept, revalidated every time) and problems `no-store`.
-//! 6. Every error as problem+json with the request id ([`problem`]).
-//! 7. One log line: method, path (key-like segments are never written:
+//! 7. Every error as problem+json with the request id ([`problem`]).
+//! 8. One log line: method, path (key-like segments are never written:
 //!    paths name prefixes, not keys), status, latency, request id and the
 //!    token's name.
 
 use std::pin::pin;
 use std::time::Instant;
 
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use chrono::Utc;
-use mds_domain::{Actor, Problem};
+use mds_domain::{Actor, ErrorCode, Problem};
 
 use super::problems;
+use super::routes::{self, AdminRoute, Auth, Input, MAX_BODY};
 use crate::auth;
 use crate::error::ApiError;
 use crate::middleware::request_id::{self, X_REQUEST_ID};
@@ -41,10 +52,6 @@ use crate::state::AppState;
 
 /// The request header of idempotent `POST`s.
 const IDEMPOTENCY_KEY: &str = "idempotency-key";
-
-/// The largest body an idempotent `POST` may have (it is read whole to be
-/// compared).
-const MAX_BODY: usize = 1 << 20;
 
 /// `Cache-Control` of the admin API's `200`s.
 const ADMIN_CACHING: &str = "private, no-cache";
@@ -56,35 +63,33 @@ pub async fn wrap(State(state): State<AppState>, mut req: Request, next: Next) -
     let head = head::as_get(&mut req);
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
+    let found = routes::find(&path, &method);
     let mut actor = None;
-    let resp = if path.starts_with("/admin/") {
-        let authorization = req.headers().get(header::AUTHORIZATION).cloned();
-        match admit(&state, req.uri(), authorization).await {
-            Ok(a) => {
-                actor = Some(a.clone());
-                req.extensions_mut().insert(a.clone());
-                let if_none_match = (method == Method::GET).then(|| req.headers().get(header::IF_NONE_MATCH).cloned());
-                let idempotency_key = req.headers().get(IDEMPOTENCY_KEY).cloned();
-                let mut resp = match idempotency_key {
-                    Some(key) if method == Method::POST => idempotent(&state, &a, &key, req, next).await,
-                    _ => {
-                        let serve = pin!(next.run(req));
-                        timeout::bound(state.http.request_timeout, serve).await
+    let resp = match found.auth {
+        Auth::Open => bounded(&state, next.run(req)).await,
+        Auth::AdminToken => {
+            let authorization = req.headers().get(header::AUTHORIZATION).cloned();
+            match admit(&state, req.uri(), authorization).await {
+                Ok(a) => {
+                    actor = Some(a.clone());
+                    req.extensions_mut().insert(a.clone());
+                    let if_none_match =
+                        (method == Method::GET).then(|| req.headers().get(header::IF_NONE_MATCH).cloned());
+                    let mut resp = match found.route {
+                        Some(route) => run(&state, &a, route, req, next).await.unwrap_or_else(|e| e.into_response()),
+                        None => bounded(&state, next.run(req)).await,
+                    };
+                    if resp.status() == StatusCode::OK {
+                        resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static(ADMIN_CACHING));
                     }
-                };
-                if resp.status() == StatusCode::OK {
-                    resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static(ADMIN_CACHING));
+                    match if_none_match.flatten() {
+                        Some(inm) if resp.headers().contains_key(header::ETAG) => etag::not_modified(&inm, resp),
+                        _ => resp,
+                    }
                 }
-                match if_none_match.flatten() {
-                    Some(inm) if resp.headers().contains_key(header::ETAG) => etag::not_modified(&inm, resp),
-                    _ => resp,
-                }
+                Err(e) => e.into_response(),
             }
-            Err(e) => e.into_response(),
         }
-    } else {
-        let serve = pin!(next.run(req));
-        timeout::bound(state.http.request_timeout, serve).await
     };
     let mut resp = problem::render(resp, &request_id, &method);
     if head {
@@ -104,6 +109,80 @@ pub async fn wrap(State(state): State<AppState>, mut req: Request, next: Next) -
     resp
 }
 
+/// `serve` bounded by the request timeout.
+async fn bounded(state: &AppState, serve: impl Future<Output = Response>) -> Response {
+    timeout::bound(state.http.request_timeout, pin!(serve)).await
+}
+
+/// Serves an admitted request of `route`: its body read as the row says,
+/// then the handler, once per `Idempotency-Key` on an idempotent row.
+async fn run(
+    state: &AppState,
+    actor: &Actor,
+    route: &AdminRoute,
+    req: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    let (parts, body) = req.into_parts();
+    let body = match route.input {
+        Input::Json => {
+            let read = json_body(&parts.headers, body);
+            tokio::time::timeout(state.http.request_timeout, read)
+                .await
+                .map_err(|_| ApiError::timed_out(state.http.request_timeout))??
+        }
+        // Not read: the handler takes none.
+        Input::Nothing => Bytes::new(),
+    };
+    match parts.headers.get(IDEMPOTENCY_KEY).cloned() {
+        Some(key) if route.idempotent => idempotent(state, actor, &key, parts, body, next).await,
+        _ => Ok(bounded(state, next.run(Request::from_parts(parts, Body::from(body)))).await),
+    }
+}
+
+/// The body of a request to a route that takes JSON: at most [`MAX_BODY`]
+/// bytes (else `413 payload_too_large`, refused by its declared length
+/// before a byte is read), and, unless empty, sent as JSON (else `415
+/// unsupported_media_type`).
+async fn json_body(headers: &HeaderMap, body: Body) -> Result<Bytes, ApiError> {
+    let too_large = || {
+        ApiError::new(
+            ErrorCode::PayloadTooLarge,
+            format!("the body is over {} KiB, the most a route takes", MAX_BODY >> 10),
+        )
+    };
+    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY as u64) {
+        return Err(too_large());
+    }
+    let mut body = pin!(body);
+    let mut bytes = Vec::new();
+    while let Some(frame) = std::future::poll_fn(|cx| body.as_mut().poll_frame(cx)).await {
+        let frame = frame.map_err(|_| ApiError::new(ErrorCode::InvalidBody, "the body was cut short"))?;
+        if let Ok(data) = frame.into_data() {
+            if bytes.len() + data.len() > MAX_BODY {
+                return Err(too_large());
+            }
+            bytes.extend_from_slice(&data);
+        }
+    }
+    if !bytes.is_empty() && !is_json(headers.get(header::CONTENT_TYPE)) {
+        return Err(ApiError::new(
+            ErrorCode::UnsupportedMediaType,
+            "the body must be JSON, sent with Content-Type: application/json",
+        ));
+    }
+    Ok(Bytes::from(bytes))
+}
+
+/// Whether a `Content-Type` names JSON: `application/json` or
+/// `application/…+json`, with any parameters (`charset=utf-8`).
+fn is_json(content_type: Option<&HeaderValue>) -> bool {
+    let Some(value) = content_type.and_then(|v| v.to_str().ok()) else { return false };
+    let essence = value.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    essence == "application/json" || essence.strip_prefix("application/").is_some_and(|s| s.ends_with("+json"))
+}
+
 /// The path for the log: a segment that could be a secret (a key or a
 /// token pasted where a prefix belongs) is replaced.
 fn redacted(path: &str) -> String {
@@ -117,7 +196,7 @@ fn redacted(path: &str) -> String {
         .join("/")
 }
 
-/// The caller of an `/admin/…` request, or the refusal.
+/// The caller of a request that needs an admin token, or the refusal.
 async fn admit(
     state: &AppState,
     uri: &axum::http::Uri,
@@ -134,48 +213,47 @@ async fn admit(
     }
 }
 
-/// Runs a `POST` with an `Idempotency-Key` once per key and request.
-async fn idempotent(state: &AppState, actor: &Actor, key: &HeaderValue, req: Request, next: Next) -> Response {
+/// Runs a request of an idempotent route that carries an
+/// `Idempotency-Key` once per key and request (method, path and query,
+/// `body`).
+async fn idempotent(
+    state: &AppState,
+    actor: &Actor,
+    key: &HeaderValue,
+    parts: Parts,
+    body: Bytes,
+    next: Next,
+) -> Result<Response, ApiError> {
     use mds_node::idempotency::{self, Claim};
     let Some(key) = key.to_str().ok().filter(|k| idempotency::valid_key(k)) else {
-        return ApiError::invalid_parameter(
+        return Err(ApiError::invalid_parameter(
             "Idempotency-Key",
             "Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID, say)",
-        )
-        .into_response();
+        ));
     };
-    let (parts, body) = req.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
-        return problems::invalid_body("the body is over 1 MiB, or was cut short").into_response();
-    };
+    let conflict = |detail: &str| ApiError::new(ErrorCode::IdempotencyConflict, detail);
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
+    let method = parts.method.as_str().to_owned();
     let deadline = Instant::now() + state.http.request_timeout;
     loop {
-        let claim = idempotency::claim(&*state.store, actor, key, "POST", &path, &bytes, Utc::now()).await;
-        match claim {
-            Err(e) => return ApiError::from(e).into_response(),
-            Ok(Claim::OtherRequest) => {
-                return problems::idempotency_conflict(
+        let now = state.config.clock.now();
+        match idempotency::claim(&*state.store, actor, key, &method, &path, &body, now).await? {
+            Claim::OtherRequest => {
+                return Err(conflict(
                     "this Idempotency-Key was used with another request in the last 24 hours; use a new key for a new \
                      request",
-                )
-                .into_response();
+                ));
             }
-            Ok(Claim::Running) if Instant::now() < deadline => {
+            Claim::Running if Instant::now() < deadline => {
                 tokio::time::sleep(std::time::Duration::from_millis(25)).await;
             }
-            Ok(Claim::Running) => {
-                return problems::idempotency_conflict(
-                    "a request with this Idempotency-Key is still running; retry it shortly",
-                )
-                .into_response();
+            Claim::Running => {
+                return Err(conflict("a request with this Idempotency-Key is still running; retry it shortly"));
             }
-            Ok(Claim::Replay { status, body }) => return replay(status, body),
-            Ok(Claim::Run(ticket)) => {
-                let req = Request::from_parts(parts, axum::body::Body::from(bytes));
-                let serve = pin!(next.run(req));
-                let resp = timeout::bound(state.http.request_timeout, serve).await;
-                return record(state, &ticket, resp).await;
+            Claim::Replay { status, body } => return Ok(replay(status, body)),
+            Claim::Run(claimed) => {
+                let resp = bounded(state, next.run(Request::from_parts(parts, Body::from(body)))).await;
+                return Ok(record(state, &claimed, resp).await);
             }
         }
     }
@@ -184,11 +262,11 @@ async fn idempotent(state: &AppState, actor: &Actor, key: &HeaderValue, req: Req
 /// Stores the answer of a claimed request (its problem, for an error:
 /// the renderer makes problem bodies later) and returns it; a `5xx`
 /// releases the claim instead, so a retry runs.
-async fn record(state: &AppState, ticket: &mds_node::idempotency::Ticket, resp: Response) -> Response {
+async fn record(state: &AppState, claimed: &mds_node::idempotency::ClaimedKey, resp: Response) -> Response {
     use mds_node::idempotency;
     let status = resp.status();
     if status.is_server_error() {
-        if let Err(e) = idempotency::release(&*state.store, ticket).await {
+        if let Err(e) = idempotency::release(&*state.store, claimed).await {
             tracing::warn!(error = %e, "could not release an idempotency key");
         }
         return resp;
@@ -198,10 +276,10 @@ async fn record(state: &AppState, ticket: &mds_node::idempotency::Ticket, resp: 
         None => {
             let (parts, body) = resp.into_parts();
             let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap_or_default();
-            (bytes.to_vec(), Response::from_parts(parts, axum::body::Body::from(bytes)))
+            (bytes.to_vec(), Response::from_parts(parts, Body::from(bytes)))
         }
     };
-    if let Err(e) = idempotency::complete(&*state.store, ticket, status.as_u16(), &stored).await {
+    if let Err(e) = idempotency::complete(&*state.store, claimed, status.as_u16(), &stored).await {
         // The change is made; a retry would make it again. Said in the log.
         tracing::warn!(error = %e, "could not store the answer of an idempotent request");
     }

@@ -12,42 +12,36 @@
 //! the CLI runs, each recorded in the audit log under the token's name.
 //!
 //! # Layout
-//! - here: the route table and [`router`];
-//! - [`envelope`]: request id, the admin token, `HEAD`, timeout, `ETag`/`304`,
-//!   problems, the access log line;
-//! - [`problems`]: the admin API's own problem codes;
+//! - here: [`router`], the route table's rows mounted inside the envelope;
+//! - [`routes`]: the route table: per route its path, method, admin token,
+//!   JSON body, `Idempotency-Key`, audit actions and OpenAPI operation;
+//! - [`envelope`]: request id, the admin token, `HEAD`, the body's size and
+//!   type, `Idempotency-Key`, timeout, `ETag`/`304`, problems, the access
+//!   log line;
+//! - [`problems`]: the admin API's problems (its codes are
+//!   [`mds_domain::ErrorCode`]s, as the public API's);
 //! - [`body`]: JSON bodies read field by field (unknown fields refused);
 //! - [`controllers`]: the handlers;
-//! - [`openapi`]: the admin API's own OpenAPI document.
+//! - [`openapi`]: the admin API's own OpenAPI document, made from the table.
 
 pub mod body;
 pub mod controllers;
 pub mod envelope;
 pub mod openapi;
 pub mod problems;
+pub mod routes;
 
 use axum::Router;
-use axum::routing::{get, post, put};
 
-use crate::controllers::health;
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// The admin listener's application: the `/admin/v1` routes and `/metrics`
-/// inside the admin [`envelope`].
+/// The admin listener's application: the rows of [`routes::ROUTES`] inside
+/// the admin [`envelope`].
 pub fn router(state: AppState) -> Router {
-    Router::new()
-        .route("/metrics", get(health::metrics))
-        .route("/admin/v1/openapi.json", get(openapi::serve))
-        .route("/admin/v1/tiers", get(controllers::list_tiers))
-        .route("/admin/v1/tiers/{name}", put(controllers::put_tier))
-        .route("/admin/v1/accounts", get(controllers::list_accounts).post(controllers::create_account))
-        .route("/admin/v1/accounts/{name}", get(controllers::get_account).patch(controllers::update_account))
-        .route("/admin/v1/accounts/{name}/usage", get(controllers::account_usage))
-        .route("/admin/v1/keys", get(controllers::list_keys).post(controllers::issue_key))
-        .route("/admin/v1/keys/{prefix}", get(controllers::get_key).delete(controllers::revoke_key))
-        .route("/admin/v1/keys/{prefix}/roll", post(controllers::roll_key))
-        .route("/admin/v1/audit", get(controllers::list_audit))
+    routes::ROUTES
+        .iter()
+        .fold(Router::new(), |router, r| router.route(r.path, (r.handler)(r.verb.filter())))
         .fallback(|| async { ApiError::not_found("no such route; see /admin/v1/openapi.json for the admin routes") })
         .layer(axum::middleware::from_fn_with_state(state.clone(), envelope::wrap))
         .with_state(state)
