@@ -35,7 +35,8 @@ pub mod server;
 pub mod state;
 
 pub use config::HttpConfig;
+pub use config::ServerConfig;
 pub use error::ApiError;
 pub use router::router;
-pub use server::{Server, ServerConfig, shutdown_signal};
+pub use server::{Server, shutdown_signal};
 pub use state::AppState;

@@ -32,7 +32,7 @@ use utoipa::openapi::tag::TagBuilder;
 use utoipa::openapi::{ContentBuilder, Header, HeaderBuilder, Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi, ToResponse};
 
-use crate::controllers::{changes, companies, company, news, news_list, usage, usage_daily};
+use crate::controllers::{article, changes, companies, company, news_list, usage, usage_daily};
 use crate::routes::{Access, Billing, Caching};
 
 /// One page of `GET /v1/companies` ([`Page`] of [`Company`], schema
@@ -72,7 +72,7 @@ pub struct SlugPath {
         description = include_str!("openapi.md"),
         license(name = "MIT OR Apache-2.0", identifier = "MIT OR Apache-2.0"),
     ),
-    paths(companies::list, company::show, changes::list, news_list::list, news::show, usage::show, usage_daily::show),
+    paths(companies::list, company::show, changes::list, news_list::list, article::show, usage::show, usage_daily::show),
     components(
         schemas(
             CompanyPage, Company, NewsPage, ArticleSummary, Article, V1Usage, V1UsageWindow, Problem, MarketCapBand,

@@ -45,18 +45,22 @@ pub async fn admit(
         Billing::Counted => Charge::Counted(path),
         Billing::Free => Charge::Free,
     };
-    let Some(decision) = state.admit(ctx, charge).await? else {
+    let Some(decision) = state.node().admit(ctx, charge).await? else {
         return Ok(Admission { decision: None });
     };
     if decision.admitted() {
-        state.metrics.verdict(Verdict::Admitted);
+        state.node().metrics().verdict(Verdict::Admitted);
         return Ok(Admission { decision: Some(decision) });
     }
     let limits =
         Limits { rate_limit_per_minute: ctx.tier.rate_limit_per_minute, monthly_quota: ctx.tier.monthly_quota };
     let code =
         if decision.violated.contains(&Policy::Month) { ErrorCode::QuotaExceeded } else { ErrorCode::RateLimited };
-    state.metrics.verdict(if code == ErrorCode::QuotaExceeded { Verdict::QuotaExceeded } else { Verdict::RateLimited });
+    state.node().metrics().verdict(if code == ErrorCode::QuotaExceeded {
+        Verdict::QuotaExceeded
+    } else {
+        Verdict::RateLimited
+    });
     let detail = match code {
         ErrorCode::QuotaExceeded => format!(
             "the monthly quota of {} requests is used up; it renews at the start of next month (UTC), or raise it with a higher tier",

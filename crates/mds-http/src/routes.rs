@@ -15,7 +15,9 @@ use std::sync::LazyLock;
 
 use axum::routing::{MethodRouter, get};
 
-use crate::controllers::{changes, companies, company, health, news, news_list, usage, usage_daily};
+use axum::http::HeaderValue;
+
+use crate::controllers::{article, changes, companies, company, health, news_list, usage, usage_daily};
 use crate::state::AppState;
 use crate::{docs, openapi};
 
@@ -48,6 +50,18 @@ pub enum Caching {
     NoStore,
     /// Shared caches may keep it, as given (reference material).
     Public(&'static str),
+}
+
+impl Caching {
+    /// The `Cache-Control` value (`private`'s max-age from `state`'s
+    /// settings).
+    pub fn header_value(self, state: &AppState) -> HeaderValue {
+        match self {
+            Caching::Private => state.private_caching().clone(),
+            Caching::NoStore => HeaderValue::from_static("no-store"),
+            Caching::Public(v) => HeaderValue::from_static(v),
+        }
+    }
 }
 
 /// How the OpenAPI document names and introduces a route's operation: its
@@ -107,7 +121,7 @@ pub static ROUTES: &[Route] = &[
     keyed("/v1/companies/{isin}", Billing::Counted, Caching::Private, op("getCompany", "companies", "Get a company"), || get(company::show)),
     keyed("/v1/companies/changes", Billing::Counted, Caching::Private, op("listCompanyChanges", "companies", "Sync the company master"), || get(changes::list)),
     keyed("/v1/news", Billing::Counted, Caching::Private, op("listNews", "news", "List news articles"), || get(news_list::list)),
-    keyed("/v1/news/{slug}", Billing::Counted, Caching::Private, op("getArticle", "news", "Get an article"), || get(news::show)),
+    keyed("/v1/news/{slug}", Billing::Counted, Caching::Private, op("getArticle", "news", "Get an article"), || get(article::show)),
     keyed("/v1/usage", Billing::Free, Caching::NoStore, op("getUsage", "usage", "Usage of the calling key"), || get(usage::show)),
     keyed("/v1/usage/daily", Billing::Free, Caching::NoStore, op("getUsageDaily", "usage", "Daily usage of the calling key"), || get(usage_daily::show)),
     open("/healthz", Caching::NoStore, || get(health::healthz)),

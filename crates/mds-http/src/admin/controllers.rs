@@ -111,7 +111,11 @@ fn path_name<T>(param: &str, value: &str, parse: impl Fn(&str) -> Result<T, Stri
 pub async fn list_tiers(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
     let p = Params::parse(raw.as_deref(), PAGE_PARAMETERS)?;
     let limit = limit_of(&p)?;
-    listed(ops::tiers_page(&*state.store, &state.cursors, p.get("cursor"), limit).await.map_err(from_admin)?)
+    listed(
+        ops::tiers_page(&**state.node().store(), state.node().cursors(), p.get("cursor"), limit)
+            .await
+            .map_err(from_admin)?,
+    )
 }
 
 /// The fields of `PUT /admin/v1/tiers/{name}`.
@@ -140,8 +144,9 @@ pub async fn put_tier(
     let rate = body.required_int("rate_limit_per_minute", 1, u64::from(u32::MAX))?;
     let quota = body.required_int("monthly_quota", 1, i64::MAX as u64)?;
     let rate = u32::try_from(rate).map_err(|_| super::problems::invalid_field("rate_limit_per_minute", "too large"))?;
-    let (tier, created) =
-        ops::set_tier(&*state.store, &actor, name, Some(rate), Some(quota), Utc::now()).await.map_err(from_admin)?;
+    let (tier, created) = ops::set_tier(&**state.node().store(), &actor, name, Some(rate), Some(quota), Utc::now())
+        .await
+        .map_err(from_admin)?;
     with_status(if created { StatusCode::CREATED } else { StatusCode::OK }, &tier)
 }
 
@@ -159,7 +164,11 @@ pub async fn put_tier(
 pub async fn list_accounts(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
     let p = Params::parse(raw.as_deref(), PAGE_PARAMETERS)?;
     let limit = limit_of(&p)?;
-    listed(ops::accounts_page(&*state.store, &state.cursors, p.get("cursor"), limit).await.map_err(from_admin)?)
+    listed(
+        ops::accounts_page(&**state.node().store(), state.node().cursors(), p.get("cursor"), limit)
+            .await
+            .map_err(from_admin)?,
+    )
 }
 
 /// `POST /admin/v1/accounts`: creates an account (`{"name"}`, entitled;
@@ -183,9 +192,9 @@ pub async fn create_account(
     let name = body.required("name", AccountName::parse)?;
     let entitled = if body.has("entitled") { body.required_bool("entitled")? } else { true };
     let now = Utc::now();
-    let mut account = ops::create_account(&*state.store, &actor, &name, now).await.map_err(from_admin)?;
+    let mut account = ops::create_account(&**state.node().store(), &actor, &name, now).await.map_err(from_admin)?;
     if !entitled {
-        account = ops::set_entitled(&*state.store, &actor, &name, false, now).await.map_err(from_admin)?;
+        account = ops::set_entitled(&**state.node().store(), &actor, &name, false, now).await.map_err(from_admin)?;
     }
     with_status(StatusCode::CREATED, &account)
 }
@@ -204,7 +213,7 @@ pub async fn get_account(
 ) -> Result<Response, ApiError> {
     no_query(raw.as_deref())?;
     let name = path_name("name", &name, AccountName::parse)?;
-    one(&ops::account(&*state.store, &name).await.map_err(from_admin)?)
+    one(&ops::account(&**state.node().store(), &name).await.map_err(from_admin)?)
 }
 
 /// `PATCH /admin/v1/accounts/{name}`: `{"entitled": bool}`.
@@ -227,7 +236,8 @@ pub async fn update_account(
     let name = path_name("name", &name, AccountName::parse)?;
     let body = Body::parse(&body, &["entitled"])?;
     let entitled = body.required_bool("entitled")?;
-    let account = ops::set_entitled(&*state.store, &actor, &name, entitled, Utc::now()).await.map_err(from_admin)?;
+    let account =
+        ops::set_entitled(&**state.node().store(), &actor, &name, entitled, Utc::now()).await.map_err(from_admin)?;
     one(&account)
 }
 
@@ -248,11 +258,14 @@ pub async fn list_keys(State(state): State<AppState>, RawQuery(raw): RawQuery) -
     let p = Params::parse(raw.as_deref(), &["account", "cursor", "limit"])?;
     let account = p.get("account").map(|a| path_name("account", a, AccountName::parse)).transpose()?;
     let limit = limit_of(&p)?;
-    let page = match ops::keys_page(&*state.store, &state.cursors, account.as_ref(), p.get("cursor"), limit).await {
-        Ok(page) => page,
-        Err(AdminError::Invalid { param, detail }) => return Err(ApiError::invalid_parameter(param, detail)),
-        Err(e) => return Err(from_admin(e)),
-    };
+    let page =
+        match ops::keys_page(&**state.node().store(), state.node().cursors(), account.as_ref(), p.get("cursor"), limit)
+            .await
+        {
+            Ok(page) => page,
+            Err(AdminError::Invalid { param, detail }) => return Err(ApiError::invalid_parameter(param, detail)),
+            Err(e) => return Err(from_admin(e)),
+        };
     let data = page.data.iter().map(|k| k.view()).collect();
     listed(ops::Page { data, has_more: page.has_more, next_cursor: page.next_cursor })
 }
@@ -281,9 +294,10 @@ pub async fn issue_key(
     let expires_at = body.optional("expires_at", |s| {
         parse_rfc3339(s).map_err(|_| "expires_at must be an RFC 3339 instant (2027-01-01T00:00:00Z)".to_owned())
     })?;
-    let (key, record) = ops::issue_key(&*state.store, &actor, &account, &tier, environment, expires_at, Utc::now())
-        .await
-        .map_err(from_admin)?;
+    let (key, record) =
+        ops::issue_key(&**state.node().store(), &actor, &account, &tier, environment, expires_at, Utc::now())
+            .await
+            .map_err(from_admin)?;
     with_status(StatusCode::CREATED, &IssuedKey { record: record.view(), key: key.expose_secret().to_owned() })
 }
 
@@ -315,7 +329,8 @@ pub async fn roll_key(
     let body = Body::parse(&body, ROLL_FIELDS)?;
     let expires_in = if body.has("expires_in") { body.required_int("expires_in", 0, 31_536_000)? } else { 86_400 };
     let overlap = chrono::Duration::seconds(i64::try_from(expires_in).unwrap_or(i64::MAX));
-    let (key, rolled) = ops::roll_key(&*state.store, &actor, &prefix, overlap, Utc::now()).await.map_err(from_admin)?;
+    let (key, rolled) =
+        ops::roll_key(&**state.node().store(), &actor, &prefix, overlap, Utc::now()).await.map_err(from_admin)?;
     let view =
         RolledKeyView { record: rolled.new.view(), key: key.expose_secret().to_owned(), rolled: rolled.old.view() };
     with_status(StatusCode::CREATED, &view)
@@ -336,7 +351,7 @@ pub async fn get_key(
 ) -> Result<Response, ApiError> {
     no_query(raw.as_deref())?;
     let prefix = path_name("prefix", &prefix, KeyPrefix::parse)?;
-    one(&ops::key(&*state.store, &prefix).await.map_err(from_admin)?.view())
+    one(&ops::key(&**state.node().store(), &prefix).await.map_err(from_admin)?.view())
 }
 
 /// `DELETE /admin/v1/keys/{prefix}`: revokes the key (refused on every
@@ -356,7 +371,7 @@ pub async fn revoke_key(
 ) -> Result<Response, ApiError> {
     no_query(raw.as_deref())?;
     let prefix = path_name("prefix", &prefix, KeyPrefix::parse)?;
-    let (key, _) = ops::revoke_key(&*state.store, &actor, &prefix, Utc::now()).await.map_err(from_admin)?;
+    let (key, _) = ops::revoke_key(&**state.node().store(), &actor, &prefix, Utc::now()).await.map_err(from_admin)?;
     Ok(json_response(serde_json::to_vec(&key.view()).map_err(|e| ApiError::internal(&e))?).into_response())
 }
 
@@ -373,7 +388,11 @@ pub async fn revoke_key(
 pub async fn list_audit(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
     let p = Params::parse(raw.as_deref(), PAGE_PARAMETERS)?;
     let limit = limit_of(&p)?;
-    listed(ops::audit_page(&*state.store, &state.cursors, p.get("cursor"), limit).await.map_err(from_admin)?)
+    listed(
+        ops::audit_page(&**state.node().store(), state.node().cursors(), p.get("cursor"), limit)
+            .await
+            .map_err(from_admin)?,
+    )
 }
 
 /// `GET /admin/v1/accounts/{name}/usage?month=YYYY-MM`: the account's keys'
@@ -397,7 +416,7 @@ pub async fn account_usage(
     use mds_domain::daily::{DailyPeriod, DailyUsageQueryParams};
     let query = crate::params::parse_query::<DailyUsageQueryParams>(raw.as_deref())?;
     let name = path_name("name", &name, AccountName::parse)?;
-    let period = DailyPeriod::at(query.month, state.config.clock.now())?;
+    let period = DailyPeriod::at(query.month, state.node().config().clock.now())?;
     let routes = crate::controllers::usage_daily::data_routes();
-    one(&ops::account_usage(&state.node, &name, &period, routes).await.map_err(from_admin)?)
+    one(&ops::account_usage(state.node(), &name, &period, routes).await.map_err(from_admin)?)
 }

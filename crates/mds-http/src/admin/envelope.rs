@@ -69,7 +69,7 @@ pub async fn wrap(State(state): State<AppState>, mut req: Request, next: Next) -
                     Some(key) if method == Method::POST => idempotent(&state, &a, &key, req, next).await,
                     _ => {
                         let serve = pin!(next.run(req));
-                        timeout::bound(state.http.request_timeout, serve).await
+                        timeout::bound(state.http().request_timeout, serve).await
                     }
                 };
                 if resp.status() == StatusCode::OK {
@@ -84,7 +84,7 @@ pub async fn wrap(State(state): State<AppState>, mut req: Request, next: Next) -
         }
     } else {
         let serve = pin!(next.run(req));
-        timeout::bound(state.http.request_timeout, serve).await
+        timeout::bound(state.http().request_timeout, serve).await
     };
     let mut resp = problem::render(resp, &request_id, &method);
     if head {
@@ -127,7 +127,7 @@ async fn admit(
     let value = authorization.ok_or_else(problems::missing_token)?;
     let value = value.to_str().map_err(|_| problems::invalid_token())?;
     let token = auth::bearer_token(value).ok_or_else(problems::missing_token)?;
-    match mds_node::admin::authenticate_admin(&*state.store, token).await {
+    match mds_node::admin::authenticate_admin(&**state.node().store(), token).await {
         Ok(Some(record)) => Ok(Actor::Token(record.name)),
         Ok(None) => Err(problems::invalid_token()),
         Err(e) => Err(e.into()),
@@ -149,9 +149,9 @@ async fn idempotent(state: &AppState, actor: &Actor, key: &HeaderValue, req: Req
         return problems::invalid_body("the body is over 1 MiB, or was cut short").into_response();
     };
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
-    let deadline = Instant::now() + state.http.request_timeout;
+    let deadline = Instant::now() + state.http().request_timeout;
     loop {
-        let claim = idempotency::claim(&*state.store, actor, key, "POST", &path, &bytes, Utc::now()).await;
+        let claim = idempotency::claim(&**state.node().store(), actor, key, "POST", &path, &bytes, Utc::now()).await;
         match claim {
             Err(e) => return ApiError::from(e).into_response(),
             Ok(Claim::OtherRequest) => {
@@ -174,7 +174,7 @@ async fn idempotent(state: &AppState, actor: &Actor, key: &HeaderValue, req: Req
             Ok(Claim::Run(ticket)) => {
                 let req = Request::from_parts(parts, axum::body::Body::from(bytes));
                 let serve = pin!(next.run(req));
-                let resp = timeout::bound(state.http.request_timeout, serve).await;
+                let resp = timeout::bound(state.http().request_timeout, serve).await;
                 return record(state, &ticket, resp).await;
             }
         }
@@ -188,7 +188,7 @@ async fn record(state: &AppState, ticket: &mds_node::idempotency::Ticket, resp: 
     use mds_node::idempotency;
     let status = resp.status();
     if status.is_server_error() {
-        if let Err(e) = idempotency::release(&*state.store, ticket).await {
+        if let Err(e) = idempotency::release(&**state.node().store(), ticket).await {
             tracing::warn!(error = %e, "could not release an idempotency key");
         }
         return resp;
@@ -201,7 +201,7 @@ async fn record(state: &AppState, ticket: &mds_node::idempotency::Ticket, resp: 
             (bytes.to_vec(), Response::from_parts(parts, axum::body::Body::from(bytes)))
         }
     };
-    if let Err(e) = idempotency::complete(&*state.store, ticket, status.as_u16(), &stored).await {
+    if let Err(e) = idempotency::complete(&**state.node().store(), ticket, status.as_u16(), &stored).await {
         // The change is made; a retry would make it again. Said in the log.
         tracing::warn!(error = %e, "could not store the answer of an idempotent request");
     }

@@ -1,11 +1,13 @@
-//! One module per endpoint, plus the JSON response helpers and the
-//! extractors they share.
+//! The controllers: each parses its request, calls one operation of the
+//! node ([`mds_node`]) and renders what it returns. One module per
+//! resource (`health` holds the three unkeyed probes), plus the JSON
+//! response helpers and the extractors they share.
 
+pub mod article;
 pub mod changes;
 pub mod companies;
 pub mod company;
 pub mod health;
-pub mod news;
 pub mod news_list;
 pub mod usage;
 pub mod usage_daily;

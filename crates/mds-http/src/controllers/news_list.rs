@@ -1,14 +1,11 @@
 //! `GET /v1/news`: one keyset page of the filtered news list, newest first,
-//! without bodies. Made from the store once per query and news generation
-//! ([`Node::news_list_page`](mds_node::Node::news_list_page)), then served
-//! from the generation's kept pages
-//! ([`NewsPages`](mds_node::news_list::NewsPages)).
+//! without bodies ([`Node::news_page`](mds_node::Node::news_page): made from
+//! the store once per query and news generation, then kept).
 
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
+use mds_domain::PageParams;
 use mds_domain::news::{NewsFilter, NewsQueryParams};
-use mds_domain::{ErrorCode, PageParams};
-use mds_node::news_list::NewsListError;
 
 use super::tagged;
 use crate::error::ApiError;
@@ -30,19 +27,7 @@ duplicates or skips. `GET /v1/news/{slug}` gives an article with its body.",
     )
 )]
 pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
-    let query = raw.as_deref().unwrap_or("");
-    // Taken before the store is read: see `NewsPages::current`.
-    let pages = state.news_pages.current();
-    if let Some(served) = pages.get(query) {
-        return Ok(tagged(served));
-    }
-    let req = parse_query::<NewsQueryParams>(raw.as_deref())?;
-    let served = state.news_list_page(&req).await.map_err(|e| match e {
-        NewsListError::Cursor(e) => ApiError::new(ErrorCode::InvalidCursor, e.to_string()).with_param("cursor"),
-        NewsListError::Store(e) => e.into(),
-    })?;
-    pages.put(query, served.clone());
-    Ok(tagged(served))
+    Ok(tagged(state.node().news_page(raw.as_deref(), parse_query::<NewsQueryParams>).await?))
 }
 
 #[cfg(test)]

@@ -22,5 +22,5 @@ use crate::state::AppState;
     )
 )]
 pub async fn show(State(state): State<AppState>, Caller(ctx): Caller, _: Query<()>) -> Result<Response, ApiError> {
-    Ok(tagged(hashed_json(&state.usage_report(&ctx).await?)?))
+    Ok(tagged(hashed_json(&state.node().usage_report(&ctx).await?)?))
 }

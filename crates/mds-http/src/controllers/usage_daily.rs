@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use axum::extract::State;
 use axum::response::Response;
-use mds_domain::daily::{DailyPeriod, DailyUsageQueryParams, V1UsageDaily};
+use mds_domain::daily::{DailyUsageQueryParams, V1UsageDaily};
 
 use super::{Caller, hashed_json, tagged};
 use crate::error::ApiError;
@@ -44,6 +44,6 @@ pub async fn show(
     Caller(ctx): Caller,
     Query(query): Query<DailyUsageQueryParams>,
 ) -> Result<Response, ApiError> {
-    let period = DailyPeriod::at(query.month, state.config.clock.now())?;
-    Ok(tagged(hashed_json(&state.usage_daily(&ctx, &period, data_routes()).await?)?))
+    let report = state.node().usage_daily_of_month(&ctx, query.month, data_routes()).await?;
+    Ok(tagged(hashed_json(&report)?))
 }

@@ -121,11 +121,11 @@ async fn wrap(envelope: Envelope, mut req: Request) -> Result<Response, Infallib
                 resp
             };
             if let Some(route) = route.filter(|_| resp.status() == StatusCode::OK) {
-                resp.headers_mut().insert(header::CACHE_CONTROL, state.cache_control(route.caching));
+                resp.headers_mut().insert(header::CACHE_CONTROL, route.caching.header_value(state));
             }
             resp
         });
-        timeout::bound(state.http.request_timeout, serve).await
+        timeout::bound(state.http().request_timeout, serve).await
     };
     let resp = match passed {
         Some(passed) => {

@@ -1,11 +1,12 @@
-//! `GET /v1/news/{slug}`: one article with its body. Served from the node's
-//! [`NewsCache`](mds_node::news::NewsCache) once read from the store.
+//! `GET /v1/news/{slug}`: one article with its body
+//! ([`Node::article`](mds_node::Node::article): kept by the node once read
+//! from the store).
 
 use axum::extract::State;
 use axum::response::Response;
 use mds_domain::Slug;
 
-use super::{Id, Identifier, hashed_json, tagged};
+use super::{Id, Identifier, tagged};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -21,16 +22,6 @@ use crate::state::AppState;
     )
 )]
 pub async fn show(State(state): State<AppState>, Id(slug): Id<Slug>) -> Result<Response, ApiError> {
-    let served = match state.news.get(slug.as_str()) {
-        Some(served) => served,
-        None => {
-            let ticket = state.news.ticket();
-            let article = state.store.article(&slug).await?.ok_or_else(|| ApiError::not_found(Slug::NOT_FOUND))?;
-            let served = hashed_json(&article)?;
-            state.news.put(ticket, slug.as_str(), served.clone());
-            served
-        }
-    };
     // The body's tag, made once with the body.
-    Ok(tagged(served))
+    state.node().article(&slug).await?.map(tagged).ok_or_else(|| ApiError::not_found(Slug::NOT_FOUND))
 }
