@@ -21,6 +21,7 @@
 
 pub mod admin;
 pub mod auth;
+pub mod components;
 pub mod config;
 pub mod controllers;
 pub mod docs;
@@ -29,6 +30,7 @@ pub mod middleware;
 pub mod openapi;
 pub mod params;
 pub mod ratelimit;
+pub mod route;
 pub mod router;
 pub mod routes;
 pub mod server;

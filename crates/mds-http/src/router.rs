@@ -19,7 +19,7 @@ impl AppState {
     /// table, with the HTTP layer around it.
     pub async fn load(store: Arc<dyn Store>, config: HttpConfig) -> StoreResult<Self> {
         let node = Node::load(store, config.node.clone(), Metrics::new(routes::labels())).await?;
-        Ok(Self::new(node, config))
+        Ok(Self::new(node, config, routes::data_routes()))
     }
 }
 

@@ -1,7 +1,7 @@
 //! [`AppState`]: what every handler shares: the node ([`mds_node::Node`],
 //! [`AppState::node`]) and the HTTP layer's settings ([`AppState::http`]).
-//! It is loaded with the route table's metrics labels by
-//! [`AppState::load`](crate::router).
+//! It is loaded with what the route table says of the node (metrics
+//! labels, data routes) by [`AppState::load`](crate::router).
 
 use std::sync::Arc;
 
@@ -21,14 +21,17 @@ struct Shared {
     /// `Cache-Control` of the routes cached `private` (`private,
     /// max-age=N`), made once.
     private_caching: HeaderValue,
+    /// The templates of the routes whose requests count against the quota.
+    data_routes: &'static [&'static str],
 }
 
 impl AppState {
-    /// The HTTP layer around a loaded `node`.
-    pub fn new(node: Arc<Node>, http: HttpConfig) -> Self {
+    /// The HTTP layer around a loaded `node`, whose data routes (those
+    /// counted against the quota) are `data_routes`.
+    pub fn new(node: Arc<Node>, http: HttpConfig, data_routes: &'static [&'static str]) -> Self {
         let private_caching =
             HeaderValue::from_str(&format!("private, max-age={}", http.cache_max_age.as_secs())).expect("ASCII");
-        AppState(Arc::new(Shared { node, http, private_caching }))
+        AppState(Arc::new(Shared { node, http, private_caching, data_routes }))
     }
 
     /// The node: store, cached views, limiter, metrics, and the operations
@@ -46,6 +49,12 @@ impl AppState {
     /// Settings of the HTTP layer.
     pub fn http(&self) -> &HttpConfig {
         &self.0.http
+    }
+
+    /// The templates of the routes whose requests count against the quota
+    /// (the daily usage report has each in every day).
+    pub fn data_routes(&self) -> &'static [&'static str] {
+        self.0.data_routes
     }
 
     /// The `Cache-Control` of the routes cached `private`.

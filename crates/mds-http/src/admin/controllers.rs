@@ -417,6 +417,6 @@ pub async fn account_usage(
     let query = crate::params::parse_query::<DailyUsageQueryParams>(raw.as_deref())?;
     let name = path_name("name", &name, AccountName::parse)?;
     let period = DailyPeriod::at(query.month, state.node().config().clock.now())?;
-    let routes = crate::controllers::usage_daily::data_routes();
+    let routes = crate::routes::data_routes();
     one(&ops::account_usage(state.node(), &name, &period, routes).await.map_err(from_admin)?)
 }

@@ -14,9 +14,9 @@ use crate::state::AppState;
 /// is answered `404` like an unknown one, without a store lookup.
 #[utoipa::path(
     get,
-    path = "/v1/news/{slug}",
+    path = crate::components::PATH_IN_TABLE,
     description = "One article with its `body`. Takes no query parameters.",
-    params(crate::openapi::SlugPath),
+    params(crate::components::SlugPath),
     responses(
         (status = 200, description = "The article.", body = mds_domain::Article, content_type = "application/json"),
     )

@@ -15,13 +15,13 @@ use crate::state::AppState;
 /// Handler.
 #[utoipa::path(
     get,
-    path = "/v1/companies",
+    path = crate::components::PATH_IN_TABLE,
     description = "One page of companies, ordered by `ticker` then `isin`. Pagination is keyset-based: pass \
 `next_cursor` back as `cursor` with the same filters (`limit` may change).",
     params(CompanyFilter, mds_domain::PageParams),
     responses(
-        (status = 200, description = "A page of companies.", body = crate::openapi::CompanyPage, content_type = "application/json"),
-        (status = 400, response = crate::openapi::CompaniesBadRequest),
+        (status = 200, description = "A page of companies.", body = crate::components::CompanyPage, content_type = "application/json"),
+        (status = 400, response = crate::components::CompaniesBadRequest),
     )
 )]
 pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {

@@ -14,11 +14,11 @@ use crate::state::AppState;
 /// Handler. A malformed ISIN is answered `404` like an unknown one.
 #[utoipa::path(
     get,
-    path = "/v1/companies/{isin}",
+    path = crate::components::PATH_IN_TABLE,
     description = "One company with everything the service knows about it: every `V1Company` field with the \
 same value as in the list, its exchange listings, the four classification levels, the market capitalisation \
 its band was ranked on, and when its record last changed. Takes no query parameters.",
-    params(crate::openapi::IsinPath),
+    params(crate::components::IsinPath),
     responses(
         (status = 200, description = "The company.", body = mds_domain::CompanyDetail, content_type = "application/json"),
     )

@@ -15,15 +15,15 @@ use crate::state::AppState;
 /// Handler.
 #[utoipa::path(
     get,
-    path = "/v1/news",
+    path = crate::components::PATH_IN_TABLE,
     description = "One page of articles without `body`, newest first: by `published_at` descending, then `slug`; \
 articles without `published_at` come last, by `slug` (and never pass a date bound). Pagination is keyset-based: pass \
 `next_cursor` back as `cursor` with the same filters (`limit` may change); articles published while you page cause no \
 duplicates or skips. `GET /v1/news/{slug}` gives an article with its body.",
     params(NewsFilter, PageParams),
     responses(
-        (status = 200, description = "A page of articles.", body = crate::openapi::NewsPage, content_type = "application/json"),
-        (status = 400, response = crate::openapi::NewsBadRequest),
+        (status = 200, description = "A page of articles.", body = crate::components::NewsPage, content_type = "application/json"),
+        (status = 400, response = crate::components::NewsBadRequest),
     )
 )]
 pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
