@@ -26,7 +26,6 @@ use sha2::Digest;
 
 use crate::catalog::CatalogVersion;
 use crate::error::ReadError;
-use crate::metrics::Event;
 use crate::node::Node;
 use crate::pages::{List, PageKey};
 use crate::tagged::Tagged;
@@ -58,15 +57,11 @@ impl Node {
     ) -> Result<Tagged, E> {
         let catalog = self.catalog();
         let key = PageKey::new(List::CompanyChanges, raw);
-        if let Some(kept) = catalog.pages().get(key) {
-            self.metrics().event(Event::PageCacheHit);
+        if let Some(kept) = self.kept_page(&catalog, key) {
             return Ok(kept);
         }
-        let req = parse(raw)?;
-        let page = self.make_changes_page(&catalog, &req).await?;
-        self.metrics().event(Event::PageCacheMiss);
-        catalog.pages().put(key, page.clone());
-        Ok(page)
+        let page = self.make_changes_page(&catalog, &parse(raw)?).await?;
+        Ok(self.keep_page(&catalog, key, page))
     }
 
     /// The page of `catalog` for `req`, made.

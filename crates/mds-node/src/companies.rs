@@ -30,14 +30,24 @@ impl Node {
     ) -> Result<Tagged, E> {
         let catalog = self.catalog();
         let key = PageKey::new(List::Companies, raw);
-        if let Some(kept) = catalog.pages().get(key) {
-            self.metrics().event(Event::PageCacheHit);
-            return Ok(kept);
+        match self.kept_page(&catalog, key) {
+            Some(kept) => Ok(kept),
+            None => Ok(self.keep_page(&catalog, key, self.make_companies_page(&catalog, &parse(raw)?)?)),
         }
-        let page = self.make_companies_page(&catalog, &parse(raw)?)?;
+    }
+
+    /// The page `catalog` keeps under `key`, counted as a hit.
+    pub(crate) fn kept_page(&self, catalog: &CatalogVersion, key: PageKey<'_>) -> Option<Tagged> {
+        let kept = catalog.pages().get(key)?;
+        self.metrics().event(Event::PageCacheHit);
+        Some(kept)
+    }
+
+    /// Keeps `page`, made from `catalog`, under `key`, counted as a miss.
+    pub(crate) fn keep_page(&self, catalog: &CatalogVersion, key: PageKey<'_>, page: Tagged) -> Tagged {
         self.metrics().event(Event::PageCacheMiss);
         catalog.pages().put(key, page.clone());
-        Ok(page)
+        page
     }
 
     /// The page of `catalog` for `req`, made.
