@@ -11,7 +11,7 @@ pub struct HttpConfig {
     /// A request that runs longer is answered `503 unavailable`.
     pub request_timeout: Duration,
     /// `max-age` of `Cache-Control` on the routes cached `private`
-    /// ([`crate::routes::Caching::Private`]).
+    /// ([`crate::route::Caching::Private`]).
     pub cache_max_age: Duration,
     /// What clients may hold: timeouts, the connection cap, the shutdown
     /// grace.

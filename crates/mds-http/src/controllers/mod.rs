@@ -38,7 +38,7 @@ pub fn hashed_json<T: serde::Serialize>(value: &T) -> Result<Tagged, ApiError> {
 }
 
 /// A `200 application/json` response. Its `Cache-Control` is its route's
-/// ([`crate::routes::Caching`]), added by the envelope.
+/// ([`crate::route::Caching`]), added by the envelope.
 pub fn json(body: impl Into<Bytes>) -> Response {
     let mut resp = Response::new(Body::from(body.into()));
     // Room for the 11 headers of a keyed response (Content-Type,
