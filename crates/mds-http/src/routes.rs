@@ -1,6 +1,6 @@
 //! The route table: every route of the public listener with its
 //! properties, the one place they are stated and the one place a path
-//! template is written. The router mounts the rows ([`crate::router`]),
+//! template is written. The router mounts the rows ([`crate::router()`]),
 //! the envelope finds a request's row by path ([`route_of`]: the router's
 //! own matcher) and reads from it whether the route needs a key and what it
 //! takes from the quota, and how its answers may be cached; metrics label

@@ -1,7 +1,7 @@
 //! [`AppState`]: what every handler shares: the node ([`mds_node::Node`],
 //! [`AppState::node`]) and the HTTP layer's settings ([`AppState::http`]).
 //! It is loaded with what the route table says of the node (metrics
-//! labels, data routes) by [`AppState::load`](crate::router).
+//! labels, data routes) by [`AppState::load`] (in [`mod@crate::router`]).
 
 use std::sync::Arc;
 
