@@ -292,7 +292,7 @@ pub async fn account_usage(
 ) -> AdminResult<mds_domain::admin::AccountUsage> {
     use mds_domain::admin::{AccountUsage, KeyUsage};
     use mds_domain::daily::V1UsageDaily;
-    let account = account(&**node.store(), name).await?;
+    let account = account(node.store(), name).await?;
     let keys = node.store().keys(Some(name)).await?;
     let now = node.config().clock.now();
     let end = period.month.next().start();

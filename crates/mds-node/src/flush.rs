@@ -29,7 +29,7 @@ pub fn spawn(node: Arc<Node>) -> JoinHandle<()> {
         loop {
             tick.tick().await;
             ticks += 1;
-            let result = node.limiter().meter().flush(&**node.store()).await;
+            let result = node.limiter().meter().flush(node.store()).await;
             match &result {
                 Ok(n) if *n > 0 => node.metrics().event(Event::Flush),
                 Ok(_) => {}
@@ -59,7 +59,7 @@ pub async fn final_flush(node: &Node) {
     let deadline = tokio::time::Instant::now() + FINAL_FLUSH_DEADLINE;
     let mut total = 0;
     loop {
-        match node.limiter().meter().flush(&**node.store()).await {
+        match node.limiter().meter().flush(node.store()).await {
             Ok(n) if node.limiter().meter().is_drained() => {
                 tracing::info!(requests = total + n, "final usage flush done");
                 return;

@@ -19,7 +19,7 @@ pub fn spawn(node: Arc<Node>) -> JoinHandle<()> {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
-            shared.sweep(&**node.store()).await;
+            shared.sweep(node.store()).await;
         }
     })
 }
@@ -28,6 +28,6 @@ pub fn spawn(node: Arc<Node>) -> JoinHandle<()> {
 /// nodes need not wait for them to end.
 pub async fn give_back(node: &Node) {
     if let Some(shared) = node.shared() {
-        shared.give_back(&**node.store()).await;
+        shared.give_back(node.store()).await;
     }
 }

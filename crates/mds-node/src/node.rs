@@ -77,8 +77,8 @@ impl Node {
     }
 
     /// The durable store.
-    pub fn store(&self) -> &Arc<dyn Store> {
-        &self.store
+    pub fn store(&self) -> &dyn Store {
+        &*self.store
     }
 
     /// The settings.

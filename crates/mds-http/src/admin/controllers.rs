@@ -112,7 +112,7 @@ pub async fn list_tiers(State(state): State<AppState>, RawQuery(raw): RawQuery) 
     let p = Params::parse(raw.as_deref(), PAGE_PARAMETERS)?;
     let limit = limit_of(&p)?;
     listed(
-        ops::tiers_page(&**state.node().store(), state.node().cursors(), p.get("cursor"), limit)
+        ops::tiers_page(state.node().store(), state.node().cursors(), p.get("cursor"), limit)
             .await
             .map_err(from_admin)?,
     )
@@ -144,7 +144,7 @@ pub async fn put_tier(
     let rate = body.required_int("rate_limit_per_minute", 1, u64::from(u32::MAX))?;
     let quota = body.required_int("monthly_quota", 1, i64::MAX as u64)?;
     let rate = u32::try_from(rate).map_err(|_| super::problems::invalid_field("rate_limit_per_minute", "too large"))?;
-    let (tier, created) = ops::set_tier(&**state.node().store(), &actor, name, Some(rate), Some(quota), Utc::now())
+    let (tier, created) = ops::set_tier(state.node().store(), &actor, name, Some(rate), Some(quota), Utc::now())
         .await
         .map_err(from_admin)?;
     with_status(if created { StatusCode::CREATED } else { StatusCode::OK }, &tier)
@@ -165,7 +165,7 @@ pub async fn list_accounts(State(state): State<AppState>, RawQuery(raw): RawQuer
     let p = Params::parse(raw.as_deref(), PAGE_PARAMETERS)?;
     let limit = limit_of(&p)?;
     listed(
-        ops::accounts_page(&**state.node().store(), state.node().cursors(), p.get("cursor"), limit)
+        ops::accounts_page(state.node().store(), state.node().cursors(), p.get("cursor"), limit)
             .await
             .map_err(from_admin)?,
     )
@@ -192,9 +192,9 @@ pub async fn create_account(
     let name = body.required("name", AccountName::parse)?;
     let entitled = if body.has("entitled") { body.required_bool("entitled")? } else { true };
     let now = Utc::now();
-    let mut account = ops::create_account(&**state.node().store(), &actor, &name, now).await.map_err(from_admin)?;
+    let mut account = ops::create_account(state.node().store(), &actor, &name, now).await.map_err(from_admin)?;
     if !entitled {
-        account = ops::set_entitled(&**state.node().store(), &actor, &name, false, now).await.map_err(from_admin)?;
+        account = ops::set_entitled(state.node().store(), &actor, &name, false, now).await.map_err(from_admin)?;
     }
     with_status(StatusCode::CREATED, &account)
 }
@@ -213,7 +213,7 @@ pub async fn get_account(
 ) -> Result<Response, ApiError> {
     no_query(raw.as_deref())?;
     let name = path_name("name", &name, AccountName::parse)?;
-    one(&ops::account(&**state.node().store(), &name).await.map_err(from_admin)?)
+    one(&ops::account(state.node().store(), &name).await.map_err(from_admin)?)
 }
 
 /// `PATCH /admin/v1/accounts/{name}`: `{"entitled": bool}`.
@@ -237,7 +237,7 @@ pub async fn update_account(
     let body = Body::parse(&body, &["entitled"])?;
     let entitled = body.required_bool("entitled")?;
     let account =
-        ops::set_entitled(&**state.node().store(), &actor, &name, entitled, Utc::now()).await.map_err(from_admin)?;
+        ops::set_entitled(state.node().store(), &actor, &name, entitled, Utc::now()).await.map_err(from_admin)?;
     one(&account)
 }
 
@@ -259,7 +259,7 @@ pub async fn list_keys(State(state): State<AppState>, RawQuery(raw): RawQuery) -
     let account = p.get("account").map(|a| path_name("account", a, AccountName::parse)).transpose()?;
     let limit = limit_of(&p)?;
     let page =
-        match ops::keys_page(&**state.node().store(), state.node().cursors(), account.as_ref(), p.get("cursor"), limit)
+        match ops::keys_page(state.node().store(), state.node().cursors(), account.as_ref(), p.get("cursor"), limit)
             .await
         {
             Ok(page) => page,
@@ -295,7 +295,7 @@ pub async fn issue_key(
         parse_rfc3339(s).map_err(|_| "expires_at must be an RFC 3339 instant (2027-01-01T00:00:00Z)".to_owned())
     })?;
     let (key, record) =
-        ops::issue_key(&**state.node().store(), &actor, &account, &tier, environment, expires_at, Utc::now())
+        ops::issue_key(state.node().store(), &actor, &account, &tier, environment, expires_at, Utc::now())
             .await
             .map_err(from_admin)?;
     with_status(StatusCode::CREATED, &IssuedKey { record: record.view(), key: key.expose_secret().to_owned() })
@@ -330,7 +330,7 @@ pub async fn roll_key(
     let expires_in = if body.has("expires_in") { body.required_int("expires_in", 0, 31_536_000)? } else { 86_400 };
     let overlap = chrono::Duration::seconds(i64::try_from(expires_in).unwrap_or(i64::MAX));
     let (key, rolled) =
-        ops::roll_key(&**state.node().store(), &actor, &prefix, overlap, Utc::now()).await.map_err(from_admin)?;
+        ops::roll_key(state.node().store(), &actor, &prefix, overlap, Utc::now()).await.map_err(from_admin)?;
     let view =
         RolledKeyView { record: rolled.new.view(), key: key.expose_secret().to_owned(), rolled: rolled.old.view() };
     with_status(StatusCode::CREATED, &view)
@@ -351,7 +351,7 @@ pub async fn get_key(
 ) -> Result<Response, ApiError> {
     no_query(raw.as_deref())?;
     let prefix = path_name("prefix", &prefix, KeyPrefix::parse)?;
-    one(&ops::key(&**state.node().store(), &prefix).await.map_err(from_admin)?.view())
+    one(&ops::key(state.node().store(), &prefix).await.map_err(from_admin)?.view())
 }
 
 /// `DELETE /admin/v1/keys/{prefix}`: revokes the key (refused on every
@@ -371,7 +371,7 @@ pub async fn revoke_key(
 ) -> Result<Response, ApiError> {
     no_query(raw.as_deref())?;
     let prefix = path_name("prefix", &prefix, KeyPrefix::parse)?;
-    let (key, _) = ops::revoke_key(&**state.node().store(), &actor, &prefix, Utc::now()).await.map_err(from_admin)?;
+    let (key, _) = ops::revoke_key(state.node().store(), &actor, &prefix, Utc::now()).await.map_err(from_admin)?;
     Ok(json_response(serde_json::to_vec(&key.view()).map_err(|e| ApiError::internal(&e))?).into_response())
 }
 
@@ -389,7 +389,7 @@ pub async fn list_audit(State(state): State<AppState>, RawQuery(raw): RawQuery) 
     let p = Params::parse(raw.as_deref(), PAGE_PARAMETERS)?;
     let limit = limit_of(&p)?;
     listed(
-        ops::audit_page(&**state.node().store(), state.node().cursors(), p.get("cursor"), limit)
+        ops::audit_page(state.node().store(), state.node().cursors(), p.get("cursor"), limit)
             .await
             .map_err(from_admin)?,
     )

@@ -127,7 +127,7 @@ async fn admit(
     let value = authorization.ok_or_else(problems::missing_token)?;
     let value = value.to_str().map_err(|_| problems::invalid_token())?;
     let token = auth::bearer_token(value).ok_or_else(problems::missing_token)?;
-    match mds_node::admin::authenticate_admin(&**state.node().store(), token).await {
+    match mds_node::admin::authenticate_admin(state.node().store(), token).await {
         Ok(Some(record)) => Ok(Actor::Token(record.name)),
         Ok(None) => Err(problems::invalid_token()),
         Err(e) => Err(e.into()),
@@ -151,7 +151,7 @@ async fn idempotent(state: &AppState, actor: &Actor, key: &HeaderValue, req: Req
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
     let deadline = Instant::now() + state.http().request_timeout;
     loop {
-        let claim = idempotency::claim(&**state.node().store(), actor, key, "POST", &path, &bytes, Utc::now()).await;
+        let claim = idempotency::claim(state.node().store(), actor, key, "POST", &path, &bytes, Utc::now()).await;
         match claim {
             Err(e) => return ApiError::from(e).into_response(),
             Ok(Claim::OtherRequest) => {
@@ -188,7 +188,7 @@ async fn record(state: &AppState, ticket: &mds_node::idempotency::Ticket, resp: 
     use mds_node::idempotency;
     let status = resp.status();
     if status.is_server_error() {
-        if let Err(e) = idempotency::release(&**state.node().store(), ticket).await {
+        if let Err(e) = idempotency::release(state.node().store(), ticket).await {
             tracing::warn!(error = %e, "could not release an idempotency key");
         }
         return resp;
@@ -201,7 +201,7 @@ async fn record(state: &AppState, ticket: &mds_node::idempotency::Ticket, resp: 
             (bytes.to_vec(), Response::from_parts(parts, axum::body::Body::from(bytes)))
         }
     };
-    if let Err(e) = idempotency::complete(&**state.node().store(), ticket, status.as_u16(), &stored).await {
+    if let Err(e) = idempotency::complete(state.node().store(), ticket, status.as_u16(), &stored).await {
         // The change is made; a retry would make it again. Said in the log.
         tracing::warn!(error = %e, "could not store the answer of an idempotent request");
     }
