@@ -1035,7 +1035,7 @@ async fn billing_scenario_end_to_end_on_two_nodes() {
     assert_eq!(k["requests"], holder.requests(), "{k}");
     assert_eq!(k["not_modified"], holder.not_modified, "{k}");
     let mut expected: std::collections::BTreeMap<String, u64> =
-        mds_http::controllers::usage_daily::data_routes().iter().map(|r| ((*r).to_owned(), 0)).collect();
+        mds_http::routes::data_routes().iter().map(|r| ((*r).to_owned(), 0)).collect();
     for (route, n) in &holder.by_route {
         *expected.get_mut(*route).expect("a data route") += n;
     }

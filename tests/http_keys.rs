@@ -221,14 +221,14 @@ async fn a_node_behind_the_pruned_change_log_reads_again_what_it_holds() {
     let (a, b) = two_held_keys(&node, &*store).await;
     // Up to date (the reload task's first run may have been after the
     // keys were made, or not).
-    node.state.refresh_keys().await.unwrap();
+    node.state.node().refresh_keys().await.unwrap();
 
     store.revoke_key(&prefix(&a), Utc::now()).await.unwrap();
     let now = store.generations().await.unwrap().auth;
     assert!(store.prune_auth_changes(now).await.unwrap() > 0);
     assert_eq!(node.status(&a).await, 200, "held, and the node has not looked since");
     let rereads = node.metric("mds_key_rereads_total").await;
-    assert!(node.state.refresh_keys().await.unwrap());
+    assert!(node.state.node().refresh_keys().await.unwrap());
     assert_eq!(node.metric("mds_key_rereads_total").await, rereads + 2, "every held key");
     assert_eq!(node.status(&a).await, 401, "the revocation the log no longer says");
     let hits = node.metric("mds_key_cache_hits_total").await;

@@ -18,7 +18,6 @@ use common::{Node, Options, TestApp, TestDatabase, assert_problem, new_key_at};
 use mds_domain::time::parse_rfc3339;
 use mds_domain::{AccountName, ApiKey, Environment, Tier, TierName};
 use mds_http::HttpConfig;
-use mds_http::routes::{Access, Billing, ROUTES};
 use mds_limits::{ManualClock, SharedConfig};
 use mds_store::{Store, UsageBatch, UsageDelta};
 use serde_json::{Value, json};
@@ -29,7 +28,7 @@ fn t(s: &str) -> DateTime<Utc> {
 
 /// Every data route of the route table (those whose requests count).
 fn data_routes() -> Vec<&'static str> {
-    ROUTES.iter().filter(|r| r.access == Access::Keyed(Billing::Counted)).map(|r| r.path).collect()
+    mds_http::routes::data_routes().to_vec()
 }
 
 /// Settings with the clock at `clock` and no periodic flush within a test

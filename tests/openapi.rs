@@ -20,7 +20,7 @@ fn snapshot_path() -> PathBuf {
 
 #[test]
 fn committed_document_matches_the_code() {
-    let generated = mds_http::openapi::document_json();
+    let generated = mds_http::routes::document_json();
     let path = snapshot_path();
     if std::env::var_os("UPDATE_OPENAPI").is_some() {
         std::fs::write(&path, generated).expect("write docs/openapi.json");
@@ -65,7 +65,7 @@ async fn served_document_is_the_generated_one_without_a_key() {
     assert!(r.headers().contains_key("x-request-id"));
     assert!(!r.headers().contains_key("ratelimit"), "the document is not rate limited");
     let served: serde_json::Value = r.json().await.unwrap();
-    let generated: serde_json::Value = serde_json::from_str(mds_http::openapi::document_json()).unwrap();
+    let generated: serde_json::Value = serde_json::from_str(mds_http::routes::document_json()).unwrap();
     assert_eq!(served, generated);
 
     assert_eq!(served["openapi"], "3.1.0");
@@ -79,7 +79,7 @@ async fn served_document_is_the_generated_one_without_a_key() {
     ops.sort_unstable();
     let mut keyed: Vec<String> = mds_http::routes::ROUTES
         .iter()
-        .filter(|r| matches!(r.access, mds_http::routes::Access::Keyed(_)))
+        .filter(|r| matches!(r.access, mds_http::route::Access::Keyed(_)))
         .map(|r| format!("get {}", r.path))
         .collect();
     keyed.sort_unstable();

@@ -204,7 +204,7 @@ pub async fn new_key_at(
     created_at: chrono::DateTime<Utc>,
 ) -> String {
     let (account, tier) = (AccountName::parse(account).unwrap(), TierName::parse(tier).unwrap());
-    let key = mds_node::issue_key(store, &account, &tier, env, created_at).await.expect("issue key");
+    let key = mds_testkit::keys::issue_key(store, &account, &tier, env, created_at).await.expect("issue key");
     key.expose_secret().to_owned()
 }
 

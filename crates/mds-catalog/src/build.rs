@@ -102,13 +102,13 @@ pub struct CatalogBuilder {
     /// What the tails name by number.
     dict: Dictionaries,
     /// Each row's change stamp.
-    stamps: Vec<Stamp>,
+    stamps: Vec<ChangeStamp>,
 }
 
 /// When, and in which store generation, a company's record last changed
 /// (contract section 7.2).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Stamp {
+pub struct ChangeStamp {
     /// The `companies` generation of the change.
     pub seq: i64,
     /// Its time, in Unix seconds.
@@ -176,12 +176,12 @@ impl CatalogBuilder {
     /// Adds the next company, which must sort after the previous one, with
     /// no change stamp (generation 0 at the epoch).
     pub fn push(&mut self, c: &Company) -> Result<(), OrderError> {
-        self.push_stamped(c, Stamp::default())
+        self.push_stamped(c, ChangeStamp::default())
     }
 
     /// Adds the next company, which must sort after the previous one, last
     /// changed as `stamp` says.
-    pub fn push_stamped(&mut self, c: &Company, stamp: Stamp) -> Result<(), OrderError> {
+    pub fn push_stamped(&mut self, c: &Company, stamp: ChangeStamp) -> Result<(), OrderError> {
         let n = self.len();
         if n > 0 {
             let last = (self.tickers.get(n - 1).as_bytes(), &self.isins[12 * (n - 1)..]);
@@ -235,7 +235,7 @@ impl CatalogBuilder {
         let mut distinct = self.stamps.clone();
         distinct.sort_unstable();
         distinct.dedup();
-        let index: HashMap<Stamp, u32> = distinct.iter().enumerate().map(|(i, s)| (*s, i as u32)).collect();
+        let index: HashMap<ChangeStamp, u32> = distinct.iter().enumerate().map(|(i, s)| (*s, i as u32)).collect();
         let ids: Vec<u32> = self.stamps.iter().map(|s| index[s]).collect();
         let isin = |r: u32| &self.isins[12 * r as usize..12 * r as usize + 12];
         let mut by_change: Vec<u32> = (0..self.len() as u32).collect();

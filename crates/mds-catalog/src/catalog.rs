@@ -26,7 +26,7 @@ use mds_domain::query::fold;
 use mds_domain::{Company, CompanyFilter, Exchange, Isin, MarketCapBand, Ticker};
 use memchr::memmem::Finder;
 
-use crate::build::{CatalogBuilder, Stamp};
+use crate::build::{CatalogBuilder, ChangeStamp};
 use crate::grams::{bigram, signature, trigram};
 use crate::layout::{Layout, SECTION_NAMES, SECTIONS, Section, SnapshotError, flag};
 use crate::postings::{ListSeeker, Postings, Seeker, u32_at, u64_at};
@@ -55,8 +55,8 @@ impl Default for Catalog {
 }
 
 /// One page of a walk over the catalog's rows, resumed after a key of type
-/// `K`: a page of the company list ([`Page`]) or of the change feed
-/// ([`Changes`](crate::Changes)).
+/// `K`: a page of the company list ([`ListRows`]) or of the change feed
+/// ([`ChangeRows`](crate::ChangeRows)).
 #[derive(Debug)]
 pub struct Rows<'a, K> {
     pub(crate) catalog: &'a Catalog,
@@ -67,7 +67,7 @@ pub struct Rows<'a, K> {
 }
 
 /// One page of a filtered walk.
-pub type Page<'a> = Rows<'a, SortKey>;
+pub type ListRows<'a> = Rows<'a, SortKey>;
 
 impl<K> Rows<'_, K> {
     /// Whether more pages follow.
@@ -96,7 +96,7 @@ impl<K> Rows<'_, K> {
     }
 }
 
-impl Page<'_> {
+impl ListRows<'_> {
     /// Appends the rows' `V1Company` JSON objects, comma-separated (the
     /// inside of the `data` array). Byte for byte what `serde_json` writes
     /// for the same [`Company`].
@@ -176,11 +176,11 @@ impl Catalog {
     /// Builds a catalog from companies in any order. Companies with the same
     /// ISIN must not repeat (the store's primary key guarantees it).
     pub fn new(companies: Vec<Company>) -> Self {
-        Self::from_stamped(companies.into_iter().map(|c| (Stamp::default(), c)).collect())
+        Self::from_stamped(companies.into_iter().map(|c| (ChangeStamp::default(), c)).collect())
     }
 
     /// [`Catalog::new`] of companies with their change stamps.
-    pub fn from_stamped(mut rows: Vec<(Stamp, Company)>) -> Self {
+    pub fn from_stamped(mut rows: Vec<(ChangeStamp, Company)>) -> Self {
         rows.sort_unstable_by(|(_, a), (_, b)| (&a.ticker, &a.isin).cmp(&(&b.ticker, &b.isin)));
         rows.dedup_by(|(_, a), (_, b)| a.isin == b.isin && a.ticker == b.ticker);
         let mut b = CatalogBuilder::with_capacity(rows.len());
@@ -393,8 +393,8 @@ impl Catalog {
     }
 
     /// Up to `limit` companies matching `filter`, strictly after `after`.
-    pub fn page(&self, filter: &CompanyFilter, after: Option<&SortKey>, limit: usize) -> Page<'_> {
-        let empty = Page { catalog: self, rows: Vec::new(), next: None };
+    pub fn page(&self, filter: &CompanyFilter, after: Option<&SortKey>, limit: usize) -> ListRows<'_> {
+        let empty = ListRows { catalog: self, rows: Vec::new(), next: None };
         let (lo, hi) = self.range(filter);
         let start = match after {
             Some(k) => lo.max(self.partition(|t, i| (t, i) <= (k.ticker.as_bytes(), k.isin.as_bytes()))),
@@ -511,7 +511,7 @@ impl Catalog {
             }
             _ => None,
         };
-        Page { catalog: self, rows, next }
+        ListRows { catalog: self, rows, next }
     }
 
     /// Reads each row's name offset, then its name's first byte: independent
@@ -606,7 +606,7 @@ mod tests {
         ])
     }
 
-    fn tickers(p: &Page<'_>) -> Vec<String> {
+    fn tickers(p: &ListRows<'_>) -> Vec<String> {
         p.json_rows()
             .iter()
             .map(|j| serde_json::from_str::<serde_json::Value>(j).unwrap()["ticker"].as_str().unwrap().to_owned())

@@ -13,7 +13,7 @@ use chrono::DateTime;
 use mds_domain::time::format_utc;
 use mds_domain::{CompanyDetails, Exchange};
 
-use crate::build::Stamp;
+use crate::build::ChangeStamp;
 use crate::catalog::{Catalog, Rows};
 use crate::layout::{Section, flag};
 use crate::postings::{u32_at, u64_at};
@@ -29,9 +29,9 @@ pub struct ChangeKey {
 }
 
 /// One page of the change feed.
-pub type Changes<'a> = Rows<'a, ChangeKey>;
+pub type ChangeRows<'a> = Rows<'a, ChangeKey>;
 
-impl Changes<'_> {
+impl ChangeRows<'_> {
     /// Appends the rows' `V1CompanyDetail` JSON objects, comma-separated.
     pub fn write_rows(&self, out: &mut Vec<u8>) {
         self.write_each(out, Catalog::write_detail);
@@ -55,10 +55,10 @@ impl Lookup for Catalog {
 
 impl Catalog {
     /// Row `i`'s change stamp.
-    pub(crate) fn stamp(&self, i: usize) -> Stamp {
+    pub(crate) fn stamp(&self, i: usize) -> ChangeStamp {
         let id = u32_at(self.sec(Section::StampIds), 4 * i) as usize;
         let s = self.sec(Section::Stamps);
-        Stamp { seq: u64_at(s, 16 * id) as i64, updated_unix: u64_at(s, 16 * id + 8) as i64 }
+        ChangeStamp { seq: u64_at(s, 16 * id) as i64, updated_unix: u64_at(s, 16 * id + 8) as i64 }
     }
 
     /// Row `i`'s details, decoded from its tail (none for a damaged one:
@@ -127,7 +127,7 @@ impl Catalog {
 
     /// Up to `limit` companies changed after generation `since`, in change
     /// order, strictly after `after`.
-    pub fn changes(&self, since: i64, after: Option<&ChangeKey>, limit: usize) -> Changes<'_> {
+    pub fn changes(&self, since: i64, after: Option<&ChangeKey>, limit: usize) -> ChangeRows<'_> {
         let order = self.sec(Section::ChangeOrder);
         let row = |k: usize| u32_at(order, 4 * k) as usize;
         let before = |k: usize| {
@@ -148,7 +148,7 @@ impl Catalog {
             }
             _ => None,
         };
-        Changes { catalog: self, rows, next }
+        ChangeRows { catalog: self, rows, next }
     }
 }
 
@@ -161,7 +161,7 @@ mod tests {
     use super::*;
     use crate::CatalogBuilder;
 
-    fn stamped(rows: &[(Company, Stamp)]) -> Catalog {
+    fn stamped(rows: &[(Company, ChangeStamp)]) -> Catalog {
         let mut rows = rows.to_vec();
         rows.sort_by(|a, b| (&a.0.ticker, &a.0.isin).cmp(&(&b.0.ticker, &b.0.isin)));
         let mut b = CatalogBuilder::default();
@@ -203,7 +203,7 @@ mod tests {
             if i % 4 == 1 {
                 c = with_details(c);
             }
-            rows.push((c, Stamp { seq: i as i64 % 3, updated_unix: 1_700_000_000 + i as i64 }));
+            rows.push((c, ChangeStamp { seq: i as i64 % 3, updated_unix: 1_700_000_000 + i as i64 }));
         }
         let cat = stamped(&rows);
         for (c, s) in &rows {
@@ -223,8 +223,8 @@ mod tests {
     /// that neither repeat nor skip.
     #[test]
     fn changes_walk_in_change_order() {
-        let rows: Vec<(Company, Stamp)> = (0..50)
-            .map(|i| (company(i, &format!("T{}", 50 - i)), Stamp { seq: (i as i64 * 7) % 5, updated_unix: 0 }))
+        let rows: Vec<(Company, ChangeStamp)> = (0..50)
+            .map(|i| (company(i, &format!("T{}", 50 - i)), ChangeStamp { seq: (i as i64 * 7) % 5, updated_unix: 0 }))
             .collect();
         let cat = stamped(&rows);
         assert_eq!(cat.last_change(), 4);

@@ -8,12 +8,12 @@
 //! inserted meanwhile cause no duplicates or skips.
 //!
 //! # Layout
-//! - [`catalog`]: [`Catalog`], its rows, filter indexes and [`Page`].
+//! - [`catalog`]: [`Catalog`], its rows, filter indexes and [`ListRows`].
 //! - [`build`]: [`CatalogBuilder`], which lays a catalog out from companies
 //!   streamed in order.
 //! - `layout` (private): the one-buffer format, which is also the snapshot
 //!   kept in the store so a node starts without rebuilding.
-//! - [`detail`]: detail records by ISIN and the change feed ([`Changes`]).
+//! - [`detail`]: detail records by ISIN and the change feed ([`ChangeRows`]).
 //! - [`cursor`]: [`CursorCodec`], opaque HMAC-signed cursors bound to filters.
 //! - `grams` (private): the bigrams and trigrams that index search.
 //! - `tail` (private): a row's details in a few bytes, and back.
@@ -29,8 +29,8 @@ mod layout;
 mod postings;
 mod tail;
 
-pub use build::{CatalogBuilder, OrderError, Stamp};
-pub use catalog::{Catalog, Page, Rows, SortKey};
+pub use build::{CatalogBuilder, ChangeStamp, OrderError};
+pub use catalog::{Catalog, ListRows, Rows, SortKey};
 pub use cursor::{CursorCodec, CursorError};
-pub use detail::{ChangeKey, Changes};
+pub use detail::{ChangeKey, ChangeRows};
 pub use layout::SnapshotError;

@@ -14,7 +14,7 @@ use mds_domain::news::{self, NewsFilter};
 use mds_domain::params::{self, ChangesQueryParams, Filter, Paged, QueryParams};
 use mds_domain::query::{SEARCH_MAX_CHARS, SearchTerm};
 use mds_domain::time::{format_utc, parse_rfc3339};
-use mds_domain::{ApiKey, CompaniesQueryParams, CompanyFilter, Environment, KeyHash, KeyPrefix};
+use mds_domain::{ApiKey, CompanyFilter, Environment, KeyHash, KeyPrefix};
 use proptest::prelude::*;
 use proptest::sample::Index;
 

@@ -52,7 +52,7 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Arc<K
     let value = value.to_str().map_err(|_| invalid())?;
     let token = bearer_token(value).ok_or_else(missing)?;
     let key = ApiKey::parse(token).map_err(|_| invalid())?;
-    match state.authenticate(&key).await {
+    match state.node().authenticate(&key).await {
         Ok(found) => found.ok_or_else(invalid),
         Err(Unchecked::Throttled) => Err(ApiError::key_lookups_spent()),
         Err(Unchecked::Store(e)) => Err(e.into()),

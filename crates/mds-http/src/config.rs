@@ -1,10 +1,9 @@
-//! Settings of the HTTP layer, around the node's own ([`NodeConfig`]).
+//! Settings of the HTTP layer ([`HttpConfig`]), around the node's own
+//! ([`NodeConfig`]), and of the server's connections ([`ServerConfig`]).
 
 use std::time::Duration;
 
 use mds_node::NodeConfig;
-
-use crate::server::ServerConfig;
 
 /// How the HTTP layer behaves.
 #[derive(Debug, Clone)]
@@ -12,7 +11,7 @@ pub struct HttpConfig {
     /// A request that runs longer is answered `503 unavailable`.
     pub request_timeout: Duration,
     /// `max-age` of `Cache-Control` on the routes cached `private`
-    /// ([`crate::routes::Caching::Private`]).
+    /// ([`crate::route::Caching::Private`]).
     pub cache_max_age: Duration,
     /// What clients may hold: timeouts, the connection cap, the shutdown
     /// grace.
@@ -28,6 +27,34 @@ impl Default for HttpConfig {
             cache_max_age: Duration::from_secs(60),
             server: ServerConfig::default(),
             node: NodeConfig::default(),
+        }
+    }
+}
+
+/// How the server treats connections.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// A request head not complete this long after its first byte closes
+    /// its connection.
+    pub header_read_timeout: Duration,
+    /// A connection with no request in flight and no byte moved for this
+    /// long is closed.
+    pub idle_timeout: Duration,
+    /// The most connections open at once (lowered to fit the open-file
+    /// limit, see [`crate::server::max_connections`]).
+    pub max_connections: usize,
+    /// How long a shutdown waits for requests in flight before it closes
+    /// their connections.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 10_000,
+            shutdown_grace: Duration::from_secs(10),
         }
     }
 }

@@ -9,6 +9,8 @@
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use mds_domain::{ErrorCode, Problem};
+use mds_node::ReadError;
+use mds_node::health::NotReady;
 use mds_store::StoreError;
 
 /// An error answered to the client.
@@ -100,6 +102,31 @@ pub struct StoreFailure;
 impl From<mds_domain::ParamError> for ApiError {
     fn from(e: mds_domain::ParamError) -> Self {
         ApiError::invalid_parameter(e.param, e.detail)
+    }
+}
+
+/// A read the node refused: `400 invalid_parameter`, `400
+/// invalid_cursor` or `410 sync_token_expired` naming the parameter, or the
+/// store's failure.
+impl From<ReadError> for ApiError {
+    fn from(e: ReadError) -> Self {
+        match e {
+            ReadError::Param(e) => e.into(),
+            ReadError::InvalidCursor { param, detail } => {
+                ApiError::new(ErrorCode::InvalidCursor, detail).with_param(param)
+            }
+            ReadError::SyncTokenExpired => {
+                ApiError::new(ErrorCode::SyncTokenExpired, ReadError::SyncTokenExpired.to_string()).with_param("since")
+            }
+            ReadError::Store(e) => e.into(),
+        }
+    }
+}
+
+/// A node that is not ready: `503 unavailable`, saying why.
+impl From<NotReady> for ApiError {
+    fn from(e: NotReady) -> Self {
+        ApiError::new(ErrorCode::Unavailable, e.to_string())
     }
 }
 

@@ -3,7 +3,7 @@
 //! headers of draft-ietf-httpapi-ratelimit-headers-11 and the `X-RateLimit-*`
 //! headers that client libraries read today.
 //!
-//! What counts against the quota is the route's [`Billing`] (the route
+//! What counts against the quota is the route's [`Charge`] (the route
 //! table): admitted requests to a counted route, whatever their outcome,
 //! except a `304` or a `5xx`. Requests to a free route take from the per-minute limit
 //! only, and stay possible when the quota is spent. A counted route's
@@ -22,7 +22,6 @@ use mds_node::KeyContext;
 use mds_node::metrics::Verdict;
 
 use crate::error::ApiError;
-use crate::routes::Billing;
 use crate::state::AppState;
 
 /// An admitted request, to settle once it is answered.
@@ -31,32 +30,27 @@ pub struct Admission {
     decision: Option<Decision>,
 }
 
-/// Admits a request of `ctx` to the route `path` (its template) billed
-/// `billing`, or refuses it with `429` (and its headers). Takes from the
+/// Admits a request of `ctx` to a route whose requests take `charge` from
+/// the quota, or refuses it with `429` (and its headers). Takes from the
 /// per-minute limit and, on a counted route, reserves one request of the
-/// month's quota.
-pub async fn admit(
-    state: &AppState,
-    ctx: &KeyContext,
-    billing: Billing,
-    path: &'static str,
-) -> Result<Admission, ApiError> {
-    let charge = match billing {
-        Billing::Counted => Charge::Counted(path),
-        Billing::Free => Charge::Free,
-    };
-    let Some(decision) = state.admit(ctx, charge).await? else {
+/// month's quota (recorded under the route's template).
+pub async fn admit(state: &AppState, ctx: &KeyContext, charge: Charge) -> Result<Admission, ApiError> {
+    let Some(decision) = state.node().admit(ctx, charge).await? else {
         return Ok(Admission { decision: None });
     };
     if decision.admitted() {
-        state.metrics.verdict(Verdict::Admitted);
+        state.node().metrics().verdict(Verdict::Admitted);
         return Ok(Admission { decision: Some(decision) });
     }
     let limits =
         Limits { rate_limit_per_minute: ctx.tier.rate_limit_per_minute, monthly_quota: ctx.tier.monthly_quota };
     let code =
         if decision.violated.contains(&Policy::Month) { ErrorCode::QuotaExceeded } else { ErrorCode::RateLimited };
-    state.metrics.verdict(if code == ErrorCode::QuotaExceeded { Verdict::QuotaExceeded } else { Verdict::RateLimited });
+    state.node().metrics().verdict(if code == ErrorCode::QuotaExceeded {
+        Verdict::QuotaExceeded
+    } else {
+        Verdict::RateLimited
+    });
     let detail = match code {
         ErrorCode::QuotaExceeded => format!(
             "the monthly quota of {} requests is used up; it renews at the start of next month (UTC), or raise it with a higher tier",

@@ -1,12 +1,27 @@
 //! The router: the route table's rows mounted, and around them compression
 //! and the envelope (see [`crate::middleware`] for the order and why).
 
-use axum::Router;
+use std::sync::Arc;
 
+use axum::Router;
+use mds_node::Node;
+use mds_node::metrics::Metrics;
+use mds_store::{Store, StoreResult};
+
+use crate::config::HttpConfig;
 use crate::error::ApiError;
 use crate::middleware::envelope::Envelope;
-use crate::routes::ROUTES;
+use crate::routes::{self, ROUTES};
 use crate::state::AppState;
+
+impl AppState {
+    /// Loads the node from the store, its metrics labelled by the route
+    /// table, with the HTTP layer around it.
+    pub async fn load(store: Arc<dyn Store>, config: HttpConfig) -> StoreResult<Self> {
+        let node = Node::load(store, config.node.clone(), Metrics::new(routes::labels())).await?;
+        Ok(Self::new(node, config, routes::data_routes()))
+    }
+}
 
 /// The whole application as a service (`axum::serve` it with
 /// `into_make_service`, or call it with `tower::ServiceExt::oneshot`).

@@ -1,123 +1,70 @@
 //! The route table: every route of the public listener with its
-//! properties, the one place they are stated. The router mounts the rows
-//! ([`crate::router`]), the envelope finds a request's row by path
-//! ([`route_of`]: the router's own matcher) and reads from it whether the
-//! route needs a key and counts against the quota, and how its answers may
-//! be cached; metrics label requests by its templates; the OpenAPI document
-//! states the same caching and counting.
+//! properties, the one place they are stated and the one place a path
+//! template is written. The router mounts the rows ([`crate::router()`]),
+//! the envelope finds a request's row by path ([`route_of`]: the router's
+//! own matcher) and reads from it whether the route needs a key and what it
+//! takes from the quota, and how its answers may be cached; metrics label
+//! requests by its templates ([`labels`]); the daily usage report lists its
+//! counted routes ([`data_routes`]); the OpenAPI document puts each row's
+//! operation at its path, with the same caching and counting
+//! ([`document_json`]). What a row holds: [`crate::route`].
 //!
-//! Adding an endpoint is a row here (with its operation's name, tag and
-//! summary) plus its controller (and its `#[utoipa::path]`, with the path,
-//! parameters, responses and description, in the OpenAPI document's path
-//! list).
+//! Adding an endpoint is a row here (its path, charge, caching, and its
+//! operation's name, tag, summary and `#[utoipa::path]`) plus its
+//! controller and the node operation it calls (ARCHITECTURE.md, "How to
+//! add an endpoint").
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
-use axum::routing::{MethodRouter, get};
+use axum::response::Response;
+use axum::routing::get;
+use mds_limits::Charge;
 
-use crate::controllers::{changes, companies, company, health, news, news_list, usage, usage_daily};
-use crate::state::AppState;
+use crate::controllers::{article, changes, companies, company, health, news_list, usage, usage_daily};
+use crate::route::{Access, Caching, Route, counted, free, op, open, spec};
 use crate::{docs, openapi};
-
-/// Who may call a route.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    /// Anyone, without a key: not rate limited, not counted.
-    Open,
-    /// An API key: authenticated, rate limited, metered, tagged for `304`.
-    Keyed(Billing),
-}
-
-/// Whether a keyed route's admitted requests count against the monthly
-/// quota (contract section 3); every admitted request takes from the
-/// per-minute limit either way.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Billing {
-    /// Counted (unless answered `304` or `5xx`).
-    Counted,
-    /// Never counted (the caller's own usage).
-    Free,
-}
-
-/// How a route's successful answers may be cached (`Cache-Control`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Caching {
-    /// `private, max-age=N`, N from the settings (per caller: keyed data).
-    Private,
-    /// `no-store` (live figures, health).
-    NoStore,
-    /// Shared caches may keep it, as given (reference material).
-    Public(&'static str),
-}
-
-/// How the OpenAPI document names and introduces a route's operation: its
-/// `operationId` (read as a method name by generated clients), its tag and
-/// its summary. The handler's `#[utoipa::path]` says the rest (parameters,
-/// responses, description); [`crate::openapi`] applies these.
-#[derive(Debug, Clone, Copy)]
-pub struct Operation {
-    /// The `operationId`.
-    pub id: &'static str,
-    /// The one tag it is listed under.
-    pub tag: &'static str,
-    /// The summary.
-    pub summary: &'static str,
-}
-
-/// One route.
-pub struct Route {
-    /// The path template, as the router matches it and metrics label it.
-    pub path: &'static str,
-    /// Who may call it.
-    pub access: Access,
-    /// How its `200`s (and their `304`s) may be cached.
-    pub caching: Caching,
-    /// Its operation in the OpenAPI document (`None`: not documented there).
-    pub operation: Option<Operation>,
-    /// Its handlers, by method.
-    pub handler: fn() -> MethodRouter<AppState>,
-}
-
-/// An operation named `id`, under `tag`, with `summary`.
-const fn op(id: &'static str, tag: &'static str, summary: &'static str) -> Operation {
-    Operation { id, tag, summary }
-}
-
-/// A route that needs a key, documented in the OpenAPI document as `operation`.
-const fn keyed(
-    path: &'static str,
-    billing: Billing,
-    caching: Caching,
-    operation: Operation,
-    handler: fn() -> MethodRouter<AppState>,
-) -> Route {
-    Route { path, access: Access::Keyed(billing), caching, operation: Some(operation), handler }
-}
-
-/// A route anyone may call, outside the OpenAPI document.
-const fn open(path: &'static str, caching: Caching, handler: fn() -> MethodRouter<AppState>) -> Route {
-    Route { path, access: Access::Open, caching, operation: None, handler }
-}
 
 /// Every route. Order does not matter to matching. One row a line, kept
 /// as a table by hand (`rustfmt::skip`).
 #[rustfmt::skip]
 pub static ROUTES: &[Route] = &[
-    keyed("/v1/companies", Billing::Counted, Caching::Private, op("listCompanies", "companies", "List companies"), || get(companies::list)),
-    keyed("/v1/companies/{isin}", Billing::Counted, Caching::Private, op("getCompany", "companies", "Get a company"), || get(company::show)),
-    keyed("/v1/companies/changes", Billing::Counted, Caching::Private, op("listCompanyChanges", "companies", "Sync the company master"), || get(changes::list)),
-    keyed("/v1/news", Billing::Counted, Caching::Private, op("listNews", "news", "List news articles"), || get(news_list::list)),
-    keyed("/v1/news/{slug}", Billing::Counted, Caching::Private, op("getArticle", "news", "Get an article"), || get(news::show)),
-    keyed("/v1/usage", Billing::Free, Caching::NoStore, op("getUsage", "usage", "Usage of the calling key"), || get(usage::show)),
-    keyed("/v1/usage/daily", Billing::Free, Caching::NoStore, op("getUsageDaily", "usage", "Daily usage of the calling key"), || get(usage_daily::show)),
+    counted("/v1/companies", Caching::Private, op("listCompanies", "companies", "List companies", spec::<companies::__path_list>), || get(companies::list)),
+    counted("/v1/companies/{isin}", Caching::Private, op("getCompany", "companies", "Get a company", spec::<company::__path_show>), || get(company::show)),
+    counted("/v1/companies/changes", Caching::Private, op("listCompanyChanges", "companies", "Sync the company master", spec::<changes::__path_list>), || get(changes::list)),
+    counted("/v1/news", Caching::Private, op("listNews", "news", "List news articles", spec::<news_list::__path_list>), || get(news_list::list)),
+    counted("/v1/news/{slug}", Caching::Private, op("getArticle", "news", "Get an article", spec::<article::__path_show>), || get(article::show)),
+    free("/v1/usage", Caching::NoStore, op("getUsage", "usage", "Usage of the calling key", spec::<usage::__path_show>), || get(usage::show)),
+    free("/v1/usage/daily", Caching::NoStore, op("getUsageDaily", "usage", "Daily usage of the calling key", spec::<usage_daily::__path_show>), || get(usage_daily::show)),
     open("/healthz", Caching::NoStore, || get(health::healthz)),
     open("/readyz", Caching::NoStore, || get(health::readyz)),
     open("/metrics", Caching::NoStore, || get(health::metrics)),
-    open("/v1/openapi.json", Caching::Public("public, max-age=300"), || get(openapi::serve)),
+    open("/v1/openapi.json", Caching::Public("public, max-age=300"), || get(document)),
     open("/docs", Caching::Public("public, max-age=300"), || get(docs::page)),
     // The vendored assets change only with the binary.
     open("/docs/{asset}", Caching::Public("public, max-age=86400"), || get(docs::asset)),
 ];
+
+/// The OpenAPI document of [`ROUTES`] as pretty JSON with a trailing
+/// newline (the form committed at `docs/openapi.json`), made once.
+pub fn document_json() -> &'static str {
+    static DOC: OnceLock<String> = OnceLock::new();
+    DOC.get_or_init(|| openapi::document_json(ROUTES))
+}
+
+/// `GET /v1/openapi.json` (no key needed): [`document_json`].
+async fn document() -> Response {
+    openapi::serve(document_json())
+}
+
+/// The path templates of the routes whose requests count against the
+/// quota, so a data route added to the table is in every day's `by_route`
+/// of the daily usage report with no other edit.
+pub fn data_routes() -> &'static [&'static str] {
+    static DATA: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+        ROUTES.iter().filter_map(|r| matches!(r.access, Access::Keyed(Charge::Counted(_))).then_some(r.path)).collect()
+    });
+    &DATA
+}
 
 /// The metrics label of a request that matches no route.
 pub const UNMATCHED: &str = "other";

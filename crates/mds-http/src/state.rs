@@ -1,71 +1,64 @@
 //! [`AppState`]: what every handler shares: the node ([`mds_node::Node`],
-//! reached through `Deref`) and the HTTP layer's settings.
+//! [`AppState::node`]) and the HTTP layer's settings ([`AppState::http`]).
+//! It is loaded with what the route table says of the node (metrics
+//! labels, data routes) by [`AppState::load`] (in [`mod@crate::router`]).
 
 use std::sync::Arc;
 
 use axum::http::HeaderValue;
-use mds_node::metrics::Metrics;
-use mds_node::{Node, NodeConfig};
-use mds_store::{Store, StoreResult};
+use mds_node::Node;
 
 use crate::config::HttpConfig;
-use crate::routes::{self, Caching};
 
-/// The shared application.
-pub struct App {
-    /// The node: store, cached views, limiter, metrics.
-    pub node: Arc<Node>,
-    /// Settings of the HTTP layer.
-    pub http: HttpConfig,
-    /// `Cache-Control` of [`Caching::Private`] routes (`private, max-age=N`),
-    /// made once.
-    private_caching: HeaderValue,
-}
-
-/// Cheap-to-clone handle on the [`App`] (axum state).
+/// Cheap-to-clone handle on the node and the HTTP settings (axum state).
 #[derive(Clone)]
-pub struct AppState(pub Arc<App>);
+pub struct AppState(Arc<Shared>);
 
-impl std::ops::Deref for AppState {
-    type Target = App;
-    fn deref(&self) -> &App {
-        &self.0
-    }
-}
-
-impl std::ops::Deref for App {
-    type Target = Node;
-    fn deref(&self) -> &Node {
-        &self.node
-    }
+/// What an [`AppState`] shares.
+struct Shared {
+    node: Arc<Node>,
+    http: HttpConfig,
+    /// `Cache-Control` of the routes cached `private` (`private,
+    /// max-age=N`), made once.
+    private_caching: HeaderValue,
+    /// The templates of the routes whose requests count against the quota.
+    data_routes: &'static [&'static str],
 }
 
 impl AppState {
-    /// Loads the node from the store, its metrics labelled by the route
-    /// table.
-    pub async fn load(store: Arc<dyn Store>, config: HttpConfig) -> StoreResult<Self> {
-        let node = Node::load(store, config.node.clone(), Metrics::new(routes::labels())).await?;
-        Ok(Self::new(node, config))
-    }
-
-    /// The HTTP layer around a loaded `node`.
-    pub fn new(node: Arc<Node>, http: HttpConfig) -> Self {
+    /// The HTTP layer around a loaded `node`, whose data routes (those
+    /// counted against the quota) are `data_routes`.
+    pub fn new(node: Arc<Node>, http: HttpConfig, data_routes: &'static [&'static str]) -> Self {
         let private_caching =
             HeaderValue::from_str(&format!("private, max-age={}", http.cache_max_age.as_secs())).expect("ASCII");
-        AppState(Arc::new(App { node, http, private_caching }))
+        AppState(Arc::new(Shared { node, http, private_caching, data_routes }))
     }
 
-    /// The node's settings.
-    pub fn node_config(&self) -> &NodeConfig {
-        &self.node.config
+    /// The node: store, cached views, limiter, metrics, and the operations
+    /// the routes call.
+    pub fn node(&self) -> &Node {
+        &self.0.node
     }
 
-    /// The `Cache-Control` value of `caching`.
-    pub fn cache_control(&self, caching: Caching) -> HeaderValue {
-        match caching {
-            Caching::Private => self.private_caching.clone(),
-            Caching::NoStore => HeaderValue::from_static("no-store"),
-            Caching::Public(v) => HeaderValue::from_static(v),
-        }
+    /// The node, to share with what outlives a request (the background
+    /// tasks).
+    pub fn shared_node(&self) -> &Arc<Node> {
+        &self.0.node
+    }
+
+    /// Settings of the HTTP layer.
+    pub fn http(&self) -> &HttpConfig {
+        &self.0.http
+    }
+
+    /// The templates of the routes whose requests count against the quota
+    /// (the daily usage report has each in every day).
+    pub fn data_routes(&self) -> &'static [&'static str] {
+        self.0.data_routes
+    }
+
+    /// The `Cache-Control` of the routes cached `private`.
+    pub fn private_caching(&self) -> &HeaderValue {
+        &self.0.private_caching
     }
 }

@@ -292,16 +292,16 @@ pub async fn account_usage(
 ) -> AdminResult<mds_domain::admin::AccountUsage> {
     use mds_domain::admin::{AccountUsage, KeyUsage};
     use mds_domain::daily::V1UsageDaily;
-    let account = account(&*node.store, name).await?;
-    let keys = node.store.keys(Some(name)).await?;
-    let now = node.config.clock.now();
+    let account = account(node.store(), name).await?;
+    let keys = node.store().keys(Some(name)).await?;
+    let now = node.config().clock.now();
     let end = period.month.next().start();
     let mut data = Vec::new();
     for k in keys.iter().filter(|k| k.created_at < end) {
-        let read = node.store.usage_days(&k.prefix, period.first(), period.last);
-        let (stored, unflushed) = node.limiter.meter().read_with_unflushed(&k.prefix, read).await;
+        let read = node.store().usage_days(&k.prefix, period.first(), period.last);
+        let (stored, unflushed) = node.limiter().meter().read_with_unflushed(&k.prefix, read).await;
         let stored = stored?;
-        let history = node.store.quota_history(&k.prefix).await?;
+        let history = node.store().quota_history(&k.prefix).await?;
         let quota = if period.current { history.quota_at(now) } else { history.quota_for(period.month) };
         let daily = V1UsageDaily::assemble(
             k.prefix.as_str().to_owned(),

@@ -59,7 +59,8 @@ impl CatalogVersion {
         self.nonces.get(&g).copied().unwrap_or(0)
     }
 
-    /// The pages served from this version, by query.
+    /// The pages served from this version (the company list's and the
+    /// change feed's), by query.
     pub fn pages(&self) -> &PageCache {
         &self.pages
     }
@@ -123,6 +124,7 @@ impl CatalogSlot {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pages::{List, PageKey};
     use crate::tagged::Tagged;
     use bytes::Bytes;
     use http::HeaderValue;
@@ -131,10 +133,11 @@ mod tests {
     fn catalog_versions_differ() {
         let slot = CatalogSlot::new(Arc::new(Catalog::default()), 1 << 20);
         let first = *slot.load().id();
+        let key = PageKey { list: List::Companies, query: "limit=1" };
         slot.load()
             .pages()
-            .put("limit=1", Tagged { body: Bytes::from_static(b"{}"), etag: HeaderValue::from_static("\"t\"") });
-        assert!(slot.load().pages().get("limit=1").is_some());
+            .put(key, Tagged { body: Bytes::from_static(b"{}"), etag: HeaderValue::from_static("\"t\"") });
+        assert!(slot.load().pages().get(key).is_some());
         assert_eq!(*slot.load().id(), first, "stable while the catalog is");
         slot.store(Arc::new(Catalog::default()), 1, &[(1, 42)]);
         assert_eq!((slot.load().nonce(1), slot.load().nonce(2)), (42, 0));

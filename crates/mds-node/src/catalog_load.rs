@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use mds_catalog::{Catalog, CatalogBuilder, OrderError, Stamp};
+use mds_catalog::{Catalog, CatalogBuilder, ChangeStamp, OrderError};
 use mds_store::{Store, StoreResult, StoredCompany};
 
 /// Where a catalog came from.
@@ -74,8 +74,8 @@ pub async fn rebuild(store: &Arc<dyn Store>, generation: i64) -> StoreResult<Arc
 }
 
 /// A stored company's change stamp, as the catalog keeps it.
-fn stamp(c: &StoredCompany) -> Stamp {
-    Stamp { seq: c.change_seq, updated_unix: c.updated_at.timestamp() }
+fn stamp(c: &StoredCompany) -> ChangeStamp {
+    ChangeStamp { seq: c.change_seq, updated_unix: c.updated_at.timestamp() }
 }
 
 /// Streams the rows into a builder (nothing but the catalog is held), then

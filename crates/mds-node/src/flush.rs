@@ -22,18 +22,18 @@ pub const FINAL_FLUSH_DEADLINE: Duration = Duration::from_secs(15);
 /// Spawns the flusher; it runs until aborted.
 pub fn spawn(node: Arc<Node>) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(node.config.flush_interval);
+        let mut tick = tokio::time::interval(node.config().flush_interval);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut failing = false;
         let mut ticks: u64 = 0;
         loop {
             tick.tick().await;
             ticks += 1;
-            let result = node.limiter.meter().flush(&*node.store).await;
+            let result = node.limiter().meter().flush(node.store()).await;
             match &result {
-                Ok(n) if *n > 0 => node.metrics.event(Event::Flush),
+                Ok(n) if *n > 0 => node.metrics().event(Event::Flush),
                 Ok(_) => {}
-                Err(_) => node.metrics.event(Event::FlushFailure),
+                Err(_) => node.metrics().event(Event::FlushFailure),
             }
             match result {
                 Ok(_) if failing => {
@@ -43,12 +43,12 @@ pub fn spawn(node: Arc<Node>) -> JoinHandle<()> {
                 Ok(_) => {}
                 Err(e) if !failing => {
                     failing = true;
-                    tracing::warn!(error = %e, backlog = node.limiter.meter().backlog(), "usage flush failed; counts wait in memory and are retried");
+                    tracing::warn!(error = %e, backlog = node.limiter().meter().backlog(), "usage flush failed; counts wait in memory and are retried");
                 }
                 Err(_) => {}
             }
             if ticks % 60 == 0 {
-                node.limiter.prune();
+                node.limiter().prune();
             }
         }
     })
@@ -59,14 +59,14 @@ pub async fn final_flush(node: &Node) {
     let deadline = tokio::time::Instant::now() + FINAL_FLUSH_DEADLINE;
     let mut total = 0;
     loop {
-        match node.limiter.meter().flush(&*node.store).await {
-            Ok(n) if node.limiter.meter().is_drained() => {
+        match node.limiter().meter().flush(node.store()).await {
+            Ok(n) if node.limiter().meter().is_drained() => {
                 tracing::info!(requests = total + n, "final usage flush done");
                 return;
             }
             Ok(n) => total += n,
             Err(e) if tokio::time::Instant::now() >= deadline => {
-                tracing::error!(error = %e, lost = node.limiter.meter().backlog(), "final usage flush failed; these counts are lost");
+                tracing::error!(error = %e, lost = node.limiter().meter().backlog(), "final usage flush failed; these counts are lost");
                 return;
             }
             Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,

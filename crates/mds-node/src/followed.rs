@@ -4,7 +4,7 @@
 //!
 //! Dropped whole when the generation moves (the reload task calls
 //! [`Followed::follow`]). A value read from the store before a drop, or
-//! before its key was forgotten, is not kept ([`Followed::ticket`]).
+//! before its key was forgotten, is not kept ([`Followed::epoch`]).
 //! Bounded by a total weight (each value's, given when it is kept): when the
 //! next value would pass it, the map starts over.
 
@@ -31,10 +31,11 @@ struct Inner<G, K, V> {
     values: HashMap<K, (V, usize)>,
 }
 
-/// Taken before reading a value from the store: it is kept only if nothing
-/// was dropped or forgotten in between.
+/// Where a read of the store began, counted in drops and forgets: taken
+/// before reading a value, which is kept only if nothing was dropped or
+/// forgotten in between.
 #[derive(Debug, Clone, Copy)]
-pub struct Ticket(u64);
+pub struct Epoch(u64);
 
 impl<G: PartialEq, K: Eq + Hash, V: Clone> Followed<G, K, V> {
     /// Keeps values up to a total weight of `max_weight`.
@@ -52,8 +53,8 @@ impl<G: PartialEq, K: Eq + Hash, V: Clone> Followed<G, K, V> {
     }
 
     /// To take before reading a value from the store, for [`Self::put`].
-    pub fn ticket(&self) -> Ticket {
-        Ticket(self.read().epoch)
+    pub fn epoch(&self) -> Epoch {
+        Epoch(self.read().epoch)
     }
 
     /// Whether a generation has been followed yet.
@@ -62,11 +63,11 @@ impl<G: PartialEq, K: Eq + Hash, V: Clone> Followed<G, K, V> {
     }
 
     /// Keeps `value` (of `weight`) under `key`, unless something was
-    /// dropped or forgotten since `ticket` was taken (the value may predate
+    /// dropped or forgotten since `epoch` was taken (the value may predate
     /// it).
-    pub fn put(&self, ticket: Ticket, key: K, value: V, weight: usize) {
+    pub fn put(&self, epoch: Epoch, key: K, value: V, weight: usize) {
         let mut inner = self.write();
-        if inner.epoch != ticket.0 {
+        if inner.epoch != epoch.0 {
             return;
         }
         if inner.weight + weight > self.max_weight {

@@ -1,14 +1,13 @@
-//! Issuing a key without an audit entry (tests' fixtures), and the one
-//! draw-until-free loop every key issue and roll goes through
+//! The one draw-until-free loop every key issue and roll goes through
 //! ([`with_free_prefix`]). The operator commands (`mds demo` among them)
 //! and the admin API issue, roll and revoke keys through [`crate::admin`],
-//! audited.
+//! audited; tests issue theirs with `mds_testkit::issue_key`.
 
 use std::future::Future;
 
 use chrono::{DateTime, Utc};
 use mds_domain::{AccountName, ApiKey, Environment, KeyHash, KeyPrefix, TierName};
-use mds_store::{KeyRecord, Store, StoreError, StoreResult};
+use mds_store::{KeyRecord, StoreError, StoreResult};
 
 /// How many new keys are drawn when the prefix of the last one is taken.
 const PREFIX_TRIES: usize = 5;
@@ -58,19 +57,4 @@ where
         store(KeyRecord { prefix, hash, account, tier, environment, created_at: now, revoked_at: None, expires_at })
     })
     .await
-}
-
-/// Makes a new key for `account` on `tier`, stores its hash and returns the
-/// key (the only time it exists in the clear). A key whose prefix is taken
-/// is drawn again. `NotFound` for an unknown account or tier.
-pub async fn issue_key(
-    store: &dyn Store,
-    account: &AccountName,
-    tier: &TierName,
-    environment: Environment,
-    now: DateTime<Utc>,
-) -> StoreResult<ApiKey> {
-    let (key, _) =
-        draw_key(account, tier, environment, now, None, |new| async move { store.create_key(&new).await }).await?;
-    Ok(key)
 }

@@ -12,14 +12,14 @@ use crate::node::Node;
 /// without Redis gets a task that only waits.
 pub fn spawn(node: Arc<Node>) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let Some(shared) = node.shared.as_ref() else {
+        let Some(shared) = node.shared() else {
             return std::future::pending().await;
         };
         let mut tick = tokio::time::interval(shared.sweep_interval());
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
-            shared.sweep(&*node.store).await;
+            shared.sweep(node.store()).await;
         }
     })
 }
@@ -27,7 +27,7 @@ pub fn spawn(node: Arc<Node>) -> JoinHandle<()> {
 /// Gives every lease back (at shutdown, before the final flush), so other
 /// nodes need not wait for them to end.
 pub async fn give_back(node: &Node) {
-    if let Some(shared) = node.shared.as_ref() {
-        shared.give_back(&*node.store).await;
+    if let Some(shared) = node.shared() {
+        shared.give_back(node.store()).await;
     }
 }

@@ -1,6 +1,6 @@
-//! The news list (`GET /v1/news`): a page made from the store
-//! ([`Node::news_list_page`]), its cursor, and the pages kept per news
-//! generation ([`NewsPages`]).
+//! The news list (`GET /v1/news`): a page ([`Node::news_page`]), kept or
+//! made from the store, its cursor, and the pages kept per news generation
+//! ([`NewsPages`]).
 //!
 //! A page is the store's rows after the cursor's position (one more than
 //! the page holds, to learn whether another follows), written as a
@@ -11,7 +11,7 @@
 //! so it is refused with other filters, on another list, or altered.
 //!
 //! What a page holds is a function of the store's articles and the query,
-//! so a page made once is kept (by query string) until the news generation
+//! so a page made once is kept (by query) until the news generation
 //! moves: a hot page costs no store read. The reload task follows the
 //! generation ([`NewsPages::follow`]); a page made from a read that began
 //! before the move lands in the cache it was asked of, the old one, and is
@@ -24,23 +24,11 @@ use chrono::DateTime;
 use mds_catalog::CursorError;
 use mds_domain::news::NewsKey;
 use mds_domain::{NewsFilter, NewsQueryParams, Page, Slug};
-use mds_store::StoreError;
 
+use crate::error::ReadError;
 use crate::node::Node;
-use crate::pages::PageCache;
+use crate::pages::{List, PageCache, PageKey};
 use crate::tagged::Tagged;
-
-/// Why a page of the news list cannot be made.
-#[derive(Debug, thiserror::Error)]
-pub enum NewsListError {
-    /// The cursor is not ours, was altered, or is of other filters
-    /// (`400 invalid_cursor`).
-    #[error(transparent)]
-    Cursor(#[from] CursorError),
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
 
 /// The scope a news cursor is sealed in: the list's name and the filters.
 fn scope(filter: &NewsFilter) -> Vec<u8> {
@@ -83,23 +71,43 @@ fn position_of(bytes: &[u8]) -> Result<NewsKey, CursorError> {
 impl Node {
     /// The cursor that resumes the news list under `filter` after `key`.
     pub fn news_cursor(&self, filter: &NewsFilter, key: &NewsKey) -> String {
-        self.cursors.seal(&scope(filter), &position_bytes(key))
+        self.cursors().seal(&scope(filter), &position_bytes(key))
     }
 
     /// The position a news cursor resumes after, if it is ours and was
     /// issued for `filter`.
     pub fn news_position(&self, filter: &NewsFilter, cursor: &str) -> Result<NewsKey, CursorError> {
-        position_of(&self.cursors.open(&scope(filter), cursor)?)
+        position_of(&self.cursors().open(&scope(filter), cursor)?)
+    }
+
+    /// The page of the news list asked with the query string `raw`: kept
+    /// for the news generation followed now, or parsed by `parse` and made
+    /// from the store (and kept).
+    pub async fn news_page<E: From<ReadError>>(
+        &self,
+        raw: Option<&str>,
+        parse: impl FnOnce(Option<&str>) -> Result<NewsQueryParams, E>,
+    ) -> Result<Tagged, E> {
+        let key = PageKey::new(List::News, raw);
+        // Taken before the store is read: see `NewsPages::current`.
+        let pages = self.news_pages().current();
+        if let Some(kept) = pages.get(key) {
+            return Ok(kept);
+        }
+        let page = self.make_news_page(&parse(raw)?).await?;
+        pages.put(key, page.clone());
+        Ok(page)
     }
 
     /// One page of the news list for `query`, made from the store: its
     /// JSON (a [`Page`] of [`ArticleSummary`](mds_domain::ArticleSummary))
     /// tagged with its digest.
-    pub async fn news_list_page(&self, query: &NewsQueryParams) -> Result<Tagged, NewsListError> {
+    async fn make_news_page(&self, query: &NewsQueryParams) -> Result<Tagged, ReadError> {
         let filter = &query.filter;
-        let after = query.page.cursor.as_deref().map(|c| self.news_position(filter, c)).transpose()?;
+        let after = query.page.cursor.as_deref().map(|c| self.news_position(filter, c)).transpose();
+        let after = after.map_err(ReadError::cursor)?;
         let limit = query.page.limit.get();
-        let mut data = self.store.news_page(filter, after.as_ref(), limit + 1).await?;
+        let mut data = self.store().news_page(filter, after.as_ref(), limit + 1).await?;
         let has_more = data.len() > limit;
         data.truncate(limit);
         let next_cursor = match data.last() {
@@ -112,7 +120,7 @@ impl Node {
     }
 }
 
-/// The news list pages a node has served, by query string, for the news
+/// The news list pages a node has served, by query, for the news
 /// generation it follows; see the [module](self).
 #[derive(Debug)]
 pub struct NewsPages {
@@ -191,19 +199,20 @@ mod tests {
     fn pages_follow_the_generation() {
         let pages = NewsPages::new(1 << 20);
         pages.follow(1);
+        let q = |query| PageKey { list: List::News, query };
         let at_1 = pages.current();
-        at_1.put("limit=1", page(10));
-        assert!(pages.current().get("limit=1").is_some());
+        at_1.put(q("limit=1"), page(10));
+        assert!(pages.current().get(q("limit=1")).is_some());
         pages.follow(1);
-        assert!(pages.current().get("limit=1").is_some(), "same generation: kept");
+        assert!(pages.current().get(q("limit=1")).is_some(), "same generation: kept");
         // A read that began before the move keeps its page in the old cache.
         let before = pages.current();
         pages.follow(2);
-        before.put("limit=2", page(10));
-        assert!(pages.current().get("limit=1").is_none(), "an import: dropped");
-        assert!(pages.current().get("limit=2").is_none(), "a page read before the move is not served after it");
-        pages.current().put("limit=2", page(10));
-        assert!(pages.current().get("limit=2").is_some());
-        assert!(NewsPages::new(0).current().get("x").is_none());
+        before.put(q("limit=2"), page(10));
+        assert!(pages.current().get(q("limit=1")).is_none(), "an import: dropped");
+        assert!(pages.current().get(q("limit=2")).is_none(), "a page read before the move is not served after it");
+        pages.current().put(q("limit=2"), page(10));
+        assert!(pages.current().get(q("limit=2")).is_some());
+        assert!(NewsPages::new(0).current().get(q("x")).is_none());
     }
 }

@@ -1,9 +1,10 @@
 //! [`Node`]: what a serving node holds and shares between requests. The
 //! company catalog is swapped whole when the store's companies change, so
 //! readers never lock; keys are cached as they are seen and follow the
-//! store's auth change log ([`crate::keys`]); served news articles are
-//! kept until the news generation moves ([`crate::news`]), and so are the
-//! pages of the news list ([`crate::news_list`]).
+//! store's auth change log ([`crate::keys`]); served articles are
+//! kept until the news generation moves ([`crate::article`]), and so are the
+//! pages of the news list ([`crate::news_list`]). What a node holds is
+//! reached through its accessors ([`Node::store`], [`Node::metrics`], …).
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -13,35 +14,26 @@ use mds_domain::ApiKey;
 use mds_limits::{Ask, Charge, Decision, Limiter, Limits, Meter, SharedLimiter};
 use mds_store::{Generations, KeyLookup, Store, StoreError, StoreResult};
 
+use crate::article::ArticleCache;
 use crate::catalog::{CatalogSlot, CatalogVersion};
 use crate::config::NodeConfig;
 use crate::keys::{Cached, KeyCache, KeyContext, Refresh};
 use crate::metrics::{Event, Metrics};
-use crate::news::NewsCache;
 use crate::news_list::NewsPages;
 use crate::usage_cache::UsageCache;
 
 /// The state of one node: the store, the views of it kept in memory, the
 /// limiter and the metrics.
 pub struct Node {
-    /// The durable store.
-    pub store: Arc<dyn Store>,
-    /// Settings.
-    pub config: NodeConfig,
-    /// Signs and checks pagination cursors.
-    pub cursors: CursorCodec,
-    /// Per-minute limits and monthly quotas; owns the meter.
-    pub limiter: Limiter,
-    /// The same limits enforced across nodes through Redis, when configured.
-    pub shared: Option<SharedLimiter>,
-    /// Prometheus metrics of this node.
-    pub metrics: Metrics,
-    /// News articles as served, until the news generation moves.
-    pub news: NewsCache,
-    /// News list pages as served, until the news generation moves.
-    pub news_pages: NewsPages,
-    /// The store's usage figures as `/v1/usage` last read them, per key.
-    pub(crate) usage_kept: UsageCache,
+    store: Arc<dyn Store>,
+    config: NodeConfig,
+    cursors: CursorCodec,
+    limiter: Limiter,
+    shared: Option<SharedLimiter>,
+    metrics: Metrics,
+    articles: ArticleCache,
+    news_pages: NewsPages,
+    usage_kept: UsageCache,
     catalog: CatalogSlot,
     keys: KeyCache,
     /// The companies generation the catalog was loaded at.
@@ -69,7 +61,7 @@ impl Node {
             limiter: Limiter::new(meter, config.clock.clone()),
             shared,
             metrics,
-            news: NewsCache::default(),
+            articles: ArticleCache::default(),
             news_pages: NewsPages::new(config.page_cache_bytes),
             usage_kept: UsageCache::default(),
             catalog: CatalogSlot::new(Arc::new(Catalog::default()), config.page_cache_bytes),
@@ -82,6 +74,51 @@ impl Node {
         node.refresh_keys().await?;
         node.refresh_catalog().await?;
         Ok(Arc::new(node))
+    }
+
+    /// The durable store.
+    pub fn store(&self) -> &dyn Store {
+        &*self.store
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &NodeConfig {
+        &self.config
+    }
+
+    /// What signs and checks pagination cursors (and sync tokens).
+    pub fn cursors(&self) -> &CursorCodec {
+        &self.cursors
+    }
+
+    /// Per-minute limits and monthly quotas; owns the meter.
+    pub fn limiter(&self) -> &Limiter {
+        &self.limiter
+    }
+
+    /// The same limits enforced across nodes through Redis, when configured.
+    pub fn shared(&self) -> Option<&SharedLimiter> {
+        self.shared.as_ref()
+    }
+
+    /// Prometheus metrics of this node.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Articles as served, until the news generation moves.
+    pub(crate) fn articles(&self) -> &ArticleCache {
+        &self.articles
+    }
+
+    /// News list pages as served, until the news generation moves.
+    pub(crate) fn news_pages(&self) -> &NewsPages {
+        &self.news_pages
+    }
+
+    /// The store's usage figures as `/v1/usage` last read them, per key.
+    pub(crate) fn usage_kept(&self) -> &UsageCache {
+        &self.usage_kept
     }
 
     /// The company catalog as of now.
@@ -170,14 +207,14 @@ impl Node {
     /// changed since the generation the key cache reflects (the held keys
     /// a change touched are read again; tiers and accounts whole when one
     /// of them changed; every held key when the node is behind the change
-    /// log), and drops served news and news list pages when the news
+    /// log), and drops served articles and news list pages when the news
     /// generation moved. The first call loads tiers and accounts. Returns
     /// whether keys, tiers or accounts were applied. Runs apart from the
     /// catalog's reload, so a key change never waits for a catalog being
     /// loaded.
     pub async fn refresh_keys(&self) -> StoreResult<bool> {
         let now = self.store.generations().await?;
-        self.news.follow(now.news);
+        self.articles.follow(now.news);
         self.news_pages.follow(now.news);
         self.usage_kept.follow(now.usage, now.auth);
         let Some(applied) = self.keys.applied() else {

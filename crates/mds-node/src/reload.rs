@@ -35,7 +35,7 @@ impl View {
 /// Spawns the reloader of `view`; it runs until aborted.
 pub fn spawn(node: Arc<Node>, view: View) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(node.config.reload_interval);
+        let mut tick = tokio::time::interval(node.config().reload_interval);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut failing = false;
         loop {
@@ -51,11 +51,11 @@ pub fn spawn(node: Arc<Node>, view: View) -> JoinHandle<()> {
                 }
                 Ok(_) => {}
                 Err(e) if !failing => {
-                    node.metrics.event(Event::ReloadFailure);
+                    node.metrics().event(Event::ReloadFailure);
                     failing = true;
                     tracing::warn!(view = view.as_str(), error = %e, "reload failed; serving the last loaded data");
                 }
-                Err(_) => node.metrics.event(Event::ReloadFailure),
+                Err(_) => node.metrics().event(Event::ReloadFailure),
             }
         }
     })

@@ -1,6 +1,6 @@
 //! [`Tagged`]: a JSON body with its strong `ETag`, as the keyed handlers
 //! answer it and as the node's caches keep it ([`crate::pages`],
-//! [`crate::news`]); and the one way a tag is written ([`tag_of`],
+//! [`crate::article`]); and the one way a tag is written ([`tag_of`],
 //! [`digest`]).
 
 use bytes::Bytes;

@@ -60,6 +60,6 @@ async fn watch(node: Arc<Node>, name: &'static str, task: JoinHandle<()>) {
         Ok(()) => format!("the {name} task ended"),
     };
     tracing::error!(task = name, "{why}; this node is not ready from now on and needs a restart");
-    node.metrics.event(Event::TaskStopped);
+    node.metrics().event(Event::TaskStopped);
     node.task_stopped(why);
 }

@@ -32,6 +32,7 @@ use mds_domain::daily::{DailyPeriod, V1UsageDaily};
 use mds_domain::usage::{BillingMonth, HISTORY_MONTHS, V1Usage, V1UsageWindow};
 use mds_store::StoreResult;
 
+use crate::error::ReadError;
 use crate::keys::KeyContext;
 use crate::node::Node;
 use crate::usage_cache::Kept;
@@ -39,27 +40,27 @@ use crate::usage_cache::Kept;
 impl Node {
     /// The usage record of the key `ctx` (`GET /v1/usage`).
     pub async fn usage_report(&self, ctx: &KeyContext) -> StoreResult<V1Usage> {
-        let month = BillingMonth::of(self.config.clock.now());
+        let month = BillingMonth::of(self.config().clock.now());
         let created = BillingMonth::of(ctx.created_at);
         let months: Vec<BillingMonth> = std::iter::successors(Some(month.prev()), |m| Some(m.prev()))
             .take_while(|m| *m >= created)
             .take(HISTORY_MONTHS)
             .collect();
         let span = (months.last().copied().unwrap_or(month), month);
-        let meter = self.limiter.meter();
+        let meter = self.limiter().meter();
         let read = async {
             // Under the meter's gate: the flush count cannot move meanwhile.
-            let ticket = match self.usage_kept.get(&ctx.prefix, span, meter.flushes()) {
+            let start = match self.usage_kept().get(&ctx.prefix, span, meter.flushes()) {
                 Ok(kept) => return Ok(kept),
-                Err(ticket) => ticket,
+                Err(start) => start,
             };
-            let counts = self.store.usage(&ctx.prefix, span.0, span.1).await?;
+            let counts = self.store().usage(&ctx.prefix, span.0, span.1).await?;
             let quotas = match months.is_empty() {
                 true => None,
-                false => Some(self.store.quota_history(&ctx.prefix).await?),
+                false => Some(self.store().quota_history(&ctx.prefix).await?),
             };
             let kept = Arc::new(Kept { months: counts, quotas });
-            self.usage_kept.put(ticket, &ctx.prefix, span, kept.clone());
+            self.usage_kept().put(start, &ctx.prefix, span, kept.clone());
             StoreResult::Ok(kept)
         };
         let (stored, unflushed) = meter.read_with_unflushed(&ctx.prefix, read).await;
@@ -88,8 +89,21 @@ impl Node {
         })
     }
 
-    /// The daily report of the key `ctx` for `period` (`GET
-    /// /v1/usage/daily`), every route of `routes` (the data routes) in every
+    /// The daily report of the key `ctx` for `month` (`GET
+    /// /v1/usage/daily`; `None`: the current month, by the node's clock),
+    /// every route of `routes` (the data routes) in every day; a month
+    /// outside the reported window is refused ([`DailyPeriod::at`]).
+    pub async fn usage_daily_of_month(
+        &self,
+        ctx: &KeyContext,
+        month: Option<BillingMonth>,
+        routes: &[&str],
+    ) -> Result<V1UsageDaily, ReadError> {
+        let period = DailyPeriod::at(month, self.config().clock.now())?;
+        Ok(self.usage_daily(ctx, &period, routes).await?)
+    }
+
+    /// The daily report of the key `ctx` for `period`, every route of `routes` (the data routes) in every
     /// day. The quota is the one in force now for the current month, the
     /// one the month closed under for a past month, as in
     /// [`Node::usage_report`].
@@ -99,15 +113,15 @@ impl Node {
         period: &DailyPeriod,
         routes: &[&str],
     ) -> StoreResult<V1UsageDaily> {
-        let read = self.store.usage_days(&ctx.prefix, period.first(), period.last);
-        let (stored, unflushed) = self.limiter.meter().read_with_unflushed(&ctx.prefix, read).await;
+        let read = self.store().usage_days(&ctx.prefix, period.first(), period.last);
+        let (stored, unflushed) = self.limiter().meter().read_with_unflushed(&ctx.prefix, read).await;
         let stored = stored?;
         // `/v1/usage` reads the store next, never reporting less than this.
-        self.usage_kept.forget(&ctx.prefix);
+        self.usage_kept().forget(&ctx.prefix);
         let quota = if period.current {
             ctx.tier.monthly_quota
         } else {
-            self.store.quota_history(&ctx.prefix).await?.quota_for(period.month)
+            self.store().quota_history(&ctx.prefix).await?.quota_for(period.month)
         };
         Ok(V1UsageDaily::assemble(
             ctx.prefix.as_str().to_owned(),

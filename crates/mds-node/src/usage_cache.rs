@@ -64,10 +64,11 @@ impl Default for UsageCache {
     }
 }
 
-/// Where a read of the store began, for [`UsageCache::put`].
+/// Where a read of the store began (the map's epoch, this node's flush
+/// count), for [`UsageCache::put`].
 #[derive(Debug)]
-pub struct Ticket {
-    followed: followed::Ticket,
+pub struct ReadStart {
+    epoch: followed::Epoch,
     flushes: u64,
 }
 
@@ -79,26 +80,26 @@ impl UsageCache {
     }
 
     /// What is kept of `key` for the months `months` (oldest, newest) while
-    /// this node has sent `flushes` batches, or the ticket of a store read
+    /// this node has sent `flushes` batches, or where a store read begins,
     /// to [`UsageCache::put`] afterwards.
     pub fn get(
         &self,
         key: &KeyPrefix,
         months: (BillingMonth, BillingMonth),
         flushes: u64,
-    ) -> Result<Arc<Kept>, Ticket> {
+    ) -> Result<Arc<Kept>, ReadStart> {
         match self.entries.get(key) {
             Some(e) if e.flushes == flushes && e.months == months => Ok(e.kept),
-            _ => Err(Ticket { followed: self.entries.ticket(), flushes }),
+            _ => Err(ReadStart { epoch: self.entries.epoch(), flushes }),
         }
     }
 
-    /// Keeps what a read begun at `ticket` found, unless the generations
+    /// Keeps what a read begun at `start` found, unless the generations
     /// moved or the key was forgotten since it began, or no generation was
     /// followed yet.
-    pub fn put(&self, ticket: Ticket, key: &KeyPrefix, months: (BillingMonth, BillingMonth), kept: Arc<Kept>) {
+    pub fn put(&self, start: ReadStart, key: &KeyPrefix, months: (BillingMonth, BillingMonth), kept: Arc<Kept>) {
         if self.entries.following() {
-            self.entries.put(ticket.followed, key.clone(), Entry { flushes: ticket.flushes, months, kept }, 1);
+            self.entries.put(start.epoch, key.clone(), Entry { flushes: start.flushes, months, kept }, 1);
         }
     }
 

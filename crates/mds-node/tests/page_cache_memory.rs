@@ -5,7 +5,7 @@
 use std::alloc::System;
 
 use mds_node::Tagged;
-use mds_node::pages::PageCache;
+use mds_node::pages::{List, PageCache, PageKey};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]
@@ -24,7 +24,8 @@ fn the_heap_a_full_cache_keeps_stays_within_its_bound() {
     let cache = PageCache::new(BOUND);
     let mut peak = 0;
     for i in 0..400_000 {
-        cache.put(&format!("search=zz{i}&limit=50"), Tagged::hashed(empty.to_vec()));
+        let query = format!("search=zz{i}&limit=50");
+        cache.put(PageKey { list: List::Companies, query: &query }, Tagged::hashed(empty.to_vec()));
         if i % 1000 == 0 {
             peak = peak.max(live(&region));
         }

@@ -13,9 +13,11 @@
 //! - [`rng`]: a small deterministic random generator for randomised tests.
 //! - [`redis`]: a private `redis-server` to stop, kill and restart.
 //! - [`faketime`]: where libfaketime is, for processes under a fake clock.
+//! - [`keys`]: a key issued for a test, unaudited ([`keys::issue_key`]).
 
 pub mod faketime;
 pub mod fixtures;
+pub mod keys;
 pub mod pg;
 pub mod raw;
 pub mod redis;

@@ -113,7 +113,11 @@ fn path_name<T>(param: &str, value: &str, parse: impl Fn(&str) -> Result<T, Stri
 pub async fn list_tiers(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
     let p = Params::parse(raw.as_deref(), PAGE_PARAMETERS)?;
     let limit = limit_of(&p)?;
-    listed(ops::tiers_page(&*state.store, &state.cursors, p.get("cursor"), limit).await.map_err(from_admin)?)
+    listed(
+        ops::tiers_page(state.node().store(), state.node().cursors(), p.get("cursor"), limit)
+            .await
+            .map_err(from_admin)?,
+    )
 }
 
 /// The fields of [`put_tier`].
@@ -142,9 +146,10 @@ pub async fn put_tier(
     let rate = body.required_int("rate_limit_per_minute", 1, u64::from(u32::MAX))?;
     let quota = body.required_int("monthly_quota", 1, i64::MAX as u64)?;
     let rate = u32::try_from(rate).map_err(|_| super::problems::invalid_field("rate_limit_per_minute", "too large"))?;
-    let (tier, created) = ops::set_tier(&*state.store, &actor, name, Some(rate), Some(quota), state.config.clock.now())
-        .await
-        .map_err(from_admin)?;
+    let (tier, created) =
+        ops::set_tier(state.node().store(), &actor, name, Some(rate), Some(quota), state.node().config().clock.now())
+            .await
+            .map_err(from_admin)?;
     with_status(if created { StatusCode::CREATED } else { StatusCode::OK }, &tier)
 }
 
@@ -161,7 +166,11 @@ pub async fn put_tier(
 pub async fn list_accounts(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
     let p = Params::parse(raw.as_deref(), PAGE_PARAMETERS)?;
     let limit = limit_of(&p)?;
-    listed(ops::accounts_page(&*state.store, &state.cursors, p.get("cursor"), limit).await.map_err(from_admin)?)
+    listed(
+        ops::accounts_page(state.node().store(), state.node().cursors(), p.get("cursor"), limit)
+            .await
+            .map_err(from_admin)?,
+    )
 }
 
 /// Creates an account (`{"name"}`, entitled; `{"name", "entitled": false}`
@@ -183,10 +192,10 @@ pub async fn create_account(
     let body = Body::parse(&body, &["name", "entitled"])?;
     let name = body.required("name", AccountName::parse)?;
     let entitled = if body.has("entitled") { body.required_bool("entitled")? } else { true };
-    let now = state.config.clock.now();
-    let mut account = ops::create_account(&*state.store, &actor, &name, now).await.map_err(from_admin)?;
+    let now = state.node().config().clock.now();
+    let mut account = ops::create_account(state.node().store(), &actor, &name, now).await.map_err(from_admin)?;
     if !entitled {
-        account = ops::set_entitled(&*state.store, &actor, &name, false, now).await.map_err(from_admin)?;
+        account = ops::set_entitled(state.node().store(), &actor, &name, false, now).await.map_err(from_admin)?;
     }
     with_status(StatusCode::CREATED, &account)
 }
@@ -205,7 +214,7 @@ pub async fn get_account(
 ) -> Result<Response, ApiError> {
     no_query(raw.as_deref())?;
     let name = path_name("name", &name, AccountName::parse)?;
-    one(&ops::account(&*state.store, &name).await.map_err(from_admin)?)
+    one(&ops::account(state.node().store(), &name).await.map_err(from_admin)?)
 }
 
 /// Lapses (`{"entitled": false}`) or restores the account.
@@ -228,7 +237,7 @@ pub async fn update_account(
     let name = path_name("name", &name, AccountName::parse)?;
     let body = Body::parse(&body, &["entitled"])?;
     let entitled = body.required_bool("entitled")?;
-    let account = ops::set_entitled(&*state.store, &actor, &name, entitled, state.config.clock.now())
+    let account = ops::set_entitled(state.node().store(), &actor, &name, entitled, state.node().config().clock.now())
         .await
         .map_err(from_admin)?;
     one(&account)
@@ -250,11 +259,14 @@ pub async fn list_keys(State(state): State<AppState>, RawQuery(raw): RawQuery) -
     let p = Params::parse(raw.as_deref(), &["account", "cursor", "limit"])?;
     let account = p.get("account").map(|a| path_name("account", a, AccountName::parse)).transpose()?;
     let limit = limit_of(&p)?;
-    let page = match ops::keys_page(&*state.store, &state.cursors, account.as_ref(), p.get("cursor"), limit).await {
-        Ok(page) => page,
-        Err(AdminError::Invalid { param, detail }) => return Err(ApiError::invalid_parameter(param, detail)),
-        Err(e) => return Err(from_admin(e)),
-    };
+    let page =
+        match ops::keys_page(state.node().store(), state.node().cursors(), account.as_ref(), p.get("cursor"), limit)
+            .await
+        {
+            Ok(page) => page,
+            Err(AdminError::Invalid { param, detail }) => return Err(ApiError::invalid_parameter(param, detail)),
+            Err(e) => return Err(from_admin(e)),
+        };
     let data = page.data.iter().map(|k| k.view()).collect();
     listed(ops::Page { data, has_more: page.has_more, next_cursor: page.next_cursor })
 }
@@ -283,10 +295,17 @@ pub async fn issue_key(
     let expires_at = body.optional("expires_at", |s| {
         parse_rfc3339(s).map_err(|_| "expires_at must be an RFC 3339 instant (2027-01-01T00:00:00Z)".to_owned())
     })?;
-    let (key, record) =
-        ops::issue_key(&*state.store, &actor, &account, &tier, environment, expires_at, state.config.clock.now())
-            .await
-            .map_err(from_admin)?;
+    let (key, record) = ops::issue_key(
+        state.node().store(),
+        &actor,
+        &account,
+        &tier,
+        environment,
+        expires_at,
+        state.node().config().clock.now(),
+    )
+    .await
+    .map_err(from_admin)?;
     with_status(StatusCode::CREATED, &IssuedKey { record: record.view(), key: key.expose_secret().to_owned() })
 }
 
@@ -319,7 +338,9 @@ pub async fn roll_key(
     let expires_in = if body.has("expires_in") { body.required_int("expires_in", 0, 31_536_000)? } else { 86_400 };
     let overlap = chrono::Duration::seconds(i64::try_from(expires_in).unwrap_or(i64::MAX));
     let (key, rolled) =
-        ops::roll_key(&*state.store, &actor, &prefix, overlap, state.config.clock.now()).await.map_err(from_admin)?;
+        ops::roll_key(state.node().store(), &actor, &prefix, overlap, state.node().config().clock.now())
+            .await
+            .map_err(from_admin)?;
     let view =
         RolledKeyView { record: rolled.new.view(), key: key.expose_secret().to_owned(), rolled: rolled.old.view() };
     with_status(StatusCode::CREATED, &view)
@@ -340,7 +361,7 @@ pub async fn get_key(
 ) -> Result<Response, ApiError> {
     no_query(raw.as_deref())?;
     let prefix = path_name("prefix", &prefix, KeyPrefix::parse)?;
-    one(&ops::key(&*state.store, &prefix).await.map_err(from_admin)?.view())
+    one(&ops::key(state.node().store(), &prefix).await.map_err(from_admin)?.view())
 }
 
 /// Revokes the key (refused on every node within a second); a revoked key
@@ -360,8 +381,9 @@ pub async fn revoke_key(
 ) -> Result<Response, ApiError> {
     no_query(raw.as_deref())?;
     let prefix = path_name("prefix", &prefix, KeyPrefix::parse)?;
-    let (key, _) =
-        ops::revoke_key(&*state.store, &actor, &prefix, state.config.clock.now()).await.map_err(from_admin)?;
+    let (key, _) = ops::revoke_key(state.node().store(), &actor, &prefix, state.node().config().clock.now())
+        .await
+        .map_err(from_admin)?;
     Ok(json_response(serde_json::to_vec(&key.view()).map_err(|e| ApiError::internal(&e))?).into_response())
 }
 
@@ -378,7 +400,11 @@ pub async fn revoke_key(
 pub async fn list_audit(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
     let p = Params::parse(raw.as_deref(), PAGE_PARAMETERS)?;
     let limit = limit_of(&p)?;
-    listed(ops::audit_page(&*state.store, &state.cursors, p.get("cursor"), limit).await.map_err(from_admin)?)
+    listed(
+        ops::audit_page(state.node().store(), state.node().cursors(), p.get("cursor"), limit)
+            .await
+            .map_err(from_admin)?,
+    )
 }
 
 /// The account's keys' usage in the month (`month=YYYY-MM`: the current one
@@ -401,7 +427,7 @@ pub async fn account_usage(
     use mds_domain::daily::{DailyPeriod, DailyUsageQueryParams};
     let query = crate::params::parse_query::<DailyUsageQueryParams>(raw.as_deref())?;
     let name = path_name("name", &name, AccountName::parse)?;
-    let period = DailyPeriod::at(query.month, state.config.clock.now())?;
-    let routes = crate::controllers::usage_daily::data_routes();
-    one(&ops::account_usage(&state.node, &name, &period, routes).await.map_err(from_admin)?)
+    let period = DailyPeriod::at(query.month, state.node().config().clock.now())?;
+    let routes = crate::routes::data_routes();
+    one(&ops::account_usage(state.shared_node(), &name, &period, routes).await.map_err(from_admin)?)
 }

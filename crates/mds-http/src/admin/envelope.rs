@@ -111,7 +111,7 @@ pub async fn wrap(State(state): State<AppState>, mut req: Request, next: Next) -
 
 /// `serve` bounded by the request timeout.
 async fn bounded(state: &AppState, serve: impl Future<Output = Response>) -> Response {
-    timeout::bound(state.http.request_timeout, pin!(serve)).await
+    timeout::bound(state.http().request_timeout, pin!(serve)).await
 }
 
 /// Serves an admitted request of `route`: its body read as the row says,
@@ -127,9 +127,9 @@ async fn run(
     let body = match route.input {
         Input::Json => {
             let read = json_body(&parts.headers, body);
-            tokio::time::timeout(state.http.request_timeout, read)
+            tokio::time::timeout(state.http().request_timeout, read)
                 .await
-                .map_err(|_| ApiError::timed_out(state.http.request_timeout))??
+                .map_err(|_| ApiError::timed_out(state.http().request_timeout))??
         }
         // Not read: the handler takes none.
         Input::Nothing => Bytes::new(),
@@ -206,7 +206,7 @@ async fn admit(
     let value = authorization.ok_or_else(problems::missing_token)?;
     let value = value.to_str().map_err(|_| problems::invalid_token())?;
     let token = auth::bearer_token(value).ok_or_else(problems::missing_token)?;
-    match mds_node::admin::authenticate_admin(&*state.store, token).await {
+    match mds_node::admin::authenticate_admin(state.node().store(), token).await {
         Ok(Some(record)) => Ok(Actor::Token(record.name)),
         Ok(None) => Err(problems::invalid_token()),
         Err(e) => Err(e.into()),
@@ -234,10 +234,10 @@ async fn idempotent(
     let conflict = |detail: &str| ApiError::new(ErrorCode::IdempotencyConflict, detail);
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
     let method = parts.method.as_str().to_owned();
-    let deadline = Instant::now() + state.http.request_timeout;
+    let deadline = Instant::now() + state.http().request_timeout;
     loop {
-        let now = state.config.clock.now();
-        match idempotency::claim(&*state.store, actor, key, &method, &path, &body, now).await? {
+        let now = state.node().config().clock.now();
+        match idempotency::claim(state.node().store(), actor, key, &method, &path, &body, now).await? {
             Claim::OtherRequest => {
                 return Err(conflict(
                     "this Idempotency-Key was used with another request in the last 24 hours; use a new key for a new \
@@ -266,7 +266,7 @@ async fn record(state: &AppState, claimed: &mds_node::idempotency::ClaimedKey, r
     use mds_node::idempotency;
     let status = resp.status();
     if status.is_server_error() {
-        if let Err(e) = idempotency::release(&*state.store, claimed).await {
+        if let Err(e) = idempotency::release(state.node().store(), claimed).await {
             tracing::warn!(error = %e, "could not release an idempotency key");
         }
         return resp;
@@ -279,7 +279,7 @@ async fn record(state: &AppState, claimed: &mds_node::idempotency::ClaimedKey, r
             (bytes.to_vec(), Response::from_parts(parts, Body::from(bytes)))
         }
     };
-    if let Err(e) = idempotency::complete(&*state.store, claimed, status.as_u16(), &stored).await {
+    if let Err(e) = idempotency::complete(state.node().store(), claimed, status.as_u16(), &stored).await {
         // The change is made; a retry would make it again. Said in the log.
         tracing::warn!(error = %e, "could not store the answer of an idempotent request");
     }

@@ -23,7 +23,7 @@ use utoipa::{Modify, OpenApi};
 
 use super::controllers::{IssuedKey, List, RolledKeyView};
 use super::routes::{AdminRoute, Audit, Auth, Input, ROUTES, Verb};
-use crate::openapi::problem;
+use crate::components::problem;
 
 /// The document.
 #[derive(OpenApi)]
@@ -109,7 +109,7 @@ impl Modify for FromTable {
         }
         for r in ROUTES {
             if let Some(d) = r.doc {
-                let (_, mut op) = (d.annotation)();
+                let mut op = (d.operation.spec)();
                 // The handler's doc comment (utoipa's summary and
                 // description) describes it; the row names it.
                 op.description = match (op.summary.take(), op.description.take()) {

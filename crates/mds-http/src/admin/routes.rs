@@ -17,11 +17,11 @@ use std::sync::LazyLock;
 
 use axum::http::Method;
 use axum::routing::{MethodFilter, MethodRouter, on};
-use utoipa::openapi::path::{HttpMethod, Operation as PathOperation};
+use utoipa::openapi::path::HttpMethod;
 
 use super::{controllers as c, openapi};
 use crate::controllers::health;
-use crate::routes::Operation;
+use crate::route::{Operation, op, spec};
 use crate::state::AppState;
 
 /// What every admin handler's `#[utoipa::path]` gives as its `path` (utoipa
@@ -112,22 +112,15 @@ pub enum Audit {
     Records(&'static [&'static str]),
 }
 
-/// What a handler's `#[utoipa::path]` says: its methods and its operation
-/// (parameters, body, answers).
-pub type Annotation = fn() -> (Vec<HttpMethod>, PathOperation);
-
-/// The annotation of the handler whose `#[utoipa::path]` made `P`.
-fn annotation<P: utoipa::Path>() -> (Vec<HttpMethod>, PathOperation) {
-    (P::methods(), P::operation())
-}
-
-/// How the OpenAPI document shows a route.
+/// How the OpenAPI document shows a route: its operation, as a public
+/// route's ([`Operation`]), and the methods its handler's
+/// `#[utoipa::path]` names (held to the row's verb by a test).
 #[derive(Debug, Clone, Copy)]
 pub struct Documented {
-    /// Its `operationId`, tag and summary.
+    /// Its `operationId`, tag, summary, and the rest from its handler.
     pub operation: Operation,
-    /// The rest, from its handler.
-    pub annotation: Annotation,
+    /// The methods its handler's annotation names.
+    pub methods: fn() -> Vec<HttpMethod>,
 }
 
 /// One admin route.
@@ -150,10 +143,11 @@ pub struct AdminRoute {
     pub handler: fn(MethodFilter) -> MethodRouter<AppState>,
 }
 
-/// The documentation of a route: `id`, `tag`, `summary` and its handler's
-/// annotation.
-const fn doc(id: &'static str, tag: &'static str, summary: &'static str, annotation: Annotation) -> Option<Documented> {
-    Some(Documented { operation: Operation { id, tag, summary }, annotation })
+/// The documentation of a route: `id`, `tag`, `summary`, and the rest
+/// from the annotation of its handler (`P`: the struct `#[utoipa::path]`
+/// made for it).
+const fn doc<P: utoipa::Path>(id: &'static str, tag: &'static str, summary: &'static str) -> Option<Documented> {
+    Some(Documented { operation: op(id, tag, summary, spec::<P>), methods: P::methods })
 }
 
 /// A route that reads (with an admin token, no body, nothing audited).
@@ -195,19 +189,19 @@ const fn change(
 pub static ROUTES: &[AdminRoute] = &[
     AdminRoute { verb: Verb::Get, path: "/metrics", auth: Auth::Open, input: Input::Nothing, idempotent: false, audit: Audit::Nothing, doc: None, handler: |m| on(m, health::metrics) },
     read("/admin/v1/openapi.json", None, |m| on(m, openapi::serve)),
-    read("/admin/v1/tiers", doc("listTiers", "tiers", "List tiers", annotation::<c::__path_list_tiers>), |m| on(m, c::list_tiers)),
-    change(Verb::Put, "/admin/v1/tiers/{name}", Input::Json, &["tier.create", "tier.update"], doc("putTier", "tiers", "Create or change a tier", annotation::<c::__path_put_tier>), |m| on(m, c::put_tier)),
-    read("/admin/v1/accounts", doc("listAccounts", "accounts", "List accounts", annotation::<c::__path_list_accounts>), |m| on(m, c::list_accounts)),
-    change(Verb::Post, "/admin/v1/accounts", Input::Json, &["account.create", "account.update"], doc("createAccount", "accounts", "Create an account", annotation::<c::__path_create_account>), |m| on(m, c::create_account)),
-    read("/admin/v1/accounts/{name}", doc("getAccount", "accounts", "Get an account", annotation::<c::__path_get_account>), |m| on(m, c::get_account)),
-    change(Verb::Patch, "/admin/v1/accounts/{name}", Input::Json, &["account.update"], doc("updateAccount", "accounts", "Lapse or restore an account", annotation::<c::__path_update_account>), |m| on(m, c::update_account)),
-    read("/admin/v1/accounts/{name}/usage", doc("getAccountUsage", "accounts", "An account's usage in a month", annotation::<c::__path_account_usage>), |m| on(m, c::account_usage)),
-    read("/admin/v1/keys", doc("listKeys", "keys", "List keys", annotation::<c::__path_list_keys>), |m| on(m, c::list_keys)),
-    change(Verb::Post, "/admin/v1/keys", Input::Json, &["key.create"], doc("issueKey", "keys", "Issue a key", annotation::<c::__path_issue_key>), |m| on(m, c::issue_key)),
-    read("/admin/v1/keys/{prefix}", doc("getKey", "keys", "Get a key", annotation::<c::__path_get_key>), |m| on(m, c::get_key)),
-    change(Verb::Delete, "/admin/v1/keys/{prefix}", Input::Nothing, &["key.revoke"], doc("revokeKey", "keys", "Revoke a key", annotation::<c::__path_revoke_key>), |m| on(m, c::revoke_key)),
-    change(Verb::Post, "/admin/v1/keys/{prefix}/roll", Input::Json, &["key.roll"], doc("rollKey", "keys", "Roll a key", annotation::<c::__path_roll_key>), |m| on(m, c::roll_key)),
-    read("/admin/v1/audit", doc("listAudit", "audit", "Read the audit log", annotation::<c::__path_list_audit>), |m| on(m, c::list_audit)),
+    read("/admin/v1/tiers", doc::<c::__path_list_tiers>("listTiers", "tiers", "List tiers"), |m| on(m, c::list_tiers)),
+    change(Verb::Put, "/admin/v1/tiers/{name}", Input::Json, &["tier.create", "tier.update"], doc::<c::__path_put_tier>("putTier", "tiers", "Create or change a tier"), |m| on(m, c::put_tier)),
+    read("/admin/v1/accounts", doc::<c::__path_list_accounts>("listAccounts", "accounts", "List accounts"), |m| on(m, c::list_accounts)),
+    change(Verb::Post, "/admin/v1/accounts", Input::Json, &["account.create", "account.update"], doc::<c::__path_create_account>("createAccount", "accounts", "Create an account"), |m| on(m, c::create_account)),
+    read("/admin/v1/accounts/{name}", doc::<c::__path_get_account>("getAccount", "accounts", "Get an account"), |m| on(m, c::get_account)),
+    change(Verb::Patch, "/admin/v1/accounts/{name}", Input::Json, &["account.update"], doc::<c::__path_update_account>("updateAccount", "accounts", "Lapse or restore an account"), |m| on(m, c::update_account)),
+    read("/admin/v1/accounts/{name}/usage", doc::<c::__path_account_usage>("getAccountUsage", "accounts", "An account's usage in a month"), |m| on(m, c::account_usage)),
+    read("/admin/v1/keys", doc::<c::__path_list_keys>("listKeys", "keys", "List keys"), |m| on(m, c::list_keys)),
+    change(Verb::Post, "/admin/v1/keys", Input::Json, &["key.create"], doc::<c::__path_issue_key>("issueKey", "keys", "Issue a key"), |m| on(m, c::issue_key)),
+    read("/admin/v1/keys/{prefix}", doc::<c::__path_get_key>("getKey", "keys", "Get a key"), |m| on(m, c::get_key)),
+    change(Verb::Delete, "/admin/v1/keys/{prefix}", Input::Nothing, &["key.revoke"], doc::<c::__path_revoke_key>("revokeKey", "keys", "Revoke a key"), |m| on(m, c::revoke_key)),
+    change(Verb::Post, "/admin/v1/keys/{prefix}/roll", Input::Json, &["key.roll"], doc::<c::__path_roll_key>("rollKey", "keys", "Roll a key"), |m| on(m, c::roll_key)),
+    read("/admin/v1/audit", doc::<c::__path_list_audit>("listAudit", "audit", "Read the audit log"), |m| on(m, c::list_audit)),
 ];
 
 /// What a request's path and method find in the table.
@@ -260,7 +254,7 @@ mod tests {
             }
             // The method the handler's annotation states is the row's.
             if let Some(d) = r.doc {
-                assert!((d.annotation)().0 == [r.verb.openapi()], "{}", r.path);
+                assert!((d.methods)() == [r.verb.openapi()], "{}", r.path);
             }
             // A route that takes a body changes something, which is audited.
             if r.input == Input::Json {

@@ -1,13 +1,11 @@
 //! `GET /v1/companies/{isin}`: one company with everything the service
 //! knows about it (`V1CompanyDetail`, contract section 7.1), written from
-//! the node's catalog: no store read on the request path.
+//! the node's catalog ([`Node::company`](mds_node::Node::company)): no
+//! store read on the request path.
 
 use axum::extract::State;
 use axum::response::Response;
 use mds_domain::Isin;
-use sha2::Digest;
-
-use mds_node::tagged::Tagged;
 
 use super::{Id, Identifier, tagged};
 use crate::error::ApiError;
@@ -16,23 +14,15 @@ use crate::state::AppState;
 /// Handler. A malformed ISIN is answered `404` like an unknown one.
 #[utoipa::path(
     get,
-    path = "/v1/companies/{isin}",
+    path = crate::components::PATH_IN_TABLE,
     description = "One company with everything the service knows about it: every `V1Company` field with the \
 same value as in the list, its exchange listings, the four classification levels, the market capitalisation \
 its band was ranked on, and when its record last changed. Takes no query parameters.",
-    params(crate::openapi::IsinPath),
+    params(crate::components::IsinPath),
     responses(
         (status = 200, description = "The company.", body = mds_domain::CompanyDetail, content_type = "application/json"),
     )
 )]
 pub async fn show(State(state): State<AppState>, Id(isin): Id<Isin>) -> Result<Response, ApiError> {
-    let catalog = state.catalog();
-    let row = catalog.find_isin(isin.as_str()).ok_or_else(|| ApiError::not_found(Isin::NOT_FOUND))?;
-    let mut body = Vec::new();
-    catalog.write_detail(row, &mut body);
-    // What the record holds is a function of the catalog version and the
-    // row: the tag derives from those (as a list page's does), not from
-    // hashing the body.
-    let etag = catalog.derived_tag(b"mds company\0", |h| h.update(isin.as_str().as_bytes()));
-    Ok(tagged(Tagged { body: body.into(), etag }))
+    state.node().company(&isin).map(tagged).ok_or_else(|| ApiError::not_found(Isin::NOT_FOUND))
 }

@@ -1,11 +1,13 @@
-//! One module per endpoint, plus the JSON response helpers and the
-//! extractors they share.
+//! The controllers: each parses its request, calls one operation of the
+//! node ([`mds_node`]) and renders what it returns. One module per
+//! resource (`health` holds the three unkeyed probes), plus the JSON
+//! response helpers and the extractors they share.
 
+pub mod article;
 pub mod changes;
 pub mod companies;
 pub mod company;
 pub mod health;
-pub mod news;
 pub mod news_list;
 pub mod usage;
 pub mod usage_daily;
@@ -36,7 +38,7 @@ pub fn hashed_json<T: serde::Serialize>(value: &T) -> Result<Tagged, ApiError> {
 }
 
 /// A `200 application/json` response. Its `Cache-Control` is its route's
-/// ([`crate::routes::Caching`]), added by the envelope.
+/// ([`crate::route::Caching`]), added by the envelope.
 pub fn json(body: impl Into<Bytes>) -> Response {
     let mut resp = Response::new(Body::from(body.into()));
     // Room for the 11 headers of a keyed response (Content-Type,

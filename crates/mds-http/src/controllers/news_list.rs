@@ -1,14 +1,11 @@
 //! `GET /v1/news`: one keyset page of the filtered news list, newest first,
-//! without bodies. Made from the store once per query and news generation
-//! ([`Node::news_list_page`](mds_node::Node::news_list_page)), then served
-//! from the generation's kept pages
-//! ([`NewsPages`](mds_node::news_list::NewsPages)).
+//! without bodies ([`Node::news_page`](mds_node::Node::news_page): made from
+//! the store once per query and news generation, then kept).
 
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
+use mds_domain::PageParams;
 use mds_domain::news::{NewsFilter, NewsQueryParams};
-use mds_domain::{ErrorCode, PageParams};
-use mds_node::news_list::NewsListError;
 
 use super::tagged;
 use crate::error::ApiError;
@@ -18,31 +15,19 @@ use crate::state::AppState;
 /// Handler.
 #[utoipa::path(
     get,
-    path = "/v1/news",
+    path = crate::components::PATH_IN_TABLE,
     description = "One page of articles without `body`, newest first: by `published_at` descending, then `slug`; \
 articles without `published_at` come last, by `slug` (and never pass a date bound). Pagination is keyset-based: pass \
 `next_cursor` back as `cursor` with the same filters (`limit` may change); articles published while you page cause no \
 duplicates or skips. `GET /v1/news/{slug}` gives an article with its body.",
     params(NewsFilter, PageParams),
     responses(
-        (status = 200, description = "A page of articles.", body = crate::openapi::NewsPage, content_type = "application/json"),
-        (status = 400, response = crate::openapi::NewsBadRequest),
+        (status = 200, description = "A page of articles.", body = crate::components::NewsPage, content_type = "application/json"),
+        (status = 400, response = crate::components::NewsBadRequest),
     )
 )]
 pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
-    let query = raw.as_deref().unwrap_or("");
-    // Taken before the store is read: see `NewsPages::current`.
-    let pages = state.news_pages.current();
-    if let Some(served) = pages.get(query) {
-        return Ok(tagged(served));
-    }
-    let req = parse_query::<NewsQueryParams>(raw.as_deref())?;
-    let served = state.news_list_page(&req).await.map_err(|e| match e {
-        NewsListError::Cursor(e) => ApiError::new(ErrorCode::InvalidCursor, e.to_string()).with_param("cursor"),
-        NewsListError::Store(e) => e.into(),
-    })?;
-    pages.put(query, served.clone());
-    Ok(tagged(served))
+    Ok(tagged(state.node().news_page(raw.as_deref(), parse_query::<NewsQueryParams>).await?))
 }
 
 #[cfg(test)]

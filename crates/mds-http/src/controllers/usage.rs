@@ -14,7 +14,7 @@ use crate::state::AppState;
 /// Handler.
 #[utoipa::path(
     get,
-    path = "/v1/usage",
+    path = crate::components::PATH_IN_TABLE,
     description = "The calling key's tier, limits, requests this billing month (calendar month, UTC) and in up to \
 12 preceding months since the key was created, most recent first.",
     responses(
@@ -22,5 +22,5 @@ use crate::state::AppState;
     )
 )]
 pub async fn show(State(state): State<AppState>, Caller(ctx): Caller, _: Query<()>) -> Result<Response, ApiError> {
-    Ok(tagged(hashed_json(&state.usage_report(&ctx).await?)?))
+    Ok(tagged(hashed_json(&state.node().usage_report(&ctx).await?)?))
 }

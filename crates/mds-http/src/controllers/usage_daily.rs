@@ -1,34 +1,21 @@
 //! `GET /v1/usage/daily`: where the calling key's quota went in one month,
 //! day by day and route by route: the node's daily report
-//! ([`mds_node::usage`]), with every data route of the route table (every
-//! `Keyed(Counted)` row) in every day.
-
-use std::sync::LazyLock;
+//! ([`mds_node::usage`]), with every data route of the route table
+//! ([`crate::routes::data_routes`], given to the state) in every day.
 
 use axum::extract::State;
 use axum::response::Response;
-use mds_domain::daily::{DailyPeriod, DailyUsageQueryParams, V1UsageDaily};
+use mds_domain::daily::{DailyUsageQueryParams, V1UsageDaily};
 
 use super::{Caller, hashed_json, tagged};
 use crate::error::ApiError;
 use crate::params::Query;
-use crate::routes::{Access, Billing, ROUTES};
 use crate::state::AppState;
-
-/// The path templates of the routes whose requests count against the
-/// quota, read off the route table, so a data route added there is in every
-/// day's `by_route` with no edit here.
-pub fn data_routes() -> &'static [&'static str] {
-    static DATA: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
-        ROUTES.iter().filter(|r| r.access == Access::Keyed(Billing::Counted)).map(|r| r.path).collect()
-    });
-    &DATA
-}
 
 /// Handler.
 #[utoipa::path(
     get,
-    path = "/v1/usage/daily",
+    path = crate::components::PATH_IN_TABLE,
     description = "Where the quota went in one billing month (UTC): one entry per day from the 1st to today (the \
 current month) or to the month's last day (a past month), days without traffic included. Each day has the \
 requests counted against the quota, the `304 Not Modified` answers (free), and the counted requests by route \
@@ -44,6 +31,6 @@ pub async fn show(
     Caller(ctx): Caller,
     Query(query): Query<DailyUsageQueryParams>,
 ) -> Result<Response, ApiError> {
-    let period = DailyPeriod::at(query.month, state.config.clock.now())?;
-    Ok(tagged(hashed_json(&state.usage_daily(&ctx, &period, data_routes()).await?)?))
+    let report = state.node().usage_daily_of_month(&ctx, query.month, state.data_routes()).await?;
+    Ok(tagged(hashed_json(&report)?))
 }

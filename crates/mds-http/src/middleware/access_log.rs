@@ -52,9 +52,9 @@ impl Entry {
     /// line, with the caller's `key` when it was authenticated.
     pub fn finish(self, state: &AppState, resp: &Response, request_id: &HeaderValue, key: Option<&KeyContext>) {
         let latency = self.start.elapsed();
-        state.metrics.request(self.route, resp.status().as_u16(), latency);
+        state.node().metrics().request(self.route, resp.status().as_u16(), latency);
         if resp.extensions().get::<StoreFailure>().is_some() {
-            state.metrics.event(Event::StoreError);
+            state.node().metrics().event(Event::StoreError);
         }
         if let Some((method, path)) = self.logged {
             let key = key.map(|k| k.prefix.as_str());

@@ -39,7 +39,8 @@ use tower_http::compression::{Compression, CompressionLayer};
 
 use super::request_id::X_REQUEST_ID;
 use super::{access_log, etag, guard, head, problem, request_id, timeout};
-use crate::routes::{self, Access};
+use crate::route::{Access, Route};
+use crate::routes;
 use crate::state::AppState;
 
 /// The envelope around the router, which it calls through compression
@@ -101,8 +102,8 @@ async fn wrap(envelope: Envelope, mut req: Request) -> Result<Response, Infallib
         // Pinned in place: the request's whole future is not moved (copied)
         // again.
         let serve = pin!(async {
-            if let Some(&routes::Route { access: Access::Keyed(billing), path, .. }) = route {
-                match guard::admit(state, &mut req, billing, path).await {
+            if let Some(&Route { access: Access::Keyed(charge), .. }) = route {
+                match guard::admit(state, &mut req, charge).await {
                     Ok(pass) => passed = pass,
                     Err(refused) => {
                         key = refused.key;
@@ -121,11 +122,11 @@ async fn wrap(envelope: Envelope, mut req: Request) -> Result<Response, Infallib
                 resp
             };
             if let Some(route) = route.filter(|_| resp.status() == StatusCode::OK) {
-                resp.headers_mut().insert(header::CACHE_CONTROL, state.cache_control(route.caching));
+                resp.headers_mut().insert(header::CACHE_CONTROL, route.caching.header_value(state));
             }
             resp
         });
-        timeout::bound(state.http.request_timeout, serve).await
+        timeout::bound(state.http().request_timeout, serve).await
     };
     let resp = match passed {
         Some(passed) => {

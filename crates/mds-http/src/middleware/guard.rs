@@ -12,11 +12,11 @@ use axum::http::{HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
 
 use super::etag;
+use mds_limits::Charge;
 use mds_node::KeyContext;
 
 use crate::auth;
 use crate::ratelimit::{self, Admission};
-use crate::routes::Billing;
 use crate::state::AppState;
 
 /// A request the guard let through, to finish once answered.
@@ -40,23 +40,18 @@ impl Refused {
     }
 }
 
-/// Guards `req` to the route `path` (its template) billed `billing`:
+/// Guards `req` to a route whose requests take `charge` from the quota:
 /// `Ok(Some(_))` to serve it and [`Passed::finish`] the answer, `Ok(None)`
 /// to serve it as is (not a `GET`: the router answers `405`), `Err(_)` to
 /// answer with the refusal.
-pub async fn admit(
-    state: &AppState,
-    req: &mut Request,
-    billing: Billing,
-    path: &'static str,
-) -> Result<Option<Passed>, Refused> {
+pub async fn admit(state: &AppState, req: &mut Request, charge: Charge) -> Result<Option<Passed>, Refused> {
     auth::refuse_key_in_query(req.uri()).map_err(|e| Refused::new(None, e))?;
     if req.method() != Method::GET {
         // A HEAD is a GET by now.
         return Ok(None);
     }
     let ctx = auth::authenticate(state, req.headers()).await.map_err(|e| Refused::new(None, e))?;
-    let admission = ratelimit::admit(state, &ctx, billing, path).await.map_err(|e| Refused::new(Some(&ctx), e))?;
+    let admission = ratelimit::admit(state, &ctx, charge).await.map_err(|e| Refused::new(Some(&ctx), e))?;
     let if_none_match = req.headers().get(header::IF_NONE_MATCH).cloned();
     // For the handlers (`/v1/usage` reports on the calling key).
     req.extensions_mut().insert(ctx.clone());

@@ -30,7 +30,7 @@ use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
 use super::Served;
-use super::ServerConfig;
+use crate::config::ServerConfig;
 
 /// What a connection is doing, as its watchdog and the server's eviction
 /// see it. Times are milliseconds since `base`, the server's start (one

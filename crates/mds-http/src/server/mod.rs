@@ -1,7 +1,7 @@
 //! The server: binds first (so callers learn the port, e.g. port 0 in
 //! tests), then accepts and serves connections until a shutdown signal.
 //!
-//! What a client may hold is bounded ([`ServerConfig`]): a request head
+//! What a client may hold is bounded ([`ServerConfig`](crate::config::ServerConfig)): a request head
 //! must be complete within `header_read_timeout` of its first byte, an idle
 //! connection is closed after `idle_timeout` ([`conn`]), and at most
 //! `max_connections` are open at once (fewer when the process's open-file
@@ -42,34 +42,6 @@ use crate::middleware::envelope::Envelope;
 use crate::router::public_router;
 use crate::state::AppState;
 use conn::Watch;
-
-/// How the server treats connections.
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    /// A request head not complete this long after its first byte closes
-    /// its connection.
-    pub header_read_timeout: Duration,
-    /// A connection with no request in flight and no byte moved for this
-    /// long is closed.
-    pub idle_timeout: Duration,
-    /// The most connections open at once (lowered to fit the open-file
-    /// limit, see [`max_connections`]).
-    pub max_connections: usize,
-    /// How long a shutdown waits for requests in flight before it closes
-    /// their connections.
-    pub shutdown_grace: Duration,
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        ServerConfig {
-            header_read_timeout: Duration::from_secs(10),
-            idle_timeout: Duration::from_secs(60),
-            max_connections: 10_000,
-            shutdown_grace: Duration::from_secs(10),
-        }
-    }
-}
 
 /// File descriptors kept for everything but client connections (the
 /// listener, the store's pool, Redis, logs, the SQLite file and journal).
@@ -181,9 +153,9 @@ impl Server {
     /// [module](self) says and returns.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> io::Result<()> {
         let Server { listener, admin, state } = self;
-        let node = state.node.clone();
+        let node = state.shared_node().clone();
         let background = Background::start(&node);
-        let cfg = state.http.server.clone();
+        let cfg = state.http().server.clone();
         let cap = max_connections(cfg.max_connections);
         tracing::debug!(max_connections = cap, "accepting connections");
         let app = Served::Public(public_router(state.clone(), admin.is_none()));
@@ -237,7 +209,7 @@ impl Server {
                     match freed.and_then(Result::ok) {
                         Some(p) => p,
                         None => {
-                            node.metrics.event(Event::ConnectionRefused);
+                            node.metrics().event(Event::ConnectionRefused);
                             drop(stream);
                             continue;
                         }
@@ -247,13 +219,13 @@ impl Server {
             let watch = Arc::new(Watch::new(started));
             let id = registry.lock().unwrap_or_else(PoisonError::into_inner).add(watch.clone());
             let (cfg, stopping, registry, node) = (cfg.clone(), stopping.clone(), registry.clone(), node.clone());
-            node.metrics.connection_opened();
+            node.metrics().connection_opened();
             conns.spawn(async move {
                 let closed = conn::serve(stream, app, cfg, watch, stopping).await;
                 registry.lock().unwrap_or_else(PoisonError::into_inner).open.remove(&id);
-                node.metrics.connection_closed();
+                node.metrics().connection_closed();
                 if let Some(reason) = closed {
-                    node.metrics.event(match reason {
+                    node.metrics().event(match reason {
                         conn::Expiry::HeaderTimeout => Event::ConnectionHeaderTimeout,
                         conn::Expiry::Idle => Event::ConnectionIdleClosed,
                         conn::Expiry::Evicted => Event::ConnectionEvicted,

@@ -1,0 +1,123 @@
+//! What a row of the route table ([`crate::routes::ROUTES`]) says of its
+//! route: [`Route`], who may call it ([`Access`], with what a keyed
+//! route's request takes from the quota: [`mds_limits::Charge`]), how its
+//! answers may be cached ([`Caching`]) and its operation in the OpenAPI
+//! document ([`Operation`]); and the constructors the table's rows are
+//! written with ([`counted`], [`free`], [`open`], [`op`]).
+
+use axum::http::HeaderValue;
+use axum::routing::MethodRouter;
+use mds_limits::Charge;
+
+use crate::state::AppState;
+
+/// Who may call a route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Anyone, without a key: not rate limited, not counted.
+    Open,
+    /// An API key: authenticated, rate limited, metered, tagged for `304`;
+    /// an admitted request takes what its charge says from the monthly
+    /// quota (contract section 3): one request, recorded in the daily
+    /// ledger under the route's template, for [`Charge::Counted`] (unless
+    /// answered `304` or `5xx`), nothing for [`Charge::Free`] (the caller's
+    /// own usage). Every admitted request takes from the per-minute limit.
+    Keyed(Charge),
+}
+
+/// How a route's successful answers may be cached (`Cache-Control`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caching {
+    /// `private, max-age=N`, N from the settings (per caller: keyed data).
+    Private,
+    /// `no-store` (live figures, health).
+    NoStore,
+    /// Shared caches may keep it, as given (reference material).
+    Public(&'static str),
+}
+
+impl Caching {
+    /// The `Cache-Control` value (`private`'s max-age from `state`'s
+    /// settings).
+    pub fn header_value(self, state: &AppState) -> HeaderValue {
+        match self {
+            Caching::Private => state.private_caching().clone(),
+            Caching::NoStore => HeaderValue::from_static("no-store"),
+            Caching::Public(v) => HeaderValue::from_static(v),
+        }
+    }
+}
+
+/// A route's operation in the OpenAPI document: its `operationId` (read as
+/// a method name by generated clients), its tag and its summary, and the
+/// rest (description, parameters, responses) from its handler's
+/// `#[utoipa::path]` ([`spec`]). The document puts it at the row's path
+/// ([`crate::openapi`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Operation {
+    /// The `operationId`.
+    pub id: &'static str,
+    /// The one tag it is listed under.
+    pub tag: &'static str,
+    /// The summary.
+    pub summary: &'static str,
+    /// Its description, parameters and responses.
+    pub spec: fn() -> utoipa::openapi::path::Operation,
+}
+
+/// One route.
+pub struct Route {
+    /// The path template, as the router matches it and metrics label it.
+    pub path: &'static str,
+    /// Who may call it.
+    pub access: Access,
+    /// How its `200`s (and their `304`s) may be cached.
+    pub caching: Caching,
+    /// Its operation in the OpenAPI document (`None`: not documented there).
+    pub operation: Option<Operation>,
+    /// Its handlers, by method.
+    pub handler: fn() -> MethodRouter<AppState>,
+}
+
+/// The operation a handler's `#[utoipa::path]` describes (`P` is the
+/// struct utoipa makes for it, `__path_<handler>`), for [`op`].
+pub fn spec<P: utoipa::Path>() -> utoipa::openapi::path::Operation {
+    P::operation()
+}
+
+/// The operation `id`, under `tag`, with `summary`, the rest in `spec`.
+pub const fn op(
+    id: &'static str,
+    tag: &'static str,
+    summary: &'static str,
+    spec: fn() -> utoipa::openapi::path::Operation,
+) -> Operation {
+    Operation { id, tag, summary, spec }
+}
+
+/// A keyed route whose requests count against the monthly quota,
+/// documented as `operation`.
+pub const fn counted(
+    path: &'static str,
+    caching: Caching,
+    operation: Operation,
+    handler: fn() -> MethodRouter<AppState>,
+) -> Route {
+    Route { path, access: Access::Keyed(Charge::Counted(path)), caching, operation: Some(operation), handler }
+}
+
+/// A keyed route whose requests never count against the quota (only
+/// against the per-minute limit), documented as `operation`.
+pub const fn free(
+    path: &'static str,
+    caching: Caching,
+    operation: Operation,
+    handler: fn() -> MethodRouter<AppState>,
+) -> Route {
+    Route { path, access: Access::Keyed(Charge::Free), caching, operation: Some(operation), handler }
+}
+
+/// A route anyone may call, outside the OpenAPI document.
+pub const fn open(path: &'static str, caching: Caching, handler: fn() -> MethodRouter<AppState>) -> Route {
+    Route { path, access: Access::Open, caching, operation: None, handler }
+}

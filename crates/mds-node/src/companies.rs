@@ -1,0 +1,105 @@
+//! The company list (`GET /v1/companies`) and one company's detail (`GET
+//! /v1/companies/{isin}`), made from the node's catalog with no store
+//! access.
+//!
+//! A list page is made once per query and catalog version, then served
+//! from the version's kept pages ([`crate::pages`]). Its strong `ETag` is
+//! derived from what makes it (catalog version, filters, position, limit),
+//! not hashed from its bytes, and so is a detail's (catalog version, ISIN).
+
+use http::HeaderValue;
+use mds_catalog::SortKey;
+use mds_domain::params::CompaniesQueryParams;
+use mds_domain::{Isin, page as envelope};
+use sha2::Digest;
+
+use crate::catalog::CatalogVersion;
+use crate::error::ReadError;
+use crate::metrics::Event;
+use crate::node::Node;
+use crate::pages::{List, PageKey};
+use crate::tagged::Tagged;
+
+impl Node {
+    /// The page of the company list asked with the query string `raw`:
+    /// kept, or parsed by `parse` and made from the catalog (and kept).
+    pub fn companies_page<E: From<ReadError>>(
+        &self,
+        raw: Option<&str>,
+        parse: impl FnOnce(Option<&str>) -> Result<CompaniesQueryParams, E>,
+    ) -> Result<Tagged, E> {
+        let catalog = self.catalog();
+        let key = PageKey::new(List::Companies, raw);
+        match self.kept_page(&catalog, key) {
+            Some(kept) => Ok(kept),
+            None => Ok(self.keep_page(&catalog, key, self.make_companies_page(&catalog, &parse(raw)?)?)),
+        }
+    }
+
+    /// The page `catalog` keeps under `key`, counted as a hit.
+    pub(crate) fn kept_page(&self, catalog: &CatalogVersion, key: PageKey<'_>) -> Option<Tagged> {
+        let kept = catalog.pages().get(key)?;
+        self.metrics().event(Event::PageCacheHit);
+        Some(kept)
+    }
+
+    /// Keeps `page`, made from `catalog`, under `key`, counted as a miss.
+    pub(crate) fn keep_page(&self, catalog: &CatalogVersion, key: PageKey<'_>, page: Tagged) -> Tagged {
+        self.metrics().event(Event::PageCacheMiss);
+        catalog.pages().put(key, page.clone());
+        page
+    }
+
+    /// The page of `catalog` for `req`, made.
+    fn make_companies_page(&self, catalog: &CatalogVersion, req: &CompaniesQueryParams) -> Result<Tagged, ReadError> {
+        let after = match &req.page.cursor {
+            Some(c) => Some(self.cursors().decode(&req.filter, c).map_err(ReadError::cursor)?),
+            None => None,
+        };
+        let page = catalog.page(&req.filter, after.as_ref(), req.page.limit.get());
+        let next_cursor = page.next.as_ref().map(|k| self.cursors().encode(&req.filter, k));
+        let mut body = Vec::with_capacity(256);
+        envelope::write_json(&mut body, |b| page.write_rows(b), next_cursor.as_deref(), page.has_more());
+        // Exactly as long as the page (the spare capacity is given back), so
+        // that what the page cache counts is what it holds.
+        Ok(Tagged { body: body.into_boxed_slice().into(), etag: page_tag(catalog, req, after.as_ref()) })
+    }
+
+    /// The detail record of the company with `isin` (`V1CompanyDetail`),
+    /// if the catalog has it.
+    pub fn company(&self, isin: &Isin) -> Option<Tagged> {
+        let catalog = self.catalog();
+        let row = catalog.find_isin(isin.as_str())?;
+        let mut body = Vec::new();
+        catalog.write_detail(row, &mut body);
+        // What the record holds is a function of the catalog version and the
+        // row: the tag derives from those (as a list page's does), not from
+        // hashing the body.
+        let etag = catalog.derived_tag(b"mds company\0", |h| h.update(isin.as_str().as_bytes()));
+        Some(Tagged { body: body.into(), etag })
+    }
+}
+
+/// The strong `ETag` of a page, without hashing the page: what a page holds
+/// is a function of the catalog version, the filters, the position and the
+/// limit (and of the cursor secret and this build, which a catalog
+/// version's id outlives on no node), so the tag is 16 bytes of a SHA-256
+/// of those. A new catalog (an import, or a restart) gives every page a new
+/// tag, whether or not its rows changed.
+fn page_tag(catalog: &CatalogVersion, req: &CompaniesQueryParams, after: Option<&SortKey>) -> HeaderValue {
+    let filter = req.filter.canonical();
+    catalog.derived_tag(b"mds companies page\0", |h| {
+        h.update((filter.len() as u64).to_le_bytes());
+        h.update(filter.as_bytes());
+        match after {
+            Some(k) => {
+                h.update([1]);
+                h.update((k.ticker.len() as u64).to_le_bytes());
+                h.update(k.ticker.as_bytes());
+                h.update(k.isin.as_bytes());
+            }
+            None => h.update([0]),
+        }
+        h.update((req.page.limit.get() as u64).to_le_bytes());
+    })
+}

@@ -1,0 +1,73 @@
+//! What a node says of itself: whether it is ready to serve
+//! ([`Node::readiness`], `GET /readyz`) and its metrics in the Prometheus
+//! text format ([`Node::metrics_text`], `GET /metrics`).
+
+use std::time::Duration;
+
+use crate::node::Node;
+
+/// Why a node is not ready.
+#[derive(Debug, thiserror::Error)]
+pub enum NotReady {
+    /// A background task stopped (why): the node follows the store no
+    /// more, or writes no counts; it needs a restart.
+    #[error("{0}; this node needs a restart")]
+    TaskStopped(String),
+    /// The store answered the ping with an error.
+    #[error("the store is unreachable")]
+    StoreDown(#[source] mds_store::StoreError),
+    /// The store did not answer within [`Node::READY_WITHIN`].
+    #[error("the store did not answer within 1 s")]
+    StoreSlow,
+}
+
+impl Node {
+    /// How long the store may take to answer the readiness ping.
+    pub const READY_WITHIN: Duration = Duration::from_secs(1);
+
+    /// Whether the node can serve: its background tasks run and the store
+    /// answers within [`Node::READY_WITHIN`]. `Ok` with how many companies
+    /// it serves.
+    pub async fn readiness(&self) -> Result<usize, NotReady> {
+        if let Some(why) = self.stopped_task() {
+            return Err(NotReady::TaskStopped(why));
+        }
+        match tokio::time::timeout(Self::READY_WITHIN, self.store().ping()).await {
+            Ok(Ok(())) => Ok(self.catalog().len()),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "readiness check failed");
+                Err(NotReady::StoreDown(e))
+            }
+            Err(_) => Err(NotReady::StoreSlow),
+        }
+    }
+
+    /// The node's metrics in the Prometheus text format, with the shared
+    /// limiter's counters when limits are shared through Redis.
+    pub fn metrics_text(&self) -> String {
+        let degraded = self.shared().is_some_and(|s| s.is_degraded());
+        let mut body = self.metrics().render(self.backlog(), degraded);
+        if let Some(shared) = self.shared() {
+            let s = shared.stats();
+            for (name, help, value) in [
+                ("mds_redis_errors_total", "Redis calls that failed.", s.redis_errors),
+                ("mds_redis_fallbacks_total", "Times this node fell back to limiting alone.", s.fallbacks),
+                ("mds_redis_seeds_total", "Month counters seeded into Redis from the store.", s.seeds),
+                ("mds_redis_admitted_total", "Requests admitted from Redis leases.", s.redis_admitted),
+                (
+                    "mds_redis_lease_calls_total",
+                    "Lease scripts sent to Redis (a lease taken or given back).",
+                    s.lease_calls,
+                ),
+                (
+                    "mds_local_admitted_total",
+                    "Requests admitted by this node alone while Redis was unreachable.",
+                    s.local_admitted,
+                ),
+            ] {
+                body.push_str(&format!("# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}\n"));
+            }
+        }
+        body
+    }
+}
