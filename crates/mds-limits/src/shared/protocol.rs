@@ -1,0 +1,276 @@
+//! The Redis side of leasing: taking a lease for a request, settling the
+//! one that ended (what it spent goes to the counter, what it did not use
+//! back), carrying requests counted outside leases, and seeding a missing
+//! month counter from the store.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mds_domain::KeyPrefix;
+use mds_domain::usage::BillingMonth;
+use mds_store::UsageStore;
+use redis::aio::ConnectionManager;
+use redis::{ErrorKind, RedisError};
+
+use super::decide::Blocked;
+use super::scripts::{Answer, SEED_LUA};
+use super::state::KeyLease;
+use super::stats::bump;
+use super::{Failure, SharedLimiter};
+use crate::lease::{self, Held, Tokens};
+use crate::limiter::{Ask, Charge, Decision, Limits};
+use crate::meter;
+
+impl SharedLimiter {
+    /// Ends the key's lease (if any), gives back what it did not use, and
+    /// takes a new one for this request; decides the request from it.
+    pub(super) async fn renew(
+        &self,
+        store: &dyn UsageStore,
+        lease: &Arc<KeyLease>,
+        ask: Ask<'_>,
+    ) -> Result<Decision, Failure> {
+        let Ask { key, limits, charge } = ask;
+        let counts = charge != Charge::Free;
+        let clock = self.local.clock();
+        let (now, mono) = (clock.now(), clock.elapsed());
+        let month = BillingMonth::of(now);
+        let cap = lease::max_lease(limits, self.config.nodes, self.config.lease_ttl);
+        {
+            let mut s = lease.lock();
+            if let Some(h) = s.held.take() {
+                // A lease that granted no minute token was a refusal: the
+                // size it asked for stands.
+                if h.min.granted > 0 {
+                    let spent_early = h.min.spent_out() && h.limits == limits;
+                    s.size = lease::next_size(&h, s.size, spent_early, cap);
+                }
+                s.ended = Some(h);
+            }
+            s.size = s.size.clamp(1, cap);
+            s.blocked = None;
+            s.limits = Some(limits);
+        }
+        // A lease of another month is settled on that month's records first.
+        let other_month = lease.lock().ended.filter(|h| h.month != month);
+        if let Some(h) = other_month {
+            self.call(store, key, lease, h.month, h.limits, (0, 0)).await?;
+        }
+        let size = lease.lock().size;
+        // A usage read (free) takes no month tokens: a key polled for its
+        // usage holds none of its quota from other nodes.
+        let a = self.call(store, key, lease, month, limits, (size, if counts { size } else { 0 })).await?;
+        let mut s = lease.lock();
+        let mut h = Held {
+            seq: s.seq,
+            month,
+            limits,
+            min: Tokens::new(a.granted_min),
+            mon: Tokens::new(a.granted_mon),
+            taken_at: mono,
+            ends_at: mono + self.lease_life(),
+            redis_remaining: a.remaining,
+            reset_us: a.reset_us,
+            counter: a.counter,
+        };
+        if h.take(counts) {
+            s.held = Some(h);
+            drop(s);
+            return Ok(self.admitted(ask, lease, &h, now, mono));
+        }
+        s.held = Some(h);
+        // Refused: stand by the refusal without asking Redis again. For the
+        // minute, until the tokens of a lease of this size can have come (a
+        // lease of one: until Redis's retry), at most two lease TTLs; for the
+        // month, one sweep interval, so tokens another node gives back are
+        // found.
+        let per_token = 60_000_000 / i64::from(limits.rate_limit_per_minute.max(1));
+        let batch = per_token.saturating_mul(i64::try_from(s.size.saturating_sub(1)).unwrap_or(i64::MAX));
+        let us = |v: i64| Duration::from_micros(u64::try_from(v).unwrap_or(0));
+        let wait = match a.granted_min {
+            0 => us(a.retry_us.max(batch)).min(self.minute_wait()),
+            _ => self.sweep_interval(),
+        };
+        let b = Blocked {
+            until: mono + wait,
+            retry_at: mono + us(a.retry_us),
+            reset_at: mono + us(a.reset_us),
+            month,
+            limits,
+            minute: a.granted_min == 0,
+            month_spent: a.granted_mon == 0 && a.counter >= limits.monthly_quota,
+            minute_remaining: h.minute_remaining(),
+            counter: h.month_used(),
+        };
+        s.blocked = Some(b);
+        drop(s);
+        let state = self.local.meter().key_state(key);
+        meter::record_shared(&mut state.lock(), month, b.counter, false);
+        Ok(self.refused(&b, limits, counts, now, mono))
+    }
+
+    /// Ends the key's lease if it ended (or `all`, or a running total of
+    /// requests counted outside leases must be carried), telling Redis what
+    /// it spent, and carries the running total; takes nothing.
+    pub(super) async fn settle(
+        &self,
+        store: &dyn UsageStore,
+        key: &KeyPrefix,
+        lease: &Arc<KeyLease>,
+        all: bool,
+    ) -> Result<(), Failure> {
+        let Ok(_renewing) = lease.renewing.try_lock() else { return Ok(()) };
+        let mono = self.local.clock().elapsed();
+        let month = {
+            let mut s = lease.lock();
+            // Every script settles the lease Redis has on record for this
+            // node, so one carrying the running total ends the held lease
+            // too.
+            let carry = s.adj != s.adj_acked;
+            if let Some(h) = s.held.filter(|h| all || carry || !h.live(mono)) {
+                s.held = None;
+                if h.min.granted > 0 {
+                    let spent = h.min.spent_out();
+                    s.size = lease::next_size(&h, s.size, spent, u64::MAX).min(s.size.max(1));
+                }
+                s.ended = Some(h);
+            }
+            match (s.ended, s.adj_month) {
+                (Some(h), _) => h.month,
+                (None, Some(m)) if s.adj != s.adj_acked => m,
+                _ => return Ok(()),
+            }
+        };
+        let Some(limits) = lease.lock().limits else { return Ok(()) };
+        self.call(store, key, lease, month, limits, (0, 0)).await.map(|_| ())
+    }
+
+    /// Sends one lease script for `month`: settles the ended lease, carries
+    /// the running total, takes `want` tokens (per-minute, month). Seeds a
+    /// missing counter. On
+    /// success the ended lease is forgotten and the answer returned.
+    pub(super) async fn call(
+        &self,
+        store: &dyn UsageStore,
+        key: &KeyPrefix,
+        lease: &Arc<KeyLease>,
+        month: BillingMonth,
+        limits: Limits,
+        want: (u64, u64),
+    ) -> Result<Answer, Failure> {
+        let mut conn = self.connection().await?;
+        let keys = [self.gcra_key(key), self.usage_key(key, month), self.lease_key(key, month)];
+        // When the counter was seeded, once Redis says it has no record of
+        // this node: what to add is then counted as the script is sent.
+        let mut seeded_at: Option<Instant> = None;
+        for _ in 0..5 {
+            let (seq, args) = {
+                let mut s = lease.lock();
+                if s.adj_month != Some(month) {
+                    if s.adj != s.adj_acked {
+                        tracing::debug!(key = %key.as_str(), "requests counted outside leases last month stay in the ledger only");
+                    }
+                    (s.adj, s.adj_acked, s.adj_month) = (0, 0, Some(month));
+                }
+                s.seq += 1;
+                let (settle_seq, used_min, used_mon) =
+                    s.ended.filter(|h| h.month == month).map_or((0, 0, 0), |h| (h.seq, h.min.used, h.mon.used));
+                let now_us = self.now_us();
+                // All this node counted that the seed could not see: not in
+                // the store yet, or written there after the seed.
+                let meter = self.local.meter();
+                let if_new = seeded_at.map_or(-1, |at| {
+                    let n = meter.not_in_store(key, month) + meter.flushed_since(key, month, at);
+                    i64::try_from(n).unwrap_or(i64::MAX)
+                });
+                let args: [i64; 13] = [
+                    i64::try_from(s.seq).unwrap_or(i64::MAX),
+                    i64::try_from(settle_seq).unwrap_or(i64::MAX),
+                    i64::try_from(used_min).unwrap_or(i64::MAX),
+                    i64::try_from(used_mon).unwrap_or(i64::MAX),
+                    s.adj,
+                    if_new,
+                    i64::try_from(want.0).unwrap_or(i64::MAX),
+                    i64::from(limits.rate_limit_per_minute),
+                    i64::try_from(limits.monthly_quota).unwrap_or(i64::MAX),
+                    i64::from(self.config.nodes),
+                    now_us,
+                    i64::try_from(self.config.usage_ttl.as_secs().max(1)).unwrap_or(i64::MAX),
+                    i64::try_from(want.1).unwrap_or(i64::MAX),
+                ];
+                (s.seq, args)
+            };
+            bump(&self.counters.lease_calls);
+            let a = self.eval(&mut conn, &keys, &args).await?;
+            match a.status {
+                1 => {
+                    let mut s = lease.lock();
+                    if s.ended.is_some_and(|h| h.month == month) {
+                        s.ended = None;
+                    }
+                    s.adj_acked = args[4];
+                    debug_assert_eq!(s.seq, seq);
+                    return Ok(a);
+                }
+                -1 => self.seed(store, &mut conn, key, month, &keys).await?,
+                -3 => {
+                    // A counter seeded since this node last wrote to it (or
+                    // never written by it).
+                    let age = Duration::from_micros(u64::try_from(a.extra).unwrap_or(0));
+                    seeded_at = Some(Instant::now().checked_sub(age).unwrap_or_else(Instant::now));
+                }
+                -2 => {
+                    // A record at or past this attempt: carry on after it.
+                    let mut s = lease.lock();
+                    s.seq = s.seq.max(u64::try_from(a.extra).unwrap_or(0));
+                }
+                _ => break,
+            }
+        }
+        Err(RedisError::from((ErrorKind::ResponseError, "the lease script did not settle")).into())
+    }
+
+    /// Seeds a missing month counter with the store's count (another node
+    /// may have been first). What each node counted that the store did not
+    /// have yet is added by its next script (the `-3` answer).
+    pub(super) async fn seed(
+        &self,
+        store: &dyn UsageStore,
+        conn: &mut ConnectionManager,
+        key: &KeyPrefix,
+        month: BillingMonth,
+        keys: &[String; 3],
+    ) -> Result<(), Failure> {
+        // The seed is as of before the read: what the store takes after
+        // this instant, nodes add themselves.
+        let read_at = match self.now_us() {
+            0 => {
+                let (secs, us): (i64, i64) = self.timed(redis::cmd("TIME").query_async(conn)).await?;
+                secs * 1_000_000 + us
+            }
+            caller => caller,
+        };
+        let stored: u64 = store.usage(key, month, month).await?.iter().map(|(_, n)| n).sum();
+        let mut seed = redis::cmd("EVAL");
+        seed.arg(SEED_LUA)
+            .arg(2)
+            .arg(&keys[1])
+            .arg(&keys[2])
+            .arg(stored)
+            .arg(self.config.usage_ttl.as_secs().max(1))
+            .arg(read_at);
+        if self.timed(seed.query_async::<i64>(conn)).await? == 1 {
+            bump(&self.counters.seeds);
+        }
+        Ok(())
+    }
+
+    /// The time the scripts are told (µs since the epoch), or 0 for
+    /// Redis's own `TIME`.
+    pub(super) fn now_us(&self) -> i64 {
+        match self.config.caller_time {
+            true => self.local.clock().now().timestamp_micros().max(1),
+            false => 0,
+        }
+    }
+}

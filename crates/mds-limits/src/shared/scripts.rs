@@ -1,0 +1,91 @@
+//! The two Lua scripts a [`SharedLimiter`] runs in Redis, loaded from
+//! `lease.lua` and `seed.lua`, and how the lease script is sent and what it
+//! answers.
+
+use redis::aio::ConnectionManager;
+use redis::{ErrorKind, RedisError};
+
+use super::SharedLimiter;
+
+/// The lease script. `KEYS[1]`: the GCRA TAT (µs); `KEYS[2]`: the month's
+/// counter (spent plus leased); `KEYS[3]`: the month's lease records, a hash
+/// of node id → `"seq granted_min granted_month adjustments"`, and `_seeded`
+/// (when the counter was seeded).
+///
+/// `ARGV`: 1 node id, 2 this attempt's sequence number, 3 the lease the node
+/// settles (its sequence number, 0 for none), 4 and 5 the per-minute and
+/// month tokens it spent of it, 6 the node's running total of requests
+/// counted outside leases this month, 7 what to add to the counter when
+/// Redis has no record of the node (-1: not known yet), 8 per-minute tokens
+/// wanted (0: only settle), 9 limit per minute, 10 monthly quota, 11 nodes
+/// sharing the key, 12 now in µs (0: use Redis's `TIME`), 13 the expiry of
+/// the counter and records (s), 14 month tokens wanted (granted only with
+/// per-minute tokens, and no more of them: a counted request needs one of
+/// each, a refused request reserves nothing).
+///
+/// Answers `{status, granted_min, granted_month, remaining, reset_us,
+/// retry_us, counter, extra}`: status 1 done (`extra` 0); -1 unseeded (the counter is
+/// missing: seed it and run again; nothing changed); -2 stale (the record is
+/// at or past this attempt, whose sequence number is then in `extra`'s
+/// place; nothing changed); -3 no record of this node and argument 7 is -1
+/// (then `extra` holds the µs since the counter was seeded: run again
+/// with what the node counted that the seed could not see; nothing changed).
+pub const LEASE_LUA: &str = include_str!("lease.lua");
+
+/// Seeds a month's counter that is missing: `KEYS[1]` the counter,
+/// `KEYS[2]` the month's lease records. `ARGV`: the count, its expiry (s),
+/// when the count was read (µs on Redis's clock). Only when the
+/// counter is still missing (another node may have seeded it meanwhile):
+/// sets it, and drops the records of the counter's earlier life (their
+/// leases were lost with it), noting the seed as of then.
+pub const SEED_LUA: &str = include_str!("seed.lua");
+
+/// What the lease script answered.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Answer {
+    pub(super) status: i64,
+    pub(super) granted_min: u64,
+    pub(super) granted_mon: u64,
+    pub(super) remaining: u64,
+    pub(super) reset_us: i64,
+    pub(super) retry_us: i64,
+    pub(super) counter: u64,
+    /// The record's sequence (status -2), or the µs since the counter was
+    /// seeded (status -3).
+    pub(super) extra: i64,
+}
+
+impl SharedLimiter {
+    /// Runs the lease script: `EVALSHA`, or `EVAL` when Redis lacks it.
+    pub(super) async fn eval(
+        &self,
+        conn: &mut ConnectionManager,
+        keys: &[String; 3],
+        args: &[i64; 13],
+    ) -> Result<Answer, RedisError> {
+        let mut evalsha = redis::cmd("EVALSHA");
+        evalsha.arg(self.lease_script.get_hash()).arg(3).arg(&keys[..]).arg(&self.node_id).arg(&args[..]);
+        let raw: Vec<i64> = match self.timed(evalsha.query_async(conn)).await {
+            Err(e) if e.kind() == ErrorKind::NoScriptError => {
+                let mut eval = redis::cmd("EVAL");
+                eval.arg(LEASE_LUA).arg(3).arg(&keys[..]).arg(&self.node_id).arg(&args[..]);
+                self.timed(eval.query_async(conn)).await?
+            }
+            r => r?,
+        };
+        let [status, granted_min, granted_mon, remaining, reset_us, retry_us, counter, extra] = raw[..] else {
+            return Err(RedisError::from((ErrorKind::TypeError, "unexpected answer of the lease script")));
+        };
+        let n = |v: i64| u64::try_from(v).unwrap_or(0);
+        Ok(Answer {
+            status,
+            granted_min: n(granted_min),
+            granted_mon: n(granted_mon),
+            remaining: n(remaining),
+            reset_us,
+            retry_us,
+            counter: n(counter),
+            extra,
+        })
+    }
+}
