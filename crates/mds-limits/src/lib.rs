@@ -30,6 +30,6 @@ pub mod meter;
 pub mod shared;
 
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use limiter::{Ask, Charge, Decision, Limiter, Limits, Policy, PolicyState, Ticket};
+pub use limiter::{Ask, Charge, Decision, Limiter, Limits, Policy, PolicyState, QuotaHold};
 pub use meter::{Meter, Outcome};
 pub use shared::{SharedConfig, SharedConfigError, SharedLimiter, SharedStats};

@@ -73,15 +73,15 @@ async fn requests_reach_the_ledger_by_day_route_and_outcome() {
     let limiter = Limiter::new(Arc::new(Meter::new()), clock.clone());
     let admit = async |route, outcome| {
         let d = limiter.admit(&store, Ask { key: &key, limits: LIMITS, charge: Charge::Counted(route) }).await.unwrap();
-        d.ticket.expect("a counted request has a ticket").settle(outcome);
+        d.hold.expect("a counted request has a hold").settle(outcome);
     };
     admit("/v1/companies", Outcome::Counted).await;
     admit("/v1/companies", Outcome::NotModified).await;
     admit("/v1/news/{slug}", Outcome::Counted).await;
     admit("/v1/news/{slug}", Outcome::Released).await;
-    // A free request has no ticket and records nothing.
+    // A free request has no hold and records nothing.
     assert!(
-        limiter.admit(&store, Ask { key: &key, limits: LIMITS, charge: Charge::Free }).await.unwrap().ticket.is_none()
+        limiter.admit(&store, Ask { key: &key, limits: LIMITS, charge: Charge::Free }).await.unwrap().hold.is_none()
     );
     // Across midnight (UTC): the next day's entries.
     clock.advance(chrono::Duration::seconds(2));
@@ -92,7 +92,7 @@ async fn requests_reach_the_ledger_by_day_route_and_outcome() {
         .admit(&store, Ask { key: &key, limits: LIMITS, charge: Charge::Counted("/v1/companies") })
         .await
         .unwrap()
-        .ticket
+        .hold
         .unwrap();
     clock.advance(chrono::Duration::seconds(5));
     late.settle(Outcome::Counted);
@@ -140,7 +140,7 @@ async fn a_read_during_a_flush_counts_each_request_once() {
             .admit(&*store, Ask { key: &key, limits: LIMITS, charge: Charge::Counted("/v1/companies") })
             .await
             .unwrap();
-        d.ticket.unwrap().settle(Outcome::Counted);
+        d.hold.unwrap().settle(Outcome::Counted);
     }
     let flushing = {
         let (meter, store) = (meter.clone(), store.clone());

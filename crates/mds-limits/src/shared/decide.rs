@@ -12,7 +12,7 @@ use super::SharedLimiter;
 use super::state::{KeyLease, Release};
 use super::stats::bump;
 use crate::lease::Held;
-use crate::limiter::{Ask, Charge, Decision, Limits, MinuteStanding, Policy, Ticket};
+use crate::limiter::{Ask, Charge, Decision, Limits, MinuteStanding, Policy, QuotaHold};
 use crate::meter;
 
 /// Refused until a time, without asking Redis again before it.
@@ -93,15 +93,15 @@ impl SharedLimiter {
         let used = h.month_used();
         let state = self.local.meter().key_state(key);
         meter::record_shared(&mut state.lock(), h.month, used, charge != Charge::Free);
-        let ticket = match charge {
+        let hold = match charge {
             Charge::Counted(route) => {
                 let release = Release { lease: lease.clone(), seq: Some(h.seq), month: h.month };
-                Some(Ticket::new(state, h.month, now.date_naive(), route, Some(release)))
+                Some(QuotaHold::new(state, h.month, now.date_naive(), route, Some(release)))
             }
             Charge::Free => None,
         };
         let minute = MinuteStanding { remaining: h.minute_remaining(), reset_ns: h.reset_ns(mono), retry_ns: 0 };
-        Decision::assemble(limits, BillingMonth::seconds_until_next(now), minute, used, Vec::new(), ticket)
+        Decision::assemble(limits, BillingMonth::seconds_until_next(now), minute, used, Vec::new(), hold)
     }
 
     /// A refused request, standing refusal `b`.

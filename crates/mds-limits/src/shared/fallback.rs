@@ -27,7 +27,7 @@ impl SharedLimiter {
         let mut d = self.local.admit(store, Ask { limits, ..ask }).await?;
         if d.admitted() {
             bump(&self.counters.local_admitted);
-            if let Some(t) = d.ticket.as_mut() {
+            if let Some(t) = d.hold.as_mut() {
                 let mut s = lease.lock();
                 if s.adj_month != Some(t.month) {
                     (s.adj, s.adj_acked, s.adj_month) = (0, 0, Some(t.month));

@@ -141,7 +141,7 @@ impl From<StoreError> for Failure {
 ///
 /// Build one per node from the node's meter and clock
 /// ([`SharedLimiter::connect`]), call [`SharedLimiter::admit`] where
-/// [`Limiter::admit`] was called, and settle the ticket the same way. Call
+/// [`Limiter::admit`] was called, and settle the hold the same way. Call
 /// [`SharedLimiter::sweep`] every lease TTL or so, and
 /// [`SharedLimiter::give_back`] at shutdown.
 #[derive(Debug)]
