@@ -8,7 +8,7 @@
 //! - [`error`]: [`StoreError`] and its opaque [`Cause`].
 //! - [`sqlite`]: the embedded SQLite backend (the default).
 //! - [`postgres`]: the PostgreSQL backend, for several nodes on one database.
-//! - `shared` (private, `src/shared/`): the implementation of the roles,
+//! - `portable` (private, `src/portable/`): the implementation of the roles,
 //!   written once and compiled inside each backend module against that
 //!   backend's pool, transactions, error mapping and SQL dialect.
 //! - [`url`]: the database URL, with a `Debug` that masks the password.

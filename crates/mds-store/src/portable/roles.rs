@@ -1,8 +1,8 @@
 //! The role traits of [`crate::roles`] implemented for the backend's store
 //! (`super::Backend`, which holds its `pool`), each method one call to the
-//! shared module that does it.
+//! portable module that does it.
 //!
-//! Compiled once per backend (see `shared/mod.rs`).
+//! Compiled once per backend (see `portable/mod.rs`).
 
 use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::news::NewsKey;

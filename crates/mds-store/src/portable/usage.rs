@@ -22,7 +22,7 @@
 //! monthly counts, its days, or its plan tier's and the evaluation tier's
 //! `tier_history` and its account's `entitlement_history`.
 //!
-//! Compiled once per backend (see `shared/mod.rs`).
+//! Compiled once per backend (see `portable/mod.rs`).
 
 use std::collections::HashMap;
 
