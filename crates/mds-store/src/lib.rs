@@ -276,6 +276,18 @@ pub struct UsageBatch {
     pub deltas: Vec<UsageDelta>,
 }
 
+/// What applying a [`UsageBatch`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AppliedBatch {
+    /// Whether it was applied now (not before, under the same id).
+    pub fresh: bool,
+    /// The `usage` generation as of which the store has it: the one the
+    /// batch moved the counter to, or for a batch applied before, the
+    /// counter now (at or after the one it moved it to; a batch whose
+    /// commit was not acknowledged may so look later than it is).
+    pub generation: i64,
+}
+
 /// A statement slower than this is logged, at INFO: bulk reads (the catalog
 /// stream, a snapshot) are slow by nature, so this is not a warning.
 pub(crate) const SLOW_STATEMENT: std::time::Duration = std::time::Duration::from_secs(1);

@@ -45,8 +45,10 @@ impl SharedLimiter {
         if let Some(h) = s.held.as_mut() {
             if h.month == month && h.limits == limits && h.live(mono) {
                 if h.take(counts) {
+                    // Metered before the lease's lock is let go: a request
+                    // taken from the lease is then never missing from what
+                    // the node counts as not in the store.
                     let h = *h;
-                    drop(s);
                     return Some(self.admitted(ask, lease, &h, now, mono));
                 }
                 // Spent, and Redis had nothing left: refused here, without

@@ -253,24 +253,34 @@ impl SharedLimiter {
 
     /// Gives back the leases that ended and carries requests counted outside
     /// leases to Redis, for keys that went quiet (an active key does both
-    /// when it takes its next lease). Run it every
+    /// when it takes its next lease), and keeps the records of keys with
+    /// requests not in the store yet from looking dead. Run it every
     /// [`SharedLimiter::sweep_interval`].
     pub async fn sweep(&self, store: &dyn UsageStore) {
         if self.is_degraded() {
             return;
         }
         let now = self.local.clock().elapsed();
+        let meter = self.local.meter();
+        let touch = self.config.lease_ttl / 2;
         let due: Vec<(KeyPrefix, Arc<KeyLease>)> = self
             .leases
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
-            .filter(|(_, l)| {
+            .filter(|(key, l)| {
                 let s = l.lock();
-                // A spent lease has nothing to give back: the next lease
-                // settles it.
-                let holds = |h: Held| h.min.left() > 0 || h.mon.left() > 0;
-                s.held.is_some_and(|h| holds(h) && !h.live(now)) || s.ended.is_some() || s.adj != s.adj_acked
+                // A lease that ended is settled, spent or not: Redis takes a
+                // record that holds tokens and is not renewed within a lease
+                // TTL for a dead node's. So is one that told Redis of
+                // requests not in the store, every half TTL until they are
+                // and once more then.
+                let granted = |h: Held| h.min.granted > 0 || h.mon.granted > 0;
+                let live = s.held.is_some_and(|h| h.live(now));
+                let told = s.told.is_some_and(|(month, n, at)| {
+                    n > 0 && !live && (now >= at + touch || meter.not_in_store(key, month) == 0)
+                });
+                s.held.is_some_and(|h| granted(h) && !h.live(now)) || s.ended.is_some() || s.adj != s.adj_acked || told
             })
             .map(|(k, l)| (k.clone(), l.clone()))
             .collect();

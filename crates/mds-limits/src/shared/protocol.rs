@@ -4,7 +4,8 @@
 //! month counter from the store.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use mds_domain::KeyPrefix;
 use mds_domain::usage::BillingMonth;
@@ -75,7 +76,6 @@ impl SharedLimiter {
         };
         if h.take(counts) {
             s.held = Some(h);
-            drop(s);
             return Ok(self.admitted(ask, lease, &h, now, mono));
         }
         s.held = Some(h);
@@ -124,10 +124,11 @@ impl SharedLimiter {
         let month = {
             let mut s = lease.lock();
             // Every script settles the lease Redis has on record for this
-            // node, so one carrying the running total ends the held lease
-            // too.
+            // node, so one carrying the running total or touching the
+            // record ends the held lease too.
             let carry = s.adj != s.adj_acked;
-            if let Some(h) = s.held.filter(|h| all || carry || !h.live(mono)) {
+            let touch = s.told.is_some_and(|(_, n, _)| n > 0);
+            if let Some(h) = s.held.filter(|h| all || carry || touch || !h.live(mono)) {
                 s.held = None;
                 if h.min.granted > 0 {
                     let spent = h.min.spent_out();
@@ -135,9 +136,11 @@ impl SharedLimiter {
                 }
                 s.ended = Some(h);
             }
-            match (s.ended, s.adj_month) {
-                (Some(h), _) => h.month,
-                (None, Some(m)) if s.adj != s.adj_acked => m,
+            match (s.ended, s.adj_month, s.told) {
+                (Some(h), _, _) => h.month,
+                (None, Some(m), _) if s.adj != s.adj_acked => m,
+                // Touches the record (see `SharedLimiter::sweep`).
+                (None, _, Some((m, n, _))) if n > 0 => m,
                 _ => return Ok(()),
             }
         };
@@ -160,10 +163,17 @@ impl SharedLimiter {
     ) -> Result<Answer, Failure> {
         let mut conn = self.connection().await?;
         let keys = [self.gcra_key(key), self.usage_key(key, month), self.lease_key(key, month)];
-        // When the counter was seeded, once Redis says it has no record of
-        // this node: what to add is then counted as the script is sent.
-        let mut seeded_at: Option<Instant> = None;
-        for _ in 0..5 {
+        let meter = self.local.meter();
+        // The counter's seed generation, once Redis says it has no record
+        // of this node: what to add is then counted as the script is sent.
+        let mut seeded: Option<i64> = None;
+        for _ in 0..6 {
+            // With no flush between the store and the outbox meanwhile.
+            let no_flush = match seeded {
+                Some(_) => Some(meter.hold_flushes().await),
+                None => None,
+            };
+            let sent_at = self.local.clock().elapsed();
             let (seq, args) = {
                 let mut s = lease.lock();
                 if s.adj_month != Some(month) {
@@ -177,13 +187,22 @@ impl SharedLimiter {
                     s.ended.filter(|h| h.month == month).map_or((0, 0, 0), |h| (h.seq, h.min.used, h.mon.used));
                 let now_us = self.now_us();
                 // All this node counted that the seed could not see: not in
-                // the store yet, or written there after the seed.
-                let meter = self.local.meter();
-                let if_new = seeded_at.map_or(-1, |at| {
-                    let n = meter.not_in_store(key, month) + meter.flushed_since(key, month, at);
-                    i64::try_from(n).unwrap_or(i64::MAX)
-                });
-                let args: [i64; 13] = [
+                // the store yet, or written there after the seed. A lease
+                // still held admits no more (Redis no longer reserves what
+                // it did not spend); what it spent is counted here.
+                let if_new = match seeded {
+                    None => -1,
+                    Some(generation) => {
+                        if let Some(h) = s.held.as_mut() {
+                            h.min.granted = h.min.used;
+                            h.mon.granted = h.mon.used;
+                        }
+                        let n = meter.not_in_store_as_of(key, month, (generation >= 0).then_some(generation));
+                        i64::try_from(n).unwrap_or(i64::MAX)
+                    }
+                };
+                let pending = meter.not_in_store(key, month);
+                let args: [i64; 16] = [
                     i64::try_from(s.seq).unwrap_or(i64::MAX),
                     i64::try_from(settle_seq).unwrap_or(i64::MAX),
                     i64::try_from(used_min).unwrap_or(i64::MAX),
@@ -197,9 +216,13 @@ impl SharedLimiter {
                     now_us,
                     i64::try_from(self.config.usage_ttl.as_secs().max(1)).unwrap_or(i64::MAX),
                     i64::try_from(want.1).unwrap_or(i64::MAX),
+                    i64::try_from(pending).unwrap_or(i64::MAX),
+                    i64::try_from(self.config.lease_ttl.as_micros()).unwrap_or(i64::MAX),
+                    seeded.unwrap_or(-1),
                 ];
                 (s.seq, args)
             };
+            drop(no_flush);
             bump(&self.counters.lease_calls);
             let a = self.eval(&mut conn, &keys, &args).await?;
             match a.status {
@@ -209,15 +232,25 @@ impl SharedLimiter {
                         s.ended = None;
                     }
                     s.adj_acked = args[4];
+                    s.told = Some((month, u64::try_from(args[13]).unwrap_or(0), sent_at));
                     debug_assert_eq!(s.seq, seq);
                     return Ok(a);
                 }
-                -1 => self.seed(store, &mut conn, key, month, &keys).await?,
+                -1 => {
+                    if a.extra > 0 {
+                        self.counters.reclaimed.fetch_add(u64::try_from(a.extra).unwrap_or(0), Ordering::Relaxed);
+                        tracing::info!(
+                            key = %key.as_str(),
+                            nodes = a.extra,
+                            "reclaimed the leases of nodes that stopped renewing them; the month's counter is seeded again from the ledger"
+                        );
+                    }
+                    self.seed(store, &mut conn, key, month, &keys).await?;
+                }
                 -3 => {
                     // A counter seeded since this node last wrote to it (or
                     // never written by it).
-                    let age = Duration::from_micros(u64::try_from(a.extra).unwrap_or(0));
-                    seeded_at = Some(Instant::now().checked_sub(age).unwrap_or_else(Instant::now));
+                    seeded = Some(a.extra);
                 }
                 -2 => {
                     // A record at or past this attempt: carry on after it.
@@ -241,16 +274,9 @@ impl SharedLimiter {
         month: BillingMonth,
         keys: &[String; 3],
     ) -> Result<(), Failure> {
-        // The seed is as of before the read: what the store takes after
-        // this instant, nodes add themselves.
-        let read_at = match self.now_us() {
-            0 => {
-                let (secs, us): (i64, i64) = self.timed(redis::cmd("TIME").query_async(conn)).await?;
-                secs * 1_000_000 + us
-            }
-            caller => caller,
-        };
-        let stored: u64 = store.usage(key, month, month).await?.iter().map(|(_, n)| n).sum();
+        // The count and the generation it is as of, in one snapshot: each
+        // node adds what it has that no batch up to that generation holds.
+        let (stored, generation) = store.usage_as_of(key, month).await?;
         let mut seed = redis::cmd("EVAL");
         seed.arg(SEED_LUA)
             .arg(2)
@@ -258,7 +284,7 @@ impl SharedLimiter {
             .arg(&keys[2])
             .arg(stored)
             .arg(self.config.usage_ttl.as_secs().max(1))
-            .arg(read_at);
+            .arg(generation);
         if self.timed(seed.query_async::<i64>(conn)).await? == 1 {
             bump(&self.counters.seeds);
         }

@@ -9,8 +9,10 @@ use super::SharedLimiter;
 
 /// The lease script. `KEYS[1]`: the GCRA TAT (µs); `KEYS[2]`: the month's
 /// counter (spent plus leased); `KEYS[3]`: the month's lease records, a hash
-/// of node id → `"seq granted_min granted_month adjustments"`, and `_seeded`
-/// (when the counter was seeded).
+/// of node id → `"seq granted_min granted_month adjustments at pending"`
+/// (`at`: when, µs; `pending`: the node's requests of the key and month not
+/// in the store then), and `_seeded` (the store's `usage` generation the
+/// counter was seeded as of).
 ///
 /// `ARGV`: 1 node id, 2 this attempt's sequence number, 3 the lease the node
 /// settles (its sequence number, 0 for none), 4 and 5 the per-minute and
@@ -21,23 +23,39 @@ use super::SharedLimiter;
 /// sharing the key, 12 now in µs (0: use Redis's `TIME`), 13 the expiry of
 /// the counter and records (s), 14 month tokens wanted (granted only with
 /// per-minute tokens, and no more of them: a counted request needs one of
-/// each, a refused request reserves nothing).
+/// each, a refused request reserves nothing), 15 the node's requests of
+/// the key and month not in the store now, 16 the age (µs) past which
+/// another node's record that holds tokens or such requests is reclaimed
+/// (0: never), 17 the seed generation argument 7 was counted against.
+///
+/// First, another node's record older than argument 16 that holds tokens
+/// or requests not in the store is reclaimed: dropped, its per-minute
+/// tokens given back to the GCRA, and, when it held month tokens or
+/// requests, the counter dropped too (answer -1, `extra` the records
+/// reclaimed): seeded again from the ledger, with every live node adding
+/// what it has that the ledger lacks, the counter is again the ledger plus
+/// live leases, and the dead node's unflushed requests (lost, not billed)
+/// and unspent tokens are out of it.
 ///
 /// Answers `{status, granted_min, granted_month, remaining, reset_us,
-/// retry_us, counter, extra}`: status 1 done (`extra` 0); -1 unseeded (the counter is
-/// missing: seed it and run again; nothing changed); -2 stale (the record is
-/// at or past this attempt, whose sequence number is then in `extra`'s
-/// place; nothing changed); -3 no record of this node and argument 7 is -1
-/// (then `extra` holds the µs since the counter was seeded: run again
-/// with what the node counted that the seed could not see; nothing changed).
+/// retry_us, counter, extra}`: status 1 done (`extra` 0); -1 unseeded (the
+/// counter is missing, or was dropped by a reclaim: seed it and run again);
+/// -2 stale (the record is at or past this attempt, whose sequence number
+/// is then in `extra`'s place; nothing changed); -3 no record of this node,
+/// and argument 7 is -1 or was counted against another seed than the
+/// counter's (then `extra` holds the counter's seed generation, -1 if
+/// unknown: run again with what the node counted that the seed could not
+/// see; nothing changed). So a script that arrives late, after a reclaim
+/// or a reseed, changes nothing: a lease is never given back twice, and
+/// what a node adds is counted against the seed it was counted for.
 pub const LEASE_LUA: &str = include_str!("lease.lua");
 
 /// Seeds a month's counter that is missing: `KEYS[1]` the counter,
 /// `KEYS[2]` the month's lease records. `ARGV`: the count, its expiry (s),
-/// when the count was read (µs on Redis's clock). Only when the
+/// the store's `usage` generation the count is as of. Only when the
 /// counter is still missing (another node may have seeded it meanwhile):
 /// sets it, and drops the records of the counter's earlier life (their
-/// leases were lost with it), noting the seed as of then.
+/// leases were lost with it), noting the seed's generation.
 pub const SEED_LUA: &str = include_str!("seed.lua");
 
 /// What the lease script answered.
@@ -50,8 +68,8 @@ pub(super) struct Answer {
     pub(super) reset_us: i64,
     pub(super) retry_us: i64,
     pub(super) counter: u64,
-    /// The record's sequence (status -2), or the µs since the counter was
-    /// seeded (status -3).
+    /// The records reclaimed (status -1), the record's sequence (status
+    /// -2), or the counter's seed generation (status -3, -1 if unknown).
     pub(super) extra: i64,
 }
 
@@ -61,7 +79,7 @@ impl SharedLimiter {
         &self,
         conn: &mut ConnectionManager,
         keys: &[String; 3],
-        args: &[i64; 13],
+        args: &[i64; 16],
     ) -> Result<Answer, RedisError> {
         let mut evalsha = redis::cmd("EVALSHA");
         evalsha.arg(self.lease_script.get_hash()).arg(3).arg(&keys[..]).arg(&self.node_id).arg(&args[..]);

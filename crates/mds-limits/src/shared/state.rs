@@ -4,6 +4,7 @@
 //! network call.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use mds_domain::usage::BillingMonth;
 
@@ -32,6 +33,12 @@ pub(super) struct LeaseState {
     /// The limits of the last lease asked for (what a lease given back was
     /// taken under).
     pub(super) limits: Option<Limits>,
+    /// What the last script that succeeded told Redis of this node's
+    /// requests not in the store: the month, how many, and when it was
+    /// sent (the limiter's monotonic clock). While some are, the record is
+    /// touched every half lease TTL, so Redis never takes a live node for
+    /// a dead one; once none are, Redis is told so.
+    pub(super) told: Option<(BillingMonth, u64, Duration)>,
 }
 
 /// One key's lease, and the lock that lets one request at a time renew it.

@@ -28,6 +28,9 @@ pub struct SharedStats {
     pub seeds: u64,
     /// Times this node fell back to local limiting.
     pub fallbacks: u64,
+    /// Lease records of other nodes this node found neither renewed nor
+    /// given back within a lease TTL, and reclaimed.
+    pub reclaimed: u64,
 }
 
 /// The counters a [`SharedLimiter`] bumps as it decides.
@@ -42,6 +45,7 @@ pub(super) struct Counters {
     pub(super) redis_errors: AtomicU64,
     pub(super) seeds: AtomicU64,
     pub(super) fallbacks: AtomicU64,
+    pub(super) reclaimed: AtomicU64,
 }
 
 /// Adds one to `c`.
@@ -65,6 +69,7 @@ impl SharedLimiter {
             redis_errors: get(&c.redis_errors),
             seeds: get(&c.seeds),
             fallbacks: get(&c.fallbacks),
+            reclaimed: get(&c.reclaimed),
         }
     }
 }
