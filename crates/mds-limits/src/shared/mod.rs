@@ -42,16 +42,35 @@
 //! counts, flushed in idempotent batches exactly as without Redis), so usage
 //! history does not change. When the month's counter is missing (first use,
 //! Redis restarted, or evicted) the script answers "unseeded": this node
-//! sets it to the store's count for the month ([`SEED_LUA`], which also
-//! drops the lease records of the counter's earlier life, noting when), then runs the script
-//! again. A node that Redis then has no record of is told when the counter
-//! was seeded and adds, in its next script, all it counted that the seed
-//! could not see: requests not in the store yet (pending, or being
-//! answered) and those the store took after the seed (from the meter's log
-//! of the key's last flushes). So after Redis loses a counter the nodes
-//! rebuild it from the ledger and their own counts; what can still go
-//! missing is a flush older than the log (16 flushes); a flush that lands
-//! while the seed reads the store may be counted twice (over, the safe side).
+//! sets it to the store's count for the month, read with the store's
+//! `usage` generation in one snapshot ([`SEED_LUA`], which also drops the
+//! lease records of the counter's earlier life, noting the generation),
+//! then runs the script again. A node that Redis then has no record of is
+//! told the seed's generation and adds, in its next script, exactly what it
+//! counted that the seed does not hold: requests being answered, pending,
+//! in its outbox, or in a batch the store took after that generation (from
+//! the meter's log of the key's last flushes, each with the generation the
+//! store gave it), counted with its flushes held off and its held lease cut
+//! to what it spent. So after Redis loses a counter the nodes rebuild it
+//! from the ledger and their own counts; what can still go wrong is a
+//! flush older than the log (16 flushes), or a batch whose commit the node
+//! did not hear of and retried after the seed (counted twice: over, the
+//! safe side).
+//!
+//! # A node that dies
+//! Each lease record also says when it was written and how many of the
+//! node's requests of the key were not in the store then. A live node
+//! renews or settles every lease within a lease TTL (spent or not), and
+//! touches its record every half TTL while it has such requests
+//! ([`SharedLimiter::sweep`]). A record not written for a TTL that still
+//! holds tokens or requests is a dead (or stalled) node's: the next script
+//! on the key reclaims it (its minute tokens back to the GCRA) and drops
+//! the counter, which is then seeded again as above. The dead node's
+//! unspent tokens and its unflushed requests (lost, not billed) so leave
+//! the counter, and it is again the ledger plus the live leases: what
+//! `/v1/usage` reports is what the key can spend. A stalled node that
+//! comes back finds no record: its lease has ended by its own clock, it
+//! gives nothing back twice, and adds what it counted, as after a seed.
 //!
 //! # Redis away
 //! On any Redis error (refused, timed out after [`SharedConfig::timeout`])
