@@ -127,6 +127,8 @@ async fn a_dead_nodes_leases_come_back_and_report_equals_enforcement() {
     assert_eq!(usage(&client, &bases[2], &key).await, (u, remaining), "both survivors report the same");
     assert_eq!(remaining, QUOTA - u);
     assert!(u <= served + 1 + 12, "{u} reported, {served} answered (and up to 12 in flight at the stall)");
+    let reclaimed = nodes[1..].iter().any(|n| n.logs().contains("reclaimed the leases"));
+    assert!(reclaimed, "a survivor reclaimed the leases of the nodes that stopped renewing them");
 
     // Report = enforcement: exactly `remaining` more are admitted through
     // the survivors, then both refuse for the month. A node may refuse
