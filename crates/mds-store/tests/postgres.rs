@@ -53,6 +53,15 @@ async fn two_nodes() -> Option<(PgStore, PgStore, TestDb)> {
 }
 
 /// A raw connection to the test database, for poking at it.
+/// [`two_nodes`], with account `acme` and one key of it.
+async fn two_nodes_with_a_key() -> Option<(PgStore, PgStore, KeyPrefix, TestDb)> {
+    let (a, b, db) = two_nodes().await?;
+    let acme = AccountName::parse("acme").unwrap();
+    a.create_account(&acme, Utc::now()).await.unwrap();
+    let key = create_key(&a, &acme).await;
+    Some((a, b, key, db))
+}
+
 async fn raw_of(db: &TestDb) -> PgConnection {
     db.raw().await
 }
@@ -286,10 +295,7 @@ async fn concurrent_upserts_of_the_same_rows_count_each_row_once() {
 /// its batches after that generation hold.
 #[tokio::test]
 async fn a_count_as_of_a_generation_holds_exactly_the_batches_up_to_it() {
-    let Some((a, b, _db)) = two_nodes().await else { return };
-    let acme = AccountName::parse("acme").unwrap();
-    a.create_account(&acme, Utc::now()).await.unwrap();
-    let key = create_key(&a, &acme).await;
+    let Some((a, b, key, _db)) = two_nodes_with_a_key().await else { return };
     let nov = month(2026, 11);
     let write = |store: &'static str, on: &PgStore| {
         let (on, key) = (on.clone(), key.clone());
@@ -377,10 +383,7 @@ async fn a_batch_applied_by_two_nodes_at_once_counts_once() {
 
 #[tokio::test]
 async fn concurrent_revocations_keep_the_first_instant() {
-    let Some((a, b, _db)) = two_nodes().await else { return };
-    let acme = AccountName::parse("acme").unwrap();
-    a.create_account(&acme, Utc::now()).await.unwrap();
-    let prefix = create_key(&a, &acme).await;
+    let Some((a, b, prefix, _db)) = two_nodes_with_a_key().await else { return };
     let g = a.generations().await.unwrap().auth;
     let t1 = Utc::now();
     let t2 = t1 + chrono::TimeDelta::seconds(1);

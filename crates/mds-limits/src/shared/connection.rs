@@ -11,7 +11,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{ErrorKind, RedisError};
 
 use super::SharedLimiter;
-use super::stats::bump;
+use super::stats::Count;
 
 /// A Redis connection (shared, multiplexed, reconnecting by itself).
 #[derive(Clone)]
@@ -41,10 +41,10 @@ impl SharedLimiter {
     }
 
     pub(super) fn fell_back(&self, e: &RedisError) {
-        bump(&self.counters.redis_errors);
+        self.counters.bump(Count::RedisErrors);
         *self.next_probe.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now() + self.config.probe_interval;
         if !self.degraded.swap(true, Ordering::Relaxed) {
-            bump(&self.counters.fallbacks);
+            self.counters.bump(Count::Fallbacks);
             tracing::warn!(
                 error = %e,
                 nodes = self.config.nodes,

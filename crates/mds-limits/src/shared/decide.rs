@@ -10,7 +10,7 @@ use mds_domain::usage::BillingMonth;
 
 use super::SharedLimiter;
 use super::state::{KeyLease, Release};
-use super::stats::bump;
+use super::stats::Count;
 use crate::lease::Held;
 use crate::limiter::{Ask, Charge, Decision, Limits, MinuteStanding, Policy, QuotaHold};
 use crate::meter;
@@ -91,7 +91,7 @@ impl SharedLimiter {
         mono: Duration,
     ) -> Decision {
         let Ask { key, limits, charge } = ask;
-        bump(&self.counters.redis_admitted);
+        self.counters.bump(Count::RedisAdmitted);
         let used = h.month_used();
         let state = self.local.meter().key_state(key);
         meter::record_shared(&mut state.lock(), h.month, used, charge != Charge::Free);
@@ -118,12 +118,12 @@ impl SharedLimiter {
         let mut violated = Vec::new();
         if b.minute {
             violated.push(Policy::Minute);
-            bump(&self.counters.redis_refused_minute);
+            self.counters.bump(Count::RedisRefusedMinute);
         }
         if counts && b.month_spent {
             violated.push(Policy::Month);
             if !b.minute {
-                bump(&self.counters.redis_refused_month);
+                self.counters.bump(Count::RedisRefusedMonth);
             }
         }
         let ns = |at: Duration| i64::try_from(at.saturating_sub(mono).as_nanos()).unwrap_or(i64::MAX);

@@ -8,13 +8,13 @@ use mds_store::{StoreResult, UsageStore};
 
 use super::SharedLimiter;
 use super::state::{KeyLease, Release};
-use super::stats::bump;
+use super::stats::Count;
 use crate::limiter::{Ask, Decision, Limits};
 
 impl SharedLimiter {
     /// The node's own decision, with its share of the per-minute limit; a
     /// counted admission is added to the running total Redis is told of.
-    pub(super) async fn admit_local(
+    pub(super) async fn fallback(
         &self,
         store: &dyn UsageStore,
         lease: &Arc<KeyLease>,
@@ -26,7 +26,7 @@ impl SharedLimiter {
         };
         let mut d = self.local.admit(store, Ask { limits, ..ask }).await?;
         if d.admitted() {
-            bump(&self.counters.local_admitted);
+            self.counters.bump(Count::LocalAdmitted);
             if let Some(t) = d.hold.as_mut() {
                 let mut s = lease.lock();
                 if s.adj_month != Some(t.month) {
@@ -36,7 +36,7 @@ impl SharedLimiter {
                 t.release = Some(Release { lease: lease.clone(), seq: None, month: t.month });
             }
         } else {
-            bump(&self.counters.local_refused);
+            self.counters.bump(Count::LocalRefused);
         }
         Ok(d)
     }

@@ -95,15 +95,16 @@
 //!   and the Redis key names;
 //! - `config`: [`SharedConfig`] and [`SharedConfigError`];
 //! - `scripts`: the two Lua scripts (`lease.lua`, `seed.lua`, loaded with
-//!   `include_str!`) and how they are run and answer;
-//! - `protocol`: taking, settling and seeding through the scripts;
+//!   `include_str!`), what they take and what they answer;
+//! - `protocol`: taking, settling and seeding through the scripts, and
+//!   running them;
 //! - `decide`: admitting from a held lease, or refusing by a standing
 //!   refusal, without Redis;
 //! - `state`: one key's leasing on this node, and `Release`;
 //! - `connection`: the Redis connection, its timeout, and falling back
 //!   and coming back;
 //! - `fallback`: the node's own decision while Redis is away;
-//! - `stats`: [`SharedStats`], the counters behind it.
+//! - `stats`: [`SharedStats`], and the counts behind it.
 
 mod config;
 mod connection;
@@ -267,7 +268,7 @@ impl SharedLimiter {
                 Err(Failure::Redis(e)) => self.fell_back(&e),
             }
         }
-        self.admit_local(store, &lease, ask).await
+        self.fallback(store, &lease, ask).await
     }
 
     /// Gives back the leases that ended and carries requests counted outside

@@ -4,7 +4,6 @@
 //! month counter from the store.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use mds_domain::KeyPrefix;
@@ -14,9 +13,9 @@ use redis::aio::ConnectionManager;
 use redis::{ErrorKind, RedisError};
 
 use super::decide::Blocked;
-use super::scripts::{Answer, SEED_LUA};
+use super::scripts::{LEASE_LUA, SEED_LUA};
 use super::state::KeyLease;
-use super::stats::bump;
+use super::stats::Count;
 use super::{Failure, SharedLimiter};
 use crate::lease::{self, Held, Tokens};
 use crate::limiter::{Ask, Charge, Decision, Limits};
@@ -152,7 +151,7 @@ impl SharedLimiter {
     /// the running total, takes `want` tokens (per-minute, month). Seeds a
     /// missing counter. On
     /// success the ended lease is forgotten and the answer returned.
-    pub(super) async fn call(
+    async fn call(
         &self,
         store: &dyn UsageStore,
         key: &KeyPrefix,
@@ -223,7 +222,7 @@ impl SharedLimiter {
                 (s.seq, args)
             };
             drop(no_flush);
-            bump(&self.counters.lease_calls);
+            self.counters.bump(Count::LeaseCalls);
             let a = self.eval(&mut conn, &keys, &args).await?;
             match a.status {
                 1 => {
@@ -238,7 +237,7 @@ impl SharedLimiter {
                 }
                 -1 => {
                     if a.extra > 0 {
-                        self.counters.reclaimed.fetch_add(u64::try_from(a.extra).unwrap_or(0), Ordering::Relaxed);
+                        self.counters.add(Count::Reclaimed, u64::try_from(a.extra).unwrap_or(0));
                         tracing::info!(
                             key = %key.as_str(),
                             nodes = a.extra,
@@ -266,7 +265,7 @@ impl SharedLimiter {
     /// Seeds a missing month counter with the store's count (another node
     /// may have been first). What each node counted that the store did not
     /// have yet is added by its next script (the `-3` answer).
-    pub(super) async fn seed(
+    async fn seed(
         &self,
         store: &dyn UsageStore,
         conn: &mut ConnectionManager,
@@ -286,17 +285,67 @@ impl SharedLimiter {
             .arg(self.config.usage_ttl.as_secs().max(1))
             .arg(generation);
         if self.timed(seed.query_async::<i64>(conn)).await? == 1 {
-            bump(&self.counters.seeds);
+            self.counters.bump(Count::Seeds);
         }
         Ok(())
     }
 
     /// The time the scripts are told (µs since the epoch), or 0 for
     /// Redis's own `TIME`.
-    pub(super) fn now_us(&self) -> i64 {
+    fn now_us(&self) -> i64 {
         match self.config.caller_time {
             true => self.local.clock().now().timestamp_micros().max(1),
             false => 0,
         }
+    }
+}
+
+/// What the lease script answered.
+#[derive(Debug, Clone, Copy)]
+struct Answer {
+    status: i64,
+    granted_min: u64,
+    granted_mon: u64,
+    remaining: u64,
+    reset_us: i64,
+    retry_us: i64,
+    counter: u64,
+    /// The records reclaimed (status -1), the record's sequence (status
+    /// -2), or the counter's seed generation (status -3, -1 if unknown).
+    extra: i64,
+}
+
+impl SharedLimiter {
+    /// Runs the lease script: `EVALSHA`, or `EVAL` when Redis lacks it.
+    async fn eval(
+        &self,
+        conn: &mut ConnectionManager,
+        keys: &[String; 3],
+        args: &[i64; 16],
+    ) -> Result<Answer, RedisError> {
+        let mut evalsha = redis::cmd("EVALSHA");
+        evalsha.arg(self.lease_script.get_hash()).arg(3).arg(&keys[..]).arg(&self.node_id).arg(&args[..]);
+        let raw: Vec<i64> = match self.timed(evalsha.query_async(conn)).await {
+            Err(e) if e.kind() == ErrorKind::NoScriptError => {
+                let mut eval = redis::cmd("EVAL");
+                eval.arg(LEASE_LUA).arg(3).arg(&keys[..]).arg(&self.node_id).arg(&args[..]);
+                self.timed(eval.query_async(conn)).await?
+            }
+            r => r?,
+        };
+        let [status, granted_min, granted_mon, remaining, reset_us, retry_us, counter, extra] = raw[..] else {
+            return Err(RedisError::from((ErrorKind::TypeError, "unexpected answer of the lease script")));
+        };
+        let n = |v: i64| u64::try_from(v).unwrap_or(0);
+        Ok(Answer {
+            status,
+            granted_min: n(granted_min),
+            granted_mon: n(granted_mon),
+            remaining: n(remaining),
+            reset_us,
+            retry_us,
+            counter: n(counter),
+            extra,
+        })
     }
 }

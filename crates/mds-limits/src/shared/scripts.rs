@@ -1,11 +1,6 @@
-//! The two Lua scripts a [`SharedLimiter`] runs in Redis, loaded from
-//! `lease.lua` and `seed.lua`, and how the lease script is sent and what it
-//! answers.
-
-use redis::aio::ConnectionManager;
-use redis::{ErrorKind, RedisError};
-
-use super::SharedLimiter;
+//! The two Lua scripts a [`SharedLimiter`](super::SharedLimiter) runs in
+//! Redis, loaded from `lease.lua` and `seed.lua`: what they take and what
+//! they answer (`protocol` sends them).
 
 /// The lease script. `KEYS[1]`: the GCRA TAT (µs); `KEYS[2]`: the month's
 /// counter (spent plus leased); `KEYS[3]`: the month's lease records, a hash
@@ -57,53 +52,3 @@ pub const LEASE_LUA: &str = include_str!("lease.lua");
 /// sets it, and drops the records of the counter's earlier life (their
 /// leases were lost with it), noting the seed's generation.
 pub const SEED_LUA: &str = include_str!("seed.lua");
-
-/// What the lease script answered.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Answer {
-    pub(super) status: i64,
-    pub(super) granted_min: u64,
-    pub(super) granted_mon: u64,
-    pub(super) remaining: u64,
-    pub(super) reset_us: i64,
-    pub(super) retry_us: i64,
-    pub(super) counter: u64,
-    /// The records reclaimed (status -1), the record's sequence (status
-    /// -2), or the counter's seed generation (status -3, -1 if unknown).
-    pub(super) extra: i64,
-}
-
-impl SharedLimiter {
-    /// Runs the lease script: `EVALSHA`, or `EVAL` when Redis lacks it.
-    pub(super) async fn eval(
-        &self,
-        conn: &mut ConnectionManager,
-        keys: &[String; 3],
-        args: &[i64; 16],
-    ) -> Result<Answer, RedisError> {
-        let mut evalsha = redis::cmd("EVALSHA");
-        evalsha.arg(self.lease_script.get_hash()).arg(3).arg(&keys[..]).arg(&self.node_id).arg(&args[..]);
-        let raw: Vec<i64> = match self.timed(evalsha.query_async(conn)).await {
-            Err(e) if e.kind() == ErrorKind::NoScriptError => {
-                let mut eval = redis::cmd("EVAL");
-                eval.arg(LEASE_LUA).arg(3).arg(&keys[..]).arg(&self.node_id).arg(&args[..]);
-                self.timed(eval.query_async(conn)).await?
-            }
-            r => r?,
-        };
-        let [status, granted_min, granted_mon, remaining, reset_us, retry_us, counter, extra] = raw[..] else {
-            return Err(RedisError::from((ErrorKind::TypeError, "unexpected answer of the lease script")));
-        };
-        let n = |v: i64| u64::try_from(v).unwrap_or(0);
-        Ok(Answer {
-            status,
-            granted_min: n(granted_min),
-            granted_mon: n(granted_mon),
-            remaining: n(remaining),
-            reset_us,
-            retry_us,
-            counter: n(counter),
-            extra,
-        })
-    }
-}

@@ -33,43 +33,57 @@ pub struct SharedStats {
     pub reclaimed: u64,
 }
 
-/// The counters a [`SharedLimiter`] bumps as it decides.
-#[derive(Debug, Default)]
-pub(super) struct Counters {
-    pub(super) redis_admitted: AtomicU64,
-    pub(super) redis_refused_minute: AtomicU64,
-    pub(super) redis_refused_month: AtomicU64,
-    pub(super) local_admitted: AtomicU64,
-    pub(super) local_refused: AtomicU64,
-    pub(super) lease_calls: AtomicU64,
-    pub(super) redis_errors: AtomicU64,
-    pub(super) seeds: AtomicU64,
-    pub(super) fallbacks: AtomicU64,
-    pub(super) reclaimed: AtomicU64,
+/// What a [`SharedLimiter`] counts, one of each [`SharedStats`] field.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Count {
+    RedisAdmitted,
+    RedisRefusedMinute,
+    RedisRefusedMonth,
+    LocalAdmitted,
+    LocalRefused,
+    LeaseCalls,
+    RedisErrors,
+    Seeds,
+    Fallbacks,
+    Reclaimed,
 }
 
-/// Adds one to `c`.
-pub(super) fn bump(c: &AtomicU64) {
-    c.fetch_add(1, Ordering::Relaxed);
+/// The counts a [`SharedLimiter`] keeps as it decides, by [`Count`].
+#[derive(Debug, Default)]
+pub(super) struct Counters([AtomicU64; 10]);
+
+impl Counters {
+    /// Adds `n` to `c`.
+    pub(super) fn add(&self, c: Count, n: u64) {
+        self.0[c as usize].fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Adds one to `c`.
+    pub(super) fn bump(&self, c: Count) {
+        self.add(c, 1);
+    }
+
+    fn get(&self, c: Count) -> u64 {
+        self.0[c as usize].load(Ordering::Relaxed)
+    }
 }
 
 impl SharedLimiter {
     /// Counts since start and the mode.
     pub fn stats(&self) -> SharedStats {
         let c = &self.counters;
-        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         SharedStats {
             degraded: self.is_degraded(),
-            redis_admitted: get(&c.redis_admitted),
-            redis_refused_minute: get(&c.redis_refused_minute),
-            redis_refused_month: get(&c.redis_refused_month),
-            local_admitted: get(&c.local_admitted),
-            local_refused: get(&c.local_refused),
-            lease_calls: get(&c.lease_calls),
-            redis_errors: get(&c.redis_errors),
-            seeds: get(&c.seeds),
-            fallbacks: get(&c.fallbacks),
-            reclaimed: get(&c.reclaimed),
+            redis_admitted: c.get(Count::RedisAdmitted),
+            redis_refused_minute: c.get(Count::RedisRefusedMinute),
+            redis_refused_month: c.get(Count::RedisRefusedMonth),
+            local_admitted: c.get(Count::LocalAdmitted),
+            local_refused: c.get(Count::LocalRefused),
+            lease_calls: c.get(Count::LeaseCalls),
+            redis_errors: c.get(Count::RedisErrors),
+            seeds: c.get(Count::Seeds),
+            fallbacks: c.get(Count::Fallbacks),
+            reclaimed: c.get(Count::Reclaimed),
         }
     }
 }
