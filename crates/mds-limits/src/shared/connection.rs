@@ -60,6 +60,24 @@ impl SharedLimiter {
         }
     }
 
+    /// While degraded, tries Redis (a `PING`) once per probe interval, so
+    /// the node goes back to it when Redis returns, not only when a
+    /// request happens to probe: a burst after an outage is then limited
+    /// through Redis, not by each node alone. Whether it is degraded after.
+    pub(super) async fn probe(&self) -> bool {
+        if self.is_degraded() && self.should_try_redis() {
+            let ping = async {
+                let mut conn = self.connection().await?;
+                self.timed(redis::cmd("PING").query_async::<String>(&mut conn)).await
+            };
+            match ping.await {
+                Ok(_) => self.came_back(),
+                Err(e) => self.fell_back(&e),
+            }
+        }
+        self.is_degraded()
+    }
+
     /// The connection, made on first use (or after a failed start).
     pub(super) async fn connection(&self) -> Result<ConnectionManager, RedisError> {
         if let Some(c) = self.conn.lock().unwrap_or_else(PoisonError::into_inner).clone() {

@@ -274,10 +274,11 @@ impl SharedLimiter {
     /// Gives back the leases that ended and carries requests counted outside
     /// leases to Redis, for keys that went quiet (an active key does both
     /// when it takes its next lease), and keeps the records of keys with
-    /// requests not in the store yet from looking dead. Run it every
+    /// requests not in the store yet from looking dead; while Redis is away,
+    /// tries it again once per probe interval. Run it every
     /// [`SharedLimiter::sweep_interval`].
     pub async fn sweep(&self, store: &dyn UsageStore) {
-        if self.is_degraded() {
+        if self.probe().await {
             return;
         }
         let now = self.local.clock().elapsed();

@@ -223,7 +223,17 @@ impl SharedLimiter {
             };
             drop(no_flush);
             self.counters.bump(Count::LeaseCalls);
-            let a = self.eval(&mut conn, &keys, &args).await?;
+            let a = match self.eval(&mut conn, &keys, &args).await {
+                // A connection Redis dropped (restarted, say) is made again
+                // at once, and the script sent once more, rather than the
+                // node limiting alone until its next probe. Had the first
+                // run reached Redis, the record stops the second (-2).
+                Err(e) if e.is_connection_dropped() => {
+                    conn = self.connection().await?;
+                    self.eval(&mut conn, &keys, &args).await?
+                }
+                r => r?,
+            };
             match a.status {
                 1 => {
                     let mut s = lease.lock();
