@@ -15,9 +15,9 @@ use mds_domain::{
     NewsFilter, Slug, Tier, TierName,
 };
 use mds_store::{
-    AccessStore, AdminStore, AdminTokenRecord, AuthChanges, AuthDirectory, CatalogStore, Cause, DailyUsage,
-    Generations, IdempotencyClaim, KeyLookup, KeyRecord, MetaStore, NewsStore, RolledKey, Store, StoreError,
-    StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
+    AccessStore, AdminStore, AdminTokenRecord, AppliedBatch, AuthChanges, AuthDirectory, CatalogStore, Cause,
+    DailyUsage, Generations, IdempotencyClaim, KeyLookup, KeyRecord, MetaStore, NewsStore, RolledKey, Store,
+    StoreError, StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
 };
 
 /// Which fault is on.
@@ -131,7 +131,8 @@ gated!(AccessStore {
 });
 
 gated!(UsageStore {
-    fn apply_usage(batch: &UsageBatch) -> bool;
+    fn apply_usage_batch(batch: &UsageBatch) -> AppliedBatch;
+    fn usage_as_of(key: &KeyPrefix, month: BillingMonth) -> (u64, i64);
     fn usage(key: &KeyPrefix, from: BillingMonth, to: BillingMonth) -> Vec<(BillingMonth, u64)>;
     fn usage_days(key: &KeyPrefix, from: NaiveDate, to: NaiveDate) -> Vec<DailyUsage>;
     fn quota_history(key: &KeyPrefix) -> QuotaHistory;

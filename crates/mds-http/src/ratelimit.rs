@@ -77,9 +77,9 @@ impl Admission {
     /// rate-limit headers to `resp`.
     pub fn settle(self, ctx: &KeyContext, resp: &mut Response) {
         let Some(mut decision) = self.decision else { return };
-        if let Some(ticket) = decision.ticket.take() {
+        if let Some(hold) = decision.hold.take() {
             let status = resp.status();
-            ticket.settle(if status == StatusCode::NOT_MODIFIED {
+            hold.settle(if status == StatusCode::NOT_MODIFIED {
                 Outcome::NotModified
             } else if status.is_server_error() {
                 Outcome::Released

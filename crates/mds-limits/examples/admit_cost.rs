@@ -1,6 +1,6 @@
 //! The in-process cost of metering one counted request: `Limiter::admit`
 //! (GCRA and the quota reservation, the key already seeded) then settling
-//! its ticket, on one key, one thread, a real SQLite store behind it (read
+//! its hold, on one key, one thread, a real SQLite store behind it (read
 //! once, to seed the month). What the request path pays for limits and the
 //! meter, without HTTP. `ROUTES` routes are taken in turn, and every tenth
 //! request is a `304`, so the ledger's entries are found and added to as in
@@ -35,7 +35,7 @@ async fn main() {
             let route = ROUTES[i as usize % routes];
             let d = limiter.admit(&store, Ask { key: &key, limits, charge: Charge::Counted(route) }).await.unwrap();
             let outcome = if i % 10 == 9 { Outcome::NotModified } else { Outcome::Counted };
-            d.ticket.unwrap().settle(outcome);
+            d.hold.unwrap().settle(outcome);
         }
         let ns = start.elapsed().as_nanos() as f64 / f64::from(n);
         limiter.meter().flush(&store).await.unwrap();

@@ -16,10 +16,11 @@
 //!   quota, per key, day and route ledger entries, and the idempotent flush.
 //! - [`limiter`]: [`Limiter`], both checks together, and the [`Decision`]
 //!   that the HTTP layer turns into headers or a `429`.
-//! - [`shared`]: [`SharedLimiter`], the same limits across all nodes
-//!   together: tokens leased from Redis and spent locally (`lease`: a
-//!   lease's state and size), falling back to [`Limiter`] with a per-node
-//!   share of the limit while Redis is away.
+//! - [`shared`] (`src/shared/`, one job a file, its Lua scripts in `.lua`
+//!   files): [`SharedLimiter`], the same limits across all nodes together:
+//!   tokens leased from Redis and spent locally (`lease`: a lease's state
+//!   and size), falling back to [`Limiter`] with a per-node share of the
+//!   limit while Redis is away.
 
 pub mod clock;
 pub mod gcra;
@@ -29,6 +30,6 @@ pub mod meter;
 pub mod shared;
 
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use limiter::{Ask, Charge, Decision, Limiter, Limits, Policy, PolicyState, Ticket};
+pub use limiter::{Ask, Charge, Decision, Limiter, Limits, Policy, PolicyState, QuotaHold};
 pub use meter::{Meter, Outcome};
 pub use shared::{SharedConfig, SharedConfigError, SharedLimiter, SharedStats};

@@ -46,7 +46,7 @@ pub enum Charge {
     /// Nothing: it takes from the per-minute limit only (a usage read).
     Free,
     /// One request, reserved on admission and settled by the decision's
-    /// [`Ticket`]; recorded in the daily ledger under this route template.
+    /// [`QuotaHold`]; recorded in the daily ledger under this route template.
     Counted(&'static str),
 }
 
@@ -62,16 +62,17 @@ pub struct Ask<'a> {
     pub charge: Charge,
 }
 
-/// A quota reservation to settle once the response is known, with the day
+/// A hold on one request of a key's monthly quota, to settle once the
+/// response is known (counted, or released), with the day
 /// (UTC) and route its request is recorded under. Dropped unsettled (the
 /// request was cancelled or timed out), it counts: the request was
 /// admitted.
 ///
-/// A ticket of a [`SharedLimiter`](crate::SharedLimiter) also gives a
+/// A hold of a [`SharedLimiter`](crate::SharedLimiter) also gives a
 /// released request back to the lease it came from (or to what the node
 /// next tells Redis), so settling never waits on the network.
 #[derive(Debug)]
-pub struct Ticket {
+pub struct QuotaHold {
     pub(crate) state: Arc<KeyState>,
     pub(crate) month: BillingMonth,
     pub(crate) day: NaiveDate,
@@ -80,7 +81,7 @@ pub struct Ticket {
     pub(crate) release: Option<crate::shared::Release>,
 }
 
-impl Ticket {
+impl QuotaHold {
     /// A reservation of `state` in `month`, admitted on `day` (UTC), for
     /// `route`.
     pub(crate) fn new(
@@ -90,7 +91,7 @@ impl Ticket {
         route: &'static str,
         release: Option<crate::shared::Release>,
     ) -> Self {
-        Ticket { state, month, day, route, settled: false, release }
+        QuotaHold { state, month, day, route, settled: false, release }
     }
 
     /// Settles with how the request was answered: counted (owed to the
@@ -106,7 +107,7 @@ impl Ticket {
     }
 }
 
-impl Drop for Ticket {
+impl Drop for QuotaHold {
     fn drop(&mut self) {
         if !self.settled {
             meter::settle(&mut self.state.lock(), self.month, self.day, self.route, Outcome::Counted);
@@ -146,7 +147,7 @@ pub struct Decision {
     /// When refused: seconds until a retry can succeed.
     pub retry_after_secs: u64,
     /// When admitted and the request counts against the quota: its reservation.
-    pub ticket: Option<Ticket>,
+    pub hold: Option<QuotaHold>,
 }
 
 impl Decision {
@@ -178,7 +179,7 @@ impl Decision {
         minute: MinuteStanding,
         used: u64,
         violated: Vec<Policy>,
-        ticket: Option<Ticket>,
+        hold: Option<QuotaHold>,
     ) -> Decision {
         let retry_after_secs = violated
             .iter()
@@ -201,7 +202,7 @@ impl Decision {
             },
             violated,
             retry_after_secs,
-            ticket,
+            hold,
         }
     }
 }
@@ -246,7 +247,7 @@ impl Limiter {
         let now_ns = mono_nanos(self.clock.elapsed());
         let until_next_month = BillingMonth::seconds_until_next(now);
         let mut violated = Vec::new();
-        let mut ticket = None;
+        let mut hold = None;
         let (g, used_after) = {
             let mut s = state.lock();
             let g = gcra::check(s.tat_ns, now_ns, limits.rate_limit_per_minute);
@@ -263,14 +264,14 @@ impl Limiter {
                     if let Reservation::Reserved { used } = meter::reserve(&mut s, month, limits.monthly_quota) {
                         used_after = used;
                     }
-                    ticket = Some(Ticket::new(state.clone(), month, now.date_naive(), route, None));
+                    hold = Some(QuotaHold::new(state.clone(), month, now.date_naive(), route, None));
                 }
                 s.tat_ns = Some(g.new_tat_ns);
             }
             (g, used_after)
         };
         let minute = MinuteStanding { remaining: g.remaining as u64, reset_ns: g.reset_ns, retry_ns: g.retry_after_ns };
-        Ok(Decision::assemble(limits, until_next_month, minute, used_after, violated, ticket))
+        Ok(Decision::assemble(limits, until_next_month, minute, used_after, violated, hold))
     }
 
     /// Forgets what no longer matters: months before last that are settled

@@ -33,7 +33,6 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
-use std::time::Instant;
 
 use chrono::NaiveDate;
 use mds_domain::KeyPrefix;
@@ -74,16 +73,17 @@ pub(crate) struct KeyInner {
     /// Settled requests not yet handed to a batch, by day and route.
     pub(crate) pending: Vec<DayCount>,
     /// The last [`FLUSH_LOG`] batches that wrote counted requests of the
-    /// key: when the store took them, the month, how many.
-    pub(crate) flushed: Vec<(Instant, BillingMonth, u64)>,
+    /// key: the store's `usage` generation as of which it has them, the
+    /// month, how many.
+    pub(crate) flushed: Vec<(i64, BillingMonth, u64)>,
     /// Reservations not settled yet (requests being answered): counted
     /// soon, not yet pending.
     pub(crate) in_flight: u64,
 }
 
 /// How many of a key's recent flushes it remembers (one a second when
-/// busy): what a Redis counter seeded since then lacks
-/// ([`Meter::flushed_since`]).
+/// busy): what a Redis counter seeded before them lacks
+/// ([`Meter::not_in_store_as_of`]).
 const FLUSH_LOG: usize = 16;
 
 impl KeyInner {
@@ -327,10 +327,10 @@ impl Meter {
             // outbox letting it go.
             let _gate = self.gate.write().await;
             // A failure leaves the batch in the outbox, to be retried with its id.
-            store.apply_usage(&batch).await?;
+            let applied = store.apply_usage_batch(&batch).await?;
             self.flushes.fetch_add(1, Ordering::Release);
             written += batch.deltas.iter().map(|d| d.requests).sum::<u64>();
-            self.log_flush(&batch);
+            self.log_flush(&batch, applied.generation);
             let mut outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
             if outbox.as_ref().is_some_and(|b| b.id == batch.id) {
                 *outbox = None;
@@ -339,9 +339,9 @@ impl Meter {
         Ok(written)
     }
 
-    /// Remembers, per key, when the store took `batch`'s counted requests.
-    fn log_flush(&self, batch: &UsageBatch) {
-        let at = Instant::now();
+    /// Remembers, per key, as of which `usage` generation the store has
+    /// `batch`'s counted requests.
+    fn log_flush(&self, batch: &UsageBatch, at: i64) {
         let mut sums: HashMap<(&KeyPrefix, BillingMonth), u64> = HashMap::new();
         for d in batch.deltas.iter().filter(|d| d.requests > 0) {
             *sums.entry((&d.key, d.month())).or_default() += d.requests;
@@ -357,12 +357,36 @@ impl Meter {
         }
     }
 
-    /// Counted requests of `key` in `month` the store took after `since`
-    /// (as far as the last [`FLUSH_LOG`] flushes of the key go back).
-    pub fn flushed_since(&self, key: &KeyPrefix, month: BillingMonth, since: Instant) -> u64 {
-        let Some(state) = self.existing(key) else { return 0 };
+    /// Holds flushes off while it is kept: no batch is then between the
+    /// store and the outbox, so [`Meter::not_in_store_as_of`] sees each one
+    /// exactly once, in the outbox or in the log.
+    pub async fn hold_flushes(&self) -> tokio::sync::RwLockReadGuard<'_, ()> {
+        self.gate.read().await
+    }
+
+    /// Requests of `key` in `month` this node admitted that a count the
+    /// store gave as of `usage` generation `generation` (`None`: unknown,
+    /// taken as now) does not hold: those being answered, those not yet in
+    /// the store, and those the store took after that generation (as far
+    /// as the last [`FLUSH_LOG`] flushes of the key go back). Exact while
+    /// flushes are held off ([`Meter::hold_flushes`]) and no request of the
+    /// key is being admitted.
+    pub fn not_in_store_as_of(&self, key: &KeyPrefix, month: BillingMonth, generation: Option<i64>) -> u64 {
+        // The outbox's lock, then the key's, as a batch is cut: a request
+        // is in exactly one of being answered, pending, or the outbox.
+        let outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
+        let waiting: u64 = outbox
+            .iter()
+            .flat_map(|b| &b.deltas)
+            .filter(|d| &d.key == key && d.month() == month)
+            .map(|d| d.requests)
+            .sum();
+        let Some(state) = self.existing(key) else { return waiting };
         let s = state.lock();
-        s.flushed.iter().filter(|(at, m, _)| *at > since && *m == month).map(|(_, _, n)| n).sum()
+        let pending: u64 = s.pending.iter().filter(|e| BillingMonth::of_day(e.day) == month).map(|e| e.requests).sum();
+        let later = |at: i64| generation.is_some_and(|g| at > g);
+        let after: u64 = s.flushed.iter().filter(|(at, m, _)| later(*at) && *m == month).map(|(_, _, n)| n).sum();
+        waiting + s.in_flight + pending + after
     }
 
     /// Forgets counts of months before `month` that hold nothing unflushed

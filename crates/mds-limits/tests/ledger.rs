@@ -15,7 +15,7 @@ use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_limits::{Ask, Charge, Limiter, Limits, ManualClock, Meter, Outcome};
 use mds_store::prelude::*;
 use mds_store::sqlite::SqliteStore;
-use mds_store::{StoreResult, UsageBatch};
+use mds_store::{AppliedBatch, StoreResult, UsageBatch};
 
 fn t0() -> DateTime<Utc> {
     "2026-11-15T23:59:59Z".parse().unwrap()
@@ -31,7 +31,7 @@ async fn store_with_key(dir: &tempfile::TempDir) -> (SqliteStore, KeyPrefix) {
 
 const LIMITS: Limits = Limits { rate_limit_per_minute: 1_000, monthly_quota: 1_000_000 };
 
-/// The real store, whose `apply_usage` returns only `delay` after it
+/// The real store, whose `apply_usage_batch` returns only `delay` after it
 /// committed: the moment a batch is in the store and still in the node's
 /// outbox, stretched.
 struct SlowToReturn {
@@ -41,10 +41,14 @@ struct SlowToReturn {
 
 #[async_trait]
 impl UsageStore for SlowToReturn {
-    async fn apply_usage(&self, batch: &UsageBatch) -> StoreResult<bool> {
-        let applied = self.inner.apply_usage(batch).await;
+    async fn apply_usage_batch(&self, batch: &UsageBatch) -> StoreResult<AppliedBatch> {
+        let applied = self.inner.apply_usage_batch(batch).await;
         tokio::time::sleep(self.delay).await;
         applied
+    }
+
+    async fn usage_as_of(&self, key: &KeyPrefix, month: BillingMonth) -> StoreResult<(u64, i64)> {
+        self.inner.usage_as_of(key, month).await
     }
 
     async fn usage(
@@ -73,15 +77,15 @@ async fn requests_reach_the_ledger_by_day_route_and_outcome() {
     let limiter = Limiter::new(Arc::new(Meter::new()), clock.clone());
     let admit = async |route, outcome| {
         let d = limiter.admit(&store, Ask { key: &key, limits: LIMITS, charge: Charge::Counted(route) }).await.unwrap();
-        d.ticket.expect("a counted request has a ticket").settle(outcome);
+        d.hold.expect("a counted request has a hold").settle(outcome);
     };
     admit("/v1/companies", Outcome::Counted).await;
     admit("/v1/companies", Outcome::NotModified).await;
     admit("/v1/news/{slug}", Outcome::Counted).await;
     admit("/v1/news/{slug}", Outcome::Released).await;
-    // A free request has no ticket and records nothing.
+    // A free request has no hold and records nothing.
     assert!(
-        limiter.admit(&store, Ask { key: &key, limits: LIMITS, charge: Charge::Free }).await.unwrap().ticket.is_none()
+        limiter.admit(&store, Ask { key: &key, limits: LIMITS, charge: Charge::Free }).await.unwrap().hold.is_none()
     );
     // Across midnight (UTC): the next day's entries.
     clock.advance(chrono::Duration::seconds(2));
@@ -92,7 +96,7 @@ async fn requests_reach_the_ledger_by_day_route_and_outcome() {
         .admit(&store, Ask { key: &key, limits: LIMITS, charge: Charge::Counted("/v1/companies") })
         .await
         .unwrap()
-        .ticket
+        .hold
         .unwrap();
     clock.advance(chrono::Duration::seconds(5));
     late.settle(Outcome::Counted);
@@ -140,7 +144,7 @@ async fn a_read_during_a_flush_counts_each_request_once() {
             .admit(&*store, Ask { key: &key, limits: LIMITS, charge: Charge::Counted("/v1/companies") })
             .await
             .unwrap();
-        d.ticket.unwrap().settle(Outcome::Counted);
+        d.hold.unwrap().settle(Outcome::Counted);
     }
     let flushing = {
         let (meter, store) = (meter.clone(), store.clone());

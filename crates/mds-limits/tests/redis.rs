@@ -142,6 +142,21 @@ async fn admit(l: &SharedLimiter, store: &SqliteStore, limits: Limits, counts: b
     l.admit(store, Ask { key: &key(), limits, charge }).await.unwrap()
 }
 
+/// Moves the clock on by `d` in steps of a quarter of a lease TTL (1 s),
+/// every node sweeping after each, as live nodes do: none of their lease
+/// records looks like a dead node's.
+async fn live_for(env: &Env, nodes: &[&SharedLimiter], d: chrono::Duration) {
+    let step = chrono::Duration::milliseconds(250);
+    let mut moved = chrono::Duration::zero();
+    while moved < d {
+        env.clock.advance(step);
+        moved += step;
+        for n in nodes {
+            n.sweep(&env.store).await;
+        }
+    }
+}
+
 fn limits(rate_limit_per_minute: u32, monthly_quota: u64) -> Limits {
     Limits { rate_limit_per_minute, monthly_quota }
 }
@@ -156,7 +171,7 @@ async fn a_burst_over_two_nodes_admits_exactly_the_minute_limit() {
         let d = admit(if i % 2 == 0 { &a } else { &b }, &env.store, l, true).await;
         if d.admitted() {
             admitted += 1;
-            d.ticket.unwrap().settle(Outcome::Counted);
+            d.hold.unwrap().settle(Outcome::Counted);
         } else {
             assert_eq!(d.violated, vec![Policy::Minute]);
             assert_eq!(d.retry_after_secs, 6, "one request every 6 s");
@@ -166,7 +181,7 @@ async fn a_burst_over_two_nodes_admits_exactly_the_minute_limit() {
     assert_eq!(admitted, 10);
     assert!(!a.is_degraded() && !b.is_degraded());
     // 6 s refill exactly one request, whichever node asks.
-    env.clock.advance(chrono::Duration::seconds(6));
+    live_for(&env, &[&a, &b], chrono::Duration::seconds(6)).await;
     assert!(admit(&b, &env.store, l, true).await.admitted());
     assert!(!admit(&a, &env.store, l, true).await.admitted());
     // Usage reads take from the minute too, and are refused with it.
@@ -189,7 +204,7 @@ async fn concurrent_requests_on_two_nodes_never_exceed_the_quota() {
         tasks.push(tokio::spawn(async move {
             let d = admit(&node, &env.store, l, true).await;
             let ok = d.admitted();
-            if let Some(t) = d.ticket {
+            if let Some(t) = d.hold {
                 t.settle(Outcome::Counted);
             } else {
                 assert!(!ok);
@@ -230,9 +245,9 @@ async fn a_missing_counter_is_seeded_from_the_store_and_what_is_unflushed() {
     let l = limits(1_000, 50);
     let d = admit(&a, &env.store, l, true).await;
     assert_eq!(d.month.remaining, 9, "40 stored + this one");
-    d.ticket.unwrap().settle(Outcome::Counted);
+    d.hold.unwrap().settle(Outcome::Counted);
     for _ in 0..4 {
-        admit(&a, &env.store, l, true).await.ticket.unwrap().settle(Outcome::Counted);
+        admit(&a, &env.store, l, true).await.hold.unwrap().settle(Outcome::Counted);
     }
     assert!(env.counter(&a).await.unwrap() >= 45, "spent plus leased");
     a.give_back(&env.store).await;
@@ -242,7 +257,7 @@ async fn a_missing_counter_is_seeded_from_the_store_and_what_is_unflushed() {
     env.del_counter(&a).await;
     let d = admit(&a, &env.store, l, true).await;
     assert_eq!(d.month.remaining, 4, "40 stored + 5 unflushed + this one");
-    d.ticket.unwrap().settle(Outcome::Counted);
+    d.hold.unwrap().settle(Outcome::Counted);
     assert_eq!(a.stats().seeds, 2);
 
     // Flushed, lost again, and a fresh node (nothing unflushed) seeds it.
@@ -264,14 +279,14 @@ async fn a_304_gives_the_request_back() {
     let l = limits(1_000, 2);
     let d = admit(&a, &env.store, l, true).await;
     assert_eq!(d.month.remaining, 1);
-    d.ticket.unwrap().settle(Outcome::NotModified);
+    d.hold.unwrap().settle(Outcome::NotModified);
     a.give_back(&env.store).await;
     assert_eq!(env.counter(&a).await, Some(0), "the release reached Redis with the lease");
     assert_eq!(a.local().meter().backlog(), 0, "a 304 is not metered");
     for remaining in [1, 0] {
         let d = admit(&a, &env.store, l, true).await;
         assert_eq!(d.month.remaining, remaining);
-        d.ticket.unwrap().settle(Outcome::Counted);
+        d.hold.unwrap().settle(Outcome::Counted);
     }
     assert_eq!(admit(&a, &env.store, l, true).await.violated, vec![Policy::Month]);
     assert_eq!(a.local().meter().backlog(), 2);
@@ -290,7 +305,7 @@ async fn unreachable_redis_falls_back_to_a_share_of_the_limit() {
     let mut admitted = 0;
     for _ in 0..10 {
         let d = admit(&a, &env.store, l, true).await;
-        if let Some(t) = d.ticket {
+        if let Some(t) = d.hold {
             admitted += 1;
             t.settle(Outcome::Counted);
         } else {
@@ -335,7 +350,7 @@ async fn back_to_redis_after_a_pause_and_after_a_restart() {
     let a = Arc::new(SharedLimiter::connect(config, Arc::new(Meter::new()), env.clock.clone()).await.unwrap());
     let l = limits(1_000, 1_000);
     for _ in 0..3 {
-        admit(&a, &env.store, l, true).await.ticket.unwrap().settle(Outcome::Counted);
+        admit(&a, &env.store, l, true).await.hold.unwrap().settle(Outcome::Counted);
     }
     assert!(!a.is_degraded());
     a.give_back(&env.store).await;
@@ -347,7 +362,7 @@ async fn back_to_redis_after_a_pause_and_after_a_restart() {
     for _ in 0..2 {
         let d = admit(&a, &env.store, l, true).await;
         assert!(d.admitted());
-        d.ticket.unwrap().settle(Outcome::Counted);
+        d.hold.unwrap().settle(Outcome::Counted);
     }
     assert!(a.is_degraded());
     assert_eq!(a.stats().local_admitted, 2);
@@ -360,7 +375,7 @@ async fn back_to_redis_after_a_pause_and_after_a_restart() {
     let d = admit(&a, &env.store, l, true).await;
     assert!(!a.is_degraded());
     assert_eq!(1_000 - d.month.remaining, 6, "3 + 2 local + this one, nothing twice");
-    d.ticket.unwrap().settle(Outcome::Counted);
+    d.hold.unwrap().settle(Outcome::Counted);
     a.give_back(&env.store).await;
     assert_eq!(env.counter(&a).await, Some(6));
 
@@ -504,7 +519,7 @@ async fn a_node_holding_unused_tokens_refuses_another_for_at_most_a_lease() {
     // A's leases grow while it is busy; it stops with one half spent.
     let open = limits(1_000_000, 1_000_000);
     for _ in 0..40 {
-        admit(&a, &env.store, open, true).await.ticket.unwrap().settle(Outcome::Counted);
+        admit(&a, &env.store, open, true).await.hold.unwrap().settle(Outcome::Counted);
     }
     let reserved = a.shared_used(&key(), BillingMonth::of(Utc::now())).await.unwrap();
     assert!(reserved > 40, "A holds unspent tokens: {reserved}");
@@ -515,7 +530,7 @@ async fn a_node_holding_unused_tokens_refuses_another_for_at_most_a_lease() {
     let mut refused = 0;
     loop {
         let d = admit(&b, &env.store, tight, true).await;
-        if let Some(t) = d.ticket {
+        if let Some(t) = d.hold {
             t.settle(Outcome::Counted);
             break;
         }
@@ -541,7 +556,7 @@ async fn a_tier_change_ends_the_lease_at_once() {
     let a = env.node(1).await;
     let pro = limits(100_000, 1_000);
     for _ in 0..20 {
-        admit(&a, &env.store, pro, true).await.ticket.unwrap().settle(Outcome::Counted);
+        admit(&a, &env.store, pro, true).await.hold.unwrap().settle(Outcome::Counted);
     }
     let leased = a.shared_used(&key(), nov()).await.unwrap();
     assert!(leased > 20, "the node holds a lease: {leased}");

@@ -3,7 +3,9 @@
 //!
 //! What a crash (SIGKILL) can lose is what was counted since the last
 //! successful flush: at most one flush interval of requests (plus, while the
-//! store is unreachable, what waits for it). A graceful shutdown loses
+//! store is unreachable, what waits for it). They are not billed; with
+//! `--redis` they stop counting against their keys once Redis reclaims the
+//! dead node's leases (within a lease TTL, see `mds_limits::shared`). A graceful shutdown loses
 //! nothing: the server stops accepting, drains in-flight requests, then
 //! flushes until the store has everything or the store stays unreachable
 //! past [`FINAL_FLUSH_DEADLINE`].

@@ -1,6 +1,8 @@
 //! The background task that gives back the Redis leases of keys that went
-//! quiet (with `--redis`), and the giving back of every lease at shutdown.
-//! See `mds_limits::shared` for what a lease is.
+//! quiet (with `--redis`), and keeps this node's lease records from looking
+//! like a dead node's (Redis reclaims those after a lease TTL), and the
+//! giving back of every lease at shutdown. See `mds_limits::shared` for
+//! what a lease is.
 
 use std::sync::Arc;
 

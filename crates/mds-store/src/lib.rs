@@ -8,7 +8,7 @@
 //! - [`error`]: [`StoreError`] and its opaque [`Cause`].
 //! - [`sqlite`]: the embedded SQLite backend (the default).
 //! - [`postgres`]: the PostgreSQL backend, for several nodes on one database.
-//! - `shared` (private, `src/shared/`): the implementation of the roles,
+//! - `portable` (private, `src/portable/`): the implementation of the roles,
 //!   written once and compiled inside each backend module against that
 //!   backend's pool, transactions, error mapping and SQL dialect.
 //! - [`url`]: the database URL, with a `Debug` that masks the password.
@@ -274,6 +274,18 @@ pub struct UsageBatch {
     pub id: String,
     /// The deltas; a key, day and route appear at most once.
     pub deltas: Vec<UsageDelta>,
+}
+
+/// What applying a [`UsageBatch`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AppliedBatch {
+    /// Whether it was applied now (not before, under the same id).
+    pub fresh: bool,
+    /// The `usage` generation as of which the store has it: the one the
+    /// batch moved the counter to, or for a batch applied before, the
+    /// counter now (at or after the one it moved it to; a batch whose
+    /// commit was not acknowledged may so look later than it is).
+    pub generation: i64,
 }
 
 /// A statement slower than this is logged, at INFO: bulk reads (the catalog

@@ -21,7 +21,7 @@
 //!   row and advisory locks, `"C"` collation).
 //! - `migrate`: the embedded migrations and how they are applied.
 //! - `error`: mapping of `sqlx` errors to [`StoreError`](crate::StoreError).
-//! - `shared`: the code both backends share (`src/shared/`), compiled against
+//! - `portable`: the code both backends share (`src/portable/`), compiled against
 //!   this module's `Pool`, `Conn`, `begin_write`, `begin_read` and
 //!   `dialect`.
 
@@ -37,16 +37,16 @@ mod error;
 mod migrate;
 
 #[allow(clippy::duplicate_mod, reason = "compiled once per backend, on purpose")]
-#[path = "shared/mod.rs"]
-mod shared;
+#[path = "portable/mod.rs"]
+mod portable;
 
 use error::db;
 
-/// The store the shared modules implement the roles for.
+/// The store the portable modules implement the roles for.
 type Backend = PgStore;
-/// The pool the shared modules run on.
+/// The pool the portable modules run on.
 type Pool = PgPool;
-/// A connection (or a transaction, by `&mut *tx`) of the shared modules.
+/// A connection (or a transaction, by `&mut *tx`) of the portable modules.
 type Conn = PgConnection;
 
 /// How many connections the pool holds at most: enough for a busy node
@@ -79,7 +79,7 @@ impl PgStore {
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_with(options)
             .await
-            .map_err(shared::connect)?;
+            .map_err(portable::connect)?;
         Ok(PgStore { pool })
     }
 

@@ -28,8 +28,8 @@ use mds_domain::{
 };
 
 use crate::{
-    AdminTokenRecord, AuthChanges, AuthDirectory, DailyUsage, Generations, IdempotencyClaim, KeyLookup, KeyRecord,
-    RolledKey, StoreResult, StoredCompany, UpsertSummary, UsageBatch,
+    AdminTokenRecord, AppliedBatch, AuthChanges, AuthDirectory, DailyUsage, Generations, IdempotencyClaim, KeyLookup,
+    KeyRecord, RolledKey, StoreResult, StoredCompany, UpsertSummary, UsageBatch,
 };
 
 /// Every role of storage: what the service and the operator commands need.
@@ -232,9 +232,22 @@ pub trait AccessStore: Send + Sync + 'static {
 pub trait UsageStore: Send + Sync + 'static {
     /// Adds a batch of usage to the daily ledger and, summed per key and
     /// month, to the monthly counts, in one transaction, unless a batch with
-    /// the same id was applied before. Returns whether it was applied now.
-    /// Deltas for unknown keys are `NotFound` and nothing is applied.
-    async fn apply_usage(&self, batch: &UsageBatch) -> StoreResult<bool>;
+    /// the same id was applied before; says whether it was applied now and
+    /// as of which `usage` generation the store has it. Deltas for unknown
+    /// keys are `NotFound` and nothing is applied.
+    async fn apply_usage_batch(&self, batch: &UsageBatch) -> StoreResult<AppliedBatch>;
+
+    /// [`UsageStore::apply_usage_batch`], saying only whether the batch was
+    /// applied now.
+    async fn apply_usage(&self, batch: &UsageBatch) -> StoreResult<bool> {
+        Ok(self.apply_usage_batch(batch).await?.fresh)
+    }
+
+    /// A key's stored request count for `month` and the `usage` generation
+    /// it is as of, read together: every batch applied as of a generation
+    /// at most this one is in the count, none after it. `NotFound` if there
+    /// is no such key.
+    async fn usage_as_of(&self, key: &KeyPrefix, month: BillingMonth) -> StoreResult<(u64, i64)>;
 
     /// A key's stored request counts for the months `from..=to` that have
     /// any, oldest first.

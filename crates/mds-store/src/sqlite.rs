@@ -22,7 +22,7 @@
 //!   transaction).
 //! - `migrate`: the embedded migrations and how they are applied.
 //! - `error`: mapping of `sqlx` errors to [`StoreError`](crate::StoreError).
-//! - `shared`: the code both backends share (`src/shared/`), compiled against
+//! - `portable`: the code both backends share (`src/portable/`), compiled against
 //!   this module's `Pool`, `Conn`, `begin_write`, `begin_read` and
 //!   `dialect`.
 
@@ -38,16 +38,16 @@ mod error;
 mod migrate;
 
 #[allow(clippy::duplicate_mod, reason = "compiled once per backend, on purpose")]
-#[path = "shared/mod.rs"]
-mod shared;
+#[path = "portable/mod.rs"]
+mod portable;
 
 use error::db;
 
-/// The store the shared modules implement the roles for.
+/// The store the portable modules implement the roles for.
 type Backend = SqliteStore;
-/// The pool the shared modules run on.
+/// The pool the portable modules run on.
 type Pool = SqlitePool;
-/// A connection (or a transaction, by `&mut *tx`) of the shared modules.
+/// A connection (or a transaction, by `&mut *tx`) of the portable modules.
 type Conn = SqliteConnection;
 
 /// How long a statement waits for another connection's (or process's) write
@@ -102,7 +102,7 @@ impl SqliteStore {
             SqlitePoolOptions::new().max_connections(MAX_CONNECTIONS)
         };
         let pool =
-            pool_options.acquire_timeout(ACQUIRE_TIMEOUT).connect_with(options).await.map_err(shared::connect)?;
+            pool_options.acquire_timeout(ACQUIRE_TIMEOUT).connect_with(options).await.map_err(portable::connect)?;
         Ok(SqliteStore { pool })
     }
 
@@ -134,8 +134,8 @@ mod tests {
 
     /// What SQLite plans for a page of the news list: one line per step.
     async fn plan(store: &SqliteStore, filter: &NewsFilter, after: Option<&NewsKey>) -> Vec<String> {
-        let mut q = shared::news::Select::default();
-        let sql = format!("EXPLAIN QUERY PLAN {}", shared::news::page_sql(filter, after, &mut q));
+        let mut q = portable::news::Select::default();
+        let sql = format!("EXPLAIN QUERY PLAN {}", portable::news::page_sql(filter, after, &mut q));
         let mut query = sqlx::query_as::<_, (i64, i64, i64, String)>(&sql).bind(51i64);
         for v in &q.values {
             query = query.bind(v.as_str());

@@ -53,6 +53,15 @@ async fn two_nodes() -> Option<(PgStore, PgStore, TestDb)> {
 }
 
 /// A raw connection to the test database, for poking at it.
+/// [`two_nodes`], with account `acme` and one key of it.
+async fn two_nodes_with_a_key() -> Option<(PgStore, PgStore, KeyPrefix, TestDb)> {
+    let (a, b, db) = two_nodes().await?;
+    let acme = AccountName::parse("acme").unwrap();
+    a.create_account(&acme, Utc::now()).await.unwrap();
+    let key = create_key(&a, &acme).await;
+    Some((a, b, key, db))
+}
+
 async fn raw_of(db: &TestDb) -> PgConnection {
     db.raw().await
 }
@@ -280,6 +289,57 @@ async fn concurrent_upserts_of_the_same_rows_count_each_row_once() {
     assert_eq!(a.companies().await.unwrap().len(), 3_000);
 }
 
+/// A key's count read with its `usage` generation holds exactly the
+/// batches applied as of that generation, while two nodes apply batches at
+/// once: what a Redis counter is seeded from, each node then adding what
+/// its batches after that generation hold.
+#[tokio::test]
+async fn a_count_as_of_a_generation_holds_exactly_the_batches_up_to_it() {
+    let Some((a, b, key, _db)) = two_nodes_with_a_key().await else { return };
+    let nov = month(2026, 11);
+    let write = |store: &'static str, on: &PgStore| {
+        let (on, key) = (on.clone(), key.clone());
+        async move {
+            let mut applied = Vec::new();
+            for i in 1..=40u64 {
+                let delta = UsageDelta::counted(key.clone(), nov.first_day(), "/v1/companies", i);
+                let batch = UsageBatch { id: format!("{store}:{i}"), deltas: vec![delta] };
+                let r = on.apply_usage_batch(&batch).await.unwrap();
+                assert!(r.fresh);
+                applied.push((r.generation, i));
+            }
+            applied
+        }
+    };
+    let read = async {
+        let mut reads = Vec::new();
+        for _ in 0..80 {
+            reads.push(a.usage_as_of(&key, nov).await.unwrap());
+        }
+        reads
+    };
+    let (from_a, from_b, reads) = tokio::join!(write("node-a", &a), write("node-b", &b), read);
+    let all: Vec<(i64, u64)> = from_a.into_iter().chain(from_b).collect();
+    let mut generations: Vec<i64> = all.iter().map(|(g, _)| *g).collect();
+    generations.sort_unstable();
+    generations.dedup();
+    assert_eq!(generations.len(), 80, "every batch has a generation of its own");
+    for (count, generation) in reads {
+        let held: u64 = all.iter().filter(|(g, _)| *g <= generation).map(|(_, n)| n).sum();
+        assert_eq!(count, held, "as of generation {generation}");
+    }
+    // A batch applied before is not counted again; its generation is the
+    // store's now, at or after the one it got.
+    let again = UsageBatch {
+        id: "node-a:1".into(),
+        deltas: vec![UsageDelta::counted(key.clone(), nov.first_day(), "/v1/companies", 1)],
+    };
+    let r = b.apply_usage_batch(&again).await.unwrap();
+    assert!(!r.fresh);
+    assert_eq!(r.generation, *generations.last().unwrap());
+    assert_eq!(a.usage_as_of(&key, nov).await.unwrap(), (2 * 820, r.generation));
+}
+
 #[tokio::test]
 async fn a_batch_applied_by_two_nodes_at_once_counts_once() {
     let Some((a, b, _db)) = two_nodes().await else { return };
@@ -323,10 +383,7 @@ async fn a_batch_applied_by_two_nodes_at_once_counts_once() {
 
 #[tokio::test]
 async fn concurrent_revocations_keep_the_first_instant() {
-    let Some((a, b, _db)) = two_nodes().await else { return };
-    let acme = AccountName::parse("acme").unwrap();
-    a.create_account(&acme, Utc::now()).await.unwrap();
-    let prefix = create_key(&a, &acme).await;
+    let Some((a, b, prefix, _db)) = two_nodes_with_a_key().await else { return };
     let g = a.generations().await.unwrap().auth;
     let t1 = Utc::now();
     let t2 = t1 + chrono::TimeDelta::seconds(1);

@@ -24,7 +24,7 @@ use sqlx::postgres::PgArguments;
 use sqlx::query::Query;
 use sqlx::{PgConnection, PgPool, Postgres};
 
-use super::shared::catalog::{Stamp, Upserted, begin_upsert, end_upsert, upsert_tail};
+use super::portable::catalog::{UpsertStamp, Upserted, begin_upsert, end_upsert, upsert_tail};
 use super::{begin_write, db};
 use crate::rows;
 use crate::{StoreResult, UpsertSummary};
@@ -148,7 +148,7 @@ impl Upsert for Article {
 /// (key) DO UPDATE SET col = excluded.col, … WHERE <a column differs>`; the
 /// key is the first column. With a stamp, its columns follow, their values
 /// written into the text (the same for every row).
-fn upsert_sql(table: &str, cols: &[&str], kept: &[&str], types: &[&str], stamp: Option<&Stamp>) -> String {
+fn upsert_sql(table: &str, cols: &[&str], kept: &[&str], types: &[&str], stamp: Option<&UpsertStamp>) -> String {
     let arrays = types.iter().enumerate().map(|(i, t)| format!("${}::{t}[]", i + 1)).collect::<Vec<_>>().join(", ");
     let select = match stamp {
         None => "*".to_owned(),
@@ -203,7 +203,7 @@ pub(super) async fn lock_snapshot_saves(conn: &mut PgConnection) -> StoreResult<
 
 /// Writes one run of an upsert; returns how many rows it inserted or
 /// changed (a row left as it was is not written).
-async fn upsert_run<T: Upsert>(conn: &mut PgConnection, run: &[T], stamp: Option<&Stamp>) -> StoreResult<u64> {
+async fn upsert_run<T: Upsert>(conn: &mut PgConnection, run: &[T], stamp: Option<&UpsertStamp>) -> StoreResult<u64> {
     let sql = upsert_sql(T::TABLE, T::COLUMNS, T::KEPT_WHEN_NULL, T::TYPES, stamp);
     Ok(T::bind(run, sqlx::query(&sql)).execute(conn).await.map_err(db)?.rows_affected())
 }

@@ -62,7 +62,7 @@ mod tests {
         assert!(matches!(db(sqlx::Error::Io(io)), StoreError::Unavailable(_)));
         assert!(matches!(db(sqlx::Error::RowNotFound), StoreError::Database(_)));
         assert!(matches!(
-            super::super::shared::connect(sqlx::Error::Configuration("bad".into())),
+            super::super::portable::connect(sqlx::Error::Configuration("bad".into())),
             StoreError::Invalid(_)
         ));
     }

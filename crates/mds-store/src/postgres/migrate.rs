@@ -23,7 +23,7 @@ use sqlx::PgPool;
 
 use super::db;
 use super::dialect::SCHEMA_MIGRATIONS_TABLE;
-use super::shared::meta::{self, Migration};
+use super::portable::meta::{self, Migration};
 use crate::StoreResult;
 
 /// Every migration, in order.

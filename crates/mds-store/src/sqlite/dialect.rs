@@ -21,7 +21,7 @@ use sqlx::query::Query;
 use sqlx::sqlite::SqliteArguments;
 use sqlx::{Connection, Sqlite, SqliteConnection, SqlitePool};
 
-use super::shared::catalog::{Stamp, Upserted, begin_upsert, differs, end_upsert, upsert_tail};
+use super::portable::catalog::{UpsertStamp, Upserted, begin_upsert, differs, end_upsert, upsert_tail};
 use super::{INDEX_REBUILD_MIN_ROWS, db};
 use crate::rows;
 use crate::{StoreResult, UpsertSummary};
@@ -150,7 +150,7 @@ fn sort_staged_sql(cols: &[&str]) -> String {
 /// UPDATE SET … WHERE <a column differs>`. With a stamp, its columns
 /// follow, their values written into the text. (The `WHERE true` tells
 /// SQLite's parser that `ON CONFLICT` is not a join's.)
-fn apply_sql(table: &str, cols: &[&str], kept: &[&str], stamp: Option<&Stamp>) -> String {
+fn apply_sql(table: &str, cols: &[&str], kept: &[&str], stamp: Option<&UpsertStamp>) -> String {
     let select = match stamp {
         None => cols.join(", "),
         Some(s) => format!("{}, {}", cols.join(", "), s.values()),
@@ -393,7 +393,7 @@ mod tests {
              ON CONFLICT (k) DO UPDATE SET a = excluded.a, b = excluded.b \
              WHERE t.a IS NOT excluded.a OR t.b IS NOT excluded.b"
         );
-        let stamp = Stamp::new(chrono::DateTime::UNIX_EPOCH, 7);
+        let stamp = UpsertStamp::new(chrono::DateTime::UNIX_EPOCH, 7);
         assert_eq!(
             apply_sql("t", &["k", "a", "d"], &["d"], Some(&stamp)),
             "INSERT INTO t (k, a, d, updated_at, change_seq) \

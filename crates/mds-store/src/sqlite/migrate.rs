@@ -19,7 +19,7 @@
 use sqlx::{SqliteConnection, SqlitePool};
 
 use super::dialect::SCHEMA_MIGRATIONS_TABLE;
-use super::shared::meta::{self, Migration};
+use super::portable::meta::{self, Migration};
 use super::{begin_write, db};
 use crate::StoreResult;
 

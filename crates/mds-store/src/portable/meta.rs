@@ -2,7 +2,7 @@
 //! migrating that both backends share: which migrations are pending, applying
 //! one, and the seed rows.
 //!
-//! Compiled once per backend (see `shared/mod.rs`): `super` is the backend
+//! Compiled once per backend (see `portable/mod.rs`): `super` is the backend
 //! module, which supplies `Conn`, `Pool`, `db` and the rest.
 
 use chrono::Utc;

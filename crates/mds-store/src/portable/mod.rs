@@ -1,6 +1,6 @@
 //! The code both backends share, written once and compiled once per backend:
 //! `src/sqlite.rs` and `src/postgres.rs` each load this module
-//! (`#[path = "shared/mod.rs"] mod shared;`), so `super` here is the backend
+//! (`#[path = "portable/mod.rs"] mod portable;`), so `super` here is the backend
 //! module, which supplies:
 //!
 //! | name | SQLite | PostgreSQL |

@@ -22,7 +22,7 @@
 //! monthly counts, its days, or its plan tier's and the evaluation tier's
 //! `tier_history` and its account's `entitlement_history`.
 //!
-//! Compiled once per backend (see `shared/mod.rs`).
+//! Compiled once per backend (see `portable/mod.rs`).
 
 use std::collections::HashMap;
 
@@ -32,14 +32,20 @@ use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{KeyPrefix, TierName};
 
 use super::dialect;
-use super::meta::bump_generation;
+use super::meta::{bump_generation, read_generation};
 use super::{Conn, Pool, begin_read, begin_write, db, execute, fetch_all};
 use crate::rows::{self, META_GENERATION_USAGE, USAGE_BATCH_RETENTION};
-use crate::{StoreError, StoreResult, UsageBatch};
+use crate::{AppliedBatch, StoreError, StoreResult, UsageBatch};
 
 /// Applies a usage batch unless its id was applied before; `applied_at` is
-/// the bookkeeping instant of the id (and the clock of the pruning).
-pub(crate) async fn apply_usage(pool: &Pool, batch: &UsageBatch, applied_at: DateTime<Utc>) -> StoreResult<bool> {
+/// the bookkeeping instant of the id (and the clock of the pruning). The
+/// generation is the one the batch's bump made, or for a batch applied
+/// before, the one read in the transaction that found its id.
+pub(crate) async fn apply_usage(
+    pool: &Pool,
+    batch: &UsageBatch,
+    applied_at: DateTime<Utc>,
+) -> StoreResult<AppliedBatch> {
     rows::check_usage_batch_id(&batch.id)?;
     let (deltas, days) = rows::merge_usage(&batch.deltas)?;
 
@@ -47,8 +53,9 @@ pub(crate) async fn apply_usage(pool: &Pool, batch: &UsageBatch, applied_at: Dat
     let insert = sqlx::query("INSERT INTO usage_batches (id, applied_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING");
     let fresh = execute(&mut tx, insert.bind(&batch.id).bind(rows::ts(&applied_at))).await? == 1;
     if !fresh {
+        let generation = read_generation(&mut tx, META_GENERATION_USAGE).await?;
         // Dropping the transaction rolls it back: nothing was written.
-        return Ok(false);
+        return Ok(AppliedBatch { fresh: false, generation });
     }
 
     let keys = rows::distinct_keys(&deltas);
@@ -75,9 +82,9 @@ pub(crate) async fn apply_usage(pool: &Pool, batch: &UsageBatch, applied_at: Dat
         .execute(&mut *tx)
         .await
         .map_err(db)?;
-    bump_generation(&mut tx, META_GENERATION_USAGE).await?;
+    let generation = bump_generation(&mut tx, META_GENERATION_USAGE).await?;
     tx.commit().await.map_err(db)?;
-    Ok(true)
+    Ok(AppliedBatch { fresh: true, generation })
 }
 
 /// The ids of `routes` (distinct, sorted) in `usage_routes`, adding those
@@ -145,6 +152,24 @@ pub(crate) async fn usage(
     .map_err(db)?;
     tx.commit().await.map_err(db)?;
     rs.iter().map(rows::usage_count).collect()
+}
+
+/// A key's stored count for `month` (0 when it has none) and the `usage`
+/// generation, in one read transaction (one snapshot): a batch is in the
+/// count exactly when its generation is at most this one.
+pub(crate) async fn usage_as_of(pool: &Pool, key: &KeyPrefix, month: BillingMonth) -> StoreResult<(u64, i64)> {
+    let mut tx = begin_read(pool).await?;
+    let (id, _, _) = key_row(&mut tx, key).await?;
+    let rs = sqlx::query("SELECT month, requests FROM usage_counts WHERE key_id = $1 AND month = $2")
+        .bind(id)
+        .bind(i64::from(month.key()))
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(db)?;
+    let generation = read_generation(&mut tx, META_GENERATION_USAGE).await?;
+    tx.commit().await.map_err(db)?;
+    let count = rs.iter().map(rows::usage_count).map(|r| r.map(|(_, n)| n)).sum::<StoreResult<u64>>()?;
+    Ok((count, generation))
 }
 
 /// A key's daily ledger for the days `from..=to`, by day then route.

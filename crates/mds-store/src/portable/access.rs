@@ -15,7 +15,7 @@
 //! `entitlement_history` there, effective from the `now` they are given, so
 //! the quota in force for a past month can be told later.
 //!
-//! Compiled once per backend (see `shared/mod.rs`).
+//! Compiled once per backend (see `portable/mod.rs`).
 
 use chrono::{DateTime, Utc};
 use mds_domain::{Account, AccountName, Environment, KeyHash, KeyPrefix, Tier, TierName};

@@ -13,7 +13,7 @@
 //! statement: a driver reads ahead of a stream by dozens of rows, which for
 //! 4 MiB rows would be hundreds of megabytes beside the snapshot.
 //!
-//! Compiled once per backend (see `shared/mod.rs`).
+//! Compiled once per backend (see `portable/mod.rs`).
 
 use sqlx::Row;
 

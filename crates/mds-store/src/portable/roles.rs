@@ -1,8 +1,8 @@
 //! The role traits of [`crate::roles`] implemented for the backend's store
 //! (`super::Backend`, which holds its `pool`), each method one call to the
-//! shared module that does it.
+//! portable module that does it.
 //!
-//! Compiled once per backend (see `shared/mod.rs`).
+//! Compiled once per backend (see `portable/mod.rs`).
 
 use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::news::NewsKey;
@@ -16,9 +16,9 @@ use super::{
     Backend, access, admin, auth, begin_write, catalog, db, idempotency, meta, migrate, news, snapshot, usage,
 };
 use crate::{
-    AccessStore, AdminStore, AdminTokenRecord, AuthChanges, AuthDirectory, CatalogStore, DailyUsage, Generations,
-    IdempotencyClaim, KeyLookup, KeyRecord, MetaStore, NewsStore, RolledKey, StoreResult, StoredCompany, UpsertSummary,
-    UsageBatch, UsageStore,
+    AccessStore, AdminStore, AdminTokenRecord, AppliedBatch, AuthChanges, AuthDirectory, CatalogStore, DailyUsage,
+    Generations, IdempotencyClaim, KeyLookup, KeyRecord, MetaStore, NewsStore, RolledKey, StoreResult, StoredCompany,
+    UpsertSummary, UsageBatch, UsageStore,
 };
 
 /// Implements a role trait for `Backend`, one line a method:
@@ -102,7 +102,8 @@ delegate!(AccessStore {
 });
 
 delegate!(UsageStore {
-    apply_usage(batch: &UsageBatch) -> bool => usage::apply_usage [Utc::now()];
+    apply_usage_batch(batch: &UsageBatch) -> AppliedBatch => usage::apply_usage [Utc::now()];
+    usage_as_of(key: &KeyPrefix, month: BillingMonth) -> (u64, i64) => usage::usage_as_of;
     usage(key: &KeyPrefix, from: BillingMonth, to: BillingMonth) -> Vec<(BillingMonth, u64)> => usage::usage;
     usage_days(key: &KeyPrefix, from: NaiveDate, to: NaiveDate) -> Vec<DailyUsage> => usage::usage_days;
     quota_history(key: &KeyPrefix) -> QuotaHistory => usage::quota_history;

@@ -2,7 +2,7 @@
 //! section 9): claimed before the request runs, completed with its answer,
 //! forgotten after [`crate::IDEMPOTENCY_TTL`].
 //!
-//! Compiled once per backend (see `shared/mod.rs`).
+//! Compiled once per backend (see `portable/mod.rs`).
 
 use chrono::{DateTime, Utc};
 

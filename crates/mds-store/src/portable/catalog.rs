@@ -19,10 +19,10 @@
 //!
 //! Companies carry change stamps (`updated_at`, `change_seq`): the counter
 //! is bumped first, and every row the upsert inserts or changes is stamped
-//! with the new generation and the time ([`Stamp`]), so the change feed
+//! with the new generation and the time ([`UpsertStamp`]), so the change feed
 //! (contract section 7.2) can serve "what changed after generation G".
 //!
-//! Compiled once per backend (see `shared/mod.rs`).
+//! Compiled once per backend (see `portable/mod.rs`).
 
 use futures_util::TryStreamExt;
 use mds_domain::{Article, Company, Slug};
@@ -68,15 +68,15 @@ impl Upserted for Article {
 
 /// The change stamp of one upsert: the time and the generation it writes
 /// into every row it inserts or changes.
-pub(crate) struct Stamp {
+pub(crate) struct UpsertStamp {
     at: String,
     seq: i64,
 }
 
-impl Stamp {
+impl UpsertStamp {
     /// The stamp of an upsert at `at` that makes generation `seq`.
     pub(crate) fn new(at: chrono::DateTime<chrono::Utc>, seq: i64) -> Self {
-        Stamp { at: rows::ts(&at), seq }
+        UpsertStamp { at: rows::ts(&at), seq }
     }
 
     /// The stamp's values as SQL literals, for the text of a statement (the
@@ -92,7 +92,13 @@ impl Stamp {
 /// or `SELECT …`): the column list, the stamp's columns, and `ON CONFLICT
 /// (key) DO UPDATE SET …` only where a column of `cols` differs. A column of
 /// `kept` given as `NULL` keeps its stored value (and differs from nothing).
-pub(crate) fn upsert_tail(table: &str, cols: &[&str], kept: &[&str], stamp: Option<&Stamp>, source: &str) -> String {
+pub(crate) fn upsert_tail(
+    table: &str,
+    cols: &[&str],
+    kept: &[&str],
+    stamp: Option<&UpsertStamp>,
+    source: &str,
+) -> String {
     let stamps: &[&str] = if stamp.is_some() { &rows::COMPANY_STAMP_COLUMNS } else { &[] };
     let all: Vec<&str> = cols.iter().chain(stamps).copied().collect();
     let set = all[1..]
@@ -149,13 +155,13 @@ pub(crate) async fn upsert_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
 /// The first step of an upsert's write transaction: for stamped rows, bumps
 /// the change counter and returns the stamp to write (the bump is undone
 /// with the rest if nothing changes).
-pub(crate) async fn begin_upsert<T: Upserted>(conn: &mut Conn) -> StoreResult<Option<Stamp>> {
+pub(crate) async fn begin_upsert<T: Upserted>(conn: &mut Conn) -> StoreResult<Option<UpsertStamp>> {
     if !T::STAMPED {
         return Ok(None);
     }
     let generation = bump_generation(conn, T::COUNTER).await?;
     record_nonce(conn, generation).await?;
-    Ok(Some(Stamp::new(chrono::Utc::now(), generation)))
+    Ok(Some(UpsertStamp::new(chrono::Utc::now(), generation)))
 }
 
 /// The last step of an upsert's write transaction, before its commit:

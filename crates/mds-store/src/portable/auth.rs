@@ -8,7 +8,7 @@
 //! generation, in the change's transaction (so the log has a row for every
 //! generation it reaches back to), and prunes the log from its oldest end.
 //!
-//! Compiled once per backend (see `shared/mod.rs`).
+//! Compiled once per backend (see `portable/mod.rs`).
 
 use mds_domain::KeyPrefix;
 use sqlx::Row;

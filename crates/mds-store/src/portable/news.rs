@@ -12,7 +12,7 @@
 //! the indexes are the same text on both backends; only the tag test, over
 //! the JSON array `tags_json`, is the dialect's. `body` is never read.
 //!
-//! Compiled once per backend (see `shared/mod.rs`).
+//! Compiled once per backend (see `portable/mod.rs`).
 
 use mds_domain::news::NewsKey;
 use mds_domain::{ArticleSummary, NewsFilter};

@@ -6,7 +6,7 @@
 //! the record before it where there is one, and appends its audit entry:
 //! the change and its entry commit together or not at all.
 //!
-//! Compiled once per backend (see `shared/mod.rs`).
+//! Compiled once per backend (see `portable/mod.rs`).
 
 use chrono::{DateTime, Utc};
 use mds_domain::{Account, AccountName, Actor, AdminTokenName, AuditEntry, KeyHash, KeyPrefix, Tier};

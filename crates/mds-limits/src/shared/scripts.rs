@@ -1,0 +1,54 @@
+//! The two Lua scripts a [`SharedLimiter`](super::SharedLimiter) runs in
+//! Redis, loaded from `lease.lua` and `seed.lua`: what they take and what
+//! they answer (`protocol` sends them).
+
+/// The lease script. `KEYS[1]`: the GCRA TAT (µs); `KEYS[2]`: the month's
+/// counter (spent plus leased); `KEYS[3]`: the month's lease records, a hash
+/// of node id → `"seq granted_min granted_month adjustments at pending"`
+/// (`at`: when, µs; `pending`: the node's requests of the key and month not
+/// in the store then), and `_seeded` (the store's `usage` generation the
+/// counter was seeded as of).
+///
+/// `ARGV`: 1 node id, 2 this attempt's sequence number, 3 the lease the node
+/// settles (its sequence number, 0 for none), 4 and 5 the per-minute and
+/// month tokens it spent of it, 6 the node's running total of requests
+/// counted outside leases this month, 7 what to add to the counter when
+/// Redis has no record of the node (-1: not known yet), 8 per-minute tokens
+/// wanted (0: only settle), 9 limit per minute, 10 monthly quota, 11 nodes
+/// sharing the key, 12 now in µs (0: use Redis's `TIME`), 13 the expiry of
+/// the counter and records (s), 14 month tokens wanted (granted only with
+/// per-minute tokens, and no more of them: a counted request needs one of
+/// each, a refused request reserves nothing), 15 the node's requests of
+/// the key and month not in the store now, 16 the age (µs) past which
+/// another node's record that holds tokens or such requests is reclaimed
+/// (0: never), 17 the seed generation argument 7 was counted against.
+///
+/// First, another node's record older than argument 16 that holds tokens
+/// or requests not in the store is reclaimed: dropped, its per-minute
+/// tokens given back to the GCRA, and, when it held month tokens or
+/// requests, the counter dropped too (answer -1, `extra` the records
+/// reclaimed): seeded again from the ledger, with every live node adding
+/// what it has that the ledger lacks, the counter is again the ledger plus
+/// live leases, and the dead node's unflushed requests (lost, not billed)
+/// and unspent tokens are out of it.
+///
+/// Answers `{status, granted_min, granted_month, remaining, reset_us,
+/// retry_us, counter, extra}`: status 1 done (`extra` 0); -1 unseeded (the
+/// counter is missing, or was dropped by a reclaim: seed it and run again);
+/// -2 stale (the record is at or past this attempt, whose sequence number
+/// is then in `extra`'s place; nothing changed); -3 no record of this node,
+/// and argument 7 is -1 or was counted against another seed than the
+/// counter's (then `extra` holds the counter's seed generation, -1 if
+/// unknown: run again with what the node counted that the seed could not
+/// see; nothing changed). So a script that arrives late, after a reclaim
+/// or a reseed, changes nothing: a lease is never given back twice, and
+/// what a node adds is counted against the seed it was counted for.
+pub const LEASE_LUA: &str = include_str!("lease.lua");
+
+/// Seeds a month's counter that is missing: `KEYS[1]` the counter,
+/// `KEYS[2]` the month's lease records. `ARGV`: the count, its expiry (s),
+/// the store's `usage` generation the count is as of. Only when the
+/// counter is still missing (another node may have seeded it meanwhile):
+/// sets it, and drops the records of the counter's earlier life (their
+/// leases were lost with it), noting the seed's generation.
+pub const SEED_LUA: &str = include_str!("seed.lua");
