@@ -18,14 +18,20 @@ use crate::meter;
 /// Refused until a time, without asking Redis again before it.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Blocked {
+    /// Until when it stands (the limiter's monotonic clock).
     pub(super) until: Duration,
     /// When Redis's minute allows one more (its `retry`), and is full.
     pub(super) retry_at: Duration,
     pub(super) reset_at: Duration,
+    /// What it was decided for: a request of another month or under other
+    /// limits asks Redis.
     pub(super) month: BillingMonth,
     pub(super) limits: Limits,
+    /// Which limits refuse: the minute, the month (a usage read is refused
+    /// only for the minute).
     pub(super) minute: bool,
     pub(super) month_spent: bool,
+    /// What the headers report meanwhile.
     pub(super) minute_remaining: u64,
     pub(super) counter: u64,
 }

@@ -13,12 +13,13 @@ use crate::limiter::{Ask, Decision, Limits};
 
 impl SharedLimiter {
     /// The node's own decision, with its share of the per-minute limit; a
-    /// counted admission is added to the running total Redis is told of.
+    /// counted admission is added to the running total Redis is told of
+    /// (through the key's `lease` state, which a release also reaches).
     pub(super) async fn fallback(
         &self,
         store: &dyn UsageStore,
-        lease: &Arc<KeyLease>,
         ask: Ask<'_>,
+        lease: Arc<KeyLease>,
     ) -> StoreResult<Decision> {
         let limits = Limits {
             rate_limit_per_minute: (ask.limits.rate_limit_per_minute / self.config.nodes).max(1),

@@ -268,7 +268,7 @@ impl SharedLimiter {
                 Err(Failure::Redis(e)) => self.fell_back(&e),
             }
         }
-        self.fallback(store, &lease, ask).await
+        self.fallback(store, ask, lease).await
     }
 
     /// Gives back the leases that ended and carries requests counted outside
