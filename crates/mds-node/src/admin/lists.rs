@@ -30,6 +30,14 @@ pub struct Page<T> {
     pub next_cursor: Option<String>,
 }
 
+impl<T> Page<T> {
+    /// The same page with each item made by `f` (the cursor still
+    /// names the last item's position).
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> Page<U> {
+        Page { data: self.data.into_iter().map(f).collect(), has_more: self.has_more, next_cursor: self.next_cursor }
+    }
+}
+
 /// The codec sealing the lists' cursors, keyed with the store's cursor
 /// secret (what a serving node holds as `Node::cursors`), for callers
 /// without a node: the CLI's list commands walk the pages with it.
