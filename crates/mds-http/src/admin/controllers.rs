@@ -5,8 +5,11 @@
 //! one's `#[utoipa::path]` states its parameters, body and answers; its
 //! doc comment is the operation's description.
 //!
-//! Path parameters that are malformed are `400 invalid_parameter` naming
-//! them (`name`, `prefix`); well-formed ones naming nothing are `404`.
+//! A route about one item reads its path parameter and query with
+//! [`Item`]: path parameters that are malformed are `400
+//! invalid_parameter` naming them (`name`, `prefix`); well-formed ones
+//! naming nothing are `404`. The lists take [`PageQuery`] (the keys' adds
+//! `account`) and answer a page with `listed`.
 
 use axum::Extension;
 use axum::body::Bytes;
