@@ -5,19 +5,27 @@
 //! one's `#[utoipa::path]` states its parameters, body and answers; its
 //! doc comment is the operation's description.
 //!
-//! Path parameters that are malformed are `400 invalid_parameter` naming
-//! them (`name`, `prefix`); well-formed ones naming nothing are `404`.
+//! A route about one item reads its path parameter and query with
+//! [`Item`]: path parameters that are malformed are `400
+//! invalid_parameter` naming them (`name`, `prefix`); well-formed ones
+//! naming nothing are `404`. The lists take [`PageQuery`] (the keys' adds
+//! `account`) and answer a page with `listed`.
 
 use axum::Extension;
 use axum::body::Bytes;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{FromRequestParts, Path, RawQuery, State};
 use axum::http::StatusCode;
+use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use mds_domain::admin::{AccountUsage, KeyView};
+use mds_domain::daily::{DailyPeriod, DailyUsageQueryParams};
+use mds_domain::params::QueryParams;
 use mds_domain::time::parse_rfc3339;
-use mds_domain::{Account, AccountName, Actor, AuditEntry, Environment, KeyPrefix, Limit, Problem, Tier, TierName};
+use mds_domain::{
+    Account, AccountName, Actor, AuditEntry, Environment, KeyPrefix, Limit, ParamError, Problem, Tier, TierName,
+};
 use mds_node::Tagged;
-use mds_node::admin::{self as ops, AdminError};
+use mds_node::admin::{self as ops, AdminError, AdminResult};
 use serde::Serialize;
 
 use super::body::Body;
@@ -25,7 +33,7 @@ use super::problems::from_admin;
 use super::routes::IN_TABLE;
 use crate::controllers::{json as json_response, tagged};
 use crate::error::ApiError;
-use crate::params::Params;
+use crate::params::{Params, Query, parse_query};
 use crate::state::AppState;
 
 /// A page of an admin list in the list shape of the public API: `{"data",
@@ -65,59 +73,129 @@ pub struct RolledKeyView {
     pub rolled: KeyView,
 }
 
-/// A page as the answer (tagged).
-fn listed<T: Serialize>(page: ops::Page<T>) -> Result<Response, ApiError> {
-    let body = serde_json::to_vec(&List { data: page.data, has_more: page.has_more, next_cursor: page.next_cursor })
-        .map_err(|e| ApiError::internal(&e))?;
-    Ok(tagged(Tagged::hashed(body)))
+/// A page of an admin list as the answer (tagged), or its error: a list's
+/// wrong input is a query parameter (`400 invalid_parameter`).
+fn listed<T: Serialize>(page: AdminResult<ops::Page<T>>) -> Result<Response, ApiError> {
+    let page = page.map_err(|e| match e {
+        AdminError::Invalid { param, detail } => ApiError::invalid_parameter(param, detail),
+        e => from_admin(e),
+    })?;
+    one(&List { data: page.data, has_more: page.has_more, next_cursor: page.next_cursor })
 }
 
-/// The query parameters every admin list takes.
-const PAGE_PARAMETERS: &[&str] = &["cursor", "limit"];
+/// The query every admin list takes (the keys' adds `account`): where the
+/// page starts and how many items, parsed ([`QueryParams`]) and documented
+/// (`IntoParams`, the field comments) from this one type.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// From `next_cursor`
+    pub cursor: Option<String>,
+    /// 1 to 200, default 50
+    #[param(value_type = Option<u32>)]
+    pub limit: Limit,
+}
 
 /// `limit`: 1 to 200, 50 by default; anything else is `400
 /// invalid_parameter` naming it, never clamped (as the public lists).
-fn limit_of(p: &Params) -> Result<Limit, ApiError> {
-    p.get("limit")
-        .map_or(Ok(Limit::default()), |v| Limit::parse(v).map_err(|e| ApiError::invalid_parameter("limit", e)))
+impl QueryParams for PageQuery {
+    const NAMES: &'static [&'static str] = &["cursor", "limit"];
+
+    fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
+        let limit = get("limit").map(Limit::parse).transpose();
+        let limit = limit.map_err(|detail| ParamError { param: "limit", detail })?.unwrap_or_default();
+        Ok(PageQuery { cursor: get("cursor").map(str::to_owned), limit })
+    }
+}
+
+/// `item` as a JSON body.
+fn json<T: Serialize>(item: &T) -> Result<Vec<u8>, ApiError> {
+    serde_json::to_vec(item).map_err(|e| ApiError::internal(&e))
 }
 
 fn one<T: Serialize>(item: &T) -> Result<Response, ApiError> {
-    Ok(tagged(Tagged::hashed(serde_json::to_vec(item).map_err(|e| ApiError::internal(&e))?)))
+    Ok(tagged(Tagged::hashed(json(item)?)))
 }
 
 fn with_status<T: Serialize>(status: StatusCode, item: &T) -> Result<Response, ApiError> {
-    let mut resp = json_response(serde_json::to_vec(item).map_err(|e| ApiError::internal(&e))?);
+    let mut resp = json_response(json(item)?);
     *resp.status_mut() = status;
     Ok(resp)
-}
-
-fn no_query(raw: Option<&str>) -> Result<(), ApiError> {
-    Params::parse(raw, &[]).map(|_| ())
 }
 
 fn path_name<T>(param: &str, value: &str, parse: impl Fn(&str) -> Result<T, String>) -> Result<T, ApiError> {
     parse(value).map_err(|e| ApiError::invalid_parameter(param, e))
 }
 
+/// What an admin route's one path parameter names: the parameter's name
+/// and how its value parses.
+pub trait PathParam: Sized {
+    /// The parameter's name in the route (`name`, `prefix`).
+    const NAME: &'static str;
+    /// The value, or a sentence saying what it must be.
+    fn parse(value: &str) -> Result<Self, String>;
+}
+
+/// `{name}` of `/tiers/{name}`.
+impl PathParam for TierName {
+    const NAME: &'static str = "name";
+
+    fn parse(value: &str) -> Result<Self, String> {
+        TierName::parse(value)
+    }
+}
+
+/// `{name}` of `/accounts/{name}`.
+impl PathParam for AccountName {
+    const NAME: &'static str = "name";
+
+    fn parse(value: &str) -> Result<Self, String> {
+        AccountName::parse(value)
+    }
+}
+
+/// `{prefix}` of `/keys/{prefix}`.
+impl PathParam for KeyPrefix {
+    const NAME: &'static str = "prefix";
+
+    fn parse(value: &str) -> Result<Self, String> {
+        KeyPrefix::parse(value)
+    }
+}
+
+/// The request of a route about one item, as an extractor: the path
+/// parameter (`T`) and the query (`Q`, none by default), read in that
+/// order: an unknown query parameter is refused before a malformed path
+/// parameter (`400 invalid_parameter` naming it).
+pub struct Item<T, Q = ()> {
+    /// The path parameter.
+    pub id: T,
+    /// The query.
+    pub query: Q,
+}
+
+impl<T: PathParam, Q: QueryParams, S: Send + Sync> FromRequestParts<S> for Item<T, Q> {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Response> {
+        let Path(value) =
+            Path::<String>::from_request_parts(parts, state).await.map_err(IntoResponse::into_response)?;
+        let query = parse_query::<Q>(parts.uri.query()).map_err(IntoResponse::into_response)?;
+        let id = path_name(T::NAME, &value, T::parse).map_err(IntoResponse::into_response)?;
+        Ok(Item { id, query })
+    }
+}
+
 /// The tiers, by name, a page at a time.
 #[utoipa::path(get, path = IN_TABLE,
-    params(
-        ("cursor" = Option<String>, Query, description = "From `next_cursor`"),
-        ("limit" = Option<u32>, Query, description = "1 to 200, default 50"),
-    ),
+    params(PageQuery),
     responses(
         (status = 200, description = "The tiers, by name.", body = List<Tier>),
         (status = 400, description = "`invalid_cursor`, `invalid_parameter` (`limit`), `unknown_parameter`.", body = Problem),
     ))]
-pub async fn list_tiers(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
-    let p = Params::parse(raw.as_deref(), PAGE_PARAMETERS)?;
-    let limit = limit_of(&p)?;
-    listed(
-        ops::tiers_page(state.node().store(), state.node().cursors(), p.get("cursor"), limit)
-            .await
-            .map_err(from_admin)?,
-    )
+pub async fn list_tiers(State(state): State<AppState>, Query(q): Query<PageQuery>) -> Result<Response, ApiError> {
+    let node = state.node();
+    listed(ops::tiers_page(node.store(), node.cursors(), q.cursor.as_deref(), q.limit).await)
 }
 
 /// The fields of [`put_tier`].
@@ -136,12 +214,9 @@ const TIER_FIELDS: &[&str] = &["rate_limit_per_minute", "monthly_quota"];
 pub async fn put_tier(
     State(state): State<AppState>,
     Extension(actor): Extension<Actor>,
-    Path(name): Path<String>,
-    RawQuery(raw): RawQuery,
+    Item { id: name, .. }: Item<TierName>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    no_query(raw.as_deref())?;
-    let name = path_name("name", &name, TierName::parse)?;
     let body = Body::parse(&body, TIER_FIELDS)?;
     let rate = body.required_int("rate_limit_per_minute", 1, u64::from(u32::MAX))?;
     let quota = body.required_int("monthly_quota", 1, i64::MAX as u64)?;
@@ -155,22 +230,14 @@ pub async fn put_tier(
 
 /// The accounts, by name, a page at a time.
 #[utoipa::path(get, path = IN_TABLE,
-    params(
-        ("cursor" = Option<String>, Query, description = "From `next_cursor`"),
-        ("limit" = Option<u32>, Query, description = "1 to 200, default 50"),
-    ),
+    params(PageQuery),
     responses(
         (status = 200, description = "The accounts, by name.", body = List<Account>),
         (status = 400, description = "`invalid_cursor`, `invalid_parameter` (`limit`), `unknown_parameter`.", body = Problem),
     ))]
-pub async fn list_accounts(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
-    let p = Params::parse(raw.as_deref(), PAGE_PARAMETERS)?;
-    let limit = limit_of(&p)?;
-    listed(
-        ops::accounts_page(state.node().store(), state.node().cursors(), p.get("cursor"), limit)
-            .await
-            .map_err(from_admin)?,
-    )
+pub async fn list_accounts(State(state): State<AppState>, Query(q): Query<PageQuery>) -> Result<Response, ApiError> {
+    let node = state.node();
+    listed(ops::accounts_page(node.store(), node.cursors(), q.cursor.as_deref(), q.limit).await)
 }
 
 /// Creates an account (`{"name"}`, entitled; `{"name", "entitled": false}`
@@ -185,10 +252,9 @@ pub async fn list_accounts(State(state): State<AppState>, RawQuery(raw): RawQuer
 pub async fn create_account(
     State(state): State<AppState>,
     Extension(actor): Extension<Actor>,
-    RawQuery(raw): RawQuery,
+    _: Query<()>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    no_query(raw.as_deref())?;
     let body = Body::parse(&body, &["name", "entitled"])?;
     let name = body.required("name", AccountName::parse)?;
     let entitled = if body.has("entitled") { body.required_bool("entitled")? } else { true };
@@ -209,11 +275,8 @@ pub async fn create_account(
     ))]
 pub async fn get_account(
     State(state): State<AppState>,
-    Path(name): Path<String>,
-    RawQuery(raw): RawQuery,
+    Item { id: name, .. }: Item<AccountName>,
 ) -> Result<Response, ApiError> {
-    no_query(raw.as_deref())?;
-    let name = path_name("name", &name, AccountName::parse)?;
     one(&ops::account(state.node().store(), &name).await.map_err(from_admin)?)
 }
 
@@ -229,12 +292,9 @@ pub async fn get_account(
 pub async fn update_account(
     State(state): State<AppState>,
     Extension(actor): Extension<Actor>,
-    Path(name): Path<String>,
-    RawQuery(raw): RawQuery,
+    Item { id: name, .. }: Item<AccountName>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    no_query(raw.as_deref())?;
-    let name = path_name("name", &name, AccountName::parse)?;
     let body = Body::parse(&body, &["entitled"])?;
     let entitled = body.required_bool("entitled")?;
     let account = ops::set_entitled(state.node().store(), &actor, &name, entitled, state.node().config().clock.now())
@@ -258,17 +318,10 @@ pub async fn update_account(
 pub async fn list_keys(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
     let p = Params::parse(raw.as_deref(), &["account", "cursor", "limit"])?;
     let account = p.get("account").map(|a| path_name("account", a, AccountName::parse)).transpose()?;
-    let limit = limit_of(&p)?;
-    let page =
-        match ops::keys_page(state.node().store(), state.node().cursors(), account.as_ref(), p.get("cursor"), limit)
-            .await
-        {
-            Ok(page) => page,
-            Err(AdminError::Invalid { param, detail }) => return Err(ApiError::invalid_parameter(param, detail)),
-            Err(e) => return Err(from_admin(e)),
-        };
-    let data = page.data.iter().map(|k| k.view()).collect();
-    listed(ops::Page { data, has_more: page.has_more, next_cursor: page.next_cursor })
+    let q = PageQuery::parse(|name| p.get(name))?;
+    let node = state.node();
+    let page = ops::keys_page(node.store(), node.cursors(), account.as_ref(), q.cursor.as_deref(), q.limit).await;
+    listed(page.map(|page| page.map(|k| k.view())))
 }
 
 /// The fields of [`issue_key`].
@@ -284,10 +337,9 @@ const KEY_FIELDS: &[&str] = &["account", "tier", "environment", "expires_at"];
 pub async fn issue_key(
     State(state): State<AppState>,
     Extension(actor): Extension<Actor>,
-    RawQuery(raw): RawQuery,
+    _: Query<()>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    no_query(raw.as_deref())?;
     let body = Body::parse(&body, KEY_FIELDS)?;
     let account = body.required("account", AccountName::parse)?;
     let tier = body.required("tier", TierName::parse)?;
@@ -327,12 +379,9 @@ const ROLL_FIELDS: &[&str] = &["expires_in"];
 pub async fn roll_key(
     State(state): State<AppState>,
     Extension(actor): Extension<Actor>,
-    Path(prefix): Path<String>,
-    RawQuery(raw): RawQuery,
+    Item { id: prefix, .. }: Item<KeyPrefix>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    no_query(raw.as_deref())?;
-    let prefix = path_name("prefix", &prefix, KeyPrefix::parse)?;
     let body = if body.is_empty() { Bytes::from_static(b"{}") } else { body };
     let body = Body::parse(&body, ROLL_FIELDS)?;
     let expires_in = if body.has("expires_in") { body.required_int("expires_in", 0, 31_536_000)? } else { 86_400 };
@@ -356,11 +405,8 @@ pub async fn roll_key(
     ))]
 pub async fn get_key(
     State(state): State<AppState>,
-    Path(prefix): Path<String>,
-    RawQuery(raw): RawQuery,
+    Item { id: prefix, .. }: Item<KeyPrefix>,
 ) -> Result<Response, ApiError> {
-    no_query(raw.as_deref())?;
-    let prefix = path_name("prefix", &prefix, KeyPrefix::parse)?;
     one(&ops::key(state.node().store(), &prefix).await.map_err(from_admin)?.view())
 }
 
@@ -376,35 +422,24 @@ pub async fn get_key(
 pub async fn revoke_key(
     State(state): State<AppState>,
     Extension(actor): Extension<Actor>,
-    Path(prefix): Path<String>,
-    RawQuery(raw): RawQuery,
+    Item { id: prefix, .. }: Item<KeyPrefix>,
 ) -> Result<Response, ApiError> {
-    no_query(raw.as_deref())?;
-    let prefix = path_name("prefix", &prefix, KeyPrefix::parse)?;
     let (key, _) = ops::revoke_key(state.node().store(), &actor, &prefix, state.node().config().clock.now())
         .await
         .map_err(from_admin)?;
-    Ok(json_response(serde_json::to_vec(&key.view()).map_err(|e| ApiError::internal(&e))?).into_response())
+    with_status(StatusCode::OK, &key.view())
 }
 
 /// The audit log, newest first.
 #[utoipa::path(get, path = IN_TABLE,
-    params(
-        ("cursor" = Option<String>, Query, description = "From `next_cursor`"),
-        ("limit" = Option<u32>, Query, description = "1 to 200, default 50"),
-    ),
+    params(PageQuery),
     responses(
         (status = 200, description = "Every change made through the admin API or the CLI, newest first.", body = List<AuditEntry>),
         (status = 400, description = "`invalid_cursor`, `invalid_parameter`, `unknown_parameter`.", body = Problem),
     ))]
-pub async fn list_audit(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
-    let p = Params::parse(raw.as_deref(), PAGE_PARAMETERS)?;
-    let limit = limit_of(&p)?;
-    listed(
-        ops::audit_page(state.node().store(), state.node().cursors(), p.get("cursor"), limit)
-            .await
-            .map_err(from_admin)?,
-    )
+pub async fn list_audit(State(state): State<AppState>, Query(q): Query<PageQuery>) -> Result<Response, ApiError> {
+    let node = state.node();
+    listed(ops::audit_page(node.store(), node.cursors(), q.cursor.as_deref(), q.limit).await)
 }
 
 /// The account's keys' usage in the month (`month=YYYY-MM`: the current one
@@ -421,12 +456,8 @@ pub async fn list_audit(State(state): State<AppState>, RawQuery(raw): RawQuery) 
     ))]
 pub async fn account_usage(
     State(state): State<AppState>,
-    Path(name): Path<String>,
-    RawQuery(raw): RawQuery,
+    Item { id: name, query }: Item<AccountName, DailyUsageQueryParams>,
 ) -> Result<Response, ApiError> {
-    use mds_domain::daily::{DailyPeriod, DailyUsageQueryParams};
-    let query = crate::params::parse_query::<DailyUsageQueryParams>(raw.as_deref())?;
-    let name = path_name("name", &name, AccountName::parse)?;
     let period = DailyPeriod::at(query.month, state.node().config().clock.now())?;
     let routes = crate::routes::data_routes();
     one(&ops::account_usage(state.shared_node(), &name, &period, routes).await.map_err(from_admin)?)

@@ -30,6 +30,14 @@ pub struct Page<T> {
     pub next_cursor: Option<String>,
 }
 
+impl<T> Page<T> {
+    /// The same page with each item made by `f` (the cursor still
+    /// names the last item's position).
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> Page<U> {
+        Page { data: self.data.into_iter().map(f).collect(), has_more: self.has_more, next_cursor: self.next_cursor }
+    }
+}
+
 /// The codec sealing the lists' cursors, keyed with the store's cursor
 /// secret (what a serving node holds as `Node::cursors`), for callers
 /// without a node: the CLI's list commands walk the pages with it.
@@ -37,44 +45,44 @@ pub async fn cursor_codec(store: &dyn Store) -> AdminResult<CursorCodec> {
     Ok(CursorCodec::new(&store.cursor_secret().await?))
 }
 
-/// The position `cursor` holds in the list `scope` names, read by `read`
-/// (`None` without a cursor). A cursor not sealed for `scope`, altered, or
-/// holding no position `read` takes is `InvalidCursor`.
-fn open<P>(
+/// A page of the list `scope` names: the position `cursor` holds, read by
+/// `read` (from the start without a cursor; a cursor not sealed for
+/// `scope`, altered, or holding no position `read` takes is
+/// `InvalidCursor`), then at most `limit` items after it, asked of `rows`
+/// with one more (to tell whether more follow), the next cursor sealing
+/// the last item's `position`.
+async fn read_page<P, T, Rows>(
     cursors: &CursorCodec,
     scope: &[u8],
     cursor: Option<&str>,
+    limit: Limit,
     read: impl FnOnce(&[u8]) -> Option<P>,
-) -> AdminResult<Option<P>> {
-    let Some(cursor) = cursor else { return Ok(None) };
-    let forged = || AdminError::InvalidCursor(mds_catalog::CursorError::Forged.to_string());
-    match cursors.open(scope, cursor) {
-        Ok(bytes) => read(&bytes).map(Some).ok_or_else(forged),
-        Err(e) => Err(AdminError::InvalidCursor(e.to_string())),
-    }
-}
-
-/// The page of `limit` items out of `rows` (read with one more than
-/// `limit`, to tell whether more follow), its cursor sealing the last
-/// item's `position`.
-fn page<T>(
-    cursors: &CursorCodec,
-    scope: &[u8],
-    mut rows: Vec<T>,
-    limit: usize,
+    rows: impl FnOnce(Option<P>, usize) -> Rows,
     position: impl FnOnce(&T) -> Vec<u8>,
-) -> Page<T> {
-    let has_more = rows.len() > limit;
-    rows.truncate(limit);
+) -> AdminResult<Page<T>>
+where
+    Rows: Future<Output = AdminResult<Vec<T>>>,
+{
+    let after = match cursor.map(|c| cursors.open(scope, c)) {
+        None => None,
+        Some(Ok(bytes)) => {
+            Some(read(&bytes).ok_or_else(|| AdminError::InvalidCursor(mds_catalog::CursorError::Forged.to_string()))?)
+        }
+        Some(Err(e)) => return Err(AdminError::InvalidCursor(e.to_string())),
+    };
+    let mut rows = rows(after, limit.get() + 1).await?;
+    let has_more = rows.len() > limit.get();
+    rows.truncate(limit.get());
     let next_cursor = match rows.last() {
         Some(last) if has_more => Some(cursors.seal(scope, &position(last))),
         _ => None,
     };
-    Page { data: rows, has_more, next_cursor }
+    Ok(Page { data: rows, has_more, next_cursor })
 }
 
-fn utf8(bytes: &[u8]) -> Option<&str> {
-    std::str::from_utf8(bytes).ok()
+/// A position that is a name, read by `parse`.
+fn named<N>(parse: fn(&str) -> Result<N, String>) -> impl FnOnce(&[u8]) -> Option<N> {
+    move |bytes| parse(std::str::from_utf8(bytes).ok()?).ok()
 }
 
 /// A page of the tiers, by name, after the tier `cursor` names.
@@ -84,10 +92,9 @@ pub async fn tiers_page(
     cursor: Option<&str>,
     limit: Limit,
 ) -> AdminResult<Page<Tier>> {
-    const SCOPE: &[u8] = b"admin/tiers";
-    let after = open(cursors, SCOPE, cursor, |b| utf8(b).and_then(|s| TierName::parse(s).ok()))?;
-    let rows = store.tiers_after(after.as_ref(), limit.get() + 1).await?;
-    Ok(page(cursors, SCOPE, rows, limit.get(), |t| t.name.as_str().as_bytes().to_vec()))
+    let rows = |after: Option<TierName>, n| async move { Ok(store.tiers_after(after.as_ref(), n).await?) };
+    let name = |t: &Tier| t.name.as_str().as_bytes().to_vec();
+    read_page(cursors, b"admin/tiers", cursor, limit, named(TierName::parse), rows, name).await
 }
 
 /// A page of the accounts, by name, after the account `cursor` names.
@@ -97,10 +104,9 @@ pub async fn accounts_page(
     cursor: Option<&str>,
     limit: Limit,
 ) -> AdminResult<Page<Account>> {
-    const SCOPE: &[u8] = b"admin/accounts";
-    let after = open(cursors, SCOPE, cursor, |b| utf8(b).and_then(|s| AccountName::parse(s).ok()))?;
-    let rows = store.accounts_after(after.as_ref(), limit.get() + 1).await?;
-    Ok(page(cursors, SCOPE, rows, limit.get(), |a| a.name.as_str().as_bytes().to_vec()))
+    let rows = |after: Option<AccountName>, n| async move { Ok(store.accounts_after(after.as_ref(), n).await?) };
+    let name = |a: &Account| a.name.as_str().as_bytes().to_vec();
+    read_page(cursors, b"admin/accounts", cursor, limit, named(AccountName::parse), rows, name).await
 }
 
 /// A page of the keys, revoked ones included, optionally of one account
@@ -120,19 +126,20 @@ pub async fn keys_page(
     };
     // The position: the key's `created_at` (as the store orders it), a
     // newline, its prefix.
-    let after = open(cursors, scope.as_bytes(), cursor, |b| {
-        let (at, prefix) = utf8(b)?.split_once('\n')?;
+    let read = |b: &[u8]| {
+        let (at, prefix) = std::str::from_utf8(b).ok()?.split_once('\n')?;
         Some((parse_rfc3339(at).ok()?, KeyPrefix::parse(prefix).ok()?))
-    })?;
-    let after: Option<(DateTime<Utc>, &KeyPrefix)> = after.as_ref().map(|(at, p)| (*at, p));
-    let rows = match store.keys_after(account, after, limit.get() + 1).await {
-        Ok(rows) => rows,
-        Err(StoreError::NotFound(m)) => return Err(invalid("account", m)),
-        Err(e) => return Err(e.into()),
     };
-    Ok(page(cursors, scope.as_bytes(), rows, limit.get(), |k| {
-        format!("{}\n{}", mds_domain::time::format_utc(&k.created_at), k.prefix).into_bytes()
-    }))
+    let rows = |after: Option<(DateTime<Utc>, KeyPrefix)>, n| async move {
+        match store.keys_after(account, after.as_ref().map(|(at, p)| (*at, p)), n).await {
+            Ok(rows) => Ok(rows),
+            Err(StoreError::NotFound(m)) => Err(invalid("account", m)),
+            Err(e) => Err(e.into()),
+        }
+    };
+    let position =
+        |k: &KeyRecord| format!("{}\n{}", mds_domain::time::format_utc(&k.created_at), k.prefix).into_bytes();
+    read_page(cursors, scope.as_bytes(), cursor, limit, read, rows, position).await
 }
 
 /// A page of the audit log, newest first, after the entry `cursor` names
@@ -144,8 +151,7 @@ pub async fn audit_page(
     cursor: Option<&str>,
     limit: Limit,
 ) -> AdminResult<Page<AuditEntry>> {
-    const SCOPE: &[u8] = b"admin/audit";
-    let before = open(cursors, SCOPE, cursor, |b| <[u8; 8]>::try_from(b).ok().map(i64::from_be_bytes))?;
-    let rows = store.audit_log(before, limit.get() + 1).await?;
-    Ok(page(cursors, SCOPE, rows, limit.get(), |e| e.id.to_be_bytes().to_vec()))
+    let read = |b: &[u8]| <[u8; 8]>::try_from(b).ok().map(i64::from_be_bytes);
+    let rows = |before, n| async move { Ok(store.audit_log(before, n).await?) };
+    read_page(cursors, b"admin/audit", cursor, limit, read, rows, |e| e.id.to_be_bytes().to_vec()).await
 }

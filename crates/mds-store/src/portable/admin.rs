@@ -20,13 +20,14 @@ use crate::{AdminTokenRecord, KeyRecord, RolledKey, StoreError, StoreResult};
 const TOKEN_SELECT: &str = "SELECT name, prefix, hash_hex, created_at, revoked_at FROM admin_tokens";
 
 /// Appends the audit entry of the change made in the caller's write
-/// transaction, so the change and its entry commit together or not at all.
+/// transaction, so the change and its entry commit together or not at all:
+/// `action` (`kind.verb`) on the item `id`, its target `kind:id`.
 async fn audit(
     tx: &mut Conn,
     actor: &Actor,
     at: DateTime<Utc>,
     action: &str,
-    target: &str,
+    id: &(dyn std::fmt::Display + Sync),
     before: Option<Value>,
     after: Option<Value>,
 ) -> StoreResult<()> {
@@ -36,7 +37,7 @@ async fn audit(
     .bind(rows::ts(&at))
     .bind(actor.as_str())
     .bind(action)
-    .bind(target)
+    .bind(format!("{}:{id}", action.split_once('.').map_or(action, |(kind, _)| kind)))
     .bind(before.map(|v| v.to_string()))
     .bind(after.map(|v| v.to_string()))
     .execute(tx)
@@ -71,8 +72,7 @@ pub(crate) async fn set_tier(tx: &mut Conn, tier: &Tier, actor: &Actor, now: Dat
     let before = access::tiers_on(tx).await?.into_iter().find(|t| t.name == tier.name);
     let created = access::set_tier_on(tx, tier, now).await?;
     let action = if created { "tier.create" } else { "tier.update" };
-    let target = format!("tier:{}", tier.name);
-    audit(tx, actor, now, action, &target, before.as_ref().map(tier_json), Some(tier_json(tier))).await?;
+    audit(tx, actor, now, action, &tier.name, before.as_ref().map(tier_json), Some(tier_json(tier))).await?;
     Ok(created)
 }
 
@@ -84,7 +84,7 @@ pub(crate) async fn create_account(
     now: DateTime<Utc>,
 ) -> StoreResult<Account> {
     let account = access::create_account_on(tx, name, now).await?;
-    audit(tx, actor, now, "account.create", &format!("account:{name}"), None, Some(account_json(&account))).await?;
+    audit(tx, actor, now, "account.create", name, None, Some(account_json(&account))).await?;
     Ok(account)
 }
 
@@ -98,17 +98,15 @@ pub(crate) async fn set_account_entitled(
 ) -> StoreResult<Account> {
     let before = access::accounts_on(tx).await?.into_iter().find(|a| &a.name == name);
     let account = access::set_account_entitled_on(tx, name, entitled, now).await?;
-    let target = format!("account:{name}");
     let (before, after) = (before.as_ref().map(account_json), Some(account_json(&account)));
-    audit(tx, actor, now, "account.update", &target, before, after).await?;
+    audit(tx, actor, now, "account.update", name, before, after).await?;
     Ok(account)
 }
 
 /// Stores a key and records `key.create`.
 pub(crate) async fn create_key(tx: &mut Conn, key: &KeyRecord, actor: &Actor) -> StoreResult<KeyRecord> {
     let created = access::create_key_on(tx, key).await?;
-    let target = format!("key:{}", key.prefix);
-    audit(tx, actor, key.created_at, "key.create", &target, None, Some(key_json(&created))).await?;
+    audit(tx, actor, key.created_at, "key.create", &key.prefix, None, Some(key_json(&created))).await?;
     Ok(created)
 }
 
@@ -126,8 +124,7 @@ pub(crate) async fn roll_key(
     let before = key_by_prefix(tx, old, false).await?;
     let rolled = access::roll_key_on(tx, old, new, now, old_expires_at).await?;
     let after = json!({ "old": key_json(&rolled.old), "new": key_json(&rolled.new) });
-    let target = format!("key:{old}");
-    audit(tx, actor, now, "key.roll", &target, before.as_ref().map(key_json), Some(after)).await?;
+    audit(tx, actor, now, "key.roll", old, before.as_ref().map(key_json), Some(after)).await?;
     Ok(rolled)
 }
 
@@ -142,8 +139,7 @@ pub(crate) async fn revoke_key(
     let Some(before) = before else {
         return Ok((key, false));
     };
-    let target = format!("key:{prefix}");
-    audit(tx, actor, now, "key.revoke", &target, Some(key_json(&before)), Some(key_json(&key))).await?;
+    audit(tx, actor, now, "key.revoke", prefix, Some(key_json(&before)), Some(key_json(&key))).await?;
     Ok((key, true))
 }
 
@@ -198,8 +194,7 @@ pub(crate) async fn create_token(tx: &mut Conn, t: &AdminTokenRecord, actor: &Ac
     })?;
     let mut stored = t.clone();
     stored.revoked_at = None;
-    let target = format!("admin_token:{}", t.name);
-    audit(tx, actor, t.created_at, "admin_token.create", &target, None, Some(token_json(&stored))).await?;
+    audit(tx, actor, t.created_at, "admin_token.create", &t.name, None, Some(token_json(&stored))).await?;
     Ok(stored)
 }
 
@@ -229,8 +224,7 @@ pub(crate) async fn revoke_token(
         return Err(StoreError::NotFound(format!("no admin token named \"{name}\" (or it is revoked)")));
     }
     let after = AdminTokenRecord { revoked_at: Some(now), ..before.clone() };
-    let target = format!("admin_token:{name}");
-    audit(tx, actor, now, "admin_token.revoke", &target, Some(token_json(&before)), Some(token_json(&after))).await?;
+    audit(tx, actor, now, "admin_token.revoke", name, Some(token_json(&before)), Some(token_json(&after))).await?;
     Ok(after)
 }
 
