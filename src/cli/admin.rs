@@ -185,7 +185,7 @@ pub(crate) async fn admin_tokens(store: &Arc<dyn Store>, cmd: AdminTokensCommand
 async fn every<T, F, Fut>(mut page: F) -> Result<Vec<T>, AdminError>
 where
     F: FnMut(Option<String>) -> Fut,
-    Fut: std::future::Future<Output = Result<ops::Page<T>, AdminError>>,
+    Fut: std::future::Future<Output = Result<mds_domain::Page<T>, AdminError>>,
 {
     let (mut all, mut cursor) = (Vec::new(), None);
     loop {

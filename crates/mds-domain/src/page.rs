@@ -20,6 +20,14 @@ pub struct Page<T> {
     pub has_more: bool,
 }
 
+impl<T> Page<T> {
+    /// The same page with each row made by `f` (the cursor still names the
+    /// last row's position).
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> Page<U> {
+        Page { data: self.data.into_iter().map(f).collect(), next_cursor: self.next_cursor, has_more: self.has_more }
+    }
+}
+
 /// Writes a page's JSON to `out`: `rows` writes the rows, already JSON and
 /// separated by commas, between the brackets of `data`. The bytes are
 /// exactly those of serializing a [`Page`] of the same rows.

@@ -75,7 +75,7 @@ pub struct RolledKeyView {
 
 /// A page of an admin list as the answer (tagged), or its error: a list's
 /// wrong input is a query parameter (`400 invalid_parameter`).
-fn listed<T: Serialize>(page: AdminResult<ops::Page<T>>) -> Result<Response, ApiError> {
+fn listed<T: Serialize>(page: AdminResult<mds_domain::Page<T>>) -> Result<Response, ApiError> {
     let page = page.map_err(|e| match e {
         AdminError::Invalid { param, detail } => ApiError::invalid_parameter(param, detail),
         e => from_admin(e),

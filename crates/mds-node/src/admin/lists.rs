@@ -14,29 +14,10 @@
 use chrono::{DateTime, Utc};
 use mds_catalog::CursorCodec;
 use mds_domain::time::parse_rfc3339;
-use mds_domain::{Account, AccountName, AuditEntry, KeyPrefix, Limit, Tier, TierName};
+use mds_domain::{Account, AccountName, AuditEntry, KeyPrefix, Limit, Page, Tier, TierName};
 use mds_store::{KeyRecord, Store, StoreError};
 
 use super::{AdminError, AdminResult, invalid};
-
-/// One page of an admin list.
-#[derive(Debug, Clone)]
-pub struct Page<T> {
-    /// The items.
-    pub data: Vec<T>,
-    /// Whether more follow.
-    pub has_more: bool,
-    /// The cursor of the next page when `has_more`, else `None`.
-    pub next_cursor: Option<String>,
-}
-
-impl<T> Page<T> {
-    /// The same page with each item made by `f` (the cursor still
-    /// names the last item's position).
-    pub fn map<U>(self, f: impl FnMut(T) -> U) -> Page<U> {
-        Page { data: self.data.into_iter().map(f).collect(), has_more: self.has_more, next_cursor: self.next_cursor }
-    }
-}
 
 /// The codec sealing the lists' cursors, keyed with the store's cursor
 /// secret (what a serving node holds as `Node::cursors`), for callers
