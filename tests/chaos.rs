@@ -2,7 +2,9 @@
 //! processes on a PRIVATE PostgreSQL (a cluster made with `initdb` in a
 //! temporary directory, started with `pg_ctl` on a free port; never the
 //! shared server) and a private Redis, under load, while PostgreSQL is
-//! restarted or Redis stalled. After each fault settles: no `5xx` (nor any
+//! restarted, Redis stalled, or the nodes' links to both slowed and reset
+//! (a toxiproxy-style TCP proxy in the test, [`Proxy`]). After each fault
+//! settles: no `5xx` (nor any
 //! other refusal) outside the fault window, the ledger on every node equals
 //! what was served, report equals enforcement, and a key revoked during or
 //! right after the fault is refused by every node within 1 s.
@@ -15,11 +17,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use common::cluster::{Cluster, SETTLE, get, usage};
 use tempfile::TempDir;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::watch;
 
 /// Time after a fault ends during which a node may still answer for it
 /// (a pool reconnecting, a flush retried).
@@ -93,7 +99,7 @@ impl PrivatePg {
 
     /// The administration URL.
     fn admin_url(&self) -> String {
-        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+        admin_url_on(self.port)
     }
 }
 
@@ -101,6 +107,11 @@ impl Drop for PrivatePg {
     fn drop(&mut self) {
         let _ = self.command("pg_ctl").args(["-D", &self.data(), "-m", "immediate", "-w", "stop"]).output();
     }
+}
+
+/// The administration URL of a private cluster reached at `port`.
+fn admin_url_on(port: u16) -> String {
+    format!("postgres://postgres@127.0.0.1:{port}/postgres")
 }
 
 fn is_root() -> bool {
@@ -123,21 +134,101 @@ fn server_bin() -> Option<PathBuf> {
     found.pop().map(|(_, bin)| bin)
 }
 
+/// A toxiproxy-style TCP proxy on a free loopback port in front of a
+/// loopback `upstream` port: every chunk is forwarded after the latency set
+/// (none at first), and [`Proxy::reset`] cuts every open connection with a
+/// TCP reset. Dropped, it stops accepting and resets what is open.
+struct Proxy {
+    port: u16,
+    latency_ms: Arc<AtomicU64>,
+    resets: watch::Sender<u64>,
+    accept: tokio::task::JoinHandle<()>,
+}
+
+impl Proxy {
+    fn start(upstream: u16) -> Proxy {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+        let latency_ms = Arc::new(AtomicU64::new(0));
+        let (resets, _) = watch::channel(0);
+        let (latency, reset) = (latency_ms.clone(), resets.clone());
+        let accept = tokio::spawn(async move {
+            while let Ok((down, _)) = listener.accept().await {
+                // Refused upstream: the client sees its connection closed.
+                if let Ok(up) = TcpStream::connect(("127.0.0.1", upstream)).await {
+                    tokio::spawn(pipe(down, up, latency.clone(), reset.subscribe()));
+                }
+            }
+        });
+        Proxy { port, latency_ms, resets, accept }
+    }
+
+    /// Delays every chunk, each way, by `latency` from now on.
+    fn set_latency(&self, latency: Duration) {
+        self.latency_ms.store(latency.as_millis() as u64, Ordering::Relaxed);
+    }
+
+    /// Resets every connection open now.
+    fn reset(&self) {
+        self.resets.send_modify(|n| *n += 1);
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.accept.abort();
+    }
+}
+
+/// Forwards both ways between `down` and `up` until both ends close, or a
+/// reset (or the proxy's end) cuts them both with a TCP reset.
+async fn pipe(down: TcpStream, up: TcpStream, latency: Arc<AtomicU64>, mut reset: watch::Receiver<u64>) {
+    let (mut down_r, mut down_w) = down.into_split();
+    let (mut up_r, mut up_w) = up.into_split();
+    let cut = tokio::select! {
+        _ = async {
+            tokio::join!(forward(&mut down_r, &mut up_w, &latency), forward(&mut up_r, &mut down_w, &latency))
+        } => false,
+        _ = reset.changed() => true,
+    };
+    if cut {
+        let _ = down_w.as_ref().set_zero_linger();
+        let _ = up_w.as_ref().set_zero_linger();
+    }
+}
+
+/// Copies `from` to `to`, each chunk after the latency of the moment.
+async fn forward(from: &mut OwnedReadHalf, to: &mut OwnedWriteHalf, latency: &AtomicU64) {
+    let mut buf = vec![0; 16 * 1024];
+    while let Ok(n @ 1..) = from.read(&mut buf).await {
+        let ms = latency.load(Ordering::Relaxed);
+        if ms > 0 {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown().await;
+}
+
 /// What a load saw: the requests answered `200`, and every other outcome
-/// with when it happened (since the load began).
+/// (status and body, or none) with when it happened (since the load began).
 #[derive(Default)]
 struct Seen {
     ok: u64,
-    other: Vec<(Duration, Option<u16>)>,
+    other: Vec<(Duration, Option<u16>, String)>,
 }
 
 /// Paced load on all three nodes (four workers) with `client`, while
-/// `fault` runs on a thread of its own after 500 ms, and for 500 ms after
-/// it ends; what it saw and the fault window (since the load began).
+/// `fault` runs after 500 ms, and for 500 ms after it ends; what it saw and
+/// the fault window (since the load began).
 async fn load_during(
     c: &Cluster,
     client: &reqwest::Client,
-    fault: impl FnOnce() + Send + 'static,
+    fault: impl Future<Output = ()>,
 ) -> (Seen, Duration, Duration) {
     let t0 = Instant::now();
     let stop = Arc::new(AtomicBool::new(false));
@@ -147,13 +238,18 @@ async fn load_during(
         let (client, base, key) = (client.clone(), c.bases[w % 3].clone(), c.key.clone());
         let (stop, seen) = (stop.clone(), seen.clone());
         workers.spawn(async move {
+            let url = format!("{base}/v1/companies?limit=1");
             while !stop.load(Ordering::Relaxed) {
-                let s = get(&client, &base, &key).await;
+                let answer = match client.get(&url).bearer_auth(&key).send().await {
+                    Ok(r) => Some((r.status().as_u16(), r.text().await.unwrap_or_default())),
+                    Err(_) => None,
+                };
                 {
                     let mut seen = seen.lock().unwrap();
-                    match s {
-                        Some(200) => seen.ok += 1,
-                        other => seen.other.push((t0.elapsed(), other)),
+                    match answer {
+                        Some((200, _)) => seen.ok += 1,
+                        Some((s, body)) => seen.other.push((t0.elapsed(), Some(s), body)),
+                        None => seen.other.push((t0.elapsed(), None, String::new())),
                     }
                 }
                 tokio::time::sleep(Duration::from_millis(15)).await;
@@ -162,7 +258,7 @@ async fn load_during(
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
     let from = t0.elapsed();
-    tokio::task::spawn_blocking(fault).await.unwrap();
+    fault.await;
     let to = t0.elapsed();
     tokio::time::sleep(Duration::from_millis(500)).await;
     stop.store(true, Ordering::Relaxed);
@@ -171,16 +267,37 @@ async fn load_during(
     (seen, from, to)
 }
 
-/// A new key of the cluster's account; revoked with `mds keys revoke`, it
-/// is refused (`401`) by every node within 1 s of the command's return.
-async fn revocation_reaches_every_node(c: &Cluster) {
+/// Asserts that every answer but `200` came within the fault window
+/// `from..to` (and `GRACE` after), and was a `5xx` or none; if not, says
+/// what the nodes logged.
+fn only_5xx_within(c: &Cluster, seen: &Seen, from: Duration, to: Duration) {
+    for (at, status, body) in &seen.other {
+        let inside = *at >= from && *at <= to + GRACE && status.is_none_or(|s| s >= 500);
+        if !inside {
+            let logs: Vec<String> = c.nodes.iter().map(|n| n.logs()).collect();
+            panic!(
+                "{status:?} {body} at {at:?}, outside the fault window {from:?}..{to:?}; logs:\n{}",
+                logs.join("\n")
+            );
+        }
+    }
+}
+
+/// A new key of the cluster's account, once every node has admitted it
+/// (asked with `patient`): revoked with `mds keys revoke`, it is refused
+/// (`401`) by every node within 1 s of the command's return.
+async fn revocation_reaches_every_node(c: &Cluster, patient: &reqwest::Client) {
     let other = c.cli(&["keys", "create", "--account", "acme", "--tier", "crash"]).trim().to_owned();
     let client = &c.client;
     // Every node knows it (a node refuses a key it has not loaded yet).
     for base in &c.bases {
         let t = Instant::now();
-        while get(client, base, &other).await != Some(200) {
-            assert!(t.elapsed() < Duration::from_secs(5), "{base} never accepted the new key");
+        loop {
+            let s = get(patient, base, &other).await;
+            if s == Some(200) {
+                break;
+            }
+            assert!(t.elapsed() < Duration::from_secs(10), "{base} never accepted the new key: {s:?}");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
@@ -211,20 +328,18 @@ async fn postgres_restarted_under_load_ledger_equals_served() {
     let restarting = pg.clone();
     // Down for longer than a flush interval and a reload interval, so both
     // fail and are retried.
-    let (seen, from, to) = load_during(&c, &client, move || {
-        restarting.pg_ctl(&["-m", "fast", "stop"]);
-        std::thread::sleep(Duration::from_millis(1_500));
-        restarting.pg_ctl(&["start"]);
-    })
-    .await;
+    let restart = async {
+        let blocking = tokio::task::spawn_blocking(move || {
+            restarting.pg_ctl(&["-m", "fast", "stop"]);
+            std::thread::sleep(Duration::from_millis(1_500));
+            restarting.pg_ctl(&["start"]);
+        });
+        blocking.await.unwrap();
+    };
+    let (seen, from, to) = load_during(&c, &client, restart).await;
     eprintln!("served {}, other {:?}, fault window {from:?}..{to:?}", seen.ok, seen.other);
-    for &(at, status) in &seen.other {
-        assert!(
-            at >= from && at <= to + GRACE && status.is_none_or(|s| s >= 500),
-            "{status:?} at {at:?}, outside the fault window {from:?}..{to:?} (or not a 5xx)"
-        );
-    }
-    revocation_reaches_every_node(&c).await;
+    only_5xx_within(&c, &seen, from, to);
+    revocation_reaches_every_node(&c, &client).await;
     tokio::time::sleep(SETTLE).await;
     for base in &c.bases {
         let (requests, remaining) = usage(&c.client, base, &c.key).await;
@@ -245,14 +360,63 @@ async fn a_revocation_reaches_every_node_while_redis_is_stalled() {
     let Some(c) = Cluster::start(&pg.admin_url(), 1_000).await else { return };
     let t0 = Instant::now();
     let client = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(20)).build().unwrap();
+    // Every node holds a lease of the key when Redis stalls.
+    for base in &c.bases {
+        assert_eq!(get(&client, base, &c.key).await, Some(200));
+    }
+    let warm = 3;
     c.redis.signal("STOP");
     let stalled = Instant::now();
-    let (seen, from, to) = load_during(&c, &client, || std::thread::sleep(Duration::from_millis(500))).await;
-    revocation_reaches_every_node(&c).await;
-    assert!(stalled.elapsed() < Duration::from_secs(4), "the revocation was checked while Redis was stalled");
+    let (seen, from, to) =
+        load_during(&c, &client, async { tokio::time::sleep(Duration::from_millis(1_500)).await }).await;
+    revocation_reaches_every_node(&c, &client).await;
+    assert!(stalled.elapsed() < Duration::from_secs(5), "the revocation was checked while Redis was stalled");
     c.redis.signal("CONT");
     eprintln!("served {}, other {:?}, fault window {from:?}..{to:?}", seen.ok, seen.other);
     assert!(seen.other.is_empty(), "only 200 while Redis is stalled: {:?}", seen.other);
+    tokio::time::sleep(SETTLE).await;
+    for base in &c.bases {
+        assert_eq!(usage(&c.client, base, &c.key).await.0, warm + seen.ok, "{base}: the ledger holds what was served");
+    }
+    c.spend_the_rest(&[0, 1, 2]).await;
+    assert!(t0.elapsed() < Duration::from_secs(40), "took {:?}", t0.elapsed());
+}
+
+/// Latency, then resets, on the node–Redis and node–PostgreSQL connections
+/// (each through a proxy) under load: a key revoked while the links are
+/// slow is refused by every node within 1 s, nothing but `200` is answered
+/// outside the fault window, and once it settles the ledger holds what was
+/// served and report equals enforcement.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_and_reset_links_to_redis_and_postgres() {
+    let Some(pg) = PrivatePg::start() else { return };
+    let to_pg = Arc::new(Proxy::start(pg.port));
+    let mut to_redis = None;
+    let route = |url: &str, r: &mds_testkit::redis::RedisServer| {
+        let p = Proxy::start(r.port);
+        let redis = format!("redis://127.0.0.1:{}", p.port);
+        to_redis = Some(Arc::new(p));
+        (url.replace(&format!(":{}/", pg.port), &format!(":{}/", to_pg.port)), redis)
+    };
+    let Some(c) = Cluster::start_with(&pg.admin_url(), 2_000, route).await else { return };
+    let to_redis = to_redis.unwrap();
+    let links = [to_pg.clone(), to_redis.clone()];
+    let t0 = Instant::now();
+    let client = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(20)).build().unwrap();
+    let faults = async {
+        to_redis.set_latency(REDIS_LATENCY);
+        to_pg.set_latency(POSTGRES_LATENCY);
+        revocation_reaches_every_node(&c, &client).await;
+        for _ in 0..2 {
+            links.iter().for_each(|l| l.reset());
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        links.iter().for_each(|l| l.set_latency(Duration::ZERO));
+        links.iter().for_each(|l| l.reset());
+    };
+    let (seen, from, to) = load_during(&c, &client, faults).await;
+    eprintln!("served {}, other {:?}, fault window {from:?}..{to:?}", seen.ok, seen.other);
+    only_5xx_within(&c, &seen, from, to);
     tokio::time::sleep(SETTLE).await;
     for base in &c.bases {
         assert_eq!(usage(&c.client, base, &c.key).await.0, seen.ok, "{base}: the ledger holds what was served");
@@ -260,3 +424,13 @@ async fn a_revocation_reaches_every_node_while_redis_is_stalled() {
     c.spend_the_rest(&[0, 1, 2]).await;
     assert!(t0.elapsed() < Duration::from_secs(40), "took {:?}", t0.elapsed());
 }
+
+/// The latency added to each chunk on the node–Redis links in
+/// [`slow_and_reset_links_to_redis_and_postgres`]. Measured there: a new
+/// key's first request then takes about 1.5 s (its lookup and first lease).
+const REDIS_LATENCY: Duration = Duration::from_millis(100);
+
+/// The latency added to each chunk on the node–PostgreSQL links. Measured:
+/// a revocation reaches every node in about 0.65 s at 10 ms, 0.9 s at
+/// 20 ms, and not within 1 s at 50 ms (each reload's queries pay it).
+const POSTGRES_LATENCY: Duration = Duration::from_millis(10);

@@ -75,6 +75,17 @@ impl Cluster {
     /// administration URL); `None` (it says the test is skipped) without
     /// `redis-server`.
     pub async fn start(admin: &str, quota: u64) -> Option<Cluster> {
+        Self::start_with(admin, quota, |url, redis| (url.to_owned(), redis.url())).await
+    }
+
+    /// As [`Cluster::start`], with the nodes reaching the database and Redis
+    /// at the URLs `route` gives for the database's URL and the Redis server
+    /// (through proxies, say); the operator commands reach them directly.
+    pub async fn start_with(
+        admin: &str,
+        quota: u64,
+        route: impl FnOnce(&str, &RedisServer) -> (String, String),
+    ) -> Option<Cluster> {
         let Some(redis_server) = RedisServer::start() else {
             eprintln!("skipped: needs redis-server");
             return None;
@@ -82,19 +93,28 @@ impl Cluster {
         let redis = redis_server.url();
         let db = TestDb::create(admin).await;
         let url = db.url().expose().to_owned();
+        let (node_url, node_redis) = route(&url, &redis_server);
         let q = quota.to_string();
         cli(&url, &redis, &["tiers", "set", "crash", "--rate-limit-per-minute", "100000", "--monthly-quota", &q]);
         cli(&url, &redis, &["accounts", "create", "acme"]);
         let key = cli(&url, &redis, &["keys", "create", "--account", "acme", "--tier", "crash"]).trim().to_owned();
         let nodes: Vec<Proc> = (0..3)
             .map(|_| {
-                let mut c = mds(&url, &redis);
+                let mut c = mds(&node_url, &node_redis);
                 c.arg("serve");
                 Proc::start(c)
             })
             .collect();
         let bases: Vec<String> = nodes.iter().map(Proc::base).collect();
         let client = reqwest::Client::builder().no_proxy().timeout(Duration::from_millis(800)).build().unwrap();
+        // Serving starts before the node is ready (`503` until then).
+        for base in &bases {
+            let t = Instant::now();
+            while client.get(format!("{base}/readyz")).send().await.map(|r| r.status().as_u16()).ok() != Some(200) {
+                assert!(t.elapsed() < Duration::from_secs(30), "{base} never became ready");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
         Some(Cluster { db, redis: redis_server, quota, key, nodes, bases, client })
     }
 
