@@ -4,10 +4,10 @@
 //! shared server) and a private Redis, under load, while PostgreSQL is
 //! restarted, Redis stalled, or the nodes' links to both slowed and reset
 //! (a toxiproxy-style TCP proxy in the test, [`Proxy`]). After each fault
-//! settles: no `5xx` (nor any
-//! other refusal) outside the fault window, the ledger on every node equals
-//! what was served, report equals enforcement, and a key revoked during or
-//! right after the fault is refused by every node within 1 s.
+//! settles: no `5xx` (nor any other refusal) outside the fault window, the
+//! ledger on every node equals what was served, report equals enforcement,
+//! and a key revoked during or right after the fault is refused by every
+//! node within 1 s.
 //! Needs PostgreSQL's server binaries (`/usr/lib/postgresql/*/bin`) and
 //! `redis-server`; says it is skipped without them.
 
@@ -142,6 +142,8 @@ struct Proxy {
     port: u16,
     latency_ms: Arc<AtomicU64>,
     resets: watch::Sender<u64>,
+    /// How many connections a reset has cut.
+    cut: Arc<AtomicU64>,
     accept: tokio::task::JoinHandle<()>,
 }
 
@@ -153,16 +155,22 @@ impl Proxy {
         let listener = tokio::net::TcpListener::from_std(listener).unwrap();
         let latency_ms = Arc::new(AtomicU64::new(0));
         let (resets, _) = watch::channel(0);
-        let (latency, reset) = (latency_ms.clone(), resets.clone());
+        let cut = Arc::new(AtomicU64::new(0));
+        let (latency, reset, counted) = (latency_ms.clone(), resets.clone(), cut.clone());
         let accept = tokio::spawn(async move {
             while let Ok((down, _)) = listener.accept().await {
                 // Refused upstream: the client sees its connection closed.
                 if let Ok(up) = TcpStream::connect(("127.0.0.1", upstream)).await {
-                    tokio::spawn(pipe(down, up, latency.clone(), reset.subscribe()));
+                    let (latency, reset, counted) = (latency.clone(), reset.subscribe(), counted.clone());
+                    tokio::spawn(async move {
+                        if pipe(down, up, latency, reset).await {
+                            counted.fetch_add(1, Ordering::Relaxed);
+                        }
+                    });
                 }
             }
         });
-        Proxy { port, latency_ms, resets, accept }
+        Proxy { port, latency_ms, resets, cut, accept }
     }
 
     /// Delays every chunk, each way, by `latency` from now on.
@@ -183,8 +191,9 @@ impl Drop for Proxy {
 }
 
 /// Forwards both ways between `down` and `up` until both ends close, or a
-/// reset (or the proxy's end) cuts them both with a TCP reset.
-async fn pipe(down: TcpStream, up: TcpStream, latency: Arc<AtomicU64>, mut reset: watch::Receiver<u64>) {
+/// reset (or the proxy's end) cuts them both with a TCP reset; whether it
+/// was cut.
+async fn pipe(down: TcpStream, up: TcpStream, latency: Arc<AtomicU64>, mut reset: watch::Receiver<u64>) -> bool {
     let (mut down_r, mut down_w) = down.into_split();
     let (mut up_r, mut up_w) = up.into_split();
     let cut = tokio::select! {
@@ -197,6 +206,7 @@ async fn pipe(down: TcpStream, up: TcpStream, latency: Arc<AtomicU64>, mut reset
         let _ = down_w.as_ref().set_zero_linger();
         let _ = up_w.as_ref().set_zero_linger();
     }
+    cut
 }
 
 /// Copies `from` to `to`, each chunk after the latency of the moment.
@@ -416,6 +426,10 @@ async fn slow_and_reset_links_to_redis_and_postgres() {
     };
     let (seen, from, to) = load_during(&c, &client, faults).await;
     eprintln!("served {}, other {:?}, fault window {from:?}..{to:?}", seen.ok, seen.other);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    for (link, proxy) in [("PostgreSQL", &to_pg), ("Redis", &to_redis)] {
+        assert!(proxy.cut.load(Ordering::Relaxed) > 0, "no node–{link} connection was reset");
+    }
     only_5xx_within(&c, &seen, from, to);
     tokio::time::sleep(SETTLE).await;
     for base in &c.bases {
