@@ -322,11 +322,10 @@ async fn revocation_reaches_every_node(c: &Cluster, patient: &reqwest::Client) {
 }
 
 /// PostgreSQL stopped (fast shutdown, every connection cut) for 1.5 s and
-/// started again under load:
-/// the nodes answer nothing but `200` outside the fault window; once it
-/// settles every node's ledger holds exactly what was served, reports it,
-/// and admits exactly the rest of the quota; a revocation right after the
-/// restart reaches every node within 1 s.
+/// started again under load: the nodes answer nothing but `200` outside
+/// the fault window; once it settles every node's ledger holds exactly
+/// what was served, reports it, and admits exactly the rest of the quota;
+/// a revocation right after the restart reaches every node within 1 s.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_restarted_under_load_ledger_equals_served() {
     let Some(pg) = PrivatePg::start().map(Arc::new) else { return };
