@@ -3,6 +3,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod cluster;
 pub mod faults;
 pub mod process;
 

@@ -1,0 +1,170 @@
+//! Three real `mds serve` processes on one PostgreSQL database and a
+//! private Redis, with a key of a monthly quota: the cluster the crash and
+//! chaos suites inject faults into ([`Cluster`]), the two requests they
+//! make ([`get`], [`usage`]), and the check they end with: report equals
+//! enforcement ([`Cluster::spend_the_rest`]).
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use mds_testkit::pg::TestDb;
+use mds_testkit::redis::RedisServer;
+
+use super::process::{self, Proc};
+
+/// A lease TTL, a flush interval and a reload interval, with room: after
+/// this, every fault has settled.
+pub const SETTLE: Duration = Duration::from_millis(2_600);
+
+/// `mds` on the database `url` and Redis `redis`, told there are 3 nodes.
+pub fn mds(url: &str, redis: &str) -> Command {
+    let mut c = process::mds();
+    c.env("MDS_DATABASE_URL", url).env("MDS_REDIS_URL", redis).env("MDS_NODES", "3");
+    c
+}
+
+/// Runs the operator command `mds ARGS` there; asserts it succeeds and
+/// returns its standard output.
+pub fn cli(url: &str, redis: &str, args: &[&str]) -> String {
+    let o = mds(url, redis).args(args).env("MDS_LOG", "warn").output().unwrap();
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// Sends `sig` (`KILL`, `STOP`, `CONT`) to the process.
+pub fn signal(p: &Proc, sig: &str) {
+    let ok = Command::new("kill").args([&format!("-{sig}"), &p.child.id().to_string()]).status().unwrap();
+    assert!(ok.success(), "kill -{sig}");
+}
+
+/// `requests` and `remaining` of this month, as `/v1/usage` on `base` says.
+pub async fn usage(client: &reqwest::Client, base: &str, key: &str) -> (u64, u64) {
+    let u: serde_json::Value =
+        client.get(format!("{base}/v1/usage")).bearer_auth(key).send().await.unwrap().json().await.unwrap();
+    let m = &u["current_month"];
+    (m["requests"].as_u64().unwrap(), m["remaining"].as_u64().unwrap())
+}
+
+/// One counted request; its status, or `None` when the node did not answer.
+pub async fn get(client: &reqwest::Client, base: &str, key: &str) -> Option<u16> {
+    let r = client.get(format!("{base}/v1/companies?limit=1")).bearer_auth(key).send().await.ok()?;
+    Some(r.status().as_u16())
+}
+
+/// Three nodes on a fresh database and a private Redis, and a key of
+/// `quota` requests a month.
+pub struct Cluster {
+    /// The database, dropped with the cluster.
+    pub db: TestDb,
+    /// The private Redis.
+    pub redis: RedisServer,
+    /// The key's monthly quota.
+    pub quota: u64,
+    /// The key under load.
+    pub key: String,
+    /// The three nodes.
+    pub nodes: Vec<Proc>,
+    /// Their `http://host:port`.
+    pub bases: Vec<String>,
+    /// A client that gives up on a node after 800 ms.
+    pub client: reqwest::Client,
+}
+
+impl Cluster {
+    /// Starts one on a new database of the PostgreSQL server `admin` (its
+    /// administration URL); `None` (it says the test is skipped) without
+    /// `redis-server`.
+    pub async fn start(admin: &str, quota: u64) -> Option<Cluster> {
+        Self::start_with(admin, quota, |url, redis| (url.to_owned(), redis.url())).await
+    }
+
+    /// As [`Cluster::start`], with the nodes reaching the database and Redis
+    /// at the URLs `route` gives for the database's URL and the Redis server
+    /// (through proxies, say); the operator commands reach them directly.
+    pub async fn start_with(
+        admin: &str,
+        quota: u64,
+        route: impl FnOnce(&str, &RedisServer) -> (String, String),
+    ) -> Option<Cluster> {
+        let Some(redis_server) = RedisServer::start() else {
+            eprintln!("skipped: needs redis-server");
+            return None;
+        };
+        let redis = redis_server.url();
+        let db = TestDb::create(admin).await;
+        let url = db.url().expose().to_owned();
+        let (node_url, node_redis) = route(&url, &redis_server);
+        let q = quota.to_string();
+        cli(&url, &redis, &["tiers", "set", "crash", "--rate-limit-per-minute", "100000", "--monthly-quota", &q]);
+        cli(&url, &redis, &["accounts", "create", "acme"]);
+        let key = cli(&url, &redis, &["keys", "create", "--account", "acme", "--tier", "crash"]).trim().to_owned();
+        let nodes: Vec<Proc> = (0..3)
+            .map(|_| {
+                let mut c = mds(&node_url, &node_redis);
+                c.arg("serve");
+                Proc::start(c)
+            })
+            .collect();
+        let bases: Vec<String> = nodes.iter().map(Proc::base).collect();
+        let client = reqwest::Client::builder().no_proxy().timeout(Duration::from_millis(800)).build().unwrap();
+        // Serving starts before the node is ready (`503` until then).
+        for base in &bases {
+            let t = Instant::now();
+            while client.get(format!("{base}/readyz")).send().await.map(|r| r.status().as_u16()).ok() != Some(200) {
+                assert!(t.elapsed() < Duration::from_secs(30), "{base} never became ready");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        Some(Cluster { db, redis: redis_server, quota, key, nodes, bases, client })
+    }
+
+    /// The operator command `mds ARGS` on the cluster's store and Redis.
+    pub fn cli(&self, args: &[&str]) -> String {
+        cli(self.db.url().expose(), &self.redis.url(), args)
+    }
+
+    /// Report = enforcement through the nodes `on`: they all report the
+    /// same `requests: u`, `remaining = quota − u`, and exactly that many
+    /// more are admitted through them before all refuse for the month (a
+    /// node may refuse while another holds the last tokens, for at most a
+    /// lease TTL); then the ledger holds the quota. Returns `u`.
+    pub async fn spend_the_rest(&self, on: &[usize]) -> u64 {
+        let (client, key, quota) = (&self.client, &self.key, self.quota);
+        let (u, remaining) = usage(client, &self.bases[on[0]], key).await;
+        for &n in &on[1..] {
+            assert_eq!(usage(client, &self.bases[n], key).await, (u, remaining), "every node reports the same");
+        }
+        assert_eq!(remaining, quota - u);
+        let mut admitted = 0u64;
+        let mut refused_since: Option<Instant> = None;
+        let mut i = 0usize;
+        loop {
+            let base = &self.bases[on[i % on.len()]];
+            i += 1;
+            match get(client, base, key).await {
+                Some(200) => {
+                    admitted += 1;
+                    refused_since = None;
+                    assert!(admitted <= remaining, "admitted more than the {remaining} usage said were left");
+                }
+                Some(429) => {
+                    let since = *refused_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() > Duration::from_secs(3) {
+                        break;
+                    }
+                    if i % on.len() == 0 {
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                }
+                other => panic!("{base}: {other:?}"),
+            }
+        }
+        assert_eq!(admitted, remaining, "usage said {u} requests ({remaining} left) but {admitted} more were admitted");
+        tokio::time::sleep(SETTLE).await;
+        for &n in on {
+            let base = &self.bases[n];
+            assert_eq!(usage(client, base, key).await, (quota, 0), "{base}: the ledger holds the quota");
+        }
+        u
+    }
+}
