@@ -40,6 +40,8 @@ use mds_domain::daily::DailyUsage;
 use mds_domain::usage::BillingMonth;
 use mds_store::{StoreResult, UsageBatch, UsageDelta, UsageStore};
 
+use crate::spill::Spill;
+
 /// One key's count for one month.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct MonthCount {
@@ -103,15 +105,33 @@ impl KeyInner {
     }
 }
 
-/// A key's state behind its own lock.
+/// A key's state behind its own lock, and the spill its settled requests
+/// are appended to, if the node keeps one.
 #[derive(Debug, Default)]
-pub struct KeyState(Mutex<KeyInner>);
+pub struct KeyState {
+    inner: Mutex<KeyInner>,
+    spill: Option<(Arc<Spill>, KeyPrefix)>,
+}
 
 impl KeyState {
     /// Locks the state. Nothing under this lock can leave it half-updated,
     /// so a poisoned lock (a panic elsewhere) is still safe to use.
     pub(crate) fn lock(&self) -> MutexGuard<'_, KeyInner> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Settles a reservation ([`settle`]) and appends what it recorded to
+    /// the spill, if any, before the response leaves.
+    pub(crate) fn settle(&self, month: BillingMonth, day: NaiveDate, route: &'static str, outcome: Outcome) {
+        let Some((spill, key)) = &self.spill else {
+            return settle(&mut self.lock(), month, day, route, outcome);
+        };
+        // The spill's shared lock before the key's, as a cut takes them.
+        let file = spill.share();
+        settle(&mut self.lock(), month, day, route, outcome);
+        if outcome != Outcome::Released {
+            spill.request(&file, key, day, route, outcome == Outcome::NotModified);
+        }
     }
 }
 
@@ -141,6 +161,8 @@ pub struct Meter {
     gate: tokio::sync::RwLock<()>,
     /// Batches the store took, counted under the gate.
     flushes: AtomicU64,
+    /// Where settled requests are appended until the store has them.
+    spill: Option<Arc<Spill>>,
 }
 
 /// The outcome of a quota reservation.
@@ -176,7 +198,22 @@ impl Meter {
             outbox: Mutex::new(None),
             gate: tokio::sync::RwLock::new(()),
             flushes: AtomicU64::new(0),
+            spill: None,
         }
+    }
+
+    /// A meter that appends its unflushed counts to a spill in `dir`
+    /// ([`crate::spill`]), started empty: [`crate::spill::recover`] what an
+    /// earlier run left there first.
+    pub fn with_spill(dir: &std::path::Path) -> std::io::Result<Self> {
+        let meter = Self::new();
+        let spill = Spill::create(dir, &meter.node)?;
+        Ok(Meter { spill: Some(Arc::new(spill)), ..meter })
+    }
+
+    /// The spill, when the meter keeps one.
+    pub fn spill(&self) -> Option<&Arc<Spill>> {
+        self.spill.as_ref()
     }
 
     /// The state of `key`, made on first use.
@@ -184,7 +221,11 @@ impl Meter {
         if let Some(s) = self.keys.read().unwrap_or_else(PoisonError::into_inner).get(key) {
             return s.clone();
         }
-        self.keys.write().unwrap_or_else(PoisonError::into_inner).entry(key.clone()).or_default().clone()
+        let spill = || self.spill.as_ref().map(|s| (s.clone(), key.clone()));
+        let mut keys = self.keys.write().unwrap_or_else(PoisonError::into_inner);
+        keys.entry(key.clone())
+            .or_insert_with(|| Arc::new(KeyState { inner: Mutex::default(), spill: spill() }))
+            .clone()
     }
 
     fn existing(&self, key: &KeyPrefix) -> Option<Arc<KeyState>> {
@@ -288,8 +329,18 @@ impl Meter {
         outbox.is_none() && keys.values().all(|s| s.lock().pending.is_empty())
     }
 
+    /// Empties the spill, if any, when the store has everything (a graceful
+    /// shutdown leaves nothing to recover).
+    pub fn clear_spill(&self) {
+        if let Some(spill) = &self.spill {
+            spill.clear_if(|| self.is_drained());
+        }
+    }
+
     /// Moves pending entries into a new batch (only when none waits).
     fn cut_batch(&self) -> Option<UsageBatch> {
+        // No request is between its pending entry and its spilled line.
+        let mut spilled = self.spill.as_ref().map(|s| (s, s.exclusive()));
         let mut outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
         if outbox.is_none() {
             let keys = self.keys.read().unwrap_or_else(PoisonError::into_inner);
@@ -309,7 +360,11 @@ impl Meter {
                 return None;
             }
             let id = format!("{}:{}", self.node, self.seq.fetch_add(1, Ordering::Relaxed));
-            *outbox = Some(UsageBatch { id, deltas });
+            let batch = UsageBatch { id, deltas };
+            if let Some((spill, file)) = &mut spilled {
+                spill.cut(file, &batch);
+            }
+            *outbox = Some(batch);
         }
         outbox.clone()
     }
@@ -331,6 +386,9 @@ impl Meter {
             self.flushes.fetch_add(1, Ordering::Release);
             written += batch.deltas.iter().map(|d| d.requests).sum::<u64>();
             self.log_flush(&batch, applied.generation);
+            if let Some(spill) = &self.spill {
+                spill.done(&batch.id);
+            }
             let mut outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
             if outbox.as_ref().is_some_and(|b| b.id == batch.id) {
                 *outbox = None;
@@ -490,7 +548,7 @@ mod tests {
         }
 
         fn settle(&self, key: &KeyPrefix, month: BillingMonth, outcome: Outcome) {
-            settle(&mut self.key_state(key).lock(), month, month.first_day(), ROUTE, outcome);
+            self.key_state(key).settle(month, month.first_day(), ROUTE, outcome);
         }
 
         fn is_seeded(&self, key: &KeyPrefix, month: BillingMonth) -> bool {
