@@ -100,6 +100,7 @@ async fn a_node_killed_and_restarted_on_its_spill_loses_no_count() {
     let (kept, answered, mut again) = crash_and_restart(&dir, &key, Some(&spill)).await;
     assert_eq!(kept, answered, "the store keeps exactly what was answered 200");
     assert!(again.logs().contains("usage spill recovered"), "{}", again.logs());
+    assert!(again.logs().contains("fresh=true"), "the spill held counts the store lacked: {}", again.logs());
 
     // A graceful shutdown flushes and leaves an empty spill (the node's id
     // alone), which a restart recovers nothing from.

@@ -609,7 +609,18 @@ mod tests {
     /// deadlocked; the test then never ends (and CI's time limit fails it).
     #[test]
     fn backlog_flush_and_new_keys_together_never_deadlock() {
-        let m = Arc::new(Meter::new());
+        never_deadlocks(Meter::new());
+    }
+
+    #[test]
+    fn spilling_backlog_flush_and_new_keys_together_never_deadlock() {
+        let dir = tempfile::tempdir().unwrap();
+        never_deadlocks(Meter::with_spill(dir.path()).unwrap());
+    }
+
+    /// Counts, cuts, reads and forgets on `m` from six threads for 1.5 s.
+    fn never_deadlocks(m: Meter) {
+        let m = Arc::new(m);
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let mut threads = Vec::new();
         for t in 0..6 {
@@ -631,7 +642,7 @@ mod tests {
                             let s = m.key_state(&k);
                             seed_state(&s, NOV, 0);
                             reserve(&mut s.lock(), NOV, u64::MAX);
-                            settle(&mut s.lock(), NOV, NOV.first_day(), ROUTE, Outcome::Counted);
+                            s.settle(NOV, NOV.first_day(), ROUTE, Outcome::Counted);
                             if i % 7 == 0 {
                                 m.forget_before(NOV, i64::MAX);
                             }
@@ -730,5 +741,56 @@ mod tests {
         m.settle(&key(), NOV, Outcome::NotModified);
         assert_eq!(m.backlog(), 0);
         assert!(!m.is_drained());
+    }
+
+    #[test]
+    fn a_spill_gives_back_what_the_store_may_lack_and_skips_torn_lines() {
+        use std::io::Write;
+
+        use crate::spill::recover;
+        let dir = tempfile::tempdir().unwrap();
+        let m = Meter::with_spill(dir.path()).unwrap();
+        let node = m.node.clone();
+        m.seed(&key(), NOV, 0);
+        let count = |n: usize, outcome: Outcome| {
+            for _ in 0..n {
+                m.reserve(&key(), NOV, u64::MAX);
+                m.settle(&key(), NOV, outcome);
+            }
+        };
+        let sums = |batches: Vec<UsageBatch>| -> Vec<(String, u64, u64)> {
+            batches
+                .iter()
+                .map(|b| {
+                    let r = b.deltas.iter().map(|d| d.requests).sum();
+                    (b.id.clone(), r, b.deltas.iter().map(|d| d.not_modified).sum())
+                })
+                .collect()
+        };
+        count(3, Outcome::Counted);
+        count(1, Outcome::NotModified);
+        count(1, Outcome::Released);
+        let tail = format!("{node}:spill");
+        assert_eq!(sums(recover(dir.path()).unwrap()), [(tail.clone(), 3, 1)]);
+
+        // Cut: the batch under its own id, what came after under the tail's.
+        let batch = m.cut_batch().unwrap();
+        count(2, Outcome::Counted);
+        assert_eq!(sums(recover(dir.path()).unwrap()), [(batch.id.clone(), 3, 1), (tail.clone(), 2, 0)]);
+
+        // Once the store has the batch, only the tail is owed.
+        m.spill().unwrap().done(&batch.id);
+        assert_eq!(sums(recover(dir.path()).unwrap()), [(tail.clone(), 2, 0)]);
+
+        // A line not understood and a torn last line are skipped.
+        let mut f = std::fs::OpenOptions::new().append(true).open(dir.path().join("usage.spill")).unwrap();
+        f.write_all(b"+\tnot a key\t2026-11-01\t/v1/x\t1\t0\n+\tmds_live_abc\t2026-11").unwrap();
+        assert_eq!(sums(recover(dir.path()).unwrap()), [(tail, 2, 0)]);
+
+        // Drained, the spill holds nothing to recover.
+        *m.outbox.lock().unwrap() = None;
+        m.key_state(&key()).lock().pending.clear();
+        m.clear_spill();
+        assert!(recover(dir.path()).unwrap().is_empty());
     }
 }

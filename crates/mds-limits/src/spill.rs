@@ -155,6 +155,13 @@ impl Spill {
     }
 }
 
+/// A key, day and route, as a spill line names them.
+type Entry = (String, NaiveDate, String);
+/// Counted requests and `304`s.
+type Counts = (u64, u64);
+/// A batch's deltas, as read from a spill.
+type Deltas = BTreeMap<Entry, Counts>;
+
 /// What a spill left by an earlier run holds that the store may lack, as
 /// batches to give the store (`apply_usage` dedups those it has). Nothing
 /// when there is no spill file.
@@ -172,18 +179,17 @@ pub fn recover(dir: &Path) -> io::Result<Vec<UsageBatch>> {
     if complete.len() < text.len() {
         tracing::warn!(bytes = text.len() - complete.len(), "usage spill ends with a torn line; ignored");
     }
-    type Deltas = BTreeMap<(String, NaiveDate, String), (u64, u64)>;
     let mut node = None;
     let mut batches: Vec<(String, Deltas)> = Vec::new();
     let mut tail = Deltas::new();
     for (n, line) in complete.lines().enumerate() {
         let f: Vec<&str> = line.split('\t').collect();
-        let delta = |f: &[&str]| -> Option<((String, NaiveDate, String), (u64, u64))> {
+        let delta = |f: &[&str]| -> Option<(Entry, Counts)> {
             let [key, day, route, r, m] = f else { return None };
             KeyPrefix::parse(key).ok()?;
             Some(((key.to_string(), day.parse().ok()?, route.to_string()), (r.parse().ok()?, m.parse().ok()?)))
         };
-        let add = |to: &mut Deltas, (k, (r, m)): ((String, NaiveDate, String), (u64, u64))| {
+        let add = |to: &mut Deltas, (k, (r, m)): (Entry, Counts)| {
             let e = to.entry(k).or_default();
             e.0 += r;
             e.1 += m;

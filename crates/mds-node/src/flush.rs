@@ -3,7 +3,9 @@
 //!
 //! What a crash (SIGKILL) can lose is what was counted since the last
 //! successful flush: at most one flush interval of requests (plus, while the
-//! store is unreachable, what waits for it). They are not billed; with
+//! store is unreachable, what waits for it); with a spill
+//! ([`crate::NodeConfig::spill_dir`], fsynced by [`spawn_spill_sync`]) a node
+//! restarted on it loses nothing. They are not billed; with
 //! `--redis` they stop counting against their keys once Redis reclaims the
 //! dead node's leases (within a lease TTL, see `mds_limits::shared`). A graceful shutdown loses
 //! nothing: the server stops accepting, drains in-flight requests, then
