@@ -149,7 +149,10 @@ impl Spill {
     /// Fsyncs what was appended since the last call.
     pub fn sync(&self) -> io::Result<()> {
         if self.dirty.swap(false, Ordering::AcqRel) {
-            self.share().sync_data()?;
+            // On its own descriptor: no cut waits for the fsync, and so no
+            // request waits behind such a cut.
+            let file = self.share().try_clone()?;
+            file.sync_data()?;
         }
         Ok(())
     }
