@@ -76,6 +76,12 @@ pub(crate) struct ServeArgs {
     /// `Retry-After: 1`, so a flood of made-up keys cannot flood the store.
     #[arg(long, env = "MDS_KEY_LOOKUPS_PER_SECOND", default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     key_lookups_per_second: u32,
+    /// Directory where the node appends the usage counts it has not yet
+    /// written to the store (one node per directory): a node killed and
+    /// restarted on it loses no count. Off by default (a crash then loses
+    /// up to one flush interval, ~1 s, of counts).
+    #[arg(long, env = "MDS_SPILL_DIR")]
+    spill_dir: Option<std::path::PathBuf>,
 }
 
 impl ServeArgs {
@@ -104,6 +110,7 @@ impl ServeArgs {
                         .with_nodes(self.nodes)
                         .with_lease_ttl(Duration::from_millis(self.lease_ttl_ms))
                 }),
+                spill_dir: self.spill_dir.clone(),
                 ..NodeConfig::default()
             },
             ..HttpConfig::default()

@@ -21,6 +21,8 @@
 //!   tokens leased from Redis and spent locally (`lease`: a lease's state
 //!   and size), falling back to [`Limiter`] with a per-node share of the
 //!   limit while Redis is away.
+//! - [`spill`]: [`Spill`], the optional local append-only file of the
+//!   counts not yet flushed, and their recovery after a crash.
 
 pub mod clock;
 pub mod gcra;
@@ -28,8 +30,10 @@ mod lease;
 pub mod limiter;
 pub mod meter;
 pub mod shared;
+pub mod spill;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use limiter::{Ask, Charge, Decision, Limiter, Limits, Policy, PolicyState, QuotaHold};
 pub use meter::{Meter, Outcome};
 pub use shared::{SharedConfig, SharedConfigError, SharedLimiter, SharedStats};
+pub use spill::Spill;

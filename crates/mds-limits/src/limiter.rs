@@ -97,7 +97,7 @@ impl QuotaHold {
     /// Settles with how the request was answered: counted (owed to the
     /// store), a `304` or a `5xx` (given back; a `304` is recorded as one).
     pub fn settle(mut self, outcome: Outcome) {
-        meter::settle(&mut self.state.lock(), self.month, self.day, self.route, outcome);
+        self.state.settle(self.month, self.day, self.route, outcome);
         self.settled = true;
         if outcome != Outcome::Counted {
             if let Some(r) = self.release.take() {
@@ -110,7 +110,7 @@ impl QuotaHold {
 impl Drop for QuotaHold {
     fn drop(&mut self) {
         if !self.settled {
-            meter::settle(&mut self.state.lock(), self.month, self.day, self.route, Outcome::Counted);
+            self.state.settle(self.month, self.day, self.route, Outcome::Counted);
         }
     }
 }

@@ -40,6 +40,8 @@ use mds_domain::daily::DailyUsage;
 use mds_domain::usage::BillingMonth;
 use mds_store::{StoreResult, UsageBatch, UsageDelta, UsageStore};
 
+use crate::spill::Spill;
+
 /// One key's count for one month.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct MonthCount {
@@ -103,15 +105,33 @@ impl KeyInner {
     }
 }
 
-/// A key's state behind its own lock.
+/// A key's state behind its own lock, and the spill its settled requests
+/// are appended to, if the node keeps one.
 #[derive(Debug, Default)]
-pub struct KeyState(Mutex<KeyInner>);
+pub struct KeyState {
+    inner: Mutex<KeyInner>,
+    spill: Option<(Arc<Spill>, KeyPrefix)>,
+}
 
 impl KeyState {
     /// Locks the state. Nothing under this lock can leave it half-updated,
     /// so a poisoned lock (a panic elsewhere) is still safe to use.
     pub(crate) fn lock(&self) -> MutexGuard<'_, KeyInner> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Settles a reservation ([`settle`]) and appends what it recorded to
+    /// the spill, if any, before the response leaves.
+    pub(crate) fn settle(&self, month: BillingMonth, day: NaiveDate, route: &'static str, outcome: Outcome) {
+        let Some((spill, key)) = &self.spill else {
+            return settle(&mut self.lock(), month, day, route, outcome);
+        };
+        // The spill's shared lock before the key's, as a cut takes them.
+        let file = spill.share();
+        settle(&mut self.lock(), month, day, route, outcome);
+        if outcome != Outcome::Released {
+            spill.request(&file, key, day, route, outcome == Outcome::NotModified);
+        }
     }
 }
 
@@ -141,6 +161,8 @@ pub struct Meter {
     gate: tokio::sync::RwLock<()>,
     /// Batches the store took, counted under the gate.
     flushes: AtomicU64,
+    /// Where settled requests are appended until the store has them.
+    spill: Option<Arc<Spill>>,
 }
 
 /// The outcome of a quota reservation.
@@ -176,7 +198,22 @@ impl Meter {
             outbox: Mutex::new(None),
             gate: tokio::sync::RwLock::new(()),
             flushes: AtomicU64::new(0),
+            spill: None,
         }
+    }
+
+    /// A meter that appends its unflushed counts to a spill in `dir`
+    /// ([`crate::spill`]), started empty: [`crate::spill::recover`] what an
+    /// earlier run left there first.
+    pub fn with_spill(dir: &std::path::Path) -> std::io::Result<Self> {
+        let meter = Self::new();
+        let spill = Spill::create(dir, &meter.node)?;
+        Ok(Meter { spill: Some(Arc::new(spill)), ..meter })
+    }
+
+    /// The spill, when the meter keeps one.
+    pub fn spill(&self) -> Option<&Arc<Spill>> {
+        self.spill.as_ref()
     }
 
     /// The state of `key`, made on first use.
@@ -184,7 +221,11 @@ impl Meter {
         if let Some(s) = self.keys.read().unwrap_or_else(PoisonError::into_inner).get(key) {
             return s.clone();
         }
-        self.keys.write().unwrap_or_else(PoisonError::into_inner).entry(key.clone()).or_default().clone()
+        let spill = || self.spill.as_ref().map(|s| (s.clone(), key.clone()));
+        let mut keys = self.keys.write().unwrap_or_else(PoisonError::into_inner);
+        keys.entry(key.clone())
+            .or_insert_with(|| Arc::new(KeyState { inner: Mutex::default(), spill: spill() }))
+            .clone()
     }
 
     fn existing(&self, key: &KeyPrefix) -> Option<Arc<KeyState>> {
@@ -288,8 +329,18 @@ impl Meter {
         outbox.is_none() && keys.values().all(|s| s.lock().pending.is_empty())
     }
 
+    /// Empties the spill, if any, when the store has everything (a graceful
+    /// shutdown leaves nothing to recover).
+    pub fn clear_spill(&self) {
+        if let Some(spill) = &self.spill {
+            spill.clear_if(|| self.is_drained());
+        }
+    }
+
     /// Moves pending entries into a new batch (only when none waits).
     fn cut_batch(&self) -> Option<UsageBatch> {
+        // No request is between its pending entry and its spilled line.
+        let mut spilled = self.spill.as_ref().map(|s| (s, s.exclusive()));
         let mut outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
         if outbox.is_none() {
             let keys = self.keys.read().unwrap_or_else(PoisonError::into_inner);
@@ -309,7 +360,11 @@ impl Meter {
                 return None;
             }
             let id = format!("{}:{}", self.node, self.seq.fetch_add(1, Ordering::Relaxed));
-            *outbox = Some(UsageBatch { id, deltas });
+            let batch = UsageBatch { id, deltas };
+            if let Some((spill, file)) = &mut spilled {
+                spill.cut(file, &batch);
+            }
+            *outbox = Some(batch);
         }
         outbox.clone()
     }
@@ -331,6 +386,9 @@ impl Meter {
             self.flushes.fetch_add(1, Ordering::Release);
             written += batch.deltas.iter().map(|d| d.requests).sum::<u64>();
             self.log_flush(&batch, applied.generation);
+            if let Some(spill) = &self.spill {
+                spill.done(&batch.id);
+            }
             let mut outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
             if outbox.as_ref().is_some_and(|b| b.id == batch.id) {
                 *outbox = None;
@@ -490,7 +548,7 @@ mod tests {
         }
 
         fn settle(&self, key: &KeyPrefix, month: BillingMonth, outcome: Outcome) {
-            settle(&mut self.key_state(key).lock(), month, month.first_day(), ROUTE, outcome);
+            self.key_state(key).settle(month, month.first_day(), ROUTE, outcome);
         }
 
         fn is_seeded(&self, key: &KeyPrefix, month: BillingMonth) -> bool {
@@ -551,7 +609,18 @@ mod tests {
     /// deadlocked; the test then never ends (and CI's time limit fails it).
     #[test]
     fn backlog_flush_and_new_keys_together_never_deadlock() {
-        let m = Arc::new(Meter::new());
+        never_deadlocks(Meter::new());
+    }
+
+    #[test]
+    fn spilling_backlog_flush_and_new_keys_together_never_deadlock() {
+        let dir = tempfile::tempdir().unwrap();
+        never_deadlocks(Meter::with_spill(dir.path()).unwrap());
+    }
+
+    /// Counts, cuts, reads and forgets on `m` from six threads for 1.5 s.
+    fn never_deadlocks(m: Meter) {
+        let m = Arc::new(m);
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let mut threads = Vec::new();
         for t in 0..6 {
@@ -573,7 +642,7 @@ mod tests {
                             let s = m.key_state(&k);
                             seed_state(&s, NOV, 0);
                             reserve(&mut s.lock(), NOV, u64::MAX);
-                            settle(&mut s.lock(), NOV, NOV.first_day(), ROUTE, Outcome::Counted);
+                            s.settle(NOV, NOV.first_day(), ROUTE, Outcome::Counted);
                             if i % 7 == 0 {
                                 m.forget_before(NOV, i64::MAX);
                             }
@@ -672,5 +741,56 @@ mod tests {
         m.settle(&key(), NOV, Outcome::NotModified);
         assert_eq!(m.backlog(), 0);
         assert!(!m.is_drained());
+    }
+
+    #[test]
+    fn a_spill_gives_back_what_the_store_may_lack_and_skips_torn_lines() {
+        use std::io::Write;
+
+        use crate::spill::recover;
+        let dir = tempfile::tempdir().unwrap();
+        let m = Meter::with_spill(dir.path()).unwrap();
+        let node = m.node.clone();
+        m.seed(&key(), NOV, 0);
+        let count = |n: usize, outcome: Outcome| {
+            for _ in 0..n {
+                m.reserve(&key(), NOV, u64::MAX);
+                m.settle(&key(), NOV, outcome);
+            }
+        };
+        let sums = |batches: Vec<UsageBatch>| -> Vec<(String, u64, u64)> {
+            batches
+                .iter()
+                .map(|b| {
+                    let r = b.deltas.iter().map(|d| d.requests).sum();
+                    (b.id.clone(), r, b.deltas.iter().map(|d| d.not_modified).sum())
+                })
+                .collect()
+        };
+        count(3, Outcome::Counted);
+        count(1, Outcome::NotModified);
+        count(1, Outcome::Released);
+        let tail = format!("{node}:spill");
+        assert_eq!(sums(recover(dir.path()).unwrap()), [(tail.clone(), 3, 1)]);
+
+        // Cut: the batch under its own id, what came after under the tail's.
+        let batch = m.cut_batch().unwrap();
+        count(2, Outcome::Counted);
+        assert_eq!(sums(recover(dir.path()).unwrap()), [(batch.id.clone(), 3, 1), (tail.clone(), 2, 0)]);
+
+        // Once the store has the batch, only the tail is owed.
+        m.spill().unwrap().done(&batch.id);
+        assert_eq!(sums(recover(dir.path()).unwrap()), [(tail.clone(), 2, 0)]);
+
+        // A line not understood and a torn last line are skipped.
+        let mut f = std::fs::OpenOptions::new().append(true).open(dir.path().join("usage.spill")).unwrap();
+        f.write_all(b"+\tnot a key\t2026-11-01\t/v1/x\t1\t0\n+\tmds_live_abc\t2026-11").unwrap();
+        assert_eq!(sums(recover(dir.path()).unwrap()), [(tail, 2, 0)]);
+
+        // Drained, the spill holds nothing to recover.
+        *m.outbox.lock().unwrap() = None;
+        m.key_state(&key()).lock().pending.clear();
+        m.clear_spill();
+        assert!(recover(dir.path()).unwrap().is_empty());
     }
 }

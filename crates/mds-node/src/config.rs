@@ -1,5 +1,6 @@
 //! Settings of a node: how it follows the store, meters and limits.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,6 +30,11 @@ pub struct NodeConfig {
     pub shared: Option<SharedConfig>,
     /// Bounds of the key cache and the budget of key lookups.
     pub key_cache: KeyCacheConfig,
+    /// Where the node spills the counts it has not flushed
+    /// ([`mds_limits::spill`]), so a crash and restart on the same
+    /// directory loses none; `None`: no spill (a crash loses up to one
+    /// flush interval).
+    pub spill_dir: Option<PathBuf>,
 }
 
 impl Default for NodeConfig {
@@ -41,6 +47,7 @@ impl Default for NodeConfig {
             clock: Arc::new(SystemClock),
             shared: None,
             key_cache: KeyCacheConfig::default(),
+            spill_dir: None,
         }
     }
 }

@@ -3,7 +3,9 @@
 //!
 //! What a crash (SIGKILL) can lose is what was counted since the last
 //! successful flush: at most one flush interval of requests (plus, while the
-//! store is unreachable, what waits for it). They are not billed; with
+//! store is unreachable, what waits for it); with a spill
+//! ([`crate::NodeConfig::spill_dir`], fsynced by [`spawn_spill_sync`]) a node
+//! restarted on it loses nothing. They are not billed; with
 //! `--redis` they stop counting against their keys once Redis reclaims the
 //! dead node's leases (within a lease TTL, see `mds_limits::shared`). A graceful shutdown loses
 //! nothing: the server stops accepting, drains in-flight requests, then
@@ -56,6 +58,31 @@ pub fn spawn(node: Arc<Node>) -> JoinHandle<()> {
     })
 }
 
+/// Spawns the task that fsyncs the spill ([`mds_limits::spill`]) every
+/// [`mds_limits::spill::SYNC_INTERVAL`]; without a spill it waits forever.
+pub fn spawn_spill_sync(node: Arc<Node>) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let Some(spill) = node.limiter().meter().spill().cloned() else {
+            return std::future::pending().await;
+        };
+        let mut tick = tokio::time::interval(mds_limits::spill::SYNC_INTERVAL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut failing = false;
+        loop {
+            tick.tick().await;
+            let spill = spill.clone();
+            match tokio::task::spawn_blocking(move || spill.sync()).await.expect("fsync does not panic") {
+                Ok(()) => failing = false,
+                Err(e) if !failing => {
+                    failing = true;
+                    tracing::error!(error = %e, "cannot fsync the usage spill");
+                }
+                Err(_) => {}
+            }
+        }
+    })
+}
+
 /// Flushes everything, retrying until [`FINAL_FLUSH_DEADLINE`].
 pub async fn final_flush(node: &Node) {
     let deadline = tokio::time::Instant::now() + FINAL_FLUSH_DEADLINE;
@@ -63,6 +90,7 @@ pub async fn final_flush(node: &Node) {
     loop {
         match node.limiter().meter().flush(node.store()).await {
             Ok(n) if node.limiter().meter().is_drained() => {
+                node.limiter().meter().clear_spill();
                 tracing::info!(requests = total + n, "final usage flush done");
                 return;
             }

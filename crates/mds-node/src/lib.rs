@@ -23,8 +23,9 @@
 //!   [`health`] (readiness, the metrics text); why one cannot answer:
 //!   [`error::ReadError`].
 //! - [`reload`], [`flush`] and [`leases`]: the background tasks that
-//!   follow the store, write counted requests to it and give back the Redis
-//!   leases of quiet keys; [`tasks`] starts and watches them.
+//!   follow the store, write counted requests to it (and fsync the usage
+//!   spill, with `spill_dir`) and give back the Redis leases of quiet keys;
+//!   [`tasks`] starts and watches them.
 //! - [`catalog_load`]: a companies generation's catalog, from its snapshot
 //!   or built from the rows (also run by `mds import` after an import).
 //! - [`issue`]: the draw of a free prefix every key issue and roll goes

@@ -47,7 +47,10 @@ impl Node {
     /// what it does.
     pub async fn load(store: Arc<dyn Store>, config: NodeConfig, metrics: Metrics) -> StoreResult<Arc<Self>> {
         let secret = store.cursor_secret().await?;
-        let meter = Arc::new(Meter::new());
+        let meter = Arc::new(match &config.spill_dir {
+            Some(dir) => recover_spill(&*store, dir).await?,
+            None => Meter::new(),
+        });
         let shared = match &config.shared {
             Some(cfg) => Some(
                 SharedLimiter::connect(cfg.clone(), meter.clone(), config.clock.clone())
@@ -301,6 +304,18 @@ impl Node {
         self.metrics.event(Event::CatalogReload);
         Ok(true)
     }
+}
+
+/// Gives the store what the spill in `dir` holds that it may lack (batches
+/// it has are deduplicated by id), then starts a meter spilling there.
+async fn recover_spill(store: &dyn Store, dir: &std::path::Path) -> StoreResult<Meter> {
+    let spill_err = |e: std::io::Error| StoreError::Invalid(format!("usage spill in {}: {e}", dir.display()));
+    for batch in mds_limits::spill::recover(dir).map_err(spill_err)? {
+        let applied = store.apply_usage_batch(&batch).await?;
+        let requests: u64 = batch.deltas.iter().map(|d| d.requests).sum();
+        tracing::info!(batch = %batch.id, requests, fresh = applied.fresh, "usage spill recovered");
+    }
+    Meter::with_spill(dir).map_err(spill_err)
 }
 
 /// Why a key the node does not hold could not be checked: the answer is

@@ -25,6 +25,7 @@ impl Background {
             ("keys reload", reload::spawn(node.clone(), View::Keys)),
             ("catalog reload", reload::spawn(node.clone(), View::Catalog)),
             ("flush", flush::spawn(node.clone())),
+            ("spill sync", flush::spawn_spill_sync(node.clone())),
             ("lease sweep", leases::spawn(node.clone())),
         ]
         .into_iter()

@@ -1,0 +1,248 @@
+//! [`Spill`]: an append-only local file of the counts a node has not yet
+//! flushed, so that a node killed (SIGKILL) and restarted on the same spill
+//! directory loses no count.
+//!
+//! Every settled request (counted or a `304`) is appended as one line, with
+//! one `write` under the key's lock, before its response leaves: the line
+//! is in the kernel's page cache, which outlives the process, so a SIGKILL
+//! loses nothing. A background task ([`Spill::sync`], every
+//! [`SYNC_INTERVAL`]) fsyncs what was appended, so a machine crash loses at
+//! most that interval. No store write is on the request path.
+//!
+//! When the meter cuts a batch (under the spill's write lock, so no request
+//! is between its pending entry and its line), the file is rewritten to the
+//! node's id and that batch's deltas (`b` lines), through a temporary file
+//! renamed over it; once the store has the batch, a `done` line follows.
+//! On start, [`recover`] reads the file: a batch not marked done is given
+//! back under its own id (the store's `apply_usage` dedups a batch it has),
+//! the lines appended after it under `<node id>:spill`, a fixed id, so a
+//! recovery that is itself interrupted and run again counts nothing twice.
+//! A torn last line (killed mid-write) is ignored with a log line.
+//!
+//! Lines, tab-separated: `node ID`, `+ KEY DAY ROUTE REQUESTS NOT_MODIFIED`,
+//! `b BATCH KEY DAY ROUTE REQUESTS NOT_MODIFIED`, `done BATCH`.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
+
+use chrono::NaiveDate;
+use mds_domain::KeyPrefix;
+use mds_store::{UsageBatch, UsageDelta};
+
+/// How often appended counts are fsynced: what a machine crash can lose.
+pub const SYNC_INTERVAL: Duration = Duration::from_millis(50);
+
+/// The spill file's name in its directory.
+const FILE: &str = "usage.spill";
+
+/// The spill file of one node.
+#[derive(Debug)]
+pub struct Spill {
+    dir: PathBuf,
+    node: String,
+    /// Read (shared) to append a request's line, written to cut a batch.
+    file: RwLock<File>,
+    /// Whether lines were appended since the last fsync.
+    dirty: AtomicBool,
+}
+
+/// One delta as a line's fields.
+fn fields(key: &KeyPrefix, day: NaiveDate, route: &str, requests: u64, not_modified: u64) -> String {
+    format!("{key}\t{day}\t{route}\t{requests}\t{not_modified}")
+}
+
+impl Spill {
+    /// Starts an empty spill in `dir` (made if missing) for the node
+    /// `node`, replacing what the file held: call [`recover`] first.
+    pub fn create(dir: &Path, node: &str) -> io::Result<Self> {
+        std::fs::create_dir_all(dir)?;
+        let spill = Spill {
+            dir: dir.to_owned(),
+            node: node.to_owned(),
+            file: RwLock::new(Self::rewrite(dir, node, None)?),
+            dirty: AtomicBool::new(false),
+        };
+        Ok(spill)
+    }
+
+    /// Writes the file anew (the node's id and `batch`'s deltas), fsynced,
+    /// and opens it for appending.
+    fn rewrite(dir: &Path, node: &str, batch: Option<&UsageBatch>) -> io::Result<File> {
+        let tmp = dir.join(format!("{FILE}.tmp"));
+        let mut text = format!("node\t{node}\n");
+        if let Some(b) = batch {
+            for d in &b.deltas {
+                text += &format!("b\t{}\t{}\n", b.id, fields(&d.key, d.day, &d.route, d.requests, d.not_modified));
+            }
+        }
+        let mut f = File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_data()?;
+        drop(f);
+        std::fs::rename(&tmp, dir.join(FILE))?;
+        File::open(dir)?.sync_all()?;
+        OpenOptions::new().append(true).open(dir.join(FILE))
+    }
+
+    /// Held while a request's count goes into its key's pending entry and
+    /// its line into the file, so a cut never falls between the two.
+    pub(crate) fn share(&self) -> RwLockReadGuard<'_, File> {
+        self.file.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Held while a batch is cut (no request is then being spilled).
+    pub(crate) fn exclusive(&self) -> RwLockWriteGuard<'_, File> {
+        self.file.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Appends one line to `file` (a guard of [`Spill::share`] or
+    /// [`Spill::exclusive`]); a failure is logged, the count still goes to
+    /// the store with the next flush.
+    fn append(&self, mut file: &File, line: &str) {
+        if let Err(e) = file.write_all(line.as_bytes()) {
+            tracing::error!(error = %e, "cannot append to the usage spill; a crash now loses these counts");
+        }
+        self.dirty.store(true, Ordering::Release);
+    }
+
+    /// Appends a settled request of `key` (under [`Spill::share`]).
+    pub(crate) fn request(&self, file: &File, key: &KeyPrefix, day: NaiveDate, route: &str, not_modified: bool) {
+        let (r, n) = if not_modified { (0, 1) } else { (1, 0) };
+        self.append(file, &format!("+\t{}\n", fields(key, day, route, r, n)));
+    }
+
+    /// Rewrites the file to hold `batch` alone (under [`Spill::exclusive`]):
+    /// every request spilled so far is in it.
+    pub(crate) fn cut(&self, file: &mut File, batch: &UsageBatch) {
+        match Self::rewrite(&self.dir, &self.node, Some(batch)) {
+            Ok(f) => *file = f,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot rewrite the usage spill; a crash now may count twice what it held")
+            }
+        }
+    }
+
+    /// Records that the store has batch `id`.
+    pub(crate) fn done(&self, id: &str) {
+        self.append(&self.share(), &format!("done\t{id}\n"));
+    }
+
+    /// Empties the file (to the node's id) when `drained` says, under the
+    /// write lock, that the store has every count (no request is then
+    /// being spilled).
+    pub(crate) fn clear_if(&self, drained: impl FnOnce() -> bool) {
+        let mut file = self.exclusive();
+        if drained() {
+            match Self::rewrite(&self.dir, &self.node, None) {
+                Ok(f) => *file = f,
+                Err(e) => tracing::error!(error = %e, "cannot empty the usage spill"),
+            }
+        }
+    }
+
+    /// Fsyncs what was appended since the last call.
+    pub fn sync(&self) -> io::Result<()> {
+        if self.dirty.swap(false, Ordering::AcqRel) {
+            // On its own descriptor: no cut waits for the fsync, and so no
+            // request waits behind such a cut.
+            let file = self.share().try_clone()?;
+            file.sync_data()?;
+        }
+        Ok(())
+    }
+}
+
+/// A key, day and route, as a spill line names them.
+type Entry = (String, NaiveDate, String);
+/// Counted requests and `304`s.
+type Counts = (u64, u64);
+/// A batch's deltas, as read from a spill.
+type Deltas = BTreeMap<Entry, Counts>;
+
+/// What a spill left by an earlier run holds that the store may lack, as
+/// batches to give the store (`apply_usage` dedups those it has). Nothing
+/// when there is no spill file.
+pub fn recover(dir: &Path) -> io::Result<Vec<UsageBatch>> {
+    let text = match std::fs::read(dir.join(FILE)) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let text = String::from_utf8_lossy(&text);
+    let complete = match text.rfind('\n') {
+        Some(end) => &text[..=end],
+        None => "",
+    };
+    if complete.len() < text.len() {
+        tracing::warn!(bytes = text.len() - complete.len(), "usage spill ends with a torn line; ignored");
+    }
+    let mut node = None;
+    let mut batches: Vec<(String, Deltas)> = Vec::new();
+    let mut tail = Deltas::new();
+    for (n, line) in complete.lines().enumerate() {
+        let f: Vec<&str> = line.split('\t').collect();
+        let delta = |f: &[&str]| -> Option<(Entry, Counts)> {
+            let [key, day, route, r, m] = f else { return None };
+            KeyPrefix::parse(key).ok()?;
+            Some(((key.to_string(), day.parse().ok()?, route.to_string()), (r.parse().ok()?, m.parse().ok()?)))
+        };
+        let add = |to: &mut Deltas, (k, (r, m)): (Entry, Counts)| {
+            let e = to.entry(k).or_default();
+            e.0 += r;
+            e.1 += m;
+        };
+        let ok = match f.as_slice() {
+            ["node", id] => node.replace(id.to_string()).is_none(),
+            ["+", rest @ ..] => delta(rest).map(|d| add(&mut tail, d)).is_some(),
+            ["b", id, rest @ ..] => match delta(rest) {
+                Some(d) => {
+                    let i = batches.iter().position(|(b, _)| b == id).unwrap_or_else(|| {
+                        batches.push((id.to_string(), Deltas::new()));
+                        batches.len() - 1
+                    });
+                    add(&mut batches[i].1, d);
+                    true
+                }
+                None => false,
+            },
+            ["done", id] => {
+                batches.retain(|(b, _)| b != id);
+                true
+            }
+            _ => false,
+        };
+        if !ok {
+            tracing::warn!(line = n + 1, "usage spill line not understood; ignored");
+        }
+    }
+    if !tail.is_empty() {
+        let Some(node) = &node else {
+            tracing::warn!("usage spill without its node id; its counts are not recovered");
+            return Ok(Vec::new());
+        };
+        batches.push((format!("{node}:spill"), tail));
+    }
+    let batches = batches
+        .into_iter()
+        .map(|(id, deltas)| UsageBatch {
+            id,
+            deltas: deltas
+                .into_iter()
+                .map(|((key, day, route), (requests, not_modified))| UsageDelta {
+                    key: KeyPrefix::parse(&key).expect("checked when read"),
+                    day,
+                    route: Cow::Owned(route),
+                    requests,
+                    not_modified,
+                })
+                .collect(),
+        })
+        .collect();
+    Ok(batches)
+}
