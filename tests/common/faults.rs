@@ -11,13 +11,13 @@ use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::news::NewsKey;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{
-    Account, AccountName, Actor, AdminTokenName, Article, ArticleSummary, AuditEntry, Company, KeyHash, KeyPrefix,
-    NewsFilter, Slug, Tier, TierName,
+    Account, AccountName, Actor, AdminTokenName, Article, ArticleSummary, AuditEntry, Company, IdentityEvent, Isin,
+    KeyHash, KeyPrefix, NewsFilter, Slug, Tier, TierName,
 };
 use mds_store::{
     AccessStore, AdminStore, AdminTokenRecord, AppliedBatch, AuthChanges, AuthDirectory, CatalogStore, Cause,
-    DailyUsage, Generations, IdempotencyClaim, KeyLookup, KeyRecord, MetaStore, NewsStore, RolledKey, Store,
-    StoreError, StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
+    DailyUsage, Generations, IdempotencyClaim, IdentityStore, KeyLookup, KeyRecord, MetaStore, NewsStore, RolledKey,
+    Store, StoreError, StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
 };
 
 /// Which fault is on.
@@ -102,6 +102,10 @@ gated!(CatalogStore {
     fn companies_sorted(each: &mut (dyn FnMut(StoredCompany) + Send)) -> ();
     fn save_catalog_snapshot(generation: i64, bytes: &[u8]) -> ();
     fn catalog_snapshot(generation: i64) -> Option<Vec<u8>>;
+});
+
+gated!(IdentityStore {
+    fn identity_events() -> Vec<(Isin, IdentityEvent)>;
 });
 
 gated!(NewsStore {

@@ -311,7 +311,7 @@ pub(crate) fn decode(tail: &[u8], ticker: &str, dict: &impl Lookup) -> Option<Co
             status: l.status,
         })
         .collect();
-    Some(CompanyDetails { listings, classification, market_cap: p.market_cap })
+    Some(CompanyDetails { listings, classification, market_cap: p.market_cap, ..CompanyDetails::default() })
 }
 
 /// The classification of a company without one, as `serde_json` writes it.
@@ -419,11 +419,13 @@ mod tests {
                 basic_industry: Some("Heavy \"Electrical\" Equipment".into()),
             },
             market_cap: Some(MarketCap { inr_crore: 155_221.75, as_of: NaiveDate::from_ymd_opt(2024, 3, 28) }),
+            ..CompanyDetails::default()
         };
         let odd = CompanyDetails {
             listings: vec![listing(Exchange::Bse, "JK AGRI", Some("0536493")), listing(Exchange::Nse, "ÄX", Some("x"))],
             classification: Classification::default(),
             market_cap: Some(MarketCap { inr_crore: 0.1, as_of: None }),
+            ..CompanyDetails::default()
         };
         let mut dict = Dictionaries::default();
         for (d, ticker, max) in [(&full, "ABB", 40), (&odd, "536493", 60), (&CompanyDetails::default(), "X", 0)] {

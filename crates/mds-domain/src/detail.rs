@@ -11,6 +11,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::company::{Company, Exchange};
+use crate::identity::CompanyStatus;
 
 /// The details of a company that `V1Company` leaves out. Every field may be
 /// unknown: a company imported without them has none
@@ -28,6 +29,10 @@ pub struct CompanyDetails {
     /// The figure the band was ranked on, if known.
     #[serde(default)]
     pub market_cap: Option<MarketCap>,
+    /// Whether the company is active, superseded or delisted (contract
+    /// 10.2), as the importer last left it; absent when `active`.
+    #[serde(default, skip_serializing_if = "CompanyStatus::is_active")]
+    pub status: CompanyStatus,
 }
 
 impl CompanyDetails {

@@ -9,6 +9,8 @@
 //!   [`company::MarketCapBand`], [`company::Exchange`].
 //! - [`detail`]: what is known beyond `V1Company` ([`detail::CompanyDetails`])
 //!   and the record of `GET /v1/companies/{isin}` ([`detail::CompanyDetail`]).
+//! - [`identity`]: identity over time: [`identity::IdentityEvent`]s,
+//!   [`identity::CompanyStatus`], the history and symbol records, `as_of`.
 //! - [`isin`]: [`isin::Isin`], validated with the ISO 6166 check digit.
 //! - [`article`]: the news [`article::Article`], the
 //!   [`article::ArticleSummary`] the news list shows, and the
@@ -105,6 +107,7 @@ pub mod company;
 pub mod daily;
 pub mod detail;
 pub mod hex;
+pub mod identity;
 pub mod isin;
 pub mod key;
 pub mod news;
@@ -120,6 +123,9 @@ pub use admin::{Actor, AdminToken, AuditEntry};
 pub use article::{Article, ArticleSummary, Slug};
 pub use company::{Company, Exchange, MarketCapBand, Ticker};
 pub use detail::{ChangesPage, Classification, CompanyDetail, CompanyDetails, Listing, ListingStatus, MarketCap};
+pub use identity::{
+    CompanyHistory, CompanyStatus, IdentityChange, IdentityEvent, StatusFilter, SymbolHistory, SymbolPeriod,
+};
 pub use isin::Isin;
 pub use key::{ApiKey, Environment, KeyHash, KeyPrefix};
 pub use news::{NewsFilter, NewsKey, NewsQueryParams};

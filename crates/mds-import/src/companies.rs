@@ -200,6 +200,7 @@ impl Iterator for CompanyRows<'_> {
                         listings: row.listings.clone().unwrap_or_default(),
                         classification: row.classification.clone().unwrap_or_default(),
                         market_cap: row.market_cap.clone(),
+                        ..CompanyDetails::default()
                     }),
                 };
                 Some(validate(line, fields, seen))

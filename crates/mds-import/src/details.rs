@@ -141,7 +141,7 @@ pub(crate) fn csv_details<'a>(
     } else {
         classification
     };
-    let details = CompanyDetails { listings, classification, market_cap };
+    let details = CompanyDetails { listings, classification, market_cap, ..CompanyDetails::default() };
     match check(row, &details) {
         Ok(()) if errors.is_empty() => Ok(details),
         Ok(()) => Err(errors),

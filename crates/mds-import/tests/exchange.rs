@@ -139,6 +139,7 @@ fn small_files_merge_with_their_details() {
             listings: vec![nse_listing("20MICRONS", (2008, 10, 6), 5.0), bse_listing("20MICRONS", "533022", "B", 5.0)],
             classification: levels("Commodities", "Metals & Mining", "Minerals & Mining", "Industrial Minerals"),
             market_cap: Some(MarketCap { inr_crore: 507.067, as_of: day }),
+            ..CompanyDetails::default()
         }
     );
     assert_eq!(
@@ -152,6 +153,7 @@ fn small_files_merge_with_their_details() {
                 "Other Agricultural Products"
             ),
             market_cap: None,
+            ..CompanyDetails::default()
         }
     );
     assert_eq!(of("ABB").market_cap, Some(MarketCap { inr_crore: 10_000.0, as_of: day }));
@@ -162,6 +164,7 @@ fn small_files_merge_with_their_details() {
             listings: vec![nse_listing("NSEONLY", (2020, 1, 1), 1.0)],
             classification: Classification::default(),
             market_cap: None,
+            ..CompanyDetails::default()
         }
     );
 }

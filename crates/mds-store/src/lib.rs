@@ -36,13 +36,15 @@ pub mod url;
 
 pub use error::{Cause, StoreError, StoreResult};
 pub use mds_domain::daily::DailyUsage;
-pub use roles::{AccessStore, AdminStore, CatalogStore, MetaStore, NewsStore, Store, UsageStore};
+pub use roles::{AccessStore, AdminStore, CatalogStore, IdentityStore, MetaStore, NewsStore, Store, UsageStore};
 pub use url::DatabaseUrl;
 
 /// Every role trait, for calling their methods on a concrete store:
 /// `use mds_store::prelude::*;`.
 pub mod prelude {
-    pub use crate::roles::{AccessStore, AdminStore, CatalogStore, MetaStore, NewsStore, Store, UsageStore};
+    pub use crate::roles::{
+        AccessStore, AdminStore, CatalogStore, IdentityStore, MetaStore, NewsStore, Store, UsageStore,
+    };
 }
 
 /// How many rows an upsert inserted, changed, and left as they were.

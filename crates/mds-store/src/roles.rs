@@ -8,6 +8,8 @@
 //!
 //! - [`MetaStore`], the schema, readiness, change counters, cursor secret.
 //! - [`CatalogStore`], companies and catalog snapshots.
+//! - [`IdentityStore`], identity over time: exchange snapshots, change
+//!   files and the identity events made of them (contract section 10).
 //! - [`NewsStore`], articles.
 //! - [`AccessStore`], tiers, accounts, keys and the auth snapshot.
 //! - [`UsageStore`], usage counts and quota history.
@@ -23,8 +25,8 @@ use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::news::NewsKey;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{
-    Account, AccountName, Actor, AdminTokenName, Article, ArticleSummary, AuditEntry, Company, KeyHash, KeyPrefix,
-    NewsFilter, Slug, Tier, TierName,
+    Account, AccountName, Actor, AdminTokenName, Article, ArticleSummary, AuditEntry, Company, IdentityEvent, Isin,
+    KeyHash, KeyPrefix, NewsFilter, Slug, Tier, TierName,
 };
 
 use crate::{
@@ -34,9 +36,12 @@ use crate::{
 
 /// Every role of storage: what the service and the operator commands need.
 /// Implemented for anything that implements all the roles.
-pub trait Store: MetaStore + CatalogStore + NewsStore + AccessStore + UsageStore + AdminStore {}
+pub trait Store: MetaStore + CatalogStore + IdentityStore + NewsStore + AccessStore + UsageStore + AdminStore {}
 
-impl<T: MetaStore + CatalogStore + NewsStore + AccessStore + UsageStore + AdminStore + ?Sized> Store for T {}
+impl<T: MetaStore + CatalogStore + IdentityStore + NewsStore + AccessStore + UsageStore + AdminStore + ?Sized> Store
+    for T
+{
+}
 
 /// The schema and the store's own bookkeeping (the `meta` table).
 #[async_trait]
@@ -101,6 +106,16 @@ pub trait CatalogStore: Send + Sync + 'static {
     /// in one transaction (never half of one being replaced). Holds no more
     /// than the snapshot and one stored chunk in memory.
     async fn catalog_snapshot(&self, generation: i64) -> StoreResult<Option<Vec<u8>>>;
+}
+
+/// Identity over time (contract section 10): the identity events the
+/// importer made from exchange snapshots and NSE's change files.
+#[async_trait]
+pub trait IdentityStore: Send + Sync + 'static {
+    /// Every identity event, grouped by ISIN (ascending), each ISIN's
+    /// oldest first (by date, then in the order they were made). An
+    /// `isin_changed` stands under both of its ISINs.
+    async fn identity_events(&self) -> StoreResult<Vec<(Isin, IdentityEvent)>>;
 }
 
 /// News articles.

@@ -91,6 +91,7 @@ pub fn merge(nse: &NseEquityList, bse: &BseEquityList, mcap: Option<&McapList>) 
                 listings: [Some(nse_listing), b.map(bse_listing)].into_iter().flatten().collect(),
                 classification: b.map(classification_of).unwrap_or_default(),
                 market_cap: mcap.and_then(|m| m.market_cap_of(&n.symbol)),
+                ..CompanyDetails::default()
             },
         });
     }
@@ -121,6 +122,7 @@ pub fn merge(nse: &NseEquityList, bse: &BseEquityList, mcap: Option<&McapList>) 
                 listings: vec![bse_listing(b)],
                 classification: classification_of(b),
                 market_cap: None,
+                ..CompanyDetails::default()
             },
         });
     }

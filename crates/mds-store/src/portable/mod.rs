@@ -26,6 +26,7 @@
 //!   prefix, the change log);
 //!   `news`, the pages of the news list (the articles themselves are
 //!   upserted and read by `catalog`).
+//! - `identity`: exchange snapshots, change files and identity events.
 //! - `roles`: the role traits implemented for `Backend`.
 //! - Here: the error mappings that do not depend on the backend.
 
@@ -39,6 +40,7 @@ mod admin;
 pub(crate) mod auth;
 pub(crate) mod catalog;
 mod idempotency;
+mod identity;
 pub(crate) mod meta;
 pub(crate) mod news;
 mod roles;

@@ -8,17 +8,17 @@ use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::news::NewsKey;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{
-    Account, AccountName, Actor, AdminTokenName, Article, ArticleSummary, AuditEntry, Company, KeyHash, KeyPrefix,
-    NewsFilter, Slug, Tier, TierName,
+    Account, AccountName, Actor, AdminTokenName, Article, ArticleSummary, AuditEntry, Company, IdentityEvent, Isin,
+    KeyHash, KeyPrefix, NewsFilter, Slug, Tier, TierName,
 };
 
 use super::{
-    Backend, access, admin, auth, begin_write, catalog, db, idempotency, meta, migrate, news, snapshot, usage,
+    Backend, access, admin, auth, begin_write, catalog, db, idempotency, identity, meta, migrate, news, snapshot, usage,
 };
 use crate::{
     AccessStore, AdminStore, AdminTokenRecord, AppliedBatch, AuthChanges, AuthDirectory, CatalogStore, DailyUsage,
-    Generations, IdempotencyClaim, KeyLookup, KeyRecord, MetaStore, NewsStore, RolledKey, StoreResult, StoredCompany,
-    UpsertSummary, UsageBatch, UsageStore,
+    Generations, IdempotencyClaim, IdentityStore, KeyLookup, KeyRecord, MetaStore, NewsStore, RolledKey, StoreResult,
+    StoredCompany, UpsertSummary, UsageBatch, UsageStore,
 };
 
 /// Implements a role trait for `Backend`, one line a method:
@@ -69,6 +69,10 @@ delegate!(CatalogStore {
     generation_nonces() -> Vec<(i64, i64)> => catalog::generation_nonces;
     save_catalog_snapshot(generation: i64, bytes: &[u8]) -> () => snapshot::save;
     catalog_snapshot(generation: i64) -> Option<Vec<u8>> => snapshot::load;
+});
+
+delegate!(IdentityStore {
+    identity_events() -> Vec<(Isin, IdentityEvent)> => identity::events;
 });
 
 delegate!(NewsStore {
