@@ -138,3 +138,38 @@ async fn docs_page_and_its_assets_load_from_this_server() {
     assert_eq!(r.status(), 404);
     assert_eq!(r.headers()["content-type"], "application/problem+json");
 }
+
+/// Every record carries every field (`null` when it has no value), so every
+/// property of every schema is required, at any depth; `Problem` alone
+/// leaves out members that do not apply (`param`, `violated_policies`).
+#[test]
+fn every_property_is_required_but_the_problem_extensions() {
+    fn check(name: &str, schema: &serde_json::Value) {
+        if let Some(props) = schema["properties"].as_object() {
+            let required: Vec<&str> = schema["required"]
+                .as_array()
+                .map(|r| r.iter().filter_map(|x| x.as_str()).collect())
+                .unwrap_or_default();
+            for (key, property) in props {
+                assert!(required.contains(&key.as_str()), "{name}.{key} is not required");
+                check(&format!("{name}.{key}"), property);
+            }
+        }
+        for nested in ["items", "allOf"].iter().filter_map(|k| schema.get(k)) {
+            match nested.as_array() {
+                Some(all) => all.iter().for_each(|s| check(name, s)),
+                None => check(name, nested),
+            }
+        }
+    }
+    let doc: serde_json::Value = serde_json::from_str(mds_http::routes::document_json()).unwrap();
+    let schemas = doc["components"]["schemas"].as_object().unwrap();
+    for (name, schema) in schemas.iter().filter(|(n, _)| *n != "Problem") {
+        check(name, schema);
+    }
+    let problem = &schemas["Problem"];
+    let required = problem["required"].as_array().unwrap();
+    for optional in ["param", "violated_policies"] {
+        assert!(!required.contains(&serde_json::json!(optional)), "Problem.{optional}");
+    }
+}

@@ -20,24 +20,16 @@ pub struct Company {
     /// Company name.
     pub name: String,
     /// Industry name (exact-match filter); `null` when unclassified.
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(required))]
     pub industry: Option<String>,
     /// Sector name; `null` when unclassified.
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(required))]
     pub sector: Option<String>,
     /// Listed on BSE.
     pub is_bse: bool,
     /// Listed on NSE.
     pub is_nse: bool,
     /// Market-capitalisation band; `null` when unknown.
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(required))]
     pub market_cap_band: Option<MarketCapBand>,
     /// URL of a logo image; `null` when there is none.
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(required))]
     pub logo_url: Option<String>,
     /// What is known beyond `V1Company` (not part of it: served by
     /// `GET /v1/companies/{isin}` as [`crate::CompanyDetail`]).

@@ -68,20 +68,13 @@ pub struct Listing {
     /// NSE symbol, or BSE security id.
     pub symbol: String,
     /// BSE's numeric scrip code (`500002`), as a string of digits; `null` on NSE.
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(required))]
     pub scrip_code: Option<String>,
     /// NSE series (`EQ`, `BE`, …) or BSE group (`A`, `B`, `T`, …).
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(required))]
     pub series: Option<String>,
     /// Date of listing.
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(required, value_type = Option<String>, format = Date))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = Date))]
     pub listed_on: Option<NaiveDate>,
     /// Face value per share, in INR.
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(required))]
     pub face_value: Option<f64>,
     /// Whether it trades.
     pub status: ListingStatus,
@@ -121,20 +114,12 @@ wire_enum!(
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Classification {
     /// Macro-economic sector (`Industrials`).
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(required))]
     pub macro_sector: Option<String>,
     /// Sector (`Capital Goods`).
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(required))]
     pub sector: Option<String>,
     /// Industry (`Electrical Equipment`).
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(required))]
     pub industry: Option<String>,
     /// Basic industry (`Heavy Electrical Equipment`).
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(required))]
     pub basic_industry: Option<String>,
 }
 
@@ -146,8 +131,7 @@ pub struct MarketCap {
     /// In crore rupees.
     pub inr_crore: f64,
     /// The day of the figure, when known.
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(required, value_type = Option<String>, format = Date))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = Date))]
     pub as_of: Option<NaiveDate>,
 }
 
@@ -165,7 +149,6 @@ pub struct CompanyDetail {
     /// The four classification levels.
     pub classification: Classification,
     /// The figure the band was ranked on; `null` when unknown.
-    #[cfg_attr(feature = "openapi", schema(required))]
     pub market_cap: Option<MarketCap>,
     /// When the store last changed this company's record.
     #[serde(with = "crate::time::rfc3339")]
@@ -195,12 +178,10 @@ pub struct ChangesPage {
     /// The changed companies, in change order.
     pub data: Vec<CompanyDetail>,
     /// Cursor of the next page: a string when `has_more`, else `null`.
-    #[cfg_attr(feature = "openapi", schema(required))]
     pub next_cursor: Option<String>,
     /// Whether there is a next page.
     pub has_more: bool,
     /// On the last page, the token to pass as `since` next time; else `null`.
-    #[cfg_attr(feature = "openapi", schema(required))]
     pub sync_token: Option<String>,
 }
 

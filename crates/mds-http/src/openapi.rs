@@ -30,7 +30,7 @@ use mds_domain::{Classification, CompanyDetail, Listing, ListingStatus, MarketCa
 use mds_domain::{Isin, Slug, Ticker};
 use mds_limits::Charge;
 use utoipa::openapi::path::HttpMethod;
-use utoipa::openapi::schema::Type;
+use utoipa::openapi::schema::{ArrayItems, Schema, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::tag::TagBuilder;
 use utoipa::openapi::{Ref, RefOr, ResponseBuilder};
@@ -136,6 +136,11 @@ impl Modify for Common<'_> {
             ],
         );
         let components = add_bearer(doc, "bearer", "An API key: `Authorization: Bearer mds_live_…` (or `mds_test_…`).");
+        for (name, schema) in components.schemas.iter_mut() {
+            if name != "Problem" {
+                require_every_property(schema);
+            }
+        }
         let request_id = header(
             "Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID.",
             Type::String,
@@ -232,6 +237,33 @@ impl Modify for Common<'_> {
 
 /// Whether a problem response can follow admission (so it carries the
 /// rate-limit headers): not for `400 api_key_in_query` alone, `401`, `405`.
+/// Marks every property of `schema` (and of the objects inside it)
+/// required: a wire record of this API carries every field, `null` when it
+/// has no value (contract section 1), so the one exception, `Problem`,
+/// whose extension members are left out when they do not apply, is not
+/// passed here. The properties the type already requires keep their order
+/// (the fields'); the others follow by name.
+fn require_every_property(schema: &mut RefOr<Schema>) {
+    let RefOr::T(schema) = schema else { return };
+    match schema {
+        Schema::Object(o) => {
+            for (name, property) in o.properties.iter_mut() {
+                if !o.required.contains(name) {
+                    o.required.push(name.clone());
+                }
+                require_every_property(property);
+            }
+        }
+        Schema::Array(a) => {
+            if let ArrayItems::RefOrSchema(items) = &mut a.items {
+                require_every_property(items);
+            }
+        }
+        Schema::AllOf(a) => a.items.iter_mut().for_each(require_every_property),
+        _ => {}
+    }
+}
+
 fn is_post_auth<'a>(mut codes: impl Iterator<Item = &'a String>) -> bool {
     codes.any(|c| {
         matches!(
