@@ -532,3 +532,26 @@ fn a_refused_import_writes_nothing() {
     let (refused, accepted) = (refused.get(), accepted.get());
     assert!(refused > 0 && accepted > 0, "both sides were tried: {refused} refused, {accepted} accepted");
 }
+
+/// A bad line after the first chunk the import has handed to the store
+/// (5,000 articles) rolls back those chunks: nothing is written, and every
+/// problem is reported with its line.
+#[tokio::test]
+async fn a_news_file_bad_after_its_first_chunk_writes_nothing() {
+    let cli = Cli::new();
+    let mut file = String::new();
+    for i in 0..5_200 {
+        file.push_str(&format!("{{\"slug\":\"article-{i}\",\"headline\":\"Headline {i}\"}}\n"));
+    }
+    file.push_str("{\"slug\":\"article-7\",\"headline\":\"again\"}\n");
+    let path = cli.write("late.jsonl", file.as_bytes());
+    let e = cli.fails(&["import", "news", &path]);
+    assert!(e.contains(":5201: duplicate slug article-7: it is already on line 8"), "{e}");
+    assert!(e.contains("nothing was imported"), "{e}");
+    assert_eq!(cli.store().await.article_count().await.unwrap(), 0);
+
+    let good = cli.write("good.jsonl", file.lines().take(5_200).collect::<Vec<_>>().join("\n").as_bytes());
+    let out = cli.ok(&["import", "news", &good]);
+    assert!(out.contains("imported 5200 articles"), "{out}");
+    assert_eq!(cli.store().await.article_count().await.unwrap(), 5_200);
+}

@@ -60,9 +60,19 @@ pub(crate) async fn run(store: &Arc<dyn Store>, cmd: ImportCommand) -> anyhow::R
             snapshot_catalog(store).await;
         }
         ImportCommand::News { file } => {
-            let articles = parse(&file, &read(&file)?, mds_import::parse_articles)?;
-            let s = store.upsert_articles(&articles).await.context("nothing was imported")?;
-            report("articles", &file, s)?;
+            // Read a line at a time and handed to the store a chunk at a
+            // time in one transaction: the file is never all in memory. A
+            // bad line found half-way rolls back what was handed before.
+            let reader = std::fs::File::open(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            let mut refused = None;
+            let mut chunks = mds_import::articles_in_chunks(std::io::BufReader::new(reader), IMPORT_CHUNK)
+                .map(|chunk| chunk.map_err(|e| mds_store::StoreError::Invalid(refused.insert(e).summary())));
+            let upserted = store.upsert_article_chunks(&mut chunks).await;
+            drop(chunks);
+            if let Some(e) = refused {
+                return Err(refusal(&file, e));
+            }
+            report("articles", &file, upserted.context("nothing was imported")?)?;
         }
         ImportCommand::Exchanges { nse, bse, mcap, mcap_as_of } => {
             let nse_list = parse(&nse, &read(&nse)?, mds_import::parse_nse_equity_list)?;
@@ -111,7 +121,7 @@ async fn snapshot_catalog(store: &Arc<dyn Store>) {
     }
 }
 
-/// Companies handed to the store at a time by an import.
+/// Rows (companies, articles) handed to the store at a time by an import.
 const IMPORT_CHUNK: usize = 5_000;
 
 /// The bytes of an import file.
@@ -122,12 +132,16 @@ fn read(file: &Path) -> anyhow::Result<Vec<u8>> {
 /// Parses (or checks) the bytes of `file`; on failure prints every row error
 /// and returns the one-line reason.
 fn parse<T>(file: &Path, bytes: &[u8], parser: impl Fn(&[u8]) -> Result<T, ImportError>) -> anyhow::Result<T> {
-    parser(bytes).map_err(|e| {
-        for r in e.rows() {
-            eprintln!("{}:{}: {}", file.display(), r.line, r.message);
-        }
-        anyhow::anyhow!("{}: {}; nothing was imported", file.display(), e.summary())
-    })
+    parser(bytes).map_err(|e| refusal(file, e))
+}
+
+/// Prints every row error of the refused `file` and returns the one-line
+/// reason.
+fn refusal(file: &Path, e: ImportError) -> anyhow::Error {
+    for r in e.rows() {
+        eprintln!("{}:{}: {}", file.display(), r.line, r.message);
+    }
+    anyhow::anyhow!("{}: {}; nothing was imported", file.display(), e.summary())
 }
 
 fn report(what: &str, file: &Path, s: UpsertSummary) -> std::io::Result<()> {

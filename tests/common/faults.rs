@@ -110,6 +110,7 @@ gated!(IdentityStore {
 
 gated!(NewsStore {
     fn upsert_articles(rows: &[Article]) -> UpsertSummary;
+    fn upsert_article_chunks(chunks: &mut (dyn Iterator<Item = StoreResult<Vec<Article>>> + Send)) -> UpsertSummary;
     fn article(slug: &Slug) -> Option<Article>;
     fn news_page(filter: &NewsFilter, after: Option<&NewsKey>, limit: usize) -> Vec<ArticleSummary>;
     fn article_count() -> u64;

@@ -40,4 +40,4 @@ pub use exchange::{
     BseEquityList, EquityList, McapList, MergedCompanies, NseEquityList, merge, parse_bse_equity_list,
     parse_nse_equity_list, parse_nse_mcap,
 };
-pub use news::parse_articles;
+pub use news::{ArticleChunks, articles_in_chunks, parse_articles};

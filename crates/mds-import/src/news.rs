@@ -5,6 +5,8 @@
 //! dropped. Optional text that is empty or white space becomes `null`, so an
 //! article has one shape whichever way its source wrote "nothing".
 
+use std::io::BufRead;
+
 use mds_domain::bounds;
 use mds_domain::time::parse_rfc3339;
 use mds_domain::{Article, Slug};
@@ -41,16 +43,115 @@ struct JsonArticle {
 /// A slug appearing twice is an error on the later line, naming the earlier.
 /// The articles come back in file order.
 pub fn parse_articles(bytes: &[u8]) -> Result<Vec<Article>, ImportError> {
-    let mut errors = Vec::new();
-    let text = text::decode(bytes, &mut errors)?;
-    let rows = text::read_json_lines::<JsonArticle>(&text, &mut errors)?;
-    let mut seen = FirstSeen::new();
-    let mut articles = Vec::with_capacity(rows.len());
-    for (line, row) in rows {
-        articles.extend(validate(line, row, &mut seen, &mut errors));
+    let mut articles = Vec::new();
+    for chunk in articles_in_chunks(bytes, usize::MAX) {
+        articles.extend(chunk?);
     }
-    ImportError::check(errors)?;
     Ok(articles)
+}
+
+/// The articles of a news file read from `reader` one line at a time, by
+/// the rules of [`parse_articles`], handed out `chunk` at a time in file
+/// order: an import holds one chunk and the slugs seen, never the file.
+///
+/// While every line so far is good, each item is `Ok` with the next chunk.
+/// At the first bad line the reader goes on to the end, gathering every
+/// problem, and the one item after that is the `Err` with all of them (an
+/// import that has written the chunks before it then rolls back). A file
+/// with no article in it is an `Err` too. Nothing follows an `Err`.
+pub fn articles_in_chunks<R: BufRead>(reader: R, chunk: usize) -> ArticleChunks<R> {
+    ArticleChunks {
+        reader,
+        chunk: chunk.max(1),
+        line: 0,
+        buf: Vec::new(),
+        seen: FirstSeen::new(),
+        lines_with_text: 0,
+        errors: Vec::new(),
+        done: false,
+    }
+}
+
+/// The iterator of [`articles_in_chunks`].
+pub struct ArticleChunks<R> {
+    reader: R,
+    chunk: usize,
+    /// The last line read (1-based).
+    line: usize,
+    buf: Vec<u8>,
+    seen: FirstSeen<Slug>,
+    lines_with_text: usize,
+    errors: Vec<RowError>,
+    done: bool,
+}
+
+impl<R: BufRead> ArticleChunks<R> {
+    /// The next non-blank line's article, its problems recorded; `None` at
+    /// the end of the file.
+    fn next_line(&mut self) -> Option<Option<Article>> {
+        loop {
+            self.buf.clear();
+            match self.reader.read_until(b'\n', &mut self.buf) {
+                Ok(0) => return None,
+                Ok(_) => {}
+                Err(e) => {
+                    self.errors.push(RowError::new(self.line + 1, format!("cannot be read: {e}")));
+                    return None;
+                }
+            }
+            self.line += 1;
+            let mut bytes = self.buf.as_slice();
+            if self.line == 1 {
+                bytes = bytes.strip_prefix(text::BOM).unwrap_or(bytes);
+            }
+            let line = match std::str::from_utf8(bytes) {
+                Ok(line) => line.trim(),
+                Err(e) => {
+                    self.lines_with_text += 1;
+                    self.errors.push(text::not_utf8(self.line, bytes, &e));
+                    return Some(None);
+                }
+            };
+            if line.is_empty() {
+                continue;
+            }
+            self.lines_with_text += 1;
+            return Some(match text::json_object::<JsonArticle>(self.line, line) {
+                Ok(row) => validate(self.line, row, &mut self.seen, &mut self.errors),
+                Err(e) => {
+                    self.errors.push(e);
+                    None
+                }
+            });
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for ArticleChunks<R> {
+    type Item = Result<Vec<Article>, ImportError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let mut batch = Vec::new();
+        while batch.len() < self.chunk && self.errors.is_empty() {
+            match self.next_line() {
+                Some(article) => batch.extend(article),
+                None => break,
+            }
+        }
+        if self.errors.is_empty() && !batch.is_empty() {
+            return Some(Ok(batch));
+        }
+        // The end of the file, or a bad line: read on for every problem.
+        while self.next_line().is_some() {}
+        self.done = true;
+        if self.lines_with_text == 0 {
+            return Some(Err(ImportError::file("the file is empty")));
+        }
+        ImportError::check(std::mem::take(&mut self.errors)).err().map(Err)
+    }
 }
 
 /// Checks every field of one article, reporting each bad one. A slug seen on

@@ -9,7 +9,7 @@ use crate::error::{ImportError, RowError};
 
 /// The UTF-8 byte order mark, which spreadsheet programs put at the start of
 /// CSV files they save as UTF-8.
-const BOM: &[u8] = b"\xEF\xBB\xBF";
+pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Decodes a file: strips a UTF-8 BOM, refuses an empty file, and reports
 /// every physical line that is not valid UTF-8. Such lines are decoded
@@ -24,15 +24,7 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], errors: &mut Vec<RowError>) -> Result<
         Err(_) => {
             for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
                 if let Err(e) = std::str::from_utf8(line) {
-                    let at = e.valid_up_to();
-                    errors.push(RowError::new(
-                        i + 1,
-                        format!(
-                            "not UTF-8 (byte 0x{:02X} at position {} of the line); save the file as UTF-8",
-                            line[at],
-                            at + 1
-                        ),
-                    ));
+                    errors.push(not_utf8(i + 1, line, &e));
                 }
             }
             Ok(String::from_utf8_lossy(bytes))
@@ -293,21 +285,8 @@ pub(crate) fn map_header(
     if errors.is_empty() { Ok(found) } else { Err(errors) }
 }
 
-/// Reads JSON Lines: one object of type `T` per non-blank line. A line that is
-/// not valid JSON or not a valid `T` is reported and left out. Returns the
-/// values with their lines.
-pub(crate) fn read_json_lines<T: DeserializeOwned>(
-    text: &str,
-    errors: &mut Vec<RowError>,
-) -> Result<Vec<(usize, T)>, ImportError> {
-    let mut rows = JsonRows::new(text);
-    let values = rows.by_ref().filter_map(|r| r.map_err(|e| errors.push(e)).ok()).collect();
-    rows.finish()?;
-    Ok(values)
-}
-
-/// JSON Lines read one line at a time, with the rules of [`read_json_lines`]:
-/// each non-blank line's value with its line, or its error.
+/// JSON Lines read one line at a time: one object of type `T` per
+/// non-blank line ([`json_object`]), each with its line, or its error.
 /// [`JsonRows::finish`] says whether there was any.
 pub(crate) struct JsonRows<'a, T> {
     lines: std::iter::Enumerate<std::str::Split<'a, char>>,
@@ -342,17 +321,29 @@ impl<T: DeserializeOwned> Iterator for JsonRows<'_, T> {
                 continue;
             }
             self.seen += 1;
-            // serde would read an array as the struct's fields in order, and
-            // complain about a field the writer never meant to give.
-            if !line.starts_with('{') {
-                return Some(Err(RowError::new(line_no, "not a JSON object: each line must hold one object, {...}")));
-            }
-            return Some(match serde_json::from_str::<T>(line) {
-                Ok(value) => Ok((line_no, value)),
-                Err(e) => Err(RowError::new(line_no, json_message(&e))),
-            });
+            return Some(json_object(line_no, line).map(|value| (line_no, value)));
         }
     }
+}
+
+/// The problem of a line (`line_no`, its `bytes`) that is not UTF-8.
+pub(crate) fn not_utf8(line_no: usize, bytes: &[u8], e: &std::str::Utf8Error) -> RowError {
+    let at = e.valid_up_to();
+    RowError::new(
+        line_no,
+        format!("not UTF-8 (byte 0x{:02X} at position {} of the line); save the file as UTF-8", bytes[at], at + 1),
+    )
+}
+
+/// The value of one non-blank JSON Lines line (`line_no`, trimmed), which
+/// must be an object.
+pub(crate) fn json_object<T: DeserializeOwned>(line_no: usize, line: &str) -> Result<T, RowError> {
+    // serde would read an array as the struct's fields in order, and
+    // complain about a field the writer never meant to give.
+    if !line.starts_with('{') {
+        return Err(RowError::new(line_no, "not a JSON object: each line must hold one object, {...}"));
+    }
+    serde_json::from_str::<T>(line).map_err(|e| RowError::new(line_no, json_message(&e)))
 }
 
 /// serde_json's message without its "at line 1 column N" (each line is parsed

@@ -124,6 +124,15 @@ pub trait NewsStore: Send + Sync + 'static {
     /// Inserts or replaces articles by slug, all in one transaction.
     async fn upsert_articles(&self, rows: &[Article]) -> StoreResult<UpsertSummary>;
 
+    /// Inserts or replaces articles by slug handed over a chunk at a time
+    /// (an import holds one chunk, not the file), all in one transaction:
+    /// every chunk or none. A chunk that is an `Err` (the file turned out
+    /// bad half-way) ends the upsert with that error and nothing written.
+    async fn upsert_article_chunks(
+        &self,
+        chunks: &mut (dyn Iterator<Item = StoreResult<Vec<Article>>> + Send),
+    ) -> StoreResult<UpsertSummary>;
+
     /// One article by slug.
     async fn article(&self, slug: &Slug) -> StoreResult<Option<Article>>;
 

@@ -137,19 +137,28 @@ pub(crate) async fn upsert<T: Upsert>(pool: &Pool, rows: &[T]) -> StoreResult<Up
     if rows.is_empty() {
         return Ok(UpsertSummary::default());
     }
-    upsert_chunks(pool, &mut std::iter::once(rows)).await
+    upsert_chunks(pool, &mut std::iter::once(Ok(rows))).await
 }
 
 /// [`upsert`] of rows handed over a chunk at a time, all or nothing, so the
 /// caller need not hold them all (an import of a million rows holds one
 /// chunk). A key given twice: the later row wins, and counts as an update
 /// of the earlier (or unchanged), as row-by-row upserts would. No rows in
-/// any chunk: nothing changes.
+/// any chunk: nothing changes. A chunk that is an `Err` (the reader found
+/// the file bad half-way) ends it: nothing is written, and that is the error.
 pub(crate) async fn upsert_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
+    pool: &Pool,
+    chunks: &mut (dyn Iterator<Item = StoreResult<C>> + Send + 'a),
+) -> StoreResult<UpsertSummary> {
+    dialect::upsert_chunks(pool, chunks).await
+}
+
+/// [`upsert_chunks`] of infallible chunks (each handed over whole).
+pub(crate) async fn upsert_whole_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     pool: &Pool,
     chunks: &mut (dyn Iterator<Item = C> + Send + 'a),
 ) -> StoreResult<UpsertSummary> {
-    dialect::upsert_chunks(pool, chunks).await
+    dialect::upsert_chunks(pool, &mut chunks.map(Ok)).await
 }
 
 /// The first step of an upsert's write transaction: for stamped rows, bumps

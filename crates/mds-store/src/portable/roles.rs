@@ -62,7 +62,7 @@ delegate!(MetaStore {
 delegate!(CatalogStore {
     upsert_companies(rows: &[Company]) -> UpsertSummary => catalog::upsert;
     upsert_company_chunks(chunks: &mut (dyn Iterator<Item = Vec<Company>> + Send)) -> UpsertSummary
-        => catalog::upsert_chunks;
+        => catalog::upsert_whole_chunks;
     companies() -> Vec<Company> => catalog::companies;
     company_count() -> u64 => catalog::company_count;
     companies_sorted(each: &mut (dyn FnMut(StoredCompany) + Send)) -> () => catalog::companies_sorted;
@@ -77,6 +77,8 @@ delegate!(IdentityStore {
 
 delegate!(NewsStore {
     upsert_articles(rows: &[Article]) -> UpsertSummary => catalog::upsert;
+    upsert_article_chunks(chunks: &mut (dyn Iterator<Item = StoreResult<Vec<Article>>> + Send)) -> UpsertSummary
+        => catalog::upsert_chunks;
     article(slug: &Slug) -> Option<Article> => catalog::article;
     news_page(filter: &NewsFilter, after: Option<&NewsKey>, limit: usize) -> Vec<ArticleSummary> => news::news_page;
     article_count() -> u64 => catalog::article_count;

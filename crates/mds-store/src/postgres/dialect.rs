@@ -165,13 +165,14 @@ fn upsert_sql(table: &str, cols: &[&str], kept: &[&str], types: &[&str], stamp: 
 /// the run ([`upsert_run`]).
 pub(super) async fn upsert_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     pool: &PgPool,
-    chunks: &mut (dyn Iterator<Item = C> + Send + 'a),
+    chunks: &mut (dyn Iterator<Item = StoreResult<C>> + Send + 'a),
 ) -> StoreResult<UpsertSummary> {
     let mut summary = UpsertSummary::default();
     let mut tx = begin_write(pool).await?;
     lock_for_upsert(&mut tx, T::TABLE).await?;
     let stamp = begin_upsert::<T>(&mut tx).await?;
     for chunk in &mut *chunks {
+        let chunk = chunk?;
         for run in rows::chunks_by_key(chunk.as_ref(), T::RUN, T::key) {
             let keys: Vec<&str> = run.iter().map(T::key).collect();
             let existing = count_existing(&mut tx, T::TABLE, T::COLUMNS[0], &keys).await?;

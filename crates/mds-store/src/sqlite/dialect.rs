@@ -194,7 +194,7 @@ fn to_write_sql(table: &str, cols: &[&str], kept: &[&str]) -> String {
 /// insert adds a row); the rest of the staged rows were given as stored.
 pub(super) async fn upsert_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     pool: &SqlitePool,
-    chunks: &mut (dyn Iterator<Item = C> + Send + 'a),
+    chunks: &mut (dyn Iterator<Item = StoreResult<C>> + Send + 'a),
 ) -> StoreResult<UpsertSummary> {
     let mut conn = pool.acquire().await.map_err(db)?;
     let result = stage_and_apply(&mut conn, chunks).await;
@@ -217,7 +217,7 @@ async fn drop_staging(conn: &mut SqliteConnection) -> StoreResult<()> {
 /// The two steps of [`upsert_chunks`].
 async fn stage_and_apply<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     conn: &mut SqliteConnection,
-    chunks: &mut (dyn Iterator<Item = C> + Send + 'a),
+    chunks: &mut (dyn Iterator<Item = StoreResult<C>> + Send + 'a),
 ) -> StoreResult<UpsertSummary> {
     let started = Instant::now();
     drop_staging(conn).await?;
@@ -225,6 +225,7 @@ async fn stage_and_apply<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     let mut staging = conn.begin().await.map_err(db)?;
     let mut staged = 0u64;
     for chunk in &mut *chunks {
+        let chunk = chunk?;
         for run in chunk.as_ref().chunks(T::RUN) {
             let sql = stage_sql(T::COLUMNS, run.len());
             let mut q = sqlx::query(&sql);
