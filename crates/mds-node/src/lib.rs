@@ -16,7 +16,8 @@
 //! - The read operations of the API: [`companies`] (a page of the company
 //!   list, one company's detail), [`changes`] (the change feed, its sync
 //!   tokens and cursors), [`news_list`] (a page of the news list, its
-//!   cursor, the pages kept per news generation), [`article`] (one article
+//!   cursor, the pages kept per news generation), [`news_index`] (the news
+//!   list of a generation held in memory, pages made from it), [`article`] (one article
 //!   and the cache of served ones), [`usage`] (the usage reports of a key,
 //!   monthly and daily; what `/v1/usage` keeps of the store in
 //!   [`usage_cache`], a [`followed`] map as the article cache is),
@@ -53,6 +54,7 @@ pub mod issue;
 pub mod keys;
 pub mod leases;
 pub mod metrics;
+pub mod news_index;
 pub mod news_list;
 pub mod node;
 pub mod pages;

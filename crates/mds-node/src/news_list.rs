@@ -23,6 +23,7 @@ use arc_swap::ArcSwap;
 use chrono::DateTime;
 use mds_catalog::CursorError;
 use mds_domain::news::NewsKey;
+use mds_domain::page::write_json;
 use mds_domain::{NewsFilter, NewsQueryParams, Page, Slug};
 
 use crate::error::ReadError;
@@ -90,23 +91,44 @@ impl Node {
     ) -> Result<Tagged, E> {
         let key = PageKey::new(List::News, raw);
         // Taken before the store is read: see `NewsPages::current`.
-        let pages = self.news_pages().current();
+        let (followed, pages) = self.news_pages().current();
         if let Some(kept) = pages.get(key) {
             return Ok(kept);
         }
-        let page = self.make_news_page(&parse(raw)?).await?;
+        let page = self.make_news_page(&parse(raw)?, followed).await?;
         pages.put(key, page.clone());
         Ok(page)
     }
 
-    /// One page of the news list for `query`, made from the store: its
-    /// JSON (a [`Page`] of [`ArticleSummary`](mds_domain::ArticleSummary))
-    /// tagged with its digest.
-    async fn make_news_page(&self, query: &NewsQueryParams) -> Result<Tagged, ReadError> {
+    /// One page of the news list for `query`: its JSON (a [`Page`] of
+    /// [`ArticleSummary`](mds_domain::ArticleSummary)) tagged with its
+    /// digest. Made from the news index when it holds the `followed`
+    /// generation, else from the store.
+    async fn make_news_page(&self, query: &NewsQueryParams, followed: Option<i64>) -> Result<Tagged, ReadError> {
         let filter = &query.filter;
         let after = query.page.cursor.as_deref().map(|c| self.news_position(filter, c)).transpose();
         let after = after.map_err(ReadError::cursor)?;
         let limit = query.page.limit.get();
+        if let Some(index) = self.news_index().filter(|i| Some(i.generation()) == followed) {
+            let rows = index.page_rows(filter, after.as_ref(), limit);
+            let has_more = rows.len() > limit;
+            let shown = &rows[..rows.len().min(limit)];
+            let next_cursor = match shown.last() {
+                Some(&last) if has_more => Some(self.news_cursor(filter, &index.row_key(last))),
+                _ => None,
+            };
+            let mut json = Vec::with_capacity(64 + shown.iter().map(|&r| index.row_json(r).len() + 1).sum::<usize>());
+            let rows = |out: &mut Vec<u8>| {
+                for (i, &r) in shown.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    out.extend_from_slice(index.row_json(r));
+                }
+            };
+            write_json(&mut json, rows, next_cursor.as_deref(), has_more);
+            return Ok(Tagged::hashed(json));
+        }
         let mut data = self.store().news_page(filter, after.as_ref(), limit + 1).await?;
         let has_more = data.len() > limit;
         data.truncate(limit);
@@ -143,12 +165,14 @@ impl NewsPages {
         NewsPages { current: ArcSwap::from_pointee(first), max_bytes }
     }
 
-    /// The pages of the generation followed now. Take it before reading
+    /// The generation followed now (`None` before the first) and its
+    /// pages. Take them before reading
     /// the store for a page, and keep the page in it: a page read across a
     /// move of the generation then goes to the old one, which nobody asks
     /// again.
-    pub fn current(&self) -> Arc<PageCache> {
-        self.current.load().pages.clone()
+    pub fn current(&self) -> (Option<i64>, Arc<PageCache>) {
+        let held = self.current.load();
+        (held.at, held.pages.clone())
     }
 
     /// Follows the store's news generation: a different one starts with no
@@ -200,19 +224,19 @@ mod tests {
         let pages = NewsPages::new(1 << 20);
         pages.follow(1);
         let q = |query| PageKey { list: List::News, query };
-        let at_1 = pages.current();
+        let (_, at_1) = pages.current();
         at_1.put(q("limit=1"), page(10));
-        assert!(pages.current().get(q("limit=1")).is_some());
+        assert!(pages.current().1.get(q("limit=1")).is_some());
         pages.follow(1);
-        assert!(pages.current().get(q("limit=1")).is_some(), "same generation: kept");
+        assert!(pages.current().1.get(q("limit=1")).is_some(), "same generation: kept");
         // A read that began before the move keeps its page in the old cache.
-        let before = pages.current();
+        let (_, before) = pages.current();
         pages.follow(2);
         before.put(q("limit=2"), page(10));
-        assert!(pages.current().get(q("limit=1")).is_none(), "an import: dropped");
-        assert!(pages.current().get(q("limit=2")).is_none(), "a page read before the move is not served after it");
-        pages.current().put(q("limit=2"), page(10));
-        assert!(pages.current().get(q("limit=2")).is_some());
-        assert!(NewsPages::new(0).current().get(q("x")).is_none());
+        assert!(pages.current().1.get(q("limit=1")).is_none(), "an import: dropped");
+        assert!(pages.current().1.get(q("limit=2")).is_none(), "a page read before the move is not served after it");
+        pages.current().1.put(q("limit=2"), page(10));
+        assert!(pages.current().1.get(q("limit=2")).is_some());
+        assert!(NewsPages::new(0).current().1.get(q("x")).is_none());
     }
 }

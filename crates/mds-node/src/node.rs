@@ -9,6 +9,7 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
+use arc_swap::ArcSwapOption;
 use mds_catalog::{Catalog, CursorCodec};
 use mds_domain::ApiKey;
 use mds_limits::{Ask, Charge, Decision, Limiter, Limits, Meter, SharedLimiter};
@@ -19,6 +20,7 @@ use crate::catalog::{CatalogSlot, CatalogVersion};
 use crate::config::NodeConfig;
 use crate::keys::{Cached, KeyCache, KeyContext, Refresh};
 use crate::metrics::{Event, Metrics};
+use crate::news_index::NewsIndex;
 use crate::news_list::NewsPages;
 use crate::usage_cache::UsageCache;
 
@@ -33,6 +35,7 @@ pub struct Node {
     metrics: Metrics,
     articles: ArticleCache,
     news_pages: NewsPages,
+    news_index: ArcSwapOption<NewsIndex>,
     usage_kept: UsageCache,
     catalog: CatalogSlot,
     keys: KeyCache,
@@ -66,6 +69,7 @@ impl Node {
             metrics,
             articles: ArticleCache::default(),
             news_pages: NewsPages::new(config.page_cache_bytes),
+            news_index: ArcSwapOption::empty(),
             usage_kept: UsageCache::default(),
             catalog: CatalogSlot::new(Arc::new(Catalog::default()), config.page_cache_bytes),
             keys: KeyCache::new(config.key_cache),
@@ -117,6 +121,17 @@ impl Node {
     /// News list pages as served, until the news generation moves.
     pub(crate) fn news_pages(&self) -> &NewsPages {
         &self.news_pages
+    }
+
+    /// The news list of the last news generation indexed, if any
+    /// ([`crate::news_index`]).
+    pub fn news_index(&self) -> Option<Arc<NewsIndex>> {
+        self.news_index.load_full()
+    }
+
+    /// Keeps `index` as the news index.
+    pub(crate) fn set_news_index(&self, index: Arc<NewsIndex>) {
+        self.news_index.store(Some(index));
     }
 
     /// The store's usage figures as `/v1/usage` last read them, per key.

@@ -20,6 +20,8 @@ pub enum View {
     Keys,
     /// The company catalog.
     Catalog,
+    /// The news index ([`crate::news_index`]).
+    News,
 }
 
 impl View {
@@ -28,6 +30,7 @@ impl View {
         match self {
             View::Keys => "keys",
             View::Catalog => "catalog",
+            View::News => "news index",
         }
     }
 }
@@ -43,6 +46,7 @@ pub fn spawn(node: Arc<Node>, view: View) -> JoinHandle<()> {
             let result = match view {
                 View::Keys => node.refresh_keys().await,
                 View::Catalog => node.refresh_catalog().await,
+                View::News => node.refresh_news_index().await,
             };
             match result {
                 Ok(_) if failing => {

@@ -24,6 +24,7 @@ impl Background {
         let tasks = [
             ("keys reload", reload::spawn(node.clone(), View::Keys)),
             ("catalog reload", reload::spawn(node.clone(), View::Catalog)),
+            ("news index reload", reload::spawn(node.clone(), View::News)),
             ("flush", flush::spawn(node.clone())),
             ("spill sync", flush::spawn_spill_sync(node.clone())),
             ("lease sweep", leases::spawn(node.clone())),

@@ -1,0 +1,298 @@
+//! The news list held in a node's memory ([`NewsIndex`]), so that a page of
+//! `GET /v1/news` is made without a store read: every article's list
+//! fields, already written as the JSON the list shows, in list order, and
+//! postings by ISIN, ticker, category and tag.
+//!
+//! An index is of one news generation: it is built by reading the store a
+//! batch at a time in list order ([`NewsIndex::build`]), and kept only if
+//! the generation was the same before and after the read (every change of
+//! an article moves it in the same transaction), so it holds exactly what
+//! the store held at that generation. A page is made from it only while the
+//! node follows that generation; otherwise from the store, as before
+//! ([`crate::news_list`]). The reload task builds the next one when the
+//! generation moves ([`Node::refresh_news_index`]).
+//!
+//! A page is at most `limit + 1` rows found by binary search and a walk:
+//! - a cursor's position and the date bounds are ranges of the list order
+//!   (newest first, undated last), found by binary search;
+//! - with filters on ISIN, ticker, category or tag, the shortest of their
+//!   postings (row numbers, ascending) is walked from the range's start,
+//!   each row checked against the others by binary search; without them,
+//!   the rows of the range are the page.
+//!
+//! The rules are those of the store's query ([`NewsFilter::matches`],
+//! [`mds_domain::news::list_order`]); a randomized test holds the two
+//! together (`tests/news_index.rs`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use chrono::{DateTime, Utc};
+use mds_domain::news::NewsKey;
+use mds_domain::{ArticleSummary, NewsFilter, Slug};
+use mds_store::{Store, StoreResult};
+
+use crate::node::Node;
+
+/// Articles read from the store at a time while building.
+const BATCH: usize = 5_000;
+
+/// An instant as the index orders it: seconds and nanoseconds since the
+/// epoch (chrono's own split, so any instant it holds fits).
+type At = (i64, u32);
+
+/// The news list of one generation, in memory; see the [module](self).
+#[derive(Debug, Default)]
+pub struct NewsIndex {
+    generation: i64,
+    /// Per row, in list order: its `published_at`, `None` when undated
+    /// (undated rows are last).
+    at: Vec<Option<At>>,
+    /// Per row: where its slug starts in `text`; its JSON follows the slug,
+    /// and the next row's slug follows its JSON.
+    starts: Vec<usize>,
+    /// Per row: the slug's length (the JSON is the rest, up to the next
+    /// row's start).
+    slug_lens: Vec<u16>,
+    /// The slugs and JSON rows, one after another.
+    text: Vec<u8>,
+    by_isin: Postings,
+    by_ticker: Postings,
+    by_category: Postings,
+    by_tag: Postings,
+}
+
+/// Row numbers (ascending, so in list order) by value.
+type Postings = HashMap<Box<str>, Vec<u32>>;
+
+impl NewsIndex {
+    /// Reads the store's articles (without their bodies) in list order, a
+    /// batch at a time, into an index of `generation`. Whether the store
+    /// was still at `generation` when the read ended is for the caller to
+    /// check ([`Node::refresh_news_index`]).
+    pub async fn build(store: &dyn Store, generation: i64) -> StoreResult<Self> {
+        let mut index = NewsIndex { generation, ..NewsIndex::default() };
+        let everything = NewsFilter::default();
+        let mut after = None;
+        loop {
+            let batch = store.news_page(&everything, after.as_ref(), BATCH).await?;
+            after = batch.last().map(NewsKey::of);
+            let full = batch.len() == BATCH;
+            for article in &batch {
+                index.push(article);
+            }
+            if !full {
+                break;
+            }
+        }
+        index.text.shrink_to_fit();
+        Ok(index)
+    }
+
+    /// An index of `articles`, which must be in list order (for tests).
+    pub fn of(generation: i64, articles: &[ArticleSummary]) -> Self {
+        let mut index = NewsIndex { generation, ..NewsIndex::default() };
+        for a in articles {
+            index.push(a);
+        }
+        index
+    }
+
+    /// Appends `a`, which comes after every row held in list order.
+    fn push(&mut self, a: &ArticleSummary) {
+        let row = u32::try_from(self.at.len()).expect("fewer than 2^32 articles");
+        self.at.push(a.published_at.map(at_of));
+        self.starts.push(self.text.len());
+        self.slug_lens.push(u16::try_from(a.slug.as_str().len()).expect("a slug is at most 200 bytes"));
+        self.text.extend_from_slice(a.slug.as_str().as_bytes());
+        serde_json::to_writer(&mut self.text, a).expect("an article serializes");
+        let post = |postings: &mut Postings, value: &str| match postings.get_mut(value) {
+            // A value given twice on one article (a repeated tag) is one posting.
+            Some(rows) if rows.last() == Some(&row) => {}
+            Some(rows) => rows.push(row),
+            None => {
+                postings.insert(value.into(), vec![row]);
+            }
+        };
+        if let Some(isin) = &a.isin {
+            post(&mut self.by_isin, isin.as_str());
+        }
+        if let Some(ticker) = &a.ticker {
+            post(&mut self.by_ticker, &ticker.to_ascii_uppercase());
+        }
+        if let Some(category) = &a.category {
+            post(&mut self.by_category, category);
+        }
+        for tag in &a.tags {
+            post(&mut self.by_tag, tag);
+        }
+    }
+
+    /// The news generation the index holds.
+    pub fn generation(&self) -> i64 {
+        self.generation
+    }
+
+    /// How many articles it holds.
+    pub fn len(&self) -> usize {
+        self.at.len()
+    }
+
+    /// Whether it holds no article.
+    pub fn is_empty(&self) -> bool {
+        self.at.is_empty()
+    }
+
+    /// The bytes it holds in its rows (slugs and JSON), for the log.
+    pub fn text_bytes(&self) -> usize {
+        self.text.len()
+    }
+
+    /// The rows of the page: at most `limit + 1` row numbers passing
+    /// `filter`, after the position `after`, in list order.
+    pub fn page_rows(&self, filter: &NewsFilter, after: Option<&NewsKey>, limit: usize) -> Vec<u32> {
+        let want = limit.saturating_add(1);
+        let (start, end) = self.range(filter, after);
+        let mut lists = Vec::with_capacity(4);
+        let wanted = [
+            (&self.by_isin, filter.isin.as_ref().map(|i| i.as_str())),
+            (&self.by_ticker, filter.ticker.as_ref().map(|t| t.as_str())),
+            (&self.by_category, filter.category.as_ref().map(|c| c.as_str())),
+            (&self.by_tag, filter.tag.as_ref().map(|t| t.as_str())),
+        ];
+        for (postings, value) in wanted {
+            if let Some(value) = value {
+                match postings.get(value) {
+                    Some(rows) => lists.push(rows.as_slice()),
+                    None => return Vec::new(),
+                }
+            }
+        }
+        if start >= end {
+            return Vec::new();
+        }
+        if lists.is_empty() {
+            let end = end.min(start.saturating_add(want));
+            return (start..end).map(|r| r as u32).collect();
+        }
+        lists.sort_by_key(|l| l.len());
+        let (walk, others) = lists.split_first().expect("one list at least");
+        let from = walk.partition_point(|&r| (r as usize) < start);
+        walk[from..]
+            .iter()
+            .copied()
+            .take_while(|&r| (r as usize) < end)
+            .filter(|r| others.iter().all(|l| l.binary_search(r).is_ok()))
+            .take(want)
+            .collect()
+    }
+
+    /// The rows `[start, end)` that the position `after` and the date
+    /// bounds of `filter` leave.
+    fn range(&self, filter: &NewsFilter, after: Option<&NewsKey>) -> (usize, usize) {
+        let mut start = match after {
+            None => 0,
+            Some(key) => {
+                let k = (key.published_at.map(at_of), key.slug.as_str().as_bytes());
+                partition_rows(self.at.len(), |r| !follows(self.key(r), k))
+            }
+        };
+        // Dated rows come first, newest first: a bound on the date is a
+        // prefix or a suffix of them, and leaves the undated tail out.
+        let mut end = self.at.partition_point(Option::is_some);
+        if filter.published_before.is_none() && filter.published_after.is_none() {
+            end = self.at.len();
+        }
+        if let Some(t) = filter.published_before.map(at_of) {
+            start = start.max(self.at.partition_point(|a| a.is_some_and(|a| a >= t)));
+        }
+        if let Some(t) = filter.published_after.map(at_of) {
+            end = end.min(self.at.partition_point(|a| a.is_some_and(|a| a > t)));
+        }
+        (start, end)
+    }
+
+    /// The key of row `r`: its instant and its slug's bytes.
+    fn key(&self, r: usize) -> (Option<At>, &[u8]) {
+        let s = self.starts[r];
+        (self.at[r], &self.text[s..s + usize::from(self.slug_lens[r])])
+    }
+
+    /// Row `r` as the list shows it (its JSON).
+    pub fn row_json(&self, r: u32) -> &[u8] {
+        let r = r as usize;
+        let json_start = self.starts[r] + usize::from(self.slug_lens[r]);
+        let json_end = self.starts.get(r + 1).copied().unwrap_or(self.text.len());
+        &self.text[json_start..json_end]
+    }
+
+    /// The position of row `r`, for the cursor after it.
+    pub fn row_key(&self, r: u32) -> NewsKey {
+        let (at, slug) = self.key(r as usize);
+        NewsKey {
+            published_at: at.map(|(s, n)| DateTime::from_timestamp(s, n).expect("an instant it was made of")),
+            slug: Slug::parse(std::str::from_utf8(slug).expect("a slug is ASCII")).expect("a slug it was made of"),
+        }
+    }
+}
+
+/// The first of the rows `0..n` for which `pred` is false, all before it
+/// true (`partition_point` over row numbers).
+fn partition_rows(n: usize, mut pred: impl FnMut(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// Whether the key `a` comes after `b` in list order (newest first, then
+/// by slug; undated last, by slug).
+fn follows(a: (Option<At>, &[u8]), b: (Option<At>, &[u8])) -> bool {
+    let by_date = match (a.0, b.0) {
+        (Some(x), Some(y)) => y.cmp(&x),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    };
+    by_date.then_with(|| a.1.cmp(b.1)).is_gt()
+}
+
+/// The index's form of an instant.
+fn at_of(t: DateTime<Utc>) -> At {
+    (t.timestamp(), t.timestamp_subsec_nanos())
+}
+
+impl Node {
+    /// Builds the news index when the store's news generation has moved
+    /// past the one held, and keeps it when the generation did not move
+    /// while it was read (else the next call tries again). Returns whether
+    /// a new index was kept.
+    pub async fn refresh_news_index(&self) -> StoreResult<bool> {
+        let generation = self.store().generations().await?.news;
+        if self.news_index().is_some_and(|held| held.generation() == generation) {
+            return Ok(false);
+        }
+        let started = Instant::now();
+        let index = NewsIndex::build(self.store(), generation).await?;
+        if self.store().generations().await?.news != generation {
+            tracing::debug!(generation, "news changed while the index was read; read again at the next reload");
+            return Ok(false);
+        }
+        tracing::info!(
+            generation,
+            articles = index.len(),
+            bytes = index.text_bytes(),
+            ms = started.elapsed().as_millis() as u64,
+            "news index built"
+        );
+        self.set_news_index(Arc::new(index));
+        Ok(true)
+    }
+}
