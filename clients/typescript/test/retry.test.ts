@@ -1,0 +1,114 @@
+/**
+ * The retry policy, and retries of `503` (which the service gives only when
+ * its store is down) against a real HTTP server on a loopback port that
+ * answers as the service does: `503` with `Retry-After` and a problem body,
+ * then `200`.
+ */
+import assert from "node:assert/strict";
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { describe, test } from "node:test";
+import { Client, RetryPolicy, UnavailableError } from "../src/index.js";
+
+describe("RetryPolicy", () => {
+  test("honours Retry-After with jitter, gives up past the cap, backs off without it", () => {
+    const p = new RetryPolicy({ maxRetries: 3, backoff: 0.5, maxDelay: 10, jitter: 0.2 });
+    const delays = Array.from({ length: 200 }, () => p.delay(1, 2));
+    assert.ok(delays.every((d) => d !== null && d >= 2 && d <= 2.4));
+    assert.ok(new Set(delays).size > 1, "jittered");
+    assert.equal(p.delay(1, 11), null, "longer than the cap: give up at once");
+    assert.equal(p.delay(4, 1), null, "out of retries");
+    assert.equal(
+      p.delay(1, 10, () => 1),
+      10,
+      "never past the cap",
+    );
+    const backoff = Array.from({ length: 100 }, () => p.delay(3, null));
+    assert.ok(backoff.every((d) => d !== null && d >= 1 && d <= 2));
+    assert.equal(new RetryPolicy({ maxRetries: 0 }).delay(1, 1), null);
+    assert.throws(() => new RetryPolicy({ maxRetries: -1 }), RangeError);
+  });
+});
+
+const problem = {
+  type: "/problems/unavailable",
+  title: "Service unavailable",
+  status: 503,
+  detail: "the store is unreachable; retry shortly",
+  code: "unavailable",
+  request_id: "01JD0000000000000000000000",
+};
+const usage = {
+  key_prefix: "mds_live_abcdefgh",
+  tier: "pro",
+  plan_tier: "pro",
+  entitled: true,
+  environment: "live",
+  rate_limit_per_minute: 600,
+  current_month: { period_start: "2026-11-01T00:00:00+00:00", requests: 3, quota: 10, remaining: 7 },
+  history: [],
+};
+
+/** A server that answers `503` `failures` times, then `200`; records each request's arrival. */
+async function flaky(
+  failures: number,
+): Promise<{ server: Server; url: string; seen: Array<[number, IncomingMessage]> }> {
+  const seen: Array<[number, IncomingMessage]> = [];
+  const server = createServer((req, res) => {
+    seen.push([performance.now(), req]);
+    if (seen.length <= failures) {
+      res.writeHead(503, { "content-type": "application/problem+json", "retry-after": "1" });
+      res.end(JSON.stringify(problem));
+    } else {
+      res.writeHead(200, { "content-type": "application/json", "x-ratelimit-remaining": "5", "x-request-id": "r2" });
+      res.end(JSON.stringify(usage));
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+}
+
+describe("503", () => {
+  test("is retried after Retry-After, with the key on every attempt", async () => {
+    const { server, url, seen } = await flaky(1);
+    try {
+      const c = new Client({ apiKey: "mds_live_test", baseUrl: url, retry: { jitter: 0 } });
+      const got = await c.usage.get();
+      assert.equal(seen.length, 2);
+      const [[t0], [t1]] = seen as [[number, IncomingMessage], [number, IncomingMessage]];
+      assert.ok(t1 - t0 >= 990, `retried after ${t1 - t0} ms`);
+      assert.ok(seen.every(([, req]) => req.headers.authorization === "Bearer mds_live_test"));
+      assert.equal(got.meta.remaining, 5);
+      assert.equal(got.meta.requestId, "r2");
+    } finally {
+      server.close();
+    }
+  });
+
+  test("out of retries: UnavailableError with the problem body", async () => {
+    const { server, url, seen } = await flaky(5);
+    try {
+      const c = new Client({ apiKey: "mds_live_test", baseUrl: url, retry: { maxRetries: 0 } });
+      await assert.rejects(c.usage.get(), (e: unknown) => {
+        assert.ok(e instanceof UnavailableError);
+        assert.deepEqual([e.status, e.code, e.retryAfter, e.requestId], [503, "unavailable", 1, problem.request_id]);
+        return true;
+      });
+      assert.equal(seen.length, 1);
+    } finally {
+      server.close();
+    }
+  });
+
+  test("an AbortSignal stops the wait before a retry", async () => {
+    const { server, url } = await flaky(5);
+    try {
+      const c = new Client({ apiKey: "mds_live_test", baseUrl: url });
+      const t0 = performance.now();
+      await assert.rejects(c.usage.get({ signal: AbortSignal.timeout(200) }));
+      assert.ok(performance.now() - t0 < 900);
+    } finally {
+      server.close();
+    }
+  });
+});
