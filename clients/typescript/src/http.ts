@@ -119,9 +119,9 @@ export class Http {
   ): Promise<{ body: unknown; meta: ResponseMeta }> {
     const { retry, logger } = this.#config;
     for (let attempt = 1; ; attempt++) {
-      let response: Response;
+      let answer: Answer;
       try {
-        response = await this.attempt(url, signal);
+        answer = await this.attempt(url, signal);
       } catch (cause) {
         if (signal?.aborted) throw new TransportError(`GET ${label}: aborted`, { cause: signal.reason });
         const delay = retry.delay(attempt, null);
@@ -131,11 +131,12 @@ export class Http {
         await sleep(delay * 1000, signal);
         continue;
       }
+      const { response, text } = answer;
       const meta = metaOf(response);
       if (response.ok) {
-        return { body: await response.json(), meta };
+        return { body: JSON.parse(text), meta };
       }
-      const error = apiErrorFor(await problemOf(response), meta);
+      const error = apiErrorFor(problemOf(response, text), meta);
       if (response.status === 429 || response.status === 503) {
         const delay = retry.delay(attempt, meta.retryAfter);
         if (delay !== null) {
@@ -151,24 +152,45 @@ export class Http {
     }
   }
 
-  private async attempt(url: URL, signal: AbortSignal | undefined): Promise<Response> {
-    const { timeout } = this.#config;
-    const timer = AbortSignal.timeout(timeout);
-    return this.#config.fetch(url, {
-      method: "GET",
-      headers: {
-        ...this.#config.headers,
-        Accept: "application/json",
-        Authorization: this.#config.authorization(),
-      },
-      signal: signal ? AbortSignal.any([signal, timer]) : timer,
-    });
+  /**
+   * One attempt: the answer and its whole body, within `timeout` ms. The
+   * timer is a plain `setTimeout` cleared when the body is in:
+   * `AbortSignal.timeout` costs about as much CPU again as the rest of a
+   * request (BENCHMARKS.md).
+   */
+  private async attempt(url: URL, signal: AbortSignal | undefined): Promise<Answer> {
+    const controller = new AbortController();
+    const timer = setTimeout(
+      () => controller.abort(new DOMException("the request timed out", "TimeoutError")),
+      this.#config.timeout,
+    );
+    try {
+      const response = await this.#config.fetch(url, {
+        method: "GET",
+        headers: {
+          ...this.#config.headers,
+          Accept: "application/json",
+          Authorization: this.#config.authorization(),
+        },
+        signal: signal ? AbortSignal.any([signal, controller.signal]) : controller.signal,
+      });
+      return { response, text: await response.text() };
+    } catch (cause) {
+      throw controller.signal.aborted ? controller.signal.reason : cause;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 
+/** An answer with its body read. */
+interface Answer {
+  response: Response;
+  text: string;
+}
+
 /** The answer's problem body, or one made from its status when it has none. */
-async function problemOf(response: Response): Promise<Record<string, unknown>> {
-  const text = await response.text().catch(() => "");
+function problemOf(response: Response, text: string): Record<string, unknown> {
   try {
     const parsed: unknown = JSON.parse(text);
     if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) {

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
-import { Client, RetryPolicy, UnavailableError } from "../src/index.js";
+import { Client, RetryPolicy, TransportError, UnavailableError } from "../src/index.js";
 
 describe("RetryPolicy", () => {
   test("honours Retry-After with jitter, gives up past the cap, backs off without it", () => {
@@ -108,6 +108,35 @@ describe("503", () => {
       await assert.rejects(c.usage.get({ signal: AbortSignal.timeout(200) }));
       assert.ok(performance.now() - t0 < 900);
     } finally {
+      server.close();
+    }
+  });
+});
+
+describe("timeout", () => {
+  test("an attempt that gets no answer in time is a TransportError, retried, then thrown", async () => {
+    let requests = 0;
+    const server = createServer(() => {
+      requests++; // and never answer
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const lines: string[] = [];
+      const c = new Client({
+        apiKey: "mds_live_test",
+        baseUrl: url,
+        timeout: 150,
+        retry: { maxRetries: 1, backoff: 0.01 },
+        logger: (l) => lines.push(l),
+      });
+      const t0 = performance.now();
+      await assert.rejects(c.usage.get(), (e: unknown) => e instanceof TransportError && /timed out/.test(e.message));
+      assert.ok(performance.now() - t0 >= 290);
+      assert.equal(requests, 2);
+      assert.match(lines[0] ?? "", /timed out; retry 1\/1/);
+    } finally {
+      server.closeAllConnections();
       server.close();
     }
   });
