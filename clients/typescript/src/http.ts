@@ -103,7 +103,8 @@ export class Http {
 
   /** `GET` route `route`: its `200` body with the answer's meta, or a typed error. */
   async get<P extends GetRoute>(route: P, options: GetOptions<P>): Promise<WithMeta<BodyOf<P>>> {
-    const url = new URL(fillPath(route, options.path as Record<string, unknown> | undefined), this.#config.baseUrl);
+    // Appended, not resolved: a base URL with a path (https://host/mds) keeps it.
+    const url = new URL(this.#config.baseUrl + fillPath(route, options.path as Record<string, unknown> | undefined));
     for (const [name, value] of Object.entries((options.query ?? {}) as Record<string, QueryValue>)) {
       if (value !== undefined && value !== null) url.searchParams.append(name, String(value));
     }

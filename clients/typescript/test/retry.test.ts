@@ -141,3 +141,31 @@ describe("timeout", () => {
     }
   });
 });
+
+describe("requests", () => {
+  test("a base URL's path is kept; path values are encoded; unset filters are not sent", async () => {
+    const seen: IncomingMessage[] = [];
+    const server = createServer((req, res) => {
+      seen.push(req);
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ data: [], has_more: false, next_cursor: null }));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/behind/a/proxy/`;
+      const c = new Client({ apiKey: "mds_live_test", baseUrl: base, headers: { "X-Trace": "t1" } });
+      assert.equal(c.baseUrl, base.slice(0, -1));
+      await c.companies.list({ exchange: "nse", search: "a&b=c", industry: undefined, limit: 5 });
+      await c.news.get("a/b?c");
+      assert.deepEqual(
+        seen.map((r) => r.url),
+        ["/behind/a/proxy/v1/companies?exchange=nse&search=a%26b%3Dc&limit=5", "/behind/a/proxy/v1/news/a%2Fb%3Fc"],
+      );
+      assert.equal(seen[0]?.headers.accept, "application/json");
+      assert.equal(seen[0]?.headers["x-trace"], "t1");
+      assert.equal(seen[0]?.headers.authorization, "Bearer mds_live_test");
+    } finally {
+      server.close();
+    }
+  });
+});
