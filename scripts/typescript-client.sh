@@ -4,11 +4,13 @@
 # (tsc --noEmit, strict: the package without Node's types, then the package
 # and its tests with them), and runs its tests (node:test) against real
 # `mds demo` / `mds serve` processes that the tests start on free loopback
-# ports, with the mds binary the Rust tests built.
+# ports, with the mds binary the Rust tests built; one test loads the built
+# package in headless Chromium.
 #
 # Usage: scripts/typescript-client.sh
-# Needs: cargo, Node.js >= 20 with npm, and the npm registry. MDS_BIN names
-# an mds binary to use instead of building target/debug/mds.
+# Needs: cargo, Node.js >= 20 with npm, the npm registry, and chromium
+# (installed with apt-get when missing). MDS_BIN names an mds binary to use
+# instead of building target/debug/mds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t0=$(date +%s)
@@ -23,6 +25,12 @@ if (( major < 20 )); then
   echo "Node.js >= 20 is needed, this is $(node --version)" >&2
   exit 1
 fi
+
+if ! command -v chromium >/dev/null 2>&1; then
+  step "apt-get install chromium"
+  apt-get install -y -q chromium >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; }
+fi
+export MDS_TEST_REQUIRE_CHROMIUM=1
 
 if [[ -z "${MDS_BIN:-}" ]]; then
   step "cargo build --bin mds"
