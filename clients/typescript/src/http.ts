@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { apiErrorFor, TransportError } from "./errors.js";
+import { apiErrorFor, MdsError, TransportError } from "./errors.js";
 import type { paths } from "./generated/openapi.js";
 import { metaOf, type ResponseMeta, type WithMeta, withMeta } from "./meta.js";
 import type { RetryPolicy } from "./retry.js";
@@ -129,13 +129,17 @@ export class Http {
         const why = cause instanceof Error && cause.name === "TimeoutError" ? "timed out" : "no answer";
         if (delay === null) throw new TransportError(`GET ${label}: ${why}`, { cause: scrub(cause) });
         logger?.(`mds: GET ${label}: ${why}; retry ${attempt}/${retry.maxRetries} in ${delay.toFixed(2)} s`);
-        await sleep(delay * 1000, signal);
+        await this.wait(delay, label, signal);
         continue;
       }
       const { response, text } = answer;
       const meta = metaOf(response);
       if (response.ok) {
-        return { body: JSON.parse(text), meta };
+        try {
+          return { body: JSON.parse(text), meta };
+        } catch {
+          throw new MdsError(`GET ${label}: HTTP ${response.status} with a body that is not JSON`);
+        }
       }
       const error = apiErrorFor(problemOf(response, text), meta);
       if (response.status === 429 || response.status === 503) {
@@ -145,11 +149,20 @@ export class Http {
             `mds: GET ${label}: got ${response.status} ${error.code} (request ${meta.requestId ?? "?"}); ` +
               `retry ${attempt}/${retry.maxRetries} in ${delay.toFixed(2)} s`,
           );
-          await sleep(delay * 1000, signal);
+          await this.wait(delay, label, signal);
           continue;
         }
       }
       throw error;
+    }
+  }
+
+  /** Waits `seconds` before a retry; an abort meanwhile is a `TransportError`. */
+  private async wait(seconds: number, label: string, signal: AbortSignal | undefined): Promise<void> {
+    try {
+      await sleep(seconds * 1000, signal);
+    } catch {
+      throw new TransportError(`GET ${label}: aborted`, { cause: signal?.reason });
     }
   }
 

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
-import { Client, RetryPolicy, TransportError, UnavailableError } from "../src/index.js";
+import { ApiError, Client, MdsError, RetryPolicy, TransportError, UnavailableError } from "../src/index.js";
 
 describe("RetryPolicy", () => {
   test("honours Retry-After with jitter, gives up past the cap, backs off without it", () => {
@@ -105,7 +105,10 @@ describe("503", () => {
     try {
       const c = new Client({ apiKey: "mds_live_test", baseUrl: url });
       const t0 = performance.now();
-      await assert.rejects(c.usage.get({ signal: AbortSignal.timeout(200) }));
+      await assert.rejects(
+        c.usage.get({ signal: AbortSignal.timeout(200) }),
+        (e: unknown) => e instanceof TransportError && /aborted/.test(e.message),
+      );
       assert.ok(performance.now() - t0 < 900);
     } finally {
       server.close();
@@ -164,6 +167,33 @@ describe("requests", () => {
       assert.equal(seen[0]?.headers.accept, "application/json");
       assert.equal(seen[0]?.headers["x-trace"], "t1");
       assert.equal(seen[0]?.headers.authorization, "Bearer mds_live_test");
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe("answers that are not mds's", () => {
+  test("a 200 that is not JSON, a 502 from a proxy with an HTML page", async () => {
+    const server = createServer((req, res) => {
+      const status = req.url?.includes("news") ? 502 : 200;
+      res.writeHead(status, { "content-type": "text/html" }).end("<h1>proxy</h1>");
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const c = new Client({
+        apiKey: "mds_live_test",
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      });
+      await assert.rejects(
+        c.usage.get(),
+        (e: unknown) => e instanceof MdsError && !(e instanceof ApiError) && /not JSON/.test(e.message),
+      );
+      await assert.rejects(c.news.list(), (e: unknown) => {
+        assert.ok(e instanceof ApiError && e.name === "ServerError");
+        assert.deepEqual([e.status, e.code, e.detail], [502, "http_502", "HTTP 502 Bad Gateway"]);
+        return true;
+      });
     } finally {
       server.close();
     }
