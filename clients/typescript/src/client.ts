@@ -1,0 +1,246 @@
+/**
+ * The client: `new Client({ apiKey, baseUrl })`, and one resource object per
+ * part of the API (`companies`, `news`, `usage`). Each method is one line
+ * over {@link Http.get} or {@link PagedList}, typed by the route it calls.
+ *
+ * @module
+ */
+import { ConfigurationError, SyncTokenExpiredError } from "./errors.js";
+import { Http } from "./http.js";
+import type { WithMeta } from "./meta.js";
+import { PagedList, type WalkOptions } from "./pagination.js";
+import { type RetryOptions, RetryPolicy } from "./retry.js";
+import type { Article, ChangesPage, ChangesQuery, CompanyDetail, Usage, UsageDaily, UsageDailyQuery } from "./types.js";
+
+/** The package's version. */
+export const VERSION = "0.1.0";
+
+/** Where the service runs when neither `baseUrl` nor `MDS_BASE_URL` says. */
+export const DEFAULT_BASE_URL = "http://127.0.0.1:8080";
+
+/** Options of {@link Client}; all optional. */
+export interface ClientOptions {
+  /** The API key (`mds_live_…`); in Node, `MDS_API_KEY` when not given. */
+  apiKey?: string;
+  /** Where the service runs; in Node, `MDS_BASE_URL` when not given, else `http://127.0.0.1:8080`. */
+  baseUrl?: string;
+  /** Retries of `429`, `503` and connection failures (see {@link RetryOptions}). */
+  retry?: RetryOptions | RetryPolicy;
+  /** Milliseconds one attempt may take before it fails with a `TransportError`. Default 30,000. */
+  timeout?: number;
+  /** The `fetch` to use (a proxy-aware one, a test double); default the global `fetch`. */
+  fetch?: typeof fetch;
+  /** Told about each retry, one line each (e.g. `console.warn`); the key is never in it. */
+  logger?: (message: string) => void;
+  /** Headers added to every request. `Authorization` is refused: pass `apiKey`. */
+  headers?: Record<string, string>;
+}
+
+/** Per-request options: an `AbortSignal`. */
+export interface RequestOptions {
+  /** Aborts the request (and any wait before a retry). */
+  signal?: AbortSignal;
+}
+
+/** Where {@link CompaniesResource.sync} keeps its copy: a `Map` will do. */
+export interface SyncStore {
+  /** Insert or replace a company. */
+  set(isin: string, company: CompanyDetail): unknown;
+  /** Remove every company (before a sync from scratch). */
+  clear(): unknown;
+}
+
+/** What one {@link CompaniesResource.sync} did. */
+export interface SyncResult {
+  /** Pass it as `since` next time; store it after the copy, so a failed run is simply run again. */
+  syncToken: string;
+  /** The companies created or changed since the token, in change order (every one when from scratch). */
+  changed: CompanyDetail[];
+  /** Whether the walk started from nothing: no token given, or the token had expired. */
+  fromScratch: boolean;
+  /** Whether the token given was refused with `410 sync_token_expired` (the store was cleared). */
+  tokenExpired: boolean;
+}
+
+function env(name: string): string | undefined {
+  const proc = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process;
+  const v = proc?.env?.[name];
+  return v === "" ? undefined : v;
+}
+
+const inspectSymbol = Symbol.for("nodejs.util.inspect.custom");
+
+/**
+ * A client of the mds API. The key lives in a closure inside a private
+ * field: it is in no property, and `toString`, `toJSON` and `util.inspect`
+ * show `apiKey: '***'`.
+ *
+ * ```ts
+ * const client = new Client(); // MDS_API_KEY, MDS_BASE_URL
+ * for await (const c of client.companies.iter({ exchange: "nse" })) console.log(c.ticker);
+ * ```
+ */
+export class Client {
+  /** The base URL requests go to (no trailing `/`). */
+  readonly baseUrl: string;
+  /** `/v1/companies`, `/v1/companies/{isin}`, `/v1/companies/changes`. */
+  readonly companies: CompaniesResource;
+  /** `/v1/news`, `/v1/news/{slug}`. */
+  readonly news: NewsResource;
+  /** `/v1/usage`, `/v1/usage/daily`. */
+  readonly usage: UsageResource;
+  readonly #http: Http;
+
+  constructor(options: ClientOptions = {}) {
+    const key = options.apiKey ?? env("MDS_API_KEY");
+    if (!key) {
+      throw new ConfigurationError("no API key: pass { apiKey } or set MDS_API_KEY");
+    }
+    // A header value fetch would refuse: its error message would quote the key.
+    if (!/^[\x21-\x7e]+$/.test(key)) {
+      throw new ConfigurationError("the API key holds characters an HTTP header cannot carry (white space?)");
+    }
+    const base = (options.baseUrl ?? env("MDS_BASE_URL") ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
+    let parsed: URL;
+    try {
+      parsed = new URL(base);
+    } catch {
+      throw new ConfigurationError(`baseUrl is not a URL: ${JSON.stringify(base)}`);
+    }
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+      throw new ConfigurationError(`baseUrl must be http or https, not ${parsed.protocol}`);
+    }
+    const headers = { ...(options.headers ?? {}) };
+    if (Object.keys(headers).some((h) => h.toLowerCase() === "authorization")) {
+      throw new ConfigurationError("headers must not hold Authorization: pass { apiKey }");
+    }
+    const authorization = `Bearer ${key}`;
+    this.baseUrl = base;
+    this.#http = new Http({
+      baseUrl: base,
+      authorization: () => authorization,
+      retry: options.retry instanceof RetryPolicy ? options.retry : new RetryPolicy(options.retry),
+      timeout: options.timeout ?? 30_000,
+      fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
+      logger: options.logger,
+      headers,
+    });
+    this.companies = new CompaniesResource(this.#http);
+    this.news = new NewsResource(this.#http);
+    this.usage = new UsageResource(this.#http);
+  }
+
+  /** `Client(baseUrl=…, apiKey=***)`: never the key. */
+  toString(): string {
+    return `Client(baseUrl=${this.baseUrl}, apiKey=***)`;
+  }
+
+  /** `{ baseUrl, apiKey: "***" }`: never the key. */
+  toJSON(): { baseUrl: string; apiKey: string } {
+    return { baseUrl: this.baseUrl, apiKey: "***" };
+  }
+
+  /** What Node's `util.inspect` and `console.log` show: never the key. */
+  [inspectSymbol](): string {
+    return this.toString();
+  }
+}
+
+/**
+ * Companies: the list (`list`, `pages`, `iter`, `all` with its filters), one
+ * company in detail (`get`), and the change feed (`changes`, `changesPages`,
+ * `sync`).
+ */
+export class CompaniesResource extends PagedList<"/v1/companies"> {
+  readonly #http: Http;
+  readonly #changes: PagedList<"/v1/companies/changes">;
+
+  constructor(http: Http) {
+    super(http, "/v1/companies");
+    this.#http = http;
+    this.#changes = new PagedList(http, "/v1/companies/changes");
+  }
+
+  /** One company with its listings, classification and market cap; a malformed or unknown ISIN is a `NotFoundError`. */
+  get(isin: string, options: RequestOptions = {}): Promise<WithMeta<CompanyDetail>> {
+    return this.#http.get("/v1/companies/{isin}", { path: { isin }, signal: options.signal });
+  }
+
+  /** One page of the change feed (`since`: a stored `sync_token`; none: every company). */
+  changes(query: ChangesQuery = {}, options: WalkOptions = {}): Promise<WithMeta<ChangesPage>> {
+    return this.#changes.list(query, options);
+  }
+
+  /** Every page of the change feed to its end; the last one carries `sync_token`. */
+  changesPages(query: ChangesQuery = {}, options: WalkOptions = {}): AsyncGenerator<WithMeta<ChangesPage>> {
+    return this.#changes.pages(query, options);
+  }
+
+  /**
+   * Brings `store` (ISIN → company) up to date: walks the change feed from
+   * `since` (none: every company) at 200 a page, upserting each company as
+   * its page arrives, and returns the token to pass next time. After a `410
+   * sync_token_expired` it clears the store and walks from scratch (and says
+   * so in `tokenExpired`). Any other error is thrown; upserts are
+   * idempotent, so running again from the same token is safe.
+   */
+  async sync(store: SyncStore, since?: string | null, options: WalkOptions = {}): Promise<SyncResult> {
+    try {
+      return await this.#walk(store, since ?? null, options);
+    } catch (error) {
+      if (!(error instanceof SyncTokenExpiredError) || since == null) throw error;
+      store.clear();
+      return { ...(await this.#walk(store, null, options)), tokenExpired: true };
+    }
+  }
+
+  async #walk(store: SyncStore, since: string | null, options: WalkOptions): Promise<SyncResult> {
+    const changed: CompanyDetail[] = [];
+    const query: ChangesQuery = since === null ? { limit: 200 } : { since, limit: 200 };
+    for await (const page of this.#changes.pages(query, options)) {
+      for (const company of page.data) {
+        store.set(company.isin, company);
+        changed.push(company);
+      }
+      if (!page.has_more) {
+        if (page.sync_token === null) throw new TypeError("the change feed's last page has no sync_token");
+        return { syncToken: page.sync_token, changed, fromScratch: since === null, tokenExpired: false };
+      }
+    }
+    throw new TypeError("the change feed ended without a last page");
+  }
+}
+
+/** News: the list (`list`, `pages`, `iter`, `all`, newest first, no body) and one article with its body (`get`). */
+export class NewsResource extends PagedList<"/v1/news"> {
+  readonly #http: Http;
+
+  constructor(http: Http) {
+    super(http, "/v1/news");
+    this.#http = http;
+  }
+
+  /** One article with its `body`; an unknown slug is a `NotFoundError`. */
+  get(slug: string, options: RequestOptions = {}): Promise<WithMeta<Article>> {
+    return this.#http.get("/v1/news/{slug}", { path: { slug }, signal: options.signal });
+  }
+}
+
+/** The calling key's usage: free (not counted against the quota). */
+export class UsageResource {
+  readonly #http: Http;
+
+  constructor(http: Http) {
+    this.#http = http;
+  }
+
+  /** Tier, limits, this month's requests and up to twelve months before. */
+  get(options: RequestOptions = {}): Promise<WithMeta<Usage>> {
+    return this.#http.get("/v1/usage", { signal: options.signal });
+  }
+
+  /** One month (`month: "YYYY-MM"`, default this one) day by day: requests, `304`s, requests by route. */
+  daily(query: UsageDailyQuery = {}, options: RequestOptions = {}): Promise<WithMeta<UsageDaily>> {
+    return this.#http.get("/v1/usage/daily", { query, signal: options.signal });
+  }
+}

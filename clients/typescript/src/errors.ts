@@ -1,0 +1,137 @@
+/**
+ * Errors: one class per family of problem, each carrying the problem body.
+ *
+ * ```text
+ * MdsError
+ * ├── ConfigurationError         no API key, a bad base URL
+ * ├── TransportError             no HTTP answer (connection refused, timeout, aborted)
+ * └── ApiError                   an HTTP error with an RFC 9457 problem body
+ *     ├── InvalidRequestError    400 invalid_parameter, unknown_parameter, invalid_cursor, api_key_in_query
+ *     ├── AuthenticationError    401 missing_api_key, invalid_api_key
+ *     ├── NotFoundError          404 not_found
+ *     ├── SyncTokenExpiredError  410 sync_token_expired
+ *     ├── RateLimitError         429 rate_limited, quota_exceeded (retryAfter)
+ *     ├── UnavailableError       503 unavailable (retryAfter)
+ *     └── ServerError            500 internal and any other 5xx
+ * ```
+ *
+ * Branch with `instanceof` on the family, then on `code`. No message,
+ * property or `cause` of these errors holds the API key: they are built
+ * from the answer alone, never from the request's headers.
+ *
+ * @module
+ */
+import type { ResponseMeta } from "./meta.js";
+import type { Problem } from "./types.js";
+
+/** Base of every error this package throws. */
+export class MdsError extends Error {
+  override name = "MdsError";
+}
+
+/** The client cannot be made as asked: no API key, or a base URL that is no URL. */
+export class ConfigurationError extends MdsError {
+  override name = "ConfigurationError";
+}
+
+/** The request got no HTTP answer: connection refused or reset, timed out, or aborted. */
+export class TransportError extends MdsError {
+  override name = "TransportError";
+}
+
+/** An HTTP error answer; its problem body's fields are properties. */
+export class ApiError extends MdsError {
+  override name = "ApiError";
+  /** HTTP status. */
+  readonly status: number;
+  /** Stable machine-readable code (`invalid_parameter`, `rate_limited`, …); new ones may come. */
+  readonly code: string;
+  /** A sentence a person can act on. */
+  readonly detail: string;
+  /** The offending query parameter, where there is one. */
+  readonly param: string | null;
+  /** The request's `X-Request-Id`: quote it when reporting a problem. */
+  readonly requestId: string | null;
+  /** Short summary of the problem type. */
+  readonly title: string | null;
+  /** `/problems/<code>`. */
+  readonly type: string | null;
+  /** On a `429`: the policies violated (`minute`, `month`). */
+  readonly violatedPolicies: string[] | null;
+  /** Seconds the answer's `Retry-After` asked to wait, if it had one. */
+  readonly retryAfter: number | null;
+  /** The problem body as sent (with any field this version does not know). */
+  readonly problem: Readonly<Record<string, unknown>>;
+  /** Status, request id, ETag and rate-limit headers of the answer. */
+  readonly meta: ResponseMeta;
+
+  constructor(problem: Partial<Problem> & Record<string, unknown>, meta: ResponseMeta) {
+    const code = typeof problem.code === "string" ? problem.code : `http_${meta.status}`;
+    const detail = typeof problem.detail === "string" ? problem.detail : `HTTP ${meta.status}`;
+    super(`${code} (HTTP ${meta.status}): ${detail}`);
+    this.status = meta.status;
+    this.code = code;
+    this.detail = detail;
+    this.param = typeof problem.param === "string" ? problem.param : null;
+    this.requestId = typeof problem.request_id === "string" ? problem.request_id : meta.requestId;
+    this.title = typeof problem.title === "string" ? problem.title : null;
+    this.type = typeof problem.type === "string" ? problem.type : null;
+    this.violatedPolicies = Array.isArray(problem.violated_policies)
+      ? problem.violated_policies.filter((p): p is string => typeof p === "string")
+      : null;
+    this.retryAfter = meta.retryAfter;
+    this.problem = Object.freeze({ ...problem });
+    this.meta = meta;
+  }
+}
+
+/** `400`: a bad parameter value, an unknown parameter, a bad cursor, a key in the query. */
+export class InvalidRequestError extends ApiError {
+  override name = "InvalidRequestError";
+}
+/** `401`: no key, or a key that is not an active one. */
+export class AuthenticationError extends ApiError {
+  override name = "AuthenticationError";
+}
+/** `404`: no such company, article or route. */
+export class NotFoundError extends ApiError {
+  override name = "NotFoundError";
+}
+/** `410 sync_token_expired`: the change feed cannot continue from this token; sync from scratch. */
+export class SyncTokenExpiredError extends ApiError {
+  override name = "SyncTokenExpiredError";
+}
+/** `429`: the per-minute limit (`rate_limited`) or the monthly quota (`quota_exceeded`). */
+export class RateLimitError extends ApiError {
+  override name = "RateLimitError";
+}
+/** `503 unavailable`: the service cannot reach its store, or ran out of time; retry later. */
+export class UnavailableError extends ApiError {
+  override name = "UnavailableError";
+}
+/** `500` and any other `5xx`: the service's fault. */
+export class ServerError extends ApiError {
+  override name = "ServerError";
+}
+
+/** The error class for an answer's status (and code). */
+export function apiErrorFor(problem: Partial<Problem> & Record<string, unknown>, meta: ResponseMeta): ApiError {
+  switch (meta.status) {
+    case 400:
+      return new InvalidRequestError(problem, meta);
+    case 401:
+      return new AuthenticationError(problem, meta);
+    case 404:
+      return new NotFoundError(problem, meta);
+    case 410:
+      return problem.code === "sync_token_expired"
+        ? new SyncTokenExpiredError(problem, meta)
+        : new ApiError(problem, meta);
+    case 429:
+      return new RateLimitError(problem, meta);
+    case 503:
+      return new UnavailableError(problem, meta);
+    default:
+      return meta.status >= 500 ? new ServerError(problem, meta) : new ApiError(problem, meta);
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * mds-client: a TypeScript client for the mds market-data API.
+ *
+ * - {@link Client}: companies, news and usage, typed from the service's
+ *   OpenAPI document; pagination as async iterators; retries of `429` and
+ *   `503`; rate-limit headers on every result (`meta`).
+ * - Errors: one class per family ({@link ApiError} and its subclasses).
+ * - {@link verifyWebhook}: checks a Standard Webhooks signature with WebCrypto.
+ *
+ * @packageDocumentation
+ */
+export {
+  Client,
+  type ClientOptions,
+  CompaniesResource,
+  DEFAULT_BASE_URL,
+  NewsResource,
+  type RequestOptions,
+  type SyncResult,
+  type SyncStore,
+  UsageResource,
+  VERSION,
+} from "./client.js";
+export {
+  ApiError,
+  AuthenticationError,
+  ConfigurationError,
+  InvalidRequestError,
+  MdsError,
+  NotFoundError,
+  RateLimitError,
+  ServerError,
+  SyncTokenExpiredError,
+  TransportError,
+  UnavailableError,
+} from "./errors.js";
+export type { components, operations, paths } from "./generated/openapi.js";
+export type { BodyOf, GetOptions, GetRoute, PathParamsOf, QueryOf } from "./http.js";
+export type { ResponseMeta, WithMeta } from "./meta.js";
+export { type ItemOf, type ListRoute, PagedList, type PageEnvelope, type WalkOptions } from "./pagination.js";
+export { type RetryOptions, RetryPolicy } from "./retry.js";
+export type * from "./types.js";
+export {
+  type HeadersLike,
+  type VerifyWebhookOptions,
+  verifyWebhook,
+  type WebhookEvent,
+  WebhookVerificationError,
+} from "./webhooks.js";

@@ -1,0 +1,54 @@
+/**
+ * Friendly names for the wire types. Every type here is an alias of one in
+ * `generated/openapi.ts`, which `npm run generate` writes from the service's
+ * OpenAPI document (`docs/openapi.json`): nothing is declared twice.
+ *
+ * @module
+ */
+import type { components, operations } from "./generated/openapi.js";
+
+type Schemas = components["schemas"];
+
+/** One company (security) as the list shows it, keyed by ISIN. */
+export type Company = Schemas["V1Company"];
+/** One company with its listings, classification, market cap and `updated_at`. */
+export type CompanyDetail = Schemas["V1CompanyDetail"];
+/** One exchange listing of a company. */
+export type Listing = Schemas["Listing"];
+/** The four classification levels NSE and BSE share. */
+export type Classification = Schemas["Classification"];
+/** A market capitalisation and the day it was taken. */
+export type MarketCap = Schemas["MarketCap"];
+/** `bse` or `nse`. */
+export type Exchange = Schemas["Exchange"];
+/** `large_cap`, `mid_cap` or `small_cap`. */
+export type MarketCapBand = Schemas["MarketCapBand"];
+/** A news article with its body (`GET /v1/news/{slug}`). */
+export type Article = Schemas["Article"];
+/** A news article as the list shows it: every field but `body`. */
+export type ArticleSummary = Schemas["V1ArticleSummary"];
+/** The calling key's tier, limits and monthly usage (`GET /v1/usage`). */
+export type Usage = Schemas["V1Usage"];
+/** Usage in one billing month. */
+export type UsageWindow = Schemas["V1UsageWindow"];
+/** One month of usage, day by day (`GET /v1/usage/daily`). */
+export type UsageDaily = Schemas["V1UsageDaily"];
+/** One day of usage. */
+export type UsageDay = Schemas["V1UsageDay"];
+/** An RFC 9457 problem body, as every error answer carries. */
+export type Problem = Schemas["Problem"];
+/** One page of `GET /v1/companies`. */
+export type CompanyPage = Schemas["V1CompanyPage"];
+/** One page of `GET /v1/news`. */
+export type NewsPage = Schemas["V1NewsPage"];
+/** One page of `GET /v1/companies/changes`, with `sync_token` on the last. */
+export type ChangesPage = Schemas["V1ChangesPage"];
+
+/** The filters of `GET /v1/companies` (and `cursor`, `limit`). */
+export type CompaniesQuery = NonNullable<operations["listCompanies"]["parameters"]["query"]>;
+/** The filters of `GET /v1/news` (and `cursor`, `limit`). */
+export type NewsQuery = NonNullable<operations["listNews"]["parameters"]["query"]>;
+/** `since`, `cursor` and `limit` of `GET /v1/companies/changes`. */
+export type ChangesQuery = NonNullable<operations["listCompanyChanges"]["parameters"]["query"]>;
+/** `month` (`YYYY-MM`) of `GET /v1/usage/daily`. */
+export type UsageDailyQuery = NonNullable<operations["getUsageDaily"]["parameters"]["query"]>;

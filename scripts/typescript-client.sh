@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The TypeScript client (clients/typescript): installs its development
+# dependencies from the lockfile (npm ci), lints it (biome), type-checks it
+# (tsc --noEmit, strict: the package without Node's types, then the package
+# and its tests with them), and runs its tests (node:test) against real
+# `mds demo` / `mds serve` processes that the tests start on free loopback
+# ports, with the mds binary the Rust tests built; one test loads the built
+# package in headless Chromium.
+#
+# Usage: scripts/typescript-client.sh
+# Needs: cargo, Node.js >= 20 with npm, the npm registry, and chromium
+# (installed with apt-get when missing). MDS_BIN names an mds binary to use
+# instead of building target/debug/mds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+t0=$(date +%s)
+step() { printf '==> %s (%ss)\n' "$*" "$(( $(date +%s) - t0 ))"; }
+
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "node and npm are needed (Node.js >= 20)" >&2
+  exit 1
+fi
+major=$(node -p 'process.versions.node.split(".")[0]')
+if (( major < 20 )); then
+  echo "Node.js >= 20 is needed, this is $(node --version)" >&2
+  exit 1
+fi
+
+if ! command -v chromium >/dev/null 2>&1; then
+  step "apt-get install chromium"
+  apt-get install -y -q chromium >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; }
+fi
+export MDS_TEST_REQUIRE_CHROMIUM=1
+
+if [[ -z "${MDS_BIN:-}" ]]; then
+  step "cargo build --bin mds"
+  cargo build --quiet --bin mds
+  MDS_BIN=${CARGO_TARGET_DIR:-$PWD/target}/debug/mds
+fi
+export MDS_BIN
+echo "mds: $MDS_BIN; node $(node --version), npm $(npm --version)"
+
+cd clients/typescript
+step "npm ci"
+npm ci --no-audit --no-fund --loglevel=error
+
+step "biome check (lint and format)"
+npm run --silent lint
+
+step "tsc --noEmit (strict)"
+npm run --silent typecheck
+
+step "node --test (against a real mds)"
+npm test --silent
+step "done"
