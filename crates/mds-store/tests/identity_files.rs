@@ -195,6 +195,19 @@ async fn real_files(store: &dyn Store) {
     assert_eq!(tickers["INE155A01022"], "TMPV");
     assert_eq!(tickers["INE758T01015"], "ETERNAL");
 
+    // The demo's news points at active companies, as they are now named.
+    let by: HashMap<&Isin, &mds_domain::Company> = companies.iter().map(|c| (&c.isin, c)).collect();
+    for a in mds_import::demo_articles() {
+        if let Some(i) = &a.isin {
+            let c = by[i];
+            assert_eq!(c.details.status, CompanyStatus::Active, "{}", a.slug);
+            assert_eq!(
+                (a.ticker.as_deref(), a.company_name.as_deref()),
+                (Some(c.ticker.as_str()), Some(c.name.as_str()))
+            );
+        }
+    }
+
     // Re-imports change nothing: no events, no generation.
     let again = store.import_nse_changes(&h.symbol_changes, &h.name_changes).await.unwrap();
     assert_eq!((again.change_rows, again.generation), (0, None));

@@ -174,33 +174,30 @@ async fn apply(
         open = open_runs(conn, series).await?;
     }
     let (closed, opened) = apply_snapshot(&open, rows);
-    for isin in &closed {
-        execute(
-            conn,
-            sqlx::query("UPDATE identity_runs SET until = $1 WHERE series = $2 AND isin = $3 AND until IS NULL")
-                .bind(&d)
-                .bind(s)
-                .bind(isin.as_str()),
-        )
-        .await?;
-    }
-    for r in &opened {
-        execute(
-            conn,
-            sqlx::query(
-                "INSERT INTO identity_runs (series, isin, since, until, symbol, name, face_value, listed_on) \
-                 VALUES ($1, $2, $3, NULL, $4, $5, $6, $7)",
-            )
-            .bind(s)
-            .bind(r.isin.as_str())
-            .bind(&d)
-            .bind(r.symbol.as_str())
-            .bind(r.name.as_str())
-            .bind(r.face_value.map(|f| f.to_string()))
-            .bind(r.listed_on.map(|l| l.to_string())),
-        )
-        .await?;
-    }
+    let closed_isins: Vec<&str> = closed.iter().map(Isin::as_str).collect();
+    for_isins(
+        conn,
+        "UPDATE identity_runs SET until = $1 WHERE series = $2 AND until IS NULL AND isin IN",
+        &[&d, s],
+        &closed_isins,
+    )
+    .await?;
+    let values: Vec<Vec<Option<String>>> = opened
+        .iter()
+        .map(|r| {
+            vec![
+                Some(s.to_owned()),
+                Some(r.isin.as_str().to_owned()),
+                Some(d.clone()),
+                Some(r.symbol.as_str().to_owned()),
+                Some(r.name.clone()),
+                r.face_value.map(|f| f.to_string()),
+                r.listed_on.map(|l| l.to_string()),
+            ]
+        })
+        .collect();
+    let insert = "INSERT INTO identity_runs (series, isin, since, symbol, name, face_value, listed_on)";
+    insert_rows(conn, insert, &[None; 7], &values).await?;
     execute(
         conn,
         sqlx::query("INSERT INTO identity_snapshots (series, as_of, rows, imported_at) VALUES ($1, $2, $3, $4)")
@@ -213,6 +210,66 @@ async fn apply(
     summary.snapshots += 1;
     summary.runs_opened += opened.len() as u64;
     summary.runs_closed += closed.len() as u64;
+    Ok(())
+}
+
+/// Rows (text or `NULL` each, as many as the statement's columns) per
+/// statement of [`insert_rows`].
+const INSERT_RUN: usize = 200;
+/// ISINs per statement of [`for_isins`].
+const ISIN_RUN: usize = 500;
+
+/// `insert` (`INSERT INTO t (cols)`) of `rows`, many a statement: `VALUES
+/// ($1, …), (…)`. Every value is bound as text; a column whose entry in
+/// `casts` is a type gets `CAST($n AS type)` (the same in both dialects).
+async fn insert_rows(
+    conn: &mut Conn,
+    insert: &str,
+    casts: &[Option<&str>],
+    rows: &[Vec<Option<String>>],
+) -> StoreResult<()> {
+    for run in rows.chunks(INSERT_RUN) {
+        let mut n = 0;
+        let tuples: Vec<String> = run
+            .iter()
+            .map(|_| {
+                let cells: Vec<String> = casts
+                    .iter()
+                    .map(|c| {
+                        n += 1;
+                        match c {
+                            None => format!("${n}"),
+                            Some(t) => format!("CAST(${n} AS {t})"),
+                        }
+                    })
+                    .collect();
+                format!("({})", cells.join(", "))
+            })
+            .collect();
+        let sql = format!("{insert} VALUES {}", tuples.join(", "));
+        let mut q = sqlx::query(&sql);
+        for row in run {
+            for v in row {
+                q = q.bind(v.as_deref());
+            }
+        }
+        execute(conn, q).await?;
+    }
+    Ok(())
+}
+
+/// `head (…ISINs…)`, `head` ending in `isin IN` and taking `params` first
+/// (`$1`, …), for `isins` a few hundred at a time.
+async fn for_isins(conn: &mut Conn, head: &str, params: &[&str], isins: &[&str]) -> StoreResult<()> {
+    for run in isins.chunks(ISIN_RUN) {
+        let list: Vec<String> = (0..run.len()).map(|i| format!("${}", params.len() + i + 1)).collect();
+        let sql = format!("{head} ({})", list.join(", "));
+        let mut q = sqlx::query(&sql);
+        for p in params.iter().chain(run) {
+            q = q.bind(*p);
+        }
+        execute(conn, q).await?;
+    }
     Ok(())
 }
 
@@ -398,36 +455,27 @@ async fn rederive(
     if moved.is_empty() && writes.is_empty() {
         return Ok(false);
     }
+    let moved_isins: Vec<&str> = moved.iter().map(|i| i.as_str()).collect();
+    for_isins(conn, "DELETE FROM identity_events WHERE isin IN", &[], &moved_isins).await?;
+    let mut values: Vec<Vec<Option<String>>> = Vec::new();
     for isin in &moved {
-        execute(conn, sqlx::query("DELETE FROM identity_events WHERE isin = $1").bind(isin.as_str())).await?;
         for (seq, e) in derived.events.get(*isin).into_iter().flatten().enumerate() {
             let json = serde_json::to_string(e).expect("an event always serialises");
-            execute(
-                conn,
-                sqlx::query("INSERT INTO identity_events (isin, seq, event_json) VALUES ($1, $2, $3)")
-                    .bind(isin.as_str())
-                    .bind(seq as i64)
-                    .bind(json),
-            )
-            .await?;
+            values.push(vec![Some(isin.as_str().to_owned()), Some(seq.to_string()), Some(json)]);
         }
     }
+    insert_rows(conn, "INSERT INTO identity_events (isin, seq, event_json)", &[None, Some("BIGINT"), None], &values)
+        .await?;
     if !writes.is_empty() || !restamp.is_empty() {
         let stamp = begin_upsert::<Company>(conn).await?.expect("companies carry change stamps");
         summary.generation = Some(stamp.seq());
         writes.sort_by(|a, b| a.isin.cmp(&b.isin));
         dialect::write_companies(conn, &writes, &stamp).await?;
-        for isin in restamp {
-            let (at, seq) = stamp.parts();
-            execute(
-                conn,
-                sqlx::query("UPDATE companies SET updated_at = $1, change_seq = $2 WHERE isin = $3")
-                    .bind(at)
-                    .bind(seq)
-                    .bind(isin.as_str()),
-            )
-            .await?;
-        }
+        let (at, seq) = stamp.parts();
+        let seq = seq.to_string();
+        let restamp: Vec<&str> = restamp.iter().map(|i| i.as_str()).collect();
+        let sql = "UPDATE companies SET updated_at = $1, change_seq = CAST($2 AS BIGINT) WHERE isin IN";
+        for_isins(conn, sql, &[at, &seq], &restamp).await?;
     }
     Ok(true)
 }

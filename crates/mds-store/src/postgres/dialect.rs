@@ -203,17 +203,19 @@ pub(super) async fn lock_identity(conn: &mut PgConnection) -> StoreResult<()> {
     lock_for_upsert(conn, Company::TABLE).await
 }
 
-/// Writes `companies` (distinct ISINs) in the caller's write transaction,
-/// each stamped with `stamp` where it differs from the stored row, in runs
-/// ([`upsert_run`]). How many rows were inserted or changed.
+/// Writes `companies` (distinct ISINs, whole: no details is no details)
+/// in the caller's write transaction, each stamped with `stamp` where it
+/// differs from the stored row, in runs. How many rows were inserted or
+/// changed.
 pub(super) async fn write_companies(
     conn: &mut PgConnection,
     companies: &[Company],
     stamp: &UpsertStamp,
 ) -> StoreResult<u64> {
+    let sql = upsert_sql(Company::TABLE, Company::COLUMNS, &[], Company::TYPES, Some(stamp));
     let mut written = 0;
     for run in companies.chunks(<Company as Upsert>::RUN) {
-        written += upsert_run(&mut *conn, run, Some(stamp)).await?;
+        written += Company::bind(run, sqlx::query(&sql)).execute(&mut *conn).await.map_err(db)?.rows_affected();
     }
     Ok(written)
 }

@@ -287,7 +287,8 @@ pub(super) async fn lock_identity(_conn: &mut SqliteConnection) -> StoreResult<(
     Ok(())
 }
 
-/// Writes `companies` (distinct ISINs) in the caller's write transaction,
+/// Writes `companies` (distinct ISINs, whole: no details is no details) in
+/// the caller's write transaction,
 /// each stamped with `stamp` where it differs from the stored row: runs of
 /// `INSERT … VALUES (…), … ON CONFLICT DO UPDATE … WHERE <a column differs>`.
 /// How many rows were inserted or changed.
@@ -300,7 +301,7 @@ pub(super) async fn write_companies(
     for run in companies.chunks(<Company as Upsert>::RUN) {
         let row = format!("({}, {})", placeholders(Company::COLUMNS.len()), stamp.values());
         let source = format!("VALUES {}", vec![row; run.len()].join(", "));
-        let sql = upsert_tail(Company::TABLE, Company::COLUMNS, Company::KEPT_WHEN_NULL, Some(stamp), &source);
+        let sql = upsert_tail(Company::TABLE, Company::COLUMNS, &[], Some(stamp), &source);
         let mut q = sqlx::query(&sql);
         for c in run {
             q = c.bind(q);
