@@ -83,23 +83,8 @@ fn rows_of(c: &[(usize, usize, u32)]) -> Vec<SymbolChange> {
         .collect()
 }
 
-/// An ISIN's NSE symbol after its events, its predecessor's for a successor.
-fn replayed(d: &Derived, isin: &Isin, depth: usize) -> Option<Ticker> {
-    let mut symbol = None;
-    for e in d.events.get(isin)? {
-        match &e.change {
-            IdentityChange::Listed { symbol: s, .. } => symbol = Some(s.clone()),
-            IdentityChange::SymbolChanged { to, .. } => symbol = Some(to.clone()),
-            IdentityChange::IsinChanged { from, to, .. } if to == isin && depth < 8 => {
-                symbol = replayed_until(d, from, e.date, depth + 1);
-            }
-            _ => {}
-        }
-    }
-    symbol
-}
-
-/// [`replayed`] up to and including `until`.
+/// An ISIN's NSE symbol after its events up to and including `until`,
+/// starting from its predecessor's for a successor.
 fn replayed_until(d: &Derived, isin: &Isin, until: NaiveDate, depth: usize) -> Option<Ticker> {
     let mut symbol = None;
     for e in d.events.get(isin)?.iter().filter(|e| e.date <= until) {
@@ -159,7 +144,7 @@ proptest! {
             };
             prop_assert_eq!(d.status[isin], want);
             if r.until.is_none() && want == CompanyStatus::Active {
-                prop_assert_eq!(replayed(&d, isin, 0), Some(r.row.symbol.clone()), "{:?}", d.events[isin]);
+                prop_assert_eq!(replayed_until(&d, isin, NaiveDate::MAX, 0), Some(r.row.symbol.clone()), "{:?}", d.events[isin]);
             }
         }
     }

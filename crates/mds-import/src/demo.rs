@@ -67,11 +67,7 @@ pub struct DemoHistory {
 
 /// The demo's identity history: the two snapshots and the change files.
 pub fn demo_history() -> DemoHistory {
-    let nse = exchange::parse_nse_equity_list(NSE_EQUITY_LIST).expect("embedded NSE list is valid");
-    let bse = exchange::parse_bse_equity_list(BSE_EQUITY_LIST).expect("embedded BSE list is valid");
-    let mcap = exchange::parse_nse_mcap(NSE_MCAP)
-        .expect("embedded market-cap file is valid")
-        .with_as_of(exchange::mcap_day_from_file_name("nse_mcap_2024-03-28.csv"));
+    let (nse, bse, mcap) = lists_2024();
     let nse26 = exchange::parse_nse_equity_list(NSE_EQUITY_LIST_2026).expect("embedded 2026 NSE list is valid");
     let sme26 = exchange::parse_nse_sme_equity_list(NSE_SME_EQUITY_LIST_2026).expect("embedded SME list is valid");
     DemoHistory {
@@ -91,12 +87,18 @@ pub const NEWS: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../
 
 /// The demo companies with what the merge reported: skipped rows and notes.
 pub fn demo_merge() -> MergedCompanies {
+    let (nse, bse, mcap) = lists_2024();
+    exchange::merge(&nse, &bse, Some(&mcap))
+}
+
+/// The embedded lists of 2024, parsed.
+fn lists_2024() -> (exchange::NseEquityList, exchange::BseEquityList, exchange::McapList) {
     let nse = exchange::parse_nse_equity_list(NSE_EQUITY_LIST).expect("embedded NSE list is valid");
     let bse = exchange::parse_bse_equity_list(BSE_EQUITY_LIST).expect("embedded BSE list is valid");
     let mcap = exchange::parse_nse_mcap(NSE_MCAP)
         .expect("embedded market-cap file is valid")
         .with_as_of(exchange::mcap_day_from_file_name("nse_mcap_2024-03-28.csv"));
-    exchange::merge(&nse, &bse, Some(&mcap))
+    (nse, bse, mcap)
 }
 
 /// The demo companies of January 2024 (before the 2026 lists), sorted by

@@ -231,6 +231,10 @@ fn blocks(runs: &[&Run]) -> Vec<(usize, usize)> {
     out
 }
 
+/// A span an ISIN is on an exchange: its start, its end (`None` while
+/// listed), and its first and last runs.
+type Span<'a> = (NaiveDate, Option<NaiveDate>, &'a Run, &'a Run);
+
 /// A successor found: in `series`, `from` was replaced by `to` on `date`.
 struct Succession<'a> {
     series: Series,
@@ -381,7 +385,7 @@ pub fn derive(runs: &[Run], symbols: &[SymbolChange], names: &[NameChange]) -> D
     let mut ev = Events::default();
 
     // Listed and delisted: spans per ISIN and exchange.
-    let mut spans: BTreeMap<(&Isin, Exchange), Vec<(NaiveDate, Option<NaiveDate>, &Run, &Run)>> = BTreeMap::new();
+    let mut spans: BTreeMap<(&Isin, Exchange), Vec<Span>> = BTreeMap::new();
     for ((series, isin), rs) in &by {
         for (s, e) in blocks(rs) {
             spans.entry((isin, series.exchange())).or_default().push((rs[s].since, rs[e].until, rs[s], rs[e]));
@@ -390,7 +394,7 @@ pub fn derive(runs: &[Run], symbols: &[SymbolChange], names: &[NameChange]) -> D
     for ((isin, exchange), mut list) in spans {
         list.sort_by_key(|s| s.0);
         // Merge spans that touch or overlap (NSE main board and SME).
-        let mut merged: Vec<(NaiveDate, Option<NaiveDate>, &Run, &Run)> = Vec::new();
+        let mut merged: Vec<Span> = Vec::new();
         for s in list {
             match merged.last_mut() {
                 Some(m) if m.1.is_none_or(|end| s.0 <= end) => {

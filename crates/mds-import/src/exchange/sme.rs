@@ -5,10 +5,8 @@
 
 use chrono::NaiveDate;
 
-use super::nse::{NseEquityList, NseListing};
-use super::table::{code, exchange_name, face_value, parse_listings};
+use super::nse::{NseEquityList, parse_nse_shaped};
 use crate::error::ImportError;
-use crate::fields::parse_ticker;
 use crate::text::Column;
 
 const SME_COLUMNS: &[Column] = &[
@@ -36,21 +34,7 @@ fn listing_date(cell: Option<&str>) -> Result<Option<NaiveDate>, String> {
 /// Parses NSE's `SME_EQUITY_L.csv` into the shape of the main board's list.
 /// Every bad row is reported with its line.
 pub fn parse_nse_sme_equity_list(bytes: &[u8]) -> Result<NseEquityList, ImportError> {
-    parse_listings(bytes, SME_COLUMNS, 2, |record, col, isin| {
-        let symbol = parse_ticker(record.get(col.req(0))).map_err(|e| format!("SYMBOL: {e}"));
-        let name = exchange_name(record, col.req(1), "NAME_OF_COMPANY");
-        let series = code(record.opt(col.opt(3)), "SERIES");
-        let listed_on = listing_date(record.opt(col.opt(4)));
-        let face = face_value(record.opt(col.opt(5)), "FACE_VALUE");
-        match (isin, symbol, name, series, listed_on, face) {
-            (Ok(isin), Ok(symbol), Ok(name), Ok(series), Ok(listed_on), Ok(face_value)) => {
-                Ok(NseListing { line: record.line, isin, symbol, name, series, listed_on, face_value })
-            }
-            (isin, symbol, name, series, listed_on, face) => {
-                Err(vec![isin.err(), symbol.err(), name.err(), series.err(), listed_on.err(), face.err()])
-            }
-        }
-    })
+    parse_nse_shaped(bytes, SME_COLUMNS, listing_date)
 }
 
 #[cfg(test)]

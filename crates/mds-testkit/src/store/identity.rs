@@ -5,7 +5,7 @@
 
 use chrono::NaiveDate;
 use mds_domain::snapshot::{NameChange, Series, SnapshotImport, SnapshotRow, SymbolChange};
-use mds_domain::{CompanyDetails, CompanyStatus, Exchange, IdentityChange, IdentityEvent, Isin};
+use mds_domain::{CompanyStatus, Exchange, IdentityChange, IdentityEvent, Isin};
 
 use super::*;
 
@@ -23,16 +23,10 @@ fn listed(body: &str, symbol: &str, name: &str, face: f64) -> (SnapshotRow, Comp
         listed_on: None,
     };
     let c = Company {
-        isin: isin(body),
-        ticker: ticker(symbol),
         name: name.to_owned(),
-        industry: None,
-        sector: None,
         is_bse: false,
         is_nse: true,
-        market_cap_band: None,
-        logo_url: None,
-        details: CompanyDetails::default(),
+        ..crate::fixtures::bare_company(isin(body), symbol)
     };
     (row, c)
 }
