@@ -22,6 +22,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::NaiveDate;
+use futures_util::TryStreamExt;
 use mds_domain::snapshot::derive::derive;
 use mds_domain::snapshot::{NameChange, Run, Series, SnapshotRow, SymbolChange, apply_snapshot, carry_over};
 use mds_domain::{Company, CompanyStatus, IdentityEvent, Isin, Ticker};
@@ -122,6 +123,9 @@ pub(crate) async fn import_changes(
         .await?;
     }
     if summary.change_rows == 0 {
+        let n: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM identity_events").fetch_one(&mut *tx).await.map_err(db)?;
+        summary.events = n.unsigned_abs();
         return Ok(summary);
     }
     rederive(&mut tx, &[], None, &mut summary).await?;
@@ -287,17 +291,16 @@ async fn open_runs(conn: &mut Conn, series: Series) -> StoreResult<HashMap<Isin,
     rs.iter().map(|r| run(r).map(|r| (r.row.isin.clone(), r.row))).collect()
 }
 
-/// Every run.
+/// Every run (read as a stream: only the decoded runs are held).
 async fn all_runs(conn: &mut Conn) -> StoreResult<Vec<Run>> {
-    let rs = fetch_all(
-        conn,
-        sqlx::query(
-            "SELECT series, isin, since, until, symbol, name, face_value, listed_on FROM identity_runs \
-             ORDER BY series, isin, since",
-        ),
-    )
-    .await?;
-    rs.iter().map(run).collect()
+    let mut out = Vec::new();
+    let sql = "SELECT series, isin, since, until, symbol, name, face_value, listed_on FROM identity_runs \
+               ORDER BY series, isin, since";
+    let mut rows = sqlx::query(sql).fetch(&mut *conn);
+    while let Some(r) = rows.try_next().await.map_err(db)? {
+        out.push(run(&r)?);
+    }
+    Ok(out)
 }
 
 /// A day as stored.
@@ -356,12 +359,11 @@ async fn change_rows(conn: &mut Conn) -> StoreResult<(Vec<SymbolChange>, Vec<Nam
 
 /// The stored events, by ISIN, each ISIN's in order.
 async fn stored_events(conn: &mut Conn) -> StoreResult<BTreeMap<Isin, Vec<IdentityEvent>>> {
-    let rs: Vec<(String, String)> = sqlx::query_as("SELECT isin, event_json FROM identity_events ORDER BY isin, seq")
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(db)?;
+    let mut rows =
+        sqlx::query_as::<_, (String, String)>("SELECT isin, event_json FROM identity_events ORDER BY isin, seq")
+            .fetch(&mut *conn);
     let mut out: BTreeMap<Isin, Vec<IdentityEvent>> = BTreeMap::new();
-    for (isin, json) in rs {
+    while let Some((isin, json)) = rows.try_next().await.map_err(db)? {
         let i = Isin::parse(&isin).map_err(|e| corrupt(format_args!("identity_events: {e}")))?;
         let e = serde_json::from_str(&json)
             .map_err(|e| corrupt(format_args!("identity_events {isin}: event_json does not decode ({e})")))?;
@@ -370,11 +372,16 @@ async fn stored_events(conn: &mut Conn) -> StoreResult<BTreeMap<Isin, Vec<Identi
     Ok(out)
 }
 
-/// Every stored company, by ISIN.
+/// Every stored company, by ISIN (read as a stream).
 async fn stored_companies(conn: &mut Conn) -> StoreResult<HashMap<Isin, Company>> {
     let sql = format!("SELECT {} FROM companies", COMPANY_COLUMNS.join(", "));
-    let rs = fetch_all(conn, sqlx::query(&sql)).await?;
-    rs.iter().map(|r| rows::company(r).map(|c| (c.isin.clone(), c))).collect()
+    let mut out = HashMap::new();
+    let mut rs = sqlx::query(&sql).fetch(&mut *conn);
+    while let Some(r) = rs.try_next().await.map_err(db)? {
+        let c = rows::company(&r)?;
+        out.insert(c.isin.clone(), c);
+    }
+    Ok(out)
 }
 
 /// What an exchange import's companies keep of the stored ones.
