@@ -7,6 +7,16 @@
                                           `mds import exchanges` fills them
   gen_companies.py casparser IN.csv.gz OUT  the equity ISINs of a casparser
                                             ISIN list (valid, distinct ISINs only)
+  gen_companies.py history N SEED DIR     an identity history for `mds import exchanges`
+                                          and `mds import nse-changes`: DIR/EQUITY_L_2024-01-31.csv
+                                          (N companies), DIR/EQUITY_L_2026-05-17.csv, and NSE's
+                                          change files DIR/symbolchange.csv (no header, as NSE's)
+                                          and DIR/namechange.csv; 10% of the companies get 1 to 5
+                                          identity events beyond their listing (1% of all a split:
+                                          a new ISIN of the same issuer, face value halved; symbol
+                                          changes, some chained A->B->C, dated in the change file;
+                                          name changes; 0.5% of all delisted), and 0.2% new
+                                          listings appear in 2026
 
 Industries, bands and exchanges not in the source are assigned from a seeded
 generator, so every filter has something to select. Output is never committed.
@@ -101,6 +111,110 @@ def synthetic(n, seed, out, with_details=False):
             w.writerow(row)
 
 
+B36 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def b36(k, width):
+    out = ""
+    for _ in range(width):
+        out = B36[k % 36] + out
+        k //= 36
+    return out
+
+
+def history_isin(k, serial):
+    body = "INE" + b36(k, 4) + "01" + "%02d" % serial
+    return body + isin_check(body)
+
+
+def nse_date(y, m, d):
+    return "%02d-%s-%04d" % (d, ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"][m - 1], y)
+
+
+def history(n, seed, out_dir):
+    import os
+    rng = random.Random(seed)
+    os.makedirs(out_dir, exist_ok=True)
+    cons, vows = "bcdfghjklmnprstvwyz", "aeiou"
+    words = sorted({"".join(rng.choice(cons) + rng.choice(vows) for _ in range(rng.randint(1, 4))).capitalize()
+                    for _ in range(20000)})
+    header = ["SYMBOL", "NAME OF COMPANY", " SERIES", " DATE OF LISTING", " PAID UP VALUE", " MARKET LOT",
+              " ISIN NUMBER", " FACE VALUE"]
+    first, second, sym_rows, name_rows = [], [], [], []
+    counts = {"split": 0, "symbol": 0, "name": 0, "delisted": 0, "new": 0, "with_events": 0}
+    for k in range(n):
+        name = " ".join(rng.choice(words) for _ in range(rng.randint(1, 3))) + " " + rng.choice(SUFFIX)
+        symbol = "S" + b36(k, 4)
+        face = rng.choice([1, 2, 5, 10, 10, 10])
+        listed = nse_date(rng.randint(1994, 2023), rng.randint(1, 12), rng.randint(1, 28))
+        row = [symbol, name, "EQ", listed, face, 1, history_isin(k, 1), face]
+        first.append(row)
+        if rng.random() >= 0.10:
+            second.append(row)
+            continue
+        counts["with_events"] += 1
+        events = rng.randint(1, 5)
+        later = list(row)
+        if rng.random() < 0.05:  # 0.5% of all: gone, after a change or two
+            events = min(events, 2)
+        elif rng.random() < 0.1:  # 1% of all: a split, counted as one event
+            later[6] = history_isin(k, 2)
+            later[7] = later[4] = max(1, face // 2)
+            events -= 1
+            counts["split"] += 1
+        day = 0
+        cur = symbol
+        while events > 0:
+            day += rng.randint(1, 60)
+            y, rest = 2024 + (30 + day) // 360, (30 + day) % 360
+            when = nse_date(min(y, 2026), 1 + rest // 30 if y < 2026 else min(4, 1 + rest // 30), 1 + rest % 28)
+            if rng.random() < 0.5:
+                new = cur + b36(events, 1)
+                sym_rows.append([later[1], cur, new, when])
+                cur = new
+                counts["symbol"] += 1
+            else:
+                new_name = rng.choice(words) + " " + later[1]
+                name_rows.append([cur, later[1], new_name, when])
+                later[1] = new_name[:200]
+                counts["name"] += 1
+            events -= 1
+        later[0] = cur
+        if later[6] == row[6] and rng.random() < 0.05:
+            counts["delisted"] += 1
+            continue
+        second.append(later)
+    for j in range(n // 500):
+        k = n + j
+        name = " ".join(rng.choice(words) for _ in range(rng.randint(1, 3))) + " " + rng.choice(SUFFIX)
+        second.append(["S" + b36(k, 4), name, "SM", nse_date(2025, rng.randint(1, 12), rng.randint(1, 28)), 10, 1,
+                       history_isin(k, 1), 10])
+        counts["new"] += 1
+    # The name file names the symbol of the day it was made.
+    final = {}
+    for r in sym_rows:
+        final[r[1]] = r[2]
+    def latest(s):
+        seen = 0
+        while s in final and seen < 10:
+            s, seen = final[s], seen + 1
+        return s
+    for r in name_rows:
+        r[0] = latest(r[0])
+    for name, rows in (("EQUITY_L_2024-01-31.csv", first), ("EQUITY_L_2026-05-17.csv", second)):
+        with open(os.path.join(out_dir, name), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(header)
+            w.writerows(rows)
+    with open(os.path.join(out_dir, "symbolchange.csv"), "w", newline="") as f:
+        csv.writer(f).writerows(sym_rows)
+    with open(os.path.join(out_dir, "namechange.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["NCH_SYMBOL", " NCH_PREV_NAME", " NCH_NEW_NAME", " NCH_DT"])
+        w.writerows(name_rows)
+    print(counts, file=sys.stderr)
+
+
 def casparser(src, out):
     rng = random.Random(2026)
     seen = set()
@@ -123,7 +237,9 @@ def casparser(src, out):
 
 
 if __name__ == "__main__":
-    if sys.argv[1] in ("synthetic", "detailed"):
+    if sys.argv[1] == "history":
+        history(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
+    elif sys.argv[1] in ("synthetic", "detailed"):
         synthetic(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], with_details=sys.argv[1] == "detailed")
     else:
         casparser(sys.argv[2], sys.argv[3])

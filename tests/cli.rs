@@ -370,6 +370,64 @@ async fn news_and_exchange_imports() {
     assert_eq!(companies, mds_import::demo_companies().into_iter().collect::<Vec<_>>());
 }
 
+/// `mds import exchanges` with `--as-of` (or the day in the file's name),
+/// `--nse-sme` and no `--bse`, then `mds import nse-changes`: a bad line is
+/// named and nothing is imported, a re-import changes nothing, an older
+/// snapshot is refused naming both days.
+#[tokio::test]
+async fn identity_imports_from_the_command_line() {
+    let cli = Cli::new();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/demo");
+    let p = |f: &str| demo.join(f).to_str().unwrap().to_owned();
+    let (nse24, bse24) = (p("nse_EQUITY_L_2024-01.csv"), p("bse_Equity_2024-01.csv"));
+    let first: [&str; 8] = ["import", "exchanges", "--nse", &nse24, "--bse", &bse24, "--as-of", "2024-01-30"];
+    let out = cli.ok(&first);
+    assert!(out.contains("as of 2024-01-30") && out.contains("2 snapshots added"), "{out}");
+    let out = cli.ok(&[
+        "import",
+        "exchanges",
+        "--nse",
+        &p("nse_EQUITY_L_2026-05-17.csv"),
+        "--nse-sme",
+        &p("nse_SME_EQUITY_L_2026-05-17.csv"),
+    ]);
+    assert!(out.contains("as of 2026-05-17"), "{out}");
+    let store = cli.store().await;
+    let observed = store.identity_events().await.unwrap();
+
+    let bad = cli.write("symbolchange.csv", b"ETERNAL LIMITED,ZOMATO,ETERNAL,09-APR-2025\nX,A,B,2025-13-01\n");
+    let e = cli.fails(&["import", "nse-changes", "--symbols", &bad, "--names", &p("nse_namechange_2026-05-17.csv")]);
+    assert!(e.contains("symbolchange.csv:2:") && e.contains("nothing was imported"), "{e}");
+    assert_eq!(store.identity_events().await.unwrap(), observed);
+
+    let changes: [&str; 6] = [
+        "import",
+        "nse-changes",
+        "--symbols",
+        &p("nse_symbolchange_2026-05-17.csv"),
+        "--names",
+        &p("nse_namechange_2026-05-17.csv"),
+    ];
+    let out = cli.ok(&changes);
+    assert!(out.contains("3076 new to the store"), "{out}");
+    let events = store.identity_events().await.unwrap();
+    assert_ne!(events, observed);
+    let g = store.generations().await.unwrap();
+    let out = cli.ok(&changes);
+    assert!(out.contains("0 new to the store") && out.contains("no company changed"), "{out}");
+
+    let e = cli.fails(&first);
+    assert!(e.contains("2024-01-30") && e.contains("2026-05-17") && e.contains("nothing was imported"), "{e}");
+    assert_eq!(store.generations().await.unwrap(), g);
+    assert_eq!(store.identity_events().await.unwrap(), events);
+
+    // No --as-of and no day in the name: today, said on stderr.
+    let undated = cli.write("EQUITY_L.csv", &std::fs::read(p("nse_EQUITY_L_2026-05-17.csv")).unwrap());
+    let o = cli.run(&["import", "exchanges", "--nse", &undated]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("as of today"));
+}
+
 #[tokio::test]
 async fn output_into_a_closed_pipe_ends_quietly() {
     let cli = Cli::new();

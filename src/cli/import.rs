@@ -1,4 +1,5 @@
-//! `mds import`: loads companies or news from a file, all or nothing. Every
+//! `mds import`: loads companies, news, exchange snapshots or NSE's change
+//! files, all or nothing. Every
 //! bad row is reported with its line (on stderr), then one line says why
 //! nothing was written.
 
@@ -8,7 +9,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Subcommand;
 use mds_import::ImportError;
-use mds_store::{Store, UpsertSummary};
+use mds_store::{IdentityImport, Store, UpsertSummary};
 
 /// `mds import …`
 #[derive(Debug, Subcommand)]
@@ -23,14 +24,24 @@ pub(crate) enum ImportCommand {
         /// The file.
         file: PathBuf,
     },
-    /// The exchanges' own daily files, merged by ISIN; upsert by ISIN.
+    /// The exchanges' own daily files, each a full snapshot of its list as of one day,
+    /// merged by ISIN; upsert by ISIN, and the identity events derived again. A snapshot
+    /// older than the latest imported for its list is refused, nothing written.
     Exchanges {
-        /// NSE's equity list (EQUITY_L.csv).
+        /// NSE's main board equity list (EQUITY_L.csv).
         #[arg(long)]
         nse: PathBuf,
-        /// BSE's equity list (Equity.csv).
+        /// NSE's SME equity list (SME_EQUITY_L.csv).
         #[arg(long)]
-        bse: PathBuf,
+        nse_sme: Option<PathBuf>,
+        /// BSE's equity list (Equity.csv). Without it, companies keep their stored BSE
+        /// listing and classification.
+        #[arg(long)]
+        bse: Option<PathBuf>,
+        /// The day the lists are of (YYYY-MM-DD). Without it, the day in the NSE file's
+        /// name (DDMMYYYY or YYYY-MM-DD), else today (said on stderr).
+        #[arg(long, value_name = "YYYY-MM-DD")]
+        as_of: Option<chrono::NaiveDate>,
         /// A market-capitalisation file in NSE's MCAP shape; sets market_cap_band by rank
         /// and each company's market cap (in crore).
         #[arg(long)]
@@ -40,6 +51,18 @@ pub(crate) enum ImportCommand {
         /// them), else unknown.
         #[arg(long, value_name = "YYYY-MM-DD", requires = "mcap")]
         mcap_as_of: Option<chrono::NaiveDate>,
+    },
+    /// NSE's cumulative change files (symbolchange.csv, namechange.csv), with or without
+    /// their header line; rows already stored are skipped, and the identity events are
+    /// derived again. A bad line: its number, nothing imported.
+    #[command(name = "nse-changes")]
+    NseChanges {
+        /// The symbol-change file.
+        #[arg(long, required_unless_present = "names")]
+        symbols: Option<PathBuf>,
+        /// The name-change file.
+        #[arg(long)]
+        names: Option<PathBuf>,
     },
 }
 
@@ -74,38 +97,108 @@ pub(crate) async fn run(store: &Arc<dyn Store>, cmd: ImportCommand) -> anyhow::R
             }
             report("articles", &file, upserted.context("nothing was imported")?)?;
         }
-        ImportCommand::Exchanges { nse, bse, mcap, mcap_as_of } => {
+        ImportCommand::Exchanges { nse, nse_sme, bse, as_of, mcap, mcap_as_of } => {
             let nse_list = parse(&nse, &read(&nse)?, mds_import::parse_nse_equity_list)?;
-            let bse_list = parse(&bse, &read(&bse)?, mds_import::parse_bse_equity_list)?;
+            let sme_list = match nse_sme.as_deref() {
+                None => None,
+                Some(f) => Some(parse(f, &read(f)?, mds_import::parse_nse_sme_equity_list)?),
+            };
+            let bse_list = match bse.as_deref() {
+                None => None,
+                Some(f) => Some(parse(f, &read(f)?, mds_import::parse_bse_equity_list)?),
+            };
             let mcap_list = match mcap.as_deref() {
                 None => None,
                 Some(m) => {
-                    let day = mcap_as_of.or_else(|| {
-                        m.file_name().and_then(|n| n.to_str()).and_then(mds_import::exchange::mcap_day_from_file_name)
-                    });
+                    let day = mcap_as_of.or_else(|| day_in_name(m));
                     Some(parse(m, &read(m)?, mds_import::parse_nse_mcap)?.with_as_of(day))
                 }
             };
-            let merged = mds_import::merge(&nse_list, &bse_list, mcap_list.as_ref());
-            for note in &merged.notes {
+            let as_of = match as_of.or_else(|| day_in_name(&nse)) {
+                Some(d) => d,
+                None => {
+                    let today = chrono::Utc::now().date_naive();
+                    eprintln!(
+                        "note: no --as-of and no date in {}'s name: the lists are taken as of today, {today}",
+                        nse.display()
+                    );
+                    today
+                }
+            };
+            let snapshots =
+                mds_import::snapshot_import(&nse_list, sme_list.as_ref(), bse_list.as_ref(), mcap_list.as_ref(), as_of)
+                    .map_err(|e| anyhow::anyhow!("{e}; nothing was imported"))?;
+            drop((nse_list, sme_list, bse_list, mcap_list));
+            for note in &snapshots.notes {
                 eprintln!("note: {note}");
             }
-            let s = store.upsert_companies(&merged.companies).await.context("nothing was imported")?;
+            let s = store.import_snapshots(&snapshots.import).await.context("nothing was imported")?;
+            let files: Vec<String> = [Some(&nse), nse_sme.as_ref(), bse.as_ref()]
+                .into_iter()
+                .flatten()
+                .map(|f| f.display().to_string())
+                .collect();
             outln!(
-                "imported {} companies from {} and {} ({} new, {} updated, {} unchanged; {} rows without an ISIN skipped)",
-                merged.companies.len(),
-                nse.display(),
-                bse.display(),
-                s.inserted,
-                s.updated,
-                s.unchanged,
-                merged.skipped_without_isin
+                "imported {} companies from {} as of {as_of} ({} new, {} updated, {} unchanged; {} rows without an ISIN skipped)",
+                snapshots.import.companies.len(),
+                files.join(", "),
+                s.companies.inserted,
+                s.companies.updated,
+                s.companies.unchanged,
+                snapshots.skipped_without_isin
             )?;
-            drop(merged);
-            snapshot_catalog(store).await;
+            report_identity(&s)?;
+            drop(snapshots);
+            if s.generation.is_some() {
+                snapshot_catalog(store).await;
+            }
+        }
+        ImportCommand::NseChanges { symbols, names } => {
+            let symbol_rows = match symbols.as_deref() {
+                None => Vec::new(),
+                Some(f) => parse(f, &read(f)?, mds_import::parse_symbol_changes)?,
+            };
+            let name_rows = match names.as_deref() {
+                None => Vec::new(),
+                Some(f) => parse(f, &read(f)?, mds_import::parse_name_changes)?,
+            };
+            let s = store.import_nse_changes(&symbol_rows, &name_rows).await.context("nothing was imported")?;
+            outln!(
+                "imported {} symbol changes and {} name changes ({} new to the store)",
+                symbol_rows.len(),
+                name_rows.len(),
+                s.change_rows
+            )?;
+            report_identity(&s)?;
+            if s.generation.is_some() {
+                snapshot_catalog(store).await;
+            }
         }
     }
     Ok(())
+}
+
+/// A day in a file's name (DDMMYYYY or YYYY-MM-DD), as NSE and its mirrors
+/// name their files.
+fn day_in_name(file: &Path) -> Option<chrono::NaiveDate> {
+    file.file_name().and_then(|n| n.to_str()).and_then(mds_import::exchange::mcap_day_from_file_name)
+}
+
+/// The second line of an identity import's report: what it did to the
+/// snapshots, the events and the companies' stamps.
+fn report_identity(s: &IdentityImport) -> std::io::Result<()> {
+    outln!(
+        "identity: {} snapshots added ({} rows new or changed, {} gone or changed), {} events stored, {} ISINs whose events changed; {}",
+        s.snapshots,
+        s.runs_opened,
+        s.runs_closed,
+        s.events,
+        s.isins_changed,
+        match s.generation {
+            Some(g) => format!("companies generation {g}"),
+            None => "no company changed".to_owned(),
+        }
+    )
 }
 
 /// Builds the new company catalog and saves its snapshot in the store, so

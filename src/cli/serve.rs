@@ -143,17 +143,34 @@ const DEMO_ACCOUNT: &str = "demo";
 /// The tier of demo keys.
 const DEMO_TIER: &str = "pro";
 
-/// `mds demo`: loads the demo data into an empty store, issues a demo key,
-/// prints it with curl lines (the company list, the news list, and the
-/// newest article with its body), then serves.
+/// `mds demo`: loads the demo data into an empty store (the exchange lists
+/// of 2024 and 2026 and NSE's change files, with their identity history),
+/// issues a demo key, prints it with curl lines (the company list, the news
+/// list, the newest article with its body, a company's history and the
+/// master as of a past day), then serves.
 pub(crate) async fn demo(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<()> {
     let store = open(url).await?;
     if store.company_count().await? == 0 {
-        let companies = mds_import::demo_companies();
+        // As an operator would: the 2024 snapshot, the 2026 one, the change
+        // files (`mds import exchanges`, then `mds import nse-changes`).
+        let history = mds_import::demo_history();
         let articles = mds_import::demo_articles();
-        store.upsert_companies(&companies).await.context("cannot load demo companies")?;
+        for snapshots in [&history.snapshots_2024, &history.snapshots_2026] {
+            store.import_snapshots(snapshots).await.context("cannot load the demo's exchange lists")?;
+        }
+        let changes = store
+            .import_nse_changes(&history.symbol_changes, &history.name_changes)
+            .await
+            .context("cannot load the demo's change files")?;
         store.upsert_articles(&articles).await.context("cannot load demo articles")?;
-        eprintln!("loaded {} companies and {} news articles into {url}", companies.len(), articles.len());
+        eprintln!(
+            "loaded {} companies ({} identity events: NSE and BSE of {}, NSE of {}, NSE's change files) and {} news articles into {url}",
+            store.company_count().await?,
+            changes.events,
+            mds_import::demo::DAY_2024,
+            mds_import::demo::DAY_2026,
+            articles.len()
+        );
     } else {
         eprintln!("reusing the data already in {url}");
     }
@@ -182,6 +199,10 @@ pub(crate) async fn demo(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<(
         if let Some(slug) = &article {
             curl(&format!("/v1/news/{slug}"));
         }
+        // Identity over time: Bajaj Finance's pre-split ISIN, and the master
+        // as it stood before TATAMOTORS became TMPV.
+        curl("/v1/companies/INE296A01024/history");
+        curl("/v1/companies?as_of=2024-06-01&ticker=TATAMOTORS");
         println!("Serving on http://{addr} (Ctrl-C to stop)");
     })
     .await

@@ -9,6 +9,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::news::NewsKey;
+use mds_domain::snapshot::{NameChange, Series, SymbolChange};
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{
     Account, AccountName, Actor, AdminTokenName, Article, ArticleSummary, AuditEntry, Company, IdentityEvent, Isin,
@@ -16,8 +17,9 @@ use mds_domain::{
 };
 use mds_store::{
     AccessStore, AdminStore, AdminTokenRecord, AppliedBatch, AuthChanges, AuthDirectory, CatalogStore, Cause,
-    DailyUsage, Generations, IdempotencyClaim, IdentityStore, KeyLookup, KeyRecord, MetaStore, NewsStore, RolledKey,
-    Store, StoreError, StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
+    DailyUsage, Generations, IdempotencyClaim, IdentityImport, IdentityStore, KeyLookup, KeyRecord, MetaStore,
+    NewsStore, RolledKey, SnapshotImport, Store, StoreError, StoreResult, StoredCompany, UpsertSummary, UsageBatch,
+    UsageStore,
 };
 
 /// Which fault is on.
@@ -106,6 +108,9 @@ gated!(CatalogStore {
 
 gated!(IdentityStore {
     fn identity_events() -> Vec<(Isin, IdentityEvent)>;
+    fn import_snapshots(import: &SnapshotImport) -> IdentityImport;
+    fn import_nse_changes(symbols: &[SymbolChange], names: &[NameChange]) -> IdentityImport;
+    fn snapshot_days() -> Vec<(Series, NaiveDate)>;
 });
 
 gated!(NewsStore {

@@ -11,6 +11,9 @@
 //!   and the record of `GET /v1/companies/{isin}` ([`detail::CompanyDetail`]).
 //! - [`identity`]: identity over time: [`identity::IdentityEvent`]s,
 //!   [`identity::CompanyStatus`], the history and symbol records, `as_of`.
+//! - [`snapshot`]: exchange snapshots (as runs) and NSE's change files,
+//!   and the pure rules that make identity events and statuses of them
+//!   ([`snapshot::derive`]).
 //! - [`isin`]: [`isin::Isin`], validated with the ISO 6166 check digit.
 //! - [`article`]: the news [`article::Article`], the
 //!   [`article::ArticleSummary`] the news list shows, and the
@@ -115,6 +118,7 @@ pub mod page;
 pub mod params;
 pub mod problem;
 pub mod query;
+pub mod snapshot;
 pub mod time;
 pub mod usage;
 

@@ -8,7 +8,7 @@
 //! prints), so what is exported re-imports to the same companies.
 
 use mds_domain::bounds;
-use mds_domain::{Classification, Company, CompanyDetails, Isin, Listing, MarketCap, MarketCapBand};
+use mds_domain::{Classification, Company, CompanyDetails, CompanyStatus, Isin, Listing, MarketCap, MarketCapBand};
 use serde::Deserialize;
 
 use crate::details::{self, CSV_COLUMNS};
@@ -200,7 +200,7 @@ impl Iterator for CompanyRows<'_> {
                         listings: row.listings.clone().unwrap_or_default(),
                         classification: row.classification.clone().unwrap_or_default(),
                         market_cap: row.market_cap.clone(),
-                        ..CompanyDetails::default()
+                        status: row.status.unwrap_or_default(),
                     }),
                 };
                 Some(validate(line, fields, seen))
@@ -228,9 +228,17 @@ struct JsonCompany {
     classification: Option<Classification>,
     #[serde(default)]
     market_cap: Option<MarketCap>,
+    #[serde(default)]
+    status: Option<CompanyStatus>,
     /// Written by the API; the store stamps what an import changes.
     #[serde(default, rename = "updated_at")]
     _updated_at: Option<serde::de::IgnoredAny>,
+    /// Written by the API (derived from identity events, not imported).
+    #[serde(default, rename = "superseded_by")]
+    _superseded_by: Option<serde::de::IgnoredAny>,
+    /// Written by the API (derived from identity events, not imported).
+    #[serde(default, rename = "supersedes")]
+    _supersedes: Option<serde::de::IgnoredAny>,
 }
 
 /// A row's details before validation.

@@ -1,15 +1,20 @@
 //! The demo data set, embedded in the binary so `mds demo` needs no files.
 //!
 //! The bytes are the files in `data/demo/` (the exchanges' lists of January
-//! 2024, a market-capitalisation file of 28 March 2024, and fictional news),
-//! run through the same parsers an operator's files go through. The tests of
+//! 2024, a market-capitalisation file of 28 March 2024, NSE's main board and
+//! SME lists of 17 May 2026 with its symbol- and name-change files, and
+//! fictional news), run through the same parsers an operator's files go
+//! through. `mds demo` loads them as an operator would: the 2024 snapshot,
+//! then the 2026 one, then the change files ([`demo_history`]). The tests of
 //! this crate parse them, so the `expect`s below cannot fire in a build whose
 //! tests pass.
 
+use chrono::NaiveDate;
+use mds_domain::snapshot::{NameChange, SnapshotImport, SymbolChange};
 use mds_domain::{Article, Company};
 
 use crate::exchange::{self, MergedCompanies};
-use crate::news;
+use crate::{changes, news};
 
 /// NSE `EQUITY_L.csv`, January 2024.
 pub const NSE_EQUITY_LIST: &[u8] =
@@ -20,20 +25,84 @@ pub const BSE_EQUITY_LIST: &[u8] =
 /// NSE market capitalisation by symbol, 28 March 2024.
 pub const NSE_MCAP: &[u8] =
     include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/nse_mcap_2024-03-28.csv"));
+/// NSE `EQUITY_L.csv`, 17 May 2026.
+pub const NSE_EQUITY_LIST_2026: &[u8] =
+    include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/nse_EQUITY_L_2026-05-17.csv"));
+/// NSE `SME_EQUITY_L.csv`, 17 May 2026.
+pub const NSE_SME_EQUITY_LIST_2026: &[u8] =
+    include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/nse_SME_EQUITY_L_2026-05-17.csv"));
+/// NSE `symbolchange.csv` as of 17 May 2026 (no header line).
+pub const NSE_SYMBOL_CHANGES: &[u8] =
+    include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/nse_symbolchange_2026-05-17.csv"));
+/// NSE `namechange.csv` as of 17 May 2026.
+pub const NSE_NAME_CHANGES: &[u8] =
+    include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/nse_namechange_2026-05-17.csv"));
+
+/// The day the January 2024 lists are taken as of: the BSE list's (30
+/// January 2024; the NSE list is of the 20th, and nothing in it changed by
+/// the 30th as far as the later files tell).
+pub const DAY_2024: NaiveDate = match NaiveDate::from_ymd_opt(2024, 1, 30) {
+    Some(d) => d,
+    None => panic!("a day"),
+};
+/// The day of the 2026 lists.
+pub const DAY_2026: NaiveDate = match NaiveDate::from_ymd_opt(2026, 5, 17) {
+    Some(d) => d,
+    None => panic!("a day"),
+};
+
+/// The demo's identity history, in the order `mds demo` imports it.
+#[derive(Debug, Clone)]
+pub struct DemoHistory {
+    /// NSE and BSE of January 2024 with the market caps of March 2024, as
+    /// of [`DAY_2024`].
+    pub snapshots_2024: SnapshotImport,
+    /// NSE's main board and SME lists of [`DAY_2026`].
+    pub snapshots_2026: SnapshotImport,
+    /// NSE's symbol changes.
+    pub symbol_changes: Vec<SymbolChange>,
+    /// NSE's name changes.
+    pub name_changes: Vec<NameChange>,
+}
+
+/// The demo's identity history: the two snapshots and the change files.
+pub fn demo_history() -> DemoHistory {
+    let (nse, bse, mcap) = lists_2024();
+    let nse26 = exchange::parse_nse_equity_list(NSE_EQUITY_LIST_2026).expect("embedded 2026 NSE list is valid");
+    let sme26 = exchange::parse_nse_sme_equity_list(NSE_SME_EQUITY_LIST_2026).expect("embedded SME list is valid");
+    DemoHistory {
+        snapshots_2024: exchange::snapshot_import(&nse, None, Some(&bse), Some(&mcap), DAY_2024)
+            .expect("the 2024 lists share no ISIN between NSE lists")
+            .import,
+        snapshots_2026: exchange::snapshot_import(&nse26, Some(&sme26), None, None, DAY_2026)
+            .expect("the 2026 main board and SME lists share no ISIN")
+            .import,
+        symbol_changes: changes::parse_symbol_changes(NSE_SYMBOL_CHANGES).expect("embedded symbol changes are valid"),
+        name_changes: changes::parse_name_changes(NSE_NAME_CHANGES).expect("embedded name changes are valid"),
+    }
+}
+
 /// Fictional news articles about companies of the lists (JSON Lines).
 pub const NEWS: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/news.jsonl"));
 
 /// The demo companies with what the merge reported: skipped rows and notes.
 pub fn demo_merge() -> MergedCompanies {
+    let (nse, bse, mcap) = lists_2024();
+    exchange::merge(&nse, &bse, Some(&mcap))
+}
+
+/// The embedded lists of 2024, parsed.
+fn lists_2024() -> (exchange::NseEquityList, exchange::BseEquityList, exchange::McapList) {
     let nse = exchange::parse_nse_equity_list(NSE_EQUITY_LIST).expect("embedded NSE list is valid");
     let bse = exchange::parse_bse_equity_list(BSE_EQUITY_LIST).expect("embedded BSE list is valid");
     let mcap = exchange::parse_nse_mcap(NSE_MCAP)
         .expect("embedded market-cap file is valid")
         .with_as_of(exchange::mcap_day_from_file_name("nse_mcap_2024-03-28.csv"));
-    exchange::merge(&nse, &bse, Some(&mcap))
+    (nse, bse, mcap)
 }
 
-/// The demo companies, sorted by ticker, then ISIN.
+/// The demo companies of January 2024 (before the 2026 lists), sorted by
+/// ticker, then ISIN.
 pub fn demo_companies() -> Vec<Company> {
     demo_merge().companies
 }

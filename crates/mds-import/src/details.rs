@@ -3,7 +3,7 @@
 //! market capitalisation.
 //!
 //! - JSON Lines: the fields of `V1CompanyDetail` (`listings`,
-//!   `classification`, `market_cap`), as `GET /v1/companies/{isin}` and the
+//!   `classification`, `market_cap`, `status`), as `GET /v1/companies/{isin}` and the
 //!   change feed write them, so a synced copy imports back; its
 //!   `updated_at` is accepted and ignored (the store stamps what changes).
 //! - CSV: flat optional columns ([`CSV_COLUMNS`]). A listing is given by
@@ -12,15 +12,17 @@
 //!   columns and adds `macro_sector` and `basic_industry`.
 //!
 //! Either way a listing must be on an exchange the row's flags list, once.
+//! Either form may say the company's `status` (contract 10.2: `active`
+//! when absent; `delisted`, or `superseded` as a synced copy says it).
 
 use chrono::NaiveDate;
 use mds_domain::bounds;
 use mds_domain::detail::LISTING_TEXT_MAX;
-use mds_domain::{Classification, CompanyDetails, Exchange, Listing, ListingStatus, MarketCap};
+use mds_domain::{Classification, CompanyDetails, CompanyStatus, Exchange, Listing, ListingStatus, MarketCap};
 
 /// The optional detail columns of a companies CSV, in the order
 /// `csv_details` reads them.
-pub const CSV_COLUMNS: [&str; 16] = [
+pub const CSV_COLUMNS: [&str; 17] = [
     "nse_symbol",
     "nse_series",
     "nse_listed_on",
@@ -37,6 +39,7 @@ pub const CSV_COLUMNS: [&str; 16] = [
     "market_cap_inr_crore",
     "market_cap_as_of",
     "updated_at",
+    "status",
 ];
 
 /// Where one exchange's listing is among [`CSV_COLUMNS`].
@@ -141,7 +144,11 @@ pub(crate) fn csv_details<'a>(
     } else {
         classification
     };
-    let details = CompanyDetails { listings, classification, market_cap, ..CompanyDetails::default() };
+    let status = match cell(16) {
+        None => CompanyStatus::Active,
+        Some(v) => v.parse::<CompanyStatus>().map_err(|e| errors.push(e)).unwrap_or_default(),
+    };
+    let details = CompanyDetails { listings, classification, market_cap, status };
     match check(row, &details) {
         Ok(()) if errors.is_empty() => Ok(details),
         Ok(()) => Err(errors),

@@ -13,8 +13,10 @@
 //!   companies --format csv` writes.
 //! - [`details`]: the optional detail fields of the companies file.
 //! - [`news`]: the news file of `mds import news`, JSON Lines of articles.
-//! - [`exchange`]: NSE's and BSE's own equity lists and a market-cap file,
-//!   and [`exchange::merge()`], which makes companies of them.
+//! - [`exchange`]: NSE's (main board and SME) and BSE's own equity lists
+//!   and a market-cap file, [`exchange::merge()`], which makes companies of
+//!   them, and [`exchange::snapshot_import`], the lists as snapshots.
+//! - [`changes`]: NSE's symbol- and name-change files.
 //! - [`demo`]: the demo data set, embedded in the binary.
 //! - [`error`]: [`RowError`] and [`ImportError`].
 //!
@@ -24,6 +26,7 @@
 //! [`Company`]: mds_domain::Company
 //! [`Article`]: mds_domain::Article
 
+pub mod changes;
 pub mod companies;
 pub mod demo;
 pub mod details;
@@ -33,11 +36,12 @@ mod fields;
 pub mod news;
 mod text;
 
+pub use changes::{parse_name_changes, parse_symbol_changes};
 pub use companies::{check_companies, companies_in_chunks, csv_header, csv_row, parse_companies};
-pub use demo::{demo_articles, demo_companies};
+pub use demo::{DemoHistory, demo_articles, demo_companies, demo_history};
 pub use error::{ImportError, RowError};
 pub use exchange::{
-    BseEquityList, EquityList, McapList, MergedCompanies, NseEquityList, merge, parse_bse_equity_list,
-    parse_nse_equity_list, parse_nse_mcap,
+    BseEquityList, EquityList, ExchangeSnapshots, McapList, MergedCompanies, NseEquityList, merge,
+    parse_bse_equity_list, parse_nse_equity_list, parse_nse_mcap, parse_nse_sme_equity_list, snapshot_import,
 };
 pub use news::{ArticleChunks, articles_in_chunks, parse_articles};

@@ -13,11 +13,38 @@ fn demo_companies_are_the_merged_exchange_lists() {
     assert_eq!(merged.companies, companies);
 }
 
+/// The demo's companies as its last lists show them: those of 2026 over
+/// those of 2024 (the store's statuses are checked by the store's identity
+/// tests: every article's company is active).
+fn latest_companies() -> Vec<mds_domain::Company> {
+    let mut by_isin: HashMap<_, _> = demo_companies().into_iter().map(|c| (c.isin.clone(), c)).collect();
+    for c in mds_import::demo_history().snapshots_2026.companies {
+        by_isin.insert(c.isin.clone(), c);
+    }
+    by_isin.into_values().collect()
+}
+
+#[test]
+fn the_demo_history_is_two_snapshots_and_the_change_files() {
+    let h = mds_import::demo_history();
+    assert_eq!(
+        (h.snapshots_2024.as_of, h.snapshots_2026.as_of),
+        (mds_import::demo::DAY_2024, mds_import::demo::DAY_2026)
+    );
+    let rows = |s: &mds_domain::snapshot::SnapshotImport| s.series.iter().map(|(_, r)| r.len()).collect::<Vec<_>>();
+    assert_eq!(rows(&h.snapshots_2024), vec![1_935, 4_454]);
+    assert_eq!(rows(&h.snapshots_2026), vec![2_365, 545]);
+    assert_eq!(h.snapshots_2026.companies.len(), 2_910);
+    // Every line of NSE's symbol file (1,029, one without a company name);
+    // the name file's 2,298 rows hold repeats, kept once.
+    assert_eq!((h.symbol_changes.len(), h.name_changes.len()), (1_029, 2_047));
+}
+
 #[test]
 fn demo_articles_point_at_demo_companies() {
     let articles = demo_articles();
     assert_eq!(articles.len(), 50);
-    let companies = demo_companies();
+    let companies = latest_companies();
     let by_isin: HashMap<_, _> = companies.iter().map(|c| (&c.isin, c)).collect();
     let tickers: HashSet<&str> = companies.iter().map(|c| c.ticker.as_str()).collect();
     let mut with_isin = 0;

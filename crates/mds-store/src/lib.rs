@@ -4,7 +4,9 @@
 //! # Layout
 //! - [`roles`]: what the service and the operator commands need from storage,
 //!   one trait per role ([`AccessStore`], [`UsageStore`], [`CatalogStore`],
-//!   [`NewsStore`], [`MetaStore`]) and [`Store`], all of them.
+//!   [`IdentityStore`], [`NewsStore`], [`MetaStore`], [`AdminStore`]) and
+//!   [`Store`], all of them. [`SnapshotImport`] and [`IdentityImport`]:
+//!   what an identity import is given and what it did.
 //! - [`error`]: [`StoreError`] and its opaque [`Cause`].
 //! - [`sqlite`]: the embedded SQLite backend (the default).
 //! - [`postgres`]: the PostgreSQL backend, for several nodes on one database.
@@ -36,6 +38,7 @@ pub mod url;
 
 pub use error::{Cause, StoreError, StoreResult};
 pub use mds_domain::daily::DailyUsage;
+pub use mds_domain::snapshot::SnapshotImport;
 pub use roles::{AccessStore, AdminStore, CatalogStore, IdentityStore, MetaStore, NewsStore, Store, UsageStore};
 pub use url::DatabaseUrl;
 
@@ -57,6 +60,31 @@ pub struct UpsertSummary {
     /// Rows that existed with exactly the content given: not written, so
     /// not marked changed.
     pub unchanged: u64,
+}
+
+/// What an import of snapshots or change files did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IdentityImport {
+    /// Snapshots added (a series whose snapshot of the day was already
+    /// there as given adds none).
+    pub snapshots: u64,
+    /// Runs opened (new or changed rows) and closed (gone or changed rows).
+    pub runs_opened: u64,
+    /// Runs closed.
+    pub runs_closed: u64,
+    /// Change-file rows new to the store.
+    pub change_rows: u64,
+    /// Company rows inserted, changed (content or status) and left as
+    /// they were, of those the import concerned.
+    pub companies: UpsertSummary,
+    /// Companies stamped only because their events changed.
+    pub restamped: u64,
+    /// ISINs whose events changed.
+    pub isins_changed: u64,
+    /// Events stored after the import (an `isin_changed` counts twice).
+    pub events: u64,
+    /// The `companies` generation the import made, if it changed any.
+    pub generation: Option<i64>,
 }
 
 /// A company as stored, with the stamps of its last change (contract

@@ -23,6 +23,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::news::NewsKey;
+use mds_domain::snapshot::{NameChange, Series, SymbolChange};
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{
     Account, AccountName, Actor, AdminTokenName, Article, ArticleSummary, AuditEntry, Company, IdentityEvent, Isin,
@@ -30,8 +31,9 @@ use mds_domain::{
 };
 
 use crate::{
-    AdminTokenRecord, AppliedBatch, AuthChanges, AuthDirectory, DailyUsage, Generations, IdempotencyClaim, KeyLookup,
-    KeyRecord, RolledKey, StoreResult, StoredCompany, UpsertSummary, UsageBatch,
+    AdminTokenRecord, AppliedBatch, AuthChanges, AuthDirectory, DailyUsage, Generations, IdempotencyClaim,
+    IdentityImport, KeyLookup, KeyRecord, RolledKey, SnapshotImport, StoreResult, StoredCompany, UpsertSummary,
+    UsageBatch,
 };
 
 /// Every role of storage: what the service and the operator commands need.
@@ -116,6 +118,26 @@ pub trait IdentityStore: Send + Sync + 'static {
     /// oldest first (by date, then in the order they were made). An
     /// `isin_changed` stands under both of its ISINs.
     async fn identity_events(&self) -> StoreResult<Vec<(Isin, IdentityEvent)>>;
+
+    /// Imports exchange snapshots as of one day with the companies made of
+    /// them, in one transaction: refuses (`Invalid`, naming both days, with
+    /// nothing written) a snapshot older than the latest of its series;
+    /// updates the series' runs; derives the events and statuses again
+    /// from every run and change-file row; writes the companies given (with
+    /// what the files did not say kept from the stored rows,
+    /// [`mds_domain::snapshot::carry_over`]) and the statuses that moved;
+    /// stamps every company whose row or events changed with a new
+    /// `companies` generation. A snapshot the same as the latest of its
+    /// day changes nothing.
+    async fn import_snapshots(&self, import: &SnapshotImport) -> StoreResult<IdentityImport>;
+
+    /// Adds NSE change-file rows (a row stored before is not added again)
+    /// and derives the events and statuses again, in one transaction, as
+    /// [`IdentityStore::import_snapshots`] does.
+    async fn import_nse_changes(&self, symbols: &[SymbolChange], names: &[NameChange]) -> StoreResult<IdentityImport>;
+
+    /// The days of the snapshots imported, per series, oldest first.
+    async fn snapshot_days(&self) -> StoreResult<Vec<(Series, NaiveDate)>>;
 }
 
 /// News articles.

@@ -19,8 +19,9 @@
 //! caller needs `tokio` (with `macros` and `rt`) among its dev-dependencies.
 //!
 //! # Layout
-//! - `access`, `catalog`, `news`, `snapshot`, `usage`: the suite's
-//!   functions, by role (`news`: the pages of the news list).
+//! - `access`, `catalog`, `identity`, `news`, `snapshot`, `usage`: the
+//!   suite's functions, by role (`news`: the pages of the news list;
+//!   `identity`: snapshots, change files and the events made of them).
 //! - `raw`: functions that change the database behind the store's back.
 //! - `nodes`: functions on several stores opened on one database.
 //! - The helpers below: names, instants, rows and expectations they share.
@@ -86,6 +87,13 @@ macro_rules! store_test_suite {
                 company_details_round_trip,
                 articles_round_trip_every_field,
                 upsert_articles_counts_and_replaces_every_field,
+            },
+            identity::{
+                identity_events_follow_snapshots_and_change_files,
+                identity_imports_are_idempotent,
+                an_older_snapshot_is_refused_and_nothing_written,
+                a_snapshot_of_the_latest_day_replaces_it,
+                company_status_round_trips,
             },
             news::{
                 news_pages_follow_the_list_order,
@@ -376,6 +384,7 @@ async fn create_accounts(store: &dyn Store, names: &[&str]) {
 
 pub mod access;
 pub mod catalog;
+pub mod identity;
 pub mod news;
 pub mod nodes;
 pub mod raw;

@@ -2,7 +2,8 @@
 //! companies.
 //!
 //! - NSE `EQUITY_L.csv`: every equity listed on NSE (symbol, name, ISIN;
-//!   series, date of listing and face value when the file has them).
+//!   series, date of listing and face value when the file has them); NSE's
+//!   `SME_EQUITY_L.csv`, the same for its SME platform.
 //! - BSE `Equity.csv`: every equity listed on BSE, with BSE's four-level
 //!   classification, security code and id, status, group and face value
 //!   (CRLF line ends, a trailing comma on each data row).
@@ -21,7 +22,10 @@
 //! - [`nse`]: NSE's equity list.
 //! - [`bse`]: BSE's equity list.
 //! - [`mcap`]: the market-capitalisation file, ranked.
+//! - [`sme`]: NSE's SME list, read into the shape of the main board's.
 //! - [`merge`](mod@merge): the merge of the three into companies.
+//! - [`snapshot`](mod@snapshot): the lists as snapshots of their series
+//!   with the companies merged of them, what the store is handed.
 //! - `table` (private): what the exchange CSVs share: reading the table with
 //!   lenient headers, placeholder ISINs, duplicate ISINs, names, codes and
 //!   face values, and the row loop that reports every bad row.
@@ -30,10 +34,14 @@ pub mod bse;
 pub mod mcap;
 pub mod merge;
 pub mod nse;
+pub mod sme;
+pub mod snapshot;
 mod table;
 
 pub use bse::{BseEquityList, BseListing, BseTickerSource, parse_bse_equity_list};
 pub use mcap::{McapList, McapRow, mcap_day_from_file_name, parse_nse_mcap};
 pub use merge::{MergedCompanies, merge};
 pub use nse::{NseEquityList, NseListing, parse_nse_equity_list};
+pub use sme::parse_nse_sme_equity_list;
+pub use snapshot::{ExchangeSnapshots, snapshot_import};
 pub use table::{EquityList, SkippedRow};

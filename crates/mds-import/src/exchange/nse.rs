@@ -51,12 +51,23 @@ fn listing_date(cell: Option<&str>) -> Result<Option<NaiveDate>, String> {
 
 /// Parses NSE's `EQUITY_L.csv`. Every bad row is reported with its line.
 pub fn parse_nse_equity_list(bytes: &[u8]) -> Result<NseEquityList, ImportError> {
-    parse_listings(bytes, NSE_COLUMNS, 2, |record, col, isin| {
-        let symbol = parse_ticker(record.get(col.req(0))).map_err(|e| format!("SYMBOL: {e}"));
-        let name = exchange_name(record, col.req(1), "NAME OF COMPANY");
-        let series = code(record.opt(col.opt(3)), "SERIES");
-        let listed_on = listing_date(record.opt(col.opt(4)));
-        let face = face_value(record.opt(col.opt(5)), "FACE VALUE");
+    parse_nse_shaped(bytes, NSE_COLUMNS, listing_date)
+}
+
+/// Parses a list of NSE's shape: `columns` are symbol, name, ISIN, series,
+/// date of listing and face value, in that order (the names as the file
+/// spells them), `date` reads the date of listing.
+pub(super) fn parse_nse_shaped(
+    bytes: &[u8],
+    columns: &[Column],
+    date: fn(Option<&str>) -> Result<Option<NaiveDate>, String>,
+) -> Result<NseEquityList, ImportError> {
+    parse_listings(bytes, columns, 2, |record, col, isin| {
+        let symbol = parse_ticker(record.get(col.req(0))).map_err(|e| format!("{}: {e}", columns[0].name));
+        let name = exchange_name(record, col.req(1), columns[1].name);
+        let series = code(record.opt(col.opt(3)), columns[3].name);
+        let listed_on = date(record.opt(col.opt(4)));
+        let face = face_value(record.opt(col.opt(5)), columns[5].name);
         match (isin, symbol, name, series, listed_on, face) {
             (Ok(isin), Ok(symbol), Ok(name), Ok(series), Ok(listed_on), Ok(face_value)) => {
                 Ok(NseListing { line: record.line, isin, symbol, name, series, listed_on, face_value })

@@ -79,6 +79,16 @@ impl UpsertStamp {
         UpsertStamp { at: rows::ts(&at), seq }
     }
 
+    /// The generation it writes.
+    pub(crate) fn seq(&self) -> i64 {
+        self.seq
+    }
+
+    /// The time (as stored) and the generation it writes.
+    pub(crate) fn parts(&self) -> (&str, i64) {
+        (&self.at, self.seq)
+    }
+
     /// The stamp's values as SQL literals, for the text of a statement (the
     /// same for every row, so not bound per row): safe, since the time is
     /// `format_utc`'s digits and punctuation and the generation a number.

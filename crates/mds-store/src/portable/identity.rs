@@ -1,14 +1,488 @@
-//! Identity over time (contract section 10): the identity events.
+//! Identity over time (contract section 10): exchange snapshots (their days
+//! and their rows as runs), NSE's change files, and the identity events
+//! derived from them (`migrations/*/0012_identity.sql`).
 //!
-//! SEAM: the identity-data work replaces this with the snapshot, change-file
-//! and event tables; until then the store holds no events.
+//! An import (of snapshots, or of change files) is one write transaction:
+//! 1. the inputs are written: a snapshot's day and the runs it opens and
+//!    closes (`mds_domain::snapshot::apply_snapshot`), or the change rows;
+//! 2. the events and statuses are derived again from every run and change
+//!    row (`mds_domain::snapshot::derive::derive`: pure, so the result does
+//!    not depend on the order things were imported in);
+//! 3. the ISINs whose events differ from the stored ones get theirs
+//!    rewritten; the companies given, and the stored ones whose status
+//!    moved, are written when they differ; every company written or whose
+//!    events changed is stamped with a new `companies` generation, so nodes
+//!    reload and the change feed carries it.
+//!
+//! Nothing changed (the same snapshot again, change rows all known): the
+//! transaction is rolled back and no generation moves.
+//!
+//! Compiled once per backend (see `portable/mod.rs`).
 
-use mds_domain::{IdentityEvent, Isin};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::Pool;
-use crate::StoreResult;
+use chrono::NaiveDate;
+use futures_util::TryStreamExt;
+use mds_domain::snapshot::derive::derive;
+use mds_domain::snapshot::{NameChange, Run, Series, SnapshotRow, SymbolChange, apply_snapshot, carry_over};
+use mds_domain::{Company, CompanyStatus, IdentityEvent, Isin, Ticker};
 
-/// Every identity event, grouped by ISIN, each ISIN's oldest first.
-pub(crate) async fn events(_pool: &Pool) -> StoreResult<Vec<(Isin, IdentityEvent)>> {
-    Ok(Vec::new())
+use super::catalog::begin_upsert;
+use super::{Conn, Pool, begin_read, begin_write, db, dialect, execute, fetch_all};
+use crate::rows::{self, COMPANY_COLUMNS, RowExt, corrupt};
+use crate::{IdentityImport, SnapshotImport, StoreError, StoreResult};
+
+/// Every identity event, grouped by ISIN (ascending), each ISIN's oldest
+/// first (by date, then in the order they were made).
+pub(crate) async fn events(pool: &Pool) -> StoreResult<Vec<(Isin, IdentityEvent)>> {
+    let mut tx = begin_read(pool).await?;
+    let stored = stored_events(&mut tx).await?;
+    Ok(stored.into_iter().flat_map(|(i, es)| es.into_iter().map(move |e| (i.clone(), e))).collect())
+}
+
+/// The days of the snapshots imported, per series, oldest first.
+pub(crate) async fn snapshot_days(pool: &Pool) -> StoreResult<Vec<(Series, NaiveDate)>> {
+    let rs: Vec<(String, String)> =
+        sqlx::query_as("SELECT series, as_of FROM identity_snapshots ORDER BY series, as_of")
+            .fetch_all(pool)
+            .await
+            .map_err(db)?;
+    let mut out = rs
+        .into_iter()
+        .map(|(s, d)| {
+            Ok((s.parse::<Series>().map_err(|e| corrupt(format_args!("identity_snapshots: {e}")))?, day(&d)?))
+        })
+        .collect::<StoreResult<Vec<_>>>()?;
+    out.sort();
+    Ok(out)
+}
+
+/// [`crate::IdentityStore::import_snapshots`].
+pub(crate) async fn import_snapshots(pool: &Pool, import: &SnapshotImport) -> StoreResult<IdentityImport> {
+    let mut tx = begin_write(pool).await?;
+    dialect::lock_identity(&mut tx).await?;
+    let mut summary = IdentityImport::default();
+    let latest = latest_days(&mut tx).await?;
+    for (series, _) in &import.series {
+        if let Some(l) = latest.get(series).filter(|l| **l > import.as_of) {
+            return Err(StoreError::Invalid(format!(
+                "the {} is as of {}, older than the latest {} snapshot imported, of {l}",
+                series.file(),
+                import.as_of,
+                series.as_str()
+            )));
+        }
+    }
+    for (series, rows) in &import.series {
+        apply(&mut tx, *series, import.as_of, rows, latest.get(series).copied(), &mut summary).await?;
+    }
+    let given: Vec<&Company> = import.companies.iter().collect();
+    let carry = Carry { bse_given: import.bse_given, mcap_given: import.mcap_given };
+    let changed = rederive(&mut tx, &given, Some(carry), &mut summary).await?;
+    if changed || summary.snapshots > 0 || summary.runs_opened + summary.runs_closed > 0 {
+        tx.commit().await.map_err(db)?;
+    }
+    Ok(summary)
+}
+
+/// [`crate::IdentityStore::import_nse_changes`].
+pub(crate) async fn import_changes(
+    pool: &Pool,
+    symbols: &[SymbolChange],
+    names: &[NameChange],
+) -> StoreResult<IdentityImport> {
+    let mut tx = begin_write(pool).await?;
+    dialect::lock_identity(&mut tx).await?;
+    let mut summary = IdentityImport::default();
+    for s in symbols {
+        summary.change_rows += execute(
+            &mut tx,
+            sqlx::query(
+                "INSERT INTO nse_symbol_changes (old_symbol, new_symbol, changed_on, company) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (old_symbol, new_symbol, changed_on) DO NOTHING",
+            )
+            .bind(s.from.as_str())
+            .bind(s.to.as_str())
+            .bind(s.date.to_string())
+            .bind(s.company.as_str()),
+        )
+        .await?;
+    }
+    for n in names {
+        summary.change_rows += execute(
+            &mut tx,
+            sqlx::query(
+                "INSERT INTO nse_name_changes (symbol, prev_name, new_name, changed_on) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (symbol, prev_name, new_name, changed_on) DO NOTHING",
+            )
+            .bind(n.symbol.as_str())
+            .bind(n.from.as_str())
+            .bind(n.to.as_str())
+            .bind(n.date.to_string()),
+        )
+        .await?;
+    }
+    if summary.change_rows == 0 {
+        let n: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM identity_events").fetch_one(&mut *tx).await.map_err(db)?;
+        summary.events = n.unsigned_abs();
+        return Ok(summary);
+    }
+    rederive(&mut tx, &[], None, &mut summary).await?;
+    tx.commit().await.map_err(db)?;
+    Ok(summary)
+}
+
+/// The latest snapshot day of each series.
+async fn latest_days(conn: &mut Conn) -> StoreResult<HashMap<Series, NaiveDate>> {
+    let rs: Vec<(String, String)> = sqlx::query_as("SELECT series, MAX(as_of) FROM identity_snapshots GROUP BY series")
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db)?;
+    rs.into_iter()
+        .map(|(s, d)| {
+            Ok((s.parse::<Series>().map_err(|e| corrupt(format_args!("identity_snapshots: {e}")))?, day(&d)?))
+        })
+        .collect()
+}
+
+/// Applies the snapshot of `series` as of `as_of` (at or after `latest`,
+/// the series' latest day): closes and opens runs, records the day. A
+/// snapshot of the latest day replaces that one (its runs are undone
+/// first), unless it is the same, which changes nothing.
+async fn apply(
+    conn: &mut Conn,
+    series: Series,
+    as_of: NaiveDate,
+    rows: &[SnapshotRow],
+    latest: Option<NaiveDate>,
+    summary: &mut IdentityImport,
+) -> StoreResult<()> {
+    let s = series.as_str();
+    let d = as_of.to_string();
+    let mut open = open_runs(conn, series).await?;
+    if latest == Some(as_of) {
+        let (closed, opened) = apply_snapshot(&open, rows);
+        if closed.is_empty() && opened.is_empty() {
+            return Ok(());
+        }
+        execute(conn, sqlx::query("DELETE FROM identity_runs WHERE series = $1 AND since = $2").bind(s).bind(&d))
+            .await?;
+        execute(
+            conn,
+            sqlx::query("UPDATE identity_runs SET until = NULL WHERE series = $1 AND until = $2").bind(s).bind(&d),
+        )
+        .await?;
+        execute(conn, sqlx::query("DELETE FROM identity_snapshots WHERE series = $1 AND as_of = $2").bind(s).bind(&d))
+            .await?;
+        open = open_runs(conn, series).await?;
+    }
+    let (closed, opened) = apply_snapshot(&open, rows);
+    let closed_isins: Vec<&str> = closed.iter().map(Isin::as_str).collect();
+    for_isins(
+        conn,
+        "UPDATE identity_runs SET until = $1 WHERE series = $2 AND until IS NULL AND isin IN",
+        &[&d, s],
+        &closed_isins,
+    )
+    .await?;
+    let values: Vec<Vec<Option<String>>> = opened
+        .iter()
+        .map(|r| {
+            vec![
+                Some(s.to_owned()),
+                Some(r.isin.as_str().to_owned()),
+                Some(d.clone()),
+                Some(r.symbol.as_str().to_owned()),
+                Some(r.name.clone()),
+                r.face_value.map(|f| f.to_string()),
+                r.listed_on.map(|l| l.to_string()),
+            ]
+        })
+        .collect();
+    let insert = "INSERT INTO identity_runs (series, isin, since, symbol, name, face_value, listed_on)";
+    insert_rows(conn, insert, &[None; 7], &values).await?;
+    execute(
+        conn,
+        sqlx::query("INSERT INTO identity_snapshots (series, as_of, rows, imported_at) VALUES ($1, $2, $3, $4)")
+            .bind(s)
+            .bind(&d)
+            .bind(rows.len() as i64)
+            .bind(rows::ts(&chrono::Utc::now())),
+    )
+    .await?;
+    summary.snapshots += 1;
+    summary.runs_opened += opened.len() as u64;
+    summary.runs_closed += closed.len() as u64;
+    Ok(())
+}
+
+/// Rows (text or `NULL` each, as many as the statement's columns) per
+/// statement of [`insert_rows`].
+const INSERT_RUN: usize = 200;
+/// ISINs per statement of [`for_isins`].
+const ISIN_RUN: usize = 500;
+
+/// `insert` (`INSERT INTO t (cols)`) of `rows`, many a statement: `VALUES
+/// ($1, …), (…)`. Every value is bound as text; a column whose entry in
+/// `casts` is a type gets `CAST($n AS type)` (the same in both dialects).
+async fn insert_rows(
+    conn: &mut Conn,
+    insert: &str,
+    casts: &[Option<&str>],
+    rows: &[Vec<Option<String>>],
+) -> StoreResult<()> {
+    for run in rows.chunks(INSERT_RUN) {
+        let mut n = 0;
+        let tuples: Vec<String> = run
+            .iter()
+            .map(|_| {
+                let cells: Vec<String> = casts
+                    .iter()
+                    .map(|c| {
+                        n += 1;
+                        match c {
+                            None => format!("${n}"),
+                            Some(t) => format!("CAST(${n} AS {t})"),
+                        }
+                    })
+                    .collect();
+                format!("({})", cells.join(", "))
+            })
+            .collect();
+        let sql = format!("{insert} VALUES {}", tuples.join(", "));
+        let mut q = sqlx::query(&sql);
+        for row in run {
+            for v in row {
+                q = q.bind(v.as_deref());
+            }
+        }
+        execute(conn, q).await?;
+    }
+    Ok(())
+}
+
+/// `head (…ISINs…)`, `head` ending in `isin IN` and taking `params` first
+/// (`$1`, …), for `isins` a few hundred at a time.
+async fn for_isins(conn: &mut Conn, head: &str, params: &[&str], isins: &[&str]) -> StoreResult<()> {
+    for run in isins.chunks(ISIN_RUN) {
+        let list: Vec<String> = (0..run.len()).map(|i| format!("${}", params.len() + i + 1)).collect();
+        let sql = format!("{head} ({})", list.join(", "));
+        let mut q = sqlx::query(&sql);
+        for p in params.iter().chain(run) {
+            q = q.bind(*p);
+        }
+        execute(conn, q).await?;
+    }
+    Ok(())
+}
+
+/// The open runs of `series`, by ISIN.
+async fn open_runs(conn: &mut Conn, series: Series) -> StoreResult<HashMap<Isin, SnapshotRow>> {
+    let rs = fetch_all(
+        conn,
+        sqlx::query(
+            "SELECT series, isin, since, until, symbol, name, face_value, listed_on FROM identity_runs \
+             WHERE series = $1 AND until IS NULL",
+        )
+        .bind(series.as_str()),
+    )
+    .await?;
+    rs.iter().map(|r| run(r).map(|r| (r.row.isin.clone(), r.row))).collect()
+}
+
+/// Every run (read as a stream: only the decoded runs are held).
+async fn all_runs(conn: &mut Conn) -> StoreResult<Vec<Run>> {
+    let mut out = Vec::new();
+    let sql = "SELECT series, isin, since, until, symbol, name, face_value, listed_on FROM identity_runs \
+               ORDER BY series, isin, since";
+    let mut rows = sqlx::query(sql).fetch(&mut *conn);
+    while let Some(r) = rows.try_next().await.map_err(db)? {
+        out.push(run(&r)?);
+    }
+    Ok(out)
+}
+
+/// A day as stored.
+fn day(s: &str) -> StoreResult<NaiveDate> {
+    NaiveDate::parse_from_str(s, "%Y-%m-%d").map_err(|_| corrupt(format_args!("identity: not a day: {s:?}")))
+}
+
+/// An `identity_runs` row.
+fn run(r: &super::DbRow) -> StoreResult<Run> {
+    let isin = r.text("isin")?;
+    let bad = |what: &str, v: &str| corrupt(format_args!("identity_runs {isin}: {what} {v:?}"));
+    let series = r.text("series")?;
+    let symbol = r.text("symbol")?;
+    let face = r.opt_text("face_value")?;
+    Ok(Run {
+        series: series.parse().map_err(|_| bad("series", &series))?,
+        row: SnapshotRow {
+            isin: Isin::parse(&isin).map_err(|_| bad("isin", &isin))?,
+            symbol: Ticker::parse(&symbol).map_err(|_| bad("symbol", &symbol))?,
+            name: r.text("name")?,
+            face_value: face.as_deref().map(|f| f.parse::<f64>().map_err(|_| bad("face_value", f))).transpose()?,
+            listed_on: r.opt_text("listed_on")?.as_deref().map(day).transpose()?,
+        },
+        since: day(&r.text("since")?)?,
+        until: r.opt_text("until")?.as_deref().map(day).transpose()?,
+    })
+}
+
+/// Every change-file row.
+async fn change_rows(conn: &mut Conn) -> StoreResult<(Vec<SymbolChange>, Vec<NameChange>)> {
+    let rs: Vec<(String, String, String, String)> = sqlx::query_as(
+        "SELECT old_symbol, new_symbol, changed_on, company FROM nse_symbol_changes \
+         ORDER BY changed_on, old_symbol, new_symbol",
+    )
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db)?;
+    let ticker = |t: &str| Ticker::parse(t).map_err(|_| corrupt(format_args!("nse change rows: symbol {t:?}")));
+    let symbols = rs
+        .into_iter()
+        .map(|(f, t, d, c)| Ok(SymbolChange { from: ticker(&f)?, to: ticker(&t)?, date: day(&d)?, company: c }))
+        .collect::<StoreResult<Vec<_>>>()?;
+    let rs: Vec<(String, String, String, String)> = sqlx::query_as(
+        "SELECT symbol, prev_name, new_name, changed_on FROM nse_name_changes \
+         ORDER BY changed_on, symbol, prev_name, new_name",
+    )
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db)?;
+    let names = rs
+        .into_iter()
+        .map(|(s, f, t, d)| Ok(NameChange { symbol: ticker(&s)?, from: f, to: t, date: day(&d)? }))
+        .collect::<StoreResult<Vec<_>>>()?;
+    Ok((symbols, names))
+}
+
+/// The stored events, by ISIN, each ISIN's in order.
+async fn stored_events(conn: &mut Conn) -> StoreResult<BTreeMap<Isin, Vec<IdentityEvent>>> {
+    let mut rows =
+        sqlx::query_as::<_, (String, String)>("SELECT isin, event_json FROM identity_events ORDER BY isin, seq")
+            .fetch(&mut *conn);
+    let mut out: BTreeMap<Isin, Vec<IdentityEvent>> = BTreeMap::new();
+    while let Some((isin, json)) = rows.try_next().await.map_err(db)? {
+        let i = Isin::parse(&isin).map_err(|e| corrupt(format_args!("identity_events: {e}")))?;
+        let e = serde_json::from_str(&json)
+            .map_err(|e| corrupt(format_args!("identity_events {isin}: event_json does not decode ({e})")))?;
+        out.entry(i).or_default().push(e);
+    }
+    Ok(out)
+}
+
+/// Every stored company, by ISIN (read as a stream).
+async fn stored_companies(conn: &mut Conn) -> StoreResult<HashMap<Isin, Company>> {
+    let sql = format!("SELECT {} FROM companies", COMPANY_COLUMNS.join(", "));
+    let mut out = HashMap::new();
+    let mut rs = sqlx::query(&sql).fetch(&mut *conn);
+    while let Some(r) = rs.try_next().await.map_err(db)? {
+        let c = rows::company(&r)?;
+        out.insert(c.isin.clone(), c);
+    }
+    Ok(out)
+}
+
+/// What an exchange import's companies keep of the stored ones.
+#[derive(Clone, Copy)]
+struct Carry {
+    bse_given: bool,
+    mcap_given: bool,
+}
+
+/// Derives the events and statuses again and writes what changed (see the
+/// module's steps 2 and 3), `given` being the companies an exchange import
+/// made (with `carry`). Whether anything was written.
+async fn rederive(
+    conn: &mut Conn,
+    given: &[&Company],
+    carry: Option<Carry>,
+    summary: &mut IdentityImport,
+) -> StoreResult<bool> {
+    let runs = all_runs(conn).await?;
+    let (symbols, names) = change_rows(conn).await?;
+    let derived = derive(&runs, &symbols, &names);
+    drop(runs);
+    let stored_ev = stored_events(conn).await?;
+    let mut stored = stored_companies(conn).await?;
+
+    // Events: the ISINs whose list differs.
+    let mut moved: Vec<&Isin> = Vec::new();
+    for isin in stored_ev.keys().chain(derived.events.keys()).collect::<std::collections::BTreeSet<_>>() {
+        if stored_ev.get(isin) != derived.events.get(isin) {
+            moved.push(isin);
+        }
+    }
+
+    // Companies: the given ones (with what they keep), then every stored one
+    // whose status moved.
+    let status_of = |isin: &Isin, fallback: CompanyStatus| derived.status.get(isin).copied().unwrap_or(fallback);
+    let mut writes: Vec<Company> = Vec::new();
+    let mut seen: HashSet<&Isin> = HashSet::new();
+    for c in given {
+        seen.insert(&c.isin);
+        let mut c = (*c).clone();
+        match stored.get(&c.isin) {
+            Some(s) => {
+                if let Some(k) = carry {
+                    carry_over(&mut c, s, k.bse_given, k.mcap_given);
+                }
+                c.details.status = status_of(&c.isin, s.details.status);
+                if c == *s {
+                    summary.companies.unchanged += 1;
+                    continue;
+                }
+                summary.companies.updated += 1;
+            }
+            None => {
+                c.details.status = status_of(&c.isin, CompanyStatus::Active);
+                summary.companies.inserted += 1;
+            }
+        }
+        writes.push(c);
+    }
+    for (isin, st) in &derived.status {
+        if seen.contains(isin) {
+            continue;
+        }
+        if let Some(s) = stored.get_mut(isin).filter(|s| s.details.status != *st) {
+            s.details.status = *st;
+            summary.companies.updated += 1;
+            writes.push(s.clone());
+        }
+    }
+    let written: HashSet<Isin> = writes.iter().map(|c| c.isin.clone()).collect();
+    let restamp: Vec<&Isin> =
+        moved.iter().copied().filter(|i| !written.contains(*i) && stored.contains_key(*i)).collect();
+    summary.isins_changed = moved.len() as u64;
+    summary.restamped = restamp.len() as u64;
+    summary.events = derived.events.values().map(|v| v.len() as u64).sum();
+
+    if moved.is_empty() && writes.is_empty() {
+        return Ok(false);
+    }
+    let moved_isins: Vec<&str> = moved.iter().map(|i| i.as_str()).collect();
+    for_isins(conn, "DELETE FROM identity_events WHERE isin IN", &[], &moved_isins).await?;
+    let mut values: Vec<Vec<Option<String>>> = Vec::new();
+    for isin in &moved {
+        for (seq, e) in derived.events.get(*isin).into_iter().flatten().enumerate() {
+            let json = serde_json::to_string(e).expect("an event always serialises");
+            values.push(vec![Some(isin.as_str().to_owned()), Some(seq.to_string()), Some(json)]);
+        }
+    }
+    insert_rows(conn, "INSERT INTO identity_events (isin, seq, event_json)", &[None, Some("BIGINT"), None], &values)
+        .await?;
+    if !writes.is_empty() || !restamp.is_empty() {
+        let stamp = begin_upsert::<Company>(conn).await?.expect("companies carry change stamps");
+        summary.generation = Some(stamp.seq());
+        writes.sort_by(|a, b| a.isin.cmp(&b.isin));
+        dialect::write_companies(conn, &writes, &stamp).await?;
+        let (at, seq) = stamp.parts();
+        let seq = seq.to_string();
+        let restamp: Vec<&str> = restamp.iter().map(|i| i.as_str()).collect();
+        let sql = "UPDATE companies SET updated_at = $1, change_seq = CAST($2 AS BIGINT) WHERE isin IN";
+        for_isins(conn, sql, &[at, &seq], &restamp).await?;
+    }
+    Ok(true)
 }

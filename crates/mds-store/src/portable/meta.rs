@@ -87,6 +87,11 @@ macro_rules! migrations {
                 name: "admin_lists",
                 sql: include_str!(concat!("../../migrations/", $dir, "/0011_admin_lists.sql")),
             },
+            Migration {
+                version: 12,
+                name: "identity",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0012_identity.sql")),
+            },
         ]
     };
 }

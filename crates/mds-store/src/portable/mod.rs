@@ -10,7 +10,7 @@
 //! | `begin_write` | `BEGIN IMMEDIATE` | `READ COMMITTED` |
 //! | `begin_read` | a deferred read transaction (WAL snapshot) | `REPEATABLE READ, READ ONLY` |
 //! | `db` | SQLite result codes | SQLSTATEs |
-//! | `dialect` | multi-row `VALUES` lists, upserts staged in a TEMP table then applied, no locks, `json_each` | `UNNEST` arrays, table, row and advisory locks, `jsonb` |
+//! | `dialect` | multi-row `VALUES` lists, upserts staged in a TEMP table then applied (or written in the caller's transaction: `write_companies`), no locks, `json_each` | `UNNEST` arrays, table, row and advisory locks (`lock_identity`), `jsonb` |
 //! | `migrate` | one transaction per migration, seed only when needed | everything in one transaction under an advisory lock |
 //!
 //! The SQL here uses `$1`-style placeholders, which both drivers accept.
@@ -26,7 +26,8 @@
 //!   prefix, the change log);
 //!   `news`, the pages of the news list (the articles themselves are
 //!   upserted and read by `catalog`).
-//! - `identity`: exchange snapshots, change files and identity events.
+//! - `identity`: exchange snapshots (days and runs), NSE's change rows and
+//!   the identity events derived from them, each import one transaction.
 //! - `roles`: the role traits implemented for `Backend`.
 //! - Here: the error mappings that do not depend on the backend.
 

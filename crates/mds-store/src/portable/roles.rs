@@ -6,6 +6,7 @@
 
 use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::news::NewsKey;
+use mds_domain::snapshot::{NameChange, Series, SymbolChange};
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{
     Account, AccountName, Actor, AdminTokenName, Article, ArticleSummary, AuditEntry, Company, IdentityEvent, Isin,
@@ -17,8 +18,8 @@ use super::{
 };
 use crate::{
     AccessStore, AdminStore, AdminTokenRecord, AppliedBatch, AuthChanges, AuthDirectory, CatalogStore, DailyUsage,
-    Generations, IdempotencyClaim, IdentityStore, KeyLookup, KeyRecord, MetaStore, NewsStore, RolledKey, StoreResult,
-    StoredCompany, UpsertSummary, UsageBatch, UsageStore,
+    Generations, IdempotencyClaim, IdentityImport, IdentityStore, KeyLookup, KeyRecord, MetaStore, NewsStore,
+    RolledKey, SnapshotImport, StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
 };
 
 /// Implements a role trait for `Backend`, one line a method:
@@ -73,6 +74,9 @@ delegate!(CatalogStore {
 
 delegate!(IdentityStore {
     identity_events() -> Vec<(Isin, IdentityEvent)> => identity::events;
+    import_snapshots(import: &SnapshotImport) -> IdentityImport => identity::import_snapshots;
+    import_nse_changes(symbols: &[SymbolChange], names: &[NameChange]) -> IdentityImport => identity::import_changes;
+    snapshot_days() -> Vec<(Series, NaiveDate)> => identity::snapshot_days;
 });
 
 delegate!(NewsStore {

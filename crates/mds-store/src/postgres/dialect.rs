@@ -195,6 +195,32 @@ async fn lock_for_upsert(conn: &mut PgConnection, table: &str) -> StoreResult<()
     Ok(())
 }
 
+/// Locks what an identity import writes against other writers until the
+/// end of the transaction: the snapshot days (so two imports run one after
+/// the other, each seeing the other's runs) and the companies (as an upsert
+/// does).
+pub(super) async fn lock_identity(conn: &mut PgConnection) -> StoreResult<()> {
+    sqlx::query("LOCK TABLE identity_snapshots IN EXCLUSIVE MODE").execute(&mut *conn).await.map_err(db)?;
+    lock_for_upsert(conn, Company::TABLE).await
+}
+
+/// Writes `companies` (distinct ISINs, whole: no details is no details)
+/// in the caller's write transaction, each stamped with `stamp` where it
+/// differs from the stored row, in runs. How many rows were inserted or
+/// changed.
+pub(super) async fn write_companies(
+    conn: &mut PgConnection,
+    companies: &[Company],
+    stamp: &UpsertStamp,
+) -> StoreResult<u64> {
+    let sql = upsert_sql(Company::TABLE, Company::COLUMNS, &[], Company::TYPES, Some(stamp));
+    let mut written = 0;
+    for run in companies.chunks(<Company as Upsert>::RUN) {
+        written += Company::bind(run, sqlx::query(&sql)).execute(&mut *conn).await.map_err(db)?.rows_affected();
+    }
+    Ok(written)
+}
+
 /// Takes the lock that queues catalog snapshot saves, until the end of the
 /// transaction.
 pub(super) async fn lock_snapshot_saves(conn: &mut PgConnection) -> StoreResult<()> {

@@ -100,6 +100,7 @@ mod tests {
             include_str!("../../migrations/sqlite/0009_generation_nonces.sql"),
             include_str!("../../migrations/sqlite/0010_admin.sql"),
             include_str!("../../migrations/sqlite/0011_admin_lists.sql"),
+            include_str!("../../migrations/sqlite/0012_identity.sql"),
         ];
         assert_eq!(sqlite.len(), MIGRATIONS.len());
         for (lite, pg) in sqlite.iter().zip(MIGRATIONS) {

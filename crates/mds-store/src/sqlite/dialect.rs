@@ -282,6 +282,36 @@ async fn stage_and_apply<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     Ok(summary)
 }
 
+/// Nothing to lock for an identity import: the write transaction holds the
+/// file.
+pub(super) async fn lock_identity(_conn: &mut SqliteConnection) -> StoreResult<()> {
+    Ok(())
+}
+
+/// Writes `companies` (distinct ISINs, whole: no details is no details) in
+/// the caller's write transaction,
+/// each stamped with `stamp` where it differs from the stored row: runs of
+/// `INSERT … VALUES (…), … ON CONFLICT DO UPDATE … WHERE <a column differs>`.
+/// How many rows were inserted or changed.
+pub(super) async fn write_companies(
+    conn: &mut SqliteConnection,
+    companies: &[Company],
+    stamp: &UpsertStamp,
+) -> StoreResult<u64> {
+    let mut written = 0;
+    for run in companies.chunks(<Company as Upsert>::RUN) {
+        let row = format!("({}, {})", placeholders(Company::COLUMNS.len()), stamp.values());
+        let source = format!("VALUES {}", vec![row; run.len()].join(", "));
+        let sql = upsert_tail(Company::TABLE, Company::COLUMNS, &[], Some(stamp), &source);
+        let mut q = sqlx::query(&sql);
+        for c in run {
+            q = c.bind(q);
+        }
+        written += q.execute(&mut *conn).await.map_err(db)?.rows_affected();
+    }
+    Ok(written)
+}
+
 /// Nothing to lock: the write transaction holds the file.
 pub(super) async fn lock_snapshot_saves(_conn: &mut SqliteConnection) -> StoreResult<()> {
     Ok(())

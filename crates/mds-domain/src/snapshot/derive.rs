@@ -1,0 +1,692 @@
+//! The identity events and statuses made of exchange snapshots (as runs)
+//! and NSE's change files (contract section 10.1). Pure: the same inputs
+//! give the same events whatever order they were imported in.
+//!
+//! The rules:
+//! - **`isin_changed`**: in one series, an ISIN gone at a snapshot (no run
+//!   of it starts where its last one ends) whose last symbol, followed
+//!   through the symbol-change rows dated since that run began, is the
+//!   symbol of an ISIN new at that snapshot with the same first 7
+//!   characters (country and issuer). Observed (`exact: false`), dated by
+//!   the snapshot, face values from the two runs, under both ISINs. The new
+//!   ISIN gets no `listed` event of its own. A new issuer's ISIN under an
+//!   old name is a new listing.
+//! - **`listed` / `delisted`**, per ISIN and exchange (NSE's two series
+//!   together, so a move between main board and SME is neither): the start
+//!   and end of each span the exchange's series show it. The first span's
+//!   `listed` is exact when the list gives a date of listing not after the
+//!   first snapshot showing it; otherwise the snapshot's day, observed. No
+//!   `delisted` where an `isin_changed` replaced it.
+//! - **`symbol_changed`**: two consecutive runs of a series with different
+//!   symbols. When a chain of symbol-change rows leads from the old symbol
+//!   to the new one, dated after the old run began and not after the new
+//!   one, each row is an exact event (one event per change, the file's
+//!   date); otherwise one observed event on the later snapshot's day. A
+//!   security first shown under a symbol it got by a change after its date
+//!   of listing (the file says so) is listed under the old symbol and gets
+//!   the change's exact event ("linked when a snapshot shows it").
+//! - **`name_changed`**: likewise with the name-change rows (names compared
+//!   ignoring case, spaces and a trailing full stop); only from the series
+//!   that names the company: NSE's when it has any NSE run, else BSE's
+//!   (the two spell names differently).
+//! - **Status**: `superseded` when it is the old ISIN of an
+//!   `isin_changed`; else `active` when the latest snapshot of some series
+//!   shows it; else `delisted`.
+//!
+//! Events of an ISIN are ordered by date, then in the order they are made
+//! here (listed, then changes, then `isin_changed`, then `delisted`).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use chrono::NaiveDate;
+
+use super::{NameChange, Run, Series, SymbolChange};
+use crate::company::{Exchange, Ticker};
+use crate::identity::{CompanyStatus, IdentityChange, IdentityEvent};
+use crate::isin::Isin;
+
+/// The events and statuses of every ISIN some snapshot has shown.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Derived {
+    /// Each ISIN's events, oldest first (an `isin_changed` under both).
+    pub events: BTreeMap<Isin, Vec<IdentityEvent>>,
+    /// Each ISIN's status.
+    pub status: HashMap<Isin, CompanyStatus>,
+}
+
+impl Derived {
+    /// Every event as `(ISIN, event)`, grouped by ISIN (ascending), each
+    /// ISIN's oldest first: the order of `IdentityStore::identity_events`.
+    pub fn flat(&self) -> Vec<(Isin, IdentityEvent)> {
+        self.events.iter().flat_map(|(i, es)| es.iter().map(move |e| (i.clone(), e.clone()))).collect()
+    }
+}
+
+/// A name as compared with the change file's: upper case, runs of white
+/// space as one space, no trailing full stop.
+fn fold_name(s: &str) -> String {
+    let s = s.split_whitespace().collect::<Vec<_>>().join(" ").to_uppercase();
+    s.trim_end_matches('.').to_owned()
+}
+
+/// A found link in a change file: `(from, to, date)` per row, in order.
+type Path<T> = Vec<(T, T, NaiveDate)>;
+
+/// The change rows by their old value (folded), for following chains.
+struct Chains<T> {
+    by_from: HashMap<String, Vec<(T, T, NaiveDate)>>,
+    by_to: HashMap<String, Vec<(T, T, NaiveDate)>>,
+    fold: fn(&T) -> String,
+}
+
+impl<T: Clone + Ord> Chains<T> {
+    fn new(rows: impl Iterator<Item = (T, T, NaiveDate)>, fold: fn(&T) -> String) -> Self {
+        let mut by_from: HashMap<String, Vec<(T, T, NaiveDate)>> = HashMap::new();
+        let mut by_to: HashMap<String, Vec<(T, T, NaiveDate)>> = HashMap::new();
+        for (from, to, date) in rows {
+            if fold(&from) == fold(&to) {
+                continue;
+            }
+            by_from.entry(fold(&from)).or_default().push((from.clone(), to.clone(), date));
+            by_to.entry(fold(&to)).or_default().push((from, to, date));
+        }
+        for v in by_from.values_mut().chain(by_to.values_mut()) {
+            v.sort_by(|a, b| (a.2, &a.0, &a.1).cmp(&(b.2, &b.0, &b.1)));
+        }
+        Chains { by_from, by_to, fold }
+    }
+
+    /// A chain of rows from `from` to `to`, dates not decreasing, all in
+    /// `(after, until]`; the shortest such, earliest first.
+    fn path(&self, from: &T, to: &T, after: NaiveDate, until: NaiveDate) -> Option<Path<T>> {
+        let target = (self.fold)(to);
+        let mut frontier: Vec<(String, NaiveDate, Path<T>)> = vec![((self.fold)(from), after, Vec::new())];
+        for _ in 0..6 {
+            let mut next = Vec::new();
+            for (at, since, path) in &frontier {
+                for (f, t, d) in self.by_from.get(at).into_iter().flatten() {
+                    if *d <= after || *d > until || *d < *since {
+                        continue;
+                    }
+                    let mut p = path.clone();
+                    p.push((f.clone(), t.clone(), *d));
+                    if (self.fold)(t) == target {
+                        return Some(p);
+                    }
+                    if p.len() < 6 {
+                        next.push(((self.fold)(t), *d, p));
+                    }
+                }
+            }
+            if next.is_empty() {
+                return None;
+            }
+            frontier = next;
+        }
+        None
+    }
+
+    /// Every value reachable from `from` by rows dated in `(after, until]`.
+    fn reachable(&self, from: &T, after: NaiveDate, until: NaiveDate) -> Vec<T> {
+        let mut seen: HashSet<String> = HashSet::from([(self.fold)(from)]);
+        let mut out = vec![from.clone()];
+        let mut i = 0;
+        while i < out.len() && out.len() < 16 {
+            let at = (self.fold)(&out[i]);
+            for (_, t, d) in self.by_from.get(&at).into_iter().flatten() {
+                if *d > after && *d <= until && seen.insert((self.fold)(t)) {
+                    out.push(t.clone());
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// The rows that led to `value` after `after` and not after `until`,
+    /// followed back (the latest row first, then the one before it, …),
+    /// returned oldest first; `accept` may refuse a row.
+    fn back(&self, value: &T, after: NaiveDate, until: NaiveDate, accept: impl Fn(&T) -> bool) -> Path<T> {
+        let mut out: Path<T> = Vec::new();
+        let mut at = (self.fold)(value);
+        let mut until = until;
+        let mut seen: HashSet<String> = HashSet::from([at.clone()]);
+        while out.len() < 6 {
+            let row = self
+                .by_to
+                .get(&at)
+                .into_iter()
+                .flatten()
+                .filter(|(f, _, d)| *d > after && *d <= until && accept(f) && !seen.contains(&(self.fold)(f)))
+                .max_by_key(|r| r.2);
+            let Some((f, t, d)) = row else { break };
+            out.push((f.clone(), t.clone(), *d));
+            at = (self.fold)(f);
+            seen.insert(at.clone());
+            until = *d;
+        }
+        out.reverse();
+        out
+    }
+}
+
+/// The symbols joined by symbol-change rows, as groups (union-find).
+struct SymbolGroups {
+    index: HashMap<Ticker, usize>,
+    parent: Vec<usize>,
+}
+
+impl SymbolGroups {
+    fn new(rows: &[SymbolChange]) -> Self {
+        let mut g = SymbolGroups { index: HashMap::new(), parent: Vec::new() };
+        for r in rows {
+            let (a, b) = (g.id(&r.from), g.id(&r.to));
+            let (a, b) = (g.root(a), g.root(b));
+            g.parent[a.max(b)] = a.min(b);
+        }
+        g
+    }
+
+    fn id(&mut self, t: &Ticker) -> usize {
+        let n = self.parent.len();
+        let id = *self.index.entry(t.clone()).or_insert(n);
+        if id == n {
+            self.parent.push(n);
+        }
+        id
+    }
+
+    fn root(&self, mut i: usize) -> usize {
+        while self.parent[i] != i {
+            i = self.parent[i];
+        }
+        i
+    }
+
+    /// The group of `t`, `None` for a symbol no row names.
+    fn of(&self, t: &Ticker) -> Option<usize> {
+        self.index.get(t).map(|i| self.root(*i))
+    }
+
+    /// Whether `t` is one of `carried` or in the group of one of them.
+    fn joins(&self, carried: &HashSet<&Ticker>, t: &Ticker) -> bool {
+        carried.contains(t) || self.of(t).is_some_and(|g| carried.iter().any(|c| self.of(c) == Some(g)))
+    }
+}
+
+/// An ISIN's runs in one series, by `since`.
+type SeriesRuns<'a> = BTreeMap<(Series, &'a Isin), Vec<&'a Run>>;
+
+/// Blocks of consecutive runs (each starting where the one before ended):
+/// `(start, end)` indexes into the runs, inclusive.
+fn blocks(runs: &[&Run]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in 1..=runs.len() {
+        if i == runs.len() || runs[i - 1].until != Some(runs[i].since) {
+            out.push((start, i - 1));
+            start = i;
+        }
+    }
+    out
+}
+
+/// A span an ISIN is on an exchange: its start, its end (`None` while
+/// listed), and its first and last runs.
+type Span<'a> = (NaiveDate, Option<NaiveDate>, &'a Run, &'a Run);
+
+/// A successor found: in `series`, `from` was replaced by `to` on `date`.
+struct Succession<'a> {
+    series: Series,
+    from: &'a Run,
+    to: &'a Run,
+    date: NaiveDate,
+}
+
+/// Finds the `isin_changed` successions of every series.
+fn successions<'a>(by: &SeriesRuns<'a>, symbols: &Chains<Ticker>) -> Vec<Succession<'a>> {
+    // Per series and day: the ISINs gone then (last run of a block) and
+    // the ISINs new then (first run of a block), by symbol.
+    let mut gone: BTreeMap<(Series, NaiveDate), Vec<&Run>> = BTreeMap::new();
+    let mut new: HashMap<(Series, NaiveDate), HashMap<&Ticker, Vec<&Run>>> = HashMap::new();
+    for ((series, _), runs) in by {
+        for (s, e) in blocks(runs) {
+            if let Some(u) = runs[e].until {
+                gone.entry((*series, u)).or_default().push(runs[e]);
+            }
+            new.entry((*series, runs[s].since)).or_default().entry(&runs[s].row.symbol).or_default().push(runs[s]);
+        }
+    }
+    let mut out = Vec::new();
+    let mut taken: HashSet<&Isin> = HashSet::new();
+    for ((series, date), olds) in &gone {
+        let Some(news) = new.get(&(*series, *date)) else { continue };
+        for old in olds {
+            let candidates = symbols.reachable(&old.row.symbol, old.since, *date);
+            let found = candidates.iter().flat_map(|s| news.get(s).into_iter().flatten()).find(|n| {
+                n.row.isin != old.row.isin
+                    && n.row.isin.as_str()[..7] == old.row.isin.as_str()[..7]
+                    && !taken.contains(&n.row.isin)
+            });
+            if let Some(n) = found {
+                taken.insert(&n.row.isin);
+                out.push(Succession { series: *series, from: old, to: n, date: *date });
+            }
+        }
+    }
+    out
+}
+
+/// The events of ISINs, as they are made.
+#[derive(Default)]
+struct Events(BTreeMap<Isin, Vec<IdentityEvent>>);
+
+impl Events {
+    fn push(&mut self, isin: &Isin, date: NaiveDate, exact: bool, change: IdentityChange) {
+        self.0.entry(isin.clone()).or_default().push(IdentityEvent { date, exact, change });
+    }
+
+    /// The symbol changes from `old` to `new` on `isin` seen at `date`: the
+    /// change file's rows when a chain of them dated in `(after, date]`
+    /// leads there, else one observed event.
+    #[allow(clippy::too_many_arguments)]
+    fn symbol_change(
+        &mut self,
+        symbols: &Chains<Ticker>,
+        isin: &Isin,
+        exchange: Exchange,
+        old: &Ticker,
+        new: &Ticker,
+        after: NaiveDate,
+        date: NaiveDate,
+    ) {
+        let path = match exchange {
+            Exchange::Nse => symbols.path(old, new, after, date),
+            Exchange::Bse => None,
+        };
+        match path {
+            Some(p) => {
+                for (from, to, d) in p {
+                    self.push(isin, d, true, IdentityChange::SymbolChanged { exchange, from, to });
+                }
+            }
+            None => self.push(
+                isin,
+                date,
+                false,
+                IdentityChange::SymbolChanged { exchange, from: old.clone(), to: new.clone() },
+            ),
+        }
+    }
+
+    /// The name changes from `old` to `new` on `isin` seen at `date`, as
+    /// [`Events::symbol_change`] with the name-change rows; the names of the
+    /// snapshots stand at the ends of a chain.
+    fn name_change(
+        &mut self,
+        names: &Chains<String>,
+        isin: &Isin,
+        old: &str,
+        new: &str,
+        after: NaiveDate,
+        date: NaiveDate,
+    ) {
+        match names.path(&old.to_owned(), &new.to_owned(), after, date) {
+            Some(p) => {
+                let n = p.len();
+                for (k, (from, to, d)) in p.into_iter().enumerate() {
+                    let from = if k == 0 { old.to_owned() } else { from };
+                    let to = if k + 1 == n { new.to_owned() } else { to };
+                    self.push(isin, d, true, IdentityChange::NameChanged { from, to });
+                }
+            }
+            None => self.push(isin, date, false, IdentityChange::NameChanged { from: old.into(), to: new.into() }),
+        }
+    }
+}
+
+/// The events and statuses made of `runs` and the change files'
+/// `symbols` and `names` rows (see the module's rules).
+pub fn derive(runs: &[Run], symbols: &[SymbolChange], names: &[NameChange]) -> Derived {
+    let symbol_chains =
+        Chains::new(symbols.iter().map(|s| (s.from.clone(), s.to.clone(), s.date)), |t: &Ticker| t.as_str().to_owned());
+    let name_chains =
+        Chains::new(names.iter().map(|n| (n.from.clone(), n.to.clone(), n.date)), |s: &String| fold_name(s));
+    let name_symbols: HashMap<String, Vec<&NameChange>> = names.iter().fold(HashMap::new(), |mut m, n| {
+        m.entry(fold_name(&n.to)).or_default().push(n);
+        m
+    });
+
+    let mut by: SeriesRuns = BTreeMap::new();
+    for r in runs {
+        by.entry((r.series, &r.row.isin)).or_default().push(r);
+    }
+    for v in by.values_mut() {
+        v.sort_by_key(|r| r.since);
+    }
+    let on_nse: HashSet<&Isin> =
+        runs.iter().filter(|r| r.series.exchange() == Exchange::Nse).map(|r| &r.row.isin).collect();
+    // Every symbol an ISIN carried on NSE, as the groups of symbols the
+    // symbol-change rows join (for linking name-change rows, which name
+    // the symbol of the day the file was made).
+    let groups = SymbolGroups::new(symbols);
+    let mut nse_symbols: HashMap<&Isin, HashSet<&Ticker>> = HashMap::new();
+    for r in runs.iter().filter(|r| r.series.exchange() == Exchange::Nse) {
+        nse_symbols.entry(&r.row.isin).or_default().insert(&r.row.symbol);
+    }
+
+    let succ = successions(&by, &symbol_chains);
+    // (series, ISIN, day): replaced then / made then.
+    let replaced: HashSet<(Exchange, &Isin, NaiveDate)> =
+        succ.iter().map(|s| (s.series.exchange(), &s.from.row.isin, s.date)).collect();
+    let made: HashSet<(Exchange, &Isin, NaiveDate)> =
+        succ.iter().map(|s| (s.series.exchange(), &s.to.row.isin, s.date)).collect();
+
+    let mut ev = Events::default();
+
+    // Listed and delisted: spans per ISIN and exchange.
+    let mut spans: BTreeMap<(&Isin, Exchange), Vec<Span>> = BTreeMap::new();
+    for ((series, isin), rs) in &by {
+        for (s, e) in blocks(rs) {
+            spans.entry((isin, series.exchange())).or_default().push((rs[s].since, rs[e].until, rs[s], rs[e]));
+        }
+    }
+    for ((isin, exchange), mut list) in spans {
+        list.sort_by_key(|s| s.0);
+        // Merge spans that touch or overlap (NSE main board and SME).
+        let mut merged: Vec<Span> = Vec::new();
+        for s in list {
+            match merged.last_mut() {
+                Some(m) if m.1.is_none_or(|end| s.0 <= end) => {
+                    m.1 = match (m.1, s.1) {
+                        (None, _) | (_, None) => None,
+                        (Some(a), Some(b)) => Some(a.max(b)),
+                    };
+                    if m.1 == s.1 {
+                        m.3 = s.3;
+                    }
+                }
+                _ => merged.push(s),
+            }
+        }
+        for (k, (start, end, first, last)) in merged.into_iter().enumerate() {
+            if !made.contains(&(exchange, isin, start)) {
+                let exact_day = first.row.listed_on.filter(|d| k == 0 && *d <= start);
+                let (day, exact) = match exact_day {
+                    Some(d) => (d, true),
+                    None => (start, false),
+                };
+                let mut symbol = first.row.symbol.clone();
+                if exact && exchange == Exchange::Nse {
+                    let back = symbol_chains.back(&symbol, day, start, |_| true);
+                    if let Some((f, _, _)) = back.first() {
+                        symbol = f.clone();
+                    }
+                    ev.push(isin, day, true, IdentityChange::Listed { exchange, symbol });
+                    for (from, to, d) in back {
+                        ev.push(isin, d, true, IdentityChange::SymbolChanged { exchange, from, to });
+                    }
+                } else {
+                    ev.push(isin, day, exact, IdentityChange::Listed { exchange, symbol });
+                }
+                // The names it had before the first snapshot showing it.
+                if exact && exchange == Exchange::Nse && first.series.exchange() == Exchange::Nse {
+                    let carried = nse_symbols.get(isin);
+                    let back = name_chains.back(&first.row.name, day, start, |_| true);
+                    let linked = back.iter().all(|(_, to, d)| {
+                        name_symbols
+                            .get(&fold_name(to))
+                            .into_iter()
+                            .flatten()
+                            .any(|n| n.date == *d && carried.is_some_and(|c| groups.joins(c, &n.symbol)))
+                    });
+                    if linked {
+                        let n = back.len();
+                        for (j, (from, to, d)) in back.into_iter().enumerate() {
+                            let to = if j + 1 == n { first.row.name.clone() } else { to };
+                            ev.push(isin, d, true, IdentityChange::NameChanged { from, to });
+                        }
+                    }
+                }
+            }
+            if let Some(u) = end {
+                if !replaced.contains(&(exchange, isin, u)) {
+                    ev.push(isin, u, false, IdentityChange::Delisted { exchange, symbol: last.row.symbol.clone() });
+                }
+            }
+        }
+    }
+
+    // Symbol and name changes between consecutive runs.
+    for ((series, isin), rs) in &by {
+        let names_here = series.exchange() == Exchange::Nse || !on_nse.contains(isin);
+        for w in rs.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            if a.until != Some(b.since) {
+                continue;
+            }
+            if a.row.symbol != b.row.symbol {
+                ev.symbol_change(
+                    &symbol_chains,
+                    isin,
+                    series.exchange(),
+                    &a.row.symbol,
+                    &b.row.symbol,
+                    a.since,
+                    b.since,
+                );
+            }
+            if names_here && fold_name(&a.row.name) != fold_name(&b.row.name) {
+                ev.name_change(&name_chains, isin, &a.row.name, &b.row.name, a.since, b.since);
+            } else if names_here && a.row.name != b.row.name {
+                // Only the spelling changed: still a change of the name shown.
+                ev.push(
+                    isin,
+                    b.since,
+                    false,
+                    IdentityChange::NameChanged { from: a.row.name.clone(), to: b.row.name.clone() },
+                );
+            }
+        }
+    }
+
+    // ISIN changes, under both ISINs; a symbol or name changed with the ISIN
+    // stands on the old one.
+    let mut pairs: HashSet<(&Isin, &Isin)> = HashSet::new();
+    for s in &succ {
+        let (old, new) = (&s.from.row, &s.to.row);
+        if !pairs.insert((&old.isin, &new.isin)) {
+            continue;
+        }
+        let exchange = s.series.exchange();
+        if old.symbol != new.symbol {
+            ev.symbol_change(&symbol_chains, &old.isin, exchange, &old.symbol, &new.symbol, s.from.since, s.date);
+        }
+        if (exchange == Exchange::Nse || !on_nse.contains(&old.isin)) && old.name != new.name {
+            ev.name_change(&name_chains, &old.isin, &old.name, &new.name, s.from.since, s.date);
+        }
+        let change = IdentityChange::IsinChanged {
+            from: old.isin.clone(),
+            to: new.isin.clone(),
+            face_value_from: old.face_value,
+            face_value_to: new.face_value,
+        };
+        ev.push(&old.isin, s.date, false, change.clone());
+        ev.push(&new.isin, s.date, false, change);
+    }
+
+    let mut events = ev.0;
+    for list in events.values_mut() {
+        // Stable: events of one day stay in the order they were made, but
+        // an ISIN's own listing comes before anything else of its day.
+        list.sort_by_key(|e| (e.date, !matches!(e.change, IdentityChange::Listed { .. })));
+    }
+
+    let superseded: HashSet<&Isin> = succ.iter().map(|s| &s.from.row.isin).collect();
+    let status = by.iter().fold(HashMap::<Isin, CompanyStatus>::new(), |mut m, ((_, isin), rs)| {
+        let current = rs.iter().any(|r| r.until.is_none());
+        let st = if superseded.contains(isin) {
+            CompanyStatus::Superseded
+        } else if current {
+            CompanyStatus::Active
+        } else {
+            CompanyStatus::Delisted
+        };
+        let slot = m.entry((*isin).clone()).or_insert(st);
+        if st == CompanyStatus::Active && *slot == CompanyStatus::Delisted {
+            *slot = st;
+        }
+        m
+    });
+    Derived { events, status }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::SnapshotRow;
+
+    fn day(s: &str) -> NaiveDate {
+        NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
+    }
+
+    fn run(series: Series, isin: &str, symbol: &str, name: &str, fv: f64, since: &str, until: Option<&str>) -> Run {
+        Run {
+            series,
+            row: SnapshotRow {
+                isin: Isin::parse(isin).unwrap(),
+                symbol: Ticker::parse(symbol).unwrap(),
+                name: name.into(),
+                face_value: Some(fv),
+                listed_on: None,
+            },
+            since: day(since),
+            until: until.map(day),
+        }
+    }
+
+    fn kinds(d: &Derived, isin: &str) -> Vec<(&'static str, String, bool)> {
+        d.events[&Isin::parse(isin).unwrap()].iter().map(|e| (e.change.kind(), e.date.to_string(), e.exact)).collect()
+    }
+
+    const A: &str = "2024-01-30";
+    const B: &str = "2026-05-17";
+
+    #[test]
+    fn a_split_is_one_isin_change_under_both_isins() {
+        let runs = vec![
+            run(Series::NseMain, "INE296A01024", "BAJFINANCE", "Bajaj Finance Limited", 2.0, A, Some(B)),
+            run(Series::NseMain, "INE296A01032", "BAJFINANCE", "Bajaj Finance Limited", 1.0, B, None),
+        ];
+        let d = derive(&runs, &[], &[]);
+        assert_eq!(kinds(&d, "INE296A01024"), vec![("listed", A.into(), false), ("isin_changed", B.into(), false)]);
+        assert_eq!(kinds(&d, "INE296A01032"), vec![("isin_changed", B.into(), false)]);
+        let e = &d.events[&Isin::parse("INE296A01032").unwrap()][0];
+        assert!(matches!(
+            e.change,
+            IdentityChange::IsinChanged { face_value_from: Some(2.0), face_value_to: Some(1.0), .. }
+        ));
+        assert_eq!(d.status[&Isin::parse("INE296A01024").unwrap()], CompanyStatus::Superseded);
+        assert_eq!(d.status[&Isin::parse("INE296A01032").unwrap()], CompanyStatus::Active);
+    }
+
+    #[test]
+    fn another_issuer_under_the_old_name_is_a_new_listing() {
+        let runs = vec![
+            run(Series::NseMain, "INE155A01022", "TATAMOTORS", "Tata Motors Limited", 2.0, A, Some(B)),
+            run(Series::NseMain, "INE155A01022", "TMPV", "Tata Motors Passenger Vehicles Limited", 2.0, B, None),
+            run(Series::NseMain, "INE1TAE01010", "TMCV", "Tata Motors Limited", 2.0, B, None),
+        ];
+        let symbols = [SymbolChange {
+            from: Ticker::parse("TATAMOTORS").unwrap(),
+            to: Ticker::parse("TMPV").unwrap(),
+            date: day("2025-10-24"),
+            company: "Tata Motors Passenger Vehicles Limited".into(),
+        }];
+        let d = derive(&runs, &symbols, &[]);
+        assert_eq!(
+            kinds(&d, "INE155A01022"),
+            vec![
+                ("listed", A.into(), false),
+                ("symbol_changed", "2025-10-24".into(), true),
+                ("name_changed", B.into(), false)
+            ]
+        );
+        assert_eq!(kinds(&d, "INE1TAE01010"), vec![("listed", B.into(), false)]);
+        assert!(d.status.values().all(|s| *s == CompanyStatus::Active));
+    }
+
+    #[test]
+    fn gone_without_a_successor_is_delisted_and_a_chain_is_one_event_per_row() {
+        let runs = vec![
+            run(Series::NseMain, "INE758T01015", "ZOMATO", "Zomato Limited", 1.0, A, Some(B)),
+            run(Series::NseMain, "INE758T01015", "ETERNAL", "Eternal Limited", 1.0, B, None),
+            run(Series::NseMain, "INE144J01027", "GONE", "Gone Limited", 5.0, A, Some(B)),
+        ];
+        let t = |s: &str| Ticker::parse(s).unwrap();
+        let symbols = [
+            SymbolChange { from: t("ZOMATO"), to: t("ZOMATO2"), date: day("2025-01-01"), company: String::new() },
+            SymbolChange { from: t("ZOMATO2"), to: t("ETERNAL"), date: day("2025-04-09"), company: String::new() },
+            SymbolChange { from: t("ETERNAL"), to: t("ETERNAL"), date: day("2025-04-10"), company: String::new() },
+        ];
+        let names = [NameChange {
+            symbol: t("ETERNAL"),
+            from: "Zomato Limited".into(),
+            to: "ETERNAL LIMITED".into(),
+            date: day("2025-04-09"),
+        }];
+        let d = derive(&runs, &symbols, &names);
+        assert_eq!(
+            kinds(&d, "INE758T01015"),
+            vec![
+                ("listed", A.into(), false),
+                ("symbol_changed", "2025-01-01".into(), true),
+                ("symbol_changed", "2025-04-09".into(), true),
+                ("name_changed", "2025-04-09".into(), true),
+            ]
+        );
+        let last = d.events[&Isin::parse("INE758T01015").unwrap()].last().unwrap().clone();
+        assert_eq!(
+            last.change,
+            IdentityChange::NameChanged { from: "Zomato Limited".into(), to: "Eternal Limited".into() }
+        );
+        assert_eq!(kinds(&d, "INE144J01027"), vec![("listed", A.into(), false), ("delisted", B.into(), false)]);
+        assert_eq!(d.status[&Isin::parse("INE144J01027").unwrap()], CompanyStatus::Delisted);
+        // The same inputs in another order give the same events.
+        let mut rev = runs.clone();
+        rev.reverse();
+        let mut srev = symbols.to_vec();
+        srev.reverse();
+        assert_eq!(derive(&rev, &srev, &names), d);
+    }
+
+    #[test]
+    fn a_listing_date_is_exact_and_links_earlier_symbol_changes() {
+        let mut r = run(Series::NseMain, "INE155A01022", "TATAMOTORS", "Tata Motors Limited", 2.0, A, None);
+        r.row.listed_on = Some(day("1998-07-22"));
+        let t = |s: &str| Ticker::parse(s).unwrap();
+        let symbols =
+            [SymbolChange { from: t("TELCO"), to: t("TATAMOTORS"), date: day("2003-12-26"), company: String::new() }];
+        let names = [NameChange {
+            symbol: t("TMPV"),
+            from: "Tata Engineering And Locomotive Co. Ltd.".into(),
+            to: "Tata Motors Limited".into(),
+            date: day("2003-11-24"),
+        }];
+        let mut later = r.clone();
+        later.until = None;
+        let d = derive(&[r.clone()], &symbols, &names);
+        let es = &d.events[&Isin::parse("INE155A01022").unwrap()];
+        assert_eq!(es[0].change, IdentityChange::Listed { exchange: Exchange::Nse, symbol: t("TELCO") });
+        assert!(es[0].exact);
+        assert_eq!(es[0].date, day("1998-07-22"));
+        // The name row names TMPV, a symbol this ISIN never carried here.
+        assert_eq!(es.len(), 2);
+        let symbols2 = [
+            symbols[0].clone(),
+            SymbolChange { from: t("TATAMOTORS"), to: t("TMPV"), date: day("2025-10-24"), company: String::new() },
+        ];
+        let d = derive(&[r], &symbols2, &names);
+        assert_eq!(d.events[&Isin::parse("INE155A01022").unwrap()].len(), 3);
+    }
+}
