@@ -21,7 +21,8 @@
 //!          | 32 face | status << 6
 //! ```
 //! Days count from 0001-01-01 (`NaiveDate::num_days_from_ce`). An empty
-//! tail is a company without details.
+//! tail is a company without details. The company's status is not here:
+//! it is in the row's flags (`layout::flag::STATUS_SHIFT`).
 
 use std::collections::HashMap;
 
@@ -131,7 +132,8 @@ impl Dictionaries {
 /// Appends the tail of `d` (nothing when it is empty); `ticker` is the
 /// row's ticker (a symbol equal to it is not written).
 pub(crate) fn encode(d: &CompanyDetails, ticker: &str, dict: &mut Dictionaries, out: &mut Vec<u8>) {
-    if d.is_empty() {
+    // The status is kept in the row's flags, not here.
+    if d.listings.is_empty() && d.classification == Classification::default() && d.market_cap.is_none() {
         return;
     }
     let listing = |e: Exchange| d.listings.iter().find(|l| l.exchange == e);
