@@ -171,6 +171,7 @@ pub struct CompanyDetail {
     /// `superseded` when its ISIN was replaced, else `active` when some
     /// exchange's latest list has it, else `delisted` (contract 10.2).
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub status: CompanyStatus,
     /// The ISIN that replaced this one (a split or similar); `null` when
     /// none did.
@@ -179,7 +180,7 @@ pub struct CompanyDetail {
     pub superseded_by: Option<Isin>,
     /// The ISINs this one replaced, oldest first; possibly empty.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>))]
+    #[cfg_attr(feature = "openapi", schema(required, value_type = Vec<String>))]
     pub supersedes: Vec<Isin>,
     /// When the store last changed this company's record.
     #[serde(with = "crate::time::rfc3339")]
