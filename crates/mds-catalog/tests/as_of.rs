@@ -360,3 +360,79 @@ fn as_of_pages_details_and_symbols_match_a_replay_of_the_events() {
         .sum();
     assert!(mem / companies.len() < 200, "{mem} bytes of history for {} companies", companies.len());
 }
+
+/// What the history costs a catalog at the benchmark's distribution (10%
+/// of companies with 1 to 5 events, 1% splits): at most 50 bytes per
+/// company (issue 26), counted as the bytes of the history sections plus
+/// the status lists, over the catalog without them.
+#[test]
+fn the_history_costs_at_most_50_bytes_per_company() {
+    let mut rng = Rng(0xB17E5);
+    let n = 50_000u32;
+    let mut companies = Vec::with_capacity(n as usize);
+    let mut events: Vec<(Isin, IdentityEvent)> = Vec::new();
+    let base = NaiveDate::from_ymd_opt(2000, 1, 1).unwrap();
+    for k in 0..n {
+        let isin = isin_of(k);
+        let sym = format!("S{k}");
+        let name = format!("Company {k} Limited");
+        let mut c = company(&isin, &sym, &name, CompanyStatus::Active, &mut rng);
+        if k % 10 == 0 {
+            let mut d = base + chrono::Days::new(rng.below(8000) as u64);
+            let mut evs = vec![IdentityEvent {
+                date: d,
+                exact: true,
+                change: IdentityChange::Listed { exchange: Exchange::Nse, symbol: ticker(&format!("S{k}X")) },
+            }];
+            let mut last = format!("S{k}X");
+            for j in 0..rng.below(5) {
+                d = d + chrono::Days::new(1 + rng.below(300) as u64);
+                let change = if j % 2 == 0 {
+                    let to = if j == 0 { sym.clone() } else { format!("S{k}Y{j}") };
+                    let c = IdentityChange::SymbolChanged { exchange: Exchange::Nse, from: ticker(&last), to: ticker(&to) };
+                    last = to;
+                    c
+                } else {
+                    IdentityChange::NameChanged { from: format!("Old {k} {j}"), to: name.clone() }
+                };
+                evs.push(IdentityEvent { date: d, exact: false, change });
+            }
+            c.ticker = ticker(&last);
+            if k % 100 == 0 {
+                let to = isin_of(n + k);
+                let split = IdentityEvent {
+                    date: d + chrono::Days::new(30),
+                    exact: false,
+                    change: IdentityChange::IsinChanged { from: isin.clone(), to: to.clone(), face_value_from: Some(2.0), face_value_to: Some(1.0) },
+                };
+                evs.push(split.clone());
+                c.details.status = CompanyStatus::Superseded;
+                events.push((to.clone(), split));
+                companies.push(company(&to, &last, &name, CompanyStatus::Active, &mut rng));
+            }
+            events.extend(evs.into_iter().map(|e| (isin.clone(), e)));
+        }
+        companies.push(c);
+    }
+    events.sort_by(|a, b| a.0.cmp(&b.0));
+    let stamped = |cs: &[Company]| cs.iter().map(|c| (ChangeStamp::default(), c.clone())).collect::<Vec<_>>();
+    let with = Catalog::from_stamped_with_history(stamped(&companies), events);
+    let plain: Vec<Company> =
+        companies.iter().map(|c| Company { details: CompanyDetails::default(), ..c.clone() }).collect();
+    let without = Catalog::from_stamped(stamped(&plain));
+    let history = |c: &Catalog| -> usize {
+        c.sizes().iter().filter(|(s, _)| s.starts_with("history") || s.starts_with("symbol")).map(|(_, b)| b).sum()
+    };
+    // Everything the history adds: its own sections, and what the rest of
+    // the buffer grew by (the status lists).
+    let cost = with.as_bytes().len() - (without.as_bytes().len() - history(&without));
+    let per_company = cost as f64 / companies.len() as f64;
+    println!(
+        "{} companies: history sections {} bytes, catalog {} bytes, {} without any history: {per_company:.1} B/company",
+        companies.len(),
+        history(&with),
+        with.as_bytes().len(),
+        without.as_bytes().len() - history(&without),
+    );
+    assert!(per_company <= 50.0, "{per_company:.1} bytes per company");
+}
