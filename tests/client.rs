@@ -914,7 +914,10 @@ async fn client_and_cli_ask_for_identity_over_time() {
     assert!(gone.unwrap().is_empty(), "no demo company is superseded");
     let isin = today.data[0].isin.as_str().to_owned();
     let d = c.company(&isin).await.unwrap();
-    assert_eq!((d.status, d.superseded_by.clone(), d.supersedes.clone()), (mds_client::CompanyStatus::Active, None, vec![]));
+    assert_eq!(
+        (d.status, d.superseded_by.clone(), d.supersedes.clone()),
+        (mds_client::CompanyStatus::Active, None, vec![])
+    );
     assert_eq!(c.company_as_of(&isin, day).await.unwrap(), d);
     let h = c.history(&isin).await.unwrap();
     assert_eq!((h.isin.as_str(), h.events.len()), (isin.as_str(), 0));

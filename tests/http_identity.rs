@@ -125,18 +125,32 @@ async fn as_of_without_history_is_today_s_active_master() {
     run(
         &app,
         &[
-            Case { path: "/v1/companies?as_of=2024-01-31&limit=200".into(), status: 200, check: |p, b| {
-                assert_eq!(isins(b), expected(|s| s == CompanyStatus::Active), "{p}")
-            } },
-            Case { path: "/v1/companies?as_of=1990-01-01&status=any&limit=200".into(), status: 200, check: |p, b| {
-                assert_eq!(isins(b), expected(|s| s == CompanyStatus::Active), "{p}: listed that day = active that day")
-            } },
-            Case { path: "/v1/companies?as_of=2024-01-31&status=superseded".into(), status: 200, check: |p, b| {
-                assert!(isins(b).is_empty(), "{p}: nobody listed that day was superseded that day")
-            } },
-            Case { path: format!("/v1/companies?as_of={today}&ticker=t9"), status: 200, check: |p, b| {
-                assert_eq!(isins(b).len(), 1, "{p}: today is accepted")
-            } },
+            Case {
+                path: "/v1/companies?as_of=2024-01-31&limit=200".into(),
+                status: 200,
+                check: |p, b| assert_eq!(isins(b), expected(|s| s == CompanyStatus::Active), "{p}"),
+            },
+            Case {
+                path: "/v1/companies?as_of=1990-01-01&status=any&limit=200".into(),
+                status: 200,
+                check: |p, b| {
+                    assert_eq!(
+                        isins(b),
+                        expected(|s| s == CompanyStatus::Active),
+                        "{p}: listed that day = active that day"
+                    )
+                },
+            },
+            Case {
+                path: "/v1/companies?as_of=2024-01-31&status=superseded".into(),
+                status: 200,
+                check: |p, b| assert!(isins(b).is_empty(), "{p}: nobody listed that day was superseded that day"),
+            },
+            Case {
+                path: format!("/v1/companies?as_of={today}&ticker=t9"),
+                status: 200,
+                check: |p, b| assert_eq!(isins(b).len(), 1, "{p}: today is accepted"),
+            },
         ],
     )
     .await;
@@ -213,10 +227,16 @@ async fn history_and_symbols_without_events() {
         assert_problem(app.get(path).await, 404, "not_found").await;
     }
     let isin = companies()[0].isin.clone();
-    app.assert_params_refused(&format!("/v1/companies/{isin}/history"), [("as_of=2024-01-01", "unknown_parameter", "as_of")])
-        .await;
-    app.assert_params_refused("/v1/symbols/T9", [("exchange=lse", "invalid_parameter", "exchange"), ("as_of=x", "unknown_parameter", "as_of")])
-        .await;
+    app.assert_params_refused(
+        &format!("/v1/companies/{isin}/history"),
+        [("as_of=2024-01-01", "unknown_parameter", "as_of")],
+    )
+    .await;
+    app.assert_params_refused(
+        "/v1/symbols/T9",
+        [("exchange=lse", "invalid_parameter", "exchange"), ("as_of=x", "unknown_parameter", "as_of")],
+    )
+    .await;
 }
 
 #[tokio::test]

@@ -512,7 +512,11 @@ impl Catalog {
         while out.len() <= limit {
             let next = match (a.peek(), b.peek()) {
                 (Some(&x), Some(&y)) => {
-                    if self.entry_key(x) <= self.entry_key(y) { a.next() } else { b.next() }
+                    if self.entry_key(x) <= self.entry_key(y) {
+                        a.next()
+                    } else {
+                        b.next()
+                    }
                 }
                 (Some(_), None) => a.next(),
                 (None, Some(_)) => b.next(),

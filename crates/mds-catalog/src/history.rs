@@ -29,9 +29,7 @@
 use std::collections::HashMap;
 
 use chrono::{Datelike, NaiveDate};
-use mds_domain::{
-    CompanyHistory, Exchange, IdentityChange, IdentityEvent, Isin, SymbolHistory, SymbolPeriod, Ticker,
-};
+use mds_domain::{CompanyHistory, Exchange, IdentityChange, IdentityEvent, Isin, SymbolHistory, SymbolPeriod, Ticker};
 
 use crate::catalog::Catalog;
 use crate::layout::Section;
@@ -164,7 +162,10 @@ struct Segment<'a> {
 
 /// Consecutive spans of equal value, merged; `at(d)` is the value from
 /// event date `d` until the next.
-fn segments<V: PartialEq>(dates: &[NaiveDate], mut at: impl FnMut(NaiveDate) -> V) -> Vec<(NaiveDate, Option<NaiveDate>, V)> {
+fn segments<V: PartialEq>(
+    dates: &[NaiveDate],
+    mut at: impl FnMut(NaiveDate) -> V,
+) -> Vec<(NaiveDate, Option<NaiveDate>, V)> {
     let mut out: Vec<(NaiveDate, Option<NaiveDate>, V)> = Vec::new();
     for (k, &d) in dates.iter().enumerate() {
         let v = at(d);

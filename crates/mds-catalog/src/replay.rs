@@ -121,7 +121,12 @@ impl<'a> Histories<'a> {
 
     /// `isin`'s ticker and name at the end of `day`, or `None` when it was
     /// not listed then; `today` is its ticker and name in the catalog.
-    pub(crate) fn identity_on(&self, isin: &str, day: NaiveDate, today: (&'a str, &'a str)) -> Option<(&'a str, &'a str)> {
+    pub(crate) fn identity_on(
+        &self,
+        isin: &str,
+        day: NaiveDate,
+        today: (&'a str, &'a str),
+    ) -> Option<(&'a str, &'a str)> {
         let s = self.standing(isin, day, usize::MAX, 0);
         if s.listed == 0 {
             return None;

@@ -81,8 +81,12 @@ fn generate(rng: &mut Rng, n: usize) -> (Vec<Company>, Vec<(Isin, IdentityEvent)
             if rng.chance(15) && status == CompanyStatus::Active {
                 k += 1;
                 let to = isin_of(k * 7);
-                let change =
-                    IdentityChange::IsinChanged { from: isin.clone(), to: to.clone(), face_value_from: Some(10.0), face_value_to: None };
+                let change = IdentityChange::IsinChanged {
+                    from: isin.clone(),
+                    to: to.clone(),
+                    face_value_from: Some(10.0),
+                    face_value_to: None,
+                };
                 let e = IdentityEvent { date: d + chrono::Days::new(1 + rng.below(500) as u64), exact: false, change };
                 evs.push(e.clone());
                 status = CompanyStatus::Superseded;
@@ -195,7 +199,13 @@ impl Oracle<'_> {
         if s.0 == 0 {
             return None;
         }
-        let on = if s.0 & 1 != 0 { Some(Exchange::Nse) } else if s.0 & 2 != 0 { Some(Exchange::Bse) } else { None };
+        let on = if s.0 & 1 != 0 {
+            Some(Exchange::Nse)
+        } else if s.0 & 2 != 0 {
+            Some(Exchange::Bse)
+        } else {
+            None
+        };
         let set = match on {
             Some(e) => s.1[ex(e).1].clone(),
             None => s.1[0].clone().or(s.1[1].clone()),
@@ -210,9 +220,8 @@ impl Oracle<'_> {
                 })
             })
             .unwrap_or_else(|| c.ticker.to_string());
-        let name = s
-            .2
-            .or_else(|| {
+        let name =
+            s.2.or_else(|| {
                 evs.iter().filter(|e| e.date > d).find_map(|e| match &e.change {
                     IdentityChange::NameChanged { from, .. } => Some(from.clone()),
                     _ => None,
@@ -262,7 +271,11 @@ fn as_of_pages_details_and_symbols_match_a_replay_of_the_events() {
             as_of: Some(d),
             letter: if rng.chance(20) { Letter::parse(&rng.pick(SYMBOLS)[..1]).ok() } else { None },
             ticker: if rng.chance(15) { Some(ticker(*rng.pick(SYMBOLS))) } else { None },
-            search: if rng.chance(25) { SearchTerm::parse(*rng.pick(&["ta", "baj", "new", "nestl", "2", "m&"])).ok() } else { None },
+            search: if rng.chance(25) {
+                SearchTerm::parse(*rng.pick(&["ta", "baj", "new", "nestl", "2", "m&"])).ok()
+            } else {
+                None
+            },
             exchange: if rng.chance(20) { Some(Exchange::Nse) } else { None },
             industry: if rng.chance(15) { mds_domain::Industry::parse("Banks").ok() } else { None },
             status: match rng.below(8) {
@@ -305,7 +318,10 @@ fn as_of_pages_details_and_symbols_match_a_replay_of_the_events() {
                 Some(o) => {
                     assert!(listed, "round {round}: {} listed on {d}", c.isin);
                     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-                    assert_eq!((v["ticker"].as_str().unwrap(), v["name"].as_str().unwrap()), (o.ticker.as_str(), o.name.as_str()));
+                    assert_eq!(
+                        (v["ticker"].as_str().unwrap(), v["name"].as_str().unwrap()),
+                        (o.ticker.as_str(), o.name.as_str())
+                    );
                     assert_eq!(v["status"], "active");
                     versions_seen += usize::from(o.ticker != c.ticker || o.name != c.name);
                 }
@@ -342,14 +358,16 @@ fn as_of_pages_details_and_symbols_match_a_replay_of_the_events() {
                     None => assert_eq!(on(far).as_deref(), Some(s.as_str()), "{p:?} is current"),
                 }
             }
-            let order: Vec<_> = h.periods.iter().map(|p| (std::cmp::Reverse(p.to.unwrap_or(far)), std::cmp::Reverse(p.from))).collect();
+            let order: Vec<_> =
+                h.periods.iter().map(|p| (std::cmp::Reverse(p.to.unwrap_or(far)), std::cmp::Reverse(p.from))).collect();
             assert!(order.windows(2).all(|w| w[0] <= w[1]), "periods ordered by to desc, then from desc");
         }
     }
     // History: each company's events, as given; successors and predecessors.
     for c in &companies {
         let h = catalog.history(&c.isin).unwrap();
-        let want: Vec<IdentityEvent> = oracle.events.get(c.isin.as_str()).map(|v| v.iter().map(|e| (*e).clone()).collect()).unwrap_or_default();
+        let want: Vec<IdentityEvent> =
+            oracle.events.get(c.isin.as_str()).map(|v| v.iter().map(|e| (*e).clone()).collect()).unwrap_or_default();
         assert_eq!(h.events, want, "{}", c.isin);
     }
     let mem: usize = catalog
@@ -389,7 +407,8 @@ fn the_history_costs_at_most_50_bytes_per_company() {
                 d = d + chrono::Days::new(1 + rng.below(300) as u64);
                 let change = if j % 2 == 0 {
                     let to = if j == 0 { sym.clone() } else { format!("S{k}Y{j}") };
-                    let c = IdentityChange::SymbolChanged { exchange: Exchange::Nse, from: ticker(&last), to: ticker(&to) };
+                    let c =
+                        IdentityChange::SymbolChanged { exchange: Exchange::Nse, from: ticker(&last), to: ticker(&to) };
                     last = to;
                     c
                 } else {
@@ -403,7 +422,12 @@ fn the_history_costs_at_most_50_bytes_per_company() {
                 let split = IdentityEvent {
                     date: d + chrono::Days::new(30),
                     exact: false,
-                    change: IdentityChange::IsinChanged { from: isin.clone(), to: to.clone(), face_value_from: Some(2.0), face_value_to: Some(1.0) },
+                    change: IdentityChange::IsinChanged {
+                        from: isin.clone(),
+                        to: to.clone(),
+                        face_value_from: Some(2.0),
+                        face_value_to: Some(1.0),
+                    },
                 };
                 evs.push(split.clone());
                 c.details.status = CompanyStatus::Superseded;

@@ -38,8 +38,9 @@ use utoipa::openapi::{Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
 use crate::components::{
-    AsOfBadRequest, BadRequest, ChangesBadRequest, ChangesPage, CompaniesBadRequest, CompanyPage, Internal, MethodNotAllowed,
-    NewsBadRequest, NewsPage, NotFound, SymbolBadRequest, SyncTokenExpired, TooManyRequests, Unauthorized, Unavailable, header,
+    AsOfBadRequest, BadRequest, ChangesBadRequest, ChangesPage, CompaniesBadRequest, CompanyPage, Internal,
+    MethodNotAllowed, NewsBadRequest, NewsPage, NotFound, SymbolBadRequest, SyncTokenExpired, TooManyRequests,
+    Unauthorized, Unavailable, header,
 };
 use crate::route::{Access, Caching, Route};
 
