@@ -26,8 +26,6 @@
 //! `from` and `to` string ids; `isin_changed`: the two ISINs (12 bytes
 //! each) and the face values given (`f64` each).
 
-use std::collections::HashMap;
-
 use chrono::{Datelike, NaiveDate};
 use mds_domain::{CompanyHistory, Exchange, IdentityChange, IdentityEvent, Isin, SymbolHistory, SymbolPeriod, Ticker};
 
@@ -35,6 +33,7 @@ use crate::catalog::Catalog;
 use crate::layout::Section;
 use crate::postings::u32_at;
 use crate::replay::Histories;
+use crate::tail::{Dictionaries, Reader, put_varint};
 
 /// The open end of a span.
 pub(crate) const OPEN: u16 = u16::MAX;
@@ -60,22 +59,13 @@ const BSE_BIT: u8 = 16;
 const FACE_FROM: u8 = 32;
 const FACE_TO: u8 = 64;
 
-/// Strings numbered as first seen.
-#[derive(Default)]
-struct Interner {
-    ids: HashMap<String, u32>,
-    order: Vec<String>,
-}
+/// Interns the history's strings (ids below [`PERIOD_BSE`]).
+struct Interner(Dictionaries);
 
 impl Interner {
     fn id(&mut self, s: &str) -> u32 {
-        if let Some(&id) = self.ids.get(s) {
-            return id;
-        }
-        let id = u32::try_from(self.order.len()).expect("fewer than 2^31 strings");
+        let id = self.0.string(s);
         assert!(id < PERIOD_BSE, "fewer than 2^31 strings");
-        self.ids.insert(s.to_owned(), id);
-        self.order.push(s.to_owned());
         id
     }
 }
@@ -100,14 +90,6 @@ pub(crate) struct HistorySections {
     pub(crate) versions: Vec<u8>,
     pub(crate) versions_by_row: Vec<u8>,
     pub(crate) periods: Vec<u8>,
-}
-
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
 }
 
 fn ce(d: NaiveDate) -> u64 {
@@ -190,7 +172,7 @@ fn span16(from: NaiveDate, to: Option<NaiveDate>) -> Option<(u16, u16)> {
 /// carries a successor's standing).
 pub(crate) fn build(rows: &[RowFacts<'_>], events: &[(Isin, IdentityEvent)]) -> HistorySections {
     let hist = Histories::new(events);
-    let mut strings = Interner::default();
+    let mut strings = Interner(Dictionaries::default());
     let mut s = HistorySections::default();
     s.spans.reserve(4 * rows.len());
     s.event_off.reserve(4 * (rows.len() + 1));
@@ -246,7 +228,8 @@ pub(crate) fn build(rows: &[RowFacts<'_>], events: &[(Isin, IdentityEvent)]) -> 
         s.spans.extend_from_slice(&to.to_le_bytes());
         s.event_off.extend_from_slice(&u32::try_from(s.events.len()).expect("events fit 4 GiB").to_le_bytes());
     }
-    let text = |id: u32| strings.order[(id & !PERIOD_BSE) as usize].as_bytes();
+    let (order, _) = strings.0.finish();
+    let text = |id: u32| order[(id & !PERIOD_BSE) as usize].as_bytes();
     let isin = |r: u32| rows[r as usize].isin.as_bytes();
     versions.sort_unstable_by(|a, b| (text(a.1), isin(a.0), a.3).cmp(&(text(b.1), isin(b.0), b.3)));
     for &(r, t, n, a, b) in &versions {
@@ -276,42 +259,14 @@ pub(crate) fn build(rows: &[RowFacts<'_>], events: &[(Isin, IdentityEvent)]) -> 
         }
     }
     s.string_off.extend_from_slice(&0u32.to_le_bytes());
-    for t in &strings.order {
+    for t in &order {
         s.strings.extend_from_slice(t.as_bytes());
         s.string_off.extend_from_slice(&u32::try_from(s.strings.len()).expect("strings fit 4 GiB").to_le_bytes());
     }
     s
 }
 
-/// Reads encoded events; every read past the end or of a bad value ends
-/// (`None`), never panics.
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn byte(&mut self) -> Option<u8> {
-        let (&b, rest) = self.0.split_first()?;
-        self.0 = rest;
-        Some(b)
-    }
-
-    fn varint(&mut self) -> Option<u64> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = self.byte()?;
-            v |= u64::from(b & 0x7f) << shift;
-            if b & 0x80 == 0 {
-                return Some(v);
-            }
-        }
-        None
-    }
-
-    fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
-        let (head, rest) = self.0.split_at_checked(n)?;
-        self.0 = rest;
-        Some(head)
-    }
-
+impl Reader<'_> {
     fn isin(&mut self) -> Option<Isin> {
         Isin::parse(std::str::from_utf8(self.bytes(12)?).ok()?).ok()
     }

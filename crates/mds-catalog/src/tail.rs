@@ -44,7 +44,8 @@ const STATUS_SHIFT: u8 = 6;
 
 const STATUSES: [ListingStatus; 3] = [ListingStatus::Active, ListingStatus::Suspended, ListingStatus::Delisted];
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+/// Appends `v` as a LEB128 varint.
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -52,18 +53,18 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
-/// Reads tail bytes; every read of a damaged tail ends it (`None`), never
-/// panics.
-struct Reader<'a>(&'a [u8]);
+/// Reads tail (and history) bytes; every read of damaged bytes ends it
+/// (`None`), never panics.
+pub(crate) struct Reader<'a>(pub(crate) &'a [u8]);
 
 impl<'a> Reader<'a> {
-    fn byte(&mut self) -> Option<u8> {
+    pub(crate) fn byte(&mut self) -> Option<u8> {
         let (&b, rest) = self.0.split_first()?;
         self.0 = rest;
         Some(b)
     }
 
-    fn varint(&mut self) -> Option<u64> {
+    pub(crate) fn varint(&mut self) -> Option<u64> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
             let b = self.byte()?;
@@ -75,7 +76,7 @@ impl<'a> Reader<'a> {
         None
     }
 
-    fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
+    pub(crate) fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
         let (head, rest) = self.0.split_at_checked(n)?;
         self.0 = rest;
         Some(head)
@@ -103,7 +104,8 @@ pub(crate) struct Dictionaries {
 }
 
 impl Dictionaries {
-    fn string(&mut self, s: &str) -> u32 {
+    /// The id of string `s`, numbered as first seen.
+    pub(crate) fn string(&mut self, s: &str) -> u32 {
         if let Some(&id) = self.strings.get(s) {
             return id;
         }
