@@ -349,16 +349,13 @@ impl CatalogBuilder {
         let (strings, numbers) = std::mem::take(&mut self.dict).finish();
         let mut detail_strings = Arena::with_capacity(strings.len());
         strings.iter().for_each(|s| detail_strings.push(s));
-        let facts: Vec<RowFacts<'_>> = (0..n)
-            .map(|i| RowFacts {
-                isin: std::str::from_utf8(&self.isins[12 * i..12 * i + 12]).expect("ISINs are ASCII"),
-                ticker: self.tickers.get(i),
-                name: self.names.get(i),
-                active: self.flags[i] >> flag::STATUS_SHIFT == 0,
-            })
-            .collect();
-        let h = history::build(&facts, &self.events);
-        drop(facts);
+        let row_of = |i: usize| RowFacts {
+            isin: std::str::from_utf8(&self.isins[12 * i..12 * i + 12]).expect("ISINs are ASCII"),
+            ticker: self.tickers.get(i),
+            name: self.names.get(i),
+            active: self.flags[i] >> flag::STATUS_SHIFT == 0,
+        };
+        let h = history::build(n, row_of, &self.events);
 
         let mut sections: [&[u8]; SECTIONS] = [&[]; SECTIONS];
         for (s, bytes) in [

@@ -166,22 +166,27 @@ fn span16(from: NaiveDate, to: Option<NaiveDate>) -> Option<(u16, u16)> {
     (a < b).then_some((a, b))
 }
 
-/// Builds the history sections for rows `rows` (in catalog order) from
+/// Builds the history sections for the `n` rows (`row_of(i)` is row `i`, in catalog order) from
 /// `events` (grouped by ISIN, each ISIN's oldest first). Events of ISINs
 /// the catalog does not hold are not kept (their `isin_changed` still
 /// carries a successor's standing).
-pub(crate) fn build(rows: &[RowFacts<'_>], events: &[(Isin, IdentityEvent)]) -> HistorySections {
+pub(crate) fn build<'r>(
+    n: usize,
+    row_of: impl Fn(usize) -> RowFacts<'r>,
+    events: &[(Isin, IdentityEvent)],
+) -> HistorySections {
     let hist = Histories::new(events);
     let mut strings = Interner(Dictionaries::default());
     let mut s = HistorySections::default();
-    s.spans.reserve(4 * rows.len());
-    s.event_off.reserve(4 * (rows.len() + 1));
+    s.spans.reserve(4 * n);
+    s.event_off.reserve(4 * (n + 1));
     s.event_off.extend_from_slice(&0u32.to_le_bytes());
     // (row, ticker id, name id, from, to)
     let mut versions: Vec<(u32, u32, u32, u16, u16)> = Vec::new();
     // (symbol id | exchange bit, row, name id, from, to)
     let mut periods: Vec<(u32, u32, u32, NaiveDate, Option<NaiveDate>)> = Vec::new();
-    for (r, row) in rows.iter().enumerate() {
+    for r in 0..n {
+        let row = row_of(r);
         let evs = hist.of(row.isin);
         let (from, to) = if evs.is_empty() {
             if row.active { (0, OPEN) } else { (OPEN, OPEN) }
@@ -230,7 +235,7 @@ pub(crate) fn build(rows: &[RowFacts<'_>], events: &[(Isin, IdentityEvent)]) -> 
     }
     let (order, _) = strings.0.finish();
     let text = |id: u32| order[(id & !PERIOD_BSE) as usize].as_bytes();
-    let isin = |r: u32| rows[r as usize].isin.as_bytes();
+    let isin = |r: u32| row_of(r as usize).isin.as_bytes();
     versions.sort_unstable_by(|a, b| (text(a.1), isin(a.0), a.3).cmp(&(text(b.1), isin(b.0), b.3)));
     for &(r, t, n, a, b) in &versions {
         for w in [r, t, n] {
