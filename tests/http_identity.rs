@@ -256,3 +256,23 @@ async fn the_new_routes_count_and_answer_conditionally() {
     let after = used(app.get_json("/v1/usage", 200).await);
     assert_eq!(after - before, 4, "200, 404 and 400 count; the 304 does not");
 }
+
+/// "After today" is by the answering node's clock, not the machine's.
+#[tokio::test]
+async fn today_is_the_node_s_day() {
+    let t0 = chrono::DateTime::parse_from_rfc3339("2025-03-10T23:59:59Z").unwrap().to_utc();
+    let clock = std::sync::Arc::new(mds_limits::ManualClock::new(t0));
+    let mut config = common::reloading_every(std::time::Duration::from_millis(100));
+    config.node.clock = clock.clone();
+    let app = spawn_with(Options { companies: companies(), articles: Vec::new(), config, ..Options::default() }).await;
+    let isin = companies()[0].isin.clone();
+    for path in ["/v1/companies?as_of=2025-03-10".to_owned(), format!("/v1/companies/{isin}?as_of=2025-03-10")] {
+        assert_eq!(app.get(&path).await.status(), 200, "{path}: the node's today");
+    }
+    for path in ["/v1/companies?as_of=2025-03-11".to_owned(), format!("/v1/companies/{isin}?as_of=2025-03-11")] {
+        let b = assert_problem(app.get(&path).await, 400, "invalid_parameter").await;
+        assert_eq!(b["param"], "as_of", "{path}: after the node's today, though before the machine's");
+    }
+    clock.set(t0 + chrono::Duration::seconds(1));
+    assert_eq!(app.get("/v1/companies?as_of=2025-03-11&limit=3").await.status(), 200, "a new day on the node");
+}
