@@ -898,3 +898,49 @@ async fn cli_changes_syncs_nightly_with_a_token_file() {
     assert!(!r.ok && r.stderr.contains("cannot be used with"), "{}", r.stderr);
     assert_eq!(token(), t3);
 }
+
+/// Identity over time through the client and `mds get`: status and
+/// `as_of` on the list, the detail's new fields and `as_of`, the history,
+/// the symbol lookup (on the demo companies, which have no events).
+#[tokio::test]
+async fn client_and_cli_ask_for_identity_over_time() {
+    let app = spawn().await;
+    let c = client(&app);
+    let day = chrono::NaiveDate::from_ymd_opt(2024, 1, 31).unwrap();
+    let today = c.companies().limit(20).send().await.unwrap();
+    let then = c.companies().as_of(day).status(mds_client::StatusFilter::Any).limit(20).send().await.unwrap();
+    assert_eq!(then.data, today.data, "without history, the master of a day is today's active one");
+    let gone = c.companies().status(mds_client::StatusFilter::Only(mds_client::CompanyStatus::Superseded)).all().await;
+    assert!(gone.unwrap().is_empty(), "no demo company is superseded");
+    let isin = today.data[0].isin.as_str().to_owned();
+    let d = c.company(&isin).await.unwrap();
+    assert_eq!(
+        (d.status, d.superseded_by.clone(), d.supersedes.clone()),
+        (mds_client::CompanyStatus::Active, None, vec![])
+    );
+    assert_eq!(c.company_as_of(&isin, day).await.unwrap(), d);
+    let h = c.history(&isin).await.unwrap();
+    assert_eq!((h.isin.as_str(), h.events.len()), (isin.as_str(), 0));
+    let e = c.symbol(today.data[0].ticker.as_str(), Exchange::Nse).await.unwrap_err();
+    assert!(matches!(&e, mds_client::Error::Api { status: 404, .. }), "{e:?}");
+    let e = c.companies().as_of(Utc::now().date_naive() + chrono::Days::new(3)).send().await.unwrap_err();
+    assert!(format!("{e}").contains("as_of"), "{e}");
+
+    let r = ok(&app, &["company", &isin, "--history"]).await;
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&r.stdout).unwrap()["events"], serde_json::json!([]));
+    let r = ok(&app, &["company", &isin, "--as-of", "2024-01-31"]).await;
+    assert_eq!(serde_json::from_str::<mds_client::CompanyDetail>(&r.stdout).unwrap(), d);
+    let r = ok(&app, &["companies", "--as-of", "2024-01-31", "--status", "any", "--limit", "20"]).await;
+    let rows: Vec<Company> = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(rows, today.data);
+    for (args, needle) in [
+        (vec!["companies", "--as-of", "1989-12-31"], "1990-01-01"),
+        (vec!["companies", "--status", "gone"], "status must be one of"),
+        (vec!["company", &isin, "--history", "--as-of", "2024-01-01"], "cannot be used with"),
+    ] {
+        let r = mds_get(&app, Some(&app.key), &args).await;
+        assert!(!r.ok && r.stderr.contains(needle), "{args:?}: {}", r.stderr);
+    }
+    let r = mds_get(&app, Some(&app.key), &["symbol", "NEVERSEEN"]).await;
+    assert!(!r.ok && r.stderr.starts_with("error: not_found (HTTP 404)"), "{}", r.stderr);
+}

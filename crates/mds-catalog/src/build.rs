@@ -8,10 +8,11 @@ use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
 use mds_domain::query::fold;
-use mds_domain::{Company, MarketCapBand};
+use mds_domain::{Company, CompanyStatus, IdentityEvent, Isin, MarketCapBand};
 
 use crate::grams::{GramHasher, ascii_grams, grams_of, signature};
-use crate::layout::{SECTIONS, Section, assemble, flag};
+use crate::history::{self, RowFacts};
+use crate::layout::{ATTR_LISTS, SECTIONS, Section, assemble, flag};
 use crate::postings::{Postings, encode};
 use crate::tail::{self, Dictionaries};
 
@@ -103,6 +104,8 @@ pub struct CatalogBuilder {
     dict: Dictionaries,
     /// Each row's change stamp.
     stamps: Vec<ChangeStamp>,
+    /// The identity events of every ISIN (see [`CatalogBuilder::history`]).
+    events: Vec<(Isin, IdentityEvent)>,
 }
 
 /// When, and in which store generation, a company's record last changed
@@ -113,6 +116,16 @@ pub struct ChangeStamp {
     pub seq: i64,
     /// Its time, in Unix seconds.
     pub updated_unix: i64,
+}
+
+/// A status's number in a row's flags (and its attribute list, after the
+/// bands).
+pub(crate) fn status_index(s: CompanyStatus) -> u8 {
+    match s {
+        CompanyStatus::Active => 0,
+        CompanyStatus::Superseded => 1,
+        CompanyStatus::Delisted => 2,
+    }
 }
 
 fn band_index(b: MarketCapBand) -> u8 {
@@ -160,7 +173,16 @@ impl CatalogBuilder {
             tails: Vec::new(),
             dict: Dictionaries::default(),
             stamps: Vec::with_capacity(n),
+            events: Vec::new(),
         }
+    }
+
+    /// Gives the identity events of every ISIN (grouped by ISIN, each
+    /// ISIN's oldest first, as `IdentityStore::identity_events` returns
+    /// them), from which the catalog answers `as_of`, the history, the
+    /// symbols and each detail's `superseded_by` and `supersedes`.
+    pub fn history(&mut self, events: Vec<(Isin, IdentityEvent)>) {
+        self.events = events;
     }
 
     /// How many companies were pushed.
@@ -199,7 +221,8 @@ impl CatalogBuilder {
                 | if c.is_nse { flag::NSE } else { 0 }
                 | c.market_cap_band.map_or(0, |b| band_index(b) + 1) << flag::BAND_SHIFT
                 | if c.logo_url.is_some() { flag::LOGO } else { 0 }
-                | if needs_escape(c) { flag::ESCAPE } else { 0 },
+                | if needs_escape(c) { flag::ESCAPE } else { 0 }
+                | status_index(c.details.status) << flag::STATUS_SHIFT,
         );
         self.industry.push(self.industries.id(c.industry.as_deref()));
         self.sector.push(self.sectors.id(c.sector.as_deref()));
@@ -264,10 +287,11 @@ impl CatalogBuilder {
         let industry = ids(&self.industry, &ind_remap);
         let sector = ids(&self.sector, &sec_remap);
 
-        // Attribute lists: 0 BSE, 1 NSE, 2..5 the bands, then one per industry (sorted id - 1).
+        // Attribute lists: 0 BSE, 1 NSE, 2..5 the bands, 5..8 the
+        // statuses, then one per industry (sorted id - 1).
         let industries = ind_remap.len() - 1;
-        let mut lists = Lists::new(n, 5 + industries);
-        let attrs = |i: usize| -> [Option<usize>; 4] {
+        let mut lists = Lists::new(n, ATTR_LISTS + industries);
+        let attrs = |i: usize| -> [Option<usize>; 5] {
             let f = self.flags[i];
             let band = (f >> flag::BAND_SHIFT) & 3;
             let ind = ind_remap[self.industry[i] as usize] as usize;
@@ -275,7 +299,8 @@ impl CatalogBuilder {
                 (f & flag::BSE != 0).then_some(0),
                 (f & flag::NSE != 0).then_some(1),
                 (band != 0).then_some(1 + band as usize),
-                (ind != 0).then_some(4 + ind),
+                Some(5 + (f >> flag::STATUS_SHIFT) as usize),
+                (ind != 0).then_some(ATTR_LISTS - 1 + ind),
             ]
         };
         for i in 0..n {
@@ -313,8 +338,8 @@ impl CatalogBuilder {
             slots.for_each(|s| records[s].write(&mut out));
             out
         };
-        let attr_lists = table(&mut (0..5));
-        let industry_lists = table(&mut (5..5 + industries));
+        let attr_lists = table(&mut (0..ATTR_LISTS));
+        let industry_lists = table(&mut (ATTR_LISTS..ATTR_LISTS + industries));
         let mut grams: Vec<(u64, u32)> = gram_slots.into_iter().collect();
         grams.sort_unstable();
         let gram_keys: Vec<u8> = grams.iter().flat_map(|(g, _)| g.to_le_bytes()).collect();
@@ -324,6 +349,13 @@ impl CatalogBuilder {
         let (strings, numbers) = std::mem::take(&mut self.dict).finish();
         let mut detail_strings = Arena::with_capacity(strings.len());
         strings.iter().for_each(|s| detail_strings.push(s));
+        let row_of = |i: usize| RowFacts {
+            isin: std::str::from_utf8(&self.isins[12 * i..12 * i + 12]).expect("ISINs are ASCII"),
+            ticker: self.tickers.get(i),
+            name: self.names.get(i),
+            active: self.flags[i] >> flag::STATUS_SHIFT == 0,
+        };
+        let h = history::build(n, row_of, &self.events);
 
         let mut sections: [&[u8]; SECTIONS] = [&[]; SECTIONS];
         for (s, bytes) in [
@@ -357,6 +389,14 @@ impl CatalogBuilder {
             (Section::StampIds, &stamp_ids),
             (Section::ChangeOrder, &change_order),
             (Section::IsinOrder, &isin_order),
+            (Section::Spans, &h.spans),
+            (Section::EventOff, &h.event_off),
+            (Section::Events, &h.events),
+            (Section::IdStringOff, &h.string_off),
+            (Section::IdStrings, &h.strings),
+            (Section::Versions, &h.versions),
+            (Section::VersionsByRow, &h.versions_by_row),
+            (Section::Periods, &h.periods),
         ] {
             sections[s as usize] = bytes;
         }

@@ -22,12 +22,14 @@
 //! names are constants, values are copied from the arenas (escaped only when
 //! they hold a character JSON must escape).
 
+use chrono::NaiveDate;
 use mds_domain::query::fold;
-use mds_domain::{Company, CompanyFilter, Exchange, Isin, MarketCapBand, Ticker};
+use mds_domain::{Company, CompanyFilter, CompanyStatus, Exchange, Isin, MarketCapBand, StatusFilter, Ticker};
 use memchr::memmem::Finder;
 
-use crate::build::{CatalogBuilder, ChangeStamp};
+use crate::build::{CatalogBuilder, ChangeStamp, status_index};
 use crate::grams::{bigram, signature, trigram};
+use crate::history::day16;
 use crate::layout::{Layout, SECTION_NAMES, SECTIONS, Section, SnapshotError, flag};
 use crate::postings::{ListSeeker, Postings, Seeker, u32_at, u64_at};
 
@@ -96,13 +98,17 @@ impl<K> Rows<'_, K> {
     }
 }
 
+/// The bit of a company list entry that makes it a version of a row (an
+/// identity it had on an `as_of` day, see `history`), not a row.
+pub(crate) const VERSION_BIT: u32 = 1 << 31;
+
 impl ListRows<'_> {
     /// Appends the rows' `V1Company` JSON objects, comma-separated (the
     /// inside of the `data` array). Byte for byte what `serde_json` writes
     /// for the same [`Company`].
     pub fn write_rows(&self, out: &mut Vec<u8>) {
-        out.reserve(self.rows.iter().map(|&r| self.catalog.row_size(r as usize)).sum());
-        self.write_each(out, Catalog::write_row);
+        out.reserve(self.rows.iter().map(|&r| self.catalog.entry_size(r)).sum());
+        self.write_each(out, |c, e, out| c.write_entry(e as u32, out));
     }
 
     /// Each row's JSON, as a string (for tests and tools).
@@ -111,7 +117,7 @@ impl ListRows<'_> {
             .iter()
             .map(|&r| {
                 let mut out = Vec::new();
-                self.catalog.write_row(r as usize, &mut out);
+                self.catalog.write_entry(r, &mut out);
                 String::from_utf8(out).expect("the catalog writes UTF-8")
             })
             .collect()
@@ -180,13 +186,23 @@ impl Catalog {
     }
 
     /// [`Catalog::new`] of companies with their change stamps.
-    pub fn from_stamped(mut rows: Vec<(ChangeStamp, Company)>) -> Self {
+    pub fn from_stamped(rows: Vec<(ChangeStamp, Company)>) -> Self {
+        Self::from_stamped_with_history(rows, Vec::new())
+    }
+
+    /// [`Catalog::from_stamped`], with the identity events of every ISIN
+    /// (see [`CatalogBuilder::history`]).
+    pub fn from_stamped_with_history(
+        mut rows: Vec<(ChangeStamp, Company)>,
+        events: Vec<(mds_domain::Isin, mds_domain::IdentityEvent)>,
+    ) -> Self {
         rows.sort_unstable_by(|(_, a), (_, b)| (&a.ticker, &a.isin).cmp(&(&b.ticker, &b.isin)));
         rows.dedup_by(|(_, a), (_, b)| a.isin == b.isin && a.ticker == b.ticker);
         let mut b = CatalogBuilder::with_capacity(rows.len());
         for (s, c) in &rows {
             b.push_stamped(c, *s).expect("sorted and distinct");
         }
+        b.history(events);
         b.finish()
     }
 
@@ -269,6 +285,16 @@ impl Catalog {
         (id != 0).then(|| self.bytes(off, text, id - 1))
     }
 
+    /// Row `i`'s industry id (0: none, else 1 + its index in name order).
+    fn industry_id(&self, i: usize) -> u32 {
+        match self.layout.id_width {
+            2 => u32::from(u16::from_le_bytes(
+                self.sec(Section::Industry)[2 * i..2 * i + 2].try_into().expect("2 bytes"),
+            )),
+            _ => u32_at(self.sec(Section::Industry), 4 * i),
+        }
+    }
+
     fn industry(&self, i: usize) -> Option<&[u8]> {
         self.dict(Section::Industry, Section::IndustryNameOff, Section::IndustryNames, i)
     }
@@ -289,10 +315,52 @@ impl Catalog {
         out.push(b'}');
     }
 
+    /// Writes a list entry: a row, or a version of one (its ticker and
+    /// name of an `as_of` day, the rest today's).
+    fn write_entry(&self, e: u32, out: &mut Vec<u8>) {
+        if e & VERSION_BIT == 0 {
+            self.write_row(e as usize, out);
+        } else {
+            let v = self.version((e & !VERSION_BIT) as usize);
+            self.write_row_as(v.row, v.ticker, v.name, out);
+            out.push(b'}');
+        }
+    }
+
+    /// [`Catalog::row_size`] of a list entry.
+    fn entry_size(&self, e: u32) -> usize {
+        if e & VERSION_BIT == 0 { self.row_size(e as usize) } else { 400 }
+    }
+
+    /// The sort key of a list entry: its ticker (of the day, for a
+    /// version) and ISIN.
+    fn entry_key(&self, e: u32) -> (&[u8], &[u8]) {
+        if e & VERSION_BIT == 0 {
+            (self.ticker_bytes(e as usize), self.isin_bytes(e as usize))
+        } else {
+            let v = self.version((e & !VERSION_BIT) as usize);
+            (v.ticker, self.isin_bytes(v.row))
+        }
+    }
+
     /// Writes row `i` as [`Catalog::write_row`] does, without the closing brace.
     pub(crate) fn write_row_open(&self, i: usize, out: &mut Vec<u8>) {
+        let plain = self.flags(i) & flag::ESCAPE == 0;
+        self.write_fields(i, self.ticker_bytes(i), self.bytes(Section::NameOff, Section::Names, i), plain, out);
+    }
+
+    /// Writes row `i` without the closing brace, with `ticker` and `name`
+    /// (those of another day) for its own.
+    pub(crate) fn write_row_as(&self, i: usize, ticker: &[u8], name: &[u8], out: &mut Vec<u8>) {
+        let esc = |s: &[u8]| s.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\');
+        let plain = self.flags(i) & flag::ESCAPE == 0 && !esc(ticker) && !esc(name);
+        self.write_fields(i, ticker, name, plain, out);
+    }
+
+    /// Writes row `i`'s fields, with `ticker` and `name`; `plain`: none of
+    /// the strings needs escaping.
+    fn write_fields(&self, i: usize, ticker: &[u8], name: &[u8], plain: bool, out: &mut Vec<u8>) {
         let f = self.flags(i);
-        let plain = f & flag::ESCAPE == 0;
         let opt = |out: &mut Vec<u8>, v: Option<&[u8]>| match v {
             Some(s) => json_str(out, s, plain),
             None => out.extend_from_slice(b"null"),
@@ -300,9 +368,9 @@ impl Catalog {
         out.extend_from_slice(b"{\"isin\":\"");
         out.extend_from_slice(self.isin_bytes(i));
         out.extend_from_slice(b"\",\"ticker\":");
-        json_str(out, self.ticker_bytes(i), plain);
+        json_str(out, ticker, plain);
         out.extend_from_slice(b",\"name\":");
-        json_str(out, self.bytes(Section::NameOff, Section::Names, i), plain);
+        json_str(out, name, plain);
         out.extend_from_slice(b",\"industry\":");
         opt(out, self.industry(i));
         out.extend_from_slice(b",\"sector\":");
@@ -364,6 +432,11 @@ impl Catalog {
 
     /// The list of an industry, by exact name.
     fn industry_list(&self, name: &str) -> Option<Postings> {
+        self.industry_index(name).map(|k| Postings::read(self.sec(Section::IndustryLists), k))
+    }
+
+    /// The index of an industry in name order, by exact name.
+    fn industry_index(&self, name: &str) -> Option<usize> {
         let count = self.sec(Section::IndustryNameOff).len() / 4 - 1;
         let (mut lo, mut hi) = (0, count);
         while lo < hi {
@@ -371,7 +444,7 @@ impl Catalog {
             match self.text(Section::IndustryNameOff, Section::IndustryNames, mid).cmp(name) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Some(Postings::read(self.sec(Section::IndustryLists), mid)),
+                std::cmp::Ordering::Equal => return Some(mid),
             }
         }
         None
@@ -392,9 +465,140 @@ impl Catalog {
         None
     }
 
-    /// Up to `limit` companies matching `filter`, strictly after `after`.
+    /// Up to `limit` companies matching `filter`, strictly after `after`;
+    /// with `filter.as_of`, the master as it stood at the end of that day.
     pub fn page(&self, filter: &CompanyFilter, after: Option<&SortKey>, limit: usize) -> ListRows<'_> {
-        let empty = ListRows { catalog: self, rows: Vec::new(), next: None };
+        let rows = match filter.as_of {
+            None => self.walk(filter, after, limit, None),
+            Some(day) => self.walk_on(filter, day, after, limit),
+        };
+        self.list_rows(rows, limit)
+    }
+
+    /// The page of `entries` (up to `limit + 1` in order, the last one
+    /// saying more follow).
+    fn list_rows(&self, mut entries: Vec<u32>, limit: usize) -> ListRows<'_> {
+        let more = entries.len() > limit;
+        entries.truncate(limit);
+        let next = match (more, entries.last()) {
+            (true, Some(&e)) => {
+                let (t, i) = self.entry_key(e);
+                Some(SortKey {
+                    ticker: String::from_utf8_lossy(t).into_owned(),
+                    isin: String::from_utf8_lossy(i).into_owned(),
+                })
+            }
+            _ => None,
+        };
+        ListRows { catalog: self, rows: entries, next }
+    }
+
+    /// The entries of the master on `day` matching `filter` after `after`,
+    /// up to `limit + 1`: the rows listed then as they are today, merged
+    /// with the versions (other tickers or names) that held then.
+    fn walk_on(&self, filter: &CompanyFilter, day: NaiveDate, after: Option<&SortKey>, limit: usize) -> Vec<u32> {
+        // Whoever was listed that day was active that day.
+        if !filter.status.admits(CompanyStatus::Active) {
+            return Vec::new();
+        }
+        let d = day16(day);
+        let rows = self.walk(filter, after, limit, Some(d));
+        let versions = self.versions_on(filter, d, after, limit + 1);
+        if versions.is_empty() {
+            return rows;
+        }
+        let mut out = Vec::with_capacity(limit + 1);
+        let (mut a, mut b) = (rows.into_iter().peekable(), versions.into_iter().peekable());
+        while out.len() <= limit {
+            let next = match (a.peek(), b.peek()) {
+                (Some(&x), Some(&y)) => {
+                    if self.entry_key(x) <= self.entry_key(y) {
+                        a.next()
+                    } else {
+                        b.next()
+                    }
+                }
+                (Some(_), None) => a.next(),
+                (None, Some(_)) => b.next(),
+                (None, None) => None,
+            };
+            match next {
+                Some(e) => out.push(e),
+                None => break,
+            }
+        }
+        out
+    }
+
+    /// Up to `take` versions (as entries) that held on `day` and match
+    /// `filter`, after `after`, in list order: a scan of the versions in
+    /// the ticker range the filters allow.
+    fn versions_on(&self, filter: &CompanyFilter, day: u16, after: Option<&SortKey>, take: usize) -> Vec<u32> {
+        let count = self.version_count();
+        let split = |before: &dyn Fn(&[u8], &[u8]) -> bool| {
+            let (mut lo, mut hi) = (0, count);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                let v = self.version(mid);
+                if before(v.ticker, self.isin_bytes(v.row)) { lo = mid + 1 } else { hi = mid }
+            }
+            lo
+        };
+        let (mut lo, mut hi) = (0, count);
+        if let Some(t) = &filter.ticker {
+            let t = t.as_str().as_bytes();
+            lo = split(&|r, _| r < t);
+            hi = split(&|r, _| r <= t);
+        }
+        if let Some(l) = filter.letter {
+            let b = l.as_char() as u8;
+            let first = |r: &[u8]| r.first().copied().unwrap_or(0);
+            lo = lo.max(split(&|r, _| first(r) < b));
+            hi = hi.min(split(&|r, _| first(r) <= b));
+        }
+        if let Some(k) = after {
+            lo = lo.max(split(&|t, i| (t, i) <= (k.ticker.as_bytes(), k.isin.as_bytes())));
+        }
+        let industry = match &filter.industry {
+            Some(name) => match self.industry_index(name.as_str()) {
+                Some(k) => Some(k as u32 + 1),
+                None => return Vec::new(),
+            },
+            None => None,
+        };
+        let term = filter.search.as_ref().map(|s| s.as_str());
+        let ticker_term = term.is_some_and(|t| t.bytes().all(|b| b.is_ascii_graphic()));
+        let mut out = Vec::new();
+        for k in lo..hi {
+            if out.len() == take {
+                break;
+            }
+            let v = self.version(k);
+            let f = self.flags(v.row);
+            let ok = v.holds(day)
+                && industry.is_none_or(|id| self.industry_id(v.row) == id)
+                && filter.exchange.is_none_or(|e| {
+                    f & match e {
+                        Exchange::Bse => flag::BSE,
+                        Exchange::Nse => flag::NSE,
+                    } != 0
+                })
+                && filter.market_cap.is_none_or(|b| self.band(v.row) == Some(b))
+                && term.is_none_or(|t| {
+                    fold(&String::from_utf8_lossy(v.name)).contains(t)
+                        || ticker_term && v.ticker.to_ascii_lowercase().windows(t.len()).any(|w| w == t.as_bytes())
+                });
+            if ok {
+                out.push(k as u32 | VERSION_BIT);
+            }
+        }
+        out
+    }
+
+    /// The rows matching `filter` (and, with `day`, listed as they are
+    /// today on that `u16` day) after `after`, up to `limit + 1`.
+    fn walk(&self, filter: &CompanyFilter, after: Option<&SortKey>, limit: usize, day: Option<u16>) -> Vec<u32> {
+        let empty = Vec::new();
         let (lo, hi) = self.range(filter);
         let start = match after {
             Some(k) => lo.max(self.partition(|t, i| (t, i) <= (k.ticker.as_bytes(), k.isin.as_bytes()))),
@@ -419,6 +623,14 @@ impl Catalog {
         }
         if let Some(b) = filter.market_cap {
             lists.push(attr(2 + BANDS.iter().position(|&x| x == b).expect("three bands")));
+        }
+        // By day, the status of that day (see `walk_on`); else today's,
+        // whose list is left out when every row is in it.
+        if let (None, StatusFilter::Only(s)) = (day, filter.status) {
+            let list = attr(5 + status_index(s) as usize);
+            if list.len as usize != self.len() {
+                lists.push(list);
+            }
         }
         let term = filter.search.as_ref().map(|s| s.as_str());
         if let Some(term) = term {
@@ -480,7 +692,9 @@ impl Catalog {
             while batch.len() < batch_size {
                 match leapfrog(&mut seekers, x, hi) {
                     Some(c) => {
-                        if wanted == 0 || u64_at(sigs, 8 * c as usize) & wanted == wanted {
+                        if (wanted == 0 || u64_at(sigs, 8 * c as usize) & wanted == wanted)
+                            && day.is_none_or(|d| self.current_on(c as usize, d))
+                        {
                             batch.push(c);
                         }
                         x = c + 1;
@@ -496,22 +710,15 @@ impl Catalog {
             }
             for &c in &batch {
                 if verify(c as usize) {
-                    if rows.len() == limit {
+                    rows.push(c);
+                    if rows.len() > limit {
                         more = true;
                         break;
                     }
-                    rows.push(c);
                 }
             }
         }
-        let next = match (more, rows.last()) {
-            (true, Some(&r)) => {
-                let r = r as usize;
-                Some(SortKey { ticker: self.ticker(r).to_owned(), isin: self.isin(r).to_owned() })
-            }
-            _ => None,
-        };
-        ListRows { catalog: self, rows, next }
+        rows
     }
 
     /// Reads each row's name offset, then its name's first byte: independent

@@ -9,9 +9,9 @@
 //! change feed is a walk of the rows in `(stamp, ISIN)` order from a binary
 //! search, so a deep page costs what the first costs.
 
-use chrono::DateTime;
+use chrono::{DateTime, NaiveDate};
 use mds_domain::time::format_utc;
-use mds_domain::{CompanyDetails, Exchange};
+use mds_domain::{CompanyDetails, CompanyStatus, Exchange};
 
 use crate::build::ChangeStamp;
 use crate::catalog::{Catalog, Rows};
@@ -65,14 +65,45 @@ impl Catalog {
     /// the snapshot's checksum makes that a bug, not a state).
     pub(crate) fn details(&self, i: usize) -> CompanyDetails {
         let tail = self.bytes(Section::DetailOff, Section::Details, i);
-        tail::decode(tail, self.ticker(i), self).unwrap_or_default()
+        CompanyDetails { status: self.status(i), ..tail::decode(tail, self.ticker(i), self).unwrap_or_default() }
+    }
+
+    /// Row `i`'s status, from its flags.
+    pub(crate) fn status(&self, i: usize) -> CompanyStatus {
+        match self.flags(i) >> flag::STATUS_SHIFT {
+            1 => CompanyStatus::Superseded,
+            2 => CompanyStatus::Delisted,
+            _ => CompanyStatus::Active,
+        }
     }
 
     /// Writes row `i` as `V1CompanyDetail` JSON, byte for byte what
-    /// `serde_json` writes for [`mds_domain::CompanyDetail::of`] the same company.
+    /// `serde_json` writes for [`mds_domain::CompanyDetail::of`] the same
+    /// company, with `superseded_by` and `supersedes` from its history.
     pub fn write_detail(&self, i: usize, out: &mut Vec<u8>) {
+        self.write_detail_with(i, None, out);
+    }
+
+    /// Writes row `i` as it stood at the end of `day` (contract 10.2): its
+    /// ticker and name of that day, `status` `active`, `superseded_by` and
+    /// `supersedes` by its events up to that day; the rest today's. `false`
+    /// (nothing written) when it was not listed then.
+    pub fn write_detail_on(&self, i: usize, day: NaiveDate, out: &mut Vec<u8>) -> bool {
+        match self.identity_on(i, day) {
+            Some((ticker, name)) => {
+                self.write_detail_with(i, Some((ticker, name, day)), out);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn write_detail_with(&self, i: usize, on: Option<(&[u8], &[u8], NaiveDate)>, out: &mut Vec<u8>) {
         out.reserve(self.row_size(i) + 500);
-        self.write_row_open(i, out);
+        match on {
+            None => self.write_row_open(i, out),
+            Some((ticker, name, _)) => self.write_row_as(i, ticker, name, out),
+        }
         let tail = self.bytes(Section::DetailOff, Section::Details, i);
         let mut parts = if tail.is_empty() { None } else { tail::parts(tail, self) }.unwrap_or(tail::Parts {
             listings: [None, None],
@@ -88,7 +119,31 @@ impl Catalog {
             ];
         }
         tail::write_json(out, &parts, self.ticker(i));
-        out.extend_from_slice(b",\"updated_at\":\"");
+        let (status, (by, from)) = match on {
+            None => (self.status(i), self.links(i, None)),
+            Some((_, _, day)) => (CompanyStatus::Active, self.links(i, Some(day))),
+        };
+        out.extend_from_slice(b",\"status\":\"");
+        out.extend_from_slice(status.as_str().as_bytes());
+        out.extend_from_slice(b"\",\"superseded_by\":");
+        match by {
+            Some(isin) => {
+                out.push(b'"');
+                out.extend_from_slice(isin.as_str().as_bytes());
+                out.push(b'"');
+            }
+            None => out.extend_from_slice(b"null"),
+        }
+        out.extend_from_slice(b",\"supersedes\":[");
+        for (k, isin) in from.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            out.push(b'"');
+            out.extend_from_slice(isin.as_str().as_bytes());
+            out.push(b'"');
+        }
+        out.extend_from_slice(b"],\"updated_at\":\"");
         let at = DateTime::from_timestamp(self.stamp(i).updated_unix, 0).unwrap_or_default();
         out.extend_from_slice(format_utc(&at).as_bytes());
         out.extend_from_slice(b"\"}");

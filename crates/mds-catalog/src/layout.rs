@@ -16,7 +16,7 @@ use std::ops::Range;
 use crate::postings::{Postings, u32_at, u64_at};
 
 /// The first 8 bytes of every snapshot: a name and the format version.
-const MAGIC: &[u8; 8] = b"MDSCAT\0\x05";
+const MAGIC: &[u8; 8] = b"MDSCAT\0\x06";
 
 /// Bytes before the section table.
 const FIXED: usize = 24;
@@ -88,10 +88,30 @@ pub(crate) enum Section {
     ChangeOrder,
     /// The rows (`u32`) in ISIN order.
     IsinOrder,
+    /// Per row, the `u16` days `[from, to)` (since 1990-01-01, `0xFFFF`
+    /// open) on which it was listed as it is today (see `history`).
+    Spans,
+    /// `u32` × (n + 1) offsets into [`Section::Events`].
+    EventOff,
+    /// Per row, its identity events, encoded (see `history`).
+    Events,
+    /// `u32` offsets into [`Section::IdStrings`].
+    IdStringOff,
+    /// The symbols and names the history names by number, back to back.
+    IdStrings,
+    /// Version records (see `history`): row, ticker and name ids (`u32`
+    /// each), `u16` days from and to; in `(ticker, ISIN, from)` order.
+    Versions,
+    /// The versions (`u32` indices) in `(row, from)` order.
+    VersionsByRow,
+    /// Symbol period records (see `history`): symbol id (top bit: BSE),
+    /// row, name id, from and to (days from 0001-01-01, 0 = open), `u32`
+    /// each.
+    Periods,
 }
 
 /// How many sections there are.
-pub(crate) const SECTIONS: usize = Section::IsinOrder as usize + 1;
+pub(crate) const SECTIONS: usize = Section::Periods as usize + 1;
 
 /// Section names, for reports ([`crate::Catalog::sizes`]).
 pub(crate) const SECTION_NAMES: [&str; SECTIONS] = [
@@ -125,6 +145,14 @@ pub(crate) const SECTION_NAMES: [&str; SECTIONS] = [
     "stamp ids",
     "change order",
     "isin order",
+    "history spans",
+    "history event offsets",
+    "history events",
+    "history string offsets",
+    "history strings",
+    "history versions",
+    "history versions by row",
+    "symbol periods",
 ];
 
 /// The bits of a row's flag byte.
@@ -139,6 +167,8 @@ pub(crate) mod flag {
     pub(crate) const LOGO: u8 = 16;
     /// One of the row's strings holds a character JSON must escape.
     pub(crate) const ESCAPE: u8 = 32;
+    /// Bits 6–7: the company's status (0 active, 1 superseded, 2 delisted).
+    pub(crate) const STATUS_SHIFT: u8 = 6;
 }
 
 /// Why bytes are not a catalog snapshot this build can serve.
@@ -147,7 +177,7 @@ pub(crate) mod flag {
 pub struct SnapshotError(pub(crate) String);
 
 /// Where each section is, and the header's numbers.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct Layout {
     pub(crate) n: usize,
     /// Bytes per industry/sector id: 2, or 4 when there are more than 65,535 names.
@@ -198,7 +228,7 @@ impl Layout {
         if id_width != 2 && id_width != 4 {
             return bad("bad id width");
         }
-        let mut sections: [Range<usize>; SECTIONS] = Default::default();
+        let mut sections: [Range<usize>; SECTIONS] = std::array::from_fn(|_| 0..0);
         for (i, s) in sections.iter_mut().enumerate() {
             let start = usize::try_from(u64_at(buf, FIXED + i * 16)).unwrap_or(usize::MAX);
             let len = usize::try_from(u64_at(buf, FIXED + i * 16 + 8)).unwrap_or(usize::MAX);
@@ -233,6 +263,7 @@ impl Layout {
             (StampIds, 4 * n),
             (ChangeOrder, 4 * n),
             (IsinOrder, 4 * n),
+            (Spans, 4 * n),
         ] {
             if len(s) != want {
                 return fail(format!("section {} has {} bytes, not {want}", SECTION_NAMES[s as usize], len(s)));
@@ -266,9 +297,15 @@ impl Layout {
         let Some(detail_strings) = (len(DetailStringOff) / 4).checked_sub(1) else {
             return fail("the detail strings have no offsets".into());
         };
-        for (off, text, rows, utf8) in
-            [(DetailOff, Details, n, false), (DetailStringOff, DetailStrings, detail_strings, true)]
-        {
+        let Some(id_strings) = (len(IdStringOff) / 4).checked_sub(1) else {
+            return fail("the history strings have no offsets".into());
+        };
+        for (off, text, rows, utf8) in [
+            (DetailOff, Details, n, false),
+            (DetailStringOff, DetailStrings, detail_strings, true),
+            (EventOff, Events, n, false),
+            (IdStringOff, IdStrings, id_strings, true),
+        ] {
             let (o, t) = (self.of(buf, off), self.of(buf, text));
             let ok = o.len() == 4 * (rows + 1)
                 && u32_at(o, 0) == 0
@@ -294,10 +331,11 @@ impl Layout {
                 return fail(format!("{} names a row that does not exist", SECTION_NAMES[order as usize]));
             }
         }
+        self.check_history(buf, id_strings)?;
         let attrs = self.of(buf, AttrLists);
         let grams = len(GramKeys) / 8;
         if len(IndustryLists) != industries * Postings::SIZE
-            || attrs.len() != 5 * Postings::SIZE
+            || attrs.len() != ATTR_LISTS * Postings::SIZE
             || len(GramLists) != grams * Postings::SIZE
             || len(GramKeys) % 8 != 0
         {
@@ -309,7 +347,7 @@ impl Layout {
         }
         let (lists, bits) = (len(Lists), len(Bits));
         let words = n.div_ceil(64);
-        let tables = [(IndustryLists, industries), (AttrLists, 5), (GramLists, grams)];
+        let tables = [(IndustryLists, industries), (AttrLists, ATTR_LISTS), (GramLists, grams)];
         for (table, count) in tables {
             let t = self.of(buf, table);
             for i in 0..count {
@@ -326,4 +364,34 @@ impl Layout {
         }
         Ok(())
     }
+
+    /// Checks the history's records: rows and string ids that exist, and
+    /// the versions by row a permutation's worth of valid indices.
+    fn check_history(&self, buf: &[u8], strings: usize) -> Result<(), SnapshotError> {
+        use Section::*;
+        let n = self.n;
+        let (v, by_row, p) = (self.of(buf, Versions), self.of(buf, VersionsByRow), self.of(buf, Periods));
+        let count = v.len() / crate::history::VERSION;
+        let id_ok = |id: u32| (id as usize) < strings;
+        let versions_ok = v.len() % crate::history::VERSION == 0
+            && (0..count).all(|k| {
+                let at = |w: usize| u32_at(v, crate::history::VERSION * k + 4 * w);
+                (at(0) as usize) < n && id_ok(at(1)) && id_ok(at(2))
+            })
+            && by_row.len() == 4 * count
+            && (0..count).all(|k| (u32_at(by_row, 4 * k) as usize) < count);
+        let periods = p.len() / crate::history::PERIOD;
+        let periods_ok = p.len() % crate::history::PERIOD == 0
+            && (0..periods).all(|k| {
+                let at = |w: usize| u32_at(p, crate::history::PERIOD * k + 4 * w);
+                id_ok(at(0) & !(1 << 31)) && (at(1) as usize) < n && id_ok(at(2))
+            });
+        if !versions_ok || !periods_ok {
+            return Err(SnapshotError("a history record names a row or string that does not exist".into()));
+        }
+        Ok(())
+    }
 }
+
+/// Attribute lists: BSE, NSE, the three bands, the three statuses.
+pub(crate) const ATTR_LISTS: usize = 8;

@@ -19,14 +19,21 @@
 //! - `tail` (private): a row's details in a few bytes, and back.
 //! - `postings` (private): posting lists (compressed row ids or bitmaps) and
 //!   their seekers.
+//! - `replay` (private): the rule that rebuilds an ISIN's identity on a day
+//!   from its identity events.
+//! - [`history`]: identity over time: each row's events, its spans and
+//!   versions (the list and detail `as_of`), the symbol periods; history,
+//!   symbol lookups, `superseded_by` and `supersedes`.
 
 pub mod build;
 pub mod catalog;
 pub mod cursor;
 pub mod detail;
 mod grams;
+pub mod history;
 mod layout;
 mod postings;
+mod replay;
 mod tail;
 
 pub use build::{CatalogBuilder, ChangeStamp, OrderError};

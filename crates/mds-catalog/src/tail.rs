@@ -21,7 +21,8 @@
 //!          | 32 face | status << 6
 //! ```
 //! Days count from 0001-01-01 (`NaiveDate::num_days_from_ce`). An empty
-//! tail is a company without details.
+//! tail is a company without details. The company's status is not here:
+//! it is in the row's flags (`layout::flag::STATUS_SHIFT`).
 
 use std::collections::HashMap;
 
@@ -43,7 +44,8 @@ const STATUS_SHIFT: u8 = 6;
 
 const STATUSES: [ListingStatus; 3] = [ListingStatus::Active, ListingStatus::Suspended, ListingStatus::Delisted];
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+/// Appends `v` as a LEB128 varint.
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -51,18 +53,18 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
-/// Reads tail bytes; every read of a damaged tail ends it (`None`), never
-/// panics.
-struct Reader<'a>(&'a [u8]);
+/// Reads tail (and history) bytes; every read of damaged bytes ends it
+/// (`None`), never panics.
+pub(crate) struct Reader<'a>(pub(crate) &'a [u8]);
 
 impl<'a> Reader<'a> {
-    fn byte(&mut self) -> Option<u8> {
+    pub(crate) fn byte(&mut self) -> Option<u8> {
         let (&b, rest) = self.0.split_first()?;
         self.0 = rest;
         Some(b)
     }
 
-    fn varint(&mut self) -> Option<u64> {
+    pub(crate) fn varint(&mut self) -> Option<u64> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
             let b = self.byte()?;
@@ -74,7 +76,7 @@ impl<'a> Reader<'a> {
         None
     }
 
-    fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
+    pub(crate) fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
         let (head, rest) = self.0.split_at_checked(n)?;
         self.0 = rest;
         Some(head)
@@ -102,7 +104,8 @@ pub(crate) struct Dictionaries {
 }
 
 impl Dictionaries {
-    fn string(&mut self, s: &str) -> u32 {
+    /// The id of string `s`, numbered as first seen.
+    pub(crate) fn string(&mut self, s: &str) -> u32 {
         if let Some(&id) = self.strings.get(s) {
             return id;
         }
@@ -131,7 +134,8 @@ impl Dictionaries {
 /// Appends the tail of `d` (nothing when it is empty); `ticker` is the
 /// row's ticker (a symbol equal to it is not written).
 pub(crate) fn encode(d: &CompanyDetails, ticker: &str, dict: &mut Dictionaries, out: &mut Vec<u8>) {
-    if d.is_empty() {
+    // The status is kept in the row's flags, not here.
+    if d.listings.is_empty() && d.classification == Classification::default() && d.market_cap.is_none() {
         return;
     }
     let listing = |e: Exchange| d.listings.iter().find(|l| l.exchange == e);

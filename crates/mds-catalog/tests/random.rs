@@ -1,10 +1,14 @@
 //! Randomised comparison of [`Catalog::page`] with a naive reference filter:
 //! thousands of generated companies (ASCII, accented and Devanagari names,
-//! shared tickers), many random filter combinations, limits and cursors.
+//! shared tickers, a few superseded or delisted), many random filter
+//! combinations (the status filter among them), limits and cursors.
 
 use mds_catalog::{Catalog, SortKey};
 use mds_domain::query::fold;
-use mds_domain::{Company, CompanyFilter, Exchange, Industry, Letter, MarketCapBand, SearchTerm, Ticker};
+use mds_domain::{
+    Company, CompanyDetails, CompanyFilter, CompanyStatus, Exchange, Industry, Letter, MarketCapBand, SearchTerm,
+    StatusFilter, Ticker,
+};
 use mds_testkit::fixtures::isin_of;
 use mds_testkit::rng::Rng;
 
@@ -72,7 +76,14 @@ fn generate(rng: &mut Rng, n: usize) -> Vec<Company> {
                     3 => Some(String::new()),
                     _ => None,
                 },
-                details: Default::default(),
+                details: CompanyDetails {
+                    status: match rng.below(10) {
+                        0 => CompanyStatus::Superseded,
+                        1 => CompanyStatus::Delisted,
+                        _ => CompanyStatus::Active,
+                    },
+                    ..Default::default()
+                },
             }
         })
         .collect()
@@ -113,6 +124,13 @@ fn filter(rng: &mut Rng, companies: &[Company]) -> CompanyFilter {
         market_cap: if rng.chance(30) { Some(*rng.pick(MarketCapBand::ALL)) } else { None },
         search: if rng.chance(50) { term(rng, companies) } else { None },
         ticker: if rng.chance(10) { Some(c.ticker.clone()) } else { None },
+        status: match rng.below(6) {
+            0 => StatusFilter::Any,
+            1 => StatusFilter::Only(CompanyStatus::Superseded),
+            2 => StatusFilter::Only(CompanyStatus::Delisted),
+            _ => StatusFilter::DEFAULT,
+        },
+        as_of: None,
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mds_domain::daily::V1UsageDaily;
 use mds_domain::usage::{BillingMonth, V1Usage};
-use mds_domain::{Article, CompanyDetail, Problem, Slug};
+use mds_domain::{Article, CompanyDetail, CompanyHistory, Exchange, Problem, Slug, SymbolHistory};
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue, RETRY_AFTER};
 use reqwest::{StatusCode, Url};
 use serde::de::DeserializeOwned;
@@ -274,6 +274,39 @@ impl Client {
     /// ```
     pub async fn company(&self, isin: &str) -> Result<CompanyDetail> {
         self.get_json(self.resource_url(&["v1", "companies"], isin, "an ISIN")?).await
+    }
+
+    /// `GET /v1/companies/{isin}?as_of=`: the company as it stood at the end
+    /// of `day` (its ticker and name of that day; the fields not tracked
+    /// over time are today's); `404` when it was not listed then.
+    pub async fn company_as_of(&self, isin: &str, day: chrono::NaiveDate) -> Result<CompanyDetail> {
+        let mut url = self.resource_url(&["v1", "companies"], isin, "an ISIN")?;
+        url.query_pairs_mut().append_pair(mds_domain::params::AS_OF, &day.format("%Y-%m-%d").to_string());
+        self.get_json(url).await
+    }
+
+    /// `GET /v1/companies/{isin}/history`: the company's identity events,
+    /// oldest first (none for a company the service holds no history for).
+    ///
+    /// ```no_run
+    /// # async fn example(client: mds_client::Client) -> Result<(), mds_client::Error> {
+    /// for e in client.history("INE296A01024").await?.events {
+    ///     println!("{} {}", e.date, e.change.kind());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn history(&self, isin: &str) -> Result<CompanyHistory> {
+        let mut url = self.resource_url(&["v1", "companies"], isin, "an ISIN")?;
+        url.path_segments_mut().expect("an http(s) URL has segments").push("history");
+        self.get_json(url).await
+    }
+
+    /// `GET /v1/symbols/{symbol}?exchange=`: every ISIN that carried the
+    /// symbol on `exchange`, with when; `404` for a symbol never seen.
+    pub async fn symbol(&self, symbol: &str, exchange: Exchange) -> Result<SymbolHistory> {
+        let mut url = self.resource_url(&["v1", "symbols"], symbol, "a symbol")?;
+        url.query_pairs_mut().append_pair(mds_domain::params::SYMBOL_EXCHANGE, exchange.as_str());
+        self.get_json(url).await
     }
 
     /// `GET /v1/companies/changes`: the change feed from `since` (the

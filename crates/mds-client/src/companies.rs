@@ -6,8 +6,9 @@
 //! server parses and writes with. Values are sent as given and checked by
 //! the server, so a bad one comes back as the server's `400`.
 
-use mds_domain::params::{EXCHANGE, INDUSTRY, LETTER, MARKET_CAP, SEARCH, TICKER};
-use mds_domain::{Company, Exchange, MarketCapBand};
+use chrono::NaiveDate;
+use mds_domain::params::{AS_OF, EXCHANGE, INDUSTRY, LETTER, MARKET_CAP, SEARCH, STATUS, TICKER};
+use mds_domain::{Company, Exchange, MarketCapBand, StatusFilter};
 
 use crate::list::ListRequest;
 
@@ -62,5 +63,16 @@ impl CompaniesRequest {
     /// Exact ticker, case-insensitive (may match several securities).
     pub fn ticker(self, ticker: impl Into<String>) -> Self {
         self.set(TICKER, ticker.into())
+    }
+
+    /// Companies of this status (the server's default: `active`).
+    pub fn status(self, status: StatusFilter) -> Self {
+        self.set(STATUS, status.as_str().to_owned())
+    }
+
+    /// The master as it stood at the end of `day` (from 1990-01-01 up to
+    /// today): the companies listed then, with that day's ticker and name.
+    pub fn as_of(self, day: NaiveDate) -> Self {
+        self.set(AS_OF, day.format("%Y-%m-%d").to_string())
     }
 }

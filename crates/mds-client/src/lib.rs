@@ -73,8 +73,9 @@ pub use list::{ListRequest, Pages};
 pub use mds_domain::daily::{V1UsageDaily, V1UsageDay};
 pub use mds_domain::usage::{BillingMonth, V1Usage, V1UsageWindow};
 pub use mds_domain::{
-    Article, ArticleSummary, ChangesPage, Classification, Company, CompanyDetail, ErrorCode, Exchange, Isin, Listing,
-    ListingStatus, MarketCap, MarketCapBand, Page, Problem, Slug, Ticker,
+    Article, ArticleSummary, ChangesPage, Classification, Company, CompanyDetail, CompanyHistory, CompanyStatus,
+    ErrorCode, Exchange, IdentityChange, IdentityEvent, Isin, Listing, ListingStatus, MarketCap, MarketCapBand, Page,
+    Problem, Slug, StatusFilter, SymbolHistory, SymbolPeriod, Ticker,
 };
 pub use news_list::NewsListRequest;
 pub use sync::{Replica, SYNC_PAGE_SIZE, SyncReport};

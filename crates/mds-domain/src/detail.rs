@@ -12,6 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::company::{Company, Exchange};
 use crate::identity::CompanyStatus;
+use crate::isin::Isin;
 
 /// The details of a company that `V1Company` leaves out. Every field may be
 /// unknown: a company imported without them has none
@@ -150,6 +151,20 @@ pub struct CompanyDetail {
     pub classification: Classification,
     /// The figure the band was ranked on; `null` when unknown.
     pub market_cap: Option<MarketCap>,
+    /// `superseded` when its ISIN was replaced, else `active` when some
+    /// exchange's latest list has it, else `delisted` (contract 10.2).
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required))]
+    pub status: CompanyStatus,
+    /// The ISIN that replaced this one (a split or similar); `null` when
+    /// none did.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required, value_type = Option<String>))]
+    pub superseded_by: Option<Isin>,
+    /// The ISINs this one replaced, oldest first; possibly empty.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required, value_type = Vec<String>))]
+    pub supersedes: Vec<Isin>,
     /// When the store last changed this company's record.
     #[serde(with = "crate::time::rfc3339")]
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
@@ -157,13 +172,17 @@ pub struct CompanyDetail {
 }
 
 impl CompanyDetail {
-    /// The record of `company` as served, last changed at `updated_at`.
+    /// The record of `company` as served, last changed at `updated_at`,
+    /// with no identity history (`superseded_by` null, `supersedes` empty).
     pub fn of(company: &Company, updated_at: DateTime<Utc>) -> Self {
         let d = &company.details;
         CompanyDetail {
             listings: d.listings_of(company),
             classification: d.classification.clone(),
             market_cap: d.market_cap.clone(),
+            status: d.status,
+            superseded_by: None,
+            supersedes: Vec::new(),
             company: Company { details: CompanyDetails::default(), ..company.clone() },
             updated_at,
         }

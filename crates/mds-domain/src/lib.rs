@@ -134,6 +134,6 @@ pub use isin::Isin;
 pub use key::{ApiKey, Environment, KeyHash, KeyPrefix};
 pub use news::{NewsFilter, NewsKey, NewsQueryParams};
 pub use page::Page;
-pub use params::{CompaniesQueryParams, PageParams, ParamError};
+pub use params::{CompaniesQueryParams, DetailParams, PageParams, ParamError, SymbolParams};
 pub use problem::{ErrorCode, Problem};
 pub use query::{CompanyFilter, Industry, Letter, Limit, SearchTerm};

@@ -8,6 +8,9 @@
 //! the constants below. A test checks that the constants are the field names
 //! of the `IntoParams` derive, so the three cannot drift apart.
 
+use chrono::NaiveDate;
+
+use crate::identity::{StatusFilter, parse_as_of};
 use crate::query::{CompanyFilter, Industry, Letter, Limit, SearchTerm};
 use crate::{Exchange, MarketCapBand, Ticker};
 
@@ -44,17 +47,25 @@ pub const MARKET_CAP: &str = "market_cap";
 pub const SEARCH: &str = "search";
 /// `ticker`: exact ticker ([`CompanyFilter::ticker`]).
 pub const TICKER: &str = "ticker";
+/// `status`: which companies by status ([`CompanyFilter::status`]).
+pub const STATUS: &str = "status";
+/// `as_of`: the master as of a day ([`CompanyFilter::as_of`],
+/// [`DetailParams::as_of`]).
+pub const AS_OF: &str = "as_of";
+/// `exchange` of `GET /v1/symbols/{symbol}` ([`SymbolParams::exchange`]).
+pub const SYMBOL_EXCHANGE: &str = "exchange";
 /// `cursor`: where the page starts ([`PageParams::cursor`]).
 pub const CURSOR: &str = "cursor";
 /// `limit`: rows per page ([`PageParams::limit`]).
 pub const LIMIT: &str = "limit";
 
 /// The filter parameters, in the order they are checked.
-pub const FILTER_PARAMETERS: &[&str] = &[LETTER, INDUSTRY, EXCHANGE, MARKET_CAP, SEARCH, TICKER];
+pub const FILTER_PARAMETERS: &[&str] = &[LETTER, INDUSTRY, EXCHANGE, MARKET_CAP, SEARCH, TICKER, STATUS, AS_OF];
 /// The pagination parameters of a list endpoint.
 pub const PAGE_PARAMETERS: &[&str] = &[CURSOR, LIMIT];
 /// Every parameter `GET /v1/companies` defines: the filters, then pagination.
-pub const COMPANIES_PARAMETERS: &[&str] = &[LETTER, INDUSTRY, EXCHANGE, MARKET_CAP, SEARCH, TICKER, CURSOR, LIMIT];
+pub const COMPANIES_PARAMETERS: &[&str] =
+    &[LETTER, INDUSTRY, EXCHANGE, MARKET_CAP, SEARCH, TICKER, STATUS, AS_OF, CURSOR, LIMIT];
 
 /// A parameter value that does not parse: which parameter, and a sentence
 /// saying what it must be (the server's `400 invalid_parameter`).
@@ -157,7 +168,57 @@ impl Filter for CompanyFilter {
             market_cap: one(get, MARKET_CAP, str::parse::<MarketCapBand>)?,
             search: one(get, SEARCH, SearchTerm::parse)?,
             ticker: one(get, TICKER, |t| Ticker::parse(t).map_err(|e| e.to_string()))?,
+            status: one(get, STATUS, str::parse::<StatusFilter>)?.unwrap_or_default(),
+            as_of: one(get, AS_OF, |s| parse_as_of(s, NaiveDate::MAX))?,
         })
+    }
+}
+
+/// The query of `GET /v1/companies/{isin}`: the company as of a day, or
+/// as it stands.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams), into_params(parameter_in = Query))]
+pub struct DetailParams {
+    /// The company as it stood at the end of this day (`YYYY-MM-DD`, from
+    /// 1990-01-01 up to today): `404` when it was not listed then; its
+    /// ticker and name of that day, and `status`, `superseded_by` and
+    /// `supersedes` as they stood then. Listings, classification, market
+    /// cap, industry, sector, band, logo and the exchange flags are not
+    /// tracked over time: they are today's.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, format = Date, example = "2024-01-31"))]
+    pub as_of: Option<NaiveDate>,
+}
+
+impl QueryParams for DetailParams {
+    const NAMES: &'static [&'static str] = &[AS_OF];
+
+    fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
+        Ok(DetailParams { as_of: one(&get, AS_OF, |s| parse_as_of(s, NaiveDate::MAX))? })
+    }
+}
+
+/// The query of `GET /v1/symbols/{symbol}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams), into_params(parameter_in = Query))]
+pub struct SymbolParams {
+    /// The exchange whose symbol it is: `nse` (the default) or `bse` (a
+    /// BSE security id).
+    #[cfg_attr(feature = "openapi", param(value_type = Option<Exchange>, default = "nse"))]
+    pub exchange: Option<Exchange>,
+}
+
+impl SymbolParams {
+    /// The exchange asked for, `nse` when none was.
+    pub fn exchange(&self) -> Exchange {
+        self.exchange.unwrap_or(Exchange::Nse)
+    }
+}
+
+impl QueryParams for SymbolParams {
+    const NAMES: &'static [&'static str] = &[SYMBOL_EXCHANGE];
+
+    fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
+        Ok(SymbolParams { exchange: one(&get, SYMBOL_EXCHANGE, str::parse::<Exchange>)? })
     }
 }
 

@@ -4,7 +4,10 @@
 //! into `400 invalid_parameter` naming the parameter. The names, order and
 //! documentation of the parameters themselves are in [`crate::params`].
 
+use chrono::NaiveDate;
+
 use crate::company::{Company, Exchange, MarketCapBand, Ticker};
+use crate::identity::StatusFilter;
 use crate::params;
 
 /// The first character of a ticker: `A`-`Z` or `0`-`9`.
@@ -186,10 +189,30 @@ pub struct CompanyFilter {
         param(value_type = Option<String>, pattern = "^\\s*[!-~]{1,32}\\s*$", min_length = 1, example = "RELIANCE")
     )]
     pub ticker: Option<Ticker>,
+    /// Which companies by status: `active` (the default), `superseded`,
+    /// `delisted` or `any`. With `as_of`, the status of that day: every
+    /// company listed then is `active` then, so `superseded` and `delisted`
+    /// give an empty page.
+    #[cfg_attr(
+        feature = "openapi",
+        param(value_type = Option<String>, pattern = "^(active|superseded|delisted|any)$", example = "any")
+    )]
+    pub status: StatusFilter,
+    /// The master as it stood at the end of this day (`YYYY-MM-DD`, from
+    /// 1990-01-01 up to today): companies listed then, with the ticker and
+    /// name of that day, which `ticker`, `letter` and `search` match.
+    /// Industry, sector, market-cap band, logo and the exchange flags are
+    /// not tracked over time: they are today's. The cursor is bound to it.
+    #[cfg_attr(
+        feature = "openapi",
+        param(value_type = Option<String>, format = Date, example = "2024-01-31")
+    )]
+    pub as_of: Option<NaiveDate>,
 }
 
 impl CompanyFilter {
-    /// Whether `c` passes every filter. `folded_name` and `folded_ticker` are
+    /// Whether `c` passes every filter but `as_of` (which needs the
+    /// company's history). `folded_name` and `folded_ticker` are
     /// [`fold`] of the company's name and ticker (callers keep them
     /// precomputed so a scan does not allocate).
     pub fn matches(&self, c: &Company, folded_name: &str, folded_ticker: &str) -> bool {
@@ -199,6 +222,7 @@ impl CompanyFilter {
             && self.market_cap.is_none_or(|m| c.market_cap_band == Some(m))
             && self.ticker.as_ref().is_none_or(|t| &c.ticker == t)
             && self.search.as_ref().is_none_or(|s| s.matches_folded(folded_name) || s.matches_folded(folded_ticker))
+            && self.status.admits(c.details.status)
     }
 
     /// A canonical text form of the filters, used to bind a cursor to them.
@@ -212,6 +236,11 @@ impl CompanyFilter {
         put(params::MARKET_CAP, self.market_cap.map(|m| m.as_str()));
         put(params::SEARCH, self.search.as_ref().map(|s| s.as_str()));
         put(params::TICKER, self.ticker.as_ref().map(|t| t.as_str()));
+        // The default status is left out, so a cursor issued before the
+        // parameter existed still opens.
+        put(params::STATUS, (self.status != StatusFilter::DEFAULT).then(|| self.status.as_str()));
+        let as_of = self.as_of.map(|d| d.format("%Y-%m-%d").to_string());
+        put(params::AS_OF, as_of.as_deref());
         canonical.finish()
     }
 }

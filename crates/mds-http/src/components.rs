@@ -10,7 +10,7 @@
 //! once.
 
 use mds_domain::{ArticleSummary, Company, ErrorCode, Page, Problem};
-use mds_domain::{Isin, Slug};
+use mds_domain::{Isin, Slug, Ticker};
 use utoipa::ToResponse;
 use utoipa::openapi::example::ExampleBuilder;
 use utoipa::openapi::schema::{ObjectBuilder, Type};
@@ -38,6 +38,15 @@ pub struct IsinPath {
     /// The company's ISIN, matched case-insensitively. A malformed or unknown ISIN is `404`.
     #[param(example = "INE117A01022")]
     pub isin: Isin,
+}
+
+/// The path parameter of `GET /v1/symbols/{symbol}`.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct SymbolPath {
+    /// An NSE symbol or BSE security id, case-insensitive. One never seen is `404`.
+    #[param(example = "TATAMOTORS")]
+    pub symbol: Ticker,
 }
 
 /// The path parameter of `GET /v1/news/{slug}`.
@@ -148,6 +157,23 @@ query string (`api_key_in_query`, refused even with a valid header and not count
     []
 );
 problem_response!(
+    /// `400` of `/v1/companies/{isin}`.
+    AsOfBadRequest,
+    "A bad query: an `as_of` that is not a day `YYYY-MM-DD`, before 1990-01-01 or after today \
+(`invalid_parameter`, `param`: `as_of`), an undefined or repeated parameter (`unknown_parameter`), or a \
+key-like value in the query string (`api_key_in_query`).",
+    [InvalidParameter, UnknownParameter, ApiKeyInQuery],
+    []
+);
+problem_response!(
+    /// `400` of `/v1/symbols/{symbol}`.
+    SymbolBadRequest,
+    "A bad query: an `exchange` other than `nse` or `bse` (`invalid_parameter`), an undefined or repeated \
+parameter (`unknown_parameter`), or a key-like value in the query string (`api_key_in_query`).",
+    [InvalidParameter, UnknownParameter, ApiKeyInQuery],
+    []
+);
+problem_response!(
     /// `400` of `/v1/companies/changes`.
     ChangesBadRequest,
     "A bad query: a bad `limit` (`invalid_parameter`), an undefined or repeated parameter \
@@ -192,7 +218,8 @@ problem_response!(
 problem_response!(
     /// `404`.
     NotFound,
-    "No article with this slug, or no company with this ISIN (or a slug or ISIN that cannot exist).",
+    "No article with this slug, no company with this ISIN (or none listed on the `as_of` day), no security that \
+carried this symbol (or a slug, ISIN or symbol that cannot exist).",
     [NotFound],
     []
 );

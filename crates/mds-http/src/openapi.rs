@@ -27,6 +27,7 @@ use mds_domain::daily::{V1UsageDaily, V1UsageDay};
 use mds_domain::usage::{V1Usage, V1UsageWindow};
 use mds_domain::{Article, ArticleSummary, Company, ErrorCode, Exchange, MarketCapBand, Problem};
 use mds_domain::{Classification, CompanyDetail, Listing, ListingStatus, MarketCap};
+use mds_domain::{CompanyHistory, CompanyStatus, IdentityChange, IdentityEvent, SymbolHistory, SymbolPeriod};
 use mds_domain::{Isin, Slug, Ticker};
 use mds_limits::Charge;
 use utoipa::openapi::path::HttpMethod;
@@ -37,8 +38,9 @@ use utoipa::openapi::{Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
 use crate::components::{
-    BadRequest, ChangesBadRequest, ChangesPage, CompaniesBadRequest, CompanyPage, Internal, MethodNotAllowed,
-    NewsBadRequest, NewsPage, NotFound, SyncTokenExpired, TooManyRequests, Unauthorized, Unavailable, header,
+    AsOfBadRequest, BadRequest, ChangesBadRequest, ChangesPage, CompaniesBadRequest, CompanyPage, Internal,
+    MethodNotAllowed, NewsBadRequest, NewsPage, NotFound, SymbolBadRequest, SyncTokenExpired, TooManyRequests,
+    Unauthorized, Unavailable, header,
 };
 use crate::route::{Access, Caching, Route};
 
@@ -54,10 +56,13 @@ use crate::route::{Access, Caching, Route};
         schemas(
             CompanyPage, Company, NewsPage, ArticleSummary, Article, V1Usage, V1UsageWindow, Problem, MarketCapBand,
             Exchange, Isin, Ticker, Slug, ChangesPage, CompanyDetail, Listing, ListingStatus, Classification, MarketCap,
-            V1UsageDaily, V1UsageDay
+            V1UsageDaily, V1UsageDay, CompanyStatus, CompanyHistory, IdentityEvent, IdentityChange, SymbolHistory,
+            SymbolPeriod
         ),
         responses(
             CompaniesBadRequest,
+            AsOfBadRequest,
+            SymbolBadRequest,
             ChangesBadRequest,
             SyncTokenExpired,
             NewsBadRequest,

@@ -20,7 +20,9 @@ use axum::response::Response;
 use axum::routing::get;
 use mds_limits::Charge;
 
-use crate::controllers::{article, changes, companies, company, health, news_list, usage, usage_daily};
+use crate::controllers::{
+    article, changes, companies, company, company_history, health, news_list, symbol, usage, usage_daily,
+};
 use crate::route::{Access, Caching, Route, counted, free, op, open, spec};
 use crate::{docs, openapi};
 
@@ -31,6 +33,8 @@ pub static ROUTES: &[Route] = &[
     counted("/v1/companies", Caching::Private, op("listCompanies", "companies", "List companies", spec::<companies::__path_list>), || get(companies::list)),
     counted("/v1/companies/{isin}", Caching::Private, op("getCompany", "companies", "Get a company", spec::<company::__path_show>), || get(company::show)),
     counted("/v1/companies/changes", Caching::Private, op("listCompanyChanges", "companies", "Sync the company master", spec::<changes::__path_list>), || get(changes::list)),
+    counted("/v1/companies/{isin}/history", Caching::Private, op("getCompanyHistory", "companies", "Get a company's identity history", spec::<company_history::__path_show>), || get(company_history::show)),
+    counted("/v1/symbols/{symbol}", Caching::Private, op("getSymbol", "companies", "Who carried a symbol", spec::<symbol::__path_show>), || get(symbol::show)),
     counted("/v1/news", Caching::Private, op("listNews", "news", "List news articles", spec::<news_list::__path_list>), || get(news_list::list)),
     counted("/v1/news/{slug}", Caching::Private, op("getArticle", "news", "Get an article", spec::<article::__path_show>), || get(article::show)),
     free("/v1/usage", Caching::NoStore, op("getUsage", "usage", "Usage of the calling key", spec::<usage::__path_show>), || get(usage::show)),

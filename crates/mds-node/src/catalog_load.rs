@@ -78,10 +78,12 @@ fn stamp(c: &StoredCompany) -> ChangeStamp {
     ChangeStamp { seq: c.change_seq, updated_unix: c.updated_at.timestamp() }
 }
 
-/// Streams the rows into a builder (nothing but the catalog is held), then
-/// lays the catalog out on a blocking thread.
+/// Streams the rows into a builder (nothing but the catalog and the
+/// identity events are held), then lays the catalog out, with the
+/// history made of the events, on a blocking thread.
 async fn build(store: &Arc<dyn Store>) -> StoreResult<Catalog> {
     let n = store.company_count().await?;
+    let events = store.identity_events().await?;
     let mut builder = CatalogBuilder::with_capacity(usize::try_from(n).unwrap_or(0));
     let mut disorder: Option<OrderError> = None;
     store
@@ -97,9 +99,10 @@ async fn build(store: &Arc<dyn Store>) -> StoreResult<Catalog> {
         tracing::warn!("{e}; sorting the companies in memory instead");
         let mut rows = Vec::new();
         store.companies_sorted(&mut |c| rows.push((stamp(&c), c.company))).await?;
-        return Ok(tokio::task::spawn_blocking(move || Catalog::from_stamped(rows))
+        return Ok(tokio::task::spawn_blocking(move || Catalog::from_stamped_with_history(rows, events))
             .await
             .expect("build does not panic"));
     }
+    builder.history(events);
     Ok(tokio::task::spawn_blocking(move || builder.finish()).await.expect("build does not panic"))
 }

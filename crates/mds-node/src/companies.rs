@@ -7,10 +7,12 @@
 //! derived from what makes it (catalog version, filters, position, limit),
 //! not hashed from its bytes, and so is a detail's (catalog version, ISIN).
 
+use chrono::NaiveDate;
 use http::HeaderValue;
 use mds_catalog::SortKey;
-use mds_domain::params::CompaniesQueryParams;
-use mds_domain::{Isin, page as envelope};
+use mds_domain::identity::not_after_today;
+use mds_domain::params::{AS_OF, CompaniesQueryParams, DetailParams};
+use mds_domain::{Isin, ParamError, page as envelope};
 use sha2::Digest;
 
 use crate::catalog::CatalogVersion;
@@ -52,6 +54,9 @@ impl Node {
 
     /// The page of `catalog` for `req`, made.
     fn make_companies_page(&self, catalog: &CatalogVersion, req: &CompaniesQueryParams) -> Result<Tagged, ReadError> {
+        if let Some(day) = req.filter.as_of {
+            self.check_as_of(day)?;
+        }
         let after = match &req.page.cursor {
             Some(c) => Some(self.cursors().decode(&req.filter, c).map_err(ReadError::cursor)?),
             None => None,
@@ -65,18 +70,41 @@ impl Node {
         Ok(Tagged { body: body.into_boxed_slice().into(), etag: page_tag(catalog, req, after.as_ref()) })
     }
 
+    /// Refuses an `as_of` after today by the node's clock (the rest of
+    /// its rules are checked where it is parsed).
+    pub(crate) fn check_as_of(&self, day: NaiveDate) -> Result<(), ReadError> {
+        let today = self.config().clock.now().date_naive();
+        not_after_today(day, today).map(|_| ()).map_err(|detail| ReadError::Param(ParamError { param: AS_OF, detail }))
+    }
+
     /// The detail record of the company with `isin` (`V1CompanyDetail`),
-    /// if the catalog has it.
-    pub fn company(&self, isin: &Isin) -> Option<Tagged> {
+    /// if the catalog has it; with `as_of`, as it stood at the end of that
+    /// day (`None` when it was not listed then).
+    pub fn company(&self, isin: &Isin, params: &DetailParams) -> Result<Option<Tagged>, ReadError> {
+        if let Some(day) = params.as_of {
+            self.check_as_of(day)?;
+        }
         let catalog = self.catalog();
-        let row = catalog.find_isin(isin.as_str())?;
+        let Some(row) = catalog.find_isin(isin.as_str()) else { return Ok(None) };
         let mut body = Vec::new();
-        catalog.write_detail(row, &mut body);
-        // What the record holds is a function of the catalog version and the
-        // row: the tag derives from those (as a list page's does), not from
-        // hashing the body.
-        let etag = catalog.derived_tag(b"mds company\0", |h| h.update(isin.as_str().as_bytes()));
-        Some(Tagged { body: body.into(), etag })
+        match params.as_of {
+            None => catalog.write_detail(row, &mut body),
+            Some(day) => {
+                if !catalog.write_detail_on(row, day, &mut body) {
+                    return Ok(None);
+                }
+            }
+        }
+        // What the record holds is a function of the catalog version, the
+        // row and the day: the tag derives from those (as a list page's
+        // does), not from hashing the body.
+        let etag = catalog.derived_tag(b"mds company\0", |h| {
+            h.update(isin.as_str().as_bytes());
+            if let Some(day) = params.as_of {
+                h.update(day.format("%Y-%m-%d").to_string().as_bytes());
+            }
+        });
+        Ok(Some(Tagged { body: body.into(), etag }))
     }
 }
 

@@ -14,7 +14,8 @@
 //!   ([`article`]) and news list pages ([`news_list`]), the limiter, the
 //!   metrics ([`metrics`]); authentication and admission.
 //! - The read operations of the API: [`companies`] (a page of the company
-//!   list, one company's detail), [`changes`] (the change feed, its sync
+//!   list, one company's detail, either `as_of` a day), [`identity`] (a
+//!   company's history, the companies that carried a symbol), [`changes`] (the change feed, its sync
 //!   tokens and cursors), [`news_list`] (a page of the news list, its
 //!   cursor, the pages kept per news generation), [`news_index`] (the news
 //!   list of a generation held in memory, pages made from it), [`article`] (one article
@@ -50,6 +51,7 @@ pub mod flush;
 pub mod followed;
 pub mod health;
 pub mod idempotency;
+pub mod identity;
 pub mod issue;
 pub mod keys;
 pub mod leases;

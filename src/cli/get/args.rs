@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use clap::{Args, ValueEnum};
-use mds_client::{BillingMonth, Exchange, MarketCapBand};
+use mds_client::{BillingMonth, Exchange, MarketCapBand, StatusFilter};
 
 /// What `mds get usage` shows.
 #[derive(Debug, Args)]
@@ -54,6 +54,14 @@ pub(crate) struct CompaniesArgs {
     /// Exact ticker, case-insensitive.
     #[arg(long)]
     pub(super) ticker: Option<String>,
+    /// Companies of this status: active (the API's default), superseded,
+    /// delisted or any.
+    #[arg(long, value_parser = status)]
+    pub(super) status: Option<StatusFilter>,
+    /// The master as it stood at the end of this day (YYYY-MM-DD, from
+    /// 1990-01-01 up to today): that day's tickers and names.
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = day)]
+    pub(super) as_of: Option<NaiveDate>,
     /// Rows per request, 1-200 (the API's default is 50).
     #[arg(long)]
     pub(super) limit: Option<u16>,
@@ -106,6 +114,17 @@ pub(crate) struct NewsArgs {
     /// Write to this file instead of stdout (with progress on stderr).
     #[arg(long, short)]
     pub(super) output: Option<PathBuf>,
+}
+
+/// A status filter given on the command line.
+fn status(s: &str) -> Result<StatusFilter, String> {
+    s.parse()
+}
+
+/// A day given on the command line: `YYYY-MM-DD` from 1990-01-01 (the
+/// server checks it is not after its today).
+pub(super) fn day(s: &str) -> Result<NaiveDate, String> {
+    mds_domain::identity::parse_as_of(s, NaiveDate::MAX)
 }
 
 /// An instant given on the command line: RFC 3339 with an offset.

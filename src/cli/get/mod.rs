@@ -38,10 +38,27 @@ const BASE_ENV: &str = "MDS_BASE_URL";
 pub(crate) enum GetCommand {
     /// Companies, one page (or every page with --all).
     Companies(CompaniesArgs),
-    /// One company with everything the service knows about it, as JSON.
+    /// One company with everything the service knows about it, as JSON;
+    /// its identity history with --history, or as it stood on a day with
+    /// --as-of.
     Company {
         /// Its ISIN (case-insensitive).
         isin: String,
+        /// Its identity events (listings, symbol, name and ISIN changes,
+        /// delistings), oldest first, instead of the record.
+        #[arg(long, conflicts_with = "as_of")]
+        history: bool,
+        /// The company as it stood at the end of this day (YYYY-MM-DD).
+        #[arg(long, value_name = "YYYY-MM-DD", value_parser = args::day)]
+        as_of: Option<chrono::NaiveDate>,
+    },
+    /// Every ISIN that has carried a symbol on an exchange, with when, as JSON.
+    Symbol {
+        /// The NSE symbol or BSE security id (case-insensitive).
+        symbol: String,
+        /// The exchange: nse (the default) or bse.
+        #[arg(long, default_value = "nse")]
+        exchange: mds_client::Exchange,
     },
     /// The change feed to its end: every company, or those changed since a sync token (a nightly sync).
     #[command(after_help = changes::AFTER_HELP)]
@@ -59,11 +76,20 @@ pub(crate) async fn run(command: GetCommand) -> anyhow::Result<()> {
     let client = client()?;
     match command {
         GetCommand::Companies(args) => companies(&client, args).await,
-        GetCommand::Company { isin } => {
+        GetCommand::Company { isin, history, as_of } => {
             // Checked here, not by a request that would count against the quota.
             let isin = mds_client::Isin::parse(&isin)?;
-            let detail = client.company(isin.as_str()).await?;
-            outln!("{}", serde_json::to_string_pretty(&detail)?)?;
+            let json = match (history, as_of) {
+                (true, _) => serde_json::to_string_pretty(&client.history(isin.as_str()).await?)?,
+                (false, Some(day)) => serde_json::to_string_pretty(&client.company_as_of(isin.as_str(), day).await?)?,
+                (false, None) => serde_json::to_string_pretty(&client.company(isin.as_str()).await?)?,
+            };
+            outln!("{json}")?;
+            Ok(())
+        }
+        GetCommand::Symbol { symbol, exchange } => {
+            let found = client.symbol(&symbol, exchange).await?;
+            outln!("{}", serde_json::to_string_pretty(&found)?)?;
             Ok(())
         }
         GetCommand::Changes(args) => changes::run(&client, args).await,
@@ -117,7 +143,7 @@ macro_rules! with_flags {
 }
 
 async fn companies(client: &Client, a: CompaniesArgs) -> anyhow::Result<()> {
-    let req = with_flags!(client.companies(), a: letter, industry, exchange, market_cap, search, ticker, limit);
+    let req = with_flags!(client.companies(), a: letter, industry, exchange, market_cap, search, ticker, status, as_of, limit);
     let out = Output::new(sink(a.output.as_deref())?, a.format);
     list(req, a.paging, a.output.as_deref(), "companies", out).await
 }

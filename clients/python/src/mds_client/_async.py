@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, MutableMapping
-from typing import Any
+from datetime import date
+from typing import Any, Literal
 
 import httpx
 
@@ -19,9 +20,11 @@ from .models import (
     ChangesPage,
     Company,
     CompanyDetail,
+    CompanyHistory,
     CompanyPage,
     DailyUsage,
     NewsPage,
+    SymbolHistory,
     Usage,
 )
 
@@ -84,9 +87,18 @@ class AsyncClient(_core.ClientBase[httpx.AsyncBaseTransport]):
 
     # --- single resources -------------------------------------------------
 
-    async def company(self, isin: str) -> CompanyDetail:
-        """:meth:`Client.company`, awaited."""
-        return await self._send(_calls.company(isin))
+    async def company(self, isin: str, as_of: date | str | None = None) -> CompanyDetail:
+        """``GET /v1/companies/{isin}``: everything known about one company; with
+        ``as_of`` (a day from 1990-01-01 up to today), as it stood then."""
+        return await self._send(_calls.company(isin, as_of))
+
+    async def history(self, isin: str) -> CompanyHistory:
+        """``GET /v1/companies/{isin}/history``: its identity events, oldest first."""
+        return await self._send(_calls.history(isin))
+
+    async def symbol(self, symbol: str, exchange: Literal["nse", "bse"] = "nse") -> SymbolHistory:
+        """``GET /v1/symbols/{symbol}``: every ISIN that carried it, with when."""
+        return await self._send(_calls.symbol(symbol, exchange))
 
     async def article(self, slug: str) -> Article:
         """:meth:`Client.article`, awaited."""

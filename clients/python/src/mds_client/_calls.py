@@ -17,10 +17,12 @@ from .models import (
     Article,
     ChangesPage,
     CompanyDetail,
+    CompanyHistory,
     CompanyPage,
     DailyUsage,
     NewsPage,
     ResponseMeta,
+    SymbolHistory,
     Usage,
 )
 
@@ -43,6 +45,8 @@ class CompanyFilters(TypedDict, total=False):
     market_cap: Literal["large_cap", "mid_cap", "small_cap"]
     search: str
     ticker: str
+    status: Literal["active", "superseded", "delisted", "any"]
+    as_of: date | str
     limit: int
 
 
@@ -115,9 +119,21 @@ def news(*, cursor: str | None = None, **filters: Unpack[NewsFilters]) -> Call[N
     return Call("/v1/news", NewsPage.from_json, {**filters, "cursor": cursor})
 
 
-def company(isin: str) -> Call[CompanyDetail]:
-    """``GET /v1/companies/{isin}``."""
-    return Call(f"/v1/companies/{quote(isin.strip(), safe='')}", CompanyDetail.from_json)
+def company(isin: str, as_of: date | str | None = None) -> Call[CompanyDetail]:
+    """``GET /v1/companies/{isin}``, as it stands or as of a day."""
+    path = f"/v1/companies/{quote(isin.strip(), safe='')}"
+    return Call(path, CompanyDetail.from_json, {"as_of": as_of})
+
+
+def history(isin: str) -> Call[CompanyHistory]:
+    """``GET /v1/companies/{isin}/history``."""
+    return Call(f"/v1/companies/{quote(isin.strip(), safe='')}/history", CompanyHistory.from_json)
+
+
+def symbol(symbol: str, exchange: Literal["nse", "bse"] = "nse") -> Call[SymbolHistory]:
+    """``GET /v1/symbols/{symbol}``."""
+    path = f"/v1/symbols/{quote(symbol.strip(), safe='')}"
+    return Call(path, SymbolHistory.from_json, {"exchange": exchange})
 
 
 def article(slug: str) -> Call[Article]:

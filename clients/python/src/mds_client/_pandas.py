@@ -16,6 +16,7 @@ INSTALL_HINT = (
 BANDS = ["large_cap", "mid_cap", "small_cap"]
 EXCHANGES = ["nse", "bse"]
 LISTING_STATUSES = ["active", "suspended", "delisted"]
+STATUSES = ["active", "superseded", "delisted"]
 
 COMPANY_COLUMNS = [f.name for f in fields(Company)]
 
@@ -57,12 +58,15 @@ DETAIL_EXTRA = [
     "market_cap_inr_crore",
     "market_cap_as_of",
     "updated_at",
+    "status",
+    "superseded_by",
 ]
 
 
 def details_frame(details: Iterable[CompanyDetail]) -> Any:
     """Company details, indexed by ISIN: the company columns plus the
-    classification levels, the market cap and ``updated_at``; ``exchanges``
+    classification levels, the market cap, ``updated_at``, ``status`` (a
+    category: active, superseded, delisted) and ``superseded_by``; ``exchanges``
     lists each listing's exchange (NSE first). Listings themselves:
     :func:`listings_frame`."""
     pd = require_pandas()
@@ -75,6 +79,8 @@ def details_frame(details: Iterable[CompanyDetail]) -> Any:
         row["market_cap_inr_crore"] = d.market_cap.inr_crore if d.market_cap else None
         row["market_cap_as_of"] = d.market_cap.as_of if d.market_cap else None
         row["updated_at"] = d.updated_at
+        row["status"] = d.status
+        row["superseded_by"] = d.superseded_by
         rows.append(row)
     df = _typed_company_columns(_frame(rows, COMPANY_COLUMNS + DETAIL_EXTRA))
     for col in ("macro_sector", "basic_industry"):
@@ -82,6 +88,8 @@ def details_frame(details: Iterable[CompanyDetail]) -> Any:
     df["market_cap_inr_crore"] = df["market_cap_inr_crore"].astype("Float64")
     df["market_cap_as_of"] = pd.to_datetime(df["market_cap_as_of"])
     df["updated_at"] = pd.to_datetime(df["updated_at"], utc=True)
+    df["status"] = pd.Categorical(df["status"], categories=STATUSES)
+    df["superseded_by"] = df["superseded_by"].astype("string")
     return df.set_index("isin", drop=False).rename_axis(None)
 
 

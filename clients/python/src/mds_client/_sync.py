@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, MutableMapping
-from typing import Any
+from datetime import date
+from typing import Any, Literal
 
 import httpx
 
@@ -18,9 +19,11 @@ from .models import (
     ChangesPage,
     Company,
     CompanyDetail,
+    CompanyHistory,
     CompanyPage,
     DailyUsage,
     NewsPage,
+    SymbolHistory,
     Usage,
 )
 
@@ -87,9 +90,18 @@ class Client(_core.ClientBase[httpx.BaseTransport]):
 
     # --- single resources -------------------------------------------------
 
-    def company(self, isin: str) -> CompanyDetail:
-        """``GET /v1/companies/{isin}``: everything known about one company."""
-        return self._send(_calls.company(isin))
+    def company(self, isin: str, as_of: date | str | None = None) -> CompanyDetail:
+        """``GET /v1/companies/{isin}``: everything known about one company; with
+        ``as_of`` (a day from 1990-01-01 up to today), as it stood then."""
+        return self._send(_calls.company(isin, as_of))
+
+    def history(self, isin: str) -> CompanyHistory:
+        """``GET /v1/companies/{isin}/history``: its identity events, oldest first."""
+        return self._send(_calls.history(isin))
+
+    def symbol(self, symbol: str, exchange: Literal["nse", "bse"] = "nse") -> SymbolHistory:
+        """``GET /v1/symbols/{symbol}``: every ISIN that carried it, with when."""
+        return self._send(_calls.symbol(symbol, exchange))
 
     def article(self, slug: str) -> Article:
         """``GET /v1/news/{slug}``: one article, with its body."""

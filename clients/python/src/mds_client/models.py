@@ -22,13 +22,17 @@ __all__ = [
     "Classification",
     "Company",
     "CompanyDetail",
+    "CompanyHistory",
     "CompanyPage",
     "DailyUsage",
     "DayUsage",
+    "IdentityEvent",
     "Listing",
     "MarketCap",
     "NewsPage",
     "ResponseMeta",
+    "SymbolHistory",
+    "SymbolPeriod",
     "Usage",
     "UsageWindow",
 ]
@@ -283,6 +287,12 @@ class CompanyDetail(Company, _Result):
     classification: Classification
     market_cap: MarketCap | None
     updated_at: datetime
+    #: ``active``, ``superseded`` (its ISIN was replaced) or ``delisted``.
+    status: str = "active"
+    #: The ISIN that replaced this one, if any.
+    superseded_by: str | None = None
+    #: The ISINs this one replaced, oldest first.
+    supersedes: list[str] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> CompanyDetail:
@@ -293,6 +303,77 @@ class CompanyDetail(Company, _Result):
             classification=Classification.from_json(d.get("classification")),
             market_cap=MarketCap.from_json(d.get("market_cap")),
             updated_at=_req_datetime(d["updated_at"]),
+            status=str(d.get("status") or "active"),
+            superseded_by=_opt_str(d.get("superseded_by")),
+            supersedes=[str(x) for x in d.get("supersedes") or []],
+        )
+
+
+@dataclass(frozen=True)
+class IdentityEvent:
+    """One change to a security's identity (``V1IdentityEvent``): ``type`` is
+    ``listed``, ``symbol_changed``, ``name_changed``, ``isin_changed`` or
+    ``delisted``; the fields of its type (``exchange``, ``symbol``, ``from``,
+    ``to``, ``face_value_from``, ``face_value_to``) are in ``fields``."""
+
+    type: str
+    date: date
+    exact: bool
+    fields: dict[str, Any]
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> IdentityEvent:
+        rest = {k: v for k, v in d.items() if k not in ("type", "date", "exact")}
+        day = parse_date(d["date"])
+        assert day is not None
+        return cls(type=str(d["type"]), date=day, exact=bool(d["exact"]), fields=rest)
+
+
+@dataclass(frozen=True)
+class CompanyHistory(_Result):
+    """``GET /v1/companies/{isin}/history``: the ISIN's events, oldest first."""
+
+    isin: str
+    events: list[IdentityEvent]
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> CompanyHistory:
+        events = [IdentityEvent.from_json(e) for e in d["events"]]
+        return cls(isin=str(d["isin"]), events=events, meta=meta)
+
+
+@dataclass(frozen=True)
+class SymbolPeriod:
+    """When an ISIN carried a symbol: ``[from_, to)``, ``to`` ``None`` while current."""
+
+    isin: str
+    name: str
+    from_: date
+    to: date | None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> SymbolPeriod:
+        start = parse_date(d["from"])
+        assert start is not None
+        end = parse_date(d.get("to"))
+        return cls(isin=str(d["isin"]), name=str(d["name"]), from_=start, to=end)
+
+
+@dataclass(frozen=True)
+class SymbolHistory(_Result):
+    """``GET /v1/symbols/{symbol}``: every ISIN that carried it, current first."""
+
+    symbol: str
+    exchange: str
+    periods: list[SymbolPeriod]
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> SymbolHistory:
+        return cls(
+            symbol=str(d["symbol"]),
+            exchange=str(d["exchange"]),
+            periods=[SymbolPeriod.from_json(p) for p in d["periods"]],
+            meta=meta,
         )
 
 

@@ -7,8 +7,10 @@ pub mod article;
 pub mod changes;
 pub mod companies;
 pub mod company;
+pub mod company_history;
 pub mod health;
 pub mod news_list;
+pub mod symbol;
 pub mod usage;
 pub mod usage_daily;
 
@@ -19,7 +21,7 @@ use axum::extract::{FromRequestParts, Path};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::Response;
-use mds_domain::{Isin, Slug};
+use mds_domain::{Isin, Slug, Ticker};
 use mds_node::{KeyContext, Tagged};
 
 use crate::error::ApiError;
@@ -69,6 +71,28 @@ impl Identifier for Slug {
     const NOT_FOUND: &'static str = "no article with this slug";
     fn from_segment(s: &str) -> Option<Self> {
         Slug::parse(s).ok()
+    }
+}
+
+impl Identifier for Ticker {
+    const NOT_FOUND: &'static str = "no security has carried this symbol on this exchange";
+    fn from_segment(s: &str) -> Option<Self> {
+        Ticker::parse(s).ok()
+    }
+}
+
+/// Extractor: the id of a `GET …/{id}` route that takes query parameters
+/// (the handler parses them, with [`crate::params::Query`]); a malformed
+/// id is answered as an unknown one would be: `404 not_found`.
+#[derive(Debug)]
+pub struct PathId<T>(pub T);
+
+impl<T: Identifier, S: Send + Sync> FromRequestParts<S> for PathId<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let segment = Path::<String>::from_request_parts(parts, state).await.ok();
+        segment.and_then(|Path(s)| T::from_segment(&s)).map(PathId).ok_or_else(|| ApiError::not_found(T::NOT_FOUND))
     }
 }
 

@@ -1,0 +1,457 @@
+//! Identity over time in the catalog (contract 10.2): each company's
+//! identity events, kept compactly, and what is made of them when the
+//! catalog is built ([`crate::replay`] applied once per event date), so
+//! that nothing replays events on the request path:
+//!
+//! - a *span* per row (two `u16` days since 1990-01-01, `[from, to)`,
+//!   `0xFFFF` = open): the days on which the row was listed with today's
+//!   ticker and name (the company list `as_of` a day inside it shows the
+//!   row as it is; a row without events: always when `active`, never
+//!   otherwise);
+//! - *versions*: the other spans during which a row was listed, with the
+//!   ticker and name it had then (16 bytes each, sorted by `(ticker, ISIN,
+//!   from)`, the list's order), and the same versions by row (for the
+//!   detail `as_of`);
+//! - *periods*: the spans during which a row carried a symbol on an
+//!   exchange, sorted by `(exchange, symbol, to desc (open first), from
+//!   desc, ISIN)` for `GET /v1/symbols/{symbol}`;
+//! - each row's events, encoded (`u32` offsets per row into a byte
+//!   section), for `GET /v1/companies/{isin}/history`, `superseded_by` and
+//!   `supersedes`.
+//!
+//! Symbols and names are interned once in a string arena. An event is a
+//! kind byte (`kind | exact << 3 | bse << 4 | has face_from << 5 | has
+//! face_to << 6`), the day (varint, days from 0001-01-01), then: `listed`,
+//! `delisted`: the symbol's string id; `symbol_changed`, `name_changed`:
+//! `from` and `to` string ids; `isin_changed`: the two ISINs (12 bytes
+//! each) and the face values given (`f64` each).
+
+use chrono::{Datelike, NaiveDate};
+use mds_domain::{CompanyHistory, Exchange, IdentityChange, IdentityEvent, Isin, SymbolHistory, SymbolPeriod, Ticker};
+
+use crate::catalog::Catalog;
+use crate::layout::Section;
+use crate::postings::u32_at;
+use crate::replay::Histories;
+use crate::tail::{Dictionaries, Reader, put_varint};
+
+/// The open end of a span.
+pub(crate) const OPEN: u16 = u16::MAX;
+
+/// The first day a `u16` day counts from.
+const EPOCH: NaiveDate = mds_domain::identity::AS_OF_MIN;
+
+/// `d` in days since 1990-01-01, clamped to `0..OPEN` (`as_of` is never
+/// before 1990, so a clamped start answers the same).
+pub(crate) fn day16(d: NaiveDate) -> u16 {
+    (d - EPOCH).num_days().clamp(0, i64::from(OPEN) - 1) as u16
+}
+
+/// Bytes of a version record.
+pub(crate) const VERSION: usize = 16;
+/// Bytes of a period record.
+pub(crate) const PERIOD: usize = 20;
+/// The bit of a period's symbol id that says BSE.
+const PERIOD_BSE: u32 = 1 << 31;
+
+const KIND_SHIFT_EXACT: u8 = 3;
+const BSE_BIT: u8 = 16;
+const FACE_FROM: u8 = 32;
+const FACE_TO: u8 = 64;
+
+/// Interns the history's strings (ids below [`PERIOD_BSE`]).
+struct Interner(Dictionaries);
+
+impl Interner {
+    fn id(&mut self, s: &str) -> u32 {
+        let id = self.0.string(s);
+        assert!(id < PERIOD_BSE, "fewer than 2^31 strings");
+        id
+    }
+}
+
+/// What the builder knows of a row: ISIN, ticker, name, and whether its
+/// status is `active`.
+pub(crate) struct RowFacts<'r> {
+    pub(crate) isin: &'r str,
+    pub(crate) ticker: &'r str,
+    pub(crate) name: &'r str,
+    pub(crate) active: bool,
+}
+
+/// The history sections of a catalog, as built.
+#[derive(Default)]
+pub(crate) struct HistorySections {
+    pub(crate) spans: Vec<u8>,
+    pub(crate) event_off: Vec<u8>,
+    pub(crate) events: Vec<u8>,
+    pub(crate) string_off: Vec<u8>,
+    pub(crate) strings: Vec<u8>,
+    pub(crate) versions: Vec<u8>,
+    pub(crate) versions_by_row: Vec<u8>,
+    pub(crate) periods: Vec<u8>,
+}
+
+fn ce(d: NaiveDate) -> u64 {
+    d.num_days_from_ce().max(0) as u64
+}
+
+fn encode_event(e: &IdentityEvent, strings: &mut Interner, out: &mut Vec<u8>) {
+    let exact = u8::from(e.exact) << KIND_SHIFT_EXACT;
+    let bse = |x: &Exchange| if *x == Exchange::Bse { BSE_BIT } else { 0 };
+    let day = ce(e.date);
+    match &e.change {
+        IdentityChange::Listed { exchange, symbol } | IdentityChange::Delisted { exchange, symbol } => {
+            let kind = if matches!(e.change, IdentityChange::Listed { .. }) { 0 } else { 4 };
+            out.push(kind | exact | bse(exchange));
+            put_varint(out, day);
+            put_varint(out, u64::from(strings.id(symbol.as_str())));
+        }
+        IdentityChange::SymbolChanged { exchange, from, to } => {
+            out.push(1 | exact | bse(exchange));
+            put_varint(out, day);
+            put_varint(out, u64::from(strings.id(from.as_str())));
+            put_varint(out, u64::from(strings.id(to.as_str())));
+        }
+        IdentityChange::NameChanged { from, to } => {
+            out.push(2 | exact);
+            put_varint(out, day);
+            put_varint(out, u64::from(strings.id(from)));
+            put_varint(out, u64::from(strings.id(to)));
+        }
+        IdentityChange::IsinChanged { from, to, face_value_from, face_value_to } => {
+            out.push(
+                3 | exact
+                    | if face_value_from.is_some() { FACE_FROM } else { 0 }
+                    | if face_value_to.is_some() { FACE_TO } else { 0 },
+            );
+            put_varint(out, day);
+            out.extend_from_slice(from.as_str().as_bytes());
+            out.extend_from_slice(to.as_str().as_bytes());
+            for v in [face_value_from, face_value_to].into_iter().flatten() {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+    }
+}
+
+/// One span of a row's identity: `[from, to)`, and what it was then.
+struct Segment<'a> {
+    from: NaiveDate,
+    to: Option<NaiveDate>,
+    value: Option<(&'a str, &'a str)>,
+}
+
+/// Consecutive spans of equal value, merged; `at(d)` is the value from
+/// event date `d` until the next.
+fn segments<V: PartialEq>(
+    dates: &[NaiveDate],
+    mut at: impl FnMut(NaiveDate) -> V,
+) -> Vec<(NaiveDate, Option<NaiveDate>, V)> {
+    let mut out: Vec<(NaiveDate, Option<NaiveDate>, V)> = Vec::new();
+    for (k, &d) in dates.iter().enumerate() {
+        let v = at(d);
+        let to = dates.get(k + 1).copied();
+        match out.last_mut() {
+            Some(last) if last.2 == v => last.1 = to,
+            _ => out.push((d, to, v)),
+        }
+    }
+    out
+}
+
+/// A `u16` span of `[from, to)`; `None` when empty after clamping.
+fn span16(from: NaiveDate, to: Option<NaiveDate>) -> Option<(u16, u16)> {
+    let (a, b) = (day16(from), to.map_or(OPEN, day16));
+    (a < b).then_some((a, b))
+}
+
+/// Builds the history sections for the `n` rows (`row_of(i)` is row `i`, in catalog order) from
+/// `events` (grouped by ISIN, each ISIN's oldest first). Events of ISINs
+/// the catalog does not hold are not kept (their `isin_changed` still
+/// carries a successor's standing).
+pub(crate) fn build<'r>(
+    n: usize,
+    row_of: impl Fn(usize) -> RowFacts<'r>,
+    events: &[(Isin, IdentityEvent)],
+) -> HistorySections {
+    let hist = Histories::new(events);
+    let mut strings = Interner(Dictionaries::default());
+    let mut s = HistorySections::default();
+    s.spans.reserve(4 * n);
+    s.event_off.reserve(4 * (n + 1));
+    s.event_off.extend_from_slice(&0u32.to_le_bytes());
+    // (row, ticker id, name id, from, to)
+    let mut versions: Vec<(u32, u32, u32, u16, u16)> = Vec::new();
+    // (symbol id | exchange bit, row, name id, from, to)
+    let mut periods: Vec<(u32, u32, u32, NaiveDate, Option<NaiveDate>)> = Vec::new();
+    for r in 0..n {
+        let row = row_of(r);
+        let evs = hist.of(row.isin);
+        let (from, to) = if evs.is_empty() {
+            if row.active { (0, OPEN) } else { (OPEN, OPEN) }
+        } else {
+            for e in evs {
+                encode_event(e, &mut strings, &mut s.events);
+            }
+            let mut dates: Vec<NaiveDate> = evs.iter().map(|e| e.date).collect();
+            dates.dedup();
+            dates.sort_unstable();
+            dates.dedup();
+            let today = (row.ticker, row.name);
+            let segs: Vec<Segment<'_>> = segments(&dates, |d| hist.identity_on(row.isin, d, today))
+                .into_iter()
+                .map(|(from, to, value)| Segment { from, to, value })
+                .collect();
+            let current = segs.iter().rposition(|g| g.value == Some(today));
+            let mut main = (OPEN, OPEN);
+            for (k, g) in segs.iter().enumerate() {
+                let (Some((t, n)), Some((a, b))) = (g.value, span16(g.from, g.to)) else { continue };
+                if Some(k) == current {
+                    main = (a, b);
+                } else {
+                    versions.push((r as u32, strings.id(t), strings.id(n), a, b));
+                }
+            }
+            for (bit, exchange) in [(0, Exchange::Nse), (PERIOD_BSE, Exchange::Bse)] {
+                let carried = segments(&dates, |d| hist.symbol_on(row.isin, d, exchange));
+                for (from, to, symbol) in carried {
+                    let Some(symbol) = symbol else { continue };
+                    let name = match to {
+                        None => row.name,
+                        Some(end) => {
+                            let last = dates.iter().rev().find(|&&d| d < end).copied().unwrap_or(from);
+                            hist.identity_on(row.isin, last, today).map_or(row.name, |(_, n)| n)
+                        }
+                    };
+                    periods.push((strings.id(symbol) | bit, r as u32, strings.id(name), from, to));
+                }
+            }
+            main
+        };
+        s.spans.extend_from_slice(&from.to_le_bytes());
+        s.spans.extend_from_slice(&to.to_le_bytes());
+        s.event_off.extend_from_slice(&u32::try_from(s.events.len()).expect("events fit 4 GiB").to_le_bytes());
+    }
+    let (order, _) = strings.0.finish();
+    let text = |id: u32| order[(id & !PERIOD_BSE) as usize].as_bytes();
+    let isin = |r: u32| row_of(r as usize).isin.as_bytes();
+    versions.sort_unstable_by(|a, b| (text(a.1), isin(a.0), a.3).cmp(&(text(b.1), isin(b.0), b.3)));
+    for &(r, t, n, a, b) in &versions {
+        for w in [r, t, n] {
+            s.versions.extend_from_slice(&w.to_le_bytes());
+        }
+        s.versions.extend_from_slice(&a.to_le_bytes());
+        s.versions.extend_from_slice(&b.to_le_bytes());
+    }
+    let mut by_row: Vec<u32> = (0..versions.len() as u32).collect();
+    by_row.sort_unstable_by_key(|&k| (versions[k as usize].0, versions[k as usize].3));
+    s.versions_by_row = by_row.iter().flat_map(|k| k.to_le_bytes()).collect();
+    // `to` descending with the open one first, then `from` descending.
+    let end = |to: Option<NaiveDate>| std::cmp::Reverse(to.map_or(u64::MAX, ce));
+    periods.sort_unstable_by(|a, b| {
+        (a.0 & PERIOD_BSE, text(a.0), end(a.4), std::cmp::Reverse(a.3), isin(a.1)).cmp(&(
+            b.0 & PERIOD_BSE,
+            text(b.0),
+            end(b.4),
+            std::cmp::Reverse(b.3),
+            isin(b.1),
+        ))
+    });
+    for &(key, r, n, from, to) in &periods {
+        for w in [key, r, n, ce(from) as u32, to.map_or(0, |d| ce(d) as u32)] {
+            s.periods.extend_from_slice(&w.to_le_bytes());
+        }
+    }
+    s.string_off.extend_from_slice(&0u32.to_le_bytes());
+    for t in &order {
+        s.strings.extend_from_slice(t.as_bytes());
+        s.string_off.extend_from_slice(&u32::try_from(s.strings.len()).expect("strings fit 4 GiB").to_le_bytes());
+    }
+    s
+}
+
+impl Reader<'_> {
+    fn isin(&mut self) -> Option<Isin> {
+        Isin::parse(std::str::from_utf8(self.bytes(12)?).ok()?).ok()
+    }
+
+    fn f64(&mut self) -> Option<f64> {
+        Some(f64::from_le_bytes(self.bytes(8)?.try_into().ok()?))
+    }
+}
+
+/// A day from its count since 0001-01-01.
+fn from_ce(days: u64) -> Option<NaiveDate> {
+    NaiveDate::from_num_days_from_ce_opt(i32::try_from(days).ok()?)
+}
+
+/// A version of a row: when it was listed with another ticker or name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Version<'a> {
+    pub(crate) row: usize,
+    pub(crate) ticker: &'a [u8],
+    pub(crate) name: &'a [u8],
+    pub(crate) from: u16,
+    pub(crate) to: u16,
+}
+
+impl Version<'_> {
+    /// Whether it holds on `day` (a `u16` day).
+    pub(crate) fn holds(&self, day: u16) -> bool {
+        self.from <= day && day < self.to
+    }
+}
+
+impl Catalog {
+    /// Interned string `id` of the history.
+    pub(crate) fn id_string(&self, id: u32) -> &[u8] {
+        let n = self.sec(Section::IdStringOff).len() / 4;
+        if (id as usize) + 1 >= n {
+            return &[];
+        }
+        self.bytes(Section::IdStringOff, Section::IdStrings, id as usize)
+    }
+
+    fn id_str(&self, id: u64) -> Option<&str> {
+        std::str::from_utf8(self.id_string(u32::try_from(id).ok()?)).ok()
+    }
+
+    /// Row `i`'s span: the `u16` days `[from, to)` on which it was listed
+    /// as it is today.
+    pub(crate) fn span(&self, i: usize) -> (u16, u16) {
+        let s = &self.sec(Section::Spans)[4 * i..4 * i + 4];
+        (u16::from_le_bytes([s[0], s[1]]), u16::from_le_bytes([s[2], s[3]]))
+    }
+
+    /// Whether row `i` was listed as it is today on `day`.
+    pub(crate) fn current_on(&self, i: usize, day: u16) -> bool {
+        let (a, b) = self.span(i);
+        a <= day && day < b
+    }
+
+    /// How many versions there are.
+    pub(crate) fn version_count(&self) -> usize {
+        self.sec(Section::Versions).len() / VERSION
+    }
+
+    /// Version `k` in list order.
+    pub(crate) fn version(&self, k: usize) -> Version<'_> {
+        let v = &self.sec(Section::Versions)[VERSION * k..VERSION * (k + 1)];
+        Version {
+            row: u32_at(v, 0) as usize,
+            ticker: self.id_string(u32_at(v, 4)),
+            name: self.id_string(u32_at(v, 8)),
+            from: u16::from_le_bytes([v[12], v[13]]),
+            to: u16::from_le_bytes([v[14], v[15]]),
+        }
+    }
+
+    /// The ticker and name row `i` had on `day` (`None`: not listed then).
+    pub(crate) fn identity_on(&self, i: usize, day: NaiveDate) -> Option<(&[u8], &[u8])> {
+        let d = day16(day);
+        if self.current_on(i, d) {
+            return Some((self.ticker_bytes(i), self.bytes(Section::NameOff, Section::Names, i)));
+        }
+        let by_row = self.sec(Section::VersionsByRow);
+        let count = by_row.len() / 4;
+        let at = |k: usize| self.version(u32_at(by_row, 4 * k) as usize);
+        let (mut lo, mut hi) = (0, count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if at(mid).row < i { lo = mid + 1 } else { hi = mid }
+        }
+        (lo..count).map(at).take_while(|v| v.row == i).find(|v| v.holds(d)).map(|v| (v.ticker, v.name))
+    }
+
+    /// Row `i`'s events, oldest first (`None` for damaged bytes: the
+    /// snapshot's checksum makes that a bug, not a state).
+    pub(crate) fn events(&self, i: usize) -> Option<Vec<IdentityEvent>> {
+        let mut r = Reader(self.bytes(Section::EventOff, Section::Events, i));
+        let mut out = Vec::new();
+        while !r.0.is_empty() {
+            let head = r.byte()?;
+            let date = from_ce(r.varint()?)?;
+            let exact = head & (1 << KIND_SHIFT_EXACT) != 0;
+            let exchange = if head & BSE_BIT != 0 { Exchange::Bse } else { Exchange::Nse };
+            let mut ticker = || Ticker::parse(self.id_str(r.varint()?)?).ok();
+            let change = match head & 7 {
+                0 => IdentityChange::Listed { exchange, symbol: ticker()? },
+                4 => IdentityChange::Delisted { exchange, symbol: ticker()? },
+                1 => IdentityChange::SymbolChanged { exchange, from: ticker()?, to: ticker()? },
+                2 => {
+                    let from = self.id_str(r.varint()?)?.to_owned();
+                    IdentityChange::NameChanged { from, to: self.id_str(r.varint()?)?.to_owned() }
+                }
+                3 => IdentityChange::IsinChanged {
+                    from: r.isin()?,
+                    to: r.isin()?,
+                    face_value_from: if head & FACE_FROM != 0 { Some(r.f64()?) } else { None },
+                    face_value_to: if head & FACE_TO != 0 { Some(r.f64()?) } else { None },
+                },
+                _ => return None,
+            };
+            out.push(IdentityEvent { date, exact, change });
+        }
+        Some(out)
+    }
+
+    /// `GET /v1/companies/{isin}/history`: the events of the company with
+    /// `isin`, if the catalog has it (a company without events has none).
+    pub fn history(&self, isin: &Isin) -> Option<CompanyHistory> {
+        let i = self.find_isin(isin.as_str())?;
+        Some(CompanyHistory { isin: isin.clone(), events: self.events(i).unwrap_or_default() })
+    }
+
+    /// Row `i`'s successor and predecessors by its `isin_changed` events
+    /// dated up to `day` (all of them without one): `superseded_by` (the
+    /// latest replacement) and `supersedes` (oldest first, each once).
+    pub(crate) fn links(&self, i: usize, day: Option<NaiveDate>) -> (Option<Isin>, Vec<Isin>) {
+        let own = self.isin(i);
+        let (mut by, mut from) = (None, Vec::<Isin>::new());
+        for e in self.events(i).unwrap_or_default().into_iter().filter(|e| day.is_none_or(|d| e.date <= d)) {
+            if let IdentityChange::IsinChanged { from: f, to: t, .. } = e.change {
+                if f.as_str() == own && t.as_str() != own {
+                    by = Some(t);
+                } else if t.as_str() == own && f.as_str() != own && !from.contains(&f) {
+                    from.push(f);
+                }
+            }
+        }
+        (by, from)
+    }
+
+    /// `GET /v1/symbols/{symbol}`: every company that has carried `symbol`
+    /// on `exchange`, by its events (`None`: none has).
+    pub fn symbol_history(&self, exchange: Exchange, symbol: &Ticker) -> Option<SymbolHistory> {
+        let p = self.sec(Section::Periods);
+        let count = p.len() / PERIOD;
+        let want = (u32::from(exchange == Exchange::Bse), symbol.as_str().as_bytes());
+        let key = |k: usize| {
+            let id = u32_at(p, PERIOD * k);
+            (u32::from(id & PERIOD_BSE != 0), self.id_string(id & !PERIOD_BSE))
+        };
+        let (mut lo, mut hi) = (0, count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if key(mid) < want { lo = mid + 1 } else { hi = mid }
+        }
+        let periods: Vec<SymbolPeriod> = (lo..count)
+            .take_while(|&k| key(k) == want)
+            .filter_map(|k| {
+                let at = |w: usize| u32_at(p, PERIOD * k + 4 * w);
+                let row = at(1) as usize;
+                Some(SymbolPeriod {
+                    isin: Isin::parse(self.isin(row)).ok()?,
+                    name: String::from_utf8_lossy(self.id_string(at(2))).into_owned(),
+                    from: from_ce(u64::from(at(3)))?,
+                    to: match at(4) {
+                        0 => None,
+                        d => Some(from_ce(u64::from(d))?),
+                    },
+                })
+            })
+            .collect();
+        (!periods.is_empty()).then(|| SymbolHistory { symbol: symbol.clone(), exchange, periods })
+    }
+}
