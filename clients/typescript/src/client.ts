@@ -10,7 +10,19 @@ import { Http } from "./http.js";
 import type { WithMeta } from "./meta.js";
 import { PagedList, type WalkOptions } from "./pagination.js";
 import { type RetryOptions, RetryPolicy } from "./retry.js";
-import type { Article, ChangesPage, ChangesQuery, CompanyDetail, Usage, UsageDaily, UsageDailyQuery } from "./types.js";
+import type {
+  Article,
+  ChangesPage,
+  ChangesQuery,
+  CompanyDetail,
+  CompanyHistory,
+  CompanyQuery,
+  SymbolHistory,
+  SymbolQuery,
+  Usage,
+  UsageDaily,
+  UsageDailyQuery,
+} from "./types.js";
 
 /** The package's version. */
 export const VERSION = "0.1.0";
@@ -85,6 +97,8 @@ export class Client {
   readonly baseUrl: string;
   /** `/v1/companies`, `/v1/companies/{isin}`, `/v1/companies/changes`. */
   readonly companies: CompaniesResource;
+  /** Symbols over time (`GET /v1/symbols/{symbol}`). */
+  readonly symbols: SymbolsResource;
   /** `/v1/news`, `/v1/news/{slug}`. */
   readonly news: NewsResource;
   /** `/v1/usage`, `/v1/usage/daily`. */
@@ -126,6 +140,7 @@ export class Client {
       headers,
     });
     this.companies = new CompaniesResource(this.#http);
+    this.symbols = new SymbolsResource(this.#http);
     this.news = new NewsResource(this.#http);
     this.usage = new UsageResource(this.#http);
   }
@@ -147,6 +162,24 @@ export class Client {
 }
 
 /**
+ * Symbols over time: `get(symbol, { exchange })`, every ISIN that has
+ * carried the symbol on the exchange (`nse` by default), current first; a
+ * symbol never seen is a `NotFoundError`.
+ */
+export class SymbolsResource {
+  readonly #http: Http;
+
+  constructor(http: Http) {
+    this.#http = http;
+  }
+
+  /** Who carried `symbol`, and when. */
+  get(symbol: string, query: SymbolQuery = {}, options: RequestOptions = {}): Promise<WithMeta<SymbolHistory>> {
+    return this.#http.get("/v1/symbols/{symbol}", { path: { symbol }, query, signal: options.signal });
+  }
+}
+
+/**
  * Companies: the list (`list`, `pages`, `iter`, `all` with its filters), one
  * company in detail (`get`), and the change feed (`changes`, `changesPages`,
  * `sync`).
@@ -161,9 +194,20 @@ export class CompaniesResource extends PagedList<"/v1/companies"> {
     this.#changes = new PagedList(http, "/v1/companies/changes");
   }
 
-  /** One company with its listings, classification and market cap; a malformed or unknown ISIN is a `NotFoundError`. */
-  get(isin: string, options: RequestOptions = {}): Promise<WithMeta<CompanyDetail>> {
-    return this.#http.get("/v1/companies/{isin}", { path: { isin }, signal: options.signal });
+  /**
+   * One company with its listings, classification, market cap and status
+   * (any ISIN the service has known, superseded and delisted ones
+   * included); with `as_of` (`YYYY-MM-DD`), as it stood that day. A
+   * malformed or unknown ISIN, or one not listed on `as_of`, is a
+   * `NotFoundError`.
+   */
+  get(isin: string, query: CompanyQuery = {}, options: RequestOptions = {}): Promise<WithMeta<CompanyDetail>> {
+    return this.#http.get("/v1/companies/{isin}", { path: { isin }, query, signal: options.signal });
+  }
+
+  /** The identity events of an ISIN (listings, symbol, name and ISIN changes, delisting), oldest first. */
+  history(isin: string, options: RequestOptions = {}): Promise<WithMeta<CompanyHistory>> {
+    return this.#http.get("/v1/companies/{isin}/history", { path: { isin }, signal: options.signal });
   }
 
   /** One page of the change feed (`since`: a stored `sync_token`; none: every company). */

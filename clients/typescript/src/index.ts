@@ -16,6 +16,7 @@ export {
   DEFAULT_BASE_URL,
   NewsResource,
   type RequestOptions,
+  SymbolsResource,
   type SyncResult,
   type SyncStore,
   UsageResource,

@@ -44,6 +44,16 @@ export type NewsPage = Schemas["V1NewsPage"];
 /** One page of `GET /v1/companies/changes`, with `sync_token` on the last. */
 export type ChangesPage = Schemas["V1ChangesPage"];
 
+/** `GET /v1/companies/{isin}/history`: an ISIN's identity events, oldest first. */
+export type CompanyHistory = Schemas["V1CompanyHistory"];
+/** One identity event: `listed`, `symbol_changed`, `name_changed`, `isin_changed` or `delisted`. */
+export type IdentityEvent = CompanyHistory["events"][number];
+/** `GET /v1/symbols/{symbol}`: every ISIN that carried the symbol, current first. */
+export type SymbolHistory = Schemas["V1SymbolHistory"];
+/** `as_of` of `GET /v1/companies/{isin}`. */
+export type CompanyQuery = NonNullable<operations["getCompany"]["parameters"]["query"]>;
+/** `exchange` of `GET /v1/symbols/{symbol}`. */
+export type SymbolQuery = NonNullable<operations["getSymbol"]["parameters"]["query"]>;
 /** The filters of `GET /v1/companies` (and `cursor`, `limit`). */
 export type CompaniesQuery = NonNullable<operations["listCompanies"]["parameters"]["query"]>;
 /** The filters of `GET /v1/news` (and `cursor`, `limit`). */

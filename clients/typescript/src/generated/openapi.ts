@@ -53,9 +53,31 @@ export interface paths {
         };
         /**
          * Get a company
-         * @description One company with everything the service knows about it: every `V1Company` field with the same value as in the list, its exchange listings, the four classification levels, the market capitalisation its band was ranked on, and when its record last changed. Takes no query parameters. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
+         * @description One company with everything the service knows about it: every `V1Company` field with the same value as in the list, its exchange listings, the four classification levels, the market capitalisation its band was ranked on, its status (`active`, `superseded`, `delisted`) with the ISIN that replaced it and those it replaced, and when its record last changed. Every ISIN the service has known is answered, superseded and delisted ones included.
+         *
+         *     With `as_of`, the company as it stood at the end of that day (`404` when it was not listed then): the ticker and name of that day, `status` `active`, `superseded_by` and `supersedes` by the changes up to that day. Listings, classification, market cap, industry, sector, band, logo and the exchange flags are not tracked over time: they are today's. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
          */
         get: operations["getCompany"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/companies/{isin}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a company's identity history
+         * @description The identity events of the company with this ISIN, oldest first: `listed`, `symbol_changed`, `name_changed`, `isin_changed` (standing under both ISINs; `from` and `to` name them) and `delisted`, each with its `date` and whether an exchange file dates it (`exact`) or it was first seen in a snapshot as of `date`. A company the service holds no history for (one loaded with `mds import companies`) has an empty list. Takes no query parameters. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
+         */
+        get: operations["getCompanyHistory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -96,6 +118,26 @@ export interface paths {
          * @description One article with its `body`. Takes no query parameters. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
          */
         get: operations["getArticle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/symbols/{symbol}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who carried a symbol
+         * @description Every ISIN that has carried this symbol on the exchange (`nse` by default; on `bse`, the security id), each with `from` and `to` (half-open: `to` is the first day it no longer carried it, `null` while current) and its name at the end of the period; ordered by `to` descending (`null` first), then `from` descending. An ISIN that took the symbol over at an ISIN change starts on that change's date. Periods come from the identity history: a symbol no event names (never seen, or carried only by companies loaded without history) is `404`. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
+         */
+        get: operations["getSymbol"];
         put?: never;
         post?: never;
         delete?: never;
@@ -204,6 +246,8 @@ export interface components {
             /** @description Sector (`Capital Goods`). */
             sector: string | null;
         };
+        /** @enum {string} */
+        CompanyStatus: "active" | "superseded" | "delisted";
         /** @enum {string} */
         Exchange: "bse" | "nse";
         /**
@@ -379,10 +423,29 @@ export interface components {
             listings: components["schemas"]["Listing"][];
             market_cap: null | components["schemas"]["MarketCap"];
             /**
+             * @description `superseded` when its ISIN was replaced, else `active` when some
+             *     exchange's latest list has it, else `delisted` (contract 10.2).
+             */
+            status: components["schemas"]["CompanyStatus"];
+            /**
+             * @description The ISIN that replaced this one (a split or similar); `null` when
+             *     none did.
+             */
+            superseded_by: string | null;
+            /** @description The ISINs this one replaced, oldest first; possibly empty. */
+            supersedes: string[];
+            /**
              * Format: date-time
              * @description When the store last changed this company's record.
              */
             updated_at: string;
+        };
+        /** @description `GET /v1/companies/{isin}/history`: that ISIN's events, oldest first. */
+        V1CompanyHistory: {
+            /** @description Its identity events, oldest first. */
+            events: components["schemas"]["V1IdentityEvent"][];
+            /** @description The ISIN asked for. */
+            isin: string;
         };
         /** @description One page of companies, ordered by `ticker` then `isin`. */
         V1CompanyPage: {
@@ -393,6 +456,71 @@ export interface components {
             /** @description Cursor of the next page: a string when `has_more`, else `null`. */
             next_cursor: string | null;
         };
+        /** @description What an [`IdentityEvent`] changed; `type` on the wire. */
+        V1IdentityChange: {
+            /** @description The exchange. */
+            exchange: components["schemas"]["Exchange"];
+            /** @description NSE symbol or BSE security id. */
+            symbol: string;
+            /** @enum {string} */
+            type: "listed";
+        } | {
+            /** @description The exchange. */
+            exchange: components["schemas"]["Exchange"];
+            /** @description The old symbol. */
+            from: string;
+            /** @description The new symbol. */
+            to: string;
+            /** @enum {string} */
+            type: "symbol_changed";
+        } | {
+            /** @description The old name. */
+            from: string;
+            /** @description The new name. */
+            to: string;
+            /** @enum {string} */
+            type: "name_changed";
+        } | {
+            /**
+             * Format: double
+             * @description Face value per share under the old ISIN, INR; `null` when unknown.
+             */
+            face_value_from: number | null;
+            /**
+             * Format: double
+             * @description Face value per share under the new ISIN, INR; `null` when unknown.
+             */
+            face_value_to: number | null;
+            /** @description The old ISIN. */
+            from: string;
+            /** @description The new ISIN. */
+            to: string;
+            /** @enum {string} */
+            type: "isin_changed";
+        } | {
+            /** @description The exchange. */
+            exchange: components["schemas"]["Exchange"];
+            /** @description The symbol it was last listed under. */
+            symbol: string;
+            /** @enum {string} */
+            type: "delisted";
+        };
+        /**
+         * @description One change to a security's identity, as `GET /v1/companies/{isin}/history`
+         *     shows it: `{"type", "date", "exact", ...the type's fields}`.
+         */
+        V1IdentityEvent: components["schemas"]["V1IdentityChange"] & {
+            /**
+             * Format: date
+             * @description The day of the change (`YYYY-MM-DD`).
+             */
+            date: string;
+            /**
+             * @description `true` when an exchange file dates the change; `false` when it was
+             *     first seen in a snapshot as of `date`.
+             */
+            exact: boolean;
+        };
         /** @description One page of articles without `body`, newest first (`published_at` descending, then `slug`; undated articles last, by `slug`). */
         V1NewsPage: {
             /** @description The articles without `body`, newest first (`published_at` descending, then `slug`; undated articles last, by `slug`). */
@@ -401,6 +529,36 @@ export interface components {
             has_more: boolean;
             /** @description Cursor of the next page: a string when `has_more`, else `null`. */
             next_cursor: string | null;
+        };
+        /**
+         * @description `GET /v1/symbols/{symbol}`: every ISIN that has carried the symbol on
+         *     the exchange, ordered by `to` descending (`null` first), then `from`
+         *     descending.
+         */
+        V1SymbolHistory: {
+            /** @description The exchange asked for. */
+            exchange: components["schemas"]["Exchange"];
+            /** @description The periods, current first. */
+            periods: components["schemas"]["V1SymbolPeriod"][];
+            /** @description The symbol asked for, upper case. */
+            symbol: string;
+        };
+        /** @description One span during which an ISIN carried a symbol. */
+        V1SymbolPeriod: {
+            /**
+             * Format: date
+             * @description First day it carried the symbol.
+             */
+            from: string;
+            /** @description The ISIN that carried the symbol. */
+            isin: string;
+            /** @description The company's name at the end of the period (today's while current). */
+            name: string;
+            /**
+             * Format: date
+             * @description First day it no longer did (half-open); `null` while current.
+             */
+            to: string | null;
         };
         /** @description The usage record of the calling key (`GET /v1/usage`). */
         V1Usage: {
@@ -511,6 +669,27 @@ export interface components {
         };
     };
     responses: {
+        /** @description A bad query: an `as_of` that is not a day `YYYY-MM-DD`, before 1990-01-01 or after today (`invalid_parameter`, `param`: `as_of`), an undefined or repeated parameter (`unknown_parameter`), or a key-like value in the query string (`api_key_in_query`). */
+        AsOfBadRequest: {
+            headers: {
+                /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                RateLimit?: string;
+                /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                "RateLimit-Policy"?: string;
+                /** @description Requests allowed per minute. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the per-minute limit resets. */
+                "X-RateLimit-Reset"?: number;
+                /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                "X-Request-Id"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description Any query parameter (`unknown_parameter`), or a key-like value in the query string (`api_key_in_query`). */
         BadRequest: {
             headers: {
@@ -619,8 +798,29 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description No article with this slug, or no company with this ISIN (or a slug or ISIN that cannot exist). */
+        /** @description No article with this slug, no company with this ISIN (or none listed on the `as_of` day), no security that carried this symbol (or a slug, ISIN or symbol that cannot exist). */
         NotFound: {
+            headers: {
+                /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                RateLimit?: string;
+                /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                "RateLimit-Policy"?: string;
+                /** @description Requests allowed per minute. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the per-minute limit resets. */
+                "X-RateLimit-Reset"?: number;
+                /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                "X-Request-Id"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A bad query: an `exchange` other than `nse` or `bse` (`invalid_parameter`), an undefined or repeated parameter (`unknown_parameter`), or a key-like value in the query string (`api_key_in_query`). */
+        SymbolBadRequest: {
             headers: {
                 /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
                 RateLimit?: string;
@@ -735,6 +935,23 @@ export interface operations {
                  * @example RELIANCE
                  */
                 ticker?: string;
+                /**
+                 * @description Which companies by status: `active` (the default), `superseded`,
+                 *     `delisted` or `any`. With `as_of`, the status of that day: every
+                 *     company listed then is `active` then, so `superseded` and `delisted`
+                 *     give an empty page.
+                 * @example any
+                 */
+                status?: string;
+                /**
+                 * @description The master as it stood at the end of this day (`YYYY-MM-DD`, from
+                 *     1990-01-01 up to today): companies listed then, with the ticker and
+                 *     name of that day, which `ticker`, `letter` and `search` match.
+                 *     Industry, sector, market-cap band, logo and the exchange flags are
+                 *     not tracked over time: they are today's. The cursor is bound to it.
+                 * @example 2024-01-31
+                 */
+                as_of?: string;
                 /** @description `next_cursor` of the previous page, sent with the same filters. */
                 cursor?: string;
                 /** @description Page size, 1 to 200 (digits only, no sign, no leading zero). */
@@ -876,7 +1093,18 @@ export interface operations {
     };
     getCompany: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The company as it stood at the end of this day (`YYYY-MM-DD`, from
+                 *     1990-01-01 up to today): `404` when it was not listed then; its
+                 *     ticker and name of that day, and `status`, `superseded_by` and
+                 *     `supersedes` as they stood then. Listings, classification, market
+                 *     cap, industry, sector, band, logo and the exchange flags are not
+                 *     tracked over time: they are today's.
+                 * @example 2024-01-31
+                 */
+                as_of?: string;
+            };
             header?: never;
             path: {
                 /**
@@ -912,6 +1140,76 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["V1CompanyDetail"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` matched the `ETag`; no body, not counted. */
+            304: {
+                headers: {
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["AsOfBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getCompanyHistory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The company's ISIN, matched case-insensitively. A malformed or unknown ISIN is `404`.
+                 * @example INE117A01022
+                 */
+                isin: components["schemas"]["Isin"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The company's history. */
+            200: {
+                headers: {
+                    /** @description `private, max-age=N` (N = 60 by default). */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1CompanyHistory"];
                 };
             };
             /** @description Not modified: `If-None-Match` matched the `ETag`; no body, not counted. */
@@ -1106,6 +1404,82 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getSymbol: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The exchange whose symbol it is: `nse` (the default) or `bse` (a
+                 *     BSE security id).
+                 */
+                exchange?: components["schemas"]["Exchange"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description An NSE symbol or BSE security id, case-insensitive. One never seen is `404`.
+                 * @example TATAMOTORS
+                 */
+                symbol: components["schemas"]["Ticker"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The symbol's holders over time. */
+            200: {
+                headers: {
+                    /** @description `private, max-age=N` (N = 60 by default). */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1SymbolHistory"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` matched the `ETag`; no body, not counted. */
+            304: {
+                headers: {
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["SymbolBadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
