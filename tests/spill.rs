@@ -121,3 +121,43 @@ async fn without_the_spill_a_killed_node_loses_what_it_had_not_flushed() {
     let (kept, answered, _again) = crash_and_restart(&dir, &key, None).await;
     assert!(kept < answered, "{kept} kept of {answered} answered: nothing was lost");
 }
+
+/// Two nodes on one spill directory would read and rewrite each other's
+/// file: the second refuses to start, with a one-line reason and a
+/// non-zero exit, and the first goes on serving and counting. (Without the
+/// lock the second starts and serves: the wait below fails.)
+#[tokio::test]
+async fn a_second_node_on_the_same_spill_directory_refuses_to_start() {
+    let (dir, key) = store();
+    let spill = dir.path().join("spill");
+    let first = serve(&dir, Some(&spill));
+    let mut second = process::in_dir(dir.path())
+        .args(["serve", "--listen", "127.0.0.1:0", "--spill-dir"])
+        .arg(&spill)
+        .env("MDS_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = second.try_wait().unwrap() {
+            break s;
+        }
+        if t.elapsed() > Duration::from_secs(20) {
+            let _ = second.kill();
+            panic!("a second node on the same spill directory is still running");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut second.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(!status.success(), "{err}");
+    let reason: Vec<&str> = err.lines().filter(|l| l.contains("spill")).collect();
+    assert_eq!(reason.len(), 1, "one line says why: {err}");
+    assert!(reason[0].contains("one node per spill directory"), "{err}");
+
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    process::burst(&client, &first.base(), &key, 10).await;
+    assert_eq!(process::requests_this_month(&client, &first.base(), &key).await, 10);
+}

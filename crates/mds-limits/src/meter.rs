@@ -216,11 +216,11 @@ impl Meter {
     }
 
     /// A meter that appends its unflushed counts to a spill in `dir`
-    /// ([`crate::spill`]), started empty: [`crate::spill::recover`] what an
-    /// earlier run left there first.
-    pub fn with_spill(dir: &std::path::Path) -> std::io::Result<Self> {
+    /// ([`crate::spill`]), whose `lock` it holds, started empty:
+    /// [`crate::spill::recover`] what an earlier run left there first.
+    pub fn with_spill(dir: &std::path::Path, lock: crate::spill::SpillLock) -> std::io::Result<Self> {
         let meter = Self::new();
-        let spill = Spill::create(dir, &meter.node)?;
+        let spill = Spill::create(dir, &meter.node, lock)?;
         Ok(Meter { spill: Some(Arc::new(spill)), ..meter })
     }
 
@@ -694,7 +694,7 @@ mod tests {
     #[test]
     fn spilling_backlog_flush_and_new_keys_together_never_deadlock() {
         let dir = tempfile::tempdir().unwrap();
-        never_deadlocks(Meter::with_spill(dir.path()).unwrap());
+        never_deadlocks(Meter::with_spill(dir.path(), crate::spill::lock(dir.path()).unwrap()).unwrap());
     }
 
     /// Counts, cuts, reads and forgets on `m` from six threads for 1.5 s.
@@ -828,7 +828,7 @@ mod tests {
 
         use crate::spill::recover;
         let dir = tempfile::tempdir().unwrap();
-        let m = Meter::with_spill(dir.path()).unwrap();
+        let m = Meter::with_spill(dir.path(), crate::spill::lock(dir.path()).unwrap()).unwrap();
         let node = m.node.clone();
         m.seed(&key(), NOV, 0);
         let count = |n: usize, outcome: Outcome| {

@@ -19,6 +19,12 @@
 //! recovery that is itself interrupted and run again counts nothing twice.
 //! A torn last line (killed mid-write) is ignored with a log line.
 //!
+//! One node per directory: [`lock`] takes an exclusive lock (`flock`) on
+//! `DIR/lock` before the spill is read, held for the node's life (the
+//! kernel lets it go when the process dies, however it dies), so a second
+//! node started on the same directory refuses to start rather than read
+//! and rewrite the first one's file.
+//!
 //! Lines, tab-separated: `node ID`, `mirror ID` (with `--redis`: the id of
 //! the node's usage mirror, [`crate::mirror`]), `+ KEY DAY ROUTE REQUESTS
 //! NOT_MODIFIED`, `b BATCH KEY DAY ROUTE REQUESTS NOT_MODIFIED`, `done BATCH`.
@@ -42,6 +48,32 @@ pub const SYNC_INTERVAL: Duration = Duration::from_millis(50);
 /// The spill file's name in its directory.
 const FILE: &str = "usage.spill";
 
+/// The lock file's name in the spill directory.
+const LOCK: &str = "lock";
+
+/// The exclusive lock on a spill directory ([`lock`]), held while it lives.
+#[derive(Debug)]
+pub struct SpillLock {
+    _file: File,
+}
+
+/// Takes the exclusive lock of the spill directory `dir` (made if
+/// missing), without waiting: an error of kind `WouldBlock`, saying so,
+/// when another process holds it.
+pub fn lock(dir: &Path) -> io::Result<SpillLock> {
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(LOCK);
+    let file = OpenOptions::new().create(true).truncate(false).write(true).open(&path)?;
+    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(SpillLock { _file: file }),
+        Err(e) if e == rustix::io::Errno::WOULDBLOCK => Err(io::Error::new(
+            io::ErrorKind::WouldBlock,
+            format!("another process holds {} (one node per spill directory)", path.display()),
+        )),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// The spill file of one node.
 #[derive(Debug)]
 pub struct Spill {
@@ -53,6 +85,8 @@ pub struct Spill {
     dirty: AtomicBool,
     /// The id of the node's usage mirror, once it mirrors.
     mirror: Mutex<Option<String>>,
+    /// The directory's lock, held while the spill lives.
+    _lock: SpillLock,
 }
 
 /// One delta as a line's fields.
@@ -61,16 +95,17 @@ fn fields(key: &KeyPrefix, day: NaiveDate, route: &str, requests: u64, not_modif
 }
 
 impl Spill {
-    /// Starts an empty spill in `dir` (made if missing) for the node
-    /// `node`, replacing what the file held: call [`recover`] first.
-    pub fn create(dir: &Path, node: &str) -> io::Result<Self> {
-        std::fs::create_dir_all(dir)?;
+    /// Starts an empty spill in `dir` for the node `node`, holding the
+    /// directory's `lock`, replacing what the file held: take the lock and
+    /// [`recover`] first.
+    pub fn create(dir: &Path, node: &str, lock: SpillLock) -> io::Result<Self> {
         let spill = Spill {
             dir: dir.to_owned(),
             node: node.to_owned(),
             file: RwLock::new(Self::rewrite(dir, node, None, &[])?),
             dirty: AtomicBool::new(false),
             mirror: Mutex::new(None),
+            _lock: lock,
         };
         Ok(spill)
     }

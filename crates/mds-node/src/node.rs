@@ -319,6 +319,8 @@ async fn recover_spill(
 ) -> StoreResult<Meter> {
     use mds_limits::shared::{OwnMirror, own_mirror_done, take_own_mirror};
     let spill_err = |e: std::io::Error| StoreError::Invalid(format!("usage spill in {}: {e}", dir.display()));
+    // Before the file is read: a second node on the directory stops here.
+    let lock = mds_limits::spill::lock(dir).map_err(spill_err)?;
     let recovered = mds_limits::spill::recover_all(dir).map_err(spill_err)?;
     let mut batches = recovered.batches;
     let mirror = recovered.mirror.as_deref().and_then(|id| Some((shared.filter(|s| s.mirror)?, id)));
@@ -344,7 +346,7 @@ async fn recover_spill(
             tracing::warn!(error = %e, "cannot mark this node's earlier usage mirror done");
         }
     }
-    Meter::with_spill(dir).map_err(spill_err)
+    Meter::with_spill(dir, lock).map_err(spill_err)
 }
 
 /// Why a key the node does not hold could not be checked: the answer is
