@@ -65,7 +65,7 @@ impl Node {
                     s.reclaimed,
                 ),
                 (
-                    "mds_usage_taken_over_requests_total",
+                    "mds_redis_taken_over_requests_total",
                     "Counted requests this node gave the store from the usage mirrors of nodes that stopped pushing them.",
                     s.taken_over,
                 ),
