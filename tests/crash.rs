@@ -180,4 +180,13 @@ async fn a_node_that_never_returns_loses_at_most_100_ms_of_its_traffic() {
     assert!(-lost <= PER_NODE as i64, "the ledger holds {} more than was served", -lost);
     let took = c.nodes[1..].iter().any(|n| n.logs().contains("took over the usage mirror"));
     assert!(took, "a survivor took the dead node's usage mirror over");
+    // And says so in its metrics.
+    let mut taken = 0;
+    for base in &c.bases[1..] {
+        let body = c.client.get(format!("{base}/metrics")).send().await.unwrap().text().await.unwrap();
+        let value = |name: &str| body.lines().find_map(|l| l.strip_prefix(name)?.trim().parse::<u64>().ok());
+        assert!(value("mds_redis_reclaimed_total ").is_some(), "{base}: no mds_redis_reclaimed_total");
+        taken += value("mds_redis_taken_over_requests_total ").unwrap();
+    }
+    assert!(taken > 0 && taken <= served[0], "{taken} taken over of the {} the dead node served", served[0]);
 }
