@@ -77,24 +77,9 @@ pub fn spawn_mirror(node: Arc<Node>) -> JoinHandle<()> {
         let Some(shared) = node.shared().filter(|s| s.mirrors()) else {
             return std::future::pending().await;
         };
-        let mut tick = tokio::time::interval(mds_limits::mirror::MIRROR_INTERVAL);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut failing = false;
-        loop {
-            tick.tick().await;
-            match shared.mirror_tick().await {
-                Ok(()) if failing => {
-                    failing = false;
-                    tracing::info!("usage mirror pushes again");
-                }
-                Ok(()) => {}
-                Err(e) if !failing => {
-                    failing = true;
-                    tracing::warn!(error = %e, "cannot push the usage mirror to Redis; a death now loses up to a flush interval of counts");
-                }
-                Err(_) => {}
-            }
-        }
+        let failed = "cannot push the usage mirror to Redis; a death now loses up to a flush interval of counts";
+        every(mds_limits::mirror::MIRROR_INTERVAL, failed, Some("usage mirror pushes again"), || shared.mirror_tick())
+            .await
     })
 }
 
@@ -105,22 +90,43 @@ pub fn spawn_spill_sync(node: Arc<Node>) -> JoinHandle<()> {
         let Some(spill) = node.limiter().meter().spill().cloned() else {
             return std::future::pending().await;
         };
-        let mut tick = tokio::time::interval(mds_limits::spill::SYNC_INTERVAL);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut failing = false;
-        loop {
-            tick.tick().await;
+        every(mds_limits::spill::SYNC_INTERVAL, "cannot fsync the usage spill", None, || {
             let spill = spill.clone();
-            match tokio::task::spawn_blocking(move || spill.sync()).await.expect("fsync does not panic") {
-                Ok(()) => failing = false,
-                Err(e) if !failing => {
-                    failing = true;
-                    tracing::error!(error = %e, "cannot fsync the usage spill");
-                }
-                Err(_) => {}
-            }
-        }
+            async move { tokio::task::spawn_blocking(move || spill.sync()).await.expect("fsync does not panic") }
+        })
+        .await
     })
+}
+
+/// Runs `step` every `period` (a late tick delays the next), forever,
+/// logging its first failure (`failed`, an error) and, if `recovered` is
+/// given, the first success after failures, once each.
+async fn every<E: std::fmt::Display, F: std::future::Future<Output = Result<(), E>>>(
+    period: Duration,
+    failed: &str,
+    recovered: Option<&str>,
+    mut step: impl FnMut() -> F,
+) {
+    let mut tick = tokio::time::interval(period);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut failing = false;
+    loop {
+        tick.tick().await;
+        match step().await {
+            Ok(()) => {
+                if std::mem::take(&mut failing) {
+                    if let Some(msg) = recovered {
+                        tracing::info!("{msg}");
+                    }
+                }
+            }
+            Err(e) if !failing => {
+                failing = true;
+                tracing::error!(error = %e, "{failed}");
+            }
+            Err(_) => {}
+        }
+    }
 }
 
 /// Flushes everything, retrying until [`FINAL_FLUSH_DEADLINE`].
