@@ -227,9 +227,9 @@ impl Meter {
             outbox.waiting = None;
         }
         if let Some(w) = outbox.waiting.take() {
-            let kept_id = taken.contains_key(&w.id);
+            let renamed = taken.contains_key(&w.id);
             outbox.waiting = remainder(w, taken, || self.next_id());
-            if kept_id {
+            if renamed {
                 outbox.tried = false;
             }
         }

@@ -17,6 +17,7 @@
 
 use std::collections::HashMap;
 use std::sync::PoisonError;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use mds_domain::KeyPrefix;
@@ -141,7 +142,14 @@ impl SharedLimiter {
                     .arg(d.not_modified);
             }
         }
-        let answer: Vec<Value> = self.timed(inv.invoke_async(&mut conn)).await?;
+        let answer: Vec<Value> = match self.timed(inv.invoke_async(&mut conn)).await {
+            Ok(a) => a,
+            Err(e) => {
+                self.mirror_failing.store(true, Ordering::Relaxed);
+                return Err(e);
+            }
+        };
+        self.mirror_failing.store(false, Ordering::Relaxed);
         match int(answer.first()) {
             1 => {
                 meter.pushed(&push);
@@ -175,7 +183,9 @@ impl SharedLimiter {
 
     /// The node's flush with a mirror: a held batch is explained first
     /// (by a push, which finds the mirror taken or not), and each batch's
-    /// last counts are pushed before the batch is applied.
+    /// last counts are pushed before the batch is applied, unless Redis is
+    /// away (the limiter degraded, or the last push failed): the store is
+    /// the ledger, and a flush does not wait for Redis.
     pub async fn flush(&self, store: &dyn UsageStore) -> StoreResult<u64> {
         let meter = self.local.meter();
         if !self.config.mirror {
@@ -189,6 +199,9 @@ impl SharedLimiter {
         }
         meter
             .flush_with(store, || async {
+                if self.is_degraded() || self.mirror_failing.load(Ordering::Relaxed) {
+                    return;
+                }
                 if let Err(e) = self.push(meter.to_push()).await {
                     tracing::debug!(error = %e, "cannot mirror a batch's last counts before writing it");
                 }

@@ -180,6 +180,9 @@ pub struct SharedLimiter {
     mirror_indexed: Mutex<Option<(Instant, String)>>,
     /// Takeovers the store did not take yet: mirror id, lease id, counts.
     takeovers: Mutex<Vec<(String, String, Taken)>>,
+    /// Whether the last mirror push failed (a flush then does not wait
+    /// for one).
+    mirror_failing: AtomicBool,
     node_id: String,
     leases: RwLock<HashMap<KeyPrefix, Arc<KeyLease>>>,
     degraded: AtomicBool,
@@ -209,6 +212,7 @@ impl SharedLimiter {
             take_script: Script::new(TAKE_LUA),
             mirror_indexed: Mutex::new(None),
             takeovers: Mutex::new(Vec::new()),
+            mirror_failing: AtomicBool::new(false),
             node_id: format!("{:016x}", rand::random::<u64>()),
             leases: RwLock::new(HashMap::new()),
             degraded: AtomicBool::new(false),
