@@ -17,6 +17,16 @@ release_bench_setup() {
   export MDS_LOG=warn
 }
 
+# The store at $MDS_DATABASE_URL made by the mds binary $1: the demo
+# exchanges, a `bench` tier too large to refuse, account `bench` and a key
+# of it in $KEY.
+bench_store() {
+  $1 import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv >/dev/null 2>&1
+  $1 tiers set bench --rate-limit-per-minute 1000000000 --monthly-quota 1000000000000 >/dev/null
+  $1 accounts create bench >/dev/null
+  KEY=$($1 keys create --account bench --tier bench 2>/dev/null | tail -n 1)
+}
+
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 # wrk → "req/s p50_ms p99_ms"
 ms() { awk '{v=$1; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; printf "%.3f", v}'; }

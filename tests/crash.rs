@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use common::cluster::{Cluster, SETTLE, get, signal};
+use common::cluster::{Cluster, SETTLE, get, signal, usage};
 use mds_testkit::pg::admin_url;
 use mds_testkit::redis::RedisServer;
 
@@ -111,4 +111,82 @@ async fn after_redis_stalls_and_restarts_empty_report_equals_enforcement() {
     tokio::time::sleep(SETTLE).await;
     c.spend_the_rest(&[0, 1, 2]).await;
     assert!(t0.elapsed() < Duration::from_secs(40), "took {:?}", t0.elapsed());
+}
+
+/// How much of a node's traffic a node that never returns may lose (the
+/// contract's bound with the usage mirror; the mirror pushes every 50 ms).
+const LOSS_BOUND: Duration = Duration::from_millis(100);
+
+/// A node SIGKILLed under load that never comes back: another node takes
+/// its usage mirror over, so the ledger holds what was served less at most
+/// 100 ms of the dead node's traffic (counted by the client per node), and
+/// never more than was served plus the requests in flight at the kill.
+/// The kill falls 600 ms after one of the node's flushes, so without the
+/// mirror (`MDS_NO_USAGE_MIRROR=1`) about 600 ms of its traffic is lost
+/// and this fails.
+#[tokio::test]
+async fn a_node_that_never_returns_loses_at_most_100_ms_of_its_traffic() {
+    let Some(admin) = admin_url() else {
+        eprintln!("skipped: needs MDS_TEST_POSTGRES_URL");
+        return;
+    };
+    let Some(mut c) = Cluster::start(&admin, 10_000_000).await else { return };
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let answered: Arc<[AtomicU64; 3]> = Arc::new(Default::default());
+    let mut workers = tokio::task::JoinSet::new();
+    const PER_NODE: usize = 4;
+    for w in 0..3 * PER_NODE {
+        let (client, base, key) = (c.client.clone(), c.bases[w % 3].clone(), c.key.clone());
+        let (stop, answered) = (stop.clone(), answered.clone());
+        workers.spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                match get(&client, &base, &key).await {
+                    Some(200) => answered[w % 3].fetch_add(1, Ordering::Relaxed),
+                    Some(s) => panic!("{base}: {s}"),
+                    None => return,
+                };
+            }
+        });
+    }
+    let t0 = Instant::now();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Just after one of node 0's flushes, plus 600 ms.
+    let flushes = |body: String| body.lines().find(|l| l.starts_with("mds_usage_flushes_total ")).map(str::to_owned);
+    let metrics =
+        || async { c.client.get(format!("{}/metrics", c.bases[0])).send().await.unwrap().text().await.unwrap() };
+    let before = flushes(metrics().await);
+    while flushes(metrics().await) == before {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    c.nodes[0].kill();
+    let killed_after = t0.elapsed();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    stop.store(true, Ordering::Relaxed);
+    while workers.join_next().await.is_some() {}
+    tokio::time::sleep(SETTLE).await;
+
+    let served: Vec<u64> = answered.iter().map(|a| a.load(Ordering::Relaxed)).collect();
+    let total: u64 = served.iter().sum();
+    let (ledger, _) = usage(&c.client, &c.bases[1], &c.key).await;
+    let rate0 = served[0] as f64 / killed_after.as_secs_f64();
+    let bound = (rate0 * LOSS_BOUND.as_secs_f64()).ceil() as u64;
+    let lost = total as i64 - ledger as i64;
+    eprintln!(
+        "served {served:?} ({rate0:.0}/s on the dead node), ledger {ledger}: lost {lost} = {:.0} ms of its traffic (bound {bound})",
+        lost as f64 / rate0 * 1000.0
+    );
+    assert!(lost <= bound as i64, "lost {lost} requests, more than 100 ms of the dead node's traffic ({bound})");
+    assert!(-lost <= PER_NODE as i64, "the ledger holds {} more than was served", -lost);
+    let took = c.nodes[1..].iter().any(|n| n.logs().contains("took over the usage mirror"));
+    assert!(took, "a survivor took the dead node's usage mirror over");
+    // And says so in its metrics.
+    let mut taken = 0;
+    for base in &c.bases[1..] {
+        let body = c.client.get(format!("{base}/metrics")).send().await.unwrap().text().await.unwrap();
+        let value = |name: &str| body.lines().find_map(|l| l.strip_prefix(name)?.trim().parse::<u64>().ok());
+        assert!(value("mds_redis_reclaimed_total ").is_some(), "{base}: no mds_redis_reclaimed_total");
+        taken += value("mds_redis_taken_over_requests_total ").unwrap();
+    }
+    assert!(taken > 0 && taken <= served[0], "{taken} taken over of the {} the dead node served", served[0]);
 }

@@ -82,6 +82,12 @@ pub(crate) struct ServeArgs {
     /// up to one flush interval, ~1 s, of counts).
     #[arg(long, env = "MDS_SPILL_DIR")]
     spill_dir: Option<std::path::PathBuf>,
+    /// With `--redis`: do not mirror the counts not yet written to the
+    /// store into Redis (every 50 ms). With the mirror, a node that dies
+    /// and never returns loses at most ~50 ms of its traffic, another node
+    /// giving the store the rest; without, up to one flush interval (~1 s).
+    #[arg(long, env = "MDS_NO_USAGE_MIRROR")]
+    no_usage_mirror: bool,
 }
 
 impl ServeArgs {
@@ -109,6 +115,7 @@ impl ServeArgs {
                     SharedConfig::new(url.clone())
                         .with_nodes(self.nodes)
                         .with_lease_ttl(Duration::from_millis(self.lease_ttl_ms))
+                        .with_mirror(!self.no_usage_mirror)
                 }),
                 spill_dir: self.spill_dir.clone(),
                 ..NodeConfig::default()

@@ -51,6 +51,23 @@ pub async fn get(client: &reqwest::Client, base: &str, key: &str) -> Option<u16>
     Some(r.status().as_u16())
 }
 
+/// `mds serve` on the database `url` and Redis `redis`.
+fn serve(url: &str, redis: &str) -> Proc {
+    let mut c = mds(url, redis);
+    c.arg("serve");
+    Proc::start(c)
+}
+
+/// Waits until the node at `base` is ready (serving starts before the node
+/// is ready: `503` until then).
+async fn ready(client: &reqwest::Client, base: &str) {
+    let t = Instant::now();
+    while client.get(format!("{base}/readyz")).send().await.map(|r| r.status().as_u16()).ok() != Some(200) {
+        assert!(t.elapsed() < Duration::from_secs(30), "{base} never became ready");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Three nodes on a fresh database and a private Redis, and a key of
 /// `quota` requests a month.
 pub struct Cluster {
@@ -68,6 +85,8 @@ pub struct Cluster {
     pub bases: Vec<String>,
     /// A client that gives up on a node after 800 ms.
     pub client: reqwest::Client,
+    /// The database and Redis URLs the nodes are started with.
+    node_urls: (String, String),
 }
 
 impl Cluster {
@@ -98,24 +117,22 @@ impl Cluster {
         cli(&url, &redis, &["tiers", "set", "crash", "--rate-limit-per-minute", "100000", "--monthly-quota", &q]);
         cli(&url, &redis, &["accounts", "create", "acme"]);
         let key = cli(&url, &redis, &["keys", "create", "--account", "acme", "--tier", "crash"]).trim().to_owned();
-        let nodes: Vec<Proc> = (0..3)
-            .map(|_| {
-                let mut c = mds(&node_url, &node_redis);
-                c.arg("serve");
-                Proc::start(c)
-            })
-            .collect();
+        let nodes: Vec<Proc> = (0..3).map(|_| serve(&node_url, &node_redis)).collect();
         let bases: Vec<String> = nodes.iter().map(Proc::base).collect();
         let client = reqwest::Client::builder().no_proxy().timeout(Duration::from_millis(800)).build().unwrap();
-        // Serving starts before the node is ready (`503` until then).
         for base in &bases {
-            let t = Instant::now();
-            while client.get(format!("{base}/readyz")).send().await.map(|r| r.status().as_u16()).ok() != Some(200) {
-                assert!(t.elapsed() < Duration::from_secs(30), "{base} never became ready");
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
+            ready(&client, base).await;
         }
-        Some(Cluster { db, redis: redis_server, quota, key, nodes, bases, client })
+        let node_urls = (node_url, node_redis);
+        Some(Cluster { db, redis: redis_server, quota, key, nodes, bases, client, node_urls })
+    }
+
+    /// Starts node `i` again (after a kill): a new process, a new node id,
+    /// on a new port (in `bases[i]`), once it is ready.
+    pub async fn restart(&mut self, i: usize) {
+        self.nodes[i] = serve(&self.node_urls.0, &self.node_urls.1);
+        self.bases[i] = self.nodes[i].base();
+        ready(&self.client, &self.bases[i]).await;
     }
 
     /// The operator command `mds ARGS` on the cluster's store and Redis.

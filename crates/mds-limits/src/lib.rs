@@ -23,12 +23,17 @@
 //!   limit while Redis is away.
 //! - [`spill`]: [`Spill`], the optional local append-only file of the
 //!   counts not yet flushed, and their recovery after a crash.
+//! - [`mirror`]: the meter's side of the usage mirror (with Redis, the
+//!   unflushed counts copied there every 50 ms, for another node to give
+//!   the store if this one never returns); its Redis side is in
+//!   `shared/mirror.rs`.
 
 pub mod clock;
 pub mod gcra;
 mod lease;
 pub mod limiter;
 pub mod meter;
+pub mod mirror;
 pub mod shared;
 pub mod spill;
 

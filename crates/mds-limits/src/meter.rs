@@ -40,6 +40,7 @@ use mds_domain::daily::DailyUsage;
 use mds_domain::usage::BillingMonth;
 use mds_store::{StoreResult, UsageBatch, UsageDelta, UsageStore};
 
+use crate::mirror::{Open, Outbox};
 use crate::spill::Spill;
 
 /// One key's count for one month.
@@ -153,8 +154,10 @@ pub enum Outcome {
 pub struct Meter {
     node: String,
     seq: AtomicU64,
-    keys: RwLock<HashMap<KeyPrefix, Arc<KeyState>>>,
-    outbox: Mutex<Option<UsageBatch>>,
+    pub(crate) keys: RwLock<HashMap<KeyPrefix, Arc<KeyState>>>,
+    /// The batch being written, and with a mirror ([`crate::mirror`]) the
+    /// counts already mirrored, under one lock.
+    pub(crate) outbox: Mutex<Outbox>,
     /// Held (write) while a batch is applied and taken out of the outbox,
     /// (read) while a usage read takes the store's figures and this node's
     /// unflushed ones.
@@ -163,6 +166,13 @@ pub struct Meter {
     flushes: AtomicU64,
     /// Where settled requests are appended until the store has them.
     spill: Option<Arc<Spill>>,
+    /// Whether unflushed counts are mirrored to Redis ([`crate::mirror`]).
+    pub(crate) mirroring: std::sync::atomic::AtomicBool,
+    /// The last mirror segment's sequence number.
+    pub(crate) segments: AtomicU64,
+    /// How many times another node took this node's mirror over (the
+    /// mirror's id changes each time).
+    pub(crate) mirror_epoch: AtomicU64,
 }
 
 /// The outcome of a quota reservation.
@@ -195,25 +205,38 @@ impl Meter {
             node: format!("{:016x}", rand::random::<u64>()),
             seq: AtomicU64::new(0),
             keys: RwLock::new(HashMap::new()),
-            outbox: Mutex::new(None),
+            outbox: Mutex::new(Outbox::default()),
             gate: tokio::sync::RwLock::new(()),
             flushes: AtomicU64::new(0),
             spill: None,
+            mirroring: std::sync::atomic::AtomicBool::new(false),
+            segments: AtomicU64::new(0),
+            mirror_epoch: AtomicU64::new(0),
         }
     }
 
     /// A meter that appends its unflushed counts to a spill in `dir`
-    /// ([`crate::spill`]), started empty: [`crate::spill::recover`] what an
-    /// earlier run left there first.
-    pub fn with_spill(dir: &std::path::Path) -> std::io::Result<Self> {
+    /// ([`crate::spill`]), whose `lock` it holds, started empty:
+    /// [`crate::spill::recover`] what an earlier run left there first.
+    pub fn with_spill(dir: &std::path::Path, lock: crate::spill::SpillLock) -> std::io::Result<Self> {
         let meter = Self::new();
-        let spill = Spill::create(dir, &meter.node)?;
+        let spill = Spill::create(dir, &meter.node, lock)?;
         Ok(Meter { spill: Some(Arc::new(spill)), ..meter })
     }
 
     /// The spill, when the meter keeps one.
     pub fn spill(&self) -> Option<&Arc<Spill>> {
         self.spill.as_ref()
+    }
+
+    /// This node's id, the first part of its batch ids.
+    pub fn node_id(&self) -> &str {
+        &self.node
+    }
+
+    /// The id of the next batch (`<node>:<seq>`).
+    pub(crate) fn next_id(&self) -> String {
+        format!("{}:{}", self.node, self.seq.fetch_add(1, Ordering::Relaxed))
     }
 
     /// The state of `key`, made on first use.
@@ -270,7 +293,7 @@ impl Meter {
                 add(e.day, e.route, e.requests, e.not_modified);
             }
         }
-        for d in outbox.iter().flat_map(|b| &b.deltas).filter(|d| &d.key == key) {
+        for d in outbox.batches().flat_map(|b| &b.deltas).filter(|d| &d.key == key) {
             add(d.day, &d.route, d.requests, d.not_modified);
         }
         out
@@ -315,7 +338,7 @@ impl Meter {
     /// Requests counted but not yet in the store.
     pub fn backlog(&self) -> u64 {
         let outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
-        let waiting: u64 = outbox.iter().flat_map(|b| &b.deltas).map(|d| d.requests).sum();
+        let waiting: u64 = outbox.batches().flat_map(|b| &b.deltas).map(|d| d.requests).sum();
         let keys = self.keys.read().unwrap_or_else(PoisonError::into_inner);
         let pending: u64 = keys.values().map(|s| s.lock().pending.iter().map(|e| e.requests).sum::<u64>()).sum();
         waiting + pending
@@ -326,7 +349,7 @@ impl Meter {
     pub fn is_drained(&self) -> bool {
         let outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
         let keys = self.keys.read().unwrap_or_else(PoisonError::into_inner);
-        outbox.is_none() && keys.values().all(|s| s.lock().pending.is_empty())
+        outbox.batches().next().is_none() && keys.values().all(|s| s.lock().pending.is_empty())
     }
 
     /// Empties the spill, if any, when the store has everything (a graceful
@@ -337,36 +360,53 @@ impl Meter {
         }
     }
 
-    /// Moves pending entries into a new batch (only when none waits).
-    fn cut_batch(&self) -> Option<UsageBatch> {
+    /// The pending entries of every key, taken out.
+    pub(crate) fn drain_pending(&self) -> Vec<UsageDelta> {
+        let keys = self.keys.read().unwrap_or_else(PoisonError::into_inner);
+        let mut deltas = Vec::new();
+        for (key, state) in keys.iter() {
+            for e in state.lock().pending.drain(..) {
+                deltas.push(UsageDelta {
+                    key: key.clone(),
+                    day: e.day,
+                    route: Cow::Borrowed(e.route),
+                    requests: e.requests,
+                    not_modified: e.not_modified,
+                });
+            }
+        }
+        deltas
+    }
+
+    /// Moves pending entries into a new batch (only when none waits); with
+    /// a mirror, the mirrored counts and the pending ones, under the id
+    /// the mirror knows them by. `None` while a batch the store said it
+    /// had before is held for the mirror to explain ([`Outbox::suspect`]).
+    pub(crate) fn cut_batch(&self) -> Option<UsageBatch> {
         // No request is between its pending entry and its spilled line.
         let mut spilled = self.spill.as_ref().map(|s| (s, s.exclusive()));
         let mut outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
-        if outbox.is_none() {
-            let keys = self.keys.read().unwrap_or_else(PoisonError::into_inner);
-            let mut deltas = Vec::new();
-            for (key, state) in keys.iter() {
-                for e in state.lock().pending.drain(..) {
-                    deltas.push(UsageDelta {
-                        key: key.clone(),
-                        day: e.day,
-                        route: Cow::Borrowed(e.route),
-                        requests: e.requests,
-                        not_modified: e.not_modified,
-                    });
-                }
-            }
-            if deltas.is_empty() {
-                return None;
-            }
-            let id = format!("{}:{}", self.node, self.seq.fetch_add(1, Ordering::Relaxed));
-            let batch = UsageBatch { id, deltas };
-            if let Some((spill, file)) = &mut spilled {
-                spill.cut(file, &batch);
-            }
-            *outbox = Some(batch);
+        if outbox.suspect {
+            return None;
         }
-        outbox.clone()
+        if outbox.waiting.is_none() {
+            let batch = match self.mirroring.load(Ordering::Relaxed) {
+                true => {
+                    self.segment(&mut outbox);
+                    outbox.open.take().map(Open::into_batch)
+                }
+                false => {
+                    let deltas = self.drain_pending();
+                    (!deltas.is_empty()).then(|| UsageBatch { id: self.next_id(), deltas })
+                }
+            }?;
+            if let Some((spill, file)) = &mut spilled {
+                spill.cut(file, &[&batch]);
+            }
+            outbox.waiting = Some(batch);
+            outbox.tried = false;
+        }
+        outbox.waiting.clone()
     }
 
     /// Writes what is owed to the store: the waiting batch, if any, then what
@@ -375,23 +415,62 @@ impl Meter {
     /// one after another for as long as requests keep coming. Returns how
     /// many requests were written.
     pub async fn flush(&self, store: &dyn UsageStore) -> StoreResult<u64> {
+        self.flush_with(store, || std::future::ready(())).await
+    }
+
+    /// [`Meter::flush`], awaiting `before` between cutting each batch and
+    /// applying it (a mirror pushes the batch's last counts there, so a
+    /// batch the store has is whole in the mirror). With a mirror, a batch
+    /// the store says it had before, at its first attempt, was applied by a
+    /// node that took this one's mirror over: it is held
+    /// ([`Outbox::suspect`]) until the mirror says what was taken.
+    pub async fn flush_with<F: Future<Output = ()>>(
+        &self,
+        store: &dyn UsageStore,
+        before: impl Fn() -> F,
+    ) -> StoreResult<u64> {
         let mut written = 0;
         for _ in 0..2 {
             let Some(batch) = self.cut_batch() else { break };
+            before().await;
+            // The push may have found the mirror taken and the batch
+            // changed: the next round takes the one now waiting.
+            let same = |o: &Outbox| o.waiting.as_ref().is_some_and(|w| w.id == batch.id) && !o.suspect;
+            if !same(&self.outbox.lock().unwrap_or_else(PoisonError::into_inner)) {
+                continue;
+            }
             // No usage read between the store having the batch and the
             // outbox letting it go.
             let _gate = self.gate.write().await;
             // A failure leaves the batch in the outbox, to be retried with its id.
-            let applied = store.apply_usage_batch(&batch).await?;
+            let applied = match store.apply_usage_batch(&batch).await {
+                Ok(a) => a,
+                Err(e) => {
+                    let mut outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
+                    if outbox.waiting.as_ref().is_some_and(|b| b.id == batch.id) {
+                        outbox.tried = true;
+                    }
+                    return Err(e);
+                }
+            };
+            let mut outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
+            if !applied.fresh && !outbox.tried && self.mirroring.load(Ordering::Relaxed) {
+                outbox.suspect = true;
+                tracing::warn!(batch = %batch.id, "the store had this node's batch before: another node took its mirror over");
+                break;
+            }
             self.flushes.fetch_add(1, Ordering::Release);
             written += batch.deltas.iter().map(|d| d.requests).sum::<u64>();
+            if outbox.waiting.as_ref().is_some_and(|b| b.id == batch.id) {
+                outbox.waiting = None;
+                if self.mirroring.load(Ordering::Relaxed) {
+                    outbox.flushed.push(batch.id.clone());
+                }
+            }
+            drop(outbox);
             self.log_flush(&batch, applied.generation);
             if let Some(spill) = &self.spill {
                 spill.done(&batch.id);
-            }
-            let mut outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
-            if outbox.as_ref().is_some_and(|b| b.id == batch.id) {
-                *outbox = None;
             }
         }
         Ok(written)
@@ -434,7 +513,7 @@ impl Meter {
         // is in exactly one of being answered, pending, or the outbox.
         let outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
         let waiting: u64 = outbox
-            .iter()
+            .batches()
             .flat_map(|b| &b.deltas)
             .filter(|d| &d.key == key && d.month() == month)
             .map(|d| d.requests)
@@ -459,7 +538,7 @@ impl Meter {
             .outbox
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .iter()
+            .batches()
             .flat_map(|b| &b.deltas)
             .map(|d| (d.key.clone(), d.month()))
             .collect();
@@ -615,7 +694,7 @@ mod tests {
     #[test]
     fn spilling_backlog_flush_and_new_keys_together_never_deadlock() {
         let dir = tempfile::tempdir().unwrap();
-        never_deadlocks(Meter::with_spill(dir.path()).unwrap());
+        never_deadlocks(Meter::with_spill(dir.path(), crate::spill::lock(dir.path()).unwrap()).unwrap());
     }
 
     /// Counts, cuts, reads and forgets on `m` from six threads for 1.5 s.
@@ -634,7 +713,7 @@ mod tests {
                         }
                         1 => {
                             if m.cut_batch().is_some() {
-                                *m.outbox.lock().unwrap() = None;
+                                m.outbox.lock().unwrap().waiting = None;
                             }
                         }
                         _ => {
@@ -725,7 +804,7 @@ mod tests {
         after.sort_by(|a, b| (a.day, &a.route).cmp(&(b.day, &b.route)));
         assert_eq!(after, want);
         assert!(!m.is_drained());
-        *m.outbox.lock().unwrap() = None;
+        m.outbox.lock().unwrap().waiting = None;
         assert!(m.is_drained());
         assert_eq!(m.unflushed_days(&key()), vec![]);
     }
@@ -749,7 +828,7 @@ mod tests {
 
         use crate::spill::recover;
         let dir = tempfile::tempdir().unwrap();
-        let m = Meter::with_spill(dir.path()).unwrap();
+        let m = Meter::with_spill(dir.path(), crate::spill::lock(dir.path()).unwrap()).unwrap();
         let node = m.node.clone();
         m.seed(&key(), NOV, 0);
         let count = |n: usize, outcome: Outcome| {
@@ -788,7 +867,7 @@ mod tests {
         assert_eq!(sums(recover(dir.path()).unwrap()), [(tail, 2, 0)]);
 
         // Drained, the spill holds nothing to recover.
-        *m.outbox.lock().unwrap() = None;
+        m.outbox.lock().unwrap().waiting = None;
         m.key_state(&key()).lock().pending.clear();
         m.clear_spill();
         assert!(recover(dir.path()).unwrap().is_empty());

@@ -569,3 +569,51 @@ async fn a_tier_change_ends_the_lease_at_once() {
     assert_eq!(a.shared_used(&key(), nov()).await, Some(20), "the lease's unspent tokens are back");
     env.cleanup().await;
 }
+
+/// Node A mirrors 10 counted requests it has not flushed and stops pushing
+/// (dead, or stalled); node B, looking every 100 ms, takes its mirror over
+/// once it has gone unpushed for the stale age and gives the store the 10.
+/// When A comes back with 5 more, its next flush finds its mirror taken,
+/// takes the 10 out and writes the 5 alone: nothing is counted twice, and
+/// a second look by B takes nothing.
+#[tokio::test]
+async fn a_stopped_nodes_mirror_is_taken_over_once_and_nothing_counts_twice() {
+    let Some(env) = Env::start().await else { return };
+    let (a, b) = (env.node(2).await, env.node(2).await);
+    let l = limits(1_000_000, 1_000);
+    let count = |n: usize, node: Arc<SharedLimiter>| {
+        let store = &env.store;
+        async move {
+            for _ in 0..n {
+                admit(&node, store, l, true).await.hold.unwrap().settle(Outcome::Counted);
+            }
+        }
+    };
+    count(10, a.clone()).await;
+    a.mirror_tick().await.unwrap();
+    b.mirror_tick().await.unwrap();
+    // Not stale yet: nothing taken.
+    b.take_over(&env.store).await;
+    assert_eq!(env.stored().await, 0);
+    for _ in 0..8 {
+        env.clock.advance(chrono::Duration::milliseconds(100));
+        b.mirror_tick().await.unwrap();
+        b.take_over(&env.store).await;
+    }
+    assert_eq!(env.stored().await, 10, "B gave the store A's mirrored counts");
+    assert_eq!(b.stats().taken_over, 10);
+
+    count(5, a.clone()).await;
+    a.flush(&env.store).await.unwrap();
+    a.flush(&env.store).await.unwrap();
+    assert_eq!(env.stored().await, 15, "A wrote only what B did not take");
+    assert!(a.local().meter().is_drained());
+    for _ in 0..8 {
+        env.clock.advance(chrono::Duration::milliseconds(100));
+        a.mirror_tick().await.unwrap();
+        b.take_over(&env.store).await;
+    }
+    assert_eq!(env.stored().await, 15);
+    assert_eq!(b.stats().taken_over, 10, "A's new mirror is live: nothing more taken");
+    env.cleanup().await;
+}

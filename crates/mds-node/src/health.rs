@@ -60,6 +60,16 @@ impl Node {
                     s.lease_calls,
                 ),
                 (
+                    "mds_redis_reclaimed_total",
+                    "Lease records of other nodes this node found neither renewed nor given back within a lease TTL, and reclaimed.",
+                    s.reclaimed,
+                ),
+                (
+                    "mds_redis_taken_over_requests_total",
+                    "Counted requests this node gave the store from the usage mirrors of nodes that stopped pushing them.",
+                    s.taken_over,
+                ),
+                (
                     "mds_local_admitted_total",
                     "Requests admitted by this node alone while Redis was unreachable.",
                     s.local_admitted,

@@ -1,7 +1,9 @@
 //! The background task that gives back the Redis leases of keys that went
 //! quiet (with `--redis`), and keeps this node's lease records from looking
-//! like a dead node's (Redis reclaims those after a lease TTL), and the
-//! giving back of every lease at shutdown. See `mds_limits::shared` for
+//! like a dead node's (Redis reclaims those after a lease TTL), and takes
+//! over the usage mirrors of nodes that stopped pushing them (their
+//! unflushed counts to the store), and the giving back of every lease at
+//! shutdown. See `mds_limits::shared` for
 //! what a lease is.
 
 use std::sync::Arc;
@@ -22,6 +24,7 @@ pub fn spawn(node: Arc<Node>) -> JoinHandle<()> {
         loop {
             tick.tick().await;
             shared.sweep(node.store()).await;
+            shared.take_over(node.store()).await;
         }
     })
 }

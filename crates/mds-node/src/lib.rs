@@ -26,7 +26,9 @@
 //!   [`error::ReadError`].
 //! - [`reload`], [`flush`] and [`leases`]: the background tasks that
 //!   follow the store, write counted requests to it (and fsync the usage
-//!   spill, with `spill_dir`) and give back the Redis leases of quiet keys;
+//!   spill, with `spill_dir`; mirror the unflushed counts to Redis every
+//!   50 ms, with `--redis`) and give back the Redis leases of quiet keys
+//!   (and take over the usage mirrors of nodes that stopped pushing them);
 //!   [`tasks`] starts and watches them.
 //! - [`catalog_load`]: a companies generation's catalog, from its snapshot
 //!   or built from the rows (also run by `mds import` after an import).

@@ -51,7 +51,7 @@ impl Node {
     pub async fn load(store: Arc<dyn Store>, config: NodeConfig, metrics: Metrics) -> StoreResult<Arc<Self>> {
         let secret = store.cursor_secret().await?;
         let meter = Arc::new(match &config.spill_dir {
-            Some(dir) => recover_spill(&*store, dir).await?,
+            Some(dir) => recover_spill(&*store, dir, config.shared.as_ref()).await?,
             None => Meter::new(),
         });
         let shared = match &config.shared {
@@ -323,14 +323,45 @@ impl Node {
 
 /// Gives the store what the spill in `dir` holds that it may lack (batches
 /// it has are deduplicated by id), then starts a meter spilling there.
-async fn recover_spill(store: &dyn Store, dir: &std::path::Path) -> StoreResult<Meter> {
+/// With a usage mirror (`shared`), the earlier run's mirror is taken back
+/// first, so no other node gives its counts to the store later; when
+/// another node took it over already, the spill gives only what that node
+/// did not take ([`mds_limits::mirror::after_takeover`]).
+async fn recover_spill(
+    store: &dyn Store,
+    dir: &std::path::Path,
+    shared: Option<&mds_limits::SharedConfig>,
+) -> StoreResult<Meter> {
+    use mds_limits::shared::{OwnMirror, own_mirror_done, take_own_mirror};
     let spill_err = |e: std::io::Error| StoreError::Invalid(format!("usage spill in {}: {e}", dir.display()));
-    for batch in mds_limits::spill::recover(dir).map_err(spill_err)? {
+    // Before the file is read: a second node on the directory stops here.
+    let lock = mds_limits::spill::lock(dir).map_err(spill_err)?;
+    let recovered = mds_limits::spill::recover_all(dir).map_err(spill_err)?;
+    let mut batches = recovered.batches;
+    let mirror = recovered.mirror.as_deref().and_then(|id| Some((shared.filter(|s| s.mirror)?, id)));
+    if let Some((cfg, id)) = mirror {
+        let taker = format!("{id}:restart");
+        match take_own_mirror(cfg, id, &taker).await {
+            Ok(OwnMirror::Back(taken) | OwnMirror::TakenBy(taken)) => {
+                batches = mds_limits::mirror::after_takeover(batches, &taken, recovered.last_cut);
+            }
+            Err(e) => tracing::warn!(
+                error = %e,
+                "cannot take this node's earlier usage mirror back from Redis; a node that takes it over later may count its last counts twice"
+            ),
+        }
+    }
+    for batch in batches {
         let applied = store.apply_usage_batch(&batch).await?;
         let requests: u64 = batch.deltas.iter().map(|d| d.requests).sum();
         tracing::info!(batch = %batch.id, requests, fresh = applied.fresh, "usage spill recovered");
     }
-    Meter::with_spill(dir).map_err(spill_err)
+    if let Some((cfg, id)) = mirror {
+        if let Err(e) = own_mirror_done(cfg, id).await {
+            tracing::warn!(error = %e, "cannot mark this node's earlier usage mirror done");
+        }
+    }
+    Meter::with_spill(dir, lock).map_err(spill_err)
 }
 
 /// Why a key the node does not hold could not be checked: the answer is

@@ -1,5 +1,6 @@
 //! The node's background tasks ([`crate::reload`] of keys and of the
-//! catalog, [`crate::flush`], [`crate::leases`]), started
+//! catalog, [`crate::flush`] with the spill's fsync and the usage mirror,
+//! [`crate::leases`]), started
 //! together and watched: a task that panics or ends by itself leaves the
 //! node not ready ([`Node::stopped_task`]), logged and counted, rather than
 //! serving stale keys or holding counts it no longer writes.
@@ -27,6 +28,7 @@ impl Background {
             ("news index reload", reload::spawn(node.clone(), View::News)),
             ("flush", flush::spawn(node.clone())),
             ("spill sync", flush::spawn_spill_sync(node.clone())),
+            ("usage mirror", flush::spawn_mirror(node.clone())),
             ("lease sweep", leases::spawn(node.clone())),
         ]
         .into_iter()

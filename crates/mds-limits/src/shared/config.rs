@@ -30,6 +30,11 @@ pub struct SharedConfig {
     /// of Redis's `TIME`. Only for tests that move time; in production the
     /// nodes' clocks may be skewed and Redis's is the one clock.
     pub caller_time: bool,
+    /// Whether the node mirrors its unflushed counts to Redis every
+    /// [`crate::mirror::MIRROR_INTERVAL`], so that a node that dies and
+    /// never returns loses at most that much of its traffic (on by
+    /// default).
+    pub mirror: bool,
 }
 
 impl SharedConfig {
@@ -46,6 +51,7 @@ impl SharedConfig {
             usage_ttl: Duration::from_secs(40 * 24 * 3600),
             lease_ttl: Duration::from_secs(1),
             caller_time: false,
+            mirror: true,
         }
     }
 
@@ -76,6 +82,12 @@ impl SharedConfig {
     /// Sets how long a lease admits (at least 1 ms).
     pub fn with_lease_ttl(mut self, ttl: Duration) -> Self {
         self.lease_ttl = ttl.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Sets whether unflushed counts are mirrored to Redis.
+    pub fn with_mirror(mut self, mirror: bool) -> Self {
+        self.mirror = mirror;
         self
     }
 

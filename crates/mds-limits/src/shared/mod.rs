@@ -110,6 +110,7 @@ mod config;
 mod connection;
 mod decide;
 mod fallback;
+mod mirror;
 mod protocol;
 mod scripts;
 mod state;
@@ -132,7 +133,8 @@ use crate::meter::Meter;
 
 pub use config::{SharedConfig, SharedConfigError};
 use connection::Conn;
-pub use scripts::{LEASE_LUA, SEED_LUA};
+pub use mirror::{LOOK_CAP, OwnMirror, STALE, Taken, own_mirror_done, take_own_mirror};
+pub use scripts::{FORGET_LUA, LEASE_LUA, MIRROR_LUA, SEED_LUA, TAKE_LUA};
 use state::KeyLease;
 pub(crate) use state::Release;
 use stats::Counters;
@@ -171,6 +173,16 @@ pub struct SharedLimiter {
     conn: Mutex<Option<Conn>>,
     local: Limiter,
     lease_script: Script,
+    mirror_script: Script,
+    take_script: Script,
+    /// When the mirror id was last added to the set of live mirrors, and
+    /// the id.
+    mirror_indexed: Mutex<Option<(Instant, String)>>,
+    /// Takeovers the store did not take yet: mirror id, lease id, counts.
+    takeovers: Mutex<Vec<(String, String, Taken)>>,
+    /// Whether the last mirror push failed (a flush then does not wait
+    /// for one).
+    mirror_failing: AtomicBool,
     node_id: String,
     leases: RwLock<HashMap<KeyPrefix, Arc<KeyLease>>>,
     degraded: AtomicBool,
@@ -196,6 +208,11 @@ impl SharedLimiter {
             conn: Mutex::new(None),
             local: Limiter::new(meter, clock),
             lease_script: Script::new(LEASE_LUA),
+            mirror_script: Script::new(MIRROR_LUA),
+            take_script: Script::new(TAKE_LUA),
+            mirror_indexed: Mutex::new(None),
+            takeovers: Mutex::new(Vec::new()),
+            mirror_failing: AtomicBool::new(false),
             node_id: format!("{:016x}", rand::random::<u64>()),
             leases: RwLock::new(HashMap::new()),
             degraded: AtomicBool::new(false),
@@ -205,6 +222,13 @@ impl SharedLimiter {
         };
         if let Err(e) = limiter.connection().await {
             limiter.fell_back(&e);
+        }
+        if limiter.config.mirror {
+            let meter = limiter.local.meter();
+            meter.start_mirroring();
+            if let Some(spill) = meter.spill() {
+                spill.set_mirror(&meter.mirror_id()).map_err(|e| SharedConfigError(format!("usage spill: {e}")))?;
+            }
         }
         Ok(limiter)
     }

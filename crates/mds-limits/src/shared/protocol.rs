@@ -302,7 +302,7 @@ impl SharedLimiter {
 
     /// The time the scripts are told (µs since the epoch), or 0 for
     /// Redis's own `TIME`.
-    fn now_us(&self) -> i64 {
+    pub(super) fn now_us(&self) -> i64 {
         match self.config.caller_time {
             true => self.local.clock().now().timestamp_micros().max(1),
             false => 0,

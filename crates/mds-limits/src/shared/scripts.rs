@@ -52,3 +52,43 @@ pub const LEASE_LUA: &str = include_str!("lease.lua");
 /// sets it, and drops the records of the counter's earlier life (their
 /// leases were lost with it), noting the seed's generation.
 pub const SEED_LUA: &str = include_str!("seed.lua");
+
+/// Adds segments to a node's usage mirror ([`crate::mirror`]). `KEYS[1]`:
+/// the mirror, a hash of `<batch id>\t<key>\t<day>\t<route>` → `"requests
+/// not_modified"`, and `_seq` (the last segment added), `_at` (when it was
+/// last pushed, µs), `_idle` and `_seen` (how long it has not been pushed,
+/// as takers saw it), `_lease` (the node's id in lease records), `_taken`
+/// (`"<taker> <µs>"` once taken over), `_done` (the taker gave the store
+/// what it took).
+///
+/// `ARGV`: 1 now in µs (0: Redis's `TIME`), 2 the mirror's expiry (s), 3
+/// the node's lease id, 4 how many batch ids follow to drop (the store has
+/// them), those ids, then segments: its sequence number, its number of
+/// entries, and per entry the field, requests, `304`s. A segment at or
+/// below `_seq` was added before and is skipped, so a push sent again adds
+/// nothing twice.
+///
+/// Answers `{1}`, or, when the mirror was taken over, `{-1, field, value,
+/// …}`: what was taken (nothing added).
+pub const MIRROR_LUA: &str = include_str!("mirror.lua");
+
+/// Takes a node's usage mirror over. `KEYS[1]`: the mirror. `ARGV`: 1 now
+/// (µs, 0: `TIME`), 2 the taker's id, 3 how long (µs) it must have gone
+/// unpushed, 4 the most one look adds to that (µs; so a Redis that was
+/// itself stopped does not make every mirror look stale at once), 5 mode
+/// (0: only if stale; 1: the node's own restart, at once), 6 after how
+/// long (µs) a takeover not marked done may be taken again (its taker
+/// died), 7 the expiry (s) of the taken mirror.
+///
+/// Answers `{3}` (no such mirror), `{0}` (nothing to take), `{1, lease id, field, value, …}` (taken
+/// now), or in mode 1 `{2, lease id, field, value, …}` (taken before by
+/// another node: what it took).
+pub const TAKE_LUA: &str = include_str!("take.lua");
+
+/// After a takeover was given to the store: `KEYS[1]` a month's counter,
+/// `KEYS[2]` its lease records; `ARGV` 1 the taken node's lease id, 2 the
+/// store's `usage` generation after the apply. The node's record, if any,
+/// is made reclaimable at once (the next script reclaims it and seeds the
+/// counter again from the ledger, which now holds the taken counts);
+/// without one, a counter seeded before the apply is dropped (seeded again).
+pub const FORGET_LUA: &str = include_str!("forget.lua");

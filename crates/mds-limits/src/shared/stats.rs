@@ -31,6 +31,9 @@ pub struct SharedStats {
     /// Lease records of other nodes this node found neither renewed nor
     /// given back within a lease TTL, and reclaimed.
     pub reclaimed: u64,
+    /// Counted requests this node gave the store from the usage mirrors of
+    /// nodes that stopped pushing them (took over).
+    pub taken_over: u64,
 }
 
 /// What a [`SharedLimiter`] counts, one of each [`SharedStats`] field.
@@ -46,11 +49,12 @@ pub(super) enum Count {
     Seeds,
     Fallbacks,
     Reclaimed,
+    TakenOver,
 }
 
 /// The counts a [`SharedLimiter`] keeps as it decides, by [`Count`].
 #[derive(Debug, Default)]
-pub(super) struct Counters([AtomicU64; 10]);
+pub(super) struct Counters([AtomicU64; 11]);
 
 impl Counters {
     /// Adds `n` to `c`.
@@ -84,6 +88,7 @@ impl SharedLimiter {
             seeds: c.get(Count::Seeds),
             fallbacks: c.get(Count::Fallbacks),
             reclaimed: c.get(Count::Reclaimed),
+            taken_over: c.get(Count::TakenOver),
         }
     }
 }
