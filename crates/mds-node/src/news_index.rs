@@ -270,12 +270,15 @@ fn at_of(t: DateTime<Utc>) -> At {
 }
 
 impl Node {
-    /// Builds the news index when the store's news generation has moved
-    /// past the one held, and keeps it when the generation did not move
-    /// while it was read (else the next call tries again). Returns whether
-    /// a new index was kept.
+    /// Builds the news index when the news generation the node follows
+    /// (the keys' reload reads it from the store) is not the one held, and
+    /// keeps it when the store's generation did not move while it was read
+    /// (else the next call tries again). At rest it asks the store nothing.
+    /// Returns whether a new index was kept.
     pub async fn refresh_news_index(&self) -> StoreResult<bool> {
-        let generation = self.store().generations().await?.news;
+        let Some(generation) = self.news_pages().current().0 else {
+            return Ok(false);
+        };
         if self.news_index().is_some_and(|held| held.generation() == generation) {
             return Ok(false);
         }
