@@ -341,3 +341,47 @@ fn the_demo_rows_round_trip() {
     let bse = parse_bse_equity_list(BSE_EQUITY_LIST).unwrap();
     assert_eq!(parse_bse_equity_list(&bse_csv(&bse)).unwrap().listings.len(), bse.listings.len());
 }
+
+/// A change file's day (`09-APR-2025`).
+fn day(d: chrono::NaiveDate) -> String {
+    d.format("%d-%b-%Y").to_string().to_uppercase()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// NSE's change files and its SME list: never a panic; a refused file
+    /// names lines it has; what parses, written back (with a header line or
+    /// without), parses to the same rows.
+    #[test]
+    fn change_files_and_the_sme_list_never_panic_and_round_trip(
+        symbols in file(head(mds_import::demo::NSE_SYMBOL_CHANGES, 12)),
+        names in file(head(mds_import::demo::NSE_NAME_CHANGES, 12)),
+        sme in file(head(mds_import::demo::NSE_SME_EQUITY_LIST_2026, 12)),
+        header in any::<bool>(),
+    ) {
+        match mds_import::parse_symbol_changes(&symbols) {
+            Ok(rows) => {
+                let mut out = if header { "SYMB_COMPANY_NAME,SM_KEY_SYMBOL,SM_NEW_SYMBOL,SM_APPLICABLE_FROM\n".to_owned() } else { String::new() };
+                for r in &rows {
+                    out.push_str(&format!("{},{},{},{}\n", cell(&r.company), cell(r.from.as_str()), cell(r.to.as_str()), day(r.date)));
+                }
+                prop_assert_eq!(mds_import::parse_symbol_changes(out.as_bytes()).unwrap(), rows);
+            }
+            Err(e) => lines_exist(&e, &symbols)?,
+        }
+        match mds_import::parse_name_changes(&names) {
+            Ok(rows) => {
+                let mut out = if header { "NCH_SYMBOL,NCH_PREV_NAME,NCH_NEW_NAME,NCH_DT\n".to_owned() } else { String::new() };
+                for r in &rows {
+                    out.push_str(&format!("{},{},{},{}\n", cell(r.symbol.as_str()), cell(&r.from), cell(&r.to), day(r.date)));
+                }
+                prop_assert_eq!(mds_import::parse_name_changes(out.as_bytes()).unwrap(), rows);
+            }
+            Err(e) => lines_exist(&e, &names)?,
+        }
+        if let Err(e) = mds_import::exchange::parse_nse_sme_equity_list(&sme) {
+            lines_exist(&e, &sme)?;
+        }
+    }
+}

@@ -219,6 +219,26 @@ mod tests {
         assert_eq!(position_of(&huge), Err(CursorError::Forged), "an instant chrono cannot hold");
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config { cases: 512, failure_persistence: None, ..Default::default() })]
+
+        /// Whatever bytes a sealed position holds, reading it never panics;
+        /// every position reads back as itself.
+        #[test]
+        fn any_position_bytes_read_without_panic_and_positions_round_trip(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+            secs in -62_000_000_000i64..250_000_000_000,
+            nanos in 0u32..1_000_000_000,
+            dated in proptest::prelude::any::<bool>(),
+            slug in "[a-z0-9-]{1,60}",
+        ) {
+            let _ = position_of(&bytes);
+            let published_at = if dated { DateTime::from_timestamp(secs, nanos) } else { None };
+            let key = NewsKey { published_at, slug: Slug::parse(&slug).unwrap() };
+            proptest::prop_assert_eq!(position_of(&position_bytes(&key)).unwrap(), key);
+        }
+    }
+
     #[test]
     fn pages_follow_the_generation() {
         let pages = NewsPages::new(1 << 20);
