@@ -91,9 +91,18 @@ async fn demo_starts_from_nothing_and_reuses_its_store() {
     assert!(article["body"].is_string());
     // Identity over time: a history line and an as_of line (routes of
     // contract 10.2).
-    for path in ["/v1/companies/INE296A01024/history", "/v1/companies?as_of=2024-06-01&ticker=TATAMOTORS"] {
+    // Both answer 200 with what they show: the split's history, and the
+    // ticker TATAMOTORS as it stood in 2024 (INE155A01022, TMPV today).
+    for (path, shows) in [
+        ("/v1/companies/INE296A01024/history", "\"to\":\"INE296A01032\""),
+        ("/v1/companies?as_of=2024-06-01&ticker=TATAMOTORS", "\"isin\":\"INE155A01022\""),
+    ] {
         let line = format!("curl -H \"Authorization: Bearer {key}\" \"http://{}{path}\"", first.addr);
         assert!(out.contains(&line), "{out}");
+        let r = client.get(format!("http://{}{path}", first.addr)).bearer_auth(&key).send().await.unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+        let body = r.text().await.unwrap();
+        assert!(body.contains(shows), "{path}: {body}");
     }
     assert!(first.logs().contains("loaded"), "{}", first.logs());
     // The demo's account and key were made through the audited operations:
