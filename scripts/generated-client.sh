@@ -48,7 +48,9 @@ if grep -qiE 'warning|error' "$WORK/generate.log"; then
 fi
 models=$(cd "$WORK/gen/mds_api/models" && ls -- *.py | grep -v '^__init__' | sed 's/\.py$//' | sort | tr '\n' ' ')
 echo "models: $models"
-want="article classification exchange listing listing_status market_cap market_cap_band problem v1_article_summary v1_changes_page v1_company v1_company_detail v1_company_page v1_news_page v1_usage v1_usage_daily v1_usage_day v1_usage_day_by_route v1_usage_window "
+events=""
+for i in 0 1 2 3 4; do events+="v1_identity_event_type_$i v1_identity_event_type_${i}_type "; done
+want="article classification company_status exchange listing listing_status market_cap market_cap_band problem v1_article_summary v1_changes_page v1_company v1_company_detail v1_company_history v1_company_page ${events}v1_news_page v1_symbol_history v1_symbol_period v1_usage v1_usage_daily v1_usage_day v1_usage_day_by_route v1_usage_window "
 [[ "$models" == "$want" ]] || { echo "FAIL: expected the models $want"; exit 1; }
 
 cat >"$WORK/exercise.py" <<'PY'
@@ -61,7 +63,7 @@ import urllib.parse
 import urllib.request
 
 from mds_api import AuthenticatedClient
-from mds_api.api.companies import list_companies
+from mds_api.api.companies import get_company_history, get_symbol, list_companies
 from mds_api.api.news import list_news
 from mds_api.api.usage import get_usage, get_usage_daily
 from mds_api.models import Exchange, Problem, V1CompanyPage, V1NewsPage, V1Usage, V1UsageDaily
@@ -128,6 +130,14 @@ nse = plain_walk(exchange="nse")
 rows, pages = generated_walk(50, exchange=Exchange.NSE)
 assert rows == nse and 0 < len(nse) < len(everything), (len(rows), len(nse))
 print(f"listCompanies(exchange=NSE): {len(rows)} companies in {pages} pages, as a plain walk")
+
+# Identity over time: a split's history and a symbol's holders, typed.
+history = get_company_history.sync(client=client, isin="INE296A01024")
+split = [e for e in history.events if e.type_.value == "isin_changed"]
+assert split and split[0].to == "INE296A01032", history
+holders = get_symbol.sync(client=client, symbol="TATAMOTORS")
+assert any(p.isin == "INE155A01022" for p in holders.periods), holders
+print(f"getCompanyHistory: {len(history.events)} events; getSymbol(TATAMOTORS): {len(holders.periods)} periods")
 
 def plain_news(**params):
     """Every article slug by plain HTTP."""

@@ -155,7 +155,7 @@ fn every_property_is_required_but_the_problem_extensions() {
                 check(&format!("{name}.{key}"), property);
             }
         }
-        for nested in ["items", "allOf"].iter().filter_map(|k| schema.get(k)) {
+        for nested in ["items", "allOf", "oneOf"].iter().filter_map(|k| schema.get(k)) {
             match nested.as_array() {
                 Some(all) => all.iter().for_each(|s| check(name, s)),
                 None => check(name, nested),

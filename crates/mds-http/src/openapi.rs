@@ -141,6 +141,7 @@ impl Modify for Common<'_> {
             ],
         );
         let components = add_bearer(doc, "bearer", "An API key: `Authorization: Bearer mds_live_…` (or `mds_test_…`).");
+        flatten_tagged_unions(components);
         for (name, schema) in components.schemas.iter_mut() {
             if name != "Problem" {
                 require_every_property(schema);
@@ -242,6 +243,43 @@ impl Modify for Common<'_> {
 
 /// Whether a problem response can follow admission (so it carries the
 /// rate-limit headers): not for `400 api_key_in_query` alone, `401`, `405`.
+/// Writes each record that is a tagged union with fields of its own (serde's
+/// `flatten` of an internally tagged enum, which utoipa renders as `allOf`
+/// of the union's `$ref` and an object) as one `oneOf` of whole objects:
+/// each variant with the record's own fields. It is the same JSON, in the
+/// form client generators read (openapi-python-client cannot take `allOf`
+/// of a `oneOf`). The union's own schema, named by nothing then, goes.
+fn flatten_tagged_unions(components: &mut utoipa::openapi::Components) {
+    let variants_of = |components: &utoipa::openapi::Components, r: &Ref| {
+        let name = r.ref_location.rsplit('/').next().unwrap_or_default();
+        match components.schemas.get(name) {
+            Some(RefOr::T(Schema::OneOf(one))) => Some(one.clone()),
+            _ => None,
+        }
+    };
+    let mut flattened = Vec::new();
+    for (name, schema) in &components.schemas {
+        let RefOr::T(Schema::AllOf(all)) = schema else { continue };
+        let [RefOr::Ref(union), RefOr::T(Schema::Object(own))] = all.items.as_slice() else { continue };
+        let Some(mut one) = variants_of(components, union) else { continue };
+        for variant in &mut one.items {
+            if let RefOr::T(Schema::Object(v)) = variant {
+                for (field, property) in &own.properties {
+                    v.properties.insert(field.clone(), property.clone());
+                }
+                v.required.extend(own.required.iter().cloned());
+            }
+        }
+        one.description = all.description.clone();
+        flattened.push((name.clone(), one, union.ref_location.rsplit('/').next().unwrap_or_default().to_owned()));
+    }
+    // The union itself is then named by nothing: it goes.
+    for (name, one, union) in flattened {
+        components.schemas.insert(name, RefOr::T(Schema::OneOf(one)));
+        components.schemas.remove(&union);
+    }
+}
+
 /// Marks every property of `schema` (and of the objects inside it)
 /// required: a wire record of this API carries every field, `null` when it
 /// has no value (contract section 1), so the one exception, `Problem`,
@@ -265,6 +303,7 @@ fn require_every_property(schema: &mut RefOr<Schema>) {
             }
         }
         Schema::AllOf(a) => a.items.iter_mut().for_each(require_every_property),
+        Schema::OneOf(o) => o.items.iter_mut().for_each(require_every_property),
         _ => {}
     }
 }

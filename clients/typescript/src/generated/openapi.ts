@@ -456,8 +456,21 @@ export interface components {
             /** @description Cursor of the next page: a string when `has_more`, else `null`. */
             next_cursor: string | null;
         };
-        /** @description What an [`IdentityEvent`] changed; `type` on the wire. */
-        V1IdentityChange: {
+        /**
+         * @description One change to a security's identity, as `GET /v1/companies/{isin}/history`
+         *     shows it: `{"type", "date", "exact", ...the type's fields}`.
+         */
+        V1IdentityEvent: {
+            /**
+             * Format: date
+             * @description The day of the change (`YYYY-MM-DD`).
+             */
+            date: string;
+            /**
+             * @description `true` when an exchange file dates the change; `false` when it was
+             *     first seen in a snapshot as of `date`.
+             */
+            exact: boolean;
             /** @description The exchange. */
             exchange: components["schemas"]["Exchange"];
             /** @description NSE symbol or BSE security id. */
@@ -465,6 +478,16 @@ export interface components {
             /** @enum {string} */
             type: "listed";
         } | {
+            /**
+             * Format: date
+             * @description The day of the change (`YYYY-MM-DD`).
+             */
+            date: string;
+            /**
+             * @description `true` when an exchange file dates the change; `false` when it was
+             *     first seen in a snapshot as of `date`.
+             */
+            exact: boolean;
             /** @description The exchange. */
             exchange: components["schemas"]["Exchange"];
             /** @description The old symbol. */
@@ -474,6 +497,16 @@ export interface components {
             /** @enum {string} */
             type: "symbol_changed";
         } | {
+            /**
+             * Format: date
+             * @description The day of the change (`YYYY-MM-DD`).
+             */
+            date: string;
+            /**
+             * @description `true` when an exchange file dates the change; `false` when it was
+             *     first seen in a snapshot as of `date`.
+             */
+            exact: boolean;
             /** @description The old name. */
             from: string;
             /** @description The new name. */
@@ -481,6 +514,16 @@ export interface components {
             /** @enum {string} */
             type: "name_changed";
         } | {
+            /**
+             * Format: date
+             * @description The day of the change (`YYYY-MM-DD`).
+             */
+            date: string;
+            /**
+             * @description `true` when an exchange file dates the change; `false` when it was
+             *     first seen in a snapshot as of `date`.
+             */
+            exact: boolean;
             /**
              * Format: double
              * @description Face value per share under the old ISIN, INR; `null` when unknown.
@@ -498,18 +541,6 @@ export interface components {
             /** @enum {string} */
             type: "isin_changed";
         } | {
-            /** @description The exchange. */
-            exchange: components["schemas"]["Exchange"];
-            /** @description The symbol it was last listed under. */
-            symbol: string;
-            /** @enum {string} */
-            type: "delisted";
-        };
-        /**
-         * @description One change to a security's identity, as `GET /v1/companies/{isin}/history`
-         *     shows it: `{"type", "date", "exact", ...the type's fields}`.
-         */
-        V1IdentityEvent: components["schemas"]["V1IdentityChange"] & {
             /**
              * Format: date
              * @description The day of the change (`YYYY-MM-DD`).
@@ -520,6 +551,12 @@ export interface components {
              *     first seen in a snapshot as of `date`.
              */
             exact: boolean;
+            /** @description The exchange. */
+            exchange: components["schemas"]["Exchange"];
+            /** @description The symbol it was last listed under. */
+            symbol: string;
+            /** @enum {string} */
+            type: "delisted";
         };
         /** @description One page of articles without `body`, newest first (`published_at` descending, then `slug`; undated articles last, by `slug`). */
         V1NewsPage: {
