@@ -24,10 +24,12 @@ from .conftest import Server
 
 
 def test_status_and_as_of_on_the_list(client: Client) -> None:
-    today = client.companies(limit=20)
-    then = client.companies(as_of=date(2024, 1, 31), status="any", limit=20)
-    assert then.data == today.data  # no history: the master of a day is today's
-    assert client.companies.all(status="superseded") == []
+    # The demo holds NSE's 2024 and 2026 lists and its change files.
+    then = client.companies(ticker="TATAMOTORS", as_of=date(2024, 6, 1))
+    assert [c.isin for c in then.data] == ["INE155A01022"]
+    assert [c.isin for c in client.companies(ticker="TMPV").data] == ["INE155A01022"]
+    superseded = client.companies.all(status="superseded", limit=200)
+    assert len(superseded) > 100 and "INE296A01024" in {c.isin for c in superseded}
     with pytest.raises(InvalidRequestError) as info:
         client.companies(as_of=date.today() + timedelta(days=3))
     assert info.value.param == "as_of"
@@ -37,12 +39,17 @@ def test_status_and_as_of_on_the_list(client: Client) -> None:
 
 
 def test_detail_history_and_symbol(client: Client) -> None:
-    isin = client.companies(limit=1).data[0].isin
-    d = client.company(isin)
-    assert (d.status, d.superseded_by, d.supersedes) == ("active", None, [])
-    assert client.company(isin, as_of="2024-01-31") == d
-    h = client.history(isin)
-    assert isinstance(h, CompanyHistory) and (h.isin, h.events) == (isin, [])
+    d = client.company("INE296A01024")
+    assert (d.status, d.superseded_by) == ("superseded", "INE296A01032")
+    assert client.company("INE296A01032").supersedes == ["INE296A01024"]
+    assert client.company("INE155A01022", as_of="2024-06-01").ticker == "TATAMOTORS"
+    h = client.history("INE296A01024")
+    assert isinstance(h, CompanyHistory) and h.isin == "INE296A01024"
+    split = [e for e in h.events if e.type == "isin_changed"]
+    assert split and split[0].fields["to"] == "INE296A01032"
+    holders = client.symbol("TATAMOTORS")
+    assert isinstance(holders, SymbolHistory)
+    assert any(p.isin == "INE155A01022" for p in holders.periods)
     with pytest.raises(NotFoundError):
         client.symbol("NEVERSEEN")
 
