@@ -30,6 +30,7 @@ use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 use mds_domain::news::NewsKey;
+use mds_domain::page::write_json;
 use mds_domain::{ArticleSummary, NewsFilter, Slug};
 use mds_store::{Store, StoreResult};
 
@@ -88,15 +89,6 @@ impl NewsIndex {
         }
         index.text.shrink_to_fit();
         Ok(index)
-    }
-
-    /// An index of `articles`, which must be in list order (for tests).
-    pub fn of(generation: i64, articles: &[ArticleSummary]) -> Self {
-        let mut index = NewsIndex { generation, ..NewsIndex::default() };
-        for a in articles {
-            index.push(a);
-        }
-        index
     }
 
     /// Appends `a`, which comes after every row held in list order.
@@ -186,6 +178,33 @@ impl NewsIndex {
             .filter(|r| others.iter().all(|l| l.binary_search(r).is_ok()))
             .take(want)
             .collect()
+    }
+
+    /// The page of the list for `filter` after `after`: its JSON (a
+    /// [`Page`](mds_domain::Page) of summaries), the cursor after its last
+    /// row made by `cursor` when another page follows.
+    pub fn page_json(
+        &self,
+        filter: &NewsFilter,
+        after: Option<&NewsKey>,
+        limit: usize,
+        cursor: impl FnOnce(&NewsKey) -> String,
+    ) -> Vec<u8> {
+        let rows = self.page_rows(filter, after, limit);
+        let has_more = rows.len() > limit;
+        let shown = &rows[..rows.len().min(limit)];
+        let next_cursor = shown.last().filter(|_| has_more).map(|&last| cursor(&self.row_key(last)));
+        let mut json = Vec::with_capacity(64 + shown.iter().map(|&r| self.row_json(r).len() + 1).sum::<usize>());
+        let write_rows = |out: &mut Vec<u8>| {
+            for (i, &r) in shown.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(self.row_json(r));
+            }
+        };
+        write_json(&mut json, write_rows, next_cursor.as_deref(), has_more);
+        json
     }
 
     /// The rows `[start, end)` that the position `after` and the date

@@ -23,7 +23,6 @@ use arc_swap::ArcSwap;
 use chrono::DateTime;
 use mds_catalog::CursorError;
 use mds_domain::news::NewsKey;
-use mds_domain::page::write_json;
 use mds_domain::{NewsFilter, NewsQueryParams, Page, Slug};
 
 use crate::error::ReadError;
@@ -110,23 +109,7 @@ impl Node {
         let after = after.map_err(ReadError::cursor)?;
         let limit = query.page.limit.get();
         if let Some(index) = self.news_index().filter(|i| Some(i.generation()) == followed) {
-            let rows = index.page_rows(filter, after.as_ref(), limit);
-            let has_more = rows.len() > limit;
-            let shown = &rows[..rows.len().min(limit)];
-            let next_cursor = match shown.last() {
-                Some(&last) if has_more => Some(self.news_cursor(filter, &index.row_key(last))),
-                _ => None,
-            };
-            let mut json = Vec::with_capacity(64 + shown.iter().map(|&r| index.row_json(r).len() + 1).sum::<usize>());
-            let rows = |out: &mut Vec<u8>| {
-                for (i, &r) in shown.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    out.extend_from_slice(index.row_json(r));
-                }
-            };
-            write_json(&mut json, rows, next_cursor.as_deref(), has_more);
+            let json = index.page_json(filter, after.as_ref(), limit, |last| self.news_cursor(filter, last));
             return Ok(Tagged::hashed(json));
         }
         let mut data = self.store().news_page(filter, after.as_ref(), limit + 1).await?;
