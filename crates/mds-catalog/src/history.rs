@@ -407,18 +407,11 @@ impl Catalog {
     /// dated up to `day` (all of them without one): `superseded_by` (the
     /// latest replacement) and `supersedes` (oldest first, each once).
     pub(crate) fn links(&self, i: usize, day: Option<NaiveDate>) -> (Option<Isin>, Vec<Isin>) {
-        let own = self.isin(i);
-        let (mut by, mut from) = (None, Vec::<Isin>::new());
-        for e in self.events(i).unwrap_or_default().into_iter().filter(|e| day.is_none_or(|d| e.date <= d)) {
-            if let IdentityChange::IsinChanged { from: f, to: t, .. } = e.change {
-                if f.as_str() == own && t.as_str() != own {
-                    by = Some(t);
-                } else if t.as_str() == own && f.as_str() != own && !from.contains(&f) {
-                    from.push(f);
-                }
-            }
+        let events = self.events(i).unwrap_or_default();
+        match Isin::parse(self.isin(i)) {
+            Ok(own) => mds_domain::identity::links(&own, events.iter().filter(|e| day.is_none_or(|d| e.date <= d))),
+            Err(_) => (None, Vec::new()),
         }
-        (by, from)
     }
 
     /// `GET /v1/symbols/{symbol}`: every company that has carried `symbol`

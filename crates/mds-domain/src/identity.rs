@@ -102,6 +102,24 @@ impl IdentityChange {
     }
 }
 
+/// The successor and predecessors of `own` by its `isin_changed` events
+/// (in order): `superseded_by` (the latest replacement) and `supersedes`
+/// (oldest first, each once). The one rule of both fields, wherever a
+/// detail is made (the catalog, a `company.changed` event).
+pub fn links<'a>(own: &Isin, events: impl IntoIterator<Item = &'a IdentityEvent>) -> (Option<Isin>, Vec<Isin>) {
+    let (mut by, mut from) = (None, Vec::<Isin>::new());
+    for e in events {
+        if let IdentityChange::IsinChanged { from: f, to: t, .. } = &e.change {
+            if f == own && t != own {
+                by = Some(t.clone());
+            } else if t == own && f != own && !from.contains(f) {
+                from.push(f.clone());
+            }
+        }
+    }
+    (by, from)
+}
+
 /// `GET /v1/companies/{isin}/history`: that ISIN's events, oldest first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = V1CompanyHistory))]

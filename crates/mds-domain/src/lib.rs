@@ -9,6 +9,8 @@
 //!   [`company::MarketCapBand`], [`company::Exchange`].
 //! - [`detail`]: what is known beyond `V1Company` ([`detail::CompanyDetails`])
 //!   and the record of `GET /v1/companies/{isin}` ([`detail::CompanyDetail`]).
+//! - [`event`]: the events of the log, the stream and webhooks, and the
+//!   filters that pick them.
 //! - [`identity`]: identity over time: [`identity::IdentityEvent`]s,
 //!   [`identity::CompanyStatus`], the history and symbol records, `as_of`.
 //! - [`snapshot`]: exchange snapshots (as runs) and NSE's change files,
@@ -109,6 +111,7 @@ pub mod bounds;
 pub mod company;
 pub mod daily;
 pub mod detail;
+pub mod event;
 pub mod hex;
 pub mod identity;
 pub mod isin;
@@ -127,6 +130,7 @@ pub use admin::{Actor, AdminToken, AuditEntry};
 pub use article::{Article, ArticleSummary, Slug};
 pub use company::{Company, Exchange, MarketCapBand, Ticker};
 pub use detail::{ChangesPage, Classification, CompanyDetail, CompanyDetails, Listing, ListingStatus, MarketCap};
+pub use event::{CompanyChanged, Event, EventDraft, EventFilter, EventId, EventSubject, EventType, StoredEvent};
 pub use identity::{
     CompanyHistory, CompanyStatus, IdentityChange, IdentityEvent, StatusFilter, SymbolHistory, SymbolPeriod,
 };

@@ -39,7 +39,9 @@ pub mod url;
 pub use error::{Cause, StoreError, StoreResult};
 pub use mds_domain::daily::DailyUsage;
 pub use mds_domain::snapshot::SnapshotImport;
-pub use roles::{AccessStore, AdminStore, CatalogStore, IdentityStore, MetaStore, NewsStore, Store, UsageStore};
+pub use roles::{
+    AccessStore, AdminStore, CatalogStore, EventStore, IdentityStore, MetaStore, NewsStore, Store, UsageStore,
+};
 pub use url::DatabaseUrl;
 
 /// Every role trait, for calling their methods on a concrete store:
@@ -48,6 +50,19 @@ pub mod prelude {
     pub use crate::roles::{
         AccessStore, AdminStore, CatalogStore, IdentityStore, MetaStore, NewsStore, Store, UsageStore,
     };
+}
+
+/// A page of the event log (`EventStore::event_page`), read in one
+/// transaction with the ids that tell a reader's position apart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventLogPage {
+    /// The events after the position that pass the filter, in id order.
+    pub events: Vec<mds_domain::StoredEvent>,
+    /// The latest id issued (or the highest pruned, when the log is empty):
+    /// a position beyond it was not issued by this service.
+    pub latest: mds_domain::EventId,
+    /// The highest id retention removed: a position below it has expired.
+    pub pruned_through: mds_domain::EventId,
 }
 
 /// How many rows an upsert inserted, changed, and left as they were.

@@ -17,6 +17,10 @@
 //!   [`AccessStore`] made by someone (the CLI, an admin token), each
 //!   recorded in the audit log in its own transaction.
 //!
+//! - [`EventStore`], the event log (contract section 11.1): read and
+//!   pruned here; written by the changes that make its events, in their
+//!   transactions.
+//!
 //! To call the roles' methods on a concrete store (a `SqliteStore` in a
 //! test), bring them all into scope with `use mds_store::prelude::*;`.
 
@@ -31,17 +35,21 @@ use mds_domain::{
 };
 
 use crate::{
-    AdminTokenRecord, AppliedBatch, AuthChanges, AuthDirectory, DailyUsage, Generations, IdempotencyClaim,
-    IdentityImport, KeyLookup, KeyRecord, RolledKey, SnapshotImport, StoreResult, StoredCompany, UpsertSummary,
-    UsageBatch,
+    AdminTokenRecord, AppliedBatch, AuthChanges, AuthDirectory, DailyUsage, EventLogPage, Generations,
+    IdempotencyClaim, IdentityImport, KeyLookup, KeyRecord, RolledKey, SnapshotImport, StoreResult, StoredCompany,
+    UpsertSummary, UsageBatch,
 };
 
 /// Every role of storage: what the service and the operator commands need.
 /// Implemented for anything that implements all the roles.
-pub trait Store: MetaStore + CatalogStore + IdentityStore + NewsStore + AccessStore + UsageStore + AdminStore {}
+pub trait Store:
+    MetaStore + CatalogStore + IdentityStore + NewsStore + AccessStore + UsageStore + AdminStore + EventStore
+{
+}
 
-impl<T: MetaStore + CatalogStore + IdentityStore + NewsStore + AccessStore + UsageStore + AdminStore + ?Sized> Store
-    for T
+impl<
+    T: MetaStore + CatalogStore + IdentityStore + NewsStore + AccessStore + UsageStore + AdminStore + EventStore + ?Sized,
+> Store for T
 {
 }
 
@@ -410,4 +418,28 @@ pub trait AdminStore: Send + Sync + 'static {
     /// Forgets the claim of `key` while it has no answer (its request
     /// failed), so a retry runs afresh.
     async fn idempotency_release(&self, key: &str) -> StoreResult<()>;
+}
+
+/// The event log (contract section 11.1). Its events are appended by the
+/// writes that make them (an upsert of companies or articles, an identity
+/// import), in their transactions; ids increase in commit order.
+#[async_trait]
+pub trait EventStore: Send + Sync + 'static {
+    /// At most `limit` events of the log after `after` (`EventId(0)`: from
+    /// the start) that pass `filter`, oldest first, with the latest id
+    /// issued and the highest id retention removed, in one read.
+    async fn event_page(
+        &self,
+        after: mds_domain::EventId,
+        filter: &mds_domain::EventFilter,
+        limit: usize,
+    ) -> StoreResult<EventLogPage>;
+
+    /// At most `limit` events of the log after `after`, oldest first,
+    /// unfiltered: what a node feeds its streams from.
+    async fn events_after(&self, after: mds_domain::EventId, limit: usize)
+    -> StoreResult<Vec<mds_domain::StoredEvent>>;
+
+    /// Removes the events created before `before` (retention); how many.
+    async fn prune_events(&self, before: DateTime<Utc>) -> StoreResult<u64>;
 }

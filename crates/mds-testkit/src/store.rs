@@ -19,7 +19,7 @@
 //! caller needs `tokio` (with `macros` and `rt`) among its dev-dependencies.
 //!
 //! # Layout
-//! - `access`, `catalog`, `identity`, `news`, `snapshot`, `usage`: the
+//! - `access`, `catalog`, `events`, `identity`, `news`, `snapshot`, `usage`: the
 //!   suite's functions, by role (`news`: the pages of the news list;
 //!   `identity`: snapshots, change files and the events made of them).
 //! - `raw`: functions that change the database behind the store's back.
@@ -88,7 +88,14 @@ macro_rules! store_test_suite {
                 articles_round_trip_every_field,
                 upsert_articles_counts_and_replaces_every_field,
             },
+            events::{
+                company_upserts_announce_what_changed,
+                article_upserts_announce_published_and_updated,
+                event_pages_filter_and_resume,
+                pruning_moves_the_expired_mark,
+            },
             identity::{
+                identity_imports_announce_company_changes,
                 identity_events_follow_snapshots_and_change_files,
                 identity_imports_are_idempotent,
                 an_older_snapshot_is_refused_and_nothing_written,
@@ -384,6 +391,7 @@ async fn create_accounts(store: &dyn Store, names: &[&str]) {
 
 pub mod access;
 pub mod catalog;
+pub mod events;
 pub mod identity;
 pub mod news;
 pub mod nodes;

@@ -28,6 +28,7 @@ use futures_util::TryStreamExt;
 use mds_domain::{Article, Company, Slug};
 
 use super::dialect::{self, COMPANY_ORDER, Upsert};
+use super::events::{Announce, announce_upsert};
 use super::meta::bump_generation;
 use super::{Conn, Pool, db};
 use crate::rows::{
@@ -48,6 +49,9 @@ pub(crate) trait Upserted: Sync {
     /// Columns that a row giving `NULL` leaves as stored (an import file
     /// without detail columns does not erase the details).
     const KEPT_WHEN_NULL: &'static [&'static str];
+    /// The events an upsert that inserts or changes rows appends to the
+    /// log (`events::announce_upsert`).
+    const ANNOUNCE: Announce;
 }
 
 impl Upserted for Company {
@@ -56,6 +60,7 @@ impl Upserted for Company {
     const COUNTER: &'static str = META_GENERATION_COMPANIES;
     const STAMPED: bool = true;
     const KEPT_WHEN_NULL: &'static [&'static str] = &["details_json"];
+    const ANNOUNCE: Announce = Announce::Companies;
 }
 
 impl Upserted for Article {
@@ -64,6 +69,7 @@ impl Upserted for Article {
     const COUNTER: &'static str = META_GENERATION_NEWS;
     const STAMPED: bool = false;
     const KEPT_WHEN_NULL: &'static [&'static str] = &[];
+    const ANNOUNCE: Announce = Announce::Articles;
 }
 
 /// The change stamp of one upsert: the time and the generation it writes
@@ -171,26 +177,36 @@ pub(crate) async fn upsert_whole_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     dialect::upsert_chunks(pool, &mut chunks.map(Ok)).await
 }
 
-/// The first step of an upsert's write transaction: for stamped rows, bumps
-/// the change counter and returns the stamp to write (the bump is undone
-/// with the rest if nothing changes).
-pub(crate) async fn begin_upsert<T: Upserted>(conn: &mut Conn) -> StoreResult<Option<UpsertStamp>> {
+/// The first step of an upsert's write transaction at `at`: for stamped
+/// rows, bumps the change counter and returns the stamp to write (the bump
+/// is undone with the rest if nothing changes).
+pub(crate) async fn begin_upsert<T: Upserted>(
+    conn: &mut Conn,
+    at: chrono::DateTime<chrono::Utc>,
+) -> StoreResult<Option<UpsertStamp>> {
     if !T::STAMPED {
         return Ok(None);
     }
     let generation = bump_generation(conn, T::COUNTER).await?;
     record_nonce(conn, generation).await?;
-    Ok(Some(UpsertStamp::new(chrono::Utc::now(), generation)))
+    Ok(Some(UpsertStamp::new(at, generation)))
 }
 
-/// The last step of an upsert's write transaction, before its commit:
-/// whether to commit (something was inserted or changed; otherwise the
-/// transaction ends without a change); for unstamped rows that changed,
-/// bumps the change counter.
-pub(crate) async fn end_upsert<T: Upserted>(conn: &mut Conn, summary: &UpsertSummary) -> StoreResult<bool> {
+/// The last step of an upsert's write transaction at `at`, before its
+/// commit: whether to commit (something was inserted or changed;
+/// otherwise the transaction ends without a change); when something
+/// changed, appends its events to the log (the backend filled
+/// `events::BEFORE` before writing) and, for unstamped rows, bumps the
+/// change counter.
+pub(crate) async fn end_upsert<T: Upserted>(
+    conn: &mut Conn,
+    summary: &UpsertSummary,
+    at: chrono::DateTime<chrono::Utc>,
+) -> StoreResult<bool> {
     if summary.inserted + summary.updated == 0 {
         return Ok(false);
     }
+    announce_upsert::<T>(conn, at).await?;
     if !T::STAMPED {
         bump_generation(conn, T::COUNTER).await?;
     }

@@ -12,7 +12,9 @@
 //!    rewritten; the companies given, and the stored ones whose status
 //!    moved, are written when they differ; every company written or whose
 //!    events changed is stamped with a new `companies` generation, so nodes
-//!    reload and the change feed carries it.
+//!    reload and the change feed carries it, and gets a `company.changed`
+//!    event with the identity events it gained (when its detail or its
+//!    events changed).
 //!
 //! Nothing changed (the same snapshot again, change rows all known): the
 //! transaction is rolled back and no generation moves.
@@ -25,9 +27,10 @@ use chrono::NaiveDate;
 use futures_util::TryStreamExt;
 use mds_domain::snapshot::derive::derive;
 use mds_domain::snapshot::{NameChange, Run, Series, SnapshotRow, SymbolChange, apply_snapshot, carry_over};
-use mds_domain::{Company, CompanyStatus, IdentityEvent, Isin, Ticker};
+use mds_domain::{Company, CompanyChanged, CompanyStatus, EventDraft, IdentityEvent, Isin, Ticker};
 
 use super::catalog::begin_upsert;
+use super::events::{self, detail_with_links};
 use super::{Conn, Pool, begin_read, begin_write, db, dialect, execute, fetch_all};
 use crate::rows::{self, COMPANY_COLUMNS, RowExt, corrupt};
 use crate::{IdentityImport, SnapshotImport, StoreError, StoreResult};
@@ -405,7 +408,7 @@ async fn rederive(
     let derived = derive(&runs, &symbols, &names);
     drop(runs);
     let stored_ev = stored_events(conn).await?;
-    let mut stored = stored_companies(conn).await?;
+    let stored = stored_companies(conn).await?;
 
     // Events: the ISINs whose list differs.
     let mut moved: Vec<&Isin> = Vec::new();
@@ -446,10 +449,11 @@ async fn rederive(
         if seen.contains(isin) {
             continue;
         }
-        if let Some(s) = stored.get_mut(isin).filter(|s| s.details.status != *st) {
+        if let Some(s) = stored.get(isin).filter(|s| s.details.status != *st) {
+            let mut s = s.clone();
             s.details.status = *st;
             summary.companies.updated += 1;
-            writes.push(s.clone());
+            writes.push(s);
         }
     }
     let written: HashSet<Isin> = writes.iter().map(|c| c.isin.clone()).collect();
@@ -474,15 +478,30 @@ async fn rederive(
     insert_rows(conn, "INSERT INTO identity_events (isin, seq, event_json)", &[None, Some("BIGINT"), None], &values)
         .await?;
     if !writes.is_empty() || !restamp.is_empty() {
-        let stamp = begin_upsert::<Company>(conn).await?.expect("companies carry change stamps");
+        let now = chrono::Utc::now();
+        let stamp = begin_upsert::<Company>(conn, now).await?.expect("companies carry change stamps");
         summary.generation = Some(stamp.seq());
         writes.sort_by(|a, b| a.isin.cmp(&b.isin));
         dialect::write_companies(conn, &writes, &stamp).await?;
         let (at, seq) = stamp.parts();
         let seq = seq.to_string();
-        let restamp: Vec<&str> = restamp.iter().map(|i| i.as_str()).collect();
+        let restamp_keys: Vec<&str> = restamp.iter().map(|i| i.as_str()).collect();
         let sql = "UPDATE companies SET updated_at = $1, change_seq = CAST($2 AS BIGINT) WHERE isin IN";
-        for_isins(conn, sql, &[at, &seq], &restamp).await?;
+        for_isins(conn, sql, &[at, &seq], &restamp_keys).await?;
+        let changed = writes.iter().chain(restamp.iter().filter_map(|i| stored.get(*i)));
+        let drafts: Vec<EventDraft> = changed
+            .filter_map(|c| {
+                let old_events = stored_ev.get(&c.isin).map(Vec::as_slice).unwrap_or_default();
+                let new_events = derived.events.get(&c.isin).map(Vec::as_slice).unwrap_or_default();
+                let before = stored.get(&c.isin).map(|s| detail_with_links(s, now, old_events));
+                let after = detail_with_links(c, now, new_events);
+                let gained: Vec<IdentityEvent> =
+                    new_events.iter().filter(|e| !old_events.contains(e)).cloned().collect();
+                let change = CompanyChanged::between(before.as_ref(), after, gained);
+                (!change.changed.is_empty() || !change.events.is_empty()).then(|| change.draft())
+            })
+            .collect();
+        events::append(conn, now, &drafts).await?;
     }
     Ok(true)
 }

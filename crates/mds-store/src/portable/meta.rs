@@ -92,6 +92,11 @@ macro_rules! migrations {
                 name: "identity",
                 sql: include_str!(concat!("../../migrations/", $dir, "/0012_identity.sql")),
             },
+            Migration {
+                version: 13,
+                name: "events",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0013_events.sql")),
+            },
         ]
     };
 }

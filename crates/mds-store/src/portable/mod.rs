@@ -11,6 +11,7 @@
 //! | `begin_read` | a deferred read transaction (WAL snapshot) | `REPEATABLE READ, READ ONLY` |
 //! | `db` | SQLite result codes | SQLSTATEs |
 //! | `dialect` | multi-row `VALUES` lists, upserts staged in a TEMP table then applied (or written in the caller's transaction: `write_companies`), no locks, `json_each` | `UNNEST` arrays, table, row and advisory locks (`lock_identity`), `jsonb` |
+//! | `lock_events` | nothing (the write transaction holds the file) | an advisory lock to commit, so ids commit in order |
 //! | `migrate` | one transaction per migration, seed only when needed | everything in one transaction under an advisory lock |
 //!
 //! The SQL here uses `$1`-style placeholders, which both drivers accept.
@@ -26,6 +27,9 @@
 //!   prefix, the change log);
 //!   `news`, the pages of the news list (the articles themselves are
 //!   upserted and read by `catalog`).
+//! - `events`: the event log, appended in the transactions of the changes
+//!   that make its events (an upsert announces what it changed), read and
+//!   pruned.
 //! - `identity`: exchange snapshots (days and runs), NSE's change rows and
 //!   the identity events derived from them, each import one transaction.
 //! - `roles`: the role traits implemented for `Backend`.
@@ -40,6 +44,7 @@ pub(crate) mod access;
 mod admin;
 pub(crate) mod auth;
 pub(crate) mod catalog;
+pub(crate) mod events;
 mod idempotency;
 mod identity;
 pub(crate) mod meta;

@@ -9,17 +9,18 @@ use mds_domain::news::NewsKey;
 use mds_domain::snapshot::{NameChange, Series, SymbolChange};
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{
-    Account, AccountName, Actor, AdminTokenName, Article, ArticleSummary, AuditEntry, Company, IdentityEvent, Isin,
-    KeyHash, KeyPrefix, NewsFilter, Slug, Tier, TierName,
+    Account, AccountName, Actor, AdminTokenName, Article, ArticleSummary, AuditEntry, Company, EventFilter, EventId,
+    IdentityEvent, Isin, KeyHash, KeyPrefix, NewsFilter, Slug, StoredEvent, Tier, TierName,
 };
 
 use super::{
-    Backend, access, admin, auth, begin_write, catalog, db, idempotency, identity, meta, migrate, news, snapshot, usage,
+    Backend, access, admin, auth, begin_write, catalog, db, events, idempotency, identity, meta, migrate, news,
+    snapshot, usage,
 };
 use crate::{
     AccessStore, AdminStore, AdminTokenRecord, AppliedBatch, AuthChanges, AuthDirectory, CatalogStore, DailyUsage,
-    Generations, IdempotencyClaim, IdentityImport, IdentityStore, KeyLookup, KeyRecord, MetaStore, NewsStore,
-    RolledKey, SnapshotImport, StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
+    EventLogPage, EventStore, Generations, IdempotencyClaim, IdentityImport, IdentityStore, KeyLookup, KeyRecord,
+    MetaStore, NewsStore, RolledKey, SnapshotImport, StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
 };
 
 /// Implements a role trait for `Backend`, one line a method:
@@ -146,4 +147,10 @@ delegate!(AdminStore {
     create_admin_token(token: &AdminTokenRecord, actor: &Actor) -> AdminTokenRecord => admin::create_token;
     revoke_admin_token(name: &AdminTokenName, actor: &Actor, now: DateTime<Utc>) -> AdminTokenRecord
         => admin::revoke_token;
+});
+
+delegate!(EventStore {
+    event_page(after: EventId, filter: &EventFilter, limit: usize) -> EventLogPage => events::page;
+    events_after(after: EventId, limit: usize) -> Vec<StoredEvent> => events::after;
+    prune_events(before: DateTime<Utc>) -> u64 => events::prune;
 });

@@ -25,6 +25,7 @@ use sqlx::query::Query;
 use sqlx::{PgConnection, PgPool, Postgres};
 
 use super::portable::catalog::{UpsertStamp, Upserted, begin_upsert, end_upsert, upsert_tail};
+use super::portable::events::{BEFORE, before_select};
 use super::{begin_write, db};
 use crate::rows;
 use crate::{StoreResult, UpsertSummary};
@@ -170,12 +171,15 @@ pub(super) async fn upsert_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     let mut summary = UpsertSummary::default();
     let mut tx = begin_write(pool).await?;
     lock_for_upsert(&mut tx, T::TABLE).await?;
-    let stamp = begin_upsert::<T>(&mut tx).await?;
+    let at = chrono::Utc::now();
+    let stamp = begin_upsert::<T>(&mut tx, at).await?;
+    create_before::<T>(&mut tx).await?;
     for chunk in &mut *chunks {
         let chunk = chunk?;
         for run in rows::chunks_by_key(chunk.as_ref(), T::RUN, T::key) {
             let keys: Vec<&str> = run.iter().map(T::key).collect();
             let existing = count_existing(&mut tx, T::TABLE, T::COLUMNS[0], &keys).await?;
+            keep_before::<T>(&mut tx, &keys).await?;
             let written = upsert_run(&mut tx, run, stamp.as_ref()).await?;
             let inserted = run.len() as u64 - existing;
             summary.inserted += inserted;
@@ -183,10 +187,31 @@ pub(super) async fn upsert_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
             summary.unchanged += existing - (written - inserted);
         }
     }
-    if end_upsert::<T>(&mut tx, &summary).await? {
+    if end_upsert::<T>(&mut tx, &summary, at).await? {
         tx.commit().await.map_err(db)?;
     }
     Ok(summary)
+}
+
+/// Creates the empty TEMP table of the stored rows an upsert is given the
+/// keys of (`events::BEFORE`), dropped at the end of the transaction.
+async fn create_before<T: Upsert>(conn: &mut PgConnection) -> StoreResult<()> {
+    let none = "(SELECT NULL::text AS k) AS g";
+    let sql = format!("CREATE TEMP TABLE {BEFORE} ON COMMIT DROP AS {} WITH NO DATA", before_select::<T>(none));
+    sqlx::query(&sql).execute(&mut *conn).await.map_err(db)?;
+    let sql = format!("CREATE UNIQUE INDEX ON {BEFORE} ({})", T::COLUMNS[0]);
+    sqlx::query(&sql).execute(conn).await.map_err(db)?;
+    Ok(())
+}
+
+/// Copies the stored rows of `keys` (distinct) into `events::BEFORE`, but
+/// for keys an earlier run of the upsert copied (whose rows it may have
+/// written since).
+async fn keep_before<T: Upsert>(conn: &mut PgConnection, keys: &[&str]) -> StoreResult<()> {
+    let sql =
+        format!("INSERT INTO {BEFORE} {} ON CONFLICT DO NOTHING", before_select::<T>("UNNEST($1::text[]) AS g(k)"));
+    sqlx::query(&sql).bind(keys).execute(conn).await.map_err(db)?;
+    Ok(())
 }
 
 /// Locks `table` against other writers until the end of the transaction.
@@ -219,6 +244,18 @@ pub(super) async fn write_companies(
         written += Company::bind(run, sqlx::query(&sql)).execute(&mut *conn).await.map_err(db)?.rows_affected();
     }
     Ok(written)
+}
+
+/// The key of the advisory lock that orders event ids by commit
+/// ("mds_evts").
+const EVENTS_LOCK: i64 = 0x6d64_735f_6576_7473;
+
+/// Takes the lock that makes event ids commit in order, until the end of
+/// the transaction: a transaction appending events waits for the one before
+/// to commit, so no reader sees a higher id before a lower one.
+pub(super) async fn lock_events(conn: &mut PgConnection) -> StoreResult<()> {
+    sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(EVENTS_LOCK).execute(conn).await.map_err(db)?;
+    Ok(())
 }
 
 /// Takes the lock that queues catalog snapshot saves, until the end of the

@@ -22,6 +22,7 @@ use sqlx::sqlite::SqliteArguments;
 use sqlx::{Connection, Sqlite, SqliteConnection, SqlitePool};
 
 use super::portable::catalog::{UpsertStamp, Upserted, begin_upsert, differs, end_upsert, upsert_tail};
+use super::portable::events::{BEFORE, before_select};
 use super::{INDEX_REBUILD_MIN_ROWS, db};
 use crate::rows;
 use crate::{StoreResult, UpsertSummary};
@@ -250,7 +251,13 @@ async fn stage_and_apply<'a, T: Upsert + 'a, C: AsRef<[T]>>(
 
     let locked = Instant::now();
     let mut tx = conn.begin_with("BEGIN IMMEDIATE").await.map_err(db)?;
-    let stamp = begin_upsert::<T>(&mut tx).await?;
+    let at = chrono::Utc::now();
+    let stamp = begin_upsert::<T>(&mut tx, at).await?;
+    let keys = format!("(SELECT DISTINCT {} AS k FROM {STAGING}) AS g", T::COLUMNS[0]);
+    let before = format!("CREATE TEMP TABLE {BEFORE} AS {}", before_select::<T>(&keys));
+    sqlx::query(&before).execute(&mut *tx).await.map_err(db)?;
+    let index = format!("CREATE UNIQUE INDEX temp.{BEFORE}_key ON {BEFORE} ({})", T::COLUMNS[0]);
+    sqlx::query(&index).execute(&mut *tx).await.map_err(db)?;
     let before = count(&mut tx, T::TABLE).await?;
     let rebuilt = match to_write >= INDEX_REBUILD_MIN_ROWS && to_write.saturating_mul(4) >= before {
         true => drop_other_indexes(&mut tx, T::TABLE).await?,
@@ -267,7 +274,7 @@ async fn stage_and_apply<'a, T: Upsert + 'a, C: AsRef<[T]>>(
         updated: written.saturating_sub(inserted),
         unchanged: staged.saturating_sub(written),
     };
-    if end_upsert::<T>(&mut tx, &summary).await? {
+    if end_upsert::<T>(&mut tx, &summary, at).await? {
         tx.commit().await.map_err(db)?;
     }
     tracing::debug!(
@@ -310,6 +317,12 @@ pub(super) async fn write_companies(
         written += q.execute(&mut *conn).await.map_err(db)?.rows_affected();
     }
     Ok(written)
+}
+
+/// Nothing to lock for event ids: the write transaction holds the file, so
+/// they commit in order.
+pub(super) async fn lock_events(_conn: &mut SqliteConnection) -> StoreResult<()> {
+    Ok(())
 }
 
 /// Nothing to lock: the write transaction holds the file.

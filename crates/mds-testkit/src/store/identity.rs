@@ -247,3 +247,37 @@ pub async fn company_status_round_trips(store: &dyn Store) {
     store.import_snapshots(&first).await.expect("snapshot");
     assert_eq!(status(store, "INE117A0102").await, CompanyStatus::Delisted);
 }
+
+/// An identity import announces each company it changed: the split's old
+/// ISIN gains `superseded` and its successor, with the `isin_changed` it
+/// gained; a second import of the same snapshot announces nothing.
+pub async fn identity_imports_announce_company_changes(store: &dyn Store) {
+    use mds_domain::{CompanyChanged, EventFilter, EventId, EventType};
+    migrated(store).await;
+    let (first, second) = two_snapshots();
+    store.import_snapshots(&first).await.expect("first");
+    let all = EventFilter::default();
+    let page = store.event_page(EventId(0), &all, 1000).await.expect("events");
+    assert_eq!(page.events.len(), 3, "one per new company");
+    let mark = page.latest;
+    store.import_snapshots(&second).await.expect("second");
+    let events = store.event_page(mark, &all, 1000).await.expect("events").events;
+    let change_of = |body: &str| {
+        let e = events.iter().find(|e| e.subject.isin == Some(isin(body))).unwrap_or_else(|| panic!("{body}"));
+        assert_eq!(e.event.kind, EventType::CompanyChanged);
+        serde_json::from_value::<CompanyChanged>(e.event.data.clone()).expect("data")
+    };
+    let old = change_of("INE100A0101");
+    assert_eq!(old.company.status, CompanyStatus::Superseded);
+    assert_eq!(old.company.superseded_by, Some(isin("INE100A0102")));
+    assert!(old.changed.contains(&"status".to_owned()) && old.changed.contains(&"superseded_by".to_owned()));
+    assert!(old.events.iter().any(|e| e.change.kind() == "isin_changed"), "{:?}", old.events);
+    let new = change_of("INE100A0102");
+    assert_eq!(new.company.supersedes, vec![isin("INE100A0101")]);
+    let renamed = change_of("INE200B0101");
+    assert!(renamed.changed.contains(&"ticker".to_owned()), "{:?}", renamed.changed);
+    let latest = store.event_page(EventId(0), &all, 1).await.expect("latest").latest;
+    store.import_snapshots(&second).await.expect("again");
+    let after = store.event_page(latest, &all, 1000).await.expect("events");
+    assert!(after.events.is_empty(), "the same snapshot again changes nothing: {:?}", after.events);
+}

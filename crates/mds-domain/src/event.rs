@@ -1,0 +1,313 @@
+//! Events (contract section 11): what the log (`GET /v1/events`), the
+//! stream (`GET /v1/events/stream`) and webhooks carry, and which events a
+//! filter (the log's query, an endpoint's subscription) admits.
+//!
+//! An event is written by the store in the transaction of the change that
+//! makes it ([`EventDraft`]: its type, what it is about, its data); the
+//! store gives it its [`EventId`], increasing in commit order across the
+//! service.
+
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::detail::CompanyDetail;
+use crate::identity::IdentityEvent;
+use crate::isin::Isin;
+
+/// The type of an event; `type` on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EventType {
+    /// A new article (a slug the store did not have).
+    ArticlePublished,
+    /// An imported article that changed.
+    ArticleUpdated,
+    /// A company's detail changed (or a company new to the store).
+    CompanyChanged,
+    /// A test delivery to one webhook endpoint; never in the log.
+    Ping,
+}
+
+/// Why a string is not an event type.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown event type {0:?}: one of article.published, article.updated, company.changed")]
+pub struct EventTypeError(pub String);
+
+impl EventType {
+    /// Every type, in wire order.
+    pub const ALL: [EventType; 4] =
+        [EventType::ArticlePublished, EventType::ArticleUpdated, EventType::CompanyChanged, EventType::Ping];
+
+    /// The types a filter may name (not `ping`, which only the test route
+    /// sends).
+    pub const SUBSCRIBABLE: [EventType; 3] =
+        [EventType::ArticlePublished, EventType::ArticleUpdated, EventType::CompanyChanged];
+
+    /// The wire value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::ArticlePublished => "article.published",
+            EventType::ArticleUpdated => "article.updated",
+            EventType::CompanyChanged => "company.changed",
+            EventType::Ping => "ping",
+        }
+    }
+
+    /// The type of wire value `s`, any type (the store's rows).
+    pub fn from_wire(s: &str) -> Option<EventType> {
+        EventType::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+}
+
+impl FromStr for EventType {
+    type Err = EventTypeError;
+
+    /// A type a filter may name ([`EventType::SUBSCRIBABLE`]).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        EventType::SUBSCRIBABLE.into_iter().find(|t| t.as_str() == s).ok_or_else(|| EventTypeError(s.to_owned()))
+    }
+}
+
+impl fmt::Display for EventType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for EventType {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for EventType {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        EventType::from_wire(&s).ok_or_else(|| serde::de::Error::custom(EventTypeError(s)))
+    }
+}
+
+/// The id of an event: `evt_` and 16 lower-case hex digits of its number in
+/// the log, so ids sort as text in the order they were committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct EventId(pub i64);
+
+/// Why a string is not an event id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not an event id of this service: {0:?}")]
+pub struct EventIdError(pub String);
+
+impl EventId {
+    /// The prefix of every event id.
+    pub const PREFIX: &'static str = "evt_";
+
+    /// Its number in the log.
+    pub fn number(self) -> i64 {
+        self.0
+    }
+}
+
+impl fmt::Display for EventId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{:016x}", EventId::PREFIX, self.0)
+    }
+}
+
+impl FromStr for EventId {
+    type Err = EventIdError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || EventIdError(s.chars().take(64).collect());
+        let hex = s.strip_prefix(EventId::PREFIX).ok_or_else(bad)?;
+        if hex.len() != 16 || !hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+            return Err(bad());
+        }
+        let n = u64::from_str_radix(hex, 16).map_err(|_| bad())?;
+        i64::try_from(n).map(EventId).map_err(|_| bad())
+    }
+}
+
+impl Serialize for EventId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for EventId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// What an event is about, for filters: the company's ISIN and ticker, the
+/// article's tags. Kept beside the event's data in the store.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EventSubject {
+    /// The ISIN of the company (of the article's company).
+    pub isin: Option<Isin>,
+    /// The ticker of the company (of the article), upper case.
+    pub ticker: Option<String>,
+    /// The article's tags; empty for a company.
+    pub tags: Vec<String>,
+}
+
+/// An event before the store numbers it: made in the transaction of the
+/// change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventDraft {
+    /// Its type.
+    pub kind: EventType,
+    /// What it is about.
+    pub subject: EventSubject,
+    /// Its `data`, as JSON text.
+    pub data: String,
+}
+
+/// One event of the log: `{"id", "type", "created_at", "data"}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Its id, increasing in commit order.
+    pub id: EventId,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub kind: EventType,
+    /// When the change that made it committed.
+    #[serde(with = "crate::time::rfc3339")]
+    pub created_at: DateTime<Utc>,
+    /// The type's data (an article as the news list shows it, or a
+    /// [`CompanyChanged`]).
+    pub data: serde_json::Value,
+}
+
+/// An event as the store keeps it: the event and what it is about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredEvent {
+    /// The event.
+    pub event: Event,
+    /// What it is about.
+    pub subject: EventSubject,
+}
+
+/// The `data` of a `company.changed` event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompanyChanged {
+    /// The company as `GET /v1/companies/{isin}` showed it after the change.
+    pub company: CompanyDetail,
+    /// The top-level fields of `company` that changed (every field for a
+    /// company new to the store), in wire order; `updated_at` is not one.
+    pub changed: Vec<String>,
+    /// The identity events (section 10) the change added, oldest first.
+    pub events: Vec<IdentityEvent>,
+}
+
+impl CompanyChanged {
+    /// The change from `before` (none: the company is new) to `after`,
+    /// with the identity events it added.
+    pub fn between(before: Option<&CompanyDetail>, after: CompanyDetail, events: Vec<IdentityEvent>) -> Self {
+        let fields = |d: &CompanyDetail| match serde_json::to_value(d) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        };
+        let new = fields(&after);
+        let old = before.map(fields);
+        let changed = new
+            .iter()
+            .filter(|(k, v)| k.as_str() != "updated_at" && old.as_ref().is_none_or(|o| o.get(k.as_str()) != Some(v)))
+            .map(|(k, _)| k.clone())
+            .collect();
+        CompanyChanged { company: after, changed, events }
+    }
+
+    /// The draft of the `company.changed` event.
+    pub fn draft(&self) -> EventDraft {
+        let c = &self.company.company;
+        EventDraft {
+            kind: EventType::CompanyChanged,
+            subject: EventSubject {
+                isin: Some(c.isin.clone()),
+                ticker: Some(c.ticker.as_str().to_owned()),
+                tags: vec![],
+            },
+            data: serde_json::to_string(self).expect("a company change always serialises"),
+        }
+    }
+}
+
+/// Which events a reader wants: the log's and the stream's query, or a
+/// webhook endpoint's subscription. Each list empty admits every value; a
+/// value of each non-empty list must match (types by type; ISINs, tickers
+/// by the event's company; tags by any of the article's tags).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EventFilter {
+    /// The types admitted.
+    pub types: Vec<EventType>,
+    /// The ISINs admitted.
+    pub isins: Vec<Isin>,
+    /// The tickers admitted, upper case.
+    pub tickers: Vec<String>,
+    /// The tags admitted.
+    pub tags: Vec<String>,
+}
+
+impl EventFilter {
+    /// The most values a list of a filter may hold.
+    pub const MAX_VALUES: usize = 1000;
+
+    /// Whether `kind` about `subject` passes.
+    pub fn admits(&self, kind: EventType, subject: &EventSubject) -> bool {
+        let types = self.types.is_empty() || self.types.contains(&kind);
+        let isins = self.isins.is_empty() || subject.isin.as_ref().is_some_and(|i| self.isins.contains(i));
+        let tickers = self.tickers.is_empty() || subject.ticker.as_ref().is_some_and(|t| self.tickers.contains(t));
+        let tags = self.tags.is_empty() || subject.tags.iter().any(|t| self.tags.contains(t));
+        types && isins && tickers && tags
+    }
+
+    /// Whether it admits everything.
+    pub fn is_empty(&self) -> bool {
+        self.types.is_empty() && self.isins.is_empty() && self.tickers.is_empty() && self.tags.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_and_sort_as_text() {
+        for n in [0, 1, 255, 1 << 40, i64::MAX] {
+            let id = EventId(n);
+            assert_eq!(id.to_string().parse::<EventId>(), Ok(id));
+        }
+        assert!(EventId(9).to_string() < EventId(10).to_string());
+        assert_eq!(EventId(26).to_string(), "evt_000000000000001a");
+        for bad in ["", "evt_", "evt_1a", "evt_000000000000001A", "evx_000000000000001a", "evt_ffffffffffffffff"] {
+            assert!(bad.parse::<EventId>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn types_parse_only_what_a_filter_may_name() {
+        assert_eq!("company.changed".parse::<EventType>(), Ok(EventType::CompanyChanged));
+        assert!("ping".parse::<EventType>().is_err());
+        assert_eq!(EventType::from_wire("ping"), Some(EventType::Ping));
+    }
+
+    #[test]
+    fn a_filter_needs_every_list_to_match() {
+        let isin = Isin::parse("INE002A01018").unwrap();
+        let subject =
+            EventSubject { isin: Some(isin.clone()), ticker: Some("RELIANCE".into()), tags: vec!["x".into()] };
+        assert!(EventFilter::default().admits(EventType::ArticlePublished, &subject));
+        let f = EventFilter { types: vec![EventType::CompanyChanged], ..EventFilter::default() };
+        assert!(!f.admits(EventType::ArticlePublished, &subject));
+        let f = EventFilter { isins: vec![isin], tags: vec!["y".into()], ..EventFilter::default() };
+        assert!(!f.admits(EventType::ArticlePublished, &subject));
+        let f = EventFilter { tags: vec!["y".into(), "x".into()], ..EventFilter::default() };
+        assert!(f.admits(EventType::ArticlePublished, &subject));
+        let f = EventFilter { tickers: vec!["TCS".into()], ..EventFilter::default() };
+        assert!(!f.admits(EventType::CompanyChanged, &subject));
+    }
+}
