@@ -88,6 +88,11 @@ pub(crate) struct ServeArgs {
     /// giving the store the rest; without, up to one flush interval (~1 s).
     #[arg(long, env = "MDS_NO_USAGE_MIRROR")]
     no_usage_mirror: bool,
+    /// How many days the event log keeps events (`GET /v1/events`,
+    /// streams, webhook replays); older ones are pruned, and a `since`
+    /// among them is `410 events_expired`.
+    #[arg(long, env = "MDS_EVENTS_RETENTION_DAYS", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=3650))]
+    events_retention_days: u32,
 }
 
 impl ServeArgs {
@@ -118,6 +123,7 @@ impl ServeArgs {
                         .with_mirror(!self.no_usage_mirror)
                 }),
                 spill_dir: self.spill_dir.clone(),
+                events_retention: chrono::TimeDelta::days(i64::from(self.events_retention_days)),
                 ..NodeConfig::default()
             },
             ..HttpConfig::default()

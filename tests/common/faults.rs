@@ -12,14 +12,14 @@ use mds_domain::news::NewsKey;
 use mds_domain::snapshot::{NameChange, Series, SymbolChange};
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{
-    Account, AccountName, Actor, AdminTokenName, Article, ArticleSummary, AuditEntry, Company, IdentityEvent, Isin,
-    KeyHash, KeyPrefix, NewsFilter, Slug, Tier, TierName,
+    Account, AccountName, Actor, AdminTokenName, Article, ArticleSummary, AuditEntry, Company, EventFilter, EventId,
+    IdentityEvent, Isin, KeyHash, KeyPrefix, NewsFilter, Slug, StoredEvent, Tier, TierName,
 };
 use mds_store::{
     AccessStore, AdminStore, AdminTokenRecord, AppliedBatch, AuthChanges, AuthDirectory, CatalogStore, Cause,
-    DailyUsage, Generations, IdempotencyClaim, IdentityImport, IdentityStore, KeyLookup, KeyRecord, MetaStore,
-    NewsStore, RolledKey, SnapshotImport, Store, StoreError, StoreResult, StoredCompany, UpsertSummary, UsageBatch,
-    UsageStore,
+    DailyUsage, EventLogPage, EventStore, Generations, IdempotencyClaim, IdentityImport, IdentityStore, KeyLookup,
+    KeyRecord, MetaStore, NewsStore, RolledKey, SnapshotImport, Store, StoreError, StoreResult, StoredCompany,
+    UpsertSummary, UsageBatch, UsageStore,
 };
 
 /// Which fault is on.
@@ -164,4 +164,13 @@ gated!(AdminStore {
     fn idempotency_claim(key: &str, fingerprint: &str, now: DateTime<Utc>) -> IdempotencyClaim;
     fn idempotency_complete(key: &str, status: u16, body: &str) -> ();
     fn idempotency_release(key: &str) -> ();
+});
+
+gated!(EventStore {
+    fn event_page(after: EventId, filter: &EventFilter, limit: usize) -> EventLogPage;
+    fn events_after(after: EventId, limit: usize) -> Vec<StoredEvent>;
+    fn prune_events(before: DateTime<Utc>) -> u64;
+    fn open_stream(id: &str, key: &KeyPrefix, node: &str, now: DateTime<Utc>, until: DateTime<Utc>, max: usize) -> bool;
+    fn renew_streams(node: &str, until: DateTime<Utc>) -> u64;
+    fn close_stream(id: &str) -> ();
 });

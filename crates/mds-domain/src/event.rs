@@ -168,17 +168,22 @@ pub struct EventDraft {
 
 /// One event of the log: `{"id", "type", "created_at", "data"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = V1Event))]
 pub struct Event {
-    /// Its id, increasing in commit order.
+    /// Its id (`evt_` and 16 hex digits), increasing in commit order across the service.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, pattern = "^evt_[0-9a-f]{16}$", example = "evt_0000000000000001"))]
     pub id: EventId,
-    /// Its type.
+    /// `article.published`, `article.updated`, `company.changed`, or `ping` (webhook test deliveries only).
     #[serde(rename = "type")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "article.published"))]
     pub kind: EventType,
     /// When the change that made it committed.
     #[serde(with = "crate::time::rfc3339")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub created_at: DateTime<Utc>,
-    /// The type's data (an article as the news list shows it, or a
-    /// [`CompanyChanged`]).
+    /// For `article.*`: the article as the news list shows it (`V1ArticleSummary`, no `body`). For
+    /// `company.changed`: a `V1CompanyChanged`. For `ping`: `{}`.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub data: serde_json::Value,
 }
 
@@ -193,6 +198,7 @@ pub struct StoredEvent {
 
 /// The `data` of a `company.changed` event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = V1CompanyChanged))]
 pub struct CompanyChanged {
     /// The company as `GET /v1/companies/{isin}` showed it after the change.
     pub company: CompanyDetail,
@@ -270,6 +276,132 @@ impl EventFilter {
         self.types.is_empty() && self.isins.is_empty() && self.tickers.is_empty() && self.tags.is_empty()
     }
 }
+
+/// `since`: the event id to read after ([`EventsQuery::since`]).
+pub const SINCE: &str = "since";
+/// `types`: comma-separated event types ([`EventsQuery::types`]).
+pub const TYPES: &str = "types";
+/// `isin` ([`EventsQuery::isin`]).
+pub const ISIN: &str = "isin";
+/// `ticker` ([`EventsQuery::ticker`]).
+pub const TICKER: &str = "ticker";
+/// `tag` ([`EventsQuery::tag`]).
+pub const TAG: &str = "tag";
+/// The parameters of the stream (`GET /v1/events/stream`).
+pub const STREAM_PARAMETERS: &[&str] = &[SINCE, TYPES, ISIN, TICKER, TAG];
+/// The parameters of the log (`GET /v1/events`): the stream's, then
+/// pagination.
+pub const LOG_PARAMETERS: &[&str] = &[SINCE, TYPES, ISIN, TICKER, TAG, crate::params::CURSOR, crate::params::LIMIT];
+
+/// The query of the event log and the stream: where to start and which
+/// events. Each field is the query parameter of the same name (with the
+/// feature `openapi` this type also describes them).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams), into_params(parameter_in = Query))]
+pub struct EventsQuery {
+    /// Events after this event id (an `id` this service gave), oldest first; without it, from the
+    /// oldest event kept (30 days by default). An id older than that is `410 events_expired`; one
+    /// not issued by this service is `400 invalid_cursor`.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, example = "evt_0000000000000001"))]
+    pub since: Option<String>,
+    /// Only these types, comma-separated: `article.published`, `article.updated`, `company.changed`.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, example = "article.published,company.changed"))]
+    pub types: Vec<EventType>,
+    /// Only events about the company with this ISIN (check digit verified).
+    #[cfg_attr(
+        feature = "openapi",
+        param(value_type = Option<String>, pattern = "^\\s*[A-Za-z]{2}[A-Za-z0-9]{9}[0-9]\\s*$", example = "INE002A01018")
+    )]
+    pub isin: Option<Isin>,
+    /// Only events about the company with this ticker (case-insensitive).
+    #[cfg_attr(
+        feature = "openapi",
+        param(value_type = Option<String>, pattern = "^\\s*[!-~]{1,32}\\s*$", min_length = 1, example = "RELIANCE")
+    )]
+    pub ticker: Option<crate::Ticker>,
+    /// Only article events carrying this tag (exact, case-sensitive, 1 to 64 characters).
+    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, min_length = 1, max_length = 64, example = "results"))]
+    pub tag: Option<String>,
+}
+
+impl EventsQuery {
+    /// The filter it asks for.
+    pub fn filter(&self) -> EventFilter {
+        EventFilter {
+            types: self.types.clone(),
+            isins: self.isin.iter().cloned().collect(),
+            tickers: self.ticker.iter().map(|t| t.as_str().to_owned()).collect(),
+            tags: self.tag.iter().cloned().collect(),
+        }
+    }
+
+    /// The canonical text of its filters (not `since`), which binds a
+    /// cursor to them.
+    pub fn canonical(&self) -> String {
+        let mut c = crate::params::Canonical::default();
+        let types: Vec<&str> = self.types.iter().map(|t| t.as_str()).collect();
+        c.put(TYPES, (!types.is_empty()).then(|| types.join(",")).as_deref());
+        c.put(ISIN, self.isin.as_ref().map(|i| i.as_str()));
+        c.put(TICKER, self.ticker.as_ref().map(|t| t.as_str()));
+        c.put(TAG, self.tag.as_deref());
+        c.finish()
+    }
+
+    /// Parses its parameters from `get`; the first bad value is the error.
+    fn parse_from<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<Self, crate::ParamError> {
+        use crate::params::one;
+        let types = one(get, TYPES, parse_types)?.unwrap_or_default();
+        Ok(EventsQuery {
+            since: get(SINCE).map(str::to_owned),
+            types,
+            isin: one(get, ISIN, |s| {
+                Isin::parse(s)
+                    .map_err(|_| "isin must be a valid ISIN: 12 characters with an ISO 6166 check digit".into())
+            })?,
+            ticker: one(get, TICKER, |t| crate::Ticker::parse(t).map_err(|e| e.to_string()))?,
+            tag: one(get, TAG, |t| match t.chars().count() {
+                1..=64 => Ok(t.to_owned()),
+                _ => Err("tag must be 1 to 64 characters".to_owned()),
+            })?,
+        })
+    }
+}
+
+/// `types`: comma-separated subscribable types, each once at most.
+fn parse_types(s: &str) -> Result<Vec<EventType>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let t: EventType = part.trim().parse().map_err(|e: EventTypeError| e.to_string())?;
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    Ok(out)
+}
+
+/// The stream's query.
+impl crate::params::QueryParams for EventsQuery {
+    const NAMES: &'static [&'static str] = STREAM_PARAMETERS;
+
+    fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, crate::ParamError> {
+        EventsQuery::parse_from(&get)
+    }
+}
+
+/// The log's own parameters (then `cursor` and `limit`).
+impl crate::params::Filter for EventsQuery {
+    const ROUTE_PARAMETERS: &'static [&'static str] = LOG_PARAMETERS;
+
+    fn parse<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<Self, crate::ParamError> {
+        EventsQuery::parse_from(get)
+    }
+}
+
+/// The query of `GET /v1/events`.
+pub type EventsLogQuery = crate::params::Paged<EventsQuery>;
+
+/// One page of the event log: the page envelope of the lists.
+pub type EventsPage = crate::Page<Event>;
 
 #[cfg(test)]
 mod tests {

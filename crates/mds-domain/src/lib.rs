@@ -130,7 +130,10 @@ pub use admin::{Actor, AdminToken, AuditEntry};
 pub use article::{Article, ArticleSummary, Slug};
 pub use company::{Company, Exchange, MarketCapBand, Ticker};
 pub use detail::{ChangesPage, Classification, CompanyDetail, CompanyDetails, Listing, ListingStatus, MarketCap};
-pub use event::{CompanyChanged, Event, EventDraft, EventFilter, EventId, EventSubject, EventType, StoredEvent};
+pub use event::{
+    CompanyChanged, Event, EventDraft, EventFilter, EventId, EventSubject, EventType, EventsLogQuery, EventsPage,
+    EventsQuery, StoredEvent,
+};
 pub use identity::{
     CompanyHistory, CompanyStatus, IdentityChange, IdentityEvent, StatusFilter, SymbolHistory, SymbolPeriod,
 };

@@ -103,6 +103,7 @@ mod schema {
         "articles without `body`, newest first (`published_at` descending, then `slug`; undated articles last, \
          by `slug`)"
     );
+    page_schema!(crate::event::Event, "V1EventPage", "events, oldest first (by `id`)");
 }
 
 #[cfg(test)]

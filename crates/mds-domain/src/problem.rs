@@ -23,8 +23,12 @@ pub enum ErrorCode {
     MethodNotAllowed,
     /// 410: a sync token older than the change history the store keeps.
     SyncTokenExpired,
+    /// 410: an event position older than the log keeps.
+    EventsExpired,
     /// 429: per-minute rate limit reached.
     RateLimited,
+    /// 429: the key has as many event streams open as it may.
+    TooManyStreams,
     /// 429: monthly quota used up.
     QuotaExceeded,
     /// 503: the store is unreachable (or the request ran out of time).
@@ -68,7 +72,9 @@ impl ErrorCode {
         ErrorCode::NotFound,
         ErrorCode::MethodNotAllowed,
         ErrorCode::SyncTokenExpired,
+        ErrorCode::EventsExpired,
         ErrorCode::RateLimited,
+        ErrorCode::TooManyStreams,
         ErrorCode::QuotaExceeded,
         ErrorCode::Unavailable,
         ErrorCode::Internal,
@@ -112,7 +118,9 @@ impl ErrorCode {
             ErrorCode::NotFound => "not_found",
             ErrorCode::MethodNotAllowed => "method_not_allowed",
             ErrorCode::SyncTokenExpired => "sync_token_expired",
+            ErrorCode::EventsExpired => "events_expired",
             ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::TooManyStreams => "too_many_streams",
             ErrorCode::QuotaExceeded => "quota_exceeded",
             ErrorCode::Unavailable => "unavailable",
             ErrorCode::Internal => "internal",
@@ -145,10 +153,10 @@ impl ErrorCode {
             ErrorCode::NotFound => 404,
             ErrorCode::MethodNotAllowed => 405,
             ErrorCode::Conflict | ErrorCode::IdempotencyConflict => 409,
-            ErrorCode::SyncTokenExpired => 410,
+            ErrorCode::SyncTokenExpired | ErrorCode::EventsExpired => 410,
             ErrorCode::PayloadTooLarge => 413,
             ErrorCode::UnsupportedMediaType => 415,
-            ErrorCode::RateLimited | ErrorCode::QuotaExceeded => 429,
+            ErrorCode::RateLimited | ErrorCode::QuotaExceeded | ErrorCode::TooManyStreams => 429,
             ErrorCode::Unavailable => 503,
             ErrorCode::Internal => 500,
         }
@@ -166,7 +174,9 @@ impl ErrorCode {
             ErrorCode::NotFound => "Not found",
             ErrorCode::MethodNotAllowed => "Method not allowed",
             ErrorCode::SyncTokenExpired => "Sync token expired",
+            ErrorCode::EventsExpired => "Events expired",
             ErrorCode::RateLimited => "Rate limit exceeded",
+            ErrorCode::TooManyStreams => "Too many streams",
             ErrorCode::QuotaExceeded => "Monthly quota exceeded",
             ErrorCode::Unavailable => "Service unavailable",
             ErrorCode::Internal => "Internal error",
@@ -208,8 +218,8 @@ pub struct Problem {
     pub detail: String,
     /// Stable machine-readable code: `invalid_parameter`, `unknown_parameter`,
     /// `invalid_cursor`, `api_key_in_query`, `missing_api_key`,
-    /// `invalid_api_key`, `not_found`, `method_not_allowed`, `sync_token_expired`, `rate_limited`,
-    /// `quota_exceeded`, `unavailable` or `internal`. A string, not an enum:
+    /// `invalid_api_key`, `not_found`, `method_not_allowed`, `sync_token_expired`, `events_expired`, `rate_limited`,
+    /// `too_many_streams`, `quota_exceeded`, `unavailable` or `internal`. A string, not an enum:
     /// codes may be added, so treat an unknown one by its `status`.
     pub code: String,
     /// The offending query parameter, where there is one.

@@ -31,6 +31,10 @@ pub type ChangesPage = mds_domain::ChangesPage;
 /// `V1NewsPage`).
 pub type NewsPage = Page<ArticleSummary>;
 
+/// One page of `GET /v1/events` ([`Page`] of [`mds_domain::Event`],
+/// schema `V1EventPage`).
+pub type EventPage = Page<mds_domain::Event>;
+
 /// The path parameter of `GET /v1/companies/{isin}`.
 #[derive(utoipa::IntoParams)]
 #[into_params(parameter_in = Path)]
@@ -108,7 +112,11 @@ fn example_detail(c: ErrorCode) -> &'static str {
         ErrorCode::SyncTokenExpired => {
             "the store no longer holds the history this sync token needs; sync again without `since`"
         }
+        ErrorCode::EventsExpired => {
+            "the events after this position are past retention; read the log again without `since`"
+        }
         ErrorCode::RateLimited => "rate limit of 600 requests per minute reached; retry after 1 s",
+        ErrorCode::TooManyStreams => "this key has 2 event streams open already; close one first",
         ErrorCode::QuotaExceeded => "monthly quota used up; it renews on the 1st (UTC)",
         ErrorCode::Unavailable => "the store is unreachable",
         ErrorCode::Internal => "an internal error occurred",
@@ -190,6 +198,24 @@ a `published_before` not later than `published_after`, ...), an undefined or rep
 a cursor not issued for these filters (`invalid_cursor`), or a key-like value in the query string (`api_key_in_query`, \
 refused even with a valid header and not counted).",
     [InvalidParameter, UnknownParameter, InvalidCursor, ApiKeyInQuery],
+    []
+);
+problem_response!(
+    /// `400` of `/v1/events` and `/v1/events/stream`.
+    EventsBadRequest,
+    "A bad query: a bad value (`invalid_parameter`, naming `param`: an unknown event type, an invalid ISIN, ...), an \
+undefined or repeated parameter (`unknown_parameter`), a `since` (or `Last-Event-ID`) or cursor not issued by this \
+service, or a cursor of other filters (`invalid_cursor`), or a key-like value in the query string \
+(`api_key_in_query`).",
+    [InvalidParameter, UnknownParameter, InvalidCursor, ApiKeyInQuery],
+    []
+);
+problem_response!(
+    /// `410` of `/v1/events` and `/v1/events/stream`.
+    EventsExpired,
+    "The position (`since`, `Last-Event-ID` or the cursor) is older than the events the log keeps (30 days by \
+default; `events_expired`): read the log again without `since`.",
+    [EventsExpired],
     []
 );
 problem_response!(

@@ -118,6 +118,9 @@ impl From<ReadError> for ApiError {
             ReadError::SyncTokenExpired => {
                 ApiError::new(ErrorCode::SyncTokenExpired, ReadError::SyncTokenExpired.to_string()).with_param("since")
             }
+            ReadError::EventsExpired => {
+                ApiError::new(ErrorCode::EventsExpired, ReadError::EventsExpired.to_string()).with_param("since")
+            }
             ReadError::Store(e) => e.into(),
         }
     }

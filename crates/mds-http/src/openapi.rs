@@ -38,9 +38,9 @@ use utoipa::openapi::{Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
 use crate::components::{
-    AsOfBadRequest, BadRequest, ChangesBadRequest, ChangesPage, CompaniesBadRequest, CompanyPage, Internal,
-    MethodNotAllowed, NewsBadRequest, NewsPage, NotFound, SymbolBadRequest, SyncTokenExpired, TooManyRequests,
-    Unauthorized, Unavailable, header,
+    AsOfBadRequest, BadRequest, ChangesBadRequest, ChangesPage, CompaniesBadRequest, CompanyPage, EventPage,
+    EventsBadRequest, EventsExpired, Internal, MethodNotAllowed, NewsBadRequest, NewsPage, NotFound, SymbolBadRequest,
+    SyncTokenExpired, TooManyRequests, Unauthorized, Unavailable, header,
 };
 use crate::route::{Access, Caching, Route};
 
@@ -57,7 +57,7 @@ use crate::route::{Access, Caching, Route};
             CompanyPage, Company, NewsPage, ArticleSummary, Article, V1Usage, V1UsageWindow, Problem, MarketCapBand,
             Exchange, Isin, Ticker, Slug, ChangesPage, CompanyDetail, Listing, ListingStatus, Classification, MarketCap,
             V1UsageDaily, V1UsageDay, CompanyStatus, CompanyHistory, IdentityEvent, IdentityChange, SymbolHistory,
-            SymbolPeriod
+            SymbolPeriod, EventPage, mds_domain::Event, mds_domain::CompanyChanged
         ),
         responses(
             CompaniesBadRequest,
@@ -66,6 +66,8 @@ use crate::route::{Access, Caching, Route};
             ChangesBadRequest,
             SyncTokenExpired,
             NewsBadRequest,
+            EventsBadRequest,
+            EventsExpired,
             BadRequest,
             Unauthorized,
             NotFound,

@@ -35,6 +35,10 @@ pub struct NodeConfig {
     /// directory loses none; `None`: no spill (a crash loses up to one
     /// flush interval).
     pub spill_dir: Option<PathBuf>,
+    /// How long the event log keeps events (`--events-retention-days`,
+    /// contract 11.1); older ones are pruned and a position among them has
+    /// expired.
+    pub events_retention: chrono::TimeDelta,
 }
 
 impl Default for NodeConfig {
@@ -48,6 +52,7 @@ impl Default for NodeConfig {
             shared: None,
             key_cache: KeyCacheConfig::default(),
             spill_dir: None,
+            events_retention: chrono::TimeDelta::days(30),
         }
     }
 }

@@ -23,6 +23,9 @@ pub enum ReadError {
     /// sync_token_expired`).
     #[error("the store no longer holds the history this sync token needs; sync again without `since`")]
     SyncTokenExpired,
+    /// An event position older than the log keeps (`410 events_expired`).
+    #[error("the events after this position are past retention; read the log again without `since`")]
+    EventsExpired,
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),

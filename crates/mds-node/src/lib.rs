@@ -49,6 +49,7 @@ pub mod changes;
 pub mod companies;
 pub mod config;
 pub mod error;
+pub mod events;
 pub mod flush;
 pub mod followed;
 pub mod health;

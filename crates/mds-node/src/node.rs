@@ -18,6 +18,7 @@ use mds_store::{Generations, KeyLookup, Store, StoreError, StoreResult};
 use crate::article::ArticleCache;
 use crate::catalog::{CatalogSlot, CatalogVersion};
 use crate::config::NodeConfig;
+use crate::events::EventHub;
 use crate::keys::{Cached, KeyCache, KeyContext, Refresh};
 use crate::metrics::{Event, Metrics};
 use crate::news_index::NewsIndex;
@@ -39,6 +40,7 @@ pub struct Node {
     usage_kept: UsageCache,
     catalog: CatalogSlot,
     keys: KeyCache,
+    events: EventHub,
     /// The companies generation the catalog was loaded at.
     catalog_at: Mutex<Option<i64>>,
     /// Why a background task stopped, if one did ([`crate::tasks`]).
@@ -73,6 +75,7 @@ impl Node {
             usage_kept: UsageCache::default(),
             catalog: CatalogSlot::new(Arc::new(Catalog::default()), config.page_cache_bytes),
             keys: KeyCache::new(config.key_cache),
+            events: EventHub::default(),
             catalog_at: Mutex::new(None),
             stopped: Mutex::new(None),
             store,
@@ -137,6 +140,11 @@ impl Node {
     /// The store's usage figures as `/v1/usage` last read them, per key.
     pub(crate) fn usage_kept(&self) -> &UsageCache {
         &self.usage_kept
+    }
+
+    /// The node's feed of committed events to its open streams.
+    pub fn events(&self) -> &EventHub {
+        &self.events
     }
 
     /// The company catalog as of now.

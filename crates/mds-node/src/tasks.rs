@@ -1,6 +1,6 @@
 //! The node's background tasks ([`crate::reload`] of keys and of the
 //! catalog, [`crate::flush`] with the spill's fsync and the usage mirror,
-//! [`crate::leases`]), started
+//! [`crate::leases`], the event feed of [`crate::events`]), started
 //! together and watched: a task that panics or ends by itself leaves the
 //! node not ready ([`Node::stopped_task`]), logged and counted, rather than
 //! serving stale keys or holding counts it no longer writes.
@@ -12,7 +12,7 @@ use tokio::task::{AbortHandle, JoinHandle};
 use crate::metrics::Event;
 use crate::node::Node;
 use crate::reload::View;
-use crate::{flush, leases, reload};
+use crate::{events, flush, leases, reload};
 
 /// The running tasks; [`Background::stop`] ends them.
 pub struct Background {
@@ -30,6 +30,7 @@ impl Background {
             ("spill sync", flush::spawn_spill_sync(node.clone())),
             ("usage mirror", flush::spawn_mirror(node.clone())),
             ("lease sweep", leases::spawn(node.clone())),
+            ("event feed", events::spawn_feed(node.clone())),
         ]
         .into_iter()
         .map(|(name, task)| {

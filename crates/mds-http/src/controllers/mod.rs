@@ -8,6 +8,7 @@ pub mod changes;
 pub mod companies;
 pub mod company;
 pub mod company_history;
+pub mod events;
 pub mod health;
 pub mod news_list;
 pub mod symbol;

@@ -238,6 +238,8 @@ impl Server {
         drop(listener);
         drop(admin);
         let _ = stop.send(true);
+        // Open event streams end now, so their connections drain.
+        node.events().close_all();
         let drained =
             tokio::time::timeout(cfg.shutdown_grace, async { while conns.join_next().await.is_some() {} }).await;
         if drained.is_err() {

@@ -333,3 +333,50 @@ pub(crate) async fn prune(pool: &Pool, before: DateTime<Utc>) -> StoreResult<u64
     tx.commit().await.map_err(db)?;
     Ok(n)
 }
+
+/// [`crate::EventStore::open_stream`], in the caller's write transaction:
+/// the key's streams are counted under a lock on the key
+/// (`dialect::lock_key_streams`), so two nodes opening at once cannot both
+/// pass the count.
+pub(crate) async fn open_stream(
+    conn: &mut Conn,
+    id: &str,
+    key: &mds_domain::KeyPrefix,
+    node: &str,
+    now: DateTime<Utc>,
+    until: DateTime<Utc>,
+    max: usize,
+) -> StoreResult<bool> {
+    dialect::lock_key_streams(conn, key.as_str()).await?;
+    let open: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM event_streams WHERE key_prefix = $1 AND lease_until > $2")
+        .bind(key.as_str())
+        .bind(rows::ts(&now))
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(db)?;
+    if open.unsigned_abs() >= max as u64 {
+        return Ok(false);
+    }
+    execute(
+        conn,
+        sqlx::query("DELETE FROM event_streams WHERE key_prefix = $1 AND lease_until <= $2")
+            .bind(key.as_str())
+            .bind(rows::ts(&now)),
+    )
+    .await?;
+    let sql = "INSERT INTO event_streams (id, key_prefix, node, lease_until) VALUES ($1, $2, $3, $4)";
+    execute(conn, sqlx::query(sql).bind(id).bind(key.as_str()).bind(node).bind(rows::ts(&until))).await?;
+    Ok(true)
+}
+
+/// [`crate::EventStore::renew_streams`].
+pub(crate) async fn renew_streams(pool: &Pool, node: &str, until: DateTime<Utc>) -> StoreResult<u64> {
+    let sql = "UPDATE event_streams SET lease_until = $2 WHERE node = $1";
+    sqlx::query(sql).bind(node).bind(rows::ts(&until)).execute(pool).await.map_err(db).map(|r| r.rows_affected())
+}
+
+/// [`crate::EventStore::close_stream`].
+pub(crate) async fn close_stream(pool: &Pool, id: &str) -> StoreResult<()> {
+    sqlx::query("DELETE FROM event_streams WHERE id = $1").bind(id).execute(pool).await.map_err(db)?;
+    Ok(())
+}

@@ -153,4 +153,15 @@ delegate!(EventStore {
     event_page(after: EventId, filter: &EventFilter, limit: usize) -> EventLogPage => events::page;
     events_after(after: EventId, limit: usize) -> Vec<StoredEvent> => events::after;
     prune_events(before: DateTime<Utc>) -> u64 => events::prune;
+    renew_streams(node: &str, until: DateTime<Utc>) -> u64 => events::renew_streams;
+    close_stream(id: &str) -> () => events::close_stream;
+} in_write {
+    open_stream(
+        id: &str,
+        key: &KeyPrefix,
+        node: &str,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+        max: usize
+    ) -> bool => events::open_stream;
 });

@@ -258,6 +258,18 @@ pub(super) async fn lock_events(conn: &mut PgConnection) -> StoreResult<()> {
     Ok(())
 }
 
+/// Takes the lock on `key`'s event streams until the end of the
+/// transaction, so two nodes opening streams of one key count one after the
+/// other.
+pub(super) async fn lock_key_streams(conn: &mut PgConnection, key: &str) -> StoreResult<()> {
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtext($1))")
+        .bind(format!("mds_streams:{key}"))
+        .execute(conn)
+        .await
+        .map_err(db)?;
+    Ok(())
+}
+
 /// Takes the lock that queues catalog snapshot saves, until the end of the
 /// transaction.
 pub(super) async fn lock_snapshot_saves(conn: &mut PgConnection) -> StoreResult<()> {

@@ -325,6 +325,12 @@ pub(super) async fn lock_events(_conn: &mut SqliteConnection) -> StoreResult<()>
     Ok(())
 }
 
+/// Nothing to lock for a key's streams: the write transaction holds the
+/// file.
+pub(super) async fn lock_key_streams(_conn: &mut SqliteConnection, _key: &str) -> StoreResult<()> {
+    Ok(())
+}
+
 /// Nothing to lock: the write transaction holds the file.
 pub(super) async fn lock_snapshot_saves(_conn: &mut SqliteConnection) -> StoreResult<()> {
     Ok(())

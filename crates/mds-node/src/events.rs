@@ -1,0 +1,364 @@
+//! The event log (`GET /v1/events`, contract 11.1) and the stream (`GET
+//! /v1/events/stream`, 11.3).
+//!
+//! - [`Node::events_page`]: a page of the log after a position: `since`
+//!   (an event id) or `cursor` (the last id of the previous page sealed
+//!   with the filters, [`Node::events_cursor`]). A position beyond the
+//!   latest id issued was not issued here (`400 invalid_cursor`); one below
+//!   what retention removed has expired (`410 events_expired`).
+//! - [`EventHub`]: what feeds a node's streams. The feed task
+//!   ([`spawn_feed`]) reads the events committed after the last one it saw
+//!   every [`FEED_INTERVAL`] (by any node: the store is the one log) and
+//!   broadcasts them; it renews the leases of the node's open streams and
+//!   prunes the log past retention.
+//! - [`Node::open_stream`]: a stream's frames, made by a task of its own:
+//!   the log from its position (backfilled from the store), then the
+//!   broadcast, each event once and in id order; a comment every
+//!   [`HEARTBEAT`]; closed within [`KEY_CHECK`] of its key being revoked
+//!   or expiring, and when the node shuts down. Open streams count per key
+//!   across nodes in the store (at most [`MAX_STREAMS_PER_KEY`]).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use chrono::TimeDelta;
+use mds_domain::{ApiKey, EventFilter, EventId, EventsLogQuery, EventsQuery, Page, StoredEvent};
+use tokio::sync::{broadcast, mpsc, watch};
+
+use crate::error::ReadError;
+use crate::keys::KeyContext;
+use crate::node::Node;
+use crate::tagged::Tagged;
+
+/// How often the feed reads the log for new events.
+pub const FEED_INTERVAL: Duration = Duration::from_millis(200);
+/// How often an open stream sends a comment, so proxies keep it open.
+pub const HEARTBEAT: Duration = Duration::from_secs(15);
+/// How often an open stream checks that its key still works.
+pub const KEY_CHECK: Duration = Duration::from_millis(250);
+/// The most streams a key may hold open, across nodes.
+pub const MAX_STREAMS_PER_KEY: usize = 2;
+/// How long a stream's lease in the store lasts unless renewed (a node
+/// that dies leaves its streams counted this long at most).
+pub const STREAM_LEASE: Duration = Duration::from_secs(15);
+/// How often the feed renews its streams' leases.
+const LEASE_RENEWAL: Duration = Duration::from_secs(5);
+/// How often the feed prunes the log past retention.
+const PRUNE_INTERVAL: Duration = Duration::from_secs(600);
+/// Events read per store read (backfill and feed).
+const READ: usize = 500;
+/// Events the broadcast holds for a slow stream before it falls behind
+/// (and backfills from the store).
+const BROADCAST: usize = 4096;
+/// Frames a stream's channel holds ahead of its connection.
+const FRAMES: usize = 16;
+
+/// A node's feed of committed events to its open streams.
+#[derive(Debug)]
+pub struct EventHub {
+    tx: broadcast::Sender<Arc<StoredEvent>>,
+    /// The last id broadcast (`-1` before the first read).
+    last: AtomicI64,
+    /// Set once the node shuts down: every stream ends.
+    closing: watch::Sender<bool>,
+    /// This node's name in the stream leases.
+    node: String,
+}
+
+impl Default for EventHub {
+    fn default() -> Self {
+        EventHub {
+            tx: broadcast::channel(BROADCAST).0,
+            last: AtomicI64::new(-1),
+            closing: watch::channel(false).0,
+            node: format!("node-{:016x}", rand::random::<u64>()),
+        }
+    }
+}
+
+impl EventHub {
+    /// Ends every open stream (at shutdown, so connections can drain).
+    pub fn close_all(&self) {
+        self.closing.send_replace(true);
+    }
+
+    /// How many streams this node has open.
+    pub fn open_streams(&self) -> usize {
+        self.tx.receiver_count()
+    }
+}
+
+/// Why a stream cannot be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum StreamError {
+    /// Its position or filters are refused, or the store failed.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The key has [`MAX_STREAMS_PER_KEY`] open already.
+    #[error("this key has {MAX_STREAMS_PER_KEY} event streams open already; close one first")]
+    TooMany,
+}
+
+/// The scope a log cursor is sealed in: the list's name and the filters.
+fn scope(query: &EventsQuery) -> Vec<u8> {
+    let mut s = b"events\0".to_vec();
+    s.extend_from_slice(query.canonical().as_bytes());
+    s
+}
+
+impl Node {
+    /// The cursor that resumes the log under `query`'s filters after `id`.
+    pub fn events_cursor(&self, query: &EventsQuery, id: EventId) -> String {
+        self.cursors().seal(&scope(query), &id.number().to_be_bytes())
+    }
+
+    /// Where a read of the log starts: after the `cursor` (ours, for these
+    /// filters), else after `since` (an event id), else from the start.
+    fn events_position(&self, query: &EventsQuery, cursor: Option<&str>) -> Result<EventId, ReadError> {
+        if let Some(c) = cursor {
+            let bytes = self.cursors().open(&scope(query), c).map_err(ReadError::cursor)?;
+            let n: [u8; 8] = bytes.try_into().map_err(|_| ReadError::cursor("not a cursor of the event log"))?;
+            return Ok(EventId(i64::from_be_bytes(n)));
+        }
+        match &query.since {
+            None => Ok(EventId(0)),
+            Some(s) => s.parse().map_err(|e: mds_domain::event::EventIdError| ReadError::InvalidCursor {
+                param: "since",
+                detail: format!("since: {e}"),
+            }),
+        }
+    }
+
+    /// Refuses a position beyond the latest id (not issued here) or below
+    /// what retention removed (expired). `param` names where it came from.
+    fn check_position(after: EventId, latest: EventId, pruned: EventId, param: &'static str) -> Result<(), ReadError> {
+        if after > latest {
+            return Err(ReadError::InvalidCursor { param, detail: format!("{param} was not issued by this service") });
+        }
+        if after.number() > 0 && after < pruned {
+            return Err(ReadError::EventsExpired);
+        }
+        Ok(())
+    }
+
+    /// A page of the event log (`GET /v1/events`): a [`Page`] of events,
+    /// oldest first, tagged with its digest.
+    pub async fn events_page(&self, query: &EventsLogQuery) -> Result<Tagged, ReadError> {
+        let q = &query.filter;
+        let after = self.events_position(q, query.page.cursor.as_deref())?;
+        let limit = query.page.limit.get();
+        let read = self.store().event_page(after, &q.filter(), limit + 1).await?;
+        let param = if query.page.cursor.is_some() { "cursor" } else { "since" };
+        Self::check_position(after, read.latest, read.pruned_through, param)?;
+        let mut data: Vec<_> = read.events.into_iter().map(|e| e.event).collect();
+        let has_more = data.len() > limit;
+        data.truncate(limit);
+        let next_cursor = match data.last() {
+            Some(last) if has_more => Some(self.events_cursor(q, last.id)),
+            _ => None,
+        };
+        let json = serde_json::to_vec(&Page { data, next_cursor, has_more }).expect("a page of events serialises");
+        Ok(Tagged::hashed(json))
+    }
+
+    /// Opens a stream of the events passing `query` after its position
+    /// (`last_event_id`, else `since`) for the caller `ctx` with `key`: the
+    /// frames of `text/event-stream`, ending when the connection goes, the
+    /// key stops working or the node shuts down. Counted against the key's
+    /// [`MAX_STREAMS_PER_KEY`] until it ends.
+    pub async fn open_stream(
+        self: &Arc<Self>,
+        ctx: &KeyContext,
+        key: ApiKey,
+        mut query: EventsQuery,
+        last_event_id: Option<String>,
+    ) -> Result<mpsc::Receiver<Bytes>, StreamError> {
+        let param = if last_event_id.is_some() { "Last-Event-ID" } else { "since" };
+        if let Some(id) = last_event_id {
+            query.since = Some(id);
+        }
+        let after = self.events_position(&query, None).map_err(|e| match e {
+            ReadError::InvalidCursor { detail, .. } => ReadError::InvalidCursor { param, detail },
+            e => e,
+        })?;
+        let filter = query.filter();
+        let head = self.store().event_page(after, &filter, 0).await.map_err(ReadError::from)?;
+        Self::check_position(after, head.latest, head.pruned_through, param)?;
+        // Without a position, the stream starts at what is committed now.
+        let after = if query.since.is_none() { head.latest } else { after };
+        let hub = self.events();
+        let id = format!("str_{:016x}{:016x}", rand::random::<u64>(), rand::random::<u64>());
+        let now = self.config().clock.now();
+        let until = now + TimeDelta::from_std(STREAM_LEASE).expect("a short lease");
+        let opened = self
+            .store()
+            .open_stream(&id, &ctx.prefix, &hub.node, now, until, MAX_STREAMS_PER_KEY)
+            .await
+            .map_err(ReadError::from)?;
+        if !opened {
+            return Err(StreamError::TooMany);
+        }
+        let (tx, rx) = mpsc::channel(FRAMES);
+        let live = hub.tx.subscribe();
+        let closing = hub.closing.subscribe();
+        let node = self.clone();
+        tokio::spawn(async move {
+            let stream = Stream { node: node.clone(), key, filter, sent: after, tx, closing };
+            stream.run(live).await;
+            if let Err(e) = node.store().close_stream(&id).await {
+                tracing::warn!(error = %e, "an event stream's lease was not given back; it lapses by itself");
+            }
+        });
+        Ok(rx)
+    }
+}
+
+/// One open stream's producer.
+struct Stream {
+    node: Arc<Node>,
+    key: ApiKey,
+    filter: EventFilter,
+    /// The last id sent (or the position it started after).
+    sent: EventId,
+    tx: mpsc::Sender<Bytes>,
+    closing: watch::Receiver<bool>,
+}
+
+/// Why a stream stops: the connection went, the key stopped working, the
+/// store failed while backfilling, or the node shuts down.
+enum Stop {
+    /// It stops.
+    Done,
+}
+
+impl Stream {
+    /// Backfills, then follows the broadcast until it stops.
+    async fn run(mut self, mut live: broadcast::Receiver<Arc<StoredEvent>>) {
+        if self.backfill().await.is_err() {
+            return;
+        }
+        let mut heartbeat = tokio::time::interval(HEARTBEAT);
+        heartbeat.reset();
+        let mut check = tokio::time::interval(KEY_CHECK);
+        loop {
+            let step = tokio::select! {
+                () = self.tx.closed() => Err(Stop::Done),
+                _ = self.closing.changed() => Err(Stop::Done),
+                _ = check.tick() => self.check_key().await,
+                _ = heartbeat.tick() => self.send(Bytes::from_static(b": keep-alive\n\n")).await,
+                got = live.recv() => match got {
+                    Ok(e) => self.offer(&e).await,
+                    // Fell behind the broadcast: read what it missed.
+                    Err(broadcast::error::RecvError::Lagged(_)) => self.backfill().await,
+                    Err(broadcast::error::RecvError::Closed) => Err(Stop::Done),
+                },
+            };
+            if step.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Sends what the log holds after the last id sent, page by page.
+    async fn backfill(&mut self) -> Result<(), Stop> {
+        loop {
+            let page = self.node.store().event_page(self.sent, &self.filter, READ).await.map_err(|_| Stop::Done)?;
+            let n = page.events.len();
+            for e in &page.events {
+                self.offer(e).await?;
+            }
+            if n < READ {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Sends `e` if it is after the last sent and passes the filter.
+    async fn offer(&mut self, e: &StoredEvent) -> Result<(), Stop> {
+        if e.event.id <= self.sent {
+            return Ok(());
+        }
+        if self.filter.admits(e.event.kind, &e.subject) {
+            let data = serde_json::to_string(&e.event).expect("an event serialises");
+            self.send(Bytes::from(format!("id: {}\nevent: {}\ndata: {data}\n\n", e.event.id, e.event.kind))).await?;
+        }
+        self.sent = e.event.id;
+        Ok(())
+    }
+
+    /// Hands a frame to the connection.
+    async fn send(&self, frame: Bytes) -> Result<(), Stop> {
+        self.tx.send(frame).await.map_err(|_| Stop::Done)
+    }
+
+    /// Stops when the key no longer works (revoked, expired); a key that
+    /// cannot be checked now (the store down) keeps the stream.
+    async fn check_key(&self) -> Result<(), Stop> {
+        match self.node.authenticate(&self.key).await {
+            Ok(None) => Err(Stop::Done),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Starts the feed task of `node`: see the [module](self).
+pub fn spawn_feed(node: Arc<Node>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let hub = node.events();
+        let mut tick = tokio::time::interval(FEED_INTERVAL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut renewed = tokio::time::Instant::now();
+        let mut pruned: Option<tokio::time::Instant> = None;
+        loop {
+            tick.tick().await;
+            if let Err(e) = feed_once(&node).await {
+                tracing::debug!(error = %e, "the event feed could not read the log; trying again");
+            }
+            if renewed.elapsed() >= LEASE_RENEWAL {
+                renewed = tokio::time::Instant::now();
+                let until = node.config().clock.now() + TimeDelta::from_std(STREAM_LEASE).expect("a short lease");
+                if hub.open_streams() > 0 {
+                    if let Err(e) = node.store().renew_streams(&hub.node, until).await {
+                        tracing::warn!(error = %e, "the event streams' leases were not renewed");
+                    }
+                }
+            }
+            if pruned.is_none_or(|p| p.elapsed() >= PRUNE_INTERVAL) {
+                pruned = Some(tokio::time::Instant::now());
+                let before = node.config().clock.now() - node.config().events_retention;
+                match node.store().prune_events(before).await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(events = n, "pruned events past retention"),
+                    Err(e) => tracing::warn!(error = %e, "events past retention were not pruned"),
+                }
+            }
+        }
+    })
+}
+
+/// Reads the events committed after the last broadcast and broadcasts
+/// them (the first read only learns where the log ends).
+async fn feed_once(node: &Node) -> Result<(), mds_store::StoreError> {
+    let hub = node.events();
+    let last = hub.last.load(Ordering::Acquire);
+    if last < 0 {
+        let head = node.store().event_page(EventId(i64::MAX), &EventFilter::default(), 0).await?;
+        hub.last.store(head.latest.number(), Ordering::Release);
+        return Ok(());
+    }
+    loop {
+        let from = EventId(hub.last.load(Ordering::Acquire));
+        let events = node.store().events_after(from, READ).await?;
+        let n = events.len();
+        for e in events {
+            hub.last.store(e.event.id.number(), Ordering::Release);
+            // No receiver: nobody streams on this node now.
+            let _ = hub.tx.send(Arc::new(e));
+        }
+        if n < READ {
+            return Ok(());
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! The event log (`GET /v1/events`) and the stream (`GET
+//! /v1/events/stream`) through the real server: events made by imports
+//! (none by an import that changes nothing), ids in order, filters, keyset
+//! pages, every bad position (`400 invalid_cursor`, `410 events_expired`),
+//! the stream's live delivery, resume with `Last-Event-ID`, its limit of
+//! two per key, and a revoked key's stream closing. Runs on SQLite, and on
+//! PostgreSQL with `MDS_TEST_BACKEND=postgres`.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{TestApp, assert_problem, new_key, spawn};
+use mds_domain::{Article, Environment};
+use mds_testkit::fixtures::bare_article;
+use serde_json::Value;
+
+/// Every event of the log under the query `q`, walked with `limit`.
+async fn walk(app: &TestApp, q: &str, limit: usize) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut path = format!("/v1/events?limit={limit}{q}");
+    loop {
+        let page = app.get_json(&path, 200).await;
+        let data = page["data"].as_array().unwrap();
+        assert!(data.len() <= limit);
+        out.extend(data.iter().cloned());
+        match page["next_cursor"].as_str() {
+            Some(c) => {
+                assert_eq!(page["has_more"], true);
+                path = format!("/v1/events?limit={limit}{q}&cursor={c}");
+            }
+            None => return out,
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_log_holds_what_imports_changed_in_order() {
+    let app = spawn().await;
+    let all = walk(&app, "", 200).await;
+    let companies = mds_import::demo_companies().len();
+    let articles = mds_import::demo_articles().len();
+    assert_eq!(all.len(), companies + articles, "one event per company and article imported");
+    let ids: Vec<&str> = all.iter().map(|e| e["id"].as_str().unwrap()).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids increase");
+    assert_eq!(walk(&app, "", 97).await, all, "smaller pages walk the same log");
+    let published = walk(&app, "&types=article.published", 50).await;
+    assert_eq!(published.len(), articles);
+    assert!(published.iter().all(|e| e["type"] == "article.published" && e["data"].get("body").is_none()));
+    let first = &all[0];
+    assert_eq!(first["type"], "company.changed");
+    let isin = first["data"]["company"]["isin"].as_str().unwrap().to_owned();
+    let about = walk(&app, &format!("&isin={isin}"), 50).await;
+    assert!(!about.is_empty());
+    assert!(about.iter().all(|e| e["data"]["company"]["isin"] == isin.as_str() || e["data"]["isin"] == isin.as_str()));
+
+    // Nothing after the last; an import that changes nothing makes none.
+    let last = ids.last().unwrap().to_string();
+    app.store.upsert_articles(&mds_import::demo_articles()).await.unwrap();
+    app.store.upsert_companies(&mds_import::demo_companies()).await.unwrap();
+    let after = app.get_json(&format!("/v1/events?since={last}"), 200).await;
+    assert_eq!(after["data"].as_array().unwrap().len(), 0);
+    assert_eq!(after["has_more"], false);
+
+    // One change, one event, after `since`.
+    let article = Article { headline: "Changed headline".into(), ..mds_import::demo_articles()[0].clone() };
+    app.store.upsert_articles(&[article]).await.unwrap();
+    let after = app.get_json(&format!("/v1/events?since={last}"), 200).await;
+    let data = after["data"].as_array().unwrap();
+    assert_eq!(data.len(), 1);
+    assert_eq!(data[0]["type"], "article.updated");
+    assert_eq!(data[0]["data"]["headline"], "Changed headline");
+}
+
+#[tokio::test]
+async fn bad_positions_and_filters_are_refused() {
+    let app = spawn().await;
+    for since in ["evt_1", "nope", "evt_000000000000001A", "evt_7fffffffffffffff"] {
+        let body = assert_problem(app.get(&format!("/v1/events?since={since}")).await, 400, "invalid_cursor").await;
+        assert_eq!(body["param"], "since", "{since}");
+    }
+    let body = assert_problem(app.get("/v1/events?types=article.deleted").await, 400, "invalid_parameter").await;
+    assert_eq!(body["param"], "types");
+    assert_problem(app.get("/v1/events?types=ping").await, 400, "invalid_parameter").await;
+    assert_problem(app.get("/v1/events?isin=INE002A01019").await, 400, "invalid_parameter").await;
+    assert_problem(app.get("/v1/events?sinse=evt_0000000000000001").await, 400, "unknown_parameter").await;
+    let page = app.get_json("/v1/events?limit=1", 200).await;
+    let cursor = page["next_cursor"].as_str().unwrap();
+    let other = app.get(&format!("/v1/events?limit=1&types=company.changed&cursor={cursor}")).await;
+    assert_eq!(assert_problem(other, 400, "invalid_cursor").await["param"], "cursor");
+    let stream = app.get("/v1/events/stream?since=evt_7fffffffffffffff").await;
+    assert_problem(stream, 400, "invalid_cursor").await;
+
+    // Past retention: 410 for a position, the rest of the log without one.
+    let first = page["data"][0]["id"].as_str().unwrap().to_owned();
+    app.store.prune_events(chrono::Utc::now() + chrono::TimeDelta::minutes(1)).await.unwrap();
+    let gone = assert_problem(app.get(&format!("/v1/events?since={first}")).await, 410, "events_expired").await;
+    assert_eq!(gone["param"], "since");
+    let stream = app.get(&format!("/v1/events/stream?since={first}")).await;
+    assert_problem(stream, 410, "events_expired").await;
+    assert_eq!(app.get_json("/v1/events", 200).await["data"].as_array().unwrap().len(), 0);
+}
+
+/// An open stream, read as it comes.
+struct Sse {
+    resp: reqwest::Response,
+    buf: String,
+}
+
+impl Sse {
+    /// Opens `path` with `key` (and extra headers); asserts `200`.
+    async fn open(app: &TestApp, path: &str, key: &str, extra: &[(&str, &str)]) -> Sse {
+        let mut req = app.client.get(format!("{}{path}", app.base)).bearer_auth(key);
+        for (k, v) in extra {
+            req = req.header(*k, *v);
+        }
+        let resp = req.send().await.unwrap();
+        assert_eq!(resp.status(), 200);
+        assert_eq!(resp.headers()["content-type"], "text/event-stream");
+        Sse { resp, buf: String::new() }
+    }
+
+    /// The next event frame's `(id, type, data)` within `within`; `None`
+    /// when the stream ended first.
+    async fn next(&mut self, within: Duration) -> Option<(String, String, Value)> {
+        let deadline = Instant::now() + within;
+        loop {
+            while let Some(end) = self.buf.find("\n\n") {
+                let frame: String = self.buf.drain(..end + 2).collect();
+                if frame.starts_with(':') {
+                    continue;
+                }
+                let field = |name: &str| {
+                    frame.lines().find_map(|l| l.strip_prefix(name)).map(|v| v.trim().to_owned()).unwrap_or_default()
+                };
+                return Some((field("id:"), field("event:"), serde_json::from_str(&field("data:")).unwrap()));
+            }
+            let left = deadline.checked_duration_since(Instant::now()).expect("an event in time");
+            match tokio::time::timeout(left, self.resp.chunk()).await.expect("an event in time").unwrap() {
+                Some(bytes) => self.buf.push_str(std::str::from_utf8(&bytes).unwrap()),
+                None => return None,
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_stream_carries_new_events_and_resumes_without_a_gap() {
+    let app = spawn().await;
+    let mut live = Sse::open(&app, "/v1/events/stream?types=article.published", &app.key, &[]).await;
+    let t0 = Instant::now();
+    app.store.upsert_articles(&[bare_article("fresh-one", "Fresh one")]).await.unwrap();
+    let (id, kind, data) = live.next(Duration::from_secs(3)).await.expect("the event");
+    assert!(t0.elapsed() < Duration::from_secs(2), "within a second or so: {:?}", t0.elapsed());
+    assert_eq!(kind, "article.published");
+    assert_eq!(data["id"], id.as_str());
+    assert_eq!(data["data"]["slug"], "fresh-one");
+    drop(live);
+
+    // Two more while nobody listens; resume after the first.
+    app.store.upsert_articles(&[bare_article("fresh-two", "Two")]).await.unwrap();
+    app.store.upsert_articles(&[bare_article("fresh-three", "Three")]).await.unwrap();
+    let mut resumed =
+        Sse::open(&app, "/v1/events/stream?types=article.published", &app.key, &[("last-event-id", &id)]).await;
+    let (_, _, two) = resumed.next(Duration::from_secs(3)).await.unwrap();
+    let (_, _, three) = resumed.next(Duration::from_secs(3)).await.unwrap();
+    assert_eq!(
+        (two["data"]["slug"].as_str(), three["data"]["slug"].as_str()),
+        (Some("fresh-two"), Some("fresh-three"))
+    );
+
+    // The log agrees with the stream.
+    let log = app.get_json(&format!("/v1/events?since={id}&types=article.published"), 200).await;
+    assert_eq!(log["data"][0], two);
+    assert_eq!(log["data"][1], three);
+}
+
+#[tokio::test]
+async fn a_key_holds_two_streams_and_a_revoked_keys_streams_close() {
+    let app = spawn().await;
+    let key = new_key(&*app.store, "acme", "pro", Environment::Live).await;
+    let mut one = Sse::open(&app, "/v1/events/stream", &key, &[]).await;
+    let _two = Sse::open(&app, "/v1/events/stream", &key, &[]).await;
+    let third = app.get_with_key("/v1/events/stream", &key).await;
+    assert!(third.headers().contains_key("retry-after"));
+    let body = assert_problem(third, 429, "too_many_streams").await;
+    assert_eq!(body["violated_policies"], serde_json::json!(["streams"]));
+    // Another key is not held back.
+    let _other = Sse::open(&app, "/v1/events/stream", &app.key, &[]).await;
+
+    let prefix = mds_domain::ApiKey::parse(&key).unwrap().prefix();
+    let t0 = Instant::now();
+    app.store.revoke_key(&prefix, chrono::Utc::now()).await.unwrap();
+    assert!(one.next(Duration::from_secs(5)).await.is_none(), "the stream ends");
+    assert!(t0.elapsed() < Duration::from_millis(1500), "within a second: {:?}", t0.elapsed());
+}
