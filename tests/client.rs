@@ -944,3 +944,51 @@ async fn client_and_cli_ask_for_identity_over_time() {
     let r = mds_get(&app, Some(&app.key), &["symbol", "NEVERSEEN"]).await;
     assert!(!r.ok && r.stderr.starts_with("error: not_found (HTTP 404)"), "{}", r.stderr);
 }
+
+/// The client walks the event log with its filters and positions, and
+/// follows the stream to a new event.
+#[tokio::test]
+async fn the_client_reads_the_event_log_and_follows_the_stream_across_nodes() {
+    let app = spawn().await;
+    let c = client(&app);
+    let all = c.events().limit(200).all().await.unwrap();
+    assert!(!all.is_empty());
+    let published = c.events().types(&["article.published"]).all().await.unwrap();
+    assert!(published.iter().all(|e| e.kind == mds_client::EventType::ArticlePublished));
+    let last = all.last().unwrap().id.to_string();
+    assert!(c.events().since(&last).all().await.unwrap().is_empty());
+
+    let mut events = std::pin::pin!(c.event_stream().types(&["article.published"]).follow());
+    let store = app.store.clone();
+    let writer = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        store.upsert_articles(&[mds_testkit::fixtures::bare_article("client-one", "One")]).await.unwrap();
+    });
+    let next = std::future::poll_fn(|cx| events.as_mut().poll_next(cx));
+    let e = tokio::time::timeout(Duration::from_secs(5), next).await.unwrap().unwrap().unwrap();
+    assert_eq!(e.data["slug"], "client-one");
+    writer.await.unwrap();
+    let err = c.events().since("evt_7fffffffffffffff").send().await.unwrap_err();
+    assert_eq!(err.code(), Some(ErrorCode::InvalidCursor));
+}
+
+/// `verify_webhook` passes the Standard Webhooks reference delivery only
+/// within five minutes of its time, and refuses a changed body.
+#[test]
+fn verify_webhook_checks_signature_and_time() {
+    use reqwest::header::{HeaderMap, HeaderValue};
+    let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    let body = br#"{"test": 2432232314}"#;
+    let mut h = HeaderMap::new();
+    h.insert("webhook-id", HeaderValue::from_static("msg_p5jXN8AQM9LWM0D4loKWxJek"));
+    h.insert("webhook-timestamp", HeaderValue::from_static("1614265330"));
+    h.insert("webhook-signature", HeaderValue::from_static("v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="));
+    // The vector's time is years ago: refused for its age.
+    assert_eq!(mds_client::verify_webhook(secret, &h, body), Err(mds_client::VerifyError::Timestamp));
+    let now = Utc::now().timestamp();
+    let sig = mds_domain::webhook::sign(secret, "msg_p5jXN8AQM9LWM0D4loKWxJek", now, body).unwrap();
+    h.insert("webhook-timestamp", HeaderValue::from_str(&now.to_string()).unwrap());
+    h.insert("webhook-signature", HeaderValue::from_str(&sig).unwrap());
+    assert_eq!(mds_client::verify_webhook(secret, &h, body), Ok(()));
+    assert_eq!(mds_client::verify_webhook(secret, &h, b"{}"), Err(mds_client::VerifyError::Signature));
+}

@@ -379,6 +379,35 @@ impl Client {
         self.get_json(url).await
     }
 
+    /// `GET /v1/events`: the event log, oldest first; set filters and a
+    /// position (`since`) on the returned request, then
+    /// [`send`](crate::EventsRequest::send) it or walk every page.
+    pub fn events(&self) -> crate::EventsRequest {
+        crate::EventsRequest::new(self.clone(), &["v1", "events"])
+    }
+
+    /// `GET /v1/events/stream`: set filters and a position on the returned
+    /// request, then [`follow`](crate::EventStreamRequest::follow) it.
+    pub fn event_stream(&self) -> crate::EventStreamRequest {
+        crate::EventStreamRequest::new(self.clone())
+    }
+
+    /// The HTTP client requests go through.
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.inner.http
+    }
+
+    /// The `Authorization` header value (marked sensitive).
+    pub(crate) fn auth_header(&self) -> HeaderValue {
+        self.inner.auth.clone()
+    }
+
+    /// The wait before the `attempt`-th retry (from 1) without a
+    /// `Retry-After`.
+    pub(crate) fn backoff_for(&self, attempt: u32) -> Duration {
+        backoff_delay(self.inner.backoff, attempt, self.inner.max_delay)
+    }
+
     /// The base URL joined with path segments (each percent-encoded).
     pub(crate) fn url(&self, segments: &[&str]) -> Url {
         let mut url = self.inner.base.clone();

@@ -21,6 +21,10 @@
 //!   vector, as for companies ([`Pages`] serves both).
 //! - [`Client::article`] → [`Article`] (with its body); [`Client::usage`] →
 //!   [`V1Usage`]; [`Client::usage_daily`] → [`V1UsageDaily`].
+//! - [`Client::events`] → [`EventsRequest`]: the event log as a list;
+//!   [`Client::event_stream`] → [`EventStreamRequest`]: the live stream,
+//!   [`follow`](EventStreamRequest::follow)ed with resume;
+//!   [`verify_webhook`] checks a webhook delivery's signature and time.
 //! - [`Error`]: [`Error::Api`] carries the problem body (`code`, `detail`,
 //!   `param`, `request_id`); transport, timeout and decode failures have
 //!   their own variants.
@@ -57,6 +61,7 @@ mod changes;
 mod client;
 mod companies;
 mod error;
+mod events;
 mod list;
 mod news_list;
 mod sync;
@@ -68,14 +73,16 @@ pub use client::{
 };
 pub use companies::CompaniesRequest;
 pub use error::{Error, Result};
+pub use events::{EventStreamRequest, EventsRequest, STREAM_SILENCE, verify_webhook};
 pub use futures_util::Stream;
 pub use list::{ListRequest, Pages};
 pub use mds_domain::daily::{V1UsageDaily, V1UsageDay};
 pub use mds_domain::usage::{BillingMonth, V1Usage, V1UsageWindow};
+pub use mds_domain::webhook::VerifyError;
 pub use mds_domain::{
-    Article, ArticleSummary, ChangesPage, Classification, Company, CompanyDetail, CompanyHistory, CompanyStatus,
-    ErrorCode, Exchange, IdentityChange, IdentityEvent, Isin, Listing, ListingStatus, MarketCap, MarketCapBand, Page,
-    Problem, Slug, StatusFilter, SymbolHistory, SymbolPeriod, Ticker,
+    Article, ArticleSummary, ChangesPage, Classification, Company, CompanyChanged, CompanyDetail, CompanyHistory,
+    CompanyStatus, ErrorCode, Event, EventId, EventType, Exchange, IdentityChange, IdentityEvent, Isin, Listing,
+    ListingStatus, MarketCap, MarketCapBand, Page, Problem, Slug, StatusFilter, SymbolHistory, SymbolPeriod, Ticker,
 };
 pub use news_list::NewsListRequest;
 pub use sync::{Replica, SYNC_PAGE_SIZE, SyncReport};

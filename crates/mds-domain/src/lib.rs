@@ -35,6 +35,8 @@
 //!   `GET /v1/usage/daily`.
 //! - [`problem`]: the RFC 9457 problem body and the stable error codes.
 //! - [`time`]: the one timestamp format of the wire.
+//! - [`webhook`]: how a webhook delivery is signed and checked (Standard
+//!   Webhooks).
 //! - [`hex`]: the one hex encoding (hashes, tags, secrets).
 //! - [`bounds`]: the longest value each stored text field may hold.
 //!
@@ -124,6 +126,7 @@ pub mod query;
 pub mod snapshot;
 pub mod time;
 pub mod usage;
+pub mod webhook;
 
 pub use account::{Account, AccountName, AdminTokenName, Tier, TierName};
 pub use admin::{Actor, AdminToken, AuditEntry};
