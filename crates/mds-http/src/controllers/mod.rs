@@ -9,6 +9,7 @@ pub mod companies;
 pub mod company;
 pub mod company_history;
 pub mod health;
+pub mod mcp;
 pub mod news_list;
 pub mod symbol;
 pub mod usage;
