@@ -190,3 +190,46 @@ async fn a_tool_call_counts_once_as_its_route() {
     assert_eq!(by_route["/v1/companies/{isin}/history"], 1, "{today}");
     assert!(by_route.get("/mcp").is_none());
 }
+
+#[tokio::test]
+async fn mds_mcp_serves_the_tools_on_stdio() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let app = common::spawn().await;
+    let before = used(&app).await;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mds"))
+        .arg("mcp")
+        .env("MDS_API_KEY", &app.key)
+        .env("MDS_BASE_URL", &app.base)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "search_companies", "arguments": {"limit": 2}}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+               "params": {"name": "get_company", "arguments": {"isin": "INE000000000"}}}),
+    ];
+    for m in &messages {
+        stdin.write_all(format!("{m}\n").as_bytes()).await.unwrap();
+    }
+    drop(stdin);
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut answers = Vec::new();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        answers.push(serde_json::from_str::<Value>(&line).unwrap());
+    }
+    assert!(child.wait().await.unwrap().success());
+    // No answer to the notification.
+    assert_eq!(answers.len(), 3, "{answers:?}");
+    assert_eq!(answers[0]["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(answers[1]["result"]["structuredContent"]["data"].as_array().unwrap().len(), 2);
+    assert_eq!(answers[2]["result"]["isError"], true);
+    assert_eq!(answers[2]["result"]["structuredContent"]["code"], "not_found");
+    assert_eq!(used(&app).await, before + 2);
+}

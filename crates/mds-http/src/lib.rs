@@ -29,7 +29,9 @@
 //!   vendored assets.
 //!
 //! Modules depend one way: `routes` → `controllers`, `openapi`, `route` →
-//! `state` → `config`; `openapi` → `components`.
+//! `state` → `config`; `openapi` → `components`. The one loop: `mcp`
+//! reads the document of `routes` (its tools are defined from it) and
+//! `controllers::mcp` serves `mcp`.
 
 pub mod admin;
 pub mod auth;
