@@ -18,8 +18,8 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -34,8 +34,6 @@ BIN = os.environ["MDS_BIN"]
 AUTH = {"Authorization": f"Bearer {KEY}"}
 TOOLS = ["search_companies", "get_company", "resolve_symbol", "list_news", "get_article", "get_usage"]
 UNKNOWN_ISIN = "INE000000000"
-
-Connect = Callable[[str], AbstractAsyncContextManager[ClientSession]]
 
 
 def used() -> int:
@@ -113,9 +111,11 @@ async def exercise(session: ClientSession, name: str) -> None:
 @asynccontextmanager
 async def over_http(key: str) -> AsyncIterator[ClientSession]:
     headers = {"Authorization": f"Bearer {key}"}
-    async with streamablehttp_client(f"{BASE}/mcp", headers=headers) as (read, write, _):
-        async with ClientSession(read, write) as session:
-            yield session
+    async with (
+        streamablehttp_client(f"{BASE}/mcp", headers=headers) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        yield session
 
 
 @asynccontextmanager
@@ -125,9 +125,8 @@ async def over_stdio(key: str) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
         command=BIN, args=["mcp"], env={"MDS_API_KEY": key, "MDS_BASE_URL": BASE, "MDS_LOG": "warn"}
     )
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            yield session
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        yield session
 
 
 def http_without_key() -> None:

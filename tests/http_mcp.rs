@@ -8,14 +8,21 @@
 
 mod common;
 
+use chrono::Utc;
 use common::{TestApp, assert_problem};
+use mds_domain::{Environment, Tier, TierName};
 use serde_json::{Value, json};
 
 /// Posts `message` to `/mcp` with the app's key.
 async fn post(app: &TestApp, message: &Value) -> reqwest::Response {
+    post_as(app, &app.key, message).await
+}
+
+/// Posts `message` to `/mcp` with `key`.
+async fn post_as(app: &TestApp, key: &str, message: &Value) -> reqwest::Response {
     app.client
         .post(format!("{}/mcp", app.base))
-        .bearer_auth(&app.key)
+        .bearer_auth(key)
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2025-06-18")
         .json(message)
@@ -232,4 +239,28 @@ async fn mds_mcp_serves_the_tools_on_stdio() {
     assert_eq!(answers[2]["result"]["isError"], true);
     assert_eq!(answers[2]["result"]["structuredContent"]["code"], "not_found");
     assert_eq!(used(&app).await, before + 2);
+}
+
+#[tokio::test]
+async fn a_tool_call_takes_its_routes_rate_limit_and_mcp_none() {
+    let app = common::spawn().await;
+    let tiny = Tier { name: TierName::parse("tiny").unwrap(), rate_limit_per_minute: 2, monthly_quota: 1000 };
+    app.store.set_tier(&tiny, Utc::now()).await.unwrap();
+    let key = common::new_key(&*app.store, "acme", "tiny", Environment::Live).await;
+    let search = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                        "params": {"name": "search_companies", "arguments": {"limit": 1}}});
+    for _ in 0..2 {
+        let r: Value = post_as(&app, &key, &search).await.json().await.unwrap();
+        assert_eq!(r["result"]["isError"], false, "{r}");
+    }
+    // The third in the minute is the route's 429, as a tool error.
+    let r: Value = post_as(&app, &key, &search).await.json().await.unwrap();
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert_eq!(r["result"]["structuredContent"]["code"], "rate_limited", "{r}");
+    // The protocol's own messages take nothing from the limit.
+    for _ in 0..5 {
+        let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+        let r = post_as(&app, &key, &ping).await;
+        assert_eq!(r.status(), 200);
+    }
 }
