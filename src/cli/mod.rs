@@ -16,6 +16,7 @@ macro_rules! outln {
 mod admin;
 mod get;
 mod import;
+mod mcp;
 mod serve;
 
 use std::net::SocketAddr;
@@ -62,6 +63,9 @@ enum Command {
     /// Call the API as a client (key from env MDS_API_KEY, base URL from MDS_BASE_URL).
     #[command(subcommand)]
     Get(get::GetCommand),
+    /// Serve the MCP tools on stdio for a desktop agent, calling a running
+    /// service (key from env MDS_API_KEY, base URL from MDS_BASE_URL).
+    Mcp,
 }
 
 /// Logs go to stderr, filtered by `MDS_LOG`; by default `info` for the
@@ -95,6 +99,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Keys(c) => admin::keys(&open(&url).await?, c).await,
         Command::AdminTokens(c) => admin::admin_tokens(&open(&url).await?, c).await,
         Command::Get(c) => get::run(c).await,
+        Command::Mcp => mcp::run().await,
     }
 }
 

@@ -19,6 +19,9 @@
 //! - [`middleware`]: the envelope of every request (request id, access log,
 //!   HEAD, timeout, problems), the guard of keyed routes, ETags.
 //! - [`error`]: [`ApiError`], rendered as problem+json.
+//! - [`mcp`]: the Model Context Protocol's tools for language-model
+//!   agents, shared by `POST /mcp` ([`controllers::mcp`]) and `mds mcp`
+//!   (stdio).
 //! - [`config`]: settings, [`HttpConfig`] and [`ServerConfig`].
 //! - [`openapi`]: the OpenAPI document of a route table
 //!   (`/v1/openapi.json`), with the parts the handlers refer to in
@@ -26,7 +29,9 @@
 //!   vendored assets.
 //!
 //! Modules depend one way: `routes` → `controllers`, `openapi`, `route` →
-//! `state` → `config`; `openapi` → `components`.
+//! `state` → `config`; `openapi` → `components`. The one loop: `mcp`
+//! reads the document of `routes` (its tools are defined from it) and
+//! `controllers::mcp` serves `mcp`.
 
 pub mod admin;
 pub mod auth;
@@ -35,6 +40,7 @@ pub mod config;
 pub mod controllers;
 pub mod docs;
 pub mod error;
+pub mod mcp;
 pub mod middleware;
 pub mod openapi;
 pub mod params;

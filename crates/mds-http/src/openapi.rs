@@ -220,6 +220,7 @@ impl Modify for Common<'_> {
                      possible when the quota is spent."
                 }
                 Access::Open => "Needs no key; not rate limited.",
+                Access::Delegated => "Each request it makes counts as its route.",
             };
             op.description = Some(match op.description.take() {
                 Some(d) => format!("{d} {billing}"),

@@ -3,7 +3,7 @@
 //! route's request takes from the quota: [`mds_limits::Charge`]), how its
 //! answers may be cached ([`Caching`]) and its operation in the OpenAPI
 //! document ([`Operation`]); and the constructors the table's rows are
-//! written with ([`counted`], [`free`], [`open`], [`op`]).
+//! written with ([`counted`], [`free`], [`open`], [`delegated`], [`op`]).
 
 use axum::http::HeaderValue;
 use axum::routing::MethodRouter;
@@ -23,6 +23,12 @@ pub enum Access {
     /// answered `304` or `5xx`), nothing for [`Charge::Free`] (the caller's
     /// own usage). Every admitted request takes from the per-minute limit.
     Keyed(Charge),
+    /// An API key, which the handler checks itself; the envelope neither
+    /// guards nor counts the request, and hands itself to the handler (a
+    /// request extension), which makes its own requests to other routes
+    /// through it, each taking what that route takes: `POST /mcp`, whose
+    /// every tool call is its route's request (contract section 12).
+    Delegated,
 }
 
 /// How a route's successful answers may be cached (`Cache-Control`).
@@ -120,4 +126,10 @@ pub const fn free(
 /// A route anyone may call, outside the OpenAPI document.
 pub const fn open(path: &'static str, caching: Caching, handler: fn() -> MethodRouter<AppState>) -> Route {
     Route { path, access: Access::Open, caching, operation: None, handler }
+}
+
+/// A route whose handler checks the key and makes its requests through
+/// the envelope ([`Access::Delegated`]), outside the OpenAPI document.
+pub const fn delegated(path: &'static str, handler: fn() -> MethodRouter<AppState>) -> Route {
+    Route { path, access: Access::Delegated, caching: Caching::NoStore, operation: None, handler }
 }

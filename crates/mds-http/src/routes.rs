@@ -17,13 +17,13 @@
 use std::sync::{LazyLock, OnceLock};
 
 use axum::response::Response;
-use axum::routing::get;
+use axum::routing::{get, post};
 use mds_limits::Charge;
 
 use crate::controllers::{
-    article, changes, companies, company, company_history, events, health, news_list, symbol, usage, usage_daily,
+    article, changes, companies, company, company_history, events, health, mcp, news_list, symbol, usage, usage_daily,
 };
-use crate::route::{Access, Caching, Route, counted, free, op, open, spec};
+use crate::route::{Access, Caching, Route, counted, delegated, free, op, open, spec};
 use crate::{docs, openapi};
 
 /// Every route. Order does not matter to matching. One row a line, kept
@@ -41,6 +41,7 @@ pub static ROUTES: &[Route] = &[
     counted("/v1/events/stream", Caching::NoStore, op("streamEvents", "events", "Follow the event log live", spec::<events::__path_stream>), || get(events::stream)),
     free("/v1/usage", Caching::NoStore, op("getUsage", "usage", "Usage of the calling key", spec::<usage::__path_show>), || get(usage::show)),
     free("/v1/usage/daily", Caching::NoStore, op("getUsageDaily", "usage", "Daily usage of the calling key", spec::<usage_daily::__path_show>), || get(usage_daily::show)),
+    delegated("/mcp", || post(mcp::post)),
     open("/healthz", Caching::NoStore, || get(health::healthz)),
     open("/readyz", Caching::NoStore, || get(health::readyz)),
     open("/metrics", Caching::NoStore, || get(health::metrics)),

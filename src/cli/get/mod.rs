@@ -119,12 +119,18 @@ pub(crate) async fn run(command: GetCommand) -> anyhow::Result<()> {
 
 /// The client from the environment.
 fn client() -> anyhow::Result<Client> {
+    let (key, base) = key_and_base()?;
+    Ok(Client::builder().base_url(base).api_key(key).build()?)
+}
+
+/// The API key and the base URL from the environment (`mds get`, `mds mcp`).
+pub(crate) fn key_and_base() -> anyhow::Result<(String, String)> {
     let key = match std::env::var(KEY_ENV) {
         Ok(k) if !k.trim().is_empty() => k.trim().to_owned(),
         _ => anyhow::bail!("{KEY_ENV} is not set: export your API key (mds_live_…) in it"),
     };
     let base = std::env::var(BASE_ENV).unwrap_or_else(|_| mds_client::DEFAULT_BASE_URL.to_owned());
-    Ok(Client::builder().base_url(base).api_key(key).build()?)
+    Ok((key, base))
 }
 
 /// `request` with each of the `flags` of `args` that was given passed to

@@ -10,6 +10,7 @@ pub mod company;
 pub mod company_history;
 pub mod events;
 pub mod health;
+pub mod mcp;
 pub mod news_list;
 pub mod symbol;
 pub mod usage;

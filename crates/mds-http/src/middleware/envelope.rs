@@ -8,7 +8,9 @@
 //!    so both carry the same headers (`ETag`, `Content-Length`).
 //! 4. [`timeout`]: a request that runs too long gets `503 unavailable`; a
 //!    panic is caught and answered `500 internal`.
-//! 5. On the keyed routes, [`guard`] (key, limits, `304`) around the rest.
+//! 5. On the keyed routes, [`guard`] (key, limits, `304`) around the rest;
+//!    a delegated route (`POST /mcp`) is handed the envelope instead, to
+//!    make its requests through it.
 //! 6. Compression (tower-http) when the client accepts an encoding, with
 //!    [`etag::tag_encoding`] (a compressed response gets its own tag); else
 //!    the router directly, and the `Vary` compression would have added.
@@ -102,14 +104,20 @@ async fn wrap(envelope: Envelope, mut req: Request) -> Result<Response, Infallib
         // Pinned in place: the request's whole future is not moved (copied)
         // again.
         let serve = pin!(async {
-            if let Some(&Route { access: Access::Keyed(charge), .. }) = route {
-                match guard::admit(state, &mut req, charge).await {
+            match route {
+                Some(&Route { access: Access::Keyed(charge), .. }) => match guard::admit(state, &mut req, charge).await
+                {
                     Ok(pass) => passed = pass,
                     Err(refused) => {
                         key = refused.key;
                         return refused.response;
                     }
+                },
+                // Its handler makes its requests through the envelope.
+                Some(&Route { access: Access::Delegated, .. }) => {
+                    req.extensions_mut().insert(envelope.clone());
                 }
+                _ => {}
             }
             let mut resp = if req.headers().contains_key(header::ACCEPT_ENCODING) {
                 let Ok(resp) = compression.clone().call(req).await;

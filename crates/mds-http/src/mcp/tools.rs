@@ -1,0 +1,387 @@
+//! The tools ([`TOOLS`]): each stands for one route of the route table and
+//! is defined from it. Its input schema is the route's parameters as the
+//! OpenAPI document states them ([`crate::routes::document_json`]; the
+//! `$ref`s inlined, since a tool's schema stands alone), so a parameter is
+//! described once, for the REST clients and the agents alike; its
+//! description is what the tool is for, then the operation's own
+//! description (which says how the route counts). A call becomes the
+//! route's `GET` request (the arguments named as the route's parameters:
+//! path parameters into the path, the rest into the query), made by an
+//! [`Upstream`]; the route's answer becomes the tool's result, a `4xx`
+//! (or any failure) a result with `isError: true` carrying the problem.
+
+use std::future::Future;
+use std::sync::LazyLock;
+
+use serde_json::{Map, Value, json};
+
+use crate::routes;
+
+/// What makes a tool call's requests: a route's `GET` to the service, with
+/// the caller's key.
+pub trait Upstream: Sync {
+    /// `GET path_and_query` (`/v1/companies?limit=5`): the route's answer,
+    /// or why none came (the service could not be reached).
+    fn get(&self, path_and_query: &str) -> impl Future<Output = Result<Reply, String>> + Send;
+}
+
+/// A route's answer.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// The HTTP status.
+    pub status: u16,
+    /// The body (JSON: the route's answer, or a problem).
+    pub body: Vec<u8>,
+}
+
+/// A tool.
+#[derive(Debug)]
+pub struct Tool {
+    /// Its name (`search_companies`).
+    pub name: &'static str,
+    /// Its title, for people.
+    pub title: &'static str,
+    /// The template of the route it stands for (a row of
+    /// [`routes::ROUTES`]).
+    pub route: &'static str,
+    /// What it is for, in the words an agent chooses a tool by.
+    pub guide: &'static str,
+    /// A second route the tool may also call, asked for by a boolean
+    /// argument.
+    pub also: Option<Also>,
+}
+
+/// A second route a tool calls when its boolean argument is `true`, with
+/// the same path parameters; its answer goes in the result under the
+/// argument's name.
+#[derive(Debug)]
+pub struct Also {
+    /// The argument (and the result's member): `history`.
+    pub argument: &'static str,
+    /// The route's template.
+    pub route: &'static str,
+    /// The argument's description.
+    pub description: &'static str,
+}
+
+/// Every tool (contract section 12).
+pub static TOOLS: &[Tool] = &[
+    Tool {
+        name: "search_companies",
+        title: "Search companies",
+        route: "/v1/companies",
+        guide: "Find listed Indian companies (NSE, BSE) by ticker, by a substring of name or ticker, \
+                by industry, exchange, market-capitalisation band, first letter or status, optionally \
+                as they stood at the end of a past day (`as_of`). Answers one page: `data`, `has_more` \
+                and `next_cursor`; for the next page call again with `cursor` set to `next_cursor` \
+                and the same filters.",
+        also: None,
+    },
+    Tool {
+        name: "get_company",
+        title: "Get a company",
+        route: "/v1/companies/{isin}",
+        guide: "One company by its ISIN: name, ticker, listings, classification, market cap, status \
+                and what superseded it, optionally as it stood at the end of a past day (`as_of`). \
+                With `history: true` the result also has its identity history (symbol and name \
+                changes, listings and delistings, supersessions) under `history`.",
+        also: Some(Also {
+            argument: "history",
+            route: "/v1/companies/{isin}/history",
+            description: "Also return the company's identity history (`GET \
+                          /v1/companies/{isin}/history`) under `history`: one more request, \
+                          counted as that route. Default false.",
+        }),
+    },
+    Tool {
+        name: "resolve_symbol",
+        title: "Resolve a symbol",
+        route: "/v1/symbols/{symbol}",
+        guide: "Which companies (ISINs) carried an NSE symbol or a BSE security id, and over which \
+                days: resolves a ticker, a current or an old one, to the company behind it.",
+        also: None,
+    },
+    Tool {
+        name: "list_news",
+        title: "List news",
+        route: "/v1/news",
+        guide: "News articles about listed companies, newest first, filtered by company (`isin` or \
+                `ticker`), category, tag or publication window. Answers one page of summaries; for \
+                the next page call again with `cursor` set to `next_cursor` and the same filters; \
+                an article's full text is `get_article` with its `slug`.",
+        also: None,
+    },
+    Tool {
+        name: "get_article",
+        title: "Get an article",
+        route: "/v1/news/{slug}",
+        guide: "One news article, with its full text, by its slug (as `list_news` gives it).",
+        also: None,
+    },
+    Tool {
+        name: "get_usage",
+        title: "Get usage",
+        route: "/v1/usage",
+        guide: "How much of the calling API key's monthly quota is used and how much remains, and \
+                its per-minute limit: check it before a long walk through pages.",
+        also: None,
+    },
+];
+
+/// The tool named `name`.
+pub fn find(name: &str) -> Option<&'static Tool> {
+    TOOLS.iter().find(|t| t.name == name)
+}
+
+/// The answer to `tools/list`: every tool's definition, made once from
+/// the OpenAPI document.
+pub fn list() -> &'static Value {
+    static LIST: LazyLock<Value> = LazyLock::new(|| {
+        let doc: Value = serde_json::from_str(routes::document_json()).expect("the OpenAPI document is JSON");
+        json!({ "tools": TOOLS.iter().map(|t| t.definition(&doc)).collect::<Vec<_>>() })
+    });
+    &LIST
+}
+
+impl Tool {
+    /// Its definition in `tools/list`, from the OpenAPI document `doc`.
+    fn definition(&self, doc: &Value) -> Value {
+        let op = &doc["paths"][self.route]["get"];
+        let schemas = &doc["components"]["schemas"];
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for p in op["parameters"].as_array().into_iter().flatten() {
+            let Some(name) = p["name"].as_str() else { continue };
+            let mut schema = inline(&p["schema"], schemas);
+            if let Value::Object(s) = &mut schema {
+                if let Some(d) = p.get("description") {
+                    s.insert("description".into(), d.clone());
+                }
+                if let Some(e) = p.get("example") {
+                    s.insert("examples".into(), json!([e]));
+                }
+            }
+            properties.insert(name.into(), schema);
+            if p["required"] == true {
+                required.push(name);
+            }
+        }
+        if let Some(also) = &self.also {
+            properties.insert(
+                also.argument.into(),
+                json!({ "type": "boolean", "default": false, "description": also.description }),
+            );
+        }
+        let mut input = json!({ "type": "object", "properties": properties, "additionalProperties": false });
+        if !required.is_empty() {
+            input["required"] = json!(required);
+        }
+        let summary = op["summary"].as_str().unwrap_or_default();
+        let described = op["description"].as_str().unwrap_or_default();
+        json!({
+            "name": self.name,
+            "title": self.title,
+            "description": format!("{}\n\n{summary}: `GET {}`. {described}", self.guide, self.route),
+            "inputSchema": input,
+            "annotations": { "title": self.title, "readOnlyHint": true, "idempotentHint": true, "openWorldHint": false },
+        })
+    }
+
+    /// The requests a call with `args` makes: the route's, then the
+    /// [`Also`] route's when asked for; or why the arguments cannot make
+    /// one (a path parameter missing, a value that is not a scalar).
+    pub fn requests(&self, args: &Map<String, Value>) -> Result<Vec<String>, String> {
+        let (path, in_path) = fill(self.route, args)?;
+        let mut query = form_urlencoded::Serializer::new(String::new());
+        let mut also = None;
+        for (name, value) in args {
+            if in_path.contains(&name.as_str()) {
+                continue;
+            }
+            if let Some(a) = self.also.as_ref().filter(|a| a.argument == name) {
+                match value {
+                    Value::Bool(true) => also = Some(a),
+                    Value::Bool(false) | Value::Null => {}
+                    _ => return Err(format!("argument `{name}` must be true or false")),
+                }
+                continue;
+            }
+            if let Some(v) = scalar(name, value)? {
+                query.append_pair(name, &v);
+            }
+        }
+        let query = query.finish();
+        let mut out = vec![if query.is_empty() { path } else { format!("{path}?{query}") }];
+        if let Some(a) = also {
+            out.push(fill(a.route, args)?.0);
+        }
+        Ok(out)
+    }
+
+    /// Calls the tool with `args` through `upstream`: the tool's result,
+    /// or why the arguments make no request (a protocol error).
+    pub async fn call<U: Upstream>(&self, args: &Map<String, Value>, upstream: &U) -> Result<Value, String> {
+        let requests = self.requests(args)?;
+        let mut answer: Option<Value> = None;
+        // The route's own text, when one route answers.
+        let mut answer_text = String::new();
+        for request in &requests {
+            let reply = match upstream.get(request).await {
+                Ok(r) => r,
+                Err(why) => return Ok(outcome(Value::Null, why, true)),
+            };
+            let text = String::from_utf8_lossy(&reply.body).into_owned();
+            let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+            if !(200..300).contains(&reply.status) {
+                return Ok(outcome(body, text, true));
+            }
+            answer = Some(match (answer, &self.also) {
+                (None, _) => {
+                    answer_text = text;
+                    body
+                }
+                (Some(mut first), Some(a)) => {
+                    first[a.argument] = body;
+                    first
+                }
+                (Some(first), None) => first,
+            });
+        }
+        let answer = answer.unwrap_or(Value::Null);
+        let text = if requests.len() == 1 { answer_text } else { answer.to_string() };
+        Ok(outcome(answer, text, false))
+    }
+}
+
+/// A tool result: `text` as its content, `structured` (when an object, as
+/// MCP requires) as its `structuredContent`.
+fn outcome(structured: Value, text: String, is_error: bool) -> Value {
+    let mut out = json!({ "content": [{ "type": "text", "text": text }], "isError": is_error });
+    if structured.is_object() {
+        out["structuredContent"] = structured;
+    }
+    out
+}
+
+/// `template` with its `{name}`s replaced by the arguments of those
+/// names, each a path segment, and the names it used.
+fn fill<'t>(template: &'t str, args: &Map<String, Value>) -> Result<(String, Vec<&'t str>), String> {
+    let mut path = String::new();
+    let mut used = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let close = open + rest[open..].find('}').expect("templates close their braces");
+        let name = &rest[open + 1..close];
+        let value = args.get(name).map(|v| scalar(name, v)).transpose()?.flatten();
+        let value = value.filter(|v| !v.is_empty()).ok_or_else(|| format!("argument `{name}` is required"))?;
+        path.push_str(&rest[..open]);
+        encode_segment(&value, &mut path);
+        used.push(name);
+        rest = &rest[close + 1..];
+    }
+    path.push_str(rest);
+    Ok((path, used))
+}
+
+/// An argument's value as text (`None` for `null`, left out).
+fn scalar(name: &str, value: &Value) -> Result<Option<String>, String> {
+    match value {
+        Value::Null => Ok(None),
+        Value::String(s) => Ok(Some(s.clone())),
+        Value::Number(n) => Ok(Some(n.to_string())),
+        Value::Bool(b) => Ok(Some(b.to_string())),
+        _ => Err(format!("argument `{name}` must be a string, a number or a boolean")),
+    }
+}
+
+/// Appends `value` to `out` as one path segment: every byte but the
+/// unreserved ones (RFC 3986) percent-encoded, so `M&M` or `a/b` stays one
+/// segment.
+fn encode_segment(value: &str, out: &mut String) {
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+}
+
+/// `schema` with every `#/components/schemas/…` reference replaced by the
+/// schema it names (its siblings, like a `description`, kept over it).
+fn inline(schema: &Value, schemas: &Value) -> Value {
+    match schema {
+        Value::Object(m) => {
+            let named = m.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/components/schemas/"));
+            let mut out = match named {
+                Some(name) => match inline(&schemas[name], schemas) {
+                    Value::Object(o) => o,
+                    _ => Map::new(),
+                },
+                None => Map::new(),
+            };
+            for (k, v) in m.iter().filter(|(k, _)| *k != "$ref") {
+                out.insert(k.clone(), inline(v, schemas));
+            }
+            Value::Object(out)
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|v| inline(v, schemas)).collect()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn every_tool_stands_for_a_documented_route() {
+        let tools = list()["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), TOOLS.len());
+        for (tool, def) in TOOLS.iter().zip(tools) {
+            assert!(routes::ROUTES.iter().any(|r| r.path == tool.route && r.operation.is_some()), "{}", tool.name);
+            let text = def.to_string();
+            assert!(!text.contains("$ref"), "{}: {text}", tool.name);
+            assert!(def["description"].as_str().unwrap().contains(tool.route));
+        }
+        let company = &tools[1]["inputSchema"];
+        assert_eq!(company["required"], json!(["isin"]));
+        assert!(company["properties"]["as_of"]["description"].is_string());
+        assert_eq!(company["properties"]["history"]["type"], "boolean");
+        let search = &tools[0]["inputSchema"]["properties"];
+        for p in
+            ["search", "ticker", "industry", "exchange", "market_cap", "letter", "status", "as_of", "limit", "cursor"]
+        {
+            assert!(search[p].is_object(), "{p}");
+        }
+        assert!(search["exchange"]["enum"].is_array(), "{search}");
+    }
+
+    #[test]
+    fn arguments_make_the_routes_requests() {
+        let t = find("get_company").unwrap();
+        assert_eq!(t.requests(&args(json!({"isin": "INE002A01018"}))).unwrap(), ["/v1/companies/INE002A01018"]);
+        assert_eq!(
+            t.requests(&args(json!({"isin": "INE002A01018", "as_of": "2020-01-01", "history": true}))).unwrap(),
+            ["/v1/companies/INE002A01018?as_of=2020-01-01", "/v1/companies/INE002A01018/history"]
+        );
+        assert!(t.requests(&args(json!({}))).is_err());
+        assert!(t.requests(&args(json!({"isin": "X", "history": "yes"}))).is_err());
+        let s = find("resolve_symbol").unwrap();
+        assert_eq!(
+            s.requests(&args(json!({"symbol": "M&M", "exchange": "nse"}))).unwrap(),
+            ["/v1/symbols/M%26M?exchange=nse"]
+        );
+        let n = find("list_news").unwrap();
+        assert_eq!(
+            n.requests(&args(json!({"limit": 5, "published_after": "2026-01-01T00:00:00+05:30", "tag": null})))
+                .unwrap(),
+            ["/v1/news?limit=5&published_after=2026-01-01T00%3A00%3A00%2B05%3A30"]
+        );
+        assert!(n.requests(&args(json!({"tag": ["a"]}))).is_err());
+    }
+}

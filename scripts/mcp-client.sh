@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The MCP tools (API.md section 12) through a real MCP client from outside
+# the project: the `mcp` SDK from PyPI, in a virtual environment, over
+# streamable HTTP against a real `mds demo` (POST /mcp) and over stdio
+# (`mds mcp`, spawned by the SDK as a desktop agent would). The checks are
+# scripts/mcp_check.py.
+#
+# Usage: scripts/mcp-client.sh
+# Needs: cargo, python3 (>= 3.10) with venv, and PyPI through pip. The venv
+# goes in a temp dir unless MCP_CLIENT_VENV names one to create or reuse.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+t0=$(date +%s)
+step() { printf '==> %s (%ss)\n' "$*" "$(( $(date +%s) - t0 ))"; }
+
+step "cargo build --bin mds"
+cargo build --quiet --bin mds
+BIN=${CARGO_TARGET_DIR:-$PWD/target}/debug/mds
+
+WORK=$(mktemp -d)
+# shellcheck source=scripts/lib-demo-server.sh
+source scripts/lib-demo-server.sh
+trap 'stop_demo_server; rm -rf "$WORK"' EXIT
+VENV=${MCP_CLIENT_VENV:-$WORK/venv}
+
+# The SDK's 1.x line: its client API (streamablehttp_client, ClientSession)
+# is the one the check is written against; 2.x renamed it.
+step "venv ($VENV) and pip install mcp"
+[[ -x "$VENV/bin/python" ]] || python3 -m venv "$VENV"
+"$VENV/bin/pip" install --quiet --disable-pip-version-check 'mcp>=1.20,<2'
+"$VENV/bin/python" -c 'import importlib.metadata as m, sys; print("mcp", m.version("mcp"), "on Python", sys.version.split()[0])'
+
+step "mds demo"
+start_demo_server
+
+step "mcp_check.py (streamable HTTP and stdio)"
+MDS_BASE_URL=$BASE MDS_API_KEY=$KEY MDS_BIN=$BIN "$VENV/bin/python" scripts/mcp_check.py
+step "done"

@@ -1,0 +1,176 @@
+"""The MCP tools of mds (API.md section 12) through a real MCP client, the
+`mcp` SDK from PyPI, over both transports: streamable HTTP against a
+running `mds demo` (POST /mcp) and stdio by spawning `mds mcp` as a
+desktop agent would. Run by scripts/mcp-client.sh, which starts the
+server and sets MDS_BASE_URL, MDS_API_KEY and MDS_BIN.
+
+Each transport: initialize; list the six tools, each with an input
+schema; call every tool; a route's 404 is a result with isError and the
+problem; a tool call counts exactly once, as its route (GET /v1/usage
+before and after). Over HTTP also: no key is 401 before any MCP message
+is read, GET /mcp is 405. Over stdio also: a wrong key is a tool error
+carrying the service's 401 problem.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamablehttp_client
+from mcp.types import CallToolResult
+
+BASE = os.environ["MDS_BASE_URL"].rstrip("/")
+KEY = os.environ["MDS_API_KEY"]
+BIN = os.environ["MDS_BIN"]
+AUTH = {"Authorization": f"Bearer {KEY}"}
+TOOLS = ["search_companies", "get_company", "resolve_symbol", "list_news", "get_article", "get_usage"]
+UNKNOWN_ISIN = "INE000000000"
+
+
+def used() -> int:
+    """The month's requests of the key, from GET /v1/usage (not counted)."""
+    r = httpx.get(f"{BASE}/v1/usage", headers=AUTH)
+    r.raise_for_status()
+    return int(r.json()["current_month"]["requests"])
+
+
+def route(path: str) -> Any:
+    """The route's own answer (counted)."""
+    r = httpx.get(f"{BASE}{path}", headers=AUTH)
+    r.raise_for_status()
+    return r.json()
+
+
+def ok(result: CallToolResult) -> dict[str, Any]:
+    """A successful result's structured content, checked against its text."""
+    assert not result.isError, result
+    assert result.structuredContent is not None, result
+    text = result.content[0]
+    assert text.type == "text"
+    assert json.loads(text.text) == result.structuredContent
+    return result.structuredContent
+
+
+async def exercise(session: ClientSession, name: str) -> None:
+    init = await session.initialize()
+    assert init.protocolVersion == "2025-06-18", init
+    assert init.capabilities.tools is not None
+    assert init.serverInfo.name == "mds"
+
+    tools = (await session.list_tools()).tools
+    assert [t.name for t in tools] == TOOLS, [t.name for t in tools]
+    for t in tools:
+        assert t.description and t.inputSchema["type"] == "object", t
+        assert bool(t.inputSchema["properties"]) == (t.name != "get_usage"), t
+    by_name = {t.name: t for t in tools}
+    assert by_name["get_company"].inputSchema["required"] == ["isin"]
+    assert "as_of" in by_name["search_companies"].inputSchema["properties"]
+
+    page = ok(await session.call_tool("search_companies", {"search": "tata", "limit": 3}))
+    assert page["data"] and "next_cursor" in page, page
+    assert page == route("/v1/companies?search=tata&limit=3")
+
+    company = ok(await session.call_tool("get_company", {"isin": "INE155A01022", "history": True}))
+    assert company["isin"] == "INE155A01022" and company["history"]["events"], company
+    symbol = ok(await session.call_tool("resolve_symbol", {"symbol": "TATAMOTORS", "exchange": "nse"}))
+    assert symbol["periods"][0]["isin"] == "INE155A01022", symbol
+    news = ok(await session.call_tool("list_news", {"limit": 2}))
+    slug = news["data"][0]["slug"]
+    article = ok(await session.call_tool("get_article", {"slug": slug}))
+    assert article["slug"] == slug
+    usage = ok(await session.call_tool("get_usage", {}))
+    assert usage["key_prefix"] == KEY[: len(usage["key_prefix"])], usage
+
+    missing = await session.call_tool("get_company", {"isin": UNKNOWN_ISIN})
+    assert missing.isError, missing
+    assert missing.structuredContent and missing.structuredContent["code"] == "not_found", missing
+
+    # Counting: a tool call is one request of its route; get_usage, and
+    # the protocol's own messages, none.
+    before = used()
+    ok(await session.call_tool("search_companies", {"limit": 1}))
+    assert used() == before + 1
+    ok(await session.call_tool("get_usage", {}))
+    await session.list_tools()
+    await session.send_ping()
+    assert used() == before + 1
+    ok(await session.call_tool("get_company", {"isin": "INE155A01022", "history": True}))
+    assert used() == before + 3, "detail and history: two requests"
+    print(f"ok: {name}: initialize, {len(tools)} tools, every tool called, isError on 404, counted once")
+
+
+@asynccontextmanager
+async def over_http(key: str) -> AsyncIterator[ClientSession]:
+    headers = {"Authorization": f"Bearer {key}"}
+    async with (
+        streamablehttp_client(f"{BASE}/mcp", headers=headers) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        yield session
+
+
+@asynccontextmanager
+async def over_stdio(key: str) -> AsyncIterator[ClientSession]:
+    # What a desktop agent's configuration gives: the command, its
+    # arguments and these two variables.
+    params = StdioServerParameters(
+        command=BIN, args=["mcp"], env={"MDS_API_KEY": key, "MDS_BASE_URL": BASE, "MDS_LOG": "warn"}
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        yield session
+
+
+def http_without_key() -> None:
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+    r = httpx.post(f"{BASE}/mcp", json=init)
+    assert r.status_code == 401, r
+    assert r.headers["content-type"] == "application/problem+json"
+    assert r.json()["code"] == "missing_api_key"
+    r = httpx.post(f"{BASE}/mcp", content=b"{not json", headers={"Authorization": "Bearer nope"})
+    assert r.status_code == 401 and r.json()["code"] == "invalid_api_key", r.text
+    r = httpx.get(f"{BASE}/mcp", headers=AUTH)
+    assert r.status_code == 405 and r.headers["allow"] == "POST", r
+    print("ok: http: no key is 401 before the message is read, GET is 405")
+
+
+async def sdk_without_key() -> None:
+    """The SDK's own HTTP client, without a key, cannot even initialize."""
+    try:
+        async with over_http("") as session:
+            await asyncio.wait_for(session.initialize(), 10)
+    except Exception as e:  # noqa: BLE001 - any failure will do; success would not
+        print(f"ok: http: the SDK without a key fails ({type(e).__name__})")
+        return
+    raise AssertionError("initialize without a key succeeded")
+
+
+async def stdio_wrong_key() -> None:
+    wrong = "mds_live_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    async with over_stdio(wrong) as session:
+        await session.initialize()
+        r = await session.call_tool("get_usage", {})
+        assert r.isError and r.structuredContent and r.structuredContent["status"] == 401, r
+    print("ok: stdio: a wrong key is a tool error carrying the 401 problem")
+
+
+async def main() -> None:
+    http_without_key()
+    await sdk_without_key()
+    for name, connect in [("http", over_http), ("stdio", over_stdio)]:
+        async with connect(KEY) as session:
+            await asyncio.wait_for(exercise(session, name), 60)
+    await stdio_wrong_key()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
+    sys.exit(0)

@@ -1,0 +1,266 @@
+//! `POST /mcp` (API.md section 12) through the real server, on the backend
+//! `MDS_TEST_BACKEND` names: no key is `401` before the message is read;
+//! the protocol's requests and errors; the six tools and their schemas;
+//! each tool answering as its route (the same JSON), a route's `404` as a
+//! tool result with `isError`; and a tool call counted exactly once, as
+//! its route, in the month and in the day's ledger, while `/mcp` itself
+//! counts nothing.
+
+mod common;
+
+use chrono::Utc;
+use common::{TestApp, assert_problem};
+use mds_domain::{Environment, Tier, TierName};
+use serde_json::{Value, json};
+
+/// Posts `message` to `/mcp` with the app's key.
+async fn post(app: &TestApp, message: &Value) -> reqwest::Response {
+    post_as(app, &app.key, message).await
+}
+
+/// Posts `message` to `/mcp` with `key`.
+async fn post_as(app: &TestApp, key: &str, message: &Value) -> reqwest::Response {
+    app.client
+        .post(format!("{}/mcp", app.base))
+        .bearer_auth(key)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(message)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The answer to request `method` with `params`.
+async fn rpc(app: &TestApp, method: &str, params: Value) -> Value {
+    let r = post(app, &json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})).await;
+    assert_eq!(r.status(), 200, "{method}");
+    assert_eq!(r.headers()["content-type"], "application/json");
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["jsonrpc"], "2.0");
+    assert_eq!(v["id"], 1);
+    v
+}
+
+/// The result of tool `name` called with `arguments`.
+async fn call(app: &TestApp, name: &str, arguments: Value) -> Value {
+    let v = rpc(app, "tools/call", json!({"name": name, "arguments": arguments})).await;
+    v["result"].clone()
+}
+
+/// The route's own answer to `GET path`.
+async fn get(app: &TestApp, path: &str) -> Value {
+    let r = app.client.get(format!("{}{path}", app.base)).bearer_auth(&app.key).send().await.unwrap();
+    assert_eq!(r.status(), 200, "{path}");
+    r.json().await.unwrap()
+}
+
+/// The month's requests of the app's key (`/v1/usage` is not counted).
+async fn used(app: &TestApp) -> u64 {
+    get(app, "/v1/usage").await["current_month"]["requests"].as_u64().unwrap()
+}
+
+#[tokio::test]
+async fn no_key_is_401_before_the_message_is_read() {
+    let app = common::spawn().await;
+    let url = format!("{}/mcp", app.base);
+    let r = app.client.post(&url).body("not even JSON").send().await.unwrap();
+    assert_problem(r, 401, "missing_api_key").await;
+    let bad = "mds_live_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+    let r = app.client.post(&url).bearer_auth(bad).body("{}").send().await.unwrap();
+    assert_problem(r, 401, "invalid_api_key").await;
+    // GET (no server-initiated stream) is 405, naming POST.
+    let r = app.client.get(&url).bearer_auth(&app.key).send().await.unwrap();
+    assert_eq!(r.headers()["allow"], "POST");
+    assert_problem(r, 405, "method_not_allowed").await;
+}
+
+#[tokio::test]
+async fn initialize_list_and_the_protocol_errors() {
+    let app = common::spawn().await;
+    let init = rpc(&app, "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}})).await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    assert!(init["result"]["capabilities"]["tools"].is_object());
+    assert_eq!(init["result"]["serverInfo"]["name"], "mds");
+    let r = post(&app, &json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    assert_eq!(r.status(), 202);
+    assert!(r.bytes().await.unwrap().is_empty());
+    assert_eq!(rpc(&app, "ping", json!({})).await["result"], json!({}));
+
+    let tools = rpc(&app, "tools/list", json!({})).await["result"]["tools"].clone();
+    let names: Vec<&str> = tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["search_companies", "get_company", "resolve_symbol", "list_news", "get_article", "get_usage"]);
+    for t in tools.as_array().unwrap() {
+        let schema = &t["inputSchema"];
+        assert_eq!(schema["type"], "object", "{t}");
+        let props = schema["properties"].as_object().unwrap();
+        assert_eq!(props.is_empty(), t["name"] == "get_usage", "{t}");
+        for (name, p) in props {
+            assert!(p["description"].as_str().is_some_and(|d| !d.is_empty()), "{name} of {}", t["name"]);
+        }
+        assert!(t["description"].as_str().unwrap().len() > 100, "{t}");
+    }
+    let search = &tools[0]["inputSchema"]["properties"];
+    assert!(search["as_of"].is_object() && search["status"].is_object() && search["cursor"].is_object());
+    assert_eq!(tools[1]["inputSchema"]["required"], json!(["isin"]));
+    assert_eq!(tools[2]["inputSchema"]["required"], json!(["symbol"]));
+
+    let code = |v: Value| v["error"]["code"].as_i64();
+    assert_eq!(code(rpc(&app, "resources/list", json!({})).await), Some(-32601));
+    assert_eq!(code(rpc(&app, "tools/call", json!({"name": "nope"})).await), Some(-32602));
+    assert_eq!(code(rpc(&app, "tools/call", json!({"name": "get_company", "arguments": {}})).await), Some(-32602));
+    let raw = |body: &'static str| app.client.post(format!("{}/mcp", app.base)).bearer_auth(&app.key).body(body).send();
+    let parse: Value = raw("{nope").await.unwrap().json().await.unwrap();
+    assert_eq!(parse["error"]["code"], -32700);
+    let batch: Value = raw(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#).await.unwrap().json().await.unwrap();
+    assert_eq!(batch["error"]["code"], -32600);
+}
+
+#[tokio::test]
+async fn every_tool_answers_as_its_route() {
+    let app = common::spawn().await;
+    let page = call(&app, "search_companies", json!({"limit": 3})).await;
+    assert_eq!(page["isError"], false);
+    assert_eq!(page["structuredContent"], get(&app, "/v1/companies?limit=3").await);
+    let text: Value = serde_json::from_str(page["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text, page["structuredContent"]);
+    let first = &page["structuredContent"]["data"][0];
+    let (isin, ticker) = (first["isin"].as_str().unwrap(), first["ticker"].as_str().unwrap());
+
+    let company = call(&app, "get_company", json!({"isin": isin})).await;
+    assert_eq!(company["structuredContent"], get(&app, &format!("/v1/companies/{isin}")).await);
+    let with = call(&app, "get_company", json!({"isin": isin, "history": true})).await;
+    assert_eq!(with["structuredContent"]["history"], get(&app, &format!("/v1/companies/{isin}/history")).await);
+    assert_eq!(with["structuredContent"]["isin"], isin);
+
+    // The test store has no exchange lists, so no symbol history: the
+    // route's `404`, as the route answers it.
+    let symbol = call(&app, "resolve_symbol", json!({"symbol": ticker, "exchange": "nse"})).await;
+    let r = app.client.get(format!("{}/v1/symbols/{ticker}?exchange=nse", app.base)).bearer_auth(&app.key);
+    let r = r.send().await.unwrap();
+    let status = r.status().as_u16();
+    let mut route: Value = r.json().await.unwrap();
+    assert_eq!(symbol["isError"], status != 200);
+    let mut tool = symbol["structuredContent"].clone();
+    for v in [&mut route, &mut tool] {
+        v.as_object_mut().unwrap().remove("request_id");
+    }
+    assert_eq!(tool, route);
+
+    let news = call(&app, "list_news", json!({"limit": 2})).await;
+    assert_eq!(news["structuredContent"], get(&app, "/v1/news?limit=2").await);
+    let slug = news["structuredContent"]["data"][0]["slug"].as_str().unwrap();
+    let article = call(&app, "get_article", json!({"slug": slug})).await;
+    assert_eq!(article["structuredContent"], get(&app, &format!("/v1/news/{slug}")).await);
+
+    let usage = call(&app, "get_usage", json!({})).await;
+    assert_eq!(usage["structuredContent"]["key_prefix"], get(&app, "/v1/usage").await["key_prefix"]);
+}
+
+#[tokio::test]
+async fn a_routes_4xx_is_a_tool_error_with_its_problem() {
+    let app = common::spawn().await;
+    let missing = call(&app, "get_company", json!({"isin": "INE000000000"})).await;
+    assert_eq!(missing["isError"], true);
+    assert_eq!(missing["structuredContent"]["code"], "not_found");
+    assert_eq!(missing["structuredContent"]["status"], 404);
+    let text: Value = serde_json::from_str(missing["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text["code"], "not_found");
+    let bad = call(&app, "search_companies", json!({"limit": 0})).await;
+    assert_eq!(bad["isError"], true);
+    assert_eq!(bad["structuredContent"]["code"], "invalid_parameter");
+    assert_eq!(bad["structuredContent"]["param"], "limit");
+}
+
+#[tokio::test]
+async fn a_tool_call_counts_once_as_its_route() {
+    let app = common::spawn().await;
+    let before = used(&app).await;
+    rpc(&app, "initialize", json!({})).await;
+    rpc(&app, "tools/list", json!({})).await;
+    call(&app, "get_usage", json!({})).await;
+    assert_eq!(used(&app).await, before, "/mcp itself and get_usage count nothing");
+    call(&app, "search_companies", json!({"limit": 1})).await;
+    assert_eq!(used(&app).await, before + 1);
+    // A 404 counts, as the route's does.
+    call(&app, "get_company", json!({"isin": "INE000000000"})).await;
+    assert_eq!(used(&app).await, before + 2);
+    let isin = get(&app, "/v1/companies?limit=1").await["data"][0]["isin"].as_str().unwrap().to_owned();
+    call(&app, "get_company", json!({"isin": isin, "history": true})).await;
+    assert_eq!(used(&app).await, before + 5, "the list above, the detail and the history");
+
+    let daily = get(&app, "/v1/usage/daily").await;
+    let today = daily["days"].as_array().unwrap().last().unwrap().clone();
+    let by_route = &today["by_route"];
+    assert_eq!(by_route["/v1/companies"], 2, "{today}");
+    assert_eq!(by_route["/v1/companies/{isin}"], 2, "{today}");
+    assert_eq!(by_route["/v1/companies/{isin}/history"], 1, "{today}");
+    assert!(by_route.get("/mcp").is_none());
+}
+
+#[tokio::test]
+async fn mds_mcp_serves_the_tools_on_stdio() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let app = common::spawn().await;
+    let before = used(&app).await;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mds"))
+        .arg("mcp")
+        .env("MDS_API_KEY", &app.key)
+        .env("MDS_BASE_URL", &app.base)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "search_companies", "arguments": {"limit": 2}}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+               "params": {"name": "get_company", "arguments": {"isin": "INE000000000"}}}),
+    ];
+    for m in &messages {
+        stdin.write_all(format!("{m}\n").as_bytes()).await.unwrap();
+    }
+    drop(stdin);
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut answers = Vec::new();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        answers.push(serde_json::from_str::<Value>(&line).unwrap());
+    }
+    assert!(child.wait().await.unwrap().success());
+    // No answer to the notification.
+    assert_eq!(answers.len(), 3, "{answers:?}");
+    assert_eq!(answers[0]["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(answers[1]["result"]["structuredContent"]["data"].as_array().unwrap().len(), 2);
+    assert_eq!(answers[2]["result"]["isError"], true);
+    assert_eq!(answers[2]["result"]["structuredContent"]["code"], "not_found");
+    assert_eq!(used(&app).await, before + 2);
+}
+
+#[tokio::test]
+async fn a_tool_call_takes_its_routes_rate_limit_and_mcp_none() {
+    let app = common::spawn().await;
+    let tiny = Tier { name: TierName::parse("tiny").unwrap(), rate_limit_per_minute: 2, monthly_quota: 1000 };
+    app.store.set_tier(&tiny, Utc::now()).await.unwrap();
+    let key = common::new_key(&*app.store, "acme", "tiny", Environment::Live).await;
+    let search = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                        "params": {"name": "search_companies", "arguments": {"limit": 1}}});
+    for _ in 0..2 {
+        let r: Value = post_as(&app, &key, &search).await.json().await.unwrap();
+        assert_eq!(r["result"]["isError"], false, "{r}");
+    }
+    // The third in the minute is the route's 429, as a tool error.
+    let r: Value = post_as(&app, &key, &search).await.json().await.unwrap();
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert_eq!(r["result"]["structuredContent"]["code"], "rate_limited", "{r}");
+    // The protocol's own messages take nothing from the limit.
+    for _ in 0..5 {
+        let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+        let r = post_as(&app, &key, &ping).await;
+        assert_eq!(r.status(), 200);
+    }
+}
