@@ -96,13 +96,8 @@ impl ErrorCode {
             self,
             ErrorCode::MissingAdminToken
                 | ErrorCode::InvalidAdminToken
-                | ErrorCode::UnknownField
-                | ErrorCode::InvalidField
-                | ErrorCode::InvalidBody
                 | ErrorCode::Conflict
                 | ErrorCode::IdempotencyConflict
-                | ErrorCode::PayloadTooLarge
-                | ErrorCode::UnsupportedMediaType
         )
     }
 

@@ -30,7 +30,6 @@ use mds_domain::{Classification, CompanyDetail, Listing, ListingStatus, MarketCa
 use mds_domain::{CompanyHistory, CompanyStatus, IdentityChange, IdentityEvent, SymbolHistory, SymbolPeriod};
 use mds_domain::{Isin, Slug, Ticker};
 use mds_limits::Charge;
-use utoipa::openapi::path::HttpMethod;
 use utoipa::openapi::schema::{ArrayItems, Schema, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::tag::TagBuilder;
@@ -39,10 +38,19 @@ use utoipa::{Modify, OpenApi};
 
 use crate::components::{
     AsOfBadRequest, BadRequest, ChangesBadRequest, ChangesPage, CompaniesBadRequest, CompanyPage, EventPage,
-    EventsBadRequest, EventsExpired, Internal, MethodNotAllowed, NewsBadRequest, NewsPage, NotFound, SymbolBadRequest,
-    SyncTokenExpired, TooManyRequests, Unauthorized, Unavailable, header,
+    EventsBadRequest, EventsExpired, Internal, MethodNotAllowed, NewsBadRequest, NewsPage, NotFound, PayloadTooLarge,
+    SymbolBadRequest, SyncTokenExpired, TooManyRequests, Unauthorized, Unavailable, UnsupportedMediaType,
+    WebhookBadRequest, header,
 };
-use crate::route::{Access, Caching, Route};
+use crate::controllers::webhooks::{
+    EndpointStatus, SubscribableType, V1WebhookAttempt, V1WebhookAttemptList, V1WebhookCreate, V1WebhookEndpoint,
+    V1WebhookEndpointList, V1WebhookEndpointWithSecret, V1WebhookPing, V1WebhookReplay, V1WebhookRotate,
+    V1WebhookUpdate,
+};
+use crate::route::{Access, Caching, Route, Verb};
+
+/// The schemas of request bodies, whose absent fields mean something.
+const REQUEST_BODIES: [&str; 4] = ["V1WebhookCreate", "V1WebhookUpdate", "V1WebhookRotate", "V1WebhookReplay"];
 
 /// The document (see the module docs).
 #[derive(OpenApi)]
@@ -57,7 +65,9 @@ use crate::route::{Access, Caching, Route};
             CompanyPage, Company, NewsPage, ArticleSummary, Article, V1Usage, V1UsageWindow, Problem, MarketCapBand,
             Exchange, Isin, Ticker, Slug, ChangesPage, CompanyDetail, Listing, ListingStatus, Classification, MarketCap,
             V1UsageDaily, V1UsageDay, CompanyStatus, CompanyHistory, IdentityEvent, IdentityChange, SymbolHistory,
-            SymbolPeriod, EventPage, mds_domain::Event, mds_domain::CompanyChanged
+            SymbolPeriod, EventPage, mds_domain::Event, mds_domain::CompanyChanged, V1WebhookEndpoint,
+            V1WebhookEndpointWithSecret, V1WebhookEndpointList, V1WebhookAttempt, V1WebhookAttemptList, V1WebhookPing,
+            V1WebhookCreate, V1WebhookUpdate, V1WebhookRotate, V1WebhookReplay, SubscribableType, EndpointStatus
         ),
         responses(
             CompaniesBadRequest,
@@ -74,7 +84,10 @@ use crate::route::{Access, Caching, Route};
             MethodNotAllowed,
             TooManyRequests,
             Internal,
-            Unavailable
+            Unavailable,
+            WebhookBadRequest,
+            PayloadTooLarge,
+            UnsupportedMediaType
         ),
     ),
     security(("bearer" = []))
@@ -86,8 +99,8 @@ pub struct ApiDoc;
 pub fn document_json(routes: &[Route]) -> String {
     let mut doc = ApiDoc::openapi();
     for route in routes {
-        if let Some(op) = route.operation {
-            doc.paths.add_path_operation(route.path, vec![HttpMethod::Get], (op.spec)());
+        for op in route.operations() {
+            doc.paths.add_path_operation(route.path, vec![op.verb.openapi()], (op.spec)());
         }
     }
     Common { routes }.modify(&mut doc);
@@ -140,12 +153,14 @@ impl Modify for Common<'_> {
                 ("companies", "Listed companies and securities."),
                 ("news", "News articles."),
                 ("usage", "The calling key's consumption and limits."),
+                ("webhooks", "The caller's account's webhook endpoints: events pushed to its URLs, signed (Standard Webhooks)."),
             ],
         );
         let components = add_bearer(doc, "bearer", "An API key: `Authorization: Bearer mds_live_…` (or `mds_test_…`).");
         flatten_tagged_unions(components);
         for (name, schema) in components.schemas.iter_mut() {
-            if name != "Problem" {
+            // Request bodies keep their optional fields optional.
+            if name != "Problem" && !REQUEST_BODIES.contains(&name.as_str()) {
                 require_every_property(schema);
             }
         }
@@ -179,12 +194,18 @@ impl Modify for Common<'_> {
                 Caching::NoStore => "`no-store`.",
                 Caching::Public(_) => "`public`.",
             };
-            let Some(op) = item.get.as_mut() else { continue };
-            if let Some(o) = route.operation {
-                op.operation_id = Some(o.id.into());
-                op.tags = Some(vec![o.tag.into()]);
-                op.summary = Some(o.summary.into());
-            }
+            for o in route.operations() {
+            let get = o.verb == Verb::Get;
+            let slot = match o.verb {
+                Verb::Get => &mut item.get,
+                Verb::Post => &mut item.post,
+                Verb::Patch => &mut item.patch,
+                Verb::Delete => &mut item.delete,
+            };
+            let Some(op) = slot.as_mut() else { continue };
+            op.operation_id = Some(o.id.into());
+            op.tags = Some(vec![o.tag.into()]);
+            op.summary = Some(o.summary.into());
             // What every keyed route can answer, stated here once rather
             // than in each handler's annotation.
             if let Access::Keyed(charge) = route.access {
@@ -192,7 +213,9 @@ impl Modify for Common<'_> {
                 let not_modified = ResponseBuilder::new()
                     .description(format!("Not modified: `If-None-Match` matched the `ETag`; no body{not_counted}."))
                     .build();
-                op.responses.responses.entry("304".into()).or_insert(RefOr::T(not_modified));
+                if get {
+                    op.responses.responses.entry("304".into()).or_insert(RefOr::T(not_modified));
+                }
                 for (status, name) in [
                     ("401", "Unauthorized"),
                     ("405", "MethodNotAllowed"),
@@ -232,13 +255,16 @@ impl Modify for Common<'_> {
                 for (n, d, t) in &limits {
                     r.headers.insert((*n).into(), header(d, t.clone()));
                 }
-                r.headers.insert(
-                    "ETag".into(),
-                    header("Strong validator of the representation; send it back in `If-None-Match`.", Type::String),
-                );
+                if get {
+                    r.headers.insert(
+                        "ETag".into(),
+                        header("Strong validator of the representation; send it back in `If-None-Match`.", Type::String),
+                    );
+                }
                 if status == "200" {
                     r.headers.insert("Cache-Control".into(), header(cache, Type::String));
                 }
+            }
             }
         }
     }

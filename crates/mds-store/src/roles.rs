@@ -515,8 +515,9 @@ pub trait WebhookStore: Send + Sync + 'static {
         now: DateTime<Utc>,
     ) -> StoreResult<Option<WebhookEndpoint>>;
 
-    /// Sets the cursor of `id` back to `since` (what matched after it is
-    /// sent again, in order), ending the attempt in flight and any lease.
+    /// Sets the cursor of `id` back to `since` if it is behind it (what
+    /// matched after it is sent again, in order), ending the attempt in
+    /// flight and any lease.
     async fn replay_webhook(&self, id: &str, since: mds_domain::EventId) -> StoreResult<Option<WebhookEndpoint>>;
 
     /// Appends a `ping` event for the endpoint `id` only (not in the log);

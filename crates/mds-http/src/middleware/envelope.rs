@@ -105,7 +105,7 @@ async fn wrap(envelope: Envelope, mut req: Request) -> Result<Response, Infallib
         // again.
         let serve = pin!(async {
             match route {
-                Some(&Route { access: Access::Keyed(charge), .. }) => match guard::admit(state, &mut req, charge).await
+                Some(r @ &Route { access: Access::Keyed(charge), .. }) => match guard::admit(state, &mut req, r, charge).await
                 {
                     Ok(pass) => passed = pass,
                     Err(refused) => {

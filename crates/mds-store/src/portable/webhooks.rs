@@ -232,8 +232,10 @@ pub(crate) async fn rotate(
 
 /// Sets the cursor of `id` back to `since`.
 pub(crate) async fn replay(conn: &mut Conn, id: &str, since: EventId) -> StoreResult<Option<WebhookEndpoint>> {
-    let sql = "UPDATE webhook_endpoints SET delivered_through = $2, attempt = 0, next_attempt_at = NULL, \
-               lease_owner = NULL, lease_until = NULL WHERE id = $1";
+    // Never forward: what is pending stays pending.
+    let sql = "UPDATE webhook_endpoints SET \
+               delivered_through = CASE WHEN $2 < delivered_through THEN $2 ELSE delivered_through END, \
+               attempt = 0, next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = $1";
     if execute(conn, sqlx::query(sql).bind(id).bind(since.number())).await? == 0 {
         return Ok(None);
     }
