@@ -135,8 +135,12 @@ fn assert_signed(hit: &Hit, secrets: &[&str]) {
 #[test]
 fn the_independent_hmac_signs_the_reference_vector() {
     let want = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=";
-    let (secret, id, ts, body) =
-        ("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, br#"{"test": 2432232314}"#);
+    let (secret, id, ts, body) = (
+        "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+        "msg_p5jXN8AQM9LWM0D4loKWxJek",
+        1614265330,
+        br#"{"test": 2432232314}"#,
+    );
     assert_eq!(expected_signature(secret, id, &ts.to_string(), body), want);
     assert_eq!(mds_node::webhooks::signing::sign(secret, id, ts, body), want);
 }
@@ -185,7 +189,8 @@ async fn endpoints_are_managed_per_account() {
     assert_eq!(shown["description"], "mine");
     let list: Value = send(&app, reqwest::Method::GET, "/v1/webhooks", &app.key, None).await.json().await.unwrap();
     assert_eq!(list["data"].as_array().unwrap().len(), 1);
-    let patched = send(&app, reqwest::Method::PATCH, &path, &app.key, Some(json!({"description": null, "types": []}))).await;
+    let patched =
+        send(&app, reqwest::Method::PATCH, &path, &app.key, Some(json!({"description": null, "types": []}))).await;
     assert_eq!(patched.status(), 200);
     let patched: Value = patched.json().await.unwrap();
     assert_eq!((patched["description"].clone(), patched["types"].clone()), (Value::Null, json!([])));
@@ -222,11 +227,34 @@ async fn endpoints_are_managed_per_account() {
         let r = send(&app, reqwest::Method::POST, "/v1/webhooks", &app.key, Some(body)).await;
         assert_eq!(assert_problem(r, 400, "invalid_field").await["param"], param);
     }
-    let r = send(&app, reqwest::Method::POST, "/v1/webhooks", &app.key, Some(json!({"url": "https://h.example/", "secret": "x"}))).await;
+    let r = send(
+        &app,
+        reqwest::Method::POST,
+        "/v1/webhooks",
+        &app.key,
+        Some(json!({"url": "https://h.example/", "secret": "x"})),
+    )
+    .await;
     assert_eq!(assert_problem(r, 400, "unknown_field").await["param"], "secret");
-    let r = app.client.post(format!("{}/v1/webhooks", app.base)).bearer_auth(&app.key).body("url=x").header("content-type", "text/plain").send().await.unwrap();
+    let r = app
+        .client
+        .post(format!("{}/v1/webhooks", app.base))
+        .bearer_auth(&app.key)
+        .body("url=x")
+        .header("content-type", "text/plain")
+        .send()
+        .await
+        .unwrap();
     assert_problem(r, 415, "unsupported_media_type").await;
-    let r = app.client.post(format!("{}/v1/webhooks", app.base)).bearer_auth(&app.key).body("[1]").header("content-type", "application/json").send().await.unwrap();
+    let r = app
+        .client
+        .post(format!("{}/v1/webhooks", app.base))
+        .bearer_auth(&app.key)
+        .body("[1]")
+        .header("content-type", "application/json")
+        .send()
+        .await
+        .unwrap();
     assert_problem(r, 400, "invalid_body").await;
     let r = app.client.put(format!("{}/v1/webhooks", app.base)).bearer_auth(&app.key).send().await.unwrap();
     assert_eq!(r.status(), 405);
@@ -235,7 +263,8 @@ async fn endpoints_are_managed_per_account() {
     for i in 1..10 {
         create(&app, json!({"url": format!("https://hooks.example.com/{i}")})).await;
     }
-    let r = send(&app, reqwest::Method::POST, "/v1/webhooks", &app.key, Some(json!({"url": "https://h.example/11"}))).await;
+    let r =
+        send(&app, reqwest::Method::POST, "/v1/webhooks", &app.key, Some(json!({"url": "https://h.example/11"}))).await;
     assert_eq!(assert_problem(r, 400, "invalid_field").await["param"], "url");
 
     let deleted = send(&app, reqwest::Method::DELETE, &path, &app.key, None).await;
@@ -311,20 +340,37 @@ async fn failures_are_retried_on_the_clock_in_order_then_replayed() {
     assert_eq!(slugs, ["order-one", "order-one", "order-three", "order-two"]);
     assert!(ids[1] < ids[2] && ids[2] < ids[3], "id order: {ids:?}");
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let attempts: Value =
-        send(&app, reqwest::Method::GET, &format!("/v1/webhooks/{id}/attempts"), &app.key, None).await.json().await.unwrap();
+    let attempts: Value = send(&app, reqwest::Method::GET, &format!("/v1/webhooks/{id}/attempts"), &app.key, None)
+        .await
+        .json()
+        .await
+        .unwrap();
     let statuses: Vec<Value> = attempts["data"].as_array().unwrap().iter().map(|a| a["status"].clone()).collect();
     assert_eq!(statuses, [json!(200), json!(200), json!(200), json!(500)]);
     assert_eq!(attempts["data"][2]["attempt"], 2);
 
     // Replay from before the first: all three again, in order.
     let before = format!("evt_{:016x}", i64::from_str_radix(&ids[0][4..], 16).unwrap() - 1);
-    let r = send(&app, reqwest::Method::POST, &format!("/v1/webhooks/{id}/replay"), &app.key, Some(json!({"since": before}))).await;
+    let r = send(
+        &app,
+        reqwest::Method::POST,
+        &format!("/v1/webhooks/{id}/replay"),
+        &app.key,
+        Some(json!({"since": before})),
+    )
+    .await;
     assert_eq!(r.status(), 202);
     let hits = rx.wait_for(7).await;
     let again: Vec<String> = hits[4..].iter().map(|h| h.header("webhook-id")).collect();
     assert_eq!(again, ids[1..]);
-    let r = send(&app, reqwest::Method::POST, &format!("/v1/webhooks/{id}/replay"), &app.key, Some(json!({"since": "evt_x"}))).await;
+    let r = send(
+        &app,
+        reqwest::Method::POST,
+        &format!("/v1/webhooks/{id}/replay"),
+        &app.key,
+        Some(json!({"since": "evt_x"})),
+    )
+    .await;
     assert_eq!(assert_problem(r, 400, "invalid_field").await["param"], "since");
     app.stop().await;
 }
@@ -371,7 +417,14 @@ async fn a_ping_and_a_rotation_sign_with_both_secrets() {
     assert_eq!(hit.header("webhook-id"), ping["event_id"].as_str().unwrap());
     assert_signed(&hit, &[&old]);
 
-    let r = send(&app, reqwest::Method::POST, &format!("/v1/webhooks/{id}/rotate-secret"), &app.key, Some(json!({"expires_in": 3600}))).await;
+    let r = send(
+        &app,
+        reqwest::Method::POST,
+        &format!("/v1/webhooks/{id}/rotate-secret"),
+        &app.key,
+        Some(json!({"expires_in": 3600})),
+    )
+    .await;
     assert_eq!(r.status(), 200);
     let new = r.json::<Value>().await.unwrap()["secret"].as_str().unwrap().to_owned();
     assert_ne!(new, old);

@@ -10,8 +10,8 @@ use mds_domain::{AccountName, Actor, Environment, NewsFilter, TierName};
 use mds_http::{AppState, HttpConfig, Server, ServerConfig, shutdown_signal};
 use mds_limits::SharedConfig;
 use mds_node::admin::{self as ops, AdminError};
-use mds_node::{KeyCacheConfig, NodeConfig};
 use mds_node::webhooks::WebhookConfig;
+use mds_node::{KeyCacheConfig, NodeConfig};
 use mds_store::{DatabaseUrl, Store};
 
 use super::{open, parse_listen};

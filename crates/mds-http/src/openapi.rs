@@ -49,8 +49,9 @@ use crate::controllers::webhooks::{
 };
 use crate::route::{Access, Caching, Route, Verb};
 
-/// The schemas of request bodies, whose absent fields mean something.
-const REQUEST_BODIES: [&str; 4] = ["V1WebhookCreate", "V1WebhookUpdate", "V1WebhookRotate", "V1WebhookReplay"];
+/// The schemas of request bodies, whose absent fields mean something
+/// (left out of the rule that every property is required).
+pub const REQUEST_BODIES: [&str; 4] = ["V1WebhookCreate", "V1WebhookUpdate", "V1WebhookRotate", "V1WebhookReplay"];
 
 /// The document (see the module docs).
 #[derive(OpenApi)]
@@ -153,7 +154,10 @@ impl Modify for Common<'_> {
                 ("companies", "Listed companies and securities."),
                 ("news", "News articles."),
                 ("usage", "The calling key's consumption and limits."),
-                ("webhooks", "The caller's account's webhook endpoints: events pushed to its URLs, signed (Standard Webhooks)."),
+                (
+                    "webhooks",
+                    "The caller's account's webhook endpoints: events pushed to its URLs, signed (Standard Webhooks).",
+                ),
             ],
         );
         let components = add_bearer(doc, "bearer", "An API key: `Authorization: Bearer mds_live_…` (or `mds_test_…`).");
@@ -195,76 +199,85 @@ impl Modify for Common<'_> {
                 Caching::Public(_) => "`public`.",
             };
             for o in route.operations() {
-            let get = o.verb == Verb::Get;
-            let slot = match o.verb {
-                Verb::Get => &mut item.get,
-                Verb::Post => &mut item.post,
-                Verb::Patch => &mut item.patch,
-                Verb::Delete => &mut item.delete,
-            };
-            let Some(op) = slot.as_mut() else { continue };
-            op.operation_id = Some(o.id.into());
-            op.tags = Some(vec![o.tag.into()]);
-            op.summary = Some(o.summary.into());
-            // What every keyed route can answer, stated here once rather
-            // than in each handler's annotation.
-            if let Access::Keyed(charge) = route.access {
-                let not_counted = if matches!(charge, Charge::Counted(_)) { ", not counted" } else { "" };
-                let not_modified = ResponseBuilder::new()
-                    .description(format!("Not modified: `If-None-Match` matched the `ETag`; no body{not_counted}."))
-                    .build();
-                if get {
-                    op.responses.responses.entry("304".into()).or_insert(RefOr::T(not_modified));
+                let get = o.verb == Verb::Get;
+                let slot = match o.verb {
+                    Verb::Get => &mut item.get,
+                    Verb::Post => &mut item.post,
+                    Verb::Patch => &mut item.patch,
+                    Verb::Delete => &mut item.delete,
+                };
+                let Some(op) = slot.as_mut() else { continue };
+                op.operation_id = Some(o.id.into());
+                op.tags = Some(vec![o.tag.into()]);
+                op.summary = Some(o.summary.into());
+                // What every keyed route can answer, stated here once rather
+                // than in each handler's annotation.
+                if let Access::Keyed(charge) = route.access {
+                    let not_counted = if matches!(charge, Charge::Counted(_)) { ", not counted" } else { "" };
+                    let not_modified = ResponseBuilder::new()
+                        .description(format!("Not modified: `If-None-Match` matched the `ETag`; no body{not_counted}."))
+                        .build();
+                    if get {
+                        op.responses.responses.entry("304".into()).or_insert(RefOr::T(not_modified));
+                    }
+                    for (status, name) in [
+                        ("401", "Unauthorized"),
+                        ("405", "MethodNotAllowed"),
+                        ("429", "TooManyRequests"),
+                        ("500", "Internal"),
+                        ("503", "Unavailable"),
+                    ] {
+                        op.responses
+                            .responses
+                            .entry(status.into())
+                            .or_insert(RefOr::Ref(Ref::from_response_name(name)));
+                    }
+                    // Every keyed route refuses a query parameter it does not
+                    // define (a route with its own parameters documents its
+                    // own `400`), and a `GET …/{id}` answers `404` for an id
+                    // that names nothing.
+                    let by_path = path.contains('{').then_some(("404", "NotFound"));
+                    for (status, name) in [Some(("400", "BadRequest")), by_path].into_iter().flatten() {
+                        op.responses
+                            .responses
+                            .entry(status.into())
+                            .or_insert(RefOr::Ref(Ref::from_response_name(name)));
+                    }
                 }
-                for (status, name) in [
-                    ("401", "Unauthorized"),
-                    ("405", "MethodNotAllowed"),
-                    ("429", "TooManyRequests"),
-                    ("500", "Internal"),
-                    ("503", "Unavailable"),
-                ] {
-                    op.responses.responses.entry(status.into()).or_insert(RefOr::Ref(Ref::from_response_name(name)));
-                }
-                // Every keyed route refuses a query parameter it does not
-                // define (a route with its own parameters documents its
-                // own `400`), and a `GET …/{id}` answers `404` for an id
-                // that names nothing.
-                let by_path = path.contains('{').then_some(("404", "NotFound"));
-                for (status, name) in [Some(("400", "BadRequest")), by_path].into_iter().flatten() {
-                    op.responses.responses.entry(status.into()).or_insert(RefOr::Ref(Ref::from_response_name(name)));
-                }
-            }
-            let billing = match route.access {
-                Access::Keyed(Charge::Counted(_)) => {
-                    "Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`."
-                }
-                Access::Keyed(Charge::Free) => {
-                    "Not counted against the monthly quota (it takes from the per-minute limit), so it stays \
+                let billing = match route.access {
+                    Access::Keyed(Charge::Counted(_)) => {
+                        "Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`."
+                    }
+                    Access::Keyed(Charge::Free) => {
+                        "Not counted against the monthly quota (it takes from the per-minute limit), so it stays \
                      possible when the quota is spent."
+                    }
+                    Access::Open => "Needs no key; not rate limited.",
+                    Access::Delegated => "Each request it makes counts as its route.",
+                };
+                op.description = Some(match op.description.take() {
+                    Some(d) => format!("{d} {billing}"),
+                    None => billing.to_owned(),
+                });
+                for (status, resp) in op.responses.responses.iter_mut() {
+                    let RefOr::T(r) = resp else { continue };
+                    r.headers.insert("X-Request-Id".into(), request_id.clone());
+                    for (n, d, t) in &limits {
+                        r.headers.insert((*n).into(), header(d, t.clone()));
+                    }
+                    if get {
+                        r.headers.insert(
+                            "ETag".into(),
+                            header(
+                                "Strong validator of the representation; send it back in `If-None-Match`.",
+                                Type::String,
+                            ),
+                        );
+                    }
+                    if status == "200" {
+                        r.headers.insert("Cache-Control".into(), header(cache, Type::String));
+                    }
                 }
-                Access::Open => "Needs no key; not rate limited.",
-                Access::Delegated => "Each request it makes counts as its route.",
-            };
-            op.description = Some(match op.description.take() {
-                Some(d) => format!("{d} {billing}"),
-                None => billing.to_owned(),
-            });
-            for (status, resp) in op.responses.responses.iter_mut() {
-                let RefOr::T(r) = resp else { continue };
-                r.headers.insert("X-Request-Id".into(), request_id.clone());
-                for (n, d, t) in &limits {
-                    r.headers.insert((*n).into(), header(d, t.clone()));
-                }
-                if get {
-                    r.headers.insert(
-                        "ETag".into(),
-                        header("Strong validator of the representation; send it back in `If-None-Match`.", Type::String),
-                    );
-                }
-                if status == "200" {
-                    r.headers.insert("Cache-Control".into(), header(cache, Type::String));
-                }
-            }
             }
         }
     }
@@ -385,21 +398,26 @@ mod tests {
         }
         let mut ids = Vec::new();
         for (path, item) in v["paths"].as_object().unwrap() {
-            let op = &item["get"];
-            let id = op["operationId"].as_str().unwrap();
-            let row = ROUTES.iter().find(|r| r.path == path).and_then(|r| r.operation).unwrap();
-            assert_eq!(id, row.id, "{path}: the operation of its row");
-            // A method name: a lower-case verb, then camel case.
-            assert!(id.starts_with(|c: char| c.is_ascii_lowercase()), "{id}");
-            assert!(id.chars().all(|c| c.is_ascii_alphabetic()), "{id}");
-            ids.push(id.to_owned());
-            for (status, r) in op["responses"].as_object().unwrap() {
-                if status.starts_with('4') || status.starts_with('5') {
-                    assert!(r["$ref"].as_str().is_some_and(|s| s.starts_with("#/components/responses/")), "{status}");
+            for (method, op) in item.as_object().unwrap().iter().filter(|(k, _)| *k != "parameters") {
+                let id = op["operationId"].as_str().unwrap();
+                let row = ROUTES.iter().find(|r| r.path == path).unwrap();
+                let row = row.operations().find(|o| format!("{:?}", o.verb).to_lowercase() == *method).unwrap();
+                assert_eq!(id, row.id, "{path}: the operation of its row");
+                // A method name: a lower-case verb, then camel case.
+                assert!(id.starts_with(|c: char| c.is_ascii_lowercase()), "{id}");
+                assert!(id.chars().all(|c| c.is_ascii_alphabetic()), "{id}");
+                ids.push(id.to_owned());
+                for (status, r) in op["responses"].as_object().unwrap() {
+                    if status.starts_with('4') || status.starts_with('5') {
+                        assert!(
+                            r["$ref"].as_str().is_some_and(|s| s.starts_with("#/components/responses/")),
+                            "{status}"
+                        );
+                    }
                 }
-            }
-            for p in op["parameters"].as_array().into_iter().flatten() {
-                assert!(p["schema"].get("enum").is_none(), "inline enum in {}", p["name"]);
+                for p in op["parameters"].as_array().into_iter().flatten() {
+                    assert!(p["schema"].get("enum").is_none(), "inline enum in {}", p["name"]);
+                }
             }
         }
         let n = ids.len();

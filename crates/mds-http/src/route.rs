@@ -9,8 +9,8 @@
 
 use axum::http::{HeaderValue, Method};
 use axum::routing::MethodRouter;
-use utoipa::openapi::path::HttpMethod;
 use mds_limits::Charge;
+use utoipa::openapi::path::HttpMethod;
 
 use crate::state::AppState;
 
@@ -171,7 +171,14 @@ pub const fn counted(
     operation: Operation,
     handler: fn() -> MethodRouter<AppState>,
 ) -> Route {
-    Route { path, access: Access::Keyed(Charge::Counted(path)), caching, operation: Some(operation), more: &[], handler }
+    Route {
+        path,
+        access: Access::Keyed(Charge::Counted(path)),
+        caching,
+        operation: Some(operation),
+        more: &[],
+        handler,
+    }
 }
 
 /// A keyed route whose requests never count against the quota (only

@@ -9,8 +9,8 @@ use axum::body::{Body as RawBody, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use mds_domain::time::format_utc;
 use mds_domain::EventId;
+use mds_domain::time::format_utc;
 use mds_node::webhooks::{EndpointInput, MAX_EXPIRES_IN, WebhookError};
 use mds_store::{WebhookAttempt, WebhookEndpoint};
 use serde::Serialize;
@@ -506,4 +506,3 @@ pub async fn replay(
     let e = state.node().replay_webhook(&ctx.account, &id, since).await.map_err(problem)?;
     answer(StatusCode::ACCEPTED, &V1WebhookEndpoint::of(&e))
 }
-

@@ -45,7 +45,12 @@ impl Refused {
 /// `Ok(Some(_))` to serve it and [`Passed::finish`] the answer, `Ok(None)`
 /// to serve it as is (a method the route does not answer: the router
 /// answers `405`), `Err(_)` to answer with the refusal.
-pub async fn admit(state: &AppState, req: &mut Request, route: &Route, charge: Charge) -> Result<Option<Passed>, Refused> {
+pub async fn admit(
+    state: &AppState,
+    req: &mut Request,
+    route: &Route,
+    charge: Charge,
+) -> Result<Option<Passed>, Refused> {
     auth::refuse_key_in_query(req.uri()).map_err(|e| Refused::new(None, e))?;
     if !route.answers(req.method()) {
         return Ok(None);

@@ -237,11 +237,7 @@ impl Node {
     }
 
     /// `GET /v1/webhooks/{id}/attempts`: the latest attempts, newest first.
-    pub async fn webhook_attempts(
-        &self,
-        account: &AccountName,
-        id: &str,
-    ) -> Result<Vec<WebhookAttempt>, WebhookError> {
+    pub async fn webhook_attempts(&self, account: &AccountName, id: &str) -> Result<Vec<WebhookAttempt>, WebhookError> {
         self.webhook_of(account, id).await?;
         Ok(self.store().webhook_attempts(id, ATTEMPTS_SHOWN).await?)
     }
