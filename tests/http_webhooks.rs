@@ -436,3 +436,57 @@ async fn a_ping_and_a_rotation_sign_with_both_secrets() {
     assert!(log.events.iter().all(|e| e.event.kind != mds_domain::EventType::Ping));
     app.stop().await;
 }
+
+#[tokio::test]
+async fn operators_list_and_disable_any_accounts_endpoints() {
+    let mut config = reloading_every(Duration::from_millis(100));
+    config.node.webhooks.allow_private = true;
+    config.node.webhooks.poll_interval = Duration::from_millis(50);
+    let app = spawn_with(Options { config, admin: true, ..Options::default() }).await;
+    let rx = Receiver::start(&[]).await;
+    let id = create(&app, json!({"url": rx.url})).await["id"].as_str().unwrap().to_owned();
+    let name = mds_domain::AdminTokenName::parse("ops").unwrap();
+    let (token, _) =
+        mds_node::admin::create_admin_token(&*app.store, &mds_domain::Actor::Cli, &name, Utc::now()).await.unwrap();
+    let token = token.expose_secret().to_owned();
+    let admin = app.admin_base.clone().unwrap();
+    let list: Value = app
+        .client
+        .get(format!("{admin}/admin/v1/webhooks?account=acme"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(list["data"][0]["id"], id.as_str());
+    assert_eq!(list["data"][0]["account"], "acme");
+    assert!(list["data"][0].get("secret").is_none());
+    let r = app
+        .client
+        .post(format!("{admin}/admin/v1/webhooks/{id}/disable"))
+        .bearer_auth(&token)
+        .json(&json!({"reason": "abuse report"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let shown: Value =
+        send(&app, reqwest::Method::GET, &format!("/v1/webhooks/{id}"), &app.key, None).await.json().await.unwrap();
+    assert_eq!((shown["status"].clone(), shown["disabled_reason"].clone()), (json!("disabled"), json!("abuse report")));
+    let audit = app.store.audit_log(None, 5).await.unwrap();
+    assert_eq!((audit[0].action.as_str(), audit[0].actor.as_str()), ("webhook.disable", "ops"));
+    publish(&app, &["disabled-by-operator"]).await;
+    rx.stays_at(0, Duration::from_millis(500)).await;
+    let r = app
+        .client
+        .post(format!("{admin}/admin/v1/webhooks/we_ffff/disable"))
+        .bearer_auth(&token)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_problem(r, 404, "not_found").await;
+    app.stop().await;
+}

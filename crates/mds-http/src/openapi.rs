@@ -205,6 +205,7 @@ impl Modify for Common<'_> {
                     Verb::Post => &mut item.post,
                     Verb::Patch => &mut item.patch,
                     Verb::Delete => &mut item.delete,
+                    Verb::Put => &mut item.put,
                 };
                 let Some(op) = slot.as_mut() else { continue };
                 op.operation_id = Some(o.id.into());

@@ -8,7 +8,7 @@
 //! several methods lists an operation per method ([`free_ops`]).
 
 use axum::http::{HeaderValue, Method};
-use axum::routing::MethodRouter;
+use axum::routing::{MethodFilter, MethodRouter};
 use mds_limits::Charge;
 use utoipa::openapi::path::HttpMethod;
 
@@ -57,11 +57,13 @@ impl Caching {
     }
 }
 
-/// The method of an operation.
+/// A route's method (of the public and the admin tables).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verb {
-    /// `GET` (and `HEAD`).
+    /// `GET` (and `HEAD`, served as `GET` by the envelope).
     Get,
+    /// `PUT`.
+    Put,
     /// `POST`.
     Post,
     /// `PATCH`.
@@ -71,20 +73,33 @@ pub enum Verb {
 }
 
 impl Verb {
+    /// The router's filter for it.
+    pub fn filter(self) -> MethodFilter {
+        match self {
+            Verb::Get => MethodFilter::GET,
+            Verb::Put => MethodFilter::PUT,
+            Verb::Post => MethodFilter::POST,
+            Verb::Patch => MethodFilter::PATCH,
+            Verb::Delete => MethodFilter::DELETE,
+        }
+    }
+
     /// The HTTP method.
     pub fn method(self) -> Method {
         match self {
             Verb::Get => Method::GET,
+            Verb::Put => Method::PUT,
             Verb::Post => Method::POST,
             Verb::Patch => Method::PATCH,
             Verb::Delete => Method::DELETE,
         }
     }
 
-    /// The method in the OpenAPI document.
+    /// The OpenAPI method.
     pub fn openapi(self) -> HttpMethod {
         match self {
             Verb::Get => HttpMethod::Get,
+            Verb::Put => HttpMethod::Put,
             Verb::Post => HttpMethod::Post,
             Verb::Patch => HttpMethod::Patch,
             Verb::Delete => HttpMethod::Delete,
