@@ -257,7 +257,7 @@ pub struct V1WebhookRotate {
 #[allow(dead_code)]
 pub struct V1WebhookReplay {
     /// The event after which everything the endpoint matches is sent again.
-    #[schema(example = "evt_000000000000001a", pattern = "^evt_[0-9a-f]{16}$")]
+    #[schema(example = "evt_000000000000001a", pattern = "^evt_[0-7][0-9a-f]{15}$")]
     since: String,
 }
 
