@@ -1,5 +1,6 @@
-//! The delivery task: every poll interval it claims the endpoints with a
-//! delivery due (each under a lease in the store, so one node at a time
+//! The delivery task: it claims the endpoints with a delivery due (again at
+//! once while there are any, else after a poll interval), each under a
+//! lease in the store (one node at a time
 //! attempts it), sends each its event in flight, all at once, and records
 //! each outcome (which moves the endpoint's cursor on or schedules a
 //! retry) while the lease holds. A node that dies mid-delivery leaves the
@@ -34,12 +35,23 @@ pub fn spawn(node: Arc<Node>) -> JoinHandle<()> {
         }
         let client = client(&config);
         let owner = owner();
-        let mut tick = tokio::time::interval(config.poll_interval);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            tick.tick().await;
-            if let Err(e) = round(&node, &client, &owner).await {
-                tracing::warn!(error = %e, "webhook delivery round failed; retrying at the next poll");
+            // While there is work, claim again at once (one event per
+            // endpoint is in flight, so a backlog drains one claim at a
+            // time); when idle, count what is pending and wait a poll.
+            match round(&node, &client, &owner).await {
+                Ok(0) => {
+                    match node.store().webhooks_pending().await {
+                        Ok(n) => node.metrics().set_webhooks_pending(n),
+                        Err(e) => tracing::warn!(error = %e, "cannot count pending webhook deliveries"),
+                    }
+                    tokio::time::sleep(config.poll_interval).await;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "webhook delivery round failed; retrying at the next poll");
+                    tokio::time::sleep(config.poll_interval).await;
+                }
             }
         }
     })
@@ -69,11 +81,12 @@ pub fn client(config: &WebhookConfig) -> reqwest::Client {
     b.build().expect("the webhook client builds")
 }
 
-/// One poll: claim, deliver, record; then the pending gauge.
-async fn round(node: &Arc<Node>, client: &reqwest::Client, owner: &str) -> StoreResult<()> {
+/// One poll: claim, deliver, record; how many were claimed.
+async fn round(node: &Arc<Node>, client: &reqwest::Client, owner: &str) -> StoreResult<usize> {
     let now = node.config().clock.now();
     let lease = chrono::Duration::from_std(node.config().webhooks.lease).unwrap_or(chrono::Duration::seconds(30));
     let claimed = node.store().claim_webhook_deliveries(owner, now, now + lease, CLAIM).await?;
+    let claimed_n = claimed.len();
     let mut set = JoinSet::new();
     for d in claimed {
         let (node, client, owner) = (node.clone(), client.clone(), owner.to_owned());
@@ -86,8 +99,7 @@ async fn round(node: &Arc<Node>, client: &reqwest::Client, owner: &str) -> Store
             Ok(Ok(())) => {}
         }
     }
-    node.metrics().set_webhooks_pending(node.store().webhooks_pending().await?);
-    Ok(())
+    Ok(claimed_n)
 }
 
 /// The secrets that sign at `now`: the current one, and the old one until
