@@ -5,7 +5,8 @@
 //! - `endpoints`: the operations of the routes (create, list, update,
 //!   delete, rotate, test, attempts, replay) as methods on `Node`, with
 //!   the validation of their input.
-//! - `signing`: secrets and the Standard Webhooks signature.
+//! - `signing`: a delivery's signature header (the scheme itself is
+//!   `mds_domain::webhook`'s).
 //! - `ssrf`: which addresses a delivery may reach, checked on the URL at
 //!   creation and at connect time on every attempt.
 //! - `schedule`: what a failed attempt leads to (the retry schedule, the

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::{DateTime, Utc};
+use mds_domain::webhook;
 use mds_store::{DeliveryOutcome, StoreResult, WebhookAttempt, WebhookDelivery};
 use rand::RngCore;
 use reqwest::header::{CONTENT_TYPE, HeaderValue};
@@ -169,9 +170,9 @@ async fn send(
     let resp = client
         .post(url)
         .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
-        .header("webhook-id", id)
-        .header("webhook-timestamp", timestamp.to_string())
-        .header("webhook-signature", signature)
+        .header(webhook::ID_HEADER, id)
+        .header(webhook::TIMESTAMP_HEADER, timestamp.to_string())
+        .header(webhook::SIGNATURE_HEADER, signature)
         .body(body)
         .send()
         .await
