@@ -165,7 +165,8 @@ pub struct V1WebhookPing {
 }
 
 /// The body of `POST /v1/webhooks`.
-#[derive(Debug, ToSchema)]
+#[derive(Debug, ToSchema, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct V1WebhookCreate {
     /// An `https` URL (not an address in a private, loopback or link-local
@@ -190,7 +191,8 @@ pub struct V1WebhookCreate {
 }
 
 /// The body of `PATCH /v1/webhooks/{id}`: the fields given are set.
-#[derive(Debug, ToSchema)]
+#[derive(Debug, ToSchema, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct V1WebhookUpdate {
     /// An `https` URL.
@@ -217,7 +219,7 @@ pub struct V1WebhookUpdate {
 }
 
 /// An event type an endpoint may subscribe to.
-#[derive(Debug, ToSchema)]
+#[derive(Debug, ToSchema, serde::Deserialize)]
 #[allow(dead_code)]
 pub enum SubscribableType {
     /// A new article.
@@ -234,6 +236,7 @@ pub enum SubscribableType {
 /// An endpoint's status.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "lowercase")]
+#[derive(serde::Deserialize)]
 #[allow(dead_code)]
 pub enum EndpointStatus {
     /// Receives events.
@@ -243,7 +246,8 @@ pub enum EndpointStatus {
 }
 
 /// The body of `POST /v1/webhooks/{id}/rotate-secret`.
-#[derive(Debug, ToSchema)]
+#[derive(Debug, ToSchema, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct V1WebhookRotate {
     /// Seconds the current secret keeps signing beside the new one
@@ -253,7 +257,8 @@ pub struct V1WebhookRotate {
 }
 
 /// The body of `POST /v1/webhooks/{id}/replay`.
-#[derive(Debug, ToSchema)]
+#[derive(Debug, ToSchema, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct V1WebhookReplay {
     /// The event after which everything the endpoint matches is sent again.

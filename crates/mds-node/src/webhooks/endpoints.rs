@@ -104,14 +104,14 @@ impl EndpointInput {
                 .collect::<Result<_, _>>()?;
         }
         if let Some(tickers) = &self.tickers {
-            if tickers.iter().any(|t| t.is_empty() || t.len() > 64) {
-                return Err(WebhookError::invalid("tickers", "a ticker has 1 to 64 characters"));
+            if tickers.iter().any(|t| t.len() > 200) {
+                return Err(WebhookError::invalid("tickers", "a ticker has at most 200 characters"));
             }
             f.tickers = tickers.iter().map(|t| t.to_ascii_uppercase()).collect();
         }
         if let Some(tags) = &self.tags {
-            if tags.iter().any(|t| t.is_empty() || t.len() > 200) {
-                return Err(WebhookError::invalid("tags", "a tag has 1 to 200 characters"));
+            if tags.iter().any(|t| t.len() > 200) {
+                return Err(WebhookError::invalid("tags", "a tag has at most 200 characters"));
             }
             f.tags.clone_from(tags);
         }
