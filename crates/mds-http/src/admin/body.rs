@@ -61,7 +61,14 @@ impl Body {
         let bad = || problems::invalid_field(field, format!("{field} must be an integer from {min} to {max}"));
         match self.fields.get(field) {
             None | Some(Value::Null) => Err(problems::invalid_field(field, format!("{field} is required"))),
-            Some(Value::Number(n)) => n.as_u64().filter(|v| (min..=max).contains(v)).ok_or_else(bad),
+            // JSON Schema's integers include `5.0`.
+            Some(Value::Number(n)) => n
+                .as_u64()
+                .or_else(|| {
+                    n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= u64::MAX as f64).map(|f| f as u64)
+                })
+                .filter(|v| (min..=max).contains(v))
+                .ok_or_else(bad),
             Some(_) => Err(bad()),
         }
     }
