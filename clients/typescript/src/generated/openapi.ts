@@ -86,6 +86,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the event log
+         * @description The event log, oldest first: `article.published` (a new article), `article.updated` (an imported article that changed; `data` is the article as the news list shows it, without `body`), and `company.changed` (`data`: the company's detail after the change, the top-level fields that changed, and the identity events it gained). Ids increase in commit order across the service. Pass the last id you processed as `since` to read what came after it; page with `next_cursor` passed back as `cursor` (with the same filters). Events are kept 30 days by default: an older `since` is `410 events_expired`. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the event log live
+         * @description The event log as Server-Sent Events (`text/event-stream`): for each event, `id:` its id, `event:` its type and `data:` its JSON (as in `GET /v1/events`), with the log's filters. Without a position the stream starts with the next event committed; `Last-Event-ID` (sent by EventSource on reconnect) or `since` resumes after that event with no gap. A comment line every 15 s keeps proxies from closing it. Opening a stream counts as one request; the events it carries do not. A key may hold 2 streams open across all nodes (a third is `429 too_many_streams`); a revoked or expired key's streams close within a second. An event committed through any node reaches every node's streams within a second. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/news": {
         parameters: {
             query?: never;
@@ -186,6 +226,138 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The caller's account's endpoints, oldest first (never their secrets). Not counted against the monthly quota (it takes from the per-minute limit), so it stays possible when the quota is spent.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Creates an endpoint of the caller's account (at most 10). Only events committed from now on are sent to it. The answer is the only time the signing secret is shown. Not counted against the monthly quota (it takes from the per-minute limit), so it stays possible when the quota is spent.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description One endpoint of the caller's account. Not counted against the monthly quota (it takes from the per-minute limit), so it stays possible when the quota is spent.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes the endpoint with its attempts; nothing more is sent to it. Not counted against the monthly quota (it takes from the per-minute limit), so it stays possible when the quota is spent.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook endpoint
+         * @description Changes the fields given. `status: enabled` re-enables a disabled endpoint: delivery resumes with the event that was in flight. Not counted against the monthly quota (it takes from the per-minute limit), so it stays possible when the quota is spent.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook endpoint's delivery attempts
+         * @description The latest delivery attempts (at most 50), newest first: when, which event, the status or the error, how long. Not counted against the monthly quota (it takes from the per-minute limit), so it stays possible when the quota is spent.
+         */
+        get: operations["listWebhookAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver a webhook endpoint's events again
+         * @description Queues again, in order, every event after `since` that the endpoint matches (those the log still keeps); the attempt in flight starts over. Not counted against the monthly quota (it takes from the per-minute limit), so it stays possible when the quota is spent.
+         */
+        post: operations["replayWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's secret
+         * @description A new signing secret. The current one keeps signing beside it (two signatures in `webhook-signature`) for `expires_in` seconds (default 86400, at most 30 days). The answer is the only time the new secret is shown. Not counted against the monthly quota (it takes from the per-minute limit), so it stays possible when the quota is spent.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a ping to a webhook endpoint
+         * @description Queues a `ping` event for this endpoint only (it is not in the log), delivered and signed as any event, after what is already queued for it. Not counted against the monthly quota (it takes from the per-minute limit), so it stays possible when the quota is spent.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -248,6 +420,11 @@ export interface components {
         };
         /** @enum {string} */
         CompanyStatus: "active" | "superseded" | "delisted";
+        /**
+         * @description An endpoint's status.
+         * @enum {string}
+         */
+        EndpointStatus: "enabled" | "disabled";
         /** @enum {string} */
         Exchange: "bse" | "nse";
         /**
@@ -300,14 +477,16 @@ export interface components {
             /**
              * @description Stable machine-readable code: `invalid_parameter`, `unknown_parameter`,
              *     `invalid_cursor`, `api_key_in_query`, `missing_api_key`,
-             *     `invalid_api_key`, `not_found`, `method_not_allowed`, `sync_token_expired`, `rate_limited`,
-             *     `quota_exceeded`, `unavailable` or `internal`. A string, not an enum:
+             *     `invalid_api_key`, `not_found`, `method_not_allowed`, `sync_token_expired`, `events_expired`, `rate_limited`,
+             *     `too_many_streams`, `quota_exceeded`, `unavailable`, `internal`, and for the
+             *     routes that take a body `invalid_body`, `unknown_field`, `invalid_field`,
+             *     `payload_too_large` or `unsupported_media_type`. A string, not an enum:
              *     codes may be added, so treat an unknown one by its `status`.
              */
             code: string;
             /** @description A sentence a person can act on. */
             detail: string;
-            /** @description The offending query parameter, where there is one. */
+            /** @description The offending query parameter or body field, where there is one. */
             param?: string | null;
             /** @description The request's `X-Request-Id`. */
             request_id: string | null;
@@ -328,6 +507,11 @@ export interface components {
          * @example reliance-q2-results-2026
          */
         Slug: string;
+        /**
+         * @description An event type an endpoint may subscribe to.
+         * @enum {string}
+         */
+        SubscribableType: "article.published" | "article.updated" | "company.changed";
         /**
          * @description Trading symbol: 1 to 32 printable ASCII characters without white space, upper case.
          * @example BAJAJ-AUTO
@@ -411,6 +595,18 @@ export interface components {
             /** @description Trading symbol; may be shared by several ISINs. */
             ticker: components["schemas"]["Ticker"];
         };
+        /** @description The `data` of a `company.changed` event. */
+        V1CompanyChanged: {
+            /**
+             * @description The top-level fields of `company` that changed (every field for a
+             *     company new to the store), in wire order; `updated_at` is not one.
+             */
+            changed: string[];
+            /** @description The company as `GET /v1/companies/{isin}` showed it after the change. */
+            company: components["schemas"]["V1CompanyDetail"];
+            /** @description The identity events (section 10) the change added, oldest first. */
+            events: components["schemas"]["V1IdentityEvent"][];
+        };
         /**
          * @description `V1CompanyDetail`: one company with everything the service knows about
          *     it. Every `V1Company` field with the same value as in the list, then the
@@ -451,6 +647,38 @@ export interface components {
         V1CompanyPage: {
             /** @description The companies, ordered by `ticker` then `isin`. */
             data: components["schemas"]["V1Company"][];
+            /** @description Whether there is a next page. */
+            has_more: boolean;
+            /** @description Cursor of the next page: a string when `has_more`, else `null`. */
+            next_cursor: string | null;
+        };
+        /** @description One event of the log: `{"id", "type", "created_at", "data"}`. */
+        V1Event: {
+            /**
+             * Format: date-time
+             * @description When the change that made it committed.
+             */
+            created_at: string;
+            /**
+             * @description For `article.*`: the article as the news list shows it (`V1ArticleSummary`, no `body`). For
+             *     `company.changed`: a `V1CompanyChanged`. For `ping`: `{}`.
+             */
+            data: Record<string, never>;
+            /**
+             * @description Its id (`evt_` and 16 hex digits), increasing in commit order across the service.
+             * @example evt_0000000000000001
+             */
+            id: string;
+            /**
+             * @description `article.published`, `article.updated`, `company.changed`, or `ping` (webhook test deliveries only).
+             * @example article.published
+             */
+            type: string;
+        };
+        /** @description One page of events, oldest first (by `id`). */
+        V1EventPage: {
+            /** @description The events, oldest first (by `id`). */
+            data: components["schemas"]["V1Event"][];
             /** @description Whether there is a next page. */
             has_more: boolean;
             /** @description Cursor of the next page: a string when `has_more`, else `null`. */
@@ -704,6 +932,163 @@ export interface components {
              */
             requests: number;
         };
+        /** @description One delivery attempt. */
+        V1WebhookAttempt: {
+            /**
+             * Format: int32
+             * @description Its attempt number for this event, from 1.
+             */
+            attempt: number;
+            /**
+             * Format: date-time
+             * @description When it started (RFC 3339).
+             */
+            attempted_at: string;
+            /**
+             * Format: int64
+             * @description How long it took, in milliseconds.
+             */
+            duration_ms: number;
+            /** @description Why there is no status (a timeout, a refused address, ...). */
+            error: string | null;
+            /**
+             * @description The event sent.
+             * @example evt_000000000000001a
+             */
+            event_id: string;
+            /**
+             * Format: int32
+             * @description The receiver's status, if it answered.
+             */
+            status: number | null;
+        };
+        /** @description The latest attempts of an endpoint, newest first. */
+        V1WebhookAttemptList: {
+            /** @description The attempts (at most 50). */
+            data: components["schemas"]["V1WebhookAttempt"][];
+        };
+        /** @description The body of `POST /v1/webhooks`. */
+        V1WebhookCreate: {
+            /** @description A note, at most 500 characters. */
+            description?: string | null;
+            /** @description ISINs to receive events about. */
+            isins?: string[] | null;
+            /** @description Article tags to receive events about. */
+            tags?: string[] | null;
+            /** @description Tickers to receive events about. */
+            tickers?: string[] | null;
+            /** @description Event types to receive (absent or empty: all). */
+            types?: components["schemas"]["SubscribableType"][] | null;
+            /**
+             * @description An `https` URL (not an address in a private, loopback or link-local
+             *     range), at most 2048 characters.
+             * @example https://hooks.example.com/mds
+             */
+            url: string;
+        };
+        /** @description A webhook endpoint (never its secret). */
+        V1WebhookEndpoint: {
+            /**
+             * Format: date-time
+             * @description When it was created (RFC 3339).
+             */
+            created_at: string;
+            /** @description The owner's note. */
+            description: string | null;
+            /**
+             * @description Why it was disabled (`410`, failing for 3 days, by its owner, by an
+             *     operator).
+             */
+            disabled_reason: string | null;
+            /**
+             * @description Its id.
+             * @example we_3f9a0c1d2b4e5f6a7b8c9d0e
+             */
+            id: string;
+            /** @description The ISINs it receives events about (empty: all). */
+            isins: string[];
+            /**
+             * @description `enabled` or `disabled`.
+             * @example enabled
+             */
+            status: string;
+            /** @description The article tags it receives events about (empty: all). */
+            tags: string[];
+            /** @description The tickers it receives events about (empty: all). */
+            tickers: string[];
+            /** @description The event types it receives (empty: all). */
+            types: string[];
+            /**
+             * Format: date-time
+             * @description When it was last changed (RFC 3339).
+             */
+            updated_at: string;
+            /**
+             * @description Where events are `POST`ed.
+             * @example https://hooks.example.com/mds
+             */
+            url: string;
+        };
+        /** @description The endpoints of the caller's account, oldest first. */
+        V1WebhookEndpointList: {
+            /** @description The endpoints (at most 10). */
+            data: components["schemas"]["V1WebhookEndpoint"][];
+        };
+        /**
+         * @description An endpoint with its signing secret: the answer of a create and of a
+         *     rotation, the only times the secret is shown.
+         */
+        V1WebhookEndpointWithSecret: components["schemas"]["V1WebhookEndpoint"] & {
+            /**
+             * @description The signing secret: `whsec_` and base64.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        /** @description The `ping` queued by a test. */
+        V1WebhookPing: {
+            /**
+             * @description The id of the `ping` event (its `webhook-id`).
+             * @example evt_000000000000001b
+             */
+            event_id: string;
+        };
+        /** @description The body of `POST /v1/webhooks/{id}/replay`. */
+        V1WebhookReplay: {
+            /**
+             * @description The event after which everything the endpoint matches is sent again.
+             * @example evt_000000000000001a
+             */
+            since: string;
+        };
+        /** @description The body of `POST /v1/webhooks/{id}/rotate-secret`. */
+        V1WebhookRotate: {
+            /**
+             * Format: int64
+             * @description Seconds the current secret keeps signing beside the new one
+             *     (default 86400; 0 ends it now).
+             */
+            expires_in?: number | null;
+        };
+        /** @description The body of `PATCH /v1/webhooks/{id}`: the fields given are set. */
+        V1WebhookUpdate: {
+            /** @description A note (`null` removes it). */
+            description?: string | null;
+            /** @description ISINs. */
+            isins?: string[] | null;
+            status?: null | components["schemas"]["EndpointStatus"];
+            /** @description Tags. */
+            tags?: string[] | null;
+            /** @description Tickers. */
+            tickers?: string[] | null;
+            /** @description Event types to receive. */
+            types?: components["schemas"]["SubscribableType"][] | null;
+            /**
+             * @description An `https` URL.
+             * @example https://hooks.example.com/mds
+             */
+            url?: string | null;
+        };
     };
     responses: {
         /** @description A bad query: an `as_of` that is not a day `YYYY-MM-DD`, before 1990-01-01 or after today (`invalid_parameter`, `param`: `as_of`), an undefined or repeated parameter (`unknown_parameter`), or a key-like value in the query string (`api_key_in_query`). */
@@ -790,6 +1175,38 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description A bad query: a bad value (`invalid_parameter`, naming `param`: an unknown event type, an invalid ISIN, ...), an undefined or repeated parameter (`unknown_parameter`), a `since` (or `Last-Event-ID`) or cursor not issued by this service, or a cursor of other filters (`invalid_cursor`), or a key-like value in the query string (`api_key_in_query`). */
+        EventsBadRequest: {
+            headers: {
+                /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                RateLimit?: string;
+                /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                "RateLimit-Policy"?: string;
+                /** @description Requests allowed per minute. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the per-minute limit resets. */
+                "X-RateLimit-Reset"?: number;
+                /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                "X-Request-Id"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The position (`since`, `Last-Event-ID` or the cursor) is older than the events the log keeps (30 days by default; `events_expired`): read the log again without `since`. */
+        EventsExpired: {
+            headers: {
+                /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                "X-Request-Id"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description A bug; the body holds no internal detail, only the request id. */
         Internal: {
             headers: {
@@ -848,6 +1265,17 @@ export interface components {
                 "X-RateLimit-Remaining"?: number;
                 /** @description Seconds until the per-minute limit resets. */
                 "X-RateLimit-Reset"?: number;
+                /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                "X-Request-Id"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The body is over the size cap (`payload_too_large`). */
+        PayloadTooLarge: {
+            headers: {
                 /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
                 "X-Request-Id"?: string;
                 [name: string]: unknown;
@@ -929,6 +1357,38 @@ export interface components {
             headers: {
                 /** @description Seconds to wait before retrying. */
                 "Retry-After"?: number;
+                /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                "X-Request-Id"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A body not sent as JSON (`unsupported_media_type`). */
+        UnsupportedMediaType: {
+            headers: {
+                /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                "X-Request-Id"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A bad body: not a JSON object (`invalid_body`), a field the route does not define (`unknown_field`), or a field of the wrong type or value (`invalid_field`, naming it in `param`: a URL that is not `https` or points to a private, loopback or link-local address, an unknown event type, more than 1,000 values in a filter, an 11th endpoint (`param`: `url`), a `since` that is not an event id); or a query parameter (`unknown_parameter`). */
+        WebhookBadRequest: {
+            headers: {
+                /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                RateLimit?: string;
+                /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                "RateLimit-Policy"?: string;
+                /** @description Requests allowed per minute. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the per-minute limit resets. */
+                "X-RateLimit-Reset"?: number;
                 /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
                 "X-Request-Id"?: string;
                 [name: string]: unknown;
@@ -1274,6 +1734,197 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Events after this event id (an `id` this service gave), oldest first; without it, from the
+                 *     oldest event kept (30 days by default). An id older than that is `410 events_expired`; one
+                 *     not issued by this service is `400 invalid_cursor`.
+                 * @example evt_0000000000000001
+                 */
+                since?: string;
+                /**
+                 * @description Only these types, comma-separated: `article.published`, `article.updated`, `company.changed`.
+                 * @example article.published,company.changed
+                 */
+                types?: string;
+                /**
+                 * @description Only events about the company with this ISIN (check digit verified).
+                 * @example INE002A01018
+                 */
+                isin?: string;
+                /**
+                 * @description Only events about the company with this ticker (case-insensitive).
+                 * @example RELIANCE
+                 */
+                ticker?: string;
+                /**
+                 * @description Only article events carrying this tag (exact, case-sensitive, 1 to 64 characters).
+                 * @example results
+                 */
+                tag?: string;
+                /** @description `next_cursor` of the previous page, sent with the same filters. */
+                cursor?: string;
+                /** @description Page size, 1 to 200 (digits only, no sign, no leading zero). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    /** @description `private, max-age=N` (N = 60 by default). */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1EventPage"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` matched the `ETag`; no body, not counted. */
+            304: {
+                headers: {
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["EventsBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            410: components["responses"]["EventsExpired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Events after this event id (an `id` this service gave), oldest first; without it, from the
+                 *     oldest event kept (30 days by default). An id older than that is `410 events_expired`; one
+                 *     not issued by this service is `400 invalid_cursor`.
+                 * @example evt_0000000000000001
+                 */
+                since?: string;
+                /**
+                 * @description Only these types, comma-separated: `article.published`, `article.updated`, `company.changed`.
+                 * @example article.published,company.changed
+                 */
+                types?: string;
+                /**
+                 * @description Only events about the company with this ISIN (check digit verified).
+                 * @example INE002A01018
+                 */
+                isin?: string;
+                /**
+                 * @description Only events about the company with this ticker (case-insensitive).
+                 * @example RELIANCE
+                 */
+                ticker?: string;
+                /**
+                 * @description Only article events carrying this tag (exact, case-sensitive, 1 to 64 characters).
+                 * @example results
+                 */
+                tag?: string;
+            };
+            header?: {
+                /** @description Resume after this event id (takes precedence over `since`). */
+                "Last-Event-ID"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream. */
+            200: {
+                headers: {
+                    /** @description `no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Not modified: `If-None-Match` matched the `ETag`; no body, not counted. */
+            304: {
+                headers: {
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["EventsBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            410: components["responses"]["EventsExpired"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1652,6 +2303,498 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoints. */
+            200: {
+                headers: {
+                    /** @description `no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1WebhookEndpointList"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` matched the `ETag`; no body. */
+            304: {
+                headers: {
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["V1WebhookCreate"];
+            };
+        };
+        responses: {
+            /** @description Created, with its secret. */
+            201: {
+                headers: {
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["WebhookBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id. One of another account, or none, is `404`.
+                 * @example we_3f9a0c1d2b4e5f6a7b8c9d0e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    /** @description `no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1WebhookEndpoint"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` matched the `ETag`; no body. */
+            304: {
+                headers: {
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id. One of another account, or none, is `404`.
+                 * @example we_3f9a0c1d2b4e5f6a7b8c9d0e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id. One of another account, or none, is `404`.
+                 * @example we_3f9a0c1d2b4e5f6a7b8c9d0e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["V1WebhookUpdate"];
+            };
+        };
+        responses: {
+            /** @description The endpoint as changed. */
+            200: {
+                headers: {
+                    /** @description `no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["WebhookBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listWebhookAttempts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id. One of another account, or none, is `404`.
+                 * @example we_3f9a0c1d2b4e5f6a7b8c9d0e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempts. */
+            200: {
+                headers: {
+                    /** @description `no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1WebhookAttemptList"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` matched the `ETag`; no body. */
+            304: {
+                headers: {
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    replayWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id. One of another account, or none, is `404`.
+                 * @example we_3f9a0c1d2b4e5f6a7b8c9d0e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["V1WebhookReplay"];
+            };
+        };
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["WebhookBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id. One of another account, or none, is `404`.
+                 * @example we_3f9a0c1d2b4e5f6a7b8c9d0e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["V1WebhookRotate"];
+            };
+        };
+        responses: {
+            /** @description The endpoint with its new secret. */
+            200: {
+                headers: {
+                    /** @description `no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["WebhookBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id. One of another account, or none, is `404`.
+                 * @example we_3f9a0c1d2b4e5f6a7b8c9d0e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1WebhookPing"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["Internal"];
