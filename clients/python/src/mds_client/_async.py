@@ -4,16 +4,16 @@ of its calls (built in :mod:`._calls`), awaited."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, MutableMapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, MutableMapping
 from datetime import date
 from typing import Any, Literal
 
 import httpx
 
-from . import _calls, _core
-from ._calls import Call, R
+from . import _calls, _core, _stream
+from ._calls import Call, R, StreamFilters, Unpack
 from ._pages import A, AsyncItems, Listing, P, Page, SyncResult, SyncRun, T, afollow, synced_frame
-from ._pandas import articles_frame, companies_frame, require_pandas
+from ._pandas import articles_frame, companies_frame, events_frame, require_pandas
 from .errors import SyncTokenExpiredError
 from .models import (
     Article,
@@ -23,6 +23,8 @@ from .models import (
     CompanyHistory,
     CompanyPage,
     DailyUsage,
+    Event,
+    EventPage,
     NewsPage,
     SymbolHistory,
     Usage,
@@ -53,6 +55,11 @@ class AsyncNews(AsyncListing[A, Article, NewsPage]):
     """``client.news(...)``: ``GET /v1/news`` (articles newest first) with :class:`NewsFilters`."""
 
 
+class AsyncEvents(AsyncListing[A, Event, EventPage]):
+    """``client.events(...)``: ``GET /v1/events`` (the event log, oldest first after
+    ``since``) with :class:`EventFilters`."""
+
+
 class AsyncClient(_core.ClientBase[httpx.AsyncBaseTransport]):
     """The async client of the mds API: :class:`Client`'s arguments and methods,
     every call awaited (use ``async with``)."""
@@ -61,6 +68,7 @@ class AsyncClient(_core.ClientBase[httpx.AsyncBaseTransport]):
         self._http = httpx.AsyncClient(**options)
         self.companies = AsyncCompanies(self._send, _calls.companies, companies_frame)
         self.news = AsyncNews(self._send, _calls.news, articles_frame)
+        self.events = AsyncEvents(self._send, _calls.events, events_frame)
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -158,3 +166,38 @@ class AsyncClient(_core.ClientBase[httpx.AsyncBaseTransport]):
         require_pandas()
         fresh: dict[str, CompanyDetail] = {}
         return synced_frame(df, fresh, await self.sync(fresh, since, limit=limit))
+
+    # --- the event stream -------------------------------------------------
+
+    async def stream_events(
+        self,
+        since: str | None = None,
+        *,
+        silence: float = _stream.STREAM_SILENCE,
+        **filters: Unpack[StreamFilters],
+    ) -> AsyncGenerator[Event, None]:
+        """:meth:`Client.stream_events`, for ``async for``. Stop by leaving the
+        loop and ``await``-ing ``aclose()`` on the iterator (or wrap it in
+        ``contextlib.aclosing``), or by cancelling the task."""
+        following = _stream.Following(self.retry, self._api_key, since, filters)
+        timeout = _stream.stream_timeout(self._http.timeout, silence)
+        while True:
+            await asyncio.sleep(following.wait())
+            try:
+                async with self._http.stream(
+                    "GET",
+                    _stream.PATH,
+                    params=following.params,
+                    headers=following.headers(),
+                    timeout=timeout,
+                ) as response:
+                    if response.status_code != 200:
+                        await response.aread()
+                    if not following.opened(response):
+                        continue
+                    async for text in response.aiter_text():
+                        for event in following.feed(text):
+                            yield event
+                following.lost("ended")
+            except httpx.TransportError as exc:
+                following.lost(f"failed: {type(exc).__name__}")

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any, Generic, Literal, TypedDict, TypeVar
@@ -20,6 +20,7 @@ from .models import (
     CompanyHistory,
     CompanyPage,
     DailyUsage,
+    EventPage,
     NewsPage,
     ResponseMeta,
     SymbolHistory,
@@ -31,7 +32,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     from typing_extensions import Unpack
 
-__all__ = ["Call", "CompanyFilters", "NewsFilters", "Unpack"]
+__all__ = ["Call", "CompanyFilters", "EventFilters", "NewsFilters", "StreamFilters", "Unpack"]
 
 R = TypeVar("R")
 
@@ -60,6 +61,30 @@ class NewsFilters(TypedDict, total=False):
     published_after: datetime | str
     published_before: datetime | str
     limit: int
+
+
+class StreamFilters(TypedDict, total=False):
+    """Filters of ``GET /v1/events/stream`` and ``GET /v1/events`` (AND)."""
+
+    types: Sequence[str] | str
+    """Only these types (``article.published``, ``article.updated``, ``company.changed``)."""
+    isin: str
+    ticker: str
+    tag: str
+
+
+class EventFilters(StreamFilters, total=False):
+    """Filters of ``GET /v1/events``."""
+
+    limit: int
+
+
+def event_params(filters: Mapping[str, Any]) -> dict[str, Any]:
+    """The event routes' filters as sent: ``types`` a comma-separated list."""
+    types = filters.get("types")
+    if types is None or isinstance(types, str):
+        return dict(filters)
+    return {**filters, "types": ",".join(types)}
 
 
 def query(params: Mapping[str, Any]) -> dict[str, str]:
@@ -117,6 +142,14 @@ def companies(*, cursor: str | None = None, **filters: Unpack[CompanyFilters]) -
 def news(*, cursor: str | None = None, **filters: Unpack[NewsFilters]) -> Call[NewsPage]:
     """``GET /v1/news``: one page of articles, newest first."""
     return Call("/v1/news", NewsPage.from_json, {**filters, "cursor": cursor})
+
+
+def events(
+    *, since: str | None = None, cursor: str | None = None, **filters: Unpack[EventFilters]
+) -> Call[EventPage]:
+    """``GET /v1/events``: one page of the event log, oldest first after ``since``."""
+    params = {**event_params(filters), "since": since, "cursor": cursor}
+    return Call("/v1/events", EventPage.from_json, params)
 
 
 def company(isin: str, as_of: date | str | None = None) -> Call[CompanyDetail]:

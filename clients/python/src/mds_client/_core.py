@@ -161,7 +161,7 @@ def to_error(response: httpx.Response, meta: ResponseMeta, api_key: Secret) -> A
     detail = scrub(str(problem.get("detail") or response.reason_phrase or "error"), api_key)
     request_id = problem.get("request_id") or meta.request_id
     policies = problem.get("violated_policies")
-    cls = error_class(status)
+    cls = error_class(status, code)
     return cls(
         status=status,
         code=code,

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Generator, Iterator, MutableMapping
 from datetime import date
 from typing import Any, Literal
 
 import httpx
 
-from . import _calls, _core
-from ._calls import Call, R
+from . import _calls, _core, _stream
+from ._calls import Call, R, StreamFilters, Unpack
 from ._pages import A, Items, Listing, P, Page, SyncResult, SyncRun, T, follow, synced_frame
-from ._pandas import articles_frame, companies_frame, require_pandas
+from ._pandas import articles_frame, companies_frame, events_frame, require_pandas
 from .errors import SyncTokenExpiredError
 from .models import (
     Article,
@@ -22,6 +22,8 @@ from .models import (
     CompanyHistory,
     CompanyPage,
     DailyUsage,
+    Event,
+    EventPage,
     NewsPage,
     SymbolHistory,
     Usage,
@@ -51,6 +53,11 @@ class News(SyncListing[A, Article, NewsPage]):
     """``client.news(...)``: ``GET /v1/news`` (articles newest first) with :class:`NewsFilters`."""
 
 
+class Events(SyncListing[A, Event, EventPage]):
+    """``client.events(...)``: ``GET /v1/events`` (the event log, oldest first after
+    ``since``) with :class:`EventFilters`."""
+
+
 class Client(_core.ClientBase[httpx.BaseTransport]):
     """A client of the mds API.
 
@@ -64,6 +71,7 @@ class Client(_core.ClientBase[httpx.BaseTransport]):
         self._http = httpx.Client(**options)
         self.companies = Companies(self._send, _calls.companies, companies_frame)
         self.news = News(self._send, _calls.news, articles_frame)
+        self.events = Events(self._send, _calls.events, events_frame)
 
     def close(self) -> None:
         self._http.close()
@@ -167,3 +175,45 @@ class Client(_core.ClientBase[httpx.BaseTransport]):
         require_pandas()
         fresh: dict[str, CompanyDetail] = {}
         return synced_frame(df, fresh, self.sync(fresh, since, limit=limit))
+
+    # --- the event stream -------------------------------------------------
+
+    def stream_events(
+        self,
+        since: str | None = None,
+        *,
+        silence: float = _stream.STREAM_SILENCE,
+        **filters: Unpack[StreamFilters],
+    ) -> Generator[Event, None, None]:
+        """``GET /v1/events/stream``: every event after ``since`` (an event id;
+        ``None``: from the next one committed), as it is committed, for as long
+        as it is iterated.
+
+        A connection that drops, fails or is silent for ``silence`` seconds is
+        opened again after the last event received (``Last-Event-ID``), so
+        nothing is missed or repeated; ``503`` and failed connections are
+        retried with backoff up to ``retry.max_delay``. Any other error answer
+        (``400`` a bad ``since``, ``401``, ``410`` :class:`EventsExpiredError`,
+        ``429`` :class:`TooManyStreamsError`) is raised and ends it. Stop by
+        leaving the loop (``break``) or ``close()`` on the iterator."""
+        following = _stream.Following(self.retry, self._api_key, since, filters)
+        timeout = _stream.stream_timeout(self._http.timeout, silence)
+        while True:
+            time.sleep(following.wait())
+            try:
+                with self._http.stream(
+                    "GET",
+                    _stream.PATH,
+                    params=following.params,
+                    headers=following.headers(),
+                    timeout=timeout,
+                ) as response:
+                    if response.status_code != 200:
+                        response.read()
+                    if not following.opened(response):
+                        continue
+                    for text in response.iter_text():
+                        yield from following.feed(text)
+                following.lost("ended")
+            except httpx.TransportError as exc:
+                following.lost(f"failed: {type(exc).__name__}")

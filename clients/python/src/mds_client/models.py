@@ -26,6 +26,8 @@ __all__ = [
     "CompanyPage",
     "DailyUsage",
     "DayUsage",
+    "Event",
+    "EventPage",
     "IdentityEvent",
     "Listing",
     "MarketCap",
@@ -437,6 +439,43 @@ class NewsPage(_ListPage[Article]):
     """One page of ``GET /v1/news`` (articles without ``body``)."""
 
     _item = Article
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event of the log or the stream (``V1Event``, contract 11.1).
+
+    ``id`` (``evt_`` and 16 hex digits) increases in commit order across the
+    service: pass the last one processed as ``since`` to read what came after.
+    ``type`` is ``article.published``, ``article.updated``, ``company.changed``
+    or ``ping``; ``data`` is its payload as sent (see :attr:`article`)."""
+
+    id: str
+    type: str
+    created_at: datetime
+    data: dict[str, Any]
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Event:
+        data = d.get("data")
+        return cls(
+            id=str(d["id"]),
+            type=str(d["type"]),
+            created_at=_req_datetime(d["created_at"]),
+            data=dict(data) if isinstance(data, Mapping) else {},
+        )
+
+    @property
+    def article(self) -> Article | None:
+        """The article of an ``article.*`` event (without ``body``), else ``None``."""
+        return Article.from_json(self.data) if self.type.startswith("article.") else None
+
+
+@dataclass(frozen=True)
+class EventPage(_ListPage[Event]):
+    """One page of ``GET /v1/events``, oldest first."""
+
+    _item = Event
 
 
 @dataclass(frozen=True)
