@@ -1,11 +1,12 @@
 /**
  * The client: `new Client({ apiKey, baseUrl })`, and one resource object per
- * part of the API (`companies`, `news`, `usage`). Each method is one line
+ * part of the API (`companies`, `symbols`, `news`, `events`, `usage`). Each method is one line
  * over {@link Http.get} or {@link PagedList}, typed by the route it calls.
  *
  * @module
  */
 import { ConfigurationError, SyncTokenExpiredError } from "./errors.js";
+import { EventsResource } from "./events.js";
 import { Http } from "./http.js";
 import type { WithMeta } from "./meta.js";
 import { PagedList, type WalkOptions } from "./pagination.js";
@@ -101,6 +102,8 @@ export class Client {
   readonly symbols: SymbolsResource;
   /** `/v1/news`, `/v1/news/{slug}`. */
   readonly news: NewsResource;
+  /** The event log and stream: `/v1/events`, `/v1/events/stream`. */
+  readonly events: EventsResource;
   /** `/v1/usage`, `/v1/usage/daily`. */
   readonly usage: UsageResource;
   readonly #http: Http;
@@ -142,6 +145,7 @@ export class Client {
     this.companies = new CompaniesResource(this.#http);
     this.symbols = new SymbolsResource(this.#http);
     this.news = new NewsResource(this.#http);
+    this.events = new EventsResource(this.#http);
     this.usage = new UsageResource(this.#http);
   }
 

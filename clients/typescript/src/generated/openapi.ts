@@ -86,6 +86,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the event log
+         * @description The event log, oldest first: `article.published` (a new article), `article.updated` (an imported article that changed; `data` is the article as the news list shows it, without `body`), and `company.changed` (`data`: the company's detail after the change, the top-level fields that changed, and the identity events it gained). Ids increase in commit order across the service. Pass the last id you processed as `since` to read what came after it; page with `next_cursor` passed back as `cursor` (with the same filters). Events are kept 30 days by default: an older `since` is `410 events_expired`. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the event log live
+         * @description The event log as Server-Sent Events (`text/event-stream`): for each event, `id:` its id, `event:` its type and `data:` its JSON (as in `GET /v1/events`), with the log's filters. Without a position the stream starts with the next event committed; `Last-Event-ID` (sent by EventSource on reconnect) or `since` resumes after that event with no gap. A comment line every 15 s keeps proxies from closing it. Opening a stream counts as one request; the events it carries do not. A key may hold 2 streams open across all nodes (a third is `429 too_many_streams`); a revoked or expired key's streams close within a second. An event committed through any node reaches every node's streams within a second. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/news": {
         parameters: {
             query?: never;
@@ -300,8 +340,8 @@ export interface components {
             /**
              * @description Stable machine-readable code: `invalid_parameter`, `unknown_parameter`,
              *     `invalid_cursor`, `api_key_in_query`, `missing_api_key`,
-             *     `invalid_api_key`, `not_found`, `method_not_allowed`, `sync_token_expired`, `rate_limited`,
-             *     `quota_exceeded`, `unavailable` or `internal`. A string, not an enum:
+             *     `invalid_api_key`, `not_found`, `method_not_allowed`, `sync_token_expired`, `events_expired`, `rate_limited`,
+             *     `too_many_streams`, `quota_exceeded`, `unavailable` or `internal`. A string, not an enum:
              *     codes may be added, so treat an unknown one by its `status`.
              */
             code: string;
@@ -411,6 +451,18 @@ export interface components {
             /** @description Trading symbol; may be shared by several ISINs. */
             ticker: components["schemas"]["Ticker"];
         };
+        /** @description The `data` of a `company.changed` event. */
+        V1CompanyChanged: {
+            /**
+             * @description The top-level fields of `company` that changed (every field for a
+             *     company new to the store), in wire order; `updated_at` is not one.
+             */
+            changed: string[];
+            /** @description The company as `GET /v1/companies/{isin}` showed it after the change. */
+            company: components["schemas"]["V1CompanyDetail"];
+            /** @description The identity events (section 10) the change added, oldest first. */
+            events: components["schemas"]["V1IdentityEvent"][];
+        };
         /**
          * @description `V1CompanyDetail`: one company with everything the service knows about
          *     it. Every `V1Company` field with the same value as in the list, then the
@@ -451,6 +503,38 @@ export interface components {
         V1CompanyPage: {
             /** @description The companies, ordered by `ticker` then `isin`. */
             data: components["schemas"]["V1Company"][];
+            /** @description Whether there is a next page. */
+            has_more: boolean;
+            /** @description Cursor of the next page: a string when `has_more`, else `null`. */
+            next_cursor: string | null;
+        };
+        /** @description One event of the log: `{"id", "type", "created_at", "data"}`. */
+        V1Event: {
+            /**
+             * Format: date-time
+             * @description When the change that made it committed.
+             */
+            created_at: string;
+            /**
+             * @description For `article.*`: the article as the news list shows it (`V1ArticleSummary`, no `body`). For
+             *     `company.changed`: a `V1CompanyChanged`. For `ping`: `{}`.
+             */
+            data: Record<string, never>;
+            /**
+             * @description Its id (`evt_` and 16 hex digits), increasing in commit order across the service.
+             * @example evt_0000000000000001
+             */
+            id: string;
+            /**
+             * @description `article.published`, `article.updated`, `company.changed`, or `ping` (webhook test deliveries only).
+             * @example article.published
+             */
+            type: string;
+        };
+        /** @description One page of events, oldest first (by `id`). */
+        V1EventPage: {
+            /** @description The events, oldest first (by `id`). */
+            data: components["schemas"]["V1Event"][];
             /** @description Whether there is a next page. */
             has_more: boolean;
             /** @description Cursor of the next page: a string when `has_more`, else `null`. */
@@ -782,6 +866,38 @@ export interface components {
                 "X-RateLimit-Remaining"?: number;
                 /** @description Seconds until the per-minute limit resets. */
                 "X-RateLimit-Reset"?: number;
+                /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                "X-Request-Id"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A bad query: a bad value (`invalid_parameter`, naming `param`: an unknown event type, an invalid ISIN, ...), an undefined or repeated parameter (`unknown_parameter`), a `since` (or `Last-Event-ID`) or cursor not issued by this service, or a cursor of other filters (`invalid_cursor`), or a key-like value in the query string (`api_key_in_query`). */
+        EventsBadRequest: {
+            headers: {
+                /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                RateLimit?: string;
+                /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                "RateLimit-Policy"?: string;
+                /** @description Requests allowed per minute. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the per-minute limit resets. */
+                "X-RateLimit-Reset"?: number;
+                /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                "X-Request-Id"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The position (`since`, `Last-Event-ID` or the cursor) is older than the events the log keeps (30 days by default; `events_expired`): read the log again without `since`. */
+        EventsExpired: {
+            headers: {
                 /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
                 "X-Request-Id"?: string;
                 [name: string]: unknown;
@@ -1274,6 +1390,197 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Events after this event id (an `id` this service gave), oldest first; without it, from the
+                 *     oldest event kept (30 days by default). An id older than that is `410 events_expired`; one
+                 *     not issued by this service is `400 invalid_cursor`.
+                 * @example evt_0000000000000001
+                 */
+                since?: string;
+                /**
+                 * @description Only these types, comma-separated: `article.published`, `article.updated`, `company.changed`.
+                 * @example article.published,company.changed
+                 */
+                types?: string;
+                /**
+                 * @description Only events about the company with this ISIN (check digit verified).
+                 * @example INE002A01018
+                 */
+                isin?: string;
+                /**
+                 * @description Only events about the company with this ticker (case-insensitive).
+                 * @example RELIANCE
+                 */
+                ticker?: string;
+                /**
+                 * @description Only article events carrying this tag (exact, case-sensitive, 1 to 64 characters).
+                 * @example results
+                 */
+                tag?: string;
+                /** @description `next_cursor` of the previous page, sent with the same filters. */
+                cursor?: string;
+                /** @description Page size, 1 to 200 (digits only, no sign, no leading zero). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    /** @description `private, max-age=N` (N = 60 by default). */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1EventPage"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` matched the `ETag`; no body, not counted. */
+            304: {
+                headers: {
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["EventsBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            410: components["responses"]["EventsExpired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Events after this event id (an `id` this service gave), oldest first; without it, from the
+                 *     oldest event kept (30 days by default). An id older than that is `410 events_expired`; one
+                 *     not issued by this service is `400 invalid_cursor`.
+                 * @example evt_0000000000000001
+                 */
+                since?: string;
+                /**
+                 * @description Only these types, comma-separated: `article.published`, `article.updated`, `company.changed`.
+                 * @example article.published,company.changed
+                 */
+                types?: string;
+                /**
+                 * @description Only events about the company with this ISIN (check digit verified).
+                 * @example INE002A01018
+                 */
+                isin?: string;
+                /**
+                 * @description Only events about the company with this ticker (case-insensitive).
+                 * @example RELIANCE
+                 */
+                ticker?: string;
+                /**
+                 * @description Only article events carrying this tag (exact, case-sensitive, 1 to 64 characters).
+                 * @example results
+                 */
+                tag?: string;
+            };
+            header?: {
+                /** @description Resume after this event id (takes precedence over `since`). */
+                "Last-Event-ID"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream. */
+            200: {
+                headers: {
+                    /** @description `no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Not modified: `If-None-Match` matched the `ETag`; no body, not counted. */
+            304: {
+                headers: {
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["EventsBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            410: components["responses"]["EventsExpired"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
