@@ -38,9 +38,22 @@ from mds_client import (
 )
 from mds_client._stream import SseParser
 
-from .conftest import Server
+from .conftest import Server, key_maker, running_demo
 
 PUBLISHED = "article.published"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A demo of this module's own: the articles it imports would change
+    what the other modules count."""
+    with running_demo(tmp_path_factory.mktemp("mds-events")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def make_key(server: Server) -> Callable[..., str]:
+    return key_maker(server)
 
 
 def import_article(server: Server, **fields: Any) -> str:
