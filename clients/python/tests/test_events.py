@@ -25,6 +25,7 @@ import pytest
 
 from mds_client import (
     AsyncClient,
+    AuthenticationError,
     Client,
     Event,
     EventPage,
@@ -32,6 +33,7 @@ from mds_client import (
     ExpiredError,
     InvalidRequestError,
     RateLimitError,
+    RetryPolicy,
     TooManyStreamsError,
     WebhookVerificationError,
     verify_webhook,
@@ -367,3 +369,41 @@ def test_closing_stops_a_stream(client: Client) -> None:
     with contextlib.closing(client.stream_events(since, types=[PUBLISHED])) as stream:
         got = list(itertools.islice(stream, 2))
     assert len(got) == 2
+
+
+def test_stream_reconnects_with_last_event_id_with_a_fake() -> None:
+    """503 is retried; a stream that ends is resumed after its last event
+    (Last-Event-ID); another error ends it."""
+    seen: list[tuple[str | None, str | None]] = []
+
+    def frame(n: int) -> str:
+        event = {"id": f"evt_{n:016x}", "type": "ping", "created_at": "2026-11-26T00:00:00Z"}
+        return f"id: {event['id']}\nevent: ping\ndata: {json.dumps({**event, 'data': {}})}\n\n"
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append((request.headers.get("last-event-id"), request.url.params.get("types")))
+        calls = len(seen)
+        if calls == 1:
+            return httpx.Response(503, json={"code": "unavailable", "status": 503, "detail": "d"})
+        events = {2: [1, 2], 3: [3]}.get(calls)  # each connection ends after its events
+        if events is not None:
+            body = ": keep-alive\n\n" + "".join(frame(n) for n in events)
+            return httpx.Response(200, text=body, headers={"content-type": "text/event-stream"})
+        return httpx.Response(401, json={"code": "invalid_api_key", "status": 401, "detail": "d"})
+
+    retry = RetryPolicy(backoff=0.01, max_delay=0.05)
+    c = Client(
+        api_key="k", base_url="http://fake", transport=httpx.MockTransport(handler), retry=retry
+    )
+    got: list[str] = []
+    with pytest.raises(AuthenticationError):
+        for e in c.stream_events("evt_0000000000000000", types=["ping", "article.published"]):
+            got.append(e.id)
+    assert got == [f"evt_{n:016x}" for n in (1, 2, 3)]
+    types = "ping,article.published"
+    assert seen == [
+        ("evt_0000000000000000", types),  # 503: retried from the same position
+        ("evt_0000000000000000", types),  # events 1 and 2, then the end
+        ("evt_0000000000000002", types),  # resumed after 2: event 3
+        ("evt_0000000000000003", types),  # resumed after 3: 401 ends it
+    ]

@@ -11,6 +11,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
+  AuthenticationError,
   Client,
   type Event,
   EventsExpiredError,
@@ -132,6 +133,39 @@ describe("the event log", () => {
 });
 
 describe("the event stream", () => {
+  test("503 is retried; an ended stream resumes after its last event; another error ends it (fake fetch)", async () => {
+    const seen: [string | null, string | null][] = [];
+    const frame = (n: number) => {
+      const event = { id: `evt_${n.toString(16).padStart(16, "0")}`, type: "ping", created_at: "2026-11-26T00:00:00Z" };
+      return `id: ${event.id}\nevent: ping\ndata: ${JSON.stringify({ ...event, data: {} })}\n\n`;
+    };
+    const fake = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const headers = new Headers(init?.headers);
+      seen.push([headers.get("last-event-id"), new URL(String(input)).searchParams.get("types")]);
+      const events = ({ 2: [1, 2], 3: [3] } as Record<number, number[]>)[seen.length];
+      if (seen.length === 1) return new Response(JSON.stringify({ code: "unavailable", status: 503 }), { status: 503 });
+      if (events) return new Response(`: keep-alive\n\n${events.map(frame).join("")}`, { status: 200 });
+      return new Response(JSON.stringify({ code: "invalid_api_key", status: 401 }), { status: 401 });
+    }) as typeof fetch;
+    const c = new Client({ apiKey: "k", baseUrl: "http://fake", fetch: fake, retry: { backoff: 0.01 } });
+    const got: string[] = [];
+    const start = "evt_0000000000000000";
+    await assert.rejects(async () => {
+      for await (const e of c.events.stream({ since: start, types: ["ping", PUBLISHED] })) got.push(e.id);
+    }, AuthenticationError);
+    assert.deepEqual(
+      got,
+      [1, 2, 3].map((n) => `evt_${n.toString(16).padStart(16, "0")}`),
+    );
+    const types = `ping,${PUBLISHED}`;
+    assert.deepEqual(seen, [
+      [start, types], // 503: retried from the same position
+      [start, types], // events 1 and 2, then the end
+      ["evt_0000000000000002", types], // resumed after 2: event 3
+      ["evt_0000000000000003", types], // resumed after 3: the 401 ends it
+    ]);
+  });
+
   test("receives an article imported while it is open", async () => {
     const stream = client.events.stream({ types: [PUBLISHED] });
     const first = next(stream); // opens the connection: from the next event committed
