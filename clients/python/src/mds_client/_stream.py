@@ -18,6 +18,7 @@ from .errors import APIError
 from .models import Event, ResponseMeta
 
 PATH = "/v1/events/stream"
+"""The stream's route."""
 
 STREAM_SILENCE = 45.0
 """Seconds a stream may be silent (the server comments every 15 s) before the
@@ -50,6 +51,7 @@ class SseParser:
 
 
 def _value(line: str) -> str:
+    """A field line's value: after the colon, one leading space dropped."""
     value = line.partition(":")[2]
     return value[1:] if value.startswith(" ") else value
 
