@@ -992,3 +992,61 @@ fn verify_webhook_checks_signature_and_time() {
     assert_eq!(mds_client::verify_webhook(secret, &h, body), Ok(()));
     assert_eq!(mds_client::verify_webhook(secret, &h, b"{}"), Err(mds_client::VerifyError::Signature));
 }
+
+/// `mds events tail` prints each new event as a JSON line; `mds events
+/// listen --forward-to` POSTs it to a receiver (an axum server here) signed
+/// with the given secret, which `verify_webhook` accepts.
+#[tokio::test]
+async fn mds_events_tail_and_listen_forward_signed_events() {
+    use tokio::io::AsyncBufReadExt as _;
+    let app = spawn().await;
+    let secret = mds_domain::webhook::new_secret();
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<(reqwest::header::HeaderMap, Vec<u8>)>(8);
+    let receiver = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |h: axum::http::HeaderMap, body: axum::body::Bytes| {
+            let tx = tx.clone();
+            async move {
+                let mut headers = reqwest::header::HeaderMap::new();
+                for (k, v) in &h {
+                    headers.insert(k.clone(), v.clone());
+                }
+                let _ = tx.send((headers, body.to_vec())).await;
+                "ok"
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, receiver).await.unwrap() });
+    let spawn_cli = |args: &[&str]| {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_mds"));
+        cmd.args(args)
+            .env("MDS_API_KEY", &app.key)
+            .env("MDS_BASE_URL", &app.base)
+            .env("NO_PROXY", "*")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true);
+        cmd.spawn().unwrap()
+    };
+    let mut tail = spawn_cli(&["events", "tail", "--types", "article.published"]);
+    let _listen = spawn_cli(&["events", "listen", "--forward-to", &hook, "--secret", &secret]);
+    // Both are following before the change is made.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    app.store.upsert_articles(&[mds_testkit::fixtures::bare_article("cli-one", "One")]).await.unwrap();
+
+    let mut lines = tokio::io::BufReader::new(tail.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(Duration::from_secs(5), lines.next_line()).await.unwrap().unwrap().unwrap();
+    let e: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(e["type"], "article.published");
+    assert_eq!(e["data"]["slug"], "cli-one");
+
+    let (headers, body) = tokio::time::timeout(Duration::from_secs(5), rx.recv()).await.unwrap().unwrap();
+    assert_eq!(mds_client::verify_webhook(&secret, &headers, &body), Ok(()));
+    let forwarded: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(forwarded["id"], e["id"]);
+    assert_eq!(headers["webhook-id"].to_str().unwrap(), e["id"].as_str().unwrap());
+    let other = mds_domain::webhook::new_secret();
+    assert!(mds_client::verify_webhook(&other, &headers, &body).is_err());
+}

@@ -14,6 +14,7 @@ macro_rules! outln {
 }
 
 mod admin;
+mod events;
 mod get;
 mod import;
 mod mcp;
@@ -63,6 +64,11 @@ enum Command {
     /// Call the API as a client (key from env MDS_API_KEY, base URL from MDS_BASE_URL).
     #[command(subcommand)]
     Get(get::GetCommand),
+    /// Follow the event stream in a terminal, or forward it, signed, to a
+    /// local webhook receiver (key from env MDS_API_KEY, base URL from
+    /// MDS_BASE_URL).
+    #[command(subcommand)]
+    Events(events::EventsCommand),
     /// Serve the MCP tools on stdio for a desktop agent, calling a running
     /// service (key from env MDS_API_KEY, base URL from MDS_BASE_URL).
     Mcp,
@@ -99,6 +105,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Keys(c) => admin::keys(&open(&url).await?, c).await,
         Command::AdminTokens(c) => admin::admin_tokens(&open(&url).await?, c).await,
         Command::Get(c) => get::run(c).await,
+        Command::Events(c) => events::run(c).await,
         Command::Mcp => mcp::run().await,
     }
 }

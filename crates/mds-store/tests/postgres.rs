@@ -138,7 +138,7 @@ async fn concurrent_migrations_apply_everything_once() {
     let mut raw = db.raw().await;
     let versions: Vec<i64> =
         sqlx::query_scalar("SELECT version FROM schema_migrations ORDER BY version").fetch_all(&mut raw).await.unwrap();
-    assert_eq!(versions, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    assert_eq!(versions, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
     let history: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tier_history").fetch_one(&mut raw).await.unwrap();
     assert_eq!(history, Tier::defaults().len() as i64);
 }
@@ -161,8 +161,10 @@ async fn the_schema_has_native_types() {
             "api_keys.id bigint",
             "audit_log.id bigint",
             "entitlement_history.id bigint",
+            "events.id bigint",
             "tier_history.id bigint",
-            "usage_routes.id bigint"
+            "usage_routes.id bigint",
+            "webhook_attempts.id bigint"
         ]
     );
     assert_eq!(

@@ -118,7 +118,7 @@ pub(crate) async fn run(command: GetCommand) -> anyhow::Result<()> {
 }
 
 /// The client from the environment.
-fn client() -> anyhow::Result<Client> {
+pub(crate) fn client() -> anyhow::Result<Client> {
     let (key, base) = key_and_base()?;
     Ok(Client::builder().base_url(base).api_key(key).build()?)
 }

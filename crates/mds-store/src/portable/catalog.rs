@@ -28,7 +28,7 @@ use futures_util::TryStreamExt;
 use mds_domain::{Article, Company, Slug};
 
 use super::dialect::{self, COMPANY_ORDER, Upsert};
-use super::events::{Announce, announce_upsert};
+use super::events::{Announce, Sink, announce, append_staged};
 use super::meta::bump_generation;
 use super::{Conn, Pool, db};
 use crate::rows::{
@@ -50,7 +50,7 @@ pub(crate) trait Upserted: Sync {
     /// without detail columns does not erase the details).
     const KEPT_WHEN_NULL: &'static [&'static str];
     /// The events an upsert that inserts or changes rows appends to the
-    /// log (`events::announce_upsert`).
+    /// log (`events::announce`).
     const ANNOUNCE: Announce;
 }
 
@@ -193,20 +193,24 @@ pub(crate) async fn begin_upsert<T: Upserted>(
 }
 
 /// The last step of an upsert's write transaction at `at`, before its
-/// commit: whether to commit (something was inserted or changed;
-/// otherwise the transaction ends without a change); when something
-/// changed, appends its events to the log (the backend filled
-/// `events::BEFORE` before writing) and, for unstamped rows, bumps the
-/// change counter.
+/// commit: whether to commit (something was inserted or changed; otherwise
+/// the transaction ends without a change); when something changed, appends
+/// its events to the log (`staged`: those of `events::STAGED`; else made
+/// now from `events::BEFORE`, which the backend filled before writing, and
+/// the table) and, for unstamped rows, bumps the change counter.
 pub(crate) async fn end_upsert<T: Upserted>(
     conn: &mut Conn,
     summary: &UpsertSummary,
     at: chrono::DateTime<chrono::Utc>,
+    staged: bool,
 ) -> StoreResult<bool> {
     if summary.inserted + summary.updated == 0 {
         return Ok(false);
     }
-    announce_upsert::<T>(conn, at).await?;
+    match staged {
+        true => append_staged(conn, at).await?,
+        false => announce::<T>(conn, T::TABLE, at, Sink::Log).await?,
+    }
     if !T::STAMPED {
         bump_generation(conn, T::COUNTER).await?;
     }

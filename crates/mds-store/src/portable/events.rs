@@ -5,13 +5,20 @@
 //!   table's identity column; on PostgreSQL the appending transaction first
 //!   takes an advisory lock held to its commit (`dialect::lock_events`), so
 //!   no transaction can commit a lower id after a reader saw a higher one.
-//! - An upsert of companies or articles announces what it changed: before
-//!   writing, the backend copies the stored rows of the keys it was given
-//!   into the TEMP table [`BEFORE`] (with whether each existed,
-//!   [`before_select`]); after writing, [`announce_upsert`] compares each
-//!   with what is stored now by the upsert's own rule (`catalog::differs`)
-//!   and appends a `company.changed`, `article.published` or
-//!   `article.updated` for each row inserted or changed.
+//! - An upsert of companies or articles announces what it changed: the
+//!   backend copies the stored rows of the keys it was given into the TEMP
+//!   table [`BEFORE`] (with whether each existed, [`before_select`]);
+//!   [`announce`] compares each with the row the upsert leaves by the
+//!   upsert's own rule (`catalog::differs`) and makes a `company.changed`,
+//!   `article.published` or `article.updated` for each row inserted or
+//!   changed. PostgreSQL does it in the upsert's transaction, after the
+//!   writes. SQLite, whose one write lock other writers (a key revoked)
+//!   wait for, does it before taking the lock: it runs the upsert's own
+//!   statement on a TEMP copy of the rows ([`AFTER`]) and stages the events
+//!   ([`STAGED`]); under the lock, when no other upsert of the table
+//!   committed meanwhile (its change counter did not move), it copies them
+//!   into the log ([`append_staged`]) in one statement, else it announces
+//!   again against the table itself.
 //! - [`page`]: the log after an id, filtered, with the latest id issued and
 //!   the highest id retention has removed, read in one transaction.
 //! - [`prune`]: removes the events older than a time and records how far
@@ -76,23 +83,29 @@ pub(crate) async fn append(conn: &mut Conn, at: DateTime<Utc>, drafts: &[EventDr
         return Ok(());
     }
     dialect::lock_events(conn).await?;
-    let at = rows::ts(&at);
+    let into = "events (created_at, type, isin, ticker, tags_json, data_json)";
+    insert_drafts(conn, into, Some(&rows::ts(&at)), drafts).await
+}
+
+/// `INSERT INTO {into} VALUES …` of `drafts` in runs: the time first when
+/// `at` is given, then type, ISIN, ticker, tags and data.
+async fn insert_drafts(conn: &mut Conn, into: &str, at: Option<&str>, drafts: &[EventDraft]) -> StoreResult<()> {
+    let width = 5 + usize::from(at.is_some());
     for run in drafts.chunks(RUN) {
         let values: Vec<String> = (0..run.len())
             .map(|i| {
-                let b = i * 6;
-                format!("(${}, ${}, ${}, ${}, ${}, ${})", b + 1, b + 2, b + 3, b + 4, b + 5, b + 6)
+                let cols: Vec<String> = (1..=width).map(|c| format!("${}", i * width + c)).collect();
+                format!("({})", cols.join(", "))
             })
             .collect();
-        let sql = format!(
-            "INSERT INTO events (type, created_at, isin, ticker, tags_json, data_json) VALUES {}",
-            values.join(", ")
-        );
+        let sql = format!("INSERT INTO {into} VALUES {}", values.join(", "));
         let mut q = sqlx::query(&sql);
         for d in run {
+            if let Some(at) = at {
+                q = q.bind(at);
+            }
             q = q
                 .bind(d.kind.as_str())
-                .bind(at.as_str())
                 .bind(d.subject.isin.as_ref().map(|i| i.as_str().to_owned()))
                 .bind(d.subject.ticker.clone())
                 .bind(rows::tags_json(&d.subject.tags))
@@ -103,30 +116,80 @@ pub(crate) async fn append(conn: &mut Conn, at: DateTime<Utc>, drafts: &[EventDr
     Ok(())
 }
 
-/// Appends an event for every row of [`BEFORE`] that the upsert inserted or
-/// changed, then drops [`BEFORE`]; in the upsert's transaction, after its
-/// writes, at `at` (the upsert's time).
-pub(crate) async fn announce_upsert<T: Upserted>(conn: &mut Conn, at: DateTime<Utc>) -> StoreResult<()> {
+/// Where an upsert's events go: appended to the log now (in the upsert's
+/// write transaction), or staged in the TEMP table [`STAGED`] to be copied
+/// into the log by [`append_staged`] in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sink {
+    /// Appended to the log.
+    Log,
+    /// Staged.
+    Staged,
+}
+
+/// The TEMP table of the rows an upsert's keys will hold after it, made
+/// outside the write lock by the upsert's own statement (SQLite, see
+/// `dialect::upsert_chunks`).
+#[allow(dead_code, reason = "used by the SQLite backend only")]
+pub(crate) const AFTER: &str = "mds_upsert_after";
+
+/// The TEMP table of events made before the write lock, in order.
+pub(crate) const STAGED: &str = "mds_upsert_events";
+
+/// Makes an event for every key of [`BEFORE`] whose row in `after` (the
+/// table itself once the upsert wrote, or [`AFTER`]) is new or differs by
+/// the upsert's own rule (`catalog::differs`), at `at` (the upsert's time),
+/// into `sink`.
+pub(crate) async fn announce<T: Upserted>(
+    conn: &mut Conn,
+    after_table: &str,
+    at: DateTime<Utc>,
+    sink: Sink,
+) -> StoreResult<()> {
     let key = T::COLUMNS[0];
     let changed = differs("b", "t", T::COLUMNS, T::KEPT_WHEN_NULL);
     let sql = format!(
-        "SELECT b.{key} AS k FROM {BEFORE} AS b JOIN {} AS t ON t.{key} = b.{key} \
-         WHERE b.{key} > $1 AND (NOT b.{EXISTED} OR {changed}) ORDER BY b.{key} LIMIT {PAGE}",
-        T::TABLE
+        "SELECT b.{key} AS k FROM {BEFORE} AS b JOIN {after_table} AS t ON t.{key} = b.{key} \
+         WHERE b.{key} > $1 AND (NOT b.{EXISTED} OR {changed}) ORDER BY b.{key} LIMIT {PAGE}"
     );
-    let mut after = String::new();
-    loop {
-        let keys: Vec<String> =
-            sqlx::query_scalar(&sql).bind(after.as_str()).fetch_all(&mut *conn).await.map_err(db)?;
-        let Some(last) = keys.last() else { break };
-        after = last.clone();
-        let drafts = match T::ANNOUNCE {
-            Announce::Companies => company_drafts(conn, &keys, at).await?,
-            Announce::Articles => article_drafts(conn, &keys).await?,
-        };
-        append(conn, at, &drafts).await?;
+    if sink == Sink::Staged {
+        let create = format!(
+            "CREATE TEMP TABLE {STAGED} (seq INTEGER PRIMARY KEY, type TEXT, isin TEXT, ticker TEXT, \
+             tags_json TEXT, data_json TEXT)"
+        );
+        execute(conn, sqlx::query(&create)).await?;
     }
-    execute(conn, sqlx::query(&format!("DROP TABLE {BEFORE}"))).await?;
+    let mut last = String::new();
+    loop {
+        let keys: Vec<String> = sqlx::query_scalar(&sql).bind(last.as_str()).fetch_all(&mut *conn).await.map_err(db)?;
+        let Some(k) = keys.last() else { break };
+        last = k.clone();
+        let drafts = match T::ANNOUNCE {
+            Announce::Companies => company_drafts(conn, after_table, &keys, at).await?,
+            Announce::Articles => article_drafts(conn, after_table, &keys).await?,
+        };
+        match sink {
+            Sink::Log => append(conn, at, &drafts).await?,
+            Sink::Staged => stage(conn, &drafts).await?,
+        }
+    }
+    Ok(())
+}
+
+/// Inserts `drafts` into [`STAGED`], after what it holds.
+async fn stage(conn: &mut Conn, drafts: &[EventDraft]) -> StoreResult<()> {
+    insert_drafts(conn, &format!("{STAGED} (type, isin, ticker, tags_json, data_json)"), None, drafts).await
+}
+
+/// Appends the events of [`STAGED`] to the log at `at`, in order, in the
+/// caller's write transaction.
+pub(crate) async fn append_staged(conn: &mut Conn, at: DateTime<Utc>) -> StoreResult<()> {
+    dialect::lock_events(conn).await?;
+    let sql = format!(
+        "INSERT INTO events (type, created_at, isin, ticker, tags_json, data_json) \
+         SELECT type, $1, isin, ticker, tags_json, data_json FROM {STAGED} ORDER BY seq"
+    );
+    execute(conn, sqlx::query(&sql).bind(rows::ts(&at))).await?;
     Ok(())
 }
 
@@ -157,14 +220,19 @@ async fn before_rows(conn: &mut Conn, cols: &[&str], keys: &[String]) -> StoreRe
 }
 
 /// The `company.changed` drafts of the companies with ISINs `keys`.
-async fn company_drafts(conn: &mut Conn, keys: &[String], at: DateTime<Utc>) -> StoreResult<Vec<EventDraft>> {
+async fn company_drafts(
+    conn: &mut Conn,
+    after_table: &str,
+    keys: &[String],
+    at: DateTime<Utc>,
+) -> StoreResult<Vec<EventDraft>> {
     let mut before: HashMap<Isin, Company> = HashMap::new();
     for r in before_rows(conn, COMPANY_COLUMNS, keys).await? {
         let c = rows::company(&r)?;
         before.insert(c.isin.clone(), c);
     }
     let cols: Vec<&str> = COMPANY_COLUMNS.iter().chain(&COMPANY_STAMP_COLUMNS).copied().collect();
-    let now = rows_of(conn, &cols, "companies", keys).await?;
+    let now = rows_of(conn, &cols, after_table, keys).await?;
     let events = identity_events_of(conn, keys).await?;
     let mut drafts = Vec::with_capacity(now.len());
     for r in &now {
@@ -212,12 +280,12 @@ pub(crate) fn detail_with_links(
 
 /// The `article.published` and `article.updated` drafts of the articles
 /// with slugs `keys`.
-async fn article_drafts(conn: &mut Conn, keys: &[String]) -> StoreResult<Vec<EventDraft>> {
+async fn article_drafts(conn: &mut Conn, after_table: &str, keys: &[String]) -> StoreResult<Vec<EventDraft>> {
     let mut existed: HashMap<String, ()> = HashMap::new();
     for r in before_rows(conn, &ARTICLE_COLUMNS[..1], keys).await? {
         existed.insert(sqlx::Row::try_get(&r, ARTICLE_COLUMNS[0]).map_err(db)?, ());
     }
-    let now = rows_of(conn, ARTICLE_COLUMNS, "articles", keys).await?;
+    let now = rows_of(conn, ARTICLE_COLUMNS, after_table, keys).await?;
     let mut drafts = Vec::with_capacity(now.len());
     for r in &now {
         let article = rows::article(r)?;

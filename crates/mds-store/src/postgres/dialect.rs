@@ -187,7 +187,7 @@ pub(super) async fn upsert_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
             summary.unchanged += existing - (written - inserted);
         }
     }
-    if end_upsert::<T>(&mut tx, &summary, at).await? {
+    if end_upsert::<T>(&mut tx, &summary, at, false).await? {
         tx.commit().await.map_err(db)?;
     }
     Ok(summary)

@@ -22,7 +22,8 @@ use sqlx::sqlite::SqliteArguments;
 use sqlx::{Connection, Sqlite, SqliteConnection, SqlitePool};
 
 use super::portable::catalog::{UpsertStamp, Upserted, begin_upsert, differs, end_upsert, upsert_tail};
-use super::portable::events::{BEFORE, before_select};
+use super::portable::events::{AFTER, BEFORE, STAGED, Sink, announce, before_select};
+use super::portable::meta::read_generation;
 use super::{INDEX_REBUILD_MIN_ROWS, db};
 use crate::rows;
 use crate::{StoreResult, UpsertSummary};
@@ -207,9 +208,19 @@ pub(super) async fn upsert_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     result
 }
 
+/// Copies the stored rows of the staged keys into `events::BEFORE`.
+async fn copy_before<T: Upsert>(conn: &mut SqliteConnection) -> StoreResult<()> {
+    let keys = format!("(SELECT DISTINCT {} AS k FROM {STAGING}) AS g", T::COLUMNS[0]);
+    let before = format!("CREATE TEMP TABLE {BEFORE} AS {}", before_select::<T>(&keys));
+    sqlx::query(&before).execute(&mut *conn).await.map_err(db)?;
+    let index = format!("CREATE UNIQUE INDEX temp.{BEFORE}_key ON {BEFORE} ({})", T::COLUMNS[0]);
+    sqlx::query(&index).execute(&mut *conn).await.map_err(db)?;
+    Ok(())
+}
+
 /// Drops the staging tables, if there are any.
 async fn drop_staging(conn: &mut SqliteConnection) -> StoreResult<()> {
-    for table in [GIVEN, STAGING] {
+    for table in [GIVEN, STAGING, BEFORE, AFTER, STAGED] {
         sqlx::query(&format!("DROP TABLE IF EXISTS {table}")).execute(&mut *conn).await.map_err(db)?;
     }
     Ok(())
@@ -249,15 +260,31 @@ async fn stage_and_apply<'a, T: Upsert + 'a, C: AsRef<[T]>>(
         .map_err(db)?;
     let to_write = to_write.unsigned_abs();
 
+    // The events, made before the lock (see `portable/events.rs`).
+    let at = chrono::Utc::now();
+    let counter = read_generation(conn, T::COUNTER).await?;
+    let predicted = T::STAMPED.then(|| UpsertStamp::new(at, counter + 1));
+    copy_before::<T>(conn).await?;
+    let key = T::COLUMNS[0];
+    let after =
+        format!("CREATE TEMP TABLE {AFTER} AS SELECT * FROM {} WHERE {key} IN (SELECT {key} FROM {STAGING})", T::TABLE);
+    sqlx::query(&after).execute(&mut *conn).await.map_err(db)?;
+    let index = format!("CREATE UNIQUE INDEX temp.{AFTER}_key ON {AFTER} ({key})");
+    sqlx::query(&index).execute(&mut *conn).await.map_err(db)?;
+    let simulated = apply_sql(AFTER, T::COLUMNS, T::KEPT_WHEN_NULL, predicted.as_ref());
+    sqlx::query(&simulated).execute(&mut *conn).await.map_err(db)?;
+    announce::<T>(conn, AFTER, at, Sink::Staged).await?;
+
     let locked = Instant::now();
     let mut tx = conn.begin_with("BEGIN IMMEDIATE").await.map_err(db)?;
-    let at = chrono::Utc::now();
+    // Another upsert of the table committed meanwhile: the staged events
+    // may be wrong; make them again under the lock.
+    let fresh = read_generation(&mut tx, T::COUNTER).await? == counter;
+    if !fresh {
+        sqlx::query(&format!("DROP TABLE {BEFORE}")).execute(&mut *tx).await.map_err(db)?;
+        copy_before::<T>(&mut tx).await?;
+    }
     let stamp = begin_upsert::<T>(&mut tx, at).await?;
-    let keys = format!("(SELECT DISTINCT {} AS k FROM {STAGING}) AS g", T::COLUMNS[0]);
-    let before = format!("CREATE TEMP TABLE {BEFORE} AS {}", before_select::<T>(&keys));
-    sqlx::query(&before).execute(&mut *tx).await.map_err(db)?;
-    let index = format!("CREATE UNIQUE INDEX temp.{BEFORE}_key ON {BEFORE} ({})", T::COLUMNS[0]);
-    sqlx::query(&index).execute(&mut *tx).await.map_err(db)?;
     let before = count(&mut tx, T::TABLE).await?;
     let rebuilt = match to_write >= INDEX_REBUILD_MIN_ROWS && to_write.saturating_mul(4) >= before {
         true => drop_other_indexes(&mut tx, T::TABLE).await?,
@@ -274,7 +301,7 @@ async fn stage_and_apply<'a, T: Upsert + 'a, C: AsRef<[T]>>(
         updated: written.saturating_sub(inserted),
         unchanged: staged.saturating_sub(written),
     };
-    if end_upsert::<T>(&mut tx, &summary, at).await? {
+    if end_upsert::<T>(&mut tx, &summary, at, fresh).await? {
         tx.commit().await.map_err(db)?;
     }
     tracing::debug!(
