@@ -484,6 +484,18 @@ async fn every_route_audits_what_its_row_says() {
         .unwrap()
         .to_owned();
     let key = format!("/admin/v1/keys/{prefix}");
+    let hook: serde_json::Value = app
+        .client
+        .post(format!("{}/v1/webhooks", app.base))
+        .bearer_auth(&app.key)
+        .json(&json!({"url": "https://hooks.example.com/audited"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let disable = format!("/admin/v1/webhooks/{}/disable", hook["id"].as_str().unwrap());
     let calls = [
         (Method::GET, "/metrics", None),
         (Method::GET, "/admin/v1/openapi.json", None),
@@ -500,6 +512,8 @@ async fn every_route_audits_what_its_row_says() {
         (Method::POST, &format!("{key}/roll"), Some(json!({"expires_in": 0}))),
         (Method::DELETE, &key, None),
         (Method::GET, "/admin/v1/audit", None),
+        (Method::GET, "/admin/v1/webhooks", None),
+        (Method::POST, &disable, Some(json!({"reason": "test"}))),
     ];
     let mut called = std::collections::HashSet::new();
     for (method, path, body) in calls {

@@ -80,7 +80,7 @@ async fn served_document_is_the_generated_one_without_a_key() {
     let mut keyed: Vec<String> = mds_http::routes::ROUTES
         .iter()
         .filter(|r| matches!(r.access, mds_http::route::Access::Keyed(_)))
-        .map(|r| format!("get {}", r.path))
+        .flat_map(|r| r.operations().map(|o| format!("{} {}", format!("{:?}", o.verb).to_lowercase(), r.path)))
         .collect();
     keyed.sort_unstable();
     assert_eq!(ops, keyed);
@@ -164,7 +164,8 @@ fn every_property_is_required_but_the_problem_extensions() {
     }
     let doc: serde_json::Value = serde_json::from_str(mds_http::routes::document_json()).unwrap();
     let schemas = doc["components"]["schemas"].as_object().unwrap();
-    for (name, schema) in schemas.iter().filter(|(n, _)| *n != "Problem") {
+    let bodies = mds_http::openapi::REQUEST_BODIES;
+    for (name, schema) in schemas.iter().filter(|(n, _)| *n != "Problem" && !bodies.contains(&n.as_str())) {
         check(name, schema);
     }
     let problem = &schemas["Problem"];

@@ -10,6 +10,7 @@ use mds_domain::{AccountName, Actor, Environment, NewsFilter, TierName};
 use mds_http::{AppState, HttpConfig, Server, ServerConfig, shutdown_signal};
 use mds_limits::SharedConfig;
 use mds_node::admin::{self as ops, AdminError};
+use mds_node::webhooks::WebhookConfig;
 use mds_node::{KeyCacheConfig, NodeConfig};
 use mds_store::{DatabaseUrl, Store};
 
@@ -93,12 +94,22 @@ pub(crate) struct ServeArgs {
     /// among them is `410 events_expired`.
     #[arg(long, env = "MDS_EVENTS_RETENTION_DAYS", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=3650))]
     events_retention_days: u32,
+    /// Let webhooks reach `http` URLs and private, loopback and link-local
+    /// addresses: for development and tests only (said in the log).
+    #[arg(long, env = "MDS_WEBHOOKS_ALLOW_PRIVATE")]
+    webhooks_allow_private: bool,
 }
 
 impl ServeArgs {
     fn config(&self) -> HttpConfig {
         if self.no_limits {
             tracing::warn!("rate limits, quotas and metering are OFF (--no-limits)");
+        }
+        if self.webhooks_allow_private {
+            tracing::warn!(
+                "webhooks may reach http URLs and private, loopback and link-local addresses \
+                 (--webhooks-allow-private): development only"
+            );
         }
         HttpConfig {
             request_timeout: Duration::from_secs(self.request_timeout),
@@ -124,6 +135,7 @@ impl ServeArgs {
                 }),
                 spill_dir: self.spill_dir.clone(),
                 events_retention: chrono::TimeDelta::days(i64::from(self.events_retention_days)),
+                webhooks: WebhookConfig { allow_private: self.webhooks_allow_private, ..WebhookConfig::default() },
                 ..NodeConfig::default()
             },
             ..HttpConfig::default()

@@ -21,6 +21,9 @@ use mds_store::{
     KeyRecord, MetaStore, NewsStore, RolledKey, SnapshotImport, Store, StoreError, StoreResult, StoredCompany,
     UpsertSummary, UsageBatch, UsageStore,
 };
+use mds_store::{
+    DeliveryOutcome, NewWebhook, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookPatch, WebhookStore,
+};
 
 /// Which fault is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,4 +176,20 @@ gated!(EventStore {
     fn open_stream(id: &str, key: &KeyPrefix, node: &str, now: DateTime<Utc>, until: DateTime<Utc>, max: usize) -> bool;
     fn renew_streams(node: &str, until: DateTime<Utc>) -> u64;
     fn close_stream(id: &str) -> ();
+});
+
+gated!(WebhookStore {
+    fn create_webhook(new: &NewWebhook, max: usize) -> WebhookEndpoint;
+    fn webhooks(account: Option<&AccountName>) -> Vec<WebhookEndpoint>;
+    fn webhook(id: &str) -> Option<WebhookEndpoint>;
+    fn update_webhook(id: &str, patch: &WebhookPatch, now: DateTime<Utc>) -> Option<WebhookEndpoint>;
+    fn delete_webhook(id: &str) -> bool;
+    fn rotate_webhook_secret(id: &str, secret: &str, old_until: DateTime<Utc>, now: DateTime<Utc>) -> Option<WebhookEndpoint>;
+    fn replay_webhook(id: &str, since: EventId) -> Option<WebhookEndpoint>;
+    fn ping_webhook(id: &str, now: DateTime<Utc>) -> Option<EventId>;
+    fn webhook_attempts(id: &str, limit: usize) -> Vec<WebhookAttempt>;
+    fn audited_disable_webhook(id: &str, reason: &str, actor: &Actor, now: DateTime<Utc>) -> Option<WebhookEndpoint>;
+    fn claim_webhook_deliveries(owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: usize) -> Vec<WebhookDelivery>;
+    fn finish_webhook_delivery(owner: &str, endpoint: &str, attempt: &WebhookAttempt, outcome: &DeliveryOutcome) -> bool;
+    fn webhooks_pending() -> u64;
 });

@@ -96,13 +96,8 @@ impl ErrorCode {
             self,
             ErrorCode::MissingAdminToken
                 | ErrorCode::InvalidAdminToken
-                | ErrorCode::UnknownField
-                | ErrorCode::InvalidField
-                | ErrorCode::InvalidBody
                 | ErrorCode::Conflict
                 | ErrorCode::IdempotencyConflict
-                | ErrorCode::PayloadTooLarge
-                | ErrorCode::UnsupportedMediaType
         )
     }
 
@@ -219,10 +214,12 @@ pub struct Problem {
     /// Stable machine-readable code: `invalid_parameter`, `unknown_parameter`,
     /// `invalid_cursor`, `api_key_in_query`, `missing_api_key`,
     /// `invalid_api_key`, `not_found`, `method_not_allowed`, `sync_token_expired`, `events_expired`, `rate_limited`,
-    /// `too_many_streams`, `quota_exceeded`, `unavailable` or `internal`. A string, not an enum:
+    /// `too_many_streams`, `quota_exceeded`, `unavailable`, `internal`, and for the
+    /// routes that take a body `invalid_body`, `unknown_field`, `invalid_field`,
+    /// `payload_too_large` or `unsupported_media_type`. A string, not an enum:
     /// codes may be added, so treat an unknown one by its `status`.
     pub code: String,
-    /// The offending query parameter, where there is one.
+    /// The offending query parameter or body field, where there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub param: Option<String>,
     /// The request's `X-Request-Id`.

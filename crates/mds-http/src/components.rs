@@ -62,6 +62,15 @@ pub struct SlugPath {
     pub slug: Slug,
 }
 
+/// The path parameter of the `/v1/webhooks/{id}` routes.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct WebhookPath {
+    /// The endpoint's id. One of another account, or none, is `404`.
+    #[param(example = "we_3f9a0c1d2b4e5f6a7b8c9d0e", pattern = "^we_[0-9a-f]{1,64}$")]
+    pub id: String,
+}
+
 /// Builds a problem+json response: the one `Problem` schema (by `$ref`, so
 /// a generated client has one error type; the description names the codes
 /// it can carry), one example per code in `codes`.
@@ -265,6 +274,15 @@ until the next billing month); `violated_policies` names `minute` or `month`. No
     [retry_after("Seconds until a retry can succeed.")]
 );
 problem_response!(
+    /// `429` of `/v1/events/stream`.
+    StreamTooManyRequests,
+    "The per-minute rate limit is reached (`rate_limited`), the monthly quota is used up (`quota_exceeded`), or \
+the key holds 2 open streams already, across all nodes (`too_many_streams`, `violated_policies: [\"streams\"]`; \
+`Retry-After` is the longest a stream of a node that died stays counted). Not counted against the quota.",
+    [RateLimited, QuotaExceeded, TooManyStreams],
+    [retry_after("Seconds until a retry can succeed.")]
+);
+problem_response!(
     /// `500`.
     Internal,
     "A bug; the body holds no internal detail, only the request id.",
@@ -277,4 +295,28 @@ problem_response!(
     "The store is unreachable or the request ran out of time; retry later.",
     [Unavailable],
     [retry_after("Seconds to wait before retrying.")]
+);
+problem_response!(
+    /// `400` of the webhook routes that take a body.
+    WebhookBadRequest,
+    "A bad body: not a JSON object (`invalid_body`), a field the route does not define (`unknown_field`), or a \
+field of the wrong type or value (`invalid_field`, naming it in `param`: a URL that is not `https` or points to a \
+private, loopback or link-local address, an unknown event type, more than 1,000 values in a filter, an 11th \
+endpoint (`param`: `url`), a `since` that is not an event id); or a query parameter (`unknown_parameter`).",
+    [InvalidBody, UnknownField, InvalidField, UnknownParameter, ApiKeyInQuery],
+    []
+);
+problem_response!(
+    /// `413`.
+    PayloadTooLarge,
+    "The body is over the size cap (`payload_too_large`).",
+    [PayloadTooLarge],
+    []
+);
+problem_response!(
+    /// `415`.
+    UnsupportedMediaType,
+    "A body not sent as JSON (`unsupported_media_type`).",
+    [UnsupportedMediaType],
+    []
 );

@@ -30,7 +30,6 @@ use mds_domain::{Classification, CompanyDetail, Listing, ListingStatus, MarketCa
 use mds_domain::{CompanyHistory, CompanyStatus, IdentityChange, IdentityEvent, SymbolHistory, SymbolPeriod};
 use mds_domain::{Isin, Slug, Ticker};
 use mds_limits::Charge;
-use utoipa::openapi::path::HttpMethod;
 use utoipa::openapi::schema::{ArrayItems, Schema, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::tag::TagBuilder;
@@ -39,10 +38,20 @@ use utoipa::{Modify, OpenApi};
 
 use crate::components::{
     AsOfBadRequest, BadRequest, ChangesBadRequest, ChangesPage, CompaniesBadRequest, CompanyPage, EventPage,
-    EventsBadRequest, EventsExpired, Internal, MethodNotAllowed, NewsBadRequest, NewsPage, NotFound, SymbolBadRequest,
-    SyncTokenExpired, TooManyRequests, Unauthorized, Unavailable, header,
+    EventsBadRequest, EventsExpired, Internal, MethodNotAllowed, NewsBadRequest, NewsPage, NotFound, PayloadTooLarge,
+    StreamTooManyRequests, SymbolBadRequest, SyncTokenExpired, TooManyRequests, Unauthorized, Unavailable,
+    UnsupportedMediaType, WebhookBadRequest, header,
 };
-use crate::route::{Access, Caching, Route};
+use crate::controllers::webhooks::{
+    EndpointStatus, SubscribableType, V1WebhookAttempt, V1WebhookAttemptList, V1WebhookCreate, V1WebhookEndpoint,
+    V1WebhookEndpointList, V1WebhookEndpointWithSecret, V1WebhookPing, V1WebhookReplay, V1WebhookRotate,
+    V1WebhookUpdate,
+};
+use crate::route::{Access, Caching, Route, Verb};
+
+/// The schemas of request bodies, whose absent fields mean something
+/// (left out of the rule that every property is required).
+pub const REQUEST_BODIES: [&str; 4] = ["V1WebhookCreate", "V1WebhookUpdate", "V1WebhookRotate", "V1WebhookReplay"];
 
 /// The document (see the module docs).
 #[derive(OpenApi)]
@@ -57,7 +66,9 @@ use crate::route::{Access, Caching, Route};
             CompanyPage, Company, NewsPage, ArticleSummary, Article, V1Usage, V1UsageWindow, Problem, MarketCapBand,
             Exchange, Isin, Ticker, Slug, ChangesPage, CompanyDetail, Listing, ListingStatus, Classification, MarketCap,
             V1UsageDaily, V1UsageDay, CompanyStatus, CompanyHistory, IdentityEvent, IdentityChange, SymbolHistory,
-            SymbolPeriod, EventPage, mds_domain::Event, mds_domain::CompanyChanged
+            SymbolPeriod, EventPage, mds_domain::Event, mds_domain::CompanyChanged, V1WebhookEndpoint,
+            V1WebhookEndpointWithSecret, V1WebhookEndpointList, V1WebhookAttempt, V1WebhookAttemptList, V1WebhookPing,
+            V1WebhookCreate, V1WebhookUpdate, V1WebhookRotate, V1WebhookReplay, SubscribableType, EndpointStatus
         ),
         responses(
             CompaniesBadRequest,
@@ -73,8 +84,12 @@ use crate::route::{Access, Caching, Route};
             NotFound,
             MethodNotAllowed,
             TooManyRequests,
+            StreamTooManyRequests,
             Internal,
-            Unavailable
+            Unavailable,
+            WebhookBadRequest,
+            PayloadTooLarge,
+            UnsupportedMediaType
         ),
     ),
     security(("bearer" = []))
@@ -86,8 +101,8 @@ pub struct ApiDoc;
 pub fn document_json(routes: &[Route]) -> String {
     let mut doc = ApiDoc::openapi();
     for route in routes {
-        if let Some(op) = route.operation {
-            doc.paths.add_path_operation(route.path, vec![HttpMethod::Get], (op.spec)());
+        for op in route.operations() {
+            doc.paths.add_path_operation(route.path, vec![op.verb.openapi()], (op.spec)());
         }
     }
     Common { routes }.modify(&mut doc);
@@ -140,12 +155,17 @@ impl Modify for Common<'_> {
                 ("companies", "Listed companies and securities."),
                 ("news", "News articles."),
                 ("usage", "The calling key's consumption and limits."),
+                (
+                    "webhooks",
+                    "The caller's account's webhook endpoints: events pushed to its URLs, signed (Standard Webhooks).",
+                ),
             ],
         );
         let components = add_bearer(doc, "bearer", "An API key: `Authorization: Bearer mds_live_…` (or `mds_test_…`).");
         flatten_tagged_unions(components);
         for (name, schema) in components.schemas.iter_mut() {
-            if name != "Problem" {
+            // Request bodies keep their optional fields optional.
+            if name != "Problem" && !REQUEST_BODIES.contains(&name.as_str()) {
                 require_every_property(schema);
             }
         }
@@ -179,65 +199,86 @@ impl Modify for Common<'_> {
                 Caching::NoStore => "`no-store`.",
                 Caching::Public(_) => "`public`.",
             };
-            let Some(op) = item.get.as_mut() else { continue };
-            if let Some(o) = route.operation {
+            for o in route.operations() {
+                let get = o.verb == Verb::Get;
+                let slot = match o.verb {
+                    Verb::Get => &mut item.get,
+                    Verb::Post => &mut item.post,
+                    Verb::Patch => &mut item.patch,
+                    Verb::Delete => &mut item.delete,
+                    Verb::Put => &mut item.put,
+                };
+                let Some(op) = slot.as_mut() else { continue };
                 op.operation_id = Some(o.id.into());
                 op.tags = Some(vec![o.tag.into()]);
                 op.summary = Some(o.summary.into());
-            }
-            // What every keyed route can answer, stated here once rather
-            // than in each handler's annotation.
-            if let Access::Keyed(charge) = route.access {
-                let not_counted = if matches!(charge, Charge::Counted(_)) { ", not counted" } else { "" };
-                let not_modified = ResponseBuilder::new()
-                    .description(format!("Not modified: `If-None-Match` matched the `ETag`; no body{not_counted}."))
-                    .build();
-                op.responses.responses.entry("304".into()).or_insert(RefOr::T(not_modified));
-                for (status, name) in [
-                    ("401", "Unauthorized"),
-                    ("405", "MethodNotAllowed"),
-                    ("429", "TooManyRequests"),
-                    ("500", "Internal"),
-                    ("503", "Unavailable"),
-                ] {
-                    op.responses.responses.entry(status.into()).or_insert(RefOr::Ref(Ref::from_response_name(name)));
+                // What every keyed route can answer, stated here once rather
+                // than in each handler's annotation.
+                if let Access::Keyed(charge) = route.access {
+                    let not_counted = if matches!(charge, Charge::Counted(_)) { ", not counted" } else { "" };
+                    let not_modified = ResponseBuilder::new()
+                        .description(format!("Not modified: `If-None-Match` matched the `ETag`; no body{not_counted}."))
+                        .build();
+                    if get {
+                        op.responses.responses.entry("304".into()).or_insert(RefOr::T(not_modified));
+                    }
+                    for (status, name) in [
+                        ("401", "Unauthorized"),
+                        ("405", "MethodNotAllowed"),
+                        ("429", "TooManyRequests"),
+                        ("500", "Internal"),
+                        ("503", "Unavailable"),
+                    ] {
+                        op.responses
+                            .responses
+                            .entry(status.into())
+                            .or_insert(RefOr::Ref(Ref::from_response_name(name)));
+                    }
+                    // Every keyed route refuses a query parameter it does not
+                    // define (a route with its own parameters documents its
+                    // own `400`), and a `GET …/{id}` answers `404` for an id
+                    // that names nothing.
+                    let by_path = path.contains('{').then_some(("404", "NotFound"));
+                    for (status, name) in [Some(("400", "BadRequest")), by_path].into_iter().flatten() {
+                        op.responses
+                            .responses
+                            .entry(status.into())
+                            .or_insert(RefOr::Ref(Ref::from_response_name(name)));
+                    }
                 }
-                // Every keyed route refuses a query parameter it does not
-                // define (a route with its own parameters documents its
-                // own `400`), and a `GET …/{id}` answers `404` for an id
-                // that names nothing.
-                let by_path = path.contains('{').then_some(("404", "NotFound"));
-                for (status, name) in [Some(("400", "BadRequest")), by_path].into_iter().flatten() {
-                    op.responses.responses.entry(status.into()).or_insert(RefOr::Ref(Ref::from_response_name(name)));
-                }
-            }
-            let billing = match route.access {
-                Access::Keyed(Charge::Counted(_)) => {
-                    "Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`."
-                }
-                Access::Keyed(Charge::Free) => {
-                    "Not counted against the monthly quota (it takes from the per-minute limit), so it stays \
+                let billing = match route.access {
+                    Access::Keyed(Charge::Counted(_)) => {
+                        "Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`."
+                    }
+                    Access::Keyed(Charge::Free) => {
+                        "Not counted against the monthly quota (it takes from the per-minute limit), so it stays \
                      possible when the quota is spent."
-                }
-                Access::Open => "Needs no key; not rate limited.",
-                Access::Delegated => "Each request it makes counts as its route.",
-            };
-            op.description = Some(match op.description.take() {
-                Some(d) => format!("{d} {billing}"),
-                None => billing.to_owned(),
-            });
-            for (status, resp) in op.responses.responses.iter_mut() {
-                let RefOr::T(r) = resp else { continue };
-                r.headers.insert("X-Request-Id".into(), request_id.clone());
-                for (n, d, t) in &limits {
-                    r.headers.insert((*n).into(), header(d, t.clone()));
-                }
-                r.headers.insert(
-                    "ETag".into(),
-                    header("Strong validator of the representation; send it back in `If-None-Match`.", Type::String),
-                );
-                if status == "200" {
-                    r.headers.insert("Cache-Control".into(), header(cache, Type::String));
+                    }
+                    Access::Open => "Needs no key; not rate limited.",
+                    Access::Delegated => "Each request it makes counts as its route.",
+                };
+                op.description = Some(match op.description.take() {
+                    Some(d) => format!("{d} {billing}"),
+                    None => billing.to_owned(),
+                });
+                for (status, resp) in op.responses.responses.iter_mut() {
+                    let RefOr::T(r) = resp else { continue };
+                    r.headers.insert("X-Request-Id".into(), request_id.clone());
+                    for (n, d, t) in &limits {
+                        r.headers.insert((*n).into(), header(d, t.clone()));
+                    }
+                    if get {
+                        r.headers.insert(
+                            "ETag".into(),
+                            header(
+                                "Strong validator of the representation; send it back in `If-None-Match`.",
+                                Type::String,
+                            ),
+                        );
+                    }
+                    if status == "200" {
+                        r.headers.insert("Cache-Control".into(), header(cache, Type::String));
+                    }
                 }
             }
         }
@@ -359,21 +400,26 @@ mod tests {
         }
         let mut ids = Vec::new();
         for (path, item) in v["paths"].as_object().unwrap() {
-            let op = &item["get"];
-            let id = op["operationId"].as_str().unwrap();
-            let row = ROUTES.iter().find(|r| r.path == path).and_then(|r| r.operation).unwrap();
-            assert_eq!(id, row.id, "{path}: the operation of its row");
-            // A method name: a lower-case verb, then camel case.
-            assert!(id.starts_with(|c: char| c.is_ascii_lowercase()), "{id}");
-            assert!(id.chars().all(|c| c.is_ascii_alphabetic()), "{id}");
-            ids.push(id.to_owned());
-            for (status, r) in op["responses"].as_object().unwrap() {
-                if status.starts_with('4') || status.starts_with('5') {
-                    assert!(r["$ref"].as_str().is_some_and(|s| s.starts_with("#/components/responses/")), "{status}");
+            for (method, op) in item.as_object().unwrap().iter().filter(|(k, _)| *k != "parameters") {
+                let id = op["operationId"].as_str().unwrap();
+                let row = ROUTES.iter().find(|r| r.path == path).unwrap();
+                let row = row.operations().find(|o| format!("{:?}", o.verb).to_lowercase() == *method).unwrap();
+                assert_eq!(id, row.id, "{path}: the operation of its row");
+                // A method name: a lower-case verb, then camel case.
+                assert!(id.starts_with(|c: char| c.is_ascii_lowercase()), "{id}");
+                assert!(id.chars().all(|c| c.is_ascii_alphabetic()), "{id}");
+                ids.push(id.to_owned());
+                for (status, r) in op["responses"].as_object().unwrap() {
+                    if status.starts_with('4') || status.starts_with('5') {
+                        assert!(
+                            r["$ref"].as_str().is_some_and(|s| s.starts_with("#/components/responses/")),
+                            "{status}"
+                        );
+                    }
                 }
-            }
-            for p in op["parameters"].as_array().into_iter().flatten() {
-                assert!(p["schema"].get("enum").is_none(), "inline enum in {}", p["name"]);
+                for p in op["parameters"].as_array().into_iter().flatten() {
+                    assert!(p["schema"].get("enum").is_none(), "inline enum in {}", p["name"]);
+                }
             }
         }
         let n = ids.len();

@@ -3,11 +3,14 @@
 //! route's request takes from the quota: [`mds_limits::Charge`]), how its
 //! answers may be cached ([`Caching`]) and its operation in the OpenAPI
 //! document ([`Operation`]); and the constructors the table's rows are
-//! written with ([`counted`], [`free`], [`open`], [`delegated`], [`op`]).
+//! written with ([`counted`], [`free`], [`free_ops`], [`open`], [`delegated`],
+//! [`op`], [`on`]). A row is one path template; a row whose path answers
+//! several methods lists an operation per method ([`free_ops`]).
 
-use axum::http::HeaderValue;
-use axum::routing::MethodRouter;
+use axum::http::{HeaderValue, Method};
+use axum::routing::{MethodFilter, MethodRouter};
 use mds_limits::Charge;
+use utoipa::openapi::path::HttpMethod;
 
 use crate::state::AppState;
 
@@ -54,13 +57,65 @@ impl Caching {
     }
 }
 
-/// A route's operation in the OpenAPI document: its `operationId` (read as
+/// A route's method (of the public and the admin tables).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    /// `GET` (and `HEAD`, served as `GET` by the envelope).
+    Get,
+    /// `PUT`.
+    Put,
+    /// `POST`.
+    Post,
+    /// `PATCH`.
+    Patch,
+    /// `DELETE`.
+    Delete,
+}
+
+impl Verb {
+    /// The router's filter for it.
+    pub fn filter(self) -> MethodFilter {
+        match self {
+            Verb::Get => MethodFilter::GET,
+            Verb::Put => MethodFilter::PUT,
+            Verb::Post => MethodFilter::POST,
+            Verb::Patch => MethodFilter::PATCH,
+            Verb::Delete => MethodFilter::DELETE,
+        }
+    }
+
+    /// The HTTP method.
+    pub fn method(self) -> Method {
+        match self {
+            Verb::Get => Method::GET,
+            Verb::Put => Method::PUT,
+            Verb::Post => Method::POST,
+            Verb::Patch => Method::PATCH,
+            Verb::Delete => Method::DELETE,
+        }
+    }
+
+    /// The OpenAPI method.
+    pub fn openapi(self) -> HttpMethod {
+        match self {
+            Verb::Get => HttpMethod::Get,
+            Verb::Put => HttpMethod::Put,
+            Verb::Post => HttpMethod::Post,
+            Verb::Patch => HttpMethod::Patch,
+            Verb::Delete => HttpMethod::Delete,
+        }
+    }
+}
+
+/// A route's operation in the OpenAPI document: its method, its `operationId` (read as
 /// a method name by generated clients), its tag and its summary, and the
 /// rest (description, parameters, responses) from its handler's
 /// `#[utoipa::path]` ([`spec`]). The document puts it at the row's path
 /// ([`crate::openapi`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Operation {
+    /// Its method.
+    pub verb: Verb,
     /// The `operationId`.
     pub id: &'static str,
     /// The one tag it is listed under.
@@ -81,8 +136,25 @@ pub struct Route {
     pub caching: Caching,
     /// Its operation in the OpenAPI document (`None`: not documented there).
     pub operation: Option<Operation>,
+    /// Its operations on other methods than the first's (a `POST` beside
+    /// a `GET`), documented at the same path.
+    pub more: &'static [Operation],
     /// Its handlers, by method.
     pub handler: fn() -> MethodRouter<AppState>,
+}
+
+impl Route {
+    /// Its documented operations, each with its method.
+    pub fn operations(&self) -> impl Iterator<Item = &Operation> {
+        self.operation.iter().chain(self.more)
+    }
+
+    /// Whether a request of `method` is one of its operations' (a `HEAD`
+    /// is a `GET` by then): a keyed route's other methods are refused
+    /// (`405`) before the key is read.
+    pub fn answers(&self, method: &Method) -> bool {
+        self.operations().any(|o| o.verb.method() == *method)
+    }
 }
 
 /// The operation a handler's `#[utoipa::path]` describes (`P` is the
@@ -98,7 +170,12 @@ pub const fn op(
     summary: &'static str,
     spec: fn() -> utoipa::openapi::path::Operation,
 ) -> Operation {
-    Operation { id, tag, summary, spec }
+    Operation { verb: Verb::Get, id, tag, summary, spec }
+}
+
+/// `operation` on `verb` instead of `GET`.
+pub const fn on(verb: Verb, operation: Operation) -> Operation {
+    Operation { verb, ..operation }
 }
 
 /// A keyed route whose requests count against the monthly quota,
@@ -109,7 +186,14 @@ pub const fn counted(
     operation: Operation,
     handler: fn() -> MethodRouter<AppState>,
 ) -> Route {
-    Route { path, access: Access::Keyed(Charge::Counted(path)), caching, operation: Some(operation), handler }
+    Route {
+        path,
+        access: Access::Keyed(Charge::Counted(path)),
+        caching,
+        operation: Some(operation),
+        more: &[],
+        handler,
+    }
 }
 
 /// A keyed route whose requests never count against the quota (only
@@ -120,16 +204,31 @@ pub const fn free(
     operation: Operation,
     handler: fn() -> MethodRouter<AppState>,
 ) -> Route {
-    Route { path, access: Access::Keyed(Charge::Free), caching, operation: Some(operation), handler }
+    Route { path, access: Access::Keyed(Charge::Free), caching, operation: Some(operation), more: &[], handler }
+}
+
+/// A keyed route that never counts against the quota, with an operation
+/// per method (the first `operations[0]`).
+pub const fn free_ops(
+    path: &'static str,
+    caching: Caching,
+    operations: &'static [Operation],
+    handler: fn() -> MethodRouter<AppState>,
+) -> Route {
+    let (first, more) = match operations.split_first() {
+        Some((first, more)) => (Some(*first), more),
+        None => (None, operations),
+    };
+    Route { path, access: Access::Keyed(Charge::Free), caching, operation: first, more, handler }
 }
 
 /// A route anyone may call, outside the OpenAPI document.
 pub const fn open(path: &'static str, caching: Caching, handler: fn() -> MethodRouter<AppState>) -> Route {
-    Route { path, access: Access::Open, caching, operation: None, handler }
+    Route { path, access: Access::Open, caching, operation: None, more: &[], handler }
 }
 
 /// A route whose handler checks the key and makes its requests through
 /// the envelope ([`Access::Delegated`]), outside the OpenAPI document.
 pub const fn delegated(path: &'static str, handler: fn() -> MethodRouter<AppState>) -> Route {
-    Route { path, access: Access::Delegated, caching: Caching::NoStore, operation: None, handler }
+    Route { path, access: Access::Delegated, caching: Caching::NoStore, operation: None, more: &[], handler }
 }

@@ -22,8 +22,9 @@ use mds_limits::Charge;
 
 use crate::controllers::{
     article, changes, companies, company, company_history, events, health, mcp, news_list, symbol, usage, usage_daily,
+    webhooks,
 };
-use crate::route::{Access, Caching, Route, counted, delegated, free, op, open, spec};
+use crate::route::{Access, Caching, Route, Verb, counted, delegated, free, free_ops, on, op, open, spec};
 use crate::{docs, openapi};
 
 /// Every route. Order does not matter to matching. One row a line, kept
@@ -42,6 +43,12 @@ pub static ROUTES: &[Route] = &[
     free("/v1/usage", Caching::NoStore, op("getUsage", "usage", "Usage of the calling key", spec::<usage::__path_show>), || get(usage::show)),
     free("/v1/usage/daily", Caching::NoStore, op("getUsageDaily", "usage", "Daily usage of the calling key", spec::<usage_daily::__path_show>), || get(usage_daily::show)),
     delegated("/mcp", || post(mcp::post)),
+    free_ops("/v1/webhooks", Caching::NoStore, &[op("listWebhooks", "webhooks", "List webhook endpoints", spec::<webhooks::__path_list>), on(Verb::Post, op("createWebhook", "webhooks", "Create a webhook endpoint", spec::<webhooks::__path_create>))], || get(webhooks::list).post(webhooks::create)),
+    free_ops("/v1/webhooks/{id}", Caching::NoStore, &[op("getWebhook", "webhooks", "Get a webhook endpoint", spec::<webhooks::__path_show>), on(Verb::Patch, op("updateWebhook", "webhooks", "Update a webhook endpoint", spec::<webhooks::__path_update>)), on(Verb::Delete, op("deleteWebhook", "webhooks", "Delete a webhook endpoint", spec::<webhooks::__path_delete>))], || get(webhooks::show).patch(webhooks::update).delete(webhooks::delete)),
+    free_ops("/v1/webhooks/{id}/rotate-secret", Caching::NoStore, &[on(Verb::Post, op("rotateWebhookSecret", "webhooks", "Rotate a webhook endpoint's secret", spec::<webhooks::__path_rotate>))], || post(webhooks::rotate)),
+    free_ops("/v1/webhooks/{id}/test", Caching::NoStore, &[on(Verb::Post, op("testWebhook", "webhooks", "Send a ping to a webhook endpoint", spec::<webhooks::__path_test>))], || post(webhooks::test)),
+    free("/v1/webhooks/{id}/attempts", Caching::NoStore, op("listWebhookAttempts", "webhooks", "A webhook endpoint's delivery attempts", spec::<webhooks::__path_attempts>), || get(webhooks::attempts)),
+    free_ops("/v1/webhooks/{id}/replay", Caching::NoStore, &[on(Verb::Post, op("replayWebhook", "webhooks", "Deliver a webhook endpoint's events again", spec::<webhooks::__path_replay>))], || post(webhooks::replay)),
     open("/healthz", Caching::NoStore, || get(health::healthz)),
     open("/readyz", Caching::NoStore, || get(health::readyz)),
     open("/metrics", Caching::NoStore, || get(health::metrics)),

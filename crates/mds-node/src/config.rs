@@ -7,6 +7,7 @@ use std::time::Duration;
 use mds_limits::{Clock, SharedConfig, SystemClock};
 
 use crate::keys::KeyCacheConfig;
+use crate::webhooks::WebhookConfig;
 
 /// How a node keeps its state.
 #[derive(Debug, Clone)]
@@ -39,6 +40,8 @@ pub struct NodeConfig {
     /// contract 11.1); older ones are pruned and a position among them has
     /// expired.
     pub events_retention: chrono::TimeDelta,
+    /// How the node delivers webhooks.
+    pub webhooks: WebhookConfig,
 }
 
 impl Default for NodeConfig {
@@ -53,6 +56,7 @@ impl Default for NodeConfig {
             key_cache: KeyCacheConfig::default(),
             spill_dir: None,
             events_retention: chrono::TimeDelta::days(30),
+            webhooks: WebhookConfig::default(),
         }
     }
 }

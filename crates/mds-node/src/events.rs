@@ -65,6 +65,8 @@ pub struct EventHub {
     closing: watch::Sender<bool>,
     /// This node's name in the stream leases.
     node: String,
+    /// Events sent by this node's streams.
+    frames: std::sync::atomic::AtomicU64,
 }
 
 impl Default for EventHub {
@@ -74,6 +76,7 @@ impl Default for EventHub {
             last: AtomicI64::new(-1),
             closing: watch::channel(false).0,
             node: format!("node-{:016x}", rand::random::<u64>()),
+            frames: std::sync::atomic::AtomicU64::new(0),
         }
     }
 }
@@ -87,6 +90,11 @@ impl EventHub {
     /// How many streams this node has open.
     pub fn open_streams(&self) -> usize {
         self.tx.receiver_count()
+    }
+
+    /// How many events this node's streams have sent.
+    pub fn frames_sent(&self) -> u64 {
+        self.frames.load(Ordering::Relaxed)
     }
 }
 
@@ -283,6 +291,7 @@ impl Stream {
         if self.filter.admits(e.event.kind, &e.subject) {
             let data = serde_json::to_string(&e.event).expect("an event serialises");
             self.send(Bytes::from(format!("id: {}\nevent: {}\ndata: {data}\n\n", e.event.id, e.event.kind))).await?;
+            self.node.events().frames.fetch_add(1, Ordering::Relaxed);
         }
         self.sent = e.event.id;
         Ok(())

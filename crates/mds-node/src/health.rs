@@ -47,6 +47,15 @@ impl Node {
     pub fn metrics_text(&self) -> String {
         let degraded = self.shared().is_some_and(|s| s.is_degraded());
         let mut body = self.metrics().render(self.backlog(), degraded);
+        let hub = self.events();
+        body.push_str(&format!(
+            "# HELP mds_event_streams_open Event streams (GET /v1/events/stream) open on this node.\n\
+             # TYPE mds_event_streams_open gauge\nmds_event_streams_open {}\n\
+             # HELP mds_event_stream_frames_total Events this node's streams sent.\n\
+             # TYPE mds_event_stream_frames_total counter\nmds_event_stream_frames_total {}\n",
+            hub.open_streams(),
+            hub.frames_sent()
+        ));
         if let Some(shared) = self.shared() {
             let s = shared.stats();
             for (name, help, value) in [

@@ -30,6 +30,8 @@
 //!   50 ms, with `--redis`) and give back the Redis leases of quiet keys
 //!   (and take over the usage mirrors of nodes that stopped pushing them);
 //!   [`tasks`] starts and watches them.
+//! - [`webhooks`]: webhook endpoints (the operations of their routes) and
+//!   the task that delivers their events, signed, under leases in the store.
 //! - [`catalog_load`]: a companies generation's catalog, from its snapshot
 //!   or built from the rows (also run by `mds import` after an import).
 //! - [`issue`]: the draw of a free prefix every key issue and roll goes
@@ -68,6 +70,7 @@ pub mod tagged;
 pub mod tasks;
 pub mod usage;
 pub mod usage_cache;
+pub mod webhooks;
 
 pub use config::NodeConfig;
 pub use error::ReadError;

@@ -83,6 +83,16 @@ pub enum Event {
     KeyLookupThrottled,
     /// A held key was read again after a change to it.
     KeyReread,
+    /// A webhook delivery got a `2xx`.
+    WebhookDelivered,
+    /// A webhook delivery attempt failed (any failure, retried or not).
+    WebhookFailed,
+    /// A webhook event was given up after its last retry.
+    WebhookGivenUp,
+    /// A failed webhook delivery was scheduled again.
+    WebhookRetry,
+    /// A webhook endpoint was disabled (`410`, or failing for 3 days).
+    WebhookDisabled,
 }
 
 const EVENTS: &[(&str, &str)] = &[
@@ -108,6 +118,11 @@ const EVENTS: &[(&str, &str)] = &[
     ("mds_key_negative_hits_total", "Keys refused without a lookup: the negative cache knows them as absent."),
     ("mds_key_lookups_throttled_total", "Keys answered 503: the node's budget of key lookups was spent."),
     ("mds_key_rereads_total", "Held keys read again after a change to them (or after falling behind the change log)."),
+    ("mds_webhook_delivered_total", "Webhook deliveries answered 2xx."),
+    ("mds_webhook_failed_total", "Webhook delivery attempts that failed (status, timeout, refused address)."),
+    ("mds_webhook_given_up_total", "Webhook events given up after their last retry."),
+    ("mds_webhook_retries_total", "Failed webhook deliveries scheduled again."),
+    ("mds_webhook_endpoints_disabled_total", "Webhook endpoints disabled by delivery (410, or failing for 3 days)."),
 ];
 
 /// Counter shards; a thread records into one (threads beyond this share).
@@ -143,6 +158,7 @@ pub struct Metrics {
     shards: Box<[Counters; SHARDS]>,
     last_flush_ms: AtomicI64,
     connections: AtomicI64,
+    webhooks_pending: AtomicI64,
 }
 
 impl Metrics {
@@ -155,6 +171,7 @@ impl Metrics {
             shards: Box::new(std::array::from_fn(|_| Counters::new(routes.len()))),
             last_flush_ms: AtomicI64::new(chrono::Utc::now().timestamp_millis()),
             connections: AtomicI64::new(0),
+            webhooks_pending: AtomicI64::new(0),
         }
     }
 }
@@ -198,6 +215,12 @@ impl Metrics {
     /// A client connection closed.
     pub fn connection_closed(&self) {
         self.connections.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Sets how many webhook endpoints have a delivery pending (as the
+    /// delivery task last counted).
+    pub fn set_webhooks_pending(&self, n: u64) {
+        self.webhooks_pending.store(i64::try_from(n).unwrap_or(i64::MAX), Ordering::Relaxed);
     }
 
     /// Records an event.
@@ -277,6 +300,12 @@ impl Metrics {
             "# HELP mds_limits_degraded 1 when limits run locally because their shared backend is unreachable.\n\
              # TYPE mds_limits_degraded gauge\nmds_limits_degraded {}",
             u8::from(degraded)
+        );
+        let _ = writeln!(
+            out,
+            "# HELP mds_webhook_endpoints_pending Enabled webhook endpoints with a delivery pending.\n\
+             # TYPE mds_webhook_endpoints_pending gauge\nmds_webhook_endpoints_pending {}",
+            self.webhooks_pending.load(Ordering::Relaxed)
         );
         out
     }

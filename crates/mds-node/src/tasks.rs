@@ -12,7 +12,7 @@ use tokio::task::{AbortHandle, JoinHandle};
 use crate::metrics::Event;
 use crate::node::Node;
 use crate::reload::View;
-use crate::{events, flush, leases, reload};
+use crate::{events, flush, leases, reload, webhooks};
 
 /// The running tasks; [`Background::stop`] ends them.
 pub struct Background {
@@ -31,6 +31,7 @@ impl Background {
             ("usage mirror", flush::spawn_mirror(node.clone())),
             ("lease sweep", leases::spawn(node.clone())),
             ("event feed", events::spawn_feed(node.clone())),
+            ("webhook delivery", webhooks::worker::spawn(node.clone())),
         ]
         .into_iter()
         .map(|(name, task)| {

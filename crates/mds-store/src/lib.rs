@@ -35,20 +35,24 @@ pub mod roles;
 mod rows;
 pub mod sqlite;
 pub mod url;
+pub mod webhooks;
 
 pub use error::{Cause, StoreError, StoreResult};
 pub use mds_domain::daily::DailyUsage;
 pub use mds_domain::snapshot::SnapshotImport;
 pub use roles::{
     AccessStore, AdminStore, CatalogStore, EventStore, IdentityStore, MetaStore, NewsStore, Store, UsageStore,
+    WebhookStore,
 };
 pub use url::DatabaseUrl;
+pub use webhooks::{DeliveryOutcome, NewWebhook, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookPatch};
 
 /// Every role trait, for calling their methods on a concrete store:
 /// `use mds_store::prelude::*;`.
 pub mod prelude {
     pub use crate::roles::{
-        AccessStore, AdminStore, CatalogStore, IdentityStore, MetaStore, NewsStore, Store, UsageStore,
+        AccessStore, AdminStore, CatalogStore, EventStore, IdentityStore, MetaStore, NewsStore, Store, UsageStore,
+        WebhookStore,
     };
 }
 

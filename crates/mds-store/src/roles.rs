@@ -21,6 +21,9 @@
 //!   pruned here; written by the changes that make its events, in their
 //!   transactions.
 //!
+//! - [`WebhookStore`], webhook endpoints (contract section 11.2) and their
+//!   delivery cursors, claimed by one node at a time with a lease.
+//!
 //! To call the roles' methods on a concrete store (a `SqliteStore` in a
 //! test), bring them all into scope with `use mds_store::prelude::*;`.
 
@@ -39,16 +42,26 @@ use crate::{
     IdempotencyClaim, IdentityImport, KeyLookup, KeyRecord, RolledKey, SnapshotImport, StoreResult, StoredCompany,
     UpsertSummary, UsageBatch,
 };
+use crate::{DeliveryOutcome, NewWebhook, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookPatch};
 
 /// Every role of storage: what the service and the operator commands need.
 /// Implemented for anything that implements all the roles.
 pub trait Store:
-    MetaStore + CatalogStore + IdentityStore + NewsStore + AccessStore + UsageStore + AdminStore + EventStore
+    MetaStore + CatalogStore + IdentityStore + NewsStore + AccessStore + UsageStore + AdminStore + EventStore + WebhookStore
 {
 }
 
 impl<
-    T: MetaStore + CatalogStore + IdentityStore + NewsStore + AccessStore + UsageStore + AdminStore + EventStore + ?Sized,
+    T: MetaStore
+        + CatalogStore
+        + IdentityStore
+        + NewsStore
+        + AccessStore
+        + UsageStore
+        + AdminStore
+        + EventStore
+        + WebhookStore
+        + ?Sized,
 > Store for T
 {
 }
@@ -461,4 +474,93 @@ pub trait EventStore: Send + Sync + 'static {
 
     /// Forgets the stream `id` (closed).
     async fn close_stream(&self, id: &str) -> StoreResult<()>;
+}
+
+/// Webhook endpoints and their delivery (contract section 11.2). An
+/// endpoint's deliveries are a cursor over the event log (see
+/// [`crate::webhooks`]); a node claims the endpoints with a delivery due,
+/// each under a lease, and records an attempt only while it holds it.
+#[async_trait]
+pub trait WebhookStore: Send + Sync + 'static {
+    /// Creates an endpoint whose cursor starts at the latest event (only
+    /// later events are sent). `NotFound` for an unknown account,
+    /// `Conflict` when the account already has `max` endpoints.
+    async fn create_webhook(&self, new: &NewWebhook, max: usize) -> StoreResult<WebhookEndpoint>;
+
+    /// The endpoints of `account` (every account's: `None`), oldest first.
+    async fn webhooks(&self, account: Option<&AccountName>) -> StoreResult<Vec<WebhookEndpoint>>;
+
+    /// The endpoint `id`.
+    async fn webhook(&self, id: &str) -> StoreResult<Option<WebhookEndpoint>>;
+
+    /// Applies `patch` to the endpoint `id` at `now`.
+    async fn update_webhook(
+        &self,
+        id: &str,
+        patch: &WebhookPatch,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<WebhookEndpoint>>;
+
+    /// Deletes the endpoint `id` with its attempts and pings; whether it
+    /// existed.
+    async fn delete_webhook(&self, id: &str) -> StoreResult<bool>;
+
+    /// Makes `secret` the signing secret of `id`, the current one signing
+    /// beside it until `old_until`.
+    async fn rotate_webhook_secret(
+        &self,
+        id: &str,
+        secret: &str,
+        old_until: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<WebhookEndpoint>>;
+
+    /// Sets the cursor of `id` back to `since` if it is behind it (what
+    /// matched after it is sent again, in order), ending the attempt in
+    /// flight and any lease.
+    async fn replay_webhook(&self, id: &str, since: mds_domain::EventId) -> StoreResult<Option<WebhookEndpoint>>;
+
+    /// Appends a `ping` event for the endpoint `id` only (not in the log);
+    /// its id, or `None` for no such endpoint.
+    async fn ping_webhook(&self, id: &str, now: DateTime<Utc>) -> StoreResult<Option<mds_domain::EventId>>;
+
+    /// The latest `limit` attempts of `id`, newest first.
+    async fn webhook_attempts(&self, id: &str, limit: usize) -> StoreResult<Vec<WebhookAttempt>>;
+
+    /// Disables `id` for `reason` at `now`, audited (`webhook.disable`) as
+    /// `actor`'s.
+    async fn audited_disable_webhook(
+        &self,
+        id: &str,
+        reason: &str,
+        actor: &Actor,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<WebhookEndpoint>>;
+
+    /// Claims up to `limit` enabled endpoints with a delivery due at `now`
+    /// and no live lease, for `owner` until `lease_until`: each with its
+    /// event in flight. Endpoints whose next events their filter refuses
+    /// have their cursor moved past those on the way.
+    async fn claim_webhook_deliveries(
+        &self,
+        owner: &str,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<WebhookDelivery>>;
+
+    /// Records `attempt` at the event in flight of `endpoint` and applies
+    /// `outcome`, if `owner` still holds the endpoint's lease and that
+    /// event is still in flight (else nothing: whether it did).
+    async fn finish_webhook_delivery(
+        &self,
+        owner: &str,
+        endpoint: &str,
+        attempt: &WebhookAttempt,
+        outcome: &DeliveryOutcome,
+    ) -> StoreResult<bool>;
+
+    /// How many enabled endpoints have a delivery pending (an event after
+    /// their cursor, or a retry scheduled).
+    async fn webhooks_pending(&self) -> StoreResult<u64>;
 }

@@ -129,6 +129,11 @@ macro_rules! store_test_suite {
                 quota_history_follows_tier_and_entitlement_changes,
                 quota_history_of_unknown_and_revoked_keys,
             },
+            webhooks::{
+                webhook_endpoints_are_per_account_and_limited,
+                webhook_deliveries_follow_the_cursor,
+                webhook_pings_and_disabling,
+            },
         );
     };
     ($fresh:path, raw = $raw:path, open = $open:path) => {
@@ -398,6 +403,7 @@ pub mod nodes;
 pub mod raw;
 pub mod snapshot;
 pub mod usage;
+pub mod webhooks;
 
 #[cfg(test)]
 mod tests {

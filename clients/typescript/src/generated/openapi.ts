@@ -226,6 +226,138 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The caller's account's endpoints, oldest first (never their secrets). Not counted against the monthly quota (it takes from the per-minute limit), so it stays possible when the quota is spent.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Creates an endpoint of the caller's account (at most 10). Only events committed from now on are sent to it. The answer is the only time the signing secret is shown. Not counted against the monthly quota (it takes from the per-minute limit), so it stays possible when the quota is spent.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description One endpoint of the caller's account. Not counted against the monthly quota (it takes from the per-minute limit), so it stays possible when the quota is spent.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes the endpoint with its attempts; nothing more is sent to it. Not counted against the monthly quota (it takes from the per-minute limit), so it stays possible when the quota is spent.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook endpoint
+         * @description Changes the fields given. `status: enabled` re-enables a disabled endpoint: delivery resumes with the event that was in flight. Not counted against the monthly quota (it takes from the per-minute limit), so it stays possible when the quota is spent.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook endpoint's delivery attempts
+         * @description The latest delivery attempts (at most 50), newest first: when, which event, the status or the error, how long. Not counted against the monthly quota (it takes from the per-minute limit), so it stays possible when the quota is spent.
+         */
+        get: operations["listWebhookAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver a webhook endpoint's events again
+         * @description Queues again, in order, every event after `since` that the endpoint matches (those the log still keeps); the attempt in flight starts over. Not counted against the monthly quota (it takes from the per-minute limit), so it stays possible when the quota is spent.
+         */
+        post: operations["replayWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's secret
+         * @description A new signing secret. The current one keeps signing beside it (two signatures in `webhook-signature`) for `expires_in` seconds (default 86400, at most 30 days). The answer is the only time the new secret is shown. Not counted against the monthly quota (it takes from the per-minute limit), so it stays possible when the quota is spent.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a ping to a webhook endpoint
+         * @description Queues a `ping` event for this endpoint only (it is not in the log), delivered and signed as any event, after what is already queued for it. Not counted against the monthly quota (it takes from the per-minute limit), so it stays possible when the quota is spent.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -288,6 +420,11 @@ export interface components {
         };
         /** @enum {string} */
         CompanyStatus: "active" | "superseded" | "delisted";
+        /**
+         * @description An endpoint's status.
+         * @enum {string}
+         */
+        EndpointStatus: "enabled" | "disabled";
         /** @enum {string} */
         Exchange: "bse" | "nse";
         /**
@@ -341,13 +478,15 @@ export interface components {
              * @description Stable machine-readable code: `invalid_parameter`, `unknown_parameter`,
              *     `invalid_cursor`, `api_key_in_query`, `missing_api_key`,
              *     `invalid_api_key`, `not_found`, `method_not_allowed`, `sync_token_expired`, `events_expired`, `rate_limited`,
-             *     `too_many_streams`, `quota_exceeded`, `unavailable` or `internal`. A string, not an enum:
+             *     `too_many_streams`, `quota_exceeded`, `unavailable`, `internal`, and for the
+             *     routes that take a body `invalid_body`, `unknown_field`, `invalid_field`,
+             *     `payload_too_large` or `unsupported_media_type`. A string, not an enum:
              *     codes may be added, so treat an unknown one by its `status`.
              */
             code: string;
             /** @description A sentence a person can act on. */
             detail: string;
-            /** @description The offending query parameter, where there is one. */
+            /** @description The offending query parameter or body field, where there is one. */
             param?: string | null;
             /** @description The request's `X-Request-Id`. */
             request_id: string | null;
@@ -368,6 +507,11 @@ export interface components {
          * @example reliance-q2-results-2026
          */
         Slug: string;
+        /**
+         * @description An event type an endpoint may subscribe to.
+         * @enum {string}
+         */
+        SubscribableType: "article.published" | "article.updated" | "company.changed";
         /**
          * @description Trading symbol: 1 to 32 printable ASCII characters without white space, upper case.
          * @example BAJAJ-AUTO
@@ -788,6 +932,163 @@ export interface components {
              */
             requests: number;
         };
+        /** @description One delivery attempt. */
+        V1WebhookAttempt: {
+            /**
+             * Format: int32
+             * @description Its attempt number for this event, from 1.
+             */
+            attempt: number;
+            /**
+             * Format: date-time
+             * @description When it started (RFC 3339).
+             */
+            attempted_at: string;
+            /**
+             * Format: int64
+             * @description How long it took, in milliseconds.
+             */
+            duration_ms: number;
+            /** @description Why there is no status (a timeout, a refused address, ...). */
+            error: string | null;
+            /**
+             * @description The event sent.
+             * @example evt_000000000000001a
+             */
+            event_id: string;
+            /**
+             * Format: int32
+             * @description The receiver's status, if it answered.
+             */
+            status: number | null;
+        };
+        /** @description The latest attempts of an endpoint, newest first. */
+        V1WebhookAttemptList: {
+            /** @description The attempts (at most 50). */
+            data: components["schemas"]["V1WebhookAttempt"][];
+        };
+        /** @description The body of `POST /v1/webhooks`. */
+        V1WebhookCreate: {
+            /** @description A note, at most 500 characters. */
+            description?: string | null;
+            /** @description ISINs to receive events about. */
+            isins?: string[] | null;
+            /** @description Article tags to receive events about. */
+            tags?: string[] | null;
+            /** @description Tickers to receive events about. */
+            tickers?: string[] | null;
+            /** @description Event types to receive (absent or empty: all). */
+            types?: components["schemas"]["SubscribableType"][] | null;
+            /**
+             * @description An `https` URL (not an address in a private, loopback or link-local
+             *     range), at most 2048 characters.
+             * @example https://hooks.example.com/mds
+             */
+            url: string;
+        };
+        /** @description A webhook endpoint (never its secret). */
+        V1WebhookEndpoint: {
+            /**
+             * Format: date-time
+             * @description When it was created (RFC 3339).
+             */
+            created_at: string;
+            /** @description The owner's note. */
+            description: string | null;
+            /**
+             * @description Why it was disabled (`410`, failing for 3 days, by its owner, by an
+             *     operator).
+             */
+            disabled_reason: string | null;
+            /**
+             * @description Its id.
+             * @example we_3f9a0c1d2b4e5f6a7b8c9d0e
+             */
+            id: string;
+            /** @description The ISINs it receives events about (empty: all). */
+            isins: string[];
+            /**
+             * @description `enabled` or `disabled`.
+             * @example enabled
+             */
+            status: string;
+            /** @description The article tags it receives events about (empty: all). */
+            tags: string[];
+            /** @description The tickers it receives events about (empty: all). */
+            tickers: string[];
+            /** @description The event types it receives (empty: all). */
+            types: string[];
+            /**
+             * Format: date-time
+             * @description When it was last changed (RFC 3339).
+             */
+            updated_at: string;
+            /**
+             * @description Where events are `POST`ed.
+             * @example https://hooks.example.com/mds
+             */
+            url: string;
+        };
+        /** @description The endpoints of the caller's account, oldest first. */
+        V1WebhookEndpointList: {
+            /** @description The endpoints (at most 10). */
+            data: components["schemas"]["V1WebhookEndpoint"][];
+        };
+        /**
+         * @description An endpoint with its signing secret: the answer of a create and of a
+         *     rotation, the only times the secret is shown.
+         */
+        V1WebhookEndpointWithSecret: components["schemas"]["V1WebhookEndpoint"] & {
+            /**
+             * @description The signing secret: `whsec_` and base64.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        /** @description The `ping` queued by a test. */
+        V1WebhookPing: {
+            /**
+             * @description The id of the `ping` event (its `webhook-id`).
+             * @example evt_000000000000001b
+             */
+            event_id: string;
+        };
+        /** @description The body of `POST /v1/webhooks/{id}/replay`. */
+        V1WebhookReplay: {
+            /**
+             * @description The event after which everything the endpoint matches is sent again.
+             * @example evt_000000000000001a
+             */
+            since: string;
+        };
+        /** @description The body of `POST /v1/webhooks/{id}/rotate-secret`. */
+        V1WebhookRotate: {
+            /**
+             * Format: int64
+             * @description Seconds the current secret keeps signing beside the new one
+             *     (default 86400; 0 ends it now).
+             */
+            expires_in?: number | null;
+        };
+        /** @description The body of `PATCH /v1/webhooks/{id}`: the fields given are set. */
+        V1WebhookUpdate: {
+            /** @description A note (`null` removes it). */
+            description?: string | null;
+            /** @description ISINs. */
+            isins?: string[] | null;
+            status?: null | components["schemas"]["EndpointStatus"];
+            /** @description Tags. */
+            tags?: string[] | null;
+            /** @description Tickers. */
+            tickers?: string[] | null;
+            /** @description Event types to receive. */
+            types?: components["schemas"]["SubscribableType"][] | null;
+            /**
+             * @description An `https` URL.
+             * @example https://hooks.example.com/mds
+             */
+            url?: string | null;
+        };
     };
     responses: {
         /** @description A bad query: an `as_of` that is not a day `YYYY-MM-DD`, before 1990-01-01 or after today (`invalid_parameter`, `param`: `as_of`), an undefined or repeated parameter (`unknown_parameter`), or a key-like value in the query string (`api_key_in_query`). */
@@ -972,6 +1273,40 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The body is over the size cap (`payload_too_large`). */
+        PayloadTooLarge: {
+            headers: {
+                /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                "X-Request-Id"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The per-minute rate limit is reached (`rate_limited`), the monthly quota is used up (`quota_exceeded`), or the key holds 2 open streams already, across all nodes (`too_many_streams`, `violated_policies: ["streams"]`; `Retry-After` is the longest a stream of a node that died stays counted). Not counted against the quota. */
+        StreamTooManyRequests: {
+            headers: {
+                /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                RateLimit?: string;
+                /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                "RateLimit-Policy"?: string;
+                /** @description Seconds until a retry can succeed. */
+                "Retry-After"?: number;
+                /** @description Requests allowed per minute. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the per-minute limit resets. */
+                "X-RateLimit-Reset"?: number;
+                /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                "X-Request-Id"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description A bad query: an `exchange` other than `nse` or `bse` (`invalid_parameter`), an undefined or repeated parameter (`unknown_parameter`), or a key-like value in the query string (`api_key_in_query`). */
         SymbolBadRequest: {
             headers: {
@@ -1045,6 +1380,38 @@ export interface components {
             headers: {
                 /** @description Seconds to wait before retrying. */
                 "Retry-After"?: number;
+                /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                "X-Request-Id"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A body not sent as JSON (`unsupported_media_type`). */
+        UnsupportedMediaType: {
+            headers: {
+                /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                "X-Request-Id"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A bad body: not a JSON object (`invalid_body`), a field the route does not define (`unknown_field`), or a field of the wrong type or value (`invalid_field`, naming it in `param`: a URL that is not `https` or points to a private, loopback or link-local address, an unknown event type, more than 1,000 values in a filter, an 11th endpoint (`param`: `url`), a `since` that is not an event id); or a query parameter (`unknown_parameter`). */
+        WebhookBadRequest: {
+            headers: {
+                /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                RateLimit?: string;
+                /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                "RateLimit-Policy"?: string;
+                /** @description Requests allowed per minute. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the per-minute limit resets. */
+                "X-RateLimit-Reset"?: number;
                 /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
                 "X-Request-Id"?: string;
                 [name: string]: unknown;
@@ -1581,7 +1948,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             410: components["responses"]["EventsExpired"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["StreamTooManyRequests"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1959,6 +2326,498 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoints. */
+            200: {
+                headers: {
+                    /** @description `no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1WebhookEndpointList"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` matched the `ETag`; no body. */
+            304: {
+                headers: {
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["V1WebhookCreate"];
+            };
+        };
+        responses: {
+            /** @description Created, with its secret. */
+            201: {
+                headers: {
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["WebhookBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id. One of another account, or none, is `404`.
+                 * @example we_3f9a0c1d2b4e5f6a7b8c9d0e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    /** @description `no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1WebhookEndpoint"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` matched the `ETag`; no body. */
+            304: {
+                headers: {
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id. One of another account, or none, is `404`.
+                 * @example we_3f9a0c1d2b4e5f6a7b8c9d0e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id. One of another account, or none, is `404`.
+                 * @example we_3f9a0c1d2b4e5f6a7b8c9d0e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["V1WebhookUpdate"];
+            };
+        };
+        responses: {
+            /** @description The endpoint as changed. */
+            200: {
+                headers: {
+                    /** @description `no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["WebhookBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listWebhookAttempts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id. One of another account, or none, is `404`.
+                 * @example we_3f9a0c1d2b4e5f6a7b8c9d0e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempts. */
+            200: {
+                headers: {
+                    /** @description `no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1WebhookAttemptList"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` matched the `ETag`; no body. */
+            304: {
+                headers: {
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    replayWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id. One of another account, or none, is `404`.
+                 * @example we_3f9a0c1d2b4e5f6a7b8c9d0e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["V1WebhookReplay"];
+            };
+        };
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["WebhookBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id. One of another account, or none, is `404`.
+                 * @example we_3f9a0c1d2b4e5f6a7b8c9d0e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["V1WebhookRotate"];
+            };
+        };
+        responses: {
+            /** @description The endpoint with its new secret. */
+            200: {
+                headers: {
+                    /** @description `no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["WebhookBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id. One of another account, or none, is `404`.
+                 * @example we_3f9a0c1d2b4e5f6a7b8c9d0e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1WebhookPing"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["Internal"];

@@ -61,8 +61,43 @@ impl Body {
         let bad = || problems::invalid_field(field, format!("{field} must be an integer from {min} to {max}"));
         match self.fields.get(field) {
             None | Some(Value::Null) => Err(problems::invalid_field(field, format!("{field} is required"))),
-            Some(Value::Number(n)) => n.as_u64().filter(|v| (min..=max).contains(v)).ok_or_else(bad),
+            // JSON Schema's integers include `5.0`.
+            Some(Value::Number(n)) => n
+                .as_u64()
+                .or_else(|| {
+                    n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= u64::MAX as f64).map(|f| f as u64)
+                })
+                .filter(|v| (min..=max).contains(v))
+                .ok_or_else(bad),
             Some(_) => Err(bad()),
         }
+    }
+
+    /// An optional string field that `null` clears: `None` absent,
+    /// `Some(None)` null, `Some(Some(s))` a string.
+    pub fn nullable(&self, field: &str) -> Result<Option<Option<String>>, ApiError> {
+        match self.fields.get(field) {
+            None => Ok(None),
+            Some(Value::Null) => Ok(Some(None)),
+            Some(Value::String(s)) => Ok(Some(Some(s.clone()))),
+            Some(_) => Err(problems::invalid_field(field, format!("{field} must be a string or null"))),
+        }
+    }
+
+    /// An optional list of strings.
+    pub fn strings(&self, field: &str) -> Result<Option<Vec<String>>, ApiError> {
+        let bad = || problems::invalid_field(field, format!("{field} must be a list of strings"));
+        match self.fields.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Array(items)) => {
+                items.iter().map(|v| v.as_str().map(str::to_owned).ok_or_else(bad)).collect::<Result<_, _>>().map(Some)
+            }
+            Some(_) => Err(bad()),
+        }
+    }
+
+    /// An optional integer field from `min` to `max`.
+    pub fn optional_int(&self, field: &str, min: u64, max: u64) -> Result<Option<u64>, ApiError> {
+        if self.has(field) { self.required_int(field, min, max).map(Some) } else { Ok(None) }
     }
 }

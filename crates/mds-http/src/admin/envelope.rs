@@ -144,7 +144,7 @@ async fn run(
 /// bytes (else `413 payload_too_large`, refused by its declared length
 /// before a byte is read), and, unless empty, sent as JSON (else `415
 /// unsupported_media_type`).
-async fn json_body(headers: &HeaderMap, body: Body) -> Result<Bytes, ApiError> {
+pub(crate) async fn json_body(headers: &HeaderMap, body: Body) -> Result<Bytes, ApiError> {
     let too_large = || {
         ApiError::new(
             ErrorCode::PayloadTooLarge,

@@ -21,7 +21,8 @@
 //! - [`problems`]: the admin API's problems (its codes are
 //!   [`mds_domain::ErrorCode`]s, as the public API's);
 //! - [`body`]: JSON bodies read field by field (unknown fields refused);
-//! - [`controllers`]: the handlers;
+//! - [`controllers`]: the handlers; [`webhooks`]: those of the webhook
+//!   routes (any account's endpoints, disabling one);
 //! - [`openapi`]: the admin API's own OpenAPI document, made from the table.
 
 pub mod body;
@@ -30,6 +31,7 @@ pub mod envelope;
 pub mod openapi;
 pub mod problems;
 pub mod routes;
+pub mod webhooks;
 
 use axum::Router;
 

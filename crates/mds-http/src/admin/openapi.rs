@@ -47,7 +47,8 @@ filters that issued it.",
     ),
     components(schemas(
         Tier, Account, AccountUsage, KeyUsage, KeyView, IssuedKey, RolledKeyView, AuditEntry, Problem, List<Tier>,
-        List<Account>, List<KeyView>, List<AuditEntry>
+        List<Account>, List<KeyView>, List<AuditEntry>, crate::admin::webhooks::AdminWebhook,
+        crate::admin::webhooks::AdminWebhookList, crate::controllers::webhooks::V1WebhookEndpoint
     )),
     modifiers(&FromTable),
     security(("admin_token" = []))
@@ -100,6 +101,7 @@ impl Modify for FromTable {
                 ("accounts", "Accounts and their entitlement."),
                 ("keys", "API keys: issue, list, show, revoke."),
                 ("audit", "Every change, newest first."),
+                ("webhooks", "Every account's webhook endpoints; disabling one."),
             ],
         );
         let components =
@@ -215,7 +217,7 @@ mod tests {
         documented.sort_unstable();
         documented.dedup();
         assert_eq!(paths, documented);
-        assert_eq!(paths.len(), 9);
+        assert_eq!(paths.len(), 11);
         assert!(document_json().contains("\"IssuedKey\""));
         assert!(!document_json().contains(super::super::routes::IN_TABLE));
     }

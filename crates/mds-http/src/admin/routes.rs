@@ -19,7 +19,7 @@ use axum::http::Method;
 use axum::routing::{MethodFilter, MethodRouter, on};
 use utoipa::openapi::path::HttpMethod;
 
-use super::{controllers as c, openapi};
+use super::{controllers as c, openapi, webhooks as w};
 use crate::controllers::health;
 use crate::route::{Operation, op, spec};
 use crate::state::AppState;
@@ -29,55 +29,7 @@ use crate::state::AppState;
 /// it from there, so this string is in no document.
 pub const IN_TABLE: &str = "(the row's path in mds_http::admin::routes::ROUTES)";
 
-/// A route's method.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verb {
-    /// `GET` (and `HEAD`, served as `GET` by the envelope).
-    Get,
-    /// `PUT`.
-    Put,
-    /// `POST`.
-    Post,
-    /// `PATCH`.
-    Patch,
-    /// `DELETE`.
-    Delete,
-}
-
-impl Verb {
-    /// The router's filter for it.
-    pub fn filter(self) -> MethodFilter {
-        match self {
-            Verb::Get => MethodFilter::GET,
-            Verb::Put => MethodFilter::PUT,
-            Verb::Post => MethodFilter::POST,
-            Verb::Patch => MethodFilter::PATCH,
-            Verb::Delete => MethodFilter::DELETE,
-        }
-    }
-
-    /// The HTTP method.
-    pub fn method(self) -> Method {
-        match self {
-            Verb::Get => Method::GET,
-            Verb::Put => Method::PUT,
-            Verb::Post => Method::POST,
-            Verb::Patch => Method::PATCH,
-            Verb::Delete => Method::DELETE,
-        }
-    }
-
-    /// The OpenAPI method.
-    pub fn openapi(self) -> HttpMethod {
-        match self {
-            Verb::Get => HttpMethod::Get,
-            Verb::Put => HttpMethod::Put,
-            Verb::Post => HttpMethod::Post,
-            Verb::Patch => HttpMethod::Patch,
-            Verb::Delete => HttpMethod::Delete,
-        }
-    }
-}
+pub use crate::route::Verb;
 
 /// Who may call a route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,6 +154,8 @@ pub static ROUTES: &[AdminRoute] = &[
     change(Verb::Delete, "/admin/v1/keys/{prefix}", Input::Nothing, &["key.revoke"], doc::<c::__path_revoke_key>("revokeKey", "keys", "Revoke a key"), |m| on(m, c::revoke_key)),
     change(Verb::Post, "/admin/v1/keys/{prefix}/roll", Input::Json, &["key.roll"], doc::<c::__path_roll_key>("rollKey", "keys", "Roll a key"), |m| on(m, c::roll_key)),
     read("/admin/v1/audit", doc::<c::__path_list_audit>("listAudit", "audit", "Read the audit log"), |m| on(m, c::list_audit)),
+    read("/admin/v1/webhooks", doc::<w::__path_list_webhooks>("listWebhooks", "webhooks", "List webhook endpoints"), |m| on(m, w::list_webhooks)),
+    change(Verb::Post, "/admin/v1/webhooks/{id}/disable", Input::Json, &["webhook.disable"], doc::<w::__path_disable_webhook>("disableWebhook", "webhooks", "Disable a webhook endpoint"), |m| on(m, w::disable_webhook)),
 ];
 
 /// What a request's path and method find in the table.

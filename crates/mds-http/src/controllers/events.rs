@@ -58,6 +58,7 @@ reaches every node's streams within a second.",
         (status = 200, description = "The stream.", content_type = "text/event-stream", body = String),
         (status = 400, response = crate::components::EventsBadRequest),
         (status = 410, response = crate::components::EventsExpired),
+        (status = 429, response = crate::components::StreamTooManyRequests),
     )
 )]
 pub async fn stream(

@@ -15,6 +15,7 @@ pub mod news_list;
 pub mod symbol;
 pub mod usage;
 pub mod usage_daily;
+pub mod webhooks;
 
 use std::sync::Arc;
 

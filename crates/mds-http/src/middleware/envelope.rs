@@ -105,14 +105,15 @@ async fn wrap(envelope: Envelope, mut req: Request) -> Result<Response, Infallib
         // again.
         let serve = pin!(async {
             match route {
-                Some(&Route { access: Access::Keyed(charge), .. }) => match guard::admit(state, &mut req, charge).await
-                {
-                    Ok(pass) => passed = pass,
-                    Err(refused) => {
-                        key = refused.key;
-                        return refused.response;
+                Some(r @ &Route { access: Access::Keyed(charge), .. }) => {
+                    match guard::admit(state, &mut req, r, charge).await {
+                        Ok(pass) => passed = pass,
+                        Err(refused) => {
+                            key = refused.key;
+                            return refused.response;
+                        }
                     }
-                },
+                }
                 // Its handler makes its requests through the envelope.
                 Some(&Route { access: Access::Delegated, .. }) => {
                     req.extensions_mut().insert(envelope.clone());

@@ -17,6 +17,7 @@ use mds_node::KeyContext;
 
 use crate::auth;
 use crate::ratelimit::{self, Admission};
+use crate::route::Route;
 use crate::state::AppState;
 
 /// A request the guard let through, to finish once answered.
@@ -40,19 +41,24 @@ impl Refused {
     }
 }
 
-/// Guards `req` to a route whose requests take `charge` from the quota:
+/// Guards `req` to `route`, whose requests take `charge` from the quota:
 /// `Ok(Some(_))` to serve it and [`Passed::finish`] the answer, `Ok(None)`
-/// to serve it as is (not a `GET`: the router answers `405`), `Err(_)` to
-/// answer with the refusal.
-pub async fn admit(state: &AppState, req: &mut Request, charge: Charge) -> Result<Option<Passed>, Refused> {
+/// to serve it as is (a method the route does not answer: the router
+/// answers `405`), `Err(_)` to answer with the refusal.
+pub async fn admit(
+    state: &AppState,
+    req: &mut Request,
+    route: &Route,
+    charge: Charge,
+) -> Result<Option<Passed>, Refused> {
     auth::refuse_key_in_query(req.uri()).map_err(|e| Refused::new(None, e))?;
-    if req.method() != Method::GET {
-        // A HEAD is a GET by now.
+    if !route.answers(req.method()) {
         return Ok(None);
     }
     let ctx = auth::authenticate(state, req.headers()).await.map_err(|e| Refused::new(None, e))?;
     let admission = ratelimit::admit(state, &ctx, charge).await.map_err(|e| Refused::new(Some(&ctx), e))?;
-    let if_none_match = req.headers().get(header::IF_NONE_MATCH).cloned();
+    // Only a `GET` can be answered `304`.
+    let if_none_match = req.headers().get(header::IF_NONE_MATCH).filter(|_| req.method() == Method::GET).cloned();
     // For the handlers (`/v1/usage` reports on the calling key).
     req.extensions_mut().insert(ctx.clone());
     Ok(Some(Passed { ctx, admission, if_none_match }))

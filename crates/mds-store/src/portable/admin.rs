@@ -22,7 +22,7 @@ const TOKEN_SELECT: &str = "SELECT name, prefix, hash_hex, created_at, revoked_a
 /// Appends the audit entry of the change made in the caller's write
 /// transaction, so the change and its entry commit together or not at all:
 /// `action` (`kind.verb`) on the item `id`, its target `kind:id`.
-async fn audit(
+pub(super) async fn audit(
     tx: &mut Conn,
     actor: &Actor,
     at: DateTime<Utc>,

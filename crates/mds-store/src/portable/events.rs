@@ -193,10 +193,17 @@ pub(crate) async fn append_staged(conn: &mut Conn, at: DateTime<Utc>) -> StoreRe
     Ok(())
 }
 
-/// `SELECT cols FROM table WHERE key IN (keys…)`, a few hundred keys.
+/// `SELECT cols FROM table WHERE key IN (keys…) ORDER BY key`, a few
+/// hundred keys (so an upsert's events are numbered in key order).
 async fn rows_of(conn: &mut Conn, cols: &[&str], table: &str, keys: &[String]) -> StoreResult<Vec<DbRow>> {
     let list: Vec<String> = (1..=keys.len()).map(|i| format!("${i}")).collect();
-    let sql = format!("SELECT {} FROM {table} WHERE {} IN ({})", cols.join(", "), cols[0], list.join(", "));
+    let sql = format!(
+        "SELECT {} FROM {table} WHERE {} IN ({}) ORDER BY {}",
+        cols.join(", "),
+        cols[0],
+        list.join(", "),
+        cols[0]
+    );
     let mut q = sqlx::query(&sql);
     for k in keys {
         q = q.bind(k.as_str());

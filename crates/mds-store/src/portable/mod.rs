@@ -52,6 +52,7 @@ pub(crate) mod news;
 mod roles;
 mod snapshot;
 mod usage;
+mod webhooks;
 
 /// The backend's `sqlx` database.
 type Db = <Conn as sqlx::Connection>::Database;

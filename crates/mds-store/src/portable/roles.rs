@@ -15,12 +15,15 @@ use mds_domain::{
 
 use super::{
     Backend, access, admin, auth, begin_write, catalog, db, events, idempotency, identity, meta, migrate, news,
-    snapshot, usage,
+    snapshot, usage, webhooks,
 };
 use crate::{
     AccessStore, AdminStore, AdminTokenRecord, AppliedBatch, AuthChanges, AuthDirectory, CatalogStore, DailyUsage,
     EventLogPage, EventStore, Generations, IdempotencyClaim, IdentityImport, IdentityStore, KeyLookup, KeyRecord,
     MetaStore, NewsStore, RolledKey, SnapshotImport, StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
+};
+use crate::{
+    DeliveryOutcome, NewWebhook, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookPatch, WebhookStore,
 };
 
 /// Implements a role trait for `Backend`, one line a method:
@@ -164,4 +167,26 @@ delegate!(EventStore {
         until: DateTime<Utc>,
         max: usize
     ) -> bool => events::open_stream;
+});
+
+delegate!(WebhookStore {
+    webhooks(account: Option<&AccountName>) -> Vec<WebhookEndpoint> => webhooks::list;
+    webhook(id: &str) -> Option<WebhookEndpoint> => webhooks::get;
+    webhook_attempts(id: &str, limit: usize) -> Vec<WebhookAttempt> => webhooks::attempts;
+    claim_webhook_deliveries(owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: usize)
+        -> Vec<WebhookDelivery> => webhooks::claim;
+    webhooks_pending() -> u64 => webhooks::pending;
+} in_write {
+    create_webhook(new: &NewWebhook, max: usize) -> WebhookEndpoint => webhooks::create;
+    update_webhook(id: &str, patch: &WebhookPatch, now: DateTime<Utc>) -> Option<WebhookEndpoint>
+        => webhooks::update;
+    delete_webhook(id: &str) -> bool => webhooks::delete;
+    rotate_webhook_secret(id: &str, secret: &str, old_until: DateTime<Utc>, now: DateTime<Utc>)
+        -> Option<WebhookEndpoint> => webhooks::rotate;
+    replay_webhook(id: &str, since: EventId) -> Option<WebhookEndpoint> => webhooks::replay;
+    ping_webhook(id: &str, now: DateTime<Utc>) -> Option<EventId> => webhooks::ping;
+    audited_disable_webhook(id: &str, reason: &str, actor: &Actor, now: DateTime<Utc>) -> Option<WebhookEndpoint>
+        => webhooks::disable_audited;
+    finish_webhook_delivery(owner: &str, endpoint: &str, attempt: &WebhookAttempt, outcome: &DeliveryOutcome) -> bool
+        => webhooks::finish;
 });

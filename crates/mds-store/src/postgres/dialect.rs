@@ -330,6 +330,11 @@ pub(super) async fn add_days(conn: &mut PgConnection, entries: &[[i64; 5]]) -> S
     Ok(())
 }
 
+/// What a claim's `SELECT` of webhook endpoints adds to lock the rows it
+/// takes: each is locked, and rows another node's claim holds are passed
+/// over rather than waited for.
+pub(super) const SKIP_LOCKED: &str = " FOR UPDATE SKIP LOCKED";
+
 #[cfg(test)]
 mod tests {
     use super::*;

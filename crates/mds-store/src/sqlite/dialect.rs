@@ -448,6 +448,10 @@ pub(super) async fn add_days(conn: &mut SqliteConnection, entries: &[[i64; 5]]) 
     Ok(())
 }
 
+/// What a claim's `SELECT` of webhook endpoints adds to lock the rows it
+/// takes: nothing (the write transaction holds the file).
+pub(super) const SKIP_LOCKED: &str = "";
+
 #[cfg(test)]
 mod tests {
     use super::*;

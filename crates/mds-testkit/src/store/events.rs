@@ -86,7 +86,7 @@ pub async fn event_pages_filter_and_resume(store: &dyn Store) {
     migrated(store).await;
     store.upsert_companies(&[company("INA0000001A", "AAA", "Alpha Ltd")]).await.expect("companies");
     let article = full_article("tagged");
-    store.upsert_articles(&[article.clone()]).await.expect("articles");
+    store.upsert_articles(std::slice::from_ref(&article)).await.expect("articles");
     let all = log(store, EventId(0), &EventFilter::default()).await;
     assert_eq!(all.len(), 2);
 
