@@ -53,6 +53,8 @@ from .models import (
     SymbolPeriod,
     Usage,
     UsageWindow,
+    WebhookAttempt,
+    WebhookEndpoint,
 )
 
 
@@ -115,6 +117,8 @@ __all__ = [
     "UnavailableError",
     "Usage",
     "UsageWindow",
+    "WebhookAttempt",
+    "WebhookEndpoint",
     "WebhookVerificationError",
     "__version__",
     "listings_frame",

@@ -4,7 +4,7 @@ of its calls (built in :mod:`._calls`), awaited."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, MutableMapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, MutableMapping, Sequence
 from datetime import date
 from typing import Any, Literal
 
@@ -28,6 +28,8 @@ from .models import (
     NewsPage,
     SymbolHistory,
     Usage,
+    WebhookAttempt,
+    WebhookEndpoint,
 )
 
 
@@ -84,7 +86,9 @@ class AsyncClient(_core.ClientBase[httpx.AsyncBaseTransport]):
         params = call.query()
         while True:
             try:
-                response = await self._http.get(call.path, params=params)
+                response = await self._http.request(
+                    call.method, call.path, params=params, json=call.body
+                )
             except httpx.TransportError as exc:
                 await asyncio.sleep(attempts.after_failure(exc))
                 continue
@@ -201,3 +205,69 @@ class AsyncClient(_core.ClientBase[httpx.AsyncBaseTransport]):
                 following.lost("ended")
             except httpx.TransportError as exc:
                 following.lost(f"failed: {type(exc).__name__}")
+
+    # --- webhook endpoints (contract 11.2) ----------------------------------
+
+    async def create_webhook(
+        self,
+        url: str,
+        *,
+        types: Sequence[str] | None = None,
+        isins: Sequence[str] | None = None,
+        tickers: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        description: str | None = None,
+    ) -> WebhookEndpoint:
+        """``POST /v1/webhooks``: a new endpoint (``https`` only); its ``secret``
+        is in this answer only: store it to verify deliveries."""
+        fields = {"types": types, "isins": isins, "tickers": tickers, "tags": tags}
+        return await self._send(_calls.webhook_create(url, description=description, **fields))
+
+    async def webhooks(self) -> list[WebhookEndpoint]:
+        """``GET /v1/webhooks``: the account's endpoints."""
+        return await self._send(_calls.webhook_list())
+
+    async def webhook(self, endpoint_id: str) -> WebhookEndpoint:
+        """``GET /v1/webhooks/{id}``."""
+        return await self._send(_calls.webhook_get(endpoint_id))
+
+    async def update_webhook(
+        self,
+        endpoint_id: str,
+        *,
+        url: str | None = None,
+        types: Sequence[str] | None = None,
+        isins: Sequence[str] | None = None,
+        tickers: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        description: str | None = None,
+        status: str | None = None,
+    ) -> WebhookEndpoint:
+        """``PATCH /v1/webhooks/{id}``: the fields given change (``status``:
+        ``enabled`` or ``disabled``)."""
+        fields = {"url": url, "types": types, "isins": isins, "tickers": tickers, "tags": tags}
+        call = _calls.webhook_update(endpoint_id, description=description, status=status, **fields)
+        return await self._send(call)
+
+    async def delete_webhook(self, endpoint_id: str) -> None:
+        """``DELETE /v1/webhooks/{id}``."""
+        await self._send(_calls.webhook_delete(endpoint_id))
+
+    async def rotate_webhook_secret(
+        self, endpoint_id: str, expires_in: int | None = None
+    ) -> WebhookEndpoint:
+        """``POST /v1/webhooks/{id}/rotate-secret``: the new ``secret``; the old
+        one keeps signing beside it for ``expires_in`` s (default 86,400)."""
+        return await self._send(_calls.webhook_rotate(endpoint_id, expires_in))
+
+    async def test_webhook(self, endpoint_id: str) -> str:
+        """``POST /v1/webhooks/{id}/test``: queues a ``ping``; its event id."""
+        return await self._send(_calls.webhook_test(endpoint_id))
+
+    async def webhook_attempts(self, endpoint_id: str) -> list[WebhookAttempt]:
+        """``GET /v1/webhooks/{id}/attempts``: the latest delivery attempts."""
+        return await self._send(_calls.webhook_attempts(endpoint_id))
+
+    async def replay_webhook(self, endpoint_id: str, since: str) -> WebhookEndpoint:
+        """``POST /v1/webhooks/{id}/replay``: queues again what matched after ``since``."""
+        return await self._send(_calls.webhook_replay(endpoint_id, since))

@@ -25,6 +25,8 @@ from .models import (
     ResponseMeta,
     SymbolHistory,
     Usage,
+    WebhookAttempt,
+    WebhookEndpoint,
 )
 
 if sys.version_info >= (3, 11):
@@ -108,12 +110,16 @@ def query(params: Mapping[str, Any]) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Call(Generic[R]):
-    """One ``GET`` of the API: its path, its parameters (encoded when sent, so a
-    bad one raises then) and what its JSON body is read as."""
+    """One request of the API (a ``GET`` unless ``method`` says): its path, its
+    parameters (encoded when sent, so a bad one raises then) and what its JSON
+    body is read as."""
 
     path: str
     parse: Callable[[dict[str, Any], ResponseMeta], R]
     params: Mapping[str, Any] = field(default_factory=dict)
+    method: str = "GET"
+    body: Mapping[str, Any] | None = None
+    """The JSON body of a ``POST`` or ``PATCH``."""
 
     @property
     def cursor(self) -> str | None:
@@ -188,3 +194,66 @@ def changes(since: str | None, cursor: str | None, limit: int | None) -> Call[Ch
     """``GET /v1/companies/changes``: one page of the change feed."""
     params = {"since": since, "cursor": cursor, "limit": limit}
     return Call("/v1/companies/changes", ChangesPage.from_json, params)
+
+
+def _webhook(endpoint_id: str, tail: str = "") -> str:
+    return f"/v1/webhooks/{quote(endpoint_id.strip(), safe='')}{tail}"
+
+
+def _fields(**fields: Any) -> dict[str, Any]:
+    """The given fields of a request body (``None``: not sent)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items() if v is not None}
+
+
+def webhook_create(url: str, **fields: Any) -> Call[WebhookEndpoint]:
+    """``POST /v1/webhooks``: a new endpoint, with its secret."""
+    return Call(
+        "/v1/webhooks", WebhookEndpoint.parse, method="POST", body=_fields(url=url, **fields)
+    )
+
+
+def webhook_list() -> Call[list[WebhookEndpoint]]:
+    """``GET /v1/webhooks``: the account's endpoints."""
+    return Call("/v1/webhooks", WebhookEndpoint.parse_list)
+
+
+def webhook_get(endpoint_id: str) -> Call[WebhookEndpoint]:
+    """``GET /v1/webhooks/{id}``."""
+    return Call(_webhook(endpoint_id), WebhookEndpoint.parse)
+
+
+def webhook_update(endpoint_id: str, **fields: Any) -> Call[WebhookEndpoint]:
+    """``PATCH /v1/webhooks/{id}``: the fields given change."""
+    return Call(
+        _webhook(endpoint_id), WebhookEndpoint.parse, method="PATCH", body=_fields(**fields)
+    )
+
+
+def webhook_delete(endpoint_id: str) -> Call[None]:
+    """``DELETE /v1/webhooks/{id}``."""
+    return Call(_webhook(endpoint_id), lambda _d, _m: None, method="DELETE")
+
+
+def webhook_rotate(endpoint_id: str, expires_in: int | None) -> Call[WebhookEndpoint]:
+    """``POST /v1/webhooks/{id}/rotate-secret``: a new secret; the old one signs
+    beside it for ``expires_in`` seconds (default 86,400)."""
+    body = _fields(expires_in=expires_in)
+    path = _webhook(endpoint_id, "/rotate-secret")
+    return Call(path, WebhookEndpoint.parse, method="POST", body=body)
+
+
+def webhook_test(endpoint_id: str) -> Call[str]:
+    """``POST /v1/webhooks/{id}/test``: a ``ping`` queued; its event id."""
+    path = _webhook(endpoint_id, "/test")
+    return Call(path, lambda d, _m: str(d["event_id"]), method="POST", body={})
+
+
+def webhook_attempts(endpoint_id: str) -> Call[list[WebhookAttempt]]:
+    """``GET /v1/webhooks/{id}/attempts``: the latest delivery attempts."""
+    return Call(_webhook(endpoint_id, "/attempts"), WebhookAttempt.parse_list)
+
+
+def webhook_replay(endpoint_id: str, since: str) -> Call[WebhookEndpoint]:
+    """``POST /v1/webhooks/{id}/replay``: queues again what matched after ``since``."""
+    path = _webhook(endpoint_id, "/replay")
+    return Call(path, WebhookEndpoint.parse, method="POST", body={"since": since})

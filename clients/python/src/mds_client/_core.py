@@ -136,6 +136,8 @@ def decode(response: httpx.Response, api_key: Secret) -> tuple[dict[str, Any], R
     meta = ResponseMeta.from_response(response)
     if response.status_code >= 400:
         raise to_error(response, meta, api_key)
+    if response.status_code == 204:
+        return {}, meta
     body = response.json()
     if not isinstance(body, dict):
         raise APIError(

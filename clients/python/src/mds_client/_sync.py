@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Generator, Iterator, MutableMapping
+from collections.abc import Generator, Iterator, MutableMapping, Sequence
 from datetime import date
 from typing import Any, Literal
 
@@ -27,6 +27,8 @@ from .models import (
     NewsPage,
     SymbolHistory,
     Usage,
+    WebhookAttempt,
+    WebhookEndpoint,
 )
 
 
@@ -87,7 +89,7 @@ class Client(_core.ClientBase[httpx.BaseTransport]):
         params = call.query()
         while True:
             try:
-                response = self._http.get(call.path, params=params)
+                response = self._http.request(call.method, call.path, params=params, json=call.body)
             except httpx.TransportError as exc:
                 time.sleep(attempts.after_failure(exc))
                 continue
@@ -217,3 +219,69 @@ class Client(_core.ClientBase[httpx.BaseTransport]):
                 following.lost("ended")
             except httpx.TransportError as exc:
                 following.lost(f"failed: {type(exc).__name__}")
+
+    # --- webhook endpoints (contract 11.2) ----------------------------------
+
+    def create_webhook(
+        self,
+        url: str,
+        *,
+        types: Sequence[str] | None = None,
+        isins: Sequence[str] | None = None,
+        tickers: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        description: str | None = None,
+    ) -> WebhookEndpoint:
+        """``POST /v1/webhooks``: a new endpoint (``https`` only); its ``secret``
+        is in this answer only: store it to verify deliveries."""
+        fields = {"types": types, "isins": isins, "tickers": tickers, "tags": tags}
+        return self._send(_calls.webhook_create(url, description=description, **fields))
+
+    def webhooks(self) -> list[WebhookEndpoint]:
+        """``GET /v1/webhooks``: the account's endpoints."""
+        return self._send(_calls.webhook_list())
+
+    def webhook(self, endpoint_id: str) -> WebhookEndpoint:
+        """``GET /v1/webhooks/{id}``."""
+        return self._send(_calls.webhook_get(endpoint_id))
+
+    def update_webhook(
+        self,
+        endpoint_id: str,
+        *,
+        url: str | None = None,
+        types: Sequence[str] | None = None,
+        isins: Sequence[str] | None = None,
+        tickers: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        description: str | None = None,
+        status: str | None = None,
+    ) -> WebhookEndpoint:
+        """``PATCH /v1/webhooks/{id}``: the fields given change (``status``:
+        ``enabled`` or ``disabled``)."""
+        fields = {"url": url, "types": types, "isins": isins, "tickers": tickers, "tags": tags}
+        call = _calls.webhook_update(endpoint_id, description=description, status=status, **fields)
+        return self._send(call)
+
+    def delete_webhook(self, endpoint_id: str) -> None:
+        """``DELETE /v1/webhooks/{id}``."""
+        self._send(_calls.webhook_delete(endpoint_id))
+
+    def rotate_webhook_secret(
+        self, endpoint_id: str, expires_in: int | None = None
+    ) -> WebhookEndpoint:
+        """``POST /v1/webhooks/{id}/rotate-secret``: the new ``secret``; the old
+        one keeps signing beside it for ``expires_in`` s (default 86,400)."""
+        return self._send(_calls.webhook_rotate(endpoint_id, expires_in))
+
+    def test_webhook(self, endpoint_id: str) -> str:
+        """``POST /v1/webhooks/{id}/test``: queues a ``ping``; its event id."""
+        return self._send(_calls.webhook_test(endpoint_id))
+
+    def webhook_attempts(self, endpoint_id: str) -> list[WebhookAttempt]:
+        """``GET /v1/webhooks/{id}/attempts``: the latest delivery attempts."""
+        return self._send(_calls.webhook_attempts(endpoint_id))
+
+    def replay_webhook(self, endpoint_id: str, since: str) -> WebhookEndpoint:
+        """``POST /v1/webhooks/{id}/replay``: queues again what matched after ``since``."""
+        return self._send(_calls.webhook_replay(endpoint_id, since))
