@@ -127,6 +127,21 @@ export class Http {
   }
 
   /**
+   * `method` on `route` (a `POST`, `PATCH` or `DELETE` of the document) with
+   * a JSON `body`: the answer's body (`{}` for a `204`) with its meta, or a
+   * typed error. Retried as `get` is (a `429` or `503` was not acted on).
+   */
+  async write<T>(
+    method: "POST" | "PATCH" | "DELETE",
+    route: keyof paths,
+    options: { path?: Record<string, string>; body?: unknown; signal?: AbortSignal | undefined },
+  ): Promise<WithMeta<T>> {
+    const url = this.url(route, options.path, undefined);
+    const { body, meta } = await this.send(url, `${method} ${route}`, options.signal, { method, body: options.body });
+    return withMeta(body as T & object, meta) as WithMeta<T>;
+  }
+
+  /**
    * Opens `GET route` as a stream of Server-Sent Events, once (no retry, no
    * timeout: the caller watches for silence and reconnects): the answer,
    * whose body is read as it comes, or the typed error of an error answer.
@@ -172,12 +187,13 @@ export class Http {
     url: URL,
     label: string,
     signal: AbortSignal | undefined,
+    write?: Write,
   ): Promise<{ body: unknown; meta: ResponseMeta }> {
     const { retry, logger } = this.#config;
     for (let attempt = 1; ; attempt++) {
       let answer: Answer;
       try {
-        answer = await this.attempt(url, signal);
+        answer = await this.attempt(url, signal, write);
       } catch (cause) {
         if (signal?.aborted) throw new TransportError(`GET ${label}: aborted`, { cause: signal.reason });
         const delay = retry.delay(attempt, null);
@@ -191,7 +207,7 @@ export class Http {
       const meta = metaOf(response);
       if (response.ok) {
         try {
-          return { body: JSON.parse(text), meta };
+          return { body: text === "" ? {} : JSON.parse(text), meta };
         } catch {
           throw new MdsError(`GET ${label}: HTTP ${response.status} with a body that is not JSON`);
         }
@@ -227,7 +243,7 @@ export class Http {
    * `AbortSignal.timeout` costs about as much CPU again as the rest of a
    * request (BENCHMARKS.md).
    */
-  private async attempt(url: URL, signal: AbortSignal | undefined): Promise<Answer> {
+  private async attempt(url: URL, signal: AbortSignal | undefined, write?: Write): Promise<Answer> {
     const controller = new AbortController();
     const timer = setTimeout(
       () => controller.abort(new DOMException("the request timed out", "TimeoutError")),
@@ -235,12 +251,14 @@ export class Http {
     );
     try {
       const response = await this.#config.fetch(url, {
-        method: "GET",
+        method: write?.method ?? "GET",
         headers: {
           ...this.#config.headers,
           Accept: "application/json",
           Authorization: this.#config.authorization(),
+          ...(write?.body === undefined ? {} : { "Content-Type": "application/json" }),
         },
+        ...(write?.body === undefined ? {} : { body: JSON.stringify(write.body) }),
         signal: signal ? AbortSignal.any([signal, controller.signal]) : controller.signal,
       });
       return { response, text: await response.text() };
@@ -250,6 +268,12 @@ export class Http {
       clearTimeout(timer);
     }
   }
+}
+
+/** The method and JSON body of a request that is not a `GET`. */
+interface Write {
+  method: string;
+  body: unknown;
 }
 
 /** An answer with its body read. */

@@ -22,6 +22,7 @@ export {
   type SyncStore,
   UsageResource,
   VERSION,
+  WebhooksResource,
 } from "./client.js";
 export {
   ApiError,

@@ -88,3 +88,14 @@ export type EventsQuery = Omit<EventsWireQuery, "types"> & { types?: string | re
 export type EventStreamQuery = Omit<NonNullable<operations["streamEvents"]["parameters"]["query"]>, "types"> & {
   types?: string | readonly string[];
 };
+
+/** A webhook endpoint (contract 11.2). */
+export type WebhookEndpoint = Schemas["V1WebhookEndpoint"];
+/** An endpoint with its signing `secret`: the answer of a create and of a rotation, the only times it is shown. */
+export type WebhookEndpointWithSecret = Schemas["V1WebhookEndpointWithSecret"];
+/** One delivery attempt: the receiver's `status`, or the `error` before one. */
+export type WebhookAttempt = Schemas["V1WebhookAttempt"];
+/** The body of `POST /v1/webhooks`. */
+export type WebhookCreate = Schemas["V1WebhookCreate"];
+/** The body of `PATCH /v1/webhooks/{id}`: the fields given change. */
+export type WebhookUpdate = Schemas["V1WebhookUpdate"];
