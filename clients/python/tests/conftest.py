@@ -8,6 +8,7 @@ The binary is `$MDS_BIN`, else `target/debug/mds` of the repository
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import re
@@ -60,12 +61,12 @@ _names = itertools.count()
 T = TypeVar("T")
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+@contextlib.contextmanager
+def running_demo(work: Path) -> Iterator[Server]:
+    """A real `mds demo` over a new SQLite store in ``work``, stopped at the end."""
     binary = mds_binary()
     if not binary.is_file():
         pytest.fail(f"no mds binary at {binary}: run `cargo build --bin mds` (or set MDS_BIN)")
-    work = tmp_path_factory.mktemp("mds")
     database = f"sqlite://{work}/mds.db?mode=rwc"
     out = open(work / "demo.out", "w+")  # noqa: SIM115 - lives as long as the server
     err = open(work / "demo.err", "w+")  # noqa: SIM115
@@ -105,8 +106,19 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 @pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with running_demo(tmp_path_factory.mktemp("mds")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
 def make_key(server: Server) -> Callable[..., str]:
     """`make_key(tier="pro")` issues a new key on a new account (its own limits)."""
+    return key_maker(server)
+
+
+def key_maker(server: Server) -> Callable[..., str]:
+    """The `make_key` of ``server``."""
 
     def make(
         tier: str = "pro", rate_limit_per_minute: int | None = None, quota: int | None = None

@@ -1,13 +1,14 @@
 /**
  * The client: `new Client({ apiKey, baseUrl })`, and one resource object per
- * part of the API (`companies`, `news`, `usage`). Each method is one line
+ * part of the API (`companies`, `symbols`, `news`, `events`, `usage`). Each method is one line
  * over {@link Http.get} or {@link PagedList}, typed by the route it calls.
  *
  * @module
  */
 import { ConfigurationError, SyncTokenExpiredError } from "./errors.js";
+import { EventsResource } from "./events.js";
 import { Http } from "./http.js";
-import type { WithMeta } from "./meta.js";
+import { type WithMeta, withMeta } from "./meta.js";
 import { PagedList, type WalkOptions } from "./pagination.js";
 import { type RetryOptions, RetryPolicy } from "./retry.js";
 import type {
@@ -22,6 +23,11 @@ import type {
   Usage,
   UsageDaily,
   UsageDailyQuery,
+  WebhookAttempt,
+  WebhookCreate,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+  WebhookUpdate,
 } from "./types.js";
 
 /** The package's version. */
@@ -101,8 +107,12 @@ export class Client {
   readonly symbols: SymbolsResource;
   /** `/v1/news`, `/v1/news/{slug}`. */
   readonly news: NewsResource;
+  /** The event log and stream: `/v1/events`, `/v1/events/stream`. */
+  readonly events: EventsResource;
   /** `/v1/usage`, `/v1/usage/daily`. */
   readonly usage: UsageResource;
+  /** The account's webhook endpoints: `/v1/webhooks…`. */
+  readonly webhooks: WebhooksResource;
   readonly #http: Http;
 
   constructor(options: ClientOptions = {}) {
@@ -142,7 +152,9 @@ export class Client {
     this.companies = new CompaniesResource(this.#http);
     this.symbols = new SymbolsResource(this.#http);
     this.news = new NewsResource(this.#http);
+    this.events = new EventsResource(this.#http);
     this.usage = new UsageResource(this.#http);
+    this.webhooks = new WebhooksResource(this.#http);
   }
 
   /** `Client(baseUrl=…, apiKey=***)`: never the key. */
@@ -286,5 +298,73 @@ export class UsageResource {
   /** One month (`month: "YYYY-MM"`, default this one) day by day: requests, `304`s, requests by route. */
   daily(query: UsageDailyQuery = {}, options: RequestOptions = {}): Promise<WithMeta<UsageDaily>> {
     return this.#http.get("/v1/usage/daily", { query, signal: options.signal });
+  }
+}
+
+/**
+ * The account's webhook endpoints (contract 11.2): `create` (the answer
+ * holds the `secret`, shown only then), `list`, `get`, `update`, `delete`,
+ * `rotateSecret`, `test`, `attempts`, `replay`.
+ */
+export class WebhooksResource {
+  readonly #http: Http;
+
+  constructor(http: Http) {
+    this.#http = http;
+  }
+
+  /** A new endpoint (`https` only); store its `secret` to verify deliveries. */
+  create(body: WebhookCreate, options: RequestOptions = {}): Promise<WithMeta<WebhookEndpointWithSecret>> {
+    return this.#http.write("POST", "/v1/webhooks", { body, signal: options.signal });
+  }
+
+  /** The account's endpoints. */
+  async list(options: RequestOptions = {}): Promise<WithMeta<WebhookEndpoint[]>> {
+    const page = await this.#http.get("/v1/webhooks", { signal: options.signal });
+    return withMeta(page.data, page.meta);
+  }
+
+  /** One endpoint; an unknown id is a `NotFoundError`. */
+  get(id: string, options: RequestOptions = {}): Promise<WithMeta<WebhookEndpoint>> {
+    return this.#http.get("/v1/webhooks/{id}", { path: { id }, signal: options.signal });
+  }
+
+  /** Changes the fields given (`status: "disabled"` pauses deliveries). */
+  update(id: string, body: WebhookUpdate, options: RequestOptions = {}): Promise<WithMeta<WebhookEndpoint>> {
+    return this.#http.write("PATCH", "/v1/webhooks/{id}", { path: { id }, body, signal: options.signal });
+  }
+
+  /** Deletes the endpoint. */
+  async delete(id: string, options: RequestOptions = {}): Promise<void> {
+    await this.#http.write("DELETE", "/v1/webhooks/{id}", { path: { id }, signal: options.signal });
+  }
+
+  /** A new secret; the old one keeps signing beside it for `expires_in` s (default 86,400). */
+  rotateSecret(
+    id: string,
+    body: { expires_in?: number } = {},
+    options: RequestOptions = {},
+  ): Promise<WithMeta<WebhookEndpointWithSecret>> {
+    return this.#http.write("POST", "/v1/webhooks/{id}/rotate-secret", { path: { id }, body, signal: options.signal });
+  }
+
+  /** Queues a `ping` to the endpoint; its event id. */
+  test(id: string, options: RequestOptions = {}): Promise<WithMeta<{ event_id: string }>> {
+    return this.#http.write("POST", "/v1/webhooks/{id}/test", { path: { id }, signal: options.signal });
+  }
+
+  /** The latest delivery attempts. */
+  async attempts(id: string, options: RequestOptions = {}): Promise<WithMeta<WebhookAttempt[]>> {
+    const page = await this.#http.get("/v1/webhooks/{id}/attempts", { path: { id }, signal: options.signal });
+    return withMeta(page.data, page.meta);
+  }
+
+  /** Queues again what matched after event `since`. */
+  replay(id: string, since: string, options: RequestOptions = {}): Promise<WithMeta<WebhookEndpoint>> {
+    return this.#http.write("POST", "/v1/webhooks/{id}/replay", {
+      path: { id },
+      body: { since },
+      signal: options.signal,
+    });
   }
 }

@@ -9,8 +9,11 @@
  *     ├── InvalidRequestError    400 invalid_parameter, unknown_parameter, invalid_cursor, api_key_in_query
  *     ├── AuthenticationError    401 missing_api_key, invalid_api_key
  *     ├── NotFoundError          404 not_found
- *     ├── SyncTokenExpiredError  410 sync_token_expired
+ *     ├── ExpiredError           410: a position older than the history kept
+ *     │   ├── SyncTokenExpiredError  410 sync_token_expired
+ *     │   └── EventsExpiredError     410 events_expired
  *     ├── RateLimitError         429 rate_limited, quota_exceeded (retryAfter)
+ *     │   └── TooManyStreamsError    429 too_many_streams
  *     ├── UnavailableError       503 unavailable (retryAfter)
  *     └── ServerError            500 internal and any other 5xx
  * ```
@@ -97,13 +100,29 @@ export class AuthenticationError extends ApiError {
 export class NotFoundError extends ApiError {
   override name = "NotFoundError";
 }
+/** `410`: a position (a sync token, an event id) older than the history the service keeps. */
+export class ExpiredError extends ApiError {
+  override name = "ExpiredError";
+}
 /** `410 sync_token_expired`: the change feed cannot continue from this token; sync from scratch. */
-export class SyncTokenExpiredError extends ApiError {
+export class SyncTokenExpiredError extends ExpiredError {
   override name = "SyncTokenExpiredError";
+}
+/**
+ * `410 events_expired`: the `since` event id is older than the event log
+ * keeps (30 days by default); read the current state again, then the log
+ * from its start.
+ */
+export class EventsExpiredError extends ExpiredError {
+  override name = "EventsExpiredError";
 }
 /** `429`: the per-minute limit (`rate_limited`) or the monthly quota (`quota_exceeded`). */
 export class RateLimitError extends ApiError {
   override name = "RateLimitError";
+}
+/** `429 too_many_streams`: the key already holds the most event streams open at once (2); close one first. */
+export class TooManyStreamsError extends RateLimitError {
+  override name = "TooManyStreamsError";
 }
 /** `503 unavailable`: the service cannot reach its store, or ran out of time; retry later. */
 export class UnavailableError extends ApiError {
@@ -124,11 +143,13 @@ export function apiErrorFor(problem: Partial<Problem> & Record<string, unknown>,
     case 404:
       return new NotFoundError(problem, meta);
     case 410:
-      return problem.code === "sync_token_expired"
-        ? new SyncTokenExpiredError(problem, meta)
-        : new ApiError(problem, meta);
+      if (problem.code === "sync_token_expired") return new SyncTokenExpiredError(problem, meta);
+      if (problem.code === "events_expired") return new EventsExpiredError(problem, meta);
+      return new ExpiredError(problem, meta);
     case 429:
-      return new RateLimitError(problem, meta);
+      return problem.code === "too_many_streams"
+        ? new TooManyStreamsError(problem, meta)
+        : new RateLimitError(problem, meta);
     case 503:
       return new UnavailableError(problem, meta);
     default:

@@ -58,8 +58,15 @@ export interface HttpConfig {
   headers: Record<string, string>;
 }
 
+/** The routes that answer with a stream of Server-Sent Events. */
+export type StreamRoute = {
+  [P in keyof paths]: paths[P] extends { get: { responses: { 200: { content: { "text/event-stream": unknown } } } } }
+    ? P
+    : never;
+}[keyof paths];
+
 /** Scalar values a query parameter may take. */
-type QueryValue = string | number | boolean | null | undefined;
+export type QueryValue = string | number | boolean | null | undefined;
 
 /** Fills `{name}` in a route template; every value is percent-encoded. */
 export function fillPath(template: string, params: Record<string, unknown> | undefined): string {
@@ -72,7 +79,8 @@ export function fillPath(template: string, params: Record<string, unknown> | und
   });
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Waits `ms`; an abort of `signal` meanwhile rejects with its reason. */
+export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const done = () => {
@@ -101,15 +109,77 @@ export class Http {
     return this.#config.baseUrl;
   }
 
+  /** How failed requests are retried (and event streams reconnected). */
+  get retry(): RetryPolicy {
+    return this.#config.retry;
+  }
+
+  /** Told about each retry and reconnection, in one line that never holds the key. */
+  get logger(): ((message: string) => void) | undefined {
+    return this.#config.logger;
+  }
+
   /** `GET` route `route`: its `200` body with the answer's meta, or a typed error. */
   async get<P extends GetRoute>(route: P, options: GetOptions<P>): Promise<WithMeta<BodyOf<P>>> {
-    // Appended, not resolved: a base URL with a path (https://host/mds) keeps it.
-    const url = new URL(this.#config.baseUrl + fillPath(route, options.path as Record<string, unknown> | undefined));
-    for (const [name, value] of Object.entries((options.query ?? {}) as Record<string, QueryValue>)) {
-      if (value !== undefined && value !== null) url.searchParams.append(name, String(value));
-    }
+    const url = this.url(route, options.path as Record<string, unknown> | undefined, options.query);
     const { body, meta } = await this.send(url, route, options.signal);
     return withMeta(body as BodyOf<P> & object, meta) as WithMeta<BodyOf<P>>;
+  }
+
+  /**
+   * `method` on `route` (a `POST`, `PATCH` or `DELETE` of the document) with
+   * a JSON `body`: the answer's body (`{}` for a `204`) with its meta, or a
+   * typed error. Retried as `get` is (a `429` or `503` was not acted on).
+   */
+  async write<T>(
+    method: "POST" | "PATCH" | "DELETE",
+    route: keyof paths,
+    options: { path?: Record<string, string>; body?: unknown; signal?: AbortSignal | undefined },
+  ): Promise<WithMeta<T>> {
+    const url = this.url(route, options.path, undefined);
+    const { body, meta } = await this.send(url, `${method} ${route}`, options.signal, { method, body: options.body });
+    return withMeta(body as T & object, meta) as WithMeta<T>;
+  }
+
+  /**
+   * Opens `GET route` as a stream of Server-Sent Events, once (no retry, no
+   * timeout: the caller watches for silence and reconnects): the answer,
+   * whose body is read as it comes, or the typed error of an error answer.
+   * `lastEventId` is sent as `Last-Event-ID`. A failed connection rejects
+   * with what `fetch` rejected with.
+   */
+  async openStream(
+    route: StreamRoute,
+    query: Record<string, QueryValue>,
+    lastEventId: string | undefined,
+    signal: AbortSignal,
+  ): Promise<Response & { body: ReadableStream<Uint8Array> }> {
+    const response = await this.#config.fetch(this.url(route, undefined, query), {
+      method: "GET",
+      headers: {
+        ...this.#config.headers,
+        Accept: "text/event-stream",
+        Authorization: this.#config.authorization(),
+        ...(lastEventId === undefined ? {} : { "Last-Event-ID": lastEventId }),
+      },
+      signal,
+    });
+    if (response.status === 200 && response.body !== null) {
+      return response as Response & { body: ReadableStream<Uint8Array> };
+    }
+    const text = await response.text();
+    if (response.ok) throw new MdsError(`GET ${route}: HTTP ${response.status} without a stream`);
+    throw apiErrorFor(problemOf(response, text), metaOf(response));
+  }
+
+  /** The URL of `route` with its path parameters and query. */
+  private url(route: string, path: Record<string, unknown> | undefined, query: unknown): URL {
+    // Appended, not resolved: a base URL with a path (https://host/mds) keeps it.
+    const url = new URL(this.#config.baseUrl + fillPath(route, path));
+    for (const [name, value] of Object.entries((query ?? {}) as Record<string, QueryValue>)) {
+      if (value !== undefined && value !== null) url.searchParams.append(name, String(value));
+    }
+    return url;
   }
 
   /** Sends `GET url` with retries; `label` (the route template) names it in logs. */
@@ -117,12 +187,13 @@ export class Http {
     url: URL,
     label: string,
     signal: AbortSignal | undefined,
+    write?: Write,
   ): Promise<{ body: unknown; meta: ResponseMeta }> {
     const { retry, logger } = this.#config;
     for (let attempt = 1; ; attempt++) {
       let answer: Answer;
       try {
-        answer = await this.attempt(url, signal);
+        answer = await this.attempt(url, signal, write);
       } catch (cause) {
         if (signal?.aborted) throw new TransportError(`GET ${label}: aborted`, { cause: signal.reason });
         const delay = retry.delay(attempt, null);
@@ -136,7 +207,7 @@ export class Http {
       const meta = metaOf(response);
       if (response.ok) {
         try {
-          return { body: JSON.parse(text), meta };
+          return { body: text === "" ? {} : JSON.parse(text), meta };
         } catch {
           throw new MdsError(`GET ${label}: HTTP ${response.status} with a body that is not JSON`);
         }
@@ -172,7 +243,7 @@ export class Http {
    * `AbortSignal.timeout` costs about as much CPU again as the rest of a
    * request (BENCHMARKS.md).
    */
-  private async attempt(url: URL, signal: AbortSignal | undefined): Promise<Answer> {
+  private async attempt(url: URL, signal: AbortSignal | undefined, write?: Write): Promise<Answer> {
     const controller = new AbortController();
     const timer = setTimeout(
       () => controller.abort(new DOMException("the request timed out", "TimeoutError")),
@@ -180,12 +251,14 @@ export class Http {
     );
     try {
       const response = await this.#config.fetch(url, {
-        method: "GET",
+        method: write?.method ?? "GET",
         headers: {
           ...this.#config.headers,
           Accept: "application/json",
           Authorization: this.#config.authorization(),
+          ...(write?.body === undefined ? {} : { "Content-Type": "application/json" }),
         },
+        ...(write?.body === undefined ? {} : { body: JSON.stringify(write.body) }),
         signal: signal ? AbortSignal.any([signal, controller.signal]) : controller.signal,
       });
       return { response, text: await response.text() };
@@ -195,6 +268,12 @@ export class Http {
       clearTimeout(timer);
     }
   }
+}
+
+/** The method and JSON body of a request that is not a `GET`. */
+interface Write {
+  method: string;
+  body: unknown;
 }
 
 /** An answer with its body read. */

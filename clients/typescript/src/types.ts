@@ -62,3 +62,40 @@ export type NewsQuery = NonNullable<operations["listNews"]["parameters"]["query"
 export type ChangesQuery = NonNullable<operations["listCompanyChanges"]["parameters"]["query"]>;
 /** `month` (`YYYY-MM`) of `GET /v1/usage/daily`. */
 export type UsageDailyQuery = NonNullable<operations["getUsageDaily"]["parameters"]["query"]>;
+
+/** What a `company.changed` event carries: the company after the change, the fields that changed, the identity events it gained. */
+export type CompanyChanged = Schemas["V1CompanyChanged"];
+/** An event of type `T` whose `data` is `D` (the document types `data` only as an object). */
+export type EventOf<T extends string, D> = Omit<Schemas["V1Event"], "type" | "data"> & { type: T; data: D };
+/**
+ * One event of the log or the stream (`V1Event`), its `data` typed by its
+ * `type`: narrow with `if (e.type === "company.changed") e.data.company…`.
+ */
+export type Event =
+  | EventOf<"article.published" | "article.updated", ArticleSummary>
+  | EventOf<"company.changed", CompanyChanged>
+  | EventOf<"ping", Record<string, never>>;
+/** One page of `GET /v1/events`, oldest first. */
+export type EventPage = Omit<Schemas["V1EventPage"], "data"> & { data: Event[] };
+/** The query of `GET /v1/events` as sent (`types` comma-separated). */
+export type EventsWireQuery = NonNullable<operations["listEvents"]["parameters"]["query"]>;
+/** The filters of `GET /v1/events` (and `since`, `cursor`, `limit`); `types` an array or a comma-separated list. */
+export type EventsQuery = Omit<EventsWireQuery, "types"> & { types?: string | readonly string[] };
+/**
+ * The filters of `GET /v1/events/stream`, and `since`: the event id to
+ * resume after (sent as `Last-Event-ID`; none: from the next event committed).
+ */
+export type EventStreamQuery = Omit<NonNullable<operations["streamEvents"]["parameters"]["query"]>, "types"> & {
+  types?: string | readonly string[];
+};
+
+/** A webhook endpoint (contract 11.2). */
+export type WebhookEndpoint = Schemas["V1WebhookEndpoint"];
+/** An endpoint with its signing `secret`: the answer of a create and of a rotation, the only times it is shown. */
+export type WebhookEndpointWithSecret = Schemas["V1WebhookEndpointWithSecret"];
+/** One delivery attempt: the receiver's `status`, or the `error` before one. */
+export type WebhookAttempt = Schemas["V1WebhookAttempt"];
+/** The body of `POST /v1/webhooks`. */
+export type WebhookCreate = Schemas["V1WebhookCreate"];
+/** The body of `PATCH /v1/webhooks/{id}`: the fields given change. */
+export type WebhookUpdate = Schemas["V1WebhookUpdate"];

@@ -2,8 +2,9 @@
  * The built package in a real browser: headless Chromium loads a page that
  * imports dist/index.js as an ES module and, through a same-origin proxy
  * to a real `mds demo` (mds sends no CORS headers; a base URL with a path,
- * as behind a proxy), lists, walks, reads a company, meets a 404, and
- * verifies the Standard Webhooks example with the browser's WebCrypto.
+ * as behind a proxy), lists, walks, reads a company, meets a 404, follows
+ * the event stream from an id (fetch's streamed body), and verifies the
+ * Standard Webhooks example with the browser's WebCrypto.
  *
  * Skipped without Chromium unless MDS_TEST_REQUIRE_CHROMIUM=1
  * (scripts/typescript-client.sh sets it and installs Chromium).
@@ -15,6 +16,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, normalize } from "node:path";
+import { Readable } from "node:stream";
 import { test } from "node:test";
 import { promisify } from "node:util";
 import { PACKAGE, plainWalk, startServer } from "./helpers.js";
@@ -47,6 +49,14 @@ try {
     "webhook-timestamp": "1614265330",
     "webhook-signature": "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
   });
+  const log = await client.events.list({ types: ["article.published"], limit: 4 });
+  const since = log.data[1].id;
+  const streamed = [];
+  for await (const e of client.events.stream({ types: ["article.published"], since })) {
+    streamed.push(e.id);
+    if (streamed.length === 2) break;
+  }
+  out.events = { log: log.data.slice(2).map((e) => e.id), streamed };
   out.webhook = await verifyWebhook("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", headers, '{"test": 2432232314}', { now: 1614265330000 });
   out.shown = String(client) + JSON.stringify(client);
   out.leaked = out.shown.includes(key);
@@ -79,12 +89,19 @@ test("the package works in headless Chromium against a real mds", { skip: !chrom
           authorization: String(req.headers.authorization ?? ""),
           accept: String(req.headers.accept ?? ""),
           "accept-encoding": "identity",
+          ...(req.headers["last-event-id"] ? { "last-event-id": String(req.headers["last-event-id"]) } : {}),
         },
       });
       const headers = Object.fromEntries(
         [...answer.headers].filter(([h]) => !["content-length", "content-encoding", "connection"].includes(h)),
       );
-      res.writeHead(answer.status, headers).end(Buffer.from(await answer.arrayBuffer()));
+      res.writeHead(answer.status, headers);
+      // Piped as it comes: the event stream has no end.
+      if (answer.body) {
+        const body = Readable.fromWeb(answer.body as import("node:stream/web").ReadableStream);
+        res.once("close", () => body.destroy());
+        body.on("error", () => res.destroy()).pipe(res);
+      } else res.end();
     } else {
       res.writeHead(404).end();
     }
@@ -121,6 +138,9 @@ test("the package works in headless Chromium against a real mds", { skip: !chrom
     assert.deepEqual(out.slugs, slugs);
     assert.equal(out.reliance, "Reliance Industries Limited");
     assert.equal(out.notFound, "404 not_found");
+    const events = out.events as { log: string[]; streamed: string[] };
+    assert.equal(events.streamed.length, 2);
+    assert.deepEqual(events.streamed, events.log, "the stream from an id: the log after it");
     assert.deepEqual(out.webhook, { test: 2432232314 });
     assert.equal(out.leaked, false);
     assert.ok(proxied.every((u) => u.startsWith("/api/v1/")) && proxied.length >= 10, proxied.join(" "));

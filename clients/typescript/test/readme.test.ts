@@ -23,6 +23,7 @@ function blocks(markdown: string): string[] {
 const PREAMBLE = `
 declare function loadCopy(): Promise<Array<[string, CompanyDetail]>>;
 declare function loadToken(): Promise<string | null>;
+declare function loadMark(): Promise<string | undefined>;
 declare function saveCopy(copy: Map<string, CompanyDetail>): Promise<void>;
 declare function saveToken(token: string): Promise<void>;
 declare const req: { headers: Record<string, string | string[] | undefined> };

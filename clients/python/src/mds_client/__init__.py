@@ -5,23 +5,30 @@
 >>> page = client.companies(exchange="nse", market_cap="large_cap", limit=5)
 >>> banks = client.companies.all(search="bank")
 >>> df = client.companies.iter(exchange="bse").to_pandas()   # the pandas extra
+>>> for event in client.stream_events(types=["article.published"]): ...
 """
 
 from typing import Any
 
-from ._async import AsyncClient, AsyncCompanies, AsyncNews
+from ._async import AsyncClient, AsyncCompanies, AsyncEvents, AsyncNews
+from ._calls import EventFilters, StreamFilters
 from ._core import DEFAULT_BASE_URL, RetryPolicy, __version__
 from ._pages import AsyncItems, CompanyFilters, Items, NewsFilters, SyncResult
-from ._sync import Client, Companies, News
+from ._stream import STREAM_SILENCE
+from ._sync import Client, Companies, Events, News
+from ._webhooks import WebhookVerificationError, verify_webhook
 from .errors import (
     APIError,
     AuthenticationError,
+    EventsExpiredError,
+    ExpiredError,
     InvalidRequestError,
     MdsError,
     NotFoundError,
     RateLimitError,
     ServerError,
     SyncTokenExpiredError,
+    TooManyStreamsError,
     TransportError,
     UnavailableError,
 )
@@ -35,6 +42,8 @@ from .models import (
     CompanyPage,
     DailyUsage,
     DayUsage,
+    Event,
+    EventPage,
     IdentityEvent,
     Listing,
     MarketCap,
@@ -44,6 +53,8 @@ from .models import (
     SymbolPeriod,
     Usage,
     UsageWindow,
+    WebhookAttempt,
+    WebhookEndpoint,
 )
 
 
@@ -56,10 +67,12 @@ def listings_frame(details: "list[CompanyDetail]") -> Any:
 
 __all__ = [
     "DEFAULT_BASE_URL",
+    "STREAM_SILENCE",
     "APIError",
     "Article",
     "AsyncClient",
     "AsyncCompanies",
+    "AsyncEvents",
     "AsyncItems",
     "AsyncNews",
     "AuthenticationError",
@@ -74,6 +87,12 @@ __all__ = [
     "CompanyPage",
     "DailyUsage",
     "DayUsage",
+    "Event",
+    "EventFilters",
+    "EventPage",
+    "Events",
+    "EventsExpiredError",
+    "ExpiredError",
     "IdentityEvent",
     "InvalidRequestError",
     "Items",
@@ -88,14 +107,20 @@ __all__ = [
     "ResponseMeta",
     "RetryPolicy",
     "ServerError",
+    "StreamFilters",
     "SymbolHistory",
     "SymbolPeriod",
     "SyncResult",
     "SyncTokenExpiredError",
+    "TooManyStreamsError",
     "TransportError",
     "UnavailableError",
     "Usage",
     "UsageWindow",
+    "WebhookAttempt",
+    "WebhookEndpoint",
+    "WebhookVerificationError",
     "__version__",
     "listings_frame",
+    "verify_webhook",
 ]

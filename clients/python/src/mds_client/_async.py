@@ -4,16 +4,16 @@ of its calls (built in :mod:`._calls`), awaited."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, MutableMapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, MutableMapping, Sequence
 from datetime import date
 from typing import Any, Literal
 
 import httpx
 
-from . import _calls, _core
-from ._calls import Call, R
+from . import _calls, _core, _stream
+from ._calls import Call, R, StreamFilters, Unpack
 from ._pages import A, AsyncItems, Listing, P, Page, SyncResult, SyncRun, T, afollow, synced_frame
-from ._pandas import articles_frame, companies_frame, require_pandas
+from ._pandas import articles_frame, companies_frame, events_frame, require_pandas
 from .errors import SyncTokenExpiredError
 from .models import (
     Article,
@@ -23,9 +23,13 @@ from .models import (
     CompanyHistory,
     CompanyPage,
     DailyUsage,
+    Event,
+    EventPage,
     NewsPage,
     SymbolHistory,
     Usage,
+    WebhookAttempt,
+    WebhookEndpoint,
 )
 
 
@@ -53,6 +57,11 @@ class AsyncNews(AsyncListing[A, Article, NewsPage]):
     """``client.news(...)``: ``GET /v1/news`` (articles newest first) with :class:`NewsFilters`."""
 
 
+class AsyncEvents(AsyncListing[A, Event, EventPage]):
+    """``client.events(...)``: ``GET /v1/events`` (the event log, oldest first after
+    ``since``) with :class:`EventFilters`."""
+
+
 class AsyncClient(_core.ClientBase[httpx.AsyncBaseTransport]):
     """The async client of the mds API: :class:`Client`'s arguments and methods,
     every call awaited (use ``async with``)."""
@@ -61,6 +70,7 @@ class AsyncClient(_core.ClientBase[httpx.AsyncBaseTransport]):
         self._http = httpx.AsyncClient(**options)
         self.companies = AsyncCompanies(self._send, _calls.companies, companies_frame)
         self.news = AsyncNews(self._send, _calls.news, articles_frame)
+        self.events = AsyncEvents(self._send, _calls.events, events_frame)
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -76,7 +86,9 @@ class AsyncClient(_core.ClientBase[httpx.AsyncBaseTransport]):
         params = call.query()
         while True:
             try:
-                response = await self._http.get(call.path, params=params)
+                response = await self._http.request(
+                    call.method, call.path, params=params, json=call.body
+                )
             except httpx.TransportError as exc:
                 await asyncio.sleep(attempts.after_failure(exc))
                 continue
@@ -158,3 +170,104 @@ class AsyncClient(_core.ClientBase[httpx.AsyncBaseTransport]):
         require_pandas()
         fresh: dict[str, CompanyDetail] = {}
         return synced_frame(df, fresh, await self.sync(fresh, since, limit=limit))
+
+    # --- the event stream -------------------------------------------------
+
+    async def stream_events(
+        self,
+        since: str | None = None,
+        *,
+        silence: float = _stream.STREAM_SILENCE,
+        **filters: Unpack[StreamFilters],
+    ) -> AsyncGenerator[Event, None]:
+        """:meth:`Client.stream_events`, for ``async for``. Stop by leaving the
+        loop and ``await``-ing ``aclose()`` on the iterator (or wrap it in
+        ``contextlib.aclosing``), or by cancelling the task."""
+        following = _stream.Following(self.retry, self._api_key, since, filters)
+        timeout = _stream.stream_timeout(self._http.timeout, silence)
+        while True:
+            await asyncio.sleep(following.wait())
+            try:
+                async with self._http.stream(
+                    "GET",
+                    _stream.PATH,
+                    params=following.params,
+                    headers=following.headers(),
+                    timeout=timeout,
+                ) as response:
+                    if response.status_code != 200:
+                        await response.aread()
+                    if not following.opened(response):
+                        continue
+                    async for text in response.aiter_text():
+                        for event in following.feed(text):
+                            yield event
+                following.lost("ended")
+            except httpx.TransportError as exc:
+                following.lost(f"failed: {type(exc).__name__}")
+
+    # --- webhook endpoints (contract 11.2) ----------------------------------
+
+    async def create_webhook(
+        self,
+        url: str,
+        *,
+        types: Sequence[str] | None = None,
+        isins: Sequence[str] | None = None,
+        tickers: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        description: str | None = None,
+    ) -> WebhookEndpoint:
+        """``POST /v1/webhooks``: a new endpoint (``https`` only); its ``secret``
+        is in this answer only: store it to verify deliveries."""
+        fields = {"types": types, "isins": isins, "tickers": tickers, "tags": tags}
+        return await self._send(_calls.webhook_create(url, description=description, **fields))
+
+    async def webhooks(self) -> list[WebhookEndpoint]:
+        """``GET /v1/webhooks``: the account's endpoints."""
+        return await self._send(_calls.webhook_list())
+
+    async def webhook(self, endpoint_id: str) -> WebhookEndpoint:
+        """``GET /v1/webhooks/{id}``."""
+        return await self._send(_calls.webhook_get(endpoint_id))
+
+    async def update_webhook(
+        self,
+        endpoint_id: str,
+        *,
+        url: str | None = None,
+        types: Sequence[str] | None = None,
+        isins: Sequence[str] | None = None,
+        tickers: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        description: str | None = None,
+        status: str | None = None,
+    ) -> WebhookEndpoint:
+        """``PATCH /v1/webhooks/{id}``: the fields given change (``status``:
+        ``enabled`` or ``disabled``)."""
+        fields = {"url": url, "types": types, "isins": isins, "tickers": tickers, "tags": tags}
+        call = _calls.webhook_update(endpoint_id, description=description, status=status, **fields)
+        return await self._send(call)
+
+    async def delete_webhook(self, endpoint_id: str) -> None:
+        """``DELETE /v1/webhooks/{id}``."""
+        await self._send(_calls.webhook_delete(endpoint_id))
+
+    async def rotate_webhook_secret(
+        self, endpoint_id: str, expires_in: int | None = None
+    ) -> WebhookEndpoint:
+        """``POST /v1/webhooks/{id}/rotate-secret``: the new ``secret``; the old
+        one keeps signing beside it for ``expires_in`` s (default 86,400)."""
+        return await self._send(_calls.webhook_rotate(endpoint_id, expires_in))
+
+    async def test_webhook(self, endpoint_id: str) -> str:
+        """``POST /v1/webhooks/{id}/test``: queues a ``ping``; its event id."""
+        return await self._send(_calls.webhook_test(endpoint_id))
+
+    async def webhook_attempts(self, endpoint_id: str) -> list[WebhookAttempt]:
+        """``GET /v1/webhooks/{id}/attempts``: the latest delivery attempts."""
+        return await self._send(_calls.webhook_attempts(endpoint_id))
+
+    async def replay_webhook(self, endpoint_id: str, since: str) -> WebhookEndpoint:
+        """``POST /v1/webhooks/{id}/replay``: queues again what matched after ``since``."""
+        return await self._send(_calls.webhook_replay(endpoint_id, since))

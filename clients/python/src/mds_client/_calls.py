@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any, Generic, Literal, TypedDict, TypeVar
@@ -20,10 +20,13 @@ from .models import (
     CompanyHistory,
     CompanyPage,
     DailyUsage,
+    EventPage,
     NewsPage,
     ResponseMeta,
     SymbolHistory,
     Usage,
+    WebhookAttempt,
+    WebhookEndpoint,
 )
 
 if sys.version_info >= (3, 11):
@@ -31,7 +34,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     from typing_extensions import Unpack
 
-__all__ = ["Call", "CompanyFilters", "NewsFilters", "Unpack"]
+__all__ = ["Call", "CompanyFilters", "EventFilters", "NewsFilters", "StreamFilters", "Unpack"]
 
 R = TypeVar("R")
 
@@ -62,6 +65,30 @@ class NewsFilters(TypedDict, total=False):
     limit: int
 
 
+class StreamFilters(TypedDict, total=False):
+    """Filters of ``GET /v1/events/stream`` and ``GET /v1/events`` (AND)."""
+
+    types: Sequence[str] | str
+    """Only these types (``article.published``, ``article.updated``, ``company.changed``)."""
+    isin: str
+    ticker: str
+    tag: str
+
+
+class EventFilters(StreamFilters, total=False):
+    """Filters of ``GET /v1/events``."""
+
+    limit: int
+
+
+def event_params(filters: Mapping[str, Any]) -> dict[str, Any]:
+    """The event routes' filters as sent: ``types`` a comma-separated list."""
+    types = filters.get("types")
+    if types is None or isinstance(types, str):
+        return dict(filters)
+    return {**filters, "types": ",".join(types)}
+
+
 def query(params: Mapping[str, Any]) -> dict[str, str]:
     """Keyword filters to query parameters: ``None`` is left out, bools are lower case."""
     out: dict[str, str] = {}
@@ -83,12 +110,16 @@ def query(params: Mapping[str, Any]) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Call(Generic[R]):
-    """One ``GET`` of the API: its path, its parameters (encoded when sent, so a
-    bad one raises then) and what its JSON body is read as."""
+    """One request of the API (a ``GET`` unless ``method`` says): its path, its
+    parameters (encoded when sent, so a bad one raises then) and what its JSON
+    body is read as."""
 
     path: str
     parse: Callable[[dict[str, Any], ResponseMeta], R]
     params: Mapping[str, Any] = field(default_factory=dict)
+    method: str = "GET"
+    body: Mapping[str, Any] | None = None
+    """The JSON body of a ``POST`` or ``PATCH``."""
 
     @property
     def cursor(self) -> str | None:
@@ -117,6 +148,14 @@ def companies(*, cursor: str | None = None, **filters: Unpack[CompanyFilters]) -
 def news(*, cursor: str | None = None, **filters: Unpack[NewsFilters]) -> Call[NewsPage]:
     """``GET /v1/news``: one page of articles, newest first."""
     return Call("/v1/news", NewsPage.from_json, {**filters, "cursor": cursor})
+
+
+def events(
+    *, since: str | None = None, cursor: str | None = None, **filters: Unpack[EventFilters]
+) -> Call[EventPage]:
+    """``GET /v1/events``: one page of the event log, oldest first after ``since``."""
+    params = {**event_params(filters), "since": since, "cursor": cursor}
+    return Call("/v1/events", EventPage.from_json, params)
 
 
 def company(isin: str, as_of: date | str | None = None) -> Call[CompanyDetail]:
@@ -155,3 +194,66 @@ def changes(since: str | None, cursor: str | None, limit: int | None) -> Call[Ch
     """``GET /v1/companies/changes``: one page of the change feed."""
     params = {"since": since, "cursor": cursor, "limit": limit}
     return Call("/v1/companies/changes", ChangesPage.from_json, params)
+
+
+def _webhook(endpoint_id: str, tail: str = "") -> str:
+    return f"/v1/webhooks/{quote(endpoint_id.strip(), safe='')}{tail}"
+
+
+def _fields(**fields: Any) -> dict[str, Any]:
+    """The given fields of a request body (``None``: not sent)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items() if v is not None}
+
+
+def webhook_create(url: str, **fields: Any) -> Call[WebhookEndpoint]:
+    """``POST /v1/webhooks``: a new endpoint, with its secret."""
+    return Call(
+        "/v1/webhooks", WebhookEndpoint.parse, method="POST", body=_fields(url=url, **fields)
+    )
+
+
+def webhook_list() -> Call[list[WebhookEndpoint]]:
+    """``GET /v1/webhooks``: the account's endpoints."""
+    return Call("/v1/webhooks", WebhookEndpoint.parse_list)
+
+
+def webhook_get(endpoint_id: str) -> Call[WebhookEndpoint]:
+    """``GET /v1/webhooks/{id}``."""
+    return Call(_webhook(endpoint_id), WebhookEndpoint.parse)
+
+
+def webhook_update(endpoint_id: str, **fields: Any) -> Call[WebhookEndpoint]:
+    """``PATCH /v1/webhooks/{id}``: the fields given change."""
+    return Call(
+        _webhook(endpoint_id), WebhookEndpoint.parse, method="PATCH", body=_fields(**fields)
+    )
+
+
+def webhook_delete(endpoint_id: str) -> Call[None]:
+    """``DELETE /v1/webhooks/{id}``."""
+    return Call(_webhook(endpoint_id), lambda _d, _m: None, method="DELETE")
+
+
+def webhook_rotate(endpoint_id: str, expires_in: int | None) -> Call[WebhookEndpoint]:
+    """``POST /v1/webhooks/{id}/rotate-secret``: a new secret; the old one signs
+    beside it for ``expires_in`` seconds (default 86,400)."""
+    body = _fields(expires_in=expires_in)
+    path = _webhook(endpoint_id, "/rotate-secret")
+    return Call(path, WebhookEndpoint.parse, method="POST", body=body)
+
+
+def webhook_test(endpoint_id: str) -> Call[str]:
+    """``POST /v1/webhooks/{id}/test``: a ``ping`` queued; its event id."""
+    path = _webhook(endpoint_id, "/test")
+    return Call(path, lambda d, _m: str(d["event_id"]), method="POST", body={})
+
+
+def webhook_attempts(endpoint_id: str) -> Call[list[WebhookAttempt]]:
+    """``GET /v1/webhooks/{id}/attempts``: the latest delivery attempts."""
+    return Call(_webhook(endpoint_id, "/attempts"), WebhookAttempt.parse_list)
+
+
+def webhook_replay(endpoint_id: str, since: str) -> Call[WebhookEndpoint]:
+    """``POST /v1/webhooks/{id}/replay``: queues again what matched after ``since``."""
+    path = _webhook(endpoint_id, "/replay")
+    return Call(path, WebhookEndpoint.parse, method="POST", body={"since": since})

@@ -136,6 +136,8 @@ def decode(response: httpx.Response, api_key: Secret) -> tuple[dict[str, Any], R
     meta = ResponseMeta.from_response(response)
     if response.status_code >= 400:
         raise to_error(response, meta, api_key)
+    if response.status_code == 204:
+        return {}, meta
     body = response.json()
     if not isinstance(body, dict):
         raise APIError(
@@ -161,7 +163,7 @@ def to_error(response: httpx.Response, meta: ResponseMeta, api_key: Secret) -> A
     detail = scrub(str(problem.get("detail") or response.reason_phrase or "error"), api_key)
     request_id = problem.get("request_id") or meta.request_id
     policies = problem.get("violated_policies")
-    cls = error_class(status)
+    cls = error_class(status, code)
     return cls(
         status=status,
         code=code,

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, fields
 from typing import Any
 
-from .models import Article, Company, CompanyDetail, Listing
+from .models import Article, Company, CompanyDetail, Event, Listing
 
 INSTALL_HINT = (
     "pandas is not installed: to_pandas() needs the optional extra, "
@@ -127,6 +127,20 @@ def articles_frame(articles: Iterable[Article]) -> Any:
     return df
 
 
+EVENT_COLUMNS = [f.name for f in fields(Event)]
+
+
+def events_frame(events: Iterable[Event]) -> Any:
+    """One row per event: ``id`` as a string, ``type`` as a category,
+    ``created_at`` as a UTC datetime, ``data`` as the payload's dict."""
+    pd = require_pandas()
+    df = _frame([{c: getattr(e, c) for c in EVENT_COLUMNS} for e in events], EVENT_COLUMNS)
+    df["id"] = df["id"].astype("string")
+    df["type"] = df["type"].astype("category")
+    df["created_at"] = pd.to_datetime(df["created_at"], utc=True)
+    return df
+
+
 def merge_details(df: Any, details: Sequence[CompanyDetail]) -> Any:
     """``df`` (a :func:`details_frame`, or None) with ``details`` upserted by ISIN."""
     pd = require_pandas()
@@ -145,5 +159,6 @@ def frame_of(model: type[Any], items: Sequence[Any]) -> Any:
         Company: companies_frame,
         CompanyDetail: details_frame,
         Article: articles_frame,
+        Event: events_frame,
     }
     return framers[model](items)

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Generator, Iterator, MutableMapping, Sequence
 from datetime import date
 from typing import Any, Literal
 
 import httpx
 
-from . import _calls, _core
-from ._calls import Call, R
+from . import _calls, _core, _stream
+from ._calls import Call, R, StreamFilters, Unpack
 from ._pages import A, Items, Listing, P, Page, SyncResult, SyncRun, T, follow, synced_frame
-from ._pandas import articles_frame, companies_frame, require_pandas
+from ._pandas import articles_frame, companies_frame, events_frame, require_pandas
 from .errors import SyncTokenExpiredError
 from .models import (
     Article,
@@ -22,9 +22,13 @@ from .models import (
     CompanyHistory,
     CompanyPage,
     DailyUsage,
+    Event,
+    EventPage,
     NewsPage,
     SymbolHistory,
     Usage,
+    WebhookAttempt,
+    WebhookEndpoint,
 )
 
 
@@ -51,6 +55,11 @@ class News(SyncListing[A, Article, NewsPage]):
     """``client.news(...)``: ``GET /v1/news`` (articles newest first) with :class:`NewsFilters`."""
 
 
+class Events(SyncListing[A, Event, EventPage]):
+    """``client.events(...)``: ``GET /v1/events`` (the event log, oldest first after
+    ``since``) with :class:`EventFilters`."""
+
+
 class Client(_core.ClientBase[httpx.BaseTransport]):
     """A client of the mds API.
 
@@ -64,6 +73,7 @@ class Client(_core.ClientBase[httpx.BaseTransport]):
         self._http = httpx.Client(**options)
         self.companies = Companies(self._send, _calls.companies, companies_frame)
         self.news = News(self._send, _calls.news, articles_frame)
+        self.events = Events(self._send, _calls.events, events_frame)
 
     def close(self) -> None:
         self._http.close()
@@ -79,7 +89,7 @@ class Client(_core.ClientBase[httpx.BaseTransport]):
         params = call.query()
         while True:
             try:
-                response = self._http.get(call.path, params=params)
+                response = self._http.request(call.method, call.path, params=params, json=call.body)
             except httpx.TransportError as exc:
                 time.sleep(attempts.after_failure(exc))
                 continue
@@ -167,3 +177,111 @@ class Client(_core.ClientBase[httpx.BaseTransport]):
         require_pandas()
         fresh: dict[str, CompanyDetail] = {}
         return synced_frame(df, fresh, self.sync(fresh, since, limit=limit))
+
+    # --- the event stream -------------------------------------------------
+
+    def stream_events(
+        self,
+        since: str | None = None,
+        *,
+        silence: float = _stream.STREAM_SILENCE,
+        **filters: Unpack[StreamFilters],
+    ) -> Generator[Event, None, None]:
+        """``GET /v1/events/stream``: every event after ``since`` (an event id;
+        ``None``: from the next one committed), as it is committed, for as long
+        as it is iterated.
+
+        A connection that drops, fails or is silent for ``silence`` seconds is
+        opened again after the last event received (``Last-Event-ID``), so
+        nothing is missed or repeated; ``503`` and failed connections are
+        retried with backoff up to ``retry.max_delay``. Any other error answer
+        (``400`` a bad ``since``, ``401``, ``410`` :class:`EventsExpiredError`,
+        ``429`` :class:`TooManyStreamsError`) is raised and ends it. Stop by
+        leaving the loop (``break``) or ``close()`` on the iterator."""
+        following = _stream.Following(self.retry, self._api_key, since, filters)
+        timeout = _stream.stream_timeout(self._http.timeout, silence)
+        while True:
+            time.sleep(following.wait())
+            try:
+                with self._http.stream(
+                    "GET",
+                    _stream.PATH,
+                    params=following.params,
+                    headers=following.headers(),
+                    timeout=timeout,
+                ) as response:
+                    if response.status_code != 200:
+                        response.read()
+                    if not following.opened(response):
+                        continue
+                    for text in response.iter_text():
+                        yield from following.feed(text)
+                following.lost("ended")
+            except httpx.TransportError as exc:
+                following.lost(f"failed: {type(exc).__name__}")
+
+    # --- webhook endpoints (contract 11.2) ----------------------------------
+
+    def create_webhook(
+        self,
+        url: str,
+        *,
+        types: Sequence[str] | None = None,
+        isins: Sequence[str] | None = None,
+        tickers: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        description: str | None = None,
+    ) -> WebhookEndpoint:
+        """``POST /v1/webhooks``: a new endpoint (``https`` only); its ``secret``
+        is in this answer only: store it to verify deliveries."""
+        fields = {"types": types, "isins": isins, "tickers": tickers, "tags": tags}
+        return self._send(_calls.webhook_create(url, description=description, **fields))
+
+    def webhooks(self) -> list[WebhookEndpoint]:
+        """``GET /v1/webhooks``: the account's endpoints."""
+        return self._send(_calls.webhook_list())
+
+    def webhook(self, endpoint_id: str) -> WebhookEndpoint:
+        """``GET /v1/webhooks/{id}``."""
+        return self._send(_calls.webhook_get(endpoint_id))
+
+    def update_webhook(
+        self,
+        endpoint_id: str,
+        *,
+        url: str | None = None,
+        types: Sequence[str] | None = None,
+        isins: Sequence[str] | None = None,
+        tickers: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        description: str | None = None,
+        status: str | None = None,
+    ) -> WebhookEndpoint:
+        """``PATCH /v1/webhooks/{id}``: the fields given change (``status``:
+        ``enabled`` or ``disabled``)."""
+        fields = {"url": url, "types": types, "isins": isins, "tickers": tickers, "tags": tags}
+        call = _calls.webhook_update(endpoint_id, description=description, status=status, **fields)
+        return self._send(call)
+
+    def delete_webhook(self, endpoint_id: str) -> None:
+        """``DELETE /v1/webhooks/{id}``."""
+        self._send(_calls.webhook_delete(endpoint_id))
+
+    def rotate_webhook_secret(
+        self, endpoint_id: str, expires_in: int | None = None
+    ) -> WebhookEndpoint:
+        """``POST /v1/webhooks/{id}/rotate-secret``: the new ``secret``; the old
+        one keeps signing beside it for ``expires_in`` s (default 86,400)."""
+        return self._send(_calls.webhook_rotate(endpoint_id, expires_in))
+
+    def test_webhook(self, endpoint_id: str) -> str:
+        """``POST /v1/webhooks/{id}/test``: queues a ``ping``; its event id."""
+        return self._send(_calls.webhook_test(endpoint_id))
+
+    def webhook_attempts(self, endpoint_id: str) -> list[WebhookAttempt]:
+        """``GET /v1/webhooks/{id}/attempts``: the latest delivery attempts."""
+        return self._send(_calls.webhook_attempts(endpoint_id))
+
+    def replay_webhook(self, endpoint_id: str, since: str) -> WebhookEndpoint:
+        """``POST /v1/webhooks/{id}/replay``: queues again what matched after ``since``."""
+        return self._send(_calls.webhook_replay(endpoint_id, since))

@@ -8,8 +8,11 @@
         ├── InvalidRequestError   400 invalid_parameter, unknown_parameter, invalid_cursor, ...
         ├── AuthenticationError   401 missing_api_key, invalid_api_key
         ├── NotFoundError         404 not_found
-        ├── SyncTokenExpiredError 410 sync_token_expired
+        ├── ExpiredError          410: a position older than the history kept
+        │   ├── SyncTokenExpiredError 410 sync_token_expired
+        │   └── EventsExpiredError    410 events_expired
         ├── RateLimitError        429 rate_limited, quota_exceeded (``retry_after``)
+        │   └── TooManyStreamsError   429 too_many_streams
         ├── UnavailableError      503 unavailable (``retry_after``)
         └── ServerError           500 internal and other 5xx
 
@@ -26,12 +29,15 @@ from .models import ResponseMeta
 __all__ = [
     "APIError",
     "AuthenticationError",
+    "EventsExpiredError",
+    "ExpiredError",
     "InvalidRequestError",
     "MdsError",
     "NotFoundError",
     "RateLimitError",
     "ServerError",
     "SyncTokenExpiredError",
+    "TooManyStreamsError",
     "TransportError",
     "UnavailableError",
 ]
@@ -103,13 +109,29 @@ class NotFoundError(APIError):
     """404: an unknown route, article slug or ISIN."""
 
 
-class SyncTokenExpiredError(APIError):
-    """410: the sync token is older than the change history; sync from scratch."""
+class ExpiredError(APIError):
+    """410: a position (a sync token, an event id) older than the history kept."""
+
+
+class SyncTokenExpiredError(ExpiredError):
+    """410 ``sync_token_expired``: the sync token is older than the change
+    history; sync from scratch."""
+
+
+class EventsExpiredError(ExpiredError):
+    """410 ``events_expired``: the ``since`` event id is older than the event
+    log keeps (30 days by default); read the current state again, then the
+    log from its start."""
 
 
 class RateLimitError(APIError):
     """429: the per-minute limit (``rate_limited``) or the monthly quota
     (``quota_exceeded``); ``retry_after`` is the server's ``Retry-After`` in seconds."""
+
+
+class TooManyStreamsError(RateLimitError):
+    """429 ``too_many_streams``: the key already holds the most event streams
+    open at once (2); close one first (``violated_policies`` is ``["streams"]``)."""
 
 
 class UnavailableError(APIError):
@@ -125,13 +147,24 @@ _BY_STATUS: dict[int, type[APIError]] = {
     401: AuthenticationError,
     403: AuthenticationError,
     404: NotFoundError,
-    410: SyncTokenExpiredError,
+    410: ExpiredError,
     429: RateLimitError,
     503: UnavailableError,
 }
 
 
-def error_class(status: int) -> type[APIError]:
+# Codes whose class is narrower than their status's.
+_BY_CODE: dict[tuple[int, str], type[APIError]] = {
+    (410, "sync_token_expired"): SyncTokenExpiredError,
+    (410, "events_expired"): EventsExpiredError,
+    (429, "too_many_streams"): TooManyStreamsError,
+}
+
+
+def error_class(status: int, code: str | None = None) -> type[APIError]:
+    """The exception class of a problem with this status and ``code``."""
+    if (status, code or "") in _BY_CODE:
+        return _BY_CODE[(status, code or "")]
     if status in _BY_STATUS:
         return _BY_STATUS[status]
     if status >= 500:

@@ -26,6 +26,8 @@ __all__ = [
     "CompanyPage",
     "DailyUsage",
     "DayUsage",
+    "Event",
+    "EventPage",
     "IdentityEvent",
     "Listing",
     "MarketCap",
@@ -35,6 +37,8 @@ __all__ = [
     "SymbolPeriod",
     "Usage",
     "UsageWindow",
+    "WebhookAttempt",
+    "WebhookEndpoint",
 ]
 
 
@@ -440,6 +444,43 @@ class NewsPage(_ListPage[Article]):
 
 
 @dataclass(frozen=True)
+class Event:
+    """One event of the log or the stream (``V1Event``, contract 11.1).
+
+    ``id`` (``evt_`` and 16 hex digits) increases in commit order across the
+    service: pass the last one processed as ``since`` to read what came after.
+    ``type`` is ``article.published``, ``article.updated``, ``company.changed``
+    or ``ping``; ``data`` is its payload as sent (see :attr:`article`)."""
+
+    id: str
+    type: str
+    created_at: datetime
+    data: dict[str, Any]
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Event:
+        data = d.get("data")
+        return cls(
+            id=str(d["id"]),
+            type=str(d["type"]),
+            created_at=_req_datetime(d["created_at"]),
+            data=dict(data) if isinstance(data, Mapping) else {},
+        )
+
+    @property
+    def article(self) -> Article | None:
+        """The article of an ``article.*`` event (without ``body``), else ``None``."""
+        return Article.from_json(self.data) if self.type.startswith("article.") else None
+
+
+@dataclass(frozen=True)
+class EventPage(_ListPage[Event]):
+    """One page of ``GET /v1/events``, oldest first."""
+
+    _item = Event
+
+
+@dataclass(frozen=True)
 class UsageWindow:
     """Usage in one billing month."""
 
@@ -528,3 +569,81 @@ class DailyUsage(_Result):
             days=[DayUsage.from_json(x) for x in d.get("days") or []],
             meta=meta,
         )
+
+
+def _strs(value: Any) -> list[str]:
+    return [str(v) for v in value or []]
+
+
+@dataclass(frozen=True)
+class WebhookEndpoint(_Result):
+    """A webhook endpoint (``V1WebhookEndpoint``, contract 11.2): where events
+    matching its filters are delivered. ``secret`` (``whsec_…``) is set only
+    in the answer of a create or a rotation, the only times it is shown."""
+
+    id: str
+    url: str
+    types: list[str]
+    isins: list[str]
+    tickers: list[str]
+    tags: list[str]
+    status: str
+    description: str | None
+    disabled_reason: str | None
+    created_at: datetime
+    updated_at: datetime
+    secret: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def parse(cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> WebhookEndpoint:
+        return cls(
+            id=str(d["id"]),
+            url=str(d["url"]),
+            types=_strs(d.get("types")),
+            isins=_strs(d.get("isins")),
+            tickers=_strs(d.get("tickers")),
+            tags=_strs(d.get("tags")),
+            status=str(d["status"]),
+            description=_opt_str(d.get("description")),
+            disabled_reason=_opt_str(d.get("disabled_reason")),
+            created_at=_req_datetime(d["created_at"]),
+            updated_at=_req_datetime(d["updated_at"]),
+            secret=_opt_str(d.get("secret")),
+            meta=meta,
+        )
+
+    @classmethod
+    def parse_list(
+        cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META
+    ) -> list[WebhookEndpoint]:
+        return [cls.parse(x, meta) for x in d["data"]]
+
+
+@dataclass(frozen=True)
+class WebhookAttempt:
+    """One delivery attempt (``V1WebhookAttempt``): ``status`` the receiver's
+    HTTP status, or ``error`` what failed before one."""
+
+    event_id: str
+    attempt: int
+    attempted_at: datetime
+    duration_ms: int
+    status: int | None
+    error: str | None
+
+    @classmethod
+    def parse(cls, d: Mapping[str, Any]) -> WebhookAttempt:
+        return cls(
+            event_id=str(d["event_id"]),
+            attempt=int(d["attempt"]),
+            attempted_at=_req_datetime(d["attempted_at"]),
+            duration_ms=int(d["duration_ms"]),
+            status=None if d.get("status") is None else int(d["status"]),
+            error=_opt_str(d.get("error")),
+        )
+
+    @classmethod
+    def parse_list(
+        cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META
+    ) -> list[WebhookAttempt]:
+        return [cls.parse(x) for x in d["data"]]

@@ -1284,6 +1284,29 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The per-minute rate limit is reached (`rate_limited`), the monthly quota is used up (`quota_exceeded`), or the key holds 2 open streams already, across all nodes (`too_many_streams`, `violated_policies: ["streams"]`; `Retry-After` is the longest a stream of a node that died stays counted). Not counted against the quota. */
+        StreamTooManyRequests: {
+            headers: {
+                /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                RateLimit?: string;
+                /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                "RateLimit-Policy"?: string;
+                /** @description Seconds until a retry can succeed. */
+                "Retry-After"?: number;
+                /** @description Requests allowed per minute. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the per-minute limit resets. */
+                "X-RateLimit-Reset"?: number;
+                /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                "X-Request-Id"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description A bad query: an `exchange` other than `nse` or `bse` (`invalid_parameter`), an undefined or repeated parameter (`unknown_parameter`), or a key-like value in the query string (`api_key_in_query`). */
         SymbolBadRequest: {
             headers: {
@@ -1925,7 +1948,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             410: components["responses"]["EventsExpired"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["StreamTooManyRequests"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
