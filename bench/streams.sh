@@ -14,7 +14,7 @@ STREAMS=${1:-5000}; EVENTS=${2:-10}
 if [[ -n "${MDS_BIN:-}" ]]; then BIN=$MDS_BIN; else cargo build --release --quiet --bin mds; BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/mds; fi
 . bench/lib.sh
 bench_workdir
-ulimit -n 65536
+ulimit -n "$(ulimit -Hn)"  # 5,000 streams: as many descriptors on each side
 export MDS_DATABASE_URL="sqlite://$WORK/bench.db?mode=rwc" MDS_LOG=warn
 bench_store "$BIN"
 KEYS=$WORK/keys.txt

@@ -58,7 +58,7 @@ const FRAMES: usize = 16;
 /// A node's feed of committed events to its open streams.
 #[derive(Debug)]
 pub struct EventHub {
-    tx: broadcast::Sender<Arc<StoredEvent>>,
+    tx: broadcast::Sender<Arc<Fed>>,
     /// The last id broadcast (`-1` before the first read).
     last: AtomicI64,
     /// Set once the node shuts down: every stream ends.
@@ -96,6 +96,20 @@ impl EventHub {
     pub fn frames_sent(&self) -> u64 {
         self.frames.load(Ordering::Relaxed)
     }
+}
+
+/// An event as the feed broadcasts it: with its frame, written once for
+/// every stream that sends it.
+#[derive(Debug)]
+struct Fed {
+    event: StoredEvent,
+    frame: Bytes,
+}
+
+/// The `text/event-stream` frame of `e`.
+fn frame(e: &StoredEvent) -> Bytes {
+    let data = serde_json::to_string(&e.event).expect("an event serialises");
+    Bytes::from(format!("id: {}\nevent: {}\ndata: {data}\n\n", e.event.id, e.event.kind))
 }
 
 /// Why a stream cannot be opened.
@@ -243,7 +257,7 @@ enum Stop {
 
 impl Stream {
     /// Backfills, then follows the broadcast until it stops.
-    async fn run(mut self, mut live: broadcast::Receiver<Arc<StoredEvent>>) {
+    async fn run(mut self, mut live: broadcast::Receiver<Arc<Fed>>) {
         if self.backfill().await.is_err() {
             return;
         }
@@ -257,7 +271,7 @@ impl Stream {
                 _ = check.tick() => self.check_key().await,
                 _ = heartbeat.tick() => self.send(Bytes::from_static(b": keep-alive\n\n")).await,
                 got = live.recv() => match got {
-                    Ok(e) => self.offer(&e).await,
+                    Ok(fed) => self.offer(&fed.event, Some(&fed.frame)).await,
                     // Fell behind the broadcast: read what it missed.
                     Err(broadcast::error::RecvError::Lagged(_)) => self.backfill().await,
                     Err(broadcast::error::RecvError::Closed) => Err(Stop::Done),
@@ -275,7 +289,7 @@ impl Stream {
             let page = self.node.store().event_page(self.sent, &self.filter, READ).await.map_err(|_| Stop::Done)?;
             let n = page.events.len();
             for e in &page.events {
-                self.offer(e).await?;
+                self.offer(e, None).await?;
             }
             if n < READ {
                 return Ok(());
@@ -283,14 +297,14 @@ impl Stream {
         }
     }
 
-    /// Sends `e` if it is after the last sent and passes the filter.
-    async fn offer(&mut self, e: &StoredEvent) -> Result<(), Stop> {
+    /// Sends `e` (its `frame` when the feed made it) if it is after the
+    /// last sent and passes the filter.
+    async fn offer(&mut self, e: &StoredEvent, made: Option<&Bytes>) -> Result<(), Stop> {
         if e.event.id <= self.sent {
             return Ok(());
         }
         if self.filter.admits(e.event.kind, &e.subject) {
-            let data = serde_json::to_string(&e.event).expect("an event serialises");
-            self.send(Bytes::from(format!("id: {}\nevent: {}\ndata: {data}\n\n", e.event.id, e.event.kind))).await?;
+            self.send(made.cloned().unwrap_or_else(|| frame(e))).await?;
             self.node.events().frames.fetch_add(1, Ordering::Relaxed);
         }
         self.sent = e.event.id;
@@ -363,8 +377,11 @@ async fn feed_once(node: &Node) -> Result<(), mds_store::StoreError> {
         let n = events.len();
         for e in events {
             hub.last.store(e.event.id.number(), Ordering::Release);
-            // No receiver: nobody streams on this node now.
-            let _ = hub.tx.send(Arc::new(e));
+            // No receiver (nobody streams on this node now): nothing to make.
+            if hub.tx.receiver_count() > 0 {
+                let frame = frame(&e);
+                let _ = hub.tx.send(Arc::new(Fed { event: e, frame }));
+            }
         }
         if n < READ {
             return Ok(());
