@@ -948,7 +948,8 @@ async fn client_and_cli_ask_for_identity_over_time() {
 /// The client walks the event log with its filters and positions, and
 /// follows the stream to a new event.
 #[tokio::test]
-async fn the_client_reads_the_event_log_and_follows_the_stream_across_nodes() {
+async fn the_client_reads_the_event_log_and_follows_the_stream() {
+    use mds_client::EventFilters as _;
     let app = spawn().await;
     let c = client(&app);
     let all = c.events().limit(200).all().await.unwrap();

@@ -8,7 +8,7 @@ use std::pin::pin;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use mds_client::{Event, EventStreamRequest};
+use mds_client::{Event, EventFilters as _, EventStreamRequest};
 
 /// The `mds events` subcommands.
 #[derive(Debug, Subcommand)]

@@ -21,6 +21,7 @@ use crate::list::ListRequest;
 ///
 /// ```no_run
 /// # async fn example(client: mds_client::Client) -> Result<(), mds_client::Error> {
+/// use mds_client::EventFilters as _;
 /// let page = client.events().types(&["article.published"]).limit(100).send().await?;
 /// if let Some(last) = page.data.last() {
 ///     // Later: what came after it.
@@ -31,32 +32,47 @@ use crate::list::ListRequest;
 /// ```
 pub type EventsRequest = ListRequest<Event>;
 
-/// The filters of `GET /v1/events`.
+/// The filters of the event log and the stream, named once for both
+/// requests (`since` aside: a list parameter of the log, `Last-Event-ID`
+/// for the stream).
+pub trait EventFilters: Sized {
+    /// Sets the filter parameter `name`.
+    #[doc(hidden)]
+    fn with(self, name: &'static str, value: String) -> Self;
+
+    /// Only these types (`article.published`, `article.updated`,
+    /// `company.changed`).
+    fn types(self, types: &[&str]) -> Self {
+        self.with(TYPES, types.join(","))
+    }
+
+    /// Only events about the company with this ISIN.
+    fn isin(self, isin: impl Into<String>) -> Self {
+        self.with(ISIN, isin.into())
+    }
+
+    /// Only events about the company with this ticker.
+    fn ticker(self, ticker: impl Into<String>) -> Self {
+        self.with(TICKER, ticker.into())
+    }
+
+    /// Only article events carrying this tag.
+    fn tag(self, tag: impl Into<String>) -> Self {
+        self.with(TAG, tag.into())
+    }
+}
+
+impl EventFilters for EventsRequest {
+    fn with(self, name: &'static str, value: String) -> Self {
+        self.set(name, value)
+    }
+}
+
+/// The position of `GET /v1/events`.
 impl EventsRequest {
     /// After this event id (exclusive).
     pub fn since(self, id: &str) -> Self {
         self.set(SINCE, id.to_owned())
-    }
-
-    /// Only these types (`article.published`, `article.updated`,
-    /// `company.changed`).
-    pub fn types(self, types: &[&str]) -> Self {
-        self.set(TYPES, types.join(","))
-    }
-
-    /// Only events about the company with this ISIN.
-    pub fn isin(self, isin: impl Into<String>) -> Self {
-        self.set(ISIN, isin.into())
-    }
-
-    /// Only events about the company with this ticker.
-    pub fn ticker(self, ticker: impl Into<String>) -> Self {
-        self.set(TICKER, ticker.into())
-    }
-
-    /// Only article events carrying this tag.
-    pub fn tag(self, tag: impl Into<String>) -> Self {
-        self.set(TAG, tag.into())
     }
 }
 
@@ -80,36 +96,10 @@ impl EventStreamRequest {
         EventStreamRequest { client, params: Vec::new(), last_event_id: None }
     }
 
-    fn set(mut self, name: &'static str, value: String) -> Self {
-        self.params.retain(|(n, _)| *n != name);
-        self.params.push((name, value));
-        self
-    }
-
     /// Starts after this event id (no gap from it), as `Last-Event-ID`.
     pub fn since(mut self, id: &str) -> Self {
         self.last_event_id = Some(id.to_owned());
         self
-    }
-
-    /// Only these types.
-    pub fn types(self, types: &[&str]) -> Self {
-        self.set(TYPES, types.join(","))
-    }
-
-    /// Only events about the company with this ISIN.
-    pub fn isin(self, isin: impl Into<String>) -> Self {
-        self.set(ISIN, isin.into())
-    }
-
-    /// Only events about the company with this ticker.
-    pub fn ticker(self, ticker: impl Into<String>) -> Self {
-        self.set(TICKER, ticker.into())
-    }
-
-    /// Only article events carrying this tag.
-    pub fn tag(self, tag: impl Into<String>) -> Self {
-        self.set(TAG, tag.into())
     }
 
     /// Every event from the position on, as it is committed. A connection
@@ -122,6 +112,7 @@ impl EventStreamRequest {
     /// ```no_run
     /// # async fn example(client: mds_client::Client) -> Result<(), mds_client::Error> {
     /// use futures_util::StreamExt as _;
+    /// use mds_client::EventFilters as _;
     /// let mut events = std::pin::pin!(client.event_stream().types(&["article.published"]).follow());
     /// while let Some(e) = events.next().await {
     ///     let e = e?;
@@ -138,6 +129,14 @@ impl EventStreamRequest {
                 Err(e) => Some((Err(e), None)),
             }
         })
+    }
+}
+
+impl EventFilters for EventStreamRequest {
+    fn with(mut self, name: &'static str, value: String) -> Self {
+        self.params.retain(|(n, _)| *n != name);
+        self.params.push((name, value));
+        self
     }
 }
 

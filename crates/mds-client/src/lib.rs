@@ -73,7 +73,7 @@ pub use client::{
 };
 pub use companies::CompaniesRequest;
 pub use error::{Error, Result};
-pub use events::{EventStreamRequest, EventsRequest, STREAM_SILENCE, verify_webhook};
+pub use events::{EventFilters, EventStreamRequest, EventsRequest, STREAM_SILENCE, verify_webhook};
 pub use futures_util::Stream;
 pub use list::{ListRequest, Pages};
 pub use mds_domain::daily::{V1UsageDaily, V1UsageDay};
