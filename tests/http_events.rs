@@ -108,9 +108,14 @@ struct Sse {
 }
 
 impl Sse {
-    /// Opens `path` with `key` (and extra headers); asserts `200`.
+    /// Opens `path` with `key` (and extra headers) on `app`; asserts `200`.
     async fn open(app: &TestApp, path: &str, key: &str, extra: &[(&str, &str)]) -> Sse {
-        let mut req = app.client.get(format!("{}{path}", app.base)).bearer_auth(key);
+        Sse::open_at(&app.client, &app.base, path, key, extra).await
+    }
+
+    /// Opens `path` with `key` (and extra headers) on the node at `base`.
+    async fn open_at(client: &reqwest::Client, base: &str, path: &str, key: &str, extra: &[(&str, &str)]) -> Sse {
+        let mut req = client.get(format!("{base}{path}")).bearer_auth(key);
         for (k, v) in extra {
             req = req.header(*k, *v);
         }
@@ -193,4 +198,42 @@ async fn a_key_holds_two_streams_and_a_revoked_keys_streams_close() {
     app.store.revoke_key(&prefix, chrono::Utc::now()).await.unwrap();
     assert!(one.next(Duration::from_secs(5)).await.is_none(), "the stream ends");
     assert!(t0.elapsed() < Duration::from_millis(1500), "within a second: {:?}", t0.elapsed());
+}
+
+#[tokio::test]
+async fn a_stream_resumes_on_another_node_and_the_limit_holds_across_nodes() {
+    let app = spawn().await;
+    let other = mds_store::open(&app.url).await.unwrap();
+    let b = common::Node::start(other, common::reloading_every(Duration::from_millis(100))).await;
+    let on_b = |path: &'static str, key: String, extra: Vec<(&'static str, String)>| {
+        let (client, base) = (app.client.clone(), b.base.clone());
+        async move {
+            let extra: Vec<(&str, &str)> = extra.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            Sse::open_at(&client, &base, path, &key, &extra).await
+        }
+    };
+
+    let mut on_a = Sse::open(&app, "/v1/events/stream?types=article.published", &app.key, &[]).await;
+    app.store.upsert_articles(&[bare_article("node-one", "One")]).await.unwrap();
+    let (first, _, _) = on_a.next(Duration::from_secs(3)).await.unwrap();
+    drop(on_a);
+    app.store.upsert_articles(&[bare_article("node-two", "Two")]).await.unwrap();
+    let mut resumed =
+        on_b("/v1/events/stream?types=article.published", app.key.clone(), vec![("last-event-id", first.clone())])
+            .await;
+    let (_, _, two) = resumed.next(Duration::from_secs(3)).await.unwrap();
+    assert_eq!(two["data"]["slug"], "node-two");
+    // Committed after the stream opened on the other node: reaches it live.
+    app.store.upsert_articles(&[bare_article("node-three", "Three")]).await.unwrap();
+    let (_, _, three) = resumed.next(Duration::from_secs(3)).await.unwrap();
+    assert_eq!(three["data"]["slug"], "node-three");
+
+    let key = new_key(&*app.store, "acme", "pro", Environment::Live).await;
+    let _one = Sse::open(&app, "/v1/events/stream", &key, &[]).await;
+    let _two = on_b("/v1/events/stream", key.clone(), vec![]).await;
+    let third = app.client.get(format!("{}/v1/events/stream", b.base)).bearer_auth(&key).send().await.unwrap();
+    assert_problem(third, 429, "too_many_streams").await;
+    assert_problem(app.get_with_key("/v1/events/stream", &key).await, 429, "too_many_streams").await;
+    drop(resumed);
+    b.stop().await;
 }
