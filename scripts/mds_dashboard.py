@@ -204,7 +204,7 @@ def pictures(prom, instance, start, end, outdir):
         rows.setdefault(row, []).append(p)
     os.makedirs(outdir, exist_ok=True)
     for row, ps in rows.items():
-        cols = {4: 2, 5: 3}.get(len(ps), len(ps))
+        cols = {4: 2, 5: 3, 6: 3}.get(len(ps), min(len(ps), 4))
         nrows = math.ceil(len(ps) / cols)
         fig, axes = plt.subplots(nrows, cols, figsize=(5.2 * cols, 4.2 * nrows), squeeze=False)
         for ax, p in zip(axes.flat, ps):

@@ -166,7 +166,10 @@ impl Cluster {
                 }
                 Some(429) => {
                     let since = *refused_since.get_or_insert_with(Instant::now);
-                    if since.elapsed() > Duration::from_secs(3) {
+                    // A lease TTL is 1 s; a loaded machine (CI) has seen a
+                    // holder give back later than 3 s: the count stays exact,
+                    // only the wait for the last tokens is longer.
+                    if since.elapsed() > Duration::from_secs(6) {
                         break;
                     }
                     if i % on.len() == 0 {
