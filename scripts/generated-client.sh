@@ -9,6 +9,8 @@
 #     filter) and compares the rows with a plain HTTP walk;
 #   - walks /v1/news by next_cursor (with an instant filter) and compares
 #     the articles with a plain HTTP walk;
+#   - reads /v1/events and finds each event's data parsed into the model
+#     of its type (the document's oneOf);
 #   - reads /v1/usage into its typed model, and /v1/usage/daily, whose days
 #     add up to it;
 #   - sends a bad `limit` and gets the 400 parsed into the Problem model.
@@ -50,7 +52,8 @@ models=$(cd "$WORK/gen/mds_api/models" && ls -- *.py | grep -v '^__init__' | sed
 echo "models: $models"
 events=""
 for i in 0 1 2 3 4; do events+="v1_identity_event_type_$i v1_identity_event_type_${i}_type "; done
-want="article classification company_status exchange listing listing_status market_cap market_cap_band problem v1_article_summary v1_changes_page v1_company v1_company_detail v1_company_history v1_company_page ${events}v1_news_page v1_symbol_history v1_symbol_period v1_usage v1_usage_daily v1_usage_day v1_usage_day_by_route v1_usage_window "
+hooks="v1_webhook_attempt v1_webhook_attempt_list v1_webhook_create v1_webhook_endpoint v1_webhook_endpoint_list v1_webhook_endpoint_with_secret v1_webhook_ping v1_webhook_replay v1_webhook_rotate v1_webhook_update "
+want="article classification company_status endpoint_status exchange listing listing_status market_cap market_cap_band problem subscribable_type v1_article_summary v1_changes_page v1_company v1_company_changed v1_company_detail v1_company_history v1_company_page v1_event v1_event_page ${events}v1_news_page v1_ping v1_symbol_history v1_symbol_period v1_usage v1_usage_daily v1_usage_day v1_usage_day_by_route v1_usage_window ${hooks}"
 [[ "$models" == "$want" ]] || { echo "FAIL: expected the models $want"; exit 1; }
 
 cat >"$WORK/exercise.py" <<'PY'
@@ -64,9 +67,20 @@ import urllib.request
 
 from mds_api import AuthenticatedClient
 from mds_api.api.companies import get_company_history, get_symbol, list_companies
+from mds_api.api.events import list_events
 from mds_api.api.news import list_news
 from mds_api.api.usage import get_usage, get_usage_daily
-from mds_api.models import Exchange, Problem, V1CompanyPage, V1NewsPage, V1Usage, V1UsageDaily
+from mds_api.models import (
+    Exchange,
+    Problem,
+    V1ArticleSummary,
+    V1CompanyChanged,
+    V1CompanyPage,
+    V1EventPage,
+    V1NewsPage,
+    V1Usage,
+    V1UsageDaily,
+)
 
 base, key = sys.argv[1], sys.argv[2]
 client = AuthenticatedClient(base_url=base, token=key, raise_on_unexpected_status=True)
@@ -160,6 +174,19 @@ assert generated_news(7) == every and len(every) > 7, len(every)
 recent = plain_news(published_after=since.isoformat())
 assert generated_news(5, published_after=since) == recent and 0 < len(recent) < len(every), len(recent)
 print(f"listNews: {len(every)} articles, {len(recent)} after {since.isoformat()}, as a plain walk")
+
+# Events: each data parsed into the model of its type.
+shapes = {"article.published": V1ArticleSummary, "article.updated": V1ArticleSummary, "company.changed": V1CompanyChanged}
+seen = {}
+for page in generated_pages(list_events, 100):
+    assert isinstance(page, V1EventPage), page
+    for e in page.data:
+        assert isinstance(e.data, shapes[e.type_]), (e.type_, type(e.data))
+        seen[e.type_] = seen.get(e.type_, 0) + 1
+    if len(seen) == 2 and sum(seen.values()) >= 1000:
+        break
+assert {"article.published", "company.changed"} <= set(seen), seen
+print(f"listEvents: {sum(seen.values())} events, each data its type's model: {seen}")
 
 usage = get_usage.sync(client=client)
 assert isinstance(usage, V1Usage), usage

@@ -183,9 +183,32 @@ pub struct Event {
     pub created_at: DateTime<Utc>,
     /// For `article.*`: the article as the news list shows it (`V1ArticleSummary`, no `body`). For
     /// `company.changed`: a `V1CompanyChanged`. For `ping`: `{}`.
-    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    #[cfg_attr(feature = "openapi", schema(value_type = EventData))]
     pub data: serde_json::Value,
 }
+
+// The document's `oneOf` for `Event::data`, which the service keeps as JSON.
+/// The `data` of an event: one shape per type.
+#[cfg(feature = "openapi")]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = V1EventData)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum EventData {
+    /// `article.published`, `article.updated`.
+    Article(crate::article::ArticleSummary),
+    /// `company.changed`.
+    CompanyChanged(CompanyChanged),
+    /// `ping`.
+    Ping(Ping),
+}
+
+/// The `data` of a `ping`: an empty object.
+#[cfg(feature = "openapi")]
+#[derive(Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = V1Ping)]
+#[serde(deny_unknown_fields)]
+struct Ping {}
 
 /// An event as the store keeps it: the event and what it is about.
 #[derive(Debug, Clone, PartialEq)]

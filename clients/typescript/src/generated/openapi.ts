@@ -663,7 +663,7 @@ export interface components {
              * @description For `article.*`: the article as the news list shows it (`V1ArticleSummary`, no `body`). For
              *     `company.changed`: a `V1CompanyChanged`. For `ping`: `{}`.
              */
-            data: Record<string, never>;
+            data: components["schemas"]["V1EventData"];
             /**
              * @description Its id (`evt_` and 16 hex digits), increasing in commit order across the service.
              * @example evt_0000000000000001
@@ -675,6 +675,8 @@ export interface components {
              */
             type: string;
         };
+        /** @description The `data` of an event: one shape per type. */
+        V1EventData: components["schemas"]["V1ArticleSummary"] | components["schemas"]["V1CompanyChanged"] | components["schemas"]["V1Ping"];
         /** @description One page of events, oldest first (by `id`). */
         V1EventPage: {
             /** @description The events, oldest first (by `id`). */
@@ -795,6 +797,8 @@ export interface components {
             /** @description Cursor of the next page: a string when `has_more`, else `null`. */
             next_cursor: string | null;
         };
+        /** @description The `data` of a `ping`: an empty object. */
+        V1Ping: Record<string, never>;
         /**
          * @description `GET /v1/symbols/{symbol}`: every ISIN that has carried the symbol on
          *     the exchange, ordered by `to` descending (`null` first), then `from`
