@@ -55,7 +55,8 @@ async def open_stream(port: int, key: str) -> Stream:
     await writer.drain()
     head = await reader.readuntil(b"\r\n\r\n")
     if not head.startswith(b"HTTP/1.1 200"):
-        raise RuntimeError(head.decode(errors="replace").splitlines()[0])
+        body = await reader.read(2048)
+        raise RuntimeError(head.decode(errors="replace").splitlines()[0] + ": " + body.decode(errors="replace"))
     # Chunked transfer: frames arrive wrapped in chunk sizes, which the
     # frame parser skips (they never start with "id: ").
     return Stream(reader, writer)

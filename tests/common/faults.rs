@@ -189,7 +189,7 @@ gated!(WebhookStore {
     fn ping_webhook(id: &str, now: DateTime<Utc>) -> Option<EventId>;
     fn webhook_attempts(id: &str, limit: usize) -> Vec<WebhookAttempt>;
     fn audited_disable_webhook(id: &str, reason: &str, actor: &Actor, now: DateTime<Utc>) -> Option<WebhookEndpoint>;
-    fn claim_webhook_deliveries(owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: usize) -> Vec<WebhookDelivery>;
-    fn finish_webhook_delivery(owner: &str, endpoint: &str, attempt: &WebhookAttempt, outcome: &DeliveryOutcome) -> bool;
+    fn claim_webhook_deliveries(owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: usize, run: usize) -> Vec<WebhookDelivery>;
+    fn finish_webhook_deliveries(owner: &str, endpoint: &str, attempts: &[(WebhookAttempt, DeliveryOutcome)]) -> bool;
     fn webhooks_pending() -> u64;
 });

@@ -193,7 +193,7 @@ pub struct Event {
 #[derive(Serialize, utoipa::ToSchema)]
 #[schema(as = V1EventData)]
 #[serde(untagged)]
-#[allow(dead_code)]
+#[allow(dead_code, clippy::large_enum_variant)]
 enum EventData {
     /// `article.published`, `article.updated`.
     Article(crate::article::ArticleSummary),

@@ -539,25 +539,28 @@ pub trait WebhookStore: Send + Sync + 'static {
 
     /// Claims up to `limit` enabled endpoints with a delivery due at `now`
     /// and no live lease, for `owner` until `lease_until`: each with its
-    /// event in flight. Endpoints whose next events their filter refuses
-    /// have their cursor moved past those on the way.
+    /// run of up to `run` events, the one in flight first. Endpoints whose
+    /// next events their filter refuses have their cursor moved past those
+    /// on the way.
     async fn claim_webhook_deliveries(
         &self,
         owner: &str,
         now: DateTime<Utc>,
         lease_until: DateTime<Utc>,
         limit: usize,
+        run: usize,
     ) -> StoreResult<Vec<WebhookDelivery>>;
 
-    /// Records `attempt` at the event in flight of `endpoint` and applies
-    /// `outcome`, if `owner` still holds the endpoint's lease and that
-    /// event is still in flight (else nothing: whether it did).
-    async fn finish_webhook_delivery(
+    /// Records the attempts of a claimed run at `endpoint`, in order, and
+    /// applies each one's outcome, in one transaction, while `owner` holds
+    /// the endpoint's lease and each attempt's event is still in flight
+    /// when its turn comes (the first that is not ends the run); then
+    /// releases the lease. Whether the first was applied.
+    async fn finish_webhook_deliveries(
         &self,
         owner: &str,
         endpoint: &str,
-        attempt: &WebhookAttempt,
-        outcome: &DeliveryOutcome,
+        attempts: &[(WebhookAttempt, DeliveryOutcome)],
     ) -> StoreResult<bool>;
 
     /// How many enabled endpoints have a delivery pending (an event after

@@ -93,14 +93,15 @@ pub struct WebhookAttempt {
     pub duration_ms: u64,
 }
 
-/// A delivery a node claimed: the endpoint (as claimed) and its event in
-/// flight.
+/// A delivery a node claimed: the endpoint (as claimed) and its run: the
+/// event in flight and the next ones its filter admits, in id order, to be
+/// sent one after another (one in flight) while the lease holds.
 #[derive(Debug, Clone)]
 pub struct WebhookDelivery {
     /// The endpoint.
     pub endpoint: WebhookEndpoint,
-    /// The event to send.
-    pub event: Event,
+    /// The events to send, in id order; never empty.
+    pub events: Vec<Event>,
 }
 
 /// What an attempt leads to, decided by the node.

@@ -132,6 +132,7 @@ macro_rules! store_test_suite {
             webhooks::{
                 webhook_endpoints_are_per_account_and_limited,
                 webhook_deliveries_follow_the_cursor,
+                webhook_runs_are_claimed_and_recorded_in_order,
                 webhook_pings_and_disabling,
             },
         );

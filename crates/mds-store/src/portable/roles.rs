@@ -173,7 +173,7 @@ delegate!(WebhookStore {
     webhooks(account: Option<&AccountName>) -> Vec<WebhookEndpoint> => webhooks::list;
     webhook(id: &str) -> Option<WebhookEndpoint> => webhooks::get;
     webhook_attempts(id: &str, limit: usize) -> Vec<WebhookAttempt> => webhooks::attempts;
-    claim_webhook_deliveries(owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: usize)
+    claim_webhook_deliveries(owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: usize, run: usize)
         -> Vec<WebhookDelivery> => webhooks::claim;
     webhooks_pending() -> u64 => webhooks::pending;
 } in_write {
@@ -187,6 +187,6 @@ delegate!(WebhookStore {
     ping_webhook(id: &str, now: DateTime<Utc>) -> Option<EventId> => webhooks::ping;
     audited_disable_webhook(id: &str, reason: &str, actor: &Actor, now: DateTime<Utc>) -> Option<WebhookEndpoint>
         => webhooks::disable_audited;
-    finish_webhook_delivery(owner: &str, endpoint: &str, attempt: &WebhookAttempt, outcome: &DeliveryOutcome) -> bool
+    finish_webhook_deliveries(owner: &str, endpoint: &str, attempts: &[(WebhookAttempt, DeliveryOutcome)]) -> bool
         => webhooks::finish;
 });

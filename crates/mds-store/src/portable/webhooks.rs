@@ -8,11 +8,13 @@
 //!   lease, no retry scheduled later, and an event after their cursor
 //!   (`FOR UPDATE SKIP LOCKED` on PostgreSQL, so two nodes' claims never
 //!   take the same row); for each, the events after its cursor are read in
-//!   id order until one passes its filter (or is its own `ping`): that one
-//!   is claimed with a lease; if none does, the cursor moves past them.
-//! - [`finish`]: the attempt's row and the outcome, only while the claim's
-//!   owner still holds the lease and the event is still in flight (a
-//!   replay or a lapse ends both).
+//!   id order, keeping those that pass its filter (or are its own `ping`)
+//!   up to the run asked for: the endpoint is claimed with a lease and
+//!   that run; if none passes, the cursor moves past them.
+//! - [`finish`]: each attempt's row and outcome, in order, only while the
+//!   claim's owner still holds the lease and the attempt's event is still
+//!   in flight (a replay or a lapse ends both); then the lease is
+//!   released. A run's attempts are one transaction, not one each.
 //!
 //! Compiled once per backend (see `portable/mod.rs`).
 
@@ -305,6 +307,7 @@ pub(crate) async fn claim(
     now: DateTime<Utc>,
     lease_until: DateTime<Utc>,
     limit: usize,
+    run: usize,
 ) -> StoreResult<Vec<WebhookDelivery>> {
     let mut tx = begin_write(pool).await?;
     let now_s = at(&now);
@@ -323,11 +326,11 @@ pub(crate) async fn claim(
     let mut out = Vec::new();
     for id in ids {
         let Some(ep) = one(&mut tx, &id).await? else { continue };
-        match next_event(&mut tx, &ep).await? {
-            Scan::Found(event) => {
+        match next_events(&mut tx, &ep, run.max(1)).await? {
+            Scan::Found(events) => {
                 let sql = "UPDATE webhook_endpoints SET lease_owner = $2, lease_until = $3 WHERE id = $1";
                 execute(&mut tx, sqlx::query(sql).bind(&id).bind(owner).bind(at(&lease_until))).await?;
-                out.push(WebhookDelivery { endpoint: ep, event });
+                out.push(WebhookDelivery { endpoint: ep, events });
             }
             Scan::Skipped(through) => {
                 let sql = "UPDATE webhook_endpoints SET delivered_through = $2 WHERE id = $1 AND attempt = 0";
@@ -341,18 +344,19 @@ pub(crate) async fn claim(
 
 /// What a scan after an endpoint's cursor found.
 enum Scan {
-    /// The next event it is to receive.
-    Found(Event),
+    /// The next events it is to receive, in id order (at least one).
+    Found(Vec<Event>),
     /// None it is to receive up to this id.
     Skipped(i64),
 }
 
-/// The next event after `ep`'s cursor that its filter admits (or its own
-/// ping), scanning at most a few steps.
-async fn next_event(conn: &mut Conn, ep: &WebhookEndpoint) -> StoreResult<Scan> {
+/// The next events (up to `run`) after `ep`'s cursor that its filter
+/// admits (or its own pings), scanning at most a few steps.
+async fn next_events(conn: &mut Conn, ep: &WebhookEndpoint, run: usize) -> StoreResult<Scan> {
     let sql = "SELECT id, type, created_at, isin, ticker, tags_json, data_json, endpoint_id FROM events \
                WHERE id > $1 AND (endpoint_id IS NULL OR endpoint_id = $2) ORDER BY id LIMIT $3";
     let mut after = ep.delivered_through.number();
+    let mut found = Vec::new();
     for _ in 0..5 {
         let rs = fetch_all(conn, sqlx::query(sql).bind(after).bind(ep.id.as_str()).bind(SCAN)).await?;
         let Some(last) = rs.last() else { break };
@@ -372,74 +376,209 @@ async fn next_event(conn: &mut Conn, ep: &WebhookEndpoint) -> StoreResult<Scan> 
                 let data = serde_json::from_str(&r.text("data_json")?)
                     .map_err(|e| rows::corrupt(format_args!("events {id}: data_json ({e})")))?;
                 let created_at = rows::instant("events", "created_at", &r.text("created_at")?)?;
-                return Ok(Scan::Found(Event { id: EventId(id), kind, created_at, data }));
+                found.push(Event { id: EventId(id), kind, created_at, data });
+                if found.len() == run {
+                    return Ok(Scan::Found(found));
+                }
             }
         }
-        if i64::try_from(rs.len()).unwrap_or(0) < SCAN {
+        if !found.is_empty() || i64::try_from(rs.len()).unwrap_or(0) < SCAN {
             break;
         }
     }
-    Ok(Scan::Skipped(after))
+    Ok(if found.is_empty() { Scan::Skipped(after) } else { Scan::Found(found) })
 }
 
-/// Records an attempt and applies its outcome (see the module docs).
+/// Records a run's attempts and applies their outcomes, then releases the
+/// lease (see the module docs): the outcomes are folded into one update of
+/// the endpoint ([`Fold`]) and the attempts are one insert, so a run costs
+/// three statements however long it is.
 pub(crate) async fn finish(
     conn: &mut Conn,
     owner: &str,
     endpoint: &str,
-    attempt: &WebhookAttempt,
-    outcome: &DeliveryOutcome,
+    attempts: &[(WebhookAttempt, DeliveryOutcome)],
 ) -> StoreResult<bool> {
-    let event = attempt.event_id.number();
-    let tried = at(&attempt.attempted_at);
-    let (set, extra): (String, Vec<String>) = match outcome {
-        DeliveryOutcome::Delivered => {
-            ("delivered_through = $3, attempt = 0, next_attempt_at = NULL, failing_since = NULL".into(), vec![])
+    // A run is in id order; an attempt out of order ends it there.
+    let Some((first, _)) = attempts.first() else { return Ok(false) };
+    let run = &attempts[..1 + attempts.windows(2).take_while(|w| w[0].0.event_id < w[1].0.event_id).count()];
+    let fold = run.iter().fold(Fold::default(), |f, (a, o)| f.then(a, o));
+    // Each assignment with the values it binds (`?`: the next of them).
+    let mut sets: Vec<(&str, String, Vec<Bound>)> = Vec::new();
+    if let Some(through) = fold.through {
+        sets.push(("delivered_through", "?".into(), vec![Bound::Int(through)]));
+    }
+    match fold.attempt {
+        Count::Unchanged => {}
+        Count::Plus(k) => sets.push(("attempt", format!("attempt + {k}"), vec![])),
+        Count::Is(k) => sets.push(("attempt", k.to_string(), vec![])),
+    }
+    if let Some(next) = fold.next {
+        sets.push(("next_attempt_at", "?".into(), vec![Bound::Text(next)]));
+    }
+    match fold.failing {
+        Since::Unchanged => {}
+        Since::Null => sets.push(("failing_since", "NULL".into(), vec![])),
+        Since::AtLeast(t) => {
+            sets.push(("failing_since", "COALESCE(failing_since, ?)".into(), vec![Bound::Text(Some(t))]))
         }
-        DeliveryOutcome::Retry(next) => (
-            "attempt = attempt + 1, next_attempt_at = $4, failing_since = COALESCE(failing_since, $5)".into(),
-            vec![at(next), tried.clone()],
-        ),
-        DeliveryOutcome::GiveUp => (
-            "delivered_through = $3, attempt = 0, next_attempt_at = NULL, \
-             failing_since = COALESCE(failing_since, $4)"
-                .into(),
-            vec![tried.clone()],
-        ),
-        DeliveryOutcome::Disable(reason) => (
-            "disabled_at = $4, disabled_reason = $5, attempt = 0, next_attempt_at = NULL".into(),
-            vec![tried.clone(), reason.clone()],
-        ),
-    };
-    // The lease is held and the event still in flight (`$3`: a replay moved
-    // the cursor back, or another node moved it past).
+        Since::Is(t) => sets.push(("failing_since", "?".into(), vec![Bound::Text(Some(t))])),
+    }
+    if let Some((when, why)) = fold.disabled {
+        sets.push(("disabled_at", "?".into(), vec![Bound::Text(Some(when))]));
+        sets.push(("disabled_reason", "?".into(), vec![Bound::Text(Some(why))]));
+    }
+    let mut assignments = String::new();
+    let mut bound = Vec::new();
+    for (column, expr, values) in sets {
+        let mut expr = expr;
+        for v in values {
+            expr = expr.replacen('?', &format!("${}", 4 + bound.len()), 1);
+            bound.push(v);
+        }
+        assignments.push_str(&format!("{column} = {expr}, "));
+    }
+    // The lease is held and the first event still in flight (`$3`: a
+    // replay moved the cursor back and released the lease, or another node
+    // moved it past).
     let sql = format!(
-        "UPDATE webhook_endpoints SET {set}, lease_owner = NULL, lease_until = NULL \
+        "UPDATE webhook_endpoints SET {assignments}lease_owner = NULL, lease_until = NULL \
          WHERE id = $1 AND lease_owner = $2 AND delivered_through < $3"
     );
-    let mut q = sqlx::query(&sql).bind(endpoint).bind(owner).bind(event);
-    for v in &extra {
-        q = q.bind(v.as_str());
+    let mut q = sqlx::query(&sql).bind(endpoint).bind(owner).bind(first.event_id.number());
+    for v in bound {
+        q = match v {
+            Bound::Int(n) => q.bind(n),
+            Bound::Text(t) => q.bind(t),
+        };
     }
     if execute(conn, q).await? == 0 {
         return Ok(false);
     }
-    let sql = "INSERT INTO webhook_attempts (endpoint_id, event_id, attempt, attempted_at, status, error, duration_ms) \
-               VALUES ($1, $2, $3, $4, $5, $6, $7)";
-    let q = sqlx::query(sql)
-        .bind(endpoint)
-        .bind(event)
-        .bind(i64::from(attempt.attempt))
-        .bind(tried)
-        .bind(attempt.status.map(i64::from))
-        .bind(attempt.error.as_deref())
-        .bind(i64::try_from(attempt.duration_ms).unwrap_or(i64::MAX));
+    let rows: Vec<String> = (0..run.len())
+        .map(|i| {
+            format!(
+                "(${}, ${}, ${}, ${}, ${}, ${}, ${})",
+                7 * i + 1,
+                7 * i + 2,
+                7 * i + 3,
+                7 * i + 4,
+                7 * i + 5,
+                7 * i + 6,
+                7 * i + 7
+            )
+        })
+        .collect();
+    let sql = format!(
+        "INSERT INTO webhook_attempts (endpoint_id, event_id, attempt, attempted_at, status, error, duration_ms) \
+         VALUES {}",
+        rows.join(", ")
+    );
+    let mut q = sqlx::query(&sql);
+    for (a, _) in run {
+        q = q
+            .bind(endpoint)
+            .bind(a.event_id.number())
+            .bind(i64::from(a.attempt))
+            .bind(at(&a.attempted_at))
+            .bind(a.status.map(i64::from))
+            .bind(a.error.as_deref())
+            .bind(i64::try_from(a.duration_ms).unwrap_or(i64::MAX));
+    }
     execute(conn, q).await?;
     let sql = "DELETE FROM webhook_attempts WHERE endpoint_id = $1 AND id <= (SELECT id FROM webhook_attempts \
                WHERE endpoint_id = $1 ORDER BY id DESC LIMIT 1 OFFSET $2)";
     let kept = i64::try_from(ATTEMPTS_KEPT).unwrap_or(i64::MAX);
     execute(conn, sqlx::query(sql).bind(endpoint).bind(kept)).await?;
     Ok(true)
+}
+
+/// A value an update binds.
+enum Bound {
+    /// An integer.
+    Int(i64),
+    /// Text, or `NULL`.
+    Text(Option<String>),
+}
+
+/// What a run's outcomes, applied one after another, do to an endpoint's
+/// delivery columns, relative to their values before it where they must
+/// be.
+#[derive(Default)]
+struct Fold {
+    /// The cursor: the last event delivered or given up.
+    through: Option<i64>,
+    /// Attempts at the event in flight.
+    attempt: Count,
+    /// When the next attempt is due (`Some(None)`: cleared).
+    next: Option<Option<String>>,
+    /// The first failure since the last success.
+    failing: Since,
+    /// When and why it was disabled.
+    disabled: Option<(String, String)>,
+}
+
+/// A fold's `attempt`.
+#[derive(Default, Clone, Copy)]
+enum Count {
+    /// As it was.
+    #[default]
+    Unchanged,
+    /// As it was, plus this many.
+    Plus(u32),
+    /// This many.
+    Is(u32),
+}
+
+/// A fold's `failing_since`.
+#[derive(Default)]
+enum Since {
+    /// As it was.
+    #[default]
+    Unchanged,
+    /// Cleared.
+    Null,
+    /// As it was if set, else this instant.
+    AtLeast(String),
+    /// This instant.
+    Is(String),
+}
+
+impl Fold {
+    /// The fold after one more attempt `a` with outcome `o`.
+    fn then(mut self, a: &WebhookAttempt, o: &DeliveryOutcome) -> Self {
+        let tried = at(&a.attempted_at);
+        let failed = |s: Since| match s {
+            Since::Unchanged => Since::AtLeast(tried.clone()),
+            Since::Null => Since::Is(tried.clone()),
+            kept => kept,
+        };
+        match o {
+            DeliveryOutcome::Delivered => {
+                self.through = Some(a.event_id.number());
+                (self.attempt, self.next, self.failing) = (Count::Is(0), Some(None), Since::Null);
+            }
+            DeliveryOutcome::Retry(next) => {
+                self.attempt = match self.attempt {
+                    Count::Unchanged => Count::Plus(1),
+                    Count::Plus(k) => Count::Plus(k + 1),
+                    Count::Is(k) => Count::Is(k + 1),
+                };
+                self.next = Some(Some(at(next)));
+                self.failing = failed(self.failing);
+            }
+            DeliveryOutcome::GiveUp => {
+                self.through = Some(a.event_id.number());
+                (self.attempt, self.next) = (Count::Is(0), Some(None));
+                self.failing = failed(self.failing);
+            }
+            DeliveryOutcome::Disable(reason) => {
+                (self.attempt, self.next) = (Count::Is(0), Some(None));
+                self.disabled = Some((tried.clone(), reason.clone()));
+            }
+        }
+        self
+    }
 }
 
 /// How many enabled endpoints have a delivery pending.
