@@ -135,3 +135,106 @@ def test_async_client_retries_and_raises_typed_errors() -> None:
 
     asyncio.run(main())
     assert calls == ["/v1/companies", "/v1/companies", "/v1/news/gone"]
+
+
+class _Dropper:
+    """A real loopback HTTP server that reads each request whole, counts it by
+    method, then either closes the connection without an answer (``answer``
+    None: the client cannot know whether the request was acted on) or sends
+    ``answer`` (a status with a problem body and ``Retry-After: 0``)."""
+
+    def __init__(self, answer: int | None) -> None:
+        import socket
+        import threading
+
+        self.answer = answer
+        self.seen: list[str] = []
+        self._sock = socket.create_server(("127.0.0.1", 0))
+        self.base_url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        import json
+
+        while True:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value)
+                while len(body) < length:
+                    body += conn.recv(65536)
+                self.seen.append(head.split(b" ", 1)[0].decode())
+                if self.answer is not None:
+                    code = "unavailable" if self.answer == 503 else "rate_limited"
+                    problem = json.dumps(
+                        {"code": code, "status": self.answer, "detail": "d", "request_id": "r"}
+                    ).encode()
+                    status = (
+                        b"HTTP/1.1 %d X\r\nContent-Type: application/problem+json\r\n" % self.answer
+                    )
+                    conn.sendall(
+                        status + b"Retry-After: 0\r\nConnection: close\r\n"
+                        b"Content-Length: %d\r\n\r\n%s" % (len(problem), problem)
+                    )
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+def test_a_post_that_may_have_been_acted_on_is_not_sent_again() -> None:
+    from mds_client import TransportError
+
+    policy = RetryPolicy(max_retries=2, backoff=0.01, max_delay=1)
+    dropped = _Dropper(None)
+    c = Client(api_key="k", base_url=dropped.base_url, retry=policy)
+    with pytest.raises(TransportError, match="not retried: the service may have acted on it"):
+        c.create_webhook("https://hooks.example/a")
+    assert dropped.seen == ["POST"], "sent once: a second could make a second endpoint"
+    with pytest.raises(TransportError):
+        c.delete_webhook("we_1")
+    assert dropped.seen == ["POST"] + ["DELETE"] * 3, "a DELETE is repeated: it sets a state"
+    dropped.close()
+
+    unavailable = _Dropper(503)
+    c = Client(api_key="k", base_url=unavailable.base_url, retry=policy)
+    with pytest.raises(UnavailableError):
+        c.rotate_webhook_secret("we_1")
+    assert unavailable.seen == ["POST"]
+    unavailable.close()
+
+    limited = _Dropper(429)
+    c = Client(api_key="k", base_url=limited.base_url, retry=policy)
+    with pytest.raises(RateLimitError):
+        c.test_webhook("we_1")
+    assert limited.seen == ["POST"] * 3, "a 429 is refused before any work: safe to send again"
+    limited.close()
+
+
+def test_a_post_that_never_connected_is_sent_again(caplog: pytest.LogCaptureFixture) -> None:
+    import socket
+
+    from mds_client import TransportError
+
+    with socket.create_server(("127.0.0.1", 0)) as s:
+        port = s.getsockname()[1]  # closed when the block ends: nothing listens there
+    c = Client(
+        api_key="k",
+        base_url=f"http://127.0.0.1:{port}",
+        retry=RetryPolicy(max_retries=1, backoff=0.01),
+    )
+    with caplog.at_level(logging.INFO, logger="mds_client"), pytest.raises(TransportError):
+        c.create_webhook("https://hooks.example/a")
+    assert "POST /v1/webhooks got ConnectError; retry 1/1" in caplog.text

@@ -122,7 +122,7 @@ export class Http {
   /** `GET` route `route`: its `200` body with the answer's meta, or a typed error. */
   async get<P extends GetRoute>(route: P, options: GetOptions<P>): Promise<WithMeta<BodyOf<P>>> {
     const url = this.url(route, options.path as Record<string, unknown> | undefined, options.query);
-    const { body, meta } = await this.send(url, route, options.signal);
+    const { body, meta } = await this.send(url, `GET ${route}`, options.signal);
     return withMeta(body as BodyOf<P> & object, meta) as WithMeta<BodyOf<P>>;
   }
 
@@ -182,7 +182,14 @@ export class Http {
     return url;
   }
 
-  /** Sends `GET url` with retries; `label` (the route template) names it in logs. */
+  /**
+   * Sends `url` (`GET`, or `write`'s method and body) with retries; `label`
+   * (the method and route template) names it in errors and logs. A `POST`
+   * may have changed something once sent (a new endpoint, a rotated
+   * secret, a ping), so it is tried again only when the service surely did
+   * not act on it: after a `429` (refused before any work) or a failure to
+   * connect. `PATCH` and `DELETE` set a state and are retried like reads.
+   */
   private async send(
     url: URL,
     label: string,
@@ -190,16 +197,21 @@ export class Http {
     write?: Write,
   ): Promise<{ body: unknown; meta: ResponseMeta }> {
     const { retry, logger } = this.#config;
+    const once = write?.method === "POST";
     for (let attempt = 1; ; attempt++) {
       let answer: Answer;
       try {
         answer = await this.attempt(url, signal, write);
       } catch (cause) {
-        if (signal?.aborted) throw new TransportError(`GET ${label}: aborted`, { cause: signal.reason });
-        const delay = retry.delay(attempt, null);
+        if (signal?.aborted) throw new TransportError(`${label}: aborted`, { cause: signal.reason });
+        const unsure = once && !notSent(cause);
+        const delay = unsure ? null : retry.delay(attempt, null);
         const why = cause instanceof Error && cause.name === "TimeoutError" ? "timed out" : "no answer";
-        if (delay === null) throw new TransportError(`GET ${label}: ${why}`, { cause: scrub(cause) });
-        logger?.(`mds: GET ${label}: ${why}; retry ${attempt}/${retry.maxRetries} in ${delay.toFixed(2)} s`);
+        if (delay === null) {
+          const note = unsure ? " (not retried: the service may have acted on it)" : "";
+          throw new TransportError(`${label}: ${why}${note}`, { cause: scrub(cause) });
+        }
+        logger?.(`mds: ${label}: ${why}; retry ${attempt}/${retry.maxRetries} in ${delay.toFixed(2)} s`);
         await this.wait(delay, label, signal);
         continue;
       }
@@ -209,15 +221,15 @@ export class Http {
         try {
           return { body: text === "" ? {} : JSON.parse(text), meta };
         } catch {
-          throw new MdsError(`GET ${label}: HTTP ${response.status} with a body that is not JSON`);
+          throw new MdsError(`${label}: HTTP ${response.status} with a body that is not JSON`);
         }
       }
       const error = apiErrorFor(problemOf(response, text), meta);
-      if (response.status === 429 || response.status === 503) {
+      if (response.status === 429 || (response.status === 503 && !once)) {
         const delay = retry.delay(attempt, meta.retryAfter);
         if (delay !== null) {
           logger?.(
-            `mds: GET ${label}: got ${response.status} ${error.code} (request ${meta.requestId ?? "?"}); ` +
+            `mds: ${label}: got ${response.status} ${error.code} (request ${meta.requestId ?? "?"}); ` +
               `retry ${attempt}/${retry.maxRetries} in ${delay.toFixed(2)} s`,
           );
           await this.wait(delay, label, signal);
@@ -233,7 +245,7 @@ export class Http {
     try {
       await sleep(seconds * 1000, signal);
     } catch {
-      throw new TransportError(`GET ${label}: aborted`, { cause: signal?.reason });
+      throw new TransportError(`${label}: aborted`, { cause: signal?.reason });
     }
   }
 
@@ -268,6 +280,18 @@ export class Http {
       clearTimeout(timer);
     }
   }
+}
+
+/**
+ * The codes (Node's) of failures that happen before a request is sent: the
+ * only failures after which a `POST` is tried again.
+ */
+const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT"]);
+
+/** Whether `fetch` failed with `cause` before sending the request. */
+function notSent(cause: unknown): boolean {
+  const code = (cause as { cause?: { code?: unknown } } | null)?.cause?.code;
+  return typeof code === "string" && NOT_SENT.has(code);
 }
 
 /** The method and JSON body of a request that is not a `GET`. */

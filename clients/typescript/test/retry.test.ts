@@ -8,7 +8,15 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
-import { ApiError, Client, MdsError, RetryPolicy, TransportError, UnavailableError } from "../src/index.js";
+import {
+  ApiError,
+  Client,
+  MdsError,
+  RateLimitError,
+  RetryPolicy,
+  TransportError,
+  UnavailableError,
+} from "../src/index.js";
 
 describe("RetryPolicy", () => {
   test("honours Retry-After with jitter, gives up past the cap, backs off without it", () => {
@@ -197,5 +205,81 @@ describe("answers that are not mds's", () => {
     } finally {
       server.close();
     }
+  });
+});
+
+/**
+ * A server that reads each request whole, records its method, then closes
+ * the connection without an answer (`status` undefined: the client cannot
+ * know whether the request was acted on) or answers `status` with a problem
+ * body and `Retry-After: 0`.
+ */
+async function dropping(status?: number): Promise<{ server: Server; url: string; seen: string[] }> {
+  const seen: string[] = [];
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      seen.push(req.method ?? "?");
+      if (status === undefined) {
+        req.socket.destroy();
+        return;
+      }
+      const code = status === 429 ? "rate_limited" : "unavailable";
+      res.writeHead(status, { "content-type": "application/problem+json", "retry-after": "0" });
+      res.end(JSON.stringify({ ...problem, status, code }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+}
+
+describe("writes", () => {
+  const retry = { maxRetries: 2, backoff: 0.01, maxDelay: 1 };
+
+  test("a POST that may have been acted on is not sent again; a DELETE is", async () => {
+    const { server, url, seen } = await dropping();
+    try {
+      const c = new Client({ apiKey: "mds_live_test", baseUrl: url, retry });
+      await assert.rejects(
+        c.webhooks.create({ url: "https://hooks.example/a" }),
+        (e: unknown) => e instanceof TransportError && /POST \/v1\/webhooks: .*may have acted on it/.test(e.message),
+      );
+      assert.deepEqual(seen, ["POST"], "sent once: a second could make a second endpoint");
+      await assert.rejects(c.webhooks.delete("we_1"), TransportError);
+      assert.deepEqual(seen, ["POST", "DELETE", "DELETE", "DELETE"], "a DELETE sets a state: repeated");
+    } finally {
+      server.close();
+    }
+  });
+
+  test("a POST answered 503 is not sent again; one answered 429 is", async () => {
+    const unavailable = await dropping(503);
+    const limited = await dropping(429);
+    try {
+      const c = new Client({ apiKey: "mds_live_test", baseUrl: unavailable.url, retry });
+      await assert.rejects(c.webhooks.rotateSecret("we_1"), UnavailableError);
+      assert.deepEqual(unavailable.seen, ["POST"]);
+      const d = new Client({ apiKey: "mds_live_test", baseUrl: limited.url, retry });
+      await assert.rejects(d.webhooks.test("we_1"), RateLimitError);
+      assert.deepEqual(limited.seen, ["POST", "POST", "POST"], "a 429 is refused before any work");
+    } finally {
+      unavailable.server.close();
+      limited.server.close();
+    }
+  });
+
+  test("a POST that never connected is sent again", async () => {
+    const { server, url } = await dropping();
+    await new Promise<void>((r) => server.close(() => r())); // nothing listens there now
+    const lines: string[] = [];
+    const c = new Client({
+      apiKey: "mds_live_test",
+      baseUrl: url,
+      retry: { ...retry, maxRetries: 1 },
+      logger: (l) => lines.push(l),
+    });
+    await assert.rejects(c.webhooks.create({ url: "https://hooks.example/a" }), TransportError);
+    assert.deepEqual(lines.length, 1);
+    assert.match(lines[0] ?? "", /^mds: POST \/v1\/webhooks: no answer; retry 1\/1/);
   });
 });

@@ -82,7 +82,7 @@ class AsyncClient(_core.ClientBase[httpx.AsyncBaseTransport]):
         await self.aclose()
 
     async def _send(self, call: Call[R]) -> R:
-        attempts = _core.Attempts(self.retry, self._api_key, call.path)
+        attempts = _core.Attempts(self.retry, self._api_key, call.path, call.method)
         params = call.query()
         while True:
             try:

@@ -19,6 +19,13 @@ log = logging.getLogger("mds_client")
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 RETRY_STATUSES = frozenset({429, 503})
+#: Methods whose call, once sent, may have changed something (a new endpoint,
+#: a rotated secret, a ping): tried again only when the service surely did
+#: not act on it, a ``429`` (refused before any work) or no connection made.
+#: ``PATCH`` and ``DELETE`` set a state, so repeating one is harmless.
+ONCE_METHODS = frozenset({"POST"})
+#: Failures that happen before a request is sent.
+NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout)
 
 TR = TypeVar("TR")
 
@@ -183,26 +190,38 @@ class Attempts:
     """The retry state of one call: after each failure or retryable answer, how
     long to wait before trying again, or that it is time to give up."""
 
-    def __init__(self, policy: RetryPolicy, api_key: Secret, path: str) -> None:
+    def __init__(
+        self, policy: RetryPolicy, api_key: Secret, path: str, method: str = "GET"
+    ) -> None:
         self._policy = policy
         self._api_key = api_key
         self._path = path
+        self._method = method
         self._attempt = 0
 
     def after_failure(self, exc: httpx.TransportError) -> float:
-        """The wait after no answer at all; raises :class:`TransportError` when out of retries."""
+        """The wait after no answer at all; raises :class:`TransportError` when out of
+        retries, or when the request may have reached the service and its method is
+        not one to repeat (``POST``)."""
         why = type(exc).__name__
-        delay = self._next(None)
+        once = self._method in ONCE_METHODS and not isinstance(exc, NOT_SENT)
+        delay = None if once else self._next(None)
         if delay is None:
+            unsure = " (not retried: the service may have acted on it)" if once else ""
             raise TransportError(
-                f"GET {self._path} failed: {why}: " + scrub(str(exc), self._api_key)
+                f"{self._method} {self._path} failed: {why}: "
+                + scrub(str(exc), self._api_key)
+                + unsure
             ) from None
         self._log(why, delay)
         return delay
 
     def after_answer(self, response: httpx.Response) -> float | None:
-        """The wait before retrying this answer, or ``None`` when it is the final one."""
+        """The wait before retrying this answer, or ``None`` when it is the final one
+        (for a ``POST``, every answer but ``429`` is)."""
         if response.status_code not in RETRY_STATUSES:
+            return None
+        if self._method in ONCE_METHODS and response.status_code != 429:
             return None
         delay = self._next(retry_after_of(response))
         if delay is not None:
@@ -215,7 +234,8 @@ class Attempts:
 
     def _log(self, why: str, delay: float) -> None:
         log.info(
-            "mds_client: GET %s got %s; retry %d/%d in %.2fs",
+            "mds_client: %s %s got %s; retry %d/%d in %.2fs",
+            self._method,
             self._path,
             why,
             self._attempt,

@@ -85,7 +85,7 @@ class Client(_core.ClientBase[httpx.BaseTransport]):
         self.close()
 
     def _send(self, call: Call[R]) -> R:
-        attempts = _core.Attempts(self.retry, self._api_key, call.path)
+        attempts = _core.Attempts(self.retry, self._api_key, call.path, call.method)
         params = call.query()
         while True:
             try:
