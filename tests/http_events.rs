@@ -3,7 +3,8 @@
 //! (none by an import that changes nothing), ids in order, filters, keyset
 //! pages, every bad position (`400 invalid_cursor`, `410 events_expired`),
 //! the stream's live delivery, resume with `Last-Event-ID`, its limit of
-//! two per key, and a revoked key's stream closing. Runs on SQLite, and on
+//! two per key, and a revoked key's stream closing, also when its reader
+//! has stopped reading. Runs on SQLite, and on
 //! PostgreSQL with `MDS_TEST_BACKEND=postgres`.
 
 mod common;
@@ -198,6 +199,48 @@ async fn a_key_holds_two_streams_and_a_revoked_keys_streams_close() {
     app.store.revoke_key(&prefix, chrono::Utc::now()).await.unwrap();
     assert!(one.next(Duration::from_secs(5)).await.is_none(), "the stream ends");
     assert!(t0.elapsed() < Duration::from_millis(1500), "within a second: {:?}", t0.elapsed());
+}
+
+/// The node's `mds_event_streams_open`.
+async fn open_streams(app: &TestApp) -> u64 {
+    let text = app.client.get(format!("{}/metrics", app.base)).send().await.unwrap().text().await.unwrap();
+    text.lines().find_map(|l| l.strip_prefix("mds_event_streams_open ")).unwrap().parse().unwrap()
+}
+
+/// A reader that stops reading (a small receive buffer, then no reads) while
+/// far more events come than the sockets and the stream's channel hold: its
+/// stream, blocked on the full connection, still closes when its key is
+/// revoked, and gives back its place among the key's two.
+#[tokio::test]
+async fn a_stream_whose_reader_stopped_reading_still_closes_on_revocation() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = spawn().await;
+    let key = new_key(&*app.store, "acme", "pro", Environment::Live).await;
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut conn = socket.connect(app.addr).await.unwrap();
+    let request = format!("GET /v1/events/stream HTTP/1.1\r\nHost: mds\r\nAuthorization: Bearer {key}\r\n\r\n");
+    conn.write_all(request.as_bytes()).await.unwrap();
+    let mut head = [0u8; 12];
+    conn.read_exact(&mut head).await.unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
+    // About 30 MB of frames: far more than loopback's socket buffers.
+    let excerpt = "An excerpt long enough to fill the buffers soon. ".repeat(200);
+    let articles: Vec<Article> = (0..3000)
+        .map(|i| Article { excerpt: Some(excerpt.clone()), ..bare_article(&format!("stall-{i:04}"), "Stalled") })
+        .collect();
+    app.store.upsert_articles(&articles).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(2)).await; // fed, and blocked on the full connection
+    assert_eq!(open_streams(&app).await, 1);
+
+    let prefix = mds_domain::ApiKey::parse(&key).unwrap().prefix();
+    let t0 = Instant::now();
+    app.store.revoke_key(&prefix, chrono::Utc::now()).await.unwrap();
+    while open_streams(&app).await > 0 {
+        assert!(t0.elapsed() < Duration::from_millis(1500), "closed within a second of the revocation");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    drop(conn);
 }
 
 #[tokio::test]

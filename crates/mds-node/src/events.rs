@@ -15,8 +15,11 @@
 //!   the log from its position (backfilled from the store), then the
 //!   broadcast, each event once and in id order; a comment every
 //!   [`HEARTBEAT`]; closed within [`KEY_CHECK`] of its key being revoked
-//!   or expiring, and when the node shuts down. Open streams count per key
-//!   across nodes in the store (at most [`MAX_STREAMS_PER_KEY`]).
+//!   or expiring, and when the node shuts down, also while its reader has
+//!   stopped taking frames; closed when its reader has taken none for
+//!   [`STALLED`] (so a reader that stopped reading does not hold one of its
+//!   key's streams). Open streams count per key across nodes in the store
+//!   (at most [`MAX_STREAMS_PER_KEY`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -54,6 +57,9 @@ const READ: usize = 500;
 const BROADCAST: usize = 4096;
 /// Frames a stream's channel holds ahead of its connection.
 const FRAMES: usize = 16;
+/// How long a stream waits for its reader to take a frame before it is
+/// closed (twice the heartbeat: a reader that is there takes a heartbeat).
+pub const STALLED: Duration = Duration::from_secs(30);
 
 /// A node's feed of committed events to its open streams.
 #[derive(Debug)]
@@ -311,9 +317,24 @@ impl Stream {
         Ok(())
     }
 
-    /// Hands a frame to the connection.
-    async fn send(&self, frame: Bytes) -> Result<(), Stop> {
-        self.tx.send(frame).await.map_err(|_| Stop::Done)
+    /// Hands a frame to the connection. While the reader takes none, the
+    /// key is still checked and the node's shutdown still heard; after
+    /// [`STALLED`] without room, the stream stops.
+    async fn send(&mut self, frame: Bytes) -> Result<(), Stop> {
+        let stalled = tokio::time::Instant::now() + STALLED;
+        let mut check = tokio::time::interval(KEY_CHECK);
+        check.reset();
+        loop {
+            tokio::select! {
+                room = self.tx.reserve() => {
+                    room.map_err(|_| Stop::Done)?.send(frame);
+                    return Ok(());
+                }
+                _ = self.closing.changed() => return Err(Stop::Done),
+                () = tokio::time::sleep_until(stalled) => return Err(Stop::Done),
+                _ = check.tick() => self.check_key().await?,
+            }
+        }
     }
 
     /// Stops when the key no longer works (revoked, expired); a key that
