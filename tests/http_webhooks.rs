@@ -536,3 +536,37 @@ async fn two_nodes_deliver_every_event_at_least_once_in_order() {
     second.stop().await;
     app.stop().await;
 }
+
+/// The nice value of the thread whose `/proc` directory is `dir`.
+fn nice_of(dir: &std::path::Path) -> i32 {
+    let stat = std::fs::read_to_string(dir.join("stat")).unwrap();
+    // After the command in parentheses: state is field 3, nice field 19.
+    stat[stat.rfind(')').unwrap() + 2..].split(' ').nth(16).unwrap().parse().unwrap()
+}
+
+/// The nice value of each of this process's threads named `name`.
+fn nice_of_threads(name: &str) -> Vec<i32> {
+    let tasks = std::fs::read_dir("/proc/self/task").unwrap().flatten();
+    let named = tasks.filter(|t| std::fs::read_to_string(t.path().join("comm")).unwrap_or_default().trim_end() == name);
+    named.map(|t| nice_of(&t.path())).collect()
+}
+
+/// Deliveries run on a thread of their own at a lower OS priority than the
+/// node's, so that a node busy with requests serves them first.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn deliveries_run_on_a_thread_of_lower_priority() {
+    let app = serve(Arc::new(ManualClock::new(chrono::Utc::now()))).await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let nice = loop {
+        let nice = nice_of_threads("mds-webhooks");
+        if !nice.is_empty() || Instant::now() > deadline {
+            break nice;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let node = nice_of(std::path::Path::new("/proc/thread-self"));
+    assert!(!nice.is_empty(), "a delivery thread");
+    assert!(nice.iter().all(|&n| n == (node + mds_node::webhooks::worker::NICE).min(19)), "{nice:?} against {node}");
+    app.stop().await;
+}

@@ -8,7 +8,15 @@
 //! write while the lease holds. A node that dies mid-run leaves the
 //! endpoint to another once its lease lapses; the events of the run it sent
 //! but had not recorded are sent again (at least once).
+//!
+//! The deliveries run on a thread of their own, with a runtime of its own,
+//! at a lower OS priority ([`NICE`]): on a node whose cores are busy with
+//! requests they take what CPU the requests leave (BENCHMARKS.md, "Webhook
+//! delivery"). Their store calls run on the node's runtime, which owns the
+//! store's connections.
 
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -17,6 +25,7 @@ use mds_domain::webhook;
 use mds_store::{DeliveryOutcome, StoreResult, WebhookAttempt, WebhookDelivery};
 use rand::RngCore;
 use reqwest::header::{CONTENT_TYPE, HeaderValue};
+use tokio::runtime::Handle;
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::{WebhookConfig, schedule, signing, ssrf};
@@ -39,36 +48,100 @@ const RUN_TIME: std::time::Duration = std::time::Duration::from_secs(1);
 /// The longest error kept with an attempt.
 const MAX_ERROR: usize = 300;
 
-/// Spawns the delivery task; it runs until aborted. A node configured not
-/// to deliver gets a task that only waits.
+/// How much lower than the node's the delivery thread's OS priority is (a
+/// nice value, 0 to 19: higher is lower). On a saturated node it raised
+/// data requests during deliveries from 0.67 to 0.83-0.88 of idle; 19 did
+/// no better (the rest is the store's own threads and the sockets), and
+/// would leave deliveries only what a busy node never has
+/// (BENCHMARKS.md, "Webhook delivery").
+pub const NICE: i32 = 10;
+
+/// Spawns the delivery task; it runs until aborted, and its thread with it
+/// (a panic there is the task's). A node configured not to deliver gets a
+/// task that only waits.
 pub fn spawn(node: Arc<Node>) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let config = node.config().webhooks.clone();
-        if !config.deliver {
+        if !node.config().webhooks.deliver {
             return std::future::pending().await;
         }
-        let client = client(&config);
-        let owner = owner();
-        loop {
-            // While there is work, claim again at once (one event per
-            // endpoint is in flight, so a backlog drains one claim at a
-            // time); when idle, count what is pending and wait a poll.
-            match round(&node, &client, &owner).await {
-                Ok(0) => {
-                    match node.store().webhooks_pending().await {
-                        Ok(n) => node.metrics().set_webhooks_pending(n),
-                        Err(e) => tracing::warn!(error = %e, "cannot count pending webhook deliveries"),
+        let on_node = Handle::current();
+        // Dropped when this task is aborted: the thread's loop then ends.
+        let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (ended, thread_ended) = tokio::sync::oneshot::channel();
+        let thread = std::thread::Builder::new().name("mds-webhooks".into()).spawn(move || {
+            lower_priority();
+            let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
+                let rt = rt.expect("the webhook delivery runtime builds");
+                rt.block_on(async move {
+                    tokio::select! {
+                        () = deliveries(node, on_node) => {}
+                        _ = stopped => {}
                     }
-                    tokio::time::sleep(config.poll_interval).await;
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::warn!(error = %e, "webhook delivery round failed; retrying at the next poll");
-                    tokio::time::sleep(config.poll_interval).await;
-                }
-            }
+                });
+            }));
+            let _ = ended.send(run);
+        });
+        if let Err(e) = thread {
+            panic!("cannot start the webhook delivery thread: {e}");
+        }
+        if let Ok(Err(panic)) = thread_ended.await {
+            std::panic::resume_unwind(panic);
         }
     })
+}
+
+/// Lowers the calling thread's OS priority by [`NICE`] (Linux: a thread's
+/// own nice value; threads it starts inherit it). A refusal is logged: the
+/// deliveries then compete with requests as equals.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        let tid = rustix::thread::gettid();
+        let now = rustix::process::getpriority_process(Some(tid)).unwrap_or(0);
+        if let Err(e) = rustix::process::setpriority_process(Some(tid), now.saturating_add(NICE).min(19)) {
+            tracing::warn!(error = %e, "cannot lower the webhook delivery thread's priority");
+        }
+    }
+}
+
+/// The delivery loop, on the delivery thread's runtime; `on_node` is the
+/// node's.
+async fn deliveries(node: Arc<Node>, on_node: Handle) {
+    let config = node.config().webhooks.clone();
+    let client = client(&config);
+    let owner: Arc<str> = owner().into();
+    loop {
+        // While there is work, claim again at once (one event per endpoint
+        // is in flight, so a backlog drains one claim at a time); when
+        // idle, count what is pending and wait a poll.
+        match round(&node, &on_node, &client, &owner).await {
+            Ok(0) => {
+                let n = node.clone();
+                match store_call(&on_node, async move { n.store().webhooks_pending().await }).await {
+                    Ok(n) => node.metrics().set_webhooks_pending(n),
+                    Err(e) => tracing::warn!(error = %e, "cannot count pending webhook deliveries"),
+                }
+                tokio::time::sleep(config.poll_interval).await;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "webhook delivery round failed; retrying at the next poll");
+                tokio::time::sleep(config.poll_interval).await;
+            }
+        }
+    }
+}
+
+/// Runs a store call on the node's runtime (`on_node`), which owns the
+/// store's connections; a panic there is the caller's.
+async fn store_call<T: Send + 'static>(on_node: &Handle, call: impl Future<Output = T> + Send + 'static) -> T {
+    match on_node.spawn(call).await {
+        Ok(v) => v,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        // Cancelled: the node's runtime is shutting down.
+        Err(_) => std::future::pending().await,
+    }
 }
 
 /// This node's name in leases: random, so a restarted node is another
@@ -96,15 +169,18 @@ pub fn client(config: &WebhookConfig) -> reqwest::Client {
 }
 
 /// One poll: claim, deliver, record; how many were claimed.
-async fn round(node: &Arc<Node>, client: &reqwest::Client, owner: &str) -> StoreResult<usize> {
+async fn round(node: &Arc<Node>, on_node: &Handle, client: &reqwest::Client, owner: &Arc<str>) -> StoreResult<usize> {
     let now = node.config().clock.now();
     let lease = chrono::Duration::from_std(node.config().webhooks.lease).unwrap_or(chrono::Duration::seconds(30));
-    let claimed = node.store().claim_webhook_deliveries(owner, now, now + lease, CLAIM, RUN).await?;
+    let (n, o) = (node.clone(), owner.clone());
+    let claimed =
+        store_call(on_node, async move { n.store().claim_webhook_deliveries(&o, now, now + lease, CLAIM, RUN).await })
+            .await?;
     let claimed_n = claimed.len();
     let mut set = JoinSet::new();
     for d in claimed {
-        let (node, client, owner) = (node.clone(), client.clone(), owner.to_owned());
-        set.spawn(async move { deliver(&node, &client, &owner, d).await });
+        let (node, on_node, client, owner) = (node.clone(), on_node.clone(), client.clone(), owner.clone());
+        set.spawn(async move { deliver(&node, &on_node, &client, &owner, d).await });
     }
     while let Some(done) = set.join_next().await {
         match done {
@@ -129,7 +205,13 @@ fn secrets(d: &WebhookDelivery, now: DateTime<Utc>) -> Vec<&str> {
 
 /// Sends `d`'s run, one event at a time, until one fails or the run's time
 /// is up, and records the attempts made.
-async fn deliver(node: &Node, client: &reqwest::Client, owner: &str, d: WebhookDelivery) -> StoreResult<()> {
+async fn deliver(
+    node: &Arc<Node>,
+    on_node: &Handle,
+    client: &reqwest::Client,
+    owner: &Arc<str>,
+    d: WebhookDelivery,
+) -> StoreResult<()> {
     let config = &node.config().webhooks;
     // A send may start while it would end (at its timeout) within the lease
     // and the run's time; the first always starts.
@@ -151,7 +233,8 @@ async fn deliver(node: &Node, client: &reqwest::Client, owner: &str, d: WebhookD
             break;
         }
     }
-    node.store().finish_webhook_deliveries(owner, &d.endpoint.id, &done).await?;
+    let (n, o, id) = (node.clone(), owner.clone(), d.endpoint.id.clone());
+    store_call(on_node, async move { n.store().finish_webhook_deliveries(&o, &id, &done).await }).await?;
     Ok(())
 }
 
