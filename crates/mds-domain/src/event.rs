@@ -443,6 +443,25 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Every id round-trips, and ids sort as text as they sort as
+        /// numbers (so a store or a client may compare either).
+        #[test]
+        fn ids_sort_as_text_as_numbers(a in 0..=i64::MAX, b in 0..=i64::MAX) {
+            let (x, y) = (EventId(a), EventId(b));
+            proptest::prop_assert_eq!(x.to_string().parse::<EventId>(), Ok(x));
+            proptest::prop_assert_eq!(x.to_string().cmp(&y.to_string()), a.cmp(&b));
+        }
+
+        /// A text that parses is the one way of writing its id.
+        #[test]
+        fn only_the_canonical_text_parses(s in "evt_[0-9a-fA-F]{14,18}|[a-z_]{0,6}[0-9a-f]{0,16}") {
+            if let Ok(id) = s.parse::<EventId>() {
+                proptest::prop_assert_eq!(id.to_string(), s);
+            }
+        }
+    }
+
     #[test]
     fn types_parse_only_what_a_filter_may_name() {
         assert_eq!("company.changed".parse::<EventType>(), Ok(EventType::CompanyChanged));
