@@ -6,14 +6,13 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Client, type CompaniesQuery, type Company, InvalidRequestError, NotFoundError } from "../src/index.js";
-import { plainWalk, type Server, startServer } from "./helpers.js";
+import { plainWalk, type Server, serverWithClient } from "./helpers.js";
 
 let server: Server;
 let client: Client;
 
 before(async () => {
-  server = await startServer();
-  client = new Client({ apiKey: await server.makeKey(), baseUrl: server.baseUrl });
+  ({ server, client } = await serverWithClient());
 });
 after(() => server?.stop());
 

@@ -5,16 +5,15 @@
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { Client, InvalidRequestError, NotFoundError } from "../src/index.js";
-import { type Server, startServer } from "./helpers.js";
+import { type Client, InvalidRequestError, NotFoundError } from "../src/index.js";
+import { type Server, serverWithClient } from "./helpers.js";
 
 const URL_ = "https://hooks.example.com/mds";
 let server: Server;
 let client: Client;
 
 before(async () => {
-  server = await startServer();
-  client = new Client({ apiKey: await server.makeKey(), baseUrl: server.baseUrl });
+  ({ server, client } = await serverWithClient());
 });
 after(() => server?.stop());
 

@@ -21,7 +21,7 @@ import {
   SseParser,
   TooManyStreamsError,
 } from "../src/index.js";
-import { plainWalk, type Server, startServer } from "./helpers.js";
+import { plainWalk, type Server, serverWithClient } from "./helpers.js";
 
 const PUBLISHED = "article.published";
 
@@ -29,8 +29,7 @@ let server: Server;
 let client: Client;
 
 before(async () => {
-  server = await startServer();
-  client = new Client({ apiKey: await server.makeKey(), baseUrl: server.baseUrl });
+  ({ server, client } = await serverWithClient());
 });
 after(() => server?.stop());
 

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { Client } from "../src/index.js";
 
 const run = promisify(execFile);
 
@@ -133,6 +134,12 @@ export async function startServer(serveFile?: string): Promise<Server> {
     if (!serveFile && !options.keepFiles) rmSync(workdir, { recursive: true, force: true });
   };
   return { baseUrl, demoKey, workdir, database, mds, makeKey, stop };
+}
+
+/** A started server and a client of it with a key of its own. */
+export async function serverWithClient(): Promise<{ server: Server; client: Client }> {
+  const server = await startServer();
+  return { server, client: new Client({ apiKey: await server.makeKey(), baseUrl: server.baseUrl }) };
 }
 
 /** Every page of a list by plain `fetch`, following `next_cursor`; the rows. */
