@@ -254,37 +254,45 @@ struct Stream {
     closing: watch::Receiver<bool>,
 }
 
-/// Why a stream stops: the connection went, the key stopped working, the
-/// store failed while backfilling, or the node shuts down.
+/// Why a stream stops; logged at debug level when it does.
+#[derive(Debug)]
 enum Stop {
-    /// It stops.
-    Done,
+    /// The connection went (the reader closed it, or its writer ended).
+    Gone,
+    /// The key was revoked or expired.
+    KeyEnded,
+    /// The store failed while reading the log.
+    Store,
+    /// The node shuts down, or the broadcast ended with it.
+    Closing,
+    /// The reader took no frame for [`STALLED`].
+    Stalled,
 }
 
 impl Stream {
     /// Backfills, then follows the broadcast until it stops.
     async fn run(mut self, mut live: broadcast::Receiver<Arc<Fed>>) {
-        if self.backfill().await.is_err() {
-            return;
+        if let Err(stop) = self.backfill().await {
+            return stopped(stop);
         }
         let mut heartbeat = tokio::time::interval(HEARTBEAT);
         heartbeat.reset();
         let mut check = tokio::time::interval(KEY_CHECK);
         loop {
             let step = tokio::select! {
-                () = self.tx.closed() => Err(Stop::Done),
-                _ = self.closing.changed() => Err(Stop::Done),
+                () = self.tx.closed() => Err(Stop::Gone),
+                _ = self.closing.changed() => Err(Stop::Closing),
                 _ = check.tick() => self.check_key().await,
                 _ = heartbeat.tick() => self.send(Bytes::from_static(b": keep-alive\n\n")).await,
                 got = live.recv() => match got {
                     Ok(fed) => self.offer(&fed.event, Some(&fed.frame)).await,
                     // Fell behind the broadcast: read what it missed.
                     Err(broadcast::error::RecvError::Lagged(_)) => self.backfill().await,
-                    Err(broadcast::error::RecvError::Closed) => Err(Stop::Done),
+                    Err(broadcast::error::RecvError::Closed) => Err(Stop::Closing),
                 },
             };
-            if step.is_err() {
-                return;
+            if let Err(stop) = step {
+                return stopped(stop);
             }
         }
     }
@@ -292,7 +300,7 @@ impl Stream {
     /// Sends what the log holds after the last id sent, page by page.
     async fn backfill(&mut self) -> Result<(), Stop> {
         loop {
-            let page = self.node.store().event_page(self.sent, &self.filter, READ).await.map_err(|_| Stop::Done)?;
+            let page = self.node.store().event_page(self.sent, &self.filter, READ).await.map_err(|_| Stop::Store)?;
             let n = page.events.len();
             for e in &page.events {
                 self.offer(e, None).await?;
@@ -327,11 +335,11 @@ impl Stream {
         loop {
             tokio::select! {
                 room = self.tx.reserve() => {
-                    room.map_err(|_| Stop::Done)?.send(frame);
+                    room.map_err(|_| Stop::Gone)?.send(frame);
                     return Ok(());
                 }
-                _ = self.closing.changed() => return Err(Stop::Done),
-                () = tokio::time::sleep_until(stalled) => return Err(Stop::Done),
+                _ = self.closing.changed() => return Err(Stop::Closing),
+                () = tokio::time::sleep_until(stalled) => return Err(Stop::Stalled),
                 _ = check.tick() => self.check_key().await?,
             }
         }
@@ -341,10 +349,15 @@ impl Stream {
     /// cannot be checked now (the store down) keeps the stream.
     async fn check_key(&self) -> Result<(), Stop> {
         match self.node.authenticate(&self.key).await {
-            Ok(None) => Err(Stop::Done),
+            Ok(None) => Err(Stop::KeyEnded),
             _ => Ok(()),
         }
     }
+}
+
+/// Notes why a stream stopped (its connection closes with it).
+fn stopped(stop: Stop) {
+    tracing::debug!(reason = ?stop, "event stream stopped");
 }
 
 /// Starts the feed task of `node`: see the [module](self).
