@@ -10,6 +10,7 @@
 
 from typing import Any
 
+from . import errors
 from ._async import AsyncClient, AsyncCompanies, AsyncEvents, AsyncNews
 from ._calls import EventFilters, StreamFilters
 from ._core import DEFAULT_BASE_URL, RetryPolicy, __version__
@@ -17,21 +18,7 @@ from ._pages import AsyncItems, CompanyFilters, Items, NewsFilters, SyncResult
 from ._stream import STREAM_SILENCE
 from ._sync import Client, Companies, Events, News
 from ._webhooks import WebhookVerificationError, verify_webhook
-from .errors import (
-    APIError,
-    AuthenticationError,
-    EventsExpiredError,
-    ExpiredError,
-    InvalidRequestError,
-    MdsError,
-    NotFoundError,
-    RateLimitError,
-    ServerError,
-    SyncTokenExpiredError,
-    TooManyStreamsError,
-    TransportError,
-    UnavailableError,
-)
+from .errors import *  # noqa: F403 (errors.__all__: every exception class)
 from .models import (
     Article,
     ChangesPage,
@@ -68,14 +55,12 @@ def listings_frame(details: "list[CompanyDetail]") -> Any:
 __all__ = [
     "DEFAULT_BASE_URL",
     "STREAM_SILENCE",
-    "APIError",
     "Article",
     "AsyncClient",
     "AsyncCompanies",
     "AsyncEvents",
     "AsyncItems",
     "AsyncNews",
-    "AuthenticationError",
     "ChangesPage",
     "Classification",
     "Client",
@@ -91,30 +76,19 @@ __all__ = [
     "EventFilters",
     "EventPage",
     "Events",
-    "EventsExpiredError",
-    "ExpiredError",
     "IdentityEvent",
-    "InvalidRequestError",
     "Items",
     "Listing",
     "MarketCap",
-    "MdsError",
     "News",
     "NewsFilters",
     "NewsPage",
-    "NotFoundError",
-    "RateLimitError",
     "ResponseMeta",
     "RetryPolicy",
-    "ServerError",
     "StreamFilters",
     "SymbolHistory",
     "SymbolPeriod",
     "SyncResult",
-    "SyncTokenExpiredError",
-    "TooManyStreamsError",
-    "TransportError",
-    "UnavailableError",
     "Usage",
     "UsageWindow",
     "WebhookAttempt",
@@ -124,3 +98,4 @@ __all__ = [
     "listings_frame",
     "verify_webhook",
 ]
+__all__ += errors.__all__
