@@ -188,13 +188,7 @@ class AsyncClient(_core.ClientBase[httpx.AsyncBaseTransport]):
         while True:
             await asyncio.sleep(following.wait())
             try:
-                async with self._http.stream(
-                    "GET",
-                    _stream.PATH,
-                    params=following.params,
-                    headers=following.headers(),
-                    timeout=timeout,
-                ) as response:
+                async with self._http.stream(**following.request(timeout)) as response:
                     if response.status_code != 200:
                         await response.aread()
                     if not following.opened(response):

@@ -79,6 +79,16 @@ class Following:
             headers["Last-Event-ID"] = self.last_event_id
         return headers
 
+    def request(self, timeout: httpx.Timeout) -> dict[str, Any]:
+        """The arguments of httpx's ``stream()`` that open a new connection."""
+        return {
+            "method": "GET",
+            "url": PATH,
+            "params": self.params,
+            "headers": self.headers(),
+            "timeout": timeout,
+        }
+
     def wait(self) -> float:
         """Seconds to wait before the next connection: none after a stream
         that carried something, then backoff growing to the policy's cap

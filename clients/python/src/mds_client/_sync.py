@@ -203,13 +203,7 @@ class Client(_core.ClientBase[httpx.BaseTransport]):
         while True:
             time.sleep(following.wait())
             try:
-                with self._http.stream(
-                    "GET",
-                    _stream.PATH,
-                    params=following.params,
-                    headers=following.headers(),
-                    timeout=timeout,
-                ) as response:
+                with self._http.stream(**following.request(timeout)) as response:
                     if response.status_code != 200:
                         response.read()
                     if not following.opened(response):
