@@ -11,12 +11,24 @@
 from typing import Any
 
 from . import errors
-from ._async import AsyncClient, AsyncCompanies, AsyncEvents, AsyncNews
+from ._async import AsyncClient
 from ._calls import EventFilters, StreamFilters
 from ._core import DEFAULT_BASE_URL, RetryPolicy, __version__
-from ._pages import AsyncItems, CompanyFilters, Items, NewsFilters, SyncResult
+from ._pages import (
+    AsyncCompanies,
+    AsyncEvents,
+    AsyncItems,
+    AsyncNews,
+    Companies,
+    CompanyFilters,
+    Events,
+    Items,
+    News,
+    NewsFilters,
+    SyncResult,
+)
 from ._stream import STREAM_SILENCE
-from ._sync import Client, Companies, Events, News
+from ._sync import Client
 from ._webhooks import WebhookVerificationError, verify_webhook
 from .errors import *  # noqa: F403 (errors.__all__: every exception class)
 from .models import (
