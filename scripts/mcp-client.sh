@@ -10,12 +10,11 @@
 # goes in a temp dir unless MCP_CLIENT_VENV names one to create or reuse.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-t0=$(date +%s)
-step() { printf '==> %s (%ss)\n' "$*" "$(( $(date +%s) - t0 ))"; }
+# shellcheck source=scripts/lib-steps.sh
+source scripts/lib-steps.sh
 
-step "cargo build --bin mds"
-cargo build --quiet --bin mds
-BIN=${CARGO_TARGET_DIR:-$PWD/target}/debug/mds
+build_mds
+BIN=$MDS_BIN
 
 WORK=$(mktemp -d)
 # shellcheck source=scripts/lib-demo-server.sh

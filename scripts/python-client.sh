@@ -9,12 +9,11 @@
 # goes in a temp dir unless PY_CLIENT_VENV names one to create or reuse.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-t0=$(date +%s)
-step() { printf '==> %s (%ss)\n' "$*" "$(( $(date +%s) - t0 ))"; }
+# shellcheck source=scripts/lib-steps.sh
+source scripts/lib-steps.sh
 
-step "cargo build --bin mds"
-cargo build --quiet --bin mds
-export MDS_BIN=${CARGO_TARGET_DIR:-$PWD/target}/debug/mds
+build_mds
+export MDS_BIN
 
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

@@ -13,8 +13,8 @@
 # instead of building target/debug/mds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-t0=$(date +%s)
-step() { printf '==> %s (%ss)\n' "$*" "$(( $(date +%s) - t0 ))"; }
+# shellcheck source=scripts/lib-steps.sh
+source scripts/lib-steps.sh
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   echo "node and npm are needed (Node.js >= 20)" >&2
@@ -32,11 +32,7 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 export MDS_TEST_REQUIRE_CHROMIUM=1
 
-if [[ -z "${MDS_BIN:-}" ]]; then
-  step "cargo build --bin mds"
-  cargo build --quiet --bin mds
-  MDS_BIN=${CARGO_TARGET_DIR:-$PWD/target}/debug/mds
-fi
+[[ -n "${MDS_BIN:-}" ]] || build_mds
 export MDS_BIN
 echo "mds: $MDS_BIN; node $(node --version), npm $(npm --version)"
 

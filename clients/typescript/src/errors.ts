@@ -29,22 +29,17 @@ import type { Problem } from "./types.js";
 
 /** Base of every error this package throws. */
 export class MdsError extends Error {
-  override name = "MdsError";
+  override name = nameOf(this.constructor);
 }
 
 /** The client cannot be made as asked: no API key, or a base URL that is no URL. */
-export class ConfigurationError extends MdsError {
-  override name = "ConfigurationError";
-}
+export class ConfigurationError extends MdsError {}
 
 /** The request got no HTTP answer: connection refused or reset, timed out, or aborted. */
-export class TransportError extends MdsError {
-  override name = "TransportError";
-}
+export class TransportError extends MdsError {}
 
 /** An HTTP error answer; its problem body's fields are properties. */
 export class ApiError extends MdsError {
-  override name = "ApiError";
   /** HTTP status. */
   readonly status: number;
   /** Stable machine-readable code (`invalid_parameter`, `rate_limited`, …); new ones may come. */
@@ -89,48 +84,57 @@ export class ApiError extends MdsError {
 }
 
 /** `400`: a bad parameter value, an unknown parameter, a bad cursor, a key in the query. */
-export class InvalidRequestError extends ApiError {
-  override name = "InvalidRequestError";
-}
+export class InvalidRequestError extends ApiError {}
 /** `401`: no key, or a key that is not an active one. */
-export class AuthenticationError extends ApiError {
-  override name = "AuthenticationError";
-}
+export class AuthenticationError extends ApiError {}
 /** `404`: no such company, article or route. */
-export class NotFoundError extends ApiError {
-  override name = "NotFoundError";
-}
+export class NotFoundError extends ApiError {}
 /** `410`: a position (a sync token, an event id) older than the history the service keeps. */
-export class ExpiredError extends ApiError {
-  override name = "ExpiredError";
-}
+export class ExpiredError extends ApiError {}
 /** `410 sync_token_expired`: the change feed cannot continue from this token; sync from scratch. */
-export class SyncTokenExpiredError extends ExpiredError {
-  override name = "SyncTokenExpiredError";
-}
+export class SyncTokenExpiredError extends ExpiredError {}
 /**
  * `410 events_expired`: the `since` event id is older than the event log
  * keeps (30 days by default); read the current state again, then the log
  * from its start.
  */
-export class EventsExpiredError extends ExpiredError {
-  override name = "EventsExpiredError";
-}
+export class EventsExpiredError extends ExpiredError {}
 /** `429`: the per-minute limit (`rate_limited`) or the monthly quota (`quota_exceeded`). */
-export class RateLimitError extends ApiError {
-  override name = "RateLimitError";
-}
+export class RateLimitError extends ApiError {}
 /** `429 too_many_streams`: the key already holds the most event streams open at once (2); close one first. */
-export class TooManyStreamsError extends RateLimitError {
-  override name = "TooManyStreamsError";
-}
+export class TooManyStreamsError extends RateLimitError {}
 /** `503 unavailable`: the service cannot reach its store, or ran out of time; retry later. */
-export class UnavailableError extends ApiError {
-  override name = "UnavailableError";
-}
+export class UnavailableError extends ApiError {}
 /** `500` and any other `5xx`: the service's fault. */
-export class ServerError extends ApiError {
-  override name = "ServerError";
+export class ServerError extends ApiError {}
+
+/**
+ * Each class's `name`, spelled out (a bundler that renames classes must not
+ * change it); a class of its own takes its nearest ancestor's.
+ */
+const NAMES = new Map<unknown, string>([
+  [MdsError, "MdsError"],
+  [ConfigurationError, "ConfigurationError"],
+  [TransportError, "TransportError"],
+  [ApiError, "ApiError"],
+  [InvalidRequestError, "InvalidRequestError"],
+  [AuthenticationError, "AuthenticationError"],
+  [NotFoundError, "NotFoundError"],
+  [ExpiredError, "ExpiredError"],
+  [SyncTokenExpiredError, "SyncTokenExpiredError"],
+  [EventsExpiredError, "EventsExpiredError"],
+  [RateLimitError, "RateLimitError"],
+  [TooManyStreamsError, "TooManyStreamsError"],
+  [UnavailableError, "UnavailableError"],
+  [ServerError, "ServerError"],
+]);
+
+function nameOf(cls: unknown): string {
+  for (let c = cls; c; c = Object.getPrototypeOf(c)) {
+    const name = NAMES.get(c);
+    if (name !== undefined) return name;
+  }
+  return "MdsError";
 }
 
 /** The error class for an answer's status (and code). */

@@ -4,17 +4,12 @@
  * history, symbols, as_of, status.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import { Client, type CompaniesQuery, type Company, InvalidRequestError, NotFoundError } from "../src/index.js";
-import { plainWalk, type Server, serverWithClient } from "./helpers.js";
+import { plainWalk, serverWithClient } from "./helpers.js";
 
-let server: Server;
-let client: Client;
-
-before(async () => {
-  ({ server, client } = await serverWithClient());
-});
-after(() => server?.stop());
+const { server, client } = await serverWithClient();
+after(() => server.stop());
 
 describe("companies", () => {
   test("a whole walk with iter() equals the list walked by plain fetch", async () => {

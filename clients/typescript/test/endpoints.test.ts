@@ -4,18 +4,13 @@
  * delete; the refusals typed.
  */
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { type Client, InvalidRequestError, NotFoundError } from "../src/index.js";
-import { type Server, serverWithClient } from "./helpers.js";
+import { after, test } from "node:test";
+import { InvalidRequestError, NotFoundError } from "../src/index.js";
+import { serverWithClient } from "./helpers.js";
 
 const URL_ = "https://hooks.example.com/mds";
-let server: Server;
-let client: Client;
-
-before(async () => {
-  ({ server, client } = await serverWithClient());
-});
-after(() => server?.stop());
+const { server, client } = await serverWithClient();
+after(() => server.stop());
 
 test("an endpoint's lifecycle", async () => {
   const created = await client.webhooks.create({ url: URL_, types: ["article.published"], description: "ts" });

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import {
   AuthenticationError,
   Client,
@@ -21,17 +21,12 @@ import {
   SseParser,
   TooManyStreamsError,
 } from "../src/index.js";
-import { plainWalk, type Server, serverWithClient } from "./helpers.js";
+import { plainWalk, serverWithClient } from "./helpers.js";
 
 const PUBLISHED = "article.published";
 
-let server: Server;
-let client: Client;
-
-before(async () => {
-  ({ server, client } = await serverWithClient());
-});
-after(() => server?.stop());
+const { server, client } = await serverWithClient();
+after(() => server.stop());
 
 /** Imports one new article with `mds import news`; its slug. */
 async function importArticle(): Promise<string> {

@@ -10,28 +10,27 @@
 
 from typing import Any
 
-from ._async import AsyncClient, AsyncCompanies, AsyncEvents, AsyncNews
+from . import errors
+from ._async import AsyncClient
 from ._calls import EventFilters, StreamFilters
 from ._core import DEFAULT_BASE_URL, RetryPolicy, __version__
-from ._pages import AsyncItems, CompanyFilters, Items, NewsFilters, SyncResult
-from ._stream import STREAM_SILENCE
-from ._sync import Client, Companies, Events, News
-from ._webhooks import WebhookVerificationError, verify_webhook
-from .errors import (
-    APIError,
-    AuthenticationError,
-    EventsExpiredError,
-    ExpiredError,
-    InvalidRequestError,
-    MdsError,
-    NotFoundError,
-    RateLimitError,
-    ServerError,
-    SyncTokenExpiredError,
-    TooManyStreamsError,
-    TransportError,
-    UnavailableError,
+from ._pages import (
+    AsyncCompanies,
+    AsyncEvents,
+    AsyncItems,
+    AsyncNews,
+    Companies,
+    CompanyFilters,
+    Events,
+    Items,
+    News,
+    NewsFilters,
+    SyncResult,
 )
+from ._stream import STREAM_SILENCE
+from ._sync import Client
+from ._webhooks import WebhookVerificationError, verify_webhook
+from .errors import *  # noqa: F403 (errors.__all__: every exception class)
 from .models import (
     Article,
     ChangesPage,
@@ -68,14 +67,12 @@ def listings_frame(details: "list[CompanyDetail]") -> Any:
 __all__ = [
     "DEFAULT_BASE_URL",
     "STREAM_SILENCE",
-    "APIError",
     "Article",
     "AsyncClient",
     "AsyncCompanies",
     "AsyncEvents",
     "AsyncItems",
     "AsyncNews",
-    "AuthenticationError",
     "ChangesPage",
     "Classification",
     "Client",
@@ -91,30 +88,19 @@ __all__ = [
     "EventFilters",
     "EventPage",
     "Events",
-    "EventsExpiredError",
-    "ExpiredError",
     "IdentityEvent",
-    "InvalidRequestError",
     "Items",
     "Listing",
     "MarketCap",
-    "MdsError",
     "News",
     "NewsFilters",
     "NewsPage",
-    "NotFoundError",
-    "RateLimitError",
     "ResponseMeta",
     "RetryPolicy",
-    "ServerError",
     "StreamFilters",
     "SymbolHistory",
     "SymbolPeriod",
     "SyncResult",
-    "SyncTokenExpiredError",
-    "TooManyStreamsError",
-    "TransportError",
-    "UnavailableError",
     "Usage",
     "UsageWindow",
     "WebhookAttempt",
@@ -124,3 +110,4 @@ __all__ = [
     "listings_frame",
     "verify_webhook",
 ]
+__all__ += errors.__all__

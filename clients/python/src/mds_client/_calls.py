@@ -159,39 +159,42 @@ def events(
 
 
 def company(isin: str, as_of: date | str | None = None) -> Call[CompanyDetail]:
-    """``GET /v1/companies/{isin}``, as it stands or as of a day."""
+    """``GET /v1/companies/{isin}``: everything known about one company; with
+    ``as_of`` (a day from 1990-01-01 up to today), as it stood then."""
     path = f"/v1/companies/{quote(isin.strip(), safe='')}"
     return Call(path, CompanyDetail.from_json, {"as_of": as_of})
 
 
 def history(isin: str) -> Call[CompanyHistory]:
-    """``GET /v1/companies/{isin}/history``."""
+    """``GET /v1/companies/{isin}/history``: its identity events, oldest first."""
     return Call(f"/v1/companies/{quote(isin.strip(), safe='')}/history", CompanyHistory.from_json)
 
 
 def symbol(symbol: str, exchange: Literal["nse", "bse"] = "nse") -> Call[SymbolHistory]:
-    """``GET /v1/symbols/{symbol}``."""
+    """``GET /v1/symbols/{symbol}``: every ISIN that carried it, with when."""
     path = f"/v1/symbols/{quote(symbol.strip(), safe='')}"
     return Call(path, SymbolHistory.from_json, {"exchange": exchange})
 
 
 def article(slug: str) -> Call[Article]:
-    """``GET /v1/news/{slug}``."""
+    """``GET /v1/news/{slug}``: one article, with its body."""
     return Call(f"/v1/news/{quote(slug, safe='')}", Article.from_json)
 
 
 def usage() -> Call[Usage]:
-    """``GET /v1/usage``."""
+    """``GET /v1/usage``: this key's tier, limits and requests (free)."""
     return Call("/v1/usage", Usage.from_json)
 
 
-def usage_daily(month: str | None) -> Call[DailyUsage]:
-    """``GET /v1/usage/daily`` for ``month`` (``None``: this month)."""
+def usage_daily(month: str | None = None) -> Call[DailyUsage]:
+    """``GET /v1/usage/daily``: day by day for ``month`` (``YYYY-MM``, default this month)."""
     return Call("/v1/usage/daily", DailyUsage.from_json, {"month": month})
 
 
-def changes(since: str | None, cursor: str | None, limit: int | None) -> Call[ChangesPage]:
-    """``GET /v1/companies/changes``: one page of the change feed."""
+def changes(
+    since: str | None = None, *, cursor: str | None = None, limit: int | None = None
+) -> Call[ChangesPage]:
+    """One page of ``GET /v1/companies/changes``; the last page has ``sync_token``."""
     params = {"since": since, "cursor": cursor, "limit": limit}
     return Call("/v1/companies/changes", ChangesPage.from_json, params)
 
@@ -205,11 +208,21 @@ def _fields(**fields: Any) -> dict[str, Any]:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items() if v is not None}
 
 
-def webhook_create(url: str, **fields: Any) -> Call[WebhookEndpoint]:
-    """``POST /v1/webhooks``: a new endpoint, with its secret."""
-    return Call(
-        "/v1/webhooks", WebhookEndpoint.parse, method="POST", body=_fields(url=url, **fields)
+def webhook_create(
+    url: str,
+    *,
+    types: Sequence[str] | None = None,
+    isins: Sequence[str] | None = None,
+    tickers: Sequence[str] | None = None,
+    tags: Sequence[str] | None = None,
+    description: str | None = None,
+) -> Call[WebhookEndpoint]:
+    """``POST /v1/webhooks``: a new endpoint (``https`` only); its ``secret``
+    is in this answer only: store it to verify deliveries."""
+    body = _fields(
+        url=url, types=types, isins=isins, tickers=tickers, tags=tags, description=description
     )
+    return Call("/v1/webhooks", WebhookEndpoint.parse, method="POST", body=body)
 
 
 def webhook_list() -> Call[list[WebhookEndpoint]]:
@@ -222,11 +235,29 @@ def webhook_get(endpoint_id: str) -> Call[WebhookEndpoint]:
     return Call(_webhook(endpoint_id), WebhookEndpoint.parse)
 
 
-def webhook_update(endpoint_id: str, **fields: Any) -> Call[WebhookEndpoint]:
-    """``PATCH /v1/webhooks/{id}``: the fields given change."""
-    return Call(
-        _webhook(endpoint_id), WebhookEndpoint.parse, method="PATCH", body=_fields(**fields)
+def webhook_update(
+    endpoint_id: str,
+    *,
+    url: str | None = None,
+    types: Sequence[str] | None = None,
+    isins: Sequence[str] | None = None,
+    tickers: Sequence[str] | None = None,
+    tags: Sequence[str] | None = None,
+    description: str | None = None,
+    status: str | None = None,
+) -> Call[WebhookEndpoint]:
+    """``PATCH /v1/webhooks/{id}``: the fields given change (``status``:
+    ``enabled`` or ``disabled``)."""
+    body = _fields(
+        url=url,
+        types=types,
+        isins=isins,
+        tickers=tickers,
+        tags=tags,
+        description=description,
+        status=status,
     )
+    return Call(_webhook(endpoint_id), WebhookEndpoint.parse, method="PATCH", body=body)
 
 
 def webhook_delete(endpoint_id: str) -> Call[None]:
@@ -234,16 +265,16 @@ def webhook_delete(endpoint_id: str) -> Call[None]:
     return Call(_webhook(endpoint_id), lambda _d, _m: None, method="DELETE")
 
 
-def webhook_rotate(endpoint_id: str, expires_in: int | None) -> Call[WebhookEndpoint]:
-    """``POST /v1/webhooks/{id}/rotate-secret``: a new secret; the old one signs
-    beside it for ``expires_in`` seconds (default 86,400)."""
+def webhook_rotate(endpoint_id: str, expires_in: int | None = None) -> Call[WebhookEndpoint]:
+    """``POST /v1/webhooks/{id}/rotate-secret``: the new ``secret``; the old
+    one keeps signing beside it for ``expires_in`` s (default 86,400)."""
     body = _fields(expires_in=expires_in)
     path = _webhook(endpoint_id, "/rotate-secret")
     return Call(path, WebhookEndpoint.parse, method="POST", body=body)
 
 
 def webhook_test(endpoint_id: str) -> Call[str]:
-    """``POST /v1/webhooks/{id}/test``: a ``ping`` queued; its event id."""
+    """``POST /v1/webhooks/{id}/test``: queues a ``ping``; its event id."""
     path = _webhook(endpoint_id, "/test")
     return Call(path, lambda d, _m: str(d["event_id"]), method="POST", body={})
 

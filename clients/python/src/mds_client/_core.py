@@ -147,14 +147,20 @@ def decode(response: httpx.Response, api_key: Secret) -> tuple[dict[str, Any], R
         return {}, meta
     body = response.json()
     if not isinstance(body, dict):
-        raise APIError(
-            status=response.status_code,
-            code="unexpected_body",
-            detail="the response body is not a JSON object",
-            request_id=meta.request_id,
-            meta=meta,
-        )
+        raise unexpected(meta, "unexpected_body", "the response body is not a JSON object")
     return body, meta
+
+
+def unexpected(meta: ResponseMeta, code: str, detail: str) -> APIError:
+    """The error of an answer (``meta``) that is no error, yet not one the
+    client can use: ``code`` and ``detail`` say how."""
+    return APIError(
+        status=meta.status,
+        code=code,
+        detail=detail,
+        request_id=meta.request_id,
+        meta=meta,
+    )
 
 
 def to_error(response: httpx.Response, meta: ResponseMeta, api_key: Secret) -> APIError:

@@ -1,5 +1,6 @@
-"""Iteration that follows ``next_cursor``, the list resources and the state of a
-sync, for the sync and async clients."""
+"""Iteration that follows ``next_cursor``, the list resources, and the sync
+of a store (as a job: the calls it makes, run by either client), for the sync
+and async clients."""
 
 from __future__ import annotations
 
@@ -7,18 +8,44 @@ from collections.abc import (
     AsyncIterator,
     Awaitable,
     Callable,
+    Generator,
     Iterator,
     MutableMapping,
     Sequence,
 )
 from dataclasses import dataclass, field
-from typing import Any, Generic, ParamSpec, Protocol, TypeVar
+from typing import Any, Generic, ParamSpec, Protocol, TypeVar, cast
 
+from . import _calls
 from ._calls import Call, CompanyFilters, NewsFilters, Unpack
-from .errors import TransportError
-from .models import ChangesPage, CompanyDetail, ResponseMeta
+from ._pandas import require_pandas
+from .errors import MdsError, SyncTokenExpiredError, TransportError
+from .models import (
+    Article,
+    ChangesPage,
+    Company,
+    CompanyDetail,
+    CompanyPage,
+    Event,
+    EventPage,
+    NewsPage,
+    ResponseMeta,
+)
 
-__all__ = ["AsyncItems", "CompanyFilters", "Items", "NewsFilters", "SyncResult", "Unpack"]
+__all__ = [
+    "AsyncCompanies",
+    "AsyncEvents",
+    "AsyncItems",
+    "AsyncNews",
+    "Companies",
+    "CompanyFilters",
+    "Events",
+    "Items",
+    "News",
+    "NewsFilters",
+    "SyncResult",
+    "Unpack",
+]
 
 
 T_co = TypeVar("T_co", covariant=True)
@@ -44,6 +71,7 @@ P = TypeVar("P", bound="Page[Any]")
 A = ParamSpec("A")
 S = TypeVar("S")
 F = TypeVar("F")
+R = TypeVar("R")
 
 
 def next_cursor(page: Page[Any]) -> str | None:
@@ -158,6 +186,63 @@ class Listing(Generic[A, T, P, S]):
         return lambda cursor: self._send(first.at(cursor))
 
 
+class SyncListing(Listing[A, T, P, P]):
+    """A list route of :class:`Client`: ``resource(...)`` is one page; ``.iter(...)``,
+    ``.pages(...)`` and ``.all(...)`` follow ``next_cursor`` to the end."""
+
+    def iter(self, *args: A.args, **kwargs: A.kwargs) -> Items[T]:
+        first = self._build(*args, **kwargs)
+        return Items(self._fetcher(first), self._framer, first.cursor)
+
+    def pages(self, *args: A.args, **kwargs: A.kwargs) -> Iterator[Page[T]]:
+        return self.iter(*args, **kwargs).pages()
+
+    def all(self, *args: A.args, **kwargs: A.kwargs) -> list[T]:
+        return self.iter(*args, **kwargs).all()
+
+
+class AsyncListing(Listing[A, T, P, Awaitable[P]]):
+    """A list route of :class:`AsyncClient`: ``await resource(...)`` is one page;
+    ``.iter(...)`` (``async for``), ``.pages(...)`` and ``await .all(...)`` follow
+    ``next_cursor`` to the end."""
+
+    def iter(self, *args: A.args, **kwargs: A.kwargs) -> AsyncItems[T]:
+        first = self._build(*args, **kwargs)
+        return AsyncItems(self._fetcher(first), self._framer, first.cursor)
+
+    def pages(self, *args: A.args, **kwargs: A.kwargs) -> AsyncIterator[Page[T]]:
+        return self.iter(*args, **kwargs).pages()
+
+    async def all(self, *args: A.args, **kwargs: A.kwargs) -> list[T]:
+        return await self.iter(*args, **kwargs).all()
+
+
+class Companies(SyncListing[A, Company, CompanyPage]):
+    """``client.companies(...)``: ``GET /v1/companies`` with :class:`CompanyFilters`."""
+
+
+class News(SyncListing[A, Article, NewsPage]):
+    """``client.news(...)``: ``GET /v1/news`` (articles newest first) with :class:`NewsFilters`."""
+
+
+class Events(SyncListing[A, Event, EventPage]):
+    """``client.events(...)``: ``GET /v1/events`` (the event log, oldest first after
+    ``since``) with :class:`EventFilters`."""
+
+
+class AsyncCompanies(AsyncListing[A, Company, CompanyPage]):
+    """``client.companies(...)``: ``GET /v1/companies`` with :class:`CompanyFilters`."""
+
+
+class AsyncNews(AsyncListing[A, Article, NewsPage]):
+    """``client.news(...)``: ``GET /v1/news`` (articles newest first) with :class:`NewsFilters`."""
+
+
+class AsyncEvents(AsyncListing[A, Event, EventPage]):
+    """``client.events(...)``: ``GET /v1/events`` (the event log, oldest first after
+    ``since``) with :class:`EventFilters`."""
+
+
 @dataclass
 class SyncResult:
     """What one :meth:`Client.sync` did: store ``sync_token`` for the next call."""
@@ -195,3 +280,88 @@ def synced_frame(df: Any, fresh: dict[str, CompanyDetail], result: SyncResult) -
 
     base = None if result.from_scratch else df  # a full sync replaces the frame
     return merge_details(base, list(fresh.values())), result.sync_token
+
+
+Job = Generator[Call[Any], Any, R]
+"""Work of several calls, without I/O: it yields each call and is sent its
+result (or thrown its error); it returns what it made of them. A client runs
+it with :class:`Steps`."""
+
+
+class Steps(Generic[R]):
+    """A :data:`Job` being run: :meth:`next` is the call it needs next, given
+    the result (or the error) of the one before; ``None`` once it is done."""
+
+    def __init__(self, job: Job[R]) -> None:
+        self._job = job
+        self._value: Any = None
+        self._error: MdsError | None = None
+        self._result: Any = None
+
+    def next(self) -> Call[Any] | None:
+        """The call the job needs now, or ``None``: it has returned."""
+        try:
+            if self._error is None:
+                return self._job.send(self._value)
+            error, self._error = self._error, None
+            return self._job.throw(error)
+        except StopIteration as done:
+            self._result = done.value
+            return None
+
+    def answer(self, value: Any) -> None:
+        """The result of the call :meth:`next` gave."""
+        self._value = value
+
+    def fail(self, error: MdsError) -> None:
+        """The error of the call :meth:`next` gave: raised in the job."""
+        self._error = error
+
+    def result(self) -> R:
+        """What the job returned."""
+        return cast(R, self._result)
+
+
+def sync(
+    store: MutableMapping[str, CompanyDetail],
+    since: str | None = None,
+    *,
+    limit: int = 200,
+    restart_if_expired: bool = True,
+) -> Job[SyncResult]:
+    """Bring ``store`` (ISIN -> :class:`CompanyDetail`) up to date from ``since``
+    (a stored ``sync_token``; ``None`` = everything) and return the new token.
+
+    Rows are applied as pages arrive; keep the old token until this returns,
+    so an interrupted sync is simply run again. A token older than the
+    server's history (``410``) clears ``store`` and syncs from scratch,
+    unless ``restart_if_expired`` is false (then it raises)."""
+    try:
+        return (yield from _sync_once(store, since, limit))
+    except SyncTokenExpiredError:
+        if not restart_if_expired:
+            raise
+        store.clear()
+        return (yield from _sync_once(store, None, limit))
+
+
+def _sync_once(
+    store: MutableMapping[str, CompanyDetail], since: str | None, limit: int
+) -> Job[SyncResult]:
+    run = SyncRun(store, since)
+    cursor = None
+    while True:
+        page: ChangesPage = yield _calls.changes(since, cursor=cursor, limit=limit)
+        run.apply(page)
+        if (cursor := next_cursor(page)) is None:
+            return run.result()
+
+
+def sync_frame(df: Any, since: str | None = None, *, limit: int = 200) -> Job[tuple[Any, str]]:
+    """The DataFrame flavour of :meth:`Client.sync`: returns ``(frame, sync_token)``
+    where ``frame`` is ``df`` (a frame from an earlier call, indexed by ISIN,
+    or ``None``) with every changed company upserted."""
+    require_pandas()
+    fresh: dict[str, CompanyDetail] = {}
+    result = yield from sync(fresh, since, limit=limit)
+    return synced_frame(df, fresh, result)

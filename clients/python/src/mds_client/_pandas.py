@@ -51,16 +51,18 @@ def companies_frame(companies: Iterable[Company]) -> Any:
     return _typed_company_columns(_frame(rows, COMPANY_COLUMNS))
 
 
-DETAIL_EXTRA = [
-    "exchanges",
-    "macro_sector",
-    "basic_industry",
-    "market_cap_inr_crore",
-    "market_cap_as_of",
-    "updated_at",
-    "status",
-    "superseded_by",
-]
+#: The columns :func:`details_frame` adds to the company ones, each with its
+#: value for one detail.
+DETAIL_EXTRA: dict[str, Callable[[CompanyDetail], Any]] = {
+    "exchanges": lambda d: [lst.exchange for lst in d.listings],
+    "macro_sector": lambda d: d.classification.macro_sector,
+    "basic_industry": lambda d: d.classification.basic_industry,
+    "market_cap_inr_crore": lambda d: d.market_cap.inr_crore if d.market_cap else None,
+    "market_cap_as_of": lambda d: d.market_cap.as_of if d.market_cap else None,
+    "updated_at": lambda d: d.updated_at,
+    "status": lambda d: d.status,
+    "superseded_by": lambda d: d.superseded_by,
+}
 
 
 def details_frame(details: Iterable[CompanyDetail]) -> Any:
@@ -70,19 +72,14 @@ def details_frame(details: Iterable[CompanyDetail]) -> Any:
     lists each listing's exchange (NSE first). Listings themselves:
     :func:`listings_frame`."""
     pd = require_pandas()
-    rows = []
-    for d in details:
-        row: dict[str, Any] = {c: getattr(d, c) for c in COMPANY_COLUMNS}
-        row["exchanges"] = [lst.exchange for lst in d.listings]
-        row["macro_sector"] = d.classification.macro_sector
-        row["basic_industry"] = d.classification.basic_industry
-        row["market_cap_inr_crore"] = d.market_cap.inr_crore if d.market_cap else None
-        row["market_cap_as_of"] = d.market_cap.as_of if d.market_cap else None
-        row["updated_at"] = d.updated_at
-        row["status"] = d.status
-        row["superseded_by"] = d.superseded_by
-        rows.append(row)
-    df = _typed_company_columns(_frame(rows, COMPANY_COLUMNS + DETAIL_EXTRA))
+    rows = [
+        {
+            **{c: getattr(d, c) for c in COMPANY_COLUMNS},
+            **{c: v(d) for c, v in DETAIL_EXTRA.items()},
+        }
+        for d in details
+    ]
+    df = _typed_company_columns(_frame(rows, [*COMPANY_COLUMNS, *DETAIL_EXTRA]))
     for col in ("macro_sector", "basic_industry"):
         df[col] = df[col].astype("string")
     df["market_cap_inr_crore"] = df["market_cap_inr_crore"].astype("Float64")

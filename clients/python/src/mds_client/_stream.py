@@ -13,8 +13,7 @@ from typing import Any
 import httpx
 
 from ._calls import event_params, query
-from ._core import RetryPolicy, Secret, log, retry_after_of, to_error
-from .errors import APIError
+from ._core import RetryPolicy, Secret, log, retry_after_of, to_error, unexpected
 from .models import Event, ResponseMeta
 
 PATH = "/v1/events/stream"
@@ -80,6 +79,16 @@ class Following:
             headers["Last-Event-ID"] = self.last_event_id
         return headers
 
+    def request(self, timeout: httpx.Timeout) -> dict[str, Any]:
+        """The arguments of httpx's ``stream()`` that open a new connection."""
+        return {
+            "method": "GET",
+            "url": PATH,
+            "params": self.params,
+            "headers": self.headers(),
+            "timeout": timeout,
+        }
+
     def wait(self) -> float:
         """Seconds to wait before the next connection: none after a stream
         that carried something, then backoff growing to the policy's cap
@@ -107,13 +116,8 @@ class Following:
         meta = ResponseMeta.from_response(response)
         if response.status_code >= 400:
             raise to_error(response, meta, self._api_key)
-        raise APIError(
-            status=response.status_code,
-            code="unexpected_status",
-            detail="the event stream answered neither 200 nor an error",
-            request_id=meta.request_id,
-            meta=meta,
-        )
+        detail = "the event stream answered neither 200 nor an error"
+        raise unexpected(meta, "unexpected_status", detail)
 
     def feed(self, text: str) -> list[Event]:
         """The events that ``text`` (the stream's next chunk) completes."""

@@ -1,66 +1,24 @@
-"""The synchronous client: the transport of its calls (built in :mod:`._calls`)."""
+"""The synchronous client: the transport of its calls (built in :mod:`._calls`,
+its methods declared in :mod:`._api`)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Generator, Iterator, MutableMapping, Sequence
-from datetime import date
-from typing import Any, Literal
+from collections.abc import Callable, Generator, Iterator
+from typing import Any
 
 import httpx
 
 from . import _calls, _core, _stream
+from ._api import Api
 from ._calls import Call, R, StreamFilters, Unpack
-from ._pages import A, Items, Listing, P, Page, SyncResult, SyncRun, T, follow, synced_frame
-from ._pandas import articles_frame, companies_frame, events_frame, require_pandas
-from .errors import SyncTokenExpiredError
-from .models import (
-    Article,
-    ChangesPage,
-    Company,
-    CompanyDetail,
-    CompanyHistory,
-    CompanyPage,
-    DailyUsage,
-    Event,
-    EventPage,
-    NewsPage,
-    SymbolHistory,
-    Usage,
-    WebhookAttempt,
-    WebhookEndpoint,
-)
+from ._pages import Companies, Events, Job, News, Steps, follow
+from ._pandas import articles_frame, companies_frame, events_frame
+from .errors import MdsError
+from .models import ChangesPage, Event
 
 
-class SyncListing(Listing[A, T, P, P]):
-    """A list route of :class:`Client`: ``resource(...)`` is one page; ``.iter(...)``,
-    ``.pages(...)`` and ``.all(...)`` follow ``next_cursor`` to the end."""
-
-    def iter(self, *args: A.args, **kwargs: A.kwargs) -> Items[T]:
-        first = self._build(*args, **kwargs)
-        return Items(self._fetcher(first), self._framer, first.cursor)
-
-    def pages(self, *args: A.args, **kwargs: A.kwargs) -> Iterator[Page[T]]:
-        return self.iter(*args, **kwargs).pages()
-
-    def all(self, *args: A.args, **kwargs: A.kwargs) -> list[T]:
-        return self.iter(*args, **kwargs).all()
-
-
-class Companies(SyncListing[A, Company, CompanyPage]):
-    """``client.companies(...)``: ``GET /v1/companies`` with :class:`CompanyFilters`."""
-
-
-class News(SyncListing[A, Article, NewsPage]):
-    """``client.news(...)``: ``GET /v1/news`` (articles newest first) with :class:`NewsFilters`."""
-
-
-class Events(SyncListing[A, Event, EventPage]):
-    """``client.events(...)``: ``GET /v1/events`` (the event log, oldest first after
-    ``since``) with :class:`EventFilters`."""
-
-
-class Client(_core.ClientBase[httpx.BaseTransport]):
+class Client(Api[httpx.BaseTransport]):
     """A client of the mds API.
 
     ``api_key`` defaults to ``$MDS_API_KEY``, ``base_url`` to ``$MDS_BASE_URL``
@@ -84,99 +42,13 @@ class Client(_core.ClientBase[httpx.BaseTransport]):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _send(self, call: Call[R]) -> R:
-        attempts = _core.Attempts(self.retry, self._api_key, call.path, call.method)
-        params = call.query()
-        while True:
-            try:
-                response = self._http.request(call.method, call.path, params=params, json=call.body)
-            except httpx.TransportError as exc:
-                time.sleep(attempts.after_failure(exc))
-                continue
-            delay = attempts.after_answer(response)
-            if delay is None:
-                return call.read(response, self._api_key)
-            time.sleep(delay)
-
-    # --- single resources -------------------------------------------------
-
-    def company(self, isin: str, as_of: date | str | None = None) -> CompanyDetail:
-        """``GET /v1/companies/{isin}``: everything known about one company; with
-        ``as_of`` (a day from 1990-01-01 up to today), as it stood then."""
-        return self._send(_calls.company(isin, as_of))
-
-    def history(self, isin: str) -> CompanyHistory:
-        """``GET /v1/companies/{isin}/history``: its identity events, oldest first."""
-        return self._send(_calls.history(isin))
-
-    def symbol(self, symbol: str, exchange: Literal["nse", "bse"] = "nse") -> SymbolHistory:
-        """``GET /v1/symbols/{symbol}``: every ISIN that carried it, with when."""
-        return self._send(_calls.symbol(symbol, exchange))
-
-    def article(self, slug: str) -> Article:
-        """``GET /v1/news/{slug}``: one article, with its body."""
-        return self._send(_calls.article(slug))
-
-    def usage(self) -> Usage:
-        """``GET /v1/usage``: this key's tier, limits and requests (free)."""
-        return self._send(_calls.usage())
-
-    def usage_daily(self, month: str | None = None) -> DailyUsage:
-        """``GET /v1/usage/daily``: day by day for ``month`` (``YYYY-MM``, default this month)."""
-        return self._send(_calls.usage_daily(month))
-
     # --- the change feed --------------------------------------------------
-
-    def changes(
-        self, since: str | None = None, *, cursor: str | None = None, limit: int | None = None
-    ) -> ChangesPage:
-        """One page of ``GET /v1/companies/changes``; the last page has ``sync_token``."""
-        return self._send(_calls.changes(since, cursor, limit))
 
     def changes_pages(
         self, since: str | None = None, *, limit: int | None = None
     ) -> Iterator[ChangesPage]:
         """Every page of the change feed from ``since``, fetched as iterated."""
         return follow(lambda cursor: self.changes(since, cursor=cursor, limit=limit), None)
-
-    def sync(
-        self,
-        store: MutableMapping[str, CompanyDetail],
-        since: str | None = None,
-        *,
-        limit: int = 200,
-        restart_if_expired: bool = True,
-    ) -> SyncResult:
-        """Bring ``store`` (ISIN -> :class:`CompanyDetail`) up to date from ``since``
-        (a stored ``sync_token``; ``None`` = everything) and return the new token.
-
-        Rows are applied as pages arrive; keep the old token until this returns,
-        so an interrupted sync is simply run again. A token older than the
-        server's history (``410``) clears ``store`` and syncs from scratch,
-        unless ``restart_if_expired`` is false (then it raises)."""
-        try:
-            return self._sync_once(store, since, limit)
-        except SyncTokenExpiredError:
-            if not restart_if_expired:
-                raise
-            store.clear()
-            return self._sync_once(store, None, limit)
-
-    def _sync_once(
-        self, store: MutableMapping[str, CompanyDetail], since: str | None, limit: int
-    ) -> SyncResult:
-        run = SyncRun(store, since)
-        for page in self.changes_pages(since, limit=limit):
-            run.apply(page)
-        return run.result()
-
-    def sync_frame(self, df: Any, since: str | None = None, *, limit: int = 200) -> tuple[Any, str]:
-        """The DataFrame flavour of :meth:`sync`: returns ``(frame, sync_token)``
-        where ``frame`` is ``df`` (a frame from an earlier call, indexed by ISIN,
-        or ``None``) with every changed company upserted."""
-        require_pandas()
-        fresh: dict[str, CompanyDetail] = {}
-        return synced_frame(df, fresh, self.sync(fresh, since, limit=limit))
 
     # --- the event stream -------------------------------------------------
 
@@ -203,13 +75,7 @@ class Client(_core.ClientBase[httpx.BaseTransport]):
         while True:
             time.sleep(following.wait())
             try:
-                with self._http.stream(
-                    "GET",
-                    _stream.PATH,
-                    params=following.params,
-                    headers=following.headers(),
-                    timeout=timeout,
-                ) as response:
+                with self._http.stream(**following.request(timeout)) as response:
                     if response.status_code != 200:
                         response.read()
                     if not following.opened(response):
@@ -220,68 +86,32 @@ class Client(_core.ClientBase[httpx.BaseTransport]):
             except httpx.TransportError as exc:
                 following.lost(f"failed: {type(exc).__name__}")
 
-    # --- webhook endpoints (contract 11.2) ----------------------------------
+    # --- the transport ---------------------------------------------------
 
-    def create_webhook(
-        self,
-        url: str,
-        *,
-        types: Sequence[str] | None = None,
-        isins: Sequence[str] | None = None,
-        tickers: Sequence[str] | None = None,
-        tags: Sequence[str] | None = None,
-        description: str | None = None,
-    ) -> WebhookEndpoint:
-        """``POST /v1/webhooks``: a new endpoint (``https`` only); its ``secret``
-        is in this answer only: store it to verify deliveries."""
-        fields = {"types": types, "isins": isins, "tickers": tickers, "tags": tags}
-        return self._send(_calls.webhook_create(url, description=description, **fields))
+    def _send(self, call: Call[R]) -> R:
+        attempts = _core.Attempts(self.retry, self._api_key, call.path, call.method)
+        params = call.query()
+        while True:
+            try:
+                response = self._http.request(call.method, call.path, params=params, json=call.body)
+            except httpx.TransportError as exc:
+                time.sleep(attempts.after_failure(exc))
+                continue
+            delay = attempts.after_answer(response)
+            if delay is None:
+                return call.read(response, self._api_key)
+            time.sleep(delay)
 
-    def webhooks(self) -> list[WebhookEndpoint]:
-        """``GET /v1/webhooks``: the account's endpoints."""
-        return self._send(_calls.webhook_list())
+    def _method(self, build: Callable[..., Call[Any] | Job[Any]]) -> Callable[..., Any]:
+        return lambda *args, **kwargs: self._run(build(*args, **kwargs))
 
-    def webhook(self, endpoint_id: str) -> WebhookEndpoint:
-        """``GET /v1/webhooks/{id}``."""
-        return self._send(_calls.webhook_get(endpoint_id))
-
-    def update_webhook(
-        self,
-        endpoint_id: str,
-        *,
-        url: str | None = None,
-        types: Sequence[str] | None = None,
-        isins: Sequence[str] | None = None,
-        tickers: Sequence[str] | None = None,
-        tags: Sequence[str] | None = None,
-        description: str | None = None,
-        status: str | None = None,
-    ) -> WebhookEndpoint:
-        """``PATCH /v1/webhooks/{id}``: the fields given change (``status``:
-        ``enabled`` or ``disabled``)."""
-        fields = {"url": url, "types": types, "isins": isins, "tickers": tickers, "tags": tags}
-        call = _calls.webhook_update(endpoint_id, description=description, status=status, **fields)
-        return self._send(call)
-
-    def delete_webhook(self, endpoint_id: str) -> None:
-        """``DELETE /v1/webhooks/{id}``."""
-        self._send(_calls.webhook_delete(endpoint_id))
-
-    def rotate_webhook_secret(
-        self, endpoint_id: str, expires_in: int | None = None
-    ) -> WebhookEndpoint:
-        """``POST /v1/webhooks/{id}/rotate-secret``: the new ``secret``; the old
-        one keeps signing beside it for ``expires_in`` s (default 86,400)."""
-        return self._send(_calls.webhook_rotate(endpoint_id, expires_in))
-
-    def test_webhook(self, endpoint_id: str) -> str:
-        """``POST /v1/webhooks/{id}/test``: queues a ``ping``; its event id."""
-        return self._send(_calls.webhook_test(endpoint_id))
-
-    def webhook_attempts(self, endpoint_id: str) -> list[WebhookAttempt]:
-        """``GET /v1/webhooks/{id}/attempts``: the latest delivery attempts."""
-        return self._send(_calls.webhook_attempts(endpoint_id))
-
-    def replay_webhook(self, endpoint_id: str, since: str) -> WebhookEndpoint:
-        """``POST /v1/webhooks/{id}/replay``: queues again what matched after ``since``."""
-        return self._send(_calls.webhook_replay(endpoint_id, since))
+    def _run(self, work: Call[R] | Job[R]) -> R:
+        if isinstance(work, Call):
+            return self._send(work)
+        steps = Steps(work)
+        while (call := steps.next()) is not None:
+            try:
+                steps.answer(self._send(call))
+            except MdsError as exc:
+                steps.fail(exc)
+        return steps.result()

@@ -9,10 +9,11 @@ break an older client.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+import functools
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import MISSING, dataclass, field, fields
 from datetime import date, datetime, timezone
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar, get_args, get_origin, get_type_hints
 
 import httpx
 
@@ -71,12 +72,101 @@ def parse_date(value: Any) -> date | None:
     return date.fromisoformat(str(value)[:10])
 
 
-def _opt_str(value: Any) -> str | None:
-    return None if value is None else str(value)
+def _req_date(value: Any) -> date:
+    parsed = parse_date(value)
+    if parsed is None:
+        raise ValueError("a required date is null")
+    return parsed
 
 
-def _opt_float(value: Any) -> float | None:
-    return None if value is None else float(value)
+Reader = Callable[[Mapping[str, Any]], Any]
+"""Reads one field's value from a JSON object."""
+
+#: How a JSON value becomes a field's value, by the field's type (a model
+#: class: by its ``from_json``).
+_CONVERTERS: dict[Any, Callable[[Any], Any]] = {
+    str: str,
+    int: int,
+    float: float,
+    bool: bool,
+    datetime: _req_datetime,
+    date: _req_date,
+    Any: lambda value: value,
+}
+
+
+def _converter(hint: Any) -> Callable[[Any], Any]:
+    convert = _CONVERTERS.get(hint) or getattr(hint, "from_json", None)
+    return convert or functools.partial(_unreadable, hint)
+
+
+def _unreadable(hint: Any, value: Any) -> Any:
+    raise TypeError(f"a field of type {hint} is given, not read from JSON")
+
+
+def _reader(name: str, hint: Any, default: Any) -> Reader:
+    """How a field of type ``hint`` is read from the JSON key ``name``: a list
+    or a dict missing or null is empty; an optional field (``X | None``) is
+    ``None`` then; a field with a ``default`` has it then; any other field is
+    required."""
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is list:
+        item = _converter(args[0])
+        return lambda d: [item(x) for x in d.get(name) or []]
+    if origin is dict:
+        value = _converter(args[1])
+        return lambda d: {str(k): value(v) for k, v in _mapping(d.get(name)).items()}
+    if type(None) in args:
+        (inner,) = (a for a in args if a is not type(None))
+        convert = _converter(inner)
+        return lambda d: None if d.get(name) is None else convert(d[name])
+    convert = _converter(hint)
+    if default is not MISSING:
+        return lambda d: default if d.get(name) is None else convert(d[name])
+    return lambda d: convert(d[name])
+
+
+def _mapping(value: Any) -> Mapping[Any, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+_READERS: dict[type[Any], dict[str, Reader]] = {}
+
+
+def _readers(cls: type[Any]) -> dict[str, Reader]:
+    """The reader of each field of the dataclass ``cls``: from the JSON key
+    its metadata names as ``json`` (else its own name), with the value its
+    metadata names as ``missing`` (else its default) when that key is missing
+    or null."""
+    if cls not in _READERS:
+        hints = get_type_hints(cls)
+        _READERS[cls] = {
+            f.name: _reader(
+                f.metadata.get("json", f.name), hints[f.name], f.metadata.get("missing", f.default)
+            )
+            for f in fields(cls)
+        }
+    return _READERS[cls]
+
+
+M = TypeVar("M")
+
+
+def _decode(cls: type[M], d: Mapping[str, Any], **known: Any) -> M:
+    """The dataclass ``cls`` from the JSON object ``d``: the fields in ``known``
+    as given, every other one read by its type (:func:`_reader`); unknown keys
+    are ignored."""
+    read = {name: reader(d) for name, reader in _readers(cls).items() if name not in known}
+    return cls(**read, **known)
+
+
+class _Model:
+    """A model read from JSON by its fields' types."""
+
+    @classmethod
+    def from_json(cls: type[M], d: Mapping[str, Any]) -> M:
+        """The model of the JSON object ``d``."""
+        return _decode(cls, d)
 
 
 def _int_header(headers: Mapping[str, str], name: str) -> int | None:
@@ -131,6 +221,11 @@ class _Result:
 
     meta: ResponseMeta = field(default=_NO_META, repr=False, compare=False, kw_only=True)
 
+    @classmethod
+    def from_json(cls: type[M], d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> M:
+        """The response of the JSON object ``d``, with its ``meta``."""
+        return _decode(cls, d, meta=meta)
+
     @property
     def remaining(self) -> int | None:
         """Requests left in the current minute (``X-RateLimit-Remaining``)."""
@@ -147,7 +242,7 @@ class _Result:
 
 
 @dataclass(frozen=True)
-class Company:
+class Company(_Model):
     """One security, keyed by ISIN (``V1Company``)."""
 
     isin: str
@@ -160,24 +255,6 @@ class Company:
     market_cap_band: str | None
     logo_url: str | None
 
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> Company:
-        return cls(**_company_fields(d))
-
-
-def _company_fields(d: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "isin": str(d["isin"]),
-        "ticker": str(d["ticker"]),
-        "name": str(d["name"]),
-        "industry": _opt_str(d.get("industry")),
-        "sector": _opt_str(d.get("sector")),
-        "is_bse": bool(d["is_bse"]),
-        "is_nse": bool(d["is_nse"]),
-        "market_cap_band": _opt_str(d.get("market_cap_band")),
-        "logo_url": _opt_str(d.get("logo_url")),
-    }
-
 
 @dataclass(frozen=True)
 class _ListPage(_Result, Generic[T]):
@@ -187,19 +264,18 @@ class _ListPage(_Result, Generic[T]):
     has_more: bool
     next_cursor: str | None
 
-    _item: ClassVar[Any]  # the items' model: their from_json, and their DataFrame
+    _item: ClassVar[Any]  # the items' model (``T``): their from_json, and their DataFrame
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in getattr(cls, "__orig_bases__", ()):
+            if get_origin(base) is _ListPage:
+                cls._item = get_args(base)[0]
 
     @classmethod
     def from_json(cls: type[LP], d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> LP:
-        return cls(**cls._fields(d), meta=meta)
-
-    @classmethod
-    def _fields(cls, d: Mapping[str, Any]) -> dict[str, Any]:
-        return {
-            "data": [cls._item.from_json(x) for x in d["data"]],
-            "has_more": bool(d["has_more"]),
-            "next_cursor": _opt_str(d.get("next_cursor")),
-        }
+        """The page of the JSON object ``d``, with its ``meta``."""
+        return _decode(cls, d, meta=meta, data=[cls._item.from_json(x) for x in d["data"]])
 
     def __iter__(self) -> Iterator[T]:
         return iter(self.data)
@@ -217,15 +293,12 @@ class _ListPage(_Result, Generic[T]):
 LP = TypeVar("LP", bound=_ListPage[Any])
 
 
-@dataclass(frozen=True)
 class CompanyPage(_ListPage[Company]):
     """One page of ``GET /v1/companies``."""
 
-    _item = Company
-
 
 @dataclass(frozen=True)
-class Listing:
+class Listing(_Model):
     """One exchange listing of a company (``V1CompanyDetail.listings``)."""
 
     exchange: str
@@ -235,18 +308,6 @@ class Listing:
     listed_on: date | None
     face_value: float | None
     status: str
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> Listing:
-        return cls(
-            exchange=str(d["exchange"]),
-            symbol=str(d["symbol"]),
-            scrip_code=_opt_str(d.get("scrip_code")),
-            series=_opt_str(d.get("series")),
-            listed_on=parse_date(d.get("listed_on")),
-            face_value=_opt_float(d.get("face_value")),
-            status=str(d["status"]),
-        )
 
 
 @dataclass(frozen=True)
@@ -260,13 +321,8 @@ class Classification:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any] | None) -> Classification:
-        d = d or {}
-        return cls(
-            macro_sector=_opt_str(d.get("macro_sector")),
-            sector=_opt_str(d.get("sector")),
-            industry=_opt_str(d.get("industry")),
-            basic_industry=_opt_str(d.get("basic_industry")),
-        )
+        """The levels of the JSON object ``d`` (none known when ``d`` is ``None``)."""
+        return _decode(cls, d or {})
 
 
 @dataclass(frozen=True)
@@ -278,9 +334,7 @@ class MarketCap:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any] | None) -> MarketCap | None:
-        if d is None:
-            return None
-        return cls(inr_crore=float(d["inr_crore"]), as_of=parse_date(d.get("as_of")))
+        return None if d is None else _decode(cls, d)
 
 
 @dataclass(frozen=True)
@@ -300,21 +354,13 @@ class CompanyDetail(Company, _Result):
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> CompanyDetail:
-        return cls(
-            **_company_fields(d),
-            meta=meta,
-            listings=[Listing.from_json(x) for x in d.get("listings") or []],
-            classification=Classification.from_json(d.get("classification")),
-            market_cap=MarketCap.from_json(d.get("market_cap")),
-            updated_at=_req_datetime(d["updated_at"]),
-            status=str(d.get("status") or "active"),
-            superseded_by=_opt_str(d.get("superseded_by")),
-            supersedes=[str(x) for x in d.get("supersedes") or []],
-        )
+        """The detail of the JSON object ``d``, with its ``meta``."""
+        classification = Classification.from_json(d.get("classification"))
+        return _decode(cls, d, meta=meta, classification=classification)
 
 
 @dataclass(frozen=True)
-class IdentityEvent:
+class IdentityEvent(_Model):
     """One change to a security's identity (``V1IdentityEvent``): ``type`` is
     ``listed``, ``symbol_changed``, ``name_changed``, ``isin_changed`` or
     ``delisted``; the fields of its type (``exchange``, ``symbol``, ``from``,
@@ -327,10 +373,10 @@ class IdentityEvent:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> IdentityEvent:
+        """The event of the JSON object ``d``: every key but its type, date and
+        exactness is one of its ``fields``."""
         rest = {k: v for k, v in d.items() if k not in ("type", "date", "exact")}
-        day = parse_date(d["date"])
-        assert day is not None
-        return cls(type=str(d["type"]), date=day, exact=bool(d["exact"]), fields=rest)
+        return _decode(cls, d, fields=rest)
 
 
 @dataclass(frozen=True)
@@ -340,27 +386,15 @@ class CompanyHistory(_Result):
     isin: str
     events: list[IdentityEvent]
 
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> CompanyHistory:
-        events = [IdentityEvent.from_json(e) for e in d["events"]]
-        return cls(isin=str(d["isin"]), events=events, meta=meta)
-
 
 @dataclass(frozen=True)
-class SymbolPeriod:
+class SymbolPeriod(_Model):
     """When an ISIN carried a symbol: ``[from_, to)``, ``to`` ``None`` while current."""
 
     isin: str
     name: str
-    from_: date
+    from_: date = field(metadata={"json": "from"})
     to: date | None
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> SymbolPeriod:
-        start = parse_date(d["from"])
-        assert start is not None
-        end = parse_date(d.get("to"))
-        return cls(isin=str(d["isin"]), name=str(d["name"]), from_=start, to=end)
 
 
 @dataclass(frozen=True)
@@ -371,27 +405,12 @@ class SymbolHistory(_Result):
     exchange: str
     periods: list[SymbolPeriod]
 
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> SymbolHistory:
-        return cls(
-            symbol=str(d["symbol"]),
-            exchange=str(d["exchange"]),
-            periods=[SymbolPeriod.from_json(p) for p in d["periods"]],
-            meta=meta,
-        )
-
 
 @dataclass(frozen=True)
 class ChangesPage(_ListPage[CompanyDetail]):
     """One page of ``GET /v1/companies/changes``; ``sync_token`` on the last page."""
 
     sync_token: str | None
-
-    _item = CompanyDetail
-
-    @classmethod
-    def _fields(cls, d: Mapping[str, Any]) -> dict[str, Any]:
-        return {**super()._fields(d), "sync_token": _opt_str(d.get("sync_token"))}
 
 
 @dataclass(frozen=True)
@@ -414,37 +433,13 @@ class Article(_Result):
     published_at: datetime | None
     updated_at: datetime | None
 
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> Article:
-        return cls(
-            slug=str(d["slug"]),
-            headline=str(d["headline"]),
-            subheadline=_opt_str(d.get("subheadline")),
-            excerpt=_opt_str(d.get("excerpt")),
-            body=_opt_str(d.get("body")),
-            category=_opt_str(d.get("category")),
-            tags=[str(t) for t in d.get("tags") or []],
-            isin=_opt_str(d.get("isin")),
-            ticker=_opt_str(d.get("ticker")),
-            company_name=_opt_str(d.get("company_name")),
-            author_name=_opt_str(d.get("author_name")),
-            hero_image=_opt_str(d.get("hero_image")),
-            url=_opt_str(d.get("url")),
-            published_at=parse_datetime(d.get("published_at")),
-            updated_at=parse_datetime(d.get("updated_at")),
-            meta=meta,
-        )
 
-
-@dataclass(frozen=True)
 class NewsPage(_ListPage[Article]):
     """One page of ``GET /v1/news`` (articles without ``body``)."""
 
-    _item = Article
-
 
 @dataclass(frozen=True)
-class Event:
+class Event(_Model):
     """One event of the log or the stream (``V1Event``, contract 11.1).
 
     ``id`` (``evt_`` and 16 hex digits) increases in commit order across the
@@ -457,46 +452,24 @@ class Event:
     created_at: datetime
     data: dict[str, Any]
 
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> Event:
-        data = d.get("data")
-        return cls(
-            id=str(d["id"]),
-            type=str(d["type"]),
-            created_at=_req_datetime(d["created_at"]),
-            data=dict(data) if isinstance(data, Mapping) else {},
-        )
-
     @property
     def article(self) -> Article | None:
         """The article of an ``article.*`` event (without ``body``), else ``None``."""
         return Article.from_json(self.data) if self.type.startswith("article.") else None
 
 
-@dataclass(frozen=True)
 class EventPage(_ListPage[Event]):
     """One page of ``GET /v1/events``, oldest first."""
 
-    _item = Event
-
 
 @dataclass(frozen=True)
-class UsageWindow:
+class UsageWindow(_Model):
     """Usage in one billing month."""
 
     period_start: datetime
     requests: int
     quota: int
     remaining: int
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> UsageWindow:
-        return cls(
-            period_start=_req_datetime(d["period_start"]),
-            requests=int(d["requests"]),
-            quota=int(d["quota"]),
-            remaining=int(d["remaining"]),
-        )
 
 
 @dataclass(frozen=True)
@@ -512,41 +485,15 @@ class Usage(_Result):
     current_month: UsageWindow
     history: list[UsageWindow]
 
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> Usage:
-        return cls(
-            key_prefix=str(d["key_prefix"]),
-            tier=str(d["tier"]),
-            plan_tier=str(d["plan_tier"]),
-            entitled=bool(d["entitled"]),
-            environment=str(d["environment"]),
-            rate_limit_per_minute=int(d["rate_limit_per_minute"]),
-            current_month=UsageWindow.from_json(d["current_month"]),
-            history=[UsageWindow.from_json(w) for w in d.get("history") or []],
-            meta=meta,
-        )
-
 
 @dataclass(frozen=True)
-class DayUsage:
+class DayUsage(_Model):
     """One day of ``GET /v1/usage/daily``."""
 
     date: date
     requests: int
-    not_modified: int
+    not_modified: int = field(metadata={"missing": 0})
     by_route: dict[str, int]
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> DayUsage:
-        day = parse_date(d["date"])
-        if day is None:
-            raise ValueError("a day without a date")
-        return cls(
-            date=day,
-            requests=int(d["requests"]),
-            not_modified=int(d.get("not_modified") or 0),
-            by_route={str(k): int(v) for k, v in (d.get("by_route") or {}).items()},
-        )
 
 
 @dataclass(frozen=True)
@@ -558,21 +505,6 @@ class DailyUsage(_Result):
     quota: int
     requests: int
     days: list[DayUsage]
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> DailyUsage:
-        return cls(
-            key_prefix=str(d["key_prefix"]),
-            period_start=_req_datetime(d["period_start"]),
-            quota=int(d["quota"]),
-            requests=int(d["requests"]),
-            days=[DayUsage.from_json(x) for x in d.get("days") or []],
-            meta=meta,
-        )
-
-
-def _strs(value: Any) -> list[str]:
-    return [str(v) for v in value or []]
 
 
 @dataclass(frozen=True)
@@ -596,21 +528,8 @@ class WebhookEndpoint(_Result):
 
     @classmethod
     def parse(cls, d: Mapping[str, Any], meta: ResponseMeta = _NO_META) -> WebhookEndpoint:
-        return cls(
-            id=str(d["id"]),
-            url=str(d["url"]),
-            types=_strs(d.get("types")),
-            isins=_strs(d.get("isins")),
-            tickers=_strs(d.get("tickers")),
-            tags=_strs(d.get("tags")),
-            status=str(d["status"]),
-            description=_opt_str(d.get("description")),
-            disabled_reason=_opt_str(d.get("disabled_reason")),
-            created_at=_req_datetime(d["created_at"]),
-            updated_at=_req_datetime(d["updated_at"]),
-            secret=_opt_str(d.get("secret")),
-            meta=meta,
-        )
+        """The endpoint of the JSON object ``d``, with its ``meta``."""
+        return _decode(cls, d, meta=meta)
 
     @classmethod
     def parse_list(
@@ -633,14 +552,8 @@ class WebhookAttempt:
 
     @classmethod
     def parse(cls, d: Mapping[str, Any]) -> WebhookAttempt:
-        return cls(
-            event_id=str(d["event_id"]),
-            attempt=int(d["attempt"]),
-            attempted_at=_req_datetime(d["attempted_at"]),
-            duration_ms=int(d["duration_ms"]),
-            status=None if d.get("status") is None else int(d["status"]),
-            error=_opt_str(d.get("error")),
-        )
+        """The attempt of the JSON object ``d``."""
+        return _decode(cls, d)
 
     @classmethod
     def parse_list(
