@@ -280,3 +280,72 @@ async fn a_stream_resumes_on_another_node_and_the_limit_holds_across_nodes() {
     drop(resumed);
     b.stop().await;
 }
+
+/// Reads from `conn` until `until` is in what was read (or 5 s pass).
+async fn read_until(conn: &mut tokio::net::TcpStream, seen: &mut Vec<u8>, until: &[u8]) {
+    use tokio::io::AsyncReadExt;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !seen.windows(until.len()).any(|w| w == until) {
+        let mut buf = [0u8; 4096];
+        let left = deadline.saturating_duration_since(Instant::now());
+        let n = tokio::time::timeout(left, conn.read(&mut buf)).await.expect("in time").unwrap();
+        assert!(n > 0, "closed before {:?}: {}", String::from_utf8_lossy(until), String::from_utf8_lossy(seen));
+        seen.extend_from_slice(&buf[..n]);
+    }
+}
+
+/// A stream whose head comes whole is served on a connection of its own
+/// (without hyper's buffers: `connection: close`, a chunked body, ended by
+/// the server's stop); one whose head comes in two parts is hyper's, and
+/// works as well.
+#[tokio::test]
+async fn a_stream_is_served_on_a_connection_of_its_own_and_a_split_head_still_works() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = spawn().await;
+    let request = format!("GET /v1/events/stream HTTP/1.1\r\nHost: mds\r\nAuthorization: Bearer {}\r\n\r\n", app.key);
+    let mut whole = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+    whole.write_all(request.as_bytes()).await.unwrap();
+    let mut split = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+    let (first, rest) = request.split_at(30);
+    split.write_all(first.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    split.write_all(rest.as_bytes()).await.unwrap();
+
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    read_until(&mut whole, &mut a, b"\r\n\r\n").await;
+    read_until(&mut split, &mut b, b"\r\n\r\n").await;
+    for head in [&a, &b] {
+        let text = String::from_utf8_lossy(head).to_ascii_lowercase();
+        assert!(text.starts_with("http/1.1 200 ok\r\n"), "{text}");
+        assert!(
+            text.contains("\r\ncontent-type: text/event-stream\r\n")
+                && text.contains("\r\ntransfer-encoding: chunked\r\n")
+        );
+        assert!(
+            text.contains("\r\nx-ratelimit-limit: ") && text.contains("\r\nx-request-id: "),
+            "the envelope's headers"
+        );
+    }
+    assert!(String::from_utf8_lossy(&a).contains("\r\nconnection: close\r\n"), "the whole head is served directly");
+    assert!(!String::from_utf8_lossy(&b).contains("connection: close"), "the split one by hyper");
+
+    app.store.upsert_articles(&[bare_article("direct-one", "One")]).await.unwrap();
+    read_until(&mut whole, &mut a, b"direct-one").await;
+    read_until(&mut split, &mut b, b"direct-one").await;
+    // One chunk: its size line, then exactly that many bytes of the frame.
+    let body = &a[a.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4..];
+    let line_end = body.windows(2).position(|w| w == b"\r\n").unwrap();
+    let size = usize::from_str_radix(std::str::from_utf8(&body[..line_end]).unwrap(), 16).unwrap();
+    read_until(&mut whole, &mut a, b"\n\n\r\n").await;
+    let body = &a[a.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4..];
+    let frame = &body[line_end + 2..line_end + 2 + size];
+    assert!(frame.starts_with(b"id: ") && frame.ends_with(b"\n\n"), "{}", String::from_utf8_lossy(frame));
+    assert_eq!(&body[line_end + 2 + size..line_end + 4 + size], b"\r\n");
+
+    // The server's stop ends the direct stream's body, then its connection.
+    app.stop().await;
+    read_until(&mut whole, &mut a, b"\r\n0\r\n\r\n").await;
+    let mut rest = Vec::new();
+    whole.read_to_end(&mut rest).await.unwrap();
+    assert!(rest.is_empty(), "nothing after the last chunk");
+}

@@ -8,6 +8,9 @@
 //!   [`ServerConfig::idle_timeout`] (an idle keep-alive, or a client that
 //!   stopped reading its responses) is closed.
 //!
+//! A connection that opens with an event stream's head is served by
+//! [`direct`] instead, under the same watch.
+//!
 //! The watch ([`Watch`]) sees the bytes (its IO wrapper, [`Watched`]) and the
 //! requests (the service marks each one in flight); a watchdog sleeps until
 //! the earlier deadline. The server may also ask a connection that is not
@@ -29,7 +32,7 @@ use tokio::net::TcpStream;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
-use super::Served;
+use super::{Served, direct};
 use crate::config::ServerConfig;
 
 /// What a connection is doing, as its watchdog and the server's eviction
@@ -98,7 +101,7 @@ impl Watch {
     }
 
     /// Bytes came from the client.
-    fn on_read(&self) {
+    pub(super) fn on_read(&self) {
         if self.in_flight.load(Ordering::Acquire) > 0 {
             self.read_in_flight.store(true, Ordering::Relaxed);
         } else {
@@ -115,13 +118,13 @@ impl Watch {
     }
 
     /// Bytes went to the client.
-    fn on_write(&self) {
+    pub(super) fn on_write(&self) {
         self.quiet_since.store(self.now_ms(), Ordering::Relaxed);
     }
 
     /// A request's head is complete and it is being served, until the
     /// returned guard drops.
-    fn begin(self: &Arc<Self>) -> InFlight {
+    pub(super) fn begin(self: &Arc<Self>) -> InFlight {
         self.in_flight.fetch_add(1, Ordering::AcqRel);
         self.head_started.store(0, Ordering::Release);
         InFlight(self.clone())
@@ -146,7 +149,7 @@ impl Watch {
 
     /// Completes when the connection has broken one of its timeouts, or is
     /// evicted, with the reason.
-    async fn expiry(&self, cfg: &ServerConfig) -> Expiry {
+    pub(super) async fn expiry(&self, cfg: &ServerConfig) -> Expiry {
         loop {
             let deadline = if self.in_flight.load(Ordering::Acquire) > 0 {
                 // Serving: look again within the shorter timeout.
@@ -176,7 +179,7 @@ impl Watch {
 }
 
 /// A request in flight on a watched connection; ends when dropped.
-struct InFlight(Arc<Watch>);
+pub(super) struct InFlight(Arc<Watch>);
 
 impl Drop for InFlight {
     fn drop(&mut self) {
@@ -254,6 +257,19 @@ pub(crate) async fn serve(
     mut stopping: watch::Receiver<bool>,
 ) -> Option<Expiry> {
     let _ = stream.set_nodelay(true);
+    if matches!(app, Served::Public(_)) {
+        // An event stream's head is served without hyper (see `direct`).
+        let sniffed = tokio::select! {
+            sniffed = direct::sniff(&stream) => sniffed,
+            reason = watch.expiry(&cfg) => return Some(reason),
+            _ = stopping.changed() => return None,
+        };
+        match sniffed {
+            Ok(Some(head)) => return direct::serve(stream, head, app, &cfg, &watch, stopping).await,
+            Ok(None) => {}
+            Err(_) => return None,
+        }
+    }
     let io = TokioIo::new(Watched { inner: stream, watch: watch.clone() });
     let marks = watch.clone();
     let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {

@@ -10,6 +10,10 @@
 //! requests cannot keep `/healthz` or real callers out; only when every
 //! connection is serving a request is a new one refused.
 //!
+//! Connections are hyper's, but one that opens with a whole `GET
+//! /v1/events/stream` head, which [`direct`] serves without hyper's
+//! per-connection buffers (an open stream costs that much less).
+//!
 //! With an admin listener ([`Server::with_admin`]), the same loop accepts
 //! on both: the admin API and `/metrics` there ([`crate::admin`]), the
 //! public API (without `/metrics`) on the other; the connection cap and
@@ -22,6 +26,7 @@
 //! the meter before its response was written.
 
 mod conn;
+mod direct;
 
 use std::collections::HashMap;
 use std::future::Future;
