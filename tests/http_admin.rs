@@ -484,17 +484,9 @@ async fn every_route_audits_what_its_row_says() {
         .unwrap()
         .to_owned();
     let key = format!("/admin/v1/keys/{prefix}");
-    let hook: serde_json::Value = app
-        .client
-        .post(format!("{}/v1/webhooks", app.base))
-        .bearer_auth(&app.key)
-        .json(&json!({"url": "https://hooks.example.com/audited"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let hook = json!({"url": "https://hooks.example.com/audited"});
+    let hook: Value =
+        app.call(Method::POST, &format!("{}/v1/webhooks", app.base), &app.key, Some(&hook)).await.json().await.unwrap();
     let disable = format!("/admin/v1/webhooks/{}/disable", hook["id"].as_str().unwrap());
     let calls = [
         (Method::GET, "/metrics", None),

@@ -20,6 +20,7 @@ use base64::engine::general_purpose::STANDARD;
 use chrono::Utc;
 use common::{Options, TestApp, assert_problem, new_key, reloading_every, spawn, spawn_with};
 use mds_domain::{AccountName, Environment};
+use mds_http::HttpConfig;
 use mds_limits::ManualClock;
 use mds_testkit::fixtures::bare_article;
 use serde_json::{Value, json};
@@ -145,21 +146,24 @@ fn the_independent_hmac_signs_the_reference_vector() {
     assert_eq!(mds_domain::webhook::sign(secret, id, ts, body).unwrap(), want);
 }
 
-/// A server that may deliver to loopback, polling every 50 ms, on `clock`.
-async fn serve(clock: Arc<ManualClock>) -> TestApp {
+/// The settings of a server that may deliver to loopback, polling every
+/// 50 ms.
+fn delivering() -> HttpConfig {
     let mut config = reloading_every(Duration::from_millis(100));
     config.node.webhooks.allow_private = true;
     config.node.webhooks.poll_interval = Duration::from_millis(50);
+    config
+}
+
+/// A server that may deliver to loopback, polling every 50 ms, on `clock`.
+async fn serve(clock: Arc<ManualClock>) -> TestApp {
+    let mut config = delivering();
     config.node.clock = clock;
     spawn_with(Options { config, ..Options::default() }).await
 }
 
 async fn send(app: &TestApp, method: reqwest::Method, path: &str, key: &str, body: Option<Value>) -> reqwest::Response {
-    let mut r = app.client.request(method, format!("{}{path}", app.base)).bearer_auth(key);
-    if let Some(b) = body {
-        r = r.json(&b);
-    }
-    r.send().await.unwrap()
+    app.call(method, &format!("{}{path}", app.base), key, body.as_ref()).await
 }
 
 async fn create(app: &TestApp, body: Value) -> Value {
@@ -236,26 +240,13 @@ async fn endpoints_are_managed_per_account() {
     )
     .await;
     assert_eq!(assert_problem(r, 400, "unknown_field").await["param"], "secret");
-    let r = app
-        .client
-        .post(format!("{}/v1/webhooks", app.base))
-        .bearer_auth(&app.key)
-        .body("url=x")
-        .header("content-type", "text/plain")
-        .send()
-        .await
-        .unwrap();
-    assert_problem(r, 415, "unsupported_media_type").await;
-    let r = app
-        .client
-        .post(format!("{}/v1/webhooks", app.base))
-        .bearer_auth(&app.key)
-        .body("[1]")
-        .header("content-type", "application/json")
-        .send()
-        .await
-        .unwrap();
-    assert_problem(r, 400, "invalid_body").await;
+    // A body not sent as JSON, and one that is not an object.
+    for (body, content_type, status, code) in
+        [("url=x", "text/plain", 415, "unsupported_media_type"), ("[1]", "application/json", 400, "invalid_body")]
+    {
+        let post = app.client.post(format!("{}/v1/webhooks", app.base)).bearer_auth(&app.key).body(body);
+        assert_problem(post.header("content-type", content_type).send().await.unwrap(), status, code).await;
+    }
     let r = app.client.put(format!("{}/v1/webhooks", app.base)).bearer_auth(&app.key).send().await.unwrap();
     assert_eq!(r.status(), 405);
 
@@ -439,10 +430,7 @@ async fn a_ping_and_a_rotation_sign_with_both_secrets() {
 
 #[tokio::test]
 async fn operators_list_and_disable_any_accounts_endpoints() {
-    let mut config = reloading_every(Duration::from_millis(100));
-    config.node.webhooks.allow_private = true;
-    config.node.webhooks.poll_interval = Duration::from_millis(50);
-    let app = spawn_with(Options { config, admin: true, ..Options::default() }).await;
+    let app = spawn_with(Options { config: delivering(), admin: true, ..Options::default() }).await;
     let rx = Receiver::start(&[]).await;
     let id = create(&app, json!({"url": rx.url})).await["id"].as_str().unwrap().to_owned();
     let name = mds_domain::AdminTokenName::parse("ops").unwrap();
@@ -451,26 +439,16 @@ async fn operators_list_and_disable_any_accounts_endpoints() {
     let token = token.expose_secret().to_owned();
     let admin = app.admin_base.clone().unwrap();
     let list: Value = app
-        .client
-        .get(format!("{admin}/admin/v1/webhooks?account=acme"))
-        .bearer_auth(&token)
-        .send()
+        .call(reqwest::Method::GET, &format!("{admin}/admin/v1/webhooks?account=acme"), &token, None)
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();
     assert_eq!(list["data"][0]["id"], id.as_str());
     assert_eq!(list["data"][0]["account"], "acme");
     assert!(list["data"][0].get("secret").is_none());
-    let r = app
-        .client
-        .post(format!("{admin}/admin/v1/webhooks/{id}/disable"))
-        .bearer_auth(&token)
-        .json(&json!({"reason": "abuse report"}))
-        .send()
-        .await
-        .unwrap();
+    let disable = |id: &str| format!("{admin}/admin/v1/webhooks/{id}/disable");
+    let r = app.call(reqwest::Method::POST, &disable(&id), &token, Some(&json!({"reason": "abuse report"}))).await;
     assert_eq!(r.status(), 200);
     let shown: Value =
         send(&app, reqwest::Method::GET, &format!("/v1/webhooks/{id}"), &app.key, None).await.json().await.unwrap();
@@ -479,14 +457,7 @@ async fn operators_list_and_disable_any_accounts_endpoints() {
     assert_eq!((audit[0].action.as_str(), audit[0].actor.as_str()), ("webhook.disable", "ops"));
     publish(&app, &["disabled-by-operator"]).await;
     rx.stays_at(0, Duration::from_millis(500)).await;
-    let r = app
-        .client
-        .post(format!("{admin}/admin/v1/webhooks/we_ffff/disable"))
-        .bearer_auth(&token)
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+    let r = app.call(reqwest::Method::POST, &disable("we_ffff"), &token, Some(&json!({}))).await;
     assert_problem(r, 404, "not_found").await;
     app.stop().await;
 }
@@ -497,9 +468,7 @@ async fn operators_list_and_disable_any_accounts_endpoints() {
 /// get one).
 #[tokio::test]
 async fn two_nodes_deliver_every_event_at_least_once_in_order() {
-    let mut config = reloading_every(Duration::from_millis(100));
-    config.node.webhooks.allow_private = true;
-    config.node.webhooks.poll_interval = Duration::from_millis(50);
+    let config = delivering();
     let app = spawn_with(Options { config: config.clone(), ..Options::default() }).await;
     let other_store = mds_store::open(&app.url).await.unwrap();
     let second = common::Node::start(other_store, config).await;

@@ -9,7 +9,7 @@ use anyhow::Context;
 use chrono::{DateTime, Utc};
 use clap::Subcommand;
 use mds_domain::time::{format_utc, parse_rfc3339};
-use mds_domain::{AccountName, Actor, AdminTokenName, Environment, KeyPrefix, Limit, TierName};
+use mds_domain::{AccountName, Actor, AdminTokenName, Environment, KeyPrefix, TierName};
 use mds_node::admin::{self as ops, AdminError};
 use mds_store::{KeyRecord, Store};
 
@@ -203,7 +203,9 @@ pub(crate) async fn tiers(store: &Arc<dyn Store>, cmd: TiersCommand) -> anyhow::
     match cmd {
         TiersCommand::List { json } => {
             let (codec, store) = (&ops::cursor_codec(&**store).await?, &**store);
-            let tiers = every(|c| async move { ops::tiers_page(store, codec, c.as_deref(), Limit::MAX).await }).await?;
+            let tiers =
+                every(|c| async move { ops::tiers_page(store, ops::PageAsk::largest(codec, c.as_deref())).await })
+                    .await?;
             let rows = tiers
                 .iter()
                 .map(|t| {
@@ -257,16 +259,17 @@ pub(crate) async fn accounts(store: &Arc<dyn Store>, cmd: AccountsCommand) -> an
         }
         AccountsCommand::List { json } => {
             let (codec, store) = (&ops::cursor_codec(&**store).await?, &**store);
-            let rows = every(|c| async move { ops::accounts_page(store, codec, c.as_deref(), Limit::MAX).await })
-                .await?
-                .iter()
-                .map(|a| {
-                    (
-                        serde_json::to_value(a).expect("serialises"),
-                        vec![a.name.to_string(), a.entitled.to_string(), format_utc(&a.created_at)],
-                    )
-                })
-                .collect();
+            let rows =
+                every(|c| async move { ops::accounts_page(store, ops::PageAsk::largest(codec, c.as_deref())).await })
+                    .await?
+                    .iter()
+                    .map(|a| {
+                        (
+                            serde_json::to_value(a).expect("serialises"),
+                            vec![a.name.to_string(), a.entitled.to_string(), format_utc(&a.created_at)],
+                        )
+                    })
+                    .collect();
             print_rows(json, &["NAME", "ENTITLED", "CREATED_AT"], rows)?;
         }
     }
@@ -329,7 +332,10 @@ pub(crate) async fn keys(store: &Arc<dyn Store>, cmd: KeysCommand) -> anyhow::Re
         KeysCommand::List { account, json } => {
             let (codec, store) = (&ops::cursor_codec(&**store).await?, &**store);
             let account = account.as_ref();
-            let keys = every(|c| async move { ops::keys_page(store, codec, account, c.as_deref(), Limit::MAX).await })
+            let keys =
+                every(
+                    |c| async move { ops::keys_page(store, account, ops::PageAsk::largest(codec, c.as_deref())).await },
+                )
                 .await
                 .context("cannot list keys")?;
             let rows = keys.iter().map(key_row).collect();

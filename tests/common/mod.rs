@@ -234,6 +234,22 @@ impl TestApp {
         self.client.get(format!("{}{path}", self.base)).send().await.expect("request")
     }
 
+    /// `method url` (a whole URL, of either listener) with `token` as the
+    /// bearer and `body`, if any, as JSON.
+    pub async fn call(
+        &self,
+        method: reqwest::Method,
+        url: &str,
+        token: &str,
+        body: Option<&serde_json::Value>,
+    ) -> reqwest::Response {
+        let mut r = self.client.request(method, url).bearer_auth(token);
+        if let Some(b) = body {
+            r = r.json(b);
+        }
+        r.send().await.expect("request")
+    }
+
     /// `GET path` and its JSON body, asserting the status.
     pub async fn get_json(&self, path: &str, status: u16) -> serde_json::Value {
         let r = self.get(path).await;
@@ -307,6 +323,15 @@ impl TestApp {
             t.await.unwrap().unwrap();
         }
     }
+}
+
+/// Cases of [`TestApp::assert_params_refused`] from a table of groups:
+/// each `(param, queries)`, every query refused with `code` naming `param`.
+pub fn naming<'a>(
+    code: &'a str,
+    groups: &'a [(&'a str, &'a [&'a str])],
+) -> impl Iterator<Item = (&'a str, &'a str, &'a str)> {
+    groups.iter().flat_map(move |&(param, queries)| queries.iter().map(move |&q| (q, code, param)))
 }
 
 /// Asserts a problem+json response and returns its body.

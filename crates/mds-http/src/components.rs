@@ -9,6 +9,8 @@
 //! in the route table ([`crate::routes`]), where the template is written
 //! once.
 
+use std::collections::BTreeMap;
+
 use mds_domain::{ArticleSummary, Company, ErrorCode, Page, Problem};
 use mds_domain::{Isin, Slug, Ticker};
 use utoipa::ToResponse;
@@ -320,3 +322,22 @@ problem_response!(
     [UnsupportedMediaType],
     []
 );
+
+/// The answers of a webhook route to a body it refuses, as its
+/// `#[utoipa::path]` lists them beside its own: `400`
+/// ([`WebhookBadRequest`]), `413` ([`PayloadTooLarge`]) and `415`
+/// ([`UnsupportedMediaType`]), each a reference to the shared response.
+pub struct WebhookBodyRefused;
+
+impl utoipa::IntoResponses for WebhookBodyRefused {
+    fn responses() -> BTreeMap<String, RefOr<utoipa::openapi::Response>> {
+        let refer = |status: &str, (name, _): (&str, RefOr<utoipa::openapi::Response>)| {
+            (status.to_owned(), RefOr::Ref(Ref::from_response_name(name)))
+        };
+        BTreeMap::from([
+            refer("400", WebhookBadRequest::response()),
+            refer("413", PayloadTooLarge::response()),
+            refer("415", UnsupportedMediaType::response()),
+        ])
+    }
+}

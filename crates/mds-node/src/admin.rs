@@ -19,7 +19,7 @@ use crate::issue::{draw_key, no_free_prefix, with_free_prefix};
 
 mod lists;
 
-pub use lists::{accounts_page, audit_page, cursor_codec, keys_page, tiers_page};
+pub use lists::{PageAsk, accounts_page, audit_page, cursor_codec, keys_page, tiers_page};
 
 /// How many new keys (or tokens) are drawn when the prefix of the last one
 /// is taken.

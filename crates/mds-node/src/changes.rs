@@ -27,7 +27,7 @@ use sha2::Digest;
 use crate::catalog::CatalogVersion;
 use crate::error::ReadError;
 use crate::node::Node;
-use crate::pages::{List, PageKey};
+use crate::pages::List;
 use crate::tagged::Tagged;
 
 /// The scope a sync token is sealed in.
@@ -55,13 +55,12 @@ impl Node {
         raw: Option<&str>,
         parse: impl FnOnce(Option<&str>) -> Result<ChangesQueryParams, E>,
     ) -> Result<Tagged, E> {
-        let catalog = self.catalog();
-        let key = PageKey::new(List::CompanyChanges, raw);
-        if let Some(kept) = self.kept_page(&catalog, key) {
-            return Ok(kept);
-        }
-        let page = self.make_changes_page(&catalog, &parse(raw)?).await?;
-        Ok(self.keep_page(&catalog, key, page))
+        let miss = match self.kept_page(List::CompanyChanges, raw) {
+            Ok(kept) => return Ok(kept),
+            Err(miss) => miss,
+        };
+        let page = self.make_changes_page(&miss.catalog, &parse(raw)?).await?;
+        Ok(self.keep_page(miss, page))
     }
 
     /// The page of `catalog` for `req`, made.

@@ -7,6 +7,8 @@
 //! derived from what makes it (catalog version, filters, position, limit),
 //! not hashed from its bytes, and so is a detail's (catalog version, ISIN).
 
+use std::sync::Arc;
+
 use chrono::NaiveDate;
 use http::HeaderValue;
 use mds_catalog::SortKey;
@@ -22,6 +24,15 @@ use crate::node::Node;
 use crate::pages::{List, PageKey};
 use crate::tagged::Tagged;
 
+/// A page the catalog does not keep ([`Node::kept_page`]): the catalog to
+/// make it from, and where to keep it once made ([`Node::keep_page`]).
+pub(crate) struct Miss<'q> {
+    /// The catalog the page is made from, and kept in.
+    pub(crate) catalog: arc_swap::Guard<Arc<CatalogVersion>>,
+    /// Where it is kept.
+    key: PageKey<'q>,
+}
+
 impl Node {
     /// The page of the company list asked with the query string `raw`:
     /// kept, or parsed by `parse` and made from the catalog (and kept).
@@ -30,25 +41,34 @@ impl Node {
         raw: Option<&str>,
         parse: impl FnOnce(Option<&str>) -> Result<CompaniesQueryParams, E>,
     ) -> Result<Tagged, E> {
-        let catalog = self.catalog();
-        let key = PageKey::new(List::Companies, raw);
-        match self.kept_page(&catalog, key) {
-            Some(kept) => Ok(kept),
-            None => Ok(self.keep_page(&catalog, key, self.make_companies_page(&catalog, &parse(raw)?)?)),
+        match self.kept_page(List::Companies, raw) {
+            Ok(kept) => Ok(kept),
+            Err(miss) => {
+                let page = self.make_companies_page(&miss.catalog, &parse(raw)?)?;
+                Ok(self.keep_page(miss, page))
+            }
         }
     }
 
-    /// The page `catalog` keeps under `key`, counted as a hit.
-    pub(crate) fn kept_page(&self, catalog: &CatalogVersion, key: PageKey<'_>) -> Option<Tagged> {
-        let kept = catalog.pages().get(key)?;
-        self.metrics().event(Event::PageCacheHit);
-        Some(kept)
+    /// The page of `list` asked with the query string `raw` as the
+    /// catalog keeps it, counted as a hit; else what making and keeping it
+    /// takes.
+    pub(crate) fn kept_page<'q>(&self, list: List, raw: Option<&'q str>) -> Result<Tagged, Miss<'q>> {
+        let catalog = self.catalog();
+        let key = PageKey::new(list, raw);
+        match catalog.pages().get(key) {
+            Some(kept) => {
+                self.metrics().event(Event::PageCacheHit);
+                Ok(kept)
+            }
+            None => Err(Miss { catalog, key }),
+        }
     }
 
-    /// Keeps `page`, made from `catalog`, under `key`, counted as a miss.
-    pub(crate) fn keep_page(&self, catalog: &CatalogVersion, key: PageKey<'_>, page: Tagged) -> Tagged {
+    /// Keeps `page`, made for `miss`, counted as a miss.
+    pub(crate) fn keep_page(&self, miss: Miss<'_>, page: Tagged) -> Tagged {
         self.metrics().event(Event::PageCacheMiss);
-        catalog.pages().put(key, page.clone());
+        miss.catalog.pages().put(miss.key, page.clone());
         page
     }
 

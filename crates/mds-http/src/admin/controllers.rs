@@ -24,8 +24,8 @@ use mds_domain::time::parse_rfc3339;
 use mds_domain::{
     Account, AccountName, Actor, AuditEntry, Environment, KeyPrefix, Limit, ParamError, Problem, Tier, TierName,
 };
-use mds_node::Tagged;
-use mds_node::admin::{self as ops, AdminError, AdminResult};
+use mds_node::admin::{self as ops, AdminError, AdminResult, PageAsk};
+use mds_node::{Node, Tagged};
 use serde::Serialize;
 
 use super::body::Body;
@@ -94,6 +94,13 @@ pub struct PageQuery {
     /// 1 to 200, default 50
     #[param(value_type = Option<u32>)]
     pub limit: Limit,
+}
+
+impl PageQuery {
+    /// The page it asks of a list whose cursors `node` seals.
+    fn of<'a>(&'a self, node: &'a Node) -> PageAsk<'a> {
+        PageAsk { cursors: node.cursors(), cursor: self.cursor.as_deref(), limit: self.limit }
+    }
 }
 
 /// `limit`: 1 to 200, 50 by default; anything else is `400
@@ -194,8 +201,7 @@ impl<T: PathParam, Q: QueryParams, S: Send + Sync> FromRequestParts<S> for Item<
         (status = 400, description = "`invalid_cursor`, `invalid_parameter` (`limit`), `unknown_parameter`.", body = Problem),
     ))]
 pub async fn list_tiers(State(state): State<AppState>, Query(q): Query<PageQuery>) -> Result<Response, ApiError> {
-    let node = state.node();
-    listed(ops::tiers_page(node.store(), node.cursors(), q.cursor.as_deref(), q.limit).await)
+    listed(ops::tiers_page(state.node().store(), q.of(state.node())).await)
 }
 
 /// The fields of [`put_tier`].
@@ -236,8 +242,7 @@ pub async fn put_tier(
         (status = 400, description = "`invalid_cursor`, `invalid_parameter` (`limit`), `unknown_parameter`.", body = Problem),
     ))]
 pub async fn list_accounts(State(state): State<AppState>, Query(q): Query<PageQuery>) -> Result<Response, ApiError> {
-    let node = state.node();
-    listed(ops::accounts_page(node.store(), node.cursors(), q.cursor.as_deref(), q.limit).await)
+    listed(ops::accounts_page(state.node().store(), q.of(state.node())).await)
 }
 
 /// Creates an account (`{"name"}`, entitled; `{"name", "entitled": false}`
@@ -319,8 +324,7 @@ pub async fn list_keys(State(state): State<AppState>, RawQuery(raw): RawQuery) -
     let p = Params::parse(raw.as_deref(), &["account", "cursor", "limit"])?;
     let account = p.get("account").map(|a| path_name("account", a, AccountName::parse)).transpose()?;
     let q = PageQuery::parse(|name| p.get(name))?;
-    let node = state.node();
-    let page = ops::keys_page(node.store(), node.cursors(), account.as_ref(), q.cursor.as_deref(), q.limit).await;
+    let page = ops::keys_page(state.node().store(), account.as_ref(), q.of(state.node())).await;
     listed(page.map(|page| page.map(|k| k.view())))
 }
 
@@ -438,8 +442,7 @@ pub async fn revoke_key(
         (status = 400, description = "`invalid_cursor`, `invalid_parameter`, `unknown_parameter`.", body = Problem),
     ))]
 pub async fn list_audit(State(state): State<AppState>, Query(q): Query<PageQuery>) -> Result<Response, ApiError> {
-    let node = state.node();
-    listed(ops::audit_page(node.store(), node.cursors(), q.cursor.as_deref(), q.limit).await)
+    listed(ops::audit_page(state.node().store(), q.of(state.node())).await)
 }
 
 /// The account's keys' usage in the month (`month=YYYY-MM`: the current one

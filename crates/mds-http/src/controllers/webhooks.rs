@@ -299,13 +299,17 @@ fn input(b: &Body) -> Result<EndpointInput, ApiError> {
         "disabled" => Ok(false),
         _ => Err("status is enabled or disabled".to_owned()),
     })?;
+    let url = b.optional("url", |s| Ok(s.to_owned()))?;
+    let description = b.nullable("description")?;
+    // The filter's lists, read alike; the first wrong one is the answer.
+    let [types, isins, tickers, tags] = ["types", "isins", "tickers", "tags"].map(|field| b.strings(field));
     Ok(EndpointInput {
-        url: b.optional("url", |s| Ok(s.to_owned()))?,
-        description: b.nullable("description")?,
-        types: b.strings("types")?,
-        isins: b.strings("isins")?,
-        tickers: b.strings("tickers")?,
-        tags: b.strings("tags")?,
+        url,
+        description,
+        types: types?,
+        isins: isins?,
+        tickers: tickers?,
+        tags: tags?,
         enabled: status,
     })
 }
@@ -319,9 +323,7 @@ sent to it. The answer is the only time the signing secret is shown.",
     request_body(content = V1WebhookCreate, content_type = "application/json"),
     responses(
         (status = 201, description = "Created, with its secret.", body = V1WebhookEndpointWithSecret, content_type = "application/json"),
-        (status = 400, response = crate::components::WebhookBadRequest),
-        (status = 413, response = crate::components::PayloadTooLarge),
-        (status = 415, response = crate::components::UnsupportedMediaType),
+        crate::components::WebhookBodyRefused,
     )
 )]
 pub async fn create(
@@ -380,9 +382,7 @@ with the event that was in flight.",
     request_body(content = V1WebhookUpdate, content_type = "application/json"),
     responses(
         (status = 200, description = "The endpoint as changed.", body = V1WebhookEndpoint, content_type = "application/json"),
-        (status = 400, response = crate::components::WebhookBadRequest),
-        (status = 413, response = crate::components::PayloadTooLarge),
-        (status = 415, response = crate::components::UnsupportedMediaType),
+        crate::components::WebhookBodyRefused,
     )
 )]
 pub async fn update(
@@ -425,9 +425,7 @@ the new secret is shown.",
     request_body(content = V1WebhookRotate, content_type = "application/json"),
     responses(
         (status = 200, description = "The endpoint with its new secret.", body = V1WebhookEndpointWithSecret, content_type = "application/json"),
-        (status = 400, response = crate::components::WebhookBadRequest),
-        (status = 413, response = crate::components::PayloadTooLarge),
-        (status = 415, response = crate::components::UnsupportedMediaType),
+        crate::components::WebhookBodyRefused,
     )
 )]
 pub async fn rotate(
@@ -494,9 +492,7 @@ still keeps); the attempt in flight starts over.",
     request_body(content = V1WebhookReplay, content_type = "application/json"),
     responses(
         (status = 202, description = "Queued.", body = V1WebhookEndpoint, content_type = "application/json"),
-        (status = 400, response = crate::components::WebhookBadRequest),
-        (status = 413, response = crate::components::PayloadTooLarge),
-        (status = 415, response = crate::components::UnsupportedMediaType),
+        crate::components::WebhookBodyRefused,
     )
 )]
 pub async fn replay(

@@ -26,17 +26,36 @@ pub async fn cursor_codec(store: &dyn Store) -> AdminResult<CursorCodec> {
     Ok(CursorCodec::new(&store.cursor_secret().await?))
 }
 
-/// A page of the list `scope` names: the position `cursor` holds, read by
-/// `read` (from the start without a cursor; a cursor not sealed for
-/// `scope`, altered, or holding no position `read` takes is
+/// Which page of a list is asked: the items after the position `cursor`
+/// holds (from the start without one), at most `limit` of them, the
+/// cursors opened and sealed with `cursors`.
+#[derive(Clone, Copy)]
+pub struct PageAsk<'a> {
+    /// The codec of the lists' cursors ([`cursor_codec`], or a node's).
+    pub cursors: &'a CursorCodec,
+    /// The `next_cursor` of the page before, if any.
+    pub cursor: Option<&'a str>,
+    /// How many items at the most.
+    pub limit: Limit,
+}
+
+impl<'a> PageAsk<'a> {
+    /// The largest page after `cursor` (the first without one): what a walk
+    /// through every page asks.
+    pub fn largest(cursors: &'a CursorCodec, cursor: Option<&'a str>) -> Self {
+        PageAsk { cursors, cursor, limit: Limit::MAX }
+    }
+}
+
+/// The page `ask` names of the list `scope` names: the position its cursor
+/// holds, read by `read` (from the start without a cursor; a cursor not
+/// sealed for `scope`, altered, or holding no position `read` takes is
 /// `InvalidCursor`), then at most `limit` items after it, asked of `rows`
 /// with one more (to tell whether more follow), the next cursor sealing
 /// the last item's `position`.
 async fn read_page<P, T, Rows>(
-    cursors: &CursorCodec,
+    ask: PageAsk<'_>,
     scope: &[u8],
-    cursor: Option<&str>,
-    limit: Limit,
     read: impl FnOnce(&[u8]) -> Option<P>,
     rows: impl FnOnce(Option<P>, usize) -> Rows,
     position: impl FnOnce(&T) -> Vec<u8>,
@@ -44,6 +63,7 @@ async fn read_page<P, T, Rows>(
 where
     Rows: Future<Output = AdminResult<Vec<T>>>,
 {
+    let PageAsk { cursors, cursor, limit } = ask;
     let after = match cursor.map(|c| cursors.open(scope, c)) {
         None => None,
         Some(Ok(bytes)) => {
@@ -66,40 +86,28 @@ fn named<N>(parse: fn(&str) -> Result<N, String>) -> impl FnOnce(&[u8]) -> Optio
     move |bytes| parse(std::str::from_utf8(bytes).ok()?).ok()
 }
 
-/// A page of the tiers, by name, after the tier `cursor` names.
-pub async fn tiers_page(
-    store: &dyn Store,
-    cursors: &CursorCodec,
-    cursor: Option<&str>,
-    limit: Limit,
-) -> AdminResult<Page<Tier>> {
+/// The page `ask` names of the tiers, by name (a cursor holds a name).
+pub async fn tiers_page(store: &dyn Store, ask: PageAsk<'_>) -> AdminResult<Page<Tier>> {
     let rows = |after: Option<TierName>, n| async move { Ok(store.tiers_after(after.as_ref(), n).await?) };
     let name = |t: &Tier| t.name.as_str().as_bytes().to_vec();
-    read_page(cursors, b"admin/tiers", cursor, limit, named(TierName::parse), rows, name).await
+    read_page(ask, b"admin/tiers", named(TierName::parse), rows, name).await
 }
 
-/// A page of the accounts, by name, after the account `cursor` names.
-pub async fn accounts_page(
-    store: &dyn Store,
-    cursors: &CursorCodec,
-    cursor: Option<&str>,
-    limit: Limit,
-) -> AdminResult<Page<Account>> {
+/// The page `ask` names of the accounts, by name (a cursor holds a name).
+pub async fn accounts_page(store: &dyn Store, ask: PageAsk<'_>) -> AdminResult<Page<Account>> {
     let rows = |after: Option<AccountName>, n| async move { Ok(store.accounts_after(after.as_ref(), n).await?) };
     let name = |a: &Account| a.name.as_str().as_bytes().to_vec();
-    read_page(cursors, b"admin/accounts", cursor, limit, named(AccountName::parse), rows, name).await
+    read_page(ask, b"admin/accounts", named(AccountName::parse), rows, name).await
 }
 
-/// A page of the keys, revoked ones included, optionally of one account
-/// (an unknown one is `Invalid` naming `account`), by creation, after the
-/// key `cursor` names. A cursor is bound to `account`: one of another
-/// account's list, or of the whole list, is `InvalidCursor`.
+/// The page `ask` names of the keys, revoked ones included, optionally of
+/// one account (an unknown one is `Invalid` naming `account`), by creation
+/// (a cursor holds a key's position). A cursor is bound to `account`: one
+/// of another account's list, or of the whole list, is `InvalidCursor`.
 pub async fn keys_page(
     store: &dyn Store,
-    cursors: &CursorCodec,
     account: Option<&AccountName>,
-    cursor: Option<&str>,
-    limit: Limit,
+    ask: PageAsk<'_>,
 ) -> AdminResult<Page<KeyRecord>> {
     let scope = match account {
         Some(a) => format!("admin/keys?account={a}"),
@@ -120,19 +128,14 @@ pub async fn keys_page(
     };
     let position =
         |k: &KeyRecord| format!("{}\n{}", mds_domain::time::format_utc(&k.created_at), k.prefix).into_bytes();
-    read_page(cursors, scope.as_bytes(), cursor, limit, read, rows, position).await
+    read_page(ask, scope.as_bytes(), read, rows, position).await
 }
 
-/// A page of the audit log, newest first, after the entry `cursor` names
-/// (from the newest without one); entries added while a client pages come
-/// before its position and never shift it.
-pub async fn audit_page(
-    store: &dyn Store,
-    cursors: &CursorCodec,
-    cursor: Option<&str>,
-    limit: Limit,
-) -> AdminResult<Page<AuditEntry>> {
+/// The page `ask` names of the audit log, newest first (a cursor holds an
+/// entry; from the newest without one); entries added while a client pages
+/// come before its position and never shift it.
+pub async fn audit_page(store: &dyn Store, ask: PageAsk<'_>) -> AdminResult<Page<AuditEntry>> {
     let read = |b: &[u8]| <[u8; 8]>::try_from(b).ok().map(i64::from_be_bytes);
     let rows = |before, n| async move { Ok(store.audit_log(before, n).await?) };
-    read_page(cursors, b"admin/audit", cursor, limit, read, rows, |e| e.id.to_be_bytes().to_vec()).await
+    read_page(ask, b"admin/audit", read, rows, |e| e.id.to_be_bytes().to_vec()).await
 }
