@@ -70,17 +70,7 @@ impl FromStr for EventType {
     }
 }
 
-impl fmt::Display for EventType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for EventType {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+wire_text!(EventType);
 
 impl<'de> Deserialize<'de> for EventType {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
