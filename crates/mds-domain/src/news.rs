@@ -15,6 +15,8 @@ use std::cmp::Ordering;
 use chrono::{DateTime, Utc};
 
 use crate::article::{ArticleSummary, Slug};
+#[cfg(feature = "openapi")]
+use crate::params::param_schema;
 use crate::params::{CURSOR, Filter, LIMIT, Paged, ParamError, TICKER, one};
 use crate::time::{format_utc, parse_rfc3339};
 use crate::{Isin, Ticker, bounds};
@@ -43,16 +45,10 @@ pub const NEWS_PARAMETERS: &[&str] = &[ISIN, TICKER, CATEGORY, TAG, PUBLISHED_AF
 #[cfg_attr(feature = "openapi", derive(utoipa::IntoParams), into_params(parameter_in = Query))]
 pub struct NewsFilter {
     /// Articles about the company with this ISIN (ISO 6166, check digit verified; case-insensitive).
-    #[cfg_attr(
-        feature = "openapi",
-        param(value_type = Option<String>, pattern = "^\\s*[A-Za-z]{2}[A-Za-z0-9]{9}[0-9]\\s*$", example = "INE002A01018")
-    )]
+    #[cfg_attr(feature = "openapi", param(inline, value_type = Option<param_schema::Isin>, example = "INE002A01018"))]
     pub isin: Option<Isin>,
     /// Articles about the company with this ticker: exact, case-insensitive.
-    #[cfg_attr(
-        feature = "openapi",
-        param(value_type = Option<String>, pattern = "^\\s*[!-~]{1,32}\\s*$", min_length = 1, example = "RELIANCE")
-    )]
+    #[cfg_attr(feature = "openapi", param(inline, value_type = Option<param_schema::Ticker>, example = "RELIANCE"))]
     pub ticker: Option<Ticker>,
     /// Exact, case-sensitive category, 1 to 100 characters; an unknown one gives an empty page.
     #[cfg_attr(

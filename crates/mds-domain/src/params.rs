@@ -249,6 +249,39 @@ impl Filter for SyncParams {
     }
 }
 
+/// The schemas of the query parameters several routes take (feature
+/// `openapi`), as lenient as the routes' parsing: white space around the
+/// value allowed, where the schemas of the records show the stored form.
+#[cfg(feature = "openapi")]
+pub mod param_schema {
+    use utoipa::openapi::RefOr;
+    use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+
+    /// `isin`: an ISIN in any case, its check digit verified.
+    pub struct Isin;
+
+    /// `ticker`: a ticker, matched exactly but for case.
+    pub struct Ticker;
+
+    impl utoipa::PartialSchema for Isin {
+        fn schema() -> RefOr<Schema> {
+            let pattern = "^\\s*[A-Za-z]{2}[A-Za-z0-9]{9}[0-9]\\s*$";
+            ObjectBuilder::new().schema_type(Type::String).pattern(Some(pattern)).build().into()
+        }
+    }
+
+    impl utoipa::ToSchema for Isin {}
+
+    impl utoipa::PartialSchema for Ticker {
+        fn schema() -> RefOr<Schema> {
+            let pattern = "^\\s*[!-~]{1,32}\\s*$";
+            ObjectBuilder::new().schema_type(Type::String).min_length(Some(1)).pattern(Some(pattern)).build().into()
+        }
+    }
+
+    impl utoipa::ToSchema for Ticker {}
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
