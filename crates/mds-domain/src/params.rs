@@ -24,6 +24,12 @@ pub trait QueryParams: Sized {
     /// any); the first bad value is the error. Names not in
     /// [`QueryParams::NAMES`] are the caller's to refuse.
     fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError>;
+
+    /// [`QueryParams::parse`] of a query given as (name, value) pairs: the
+    /// first value given for a name is its value.
+    fn from_pairs(pairs: &[(&str, &str)]) -> Result<Self, ParamError> {
+        Self::parse(|n| pairs.iter().find(|(k, _)| *k == n).map(|(_, v)| *v))
+    }
 }
 
 /// A route that takes no query parameters.
@@ -286,10 +292,6 @@ pub mod param_schema {
 mod tests {
     use super::*;
 
-    fn parse(pairs: &[(&str, &str)]) -> Result<CompaniesQueryParams, ParamError> {
-        CompaniesQueryParams::parse(|n| pairs.iter().find(|(k, _)| *k == n).map(|(_, v)| *v))
-    }
-
     #[test]
     fn lists_agree() {
         assert_eq!([FILTER_PARAMETERS, PAGE_PARAMETERS].concat(), COMPANIES_PARAMETERS);
@@ -297,13 +299,13 @@ mod tests {
 
     #[test]
     fn bad_values_name_their_parameter_in_order() {
-        assert_eq!(parse(&[("limit", "0")]).unwrap_err().param, LIMIT);
-        assert_eq!(parse(&[("limit", "0"), ("letter", "ab")]).unwrap_err().param, LETTER);
-        assert_eq!(parse(&[("industry", "")]).unwrap_err().param, INDUSTRY);
-        let q = parse(&[("ticker", " abb "), ("cursor", "c"), ("limit", "7")]).unwrap();
+        assert_eq!(CompaniesQueryParams::from_pairs(&[("limit", "0")]).unwrap_err().param, LIMIT);
+        assert_eq!(CompaniesQueryParams::from_pairs(&[("limit", "0"), ("letter", "ab")]).unwrap_err().param, LETTER);
+        assert_eq!(CompaniesQueryParams::from_pairs(&[("industry", "")]).unwrap_err().param, INDUSTRY);
+        let q = CompaniesQueryParams::from_pairs(&[("ticker", " abb "), ("cursor", "c"), ("limit", "7")]).unwrap();
         assert_eq!(q.filter.ticker.unwrap().as_str(), "ABB");
         assert_eq!((q.page.cursor.as_deref(), q.page.limit.get()), (Some("c"), 7));
-        assert_eq!(parse(&[]).unwrap(), CompaniesQueryParams::default());
+        assert_eq!(CompaniesQueryParams::from_pairs(&[]).unwrap(), CompaniesQueryParams::default());
     }
 
     /// The `IntoParams` derives name exactly the parameters the constants
