@@ -44,22 +44,22 @@ impl Dictionary {
         id
     }
 
-    /// Names in byte order as (offsets, text), and each first-seen id's sorted id.
-    fn sorted(self) -> (Vec<u8>, Vec<u8>, Vec<u32>) {
+    /// Names in byte order, and each first-seen id's sorted id.
+    fn sorted(self) -> (Arena, Vec<u32>) {
         let mut names: Vec<(String, u32)> = self.ids.into_iter().collect();
         names.sort_unstable();
         let mut remap = vec![0; names.len() + 1];
-        let (mut off, mut text) = (0u32.to_le_bytes().to_vec(), Vec::new());
+        let mut arena = Arena::with_capacity(names.len());
         for (sorted, (name, first_seen)) in names.iter().enumerate() {
             remap[*first_seen as usize] = sorted as u32 + 1;
-            text.extend_from_slice(name.as_bytes());
-            off.extend_from_slice(&u32::try_from(text.len()).expect("names fit 4 GiB").to_le_bytes());
+            arena.push(name);
         }
-        (off, text, remap)
+        (arena, remap)
     }
 }
 
-/// A text arena: strings back to back, and `u32` offsets (n + 1 of them).
+/// A text arena: strings (or byte strings) back to back, and `u32` offsets
+/// (n + 1 of them): two sections of a catalog, the offsets and the text.
 struct Arena {
     off: Vec<u8>,
     text: Vec<u8>,
@@ -74,6 +74,11 @@ impl Arena {
 
     fn push(&mut self, s: &str) {
         self.text.extend_from_slice(s.as_bytes());
+        self.close();
+    }
+
+    /// Ends the entry whose bytes were written to `text` since the last one.
+    fn close(&mut self) {
         self.off.extend_from_slice(&u32::try_from(self.text.len()).expect("an arena fits 4 GiB").to_le_bytes());
     }
 
@@ -96,10 +101,8 @@ pub struct CatalogBuilder {
     sectors: Dictionary,
     /// Each row's signature, little-endian.
     signatures: Vec<u8>,
-    /// Each row's detail tail (empty when it has no details): `u32`
-    /// offsets (n + 1) into `tails`.
-    tail_off: Vec<u8>,
-    tails: Vec<u8>,
+    /// Each row's detail tail (empty when it has no details).
+    tails: Arena,
     /// What the tails name by number.
     dict: Dictionaries,
     /// Each row's change stamp.
@@ -165,12 +168,7 @@ impl CatalogBuilder {
             industries: Dictionary::default(),
             sectors: Dictionary::default(),
             signatures: Vec::with_capacity(8 * n),
-            tail_off: {
-                let mut v = Vec::with_capacity(4 * (n + 1));
-                v.extend_from_slice(&0u32.to_le_bytes());
-                v
-            },
-            tails: Vec::new(),
+            tails: Arena::with_capacity(n),
             dict: Dictionaries::default(),
             stamps: Vec::with_capacity(n),
             events: Vec::new(),
@@ -234,8 +232,8 @@ impl CatalogBuilder {
         };
         let ticker = signature(c.ticker.as_str().chars().map(|ch| ch.to_ascii_lowercase()));
         self.signatures.extend_from_slice(&(name | ticker).to_le_bytes());
-        tail::encode(&c.details, c.ticker.as_str(), &mut self.dict, &mut self.tails);
-        self.tail_off.extend_from_slice(&u32::try_from(self.tails.len()).expect("tails fit 4 GiB").to_le_bytes());
+        tail::encode(&c.details, c.ticker.as_str(), &mut self.dict, &mut self.tails.text);
+        self.tails.close();
         self.stamps.push(stamp);
         Ok(())
     }
@@ -274,8 +272,8 @@ impl CatalogBuilder {
     /// Lays out the catalog.
     pub fn finish(mut self) -> crate::Catalog {
         let n = self.len();
-        let (ind_off, ind_text, ind_remap) = std::mem::take(&mut self.industries).sorted();
-        let (sec_off, sec_text, sec_remap) = std::mem::take(&mut self.sectors).sorted();
+        let (industry_names, ind_remap) = std::mem::take(&mut self.industries).sorted();
+        let (sector_names, sec_remap) = std::mem::take(&mut self.sectors).sorted();
         let id_width = if ind_remap.len().max(sec_remap.len()) <= 1 << 16 { 2 } else { 4 };
         let ids = |rows: &[u32], remap: &[u32]| -> Vec<u8> {
             let mut out = Vec::with_capacity(rows.len() * id_width);
@@ -358,46 +356,42 @@ impl CatalogBuilder {
         let h = history::build(n, row_of, &self.events);
 
         let mut sections: [&[u8]; SECTIONS] = [&[]; SECTIONS];
+        for (off, text, arena) in [
+            (Section::TickerOff, Section::Tickers, &self.tickers),
+            (Section::NameOff, Section::Names, &self.names),
+            (Section::LogoOff, Section::Logos, &self.logos),
+            (Section::IndustryNameOff, Section::IndustryNames, &industry_names),
+            (Section::SectorNameOff, Section::SectorNames, &sector_names),
+            (Section::DetailOff, Section::Details, &self.tails),
+            (Section::DetailStringOff, Section::DetailStrings, &detail_strings),
+        ] {
+            sections[off as usize] = &arena.off;
+            sections[text as usize] = &arena.text;
+        }
+        // The other sections by where they come from: the rows' columns,
+        // the posting lists, the details' numbers, the change orders, then
+        // the identity history.
         for (s, bytes) in [
             (Section::Isins, &self.isins[..]),
-            (Section::TickerOff, &self.tickers.off),
-            (Section::Tickers, &self.tickers.text),
-            (Section::NameOff, &self.names.off),
-            (Section::Names, &self.names.text),
-            (Section::LogoOff, &self.logos.off),
-            (Section::Logos, &self.logos.text),
             (Section::Flags, &self.flags),
             (Section::Industry, &industry),
             (Section::Sector, &sector),
-            (Section::IndustryNameOff, &ind_off),
-            (Section::IndustryNames, &ind_text),
-            (Section::SectorNameOff, &sec_off),
-            (Section::SectorNames, &sec_text),
+            (Section::Signatures, &self.signatures),
             (Section::IndustryLists, &industry_lists),
             (Section::AttrLists, &attr_lists),
             (Section::GramKeys, &gram_keys),
             (Section::GramLists, &gram_lists),
             (Section::Lists, &compressed),
             (Section::Bits, &bits),
-            (Section::Signatures, &self.signatures),
-            (Section::DetailOff, &self.tail_off),
-            (Section::Details, &self.tails),
-            (Section::DetailStringOff, &detail_strings.off),
-            (Section::DetailStrings, &detail_strings.text),
             (Section::DetailNumbers, &numbers),
             (Section::Stamps, &stamps),
             (Section::StampIds, &stamp_ids),
             (Section::ChangeOrder, &change_order),
             (Section::IsinOrder, &isin_order),
-            (Section::Spans, &h.spans),
-            (Section::EventOff, &h.event_off),
-            (Section::Events, &h.events),
-            (Section::IdStringOff, &h.string_off),
-            (Section::IdStrings, &h.strings),
-            (Section::Versions, &h.versions),
-            (Section::VersionsByRow, &h.versions_by_row),
-            (Section::Periods, &h.periods),
-        ] {
+        ]
+        .into_iter()
+        .chain(h.sections())
+        {
             sections[s as usize] = bytes;
         }
         let buf = assemble(n, id_width, sections);

@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::catalog::SortKey;
-use mds_domain::CompanyFilter;
+use mds_domain::{CompanyFilter, Isin};
 
 const VERSION: u8 = 1;
 /// The version byte of a sealed position ([`CursorCodec::seal`]).
@@ -27,7 +27,6 @@ const SEALED: u8 = 2;
 const SEALED_MAX_LEN: usize = 512;
 const DIGEST_LEN: usize = 16;
 const TAG_LEN: usize = 16;
-const ISIN_LEN: usize = 12;
 
 /// Why a cursor is refused. Each maps to `400 invalid_cursor`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -63,7 +62,7 @@ impl CursorCodec {
     /// The cursor that resumes after `key` under `filter`.
     pub fn encode(&self, filter: &CompanyFilter, key: &SortKey) -> String {
         let t = key.ticker.as_bytes();
-        let mut buf = Vec::with_capacity(1 + DIGEST_LEN + 1 + t.len() + ISIN_LEN + TAG_LEN);
+        let mut buf = Vec::with_capacity(1 + DIGEST_LEN + 1 + t.len() + Isin::LEN + TAG_LEN);
         buf.push(VERSION);
         buf.extend_from_slice(&digest(filter));
         buf.push(t.len() as u8);
@@ -81,7 +80,7 @@ impl CursorCodec {
             return Err(CursorError::Forged);
         }
         let buf = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| CursorError::Forged)?;
-        if buf.len() < 1 + DIGEST_LEN + 1 + ISIN_LEN + TAG_LEN {
+        if buf.len() < 1 + DIGEST_LEN + 1 + Isin::LEN + TAG_LEN {
             return Err(CursorError::Forged);
         }
         let (body, tag) = buf.split_at(buf.len() - TAG_LEN);
@@ -90,7 +89,7 @@ impl CursorCodec {
         }
         let tlen = body[1 + DIGEST_LEN] as usize;
         let rest = &body[1 + DIGEST_LEN + 1..];
-        if rest.len() != tlen + ISIN_LEN {
+        if rest.len() != tlen + Isin::LEN {
             return Err(CursorError::Forged);
         }
         if body[1..1 + DIGEST_LEN] != digest(filter) {

@@ -92,6 +92,22 @@ pub(crate) struct HistorySections {
     pub(crate) periods: Vec<u8>,
 }
 
+impl HistorySections {
+    /// Each section with its bytes.
+    pub(crate) fn sections(&self) -> [(Section, &[u8]); 8] {
+        [
+            (Section::Spans, &self.spans),
+            (Section::EventOff, &self.event_off),
+            (Section::Events, &self.events),
+            (Section::IdStringOff, &self.string_off),
+            (Section::IdStrings, &self.strings),
+            (Section::Versions, &self.versions),
+            (Section::VersionsByRow, &self.versions_by_row),
+            (Section::Periods, &self.periods),
+        ]
+    }
+}
+
 fn ce(d: NaiveDate) -> u64 {
     d.num_days_from_ce().max(0) as u64
 }

@@ -4,11 +4,10 @@
 //! company), and the wire record of `GET /v1/companies/{isin}` and of the
 //! change feed ([`CompanyDetail`], contract section 7.1).
 
-use std::fmt;
 use std::str::FromStr;
 
 use chrono::{DateTime, NaiveDate, Utc};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::company::{Company, Exchange};
 use crate::identity::CompanyStatus;

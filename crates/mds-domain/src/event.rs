@@ -16,6 +16,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::detail::CompanyDetail;
 use crate::identity::IdentityEvent;
 use crate::isin::Isin;
+#[cfg(feature = "openapi")]
+use crate::params::param_schema;
 
 /// The type of an event; `type` on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -70,17 +72,7 @@ impl FromStr for EventType {
     }
 }
 
-impl fmt::Display for EventType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for EventType {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+wire_text!(EventType);
 
 impl<'de> Deserialize<'de> for EventType {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -331,16 +323,10 @@ pub struct EventsQuery {
     #[cfg_attr(feature = "openapi", param(value_type = Option<String>, example = "article.published,company.changed"))]
     pub types: Vec<EventType>,
     /// Only events about the company with this ISIN (check digit verified).
-    #[cfg_attr(
-        feature = "openapi",
-        param(value_type = Option<String>, pattern = "^\\s*[A-Za-z]{2}[A-Za-z0-9]{9}[0-9]\\s*$", example = "INE002A01018")
-    )]
+    #[cfg_attr(feature = "openapi", param(inline, value_type = Option<param_schema::Isin>, example = "INE002A01018"))]
     pub isin: Option<Isin>,
     /// Only events about the company with this ticker (case-insensitive).
-    #[cfg_attr(
-        feature = "openapi",
-        param(value_type = Option<String>, pattern = "^\\s*[!-~]{1,32}\\s*$", min_length = 1, example = "RELIANCE")
-    )]
+    #[cfg_attr(feature = "openapi", param(inline, value_type = Option<param_schema::Ticker>, example = "RELIANCE"))]
     pub ticker: Option<crate::Ticker>,
     /// Only article events carrying this tag (exact, case-sensitive, 1 to 64 characters).
     #[cfg_attr(feature = "openapi", param(value_type = Option<String>, min_length = 1, max_length = 64, example = "results"))]

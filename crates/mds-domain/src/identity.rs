@@ -7,11 +7,10 @@
 //! exchange snapshots and NSE's change files), the store (which keeps them)
 //! and the catalog (which rebuilds the master as of a day from them).
 
-use std::fmt;
 use std::str::FromStr;
 
 use chrono::NaiveDate;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::company::{Exchange, Ticker};
 use crate::isin::Isin;
@@ -253,17 +252,7 @@ impl FromStr for StatusFilter {
     }
 }
 
-impl fmt::Display for CompanyStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for CompanyStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+wire_text!(CompanyStatus);
 
 impl<'de> Deserialize<'de> for CompanyStatus {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

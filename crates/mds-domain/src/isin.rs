@@ -15,6 +15,9 @@ pub struct IsinError {
 }
 
 impl Isin {
+    /// The length of every ISIN, in characters (and bytes: they are ASCII).
+    pub const LEN: usize = 12;
+
     /// Parses an ISIN, accepting surrounding white space and lower case.
     pub fn parse(s: &str) -> Result<Self, IsinError> {
         let v = s.trim().to_ascii_uppercase();
@@ -32,7 +35,7 @@ string_schema!(
     Isin,
     "ISIN (ISO 6166): two letters, nine alphanumerics, a check digit; upper case.",
     "^[A-Z]{2}[A-Z0-9]{9}[0-9]$",
-    12,
-    12,
+    Isin::LEN,
+    Isin::LEN,
     "INE117A01022"
 );

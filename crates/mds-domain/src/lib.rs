@@ -65,6 +65,24 @@ macro_rules! string_schema {
     };
 }
 
+/// `Display` and `Serialize` as the value's wire text, its `as_str()`: for
+/// the closed sets of values whose wire form is one word.
+macro_rules! wire_text {
+    ($ty:ty) => {
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl serde::Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+    };
+}
+
 /// The impls every validated text newtype (`struct T(String)` with a
 /// `T::parse(&str) -> Result<T, E>`) shares: `as_str`, `Display` (the text),
 /// `Debug` (`T(text)`), and serde as a string that deserializes through

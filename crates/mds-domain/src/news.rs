@@ -15,6 +15,8 @@ use std::cmp::Ordering;
 use chrono::{DateTime, Utc};
 
 use crate::article::{ArticleSummary, Slug};
+#[cfg(feature = "openapi")]
+use crate::params::param_schema;
 use crate::params::{CURSOR, Filter, LIMIT, Paged, ParamError, TICKER, one};
 use crate::time::{format_utc, parse_rfc3339};
 use crate::{Isin, Ticker, bounds};
@@ -43,16 +45,10 @@ pub const NEWS_PARAMETERS: &[&str] = &[ISIN, TICKER, CATEGORY, TAG, PUBLISHED_AF
 #[cfg_attr(feature = "openapi", derive(utoipa::IntoParams), into_params(parameter_in = Query))]
 pub struct NewsFilter {
     /// Articles about the company with this ISIN (ISO 6166, check digit verified; case-insensitive).
-    #[cfg_attr(
-        feature = "openapi",
-        param(value_type = Option<String>, pattern = "^\\s*[A-Za-z]{2}[A-Za-z0-9]{9}[0-9]\\s*$", example = "INE002A01018")
-    )]
+    #[cfg_attr(feature = "openapi", param(inline, value_type = Option<param_schema::Isin>, example = "INE002A01018"))]
     pub isin: Option<Isin>,
     /// Articles about the company with this ticker: exact, case-insensitive.
-    #[cfg_attr(
-        feature = "openapi",
-        param(value_type = Option<String>, pattern = "^\\s*[!-~]{1,32}\\s*$", min_length = 1, example = "RELIANCE")
-    )]
+    #[cfg_attr(feature = "openapi", param(inline, value_type = Option<param_schema::Ticker>, example = "RELIANCE"))]
     pub ticker: Option<Ticker>,
     /// Exact, case-sensitive category, 1 to 100 characters; an unknown one gives an empty page.
     #[cfg_attr(
@@ -227,10 +223,6 @@ mod tests {
     use super::*;
     use crate::params::QueryParams;
 
-    fn parse(pairs: &[(&str, &str)]) -> Result<NewsQueryParams, ParamError> {
-        NewsQueryParams::parse(|n| pairs.iter().find(|(k, _)| *k == n).map(|(_, v)| *v))
-    }
-
     #[test]
     fn lists_agree() {
         assert_eq!([NEWS_FILTER_PARAMETERS, crate::params::PAGE_PARAMETERS].concat(), NEWS_PARAMETERS);
@@ -251,33 +243,38 @@ mod tests {
             (&[("limit", "0")][..], LIMIT),
             (&[("limit", "201")][..], LIMIT),
         ] {
-            assert_eq!(parse(pairs).unwrap_err().param, param, "{pairs:?}");
+            assert_eq!(NewsQueryParams::from_pairs(pairs).unwrap_err().param, param, "{pairs:?}");
         }
         let long_tag = "t".repeat(65);
-        assert_eq!(parse(&[("tag", &long_tag)]).unwrap_err().param, TAG);
-        assert!(parse(&[("tag", &"t".repeat(64))]).is_ok());
-        assert!(parse(&[("category", &"c".repeat(101))]).is_err());
+        assert_eq!(NewsQueryParams::from_pairs(&[("tag", &long_tag)]).unwrap_err().param, TAG);
+        assert!(NewsQueryParams::from_pairs(&[("tag", &"t".repeat(64))]).is_ok());
+        assert!(NewsQueryParams::from_pairs(&[("category", &"c".repeat(101))]).is_err());
         // An unencoded '+' arrives as a space: the sentence says so.
-        let e = parse(&[("published_after", "2026-01-01T00:00:00 05:30")]).unwrap_err();
+        let e = NewsQueryParams::from_pairs(&[("published_after", "2026-01-01T00:00:00 05:30")]).unwrap_err();
         assert!(e.detail.contains("%2B"), "{}", e.detail);
     }
 
     #[test]
     fn the_date_bounds_must_leave_room() {
         let t = "2026-01-01T05:30:00+05:30";
-        let same = parse(&[("published_after", t), ("published_before", "2026-01-01T00:00:00Z")]).unwrap_err();
+        let same = NewsQueryParams::from_pairs(&[("published_after", t), ("published_before", "2026-01-01T00:00:00Z")])
+            .unwrap_err();
         assert_eq!(same.param, PUBLISHED_BEFORE);
-        let reversed =
-            parse(&[("published_after", "2026-02-01T00:00:00Z"), ("published_before", "2026-01-01T00:00:00Z")]);
+        let reversed = NewsQueryParams::from_pairs(&[
+            ("published_after", "2026-02-01T00:00:00Z"),
+            ("published_before", "2026-01-01T00:00:00Z"),
+        ]);
         assert_eq!(reversed.unwrap_err().param, PUBLISHED_BEFORE);
-        let ok =
-            parse(&[("published_after", "2026-01-01T00:00:00Z"), ("published_before", "2026-01-01T00:00:00.001Z")]);
+        let ok = NewsQueryParams::from_pairs(&[
+            ("published_after", "2026-01-01T00:00:00Z"),
+            ("published_before", "2026-01-01T00:00:00.001Z"),
+        ]);
         assert!(ok.is_ok());
     }
 
     #[test]
     fn good_values_parse_to_one_canonical_form() {
-        let a = parse(&[
+        let a = NewsQueryParams::from_pairs(&[
             ("isin", " ine002a01018 "),
             ("ticker", "reliance"),
             ("published_after", "2026-01-01T05:30:00+05:30"),
@@ -285,16 +282,20 @@ mod tests {
             ("cursor", "c"),
         ])
         .unwrap();
-        let b = parse(&[("isin", "INE002A01018"), ("ticker", "RELIANCE"), ("published_after", "2026-01-01T00:00:00Z")])
-            .unwrap();
+        let b = NewsQueryParams::from_pairs(&[
+            ("isin", "INE002A01018"),
+            ("ticker", "RELIANCE"),
+            ("published_after", "2026-01-01T00:00:00Z"),
+        ])
+        .unwrap();
         assert_eq!(a.filter, b.filter);
         assert_eq!(a.filter.canonical(), b.filter.canonical());
         assert_eq!((a.page.cursor.as_deref(), a.page.limit.get()), (Some("c"), 7));
-        assert_eq!(parse(&[]).unwrap(), NewsQueryParams::default());
+        assert_eq!(NewsQueryParams::from_pairs(&[]).unwrap(), NewsQueryParams::default());
         assert_eq!(NewsFilter::default().canonical(), "");
         // A category is not a tag.
-        let c = parse(&[("category", "x")]).unwrap().filter.canonical();
-        let t = parse(&[("tag", "x")]).unwrap().filter.canonical();
+        let c = NewsQueryParams::from_pairs(&[("category", "x")]).unwrap().filter.canonical();
+        let t = NewsQueryParams::from_pairs(&[("tag", "x")]).unwrap().filter.canonical();
         assert_ne!(c, t);
     }
 

@@ -24,6 +24,12 @@ pub trait QueryParams: Sized {
     /// any); the first bad value is the error. Names not in
     /// [`QueryParams::NAMES`] are the caller's to refuse.
     fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError>;
+
+    /// [`QueryParams::parse`] of a query given as (name, value) pairs: the
+    /// first value given for a name is its value.
+    fn from_pairs(pairs: &[(&str, &str)]) -> Result<Self, ParamError> {
+        Self::parse(|n| pairs.iter().find(|(k, _)| *k == n).map(|(_, v)| *v))
+    }
 }
 
 /// A route that takes no query parameters.
@@ -249,13 +255,42 @@ impl Filter for SyncParams {
     }
 }
 
+/// The schemas of the query parameters several routes take (feature
+/// `openapi`), as lenient as the routes' parsing: white space around the
+/// value allowed, where the schemas of the records show the stored form.
+#[cfg(feature = "openapi")]
+pub mod param_schema {
+    use utoipa::openapi::RefOr;
+    use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+
+    /// `isin`: an ISIN in any case, its check digit verified.
+    pub struct Isin;
+
+    /// `ticker`: a ticker, matched exactly but for case.
+    pub struct Ticker;
+
+    impl utoipa::PartialSchema for Isin {
+        fn schema() -> RefOr<Schema> {
+            let pattern = "^\\s*[A-Za-z]{2}[A-Za-z0-9]{9}[0-9]\\s*$";
+            ObjectBuilder::new().schema_type(Type::String).pattern(Some(pattern)).build().into()
+        }
+    }
+
+    impl utoipa::ToSchema for Isin {}
+
+    impl utoipa::PartialSchema for Ticker {
+        fn schema() -> RefOr<Schema> {
+            let pattern = "^\\s*[!-~]{1,32}\\s*$";
+            ObjectBuilder::new().schema_type(Type::String).min_length(Some(1)).pattern(Some(pattern)).build().into()
+        }
+    }
+
+    impl utoipa::ToSchema for Ticker {}
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn parse(pairs: &[(&str, &str)]) -> Result<CompaniesQueryParams, ParamError> {
-        CompaniesQueryParams::parse(|n| pairs.iter().find(|(k, _)| *k == n).map(|(_, v)| *v))
-    }
 
     #[test]
     fn lists_agree() {
@@ -264,13 +299,13 @@ mod tests {
 
     #[test]
     fn bad_values_name_their_parameter_in_order() {
-        assert_eq!(parse(&[("limit", "0")]).unwrap_err().param, LIMIT);
-        assert_eq!(parse(&[("limit", "0"), ("letter", "ab")]).unwrap_err().param, LETTER);
-        assert_eq!(parse(&[("industry", "")]).unwrap_err().param, INDUSTRY);
-        let q = parse(&[("ticker", " abb "), ("cursor", "c"), ("limit", "7")]).unwrap();
+        assert_eq!(CompaniesQueryParams::from_pairs(&[("limit", "0")]).unwrap_err().param, LIMIT);
+        assert_eq!(CompaniesQueryParams::from_pairs(&[("limit", "0"), ("letter", "ab")]).unwrap_err().param, LETTER);
+        assert_eq!(CompaniesQueryParams::from_pairs(&[("industry", "")]).unwrap_err().param, INDUSTRY);
+        let q = CompaniesQueryParams::from_pairs(&[("ticker", " abb "), ("cursor", "c"), ("limit", "7")]).unwrap();
         assert_eq!(q.filter.ticker.unwrap().as_str(), "ABB");
         assert_eq!((q.page.cursor.as_deref(), q.page.limit.get()), (Some("c"), 7));
-        assert_eq!(parse(&[]).unwrap(), CompaniesQueryParams::default());
+        assert_eq!(CompaniesQueryParams::from_pairs(&[]).unwrap(), CompaniesQueryParams::default());
     }
 
     /// The `IntoParams` derives name exactly the parameters the constants

@@ -9,6 +9,8 @@ use chrono::NaiveDate;
 use crate::company::{Company, Exchange, MarketCapBand, Ticker};
 use crate::identity::StatusFilter;
 use crate::params;
+#[cfg(feature = "openapi")]
+use crate::params::param_schema;
 
 /// The first character of a ticker: `A`-`Z` or `0`-`9`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -184,10 +186,7 @@ pub struct CompanyFilter {
     )]
     pub search: Option<SearchTerm>,
     /// Exact ticker, case-insensitive (may match several securities).
-    #[cfg_attr(
-        feature = "openapi",
-        param(value_type = Option<String>, pattern = "^\\s*[!-~]{1,32}\\s*$", min_length = 1, example = "RELIANCE")
-    )]
+    #[cfg_attr(feature = "openapi", param(inline, value_type = Option<param_schema::Ticker>, example = "RELIANCE"))]
     pub ticker: Option<Ticker>,
     /// Which companies by status: `active` (the default), `superseded`,
     /// `delisted` or `any`. With `as_of`, the status of that day: every

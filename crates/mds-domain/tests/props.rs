@@ -54,7 +54,8 @@ fn query(names: &'static [&'static str]) -> impl Strategy<Value = Pairs> {
 
 /// Parses `pairs` as route `T` does.
 fn parse<T: QueryParams>(pairs: &[(String, String)]) -> Result<T, mds_domain::ParamError> {
-    T::parse(|n| pairs.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str()))
+    let pairs: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    T::from_pairs(&pairs)
 }
 
 /// A parse error names one of the route's parameters.

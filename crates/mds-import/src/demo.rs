@@ -16,27 +16,27 @@ use mds_domain::{Article, Company};
 use crate::exchange::{self, MergedCompanies};
 use crate::{changes, news};
 
+/// The bytes of the file `name` of `data/demo/`.
+macro_rules! demo_file {
+    ($name:literal) => {
+        include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/", $name))
+    };
+}
+
 /// NSE `EQUITY_L.csv`, January 2024.
-pub const NSE_EQUITY_LIST: &[u8] =
-    include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/nse_EQUITY_L_2024-01.csv"));
+pub const NSE_EQUITY_LIST: &[u8] = demo_file!("nse_EQUITY_L_2024-01.csv");
 /// BSE `Equity.csv`, January 2024.
-pub const BSE_EQUITY_LIST: &[u8] =
-    include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/bse_Equity_2024-01.csv"));
+pub const BSE_EQUITY_LIST: &[u8] = demo_file!("bse_Equity_2024-01.csv");
 /// NSE market capitalisation by symbol, 28 March 2024.
-pub const NSE_MCAP: &[u8] =
-    include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/nse_mcap_2024-03-28.csv"));
+pub const NSE_MCAP: &[u8] = demo_file!("nse_mcap_2024-03-28.csv");
 /// NSE `EQUITY_L.csv`, 17 May 2026.
-pub const NSE_EQUITY_LIST_2026: &[u8] =
-    include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/nse_EQUITY_L_2026-05-17.csv"));
+pub const NSE_EQUITY_LIST_2026: &[u8] = demo_file!("nse_EQUITY_L_2026-05-17.csv");
 /// NSE `SME_EQUITY_L.csv`, 17 May 2026.
-pub const NSE_SME_EQUITY_LIST_2026: &[u8] =
-    include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/nse_SME_EQUITY_L_2026-05-17.csv"));
+pub const NSE_SME_EQUITY_LIST_2026: &[u8] = demo_file!("nse_SME_EQUITY_L_2026-05-17.csv");
 /// NSE `symbolchange.csv` as of 17 May 2026 (no header line).
-pub const NSE_SYMBOL_CHANGES: &[u8] =
-    include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/nse_symbolchange_2026-05-17.csv"));
+pub const NSE_SYMBOL_CHANGES: &[u8] = demo_file!("nse_symbolchange_2026-05-17.csv");
 /// NSE `namechange.csv` as of 17 May 2026.
-pub const NSE_NAME_CHANGES: &[u8] =
-    include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/nse_namechange_2026-05-17.csv"));
+pub const NSE_NAME_CHANGES: &[u8] = demo_file!("nse_namechange_2026-05-17.csv");
 
 /// The day the January 2024 lists are taken as of: the BSE list's (30
 /// January 2024; the NSE list is of the 20th, and nothing in it changed by
@@ -83,7 +83,7 @@ pub fn demo_history() -> DemoHistory {
 }
 
 /// Fictional news articles about companies of the lists (JSON Lines).
-pub const NEWS: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/news.jsonl"));
+pub const NEWS: &[u8] = demo_file!("news.jsonl");
 
 /// The demo companies with what the merge reported: skipped rows and notes.
 pub fn demo_merge() -> MergedCompanies {

@@ -64,6 +64,13 @@ impl Env {
         Some(Env::new(&redis_url()?).await)
     }
 
+    /// [`Env::start`], with the limiter of a node that is the only one.
+    async fn start_alone() -> Option<(Env, Arc<SharedLimiter>)> {
+        let env = Env::start().await?;
+        let node = env.node(1).await;
+        Some((env, node))
+    }
+
     async fn new(url: &str) -> Env {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::connect(&DatabaseUrl::new(dir.path().join("mds.db").to_str().unwrap())).await.unwrap();
@@ -274,8 +281,7 @@ async fn a_missing_counter_is_seeded_from_the_store_and_what_is_unflushed() {
 
 #[tokio::test]
 async fn a_304_gives_the_request_back() {
-    let Some(env) = Env::start().await else { return };
-    let a = env.node(1).await;
+    let Some((env, a)) = Env::start_alone().await else { return };
     let l = limits(1_000, 2);
     let d = admit(&a, &env.store, l, true).await;
     assert_eq!(d.month.remaining, 1);
@@ -418,8 +424,7 @@ fn schedule(n: u64, gaps: &'static [i64]) -> impl Iterator<Item = i64> {
 
 #[tokio::test]
 async fn leases_of_one_take_the_same_decisions_as_the_local_gcra() {
-    let Some(env) = Env::start().await else { return };
-    let a = env.node(1).await;
+    let Some((env, a)) = Env::start_alone().await else { return };
     let start = t0();
     // Limits under 60 a minute get leases of one (1 s leases, one node).
     for limit in [1u32, 10, 59] {
@@ -552,8 +557,7 @@ async fn a_node_holding_unused_tokens_refuses_another_for_at_most_a_lease() {
 
 #[tokio::test]
 async fn a_tier_change_ends_the_lease_at_once() {
-    let Some(env) = Env::start().await else { return };
-    let a = env.node(1).await;
+    let Some((env, a)) = Env::start_alone().await else { return };
     let pro = limits(100_000, 1_000);
     for _ in 0..20 {
         admit(&a, &env.store, pro, true).await.hold.unwrap().settle(Outcome::Counted);

@@ -31,14 +31,8 @@ pub struct NseListing {
 /// NSE's equity list (`EQUITY_L.csv`).
 pub type NseEquityList = EquityList<NseListing>;
 
-const NSE_COLUMNS: &[Column] = &[
-    Column::required("SYMBOL"),
-    Column::required("NAME OF COMPANY"),
-    Column::required("ISIN NUMBER"),
-    Column::optional("SERIES"),
-    Column::optional("DATE OF LISTING"),
-    Column::optional("FACE VALUE"),
-];
+const NSE_COLUMNS: [Column; 6] =
+    nse_shaped_columns(["SYMBOL", "NAME OF COMPANY", "ISIN NUMBER", "SERIES", "DATE OF LISTING", "FACE VALUE"]);
 
 /// NSE's `DATE OF LISTING` (`06-OCT-2008`).
 fn listing_date(cell: Option<&str>) -> Result<Option<NaiveDate>, String> {
@@ -51,7 +45,23 @@ fn listing_date(cell: Option<&str>) -> Result<Option<NaiveDate>, String> {
 
 /// Parses NSE's `EQUITY_L.csv`. Every bad row is reported with its line.
 pub fn parse_nse_equity_list(bytes: &[u8]) -> Result<NseEquityList, ImportError> {
-    parse_nse_shaped(bytes, NSE_COLUMNS, listing_date)
+    parse_nse_shaped(bytes, &NSE_COLUMNS, listing_date)
+}
+
+/// The columns of a list of NSE's shape, named as the file spells them:
+/// symbol, name and ISIN, which a file must have, then series, date of
+/// listing and face value, which it may leave out (the order
+/// [`parse_nse_shaped`] reads them in).
+pub(super) const fn nse_shaped_columns(names: [&'static str; 6]) -> [Column; 6] {
+    let [symbol, name, isin, series, listed_on, face_value] = names;
+    [
+        Column::required(symbol),
+        Column::required(name),
+        Column::required(isin),
+        Column::optional(series),
+        Column::optional(listed_on),
+        Column::optional(face_value),
+    ]
 }
 
 /// Parses a list of NSE's shape: `columns` are symbol, name, ISIN, series,

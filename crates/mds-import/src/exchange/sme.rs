@@ -5,18 +5,12 @@
 
 use chrono::NaiveDate;
 
-use super::nse::{NseEquityList, parse_nse_shaped};
+use super::nse::{NseEquityList, nse_shaped_columns, parse_nse_shaped};
 use crate::error::ImportError;
 use crate::text::Column;
 
-const SME_COLUMNS: &[Column] = &[
-    Column::required("SYMBOL"),
-    Column::required("NAME_OF_COMPANY"),
-    Column::required("ISIN_NUMBER"),
-    Column::optional("SERIES"),
-    Column::optional("DATE_OF_LISTING"),
-    Column::optional("FACE_VALUE"),
-];
+const SME_COLUMNS: [Column; 6] =
+    nse_shaped_columns(["SYMBOL", "NAME_OF_COMPANY", "ISIN_NUMBER", "SERIES", "DATE_OF_LISTING", "FACE_VALUE"]);
 
 /// The SME list's `DATE_OF_LISTING` (`15-May-26`; a four-digit year is
 /// read too). A two-digit year is of this century (the platform opened in
@@ -34,7 +28,7 @@ fn listing_date(cell: Option<&str>) -> Result<Option<NaiveDate>, String> {
 /// Parses NSE's `SME_EQUITY_L.csv` into the shape of the main board's list.
 /// Every bad row is reported with its line.
 pub fn parse_nse_sme_equity_list(bytes: &[u8]) -> Result<NseEquityList, ImportError> {
-    parse_nse_shaped(bytes, SME_COLUMNS, listing_date)
+    parse_nse_shaped(bytes, &SME_COLUMNS, listing_date)
 }
 
 #[cfg(test)]

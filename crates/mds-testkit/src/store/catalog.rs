@@ -180,42 +180,71 @@ pub async fn upsert_company_chunks_is_one_upsert(store: &dyn Store) {
     assert_eq!(generations(store).await, g);
 }
 
-/// Companies come ordered by ticker, then ISIN, in byte order; several ISINs
-/// may share one ticker.
+/// Companies whose order by ticker, then ISIN, in byte order no
+/// natural-language collation gives: punctuation, digits and `_` or `~`
+/// around the letters, a ticker that prefixes another, several ISINs under
+/// one ticker. As (ISIN body, ticker, name), in no order.
+const ORDER_ROWS: [(&str, &str, &str); 18] = [
+    ("INE00000003", "M&M", "Mahindra"),
+    ("INE00000009", "ABB", "ABB 9"),
+    ("INE00000001", "ABB", "ABB 1"),
+    ("INE00000005", "AB", "AB"),
+    ("INE00000002", "20MICRONS", "20 Microns"),
+    ("US000000007", "ABB", "ABB US"),
+    ("INE00000004", "A", "A"),
+    ("INE00000008", "ABB-X", "ABB-X"),
+    ("INE00000011", "MM", "MM"),
+    ("INE00000012", "M2", "M2"),
+    ("US000000019", "M&M", "M&M US"),
+    ("INE00000013", "M-M", "M-M"),
+    ("INE00000014", "M_M", "M_M"),
+    ("INE00000015", "M~", "M~"),
+    ("INE00000016", "M", "M"),
+    ("INE00000017", "M.M", "M.M"),
+    ("INE00000018", "M&M", "M&M India"),
+    ("GB000000011", "M&M", "M&M UK"),
+];
+
+/// [`ORDER_ROWS`] as (ticker, ISIN body) in the order they must come in.
+const ORDER_WANT: [(&str, &str); 18] = [
+    ("20MICRONS", "INE00000002"),
+    ("A", "INE00000004"),
+    ("AB", "INE00000005"),
+    ("ABB", "INE00000001"),
+    ("ABB", "INE00000009"),
+    ("ABB", "US000000007"),
+    ("ABB-X", "INE00000008"),
+    ("M", "INE00000016"),
+    ("M&M", "GB000000011"),
+    ("M&M", "INE00000003"),
+    ("M&M", "INE00000018"),
+    ("M&M", "US000000019"),
+    ("M-M", "INE00000013"),
+    ("M.M", "INE00000017"),
+    ("M2", "INE00000012"),
+    ("MM", "INE00000011"),
+    ("M_M", "INE00000014"),
+    ("M~", "INE00000015"),
+];
+
+/// Stores [`ORDER_ROWS`] (all of them new); how many.
+async fn store_order_rows(store: &dyn Store) -> u64 {
+    let rows: Vec<Company> = ORDER_ROWS.iter().map(|&(i, t, n)| company(i, t, n)).collect();
+    assert_eq!(store.upsert_companies(&rows).await.expect("insert"), summary(rows.len() as u64, 0));
+    rows.len() as u64
+}
+
+/// The (ticker, ISIN body) of each of `companies`, in their order.
+fn tickers_and_isins(companies: &[Company]) -> Vec<(&str, &str)> {
+    companies.iter().map(|c| (c.ticker.as_str(), &c.isin.as_str()[..11])).collect()
+}
+
+/// Companies come ordered by ticker, then ISIN, in byte order
+/// ([`ORDER_ROWS`]); several ISINs may share one ticker.
 pub async fn companies_are_ordered_by_ticker_then_isin(store: &dyn Store) {
     migrated(store).await;
-    let rows = vec![
-        company("INE00000003", "M&M", "Mahindra"),
-        company("INE00000009", "ABB", "ABB 9"),
-        company("INE00000001", "ABB", "ABB 1"),
-        company("INE00000005", "AB", "AB"),
-        company("INE00000002", "20MICRONS", "20 Microns"),
-        company("US000000007", "ABB", "ABB US"),
-        company("INE00000004", "A", "A"),
-        company("INE00000008", "ABB-X", "ABB-X"),
-    ];
-    assert_eq!(store.upsert_companies(&rows).await.expect("insert"), summary(8, 0));
-    let got: Vec<(String, String)> = store
-        .companies()
-        .await
-        .expect("companies")
-        .into_iter()
-        .map(|c| (c.ticker.as_str().to_owned(), c.isin.as_str()[..11].to_owned()))
-        .collect();
-    let want: Vec<(String, String)> = [
-        ("20MICRONS", "INE00000002"),
-        ("A", "INE00000004"),
-        ("AB", "INE00000005"),
-        ("ABB", "INE00000001"),
-        ("ABB", "INE00000009"),
-        ("ABB", "US000000007"),
-        ("ABB-X", "INE00000008"),
-        ("M&M", "INE00000003"),
-    ]
-    .iter()
-    .map(|(t, i)| ((*t).to_owned(), (*i).to_owned()))
-    .collect();
-    assert_eq!(got, want);
+    store_order_rows(store).await;
+    assert_eq!(tickers_and_isins(&store.companies().await.expect("companies")), ORDER_WANT);
 }
 
 /// Every article field survives the store: tags in order (duplicates kept),
@@ -262,51 +291,20 @@ async fn sorted(store: &dyn Store) -> Vec<Company> {
 
 /// `companies_sorted` hands out companies by ticker, then ISIN, in the byte
 /// order of their UTF-8 (Rust's `str` order), which no natural-language
-/// collation gives: punctuation, digits and `_` or `~` around the letters,
-/// a ticker that prefixes another, several ISINs under one ticker.
+/// collation gives ([`ORDER_ROWS`]).
 pub async fn companies_sorted_are_in_byte_order(store: &dyn Store) {
     migrated(store).await;
     assert!(sorted(store).await.is_empty());
     assert_eq!(store.company_count().await.expect("count"), 0);
 
-    let rows = vec![
-        company("INE00000001", "MM", "MM"),
-        company("INE00000002", "M2", "M2"),
-        company("US000000009", "M&M", "M&M US"),
-        company("INE00000003", "M-M", "M-M"),
-        company("INE00000004", "M_M", "M_M"),
-        company("INE00000005", "M~", "M~"),
-        company("INE00000006", "M", "M"),
-        company("INE00000007", "M.M", "M.M"),
-        company("INE00000008", "M&M", "M&M India"),
-        company("GB000000001", "M&M", "M&M UK"),
-    ];
-    assert_eq!(store.upsert_companies(&rows).await.expect("insert"), summary(rows.len() as u64, 0));
-    let got: Vec<(String, String)> = sorted(store)
-        .await
-        .into_iter()
-        .map(|c| (c.ticker.as_str().to_owned(), c.isin.as_str()[..11].to_owned()))
-        .collect();
-    let want: Vec<(String, String)> = [
-        ("M", "INE00000006"),
-        ("M&M", "GB000000001"),
-        ("M&M", "INE00000008"),
-        ("M&M", "US000000009"),
-        ("M-M", "INE00000003"),
-        ("M.M", "INE00000007"),
-        ("M2", "INE00000002"),
-        ("MM", "INE00000001"),
-        ("M_M", "INE00000004"),
-        ("M~", "INE00000005"),
-    ]
-    .iter()
-    .map(|(t, i)| ((*t).to_owned(), (*i).to_owned()))
-    .collect();
-    assert_eq!(got, want);
-    let mut by_rust: Vec<(String, String)> = got.clone();
+    let stored = store_order_rows(store).await;
+    let companies = sorted(store).await;
+    let got = tickers_and_isins(&companies);
+    assert_eq!(got, ORDER_WANT);
+    let mut by_rust = got.clone();
     by_rust.sort();
     assert_eq!(got, by_rust, "Rust's str order");
-    assert_eq!(store.company_count().await.expect("count"), rows.len() as u64);
+    assert_eq!(store.company_count().await.expect("count"), stored);
 }
 
 /// `companies_sorted` hands out exactly what `companies` returns, every field

@@ -24,6 +24,17 @@ fn new_hook(id: &str, account: &str, filter: EventFilter, now: DateTime<Utc>) ->
     }
 }
 
+/// A migrated store with account `acme` and its endpoint `we_a`, which
+/// receives `article.published` only, created at [`t0`] (returned).
+async fn articles_hook(store: &dyn Store) -> DateTime<Utc> {
+    migrated(store).await;
+    create_accounts(store, &["acme"]).await;
+    let now = t0();
+    let filter = EventFilter { types: vec![EventType::ArticlePublished], ..EventFilter::default() };
+    store.create_webhook(&new_hook("we_a", "acme", filter, now), 10).await.expect("create");
+    now
+}
+
 /// An attempt at `event` answered `status`.
 fn tried(event: EventId, attempt: u32, status: u16, now: DateTime<Utc>) -> WebhookAttempt {
     WebhookAttempt { event_id: event, attempt, attempted_at: now, status: Some(status), error: None, duration_ms: 3 }
@@ -70,11 +81,7 @@ pub async fn webhook_endpoints_are_per_account_and_limited(store: &dyn Store) {
 /// it refuses; give-up moves on; replay goes back; a finish without the
 /// lease changes nothing; a lapsed lease is taken over.
 pub async fn webhook_deliveries_follow_the_cursor(store: &dyn Store) {
-    migrated(store).await;
-    create_accounts(store, &["acme"]).await;
-    let now = t0();
-    let filter = EventFilter { types: vec![EventType::ArticlePublished], ..EventFilter::default() };
-    store.create_webhook(&new_hook("we_a", "acme", filter, now), 10).await.expect("create");
+    let now = articles_hook(store).await;
     let lease = now + Duration::seconds(30);
     assert!(store.claim_webhook_deliveries("n1", now, lease, 10, 1).await.unwrap().is_empty(), "nothing yet");
 
@@ -175,11 +182,7 @@ pub async fn webhook_deliveries_follow_the_cursor(store: &dyn Store) {
 /// retry of its own event, the ones before it are delivered) and the lease
 /// is released; an attempt at an event no longer in flight ends the run.
 pub async fn webhook_runs_are_claimed_and_recorded_in_order(store: &dyn Store) {
-    migrated(store).await;
-    create_accounts(store, &["acme"]).await;
-    let now = t0();
-    let filter = EventFilter { types: vec![EventType::ArticlePublished], ..EventFilter::default() };
-    store.create_webhook(&new_hook("we_a", "acme", filter, now), 10).await.expect("create");
+    let now = articles_hook(store).await;
     let slugs = ["r1", "r2", "r3", "r4", "r5"];
     for slug in slugs {
         store.upsert_articles(&[bare_article(slug)]).await.unwrap();
