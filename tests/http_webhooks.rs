@@ -521,7 +521,8 @@ fn nice_of_threads(name: &str) -> Vec<i32> {
 }
 
 /// Deliveries run on a thread of their own at a lower OS priority than the
-/// node's, so that a node busy with requests serves them first.
+/// node's, so that a node busy with requests serves them first; on SQLite,
+/// so do the connection threads of their own pool.
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn deliveries_run_on_a_thread_of_lower_priority() {
@@ -535,7 +536,13 @@ async fn deliveries_run_on_a_thread_of_lower_priority() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     let node = nice_of(std::path::Path::new("/proc/thread-self"));
+    let lower = (node + mds_node::webhooks::worker::NICE).min(19);
     assert!(!nice.is_empty(), "a delivery thread");
-    assert!(nice.iter().all(|&n| n == (node + mds_node::webhooks::worker::NICE).min(19)), "{nice:?} against {node}");
+    assert!(nice.iter().all(|&n| n == lower), "{nice:?} against {node}");
+    if app.url.backend() == mds_store::url::Backend::Sqlite {
+        // sqlx names them `sqlx-sqlite-worker-N`; a thread's name is cut at 15 bytes.
+        let sqlite = nice_of_threads("sqlx-sqlite-wor");
+        assert!(sqlite.contains(&lower) && sqlite.contains(&node), "the deliveries' and the node's: {sqlite:?}");
+    }
     app.stop().await;
 }

@@ -101,7 +101,7 @@ pub(crate) struct ServeArgs {
 }
 
 impl ServeArgs {
-    fn config(&self) -> HttpConfig {
+    fn config(&self, url: &DatabaseUrl) -> HttpConfig {
         if self.no_limits {
             tracing::warn!("rate limits, quotas and metering are OFF (--no-limits)");
         }
@@ -135,7 +135,11 @@ impl ServeArgs {
                 }),
                 spill_dir: self.spill_dir.clone(),
                 events_retention: chrono::TimeDelta::days(i64::from(self.events_retention_days)),
-                webhooks: WebhookConfig { allow_private: self.webhooks_allow_private, ..WebhookConfig::default() },
+                webhooks: WebhookConfig {
+                    allow_private: self.webhooks_allow_private,
+                    database: Some(url.clone()),
+                    ..WebhookConfig::default()
+                },
                 ..NodeConfig::default()
             },
             ..HttpConfig::default()
@@ -146,11 +150,16 @@ impl ServeArgs {
 /// `mds serve`.
 pub(crate) async fn serve(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<()> {
     let store = open(url).await?;
-    run_server(store, &args, |addr| tracing::info!(%addr, "serving")).await
+    run_server(url, store, &args, |addr| tracing::info!(%addr, "serving")).await
 }
 
-async fn run_server(store: Arc<dyn Store>, args: &ServeArgs, on_bound: impl FnOnce(SocketAddr)) -> anyhow::Result<()> {
-    let state = AppState::load(store, args.config()).await.context("cannot load data from the store")?;
+async fn run_server(
+    url: &DatabaseUrl,
+    store: Arc<dyn Store>,
+    args: &ServeArgs,
+    on_bound: impl FnOnce(SocketAddr),
+) -> anyhow::Result<()> {
+    let state = AppState::load(store, args.config(url)).await.context("cannot load data from the store")?;
     let mut server =
         Server::bind(args.listen, state).await.with_context(|| format!("cannot listen on {}", args.listen))?;
     if let Some(admin) = args.admin_listen {
@@ -214,7 +223,7 @@ pub(crate) async fn demo(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<(
     // The newest article, so the lines go from the list to an article.
     let newest = store.news_page(&NewsFilter::default(), None, 1).await.context("cannot read the news list")?;
     let article = newest.first().map(|a| a.slug.clone());
-    run_server(store, &args, move |addr| {
+    run_server(url, store, &args, move |addr| {
         println!("Demo key (account \"{DEMO_ACCOUNT}\", tier \"{DEMO_TIER}\"; a new one each run, shown only now):");
         println!("  {secret}");
         println!("Try:");

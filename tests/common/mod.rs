@@ -130,11 +130,17 @@ pub async fn spawn_with(opts: Options) -> TestApp {
     let account = AccountName::parse("acme").unwrap();
     store.create_account(&account, Utc::now()).await.unwrap();
     let key = new_key(&*store, "acme", "pro", Environment::Live).await;
+    let mut config = opts.config;
     let served: Arc<dyn Store> = match opts.wrap {
         Some(w) => w(store.clone()),
-        None => store.clone(),
+        None => {
+            // As `mds serve` does: deliveries open a pool of their own (a
+            // wrapped store keeps them on the node's, faults and all).
+            config.node.webhooks.database.get_or_insert_with(|| url.clone());
+            store.clone()
+        }
     };
-    let state = AppState::load(served, opts.config).await.expect("load state");
+    let state = AppState::load(served, config).await.expect("load state");
     let mut server = Server::bind("127.0.0.1:0".parse().unwrap(), state).await.expect("bind");
     if opts.admin {
         server = server.with_admin("127.0.0.1:0".parse().unwrap()).await.expect("bind admin");

@@ -91,6 +91,12 @@ impl Node {
         &*self.store
     }
 
+    /// The durable store, shared (for work that outlives a borrow of the
+    /// node, such as a call run on another runtime).
+    pub fn shared_store(&self) -> Arc<dyn Store> {
+        self.store.clone()
+    }
+
     /// The settings.
     pub fn config(&self) -> &NodeConfig {
         &self.config

@@ -92,9 +92,7 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Full)
             .busy_timeout(BUSY_TIMEOUT)
             .foreign_keys(true);
-        let expose = url.expose();
-        let in_memory = expose.contains(":memory:") || expose.contains("mode=memory");
-        let pool_options = if in_memory {
+        let pool_options = if url.is_in_memory() {
             // An in-memory database lives while one connection to it is open:
             // keep exactly one, forever.
             SqlitePoolOptions::new().max_connections(1).min_connections(1).idle_timeout(None).max_lifetime(None)

@@ -34,6 +34,12 @@ impl DatabaseUrl {
         if self.0.starts_with("sqlite:") { Backend::Sqlite } else { Backend::Postgres }
     }
 
+    /// Whether it names a private in-memory SQLite database (which only the
+    /// store that opened it sees).
+    pub fn is_in_memory(&self) -> bool {
+        self.backend() == Backend::Sqlite && (self.0.contains(":memory:") || self.0.contains("mode=memory"))
+    }
+
     /// The URL with its password. Only for handing to the driver.
     pub fn expose(&self) -> &str {
         &self.0

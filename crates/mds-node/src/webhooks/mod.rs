@@ -43,6 +43,11 @@ pub struct WebhookConfig {
     /// Whether this node delivers at all (a node serving only reads may
     /// leave delivery to others).
     pub deliver: bool,
+    /// The node's database: when it is a SQLite file, the deliveries open
+    /// a pool of their own on it, on their thread, so that SQLite's
+    /// connection threads run at that thread's lower priority; otherwise
+    /// (`None`, in memory, PostgreSQL) they use the node's store.
+    pub database: Option<mds_store::DatabaseUrl>,
 }
 
 impl Default for WebhookConfig {
@@ -53,6 +58,7 @@ impl Default for WebhookConfig {
             lease: Duration::from_secs(30),
             timeout: Duration::from_secs(10),
             deliver: true,
+            database: None,
         }
     }
 }

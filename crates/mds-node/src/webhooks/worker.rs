@@ -12,8 +12,10 @@
 //! The deliveries run on a thread of their own, with a runtime of its own,
 //! at a lower OS priority ([`NICE`]): on a node whose cores are busy with
 //! requests they take what CPU the requests leave (BENCHMARKS.md, "Webhook
-//! delivery"). Their store calls run on the node's runtime, which owns the
-//! store's connections.
+//! delivery"). On a SQLite file their store calls go to a pool of their
+//! own, opened on that thread, so that SQLite's connection threads run at
+//! the same lower priority; otherwise to the node's store on the node's
+//! runtime, which owns its connections ([`Stores`]).
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -22,7 +24,8 @@ use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 use mds_domain::webhook;
-use mds_store::{DeliveryOutcome, StoreResult, WebhookAttempt, WebhookDelivery};
+use mds_store::url::Backend;
+use mds_store::{DatabaseUrl, DeliveryOutcome, Store, StoreResult, WebhookAttempt, WebhookDelivery};
 use rand::RngCore;
 use reqwest::header::{CONTENT_TYPE, HeaderValue};
 use tokio::runtime::Handle;
@@ -49,10 +52,11 @@ const RUN_TIME: std::time::Duration = std::time::Duration::from_secs(1);
 const MAX_ERROR: usize = 300;
 
 /// How much lower than the node's the delivery thread's OS priority is (a
-/// nice value, 0 to 19: higher is lower). On a saturated node it raised
-/// data requests during deliveries from 0.67 to 0.83-0.88 of idle; 19 did
-/// no better (the rest is the store's own threads and the sockets), and
-/// would leave deliveries only what a busy node never has
+/// nice value, 0 to 19: higher is lower). On a saturated node data
+/// requests during deliveries went from 0.67 of idle to 0.83-0.88 with the
+/// thread at this priority, and to 0.90-1.09 once the SQLite connection
+/// threads of the deliveries' own pool took it too; 19 did no better than
+/// 10, and would leave deliveries only what a busy node never has
 /// (BENCHMARKS.md, "Webhook delivery").
 pub const NICE: i32 = 10;
 
@@ -74,8 +78,9 @@ pub fn spawn(node: Arc<Node>) -> JoinHandle<()> {
                 let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
                 let rt = rt.expect("the webhook delivery runtime builds");
                 rt.block_on(async move {
+                    let stores = Stores::open(&node, on_node).await;
                     tokio::select! {
-                        () = deliveries(node, on_node) => {}
+                        () = deliveries(node, stores) => {}
                         _ = stopped => {}
                     }
                 });
@@ -105,9 +110,53 @@ fn lower_priority() {
     }
 }
 
-/// The delivery loop, on the delivery thread's runtime; `on_node` is the
-/// node's.
-async fn deliveries(node: Arc<Node>, on_node: Handle) {
+/// Where the deliveries' store calls run.
+#[derive(Clone)]
+enum Stores {
+    /// A pool of their own, opened on the delivery thread.
+    Own(Arc<dyn Store>),
+    /// The node's store, called on the node's runtime (this handle).
+    Node(Arc<dyn Store>, Handle),
+}
+
+impl Stores {
+    /// A pool of their own on the configured database when it is a SQLite
+    /// file (called on the delivery thread, whose priority SQLite's
+    /// connection threads then take), else the node's store on `on_node`.
+    /// On PostgreSQL the database's work is the server's, and a second
+    /// pool per node would take connections the server may not have.
+    async fn open(node: &Node, on_node: Handle) -> Self {
+        let own = |u: &&DatabaseUrl| u.backend() == Backend::Sqlite && !u.is_in_memory();
+        if let Some(url) = node.config().webhooks.database.as_ref().filter(own) {
+            match mds_store::open(url).await {
+                Ok(store) => return Stores::Own(store),
+                Err(e) => tracing::warn!(error = %e, "webhook deliveries use the node's store: cannot open their own"),
+            }
+        }
+        Stores::Node(node.shared_store(), on_node)
+    }
+
+    /// Runs `call` on the store; on the node's runtime when it is the
+    /// node's (a panic there is the caller's).
+    async fn call<T, F>(&self, call: impl FnOnce(Arc<dyn Store>) -> F) -> T
+    where
+        F: Future<Output = T> + Send + 'static,
+        T: Send + 'static,
+    {
+        match self {
+            Stores::Own(store) => call(store.clone()).await,
+            Stores::Node(store, on_node) => match on_node.spawn(call(store.clone())).await {
+                Ok(v) => v,
+                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                // Cancelled: the node's runtime is shutting down.
+                Err(_) => std::future::pending().await,
+            },
+        }
+    }
+}
+
+/// The delivery loop, on the delivery thread's runtime.
+async fn deliveries(node: Arc<Node>, stores: Stores) {
     let config = node.config().webhooks.clone();
     let client = client(&config);
     let owner: Arc<str> = owner().into();
@@ -115,10 +164,9 @@ async fn deliveries(node: Arc<Node>, on_node: Handle) {
         // While there is work, claim again at once (one event per endpoint
         // is in flight, so a backlog drains one claim at a time); when
         // idle, count what is pending and wait a poll.
-        match round(&node, &on_node, &client, &owner).await {
+        match round(&node, &stores, &client, &owner).await {
             Ok(0) => {
-                let n = node.clone();
-                match store_call(&on_node, async move { n.store().webhooks_pending().await }).await {
+                match stores.call(|s| async move { s.webhooks_pending().await }).await {
                     Ok(n) => node.metrics().set_webhooks_pending(n),
                     Err(e) => tracing::warn!(error = %e, "cannot count pending webhook deliveries"),
                 }
@@ -130,17 +178,6 @@ async fn deliveries(node: Arc<Node>, on_node: Handle) {
                 tokio::time::sleep(config.poll_interval).await;
             }
         }
-    }
-}
-
-/// Runs a store call on the node's runtime (`on_node`), which owns the
-/// store's connections; a panic there is the caller's.
-async fn store_call<T: Send + 'static>(on_node: &Handle, call: impl Future<Output = T> + Send + 'static) -> T {
-    match on_node.spawn(call).await {
-        Ok(v) => v,
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        // Cancelled: the node's runtime is shutting down.
-        Err(_) => std::future::pending().await,
     }
 }
 
@@ -169,18 +206,17 @@ pub fn client(config: &WebhookConfig) -> reqwest::Client {
 }
 
 /// One poll: claim, deliver, record; how many were claimed.
-async fn round(node: &Arc<Node>, on_node: &Handle, client: &reqwest::Client, owner: &Arc<str>) -> StoreResult<usize> {
+async fn round(node: &Arc<Node>, stores: &Stores, client: &reqwest::Client, owner: &Arc<str>) -> StoreResult<usize> {
     let now = node.config().clock.now();
     let lease = chrono::Duration::from_std(node.config().webhooks.lease).unwrap_or(chrono::Duration::seconds(30));
-    let (n, o) = (node.clone(), owner.clone());
+    let o = owner.clone();
     let claimed =
-        store_call(on_node, async move { n.store().claim_webhook_deliveries(&o, now, now + lease, CLAIM, RUN).await })
-            .await?;
+        stores.call(|s| async move { s.claim_webhook_deliveries(&o, now, now + lease, CLAIM, RUN).await }).await?;
     let claimed_n = claimed.len();
     let mut set = JoinSet::new();
     for d in claimed {
-        let (node, on_node, client, owner) = (node.clone(), on_node.clone(), client.clone(), owner.clone());
-        set.spawn(async move { deliver(&node, &on_node, &client, &owner, d).await });
+        let (node, stores, client, owner) = (node.clone(), stores.clone(), client.clone(), owner.clone());
+        set.spawn(async move { deliver(&node, &stores, &client, &owner, d).await });
     }
     while let Some(done) = set.join_next().await {
         match done {
@@ -207,7 +243,7 @@ fn secrets(d: &WebhookDelivery, now: DateTime<Utc>) -> Vec<&str> {
 /// is up, and records the attempts made.
 async fn deliver(
     node: &Arc<Node>,
-    on_node: &Handle,
+    stores: &Stores,
     client: &reqwest::Client,
     owner: &Arc<str>,
     d: WebhookDelivery,
@@ -233,8 +269,8 @@ async fn deliver(
             break;
         }
     }
-    let (n, o, id) = (node.clone(), owner.clone(), d.endpoint.id.clone());
-    store_call(on_node, async move { n.store().finish_webhook_deliveries(&o, &id, &done).await }).await?;
+    let (o, id) = (owner.clone(), d.endpoint.id.clone());
+    stores.call(|s| async move { s.finish_webhook_deliveries(&o, &id, &done).await }).await?;
     Ok(())
 }
 
