@@ -47,10 +47,30 @@ use crate::{IdentityImport, SnapshotImport, StoreError, StoreResult};
 
 /// Every identity event, grouped by ISIN (ascending), each ISIN's oldest
 /// first (by date, then in the order they were made).
+///
+/// Read as a stream into the list (the rows come in that order), so only
+/// the list is held.
 pub(crate) async fn events(pool: &Pool) -> StoreResult<Vec<(Isin, IdentityEvent)>> {
     let mut tx = begin_read(pool).await?;
-    let stored = stored_events(&mut tx).await?;
-    Ok(stored.into_iter().flat_map(|(i, es)| es.into_iter().map(move |e| (i.clone(), e))).collect())
+    let mut rows =
+        sqlx::query_as::<_, (String, String)>("SELECT isin, event_json FROM identity_events ORDER BY isin, seq")
+            .fetch(&mut *tx);
+    let mut out: Vec<(Isin, IdentityEvent)> = Vec::new();
+    while let Some((isin, json)) = rows.try_next().await.map_err(db)? {
+        let i = match out.last() {
+            Some((last, _)) if last.as_str() == isin => last.clone(),
+            _ => Isin::parse(&isin).map_err(|e| corrupt(format_args!("identity_events: {e}")))?,
+        };
+        out.push((i, event(&isin, &json)?));
+    }
+    out.shrink_to_fit();
+    Ok(out)
+}
+
+/// An `identity_events` row's event.
+fn event(isin: &str, json: &str) -> StoreResult<IdentityEvent> {
+    serde_json::from_str(json)
+        .map_err(|e| corrupt(format_args!("identity_events {isin}: event_json does not decode ({e})")))
 }
 
 /// The days of the snapshots imported, per series, oldest first.
@@ -445,11 +465,6 @@ async fn change_rows(conn: &mut Conn) -> StoreResult<(Vec<SymbolChange>, Vec<Nam
     Ok((symbols, names))
 }
 
-/// Every stored event, by ISIN, each ISIN's in order (read as a stream).
-async fn stored_events(conn: &mut Conn) -> StoreResult<BTreeMap<Isin, Vec<IdentityEvent>>> {
-    stored_events_in(conn, "", None).await
-}
-
 /// The stored events of the issuers from `lo` to `hi` ([`in_range`]), by
 /// ISIN, each ISIN's in order (read as a stream).
 async fn stored_events_in(
@@ -466,9 +481,7 @@ async fn stored_events_in(
     let mut out: BTreeMap<Isin, Vec<IdentityEvent>> = BTreeMap::new();
     while let Some((isin, json)) = rows.try_next().await.map_err(db)? {
         let i = Isin::parse(&isin).map_err(|e| corrupt(format_args!("identity_events: {e}")))?;
-        let e = serde_json::from_str(&json)
-            .map_err(|e| corrupt(format_args!("identity_events {isin}: event_json does not decode ({e})")))?;
-        out.entry(i).or_default().push(e);
+        out.entry(i).or_default().push(event(&isin, &json)?);
     }
     Ok(out)
 }
