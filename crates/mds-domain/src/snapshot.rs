@@ -15,7 +15,8 @@
 //!   the store.
 //! - [`apply_snapshot`]: what a new snapshot does to a series' open runs.
 //! - [`derive`](mod@derive): the events and statuses made of the runs and
-//!   the change files ([`derive::derive`]).
+//!   the change files ([`derive::derive`]; a range of issuers at a time,
+//!   [`derive::Deriver`] and [`derive::issuer`]).
 //! - [`carry_over`]: what an exchange import keeps of a stored company
 //!   that the files it was given do not say.
 
@@ -178,9 +179,10 @@ pub struct SnapshotImport {
 /// as_of`). A row shown as its open run shows it changes nothing.
 pub fn apply_snapshot<'a>(
     open: &HashMap<Isin, SnapshotRow>,
-    rows: &'a [SnapshotRow],
+    rows: impl IntoIterator<Item = &'a SnapshotRow>,
 ) -> (Vec<Isin>, Vec<&'a SnapshotRow>) {
-    let mut shown: HashMap<&Isin, &SnapshotRow> = HashMap::with_capacity(rows.len());
+    let rows = rows.into_iter();
+    let mut shown: HashMap<&Isin, &SnapshotRow> = HashMap::with_capacity(rows.size_hint().0);
     let mut opened = Vec::new();
     for r in rows {
         shown.insert(&r.isin, r);

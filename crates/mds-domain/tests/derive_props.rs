@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::NaiveDate;
-use mds_domain::snapshot::derive::{Derived, derive};
+use mds_domain::snapshot::derive::{Derived, Deriver, derive, issuer};
 use mds_domain::snapshot::{Run, Series, SnapshotRow, SymbolChange, apply_snapshot};
 use mds_domain::{CompanyStatus, IdentityChange, Isin, Ticker};
 use proptest::prelude::*;
@@ -147,5 +147,44 @@ proptest! {
                 prop_assert_eq!(replayed_until(&d, isin, NaiveDate::MAX, 0), Some(r.row.symbol.clone()), "{:?}", d.events[isin]);
             }
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// The store derives an import's events a range of issuers at a time
+    /// (`Deriver::derive` of the runs of whole issuers, `issuer`): the
+    /// union of those derivations, however the issuers are cut into
+    /// ranges, is the derivation of every run.
+    #[test]
+    fn deriving_by_issuer_ranges_is_deriving_everything(
+        shots in prop::collection::vec(shot(), 1..5),
+        c in changes(),
+        cuts in prop::collection::vec(any::<bool>(), ISINS.len()),
+    ) {
+        let runs = runs_of(&shots);
+        let symbols = rows_of(&c);
+        let full = derive(&runs, &symbols, &[]);
+        let prep = Deriver::new(&symbols, &[]);
+        let mut by: BTreeMap<&str, Vec<Run>> = BTreeMap::new();
+        for r in &runs {
+            by.entry(issuer(&r.row.isin)).or_default().push(r.clone());
+        }
+        let mut merged = Derived::default();
+        let mut batch: Vec<Run> = Vec::new();
+        let n = by.len();
+        for (k, (_, rs)) in by.into_iter().enumerate() {
+            batch.extend(rs);
+            if k + 1 == n || cuts[k] {
+                let d = prep.derive(&batch);
+                for (isin, es) in d.events {
+                    prop_assert!(merged.events.insert(isin, es).is_none(), "an ISIN in two ranges");
+                }
+                merged.status.extend(d.status);
+                batch.clear();
+            }
+        }
+        prop_assert_eq!(merged, full);
     }
 }

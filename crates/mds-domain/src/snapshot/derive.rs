@@ -345,18 +345,64 @@ impl Events {
     }
 }
 
+/// The issuer of an ISIN (its first 7 characters: country and issuer),
+/// the part of the derivation one ISIN's events depend on: an ISIN's
+/// events and status are made of its own runs, the change files' rows and
+/// the runs of the other ISINs of its issuer (the successor candidates of
+/// an `isin_changed`). So [`Deriver::derive`] of the runs of some whole
+/// issuers gives for their ISINs what [`derive`] of every run gives; the
+/// store derives an import's events an issuer range at a time.
+pub fn issuer(isin: &Isin) -> &str {
+    &isin.as_str()[..7]
+}
+
+/// The change files' rows prepared for deriving (their chains, the groups
+/// of symbols they join), to derive the events of many sets of runs
+/// ([`Deriver::derive`]) against the same rows.
+pub struct Deriver<'c> {
+    symbol_chains: Chains<Ticker>,
+    name_chains: Chains<String>,
+    name_symbols: HashMap<String, Vec<&'c NameChange>>,
+    groups: SymbolGroups,
+}
+
+impl<'c> Deriver<'c> {
+    /// Prepares the change files' `symbols` and `names` rows.
+    pub fn new(symbols: &[SymbolChange], names: &'c [NameChange]) -> Self {
+        let symbol_chains =
+            Chains::new(symbols.iter().map(|s| (s.from.clone(), s.to.clone(), s.date)), |t: &Ticker| {
+                t.as_str().to_owned()
+            });
+        let name_chains =
+            Chains::new(names.iter().map(|n| (n.from.clone(), n.to.clone(), n.date)), |s: &String| fold_name(s));
+        let name_symbols: HashMap<String, Vec<&NameChange>> = names.iter().fold(HashMap::new(), |mut m, n| {
+            m.entry(fold_name(&n.to)).or_default().push(n);
+            m
+        });
+        // Every symbol an ISIN carried on NSE, as the groups of symbols the
+        // symbol-change rows join (for linking name-change rows, which name
+        // the symbol of the day the file was made).
+        let groups = SymbolGroups::new(symbols);
+        Deriver { symbol_chains, name_chains, name_symbols, groups }
+    }
+
+    /// The events and statuses made of `runs` and the prepared rows (see
+    /// the module's rules): those of every ISIN `runs` show, complete for
+    /// the ISINs whose issuer's runs ([`issuer`]) are all in `runs`.
+    pub fn derive(&self, runs: &[Run]) -> Derived {
+        derive_with(self, runs)
+    }
+}
+
 /// The events and statuses made of `runs` and the change files'
 /// `symbols` and `names` rows (see the module's rules).
 pub fn derive(runs: &[Run], symbols: &[SymbolChange], names: &[NameChange]) -> Derived {
-    let symbol_chains =
-        Chains::new(symbols.iter().map(|s| (s.from.clone(), s.to.clone(), s.date)), |t: &Ticker| t.as_str().to_owned());
-    let name_chains =
-        Chains::new(names.iter().map(|n| (n.from.clone(), n.to.clone(), n.date)), |s: &String| fold_name(s));
-    let name_symbols: HashMap<String, Vec<&NameChange>> = names.iter().fold(HashMap::new(), |mut m, n| {
-        m.entry(fold_name(&n.to)).or_default().push(n);
-        m
-    });
+    Deriver::new(symbols, names).derive(runs)
+}
 
+/// [`Deriver::derive`].
+fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
+    let Deriver { symbol_chains, name_chains, name_symbols, groups } = prep;
     let mut by: SeriesRuns = BTreeMap::new();
     for r in runs {
         by.entry((r.series, &r.row.isin)).or_default().push(r);
@@ -366,16 +412,12 @@ pub fn derive(runs: &[Run], symbols: &[SymbolChange], names: &[NameChange]) -> D
     }
     let on_nse: HashSet<&Isin> =
         runs.iter().filter(|r| r.series.exchange() == Exchange::Nse).map(|r| &r.row.isin).collect();
-    // Every symbol an ISIN carried on NSE, as the groups of symbols the
-    // symbol-change rows join (for linking name-change rows, which name
-    // the symbol of the day the file was made).
-    let groups = SymbolGroups::new(symbols);
     let mut nse_symbols: HashMap<&Isin, HashSet<&Ticker>> = HashMap::new();
     for r in runs.iter().filter(|r| r.series.exchange() == Exchange::Nse) {
         nse_symbols.entry(&r.row.isin).or_default().insert(&r.row.symbol);
     }
 
-    let succ = successions(&by, &symbol_chains);
+    let succ = successions(&by, symbol_chains);
     // (series, ISIN, day): replaced then / made then.
     let replaced: HashSet<(Exchange, &Isin, NaiveDate)> =
         succ.iter().map(|s| (s.series.exchange(), &s.from.row.isin, s.date)).collect();
@@ -467,7 +509,7 @@ pub fn derive(runs: &[Run], symbols: &[SymbolChange], names: &[NameChange]) -> D
             }
             if a.row.symbol != b.row.symbol {
                 ev.symbol_change(
-                    &symbol_chains,
+                    symbol_chains,
                     isin,
                     series.exchange(),
                     &a.row.symbol,
@@ -477,7 +519,7 @@ pub fn derive(runs: &[Run], symbols: &[SymbolChange], names: &[NameChange]) -> D
                 );
             }
             if names_here && fold_name(&a.row.name) != fold_name(&b.row.name) {
-                ev.name_change(&name_chains, isin, &a.row.name, &b.row.name, a.since, b.since);
+                ev.name_change(name_chains, isin, &a.row.name, &b.row.name, a.since, b.since);
             } else if names_here && a.row.name != b.row.name {
                 // Only the spelling changed: still a change of the name shown.
                 ev.push(
@@ -500,10 +542,10 @@ pub fn derive(runs: &[Run], symbols: &[SymbolChange], names: &[NameChange]) -> D
         }
         let exchange = s.series.exchange();
         if old.symbol != new.symbol {
-            ev.symbol_change(&symbol_chains, &old.isin, exchange, &old.symbol, &new.symbol, s.from.since, s.date);
+            ev.symbol_change(symbol_chains, &old.isin, exchange, &old.symbol, &new.symbol, s.from.since, s.date);
         }
         if (exchange == Exchange::Nse || !on_nse.contains(&old.isin)) && old.name != new.name {
-            ev.name_change(&name_chains, &old.isin, &old.name, &new.name, s.from.since, s.date);
+            ev.name_change(name_chains, &old.isin, &old.name, &new.name, s.from.since, s.date);
         }
         let change = IdentityChange::IsinChanged {
             from: old.isin.clone(),

@@ -46,20 +46,28 @@ pub fn snapshot_import(
     mcap: Option<&McapList>,
     as_of: NaiveDate,
 ) -> Result<ExchangeSnapshots, String> {
-    let mut both = nse.clone();
-    if let Some(sme) = sme {
-        let main: std::collections::HashMap<_, _> = nse.listings.iter().map(|n| (&n.isin, n.line)).collect();
-        if let Some((s, m)) = sme.listings.iter().find_map(|s| main.get(&s.isin).map(|m| (s, m))) {
-            return Err(format!(
-                "ISIN {} is on both the main board list (line {m}) and the SME list (line {})",
-                s.isin, s.line
-            ));
+    // The main board's rows, and the SME list's beside them (a copy only
+    // when there is an SME list).
+    let with_sme;
+    let both = match sme {
+        None => nse,
+        Some(sme) => {
+            let main: std::collections::HashMap<_, _> = nse.listings.iter().map(|n| (&n.isin, n.line)).collect();
+            if let Some((s, m)) = sme.listings.iter().find_map(|s| main.get(&s.isin).map(|m| (s, m))) {
+                return Err(format!(
+                    "ISIN {} is on both the main board list (line {m}) and the SME list (line {})",
+                    s.isin, s.line
+                ));
+            }
+            let mut b = nse.clone();
+            b.listings.extend(sme.listings.iter().cloned());
+            b.skipped_without_isin.extend(sme.skipped_without_isin.iter().cloned());
+            with_sme = b;
+            &with_sme
         }
-        both.listings.extend(sme.listings.iter().cloned());
-        both.skipped_without_isin.extend(sme.skipped_without_isin.iter().cloned());
-    }
+    };
     let none = EquityList { listings: Vec::new(), skipped_without_isin: Vec::new() };
-    let merged = merge(&both, bse.unwrap_or(&none), mcap);
+    let merged = merge(both, bse.unwrap_or(&none), mcap);
     let mut series = vec![(Series::NseMain, nse_rows(nse))];
     if let Some(sme) = sme {
         series.push((Series::NseSme, nse_rows(sme)));

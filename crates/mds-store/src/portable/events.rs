@@ -193,6 +193,65 @@ pub(crate) async fn append_staged(conn: &mut Conn, at: DateTime<Utc>) -> StoreRe
     Ok(())
 }
 
+/// The TEMP table of events an identity import made to be appended after
+/// others it makes later ([`defer`], [`append_deferred`]).
+pub(crate) const DEFERRED: &str = "mds_identity_deferred";
+
+/// Keeps `drafts` in [`DEFERRED`] after the `held` it holds (made empty
+/// first when `held` is 0), in order; how many it holds now.
+pub(crate) async fn defer(conn: &mut Conn, held: u64, drafts: &[EventDraft]) -> StoreResult<u64> {
+    if drafts.is_empty() {
+        return Ok(held);
+    }
+    if held == 0 {
+        let create = format!(
+            "CREATE TEMP TABLE IF NOT EXISTS {DEFERRED} (seq BIGINT PRIMARY KEY, type TEXT, isin TEXT, ticker TEXT, \
+             tags_json TEXT, data_json TEXT)"
+        );
+        execute(conn, sqlx::query(&create)).await?;
+        execute(conn, sqlx::query(&format!("DELETE FROM {DEFERRED}"))).await?;
+    }
+    let mut seq = held;
+    for run in drafts.chunks(RUN) {
+        let values: Vec<String> = (0..run.len())
+            .map(|i| {
+                let cols: Vec<String> = (1..=6).map(|c| format!("${}", i * 6 + c)).collect();
+                format!("(CAST({} AS BIGINT), {})", cols[0], cols[1..].join(", "))
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO {DEFERRED} (seq, type, isin, ticker, tags_json, data_json) VALUES {}",
+            values.join(", ")
+        );
+        let mut q = sqlx::query(&sql);
+        for d in run {
+            seq += 1;
+            q = q
+                .bind(seq.to_string())
+                .bind(d.kind.as_str())
+                .bind(d.subject.isin.as_ref().map(|i| i.as_str().to_owned()))
+                .bind(d.subject.ticker.clone())
+                .bind(rows::tags_json(&d.subject.tags))
+                .bind(d.data.as_str());
+        }
+        execute(conn, q).await?;
+    }
+    Ok(seq)
+}
+
+/// Appends the events of [`DEFERRED`] to the log at `at`, in order, and
+/// drops the table, in the caller's write transaction.
+pub(crate) async fn append_deferred(conn: &mut Conn, at: DateTime<Utc>) -> StoreResult<()> {
+    dialect::lock_events(conn).await?;
+    let sql = format!(
+        "INSERT INTO events (type, created_at, isin, ticker, tags_json, data_json) \
+         SELECT type, $1, isin, ticker, tags_json, data_json FROM {DEFERRED} ORDER BY seq"
+    );
+    execute(conn, sqlx::query(&sql).bind(rows::ts(&at))).await?;
+    execute(conn, sqlx::query(&format!("DROP TABLE {DEFERRED}"))).await?;
+    Ok(())
+}
+
 /// `SELECT cols FROM table WHERE key IN (keys…) ORDER BY key`, a few
 /// hundred keys (so an upsert's events are numbered in key order).
 async fn rows_of(conn: &mut Conn, cols: &[&str], table: &str, keys: &[String]) -> StoreResult<Vec<DbRow>> {

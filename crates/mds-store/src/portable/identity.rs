@@ -4,17 +4,27 @@
 //!
 //! An import (of snapshots, or of change files) is one write transaction:
 //! 1. the inputs are written: a snapshot's day and the runs it opens and
-//!    closes (`mds_domain::snapshot::apply_snapshot`), or the change rows;
+//!    closes (`mds_domain::snapshot::apply_snapshot`, against the series'
+//!    open runs read a page at a time in ISIN order), or the change rows;
 //! 2. the events and statuses are derived again from every run and change
-//!    row (`mds_domain::snapshot::derive::derive`: pure, so the result does
-//!    not depend on the order things were imported in);
+//!    row (`mds_domain::snapshot::derive`: pure, so the result does not
+//!    depend on the order things were imported in), a range of issuers at
+//!    a time: an ISIN's events depend on its issuer's runs and the change
+//!    rows only (`derive::issuer`), so each range's runs are derived
+//!    against every change row (`derive::Deriver`) and compared with the
+//!    range's stored events and companies before the next range is read;
 //! 3. the ISINs whose events differ from the stored ones get theirs
 //!    rewritten; the companies given, and the stored ones whose status
 //!    moved, are written when they differ; every company written or whose
 //!    events changed is stamped with a new `companies` generation, so nodes
 //!    reload and the change feed carries it, and gets a `company.changed`
 //!    event with the identity events it gained (when its detail or its
-//!    events changed).
+//!    events changed): those of the companies written first, in ISIN
+//!    order, then those of the companies only restamped (kept in a TEMP
+//!    table until the last range, `events::DEFERRED`).
+//!
+//! So an import holds its inputs, the change rows and one range of runs,
+//! events and companies, not the whole store.
 //!
 //! Nothing changed (the same snapshot again, change rows all known): the
 //! transaction is rolled back and no generation moves.
@@ -25,11 +35,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::NaiveDate;
 use futures_util::TryStreamExt;
-use mds_domain::snapshot::derive::derive;
+use mds_domain::snapshot::derive::{Derived, Deriver, issuer};
 use mds_domain::snapshot::{NameChange, Run, Series, SnapshotRow, SymbolChange, apply_snapshot, carry_over};
 use mds_domain::{Company, CompanyChanged, CompanyStatus, EventDraft, IdentityEvent, Isin, Ticker};
 
-use super::catalog::begin_upsert;
+use super::catalog::{UpsertStamp, begin_upsert};
 use super::events::{self, detail_with_links};
 use super::{Conn, Pool, begin_read, begin_write, db, dialect, execute, fetch_all};
 use crate::rows::{self, COMPANY_COLUMNS, RowExt, corrupt};
@@ -37,10 +47,30 @@ use crate::{IdentityImport, SnapshotImport, StoreError, StoreResult};
 
 /// Every identity event, grouped by ISIN (ascending), each ISIN's oldest
 /// first (by date, then in the order they were made).
+///
+/// Read as a stream into the list (the rows come in that order), so only
+/// the list is held.
 pub(crate) async fn events(pool: &Pool) -> StoreResult<Vec<(Isin, IdentityEvent)>> {
     let mut tx = begin_read(pool).await?;
-    let stored = stored_events(&mut tx).await?;
-    Ok(stored.into_iter().flat_map(|(i, es)| es.into_iter().map(move |e| (i.clone(), e))).collect())
+    let mut rows =
+        sqlx::query_as::<_, (String, String)>("SELECT isin, event_json FROM identity_events ORDER BY isin, seq")
+            .fetch(&mut *tx);
+    let mut out: Vec<(Isin, IdentityEvent)> = Vec::new();
+    while let Some((isin, json)) = rows.try_next().await.map_err(db)? {
+        let i = match out.last() {
+            Some((last, _)) if last.as_str() == isin => last.clone(),
+            _ => Isin::parse(&isin).map_err(|e| corrupt(format_args!("identity_events: {e}")))?,
+        };
+        out.push((i, event(&isin, &json)?));
+    }
+    out.shrink_to_fit();
+    Ok(out)
+}
+
+/// An `identity_events` row's event.
+fn event(isin: &str, json: &str) -> StoreResult<IdentityEvent> {
+    serde_json::from_str(json)
+        .map_err(|e| corrupt(format_args!("identity_events {isin}: event_json does not decode ({e})")))
 }
 
 /// The days of the snapshots imported, per series, oldest first.
@@ -163,9 +193,10 @@ async fn apply(
 ) -> StoreResult<()> {
     let s = series.as_str();
     let d = as_of.to_string();
-    let mut open = open_runs(conn, series).await?;
+    let mut sorted: Vec<&SnapshotRow> = rows.iter().collect();
+    sorted.sort_by(|a, b| a.isin.cmp(&b.isin));
     if latest == Some(as_of) {
-        let (closed, opened) = apply_snapshot(&open, rows);
+        let (closed, opened) = snapshot_diff(conn, series, &sorted).await?;
         if closed.is_empty() && opened.is_empty() {
             return Ok(());
         }
@@ -178,9 +209,9 @@ async fn apply(
         .await?;
         execute(conn, sqlx::query("DELETE FROM identity_snapshots WHERE series = $1 AND as_of = $2").bind(s).bind(&d))
             .await?;
-        open = open_runs(conn, series).await?;
     }
-    let (closed, opened) = apply_snapshot(&open, rows);
+    let (closed, opened) = snapshot_diff(conn, series, &sorted).await?;
+    drop(sorted);
     let closed_isins: Vec<&str> = closed.iter().map(Isin::as_str).collect();
     for_isins(
         conn,
@@ -189,22 +220,11 @@ async fn apply(
         &closed_isins,
     )
     .await?;
-    let values: Vec<Vec<Option<String>>> = opened
-        .iter()
-        .map(|r| {
-            vec![
-                Some(s.to_owned()),
-                Some(r.isin.as_str().to_owned()),
-                Some(d.clone()),
-                Some(r.symbol.as_str().to_owned()),
-                Some(r.name.clone()),
-                r.face_value.map(|f| f.to_string()),
-                r.listed_on.map(|l| l.to_string()),
-            ]
-        })
-        .collect();
     let insert = "INSERT INTO identity_runs (series, isin, since, symbol, name, face_value, listed_on)";
-    insert_rows(conn, insert, &[None; 7], &values).await?;
+    for part in opened.chunks(ROWS_HELD) {
+        let values: Vec<Vec<Option<String>>> = part.iter().map(|r| run_values(s, &d, r)).collect();
+        insert_rows(conn, insert, &[None; 7], &values).await?;
+    }
     execute(
         conn,
         sqlx::query("INSERT INTO identity_snapshots (series, as_of, rows, imported_at) VALUES ($1, $2, $3, $4)")
@@ -219,6 +239,23 @@ async fn apply(
     summary.runs_closed += closed.len() as u64;
     Ok(())
 }
+
+/// The values of the `identity_runs` row of `r` in `series` since `since`.
+fn run_values(series: &str, since: &str, r: &SnapshotRow) -> Vec<Option<String>> {
+    vec![
+        Some(series.to_owned()),
+        Some(r.isin.as_str().to_owned()),
+        Some(since.to_owned()),
+        Some(r.symbol.as_str().to_owned()),
+        Some(r.name.clone()),
+        r.face_value.map(|f| f.to_string()),
+        r.listed_on.map(|l| l.to_string()),
+    ]
+}
+
+/// Rows made into values at once for [`insert_rows`] (so the values of a
+/// million rows are not all held).
+const ROWS_HELD: usize = 5_000;
 
 /// Rows (text or `NULL` each, as many as the statement's columns) per
 /// statement of [`insert_rows`].
@@ -280,30 +317,98 @@ async fn for_isins(conn: &mut Conn, head: &str, params: &[&str], isins: &[&str])
     Ok(())
 }
 
-/// The open runs of `series`, by ISIN.
-async fn open_runs(conn: &mut Conn, series: Series) -> StoreResult<HashMap<Isin, SnapshotRow>> {
-    let rs = fetch_all(
-        conn,
-        sqlx::query(
-            "SELECT series, isin, since, until, symbol, name, face_value, listed_on FROM identity_runs \
-             WHERE series = $1 AND until IS NULL",
-        )
-        .bind(series.as_str()),
-    )
-    .await?;
-    rs.iter().map(|r| run(r).map(|r| (r.row.isin.clone(), r.row))).collect()
+/// Open runs read per statement by [`snapshot_diff`]. Few in a debug
+/// build, so the tests' files (a few thousand rows) are read in many pages.
+const OPEN_PAGE: i64 = if cfg!(debug_assertions) { 300 } else { 20_000 };
+
+/// What the snapshot of `series` whose rows are `rows` (by ISIN) does to
+/// its open runs (`apply_snapshot`), the open runs read a page at a time
+/// in ISIN order and compared with the rows of their ISINs' range.
+async fn snapshot_diff<'a>(
+    conn: &mut Conn,
+    series: Series,
+    rows: &[&'a SnapshotRow],
+) -> StoreResult<(Vec<Isin>, Vec<&'a SnapshotRow>)> {
+    let sql = "SELECT series, isin, since, until, symbol, name, face_value, listed_on FROM identity_runs \
+               WHERE series = $1 AND until IS NULL AND isin > $2 ORDER BY isin LIMIT $3";
+    let (mut closed, mut opened) = (Vec::new(), Vec::new());
+    let mut after = String::new();
+    let mut rest = rows;
+    loop {
+        let rs = fetch_all(conn, sqlx::query(sql).bind(series.as_str()).bind(&after).bind(OPEN_PAGE)).await?;
+        let last = rs.len() < OPEN_PAGE as usize;
+        let open: HashMap<Isin, SnapshotRow> =
+            rs.iter().map(|r| run(r).map(|r| (r.row.isin.clone(), r.row))).collect::<StoreResult<_>>()?;
+        let upto = match open.keys().max() {
+            Some(m) if !last => m.as_str().to_owned(),
+            _ => {
+                // The last page: every row left is compared with it.
+                let (c, o) = apply_snapshot(&open, rest.iter().copied());
+                closed.extend(c);
+                opened.extend(o);
+                break;
+            }
+        };
+        let n = rest.partition_point(|r| r.isin.as_str() <= upto.as_str());
+        let (here, later) = rest.split_at(n);
+        let (c, o) = apply_snapshot(&open, here.iter().copied());
+        closed.extend(c);
+        opened.extend(o);
+        rest = later;
+        after = upto;
+    }
+    closed.sort();
+    Ok((closed, opened))
 }
 
-/// Every run (read as a stream: only the decoded runs are held).
-async fn all_runs(conn: &mut Conn) -> StoreResult<Vec<Run>> {
-    let mut out = Vec::new();
+/// Runs read per series and statement by [`runs_from`] (at least). Few in
+/// a debug build, so the tests' files make many ranges.
+const RUN_PAGE: i64 = if cfg!(debug_assertions) { 300 } else { 20_000 };
+
+/// The runs of the issuers ([`issuer`]) from `lo` on, as many whole
+/// issuers as about [`RUN_PAGE`] runs per series hold, and the issuer the
+/// next range starts at (`None`: these are the last). Each series is read
+/// in its key's order (`series, isin, since`).
+async fn runs_from(conn: &mut Conn, lo: &str) -> StoreResult<(Vec<Run>, Option<String>)> {
     let sql = "SELECT series, isin, since, until, symbol, name, face_value, listed_on FROM identity_runs \
-               ORDER BY series, isin, since";
-    let mut rows = sqlx::query(sql).fetch(&mut *conn);
-    while let Some(r) = rows.try_next().await.map_err(db)? {
-        out.push(run(&r)?);
+               WHERE series = $1 AND isin >= $2 ORDER BY isin, since LIMIT $3";
+    let mut page = RUN_PAGE;
+    loop {
+        let mut runs = Vec::new();
+        let mut hi: Option<String> = None;
+        for series in Series::ALL {
+            let rs = fetch_all(conn, sqlx::query(sql).bind(series.as_str()).bind(lo).bind(page)).await?;
+            let full = rs.len() as i64 == page;
+            for r in &rs {
+                runs.push(run(r)?);
+            }
+            // A full page may end inside an issuer: the range ends before it.
+            if let Some(last) = runs.last().filter(|_| full) {
+                let next = issuer(&last.row.isin);
+                if hi.as_deref().is_none_or(|h| next < h) {
+                    hi = Some(next.to_owned());
+                }
+            }
+        }
+        match hi {
+            // One issuer has more runs than a page: read more at once.
+            Some(h) if h.as_str() <= lo => page *= 2,
+            Some(h) => {
+                runs.retain(|r| r.row.isin.as_str() < h.as_str());
+                return Ok((runs, Some(h)));
+            }
+            None => return Ok((runs, None)),
+        }
     }
-    Ok(out)
+}
+
+/// `WHERE` of the ISINs of the issuers from `lo` to (not including) `hi`
+/// (to the last when `None`): `$1` and `$2`.
+fn in_range(hi: Option<&str>) -> &'static str {
+    match hi {
+        Some(_) => "isin >= $1 AND isin < $2",
+        None => "isin >= $1",
+    }
 }
 
 /// A day as stored.
@@ -360,26 +465,37 @@ async fn change_rows(conn: &mut Conn) -> StoreResult<(Vec<SymbolChange>, Vec<Nam
     Ok((symbols, names))
 }
 
-/// The stored events, by ISIN, each ISIN's in order.
-async fn stored_events(conn: &mut Conn) -> StoreResult<BTreeMap<Isin, Vec<IdentityEvent>>> {
-    let mut rows =
-        sqlx::query_as::<_, (String, String)>("SELECT isin, event_json FROM identity_events ORDER BY isin, seq")
-            .fetch(&mut *conn);
+/// The stored events of the issuers from `lo` to `hi` ([`in_range`]), by
+/// ISIN, each ISIN's in order (read as a stream).
+async fn stored_events_in(
+    conn: &mut Conn,
+    lo: &str,
+    hi: Option<&str>,
+) -> StoreResult<BTreeMap<Isin, Vec<IdentityEvent>>> {
+    let sql = format!("SELECT isin, event_json FROM identity_events WHERE {} ORDER BY isin, seq", in_range(hi));
+    let mut q = sqlx::query_as::<_, (String, String)>(&sql).bind(lo);
+    if let Some(h) = hi {
+        q = q.bind(h);
+    }
+    let mut rows = q.fetch(&mut *conn);
     let mut out: BTreeMap<Isin, Vec<IdentityEvent>> = BTreeMap::new();
     while let Some((isin, json)) = rows.try_next().await.map_err(db)? {
         let i = Isin::parse(&isin).map_err(|e| corrupt(format_args!("identity_events: {e}")))?;
-        let e = serde_json::from_str(&json)
-            .map_err(|e| corrupt(format_args!("identity_events {isin}: event_json does not decode ({e})")))?;
-        out.entry(i).or_default().push(e);
+        out.entry(i).or_default().push(event(&isin, &json)?);
     }
     Ok(out)
 }
 
-/// Every stored company, by ISIN (read as a stream).
-async fn stored_companies(conn: &mut Conn) -> StoreResult<HashMap<Isin, Company>> {
-    let sql = format!("SELECT {} FROM companies", COMPANY_COLUMNS.join(", "));
+/// The stored companies of the issuers from `lo` to `hi` ([`in_range`]),
+/// by ISIN (read as a stream).
+async fn stored_companies_in(conn: &mut Conn, lo: &str, hi: Option<&str>) -> StoreResult<HashMap<Isin, Company>> {
+    let sql = format!("SELECT {} FROM companies WHERE {}", COMPANY_COLUMNS.join(", "), in_range(hi));
     let mut out = HashMap::new();
-    let mut rs = sqlx::query(&sql).fetch(&mut *conn);
+    let mut q = sqlx::query(&sql).bind(lo);
+    if let Some(h) = hi {
+        q = q.bind(h);
+    }
+    let mut rs = q.fetch(&mut *conn);
     while let Some(r) = rs.try_next().await.map_err(db)? {
         let c = rows::company(&r)?;
         out.insert(c.isin.clone(), c);
@@ -394,21 +510,74 @@ struct Carry {
     mcap_given: bool,
 }
 
+/// What [`rederive`] writes once something is to be written: the time
+/// and the `companies` stamp of the import, and the `company.changed`
+/// events of restamped companies, kept to follow those of the companies
+/// written ([`events::DEFERRED`]).
+struct Writing {
+    now: chrono::DateTime<chrono::Utc>,
+    stamp: UpsertStamp,
+    deferred: u64,
+}
+
 /// Derives the events and statuses again and writes what changed (see the
 /// module's steps 2 and 3), `given` being the companies an exchange import
 /// made (with `carry`). Whether anything was written.
+///
+/// A range of issuers at a time ([`runs_from`]): their runs derived
+/// against every change row (`Deriver`), compared with their stored events
+/// and companies, and what changed written, before the next range is read.
+/// An ISIN's events and status depend on its issuer's runs only
+/// (`mds_domain::snapshot::derive::issuer`), so this writes what deriving
+/// every run at once would.
 async fn rederive(
     conn: &mut Conn,
     given: &[&Company],
     carry: Option<Carry>,
     summary: &mut IdentityImport,
 ) -> StoreResult<bool> {
-    let runs = all_runs(conn).await?;
     let (symbols, names) = change_rows(conn).await?;
-    let derived = derive(&runs, &symbols, &names);
-    drop(runs);
-    let stored_ev = stored_events(conn).await?;
-    let stored = stored_companies(conn).await?;
+    let prep = Deriver::new(&symbols, &names);
+    let mut given: Vec<&Company> = given.to_vec();
+    given.sort_by(|a, b| a.isin.cmp(&b.isin));
+    let mut given = given.as_slice();
+    let mut writing: Option<Writing> = None;
+    let mut wrote = false;
+    let mut lo = String::new();
+    loop {
+        let (runs, hi) = runs_from(conn, &lo).await?;
+        let derived = prep.derive(&runs);
+        drop(runs);
+        let here = given.partition_point(|c| hi.as_deref().is_none_or(|h| c.isin.as_str() < h));
+        let (given_here, rest) = given.split_at(here);
+        given = rest;
+        wrote |= rederive_range(conn, &lo, hi.as_deref(), &derived, given_here, carry, &mut writing, summary).await?;
+        match hi {
+            Some(h) => lo = h,
+            None => break,
+        }
+    }
+    if let Some(w) = writing.filter(|w| w.deferred > 0) {
+        events::append_deferred(conn, w.now).await?;
+    }
+    Ok(wrote)
+}
+
+/// [`rederive`] of the issuers from `lo` to `hi` ([`in_range`]), `derived`
+/// of their runs, `given` the import's companies among them (by ISIN).
+#[allow(clippy::too_many_arguments)]
+async fn rederive_range(
+    conn: &mut Conn,
+    lo: &str,
+    hi: Option<&str>,
+    derived: &Derived,
+    given: &[&Company],
+    carry: Option<Carry>,
+    writing: &mut Option<Writing>,
+    summary: &mut IdentityImport,
+) -> StoreResult<bool> {
+    let stored_ev = stored_events_in(conn, lo, hi).await?;
+    let stored = stored_companies_in(conn, lo, hi).await?;
 
     // Events: the ISINs whose list differs.
     let mut moved: Vec<&Isin> = Vec::new();
@@ -459,9 +628,9 @@ async fn rederive(
     let written: HashSet<Isin> = writes.iter().map(|c| c.isin.clone()).collect();
     let restamp: Vec<&Isin> =
         moved.iter().copied().filter(|i| !written.contains(*i) && stored.contains_key(*i)).collect();
-    summary.isins_changed = moved.len() as u64;
-    summary.restamped = restamp.len() as u64;
-    summary.events = derived.events.values().map(|v| v.len() as u64).sum();
+    summary.isins_changed += moved.len() as u64;
+    summary.restamped += restamp.len() as u64;
+    summary.events += derived.events.values().map(|v| v.len() as u64).sum::<u64>();
 
     if moved.is_empty() && writes.is_empty() {
         return Ok(false);
@@ -477,31 +646,49 @@ async fn rederive(
     }
     insert_rows(conn, "INSERT INTO identity_events (isin, seq, event_json)", &[None, Some("BIGINT"), None], &values)
         .await?;
+    drop(values);
     if !writes.is_empty() || !restamp.is_empty() {
-        let now = chrono::Utc::now();
-        let stamp = begin_upsert::<Company>(conn, now).await?.expect("companies carry change stamps");
-        summary.generation = Some(stamp.seq());
+        if writing.is_none() {
+            let now = chrono::Utc::now();
+            let stamp = begin_upsert::<Company>(conn, now).await?.expect("companies carry change stamps");
+            summary.generation = Some(stamp.seq());
+            *writing = Some(Writing { now, stamp, deferred: 0 });
+        }
+        let w = writing.as_mut().expect("made above");
+        let (now, stamp) = (w.now, &w.stamp);
         writes.sort_by(|a, b| a.isin.cmp(&b.isin));
-        dialect::write_companies(conn, &writes, &stamp).await?;
+        dialect::write_companies(conn, &writes, stamp).await?;
         let (at, seq) = stamp.parts();
         let seq = seq.to_string();
         let restamp_keys: Vec<&str> = restamp.iter().map(|i| i.as_str()).collect();
         let sql = "UPDATE companies SET updated_at = $1, change_seq = CAST($2 AS BIGINT) WHERE isin IN";
         for_isins(conn, sql, &[at, &seq], &restamp_keys).await?;
-        let changed = writes.iter().chain(restamp.iter().filter_map(|i| stored.get(*i)));
-        let drafts: Vec<EventDraft> = changed
-            .filter_map(|c| {
-                let old_events = stored_ev.get(&c.isin).map(Vec::as_slice).unwrap_or_default();
-                let new_events = derived.events.get(&c.isin).map(Vec::as_slice).unwrap_or_default();
-                let before = stored.get(&c.isin).map(|s| detail_with_links(s, now, old_events));
-                let after = detail_with_links(c, now, new_events);
-                let gained: Vec<IdentityEvent> =
-                    new_events.iter().filter(|e| !old_events.contains(e)).cloned().collect();
-                let change = CompanyChanged::between(before.as_ref(), after, gained);
-                (!change.changed.is_empty() || !change.events.is_empty()).then(|| change.draft())
-            })
-            .collect();
+        let draft = |c: &Company| change_draft(c, stored.get(&c.isin), &stored_ev, derived, now);
+        // The written companies' events now; the restamped ones' after
+        // every range's written ones, as one list would have them.
+        let drafts: Vec<EventDraft> = writes.iter().filter_map(draft).collect();
+        let later: Vec<EventDraft> = restamp.iter().filter_map(|i| stored.get(*i)).filter_map(draft).collect();
         events::append(conn, now, &drafts).await?;
+        w.deferred = events::defer(conn, w.deferred, &later).await?;
     }
     Ok(true)
+}
+
+/// The `company.changed` of `c` (as written or restamped, `stored` before),
+/// its events going from the stored ones to the derived ones; `None` when
+/// neither its detail nor its events changed.
+fn change_draft(
+    c: &Company,
+    stored: Option<&Company>,
+    stored_ev: &BTreeMap<Isin, Vec<IdentityEvent>>,
+    derived: &Derived,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Option<EventDraft> {
+    let old_events = stored_ev.get(&c.isin).map(Vec::as_slice).unwrap_or_default();
+    let new_events = derived.events.get(&c.isin).map(Vec::as_slice).unwrap_or_default();
+    let before = stored.map(|s| detail_with_links(s, now, old_events));
+    let after = detail_with_links(c, now, new_events);
+    let gained: Vec<IdentityEvent> = new_events.iter().filter(|e| !old_events.contains(e)).cloned().collect();
+    let change = CompanyChanged::between(before.as_ref(), after, gained);
+    (!change.changed.is_empty() || !change.events.is_empty()).then(|| change.draft())
 }
