@@ -84,25 +84,45 @@ pub(crate) async fn append(conn: &mut Conn, at: DateTime<Utc>, drafts: &[EventDr
     }
     dialect::lock_events(conn).await?;
     let into = "events (created_at, type, isin, ticker, tags_json, data_json)";
-    insert_drafts(conn, into, Some(&rows::ts(&at)), drafts).await
+    insert_drafts(conn, into, Lead::At(&rows::ts(&at)), drafts).await.map(|_| ())
 }
 
-/// `INSERT INTO {into} VALUES …` of `drafts` in runs: the time first when
-/// `at` is given, then type, ISIN, ticker, tags and data.
-async fn insert_drafts(conn: &mut Conn, into: &str, at: Option<&str>, drafts: &[EventDraft]) -> StoreResult<()> {
-    let width = 5 + usize::from(at.is_some());
+/// What each row an [`insert_drafts`] writes starts with, before the
+/// draft's type, ISIN, ticker, tags and data.
+#[derive(Debug, Clone, Copy)]
+enum Lead<'a> {
+    /// Nothing.
+    Nothing,
+    /// The time of the append (the same for every row).
+    At(&'a str),
+    /// The row's place: one more than this for the first row, and so on.
+    Seq(u64),
+}
+
+/// `INSERT INTO {into} VALUES …` of `drafts` in runs, each row starting
+/// with what `lead` says; the last place given (with [`Lead::Seq`]).
+async fn insert_drafts(conn: &mut Conn, into: &str, mut lead: Lead<'_>, drafts: &[EventDraft]) -> StoreResult<u64> {
+    let width = 5 + usize::from(!matches!(lead, Lead::Nothing));
     for run in drafts.chunks(RUN) {
         let values: Vec<String> = (0..run.len())
             .map(|i| {
-                let cols: Vec<String> = (1..=width).map(|c| format!("${}", i * width + c)).collect();
+                let mut cols: Vec<String> = (1..=width).map(|c| format!("${}", i * width + c)).collect();
+                if matches!(lead, Lead::Seq(_)) {
+                    cols[0] = format!("CAST({} AS BIGINT)", cols[0]);
+                }
                 format!("({})", cols.join(", "))
             })
             .collect();
         let sql = format!("INSERT INTO {into} VALUES {}", values.join(", "));
         let mut q = sqlx::query(&sql);
         for d in run {
-            if let Some(at) = at {
-                q = q.bind(at);
+            match &mut lead {
+                Lead::Nothing => {}
+                Lead::At(at) => q = q.bind(*at),
+                Lead::Seq(seq) => {
+                    *seq += 1;
+                    q = q.bind(seq.to_string());
+                }
             }
             q = q
                 .bind(d.kind.as_str())
@@ -113,7 +133,10 @@ async fn insert_drafts(conn: &mut Conn, into: &str, at: Option<&str>, drafts: &[
         }
         execute(conn, q).await?;
     }
-    Ok(())
+    Ok(match lead {
+        Lead::Seq(seq) => seq,
+        _ => 0,
+    })
 }
 
 /// Where an upsert's events go: appended to the log now (in the upsert's
@@ -178,7 +201,9 @@ pub(crate) async fn announce<T: Upserted>(
 
 /// Inserts `drafts` into [`STAGED`], after what it holds.
 async fn stage(conn: &mut Conn, drafts: &[EventDraft]) -> StoreResult<()> {
-    insert_drafts(conn, &format!("{STAGED} (type, isin, ticker, tags_json, data_json)"), None, drafts).await
+    insert_drafts(conn, &format!("{STAGED} (type, isin, ticker, tags_json, data_json)"), Lead::Nothing, drafts)
+        .await
+        .map(|_| ())
 }
 
 /// Appends the events of [`STAGED`] to the log at `at`, in order, in the
@@ -211,32 +236,8 @@ pub(crate) async fn defer(conn: &mut Conn, held: u64, drafts: &[EventDraft]) -> 
         execute(conn, sqlx::query(&create)).await?;
         execute(conn, sqlx::query(&format!("DELETE FROM {DEFERRED}"))).await?;
     }
-    let mut seq = held;
-    for run in drafts.chunks(RUN) {
-        let values: Vec<String> = (0..run.len())
-            .map(|i| {
-                let cols: Vec<String> = (1..=6).map(|c| format!("${}", i * 6 + c)).collect();
-                format!("(CAST({} AS BIGINT), {})", cols[0], cols[1..].join(", "))
-            })
-            .collect();
-        let sql = format!(
-            "INSERT INTO {DEFERRED} (seq, type, isin, ticker, tags_json, data_json) VALUES {}",
-            values.join(", ")
-        );
-        let mut q = sqlx::query(&sql);
-        for d in run {
-            seq += 1;
-            q = q
-                .bind(seq.to_string())
-                .bind(d.kind.as_str())
-                .bind(d.subject.isin.as_ref().map(|i| i.as_str().to_owned()))
-                .bind(d.subject.ticker.clone())
-                .bind(rows::tags_json(&d.subject.tags))
-                .bind(d.data.as_str());
-        }
-        execute(conn, q).await?;
-    }
-    Ok(seq)
+    let into = format!("{DEFERRED} (seq, type, isin, ticker, tags_json, data_json)");
+    insert_drafts(conn, &into, Lead::Seq(held), drafts).await
 }
 
 /// Appends the events of [`DEFERRED`] to the log at `at`, in order, and
