@@ -209,10 +209,16 @@ async fn stage(conn: &mut Conn, drafts: &[EventDraft]) -> StoreResult<()> {
 /// Appends the events of [`STAGED`] to the log at `at`, in order, in the
 /// caller's write transaction.
 pub(crate) async fn append_staged(conn: &mut Conn, at: DateTime<Utc>) -> StoreResult<()> {
+    append_from(conn, STAGED, at).await
+}
+
+/// Appends the rows of the TEMP table `table` to the log at `at`, in the
+/// order of their `seq`, in the caller's write transaction.
+async fn append_from(conn: &mut Conn, table: &str, at: DateTime<Utc>) -> StoreResult<()> {
     dialect::lock_events(conn).await?;
     let sql = format!(
         "INSERT INTO events (type, created_at, isin, ticker, tags_json, data_json) \
-         SELECT type, $1, isin, ticker, tags_json, data_json FROM {STAGED} ORDER BY seq"
+         SELECT type, $1, isin, ticker, tags_json, data_json FROM {table} ORDER BY seq"
     );
     execute(conn, sqlx::query(&sql).bind(rows::ts(&at))).await?;
     Ok(())
@@ -243,12 +249,7 @@ pub(crate) async fn defer(conn: &mut Conn, held: u64, drafts: &[EventDraft]) -> 
 /// Appends the events of [`DEFERRED`] to the log at `at`, in order, and
 /// drops the table, in the caller's write transaction.
 pub(crate) async fn append_deferred(conn: &mut Conn, at: DateTime<Utc>) -> StoreResult<()> {
-    dialect::lock_events(conn).await?;
-    let sql = format!(
-        "INSERT INTO events (type, created_at, isin, ticker, tags_json, data_json) \
-         SELECT type, $1, isin, ticker, tags_json, data_json FROM {DEFERRED} ORDER BY seq"
-    );
-    execute(conn, sqlx::query(&sql).bind(rows::ts(&at))).await?;
+    append_from(conn, DEFERRED, at).await?;
     execute(conn, sqlx::query(&format!("DROP TABLE {DEFERRED}"))).await?;
     Ok(())
 }
