@@ -109,7 +109,7 @@ pub(crate) async fn serve(
     drop(in_flight);
     let (parts, mut body) = response.into_parts();
     let length = body.size_hint().exact();
-    let mut out: Out = Bytes::from(head_bytes(&parts, length)).chain(Bytes::new()).chain(Bytes::new());
+    let mut out = whole(Bytes::from(head_bytes(&parts, length)));
     let mut ended = false;
     let (mut rd, mut wr) = stream.split();
     let mut scratch = [0u8; 64];
@@ -125,7 +125,7 @@ pub(crate) async fn serve(
                 match frame {
                     Some(Ok(frame)) => match frame.into_data() {
                         Ok(data) if data.is_empty() => {}
-                        Ok(data) if length.is_some() => out = data.chain(Bytes::new()).chain(Bytes::new()),
+                        Ok(data) if length.is_some() => out = whole(data),
                         Ok(data) => out = chunk(data),
                         Err(_) => {}
                     },
@@ -133,7 +133,7 @@ pub(crate) async fn serve(
                     None => {
                         ended = true;
                         if length.is_none() {
-                            out = Bytes::from_static(b"0\r\n\r\n").chain(Bytes::new()).chain(Bytes::new());
+                            out = whole(Bytes::from_static(b"0\r\n\r\n"));
                         }
                     }
                 }
@@ -159,6 +159,11 @@ pub(crate) async fn serve(
 /// What is being written: up to three parts (a chunk's size line, its data,
 /// its end).
 type Out = bytes::buf::Chain<bytes::buf::Chain<Bytes, Bytes>, Bytes>;
+
+/// `bytes` to write as they are.
+fn whole(bytes: Bytes) -> Out {
+    bytes.chain(Bytes::new()).chain(Bytes::new())
+}
 
 /// `data` as one chunk of a chunked body.
 fn chunk(data: Bytes) -> Out {
