@@ -97,6 +97,11 @@ macro_rules! migrations {
                 name: "events",
                 sql: include_str!(concat!("../../migrations/", $dir, "/0013_events.sql")),
             },
+            Migration {
+                version: 14,
+                name: "usage_batch_generation",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0014_usage_batch_generation.sql")),
+            },
         ]
     };
 }

@@ -117,13 +117,22 @@ pub async fn apply_usage_in_large_batches(store: &dyn Store) {
 }
 
 /// A batch id applied before is not applied again (true, then false), even
-/// with other deltas; ids are 1 to 100 characters, else `Invalid`.
+/// with other deltas, and is answered with the `usage` generation it was
+/// applied at, as [`UsageStore::usage_batch_applied`] says (`None` for an
+/// id never applied); ids are 1 to 100 characters, else `Invalid`.
 pub async fn apply_usage_counts_a_batch_once(store: &dyn Store) {
     migrated(store).await;
     usage_keys(store).await;
     let b = batch("node-a:17", vec![delta("mds_live_u01", 2026, 11, 5), delta("mds_live_u02", 2026, 11, 1)]);
-    assert!(store.apply_usage(&b).await.expect("apply"));
-    assert!(!store.apply_usage(&b).await.expect("apply again"));
+    assert_eq!(store.usage_batch_applied("node-a:17").await.expect("not yet"), None);
+    let first = store.apply_usage_batch(&b).await.expect("apply");
+    assert!(first.fresh);
+    assert_eq!(store.usage_batch_applied("node-a:17").await.expect("applied"), Some(Some(first.generation)));
+    // Later batches move the generation on; the first is still told its own.
+    assert!(store.apply_usage(&batch("node-c:1", vec![delta("mds_live_u02", 2026, 11, 0)])).await.expect("later"));
+    let again = store.apply_usage_batch(&b).await.expect("apply again");
+    assert!(!again.fresh);
+    assert_eq!(again.generation, first.generation, "a batch applied before is told the generation it was applied at");
     let other = batch("node-a:17", vec![delta("mds_live_u01", 2026, 11, 100), delta("mds_live_u01", 2026, 12, 1)]);
     assert!(!store.apply_usage(&other).await.expect("same id, other deltas"));
     assert_eq!(usage_of(store, "mds_live_u01", ALL.0, ALL.1).await, vec![(month(2026, 11), 5)]);
