@@ -179,6 +179,9 @@ impl Cluster {
                 other => panic!("{base}: {other:?}"),
             }
         }
+        if admitted != remaining {
+            eprintln!("{}", self.diagnosis(on));
+        }
         assert_eq!(admitted, remaining, "usage said {u} requests ({remaining} left) but {admitted} more were admitted");
         tokio::time::sleep(SETTLE).await;
         for &n in on {
@@ -186,5 +189,30 @@ impl Cluster {
             assert_eq!(usage(client, base, key).await, (quota, 0), "{base}: the ledger holds the quota");
         }
         u
+    }
+
+    /// What Redis holds for the key (its counters and lease records) and
+    /// what the nodes `on` logged at info and above of leases, mirrors and
+    /// flushes: printed when report and enforcement disagree.
+    fn diagnosis(&self, on: &[usize]) -> String {
+        let mut out = String::from("--- redis ---\n");
+        for k in self.redis.cli(&["--scan"]).lines() {
+            let kind = self.redis.cli(&["TYPE", k]);
+            let v = match kind.as_str() {
+                "string" => self.redis.cli(&["GET", k]),
+                "hash" => self.redis.cli(&["HGETALL", k]).replace('\n', " | "),
+                "set" => self.redis.cli(&["SMEMBERS", k]).replace('\n', " | "),
+                other => other.to_owned(),
+            };
+            out.push_str(&format!("{k} = {v}\n"));
+        }
+        for &n in on {
+            out.push_str(&format!("--- node {n} ---\n"));
+            for line in self.nodes[n].logs().lines().filter(|l| !l.contains("mds::access")) {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        out
     }
 }

@@ -494,6 +494,13 @@ impl Meter {
         }
     }
 
+    /// The id of the waiting batch when an attempt to write it failed:
+    /// the store may have it (the failure may have been its answer, lost).
+    pub fn tried_batch(&self) -> Option<String> {
+        let outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
+        outbox.waiting.as_ref().filter(|_| outbox.tried).map(|b| b.id.clone())
+    }
+
     /// Holds flushes off while it is kept: no batch is then between the
     /// store and the outbox, so [`Meter::not_in_store_as_of`] sees each one
     /// exactly once, in the outbox or in the log.
@@ -508,12 +515,25 @@ impl Meter {
     /// as the last [`FLUSH_LOG`] flushes of the key go back). Exact while
     /// flushes are held off ([`Meter::hold_flushes`]) and no request of the
     /// key is being admitted.
-    pub fn not_in_store_as_of(&self, key: &KeyPrefix, month: BillingMonth, generation: Option<i64>) -> u64 {
+    ///
+    /// `tried` is what the store said of the waiting batch when an attempt
+    /// to write it failed ([`Meter::tried_batch`]): its id and the
+    /// generation it was applied at, if it was. A batch the store took as
+    /// of `generation` is not counted again.
+    pub fn not_in_store_as_of(
+        &self,
+        key: &KeyPrefix,
+        month: BillingMonth,
+        generation: Option<i64>,
+        tried: Option<(&str, Option<i64>)>,
+    ) -> u64 {
+        let later = |at: i64| generation.is_some_and(|g| at > g);
         // The outbox's lock, then the key's, as a batch is cut: a request
         // is in exactly one of being answered, pending, or the outbox.
         let outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
         let waiting: u64 = outbox
             .batches()
+            .filter(|b| !tried.is_some_and(|(id, at)| id == b.id && at.is_some_and(|at| !later(at))))
             .flat_map(|b| &b.deltas)
             .filter(|d| &d.key == key && d.month() == month)
             .map(|d| d.requests)
@@ -521,7 +541,6 @@ impl Meter {
         let Some(state) = self.existing(key) else { return waiting };
         let s = state.lock();
         let pending: u64 = s.pending.iter().filter(|e| BillingMonth::of_day(e.day) == month).map(|e| e.requests).sum();
-        let later = |at: i64| generation.is_some_and(|g| at > g);
         let after: u64 = s.flushed.iter().filter(|(at, m, _)| later(*at) && *m == month).map(|(_, _, n)| n).sum();
         waiting + s.in_flight + pending + after
     }

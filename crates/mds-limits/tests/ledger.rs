@@ -4,18 +4,18 @@
 
 mod common;
 
+use common::Answering;
+
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::KeyPrefix;
 use mds_domain::daily::DailyUsage;
-use mds_domain::usage::{BillingMonth, QuotaHistory};
+use mds_domain::usage::BillingMonth;
 use mds_limits::{Ask, Charge, Limiter, Limits, ManualClock, Meter, Outcome};
 use mds_store::prelude::*;
 use mds_store::sqlite::SqliteStore;
-use mds_store::{AppliedBatch, StoreResult, UsageBatch};
 
 fn t0() -> DateTime<Utc> {
     "2026-11-15T23:59:59Z".parse().unwrap()
@@ -30,44 +30,6 @@ async fn store_with_key(dir: &tempfile::TempDir) -> (SqliteStore, KeyPrefix) {
 }
 
 const LIMITS: Limits = Limits { rate_limit_per_minute: 1_000, monthly_quota: 1_000_000 };
-
-/// The real store, whose `apply_usage_batch` returns only `delay` after it
-/// committed: the moment a batch is in the store and still in the node's
-/// outbox, stretched.
-struct SlowToReturn {
-    inner: SqliteStore,
-    delay: Duration,
-}
-
-#[async_trait]
-impl UsageStore for SlowToReturn {
-    async fn apply_usage_batch(&self, batch: &UsageBatch) -> StoreResult<AppliedBatch> {
-        let applied = self.inner.apply_usage_batch(batch).await;
-        tokio::time::sleep(self.delay).await;
-        applied
-    }
-
-    async fn usage_as_of(&self, key: &KeyPrefix, month: BillingMonth) -> StoreResult<(u64, i64)> {
-        self.inner.usage_as_of(key, month).await
-    }
-
-    async fn usage(
-        &self,
-        key: &KeyPrefix,
-        from: BillingMonth,
-        to: BillingMonth,
-    ) -> StoreResult<Vec<(BillingMonth, u64)>> {
-        self.inner.usage(key, from, to).await
-    }
-
-    async fn usage_days(&self, key: &KeyPrefix, from: NaiveDate, to: NaiveDate) -> StoreResult<Vec<DailyUsage>> {
-        self.inner.usage_days(key, from, to).await
-    }
-
-    async fn quota_history(&self, key: &KeyPrefix) -> StoreResult<QuotaHistory> {
-        self.inner.quota_history(key).await
-    }
-}
 
 #[tokio::test]
 async fn requests_reach_the_ledger_by_day_route_and_outcome() {
@@ -136,7 +98,7 @@ async fn requests_reach_the_ledger_by_day_route_and_outcome() {
 async fn a_read_during_a_flush_counts_each_request_once() {
     let dir = tempfile::tempdir().unwrap();
     let (store, key) = store_with_key(&dir).await;
-    let store = Arc::new(SlowToReturn { inner: store, delay: Duration::from_millis(400) });
+    let store = Arc::new(Answering::late(store, Duration::from_millis(400)));
     let meter = Arc::new(Meter::new());
     let limiter = Limiter::new(meter.clone(), Arc::new(ManualClock::new(t0())));
     for _ in 0..5 {

@@ -10,6 +10,8 @@
 //! when the binary is missing) so they can pause and restart it without
 //! disturbing the other tests.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,6 +24,8 @@ use mds_store::sqlite::SqliteStore;
 use mds_store::{DatabaseUrl, KeyRecord, UsageBatch, UsageDelta};
 use mds_testkit::redis::RedisServer;
 use tempfile::TempDir;
+
+use common::Answering;
 
 const KEY: &str = "mds_live_t01";
 
@@ -619,5 +623,81 @@ async fn a_stopped_nodes_mirror_is_taken_over_once_and_nothing_counts_twice() {
     }
     assert_eq!(env.stored().await, 15);
     assert_eq!(b.stats().taken_over, 10, "A's new mirror is live: nothing more taken");
+    env.cleanup().await;
+}
+
+/// Node A counts 10 requests from a lease and mirrors them, then stops;
+/// node B takes its mirror over (the store has the 10), and B's next lease
+/// reclaims A's record, so the counter is seeded again from the store.
+/// When A comes back, Redis has no record of it and asks what it counted
+/// that the seed lacks: A must first find its mirror taken and take the 10
+/// out, or it adds them again and the key is refused 10 requests early.
+/// Afterwards the counter is exactly the ledger.
+#[tokio::test]
+async fn a_node_back_from_a_stall_does_not_count_its_taken_mirror_again() {
+    let Some(env) = Env::start().await else { return };
+    let (a, b) = (env.node(2).await, env.node(2).await);
+    let l = limits(1_000_000, 1_000);
+    for _ in 0..10 {
+        admit(&a, &env.store, l, true).await.hold.unwrap().settle(Outcome::Counted);
+    }
+    a.mirror_tick().await.unwrap();
+    for _ in 0..8 {
+        env.clock.advance(chrono::Duration::milliseconds(100));
+        b.mirror_tick().await.unwrap();
+        b.take_over(&env.store).await;
+    }
+    assert_eq!(env.stored().await, 10, "B gave the store A's mirrored counts");
+    admit(&b, &env.store, l, true).await.hold.unwrap().settle(Outcome::Counted);
+    assert_eq!(b.stats().reclaimed, 1, "B reclaimed A's lease record");
+
+    // A is back: its lease has ended by its clock; its next one asks Redis.
+    admit(&a, &env.store, l, true).await.hold.unwrap().settle(Outcome::Counted);
+    for n in [&a, &b] {
+        n.give_back(&env.store).await;
+        n.flush(&env.store).await.unwrap();
+        n.flush(&env.store).await.unwrap();
+    }
+    assert_eq!(env.stored().await, 12);
+    assert_eq!(env.counter(&a).await, Some(12), "the counter is the ledger: nothing of A's counted twice");
+    env.cleanup().await;
+}
+
+/// A node's flush commits but its answer is lost (the batch stays in the
+/// outbox, tried); then the counter is lost and seeded again from the
+/// store, which has the batch. Asked what it counted that the seed lacks,
+/// the node asks the store about the batch and does not add it again; its
+/// retry is told the generation the batch was applied at. Afterwards the
+/// counter is exactly the ledger.
+#[tokio::test]
+async fn a_batch_whose_answer_was_lost_is_not_counted_again_by_a_seed() {
+    let Some(env) = Env::start().await else { return };
+    let a = env.node(1).await;
+    let l = limits(1_000_000, 1_000);
+    let store = Answering::late(
+        SqliteStore::connect(&DatabaseUrl::new(env._dir.path().join("mds.db").to_str().unwrap())).await.unwrap(),
+        Duration::ZERO,
+    );
+    let admit = async || {
+        let d = a.admit(&store, Ask { key: &key(), limits: l, charge: Charge::Counted("/v1/companies") }).await;
+        d.unwrap().hold.unwrap().settle(Outcome::Counted);
+    };
+    for _ in 0..10 {
+        admit().await;
+    }
+    store.lose_next();
+    assert!(a.flush(&store).await.is_err(), "the answer is lost");
+    assert_eq!(env.stored().await, 10, "but the batch is in the store");
+
+    env.del_counter(&a).await;
+    env.clock.advance(chrono::Duration::milliseconds(800));
+    admit().await;
+    assert_eq!(a.stats().seeds, 2, "seeded at first use and again");
+    a.give_back(&store).await;
+    a.flush(&store).await.unwrap();
+    a.flush(&store).await.unwrap();
+    assert!(a.local().meter().is_drained());
+    assert_eq!(env.stored().await, 11);
+    assert_eq!(env.counter(&a).await, Some(11), "the counter is the ledger: the batch counted once");
     env.cleanup().await;
 }

@@ -125,7 +125,7 @@ impl SharedLimiter {
     /// Pushes `push` to this node's mirror; when the mirror was taken
     /// over (this node was stalled), takes the taken counts out of its
     /// batches ([`crate::Meter::reconcile`]) and starts a new mirror.
-    async fn push(&self, push: Push) -> Result<(), RedisError> {
+    pub(super) async fn push(&self, push: Push) -> Result<(), RedisError> {
         let meter = self.local.meter();
         let id = meter.mirror_id();
         let mut conn = self.connection().await?;

@@ -51,11 +51,17 @@
 //! in its outbox, or in a batch the store took after that generation (from
 //! the meter's log of the key's last flushes, each with the generation the
 //! store gave it), counted with its flushes held off and its held lease cut
-//! to what it spent. So after Redis loses a counter the nodes rebuild it
-//! from the ledger and their own counts; what can still go wrong is a
-//! flush older than the log (16 flushes), or a batch whose commit the node
-//! did not hear of and retried after the seed (counted twice: over, the
-//! safe side).
+//! to what it spent. Two things come first. A batch whose write failed may
+//! be in the store all the same (the commit's answer lost): the node asks
+//! the store whether, and at which generation, it took it, and counts it
+//! only if after the seed (a batch sent again is told that generation too,
+//! not the store's now). And a node back from a stall pushes its mirror
+//! first: if another node took it over, the store (and so the seed) has
+//! what was taken, and the push takes it out of the node's batches. So
+//! after Redis loses a counter the nodes rebuild it from the ledger and
+//! their own counts; what can still go wrong is a flush older than the log
+//! (16 flushes) or a batch written before the store recorded generations
+//! (counted twice: over, the safe side).
 //!
 //! # A node that dies
 //! Each lease record also says when it was written and how many of the

@@ -172,6 +172,15 @@ impl SharedLimiter {
                 Some(_) => Some(meter.hold_flushes().await),
                 None => None,
             };
+            // A batch whose write failed may be in the store all the same
+            // (its answer lost): asked, so the seed does not count it twice.
+            let tried = match (seeded, meter.tried_batch()) {
+                (Some(_), Some(id)) => {
+                    let at = store.usage_batch_applied(&id).await?;
+                    Some((id, at.map(|g| g.unwrap_or(i64::MAX))))
+                }
+                _ => None,
+            };
             let sent_at = self.local.clock().elapsed();
             let (seq, args) = {
                 let mut s = lease.lock();
@@ -196,7 +205,8 @@ impl SharedLimiter {
                             h.min.granted = h.min.used;
                             h.mon.granted = h.mon.used;
                         }
-                        let n = meter.not_in_store_as_of(key, month, (generation >= 0).then_some(generation));
+                        let tried = tried.as_ref().map(|(id, at)| (id.as_str(), *at));
+                        let n = meter.not_in_store_as_of(key, month, (generation >= 0).then_some(generation), tried);
                         i64::try_from(n).unwrap_or(i64::MAX)
                     }
                 };
@@ -260,6 +270,14 @@ impl SharedLimiter {
                     // A counter seeded since this node last wrote to it (or
                     // never written by it).
                     seeded = Some(a.extra);
+                    // Back from a stall, this node's mirror may have been
+                    // taken over: the store (and so the seed) has what was
+                    // taken. A push finds out and takes it out of the
+                    // batches before they are counted; a push that succeeds
+                    // keeps the mirror from being taken for the stale age.
+                    if self.config.mirror {
+                        self.push(meter.to_push()).await?;
+                    }
                 }
                 -2 => {
                     // A record at or past this attempt: carry on after it.

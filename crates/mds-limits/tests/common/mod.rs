@@ -1,5 +1,13 @@
 //! What the limiter's store tests share: a real SQLite store in a
-//! temporary directory with account `acme` and one key on tier `starter`.
+//! temporary directory with account `acme` and one key on tier `starter`,
+//! and [`Answering`], the store with its answers late or lost. Each test
+//! binary uses part of it.
+#![allow(dead_code)]
+
+mod answering;
+
+#[allow(unused_imports)]
+pub(crate) use answering::Answering;
 
 use chrono::{DateTime, Utc};
 use mds_domain::{AccountName, Environment, KeyHash, KeyPrefix, TierName};
