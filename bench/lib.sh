@@ -58,6 +58,65 @@ side_by_side() { # label port path bport bpath
 versus() { # label port bport path
   side_by_side "$1 (mds | baseline)" "$2" "$4" "$3" "$4"
 }
+# A baseline answering every path with BODY and the headers of the `curl -D`
+# dump HEADERS, doing no other work, on 127.0.0.1:PORT; its pid in
+# $BASELINE_PID once it answers. BASELINE=nginx (the default) runs nginx
+# with 2 workers on the same bytes (Date, Server, Connection and
+# Content-Length are its own; Last-Modified, ETag and Accept-Ranges are
+# turned off), the file's descriptor cached and sendfile off (for bodies of
+# ~10 KB a plain write was the faster of the two here);
+# BASELINE=hyper the example server (crates/mds-catalog/examples/baseline.rs).
+need_nginx() { command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || { apt-get install -y nginx-light >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y nginx-light >/dev/null; }; }; }
+baseline() { # port body headers
+  local port=$1 body=$2 heads=$3
+  if [[ ${BASELINE:-nginx} == hyper ]]; then
+    "$EX/baseline" 127.0.0.1:$port "$body" "$heads" & BASELINE_PID=$!
+  else
+    need_nginx
+    local dir="$WORK/nginx-$port" type=application/json add=""
+    mkdir -p "$dir/root"; cp "$body" "$dir/root/body"
+    # Its workers run as an unprivileged user.
+    chmod a+rx "$WORK" "$dir" "$dir/root"; chmod a+r "$dir/root/body"
+    while IFS= read -r line; do
+      line=${line%$'\r'}; [[ $line == *:* ]] || continue
+      local name=${line%%:*} value=${line#*: }
+      case ${name,,} in
+        date|content-length|server|connection|transfer-encoding|keep-alive) ;;
+        content-type) type=$value ;;
+        *) add+="      add_header \"$name\" \"${value//\"/\\\"}\" always;"$'\n' ;;
+      esac
+    done < <(tail -n +2 "$heads")
+    cat >"$dir/nginx.conf" <<CONF
+worker_processes 2;
+daemon off;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  server_tokens off;
+  sendfile off;
+  open_file_cache max=16 inactive=1h;
+  open_file_cache_valid 1h;
+  etag off;
+  max_ranges 0;
+  keepalive_requests 100000000;
+  server {
+    listen 127.0.0.1:$port;
+    root $dir/root;
+    location / {
+      default_type "$type";
+      types { }
+      add_header Last-Modified "";
+$add      try_files /body =404;
+    }
+  }
+}
+CONF
+    /usr/sbin/nginx -c "$dir/nginx.conf" -p "$dir" 2>>"$dir/error.log" & BASELINE_PID=$!
+  fi
+  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/" >/dev/null && break; sleep 0.05; done
+}
 ready_wait() { # port → seconds until /readyz is 200
   local t0; t0=$(date +%s.%N)
   for _ in $(seq 1 3000); do curl -sf "http://127.0.0.1:$1/readyz" >/dev/null && break; sleep 0.01; done

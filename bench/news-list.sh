@@ -3,13 +3,15 @@
 # bench/gen_news.py, seed 42, 2,000 ISINs): 500 distinct pages asked round
 # and round (bench/paths.lua) of a node keeping no page (MDS_PAGE_CACHE_MIB=0,
 # so every request makes its page), against a baseline answering one such
-# page's bytes (crates/mds-catalog/examples/baseline.rs). With BASELINE_BIN,
+# page's bytes (nginx, 2 workers; BASELINE=hyper: the example server, see
+# lib.sh). With BASELINE_BIN,
 # an older mds binary is measured the same way in the same run (before and
 # after). ABBA-alternated, median of ROUNDS. Also the node's time to build
 # its news index and its peak RSS.
 #
 # Usage: bench/news-list.sh [ROUNDS=3] [SECONDS=5] [CONNECTIONS=64] [N=100000]
-# Needs: cargo, python3, curl, wrk (installed with apt-get when missing).
+# Needs: cargo, python3, curl, wrk and nginx (installed with apt-get when
+# missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}; SECS=${2:-5}; CONNS=${3:-64}; N=${4:-100000}
@@ -51,8 +53,7 @@ grep "news index built" "$WORK/serve-$PORT.log" | tail -n 1 | sed 's/^.*news ind
 first=$(head -n 1 "$WORK/paths")
 curl -sf -D "$WORK/page.h" -H "Authorization: Bearer $KEY" "http://127.0.0.1:$PORT$first" >"$WORK/page.json"
 echo "a page: $(stat -c %s "$WORK/page.json") bytes, $(grep -o '"slug"' "$WORK/page.json" | wc -l) articles"
-"$EX/baseline" 127.0.0.1:$BPORT "$WORK/page.json" "$WORK/page.h" & BPID=$!
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$BPORT/" >/dev/null && break; sleep 0.05; done
+baseline $BPORT "$WORK/page.json" "$WORK/page.h"; BPID=$BASELINE_PID
 OPID=""
 if [[ -n ${BASELINE_BIN:-} ]]; then serve "$BASELINE_BIN" $OPORT; OPID=$SERVED; ready_wait $OPORT >/dev/null; fi
 paths_wrk $PORT >/dev/null; run_wrk $BPORT / "$CONNS" 2 >/dev/null

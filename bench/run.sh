@@ -18,12 +18,17 @@
 # the in-process catalog build time and page costs (examples/catalog_bench.rs),
 # the import's time, and a cold start (the catalog snapshot deleted: the node
 # builds the catalog from the rows): its time to ready and peak RSS.
+# For the demo set also the kept first page on a node with --redis (at
+# $REDIS, default redis://127.0.0.1:6379; skipped when none answers)
+# against the node without. The baseline is nginx with 2 workers serving the
+# identical bytes (BASELINE=hyper: the example server instead; see lib.sh).
 # Every ratio is measured within this run, ABBA-alternated, median of ROUNDS.
 #
 # Usage: bench/run.sh [ROUNDS=5] [SECONDS=8] [CONNECTIONS=16] [SETS="demo real 1m"]
 # With WORKERS=n in the environment, mds and the baselines alike run n tokio
 # worker threads (TOKIO_WORKER_THREADS); unset, tokio's default: one per core.
-# Needs: cargo, python3, curl, wrk (installed with apt-get when missing).
+# Needs: cargo, python3, curl, wrk and nginx (installed with apt-get when
+# missing).
 # Nothing is written outside a temp dir (removed at exit) and target/ (or
 # $CARGO_TARGET_DIR, which is honoured).
 set -euo pipefail
@@ -31,6 +36,7 @@ cd "$(dirname "$0")/.."
 ROUNDS=${1:-5}; SECS=${2:-8}; CONNS=${3:-16}; SETS=${4:-"demo real 1m"}
 if [[ -n ${WORKERS:-} ]]; then export TOKIO_WORKER_THREADS=$WORKERS; fi
 CASPARSER=${CASPARSER:-../shared/data/pypi/casparser_isin_2026.6.9_equity_shares.csv.gz}
+REDIS=${REDIS:-redis://127.0.0.1:6379}
 . bench/lib.sh
 release_bench_setup
 echo "# bench/run.sh $ROUNDS $SECS $CONNS \"$SETS\"${WORKERS:+ (WORKERS=$WORKERS)} on $(date -u +%F) at $(date -u +%T) UTC; uptime:$(uptime | sed 's/.*load/ load/')"
@@ -62,7 +68,7 @@ first_and_deep() { # label port bport first deep
 }
 
 bench_set() { # name
-  local name=$1 db="$WORK/$1.db" port=18301 bport=18302 nport=18303 uport=18304 cport=18305 csv=""
+  local name=$1 db="$WORK/$1.db" port=18301 bport=18302 nport=18303 uport=18304 cport=18305 rport=18306 csv=""
   export MDS_DATABASE_URL="sqlite://$db?mode=rwc"
   case $name in
     demo) $BIN import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv \
@@ -90,8 +96,7 @@ bench_set() { # name
   local first=/v1/companies?limit=50
   curl -sf -D "$WORK/body.h" -H "Authorization: Bearer $KEY" "http://127.0.0.1:$port$first" >"$WORK/body.json"
   echo "first page: $(stat -c %s "$WORK/body.json") bytes, $(grep -o '"isin"' "$WORK/body.json" | wc -l) rows"
-  "$EX/baseline" 127.0.0.1:$bport "$WORK/body.json" "$WORK/body.h" & local bpid=$!
-  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$bport/" >/dev/null && break; sleep 0.05; done
+  baseline $bport "$WORK/body.json" "$WORK/body.h"; local bpid=$BASELINE_PID
   read -r pages _ cur < <(walk_list $port /v1/companies "")
   local deep="/v1/companies?limit=50&cursor=$cur"
   echo "deep cursor: after a walk of $pages pages of 200"
@@ -111,6 +116,13 @@ bench_set() { # name
            "ticker=M%26M" "search=suj&letter=s&industry=Steel" "search=ia%20i"; do
     echo "  $q: $(run_wrk $cport "/v1/companies?limit=50&$q" 2 "$SECS")"
   done
+  # A search, made on every request, against the baseline serving its bytes.
+  local search="/v1/companies?limit=50&search=bank"
+  curl -sf -D "$WORK/search.h" -H "Authorization: Bearer $KEY" "http://127.0.0.1:$cport$search" >"$WORK/search.json"
+  baseline $nport "$WORK/search.json" "$WORK/search.h"; local spid=$BASELINE_PID
+  echo "search=bank: $(stat -c %s "$WORK/search.json") bytes, $(grep -o '"isin"' "$WORK/search.json" | wc -l) rows"
+  versus "search=bank, pages made" $cport $nport "$search"
+  kill $spid; wait $spid 2>/dev/null || true
   if [[ $name == demo ]]; then
     # One article (the first of the file) and the key's usage, each against a
     # baseline serving the bytes mds answered. /v1/usage counts requests into
@@ -122,11 +134,8 @@ bench_set() { # name
     news+=$slug
     curl -sf -D "$WORK/news.h" -H "Authorization: Bearer $KEY" "http://127.0.0.1:$port$news" >"$WORK/news.json"
     curl -sf -D "$WORK/usage.h" -H "Authorization: Bearer $KEY" "http://127.0.0.1:$port$usage" >"$WORK/usage.json"
-    "$EX/baseline" 127.0.0.1:$nport "$WORK/news.json" "$WORK/news.h" & local npid=$!
-    "$EX/baseline" 127.0.0.1:$uport "$WORK/usage.json" "$WORK/usage.h" & local upid=$!
-    for p in $nport $uport; do
-      for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$p/" >/dev/null && break; sleep 0.05; done
-    done
+    baseline $nport "$WORK/news.json" "$WORK/news.h"; local npid=$BASELINE_PID
+    baseline $uport "$WORK/usage.json" "$WORK/usage.h"; local upid=$BASELINE_PID
     echo "news article: $(stat -c %s "$WORK/news.json") bytes; usage: $(stat -c %s "$WORK/usage.json") bytes"
     versus news $port $nport "$news"
     versus usage $port $uport "$usage"
@@ -137,12 +146,21 @@ bench_set() { # name
     # that keeps none (every request reads the store).
     local list=/v1/news
     curl -sf -D "$WORK/list.h" -H "Authorization: Bearer $KEY" "http://127.0.0.1:$port$list" >"$WORK/list.json"
-    "$EX/baseline" 127.0.0.1:$nport "$WORK/list.json" "$WORK/list.h" & npid=$!
-    for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$nport/" >/dev/null && break; sleep 0.05; done
+    baseline $nport "$WORK/list.json" "$WORK/list.h"; npid=$BASELINE_PID
     echo "news list first page: $(stat -c %s "$WORK/list.json") bytes, $(grep -o '"slug"' "$WORK/list.json" | wc -l) articles"
     versus "news list, pages kept" $port $nport "$list"
     versus "news list, pages made" $cport $nport "$list"
     kill $npid; wait $npid 2>/dev/null || true
+    # The same kept page on a node sharing its limits through Redis
+    # (leases, the usage mirror) against this node, which limits alone.
+    if redis-cli -u "$REDIS" ping >/dev/null 2>&1; then
+      MDS_REDIS_URL=$REDIS $BIN serve --listen 127.0.0.1:$rport 2>>"$WORK/$name.log" & local rpid=$!
+      ready_wait $rport >/dev/null
+      side_by_side "pages kept (--redis | alone)" $rport "$first" $port "$first"
+      kill -TERM $rpid; wait $rpid 2>/dev/null || true
+    else
+      echo "pages kept, --redis: skipped (no Redis at $REDIS)"
+    fi
   fi
   kill -TERM $cpid; wait $cpid 2>/dev/null || true
   echo "peak RSS (VmHWM) of mds serve: $(awk '/VmHWM/ {printf "%.0f MiB", $2/1024}' /proc/$pid/status)"
