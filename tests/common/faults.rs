@@ -146,7 +146,7 @@ gated!(AccessStore {
 gated!(UsageStore {
     fn apply_usage_batch(batch: &UsageBatch) -> AppliedBatch;
     fn usage_as_of(key: &KeyPrefix, month: BillingMonth) -> (u64, i64);
-    fn usage_batch_applied(id: &str) -> Option<Option<i64>>;
+    fn usage_batch_applied(id: &str) -> Option<i64>;
     fn usage(key: &KeyPrefix, from: BillingMonth, to: BillingMonth) -> Vec<(BillingMonth, u64)>;
     fn usage_days(key: &KeyPrefix, from: NaiveDate, to: NaiveDate) -> Vec<DailyUsage>;
     fn quota_history(key: &KeyPrefix) -> QuotaHistory;

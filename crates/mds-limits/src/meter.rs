@@ -518,8 +518,8 @@ impl Meter {
     ///
     /// `tried` is what the store said of the waiting batch when an attempt
     /// to write it failed ([`Meter::tried_batch`]): its id and the
-    /// generation it was applied at, if it was. A batch the store took as
-    /// of `generation` is not counted again.
+    /// generation it was applied at, if the store knows it. A batch the
+    /// store took as of `generation` is not counted again.
     pub fn not_in_store_as_of(
         &self,
         key: &KeyPrefix,

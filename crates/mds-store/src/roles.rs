@@ -316,12 +316,12 @@ pub trait UsageStore: Send + Sync + 'static {
     /// is no such key.
     async fn usage_as_of(&self, key: &KeyPrefix, month: BillingMonth) -> StoreResult<(u64, i64)>;
 
-    /// Whether the usage batch `id` was applied, and at which `usage`
-    /// generation: `None` when it was not (or is older than the store
-    /// keeps batch ids), `Some(None)` when it was applied before the store
-    /// recorded generations. A node whose attempt to apply it failed asks
-    /// this to know whether a count read as of a generation holds it.
-    async fn usage_batch_applied(&self, id: &str) -> StoreResult<Option<Option<i64>>>;
+    /// The `usage` generation the usage batch `id` was applied at, if the
+    /// store knows it: `None` when it was not applied, is older than the
+    /// store keeps batch ids, or was applied before the store recorded
+    /// generations (migration 14). A node whose attempt to apply it failed
+    /// asks this to know whether a count read as of a generation holds it.
+    async fn usage_batch_applied(&self, id: &str) -> StoreResult<Option<i64>>;
 
     /// A key's stored request counts for the months `from..=to` that have
     /// any, oldest first.

@@ -177,7 +177,7 @@ impl SharedLimiter {
             let tried = match (seeded, meter.tried_batch()) {
                 (Some(_), Some(id)) => {
                     let at = store.usage_batch_applied(&id).await?;
-                    Some((id, at.map(|g| g.unwrap_or(i64::MAX))))
+                    Some((id, at))
                 }
                 _ => None,
             };

@@ -50,7 +50,7 @@ impl UsageStore for Answering {
         self.inner.usage_as_of(key, month).await
     }
 
-    async fn usage_batch_applied(&self, id: &str) -> StoreResult<Option<Option<i64>>> {
+    async fn usage_batch_applied(&self, id: &str) -> StoreResult<Option<i64>> {
         self.inner.usage_batch_applied(id).await
     }
 

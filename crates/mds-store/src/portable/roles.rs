@@ -118,7 +118,7 @@ delegate!(AccessStore {
 delegate!(UsageStore {
     apply_usage_batch(batch: &UsageBatch) -> AppliedBatch => usage::apply_usage [Utc::now()];
     usage_as_of(key: &KeyPrefix, month: BillingMonth) -> (u64, i64) => usage::usage_as_of;
-    usage_batch_applied(id: &str) -> Option<Option<i64>> => usage::usage_batch_applied;
+    usage_batch_applied(id: &str) -> Option<i64> => usage::usage_batch_applied;
     usage(key: &KeyPrefix, from: BillingMonth, to: BillingMonth) -> Vec<(BillingMonth, u64)> => usage::usage;
     usage_days(key: &KeyPrefix, from: NaiveDate, to: NaiveDate) -> Vec<DailyUsage> => usage::usage_days;
     quota_history(key: &KeyPrefix) -> QuotaHistory => usage::quota_history;

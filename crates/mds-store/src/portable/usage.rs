@@ -53,7 +53,7 @@ pub(crate) async fn apply_usage(
     let insert = sqlx::query("INSERT INTO usage_batches (id, applied_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING");
     let fresh = execute(&mut tx, insert.bind(&batch.id).bind(rows::ts(&applied_at))).await? == 1;
     if !fresh {
-        let generation = match batch_row(&mut tx, &batch.id).await?.flatten() {
+        let generation = match batch_generation(&mut tx, &batch.id).await? {
             Some(g) => g,
             None => read_generation(&mut tx, META_GENERATION_USAGE).await?,
         };
@@ -96,25 +96,24 @@ pub(crate) async fn apply_usage(
     Ok(AppliedBatch { fresh: true, generation })
 }
 
-/// The row of usage batch `id`, on `conn`: `None` when it was not applied
-/// (or was pruned); else the `usage` generation it was applied at, `None`
-/// for a batch applied before the store recorded them.
-async fn batch_row(conn: &mut Conn, id: &str) -> StoreResult<Option<Option<i64>>> {
-    sqlx::query_scalar("SELECT generation FROM usage_batches WHERE id = $1")
+/// The `usage` generation usage batch `id` was applied at, on `conn`; `None`
+/// when it was not applied, was pruned, or was applied before the store
+/// recorded generations.
+async fn batch_generation(conn: &mut Conn, id: &str) -> StoreResult<Option<i64>> {
+    let g: Option<Option<i64>> = sqlx::query_scalar("SELECT generation FROM usage_batches WHERE id = $1")
         .bind(id)
         .fetch_optional(conn)
         .await
-        .map_err(db)
+        .map_err(db)?;
+    Ok(g.flatten())
 }
 
-/// Whether the usage batch `id` was applied, and at which `usage`
-/// generation: `Some(None)` for a batch applied before generations were
-/// recorded, `None` for one not applied (or pruned).
-pub(crate) async fn usage_batch_applied(pool: &Pool, id: &str) -> StoreResult<Option<Option<i64>>> {
+/// [`crate::UsageStore::usage_batch_applied`].
+pub(crate) async fn usage_batch_applied(pool: &Pool, id: &str) -> StoreResult<Option<i64>> {
     let mut tx = begin_read(pool).await?;
-    let row = batch_row(&mut tx, id).await?;
+    let g = batch_generation(&mut tx, id).await?;
     tx.commit().await.map_err(db)?;
-    Ok(row)
+    Ok(g)
 }
 
 /// The ids of `routes` (distinct, sorted) in `usage_routes`, adding those

@@ -127,7 +127,7 @@ pub async fn apply_usage_counts_a_batch_once(store: &dyn Store) {
     assert_eq!(store.usage_batch_applied("node-a:17").await.expect("not yet"), None);
     let first = store.apply_usage_batch(&b).await.expect("apply");
     assert!(first.fresh);
-    assert_eq!(store.usage_batch_applied("node-a:17").await.expect("applied"), Some(Some(first.generation)));
+    assert_eq!(store.usage_batch_applied("node-a:17").await.expect("applied"), Some(first.generation));
     // Later batches move the generation on; the first is still told its own.
     assert!(store.apply_usage(&batch("node-c:1", vec![delta("mds_live_u02", 2026, 11, 0)])).await.expect("later"));
     let again = store.apply_usage_batch(&b).await.expect("apply again");
