@@ -578,6 +578,26 @@ async fn a_tier_change_ends_the_lease_at_once() {
     env.cleanup().await;
 }
 
+/// `n` counted requests through `node`, each settled as counted, under a
+/// limit and quota that admit them all.
+async fn count(env: &Env, node: &SharedLimiter, n: usize) {
+    for _ in 0..n {
+        admit(node, &env.store, limits(1_000_000, 1_000), true).await.hold.unwrap().settle(Outcome::Counted);
+    }
+}
+
+/// Node `a` pushes its mirror and goes quiet; node `b`, its own mirror
+/// live, looks every 100 ms for 800 ms (past the stale age) and takes
+/// `a`'s over.
+async fn quiet_and_taken(env: &Env, a: &SharedLimiter, b: &SharedLimiter) {
+    a.mirror_tick().await.unwrap();
+    for _ in 0..8 {
+        env.clock.advance(chrono::Duration::milliseconds(100));
+        b.mirror_tick().await.unwrap();
+        b.take_over(&env.store).await;
+    }
+}
+
 /// Node A mirrors 10 counted requests it has not flushed and stops pushing
 /// (dead, or stalled); node B, looking every 100 ms, takes its mirror over
 /// once it has gone unpushed for the stale age and gives the store the 10.
@@ -588,30 +608,17 @@ async fn a_tier_change_ends_the_lease_at_once() {
 async fn a_stopped_nodes_mirror_is_taken_over_once_and_nothing_counts_twice() {
     let Some(env) = Env::start().await else { return };
     let (a, b) = (env.node(2).await, env.node(2).await);
-    let l = limits(1_000_000, 1_000);
-    let count = |n: usize, node: Arc<SharedLimiter>| {
-        let store = &env.store;
-        async move {
-            for _ in 0..n {
-                admit(&node, store, l, true).await.hold.unwrap().settle(Outcome::Counted);
-            }
-        }
-    };
-    count(10, a.clone()).await;
+    count(&env, &a, 10).await;
     a.mirror_tick().await.unwrap();
     b.mirror_tick().await.unwrap();
     // Not stale yet: nothing taken.
     b.take_over(&env.store).await;
     assert_eq!(env.stored().await, 0);
-    for _ in 0..8 {
-        env.clock.advance(chrono::Duration::milliseconds(100));
-        b.mirror_tick().await.unwrap();
-        b.take_over(&env.store).await;
-    }
+    quiet_and_taken(&env, &a, &b).await;
     assert_eq!(env.stored().await, 10, "B gave the store A's mirrored counts");
     assert_eq!(b.stats().taken_over, 10);
 
-    count(5, a.clone()).await;
+    count(&env, &a, 5).await;
     a.flush(&env.store).await.unwrap();
     a.flush(&env.store).await.unwrap();
     assert_eq!(env.stored().await, 15, "A wrote only what B did not take");
@@ -637,22 +644,14 @@ async fn a_stopped_nodes_mirror_is_taken_over_once_and_nothing_counts_twice() {
 async fn a_node_back_from_a_stall_does_not_count_its_taken_mirror_again() {
     let Some(env) = Env::start().await else { return };
     let (a, b) = (env.node(2).await, env.node(2).await);
-    let l = limits(1_000_000, 1_000);
-    for _ in 0..10 {
-        admit(&a, &env.store, l, true).await.hold.unwrap().settle(Outcome::Counted);
-    }
-    a.mirror_tick().await.unwrap();
-    for _ in 0..8 {
-        env.clock.advance(chrono::Duration::milliseconds(100));
-        b.mirror_tick().await.unwrap();
-        b.take_over(&env.store).await;
-    }
+    count(&env, &a, 10).await;
+    quiet_and_taken(&env, &a, &b).await;
     assert_eq!(env.stored().await, 10, "B gave the store A's mirrored counts");
-    admit(&b, &env.store, l, true).await.hold.unwrap().settle(Outcome::Counted);
+    count(&env, &b, 1).await;
     assert_eq!(b.stats().reclaimed, 1, "B reclaimed A's lease record");
 
     // A is back: its lease has ended by its clock; its next one asks Redis.
-    admit(&a, &env.store, l, true).await.hold.unwrap().settle(Outcome::Counted);
+    count(&env, &a, 1).await;
     for n in [&a, &b] {
         n.give_back(&env.store).await;
         n.flush(&env.store).await.unwrap();
