@@ -208,7 +208,8 @@ impl Cluster {
         }
         for &n in on {
             out.push_str(&format!("--- node {n} ---\n"));
-            for line in self.nodes[n].logs().lines().filter(|l| !l.contains("mds::access")) {
+            // Not the access log's lines (message `request`, then its fields).
+            for line in self.nodes[n].logs().lines().filter(|l| !l.contains(" request method=")) {
                 out.push_str(line);
                 out.push('\n');
             }
