@@ -6,7 +6,7 @@
  * (`$CARGO_TARGET_DIR/debug/mds` when that is set).
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -160,9 +160,4 @@ export async function plainWalk<T>(
     if (!page.has_more) return rows;
     cursor = page.next_cursor;
   }
-}
-
-/** The checked-in generated types. */
-export function readGenerated(): string {
-  return readFileSync(join(PACKAGE, "src", "generated", "openapi.ts"), "utf8");
 }
