@@ -22,7 +22,8 @@ use mds_store::{
     UpsertSummary, UsageBatch, UsageStore,
 };
 use mds_store::{
-    DeliveryOutcome, NewWebhook, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookPatch, WebhookStore,
+    DeliveryOutcome, NewWebhook, StreamLease, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookPatch,
+    WebhookStore,
 };
 
 /// Which fault is on.
@@ -174,7 +175,7 @@ gated!(EventStore {
     fn event_page(after: EventId, filter: &EventFilter, limit: usize) -> EventLogPage;
     fn events_after(after: EventId, limit: usize) -> Vec<StoredEvent>;
     fn prune_events(before: DateTime<Utc>) -> u64;
-    fn open_stream(id: &str, key: &KeyPrefix, node: &str, now: DateTime<Utc>, until: DateTime<Utc>, max: usize) -> bool;
+    fn open_stream(lease: &StreamLease) -> bool;
     fn renew_streams(node: &str, until: DateTime<Utc>) -> u64;
     fn close_stream(id: &str) -> ();
 });

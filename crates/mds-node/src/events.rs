@@ -28,6 +28,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use chrono::TimeDelta;
 use mds_domain::{ApiKey, EventFilter, EventId, EventsLogQuery, EventsQuery, Page, StoredEvent};
+use mds_store::StreamLease;
 use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::error::ReadError;
@@ -220,11 +221,15 @@ impl Node {
         let id = format!("str_{:016x}{:016x}", rand::random::<u64>(), rand::random::<u64>());
         let now = self.config().clock.now();
         let until = now + TimeDelta::from_std(STREAM_LEASE).expect("a short lease");
-        let opened = self
-            .store()
-            .open_stream(&id, &ctx.prefix, &hub.node, now, until, MAX_STREAMS_PER_KEY)
-            .await
-            .map_err(ReadError::from)?;
+        let lease = StreamLease {
+            id: id.clone(),
+            key: ctx.prefix.clone(),
+            node: hub.node.clone(),
+            now,
+            until,
+            max: MAX_STREAMS_PER_KEY,
+        };
+        let opened = self.store().open_stream(&lease).await.map_err(ReadError::from)?;
         if !opened {
             return Err(StreamError::TooMany);
         }

@@ -69,6 +69,25 @@ pub struct EventLogPage {
     pub pruned_through: mds_domain::EventId,
 }
 
+/// A stream's lease, for [`EventStore::open_stream`]: the stream `id` of
+/// `key`, held by `node` until `until`, opened only if the key holds fewer
+/// than `max` streams whose lease runs past `now` (across nodes).
+#[derive(Debug, Clone)]
+pub struct StreamLease {
+    /// The stream's id (`str_…`).
+    pub id: String,
+    /// The key it is opened with.
+    pub key: mds_domain::KeyPrefix,
+    /// The node that serves it.
+    pub node: String,
+    /// When it is opened.
+    pub now: DateTime<Utc>,
+    /// Until when it is counted unless renewed.
+    pub until: DateTime<Utc>,
+    /// The most streams a key may hold.
+    pub max: usize,
+}
+
 /// How many rows an upsert inserted, changed, and left as they were.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct UpsertSummary {

@@ -463,18 +463,10 @@ pub trait EventStore: Send + Sync + 'static {
     /// Removes the events created before `before` (retention); how many.
     async fn prune_events(&self, before: DateTime<Utc>) -> StoreResult<u64>;
 
-    /// Records the stream `id` of `key` held by `node` until `until`, if
-    /// the key holds fewer than `max` streams whose lease runs past `now`
-    /// (across nodes); whether it did.
-    async fn open_stream(
-        &self,
-        id: &str,
-        key: &mds_domain::KeyPrefix,
-        node: &str,
-        now: DateTime<Utc>,
-        until: DateTime<Utc>,
-        max: usize,
-    ) -> StoreResult<bool>;
+    /// Records the stream of `lease` if its key holds fewer than
+    /// `lease.max` streams whose lease runs past `lease.now` (across nodes);
+    /// whether it did.
+    async fn open_stream(&self, lease: &crate::StreamLease) -> StoreResult<bool>;
 
     /// Extends the leases of `node`'s streams to `until`; how many.
     async fn renew_streams(&self, node: &str, until: DateTime<Utc>) -> StoreResult<u64>;

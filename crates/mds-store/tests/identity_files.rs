@@ -268,28 +268,26 @@ async fn postgres() -> Option<(mds_store::postgres::PgStore, TestDb)> {
     Some((db.store().await, db))
 }
 
-#[tokio::test]
-async fn real_files_on_sqlite() {
-    let (store, _dir) = sqlite().await;
-    real_files(&store).await;
+/// Runs each scenario on a fresh SQLite file and on a fresh PostgreSQL
+/// database (skipped without `MDS_TEST_POSTGRES_URL`): `name::sqlite` and
+/// `name::postgres`.
+macro_rules! on_both_backends {
+    ($($scenario:ident),+) => {$(
+        mod $scenario {
+            #[tokio::test]
+            async fn sqlite() {
+                let (store, _dir) = super::sqlite().await;
+                super::$scenario(&store).await;
+            }
+
+            #[tokio::test]
+            async fn postgres() {
+                if let Some((store, _db)) = super::postgres().await {
+                    super::$scenario(&store).await;
+                }
+            }
+        }
+    )+};
 }
 
-#[tokio::test]
-async fn real_files_on_postgres() {
-    if let Some((store, _db)) = postgres().await {
-        real_files(&store).await;
-    }
-}
-
-#[tokio::test]
-async fn change_files_first_on_sqlite() {
-    let (store, _dir) = sqlite().await;
-    change_files_first(&store).await;
-}
-
-#[tokio::test]
-async fn change_files_first_on_postgres() {
-    if let Some((store, _db)) = postgres().await {
-        change_files_first(&store).await;
-    }
-}
+on_both_backends!(real_files, change_files_first);

@@ -474,34 +474,27 @@ pub(crate) async fn prune(pool: &Pool, before: DateTime<Utc>) -> StoreResult<u64
 /// the key's streams are counted under a lock on the key
 /// (`dialect::lock_key_streams`), so two nodes opening at once cannot both
 /// pass the count.
-pub(crate) async fn open_stream(
-    conn: &mut Conn,
-    id: &str,
-    key: &mds_domain::KeyPrefix,
-    node: &str,
-    now: DateTime<Utc>,
-    until: DateTime<Utc>,
-    max: usize,
-) -> StoreResult<bool> {
+pub(crate) async fn open_stream(conn: &mut Conn, lease: &crate::StreamLease) -> StoreResult<bool> {
+    let crate::StreamLease { id, key, node, now, until, max } = lease;
     dialect::lock_key_streams(conn, key.as_str()).await?;
     let open: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM event_streams WHERE key_prefix = $1 AND lease_until > $2")
         .bind(key.as_str())
-        .bind(rows::ts(&now))
+        .bind(rows::ts(now))
         .fetch_one(&mut *conn)
         .await
         .map_err(db)?;
-    if open.unsigned_abs() >= max as u64 {
+    if open.unsigned_abs() >= *max as u64 {
         return Ok(false);
     }
     execute(
         conn,
         sqlx::query("DELETE FROM event_streams WHERE key_prefix = $1 AND lease_until <= $2")
             .bind(key.as_str())
-            .bind(rows::ts(&now)),
+            .bind(rows::ts(now)),
     )
     .await?;
     let sql = "INSERT INTO event_streams (id, key_prefix, node, lease_until) VALUES ($1, $2, $3, $4)";
-    execute(conn, sqlx::query(sql).bind(id).bind(key.as_str()).bind(node).bind(rows::ts(&until))).await?;
+    execute(conn, sqlx::query(sql).bind(id).bind(key.as_str()).bind(node).bind(rows::ts(until))).await?;
     Ok(true)
 }
 

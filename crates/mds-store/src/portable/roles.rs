@@ -23,7 +23,8 @@ use crate::{
     MetaStore, NewsStore, RolledKey, SnapshotImport, StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
 };
 use crate::{
-    DeliveryOutcome, NewWebhook, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookPatch, WebhookStore,
+    DeliveryOutcome, NewWebhook, StreamLease, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookPatch,
+    WebhookStore,
 };
 
 /// Implements a role trait for `Backend`, one line a method:
@@ -160,14 +161,7 @@ delegate!(EventStore {
     renew_streams(node: &str, until: DateTime<Utc>) -> u64 => events::renew_streams;
     close_stream(id: &str) -> () => events::close_stream;
 } in_write {
-    open_stream(
-        id: &str,
-        key: &KeyPrefix,
-        node: &str,
-        now: DateTime<Utc>,
-        until: DateTime<Utc>,
-        max: usize
-    ) -> bool => events::open_stream;
+    open_stream(lease: &StreamLease) -> bool => events::open_stream;
 });
 
 delegate!(WebhookStore {

@@ -27,7 +27,7 @@ use sqlx::{PgConnection, PgPool, Postgres};
 use super::portable::catalog::{UpsertStamp, Upserted, begin_upsert, end_upsert, upsert_tail};
 use super::portable::events::{BEFORE, before_select};
 use super::{begin_write, db};
-use crate::rows;
+use crate::rows::{self, Value, Values};
 use crate::{StoreResult, UpsertSummary};
 
 /// The backend's name, for sentences.
@@ -83,14 +83,37 @@ const ADD_DAYS_SQL: &str = "INSERT INTO usage_daily (key_id, day, route_id, requ
                             SET requests = usage_daily.requests + excluded.requests, \
                             not_modified = usage_daily.not_modified + excluded.not_modified";
 
-/// One column of `rows` as a vector (bound as one array).
-fn col<'a, T, V>(rows: &'a [T], f: impl Fn(&'a T) -> V) -> Vec<V> {
-    rows.iter().map(f).collect()
+/// One column of a run, bound as one array.
+enum Column<'a> {
+    Text(Vec<Option<&'a str>>),
+    Made(Vec<Option<String>>),
+    Bool(Vec<bool>),
+}
+
+impl<'a> Column<'a> {
+    /// An empty column of `v`'s kind, with room for `n` values.
+    fn of(v: &Value<'_>, n: usize) -> Self {
+        match v {
+            Value::Text(_) => Column::Text(Vec::with_capacity(n)),
+            Value::Made(_) => Column::Made(Vec::with_capacity(n)),
+            Value::Bool(_) => Column::Bool(Vec::with_capacity(n)),
+        }
+    }
+
+    /// Adds `v`, of the column's kind (a row kind's values are).
+    fn push(&mut self, v: Value<'a>) {
+        match (self, v) {
+            (Column::Text(c), Value::Text(t)) => c.push(t),
+            (Column::Made(c), Value::Made(t)) => c.push(t),
+            (Column::Bool(c), Value::Bool(b)) => c.push(b),
+            (_, v) => unreachable!("a column's values are of one kind, not {v:?}"),
+        }
+    }
 }
 
 /// A row kind as PostgreSQL upserts it: a run at a time, one array per
 /// column.
-pub(super) trait Upsert: Upserted + Sized {
+pub(super) trait Upsert: Upserted + Values + Sized {
     /// Rows per statement.
     const RUN: usize = RUN;
     /// Column types, in the order of `COLUMNS`.
@@ -98,7 +121,22 @@ pub(super) trait Upsert: Upserted + Sized {
     /// Its key (its first column's value).
     fn key(&self) -> &str;
     /// Binds a run's columns, in the order of `COLUMNS`.
-    fn bind<'q>(rows: &'q [Self], q: PgQuery<'q>) -> PgQuery<'q>;
+    fn bind<'q>(rows: &'q [Self], q: PgQuery<'q>) -> PgQuery<'q> {
+        let mut columns: Vec<Column<'q>> = Vec::new();
+        for row in rows {
+            for (i, v) in row.values().into_iter().enumerate() {
+                if i == columns.len() {
+                    columns.push(Column::of(&v, rows.len()));
+                }
+                columns[i].push(v);
+            }
+        }
+        columns.into_iter().fold(q, |q, c| match c {
+            Column::Text(v) => q.bind(v),
+            Column::Made(v) => q.bind(v),
+            Column::Bool(v) => q.bind(v),
+        })
+    }
 }
 
 impl Upsert for Company {
@@ -107,41 +145,12 @@ impl Upsert for Company {
     fn key(&self) -> &str {
         self.isin.as_str()
     }
-    fn bind<'q>(cs: &'q [Self], q: PgQuery<'q>) -> PgQuery<'q> {
-        q.bind(col(cs, |c| c.isin.as_str()))
-            .bind(col(cs, |c| c.ticker.as_str()))
-            .bind(col(cs, |c| c.name.as_str()))
-            .bind(col(cs, |c| c.industry.as_deref()))
-            .bind(col(cs, |c| c.sector.as_deref()))
-            .bind(col(cs, |c| c.is_bse))
-            .bind(col(cs, |c| c.is_nse))
-            .bind(col(cs, |c| c.market_cap_band.map(|b| b.as_str())))
-            .bind(col(cs, |c| c.logo_url.as_deref()))
-            .bind(col(cs, |c| rows::details_json(&c.details)))
-    }
 }
 
 impl Upsert for Article {
     const TYPES: &'static [&'static str] = &["text"; 15];
     fn key(&self) -> &str {
         self.slug.as_str()
-    }
-    fn bind<'q>(articles: &'q [Self], q: PgQuery<'q>) -> PgQuery<'q> {
-        q.bind(col(articles, |a| a.slug.as_str()))
-            .bind(col(articles, |a| a.headline.as_str()))
-            .bind(col(articles, |a| a.subheadline.as_deref()))
-            .bind(col(articles, |a| a.excerpt.as_deref()))
-            .bind(col(articles, |a| a.body.as_deref()))
-            .bind(col(articles, |a| a.category.as_deref()))
-            .bind(col(articles, |a| rows::tags_json(&a.tags)))
-            .bind(col(articles, |a| a.isin.as_ref().map(|i| i.as_str())))
-            .bind(col(articles, |a| a.ticker.as_deref()))
-            .bind(col(articles, |a| a.company_name.as_deref()))
-            .bind(col(articles, |a| a.author_name.as_deref()))
-            .bind(col(articles, |a| a.hero_image.as_deref()))
-            .bind(col(articles, |a| a.url.as_deref()))
-            .bind(col(articles, |a| rows::ts_opt(&a.published_at)))
-            .bind(col(articles, |a| rows::ts_opt(&a.updated_at)))
     }
 }
 
@@ -323,7 +332,7 @@ pub(super) async fn add_days(conn: &mut PgConnection, entries: &[[i64; 5]]) -> S
     for run in entries.chunks(COUNT_RUN) {
         let mut q = sqlx::query(ADD_DAYS_SQL);
         for i in 0..5 {
-            q = q.bind(col(run, |e| e[i]));
+            q = q.bind(run.iter().map(|e| e[i]).collect::<Vec<i64>>());
         }
         q.execute(&mut *conn).await.map_err(db)?;
     }

@@ -25,7 +25,7 @@ use super::portable::catalog::{UpsertStamp, Upserted, begin_upsert, differs, end
 use super::portable::events::{AFTER, BEFORE, STAGED, Sink, announce, before_select};
 use super::portable::meta::read_generation;
 use super::{INDEX_REBUILD_MIN_ROWS, db};
-use crate::rows;
+use crate::rows::{Value, Values};
 use crate::{StoreResult, UpsertSummary};
 
 /// The backend's name, for sentences.
@@ -74,50 +74,27 @@ fn value_rows(width: usize, n: usize) -> String {
 }
 
 /// A row kind as SQLite upserts it: row by row, one value per placeholder.
-pub(super) trait Upsert: Upserted {
+pub(super) trait Upsert: Upserted + Values {
     /// Rows per statement.
     const RUN: usize;
     /// Binds one row's columns, in the order of `COLUMNS`.
-    fn bind<'q>(&'q self, q: SqliteQuery<'q>) -> SqliteQuery<'q>;
+    fn bind<'q>(&'q self, q: SqliteQuery<'q>) -> SqliteQuery<'q> {
+        self.values().into_iter().fold(q, |q, v| match v {
+            Value::Text(t) => q.bind(t),
+            Value::Made(t) => q.bind(t),
+            Value::Bool(b) => q.bind(b),
+        })
+    }
 }
 
 impl Upsert for Company {
     /// 10 bound values each.
     const RUN: usize = 100;
-    fn bind<'q>(&'q self, q: SqliteQuery<'q>) -> SqliteQuery<'q> {
-        q.bind(self.isin.as_str())
-            .bind(self.ticker.as_str())
-            .bind(self.name.as_str())
-            .bind(self.industry.as_deref())
-            .bind(self.sector.as_deref())
-            .bind(self.is_bse)
-            .bind(self.is_nse)
-            .bind(self.market_cap_band.map(|b| b.as_str()))
-            .bind(self.logo_url.as_deref())
-            .bind(rows::details_json(&self.details))
-    }
 }
 
 impl Upsert for Article {
     /// 15 bound values each.
     const RUN: usize = 50;
-    fn bind<'q>(&'q self, q: SqliteQuery<'q>) -> SqliteQuery<'q> {
-        q.bind(self.slug.as_str())
-            .bind(self.headline.as_str())
-            .bind(self.subheadline.as_deref())
-            .bind(self.excerpt.as_deref())
-            .bind(self.body.as_deref())
-            .bind(self.category.as_deref())
-            .bind(rows::tags_json(&self.tags))
-            .bind(self.isin.as_ref().map(|i| i.as_str()))
-            .bind(self.ticker.as_deref())
-            .bind(self.company_name.as_deref())
-            .bind(self.author_name.as_deref())
-            .bind(self.hero_image.as_deref())
-            .bind(self.url.as_deref())
-            .bind(rows::ts_opt(&self.published_at))
-            .bind(rows::ts_opt(&self.updated_at))
-    }
 }
 
 /// The TEMP table an upsert's rows are written to as they come: on the
