@@ -5,13 +5,14 @@
 //! naming the field); the work is the node's ([`mds_node::webhooks`]). An
 //! endpoint of another account is `404`, as one that does not exist.
 
-use axum::body::{Body as RawBody, Bytes};
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request, State};
+use axum::http::StatusCode;
+use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use mds_domain::EventId;
 use mds_domain::time::format_utc;
-use mds_node::webhooks::{EndpointInput, MAX_EXPIRES_IN, WebhookError};
+use mds_node::webhooks::{EndpointInput, MAX_EXPIRES_IN, Owned, WebhookError};
 use mds_store::{WebhookAttempt, WebhookEndpoint};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -43,6 +44,46 @@ impl Identifier for WebhookId {
     fn from_segment(s: &str) -> Option<Self> {
         let hex = s.strip_prefix("we_")?;
         (!hex.is_empty() && hex.len() <= 64 && hex.bytes().all(|b| b.is_ascii_hexdigit())).then(|| WebhookId(s.into()))
+    }
+}
+
+/// Extractor of the routes of one endpoint (`/v1/webhooks/{id}…`): the
+/// node, the calling key's account and the endpoint's id, taken as
+/// [`Caller`] and then [`Id`] take them (a query parameter is `400`, a
+/// malformed id `404`).
+pub struct Endpoint {
+    state: AppState,
+    it: Owned,
+}
+
+impl FromRequestParts<AppState> for Endpoint {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let Caller(ctx) = Caller::from_request_parts(parts, state).await?;
+        let Id(WebhookId(id)) = Id::<WebhookId>::from_request_parts(parts, state).await?;
+        Ok(Endpoint { state: state.clone(), it: Owned { account: ctx.account.clone(), id } })
+    }
+}
+
+/// Extractor: a request's JSON body, as [`json_body`] takes it (`413` over
+/// the size cap, `415` for another content type); empty is `{}`.
+pub struct Posted(Bytes);
+
+impl FromRequest<AppState> for Posted {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, _: &AppState) -> Result<Self, ApiError> {
+        let (parts, body) = req.into_parts();
+        let bytes = json_body(&parts.headers, body).await?;
+        Ok(Posted(if bytes.is_empty() { Bytes::from_static(b"{}") } else { bytes }))
+    }
+}
+
+impl Posted {
+    /// The body as a JSON object, its fields among `allowed`.
+    fn fields(&self, allowed: &[&str]) -> Result<Body, ApiError> {
+        Body::parse(&self.0, allowed)
     }
 }
 
@@ -164,59 +205,60 @@ pub struct V1WebhookPing {
     pub event_id: String,
 }
 
-/// The body of `POST /v1/webhooks`.
-#[derive(Debug, ToSchema, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-pub struct V1WebhookCreate {
-    /// An `https` URL (not an address in a private, loopback or link-local
-    /// range), at most 2048 characters.
-    #[schema(example = "https://hooks.example.com/mds", max_length = 2048)]
-    url: String,
-    /// A note, at most 500 characters.
-    #[schema(max_length = 500)]
-    description: Option<String>,
-    /// Event types to receive (absent or empty: all).
-    #[schema(max_items = 1000)]
-    types: Option<Vec<SubscribableType>>,
-    /// ISINs to receive events about.
-    #[schema(max_items = 1000)]
-    isins: Option<Vec<String>>,
-    /// Tickers to receive events about.
-    #[schema(max_items = 1000)]
-    tickers: Option<Vec<String>>,
-    /// Article tags to receive events about.
-    #[schema(max_items = 1000)]
-    tags: Option<Vec<String>>,
+/// Declares a webhook body's schema: the fields given, then the four
+/// filter lists every body shares (written once here).
+macro_rules! webhook_body {
+    ($(#[$m:meta])* $name:ident { $($fields:tt)* }) => {
+        $(#[$m])*
+        #[derive(Debug, ToSchema, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        pub struct $name {
+            $($fields)*
+            /// Event types to receive (absent or empty: all).
+            #[schema(max_items = 1000)]
+            types: Option<Vec<SubscribableType>>,
+            /// ISINs to receive events about.
+            #[schema(max_items = 1000)]
+            isins: Option<Vec<String>>,
+            /// Tickers (any case) to receive events about.
+            #[schema(max_items = 1000)]
+            tickers: Option<Vec<String>>,
+            /// Article tags to receive events about.
+            #[schema(max_items = 1000)]
+            tags: Option<Vec<String>>,
+        }
+    };
 }
 
-/// The body of `PATCH /v1/webhooks/{id}`: the fields given are set.
-#[derive(Debug, ToSchema, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-pub struct V1WebhookUpdate {
-    /// An `https` URL.
-    #[schema(example = "https://hooks.example.com/mds", max_length = 2048)]
-    url: Option<String>,
-    /// A note (`null` removes it).
-    #[schema(max_length = 500)]
-    description: Option<String>,
-    /// Event types to receive.
-    #[schema(max_items = 1000)]
-    types: Option<Vec<SubscribableType>>,
-    /// ISINs.
-    #[schema(max_items = 1000)]
-    isins: Option<Vec<String>>,
-    /// Tickers.
-    #[schema(max_items = 1000)]
-    tickers: Option<Vec<String>>,
-    /// Tags.
-    #[schema(max_items = 1000)]
-    tags: Option<Vec<String>>,
-    /// `enabled` (after it was disabled: deliveries resume with the event
-    /// in flight) or `disabled`.
-    status: Option<EndpointStatus>,
-}
+webhook_body!(
+    /// The body of `POST /v1/webhooks`.
+    V1WebhookCreate {
+        /// An `https` URL (not an address in a private, loopback or
+        /// link-local range), at most 2048 characters.
+        #[schema(example = "https://hooks.example.com/mds", max_length = 2048)]
+        url: String,
+        /// A note, at most 500 characters.
+        #[schema(max_length = 500)]
+        description: Option<String>,
+    }
+);
+
+webhook_body!(
+    /// The body of `PATCH /v1/webhooks/{id}`: the fields given are set
+    /// (a list given replaces the list).
+    V1WebhookUpdate {
+        /// An `https` URL.
+        #[schema(example = "https://hooks.example.com/mds", max_length = 2048)]
+        url: Option<String>,
+        /// A note (`null` removes it).
+        #[schema(max_length = 500)]
+        description: Option<String>,
+        /// `enabled` (after it was disabled: deliveries resume with the
+        /// event in flight) or `disabled`.
+        status: Option<EndpointStatus>,
+    }
+);
 
 /// An event type an endpoint may subscribe to.
 #[derive(Debug, ToSchema, serde::Deserialize)]
@@ -283,15 +325,6 @@ fn answer<T: Serialize>(status: StatusCode, value: &T) -> Result<Response, ApiEr
     Ok(resp)
 }
 
-/// The JSON object of a request, its fields among `allowed`.
-async fn read(headers: &HeaderMap, body: RawBody, allowed: &[&str]) -> Result<Body, ApiError> {
-    let bytes = json_body(headers, body).await?;
-    if bytes.is_empty() {
-        return Body::parse(&Bytes::from_static(b"{}"), allowed);
-    }
-    Body::parse(&bytes, allowed)
-}
-
 /// What a create or an update body gives.
 fn input(b: &Body) -> Result<EndpointInput, ApiError> {
     let status = b.optional("status", |s| match s {
@@ -330,10 +363,9 @@ pub async fn create(
     State(state): State<AppState>,
     Caller(ctx): Caller,
     _: Query<()>,
-    headers: HeaderMap,
-    body: RawBody,
+    body: Posted,
 ) -> Result<Response, ApiError> {
-    let b = read(&headers, body, CREATE_FIELDS).await?;
+    let b = body.fields(CREATE_FIELDS)?;
     let e = state.node().create_webhook(&ctx.account, &input(&b)?).await.map_err(problem)?;
     let secret = e.secret.clone();
     answer(StatusCode::CREATED, &V1WebhookEndpointWithSecret { endpoint: V1WebhookEndpoint::of(&e), secret })
@@ -363,12 +395,8 @@ pub async fn list(State(state): State<AppState>, Caller(ctx): Caller, _: Query<(
         (status = 200, description = "The endpoint.", body = V1WebhookEndpoint, content_type = "application/json"),
     )
 )]
-pub async fn show(
-    State(state): State<AppState>,
-    Caller(ctx): Caller,
-    Id(WebhookId(id)): Id<WebhookId>,
-) -> Result<Response, ApiError> {
-    let e = state.node().webhook_of(&ctx.account, &id).await.map_err(problem)?;
+pub async fn show(ep: Endpoint) -> Result<Response, ApiError> {
+    let e = ep.state.node().webhook_of(&ep.it).await.map_err(problem)?;
     answer(StatusCode::OK, &V1WebhookEndpoint::of(&e))
 }
 
@@ -385,15 +413,9 @@ with the event that was in flight.",
         crate::components::WebhookBodyRefused,
     )
 )]
-pub async fn update(
-    State(state): State<AppState>,
-    Caller(ctx): Caller,
-    Id(WebhookId(id)): Id<WebhookId>,
-    headers: HeaderMap,
-    body: RawBody,
-) -> Result<Response, ApiError> {
-    let b = read(&headers, body, UPDATE_FIELDS).await?;
-    let e = state.node().update_webhook(&ctx.account, &id, &input(&b)?).await.map_err(problem)?;
+pub async fn update(ep: Endpoint, body: Posted) -> Result<Response, ApiError> {
+    let input = input(&body.fields(UPDATE_FIELDS)?)?;
+    let e = ep.state.node().update_webhook(&ep.it, &input).await.map_err(problem)?;
     answer(StatusCode::OK, &V1WebhookEndpoint::of(&e))
 }
 
@@ -405,12 +427,8 @@ pub async fn update(
     description = "Deletes the endpoint with its attempts; nothing more is sent to it.",
     responses((status = 204, description = "Deleted."))
 )]
-pub async fn delete(
-    State(state): State<AppState>,
-    Caller(ctx): Caller,
-    Id(WebhookId(id)): Id<WebhookId>,
-) -> Result<Response, ApiError> {
-    state.node().delete_webhook(&ctx.account, &id).await.map_err(problem)?;
+pub async fn delete(ep: Endpoint) -> Result<Response, ApiError> {
+    ep.state.node().delete_webhook(&ep.it).await.map_err(problem)?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -428,16 +446,10 @@ the new secret is shown.",
         crate::components::WebhookBodyRefused,
     )
 )]
-pub async fn rotate(
-    State(state): State<AppState>,
-    Caller(ctx): Caller,
-    Id(WebhookId(id)): Id<WebhookId>,
-    headers: HeaderMap,
-    body: RawBody,
-) -> Result<Response, ApiError> {
-    let b = read(&headers, body, &["expires_in"]).await?;
+pub async fn rotate(ep: Endpoint, body: Posted) -> Result<Response, ApiError> {
+    let b = body.fields(&["expires_in"])?;
     let expires_in = b.optional_int("expires_in", 0, MAX_EXPIRES_IN)?.unwrap_or(DEFAULT_EXPIRES_IN);
-    let e = state.node().rotate_webhook_secret(&ctx.account, &id, expires_in).await.map_err(problem)?;
+    let e = ep.state.node().rotate_webhook_secret(&ep.it, expires_in).await.map_err(problem)?;
     let secret = e.secret.clone();
     answer(StatusCode::OK, &V1WebhookEndpointWithSecret { endpoint: V1WebhookEndpoint::of(&e), secret })
 }
@@ -453,12 +465,8 @@ any event, after what is already queued for it.",
         (status = 202, description = "Queued.", body = V1WebhookPing, content_type = "application/json"),
     )
 )]
-pub async fn test(
-    State(state): State<AppState>,
-    Caller(ctx): Caller,
-    Id(WebhookId(id)): Id<WebhookId>,
-) -> Result<Response, ApiError> {
-    let event = state.node().test_webhook(&ctx.account, &id).await.map_err(problem)?;
+pub async fn test(ep: Endpoint) -> Result<Response, ApiError> {
+    let event = ep.state.node().test_webhook(&ep.it).await.map_err(problem)?;
     answer(StatusCode::ACCEPTED, &V1WebhookPing { event_id: event.to_string() })
 }
 
@@ -473,12 +481,8 @@ error, how long.",
         (status = 200, description = "The attempts.", body = V1WebhookAttemptList, content_type = "application/json"),
     )
 )]
-pub async fn attempts(
-    State(state): State<AppState>,
-    Caller(ctx): Caller,
-    Id(WebhookId(id)): Id<WebhookId>,
-) -> Result<Response, ApiError> {
-    let all = state.node().webhook_attempts(&ctx.account, &id).await.map_err(problem)?;
+pub async fn attempts(ep: Endpoint) -> Result<Response, ApiError> {
+    let all = ep.state.node().webhook_attempts(&ep.it).await.map_err(problem)?;
     answer(StatusCode::OK, &V1WebhookAttemptList { data: all.iter().map(V1WebhookAttempt::of).collect() })
 }
 
@@ -495,15 +499,8 @@ still keeps); the attempt in flight starts over.",
         crate::components::WebhookBodyRefused,
     )
 )]
-pub async fn replay(
-    State(state): State<AppState>,
-    Caller(ctx): Caller,
-    Id(WebhookId(id)): Id<WebhookId>,
-    headers: HeaderMap,
-    body: RawBody,
-) -> Result<Response, ApiError> {
-    let b = read(&headers, body, &["since"]).await?;
-    let since = b.required("since", |s| s.parse::<EventId>().map_err(|e| e.to_string()))?;
-    let e = state.node().replay_webhook(&ctx.account, &id, since).await.map_err(problem)?;
+pub async fn replay(ep: Endpoint, body: Posted) -> Result<Response, ApiError> {
+    let since = body.fields(&["since"])?.required("since", |s| s.parse::<EventId>().map_err(|e| e.to_string()))?;
+    let e = ep.state.node().replay_webhook(&ep.it, since).await.map_err(problem)?;
     answer(StatusCode::ACCEPTED, &V1WebhookEndpoint::of(&e))
 }

@@ -25,6 +25,16 @@ const ATTEMPTS_SHOWN: usize = 50;
 /// The longest a rotated-out secret may keep signing (30 days).
 pub const MAX_EXPIRES_IN: u64 = 30 * 86_400;
 
+/// An endpoint as its owner names it: the calling key's account and the
+/// endpoint's id (an endpoint of another account is not found).
+#[derive(Debug, Clone)]
+pub struct Owned {
+    /// The calling key's account.
+    pub account: AccountName,
+    /// The endpoint's id (`we_…`).
+    pub id: String,
+}
+
 /// Why a webhook operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum WebhookError {
@@ -153,10 +163,10 @@ impl Node {
         self.config().webhooks.allow_private
     }
 
-    /// The endpoint `id` if it is `account`'s.
-    pub async fn webhook_of(&self, account: &AccountName, id: &str) -> Result<WebhookEndpoint, WebhookError> {
-        match self.store().webhook(id).await? {
-            Some(e) if &e.account == account => Ok(e),
+    /// The endpoint if it is its owner's.
+    pub async fn webhook_of(&self, it: &Owned) -> Result<WebhookEndpoint, WebhookError> {
+        match self.store().webhook(&it.id).await? {
+            Some(e) if e.account == it.account => Ok(e),
             _ => Err(WebhookError::NotFound),
         }
     }
@@ -189,13 +199,8 @@ impl Node {
     }
 
     /// `PATCH /v1/webhooks/{id}`.
-    pub async fn update_webhook(
-        &self,
-        account: &AccountName,
-        id: &str,
-        input: &EndpointInput,
-    ) -> Result<WebhookEndpoint, WebhookError> {
-        let before = self.webhook_of(account, id).await?;
+    pub async fn update_webhook(&self, it: &Owned, input: &EndpointInput) -> Result<WebhookEndpoint, WebhookError> {
+        let before = self.webhook_of(it).await?;
         let patch = WebhookPatch {
             url: input.url(self.allow_private())?,
             description: input.description()?,
@@ -203,54 +208,44 @@ impl Node {
             enabled: input.enabled,
         };
         let now = self.config().clock.now();
-        self.store().update_webhook(id, &patch, now).await?.ok_or(WebhookError::NotFound)
+        self.store().update_webhook(&it.id, &patch, now).await?.ok_or(WebhookError::NotFound)
     }
 
     /// `DELETE /v1/webhooks/{id}`.
-    pub async fn delete_webhook(&self, account: &AccountName, id: &str) -> Result<(), WebhookError> {
-        self.webhook_of(account, id).await?;
-        self.store().delete_webhook(id).await?;
+    pub async fn delete_webhook(&self, it: &Owned) -> Result<(), WebhookError> {
+        self.webhook_of(it).await?;
+        self.store().delete_webhook(&it.id).await?;
         Ok(())
     }
 
     /// `POST /v1/webhooks/{id}/rotate-secret`: a new secret, the current
     /// one signing beside it for `expires_in` seconds.
-    pub async fn rotate_webhook_secret(
-        &self,
-        account: &AccountName,
-        id: &str,
-        expires_in: u64,
-    ) -> Result<WebhookEndpoint, WebhookError> {
-        self.webhook_of(account, id).await?;
+    pub async fn rotate_webhook_secret(&self, it: &Owned, expires_in: u64) -> Result<WebhookEndpoint, WebhookError> {
+        self.webhook_of(it).await?;
         let now = self.config().clock.now();
         let secs = i64::try_from(expires_in.min(MAX_EXPIRES_IN)).unwrap_or(0);
         let until = now + Duration::seconds(secs);
         let secret = signing::new_secret();
-        self.store().rotate_webhook_secret(id, &secret, until, now).await?.ok_or(WebhookError::NotFound)
+        self.store().rotate_webhook_secret(&it.id, &secret, until, now).await?.ok_or(WebhookError::NotFound)
     }
 
     /// `POST /v1/webhooks/{id}/test`: a `ping` for this endpoint; its id.
-    pub async fn test_webhook(&self, account: &AccountName, id: &str) -> Result<EventId, WebhookError> {
-        self.webhook_of(account, id).await?;
+    pub async fn test_webhook(&self, it: &Owned) -> Result<EventId, WebhookError> {
+        self.webhook_of(it).await?;
         let now = self.config().clock.now();
-        self.store().ping_webhook(id, now).await?.ok_or(WebhookError::NotFound)
+        self.store().ping_webhook(&it.id, now).await?.ok_or(WebhookError::NotFound)
     }
 
     /// `GET /v1/webhooks/{id}/attempts`: the latest attempts, newest first.
-    pub async fn webhook_attempts(&self, account: &AccountName, id: &str) -> Result<Vec<WebhookAttempt>, WebhookError> {
-        self.webhook_of(account, id).await?;
-        Ok(self.store().webhook_attempts(id, ATTEMPTS_SHOWN).await?)
+    pub async fn webhook_attempts(&self, it: &Owned) -> Result<Vec<WebhookAttempt>, WebhookError> {
+        self.webhook_of(it).await?;
+        Ok(self.store().webhook_attempts(&it.id, ATTEMPTS_SHOWN).await?)
     }
 
     /// `POST /v1/webhooks/{id}/replay`: what matched after `since` is sent
     /// again, in order.
-    pub async fn replay_webhook(
-        &self,
-        account: &AccountName,
-        id: &str,
-        since: EventId,
-    ) -> Result<WebhookEndpoint, WebhookError> {
-        self.webhook_of(account, id).await?;
-        self.store().replay_webhook(id, since).await?.ok_or(WebhookError::NotFound)
+    pub async fn replay_webhook(&self, it: &Owned, since: EventId) -> Result<WebhookEndpoint, WebhookError> {
+        self.webhook_of(it).await?;
+        self.store().replay_webhook(&it.id, since).await?.ok_or(WebhookError::NotFound)
     }
 }

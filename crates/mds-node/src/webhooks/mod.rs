@@ -25,7 +25,7 @@ pub mod signing;
 pub mod ssrf;
 pub mod worker;
 
-pub use endpoints::{EndpointInput, MAX_ENDPOINTS, MAX_EXPIRES_IN, WebhookError};
+pub use endpoints::{EndpointInput, MAX_ENDPOINTS, MAX_EXPIRES_IN, Owned, WebhookError};
 
 /// How a node delivers webhooks.
 #[derive(Debug, Clone)]
