@@ -191,6 +191,17 @@ impl Default for StatusFilter {
 }
 
 impl CompanyStatus {
+    /// The rule of the type's doc: `superseded` when the ISIN was
+    /// replaced, else `active` when it is `shown` (some run of it is open),
+    /// else `delisted`.
+    pub fn of(superseded: bool, shown: bool) -> Self {
+        match (superseded, shown) {
+            (true, _) => CompanyStatus::Superseded,
+            (false, true) => CompanyStatus::Active,
+            (false, false) => CompanyStatus::Delisted,
+        }
+    }
+
     /// Whether it is `active` (the default, left out of stored details).
     pub fn is_active(&self) -> bool {
         *self == CompanyStatus::Active

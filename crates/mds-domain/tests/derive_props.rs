@@ -135,13 +135,7 @@ proptest! {
             let isin = &r.row.isin;
             prop_assert!(d.events.contains_key(isin), "{isin:?} shown but has no event");
             let open = runs.iter().any(|x| &x.row.isin == isin && x.until.is_none());
-            let want = if superseded.contains_key(isin) {
-                CompanyStatus::Superseded
-            } else if open {
-                CompanyStatus::Active
-            } else {
-                CompanyStatus::Delisted
-            };
+            let want = CompanyStatus::of(superseded.contains_key(isin), open);
             prop_assert_eq!(d.status[isin], want);
             if r.until.is_none() && want == CompanyStatus::Active {
                 prop_assert_eq!(replayed_until(&d, isin, NaiveDate::MAX, 0), Some(r.row.symbol.clone()), "{:?}", d.events[isin]);

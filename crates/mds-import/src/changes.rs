@@ -72,11 +72,42 @@ fn lines(bytes: &[u8], errors: &mut Vec<RowError>) -> Result<Vec<(usize, [String
     Ok(out)
 }
 
-/// Parses NSE's symbol-change file. Every bad line is reported.
-pub fn parse_symbol_changes(bytes: &[u8]) -> Result<Vec<SymbolChange>, ImportError> {
+/// A line's four cells made into a row: the row, or each cell's error
+/// (`None` for a good cell).
+type Row<T> = Result<T, [Option<String>; 4]>;
+
+/// The four cells' values, or the errors of those that are wrong.
+fn four<A, B, C, D>(
+    a: Result<A, String>,
+    b: Result<B, String>,
+    c: Result<C, String>,
+    d: Result<D, String>,
+) -> Row<(A, B, C, D)> {
+    match (a, b, c, d) {
+        (Ok(a), Ok(b), Ok(c), Ok(d)) => Ok((a, b, c, d)),
+        (a, b, c, d) => Err([a.err(), b.err(), c.err(), d.err()]),
+    }
+}
+
+/// Every line of a change file made into a row by `row`, sorted; every bad
+/// line is reported, and a file with any gives nothing.
+fn parse_rows<T: Ord>(bytes: &[u8], row: impl Fn([String; 4]) -> Row<T>) -> Result<Vec<T>, ImportError> {
     let mut errors = Vec::new();
     let mut out = Vec::new();
-    for (line, [company, from, to, date]) in lines(bytes, &mut errors)? {
+    for (line, cells) in lines(bytes, &mut errors)? {
+        match row(cells) {
+            Ok(r) => out.push(r),
+            Err(e) => RowError::push_all(&mut errors, line, e),
+        }
+    }
+    ImportError::check(errors)?;
+    out.sort();
+    Ok(out)
+}
+
+/// Parses NSE's symbol-change file. Every bad line is reported.
+pub fn parse_symbol_changes(bytes: &[u8]) -> Result<Vec<SymbolChange>, ImportError> {
+    let mut out = parse_rows(bytes, |[company, from, to, date]| {
         // NSE's file has a row without one (`,780LTFL30,799LTFL30,…`): kept.
         let company = mds_domain::bounds::COMPANY_NAME
             .check(&company)
@@ -84,34 +115,21 @@ pub fn parse_symbol_changes(bytes: &[u8]) -> Result<Vec<SymbolChange>, ImportErr
             .map_err(|e| format!("the company name: {e}"));
         let from = parse_ticker(&from).map_err(|e| format!("old symbol: {e}"));
         let to = parse_ticker(&to).map_err(|e| format!("new symbol: {e}"));
-        let date = change_date(&date);
-        match (company, from, to, date) {
-            (Ok(company), Ok(from), Ok(to), Ok(date)) => out.push(SymbolChange { from, to, date, company }),
-            (c, f, t, d) => RowError::push_all(&mut errors, line, vec![c.err(), f.err(), t.err(), d.err()]),
-        }
-    }
-    ImportError::check(errors)?;
-    out.sort();
+        let (company, from, to, date) = four(company, from, to, change_date(&date))?;
+        Ok(SymbolChange { from, to, date, company })
+    })?;
     out.dedup_by(|a, b| (&a.from, &a.to, a.date) == (&b.from, &b.to, b.date));
     Ok(out)
 }
 
 /// Parses NSE's name-change file. Every bad line is reported.
 pub fn parse_name_changes(bytes: &[u8]) -> Result<Vec<NameChange>, ImportError> {
-    let mut errors = Vec::new();
-    let mut out = Vec::new();
-    for (line, [symbol, from, to, date]) in lines(bytes, &mut errors)? {
+    let mut out = parse_rows(bytes, |[symbol, from, to, date]| {
         let symbol = parse_ticker(&symbol).map_err(|e| format!("symbol: {e}"));
-        let from = name(&from, "the previous name");
-        let to = name(&to, "the new name");
-        let date = change_date(&date);
-        match (symbol, from, to, date) {
-            (Ok(symbol), Ok(from), Ok(to), Ok(date)) => out.push(NameChange { symbol, from, to, date }),
-            (s, f, t, d) => RowError::push_all(&mut errors, line, vec![s.err(), f.err(), t.err(), d.err()]),
-        }
-    }
-    ImportError::check(errors)?;
-    out.sort();
+        let (symbol, from, to, date) =
+            four(symbol, name(&from, "the previous name"), name(&to, "the new name"), change_date(&date))?;
+        Ok(NameChange { symbol, from, to, date })
+    })?;
     out.dedup();
     Ok(out)
 }

@@ -567,13 +567,7 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
     let superseded: HashSet<&Isin> = succ.iter().map(|s| &s.from.row.isin).collect();
     let status = by.iter().fold(HashMap::<Isin, CompanyStatus>::new(), |mut m, ((_, isin), rs)| {
         let current = rs.iter().any(|r| r.until.is_none());
-        let st = if superseded.contains(isin) {
-            CompanyStatus::Superseded
-        } else if current {
-            CompanyStatus::Active
-        } else {
-            CompanyStatus::Delisted
-        };
+        let st = CompanyStatus::of(superseded.contains(isin), current);
         let slot = m.entry((*isin).clone()).or_insert(st);
         if st == CompanyStatus::Active && *slot == CompanyStatus::Delisted {
             *slot = st;
