@@ -23,7 +23,7 @@ async fn spawn_admin() -> (TestApp, String) {
 /// Makes an admin token as `mds admin-tokens create NAME` does.
 async fn admin_token(app: &TestApp, name: &str) -> String {
     let name = AdminTokenName::parse(name).unwrap();
-    let (token, _) = mds_node::admin::create_admin_token(&*app.store, &Actor::Cli, &name, Utc::now()).await.unwrap();
+    let (token, _) = mds_node::admin::Audited::cli(&*app.store).create_admin_token(&name).await.unwrap();
     token.expose_secret().to_owned()
 }
 
@@ -64,7 +64,7 @@ async fn metrics_move_to_the_admin_listener_and_tokens_are_checked() {
     let other = admin_token(&app, "ops").await;
     assert_eq!(get(&app, "/admin/v1/tiers", &other).await.status(), 200);
     let name = AdminTokenName::parse("ops").unwrap();
-    mds_node::admin::revoke_admin_token(&*app.store, &Actor::Cli, &name, Utc::now()).await.unwrap();
+    mds_node::admin::Audited::cli(&*app.store).revoke_admin_token(&name).await.unwrap();
     assert_problem(get(&app, "/admin/v1/tiers", &other).await, 401, "invalid_admin_token").await;
 
     // An admin token is no API key on the public listener.
@@ -110,14 +110,14 @@ async fn admin_token_changes_are_audited() {
     assert!(!log[0].after.as_ref().unwrap().to_string().contains("hash"), "no hash in the log");
     // The name is unique among tokens not revoked; `cli` is reserved.
     let name = AdminTokenName::parse("billing").unwrap();
-    let dup = mds_node::admin::create_admin_token(&*app.store, &Actor::Cli, &name, Utc::now()).await;
+    let dup = mds_node::admin::Audited::cli(&*app.store).create_admin_token(&name).await;
     assert!(matches!(dup, Err(mds_node::admin::AdminError::Conflict(_))), "{dup:?}");
     let cli = AdminTokenName::parse("cli").unwrap();
-    let reserved = mds_node::admin::create_admin_token(&*app.store, &Actor::Cli, &cli, Utc::now()).await;
+    let reserved = mds_node::admin::Audited::cli(&*app.store).create_admin_token(&cli).await;
     assert!(matches!(reserved, Err(mds_node::admin::AdminError::Invalid { param: "name", .. })), "{reserved:?}");
-    mds_node::admin::revoke_admin_token(&*app.store, &Actor::Cli, &name, Utc::now()).await.unwrap();
+    mds_node::admin::Audited::cli(&*app.store).revoke_admin_token(&name).await.unwrap();
     // Revoked, its name may be given again.
-    mds_node::admin::create_admin_token(&*app.store, &Actor::Cli, &name, Utc::now()).await.unwrap();
+    mds_node::admin::Audited::cli(&*app.store).create_admin_token(&name).await.unwrap();
     let actions: Vec<String> = app.store.audit_log(None, 10).await.unwrap().into_iter().map(|e| e.action).collect();
     assert_eq!(actions, ["admin_token.create", "admin_token.revoke", "admin_token.create"]);
     app.stop().await;

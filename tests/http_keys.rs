@@ -264,8 +264,10 @@ async fn an_expired_key_is_refused_from_the_instant_it_expires() {
     let acme = AccountName::parse("acme").unwrap();
     let pro = mds_domain::TierName::parse("pro").unwrap();
     let expires = t0 + chrono::Duration::seconds(60);
-    let (key, _) =
-        ops::issue_key(&*store, &Actor::Cli, &acme, &pro, Environment::Live, Some(expires), t0).await.unwrap();
+    let (key, _) = mds_node::admin::Audited { store: &*store, actor: &Actor::Cli, now: t0 }
+        .issue_key(&acme, &pro, Environment::Live, Some(expires))
+        .await
+        .unwrap();
     let key = key.expose_secret().to_owned();
     assert_eq!(node.status(&key).await, 200);
     clock.set(expires - chrono::Duration::milliseconds(1));
@@ -273,7 +275,9 @@ async fn an_expired_key_is_refused_from_the_instant_it_expires() {
     // No reload: the node checks the expiry it holds on every request.
     clock.set(expires);
     assert_problem(node.get(&key).await, 401, "invalid_api_key").await;
-    let past = ops::issue_key(&*store, &Actor::Cli, &acme, &pro, Environment::Live, Some(t0), expires).await;
+    let past = mds_node::admin::Audited { store: &*store, actor: &Actor::Cli, now: expires }
+        .issue_key(&acme, &pro, Environment::Live, Some(t0))
+        .await;
     assert!(
         matches!(past, Err(ops::AdminError::Invalid { param: "expires_at", .. })),
         "an expiry in the past is refused: {past:?}"
@@ -291,8 +295,10 @@ async fn a_rolled_key_works_for_its_window_beside_the_new_one() {
     let node = Node::start(store.clone(), cfg).await;
     let old = pro_key(&*store).await;
     assert_eq!(node.status(&old).await, 200, "held before the roll");
-    let (new, rolled) =
-        ops::roll_key(&*store, &Actor::Cli, &prefix(&old), chrono::Duration::seconds(3600), t0).await.unwrap();
+    let (new, rolled) = mds_node::admin::Audited { store: &*store, actor: &Actor::Cli, now: t0 }
+        .roll_key(&prefix(&old), chrono::Duration::seconds(3600))
+        .await
+        .unwrap();
     let new = new.expose_secret().to_owned();
     assert_eq!(rolled.new.account.as_str(), "acme");
     assert_eq!(node.status(&new).await, 200, "the new key works at once");

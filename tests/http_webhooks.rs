@@ -434,8 +434,7 @@ async fn operators_list_and_disable_any_accounts_endpoints() {
     let rx = Receiver::start(&[]).await;
     let id = create(&app, json!({"url": rx.url})).await["id"].as_str().unwrap().to_owned();
     let name = mds_domain::AdminTokenName::parse("ops").unwrap();
-    let (token, _) =
-        mds_node::admin::create_admin_token(&*app.store, &mds_domain::Actor::Cli, &name, Utc::now()).await.unwrap();
+    let (token, _) = mds_node::admin::Audited::cli(&*app.store).create_admin_token(&name).await.unwrap();
     let token = token.expose_secret().to_owned();
     let admin = app.admin_base.clone().unwrap();
     let list: Value = app

@@ -9,8 +9,8 @@ use anyhow::Context;
 use chrono::{DateTime, Utc};
 use clap::Subcommand;
 use mds_domain::time::{format_utc, parse_rfc3339};
-use mds_domain::{AccountName, Actor, AdminTokenName, Environment, KeyPrefix, TierName};
-use mds_node::admin::{self as ops, AdminError};
+use mds_domain::{AccountName, AdminTokenName, Environment, KeyPrefix, TierName};
+use mds_node::admin::{self as ops, AdminError, Audited};
 use mds_store::{KeyRecord, Store};
 
 /// `mds tiers …`
@@ -143,12 +143,12 @@ pub(crate) enum AdminTokensCommand {
 pub(crate) async fn admin_tokens(store: &Arc<dyn Store>, cmd: AdminTokensCommand) -> anyhow::Result<()> {
     match cmd {
         AdminTokensCommand::Create { name } => {
-            let (token, record) = ops::create_admin_token(&**store, &Actor::Cli, &name, Utc::now()).await?;
+            let (token, record) = Audited::cli(&**store).create_admin_token(&name).await?;
             eprintln!("created admin token {name} ({}…); it is shown only now:", record.prefix);
             outln!("{}", token.expose_secret())?;
         }
         AdminTokensCommand::Revoke { name } => {
-            let t = ops::revoke_admin_token(&**store, &Actor::Cli, &name, Utc::now()).await?;
+            let t = Audited::cli(&**store).revoke_admin_token(&name).await?;
             outln!("revoked admin token {} ({}…)", t.name, t.prefix)?;
         }
         AdminTokensCommand::List { json } => {
@@ -218,7 +218,7 @@ pub(crate) async fn tiers(store: &Arc<dyn Store>, cmd: TiersCommand) -> anyhow::
             print_rows(json, &["NAME", "RATE_LIMIT_PER_MINUTE", "MONTHLY_QUOTA"], rows)?;
         }
         TiersCommand::Set { name, rate_limit_per_minute, monthly_quota } => {
-            let set = ops::set_tier(&**store, &Actor::Cli, name, rate_limit_per_minute, monthly_quota, Utc::now());
+            let set = Audited::cli(&**store).set_tier(name, rate_limit_per_minute, monthly_quota);
             let (tier, created) = set.await.map_err(|e| match e {
                 AdminError::Invalid { detail, .. } => anyhow::anyhow!(
                     "{}",
@@ -245,11 +245,11 @@ pub(crate) async fn tiers(store: &Arc<dyn Store>, cmd: TiersCommand) -> anyhow::
 pub(crate) async fn accounts(store: &Arc<dyn Store>, cmd: AccountsCommand) -> anyhow::Result<()> {
     match cmd {
         AccountsCommand::Create { name } => {
-            let a = ops::create_account(&**store, &Actor::Cli, &name, Utc::now()).await?;
+            let a = Audited::cli(&**store).create_account(&name).await?;
             outln!("created account {} (entitled)", a.name)?;
         }
         AccountsCommand::Set { name, entitled } => {
-            let a = ops::set_entitled(&**store, &Actor::Cli, &name, entitled, Utc::now()).await?;
+            let a = Audited::cli(&**store).set_entitled(&name, entitled).await?;
             let what = if a.entitled {
                 "entitled: its keys use their own tiers"
             } else {
@@ -280,8 +280,7 @@ pub(crate) async fn accounts(store: &Arc<dyn Store>, cmd: AccountsCommand) -> an
 pub(crate) async fn keys(store: &Arc<dyn Store>, cmd: KeysCommand) -> anyhow::Result<()> {
     match cmd {
         KeysCommand::Create { account, tier, environment, expires_at, json } => {
-            let (key, _) =
-                ops::issue_key(&**store, &Actor::Cli, &account, &tier, environment, expires_at, Utc::now()).await?;
+            let (key, _) = Audited::cli(&**store).issue_key(&account, &tier, environment, expires_at).await?;
             if json {
                 let v = serde_json::json!({
                     "key": key.expose_secret(),
@@ -302,7 +301,7 @@ pub(crate) async fn keys(store: &Arc<dyn Store>, cmd: KeysCommand) -> anyhow::Re
         }
         KeysCommand::Roll { prefix, expires_in, json } => {
             let overlap = chrono::Duration::seconds(i64::from(expires_in));
-            let (key, rolled) = ops::roll_key(&**store, &Actor::Cli, &prefix, overlap, Utc::now()).await?;
+            let (key, rolled) = Audited::cli(&**store).roll_key(&prefix, overlap).await?;
             let until = rolled.old.expires_at.as_ref().map(format_utc).unwrap_or_default();
             if json {
                 let mut v = key_row(&rolled.new).0;
@@ -319,11 +318,10 @@ pub(crate) async fn keys(store: &Arc<dyn Store>, cmd: KeysCommand) -> anyhow::Re
             }
         }
         KeysCommand::Revoke { prefix } => {
-            let (k, revoked) =
-                ops::revoke_key(&**store, &Actor::Cli, &prefix, Utc::now()).await.map_err(|e| match e {
-                    AdminError::NotFound(_) => anyhow::anyhow!("no key with prefix {prefix}"),
-                    e => e.into(),
-                })?;
+            let (k, revoked) = Audited::cli(&**store).revoke_key(&prefix).await.map_err(|e| match e {
+                AdminError::NotFound(_) => anyhow::anyhow!("no key with prefix {prefix}"),
+                e => e.into(),
+            })?;
             match k.revoked_at.filter(|_| !revoked) {
                 Some(at) => outln!("key {} was already revoked at {}", k.prefix, format_utc(&at))?,
                 None => outln!("revoked key {} of account {}", k.prefix, k.account)?,

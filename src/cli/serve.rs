@@ -5,11 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use chrono::Utc;
-use mds_domain::{AccountName, Actor, Environment, NewsFilter, TierName};
+use mds_domain::{AccountName, Environment, NewsFilter, TierName};
 use mds_http::{AppState, HttpConfig, Server, ServerConfig, shutdown_signal};
 use mds_limits::SharedConfig;
-use mds_node::admin::{self as ops, AdminError};
+use mds_node::admin::{AdminError, Audited};
 use mds_node::webhooks::WebhookConfig;
 use mds_node::{KeyCacheConfig, NodeConfig};
 use mds_store::{DatabaseUrl, Store};
@@ -211,12 +210,13 @@ pub(crate) async fn demo(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<(
     // The account and key through the audited operations, as `mds accounts
     // create` and `mds keys create` make them: the audit log shows them.
     let account = AccountName::parse(DEMO_ACCOUNT).expect("valid name");
-    match ops::create_account(&*store, &Actor::Cli, &account, Utc::now()).await {
+    match Audited::cli(&*store).create_account(&account).await {
         Ok(_) | Err(AdminError::Conflict(_)) => {}
         Err(e) => return Err(e).context("cannot create the demo account"),
     }
     let tier = TierName::parse(DEMO_TIER).expect("valid name");
-    let (key, _) = ops::issue_key(&*store, &Actor::Cli, &account, &tier, Environment::Live, None, Utc::now())
+    let (key, _) = Audited::cli(&*store)
+        .issue_key(&account, &tier, Environment::Live, None)
         .await
         .context("cannot issue the demo key")?;
     let secret = key.expose_secret().to_owned();

@@ -1,8 +1,9 @@
 //! The operations on tiers, accounts, keys and admin tokens, as the
 //! operator CLI (`mds tiers|accounts|keys|admin-tokens`) and the admin API
-//! (`/admin/v1/...`) both run them: one function per operation, each
-//! recorded in the audit log under its [`Actor`] by the store, in the
-//! transaction of the change (contract section 9).
+//! (`/admin/v1/...`) both run them: each change a method of [`Audited`] (the
+//! store, the actor and the instant), recorded in the audit log under its
+//! [`Actor`] by the store, in the transaction of the change (contract
+//! section 9); each read a function.
 //!
 //! Errors say which input was wrong ([`AdminError::Invalid`] names the
 //! field), so the CLI prints a sentence and the admin API a problem naming
@@ -69,40 +70,174 @@ fn invalid(param: &'static str, detail: impl Into<String>) -> AdminError {
     AdminError::Invalid { param, detail: detail.into() }
 }
 
-/// Creates a tier (both limits required) or changes one (a limit left out
-/// keeps its value); returns the tier as set and whether it was created.
-pub async fn set_tier(
-    store: &dyn Store,
-    actor: &Actor,
-    name: TierName,
-    rate_limit_per_minute: Option<u32>,
-    monthly_quota: Option<u64>,
-    now: DateTime<Utc>,
-) -> AdminResult<(Tier, bool)> {
-    if rate_limit_per_minute == Some(0) {
-        return Err(invalid("rate_limit_per_minute", "rate_limit_per_minute must be at least 1"));
+/// An audited change's context: the store it is made in, the actor the
+/// audit log names and the instant it records (the node's clock on the
+/// admin API, the wall clock in the CLI). Each operation is a method.
+#[derive(Clone, Copy)]
+pub struct Audited<'a> {
+    /// The store.
+    pub store: &'a dyn Store,
+    /// Who makes the change.
+    pub actor: &'a Actor,
+    /// When.
+    pub now: DateTime<Utc>,
+}
+
+impl std::fmt::Debug for Audited<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Audited").field("actor", self.actor).field("now", &self.now).finish_non_exhaustive()
     }
-    if monthly_quota == Some(0) {
-        return Err(invalid("monthly_quota", "monthly_quota must be at least 1"));
+}
+
+impl<'a> Audited<'a> {
+    /// A change the operator CLI makes now (its actor is [`Actor::Cli`]).
+    pub fn cli(store: &'a dyn Store) -> Self {
+        Audited { store, actor: &Actor::Cli, now: Utc::now() }
     }
-    let existing = store.tiers().await?.into_iter().find(|t| t.name == name);
-    let tier = match (existing, rate_limit_per_minute, monthly_quota) {
-        (Some(t), r, q) => Tier {
-            rate_limit_per_minute: r.unwrap_or(t.rate_limit_per_minute),
-            monthly_quota: q.unwrap_or(t.monthly_quota),
-            name,
-        },
-        (None, Some(r), Some(q)) => Tier { name, rate_limit_per_minute: r, monthly_quota: q },
-        (None, r, _) => {
-            let param = if r.is_none() { "rate_limit_per_minute" } else { "monthly_quota" };
+
+    /// Creates a tier (both limits required) or changes one (a limit left out
+    /// keeps its value); returns the tier as set and whether it was created.
+    pub async fn set_tier(
+        self,
+        name: TierName,
+        rate_limit_per_minute: Option<u32>,
+        monthly_quota: Option<u64>,
+    ) -> AdminResult<(Tier, bool)> {
+        let Audited { store, actor, now } = self;
+        if rate_limit_per_minute == Some(0) {
+            return Err(invalid("rate_limit_per_minute", "rate_limit_per_minute must be at least 1"));
+        }
+        if monthly_quota == Some(0) {
+            return Err(invalid("monthly_quota", "monthly_quota must be at least 1"));
+        }
+        let existing = store.tiers().await?.into_iter().find(|t| t.name == name);
+        let tier = match (existing, rate_limit_per_minute, monthly_quota) {
+            (Some(t), r, q) => Tier {
+                rate_limit_per_minute: r.unwrap_or(t.rate_limit_per_minute),
+                monthly_quota: q.unwrap_or(t.monthly_quota),
+                name,
+            },
+            (None, Some(r), Some(q)) => Tier { name, rate_limit_per_minute: r, monthly_quota: q },
+            (None, r, _) => {
+                let param = if r.is_none() { "rate_limit_per_minute" } else { "monthly_quota" };
+                return Err(invalid(
+                    param,
+                    format!(
+                        "tier {name:?} does not exist; to create it give both rate_limit_per_minute and monthly_quota"
+                    ),
+                ));
+            }
+        };
+        let created = store.audited_set_tier(&tier, actor, now).await?;
+        Ok((tier, created))
+    }
+
+    /// Creates an account (entitled); `Conflict` if the name is taken.
+    pub async fn create_account(self, name: &AccountName) -> AdminResult<Account> {
+        let Audited { store, actor, now } = self;
+        Ok(store.audited_create_account(name, actor, now).await?)
+    }
+
+    /// Sets an account's entitlement; `NotFound` if there is no such account.
+    pub async fn set_entitled(self, name: &AccountName, entitled: bool) -> AdminResult<Account> {
+        let Audited { store, actor, now } = self;
+        Ok(store.audited_set_account_entitled(name, entitled, actor, now).await?)
+    }
+
+    /// Issues a key for `account` on `tier`: stores its hash and returns the
+    /// key (the only time it exists in the clear) with its record; it stops
+    /// working at `expires_at`, if given. An unknown account or tier is
+    /// `Invalid` naming `account` or `tier`; an expiry not in the future,
+    /// `expires_at`.
+    pub async fn issue_key(
+        self,
+        account: &AccountName,
+        tier: &TierName,
+        environment: Environment,
+        expires_at: Option<DateTime<Utc>>,
+    ) -> AdminResult<(ApiKey, KeyRecord)> {
+        let Audited { store, actor, now } = self;
+        if expires_at.is_some_and(|e| e <= now) {
+            return Err(invalid("expires_at", "expires_at must be in the future"));
+        }
+        if !store.accounts().await?.iter().any(|a| &a.name == account) {
+            return Err(invalid("account", format!("no account named \"{account}\"")));
+        }
+        if !store.tiers().await?.iter().any(|t| &t.name == tier) {
+            return Err(invalid("tier", format!("no tier named \"{tier}\"")));
+        }
+        draw_key(account, tier, environment, now, expires_at, |new| async move {
+            store.audited_create_key(&new, actor).await
+        })
+        .await
+        .map_err(from_draw)
+    }
+
+    /// Rolls the key `prefix` (as Stripe's key roll): a new key on its
+    /// account, tier and environment, returned in the clear (the only time)
+    /// with both records, while the old one keeps working for `overlap` more
+    /// (`0`: it stops now; never past an expiry it had). `NotFound` for no such
+    /// key; `Conflict` for a revoked or expired one; a negative overlap is
+    /// `Invalid` naming `expires_in`.
+    pub async fn roll_key(self, prefix: &KeyPrefix, overlap: chrono::Duration) -> AdminResult<(ApiKey, RolledKey)> {
+        let Audited { store, actor, now } = self;
+        if overlap < chrono::Duration::zero() {
+            return Err(invalid("expires_in", "expires_in must be 0 or more seconds"));
+        }
+        let no_key = || AdminError::NotFound(format!("no key with prefix \"{prefix}\""));
+        let environment = Environment::of_key(prefix.as_str()).ok_or_else(no_key)?;
+        with_free_prefix(environment, |new, hash| async move {
+            store.audited_roll_key(prefix, (&new, hash), actor, now, now + overlap).await
+        })
+        .await
+        .map_err(from_draw)
+    }
+
+    /// Revokes a key; returns it and whether this call revoked it (false: it
+    /// was revoked before). `NotFound` if there is no such key.
+    pub async fn revoke_key(self, prefix: &KeyPrefix) -> AdminResult<(KeyRecord, bool)> {
+        let Audited { store, actor, now } = self;
+        Ok(store.audited_revoke_key(prefix, actor, now).await?)
+    }
+
+    /// Makes an admin token named `name`: stores its hash and returns the token
+    /// (the only time it exists in the clear). The name `cli` is reserved (the
+    /// audit log's actor for the CLI); a name held by a token not revoked is
+    /// `Conflict`.
+    pub async fn create_admin_token(self, name: &AdminTokenName) -> AdminResult<(AdminToken, AdminTokenRecord)> {
+        let Audited { store, actor, now } = self;
+        if name.as_str() == CLI_ACTOR {
             return Err(invalid(
-                param,
-                format!("tier {name:?} does not exist; to create it give both rate_limit_per_minute and monthly_quota"),
+                "name",
+                format!("\"{CLI_ACTOR}\" names the CLI in the audit log; choose another name"),
             ));
         }
-    };
-    let created = store.audited_set_tier(&tier, actor, now).await?;
-    Ok((tier, created))
+        let mut last = None;
+        for _ in 0..PREFIX_TRIES {
+            let token = AdminToken::generate();
+            let record = AdminTokenRecord {
+                name: name.clone(),
+                prefix: token.prefix().to_owned(),
+                hash: token.hash(),
+                created_at: now,
+                revoked_at: None,
+            };
+            match store.create_admin_token(&record, actor).await {
+                Ok(stored) => return Ok((token, stored)),
+                // The name taken is final; a prefix drawn twice is drawn again.
+                Err(StoreError::Conflict(m)) if m.contains("prefix") => last = Some(m),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(AdminError::Conflict(last.unwrap_or_default()))
+    }
+
+    /// Revokes the admin token of that name (refused on every admin request
+    /// from then on); `NotFound` if none not revoked has it.
+    pub async fn revoke_admin_token(self, name: &AdminTokenName) -> AdminResult<AdminTokenRecord> {
+        let Audited { store, actor, now } = self;
+        Ok(store.revoke_admin_token(name, actor, now).await?)
+    }
 }
 
 /// One account; `NotFound` if there is none of that name.
@@ -115,62 +250,6 @@ pub async fn account(store: &dyn Store, name: &AccountName) -> AdminResult<Accou
         .ok_or_else(|| AdminError::NotFound(format!("no account named \"{name}\"")))
 }
 
-/// Creates an account (entitled); `Conflict` if the name is taken.
-pub async fn create_account(
-    store: &dyn Store,
-    actor: &Actor,
-    name: &AccountName,
-    now: DateTime<Utc>,
-) -> AdminResult<Account> {
-    Ok(store.audited_create_account(name, actor, now).await?)
-}
-
-/// Sets an account's entitlement; `NotFound` if there is no such account.
-pub async fn set_entitled(
-    store: &dyn Store,
-    actor: &Actor,
-    name: &AccountName,
-    entitled: bool,
-    now: DateTime<Utc>,
-) -> AdminResult<Account> {
-    Ok(store.audited_set_account_entitled(name, entitled, actor, now).await?)
-}
-
-/// Issues a key for `account` on `tier`: stores its hash and returns the
-/// key (the only time it exists in the clear) with its record; it stops
-/// working at `expires_at`, if given. An unknown account or tier is
-/// `Invalid` naming `account` or `tier`; an expiry not in the future,
-/// `expires_at`.
-pub async fn issue_key(
-    store: &dyn Store,
-    actor: &Actor,
-    account: &AccountName,
-    tier: &TierName,
-    environment: Environment,
-    expires_at: Option<DateTime<Utc>>,
-    now: DateTime<Utc>,
-) -> AdminResult<(ApiKey, KeyRecord)> {
-    if expires_at.is_some_and(|e| e <= now) {
-        return Err(invalid("expires_at", "expires_at must be in the future"));
-    }
-    if !store.accounts().await?.iter().any(|a| &a.name == account) {
-        return Err(invalid("account", format!("no account named \"{account}\"")));
-    }
-    if !store.tiers().await?.iter().any(|t| &t.name == tier) {
-        return Err(invalid("tier", format!("no tier named \"{tier}\"")));
-    }
-    draw_key(
-        account,
-        tier,
-        environment,
-        now,
-        expires_at,
-        |new| async move { store.audited_create_key(&new, actor).await },
-    )
-    .await
-    .map_err(from_draw)
-}
-
 /// An error of [`with_free_prefix`]: running out of prefixes is the
 /// store's failure, not a conflict of the caller's making.
 fn from_draw(e: StoreError) -> AdminError {
@@ -180,89 +259,9 @@ fn from_draw(e: StoreError) -> AdminError {
     }
 }
 
-/// Rolls the key `prefix` (as Stripe's key roll): a new key on its
-/// account, tier and environment, returned in the clear (the only time)
-/// with both records, while the old one keeps working for `overlap` more
-/// (`0`: it stops now; never past an expiry it had). `NotFound` for no such
-/// key; `Conflict` for a revoked or expired one; a negative overlap is
-/// `Invalid` naming `expires_in`.
-pub async fn roll_key(
-    store: &dyn Store,
-    actor: &Actor,
-    prefix: &KeyPrefix,
-    overlap: chrono::Duration,
-    now: DateTime<Utc>,
-) -> AdminResult<(ApiKey, RolledKey)> {
-    if overlap < chrono::Duration::zero() {
-        return Err(invalid("expires_in", "expires_in must be 0 or more seconds"));
-    }
-    let no_key = || AdminError::NotFound(format!("no key with prefix \"{prefix}\""));
-    let environment = Environment::of_key(prefix.as_str()).ok_or_else(no_key)?;
-    with_free_prefix(environment, |new, hash| async move {
-        store.audited_roll_key(prefix, (&new, hash), actor, now, now + overlap).await
-    })
-    .await
-    .map_err(from_draw)
-}
-
-/// Revokes a key; returns it and whether this call revoked it (false: it
-/// was revoked before). `NotFound` if there is no such key.
-pub async fn revoke_key(
-    store: &dyn Store,
-    actor: &Actor,
-    prefix: &KeyPrefix,
-    now: DateTime<Utc>,
-) -> AdminResult<(KeyRecord, bool)> {
-    Ok(store.audited_revoke_key(prefix, actor, now).await?)
-}
-
 /// One key by prefix; `NotFound` if there is none.
 pub async fn key(store: &dyn Store, prefix: &KeyPrefix) -> AdminResult<KeyRecord> {
     store.key(prefix).await?.ok_or_else(|| AdminError::NotFound(format!("no key with prefix \"{prefix}\"")))
-}
-
-/// Makes an admin token named `name`: stores its hash and returns the token
-/// (the only time it exists in the clear). The name `cli` is reserved (the
-/// audit log's actor for the CLI); a name held by a token not revoked is
-/// `Conflict`.
-pub async fn create_admin_token(
-    store: &dyn Store,
-    actor: &Actor,
-    name: &AdminTokenName,
-    now: DateTime<Utc>,
-) -> AdminResult<(AdminToken, AdminTokenRecord)> {
-    if name.as_str() == CLI_ACTOR {
-        return Err(invalid("name", format!("\"{CLI_ACTOR}\" names the CLI in the audit log; choose another name")));
-    }
-    let mut last = None;
-    for _ in 0..PREFIX_TRIES {
-        let token = AdminToken::generate();
-        let record = AdminTokenRecord {
-            name: name.clone(),
-            prefix: token.prefix().to_owned(),
-            hash: token.hash(),
-            created_at: now,
-            revoked_at: None,
-        };
-        match store.create_admin_token(&record, actor).await {
-            Ok(stored) => return Ok((token, stored)),
-            // The name taken is final; a prefix drawn twice is drawn again.
-            Err(StoreError::Conflict(m)) if m.contains("prefix") => last = Some(m),
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(AdminError::Conflict(last.unwrap_or_default()))
-}
-
-/// Revokes the admin token of that name (refused on every admin request
-/// from then on); `NotFound` if none not revoked has it.
-pub async fn revoke_admin_token(
-    store: &dyn Store,
-    actor: &Actor,
-    name: &AdminTokenName,
-    now: DateTime<Utc>,
-) -> AdminResult<AdminTokenRecord> {
-    Ok(store.revoke_admin_token(name, actor, now).await?)
 }
 
 /// Every admin token, revoked ones included, oldest first.

@@ -24,7 +24,7 @@ use mds_domain::time::parse_rfc3339;
 use mds_domain::{
     Account, AccountName, Actor, AuditEntry, Environment, KeyPrefix, Limit, ParamError, Problem, Tier, TierName,
 };
-use mds_node::admin::{self as ops, AdminError, AdminResult, PageAsk};
+use mds_node::admin::{self as ops, AdminError, AdminResult, Audited, PageAsk};
 use mds_node::{Node, Tagged};
 use serde::Serialize;
 
@@ -71,6 +71,12 @@ pub struct RolledKeyView {
     pub key: String,
     /// The rolled key, working until its `expires_at`.
     pub rolled: KeyView,
+}
+
+/// The context of an audited change made by a request: the node's store
+/// and clock, and the request's actor.
+fn audit<'a>(state: &'a AppState, actor: &'a Actor) -> Audited<'a> {
+    Audited { store: state.node().store(), actor, now: state.node().config().clock.now() }
 }
 
 /// A page of an admin list as the answer (tagged), or its error: a list's
@@ -227,10 +233,7 @@ pub async fn put_tier(
     let rate = body.required_int("rate_limit_per_minute", 1, u64::from(u32::MAX))?;
     let quota = body.required_int("monthly_quota", 1, i64::MAX as u64)?;
     let rate = u32::try_from(rate).map_err(|_| super::problems::invalid_field("rate_limit_per_minute", "too large"))?;
-    let (tier, created) =
-        ops::set_tier(state.node().store(), &actor, name, Some(rate), Some(quota), state.node().config().clock.now())
-            .await
-            .map_err(from_admin)?;
+    let (tier, created) = audit(&state, &actor).set_tier(name, Some(rate), Some(quota)).await.map_err(from_admin)?;
     with_status(if created { StatusCode::CREATED } else { StatusCode::OK }, &tier)
 }
 
@@ -263,10 +266,10 @@ pub async fn create_account(
     let body = Body::parse(&body, &["name", "entitled"])?;
     let name = body.required("name", AccountName::parse)?;
     let entitled = if body.has("entitled") { body.required_bool("entitled")? } else { true };
-    let now = state.node().config().clock.now();
-    let mut account = ops::create_account(state.node().store(), &actor, &name, now).await.map_err(from_admin)?;
+    let audit = audit(&state, &actor);
+    let mut account = audit.create_account(&name).await.map_err(from_admin)?;
     if !entitled {
-        account = ops::set_entitled(state.node().store(), &actor, &name, false, now).await.map_err(from_admin)?;
+        account = audit.set_entitled(&name, false).await.map_err(from_admin)?;
     }
     with_status(StatusCode::CREATED, &account)
 }
@@ -302,9 +305,7 @@ pub async fn update_account(
 ) -> Result<Response, ApiError> {
     let body = Body::parse(&body, &["entitled"])?;
     let entitled = body.required_bool("entitled")?;
-    let account = ops::set_entitled(state.node().store(), &actor, &name, entitled, state.node().config().clock.now())
-        .await
-        .map_err(from_admin)?;
+    let account = audit(&state, &actor).set_entitled(&name, entitled).await.map_err(from_admin)?;
     one(&account)
 }
 
@@ -351,17 +352,8 @@ pub async fn issue_key(
     let expires_at = body.optional("expires_at", |s| {
         parse_rfc3339(s).map_err(|_| "expires_at must be an RFC 3339 instant (2027-01-01T00:00:00Z)".to_owned())
     })?;
-    let (key, record) = ops::issue_key(
-        state.node().store(),
-        &actor,
-        &account,
-        &tier,
-        environment,
-        expires_at,
-        state.node().config().clock.now(),
-    )
-    .await
-    .map_err(from_admin)?;
+    let (key, record) =
+        audit(&state, &actor).issue_key(&account, &tier, environment, expires_at).await.map_err(from_admin)?;
     with_status(StatusCode::CREATED, &IssuedKey { record: record.view(), key: key.expose_secret().to_owned() })
 }
 
@@ -390,10 +382,7 @@ pub async fn roll_key(
     let body = Body::parse(&body, ROLL_FIELDS)?;
     let expires_in = if body.has("expires_in") { body.required_int("expires_in", 0, 31_536_000)? } else { 86_400 };
     let overlap = chrono::Duration::seconds(i64::try_from(expires_in).unwrap_or(i64::MAX));
-    let (key, rolled) =
-        ops::roll_key(state.node().store(), &actor, &prefix, overlap, state.node().config().clock.now())
-            .await
-            .map_err(from_admin)?;
+    let (key, rolled) = audit(&state, &actor).roll_key(&prefix, overlap).await.map_err(from_admin)?;
     let view =
         RolledKeyView { record: rolled.new.view(), key: key.expose_secret().to_owned(), rolled: rolled.old.view() };
     with_status(StatusCode::CREATED, &view)
@@ -428,9 +417,7 @@ pub async fn revoke_key(
     Extension(actor): Extension<Actor>,
     Item { id: prefix, .. }: Item<KeyPrefix>,
 ) -> Result<Response, ApiError> {
-    let (key, _) = ops::revoke_key(state.node().store(), &actor, &prefix, state.node().config().clock.now())
-        .await
-        .map_err(from_admin)?;
+    let (key, _) = audit(&state, &actor).revoke_key(&prefix).await.map_err(from_admin)?;
     with_status(StatusCode::OK, &key.view())
 }
 
