@@ -333,7 +333,8 @@ async fn with_redis_two_nodes_agree() {
     let config = || {
         let mut c = common::reloading_every(Duration::from_millis(50));
         c.node.flush_interval = Duration::from_secs(3600);
-        c.node.shared = Some(SharedConfig::new(redis.clone()).with_nodes(2).with_namespace(namespace.clone()));
+        c.node.shared =
+            Some(SharedConfig { nodes: 2, namespace: namespace.clone(), ..SharedConfig::new(redis.clone()) });
         c
     };
     let [a, b] = [Node::start(store.clone(), config()).await, Node::start(store.clone(), config()).await];

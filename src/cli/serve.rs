@@ -126,11 +126,11 @@ impl ServeArgs {
                     lookups_per_second: self.key_lookups_per_second,
                     ..KeyCacheConfig::default()
                 },
-                shared: self.redis.as_ref().map(|url| {
-                    SharedConfig::new(url.clone())
-                        .with_nodes(self.nodes)
-                        .with_lease_ttl(Duration::from_millis(self.lease_ttl_ms))
-                        .with_mirror(!self.no_usage_mirror)
+                shared: self.redis.as_ref().map(|url| SharedConfig {
+                    nodes: self.nodes,
+                    lease_ttl: Duration::from_millis(self.lease_ttl_ms),
+                    mirror: !self.no_usage_mirror,
+                    ..SharedConfig::new(url.clone())
                 }),
                 spill_dir: self.spill_dir.clone(),
                 events_retention: chrono::TimeDelta::days(i64::from(self.events_retention_days)),

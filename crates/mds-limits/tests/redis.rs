@@ -104,17 +104,18 @@ impl Env {
     }
 
     fn config(&self, nodes: u32) -> SharedConfig {
-        let mut c = SharedConfig::new(self.url.clone())
-            .with_namespace(self.ns.clone())
-            .with_nodes(nodes)
-            .with_probe_interval(Duration::from_millis(50))
+        SharedConfig {
+            namespace: self.ns.clone(),
+            nodes,
+            probe_interval: Duration::from_millis(50),
             // A call slowed by a loaded machine (the workspace's tests run
             // at once) must not turn into the fallback these tests do not
             // test; the stall test sets its own.
-            .with_timeout(Duration::from_secs(10))
-            .with_caller_time();
-        c.usage_ttl = Duration::from_secs(300); // what a failed test leaves goes soon
-        c
+            timeout: Duration::from_secs(10),
+            caller_time: true,
+            usage_ttl: Duration::from_secs(300), // what a failed test leaves goes soon
+            ..SharedConfig::new(self.url.clone())
+        }
     }
 
     /// A node: its own meter and connection.
@@ -356,7 +357,7 @@ async fn back_to_redis_after_a_pause_and_after_a_restart() {
     let port = server.port;
     let env = Env::new(&server.url()).await;
     // A timeout well under the 700 ms pause below, so the pause reads as an outage.
-    let config = env.config(2).with_timeout(Duration::from_millis(250));
+    let config = SharedConfig { timeout: Duration::from_millis(250), ..env.config(2) };
     let a = Arc::new(SharedLimiter::connect(config, Arc::new(Meter::new()), env.clock.clone()).await.unwrap());
     let l = limits(1_000, 1_000);
     for _ in 0..3 {
@@ -435,7 +436,7 @@ async fn leases_of_one_take_the_same_decisions_as_the_local_gcra() {
         // A fresh key state per limit: a namespace per limit.
         let a = Arc::new(
             SharedLimiter::connect(
-                env.config(1).with_namespace(format!("{}:{limit}", env.ns)),
+                SharedConfig { namespace: format!("{}:{limit}", env.ns), ..env.config(1) },
                 Arc::new(Meter::new()),
                 env.clock.clone(),
             )
@@ -471,7 +472,7 @@ async fn larger_leases_admit_at_most_one_lease_more_than_the_gcra_would() {
     let start = t0();
     for limit in [60u32, 600, 1_000] {
         let a = SharedLimiter::connect(
-            env.config(1).with_namespace(format!("{}:{limit}", env.ns)),
+            SharedConfig { namespace: format!("{}:{limit}", env.ns), ..env.config(1) },
             Arc::new(Meter::new()),
             env.clock.clone(),
         )
@@ -508,7 +509,7 @@ async fn a_node_holding_unused_tokens_refuses_another_for_at_most_a_lease() {
     let clock: Arc<dyn mds_limits::Clock> = Arc::new(mds_limits::SystemClock);
     let ttl = Duration::from_secs(1);
     let node = || async {
-        let config = SharedConfig { caller_time: false, ..env.config(2) }.with_lease_ttl(ttl);
+        let config = SharedConfig { caller_time: false, lease_ttl: ttl, ..env.config(2) };
         Arc::new(SharedLimiter::connect(config, Arc::new(Meter::new()), clock.clone()).await.unwrap())
     };
     let (a, b) = (node().await, node().await);

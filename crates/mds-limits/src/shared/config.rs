@@ -4,14 +4,17 @@
 
 use std::time::Duration;
 
-/// How a [`SharedLimiter`] reaches Redis and shares the limit without it.
+/// How a [`SharedLimiter`] reaches Redis and shares the limit without it:
+/// [`SharedConfig::new`]'s defaults, fields changed with struct update
+/// syntax (`SharedConfig { nodes: 3, ..SharedConfig::new(url) }`).
 #[derive(Debug, Clone)]
 pub struct SharedConfig {
     /// `redis://host:port[/db]` (or `rediss://`, `redis+unix://`).
     pub url: String,
-    /// Serving nodes that share the limits: while Redis is away each node
-    /// allows `rate_limit_per_minute / nodes` per minute (at least 1); with
-    /// Redis, the cap of one node's lease and its fair share.
+    /// Serving nodes that share the limits (0 is taken as 1): while Redis
+    /// is away each node allows `rate_limit_per_minute / nodes` per minute
+    /// (at least 1); with Redis, the cap of one node's lease and its fair
+    /// share.
     pub nodes: u32,
     /// Prefix of every Redis key (`mds`); tests use a random one.
     pub namespace: String,
@@ -23,8 +26,9 @@ pub struct SharedConfig {
     /// (40 days, longer than any month, so it outlives its month and then
     /// goes).
     pub usage_ttl: Duration,
-    /// How long a lease admits before what it did not use goes back (1 s):
-    /// the longest one node can hold tokens another node is refused for.
+    /// How long a lease admits before what it did not use goes back (1 s;
+    /// at least 1 ms is taken): the longest one node can hold tokens
+    /// another node is refused for.
     pub lease_ttl: Duration,
     /// Whether the scripts take the time from the node's [`Clock`] instead
     /// of Redis's `TIME`. Only for tests that move time; in production the
@@ -53,48 +57,6 @@ impl SharedConfig {
             caller_time: false,
             mirror: true,
         }
-    }
-
-    /// Sets the number of nodes sharing the limit (at least 1).
-    pub fn with_nodes(mut self, nodes: u32) -> Self {
-        self.nodes = nodes.max(1);
-        self
-    }
-
-    /// Sets the namespace of the Redis keys.
-    pub fn with_namespace(mut self, namespace: impl Into<String>) -> Self {
-        self.namespace = namespace.into();
-        self
-    }
-
-    /// Sets the timeout of each Redis call.
-    pub fn with_timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    /// Sets how often Redis is tried again while degraded.
-    pub fn with_probe_interval(mut self, interval: Duration) -> Self {
-        self.probe_interval = interval;
-        self
-    }
-
-    /// Sets how long a lease admits (at least 1 ms).
-    pub fn with_lease_ttl(mut self, ttl: Duration) -> Self {
-        self.lease_ttl = ttl.max(Duration::from_millis(1));
-        self
-    }
-
-    /// Sets whether unflushed counts are mirrored to Redis.
-    pub fn with_mirror(mut self, mirror: bool) -> Self {
-        self.mirror = mirror;
-        self
-    }
-
-    /// Takes the time from the node's clock instead of Redis's (tests).
-    pub fn with_caller_time(mut self) -> Self {
-        self.caller_time = true;
-        self
     }
 }
 

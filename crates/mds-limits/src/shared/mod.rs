@@ -224,7 +224,11 @@ impl SharedLimiter {
             degraded: AtomicBool::new(false),
             next_probe: Mutex::new(Instant::now()),
             counters: Counters::default(),
-            config: SharedConfig { nodes: config.nodes.max(1), ..config },
+            config: SharedConfig {
+                nodes: config.nodes.max(1),
+                lease_ttl: config.lease_ttl.max(Duration::from_millis(1)),
+                ..config
+            },
         };
         if let Err(e) = limiter.connection().await {
             limiter.fell_back(&e);
