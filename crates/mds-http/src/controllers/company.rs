@@ -7,9 +7,8 @@ use axum::extract::State;
 use axum::response::Response;
 use mds_domain::{DetailParams, Isin};
 
-use super::{Identifier, PathId, tagged};
+use super::{PathId, found};
 use crate::error::ApiError;
-use crate::params::Query;
 use crate::state::AppState;
 
 /// Handler. A malformed ISIN is answered `404` like an unknown one.
@@ -30,12 +29,9 @@ exchange flags are not tracked over time: they are today's.",
         (status = 400, response = crate::components::AsOfBadRequest),
     )
 )]
-pub async fn show(
-    State(state): State<AppState>,
-    Query(params): Query<DetailParams>,
-    PathId(isin): PathId<Isin>,
-) -> Result<Response, ApiError> {
-    state.node().company(&isin, &params)?.map(tagged).ok_or_else(|| ApiError::not_found(Isin::NOT_FOUND))
+pub async fn show(State(state): State<AppState>, at: PathId<Isin, DetailParams>) -> Result<Response, ApiError> {
+    let PathId(isin, params) = at;
+    found::<Isin>(state.node().company(&isin, &params)?)
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ use mds_node::{KeyContext, Tagged};
 
 use crate::error::ApiError;
 use crate::params::parse_query;
+use mds_domain::params::QueryParams;
 
 /// A `200 application/json` response with the body's `ETag`.
 pub fn tagged(t: Tagged) -> Response {
@@ -84,19 +85,27 @@ impl Identifier for Ticker {
     }
 }
 
-/// Extractor: the id of a `GET …/{id}` route that takes query parameters
-/// (the handler parses them, with [`crate::params::Query`]); a malformed
-/// id is answered as an unknown one would be: `404 not_found`.
+/// Extractor: the id and the query of a `GET …/{id}` route that takes
+/// query parameters, read in that order: a bad query is `400` (as
+/// [`crate::params::Query`] answers) before a malformed id, which is
+/// answered as an unknown one would be: `404 not_found`.
 #[derive(Debug)]
-pub struct PathId<T>(pub T);
+pub struct PathId<T, Q>(pub T, pub Q);
 
-impl<T: Identifier, S: Send + Sync> FromRequestParts<S> for PathId<T> {
+impl<T: Identifier, Q: QueryParams + Send, S: Send + Sync> FromRequestParts<S> for PathId<T, Q> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let query = parse_query::<Q>(parts.uri.query())?;
         let segment = Path::<String>::from_request_parts(parts, state).await.ok();
-        segment.and_then(|Path(s)| T::from_segment(&s)).map(PathId).ok_or_else(|| ApiError::not_found(T::NOT_FOUND))
+        let id = segment.and_then(|Path(s)| T::from_segment(&s)).ok_or_else(|| ApiError::not_found(T::NOT_FOUND))?;
+        Ok(PathId(id, query))
     }
+}
+
+/// The answer of a lookup by `T`: the tagged body, or `404` for nothing.
+pub fn found<T: Identifier>(body: Option<Tagged>) -> Result<Response, ApiError> {
+    body.map(tagged).ok_or_else(|| ApiError::not_found(T::NOT_FOUND))
 }
 
 /// Extractor: the id of a `GET …/{id}` route that takes no query

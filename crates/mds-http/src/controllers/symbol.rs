@@ -6,9 +6,8 @@ use axum::extract::State;
 use axum::response::Response;
 use mds_domain::{SymbolParams, Ticker};
 
-use super::{Identifier, PathId, tagged};
+use super::{PathId, found};
 use crate::error::ApiError;
-use crate::params::Query;
 use crate::state::AppState;
 
 /// Handler. A symbol that cannot exist is answered `404` like one never
@@ -28,16 +27,9 @@ is `404`.",
         (status = 400, response = crate::components::SymbolBadRequest),
     )
 )]
-pub async fn show(
-    State(state): State<AppState>,
-    Query(params): Query<SymbolParams>,
-    PathId(symbol): PathId<Ticker>,
-) -> Result<Response, ApiError> {
-    state
-        .node()
-        .symbol_history(&symbol, params.exchange())
-        .map(tagged)
-        .ok_or_else(|| ApiError::not_found(Ticker::NOT_FOUND))
+pub async fn show(State(state): State<AppState>, at: PathId<Ticker, SymbolParams>) -> Result<Response, ApiError> {
+    let PathId(symbol, params) = at;
+    found::<Ticker>(state.node().symbol_history(&symbol, params.exchange()))
 }
 
 #[cfg(test)]
