@@ -248,7 +248,7 @@ async fn load_during(
     let seen = Arc::new(Mutex::new(Seen::default()));
     let mut workers = tokio::task::JoinSet::new();
     for w in 0..4 {
-        let (client, base, key) = (client.clone(), c.bases[w % 3].clone(), c.key.clone());
+        let (client, base, key) = (client.clone(), c.base(w % 3), c.key.clone());
         let (stop, seen) = (stop.clone(), seen.clone());
         workers.spawn(async move {
             let url = format!("{base}/v1/companies?limit=1");
@@ -308,7 +308,7 @@ async fn revocation_reaches_every_node(c: &Cluster, patient: &reqwest::Client) {
 /// refuses a key it has not loaded yet).
 async fn key_every_node_accepts(c: &Cluster, patient: &reqwest::Client) -> String {
     let other = c.cli(&["keys", "create", "--account", "acme", "--tier", "crash"]).trim().to_owned();
-    for base in &c.bases {
+    for base in &c.bases() {
         let t = Instant::now();
         loop {
             let s = get(patient, base, &other).await;
@@ -326,7 +326,7 @@ async fn key_every_node_accepts(c: &Cluster, patient: &reqwest::Client) -> Strin
 async fn revoked_everywhere_within_a_second(c: &Cluster, key: &str) {
     c.cli(&["keys", "revoke", &key[..17]]);
     let t = Instant::now();
-    for base in &c.bases {
+    for base in &c.bases() {
         while get(&c.client, base, key).await != Some(401) {
             assert!(t.elapsed() < Duration::from_secs(1), "{base} still accepts a revoked key");
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -363,7 +363,7 @@ async fn postgres_restarted_under_load_ledger_equals_served() {
     only_5xx_within(&c, &seen, from, to);
     revocation_reaches_every_node(&c, &client).await;
     tokio::time::sleep(SETTLE).await;
-    for base in &c.bases {
+    for base in &c.bases() {
         let (requests, remaining) = usage(&c.client, base, &c.key).await;
         assert_eq!(requests, seen.ok, "{base}: the ledger holds what was served");
         assert_eq!(remaining, c.quota - seen.ok);
@@ -383,7 +383,7 @@ async fn a_revocation_reaches_every_node_while_redis_is_stalled() {
     let t0 = Instant::now();
     let client = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(20)).build().unwrap();
     // Every node holds a lease of the key when Redis stalls.
-    for base in &c.bases {
+    for base in &c.bases() {
         assert_eq!(get(&client, base, &c.key).await, Some(200));
     }
     let warm = 3;
@@ -401,7 +401,7 @@ async fn a_revocation_reaches_every_node_while_redis_is_stalled() {
     eprintln!("served {}, other {:?}, fault window {from:?}..{to:?}", seen.ok, seen.other);
     assert!(seen.other.is_empty(), "only 200 while Redis is stalled: {:?}", seen.other);
     tokio::time::sleep(SETTLE).await;
-    for base in &c.bases {
+    for base in &c.bases() {
         assert_eq!(usage(&c.client, base, &c.key).await.0, warm + seen.ok, "{base}: the ledger holds what was served");
     }
     c.spend_the_rest(&[0, 1, 2]).await;
@@ -448,7 +448,7 @@ async fn slow_and_reset_links_to_redis_and_postgres() {
     }
     only_5xx_within(&c, &seen, from, to);
     tokio::time::sleep(SETTLE).await;
-    for base in &c.bases {
+    for base in &c.bases() {
         assert_eq!(usage(&c.client, base, &c.key).await.0, seen.ok, "{base}: the ledger holds what was served");
     }
     c.spend_the_rest(&[0, 1, 2]).await;
@@ -506,7 +506,7 @@ async fn random_faults_under_load_keep_the_invariants() {
     let Some(pg) = PrivatePg::start().map(Arc::new) else { return };
     let Some(mut c) = Cluster::start(&pg.admin_url(), 100_000_000).await else { return };
     let t0 = Instant::now();
-    let bases = Arc::new(std::sync::RwLock::new(c.bases.clone()));
+    let bases = Arc::new(std::sync::RwLock::new(c.bases()));
     let stop = Arc::new(AtomicBool::new(false));
     let ok: Arc<[AtomicU64; 3]> = Arc::new(Default::default());
     let other = Arc::new(Mutex::new(Vec::<(Duration, usize, Option<u16>)>::new()));
@@ -560,7 +560,7 @@ async fn random_faults_under_load_keep_the_invariants() {
                 c.nodes[n].kill();
                 tokio::time::sleep(Duration::from_millis(1_000 + random() % 1_000)).await;
                 c.restart(n).await;
-                bases.write().unwrap()[n] = c.bases[n].clone();
+                bases.write().unwrap()[n] = c.base(n);
             }
             Fault::RedisStall => {
                 c.redis.signal("STOP");
@@ -602,8 +602,8 @@ async fn random_faults_under_load_keep_the_invariants() {
     }
     let served: u64 = ok.iter().map(|a| a.load(Ordering::Relaxed)).sum();
     let unanswered = other.iter().filter(|(_, _, s)| s.is_none()).count() as u64;
-    let (ledger, _) = usage(&c.client, &c.bases[0], &c.key).await;
-    for base in &c.bases[1..] {
+    let (ledger, _) = usage(&c.client, &c.base(0), &c.key).await;
+    for base in &c.bases()[1..] {
         assert_eq!(usage(&c.client, base, &c.key).await.0, ledger, "{base}: every node reports the same");
     }
     let lost = served as i64 - ledger as i64;

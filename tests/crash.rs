@@ -43,7 +43,7 @@ impl Cluster {
         let answered = Arc::new(AtomicU64::new(0));
         let mut workers = tokio::task::JoinSet::new();
         for w in 0..12 {
-            let (client, base, key) = (self.client.clone(), self.bases[w % 3].clone(), self.key.clone());
+            let (client, base, key) = (self.client.clone(), self.base(w % 3), self.key.clone());
             let (sent, answered) = (sent.clone(), answered.clone());
             workers.spawn(async move {
                 while sent.fetch_add(1, Ordering::Relaxed) < BUDGET {
@@ -80,7 +80,7 @@ async fn a_dead_nodes_leases_come_back_and_report_equals_enforcement() {
     // third node meets them. Then the stalled node comes back and gives
     // back what it still holds.
     tokio::time::sleep(SETTLE).await;
-    assert_eq!(get(&c.client, &c.bases[2], &c.key).await, Some(200));
+    assert_eq!(get(&c.client, &c.base(2), &c.key).await, Some(200));
     signal(&c.nodes[1], "CONT");
     tokio::time::sleep(SETTLE).await;
 
@@ -136,7 +136,7 @@ async fn a_node_that_never_returns_loses_at_most_100_ms_of_its_traffic() {
     let mut workers = tokio::task::JoinSet::new();
     const PER_NODE: usize = 4;
     for w in 0..3 * PER_NODE {
-        let (client, base, key) = (c.client.clone(), c.bases[w % 3].clone(), c.key.clone());
+        let (client, base, key) = (c.client.clone(), c.base(w % 3), c.key.clone());
         let (stop, answered) = (stop.clone(), answered.clone());
         workers.spawn(async move {
             while !stop.load(Ordering::Relaxed) {
@@ -153,7 +153,7 @@ async fn a_node_that_never_returns_loses_at_most_100_ms_of_its_traffic() {
     // Just after one of node 0's flushes, plus 600 ms.
     let flushes = |body: String| body.lines().find(|l| l.starts_with("mds_usage_flushes_total ")).map(str::to_owned);
     let metrics =
-        || async { c.client.get(format!("{}/metrics", c.bases[0])).send().await.unwrap().text().await.unwrap() };
+        || async { c.client.get(format!("{}/metrics", c.base(0))).send().await.unwrap().text().await.unwrap() };
     let before = flushes(metrics().await);
     while flushes(metrics().await) == before {
         tokio::time::sleep(Duration::from_millis(5)).await;
@@ -168,7 +168,7 @@ async fn a_node_that_never_returns_loses_at_most_100_ms_of_its_traffic() {
 
     let served: Vec<u64> = answered.iter().map(|a| a.load(Ordering::Relaxed)).collect();
     let total: u64 = served.iter().sum();
-    let (ledger, _) = usage(&c.client, &c.bases[1], &c.key).await;
+    let (ledger, _) = usage(&c.client, &c.base(1), &c.key).await;
     let rate0 = served[0] as f64 / killed_after.as_secs_f64();
     let bound = (rate0 * LOSS_BOUND.as_secs_f64()).ceil() as u64;
     let lost = total as i64 - ledger as i64;
@@ -182,7 +182,7 @@ async fn a_node_that_never_returns_loses_at_most_100_ms_of_its_traffic() {
     assert!(took, "a survivor took the dead node's usage mirror over");
     // And says so in its metrics.
     let mut taken = 0;
-    for base in &c.bases[1..] {
+    for base in &c.bases()[1..] {
         let body = c.client.get(format!("{base}/metrics")).send().await.unwrap().text().await.unwrap();
         let value = |name: &str| body.lines().find_map(|l| l.strip_prefix(name)?.trim().parse::<u64>().ok());
         assert!(value("mds_redis_reclaimed_total ").is_some(), "{base}: no mds_redis_reclaimed_total");

@@ -104,7 +104,7 @@ async fn demo_starts_from_nothing_and_reuses_its_store() {
         let body = r.text().await.unwrap();
         assert!(body.contains(shows), "{path}: {body}");
     }
-    assert!(first.logs().contains("loaded"), "{}", first.logs());
+    assert!(first.logged("loaded"), "{}", first.logs());
     // The demo's account and key were made through the audited operations:
     // the admin API's audit log shows them, made by `cli`.
     let logs = first.logs();
@@ -132,7 +132,7 @@ async fn demo_starts_from_nothing_and_reuses_its_store() {
     assert!(first.sigterm().success());
 
     let mut second = start(&dir, &["demo"]);
-    assert!(second.logs().contains("reusing"), "{}", second.logs());
+    assert!(second.logged("reusing"), "{}", second.logs());
     // The first run's key still works.
     let r = client.get(format!("http://{}/v1/companies?limit=1", second.addr)).bearer_auth(&key).send().await.unwrap();
     assert_eq!(r.status(), 200);

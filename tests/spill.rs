@@ -102,8 +102,8 @@ async fn a_node_killed_and_restarted_on_its_spill_loses_no_count() {
     let spill = dir.path().join("spill");
     let (kept, answered, mut again) = crash_and_restart(&dir, &key, Some(&spill)).await;
     assert_eq!(kept, answered, "the store keeps exactly what was answered 200");
-    assert!(again.logs().contains("usage spill recovered"), "{}", again.logs());
-    assert!(again.logs().contains("fresh=true"), "the spill held counts the store lacked: {}", again.logs());
+    assert!(again.logged("usage spill recovered"), "{}", again.logs());
+    assert!(again.logged("fresh=true"), "the spill held counts the store lacked: {}", again.logs());
 
     // A graceful shutdown flushes and leaves an empty spill (the node's id
     // alone), which a restart recovers nothing from.
@@ -200,7 +200,7 @@ async fn a_restart_on_the_spill_after_a_takeover_counts_nothing_twice() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let again = serve_shared(&dir, &redis.url(), Some(&spill));
-    assert!(again.logs().contains("usage spill recovered"), "{}", again.logs());
+    assert!(again.logged("usage spill recovered"), "{}", again.logs());
     let kept = process::requests_this_month(&client, &again.base(), &key).await;
     assert_eq!(kept, answered, "the store keeps exactly what was answered 200");
 }

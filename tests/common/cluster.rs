@@ -81,8 +81,6 @@ pub struct Cluster {
     pub key: String,
     /// The three nodes.
     pub nodes: Vec<Proc>,
-    /// Their `http://host:port`.
-    pub bases: Vec<String>,
     /// A client that gives up on a node after 800 ms.
     pub client: reqwest::Client,
     /// The database and Redis URLs the nodes are started with.
@@ -118,21 +116,29 @@ impl Cluster {
         cli(&url, &redis, &["accounts", "create", "acme"]);
         let key = cli(&url, &redis, &["keys", "create", "--account", "acme", "--tier", "crash"]).trim().to_owned();
         let nodes: Vec<Proc> = (0..3).map(|_| serve(&node_url, &node_redis)).collect();
-        let bases: Vec<String> = nodes.iter().map(Proc::base).collect();
         let client = reqwest::Client::builder().no_proxy().timeout(Duration::from_millis(800)).build().unwrap();
-        for base in &bases {
-            ready(&client, base).await;
+        for node in &nodes {
+            ready(&client, &node.base()).await;
         }
         let node_urls = (node_url, node_redis);
-        Some(Cluster { db, redis: redis_server, quota, key, nodes, bases, client, node_urls })
+        Some(Cluster { db, redis: redis_server, quota, key, nodes, client, node_urls })
     }
 
     /// Starts node `i` again (after a kill): a new process, a new node id,
-    /// on a new port (in `bases[i]`), once it is ready.
+    /// on a new port (its [`Cluster::base`]), once it is ready.
     pub async fn restart(&mut self, i: usize) {
         self.nodes[i] = serve(&self.node_urls.0, &self.node_urls.1);
-        self.bases[i] = self.nodes[i].base();
-        ready(&self.client, &self.bases[i]).await;
+        ready(&self.client, &self.base(i)).await;
+    }
+
+    /// Node `i`'s `http://host:port` (a new one after a restart).
+    pub fn base(&self, i: usize) -> String {
+        self.nodes[i].base()
+    }
+
+    /// Every node's `http://host:port`, in order.
+    pub fn bases(&self) -> Vec<String> {
+        self.nodes.iter().map(Proc::base).collect()
     }
 
     /// The operator command `mds ARGS` on the cluster's store and Redis.
@@ -147,16 +153,16 @@ impl Cluster {
     /// lease TTL); then the ledger holds the quota. Returns `u`.
     pub async fn spend_the_rest(&self, on: &[usize]) -> u64 {
         let (client, key, quota) = (&self.client, &self.key, self.quota);
-        let (u, remaining) = usage(client, &self.bases[on[0]], key).await;
+        let (u, remaining) = usage(client, &self.base(on[0]), key).await;
         for &n in &on[1..] {
-            assert_eq!(usage(client, &self.bases[n], key).await, (u, remaining), "every node reports the same");
+            assert_eq!(usage(client, &self.base(n), key).await, (u, remaining), "every node reports the same");
         }
         assert_eq!(remaining, quota - u);
         let mut admitted = 0u64;
         let mut refused_since: Option<Instant> = None;
         let mut i = 0usize;
         loop {
-            let base = &self.bases[on[i % on.len()]];
+            let base = &self.base(on[i % on.len()]);
             i += 1;
             match get(client, base, key).await {
                 Some(200) => {
@@ -185,7 +191,7 @@ impl Cluster {
         assert_eq!(admitted, remaining, "usage said {u} requests ({remaining} left) but {admitted} more were admitted");
         tokio::time::sleep(SETTLE).await;
         for &n in on {
-            let base = &self.bases[n];
+            let base = &self.base(n);
             assert_eq!(usage(client, base, key).await, (quota, 0), "{base}: the ledger holds the quota");
         }
         u

@@ -163,6 +163,20 @@ impl Proc {
         self.stderr.lock().unwrap().join("\n")
     }
 
+    /// Whether a log line holds `needle`, waiting up to 10 s for it: a line
+    /// the process wrote before its address may still be on its way from
+    /// the stderr reader when [`Proc::start`] returns.
+    pub fn logged(&self, needle: &str) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.logs().contains(needle) {
+            if Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        true
+    }
+
     /// Its standard output so far.
     pub fn stdout(&self) -> String {
         self.stdout.lock().unwrap().join("\n")
