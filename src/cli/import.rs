@@ -98,10 +98,13 @@ pub(crate) async fn run(store: &Arc<dyn Store>, cmd: ImportCommand) -> anyhow::R
             report("articles", &file, upserted.context("nothing was imported")?)?;
         }
         ImportCommand::Exchanges { nse, nse_sme, bse, as_of, mcap, mcap_as_of } => {
-            let nse_list = parse(&nse, &read(&nse)?, mds_import::parse_nse_equity_list)?;
+            // The NSE lists read packed, a record at a time, each file's
+            // bytes dropped once read; the companies are made of the lists
+            // an ISIN range at a time, as the store derives that range.
+            let nse_list = parse(&nse, &read(&nse)?, mds_import::parse_nse_rows)?;
             let sme_list = match nse_sme.as_deref() {
                 None => None,
-                Some(f) => Some(parse(f, &read(f)?, mds_import::parse_nse_sme_equity_list)?),
+                Some(f) => Some(parse(f, &read(f)?, mds_import::parse_nse_sme_rows)?),
             };
             let bse_list = match bse.as_deref() {
                 None => None,
@@ -125,10 +128,8 @@ pub(crate) async fn run(store: &Arc<dyn Store>, cmd: ImportCommand) -> anyhow::R
                     today
                 }
             };
-            let snapshots =
-                mds_import::snapshot_import(&nse_list, sme_list.as_ref(), bse_list.as_ref(), mcap_list.as_ref(), as_of)
-                    .map_err(|e| anyhow::anyhow!("{e}; nothing was imported"))?;
-            drop((nse_list, sme_list, bse_list, mcap_list));
+            let snapshots = mds_import::snapshot_import(nse_list, sme_list, bse_list, mcap_list, as_of)
+                .map_err(|e| anyhow::anyhow!("{e}; nothing was imported"))?;
             for note in &snapshots.notes {
                 eprintln!("note: {note}");
             }
@@ -170,6 +171,7 @@ pub(crate) async fn run(store: &Arc<dyn Store>, cmd: ImportCommand) -> anyhow::R
                 s.change_rows
             )?;
             report_identity(&s)?;
+            drop((symbol_rows, name_rows));
             if s.generation.is_some() {
                 snapshot_catalog(store).await;
             }

@@ -112,6 +112,7 @@ gated!(CatalogStore {
 
 gated!(IdentityStore {
     fn identity_events() -> Vec<(Isin, IdentityEvent)>;
+    fn identity_events_each(each: &mut (dyn FnMut(Isin, IdentityEvent) + Send)) -> ();
     fn import_snapshots(import: &SnapshotImport) -> IdentityImport;
     fn import_nse_changes(symbols: &[SymbolChange], names: &[NameChange]) -> IdentityImport;
     fn snapshot_days() -> Vec<(Series, NaiveDate)>;

@@ -10,6 +10,7 @@ use std::hash::BuildHasherDefault;
 use mds_domain::query::fold;
 use mds_domain::{Company, CompanyStatus, IdentityEvent, Isin, MarketCapBand};
 
+use crate::events::PackedEvents;
 use crate::grams::{GramHasher, ascii_grams, grams_of, signature};
 use crate::history::{self, RowFacts};
 use crate::layout::{ATTR_LISTS, SECTIONS, Section, assemble, flag};
@@ -60,6 +61,7 @@ impl Dictionary {
 
 /// A text arena: strings (or byte strings) back to back, and `u32` offsets
 /// (n + 1 of them): two sections of a catalog, the offsets and the text.
+#[derive(Default)]
 struct Arena {
     off: Vec<u8>,
     text: Vec<u8>,
@@ -107,8 +109,9 @@ pub struct CatalogBuilder {
     dict: Dictionaries,
     /// Each row's change stamp.
     stamps: Vec<ChangeStamp>,
-    /// The identity events of every ISIN (see [`CatalogBuilder::history`]).
-    events: Vec<(Isin, IdentityEvent)>,
+    /// The identity events of every ISIN, packed (see
+    /// [`CatalogBuilder::history`]).
+    events: PackedEvents,
 }
 
 /// When, and in which store generation, a company's record last changed
@@ -171,7 +174,7 @@ impl CatalogBuilder {
             tails: Arena::with_capacity(n),
             dict: Dictionaries::default(),
             stamps: Vec::with_capacity(n),
-            events: Vec::new(),
+            events: PackedEvents::default(),
         }
     }
 
@@ -180,7 +183,15 @@ impl CatalogBuilder {
     /// them), from which the catalog answers `as_of`, the history, the
     /// symbols and each detail's `superseded_by` and `supersedes`.
     pub fn history(&mut self, events: Vec<(Isin, IdentityEvent)>) {
-        self.events = events;
+        self.events = events.into_iter().collect();
+    }
+
+    /// Adds one identity event of `isin` ([`CatalogBuilder::history`] an
+    /// event at a time, as the store streams them: grouped by ISIN, each
+    /// ISIN's oldest first). Kept packed ([`PackedEvents`]), so a million
+    /// ISINs' events are not held as records.
+    pub fn push_event(&mut self, isin: &Isin, event: &IdentityEvent) {
+        self.events.push(isin, event);
     }
 
     /// How many companies were pushed.
@@ -354,46 +365,51 @@ impl CatalogBuilder {
             active: self.flags[i] >> flag::STATUS_SHIFT == 0,
         };
         let h = history::build(n, row_of, &self.events);
+        drop(std::mem::take(&mut self.events));
 
-        let mut sections: [&[u8]; SECTIONS] = [&[]; SECTIONS];
+        // Every section moved out of the builder, so that `assemble` drops
+        // each once it is copied.
+        let mut sections: [Vec<u8>; SECTIONS] = std::array::from_fn(|_| Vec::new());
+        let take = std::mem::take::<Arena>;
         for (off, text, arena) in [
-            (Section::TickerOff, Section::Tickers, &self.tickers),
-            (Section::NameOff, Section::Names, &self.names),
-            (Section::LogoOff, Section::Logos, &self.logos),
-            (Section::IndustryNameOff, Section::IndustryNames, &industry_names),
-            (Section::SectorNameOff, Section::SectorNames, &sector_names),
-            (Section::DetailOff, Section::Details, &self.tails),
-            (Section::DetailStringOff, Section::DetailStrings, &detail_strings),
+            (Section::TickerOff, Section::Tickers, take(&mut self.tickers)),
+            (Section::NameOff, Section::Names, take(&mut self.names)),
+            (Section::LogoOff, Section::Logos, take(&mut self.logos)),
+            (Section::IndustryNameOff, Section::IndustryNames, industry_names),
+            (Section::SectorNameOff, Section::SectorNames, sector_names),
+            (Section::DetailOff, Section::Details, take(&mut self.tails)),
+            (Section::DetailStringOff, Section::DetailStrings, detail_strings),
         ] {
-            sections[off as usize] = &arena.off;
-            sections[text as usize] = &arena.text;
+            sections[off as usize] = arena.off;
+            sections[text as usize] = arena.text;
         }
         // The other sections by where they come from: the rows' columns,
         // the posting lists, the details' numbers, the change orders, then
         // the identity history.
         for (s, bytes) in [
-            (Section::Isins, &self.isins[..]),
-            (Section::Flags, &self.flags),
-            (Section::Industry, &industry),
-            (Section::Sector, &sector),
-            (Section::Signatures, &self.signatures),
-            (Section::IndustryLists, &industry_lists),
-            (Section::AttrLists, &attr_lists),
-            (Section::GramKeys, &gram_keys),
-            (Section::GramLists, &gram_lists),
-            (Section::Lists, &compressed),
-            (Section::Bits, &bits),
-            (Section::DetailNumbers, &numbers),
-            (Section::Stamps, &stamps),
-            (Section::StampIds, &stamp_ids),
-            (Section::ChangeOrder, &change_order),
-            (Section::IsinOrder, &isin_order),
+            (Section::Isins, std::mem::take(&mut self.isins)),
+            (Section::Flags, std::mem::take(&mut self.flags)),
+            (Section::Industry, industry),
+            (Section::Sector, sector),
+            (Section::Signatures, std::mem::take(&mut self.signatures)),
+            (Section::IndustryLists, industry_lists),
+            (Section::AttrLists, attr_lists),
+            (Section::GramKeys, gram_keys),
+            (Section::GramLists, gram_lists),
+            (Section::Lists, compressed),
+            (Section::Bits, bits),
+            (Section::DetailNumbers, numbers),
+            (Section::Stamps, stamps),
+            (Section::StampIds, stamp_ids),
+            (Section::ChangeOrder, change_order),
+            (Section::IsinOrder, isin_order),
         ]
         .into_iter()
-        .chain(h.sections())
+        .chain(h.into_sections())
         {
             sections[s as usize] = bytes;
         }
+        drop(self);
         let buf = assemble(n, id_width, sections);
         crate::Catalog::from_bytes(buf).expect("a freshly built catalog is valid")
     }

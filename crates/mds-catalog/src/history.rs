@@ -30,6 +30,7 @@ use chrono::{Datelike, NaiveDate};
 use mds_domain::{CompanyHistory, Exchange, IdentityChange, IdentityEvent, Isin, SymbolHistory, SymbolPeriod, Ticker};
 
 use crate::catalog::Catalog;
+use crate::events::PackedEvents;
 use crate::layout::Section;
 use crate::postings::u32_at;
 use crate::replay::Histories;
@@ -94,16 +95,16 @@ pub(crate) struct HistorySections {
 
 impl HistorySections {
     /// Each section with its bytes.
-    pub(crate) fn sections(&self) -> [(Section, &[u8]); 8] {
+    pub(crate) fn into_sections(self) -> [(Section, Vec<u8>); 8] {
         [
-            (Section::Spans, &self.spans),
-            (Section::EventOff, &self.event_off),
-            (Section::Events, &self.events),
-            (Section::IdStringOff, &self.string_off),
-            (Section::IdStrings, &self.strings),
-            (Section::Versions, &self.versions),
-            (Section::VersionsByRow, &self.versions_by_row),
-            (Section::Periods, &self.periods),
+            (Section::Spans, self.spans),
+            (Section::EventOff, self.event_off),
+            (Section::Events, self.events),
+            (Section::IdStringOff, self.string_off),
+            (Section::IdStrings, self.strings),
+            (Section::Versions, self.versions),
+            (Section::VersionsByRow, self.versions_by_row),
+            (Section::Periods, self.periods),
         ]
     }
 }
@@ -183,15 +184,13 @@ fn span16(from: NaiveDate, to: Option<NaiveDate>) -> Option<(u16, u16)> {
 }
 
 /// Builds the history sections for the `n` rows (`row_of(i)` is row `i`, in catalog order) from
-/// `events` (grouped by ISIN, each ISIN's oldest first). Events of ISINs
-/// the catalog does not hold are not kept (their `isin_changed` still
-/// carries a successor's standing).
-pub(crate) fn build<'r>(
-    n: usize,
-    row_of: impl Fn(usize) -> RowFacts<'r>,
-    events: &[(Isin, IdentityEvent)],
-) -> HistorySections {
-    let hist = Histories::new(events);
+/// `events` (each ISIN's oldest first). Events of ISINs the catalog does
+/// not hold are not kept (their `isin_changed` still carries a
+/// successor's standing). A row's events are made whole one row at a
+/// time, with those of the ISINs it succeeded
+/// ([`PackedEvents::lineage`]): all that replaying them reads.
+pub(crate) fn build<'r>(n: usize, row_of: impl Fn(usize) -> RowFacts<'r>, events: &PackedEvents) -> HistorySections {
+    let order = events.order();
     let mut strings = Interner(Dictionaries::default());
     let mut s = HistorySections::default();
     s.spans.reserve(4 * n);
@@ -203,6 +202,8 @@ pub(crate) fn build<'r>(
     let mut periods: Vec<(u32, u32, u32, NaiveDate, Option<NaiveDate>)> = Vec::new();
     for r in 0..n {
         let row = row_of(r);
+        let lineage = events.lineage(&order, row.isin);
+        let hist = Histories::new(&lineage);
         let evs = hist.of(row.isin);
         let (from, to) = if evs.is_empty() {
             if row.active { (0, OPEN) } else { (OPEN, OPEN) }

@@ -185,8 +185,10 @@ pub(crate) struct Layout {
     pub(crate) sections: [Range<usize>; SECTIONS],
 }
 
-/// Appends `sections` (in [`Section`] order) behind a header to a new buffer.
-pub(crate) fn assemble(n: usize, id_width: usize, sections: [&[u8]; SECTIONS]) -> Vec<u8> {
+/// Appends `sections` (in [`Section`] order) behind a header to a new
+/// buffer, each dropped once copied (so the sections and the buffer are
+/// not all held at once: a million rows' catalog is about 130 MB).
+pub(crate) fn assemble(n: usize, id_width: usize, sections: [Vec<u8>; SECTIONS]) -> Vec<u8> {
     let header = FIXED + SECTIONS * 16;
     let total = header + sections.iter().map(|s| s.len().next_multiple_of(8)).sum::<usize>();
     let mut buf = Vec::with_capacity(total);
@@ -201,8 +203,8 @@ pub(crate) fn assemble(n: usize, id_width: usize, sections: [&[u8]; SECTIONS]) -
         buf.extend_from_slice(&(s.len() as u64).to_le_bytes());
         at += s.len().next_multiple_of(8);
     }
-    for s in &sections {
-        buf.extend_from_slice(s);
+    for s in sections {
+        buf.extend_from_slice(&s);
         buf.resize(buf.len().next_multiple_of(8), 0);
     }
     let crc = crc32fast::hash(&buf[12..]);

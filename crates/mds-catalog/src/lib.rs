@@ -11,6 +11,8 @@
 //! - [`catalog`]: [`Catalog`], its rows, filter indexes and [`ListRows`].
 //! - [`build`]: [`CatalogBuilder`], which lays a catalog out from companies
 //!   streamed in order.
+//! - [`events`]: [`PackedEvents`], the identity events a builder is given,
+//!   packed.
 //! - `layout` (private): the one-buffer format, which is also the snapshot
 //!   kept in the store so a node starts without rebuilding.
 //! - [`detail`]: detail records by ISIN and the change feed ([`ChangeRows`]).
@@ -29,6 +31,7 @@ pub mod build;
 pub mod catalog;
 pub mod cursor;
 pub mod detail;
+pub mod events;
 mod grams;
 pub mod history;
 mod layout;
@@ -40,4 +43,5 @@ pub use build::{CatalogBuilder, ChangeStamp, OrderError};
 pub use catalog::{Catalog, ListRows, Rows, SortKey};
 pub use cursor::{CursorCodec, CursorError};
 pub use detail::{ChangeKey, ChangeRows};
+pub use events::PackedEvents;
 pub use layout::SnapshotError;

@@ -12,7 +12,9 @@
 //! # Layout
 //! - The records: [`Series`], [`SnapshotRow`], [`Run`], [`SymbolChange`],
 //!   [`NameChange`], and [`SnapshotImport`], what an exchange import hands
-//!   the store.
+//!   the store: its rows packed ([`SnapshotRows`]) and its companies made
+//!   an ISIN range at a time ([`Companies`], [`CompanySource`]), in
+//!   [`rows`](mod@rows).
 //! - [`apply_snapshot`]: what a new snapshot does to a series' open runs.
 //! - [`derive`](mod@derive): the events and statuses made of the runs and
 //!   the change files ([`derive::derive`]; a range of issuers at a time,
@@ -31,6 +33,9 @@ use crate::detail::Listing;
 use crate::isin::Isin;
 
 pub mod derive;
+pub mod rows;
+
+pub use rows::{Companies, CompanySource, SnapshotRows, SnapshotRowsBuilder};
 
 /// One of the three lists that are snapshot series of their own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -162,9 +167,10 @@ pub struct SnapshotImport {
     /// The day the snapshots are of.
     pub as_of: NaiveDate,
     /// Each series given, with its rows (an ISIN at most once per series).
-    pub series: Vec<(Series, Vec<SnapshotRow>)>,
-    /// The companies made of the files (`mds_import::merge`).
-    pub companies: Vec<Company>,
+    pub series: Vec<(Series, SnapshotRows)>,
+    /// The companies made of the files (as `mds_import::merge` makes
+    /// them), an ISIN range at a time.
+    pub companies: Companies,
     /// Whether a BSE file was given (else a stored company keeps its BSE
     /// listing and classification, [`carry_over`]).
     pub bse_given: bool,

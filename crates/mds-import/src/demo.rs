@@ -67,14 +67,15 @@ pub struct DemoHistory {
 
 /// The demo's identity history: the two snapshots and the change files.
 pub fn demo_history() -> DemoHistory {
-    let (nse, bse, mcap) = lists_2024();
-    let nse26 = exchange::parse_nse_equity_list(NSE_EQUITY_LIST_2026).expect("embedded 2026 NSE list is valid");
-    let sme26 = exchange::parse_nse_sme_equity_list(NSE_SME_EQUITY_LIST_2026).expect("embedded SME list is valid");
+    let (_, bse, mcap) = lists_2024();
+    let nse = exchange::parse_nse_rows(NSE_EQUITY_LIST).expect("embedded NSE list is valid");
+    let nse26 = exchange::parse_nse_rows(NSE_EQUITY_LIST_2026).expect("embedded 2026 NSE list is valid");
+    let sme26 = exchange::parse_nse_sme_rows(NSE_SME_EQUITY_LIST_2026).expect("embedded SME list is valid");
     DemoHistory {
-        snapshots_2024: exchange::snapshot_import(&nse, None, Some(&bse), Some(&mcap), DAY_2024)
+        snapshots_2024: exchange::snapshot_import(nse, None, Some(bse), Some(mcap), DAY_2024)
             .expect("the 2024 lists share no ISIN between NSE lists")
             .import,
-        snapshots_2026: exchange::snapshot_import(&nse26, Some(&sme26), None, None, DAY_2026)
+        snapshots_2026: exchange::snapshot_import(nse26, Some(sme26), None, None, DAY_2026)
             .expect("the 2026 main board and SME lists share no ISIN")
             .import,
         symbol_changes: changes::parse_symbol_changes(NSE_SYMBOL_CHANGES).expect("embedded symbol changes are valid"),

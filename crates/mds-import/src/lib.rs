@@ -15,7 +15,8 @@
 //! - [`news`]: the news file of `mds import news`, JSON Lines of articles.
 //! - [`exchange`]: NSE's (main board and SME) and BSE's own equity lists
 //!   and a market-cap file, [`exchange::merge()`], which makes companies of
-//!   them, and [`exchange::snapshot_import`], the lists as snapshots.
+//!   them, and [`exchange::snapshot_import`], the lists as snapshots (NSE's
+//!   read packed, [`exchange::parse_nse_rows`]).
 //! - [`changes`]: NSE's symbol- and name-change files.
 //! - [`demo`]: the demo data set, embedded in the binary.
 //! - [`error`]: [`RowError`] and [`ImportError`].
@@ -41,7 +42,8 @@ pub use companies::{check_companies, companies_in_chunks, csv_header, csv_row, p
 pub use demo::{DemoHistory, demo_articles, demo_companies, demo_history};
 pub use error::{ImportError, RowError};
 pub use exchange::{
-    BseEquityList, EquityList, ExchangeSnapshots, McapList, MergedCompanies, NseEquityList, merge,
-    parse_bse_equity_list, parse_nse_equity_list, parse_nse_mcap, parse_nse_sme_equity_list, snapshot_import,
+    BseEquityList, EquityList, ExchangeSnapshots, McapList, MergedCompanies, NseEquityList, NseRows, merge,
+    parse_bse_equity_list, parse_nse_equity_list, parse_nse_mcap, parse_nse_rows, parse_nse_sme_equity_list,
+    parse_nse_sme_rows, snapshot_import,
 };
 pub use news::{ArticleChunks, articles_in_chunks, parse_articles};

@@ -33,12 +33,11 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], errors: &mut Vec<RowError>) -> Result<
 }
 
 /// A CSV file split into its header and data records.
+#[cfg(test)]
 #[derive(Debug)]
 pub(crate) struct Table {
     /// Line of the header.
     pub(crate) header_line: usize,
-    /// Header cells, trimmed.
-    pub(crate) header: Vec<String>,
     /// Data records with exactly one cell per header column.
     pub(crate) records: Vec<Record>,
 }
@@ -69,11 +68,12 @@ impl Record {
 /// left out. With `trailing_comma`, a record may have one extra, empty, last
 /// cell (BSE ends every data row with a comma), and an empty last header cell
 /// is dropped. Lines holding only white space are skipped.
+#[cfg(test)]
 pub(crate) fn read_csv(text: &str, trailing_comma: bool, errors: &mut Vec<RowError>) -> Result<Table, ImportError> {
     let mut rows = CsvRows::open(text, trailing_comma)?;
     let records = rows.by_ref().filter_map(|r| r.map_err(|e| errors.push(e)).ok()).collect();
     rows.finish()?;
-    Ok(Table { header_line: rows.header_line, header: rows.header, records })
+    Ok(Table { header_line: rows.header_line, records })
 }
 
 /// A CSV file read one record at a time (a whole file of records is never
@@ -239,16 +239,7 @@ pub(crate) enum HeaderRule {
 
 /// Finds each known column in the header: its index, or `None` for an absent
 /// optional column. Unknown (under [`HeaderRule::Strict`]), repeated and
-/// missing required columns are all reported on the header's line.
-pub(crate) fn map_columns(
-    table: &Table,
-    known: &[Column],
-    rule: HeaderRule,
-) -> Result<Vec<Option<usize>>, Vec<RowError>> {
-    map_header(table.header_line, &table.header, known, rule)
-}
-
-/// [`map_columns`] for a header read on `line`.
+/// missing required columns are all reported on the header's line, `line`.
 pub(crate) fn map_header(
     line: usize,
     header: &[String],
@@ -361,8 +352,9 @@ fn json_message(e: &serde_json::Error) -> String {
     if e.column() > 0 { format!("{prefix}{message} (column {})", e.column()) } else { format!("{prefix}{message}") }
 }
 
-/// The first line of each key seen, for reporting duplicates on the later line.
-pub(crate) struct FirstSeen<K>(std::collections::HashMap<K, usize>);
+/// The first line of each key seen, for reporting duplicates on the later
+/// line (kept as `u32`: a file has fewer lines).
+pub(crate) struct FirstSeen<K>(std::collections::HashMap<K, u32>);
 
 impl<K: std::hash::Hash + Eq> FirstSeen<K> {
     /// An empty record.
@@ -373,9 +365,9 @@ impl<K: std::hash::Hash + Eq> FirstSeen<K> {
     /// Records `key` on `line`; returns the earlier line if it was seen before.
     pub(crate) fn insert(&mut self, key: K, line: usize) -> Option<usize> {
         match self.0.entry(key) {
-            std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
+            std::collections::hash_map::Entry::Occupied(e) => Some(*e.get() as usize),
             std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(line);
+                e.insert(u32::try_from(line).unwrap_or(u32::MAX));
                 None
             }
         }

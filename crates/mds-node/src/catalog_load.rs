@@ -78,13 +78,13 @@ fn stamp(c: &StoredCompany) -> ChangeStamp {
     ChangeStamp { seq: c.change_seq, updated_unix: c.updated_at.timestamp() }
 }
 
-/// Streams the rows into a builder (nothing but the catalog and the
-/// identity events are held), then lays the catalog out, with the
-/// history made of the events, on a blocking thread.
+/// Streams the identity events and the rows into a builder (nothing but
+/// the catalog and the events, packed, are held), then lays the catalog
+/// out, with the history made of the events, on a blocking thread.
 async fn build(store: &Arc<dyn Store>) -> StoreResult<Catalog> {
     let n = store.company_count().await?;
-    let events = store.identity_events().await?;
     let mut builder = CatalogBuilder::with_capacity(usize::try_from(n).unwrap_or(0));
+    store.identity_events_each(&mut |isin, e| builder.push_event(&isin, &e)).await?;
     let mut disorder: Option<OrderError> = None;
     store
         .companies_sorted(&mut |c| {
@@ -97,12 +97,12 @@ async fn build(store: &Arc<dyn Store>) -> StoreResult<Catalog> {
         // The store's order disagrees with the catalog's (a collation
         // mismatch): correct, but slower and bigger, to sort in memory.
         tracing::warn!("{e}; sorting the companies in memory instead");
+        let events = store.identity_events().await?;
         let mut rows = Vec::new();
         store.companies_sorted(&mut |c| rows.push((stamp(&c), c.company))).await?;
         return Ok(tokio::task::spawn_blocking(move || Catalog::from_stamped_with_history(rows, events))
             .await
             .expect("build does not panic"));
     }
-    builder.history(events);
     Ok(tokio::task::spawn_blocking(move || builder.finish()).await.expect("build does not panic"))
 }

@@ -140,6 +140,11 @@ pub trait IdentityStore: Send + Sync + 'static {
     /// `isin_changed` stands under both of its ISINs.
     async fn identity_events(&self) -> StoreResult<Vec<(Isin, IdentityEvent)>>;
 
+    /// [`IdentityStore::identity_events`], each handed to `each` as it is
+    /// read (nothing else is held in memory). Stops at, and returns, the
+    /// first error.
+    async fn identity_events_each(&self, each: &mut (dyn FnMut(Isin, IdentityEvent) + Send)) -> StoreResult<()>;
+
     /// Imports exchange snapshots as of one day with the companies made of
     /// them, in one transaction: refuses (`Invalid`, naming both days, with
     /// nothing written) a snapshot older than the latest of its series;

@@ -47,6 +47,58 @@ fn classification_of(b: &BseListing) -> Classification {
     }
 }
 
+/// The company of NSE listing `n`, with its BSE listing `b` when BSE
+/// lists it too, and its market cap in `mcap` (see [`merge`]).
+pub(super) fn nse_company(n: &NseListing, b: Option<&BseListing>, mcap: Option<&McapList>) -> Company {
+    let nse_listing = Listing {
+        exchange: Exchange::Nse,
+        symbol: n.symbol.to_string(),
+        scrip_code: None,
+        series: n.series.clone(),
+        listed_on: n.listed_on,
+        face_value: n.face_value,
+        status: ListingStatus::Active,
+    };
+    Company {
+        isin: n.isin.clone(),
+        ticker: n.symbol.clone(),
+        name: n.name.clone(),
+        industry: b.and_then(|b| b.industry.clone()),
+        sector: b.and_then(|b| b.sector.clone()),
+        is_bse: b.is_some(),
+        is_nse: true,
+        market_cap_band: mcap.and_then(|m| m.band_of(&n.symbol)),
+        logo_url: None,
+        details: CompanyDetails {
+            listings: [Some(nse_listing), b.map(bse_listing)].into_iter().flatten().collect(),
+            classification: b.map(classification_of).unwrap_or_default(),
+            market_cap: mcap.and_then(|m| m.market_cap_of(&n.symbol)),
+            ..CompanyDetails::default()
+        },
+    }
+}
+
+/// The company of BSE listing `b`, on no NSE list (see [`merge`]).
+pub(super) fn bse_company(b: &BseListing) -> Company {
+    Company {
+        isin: b.isin.clone(),
+        ticker: b.ticker.clone(),
+        name: b.name.clone(),
+        industry: b.industry.clone(),
+        sector: b.sector.clone(),
+        is_bse: true,
+        is_nse: false,
+        market_cap_band: None,
+        logo_url: None,
+        details: CompanyDetails {
+            listings: vec![bse_listing(b)],
+            classification: classification_of(b),
+            market_cap: None,
+            ..CompanyDetails::default()
+        },
+    }
+}
+
 /// Merges the lists by ISIN into companies.
 ///
 /// - `is_nse` / `is_bse`: on the NSE / BSE list.
@@ -67,33 +119,7 @@ pub fn merge(nse: &NseEquityList, bse: &BseEquityList, mcap: Option<&McapList>) 
     let on_nse: HashMap<&Isin, &NseListing> = nse.listings.iter().map(|n| (&n.isin, n)).collect();
     let mut companies = Vec::with_capacity(on_bse.len() + on_nse.len());
     for n in &nse.listings {
-        let b = on_bse.get(&n.isin).copied();
-        let nse_listing = Listing {
-            exchange: Exchange::Nse,
-            symbol: n.symbol.to_string(),
-            scrip_code: None,
-            series: n.series.clone(),
-            listed_on: n.listed_on,
-            face_value: n.face_value,
-            status: ListingStatus::Active,
-        };
-        companies.push(Company {
-            isin: n.isin.clone(),
-            ticker: n.symbol.clone(),
-            name: n.name.clone(),
-            industry: b.and_then(|b| b.industry.clone()),
-            sector: b.and_then(|b| b.sector.clone()),
-            is_bse: b.is_some(),
-            is_nse: true,
-            market_cap_band: mcap.and_then(|m| m.band_of(&n.symbol)),
-            logo_url: None,
-            details: CompanyDetails {
-                listings: [Some(nse_listing), b.map(bse_listing)].into_iter().flatten().collect(),
-                classification: b.map(classification_of).unwrap_or_default(),
-                market_cap: mcap.and_then(|m| m.market_cap_of(&n.symbol)),
-                ..CompanyDetails::default()
-            },
-        });
+        companies.push(nse_company(n, on_bse.get(&n.isin).copied(), mcap));
     }
     let mut notes = Vec::new();
     for (file, skipped) in [("NSE list", &nse.skipped_without_isin), ("BSE list", &bse.skipped_without_isin)] {
@@ -108,23 +134,7 @@ pub fn merge(nse: &NseEquityList, bse: &BseEquityList, mcap: Option<&McapList>) 
                 b.line, b.security_id, b.ticker, b.isin
             ));
         }
-        companies.push(Company {
-            isin: b.isin.clone(),
-            ticker: b.ticker.clone(),
-            name: b.name.clone(),
-            industry: b.industry.clone(),
-            sector: b.sector.clone(),
-            is_bse: true,
-            is_nse: false,
-            market_cap_band: None,
-            logo_url: None,
-            details: CompanyDetails {
-                listings: vec![bse_listing(b)],
-                classification: classification_of(b),
-                market_cap: None,
-                ..CompanyDetails::default()
-            },
-        });
+        companies.push(bse_company(b));
     }
     companies.sort_by(|a, b| (&a.ticker, &a.isin).cmp(&(&b.ticker, &b.isin)));
     MergedCompanies {

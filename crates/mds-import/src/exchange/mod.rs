@@ -24,16 +24,20 @@
 //! - [`mcap`]: the market-capitalisation file, ranked.
 //! - [`sme`]: NSE's SME list, read into the shape of the main board's.
 //! - [`merge`](mod@merge): the merge of the three into companies.
+//! - [`packed`]: an NSE list read packed, and the companies of an
+//!   exchange import made an ISIN range at a time.
 //! - [`snapshot`](mod@snapshot): the lists as snapshots of their series
 //!   with the companies merged of them, what the store is handed.
-//! - `table` (private): what the exchange CSVs share: reading the table with
-//!   lenient headers, placeholder ISINs, duplicate ISINs, names, codes and
-//!   face values, and the row loop that reports every bad row.
+//! - `table` (private): what the exchange CSVs share: reading the records
+//!   one at a time with lenient headers, placeholder ISINs, duplicate
+//!   ISINs, names, codes and face values, and the row loop that reports
+//!   every bad row.
 
 pub mod bse;
 pub mod mcap;
 pub mod merge;
 pub mod nse;
+pub mod packed;
 pub mod sme;
 pub mod snapshot;
 mod table;
@@ -42,6 +46,7 @@ pub use bse::{BseEquityList, BseListing, BseTickerSource, parse_bse_equity_list}
 pub use mcap::{McapList, McapRow, mcap_day_from_file_name, parse_nse_mcap};
 pub use merge::{MergedCompanies, merge};
 pub use nse::{NseEquityList, NseListing, parse_nse_equity_list};
+pub use packed::{ExchangeCompanies, NseRows, parse_nse_rows, parse_nse_sme_rows};
 pub use sme::parse_nse_sme_equity_list;
 pub use snapshot::{ExchangeSnapshots, snapshot_import};
 pub use table::{EquityList, SkippedRow};

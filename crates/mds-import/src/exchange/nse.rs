@@ -4,7 +4,7 @@
 use chrono::NaiveDate;
 use mds_domain::{Isin, Ticker};
 
-use super::table::{EquityList, code, exchange_name, face_value, parse_listings};
+use super::table::{EquityList, SkippedRow, code, exchange_name, face_value, parse_listings_into};
 use crate::error::ImportError;
 use crate::fields::parse_ticker;
 use crate::text::Column;
@@ -31,11 +31,11 @@ pub struct NseListing {
 /// NSE's equity list (`EQUITY_L.csv`).
 pub type NseEquityList = EquityList<NseListing>;
 
-const NSE_COLUMNS: [Column; 6] =
+pub(super) const NSE_COLUMNS: [Column; 6] =
     nse_shaped_columns(["SYMBOL", "NAME OF COMPANY", "ISIN NUMBER", "SERIES", "DATE OF LISTING", "FACE VALUE"]);
 
 /// NSE's `DATE OF LISTING` (`06-OCT-2008`).
-fn listing_date(cell: Option<&str>) -> Result<Option<NaiveDate>, String> {
+pub(super) fn listing_date(cell: Option<&str>) -> Result<Option<NaiveDate>, String> {
     cell.map(|c| {
         NaiveDate::parse_from_str(c, "%d-%b-%Y")
             .map_err(|_| format!("DATE OF LISTING must be a date such as 06-OCT-2008 (got {c:?})"))
@@ -72,7 +72,22 @@ pub(super) fn parse_nse_shaped(
     columns: &[Column],
     date: fn(Option<&str>) -> Result<Option<NaiveDate>, String>,
 ) -> Result<NseEquityList, ImportError> {
-    parse_listings(bytes, columns, 2, |record, col, isin| {
+    let mut listings = Vec::new();
+    let skipped_without_isin = parse_nse_shaped_into(bytes, columns, date, &mut |l| listings.push(l))?;
+    Ok(EquityList { listings, skipped_without_isin })
+}
+
+/// [`parse_nse_shaped`], each listing handed to `sink` as it is read (a
+/// record at a time: the file's records are never all held); returns the
+/// rows skipped for want of an ISIN. `Err` (every bad row reported) comes
+/// after the good rows were handed on: the caller drops what it was given.
+pub(super) fn parse_nse_shaped_into(
+    bytes: &[u8],
+    columns: &[Column],
+    date: fn(Option<&str>) -> Result<Option<NaiveDate>, String>,
+    sink: &mut dyn FnMut(NseListing),
+) -> Result<Vec<SkippedRow>, ImportError> {
+    parse_listings_into(bytes, columns, 2, sink, |record, col, isin| {
         let symbol = parse_ticker(record.get(col.req(0))).map_err(|e| format!("{}: {e}", columns[0].name));
         let name = exchange_name(record, col.req(1), columns[1].name);
         let series = code(record.opt(col.opt(3)), columns[3].name);

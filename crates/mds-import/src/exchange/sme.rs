@@ -9,13 +9,13 @@ use super::nse::{NseEquityList, nse_shaped_columns, parse_nse_shaped};
 use crate::error::ImportError;
 use crate::text::Column;
 
-const SME_COLUMNS: [Column; 6] =
+pub(super) const SME_COLUMNS: [Column; 6] =
     nse_shaped_columns(["SYMBOL", "NAME_OF_COMPANY", "ISIN_NUMBER", "SERIES", "DATE_OF_LISTING", "FACE_VALUE"]);
 
 /// The SME list's `DATE_OF_LISTING` (`15-May-26`; a four-digit year is
 /// read too). A two-digit year is of this century (the platform opened in
 /// 2012).
-fn listing_date(cell: Option<&str>) -> Result<Option<NaiveDate>, String> {
+pub(super) fn sme_listing_date(cell: Option<&str>) -> Result<Option<NaiveDate>, String> {
     cell.map(|c| {
         let four = c.rsplit('-').next().is_some_and(|y| y.len() == 4);
         let format = if four { "%d-%b-%Y" } else { "%d-%b-%y" };
@@ -28,7 +28,7 @@ fn listing_date(cell: Option<&str>) -> Result<Option<NaiveDate>, String> {
 /// Parses NSE's `SME_EQUITY_L.csv` into the shape of the main board's list.
 /// Every bad row is reported with its line.
 pub fn parse_nse_sme_equity_list(bytes: &[u8]) -> Result<NseEquityList, ImportError> {
-    parse_nse_shaped(bytes, &SME_COLUMNS, listing_date)
+    parse_nse_shaped(bytes, &SME_COLUMNS, sme_listing_date)
 }
 
 #[cfg(test)]

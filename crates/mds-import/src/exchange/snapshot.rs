@@ -1,15 +1,16 @@
 //! The exchange lists as snapshots of their series (NSE main board, NSE
 //! SME, BSE) as of a day, with the companies merged of them: what `mds
 //! import exchanges` hands the store (`mds_domain::snapshot::SnapshotImport`).
+//! The NSE lists come packed ([`NseRows`]) and the companies are made an
+//! ISIN range at a time ([`ExchangeCompanies`]), so that neither a list's
+//! rows nor its companies are all held as records.
 
 use chrono::NaiveDate;
-use mds_domain::snapshot::{Series, SnapshotImport, SnapshotRow};
+use mds_domain::snapshot::{Companies, Series, SnapshotImport, SnapshotRowsBuilder};
 
-use super::bse::BseEquityList;
+use super::bse::{BseEquityList, BseTickerSource};
 use super::mcap::McapList;
-use super::merge::merge;
-use super::nse::NseEquityList;
-use super::table::EquityList;
+use super::packed::{ExchangeCompanies, NseRows};
 
 /// The snapshots of an exchange import and what the merge reported.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,79 +23,67 @@ pub struct ExchangeSnapshots {
     pub notes: Vec<String>,
 }
 
-/// The rows of an NSE list as a snapshot.
-fn nse_rows(list: &NseEquityList) -> Vec<SnapshotRow> {
-    list.listings
-        .iter()
-        .map(|n| SnapshotRow {
-            isin: n.isin.clone(),
-            symbol: n.symbol.clone(),
-            name: n.name.clone(),
-            face_value: n.face_value,
-            listed_on: n.listed_on,
-        })
-        .collect()
-}
-
 /// The snapshots of the lists given, as of `as_of`, and the companies
 /// merged of them (the SME list's securities as NSE listings beside the
-/// main board's). `Err` names an ISIN both NSE lists carry.
+/// main board's; what [`merge`](super::merge) makes, with the same notes).
+/// `Err` names an ISIN both NSE lists carry.
 pub fn snapshot_import(
-    nse: &NseEquityList,
-    sme: Option<&NseEquityList>,
-    bse: Option<&BseEquityList>,
-    mcap: Option<&McapList>,
+    nse: NseRows,
+    sme: Option<NseRows>,
+    bse: Option<BseEquityList>,
+    mcap: Option<McapList>,
     as_of: NaiveDate,
 ) -> Result<ExchangeSnapshots, String> {
-    // The main board's rows, and the SME list's beside them (a copy only
-    // when there is an SME list).
-    let with_sme;
-    let both = match sme {
-        None => nse,
-        Some(sme) => {
-            let main: std::collections::HashMap<_, _> = nse.listings.iter().map(|n| (&n.isin, n.line)).collect();
-            if let Some((s, m)) = sme.listings.iter().find_map(|s| main.get(&s.isin).map(|m| (s, m))) {
-                return Err(format!(
-                    "ISIN {} is on both the main board list (line {m}) and the SME list (line {})",
-                    s.isin, s.line
-                ));
-            }
-            let mut b = nse.clone();
-            b.listings.extend(sme.listings.iter().cloned());
-            b.skipped_without_isin.extend(sme.skipped_without_isin.iter().cloned());
-            with_sme = b;
-            &with_sme
+    if let Some(sme) = &sme {
+        // The first such SME row in file order (the lowest line).
+        let both =
+            (0..sme.len()).filter_map(|i| nse.find(sme.rows.isin(i)).map(|m| (sme.line(i), i, nse.line(m)))).min();
+        if let Some((line, i, m)) = both {
+            return Err(format!(
+                "ISIN {} is on both the main board list (line {m}) and the SME list (line {line})",
+                sme.rows.isin(i)
+            ));
         }
-    };
-    let none = EquityList { listings: Vec::new(), skipped_without_isin: Vec::new() };
-    let merged = merge(both, bse.unwrap_or(&none), mcap);
-    let mut series = vec![(Series::NseMain, nse_rows(nse))];
-    if let Some(sme) = sme {
-        series.push((Series::NseSme, nse_rows(sme)));
     }
-    if let Some(bse) = bse {
-        let rows = bse
-            .listings
-            .iter()
-            .map(|b| SnapshotRow {
-                isin: b.isin.clone(),
-                symbol: b.ticker.clone(),
-                name: b.name.clone(),
-                face_value: b.face_value,
-                listed_on: None,
-            })
-            .collect();
-        series.push((Series::Bse, rows));
+    let mut notes = Vec::new();
+    let nse_skipped = nse.skipped_without_isin.iter().chain(sme.iter().flat_map(|s| &s.skipped_without_isin));
+    let bse_skipped = bse.iter().flat_map(|b| &b.skipped_without_isin);
+    for (file, s) in nse_skipped.map(|s| ("NSE list", s)).chain(bse_skipped.map(|s| ("BSE list", s))) {
+        notes.push(format!("{file} line {}: skipped, no ISIN (ISIN cell {:?})", s.line, s.isin));
     }
+    let skipped_without_isin = notes.len();
+    let on_nse = |isin: &str| nse.find(isin).is_some() || sme.as_ref().is_some_and(|s| s.find(isin).is_some());
+    for b in bse.iter().flat_map(|b| &b.listings).filter(|b| !on_nse(b.isin.as_str())) {
+        if b.ticker_source == BseTickerSource::SecurityCode {
+            notes.push(format!(
+                "BSE list line {}: Security Id {:?} is not a valid ticker; the Security Code {} is the ticker of {}",
+                b.line, b.security_id, b.ticker, b.isin
+            ));
+        }
+    }
+    let mut series = vec![(Series::NseMain, nse.rows.clone())];
+    if let Some(sme) = &sme {
+        series.push((Series::NseSme, sme.rows.clone()));
+    }
+    let (bse_given, mcap_given) = (bse.is_some(), mcap.is_some());
+    let bse = bse.map(|b| b.listings).unwrap_or_default();
+    if bse_given {
+        let mut rows = SnapshotRowsBuilder::default();
+        for b in &bse {
+            rows.push(&b.isin, &b.ticker, &b.name, b.face_value, None);
+        }
+        series.push((Series::Bse, rows.finish()));
+    }
+    let lists = [Some(nse), sme].into_iter().flatten().collect();
     Ok(ExchangeSnapshots {
         import: SnapshotImport {
             as_of,
             series,
-            companies: merged.companies,
-            bse_given: bse.is_some(),
-            mcap_given: mcap.is_some(),
+            companies: Companies::new(ExchangeCompanies::new(lists, bse, mcap)),
+            bse_given,
+            mcap_given,
         },
-        skipped_without_isin: merged.skipped_without_isin,
-        notes: merged.notes,
+        skipped_without_isin,
+        notes,
     })
 }

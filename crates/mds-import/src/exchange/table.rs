@@ -47,29 +47,6 @@ impl Cols {
     }
 }
 
-/// The data records of an exchange CSV and where its columns are.
-struct ExchangeTable {
-    records: Vec<Record>,
-    col: Cols,
-}
-
-/// Reads an exchange CSV with `columns`; `None` when the header is bad (the
-/// problems are in `errors`).
-fn read_exchange_csv(
-    text: &str,
-    columns: &[Column],
-    errors: &mut Vec<RowError>,
-) -> Result<Option<ExchangeTable>, ImportError> {
-    let table = text::read_csv(text, true, errors)?;
-    match text::map_columns(&table, columns, HeaderRule::Lenient) {
-        Ok(found) => Ok(Some(ExchangeTable { records: table.records, col: Cols(found) })),
-        Err(header_errors) => {
-            errors.extend(header_errors);
-            Ok(None)
-        }
-    }
-}
-
 /// Checks the ISIN cell of an exchange row: `Ok(None)` for a placeholder,
 /// which is recorded in `skipped`.
 fn exchange_isin(record: &Record, index: usize, skipped: &mut Vec<SkippedRow>) -> Result<Option<Isin>, String> {
@@ -79,6 +56,11 @@ fn exchange_isin(record: &Record, index: usize, skipped: &mut Vec<SkippedRow>) -
         return Ok(None);
     }
     parse_isin(cell).map(Some)
+}
+
+/// An ISIN's bytes.
+fn isin_key(isin: &Isin) -> [u8; 12] {
+    isin.as_str().as_bytes().try_into().expect("an ISIN is 12 ASCII characters")
 }
 
 /// A required name cell.
@@ -92,9 +74,11 @@ pub(super) fn exchange_name(record: &Record, index: usize, column: &str) -> Resu
 }
 
 /// The ISIN, or a duplicate error when an earlier line has it.
-fn first_time(seen: &mut FirstSeen<Isin>, isin: Option<Isin>, line: usize) -> Result<Option<Isin>, String> {
+/// (The ISINs are keyed by their 12 bytes: a list of a million rows holds
+/// them all while it is read.)
+fn first_time(seen: &mut FirstSeen<[u8; 12]>, isin: Option<Isin>, line: usize) -> Result<Option<Isin>, String> {
     match isin {
-        Some(isin) => match seen.insert(isin.clone(), line) {
+        Some(isin) => match seen.insert(isin_key(&isin), line) {
             Some(first) => Err(format!("duplicate ISIN {isin}: it is already on line {first}")),
             None => Ok(Some(isin)),
         },
@@ -133,20 +117,38 @@ pub(super) fn parse_listings<L>(
     bytes: &[u8],
     columns: &[Column],
     isin_col: usize,
-    mut listing: impl FnMut(&Record, &Cols, Result<Isin, String>) -> Result<L, Vec<Option<String>>>,
+    listing: impl FnMut(&Record, &Cols, Result<Isin, String>) -> Result<L, Vec<Option<String>>>,
 ) -> Result<EquityList<L>, ImportError> {
+    let mut listings = Vec::new();
+    let skipped_without_isin = parse_listings_into(bytes, columns, isin_col, &mut |l| listings.push(l), listing)?;
+    Ok(EquityList { listings, skipped_without_isin })
+}
+
+/// [`parse_listings`], each listing handed to `sink` as it is read;
+/// returns the rows skipped. `Err` comes after the good rows were handed
+/// on (the caller drops them).
+pub(super) fn parse_listings_into<L>(
+    bytes: &[u8],
+    columns: &[Column],
+    isin_col: usize,
+    sink: &mut dyn FnMut(L),
+    mut listing: impl FnMut(&Record, &Cols, Result<Isin, String>) -> Result<L, Vec<Option<String>>>,
+) -> Result<Vec<SkippedRow>, ImportError> {
     let mut skipped_without_isin = Vec::new();
     let mut seen = FirstSeen::new();
-    let listings = read_rows(bytes, columns, |record, col| {
-        match exchange_isin(record, col.req(isin_col), &mut skipped_without_isin)
+    for_each_row(
+        bytes,
+        columns,
+        |record, col| match exchange_isin(record, col.req(isin_col), &mut skipped_without_isin)
             .and_then(|isin| first_time(&mut seen, isin, record.line))
         {
             Ok(None) => None,
             Ok(Some(isin)) => Some(listing(record, col, Ok(isin))),
             Err(e) => Some(listing(record, col, Err(e))),
-        }
-    })?;
-    Ok(EquityList { listings, skipped_without_isin })
+        },
+        sink,
+    )?;
+    Ok(skipped_without_isin)
 }
 
 /// The rows of an exchange CSV with `columns`, each made by `row` from its
@@ -155,22 +157,50 @@ pub(super) fn parse_listings<L>(
 pub(super) fn read_rows<T>(
     bytes: &[u8],
     columns: &[Column],
-    mut row: impl FnMut(&Record, &Cols) -> Option<Result<T, Vec<Option<String>>>>,
+    row: impl FnMut(&Record, &Cols) -> Option<Result<T, Vec<Option<String>>>>,
 ) -> Result<Vec<T>, ImportError> {
+    let mut out = Vec::new();
+    for_each_row(bytes, columns, row, &mut |r| out.push(r))?;
+    Ok(out)
+}
+
+/// [`read_rows`], each row handed to `sink` as it is made, the file read a
+/// record at a time (its records are never all held). A header without
+/// the required columns: its problems, and the records are still read for
+/// theirs. `Err` comes after the good rows were handed on.
+fn for_each_row<T>(
+    bytes: &[u8],
+    columns: &[Column],
+    mut row: impl FnMut(&Record, &Cols) -> Option<Result<T, Vec<Option<String>>>>,
+    sink: &mut dyn FnMut(T),
+) -> Result<(), ImportError> {
     let mut errors = Vec::new();
     let text = text::decode(bytes, &mut errors)?;
-    let mut out = Vec::new();
-    if let Some(ExchangeTable { records, col }) = read_exchange_csv(&text, columns, &mut errors)? {
-        for record in &records {
-            match row(record, &col) {
-                None => {}
-                Some(Ok(r)) => out.push(r),
-                Some(Err(problems)) => RowError::push_all(&mut errors, record.line, problems),
+    let mut records = text::CsvRows::open(&text, true)?;
+    let col = match text::map_header(records.header_line, &records.header, columns, HeaderRule::Lenient) {
+        Ok(found) => Some(Cols(found)),
+        Err(header_errors) => {
+            errors.extend(header_errors);
+            None
+        }
+    };
+    for record in records.by_ref() {
+        let record = match record {
+            Ok(r) => r,
+            Err(e) => {
+                errors.push(e);
+                continue;
             }
+        };
+        let Some(col) = &col else { continue };
+        match row(&record, col) {
+            None => {}
+            Some(Ok(r)) => sink(r),
+            Some(Err(problems)) => RowError::push_all(&mut errors, record.line, problems),
         }
     }
-    ImportError::check(errors)?;
-    Ok(out)
+    records.finish()?;
+    ImportError::check(errors)
 }
 
 #[cfg(test)]

@@ -23,8 +23,10 @@
 //!    order, then those of the companies only restamped (kept in a TEMP
 //!    table until the last range, `events::DEFERRED`).
 //!
-//! So an import holds its inputs, the change rows and one range of runs,
-//! events and companies, not the whole store.
+//! So an import holds its inputs (a snapshot's rows packed,
+//! `SnapshotRows`; its companies made a range at a time, when the range
+//! is derived, `Companies`), the change rows and one range of runs, events
+//! and companies, not the whole store.
 //!
 //! Nothing changed (the same snapshot again, change rows all known): the
 //! transaction is rolled back and no generation moves.
@@ -36,7 +38,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use chrono::NaiveDate;
 use futures_util::TryStreamExt;
 use mds_domain::snapshot::derive::{Derived, Deriver, issuer};
-use mds_domain::snapshot::{NameChange, Run, Series, SnapshotRow, SymbolChange, apply_snapshot, carry_over};
+use mds_domain::snapshot::{Companies, NameChange, Run, Series, SnapshotRow, SnapshotRows, SymbolChange, carry_over};
 use mds_domain::{Company, CompanyChanged, CompanyStatus, EventDraft, IdentityEvent, Isin, Ticker};
 
 use super::catalog::{UpsertStamp, begin_upsert};
@@ -51,20 +53,31 @@ use crate::{IdentityImport, SnapshotImport, StoreError, StoreResult};
 /// Read as a stream into the list (the rows come in that order), so only
 /// the list is held.
 pub(crate) async fn events(pool: &Pool) -> StoreResult<Vec<(Isin, IdentityEvent)>> {
+    let mut out: Vec<(Isin, IdentityEvent)> = Vec::new();
+    events_each(pool, &mut |isin, e| {
+        let isin = match out.last() {
+            Some((last, _)) if *last == isin => last.clone(),
+            _ => isin,
+        };
+        out.push((isin, e));
+    })
+    .await?;
+    out.shrink_to_fit();
+    Ok(out)
+}
+
+/// [`events`], each handed to `each` as it is read (the catalog build
+/// packs them as they come, `mds_catalog::PackedEvents`).
+pub(crate) async fn events_each(pool: &Pool, each: &mut (dyn FnMut(Isin, IdentityEvent) + Send)) -> StoreResult<()> {
     let mut tx = begin_read(pool).await?;
     let mut rows =
         sqlx::query_as::<_, (String, String)>("SELECT isin, event_json FROM identity_events ORDER BY isin, seq")
             .fetch(&mut *tx);
-    let mut out: Vec<(Isin, IdentityEvent)> = Vec::new();
     while let Some((isin, json)) = rows.try_next().await.map_err(db)? {
-        let i = match out.last() {
-            Some((last, _)) if last.as_str() == isin => last.clone(),
-            _ => Isin::parse(&isin).map_err(|e| corrupt(format_args!("identity_events: {e}")))?,
-        };
-        out.push((i, event(&isin, &json)?));
+        let i = Isin::parse(&isin).map_err(|e| corrupt(format_args!("identity_events: {e}")))?;
+        each(i, event(&isin, &json)?);
     }
-    out.shrink_to_fit();
-    Ok(out)
+    Ok(())
 }
 
 /// An `identity_events` row's event.
@@ -109,9 +122,8 @@ pub(crate) async fn import_snapshots(pool: &Pool, import: &SnapshotImport) -> St
     for (series, rows) in &import.series {
         apply(&mut tx, *series, import.as_of, rows, latest.get(series).copied(), &mut summary).await?;
     }
-    let given: Vec<&Company> = import.companies.iter().collect();
     let carry = Carry { bse_given: import.bse_given, mcap_given: import.mcap_given };
-    let changed = rederive(&mut tx, &given, Some(carry), &mut summary).await?;
+    let changed = rederive(&mut tx, Some((&import.companies, carry)), &mut summary).await?;
     if changed || summary.snapshots > 0 || summary.runs_opened + summary.runs_closed > 0 {
         tx.commit().await.map_err(db)?;
     }
@@ -161,7 +173,7 @@ pub(crate) async fn import_changes(
         summary.events = n.unsigned_abs();
         return Ok(summary);
     }
-    rederive(&mut tx, &[], None, &mut summary).await?;
+    rederive(&mut tx, None, &mut summary).await?;
     tx.commit().await.map_err(db)?;
     Ok(summary)
 }
@@ -187,16 +199,14 @@ async fn apply(
     conn: &mut Conn,
     series: Series,
     as_of: NaiveDate,
-    rows: &[SnapshotRow],
+    rows: &SnapshotRows,
     latest: Option<NaiveDate>,
     summary: &mut IdentityImport,
 ) -> StoreResult<()> {
     let s = series.as_str();
     let d = as_of.to_string();
-    let mut sorted: Vec<&SnapshotRow> = rows.iter().collect();
-    sorted.sort_by(|a, b| a.isin.cmp(&b.isin));
     if latest == Some(as_of) {
-        let (closed, opened) = snapshot_diff(conn, series, &sorted).await?;
+        let (closed, opened) = snapshot_diff(conn, series, rows).await?;
         if closed.is_empty() && opened.is_empty() {
             return Ok(());
         }
@@ -210,8 +220,7 @@ async fn apply(
         execute(conn, sqlx::query("DELETE FROM identity_snapshots WHERE series = $1 AND as_of = $2").bind(s).bind(&d))
             .await?;
     }
-    let (closed, opened) = snapshot_diff(conn, series, &sorted).await?;
-    drop(sorted);
+    let (closed, opened) = snapshot_diff(conn, series, rows).await?;
     let closed_isins: Vec<&str> = closed.iter().map(Isin::as_str).collect();
     for_isins(
         conn,
@@ -222,7 +231,7 @@ async fn apply(
     .await?;
     let insert = "INSERT INTO identity_runs (series, isin, since, symbol, name, face_value, listed_on)";
     for part in opened.chunks(ROWS_HELD) {
-        let values: Vec<Vec<Option<String>>> = part.iter().map(|r| run_values(s, &d, r)).collect();
+        let values: Vec<Vec<Option<String>>> = part.iter().map(|&i| run_values(s, &d, &rows.get(i))).collect();
         insert_rows(conn, insert, &[None; 7], &values).await?;
     }
     execute(
@@ -321,19 +330,17 @@ async fn for_isins(conn: &mut Conn, head: &str, params: &[&str], isins: &[&str])
 /// build, so the tests' files (a few thousand rows) are read in many pages.
 const OPEN_PAGE: i64 = if cfg!(debug_assertions) { 300 } else { 20_000 };
 
-/// What the snapshot of `series` whose rows are `rows` (by ISIN) does to
-/// its open runs (`apply_snapshot`), the open runs read a page at a time
-/// in ISIN order and compared with the rows of their ISINs' range.
-async fn snapshot_diff<'a>(
-    conn: &mut Conn,
-    series: Series,
-    rows: &[&'a SnapshotRow],
-) -> StoreResult<(Vec<Isin>, Vec<&'a SnapshotRow>)> {
+/// What the snapshot of `series` whose rows are `rows` does to its open
+/// runs (`apply_snapshot`): the ISINs whose run ends and the rows (by
+/// ISIN) that open one, the open runs read a page at a time in ISIN order
+/// and compared with the rows of their ISINs' range
+/// (`SnapshotRows::apply_to`).
+async fn snapshot_diff(conn: &mut Conn, series: Series, rows: &SnapshotRows) -> StoreResult<(Vec<Isin>, Vec<usize>)> {
     let sql = "SELECT series, isin, since, until, symbol, name, face_value, listed_on FROM identity_runs \
                WHERE series = $1 AND until IS NULL AND isin > $2 ORDER BY isin LIMIT $3";
     let (mut closed, mut opened) = (Vec::new(), Vec::new());
     let mut after = String::new();
-    let mut rest = rows;
+    let mut rest = 0;
     loop {
         let rs = fetch_all(conn, sqlx::query(sql).bind(series.as_str()).bind(&after).bind(OPEN_PAGE)).await?;
         let last = rs.len() < OPEN_PAGE as usize;
@@ -343,18 +350,20 @@ async fn snapshot_diff<'a>(
             Some(m) if !last => m.as_str().to_owned(),
             _ => {
                 // The last page: every row left is compared with it.
-                let (c, o) = apply_snapshot(&open, rest.iter().copied());
+                let (c, o) = rows.apply_to(&open, rest..rows.len());
                 closed.extend(c);
                 opened.extend(o);
                 break;
             }
         };
-        let n = rest.partition_point(|r| r.isin.as_str() <= upto.as_str());
-        let (here, later) = rest.split_at(n);
-        let (c, o) = apply_snapshot(&open, here.iter().copied());
+        let mut n = rows.below(&upto);
+        if n < rows.len() && rows.isin(n) == upto {
+            n += 1;
+        }
+        let (c, o) = rows.apply_to(&open, rest..n.max(rest));
         closed.extend(c);
         opened.extend(o);
-        rest = later;
+        rest = n.max(rest);
         after = upto;
     }
     closed.sort();
@@ -522,7 +531,8 @@ struct Writing {
 
 /// Derives the events and statuses again and writes what changed (see the
 /// module's steps 2 and 3), `given` being the companies an exchange import
-/// made (with `carry`). Whether anything was written.
+/// made (with `carry`), asked for a range at a time. Whether anything was
+/// written.
 ///
 /// A range of issuers at a time ([`runs_from`]): their runs derived
 /// against every change row (`Deriver`), compared with their stored events
@@ -532,15 +542,12 @@ struct Writing {
 /// every run at once would.
 async fn rederive(
     conn: &mut Conn,
-    given: &[&Company],
-    carry: Option<Carry>,
+    given: Option<(&Companies, Carry)>,
     summary: &mut IdentityImport,
 ) -> StoreResult<bool> {
     let (symbols, names) = change_rows(conn).await?;
     let prep = Deriver::new(&symbols, &names);
-    let mut given: Vec<&Company> = given.to_vec();
-    given.sort_by(|a, b| a.isin.cmp(&b.isin));
-    let mut given = given.as_slice();
+    let carry = given.map(|(_, c)| c);
     let mut writing: Option<Writing> = None;
     let mut wrote = false;
     let mut lo = String::new();
@@ -548,10 +555,8 @@ async fn rederive(
         let (runs, hi) = runs_from(conn, &lo).await?;
         let derived = prep.derive(&runs);
         drop(runs);
-        let here = given.partition_point(|c| hi.as_deref().is_none_or(|h| c.isin.as_str() < h));
-        let (given_here, rest) = given.split_at(here);
-        given = rest;
-        wrote |= rederive_range(conn, &lo, hi.as_deref(), &derived, given_here, carry, &mut writing, summary).await?;
+        let given_here = given.map(|(g, _)| g.range(&lo, hi.as_deref())).unwrap_or_default();
+        wrote |= rederive_range(conn, &lo, hi.as_deref(), &derived, &given_here, carry, &mut writing, summary).await?;
         match hi {
             Some(h) => lo = h,
             None => break,
@@ -571,7 +576,7 @@ async fn rederive_range(
     lo: &str,
     hi: Option<&str>,
     derived: &Derived,
-    given: &[&Company],
+    given: &[Company],
     carry: Option<Carry>,
     writing: &mut Option<Writing>,
     summary: &mut IdentityImport,
@@ -594,7 +599,7 @@ async fn rederive_range(
     let mut seen: HashSet<&Isin> = HashSet::new();
     for c in given {
         seen.insert(&c.isin);
-        let mut c = (*c).clone();
+        let mut c = c.clone();
         match stored.get(&c.isin) {
             Some(s) => {
                 if let Some(k) = carry {

@@ -79,6 +79,7 @@ delegate!(CatalogStore {
 
 delegate!(IdentityStore {
     identity_events() -> Vec<(Isin, IdentityEvent)> => identity::events;
+    identity_events_each(each: &mut (dyn FnMut(Isin, IdentityEvent) + Send)) -> () => identity::events_each;
     import_snapshots(import: &SnapshotImport) -> IdentityImport => identity::import_snapshots;
     import_nse_changes(symbols: &[SymbolChange], names: &[NameChange]) -> IdentityImport => identity::import_changes;
     snapshot_days() -> Vec<(Series, NaiveDate)> => identity::snapshot_days;

@@ -205,7 +205,7 @@ pub async fn an_older_snapshot_is_refused_and_nothing_written(store: &dyn Store)
     let events = store.identity_events().await.expect("events");
     let companies = store.companies().await.expect("companies");
     let mut older = first.clone();
-    older.series.push((Series::NseSme, vec![listed("INE500E0101", "SMEONE", "Sme One Limited", 10.0).0]));
+    older.series.push((Series::NseSme, vec![listed("INE500E0101", "SMEONE", "Sme One Limited", 10.0).0].into()));
     match store.import_snapshots(&older).await {
         Err(StoreError::Invalid(m)) => assert!(m.contains("2024-01-30") && m.contains("2026-05-17"), "{m}"),
         other => panic!("expected Invalid, got {other:?}"),
@@ -227,8 +227,8 @@ pub async fn a_snapshot_of_the_latest_day_replaces_it(store: &dyn Store) {
     store.import_snapshots(&second).await.expect("second");
     // The corrected list of the same day still shows GONE.
     let gone = listed("INE300C0101", "GONE", "Gone Limited", 1.0);
-    corrected.series[0].1.push(gone.0);
-    corrected.companies.push(gone.1);
+    corrected.series[0].1 = corrected.series[0].1.iter().chain([gone.0]).collect();
+    corrected.companies = corrected.companies.all().into_iter().chain([gone.1]).collect();
     store.import_snapshots(&corrected).await.expect("corrected");
     assert_eq!(kinds(store, "INE300C0101").await, vec![("listed", day("2024-01-30"), false)]);
     assert_eq!(status(store, "INE300C0101").await, CompanyStatus::Active);
