@@ -357,18 +357,12 @@ mod tests {
 
     #[test]
     fn held_companies_are_given_by_isin_range() {
-        let c = |isin: &str| Company {
-            isin: Isin::parse(isin).unwrap(),
-            ticker: Ticker::parse("X").unwrap(),
-            name: "X".into(),
-            industry: None,
-            sector: None,
-            is_bse: false,
-            is_nse: true,
-            market_cap_band: None,
-            logo_url: None,
-            details: Default::default(),
-        };
+        let one: Company = serde_json::from_str(
+            r#"{"isin": "INE758T01015", "ticker": "X", "name": "X", "industry": null, "sector": null,
+                "is_bse": false, "is_nse": true, "market_cap_band": null, "logo_url": null}"#,
+        )
+        .unwrap();
+        let c = |isin: &str| Company { isin: Isin::parse(isin).unwrap(), ..one.clone() };
         let all: Companies = ["INE758T01015", "INE155A01022", "INE296A01024"].into_iter().map(c).collect();
         let isins = |v: Vec<Company>| v.into_iter().map(|c| c.isin.to_string()).collect::<Vec<_>>();
         assert_eq!(isins(all.all()), ["INE155A01022", "INE296A01024", "INE758T01015"]);
