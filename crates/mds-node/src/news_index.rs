@@ -4,8 +4,8 @@
 //! held once, instants as integers; see `news_index/rows.rs`), written as the JSON
 //! the list shows when a page is made, and postings by ISIN, ticker,
 //! category and tag. On the synthetic set (`bench/gen_news.py`, 562 bytes
-//! of list JSON an article) that is 125 bytes an article in all, postings
-//! included: 119 MiB for 1,000,000 articles (`bench/news-1m.sh`).
+//! of list JSON an article) that is 131 bytes an article in all, postings
+//! included: 125 MiB for 1,000,000 articles (`bench/news-1m.sh`).
 //!
 //! An index is of one news generation: it is built by reading the store a
 //! batch at a time in list order ([`NewsIndex::build`]), and kept only if
