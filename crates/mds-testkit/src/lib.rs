@@ -14,7 +14,9 @@
 //! - [`redis`]: a private `redis-server` to stop, kill and restart.
 //! - [`faketime`]: where libfaketime is, for processes under a fake clock.
 //! - [`keys`]: a key issued for a test, unaudited ([`keys::issue_key`]).
+//! - [`arb`]: proptest strategies of the wire records (an article).
 
+pub mod arb;
 pub mod faketime;
 pub mod fixtures;
 pub mod keys;

@@ -43,6 +43,16 @@ pub(super) const MAX_DISTINCT: usize = 1 << 16;
 /// The FSST code of an escape: the next byte stands for itself.
 const ESCAPE: u8 = 255;
 
+/// The keys and fields, in the list's order, of the held values that
+/// follow `tags` in a row's JSON.
+const HELD_AFTER_TAGS: [(&[u8], Field); 5] = [
+    (b",\"isin\":", Field::Isin),
+    (b",\"ticker\":", Field::Ticker),
+    (b",\"company_name\":", Field::CompanyName),
+    (b",\"author_name\":", Field::AuthorName),
+    (b",\"hero_image\":", Field::HeroImage),
+];
+
 /// The fields whose values are held once, in their [`Rows::values`] order.
 #[derive(Debug, Clone, Copy)]
 enum Field {
@@ -415,16 +425,11 @@ impl Rows {
             }
             w.value(Field::Tag);
         }
-        w.out.extend_from_slice(b"],\"isin\":");
-        w.value(Field::Isin);
-        w.out.extend_from_slice(b",\"ticker\":");
-        w.value(Field::Ticker);
-        w.out.extend_from_slice(b",\"company_name\":");
-        w.value(Field::CompanyName);
-        w.out.extend_from_slice(b",\"author_name\":");
-        w.value(Field::AuthorName);
-        w.out.extend_from_slice(b",\"hero_image\":");
-        w.value(Field::HeroImage);
+        w.out.push(b']');
+        for (key, field) in HELD_AFTER_TAGS {
+            w.out.extend_from_slice(key);
+            w.value(field);
+        }
         w.out.extend_from_slice(b",\"url\":");
         w.text();
         w.out.extend_from_slice(b",\"published_at\":");
@@ -496,7 +501,6 @@ fn put_instant(t: Option<DateTime<Utc>>, out: &mut Vec<u8>) {
 mod tests {
     use super::*;
     use chrono::TimeZone;
-    use mds_domain::{Isin, Slug};
     use proptest::prelude::*;
 
     /// Any text: unicode, quotes, backslashes, control characters.
@@ -514,45 +518,8 @@ mod tests {
     }
 
     fn summary() -> impl Strategy<Value = ArticleSummary> {
-        let a = (
-            "[a-z0-9-]{1,30}",
-            text(),
-            prop::option::of(text()),
-            prop::option::of(text()),
-            prop::option::of(text()),
-            prop::collection::vec(text(), 0..4),
-            prop::option::of(prop::sample::select(vec!["INE002A01018", "INE467B01029"])),
-        );
-        let b = (
-            prop::option::of(text()),
-            prop::option::of(text()),
-            prop::option::of(text()),
-            prop::option::of(text()),
-            prop::option::of(text()),
-            prop::option::of(instant()),
-            prop::option::of(instant()),
-        );
-        (a, b).prop_map(
-            |(
-                (slug, headline, subheadline, excerpt, category, tags, isin),
-                (ticker, company_name, author_name, hero_image, url, published_at, updated_at),
-            )| ArticleSummary {
-                slug: Slug::parse(&slug).unwrap(),
-                headline,
-                subheadline,
-                excerpt,
-                category,
-                tags,
-                isin: isin.map(|i| Isin::parse(i).unwrap()),
-                ticker,
-                company_name,
-                author_name,
-                hero_image,
-                url,
-                published_at,
-                updated_at,
-            },
-        )
+        let isins = &["INE002A01018", "INE467B01029"];
+        mds_testkit::arb::article(text().boxed(), text().boxed(), instant().boxed(), isins).prop_map(|a| a.summary())
     }
 
     proptest! {
