@@ -11,12 +11,13 @@ use mds_testkit::rng::Rng;
 use std::io::Read as _;
 use std::time::{Duration, Instant};
 
-use common::{Options, TestApp, assert_problem, naming, new_key, spawn, spawn_with};
+use common::{Options, TestApp, assert_problem, naming, new_key, reloading_every, spawn, spawn_with};
 use mds_domain::news::{Exact, NewsKey};
 use mds_domain::time::{format_utc, parse_rfc3339};
 use mds_domain::{Article, ArticleSummary, Environment, Isin, NewsFilter, Ticker};
 use mds_testkit::fixtures::{bare_article, news_after, news_list};
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 /// `/v1/news` with `pairs` as its query string, percent-encoded.
 fn path(pairs: &[(&str, &str)]) -> String {
@@ -411,6 +412,64 @@ async fn articles_imported_while_a_client_pages_cause_no_duplicates_or_skips() {
 /// Whether `a` comes after `last` in the list's order.
 fn list_order_after(a: &ArticleSummary, last: &ArticleSummary) -> bool {
     mds_domain::news::list_order(&NewsKey::of(a), &NewsKey::of(last)).is_gt()
+}
+
+/// The tag a page hashed whole gets: 16 bytes of its SHA-256, in hex.
+fn digest_tag(body: &[u8]) -> String {
+    let hex: String = Sha256::digest(body)[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("\"{hex}\"")
+}
+
+/// With no page kept, every page is made; made from the node's news index,
+/// it is tagged from the index and the query, not by hashing it: the same
+/// page made again has the same tag and bytes, another query another tag,
+/// and a new index (an import) a new tag, though the page's bytes did not
+/// change.
+#[tokio::test]
+async fn a_page_made_from_the_index_is_tagged_from_the_index_and_the_query() {
+    let mut config = reloading_every(Duration::from_millis(100));
+    config.node.page_cache_bytes = 0;
+    let app = spawn_with(Options { config, ..Options::default() }).await;
+    let p = "/v1/news?limit=3";
+    let get = |path: &'static str| {
+        let app = &app;
+        async move {
+            let r = app.get(path).await;
+            assert_eq!(r.status(), 200);
+            let etag = r.headers()["etag"].to_str().unwrap().to_owned();
+            (etag, r.bytes().await.unwrap())
+        }
+    };
+    // Until the index is held, pages are made from the store and hashed.
+    let t = Instant::now();
+    let (etag, body) = loop {
+        let (etag, body) = get(p).await;
+        if etag != digest_tag(&body) {
+            break (etag, body);
+        }
+        assert!(t.elapsed() < Duration::from_secs(20), "no page was made from the index");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(get(p).await, (etag.clone(), body.clone()), "made again: the same tag and bytes");
+    let r = app.get_with_headers(p, &[("if-none-match", &etag)]).await;
+    assert_eq!(r.status(), 304);
+    for other in ["/v1/news?limit=4", "/v1/news?limit=3&category=earnings", "/v1/news?limit=3&tag=banks"] {
+        assert_ne!(get(other).await.0, etag, "{other}");
+    }
+    let mut old = bare_article("an-old-one", "Old news");
+    old.published_at = Some(at("2001-01-01T00:00:00Z"));
+    app.store.upsert_articles(&[old]).await.unwrap();
+    let t = Instant::now();
+    loop {
+        let (new_tag, new_body) = get(p).await;
+        assert_eq!(new_body, body, "the page does not show the older article");
+        // Made from the store (hashed) until the new index is held.
+        if new_tag != etag && new_tag != digest_tag(&new_body) {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(20), "the new index's page kept the old tag");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 #[tokio::test]

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use arc_swap::{ArcSwap, Guard};
 use http::HeaderValue;
 use mds_catalog::Catalog;
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 
 use crate::pages::PageCache;
 
@@ -38,11 +38,7 @@ impl CatalogVersion {
     /// hashing it: 16 bytes of the SHA-256 of `label`, this catalog's id and
     /// what `feed` adds (what the representation holds besides the catalog).
     pub fn derived_tag(&self, label: &[u8], feed: impl FnOnce(&mut Sha256)) -> HeaderValue {
-        let mut h = Sha256::new();
-        h.update(label);
-        h.update(self.id);
-        feed(&mut h);
-        crate::tagged::tag_of_hasher(h)
+        crate::tagged::derived_tag(label, &self.id, feed)
     }
 
     /// The store's `companies` generation this catalog was loaded at: it

@@ -31,7 +31,6 @@
 mod rows;
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::{DateTime, Utc};
@@ -53,6 +52,10 @@ type At = (i64, u32);
 #[derive(Debug, Default)]
 pub struct NewsIndex {
     generation: i64,
+    /// Names this index among every news index any node holds (drawn when
+    /// the node takes it: [`Node::set_news_index`]); a page's tag derives
+    /// from it ([`NewsIndex::derived_tag`]).
+    pub(crate) id: [u8; 16],
     /// Per dated row (the first rows of the list order, newest first):
     /// the seconds of its `published_at`; the rows after them are undated.
     secs: Vec<i64>,
@@ -141,6 +144,12 @@ impl NewsIndex {
     /// The news generation the index holds.
     pub fn generation(&self) -> i64 {
         self.generation
+    }
+
+    /// The strong `ETag` of a representation made from this index without
+    /// hashing it ([`crate::tagged::derived_tag`] of its id).
+    pub fn derived_tag(&self, label: &[u8], feed: impl FnOnce(&mut sha2::Sha256)) -> http::HeaderValue {
+        crate::tagged::derived_tag(label, &self.id, feed)
     }
 
     /// How many articles it holds.
@@ -362,7 +371,7 @@ impl Node {
             ms = started.elapsed().as_millis() as u64,
             "news index built"
         );
-        self.set_news_index(Arc::new(index));
+        self.set_news_index(index);
         Ok(true)
     }
 }

@@ -1,7 +1,7 @@
 //! [`Tagged`]: a JSON body with its strong `ETag`, as the keyed handlers
 //! answer it and as the node's caches keep it ([`crate::pages`],
 //! [`crate::article`]); and the one way a tag is written ([`tag_of`],
-//! [`digest`]).
+//! from a [`digest`] of the bytes or [`derived_tag`] from what made them).
 
 use bytes::Bytes;
 use http::HeaderValue;
@@ -36,9 +36,18 @@ pub fn digest(bytes: &[u8]) -> [u8; 16] {
     first_16(&Sha256::digest(bytes))
 }
 
-/// The `ETag` value of what `h` was fed: a tag derived from what makes a
-/// representation rather than from its bytes.
-pub fn tag_of_hasher(h: Sha256) -> HeaderValue {
+/// The strong `ETag` of a representation made from the held data `id`
+/// names (a catalog version, a news index), without hashing it: 16 bytes of
+/// the SHA-256 of `label`, `id` and what `feed` adds (what the
+/// representation holds besides that data: the filters, the position, the
+/// limit). For this to be strong, `id` must name one held copy on one node
+/// (a node's cursors and this build make the bytes too), and the
+/// representation a function of it and of what `feed` adds.
+pub fn derived_tag(label: &[u8], id: &[u8; 16], feed: impl FnOnce(&mut Sha256)) -> HeaderValue {
+    let mut h = Sha256::new();
+    h.update(label);
+    h.update(id);
+    feed(&mut h);
     tag_of(&first_16(&h.finalize()))
 }
 
