@@ -7,7 +7,9 @@
 # lib.sh). With BASELINE_BIN,
 # an older mds binary is measured the same way in the same run (before and
 # after). ABBA-alternated, median of ROUNDS. Also the node's time to build
-# its news index and its peak RSS.
+# its news index and its peak RSS. The nodes write no access log line (only
+# warnings and the index's own line), as bench/run.sh's nodes and nginx
+# (access_log off).
 #
 # Usage: bench/news-list.sh [ROUNDS=3] [SECONDS=5] [CONNECTIONS=64] [N=100000]
 # Needs: cargo, python3, curl, wrk and nginx (installed with apt-get when
@@ -42,7 +44,7 @@ paths_wrk() { # port → req/s p50 p99
   echo "$(echo "$out" | awk '/Requests\/sec/ {print $2}') $(echo "$out" | awk '$1=="50%" {print $2}' | ms) $(echo "$out" | awk '$1=="99%" {print $2}' | ms)"
 }
 serve() { # binary port: starts a node keeping no page; its pid in $SERVED
-  MDS_PAGE_CACHE_MIB=0 MDS_LOG=info "$1" serve --listen 127.0.0.1:"$2" >>"$WORK/serve-$2.log" 2>&1 &
+  MDS_PAGE_CACHE_MIB=0 MDS_LOG=warn,mds_node::news_index=info "$1" serve --listen 127.0.0.1:"$2" >>"$WORK/serve-$2.log" 2>&1 &
   SERVED=$!
 }
 PORT=18401; BPORT=18402; OPORT=18403

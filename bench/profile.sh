@@ -25,13 +25,15 @@ bench_store "$MDS_BIN"
 "$MDS_BIN" import news data/demo/news.jsonl >/dev/null
 port=$((20000 + RANDOM % 20000))
 # Requests counted per kind: the page kept (its second and later asks),
-# the usage report, a company's detail.
+# the usage report, a company's detail, an article, a made news page.
 slug=$(head -n 1 data/demo/news.jsonl | python3 -c 'import json, sys; print(json.load(sys.stdin)["slug"])')
 isin=$(python3 -c 'import csv, sys; r = next(csv.DictReader(open(sys.argv[1]))); print(next(v for k, v in r.items() if "ISIN" in k).strip())' data/demo/nse_EQUITY_L_2024-01.csv)
-valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.%p" --dump-instr=no --collect-atstart=yes \
-  "$MDS_BIN" serve --listen "127.0.0.1:$port" >"$WORK/serve.log" 2>&1 &
-VG=$!
-for _ in $(seq 1 600); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break; sleep 0.5; done
+profiled() { # [ENV=VALUE ...]: starts mds serve under callgrind, its pid in $VG, once it is ready
+  env "$@" valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.%p" --dump-instr=no --collect-atstart=yes \
+    "$MDS_BIN" serve --listen "127.0.0.1:$port" >"$WORK/serve.log" 2>&1 &
+  VG=$!
+  for _ in $(seq 1 600); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break; sleep 0.5; done
+}
 ask() { # path count: COUNT keep-alive GETs of PATH, every answer checked to be 200
   python3 - "$port" "$1" "$2" "$KEY" <<'PY'
 import http.client, sys
@@ -44,20 +46,30 @@ for _ in range(n):
         sys.exit(f"{path}: {r.status}")
 PY
 }
-for kind in "kept:/v1/companies?limit=50" "usage:/v1/usage" "detail:/v1/companies/$isin" "article:/v1/news/$slug"; do
-  name=${kind%%:*}; path=${kind#*:}
-  ask "$path" 50 # warm-up: the page is made and kept, the key cached
-  callgrind_control -z "$VG" >/dev/null
-  ask "$path" "$N"
-  callgrind_control -d "$name" "$VG" >/dev/null
-done
-kill -INT "$VG" 2>/dev/null || true; wait "$VG" 2>/dev/null || true
+measure() { # KIND:PATH ...: the counters of N requests of each, dumped under KIND
+  local kind name path
+  for kind in "$@"; do
+    name=${kind%%:*}; path=${kind#*:}
+    ask "$path" 50 # warm-up: the page is made (and kept, if pages are kept), the key cached
+    callgrind_control -z "$VG" >/dev/null
+    ask "$path" "$N"
+    callgrind_control -d "$name" "$VG" >/dev/null
+  done
+  kill -INT "$VG" 2>/dev/null || true; wait "$VG" 2>/dev/null || true
+}
+profiled
+measure "kept:/v1/companies?limit=50" "usage:/v1/usage" "detail:/v1/companies/$isin" "article:/v1/news/$slug"
+# A made news page (20 rows from the node's news index): a node keeping no
+# page, once its index is held.
+profiled MDS_PAGE_CACHE_MIB=0 MDS_LOG=warn,mds_node::news_index=info
+for _ in $(seq 1 600); do grep -q "news index built" "$WORK/serve.log" && break; sleep 0.5; done
+measure "news-made:/v1/news?limit=20"
 for f in "$OUT"/callgrind.*.*; do
   name=$(sed -n 's/^desc: Trigger: \(dump \)\{0,1\}//p' "$f")
   total=$(awk '/^(summary|totals):/ {print $2; exit}' "$f")
   [[ -n $name && -n $total ]] || continue
   printf '%s: %s instructions in %s requests, %d per request\n' "$name" "$total" "$N" "$((total / N))"
-  callgrind_annotate --inclusive=yes --threshold=90 --auto=no "$f" 2>/dev/null | sed -n '/Ir.*file:function/,$p' | head -40 > "$OUT/$name.txt"
+  callgrind_annotate --inclusive=yes --threshold=90 --auto=no "$f" 2>/dev/null | sed -n '/Ir.*file:function/,$p' | head -70 > "$OUT/$name.txt"
 done
 if [[ ${PERF:-0} == 1 ]]; then
   need_wrk
