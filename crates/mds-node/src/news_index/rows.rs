@@ -423,8 +423,8 @@ impl Rows {
         self.records.capacity() + self.starts.capacity() * size_of::<usize>() + values + size_of::<[[u8; 8]; 256]>()
     }
 
-    /// Row `r`'s record.
-    fn record(&self, r: usize) -> &[u8] {
+    /// Row `r`'s record (found, not read: its bytes are not touched).
+    pub(super) fn record(&self, r: usize) -> &[u8] {
         let end = self.starts.get(r + 1).copied().unwrap_or(self.records.len());
         &self.records[self.starts[r]..end]
     }
@@ -443,7 +443,18 @@ impl Rows {
     /// [`ArticleSummary`]), its `published_at` being `published`; `text` is
     /// a buffer to decode into (its bytes are written over).
     pub(super) fn write_json(&self, r: usize, published: Option<DateTime<Utc>>, out: &mut Vec<u8>, text: &mut Vec<u8>) {
-        let mut rec = Reader { bytes: self.record(r), at: 0 };
+        self.write_record_json(self.record(r), published, out, text);
+    }
+
+    /// [`Rows::write_json`] of a row by its record ([`Rows::record`]).
+    pub(super) fn write_record_json(
+        &self,
+        record: &[u8],
+        published: Option<DateTime<Utc>>,
+        out: &mut Vec<u8>,
+        text: &mut Vec<u8>,
+    ) {
+        let mut rec = Reader { bytes: record, at: 0 };
         let n = rec.size();
         let codes = rec.take(n);
         let n = self.symbols.decode(codes, text, usize::MAX);
