@@ -22,9 +22,12 @@
 # $REDIS, default redis://127.0.0.1:6379; skipped when none answers)
 # against the node without. The baseline is nginx with 2 workers serving the
 # identical bytes (BASELINE=hyper: the example server instead; see lib.sh).
+# The set `news` is bench/news-list.sh with the same rounds, seconds and
+# connections: 500 distinct /v1/news?isin=…&limit=20 pages, every one made,
+# with 100,000 articles in the store, against nginx serving one of them.
 # Every ratio is measured within this run, ABBA-alternated, median of ROUNDS.
 #
-# Usage: bench/run.sh [ROUNDS=5] [SECONDS=8] [CONNECTIONS=16] [SETS="demo real 1m"]
+# Usage: bench/run.sh [ROUNDS=5] [SECONDS=8] [CONNECTIONS=16] [SETS="demo real 1m news"]
 # With WORKERS=n in the environment, mds and the baselines alike run n tokio
 # worker threads (TOKIO_WORKER_THREADS); unset, tokio's default: one per core.
 # Needs: cargo, python3, curl, wrk and nginx (installed with apt-get when
@@ -33,7 +36,7 @@
 # $CARGO_TARGET_DIR, which is honoured).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROUNDS=${1:-5}; SECS=${2:-8}; CONNS=${3:-16}; SETS=${4:-"demo real 1m"}
+ROUNDS=${1:-5}; SECS=${2:-8}; CONNS=${3:-16}; SETS=${4:-"demo real 1m news"}
 if [[ -n ${WORKERS:-} ]]; then export TOKIO_WORKER_THREADS=$WORKERS; fi
 CASPARSER=${CASPARSER:-../shared/data/pypi/casparser_isin_2026.6.9_equity_shares.csv.gz}
 REDIS=${REDIS:-redis://127.0.0.1:6379}
@@ -175,5 +178,7 @@ bench_set() { # name
   rm -f "$db"* "${csv:-/nonexistent}"
 }
 
-for s in $SETS; do bench_set "$s"; done
+for s in $SETS; do
+  if [[ $s == news ]]; then echo; bash bench/news-list.sh "$ROUNDS" "$SECS" "$CONNS" 100000; else bench_set "$s"; fi
+done
 echo; echo "# done at $(date -u +%T) UTC; uptime:$(uptime | sed 's/.*load/ load/')"
