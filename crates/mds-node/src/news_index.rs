@@ -14,7 +14,9 @@
 //! the store held at that generation. A page is made from it only while the
 //! node follows that generation; otherwise from the store, as before
 //! ([`crate::news_list`]). The reload task builds the next one when the
-//! generation moves ([`Node::refresh_news_index`]).
+//! generation moves ([`Node::refresh_news_index`]). It can be written as
+//! bytes and read back, checked ([`NewsIndex::to_bytes`],
+//! [`NewsIndex::from_bytes`], `news_index/snapshot.rs`).
 //!
 //! A page is at most `limit + 1` rows found by binary search and a walk:
 //! - a cursor's position and the date bounds are ranges of the list order
@@ -29,6 +31,9 @@
 //! together (`tests/news_index.rs`).
 
 mod rows;
+mod snapshot;
+
+pub use snapshot::SnapshotError;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -83,23 +88,34 @@ impl NewsIndex {
             let batch = store.news_page(&everything, after.as_ref(), BATCH).await?;
             after = batch.last().map(NewsKey::of);
             let full = batch.len() == BATCH;
-            if rows.len() == 0 {
-                rows.train(&batch);
-            }
-            for article in &batch {
-                index.push(article, &mut rows);
-            }
+            index.push_batch(&batch, &mut rows);
             if !full {
                 break;
             }
         }
-        index.rows = rows.finish();
-        index.secs.shrink_to_fit();
-        index.nanos.shrink_to_fit();
-        for postings in [&mut index.by_isin, &mut index.by_ticker, &mut index.by_category, &mut index.by_tag] {
+        Ok(index.finish(rows))
+    }
+
+    /// Appends `batch`, which comes after every row held in list order;
+    /// the first batch trains the rows' symbol table.
+    fn push_batch(&mut self, batch: &[ArticleSummary], rows: &mut rows::RowsBuilder) {
+        if rows.len() == 0 {
+            rows.train(batch);
+        }
+        for article in batch {
+            self.push(article, rows);
+        }
+    }
+
+    /// The index with its rows, every buffer trimmed to what it holds.
+    fn finish(mut self, rows: rows::RowsBuilder) -> Self {
+        self.rows = rows.finish();
+        self.secs.shrink_to_fit();
+        self.nanos.shrink_to_fit();
+        for postings in [&mut self.by_isin, &mut self.by_ticker, &mut self.by_category, &mut self.by_tag] {
             postings.values_mut().for_each(Vec::shrink_to_fit);
         }
-        Ok(index)
+        self
     }
 
     /// Appends `a`, which comes after every row held in list order.
