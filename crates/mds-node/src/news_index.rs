@@ -13,10 +13,11 @@
 //! an article moves it in the same transaction), so it holds exactly what
 //! the store held at that generation. A page is made from it only while the
 //! node follows that generation; otherwise from the store, as before
-//! ([`crate::news_list`]). The reload task builds the next one when the
-//! generation moves ([`Node::refresh_news_index`]). It can be written as
-//! bytes and read back, checked ([`NewsIndex::to_bytes`],
-//! [`NewsIndex::from_bytes`], `news_index/snapshot.rs`).
+//! ([`crate::news_list`]). The reload task gets the next one when the
+//! generation moves (`Node::refresh_news_index`, in [`crate::news_load`]):
+//! from its snapshot in the store when there is one (the index as bytes,
+//! `news_index/snapshot.rs`: [`NewsIndex::to_bytes`],
+//! [`NewsIndex::from_bytes`]), else built.
 //!
 //! A page is at most `limit + 1` rows found by binary search and a walk:
 //! - a cursor's position and the date bounds are ranges of the list order
@@ -36,16 +37,12 @@ mod snapshot;
 pub use snapshot::SnapshotError;
 
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 use mds_domain::news::NewsKey;
 use mds_domain::page::write_json;
 use mds_domain::{ArticleSummary, NewsFilter, Slug};
 use mds_store::{Store, StoreResult};
-
-use crate::node::Node;
 
 /// Articles read from the store at a time while building.
 const BATCH: usize = 5_000;
@@ -78,7 +75,7 @@ impl NewsIndex {
     /// Reads the store's articles (without their bodies) in list order, a
     /// batch at a time, into an index of `generation`. Whether the store
     /// was still at `generation` when the read ended is for the caller to
-    /// check ([`Node::refresh_news_index`]).
+    /// check ([`crate::news_load::build`]).
     pub async fn build(store: &dyn Store, generation: i64) -> StoreResult<Self> {
         let mut index = NewsIndex { generation, ..NewsIndex::default() };
         let mut rows = rows::RowsBuilder::new(rows::MAX_DISTINCT);
@@ -350,35 +347,4 @@ fn follows(a: (Option<At>, &[u8]), b: (Option<At>, &[u8])) -> bool {
 /// The index's form of an instant.
 fn at_of(t: DateTime<Utc>) -> At {
     (t.timestamp(), t.timestamp_subsec_nanos())
-}
-
-impl Node {
-    /// Builds the news index when the news generation the node follows
-    /// (the keys' reload reads it from the store) is not the one held, and
-    /// keeps it when the store's generation did not move while it was read
-    /// (else the next call tries again). At rest it asks the store nothing.
-    /// Returns whether a new index was kept.
-    pub async fn refresh_news_index(&self) -> StoreResult<bool> {
-        let Some(generation) = self.news_pages().current().0 else {
-            return Ok(false);
-        };
-        if self.news_index().is_some_and(|held| held.generation() == generation) {
-            return Ok(false);
-        }
-        let started = Instant::now();
-        let index = NewsIndex::build(self.store(), generation).await?;
-        if self.store().generations().await?.news != generation {
-            tracing::debug!(generation, "news changed while the index was read; read again at the next reload");
-            return Ok(false);
-        }
-        tracing::info!(
-            generation,
-            articles = index.len(),
-            bytes = index.heap_bytes(),
-            ms = started.elapsed().as_millis() as u64,
-            "news index built"
-        );
-        self.set_news_index(Arc::new(index));
-        Ok(true)
-    }
 }
