@@ -198,7 +198,7 @@ async fn an_import_leaves_a_snapshot_that_a_node_loads_and_serves() {
 
     let generation = store.generations().await.unwrap().news;
     let bytes = store.news_snapshot(generation).await.unwrap().expect("the import saved a news index snapshot");
-    let index = NewsIndex::from_bytes(&bytes).expect("a valid snapshot");
+    let index = NewsIndex::from_bytes(bytes).expect("a valid snapshot");
     assert_eq!(index.generation(), generation);
     assert_eq!(index.len() as u64, store.article_count().await.unwrap());
     assert_eq!(index.len(), articles.len());
@@ -237,8 +237,8 @@ async fn a_damaged_snapshot_is_refused_and_the_node_builds_and_replaces_it() {
     loop {
         let saved = store.news_snapshot(generation).await.unwrap().expect("a snapshot");
         if saved != bad {
-            let index = NewsIndex::from_bytes(&saved).expect("the node saved a valid snapshot");
-            assert_eq!(index.len(), NewsIndex::from_bytes(&good).unwrap().len());
+            let index = NewsIndex::from_bytes(saved).expect("the node saved a valid snapshot");
+            assert_eq!(index.len(), NewsIndex::from_bytes(good.clone()).unwrap().len());
             break;
         }
         assert!(t.elapsed() < Duration::from_secs(30), "the damaged snapshot was not replaced");
@@ -267,5 +267,5 @@ async fn a_node_without_a_snapshot_builds_and_saves_one() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let saved = store.news_snapshot(generation).await.unwrap().unwrap();
-    assert_eq!(NewsIndex::from_bytes(&saved).unwrap().len(), 50 + mds_import::demo_articles().len());
+    assert_eq!(NewsIndex::from_bytes(saved).unwrap().len(), 50 + mds_import::demo_articles().len());
 }

@@ -7,20 +7,31 @@
 //! normally finds it waiting.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use mds_store::{Store, StoreError, StoreResult};
 
 use crate::news_index::NewsIndex;
 use crate::node::Node;
 
+/// An index loaded from its snapshot ([`from_snapshot`]).
+#[derive(Debug)]
+pub struct Loaded {
+    /// The index.
+    pub index: NewsIndex,
+    /// The snapshot's size.
+    pub bytes: usize,
+    /// The time the store took to read it (the rest is the check).
+    pub read: Duration,
+}
+
 /// The index of `generation` from its snapshot in the store, checked and
-/// decoded on a blocking thread, with the snapshot's size. `None` when the
-/// store has none, or one that is refused (damaged, foreign, of another
-/// format version) or whose chunks do not read back whole: that is
-/// logged, and the caller builds the index instead. The store being
-/// unreachable is an error.
-pub async fn from_snapshot(store: &dyn Store, generation: i64) -> StoreResult<Option<(NewsIndex, usize)>> {
+/// decoded on a blocking thread. `None` when the store has none, or one
+/// that is refused (damaged, foreign, of another format version) or whose
+/// chunks do not read back whole: that is logged, and the caller builds
+/// the index instead. The store being unreachable is an error.
+pub async fn from_snapshot(store: &dyn Store, generation: i64) -> StoreResult<Option<Loaded>> {
+    let t = Instant::now();
     let bytes = match store.news_snapshot(generation).await {
         Ok(Some(bytes)) => bytes,
         Ok(None) => return Ok(None),
@@ -31,10 +42,10 @@ pub async fn from_snapshot(store: &dyn Store, generation: i64) -> StoreResult<Op
         }
         Err(e) => return Err(e),
     };
-    let size = bytes.len();
-    let decoded = tokio::task::spawn_blocking(move || NewsIndex::from_bytes(&bytes));
+    let (size, read) = (bytes.len(), t.elapsed());
+    let decoded = tokio::task::spawn_blocking(move || NewsIndex::from_bytes(bytes));
     match decoded.await.expect("loading does not panic") {
-        Ok(index) if index.generation() == generation => Ok(Some((index, size))),
+        Ok(index) if index.generation() == generation => Ok(Some(Loaded { index, bytes: size, read })),
         Ok(index) => {
             let held = index.generation();
             tracing::warn!(generation, "the news index snapshot is of generation {held}; building the index instead");
@@ -60,13 +71,17 @@ pub async fn build(store: &dyn Store, generation: i64) -> StoreResult<Option<New
 }
 
 /// Saves `index` as the snapshot of its generation, encoded on a blocking
-/// thread. Given the last handle on it, the index is dropped once encoded,
-/// before the store is written: the caller then holds one of the two
-/// (about 130 MB each for a million articles), not both.
+/// thread. Given the last handle on it, the index becomes its bytes
+/// ([`NewsIndex::into_bytes`]), so the two (about 120 MB each for a
+/// million articles) are not held at once.
 pub async fn save(store: &dyn Store, index: Arc<NewsIndex>) -> StoreResult<()> {
     let t = Instant::now();
     let generation = index.generation();
-    let bytes = tokio::task::spawn_blocking(move || index.to_bytes()).await.expect("encoding does not panic");
+    let encode = move || match Arc::try_unwrap(index) {
+        Ok(index) => index.into_bytes(),
+        Err(shared) => shared.to_bytes(),
+    };
+    let bytes = tokio::task::spawn_blocking(encode).await.expect("encoding does not panic");
     store.save_news_snapshot(generation, &bytes).await?;
     tracing::debug!(generation, bytes = bytes.len(), ms = t.elapsed().as_millis() as u64, "news index snapshot saved");
     Ok(())
@@ -75,7 +90,7 @@ pub async fn save(store: &dyn Store, index: Arc<NewsIndex>) -> StoreResult<()> {
 /// Builds the index of `generation` and saves its snapshot, for `mds
 /// import news`; returns whether it was saved (not when the news moved
 /// while the index was built: the next node builds it, then). Nothing is
-/// kept: the index is dropped once encoded.
+/// kept: the index becomes its bytes.
 pub async fn rebuild(store: &dyn Store, generation: i64) -> StoreResult<bool> {
     let Some(index) = build(store, generation).await? else {
         return Ok(false);
@@ -99,12 +114,13 @@ impl Node {
             return Ok(false);
         }
         let started = Instant::now();
-        if let Some((index, size)) = from_snapshot(self.store(), generation).await? {
+        if let Some(Loaded { index, bytes, read }) = from_snapshot(self.store(), generation).await? {
             tracing::info!(
                 generation,
                 articles = index.len(),
                 bytes = index.heap_bytes(),
-                snapshot_bytes = size,
+                snapshot_bytes = bytes,
+                read_ms = read.as_millis() as u64,
                 ms = started.elapsed().as_millis() as u64,
                 "news index loaded"
             );

@@ -91,7 +91,7 @@ proptest! {
             }
             let generation = store.generations().await.unwrap().news;
             let index = NewsIndex::build(&store, generation).await.unwrap();
-            let loaded = NewsIndex::from_bytes(&index.to_bytes()).unwrap();
+            let loaded = NewsIndex::from_bytes(index.to_bytes()).unwrap();
             let everything = store.news_page(&NewsFilter::default(), None, 1_000).await.unwrap();
             prop_assert_eq!(index.len(), everything.len());
             for filter in filters.iter().chain([&NewsFilter::default()]) {
@@ -163,7 +163,7 @@ proptest! {
             store.upsert_articles(&articles).await.unwrap();
             let generation = store.generations().await.unwrap().news;
             let index = NewsIndex::build(&store, generation).await.unwrap();
-            let loaded = NewsIndex::from_bytes(&index.to_bytes()).unwrap();
+            let loaded = NewsIndex::from_bytes(index.to_bytes()).unwrap();
             let everything = store.news_page(&NewsFilter::default(), None, 1_000).await.unwrap();
             let cursor = |k: &NewsKey| format!("after-{}", k.slug);
             let filter = NewsFilter::default();

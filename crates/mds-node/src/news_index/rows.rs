@@ -30,11 +30,12 @@
 //! from one offset in 16, cost a chain of cache misses that was 18 % of a
 //! made page's CPU).
 //!
-//! In a snapshot ([`Rows::encode`], [`Rows::decode`]) the rows are the
+//! In a snapshot ([`Rows::encode_head`], [`RowsHead`]) the rows are the
 //! symbol table, the held values and the records, without their offsets:
 //! loading walks each record once ([`check_record`]), which finds where it
 //! ends and checks everything [`Rows::write_json`] and [`Rows::slug_into`]
-//! take for granted. The order of a record's fields is written three
+//! take for granted. The records are the snapshot's last part, so that a
+//! loaded snapshot's buffer becomes them, in place. The order of a record's fields is written three
 //! times, then: by [`RowsBuilder::push`], read by [`Rows::write_json`] and
 //! checked by [`check_record`]; a round-trip test holds them together
 //! (`news_index/snapshot.rs`).
@@ -480,10 +481,12 @@ impl Rows {
 }
 
 impl Rows {
-    /// Appends the rows as a snapshot holds them (see `snapshot.rs`): the
-    /// symbol table (the 255 lengths, then the 255 symbols of 8 bytes),
-    /// per [`Field`] its held values, the number of rows, the records.
-    pub(super) fn encode(&self, out: &mut Vec<u8>) {
+    /// Appends what a snapshot holds of the rows before their records
+    /// (see `snapshot.rs`): the symbol table (the 255 lengths, then the 255
+    /// symbols of 8 bytes), per [`Field`] its held values, the number of
+    /// rows, the length of the records. The records themselves are
+    /// [`Rows::records`] (or [`Rows::into_records`]), written last.
+    pub(super) fn encode_head(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.symbols.lens);
         out.extend_from_slice(self.symbols.bytes.as_flattened());
         for held in &self.values {
@@ -493,14 +496,35 @@ impl Rows {
             }
         }
         put_len(out, self.len());
-        put_bytes(out, &self.records);
+        put_len(out, self.records.len());
     }
 
-    /// Reads rows that [`Rows::encode`] wrote, checking every record
-    /// ([`check_record`]); `published` holds the seconds of the dated
-    /// rows' `published_at` (the first rows), which a record's
-    /// `updated_at` is written from.
-    pub(super) fn decode(input: &mut Input<'_>, published: &[i64]) -> Result<Rows, SnapshotError> {
+    /// The records, one after another.
+    pub(super) fn records(&self) -> &[u8] {
+        &self.records
+    }
+
+    /// The records, the rest dropped.
+    pub(super) fn into_records(self) -> Vec<u8> {
+        self.records
+    }
+}
+
+/// What a snapshot holds of the rows before their records
+/// ([`Rows::encode_head`]), read and checked; the rows once given their
+/// records ([`RowsHead::with_records`]).
+pub(super) struct RowsHead {
+    symbols: Symbols,
+    values: [Vec<Box<[u8]>>; FIELDS],
+    /// How many rows.
+    n: usize,
+    /// The length of their records.
+    records: usize,
+}
+
+impl RowsHead {
+    /// Reads what [`Rows::encode_head`] wrote.
+    pub(super) fn decode(input: &mut Input<'_>) -> Result<RowsHead, SnapshotError> {
         let mut symbols = Symbols::default();
         symbols.lens.copy_from_slice(input.take(size_of::<[u8; 255]>(), "the symbol table")?);
         if symbols.lens.iter().any(|&len| len > 8) {
@@ -522,7 +546,26 @@ impl Rows {
             }
         }
         let n = input.count(1, "the rows")?;
-        let records = input.bytes("the records")?;
+        let records = input.count(1, "the records")?;
+        Ok(RowsHead { symbols, values, n, records })
+    }
+
+    /// How many rows.
+    pub(super) fn len(&self) -> usize {
+        self.n
+    }
+
+    /// The length of their records.
+    pub(super) fn records_len(&self) -> usize {
+        self.records
+    }
+
+    /// The rows, given their records (as many bytes as
+    /// [`RowsHead::records_len`] says), each checked ([`check_record`]);
+    /// `published` holds the seconds of the dated rows' `published_at` (the
+    /// first rows), which a record's `updated_at` is written from.
+    pub(super) fn with_records(self, records: Vec<u8>, published: &[i64]) -> Result<Rows, SnapshotError> {
+        let RowsHead { symbols, values, n, .. } = self;
         // A record is a few bytes at least, so this bounds the offsets'
         // allocation by the snapshot's size.
         if n > records.len() {
@@ -532,13 +575,13 @@ impl Rows {
         let mut at = 0;
         for r in 0..n {
             starts.push(at);
-            at = check_record(records, at, &symbols, &values, published.get(r).copied())
+            at = check_record(&records, at, &symbols, &values, published.get(r).copied())
                 .map_err(|why| SnapshotError::new(format!("row {r}: {why}")))?;
         }
         if at != records.len() {
             return Err(SnapshotError::new("bytes after the last record"));
         }
-        Ok(Rows { records: records.to_vec(), starts, symbols, values })
+        Ok(Rows { records, starts, symbols, values })
     }
 }
 
@@ -776,11 +819,26 @@ mod tests {
     /// no symbol and one held category, `"c"`; the row's `published_at`
     /// seconds are `published`.
     fn decoded(record: &[u8], published: Option<i64>) -> Result<Rows, SnapshotError> {
+        read(&encoded(record), published.as_slice())
+    }
+
+    /// The head and the records of one row, `record`, as a snapshot holds
+    /// them; the table of no symbol and one held category, `"c"`.
+    fn encoded(record: &[u8]) -> Vec<u8> {
         let mut rows = Rows { records: record.to_vec(), starts: vec![0], ..Rows::default() };
         rows.values[Field::Category as usize].push(b"\"c\"".to_vec().into_boxed_slice());
         let mut bytes = Vec::new();
-        rows.encode(&mut bytes);
-        Rows::decode(&mut Input::new(&bytes), published.as_slice())
+        rows.encode_head(&mut bytes);
+        bytes.extend_from_slice(rows.records());
+        bytes
+    }
+
+    /// The rows of `encoded` bytes, read as a snapshot's are.
+    fn read(bytes: &[u8], published: &[i64]) -> Result<Rows, SnapshotError> {
+        let mut input = Input::new(bytes);
+        let head = RowsHead::decode(&mut input)?;
+        let records = input.take(head.records_len(), "the records")?.to_vec();
+        head.with_records(records, published)
     }
 
     /// The record of slug `a`, headline `b` (the text `ab`, escaped byte
@@ -842,11 +900,8 @@ mod tests {
     /// The rows' own bytes around the records are checked too.
     #[test]
     fn tables_counts_and_trailing_bytes_are_checked() {
-        let mut bytes = Vec::new();
-        let mut rows = Rows { records: record(&[0]), starts: vec![0], ..Rows::default() };
-        rows.values[Field::Category as usize].push(b"\"c\"".to_vec().into_boxed_slice());
-        rows.encode(&mut bytes);
-        let reason = |bytes: &[u8]| Rows::decode(&mut Input::new(bytes), &[]).map(|_| ()).unwrap_err().to_string();
+        let bytes = encoded(&record(&[0]));
+        let reason = |bytes: &[u8]| read(bytes, &[]).map(|_| ()).unwrap_err().to_string();
         let mut long_symbol = bytes.clone();
         long_symbol[3] = 9;
         assert!(reason(&long_symbol).contains("a symbol is longer than 8 bytes"));
@@ -855,17 +910,14 @@ mod tests {
         let mut not_json = bytes.clone();
         not_json[category] = b'x';
         assert!(reason(&not_json).contains("a held value is not a JSON string"));
-        // More rows than records can hold.
+        // More rows than records can hold (its count before the records'
+        // length and the records).
         let count = bytes.len() - record(&[0]).len() - 16;
         let mut more = bytes.clone();
         more[count..count + 8].copy_from_slice(&20u64.to_le_bytes());
         assert_eq!(reason(&more), "news index snapshot refused: 20 rows in 18 bytes of records");
         // A byte after the one record.
-        let mut rows = Rows { records: record(&[0, 0]), starts: vec![0], ..Rows::default() };
-        rows.values[Field::Category as usize].push(b"\"c\"".to_vec().into_boxed_slice());
-        let mut trailing = Vec::new();
-        rows.encode(&mut trailing);
-        assert!(reason(&trailing).contains("bytes after the last record"));
+        assert!(reason(&encoded(&record(&[0, 0]))).contains("bytes after the last record"));
     }
 
     /// A row the compressor does not give back whole is held escaped: the

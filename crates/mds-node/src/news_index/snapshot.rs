@@ -1,18 +1,23 @@
 //! The news index as bytes, its snapshot ([`NewsIndex::to_bytes`],
-//! [`NewsIndex::from_bytes`]): saved in the store under its news
-//! generation, so that a node starting later loads it instead of reading
-//! every article (`crate::news_load`).
+//! [`NewsIndex::into_bytes`], [`NewsIndex::from_bytes`]): saved in the
+//! store under its news generation, so that a node starting later loads it
+//! instead of reading every article (`crate::news_load`).
 //!
 //! ```text
 //! magic "MDSNEWS" + version (8) | crc32 of the rest (4) | generation (i64)
 //! | secs: count, then i64 each | nanos: count, then u32 each
-//! | rows (`rows.rs`): symbol table, held values, row count, records
+//! | the rows' head (`rows.rs`): symbol table, held values, row count,
+//! |   the records' length
 //! | postings by ISIN, ticker, category, tag: each a count, then per key,
 //! |   in byte order: key (length, bytes), rows (count, then u32 each)
+//! | the records
 //! ```
 //! Every count and length is a u64, every number little-endian. The
-//! records' offsets are not stored: loading walks every record once
-//! (`rows::check_record`), which finds them.
+//! records, most of the bytes, come last: a loaded snapshot's buffer
+//! becomes them (moved to its start, in place), and an index given up
+//! whole ([`NewsIndex::into_bytes`]) becomes its snapshot around them, so
+//! neither holds the records twice. Their offsets are not stored: loading
+//! walks every record once (`rows::check_record`), which finds them.
 //!
 //! Loading checks everything a page relies on before the index is used,
 //! so a damaged or foreign snapshot is refused with a reason, never served
@@ -29,7 +34,7 @@ use std::collections::HashMap;
 use chrono::DateTime;
 use mds_domain::Slug;
 
-use super::rows::Rows;
+use super::rows::RowsHead;
 use super::{NewsIndex, Postings, follows};
 
 /// The first 8 bytes of every snapshot: a name and the format version.
@@ -54,9 +59,35 @@ impl NewsIndex {
     /// The index as a snapshot's bytes (see the [module](self)). The same
     /// index gives the same bytes (the postings are written in key order).
     pub fn to_bytes(&self) -> Vec<u8> {
-        // More than the bytes need (the offsets, 8 bytes a row, are not
+        let mut out = self.head(self.rows.records().len());
+        out.extend_from_slice(self.rows.records());
+        seal(&mut out);
+        out
+    }
+
+    /// [`NewsIndex::to_bytes`] of an index no longer needed: its records
+    /// become the snapshot's buffer, the rest of it dropped before they
+    /// move, so the index and its bytes are not held both at once.
+    pub fn into_bytes(self) -> Vec<u8> {
+        let head = self.head(0);
+        // A binding of its own, so the rest of the index is dropped at the
+        // end of the block, before the records move.
+        let mut out = {
+            let index = self;
+            index.rows.into_records()
+        };
+        out.splice(0..0, head);
+        seal(&mut out);
+        out
+    }
+
+    /// Everything a snapshot holds before the records, the checksum left
+    /// zero, with room for `more` bytes after it.
+    fn head(&self, more: usize) -> Vec<u8> {
+        // More than the head needs (the offsets, 8 bytes a row, are not
         // written): one allocation, its tail never touched.
-        let mut out = Vec::with_capacity(self.heap_bytes() + 4096);
+        let records = self.rows.records().len();
+        let mut out = Vec::with_capacity(self.heap_bytes() - records + 4096 + more);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&[0; 4]);
         out.extend_from_slice(&self.generation.to_le_bytes());
@@ -64,18 +95,16 @@ impl NewsIndex {
         self.secs.iter().for_each(|s| out.extend_from_slice(&s.to_le_bytes()));
         put_len(&mut out, self.nanos.len());
         self.nanos.iter().for_each(|n| out.extend_from_slice(&n.to_le_bytes()));
-        self.rows.encode(&mut out);
+        self.rows.encode_head(&mut out);
         for postings in self.postings() {
             put_postings(&mut out, postings);
         }
-        let crc = crc32fast::hash(&out[HEADER..]);
-        out[8..HEADER].copy_from_slice(&crc.to_le_bytes());
         out
     }
 
     /// The index `bytes` hold, checked whole (see the [module](self)), or
-    /// why they are refused.
-    pub fn from_bytes(bytes: &[u8]) -> Result<NewsIndex, SnapshotError> {
+    /// why they are refused. The buffer becomes the index's records.
+    pub fn from_bytes(mut bytes: Vec<u8>) -> Result<NewsIndex, SnapshotError> {
         let refuse = |why: &str| Err(SnapshotError::new(why));
         if bytes.len() < HEADER || bytes[..7] != MAGIC[..7] {
             return refuse("not a news index snapshot");
@@ -94,18 +123,23 @@ impl NewsIndex {
         if secs.len() != nanos.len() {
             return refuse("as many seconds as nanoseconds are not held");
         }
-        let rows = Rows::decode(&mut input, &secs)?;
-        if secs.len() > rows.len() {
+        let head = RowsHead::decode(&mut input)?;
+        let n = head.len();
+        if secs.len() > n {
             return refuse("more instants than rows");
         }
-        let n = rows.len();
         let by_isin = read_postings(&mut input, n, "isin")?;
         let by_ticker = read_postings(&mut input, n, "ticker")?;
         let by_category = read_postings(&mut input, n, "category")?;
         let by_tag = read_postings(&mut input, n, "tag")?;
-        if !input.at_end() {
-            return refuse("bytes after the postings");
+        if input.left() != head.records_len() {
+            return refuse("the records are not as long as the rows say");
         }
+        // The records, moved to the buffer's start; the rest of it freed.
+        let records_at = bytes.len() - head.records_len();
+        bytes.drain(..records_at);
+        bytes.shrink_to_fit();
+        let rows = head.with_records(bytes, &secs)?;
         let index = NewsIndex { generation, secs, nanos, rows, by_isin, by_ticker, by_category, by_tag };
         index.check_list_order()?;
         Ok(index)
@@ -140,6 +174,13 @@ impl NewsIndex {
         }
         Ok(())
     }
+}
+
+/// Writes the checksum of a snapshot's bytes (all but the first
+/// [`HEADER`] bytes) into its place.
+fn seal(bytes: &mut [u8]) {
+    let crc = crc32fast::hash(&bytes[HEADER..]);
+    bytes[8..HEADER].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// Appends a count or a length.
@@ -202,15 +243,15 @@ impl<'a> Input<'a> {
         Input { bytes, at: 0 }
     }
 
-    /// Whether every byte was read.
-    fn at_end(&self) -> bool {
-        self.at == self.bytes.len()
+    /// How many bytes are left.
+    fn left(&self) -> usize {
+        self.bytes.len() - self.at
     }
 
     /// The next `n` bytes, and past them; `what` they are is for the
     /// message.
     pub(super) fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], SnapshotError> {
-        if n > self.bytes.len() - self.at {
+        if n > self.left() {
             return Err(SnapshotError::new(format!("cut short in {what}")));
         }
         self.at += n;
@@ -227,7 +268,7 @@ impl<'a> Input<'a> {
     /// the bytes left (so what it sizes is never larger than the snapshot).
     pub(super) fn count(&mut self, each: usize, what: &str) -> Result<usize, SnapshotError> {
         let n = u64::from_le_bytes(self.array(what)?);
-        let left = self.bytes.len() - self.at;
+        let left = self.left();
         match usize::try_from(n) {
             Ok(n) if n.checked_mul(each).is_some_and(|bytes| bytes <= left) => Ok(n),
             _ => Err(SnapshotError::new(format!("{what}: a count of {n} does not fit the {left} bytes left"))),
@@ -358,13 +399,14 @@ mod tests {
         fn an_index_round_trips(articles in prop::collection::vec(article(), 0..30), max_distinct in 0usize..3) {
             let built = index_of(&articles, max_distinct);
             let bytes = built.to_bytes();
-            let loaded = NewsIndex::from_bytes(&bytes).unwrap();
+            let loaded = NewsIndex::from_bytes(bytes.clone()).unwrap();
             prop_assert_eq!(loaded.generation(), 42);
             prop_assert_eq!(loaded.len(), built.len());
             prop_assert_eq!(loaded.heap_bytes(), built.heap_bytes());
             prop_assert!(loaded.to_bytes() == bytes, "the bytes of the loaded index differ");
             let filters = filters_of(&articles);
             prop_assert!(pages(&loaded, &filters) == pages(&built, &filters), "a page differs");
+            prop_assert!(loaded.into_bytes() == bytes, "the bytes of the index given up differ");
         }
     }
 
@@ -385,7 +427,7 @@ mod tests {
     /// The reason `bytes` are refused.
     #[track_caller]
     fn refusal(bytes: &[u8]) -> String {
-        match NewsIndex::from_bytes(bytes) {
+        match NewsIndex::from_bytes(bytes.to_vec()) {
             Ok(_) => panic!("accepted"),
             Err(e) => e.to_string(),
         }
@@ -418,11 +460,11 @@ mod tests {
             for flip in [0x01, 0x80, 0xff] {
                 let mut damaged = bytes.clone();
                 damaged[at] ^= flip;
-                assert!(NewsIndex::from_bytes(&damaged).is_err(), "byte {at} ^ {flip:#x} accepted");
+                assert!(NewsIndex::from_bytes(damaged.clone()).is_err(), "byte {at} ^ {flip:#x} accepted");
                 if at < HEADER {
                     continue;
                 }
-                match NewsIndex::from_bytes(&resealed(damaged)) {
+                match NewsIndex::from_bytes(resealed(damaged)) {
                     Ok(index) => {
                         accepted += 1;
                         pages(&index, filters);
@@ -441,14 +483,14 @@ mod tests {
     fn every_truncation_is_refused() {
         let (_, bytes) = fixed();
         for len in 0..bytes.len() {
-            assert!(NewsIndex::from_bytes(&bytes[..len]).is_err(), "cut at {len} accepted");
+            assert!(NewsIndex::from_bytes(bytes[..len].to_vec()).is_err(), "cut at {len} accepted");
             if len >= HEADER {
-                assert!(NewsIndex::from_bytes(&resealed(bytes[..len].to_vec())).is_err(), "cut at {len} accepted");
+                assert!(NewsIndex::from_bytes(resealed(bytes[..len].to_vec())).is_err(), "cut at {len} accepted");
             }
         }
         let mut longer = bytes.clone();
         longer.push(0);
-        assert!(refusal(&resealed(longer)).contains("bytes after the postings"));
+        assert!(refusal(&resealed(longer)).contains("the records are not as long as the rows say"));
     }
 
     /// An index changed before it is written, refused for the reason
