@@ -6,10 +6,11 @@
 # page's bytes (nginx, 2 workers; BASELINE=hyper: the example server, see
 # lib.sh). With BASELINE_BIN,
 # an older mds binary is measured the same way in the same run (before and
-# after). ABBA-alternated, median of ROUNDS. Also the node's time to build
-# its news index and its peak RSS. The nodes write no access log line (only
-# warnings and the index's own line), as bench/run.sh's nodes and nginx
-# (access_log off).
+# after). ABBA-alternated, median of ROUNDS. Also the node's time to get
+# its news index (loaded from the snapshot the import saved, or built, as
+# its log line says) and its peak RSS. The nodes write no access log line
+# (only warnings and the index's own line), as bench/run.sh's nodes and
+# nginx (access_log off).
 #
 # Usage: bench/news-list.sh [ROUNDS=3] [SECONDS=5] [CONNECTIONS=64] [N=100000]
 # Needs: cargo, python3, curl, wrk and nginx (installed with apt-get when
@@ -50,8 +51,8 @@ serve() { # binary port: starts a node keeping no page; its pid in $SERVED
 PORT=18401; BPORT=18402; OPORT=18403
 serve "$BIN" $PORT; PID=$SERVED; t=$(ready_wait $PORT)
 printf 'time to ready: %.2f s\n' "$t"
-for _ in $(seq 1 600); do grep -q "news index built" "$WORK/serve-$PORT.log" && break; sleep 0.1; done
-grep "news index built" "$WORK/serve-$PORT.log" | tail -n 1 | sed 's/^.*news index built/news index built/'
+for _ in $(seq 1 600); do grep -Eq "news index (built|loaded)" "$WORK/serve-$PORT.log" && break; sleep 0.1; done
+grep -E "news index (built|loaded)" "$WORK/serve-$PORT.log" | tail -n 1 | sed -E 's/^.*(news index (built|loaded))/\1/'
 first=$(head -n 1 "$WORK/paths")
 curl -sf -D "$WORK/page.h" -H "Authorization: Bearer $KEY" "http://127.0.0.1:$PORT$first" >"$WORK/page.json"
 echo "a page: $(stat -c %s "$WORK/page.json") bytes, $(grep -o '"slug"' "$WORK/page.json" | wc -l) articles"

@@ -1,7 +1,9 @@
 //! `mds import`: loads companies, news, exchange snapshots or NSE's change
 //! files, all or nothing. Every
 //! bad row is reported with its line (on stderr), then one line says why
-//! nothing was written.
+//! nothing was written. After an import that may have changed companies or
+//! news, the company catalog or the news index of the new generation is
+//! built and its snapshot saved in the store, for the serving nodes.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -96,6 +98,7 @@ pub(crate) async fn run(store: &Arc<dyn Store>, cmd: ImportCommand) -> anyhow::R
                 return Err(refusal(&file, e));
             }
             report("articles", &file, upserted.context("nothing was imported")?)?;
+            snapshot_news(store).await;
         }
         ImportCommand::Exchanges { nse, nse_sme, bse, as_of, mcap, mcap_as_of } => {
             // The NSE lists read packed, a record at a time, each file's
@@ -213,6 +216,27 @@ async fn snapshot_catalog(store: &Arc<dyn Store>) {
     };
     if let Err(e) = result.await {
         eprintln!("warning: the catalog snapshot was not saved ({e}); serving nodes will build the catalog themselves");
+    }
+}
+
+/// Builds the news index of the store's news generation and saves its
+/// snapshot in the store, so serving nodes load it instead of each reading
+/// every article. The import holds nothing else by then (its chunks and
+/// file are dropped), and the index is dropped once encoded. The import
+/// has succeeded either way: a failure here is a warning (nodes then build).
+async fn snapshot_news(store: &Arc<dyn Store>) {
+    let result = async {
+        let generation = store.generations().await?.news;
+        mds_node::news_load::rebuild(&**store, generation).await
+    };
+    match result.await {
+        Ok(true) => {}
+        Ok(false) => eprintln!(
+            "warning: the news changed while its index was built, so no news index snapshot was saved; serving nodes will build the news index themselves"
+        ),
+        Err(e) => eprintln!(
+            "warning: the news index snapshot was not saved ({e}); serving nodes will build the news index themselves"
+        ),
     }
 }
 

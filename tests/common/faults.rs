@@ -124,6 +124,8 @@ gated!(NewsStore {
     fn article(slug: &Slug) -> Option<Article>;
     fn news_page(filter: &NewsFilter, after: Option<&NewsKey>, limit: usize) -> Vec<ArticleSummary>;
     fn article_count() -> u64;
+    fn save_news_snapshot(generation: i64, bytes: &[u8]) -> ();
+    fn news_snapshot(generation: i64) -> Option<Vec<u8>>;
 });
 
 gated!(AccessStore {

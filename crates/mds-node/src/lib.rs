@@ -33,7 +33,8 @@
 //! - [`webhooks`]: webhook endpoints (the operations of their routes) and
 //!   the task that delivers their events, signed, under leases in the store.
 //! - [`catalog_load`]: a companies generation's catalog, from its snapshot
-//!   or built from the rows (also run by `mds import` after an import).
+//!   or built from the rows (also run by `mds import` after an import);
+//!   [`news_load`], likewise, a news generation's news index.
 //! - [`issue`]: the draw of a free prefix every key issue and roll goes
 //!   through.
 //! - [`admin`]: the operations of the CLI and the admin API on tiers,
@@ -63,6 +64,7 @@ pub mod leases;
 pub mod metrics;
 pub mod news_index;
 pub mod news_list;
+pub mod news_load;
 pub mod node;
 pub mod pages;
 pub mod reload;

@@ -13,8 +13,11 @@
 //! an article moves it in the same transaction), so it holds exactly what
 //! the store held at that generation. A page is made from it only while the
 //! node follows that generation; otherwise from the store, as before
-//! ([`crate::news_list`]). The reload task builds the next one when the
-//! generation moves ([`Node::refresh_news_index`]).
+//! ([`crate::news_list`]). The reload task gets the next one when the
+//! generation moves (`Node::refresh_news_index`, in [`crate::news_load`]):
+//! from its snapshot in the store when there is one (the index as bytes,
+//! `news_index/snapshot.rs`: [`NewsIndex::to_bytes`],
+//! [`NewsIndex::from_bytes`]), else built.
 //!
 //! A page is at most `limit + 1` rows found by binary search and a walk:
 //! - a cursor's position and the date bounds are ranges of the list order
@@ -29,17 +32,17 @@
 //! together (`tests/news_index.rs`).
 
 mod rows;
+mod snapshot;
+
+pub use snapshot::SnapshotError;
 
 use std::collections::HashMap;
-use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 use mds_domain::news::NewsKey;
 use mds_domain::page::write_json;
 use mds_domain::{ArticleSummary, NewsFilter, Slug};
 use mds_store::{Store, StoreResult};
-
-use crate::node::Node;
 
 /// Articles read from the store at a time while building.
 const BATCH: usize = 5_000;
@@ -52,10 +55,9 @@ type At = (i64, u32);
 #[derive(Debug, Default)]
 pub struct NewsIndex {
     generation: i64,
-    /// Names this index among every news index any node holds (drawn when
-    /// the node takes it: [`Node::set_news_index`]); a page's tag derives
-    /// from it ([`NewsIndex::derived_tag`]).
-    pub(crate) id: [u8; 16],
+    /// Names this index among every news index any node holds; a page's
+    /// tag derives from it ([`NewsIndex::derived_tag`]).
+    id: IndexId,
     /// Per dated row (the first rows of the list order, newest first):
     /// the seconds of its `published_at`; the rows after them are undated.
     secs: Vec<i64>,
@@ -69,6 +71,20 @@ pub struct NewsIndex {
     by_tag: Postings,
 }
 
+/// 16 random bytes, drawn for each index made (built or loaded from a
+/// snapshot, which does not hold them): no two indexes held, on one node
+/// or several, of one generation or not, share an id, so none shares a
+/// page's tag.
+#[derive(Debug)]
+struct IndexId([u8; 16]);
+
+impl Default for IndexId {
+    /// A new id, drawn.
+    fn default() -> Self {
+        IndexId(rand::random())
+    }
+}
+
 /// Row numbers (ascending, so in list order) by value.
 type Postings = HashMap<Box<str>, Vec<u32>>;
 
@@ -76,7 +92,7 @@ impl NewsIndex {
     /// Reads the store's articles (without their bodies) in list order, a
     /// batch at a time, into an index of `generation`. Whether the store
     /// was still at `generation` when the read ended is for the caller to
-    /// check ([`Node::refresh_news_index`]).
+    /// check ([`crate::news_load::build`]).
     pub async fn build(store: &dyn Store, generation: i64) -> StoreResult<Self> {
         let mut index = NewsIndex { generation, ..NewsIndex::default() };
         let mut rows = rows::RowsBuilder::new(rows::MAX_DISTINCT);
@@ -86,23 +102,34 @@ impl NewsIndex {
             let batch = store.news_page(&everything, after.as_ref(), BATCH).await?;
             after = batch.last().map(NewsKey::of);
             let full = batch.len() == BATCH;
-            if rows.len() == 0 {
-                rows.train(&batch);
-            }
-            for article in &batch {
-                index.push(article, &mut rows);
-            }
+            index.push_batch(&batch, &mut rows);
             if !full {
                 break;
             }
         }
-        index.rows = rows.finish();
-        index.secs.shrink_to_fit();
-        index.nanos.shrink_to_fit();
-        for postings in [&mut index.by_isin, &mut index.by_ticker, &mut index.by_category, &mut index.by_tag] {
+        Ok(index.finish(rows))
+    }
+
+    /// Appends `batch`, which comes after every row held in list order;
+    /// the first batch trains the rows' symbol table.
+    fn push_batch(&mut self, batch: &[ArticleSummary], rows: &mut rows::RowsBuilder) {
+        if rows.len() == 0 {
+            rows.train(batch);
+        }
+        for article in batch {
+            self.push(article, rows);
+        }
+    }
+
+    /// The index with its rows, every buffer trimmed to what it holds.
+    fn finish(mut self, rows: rows::RowsBuilder) -> Self {
+        self.rows = rows.finish();
+        self.secs.shrink_to_fit();
+        self.nanos.shrink_to_fit();
+        for postings in [&mut self.by_isin, &mut self.by_ticker, &mut self.by_category, &mut self.by_tag] {
             postings.values_mut().for_each(Vec::shrink_to_fit);
         }
-        Ok(index)
+        self
     }
 
     /// Appends `a`, which comes after every row held in list order.
@@ -149,7 +176,7 @@ impl NewsIndex {
     /// The strong `ETag` of a representation made from this index without
     /// hashing it ([`crate::tagged::derived_tag`] of its id).
     pub fn derived_tag(&self, label: &[u8], feed: impl FnOnce(&mut sha2::Sha256)) -> http::HeaderValue {
-        crate::tagged::derived_tag(label, &self.id, feed)
+        crate::tagged::derived_tag(label, &self.id.0, feed)
     }
 
     /// How many articles it holds.
@@ -355,35 +382,4 @@ fn follows(a: (Option<At>, &[u8]), b: (Option<At>, &[u8])) -> bool {
 /// The index's form of an instant.
 fn at_of(t: DateTime<Utc>) -> At {
     (t.timestamp(), t.timestamp_subsec_nanos())
-}
-
-impl Node {
-    /// Builds the news index when the news generation the node follows
-    /// (the keys' reload reads it from the store) is not the one held, and
-    /// keeps it when the store's generation did not move while it was read
-    /// (else the next call tries again). At rest it asks the store nothing.
-    /// Returns whether a new index was kept.
-    pub async fn refresh_news_index(&self) -> StoreResult<bool> {
-        let Some(generation) = self.news_pages().current().0 else {
-            return Ok(false);
-        };
-        if self.news_index().is_some_and(|held| held.generation() == generation) {
-            return Ok(false);
-        }
-        let started = Instant::now();
-        let index = NewsIndex::build(self.store(), generation).await?;
-        if self.store().generations().await?.news != generation {
-            tracing::debug!(generation, "news changed while the index was read; read again at the next reload");
-            return Ok(false);
-        }
-        tracing::info!(
-            generation,
-            articles = index.len(),
-            bytes = index.heap_bytes(),
-            ms = started.elapsed().as_millis() as u64,
-            "news index built"
-        );
-        self.set_news_index(index);
-        Ok(true)
-    }
 }

@@ -138,12 +138,9 @@ impl Node {
         self.news_index.load_full()
     }
 
-    /// Keeps `index` as the news index, under a new random id: the pages
-    /// made of it are tagged from that id, so no two indexes held (on this
-    /// node or another, of the same generation or not) share a page's tag.
-    pub(crate) fn set_news_index(&self, mut index: NewsIndex) {
-        index.id = rand::random();
-        self.news_index.store(Some(Arc::new(index)));
+    /// Keeps `index` as the news index.
+    pub(crate) fn set_news_index(&self, index: Arc<NewsIndex>) {
+        self.news_index.store(Some(index));
     }
 
     /// The store's usage figures as `/v1/usage` last read them, per key.

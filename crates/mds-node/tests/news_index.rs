@@ -4,6 +4,7 @@
 //! the index as from the store's query, which the store's own tests hold to
 //! `NewsFilter::matches` and `list_order`; and a page's bytes from the
 //! index are the bytes the store path writes, for articles of any text.
+//! The index read back from its snapshot's bytes makes the same pages.
 
 use chrono::{DateTime, TimeZone, Utc};
 use mds_domain::news::NewsKey;
@@ -90,6 +91,7 @@ proptest! {
             }
             let generation = store.generations().await.unwrap().news;
             let index = NewsIndex::build(&store, generation).await.unwrap();
+            let loaded = NewsIndex::from_bytes(index.to_bytes()).unwrap();
             let everything = store.news_page(&NewsFilter::default(), None, 1_000).await.unwrap();
             prop_assert_eq!(index.len(), everything.len());
             for filter in filters.iter().chain([&NewsFilter::default()]) {
@@ -100,6 +102,7 @@ proptest! {
                     let from_store = store.news_page(filter, after.as_ref(), limit + 1).await.unwrap();
                     let from_index = index_page(&index, filter, after.as_ref(), limit);
                     prop_assert_eq!(&from_index, &from_store, "filter {:?} after {:?}", filter, after);
+                    prop_assert_eq!(&index_page(&loaded, filter, after.as_ref(), limit), &from_store);
                     for (r, a) in index.page_rows(filter, after.as_ref(), limit).iter().zip(&from_store) {
                         let json = serde_json::to_vec(a).unwrap();
                         prop_assert_eq!(index.row_json(*r), json);
@@ -114,6 +117,7 @@ proptest! {
                 for a in &everything {
                     let at = NewsKey::of(a);
                     let from_store = store.news_page(filter, Some(&at), limit + 1).await.unwrap();
+                    prop_assert_eq!(&index_page(&loaded, filter, Some(&at), limit), &from_store);
                     prop_assert_eq!(index_page(&index, filter, Some(&at), limit), from_store);
                 }
             }
@@ -159,6 +163,7 @@ proptest! {
             store.upsert_articles(&articles).await.unwrap();
             let generation = store.generations().await.unwrap().news;
             let index = NewsIndex::build(&store, generation).await.unwrap();
+            let loaded = NewsIndex::from_bytes(index.to_bytes()).unwrap();
             let everything = store.news_page(&NewsFilter::default(), None, 1_000).await.unwrap();
             let cursor = |k: &NewsKey| format!("after-{}", k.slug);
             let filter = NewsFilter::default();
@@ -169,6 +174,7 @@ proptest! {
                 let next_cursor = data.last().filter(|_| has_more).map(|a| cursor(&NewsKey::of(a)));
                 let from_store = serde_json::to_vec(&Page { data, next_cursor, has_more }).unwrap();
                 let from_index = index.page_json(&filter, after.as_ref(), limit, cursor);
+                prop_assert!(loaded.page_json(&filter, after.as_ref(), limit, cursor) == from_index);
                 prop_assert_eq!(
                     String::from_utf8(from_index).unwrap(),
                     String::from_utf8(from_store).unwrap(),

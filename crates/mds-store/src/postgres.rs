@@ -8,7 +8,7 @@
 //!
 //! Writes run in `READ COMMITTED` transactions and take the locks their
 //! checks need (a table lock for upserts, `FOR UPDATE` for revocation, an
-//! advisory lock for catalog snapshot saves), so a
+//! advisory lock for snapshot saves), so a
 //! check and the write it guards cannot be split by another node, and the
 //! counts and sentences are those SQLite gives with its single writer.
 //! Reads that must agree with each other (the auth snapshot, an account's

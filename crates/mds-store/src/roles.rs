@@ -10,7 +10,7 @@
 //! - [`CatalogStore`], companies and catalog snapshots.
 //! - [`IdentityStore`], identity over time: exchange snapshots, change
 //!   files and the identity events made of them (contract section 10).
-//! - [`NewsStore`], articles.
+//! - [`NewsStore`], articles and news index snapshots.
 //! - [`AccessStore`], tiers, accounts, keys and the auth snapshot.
 //! - [`UsageStore`], usage counts and quota history.
 //! - [`AdminStore`], admin tokens, the audit log, and the changes of
@@ -166,7 +166,7 @@ pub trait IdentityStore: Send + Sync + 'static {
     async fn snapshot_days(&self) -> StoreResult<Vec<(Series, NaiveDate)>>;
 }
 
-/// News articles.
+/// News articles, and the news index snapshots built from them.
 #[async_trait]
 pub trait NewsStore: Send + Sync + 'static {
     /// Inserts or replaces articles by slug, all in one transaction.
@@ -199,6 +199,16 @@ pub trait NewsStore: Send + Sync + 'static {
 
     /// How many articles there are.
     async fn article_count(&self) -> StoreResult<u64>;
+
+    /// Saves `bytes` as the news index snapshot of news generation
+    /// `generation`, replacing every other news index snapshot (never a
+    /// catalog snapshot), all or nothing; as
+    /// [`CatalogStore::save_catalog_snapshot`] otherwise.
+    async fn save_news_snapshot(&self, generation: i64, bytes: &[u8]) -> StoreResult<()>;
+
+    /// The news index snapshot saved for `generation`, if any; as
+    /// [`CatalogStore::catalog_snapshot`] otherwise.
+    async fn news_snapshot(&self, generation: i64) -> StoreResult<Option<Vec<u8>>>;
 }
 
 /// Who may call: tiers, accounts, keys, and the snapshot of them a serving

@@ -18,6 +18,7 @@ use mds_store::postgres::{ACQUIRE_TIMEOUT, PgStore};
 use mds_store::prelude::*;
 use mds_store::{DatabaseUrl, StoreError, UsageBatch, UsageDelta};
 use mds_testkit::fixtures::company;
+use mds_testkit::store::snapshot::KINDS;
 use sqlx::PgConnection;
 use sqlx::postgres::PgConnectOptions;
 
@@ -138,7 +139,7 @@ async fn concurrent_migrations_apply_everything_once() {
     let mut raw = db.raw().await;
     let versions: Vec<i64> =
         sqlx::query_scalar("SELECT version FROM schema_migrations ORDER BY version").fetch_all(&mut raw).await.unwrap();
-    assert_eq!(versions, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    assert_eq!(versions, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
     let history: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tier_history").fetch_one(&mut raw).await.unwrap();
     assert_eq!(history, Tier::defaults().len() as i64);
 }
@@ -176,10 +177,10 @@ async fn the_schema_has_native_types() {
             "entitlement_history.entitled boolean"
         ]
     );
-    // Instants are RFC 3339 text, as on SQLite; catalog snapshots are bytes.
+    // Instants are RFC 3339 text, as on SQLite; snapshots are bytes.
     assert_eq!(
         columns(&mut raw, "data_type NOT IN ('text', 'bigint', 'boolean')").await,
-        ["catalog_snapshot_chunks.bytes bytea"]
+        ["catalog_snapshot_chunks.bytes bytea", "news_snapshot_chunks.bytes bytea"]
     );
     let c_collated = columns(&mut raw, "data_type = 'text' AND collation_name = 'C'").await;
     assert_eq!(c_collated, columns(&mut raw, "data_type = 'text'").await, "every text column is COLLATE \"C\"");
@@ -231,38 +232,42 @@ async fn companies_sorted_walk_the_index_without_sorting() {
 }
 
 #[tokio::test]
-async fn catalog_snapshots_are_chunked_and_a_missing_chunk_is_an_error() {
-    let Some((store, mut raw, _db)) = migrated_with_raw().await else { return };
-    store.save_catalog_snapshot(7, &vec![1u8; 9 << 20]).await.unwrap();
-    let lengths: Vec<i32> =
-        sqlx::query_scalar("SELECT octet_length(bytes) FROM catalog_snapshot_chunks WHERE generation = 7 ORDER BY seq")
-            .fetch_all(&mut raw)
-            .await
-            .unwrap();
-    assert_eq!(lengths, [4 << 20, 4 << 20, 1 << 20]);
-    let storage: String = sqlx::query_scalar(
-        "SELECT attstorage::text FROM pg_attribute \
-         WHERE attrelid = 'catalog_snapshot_chunks'::regclass AND attname = 'bytes'",
-    )
-    .fetch_one(&mut raw)
-    .await
-    .unwrap();
-    assert_eq!(storage, "e", "stored out of line, uncompressed");
-    mds_testkit::store::snapshot::expect_missing_chunk_error(&store, &mut raw, 7).await;
+async fn snapshots_are_chunked_and_a_missing_chunk_is_an_error() {
+    for kind in KINDS {
+        let Some((store, mut raw, _db)) = migrated_with_raw().await else { return };
+        kind.save(&store, 7, &vec![1u8; 9 << 20]).await.unwrap();
+        let table = kind.table();
+        let lengths: Vec<i32> =
+            sqlx::query_scalar(&format!("SELECT octet_length(bytes) FROM {table} WHERE generation = 7 ORDER BY seq"))
+                .fetch_all(&mut raw)
+                .await
+                .unwrap();
+        assert_eq!(lengths, [4 << 20, 4 << 20, 1 << 20]);
+        let storage: String = sqlx::query_scalar(&format!(
+            "SELECT attstorage::text FROM pg_attribute WHERE attrelid = '{table}'::regclass AND attname = 'bytes'"
+        ))
+        .fetch_one(&mut raw)
+        .await
+        .unwrap();
+        assert_eq!(storage, "e", "stored out of line, uncompressed");
+        mds_testkit::store::snapshot::expect_missing_chunk_error(&store, &mut raw, kind, 7).await;
+    }
 }
 
 #[tokio::test]
-async fn two_nodes_saving_one_catalog_snapshot_keep_one_whole_copy() {
+async fn two_nodes_saving_one_snapshot_keep_one_whole_copy() {
     let Some((a, db)) = fresh().await else { return };
     a.migrate().await.unwrap();
     let b = db.store().await;
     let (x, y) = (vec![1u8; 9 << 20], vec![2u8; 5 << 20]);
-    for _ in 0..3 {
-        let (rx, ry) = tokio::join!(a.save_catalog_snapshot(3, &x), b.save_catalog_snapshot(3, &y));
-        rx.expect("save on a");
-        ry.expect("save on b");
-        let kept = b.catalog_snapshot(3).await.unwrap().expect("a snapshot");
-        assert!(kept == x || kept == y, "the kept snapshot mixes both copies");
+    for kind in KINDS {
+        for _ in 0..3 {
+            let (rx, ry) = tokio::join!(kind.save(&a, 3, &x), kind.save(&b, 3, &y));
+            rx.expect("save on a");
+            ry.expect("save on b");
+            let kept = kind.load(&b, 3).await.unwrap().expect("a snapshot");
+            assert!(kept == x || kept == y, "the kept snapshot mixes both copies");
+        }
     }
 }
 

@@ -12,6 +12,7 @@ use mds_store::prelude::*;
 use mds_store::sqlite::{BUSY_TIMEOUT, INDEX_REBUILD_MIN_ROWS, SqliteStore};
 use mds_store::{DatabaseUrl, KeyRecord, StoreError, StoreResult, UpsertSummary};
 use mds_testkit::fixtures::company;
+use mds_testkit::store::snapshot::KINDS;
 use sqlx::{Connection, SqliteConnection};
 use tempfile::TempDir;
 
@@ -61,7 +62,7 @@ async fn concurrent_and_repeated_migrations_are_harmless() {
     let mut raw = SqliteConnection::connect(url_in(dir.path()).expose()).await.unwrap();
     let versions: Vec<i64> =
         sqlx::query_scalar("SELECT version FROM schema_migrations").fetch_all(&mut raw).await.unwrap();
-    assert_eq!(versions, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    assert_eq!(versions, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
 }
 
 #[tokio::test]
@@ -150,15 +151,17 @@ async fn companies_sorted_walk_the_index_without_sorting() {
 }
 
 #[tokio::test]
-async fn a_catalog_snapshot_with_a_missing_chunk_is_an_error() {
-    let (store, mut raw, _dir) = migrated_with_raw().await;
-    store.save_catalog_snapshot(7, &vec![1u8; 9 << 20]).await.unwrap();
-    let chunks: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM catalog_snapshot_chunks WHERE generation = 7")
-        .fetch_one(&mut raw)
-        .await
-        .unwrap();
-    assert_eq!(chunks, 3, "4 MiB chunks");
-    mds_testkit::store::snapshot::expect_missing_chunk_error(&store, &mut raw, 7).await;
+async fn a_snapshot_with_a_missing_chunk_is_an_error() {
+    for kind in KINDS {
+        let (store, mut raw, _dir) = migrated_with_raw().await;
+        kind.save(&store, 7, &vec![1u8; 9 << 20]).await.unwrap();
+        let chunks: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {} WHERE generation = 7", kind.table()))
+            .fetch_one(&mut raw)
+            .await
+            .unwrap();
+        assert_eq!(chunks, 3, "4 MiB chunks");
+        mds_testkit::store::snapshot::expect_missing_chunk_error(&store, &mut raw, kind, 7).await;
+    }
 }
 
 /// A key revoked by another process while an upsert is mid-way (its chunks,

@@ -21,7 +21,8 @@
 //! # Layout
 //! - `access`, `catalog`, `events`, `identity`, `news`, `snapshot`, `usage`: the
 //!   suite's functions, by role (`news`: the pages of the news list;
-//!   `identity`: snapshots, change files and the events made of them).
+//!   `identity`: snapshots, change files and the events made of them;
+//!   `snapshot`: the catalog's and the news index's saved bytes).
 //! - `raw`: functions that change the database behind the store's back.
 //! - `nodes`: functions on several stores opened on one database.
 //! - The helpers below: names, instants, rows and expectations they share.
@@ -109,12 +110,13 @@ macro_rules! store_test_suite {
                 news_pages_walk_many_articles,
             },
             snapshot::{
-                catalog_snapshot_missing_is_none,
-                catalog_snapshot_round_trips_in_chunks,
-                saving_a_catalog_snapshot_removes_other_generations,
-                an_empty_catalog_snapshot_round_trips,
-                saving_a_catalog_snapshot_twice_keeps_one,
-                concurrent_catalog_snapshot_saves_keep_one_whole_copy,
+                snapshots_missing_are_none,
+                snapshots_round_trip_in_chunks,
+                saving_a_snapshot_removes_other_generations,
+                an_empty_snapshot_round_trips,
+                saving_a_snapshot_twice_keeps_one,
+                concurrent_snapshot_saves_keep_one_whole_copy,
+                the_two_kinds_of_snapshot_are_kept_apart,
             },
             usage::{
                 apply_usage_adds_across_months_and_keys,

@@ -29,12 +29,24 @@
 //! kept (8 bytes a row: finding a row by skipping the records before it,
 //! from one offset in 16, cost a chain of cache misses that was 18 % of a
 //! made page's CPU).
+//!
+//! In a snapshot ([`Rows::encode_head`], [`RowsHead`]) the rows are the
+//! symbol table, the held values and the records, without their offsets:
+//! loading walks each record once ([`check_record`]), which finds where it
+//! ends and checks everything [`Rows::write_json`] and [`Rows::slug_into`]
+//! take for granted. The records are the snapshot's last part, so that a
+//! loaded snapshot's buffer becomes them, in place. The order of a record's fields is written three
+//! times, then: by [`RowsBuilder::push`], read by [`Rows::write_json`] and
+//! checked by [`check_record`]; a round-trip test holds them together
+//! (`news_index/snapshot.rs`).
 
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use mds_domain::ArticleSummary;
 use mds_domain::time::write_utc;
+
+use super::snapshot::{Input, SnapshotError, put_bytes, put_len};
 
 /// The most values a field holds once; a field with more (not a repeating
 /// value) has the rest in the rows' text.
@@ -171,6 +183,26 @@ impl Symbols {
             at += usize::from(self.lens[usize::from(code)]);
         }
         at
+    }
+
+    /// The length of the text `codes` decode to (the sum of their
+    /// symbols' lengths, nothing decoded); `None` when they end in an
+    /// escape without its byte.
+    fn decoded_len(&self, codes: &[u8]) -> Option<usize> {
+        let (mut len, mut i) = (0, 0);
+        while i < codes.len() {
+            if codes[i] == ESCAPE {
+                if i + 1 == codes.len() {
+                    return None;
+                }
+                len += 1;
+                i += 2;
+            } else {
+                len += usize::from(self.lens[usize::from(codes[i])]);
+                i += 1;
+            }
+        }
+        Some(len)
     }
 }
 
@@ -502,6 +534,225 @@ impl Rows {
     }
 }
 
+impl Rows {
+    /// Appends what a snapshot holds of the rows before their records
+    /// (see `snapshot.rs`): the symbol table (the 255 lengths, then the 255
+    /// symbols of 8 bytes), per [`Field`] its held values, the number of
+    /// rows, the length of the records. The records themselves are
+    /// [`Rows::records`] (or [`Rows::into_records`]), written last.
+    pub(super) fn encode_head(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.symbols.lens[..255]);
+        out.extend_from_slice(self.symbols.bytes[..255].as_flattened());
+        for held in &self.values {
+            put_len(out, held.len());
+            for value in held {
+                put_bytes(out, value);
+            }
+        }
+        put_len(out, self.len());
+        put_len(out, self.records.len());
+    }
+
+    /// The records, one after another.
+    pub(super) fn records(&self) -> &[u8] {
+        &self.records
+    }
+
+    /// The records, the rest dropped.
+    pub(super) fn into_records(self) -> Vec<u8> {
+        self.records
+    }
+}
+
+/// What a snapshot holds of the rows before their records
+/// ([`Rows::encode_head`]), read and checked; the rows once given their
+/// records ([`RowsHead::with_records`]).
+pub(super) struct RowsHead {
+    symbols: Symbols,
+    values: [Vec<Box<[u8]>>; FIELDS],
+    /// How many rows.
+    n: usize,
+    /// The length of their records.
+    records: usize,
+}
+
+impl RowsHead {
+    /// Reads what [`Rows::encode_head`] wrote.
+    pub(super) fn decode(input: &mut Input<'_>) -> Result<RowsHead, SnapshotError> {
+        let mut symbols = Symbols::default();
+        symbols.lens[..255].copy_from_slice(input.take(size_of::<[u8; 255]>(), "the symbol table")?);
+        if symbols.lens.iter().any(|&len| len > 8) {
+            return Err(SnapshotError::new("a symbol is longer than 8 bytes"));
+        }
+        let table = input.take(size_of::<[[u8; 8]; 255]>(), "the symbol table")?;
+        symbols.bytes[..255].as_flattened_mut().copy_from_slice(table);
+        let mut values: [Vec<Box<[u8]>>; FIELDS] = Default::default();
+        for held in &mut values {
+            // Each value is its length at least.
+            let count = input.count(8, "the held values")?;
+            held.reserve_exact(count);
+            for _ in 0..count {
+                let value = input.bytes("a held value")?;
+                if serde_json::from_slice::<String>(value).is_err() {
+                    return Err(SnapshotError::new("a held value is not a JSON string"));
+                }
+                held.push(value.into());
+            }
+        }
+        let n = input.count(1, "the rows")?;
+        let records = input.count(1, "the records")?;
+        Ok(RowsHead { symbols, values, n, records })
+    }
+
+    /// How many rows.
+    pub(super) fn len(&self) -> usize {
+        self.n
+    }
+
+    /// The length of their records.
+    pub(super) fn records_len(&self) -> usize {
+        self.records
+    }
+
+    /// The rows, given their records (as many bytes as
+    /// [`RowsHead::records_len`] says), each checked ([`check_record`]);
+    /// `published` holds the seconds of the dated rows' `published_at` (the
+    /// first rows), which a record's `updated_at` is written from.
+    pub(super) fn with_records(self, records: Vec<u8>, published: &[i64]) -> Result<Rows, SnapshotError> {
+        let RowsHead { symbols, values, n, .. } = self;
+        // A record is a few bytes at least, so this bounds the offsets'
+        // allocation by the snapshot's size.
+        if n > records.len() {
+            return Err(SnapshotError::new(format!("{n} rows in {} bytes of records", records.len())));
+        }
+        let mut starts = Vec::with_capacity(n);
+        let mut at = 0;
+        for r in 0..n {
+            starts.push(at);
+            at = check_record(&records, at, &symbols, &values, published.get(r).copied())
+                .map_err(|why| SnapshotError::new(format!("row {r}: {why}")))?;
+        }
+        if at != records.len() {
+            return Err(SnapshotError::new("bytes after the last record"));
+        }
+        Ok(Rows { records, starts, symbols, values })
+    }
+}
+
+/// Checks the record at `at` of `records` as [`Rows::write_json`] and
+/// [`Rows::slug_into`] read it, given the symbol table and the held values
+/// and its row's `published_at` seconds (`None`: undated); returns where
+/// it ends. Its varints lie within the records and fit 64 bits, its held
+/// values exist, its slug is not `null`, its text lengths add up to what its
+/// codes decode to (the sum of their symbols' lengths: nothing decoded), and
+/// its `updated_at` is an instant.
+fn check_record(
+    records: &[u8],
+    at: usize,
+    symbols: &Symbols,
+    values: &[Vec<Box<[u8]>>; FIELDS],
+    published: Option<i64>,
+) -> Result<usize, &'static str> {
+    let mut rec = Checked { bytes: records, at, values, text: 0 };
+    let n = rec.size()?;
+    let codes = rec.take(n)?;
+    let decoded = symbols.decoded_len(codes).ok_or("its codes end in an escape")?;
+    match rec.varint()? {
+        0 => return Err("its slug is null"),
+        n => rec.add_text(n - 1)?,
+    }
+    // Headline, subheadline, excerpt.
+    for _ in 0..3 {
+        rec.text()?;
+    }
+    rec.value(Field::Category)?;
+    for _ in 0..rec.varint()? {
+        rec.value(Field::Tag)?;
+    }
+    for (_, field) in HELD_AFTER_TAGS {
+        rec.value(field)?;
+    }
+    rec.text()?;
+    match rec.varint()? {
+        0 => {}
+        n => {
+            let nanos = u32::try_from(rec.varint()?).map_err(|_| "its updated_at has no nanoseconds")?;
+            let secs = published.unwrap_or(0).checked_add(unzigzag(n - 1)).ok_or("its updated_at overflows")?;
+            DateTime::from_timestamp(secs, nanos).ok_or("its updated_at is not an instant")?;
+        }
+    }
+    if rec.text != decoded as u64 {
+        return Err("its text lengths do not add up to its text");
+    }
+    Ok(rec.at)
+}
+
+/// A reader of a record being checked ([`check_record`]): every read may
+/// fail; it adds up the text the fields take.
+struct Checked<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    /// The held values, per [`Field`].
+    values: &'a [Vec<Box<[u8]>>; FIELDS],
+    /// The bytes of text the fields read so far take.
+    text: u64,
+}
+
+impl<'a> Checked<'a> {
+    /// The varint at the position, and past it; at most 10 bytes, so it
+    /// fits 64 bits as [`Reader::varint`] reads it.
+    fn varint(&mut self) -> Result<u64, &'static str> {
+        let mut n = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = *self.bytes.get(self.at).ok_or("it runs past the records")?;
+            self.at += 1;
+            n |= u64::from(b & 0x7f) << shift;
+            if b < 0x80 {
+                return Ok(n);
+            }
+        }
+        Err("a varint is longer than 64 bits")
+    }
+
+    /// A varint that counts bytes.
+    fn size(&mut self) -> Result<usize, &'static str> {
+        usize::try_from(self.varint()?).map_err(|_| "a length does not fit memory")
+    }
+
+    /// The next `n` bytes, and past them.
+    fn take(&mut self, n: usize) -> Result<&'a [u8], &'static str> {
+        let out = self.bytes.get(self.at..).and_then(|rest| rest.get(..n)).ok_or("it runs past the records")?;
+        self.at += n;
+        Ok(out)
+    }
+
+    /// Counts `n` bytes of text.
+    fn add_text(&mut self, n: u64) -> Result<(), &'static str> {
+        self.text = self.text.checked_add(n).ok_or("its text lengths overflow")?;
+        Ok(())
+    }
+
+    /// A text of the row's own (see [`RowsBuilder::put_text`]).
+    fn text(&mut self) -> Result<(), &'static str> {
+        match self.varint()? {
+            0 => Ok(()),
+            n => self.add_text(n - 1),
+        }
+    }
+
+    /// A value of `field` (see [`RowsBuilder::put_value`]).
+    fn value(&mut self, field: Field) -> Result<(), &'static str> {
+        match self.varint()? {
+            0 => Ok(()),
+            n if n % 2 == 1 => match usize::try_from(n / 2) {
+                Ok(i) if i < self.values[field as usize].len() => Ok(()),
+                _ => Err("it names a held value that does not exist"),
+            },
+            n => self.add_text(n / 2 - 1),
+        }
+    }
+}
+
 /// Writes one row's JSON from its record and its decoded text.
 struct RowWriter<'a> {
     /// The record, at the next field.
@@ -649,6 +900,111 @@ mod tests {
         for n in [0i64, 1, -1, 63, -64, i64::MAX, i64::MIN] {
             assert_eq!(unzigzag(zigzag(n)), n);
         }
+    }
+
+    /// Rows of one record, `record`, encoded and read back; the table of
+    /// no symbol and one held category, `"c"`; the row's `published_at`
+    /// seconds are `published`.
+    fn decoded(record: &[u8], published: Option<i64>) -> Result<Rows, SnapshotError> {
+        read(&encoded(record), published.as_slice())
+    }
+
+    /// The head and the records of one row, `record`, as a snapshot holds
+    /// them; the table of no symbol and one held category, `"c"`.
+    fn encoded(record: &[u8]) -> Vec<u8> {
+        let mut rows = Rows { records: record.to_vec(), starts: vec![0], ..Rows::default() };
+        rows.values[Field::Category as usize].push(b"\"c\"".to_vec().into_boxed_slice());
+        let mut bytes = Vec::new();
+        rows.encode_head(&mut bytes);
+        bytes.extend_from_slice(rows.records());
+        bytes
+    }
+
+    /// The rows of `encoded` bytes, read as a snapshot's are.
+    fn read(bytes: &[u8], published: &[i64]) -> Result<Rows, SnapshotError> {
+        let mut input = Input::new(bytes);
+        let head = RowsHead::decode(&mut input)?;
+        let records = input.take(head.records_len(), "the records")?.to_vec();
+        head.with_records(records, published)
+    }
+
+    /// The record of slug `a`, headline `b` (the text `ab`, escaped byte
+    /// by byte), the held category, no other field, then `updated`.
+    fn record(updated: &[u8]) -> Vec<u8> {
+        let mut r = vec![4, ESCAPE, b'a', ESCAPE, b'b', 2, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0];
+        r.extend_from_slice(updated);
+        r
+    }
+
+    #[track_caller]
+    fn refused(record: &[u8], published: Option<i64>, why: &str) {
+        match decoded(record, published) {
+            Ok(_) => panic!("{record:?} accepted"),
+            Err(e) => assert_eq!(e.to_string(), format!("news index snapshot refused: row 0: {why}")),
+        }
+    }
+
+    /// A record is checked against everything its readers take for granted.
+    #[test]
+    fn records_are_checked_as_they_are_read() {
+        let rows = decoded(&record(&[0]), None).unwrap();
+        let mut out = Vec::new();
+        rows.write_json(0, None, &mut out, &mut Vec::new());
+        assert!(out.starts_with(br#"{"slug":"a","headline":"b","subheadline":null,"excerpt":null,"category":"c""#));
+        let mut slug = Vec::new();
+        rows.slug_into(0, &mut slug);
+        assert_eq!(slug, b"a");
+        // `updated_at` a second after `published_at`, nanoseconds 7.
+        assert!(decoded(&record(&[1 + 2, 7]), Some(100)).is_ok());
+
+        refused(&record(&[]), None, "it runs past the records");
+        refused(&[9, ESCAPE, b'a'], None, "it runs past the records");
+        refused(&[1, ESCAPE, 2], None, "its codes end in an escape");
+        let mut null_slug = record(&[0]);
+        null_slug[5] = 0;
+        refused(&null_slug, None, "its slug is null");
+        let mut long_headline = record(&[0]);
+        long_headline[6] = 3;
+        refused(&long_headline, None, "its text lengths do not add up to its text");
+        let mut no_text = record(&[0]);
+        no_text[6] = 0;
+        refused(&no_text, None, "its text lengths do not add up to its text");
+        let mut unknown_value = record(&[0]);
+        unknown_value[9] = 3;
+        refused(&unknown_value, None, "it names a held value that does not exist");
+        let mut many_tags = record(&[0]);
+        many_tags[10] = 100;
+        refused(&many_tags, None, "it runs past the records");
+        refused(&record(&[0x80; 11]), None, "a varint is longer than 64 bits");
+        refused(&record(&[3, 0xff, 0xff, 0xff, 0xff, 0x7f]), None, "its updated_at has no nanoseconds");
+        refused(&record(&[1 + 2 * 5, 0]), Some(i64::MAX), "its updated_at overflows");
+        let mut far = Vec::new();
+        put_varint(&mut far, 1 + zigzag(1 << 60));
+        far.push(0);
+        refused(&record(&far), None, "its updated_at is not an instant");
+    }
+
+    /// The rows' own bytes around the records are checked too.
+    #[test]
+    fn tables_counts_and_trailing_bytes_are_checked() {
+        let bytes = encoded(&record(&[0]));
+        let reason = |bytes: &[u8]| read(bytes, &[]).map(|_| ()).unwrap_err().to_string();
+        let mut long_symbol = bytes.clone();
+        long_symbol[3] = 9;
+        assert!(reason(&long_symbol).contains("a symbol is longer than 8 bytes"));
+        // The held category's JSON, after the table and two counts.
+        let category = 255 + 255 * 8 + 8 + 8;
+        let mut not_json = bytes.clone();
+        not_json[category] = b'x';
+        assert!(reason(&not_json).contains("a held value is not a JSON string"));
+        // More rows than records can hold (its count before the records'
+        // length and the records).
+        let count = bytes.len() - record(&[0]).len() - 16;
+        let mut more = bytes.clone();
+        more[count..count + 8].copy_from_slice(&20u64.to_le_bytes());
+        assert_eq!(reason(&more), "news index snapshot refused: 20 rows in 18 bytes of records");
+        // A byte after the one record.
+        assert!(reason(&encoded(&record(&[0, 0]))).contains("bytes after the last record"));
     }
 
     /// A row the compressor does not give back whole is held escaped: the

@@ -102,6 +102,11 @@ macro_rules! migrations {
                 name: "usage_batch_generation",
                 sql: include_str!(concat!("../../migrations/", $dir, "/0014_usage_batch_generation.sql")),
             },
+            Migration {
+                version: 15,
+                name: "news_snapshot",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0015_news_snapshot.sql")),
+            },
         ]
     };
 }
@@ -281,6 +286,8 @@ mod tests {
         assert!(MIGRATIONS[1].sql.contains("CREATE TABLE usage_counts"));
         assert_eq!(MIGRATIONS[2].version, 3);
         assert!(MIGRATIONS[2].sql.contains("CREATE TABLE catalog_snapshot_chunks"));
+        assert_eq!(MIGRATIONS[14].version, 15);
+        assert!(MIGRATIONS[14].sql.contains("CREATE TABLE news_snapshot_chunks"));
     }
 
     #[test]

@@ -17,6 +17,7 @@ use super::{
     Backend, access, admin, auth, begin_write, catalog, db, events, idempotency, identity, meta, migrate, news,
     snapshot, usage, webhooks,
 };
+use crate::rows::SnapshotKind;
 use crate::{
     AccessStore, AdminStore, AdminTokenRecord, AppliedBatch, AuthChanges, AuthDirectory, CatalogStore, DailyUsage,
     EventLogPage, EventStore, Generations, IdempotencyClaim, IdentityImport, IdentityStore, KeyLookup, KeyRecord,
@@ -73,8 +74,8 @@ delegate!(CatalogStore {
     company_count() -> u64 => catalog::company_count;
     companies_sorted(each: &mut (dyn FnMut(StoredCompany) + Send)) -> () => catalog::companies_sorted;
     generation_nonces() -> Vec<(i64, i64)> => catalog::generation_nonces;
-    save_catalog_snapshot(generation: i64, bytes: &[u8]) -> () => snapshot::save;
-    catalog_snapshot(generation: i64) -> Option<Vec<u8>> => snapshot::load;
+    save_catalog_snapshot(generation: i64, bytes: &[u8]) -> () => snapshot::save [SnapshotKind::Catalog];
+    catalog_snapshot(generation: i64) -> Option<Vec<u8>> => snapshot::load [SnapshotKind::Catalog];
 });
 
 delegate!(IdentityStore {
@@ -92,6 +93,8 @@ delegate!(NewsStore {
     article(slug: &Slug) -> Option<Article> => catalog::article;
     news_page(filter: &NewsFilter, after: Option<&NewsKey>, limit: usize) -> Vec<ArticleSummary> => news::news_page;
     article_count() -> u64 => catalog::article_count;
+    save_news_snapshot(generation: i64, bytes: &[u8]) -> () => snapshot::save [SnapshotKind::News];
+    news_snapshot(generation: i64) -> Option<Vec<u8>> => snapshot::load [SnapshotKind::News];
 });
 
 delegate!(AccessStore {

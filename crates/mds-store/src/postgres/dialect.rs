@@ -10,8 +10,8 @@
 //! PostgreSQL takes a lock: an upsert locks its table against other writers
 //! (`SHARE ROW EXCLUSIVE`: readers go on), so two imports cannot deadlock on
 //! each other's rows and the insert/update counts are exact; a revocation
-//! locks the key's row (`FOR UPDATE`); a catalog snapshot save takes a
-//! transaction-scoped advisory lock ([`SNAPSHOT_LOCK`]) that queues saves
+//! locks the key's row (`FOR UPDATE`); a snapshot save (catalog or news)
+//! takes a transaction-scoped advisory lock ([`SNAPSHOT_LOCK`]) that queues saves
 //! from several nodes: each runs whole after the one before has committed,
 //! so its `DELETE` (a new statement, so a new snapshot under `READ
 //! COMMITTED`) sees and removes every chunk the other wrote, and no insert
@@ -279,8 +279,8 @@ pub(super) async fn lock_key_streams(conn: &mut PgConnection, key: &str) -> Stor
     Ok(())
 }
 
-/// Takes the lock that queues catalog snapshot saves, until the end of the
-/// transaction.
+/// Takes the lock that queues snapshot saves (of either kind), until the
+/// end of the transaction.
 pub(super) async fn lock_snapshot_saves(conn: &mut PgConnection) -> StoreResult<()> {
     sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(SNAPSHOT_LOCK).execute(conn).await.map_err(db)?;
     Ok(())

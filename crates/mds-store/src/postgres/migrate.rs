@@ -103,6 +103,7 @@ mod tests {
             include_str!("../../migrations/sqlite/0012_identity.sql"),
             include_str!("../../migrations/sqlite/0013_events.sql"),
             include_str!("../../migrations/sqlite/0014_usage_batch_generation.sql"),
+            include_str!("../../migrations/sqlite/0015_news_snapshot.sql"),
         ];
         assert_eq!(sqlite.len(), MIGRATIONS.len());
         for (lite, pg) in sqlite.iter().zip(MIGRATIONS) {

@@ -1,8 +1,8 @@
 //! What every backend shares about rows, one module a job: the column lists
 //! and `meta` keys (here), the operator sentences of errors ([`errors`]),
 //! how values are stored ([`encode`]) and decoded back ([`decode`]),
-//! counters, usage batches and quota history ([`usage`]), catalog snapshot
-//! chunks ([`snapshot`]).
+//! counters, usage batches and quota history ([`usage`]), snapshot chunks,
+//! the catalog's and the news index's ([`snapshot`]).
 //!
 //! The backends store the same columns with the same encodings (instants as
 //! RFC 3339 text in UTC, key hashes as lower-case hex, tags as a JSON array),
@@ -254,11 +254,18 @@ mod tests {
 
     #[test]
     fn snapshot_buffers_have_the_exact_capacity() {
-        assert!(snapshot_buffer(1, 0, None).unwrap().is_none());
-        assert!(snapshot_buffer(1, 1, Some(0)).unwrap().unwrap().is_empty());
-        let buf = snapshot_buffer(1, 3, Some(9_000_000)).unwrap().unwrap();
-        assert!(buf.is_empty() && buf.capacity() >= 9_000_000);
-        assert!(matches!(snapshot_buffer(1, 1, Some(-1)), Err(StoreError::Database(_))));
+        for kind in [SnapshotKind::Catalog, SnapshotKind::News] {
+            assert!(snapshot_buffer(kind, 1, 0, None).unwrap().is_none());
+            assert!(snapshot_buffer(kind, 1, 1, Some(0)).unwrap().unwrap().is_empty());
+            let buf = snapshot_buffer(kind, 1, 3, Some(9_000_000)).unwrap().unwrap();
+            assert!(buf.is_empty() && buf.capacity() >= 9_000_000);
+            match snapshot_buffer(kind, 1, 1, Some(-1)) {
+                Err(e @ StoreError::Database(_)) => {
+                    assert!(e.to_string().contains(&format!("{} snapshot 1", kind.word())), "{e}")
+                }
+                other => panic!("expected Database, got {other:?}"),
+            }
+        }
     }
 
     #[test]

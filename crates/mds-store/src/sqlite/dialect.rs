@@ -9,7 +9,7 @@
 //!
 //! No locks beyond the write transaction: `BEGIN IMMEDIATE` holds the whole
 //! file, so a check and the write it guards cannot be split, saves of
-//! catalog snapshots queue, and no row lock is needed. As that lock is the
+//! snapshots queue, and no row lock is needed. As that lock is the
 //! only one of the whole file, every process's writes queue behind it (each
 //! waits at most `BUSY_TIMEOUT`): an upsert takes it only to apply rows it
 //! has staged before, outside it ([`upsert_chunks`]).
