@@ -55,9 +55,6 @@ type At = (i64, u32);
 #[derive(Debug, Default)]
 pub struct NewsIndex {
     generation: i64,
-    /// Names this index among every news index any node holds; a page's
-    /// tag derives from it ([`NewsIndex::derived_tag`]).
-    id: IndexId,
     /// Per dated row (the first rows of the list order, newest first):
     /// the seconds of its `published_at`; the rows after them are undated.
     secs: Vec<i64>,
@@ -69,20 +66,6 @@ pub struct NewsIndex {
     by_ticker: Postings,
     by_category: Postings,
     by_tag: Postings,
-}
-
-/// 16 random bytes, drawn for each index made (built or loaded from a
-/// snapshot, which does not hold them): no two indexes held, on one node
-/// or several, of one generation or not, share an id, so none shares a
-/// page's tag.
-#[derive(Debug)]
-struct IndexId([u8; 16]);
-
-impl Default for IndexId {
-    /// A new id, drawn.
-    fn default() -> Self {
-        IndexId(rand::random())
-    }
 }
 
 /// Row numbers (ascending, so in list order) by value.
@@ -171,12 +154,6 @@ impl NewsIndex {
     /// The news generation the index holds.
     pub fn generation(&self) -> i64 {
         self.generation
-    }
-
-    /// The strong `ETag` of a representation made from this index without
-    /// hashing it ([`crate::tagged::derived_tag`] of its id).
-    pub fn derived_tag(&self, label: &[u8], feed: impl FnOnce(&mut sha2::Sha256)) -> http::HeaderValue {
-        crate::tagged::derived_tag(label, &self.id.0, feed)
     }
 
     /// How many articles it holds.

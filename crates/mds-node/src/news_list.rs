@@ -4,11 +4,10 @@
 //!
 //! A page is the store's rows after the cursor's position (one more than
 //! the page holds, to learn whether another follows), written as a
-//! [`Page`] of [`ArticleSummary`](mds_domain::ArticleSummary), tagged with
-//! the digest of its bytes; or, made from the node's news index, the same
-//! bytes tagged from the index's id and the query ([`page_tag`]), as a
-//! company list page is, without hashing the page (a hash of its ~11 KB
-//! was 16 % of a made page's CPU).
+//! [`Page`] of [`ArticleSummary`](mds_domain::ArticleSummary) and tagged
+//! with the digest of its bytes (made from the node's news index or from
+//! the store, the same bytes and tag): a page whose rows did not change
+//! keeps its tag across imports and on every node.
 //! The cursor is the last row's key ([`NewsKey`]) sealed with the node's
 //! [`CursorCodec`] under the scope `news` and the filters' canonical form,
 //! so it is refused with other filters, on another list, or altered.
@@ -24,14 +23,11 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use chrono::DateTime;
-use http::HeaderValue;
 use mds_catalog::CursorError;
 use mds_domain::news::NewsKey;
 use mds_domain::{NewsFilter, NewsQueryParams, Page, Slug};
-use sha2::Digest;
 
 use crate::error::ReadError;
-use crate::news_index::NewsIndex;
 use crate::node::Node;
 use crate::pages::{List, PageCache, PageKey};
 use crate::tagged::Tagged;
@@ -116,7 +112,7 @@ impl Node {
         let limit = query.page.limit.get();
         if let Some(index) = self.news_index().filter(|i| Some(i.generation()) == followed) {
             let json = index.page_json(filter, after.as_ref(), limit, |last| self.news_cursor(filter, last));
-            return Ok(Tagged { body: json.into(), etag: page_tag(&index, filter, after.as_ref(), limit) });
+            return Ok(Tagged::hashed(json));
         }
         let mut data = self.store().news_page(filter, after.as_ref(), limit + 1).await?;
         let has_more = data.len() > limit;
@@ -129,25 +125,6 @@ impl Node {
         let json = serde_json::to_vec(&page).expect("a page of articles serializes");
         Ok(Tagged::hashed(json))
     }
-}
-
-/// The strong `ETag` of a page made from `index`, without hashing the page
-/// (as a company list page's): what it holds is a function of the index,
-/// the filters, the position and the limit.
-fn page_tag(index: &NewsIndex, filter: &NewsFilter, after: Option<&NewsKey>, limit: usize) -> HeaderValue {
-    let filter = filter.canonical();
-    index.derived_tag(b"mds news page\0", |h| {
-        h.update((filter.len() as u64).to_le_bytes());
-        h.update(filter.as_bytes());
-        match after {
-            Some(key) => {
-                h.update([1]);
-                h.update(position_bytes(key));
-            }
-            None => h.update([0]),
-        }
-        h.update((limit as u64).to_le_bytes());
-    })
 }
 
 /// The news list pages a node has served, by query, for the news

@@ -35,7 +35,7 @@ use chrono::DateTime;
 use mds_domain::Slug;
 
 use super::rows::RowsHead;
-use super::{IndexId, NewsIndex, Postings, follows};
+use super::{NewsIndex, Postings, follows};
 
 /// The first 8 bytes of every snapshot: a name and the format version.
 const MAGIC: &[u8; 8] = b"MDSNEWS\x01";
@@ -140,17 +140,7 @@ impl NewsIndex {
         bytes.drain(..records_at);
         bytes.shrink_to_fit();
         let rows = head.with_records(bytes, &secs)?;
-        let index = NewsIndex {
-            generation,
-            id: IndexId::default(),
-            secs,
-            nanos,
-            rows,
-            by_isin,
-            by_ticker,
-            by_category,
-            by_tag,
-        };
+        let index = NewsIndex { generation, secs, nanos, rows, by_isin, by_ticker, by_category, by_tag };
         index.check_list_order()?;
         Ok(index)
     }
