@@ -5,7 +5,8 @@
 # so every request makes its page), against a baseline answering one such
 # page's bytes (nginx, 2 workers; BASELINE=hyper: the example server, see
 # lib.sh). With BASELINE_BIN,
-# an older mds binary is measured the same way in the same run (before and
+# an older mds binary is measured the same way in the same run, on a store
+# it imported itself, its first page compared with this one's (before and
 # after). ABBA-alternated, median of ROUNDS. Also the node's time to get
 # its news index (loaded from the snapshot the import saved, or built, as
 # its log line says) and its peak RSS. The nodes write no access log line
@@ -40,8 +41,8 @@ for i in isins:
     print("/v1/news?isin=%s&limit=20" % i)
 PY
 export PATHS_FILE=$WORK/paths
-paths_wrk() { # port → req/s p50 p99
-  local out; out=$(wrk -t1 -c"$CONNS" -d"${SECS}s" --latency -s bench/paths.lua "http://127.0.0.1:$1")
+paths_wrk() { # port [key] → req/s p50 p99
+  local out; out=$(KEY=${2:-$KEY} wrk -t1 -c"$CONNS" -d"${SECS}s" --latency -s bench/paths.lua "http://127.0.0.1:$1")
   echo "$(echo "$out" | awk '/Requests\/sec/ {print $2}') $(echo "$out" | awk '$1=="50%" {print $2}' | ms) $(echo "$out" | awk '$1=="99%" {print $2}' | ms)"
 }
 serve() { # binary port: starts a node keeping no page; its pid in $SERVED
@@ -58,7 +59,18 @@ curl -sf -D "$WORK/page.h" -H "Authorization: Bearer $KEY" "http://127.0.0.1:$PO
 echo "a page: $(stat -c %s "$WORK/page.json") bytes, $(grep -o '"slug"' "$WORK/page.json" | wc -l) articles"
 baseline $BPORT "$WORK/page.json" "$WORK/page.h"; BPID=$BASELINE_PID
 OPID=""
-if [[ -n ${BASELINE_BIN:-} ]]; then serve "$BASELINE_BIN" $OPORT; OPID=$SERVED; ready_wait $OPORT >/dev/null; fi
+if [[ -n ${BASELINE_BIN:-} ]]; then
+  # A store of its own, imported by the older binary: a binary refuses a
+  # schema newer than it knows.
+  export MDS_DATABASE_URL="sqlite://$WORK/news-old.db?mode=rwc"
+  "$BASELINE_BIN" import news "$WORK/news.jsonl" >/dev/null
+  "$BASELINE_BIN" tiers set bench --rate-limit-per-minute 1000000000 --monthly-quota 1000000000000 >/dev/null
+  "$BASELINE_BIN" accounts create bench >/dev/null
+  OKEY=$("$BASELINE_BIN" keys create --account bench --tier bench 2>/dev/null | tail -n 1)
+  serve "$BASELINE_BIN" $OPORT; OPID=$SERVED; ready_wait $OPORT >/dev/null
+  for _ in $(seq 1 600); do grep -Eq "news index (built|loaded)" "$WORK/serve-$OPORT.log" && break; sleep 0.1; done
+  curl -sf -H "Authorization: Bearer $OKEY" "http://127.0.0.1:$OPORT$first" | cmp -s - "$WORK/page.json" || echo "the older binary's page differs"
+fi
 paths_wrk $PORT >/dev/null; run_wrk $BPORT / "$CONNS" 2 >/dev/null
 r=(); b=(); o=(); q=(); qo=()
 for i in $(seq 1 "$ROUNDS"); do
@@ -68,7 +80,7 @@ for i in $(seq 1 "$ROUNDS"); do
   line=$(printf 'round %d: mds %s (p50 %s ms, p99 %s ms) | baseline %s | mds/baseline %.3f' "$i" "${r[-1]}" \
     "$(echo $a | cut -d' ' -f2)" "$(echo $a | cut -d' ' -f3)" "${b[-1]}" "${q[-1]}")
   if [[ -n $OPID ]]; then
-    sleep 1; y=$(paths_wrk $OPORT); o+=("${y%% *}"); qo+=("$(echo "${o[-1]} / ${b[-1]}" | bc -l)")
+    sleep 1; y=$(paths_wrk $OPORT "$OKEY"); o+=("${y%% *}"); qo+=("$(echo "${o[-1]} / ${b[-1]}" | bc -l)")
     line+=$(printf ' | older binary %s (p99 %s ms), older/baseline %.3f' "${o[-1]}" "$(echo $y | cut -d' ' -f3)" "${qo[-1]}")
   fi
   echo "$line"; sleep 1
