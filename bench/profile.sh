@@ -61,8 +61,8 @@ profiled
 measure "kept:/v1/companies?limit=50" "usage:/v1/usage" "detail:/v1/companies/$isin" "article:/v1/news/$slug"
 # A made news page (20 rows from the node's news index): a node keeping no
 # page, once its index is held.
-profiled MDS_PAGE_CACHE_MIB=0 MDS_LOG=warn,mds_node::news_index=info
-for _ in $(seq 1 600); do grep -q "news index built" "$WORK/serve.log" && break; sleep 0.5; done
+profiled MDS_PAGE_CACHE_MIB=0 MDS_LOG=warn,mds_node::news_index=info,mds_node::news_load=info
+for _ in $(seq 1 600); do grep -Eq "news index (built|loaded)" "$WORK/serve.log" && break; sleep 0.5; done
 measure "news-made:/v1/news?limit=20"
 for f in "$OUT"/callgrind.*.*; do
   name=$(sed -n 's/^desc: Trigger: \(dump \)\{0,1\}//p' "$f")

@@ -17,7 +17,6 @@ use mds_domain::time::{format_utc, parse_rfc3339};
 use mds_domain::{Article, ArticleSummary, Environment, Isin, NewsFilter, Ticker};
 use mds_testkit::fixtures::{bare_article, news_after, news_list};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 /// `/v1/news` with `pairs` as its query string, percent-encoded.
 fn path(pairs: &[(&str, &str)]) -> String {
@@ -414,9 +413,9 @@ fn list_order_after(a: &ArticleSummary, last: &ArticleSummary) -> bool {
     mds_domain::news::list_order(&NewsKey::of(a), &NewsKey::of(last)).is_gt()
 }
 
-/// The tag a page hashed whole gets: 16 bytes of its SHA-256, in hex.
+/// The tag a page hashed whole gets.
 fn digest_tag(body: &[u8]) -> String {
-    let hex: String = Sha256::digest(body)[..16].iter().map(|b| format!("{b:02x}")).collect();
+    let hex: String = xxhash_rust::xxh3::xxh3_128(body).to_be_bytes().iter().map(|b| format!("{b:02x}")).collect();
     format!("\"{hex}\"")
 }
 

@@ -5,7 +5,7 @@
 //! determines it: `/v1/companies` from the catalog version and the page
 //! asked for (no hashing of the page), news from the article's JSON (hashed
 //! once, when it enters the node's cache), `/v1/usage` from its JSON
-//! ([`mds_node::tagged::digest`]: 16 bytes of SHA-256). Compression runs outside them, and
+//! ([`mds_node::tagged::digest`]: XXH3-128). Compression runs outside them, and
 //! [`tag_encoding`] then gives a compressed representation its own strong
 //! tag (`"<digest>.gzip"`), as a strong validator must differ between
 //! representations. [`not_modified`] (in the guard, outside compression)
