@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use common::{Options, TestApp, assert_problem, naming, new_key, reloading_every, spawn, spawn_with};
 use mds_domain::news::{Exact, NewsKey};
-use mds_domain::time::{format_utc, parse_rfc3339};
+use mds_domain::time::parse_rfc3339;
 use mds_domain::{Article, ArticleSummary, Environment, Isin, NewsFilter, Ticker};
-use mds_testkit::fixtures::{bare_article, news_after, news_list};
+use mds_testkit::fixtures::{bare_article, news_after, news_filter_pairs, news_list};
 use serde_json::Value;
 
 /// `/v1/news` with `pairs` as its query string, percent-encoded.
@@ -25,32 +25,6 @@ fn path(pairs: &[(&str, &str)]) -> String {
         Some(q) if !q.is_empty() => format!("/v1/news?{q}"),
         _ => "/v1/news".to_owned(),
     }
-}
-
-/// The query pairs of a filter, as a client sends them.
-fn pairs(f: &NewsFilter) -> Vec<(&'static str, String)> {
-    let mut out = Vec::new();
-    if let Some(v) = &f.isin {
-        out.push(("isin", v.as_str().to_lowercase()));
-    }
-    if let Some(v) = &f.ticker {
-        out.push(("ticker", v.as_str().to_lowercase()));
-    }
-    if let Some(v) = &f.category {
-        out.push(("category", v.as_str().to_owned()));
-    }
-    if let Some(v) = &f.tag {
-        out.push(("tag", v.as_str().to_owned()));
-    }
-    // At another offset than UTC: the same instant.
-    let ist = chrono::FixedOffset::east_opt(5 * 3600 + 1800).unwrap();
-    if let Some(v) = &f.published_after {
-        out.push(("published_after", v.with_timezone(&ist).to_rfc3339()));
-    }
-    if let Some(v) = &f.published_before {
-        out.push(("published_before", format_utc(v)));
-    }
-    out
 }
 
 /// One page: `data` (as summaries), `next_cursor`, `has_more`, checking
@@ -171,9 +145,9 @@ async fn each_filter_selects_what_it_says() {
     ];
     for f in &cases {
         let want = news_list(&articles, f);
-        let got = walk(&app, &app.key, &pairs(f), &[200]).await;
+        let got = walk(&app, &app.key, &news_filter_pairs(f), &[200]).await;
         assert_eq!(got, want, "{f:?}");
-        assert_eq!(walk(&app, &app.key, &pairs(f), &[2]).await, want, "{f:?} in pages of 2");
+        assert_eq!(walk(&app, &app.key, &news_filter_pairs(f), &[2]).await, want, "{f:?} in pages of 2");
     }
     // The rule itself, on the demo data.
     assert!(!news_list(&articles, &cases[0]).is_empty());
@@ -553,7 +527,7 @@ async fn random_filters_limits_and_cursor_walks_match_the_plain_rule() {
         let f = random_filter(&mut rng);
         let want = news_list(&articles, &f);
         nonempty += usize::from(!want.is_empty());
-        let q = pairs(&f);
+        let q = news_filter_pairs(&f);
         // A walk whose page size changes from page to page.
         let limits: Vec<usize> = (0..3)
             .map(|_| {

@@ -124,24 +124,7 @@ fn filters() -> Vec<NewsFilter> {
 /// The query string of `filter` and `limit`, percent-encoded.
 fn query(filter: &NewsFilter, limit: usize, cursor: Option<&str>) -> String {
     let mut pairs: Vec<(&str, String)> = vec![("limit", limit.to_string())];
-    if let Some(v) = &filter.isin {
-        pairs.push(("isin", v.as_str().to_owned()));
-    }
-    if let Some(v) = &filter.ticker {
-        pairs.push(("ticker", v.as_str().to_owned()));
-    }
-    if let Some(v) = &filter.category {
-        pairs.push(("category", v.as_str().to_owned()));
-    }
-    if let Some(v) = &filter.tag {
-        pairs.push(("tag", v.as_str().to_owned()));
-    }
-    if let Some(v) = &filter.published_after {
-        pairs.push(("published_after", v.to_rfc3339()));
-    }
-    if let Some(v) = &filter.published_before {
-        pairs.push(("published_before", v.to_rfc3339()));
-    }
+    pairs.extend(mds_testkit::fixtures::news_filter_pairs(filter));
     if let Some(c) = cursor {
         pairs.push(("cursor", c.to_owned()));
     }

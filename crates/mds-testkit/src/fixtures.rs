@@ -119,6 +119,33 @@ pub fn news_after<'a>(list: &'a [ArticleSummary], after: Option<&NewsKey>) -> &'
     }
 }
 
+/// The query pairs of a news filter as a client might send them: the ISIN
+/// and ticker in lower case, `published_after` at another offset than UTC
+/// (each the same filter to the API).
+pub fn news_filter_pairs(f: &NewsFilter) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if let Some(v) = &f.isin {
+        out.push(("isin", v.as_str().to_lowercase()));
+    }
+    if let Some(v) = &f.ticker {
+        out.push(("ticker", v.as_str().to_lowercase()));
+    }
+    if let Some(v) = &f.category {
+        out.push(("category", v.as_str().to_owned()));
+    }
+    if let Some(v) = &f.tag {
+        out.push(("tag", v.as_str().to_owned()));
+    }
+    let ist = chrono::FixedOffset::east_opt(5 * 3600 + 1800).expect("an offset");
+    if let Some(v) = &f.published_after {
+        out.push(("published_after", v.with_timezone(&ist).to_rfc3339()));
+    }
+    if let Some(v) = &f.published_before {
+        out.push(("published_before", mds_domain::time::format_utc(v)));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -960,21 +960,18 @@ mod tests {
         refused(&record(&[]), None, "it runs past the records");
         refused(&[9, ESCAPE, b'a'], None, "it runs past the records");
         refused(&[1, ESCAPE, 2], None, "its codes end in an escape");
-        let mut null_slug = record(&[0]);
-        null_slug[5] = 0;
-        refused(&null_slug, None, "its slug is null");
-        let mut long_headline = record(&[0]);
-        long_headline[6] = 3;
-        refused(&long_headline, None, "its text lengths do not add up to its text");
-        let mut no_text = record(&[0]);
-        no_text[6] = 0;
-        refused(&no_text, None, "its text lengths do not add up to its text");
-        let mut unknown_value = record(&[0]);
-        unknown_value[9] = 3;
-        refused(&unknown_value, None, "it names a held value that does not exist");
-        let mut many_tags = record(&[0]);
-        many_tags[10] = 100;
-        refused(&many_tags, None, "it runs past the records");
+        // One byte of a good record changed: (where, to what, the reason).
+        for (at, value, why) in [
+            (5, 0, "its slug is null"),
+            (6, 3, "its text lengths do not add up to its text"),
+            (6, 0, "its text lengths do not add up to its text"),
+            (9, 3, "it names a held value that does not exist"),
+            (10, 100, "it runs past the records"),
+        ] {
+            let mut bad = record(&[0]);
+            bad[at] = value;
+            refused(&bad, None, why);
+        }
         refused(&record(&[0x80; 11]), None, "a varint is longer than 64 bits");
         refused(&record(&[3, 0xff, 0xff, 0xff, 0xff, 0x7f]), None, "its updated_at has no nanoseconds");
         refused(&record(&[1 + 2 * 5, 0]), Some(i64::MAX), "its updated_at overflows");

@@ -10,14 +10,9 @@
 -- its own so that saving one kind never removes the other: one generation
 -- kept at most, in chunks of 4 MiB numbered from 0 by `seq`, an empty
 -- snapshot stored as one empty chunk.
-CREATE TABLE news_snapshot_chunks (
-    generation BIGINT NOT NULL,
-    seq        BIGINT NOT NULL CHECK (seq >= 0),
-    bytes      BYTEA NOT NULL,
-    PRIMARY KEY (generation, seq)
-);
-
--- Out of line and uncompressed, as the catalog's (0003): the news index
+--
+-- The table is written once, in 0003: this one is made LIKE it, columns,
+-- key, CHECK and storage (out of line and uncompressed: the news index
 -- compresses its own text already, and a node must be ready within
--- seconds of start.
-ALTER TABLE news_snapshot_chunks ALTER COLUMN bytes SET STORAGE EXTERNAL;
+-- seconds of start) included.
+CREATE TABLE news_snapshot_chunks (LIKE catalog_snapshot_chunks INCLUDING ALL);
