@@ -72,28 +72,79 @@ fn fold_name(s: &str) -> String {
 /// A found link in a change file: `(from, to, date)` per row, in order.
 type Path<T> = Vec<(T, T, NaiveDate)>;
 
-/// The change rows by their old value (folded), for following chains.
-struct Chains<T> {
-    by_from: HashMap<String, Vec<(T, T, NaiveDate)>>,
-    by_to: HashMap<String, Vec<(T, T, NaiveDate)>>,
+/// Row numbers sorted by a hash of a folded key, to find the rows whose
+/// key folds to a value without holding a folded string per row (a
+/// million-company import's change files hold about 285,000 rows). A hash
+/// shared by two keys only makes a candidate the caller's check refuses.
+struct KeyIndex {
+    /// `(hash, row)`, sorted.
+    entries: Vec<(u64, u32)>,
+    hash: fn(&str) -> u64,
+}
+
+impl KeyIndex {
+    /// Indexes `keys`, the folded key of each row in row order, by
+    /// `hash`; a key's rows are found in row order.
+    fn new(keys: impl Iterator<Item = String>, hash: fn(&str) -> u64) -> Self {
+        let mut entries: Vec<(u64, u32)> =
+            keys.enumerate().map(|(i, k)| (hash(&k), u32::try_from(i).expect("fewer than 2^32 rows"))).collect();
+        entries.sort_unstable();
+        KeyIndex { entries, hash }
+    }
+
+    /// The rows whose key may fold to `folded`, in row order.
+    fn candidates(&self, folded: &str) -> impl Iterator<Item = usize> + '_ {
+        let h = (self.hash)(folded);
+        let at = self.entries.partition_point(|e| e.0 < h);
+        self.entries[at..].iter().take_while(move |e| e.0 == h).map(|e| e.1 as usize)
+    }
+}
+
+/// The hash [`KeyIndex`] sorts by (SipHash with fixed keys: the same in
+/// every run).
+fn key_hash(s: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    s.hash(&mut h);
+    h.finish()
+}
+
+/// The change rows, borrowed, by their old and new value (folded), for
+/// following chains.
+struct Chains<'c, T> {
+    /// `(from, to, date)`, by `(date, from, to)`.
+    rows: Vec<(&'c T, &'c T, NaiveDate)>,
+    by_from: KeyIndex,
+    by_to: KeyIndex,
     fold: fn(&T) -> String,
 }
 
-impl<T: Clone + Ord> Chains<T> {
-    fn new(rows: impl Iterator<Item = (T, T, NaiveDate)>, fold: fn(&T) -> String) -> Self {
-        let mut by_from: HashMap<String, Vec<(T, T, NaiveDate)>> = HashMap::new();
-        let mut by_to: HashMap<String, Vec<(T, T, NaiveDate)>> = HashMap::new();
-        for (from, to, date) in rows {
-            if fold(&from) == fold(&to) {
-                continue;
-            }
-            by_from.entry(fold(&from)).or_default().push((from.clone(), to.clone(), date));
-            by_to.entry(fold(&to)).or_default().push((from, to, date));
-        }
-        for v in by_from.values_mut().chain(by_to.values_mut()) {
-            v.sort_by(|a, b| (a.2, &a.0, &a.1).cmp(&(b.2, &b.0, &b.1)));
-        }
-        Chains { by_from, by_to, fold }
+impl<'c, T: Clone + Ord> Chains<'c, T> {
+    fn new(rows: impl Iterator<Item = (&'c T, &'c T, NaiveDate)>, fold: fn(&T) -> String) -> Self {
+        Self::hashed(rows, fold, key_hash)
+    }
+
+    /// [`Chains::new`] with the keys hashed by `hash`.
+    fn hashed(
+        rows: impl Iterator<Item = (&'c T, &'c T, NaiveDate)>,
+        fold: fn(&T) -> String,
+        hash: fn(&str) -> u64,
+    ) -> Self {
+        let mut rows: Vec<(&'c T, &'c T, NaiveDate)> = rows.filter(|(f, t, _)| fold(f) != fold(t)).collect();
+        rows.sort_by(|a, b| (a.2, a.0, a.1).cmp(&(b.2, b.0, b.1)));
+        let by_from = KeyIndex::new(rows.iter().map(|r| fold(r.0)), hash);
+        let by_to = KeyIndex::new(rows.iter().map(|r| fold(r.1)), hash);
+        Chains { rows, by_from, by_to, fold }
+    }
+
+    /// The rows whose old value folds to `folded`, by `(date, from, to)`.
+    fn with_from<'a>(&'a self, folded: &'a str) -> impl Iterator<Item = (&'c T, &'c T, NaiveDate)> + 'a {
+        self.by_from.candidates(folded).map(|i| self.rows[i]).filter(move |r| (self.fold)(r.0) == folded)
+    }
+
+    /// The rows whose new value folds to `folded`, by `(date, from, to)`.
+    fn with_to<'a>(&'a self, folded: &'a str) -> impl Iterator<Item = (&'c T, &'c T, NaiveDate)> + 'a {
+        self.by_to.candidates(folded).map(|i| self.rows[i]).filter(move |r| (self.fold)(r.1) == folded)
     }
 
     /// A chain of rows from `from` to `to`, dates not decreasing, all in
@@ -104,17 +155,17 @@ impl<T: Clone + Ord> Chains<T> {
         for _ in 0..6 {
             let mut next = Vec::new();
             for (at, since, path) in &frontier {
-                for (f, t, d) in self.by_from.get(at).into_iter().flatten() {
-                    if *d <= after || *d > until || *d < *since {
+                for (f, t, d) in self.with_from(at) {
+                    if d <= after || d > until || d < *since {
                         continue;
                     }
                     let mut p = path.clone();
-                    p.push((f.clone(), t.clone(), *d));
+                    p.push((f.clone(), t.clone(), d));
                     if (self.fold)(t) == target {
                         return Some(p);
                     }
                     if p.len() < 6 {
-                        next.push(((self.fold)(t), *d, p));
+                        next.push(((self.fold)(t), d, p));
                     }
                 }
             }
@@ -133,8 +184,8 @@ impl<T: Clone + Ord> Chains<T> {
         let mut i = 0;
         while i < out.len() && out.len() < 16 {
             let at = (self.fold)(&out[i]);
-            for (_, t, d) in self.by_from.get(&at).into_iter().flatten() {
-                if *d > after && *d <= until && seen.insert((self.fold)(t)) {
+            for (_, t, d) in self.with_from(&at) {
+                if d > after && d <= until && seen.insert((self.fold)(t)) {
                     out.push(t.clone());
                 }
             }
@@ -153,17 +204,14 @@ impl<T: Clone + Ord> Chains<T> {
         let mut seen: HashSet<String> = HashSet::from([at.clone()]);
         while out.len() < 6 {
             let row = self
-                .by_to
-                .get(&at)
-                .into_iter()
-                .flatten()
+                .with_to(&at)
                 .filter(|(f, _, d)| *d > after && *d <= until && accept(f) && !seen.contains(&(self.fold)(f)))
                 .max_by_key(|r| r.2);
             let Some((f, t, d)) = row else { break };
-            out.push((f.clone(), t.clone(), *d));
+            out.push((f.clone(), t.clone(), d));
             at = (self.fold)(f);
             seen.insert(at.clone());
-            until = *d;
+            until = d;
         }
         out.reverse();
         out
@@ -360,30 +408,26 @@ pub fn issuer(isin: &Isin) -> &str {
 /// of symbols they join), to derive the events of many sets of runs
 /// ([`Deriver::derive`]) against the same rows.
 pub struct Deriver<'c> {
-    symbol_chains: Chains<Ticker>,
-    name_chains: Chains<String>,
-    name_symbols: HashMap<String, Vec<&'c NameChange>>,
+    symbol_chains: Chains<'c, Ticker>,
+    name_chains: Chains<'c, String>,
+    /// The name-change rows, by their new name (folded).
+    names: &'c [NameChange],
+    name_symbols: KeyIndex,
     groups: SymbolGroups,
 }
 
 impl<'c> Deriver<'c> {
     /// Prepares the change files' `symbols` and `names` rows.
-    pub fn new(symbols: &[SymbolChange], names: &'c [NameChange]) -> Self {
+    pub fn new(symbols: &'c [SymbolChange], names: &'c [NameChange]) -> Self {
         let symbol_chains =
-            Chains::new(symbols.iter().map(|s| (s.from.clone(), s.to.clone(), s.date)), |t: &Ticker| {
-                t.as_str().to_owned()
-            });
-        let name_chains =
-            Chains::new(names.iter().map(|n| (n.from.clone(), n.to.clone(), n.date)), |s: &String| fold_name(s));
-        let name_symbols: HashMap<String, Vec<&NameChange>> = names.iter().fold(HashMap::new(), |mut m, n| {
-            m.entry(fold_name(&n.to)).or_default().push(n);
-            m
-        });
+            Chains::new(symbols.iter().map(|s| (&s.from, &s.to, s.date)), |t: &Ticker| t.as_str().to_owned());
+        let name_chains = Chains::new(names.iter().map(|n| (&n.from, &n.to, n.date)), |s: &String| fold_name(s));
+        let name_symbols = KeyIndex::new(names.iter().map(|n| fold_name(&n.to)), key_hash);
         // Every symbol an ISIN carried on NSE, as the groups of symbols the
         // symbol-change rows join (for linking name-change rows, which name
         // the symbol of the day the file was made).
         let groups = SymbolGroups::new(symbols);
-        Deriver { symbol_chains, name_chains, name_symbols, groups }
+        Deriver { symbol_chains, name_chains, names, name_symbols, groups }
     }
 
     /// The events and statuses made of `runs` and the prepared rows (see
@@ -402,7 +446,7 @@ pub fn derive(runs: &[Run], symbols: &[SymbolChange], names: &[NameChange]) -> D
 
 /// [`Deriver::derive`].
 fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
-    let Deriver { symbol_chains, name_chains, name_symbols, groups } = prep;
+    let Deriver { symbol_chains, name_chains, names, name_symbols, groups } = prep;
     let mut by: SeriesRuns = BTreeMap::new();
     for r in runs {
         by.entry((r.series, &r.row.isin)).or_default().push(r);
@@ -476,11 +520,12 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
                     let carried = nse_symbols.get(isin);
                     let back = name_chains.back(&first.row.name, day, start, |_| true);
                     let linked = back.iter().all(|(_, to, d)| {
-                        name_symbols
-                            .get(&fold_name(to))
-                            .into_iter()
-                            .flatten()
-                            .any(|n| n.date == *d && carried.is_some_and(|c| groups.joins(c, &n.symbol)))
+                        let to = fold_name(to);
+                        name_symbols.candidates(&to).map(|i| &names[i]).any(|n| {
+                            n.date == *d
+                                && fold_name(&n.to) == to
+                                && carried.is_some_and(|c| groups.joins(c, &n.symbol))
+                        })
                     });
                     if linked {
                         let n = back.len();
@@ -607,6 +652,36 @@ mod tests {
 
     const A: &str = "2024-01-30";
     const B: &str = "2026-05-17";
+
+    /// The chains find the same rows when every key's hash collides: a
+    /// shared hash only makes candidates, which the fold check refuses.
+    #[test]
+    fn chains_find_the_same_rows_when_every_hash_collides() {
+        let t = |s: &str| Ticker::parse(s).unwrap();
+        let rows = [
+            ("A", "B", "2020-01-01"),
+            ("B", "C", "2021-01-01"),
+            ("C", "D", "2022-01-01"),
+            ("X", "C", "2021-06-01"),
+            ("B", "Y", "2021-03-01"),
+            ("Q", "Q", "2021-03-01"),
+        ]
+        .map(|(f, to, d)| (t(f), t(to), day(d)));
+        let fold: fn(&Ticker) -> String = |t| t.as_str().to_owned();
+        let each = || rows.iter().map(|(f, to, d)| (f, to, *d));
+        let (real, colliding) = (Chains::new(each(), fold), Chains::hashed(each(), fold, |_| 7));
+        let (lo, hi) = (day("2019-01-01"), day("2023-01-01"));
+        for from in ["A", "B", "C", "X", "Q", "Z"].map(t) {
+            assert_eq!(real.reachable(&from, lo, hi), colliding.reachable(&from, lo, hi));
+            assert_eq!(real.back(&from, lo, hi, |_| true), colliding.back(&from, lo, hi, |_| true));
+            for to in ["B", "C", "D", "Y"].map(t) {
+                assert_eq!(real.path(&from, &to, lo, hi), colliding.path(&from, &to, lo, hi));
+            }
+        }
+        assert_eq!(colliding.path(&t("A"), &t("D"), lo, hi).map(|p| p.len()), Some(3));
+        assert_eq!(colliding.back(&t("D"), lo, hi, |_| true).len(), 2);
+        assert_eq!(colliding.reachable(&t("A"), lo, hi).len(), 5);
+    }
 
     #[test]
     fn a_split_is_one_isin_change_under_both_isins() {
