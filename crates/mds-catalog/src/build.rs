@@ -12,8 +12,8 @@ use mds_domain::{Company, CompanyStatus, IdentityEvent, Isin, MarketCapBand};
 
 use crate::events::PackedEvents;
 use crate::grams::{GramHasher, ascii_grams, grams_of, signature};
-use crate::history::{self, RowFacts};
-use crate::layout::{ATTR_LISTS, SECTIONS, Section, assemble, flag};
+use crate::history::{self, HistorySections, RowFacts};
+use crate::layout::{ATTR_LISTS, Section, Writer, flag};
 use crate::postings::{Postings, encode};
 use crate::tail::{self, Dictionaries};
 
@@ -85,8 +85,89 @@ impl Arena {
     }
 
     fn get(&self, i: usize) -> &str {
+        ArenaRef { off: &self.off, text: &self.text }.get(i)
+    }
+
+    /// Puts the arena's two sections.
+    fn put(self, w: &mut Writer, off: Section, text: Section) {
+        w.put(off, self.off);
+        w.put(text, self.text);
+    }
+}
+
+/// An arena's two sections, read back from a [`Writer`].
+#[derive(Clone, Copy)]
+struct ArenaRef<'a> {
+    off: &'a [u8],
+    text: &'a [u8],
+}
+
+impl<'a> ArenaRef<'a> {
+    fn of(w: &'a Writer, off: Section, text: Section) -> Self {
+        ArenaRef { off: w.get(off), text: w.get(text) }
+    }
+
+    fn get(&self, i: usize) -> &'a str {
         let at = |k: usize| u32::from_le_bytes(self.off[4 * k..4 * k + 4].try_into().expect("4 bytes")) as usize;
         std::str::from_utf8(&self.text[at(i)..at(i + 1)]).expect("an arena holds whole strings")
+    }
+}
+
+/// The rows' columns, laid out and read back, that the posting lists, the
+/// change orders and the history are made of.
+struct Rows<'a> {
+    isins: &'a [u8],
+    tickers: ArenaRef<'a>,
+    names: ArenaRef<'a>,
+    flags: &'a [u8],
+    /// The sorted industry id per row, `id_width` bytes each.
+    industry: &'a [u8],
+    id_width: usize,
+}
+
+impl<'a> Rows<'a> {
+    fn of(w: &'a Writer, id_width: usize) -> Self {
+        Rows {
+            isins: w.get(Section::Isins),
+            tickers: ArenaRef::of(w, Section::TickerOff, Section::Tickers),
+            names: ArenaRef::of(w, Section::NameOff, Section::Names),
+            flags: w.get(Section::Flags),
+            industry: w.get(Section::Industry),
+            id_width,
+        }
+    }
+
+    fn isin(&self, i: usize) -> &'a [u8] {
+        &self.isins[12 * i..12 * i + 12]
+    }
+
+    /// Row `i`'s sorted industry id (0: none).
+    fn industry(&self, i: usize) -> usize {
+        let mut b = [0u8; 4];
+        b[..self.id_width].copy_from_slice(&self.industry[self.id_width * i..self.id_width * (i + 1)]);
+        u32::from_le_bytes(b) as usize
+    }
+
+    /// The grams of row `i`'s folded name and ticker (with repeats).
+    fn grams(&self, i: usize, buf: &mut Vec<u64>) {
+        buf.clear();
+        let name = self.names.get(i);
+        if name.is_ascii() {
+            ascii_grams(name.as_bytes(), buf);
+        } else {
+            grams_of(&fold(name), buf);
+        }
+        ascii_grams(self.tickers.get(i).as_bytes(), buf);
+    }
+
+    /// What the history's build knows of row `i`.
+    fn facts(&self, i: usize) -> RowFacts<'a> {
+        RowFacts {
+            isin: std::str::from_utf8(self.isin(i)).expect("ISINs are ASCII"),
+            ticker: self.tickers.get(i),
+            name: self.names.get(i),
+            active: self.flags[i] >> flag::STATUS_SHIFT == 0,
+        }
     }
 }
 
@@ -112,6 +193,8 @@ pub struct CatalogBuilder {
     /// The identity events of every ISIN, packed (see
     /// [`CatalogBuilder::history`]).
     events: PackedEvents,
+    /// Row ids a pass of the posting lists' fill holds at most.
+    pass_ids: usize,
 }
 
 /// When, and in which store generation, a company's record last changed
@@ -175,6 +258,7 @@ impl CatalogBuilder {
             dict: Dictionaries::default(),
             stamps: Vec::with_capacity(n),
             events: PackedEvents::default(),
+            pass_ids: PASS_IDS,
         }
     }
 
@@ -249,38 +333,9 @@ impl CatalogBuilder {
         Ok(())
     }
 
-    /// The grams of row `i`'s folded name and ticker (with repeats).
-    fn row_grams(&self, i: usize, buf: &mut Vec<u64>) {
-        buf.clear();
-        let name = self.names.get(i);
-        if name.is_ascii() {
-            ascii_grams(name.as_bytes(), buf);
-        } else {
-            grams_of(&fold(name), buf);
-        }
-        ascii_grams(self.tickers.get(i).as_bytes(), buf);
-    }
-
-    /// The change sections: the distinct stamps sorted, each row's stamp
-    /// index, the rows by (stamp, ISIN), and the rows by ISIN.
-    fn orders(&self) -> (Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>) {
-        let mut distinct = self.stamps.clone();
-        distinct.sort_unstable();
-        distinct.dedup();
-        let index: HashMap<ChangeStamp, u32> = distinct.iter().enumerate().map(|(i, s)| (*s, i as u32)).collect();
-        let ids: Vec<u32> = self.stamps.iter().map(|s| index[s]).collect();
-        let isin = |r: u32| &self.isins[12 * r as usize..12 * r as usize + 12];
-        let mut by_change: Vec<u32> = (0..self.len() as u32).collect();
-        by_change.sort_unstable_by(|&a, &b| (ids[a as usize], isin(a)).cmp(&(ids[b as usize], isin(b))));
-        let mut by_isin: Vec<u32> = (0..self.len() as u32).collect();
-        by_isin.sort_unstable_by(|&a, &b| isin(a).cmp(isin(b)));
-        let le = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
-        let stamps =
-            distinct.iter().flat_map(|s| [s.seq.to_le_bytes(), s.updated_unix.to_le_bytes()]).flatten().collect();
-        (stamps, le(&ids), le(&by_change), le(&by_isin))
-    }
-
-    /// Lays out the catalog.
+    /// Lays out the catalog: the rows' columns first, then what is made
+    /// of them (read back from the buffer: the change orders, the posting
+    /// lists, the history), each section dropped once laid out.
     pub fn finish(mut self) -> crate::Catalog {
         let n = self.len();
         let (industry_names, ind_remap) = std::mem::take(&mut self.industries).sorted();
@@ -293,138 +348,228 @@ impl CatalogBuilder {
             }
             out
         };
-        let industry = ids(&self.industry, &ind_remap);
-        let sector = ids(&self.sector, &sec_remap);
+        // About what a company takes, with its history: room enough that
+        // the buffer seldom grows.
+        let mut w = Writer::new(n, id_width, 224 * n);
+        let take = std::mem::take::<Arena>;
+        w.put(Section::Isins, std::mem::take(&mut self.isins));
+        take(&mut self.tickers).put(&mut w, Section::TickerOff, Section::Tickers);
+        take(&mut self.names).put(&mut w, Section::NameOff, Section::Names);
+        take(&mut self.logos).put(&mut w, Section::LogoOff, Section::Logos);
+        w.put(Section::Flags, std::mem::take(&mut self.flags));
+        w.put(Section::Industry, ids(&std::mem::take(&mut self.industry), &ind_remap));
+        w.put(Section::Sector, ids(&std::mem::take(&mut self.sector), &sec_remap));
+        w.put(Section::Signatures, std::mem::take(&mut self.signatures));
+        take(&mut self.tails).put(&mut w, Section::DetailOff, Section::Details);
+        industry_names.put(&mut w, Section::IndustryNameOff, Section::IndustryNames);
+        sector_names.put(&mut w, Section::SectorNameOff, Section::SectorNames);
+        let (strings, numbers) = std::mem::take(&mut self.dict).finish();
+        let mut detail_strings = Arena::with_capacity(strings.len());
+        strings.iter().for_each(|s| detail_strings.push(s));
+        drop(strings);
+        detail_strings.put(&mut w, Section::DetailStringOff, Section::DetailStrings);
+        w.put(Section::DetailNumbers, numbers);
 
-        // Attribute lists: 0 BSE, 1 NSE, 2..5 the bands, 5..8 the
-        // statuses, then one per industry (sorted id - 1).
-        let industries = ind_remap.len() - 1;
-        let mut lists = Lists::new(n, ATTR_LISTS + industries);
-        let attrs = |i: usize| -> [Option<usize>; 5] {
-            let f = self.flags[i];
-            let band = (f >> flag::BAND_SHIFT) & 3;
-            let ind = ind_remap[self.industry[i] as usize] as usize;
-            [
-                (f & flag::BSE != 0).then_some(0),
-                (f & flag::NSE != 0).then_some(1),
-                (band != 0).then_some(1 + band as usize),
-                Some(5 + (f >> flag::STATUS_SHIFT) as usize),
-                (ind != 0).then_some(ATTR_LISTS - 1 + ind),
-            ]
+        let stamps = std::mem::take(&mut self.stamps);
+        let sections = orders(&Rows::of(&w, id_width), &stamps);
+        drop(stamps);
+        for (s, bytes) in
+            [Section::Stamps, Section::StampIds, Section::ChangeOrder, Section::IsinOrder].into_iter().zip(sections)
+        {
+            w.put(s, bytes);
+        }
+        let mut plan = plan(&Rows::of(&w, id_width), ind_remap.len() - 1);
+        w.put(Section::Bits, plan.take_bits());
+        for (s, bytes) in plan.compress(&Rows::of(&w, id_width), self.pass_ids) {
+            w.put(s, bytes);
+        }
+        let events = std::mem::take(&mut self.events);
+        let h = {
+            let rows = Rows::of(&w, id_width);
+            history::build(n, |i| rows.facts(i), &events)
         };
-        for i in 0..n {
-            for slot in attrs(i).into_iter().flatten() {
-                lists.count(slot, i as u32);
+        drop(events);
+        let (sections, periods) = h.into_sections();
+        for (s, bytes) in sections {
+            w.put(s, bytes);
+        }
+        w.put_bytes(Section::Periods, HistorySections::period_bytes(&periods));
+        crate::Catalog::from_bytes(w.finish()).expect("a freshly built catalog is valid")
+    }
+}
+
+/// The change sections of `rows` stamped `stamps`: the distinct stamps
+/// sorted, each row's stamp index, the rows by (stamp, ISIN), and the rows
+/// by ISIN.
+fn orders(rows: &Rows<'_>, stamps: &[ChangeStamp]) -> [Vec<u8>; 4] {
+    let mut distinct = stamps.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let index: HashMap<ChangeStamp, u32> = distinct.iter().enumerate().map(|(i, s)| (*s, i as u32)).collect();
+    let ids: Vec<u32> = stamps.iter().map(|s| index[s]).collect();
+    drop(index);
+    let n = stamps.len() as u32;
+    let mut by_change: Vec<u32> = (0..n).collect();
+    by_change.sort_unstable_by(|&a, &b| {
+        (ids[a as usize], rows.isin(a as usize)).cmp(&(ids[b as usize], rows.isin(b as usize)))
+    });
+    let mut by_isin: Vec<u32> = (0..n).collect();
+    by_isin.sort_unstable_by(|&a, &b| rows.isin(a as usize).cmp(rows.isin(b as usize)));
+    let le = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let stamps = distinct.iter().flat_map(|s| [s.seq.to_le_bytes(), s.updated_unix.to_le_bytes()]).flatten().collect();
+    [stamps, le(&ids), le(&by_change), le(&by_isin)]
+}
+
+/// Row `i`'s attribute lists (see [`plan`]).
+fn attrs(rows: &Rows<'_>, i: usize) -> [Option<usize>; 5] {
+    let f = rows.flags[i];
+    let band = (f >> flag::BAND_SHIFT) & 3;
+    let ind = rows.industry(i);
+    [
+        (f & flag::BSE != 0).then_some(0),
+        (f & flag::NSE != 0).then_some(1),
+        (band != 0).then_some(1 + band as usize),
+        Some(5 + (f >> flag::STATUS_SHIFT) as usize),
+        (ind != 0).then_some(ATTR_LISTS - 1 + ind),
+    ]
+}
+
+/// The posting lists of a catalog's rows, counted and laid out, with their
+/// bitmaps filled: the attribute lists (0 BSE, 1 NSE, 2..5 the bands, 5..8
+/// the statuses), then one per industry (sorted id - 1), then one per gram
+/// of the rows' folded names and tickers (numbered as first seen).
+struct Plan {
+    lists: Lists,
+    gram_slots: HashMap<u64, u32, BuildHasherDefault<GramHasher>>,
+    industries: usize,
+}
+
+/// Counts and lays out the posting lists of `rows` (with `industries`
+/// industries), and fills their bitmaps.
+fn plan(rows: &Rows<'_>, industries: usize) -> Plan {
+    let n = rows.flags.len();
+    let mut lists = Lists::new(n, ATTR_LISTS + industries);
+    let mut gram_slots: HashMap<u64, u32, BuildHasherDefault<GramHasher>> = HashMap::default();
+    let mut buf = Vec::with_capacity(256);
+    for i in 0..n {
+        for slot in attrs(rows, i).into_iter().flatten() {
+            lists.count(slot, i as u32);
+        }
+        rows.grams(i, &mut buf);
+        for &g in &buf {
+            let next = lists.counts.len() as u32;
+            let slot = *gram_slots.entry(g).or_insert(next);
+            if slot == next {
+                lists.add_list();
+            }
+            lists.count(slot as usize, i as u32);
+        }
+    }
+    lists.lay_out();
+    let mut plan = Plan { lists, gram_slots, industries };
+    plan.fill(rows, &mut buf);
+    plan
+}
+
+/// Row ids a pass of [`Plan::compress`] holds at most: 32 MB (a million
+/// companies' lists hold about 25 million).
+const PASS_IDS: usize = 8 << 20;
+
+impl Plan {
+    /// One pass over the rows, filling what `lists` is set to fill.
+    fn fill(&mut self, rows: &Rows<'_>, buf: &mut Vec<u64>) {
+        self.lists.last.iter_mut().for_each(|r| *r = u32::MAX);
+        for i in 0..rows.flags.len() {
+            for slot in attrs(rows, i).into_iter().flatten() {
+                self.lists.fill(slot, i as u32);
+            }
+            rows.grams(i, buf);
+            for &g in buf.iter() {
+                self.lists.fill(self.gram_slots[&g] as usize, i as u32);
             }
         }
-        // Gram lists: number each distinct gram as first seen.
-        let mut gram_slots: HashMap<u64, u32, BuildHasherDefault<GramHasher>> = HashMap::default();
+    }
+
+    /// The bitmaps' bytes (filled by [`plan`]).
+    fn take_bits(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.lists.bits).iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+
+    /// Fills and compresses the lists that are not bitmaps, a run of them
+    /// at a time (at most `pass_ids` row ids, or one list, per pass over
+    /// the rows), and makes the tables of every list: the posting sections
+    /// but the bitmaps.
+    fn compress(mut self, rows: &Rows<'_>, pass_ids: usize) -> [(Section, Vec<u8>); 5] {
+        let mut compressed = Vec::new();
         let mut buf = Vec::with_capacity(256);
-        for i in 0..n {
-            self.row_grams(i, &mut buf);
-            for &g in &buf {
-                let next = lists.counts.len() as u32;
-                let slot = *gram_slots.entry(g).or_insert(next);
-                if slot == next {
-                    lists.add_list();
+        let slots = self.lists.records.len();
+        let mut a = 0;
+        while a < slots {
+            let mut b = a;
+            let mut ids = 0usize;
+            while b < slots {
+                let p = self.lists.records[b];
+                if !p.bitmap {
+                    if ids > 0 && ids + p.len as usize > pass_ids {
+                        break;
+                    }
+                    ids += p.len as usize;
                 }
-                lists.count(slot as usize, i as u32);
+                b += 1;
             }
+            if ids > 0 {
+                let base = self.lists.records[a..b].iter().find(|p| !p.bitmap).map_or(0, |p| p.start);
+                self.lists.batch(a..b, base, ids);
+                self.fill(rows, &mut buf);
+                for p in self.lists.records[a..b].iter_mut().filter(|p| !p.bitmap) {
+                    let at = (p.start - base) as usize;
+                    p.start = u32::try_from(compressed.len()).expect("compressed lists fit 4 GiB");
+                    encode(&self.lists.ids[at..at + p.len as usize], &mut compressed);
+                }
+            }
+            a = b;
         }
-        lists.lay_out();
-        for i in 0..n {
-            for slot in attrs(i).into_iter().flatten() {
-                lists.fill(slot, i as u32);
-            }
-            self.row_grams(i, &mut buf);
-            for &g in &buf {
-                lists.fill(gram_slots[&g] as usize, i as u32);
-            }
-        }
-        let (records, compressed, bits) = lists.finish();
+        self.lists.batch(0..0, 0, 0);
+        let records = &self.lists.records;
         let table = |slots: &mut dyn Iterator<Item = usize>| -> Vec<u8> {
             let mut out = Vec::new();
             slots.for_each(|s| records[s].write(&mut out));
             out
         };
         let attr_lists = table(&mut (0..ATTR_LISTS));
-        let industry_lists = table(&mut (ATTR_LISTS..ATTR_LISTS + industries));
-        let mut grams: Vec<(u64, u32)> = gram_slots.into_iter().collect();
+        let industry_lists = table(&mut (ATTR_LISTS..ATTR_LISTS + self.industries));
+        let mut grams: Vec<(u64, u32)> = self.gram_slots.into_iter().collect();
         grams.sort_unstable();
         let gram_keys: Vec<u8> = grams.iter().flat_map(|(g, _)| g.to_le_bytes()).collect();
         let gram_lists = table(&mut grams.iter().map(|&(_, s)| s as usize));
-
-        let (stamps, stamp_ids, change_order, isin_order) = self.orders();
-        let (strings, numbers) = std::mem::take(&mut self.dict).finish();
-        let mut detail_strings = Arena::with_capacity(strings.len());
-        strings.iter().for_each(|s| detail_strings.push(s));
-        let row_of = |i: usize| RowFacts {
-            isin: std::str::from_utf8(&self.isins[12 * i..12 * i + 12]).expect("ISINs are ASCII"),
-            ticker: self.tickers.get(i),
-            name: self.names.get(i),
-            active: self.flags[i] >> flag::STATUS_SHIFT == 0,
-        };
-        let h = history::build(n, row_of, &self.events);
-        drop(std::mem::take(&mut self.events));
-
-        // Every section moved out of the builder, so that `assemble` drops
-        // each once it is copied.
-        let mut sections: [Vec<u8>; SECTIONS] = std::array::from_fn(|_| Vec::new());
-        let take = std::mem::take::<Arena>;
-        for (off, text, arena) in [
-            (Section::TickerOff, Section::Tickers, take(&mut self.tickers)),
-            (Section::NameOff, Section::Names, take(&mut self.names)),
-            (Section::LogoOff, Section::Logos, take(&mut self.logos)),
-            (Section::IndustryNameOff, Section::IndustryNames, industry_names),
-            (Section::SectorNameOff, Section::SectorNames, sector_names),
-            (Section::DetailOff, Section::Details, take(&mut self.tails)),
-            (Section::DetailStringOff, Section::DetailStrings, detail_strings),
-        ] {
-            sections[off as usize] = arena.off;
-            sections[text as usize] = arena.text;
-        }
-        // The other sections by where they come from: the rows' columns,
-        // the posting lists, the details' numbers, the change orders, then
-        // the identity history.
-        for (s, bytes) in [
-            (Section::Isins, std::mem::take(&mut self.isins)),
-            (Section::Flags, std::mem::take(&mut self.flags)),
-            (Section::Industry, industry),
-            (Section::Sector, sector),
-            (Section::Signatures, std::mem::take(&mut self.signatures)),
+        [
             (Section::IndustryLists, industry_lists),
             (Section::AttrLists, attr_lists),
             (Section::GramKeys, gram_keys),
             (Section::GramLists, gram_lists),
             (Section::Lists, compressed),
-            (Section::Bits, bits),
-            (Section::DetailNumbers, numbers),
-            (Section::Stamps, stamps),
-            (Section::StampIds, stamp_ids),
-            (Section::ChangeOrder, change_order),
-            (Section::IsinOrder, isin_order),
         ]
-        .into_iter()
-        .chain(h.into_sections())
-        {
-            sections[s as usize] = bytes;
-        }
-        drop(self);
-        let buf = assemble(n, id_width, sections);
-        crate::Catalog::from_bytes(buf).expect("a freshly built catalog is valid")
     }
 }
 
 /// Posting lists under construction: counted, laid out (a bitmap or a range
-/// of a shared `u32` array each), filled in row order, then compressed.
+/// of row ids each), filled in row order: the bitmaps in one pass, the
+/// other lists a run of them at a time ([`Lists::batch`]), each run then
+/// compressed.
 struct Lists {
     n: usize,
     counts: Vec<u32>,
     /// Per list, the last row counted or filled (a row's repeated gram counts once).
     last: Vec<u32>,
     records: Vec<Postings>,
-    ids: Vec<u32>,
     bits: Vec<u64>,
+    /// Whether a pass fills the bitmaps (the first pass only).
+    fill_bits: bool,
+    /// The lists whose row ids a pass fills, into `ids` from their start
+    /// less `base`.
+    batch: std::ops::Range<usize>,
+    base: u32,
+    ids: Vec<u32>,
 }
 
 impl Lists {
@@ -434,8 +579,11 @@ impl Lists {
             counts: vec![0; lists],
             last: vec![u32::MAX; lists],
             records: Vec::new(),
-            ids: Vec::new(),
             bits: Vec::new(),
+            fill_bits: false,
+            batch: 0..0,
+            base: 0,
+            ids: Vec::new(),
         }
     }
 
@@ -451,7 +599,8 @@ impl Lists {
         }
     }
 
-    /// Gives each list its place: a bitmap if dense, else a range of `ids`.
+    /// Gives each list its place: a bitmap if dense, else a range of row
+    /// ids (numbered across all lists); the next pass fills the bitmaps.
     fn lay_out(&mut self) {
         let words = self.n.div_ceil(64);
         let (mut at_ids, mut at_bits) = (0usize, 0usize);
@@ -468,10 +617,20 @@ impl Lists {
                 }
             })
             .collect();
-        self.ids = vec![0; at_ids];
         self.bits = vec![0; at_bits];
-        self.counts.iter_mut().for_each(|k| *k = 0);
-        self.last.iter_mut().for_each(|r| *r = u32::MAX);
+        self.fill_bits = true;
+    }
+
+    /// Sets the next pass to fill the row ids of the lists `slots` (`ids`
+    /// of them, the first at `base`), and no bitmap.
+    fn batch(&mut self, slots: std::ops::Range<usize>, base: u32, ids: usize) {
+        self.fill_bits = false;
+        for s in slots.clone() {
+            self.counts[s] = 0;
+        }
+        self.batch = slots;
+        self.base = base;
+        self.ids = vec![0; ids];
     }
 
     fn fill(&mut self, slot: usize, row: u32) {
@@ -481,24 +640,43 @@ impl Lists {
         self.last[slot] = row;
         let p = self.records[slot];
         if p.bitmap {
-            self.bits[p.start as usize + (row / 64) as usize] |= 1 << (row % 64);
-        } else {
-            self.ids[(p.start + self.counts[slot]) as usize] = row;
+            if self.fill_bits {
+                self.bits[p.start as usize + (row / 64) as usize] |= 1 << (row % 64);
+            }
+        } else if self.batch.contains(&slot) {
+            self.ids[(p.start - self.base + self.counts[slot]) as usize] = row;
             self.counts[slot] += 1;
         }
     }
+}
 
-    /// The final records (compressed lists' starts are byte offsets), the
-    /// compressed lists and the bitmaps' bytes.
-    fn finish(mut self) -> (Vec<Postings>, Vec<u8>, Vec<u8>) {
-        let mut compressed = Vec::with_capacity(self.ids.len() * 3 / 2);
-        for p in self.records.iter_mut().filter(|p| !p.bitmap) {
-            let rows = &self.ids[p.start as usize..(p.start + p.len) as usize];
-            p.start = u32::try_from(compressed.len()).expect("compressed lists fit 4 GiB");
-            encode(rows, &mut compressed);
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mds_testkit::fixtures;
+
+    /// The lists filled a few at a time (one pass over the rows each) are
+    /// the lists filled at once: the same bytes.
+    #[test]
+    fn lists_filled_in_passes_are_the_lists_filled_at_once() {
+        let names = ["Alpha Steel", "Beta Steel Tubes", "Gamma Software", "Alpha Beta Foods", "Delta Steel"];
+        let mut companies: Vec<Company> = (0..400u32)
+            .map(|i| {
+                let mut c = fixtures::company(i, &format!("T{i:04}"));
+                c.name = format!("{} {}", names[i as usize % names.len()], i % 7);
+                c
+            })
+            .collect();
+        companies.sort_by(|a, b| (&a.ticker, &a.isin).cmp(&(&b.ticker, &b.isin)));
+        let build = |pass_ids: usize| {
+            let mut b = CatalogBuilder::with_capacity(companies.len());
+            b.pass_ids = pass_ids;
+            companies.iter().for_each(|c| b.push(c).unwrap());
+            b.finish()
+        };
+        let at_once = build(PASS_IDS);
+        for pass_ids in [1, 7, 100, 1000] {
+            assert!(build(pass_ids).as_bytes() == at_once.as_bytes(), "{pass_ids} ids a pass");
         }
-        drop(self.ids);
-        let bits = self.bits.iter().flat_map(|w| w.to_le_bytes()).collect();
-        (self.records, compressed, bits)
     }
 }

@@ -223,6 +223,12 @@ impl Catalog {
         (0..SECTIONS).map(|s| (SECTION_NAMES[s], self.layout.sections[s].len())).collect()
     }
 
+    /// Bytes of the identity history's sections (the spans, events,
+    /// versions, symbol periods and their strings).
+    pub fn history_bytes(&self) -> usize {
+        self.sizes().iter().filter(|(s, _)| s.starts_with("history") || s.starts_with("symbol")).map(|(_, b)| b).sum()
+    }
+
     pub(crate) fn sec(&self, s: Section) -> &[u8] {
         self.layout.of(&self.buf, s)
     }

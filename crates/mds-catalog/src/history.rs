@@ -19,12 +19,17 @@
 //!   section), for `GET /v1/companies/{isin}/history`, `superseded_by` and
 //!   `supersedes`.
 //!
-//! Symbols and names are interned once in a string arena. An event is a
-//! kind byte (`kind | exact << 3 | bse << 4 | has face_from << 5 | has
-//! face_to << 6`), the day (varint, days from 0001-01-01), then: `listed`,
-//! `delisted`: the symbol's string id; `symbol_changed`, `name_changed`:
-//! `from` and `to` string ids; `isin_changed`: the two ISINs (12 bytes
-//! each) and the face values given (`f64` each).
+//! Symbols and names are interned once in a string arena, but for the
+//! row's own ticker and name, which every record names by a reserved id
+//! ([`OWN_TICKER`], [`OWN_NAME`]) and reads from the row: most companies'
+//! history is their listing under today's symbol and name, and it then
+//! costs no string. An event is a kind byte (`kind | exact << 3 | bse << 4
+//! | has face_from << 5 | has face_to << 6`), the day (varint, days from
+//! 0001-01-01), then: `listed`, `delisted`: the symbol's string id;
+//! `symbol_changed`, `name_changed`: `from` and `to` string ids (in an
+//! event, a string id is a varint: 0 the row's ticker, 1 its name, else
+//! 2 + the interned id); `isin_changed`: the two ISINs (12 bytes each) and
+//! the face values given (`f64` each).
 
 use chrono::{Datelike, NaiveDate};
 use mds_domain::{CompanyHistory, Exchange, IdentityChange, IdentityEvent, Isin, SymbolHistory, SymbolPeriod, Ticker};
@@ -54,20 +59,57 @@ pub(crate) const VERSION: usize = 16;
 pub(crate) const PERIOD: usize = 20;
 /// The bit of a period's symbol id that says BSE.
 const PERIOD_BSE: u32 = 1 << 31;
+/// The string id that means the row's own ticker.
+const OWN_TICKER: u32 = PERIOD_BSE - 1;
+/// The string id that means the row's own name.
+const OWN_NAME: u32 = PERIOD_BSE - 2;
 
 const KIND_SHIFT_EXACT: u8 = 3;
 const BSE_BIT: u8 = 16;
 const FACE_FROM: u8 = 32;
 const FACE_TO: u8 = 64;
 
-/// Interns the history's strings (ids below [`PERIOD_BSE`]).
+/// Interns the history's strings (ids below [`OWN_NAME`]).
 struct Interner(Dictionaries);
 
 impl Interner {
-    fn id(&mut self, s: &str) -> u32 {
+    /// The id of `s` in the records of row `row`: the reserved id when it
+    /// is the row's ticker or name, else its interned id.
+    fn id(&mut self, row: &RowFacts<'_>, s: &str) -> u32 {
+        if s == row.ticker {
+            return OWN_TICKER;
+        }
+        if s == row.name {
+            return OWN_NAME;
+        }
         let id = self.0.string(s);
-        assert!(id < PERIOD_BSE, "fewer than 2^31 strings");
+        assert!(id < OWN_NAME, "fewer than 2^31 - 2 strings");
         id
+    }
+
+    /// Appends the id of `s` in an event of row `row` (see the module's
+    /// comment).
+    fn put(&mut self, row: &RowFacts<'_>, s: &str, out: &mut Vec<u8>) {
+        let v = match self.id(row, s) {
+            OWN_TICKER => 0,
+            OWN_NAME => 1,
+            id => u64::from(id) + 2,
+        };
+        put_varint(out, v);
+    }
+}
+
+/// Whether `id` is one of the reserved ids of a row's own ticker and name.
+pub(crate) fn is_own(id: u32) -> bool {
+    id == OWN_TICKER || id == OWN_NAME
+}
+
+/// The string id an event's varint names (see [`Interner::put`]).
+fn event_string_id(v: u64) -> Option<u32> {
+    match v {
+        0 => Some(OWN_TICKER),
+        1 => Some(OWN_NAME),
+        v => u32::try_from(v - 2).ok().filter(|&id| id < OWN_NAME),
     }
 }
 
@@ -90,13 +132,20 @@ pub(crate) struct HistorySections {
     pub(crate) strings: Vec<u8>,
     pub(crate) versions: Vec<u8>,
     pub(crate) versions_by_row: Vec<u8>,
-    pub(crate) periods: Vec<u8>,
+    /// The period records, each as its five `u32` words: laid out by
+    /// [`HistorySections::period_bytes`] straight into the catalog's
+    /// buffer (they are most of the history: one or more per listed row).
+    pub(crate) periods: Vec<Period>,
 }
 
+/// A period record as its words: symbol id (top bit: BSE), row, name id,
+/// from and to (days from 0001-01-01, `to` 0 when open).
+pub(crate) type Period = [u32; 5];
+
 impl HistorySections {
-    /// Each section with its bytes.
-    pub(crate) fn into_sections(self) -> [(Section, Vec<u8>); 8] {
-        [
+    /// Each section but the periods with its bytes, and the periods.
+    pub(crate) fn into_sections(self) -> ([(Section, Vec<u8>); 7], Vec<Period>) {
+        let sections = [
             (Section::Spans, self.spans),
             (Section::EventOff, self.event_off),
             (Section::Events, self.events),
@@ -104,8 +153,13 @@ impl HistorySections {
             (Section::IdStrings, self.strings),
             (Section::Versions, self.versions),
             (Section::VersionsByRow, self.versions_by_row),
-            (Section::Periods, self.periods),
-        ]
+        ];
+        (sections, self.periods)
+    }
+
+    /// The bytes of the period records, little-endian words.
+    pub(crate) fn period_bytes(periods: &[Period]) -> impl Iterator<Item = u8> + '_ {
+        periods.iter().flatten().flat_map(|w| w.to_le_bytes())
     }
 }
 
@@ -113,7 +167,7 @@ fn ce(d: NaiveDate) -> u64 {
     d.num_days_from_ce().max(0) as u64
 }
 
-fn encode_event(e: &IdentityEvent, strings: &mut Interner, out: &mut Vec<u8>) {
+fn encode_event(e: &IdentityEvent, row: &RowFacts<'_>, strings: &mut Interner, out: &mut Vec<u8>) {
     let exact = u8::from(e.exact) << KIND_SHIFT_EXACT;
     let bse = |x: &Exchange| if *x == Exchange::Bse { BSE_BIT } else { 0 };
     let day = ce(e.date);
@@ -122,19 +176,19 @@ fn encode_event(e: &IdentityEvent, strings: &mut Interner, out: &mut Vec<u8>) {
             let kind = if matches!(e.change, IdentityChange::Listed { .. }) { 0 } else { 4 };
             out.push(kind | exact | bse(exchange));
             put_varint(out, day);
-            put_varint(out, u64::from(strings.id(symbol.as_str())));
+            strings.put(row, symbol.as_str(), out);
         }
         IdentityChange::SymbolChanged { exchange, from, to } => {
             out.push(1 | exact | bse(exchange));
             put_varint(out, day);
-            put_varint(out, u64::from(strings.id(from.as_str())));
-            put_varint(out, u64::from(strings.id(to.as_str())));
+            strings.put(row, from.as_str(), out);
+            strings.put(row, to.as_str(), out);
         }
         IdentityChange::NameChanged { from, to } => {
             out.push(2 | exact);
             put_varint(out, day);
-            put_varint(out, u64::from(strings.id(from)));
-            put_varint(out, u64::from(strings.id(to)));
+            strings.put(row, from, out);
+            strings.put(row, to, out);
         }
         IdentityChange::IsinChanged { from, to, face_value_from, face_value_to } => {
             out.push(
@@ -199,7 +253,9 @@ pub(crate) fn build<'r>(n: usize, row_of: impl Fn(usize) -> RowFacts<'r>, events
     // (row, ticker id, name id, from, to)
     let mut versions: Vec<(u32, u32, u32, u16, u16)> = Vec::new();
     // (symbol id | exchange bit, row, name id, from, to)
-    let mut periods: Vec<(u32, u32, u32, NaiveDate, Option<NaiveDate>)> = Vec::new();
+    // (symbol id | exchange bit, row, name id, from, to) as `u32` words:
+    // days from 0001-01-01, `to` 0 when open.
+    let mut periods: Vec<Period> = Vec::new();
     for r in 0..n {
         let row = row_of(r);
         let lineage = events.lineage(&order, row.isin);
@@ -209,7 +265,7 @@ pub(crate) fn build<'r>(n: usize, row_of: impl Fn(usize) -> RowFacts<'r>, events
             if row.active { (0, OPEN) } else { (OPEN, OPEN) }
         } else {
             for e in evs {
-                encode_event(e, &mut strings, &mut s.events);
+                encode_event(e, &row, &mut strings, &mut s.events);
             }
             let mut dates: Vec<NaiveDate> = evs.iter().map(|e| e.date).collect();
             dates.dedup();
@@ -227,7 +283,7 @@ pub(crate) fn build<'r>(n: usize, row_of: impl Fn(usize) -> RowFacts<'r>, events
                 if Some(k) == current {
                     main = (a, b);
                 } else {
-                    versions.push((r as u32, strings.id(t), strings.id(n), a, b));
+                    versions.push((r as u32, strings.id(&row, t), strings.id(&row, n), a, b));
                 }
             }
             for (bit, exchange) in [(0, Exchange::Nse), (PERIOD_BSE, Exchange::Bse)] {
@@ -241,7 +297,14 @@ pub(crate) fn build<'r>(n: usize, row_of: impl Fn(usize) -> RowFacts<'r>, events
                             hist.identity_on(row.isin, last, today).map_or(row.name, |(_, n)| n)
                         }
                     };
-                    periods.push((strings.id(symbol) | bit, r as u32, strings.id(name), from, to));
+                    let day = |d: NaiveDate| ce(d) as u32;
+                    periods.push([
+                        strings.id(&row, symbol) | bit,
+                        r as u32,
+                        strings.id(&row, name),
+                        day(from),
+                        to.map_or(0, day),
+                    ]);
                 }
             }
             main
@@ -251,9 +314,13 @@ pub(crate) fn build<'r>(n: usize, row_of: impl Fn(usize) -> RowFacts<'r>, events
         s.event_off.extend_from_slice(&u32::try_from(s.events.len()).expect("events fit 4 GiB").to_le_bytes());
     }
     let (order, _) = strings.0.finish();
-    let text = |id: u32| order[(id & !PERIOD_BSE) as usize].as_bytes();
+    let text = |r: u32, id: u32| match id & !PERIOD_BSE {
+        OWN_TICKER => row_of(r as usize).ticker.as_bytes(),
+        OWN_NAME => row_of(r as usize).name.as_bytes(),
+        id => order[id as usize].as_bytes(),
+    };
     let isin = |r: u32| row_of(r as usize).isin.as_bytes();
-    versions.sort_unstable_by(|a, b| (text(a.1), isin(a.0), a.3).cmp(&(text(b.1), isin(b.0), b.3)));
+    versions.sort_unstable_by(|a, b| (text(a.0, a.1), isin(a.0), a.3).cmp(&(text(b.0, b.1), isin(b.0), b.3)));
     for &(r, t, n, a, b) in &versions {
         for w in [r, t, n] {
             s.versions.extend_from_slice(&w.to_le_bytes());
@@ -265,21 +332,17 @@ pub(crate) fn build<'r>(n: usize, row_of: impl Fn(usize) -> RowFacts<'r>, events
     by_row.sort_unstable_by_key(|&k| (versions[k as usize].0, versions[k as usize].3));
     s.versions_by_row = by_row.iter().flat_map(|k| k.to_le_bytes()).collect();
     // `to` descending with the open one first, then `from` descending.
-    let end = |to: Option<NaiveDate>| std::cmp::Reverse(to.map_or(u64::MAX, ce));
+    let end = |to: u32| std::cmp::Reverse(if to == 0 { u32::MAX } else { to });
     periods.sort_unstable_by(|a, b| {
-        (a.0 & PERIOD_BSE, text(a.0), end(a.4), std::cmp::Reverse(a.3), isin(a.1)).cmp(&(
-            b.0 & PERIOD_BSE,
-            text(b.0),
-            end(b.4),
-            std::cmp::Reverse(b.3),
-            isin(b.1),
+        (a[0] & PERIOD_BSE, text(a[1], a[0]), end(a[4]), std::cmp::Reverse(a[3]), isin(a[1])).cmp(&(
+            b[0] & PERIOD_BSE,
+            text(b[1], b[0]),
+            end(b[4]),
+            std::cmp::Reverse(b[3]),
+            isin(b[1]),
         ))
     });
-    for &(key, r, n, from, to) in &periods {
-        for w in [key, r, n, ce(from) as u32, to.map_or(0, |d| ce(d) as u32)] {
-            s.periods.extend_from_slice(&w.to_le_bytes());
-        }
-    }
+    s.periods = periods;
     s.string_off.extend_from_slice(&0u32.to_le_bytes());
     for t in &order {
         s.strings.extend_from_slice(t.as_bytes());
@@ -321,8 +384,14 @@ impl Version<'_> {
 }
 
 impl Catalog {
-    /// Interned string `id` of the history.
-    pub(crate) fn id_string(&self, id: u32) -> &[u8] {
+    /// String `id` of row `row`'s history records: the row's ticker or
+    /// name for the reserved ids, else the interned string.
+    pub(crate) fn id_string(&self, row: usize, id: u32) -> &[u8] {
+        match id {
+            OWN_TICKER => return self.ticker_bytes(row),
+            OWN_NAME => return self.bytes(Section::NameOff, Section::Names, row),
+            _ => {}
+        }
         let n = self.sec(Section::IdStringOff).len() / 4;
         if (id as usize) + 1 >= n {
             return &[];
@@ -330,8 +399,9 @@ impl Catalog {
         self.bytes(Section::IdStringOff, Section::IdStrings, id as usize)
     }
 
-    fn id_str(&self, id: u64) -> Option<&str> {
-        std::str::from_utf8(self.id_string(u32::try_from(id).ok()?)).ok()
+    /// The string an event of row `row` names by varint `v`.
+    fn event_str(&self, row: usize, v: u64) -> Option<&str> {
+        std::str::from_utf8(self.id_string(row, event_string_id(v)?)).ok()
     }
 
     /// Row `i`'s span: the `u16` days `[from, to)` on which it was listed
@@ -355,10 +425,11 @@ impl Catalog {
     /// Version `k` in list order.
     pub(crate) fn version(&self, k: usize) -> Version<'_> {
         let v = &self.sec(Section::Versions)[VERSION * k..VERSION * (k + 1)];
+        let row = u32_at(v, 0) as usize;
         Version {
-            row: u32_at(v, 0) as usize,
-            ticker: self.id_string(u32_at(v, 4)),
-            name: self.id_string(u32_at(v, 8)),
+            row,
+            ticker: self.id_string(row, u32_at(v, 4)),
+            name: self.id_string(row, u32_at(v, 8)),
             from: u16::from_le_bytes([v[12], v[13]]),
             to: u16::from_le_bytes([v[14], v[15]]),
         }
@@ -391,14 +462,14 @@ impl Catalog {
             let date = from_ce(r.varint()?)?;
             let exact = head & (1 << KIND_SHIFT_EXACT) != 0;
             let exchange = if head & BSE_BIT != 0 { Exchange::Bse } else { Exchange::Nse };
-            let mut ticker = || Ticker::parse(self.id_str(r.varint()?)?).ok();
+            let mut ticker = || Ticker::parse(self.event_str(i, r.varint()?)?).ok();
             let change = match head & 7 {
                 0 => IdentityChange::Listed { exchange, symbol: ticker()? },
                 4 => IdentityChange::Delisted { exchange, symbol: ticker()? },
                 1 => IdentityChange::SymbolChanged { exchange, from: ticker()?, to: ticker()? },
                 2 => {
-                    let from = self.id_str(r.varint()?)?.to_owned();
-                    IdentityChange::NameChanged { from, to: self.id_str(r.varint()?)?.to_owned() }
+                    let from = self.event_str(i, r.varint()?)?.to_owned();
+                    IdentityChange::NameChanged { from, to: self.event_str(i, r.varint()?)?.to_owned() }
                 }
                 3 => IdentityChange::IsinChanged {
                     from: r.isin()?,
@@ -439,7 +510,7 @@ impl Catalog {
         let want = (u32::from(exchange == Exchange::Bse), symbol.as_str().as_bytes());
         let key = |k: usize| {
             let id = u32_at(p, PERIOD * k);
-            (u32::from(id & PERIOD_BSE != 0), self.id_string(id & !PERIOD_BSE))
+            (u32::from(id & PERIOD_BSE != 0), self.id_string(u32_at(p, PERIOD * k + 4) as usize, id & !PERIOD_BSE))
         };
         let (mut lo, mut hi) = (0, count);
         while lo < hi {
@@ -453,7 +524,7 @@ impl Catalog {
                 let row = at(1) as usize;
                 Some(SymbolPeriod {
                     isin: Isin::parse(self.isin(row)).ok()?,
-                    name: String::from_utf8_lossy(self.id_string(at(2))).into_owned(),
+                    name: String::from_utf8_lossy(self.id_string(row, at(2))).into_owned(),
                     from: from_ce(u64::from(at(3)))?,
                     to: match at(4) {
                         0 => None,

@@ -5,7 +5,8 @@
 //! ```text
 //! magic "MDSCAT\0" + version (8) | crc32 of the rest (4) | rows n (4)
 //! | id width (4) | reserved (4) | SECTIONS × (start u64, len u64)
-//! | the sections, each starting on an 8-byte boundary
+//! | the sections, each starting on an 8-byte boundary, in the order the
+//!   build made them
 //! ```
 //! All numbers are little-endian. [`Layout::parse`] checks the checksum
 //! and every size and offset the readers rely on, so a damaged or foreign
@@ -16,7 +17,7 @@ use std::ops::Range;
 use crate::postings::{Postings, u32_at, u64_at};
 
 /// The first 8 bytes of every snapshot: a name and the format version.
-const MAGIC: &[u8; 8] = b"MDSCAT\0\x06";
+const MAGIC: &[u8; 8] = b"MDSCAT\0\x07";
 
 /// Bytes before the section table.
 const FIXED: usize = 24;
@@ -185,31 +186,65 @@ pub(crate) struct Layout {
     pub(crate) sections: [Range<usize>; SECTIONS],
 }
 
-/// Appends `sections` (in [`Section`] order) behind a header to a new
-/// buffer, each dropped once copied (so the sections and the buffer are
-/// not all held at once: a million rows' catalog is about 130 MB).
-pub(crate) fn assemble(n: usize, id_width: usize, sections: [Vec<u8>; SECTIONS]) -> Vec<u8> {
-    let header = FIXED + SECTIONS * 16;
-    let total = header + sections.iter().map(|s| s.len().next_multiple_of(8)).sum::<usize>();
-    let mut buf = Vec::with_capacity(total);
-    buf.extend_from_slice(MAGIC);
-    buf.extend_from_slice(&[0; 4]); // the checksum, below
-    buf.extend_from_slice(&u32::try_from(n).expect("rows fit u32").to_le_bytes());
-    buf.extend_from_slice(&(id_width as u32).to_le_bytes());
-    buf.extend_from_slice(&[0; 4]);
-    let mut at = header;
-    for s in &sections {
-        buf.extend_from_slice(&(at as u64).to_le_bytes());
-        buf.extend_from_slice(&(s.len() as u64).to_le_bytes());
-        at += s.len().next_multiple_of(8);
+/// Lays a catalog out as its sections are made: each is appended behind
+/// the header (on an 8-byte boundary) and dropped, so a build holds the
+/// buffer and the section it is making, not every section and then a copy
+/// of them (a million companies' catalog, with their history, is about
+/// 200 MB). Sections lie in the order they are put; the header's table
+/// says where. What a later section is made of can be read back
+/// ([`Writer::get`]).
+pub(crate) struct Writer {
+    buf: Vec<u8>,
+    sections: [Option<Range<usize>>; SECTIONS],
+}
+
+impl Writer {
+    /// A buffer with the header of a catalog of `n` rows, with room for
+    /// about `capacity` bytes of sections.
+    pub(crate) fn new(n: usize, id_width: usize, capacity: usize) -> Self {
+        let header = FIXED + SECTIONS * 16;
+        let mut buf = Vec::with_capacity(header + capacity);
+        buf.extend_from_slice(MAGIC);
+        buf.extend_from_slice(&[0; 4]); // the checksum, in `finish`
+        buf.extend_from_slice(&u32::try_from(n).expect("rows fit u32").to_le_bytes());
+        buf.extend_from_slice(&(id_width as u32).to_le_bytes());
+        buf.extend_from_slice(&[0; 4]);
+        buf.resize(header, 0); // the section table, in `finish`
+        Writer { buf, sections: std::array::from_fn(|_| None) }
     }
-    for s in sections {
-        buf.extend_from_slice(&s);
-        buf.resize(buf.len().next_multiple_of(8), 0);
+
+    /// Appends section `s` (each is put once).
+    pub(crate) fn put(&mut self, s: Section, bytes: Vec<u8>) {
+        self.put_bytes(s, bytes.into_iter());
     }
-    let crc = crc32fast::hash(&buf[12..]);
-    buf[8..12].copy_from_slice(&crc.to_le_bytes());
-    buf
+
+    /// Appends section `s` from `bytes`, made as they are copied (no
+    /// second copy of the section is held).
+    pub(crate) fn put_bytes(&mut self, s: Section, bytes: impl Iterator<Item = u8>) {
+        assert!(self.sections[s as usize].is_none(), "section {} put twice", SECTION_NAMES[s as usize]);
+        let at = self.buf.len();
+        self.buf.extend(bytes);
+        self.sections[s as usize] = Some(at..self.buf.len());
+        self.buf.resize(self.buf.len().next_multiple_of(8), 0);
+    }
+
+    /// The bytes of section `s`, put before.
+    pub(crate) fn get(&self, s: Section) -> &[u8] {
+        let r = self.sections[s as usize].clone().expect("a section is read after it is put");
+        &self.buf[r]
+    }
+
+    /// The buffer, with its section table and checksum.
+    pub(crate) fn finish(mut self) -> Vec<u8> {
+        for (i, r) in self.sections.iter().enumerate() {
+            let r = r.clone().unwrap_or_else(|| panic!("section {} was not put", SECTION_NAMES[i]));
+            self.buf[FIXED + 16 * i..FIXED + 16 * i + 8].copy_from_slice(&(r.start as u64).to_le_bytes());
+            self.buf[FIXED + 16 * i + 8..FIXED + 16 * i + 16].copy_from_slice(&(r.len() as u64).to_le_bytes());
+        }
+        let crc = crc32fast::hash(&self.buf[12..]);
+        self.buf[8..12].copy_from_slice(&crc.to_le_bytes());
+        self.buf
+    }
 }
 
 impl Layout {
@@ -374,7 +409,7 @@ impl Layout {
         let n = self.n;
         let (v, by_row, p) = (self.of(buf, Versions), self.of(buf, VersionsByRow), self.of(buf, Periods));
         let count = v.len() / crate::history::VERSION;
-        let id_ok = |id: u32| (id as usize) < strings;
+        let id_ok = |id: u32| (id as usize) < strings || crate::history::is_own(id);
         let versions_ok = v.len() % crate::history::VERSION == 0
             && (0..count).all(|k| {
                 let at = |w: usize| u32_at(v, crate::history::VERSION * k + 4 * w);

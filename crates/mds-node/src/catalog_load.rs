@@ -50,20 +50,42 @@ pub async fn load(store: &Arc<dyn Store>, generation: i64) -> StoreResult<(Arc<C
             Err(e) => tracing::warn!(generation, "{e}; building the catalog from the store instead"),
         }
     }
-    Ok((rebuild(store, generation).await?, Source::Built))
+    Ok((build_and_save(store, generation, Here::No).await?, Source::Built))
+}
+
+/// Whether a build lays the catalog out on the calling thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Here {
+    /// On a blocking thread: a serving node's runtime goes on meanwhile.
+    No,
+    /// On the calling thread, which does nothing else meanwhile.
+    Yes,
 }
 
 /// Builds the catalog of `generation` from the store's rows and saves its
-/// snapshot. The caller reads `generation` before calling, so the rows are
-/// at least that new (a newer generation is picked up by the next reload).
+/// snapshot: for `mds import`, once its import is done. The caller reads
+/// `generation` before calling, so the rows are at least that new (a
+/// newer generation is picked up by the next reload). The catalog is laid
+/// out on the calling thread, which the import ran on: the allocator gives
+/// the layout the memory the import freed there, where a thread of its own
+/// would take fresh memory and the process would peak at both.
 pub async fn rebuild(store: &Arc<dyn Store>, generation: i64) -> StoreResult<Arc<Catalog>> {
+    build_and_save(store, generation, Here::Yes).await
+}
+
+/// Builds the catalog of `generation` and saves its snapshot (a failed
+/// save is logged: the catalog is still good).
+async fn build_and_save(store: &Arc<dyn Store>, generation: i64, here: Here) -> StoreResult<Arc<Catalog>> {
     let t = Instant::now();
-    let catalog = Arc::new(build(store).await?);
+    let catalog = Arc::new(build(store, here).await?);
     let built = t.elapsed();
     let to_save = Arc::clone(&catalog);
     match store.save_catalog_snapshot(generation, to_save.as_bytes()).await {
         Ok(()) => tracing::debug!(
             generation,
+            rows = to_save.len(),
+            bytes = to_save.as_bytes().len(),
+            history_bytes = to_save.history_bytes(),
             build_ms = built.as_millis() as u64,
             save_ms = (t.elapsed() - built).as_millis() as u64,
             "catalog built and its snapshot saved"
@@ -80,8 +102,8 @@ fn stamp(c: &StoredCompany) -> ChangeStamp {
 
 /// Streams the identity events and the rows into a builder (nothing but
 /// the catalog and the events, packed, are held), then lays the catalog
-/// out, with the history made of the events, on a blocking thread.
-async fn build(store: &Arc<dyn Store>) -> StoreResult<Catalog> {
+/// out, with the history made of the events, where `here` says.
+async fn build(store: &Arc<dyn Store>, here: Here) -> StoreResult<Catalog> {
     let n = store.company_count().await?;
     let mut builder = CatalogBuilder::with_capacity(usize::try_from(n).unwrap_or(0));
     store.identity_events_each(&mut |isin, e| builder.push_event(&isin, &e)).await?;
@@ -100,9 +122,15 @@ async fn build(store: &Arc<dyn Store>) -> StoreResult<Catalog> {
         let events = store.identity_events().await?;
         let mut rows = Vec::new();
         store.companies_sorted(&mut |c| rows.push((stamp(&c), c.company))).await?;
-        return Ok(tokio::task::spawn_blocking(move || Catalog::from_stamped_with_history(rows, events))
-            .await
-            .expect("build does not panic"));
+        return Ok(lay_out(here, move || Catalog::from_stamped_with_history(rows, events)).await);
     }
-    Ok(tokio::task::spawn_blocking(move || builder.finish()).await.expect("build does not panic"))
+    Ok(lay_out(here, move || builder.finish()).await)
+}
+
+/// Runs `f` (a layout) where `here` says.
+async fn lay_out(here: Here, f: impl FnOnce() -> Catalog + Send + 'static) -> Catalog {
+    match here {
+        Here::Yes => f(),
+        Here::No => tokio::task::spawn_blocking(f).await.expect("build does not panic"),
+    }
 }

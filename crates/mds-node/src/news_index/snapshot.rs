@@ -437,7 +437,7 @@ mod tests {
     fn foreign_and_damaged_headers_are_refused() {
         let (_, bytes) = fixed();
         assert!(refusal(b"").contains("not a news index snapshot"));
-        assert!(refusal(b"MDSCAT\0\x06\0\0\0\0").contains("not a news index snapshot"));
+        assert!(refusal(b"MDSCAT\0\x07\0\0\0\0").contains("not a news index snapshot"));
         let mut newer = bytes.clone();
         newer[7] = 2;
         assert!(refusal(&newer).contains("different news index format version"));
