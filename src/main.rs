@@ -8,6 +8,14 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// The allocator: mimalloc, which gives the system back what a thread
+/// freed. glibc's malloc kept it in the freeing thread's arena, so an
+/// import that freed its parse and then laid out a catalog peaked at both
+/// (`mds import exchanges` of a million companies: BENCHMARKS.md, "Import
+/// memory of the identity steps").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
     cli::init_logging(&args);
