@@ -6,7 +6,8 @@
 # nse-changes` of the symbol- and name-change files, then the 2026-05-17
 # list again (which changes nothing and moves no generation). Each step that moves
 # the companies generation includes building and saving the catalog
-# snapshot.
+# snapshot; the size of that catalog, and of its history per company, are
+# printed (the debug line of `mds_node::catalog_load`).
 #
 # Usage: bench/identity-import-memory.sh [N=1000000] [BIN]
 #   BIN: an mds binary to measure instead of this tree's release build.
@@ -28,11 +29,14 @@ echo "# bench/identity-import-memory.sh $N on $(date -u +%F) at $(date -u +%T) U
 step() {
   local what=$1; shift
   local out rss wall
-  out=$(MDS_LOG=warn /usr/bin/time -v "$BIN" --database "$DB" import "$@" 2>&1) || { echo "$out" >&2; exit 1; }
+  out=$(MDS_LOG=warn,mds_node::catalog_load=debug /usr/bin/time -v "$BIN" --database "$DB" import "$@" 2>&1) || { echo "$out" >&2; exit 1; }
   rss=$(echo "$out" | awk -F: '/Maximum resident set size/ {gsub(/ /,"",$2); print $2}')
   wall=$(echo "$out" | awk '/Elapsed \(wall clock\)/ {print $NF}')
   printf '%s: peak RSS %d MiB, wall %s\n' "$what" $((rss / 1024)) "$wall"
   echo "$out" | grep -E '^(imported |identity: )' | sed 's/^/  /'
+  # The catalog the step built: its size, and what its history costs a company.
+  echo "$out" | grep 'catalog built' | sed -E 's/.* rows=([0-9]+) bytes=([0-9]+) history_bytes=([0-9]+).*/\1 \2 \3/' |
+    awk '{printf "  catalog: %d rows, %.1f MB, history %.1f MB (%.1f bytes a company)\n", $1, $2/1e6, $3/1e6, $3/$1}'
 }
 step "import exchanges 2024 (empty store)" exchanges --as-of 2024-01-31 --nse "$WORK/EQUITY_L_2024-01-31.csv"
 step "import exchanges 2026" exchanges --as-of 2026-05-17 --nse "$WORK/EQUITY_L_2026-05-17.csv"
