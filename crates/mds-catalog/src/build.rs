@@ -13,7 +13,7 @@ use mds_domain::{Company, CompanyStatus, IdentityEvent, Isin, MarketCapBand};
 use crate::events::PackedEvents;
 use crate::grams::{GramHasher, ascii_grams, grams_of, signature};
 use crate::history::{self, HistorySections, RowFacts};
-use crate::layout::{ATTR_LISTS, Section, Writer, flag};
+use crate::layout::{ATTR_LISTS, Section, Writer, flag, id_at};
 use crate::postings::{Postings, encode};
 use crate::tail::{self, Dictionaries};
 
@@ -143,9 +143,7 @@ impl<'a> Rows<'a> {
 
     /// Row `i`'s sorted industry id (0: none).
     fn industry(&self, i: usize) -> usize {
-        let mut b = [0u8; 4];
-        b[..self.id_width].copy_from_slice(&self.industry[self.id_width * i..self.id_width * (i + 1)]);
-        u32::from_le_bytes(b) as usize
+        id_at(self.industry, self.id_width, i) as usize
     }
 
     /// The grams of row `i`'s folded name and ticker (with repeats).

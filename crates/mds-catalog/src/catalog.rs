@@ -30,7 +30,7 @@ use memchr::memmem::Finder;
 use crate::build::{CatalogBuilder, ChangeStamp, status_index};
 use crate::grams::{bigram, signature, trigram};
 use crate::history::day16;
-use crate::layout::{Layout, SECTION_NAMES, SECTIONS, Section, SnapshotError, flag};
+use crate::layout::{Layout, SECTION_NAMES, SECTIONS, Section, SnapshotError, flag, id_at};
 use crate::postings::{ListSeeker, Postings, Seeker, u32_at, u64_at};
 
 /// The position of a row in the catalog's order: `(ticker, isin)`.
@@ -283,22 +283,13 @@ impl Catalog {
 
     /// Row `i`'s name in a dictionary (`ids` per row; `off`/`text` the sorted names).
     fn dict(&self, ids: Section, off: Section, text: Section, i: usize) -> Option<&[u8]> {
-        let w = self.layout.id_width;
-        let id = match w {
-            2 => u32::from(u16::from_le_bytes(self.sec(ids)[2 * i..2 * i + 2].try_into().expect("2 bytes"))),
-            _ => u32_at(self.sec(ids), 4 * i),
-        } as usize;
+        let id = id_at(self.sec(ids), self.layout.id_width, i) as usize;
         (id != 0).then(|| self.bytes(off, text, id - 1))
     }
 
     /// Row `i`'s industry id (0: none, else 1 + its index in name order).
     fn industry_id(&self, i: usize) -> u32 {
-        match self.layout.id_width {
-            2 => u32::from(u16::from_le_bytes(
-                self.sec(Section::Industry)[2 * i..2 * i + 2].try_into().expect("2 bytes"),
-            )),
-            _ => u32_at(self.sec(Section::Industry), 4 * i),
-        }
+        id_at(self.sec(Section::Industry), self.layout.id_width, i)
     }
 
     fn industry(&self, i: usize) -> Option<&[u8]> {

@@ -172,6 +172,14 @@ pub(crate) mod flag {
     pub(crate) const STATUS_SHIFT: u8 = 6;
 }
 
+/// Row `i`'s industry or sector id in `ids`, `width` (2 or 4) bytes a row.
+pub(crate) fn id_at(ids: &[u8], width: usize, i: usize) -> u32 {
+    match width {
+        2 => u32::from(u16::from_le_bytes([ids[2 * i], ids[2 * i + 1]])),
+        _ => u32_at(ids, 4 * i),
+    }
+}
+
 /// Why bytes are not a catalog snapshot this build can serve.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("catalog snapshot refused: {0}")]
