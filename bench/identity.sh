@@ -13,7 +13,8 @@
 # - `GET /v1/companies/{isin}/history` of a split's successor and
 #   `GET /v1/symbols/{symbol}?exchange=nse` of a changed symbol, each
 #   against a baseline serving the same bytes
-#   (crates/mds-catalog/examples/baseline.rs).
+#   (crates/mds-catalog/examples/baseline.rs): made on every request (the
+#   node keeping no page) and kept (a second node with its page cache).
 # ABBA-alternated, median of ROUNDS, every ratio within this run.
 #
 # Usage: bench/identity.sh [ROUNDS=3] [SECONDS=5] [CONNECTIONS=16] [N=1000000]
@@ -71,14 +72,21 @@ echo; echo "## history and symbol lookups against a baseline serving their bytes
 successor=$(get $port "/v1/companies?limit=1&status=superseded" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"][0]["isin"])')
 successor=$(get $port "/v1/companies/$successor" | python3 -c 'import json,sys; print(json.load(sys.stdin)["superseded_by"])')
 symbol=$(python3 -c 'import csv,sys; print(next(csv.reader(open(sys.argv[1])))[2])' "$WORK/data/symbolchange.csv")
+# Made on every request (the node above, keeping nothing: what a lookup
+# not asked before costs), and kept (a node as it serves, with its page
+# cache: a lookup asked again is served as bytes).
+kport=18323
+$BIN serve --listen 127.0.0.1:$kport 2>>"$WORK/serve.log" & kpid=$!
+ready_wait $kport >/dev/null
 for route in "history /v1/companies/$successor/history" "symbol /v1/symbols/$symbol?exchange=nse"; do
   read -r name path <<<"$route"
   curl -sf -D "$WORK/$name.h" -H "Authorization: Bearer $KEY" "http://127.0.0.1:$port$path" >"$WORK/$name.json"
   echo "$name: $path, $(stat -c %s "$WORK/$name.json") bytes"
   "$EX/baseline" 127.0.0.1:$bport "$WORK/$name.json" "$WORK/$name.h" & bpid=$!
   for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$bport/" >/dev/null && break; sleep 0.05; done
-  versus "$name" $port $bport "$path"
+  versus "$name made" $port $bport "$path"
+  versus "$name kept" $kport $bport "$path"
   kill $bpid; wait $bpid 2>/dev/null || true
 done
-kill -TERM $pid; wait $pid 2>/dev/null || true
+kill -TERM $pid $kpid; wait $pid $kpid 2>/dev/null || true
 echo; echo "# done at $(date -u +%T) UTC; uptime:$(uptime | sed 's/.*load/ load/')"

@@ -32,7 +32,7 @@
 //! the face values given (`f64` each).
 
 use chrono::{Datelike, NaiveDate};
-use mds_domain::{CompanyHistory, Exchange, IdentityChange, IdentityEvent, Isin, SymbolHistory, SymbolPeriod, Ticker};
+use mds_domain::{CompanyHistory, Exchange, IdentityChange, IdentityEvent, Isin, SymbolHistory, Ticker};
 
 use crate::catalog::Catalog;
 use crate::events::PackedEvents;
@@ -351,9 +351,9 @@ pub(crate) fn build<'r>(n: usize, row_of: impl Fn(usize) -> RowFacts<'r>, events
     s
 }
 
-impl Reader<'_> {
-    fn isin(&mut self) -> Option<Isin> {
-        Isin::parse(std::str::from_utf8(self.bytes(12)?).ok()?).ok()
+impl<'a> Reader<'a> {
+    fn isin_str(&mut self) -> Option<&'a str> {
+        std::str::from_utf8(self.bytes(12)?).ok()
     }
 
     fn f64(&mut self) -> Option<f64> {
@@ -452,9 +452,10 @@ impl Catalog {
         (lo..count).map(at).take_while(|v| v.row == i).find(|v| v.holds(d)).map(|v| (v.ticker, v.name))
     }
 
-    /// Row `i`'s events, oldest first (`None` for damaged bytes: the
-    /// snapshot's checksum makes that a bug, not a state).
-    pub(crate) fn events(&self, i: usize) -> Option<Vec<IdentityEvent>> {
+    /// Row `i`'s events, oldest first, their strings borrowed from the
+    /// catalog (`None` for damaged bytes: the snapshot's checksum makes
+    /// that a bug, not a state).
+    pub(crate) fn event_refs(&self, i: usize) -> Option<Vec<EventRef<'_>>> {
         let mut r = Reader(self.bytes(Section::EventOff, Section::Events, i));
         let mut out = Vec::new();
         while !r.0.is_empty() {
@@ -462,33 +463,37 @@ impl Catalog {
             let date = from_ce(r.varint()?)?;
             let exact = head & (1 << KIND_SHIFT_EXACT) != 0;
             let exchange = if head & BSE_BIT != 0 { Exchange::Bse } else { Exchange::Nse };
-            let mut ticker = || Ticker::parse(self.event_str(i, r.varint()?)?).ok();
+            let mut string = || self.event_str(i, r.varint()?);
             let change = match head & 7 {
-                0 => IdentityChange::Listed { exchange, symbol: ticker()? },
-                4 => IdentityChange::Delisted { exchange, symbol: ticker()? },
-                1 => IdentityChange::SymbolChanged { exchange, from: ticker()?, to: ticker()? },
-                2 => {
-                    let from = self.event_str(i, r.varint()?)?.to_owned();
-                    IdentityChange::NameChanged { from, to: self.event_str(i, r.varint()?)?.to_owned() }
-                }
-                3 => IdentityChange::IsinChanged {
-                    from: r.isin()?,
-                    to: r.isin()?,
+                0 => ChangeRef::Listed { exchange, symbol: string()? },
+                4 => ChangeRef::Delisted { exchange, symbol: string()? },
+                1 => ChangeRef::SymbolChanged { exchange, from: string()?, to: string()? },
+                2 => ChangeRef::NameChanged { from: string()?, to: string()? },
+                3 => ChangeRef::IsinChanged {
+                    from: r.isin_str()?,
+                    to: r.isin_str()?,
                     face_value_from: if head & FACE_FROM != 0 { Some(r.f64()?) } else { None },
                     face_value_to: if head & FACE_TO != 0 { Some(r.f64()?) } else { None },
                 },
                 _ => return None,
             };
-            out.push(IdentityEvent { date, exact, change });
+            out.push(EventRef { date, exact, change });
         }
         Some(out)
     }
 
+    /// Row `i`'s events, oldest first, as records (`None` for damaged
+    /// bytes, as [`Catalog::event_refs`]).
+    pub(crate) fn events(&self, i: usize) -> Option<Vec<IdentityEvent>> {
+        self.event_refs(i)?.into_iter().map(EventRef::to_event).collect()
+    }
+
     /// `GET /v1/companies/{isin}/history`: the events of the company with
-    /// `isin`, if the catalog has it (a company without events has none).
+    /// `isin`, if the catalog has it (a company without events has none),
+    /// read back from the JSON the route serves
+    /// ([`Catalog::history_json`]).
     pub fn history(&self, isin: &Isin) -> Option<CompanyHistory> {
-        let i = self.find_isin(isin.as_str())?;
-        Some(CompanyHistory { isin: isin.clone(), events: self.events(i).unwrap_or_default() })
+        serde_json::from_slice(&self.history_json(isin.as_str())?).ok()
     }
 
     /// Row `i`'s successor and predecessors by its `isin_changed` events
@@ -503,12 +508,20 @@ impl Catalog {
     }
 
     /// `GET /v1/symbols/{symbol}`: every company that has carried `symbol`
-    /// on `exchange`, by its events (`None`: none has).
+    /// on `exchange`, by its events (`None`: none has), read back from the
+    /// JSON the route serves ([`Catalog::symbol_history_json`]).
     pub fn symbol_history(&self, exchange: Exchange, symbol: &Ticker) -> Option<SymbolHistory> {
+        serde_json::from_slice(&self.symbol_history_json(exchange, symbol.as_str())?).ok()
+    }
+
+    /// The periods of `symbol` on `exchange`, in the order
+    /// [`Catalog::symbol_history`] gives them, borrowed (none: no company
+    /// carried it).
+    pub(crate) fn periods_of(&self, exchange: Exchange, symbol: &str) -> impl Iterator<Item = PeriodRef<'_>> {
         let p = self.sec(Section::Periods);
         let count = p.len() / PERIOD;
-        let want = (u32::from(exchange == Exchange::Bse), symbol.as_str().as_bytes());
-        let key = |k: usize| {
+        let want = (u32::from(exchange == Exchange::Bse), symbol.as_bytes());
+        let key = move |k: usize| {
             let id = u32_at(p, PERIOD * k);
             (u32::from(id & PERIOD_BSE != 0), self.id_string(u32_at(p, PERIOD * k + 4) as usize, id & !PERIOD_BSE))
         };
@@ -517,22 +530,68 @@ impl Catalog {
             let mid = lo + (hi - lo) / 2;
             if key(mid) < want { lo = mid + 1 } else { hi = mid }
         }
-        let periods: Vec<SymbolPeriod> = (lo..count)
-            .take_while(|&k| key(k) == want)
-            .filter_map(|k| {
-                let at = |w: usize| u32_at(p, PERIOD * k + 4 * w);
-                let row = at(1) as usize;
-                Some(SymbolPeriod {
-                    isin: Isin::parse(self.isin(row)).ok()?,
-                    name: String::from_utf8_lossy(self.id_string(row, at(2))).into_owned(),
-                    from: from_ce(u64::from(at(3)))?,
-                    to: match at(4) {
-                        0 => None,
-                        d => Some(from_ce(u64::from(d))?),
-                    },
-                })
+        (lo..count).take_while(move |&k| key(k) == want).filter_map(move |k| {
+            let at = |w: usize| u32_at(p, PERIOD * k + 4 * w);
+            let row = at(1) as usize;
+            Some(PeriodRef {
+                isin: self.isin(row),
+                name: std::str::from_utf8(self.id_string(row, at(2))).ok()?,
+                from: from_ce(u64::from(at(3)))?,
+                to: match at(4) {
+                    0 => None,
+                    d => Some(from_ce(u64::from(d))?),
+                },
             })
-            .collect();
-        (!periods.is_empty()).then(|| SymbolHistory { symbol: symbol.clone(), exchange, periods })
+        })
     }
+}
+
+/// One event of a row as the catalog holds it, its strings borrowed: what
+/// [`Catalog::events`] makes records of and the history route writes
+/// ([`crate::wire`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EventRef<'a> {
+    pub(crate) date: NaiveDate,
+    pub(crate) exact: bool,
+    pub(crate) change: ChangeRef<'a>,
+}
+
+/// What an [`EventRef`] changed: [`IdentityChange`], borrowed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ChangeRef<'a> {
+    Listed { exchange: Exchange, symbol: &'a str },
+    SymbolChanged { exchange: Exchange, from: &'a str, to: &'a str },
+    NameChanged { from: &'a str, to: &'a str },
+    IsinChanged { from: &'a str, to: &'a str, face_value_from: Option<f64>, face_value_to: Option<f64> },
+    Delisted { exchange: Exchange, symbol: &'a str },
+}
+
+impl EventRef<'_> {
+    /// The event as a record (`None` when a symbol or ISIN does not parse).
+    fn to_event(self) -> Option<IdentityEvent> {
+        let ticker = |s: &str| Ticker::parse(s).ok();
+        let isin = |s: &str| Isin::parse(s).ok();
+        let change = match self.change {
+            ChangeRef::Listed { exchange, symbol } => IdentityChange::Listed { exchange, symbol: ticker(symbol)? },
+            ChangeRef::Delisted { exchange, symbol } => IdentityChange::Delisted { exchange, symbol: ticker(symbol)? },
+            ChangeRef::SymbolChanged { exchange, from, to } => {
+                IdentityChange::SymbolChanged { exchange, from: ticker(from)?, to: ticker(to)? }
+            }
+            ChangeRef::NameChanged { from, to } => IdentityChange::NameChanged { from: from.into(), to: to.into() },
+            ChangeRef::IsinChanged { from, to, face_value_from, face_value_to } => {
+                IdentityChange::IsinChanged { from: isin(from)?, to: isin(to)?, face_value_from, face_value_to }
+            }
+        };
+        Some(IdentityEvent { date: self.date, exact: self.exact, change })
+    }
+}
+
+/// A span during which a row carried a symbol, borrowed:
+/// [`mds_domain::SymbolPeriod`], as the catalog holds it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PeriodRef<'a> {
+    pub(crate) isin: &'a str,
+    pub(crate) name: &'a str,
+    pub(crate) from: NaiveDate,
+    pub(crate) to: Option<NaiveDate>,
 }

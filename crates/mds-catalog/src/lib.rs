@@ -26,6 +26,8 @@
 //! - [`history`]: identity over time: each row's events, its spans and
 //!   versions (the list and detail `as_of`), the symbol periods; history,
 //!   symbol lookups, `superseded_by` and `supersedes`.
+//! - `wire` (private): the JSON of the history and symbol lookups, written
+//!   from the catalog's bytes, and the JSON helpers of the detail's tail.
 
 pub mod build;
 pub mod catalog;
@@ -38,6 +40,7 @@ mod layout;
 mod postings;
 mod replay;
 mod tail;
+mod wire;
 
 pub use build::{CatalogBuilder, ChangeStamp, OrderError};
 pub use catalog::{Catalog, ListRows, Rows, SortKey};

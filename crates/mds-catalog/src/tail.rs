@@ -29,6 +29,8 @@ use std::collections::HashMap;
 use chrono::{Datelike, NaiveDate};
 use mds_domain::{Classification, CompanyDetails, Exchange, Listing, ListingStatus, MarketCap};
 
+use crate::wire::{date_json, value_json};
+
 const NSE: u8 = 1;
 const BSE: u8 = 2;
 const MCAP: u8 = 4;
@@ -320,20 +322,6 @@ pub(crate) fn decode(tail: &[u8], ticker: &str, dict: &impl Lookup) -> Option<Co
 
 /// The classification of a company without one, as `serde_json` writes it.
 const NO_CLASSIFICATION: &[u8] = b"{\"macro_sector\":null,\"sector\":null,\"industry\":null,\"basic_industry\":null}";
-
-/// Appends a date as `"YYYY-MM-DD"`, or `null` when there is none.
-fn date_json(out: &mut Vec<u8>, d: Option<NaiveDate>) {
-    use std::io::Write;
-    match d {
-        Some(d) => write!(out, "\"{:04}-{:02}-{:02}\"", d.year(), d.month(), d.day()).expect("a Vec takes writes"),
-        None => out.extend_from_slice(b"null"),
-    }
-}
-
-/// Appends `v` as `serde_json` writes a value.
-fn value_json(out: &mut Vec<u8>, v: &(impl serde::Serialize + ?Sized)) {
-    serde_json::to_writer(&mut *out, v).expect("a value serialises");
-}
 
 /// Appends `,"listings":[…],"classification":{…},"market_cap":…`, byte for
 /// byte what `serde_json` writes for those fields of the details `p` holds

@@ -17,7 +17,16 @@ use mds_testkit::fixtures::isin_of;
 use mds_testkit::rng::Rng;
 
 const SYMBOLS: &[&str] = &["TATA", "TMPV", "BAJ", "BAJFIN", "REL", "INFY", "ABB", "ZEN", "M&M", "20MIC"];
-const NAMES: &[&str] = &["Tata Motors", "Bajaj Finance", "Reliance", "Infosys", "Zen Tech", "Nestlé", "Mahindra"];
+const NAMES: &[&str] = &[
+    "Tata Motors",
+    "Bajaj Finance",
+    "Reliance",
+    "Infosys",
+    "Zen Tech",
+    "Nestlé",
+    "Mahindra",
+    "Dr. \"Reddy's\" \\ Labs",
+];
 
 fn day(rng: &mut Rng) -> NaiveDate {
     NaiveDate::from_ymd_opt(1985, 1, 1).unwrap() + chrono::Days::new(rng.below(15_300) as u64)
@@ -84,8 +93,8 @@ fn generate(rng: &mut Rng, n: usize) -> (Vec<Company>, Vec<(Isin, IdentityEvent)
                 let change = IdentityChange::IsinChanged {
                     from: isin.clone(),
                     to: to.clone(),
-                    face_value_from: Some(10.0),
-                    face_value_to: None,
+                    face_value_from: [Some(10.0), Some(2.5), None][rng.below(3)],
+                    face_value_to: [None, Some(1.0), Some(0.25)][rng.below(3)],
                 };
                 let e = IdentityEvent { date: d + chrono::Days::new(1 + rng.below(500) as u64), exact: false, change };
                 evs.push(e.clone());
@@ -341,6 +350,9 @@ fn as_of_pages_details_and_symbols_match_a_replay_of_the_events() {
         for exchange in [Exchange::Nse, Exchange::Bse] {
             let Some(s) = oracle.symbol_on(isin.as_str(), e.date, exchange) else { continue };
             let h = catalog.symbol_history(exchange, &ticker(&s)).expect("a carried symbol has periods");
+            // The bytes served are what serde writes for the record.
+            let served = catalog.symbol_history_json(exchange, &s).unwrap();
+            assert_eq!(String::from_utf8(served).unwrap(), serde_json::to_string(&h).unwrap());
             assert!(
                 h.periods.iter().any(|p| p.isin == *isin && p.from <= e.date && p.to.is_none_or(|t| e.date < t)),
                 "{isin} carried {s} on {exchange:?} on {}",
@@ -369,6 +381,8 @@ fn as_of_pages_details_and_symbols_match_a_replay_of_the_events() {
         let want: Vec<IdentityEvent> =
             oracle.events.get(c.isin.as_str()).map(|v| v.iter().map(|e| (*e).clone()).collect()).unwrap_or_default();
         assert_eq!(h.events, want, "{}", c.isin);
+        let served = catalog.history_json(c.isin.as_str()).unwrap();
+        assert_eq!(String::from_utf8(served).unwrap(), serde_json::to_string(&h).unwrap(), "{}", c.isin);
     }
     let mem: usize = catalog
         .sizes()

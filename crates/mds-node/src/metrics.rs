@@ -104,8 +104,14 @@ const EVENTS: &[(&str, &str)] = &[
     ("mds_usage_flush_failures_total", "Usage flushes that failed; their counts wait in memory and are retried."),
     ("mds_key_cache_hits_total", "Well-formed keys found in the node's in-memory key index."),
     ("mds_key_cache_misses_total", "Well-formed keys not in the key cache (looked up, or refused without a lookup)."),
-    ("mds_page_cache_hits_total", "Company pages served as kept from an earlier request for the same query."),
-    ("mds_page_cache_misses_total", "Company pages made for a query (then kept, within the cache's bound)."),
+    (
+        "mds_page_cache_hits_total",
+        "Company pages, histories and symbol lookups served as kept from an earlier request for the same query.",
+    ),
+    (
+        "mds_page_cache_misses_total",
+        "Company pages, histories and symbol lookups made for a query (then kept, within the cache's bound).",
+    ),
     ("mds_connections_refused_total", "Connections refused at the cap (every open one was serving a request)."),
     ("mds_connections_header_timeouts_total", "Connections closed because a request head was not complete in time."),
     ("mds_connections_idle_closed_total", "Connections closed after the idle timeout."),

@@ -1,5 +1,7 @@
 //! [`PageCache`]: list pages as served (body and `ETag`), by [`PageKey`]:
-//! the list they are of and the query string they were asked with.
+//! the list they are of and the query string they were asked with; and
+//! the identity lookups (a history, a symbol's holders), by what they
+//! were asked for, as those too are a function of the catalog version.
 //!
 //! What a page holds is a function of what it was made from (a catalog
 //! version, a news generation) and the query (filters, cursor, limit: a
@@ -40,11 +42,15 @@ pub enum List {
     CompanyChanges,
     /// `GET /v1/news`.
     News,
+    /// `GET /v1/companies/{isin}/history`, by ISIN.
+    History,
+    /// `GET /v1/symbols/{symbol}`, by exchange and symbol.
+    Symbols,
 }
 
 impl List {
     /// How many lists there are.
-    const COUNT: usize = 3;
+    const COUNT: usize = 5;
 }
 
 /// What a kept page is found by: its list and the query string it was
