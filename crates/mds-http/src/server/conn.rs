@@ -12,9 +12,14 @@
 //! [`direct`] instead, under the same watch.
 //!
 //! The watch ([`Watch`]) sees the bytes (its IO wrapper, [`Watched`]) and the
-//! requests (the service marks each one in flight); a watchdog sleeps until
-//! the earlier deadline. The server may also ask a connection that is not
-//! serving a request to close ([`Watch::evict`]) to make room under its cap.
+//! requests (the service marks each one in flight) in atomics alone; a
+//! watchdog sleeps until the earlier deadline, but never longer than a
+//! request head may take, so a head that starts meanwhile is seen by its
+//! next wake, before its own deadline: nothing wakes the watchdog per
+//! request (a wake and a timer re-armed per request cost a keyed request
+//! several percent of its time). The server may also ask a connection that
+//! is not serving a request to close ([`Watch::evict`]) to make room under
+//! its cap.
 
 use std::io;
 use std::pin::{Pin, pin};
@@ -52,8 +57,6 @@ pub(crate) struct Watch {
     read_in_flight: AtomicBool,
     /// Set by [`Watch::evict`].
     evicted: Notify,
-    /// A request head started: the watchdog's deadline moved closer.
-    head: Notify,
 }
 
 /// Why a connection was closed by its watchdog.
@@ -88,7 +91,6 @@ impl Watch {
             head_started: AtomicU64::new(0),
             read_in_flight: AtomicBool::new(false),
             evicted: Notify::new(),
-            head: Notify::new(),
         }
     }
 
@@ -102,19 +104,18 @@ impl Watch {
 
     /// Bytes came from the client.
     pub(super) fn on_read(&self) {
+        let now = self.now_ms();
         if self.in_flight.load(Ordering::Acquire) > 0 {
             self.read_in_flight.store(true, Ordering::Relaxed);
         } else {
-            self.start_head(self.now_ms());
+            self.start_head(now);
         }
-        self.quiet_since.store(self.now_ms(), Ordering::Relaxed);
+        self.quiet_since.store(now, Ordering::Relaxed);
     }
 
     /// The first byte of a request head came at `now` (unless one had).
     fn start_head(&self, now: u64) {
-        if self.head_started.compare_exchange(0, now + 1, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
-            self.head.notify_one();
-        }
+        let _ = self.head_started.compare_exchange(0, now + 1, Ordering::AcqRel, Ordering::Relaxed);
     }
 
     /// Bytes went to the client.
@@ -165,14 +166,16 @@ impl Watch {
                 let started = self.head_started.load(Ordering::Acquire);
                 return if started > 0 { Expiry::HeaderTimeout } else { Expiry::Idle };
             }
+            // A head that starts while this sleeps is seen at the next
+            // wake, which is no later than that head's own deadline.
+            let wake = deadline.min(now + cfg.header_read_timeout);
             tokio::select! {
-                () = tokio::time::sleep_until(self.at(u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX))) => {}
+                () = tokio::time::sleep_until(self.at(u64::try_from(wake.as_millis()).unwrap_or(u64::MAX))) => {}
                 () = self.evicted.notified() => {
                     if self.in_flight.load(Ordering::Acquire) == 0 {
                         return Expiry::Evicted;
                     }
                 }
-                () = self.head.notified() => {}
             }
         }
     }
@@ -298,5 +301,38 @@ pub(crate) async fn serve(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A head that starts while the watchdog sleeps toward the idle
+    /// deadline (nothing wakes it) is closed at its own header deadline,
+    /// not the idle one; a connection left quiet, at the idle one.
+    #[tokio::test(start_paused = true)]
+    async fn the_watchdog_meets_both_deadlines_with_no_wake_per_request() {
+        let cfg = ServerConfig {
+            header_read_timeout: Duration::from_secs(2),
+            idle_timeout: Duration::from_secs(60),
+            ..ServerConfig::default()
+        };
+        let start = Instant::now();
+        let watch = Arc::new(Watch::new(start));
+        let (w, c) = (watch.clone(), cfg.clone());
+        let expired = tokio::spawn(async move { (w.expiry(&c).await, Instant::now()) });
+        // A request served, then quiet, then half a head.
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        drop(watch.begin());
+        tokio::time::sleep(Duration::from_millis(3500)).await;
+        watch.on_read();
+        let (reason, at) = expired.await.unwrap();
+        assert_eq!((reason, at - start), (Expiry::HeaderTimeout, Duration::from_millis(6500)));
+
+        let quiet = Arc::new(Watch::new(Instant::now()));
+        let t = Instant::now();
+        assert_eq!(quiet.expiry(&cfg).await, Expiry::Idle);
+        assert_eq!(t.elapsed(), cfg.idle_timeout);
     }
 }
