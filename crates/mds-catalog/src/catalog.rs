@@ -148,8 +148,7 @@ fn json_str(out: &mut Vec<u8>, s: &[u8], plain: bool) {
         out.extend_from_slice(s);
         out.push(b'"');
     } else {
-        let s = std::str::from_utf8(s).unwrap_or_default();
-        serde_json::to_writer(&mut *out, s).expect("a string serialises");
+        crate::wire::value_json(out, std::str::from_utf8(s).unwrap_or_default());
     }
 }
 
