@@ -183,4 +183,23 @@ mod tests {
             }
         }
     }
+
+    /// Pruning finds what to remove in the `created_at` index: with
+    /// nothing old enough, the walk back over every event (see
+    /// `portable::events::LAST_BEFORE`) is not in the plan.
+    #[tokio::test]
+    async fn pruning_finds_its_range_in_the_created_at_index() {
+        let store = SqliteStore::connect(&DatabaseUrl::new("sqlite::memory:")).await.unwrap();
+        store.migrate().await.unwrap();
+        let sql = format!("EXPLAIN QUERY PLAN {}", portable::events::LAST_BEFORE);
+        let steps: Vec<String> = sqlx::query_as::<_, (i64, i64, i64, String)>(&sql)
+            .bind("2026-01-01T00:00:00Z")
+            .fetch_all(&store.pool)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.3)
+            .collect();
+        assert_eq!(steps, ["SEARCH events USING COVERING INDEX events_created_at (created_at<?)"], "{steps:?}");
+    }
 }

@@ -454,14 +454,20 @@ pub(crate) async fn after(pool: &Pool, after: EventId, limit: usize) -> StoreRes
     rs.iter().map(stored_event).collect()
 }
 
+/// The last event created before `$1`, found in the `created_at` index.
+/// `MAX(id + 0)`, not `MAX(id)`: on the bare key, SQLite answers a `MAX`
+/// by walking the table back from its end, testing each row's
+/// `created_at`, and when nothing is that old it walks every row (a
+/// million events: 0.4 s warm, seconds cold, with the write lock held,
+/// so every metering flush waited). The expression turns that walk off,
+/// and the range in the index holds only what is to be pruned.
+pub(crate) const LAST_BEFORE: &str = "SELECT MAX(id + 0) FROM events WHERE created_at < $1";
+
 /// Removes the events created before `before`; returns how many.
 pub(crate) async fn prune(pool: &Pool, before: DateTime<Utc>) -> StoreResult<u64> {
     let mut tx = begin_write(pool).await?;
-    let upto: Option<i64> = sqlx::query_scalar("SELECT MAX(id) FROM events WHERE created_at < $1")
-        .bind(rows::ts(&before))
-        .fetch_one(&mut *tx)
-        .await
-        .map_err(db)?;
+    let upto: Option<i64> =
+        sqlx::query_scalar(LAST_BEFORE).bind(rows::ts(&before)).fetch_one(&mut *tx).await.map_err(db)?;
     let Some(upto) = upto else { return Ok(0) };
     let n = execute(&mut tx, sqlx::query("DELETE FROM events WHERE id <= $1").bind(upto)).await?;
     let sql = "UPDATE meta SET value = $2 WHERE key = $1 AND CAST(value AS BIGINT) < CAST($2 AS BIGINT)";
