@@ -48,8 +48,7 @@ impl AdminToken {
         for _ in 0..KEY_RANDOM_LEN {
             s.push(BASE62[rng.gen_range(0..62)] as char);
         }
-        let sum = checksum(&s);
-        s.push_str(&sum);
+        s.extend(checksum(&s).map(char::from));
         AdminToken(s)
     }
 
@@ -63,7 +62,7 @@ impl AdminToken {
             return Err(AdminTokenFormatError);
         }
         let (body, sum) = s.split_at(ADMIN_TOKEN_LEN - KEY_CHECKSUM_LEN);
-        if checksum(body).as_bytes().ct_eq(sum.as_bytes()).unwrap_u8() != 1 {
+        if checksum(body)[..].ct_eq(sum.as_bytes()).unwrap_u8() != 1 {
             return Err(AdminTokenFormatError);
         }
         Ok(AdminToken(s.to_owned()))

@@ -109,8 +109,7 @@ impl ApiKey {
         for _ in 0..KEY_RANDOM_LEN {
             s.push(BASE62[rng.gen_range(0..62)] as char);
         }
-        let sum = checksum(&s);
-        s.push_str(&sum);
+        s.extend(checksum(&s).map(char::from));
         ApiKey { secret: s, environment }
     }
 
@@ -121,7 +120,7 @@ impl ApiKey {
             return Err(KeyFormatError);
         }
         let (body, sum) = s.split_at(KEY_LEN - KEY_CHECKSUM_LEN);
-        if checksum(body).as_bytes().ct_eq(sum.as_bytes()).unwrap_u8() != 1 {
+        if checksum(body)[..].ct_eq(sum.as_bytes()).unwrap_u8() != 1 {
             return Err(KeyFormatError);
         }
         Ok(ApiKey { secret: s.to_owned(), environment })
@@ -168,7 +167,7 @@ impl fmt::Debug for ApiKey {
 
 /// The 6-character base62 CRC-32 of `body` that ends every key (and admin
 /// token).
-pub(crate) fn checksum(body: &str) -> String {
+pub(crate) fn checksum(body: &str) -> [u8; KEY_CHECKSUM_LEN] {
     let mut n = crc32fast::hash(body.as_bytes()) as u64;
     let mut out = [b'0'; KEY_CHECKSUM_LEN];
     for slot in out.iter_mut().rev() {
@@ -176,7 +175,7 @@ pub(crate) fn checksum(body: &str) -> String {
         n /= 62;
     }
     // 62^6 > 2^32, so the whole CRC fits.
-    String::from_utf8(out.to_vec()).expect("base62 is ASCII")
+    out
 }
 
 /// The public identifier of a key: its first 17 characters

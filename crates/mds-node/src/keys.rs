@@ -363,7 +363,9 @@ impl KeyCache {
         let mut refused = 0;
         let promote = {
             let inner = self.inner.read().expect("not poisoned");
-            let now = Instant::now();
+            // The clock is read only for a prefix not held: a found key,
+            // every request's case, reads none.
+            let mut now = None;
             let mut promote = None;
             for prefix in candidates {
                 match inner.keys.get(prefix) {
@@ -377,6 +379,7 @@ impl KeyCache {
                     // Held for another key: not this one's prefix.
                     Some(_) => refused += 1,
                     None => {
+                        let now = *now.get_or_insert_with(Instant::now);
                         if inner.absent.get(prefix).is_some_and(|at| now.duration_since(*at) < self.config.absent_ttl) {
                             refused += 1;
                         }
