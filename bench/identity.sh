@@ -14,7 +14,10 @@
 #   `GET /v1/symbols/{symbol}?exchange=nse` of a changed symbol, each
 #   against a baseline serving the same bytes
 #   (crates/mds-catalog/examples/baseline.rs): made on every request (the
-#   node keeping no page) and kept (a second node with its page cache).
+#   node keeping no page) and kept (a second node with its page cache);
+#   then, three times, the server CPU per request of the made node and of
+#   the baseline (user + system time over a wrk run; their ratio is what
+#   the throughput ratio tends to on a saturated machine).
 # ABBA-alternated, median of ROUNDS, every ratio within this run.
 #
 # Usage: bench/identity.sh [ROUNDS=3] [SECONDS=5] [CONNECTIONS=16] [N=1000000]
@@ -86,6 +89,10 @@ for route in "history /v1/companies/$successor/history" "symbol /v1/symbols/$sym
   for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$bport/" >/dev/null && break; sleep 0.05; done
   versus "$name made" $port $bport "$path"
   versus "$name kept" $kport $bport "$path"
+  for i in 1 2 3; do
+    a=$(cpu_per_request $port $pid "$path" "$CONNS" "$SECS"); b=$(cpu_per_request $bport $bpid "$path" "$CONNS" "$SECS")
+    printf '%s made, server CPU per request: %s µs | baseline %s µs | ratio %.3f\n' "$name" "$a" "$b" "$(echo "$b / $a" | bc -l)"
+  done
   kill $bpid; wait $bpid 2>/dev/null || true
 done
 kill -TERM $pid $kpid; wait $pid $kpid 2>/dev/null || true

@@ -54,6 +54,17 @@ side_by_side() { # label port path bport bpath
   done
   printf '%s median: %s req/s against %s; ratio %.3f\n' "$label" "$(median "${r[@]}")" "$(median "${b[@]}")" "$(median "${q[@]}")"
 }
+# The CPU (user + system, from /proc/PID/stat) the server PID spends per
+# request over a wrk run on one path: what the throughput ratio tends to
+# when the machine is saturated, and steadier than it on a shared one.
+cpu_per_request() { # port pid path conns secs → "µs per request"
+  local t0 t1 out n
+  t0=$(awk '{print $14 + $15}' "/proc/$2/stat")
+  out=$(wrk -t1 -c"$4" -d"$5s" -H "Authorization: Bearer $KEY" "http://127.0.0.1:$1$3")
+  t1=$(awk '{print $14 + $15}' "/proc/$2/stat")
+  n=$(echo "$out" | awk '/requests in/ {print $1}')
+  echo "($t1 - $t0) * 1000000 / $(getconf CLK_TCK) / $n" | bc -l | xargs printf '%.2f'
+}
 # mds against a baseline serving the same bytes, on one path.
 versus() { # label port bport path
   side_by_side "$1 (mds | baseline)" "$2" "$4" "$3" "$4"
