@@ -572,9 +572,13 @@ async fn a_revocation_does_not_wait_for_a_catalog_being_built() {
     app.store.upsert_companies(&companies).await.unwrap();
     tokio::time::sleep(Duration::from_millis(400)).await;
     app.store.revoke_key(&mds_domain::ApiKey::parse(&key).unwrap().prefix(), chrono::Utc::now()).await.unwrap();
+    // What shows the revocation did not wait is the catalog it is seen
+    // beside (still the old one, below), not a time: on a loaded machine
+    // the node's reloads (on this test's one runtime thread) can take over
+    // a second between them. The bound only ends a hang.
     let t = std::time::Instant::now();
     while app.get_with_key("/v1/companies?limit=1", &key).await.status() != 401 {
-        assert!(t.elapsed() < Duration::from_secs(1), "the revocation waited for the catalog");
+        assert!(t.elapsed() < Duration::from_secs(10), "the revocation was never seen");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let during: serde_json::Value =
