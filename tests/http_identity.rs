@@ -257,14 +257,6 @@ async fn the_new_routes_count_and_answer_conditionally() {
     assert_eq!(after - before, 4, "200, 404 and 400 count; the 304 does not");
 }
 
-/// The value of a series in the node's `/metrics`.
-async fn series(app: &TestApp, name: &str) -> u64 {
-    let text = app.client.get(format!("{}/metrics", app.base)).send().await.unwrap().text().await.unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.trim().parse::<f64>().ok()))
-        .unwrap_or_else(|| panic!("no series {name}")) as u64
-}
-
 /// A history or a symbol's holders is made once per catalog version and
 /// then served as kept, byte for byte and tag for tag, as a list page is;
 /// an unknown one is not kept.
@@ -273,7 +265,7 @@ async fn lookups_are_made_once_and_then_kept() {
     let app = app().await;
     let isin = companies()[0].isin.clone();
     let (hits, misses) = ("mds_page_cache_hits_total", "mds_page_cache_misses_total");
-    let (h0, m0) = (series(&app, hits).await, series(&app, misses).await);
+    let (h0, m0) = (app.metric(hits).await, app.metric(misses).await);
     let mut answers = Vec::new();
     for path in [format!("/v1/companies/{isin}/history"), format!("/v1/companies/{isin}/history")] {
         let r = app.get(&path).await;
@@ -285,8 +277,8 @@ async fn lookups_are_made_once_and_then_kept() {
     for _ in 0..2 {
         assert_problem(app.get("/v1/symbols/NEVERSEEN").await, 404, "not_found").await;
     }
-    assert_eq!(series(&app, misses).await - m0, 1, "the history, once; no 404 is kept");
-    assert_eq!(series(&app, hits).await - h0, 1, "the history asked again");
+    assert_eq!(app.metric(misses).await - m0, 1, "the history, once; no 404 is kept");
+    assert_eq!(app.metric(hits).await - h0, 1, "the history asked again");
 }
 
 /// "After today" is by the answering node's clock, not the machine's.

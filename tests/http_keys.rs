@@ -33,9 +33,7 @@ impl Node {
     /// The value of a counter of `/metrics`.
     async fn metric(&self, name: &str) -> u64 {
         let text = client().get(format!("{}/metrics", self.base)).send().await.unwrap().text().await.unwrap();
-        text.lines()
-            .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.trim().parse::<f64>().ok()))
-            .unwrap_or_else(|| panic!("no series {name}")) as u64
+        common::series(&text, name)
     }
 
     /// Waits until `key` answers `status`, at most 1 s (the contract's

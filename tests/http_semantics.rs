@@ -8,7 +8,7 @@ use std::io::Read;
 use std::time::Duration;
 
 use common::faults::Fault;
-use common::{assert_problem, reloading_every, spawn, spawn_faulty};
+use common::{assert_problem, reloading_every, series, spawn, spawn_faulty};
 use mds_domain::Environment;
 use mds_http::HttpConfig;
 
@@ -380,13 +380,6 @@ async fn graceful_shutdown_finishes_in_flight_requests() {
 
 fn test_config() -> HttpConfig {
     reloading_every(Duration::from_millis(100))
-}
-
-/// The value of a series in a Prometheus text body.
-fn series(text: &str, name: &str) -> u64 {
-    text.lines()
-        .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.trim().parse::<f64>().ok()))
-        .unwrap_or_else(|| panic!("no series {name}")) as u64
 }
 
 #[tokio::test]

@@ -215,7 +215,20 @@ pub async fn new_key_at(
     key.expose_secret().to_owned()
 }
 
+/// The value of series `name` (with its labels, as written) in the
+/// Prometheus text `text`.
+pub fn series(text: &str, name: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.trim().parse::<f64>().ok()))
+        .unwrap_or_else(|| panic!("no series {name}")) as u64
+}
+
 impl TestApp {
+    /// The value of series `name` in the node's `/metrics`.
+    pub async fn metric(&self, name: &str) -> u64 {
+        series(&self.get_open("/metrics").await.text().await.expect("metrics"), name)
+    }
+
     /// `GET path` with the app's key.
     pub async fn get(&self, path: &str) -> reqwest::Response {
         self.get_with_key(path, &self.key).await

@@ -144,9 +144,7 @@ fn ascii_contains(text: &[u8], find: &Finder<'_>) -> bool {
 /// says it holds nothing to escape (known per row, see [`flag::ESCAPE`]).
 fn json_str(out: &mut Vec<u8>, s: &[u8], plain: bool) {
     if plain {
-        out.push(b'"');
-        out.extend_from_slice(s);
-        out.push(b'"');
+        crate::wire::plain_json(out, s);
     } else {
         crate::wire::value_json(out, std::str::from_utf8(s).unwrap_or_default());
     }

@@ -121,13 +121,18 @@ fn period_json(out: &mut Vec<u8>, p: &PeriodRef<'_>) {
 /// `serde_json`.
 pub(crate) fn str_json(out: &mut Vec<u8>, s: &str) {
     if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
-        out.reserve(s.len() + 2);
-        out.push(b'"');
-        out.extend_from_slice(s.as_bytes());
-        out.push(b'"');
+        plain_json(out, s.as_bytes());
     } else {
         value_json(out, s);
     }
+}
+
+/// Appends `s`, which holds nothing JSON escapes, between quotes.
+pub(crate) fn plain_json(out: &mut Vec<u8>, s: &[u8]) {
+    out.reserve(s.len() + 2);
+    out.push(b'"');
+    out.extend_from_slice(s);
+    out.push(b'"');
 }
 
 /// Appends a date as `"YYYY-MM-DD"` (as chrono's `serde` writes one), or
