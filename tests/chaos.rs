@@ -486,8 +486,11 @@ enum Fault {
 /// only one of those within); at the end, on every node, the ledger is
 /// what the client saw served less at most the measured crash loss bound
 /// (100 ms of a killed node's traffic, by the usage mirror, per kill) and
-/// at most what it never saw answered more; report equals enforcement; a
-/// revocation reaches every node within 1 s. Prints the figures.
+/// at most what it never saw answered more; then a node killed near the
+/// quota under 24 clients admits no more than the quota and its unflushed
+/// requests, and usage reports no more than the quota; report equals
+/// enforcement; a revocation reaches every node within 1 s. Prints the
+/// figures.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_faults_under_load_keep_the_invariants() {
     let seconds: u64 = std::env::var("MDS_CHAOS_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(40);
@@ -616,11 +619,19 @@ async fn random_faults_under_load_keep_the_invariants() {
     assert!(lost <= loss_bound as i64, "lost {lost}, more than the bound {loss_bound}");
     assert!(-lost <= unanswered as i64, "the ledger holds {} more than was served", -lost);
 
-    // Report = enforcement: the quota brought within reach, then spent.
-    let quota = ledger + 300;
+    // The quota brought within reach; a node killed near it under 24
+    // clients on every node (issue 40: admitted at most the quota and the
+    // dead node's unflushed requests, reported at most the quota); then,
+    // the node started again, report = enforcement as the rest is spent.
+    let quota = ledger + 1_500;
     c.cli(&["tiers", "set", "crash", "--rate-limit-per-minute", "100000", "--monthly-quota", &quota.to_string()]);
     c.quota = quota;
     tokio::time::sleep(SETTLE).await;
+    let dead = (random() % 3) as usize;
+    let near = c.kill_near_the_quota(dead, None).await;
+    eprintln!("near the quota: {near}");
+    near.assert_bounds(&c, "chaos, a node killed near the quota");
+    c.restart(dead).await;
     c.spend_the_rest(&[0, 1, 2]).await;
     revocation_reaches_every_node(&c, &patient).await;
 }

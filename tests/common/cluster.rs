@@ -5,6 +5,8 @@
 //! enforcement ([`Cluster::spend_the_rest`]).
 
 use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use mds_testkit::pg::TestDb;
@@ -199,8 +201,9 @@ impl Cluster {
 
     /// What Redis holds for the key (its counters and lease records) and
     /// what the nodes `on` logged at info and above of leases, mirrors and
-    /// flushes: printed when report and enforcement disagree.
-    fn diagnosis(&self, on: &[usize]) -> String {
+    /// flushes: printed when report and enforcement disagree (or a bound
+    /// of a test does not hold).
+    pub fn diagnosis(&self, on: &[usize]) -> String {
         let mut out = String::from("--- redis ---\n");
         for k in self.redis.cli(&["--scan"]).lines() {
             let kind = self.redis.cli(&["TYPE", k]);
@@ -221,5 +224,132 @@ impl Cluster {
             }
         }
         out
+    }
+
+    /// The operator's scenario of issue 40, from where the key stands now
+    /// (`requests: u` of its quota): 24 concurrent clients spread over the
+    /// nodes (each request to the next node), node `dead` SIGKILLed once
+    /// four fifths of `quota − u` more are answered, the clients going on
+    /// against every node (the dead one refusing connections) until they
+    /// have been refused for 3 s. With `pace`, each client pauses that long
+    /// after each answer (90 ms: about 250 requests a second in all, as
+    /// clients in notebooks send them, so the survivors are still spending
+    /// the quota when the dead node's leases come back). Returns what was
+    /// served and reported once the faults settled; [`NearQuota::assert_bounds`]
+    /// checks it.
+    pub async fn kill_near_the_quota(&mut self, dead: usize, pace: Option<Duration>) -> NearQuota {
+        const CLIENTS: usize = 24;
+        let survivor = (dead + 1) % self.nodes.len();
+        let (before, _) = usage(&self.client, &self.base(survivor), &self.key).await;
+        let left = self.quota - before;
+        let stop = Arc::new(AtomicBool::new(false));
+        let served: Arc<Vec<AtomicU64>> = Arc::new(self.nodes.iter().map(|_| AtomicU64::new(0)).collect());
+        let last_200 = Arc::new(std::sync::Mutex::new(Instant::now()));
+        let mut workers = tokio::task::JoinSet::new();
+        let bases = self.bases();
+        for w in 0..CLIENTS {
+            let (client, bases, key) = (self.client.clone(), bases.clone(), self.key.clone());
+            let (stop, served, last_200) = (stop.clone(), served.clone(), last_200.clone());
+            workers.spawn(async move {
+                let mut i = w;
+                while !stop.load(Ordering::Relaxed) {
+                    let n = i % bases.len();
+                    i += 1;
+                    match get(&client, &bases[n], &key).await {
+                        Some(200) => {
+                            served[n].fetch_add(1, Ordering::Relaxed);
+                            *last_200.lock().unwrap() = Instant::now();
+                        }
+                        Some(429) | None => {}
+                        Some(s) => panic!("{}: {s}", bases[n]),
+                    }
+                    if let Some(pause) = pace {
+                        tokio::time::sleep(pause).await;
+                    }
+                }
+            });
+        }
+        let t0 = Instant::now();
+        let total = || served.iter().map(|a| a.load(Ordering::Relaxed)).sum::<u64>();
+        while total() < left * 4 / 5 {
+            assert!(t0.elapsed() < Duration::from_secs(60), "only {} answered in 60 s", total());
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        self.nodes[dead].kill();
+        let killed_after = t0.elapsed();
+        let served_by_dead = served[dead].load(Ordering::Relaxed);
+        // Until nothing was admitted for 3 s: the quota is spent, and every
+        // lease the dead node held has come back and been spent too.
+        while last_200.lock().unwrap().elapsed() < Duration::from_secs(3) {
+            assert!(t0.elapsed() < Duration::from_secs(90), "still admitting after 90 s");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        stop.store(true, Ordering::Relaxed);
+        while workers.join_next().await.is_some() {}
+        tokio::time::sleep(SETTLE).await;
+        let (reported, _) = usage(&self.client, &self.base(survivor), &self.key).await;
+        let admitted = total();
+        let rate = served_by_dead as f64 / killed_after.as_secs_f64();
+        NearQuota {
+            quota: self.quota,
+            before,
+            admitted,
+            reported,
+            // The dead node's traffic in the 100 ms before its death (its
+            // mirror is pushed every 50 ms), and its clients' requests in flight.
+            unflushed_bound: (rate * 0.1).ceil() as u64 + (CLIENTS / self.nodes.len()) as u64,
+            dead,
+        }
+    }
+}
+
+/// What [`Cluster::kill_near_the_quota`] saw.
+#[derive(Debug)]
+pub struct NearQuota {
+    /// The key's monthly quota.
+    pub quota: u64,
+    /// `requests` in `/v1/usage` before the load.
+    pub before: u64,
+    /// Requests answered `200` during the load, all nodes together.
+    pub admitted: u64,
+    /// `requests` in `/v1/usage` on a survivor once the faults settled.
+    pub reported: u64,
+    /// The most the dead node can have admitted and not mirrored.
+    pub unflushed_bound: u64,
+    /// The node killed.
+    pub dead: usize,
+}
+
+impl std::fmt::Display for NearQuota {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let NearQuota { quota, before, admitted, reported, unflushed_bound, dead } = self;
+        write!(
+            f,
+            "{before} before, {admitted} admitted, {reported} reported of a quota of {quota} (node {dead} killed; its unflushed bound {unflushed_bound})"
+        )
+    }
+}
+
+impl NearQuota {
+    /// Issue 40's bounds: usage never above the quota, nor above what was
+    /// admitted; admitted never past the quota by more than the dead
+    /// node's unflushed requests; and no more lost than those. Prints the
+    /// survivors' diagnosis before failing.
+    pub fn assert_bounds(&self, c: &Cluster, label: &str) {
+        let NearQuota { quota, before, admitted, reported, unflushed_bound, dead } = *self;
+        let served = before + admitted;
+        let survivors: Vec<usize> = (0..c.nodes.len()).filter(|&n| n != dead).collect();
+        let failed = [
+            (reported > quota).then(|| format!("usage reports {reported} of a quota of {quota}")),
+            (reported > served + unflushed_bound).then(|| format!("{reported} reported, {served} admitted")),
+            (served > quota + unflushed_bound).then(|| {
+                format!("{served} admitted of a quota of {quota} (the dead node can have {unflushed_bound} unflushed)")
+            }),
+            (served.saturating_sub(reported) > unflushed_bound)
+                .then(|| format!("lost {} (bound {unflushed_bound})", served.saturating_sub(reported))),
+        ];
+        if let Some(why) = failed.into_iter().flatten().next() {
+            panic!("{label}: {why}\n{}", c.diagnosis(&survivors));
+        }
     }
 }

@@ -12,10 +12,12 @@ use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
-/// The `mds` binary under test, with its log at `info` (the address is
-/// logged there).
+/// The `mds` binary under test (`MDS_TEST_BIN` names another build, a
+/// release one, say, for the loops of `bench/`), with its log at `info`
+/// (the address is logged there).
 pub fn mds() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_mds"));
+    let bin = std::env::var_os("MDS_TEST_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_mds").into());
+    let mut c = Command::new(bin);
     c.env("MDS_LOG", "info");
     c
 }

@@ -120,7 +120,16 @@ impl Env {
 
     /// A node: its own meter and connection.
     async fn node(&self, nodes: u32) -> Arc<SharedLimiter> {
-        Arc::new(SharedLimiter::connect(self.config(nodes), Arc::new(Meter::new()), self.clock.clone()).await.unwrap())
+        self.node_with(self.config(nodes)).await
+    }
+
+    /// A node with no usage mirror.
+    async fn node_without_mirror(&self, nodes: u32) -> Arc<SharedLimiter> {
+        self.node_with(SharedConfig { mirror: false, ..self.config(nodes) }).await
+    }
+
+    async fn node_with(&self, config: SharedConfig) -> Arc<SharedLimiter> {
+        Arc::new(SharedLimiter::connect(config, Arc::new(Meter::new()), self.clock.clone()).await.unwrap())
     }
 
     async fn redis(&self) -> redis::aio::MultiplexedConnection {
@@ -272,9 +281,12 @@ async fn a_missing_counter_is_seeded_from_the_store_and_what_is_unflushed() {
     d.hold.unwrap().settle(Outcome::Counted);
     assert_eq!(a.stats().seeds, 2);
 
-    // Flushed, lost again, and a fresh node (nothing unflushed) seeds it.
+    // Flushed, its lease given back, lost again, and a fresh node
+    // (nothing unflushed) seeds it. (A lease still held would be reserved
+    // by the seed: `a_reseed_keeps_what_live_nodes_hold_and_have_not_flushed`.)
     a.local().meter().flush(&env.store).await.unwrap();
     assert_eq!(env.stored().await, 46);
+    a.give_back(&env.store).await;
     env.del_counter(&a).await;
     let b = env.node(1).await;
     let d = admit(&b, &env.store, l, true).await;
@@ -699,5 +711,104 @@ async fn a_batch_whose_answer_was_lost_is_not_counted_again_by_a_seed() {
     assert!(a.local().meter().is_drained());
     assert_eq!(env.stored().await, 11);
     assert_eq!(env.counter(&a).await, Some(11), "the counter is the ledger: the batch counted once");
+    env.cleanup().await;
+}
+
+/// Requests through `node` until it refuses one; how many it admitted
+/// (each settled as counted).
+async fn until_refused(env: &Env, node: &SharedLimiter, l: Limits) -> u64 {
+    let mut n = 0;
+    loop {
+        let d = admit(node, &env.store, l, true).await;
+        if !d.admitted() {
+            return n;
+        }
+        d.hold.unwrap().settle(Outcome::Counted);
+        n += 1;
+    }
+}
+
+/// Issue 40: a node dies holding a lease; a survivor's script reclaims its
+/// record and the month's counter is seeded again from the ledger. Node A,
+/// alive, still holds a lease and requests it has not flushed: the seed
+/// keeps both reserved until A's next script says what A counted, or
+/// node B leases them again and the key is admitted past its quota (the
+/// survivors of an operator's crash test admitted and billed up to 1,720
+/// of a quota of 1,500). No usage mirrors here: the dead node's requests
+/// were not flushed, so they are lost, not billed, and A and B together
+/// may spend the whole quota, no more.
+#[tokio::test]
+async fn a_reseed_keeps_what_live_nodes_hold_and_have_not_flushed() {
+    let Some(env) = Env::start().await else { return };
+    let (a, b, dead) =
+        (env.node_without_mirror(3).await, env.node_without_mirror(3).await, env.node_without_mirror(3).await);
+    let l = limits(1_000_000, 60);
+    for _ in 0..6 {
+        admit(&dead, &env.store, l, true).await.hold.unwrap().settle(Outcome::Counted);
+    }
+    // The dead node stops. 900 ms on, A counts 10 from its leases (sizes
+    // 1, 2, 4, 8: the last one live, 5 of it unspent).
+    env.clock.advance(chrono::Duration::milliseconds(900));
+    for _ in 0..10 {
+        admit(&a, &env.store, l, true).await.hold.unwrap().settle(Outcome::Counted);
+    }
+    // Past the dead node's stale age, B reclaims its record: a new seed.
+    env.clock.advance(chrono::Duration::milliseconds(200));
+    let mut served = 10 + until_refused(&env, &b, l).await;
+    assert_eq!(b.stats().reclaimed, 1, "B reclaimed the dead node's record");
+    served += until_refused(&env, &a, l).await;
+    // Every lease ends and is settled; then whatever is left is spent.
+    live_for(&env, &[&a, &b], chrono::Duration::seconds(3)).await;
+    served += until_refused(&env, &b, l).await + until_refused(&env, &a, l).await;
+    assert!(served <= 60, "A and B admitted {served} of a quota of 60");
+    for n in [&a, &b] {
+        n.give_back(&env.store).await;
+        n.flush(&env.store).await.unwrap();
+        n.flush(&env.store).await.unwrap();
+    }
+    assert_eq!(env.stored().await, served, "the ledger holds what A and B served");
+    assert_eq!(env.counter(&a).await, Some(served), "the counter is the ledger");
+    assert_eq!(served, 60, "and the whole quota could be spent");
+    env.cleanup().await;
+}
+
+/// Issue 40: a node dies with 20 requests it has not flushed, mirrored to
+/// Redis. Its lease record goes stale before any node has taken its
+/// mirror over: had a survivor's script reclaimed the record then, the
+/// counter would be seeded again from a ledger without those 20, the
+/// survivor would lease them again, and once the mirror was taken the
+/// ledger would bill 80 requests of a quota of 60. The record waits for
+/// its mirror: taken (its counts in the store), the record is reclaimed
+/// and the counter seeded from a ledger that has them.
+#[tokio::test]
+async fn a_dead_nodes_record_waits_for_its_mirror_to_be_taken() {
+    let Some(env) = Env::start().await else { return };
+    let (a, dead) = (env.node(2).await, env.node(2).await);
+    let l = limits(1_000_000, 60);
+    for _ in 0..20 {
+        admit(&dead, &env.store, l, true).await.hold.unwrap().settle(Outcome::Counted);
+    }
+    dead.mirror_tick().await.unwrap();
+    // The dead node's record is stale; nobody has looked at its mirror.
+    env.clock.advance(chrono::Duration::milliseconds(1_100));
+    let mut served = until_refused(&env, &a, l).await;
+    // Then A takes the mirror over (its own mirror live), spends what is
+    // left, and every lease ends.
+    for _ in 0..10 {
+        env.clock.advance(chrono::Duration::milliseconds(100));
+        a.mirror_tick().await.unwrap();
+        a.take_over(&env.store).await;
+        a.sweep(&env.store).await;
+    }
+    assert_eq!(a.stats().taken_over, 20, "A took the dead node's mirror over");
+    live_for(&env, &[&a], chrono::Duration::seconds(2)).await;
+    served += until_refused(&env, &a, l).await;
+    a.give_back(&env.store).await;
+    a.flush(&env.store).await.unwrap();
+    a.flush(&env.store).await.unwrap();
+    assert_eq!(env.stored().await, 20 + served, "the ledger holds the dead node's 20 and what A served");
+    assert!(20 + served <= 60, "billed {} of a quota of 60", 20 + served);
+    assert_eq!(served, 40, "A spent all that was left");
+    assert_eq!(env.counter(&a).await, Some(60), "the counter is the ledger");
     env.cleanup().await;
 }

@@ -17,7 +17,13 @@ local t = math.max(math.floor(period / limit), 1)
 -- a reseed). Its minute tokens go back to the GCRA; when it held month
 -- tokens or counts, the counter is dropped, to be seeded again from the
 -- ledger by the caller, every live node adding what the ledger lacks.
+-- With usage mirrors (ARGV[18] > 0) the record first waits for the dead
+-- node's mirror to be taken over, which gives its unflushed counts to the
+-- ledger and marks the record (`at` 0): a seed before that would leave
+-- them out of the counter, to be leased again and then billed on top.
+-- Past ARGV[18] it is reclaimed all the same (a mirror never taken).
 local stale = tonumber(ARGV[16])
+local await = tonumber(ARGV[18] or '0')
 if stale > 0 then
   local recs = redis.call('HGETALL', KEYS[3])
   local dead, back, reseed = {}, 0, false
@@ -25,7 +31,9 @@ if stale > 0 then
     if recs[i] ~= ARGV[1] and string.sub(recs[i], 1, 1) ~= '_' then
       local f = {}
       for v in string.gmatch(recs[i + 1], '%S+') do f[#f + 1] = tonumber(v) end
-      if f[6] and now - f[5] > stale and (f[2] > 0 or f[3] > 0 or f[6] > 0) then
+      local age = now - (f[5] or now)
+      local due = age > stale and (await == 0 or f[5] == 0 or age > await)
+      if f[6] and due and (f[2] > 0 or f[3] > 0 or f[6] > 0) then
         dead[#dead + 1] = recs[i]
         back = back + f[2]
         reseed = reseed or f[3] > 0 or f[6] > 0
@@ -48,15 +56,22 @@ if stale > 0 then
 end
 local seq = tonumber(ARGV[2])
 local rec = redis.call('HGET', KEYS[3], ARGV[1])
-local rseq, rmin, rmon, radj = 0, 0, 0, nil
+local rseq, rmin, rmon, radj, reserved = 0, 0, 0, nil, nil
 if rec then
   local f = {}
   for v in string.gmatch(rec, '%S+') do f[#f + 1] = tonumber(v) end
-  rseq, rmin, rmon, radj = f[1], f[2], f[3], f[4]
+  rseq, rmin, rmon, radj, reserved = f[1], f[2], f[3], f[4], f[7]
   if rseq >= seq then
     return {-2, 0, 0, 0, 0, 0, used, rseq}
   end
-else
+end
+-- A record kept through a seed holds a reservation, not a lease: the
+-- node says what it counted that the seed lacks, as a node with no
+-- record does, and that replaces the reservation.
+if reserved then
+  rec, radj = nil, nil
+end
+if not rec then
   local seeded = tonumber(redis.call('HGET', KEYS[3], '_seeded') or '-1')
   if tonumber(ARGV[7]) < 0 or tonumber(ARGV[17]) ~= seeded then
     return {-3, 0, 0, 0, 0, 0, used, seeded}
@@ -65,6 +80,9 @@ end
 local tat = tonumber(redis.call('GET', KEYS[1]) or now)
 if tat < now then
   tat = now
+end
+if reserved then
+  used = used - reserved
 end
 if rec then
   local umin, umon = 0, 0

@@ -39,6 +39,15 @@ pub const STALE: Duration = Duration::from_millis(500);
 /// The most one look at a mirror adds to how long it has gone unpushed.
 pub const LOOK_CAP: Duration = Duration::from_millis(250);
 
+/// How long a dead node's lease record waits for its mirror to be taken
+/// over before it is reclaimed all the same (`lease.lua`): a mirror is
+/// taken [`STALE`] after its last push, so this is only reached when none
+/// was pushed (the node died within a tick of its first lease) or no node
+/// could take it (the store down). Till then the dead node's leases stay
+/// in the counter: the key may be refused early, never admitted past its
+/// quota.
+pub const AWAIT_TAKEOVER: Duration = Duration::from_secs(10);
+
 /// After how long a takeover its taker did not mark done may be taken
 /// again (the taker died in between; the store keeps one copy of each
 /// batch).

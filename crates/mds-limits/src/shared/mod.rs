@@ -69,14 +69,22 @@
 //! renews or settles every lease within a lease TTL (spent or not), and
 //! touches its record every half TTL while it has such requests
 //! ([`SharedLimiter::sweep`]). A record not written for a TTL that still
-//! holds tokens or requests is a dead (or stalled) node's: the next script
-//! on the key reclaims it (its minute tokens back to the GCRA) and drops
-//! the counter, which is then seeded again as above. The dead node's
-//! unspent tokens and its unflushed requests (lost, not billed) so leave
-//! the counter, and it is again the ledger plus the live leases: what
-//! `/v1/usage` reports is what the key can spend. A stalled node that
-//! comes back finds no record: its lease has ended by its own clock, it
-//! gives nothing back twice, and adds what it counted, as after a seed.
+//! holds tokens or requests is a dead (or stalled) node's. With usage
+//! mirrors it first waits for the node's mirror to be taken over (the
+//! taker gives its unflushed requests to the store and marks its records;
+//! [`AWAIT_TAKEOVER`] at the most), so that the seed that follows reads a
+//! ledger that holds them. Then the next script on the key reclaims it
+//! (its minute tokens back to the GCRA) and drops the counter, which is
+//! seeded again as above. A seed keeps the records of live nodes, each
+//! with a reservation of its lease's month tokens and its requests not in
+//! the store when it last wrote, until the node's next script says what it
+//! counted: a live node's held lease is never leased again by another. The
+//! dead node's unspent tokens (and, without mirrors, its unflushed
+//! requests: lost, not billed) so leave the counter, and it is again the
+//! ledger plus the live leases: what `/v1/usage` reports is what the key
+//! can spend, and never more than the quota. A stalled node that comes
+//! back finds no record: its lease has ended by its own clock, it gives
+//! nothing back twice, and adds what it counted, as after a seed.
 //!
 //! # Redis away
 //! On any Redis error (refused, timed out after [`SharedConfig::timeout`])
@@ -139,7 +147,7 @@ use crate::meter::Meter;
 
 pub use config::{SharedConfig, SharedConfigError};
 use connection::Conn;
-pub use mirror::{LOOK_CAP, OwnMirror, STALE, Taken, own_mirror_done, take_own_mirror};
+pub use mirror::{AWAIT_TAKEOVER, LOOK_CAP, OwnMirror, STALE, Taken, own_mirror_done, take_own_mirror};
 pub use scripts::{FORGET_LUA, LEASE_LUA, MIRROR_LUA, SEED_LUA, TAKE_LUA};
 use state::KeyLease;
 pub(crate) use state::Release;

@@ -211,7 +211,7 @@ impl SharedLimiter {
                     }
                 };
                 let pending = meter.not_in_store(key, month);
-                let args: [i64; 16] = [
+                let args: [i64; 17] = [
                     i64::try_from(s.seq).unwrap_or(i64::MAX),
                     i64::try_from(settle_seq).unwrap_or(i64::MAX),
                     i64::try_from(used_min).unwrap_or(i64::MAX),
@@ -228,6 +228,10 @@ impl SharedLimiter {
                     i64::try_from(pending).unwrap_or(i64::MAX),
                     i64::try_from(self.config.lease_ttl.as_micros()).unwrap_or(i64::MAX),
                     seeded.unwrap_or(-1),
+                    match self.config.mirror {
+                        true => i64::try_from(super::mirror::AWAIT_TAKEOVER.as_micros()).unwrap_or(i64::MAX),
+                        false => 0,
+                    },
                 ];
                 (s.seq, args)
             };
@@ -349,7 +353,7 @@ impl SharedLimiter {
         &self,
         conn: &mut ConnectionManager,
         keys: &[String; 3],
-        args: &[i64; 16],
+        args: &[i64; 17],
     ) -> Result<Answer, RedisError> {
         let mut evalsha = redis::cmd("EVALSHA");
         evalsha.arg(self.lease_script.get_hash()).arg(3).arg(&keys[..]).arg(&self.node_id).arg(&args[..]);

@@ -21,7 +21,14 @@
 /// each, a refused request reserves nothing), 15 the node's requests of
 /// the key and month not in the store now, 16 the age (µs) past which
 /// another node's record that holds tokens or such requests is reclaimed
-/// (0: never), 17 the seed generation argument 7 was counted against.
+/// (0: never), 17 the seed generation argument 7 was counted against, 18
+/// with usage mirrors, how long (µs) such a record waits for its node's
+/// mirror to be taken over before it is reclaimed all the same (0: no
+/// mirrors, no wait; a takeover marks the record, `at` 0, reclaimable).
+/// A record a seed kept holds a seventh field, the reservation the seed
+/// made for it: its node's next script is answered as if it had no record
+/// (-3 until it says what it counted that the seed lacks), and what it
+/// says replaces the reservation.
 ///
 /// First, another node's record older than argument 16 that holds tokens
 /// or requests not in the store is reclaimed: dropped, its per-minute
@@ -49,8 +56,14 @@ pub const LEASE_LUA: &str = include_str!("lease.lua");
 /// `KEYS[2]` the month's lease records. `ARGV`: the count, its expiry (s),
 /// the store's `usage` generation the count is as of. Only when the
 /// counter is still missing (another node may have seeded it meanwhile):
-/// sets it, and drops the records of the counter's earlier life (their
-/// leases were lost with it), noting the seed's generation.
+/// sets it to the count plus, for every node with a record, what that node
+/// may still admit or has not flushed (its lease's month tokens and its
+/// requests not in the store when it last wrote), each noted in its record
+/// as a reservation until the node's next script replaces it with what it
+/// counted that the seed lacks; notes the seed's generation. So between a
+/// seed and a live node's next script, that node's lease is still
+/// reserved: no other node leases its tokens again (the survivors of a
+/// crash once admitted up to 1,720 of a quota of 1,500 so).
 pub const SEED_LUA: &str = include_str!("seed.lua");
 
 /// Adds segments to a node's usage mirror ([`crate::mirror`]). `KEYS[1]`:
