@@ -1,14 +1,16 @@
 /**
  * The package as it ships: `import "mds-client"` resolves to the
- * built ESM with its declarations; and the tarball `npm pack` makes installs
- * in another project, whose TypeScript (strict, Node's types, no DOM
- * library) compiles against it and runs.
+ * built ESM with its declarations; a copy of this folder alone (no
+ * ../../docs: the generated types are committed) installs, builds and packs;
+ * and its tarball, whose package.json has no lifecycle script, installs in
+ * another project with and without scripts, where TypeScript (strict,
+ * Node's types, no DOM library) compiles against it and runs.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { promisify } from "node:util";
 import { PACKAGE } from "./helpers.js";
@@ -55,33 +57,94 @@ const n: number = (event as unknown as { test: number }).test;
 console.log(JSON.stringify({ n, shown: String(client), nse: typeof nse, error: NotFoundError.name }));
 `;
 
-test("the packed tarball installs in another project, type-checks there and runs", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "mds-ts-consumer-"));
+/** npm's lifecycle scripts: run by `npm install`, `npm ci`, `npm pack` or `npm publish` of their own accord. */
+const LIFECYCLE = new Set([
+  "preinstall",
+  "install",
+  "postinstall",
+  "preprepare",
+  "prepare",
+  "postprepare",
+  "prepublish",
+  "prepublishOnly",
+  "publish",
+  "postpublish",
+  "prepack",
+  "postpack",
+  "dependencies",
+]);
+
+/** The scripts npm runs without being asked: lifecycle ones, and the pre/post hooks of the others. */
+function unasked(scripts: Record<string, string>): string[] {
+  const names = Object.keys(scripts);
+  return names.filter((n) => LIFECYCLE.has(n) || names.some((m) => n === `pre${m}` || n === `post${m}`));
+}
+
+/** Copies the package's files as a clone has them (tracked, or new and not ignored) into `to`. */
+async function copyPackage(to: string): Promise<void> {
+  const { stdout } = await run("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard", "."], {
+    cwd: PACKAGE,
+  });
+  for (const file of stdout.split("\0").filter(Boolean)) {
+    if (!existsSync(join(PACKAGE, file))) continue; // deleted, not yet committed
+    mkdirSync(dirname(join(to, file)), { recursive: true });
+    cpSync(join(PACKAGE, file), join(to, file));
+  }
+}
+
+test("a copy of the package's folder alone builds, packs, and its tarball installs with and without scripts", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "mds-ts-copy-"));
   try {
-    await run("npm", ["pack", "--ignore-scripts", "--silent", "--pack-destination", dir], { cwd: PACKAGE });
-    const tarball = readdirSync(dir).find((f) => f.endsWith(".tgz"));
+    // Two levels down, so that ../../docs/openapi.json is not there (as in a
+    // Docker build that copies only this folder).
+    const copy = join(dir, "work", "mds-client");
+    await copyPackage(copy);
+    assert.ok(!existsSync(join(copy, "..", "..", "docs")));
+    assert.ok(existsSync(join(copy, "src", "generated", "openapi.ts")), "src/generated/openapi.ts is not committed");
+    const quiet = ["--no-audit", "--no-fund", "--loglevel=error"];
+    await run("npm", ["ci", "--prefer-offline", ...quiet], { cwd: copy });
+    await run("npm", ["run", "--silent", "build"], { cwd: copy });
+    const { stdout: packed } = await run("npm", ["pack", "--json", "--pack-destination", dir], { cwd: copy });
+    const [tarball] = JSON.parse(packed) as Array<{ filename: string; files: Array<{ path: string }> }>;
     assert.ok(tarball, "npm pack made no tarball");
-    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
-    // No dependency to fetch: --offline holds.
-    await run("npm", ["install", "--offline", "--no-audit", "--no-fund", `./${tarball}`], { cwd: dir });
-    writeFileSync(join(dir, "consumer.ts"), CONSUMER);
-    const types = join(PACKAGE, "node_modules", "@types");
-    const tsc = join(PACKAGE, "node_modules", "typescript", "bin", "tsc");
-    const flags = ["--strict", "--target", "es2022", "--module", "nodenext", "--moduleResolution", "nodenext"];
-    await run(
-      process.execPath,
-      [tsc, ...flags, "--lib", "es2022", "--types", "node", "--typeRoots", types, "consumer.ts"],
-      {
-        cwd: dir,
-      },
+    assert.ok(
+      tarball.files.some((f) => f.path === "dist/index.d.ts"),
+      "the tarball has no dist/index.d.ts: run `npm run build` before `npm pack`",
     );
-    const { stdout } = await run(process.execPath, ["consumer.js"], { cwd: dir });
-    assert.deepEqual(JSON.parse(stdout), {
-      n: 2432232314,
-      shown: "Client(baseUrl=http://127.0.0.1:9/mds, apiKey=***)",
-      nse: "function",
-      error: "NotFoundError",
-    });
+    const { stdout: manifest } = await run("tar", ["-xOzf", tarball.filename, "package/package.json"], { cwd: dir });
+    const pkg = JSON.parse(manifest) as { scripts?: Record<string, string> };
+    assert.deepEqual(unasked(pkg.scripts ?? {}), [], "the packed package.json has lifecycle scripts");
+
+    const types = join(copy, "node_modules", "@types");
+    const tsc = join(copy, "node_modules", "typescript", "bin", "tsc");
+    const flags = ["--strict", "--target", "es2022", "--module", "nodenext", "--moduleResolution", "nodenext"];
+    for (const scripts of [["--ignore-scripts"], []]) {
+      const consumer = join(dir, `consumer${scripts.length ? "-ignore-scripts" : ""}`);
+      mkdirSync(consumer);
+      writeFileSync(
+        join(consumer, "package.json"),
+        JSON.stringify({ name: "consumer", private: true, type: "module" }),
+      );
+      // No dependency to fetch: --offline holds.
+      await run("npm", ["install", "--offline", ...scripts, ...quiet, join(dir, tarball.filename)], { cwd: consumer });
+      writeFileSync(join(consumer, "consumer.ts"), CONSUMER);
+      await run(
+        process.execPath,
+        [tsc, ...flags, "--lib", "es2022", "--types", "node", "--typeRoots", types, "consumer.ts"],
+        { cwd: consumer },
+      );
+      const { stdout } = await run(process.execPath, ["consumer.js"], { cwd: consumer });
+      assert.deepEqual(
+        JSON.parse(stdout),
+        {
+          n: 2432232314,
+          shown: "Client(baseUrl=http://127.0.0.1:9/mds, apiKey=***)",
+          nse: "function",
+          error: "NotFoundError",
+        },
+        consumer,
+      );
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
