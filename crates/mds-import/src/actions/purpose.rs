@@ -295,9 +295,17 @@ struct Number {
     end: usize,
 }
 
+/// At most this many digits before the decimal point make a figure.
+const MAX_WHOLE_DIGITS: usize = 9;
+/// At most this many after it (the files have four).
+const MAX_DECIMALS: usize = 6;
+
 /// The numbers of `s`, in order: digits with at most one decimal point,
 /// `,` between digit groups of three ignored; the digits of a ratio
-/// (`2:1`) are numbers too.
+/// (`2:1`) are numbers too. A longer number than [`MAX_WHOLE_DIGITS`] and
+/// [`MAX_DECIMALS`] allow is no figure and is left out, so every figure is
+/// exact as JSON (at most 15 significant digits, which a JSON parser reads
+/// back exactly).
 fn numbers(s: &str) -> Vec<Number> {
     let b = s.as_bytes();
     let mut out = Vec::new();
@@ -330,10 +338,12 @@ fn numbers(s: &str) -> Vec<Number> {
             i += 1;
         }
         let percent = s[i..].trim_start().starts_with('%');
+        let (whole, decimals) = text.split_once('.').map_or((text.len(), 0), |(w, d)| (w.len(), d.len()));
+        if whole > MAX_WHOLE_DIGITS || decimals > MAX_DECIMALS {
+            continue;
+        }
         if let Ok(value) = text.parse::<f64>() {
-            if value.is_finite() {
-                out.push(Number { value, percent, end: i });
-            }
+            out.push(Number { value, percent, end: i });
         }
     }
     out
