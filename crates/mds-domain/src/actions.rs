@@ -205,6 +205,24 @@ impl Action {
         }
     }
 
+    /// Whether a type that has figures was published without any ("Right
+    /// Issue of Equity Shares"): such a publication disagrees with no
+    /// figures of the same action (see the import's merge).
+    pub fn lacks_figures(&self) -> bool {
+        match self {
+            Action::Dividend { dividend } => dividend.amount.is_none(),
+            Action::Bonus { bonus } => bonus.ratio_new.is_none() && bonus.ratio_held.is_none(),
+            Action::Split { split: f } | Action::Consolidation { consolidation: f } => {
+                f.face_value_from.is_none() && f.face_value_to.is_none()
+            }
+            Action::Rights { rights } => {
+                rights.ratio_new.is_none() && rights.ratio_held.is_none() && rights.price.is_none()
+            }
+            Action::Buyback { buyback } => buyback.price.is_none(),
+            Action::Demerger | Action::Other => false,
+        }
+    }
+
     /// The figures two publications of one action agree on (contract 13.1:
     /// amount, ratios, face values from and to, price), as text: a dividend's
     /// `kind` and a split's `new_isin` are left out. Numbers are written in

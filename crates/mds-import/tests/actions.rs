@@ -275,18 +275,19 @@ fn bajfinance_split_and_bonus_of_16_jun_2025() {
         })
         .collect();
     let merged = actions::merge(resolved);
-    let types: Vec<ActionType> = merged.actions.iter().map(|a| a.action.action_type()).collect();
-    assert_eq!(types, vec![ActionType::Split, ActionType::Bonus]);
+    let of = |t: ActionType| merged.actions.iter().find(|a| a.action.action_type() == t).unwrap();
+    assert_eq!(merged.actions.len(), 2);
+    let (split, bonus) = (of(ActionType::Split), of(ActionType::Bonus));
+    assert_eq!(split.factor, Some(0.5));
+    assert_eq!(bonus.factor, Some(0.2));
     let factor: f64 = merged.actions.iter().map(|a| a.factor.unwrap()).product();
     assert!((factor - 0.1).abs() < 1e-12, "{factor}");
-    assert_eq!(merged.actions[0].factor, Some(0.5));
-    assert_eq!(merged.actions[1].factor, Some(0.2));
     // The wire form of both, and back.
     for a in &merged.actions {
         let json = serde_json::to_string(a).unwrap();
         assert_eq!(&serde_json::from_str::<CorporateAction>(&json).unwrap(), a);
     }
-    let json = serde_json::to_value(&merged.actions[0]).unwrap();
+    let json = serde_json::to_value(split).unwrap();
     assert_eq!(json["split"]["face_value_from"], 2.0);
     assert_eq!(json["split"]["face_value_to"], 1.0);
     assert_eq!(json["purpose"], "Face Value Split (Sub-Division) - From Rs 2/- Per Share To Re 1/- Per Share");
@@ -891,3 +892,50 @@ const CASES: &[(&str, Option<f64>, &str)] = &[
     ("Rights 1:9 @ Premium 91", Some(10.0), "rights 1:9 @101"),
     ("Dividend - Re 1 Per Share/Special Dividend - Rs 2 Per Share", Some(2.0), "div 1 none; div 2 special"),
 ];
+
+#[test]
+fn nse_and_bse_publish_the_same_actions_alike() {
+    // The same span (2025-07-15 .. 2026-07-15) from both exchanges. With no
+    // ISINs here, a BSE row is matched to NSE rows by its security id
+    // where that is an NSE symbol too: its typed actions should then agree
+    // with NSE's in type, ex-date and figures (the merge key, kind left
+    // out), whatever each exchange's wording.
+    let nse_rows = nse::read(&file(NSE_FILES[1])).unwrap();
+    let bse_rows = bse::read(&file(BSE_FILES[0])).unwrap();
+    let key = |a: &Action, day: NaiveDate| (a.action_type(), day, a.figures_key());
+    let mut nse_keys: BTreeMap<&str, BTreeSet<(ActionType, NaiveDate, String)>> = BTreeMap::new();
+    for r in &nse_rows {
+        for p in actions::nse_actions(r) {
+            nse_keys.entry(r.symbol.as_str()).or_default().insert(key(&p.action, r.ex_date));
+        }
+    }
+    let (mut matched, mut compared) = (0usize, 0usize);
+    let mut unmatched: BTreeMap<ActionType, Vec<String>> = BTreeMap::new();
+    for r in &bse_rows {
+        let Some(keys) = nse_keys.get(r.security_name.as_str()) else { continue };
+        for p in actions::bse_actions(r).into_iter().filter(|p| p.reason.is_none()) {
+            compared += 1;
+            let (t, day) = (p.action.action_type(), r.ex_date);
+            // A row without figures joins NSE's action of that type and day.
+            let bare_match = p.action.lacks_figures() && keys.iter().filter(|k| k.0 == t && k.1 == day).count() == 1;
+            if keys.contains(&key(&p.action, day)) || bare_match {
+                matched += 1;
+            } else {
+                unmatched
+                    .entry(p.action.action_type())
+                    .or_default()
+                    .push(format!("{} {} {:?}", r.security_name, r.ex_date, r.purpose));
+            }
+        }
+    }
+    println!("BSE typed actions of securities NSE lists by the same id: {compared}, of which {matched} are NSE's too");
+    for (t, list) in &unmatched {
+        println!(
+            "  not on NSE alike, {t}: {} (e.g. {})",
+            list.len(),
+            list.iter().take(3).cloned().collect::<Vec<_>>().join("; ")
+        );
+    }
+    assert!(compared > 1000, "{compared}");
+    assert!(matched * 100 >= compared * 97, "{matched} of {compared}");
+}

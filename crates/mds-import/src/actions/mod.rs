@@ -52,6 +52,18 @@
 //!   price itself.
 //! - **Buybacks**: the first number, if any, is the price.
 //! - "Demerger", "De-merger", "Spin Off" are demergers.
+//!
+//! # Merging (decisions)
+//!
+//! - Publications are one action when ISIN, type, ex-date and figures agree
+//!   (contract 13.1); a publication without any of its type's figures
+//!   (BSE's "Right Issue of Equity Shares") agrees with any: it joins the
+//!   one action with figures of its ISIN, type and ex-date, if there is
+//!   exactly one ([`merge::merge`]).
+//! - The id ([`mds_domain::actions::ActionId`]) hashes ISIN, type,
+//!   ex-date and figures; a dividend's kind, a split's `new_isin`, the
+//!   purpose and the sources are not in it, so they may change without
+//!   changing the id.
 
 pub mod bse;
 pub mod merge;
