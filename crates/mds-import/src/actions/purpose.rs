@@ -383,6 +383,90 @@ fn ratio(s: &str) -> Option<(u32, u32)> {
 mod tests {
     use super::*;
 
+    fn one(text: &str, face_value: Option<f64>) -> Action {
+        let mut all = parse(text, face_value);
+        assert_eq!(all.len(), 1, "{text}: {all:?}");
+        all.remove(0).action
+    }
+
+    fn dividend(amount: Option<f64>, kind: Option<DividendKind>) -> Action {
+        Action::Dividend { dividend: Dividend { amount, kind } }
+    }
+
+    #[test]
+    fn percentages_are_of_the_face_value() {
+        assert_eq!(one("Dividend 50%", Some(10.0)), dividend(Some(5.0), None));
+        assert_eq!(one("Final Dividend - 15 %", None), dividend(None, Some(DividendKind::Final)));
+    }
+
+    #[test]
+    fn rights_prices() {
+        let rights = |price| Action::Rights { rights: Rights { ratio_new: Some(2), ratio_held: Some(1), price } };
+        assert_eq!(one("Rights 2:1 @ Premium Rs 11/-", Some(1.0)), rights(Some(12.0)));
+        assert_eq!(one("Rights 2:1 @ Premium Rs 11/-", None), rights(None));
+        assert_eq!(one("Rights 2:1 @ Rs 120", Some(10.0)), rights(Some(120.0)));
+        assert_eq!(one("Rights 2:1", Some(10.0)), rights(None));
+    }
+
+    #[test]
+    fn what_becomes_other() {
+        let reason = |text: &str| parse(text, None)[0].reason;
+        assert_eq!(reason("Annual General Meeting"), Some(OtherReason::Meeting));
+        assert_eq!(reason("Interest Payment"), Some(OtherReason::Debt));
+        assert_eq!(reason("Distribution - Rs 2 Per Unit"), Some(OtherReason::Fund));
+        assert_eq!(reason("Scheme Of Arrangement"), Some(OtherReason::Restructuring));
+        assert_eq!(reason("Bonus NCRPS 1:116"), Some(OtherReason::NotShares));
+        assert_eq!(reason("Change In Registrar"), Some(OtherReason::Unrecognised));
+        assert_eq!(reason(""), Some(OtherReason::Unrecognised));
+        // A meeting beside an action is no action of its own.
+        assert_eq!(parse("Annual General Meeting/Dividend - Rs 5 Per Share", None).len(), 1);
+    }
+
+    #[test]
+    fn several_actions_a_row() {
+        let all: Vec<Action> =
+            parse("Annual General Meeting/Dividend - Rs 5 Per Share/Special Dividend - Rs 2 Per Share", None)
+                .into_iter()
+                .map(|p| p.action)
+                .collect();
+        assert_eq!(all, vec![dividend(Some(5.0), None), dividend(Some(2.0), Some(DividendKind::Special))]);
+        let all: Vec<Action> = parse("Dividend - Rs 6 Per Share & Special Dividend Rs 3 Per Share", None)
+            .into_iter()
+            .map(|p| p.action)
+            .collect();
+        assert_eq!(all, vec![dividend(Some(6.0), None), dividend(Some(3.0), Some(DividendKind::Special))]);
+        // "Including" is a part of the amount before it.
+        assert_eq!(
+            one("Dividend-Rs.8.50 Per Share (Including Special Dividend Of Rs.2/- Per Share).", None),
+            dividend(Some(8.5), None)
+        );
+    }
+
+    #[test]
+    fn splits_and_consolidations() {
+        let fv = |from, to| FaceValueChange { face_value_from: Some(from), face_value_to: Some(to), new_isin: None };
+        assert_eq!(
+            one("Face Value Split (Sub-Division) - From Rs 2/- Per Share To Re 1/- Per Share", None),
+            Action::Split { split: fv(2.0, 1.0) }
+        );
+        assert_eq!(one("Fv Splt Frm Rs 10 To Rs 2", None), Action::Split { split: fv(10.0, 2.0) });
+        assert_eq!(
+            one("Consolidation Of Equity Shares From Re 1 Per Share To Rs 10 Per Share", None),
+            Action::Consolidation { consolidation: fv(1.0, 10.0) }
+        );
+        assert_eq!(
+            one("Stock Split From Rs.1/- to Rs.10/-", None),
+            Action::Consolidation { consolidation: fv(1.0, 10.0) }
+        );
+    }
+
+    #[test]
+    fn overlong_numbers_are_no_figures() {
+        assert_eq!(one("Dividend - Rs 1234567890 Per Share", None), dividend(None, None));
+        assert_eq!(one("Dividend - Rs 0.1234567 Per Share", None), dividend(None, None));
+        assert_eq!(one("Dividend - Rs 123456789.123456 Per Share", None), dividend(Some(123_456_789.123_456), None));
+    }
+
     #[test]
     fn numbers_read_decimals_thousands_and_percentages() {
         let n = numbers("rs.1,500.50 per share 20 % and 3.");
