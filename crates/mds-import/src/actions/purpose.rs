@@ -128,7 +128,9 @@ fn has(t: &str, words: &[&str]) -> bool {
 
 /// A fund's distribution or a debt payment: the whole row is `other`.
 fn fund_or_debt(t: &str) -> Option<OtherReason> {
-    if has(t, &["per unit", "distribution", "return of capital", "return on capital", "invit", "reit"]) {
+    let fund_word =
+        t.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| matches!(w, "invit" | "invits" | "reit" | "reits"));
+    if fund_word || has(t, &["per unit", "distribution", "return of capital", "return on capital"]) {
         return Some(OtherReason::Fund);
     }
     // "Interest Dividend - Re 0.30/- Per Share" is a dividend of a share.
@@ -414,6 +416,8 @@ mod tests {
         assert_eq!(reason("Annual General Meeting"), Some(OtherReason::Meeting));
         assert_eq!(reason("Interest Payment"), Some(OtherReason::Debt));
         assert_eq!(reason("Distribution - Rs 2 Per Unit"), Some(OtherReason::Fund));
+        assert_eq!(reason("Income Distribution REITs"), Some(OtherReason::Fund));
+        assert_eq!(reason("Meeting (Invitation To Shareholders)"), Some(OtherReason::Meeting));
         assert_eq!(reason("Scheme Of Arrangement"), Some(OtherReason::Restructuring));
         assert_eq!(reason("Bonus NCRPS 1:116"), Some(OtherReason::NotShares));
         assert_eq!(reason("Change In Registrar"), Some(OtherReason::Unrecognised));
