@@ -5,6 +5,8 @@
 //! boundary trusts them ("parse, don't validate").
 //!
 //! # Layout
+//! - [`actions`]: corporate actions ([`actions::CorporateAction`]), their
+//!   types, typed figures and stable ids.
 //! - [`company`]: the company record (`V1Company`), [`company::Ticker`],
 //!   [`company::MarketCapBand`], [`company::Exchange`].
 //! - [`detail`]: what is known beyond `V1Company` ([`detail::CompanyDetails`])
@@ -129,6 +131,8 @@ pub mod article;
 pub mod bounds;
 #[macro_use]
 pub mod company;
+// After `company`, whose `wire_enum!` it uses.
+pub mod actions;
 pub mod daily;
 pub mod detail;
 pub mod event;

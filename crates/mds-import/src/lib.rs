@@ -17,6 +17,8 @@
 //!   and a market-cap file, [`exchange::merge()`], which makes companies of
 //!   them, and [`exchange::snapshot_import`], the lists as snapshots (NSE's
 //!   read packed, [`exchange::parse_nse_rows`]).
+//! - [`actions`]: NSE's and BSE's corporate-action files, their `PURPOSE`
+//!   text read into typed actions, and the merge of rows resolved to ISINs.
 //! - [`changes`]: NSE's symbol- and name-change files.
 //! - [`demo`]: the demo data set, embedded in the binary.
 //! - [`error`]: [`RowError`] and [`ImportError`].
@@ -27,6 +29,7 @@
 //! [`Company`]: mds_domain::Company
 //! [`Article`]: mds_domain::Article
 
+pub mod actions;
 pub mod changes;
 pub mod companies;
 pub mod demo;

@@ -385,3 +385,95 @@ proptest! {
         }
     }
 }
+
+/// The first `n` lines of a real corporate-action file of `data/actions/`.
+fn action_file_head(name: &str, n: usize) -> Vec<u8> {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/actions").join(name);
+    let compressed = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    head(&zstd::decode_all(compressed.as_slice()).expect("a zstd file"), n)
+}
+
+/// PURPOSE texts: one to three actions as the exchanges write them (real
+/// spellings, realistic figures), joined as they join them, or any text.
+fn purpose() -> impl Strategy<Value = String> {
+    let amount = (0u32..100_000).prop_map(|c| format!("{}.{:02}", c / 100, c % 100));
+    let small = 1u32..200;
+    let one = prop_oneof![
+        (prop::sample::select(vec!["", "Interim ", "Final ", "Special ", "Int ", "Special Interim "]), amount.clone())
+            .prop_map(|(k, a)| format!("{k}Dividend - Rs {a} Per Share")),
+        amount.clone().prop_map(|a| format!("Interim Dividend - Rs. - {a}")),
+        (small.clone(), small.clone()).prop_map(|(a, b)| format!("Bonus {a}:{b}")),
+        (small.clone(), small.clone(), amount.clone())
+            .prop_map(|(a, b, p)| format!("Rights {a}:{b} @ Premium Rs {p}/-")),
+        (prop::sample::select(vec![1u32, 2, 5, 10, 100]), prop::sample::select(vec![1u32, 2, 5, 10])).prop_map(
+            |(f, t)| format!("Face Value Split (Sub-Division) - From Rs {f}/- Per Share To Re {t}/- Per Share")
+        ),
+        prop::sample::select(vec![
+            "Annual General Meeting",
+            "Buy Back",
+            "Demerger",
+            "Interest Payment",
+            "Scheme Of Arrangement",
+            "Consolidation Of Equity Shares From Re 1 Per Share To Rs 10 Per Share",
+            "Income Distribution (InvIT)",
+        ])
+        .prop_map(str::to_owned),
+    ];
+    prop_oneof![
+        4 => (prop::collection::vec(one, 1..4), prop::sample::select(vec!["/", " & ", "/ ", " + ", " And "]))
+            .prop_map(|(parts, join)| parts.join(join)),
+        1 => text(),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// NSE's and BSE's corporate-action files: never a panic; a refused
+    /// file names lines it has; every row read gives at least one action.
+    #[test]
+    fn action_files_never_panic(
+        nse in file(action_file_head("nse_CF-CA-equities_2025-07-15_to_2026-07-15.csv.zst", 12)),
+        bse in file(action_file_head("bse_Corporate_Actions_2026-07-23_to_2026-08-31.csv.zst", 12)),
+    ) {
+        match mds_import::actions::nse::read(&nse) {
+            Ok(rows) => prop_assert!(rows.iter().all(|r| !mds_import::actions::nse_actions(r).is_empty())),
+            Err(e) => lines_exist(&e, &nse)?,
+        }
+        match mds_import::actions::bse::read(&bse) {
+            Ok(rows) => prop_assert!(rows.iter().all(|r| !mds_import::actions::bse_actions(r).is_empty())),
+            Err(e) => lines_exist(&e, &bse)?,
+        }
+    }
+
+    /// Any PURPOSE text: never a panic, at least one action, and each
+    /// action, made a wire record, reads back from its JSON as itself.
+    #[test]
+    fn purpose_actions_round_trip_through_the_wire(
+        text in purpose(),
+        face_value in prop::option::of((1u32..100_000).prop_map(|c| f64::from(c) / 100.0)),
+    ) {
+        use mds_domain::actions::{ActionId, CorporateAction};
+        let parsed = mds_import::actions::purpose::parse(&text, face_value);
+        prop_assert!(!parsed.is_empty());
+        let isin = mds_domain::Isin::parse("INE296A01024").unwrap();
+        let ex_date = chrono::NaiveDate::from_ymd_opt(2025, 6, 16).unwrap();
+        for p in parsed {
+            prop_assert_eq!(p.reason.is_some(), p.action == mds_domain::actions::Action::Other);
+            let action = CorporateAction {
+                id: ActionId::of(&isin, ex_date, &p.action),
+                isin: isin.clone(),
+                symbol: mds_domain::Ticker::parse("BAJFINANCE").unwrap(),
+                ex_date,
+                record_date: None,
+                purpose: text.clone(),
+                sources: vec![mds_domain::Exchange::Nse],
+                factor: p.action.factor(),
+                action: p.action,
+            };
+            let json = serde_json::to_string(&action).unwrap();
+            let back: CorporateAction = serde_json::from_str(&json).unwrap();
+            prop_assert_eq!(back, action, "{}", json);
+        }
+    }
+}

@@ -82,7 +82,7 @@ fn bse_status(cell: Option<&str>) -> Result<ListingStatus, String> {
 }
 
 /// BSE's `Security Code`: digits.
-fn scrip_code(cell: &str) -> Result<String, String> {
+pub(crate) fn scrip_code(cell: &str) -> Result<String, String> {
     if !cell.is_empty() && cell.len() <= 12 && cell.bytes().all(|b| b.is_ascii_digit()) {
         Ok(cell.to_owned())
     } else {

@@ -40,7 +40,7 @@ pub mod nse;
 pub mod packed;
 pub mod sme;
 pub mod snapshot;
-mod table;
+pub(crate) mod table;
 
 pub use bse::{BseEquityList, BseListing, BseTickerSource, parse_bse_equity_list};
 pub use mcap::{McapList, McapRow, mcap_day_from_file_name, parse_nse_mcap};

@@ -33,16 +33,16 @@ fn is_placeholder(isin: &str) -> bool {
 }
 
 /// Where the columns asked for are in a file, in the order asked.
-pub(super) struct Cols(Vec<Option<usize>>);
+pub(crate) struct Cols(Vec<Option<usize>>);
 
 impl Cols {
     /// Where required column `i` is (a header without it was refused).
-    pub(super) fn req(&self, i: usize) -> usize {
+    pub(crate) fn req(&self, i: usize) -> usize {
         self.0[i].expect("a required column is in the header")
     }
 
     /// Where optional column `i` is, if the file has it.
-    pub(super) fn opt(&self, i: usize) -> Option<usize> {
+    pub(crate) fn opt(&self, i: usize) -> Option<usize> {
         self.0[i]
     }
 }
@@ -64,7 +64,7 @@ fn isin_key(isin: &Isin) -> [u8; 12] {
 }
 
 /// A required name cell.
-pub(super) fn exchange_name(record: &Record, index: usize, column: &str) -> Result<String, String> {
+pub(crate) fn exchange_name(record: &Record, index: usize, column: &str) -> Result<String, String> {
     match record.get(index) {
         "" => Err(format!("{column} is empty")),
         name => {
@@ -87,7 +87,7 @@ fn first_time(seen: &mut FirstSeen<[u8; 12]>, isin: Option<Isin>, line: usize) -
 }
 
 /// A short code cell (a series or a group): `-` and empty mean none.
-pub(super) fn code(cell: Option<&str>, column: &str) -> Result<Option<String>, String> {
+pub(crate) fn code(cell: Option<&str>, column: &str) -> Result<Option<String>, String> {
     match cell.filter(|c| *c != "-") {
         None => Ok(None),
         Some(c) if c.len() <= mds_domain::detail::LISTING_TEXT_MAX && c.bytes().all(|b| b.is_ascii_graphic()) => {
@@ -98,7 +98,7 @@ pub(super) fn code(cell: Option<&str>, column: &str) -> Result<Option<String>, S
 }
 
 /// A face value cell, in rupees.
-pub(super) fn face_value(cell: Option<&str>, column: &str) -> Result<Option<f64>, String> {
+pub(crate) fn face_value(cell: Option<&str>, column: &str) -> Result<Option<f64>, String> {
     cell.map(|c| {
         c.parse::<f64>()
             .ok()
@@ -154,7 +154,7 @@ pub(super) fn parse_listings_into<L>(
 /// The rows of an exchange CSV with `columns`, each made by `row` from its
 /// record and the columns' indexes (`None`: the row is left out; `Err`: its
 /// problems). Every bad row is reported.
-pub(super) fn read_rows<T>(
+pub(crate) fn read_rows<T>(
     bytes: &[u8],
     columns: &[Column],
     row: impl FnMut(&Record, &Cols) -> Option<Result<T, Vec<Option<String>>>>,
