@@ -18,6 +18,8 @@
 //!   them, and [`exchange::snapshot_import`], the lists as snapshots (NSE's
 //!   read packed, [`exchange::parse_nse_rows`]).
 //! - [`changes`]: NSE's symbol- and name-change files.
+//! - [`bhavcopy`]: NSE's end-of-day files (UDiFF and `sec_bhavdata_full`),
+//!   from files, directories and archives, and the two compared.
 //! - [`demo`]: the demo data set, embedded in the binary.
 //! - [`error`]: [`RowError`] and [`ImportError`].
 //!
@@ -27,6 +29,7 @@
 //! [`Company`]: mds_domain::Company
 //! [`Article`]: mds_domain::Article
 
+pub mod bhavcopy;
 pub mod changes;
 pub mod companies;
 pub mod demo;
