@@ -5,8 +5,16 @@
 //! import's.
 //!
 //! ```text
-//! cargo run --release -p mds-import --example bhavcopy_scan -- ../shared/data/prices/*.tar.zst
+//! cargo build --release -p mds-import --example bhavcopy_scan
+//! /usr/bin/time -v target/release/examples/bhavcopy_scan \
+//!     ../shared/data/prices/nse_udiff_2024-01-01_2025-03-07.tar.zst \
+//!     ../shared/data/prices/nse_sec_bhavdata_full_2024-01-01_2026-08-21.tar.zst
 //! ```
+//!
+//! Measured 2026-11-29 on the 2-core machine, shared (load average 5.8):
+//! both whole archives (953 files, 2,217,581 rows) in 5.17 s wall, 3.2 s
+//! user CPU, peak RSS 13.4 MiB; `data/prices/` (296 files, 730,163 rows)
+//! in 1.34 s and 13.8 MiB.
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
