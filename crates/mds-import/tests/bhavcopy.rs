@@ -226,7 +226,8 @@ fn shared_data() -> Option<PathBuf> {
 /// The whole archives where they overlap (2024-01-01..2025-03-07): every
 /// EQ row of one is the other's, figure for figure (turnover within its
 /// rounding to a hundredth of a lakh); the symbol-keyed rows with no
-/// ISIN-keyed partner are the funds UDiFF names by their `INF` ISINs.
+/// ISIN-keyed partner are the funds UDiFF names by their `INF` ISINs. And
+/// two hand-checked closes beyond the repository's span.
 #[test]
 fn the_whole_archives_agree_on_every_overlapping_row() {
     let Some(dir) = shared_data() else { return };
@@ -239,9 +240,17 @@ fn the_whole_archives_agree_on_every_overlapping_row() {
     })
     .unwrap();
     assert_eq!(isin_keyed.len(), 297);
-    let (mut paired, mut days) = (0, 0);
+    let (mut paired, mut days, mut bajfinance) = (0, 0, 0);
     archive::for_each_file(&[dir.join("nse_sec_bhavdata_full_2024-01-01_2026-08-21.tar.zst")], &mut |name, bytes| {
         let day = parse_day(name, bytes)?;
+        // BAJFINANCE's split and bonus, ex 2025-06-16 (the shared README).
+        for (on, close) in [("2025-06-13", "9331.00"), ("2025-06-16", "938.00")] {
+            if day.date == date(on) {
+                let r = day.rows.iter().find(|r| r.symbol.as_str() == "BAJFINANCE").unwrap();
+                assert_eq!(r.figures.close.to_string(), close, "{on}");
+                bajfinance += 1;
+            }
+        }
         let Some(other) = isin_keyed.get(&day.date) else { return Ok(()) };
         let c = check::compare(&other.rows, &day.rows);
         assert_eq!(c.disagreements, [], "{name}");
@@ -254,6 +263,7 @@ fn the_whole_archives_agree_on_every_overlapping_row() {
     })
     .unwrap();
     assert_eq!(days, 297, "every UDiFF day has its symbol-keyed file");
+    assert_eq!(bajfinance, 2);
     eprintln!("{paired} rows paired over {days} days, all agreeing");
     assert!(paired > 500_000, "{paired}");
 }
