@@ -445,3 +445,13 @@ proptest! {
         }
     }
 }
+
+/// The samples the property above edits are read whole, unedited.
+#[test]
+fn the_bhavcopy_samples_are_read() {
+    let udiff = mds_import::bhavcopy::parse_day("u", UDIFF_DAY.as_bytes()).unwrap();
+    let symbols: Vec<&str> = udiff.rows.iter().map(|r| r.symbol.as_str()).collect();
+    assert_eq!((symbols, udiff.skipped.total(), udiff.skipped.funds), (vec!["20MICRONS", "TTL"], 2, 1));
+    let secbhav = mds_import::bhavcopy::parse_day("s", SECBHAV_DAY.as_bytes()).unwrap();
+    assert_eq!(secbhav.rows.len(), 4);
+}
