@@ -29,6 +29,8 @@
 //! - [`news`]: the query of `GET /v1/news` (filters, parameters, parsing),
 //!   the list's order and a position in it.
 //! - [`page`]: the page envelope of list endpoints.
+//! - [`prices`]: end-of-day prices: the bar (`V1Bar`), series, and the
+//!   fixed-point decimals they are held in.
 //! - [`key`]: API key format, checksum, prefix and hash.
 //! - [`account`]: accounts and tiers (tiers are data, not code).
 //! - [`admin`]: admin tokens, the actor of a change, audit log entries.
@@ -143,6 +145,7 @@ pub mod key;
 pub mod news;
 pub mod page;
 pub mod params;
+pub mod prices;
 pub mod problem;
 pub mod query;
 pub mod snapshot;

@@ -20,6 +20,8 @@
 //! - [`actions`]: NSE's and BSE's corporate-action files, their `PURPOSE`
 //!   text read into typed actions, and the merge of rows resolved to ISINs.
 //! - [`changes`]: NSE's symbol- and name-change files.
+//! - [`bhavcopy`]: NSE's end-of-day files (UDiFF and `sec_bhavdata_full`),
+//!   from files, directories and archives, and the two compared.
 //! - [`demo`]: the demo data set, embedded in the binary.
 //! - [`error`]: [`RowError`] and [`ImportError`].
 //!
@@ -30,6 +32,7 @@
 //! [`Article`]: mds_domain::Article
 
 pub mod actions;
+pub mod bhavcopy;
 pub mod changes;
 pub mod companies;
 pub mod demo;

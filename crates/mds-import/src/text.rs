@@ -178,7 +178,7 @@ impl Iterator for CsvRows<'_> {
 /// end as one line and skips blank lines without counting them. Its byte
 /// offset is exact, though it points at the line end before a record, so the
 /// line is found by counting line feeds up to the record's first character.
-struct LineCounter<'a> {
+pub(crate) struct LineCounter<'a> {
     text: &'a [u8],
     /// Offset up to which line feeds have been counted.
     offset: usize,
@@ -187,13 +187,13 @@ struct LineCounter<'a> {
 }
 
 impl<'a> LineCounter<'a> {
-    fn new(text: &'a str) -> Self {
+    pub(crate) fn new(text: &'a str) -> Self {
         LineCounter { text: text.as_bytes(), offset: 0, newlines: 0 }
     }
 
     /// The 1-based line of the record starting at `byte`. Offsets must not
     /// decrease from one call to the next (records come in file order).
-    fn line_at(&mut self, byte: u64) -> usize {
+    pub(crate) fn line_at(&mut self, byte: u64) -> usize {
         let mut start = usize::try_from(byte).unwrap_or(usize::MAX).min(self.text.len());
         while start < self.text.len() && matches!(self.text[start], b'\r' | b'\n') {
             start += 1;

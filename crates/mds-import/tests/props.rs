@@ -426,6 +426,41 @@ fn purpose() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Real rows of NSE's two daily formats (UDiFF of 2025-02-12 with an
+/// equity, a government loan and a fund; sec_bhavdata_full of 2026-08-21).
+const UDIFF_DAY: &str = "TradDt,BizDt,Sgmt,Src,FinInstrmTp,FinInstrmId,ISIN,TckrSymb,SctySrs,XpryDt,FininstrmActlXpryDt,StrkPric,OptnTp,FinInstrmNm,OpnPric,HghPric,LwPric,ClsPric,LastPric,PrvsClsgPric,UndrlygPric,SttlmPric,OpnIntrst,ChngInOpnIntrst,TtlTradgVol,TtlTrfVal,TtlNbOfTxsExctd,SsnId,NewBrdLotQty,Rmks,Rsvd1,Rsvd2,Rsvd3,Rsvd4
+2025-02-12,2025-02-12,CM,NSE,STK,16921,INE144J01027,20MICRONS,EQ,,,,,20 MICRONS LTD,171.00,176.94,158.20,171.14,171.59,168.42,,171.30,,,203986,34009542.61,7972,F1,1,,,,,
+2025-02-12,2025-02-12,CM,NSE,STK,22438,IN0020200187,68GS2060,GS,,,,,GOI LOAN  6.8% 2060,101.03,101.03,99.81,99.81,99.81,99.00,,99.00,,,16695,1672913.51,2,F1,1,,,,,
+2025-02-12,2025-02-12,CM,NSE,STK,20532,INF846K01W80,AXISGOLD,EQ,,,,,AXIS MF - AXIS GOLD ETF,75.00,75.00,71.51,71.91,71.77,72.50,,71.91,,,331310,23814569.75,2028,F1,1,,,,,
+2025-02-12,2025-02-12,CM,NSE,STK,14318,INE592B01024,TTL,BE,,,,,T T LIMITED,14.99,14.99,13.80,14.01,13.80,145.29,,14.00,,,75290,1088687.51,939,F1,1,,,,,
+";
+const SECBHAV_DAY: &str = "SYMBOL,SERIES,DATE1,PREV_CLOSE,OPEN_PRICE,HIGH_PRICE,LOW_PRICE,LAST_PRICE,CLOSE_PRICE,AVG_PRICE,TTL_TRD_QNTY,TURNOVER_LACS,NO_OF_TRADES,DELIV_QTY,DELIV_PER
+20MICRONS, EQ, 21-Aug-2026,203.96,208.0,208.0,202.73,204.6,204.19,204.88,129884,266.1,3497, 62928, 48.45
+21STCENMGM, EQ, 21-Aug-2026,43.92,43.11,43.9,43.05,43.31,43.31,43.08,10939,4.71,35, 10737, 98.15
+360ONE, EQ, 21-Aug-2026,1203.0,1208.0,1214.0,1190.1,1199.0,1199.0,1204.86,485140,5845.24,32846, 299939, 61.83
+TTL, EQ, 21-Aug-2026,6.22,6.33,6.69,6.1,6.49,6.25,6.3,774049,48.78,436, -, -
+";
+
+/// A daily file read: never a panic; a refused one names lines it has; an
+/// accepted one's rows are of one day, of equity series, on lines it has,
+/// and all its rows are accounted for (read or skipped).
+fn check_day_file(bytes: &[u8]) -> Result<(), TestCaseError> {
+    use mds_import::bhavcopy::{BhavcopyError, parse_day};
+    match parse_day("f.csv", bytes) {
+        Ok(day) => {
+            let last = bytes.split(|&b| b == b'\n').count();
+            prop_assert!(day.rows.iter().all(|r| r.date == day.date && r.series.is_equity() && r.line <= last));
+            prop_assert!(day.rows.len() as u64 + day.skipped.total() < last as u64);
+        }
+        Err(BhavcopyError::File { file, error }) => {
+            prop_assert_eq!(file, "f.csv");
+            lines_exist(&error, bytes)?;
+        }
+        Err(other) => prop_assert!(false, "not a file error: {other}"),
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 128, failure_persistence: None, ..ProptestConfig::default() })]
 
@@ -476,4 +511,35 @@ proptest! {
             prop_assert_eq!(back, action, "{}", json);
         }
     }
+
+    /// NSE's daily price files, both formats: see [`check_day_file`].
+    #[test]
+    fn bhavcopy_files_never_panic(
+        udiff in file(UDIFF_DAY.as_bytes().to_vec()),
+        secbhav in file(SECBHAV_DAY.as_bytes().to_vec()),
+    ) {
+        check_day_file(&udiff)?;
+        check_day_file(&secbhav)?;
+    }
+
+    /// Any decimal text: never a panic; what parses prints back to the
+    /// same number.
+    #[test]
+    fn decimals_parse_exactly_or_not_at_all(chars in prop::collection::vec(prop::sample::select(b"0123456789 .-+e".to_vec()), 0..24)) {
+        use mds_domain::prices::Paise;
+        let text = String::from_utf8(chars).unwrap();
+        if let Ok(p) = Paise::parse(&text) {
+            prop_assert_eq!(Paise::parse(&p.to_string()), Ok(p));
+        }
+    }
+}
+
+/// The samples the property above edits are read whole, unedited.
+#[test]
+fn the_bhavcopy_samples_are_read() {
+    let udiff = mds_import::bhavcopy::parse_day("u", UDIFF_DAY.as_bytes()).unwrap();
+    let symbols: Vec<&str> = udiff.rows.iter().map(|r| r.symbol.as_str()).collect();
+    assert_eq!((symbols, udiff.skipped.total(), udiff.skipped.funds), (vec!["20MICRONS", "TTL"], 2, 1));
+    let secbhav = mds_import::bhavcopy::parse_day("s", SECBHAV_DAY.as_bytes()).unwrap();
+    assert_eq!(secbhav.rows.len(), 4);
 }
