@@ -578,3 +578,36 @@ async fn a_revocation_does_not_wait_for_a_catalog_being_built() {
         app.client.get(format!("{}/readyz", app.base)).send().await.unwrap().json().await.unwrap();
     assert_eq!(during["companies"], before["companies"], "the new catalog was still being built");
 }
+
+#[tokio::test]
+async fn store_up_follows_a_probe_of_the_store_without_traffic() {
+    let mut config = test_config();
+    config.node.store_probe_interval = Duration::from_millis(100);
+    let (app, f) = spawn_faulty(config).await;
+    // Only /metrics is asked for, which reads no store: the probe alone
+    // moves the gauge.
+    let until = |want: u64| {
+        let app = &app;
+        async move {
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            loop {
+                let up = app.metric("mds_store_up").await;
+                if up == want {
+                    return;
+                }
+                assert!(std::time::Instant::now() < deadline, "mds_store_up stayed {up}, not {want}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    assert_eq!(app.metric("mds_store_up").await, 1);
+    f.set(Fault::Unreachable);
+    until(0).await;
+    f.set(Fault::None);
+    until(1).await;
+    // A store that answers, but later than 1 s, is down too.
+    f.set(Fault::Slow);
+    until(0).await;
+    f.set(Fault::None);
+    until(1).await;
+}

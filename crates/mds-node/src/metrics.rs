@@ -11,8 +11,23 @@
 //! label.
 
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
+
+/// The version of this build, `mds_build_info{version}`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The commit this process was built from ([`set_build_commit`]).
+static COMMIT: OnceLock<&'static str> = OnceLock::new();
+
+/// Sets the commit `mds_build_info{commit}` shows, once per process (the
+/// binary does, from its build script); a value that is not a hex commit
+/// id is shown as `unknown`, as is a process that never sets it.
+pub fn set_build_commit(commit: &'static str) {
+    let hex = !commit.is_empty() && commit.len() <= 40 && commit.bytes().all(|b| b.is_ascii_hexdigit());
+    let _ = COMMIT.set(if hex { commit } else { "unknown" });
+}
 
 /// Status codes with their own series; the rest are counted under `other`.
 const STATUSES: &[u16] = &[200, 304, 400, 401, 404, 405, 429, 500, 503];
@@ -165,6 +180,7 @@ pub struct Metrics {
     last_flush_ms: AtomicI64,
     connections: AtomicI64,
     webhooks_pending: AtomicI64,
+    store_up: AtomicBool,
 }
 
 impl Metrics {
@@ -178,6 +194,8 @@ impl Metrics {
             last_flush_ms: AtomicI64::new(chrono::Utc::now().timestamp_millis()),
             connections: AtomicI64::new(0),
             webhooks_pending: AtomicI64::new(0),
+            // A node is made after loading from the store: it answered.
+            store_up: AtomicBool::new(true),
         }
     }
 }
@@ -229,6 +247,12 @@ impl Metrics {
         self.webhooks_pending.store(i64::try_from(n).unwrap_or(i64::MAX), Ordering::Relaxed);
     }
 
+    /// Sets whether the store answered the last probe
+    /// ([`crate::health`]'s probe task).
+    pub fn set_store_up(&self, up: bool) {
+        self.store_up.store(up, Ordering::Relaxed);
+    }
+
     /// Records an event.
     pub fn event(&self, e: Event) {
         self.events(e, 1);
@@ -247,6 +271,18 @@ impl Metrics {
     /// without their shared backend.
     pub fn render(&self, backlog: u64, degraded: bool) -> String {
         let mut out = String::with_capacity(16 * 1024);
+        let _ = writeln!(
+            out,
+            "# HELP mds_build_info The version and commit of this node's build (always 1).\n\
+             # TYPE mds_build_info gauge\nmds_build_info{{version=\"{VERSION}\",commit=\"{}\"}} 1",
+            COMMIT.get().copied().unwrap_or("unknown")
+        );
+        let _ = writeln!(
+            out,
+            "# HELP mds_store_up 1 while the store answered the node's last probe (every few seconds), else 0.\n\
+             # TYPE mds_store_up gauge\nmds_store_up {}",
+            u8::from(self.store_up.load(Ordering::Relaxed))
+        );
         out.push_str("# HELP mds_http_requests_total Requests answered, by route template and status.\n");
         out.push_str("# TYPE mds_http_requests_total counter\n");
         for (r, route) in self.routes.iter().enumerate() {
@@ -335,5 +371,16 @@ mod tests {
         assert!(text.contains("mds_http_request_duration_seconds_bucket{route=\"/v1/companies\",le=\"+Inf\"} 3"));
         assert!(text.contains("mds_limiter_decisions_total{decision=\"rate_limited\"} 1"));
         assert!(text.contains("mds_usage_backlog_requests 5"));
+        assert!(text.contains("mds_store_up 1\n"));
+        m.set_store_up(false);
+        assert!(m.render(0, false).contains("mds_store_up 0\n"));
+    }
+
+    #[test]
+    fn build_info_names_a_hex_commit_or_unknown() {
+        let m = Metrics::new(&["other"]);
+        set_build_commit("not a commit\"}");
+        let line = format!("mds_build_info{{version=\"{VERSION}\",commit=\"unknown\"}} 1\n");
+        assert!(m.render(0, false).contains(&line));
     }
 }
