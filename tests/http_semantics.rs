@@ -410,6 +410,11 @@ async fn metrics_count_requests_decisions_and_store_errors_without_key_material(
     );
     assert_eq!(series(&text, "mds_store_errors_total"), 1);
     assert_eq!(
+        series(&text, "mds_tier_requests_total{tier=\"pro\"}"),
+        5,
+        "the key's requests by its tier; not the 401 (no key, no tier)"
+    );
+    assert_eq!(
         series(&text, "mds_key_cache_hits_total"),
         4,
         "3 + the 400 + the news request, the first of them looked up in the store"

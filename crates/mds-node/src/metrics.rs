@@ -52,6 +52,16 @@ pub enum Verdict {
 
 const VERDICTS: &[&str] = &["admitted", "rate_limited", "quota_exceeded"];
 
+/// Tiers with a series of their own in `mds_tier_requests_total`: the
+/// first this many a node sees. Tiers are data (operators make them), so
+/// the label set is capped; the requests of any further tier are counted
+/// under [`OTHER_TIERS`].
+pub const TIER_LABELS: usize = 16;
+
+/// The `tier` label of the requests of tiers beyond [`TIER_LABELS`] (no
+/// tier name can start with `_`).
+pub const OTHER_TIERS: &str = "_other";
+
 /// Background-task and store events; each is counted under the row of
 /// `EVENTS` at its position.
 #[derive(Debug, Clone, Copy)]
@@ -158,6 +168,8 @@ struct Counters {
     latency_sum_us: Box<[AtomicU64]>,
     decisions: [AtomicU64; 3],
     events: [AtomicU64; EVENTS.len()],
+    /// By the slot of `Metrics::tiers`, then [`OTHER_TIERS`].
+    tiers: [AtomicU64; TIER_LABELS + 1],
 }
 
 impl Counters {
@@ -168,6 +180,7 @@ impl Counters {
             latency_sum_us: (0..routes).map(|_| AtomicU64::new(0)).collect(),
             decisions: std::array::from_fn(|_| AtomicU64::new(0)),
             events: std::array::from_fn(|_| AtomicU64::new(0)),
+            tiers: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 }
@@ -181,6 +194,9 @@ pub struct Metrics {
     connections: AtomicI64,
     webhooks_pending: AtomicI64,
     store_up: AtomicBool,
+    /// The tier names of the `tier` label, each slot taken once, in the
+    /// order the node first saw them.
+    tiers: [OnceLock<Box<str>>; TIER_LABELS],
 }
 
 impl Metrics {
@@ -196,6 +212,7 @@ impl Metrics {
             webhooks_pending: AtomicI64::new(0),
             // A node is made after loading from the store: it answered.
             store_up: AtomicBool::new(true),
+            tiers: std::array::from_fn(|_| OnceLock::new()),
         }
     }
 }
@@ -229,6 +246,14 @@ impl Metrics {
     /// Records a limiter verdict.
     pub fn verdict(&self, d: Verdict) {
         self.shard().decisions[d as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Records a request of a key on `tier` (the tier enforced), under the
+    /// tier's own label while there are fewer than [`TIER_LABELS`] of
+    /// them, else under [`OTHER_TIERS`].
+    pub fn tier_request(&self, tier: &str) {
+        let slot = self.tiers.iter().position(|t| &**t.get_or_init(|| tier.into()) == tier).unwrap_or(TIER_LABELS);
+        self.shard().tiers[slot].fetch_add(1, Ordering::Relaxed);
     }
 
     /// A client connection opened.
@@ -310,6 +335,15 @@ impl Metrics {
             let _ = writeln!(out, "mds_http_request_duration_seconds_sum{{route=\"{route}\"}} {sum}");
             let _ = writeln!(out, "mds_http_request_duration_seconds_count{{route=\"{route}\"}} {cumulative}");
         }
+        out.push_str("# HELP mds_tier_requests_total Requests of keys by the tier enforced (the first 16 tiers seen; the rest under _other).\n");
+        out.push_str("# TYPE mds_tier_requests_total counter\n");
+        let named = self.tiers.iter().map_while(OnceLock::get).map(|t| &**t);
+        for (slot, tier) in named.enumerate().chain([(TIER_LABELS, OTHER_TIERS)]) {
+            let n = self.sum(|c| &c.tiers[slot]);
+            if n > 0 || slot < TIER_LABELS {
+                let _ = writeln!(out, "mds_tier_requests_total{{tier=\"{tier}\"}} {n}");
+            }
+        }
         out.push_str("# HELP mds_limiter_decisions_total Admission decisions of the rate limiter and quota.\n");
         out.push_str("# TYPE mds_limiter_decisions_total counter\n");
         for (i, name) in VERDICTS.iter().enumerate() {
@@ -374,6 +408,24 @@ mod tests {
         assert!(text.contains("mds_store_up 1\n"));
         m.set_store_up(false);
         assert!(m.render(0, false).contains("mds_store_up 0\n"));
+    }
+
+    #[test]
+    fn tiers_get_labels_up_to_the_cap_and_the_rest_share_one() {
+        let m = Metrics::new(&["other"]);
+        assert!(!m.render(0, false).contains("mds_tier_requests_total{"), "no tier seen yet");
+        m.tier_request("pro");
+        m.tier_request("pro");
+        for i in 0..TIER_LABELS + 4 {
+            m.tier_request(&format!("t{i}"));
+        }
+        let text = m.render(0, false);
+        assert!(text.contains("mds_tier_requests_total{tier=\"pro\"} 2\n"), "{text}");
+        assert!(text.contains("mds_tier_requests_total{tier=\"t0\"} 1\n"));
+        assert!(text.contains(&format!("mds_tier_requests_total{{tier=\"t{}\"}} 1\n", TIER_LABELS - 2)));
+        assert!(!text.contains(&format!("tier=\"t{}\"", TIER_LABELS - 1)), "the 17th tier has no label");
+        assert!(text.contains("mds_tier_requests_total{tier=\"_other\"} 5\n"), "{text}");
+        assert_eq!(text.matches("mds_tier_requests_total{").count(), TIER_LABELS + 1);
     }
 
     #[test]
