@@ -10,7 +10,8 @@
 # - the env files: only MDS_ names that `mds serve` reads (env = "…" in
 #   src/cli/), and the addresses of node-1.env in nginx.conf's upstream;
 # - the alert rules: `scripts/prometheus-check.sh --rules-only` (promtool
-#   check rules, promtool test rules).
+#   check rules, promtool test rules), and docs/deploy.md's Prometheus
+#   configuration (`promtool check config`; it scrapes the admin addresses).
 # Installs nginx, systemd and openssl from Debian if missing (needs root);
 # starts no server. Usage: scripts/deploy-check.sh
 set -euo pipefail
@@ -73,4 +74,23 @@ grep -q "server $listen " deploy/nginx.conf || { echo "deploy/nginx.conf has no 
 echo "env files: every name is a setting of mds; node 1 is in nginx's upstream"
 
 scripts/prometheus-check.sh --rules-only
+
+# docs/deploy.md's Prometheus configuration: valid, with the rules file
+# where it says to install it, and scraping the admin addresses the node
+# files give nodes 1 to 3.
+python3 - docs/deploy.md >"$WORK/prometheus.yml" <<'EOF'
+import re, sys
+text = open(sys.argv[1]).read()
+step = text[text.index("## 10. Prometheus"):]
+print(re.search(r"```yaml\n(.*?)```", step, re.S).group(1), end="")
+EOF
+grep -q '^  - /etc/prometheus/mds-alerts.yml$' "$WORK/prometheus.yml" \
+  || { echo "docs/deploy.md: the Prometheus block loads no /etc/prometheus/mds-alerts.yml" >&2; exit 1; }
+sed -i "s#/etc/prometheus/mds-alerts.yml#$PWD/deploy/prometheus/mds-alerts.yml#" "$WORK/prometheus.yml"
+promtool check config "$WORK/prometheus.yml" >/dev/null
+admin=$(sed -n 's/^MDS_ADMIN_LISTEN=//p' deploy/node-1.env)
+want=$(for n in 1 2 3; do printf '"%s", ' "${admin%1}$n"; done)
+grep -qF -- "- targets: [${want%, }]" "$WORK/prometheus.yml" \
+  || { echo "docs/deploy.md: Prometheus does not scrape the admin addresses ${want%, }" >&2; exit 1; }
+echo "docs/deploy.md's Prometheus configuration: valid, scraping ${want%, }"
 echo "deploy check: $(( $(date +%s) - t0 )) s"
