@@ -39,11 +39,20 @@ DASHBOARD = os.path.join(ROOT, "deploy/grafana/mds-dashboard.json")
 ALERTS = os.path.join(ROOT, "deploy/prometheus/mds-alerts.yml")
 OPERATIONS = os.path.join(ROOT, "docs/operations.md")
 # Metrics a node exports only with --redis.
-REDIS_ONLY = ("mds_redis_", "mds_local_admitted_total")
+REDIS_ONLY = ("mds_redis_", "mds_local_admitted_total", "mds_usage_mirror_")
 # Alerts the check's traffic provokes (a flood of made-up keys beyond the
 # lookup budget, answered 503), and those a healthy node must not raise.
 PROVOKED = {"MdsKeyLookupsThrottled", "MdsHigh5xxRate"}
-QUIET = {"MdsUsageFlushStalled", "MdsLimitsDegraded", "MdsBackgroundTaskFailed", "MdsConnectionsRefused"}
+QUIET = {
+    "MdsUsageFlushStalled",
+    "MdsLimitsDegraded",
+    "MdsBackgroundTaskFailed",
+    "MdsConnectionsRefused",
+    "MdsNodeDown",
+    "MdsNoNodes",
+    "MdsStoreDown",
+    "MdsUsageMirrorPushFailing",
+}
 
 
 def read(path):

@@ -8,7 +8,9 @@
 # API (scripts/mds_dashboard.py check: no query error, the traffic panels
 # have data, the rules evaluate, the provoked alerts are pending).
 #
-# Usage: scripts/prometheus-check.sh [--pictures]
+# Usage: scripts/prometheus-check.sh [--pictures | --rules-only]
+#   --rules-only  only `promtool check rules` and `promtool test rules`
+#               (scripts/deploy-check.sh)
 #   --pictures  a longer run (PICTURES_SECONDS, default 90) of what a healthy
 #               node sees, drawn into docs/images/dashboard-*.png
 #               (matplotlib pip-installed into a venv in the temp dir; set
@@ -21,25 +23,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib-demo-server.sh
+source scripts/lib-apt.sh
 t0=$(date +%s)
 PICTURES=""
+RULES_ONLY=""
 [[ "${1:-}" == "--pictures" ]] && PICTURES=1
+[[ "${1:-}" == "--rules-only" ]] && RULES_ONLY=1
 
-if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1; then
-  # Installed, the package would start its own server on every interface:
-  # keep invoke-rc.d from starting it (as container images do).
-  made_policy=""
-  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
-    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && made_policy=1
-  fi
-  install_prometheus() { DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus >/dev/null; }
-  install_prometheus || { apt-get update -q >/dev/null && install_prometheus; }
-  [[ -n "$made_policy" ]] && rm -f /usr/sbin/policy-rc.d
-fi
+apt_ensure prometheus prometheus promtool prometheus
 prometheus --version 2>&1 | head -n 1
 
 promtool check rules deploy/prometheus/mds-alerts.yml
 promtool test rules deploy/prometheus/mds-alerts.test.yml
+[[ -n "$RULES_ONLY" ]] && exit 0
 
 if [[ -n "${MDS_BIN:-}" ]]; then
   BIN=$MDS_BIN

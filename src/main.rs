@@ -17,6 +17,7 @@ use clap::Parser;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    mds_node::metrics::set_build_commit(env!("MDS_BUILD_COMMIT"));
     let args = cli::Cli::parse();
     cli::init_logging(&args);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {

@@ -410,6 +410,11 @@ async fn metrics_count_requests_decisions_and_store_errors_without_key_material(
     );
     assert_eq!(series(&text, "mds_store_errors_total"), 1);
     assert_eq!(
+        series(&text, "mds_tier_requests_total{tier=\"pro\"}"),
+        5,
+        "the key's requests by its tier; not the 401 (no key, no tier)"
+    );
+    assert_eq!(
         series(&text, "mds_key_cache_hits_total"),
         4,
         "3 + the 400 + the news request, the first of them looked up in the store"
@@ -577,4 +582,37 @@ async fn a_revocation_does_not_wait_for_a_catalog_being_built() {
     let during: serde_json::Value =
         app.client.get(format!("{}/readyz", app.base)).send().await.unwrap().json().await.unwrap();
     assert_eq!(during["companies"], before["companies"], "the new catalog was still being built");
+}
+
+#[tokio::test]
+async fn store_up_follows_a_probe_of_the_store_without_traffic() {
+    let mut config = test_config();
+    config.node.store_probe_interval = Duration::from_millis(100);
+    let (app, f) = spawn_faulty(config).await;
+    // Only /metrics is asked for, which reads no store: the probe alone
+    // moves the gauge.
+    let until = |want: u64| {
+        let app = &app;
+        async move {
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            loop {
+                let up = app.metric("mds_store_up").await;
+                if up == want {
+                    return;
+                }
+                assert!(std::time::Instant::now() < deadline, "mds_store_up stayed {up}, not {want}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    assert_eq!(app.metric("mds_store_up").await, 1);
+    f.set(Fault::Unreachable);
+    until(0).await;
+    f.set(Fault::None);
+    until(1).await;
+    // A store that answers, but later than 1 s, is down too.
+    f.set(Fault::Slow);
+    until(0).await;
+    f.set(Fault::None);
+    until(1).await;
 }

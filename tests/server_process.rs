@@ -202,3 +202,57 @@ async fn a_key_made_by_another_process_works_on_a_running_server_at_once() {
     }
     assert!(server.sigterm().success());
 }
+
+/// The value of the series `name` in the Prometheus text `text`, whatever
+/// its type.
+fn value(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|v| v.strip_prefix(' ')))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no series {name} in\n{text}"))
+}
+
+#[tokio::test]
+async fn metrics_say_the_build_the_process_and_failed_mirror_pushes() {
+    let Some(redis) = mds_testkit::redis::RedisServer::start() else {
+        println!("skipped: cannot start redis-server");
+        return;
+    };
+    let (dir, key) = store_with_key("pro");
+    let server = start(&dir, &["serve", "--redis", &redis.url()]);
+    let client = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(10)).build().unwrap();
+    let metrics =
+        || async { client.get(format!("http://{}/metrics", server.addr)).send().await.unwrap().text().await.unwrap() };
+    burst(&client, &format!("http://{}", server.addr), &key, 20).await;
+    let text = metrics().await;
+    // The commit this binary was built from, as git says (build.rs).
+    let commit = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map_or("unknown".to_owned(), |o| String::from_utf8(o.stdout).unwrap().trim().to_owned());
+    let info = format!("mds_build_info{{version=\"{}\",commit=\"{commit}\"}}", env!("CARGO_PKG_VERSION"));
+    assert_eq!(value(&text, &info), 1.0);
+    // The process, from /proc/self: a node holds the demo catalog (MiBs),
+    // its listener, store and Redis connections, and has used some CPU.
+    let rss = value(&text, "process_resident_memory_bytes");
+    assert!(rss > 16e6 && rss < 16e9, "{rss}");
+    let fds = value(&text, "process_open_fds");
+    assert!((5.0..10_000.0).contains(&fds), "{fds}");
+    assert!(value(&text, "process_cpu_seconds_total") > 0.0);
+    assert_eq!(value(&text, "mds_usage_mirror_push_failures_total"), 0.0);
+    // Redis stalled: every mirror push (every 50 ms) fails at its 1 s
+    // timeout, counted.
+    redis.signal("STOP");
+    tokio::time::sleep(Duration::from_millis(3_500)).await;
+    let failed = value(&metrics().await, "mds_usage_mirror_push_failures_total");
+    redis.signal("CONT");
+    assert!(failed >= 2.0, "{failed} failed pushes in 3.5 s of a stalled Redis");
+    // Resumed: the pushes go through again and the count stops.
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let settled = value(&metrics().await, "mds_usage_mirror_push_failures_total");
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    assert_eq!(value(&metrics().await, "mds_usage_mirror_push_failures_total"), settled);
+}

@@ -17,6 +17,9 @@ pub struct NodeConfig {
     pub reload_interval: Duration,
     /// How often counted requests are written to the store.
     pub flush_interval: Duration,
+    /// How often the node pings the store for `mds_store_up`
+    /// ([`crate::health::spawn_store_probe`]).
+    pub store_probe_interval: Duration,
     /// The most bytes of company pages a node keeps per catalog version, to
     /// serve a query again without making its page ([`crate::pages`]), and
     /// of news list pages per news generation ([`crate::news_list`]);
@@ -49,6 +52,7 @@ impl Default for NodeConfig {
         NodeConfig {
             reload_interval: Duration::from_millis(250),
             flush_interval: Duration::from_secs(1),
+            store_probe_interval: Duration::from_secs(5),
             page_cache_bytes: 8 << 20,
             limits: true,
             clock: Arc::new(SystemClock),

@@ -1,10 +1,15 @@
 //! What a node says of itself: whether it is ready to serve
-//! ([`Node::readiness`], `GET /readyz`) and its metrics in the Prometheus
-//! text format ([`Node::metrics_text`], `GET /metrics`).
+//! ([`Node::readiness`], `GET /readyz`), its metrics in the Prometheus
+//! text format ([`Node::metrics_text`], `GET /metrics`), and the task that
+//! probes the store for `mds_store_up` ([`spawn_store_probe`]).
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::task::JoinHandle;
+
 use crate::node::Node;
+use crate::process::ProcessStats;
 
 /// Why a node is not ready.
 #[derive(Debug, thiserror::Error)]
@@ -42,11 +47,20 @@ impl Node {
         }
     }
 
-    /// The node's metrics in the Prometheus text format, with the shared
-    /// limiter's counters when limits are shared through Redis.
+    /// Whether the store answers a ping within [`Node::READY_WITHIN`].
+    pub async fn store_answers(&self) -> bool {
+        matches!(tokio::time::timeout(Self::READY_WITHIN, self.store().ping()).await, Ok(Ok(())))
+    }
+
+    /// The node's metrics in the Prometheus text format, with the
+    /// process's ([`crate::process`]) and the shared limiter's counters
+    /// when limits are shared through Redis.
     pub fn metrics_text(&self) -> String {
         let degraded = self.shared().is_some_and(|s| s.is_degraded());
         let mut body = self.metrics().render(self.backlog(), degraded);
+        if let Some(p) = ProcessStats::read() {
+            p.render(&mut body);
+        }
         let hub = self.events();
         body.push_str(&format!(
             "# HELP mds_event_streams_open Event streams (GET /v1/events/stream) open on this node.\n\
@@ -79,6 +93,11 @@ impl Node {
                     s.taken_over,
                 ),
                 (
+                    "mds_usage_mirror_push_failures_total",
+                    "Pushes of the usage mirror to Redis that failed (retried at the next tick, every 50 ms).",
+                    s.mirror_push_failures,
+                ),
+                (
                     "mds_local_admitted_total",
                     "Requests admitted by this node alone while Redis was unreachable.",
                     s.local_admitted,
@@ -89,4 +108,29 @@ impl Node {
         }
         body
     }
+}
+
+/// Spawns the task that pings the store every
+/// [`crate::config::NodeConfig::store_probe_interval`] and sets
+/// `mds_store_up` to whether it answered within [`Node::READY_WITHIN`],
+/// whatever the traffic; a change is logged once (WARN down, INFO up).
+pub fn spawn_store_probe(node: Arc<Node>) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(node.config().store_probe_interval);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut up = true;
+        loop {
+            tick.tick().await;
+            let now = node.store_answers().await;
+            if now != up {
+                if now {
+                    tracing::info!("store probe: the store answers again");
+                } else {
+                    tracing::warn!("store probe: the store did not answer within 1 s (mds_store_up 0)");
+                }
+                up = now;
+            }
+            node.metrics().set_store_up(now);
+        }
+    })
 }

@@ -22,7 +22,8 @@
 //!   and the cache of served ones), [`usage`] (the usage reports of a key,
 //!   monthly and daily; what `/v1/usage` keeps of the store in
 //!   [`usage_cache`], a [`followed`] map as the article cache is),
-//!   [`health`] (readiness, the metrics text); why one cannot answer:
+//!   [`health`] (readiness, the metrics text, the store probe) with
+//!   [`process`] (the process's metrics); why one cannot answer:
 //!   [`error::ReadError`].
 //! - [`reload`], [`flush`] and [`leases`]: the background tasks that
 //!   follow the store, write counted requests to it (and fsync the usage
@@ -67,6 +68,7 @@ pub mod news_list;
 pub mod news_load;
 pub mod node;
 pub mod pages;
+pub mod process;
 pub mod reload;
 pub mod tagged;
 pub mod tasks;

@@ -11,8 +11,23 @@
 //! label.
 
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
+
+/// The version of this build, `mds_build_info{version}`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The commit this process was built from ([`set_build_commit`]).
+static COMMIT: OnceLock<&'static str> = OnceLock::new();
+
+/// Sets the commit `mds_build_info{commit}` shows, once per process (the
+/// binary does, from its build script); a value that is not a hex commit
+/// id is shown as `unknown`, as is a process that never sets it.
+pub fn set_build_commit(commit: &'static str) {
+    let hex = !commit.is_empty() && commit.len() <= 40 && commit.bytes().all(|b| b.is_ascii_hexdigit());
+    let _ = COMMIT.set(if hex { commit } else { "unknown" });
+}
 
 /// Status codes with their own series; the rest are counted under `other`.
 const STATUSES: &[u16] = &[200, 304, 400, 401, 404, 405, 429, 500, 503];
@@ -36,6 +51,16 @@ pub enum Verdict {
 }
 
 const VERDICTS: &[&str] = &["admitted", "rate_limited", "quota_exceeded"];
+
+/// Tiers with a series of their own in `mds_tier_requests_total`: the
+/// first this many a node sees. Tiers are data (operators make them), so
+/// the label set is capped; the requests of any further tier are counted
+/// under [`OTHER_TIERS`].
+pub const TIER_LABELS: usize = 16;
+
+/// The `tier` label of the requests of tiers beyond [`TIER_LABELS`] (no
+/// tier name can start with `_`).
+pub const OTHER_TIERS: &str = "_other";
 
 /// Background-task and store events; each is counted under the row of
 /// `EVENTS` at its position.
@@ -143,6 +168,8 @@ struct Counters {
     latency_sum_us: Box<[AtomicU64]>,
     decisions: [AtomicU64; 3],
     events: [AtomicU64; EVENTS.len()],
+    /// By the slot of `Metrics::tiers`, then [`OTHER_TIERS`].
+    tiers: [AtomicU64; TIER_LABELS + 1],
 }
 
 impl Counters {
@@ -153,6 +180,7 @@ impl Counters {
             latency_sum_us: (0..routes).map(|_| AtomicU64::new(0)).collect(),
             decisions: std::array::from_fn(|_| AtomicU64::new(0)),
             events: std::array::from_fn(|_| AtomicU64::new(0)),
+            tiers: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 }
@@ -165,6 +193,10 @@ pub struct Metrics {
     last_flush_ms: AtomicI64,
     connections: AtomicI64,
     webhooks_pending: AtomicI64,
+    store_up: AtomicBool,
+    /// The tier names of the `tier` label, each slot taken once, in the
+    /// order the node first saw them.
+    tiers: [OnceLock<Box<str>>; TIER_LABELS],
 }
 
 impl Metrics {
@@ -178,6 +210,9 @@ impl Metrics {
             last_flush_ms: AtomicI64::new(chrono::Utc::now().timestamp_millis()),
             connections: AtomicI64::new(0),
             webhooks_pending: AtomicI64::new(0),
+            // A node is made after loading from the store: it answered.
+            store_up: AtomicBool::new(true),
+            tiers: std::array::from_fn(|_| OnceLock::new()),
         }
     }
 }
@@ -213,6 +248,14 @@ impl Metrics {
         self.shard().decisions[d as usize].fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Records a request of a key on `tier` (the tier enforced), under the
+    /// tier's own label while there are fewer than [`TIER_LABELS`] of
+    /// them, else under [`OTHER_TIERS`].
+    pub fn tier_request(&self, tier: &str) {
+        let slot = self.tiers.iter().position(|t| &**t.get_or_init(|| tier.into()) == tier).unwrap_or(TIER_LABELS);
+        self.shard().tiers[slot].fetch_add(1, Ordering::Relaxed);
+    }
+
     /// A client connection opened.
     pub fn connection_opened(&self) {
         self.connections.fetch_add(1, Ordering::Relaxed);
@@ -227,6 +270,12 @@ impl Metrics {
     /// delivery task last counted).
     pub fn set_webhooks_pending(&self, n: u64) {
         self.webhooks_pending.store(i64::try_from(n).unwrap_or(i64::MAX), Ordering::Relaxed);
+    }
+
+    /// Sets whether the store answered the last probe
+    /// ([`crate::health`]'s probe task).
+    pub fn set_store_up(&self, up: bool) {
+        self.store_up.store(up, Ordering::Relaxed);
     }
 
     /// Records an event.
@@ -247,6 +296,18 @@ impl Metrics {
     /// without their shared backend.
     pub fn render(&self, backlog: u64, degraded: bool) -> String {
         let mut out = String::with_capacity(16 * 1024);
+        let _ = writeln!(
+            out,
+            "# HELP mds_build_info The version and commit of this node's build (always 1).\n\
+             # TYPE mds_build_info gauge\nmds_build_info{{version=\"{VERSION}\",commit=\"{}\"}} 1",
+            COMMIT.get().copied().unwrap_or("unknown")
+        );
+        let _ = writeln!(
+            out,
+            "# HELP mds_store_up 1 while the store answered the node's last probe (every few seconds), else 0.\n\
+             # TYPE mds_store_up gauge\nmds_store_up {}",
+            u8::from(self.store_up.load(Ordering::Relaxed))
+        );
         out.push_str("# HELP mds_http_requests_total Requests answered, by route template and status.\n");
         out.push_str("# TYPE mds_http_requests_total counter\n");
         for (r, route) in self.routes.iter().enumerate() {
@@ -273,6 +334,15 @@ impl Metrics {
             let sum = self.sum(|c| &c.latency_sum_us[r]) as f64 / 1e6;
             let _ = writeln!(out, "mds_http_request_duration_seconds_sum{{route=\"{route}\"}} {sum}");
             let _ = writeln!(out, "mds_http_request_duration_seconds_count{{route=\"{route}\"}} {cumulative}");
+        }
+        out.push_str("# HELP mds_tier_requests_total Requests of keys by the tier enforced (the first 16 tiers seen; the rest under _other).\n");
+        out.push_str("# TYPE mds_tier_requests_total counter\n");
+        let named = self.tiers.iter().map_while(OnceLock::get).map(|t| &**t);
+        for (slot, tier) in named.enumerate().chain([(TIER_LABELS, OTHER_TIERS)]) {
+            let n = self.sum(|c| &c.tiers[slot]);
+            if n > 0 || slot < TIER_LABELS {
+                let _ = writeln!(out, "mds_tier_requests_total{{tier=\"{tier}\"}} {n}");
+            }
         }
         out.push_str("# HELP mds_limiter_decisions_total Admission decisions of the rate limiter and quota.\n");
         out.push_str("# TYPE mds_limiter_decisions_total counter\n");
@@ -335,5 +405,34 @@ mod tests {
         assert!(text.contains("mds_http_request_duration_seconds_bucket{route=\"/v1/companies\",le=\"+Inf\"} 3"));
         assert!(text.contains("mds_limiter_decisions_total{decision=\"rate_limited\"} 1"));
         assert!(text.contains("mds_usage_backlog_requests 5"));
+        assert!(text.contains("mds_store_up 1\n"));
+        m.set_store_up(false);
+        assert!(m.render(0, false).contains("mds_store_up 0\n"));
+    }
+
+    #[test]
+    fn tiers_get_labels_up_to_the_cap_and_the_rest_share_one() {
+        let m = Metrics::new(&["other"]);
+        assert!(!m.render(0, false).contains("mds_tier_requests_total{"), "no tier seen yet");
+        m.tier_request("pro");
+        m.tier_request("pro");
+        for i in 0..TIER_LABELS + 4 {
+            m.tier_request(&format!("t{i}"));
+        }
+        let text = m.render(0, false);
+        assert!(text.contains("mds_tier_requests_total{tier=\"pro\"} 2\n"), "{text}");
+        assert!(text.contains("mds_tier_requests_total{tier=\"t0\"} 1\n"));
+        assert!(text.contains(&format!("mds_tier_requests_total{{tier=\"t{}\"}} 1\n", TIER_LABELS - 2)));
+        assert!(!text.contains(&format!("tier=\"t{}\"", TIER_LABELS - 1)), "the 17th tier has no label");
+        assert!(text.contains("mds_tier_requests_total{tier=\"_other\"} 5\n"), "{text}");
+        assert_eq!(text.matches("mds_tier_requests_total{").count(), TIER_LABELS + 1);
+    }
+
+    #[test]
+    fn build_info_names_a_hex_commit_or_unknown() {
+        let m = Metrics::new(&["other"]);
+        set_build_commit("not a commit\"}");
+        let line = format!("mds_build_info{{version=\"{VERSION}\",commit=\"unknown\"}} 1\n");
+        assert!(m.render(0, false).contains(&line));
     }
 }

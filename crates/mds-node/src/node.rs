@@ -204,6 +204,7 @@ impl Node {
     /// and recorded in the daily ledger under its route). `None` when limits
     /// are off.
     pub async fn admit(&self, ctx: &KeyContext, charge: Charge) -> StoreResult<Option<Decision>> {
+        self.metrics.tier_request(ctx.tier.name.as_str());
         if !self.config.limits {
             return Ok(None);
         }

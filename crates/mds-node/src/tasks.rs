@@ -1,6 +1,7 @@
 //! The node's background tasks ([`crate::reload`] of keys and of the
 //! catalog, [`crate::flush`] with the spill's fsync and the usage mirror,
-//! [`crate::leases`], the event feed of [`crate::events`]), started
+//! [`crate::leases`], the event feed of [`crate::events`], the store probe
+//! of [`crate::health`]), started
 //! together and watched: a task that panics or ends by itself leaves the
 //! node not ready ([`Node::stopped_task`]), logged and counted, rather than
 //! serving stale keys or holding counts it no longer writes.
@@ -12,7 +13,7 @@ use tokio::task::{AbortHandle, JoinHandle};
 use crate::metrics::Event;
 use crate::node::Node;
 use crate::reload::View;
-use crate::{events, flush, leases, reload, webhooks};
+use crate::{events, flush, health, leases, reload, webhooks};
 
 /// The running tasks; [`Background::stop`] ends them.
 pub struct Background {
@@ -32,6 +33,7 @@ impl Background {
             ("lease sweep", leases::spawn(node.clone())),
             ("event feed", events::spawn_feed(node.clone())),
             ("webhook delivery", webhooks::worker::spawn(node.clone())),
+            ("store probe", health::spawn_store_probe(node.clone())),
         ]
         .into_iter()
         .map(|(name, task)| {

@@ -133,8 +133,18 @@ impl SharedLimiter {
 
     /// Pushes `push` to this node's mirror; when the mirror was taken
     /// over (this node was stalled), takes the taken counts out of its
-    /// batches ([`crate::Meter::reconcile`]) and starts a new mirror.
+    /// batches ([`crate::Meter::reconcile`]) and starts a new mirror. A
+    /// failure is counted (`mds_usage_mirror_push_failures_total`).
     pub(super) async fn push(&self, push: Push) -> Result<(), RedisError> {
+        let pushed = self.push_once(push).await;
+        if pushed.is_err() {
+            self.counters.bump(Count::MirrorPushFailures);
+        }
+        pushed
+    }
+
+    /// [`Self::push`], once.
+    async fn push_once(&self, push: Push) -> Result<(), RedisError> {
         let meter = self.local.meter();
         let id = meter.mirror_id();
         let mut conn = self.connection().await?;

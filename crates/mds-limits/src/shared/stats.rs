@@ -34,6 +34,8 @@ pub struct SharedStats {
     /// Counted requests this node gave the store from the usage mirrors of
     /// nodes that stopped pushing them (took over).
     pub taken_over: u64,
+    /// Pushes of this node's usage mirror that failed.
+    pub mirror_push_failures: u64,
 }
 
 /// What a [`SharedLimiter`] counts, one of each [`SharedStats`] field.
@@ -50,11 +52,12 @@ pub(super) enum Count {
     Fallbacks,
     Reclaimed,
     TakenOver,
+    MirrorPushFailures,
 }
 
 /// The counts a [`SharedLimiter`] keeps as it decides, by [`Count`].
 #[derive(Debug, Default)]
-pub(super) struct Counters([AtomicU64; 11]);
+pub(super) struct Counters([AtomicU64; 12]);
 
 impl Counters {
     /// Adds `n` to `c`.
@@ -89,6 +92,7 @@ impl SharedLimiter {
             fallbacks: c.get(Count::Fallbacks),
             reclaimed: c.get(Count::Reclaimed),
             taken_over: c.get(Count::TakenOver),
+            mirror_push_failures: c.get(Count::MirrorPushFailures),
         }
     }
 }
