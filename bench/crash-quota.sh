@@ -9,7 +9,9 @@
 # a_node_dying_near_the_quota_under_many_clients_admits_no_more; rounds
 # alternate clients as fast as they go and paced at ~250 requests/s).
 #
-# Usage: bench/crash-quota.sh [ROUNDS=10]
+# Usage: [MDS_TEST_CLUSTER_NODES=1] bench/crash-quota.sh [ROUNDS=10]
+# (MDS_TEST_CLUSTER_NODES=1: the nodes told there is one, as an operator
+# who left MDS_NODES out runs them: larger leases, the same bounds.)
 # Runs the test against a release build of this tree (MDS_BIN=path/to/mds
 # for another binary). Needs MDS_TEST_POSTGRES_URL (default
 # postgres://postgres@127.0.0.1:5432/test) and redis-server.
