@@ -72,6 +72,21 @@ impl Receiver {
         Receiver { url: format!("http://{addr}/hook"), shared }
     }
 
+    /// A receiver that takes every request and never answers (until the
+    /// node's timeout gives up on it).
+    async fn hanging() -> Receiver {
+        let shared = Arc::new(Shared::default());
+        async fn handle(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> StatusCode {
+            s.hits.lock().unwrap().push(Hit { headers, body });
+            std::future::pending().await
+        }
+        let app = axum::Router::new().route("/hook", axum::routing::post(handle)).with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        Receiver { url: format!("http://{addr}/hook"), shared }
+    }
+
     fn hits(&self) -> Vec<Hit> {
         self.shared.hits.lock().unwrap().clone()
     }
@@ -303,6 +318,55 @@ async fn an_import_is_delivered_signed_within_two_seconds() {
     changed.excerpt = Some("new".into());
     app.store.upsert_articles(&[changed]).await.unwrap();
     rx.stays_at(1, Duration::from_millis(500)).await;
+    app.stop().await;
+}
+
+/// Contract 11.5: a receiver that hangs until the timeout (10 s) delays
+/// no other endpoint: the others' next events and a retry come due while
+/// it hangs, and each starts within 2 s.
+#[tokio::test]
+async fn a_hanging_receiver_delays_no_other_endpoint() {
+    let clock = Arc::new(ManualClock::new(Utc::now()));
+    let app = serve(clock.clone()).await;
+    let hang = Receiver::hanging().await;
+    let healthy = [Receiver::start(&[]).await, Receiver::start(&[]).await, Receiver::start(&[]).await];
+    let failing = Receiver::start(&[500]).await;
+    let mut ids = Vec::new();
+    for rx in [&hang, &failing].into_iter().chain(&healthy) {
+        ids.push(create(&app, json!({"url": rx.url, "types": ["article.published"]})).await["id"].clone());
+    }
+    publish(&app, &["hang-one"]).await;
+    hang.wait_for(1).await;
+    failing.wait_for(1).await;
+    for rx in &healthy {
+        rx.wait_for(1).await;
+    }
+    // The hanging attempt is in flight; the next event for the others.
+    let started = Instant::now();
+    publish(&app, &["hang-two"]).await;
+    for rx in &healthy {
+        rx.wait_for(2).await;
+    }
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(2), "the healthy endpoints' next event after {took:?}");
+    // The failed one's retry comes due (5 s on the node's clock, once its
+    // attempt is recorded).
+    let attempts = format!("/v1/webhooks/{}/attempts", ids[1].as_str().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let shown: Value = send(&app, reqwest::Method::GET, &attempts, &app.key, None).await.json().await.unwrap();
+        if !shown["data"].as_array().unwrap().is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the failed attempt is recorded");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    clock.advance(chrono::Duration::seconds(6));
+    let due = Instant::now();
+    failing.wait_for(2).await;
+    let took = due.elapsed();
+    assert!(took < Duration::from_secs(2), "the retry after {took:?}");
+    assert_eq!(hang.hits().len(), 1, "one in flight at the hanging endpoint");
     app.stop().await;
 }
 
