@@ -201,6 +201,21 @@ async fn a_key_holds_two_streams_and_a_revoked_keys_streams_close() {
     assert!(t0.elapsed() < Duration::from_millis(1500), "within a second: {:?}", t0.elapsed());
 }
 
+/// Contract 11.5: a stream refused with `429 too_many_streams` is not
+/// counted (section 3: a `429` never is); the two opened are.
+#[tokio::test]
+async fn a_refused_stream_is_not_counted() {
+    let app = spawn().await;
+    let key = new_key(&*app.store, "acme", "pro", Environment::Live).await;
+    let _one = Sse::open(&app, "/v1/events/stream", &key, &[]).await;
+    let _two = Sse::open(&app, "/v1/events/stream", &key, &[]).await;
+    for _ in 0..3 {
+        assert_problem(app.get_with_key("/v1/events/stream", &key).await, 429, "too_many_streams").await;
+    }
+    let usage: Value = app.get_with_key("/v1/usage", &key).await.json().await.unwrap();
+    assert_eq!(usage["current_month"]["requests"], 2, "{usage}");
+}
+
 /// The node's `mds_event_streams_open`.
 async fn open_streams(app: &TestApp) -> u64 {
     let text = app.client.get(format!("{}/metrics", app.base)).send().await.unwrap().text().await.unwrap();
