@@ -290,11 +290,73 @@ async fn creation_refuses_what_ssrf_rules_forbid() {
         "https://169.254.169.254/latest/meta-data",
         "https://192.168.0.10/",
         "https://[::ffff:127.0.0.1]/",
+        // Contract 11.5: by name (RFC 6761), and IPv6 that embeds IPv4.
+        "https://localhost/",
+        "https://foo.localhost/",
+        "https://LOCALHOST./",
+        "https://[64:ff9b::7f00:1]/",
+        "https://[2002:7f00:1::]/",
     ] {
         let r = send(&app, reqwest::Method::POST, "/v1/webhooks", &app.key, Some(json!({"url": url}))).await;
         assert_eq!(assert_problem(r, 400, "invalid_field").await["param"], "url", "{url}");
     }
-    create(&app, json!({"url": "https://hooks.example.com/ok"})).await;
+    // A name that resolves (here, through the system's resolver) only to
+    // refused addresses: this machine's own name, when its hosts file
+    // gives it a loopback address (Debian's 127.0.1.1, or 127.0.0.1).
+    let host = String::from_utf8(std::process::Command::new("hostname").output().unwrap().stdout).unwrap();
+    let host = host.trim();
+    let ips: Vec<std::net::IpAddr> = tokio::net::lookup_host((host, 0)).await.unwrap().map(|a| a.ip()).collect();
+    let url = format!("https://{host}/hook");
+    let r = send(&app, reqwest::Method::POST, "/v1/webhooks", &app.key, Some(json!({"url": url}))).await;
+    if ips.iter().all(|ip| ip.is_loopback()) {
+        assert_eq!(assert_problem(r, 400, "invalid_field").await["param"], "url", "{url} resolves to {ips:?}");
+    } else {
+        eprintln!("{host} resolves to {ips:?}, not only loopback: the resolve rule is left to ssrf.rs's unit test");
+    }
+    // A name that does not resolve (yet) is accepted.
+    let made = create(&app, json!({"url": "https://hooks.example.com/ok"})).await;
+    // At every change of url too.
+    let path = format!("/v1/webhooks/{}", made["id"].as_str().unwrap());
+    for url in ["https://localhost/", "https://[2002:7f00:1::]/"] {
+        let r = send(&app, reqwest::Method::PATCH, &path, &app.key, Some(json!({"url": url}))).await;
+        assert_eq!(assert_problem(r, 400, "invalid_field").await["param"], "url", "{url}");
+    }
+    app.stop().await;
+}
+
+/// Contract 11.5: in webhook bodies a `null` where a value is required is
+/// refused (not taken as absent); string limits count characters.
+#[tokio::test]
+async fn nulls_are_refused_and_limits_count_characters() {
+    let app = spawn().await;
+    let r = send(&app, reqwest::Method::POST, "/v1/webhooks", &app.key, Some(json!({"url": null}))).await;
+    assert_eq!(assert_problem(r, 400, "invalid_field").await["param"], "url");
+    let made = create(&app, json!({"url": "https://hooks.example.com/n", "types": ["article.published"]})).await;
+    let path = format!("/v1/webhooks/{}", made["id"].as_str().unwrap());
+    for field in ["url", "types", "isins", "tickers", "tags", "status"] {
+        let r = send(&app, reqwest::Method::PATCH, &path, &app.key, Some(json!({ field: null }))).await;
+        assert_eq!(assert_problem(r, 400, "invalid_field").await["param"], field, "{field}: null");
+    }
+    let rotate = format!("{path}/rotate-secret");
+    let r = send(&app, reqwest::Method::POST, &rotate, &app.key, Some(json!({"expires_in": null}))).await;
+    assert_eq!(assert_problem(r, 400, "invalid_field").await["param"], "expires_in");
+    let shown: Value = send(&app, reqwest::Method::GET, &path, &app.key, None).await.json().await.unwrap();
+    assert_eq!(
+        (shown["url"].as_str(), shown["types"].clone()),
+        (Some("https://hooks.example.com/n"), json!(["article.published"]))
+    );
+    // 200 characters of two bytes each are within the limit; 201 are not.
+    let tag = "é".repeat(200);
+    let r = send(&app, reqwest::Method::PATCH, &path, &app.key, Some(json!({"tags": [tag], "tickers": [tag]}))).await;
+    assert_eq!(r.status(), 200);
+    for field in ["tags", "tickers"] {
+        let long = "é".repeat(201);
+        let r = send(&app, reqwest::Method::PATCH, &path, &app.key, Some(json!({ field: [long] }))).await;
+        assert_eq!(assert_problem(r, 400, "invalid_field").await["param"], field);
+    }
+    // A description may be null: that removes it.
+    let r = send(&app, reqwest::Method::PATCH, &path, &app.key, Some(json!({"description": null}))).await;
+    assert_eq!(r.status(), 200);
     app.stop().await;
 }
 
