@@ -201,6 +201,25 @@ async fn a_key_holds_two_streams_and_a_revoked_keys_streams_close() {
     assert!(t0.elapsed() < Duration::from_millis(1500), "within a second: {:?}", t0.elapsed());
 }
 
+/// Contract 11.5: the log is revalidated on every use (its tail changes
+/// every second), and a `304` for an unchanged page stays free.
+#[tokio::test]
+async fn the_log_is_revalidated_and_its_304_is_free() {
+    let app = spawn().await;
+    let key = new_key(&*app.store, "acme", "pro", Environment::Live).await;
+    app.store.upsert_articles(&[bare_article("cached-one", "Cached")]).await.unwrap();
+    let first = app.get_with_key("/v1/events", &key).await;
+    assert_eq!(first.status(), 200);
+    assert_eq!(first.headers()["cache-control"], "private, no-cache");
+    let etag = first.headers()["etag"].to_str().unwrap().to_owned();
+    let again = app.client.get(format!("{}/v1/events", app.base)).bearer_auth(&key).header("if-none-match", &etag);
+    let again = again.send().await.unwrap();
+    assert_eq!(again.status(), 304);
+    assert_eq!(again.headers()["cache-control"], "private, no-cache");
+    let usage: Value = app.get_with_key("/v1/usage", &key).await.json().await.unwrap();
+    assert_eq!(usage["current_month"]["requests"], 1, "{usage}");
+}
+
 /// Contract 11.5: a stream refused with `429 too_many_streams` is not
 /// counted (section 3: a `429` never is); the two opened are.
 #[tokio::test]
