@@ -170,6 +170,9 @@ async fn deliveries(node: Arc<Node>, stores: Stores) {
     let mut runs = Runs::default();
     let mut counted: Option<Instant> = None;
     loop {
+        // Runs that ended are forgotten before a claim may take their
+        // endpoints again.
+        runs.reap();
         let free = places.available_permits().min(CLAIM);
         // Whether more may be due than this claim took.
         let mut backlog = false;
@@ -188,7 +191,7 @@ async fn deliveries(node: Arc<Node>, stores: Stores) {
         if backlog && places.available_permits() > 0 {
             continue;
         }
-        if runs.is_empty() && counted.is_none_or(|c| c.elapsed() >= config.poll_interval) {
+        if !backlog && counted.is_none_or(|c| c.elapsed() >= config.poll_interval) {
             counted = Some(Instant::now());
             match stores.call(|s| async move { s.webhooks_pending().await }).await {
                 Ok(n) => node.metrics().set_webhooks_pending(n),
@@ -254,7 +257,21 @@ impl Runs {
     /// Waits for a run to end: whether its endpoint may have more to send
     /// now.
     async fn next(&mut self) -> bool {
-        let Some(done) = self.tasks.join_next_with_id().await else { return false };
+        match self.tasks.join_next_with_id().await {
+            Some(done) => self.ended(done),
+            None => false,
+        }
+    }
+
+    /// Takes the runs that have ended, without waiting.
+    fn reap(&mut self) {
+        while let Some(done) = self.tasks.try_join_next_with_id() {
+            self.ended(done);
+        }
+    }
+
+    /// Forgets a run that ended: whether its endpoint may have more to send.
+    fn ended(&mut self, done: Result<(tokio::task::Id, bool), tokio::task::JoinError>) -> bool {
         match done {
             Ok((id, more)) => {
                 self.endpoints.remove(&id);
