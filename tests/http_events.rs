@@ -425,7 +425,13 @@ async fn a_stalled_stream_holds_at_most_64_kib_then_catches_up_whole() {
     conn.write_all(request.as_bytes()).await.unwrap();
     let mut seen = Vec::new();
     read_until(&mut conn, &mut seen, b"HTTP/1.1 200").await;
-    // Not reading: what the node holds for it stays within 64 KiB.
+    // Not reading: what the node holds for it fills up (the sockets'
+    // buffers hold far less than the log), then stays within 64 KiB.
+    let filled = Instant::now() + Duration::from_secs(10);
+    while metric(&app, "mds_event_stream_pending_bytes").await == 0 {
+        assert!(Instant::now() < filled, "the stream holds frames for its reader");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     tokio::time::sleep(Duration::from_secs(1)).await;
     for _ in 0..5 {
         let pending = metric(&app, "mds_event_stream_pending_bytes").await;
