@@ -1051,3 +1051,58 @@ async fn mds_events_tail_and_listen_forward_signed_events() {
     let other = mds_domain::webhook::new_secret();
     assert!(mds_client::verify_webhook(&other, &headers, &body).is_err());
 }
+
+/// The node's `mds_event_streams_open`.
+async fn open_streams(app: &TestApp) -> u64 {
+    let text = app.client.get(format!("{}/metrics", app.base)).send().await.unwrap().text().await.unwrap();
+    text.lines().find_map(|l| l.strip_prefix("mds_event_streams_open ")).unwrap().parse().unwrap()
+}
+
+/// Contract 11.5: `mds events listen` waits for a free stream place while
+/// the key's two are taken (saying why on stderr) instead of exiting, and
+/// a forward that fails prints its cause.
+#[tokio::test]
+async fn mds_events_listen_waits_for_a_stream_place_and_says_why_a_forward_failed() {
+    use tokio::io::AsyncBufReadExt as _;
+    let app = spawn().await;
+    let open = || app.client.get(format!("{}/v1/events/stream", app.base)).bearer_auth(&app.key).send();
+    let one = open().await.unwrap();
+    let _two = open().await.unwrap();
+    assert_eq!((one.status().as_u16(), _two.status().as_u16()), (200, 200));
+    // Nothing listens on port 1: every forward is refused.
+    let mut listen = tokio::process::Command::new(env!("CARGO_BIN_EXE_mds"))
+        .args(["events", "listen", "--forward-to", "http://127.0.0.1:1/hook"])
+        .env("MDS_API_KEY", &app.key)
+        .env("MDS_BASE_URL", &app.base)
+        .env("NO_PROXY", "*")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stderr = tokio::io::BufReader::new(listen.stderr.take().unwrap()).lines();
+    let waiting = async {
+        while let Some(line) = stderr.next_line().await.unwrap() {
+            if line.starts_with("Waiting for a free stream place") {
+                return line;
+            }
+        }
+        panic!("listen ended without waiting");
+    };
+    let line = tokio::time::timeout(Duration::from_secs(10), waiting).await.expect("listen says it waits");
+    assert!(line.contains("too_many_streams"), "{line}");
+    // A place comes free: listen takes it.
+    drop(one);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while open_streams(&app).await != 2 || listen.try_wait().unwrap().is_some() {
+        assert!(Instant::now() < deadline, "listen took the free place");
+        assert!(listen.try_wait().unwrap().is_none(), "listen exited");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    app.store.upsert_articles(&[mds_testkit::fixtures::bare_article("listen-one", "One")]).await.unwrap();
+    let mut stdout = tokio::io::BufReader::new(listen.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(Duration::from_secs(10), stdout.next_line()).await.unwrap().unwrap().unwrap();
+    assert!(line.contains("article.published -> error: "), "{line}");
+    assert!(line.contains("Connection refused"), "the cause is printed: {line}");
+}

@@ -201,6 +201,40 @@ async fn a_key_holds_two_streams_and_a_revoked_keys_streams_close() {
     assert!(t0.elapsed() < Duration::from_millis(1500), "within a second: {:?}", t0.elapsed());
 }
 
+/// Contract 11.5: the log is revalidated on every use (its tail changes
+/// every second), and a `304` for an unchanged page stays free.
+#[tokio::test]
+async fn the_log_is_revalidated_and_its_304_is_free() {
+    let app = spawn().await;
+    let key = new_key(&*app.store, "acme", "pro", Environment::Live).await;
+    app.store.upsert_articles(&[bare_article("cached-one", "Cached")]).await.unwrap();
+    let first = app.get_with_key("/v1/events", &key).await;
+    assert_eq!(first.status(), 200);
+    assert_eq!(first.headers()["cache-control"], "private, no-cache");
+    let etag = first.headers()["etag"].to_str().unwrap().to_owned();
+    let again = app.client.get(format!("{}/v1/events", app.base)).bearer_auth(&key).header("if-none-match", &etag);
+    let again = again.send().await.unwrap();
+    assert_eq!(again.status(), 304);
+    assert_eq!(again.headers()["cache-control"], "private, no-cache");
+    let usage: Value = app.get_with_key("/v1/usage", &key).await.json().await.unwrap();
+    assert_eq!(usage["current_month"]["requests"], 1, "{usage}");
+}
+
+/// Contract 11.5: a stream refused with `429 too_many_streams` is not
+/// counted (section 3: a `429` never is); the two opened are.
+#[tokio::test]
+async fn a_refused_stream_is_not_counted() {
+    let app = spawn().await;
+    let key = new_key(&*app.store, "acme", "pro", Environment::Live).await;
+    let _one = Sse::open(&app, "/v1/events/stream", &key, &[]).await;
+    let _two = Sse::open(&app, "/v1/events/stream", &key, &[]).await;
+    for _ in 0..3 {
+        assert_problem(app.get_with_key("/v1/events/stream", &key).await, 429, "too_many_streams").await;
+    }
+    let usage: Value = app.get_with_key("/v1/usage", &key).await.json().await.unwrap();
+    assert_eq!(usage["current_month"]["requests"], 2, "{usage}");
+}
+
 /// The node's `mds_event_streams_open`.
 async fn open_streams(app: &TestApp) -> u64 {
     let text = app.client.get(format!("{}/metrics", app.base)).send().await.unwrap().text().await.unwrap();
@@ -348,4 +382,82 @@ async fn a_stream_is_served_on_a_connection_of_its_own_and_a_split_head_still_wo
     let mut rest = Vec::new();
     whole.read_to_end(&mut rest).await.unwrap();
     assert!(rest.is_empty(), "nothing after the last chunk");
+}
+
+/// The value of the node's series `name` (a gauge or a counter).
+async fn metric(app: &TestApp, name: &str) -> u64 {
+    let text = app.client.get(format!("{}/metrics", app.base)).send().await.unwrap().text().await.unwrap();
+    let prefix = format!("{name} ");
+    text.lines().find_map(|l| l.strip_prefix(prefix.as_str())).unwrap_or_else(|| panic!("no {name}")).parse().unwrap()
+}
+
+/// Contract 11.5: what a stream holds for a reader that does not read is
+/// bounded (64 KiB of pending frames) whatever its position: a reader that
+/// resumes from the start of a log of about 4 MB and does not read holds
+/// no more on the node; when it reads, it gets every event, in order, with
+/// no gap (the rest read from the log as it catches up).
+#[tokio::test]
+async fn a_stalled_stream_holds_at_most_64_kib_then_catches_up_whole() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = spawn().await;
+    let key = new_key(&*app.store, "acme", "pro", Environment::Live).await;
+    let excerpt = "An excerpt from the log's long past, read again. ".repeat(100);
+    let articles: Vec<Article> = (0..800)
+        .map(|i| Article { excerpt: Some(excerpt.clone()), ..bare_article(&format!("past-{i:04}"), "Past") })
+        .collect();
+    app.store.upsert_articles(&articles).await.unwrap();
+    let log: Vec<String> = walk(&app, "&types=article.published", 200)
+        .await
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(log.len() >= 800, "{}", log.len());
+    let first = i64::from_str_radix(&log[0][4..], 16).unwrap();
+
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut conn = socket.connect(app.addr).await.unwrap();
+    let request = format!(
+        "GET /v1/events/stream?types=article.published HTTP/1.1\r\nHost: mds\r\nAuthorization: Bearer {key}\r\n\
+         Last-Event-ID: evt_{:016x}\r\n\r\n",
+        first - 1
+    );
+    conn.write_all(request.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    read_until(&mut conn, &mut seen, b"HTTP/1.1 200").await;
+    // Not reading: what the node holds for it fills up (the sockets'
+    // buffers hold far less than the log), then stays within 64 KiB.
+    let filled = Instant::now() + Duration::from_secs(10);
+    while metric(&app, "mds_event_stream_pending_bytes").await == 0 {
+        assert!(Instant::now() < filled, "the stream holds frames for its reader");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    for _ in 0..5 {
+        let pending = metric(&app, "mds_event_stream_pending_bytes").await;
+        assert!(pending > 0 && pending <= 64 * 1024, "pending {pending} bytes");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // Reading: every event, in order.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let ids = |seen: &[u8]| -> Vec<String> {
+        let text = String::from_utf8_lossy(seen);
+        text.match_indices("\nid: evt_")
+            .filter_map(|(i, _)| text.get(i + 5..i + 26))
+            .filter_map(|id| id.strip_suffix('\n'))
+            .map(str::to_owned)
+            .collect()
+    };
+    while ids(&seen).len() < log.len() {
+        let mut buf = [0u8; 65536];
+        let left = deadline.saturating_duration_since(Instant::now());
+        let n = tokio::time::timeout(left, conn.read(&mut buf)).await.expect("every event in time").unwrap();
+        assert!(n > 0, "the stream ended after {} events", ids(&seen).len());
+        seen.extend_from_slice(&buf[..n]);
+    }
+    let got = ids(&seen);
+    if got != log {
+        let firsts: Vec<_> = got.iter().zip(&log).enumerate().filter(|(_, (a, b))| a != b).take(5).collect();
+        panic!("{} ids; first differences {firsts:?}", got.len());
+    }
 }

@@ -72,6 +72,21 @@ impl Receiver {
         Receiver { url: format!("http://{addr}/hook"), shared }
     }
 
+    /// A receiver that takes every request and never answers (until the
+    /// node's timeout gives up on it).
+    async fn hanging() -> Receiver {
+        let shared = Arc::new(Shared::default());
+        async fn handle(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> StatusCode {
+            s.hits.lock().unwrap().push(Hit { headers, body });
+            std::future::pending().await
+        }
+        let app = axum::Router::new().route("/hook", axum::routing::post(handle)).with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        Receiver { url: format!("http://{addr}/hook"), shared }
+    }
+
     fn hits(&self) -> Vec<Hit> {
         self.shared.hits.lock().unwrap().clone()
     }
@@ -275,11 +290,73 @@ async fn creation_refuses_what_ssrf_rules_forbid() {
         "https://169.254.169.254/latest/meta-data",
         "https://192.168.0.10/",
         "https://[::ffff:127.0.0.1]/",
+        // Contract 11.5: by name (RFC 6761), and IPv6 that embeds IPv4.
+        "https://localhost/",
+        "https://foo.localhost/",
+        "https://LOCALHOST./",
+        "https://[64:ff9b::7f00:1]/",
+        "https://[2002:7f00:1::]/",
     ] {
         let r = send(&app, reqwest::Method::POST, "/v1/webhooks", &app.key, Some(json!({"url": url}))).await;
         assert_eq!(assert_problem(r, 400, "invalid_field").await["param"], "url", "{url}");
     }
-    create(&app, json!({"url": "https://hooks.example.com/ok"})).await;
+    // A name that resolves (here, through the system's resolver) only to
+    // refused addresses: this machine's own name, when its hosts file
+    // gives it a loopback address (Debian's 127.0.1.1, or 127.0.0.1).
+    let host = String::from_utf8(std::process::Command::new("hostname").output().unwrap().stdout).unwrap();
+    let host = host.trim();
+    let ips: Vec<std::net::IpAddr> = tokio::net::lookup_host((host, 0)).await.unwrap().map(|a| a.ip()).collect();
+    let url = format!("https://{host}/hook");
+    let r = send(&app, reqwest::Method::POST, "/v1/webhooks", &app.key, Some(json!({"url": url}))).await;
+    if ips.iter().all(|ip| ip.is_loopback()) {
+        assert_eq!(assert_problem(r, 400, "invalid_field").await["param"], "url", "{url} resolves to {ips:?}");
+    } else {
+        eprintln!("{host} resolves to {ips:?}, not only loopback: the resolve rule is left to ssrf.rs's unit test");
+    }
+    // A name that does not resolve (yet) is accepted.
+    let made = create(&app, json!({"url": "https://hooks.example.com/ok"})).await;
+    // At every change of url too.
+    let path = format!("/v1/webhooks/{}", made["id"].as_str().unwrap());
+    for url in ["https://localhost/", "https://[2002:7f00:1::]/"] {
+        let r = send(&app, reqwest::Method::PATCH, &path, &app.key, Some(json!({"url": url}))).await;
+        assert_eq!(assert_problem(r, 400, "invalid_field").await["param"], "url", "{url}");
+    }
+    app.stop().await;
+}
+
+/// Contract 11.5: in webhook bodies a `null` where a value is required is
+/// refused (not taken as absent); string limits count characters.
+#[tokio::test]
+async fn nulls_are_refused_and_limits_count_characters() {
+    let app = spawn().await;
+    let r = send(&app, reqwest::Method::POST, "/v1/webhooks", &app.key, Some(json!({"url": null}))).await;
+    assert_eq!(assert_problem(r, 400, "invalid_field").await["param"], "url");
+    let made = create(&app, json!({"url": "https://hooks.example.com/n", "types": ["article.published"]})).await;
+    let path = format!("/v1/webhooks/{}", made["id"].as_str().unwrap());
+    for field in ["url", "types", "isins", "tickers", "tags", "status"] {
+        let r = send(&app, reqwest::Method::PATCH, &path, &app.key, Some(json!({ field: null }))).await;
+        assert_eq!(assert_problem(r, 400, "invalid_field").await["param"], field, "{field}: null");
+    }
+    let rotate = format!("{path}/rotate-secret");
+    let r = send(&app, reqwest::Method::POST, &rotate, &app.key, Some(json!({"expires_in": null}))).await;
+    assert_eq!(assert_problem(r, 400, "invalid_field").await["param"], "expires_in");
+    let shown: Value = send(&app, reqwest::Method::GET, &path, &app.key, None).await.json().await.unwrap();
+    assert_eq!(
+        (shown["url"].as_str(), shown["types"].clone()),
+        (Some("https://hooks.example.com/n"), json!(["article.published"]))
+    );
+    // 200 characters of two bytes each are within the limit; 201 are not.
+    let tag = "é".repeat(200);
+    let r = send(&app, reqwest::Method::PATCH, &path, &app.key, Some(json!({"tags": [tag], "tickers": [tag]}))).await;
+    assert_eq!(r.status(), 200);
+    for field in ["tags", "tickers"] {
+        let long = "é".repeat(201);
+        let r = send(&app, reqwest::Method::PATCH, &path, &app.key, Some(json!({ field: [long] }))).await;
+        assert_eq!(assert_problem(r, 400, "invalid_field").await["param"], field);
+    }
+    // A description may be null: that removes it.
+    let r = send(&app, reqwest::Method::PATCH, &path, &app.key, Some(json!({"description": null}))).await;
+    assert_eq!(r.status(), 200);
     app.stop().await;
 }
 
@@ -303,6 +380,55 @@ async fn an_import_is_delivered_signed_within_two_seconds() {
     changed.excerpt = Some("new".into());
     app.store.upsert_articles(&[changed]).await.unwrap();
     rx.stays_at(1, Duration::from_millis(500)).await;
+    app.stop().await;
+}
+
+/// Contract 11.5: a receiver that hangs until the timeout (10 s) delays
+/// no other endpoint: the others' next events and a retry come due while
+/// it hangs, and each starts within 2 s.
+#[tokio::test]
+async fn a_hanging_receiver_delays_no_other_endpoint() {
+    let clock = Arc::new(ManualClock::new(Utc::now()));
+    let app = serve(clock.clone()).await;
+    let hang = Receiver::hanging().await;
+    let healthy = [Receiver::start(&[]).await, Receiver::start(&[]).await, Receiver::start(&[]).await];
+    let failing = Receiver::start(&[500]).await;
+    let mut ids = Vec::new();
+    for rx in [&hang, &failing].into_iter().chain(&healthy) {
+        ids.push(create(&app, json!({"url": rx.url, "types": ["article.published"]})).await["id"].clone());
+    }
+    publish(&app, &["hang-one"]).await;
+    hang.wait_for(1).await;
+    failing.wait_for(1).await;
+    for rx in &healthy {
+        rx.wait_for(1).await;
+    }
+    // The hanging attempt is in flight; the next event for the others.
+    let started = Instant::now();
+    publish(&app, &["hang-two"]).await;
+    for rx in &healthy {
+        rx.wait_for(2).await;
+    }
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(2), "the healthy endpoints' next event after {took:?}");
+    // The failed one's retry comes due (5 s on the node's clock, once its
+    // attempt is recorded).
+    let attempts = format!("/v1/webhooks/{}/attempts", ids[1].as_str().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let shown: Value = send(&app, reqwest::Method::GET, &attempts, &app.key, None).await.json().await.unwrap();
+        if !shown["data"].as_array().unwrap().is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the failed attempt is recorded");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    clock.advance(chrono::Duration::seconds(6));
+    let due = Instant::now();
+    failing.wait_for(2).await;
+    let took = due.elapsed();
+    assert!(took < Duration::from_secs(2), "the retry after {took:?}");
+    assert_eq!(hang.hits().len(), 1, "one in flight at the hanging endpoint");
     app.stop().await;
 }
 

@@ -1,14 +1,18 @@
 //! `mds events`: the event stream in a terminal (`tail`) and forwarded,
 //! signed, to a local receiver (`listen --forward-to`, as `stripe listen`
 //! does), through [`mds_client`]'s stream, which resumes after a dropped
-//! connection with `Last-Event-ID`. The key comes from `MDS_API_KEY`, the
-//! base URL from `MDS_BASE_URL`, as for `mds get`.
+//! connection with `Last-Event-ID`. While the key's two streams are taken
+//! (`429 too_many_streams`), both say so and wait for a free place, trying
+//! again with a growing wait ([`Following`]). The key comes from
+//! `MDS_API_KEY`, the base URL from `MDS_BASE_URL`, as for `mds get`.
 
-use std::pin::pin;
+use std::pin::Pin;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use mds_client::{Event, EventFilters as _, EventStreamRequest};
+use mds_client::{Event, EventFilters as _, EventStreamRequest, Stream};
+use mds_domain::ErrorCode;
 
 /// The `mds events` subcommands.
 #[derive(Debug, Subcommand)]
@@ -53,10 +57,11 @@ pub(crate) struct StreamArgs {
 }
 
 impl StreamArgs {
-    /// The stream request these arguments ask for.
-    fn request(&self, client: &mds_client::Client) -> EventStreamRequest {
+    /// The stream request these arguments ask for, after `since` (else
+    /// their own `--since`).
+    fn request(&self, client: &mds_client::Client, since: Option<&str>) -> EventStreamRequest {
         let mut r = client.event_stream();
-        if let Some(s) = &self.since {
+        if let Some(s) = since.or(self.since.as_deref()) {
             r = r.since(s);
         }
         if let Some(t) = &self.types {
@@ -77,16 +82,17 @@ impl StreamArgs {
 }
 
 /// Runs `mds events …` until interrupted (or the service refuses the
-/// stream: a one-line reason and a non-zero exit).
+/// stream for another reason than its two places taken: a one-line reason
+/// and a non-zero exit).
 pub(crate) async fn run(command: EventsCommand) -> anyhow::Result<()> {
     let client = super::get::client()?;
     match command {
         EventsCommand::Tail(args) => {
-            let mut events = pin!(args.request(&client).follow());
-            while let Some(e) = next(&mut events).await {
-                outln!("{}", serde_json::to_string(&e?).expect("an event serialises"))?;
+            let mut events = Following::new(client, args);
+            loop {
+                let e = events.next().await?;
+                outln!("{}", serde_json::to_string(&e).expect("an event serialises"))?;
             }
-            Ok(())
         }
         EventsCommand::Listen { forward_to, secret, stream } => {
             let secret = match secret {
@@ -101,20 +107,71 @@ pub(crate) async fn run(command: EventsCommand) -> anyhow::Result<()> {
                 .redirect(reqwest::redirect::Policy::none())
                 .timeout(std::time::Duration::from_secs(10))
                 .build()?;
-            let mut events = pin!(stream.request(&client).follow());
-            while let Some(e) = next(&mut events).await {
-                let e = e?;
+            let mut events = Following::new(client, stream);
+            loop {
+                let e = events.next().await?;
                 let status = forward(&http, &forward_to, &secret, &e).await;
                 outln!("{} {} -> {status}", e.id, e.kind)?;
             }
-            Ok(())
         }
     }
 }
 
-/// The next item of a pinned stream.
-async fn next<S: mds_client::Stream + Unpin>(s: &mut S) -> Option<S::Item> {
-    std::future::poll_fn(|cx| std::pin::Pin::new(&mut *s).poll_next(cx)).await
+/// The longest wait between tries for a free stream place (the service's
+/// `Retry-After` for one: a place held by a node that died comes back
+/// within its lease).
+const MOST_WAIT: Duration = Duration::from_secs(15);
+
+/// The stream followed, through refusals for want of a free place: the
+/// client's stream resumes after dropped connections by itself, and ends
+/// with an error the service answered; `too_many_streams` is waited out
+/// (said on stderr), then the stream is opened again after the last event
+/// seen.
+struct Following {
+    client: mds_client::Client,
+    args: StreamArgs,
+    /// The last event received.
+    last: Option<String>,
+    stream: Option<Pin<Box<dyn Stream<Item = mds_client::Result<Event>> + Send>>>,
+    /// Refusals in a row.
+    refused: u32,
+}
+
+impl Following {
+    fn new(client: mds_client::Client, args: StreamArgs) -> Self {
+        Following { client, args, last: None, stream: None, refused: 0 }
+    }
+
+    /// The next event; an error the service answered other than
+    /// `too_many_streams` ends it.
+    async fn next(&mut self) -> anyhow::Result<Event> {
+        loop {
+            let stream = match &mut self.stream {
+                Some(s) => s,
+                None => {
+                    let req = self.args.request(&self.client, self.last.as_deref());
+                    self.stream.insert(Box::pin(req.follow()))
+                }
+            };
+            let item = std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await;
+            match item {
+                Some(Ok(e)) => {
+                    self.refused = 0;
+                    self.last = Some(e.id.to_string());
+                    return Ok(e);
+                }
+                Some(Err(e)) if e.code() == Some(ErrorCode::TooManyStreams) => {
+                    self.stream = None;
+                    self.refused += 1;
+                    let wait = Duration::from_secs(1u64 << (self.refused - 1).min(4)).min(MOST_WAIT);
+                    eprintln!("Waiting for a free stream place: {e}; trying again in {} s", wait.as_secs());
+                    tokio::time::sleep(wait).await;
+                }
+                Some(Err(e)) => return Err(e.into()),
+                None => self.stream = None,
+            }
+        }
+    }
 }
 
 /// POSTs `e` to `url` signed with `secret`; the answer's status, or why
@@ -135,6 +192,7 @@ async fn forward(http: &reqwest::Client, url: &reqwest::Url, secret: &str, e: &E
         .await;
     match sent {
         Ok(r) => r.status().as_u16().to_string(),
-        Err(err) => format!("error: {err}"),
+        // With its causes (the connection refused, the name unknown...).
+        Err(err) => format!("error: {:#}", anyhow::Error::new(err)),
     }
 }

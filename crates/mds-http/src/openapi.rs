@@ -196,6 +196,7 @@ impl Modify for Common<'_> {
             let route = self.routes.iter().find(|r| r.path == path).expect("every documented path is routed");
             let cache = match route.caching {
                 Caching::Private => "`private, max-age=N` (N = 60 by default).",
+                Caching::Revalidate => "`private, no-cache` (revalidate with `If-None-Match`; a `304` is free).",
                 Caching::NoStore => "`no-store`.",
                 Caching::Public(_) => "`public`.",
             };

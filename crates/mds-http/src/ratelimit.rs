@@ -72,16 +72,17 @@ pub async fn admit(state: &AppState, ctx: &KeyContext, charge: Charge) -> Result
 
 impl Admission {
     /// Counts the request against the quota unless it was answered `304`
-    /// (caching is rewarded) or `5xx` (the service's fault is never
-    /// billed): a reservation that is not counted is released. Adds the
-    /// rate-limit headers to `resp`.
+    /// (caching is rewarded), `429` (a refusal is never counted: a stream
+    /// refused as `too_many_streams` is refused after admission) or `5xx`
+    /// (the service's fault is never billed): a reservation that is not
+    /// counted is released. Adds the rate-limit headers to `resp`.
     pub fn settle(self, ctx: &KeyContext, resp: &mut Response) {
         let Some(mut decision) = self.decision else { return };
         if let Some(hold) = decision.hold.take() {
             let status = resp.status();
             hold.settle(if status == StatusCode::NOT_MODIFIED {
                 Outcome::NotModified
-            } else if status.is_server_error() {
+            } else if status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS {
                 Outcome::Released
             } else {
                 Outcome::Counted

@@ -39,6 +39,10 @@ pub enum Access {
 pub enum Caching {
     /// `private, max-age=N`, N from the settings (per caller: keyed data).
     Private,
+    /// `private, no-cache`: kept per caller but revalidated on every use
+    /// (a list whose tail changes every second, the event log; its `304`
+    /// is free).
+    Revalidate,
     /// `no-store` (live figures, health).
     NoStore,
     /// Shared caches may keep it, as given (reference material).
@@ -51,6 +55,7 @@ impl Caching {
     pub fn header_value(self, state: &AppState) -> HeaderValue {
         match self {
             Caching::Private => state.private_caching().clone(),
+            Caching::Revalidate => HeaderValue::from_static("private, no-cache"),
             Caching::NoStore => HeaderValue::from_static("no-store"),
             Caching::Public(v) => HeaderValue::from_static(v),
         }

@@ -38,7 +38,7 @@ pub static ROUTES: &[Route] = &[
     counted("/v1/symbols/{symbol}", Caching::Private, op("getSymbol", "companies", "Who carried a symbol", spec::<symbol::__path_show>), || get(symbol::show)),
     counted("/v1/news", Caching::Private, op("listNews", "news", "List news articles", spec::<news_list::__path_list>), || get(news_list::list)),
     counted("/v1/news/{slug}", Caching::Private, op("getArticle", "news", "Get an article", spec::<article::__path_show>), || get(article::show)),
-    counted("/v1/events", Caching::Private, op("listEvents", "events", "Read the event log", spec::<events::__path_list>), || get(events::list)),
+    counted("/v1/events", Caching::Revalidate, op("listEvents", "events", "Read the event log", spec::<events::__path_list>), || get(events::list)),
     counted("/v1/events/stream", Caching::NoStore, op("streamEvents", "events", "Follow the event log live", spec::<events::__path_stream>), || get(events::stream)),
     free("/v1/usage", Caching::NoStore, op("getUsage", "usage", "Usage of the calling key", spec::<usage::__path_show>), || get(usage::show)),
     free("/v1/usage/daily", Caching::NoStore, op("getUsageDaily", "usage", "Daily usage of the calling key", spec::<usage_daily::__path_show>), || get(usage_daily::show)),

@@ -11,25 +11,31 @@
 //!   every [`FEED_INTERVAL`] (by any node: the store is the one log) and
 //!   broadcasts them; it renews the leases of the node's open streams and
 //!   prunes the log past retention.
-//! - [`Node::open_stream`]: a stream's frames, made by a task of its own:
-//!   the log from its position (backfilled from the store), then the
-//!   broadcast, each event once and in id order; a comment every
-//!   [`HEARTBEAT`]; closed within [`KEY_CHECK`] of its key being revoked
-//!   or expiring, and when the node shuts down, also while its reader has
-//!   stopped taking frames; closed when its reader has taken none for
-//!   [`STALLED`] (so a reader that stopped reading does not hold one of its
-//!   key's streams). Open streams count per key across nodes in the store
-//!   (at most [`MAX_STREAMS_PER_KEY`]).
+//! - [`Node::open_stream`]: a stream's frames ([`Frames`]), made by a task
+//!   of its own: the log from its position (read from the store as the
+//!   reader takes frames), then the broadcast, each event once and in id
+//!   order; a comment every [`HEARTBEAT`]; closed within [`KEY_CHECK`] of
+//!   its key being revoked or expiring, and when the node shuts down, also
+//!   while its reader has stopped taking frames; closed when there has
+//!   been no room for a frame for [`STALLED`] (so a reader that stopped
+//!   reading does not hold one of its key's streams). What a stream holds
+//!   for its reader is at most [`PENDING`] bytes of frames, whatever its
+//!   position (contract 11.5): a frame that does not fit is left in the
+//!   log, and read from there once the reader has taken enough. Open
+//!   streams count per key across nodes in the store (at most
+//!   [`MAX_STREAMS_PER_KEY`]).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use chrono::TimeDelta;
 use mds_domain::{ApiKey, EventFilter, EventId, EventsLogQuery, EventsQuery, Page, StoredEvent};
 use mds_store::StreamLease;
-use tokio::sync::{broadcast, mpsc, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast, mpsc, watch};
+use tokio::time::Instant;
 
 use crate::error::ReadError;
 use crate::keys::KeyContext;
@@ -51,15 +57,23 @@ pub const STREAM_LEASE: Duration = Duration::from_secs(15);
 const LEASE_RENEWAL: Duration = Duration::from_secs(5);
 /// How often the feed prunes the log past retention.
 const PRUNE_INTERVAL: Duration = Duration::from_secs(600);
-/// Events read per store read (backfill and feed).
+/// Events the feed reads per store read.
 const READ: usize = 500;
+/// Events a stream reads per store read while it catches up with the log:
+/// a page is held only while its frames are handed over (what does not
+/// fit is read again later).
+const PAGE: usize = 32;
 /// Events the broadcast holds for a slow stream before it falls behind
-/// (and backfills from the store).
+/// (and catches up from the store).
 const BROADCAST: usize = 4096;
-/// Frames a stream's channel holds ahead of its connection.
-const FRAMES: usize = 16;
-/// How long a stream waits for its reader to take a frame before it is
-/// closed (twice the heartbeat: a reader that is there takes a heartbeat).
+/// The most bytes of frames a stream holds for its reader (contract 11.5:
+/// 64 KiB). A frame larger than this is sent alone.
+pub const PENDING: usize = 64 * 1024;
+/// How much room a stream that is behind waits for before it reads the
+/// log again (not a page read per frame taken).
+const ROOM: usize = 16 * 1024;
+/// How long a stream waits for room for a frame before it is closed
+/// (twice the heartbeat: a reader that is there takes a heartbeat).
 pub const STALLED: Duration = Duration::from_secs(30);
 
 /// A node's feed of committed events to its open streams.
@@ -73,7 +87,9 @@ pub struct EventHub {
     /// This node's name in the stream leases.
     node: String,
     /// Events sent by this node's streams.
-    frames: std::sync::atomic::AtomicU64,
+    frames: AtomicU64,
+    /// Bytes of frames this node's streams hold for their readers.
+    pending: Arc<AtomicU64>,
 }
 
 impl Default for EventHub {
@@ -83,7 +99,8 @@ impl Default for EventHub {
             last: AtomicI64::new(-1),
             closing: watch::channel(false).0,
             node: format!("node-{:016x}", rand::random::<u64>()),
-            frames: std::sync::atomic::AtomicU64::new(0),
+            frames: AtomicU64::new(0),
+            pending: Arc::default(),
         }
     }
 }
@@ -102,6 +119,45 @@ impl EventHub {
     /// How many events this node's streams have sent.
     pub fn frames_sent(&self) -> u64 {
         self.frames.load(Ordering::Relaxed)
+    }
+
+    /// How many bytes of frames this node's streams hold for their readers
+    /// (at most [`PENDING`] each).
+    pub fn pending_bytes(&self) -> u64 {
+        self.pending.load(Ordering::Relaxed)
+    }
+}
+
+/// A frame handed to a stream's connection, holding its bytes' place in
+/// the stream's [`PENDING`] until taken.
+struct Pending {
+    frame: Bytes,
+    place: OwnedSemaphorePermit,
+    /// The node's count of pending bytes, given back on drop.
+    gauge: Arc<AtomicU64>,
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        self.gauge.fetch_sub(self.place.num_permits() as u64, Ordering::Relaxed);
+    }
+}
+
+/// An open stream's frames, as its connection takes them.
+pub struct Frames {
+    rx: mpsc::UnboundedReceiver<Pending>,
+}
+
+impl Frames {
+    /// The next frame (`None` once the stream has ended); taking it frees
+    /// its place.
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        self.rx.poll_recv(cx).map(|p| p.map(|p| p.frame.clone()))
+    }
+
+    /// The next frame, as [`Frames::poll_recv`].
+    pub async fn recv(&mut self) -> Option<Bytes> {
+        std::future::poll_fn(|cx| self.poll_recv(cx)).await
     }
 }
 
@@ -203,7 +259,7 @@ impl Node {
         key: ApiKey,
         mut query: EventsQuery,
         last_event_id: Option<String>,
-    ) -> Result<mpsc::Receiver<Bytes>, StreamError> {
+    ) -> Result<Frames, StreamError> {
         let param = if last_event_id.is_some() { "Last-Event-ID" } else { "since" };
         if let Some(id) = last_event_id {
             query.since = Some(id);
@@ -233,18 +289,30 @@ impl Node {
         if !opened {
             return Err(StreamError::TooMany);
         }
-        let (tx, rx) = mpsc::channel(FRAMES);
+        let (tx, rx) = mpsc::unbounded_channel();
         let live = hub.tx.subscribe();
         let closing = hub.closing.subscribe();
         let node = self.clone();
+        let gauge = hub.pending.clone();
         tokio::spawn(async move {
-            let stream = Stream { node: node.clone(), key, filter, sent: after, tx, closing };
+            let stream = Stream {
+                node: node.clone(),
+                key,
+                filter,
+                sent: after,
+                tx,
+                places: Arc::new(Semaphore::new(PENDING)),
+                gauge,
+                behind: true,
+                blocked: None,
+                closing,
+            };
             stream.run(live).await;
             if let Err(e) = node.store().close_stream(&id).await {
                 tracing::warn!(error = %e, "an event stream's lease was not given back; it lapses by itself");
             }
         });
-        Ok(rx)
+        Ok(Frames { rx })
     }
 }
 
@@ -255,7 +323,19 @@ struct Stream {
     filter: EventFilter,
     /// The last id sent (or the position it started after).
     sent: EventId,
-    tx: mpsc::Sender<Bytes>,
+    /// Bounded by `places`, not by count.
+    tx: mpsc::UnboundedSender<Pending>,
+    /// [`PENDING`] bytes of room for frames, taken by a frame until its
+    /// connection takes it.
+    places: Arc<Semaphore>,
+    /// The node's count of pending bytes.
+    gauge: Arc<AtomicU64>,
+    /// Whether the log holds events after `sent` that it has not handed
+    /// over (not read yet, or no room for them): read from the store,
+    /// not taken from the broadcast, until it has caught up.
+    behind: bool,
+    /// Since when a frame found no room, and how much it needs.
+    blocked: Option<(Instant, usize)>,
     closing: watch::Receiver<bool>,
 }
 
@@ -270,29 +350,51 @@ enum Stop {
     Store,
     /// The node shuts down, or the broadcast ended with it.
     Closing,
-    /// The reader took no frame for [`STALLED`].
+    /// No room for a frame for [`STALLED`].
     Stalled,
 }
 
 impl Stream {
-    /// Backfills, then follows the broadcast until it stops.
+    /// Catches up with the log, then follows the broadcast (catching up
+    /// again whenever it falls behind) until it stops.
     async fn run(mut self, mut live: broadcast::Receiver<Arc<Fed>>) {
-        if let Err(stop) = self.backfill().await {
-            return stopped(stop);
-        }
         let mut heartbeat = tokio::time::interval(HEARTBEAT);
         heartbeat.reset();
         let mut check = tokio::time::interval(KEY_CHECK);
+        let far = Instant::now() + Duration::from_secs(86_400 * 365);
         loop {
+            let places = self.places.clone();
+            // Room for the frame that did not fit, or to read the log again.
+            let (stall_at, need) = match self.blocked {
+                Some((since, need)) => (since + STALLED, need.clamp(ROOM, PENDING)),
+                None => (far, 1),
+            };
+            let waiting = self.behind || self.blocked.is_some();
             let step = tokio::select! {
                 () = self.tx.closed() => Err(Stop::Gone),
                 _ = self.closing.changed() => Err(Stop::Closing),
                 _ = check.tick() => self.check_key().await,
-                _ = heartbeat.tick() => self.send(Bytes::from_static(b": keep-alive\n\n")).await,
+                _ = heartbeat.tick() => {
+                    self.push(Bytes::from_static(b": keep-alive\n\n"));
+                    Ok(())
+                }
+                room = places.acquire_many(u32::try_from(need).unwrap_or(u32::MAX)), if waiting => {
+                    drop(room);
+                    self.blocked = None;
+                    if self.behind { self.catch_up().await } else { Ok(()) }
+                }
+                () = tokio::time::sleep_until(stall_at), if self.blocked.is_some() => Err(Stop::Stalled),
                 got = live.recv() => match got {
-                    Ok(fed) => self.offer(&fed.event, Some(&fed.frame)).await,
-                    // Fell behind the broadcast: read what it missed.
-                    Err(broadcast::error::RecvError::Lagged(_)) => self.backfill().await,
+                    Ok(fed) if !self.behind => {
+                        self.offer(&fed.event, Some(&fed.frame));
+                        Ok(())
+                    }
+                    // Behind: the log has it, and is read in order.
+                    Ok(_) => Ok(()),
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        self.behind = true;
+                        Ok(())
+                    }
                     Err(broadcast::error::RecvError::Closed) => Err(Stop::Closing),
                 },
             };
@@ -302,52 +404,57 @@ impl Stream {
         }
     }
 
-    /// Sends what the log holds after the last id sent, page by page.
-    async fn backfill(&mut self) -> Result<(), Stop> {
+    /// Hands over what the log holds after the last id sent, a page at a
+    /// time, until a frame finds no room (still behind: the rest is read
+    /// again once there is) or the log is read to its end (caught up).
+    async fn catch_up(&mut self) -> Result<(), Stop> {
         loop {
-            let page = self.node.store().event_page(self.sent, &self.filter, READ).await.map_err(|_| Stop::Store)?;
-            let n = page.events.len();
+            let page = self.node.store().event_page(self.sent, &self.filter, PAGE).await.map_err(|_| Stop::Store)?;
             for e in &page.events {
-                self.offer(e, None).await?;
+                if !self.offer(e, None) {
+                    return Ok(());
+                }
             }
-            if n < READ {
+            if page.events.len() < PAGE {
+                self.behind = false;
                 return Ok(());
             }
         }
     }
 
-    /// Sends `e` (its `frame` when the feed made it) if it is after the
-    /// last sent and passes the filter.
-    async fn offer(&mut self, e: &StoredEvent, made: Option<&Bytes>) -> Result<(), Stop> {
+    /// Hands over `e` (its `frame` when the feed made it) if it is after
+    /// the last sent and passes the filter: whether it went (else there
+    /// was no room, and the stream is behind).
+    fn offer(&mut self, e: &StoredEvent, made: Option<&Bytes>) -> bool {
         if e.event.id <= self.sent {
-            return Ok(());
+            return true;
         }
         if self.filter.admits(e.event.kind, &e.subject) {
-            self.send(made.cloned().unwrap_or_else(|| frame(e))).await?;
+            if !self.push(made.cloned().unwrap_or_else(|| frame(e))) {
+                self.behind = true;
+                return false;
+            }
             self.node.events().frames.fetch_add(1, Ordering::Relaxed);
         }
         self.sent = e.event.id;
-        Ok(())
+        true
     }
 
-    /// Hands a frame to the connection. While the reader takes none, the
-    /// key is still checked and the node's shutdown still heard; after
-    /// [`STALLED`] without room, the stream stops.
-    async fn send(&mut self, frame: Bytes) -> Result<(), Stop> {
-        let stalled = tokio::time::Instant::now() + STALLED;
-        let mut check = tokio::time::interval(KEY_CHECK);
-        check.reset();
-        loop {
-            tokio::select! {
-                room = self.tx.reserve() => {
-                    room.map_err(|_| Stop::Gone)?.send(frame);
-                    return Ok(());
-                }
-                _ = self.closing.changed() => return Err(Stop::Closing),
-                () = tokio::time::sleep_until(stalled) => return Err(Stop::Stalled),
-                _ = check.tick() => self.check_key().await?,
-            }
-        }
+    /// Hands `frame` to the connection if there is room for it: whether
+    /// it went (else the stream is blocked, from now if it was not).
+    fn push(&mut self, frame: Bytes) -> bool {
+        let size = frame.len().clamp(1, PENDING);
+        let Ok(place) = self.places.clone().try_acquire_many_owned(u32::try_from(size).unwrap_or(u32::MAX)) else {
+            let since = self.blocked.map_or_else(Instant::now, |(since, _)| since);
+            self.blocked = Some((since, size));
+            return false;
+        };
+        self.gauge.fetch_add(size as u64, Ordering::Relaxed);
+        // Gone: dropped with the error, giving its bytes back; the loop
+        // hears the connection closed.
+        let _ = self.tx.send(Pending { frame, place, gauge: self.gauge.clone() });
+        self.blocked = None;
+        true
     }
 
     /// Stops when the key no longer works (revoked, expired); a key that

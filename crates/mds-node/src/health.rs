@@ -66,9 +66,12 @@ impl Node {
             "# HELP mds_event_streams_open Event streams (GET /v1/events/stream) open on this node.\n\
              # TYPE mds_event_streams_open gauge\nmds_event_streams_open {}\n\
              # HELP mds_event_stream_frames_total Events this node's streams sent.\n\
-             # TYPE mds_event_stream_frames_total counter\nmds_event_stream_frames_total {}\n",
+             # TYPE mds_event_stream_frames_total counter\nmds_event_stream_frames_total {}\n\
+             # HELP mds_event_stream_pending_bytes Bytes of frames this node's streams hold for their readers.\n\
+             # TYPE mds_event_stream_pending_bytes gauge\nmds_event_stream_pending_bytes {}\n",
             hub.open_streams(),
-            hub.frames_sent()
+            hub.frames_sent(),
+            hub.pending_bytes()
         ));
         if let Some(shared) = self.shared() {
             let s = shared.stats();

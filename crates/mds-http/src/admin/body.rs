@@ -28,6 +28,11 @@ impl Body {
         Ok(Body { fields })
     }
 
+    /// The first field of the body that is `null`, if any.
+    pub fn first_null(&self) -> Option<&str> {
+        self.fields.iter().find(|(_, v)| v.is_null()).map(|(k, _)| k.as_str())
+    }
+
     /// Whether the body has `field` (`null` counts as absent).
     pub fn has(&self, field: &str) -> bool {
         self.fields.get(field).is_some_and(|v| !v.is_null())

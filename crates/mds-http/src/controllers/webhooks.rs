@@ -81,9 +81,15 @@ impl FromRequest<AppState> for Posted {
 }
 
 impl Posted {
-    /// The body as a JSON object, its fields among `allowed`.
+    /// The body as a JSON object, its fields among `allowed`; `null` only
+    /// for `description` (which it removes): a `null` where a value is
+    /// required is refused, not taken as absent (contract 11.5).
     fn fields(&self, allowed: &[&str]) -> Result<Body, ApiError> {
-        Body::parse(&self.0, allowed)
+        let body = Body::parse(&self.0, allowed)?;
+        match body.first_null().filter(|f| *f != "description") {
+            Some(field) => Err(problems::invalid_field(field, format!("{field} may not be null"))),
+            None => Ok(body),
+        }
     }
 }
 

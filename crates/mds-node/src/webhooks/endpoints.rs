@@ -114,13 +114,13 @@ impl EndpointInput {
                 .collect::<Result<_, _>>()?;
         }
         if let Some(tickers) = &self.tickers {
-            if tickers.iter().any(|t| t.len() > 200) {
+            if tickers.iter().any(|t| t.chars().count() > 200) {
                 return Err(WebhookError::invalid("tickers", "a ticker has at most 200 characters"));
             }
             f.tickers = tickers.iter().map(|t| t.to_ascii_uppercase()).collect();
         }
         if let Some(tags) = &self.tags {
-            if tags.iter().any(|t| t.len() > 200) {
+            if tags.iter().any(|t| t.chars().count() > 200) {
                 return Err(WebhookError::invalid("tags", "a tag has at most 200 characters"));
             }
             f.tags.clone_from(tags);
@@ -128,13 +128,17 @@ impl EndpointInput {
         Ok(Some(f))
     }
 
-    /// The URL, checked.
-    fn url(&self, allow_private: bool) -> Result<Option<String>, WebhookError> {
+    /// The URL, checked: its own rules, then (unless `allow_private`) the
+    /// addresses its name resolves to now.
+    async fn url(&self, allow_private: bool) -> Result<Option<String>, WebhookError> {
         let Some(url) = &self.url else { return Ok(None) };
-        if url.len() > MAX_URL {
+        if url.chars().count() > MAX_URL {
             return Err(WebhookError::invalid("url", format!("url has at most {MAX_URL} characters")));
         }
-        ssrf::check_url(url, allow_private).map_err(|e| WebhookError::invalid("url", e))?;
+        let parsed = ssrf::check_url(url, allow_private).map_err(|e| WebhookError::invalid("url", e))?;
+        if !allow_private {
+            ssrf::check_resolved(&parsed, ssrf::system_lookup).await.map_err(|e| WebhookError::invalid("url", e))?;
+        }
         Ok(Some(url.clone()))
     }
 
@@ -177,7 +181,8 @@ impl Node {
         account: &AccountName,
         input: &EndpointInput,
     ) -> Result<WebhookEndpoint, WebhookError> {
-        let url = input.url(self.allow_private())?.ok_or_else(|| WebhookError::invalid("url", "url is required"))?;
+        let url =
+            input.url(self.allow_private()).await?.ok_or_else(|| WebhookError::invalid("url", "url is required"))?;
         let new = NewWebhook {
             id: new_id(),
             account: account.clone(),
@@ -202,7 +207,7 @@ impl Node {
     pub async fn update_webhook(&self, it: &Owned, input: &EndpointInput) -> Result<WebhookEndpoint, WebhookError> {
         let before = self.webhook_of(it).await?;
         let patch = WebhookPatch {
-            url: input.url(self.allow_private())?,
+            url: input.url(self.allow_private()).await?,
             description: input.description()?,
             filter: input.filter(&before.filter)?,
             enabled: input.enabled,

@@ -1,13 +1,17 @@
-//! The delivery task: it claims the endpoints with a delivery due (again at
-//! once while there are any, else after a poll interval), each under a
-//! lease in the store (one node at a time attempts it) and with a run of
-//! its next events. It sends each endpoint its run one event at a time (one
-//! in flight per endpoint, all endpoints at once), stopping at the first
-//! failure or when the run's time is up, and records the run's attempts and
-//! outcomes (which move the endpoint's cursor on or schedule a retry) in one
-//! write while the lease holds. A node that dies mid-run leaves the
-//! endpoint to another once its lease lapses; the events of the run it sent
-//! but had not recorded are sent again (at least once).
+//! The delivery task: it claims the endpoints with a delivery due, each
+//! under a lease in the store (one node at a time attempts it) and with a
+//! run of its next events, and starts each run as a task of its own as it
+//! is claimed: one run in flight per endpoint (its events sent one at a
+//! time, in id order, stopping at the first failure or when the run's time
+//! is up), at most [`WebhookConfig::max_in_flight`] runs at once on the
+//! node, and no run waiting for another: a receiver that hangs until the
+//! timeout holds its own place only (contract 11.5). A run records its
+//! attempts and outcomes (which move the endpoint's cursor on or schedule a
+//! retry) in one write while the lease holds. The task claims again at
+//! once while a claim comes back full or a run ends with more to send,
+//! else after a poll interval. A node that dies mid-run leaves the endpoint
+//! to another once its lease lapses; the events of the run it sent but had
+//! not recorded are sent again (at least once).
 //!
 //! The deliveries run on a thread of their own, with a runtime of its own,
 //! at a lower OS priority ([`NICE`]): on a node whose cores are busy with
@@ -17,6 +21,7 @@
 //! the same lower priority; otherwise to the node's store on the node's
 //! runtime, which owns its connections ([`Stores`]).
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -29,13 +34,14 @@ use mds_store::{DatabaseUrl, DeliveryOutcome, Store, StoreResult, WebhookAttempt
 use rand::RngCore;
 use reqwest::header::{CONTENT_TYPE, HeaderValue};
 use tokio::runtime::Handle;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::{WebhookConfig, schedule, signing, ssrf};
 use crate::metrics::Event;
 use crate::node::Node;
 
-/// Endpoints a node claims per poll.
+/// The most endpoints one claim takes (fewer when fewer places are free).
 const CLAIM: usize = 64;
 
 /// Events claimed per endpoint: sent one after another, recorded in one
@@ -160,25 +166,132 @@ async fn deliveries(node: Arc<Node>, stores: Stores) {
     let config = node.config().webhooks.clone();
     let client = client(&config);
     let owner: Arc<str> = owner().into();
+    let places = Arc::new(Semaphore::new(config.max_in_flight.max(1)));
+    let mut runs = Runs::default();
+    let mut counted: Option<Instant> = None;
     loop {
-        // While there is work, claim again at once (one event per endpoint
-        // is in flight, so a backlog drains one claim at a time); when
-        // idle, count what is pending and wait a poll.
-        match round(&node, &stores, &client, &owner).await {
-            Ok(0) => {
-                match stores.call(|s| async move { s.webhooks_pending().await }).await {
-                    Ok(n) => node.metrics().set_webhooks_pending(n),
-                    Err(e) => tracing::warn!(error = %e, "cannot count pending webhook deliveries"),
+        // Runs that ended are forgotten before a claim may take their
+        // endpoints again.
+        runs.reap();
+        let free = places.available_permits().min(CLAIM);
+        // Whether more may be due than this claim took.
+        let mut backlog = false;
+        if free > 0 {
+            match claim(&node, &stores, &owner, free).await {
+                Ok(claimed) => {
+                    backlog = claimed.len() == free;
+                    for d in claimed {
+                        let place = places.clone().try_acquire_owned().expect("no more claimed than places free");
+                        runs.start(&node, &stores, &client, &owner, d, place);
+                    }
                 }
-                tokio::time::sleep(config.poll_interval).await;
+                Err(e) => tracing::warn!(error = %e, "cannot claim webhook deliveries; trying again at the next poll"),
             }
-            Ok(_) => {}
-            Err(e) => {
-                tracing::warn!(error = %e, "webhook delivery round failed; retrying at the next poll");
-                tokio::time::sleep(config.poll_interval).await;
+        }
+        if backlog && places.available_permits() > 0 {
+            continue;
+        }
+        if !backlog && counted.is_none_or(|c| c.elapsed() >= config.poll_interval) {
+            counted = Some(Instant::now());
+            match stores.call(|s| async move { s.webhooks_pending().await }).await {
+                Ok(n) => node.metrics().set_webhooks_pending(n),
+                Err(e) => tracing::warn!(error = %e, "cannot count pending webhook deliveries"),
+            }
+        }
+        // Until the poll, or a run that ends with more to send, or (with a
+        // backlog) a place set free.
+        let poll = tokio::time::sleep(config.poll_interval);
+        tokio::pin!(poll);
+        loop {
+            tokio::select! {
+                () = &mut poll => break,
+                more = runs.next(), if !runs.is_empty() => if more || backlog { break },
             }
         }
     }
+}
+
+/// The runs in flight on this node: one per endpoint.
+#[derive(Default)]
+struct Runs {
+    tasks: JoinSet<bool>,
+    /// The endpoint of each task.
+    endpoints: HashMap<tokio::task::Id, String>,
+}
+
+impl Runs {
+    fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    /// Starts `d`'s run, holding `place` until it is recorded; unless a
+    /// run of that endpoint is in flight here already (the clock moved
+    /// past its lease): that one records, and releases the lease.
+    fn start(
+        &mut self,
+        node: &Arc<Node>,
+        stores: &Stores,
+        client: &reqwest::Client,
+        owner: &Arc<str>,
+        d: WebhookDelivery,
+        place: OwnedSemaphorePermit,
+    ) {
+        if self.endpoints.values().any(|e| *e == d.endpoint.id) {
+            return;
+        }
+        let endpoint = d.endpoint.id.clone();
+        let (node, stores, client, owner) = (node.clone(), stores.clone(), client.clone(), owner.clone());
+        let task = self.tasks.spawn(async move {
+            let _place = place;
+            match deliver(&node, &stores, &client, &owner, d).await {
+                Ok(more) => more,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot record a webhook attempt; it will be made again");
+                    false
+                }
+            }
+        });
+        self.endpoints.insert(task.id(), endpoint);
+    }
+
+    /// Waits for a run to end: whether its endpoint may have more to send
+    /// now.
+    async fn next(&mut self) -> bool {
+        match self.tasks.join_next_with_id().await {
+            Some(done) => self.ended(done),
+            None => false,
+        }
+    }
+
+    /// Takes the runs that have ended, without waiting.
+    fn reap(&mut self) {
+        while let Some(done) = self.tasks.try_join_next_with_id() {
+            self.ended(done);
+        }
+    }
+
+    /// Forgets a run that ended: whether its endpoint may have more to send.
+    fn ended(&mut self, done: Result<(tokio::task::Id, bool), tokio::task::JoinError>) -> bool {
+        match done {
+            Ok((id, more)) => {
+                self.endpoints.remove(&id);
+                more
+            }
+            Err(e) => {
+                self.endpoints.remove(&e.id());
+                tracing::error!(error = %e, "a webhook delivery panicked");
+                false
+            }
+        }
+    }
+}
+
+/// Claims up to `n` endpoints with a delivery due, each with its run.
+async fn claim(node: &Node, stores: &Stores, owner: &Arc<str>, n: usize) -> StoreResult<Vec<WebhookDelivery>> {
+    let now = node.config().clock.now();
+    let lease = chrono::Duration::from_std(node.config().webhooks.lease).unwrap_or(chrono::Duration::seconds(30));
+    let o = owner.clone();
+    stores.call(|s| async move { s.claim_webhook_deliveries(&o, now, now + lease, n, RUN).await }).await
 }
 
 /// This node's name in leases: random, so a restarted node is another
@@ -205,29 +318,6 @@ pub fn client(config: &WebhookConfig) -> reqwest::Client {
     b.build().expect("the webhook client builds")
 }
 
-/// One poll: claim, deliver, record; how many were claimed.
-async fn round(node: &Arc<Node>, stores: &Stores, client: &reqwest::Client, owner: &Arc<str>) -> StoreResult<usize> {
-    let now = node.config().clock.now();
-    let lease = chrono::Duration::from_std(node.config().webhooks.lease).unwrap_or(chrono::Duration::seconds(30));
-    let o = owner.clone();
-    let claimed =
-        stores.call(|s| async move { s.claim_webhook_deliveries(&o, now, now + lease, CLAIM, RUN).await }).await?;
-    let claimed_n = claimed.len();
-    let mut set = JoinSet::new();
-    for d in claimed {
-        let (node, stores, client, owner) = (node.clone(), stores.clone(), client.clone(), owner.clone());
-        set.spawn(async move { deliver(&node, &stores, &client, &owner, d).await });
-    }
-    while let Some(done) = set.join_next().await {
-        match done {
-            Ok(Err(e)) => tracing::warn!(error = %e, "cannot record a webhook attempt; it will be made again"),
-            Err(e) => tracing::error!(error = %e, "a webhook delivery panicked"),
-            Ok(Ok(())) => {}
-        }
-    }
-    Ok(claimed_n)
-}
-
 /// The secrets that sign at `now`: the current one, and the old one until
 /// it expires.
 fn secrets(d: &WebhookDelivery, now: DateTime<Utc>) -> Vec<&str> {
@@ -240,14 +330,16 @@ fn secrets(d: &WebhookDelivery, now: DateTime<Utc>) -> Vec<&str> {
 }
 
 /// Sends `d`'s run, one event at a time, until one fails or the run's time
-/// is up, and records the attempts made.
+/// is up, and records the attempts made: whether the endpoint may have
+/// more to send now (every event sent was delivered, and the run was cut
+/// short by its time or was as long as a claim makes it).
 async fn deliver(
     node: &Arc<Node>,
     stores: &Stores,
     client: &reqwest::Client,
     owner: &Arc<str>,
     d: WebhookDelivery,
-) -> StoreResult<()> {
+) -> StoreResult<bool> {
     let config = &node.config().webhooks;
     // A send may start while it would end (at its timeout) within the lease
     // and the run's time; the first always starts.
@@ -269,9 +361,11 @@ async fn deliver(
             break;
         }
     }
+    let all_delivered = done.iter().all(|(_, o)| *o == DeliveryOutcome::Delivered);
+    let more = all_delivered && (done.len() < d.events.len() || d.events.len() == RUN);
     let (o, id) = (owner.clone(), d.endpoint.id.clone());
     stores.call(|s| async move { s.finish_webhook_deliveries(&o, &id, &done).await }).await?;
-    Ok(())
+    Ok(more)
 }
 
 /// Sends `event` to `d`'s endpoint once, as attempt number `attempt`: the
