@@ -229,6 +229,10 @@ async fn mds_mcp_serves_the_tools_on_stdio() {
                "params": {"name": "search_companies", "arguments": {"limit": 2}}}),
         json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                "params": {"name": "get_company", "arguments": {"isin": "INE000000000"}}}),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+               "params": {"name": "get_company", "arguments": {"isin": 12345}}}),
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+               "params": {"name": "search_companies", "arguments": {"search": "x".repeat(70_000)}}}),
     ];
     for m in &messages {
         stdin.write_all(format!("{m}\n").as_bytes()).await.unwrap();
@@ -241,11 +245,16 @@ async fn mds_mcp_serves_the_tools_on_stdio() {
     }
     assert!(child.wait().await.unwrap().success());
     // No answer to the notification.
-    assert_eq!(answers.len(), 3, "{answers:?}");
+    assert_eq!(answers.len(), 5, "{answers:?}");
     assert_eq!(answers[0]["result"]["protocolVersion"], "2025-06-18");
     assert_eq!(answers[1]["result"]["structuredContent"]["data"].as_array().unwrap().len(), 2);
     assert_eq!(answers[2]["result"]["isError"], true);
     assert_eq!(answers[2]["result"]["structuredContent"]["code"], "not_found");
+    assert_eq!(answers[3]["result"]["structuredContent"]["param"], "isin", "an input error, not a 404");
+    let huge = &answers[4]["result"];
+    assert_eq!(huge["isError"], true);
+    assert!(huge["structuredContent"]["code"].is_string(), "{}", &huge.to_string()[..300]);
+    assert!(huge["content"][0]["text"].as_str().unwrap().len() < 1_000, "{}", &huge.to_string()[..300]);
     assert_eq!(used(&app).await, before + 2);
 }
 
