@@ -2,6 +2,10 @@
 //! (contract section 12), answering in JSON only (no event streams, no
 //! session id: [`crate::mcp::session`]).
 //!
+//! A request whose `Origin` is not one of `--mcp-allowed-origins` is
+//! `403` before anything else (the transport's guard against DNS
+//! rebinding); one without `Origin` goes on.
+//!
 //! The route is [`Access::Delegated`](crate::route::Access::Delegated):
 //! the envelope neither guards nor counts the `POST` itself. The handler
 //! checks the key first (`401` before the message is read), then makes

@@ -7,8 +7,11 @@
 //! description (which says how the route counts). A call becomes the
 //! route's `GET` request (the arguments named as the route's parameters:
 //! path parameters into the path, the rest into the query), made by an
-//! [`Upstream`]; the route's answer becomes the tool's result, a `4xx`
-//! (or any failure) a result with `isError: true` carrying the problem.
+//! [`Upstream`]; the route's answer becomes the tool's result (its
+//! `outputSchema` the route's `200` schema, its text [`super::text`]), a
+//! `4xx` (or any failure) a result with `isError: true` carrying the
+//! problem. Arguments that break the input schema are such a result too,
+//! and call no route ([`super::arguments`]).
 
 use std::future::Future;
 use std::sync::LazyLock;
