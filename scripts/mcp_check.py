@@ -4,12 +4,17 @@ running `mds demo` (POST /mcp) and stdio by spawning `mds mcp` as a
 desktop agent would. Run by scripts/mcp-client.sh, which starts the
 server and sets MDS_BASE_URL, MDS_API_KEY and MDS_BIN.
 
-Each transport: initialize; list the six tools, each with an input
-schema; call every tool; a route's 404 is a result with isError and the
-problem; a tool call counts exactly once, as its route (GET /v1/usage
-before and after). Over HTTP also: no key is 401 before any MCP message
-is read, GET /mcp is 405. Over stdio also: a wrong key is a tool error
-carrying the service's 401 problem.
+Each transport: initialize; list the six tools, each with an input and
+an output schema (the SDK validates every successful result's
+structuredContent against the output schema); call every tool; a route's
+404 is a result with isError and the problem; arguments breaking the
+input schema (wrong type, missing, unknown) are results with isError
+naming the argument, counted nothing, and limit 5.0 is 5; the text of a
+50-company page is a table at most half the compact JSON; a tool call
+counts exactly once, as its route (GET /v1/usage before and after). Over
+HTTP also: no key is 401 before any MCP message is read, GET /mcp is 405,
+a foreign Origin is 403 (the SDK cannot initialize with one). Over stdio
+also: a wrong key is a tool error carrying the service's 401 problem.
 """
 
 from __future__ import annotations
@@ -51,13 +56,26 @@ def route(path: str) -> Any:
 
 
 def ok(result: CallToolResult) -> dict[str, Any]:
-    """A successful result's structured content, checked against its text."""
+    """A successful result's structured content (the SDK has checked it
+    against the tool's outputSchema), with a text no longer than its JSON."""
     assert not result.isError, result
     assert result.structuredContent is not None, result
     text = result.content[0]
     assert text.type == "text"
-    assert json.loads(text.text) == result.structuredContent
+    assert 0 < len(text.text) <= len(compact(result.structuredContent)), text.text
     return result.structuredContent
+
+
+def compact(value: Any) -> str:
+    """The compact JSON of value."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def input_error(result: CallToolResult, param: str) -> None:
+    """A tool result refusing the arguments, naming param."""
+    assert result.isError, result
+    problem = result.structuredContent
+    assert problem and problem["param"] == param and param in problem["detail"], result
 
 
 async def exercise(session: ClientSession, name: str) -> None:
@@ -70,6 +88,9 @@ async def exercise(session: ClientSession, name: str) -> None:
     assert [t.name for t in tools] == TOOLS, [t.name for t in tools]
     for t in tools:
         assert t.description and t.inputSchema["type"] == "object", t
+        assert t.outputSchema and t.outputSchema["type"] == "object", t
+        for http in ("304", "%2B", "URL"):
+            assert http not in t.description, (t.name, http)
         assert bool(t.inputSchema["properties"]) == (t.name != "get_usage"), t
     by_name = {t.name: t for t in tools}
     assert by_name["get_company"].inputSchema["required"] == ["isin"]
@@ -94,6 +115,24 @@ async def exercise(session: ClientSession, name: str) -> None:
     assert missing.isError, missing
     assert missing.structuredContent and missing.structuredContent["code"] == "not_found", missing
 
+    # Input errors (SEP-1303): results naming the argument, counted nothing.
+    before = used()
+    input_error(await session.call_tool("get_company", {"isin": 12345}), "isin")
+    input_error(await session.call_tool("get_company", {}), "isin")
+    input_error(await session.call_tool("search_companies", {"limit": 5.5}), "limit")
+    input_error(await session.call_tool("search_companies", {"serach": "tata"}), "serach")
+    assert used() == before, "input errors reach no route"
+    five = ok(await session.call_tool("search_companies", {"limit": 5.0}))
+    assert len(five["data"]) == 5, five
+
+    # Compact text: a 50-company page as a table, at most half the JSON.
+    fifty = await session.call_tool("search_companies", {"limit": 50})
+    rows = ok(fifty)["data"]
+    text = fifty.content[0].text
+    assert len(rows) == 50 and len(text.splitlines()) == 52, text[:300]
+    ratio = len(text) / len(compact(fifty.structuredContent))
+    assert ratio <= 0.5, ratio
+
     # Counting: a tool call is one request of its route; get_usage, and
     # the protocol's own messages, none.
     before = used()
@@ -105,12 +144,17 @@ async def exercise(session: ClientSession, name: str) -> None:
     assert used() == before + 1
     ok(await session.call_tool("get_company", {"isin": "INE155A01022", "history": True}))
     assert used() == before + 3, "detail and history: two requests"
-    print(f"ok: {name}: initialize, {len(tools)} tools, every tool called, isError on 404, counted once")
+    print(
+        f"ok: {name}: initialize, {len(tools)} tools with output schemas, every tool called, isError on 404, "
+        f"input errors as results (not counted), 50-company text {ratio:.2f} of the JSON, counted once"
+    )
 
 
 @asynccontextmanager
-async def over_http(key: str) -> AsyncIterator[ClientSession]:
+async def over_http(key: str, origin: str | None = None) -> AsyncIterator[ClientSession]:
     headers = {"Authorization": f"Bearer {key}"}
+    if origin:
+        headers["Origin"] = origin
     async with (
         streamablehttp_client(f"{BASE}/mcp", headers=headers) as (read, write, _),
         ClientSession(read, write) as session,
@@ -139,7 +183,20 @@ def http_without_key() -> None:
     assert r.status_code == 401 and r.json()["code"] == "invalid_api_key", r.text
     r = httpx.get(f"{BASE}/mcp", headers=AUTH)
     assert r.status_code == 405 and r.headers["allow"] == "POST", r
-    print("ok: http: no key is 401 before the message is read, GET is 405")
+    r = httpx.post(f"{BASE}/mcp", json=init, headers={**AUTH, "Origin": "http://evil.example"})
+    assert r.status_code == 403 and r.json()["code"] == "forbidden_origin", r.text
+    print("ok: http: no key is 401 before the message is read, GET is 405, a foreign Origin is 403")
+
+
+async def sdk_foreign_origin() -> None:
+    """The SDK sending a foreign Origin (as a browser page would) cannot initialize."""
+    try:
+        async with over_http(KEY, "http://evil.example") as session:
+            await asyncio.wait_for(session.initialize(), 10)
+    except Exception as e:  # noqa: BLE001 - any failure will do; success would not
+        print(f"ok: http: the SDK with a foreign Origin fails ({type(e).__name__})")
+        return
+    raise AssertionError("initialize with a foreign Origin succeeded")
 
 
 async def sdk_without_key() -> None:
@@ -165,6 +222,7 @@ async def stdio_wrong_key() -> None:
 async def main() -> None:
     http_without_key()
     await sdk_without_key()
+    await sdk_foreign_origin()
     for name, connect in [("http", over_http), ("stdio", over_stdio)]:
         async with connect(KEY) as session:
             await asyncio.wait_for(exercise(session, name), 60)

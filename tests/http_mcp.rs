@@ -108,7 +108,8 @@ async fn initialize_list_and_the_protocol_errors() {
     let code = |v: Value| v["error"]["code"].as_i64();
     assert_eq!(code(rpc(&app, "resources/list", json!({})).await), Some(-32601));
     assert_eq!(code(rpc(&app, "tools/call", json!({"name": "nope"})).await), Some(-32602));
-    assert_eq!(code(rpc(&app, "tools/call", json!({"name": "get_company", "arguments": {}})).await), Some(-32602));
+    // A missing argument is the tool's input error (below), not the protocol's.
+    assert_eq!(code(rpc(&app, "tools/call", json!({"name": "get_company", "arguments": {}})).await), None);
     let raw = |body: &'static str| app.client.post(format!("{}/mcp", app.base)).bearer_auth(&app.key).body(body).send();
     let parse: Value = raw("{nope").await.unwrap().json().await.unwrap();
     assert_eq!(parse["error"]["code"], -32700);
@@ -122,8 +123,14 @@ async fn every_tool_answers_as_its_route() {
     let page = call(&app, "search_companies", json!({"limit": 3})).await;
     assert_eq!(page["isError"], false);
     assert_eq!(page["structuredContent"], get(&app, "/v1/companies?limit=3").await);
-    let text: Value = serde_json::from_str(page["content"][0]["text"].as_str().unwrap()).unwrap();
-    assert_eq!(text, page["structuredContent"]);
+    // The text is the page as a table: a header line, a line per row,
+    // then the page's other members.
+    let text = page["content"][0]["text"].as_str().unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3 + 2, "{text}");
+    assert!(lines[0].split('\t').any(|c| c == "isin"), "{text}");
+    let rest: Value = serde_json::from_str(lines[4]).unwrap();
+    assert_eq!(rest["has_more"], page["structuredContent"]["has_more"]);
     let first = &page["structuredContent"]["data"][0];
     let (isin, ticker) = (first["isin"].as_str().unwrap(), first["ticker"].as_str().unwrap());
 
@@ -166,6 +173,7 @@ async fn a_routes_4xx_is_a_tool_error_with_its_problem() {
     assert_eq!(missing["structuredContent"]["status"], 404);
     let text: Value = serde_json::from_str(missing["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(text["code"], "not_found");
+    assert!(text.as_object().unwrap().values().all(|v| !v.is_null()), "compact: no nulls: {text}");
     let bad = call(&app, "search_companies", json!({"limit": 0})).await;
     assert_eq!(bad["isError"], true);
     assert_eq!(bad["structuredContent"]["code"], "invalid_parameter");
@@ -221,6 +229,10 @@ async fn mds_mcp_serves_the_tools_on_stdio() {
                "params": {"name": "search_companies", "arguments": {"limit": 2}}}),
         json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                "params": {"name": "get_company", "arguments": {"isin": "INE000000000"}}}),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+               "params": {"name": "get_company", "arguments": {"isin": 12345}}}),
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+               "params": {"name": "search_companies", "arguments": {"search": "x".repeat(70_000)}}}),
     ];
     for m in &messages {
         stdin.write_all(format!("{m}\n").as_bytes()).await.unwrap();
@@ -233,11 +245,16 @@ async fn mds_mcp_serves_the_tools_on_stdio() {
     }
     assert!(child.wait().await.unwrap().success());
     // No answer to the notification.
-    assert_eq!(answers.len(), 3, "{answers:?}");
+    assert_eq!(answers.len(), 5, "{answers:?}");
     assert_eq!(answers[0]["result"]["protocolVersion"], "2025-06-18");
     assert_eq!(answers[1]["result"]["structuredContent"]["data"].as_array().unwrap().len(), 2);
     assert_eq!(answers[2]["result"]["isError"], true);
     assert_eq!(answers[2]["result"]["structuredContent"]["code"], "not_found");
+    assert_eq!(answers[3]["result"]["structuredContent"]["param"], "isin", "an input error, not a 404");
+    let huge = &answers[4]["result"];
+    assert_eq!(huge["isError"], true);
+    assert!(huge["structuredContent"]["code"].is_string(), "{}", &huge.to_string()[..300]);
+    assert!(huge["content"][0]["text"].as_str().unwrap().len() < 1_000, "{}", &huge.to_string()[..300]);
     assert_eq!(used(&app).await, before + 2);
 }
 
@@ -263,4 +280,97 @@ async fn a_tool_call_takes_its_routes_rate_limit_and_mcp_none() {
         let r = post_as(&app, &key, &ping).await;
         assert_eq!(r.status(), 200);
     }
+}
+
+/// A call whose arguments break the tool's input schema is a tool result
+/// with `isError` and a problem naming the argument (SEP-1303), calls no
+/// route and so counts nothing; nothing is coerced, but `5.0` is 5.
+#[tokio::test]
+async fn input_errors_are_tool_results_naming_the_argument_and_count_nothing() {
+    let app = common::spawn().await;
+    let before = used(&app).await;
+    for (tool, arguments, code, param) in [
+        ("get_company", json!({"isin": 12345}), "invalid_parameter", "isin"),
+        ("get_company", json!({}), "invalid_parameter", "isin"),
+        ("get_company", json!({"isin": "INE002A01018", "history": "yes"}), "invalid_parameter", "history"),
+        ("search_companies", json!({"limit": "5"}), "invalid_parameter", "limit"),
+        ("search_companies", json!({"limit": 5.5}), "invalid_parameter", "limit"),
+        ("search_companies", json!({"serach": "tata"}), "unknown_parameter", "serach"),
+        ("get_usage", json!({"verbose": true}), "unknown_parameter", "verbose"),
+    ] {
+        let r = call(&app, tool, arguments.clone()).await;
+        assert_eq!(r["isError"], true, "{tool} {arguments}: {r}");
+        let problem = &r["structuredContent"];
+        assert_eq!((problem["code"].as_str(), problem["param"].as_str()), (Some(code), Some(param)), "{r}");
+        assert!(problem["detail"].as_str().unwrap().contains(param), "{r}");
+    }
+    assert_eq!(used(&app).await, before, "a refused call reaches no route");
+    let page = call(&app, "search_companies", json!({"limit": 5.0})).await;
+    assert_eq!(page["isError"], false, "{page}");
+    assert_eq!(page["structuredContent"]["data"].as_array().unwrap().len(), 5);
+    assert_eq!(used(&app).await, before + 1);
+}
+
+/// An argument of some 70 KB: the problem quotes a short prefix of it and
+/// the result still has `structuredContent`.
+#[tokio::test]
+async fn a_huge_argument_is_echoed_as_a_short_prefix() {
+    let app = common::spawn().await;
+    let huge = "x".repeat(70_000);
+    for arguments in [json!({"search": huge}), json!({"limit": huge}), json!({"isin": huge})] {
+        let tool = if arguments.get("isin").is_some() { "get_company" } else { "search_companies" };
+        let r = call(&app, tool, arguments).await;
+        assert_eq!(r["isError"], true);
+        assert!(r["structuredContent"]["code"].is_string(), "{}", &r.to_string()[..500]);
+        let text = r["content"][0]["text"].as_str().unwrap();
+        assert!(text.len() < 1_000, "{} characters: {}", text.len(), &text[..500]);
+    }
+}
+
+/// `Origin`: absent is fine, one of `--mcp-allowed-origins` is fine, any
+/// other is `403` (by default every one).
+#[tokio::test]
+async fn a_foreign_origin_is_403() {
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    let send = |app: &TestApp, origin: Option<&str>| {
+        let mut r = app.client.post(format!("{}/mcp", app.base)).bearer_auth(&app.key).json(&ping);
+        if let Some(o) = origin {
+            r = r.header("origin", o);
+        }
+        r.send()
+    };
+    let app = common::spawn().await;
+    assert_eq!(send(&app, None).await.unwrap().status(), 200);
+    assert_problem(send(&app, Some("http://evil.example")).await.unwrap(), 403, "forbidden_origin").await;
+    let mut config = common::reloading_every(std::time::Duration::from_millis(100));
+    config.mcp_allowed_origins = vec!["https://agent.example".into()];
+    let app = common::spawn_with(common::Options { config, ..Default::default() }).await;
+    assert_eq!(send(&app, Some("https://agent.example")).await.unwrap().status(), 200);
+    assert_eq!(send(&app, None).await.unwrap().status(), 200);
+    assert_problem(send(&app, Some("http://evil.example")).await.unwrap(), 403, "forbidden_origin").await;
+    assert_problem(send(&app, Some("https://agent.example.evil.example")).await.unwrap(), 403, "forbidden_origin")
+        .await;
+}
+
+/// Every tool declares an `outputSchema`; a 50-company page's text is at
+/// most half the compact JSON of its `structuredContent`.
+#[tokio::test]
+async fn results_follow_the_output_schema_and_the_text_is_compact() {
+    let app = common::spawn().await;
+    let tools = rpc(&app, "tools/list", json!({})).await["result"]["tools"].clone();
+    for t in tools.as_array().unwrap() {
+        assert_eq!(t["outputSchema"]["type"], "object", "{}", t["name"]);
+    }
+    let page = call(&app, "search_companies", json!({"limit": 50})).await;
+    let rows = page["structuredContent"]["data"].as_array().unwrap();
+    assert_eq!(rows.len(), 50);
+    let item = &tools[0]["outputSchema"]["properties"]["data"]["items"];
+    let required = item["required"].as_array().unwrap();
+    for field in required {
+        assert!(rows[0].get(field.as_str().unwrap()).is_some(), "{field} in {}", rows[0]);
+    }
+    let json_len = page["structuredContent"].to_string().len();
+    let text_len = page["content"][0]["text"].as_str().unwrap().len();
+    eprintln!("50 companies: text {text_len} characters, compact JSON {json_len}");
+    assert!(text_len * 2 <= json_len, "text {text_len} vs JSON {json_len}");
 }

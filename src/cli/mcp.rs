@@ -60,7 +60,9 @@ struct Service {
 impl Upstream for Service {
     async fn get(&self, path_and_query: &str) -> Result<Reply, String> {
         let url = format!("{}{path_and_query}", self.base);
+        // Without the URL: it holds the arguments, which may be large.
         let unreachable = |e: reqwest::Error| {
+            let e = e.without_url();
             tracing::warn!(error = %e, "mds mcp: the service did not answer");
             format!("mds at {} did not answer ({e}); is MDS_BASE_URL right and the service up?", self.base)
         };

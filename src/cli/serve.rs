@@ -97,6 +97,11 @@ pub(crate) struct ServeArgs {
     /// addresses: for development and tests only (said in the log).
     #[arg(long, env = "MDS_WEBHOOKS_ALLOW_PRIVATE")]
     webhooks_allow_private: bool,
+    /// The browser origins `POST /mcp` accepts, comma-separated
+    /// (`https://agent.example`); a request with another `Origin` is `403`,
+    /// one without is accepted. Default: none.
+    #[arg(long, env = "MDS_MCP_ALLOWED_ORIGINS", value_delimiter = ',')]
+    mcp_allowed_origins: Vec<String>,
 }
 
 impl ServeArgs {
@@ -141,6 +146,12 @@ impl ServeArgs {
                 },
                 ..NodeConfig::default()
             },
+            mcp_allowed_origins: self
+                .mcp_allowed_origins
+                .iter()
+                .map(|o| o.trim().trim_end_matches('/').to_owned())
+                .filter(|o| !o.is_empty())
+                .collect(),
             ..HttpConfig::default()
         }
     }

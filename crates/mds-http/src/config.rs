@@ -18,6 +18,9 @@ pub struct HttpConfig {
     pub server: ServerConfig,
     /// The node behind the API.
     pub node: NodeConfig,
+    /// The `Origin`s `POST /mcp` accepts (`https://app.example`); a request
+    /// with another is `403`, one without is accepted (contract 12.1).
+    pub mcp_allowed_origins: Vec<String>,
 }
 
 impl Default for HttpConfig {
@@ -27,6 +30,7 @@ impl Default for HttpConfig {
             cache_max_age: Duration::from_secs(60),
             server: ServerConfig::default(),
             node: NodeConfig::default(),
+            mcp_allowed_origins: Vec::new(),
         }
     }
 }

@@ -2,6 +2,10 @@
 //! (contract section 12), answering in JSON only (no event streams, no
 //! session id: [`crate::mcp::session`]).
 //!
+//! A request whose `Origin` is not one of `--mcp-allowed-origins` is
+//! `403` before anything else (the transport's guard against DNS
+//! rebinding); one without `Origin` goes on.
+//!
 //! The route is [`Access::Delegated`](crate::route::Access::Delegated):
 //! the envelope neither guards nor counts the `POST` itself. The handler
 //! checks the key first (`401` before the message is read), then makes
@@ -13,9 +17,9 @@
 
 use axum::body::{Body, to_bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use mds_domain::ErrorCode;
+use mds_domain::{ErrorCode, Problem};
 use tower::Service;
 
 use crate::auth;
@@ -40,6 +44,9 @@ const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 /// `POST /mcp`: one JSON-RPC message in; its answer (`200`, JSON), or
 /// `202` and no body for a notification or a response.
 pub async fn post(State(state): State<AppState>, req: Request) -> Result<Response, ApiError> {
+    if let Some(refused) = foreign_origin(&state, req.headers()) {
+        return Ok(refused);
+    }
     auth::refuse_key_in_query(req.uri())?;
     auth::authenticate(&state, req.headers()).await?;
     if let Some(v) = req.headers().get(PROTOCOL_VERSION_HEADER) {
@@ -67,6 +74,29 @@ pub async fn post(State(state): State<AppState>, req: Request) -> Result<Respons
     })
 }
 
+/// `403` when the request names an `Origin` not in
+/// `--mcp-allowed-origins` (the transport's guard against DNS rebinding: a
+/// web page cannot drive the tools through a browser); `None` to go on.
+/// A request without `Origin` (an agent, not a browser) goes on.
+fn foreign_origin(state: &AppState, headers: &HeaderMap) -> Option<Response> {
+    let origin = headers.get(header::ORIGIN)?;
+    let allowed = &state.http().mcp_allowed_origins;
+    if origin.to_str().is_ok_and(|o| allowed.iter().any(|a| a == o.trim_end_matches('/'))) {
+        return None;
+    }
+    let detail = "this Origin may not call POST /mcp: a browser page reaches the MCP tools only from an origin \
+                  the operator allows (--mcp-allowed-origins); agents send no Origin";
+    let mut problem = Problem::new(ErrorCode::InvalidParameter, detail);
+    problem.code = "forbidden_origin".to_owned();
+    problem.type_ = "/problems/forbidden_origin".to_owned();
+    problem.title = "Origin not allowed".to_owned();
+    problem.status = 403;
+    problem.param = Some("Origin".to_owned());
+    let mut resp = StatusCode::FORBIDDEN.into_response();
+    resp.extensions_mut().insert(problem);
+    Some(resp)
+}
+
 /// A tool call's requests, made through the envelope with the caller's
 /// key (and request id, so the log lines go together).
 struct Through {
@@ -80,7 +110,7 @@ impl Upstream for Through {
         let mut req = Request::get(path_and_query)
             .header(header::AUTHORIZATION, self.authorization.clone())
             .body(Body::empty())
-            .map_err(|e| format!("cannot make the request {path_and_query}: {e}"))?;
+            .map_err(|e| format!("cannot make the route's request ({e}): are the arguments too long?"))?;
         if let Some(id) = &self.request_id {
             req.headers_mut().insert(X_REQUEST_ID.clone(), id.clone());
         }

@@ -8,6 +8,9 @@
 //!   route of the route table: its input schema taken from the route's
 //!   parameters in the OpenAPI document, its arguments turned into the
 //!   route's request, the route's answer turned into the tool's result.
+//! - [`arguments`]: a call's arguments checked against the tool's input
+//!   schema before any route is called.
+//! - [`text`]: a result's compact text content (pages as tables).
 //! - [`session`]: the protocol (`initialize`, `ping`, `tools/list`,
 //!   `tools/call`, notifications) over an [`session::Upstream`] that makes
 //!   a route's `GET` request; [`session::handle`] answers one message.
@@ -17,8 +20,10 @@
 //! through the envelope, as a client's request to the route) and `mds mcp`
 //! on stdio (the binary, which makes it over HTTP to a running service).
 
+pub mod arguments;
 pub mod jsonrpc;
 pub mod session;
+pub mod text;
 pub mod tools;
 
 /// The protocol version spoken (contract section 12).

@@ -51,10 +51,7 @@ pub async fn handle<U: Upstream>(bytes: &[u8], upstream: &U) -> Option<Value> {
                 Some(Value::Object(a)) => a.clone(),
                 Some(_) => return Some(jsonrpc::error(id, INVALID_PARAMS, "arguments must be an object")),
             };
-            match tool.call(&args, upstream).await {
-                Ok(result) => jsonrpc::result(id, result),
-                Err(why) => jsonrpc::error(id, INVALID_PARAMS, &why),
-            }
+            jsonrpc::result(id, tool.call(&args, upstream).await)
         }
         _ => jsonrpc::error(id, METHOD_NOT_FOUND, "method not found: this server has tools only"),
     })
@@ -92,5 +89,11 @@ mod tests {
         assert_eq!(r["result"]["structuredContent"]["code"], "not_found");
         let unknown = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope"}}"#;
         assert_eq!(run(unknown).unwrap()["error"]["code"], -32602);
+        // Arguments breaking the input schema: a tool result naming the
+        // argument, not a protocol error.
+        let wrong = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_company","arguments":{"isin":12345}}}"#;
+        let r = run(wrong).unwrap();
+        assert_eq!(r["result"]["isError"], true, "{r}");
+        assert_eq!(r["result"]["structuredContent"]["param"], "isin", "{r}");
     }
 }

@@ -7,15 +7,21 @@
 //! description (which says how the route counts). A call becomes the
 //! route's `GET` request (the arguments named as the route's parameters:
 //! path parameters into the path, the rest into the query), made by an
-//! [`Upstream`]; the route's answer becomes the tool's result, a `4xx`
-//! (or any failure) a result with `isError: true` carrying the problem.
+//! [`Upstream`]; the route's answer becomes the tool's result (its
+//! `outputSchema` the route's `200` schema, its text [`super::text`]), a
+//! `4xx` (or any failure) a result with `isError: true` carrying the
+//! problem. Arguments that break the input schema are such a result too,
+//! and call no route ([`super::arguments`]).
 
 use std::future::Future;
 use std::sync::LazyLock;
 
 use serde_json::{Map, Value, json};
 
+use super::arguments;
+use super::text;
 use crate::routes;
+use mds_domain::{ErrorCode, Problem};
 
 /// What makes a tool call's requests: a route's `GET` to the service, with
 /// the caller's key.
@@ -88,8 +94,8 @@ pub static TOOLS: &[Tool] = &[
         also: Some(Also {
             argument: "history",
             route: "/v1/companies/{isin}/history",
-            description: "Also return the company's identity history (`GET \
-                          /v1/companies/{isin}/history`) under `history`: one more request, \
+            description: "Also return the company's identity history (the API's \
+                          `/v1/companies/{isin}/history`) under `history`: one more request, \
                           counted as that route. Default false.",
         }),
     },
@@ -154,8 +160,8 @@ impl Tool {
             let Some(name) = p["name"].as_str() else { continue };
             let mut schema = inline(&p["schema"], schemas);
             if let Value::Object(s) = &mut schema {
-                if let Some(d) = p.get("description") {
-                    s.insert("description".into(), d.clone());
+                if let Some(d) = p["description"].as_str() {
+                    s.insert("description".into(), for_a_model(d).into());
                 }
                 if let Some(e) = p.get("example") {
                     s.insert("examples".into(), json!([e]));
@@ -177,14 +183,44 @@ impl Tool {
             input["required"] = json!(required);
         }
         let summary = op["summary"].as_str().unwrap_or_default();
-        let described = op["description"].as_str().unwrap_or_default();
+        let described = for_a_model(op["description"].as_str().unwrap_or_default());
         json!({
             "name": self.name,
             "title": self.title,
-            "description": format!("{}\n\n{summary}: `GET {}`. {described}", self.guide, self.route),
+            "description": format!("{}\n\n{summary} (the API's `{}`). {described}", self.guide, self.route),
             "inputSchema": input,
+            "outputSchema": self.output_schema(doc),
             "annotations": { "title": self.title, "readOnlyHint": true, "idempotentHint": true, "openWorldHint": false },
         })
+    }
+
+    /// The schema of the tool's `structuredContent`: the route's `200`
+    /// answer as the OpenAPI document states it, with the [`Also`] route's
+    /// under its argument's name.
+    fn output_schema(&self, doc: &Value) -> Value {
+        let schemas = &doc["components"]["schemas"];
+        let answer = |route: &str| {
+            inline(&doc["paths"][route]["get"]["responses"]["200"]["content"]["application/json"]["schema"], schemas)
+        };
+        let mut out = answer(self.route);
+        // MCP wants an object schema at the top (a detail is an `allOf`).
+        if let Value::Object(m) = &mut out {
+            m.entry("type").or_insert_with(|| "object".into());
+        }
+        if let Some(a) = &self.also {
+            let mut also = answer(a.route);
+            if let Value::Object(m) = &mut also {
+                m.insert("description".into(), a.description.into());
+            }
+            out["properties"][a.argument] = also;
+        }
+        out
+    }
+
+    /// Its input schema (in [`list`]).
+    fn input_schema(&self) -> &'static Value {
+        let tools = list()["tools"].as_array().expect("tools/list has tools");
+        &tools.iter().find(|t| t["name"] == self.name).expect("every tool is listed")["inputSchema"]
     }
 
     /// The requests a call with `args` makes: the route's, then the
@@ -218,28 +254,39 @@ impl Tool {
         Ok(out)
     }
 
-    /// Calls the tool with `args` through `upstream`: the tool's result,
-    /// or why the arguments make no request (a protocol error).
-    pub async fn call<U: Upstream>(&self, args: &Map<String, Value>, upstream: &U) -> Result<Value, String> {
-        let requests = self.requests(args)?;
+    /// Calls the tool with `args` through `upstream`: the tool's result;
+    /// arguments that break the input schema are a result with `isError`
+    /// and the problem naming the argument, and call no route.
+    pub async fn call<U: Upstream>(&self, args: &Map<String, Value>, upstream: &U) -> Value {
+        let requests = match arguments::check(args, self.input_schema()).and_then(|args| {
+            self.requests(&args).map_err(|why| Box::new(Problem::new(ErrorCode::InvalidParameter, why)))
+        }) {
+            Ok(r) => r,
+            Err(problem) => return refused(&problem),
+        };
         let mut answer: Option<Value> = None;
-        // The route's own text, when one route answers.
-        let mut answer_text = String::new();
         for request in &requests {
             let reply = match upstream.get(request).await {
                 Ok(r) => r,
-                Err(why) => return Ok(outcome(Value::Null, why, true)),
+                // Cut: a request that could not be made may quote itself.
+                Err(why) => return refused(&Problem::new(ErrorCode::Unavailable, arguments::prefix(&why))),
             };
-            let text = String::from_utf8_lossy(&reply.body).into_owned();
-            let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+            let body = match serde_json::from_slice::<Value>(&reply.body) {
+                Ok(v) if v.is_object() => v,
+                // Not JSON (a proxy's page): a problem quoting its start.
+                _ => {
+                    let start = arguments::prefix(&String::from_utf8_lossy(&reply.body));
+                    let mut p =
+                        Problem::new(ErrorCode::Unavailable, format!("the API answered {} with {start}", reply.status));
+                    p.status = reply.status;
+                    return refused(&p);
+                }
+            };
             if !(200..300).contains(&reply.status) {
-                return Ok(outcome(body, text, true));
+                return outcome(body, true);
             }
             answer = Some(match (answer, &self.also) {
-                (None, _) => {
-                    answer_text = text;
-                    body
-                }
+                (None, _) => body,
                 (Some(mut first), Some(a)) => {
                     first[a.argument] = body;
                     first
@@ -247,20 +294,40 @@ impl Tool {
                 (Some(first), None) => first,
             });
         }
-        let answer = answer.unwrap_or(Value::Null);
-        let text = if requests.len() == 1 { answer_text } else { answer.to_string() };
-        Ok(outcome(answer, text, false))
+        outcome(answer.unwrap_or_else(|| json!({})), false)
     }
 }
 
-/// A tool result: `text` as its content, `structured` (when an object, as
-/// MCP requires) as its `structuredContent`.
-fn outcome(structured: Value, text: String, is_error: bool) -> Value {
-    let mut out = json!({ "content": [{ "type": "text", "text": text }], "isError": is_error });
-    if structured.is_object() {
-        out["structuredContent"] = structured;
-    }
-    out
+/// A tool result refused with `problem` (no route answered it).
+fn refused(problem: &Problem) -> Value {
+    outcome(serde_json::to_value(problem).expect("a problem is JSON"), true)
+}
+
+/// A tool result: `structured` (an object, as MCP requires) as its
+/// `structuredContent`, and compact as its text.
+fn outcome(structured: Value, is_error: bool) -> Value {
+    json!({
+        "content": [{ "type": "text", "text": text::compact(&structured) }],
+        "structuredContent": structured,
+        "isError": is_error,
+    })
+}
+
+/// An OpenAPI description said to a model calling a tool rather than to
+/// an HTTP client: no URL encoding, no conditional requests, no query
+/// strings.
+fn for_a_model(text: &str) -> String {
+    const REWRITES: &[(&str, &str)] = &[
+        (
+            "Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.",
+            "Counts one request against the API key's monthly quota, whatever the outcome, except a server error.",
+        ),
+        (" Takes no query parameters.", ""),
+        (" (digits only, no sign, no leading zero)", ""),
+        ("; send `+` as `%2B`", ""),
+        ("`GET /v1/news/{slug}` gives an article with its body.", "`get_article` gives an article with its body."),
+    ];
+    REWRITES.iter().fold(text.to_owned(), |t, (from, to)| t.replace(from, to))
 }
 
 /// `template` with its `{name}`s replaced by the arguments of those
@@ -346,8 +413,19 @@ mod tests {
             assert!(routes::ROUTES.iter().any(|r| r.path == tool.route && r.operation.is_some()), "{}", tool.name);
             let text = def.to_string();
             assert!(!text.contains("$ref"), "{}: {text}", tool.name);
-            assert!(def["description"].as_str().unwrap().contains(tool.route));
+            let described = def["description"].as_str().unwrap();
+            assert!(described.contains(tool.route));
+            // Said to a model, not to an HTTP client.
+            let said = format!("{described} {}", def["inputSchema"]);
+            for http in ["304", "%2B", "digits only", "query parameter", "URL", "GET "] {
+                assert!(!said.contains(http), "{}: {http:?} in {said}", tool.name);
+            }
+            let output = &def["outputSchema"];
+            assert_eq!(output["type"], "object", "{}: {output}", tool.name);
+            assert!(output["properties"].is_object() || output["allOf"].is_array(), "{}", tool.name);
         }
+        assert!(tools[0]["outputSchema"]["properties"]["data"]["items"]["properties"]["isin"].is_object());
+        assert!(tools[1]["outputSchema"]["properties"]["history"]["properties"].is_object());
         let company = &tools[1]["inputSchema"];
         assert_eq!(company["required"], json!(["isin"]));
         assert!(company["properties"]["as_of"]["description"].is_string());
