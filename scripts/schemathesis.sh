@@ -20,21 +20,40 @@ if [[ ! -x "$VENV/bin/schemathesis" ]]; then
   "$VENV/bin/pip" install --quiet --disable-pip-version-check 'schemathesis>=4,<5'
 fi
 "$VENV/bin/schemathesis" --version
-# Schemathesis runs with its default checks. The one thing it is kept
-# from: a cursor (`cursor`) or a sync token / event position (`since`) is
-# opaque and bound to the filters or the log that produced it, which no
-# schema can say, so every generated one is rightly refused (400
-# invalid_cursor, 410) and would fail the "valid data is accepted" check.
-# The hook drops them (fuzzing phase); the coverage phase does not run
-# hooks, so it is off for the operations that take one. Cursors are covered
-# by tests/http_companies.rs and tests/http_news.rs, sync tokens by
-# tests/http_reference.rs, event positions by tests/http_events.rs.
+# Schemathesis runs with its default checks. What it is kept from is what
+# no schema can say:
+# - a cursor (`cursor`) or a sync token / event position (`since`) is
+#   opaque and bound to the filters or the log that produced it: every
+#   generated one is rightly refused (400 invalid_cursor, 410). The hook
+#   drops them (fuzzing phase); the coverage phase does not run hooks, so
+#   it is off for the operations that take one. Cursors are covered by
+#   tests/http_companies.rs and tests/http_news.rs, sync tokens by
+#   tests/http_reference.rs, event positions by tests/http_events.rs.
+# - an ISIN's check digit (`isin` in a query, `isins` in a webhook body):
+#   the hook puts a real ISIN in place of a generated one, and the coverage
+#   phase is off for the webhook bodies too (tests/http_news.rs and
+#   tests/http_webhooks.rs cover the refusals).
+# - that published_before must be later than published_after (GET
+#   /v1/news): the hook drops a published_before that does not follow
+#   (tests/http_news.rs covers the refusal).
+# - the `month` of /v1/usage/daily moves with the clock (this month and the
+#   twelve before): the hook drops it (tests/http_usage_daily.rs).
+# - an account has at most 10 webhook endpoints: the stateful phase fills
+#   them, so POST /v1/webhooks may rightly answer 400 to valid data
+#   (tests/http_webhooks.rs). Endpoints created here go nowhere:
+#   hooks.example.com does not answer.
 # Everything else the service checks, the document states (patterns,
 # formats, bounds, closed bodies). The event stream never ends (a
 # Server-Sent Events response): no generated request of it can complete, so
 # it is not run; tests/http_events.rs covers it.
 cat >"$WORK/mds_st_hooks.py" <<'PY'
+import datetime
+
 import schemathesis
+
+
+def _instant(s):
+    return datetime.datetime.fromisoformat(s.replace("z", "Z").replace("t", "T"))
 
 
 @schemathesis.hook
@@ -42,12 +61,32 @@ def map_query(ctx, query):
     if query:
         query.pop("cursor", None)
         query.pop("since", None)
+        query.pop("month", None)
+        if "isin" in query:
+            query["isin"] = "INE002A01018"
+        after, before = query.get("published_after"), query.get("published_before")
+        if after is not None and before is not None:
+            try:
+                ordered = _instant(after) < _instant(before)
+            except (TypeError, ValueError):
+                ordered = False
+            if not ordered:
+                query.pop("published_before")
     return query
+
+
+@schemathesis.hook
+def map_body(ctx, body):
+    if isinstance(body, dict) and isinstance(body.get("isins"), list):
+        body["isins"] = ["INE002A01018"] if body["isins"] else []
+    return body
 PY
-for op in "GET /v1/companies" "GET /v1/news" "GET /v1/companies/changes" "GET /v1/events"; do
+for op in "GET /v1/companies" "GET /v1/news" "GET /v1/companies/changes" "GET /v1/events" "GET /v1/usage/daily" \
+  "POST /v1/webhooks" "PATCH /v1/webhooks/{id}"; do
   printf '[[operations]]\ninclude-name = "%s"\nphases.coverage.enabled = false\n\n' "$op"
 done >"$WORK/schemathesis.toml"
 printf '[[operations]]\ninclude-name = "GET /v1/events/stream"\nenabled = false\n\n' >>"$WORK/schemathesis.toml"
+printf '[[operations]]\ninclude-name = "POST /v1/webhooks"\nchecks.positive_data_acceptance.expected-statuses = ["2XX", 400]\n\n' >>"$WORK/schemathesis.toml"
 export PYTHONPATH="$WORK${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=mds_st_hooks
 start_demo_server
 # The demo key's tier (pro, 600 a minute) would refuse most of a run's

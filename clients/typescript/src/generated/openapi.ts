@@ -988,7 +988,7 @@ export interface components {
             /** @description Event types to receive (absent or empty: all). */
             types?: components["schemas"]["SubscribableType"][] | null;
             /**
-             * Format: uri
+             * Format: iri
              * @description An `https` URL (not an address in a private, loopback or
              *     link-local range), at most 2048 characters.
              * @example https://hooks.example.com/mds
@@ -1099,7 +1099,7 @@ export interface components {
             /** @description Event types to receive (absent or empty: all). */
             types?: components["schemas"]["SubscribableType"][] | null;
             /**
-             * Format: uri
+             * Format: iri
              * @description An `https` URL.
              * @example https://hooks.example.com/mds
              */

@@ -237,7 +237,7 @@ webhook_body!(
     V1WebhookCreate {
         /// An `https` URL (not an address in a private, loopback or
         /// link-local range), at most 2048 characters.
-        #[schema(example = "https://hooks.example.com/mds", max_length = 2048, format = "uri", pattern = "^https?://")]
+        #[schema(example = "https://hooks.example.com/mds", max_length = 2048, format = "iri", pattern = "^https://")]
         url: String,
         /// A note, at most 500 characters.
         #[schema(max_length = 500)]
@@ -250,7 +250,7 @@ webhook_body!(
     /// (a list given replaces the list).
     V1WebhookUpdate {
         /// An `https` URL.
-        #[schema(example = "https://hooks.example.com/mds", max_length = 2048, format = "uri", pattern = "^https?://")]
+        #[schema(example = "https://hooks.example.com/mds", max_length = 2048, format = "iri", pattern = "^https://")]
         url: Option<String>,
         /// A note (`null` removes it).
         #[schema(max_length = 500)]
