@@ -616,3 +616,42 @@ async fn store_up_follows_a_probe_of_the_store_without_traffic() {
     f.set(Fault::None);
     until(1).await;
 }
+
+/// Sends `request` on a fresh connection (while reading, so a server that
+/// answers before reading it all is heard) and returns the answer's head
+/// and body.
+async fn raw_answer(app: &common::TestApp, request: Vec<u8>) -> (String, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let conn = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+    let (mut rd, mut wr) = conn.into_split();
+    let writer = tokio::spawn(async move {
+        // The server may close before reading it all: a failed write is fine.
+        let _ = wr.write_all(&request).await;
+        wr
+    });
+    let mut got = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), rd.read_to_end(&mut got)).await;
+    drop(writer.await);
+    let text = String::from_utf8_lossy(&got).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    (head.to_owned(), body.to_owned())
+}
+
+/// hyper refuses a 180 KB request target (`414`) and a 1 MB header (`431`)
+/// before the service sees them; the answers carry problem+json bodies.
+#[tokio::test]
+async fn oversized_targets_and_heads_get_problem_bodies() {
+    let app = spawn().await;
+    let long = format!("GET /v1/companies?q={} HTTP/1.1\r\nhost: x\r\n\r\n", "a".repeat(180_000));
+    let big = format!("GET /v1/companies HTTP/1.1\r\nhost: x\r\nx-big: {}\r\n\r\n", "b".repeat(1 << 20));
+    for (request, status, code) in [(long, 414, "uri_too_long"), (big, 431, "request_header_fields_too_large")] {
+        let (head, body) = raw_answer(&app, request.into_bytes()).await;
+        assert!(head.starts_with(&format!("HTTP/1.1 {status} ")), "{head}");
+        let lower = head.to_ascii_lowercase();
+        assert!(lower.contains("content-type: application/problem+json"), "{head}");
+        assert!(lower.contains(&format!("content-length: {}", body.len())), "{head}");
+        let p: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!((p["status"].as_u64(), p["code"].as_str()), (Some(status), Some(code)), "{body}");
+        assert_eq!(p["type"], format!("/problems/{code}"));
+    }
+}

@@ -320,7 +320,14 @@ pub struct EventsQuery {
     #[cfg_attr(feature = "openapi", param(value_type = Option<String>, example = "evt_0000000000000001"))]
     pub since: Option<String>,
     /// Only these types, comma-separated: `article.published`, `article.updated`, `company.changed`.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, example = "article.published,company.changed"))]
+    #[cfg_attr(
+        feature = "openapi",
+        param(
+            value_type = Option<String>,
+            pattern = r"^\s*(article\.published|article\.updated|company\.changed)\s*(,\s*(article\.published|article\.updated|company\.changed)\s*)*$",
+            example = "article.published,company.changed"
+        )
+    )]
     pub types: Vec<EventType>,
     /// Only events about the company with this ISIN (check digit verified).
     #[cfg_attr(feature = "openapi", param(inline, value_type = Option<param_schema::Isin>, example = "INE002A01018"))]

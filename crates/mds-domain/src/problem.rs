@@ -58,6 +58,10 @@ pub enum ErrorCode {
     PayloadTooLarge,
     /// 415 (admin API): a body not sent as `Content-Type: application/json`.
     UnsupportedMediaType,
+    /// 414: a request target (path and query) too long to read.
+    UriTooLong,
+    /// 431: a request head (its header fields) too large to read.
+    RequestHeaderFieldsTooLarge,
 }
 
 impl ErrorCode {
@@ -87,6 +91,8 @@ impl ErrorCode {
         ErrorCode::IdempotencyConflict,
         ErrorCode::PayloadTooLarge,
         ErrorCode::UnsupportedMediaType,
+        ErrorCode::UriTooLong,
+        ErrorCode::RequestHeaderFieldsTooLarge,
     ];
 
     /// Whether only the admin API answers the code (contract section 9):
@@ -128,6 +134,8 @@ impl ErrorCode {
             ErrorCode::IdempotencyConflict => "idempotency_conflict",
             ErrorCode::PayloadTooLarge => "payload_too_large",
             ErrorCode::UnsupportedMediaType => "unsupported_media_type",
+            ErrorCode::UriTooLong => "uri_too_long",
+            ErrorCode::RequestHeaderFieldsTooLarge => "request_header_fields_too_large",
         }
     }
 
@@ -150,7 +158,9 @@ impl ErrorCode {
             ErrorCode::Conflict | ErrorCode::IdempotencyConflict => 409,
             ErrorCode::SyncTokenExpired | ErrorCode::EventsExpired => 410,
             ErrorCode::PayloadTooLarge => 413,
+            ErrorCode::UriTooLong => 414,
             ErrorCode::UnsupportedMediaType => 415,
+            ErrorCode::RequestHeaderFieldsTooLarge => 431,
             ErrorCode::RateLimited | ErrorCode::QuotaExceeded | ErrorCode::TooManyStreams => 429,
             ErrorCode::Unavailable => 503,
             ErrorCode::Internal => 500,
@@ -184,6 +194,8 @@ impl ErrorCode {
             ErrorCode::IdempotencyConflict => "Idempotency conflict",
             ErrorCode::PayloadTooLarge => "Payload too large",
             ErrorCode::UnsupportedMediaType => "Unsupported media type",
+            ErrorCode::UriTooLong => "URI too long",
+            ErrorCode::RequestHeaderFieldsTooLarge => "Request header fields too large",
         }
     }
 
@@ -216,7 +228,8 @@ pub struct Problem {
     /// `invalid_api_key`, `not_found`, `method_not_allowed`, `sync_token_expired`, `events_expired`, `rate_limited`,
     /// `too_many_streams`, `quota_exceeded`, `unavailable`, `internal`, and for the
     /// routes that take a body `invalid_body`, `unknown_field`, `invalid_field`,
-    /// `payload_too_large` or `unsupported_media_type`. A string, not an enum:
+    /// `payload_too_large` or `unsupported_media_type`; `uri_too_long` and
+    /// `request_header_fields_too_large` for a request too large to read. A string, not an enum:
     /// codes may be added, so treat an unknown one by its `status`.
     pub code: String,
     /// The offending query parameter or body field, where there is one.

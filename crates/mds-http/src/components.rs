@@ -140,6 +140,8 @@ fn example_detail(c: ErrorCode) -> &'static str {
         ErrorCode::IdempotencyConflict => "this Idempotency-Key was used with another request in the last 24 hours",
         ErrorCode::PayloadTooLarge => "the body is over 1 MiB",
         ErrorCode::UnsupportedMediaType => "send the body as JSON, with Content-Type: application/json",
+        ErrorCode::UriTooLong => crate::server::refusal::URI_TOO_LONG,
+        ErrorCode::RequestHeaderFieldsTooLarge => crate::server::refusal::HEAD_TOO_LARGE,
     }
 }
 
@@ -313,6 +315,22 @@ problem_response!(
     PayloadTooLarge,
     "The body is over the size cap (`payload_too_large`).",
     [PayloadTooLarge],
+    []
+);
+problem_response!(
+    /// `414`.
+    UriTooLong,
+    "The request target (path and query) is over 64 KiB (`uri_too_long`); answered before the request is read \
+further, so without rate-limit headers, and the connection is closed.",
+    [UriTooLong],
+    []
+);
+problem_response!(
+    /// `431`.
+    RequestHeaderFieldsTooLarge,
+    "The request head is over 400 KiB (`request_header_fields_too_large`); answered before the request is read \
+further, so without rate-limit headers, and the connection is closed.",
+    [RequestHeaderFieldsTooLarge],
     []
 );
 problem_response!(

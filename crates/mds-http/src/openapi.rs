@@ -39,8 +39,8 @@ use utoipa::{Modify, OpenApi};
 use crate::components::{
     AsOfBadRequest, BadRequest, ChangesBadRequest, ChangesPage, CompaniesBadRequest, CompanyPage, EventPage,
     EventsBadRequest, EventsExpired, Internal, MethodNotAllowed, NewsBadRequest, NewsPage, NotFound, PayloadTooLarge,
-    StreamTooManyRequests, SymbolBadRequest, SyncTokenExpired, TooManyRequests, Unauthorized, Unavailable,
-    UnsupportedMediaType, WebhookBadRequest, header,
+    RequestHeaderFieldsTooLarge, StreamTooManyRequests, SymbolBadRequest, SyncTokenExpired, TooManyRequests,
+    Unauthorized, Unavailable, UnsupportedMediaType, UriTooLong, WebhookBadRequest, header,
 };
 use crate::controllers::webhooks::{
     EndpointStatus, SubscribableType, V1WebhookAttempt, V1WebhookAttemptList, V1WebhookCreate, V1WebhookEndpoint,
@@ -89,7 +89,9 @@ pub const REQUEST_BODIES: [&str; 4] = ["V1WebhookCreate", "V1WebhookUpdate", "V1
             Unavailable,
             WebhookBadRequest,
             PayloadTooLarge,
-            UnsupportedMediaType
+            UnsupportedMediaType,
+            UriTooLong,
+            RequestHeaderFieldsTooLarge
         ),
     ),
     security(("bearer" = []))
@@ -226,7 +228,9 @@ impl Modify for Common<'_> {
                     for (status, name) in [
                         ("401", "Unauthorized"),
                         ("405", "MethodNotAllowed"),
+                        ("414", "UriTooLong"),
                         ("429", "TooManyRequests"),
+                        ("431", "RequestHeaderFieldsTooLarge"),
                         ("500", "Internal"),
                         ("503", "Unavailable"),
                     ] {

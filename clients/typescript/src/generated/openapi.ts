@@ -480,7 +480,8 @@ export interface components {
              *     `invalid_api_key`, `not_found`, `method_not_allowed`, `sync_token_expired`, `events_expired`, `rate_limited`,
              *     `too_many_streams`, `quota_exceeded`, `unavailable`, `internal`, and for the
              *     routes that take a body `invalid_body`, `unknown_field`, `invalid_field`,
-             *     `payload_too_large` or `unsupported_media_type`. A string, not an enum:
+             *     `payload_too_large` or `unsupported_media_type`; `uri_too_long` and
+             *     `request_header_fields_too_large` for a request too large to read. A string, not an enum:
              *     codes may be added, so treat an unknown one by its `status`.
              */
             code: string;
@@ -975,7 +976,10 @@ export interface components {
         V1WebhookCreate: {
             /** @description A note, at most 500 characters. */
             description?: string | null;
-            /** @description ISINs to receive events about. */
+            /**
+             * @description ISINs to receive events about (any case; check digits
+             *     verified).
+             */
             isins?: string[] | null;
             /** @description Article tags to receive events about. */
             tags?: string[] | null;
@@ -984,6 +988,7 @@ export interface components {
             /** @description Event types to receive (absent or empty: all). */
             types?: components["schemas"]["SubscribableType"][] | null;
             /**
+             * Format: iri
              * @description An `https` URL (not an address in a private, loopback or
              *     link-local range), at most 2048 characters.
              * @example https://hooks.example.com/mds
@@ -1081,7 +1086,10 @@ export interface components {
         V1WebhookUpdate: {
             /** @description A note (`null` removes it). */
             description?: string | null;
-            /** @description ISINs to receive events about. */
+            /**
+             * @description ISINs to receive events about (any case; check digits
+             *     verified).
+             */
             isins?: string[] | null;
             status?: null | components["schemas"]["EndpointStatus"];
             /** @description Article tags to receive events about. */
@@ -1091,6 +1099,7 @@ export interface components {
             /** @description Event types to receive (absent or empty: all). */
             types?: components["schemas"]["SubscribableType"][] | null;
             /**
+             * Format: iri
              * @description An `https` URL.
              * @example https://hooks.example.com/mds
              */
@@ -1291,6 +1300,17 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The request head is over 400 KiB (`request_header_fields_too_large`); answered before the request is read further, so without rate-limit headers, and the connection is closed. */
+        RequestHeaderFieldsTooLarge: {
+            headers: {
+                /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                "X-Request-Id"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The per-minute rate limit is reached (`rate_limited`), the monthly quota is used up (`quota_exceeded`), or the key holds 2 open streams already, across all nodes (`too_many_streams`, `violated_policies: ["streams"]`; `Retry-After` is the longest a stream of a node that died stays counted). Not counted against the quota. */
         StreamTooManyRequests: {
             headers: {
@@ -1406,6 +1426,17 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The request target (path and query) is over 64 KiB (`uri_too_long`); answered before the request is read further, so without rate-limit headers, and the connection is closed. */
+        UriTooLong: {
+            headers: {
+                /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                "X-Request-Id"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description A bad body: not a JSON object (`invalid_body`), a field the route does not define (`unknown_field`), or a field of the wrong type or value (`invalid_field`, naming it in `param`: a URL that is not `https` or points to a private, loopback or link-local address, an unknown event type, more than 1,000 values in a filter, an 11th endpoint (`param`: `url`), a `since` that is not an event id); or a query parameter (`unknown_parameter`). */
         WebhookBadRequest: {
             headers: {
@@ -1472,7 +1503,8 @@ export interface operations {
                 status?: string;
                 /**
                  * @description The master as it stood at the end of this day (`YYYY-MM-DD`, from
-                 *     1990-01-01 up to today): companies listed then, with the ticker and
+                 *     1990-01-01 up to today; the pattern states
+                 *     the days to 2025-12-31, which no server refuses): companies listed then, with the ticker and
                  *     name of that day, which `ticker`, `letter` and `search` match.
                  *     Industry, sector, market-cap band, logo and the exchange flags are
                  *     not tracked over time: they are today's. The cursor is bound to it.
@@ -1539,7 +1571,9 @@ export interface operations {
             400: components["responses"]["CompaniesBadRequest"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1613,7 +1647,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             410: components["responses"]["SyncTokenExpired"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1623,7 +1659,8 @@ export interface operations {
             query?: {
                 /**
                  * @description The company as it stood at the end of this day (`YYYY-MM-DD`, from
-                 *     1990-01-01 up to today): `404` when it was not listed then; its
+                 *     1990-01-01 up to today; the pattern states
+                 *     the days to 2025-12-31, which no server refuses): `404` when it was not listed then; its
                  *     ticker and name of that day, and `status`, `superseded_by` and
                  *     `supersedes` as they stood then. Listings, classification, market
                  *     cap, industry, sector, band, logo and the exchange flags are not
@@ -1694,7 +1731,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1764,7 +1803,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1860,7 +1901,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             410: components["responses"]["EventsExpired"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1955,7 +1998,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             410: components["responses"]["EventsExpired"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["StreamTooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2055,7 +2100,9 @@ export interface operations {
             400: components["responses"]["NewsBadRequest"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2125,7 +2172,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2201,7 +2250,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2264,7 +2315,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2334,7 +2387,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2397,7 +2452,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2440,8 +2497,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2511,7 +2570,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2554,7 +2615,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2606,8 +2669,10 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2677,7 +2742,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2727,8 +2794,10 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2780,8 +2849,10 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2826,7 +2897,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };

@@ -217,7 +217,7 @@ const TIER_FIELDS: &[&str] = &["rate_limit_per_minute", "monthly_quota"];
 /// required.
 #[utoipa::path(put, path = IN_TABLE,
     params(("name" = String, Path, description = "Tier name")),
-    request_body(content = Object, description = "`{\"rate_limit_per_minute\": N, \"monthly_quota\": N}`, both required"),
+    request_body(content = inline(super::bodies::TierLimitsBody), content_type = "application/json", description = "`{\"rate_limit_per_minute\": N, \"monthly_quota\": N}`, both required"),
     responses(
         (status = 200, description = "Changed.", body = Tier),
         (status = 201, description = "Created.", body = Tier),
@@ -251,7 +251,7 @@ pub async fn list_accounts(State(state): State<AppState>, Query(q): Query<PageQu
 /// Creates an account (`{"name"}`, entitled; `{"name", "entitled": false}`
 /// creates it lapsed). `409 conflict` if the name is taken.
 #[utoipa::path(post, path = IN_TABLE,
-    request_body(content = Object, description = "`{\"name\": \"acme\", \"entitled\": true}` (`entitled` optional, default true)"),
+    request_body(content = inline(super::bodies::AccountCreateBody), content_type = "application/json", description = "`{\"name\": \"acme\", \"entitled\": true}` (`entitled` optional, default true)"),
     responses(
         (status = 201, description = "Created.", body = Account),
         (status = 400, description = "`unknown_field`, `invalid_field`.", body = Problem),
@@ -291,7 +291,7 @@ pub async fn get_account(
 /// Lapses (`{"entitled": false}`) or restores the account.
 #[utoipa::path(patch, path = IN_TABLE,
     params(("name" = String, Path, description = "Account name")),
-    request_body(content = Object, description = "`{\"entitled\": false}`: lapse (its keys are held to the evaluation tier) or restore"),
+    request_body(content = inline(super::bodies::AccountEntitlementBody), content_type = "application/json", description = "`{\"entitled\": false}`: lapse (its keys are held to the evaluation tier) or restore"),
     responses(
         (status = 200, description = "The account as changed.", body = Account),
         (status = 400, description = "`unknown_field`, `invalid_field`.", body = Problem),
@@ -334,7 +334,7 @@ const KEY_FIELDS: &[&str] = &["account", "tier", "environment", "expires_at"];
 
 /// Issues a key (`201`, the key shown only here).
 #[utoipa::path(post, path = IN_TABLE,
-    request_body(content = Object, description = "`{\"account\": \"acme\", \"tier\": \"pro\", \"environment\": \"live\", \"expires_at\": \"2027-01-01T00:00:00Z\"}` (`expires_at` optional: when the key stops working)"),
+    request_body(content = inline(super::bodies::KeyIssueBody), content_type = "application/json", description = "`{\"account\": \"acme\", \"tier\": \"pro\", \"environment\": \"live\", \"expires_at\": \"2027-01-01T00:00:00Z\"}` (`expires_at` optional: when the key stops working)"),
     responses(
         (status = 201, description = "Issued: the record and the key, shown only now.", body = IssuedKey),
         (status = 400, description = "`unknown_field`, `invalid_field` (an unknown account or tier names its field).", body = Problem),
@@ -365,7 +365,7 @@ const ROLL_FIELDS: &[&str] = &["expires_in"];
 /// stops at once).
 #[utoipa::path(post, path = IN_TABLE,
     params(("prefix" = String, Path, description = "The key's prefix")),
-    request_body(content = Object, description = "`{\"expires_in\": 3600}` (optional; default 86400)"),
+    request_body(content = inline(super::bodies::KeyRollBody), content_type = "application/json", description = "`{\"expires_in\": 3600}` (optional; default 86400)"),
     responses(
         (status = 201, description = "Rolled: the new key's record and the key, shown only now; the old key's record with its expiry.", body = RolledKeyView),
         (status = 400, description = "`unknown_field`, `invalid_field` (`expires_in`), `invalid_parameter` (not a key prefix).", body = Problem),

@@ -25,6 +25,7 @@
 //!   routes (any account's endpoints, disabling one);
 //! - [`openapi`]: the admin API's own OpenAPI document, made from the table.
 
+pub mod bodies;
 pub mod body;
 pub mod controllers;
 pub mod envelope;

@@ -209,6 +209,24 @@ pub async fn serve() -> Response {
 mod tests {
     use super::*;
 
+    /// Every body a route takes is stated: an object with its fields that
+    /// refuses others (as [`super::super::body::Body::parse`] does).
+    #[test]
+    fn request_bodies_are_typed_and_closed() {
+        let v: serde_json::Value = serde_json::from_str(document_json()).unwrap();
+        let mut bodies = 0;
+        for item in v["paths"].as_object().unwrap().values() {
+            for op in item.as_object().unwrap().values() {
+                if let Some(s) = op.pointer("/requestBody/content/application~1json/schema") {
+                    assert_eq!((&s["type"], &s["additionalProperties"]), (&"object".into(), &false.into()), "{s}");
+                    assert!(!s["properties"].as_object().unwrap().is_empty(), "{s}");
+                    bodies += 1;
+                }
+            }
+        }
+        assert_eq!(bodies, 6);
+    }
+
     #[test]
     fn the_document_lists_every_documented_route() {
         let v: serde_json::Value = serde_json::from_str(document_json()).unwrap();

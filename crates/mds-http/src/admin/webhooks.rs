@@ -88,7 +88,7 @@ pub async fn list_webhooks(State(state): State<AppState>, RawQuery(raw): RawQuer
 /// Disables an endpoint (its owner may enable it again), audited.
 #[utoipa::path(post, path = IN_TABLE,
     params(("id" = String, Path, description = "The endpoint's id")),
-    request_body(content = Object, description = "`{\"reason\": \"abuse report 42\"}` (`reason` optional)"),
+    request_body(content = inline(super::bodies::WebhookDisableBody), content_type = "application/json", description = "`{\"reason\": \"abuse report 42\"}` (`reason` optional)"),
     responses(
         (status = 200, description = "The endpoint, disabled.", body = AdminWebhook),
         (status = 400, description = "`invalid_parameter`: not an endpoint id; `unknown_field`, `invalid_field`.", body = mds_domain::Problem),

@@ -52,7 +52,7 @@ too_many_streams`); a revoked or expired key's streams close within a second. An
 reaches every node's streams within a second.",
     params(
         EventsQuery,
-        ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event id (takes precedence over `since`)."),
+        ("Last-Event-ID" = Option<String>, Header, pattern = "^evt_[0-7][0-9a-f]{15}$", description = "Resume after this event id (takes precedence over `since`)."),
     ),
     responses(
         (status = 200, description = "The stream.", content_type = "text/event-stream", body = String),

@@ -224,8 +224,9 @@ macro_rules! webhook_body {
             /// Event types to receive (absent or empty: all).
             #[schema(max_items = 1000)]
             types: Option<Vec<SubscribableType>>,
-            /// ISINs to receive events about.
-            #[schema(max_items = 1000)]
+            /// ISINs to receive events about (any case; check digits
+            /// verified).
+            #[schema(max_items = 1000, inline, value_type = Option<Vec<mds_domain::params::param_schema::Isin>>)]
             isins: Option<Vec<String>>,
             /// Tickers (any case) to receive events about.
             #[schema(max_items = 1000)]
@@ -242,7 +243,7 @@ webhook_body!(
     V1WebhookCreate {
         /// An `https` URL (not an address in a private, loopback or
         /// link-local range), at most 2048 characters.
-        #[schema(example = "https://hooks.example.com/mds", max_length = 2048)]
+        #[schema(example = "https://hooks.example.com/mds", max_length = 2048, format = "iri", pattern = "^https://")]
         url: String,
         /// A note, at most 500 characters.
         #[schema(max_length = 500)]
@@ -255,7 +256,7 @@ webhook_body!(
     /// (a list given replaces the list).
     V1WebhookUpdate {
         /// An `https` URL.
-        #[schema(example = "https://hooks.example.com/mds", max_length = 2048)]
+        #[schema(example = "https://hooks.example.com/mds", max_length = 2048, format = "iri", pattern = "^https://")]
         url: Option<String>,
         /// A note (`null` removes it).
         #[schema(max_length = 500)]

@@ -37,7 +37,7 @@ use tokio::net::TcpStream;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
-use super::{Served, direct};
+use super::{Served, direct, refusal};
 use crate::config::ServerConfig;
 
 /// What a connection is doing, as its watchdog and the server's eviction
@@ -198,10 +198,35 @@ impl Drop for InFlight {
     }
 }
 
-/// A stream whose reads and writes its [`Watch`] sees.
+/// A stream whose reads and writes its [`Watch`] sees, and which gives
+/// hyper's bodiless `414`/`431` a problem+json body ([`refusal`]).
 pub(crate) struct Watched {
     inner: TcpStream,
     watch: Arc<Watch>,
+    /// A replacement being written, and how much of it is written.
+    swap: Option<(Vec<u8>, usize)>,
+}
+
+impl Watched {
+    /// Writes the replacement of `buf` if it has one (reporting all of `buf`
+    /// written once the replacement is), else `None`.
+    fn poll_swap(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Option<Poll<io::Result<usize>>> {
+        if self.swap.is_none() {
+            self.swap = Some((refusal::problem_for(buf)?, 0));
+        }
+        let (bytes, at) = self.swap.as_mut()?;
+        while *at < bytes.len() {
+            match Pin::new(&mut self.inner).poll_write(cx, &bytes[*at..]) {
+                Poll::Ready(Ok(0)) => return Some(Poll::Ready(Err(io::ErrorKind::WriteZero.into()))),
+                Poll::Ready(Ok(n)) => *at += n,
+                Poll::Ready(Err(e)) => return Some(Poll::Ready(Err(e))),
+                Poll::Pending => return Some(Poll::Pending),
+            }
+        }
+        self.swap = None;
+        self.watch.on_write();
+        Some(Poll::Ready(Ok(buf.len())))
+    }
 }
 
 impl AsyncRead for Watched {
@@ -217,6 +242,9 @@ impl AsyncRead for Watched {
 
 impl AsyncWrite for Watched {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        if let Some(r) = self.poll_swap(cx, buf) {
+            return r;
+        }
         let r = Pin::new(&mut self.inner).poll_write(cx, buf);
         if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
             self.watch.on_write();
@@ -229,6 +257,12 @@ impl AsyncWrite for Watched {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
+        // hyper writes a bodiless head as one slice.
+        if let [head] = bufs
+            && let Some(r) = self.poll_swap(cx, head)
+        {
+            return r;
+        }
         let r = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
         if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
             self.watch.on_write();
@@ -273,7 +307,7 @@ pub(crate) async fn serve(
             Err(_) => return None,
         }
     }
-    let io = TokioIo::new(Watched { inner: stream, watch: watch.clone() });
+    let io = TokioIo::new(Watched { inner: stream, watch: watch.clone(), swap: None });
     let marks = watch.clone();
     let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
         let in_flight = marks.begin();

@@ -27,6 +27,7 @@
 
 mod conn;
 mod direct;
+pub(crate) mod refusal;
 
 use std::collections::HashMap;
 use std::future::Future;
