@@ -37,7 +37,9 @@ fi
 #   /v1/news): the hook drops a published_before that does not follow
 #   (tests/http_news.rs covers the refusal).
 # - the `month` of /v1/usage/daily moves with the clock (this month and the
-#   twelve before): the hook drops it (tests/http_usage_daily.rs).
+#   twelve before): the hook drops it (tests/http_usage_daily.rs); so does
+#   an `as_of` after today (the pattern states the years 1990 to 2099;
+#   tests/http_identity.rs covers the refusal).
 # - an account has at most 10 webhook endpoints: the stateful phase fills
 #   them, so POST /v1/webhooks may rightly answer 400 to valid data
 #   (tests/http_webhooks.rs). Endpoints created here go nowhere:
@@ -62,6 +64,8 @@ def map_query(ctx, query):
         query.pop("cursor", None)
         query.pop("since", None)
         query.pop("month", None)
+        if str(query.get("as_of", "")) > datetime.date.today().isoformat():
+            query.pop("as_of")
         if "isin" in query:
             query["isin"] = "INE002A01018"
         after, before = query.get("published_after"), query.get("published_before")

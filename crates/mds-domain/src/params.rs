@@ -187,12 +187,12 @@ impl Filter for CompanyFilter {
 pub struct DetailParams {
     /// The company as it stood at the end of this day (`YYYY-MM-DD`, from
     /// 1990-01-01 up to today; the pattern states
-    /// the days to 2025-12-31, which no server refuses): `404` when it was not listed then; its
+    /// the years 1990 to 2099, a day after today is refused all the same): `404` when it was not listed then; its
     /// ticker and name of that day, and `status`, `superseded_by` and
     /// `supersedes` as they stood then. Listings, classification, market
     /// cap, industry, sector, band, logo and the exchange flags are not
     /// tracked over time: they are today's.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, format = Date, pattern = r"^(199[0-9]|20[01][0-9]|202[0-5])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$", example = "2024-01-31"))]
+    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, format = Date, pattern = r"^(199[0-9]|20[0-9][0-9])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$", example = "2024-01-31"))]
     pub as_of: Option<NaiveDate>,
 }
 

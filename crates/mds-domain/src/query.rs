@@ -199,13 +199,13 @@ pub struct CompanyFilter {
     pub status: StatusFilter,
     /// The master as it stood at the end of this day (`YYYY-MM-DD`, from
     /// 1990-01-01 up to today; the pattern states
-    /// the days to 2025-12-31, which no server refuses): companies listed then, with the ticker and
+    /// the years 1990 to 2099, a day after today is refused all the same): companies listed then, with the ticker and
     /// name of that day, which `ticker`, `letter` and `search` match.
     /// Industry, sector, market-cap band, logo and the exchange flags are
     /// not tracked over time: they are today's. The cursor is bound to it.
     #[cfg_attr(
         feature = "openapi",
-        param(value_type = Option<String>, format = Date, pattern = r"^(199[0-9]|20[01][0-9]|202[0-5])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$", example = "2024-01-31")
+        param(value_type = Option<String>, format = Date, pattern = r"^(199[0-9]|20[0-9][0-9])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$", example = "2024-01-31")
     )]
     pub as_of: Option<NaiveDate>,
 }
