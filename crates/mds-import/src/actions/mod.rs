@@ -7,6 +7,8 @@
 //!   [`bse::read`].
 //! - [`purpose`]: the `PURPOSE` text read into actions,
 //!   [`purpose::parse`].
+//! - [`resolve`]: rows resolved to the ISIN of their ex-date, given the
+//!   identity history ([`resolve::Identity`]).
 //! - [`merge`](mod@merge): rows resolved to an ISIN made actions, NSE and
 //!   BSE publications of one action made one ([`merge::merge`]).
 //!
@@ -69,11 +71,13 @@ pub mod bse;
 pub mod merge;
 pub mod nse;
 pub mod purpose;
+pub mod resolve;
 
 use chrono::NaiveDate;
 
 pub use merge::{Merged, ResolvedAction, merge};
 pub use purpose::{OtherReason, ParsedAction};
+pub use resolve::{Identity, Resolved, resolve_bse, resolve_nse};
 
 /// A date cell in `format` (`%d-%b-%Y` or `%d %b %Y`, `example` showing
 /// it): `-` and empty are none.
