@@ -7,6 +7,8 @@
 //!   [`bse::read`].
 //! - [`purpose`]: the `PURPOSE` text read into actions,
 //!   [`purpose::parse`].
+//! - [`batch`]: one import command's files read, resolved and merged,
+//!   with the counts of its summary.
 //! - [`resolve`]: rows resolved to the ISIN of their ex-date, given the
 //!   identity history ([`resolve::Identity`]).
 //! - [`merge`](mod@merge): rows resolved to an ISIN made actions, NSE and
@@ -67,6 +69,7 @@
 //!   purpose and the sources are not in it, so they may change without
 //!   changing the id.
 
+pub mod batch;
 pub mod bse;
 pub mod merge;
 pub mod nse;
