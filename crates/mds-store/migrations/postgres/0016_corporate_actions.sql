@@ -8,7 +8,7 @@ CREATE TABLE corporate_actions (
     ex_date     TEXT COLLATE "C" NOT NULL,
     sources     TEXT COLLATE "C" NOT NULL,
     new_isin    TEXT COLLATE "C",
-    action_json TEXT NOT NULL
+    action_json TEXT COLLATE "C" NOT NULL
 );
 
 CREATE INDEX corporate_actions_calendar ON corporate_actions (ex_date, id);
@@ -19,7 +19,7 @@ CREATE TABLE corporate_action_unresolved (
     code    TEXT COLLATE "C" NOT NULL,
     ex_date TEXT COLLATE "C" NOT NULL,
     purpose TEXT COLLATE "C" NOT NULL,
-    file    TEXT NOT NULL,
+    file    TEXT COLLATE "C" NOT NULL,
     line    BIGINT NOT NULL,
     PRIMARY KEY (source, code, ex_date, purpose)
 );
