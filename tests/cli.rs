@@ -613,3 +613,68 @@ async fn a_news_file_bad_after_its_first_chunk_writes_nothing() {
     assert!(out.contains("imported 5200 articles"), "{out}");
     assert_eq!(cli.store().await.article_count().await.unwrap(), 5_200);
 }
+
+/// `mds import nse-actions` and `bse-actions` on the real files of
+/// `data/actions`, after the demo identity data: the summary adds up,
+/// a re-import changes nothing, BSE's publications join NSE's actions,
+/// unresolved rows are listed by `--verbose`, and a malformed line is
+/// refused with its number, nothing written.
+#[tokio::test]
+async fn action_imports_resolve_merge_and_are_idempotent() {
+    let cli = Cli::new();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
+    let p = |f: &str| root.join(f).to_str().unwrap().to_owned();
+    cli.ok(&[
+        "import",
+        "exchanges",
+        "--nse",
+        &p("demo/nse_EQUITY_L_2024-01.csv"),
+        "--bse",
+        &p("demo/bse_Equity_2024-01.csv"),
+        "--as-of",
+        "2024-01-31",
+    ]);
+    cli.ok(&["import", "exchanges", "--nse", &p("demo/nse_EQUITY_L_2026-05-17.csv")]);
+    cli.ok(&["import", "nse-changes", "--symbols", &p("demo/nse_symbolchange_2026-05-17.csv")]);
+    let nse = [
+        "import",
+        "nse-actions",
+        &p("actions/nse_CF-CA-equities_2016-01-05_to_2025-07-18.csv.zst"),
+        &p("actions/nse_CF-CA-equities_2025-07-15_to_2026-07-15.csv.zst"),
+    ];
+    let out = cli.ok(&nse);
+    let num = |out: &str, before: &str| -> u64 {
+        let at = out.find(before).unwrap_or_else(|| panic!("{before:?} in {out}"));
+        out[..at].split(|c: char| !c.is_ascii_digit()).rfind(|s| !s.is_empty()).unwrap().parse().unwrap()
+    };
+    assert_eq!(num(&out, " rows from"), num(&out, " resolved (") + num(&out, " unresolved"), "{out}");
+    let actions = num(&out, " from the rows");
+    assert_eq!(actions, num(&out, " distinct") + num(&out, " repeated") + num(&out, " merged across"), "{out}");
+    assert_eq!(num(&out, " new,"), num(&out, " distinct"), "{out}");
+    let store = cli.store().await;
+    let stored = store.action_count().await.unwrap();
+    assert_eq!(stored, num(&out, " distinct"));
+    // Again: nothing changes.
+    let again = cli.ok(&nse);
+    assert!(again.contains(" 0 new, 0 changed,") && again.contains("0 new to the store"), "{again}");
+    // BSE's: some join NSE's actions (changed), the rest are new.
+    let bse = cli.ok(&[
+        "import",
+        "bse-actions",
+        "--verbose",
+        &p("actions/bse_Corporate_Actions_2025-07-15_to_2026-07-15.csv.zst"),
+        &p("actions/bse_Corporate_Actions_2026-07-23_to_2026-08-31.csv.zst"),
+    ]);
+    assert!(num(&bse, " changed,") > 0 && bse.contains("unresolved: "), "{bse}");
+    let both = store.action_page(&mds_store::ActionFilter::default(), None, 100_000).await.unwrap();
+    assert!(both.iter().any(|a| a.sources.len() == 2));
+    let count = store.action_count().await.unwrap();
+    // A malformed line: its number, nothing written.
+    let bad = cli.write(
+        "bad.csv",
+        b"\"SYMBOL\",\"COMPANY NAME\",\"SERIES\",\"PURPOSE\",\"FACE VALUE\",\"EX-DATE\",\"RECORD DATE\",\"BOOK CLOSURE START DATE\",\"BOOK CLOSURE END DATE\"\n\"INFY\",\"Infosys\",\"EQ\",\"Dividend - Rs 99 Per Share\",\"5\",\"01-Jan-2026\",\"-\",\"-\",\"-\"\n\"INFY\",\"Infosys\",\"EQ\",\"Bonus 1:1\",\"5\",\"2026-13-01\",\"-\",\"-\",\"-\"\n",
+    );
+    let e = cli.fails(&["import", "nse-actions", &bad]);
+    assert!(e.contains("bad.csv:3:") && e.contains("nothing was imported"), "{e}");
+    assert_eq!(store.action_count().await.unwrap(), count);
+}

@@ -66,6 +66,28 @@ pub(crate) enum ImportCommand {
         #[arg(long)]
         names: Option<PathBuf>,
     },
+    /// NSE's corporate-actions CSV files (plain or .zst): each row resolved to the ISIN of
+    /// its ex-date, NSE and BSE publications of one action made one; rows stored before
+    /// change nothing. A bad line: its number, nothing imported.
+    #[command(name = "nse-actions")]
+    NseActions {
+        /// The files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// List the rows resolved to no ISIN.
+        #[arg(long)]
+        verbose: bool,
+    },
+    /// BSE's corporate-actions CSV files (plain or .zst), as `nse-actions`.
+    #[command(name = "bse-actions")]
+    BseActions {
+        /// The files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// List the rows resolved to no ISIN.
+        #[arg(long)]
+        verbose: bool,
+    },
 }
 
 /// Runs an import command.
@@ -179,6 +201,12 @@ pub(crate) async fn run(store: &Arc<dyn Store>, cmd: ImportCommand) -> anyhow::R
                 snapshot_catalog(store).await;
             }
         }
+        ImportCommand::NseActions { files, verbose } => {
+            super::import_actions::run(store, mds_domain::Exchange::Nse, &files, verbose).await?;
+        }
+        ImportCommand::BseActions { files, verbose } => {
+            super::import_actions::run(store, mds_domain::Exchange::Bse, &files, verbose).await?;
+        }
     }
     Ok(())
 }
@@ -244,7 +272,7 @@ async fn snapshot_news(store: &Arc<dyn Store>) {
 const IMPORT_CHUNK: usize = 5_000;
 
 /// The bytes of an import file.
-fn read(file: &Path) -> anyhow::Result<Vec<u8>> {
+pub(super) fn read(file: &Path) -> anyhow::Result<Vec<u8>> {
     std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))
 }
 
@@ -256,7 +284,7 @@ fn parse<T>(file: &Path, bytes: &[u8], parser: impl Fn(&[u8]) -> Result<T, Impor
 
 /// Prints every row error of the refused `file` and returns the one-line
 /// reason.
-fn refusal(file: &Path, e: ImportError) -> anyhow::Error {
+pub(super) fn refusal(file: &Path, e: ImportError) -> anyhow::Error {
     for r in e.rows() {
         eprintln!("{}:{}: {}", file.display(), r.line, r.message);
     }

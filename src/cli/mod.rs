@@ -17,6 +17,7 @@ mod admin;
 mod events;
 mod get;
 mod import;
+mod import_actions;
 mod mcp;
 mod serve;
 

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
+use mds_domain::actions::{ActionId, CorporateAction};
 use mds_domain::news::NewsKey;
 use mds_domain::snapshot::{NameChange, Series, SymbolChange};
 use mds_domain::usage::{BillingMonth, QuotaHistory};
@@ -21,6 +22,7 @@ use mds_store::{
     KeyRecord, MetaStore, NewsStore, RolledKey, SnapshotImport, Store, StoreError, StoreResult, StoredCompany,
     UpsertSummary, UsageBatch, UsageStore,
 };
+use mds_store::{ActionFilter, ActionImport, ActionStore, UnresolvedAction};
 use mds_store::{
     DeliveryOutcome, NewWebhook, StreamLease, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookPatch,
     WebhookStore,
@@ -126,6 +128,18 @@ gated!(NewsStore {
     fn article_count() -> u64;
     fn save_news_snapshot(generation: i64, bytes: &[u8]) -> ();
     fn news_snapshot(generation: i64) -> Option<Vec<u8>>;
+});
+
+gated!(ActionStore {
+    fn import_actions(
+        actions: &[CorporateAction],
+        unresolved: &[UnresolvedAction],
+        resolved: &[UnresolvedAction]
+    ) -> ActionImport;
+    fn actions_of(isins: &[Isin], filter: &ActionFilter) -> Vec<CorporateAction>;
+    fn action_page(filter: &ActionFilter, after: Option<(NaiveDate, &ActionId)>, limit: usize) -> Vec<CorporateAction>;
+    fn action_count() -> u64;
+    fn unresolved_actions() -> Vec<UnresolvedAction>;
 });
 
 gated!(AccessStore {

@@ -262,6 +262,49 @@ impl Action {
     }
 }
 
+impl CorporateAction {
+    /// Takes in `other`, another publication of the same action (the same
+    /// id): its sources, and what this one does not say (a record date, a
+    /// dividend's kind, a split's new ISIN, [`Action::take_unsaid`]). The
+    /// purpose stays this one's (the first source's).
+    pub fn absorb(&mut self, other: &CorporateAction) {
+        for s in &other.sources {
+            if !self.sources.contains(s) {
+                self.sources.push(*s);
+            }
+        }
+        sort_sources(&mut self.sources);
+        self.record_date = self.record_date.or(other.record_date);
+        self.action.take_unsaid(&other.action);
+    }
+}
+
+impl Action {
+    /// Takes from `other` (the same action) what this one does not say: a
+    /// dividend's kind, a split's or consolidation's new ISIN.
+    pub fn take_unsaid(&mut self, other: &Action) {
+        match (self, other) {
+            (Action::Dividend { dividend: k }, Action::Dividend { dividend: o }) => k.kind = k.kind.or(o.kind),
+            (Action::Split { split: k }, Action::Split { split: o })
+            | (Action::Consolidation { consolidation: k }, Action::Consolidation { consolidation: o })
+                if k.new_isin.is_none() =>
+            {
+                k.new_isin.clone_from(&o.new_isin);
+            }
+            _ => {}
+        }
+    }
+
+    /// The ISIN the security moved to with it (a split's or a
+    /// consolidation's `new_isin`).
+    pub fn new_isin(&self) -> Option<&Isin> {
+        match self {
+            Action::Split { split: f } | Action::Consolidation { consolidation: f } => f.new_isin.as_ref(),
+            _ => None,
+        }
+    }
+}
+
 /// A factor rounded to 12 significant digits: more than any price needs,
 /// and few enough that its JSON number reads back as the same `f64` (a
 /// parser's exact path: at most 15 significant digits).

@@ -4,9 +4,11 @@
 //! # Layout
 //! - [`roles`]: what the service and the operator commands need from storage,
 //!   one trait per role ([`AccessStore`], [`UsageStore`], [`CatalogStore`],
-//!   [`IdentityStore`], [`NewsStore`], [`MetaStore`], [`AdminStore`]) and
+//!   [`IdentityStore`], [`NewsStore`], [`ActionStore`], [`MetaStore`], [`AdminStore`]) and
 //!   [`Store`], all of them. [`SnapshotImport`] and [`IdentityImport`]:
 //!   what an identity import is given and what it did.
+//! - [`actions`]: what [`ActionStore`] is given and answers besides the
+//!   actions: unresolved rows, an import's counts, a read's filter.
 //! - [`error`]: [`StoreError`] and its opaque [`Cause`].
 //! - [`sqlite`]: the embedded SQLite backend (the default).
 //! - [`postgres`]: the PostgreSQL backend, for several nodes on one database.
@@ -29,6 +31,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::usage::BillingMonth;
 use mds_domain::{Account, AccountName, AdminTokenName, Environment, KeyHash, KeyPrefix, Tier, TierName};
 
+pub mod actions;
 pub mod error;
 pub mod postgres;
 pub mod roles;
@@ -37,12 +40,13 @@ pub mod sqlite;
 pub mod url;
 pub mod webhooks;
 
+pub use actions::{ActionFilter, ActionImport, UnresolvedAction};
 pub use error::{Cause, StoreError, StoreResult};
 pub use mds_domain::daily::DailyUsage;
 pub use mds_domain::snapshot::SnapshotImport;
 pub use roles::{
-    AccessStore, AdminStore, CatalogStore, EventStore, IdentityStore, MetaStore, NewsStore, Store, UsageStore,
-    WebhookStore,
+    AccessStore, ActionStore, AdminStore, CatalogStore, EventStore, IdentityStore, MetaStore, NewsStore, Store,
+    UsageStore, WebhookStore,
 };
 pub use url::DatabaseUrl;
 pub use webhooks::{DeliveryOutcome, NewWebhook, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookPatch};
@@ -51,8 +55,8 @@ pub use webhooks::{DeliveryOutcome, NewWebhook, WebhookAttempt, WebhookDelivery,
 /// `use mds_store::prelude::*;`.
 pub mod prelude {
     pub use crate::roles::{
-        AccessStore, AdminStore, CatalogStore, EventStore, IdentityStore, MetaStore, NewsStore, Store, UsageStore,
-        WebhookStore,
+        AccessStore, ActionStore, AdminStore, CatalogStore, EventStore, IdentityStore, MetaStore, NewsStore, Store,
+        UsageStore, WebhookStore,
     };
 }
 

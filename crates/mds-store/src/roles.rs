@@ -11,6 +11,8 @@
 //! - [`IdentityStore`], identity over time: exchange snapshots, change
 //!   files and the identity events made of them (contract section 10).
 //! - [`NewsStore`], articles and news index snapshots.
+//! - [`ActionStore`], corporate actions and the rows resolved to no ISIN
+//!   (contract section 13).
 //! - [`AccessStore`], tiers, accounts, keys and the auth snapshot.
 //! - [`UsageStore`], usage counts and quota history.
 //! - [`AdminStore`], admin tokens, the audit log, and the changes of
@@ -29,6 +31,7 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
+use mds_domain::actions::{ActionId, CorporateAction};
 use mds_domain::news::NewsKey;
 use mds_domain::snapshot::{NameChange, Series, SymbolChange};
 use mds_domain::usage::{BillingMonth, QuotaHistory};
@@ -37,6 +40,7 @@ use mds_domain::{
     KeyHash, KeyPrefix, NewsFilter, Slug, Tier, TierName,
 };
 
+use crate::{ActionFilter, ActionImport, UnresolvedAction};
 use crate::{
     AdminTokenRecord, AppliedBatch, AuthChanges, AuthDirectory, DailyUsage, EventLogPage, Generations,
     IdempotencyClaim, IdentityImport, KeyLookup, KeyRecord, RolledKey, SnapshotImport, StoreResult, StoredCompany,
@@ -47,7 +51,16 @@ use crate::{DeliveryOutcome, NewWebhook, WebhookAttempt, WebhookDelivery, Webhoo
 /// Every role of storage: what the service and the operator commands need.
 /// Implemented for anything that implements all the roles.
 pub trait Store:
-    MetaStore + CatalogStore + IdentityStore + NewsStore + AccessStore + UsageStore + AdminStore + EventStore + WebhookStore
+    MetaStore
+    + CatalogStore
+    + IdentityStore
+    + NewsStore
+    + ActionStore
+    + AccessStore
+    + UsageStore
+    + AdminStore
+    + EventStore
+    + WebhookStore
 {
 }
 
@@ -56,6 +69,7 @@ impl<
         + CatalogStore
         + IdentityStore
         + NewsStore
+        + ActionStore
         + AccessStore
         + UsageStore
         + AdminStore
@@ -164,6 +178,45 @@ pub trait IdentityStore: Send + Sync + 'static {
 
     /// The days of the snapshots imported, per series, oldest first.
     async fn snapshot_days(&self) -> StoreResult<Vec<(Series, NaiveDate)>>;
+}
+
+/// Corporate actions (contract section 13): the actions imported, merged
+/// across exchanges, and the rows resolved to no ISIN.
+#[async_trait]
+pub trait ActionStore: Send + Sync + 'static {
+    /// Writes the actions and unresolved rows of one import, in one
+    /// transaction (all or nothing). An action stored before under the same
+    /// id takes in the new one ([`CorporateAction::absorb`]: the stored
+    /// purpose stays, sources are joined); one that stays as it was is not
+    /// written. An unresolved row stored before is not added again; one
+    /// that an action of this import resolved (its exchange, code, ex-date
+    /// and text in `resolved`) is removed.
+    async fn import_actions(
+        &self,
+        actions: &[CorporateAction],
+        unresolved: &[UnresolvedAction],
+        resolved: &[UnresolvedAction],
+    ) -> StoreResult<ActionImport>;
+
+    /// The actions of `isins` passing `filter`, by ex-date descending,
+    /// then id.
+    async fn actions_of(&self, isins: &[Isin], filter: &ActionFilter) -> StoreResult<Vec<CorporateAction>>;
+
+    /// At most `limit` actions passing `filter`, by ex-date, then id,
+    /// after the action whose ex-date and id are `after` (from the start
+    /// without one).
+    async fn action_page(
+        &self,
+        filter: &ActionFilter,
+        after: Option<(NaiveDate, &ActionId)>,
+        limit: usize,
+    ) -> StoreResult<Vec<CorporateAction>>;
+
+    /// How many actions are stored.
+    async fn action_count(&self) -> StoreResult<u64>;
+
+    /// Every unresolved row stored, by exchange, code, ex-date and text.
+    async fn unresolved_actions(&self) -> StoreResult<Vec<UnresolvedAction>>;
 }
 
 /// News articles, and the news index snapshots built from them.

@@ -19,7 +19,7 @@
 //! caller needs `tokio` (with `macros` and `rt`) among its dev-dependencies.
 //!
 //! # Layout
-//! - `access`, `catalog`, `events`, `identity`, `news`, `snapshot`, `usage`: the
+//! - `access`, `actions`, `catalog`, `events`, `identity`, `news`, `snapshot`, `usage`: the
 //!   suite's functions, by role (`news`: the pages of the news list;
 //!   `identity`: snapshots, change files and the events made of them;
 //!   `snapshot`: the catalog's and the news index's saved bytes).
@@ -74,6 +74,12 @@ macro_rules! store_test_suite {
                 admin_lists_page_by_keyset,
                 auth_directory_and_key_lookup,
                 auth_changes_say_what_changed_since,
+            },
+            actions::{
+                action_imports_are_idempotent,
+                action_imports_join_publications,
+                action_imports_are_all_or_nothing,
+                action_reads_filter_order_and_page,
             },
             catalog::{
                 empty_upserts_change_nothing,
@@ -398,6 +404,7 @@ async fn create_accounts(store: &dyn Store, names: &[&str]) {
 // The suite, in four modules.
 
 pub mod access;
+pub mod actions;
 pub mod catalog;
 pub mod events;
 pub mod identity;

@@ -116,22 +116,7 @@ fn join(out: &mut Merged, i: usize, row: &ResolvedAction) {
         sort_sources(&mut action.sources);
     }
     action.record_date = action.record_date.or(row.record_date);
-    fold_figures(&mut action.action, &row.action);
-}
-
-/// Takes from `other` (the same action) what `kept` does not say: a
-/// dividend's kind, a split's new ISIN.
-fn fold_figures(kept: &mut Action, other: &Action) {
-    match (kept, other) {
-        (Action::Dividend { dividend: k }, Action::Dividend { dividend: o }) => k.kind = k.kind.or(o.kind),
-        (Action::Split { split: k }, Action::Split { split: o })
-        | (Action::Consolidation { consolidation: k }, Action::Consolidation { consolidation: o })
-            if k.new_isin.is_none() =>
-        {
-            k.new_isin.clone_from(&o.new_isin);
-        }
-        _ => {}
-    }
+    action.action.take_unsaid(&row.action);
 }
 
 #[cfg(test)]

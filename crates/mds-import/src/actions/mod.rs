@@ -7,6 +7,10 @@
 //!   [`bse::read`].
 //! - [`purpose`]: the `PURPOSE` text read into actions,
 //!   [`purpose::parse`].
+//! - [`batch`]: one import command's files read, resolved and merged,
+//!   with the counts of its summary.
+//! - [`resolve`]: rows resolved to the ISIN of their ex-date, given the
+//!   identity history ([`resolve::Identity`]).
 //! - [`merge`](mod@merge): rows resolved to an ISIN made actions, NSE and
 //!   BSE publications of one action made one ([`merge::merge`]).
 //!
@@ -65,15 +69,18 @@
 //!   purpose and the sources are not in it, so they may change without
 //!   changing the id.
 
+pub mod batch;
 pub mod bse;
 pub mod merge;
 pub mod nse;
 pub mod purpose;
+pub mod resolve;
 
 use chrono::NaiveDate;
 
 pub use merge::{Merged, ResolvedAction, merge};
 pub use purpose::{OtherReason, ParsedAction};
+pub use resolve::{Identity, Resolved, resolve_bse, resolve_nse};
 
 /// A date cell in `format` (`%d-%b-%Y` or `%d %b %Y`, `example` showing
 /// it): `-` and empty are none.

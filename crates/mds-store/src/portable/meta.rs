@@ -107,6 +107,11 @@ macro_rules! migrations {
                 name: "news_snapshot",
                 sql: include_str!(concat!("../../migrations/", $dir, "/0015_news_snapshot.sql")),
             },
+            Migration {
+                version: 16,
+                name: "corporate_actions",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0016_corporate_actions.sql")),
+            },
         ]
     };
 }

@@ -27,6 +27,7 @@
 //!   prefix, the change log);
 //!   `news`, the pages of the news list (the articles themselves are
 //!   upserted and read by `catalog`).
+//! - `actions`: corporate actions and the rows resolved to no ISIN.
 //! - `events`: the event log, appended in the transactions of the changes
 //!   that make its events (an upsert announces what it changed), read and
 //!   pruned.
@@ -41,6 +42,7 @@ use super::{Backend, Conn, Pool, begin_read, begin_write, db, dialect, migrate};
 use crate::{StoreError, StoreResult};
 
 pub(crate) mod access;
+mod actions;
 mod admin;
 pub(crate) mod auth;
 pub(crate) mod catalog;

@@ -14,8 +14,8 @@ use mds_domain::{
 };
 
 use super::{
-    Backend, access, admin, auth, begin_write, catalog, db, events, idempotency, identity, meta, migrate, news,
-    snapshot, usage, webhooks,
+    Backend, access, actions, admin, auth, begin_write, catalog, db, events, idempotency, identity, meta, migrate,
+    news, snapshot, usage, webhooks,
 };
 use crate::rows::SnapshotKind;
 use crate::{
@@ -23,10 +23,12 @@ use crate::{
     EventLogPage, EventStore, Generations, IdempotencyClaim, IdentityImport, IdentityStore, KeyLookup, KeyRecord,
     MetaStore, NewsStore, RolledKey, SnapshotImport, StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
 };
+use crate::{ActionFilter, ActionImport, ActionStore, UnresolvedAction};
 use crate::{
     DeliveryOutcome, NewWebhook, StreamLease, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookPatch,
     WebhookStore,
 };
+use mds_domain::actions::{ActionId, CorporateAction};
 
 /// Implements a role trait for `Backend`, one line a method:
 /// `name(arguments) -> T => function [extra arguments];` makes
@@ -95,6 +97,16 @@ delegate!(NewsStore {
     article_count() -> u64 => catalog::article_count;
     save_news_snapshot(generation: i64, bytes: &[u8]) -> () => snapshot::save [SnapshotKind::News];
     news_snapshot(generation: i64) -> Option<Vec<u8>> => snapshot::load [SnapshotKind::News];
+});
+
+delegate!(ActionStore {
+    import_actions(actions: &[CorporateAction], unresolved: &[UnresolvedAction], resolved: &[UnresolvedAction])
+        -> ActionImport => actions::import;
+    actions_of(isins: &[Isin], filter: &ActionFilter) -> Vec<CorporateAction> => actions::of;
+    action_page(filter: &ActionFilter, after: Option<(NaiveDate, &ActionId)>, limit: usize) -> Vec<CorporateAction>
+        => actions::page;
+    action_count() -> u64 => actions::count;
+    unresolved_actions() -> Vec<UnresolvedAction> => actions::unresolved;
 });
 
 delegate!(AccessStore {

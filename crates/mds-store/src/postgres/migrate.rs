@@ -132,6 +132,7 @@ mod tests {
             include_str!("../../migrations/sqlite/0013_events.sql"),
             include_str!("../../migrations/sqlite/0014_usage_batch_generation.sql"),
             include_str!("../../migrations/sqlite/0015_news_snapshot.sql"),
+            include_str!("../../migrations/sqlite/0016_corporate_actions.sql"),
         ];
         assert_eq!(sqlite.len(), MIGRATIONS.len());
         let mut made = std::collections::HashMap::new();

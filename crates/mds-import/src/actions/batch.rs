@@ -1,0 +1,184 @@
+//! One import command's files read, resolved and merged (contract 13.1):
+//! what `mds import nse-actions` and `bse-actions` hand to the store, and
+//! the counts of their summary, which add up: every action of every row is
+//! resolved (then new, unchanged, a repeat or merged across exchanges,
+//! counted by the store and [`merge`]) or unresolved.
+
+use std::io::Read as _;
+
+use chrono::NaiveDate;
+use mds_domain::snapshot::SymbolChange;
+use mds_domain::{Exchange, Ticker};
+
+use super::resolve::{Identity, resolve_bse, resolve_nse};
+use super::{Merged, ResolvedAction, bse, bse_actions, merge, nse, nse_actions};
+use crate::ImportError;
+
+/// A row resolved to no ISIN, as read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unresolved {
+    /// The exchange whose file it is in.
+    pub source: Exchange,
+    /// NSE's symbol or BSE's security code.
+    pub code: String,
+    /// Its ex-date.
+    pub ex_date: NaiveDate,
+    /// Its text.
+    pub purpose: String,
+    /// The file, as named.
+    pub file: String,
+    /// Its line.
+    pub line: usize,
+}
+
+/// The files of one command, read.
+#[derive(Debug, Default)]
+pub struct Batch {
+    /// The actions, merged.
+    pub merged: Merged,
+    /// Rows read (each may hold several actions).
+    pub rows: usize,
+    /// Actions of rows resolved (`merged.rows`).
+    pub resolved: usize,
+    /// Rows resolved to no ISIN (each counted once, whatever it holds).
+    pub unresolved: Vec<Unresolved>,
+    /// Rows resolved, as [`Unresolved`] keys: an earlier import may have
+    /// kept them unresolved.
+    pub resolved_rows: Vec<Unresolved>,
+}
+
+/// A file's bytes, decompressed when its name ends in `.zst`.
+pub fn file_bytes(name: &str, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
+    if !name.ends_with(".zst") {
+        return Ok(bytes);
+    }
+    let mut out = Vec::new();
+    zstd::Decoder::new(bytes.as_slice())
+        .and_then(|mut d| d.read_to_end(&mut out))
+        .map_err(|e| format!("{name}: not a zstd file ({e})"))?;
+    Ok(out)
+}
+
+/// Reads, resolves and merges `files` (name, bytes) of `exchange`; the
+/// first malformed file is the error (with its name), nothing read.
+pub fn read(
+    exchange: Exchange,
+    files: &[(String, Vec<u8>)],
+    identity: &impl Identity,
+    changes: &[SymbolChange],
+) -> Result<Batch, (String, ImportError)> {
+    let mut batch = Batch::default();
+    let mut resolved: Vec<ResolvedAction> = Vec::new();
+    for (name, bytes) in files {
+        // (code, ex-date, text, line, actions, resolution)
+        let rows: Vec<_> = match exchange {
+            Exchange::Nse => nse::read(bytes)
+                .map_err(|e| (name.clone(), e))?
+                .into_iter()
+                .map(|r| {
+                    let at = resolve_nse(identity, changes, &r.symbol, r.ex_date);
+                    let actions = nse_actions(&r);
+                    (r.symbol.as_str().to_owned(), r.ex_date, r.record_date, r.purpose, r.line, actions, at)
+                })
+                .collect(),
+            Exchange::Bse => bse::read(bytes)
+                .map_err(|e| (name.clone(), e))?
+                .into_iter()
+                .map(|r| {
+                    let at = resolve_bse(identity, &r.security_code, &r.security_name, r.ex_date);
+                    let actions = bse_actions(&r);
+                    (r.security_code, r.ex_date, r.record_date, r.purpose, r.line, actions, at)
+                })
+                .collect(),
+        };
+        for (code, ex_date, record_date, purpose, line, actions, at) in rows {
+            batch.rows += 1;
+            let key = Unresolved { source: exchange, code, ex_date, purpose, file: name.clone(), line };
+            let Some(at) = at else {
+                batch.unresolved.push(key);
+                continue;
+            };
+            for parsed in actions {
+                let mut action = parsed.action;
+                if let Some(next) = &at.successor {
+                    action.take_unsaid(&successor_of(&action, next));
+                }
+                batch.resolved += 1;
+                resolved.push(ResolvedAction {
+                    isin: at.isin.clone(),
+                    symbol: at.symbol.clone(),
+                    source: exchange,
+                    action,
+                    ex_date,
+                    record_date,
+                    purpose: key.purpose.clone(),
+                });
+            }
+            batch.resolved_rows.push(key);
+        }
+    }
+    batch.merged = merge(resolved);
+    Ok(batch)
+}
+
+/// `action` with `next` as its new ISIN, when it is a split or a
+/// consolidation (for [`mds_domain::actions::Action::take_unsaid`]).
+fn successor_of(action: &mds_domain::actions::Action, next: &mds_domain::Isin) -> mds_domain::actions::Action {
+    use mds_domain::actions::Action;
+    let mut a = action.clone();
+    if let Action::Split { split: f } | Action::Consolidation { consolidation: f } = &mut a {
+        f.new_isin = Some(next.clone());
+    }
+    a
+}
+
+/// NSE's symbol changes among identity events (what following a symbol
+/// back reads), from `(from, to, date)` of each `symbol_changed` on NSE.
+pub fn nse_symbol_changes<'a>(
+    changes: impl IntoIterator<Item = (&'a Ticker, &'a Ticker, NaiveDate)>,
+) -> Vec<SymbolChange> {
+    let mut out: Vec<SymbolChange> = changes
+        .into_iter()
+        .map(|(from, to, date)| SymbolChange { from: from.clone(), to: to.clone(), date, company: String::new() })
+        .collect();
+    out.sort_by(|a, b| (a.date, &a.from, &a.to).cmp(&(b.date, &b.from, &b.to)));
+    out.dedup_by(|a, b| (a.date, &a.from, &a.to) == (b.date, &b.from, &b.to));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every NSE symbol carried by one ISIN forever; no BSE code known.
+    struct Everything;
+
+    impl Identity for Everything {
+        fn periods(&self, _: Exchange, symbol: &Ticker) -> Vec<mds_domain::SymbolPeriod> {
+            let isin = mds_domain::Isin::parse("INE476A01014").unwrap();
+            if symbol.as_str() == "NOSUCH" {
+                return Vec::new();
+            }
+            vec![mds_domain::SymbolPeriod { isin, name: "x".into(), from: NaiveDate::MIN, to: None }]
+        }
+        fn bse_code_isin(&self, _: &str, _: NaiveDate) -> Option<mds_domain::Isin> {
+            None
+        }
+    }
+
+    #[test]
+    fn the_counts_add_up() {
+        let csv = "\"SYMBOL\",\"COMPANY NAME\",\"SERIES\",\"PURPOSE\",\"FACE VALUE\",\"EX-DATE\",\"RECORD DATE\",\"BOOK CLOSURE START DATE\",\"BOOK CLOSURE END DATE\"\n\
+\"CANBK\",\"Canara Bank\",\"EQ\",\"Dividend - Rs 6 Per Share & Special Dividend Rs 3 Per Share\",\"10\",\"15-May-2024\",\"15-May-2024\",\"-\",\"-\"\n\
+\"CANBK\",\"Canara Bank\",\"EQ\",\"Dividend - Rs 6 Per Share & Special Dividend Rs 3 Per Share\",\"2\",\"15-May-2024\",\"15-May-2024\",\"-\",\"-\"\n\
+\"NOSUCH\",\"Gone\",\"EQ\",\"Bonus 1:1\",\"10\",\"15-May-2024\",\"-\",\"-\",\"-\"\n";
+        let b = read(Exchange::Nse, &[("f.csv".into(), csv.as_bytes().to_vec())], &Everything, &[]).unwrap();
+        assert_eq!((b.rows, b.resolved, b.unresolved.len(), b.resolved_rows.len()), (3, 4, 1, 2));
+        assert_eq!((b.merged.rows, b.merged.repeats, b.merged.actions.len()), (4, 2, 2));
+        assert_eq!(b.unresolved[0].line, 4);
+        let bad = "\"SYMBOL\",\"COMPANY NAME\",\"SERIES\",\"PURPOSE\",\"FACE VALUE\",\"EX-DATE\",\"RECORD DATE\",\"BOOK CLOSURE START DATE\",\"BOOK CLOSURE END DATE\"\n\"CANBK\",\"x\",\"EQ\",\"Bonus 1:1\",\"10\",\"2024-05-15\",\"-\",\"-\",\"-\"\n";
+        let e = read(Exchange::Nse, &[("bad.csv".into(), bad.as_bytes().to_vec())], &Everything, &[]).unwrap_err();
+        assert_eq!(e.0, "bad.csv");
+        assert_eq!(e.1.rows()[0].line, 2);
+    }
+}

@@ -1,0 +1,55 @@
+//! What the corporate-actions role ([`crate::ActionStore`], contract
+//! section 13) is given and answers besides the actions themselves: the
+//! rows resolved to no ISIN, an import's counts, and the filter of a read.
+
+use chrono::NaiveDate;
+use mds_domain::actions::{ActionType, Source};
+
+/// A row of an exchange's file that was resolved to no ISIN: kept, counted
+/// and listed, never guessed. One per exchange, code, ex-date and text;
+/// the file and line are where it was first seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnresolvedAction {
+    /// The exchange whose file it is in.
+    pub source: Source,
+    /// NSE's symbol, or BSE's security code, as written.
+    pub code: String,
+    /// Its ex-date.
+    pub ex_date: NaiveDate,
+    /// Its text, as published.
+    pub purpose: String,
+    /// The file it was read from, as named on the command line.
+    pub file: String,
+    /// Its line in that file (1 = the header).
+    pub line: u64,
+}
+
+/// What [`crate::ActionStore::import_actions`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ActionImport {
+    /// Actions not stored before.
+    pub new: u64,
+    /// Actions stored before that this import changed (a source added, a
+    /// kind or record date learnt).
+    pub changed: u64,
+    /// Actions stored before exactly as they now are.
+    pub unchanged: u64,
+    /// Unresolved rows not stored before.
+    pub unresolved_new: u64,
+    /// Unresolved rows stored before that this import resolved (removed).
+    pub unresolved_resolved: u64,
+}
+
+/// Which actions a read returns (AND of what is set); both bounds are
+/// ex-dates, inclusive.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ActionFilter {
+    /// Only this type.
+    pub action_type: Option<ActionType>,
+    /// Ex-dates on or after.
+    pub from: Option<NaiveDate>,
+    /// Ex-dates on or before.
+    pub to: Option<NaiveDate>,
+    /// Only actions this exchange published.
+    pub source: Option<Source>,
+}

@@ -1,0 +1,285 @@
+//! Corporate actions (contract section 13): an import's actions and
+//! unresolved rows written in one transaction, and the reads of the routes
+//! (one ISIN lineage's actions, the calendar's keyset pages).
+//!
+//! A stored action is its JSON (`action_json`, the wire record) beside the
+//! columns the reads filter and sort by. An import compares, for each
+//! action, the JSON the stored action would become with the JSON stored, as
+//! text: the same rows imported again write nothing.
+//!
+//! Compiled once per backend (see `portable/mod.rs`).
+
+use std::collections::HashMap;
+
+use chrono::NaiveDate;
+use mds_domain::Isin;
+use mds_domain::actions::{ActionId, CorporateAction, Source};
+
+use super::{Conn, Pool, begin_read, begin_write, db, execute, fetch_all};
+use crate::rows::RowExt;
+use crate::rows::corrupt;
+use crate::{ActionFilter, ActionImport, StoreError, StoreResult, UnresolvedAction};
+
+/// Ids looked up in one statement.
+const CHUNK: usize = 500;
+
+/// The columns an action is read from.
+const COLUMNS: &str = "action_json";
+
+/// `sources` as stored: `nse`, `bse` or `nse,bse`.
+fn sources(a: &CorporateAction) -> String {
+    a.sources.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(",")
+}
+
+/// An action's JSON, as stored.
+fn json(a: &CorporateAction) -> StoreResult<String> {
+    serde_json::to_string(a).map_err(|e| StoreError::Invalid(format!("action {} does not encode: {e}", a.id)))
+}
+
+/// A stored action's JSON decoded.
+fn decode(id: &str, json: &str) -> StoreResult<CorporateAction> {
+    serde_json::from_str(json)
+        .map_err(|e| corrupt(format_args!("corporate_actions {id}: action_json does not decode ({e})")))
+}
+
+/// A day as stored.
+fn day(s: &str) -> StoreResult<NaiveDate> {
+    NaiveDate::parse_from_str(s, "%Y-%m-%d").map_err(|_| corrupt(format_args!("corporate actions: not a day: {s:?}")))
+}
+
+/// [`crate::ActionStore::import_actions`].
+pub(crate) async fn import(
+    pool: &Pool,
+    actions: &[CorporateAction],
+    unresolved: &[UnresolvedAction],
+    resolved: &[UnresolvedAction],
+) -> StoreResult<ActionImport> {
+    let mut tx = begin_write(pool).await?;
+    let mut out = ActionImport::default();
+    // The same id twice in one call: the later joins the earlier.
+    let mut given: Vec<CorporateAction> = Vec::with_capacity(actions.len());
+    let mut at: HashMap<&ActionId, usize> = HashMap::new();
+    for a in actions {
+        match at.get(&a.id) {
+            Some(&i) => given[i].absorb(a),
+            None => {
+                at.insert(&a.id, given.len());
+                given.push(a.clone());
+            }
+        }
+    }
+    for chunk in given.chunks(CHUNK) {
+        let stored = stored_json(&mut tx, chunk).await?;
+        for a in chunk {
+            match stored.get(a.id.as_str()) {
+                None => {
+                    insert(&mut tx, a).await?;
+                    out.new += 1;
+                }
+                Some(old_json) => {
+                    let mut merged = decode(a.id.as_str(), old_json)?;
+                    merged.absorb(a);
+                    let new_json = json(&merged)?;
+                    if new_json == *old_json {
+                        out.unchanged += 1;
+                    } else {
+                        update(&mut tx, &merged, &new_json).await?;
+                        out.changed += 1;
+                    }
+                }
+            }
+        }
+    }
+    for u in unresolved {
+        let line = i64::try_from(u.line)
+            .map_err(|_| StoreError::Invalid(format!("{}: line {} is past the largest line stored", u.file, u.line)))?;
+        let n = execute(
+            &mut tx,
+            sqlx::query(
+                "INSERT INTO corporate_action_unresolved (source, code, ex_date, purpose, file, line) \
+                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+            )
+            .bind(u.source.as_str())
+            .bind(u.code.as_str())
+            .bind(u.ex_date.to_string())
+            .bind(u.purpose.as_str())
+            .bind(u.file.as_str())
+            .bind(line),
+        )
+        .await?;
+        out.unresolved_new += n;
+    }
+    for r in resolved {
+        out.unresolved_resolved += execute(
+            &mut tx,
+            sqlx::query(
+                "DELETE FROM corporate_action_unresolved \
+                 WHERE source = $1 AND code = $2 AND ex_date = $3 AND purpose = $4",
+            )
+            .bind(r.source.as_str())
+            .bind(r.code.as_str())
+            .bind(r.ex_date.to_string())
+            .bind(r.purpose.as_str()),
+        )
+        .await?;
+    }
+    tx.commit().await.map_err(db)?;
+    Ok(out)
+}
+
+/// The stored JSON of those of `chunk` stored, by id.
+async fn stored_json(conn: &mut Conn, chunk: &[CorporateAction]) -> StoreResult<HashMap<String, String>> {
+    let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+    let sql = format!("SELECT id, action_json FROM corporate_actions WHERE id IN ({})", marks.join(", "));
+    let mut q = sqlx::query(&sql);
+    for a in chunk {
+        q = q.bind(a.id.as_str());
+    }
+    fetch_all(conn, q).await?.iter().map(|r| Ok((r.text("id")?, r.text("action_json")?))).collect()
+}
+
+/// Stores a new action.
+async fn insert(conn: &mut Conn, a: &CorporateAction) -> StoreResult<()> {
+    execute(
+        conn,
+        sqlx::query(
+            "INSERT INTO corporate_actions (id, isin, symbol, type, ex_date, sources, new_isin, action_json) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(a.id.as_str())
+        .bind(a.isin.as_str())
+        .bind(a.symbol.as_str())
+        .bind(a.action.action_type().as_str())
+        .bind(a.ex_date.to_string())
+        .bind(sources(a))
+        .bind(a.action.new_isin().map(|i| i.as_str().to_owned()))
+        .bind(json(a)?),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Replaces a stored action (same id, so same ISIN, type and ex-date).
+async fn update(conn: &mut Conn, a: &CorporateAction, json: &str) -> StoreResult<()> {
+    execute(
+        conn,
+        sqlx::query("UPDATE corporate_actions SET sources = $2, new_isin = $3, action_json = $4 WHERE id = $1")
+            .bind(a.id.as_str())
+            .bind(sources(a))
+            .bind(a.action.new_isin().map(|i| i.as_str().to_owned()))
+            .bind(json),
+    )
+    .await?;
+    Ok(())
+}
+
+/// The text values a read binds, `$1`, `$2`, … in order.
+#[derive(Default)]
+struct Binds(Vec<String>);
+
+impl Binds {
+    /// A placeholder for `value`.
+    fn bind(&mut self, value: impl Into<String>) -> String {
+        self.0.push(value.into());
+        format!("${}", self.0.len())
+    }
+}
+
+/// The conditions of `filter`, as SQL over `corporate_actions`.
+fn conditions(filter: &ActionFilter, b: &mut Binds) -> Vec<String> {
+    let mut w = Vec::new();
+    if let Some(t) = filter.action_type {
+        w.push(format!("type = {}", b.bind(t.as_str())));
+    }
+    if let Some(d) = filter.from {
+        w.push(format!("ex_date >= {}", b.bind(d.to_string())));
+    }
+    if let Some(d) = filter.to {
+        w.push(format!("ex_date <= {}", b.bind(d.to_string())));
+    }
+    if let Some(s) = filter.source {
+        // `nse`, `bse` or `nse,bse`: the one source, or both.
+        w.push(format!("(sources = {} OR sources = 'nse,bse')", b.bind(s.as_str())));
+    }
+    w
+}
+
+/// Runs a read and decodes its actions.
+async fn read(pool: &Pool, sql: &str, b: &Binds) -> StoreResult<Vec<CorporateAction>> {
+    let mut tx = begin_read(pool).await?;
+    let mut q = sqlx::query(sql);
+    for v in &b.0 {
+        q = q.bind(v.as_str());
+    }
+    let rs = fetch_all(&mut tx, q).await?;
+    rs.iter().map(|r| decode("", &r.text("action_json")?)).collect()
+}
+
+/// [`crate::ActionStore::actions_of`].
+pub(crate) async fn of(pool: &Pool, isins: &[Isin], filter: &ActionFilter) -> StoreResult<Vec<CorporateAction>> {
+    if isins.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut b = Binds::default();
+    let marks: Vec<String> = isins.iter().map(|i| b.bind(i.as_str())).collect();
+    let mut w = vec![format!("isin IN ({})", marks.join(", "))];
+    w.extend(conditions(filter, &mut b));
+    let sql = format!("SELECT {COLUMNS} FROM corporate_actions WHERE {} ORDER BY ex_date DESC, id", w.join(" AND "));
+    read(pool, &sql, &b).await
+}
+
+/// [`crate::ActionStore::action_page`].
+pub(crate) async fn page(
+    pool: &Pool,
+    filter: &ActionFilter,
+    after: Option<(NaiveDate, &ActionId)>,
+    limit: usize,
+) -> StoreResult<Vec<CorporateAction>> {
+    if limit == 0 {
+        return Ok(Vec::new());
+    }
+    let mut b = Binds::default();
+    let mut w = conditions(filter, &mut b);
+    if let Some((d, id)) = after {
+        let d = b.bind(d.to_string());
+        let id = b.bind(id.as_str());
+        w.push(format!("ex_date >= {d} AND (ex_date > {d} OR id > {id})"));
+    }
+    let filter = if w.is_empty() { String::new() } else { format!(" WHERE {}", w.join(" AND ")) };
+    let sql = format!("SELECT {COLUMNS} FROM corporate_actions{filter} ORDER BY ex_date, id LIMIT {limit}");
+    read(pool, &sql, &b).await
+}
+
+/// [`crate::ActionStore::action_count`].
+pub(crate) async fn count(pool: &Pool) -> StoreResult<u64> {
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM corporate_actions").fetch_one(pool).await.map_err(db)?;
+    Ok(n.unsigned_abs())
+}
+
+/// [`crate::ActionStore::unresolved_actions`].
+pub(crate) async fn unresolved(pool: &Pool) -> StoreResult<Vec<UnresolvedAction>> {
+    let mut tx = begin_read(pool).await?;
+    let rs = fetch_all(
+        &mut tx,
+        sqlx::query(
+            "SELECT source, code, ex_date, purpose, file, line FROM corporate_action_unresolved \
+             ORDER BY source, code, ex_date, purpose",
+        ),
+    )
+    .await?;
+    rs.iter()
+        .map(|r| {
+            let source = r.text("source")?;
+            Ok(UnresolvedAction {
+                source: source
+                    .parse::<Source>()
+                    .map_err(|e| corrupt(format_args!("corporate_action_unresolved: {e}")))?,
+                code: r.text("code")?,
+                ex_date: day(&r.text("ex_date")?)?,
+                purpose: r.text("purpose")?,
+                file: r.text("file")?,
+                line: r.int("line")?.unsigned_abs(),
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,171 @@
+//! Suite functions for corporate actions ([`mds_store::ActionStore`]):
+//! an import is all or nothing and idempotent, publications of one action
+//! imported apart are joined, and the reads filter, order and page.
+
+use chrono::NaiveDate;
+use mds_domain::Exchange;
+use mds_domain::actions::{
+    Action, ActionId, ActionType, CorporateAction, Dividend, DividendKind, FaceValueChange, Source,
+};
+use mds_store::{ActionFilter, ActionImport, UnresolvedAction};
+
+use super::*;
+use crate::fixtures::isin_of;
+
+/// A day of 2025, `m`-`d`.
+fn day(m: u32, d: u32) -> NaiveDate {
+    NaiveDate::from_ymd_opt(2025, m, d).expect("a day")
+}
+
+/// An action of the `i`-th ISIN going ex on `ex_date`, published by `source`.
+fn action(i: u32, ex_date: NaiveDate, source: Source, action: Action, purpose: &str) -> CorporateAction {
+    let isin = isin_of(i);
+    CorporateAction {
+        id: ActionId::of(&isin, ex_date, &action),
+        isin,
+        symbol: Ticker::parse(&format!("SYM{i}")).expect("a ticker"),
+        ex_date,
+        record_date: None,
+        purpose: purpose.into(),
+        sources: vec![source],
+        factor: action.factor(),
+        action,
+    }
+}
+
+/// A dividend of `amount` of the `i`-th ISIN.
+fn dividend(i: u32, ex_date: NaiveDate, source: Source, amount: f64, kind: Option<DividendKind>) -> CorporateAction {
+    let a = Action::Dividend { dividend: Dividend { amount: Some(amount), kind } };
+    action(i, ex_date, source, a, &format!("Dividend - Rs {amount} Per Share"))
+}
+
+/// An unresolved NSE row.
+fn unresolved(code: &str, ex_date: NaiveDate, line: u64) -> UnresolvedAction {
+    UnresolvedAction {
+        source: Exchange::Nse,
+        code: code.into(),
+        ex_date,
+        purpose: "Dividend - Rs 2 Per Share".into(),
+        file: "nse.csv".into(),
+        line,
+    }
+}
+
+/// Imports are idempotent: the same actions and unresolved rows again
+/// change nothing; an unresolved row resolved later is removed.
+pub async fn action_imports_are_idempotent(store: &dyn Store) {
+    store.migrate().await.expect("migrate");
+    let actions = vec![
+        dividend(1, day(5, 30), Exchange::Nse, 44.0, None),
+        dividend(2, day(6, 2), Exchange::Nse, 1.5, Some(DividendKind::Interim)),
+    ];
+    let u = vec![unresolved("GONE", day(3, 1), 7), unresolved("LATER", day(3, 2), 8)];
+    let first = store.import_actions(&actions, &u, &[]).await.expect("import");
+    assert_eq!(first, ActionImport { new: 2, unresolved_new: 2, ..ActionImport::default() });
+    let again = store.import_actions(&actions, &u, &[]).await.expect("import again");
+    assert_eq!(again, ActionImport { unchanged: 2, ..ActionImport::default() });
+    assert_eq!(store.action_count().await.expect("count"), 2);
+    assert_eq!(store.unresolved_actions().await.expect("unresolved"), u);
+    let later = store.import_actions(&[], &[], &u[1..]).await.expect("resolved");
+    assert_eq!(later, ActionImport { unresolved_resolved: 1, ..ActionImport::default() });
+    assert_eq!(store.unresolved_actions().await.expect("unresolved"), u[..1]);
+}
+
+/// The same action published by the other exchange, imported later, joins
+/// the stored one: sources joined, the stored purpose kept, the kind learnt.
+pub async fn action_imports_join_publications(store: &dyn Store) {
+    store.migrate().await.expect("migrate");
+    let nse = dividend(1, day(5, 30), Exchange::Nse, 44.0, None);
+    let mut bse = dividend(1, day(5, 30), Exchange::Bse, 44.0, Some(DividendKind::Final));
+    bse.purpose = "Final Dividend - Rs. - 44.0000".into();
+    bse.record_date = Some(day(5, 30));
+    assert_eq!(nse.id, bse.id);
+    store.import_actions(std::slice::from_ref(&nse), &[], &[]).await.expect("nse");
+    let joined = store.import_actions(std::slice::from_ref(&bse), &[], &[]).await.expect("bse");
+    assert_eq!(joined, ActionImport { changed: 1, ..ActionImport::default() });
+    let got = store.actions_of(std::slice::from_ref(&nse.isin), &ActionFilter::default()).await.expect("read");
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].sources, vec![Exchange::Nse, Exchange::Bse]);
+    assert_eq!(got[0].purpose, nse.purpose);
+    assert_eq!(got[0].record_date, Some(day(5, 30)));
+    assert_eq!(
+        got[0].action,
+        Action::Dividend { dividend: Dividend { amount: Some(44.0), kind: Some(DividendKind::Final) } }
+    );
+    // Both again: nothing changes.
+    let again = store.import_actions(&[nse, bse], &[], &[]).await.expect("again");
+    assert_eq!(again, ActionImport { unchanged: 1, ..ActionImport::default() });
+}
+
+/// A failed import writes nothing: an unresolved row the store refuses
+/// (a line past what it can hold), written after the actions, leaves
+/// neither the actions nor the other rows behind.
+pub async fn action_imports_are_all_or_nothing(store: &dyn Store) {
+    store.migrate().await.expect("migrate");
+    let good = dividend(1, day(5, 30), Exchange::Nse, 44.0, None);
+    let u = vec![unresolved("X", day(3, 1), 2), unresolved("Y", day(3, 1), u64::MAX)];
+    let e = store.import_actions(&[good], &u, &[]).await.expect_err("refused");
+    assert!(matches!(e, StoreError::Invalid(_)), "{e:?}");
+    assert_eq!(store.action_count().await.expect("count"), 0, "a failed import wrote actions");
+    assert!(store.unresolved_actions().await.expect("unresolved").is_empty(), "and unresolved rows");
+}
+
+/// The reads: one ISIN list's actions by ex-date descending, filtered;
+/// the calendar by ex-date then id, filtered by type, dates and exchange,
+/// in keyset pages that resume after any position.
+pub async fn action_reads_filter_order_and_page(store: &dyn Store) {
+    store.migrate().await.expect("migrate");
+    let split = Action::Split {
+        split: FaceValueChange { face_value_from: Some(10.0), face_value_to: Some(2.0), new_isin: Some(isin_of(2)) },
+    };
+    let mut both = dividend(1, day(3, 1), Exchange::Nse, 3.0, None);
+    both.sources = vec![Exchange::Nse, Exchange::Bse];
+    let all = vec![
+        both,
+        dividend(1, day(5, 30), Exchange::Nse, 44.0, None),
+        action(1, day(6, 1), Exchange::Bse, split, "Stock Split From Rs.10/- to Rs.2/-"),
+        dividend(2, day(6, 1), Exchange::Bse, 1.0, None),
+        dividend(2, day(6, 1), Exchange::Nse, 2.0, None),
+        dividend(3, day(7, 1), Exchange::Nse, 5.0, None),
+    ];
+    store.import_actions(&all, &[], &[]).await.expect("import");
+    let ids = |v: &[CorporateAction]| v.iter().map(|a| a.id.clone()).collect::<Vec<_>>();
+
+    let of = store.actions_of(&[isin_of(1), isin_of(2)], &ActionFilter::default()).await.expect("of");
+    assert_eq!(of.len(), 5);
+    assert!(of.windows(2).all(|w| (w[1].ex_date, &w[0].id) <= (w[0].ex_date, &w[1].id)), "ex_date desc, id");
+    assert_eq!(of.iter().find(|a| a.action.action_type() == ActionType::Split), Some(&all[2]));
+    let dividends = ActionFilter {
+        action_type: Some(ActionType::Dividend),
+        from: Some(day(5, 30)),
+        to: Some(day(6, 1)),
+        ..ActionFilter::default()
+    };
+    let of = store.actions_of(&[isin_of(1), isin_of(2)], &dividends).await.expect("of");
+    assert_eq!(of.len(), 3, "both bounds inclusive, splits left out");
+    assert!(store.actions_of(&[], &ActionFilter::default()).await.expect("none").is_empty());
+
+    let mut sorted = all.clone();
+    sorted.sort_by(|a, b| (a.ex_date, &a.id).cmp(&(b.ex_date, &b.id)));
+    let whole = store.action_page(&ActionFilter::default(), None, 100).await.expect("page");
+    assert_eq!(whole, sorted);
+    for size in 1..=4 {
+        let mut got = Vec::new();
+        let mut after: Option<(NaiveDate, ActionId)> = None;
+        loop {
+            let page = store
+                .action_page(&ActionFilter::default(), after.as_ref().map(|(d, id)| (*d, id)), size)
+                .await
+                .expect("page");
+            let Some(last) = page.last() else { break };
+            after = Some((last.ex_date, last.id.clone()));
+            got.extend(page);
+        }
+        assert_eq!(ids(&got), ids(&sorted), "pages of {size}");
+    }
+    let bse = ActionFilter { source: Some(Exchange::Bse), ..ActionFilter::default() };
+    let got = store.action_page(&bse, None, 100).await.expect("bse");
+    assert_eq!(got.len(), 3, "BSE's own and the one both published");
+    assert!(got.iter().all(|a| a.sources.contains(&Exchange::Bse)));
+    assert!(store.action_page(&ActionFilter::default(), None, 0).await.expect("empty").is_empty());
+}
