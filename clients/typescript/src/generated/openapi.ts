@@ -1504,7 +1504,7 @@ export interface operations {
                 /**
                  * @description The master as it stood at the end of this day (`YYYY-MM-DD`, from
                  *     1990-01-01 up to today; the pattern states
-                 *     the days to 2025-12-31, which no server refuses): companies listed then, with the ticker and
+                 *     the years 1990 to 2099, a day after today is refused all the same): companies listed then, with the ticker and
                  *     name of that day, which `ticker`, `letter` and `search` match.
                  *     Industry, sector, market-cap band, logo and the exchange flags are
                  *     not tracked over time: they are today's. The cursor is bound to it.
@@ -1660,7 +1660,7 @@ export interface operations {
                 /**
                  * @description The company as it stood at the end of this day (`YYYY-MM-DD`, from
                  *     1990-01-01 up to today; the pattern states
-                 *     the days to 2025-12-31, which no server refuses): `404` when it was not listed then; its
+                 *     the years 1990 to 2099, a day after today is refused all the same): `404` when it was not listed then; its
                  *     ticker and name of that day, and `status`, `superseded_by` and
                  *     `supersedes` as they stood then. Listings, classification, market
                  *     cap, industry, sector, band, logo and the exchange flags are not
@@ -1854,7 +1854,7 @@ export interface operations {
             /** @description A page of events. */
             200: {
                 headers: {
-                    /** @description `private, max-age=N` (N = 60 by default). */
+                    /** @description `private, no-cache` (revalidate with `If-None-Match`; a `304` is free). */
                     "Cache-Control"?: string;
                     /** @description Strong validator of the representation; send it back in `If-None-Match`. */
                     ETag?: string;
