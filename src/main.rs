@@ -19,7 +19,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     mds_node::metrics::set_build_commit(env!("MDS_BUILD_COMMIT"));
     let args = cli::Cli::parse();
-    cli::init_logging(&args);
+    // Held to the end: its drop writes out the last lines of the log.
+    let _log = cli::logging::init(&args);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

@@ -18,6 +18,7 @@ mod events;
 mod get;
 mod import;
 mod import_actions;
+pub(crate) mod logging;
 mod mcp;
 mod serve;
 
@@ -73,20 +74,6 @@ enum Command {
     /// Serve the MCP tools on stdio for a desktop agent, calling a running
     /// service (key from env MDS_API_KEY, base URL from MDS_BASE_URL).
     Mcp,
-}
-
-/// Logs go to stderr, filtered by `MDS_LOG`; by default `info` for the
-/// commands that serve and `warn` for the others, whose output is the result.
-pub(crate) fn init_logging(cli: &Cli) {
-    let default = if matches!(cli.command, Command::Serve(_) | Command::Demo(_)) { "info" } else { "warn" };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("MDS_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false)
-        .init();
 }
 
 /// Runs the parsed command.

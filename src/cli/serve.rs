@@ -18,6 +18,16 @@ use super::{open, parse_listen};
 /// Options of `serve` and `demo`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ServeArgs {
+    /// Format of the log on stderr: `text` (one line a human reads) or
+    /// `json` (one object per line: timestamp, level, target, message and
+    /// the request's fields).
+    #[arg(long, env = "MDS_LOG_FORMAT", value_enum, default_value = "text")]
+    pub(crate) log_format: super::logging::LogFormat,
+    /// Log lines held while stderr is slow; past that, access-log lines
+    /// are dropped (counted in `mds_log_lines_dropped_total`) rather than
+    /// make a request wait.
+    #[arg(long, env = "MDS_LOG_BUFFER_LINES", default_value_t = 8192, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    pub(crate) log_buffer_lines: usize,
     /// Address to listen on.
     #[arg(long, env = "MDS_LISTEN", default_value = "127.0.0.1:8080", value_parser = parse_listen)]
     listen: SocketAddr,

@@ -1,6 +1,7 @@
 //! The real `mds` binary as a process: [`Proc::start`] runs it with piped
 //! output, collects both streams, and waits for the address it serves on
-//! (`addr=` in the log of `serve`, the "Serving on" line of `demo`); its
+//! (`addr=` or `"addr":` in the log of `serve`, the "Serving on" line of
+//! `demo`); its
 //! `Drop` kills and reaps it, so a failed test leaves no server behind.
 
 use std::io::{BufRead, BufReader, Read};
@@ -76,6 +77,17 @@ pub async fn requests_this_month(client: &reqwest::Client, base: &str, key: &str
     u["current_month"]["requests"].as_u64().unwrap()
 }
 
+/// The value of the field `name` in a log line, text (`name=value`) or
+/// JSON (`"name":"value"`).
+pub fn field<'a>(line: &'a str, name: &str) -> Option<&'a str> {
+    if let Some(i) = line.find(&format!("\"{name}\":\"")) {
+        let rest = &line[i + name.len() + 4..];
+        return rest.split('"').next();
+    }
+    let i = line.find(&format!("{name}="))?;
+    line[i + name.len() + 1..].split_whitespace().next()
+}
+
 /// A running `mds` process with its output collected.
 pub struct Proc {
     /// The process.
@@ -119,11 +131,7 @@ impl Proc {
             let line = rx
                 .recv_timeout(deadline.saturating_duration_since(Instant::now()))
                 .expect("server reports its address");
-            let addr = match line.find("addr=") {
-                Some(i) => Some(&line[i + 5..]),
-                None => line.strip_prefix("Serving on http://"),
-            };
-            if let Some(addr) = addr {
+            if let Some(addr) = field(&line, "addr").or_else(|| line.strip_prefix("Serving on http://")) {
                 proc.addr = addr.split_whitespace().next().unwrap().to_owned();
                 return proc;
             }

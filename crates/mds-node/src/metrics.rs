@@ -29,6 +29,17 @@ pub fn set_build_commit(commit: &'static str) {
     let _ = COMMIT.set(if hex { commit } else { "unknown" });
 }
 
+/// Log lines dropped because the log writer could not keep up
+/// ([`log_line_dropped`]), `mds_log_lines_dropped_total`: one count per
+/// process, like the log itself.
+static LOG_LINES_DROPPED: AtomicU64 = AtomicU64::new(0);
+
+/// Counts one log line dropped: the process's log writer was behind and
+/// the line would have made a request wait.
+pub fn log_line_dropped() {
+    LOG_LINES_DROPPED.fetch_add(1, Ordering::Relaxed);
+}
+
 /// Status codes with their own series; the rest are counted under `other`.
 const STATUSES: &[u16] = &[200, 304, 400, 401, 404, 405, 429, 500, 503];
 
@@ -301,6 +312,12 @@ impl Metrics {
             "# HELP mds_build_info The version and commit of this node's build (always 1).\n\
              # TYPE mds_build_info gauge\nmds_build_info{{version=\"{VERSION}\",commit=\"{}\"}} 1",
             COMMIT.get().copied().unwrap_or("unknown")
+        );
+        let _ = writeln!(
+            out,
+            "# HELP mds_log_lines_dropped_total Access-log lines dropped because the log writer could not keep up.\n\
+             # TYPE mds_log_lines_dropped_total counter\nmds_log_lines_dropped_total {}",
+            LOG_LINES_DROPPED.load(Ordering::Relaxed)
         );
         let _ = writeln!(
             out,

@@ -28,8 +28,8 @@
 //!    no-cache` (kept, revalidated every time) and problems `no-store`.
 //! 7. Every error as problem+json with the request id ([`problem`]).
 //! 8. One log line: method, path (key-like segments are never written:
-//!    paths name prefixes, not keys), status, latency, request id and the
-//!    token's name.
+//!    paths name prefixes, not keys), status, latency (`latency_us`), request
+//!    id and the token's name; at `debug` for `/metrics`, else `info`.
 
 use std::pin::pin;
 use std::time::Instant;
@@ -47,7 +47,7 @@ use super::routes::{self, AdminRoute, Auth, Input, MAX_BODY};
 use crate::auth;
 use crate::error::ApiError;
 use crate::middleware::request_id::{self, X_REQUEST_ID};
-use crate::middleware::{etag, head, problem, timeout};
+use crate::middleware::{access_log, etag, head, problem, timeout};
 use crate::state::AppState;
 
 /// The request header of idempotent `POST`s.
@@ -95,16 +95,27 @@ pub async fn wrap(State(state): State<AppState>, mut req: Request, next: Next) -
     if head {
         head::drop_body(&mut resp);
     }
-    tracing::info!(
-        listener = "admin",
-        method = %method,
-        path = %redacted(&path),
-        status = resp.status().as_u16(),
-        latency_ms = started.elapsed().as_secs_f64() * 1000.0,
-        request_id = request_id.to_str().unwrap_or(""),
-        admin_token = actor.as_ref().map(Actor::as_str).unwrap_or("-"),
-        "admin request"
-    );
+    // One line, at the level of its kind (a macro's level is fixed): a
+    // probe's at `debug`, as on the public listener.
+    macro_rules! line {
+        ($level:ident) => {
+            tracing::$level!(
+                listener = "admin",
+                method = %method,
+                path = %redacted(&path),
+                status = resp.status().as_u16(),
+                latency_us = started.elapsed().as_micros() as u64,
+                request_id = request_id.to_str().unwrap_or(""),
+                admin_token = actor.as_ref().map(Actor::as_str).unwrap_or("-"),
+                "admin request"
+            )
+        };
+    }
+    if access_log::is_probe(&path) {
+        line!(debug);
+    } else {
+        line!(info);
+    }
     resp.headers_mut().insert(X_REQUEST_ID.clone(), request_id);
     resp
 }

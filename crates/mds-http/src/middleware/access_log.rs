@@ -2,6 +2,10 @@
 //! may hold a key sent by mistake), status, latency, request id, and the
 //! key prefix when the caller was authenticated. Never a key. Also the
 //! request's metrics (route template, status, latency).
+//!
+//! Lines are at `info` (target `mds::access`), except those of the probes
+//! ([`is_probe`]: a scrape every few seconds is not news), at `debug`.
+//! Latency is in microseconds (`latency_us`) on every line, admin ones too.
 
 use std::time::Instant;
 
@@ -24,16 +28,31 @@ pub struct Entry {
     route: usize,
     /// Method and redacted path, only when the line will be written.
     logged: Option<(Method, String)>,
+    /// Whether the request is a probe's, logged at `debug`.
+    probe: bool,
+}
+
+/// Whether `path` is a probe's (`/metrics`, `/healthz`, `/readyz`), whose
+/// line is written at `debug` only.
+pub fn is_probe(path: &str) -> bool {
+    matches!(path, "/metrics" | "/healthz" | "/readyz")
 }
 
 impl Entry {
     /// Starts the clock on `req`.
     pub fn begin(req: &Request) -> Self {
+        let path = req.uri().path();
+        let probe = is_probe(path);
+        let enabled = if probe {
+            tracing::enabled!(target: "mds::access", tracing::Level::DEBUG)
+        } else {
+            tracing::enabled!(target: "mds::access", tracing::Level::INFO)
+        };
         Entry {
             start: Instant::now(),
-            route: route_of(req.uri().path()),
-            logged: tracing::enabled!(target: "mds::access", tracing::Level::INFO)
-                .then(|| (req.method().clone(), redact(req.uri().path()))),
+            route: route_of(path),
+            logged: enabled.then(|| (req.method().clone(), redact(path))),
+            probe,
         }
     }
 
@@ -58,16 +77,26 @@ impl Entry {
         }
         if let Some((method, path)) = self.logged {
             let key = key.map(|k| k.prefix.as_str());
-            tracing::info!(
-                target: "mds::access",
-                %method,
-                %path,
-                status = resp.status().as_u16(),
-                latency_us = latency.as_micros() as u64,
-                request_id = request_id.to_str().unwrap_or("-"),
-                key_prefix = key.unwrap_or("-"),
-                "request"
-            );
+            // One line, at the level of its kind (a macro's level is fixed).
+            macro_rules! line {
+                ($level:ident) => {
+                    tracing::$level!(
+                        target: "mds::access",
+                        %method,
+                        %path,
+                        status = resp.status().as_u16(),
+                        latency_us = latency.as_micros() as u64,
+                        request_id = request_id.to_str().unwrap_or("-"),
+                        key_prefix = key.unwrap_or("-"),
+                        "request"
+                    )
+                };
+            }
+            if self.probe {
+                line!(debug);
+            } else {
+                line!(info);
+            }
         }
     }
 }
@@ -90,7 +119,13 @@ fn redact(path: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::redact;
+    use super::{is_probe, redact};
+
+    #[test]
+    fn probes_are_the_three_probe_paths() {
+        assert!(is_probe("/metrics") && is_probe("/healthz") && is_probe("/readyz"));
+        assert!(!is_probe("/metrics/") && !is_probe("/v1/companies") && !is_probe("/healthz/x"));
+    }
 
     #[test]
     fn keys_in_paths_are_redacted() {
