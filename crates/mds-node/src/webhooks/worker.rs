@@ -167,7 +167,12 @@ async fn deliveries(node: Arc<Node>, stores: Stores) {
     let client = client(&config);
     let owner: Arc<str> = owner().into();
     let places = Arc::new(Semaphore::new(config.max_in_flight.max(1)));
-    let mut runs = Runs::default();
+    let mut runs = Runs {
+        sending: Sending { node: node.clone(), stores: stores.clone(), client, owner: owner.clone() },
+        tasks: JoinSet::new(),
+        endpoints: HashMap::new(),
+        queued: HashMap::new(),
+    };
     let mut counted: Option<Instant> = None;
     loop {
         // Runs that ended are forgotten before a claim may take their
@@ -182,7 +187,7 @@ async fn deliveries(node: Arc<Node>, stores: Stores) {
                     backlog = claimed.len() == free;
                     for d in claimed {
                         let place = places.clone().try_acquire_owned().expect("no more claimed than places free");
-                        runs.start(&node, &stores, &client, &owner, d, place);
+                        runs.start(d, place);
                     }
                 }
                 Err(e) => tracing::warn!(error = %e, "cannot claim webhook deliveries; trying again at the next poll"),
@@ -211,12 +216,24 @@ async fn deliveries(node: Arc<Node>, stores: Stores) {
     }
 }
 
+/// What a run sends with.
+#[derive(Clone)]
+struct Sending {
+    node: Arc<Node>,
+    stores: Stores,
+    client: reqwest::Client,
+    owner: Arc<str>,
+}
+
 /// The runs in flight on this node: one per endpoint.
-#[derive(Default)]
 struct Runs {
+    sending: Sending,
     tasks: JoinSet<bool>,
     /// The endpoint of each task.
     endpoints: HashMap<tokio::task::Id, String>,
+    /// Runs claimed while a run of their endpoint was still in flight
+    /// here, started when it ends.
+    queued: HashMap<String, (WebhookDelivery, OwnedSemaphorePermit)>,
 }
 
 impl Runs {
@@ -224,23 +241,18 @@ impl Runs {
         self.tasks.is_empty()
     }
 
-    /// Starts `d`'s run, holding `place` until it is recorded; unless a
-    /// run of that endpoint is in flight here already (the clock moved
-    /// past its lease): that one records, and releases the lease.
-    fn start(
-        &mut self,
-        node: &Arc<Node>,
-        stores: &Stores,
-        client: &reqwest::Client,
-        owner: &Arc<str>,
-        d: WebhookDelivery,
-        place: OwnedSemaphorePermit,
-    ) {
+    /// Starts `d`'s run, holding `place` until it is recorded; once the
+    /// run of that endpoint in flight here ends, if there is one (its
+    /// task has recorded and given the lease back, so a claim took the
+    /// endpoint again, but has not returned yet; or the clock moved past
+    /// its lease): one in flight per endpoint.
+    fn start(&mut self, d: WebhookDelivery, place: OwnedSemaphorePermit) {
         if self.endpoints.values().any(|e| *e == d.endpoint.id) {
+            self.queued.insert(d.endpoint.id.clone(), (d, place));
             return;
         }
         let endpoint = d.endpoint.id.clone();
-        let (node, stores, client, owner) = (node.clone(), stores.clone(), client.clone(), owner.clone());
+        let Sending { node, stores, client, owner } = self.sending.clone();
         let task = self.tasks.spawn(async move {
             let _place = place;
             match deliver(&node, &stores, &client, &owner, d).await {
@@ -270,19 +282,22 @@ impl Runs {
         }
     }
 
-    /// Forgets a run that ended: whether its endpoint may have more to send.
+    /// Forgets a run that ended, and starts its endpoint's queued run if
+    /// there is one: whether its endpoint may have more to send.
     fn ended(&mut self, done: Result<(tokio::task::Id, bool), tokio::task::JoinError>) -> bool {
-        match done {
-            Ok((id, more)) => {
-                self.endpoints.remove(&id);
-                more
-            }
+        let (id, more) = match done {
+            Ok((id, more)) => (id, more),
             Err(e) => {
-                self.endpoints.remove(&e.id());
                 tracing::error!(error = %e, "a webhook delivery panicked");
-                false
+                (e.id(), false)
+            }
+        };
+        if let Some(endpoint) = self.endpoints.remove(&id) {
+            if let Some((d, place)) = self.queued.remove(&endpoint) {
+                self.start(d, place);
             }
         }
+        more
     }
 }
 
