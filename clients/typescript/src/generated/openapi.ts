@@ -980,13 +980,13 @@ export interface components {
              * @description ISINs to receive events about (any case; check digits
              *     verified).
              */
-            isins?: string[] | null;
+            isins?: string[];
             /** @description Article tags to receive events about. */
-            tags?: string[] | null;
+            tags?: string[];
             /** @description Tickers (any case) to receive events about. */
-            tickers?: string[] | null;
+            tickers?: string[];
             /** @description Event types to receive (absent or empty: all). */
-            types?: components["schemas"]["SubscribableType"][] | null;
+            types?: components["schemas"]["SubscribableType"][];
             /**
              * Format: iri
              * @description An `https` URL (not an address in a private, loopback or
@@ -1077,7 +1077,7 @@ export interface components {
              * @description Seconds the current secret keeps signing beside the new one
              *     (default 86400; 0 ends it now).
              */
-            expires_in?: number | null;
+            expires_in?: number;
         };
         /**
          * @description The body of `PATCH /v1/webhooks/{id}`: the fields given are set
@@ -1090,20 +1090,24 @@ export interface components {
              * @description ISINs to receive events about (any case; check digits
              *     verified).
              */
-            isins?: string[] | null;
-            status?: null | components["schemas"]["EndpointStatus"];
+            isins?: string[];
+            /**
+             * @description `enabled` (after it was disabled: deliveries resume with the
+             *     event in flight) or `disabled`.
+             */
+            status?: components["schemas"]["EndpointStatus"];
             /** @description Article tags to receive events about. */
-            tags?: string[] | null;
+            tags?: string[];
             /** @description Tickers (any case) to receive events about. */
-            tickers?: string[] | null;
+            tickers?: string[];
             /** @description Event types to receive (absent or empty: all). */
-            types?: components["schemas"]["SubscribableType"][] | null;
+            types?: components["schemas"]["SubscribableType"][];
             /**
              * Format: iri
              * @description An `https` URL.
              * @example https://hooks.example.com/mds
              */
-            url?: string | null;
+            url?: string;
         };
     };
     responses: {

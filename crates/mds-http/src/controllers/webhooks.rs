@@ -212,7 +212,9 @@ pub struct V1WebhookPing {
 }
 
 /// Declares a webhook body's schema: the fields given, then the four
-/// filter lists every body shares (written once here).
+/// filter lists every body shares (written once here). A field that may be
+/// left out but not given as `null` (the server refuses a `null` where a
+/// value is required) says `nullable = false`.
 macro_rules! webhook_body {
     ($(#[$m:meta])* $name:ident { $($fields:tt)* }) => {
         $(#[$m])*
@@ -222,17 +224,17 @@ macro_rules! webhook_body {
         pub struct $name {
             $($fields)*
             /// Event types to receive (absent or empty: all).
-            #[schema(max_items = 1000)]
+            #[schema(max_items = 1000, nullable = false)]
             types: Option<Vec<SubscribableType>>,
             /// ISINs to receive events about (any case; check digits
             /// verified).
-            #[schema(max_items = 1000, inline, value_type = Option<Vec<mds_domain::params::param_schema::Isin>>)]
+            #[schema(max_items = 1000, nullable = false, inline, value_type = Option<Vec<mds_domain::params::param_schema::Isin>>)]
             isins: Option<Vec<String>>,
             /// Tickers (any case) to receive events about.
-            #[schema(max_items = 1000)]
+            #[schema(max_items = 1000, nullable = false)]
             tickers: Option<Vec<String>>,
             /// Article tags to receive events about.
-            #[schema(max_items = 1000)]
+            #[schema(max_items = 1000, nullable = false)]
             tags: Option<Vec<String>>,
         }
     };
@@ -256,13 +258,14 @@ webhook_body!(
     /// (a list given replaces the list).
     V1WebhookUpdate {
         /// An `https` URL.
-        #[schema(example = "https://hooks.example.com/mds", max_length = 2048, format = "iri", pattern = "^https://")]
+        #[schema(example = "https://hooks.example.com/mds", max_length = 2048, format = "iri", pattern = "^https://", nullable = false)]
         url: Option<String>,
         /// A note (`null` removes it).
         #[schema(max_length = 500)]
         description: Option<String>,
         /// `enabled` (after it was disabled: deliveries resume with the
         /// event in flight) or `disabled`.
+        #[schema(nullable = false)]
         status: Option<EndpointStatus>,
     }
 );
@@ -301,7 +304,7 @@ pub enum EndpointStatus {
 pub struct V1WebhookRotate {
     /// Seconds the current secret keeps signing beside the new one
     /// (default 86400; 0 ends it now).
-    #[schema(minimum = 0, maximum = 2592000)]
+    #[schema(minimum = 0, maximum = 2592000, nullable = false)]
     expires_in: Option<u64>,
 }
 
