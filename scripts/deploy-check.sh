@@ -68,7 +68,7 @@ for f in deploy/mds.env deploy/node-1.env; do
     grep -qx "$name" <<<"$known" || { echo "$f: $name is not a setting mds reads" >&2; exit 1; }
   done < <(sed -n 's/^\([A-Z_][A-Z0-9_]*\)=.*/\1/p' "$f")
 done
-grep -q 'MDS_LOG' src/cli/mod.rs || { echo "src/cli/mod.rs no longer reads MDS_LOG" >&2; exit 1; }
+grep -rq '"MDS_LOG"' src/cli || { echo "src/cli no longer reads MDS_LOG" >&2; exit 1; }
 listen=$(sed -n 's/^MDS_LISTEN=//p' deploy/node-1.env)
 grep -q "server $listen " deploy/nginx.conf || { echo "deploy/nginx.conf has no upstream server $listen (node-1.env)" >&2; exit 1; }
 echo "env files: every name is a setting of mds; node 1 is in nginx's upstream"
