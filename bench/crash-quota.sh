@@ -7,7 +7,9 @@
 # last 100 ms, report no more than the quota nor than was admitted, then
 # report what they enforce (tests/crash.rs,
 # a_node_dying_near_the_quota_under_many_clients_admits_no_more; rounds
-# alternate clients as fast as they go and paced at ~250 requests/s).
+# take turns: clients as fast as they go, paced at ~250 requests/s, and as
+# fast with MDS_LEASE_TTL_MS=250, under the usage mirror's 500 ms
+# staleness, so a dead node's records come due before its mirror is taken).
 #
 # Usage: [MDS_TEST_CLUSTER_NODES=1] bench/crash-quota.sh [ROUNDS=10]
 # (MDS_TEST_CLUSTER_NODES=1: the nodes told there is one, as an operator

@@ -56,10 +56,11 @@ pub async fn get(client: &reqwest::Client, base: &str, key: &str) -> Option<u16>
     Some(r.status().as_u16())
 }
 
-/// `mds serve` on the database `url` and Redis `redis`.
-fn serve(url: &str, redis: &str) -> Proc {
+/// `mds serve` on the database `url` and Redis `redis`, with the
+/// environment `env` on top.
+fn serve(url: &str, redis: &str, env: &[(String, String)]) -> Proc {
     let mut c = mds(url, redis);
-    c.arg("serve");
+    c.envs(env.iter().map(|(k, v)| (k, v))).arg("serve");
     Proc::start(c)
 }
 
@@ -90,6 +91,8 @@ pub struct Cluster {
     pub client: reqwest::Client,
     /// The database and Redis URLs the nodes are started with.
     node_urls: (String, String),
+    /// The environment the nodes are started with on top of those.
+    node_env: Vec<(String, String)>,
 }
 
 impl Cluster {
@@ -108,6 +111,23 @@ impl Cluster {
         quota: u64,
         route: impl FnOnce(&str, &RedisServer) -> (String, String),
     ) -> Option<Cluster> {
+        Self::launch(admin, quota, route, Vec::new()).await
+    }
+
+    /// As [`Cluster::start`], with a lease TTL of `lease_ttl` (an
+    /// operator's `MDS_LEASE_TTL_MS`) on every node.
+    pub async fn start_with_lease_ttl(admin: &str, quota: u64, lease_ttl: Duration) -> Option<Cluster> {
+        let env = vec![("MDS_LEASE_TTL_MS".to_owned(), lease_ttl.as_millis().to_string())];
+        Self::launch(admin, quota, |url, redis| (url.to_owned(), redis.url()), env).await
+    }
+
+    /// Starts the key, then the three nodes with `node_env`.
+    async fn launch(
+        admin: &str,
+        quota: u64,
+        route: impl FnOnce(&str, &RedisServer) -> (String, String),
+        node_env: Vec<(String, String)>,
+    ) -> Option<Cluster> {
         let Some(redis_server) = RedisServer::start() else {
             eprintln!("skipped: needs redis-server");
             return None;
@@ -120,19 +140,19 @@ impl Cluster {
         cli(&url, &redis, &["tiers", "set", "crash", "--rate-limit-per-minute", "100000", "--monthly-quota", &q]);
         cli(&url, &redis, &["accounts", "create", "acme"]);
         let key = cli(&url, &redis, &["keys", "create", "--account", "acme", "--tier", "crash"]).trim().to_owned();
-        let nodes: Vec<Proc> = (0..3).map(|_| serve(&node_url, &node_redis)).collect();
+        let nodes: Vec<Proc> = (0..3).map(|_| serve(&node_url, &node_redis, &node_env)).collect();
         let client = reqwest::Client::builder().no_proxy().timeout(Duration::from_millis(800)).build().unwrap();
         for node in &nodes {
             ready(&client, &node.base()).await;
         }
         let node_urls = (node_url, node_redis);
-        Some(Cluster { db, redis: redis_server, quota, key, nodes, client, node_urls })
+        Some(Cluster { db, redis: redis_server, quota, key, nodes, client, node_urls, node_env })
     }
 
     /// Starts node `i` again (after a kill): a new process, a new node id,
     /// on a new port (its [`Cluster::base`]), once it is ready.
     pub async fn restart(&mut self, i: usize) {
-        self.nodes[i] = serve(&self.node_urls.0, &self.node_urls.1);
+        self.nodes[i] = serve(&self.node_urls.0, &self.node_urls.1, &self.node_env);
         ready(&self.client, &self.base(i)).await;
     }
 
