@@ -1,8 +1,9 @@
 # Sourced by scripts/*.sh: starts `mds demo` on a free loopback port over a
 # SQLite file in $WORK and sets BASE (http://127.0.0.1:PORT) and KEY (the
-# demo key). Needs $WORK (a temp dir) and $BIN (the mds binary).
+# demo key). Needs $WORK (a temp dir) and $BIN (the mds binary); the words of
+# $DEMO_ARGS, if set, are added to `mds demo`'s.
 start_demo_server() {
-  MDS_LOG=warn "$BIN" --database "$WORK/mds.db" demo --listen 127.0.0.1:0 >"$WORK/demo.out" 2>"$WORK/demo.err" &
+  MDS_LOG=warn "$BIN" --database "$WORK/mds.db" demo --listen 127.0.0.1:0 ${DEMO_ARGS:-} >"$WORK/demo.out" 2>"$WORK/demo.err" &
   DEMO_PID=$!
   for _ in $(seq 1 300); do
     grep -q '^Serving on http://' "$WORK/demo.out" 2>/dev/null && break
