@@ -204,6 +204,11 @@ impl<K: Hash + Eq, V> Bounded<K, V> {
     fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
         self.young.values_mut().chain(self.old.values_mut())
     }
+
+    fn retain(&mut self, mut keep: impl FnMut(&V) -> bool) {
+        self.young.retain(|_, v| keep(v));
+        self.old.retain(|_, v| keep(v));
+    }
 }
 
 /// Tiers and accounts as the cache resolves keys with them.
@@ -240,6 +245,10 @@ impl Directory {
 struct Entry {
     hash: KeyHash,
     context: Arc<KeyContext>,
+    /// The `auth` generation of the store read it came from: it reflects
+    /// every change up to there, so a change log read up to that
+    /// generation or before has nothing to drop of it.
+    seen: i64,
 }
 
 struct Inner {
@@ -418,7 +427,8 @@ impl KeyCache {
                 out = Some(context.clone());
             }
             if keep {
-                inner.keys.insert(k.record.prefix.as_str().to_owned(), Entry { hash: k.record.hash, context });
+                let entry = Entry { hash: k.record.hash, context, seen: found.generation };
+                inner.keys.insert(k.record.prefix.as_str().to_owned(), entry);
             }
         }
         if keep {
@@ -444,15 +454,26 @@ impl KeyCache {
     /// Applies a change log read: drops what the changes touched (all of
     /// it when they are not complete), keeps what was read again, and
     /// resolves every held key again when the directory changed.
+    ///
+    /// A key learned from a read at or after `r.generation` (a request's
+    /// lookup while the log was being read) already reflects those
+    /// changes and stays; a read older than the generation applied (two
+    /// refreshes crossing) changes nothing.
     pub fn apply(&self, r: &Refresh) {
         let mut inner = self.inner.write().expect("not poisoned");
+        if inner.applied.is_some_and(|a| a > r.generation) {
+            return;
+        }
+        let older = |e: &Entry| e.seen < r.generation;
         if r.complete {
             for p in &r.changed {
-                inner.keys.remove(p.as_str());
+                if inner.keys.get(p.as_str()).is_some_and(older) {
+                    inner.keys.remove(p.as_str());
+                }
                 inner.absent.remove(p.as_str());
             }
         } else {
-            inner.keys.clear();
+            inner.keys.retain(|e| !older(e));
             inner.absent.clear();
         }
         if let Some(d) = &r.directory {
@@ -465,7 +486,8 @@ impl KeyCache {
         let evaluation = inner.directory.evaluation();
         for k in &r.reread.keys {
             let context = Arc::new(KeyContext::of_active(k, &evaluation));
-            inner.keys.insert(k.record.prefix.as_str().to_owned(), Entry { hash: k.record.hash, context });
+            let entry = Entry { hash: k.record.hash, context, seen: r.reread.generation };
+            inner.keys.insert(k.record.prefix.as_str().to_owned(), entry);
         }
         // A held key read again and not found (revoked): known absent, so
         // its next request costs no lookup.
@@ -547,6 +569,40 @@ mod tests {
         let none = KeyLookup { generation: 11, keys: vec![] };
         assert!(cache.learn(&other, &other.prefix_candidates(), &none).is_none());
         assert!(matches!(cache.get(&other), Cached::Refused), "remembered as absent");
+    }
+
+    /// The race `tests/http_keys.rs` once lost (a held key gone, so one
+    /// fewer read again): a request learns a key while the reload task
+    /// reads the change log up to the key's issue, then the task applies.
+    #[test]
+    fn a_key_learned_while_the_log_was_read_stays() {
+        let [a, b] = [(); 2].map(|_| ApiKey::generate(Environment::Live));
+        let cache = loaded_at(1);
+        // Both issued (generations 2 and 3); the task reads the log up to
+        // 3 while `a` is held and `b` not yet; then a request learns `b`.
+        cache.learn(&a, &a.prefix_candidates(), &KeyLookup { generation: 3, keys: vec![active(&a)] });
+        let read = |generation: i64, complete: bool, changed: Vec<String>| Refresh {
+            generation,
+            complete,
+            changed,
+            directory: None,
+            reread_asked: vec![],
+            reread: KeyLookup { generation, keys: vec![] },
+        };
+        let changed = vec![a.prefix_str().to_owned(), b.prefix_str().to_owned()];
+        let to_3 = read(3, true, changed);
+        cache.learn(&b, &b.prefix_candidates(), &KeyLookup { generation: 3, keys: vec![active(&b)] });
+        cache.apply(&to_3);
+        assert!(matches!(cache.get(&a), Cached::Found(_)), "learned at 3: reflects the changes to 3");
+        assert!(matches!(cache.get(&b), Cached::Found(_)), "learned during the read: kept");
+        // Behind the log at 5: what was learned before 5 goes.
+        cache.apply(&read(5, false, vec![]));
+        assert_eq!(cache.len(), 0);
+        cache.learn(&a, &a.prefix_candidates(), &KeyLookup { generation: 6, keys: vec![active(&a)] });
+        // A slower refresh read up to 4 applies after: it changes nothing.
+        cache.apply(&read(4, false, vec![]));
+        assert_eq!(cache.applied(), Some(5));
+        assert!(matches!(cache.get(&a), Cached::Found(_)));
     }
 
     #[test]
