@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use mds_store::DatabaseUrl;
+use sqlx::Connection;
 use tempfile::TempDir;
 
 struct Cli {
@@ -13,7 +14,15 @@ struct Cli {
 }
 
 impl Cli {
+    /// A new directory with a store migrated, as an operator starts.
     fn new() -> Self {
+        let cli = Cli::bare();
+        cli.ok(&["migrate"]);
+        cli
+    }
+
+    /// A new directory with no store yet.
+    fn bare() -> Self {
         Cli { dir: tempfile::tempdir().unwrap() }
     }
 
@@ -57,6 +66,57 @@ impl Cli {
     async fn store(&self) -> std::sync::Arc<dyn mds_store::Store> {
         mds_store::open(&DatabaseUrl::new(self.db().to_str().unwrap())).await.unwrap()
     }
+}
+
+/// Contract section 16: only `mds migrate` changes the schema. Every other
+/// command on a store behind its build refuses with "run `mds migrate`"
+/// and changes nothing (a store with no schema stays without one); `mds
+/// serve` too, unless given `--migrate`.
+#[tokio::test]
+async fn only_migrate_changes_the_schema() {
+    let cli = Cli::bare();
+    for args in [&["keys", "list"][..], &["tiers", "list"], &["accounts", "create", "acme"], &["serve"]] {
+        let err = cli.fails(args);
+        assert!(err.contains("the database has no schema yet; run `mds migrate`"), "{args:?}: {err}");
+    }
+    let mut raw = sqlx::SqliteConnection::connect(cli.db().to_str().unwrap()).await.unwrap();
+    let tables: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sqlite_master").fetch_one(&mut raw).await.unwrap();
+    assert_eq!(tables, 0, "no command but migrate made a table");
+
+    let out = cli.ok(&["migrate"]);
+    assert!(out.starts_with("applied ") && out.contains("schema version"), "{out}");
+    // One migration undone: behind again, and said how far.
+    let latest: i64 =
+        sqlx::query_scalar("SELECT MAX(version) FROM schema_migrations").fetch_one(&mut raw).await.unwrap();
+    sqlx::query("DELETE FROM schema_migrations WHERE version = $1").bind(latest).execute(&mut raw).await.unwrap();
+    let err = cli.fails(&["keys", "list"]);
+    let behind =
+        format!("is at version {} and this mds needs {latest} (1 migration to apply); run `mds migrate`", latest - 1);
+    assert!(err.contains(&behind), "{err}");
+    sqlx::query("INSERT INTO schema_migrations (version, applied_at) VALUES ($1, '2026-11-29T00:00:00.000000Z')")
+        .bind(latest)
+        .execute(&mut raw)
+        .await
+        .unwrap();
+    assert!(cli.ok(&["keys", "list"]).starts_with("PREFIX"));
+    // `serve --migrate` on a store with no schema makes it, then serves.
+    let cli = Cli::bare();
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_mds"))
+        .args(["serve", "--migrate", "--listen", "127.0.0.1:0"])
+        .env("MDS_DATABASE_URL", cli.db())
+        .env("MDS_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while cli.run(&["keys", "list"]).status.code() != Some(0) {
+        assert!(t.elapsed() < std::time::Duration::from_secs(30), "serve --migrate did not migrate");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = serve.kill();
+    let _ = serve.wait();
+    assert!(cli.ok(&["migrate"]).starts_with("schema is up to date"));
 }
 
 #[test]

@@ -56,6 +56,7 @@ async fn three_nodes_share_one_quota_and_one_truth() {
     };
     let db = TestDb::create(&admin).await;
     let url = db.url().expose().to_owned();
+    process::migrate(&url);
     let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/data/demo/");
     cli(
         &url,

@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use common::process::{cli, field, mds, start, store_with_key};
+use common::process::{cli, field, mds, migrate, start, store_with_key};
 use serde_json::Value;
 
 /// Every line of `text` as a JSON object with the fields every line has.
@@ -90,8 +90,10 @@ impl Drop for Reaped {
 #[tokio::test]
 async fn a_stalled_log_drops_access_lines_counts_them_and_never_slows_a_request() {
     let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("mds.db");
+    migrate(&db.to_string_lossy());
     let mut cmd = mds();
-    cmd.env("MDS_DATABASE_URL", dir.path().join("mds.db"))
+    cmd.env("MDS_DATABASE_URL", db)
         .args(["serve", "--log-format", "json", "--log-buffer-lines", "4", "--listen", "127.0.0.1:0"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())

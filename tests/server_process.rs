@@ -256,3 +256,35 @@ async fn metrics_say_the_build_the_process_and_failed_mirror_pushes() {
     tokio::time::sleep(Duration::from_millis(1_000)).await;
     assert_eq!(value(&metrics().await, "mds_usage_mirror_push_failures_total"), settled);
 }
+
+/// Contract section 16: a node one version older keeps serving, and
+/// restarting, on the newer schema. This build is the older node here:
+/// its store is taken one version ahead by what an expand-only migration
+/// may do (`mds_testkit::next_schema`: a column on every table, a new
+/// table); the node serves and counts, is killed, starts again and serves.
+#[tokio::test]
+async fn a_node_serves_and_restarts_on_a_schema_one_version_ahead() {
+    use sqlx::Connection;
+    let (dir, key) = store_with_key("pro");
+    let db = dir.path().join("mds.db");
+    let mut raw = sqlx::SqliteConnection::connect(db.to_str().unwrap()).await.unwrap();
+    let version = mds_testkit::next_schema::add_expand_only_version(&mut raw).await;
+    drop(raw);
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    for round in 0..2 {
+        let mut server = start(&dir, &["serve"]);
+        let base = format!("http://{}", server.addr);
+        burst(&client, &base, &key, 3).await;
+        assert!(server.logs().contains("serving"), "round {round}: {}", server.logs());
+        if round == 0 {
+            // As a crash would: SIGKILL, then the same binary again.
+            server.kill();
+        } else {
+            assert!(server.sigterm().success());
+        }
+    }
+    let out = cli(&dir, &["migrate"]);
+    assert!(out.contains(&format!("version {version}")), "migrate leaves a usable newer schema as it is: {out}");
+    let usage = cli(&dir, &["keys", "list"]);
+    assert!(usage.contains(&key[..17]), "{usage}");
+}

@@ -23,6 +23,7 @@ async fn store(rate: u32, quota: u64) -> Option<(TestDb, String)> {
     };
     let db = TestDb::create(&admin).await;
     let url = db.url().expose().to_owned();
+    process::migrate(&url);
     let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/data/demo/");
     let nse = format!("{demo}nse_EQUITY_L_2024-01.csv");
     let bse = format!("{demo}bse_Equity_2024-01.csv");

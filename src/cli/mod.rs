@@ -2,7 +2,10 @@
 //!
 //! Every command takes `--database URL` (env `MDS_DATABASE_URL`; default an
 //! embedded SQLite file). Commands refuse bad input with a one-line reason
-//! and a non-zero exit, and write nothing they refuse.
+//! and a non-zero exit, and write nothing they refuse. Only `mds migrate`
+//! (and `mds serve --migrate`, and `mds demo` on its own store) changes the
+//! schema; every other command refuses a schema behind it with "run `mds
+//! migrate`" (contract section 16).
 
 /// `println!` that returns the write error instead of panicking, so output
 /// piped into a command that exits early (`| head`) ends the command quietly.
@@ -44,9 +47,9 @@ pub(crate) struct Cli {
 enum Command {
     /// One-command start: embedded store, demo data, a demo key, then serve.
     Demo(serve::ServeArgs),
-    /// Serve the API (also migrates the schema).
+    /// Serve the API (`--migrate`: bring the schema up to date first).
     Serve(serve::ServeArgs),
-    /// Create or upgrade the schema.
+    /// Create or upgrade the schema: the one command that changes it.
     Migrate,
     /// Load companies or news from a file.
     #[command(subcommand)]
@@ -83,8 +86,19 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Demo(args) => serve::demo(&url, args).await,
         Command::Serve(args) => serve::serve(&url, args).await,
         Command::Migrate => {
-            open(&url).await?;
-            outln!("schema is up to date in {url}")?;
+            let store = connect(&url).await?;
+            let before = store.schema().await.with_context(|| format!("cannot read the schema of {url}"))?;
+            store.migrate().await.with_context(|| format!("cannot migrate {url}"))?;
+            let after = store.schema().await.with_context(|| format!("cannot read the schema of {url}"))?;
+            match after.applied.len() - before.applied.len() {
+                0 => outln!("schema is up to date in {url} (version {})", after.version())?,
+                n => outln!(
+                    "applied {n} migration{} to {url}: schema version {} (was {})",
+                    if n == 1 { "" } else { "s" },
+                    after.version(),
+                    before.version()
+                )?,
+            }
             Ok(())
         }
         Command::Import(c) => import::run(&open(&url).await?, c).await,
@@ -105,9 +119,24 @@ pub(crate) fn exit_code(e: &anyhow::Error) -> u8 {
     if e.chain().any(|c| c.is::<get::changes::TokenExpired>()) { get::changes::EXIT_TOKEN_EXPIRED } else { 1 }
 }
 
-/// Opens the store and brings its schema up to date.
+/// Opens the store, its schema as it is.
+async fn connect(url: &DatabaseUrl) -> anyhow::Result<Arc<dyn Store>> {
+    mds_store::open(url).await.with_context(|| format!("cannot open {url}"))
+}
+
+/// Opens the store, refusing a schema behind this build ("run `mds
+/// migrate`") or ahead of it and not usable by it ("upgrade mds").
 async fn open(url: &DatabaseUrl) -> anyhow::Result<Arc<dyn Store>> {
-    let store = mds_store::open(url).await.with_context(|| format!("cannot open {url}"))?;
+    let store = connect(url).await?;
+    let schema = store.schema().await.with_context(|| format!("cannot read the schema of {url}"))?;
+    schema.current().with_context(|| format!("cannot use {url}"))?;
+    Ok(store)
+}
+
+/// Opens the store and brings its schema up to date (`mds serve
+/// --migrate`, `mds demo`).
+async fn open_migrated(url: &DatabaseUrl) -> anyhow::Result<Arc<dyn Store>> {
+    let store = connect(url).await?;
     store.migrate().await.with_context(|| format!("cannot migrate {url}"))?;
     Ok(store)
 }

@@ -13,7 +13,7 @@ use mds_node::webhooks::WebhookConfig;
 use mds_node::{KeyCacheConfig, NodeConfig};
 use mds_store::{DatabaseUrl, Store};
 
-use super::{open, parse_listen};
+use super::{open, open_migrated, parse_listen};
 
 /// Options of `serve` and `demo`.
 #[derive(Debug, clap::Args)]
@@ -112,6 +112,12 @@ pub(crate) struct ServeArgs {
     /// one without is accepted. Default: none.
     #[arg(long, env = "MDS_MCP_ALLOWED_ORIGINS", value_delimiter = ',')]
     mcp_allowed_origins: Vec<String>,
+    /// Bring the schema up to date before serving (a single node's unit
+    /// passes it; several nodes run `mds migrate` once first). Without it,
+    /// `mds serve` refuses a schema behind it with "run `mds migrate`".
+    /// `mds demo` always migrates its own store.
+    #[arg(long)]
+    migrate: bool,
 }
 
 impl ServeArgs {
@@ -169,7 +175,7 @@ impl ServeArgs {
 
 /// `mds serve`.
 pub(crate) async fn serve(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<()> {
-    let store = open(url).await?;
+    let store = if args.migrate { open_migrated(url).await? } else { open(url).await? };
     run_server(url, store, &args, |addr| tracing::info!(%addr, "serving")).await
 }
 
@@ -203,7 +209,7 @@ const DEMO_TIER: &str = "pro";
 /// list, the newest article with its body, a company's history and the
 /// master as of a past day), then serves.
 pub(crate) async fn demo(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<()> {
-    let store = open(url).await?;
+    let store = open_migrated(url).await?;
     if store.company_count().await? == 0 {
         // As an operator would: the 2024 snapshot, the 2026 one, the change
         // files (`mds import exchanges`, then `mds import nse-changes`).

@@ -137,6 +137,7 @@ impl Cluster {
         let url = db.url().expose().to_owned();
         let (node_url, node_redis) = route(&url, &redis_server);
         let q = quota.to_string();
+        cli(&url, &redis, &["migrate"]);
         cli(&url, &redis, &["tiers", "set", "crash", "--rate-limit-per-minute", "100000", "--monthly-quota", &q]);
         cli(&url, &redis, &["accounts", "create", "acme"]);
         let key = cli(&url, &redis, &["keys", "create", "--account", "acme", "--tier", "crash"]).trim().to_owned();

@@ -96,6 +96,7 @@ macro_rules! gated {
 
 gated!(MetaStore {
     fn migrate() -> ();
+    fn schema() -> mds_store::SchemaState;
     fn ping() -> ();
     fn generations() -> Generations;
     fn cursor_secret() -> Vec<u8>;

@@ -23,11 +23,24 @@ pub fn mds() -> Command {
     c
 }
 
-/// `mds` on a SQLite store in `dir`, run there.
+/// `mds` on a SQLite store in `dir`, run there. A directory with no store
+/// yet gets one first, as an operator starts: `mds migrate` (the only
+/// command that changes the schema, contract section 16).
 pub fn in_dir(dir: &Path) -> Command {
+    let db = dir.join("mds.db");
+    if !db.exists() {
+        migrate(&db.to_string_lossy());
+    }
     let mut c = mds();
-    c.env("MDS_DATABASE_URL", dir.join("mds.db")).current_dir(dir);
+    c.env("MDS_DATABASE_URL", db).current_dir(dir);
     c
+}
+
+/// `mds migrate` on the database `url` (a SQLite path or a PostgreSQL
+/// URL); asserts it succeeds.
+pub fn migrate(url: &str) {
+    let o = mds().env("MDS_DATABASE_URL", url).env("MDS_LOG", "warn").arg("migrate").output().unwrap();
+    assert!(o.status.success(), "mds migrate: {}", String::from_utf8_lossy(&o.stderr));
 }
 
 /// Starts `mds ARGS` on the store in `dir`, on a free loopback port.

@@ -15,6 +15,9 @@
 //! - `portable` (private, `src/portable/`): the implementation of the roles,
 //!   written once and compiled inside each backend module against that
 //!   backend's pool, transactions, error mapping and SQL dialect.
+//! - [`schema`]: where a store's schema stands against this build
+//!   ([`SchemaState`], [`MetaStore::schema`]): behind (run `mds migrate`),
+//!   current, or ahead and still usable (expand-only migrations).
 //! - [`url`]: the database URL, with a `Debug` that masks the password.
 //! - [`open`]: picks the backend from the URL.
 //! - `rows` (private): row decoding, encodings and error sentences.
@@ -36,6 +39,7 @@ pub mod error;
 pub mod postgres;
 pub mod roles;
 mod rows;
+pub mod schema;
 pub mod sqlite;
 pub mod url;
 pub mod webhooks;
@@ -48,6 +52,7 @@ pub use roles::{
     AccessStore, ActionStore, AdminStore, CatalogStore, EventStore, IdentityStore, MetaStore, NewsStore, Store,
     UsageStore, WebhookStore,
 };
+pub use schema::SchemaState;
 pub use url::DatabaseUrl;
 pub use webhooks::{DeliveryOutcome, NewWebhook, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookPatch};
 

@@ -87,6 +87,10 @@ pub trait MetaStore: Send + Sync + 'static {
     /// secret on first run. Idempotent.
     async fn migrate(&self) -> StoreResult<()>;
 
+    /// Where the schema stands against this build's migrations, read only
+    /// (nothing is created on a store with no schema yet).
+    async fn schema(&self) -> StoreResult<crate::SchemaState>;
+
     /// A cheap round trip, for readiness.
     async fn ping(&self) -> StoreResult<()>;
 

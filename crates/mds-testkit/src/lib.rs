@@ -10,6 +10,8 @@
 //!   crate's tests that run on PostgreSQL.
 //! - [`raw`]: a raw connection to the database under test, for the suite's
 //!   functions that change it behind the store's back.
+//! - [`next_schema`]: a schema one expand-only version ahead of this
+//!   build, to run this build's code on (section 16's upgrades).
 //! - [`rng`]: a small deterministic random generator for randomised tests.
 //! - [`redis`]: a private `redis-server` to stop, kill and restart.
 //! - [`faketime`]: where libfaketime is, for processes under a fake clock.
@@ -20,6 +22,7 @@ pub mod arb;
 pub mod faketime;
 pub mod fixtures;
 pub mod keys;
+pub mod next_schema;
 pub mod pg;
 pub mod raw;
 pub mod redis;

@@ -13,7 +13,8 @@ use sqlx::Executor;
 use super::access::{insert_tier, record_tier};
 use super::{Conn, Pool, db};
 use crate::rows::{self, CURSOR_SECRET_LEN, META_CURSOR_SECRET, META_GENERATIONS};
-use crate::{Generations, StoreError, StoreResult};
+use crate::schema::{CONTRACT_MARKER, META_SCHEMA_OLDEST_CODE};
+use crate::{Generations, SchemaState, StoreResult};
 
 /// One embedded migration.
 pub(crate) struct Migration {
@@ -23,6 +24,14 @@ pub(crate) struct Migration {
     pub(crate) name: &'static str,
     /// Its statements.
     pub(crate) sql: &'static str,
+}
+
+impl Migration {
+    /// Whether code older than this migration may no longer use the
+    /// schema once it is applied (its file holds [`CONTRACT_MARKER`]).
+    pub(crate) fn contracts(&self) -> bool {
+        self.sql.lines().any(|l| l.trim() == CONTRACT_MARKER)
+    }
 }
 
 /// Every migration of a backend, whose files are under `migrations/$dir/`,
@@ -118,31 +127,54 @@ macro_rules! migrations {
 pub(crate) use migrations;
 
 /// Creates `schema_migrations` with `create_sql` if missing, and returns the
-/// migrations not applied yet, in order; refuses a schema newer than this
-/// build.
+/// migrations not applied yet, in order; refuses a schema ahead of this
+/// build that says this build may not use it ([`SchemaState::usable`]).
 pub(crate) async fn pending<'m>(
     conn: &mut Conn,
     create_sql: &str,
     migrations: &'m [Migration],
 ) -> StoreResult<Vec<&'m Migration>> {
     sqlx::query(create_sql).execute(&mut *conn).await.map_err(db)?;
+    let state = read_state(conn, migrations).await?;
+    state.usable()?;
+    Ok(migrations.iter().filter(|m| state.missing.contains(&m.version)).collect())
+}
+
+/// Where the schema stands, read only: `exists_sql` counts the
+/// `schema_migrations` tables (0 on a store never migrated).
+pub(crate) async fn state(conn: &mut Conn, exists_sql: &str, migrations: &[Migration]) -> StoreResult<SchemaState> {
+    let tables: i64 = sqlx::query_scalar(exists_sql).fetch_one(&mut *conn).await.map_err(db)?;
+    if tables == 0 {
+        let missing = migrations.iter().map(|m| m.version).collect();
+        let known = migrations.last().map_or(0, |m| m.version);
+        return Ok(SchemaState { applied: Vec::new(), known, missing, oldest_code: 0 });
+    }
+    read_state(conn, migrations).await
+}
+
+/// [`state`], once `schema_migrations` exists.
+async fn read_state(conn: &mut Conn, migrations: &[Migration]) -> StoreResult<SchemaState> {
     let applied: Vec<i64> = sqlx::query_scalar("SELECT version FROM schema_migrations ORDER BY version")
         .fetch_all(&mut *conn)
         .await
         .map_err(db)?;
-    check_known(migrations, &applied)?;
-    Ok(migrations.iter().filter(|m| !applied.contains(&m.version)).collect())
-}
-
-/// Refuses a schema newer than this build.
-fn check_known(migrations: &[Migration], applied: &[i64]) -> StoreResult<()> {
-    let latest = migrations.last().map_or(0, |m| m.version);
-    match applied.iter().max() {
-        Some(&v) if v > latest => Err(StoreError::Invalid(format!(
-            "the database schema is at version {v}, newer than this mds build knows ({latest}); upgrade mds"
-        ))),
-        _ => Ok(()),
-    }
+    let oldest_code = match applied.is_empty() {
+        true => 0,
+        false => {
+            let v: Option<String> = sqlx::query_scalar("SELECT value FROM meta WHERE key = $1")
+                .bind(META_SCHEMA_OLDEST_CODE)
+                .fetch_optional(&mut *conn)
+                .await
+                .map_err(db)?;
+            v.and_then(|v| v.parse().ok()).unwrap_or(0)
+        }
+    };
+    Ok(SchemaState {
+        known: migrations.last().map_or(0, |m| m.version),
+        missing: migrations.iter().map(|m| m.version).filter(|v| !applied.contains(v)).collect(),
+        applied,
+        oldest_code,
+    })
 }
 
 /// Runs a migration's statements and records it, inside the caller's
@@ -157,6 +189,14 @@ pub(crate) async fn apply(conn: &mut Conn, m: &Migration) -> StoreResult<()> {
         .execute(&mut *conn)
         .await
         .map_err(db)?;
+    if m.contracts() {
+        sqlx::query("INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = $2")
+            .bind(META_SCHEMA_OLDEST_CODE)
+            .bind(m.version.to_string())
+            .execute(&mut *conn)
+            .await
+            .map_err(db)?;
+    }
     Ok(())
 }
 
@@ -295,17 +335,51 @@ mod tests {
         assert!(MIGRATIONS[14].sql.contains("CREATE TABLE news_snapshot_chunks"));
     }
 
-    #[test]
-    fn newer_schemas_are_refused() {
-        let known = |version| Migration { version, name: "m", sql: "" };
-        let migrations = [known(1), known(2), known(3)];
-        assert!(check_known(&migrations, &[]).is_ok());
-        assert!(check_known(&migrations, &[1]).is_ok());
-        assert!(check_known(&migrations, &[1, 2]).is_ok());
-        assert!(check_known(&migrations, &[1, 2, 3]).is_ok());
-        match check_known(&migrations, &[1, 99]) {
-            Err(StoreError::Invalid(m)) => assert!(m.contains("version 99"), "{m}"),
-            other => panic!("expected Invalid, got {other:?}"),
+    /// The last migration made before migrations had to be expand-only.
+    const EXPAND_ONLY_AFTER: i64 = 16;
+
+    /// What an expand-only migration may not do (contract section 16):
+    /// why, if `sql` does one of them.
+    fn contracting(sql: &str) -> Option<String> {
+        let text: String =
+            sql.lines().map(|l| l.split("--").next().unwrap_or("")).collect::<Vec<_>>().join(" ").to_uppercase();
+        let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        for statement in words.split(';') {
+            let s = statement.trim();
+            for banned in
+                ["DROP TABLE", "DROP COLUMN", "DROP VIEW", "RENAME", "ALTER COLUMN", "TRUNCATE", "DELETE FROM"]
+            {
+                if s.contains(banned) {
+                    return Some(format!("{banned} in `{s}`"));
+                }
+            }
+            if s.contains("ADD COLUMN") && s.contains("NOT NULL") && !s.contains("DEFAULT") {
+                return Some(format!("a NOT NULL column without a DEFAULT in `{s}`"));
+            }
         }
+        None
+    }
+
+    #[test]
+    fn migrations_after_the_rule_are_expand_only_unless_marked() {
+        for m in MIGRATIONS.iter().filter(|m| m.version > EXPAND_ONLY_AFTER && !m.contracts()) {
+            if let Some(why) = contracting(m.sql) {
+                panic!(
+                    "migration {} ({}) is not expand-only: {why}; a node one version older must keep working \
+                     on the new schema (mark it `{CONTRACT_MARKER}` only if older code truly cannot)",
+                    m.version, m.name
+                );
+            }
+        }
+        assert!(
+            contracting("CREATE TABLE t (a TEXT);\nALTER TABLE t ADD COLUMN b INTEGER NOT NULL DEFAULT 0;").is_none()
+        );
+        assert!(contracting("-- DROP TABLE in a comment\nCREATE INDEX i ON t (a);").is_none());
+        assert!(contracting("ALTER TABLE t DROP COLUMN b;").is_some());
+        assert!(contracting("alter table t\n  rename to u;").is_some());
+        assert!(contracting("ALTER TABLE t ADD COLUMN b INTEGER NOT NULL;").is_some());
+        assert!(!MIGRATIONS.iter().any(Migration::contracts), "no migration contracts the schema yet");
+        let marked = Migration { version: 99, name: "m", sql: "-- mds: contract\nALTER TABLE t DROP COLUMN b;" };
+        assert!(marked.contracts());
     }
 }

@@ -63,6 +63,7 @@ macro_rules! delegate {
 
 delegate!(MetaStore {
     migrate() -> () => migrate::run;
+    schema() -> crate::SchemaState => migrate::state;
     ping() -> () => meta::ping;
     generations() -> Generations => meta::generations;
     cursor_secret() -> Vec<u8> => meta::cursor_secret;

@@ -58,6 +58,10 @@ pub(super) fn has_tag(param: &str) -> String {
 }
 
 /// The table of applied migrations.
+/// Counts the `schema_migrations` tables (0 on a store never migrated).
+pub(super) const SCHEMA_MIGRATIONS_EXISTS: &str =
+    "SELECT COUNT(*) FROM pg_catalog.pg_tables WHERE tablename = 'schema_migrations' AND schemaname = current_schema()";
+
 pub(super) const SCHEMA_MIGRATIONS_TABLE: &str =
     "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_at TEXT COLLATE \"C\" NOT NULL)";
 

@@ -9,8 +9,8 @@
 //! advisory lock (`pg_advisory_xact_lock`), so nodes migrating at once queue
 //! up: the first applies what is missing, the others find it applied. DDL is
 //! transactional on PostgreSQL: a migration that fails leaves no trace. A
-//! database migrated by a newer mds (a version this build does not know) is
-//! refused rather than used with a schema this build does not understand.
+//! schema ahead of this build is used while it says this build may use it
+//! (migrations are expand-only; see `crate::schema`), else refused.
 //!
 //! In the same transaction, the seed: the default tiers that are absent, the
 //! three change counters and a 32-byte random cursor secret, each only if
@@ -22,7 +22,7 @@
 use sqlx::PgPool;
 
 use super::db;
-use super::dialect::SCHEMA_MIGRATIONS_TABLE;
+use super::dialect::{SCHEMA_MIGRATIONS_EXISTS, SCHEMA_MIGRATIONS_TABLE};
 use super::portable::meta::{self, Migration};
 use crate::StoreResult;
 
@@ -48,6 +48,11 @@ pub(super) async fn run(pool: &PgPool) -> StoreResult<()> {
     }
     meta::log_seeded(seeded);
     Ok(())
+}
+
+/// Where the schema stands against [`MIGRATIONS`], read only.
+pub(super) async fn state(pool: &PgPool) -> StoreResult<crate::SchemaState> {
+    meta::state(&mut *pool.acquire().await.map_err(db)?, SCHEMA_MIGRATIONS_EXISTS, MIGRATIONS).await
 }
 
 #[cfg(test)]

@@ -53,6 +53,10 @@ pub(super) fn has_tag(param: &str) -> String {
 }
 
 /// The table of applied migrations.
+/// Counts the `schema_migrations` tables (0 on a store never migrated).
+pub(super) const SCHEMA_MIGRATIONS_EXISTS: &str =
+    "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'";
+
 pub(super) const SCHEMA_MIGRATIONS_TABLE: &str =
     "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)";
 

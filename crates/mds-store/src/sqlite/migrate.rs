@@ -4,9 +4,9 @@
 //! Migrations are the `.sql` files under `migrations/sqlite/`, embedded in the
 //! binary and numbered. `schema_migrations` records which ones were applied;
 //! each is applied with its record in one `BEGIN IMMEDIATE` transaction, so
-//! two processes migrating at once apply it exactly once. A database migrated
-//! by a newer mds (a version this build does not know) is refused rather than
-//! used with a schema this build does not understand.
+//! two processes migrating at once apply it exactly once. A schema ahead of
+//! this build is used while it says this build may use it (migrations are
+//! expand-only; see `crate::schema`), else refused.
 //!
 //! After the migrations, the seed: the default tiers that are absent, the
 //! three change counters and a 32-byte random cursor secret, each only if
@@ -18,7 +18,7 @@
 
 use sqlx::{SqliteConnection, SqlitePool};
 
-use super::dialect::SCHEMA_MIGRATIONS_TABLE;
+use super::dialect::{SCHEMA_MIGRATIONS_EXISTS, SCHEMA_MIGRATIONS_TABLE};
 use super::portable::meta::{self, Migration};
 use super::{begin_write, db};
 use crate::StoreResult;
@@ -47,6 +47,11 @@ pub(super) async fn run(pool: &SqlitePool) -> StoreResult<()> {
     tx.commit().await.map_err(db)?;
     meta::log_seeded(seeded);
     Ok(())
+}
+
+/// Where the schema stands against [`MIGRATIONS`], read only.
+pub(super) async fn state(pool: &SqlitePool) -> StoreResult<crate::SchemaState> {
+    meta::state(&mut *pool.acquire().await.map_err(db)?, SCHEMA_MIGRATIONS_EXISTS, MIGRATIONS).await
 }
 
 /// Whether `m` is recorded as applied (another process may have applied it
