@@ -89,7 +89,18 @@ async fn initialize_list_and_the_protocol_errors() {
 
     let tools = rpc(&app, "tools/list", json!({})).await["result"]["tools"].clone();
     let names: Vec<&str> = tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["search_companies", "get_company", "resolve_symbol", "list_news", "get_article", "get_usage"]);
+    assert_eq!(
+        names,
+        [
+            "search_companies",
+            "get_company",
+            "resolve_symbol",
+            "list_news",
+            "get_article",
+            "list_corporate_actions",
+            "get_usage"
+        ]
+    );
     for t in tools.as_array().unwrap() {
         let schema = &t["inputSchema"];
         assert_eq!(schema["type"], "object", "{t}");

@@ -13,10 +13,10 @@ import { PagedList, type WalkOptions } from "./pagination.js";
 import { type RetryOptions, RetryPolicy } from "./retry.js";
 import type {
   Article,
-  CompanyActions,
-  CompanyActionsQuery,
   ChangesPage,
   ChangesQuery,
+  CompanyActions,
+  CompanyActionsQuery,
   CompanyDetail,
   CompanyHistory,
   CompanyQuery,

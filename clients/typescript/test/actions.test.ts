@@ -37,7 +37,10 @@ test("a company's actions follow its lineage", async () => {
   assert.deepEqual(days, [...days].sort().reverse(), "ex_date descending");
   const split = found.data.find((a) => a.type === "split" && a.ex_date === "2025-06-16");
   assert.ok(split && split.type === "split");
-  assert.deepEqual([split.isin, split.factor, split.split.face_value_from, split.split.face_value_to], [OLD, 0.5, 2, 1]);
+  assert.deepEqual(
+    [split.isin, split.factor, split.split.face_value_from, split.split.face_value_to],
+    [OLD, 0.5, 2, 1],
+  );
   const own = await client.actions.ofCompany(NEW, { lineage: false });
   assert.ok(own.data.every((a) => a.isin === NEW));
   const divs = await client.actions.ofCompany(NEW, { type: "dividend", from: "2020-01-01", to: "2025-06-16" });

@@ -37,7 +37,7 @@ use utoipa::openapi::{Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
 use mds_domain::action_query::CompanyActions;
-use mds_domain::actions::CorporateAction;
+use mds_domain::actions::{ActionType, CorporateAction};
 
 use crate::components::{ActionPage, ActionsBadRequest, CompanyActionsBadRequest};
 use crate::components::{
@@ -73,7 +73,7 @@ pub const REQUEST_BODIES: [&str; 4] = ["V1WebhookCreate", "V1WebhookUpdate", "V1
             SymbolPeriod, EventPage, mds_domain::Event, mds_domain::CompanyChanged, V1WebhookEndpoint,
             V1WebhookEndpointWithSecret, V1WebhookEndpointList, V1WebhookAttempt, V1WebhookAttemptList, V1WebhookPing,
             V1WebhookCreate, V1WebhookUpdate, V1WebhookRotate, V1WebhookReplay, SubscribableType, EndpointStatus,
-            ActionPage, CorporateAction, CompanyActions
+            ActionPage, CorporateAction, CompanyActions, ActionType
         ),
         responses(
             CompaniesBadRequest,

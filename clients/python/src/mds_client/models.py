@@ -18,8 +18,8 @@ from typing import Any, ClassVar, Generic, TypeVar, get_args, get_origin, get_ty
 import httpx
 
 __all__ = [
-    "Article",
     "ActionPage",
+    "Article",
     "ChangesPage",
     "Classification",
     "Company",
