@@ -44,7 +44,7 @@ pub const CALENDAR_PARAMETERS: &[&str] = &[EX_DATE_FROM, EX_DATE_TO, TYPE, EXCHA
 
 /// Parses the day parameter `name`: `YYYY-MM-DD`, a day that exists (the
 /// document's pattern states the form; `2026-02-30` is refused all the same).
-fn day(name: &str, s: &str) -> Result<NaiveDate, String> {
+pub fn parse_day(name: &str, s: &str) -> Result<NaiveDate, String> {
     NaiveDate::parse_from_str(s, "%Y-%m-%d")
         .ok()
         .filter(|_| s.len() == 10)
@@ -124,8 +124,8 @@ impl QueryParams for CompanyActionsParams {
     fn parse<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
         let p = CompanyActionsParams {
             action_type: one(&get, TYPE, action_type)?,
-            from: one(&get, FROM, |s| day(FROM, s))?,
-            to: one(&get, TO, |s| day(TO, s))?,
+            from: one(&get, FROM, |s| parse_day(FROM, s))?,
+            to: one(&get, TO, |s| parse_day(TO, s))?,
             lineage: one(&get, LINEAGE, boolean)?,
         };
         check_bounds(p.from, p.to, FROM, TO)?;
@@ -196,8 +196,8 @@ impl Filter for ActionCalendarFilter {
 
     fn parse<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
         let f = ActionCalendarFilter {
-            ex_date_from: one(get, EX_DATE_FROM, |s| day(EX_DATE_FROM, s))?,
-            ex_date_to: one(get, EX_DATE_TO, |s| day(EX_DATE_TO, s))?,
+            ex_date_from: one(get, EX_DATE_FROM, |s| parse_day(EX_DATE_FROM, s))?,
+            ex_date_to: one(get, EX_DATE_TO, |s| parse_day(EX_DATE_TO, s))?,
             action_type: one(get, TYPE, action_type)?,
             exchange: one(get, EXCHANGE, str::parse::<Exchange>)?,
         };

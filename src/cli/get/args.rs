@@ -158,12 +158,10 @@ fn action_type(s: &str) -> Result<ActionType, String> {
     s.parse()
 }
 
-/// A day given on the command line: `YYYY-MM-DD`.
+/// A day given on the command line: `YYYY-MM-DD`, as the actions routes
+/// read their bounds.
 fn any_day(s: &str) -> Result<NaiveDate, String> {
-    NaiveDate::parse_from_str(s, "%Y-%m-%d")
-        .ok()
-        .filter(|_| s.len() == 10)
-        .ok_or_else(|| format!("must be a date YYYY-MM-DD (got {s:?})"))
+    mds_domain::action_query::parse_day("it", s)
 }
 
 /// A status filter given on the command line.
