@@ -4,7 +4,7 @@ running `mds demo` (POST /mcp) and stdio by spawning `mds mcp` as a
 desktop agent would. Run by scripts/mcp-client.sh, which starts the
 server and sets MDS_BASE_URL, MDS_API_KEY and MDS_BIN.
 
-Each transport: initialize; list the six tools, each with an input and
+Each transport: initialize; list the seven tools, each with an input and
 an output schema (the SDK validates every successful result's
 structuredContent against the output schema); call every tool; a route's
 404 is a result with isError and the problem; arguments breaking the
@@ -37,7 +37,15 @@ BASE = os.environ["MDS_BASE_URL"].rstrip("/")
 KEY = os.environ["MDS_API_KEY"]
 BIN = os.environ["MDS_BIN"]
 AUTH = {"Authorization": f"Bearer {KEY}"}
-TOOLS = ["search_companies", "get_company", "resolve_symbol", "list_news", "get_article", "get_usage"]
+TOOLS = [
+    "search_companies",
+    "get_company",
+    "resolve_symbol",
+    "list_news",
+    "get_article",
+    "list_corporate_actions",
+    "get_usage",
+]
 UNKNOWN_ISIN = "INE000000000"
 
 
@@ -108,6 +116,10 @@ async def exercise(session: ClientSession, name: str) -> None:
     slug = news["data"][0]["slug"]
     article = ok(await session.call_tool("get_article", {"slug": slug}))
     assert article["slug"] == slug
+    actions = ok(await session.call_tool("list_corporate_actions", {"isin": "INE155A01022", "lineage": False}))
+    assert actions == route("/v1/companies/INE155A01022/actions?lineage=false"), actions
+    calendar = ok(await session.call_tool("list_corporate_actions", {"ex_date_from": "2025-01-01", "limit": 3}))
+    assert calendar == route("/v1/actions?ex_date_from=2025-01-01&limit=3"), calendar
     usage = ok(await session.call_tool("get_usage", {}))
     assert usage["key_prefix"] == KEY[: len(usage["key_prefix"])], usage
 
@@ -121,6 +133,7 @@ async def exercise(session: ClientSession, name: str) -> None:
     input_error(await session.call_tool("get_company", {}), "isin")
     input_error(await session.call_tool("search_companies", {"limit": 5.5}), "limit")
     input_error(await session.call_tool("search_companies", {"serach": "tata"}), "serach")
+    input_error(await session.call_tool("list_corporate_actions", {"lineage": "no"}), "lineage")
     assert used() == before, "input errors reach no route"
     five = ok(await session.call_tool("search_companies", {"limit": 5.0}))
     assert len(five["data"]) == 5, five

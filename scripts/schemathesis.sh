@@ -36,6 +36,13 @@ fi
 # - that published_before must be later than published_after (GET
 #   /v1/news): the hook drops a published_before that does not follow
 #   (tests/http_news.rs covers the refusal).
+# - the day bounds of the actions routes (`from`/`to` of
+#   /v1/companies/{isin}/actions, `ex_date_from`/`ex_date_to` of
+#   /v1/actions): the pattern states `YYYY-MM-DD`, not that the day exists
+#   (2024-02-30) nor that the upper bound is not before the lower one; the
+#   hook drops a day that does not exist and an upper bound before the
+#   lower, and the coverage phase is off for both operations
+#   (tests/http_actions.rs covers the refusals).
 # - the `month` of /v1/usage/daily moves with the clock (this month and the
 #   twelve before): the hook drops it (tests/http_usage_daily.rs); so does
 #   an `as_of` after today (the pattern states the years 1990 to 2099;
@@ -50,6 +57,7 @@ fi
 # it is not run; tests/http_events.rs covers it.
 cat >"$WORK/mds_st_hooks.py" <<'PY'
 import datetime
+import re
 
 import schemathesis
 
@@ -58,9 +66,32 @@ def _instant(s):
     return datetime.datetime.fromisoformat(s.replace("z", "Z").replace("t", "T"))
 
 
+def _day(s):
+    if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", str(s)):
+        return None
+    try:
+        return datetime.date.fromisoformat(str(s))
+    except ValueError:
+        return None
+
+
+def _bounds(query, low, high):
+    # Only a value of the pattern's form that names no day is dropped; a
+    # value of another form is the route's to refuse.
+    for name in (low, high):
+        v = str(query.get(name, ""))
+        if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", v) and _day(v) is None:
+            query.pop(name)
+    lo, hi = _day(query.get(low)), _day(query.get(high))
+    if lo is not None and hi is not None and hi < lo:
+        query.pop(high)
+
+
 @schemathesis.hook
 def map_query(ctx, query):
     if query:
+        _bounds(query, "from", "to")
+        _bounds(query, "ex_date_from", "ex_date_to")
         query.pop("cursor", None)
         query.pop("since", None)
         query.pop("month", None)
@@ -86,7 +117,7 @@ def map_body(ctx, body):
     return body
 PY
 for op in "GET /v1/companies" "GET /v1/news" "GET /v1/companies/changes" "GET /v1/events" "GET /v1/usage/daily" \
-  "POST /v1/webhooks" "PATCH /v1/webhooks/{id}"; do
+  "POST /v1/webhooks" "PATCH /v1/webhooks/{id}" "GET /v1/actions" "GET /v1/companies/{isin}/actions"; do
   printf '[[operations]]\ninclude-name = "%s"\nphases.coverage.enabled = false\n\n' "$op"
 done >"$WORK/schemathesis.toml"
 printf '[[operations]]\ninclude-name = "GET /v1/events/stream"\nenabled = false\n\n' >>"$WORK/schemathesis.toml"

@@ -89,7 +89,18 @@ async fn initialize_list_and_the_protocol_errors() {
 
     let tools = rpc(&app, "tools/list", json!({})).await["result"]["tools"].clone();
     let names: Vec<&str> = tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["search_companies", "get_company", "resolve_symbol", "list_news", "get_article", "get_usage"]);
+    assert_eq!(
+        names,
+        [
+            "search_companies",
+            "get_company",
+            "resolve_symbol",
+            "list_news",
+            "get_article",
+            "list_corporate_actions",
+            "get_usage"
+        ]
+    );
     for t in tools.as_array().unwrap() {
         let schema = &t["inputSchema"];
         assert_eq!(schema["type"], "object", "{t}");
@@ -373,4 +384,42 @@ async fn results_follow_the_output_schema_and_the_text_is_compact() {
     let text_len = page["content"][0]["text"].as_str().unwrap().len();
     eprintln!("50 companies: text {text_len} characters, compact JSON {json_len}");
     assert!(text_len * 2 <= json_len, "text {text_len} vs JSON {json_len}");
+}
+
+/// `list_corporate_actions` (contract 12.1): with `isin` it answers as
+/// `/v1/companies/{isin}/actions` with that route's arguments, without it
+/// as the calendar `/v1/actions`, each counted as the route it called;
+/// arguments of the wrong type are results naming them, counted nothing.
+#[tokio::test]
+async fn list_corporate_actions_calls_the_company_s_route_or_the_calendar() {
+    let app = common::spawn().await;
+    let isin = get(&app, "/v1/companies?limit=1").await["data"][0]["isin"].as_str().unwrap().to_owned();
+    let before = used(&app).await;
+    let company = call(&app, "list_corporate_actions", json!({"isin": isin, "lineage": false, "type": "split"})).await;
+    assert_eq!(company["isError"], false, "{company}");
+    let route = get(&app, &format!("/v1/companies/{isin}/actions?lineage=false&type=split")).await;
+    assert_eq!(company["structuredContent"], route);
+    let calendar = call(&app, "list_corporate_actions", json!({"ex_date_from": "2026-07-01", "limit": 5})).await;
+    assert_eq!(calendar["isError"], false, "{calendar}");
+    assert_eq!(calendar["structuredContent"], get(&app, "/v1/actions?ex_date_from=2026-07-01&limit=5").await);
+    // A route's own 400: the calendar takes no `lineage`.
+    let wrong = call(&app, "list_corporate_actions", json!({"lineage": true})).await;
+    assert_eq!(wrong["isError"], true);
+    assert_eq!(wrong["structuredContent"]["code"], "unknown_parameter");
+    assert_eq!(wrong["structuredContent"]["param"], "lineage");
+    assert_eq!(used(&app).await, before + 5, "the tool's three calls and the two routes' own");
+    let daily = get(&app, "/v1/usage/daily").await;
+    let today = daily["days"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(today["by_route"]["/v1/companies/{isin}/actions"], 2, "{today}");
+    assert_eq!(today["by_route"]["/v1/actions"], 3, "{today}");
+    // Input errors: results naming the argument, counted nothing.
+    let before = used(&app).await;
+    for (args, param) in
+        [(json!({"isin": 12345}), "isin"), (json!({"lineage": "no"}), "lineage"), (json!({"limt": 5}), "limt")]
+    {
+        let r = call(&app, "list_corporate_actions", args).await;
+        assert_eq!(r["isError"], true, "{r}");
+        assert_eq!(r["structuredContent"]["param"], param, "{r}");
+    }
+    assert_eq!(used(&app).await, before);
 }

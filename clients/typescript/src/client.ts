@@ -1,6 +1,6 @@
 /**
  * The client: `new Client({ apiKey, baseUrl })`, and one resource object per
- * part of the API (`companies`, `symbols`, `news`, `events`, `usage`). Each method is one line
+ * part of the API (`companies`, `symbols`, `actions`, `news`, `events`, `usage`). Each method is one line
  * over {@link Http.get} or {@link PagedList}, typed by the route it calls.
  *
  * @module
@@ -15,6 +15,8 @@ import type {
   Article,
   ChangesPage,
   ChangesQuery,
+  CompanyActions,
+  CompanyActionsQuery,
   CompanyDetail,
   CompanyHistory,
   CompanyQuery,
@@ -105,6 +107,8 @@ export class Client {
   readonly companies: CompaniesResource;
   /** Symbols over time (`GET /v1/symbols/{symbol}`). */
   readonly symbols: SymbolsResource;
+  /** Corporate actions: the calendar (`/v1/actions`) and a company's (`/v1/companies/{isin}/actions`). */
+  readonly actions: ActionsResource;
   /** `/v1/news`, `/v1/news/{slug}`. */
   readonly news: NewsResource;
   /** The event log and stream: `/v1/events`, `/v1/events/stream`. */
@@ -151,6 +155,7 @@ export class Client {
     });
     this.companies = new CompaniesResource(this.#http);
     this.symbols = new SymbolsResource(this.#http);
+    this.actions = new ActionsResource(this.#http);
     this.news = new NewsResource(this.#http);
     this.events = new EventsResource(this.#http);
     this.usage = new UsageResource(this.#http);
@@ -264,6 +269,34 @@ export class CompaniesResource extends PagedList<"/v1/companies"> {
       }
     }
     throw new TypeError("the change feed ended without a last page");
+  }
+}
+
+/**
+ * Corporate actions: the calendar (`list`, `pages`, `iter`, `all`, `ex_date`
+ * ascending, with `ex_date_from`, `ex_date_to`, `type`, `exchange`) and a
+ * company's actions with its lineage (`ofCompany`).
+ */
+export class ActionsResource extends PagedList<"/v1/actions"> {
+  readonly #http: Http;
+
+  constructor(http: Http) {
+    super(http, "/v1/actions");
+    this.#http = http;
+  }
+
+  /**
+   * The corporate actions of the company with `isin`, `ex_date` descending,
+   * with (`lineage`, the default) those of the ISINs it superseded; `type`,
+   * `from` and `to` (inclusive ex-dates) filter. A malformed or unknown ISIN
+   * is a `NotFoundError`.
+   */
+  ofCompany(
+    isin: string,
+    query: CompanyActionsQuery = {},
+    options: RequestOptions = {},
+  ): Promise<WithMeta<CompanyActions>> {
+    return this.#http.get("/v1/companies/{isin}/actions", { path: { isin }, query, signal: options.signal });
   }
 }
 

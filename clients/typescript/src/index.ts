@@ -11,6 +11,7 @@
  * @packageDocumentation
  */
 export {
+  ActionsResource,
   Client,
   type ClientOptions,
   CompaniesResource,

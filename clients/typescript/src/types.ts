@@ -50,6 +50,16 @@ export type CompanyHistory = Schemas["V1CompanyHistory"];
 export type IdentityEvent = CompanyHistory["events"][number];
 /** `GET /v1/symbols/{symbol}`: every ISIN that carried the symbol, current first. */
 export type SymbolHistory = Schemas["V1SymbolHistory"];
+/** One corporate action (contract 13.2): its `type` and the type's own object with its figures. */
+export type CorporateAction = Schemas["V1CorporateAction"];
+/** One page of `GET /v1/actions`, the calendar, `ex_date` ascending. */
+export type ActionPage = Schemas["V1ActionPage"];
+/** `GET /v1/companies/{isin}/actions`: a company's actions (with its lineage's), `ex_date` descending. */
+export type CompanyActions = Schemas["V1CompanyActions"];
+/** `type`, `from`, `to` and `lineage` of `GET /v1/companies/{isin}/actions`. */
+export type CompanyActionsQuery = NonNullable<operations["listCompanyActions"]["parameters"]["query"]>;
+/** The filters of `GET /v1/actions` (and `cursor`, `limit`). */
+export type ActionsQuery = NonNullable<operations["listActions"]["parameters"]["query"]>;
 /** `as_of` of `GET /v1/companies/{isin}`. */
 export type CompanyQuery = NonNullable<operations["getCompany"]["parameters"]["query"]>;
 /** `exchange` of `GET /v1/symbols/{symbol}`. */

@@ -335,6 +335,20 @@ impl Client {
         NewsListRequest::new(self.clone(), &["v1", "news"])
     }
 
+    /// `GET /v1/actions`: the corporate-action calendar; set filters on the
+    /// returned request, then [`send`](crate::ActionsRequest::send) it for
+    /// one page or take [`all`](crate::ActionsRequest::all) of it.
+    pub fn actions(&self) -> crate::ActionsRequest {
+        crate::ActionsRequest::new(self.clone(), &["v1", "actions"])
+    }
+
+    /// `GET /v1/companies/{isin}/actions`: the company's corporate actions,
+    /// with (by default) those of the ISINs it superseded; set filters on
+    /// the returned request, then [`send`](crate::CompanyActionsRequest::send) it.
+    pub fn company_actions(&self, isin: &str) -> crate::CompanyActionsRequest {
+        crate::CompanyActionsRequest::new(self.clone(), isin)
+    }
+
     /// `GET /v1/news/{slug}`: one article with its body. An unknown slug is
     /// [`Error::Api`] with status `404` and code `not_found`; a string that
     /// cannot be a slug ([`Slug`]: 1 to 200 characters of `a-z`, `0-9` and

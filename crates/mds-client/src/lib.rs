@@ -19,6 +19,11 @@
 //! - [`Client::news_list`] → [`NewsListRequest`]: filters, then one page of
 //!   [`ArticleSummary`] (newest first, no body), every page, a stream or a
 //!   vector, as for companies ([`Pages`] serves both).
+//! - [`Client::actions`] → [`ActionsRequest`]: the corporate-action
+//!   calendar's filters, then a page, every page or every
+//!   [`CorporateAction`]; [`Client::company_actions`] →
+//!   [`CompanyActionsRequest`]: a company's actions with its lineage
+//!   ([`CompanyActions`]).
 //! - [`Client::article`] → [`Article`] (with its body); [`Client::usage`] →
 //!   [`V1Usage`]; [`Client::usage_daily`] → [`V1UsageDaily`].
 //! - [`Client::events`] → [`EventsRequest`]: the event log as a list;
@@ -57,6 +62,7 @@
 //! # Ok(()) }
 //! ```
 
+mod actions;
 mod changes;
 mod client;
 mod companies;
@@ -66,6 +72,7 @@ mod list;
 mod news_list;
 mod sync;
 
+pub use actions::{ActionsRequest, CompanyActionsRequest};
 pub use changes::{Changes, ChangesPages, ChangesRequest};
 pub use client::{
     Client, ClientBuilder, DEFAULT_BACKOFF, DEFAULT_BASE_URL, DEFAULT_MAX_DELAY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT,
@@ -76,6 +83,8 @@ pub use error::{Error, Result};
 pub use events::{EventFilters, EventStreamRequest, EventsRequest, STREAM_SILENCE, verify_webhook};
 pub use futures_util::Stream;
 pub use list::{ListRequest, Pages};
+pub use mds_domain::action_query::CompanyActions;
+pub use mds_domain::actions::{ActionType, CorporateAction};
 pub use mds_domain::daily::{V1UsageDaily, V1UsageDay};
 pub use mds_domain::usage::{BillingMonth, V1Usage, V1UsageWindow};
 pub use mds_domain::webhook::VerifyError;

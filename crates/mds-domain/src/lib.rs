@@ -6,7 +6,8 @@
 //!
 //! # Layout
 //! - [`actions`]: corporate actions ([`actions::CorporateAction`]), their
-//!   types, typed figures and stable ids.
+//!   types, typed figures and stable ids; [`action_query`]: the queries and
+//!   answers of the actions routes, their orders and a calendar position.
 //! - [`company`]: the company record (`V1Company`), [`company::Ticker`],
 //!   [`company::MarketCapBand`], [`company::Exchange`].
 //! - [`detail`]: what is known beyond `V1Company` ([`detail::CompanyDetails`])
@@ -134,6 +135,7 @@ pub mod bounds;
 #[macro_use]
 pub mod company;
 // After `company`, whose `wire_enum!` it uses.
+pub mod action_query;
 pub mod actions;
 pub mod daily;
 pub mod detail;

@@ -104,6 +104,7 @@ mod schema {
          by `slug`)"
     );
     page_schema!(crate::event::Event, "V1EventPage", "events, oldest first (by `id`)");
+    page_schema!(crate::actions::CorporateAction, "V1ActionPage", "corporate actions, `ex_date` ascending, then `id`");
 }
 
 #[cfg(test)]

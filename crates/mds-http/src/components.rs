@@ -37,6 +37,10 @@ pub type NewsPage = Page<ArticleSummary>;
 /// schema `V1EventPage`).
 pub type EventPage = Page<mds_domain::Event>;
 
+/// One page of `GET /v1/actions` ([`Page`] of
+/// [`mds_domain::actions::CorporateAction`], schema `V1ActionPage`).
+pub type ActionPage = Page<mds_domain::actions::CorporateAction>;
+
 /// The path parameter of `GET /v1/companies/{isin}`.
 #[derive(utoipa::IntoParams)]
 #[into_params(parameter_in = Path)]
@@ -184,6 +188,25 @@ problem_response!(
 (`invalid_parameter`, `param`: `as_of`), an undefined or repeated parameter (`unknown_parameter`), or a \
 key-like value in the query string (`api_key_in_query`).",
     [InvalidParameter, UnknownParameter, ApiKeyInQuery],
+    []
+);
+problem_response!(
+    /// `400` of `/v1/companies/{isin}/actions`.
+    CompanyActionsBadRequest,
+    "A bad query: a bad value (`invalid_parameter`, naming `param`: an unknown `type`, a `from` or `to` that is \
+not a day `YYYY-MM-DD`, a `to` before `from`, a `lineage` other than `true` or `false`), an undefined or repeated \
+parameter (`unknown_parameter`), or a key-like value in the query string (`api_key_in_query`).",
+    [InvalidParameter, UnknownParameter, ApiKeyInQuery],
+    []
+);
+problem_response!(
+    /// `400` of `/v1/actions`.
+    ActionsBadRequest,
+    "A bad query: a bad value (`invalid_parameter`, naming `param`: an unknown `type` or `exchange`, an \
+`ex_date_from` or `ex_date_to` that is not a day `YYYY-MM-DD`, an `ex_date_to` before `ex_date_from`, a bad \
+`limit`), an undefined or repeated parameter (`unknown_parameter`), a cursor not issued for these filters \
+(`invalid_cursor`), or a key-like value in the query string (`api_key_in_query`).",
+    [InvalidParameter, UnknownParameter, InvalidCursor, ApiKeyInQuery],
     []
 );
 problem_response!(

@@ -36,6 +36,10 @@ use utoipa::openapi::tag::TagBuilder;
 use utoipa::openapi::{Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
+use mds_domain::action_query::CompanyActions;
+use mds_domain::actions::{ActionType, CorporateAction};
+
+use crate::components::{ActionPage, ActionsBadRequest, CompanyActionsBadRequest};
 use crate::components::{
     AsOfBadRequest, BadRequest, ChangesBadRequest, ChangesPage, CompaniesBadRequest, CompanyPage, EventPage,
     EventsBadRequest, EventsExpired, Internal, MethodNotAllowed, NewsBadRequest, NewsPage, NotFound, PayloadTooLarge,
@@ -68,12 +72,15 @@ pub const REQUEST_BODIES: [&str; 4] = ["V1WebhookCreate", "V1WebhookUpdate", "V1
             V1UsageDaily, V1UsageDay, CompanyStatus, CompanyHistory, IdentityEvent, IdentityChange, SymbolHistory,
             SymbolPeriod, EventPage, mds_domain::Event, mds_domain::CompanyChanged, V1WebhookEndpoint,
             V1WebhookEndpointWithSecret, V1WebhookEndpointList, V1WebhookAttempt, V1WebhookAttemptList, V1WebhookPing,
-            V1WebhookCreate, V1WebhookUpdate, V1WebhookRotate, V1WebhookReplay, SubscribableType, EndpointStatus
+            V1WebhookCreate, V1WebhookUpdate, V1WebhookRotate, V1WebhookReplay, SubscribableType, EndpointStatus,
+            ActionPage, CorporateAction, CompanyActions, ActionType
         ),
         responses(
             CompaniesBadRequest,
             AsOfBadRequest,
             SymbolBadRequest,
+            CompanyActionsBadRequest,
+            ActionsBadRequest,
             ChangesBadRequest,
             SyncTokenExpired,
             NewsBadRequest,
@@ -156,6 +163,10 @@ impl Modify for Common<'_> {
             &[
                 ("companies", "Listed companies and securities."),
                 ("news", "News articles."),
+                (
+                    "actions",
+                    "Corporate actions (splits, bonuses, dividends, rights, ...) by ISIN, merged across NSE and BSE.",
+                ),
                 ("usage", "The calling key's consumption and limits."),
                 (
                     "webhooks",

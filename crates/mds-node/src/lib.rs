@@ -18,7 +18,10 @@
 //!   company's history, the companies that carried a symbol), [`changes`] (the change feed, its sync
 //!   tokens and cursors), [`news_list`] (a page of the news list, its
 //!   cursor, the pages kept per news generation), [`news_index`] (the news
-//!   list of a generation held in memory, pages made from it), [`article`] (one article
+//!   list of a generation held in memory, pages made from it),
+//!   [`action_pages`] (a company's corporate actions with its lineage, the
+//!   actions calendar's pages and cursor, both kept per actions
+//!   generation), [`article`] (one article
 //!   and the cache of served ones), [`usage`] (the usage reports of a key,
 //!   monthly and daily; what `/v1/usage` keeps of the store in
 //!   [`usage_cache`], a [`followed`] map as the article cache is),
@@ -45,6 +48,7 @@
 //! - [`tagged`]: a body with its strong `ETag`, as served and as kept.
 //! - [`config`]: the settings, [`NodeConfig`].
 
+pub mod action_pages;
 pub mod admin;
 pub mod article;
 pub mod catalog;

@@ -36,6 +36,9 @@ pub struct Node {
     metrics: Metrics,
     articles: ArticleCache,
     news_pages: NewsPages,
+    /// The actions routes' answers, kept per `actions` generation
+    /// ([`crate::action_pages`]).
+    action_pages: NewsPages,
     news_index: ArcSwapOption<NewsIndex>,
     usage_kept: UsageCache,
     catalog: CatalogSlot,
@@ -71,6 +74,7 @@ impl Node {
             metrics,
             articles: ArticleCache::default(),
             news_pages: NewsPages::new(config.page_cache_bytes),
+            action_pages: NewsPages::new(config.page_cache_bytes),
             news_index: ArcSwapOption::empty(),
             usage_kept: UsageCache::default(),
             catalog: CatalogSlot::new(Arc::new(Catalog::default()), config.page_cache_bytes),
@@ -132,6 +136,12 @@ impl Node {
         &self.news_pages
     }
 
+    /// The actions routes' answers as served, until the `actions`
+    /// generation moves.
+    pub(crate) fn action_pages(&self) -> &NewsPages {
+        &self.action_pages
+    }
+
     /// The news list of the last news generation indexed, if any
     /// ([`crate::news_index`]).
     pub fn news_index(&self) -> Option<Arc<NewsIndex>> {
@@ -156,6 +166,11 @@ impl Node {
     /// The company catalog as of now.
     pub fn catalog(&self) -> arc_swap::Guard<Arc<CatalogVersion>> {
         self.catalog.load()
+    }
+
+    /// The company catalog as of now, held (to keep across an `await`).
+    pub fn catalog_version(&self) -> Arc<CatalogVersion> {
+        arc_swap::Guard::into_inner(self.catalog.load())
     }
 
     /// The context of a well-formed key if it is an active key (not
@@ -241,7 +256,8 @@ impl Node {
     /// a change touched are read again; tiers and accounts whole when one
     /// of them changed; every held key when the node is behind the change
     /// log), and drops served articles and news list pages when the news
-    /// generation moved. The first call loads tiers and accounts. Returns
+    /// generation moved (and the actions routes' answers when the actions
+    /// generation did). The first call loads tiers and accounts. Returns
     /// whether keys, tiers or accounts were applied. Runs apart from the
     /// catalog's reload, so a key change never waits for a catalog being
     /// loaded.
@@ -249,6 +265,7 @@ impl Node {
         let now = self.store.generations().await?;
         self.articles.follow(now.news);
         self.news_pages.follow(now.news);
+        self.action_pages.follow(now.actions);
         self.usage_kept.follow(now.usage, now.auth);
         let Some(applied) = self.keys.applied() else {
             let directory = self.store.auth_directory().await?;

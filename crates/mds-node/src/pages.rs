@@ -46,11 +46,16 @@ pub enum List {
     History,
     /// `GET /v1/symbols/{symbol}`, by exchange and symbol.
     Symbols,
+    /// `GET /v1/actions`.
+    Actions,
+    /// `GET /v1/companies/{isin}/actions`, by catalog generation, ISIN and
+    /// query.
+    CompanyActions,
 }
 
 impl List {
     /// How many lists there are.
-    const COUNT: usize = 5;
+    const COUNT: usize = 7;
 }
 
 /// What a kept page is found by: its list and the query string it was

@@ -307,6 +307,10 @@ pub struct Generations {
     /// Bumped by every usage batch applied (a node's flush): what a node
     /// keeps of the store's counts it keeps for this generation.
     pub usage: i64,
+    /// Bumped by a corporate-action import that stores or changes an
+    /// action (0 until the first): what a node keeps of the actions routes'
+    /// pages is kept for this generation.
+    pub actions: i64,
 }
 
 /// What one key did on one day (UTC) on one route, to add to the store: the

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use clap::{Args, ValueEnum};
-use mds_client::{BillingMonth, Exchange, MarketCapBand, StatusFilter};
+use mds_client::{ActionType, BillingMonth, Exchange, MarketCapBand, StatusFilter};
 
 /// What `mds get usage` shows.
 #[derive(Debug, Args)]
@@ -22,7 +22,7 @@ pub(crate) struct UsageArgs {
     pub(super) json: bool,
 }
 
-/// The paging flags of the lists (`mds get companies`, `mds get news`).
+/// The paging flags of the lists (`mds get companies`, `news`, `actions`).
 #[derive(Debug, Args)]
 pub(crate) struct PagingArgs {
     /// Start at this cursor (the `next_cursor` of an earlier page).
@@ -116,6 +116,54 @@ pub(crate) struct NewsArgs {
     pub(super) output: Option<PathBuf>,
 }
 
+/// Filters and output of `mds get actions`.
+#[derive(Debug, Args)]
+pub(crate) struct ActionsArgs {
+    /// The company with this ISIN: its actions, ex-date descending, with
+    /// those of the ISINs it superseded (unless --no-lineage), all at once.
+    /// Without it, the calendar: every company's, ex-date ascending.
+    #[arg(long, conflicts_with_all = ["exchange", "limit", "cursor", "all"])]
+    pub(super) isin: Option<String>,
+    /// With --isin: that ISIN's own actions only.
+    #[arg(long, requires = "isin")]
+    pub(super) no_lineage: bool,
+    /// Only actions of this type: dividend, bonus, split, consolidation,
+    /// rights, buyback, demerger or other.
+    #[arg(long = "type", value_name = "TYPE", value_parser = action_type)]
+    pub(super) action_type: Option<ActionType>,
+    /// Ex-dates on or after this day (YYYY-MM-DD).
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = any_day)]
+    pub(super) from: Option<NaiveDate>,
+    /// Ex-dates on or before this day (YYYY-MM-DD).
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = any_day)]
+    pub(super) to: Option<NaiveDate>,
+    /// Calendar: only actions this exchange published (bse or nse).
+    #[arg(long)]
+    pub(super) exchange: Option<Exchange>,
+    /// Calendar: actions per request, 1-200 (the API's default is 50).
+    #[arg(long)]
+    pub(super) limit: Option<u16>,
+    #[command(flatten)]
+    pub(super) paging: PagingArgs,
+    /// Output format: a JSON array (json) or one action per line (jsonl).
+    #[arg(long, value_enum, default_value_t = NewsFormat::Json)]
+    pub(super) format: NewsFormat,
+    /// Write to this file instead of stdout (with progress on stderr).
+    #[arg(long, short)]
+    pub(super) output: Option<PathBuf>,
+}
+
+/// An action type given on the command line.
+fn action_type(s: &str) -> Result<ActionType, String> {
+    s.parse()
+}
+
+/// A day given on the command line: `YYYY-MM-DD`, as the actions routes
+/// read their bounds.
+fn any_day(s: &str) -> Result<NaiveDate, String> {
+    mds_domain::action_query::parse_day("it", s)
+}
+
 /// A status filter given on the command line.
 fn status(s: &str) -> Result<StatusFilter, String> {
     s.parse()
@@ -133,7 +181,7 @@ fn instant(s: &str) -> Result<DateTime<Utc>, String> {
         .map_err(|_| "must be an RFC 3339 date-time with an offset, such as 2026-01-01T00:00:00Z".to_owned())
 }
 
-/// Output formats of `mds get news`.
+/// Output formats of `mds get news` and `mds get actions`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(super) enum NewsFormat {
     /// A JSON array of articles.

@@ -4,7 +4,7 @@
 //! shell history and process lists); the base URL from `MDS_BASE_URL`
 //! (default `http://127.0.0.1:8080`). An API error is one line with the
 //! problem's code and detail, and a non-zero exit. The lists (companies,
-//! news) print one page, or every page with `--all`, to stdout or a file.
+//! news, the actions calendar) print one page, or every page with `--all`, to stdout or a file.
 //!
 //! # Layout
 //! - `args`: the subcommands' arguments (filters, paging flags, formats).
@@ -24,7 +24,7 @@ use std::io::{self, Write};
 use clap::Subcommand;
 use mds_client::Client;
 
-use args::{CompaniesArgs, NewsArgs, NewsFormat, UsageArgs};
+use args::{ActionsArgs, CompaniesArgs, NewsArgs, NewsFormat, UsageArgs};
 use paging::list;
 use render::{JsonRows, Output, sink};
 
@@ -66,6 +66,9 @@ pub(crate) enum GetCommand {
     /// One news article with its body (given its slug), or the news list,
     /// newest first, without bodies (one page, or every page with --all).
     News(NewsArgs),
+    /// Corporate actions: a company's (with --isin) or the calendar's (one
+    /// page, or every page with --all).
+    Actions(ActionsArgs),
     /// Your key's tier, limits and usage, as JSON; with --daily, a month
     /// day by day as a bar chart.
     Usage(UsageArgs),
@@ -99,6 +102,7 @@ pub(crate) async fn run(command: GetCommand) -> anyhow::Result<()> {
             Ok(())
         }
         GetCommand::News(args) => news(&client, args).await,
+        GetCommand::Actions(args) => actions(&client, args).await,
         GetCommand::Usage(UsageArgs { daily: false, .. }) => {
             let usage = client.usage().await?;
             outln!("{}", serde_json::to_string_pretty(&usage)?)?;
@@ -161,4 +165,27 @@ async fn news(client: &Client, a: NewsArgs) -> anyhow::Result<()> {
     );
     let out = JsonRows::new(sink(a.output.as_deref())?, a.format == NewsFormat::Jsonl);
     list(req, a.paging, a.output.as_deref(), "articles", out).await
+}
+
+async fn actions(client: &Client, a: ActionsArgs) -> anyhow::Result<()> {
+    let mut out = JsonRows::new(sink(a.output.as_deref())?, a.format == NewsFormat::Jsonl);
+    if let Some(isin) = &a.isin {
+        // Checked here, not by a request that would count against the quota.
+        let isin = mds_client::Isin::parse(isin)?;
+        let mut req = client.company_actions(isin.as_str()).lineage(!a.no_lineage);
+        req = with_flags!(req, a: action_type, from, to);
+        let found = req.send().await?;
+        paging::Rows::rows(&mut out, &found.data)?;
+        paging::Rows::<mds_client::CorporateAction>::finish(&mut out)?;
+        return Ok(());
+    }
+    let mut req = with_flags!(client.actions(), a: action_type, exchange, limit);
+    // The calendar names its bounds `ex_date_from` and `ex_date_to`.
+    if let Some(d) = a.from {
+        req = req.ex_date_from(d);
+    }
+    if let Some(d) = a.to {
+        req = req.ex_date_to(d);
+    }
+    list(req, a.paging, a.output.as_deref(), "actions", out).await
 }

@@ -7,7 +7,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use anyhow::Context;
-use mds_client::{ArticleSummary, Company};
+use mds_client::Company;
 
 use super::args::Format;
 use super::paging::Rows;
@@ -23,7 +23,8 @@ pub(super) fn sink(output: Option<&Path>) -> anyhow::Result<Box<dyn Write>> {
     })
 }
 
-/// Writes listed articles as they arrive: a JSON array, or JSON Lines.
+/// Writes listed rows (articles, actions) as they arrive: a JSON array, or
+/// JSON Lines.
 pub(super) struct JsonRows {
     sink: Box<dyn Write>,
     lines: bool,
@@ -36,8 +37,8 @@ impl JsonRows {
     }
 }
 
-impl Rows<ArticleSummary> for JsonRows {
-    fn rows(&mut self, rows: &[ArticleSummary]) -> io::Result<usize> {
+impl<T: serde::Serialize> Rows<T> for JsonRows {
+    fn rows(&mut self, rows: &[T]) -> io::Result<usize> {
         for a in rows {
             json_row(&mut self.sink, self.lines, self.count, a)?;
             self.count += 1;

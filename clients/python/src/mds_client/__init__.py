@@ -15,6 +15,9 @@ from ._async import AsyncClient
 from ._calls import EventFilters, StreamFilters
 from ._core import DEFAULT_BASE_URL, RetryPolicy, __version__
 from ._pages import (
+    ActionFilters,
+    Actions,
+    AsyncActions,
     AsyncCompanies,
     AsyncEvents,
     AsyncItems,
@@ -32,13 +35,16 @@ from ._sync import Client
 from ._webhooks import WebhookVerificationError, verify_webhook
 from .errors import *  # noqa: F403 (errors.__all__: every exception class)
 from .models import (
+    ActionPage,
     Article,
     ChangesPage,
     Classification,
     Company,
+    CompanyActions,
     CompanyDetail,
     CompanyHistory,
     CompanyPage,
+    CorporateAction,
     DailyUsage,
     DayUsage,
     Event,
@@ -67,7 +73,11 @@ def listings_frame(details: "list[CompanyDetail]") -> Any:
 __all__ = [
     "DEFAULT_BASE_URL",
     "STREAM_SILENCE",
+    "ActionFilters",
+    "ActionPage",
+    "Actions",
     "Article",
+    "AsyncActions",
     "AsyncClient",
     "AsyncCompanies",
     "AsyncEvents",
@@ -78,10 +88,12 @@ __all__ = [
     "Client",
     "Companies",
     "Company",
+    "CompanyActions",
     "CompanyDetail",
     "CompanyFilters",
     "CompanyHistory",
     "CompanyPage",
+    "CorporateAction",
     "DailyUsage",
     "DayUsage",
     "Event",

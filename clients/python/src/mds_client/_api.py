@@ -81,6 +81,7 @@ class Api(ClientBase[TR]):
 
     company = Route(_calls.company)
     history = Route(_calls.history)
+    company_actions = Route(_calls.company_actions)
     symbol = Route(_calls.symbol)
     article = Route(_calls.article)
     usage = Route(_calls.usage)

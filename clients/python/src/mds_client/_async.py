@@ -13,8 +13,8 @@ import httpx
 from . import _calls, _core, _stream
 from ._api import Api
 from ._calls import Call, R, StreamFilters, Unpack
-from ._pages import AsyncCompanies, AsyncEvents, AsyncNews, Job, Steps, afollow
-from ._pandas import articles_frame, companies_frame, events_frame
+from ._pages import AsyncActions, AsyncCompanies, AsyncEvents, AsyncNews, Job, Steps, afollow
+from ._pandas import actions_frame, articles_frame, companies_frame, events_frame
 from .errors import MdsError
 from .models import ChangesPage, Event
 
@@ -28,6 +28,7 @@ class AsyncClient(Api[httpx.AsyncBaseTransport]):
         self.companies = AsyncCompanies(self._send, _calls.companies, companies_frame)
         self.news = AsyncNews(self._send, _calls.news, articles_frame)
         self.events = AsyncEvents(self._send, _calls.events, events_frame)
+        self.actions = AsyncActions(self._send, _calls.actions, actions_frame)
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -14,8 +14,10 @@ import httpx
 
 from ._core import Secret, decode
 from .models import (
+    ActionPage,
     Article,
     ChangesPage,
+    CompanyActions,
     CompanyDetail,
     CompanyHistory,
     CompanyPage,
@@ -34,7 +36,15 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     from typing_extensions import Unpack
 
-__all__ = ["Call", "CompanyFilters", "EventFilters", "NewsFilters", "StreamFilters", "Unpack"]
+__all__ = [
+    "ActionFilters",
+    "Call",
+    "CompanyFilters",
+    "EventFilters",
+    "NewsFilters",
+    "StreamFilters",
+    "Unpack",
+]
 
 R = TypeVar("R")
 
@@ -62,6 +72,24 @@ class NewsFilters(TypedDict, total=False):
     tag: str
     published_after: datetime | str
     published_before: datetime | str
+    limit: int
+
+
+ActionType = Literal[
+    "dividend", "bonus", "split", "consolidation", "rights", "buyback", "demerger", "other"
+]
+
+
+class ActionFilters(TypedDict, total=False):
+    """Filters of ``GET /v1/actions``, the calendar (they combine with AND)."""
+
+    ex_date_from: date | str
+    """Ex-dates on or after this day."""
+    ex_date_to: date | str
+    """Ex-dates on or before this day."""
+    type: ActionType
+    exchange: Literal["bse", "nse"]
+    """Only actions this exchange published (one both published passes either)."""
     limit: int
 
 
@@ -148,6 +176,28 @@ def companies(*, cursor: str | None = None, **filters: Unpack[CompanyFilters]) -
 def news(*, cursor: str | None = None, **filters: Unpack[NewsFilters]) -> Call[NewsPage]:
     """``GET /v1/news``: one page of articles, newest first."""
     return Call("/v1/news", NewsPage.from_json, {**filters, "cursor": cursor})
+
+
+def actions(*, cursor: str | None = None, **filters: Unpack[ActionFilters]) -> Call[ActionPage]:
+    """``GET /v1/actions``: one page of the corporate-action calendar, ``ex_date``
+    ascending."""
+    return Call("/v1/actions", ActionPage.from_json, {**filters, "cursor": cursor})
+
+
+def company_actions(
+    isin: str,
+    *,
+    type: ActionType | None = None,
+    from_: date | str | None = None,
+    to: date | str | None = None,
+    lineage: bool | None = None,
+) -> Call[CompanyActions]:
+    """``GET /v1/companies/{isin}/actions``: the company's corporate actions,
+    ``ex_date`` descending, with (``lineage``, the server's default) those of the
+    ISINs it superseded; ``from_`` and ``to`` bound the ex-dates (inclusive)."""
+    path = f"/v1/companies/{quote(isin.strip(), safe='')}/actions"
+    params = {"type": type, "from": from_, "to": to, "lineage": lineage}
+    return Call(path, CompanyActions.from_json, params)
 
 
 def events(

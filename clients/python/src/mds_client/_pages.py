@@ -17,15 +17,17 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, ParamSpec, Protocol, TypeVar, cast
 
 from . import _calls
-from ._calls import Call, CompanyFilters, NewsFilters, Unpack
+from ._calls import ActionFilters, Call, CompanyFilters, NewsFilters, Unpack
 from ._pandas import require_pandas
 from .errors import MdsError, SyncTokenExpiredError, TransportError
 from .models import (
+    ActionPage,
     Article,
     ChangesPage,
     Company,
     CompanyDetail,
     CompanyPage,
+    CorporateAction,
     Event,
     EventPage,
     NewsPage,
@@ -33,6 +35,9 @@ from .models import (
 )
 
 __all__ = [
+    "ActionFilters",
+    "Actions",
+    "AsyncActions",
     "AsyncCompanies",
     "AsyncEvents",
     "AsyncItems",
@@ -230,6 +235,11 @@ class Events(SyncListing[A, Event, EventPage]):
     ``since``) with :class:`EventFilters`."""
 
 
+class Actions(SyncListing[A, CorporateAction, ActionPage]):
+    """``client.actions(...)``: ``GET /v1/actions`` (the corporate-action calendar,
+    ``ex_date`` ascending) with :class:`ActionFilters`."""
+
+
 class AsyncCompanies(AsyncListing[A, Company, CompanyPage]):
     """``client.companies(...)``: ``GET /v1/companies`` with :class:`CompanyFilters`."""
 
@@ -241,6 +251,11 @@ class AsyncNews(AsyncListing[A, Article, NewsPage]):
 class AsyncEvents(AsyncListing[A, Event, EventPage]):
     """``client.events(...)``: ``GET /v1/events`` (the event log, oldest first after
     ``since``) with :class:`EventFilters`."""
+
+
+class AsyncActions(AsyncListing[A, CorporateAction, ActionPage]):
+    """``client.actions(...)``: ``GET /v1/actions`` (the corporate-action calendar,
+    ``ex_date`` ascending) with :class:`ActionFilters`."""
 
 
 @dataclass

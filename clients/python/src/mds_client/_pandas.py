@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, fields
 from typing import Any
 
-from .models import Article, Company, CompanyDetail, Event, Listing
+from .models import Article, Company, CompanyDetail, CorporateAction, Event, Listing
 
 INSTALL_HINT = (
     "pandas is not installed: to_pandas() needs the optional extra, "
@@ -138,6 +138,57 @@ def events_frame(events: Iterable[Event]) -> Any:
     return df
 
 
+ACTION_TYPES = [
+    "dividend",
+    "bonus",
+    "split",
+    "consolidation",
+    "rights",
+    "buyback",
+    "demerger",
+    "other",
+]
+ACTION_COLUMNS = [f.name for f in fields(CorporateAction) if f.name != "figures"]
+#: The figures of every type, one column each (null where a type has none).
+FIGURE_COLUMNS = [
+    "amount",
+    "kind",
+    "ratio_new",
+    "ratio_held",
+    "price",
+    "face_value_from",
+    "face_value_to",
+    "new_isin",
+]
+
+
+def actions_frame(actions: Iterable[CorporateAction]) -> Any:
+    """One row per corporate action: ``type`` as a category, ``ex_date`` and
+    ``record_date`` as datetimes, ``factor`` and the money figures as Float64,
+    the ratios as Int64, ``sources`` as lists, and each figure of the action's
+    type in its own column (``amount``, ``kind``, ``ratio_new``, ``ratio_held``,
+    ``price``, ``face_value_from``, ``face_value_to``, ``new_isin``)."""
+    pd = require_pandas()
+    rows = [
+        {
+            **{c: getattr(a, c) for c in ACTION_COLUMNS},
+            **{c: a.figures.get(c) for c in FIGURE_COLUMNS},
+        }
+        for a in actions
+    ]
+    df = _frame(rows, [*ACTION_COLUMNS, *FIGURE_COLUMNS])
+    for col in ("id", "isin", "symbol", "purpose", "kind", "new_isin"):
+        df[col] = df[col].astype("string")
+    df["type"] = pd.Categorical(df["type"], categories=ACTION_TYPES)
+    for col in ("ex_date", "record_date"):
+        df[col] = pd.to_datetime(df[col])
+    for col in ("factor", "amount", "price", "face_value_from", "face_value_to"):
+        df[col] = df[col].astype("Float64")
+    for col in ("ratio_new", "ratio_held"):
+        df[col] = df[col].astype("Int64")
+    return df
+
+
 def merge_details(df: Any, details: Sequence[CompanyDetail]) -> Any:
     """``df`` (a :func:`details_frame`, or None) with ``details`` upserted by ISIN."""
     pd = require_pandas()
@@ -157,5 +208,6 @@ def frame_of(model: type[Any], items: Sequence[Any]) -> Any:
         CompanyDetail: details_frame,
         Article: articles_frame,
         Event: events_frame,
+        CorporateAction: actions_frame,
     }
     return framers[model](items)

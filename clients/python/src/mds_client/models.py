@@ -18,13 +18,16 @@ from typing import Any, ClassVar, Generic, TypeVar, get_args, get_origin, get_ty
 import httpx
 
 __all__ = [
+    "ActionPage",
     "Article",
     "ChangesPage",
     "Classification",
     "Company",
+    "CompanyActions",
     "CompanyDetail",
     "CompanyHistory",
     "CompanyPage",
+    "CorporateAction",
     "DailyUsage",
     "DayUsage",
     "Event",
@@ -460,6 +463,60 @@ class Event(_Model):
 
 class EventPage(_ListPage[Event]):
     """One page of ``GET /v1/events``, oldest first."""
+
+
+@dataclass(frozen=True)
+class CorporateAction(_Model):
+    """One corporate action (``V1CorporateAction``, contract 13.2): ``type`` is
+    ``dividend``, ``bonus``, ``split``, ``consolidation``, ``rights``,
+    ``buyback``, ``demerger`` or ``other``; the figures of its type (the
+    object the wire names by the type: ``amount`` and ``kind`` of a dividend,
+    ``ratio_new``/``ratio_held``, ``price``, ``face_value_from``/
+    ``face_value_to``/``new_isin``) are in ``figures`` (empty for a demerger
+    or other). ``factor``: a price before ``ex_date`` times it is comparable
+    with one after (``None`` while unknown)."""
+
+    id: str
+    isin: str
+    symbol: str
+    type: str
+    ex_date: date
+    record_date: date | None
+    purpose: str
+    sources: list[str]
+    factor: float | None
+    figures: dict[str, Any]
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> CorporateAction:
+        """The action of the JSON object ``d``: the object named by its type
+        is its ``figures``."""
+        return _decode(cls, d, figures=dict(_mapping(d.get(str(d["type"])))))
+
+
+class ActionPage(_ListPage[CorporateAction]):
+    """One page of ``GET /v1/actions`` (the calendar), ``ex_date`` ascending."""
+
+
+@dataclass(frozen=True)
+class CompanyActions(_Result):
+    """``GET /v1/companies/{isin}/actions``: its actions (with its lineage's,
+    unless asked without), ``ex_date`` descending."""
+
+    isin: str
+    data: list[CorporateAction]
+
+    def __iter__(self) -> Iterator[CorporateAction]:
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def to_pandas(self) -> Any:
+        """The actions as a DataFrame (needs the ``pandas`` extra)."""
+        from ._pandas import actions_frame
+
+        return actions_frame(self.data)
 
 
 @dataclass(frozen=True)

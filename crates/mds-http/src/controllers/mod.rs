@@ -3,6 +3,7 @@
 //! resource (`health` holds the three unkeyed probes), plus the JSON
 //! response helpers and the extractors they share.
 
+pub mod actions;
 pub mod article;
 pub mod changes;
 pub mod companies;

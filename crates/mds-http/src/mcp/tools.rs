@@ -55,6 +55,20 @@ pub struct Tool {
     /// A second route the tool may also call, asked for by a boolean
     /// argument.
     pub also: Option<Also>,
+    /// The route the tool calls instead when the path parameter of
+    /// [`Tool::route`] is not given (its arguments are then that route's).
+    pub otherwise: Option<Otherwise>,
+}
+
+/// The route a tool calls when its `route`'s path parameter is left out:
+/// `list_corporate_actions` is a company's actions with `isin`, the
+/// calendar without.
+#[derive(Debug)]
+pub struct Otherwise {
+    /// The path parameter that chooses (`isin`).
+    pub argument: &'static str,
+    /// The route's template, called without it.
+    pub route: &'static str,
 }
 
 /// A second route a tool calls when its boolean argument is `true`, with
@@ -82,6 +96,7 @@ pub static TOOLS: &[Tool] = &[
                 and `next_cursor`; for the next page call again with `cursor` set to `next_cursor` \
                 and the same filters.",
         also: None,
+        otherwise: None,
     },
     Tool {
         name: "get_company",
@@ -98,6 +113,7 @@ pub static TOOLS: &[Tool] = &[
                           `/v1/companies/{isin}/history`) under `history`: one more request, \
                           counted as that route. Default false.",
         }),
+        otherwise: None,
     },
     Tool {
         name: "resolve_symbol",
@@ -106,6 +122,7 @@ pub static TOOLS: &[Tool] = &[
         guide: "Which companies (ISINs) carried an NSE symbol or a BSE security id, and over which \
                 days: resolves a ticker, a current or an old one, to the company behind it.",
         also: None,
+        otherwise: None,
     },
     Tool {
         name: "list_news",
@@ -116,6 +133,7 @@ pub static TOOLS: &[Tool] = &[
                 the next page call again with `cursor` set to `next_cursor` and the same filters; \
                 an article's full text is `get_article` with its `slug`.",
         also: None,
+        otherwise: None,
     },
     Tool {
         name: "get_article",
@@ -123,6 +141,22 @@ pub static TOOLS: &[Tool] = &[
         route: "/v1/news/{slug}",
         guide: "One news article, with its full text, by its slug (as `list_news` gives it).",
         also: None,
+        otherwise: None,
+    },
+    Tool {
+        name: "list_corporate_actions",
+        title: "List corporate actions",
+        route: "/v1/companies/{isin}/actions",
+        guide: "Corporate actions of Indian listed companies (splits, bonuses, dividends, rights, \
+                buybacks, demergers), typed, with the exchange's own text and the price adjustment \
+                `factor`, merged across NSE and BSE. With `isin`: that company's actions, newest \
+                first, with (`lineage`, default true) those of the ISINs it replaced, bounded by \
+                `from` and `to`, all at once. Without `isin`: the calendar of every company's \
+                actions, oldest ex-date first, bounded by `ex_date_from` and `ex_date_to`, one page \
+                at a time (`data`, `has_more`, `next_cursor`; for the next page call again with \
+                `cursor` set to `next_cursor` and the same filters). `type` works both ways.",
+        also: None,
+        otherwise: Some(Otherwise { argument: "isin", route: "/v1/actions" }),
     },
     Tool {
         name: "get_usage",
@@ -131,6 +165,7 @@ pub static TOOLS: &[Tool] = &[
         guide: "How much of the calling API key's monthly quota is used and how much remains, and \
                 its per-minute limit: check it before a long walk through pages.",
         also: None,
+        otherwise: None,
     },
 ];
 
@@ -152,24 +187,54 @@ pub fn list() -> &'static Value {
 impl Tool {
     /// Its definition in `tools/list`, from the OpenAPI document `doc`.
     fn definition(&self, doc: &Value) -> Value {
-        let op = &doc["paths"][self.route]["get"];
         let schemas = &doc["components"]["schemas"];
         let mut properties = Map::new();
         let mut required = Vec::new();
-        for p in op["parameters"].as_array().into_iter().flatten() {
+        let params = |route: &str| doc["paths"][route]["get"]["parameters"].as_array().cloned().unwrap_or_default();
+        let named = |ps: &[Value], name: &str| ps.iter().any(|p| p["name"] == name);
+        let (own, other) = (params(self.route), self.otherwise.as_ref().map(|o| params(o.route)));
+        let both: Vec<(&Value, Option<String>)> = match (&other, &self.otherwise) {
+            (Some(other), Some(o)) => own
+                .iter()
+                .map(|p| {
+                    let only = p["name"] != o.argument && !named(other, p["name"].as_str().unwrap_or_default());
+                    (p, only.then(|| format!("With `{}`: ", o.argument)))
+                })
+                .chain(
+                    other
+                        .iter()
+                        .filter(|p| !named(&own, p["name"].as_str().unwrap_or_default()))
+                        .map(|p| (p, Some(format!("Without `{}`: ", o.argument)))),
+                )
+                .collect(),
+            _ => own.iter().map(|p| (p, None)).collect(),
+        };
+        for (p, only) in both {
             let Some(name) = p["name"].as_str() else { continue };
             let mut schema = inline(&p["schema"], schemas);
             if let Value::Object(s) = &mut schema {
                 if let Some(d) = p["description"].as_str() {
-                    s.insert("description".into(), for_a_model(d).into());
+                    let d = for_a_model(d);
+                    let d = match (&self.otherwise, only) {
+                        (_, Some(only)) => format!("{only}{d}"),
+                        (Some(o), None) if name == o.argument => {
+                            format!("{d} Leave it out for every company's actions (the calendar).")
+                        }
+                        _ => d,
+                    };
+                    s.insert("description".into(), d.into());
                 }
                 if let Some(e) = p.get("example") {
                     s.insert("examples".into(), json!([e]));
                 }
             }
+            if properties.contains_key(name) {
+                continue;
+            }
             properties.insert(name.into(), schema);
-            if p["required"] == true {
-                required.push(name);
+            let chooses = self.otherwise.as_ref().is_some_and(|o| o.argument == name);
+            if p["required"] == true && !chooses {
+                required.push(name.to_owned());
             }
         }
         if let Some(also) = &self.also {
@@ -182,12 +247,19 @@ impl Tool {
         if !required.is_empty() {
             input["required"] = json!(required);
         }
-        let summary = op["summary"].as_str().unwrap_or_default();
-        let described = for_a_model(op["description"].as_str().unwrap_or_default());
+        let said = |route: &str| {
+            let op = &doc["paths"][route]["get"];
+            let summary = op["summary"].as_str().unwrap_or_default();
+            format!("{summary} (the API's `{route}`). {}", for_a_model(op["description"].as_str().unwrap_or_default()))
+        };
+        let mut described = said(self.route);
+        if let Some(o) = &self.otherwise {
+            described = format!("With `{}`: {described}\n\nWithout it: {}", o.argument, said(o.route));
+        }
         json!({
             "name": self.name,
             "title": self.title,
-            "description": format!("{}\n\n{summary} (the API's `{}`). {described}", self.guide, self.route),
+            "description": format!("{}\n\n{described}", self.guide),
             "inputSchema": input,
             "outputSchema": self.output_schema(doc),
             "annotations": { "title": self.title, "readOnlyHint": true, "idempotentHint": true, "openWorldHint": false },
@@ -203,6 +275,9 @@ impl Tool {
             inline(&doc["paths"][route]["get"]["responses"]["200"]["content"]["application/json"]["schema"], schemas)
         };
         let mut out = answer(self.route);
+        if let Some(o) = &self.otherwise {
+            out = merged(out, answer(o.route));
+        }
         // MCP wants an object schema at the top (a detail is an `allOf`).
         if let Value::Object(m) = &mut out {
             m.entry("type").or_insert_with(|| "object".into());
@@ -227,7 +302,11 @@ impl Tool {
     /// [`Also`] route's when asked for; or why the arguments cannot make
     /// one (a path parameter missing, a value that is not a scalar).
     pub fn requests(&self, args: &Map<String, Value>) -> Result<Vec<String>, String> {
-        let (path, in_path) = fill(self.route, args)?;
+        let route = match &self.otherwise {
+            Some(o) if args.get(o.argument).is_none_or(Value::is_null) => o.route,
+            _ => self.route,
+        };
+        let (path, in_path) = fill(route, args)?;
         let mut query = form_urlencoded::Serializer::new(String::new());
         let mut also = None;
         for (name, value) in args {
@@ -296,6 +375,32 @@ impl Tool {
         }
         outcome(answer.unwrap_or_else(|| json!({})), false)
     }
+}
+
+/// One object schema of two answers' (a tool that calls one route or
+/// another): the properties of both, required what both require.
+fn merged(mut a: Value, b: Value) -> Value {
+    if let (Some(pa), Some(pb)) = (a["properties"].as_object_mut(), b["properties"].as_object()) {
+        for (k, v) in pb {
+            pa.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+    let both: Vec<Value> = a["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| b["required"].as_array().is_some_and(|rb| rb.contains(r)))
+        .cloned()
+        .collect();
+    a["required"] = Value::Array(both);
+    if let Value::Object(m) = &mut a {
+        m.insert(
+            "description".into(),
+            "A company's actions (`isin`, `data`), or one page of the calendar (`data`, `has_more`, `next_cursor`)."
+                .into(),
+        );
+    }
+    a
 }
 
 /// A tool result refused with `problem` (no route answered it).
@@ -461,5 +566,38 @@ mod tests {
             ["/v1/news?limit=5&published_after=2026-01-01T00%3A00%3A00%2B05%3A30"]
         );
         assert!(n.requests(&args(json!({"tag": ["a"]}))).is_err());
+        // With `isin` a company's actions; without it the calendar.
+        let a = find("list_corporate_actions").unwrap();
+        assert_eq!(
+            a.requests(&args(json!({"isin": "INE296A01032", "lineage": false}))).unwrap(),
+            ["/v1/companies/INE296A01032/actions?lineage=false"]
+        );
+        assert_eq!(
+            a.requests(&args(json!({"ex_date_from": "2026-07-01", "type": "dividend"}))).unwrap(),
+            ["/v1/actions?ex_date_from=2026-07-01&type=dividend"]
+        );
+        assert_eq!(a.requests(&args(json!({"isin": null}))).unwrap(), ["/v1/actions"]);
+    }
+
+    #[test]
+    fn the_actions_tool_takes_both_routes_arguments() {
+        let tools = list()["tools"].as_array().unwrap();
+        let def = tools.iter().find(|t| t["name"] == "list_corporate_actions").unwrap();
+        let input = &def["inputSchema"];
+        assert!(input.get("required").is_none(), "isin chooses the route: not required: {input}");
+        let p = &input["properties"];
+        for name in
+            ["isin", "type", "from", "to", "lineage", "ex_date_from", "ex_date_to", "exchange", "limit", "cursor"]
+        {
+            assert!(p[name].is_object(), "{name}: {input}");
+        }
+        assert!(p["lineage"]["description"].as_str().unwrap().starts_with("With `isin`: "));
+        assert!(p["ex_date_from"]["description"].as_str().unwrap().starts_with("Without `isin`: "));
+        assert!(!p["type"]["description"].as_str().unwrap().starts_with("With"), "both routes take `type`");
+        let out = &def["outputSchema"];
+        assert_eq!(out["required"], json!(["data"]), "{out}");
+        for name in ["isin", "data", "has_more", "next_cursor"] {
+            assert!(out["properties"][name].is_object(), "{name}: {out}");
+        }
     }
 }

@@ -7,6 +7,10 @@
 //! action, the JSON the stored action would become with the JSON stored, as
 //! text: the same rows imported again write nothing.
 //!
+//! An import that stores or changes an action bumps the `actions`
+//! generation in its transaction, which nodes follow to drop the pages
+//! they keep of the actions routes.
+//!
 //! Compiled once per backend (see `portable/mod.rs`).
 
 use std::collections::HashMap;
@@ -122,6 +126,9 @@ pub(crate) async fn import(
             .bind(r.purpose.as_str()),
         )
         .await?;
+    }
+    if out.new + out.changed > 0 {
+        super::meta::bump_unseeded_generation(&mut tx, crate::rows::META_GENERATION_ACTIONS).await?;
     }
     tx.commit().await.map_err(db)?;
     Ok(out)

@@ -272,6 +272,18 @@ pub(crate) async fn bump_generation(conn: &mut Conn, counter: &str) -> StoreResu
     .await
 }
 
+/// Bumps a counter that is not seeded (`rows::META_GENERATION_ACTIONS`):
+/// added at 1 when missing. Call inside the transaction of the change.
+pub(crate) async fn bump_unseeded_generation(conn: &mut Conn, counter: &str) -> StoreResult<i64> {
+    counter_value(
+        conn,
+        "INSERT INTO meta (key, value) VALUES ($1, '1') ON CONFLICT (key) \
+         DO UPDATE SET value = CAST(CAST(meta.value AS BIGINT) + 1 AS TEXT) RETURNING value",
+        counter,
+    )
+    .await
+}
+
 /// The change counter under `meta` key `counter`, read on `conn` (inside a
 /// read transaction, its value in that snapshot).
 pub(crate) async fn read_generation(conn: &mut Conn, counter: &str) -> StoreResult<i64> {
@@ -288,11 +300,12 @@ async fn counter_value(conn: &mut Conn, sql: &str, counter: &str) -> StoreResult
 /// The change counters.
 pub(crate) async fn generations(pool: &Pool) -> StoreResult<Generations> {
     let [a, b, c, d] = META_GENERATIONS;
-    let pairs: Vec<(String, String)> = sqlx::query_as("SELECT key, value FROM meta WHERE key IN ($1, $2, $3, $4)")
+    let pairs: Vec<(String, String)> = sqlx::query_as("SELECT key, value FROM meta WHERE key IN ($1, $2, $3, $4, $5)")
         .bind(a)
         .bind(b)
         .bind(c)
         .bind(d)
+        .bind(rows::META_GENERATION_ACTIONS)
         .fetch_all(pool)
         .await
         .map_err(db)?;

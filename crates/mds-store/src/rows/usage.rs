@@ -17,7 +17,11 @@ pub(crate) const META_GENERATION_NEWS: &str = "generation_news";
 pub(crate) const META_GENERATION_AUTH: &str = "generation_auth";
 /// `meta` key of the counter bumped by every usage batch applied.
 pub(crate) const META_GENERATION_USAGE: &str = "generation_usage";
-/// The counters' `meta` keys, in the order of [`crate::Generations`].
+/// `meta` key of the counter bumped by corporate-action imports that store
+/// or change an action. Not seeded: a store without it is at 0 (it came
+/// after the actions tables, and an import adds it).
+pub(crate) const META_GENERATION_ACTIONS: &str = "generation_actions";
+/// The seeded counters' `meta` keys, in the order of [`crate::Generations`].
 pub(crate) const META_GENERATIONS: [&str; 4] =
     [META_GENERATION_COMPANIES, META_GENERATION_NEWS, META_GENERATION_AUTH, META_GENERATION_USAGE];
 
@@ -44,6 +48,10 @@ pub(crate) fn generations(pairs: &[(String, String)]) -> StoreResult<crate::Gene
         news: get(META_GENERATION_NEWS)?,
         auth: get(META_GENERATION_AUTH)?,
         usage: get(META_GENERATION_USAGE)?,
+        actions: match pairs.iter().find(|(k, _)| k == META_GENERATION_ACTIONS) {
+            Some((_, value)) => generation_counter(META_GENERATION_ACTIONS, value)?,
+            None => 0,
+        },
     })
 }
 

@@ -60,10 +60,13 @@ pub async fn action_imports_are_idempotent(store: &dyn Store) {
         dividend(2, day(6, 2), Exchange::Nse, 1.5, Some(DividendKind::Interim)),
     ];
     let u = vec![unresolved("GONE", day(3, 1), 7), unresolved("LATER", day(3, 2), 8)];
+    assert_eq!(generations(store).await.actions, 0, "no import yet");
     let first = store.import_actions(&actions, &u, &[]).await.expect("import");
     assert_eq!(first, ActionImport { new: 2, unresolved_new: 2, ..ActionImport::default() });
+    assert_eq!(generations(store).await.actions, 1, "an import that stores actions moves the generation");
     let again = store.import_actions(&actions, &u, &[]).await.expect("import again");
     assert_eq!(again, ActionImport { unchanged: 2, ..ActionImport::default() });
+    assert_eq!(generations(store).await.actions, 1, "one that changes no action does not");
     assert_eq!(store.action_count().await.expect("count"), 2);
     assert_eq!(store.unresolved_actions().await.expect("unresolved"), u);
     let later = store.import_actions(&[], &[], &u[1..]).await.expect("resolved");
@@ -83,6 +86,7 @@ pub async fn action_imports_join_publications(store: &dyn Store) {
     store.import_actions(std::slice::from_ref(&nse), &[], &[]).await.expect("nse");
     let joined = store.import_actions(std::slice::from_ref(&bse), &[], &[]).await.expect("bse");
     assert_eq!(joined, ActionImport { changed: 1, ..ActionImport::default() });
+    assert_eq!(generations(store).await.actions, 2, "a changed action moves the generation");
     let got = store.actions_of(std::slice::from_ref(&nse.isin), &ActionFilter::default()).await.expect("read");
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].sources, vec![Exchange::Nse, Exchange::Bse]);

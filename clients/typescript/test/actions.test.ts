@@ -1,0 +1,70 @@
+/**
+ * Corporate actions (contract 13.3) against a real `mds demo`, the NSE
+ * action files imported into its store with `mds import nse-actions`: a
+ * company's actions with and without its lineage, the calendar's filters
+ * and pages, the refusals typed.
+ */
+import assert from "node:assert/strict";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { InvalidRequestError, NotFoundError } from "../src/index.js";
+import { REPO, serverWithClient } from "./helpers.js";
+
+const OLD = "INE296A01024"; // BAJFINANCE before its split of 2025-06-16
+const NEW = "INE296A01032";
+const { server, client } = await serverWithClient();
+after(() => server.stop());
+
+before(async () => {
+  const dir = join(REPO, "data", "actions");
+  const files = readdirSync(dir)
+    .filter((f) => f.startsWith("nse_"))
+    .map((f) => join(dir, f));
+  await server.mds("import", "nse-actions", ...files);
+  const deadline = Date.now() + 20_000;
+  while ((await client.actions.ofCompany(NEW)).data.length === 0) {
+    assert.ok(Date.now() < deadline, "the import never showed");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+});
+
+test("a company's actions follow its lineage", async () => {
+  const found = await client.actions.ofCompany(NEW);
+  assert.equal(found.isin, NEW);
+  assert.deepEqual(new Set(found.data.map((a) => a.isin)), new Set([OLD, NEW]));
+  const days = found.data.map((a) => a.ex_date);
+  assert.deepEqual(days, [...days].sort().reverse(), "ex_date descending");
+  const split = found.data.find((a) => a.type === "split" && a.ex_date === "2025-06-16");
+  assert.ok(split && split.type === "split");
+  assert.deepEqual(
+    [split.isin, split.factor, split.split.face_value_from, split.split.face_value_to],
+    [OLD, 0.5, 2, 1],
+  );
+  const own = await client.actions.ofCompany(NEW, { lineage: false });
+  assert.ok(own.data.every((a) => a.isin === NEW));
+  const divs = await client.actions.ofCompany(NEW, { type: "dividend", from: "2020-01-01", to: "2025-06-16" });
+  assert.ok(divs.data.length > 0 && divs.data.every((a) => a.type === "dividend" && a.ex_date >= "2020-01-01"));
+  await assert.rejects(client.actions.ofCompany("INE000000000"), NotFoundError);
+});
+
+test("the calendar pages in ex_date order with its filters", async () => {
+  const query = { ex_date_from: "2025-07-01", ex_date_to: "2025-07-31" } as const;
+  const page = await client.actions.list({ ...query, limit: 20 });
+  assert.equal(page.data.length, 20);
+  assert.ok(page.has_more && page.next_cursor !== null);
+  const month = await client.actions.all({ ...query, limit: 200 });
+  assert.deepEqual(
+    month.slice(0, 20).map((a) => a.id),
+    page.data.map((a) => a.id),
+  );
+  const keys = month.map((a) => `${a.ex_date} ${a.id}`);
+  assert.deepEqual(keys, [...keys].sort(), "ex_date ascending, then id");
+  const splits = await client.actions.all({ type: "split", exchange: "nse", limit: 200 });
+  assert.ok(splits.length > 100 && splits.every((a) => a.type === "split" && a.sources.includes("nse")));
+  await assert.rejects(client.actions.list({ ex_date_from: "2025-02-01", ex_date_to: "2025-01-01" }), (e: unknown) => {
+    assert.ok(e instanceof InvalidRequestError);
+    assert.equal(e.param, "ex_date_to");
+    return true;
+  });
+});

@@ -1,0 +1,206 @@
+//! Corporate actions (contract 13.3): a company's actions with its lineage
+//! (`GET /v1/companies/{isin}/actions`, [`Node::company_actions`]) and the
+//! calendar's keyset pages (`GET /v1/actions`, [`Node::action_calendar_page`]),
+//! both read from the store ([`mds_store::ActionStore`]) and kept.
+//!
+//! What an answer holds is a function of the store's actions and the query
+//! (and, for a company's, of the catalog its lineage is read from), so an
+//! answer made once is kept by its raw query, as the news list's pages are,
+//! until the store's `actions` generation moves (an import that stored or
+//! changed an action): the pages are kept per generation by the same
+//! [`NewsPages`](crate::news_list::NewsPages) the news list keeps its pages in, followed by the node's
+//! reload task. A company's answer is kept under its catalog's `companies`
+//! generation too, since its lineage comes from there.
+//!
+//! Lineage: the ISINs a company superseded are the `from` of the
+//! `isin_changed` events that name it as `to` (contract 10, as its
+//! detail's `supersedes`), followed back as far as they go.
+//!
+//! Each body is tagged with the digest of its bytes, so a page whose rows
+//! did not change keeps its tag across imports and is the same on every
+//! node. A calendar cursor is the last row's ex-date and id sealed with the
+//! node's cursor codec under the scope `actions` and the filters'
+//! canonical form, so it is refused with other filters, on another list,
+//! or altered.
+
+use chrono::NaiveDate;
+use mds_catalog::CursorError;
+use mds_domain::action_query::{ActionCalendarFilter, ActionCalendarQueryParams, ActionKey, CompanyActionsParams};
+use mds_domain::action_query::{CompanyActions, calendar_order};
+use mds_domain::actions::ActionId;
+use mds_domain::{Isin, Page};
+use mds_store::ActionFilter;
+
+use crate::error::ReadError;
+use crate::node::Node;
+use crate::pages::{List, PageKey};
+use crate::tagged::Tagged;
+
+/// At most this many ISINs are followed back through `isin_changed`
+/// (against a cycle in damaged data; real chains hold two or three).
+const MAX_LINEAGE: usize = 64;
+
+/// The scope a calendar cursor is sealed in: the list's name and the filters.
+fn scope(filter: &ActionCalendarFilter) -> Vec<u8> {
+    let mut s = b"actions\0".to_vec();
+    s.extend_from_slice(filter.canonical().as_bytes());
+    s
+}
+
+/// A position as sealed: the ex-date's days from 0001-01-01 (i32,
+/// big-endian), then the id.
+fn position_bytes(key: &ActionKey) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + key.id.as_str().len());
+    out.extend_from_slice(&chrono::Datelike::num_days_from_ce(&key.ex_date).to_be_bytes());
+    out.extend_from_slice(key.id.as_str().as_bytes());
+    out
+}
+
+/// The position of sealed bytes (genuine ones: their tag was checked).
+fn position_of(bytes: &[u8]) -> Result<ActionKey, CursorError> {
+    let (days, id) = bytes.split_first_chunk::<4>().ok_or(CursorError::Forged)?;
+    let ex_date = NaiveDate::from_num_days_from_ce_opt(i32::from_be_bytes(*days)).ok_or(CursorError::Forged)?;
+    let id = std::str::from_utf8(id).ok().and_then(|s| ActionId::parse(s).ok()).ok_or(CursorError::Forged)?;
+    Ok(ActionKey { ex_date, id })
+}
+
+/// The store's filter of the calendar's.
+fn store_filter(f: &ActionCalendarFilter) -> ActionFilter {
+    ActionFilter { action_type: f.action_type, from: f.ex_date_from, to: f.ex_date_to, source: f.exchange }
+}
+
+impl Node {
+    /// The cursor that resumes the calendar under `filter` after `key`.
+    pub fn action_cursor(&self, filter: &ActionCalendarFilter, key: &ActionKey) -> String {
+        self.cursors().seal(&scope(filter), &position_bytes(key))
+    }
+
+    /// The position a calendar cursor resumes after, if it is ours and was
+    /// issued for `filter`.
+    pub fn action_position(&self, filter: &ActionCalendarFilter, cursor: &str) -> Result<ActionKey, CursorError> {
+        position_of(&self.cursors().open(&scope(filter), cursor)?)
+    }
+
+    /// The page of the calendar asked with the query string `raw`: kept for
+    /// the `actions` generation followed now, or parsed by `parse` and
+    /// read from the store (and kept).
+    pub async fn action_calendar_page<E: From<ReadError>>(
+        &self,
+        raw: Option<&str>,
+        parse: impl FnOnce(Option<&str>) -> Result<ActionCalendarQueryParams, E>,
+    ) -> Result<Tagged, E> {
+        let key = PageKey::new(List::Actions, raw);
+        // Taken before the store is read: see `NewsPages::current`.
+        let (_, pages) = self.action_pages().current();
+        if let Some(kept) = pages.get(key) {
+            return Ok(kept);
+        }
+        let page = self.make_calendar_page(&parse(raw)?).await?;
+        pages.put(key, page.clone());
+        Ok(page)
+    }
+
+    /// One page of the calendar for `query`: its JSON (a [`Page`] of
+    /// [`CorporateAction`](mds_domain::actions::CorporateAction)) tagged
+    /// with its digest.
+    async fn make_calendar_page(&self, query: &ActionCalendarQueryParams) -> Result<Tagged, ReadError> {
+        let filter = &query.filter;
+        let after = query.page.cursor.as_deref().map(|c| self.action_position(filter, c)).transpose();
+        let after = after.map_err(ReadError::cursor)?;
+        let limit = query.page.limit.get();
+        let after_ref = after.as_ref().map(|k| (k.ex_date, &k.id));
+        let mut data = self.store().action_page(&store_filter(filter), after_ref, limit + 1).await?;
+        let has_more = data.len() > limit;
+        data.truncate(limit);
+        debug_assert!(data.windows(2).all(|w| calendar_order(&ActionKey::of(&w[0]), &ActionKey::of(&w[1])).is_lt()));
+        let next_cursor = match data.last() {
+            Some(last) if has_more => Some(self.action_cursor(filter, &ActionKey::of(last))),
+            _ => None,
+        };
+        let page = Page { data, next_cursor, has_more };
+        Ok(Tagged::hashed(serde_json::to_vec(&page).expect("a page of actions serializes")))
+    }
+
+    /// The actions of the company with `isin` asked with the query string
+    /// `raw` (`V1CompanyActions`): kept, or parsed by `parse` and read from
+    /// the store (and kept). `None` when the catalog has no such company.
+    /// A bad query is refused before an unknown ISIN is.
+    pub async fn company_actions<E: From<ReadError>>(
+        &self,
+        isin: &Isin,
+        raw: Option<&str>,
+        parse: impl FnOnce(Option<&str>) -> Result<CompanyActionsParams, E>,
+    ) -> Result<Option<Tagged>, E> {
+        let catalog = self.catalog_version();
+        let kept_as = format!("{}\0{}\0{}", catalog.generation(), isin.as_str(), raw.unwrap_or(""));
+        let key = PageKey { list: List::CompanyActions, query: &kept_as };
+        let (_, pages) = self.action_pages().current();
+        if let Some(kept) = pages.get(key) {
+            return Ok(Some(kept));
+        }
+        let params = parse(raw)?;
+        if catalog.find_isin(isin.as_str()).is_none() {
+            return Ok(None);
+        }
+        let isins = match params.lineage() {
+            true => lineage(&catalog, isin),
+            false => vec![isin.clone()],
+        };
+        drop(catalog);
+        let filter = ActionFilter { action_type: params.action_type, from: params.from, to: params.to, source: None };
+        let data = self.store().actions_of(&isins, &filter).await.map_err(ReadError::from)?;
+        let body = CompanyActions { isin: isin.clone(), data };
+        let made = Tagged::hashed(serde_json::to_vec(&body).expect("a company's actions serialize"));
+        pages.put(key, made.clone());
+        Ok(Some(made))
+    }
+}
+
+/// `isin` and the ISINs it superseded, followed back through their
+/// `isin_changed` events in `catalog` as far as they go: `isin` first, then
+/// each predecessor once.
+fn lineage(catalog: &mds_catalog::Catalog, isin: &Isin) -> Vec<Isin> {
+    let mut out = vec![isin.clone()];
+    let mut next = 0;
+    while next < out.len() && out.len() < MAX_LINEAGE {
+        let own = out[next].clone();
+        next += 1;
+        let Some(history) = catalog.history(&own) else { continue };
+        let (_, supersedes) = mds_domain::identity::links(&own, &history.events);
+        for p in supersedes {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_round_trip() {
+        for (d, id) in [("2024-05-15", "ca_3e236550eac0f194"), ("0001-01-01", "ca_0000000000000000")] {
+            let key = ActionKey { ex_date: d.parse().unwrap(), id: ActionId::parse(id).unwrap() };
+            assert_eq!(position_of(&position_bytes(&key)).unwrap(), key);
+        }
+        for bad in [&b""[..], b"\x00\x00", b"\x00\x0b\x25\x00ca_12", b"\x00\x0b\x25\x00ca_3E236550EAC0F194"] {
+            assert_eq!(position_of(bad), Err(CursorError::Forged), "{bad:?}");
+        }
+        let mut far = i32::MAX.to_be_bytes().to_vec();
+        far.extend_from_slice(b"ca_3e236550eac0f194");
+        assert_eq!(position_of(&far), Err(CursorError::Forged), "a day chrono cannot hold");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config { cases: 256, failure_persistence: None, ..Default::default() })]
+
+        /// Whatever bytes a sealed position holds, reading it never panics.
+        #[test]
+        fn any_position_bytes_read_without_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40)) {
+            let _ = position_of(&bytes);
+        }
+    }
+}

@@ -1,0 +1,407 @@
+//! Corporate actions (contract 13.3) against the real server: `GET
+//! /v1/companies/{isin}/actions` with and without its lineage, and the
+//! calendar `GET /v1/actions`, its filters and keyset pages, on the real
+//! exchange files (the demo's lists and symbol changes, then the four
+//! action files of `data/actions`, imported by `mds import` as an
+//! operator would, while the server runs); their bad input, their
+//! counting and conditional answers, and their kept pages dropped when an
+//! import changes the actions.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{Options, TestApp, assert_problem, naming, spawn_with};
+use mds_domain::action_query::{ActionCalendarFilter, ActionKey, calendar_order, company_order};
+use mds_domain::actions::CorporateAction;
+use serde_json::Value;
+
+/// BAJFINANCE before its split of 2025-06-16, and after.
+const BAJFINANCE_OLD: &str = "INE296A01024";
+const BAJFINANCE_NEW: &str = "INE296A01032";
+
+/// A file of `data/`.
+fn data(f: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data").join(f).to_str().unwrap().to_owned()
+}
+
+/// Runs `mds` against the app's store; asserts it succeeds.
+fn mds(app: &TestApp, args: &[&str]) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_mds"))
+        .args(args)
+        .env("MDS_DATABASE_URL", app.url.expose())
+        .env("MDS_LOG", "warn")
+        .output()
+        .expect("run mds");
+    assert!(o.status.success(), "mds {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// The demo's identity data (two NSE lists a split apart, BSE's list,
+/// NSE's symbol changes).
+fn import_identity(app: &TestApp) {
+    mds(
+        app,
+        &[
+            "import",
+            "exchanges",
+            "--nse",
+            &data("demo/nse_EQUITY_L_2024-01.csv"),
+            "--bse",
+            &data("demo/bse_Equity_2024-01.csv"),
+            "--as-of",
+            "2024-01-31",
+        ],
+    );
+    mds(app, &["import", "exchanges", "--nse", &data("demo/nse_EQUITY_L_2026-05-17.csv"), "--as-of", "2026-05-17"]);
+    mds(app, &["import", "nse-changes", "--symbols", &data("demo/nse_symbolchange_2026-05-17.csv")]);
+}
+
+/// Both NSE action files.
+fn import_nse_actions(app: &TestApp) {
+    mds(
+        app,
+        &[
+            "import",
+            "nse-actions",
+            &data("actions/nse_CF-CA-equities_2016-01-05_to_2025-07-18.csv.zst"),
+            &data("actions/nse_CF-CA-equities_2025-07-15_to_2026-07-15.csv.zst"),
+        ],
+    );
+}
+
+/// Both BSE action files.
+fn import_bse_actions(app: &TestApp) {
+    mds(
+        app,
+        &[
+            "import",
+            "bse-actions",
+            &data("actions/bse_Corporate_Actions_2025-07-15_to_2026-07-15.csv.zst"),
+            &data("actions/bse_Corporate_Actions_2026-07-23_to_2026-08-31.csv.zst"),
+        ],
+    );
+}
+
+/// Polls until `check` holds of `GET path`'s body; panics after 10 s.
+async fn wait_for(app: &TestApp, path: &str, check: impl Fn(&Value) -> bool) -> Value {
+    let t = Instant::now();
+    loop {
+        let r = app.get(path).await;
+        if r.status() == 200 {
+            let body: Value = r.json().await.unwrap();
+            if check(&body) {
+                return body;
+            }
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "GET {path} never answered as expected");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A server on an empty store with the identity data and the NSE actions
+/// loaded, once the node serves them.
+async fn loaded() -> TestApp {
+    let app = spawn_with(Options { companies: Vec::new(), articles: Vec::new(), ..Options::default() }).await;
+    import_identity(&app);
+    import_nse_actions(&app);
+    wait_for(&app, &format!("/v1/companies/{BAJFINANCE_NEW}/actions"), |b| !b["data"].as_array().unwrap().is_empty())
+        .await;
+    app
+}
+
+/// The actions of a body's `data`, decoded as the wire type.
+fn actions(body: &Value) -> Vec<CorporateAction> {
+    serde_json::from_value(body["data"].clone()).expect("actions as the wire type")
+}
+
+/// Every action of the store, as the calendar orders them.
+async fn all_stored(app: &TestApp) -> Vec<CorporateAction> {
+    app.store.action_page(&mds_store::ActionFilter::default(), None, 1_000_000).await.unwrap()
+}
+
+#[tokio::test]
+async fn a_company_s_actions_follow_its_lineage() {
+    let app = loaded().await;
+    let stored = all_stored(&app).await;
+    let of = |isins: &[&str]| -> Vec<CorporateAction> {
+        let mut v: Vec<CorporateAction> = stored.iter().filter(|a| isins.contains(&a.isin.as_str())).cloned().collect();
+        v.sort_by(|a, b| company_order(&ActionKey::of(a), &ActionKey::of(b)));
+        v
+    };
+    // With lineage (the default): the new ISIN's actions and the old one's.
+    let body = app.get_json(&format!("/v1/companies/{BAJFINANCE_NEW}/actions"), 200).await;
+    assert_eq!(body["isin"], BAJFINANCE_NEW);
+    let got = actions(&body);
+    assert_eq!(got, of(&[BAJFINANCE_NEW, BAJFINANCE_OLD]), "ex_date descending, then id, both ISINs");
+    assert!(got.iter().any(|a| a.isin.as_str() == BAJFINANCE_OLD), "the old ISIN's actions are there");
+    assert_eq!(app.get_json(&format!("/v1/companies/{BAJFINANCE_NEW}/actions?lineage=true"), 200).await, body);
+    // The split that changed the ISIN, on its ex-date, with its factor.
+    let split =
+        got.iter().find(|a| a.ex_date.to_string() == "2025-06-16" && a.action.action_type().as_str() == "split");
+    let split = split.expect("the split of 2025-06-16");
+    assert_eq!(split.isin.as_str(), BAJFINANCE_OLD, "an action on the day its ISIN changed is the earlier ISIN's");
+    assert_eq!(split.factor, Some(0.5));
+    let bonus =
+        got.iter().find(|a| a.ex_date.to_string() == "2025-06-16" && a.action.action_type().as_str() == "bonus");
+    assert_eq!(bonus.expect("the bonus of 2025-06-16").factor, Some(0.2));
+    // Without lineage: the ISIN's own only.
+    let own = app.get_json(&format!("/v1/companies/{BAJFINANCE_NEW}/actions?lineage=false"), 200).await;
+    assert_eq!(actions(&own), of(&[BAJFINANCE_NEW]));
+    // The old ISIN's lineage is itself (it superseded nothing).
+    let old = app.get_json(&format!("/v1/companies/{BAJFINANCE_OLD}/actions"), 200).await;
+    assert_eq!(actions(&old), of(&[BAJFINANCE_OLD]));
+    // `type`, `from` and `to` (both inclusive), lower-case ISIN alike.
+    let q =
+        format!("/v1/companies/{}/actions?type=dividend&from=2020-01-01&to=2025-06-16", BAJFINANCE_NEW.to_lowercase());
+    let divs = actions(&app.get_json(&q, 200).await);
+    let want: Vec<CorporateAction> = of(&[BAJFINANCE_NEW, BAJFINANCE_OLD])
+        .into_iter()
+        .filter(|a| {
+            a.action.action_type().as_str() == "dividend"
+                && a.ex_date.to_string().as_str() >= "2020-01-01"
+                && a.ex_date.to_string().as_str() <= "2025-06-16"
+        })
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(divs, want);
+    let day = app.get_json(&format!("/v1/companies/{BAJFINANCE_NEW}/actions?from=2025-06-16&to=2025-06-16"), 200).await;
+    assert!(actions(&day).len() >= 2 && actions(&day).iter().all(|a| a.ex_date.to_string() == "2025-06-16"));
+    // A known company with actions: TCS.
+    let tcs = app.get_json("/v1/companies/INE467B01029/actions", 200).await;
+    assert!(!actions(&tcs).is_empty());
+
+    // The Rust client and `mds get actions` answer the same.
+    let client = client(&app);
+    let found = client.company_actions(BAJFINANCE_NEW).send().await.unwrap();
+    assert_eq!(serde_json::to_value(&found).unwrap(), body);
+    let own_only = client.company_actions(BAJFINANCE_NEW).lineage(false).send().await.unwrap();
+    assert_eq!(own_only.data, actions(&own));
+    let typed = client
+        .company_actions(&BAJFINANCE_NEW.to_lowercase())
+        .action_type(mds_client::ActionType::Dividend)
+        .from("2020-01-01".parse().unwrap())
+        .to("2025-06-16".parse().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(typed.data, divs);
+    match client.company_actions("INE002A01019").send().await {
+        Err(mds_client::Error::Api { status: 404, .. }) => {}
+        other => panic!("a malformed ISIN is 404: {other:?}"),
+    }
+    let out = get(&app, &["actions", "--isin", BAJFINANCE_NEW, "--no-lineage", "--format", "jsonl"]).await;
+    let lines: Vec<CorporateAction> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines, actions(&own));
+    let out = get(
+        &app,
+        &["actions", "--isin", BAJFINANCE_NEW, "--type", "dividend", "--from", "2020-01-01", "--to", "2025-06-16"],
+    )
+    .await;
+    assert_eq!(serde_json::from_str::<Vec<CorporateAction>>(&out).unwrap(), divs);
+}
+
+/// A client of the app's server with its key.
+fn client(app: &TestApp) -> mds_client::Client {
+    mds_client::Client::builder().base_url(&app.base).api_key(&app.key).no_proxy().build().unwrap()
+}
+
+/// Runs `mds get ARGS` against the app's server (awaited: the server
+/// answers on this test's runtime); asserts it succeeds; its stdout.
+async fn get(app: &TestApp, args: &[&str]) -> String {
+    let o = tokio::process::Command::new(env!("CARGO_BIN_EXE_mds"))
+        .arg("get")
+        .args(args)
+        .env("MDS_API_KEY", &app.key)
+        .env("MDS_BASE_URL", &app.base)
+        .env("MDS_LOG", "warn")
+        .output()
+        .await
+        .expect("run mds get");
+    assert!(o.status.success(), "mds get {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+#[tokio::test]
+async fn the_calendar_pages_by_keyset_with_its_filters() {
+    let app = loaded().await;
+    import_bse_actions(&app);
+    let stored = all_stored(&app).await;
+    assert!(stored.iter().any(|a| a.sources.len() == 2), "BSE joined some of NSE's actions");
+    // Wait for the node to follow the BSE import.
+    wait_for(&app, "/v1/actions?exchange=bse&limit=1", |b| !b["data"].as_array().unwrap().is_empty()).await;
+    for q in [
+        "ex_date_from=2025-07-01&ex_date_to=2025-07-31",
+        "ex_date_from=2026-01-01&type=dividend",
+        "ex_date_from=2025-07-15&ex_date_to=2025-09-30&exchange=bse",
+        "ex_date_from=2025-07-15&ex_date_to=2025-09-30&exchange=nse",
+        "type=split",
+        "ex_date_from=2025-06-16&ex_date_to=2025-06-16",
+    ] {
+        let filter = mds_domain::params::QueryParams::from_pairs(
+            &q.split('&').map(|kv| kv.split_once('=').unwrap()).collect::<Vec<_>>(),
+        )
+        .map(|p: mds_domain::action_query::ActionCalendarQueryParams| p.filter)
+        .unwrap();
+        let filter: ActionCalendarFilter = filter;
+        let want: Vec<CorporateAction> = stored.iter().filter(|a| filter.matches(a)).cloned().collect();
+        assert!(!want.is_empty(), "{q}: the files hold some");
+        let (rows, _) = app.walk_pages(&format!("/v1/actions?limit=37&{q}"), 37, |_| {}).await;
+        let got: Vec<CorporateAction> = rows.into_iter().map(|r| serde_json::from_value(r).unwrap()).collect();
+        assert_eq!(got.len(), want.len(), "{q}");
+        assert_eq!(got, want, "{q}: ex_date ascending, then id, every one once");
+        assert!(got.windows(2).all(|w| calendar_order(&ActionKey::of(&w[0]), &ActionKey::of(&w[1])).is_lt()));
+    }
+    // Without filters: every action, 200 a page.
+    let first = app.get_json("/v1/actions?limit=200", 200).await;
+    assert_eq!(actions(&first), stored[..200]);
+    assert!(first["has_more"].as_bool().unwrap());
+    // A cursor is bound to its filters.
+    let p = app.get_json("/v1/actions?limit=1&type=bonus", 200).await;
+    let c = p["next_cursor"].as_str().unwrap();
+    let b = assert_problem(app.get(&format!("/v1/actions?limit=1&type=split&cursor={c}")).await, 400, "invalid_cursor")
+        .await;
+    assert_eq!(b["param"], "cursor");
+    let b = assert_problem(app.get("/v1/actions?cursor=forged").await, 400, "invalid_cursor").await;
+    assert_eq!(b["param"], "cursor");
+    // `limit` may change between pages.
+    let next = app.get_json(&format!("/v1/actions?limit=5&type=bonus&cursor={c}"), 200).await;
+    let bonuses: Vec<CorporateAction> =
+        stored.iter().filter(|a| a.action.action_type().as_str() == "bonus").cloned().collect();
+    assert_eq!(actions(&next), bonuses[1..6]);
+
+    // The Rust client walks the same pages; `mds get actions --all` too.
+    let client = client(&app);
+    let (lo, hi): (chrono::NaiveDate, chrono::NaiveDate) =
+        ("2025-07-01".parse().unwrap(), "2025-07-31".parse().unwrap());
+    let want: Vec<CorporateAction> = stored.iter().filter(|a| a.ex_date >= lo && a.ex_date <= hi).cloned().collect();
+    let july = client.actions().ex_date_from(lo).ex_date_to(hi).limit(37).all().await.unwrap();
+    assert_eq!(july, want);
+    let bse = client
+        .actions()
+        .exchange(mds_domain::Exchange::Bse)
+        .action_type(mds_client::ActionType::Dividend)
+        .limit(5)
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        bse.data
+            .iter()
+            .all(|a| a.sources.contains(&mds_domain::Exchange::Bse) && a.action.action_type().as_str() == "dividend")
+    );
+    let out = get(&app, &["actions", "--from", "2025-07-01", "--to", "2025-07-31", "--limit", "50", "--all"]).await;
+    assert_eq!(serde_json::from_str::<Vec<CorporateAction>>(&out).unwrap(), want);
+    let out = get(&app, &["actions", "--type", "split", "--limit", "3"]).await;
+    let splits: Vec<CorporateAction> = serde_json::from_str(&out).unwrap();
+    assert_eq!(splits.len(), 3, "one page without --all");
+}
+
+#[tokio::test]
+async fn kept_answers_are_dropped_when_an_import_changes_the_actions() {
+    let app = loaded().await;
+    let path = "/v1/actions?ex_date_from=2025-07-15&ex_date_to=2025-08-31&limit=200";
+    let r = app.get(path).await;
+    let etag = r.headers()["etag"].to_str().unwrap().to_owned();
+    let before: Value = r.json().await.unwrap();
+    assert!(actions(&before).iter().all(|a| a.sources == [mds_domain::Exchange::Nse]));
+    // Kept: the same bytes and tag; a 304 for the tag.
+    let again = app.get(path).await;
+    assert_eq!(again.headers()["etag"].to_str().unwrap(), etag);
+    let r = app.get_with_headers(path, &[("if-none-match", &etag)]).await;
+    assert_eq!(r.status(), 304);
+    let company = format!("/v1/companies/{BAJFINANCE_NEW}/actions?from=2025-07-15");
+    let company_before = app.get_json(&company, 200).await;
+    // BSE's files join NSE's actions: the node drops what it kept.
+    import_bse_actions(&app);
+    let after = wait_for(&app, path, |b| actions(b).iter().any(|a| a.sources.len() == 2)).await;
+    assert_ne!(after, before);
+    let r = app.get_with_headers(path, &[("if-none-match", &etag)]).await;
+    assert_eq!(r.status(), 200, "the page changed: a new tag");
+    let company_after = wait_for(&app, &company, |b| b != &company_before).await;
+    assert!(actions(&company_after).iter().any(|a| a.sources.contains(&mds_domain::Exchange::Bse)));
+    // The same files again change nothing: the tag stays.
+    let tag_after = app.get(path).await.headers()["etag"].to_str().unwrap().to_owned();
+    import_bse_actions(&app);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(app.get(path).await.headers()["etag"].to_str().unwrap(), tag_after);
+}
+
+#[tokio::test]
+async fn bad_input_is_refused_and_both_routes_count() {
+    let app = spawn_with(Options::default()).await;
+    let isin = "INE002A01018";
+    app.assert_params_refused(
+        &format!("/v1/companies/{isin}/actions"),
+        naming(
+            "invalid_parameter",
+            &[
+                ("type", &["type=splits", "type="][..]),
+                ("from", &["from=2024-1-01", "from=2024-02-30"][..]),
+                ("to", &["to=x", "from=2024-02-01&to=2024-01-31"][..]),
+                ("lineage", &["lineage=yes", "lineage="][..]),
+            ],
+        ),
+    )
+    .await;
+    app.assert_params_refused(
+        &format!("/v1/companies/{isin}/actions"),
+        [("limit=5", "unknown_parameter", "limit"), ("type=split&type=bonus", "invalid_parameter", "type")],
+    )
+    .await;
+    app.assert_params_refused(
+        "/v1/actions",
+        naming(
+            "invalid_parameter",
+            &[
+                ("ex_date_from", &["ex_date_from=2024-01-1"][..]),
+                ("ex_date_to", &["ex_date_to=2024-13-01", "ex_date_from=2024-02-01&ex_date_to=2024-01-31"][..]),
+                ("type", &["type=dividends"][..]),
+                ("exchange", &["exchange=lse"][..]),
+                ("limit", &["limit=0", "limit=201"][..]),
+            ],
+        ),
+    )
+    .await;
+    app.assert_params_refused("/v1/actions", [("from=2024-01-01", "unknown_parameter", "from")]).await;
+    // A malformed or unknown ISIN is 404; a bad query is 400 first.
+    assert_problem(app.get("/v1/companies/INE002A01019/actions").await, 404, "not_found").await;
+    assert_problem(app.get("/v1/companies/XX/actions").await, 404, "not_found").await;
+    assert_problem(app.get("/v1/companies/XX/actions?type=x").await, 400, "invalid_parameter").await;
+    // A known company with no actions: an empty list; the calendar: empty.
+    let none = app.get_json(&format!("/v1/companies/{isin}/actions"), 200).await;
+    assert_eq!(none, serde_json::json!({"isin": isin, "data": []}));
+    let empty = app.get_json("/v1/actions", 200).await;
+    assert_eq!(empty, serde_json::json!({"data": [], "next_cursor": null, "has_more": false}));
+
+    // Counting: 200, 400 and 404 count; a 304 does not.
+    let used = |u: Value| u["current_month"]["requests"].as_i64().unwrap();
+    let by_route = |daily: Value, route: &str| {
+        daily["days"].as_array().unwrap().last().unwrap()["by_route"][route].as_i64().unwrap()
+    };
+    let daily = app.get_json("/v1/usage/daily", 200).await;
+    let (calendar_before, company_before) =
+        (by_route(daily.clone(), "/v1/actions"), by_route(daily, "/v1/companies/{isin}/actions"));
+    let before = used(app.get_json("/v1/usage", 200).await);
+    let r = app.get(&format!("/v1/companies/{isin}/actions")).await;
+    let etag = r.headers()["etag"].to_str().unwrap().to_owned();
+    assert_eq!(r.headers()["cache-control"].to_str().unwrap().split(',').next().unwrap(), "private");
+    let r = app.get("/v1/actions?type=split").await;
+    let calendar_tag = r.headers()["etag"].to_str().unwrap().to_owned();
+    assert_eq!(app.get("/v1/actions?type=x").await.status(), 400);
+    assert_eq!(app.get("/v1/companies/INE002A01019/actions").await.status(), 404);
+    let r = app.get_with_headers(&format!("/v1/companies/{isin}/actions"), &[("if-none-match", &etag)]).await;
+    assert_eq!(r.status(), 304);
+    let r = app.get_with_headers("/v1/actions?type=split", &[("if-none-match", &calendar_tag)]).await;
+    assert_eq!(r.status(), 304);
+    let after = used(app.get_json("/v1/usage", 200).await);
+    assert_eq!(after - before, 4, "200s, a 400 and a 404 count; the 304s do not");
+    let daily = app.get_json("/v1/usage/daily", 200).await;
+    assert_eq!(by_route(daily.clone(), "/v1/actions") - calendar_before, 2, "each under its route");
+    assert_eq!(by_route(daily, "/v1/companies/{isin}/actions") - company_before, 2);
+    // HEAD answers as GET, without a body.
+    let r = app.client.head(format!("{}/v1/actions", app.base)).bearer_auth(&app.key).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+}
