@@ -25,6 +25,7 @@ fi
 WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
 python3 bench/gen_companies.py history "$N" 42 "$WORK" 2>/dev/null
 DB="sqlite://$WORK/mds.db?mode=rwc"
+MDS_LOG=warn "$BIN" --database "$DB" migrate >/dev/null
 echo "# bench/identity-import-memory.sh $N on $(date -u +%F) at $(date -u +%T) UTC"
 step() {
   local what=$1; shift
