@@ -28,6 +28,7 @@ start() { # BIN name port: imports the demo set, a bench key (in $WORK/name.key)
   local bin=$1 d=$WORK/$2 port=$3
   mkdir -p "$d"
   export MDS_DATABASE_URL="sqlite://$d/mds.db?mode=rwc"
+  $bin migrate >/dev/null
   $bin import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv \
     --mcap data/demo/nse_mcap_2024-03-28.csv >/dev/null 2>&1
   $bin import news data/demo/news.jsonl >/dev/null

@@ -25,6 +25,7 @@ fi
 WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
 python3 bench/gen_companies.py history "$N" 42 "$WORK" 2>/dev/null
 DB="sqlite://$WORK/mds.db?mode=rwc"
+MDS_LOG=warn "$BIN" --database "$DB" migrate >/dev/null
 echo "# bench/identity-import-memory.sh $N on $(date -u +%F) at $(date -u +%T) UTC"
 step() {
   local what=$1; shift
@@ -34,8 +35,9 @@ step() {
   wall=$(echo "$out" | awk '/Elapsed \(wall clock\)/ {print $NF}')
   printf '%s: peak RSS %d MiB, wall %s\n' "$what" $((rss / 1024)) "$wall"
   echo "$out" | grep -E '^(imported |identity: )' | sed 's/^/  /'
-  # The catalog the step built: its size, and what its history costs a company.
-  echo "$out" | grep 'catalog built' | sed -E 's/.* rows=([0-9]+) bytes=([0-9]+) history_bytes=([0-9]+).*/\1 \2 \3/' |
+  # The catalog the step built (none when nothing changed): its size, and
+  # what its history costs a company.
+  echo "$out" | { grep 'catalog built' || true; } | sed -E 's/.* rows=([0-9]+) bytes=([0-9]+) history_bytes=([0-9]+).*/\1 \2 \3/' |
     awk '{printf "  catalog: %d rows, %.1f MB, history %.1f MB (%.1f bytes a company)\n", $1, $2/1e6, $3/1e6, $3/$1}'
 }
 step "import exchanges 2024 (empty store)" exchanges --as-of 2024-01-31 --nse "$WORK/EQUITY_L_2024-01-31.csv"

@@ -31,6 +31,7 @@ echo "# bench/identity.sh $ROUNDS $SECS $CONNS $N on $(date -u +%F) at $(date -u
 
 python3 bench/gen_companies.py history "$N" 42 "$WORK/data"
 export MDS_DATABASE_URL="sqlite://$WORK/identity.db?mode=rwc"
+$BIN migrate >/dev/null
 t0=$(date +%s)
 $BIN import exchanges --as-of 2024-01-31 --nse "$WORK/data/EQUITY_L_2024-01-31.csv" >/dev/null
 $BIN import exchanges --as-of 2026-05-17 --nse "$WORK/data/EQUITY_L_2026-05-17.csv" >/dev/null

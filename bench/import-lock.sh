@@ -65,6 +65,7 @@ for round in $(seq 1 "$ROUNDS"); do
   order=$( (( round % 2 )) && echo "base this" || echo "this base")
   for which in $order; do
     db=$WORK/$which.db
+    "$WORK/mds-$which" --database "sqlite://$db?mode=rwc" migrate >/dev/null
     "$WORK/mds-$which" --database "sqlite://$db?mode=rwc" accounts create acme >/dev/null
     for kind in insert update; do
       file=$([[ $kind == insert ]] && echo "$WORK/companies.csv" || echo "$WORK/updates.csv")

@@ -16,6 +16,7 @@ BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/mds
 WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
 python3 bench/gen_companies.py synthetic "$N" 42 "$WORK/companies.csv"
 echo "# bench/import-memory.sh $N on $(date -u +%F) at $(date -u +%T) UTC; file $(du -m "$WORK/companies.csv" | cut -f1) MB"
+MDS_LOG=warn "$BIN" --database "sqlite://$WORK/mds.db?mode=rwc" migrate >/dev/null
 for run in "into an empty store" "over the same rows"; do
   out=$(MDS_LOG=warn /usr/bin/time -v "$BIN" --database "sqlite://$WORK/mds.db?mode=rwc" import companies "$WORK/companies.csv" 2>&1)
   rss=$(echo "$out" | awk -F: '/Maximum resident set size/ {gsub(/ /,"",$2); print $2}')

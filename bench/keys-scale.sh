@@ -29,6 +29,7 @@ flood() {
   local work db port=18790 a=() b=() pa=() pb=() rates=() i x y l0 l1 sp which
   need_wrk
   work=$(mktemp -d); db=$work/mds.db
+  MDS_DATABASE_URL=$db MDS_LOG=warn "$BIN" migrate >/dev/null
   MDS_DATABASE_URL=$db MDS_LOG=warn "$BIN" accounts create acme >/dev/null
   MDS_DATABASE_URL=$db MDS_LOG=warn "$BIN" tiers set bench --rate-limit-per-minute 1000000000 --monthly-quota 1000000000000 >/dev/null
   python3 bench/keys_scale.py keys "$work/held.txt" 2 "$db" bench
@@ -68,6 +69,7 @@ hot() { # old binary
   for which in new old; do
     local bin=$BIN; [[ $which == old ]] && bin=$old
     export MDS_DATABASE_URL="sqlite://$work/$which.db?mode=rwc" MDS_LOG=warn
+    $bin migrate >/dev/null
     $bin import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv \
       --mcap data/demo/nse_mcap_2024-03-28.csv >/dev/null 2>&1
     $bin tiers set bench --rate-limit-per-minute 1000000000 --monthly-quota 1000000000000 >/dev/null

@@ -110,6 +110,7 @@ def one(binary: str, n: int, port: int) -> None:
     work = tempfile.mkdtemp()
     db = os.path.join(work, "mds.db")
     env = dict(os.environ, MDS_LOG="warn", MDS_DATABASE_URL=db)
+    subprocess.run([binary, "migrate"], env=env, check=True, capture_output=True)
     subprocess.run([binary, "accounts", "create", "acme"], env=env, check=True, capture_output=True)
     t = time.time()
     sample = fill(db, n)

@@ -21,6 +21,7 @@ release_bench_setup() {
 # exchanges, a `bench` tier too large to refuse, account `bench` and a key
 # of it in $KEY.
 bench_store() {
+  $1 migrate >/dev/null
   $1 import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv >/dev/null 2>&1
   $1 tiers set bench --rate-limit-per-minute 1000000000 --monthly-quota 1000000000000 >/dev/null
   $1 accounts create bench >/dev/null

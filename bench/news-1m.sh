@@ -34,6 +34,7 @@ FILE=${NEWS_FILE:-$WORK/news.jsonl}
 [[ -n ${NEWS_FILE:-} ]] || python3 bench/gen_news.py "$N" 42 "$FILE"
 echo "file: $(wc -l <"$FILE") articles, $(du -m "$FILE" | cut -f1) MB"
 export MDS_DATABASE_URL="sqlite://$WORK/news.db?mode=rwc"
+MDS_LOG=warn "$MDS_BIN" migrate >/dev/null
 out=$(MDS_LOG=warn /usr/bin/time -v "$MDS_BIN" import news "$FILE" 2>&1 >/dev/null)
 printf 'import: peak RSS %d MiB, wall %s\n' \
   $(($(echo "$out" | awk -F: '/Maximum resident set size/ {gsub(/ /,"",$2); print $2}') / 1024)) \

@@ -22,6 +22,7 @@ python3 bench/gen_news.py "$N" 42 "$WORK/news.jsonl"
 echo "# bench/news-import-memory.sh $N on $(date -u +%F) at $(date -u +%T) UTC; file $(du -m "$WORK/news.jsonl" | cut -f1) MB"
 measure() { # label binary
   rm -f "$WORK"/mds.db*
+  MDS_LOG=warn "$2" --database "sqlite://$WORK/mds.db?mode=rwc" migrate >/dev/null
   for run in "into an empty store" "over the same rows"; do
     out=$(MDS_LOG=warn /usr/bin/time -v "$2" --database "sqlite://$WORK/mds.db?mode=rwc" import news "$WORK/news.jsonl" 2>&1)
     rss=$(echo "$out" | awk -F: '/Maximum resident set size/ {gsub(/ /,"",$2); print $2}')

@@ -23,6 +23,7 @@ ROUNDS=${1:-3}; SECS=${2:-5}; CONNS=${3:-64}; N=${4:-100000}
 release_bench_setup
 echo "# bench/news-list.sh $ROUNDS $SECS $CONNS $N on $(date -u +%F) at $(date -u +%T) UTC; uptime:$(uptime | sed 's/.*load/ load/')"
 export MDS_DATABASE_URL="sqlite://$WORK/news.db?mode=rwc"
+$BIN migrate >/dev/null
 python3 bench/gen_news.py "$N" 42 "$WORK/news.jsonl"
 $BIN import news "$WORK/news.jsonl" >/dev/null
 $BIN tiers set bench --rate-limit-per-minute 1000000000 --monthly-quota 1000000000000 >/dev/null
@@ -63,6 +64,7 @@ if [[ -n ${BASELINE_BIN:-} ]]; then
   # A store of its own, imported by the older binary: a binary refuses a
   # schema newer than it knows.
   export MDS_DATABASE_URL="sqlite://$WORK/news-old.db?mode=rwc"
+  "$BASELINE_BIN" migrate >/dev/null
   "$BASELINE_BIN" import news "$WORK/news.jsonl" >/dev/null
   "$BASELINE_BIN" tiers set bench --rate-limit-per-minute 1000000000 --monthly-quota 1000000000000 >/dev/null
   "$BASELINE_BIN" accounts create bench >/dev/null

@@ -30,6 +30,7 @@ echo "# bench/reference.sh $ROUNDS $SECS $CONNS $N on $(date -u +%F) at $(date -
 # A store with the companies of `csv`, a bench key in $KEY.
 store() { # name csv
   export MDS_DATABASE_URL="sqlite://$WORK/$1.db?mode=rwc"
+  $BIN migrate >/dev/null
   $BIN import companies "$2" >/dev/null
   $BIN tiers set bench --rate-limit-per-minute 1000000000 --monthly-quota 1000000000000 >/dev/null
   $BIN accounts create bench >/dev/null

@@ -73,6 +73,7 @@ first_and_deep() { # label port bport first deep
 bench_set() { # name
   local name=$1 db="$WORK/$1.db" port=18301 bport=18302 nport=18303 uport=18304 cport=18305 rport=18306 csv=""
   export MDS_DATABASE_URL="sqlite://$db?mode=rwc"
+  $BIN migrate >/dev/null
   case $name in
     demo) $BIN import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv \
             --mcap data/demo/nse_mcap_2024-03-28.csv >/dev/null 2>&1
