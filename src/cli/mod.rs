@@ -17,7 +17,6 @@ mod admin;
 mod events;
 mod get;
 mod import;
-mod import_actions;
 pub(crate) mod logging;
 mod mcp;
 mod serve;
@@ -48,7 +47,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Create or upgrade the schema.
     Migrate,
-    /// Load companies or news from a file.
+    /// Load files of one import format (companies, news, the exchanges'
+    /// lists and change files, corporate actions), all or nothing.
     #[command(subcommand)]
     Import(import::ImportCommand),
     /// Manage tiers (rate limit and monthly quota).

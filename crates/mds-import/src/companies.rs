@@ -14,6 +14,7 @@ use serde::Deserialize;
 use crate::details::{self, CSV_COLUMNS};
 use crate::error::{ImportError, RowError};
 use crate::fields::{non_empty, parse_isin, parse_ticker, parse_url};
+use crate::format::{Arg, ArgKind, Format, Given, Input, Read, Refusal};
 use crate::text::{self, Column, CsvRows, FirstSeen, HeaderRule, JsonRows};
 
 /// How many columns a CSV may have: the `V1Company` fields, then the details.
@@ -367,4 +368,21 @@ mod tests {
             assert!(parse_bool("is_bse", v).is_err(), "{v}");
         }
     }
+}
+
+/// `mds import companies FILE`: CSV or JSON Lines, checked whole, then
+/// upserted by ISIN a chunk at a time.
+pub const FORMAT: Format = Format {
+    name: "companies",
+    about: "Companies: CSV (header = V1Company field names) or JSON Lines; upsert by ISIN.",
+    args: &[Arg { name: "file", kind: ArgKind::File, help: "The file." }],
+    read: read_format,
+};
+
+/// [`FORMAT`]'s reading: every row checked (none kept), the bytes handed on.
+fn read_format(given: &Given, _today: chrono::NaiveDate) -> Result<Read, Refusal> {
+    let file = given.required("file")?.clone();
+    let bytes = file.bytes()?;
+    check_companies(&bytes).map_err(|e| Refusal::of(&file, e))?;
+    Ok(Input::Companies { file, bytes }.into())
 }

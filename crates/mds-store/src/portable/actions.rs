@@ -5,7 +5,10 @@
 //! A stored action is its JSON (`action_json`, the wire record) beside the
 //! columns the reads filter and sort by. An import compares, for each
 //! action, the JSON the stored action would become with the JSON stored, as
-//! text: the same rows imported again write nothing.
+//! text: the same rows imported again write nothing. Each action inserted
+//! gets a `corporate_action.added` event and each one changed a
+//! `corporate_action.changed` (contract 13.3), appended to the log in the
+//! import's transaction; an action left as it was gets none.
 //!
 //! Compiled once per backend (see `portable/mod.rs`).
 
@@ -15,7 +18,7 @@ use chrono::NaiveDate;
 use mds_domain::Isin;
 use mds_domain::actions::{ActionId, CorporateAction, Source};
 
-use super::{Conn, Pool, begin_read, begin_write, db, execute, fetch_all};
+use super::{Conn, Pool, begin_read, begin_write, db, events, execute, fetch_all};
 use crate::rows::RowExt;
 use crate::rows::corrupt;
 use crate::{ActionFilter, ActionImport, StoreError, StoreResult, UnresolvedAction};
@@ -56,6 +59,7 @@ pub(crate) async fn import(
 ) -> StoreResult<ActionImport> {
     let mut tx = begin_write(pool).await?;
     let mut out = ActionImport::default();
+    let mut drafts = Vec::new();
     // The same id twice in one call: the later joins the earlier.
     let mut given: Vec<CorporateAction> = Vec::with_capacity(actions.len());
     let mut at: HashMap<&ActionId, usize> = HashMap::new();
@@ -70,10 +74,12 @@ pub(crate) async fn import(
     }
     for chunk in given.chunks(CHUNK) {
         let stored = stored_json(&mut tx, chunk).await?;
+        let mut new = Vec::new();
         for a in chunk {
             match stored.get(a.id.as_str()) {
                 None => {
-                    insert(&mut tx, a).await?;
+                    new.push(a);
+                    drafts.push(a.added());
                     out.new += 1;
                 }
                 Some(old_json) => {
@@ -84,11 +90,13 @@ pub(crate) async fn import(
                         out.unchanged += 1;
                     } else {
                         update(&mut tx, &merged, &new_json).await?;
+                        drafts.push(merged.changed());
                         out.changed += 1;
                     }
                 }
             }
         }
+        insert(&mut tx, &new).await?;
     }
     for u in unresolved {
         let line = i64::try_from(u.line)
@@ -123,6 +131,7 @@ pub(crate) async fn import(
         )
         .await?;
     }
+    events::append(&mut tx, chrono::Utc::now(), &drafts).await?;
     tx.commit().await.map_err(db)?;
     Ok(out)
 }
@@ -138,24 +147,37 @@ async fn stored_json(conn: &mut Conn, chunk: &[CorporateAction]) -> StoreResult<
     fetch_all(conn, q).await?.iter().map(|r| Ok((r.text("id")?, r.text("action_json")?))).collect()
 }
 
-/// Stores a new action.
-async fn insert(conn: &mut Conn, a: &CorporateAction) -> StoreResult<()> {
-    execute(
-        conn,
-        sqlx::query(
-            "INSERT INTO corporate_actions (id, isin, symbol, type, ex_date, sources, new_isin, action_json) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-        )
-        .bind(a.id.as_str())
-        .bind(a.isin.as_str())
-        .bind(a.symbol.as_str())
-        .bind(a.action.action_type().as_str())
-        .bind(a.ex_date.to_string())
-        .bind(sources(a))
-        .bind(a.action.new_isin().map(|i| i.as_str().to_owned()))
-        .bind(json(a)?),
-    )
-    .await?;
+/// New actions per `INSERT` (8 values each, well within both backends'
+/// limits on a statement's parameters).
+const INSERT_RUN: usize = 100;
+
+/// Stores new actions, [`INSERT_RUN`] a statement.
+async fn insert(conn: &mut Conn, new: &[&CorporateAction]) -> StoreResult<()> {
+    for run in new.chunks(INSERT_RUN) {
+        let rows: Vec<String> = (0..run.len())
+            .map(|i| {
+                let marks: Vec<String> = (1..=8).map(|c| format!("${}", i * 8 + c)).collect();
+                format!("({})", marks.join(", "))
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO corporate_actions (id, isin, symbol, type, ex_date, sources, new_isin, action_json) VALUES {}",
+            rows.join(", ")
+        );
+        let mut q = sqlx::query(&sql);
+        for a in run {
+            q = q
+                .bind(a.id.as_str())
+                .bind(a.isin.as_str())
+                .bind(a.symbol.as_str())
+                .bind(a.action.action_type().as_str())
+                .bind(a.ex_date.to_string())
+                .bind(sources(a))
+                .bind(a.action.new_isin().map(|i| i.as_str().to_owned()))
+                .bind(json(a)?);
+        }
+        execute(conn, q).await?;
+    }
     Ok(())
 }
 
