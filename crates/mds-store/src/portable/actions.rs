@@ -98,42 +98,85 @@ pub(crate) async fn import(
         }
         insert(&mut tx, &new).await?;
     }
+    out.unresolved_new = insert_unresolved(&mut tx, unresolved).await?;
+    out.unresolved_resolved = remove_resolved(&mut tx, resolved).await?;
+    events::append(&mut tx, chrono::Utc::now(), &drafts).await?;
+    tx.commit().await.map_err(db)?;
+    Ok(out)
+}
+
+/// Unresolved rows per `INSERT`.
+const UNRESOLVED_RUN: usize = 100;
+
+/// Stores the unresolved rows not stored before, [`UNRESOLVED_RUN`] a
+/// statement; how many were new. A line past what the store holds refuses
+/// them all.
+async fn insert_unresolved(conn: &mut Conn, unresolved: &[UnresolvedAction]) -> StoreResult<u64> {
+    let mut lines = Vec::with_capacity(unresolved.len());
     for u in unresolved {
-        let line = i64::try_from(u.line)
-            .map_err(|_| StoreError::Invalid(format!("{}: line {} is past the largest line stored", u.file, u.line)))?;
-        let n = execute(
-            &mut tx,
-            sqlx::query(
-                "INSERT INTO corporate_action_unresolved (source, code, ex_date, purpose, file, line) \
-                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
-            )
-            .bind(u.source.as_str())
-            .bind(u.code.as_str())
-            .bind(u.ex_date.to_string())
-            .bind(u.purpose.as_str())
-            .bind(u.file.as_str())
-            .bind(line),
-        )
-        .await?;
-        out.unresolved_new += n;
+        lines.push(i64::try_from(u.line).map_err(|_| {
+            StoreError::Invalid(format!("{}: line {} is past the largest line stored", u.file, u.line))
+        })?);
     }
+    let mut new = 0;
+    for (run, lines) in unresolved.chunks(UNRESOLVED_RUN).zip(lines.chunks(UNRESOLVED_RUN)) {
+        let rows: Vec<String> = (0..run.len())
+            .map(|i| {
+                let marks: Vec<String> = (1..=6).map(|c| format!("${}", i * 6 + c)).collect();
+                format!("({})", marks.join(", "))
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO corporate_action_unresolved (source, code, ex_date, purpose, file, line) VALUES {} \
+             ON CONFLICT DO NOTHING",
+            rows.join(", ")
+        );
+        let mut q = sqlx::query(&sql);
+        for (u, line) in run.iter().zip(lines) {
+            q = q
+                .bind(u.source.as_str())
+                .bind(u.code.as_str())
+                .bind(u.ex_date.to_string())
+                .bind(u.purpose.as_str())
+                .bind(u.file.as_str())
+                .bind(*line);
+        }
+        new += execute(conn, q).await?;
+    }
+    Ok(new)
+}
+
+/// Removes the stored unresolved rows that `resolved` names (exchange,
+/// code, ex-date and text); how many. The stored ones are read first (few:
+/// only what no import could resolve), so a re-import that resolves every
+/// row costs one read, not a statement a row.
+async fn remove_resolved(conn: &mut Conn, resolved: &[UnresolvedAction]) -> StoreResult<u64> {
+    let rs =
+        fetch_all(conn, sqlx::query("SELECT source, code, ex_date, purpose FROM corporate_action_unresolved")).await?;
+    let mut stored = std::collections::HashSet::with_capacity(rs.len());
+    for r in &rs {
+        stored.insert((r.text("source")?, r.text("code")?, r.text("ex_date")?, r.text("purpose")?));
+    }
+    let mut removed = 0;
     for r in resolved {
-        out.unresolved_resolved += execute(
-            &mut tx,
+        let key = (r.source.as_str().to_owned(), r.code.clone(), r.ex_date.to_string(), r.purpose.clone());
+        if !stored.remove(&key) {
+            continue;
+        }
+        removed += execute(
+            conn,
             sqlx::query(
                 "DELETE FROM corporate_action_unresolved \
                  WHERE source = $1 AND code = $2 AND ex_date = $3 AND purpose = $4",
             )
-            .bind(r.source.as_str())
-            .bind(r.code.as_str())
-            .bind(r.ex_date.to_string())
-            .bind(r.purpose.as_str()),
+            .bind(key.0)
+            .bind(key.1)
+            .bind(key.2)
+            .bind(key.3),
         )
         .await?;
     }
-    events::append(&mut tx, chrono::Utc::now(), &drafts).await?;
-    tx.commit().await.map_err(db)?;
-    Ok(out)
+    Ok(removed)
 }
 
 /// The stored JSON of those of `chunk` stored, by id.
