@@ -95,6 +95,35 @@ impl FromStr for EventType {
 
 wire_text!(EventType);
 
+/// An event type a filter may name, with its OpenAPI schema: a string, one
+/// of [`EventType::SUBSCRIBABLE`] (webhook bodies' `types`).
+#[cfg(feature = "openapi")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubscribableType(pub EventType);
+
+#[cfg(feature = "openapi")]
+impl<'de> Deserialize<'de> for SubscribableType {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map(SubscribableType).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for SubscribableType {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .description(Some("An event type an endpoint may subscribe to."))
+            .enum_values(Some(EventType::SUBSCRIBABLE.map(EventType::as_str)))
+            .build()
+            .into()
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for SubscribableType {}
+
 impl<'de> Deserialize<'de> for EventType {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;

@@ -95,7 +95,7 @@ export interface paths {
         };
         /**
          * Read the event log
-         * @description The event log, oldest first: `article.published` (a new article), `article.updated` (an imported article that changed; `data` is the article as the news list shows it, without `body`), and `company.changed` (`data`: the company's detail after the change, the top-level fields that changed, and the identity events it gained). Ids increase in commit order across the service. Pass the last id you processed as `since` to read what came after it; page with `next_cursor` passed back as `cursor` (with the same filters). Events are kept 30 days by default: an older `since` is `410 events_expired`. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
+         * @description The event log, oldest first: `article.published` (a new article), `article.updated` (an imported article that changed; `data` is the article as the news list shows it, without `body`), and `company.changed` (`data`: the company's detail after the change, the top-level fields that changed, and the identity events it gained), `corporate_action.added` and `corporate_action.changed` (`data`: the corporate action as stored, new or changed by an import). Ids increase in commit order across the service. Pass the last id you processed as `since` to read what came after it; page with `next_cursor` passed back as `cursor` (with the same filters). Events are kept 30 days by default: an older `since` is `410 events_expired`. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
          */
         get: operations["listEvents"];
         put?: never;
@@ -363,6 +363,11 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * @description A corporate action's id.
+         * @example ca_3f2a9c0d1e4b5a67
+         */
+        ActionId: string;
+        /**
          * @description A news article. Serialises with every field present: optional
          *     fields with no value are `null`, `tags` is `[]`, so every article
          *     has one shape.
@@ -420,6 +425,8 @@ export interface components {
         };
         /** @enum {string} */
         CompanyStatus: "active" | "superseded" | "delisted";
+        /** @enum {string} */
+        DividendKind: "interim" | "final" | "special";
         /**
          * @description An endpoint's status.
          * @enum {string}
@@ -512,7 +519,7 @@ export interface components {
          * @description An event type an endpoint may subscribe to.
          * @enum {string}
          */
-        SubscribableType: "article.published" | "article.updated" | "company.changed";
+        SubscribableType: "article.published" | "article.updated" | "company.changed" | "corporate_action.added" | "corporate_action.changed";
         /**
          * @description Trading symbol: 1 to 32 printable ASCII characters without white space, upper case.
          * @example BAJAJ-AUTO
@@ -558,6 +565,30 @@ export interface components {
             updated_at: string | null;
             /** @description Public URL of the article. */
             url: string | null;
+        };
+        /**
+         * @description The figures of a `bonus`: `ratio_new` new shares for every `ratio_held`
+         *     held ("Bonus 1:2" = 1 new for every 2 held).
+         */
+        V1Bonus: {
+            /**
+             * Format: int32
+             * @description Shares held, per `ratio_new`; `null` when the text gives no ratio.
+             */
+            ratio_held: number | null;
+            /**
+             * Format: int32
+             * @description New shares, per `ratio_held`; `null` when the text gives no ratio.
+             */
+            ratio_new: number | null;
+        };
+        /** @description The figures of a `buyback`. */
+        V1Buyback: {
+            /**
+             * Format: double
+             * @description INR a share; `null` when not given.
+             */
+            price: number | null;
         };
         /**
          * @description One page of `GET /v1/companies/changes`: the page envelope of the lists
@@ -653,6 +684,253 @@ export interface components {
             /** @description Cursor of the next page: a string when `has_more`, else `null`. */
             next_cursor: string | null;
         };
+        /** @description One corporate action as the API serves it (contract 13.2). */
+        V1CorporateAction: {
+            /** @description Its figures. */
+            dividend: components["schemas"]["V1Dividend"];
+            /**
+             * Format: date
+             * @description The first day the shares trade without the entitlement.
+             */
+            ex_date: string;
+            /**
+             * Format: double
+             * @description The price adjustment factor (contract 13.2); `null` until known.
+             */
+            factor: number | null;
+            /** @description `ca_…`, stable across re-imports and nodes ([`ActionId::of`]). */
+            id: components["schemas"]["ActionId"];
+            /** @description The ISIN it applies to. */
+            isin: string;
+            /** @description The exchange's own text, as published (the first source's). */
+            purpose: string;
+            /**
+             * Format: date
+             * @description The record date; `null` when not published.
+             */
+            record_date: string | null;
+            /** @description Who published it: `["nse"]`, `["bse"]` or `["nse", "bse"]`. */
+            sources: components["schemas"]["Exchange"][];
+            /** @description The ISIN's NSE symbol on the ex-date, else its BSE id. */
+            symbol: string;
+            /** @enum {string} */
+            type: "dividend";
+        } | {
+            /** @description Its figures. */
+            bonus: components["schemas"]["V1Bonus"];
+            /**
+             * Format: date
+             * @description The first day the shares trade without the entitlement.
+             */
+            ex_date: string;
+            /**
+             * Format: double
+             * @description The price adjustment factor (contract 13.2); `null` until known.
+             */
+            factor: number | null;
+            /** @description `ca_…`, stable across re-imports and nodes ([`ActionId::of`]). */
+            id: components["schemas"]["ActionId"];
+            /** @description The ISIN it applies to. */
+            isin: string;
+            /** @description The exchange's own text, as published (the first source's). */
+            purpose: string;
+            /**
+             * Format: date
+             * @description The record date; `null` when not published.
+             */
+            record_date: string | null;
+            /** @description Who published it: `["nse"]`, `["bse"]` or `["nse", "bse"]`. */
+            sources: components["schemas"]["Exchange"][];
+            /** @description The ISIN's NSE symbol on the ex-date, else its BSE id. */
+            symbol: string;
+            /** @enum {string} */
+            type: "bonus";
+        } | {
+            /**
+             * Format: date
+             * @description The first day the shares trade without the entitlement.
+             */
+            ex_date: string;
+            /**
+             * Format: double
+             * @description The price adjustment factor (contract 13.2); `null` until known.
+             */
+            factor: number | null;
+            /** @description `ca_…`, stable across re-imports and nodes ([`ActionId::of`]). */
+            id: components["schemas"]["ActionId"];
+            /** @description The ISIN it applies to. */
+            isin: string;
+            /** @description The exchange's own text, as published (the first source's). */
+            purpose: string;
+            /**
+             * Format: date
+             * @description The record date; `null` when not published.
+             */
+            record_date: string | null;
+            /** @description Who published it: `["nse"]`, `["bse"]` or `["nse", "bse"]`. */
+            sources: components["schemas"]["Exchange"][];
+            /** @description Its figures. */
+            split: components["schemas"]["V1FaceValueChange"];
+            /** @description The ISIN's NSE symbol on the ex-date, else its BSE id. */
+            symbol: string;
+            /** @enum {string} */
+            type: "split";
+        } | {
+            /** @description Its figures. */
+            consolidation: components["schemas"]["V1FaceValueChange"];
+            /**
+             * Format: date
+             * @description The first day the shares trade without the entitlement.
+             */
+            ex_date: string;
+            /**
+             * Format: double
+             * @description The price adjustment factor (contract 13.2); `null` until known.
+             */
+            factor: number | null;
+            /** @description `ca_…`, stable across re-imports and nodes ([`ActionId::of`]). */
+            id: components["schemas"]["ActionId"];
+            /** @description The ISIN it applies to. */
+            isin: string;
+            /** @description The exchange's own text, as published (the first source's). */
+            purpose: string;
+            /**
+             * Format: date
+             * @description The record date; `null` when not published.
+             */
+            record_date: string | null;
+            /** @description Who published it: `["nse"]`, `["bse"]` or `["nse", "bse"]`. */
+            sources: components["schemas"]["Exchange"][];
+            /** @description The ISIN's NSE symbol on the ex-date, else its BSE id. */
+            symbol: string;
+            /** @enum {string} */
+            type: "consolidation";
+        } | {
+            /**
+             * Format: date
+             * @description The first day the shares trade without the entitlement.
+             */
+            ex_date: string;
+            /**
+             * Format: double
+             * @description The price adjustment factor (contract 13.2); `null` until known.
+             */
+            factor: number | null;
+            /** @description `ca_…`, stable across re-imports and nodes ([`ActionId::of`]). */
+            id: components["schemas"]["ActionId"];
+            /** @description The ISIN it applies to. */
+            isin: string;
+            /** @description The exchange's own text, as published (the first source's). */
+            purpose: string;
+            /**
+             * Format: date
+             * @description The record date; `null` when not published.
+             */
+            record_date: string | null;
+            /** @description Its figures. */
+            rights: components["schemas"]["V1Rights"];
+            /** @description Who published it: `["nse"]`, `["bse"]` or `["nse", "bse"]`. */
+            sources: components["schemas"]["Exchange"][];
+            /** @description The ISIN's NSE symbol on the ex-date, else its BSE id. */
+            symbol: string;
+            /** @enum {string} */
+            type: "rights";
+        } | {
+            /** @description Its figures. */
+            buyback: components["schemas"]["V1Buyback"];
+            /**
+             * Format: date
+             * @description The first day the shares trade without the entitlement.
+             */
+            ex_date: string;
+            /**
+             * Format: double
+             * @description The price adjustment factor (contract 13.2); `null` until known.
+             */
+            factor: number | null;
+            /** @description `ca_…`, stable across re-imports and nodes ([`ActionId::of`]). */
+            id: components["schemas"]["ActionId"];
+            /** @description The ISIN it applies to. */
+            isin: string;
+            /** @description The exchange's own text, as published (the first source's). */
+            purpose: string;
+            /**
+             * Format: date
+             * @description The record date; `null` when not published.
+             */
+            record_date: string | null;
+            /** @description Who published it: `["nse"]`, `["bse"]` or `["nse", "bse"]`. */
+            sources: components["schemas"]["Exchange"][];
+            /** @description The ISIN's NSE symbol on the ex-date, else its BSE id. */
+            symbol: string;
+            /** @enum {string} */
+            type: "buyback";
+        } | {
+            /**
+             * Format: date
+             * @description The first day the shares trade without the entitlement.
+             */
+            ex_date: string;
+            /**
+             * Format: double
+             * @description The price adjustment factor (contract 13.2); `null` until known.
+             */
+            factor: number | null;
+            /** @description `ca_…`, stable across re-imports and nodes ([`ActionId::of`]). */
+            id: components["schemas"]["ActionId"];
+            /** @description The ISIN it applies to. */
+            isin: string;
+            /** @description The exchange's own text, as published (the first source's). */
+            purpose: string;
+            /**
+             * Format: date
+             * @description The record date; `null` when not published.
+             */
+            record_date: string | null;
+            /** @description Who published it: `["nse"]`, `["bse"]` or `["nse", "bse"]`. */
+            sources: components["schemas"]["Exchange"][];
+            /** @description The ISIN's NSE symbol on the ex-date, else its BSE id. */
+            symbol: string;
+            /** @enum {string} */
+            type: "demerger";
+        } | {
+            /**
+             * Format: date
+             * @description The first day the shares trade without the entitlement.
+             */
+            ex_date: string;
+            /**
+             * Format: double
+             * @description The price adjustment factor (contract 13.2); `null` until known.
+             */
+            factor: number | null;
+            /** @description `ca_…`, stable across re-imports and nodes ([`ActionId::of`]). */
+            id: components["schemas"]["ActionId"];
+            /** @description The ISIN it applies to. */
+            isin: string;
+            /** @description The exchange's own text, as published (the first source's). */
+            purpose: string;
+            /**
+             * Format: date
+             * @description The record date; `null` when not published.
+             */
+            record_date: string | null;
+            /** @description Who published it: `["nse"]`, `["bse"]` or `["nse", "bse"]`. */
+            sources: components["schemas"]["Exchange"][];
+            /** @description The ISIN's NSE symbol on the ex-date, else its BSE id. */
+            symbol: string;
+            /** @enum {string} */
+            type: "other";
+        };
+        /** @description The figures of a `dividend`. */
+        V1Dividend: {
+            /**
+             * Format: double
+             * @description INR per share; `null` when the text gives no amount.
+             */
+            amount: number | null;
+            kind: null | components["schemas"]["DividendKind"];
+        };
         /** @description One event of the log: `{"id", "type", "created_at", "data"}`. */
         V1Event: {
             /**
@@ -662,7 +940,8 @@ export interface components {
             created_at: string;
             /**
              * @description For `article.*`: the article as the news list shows it (`V1ArticleSummary`, no `body`). For
-             *     `company.changed`: a `V1CompanyChanged`. For `ping`: `{}`.
+             *     `company.changed`: a `V1CompanyChanged`. For `corporate_action.*`: the action
+             *     (`V1CorporateAction`). For `ping`: `{}`.
              */
             data: components["schemas"]["V1EventData"];
             /**
@@ -671,13 +950,14 @@ export interface components {
              */
             id: string;
             /**
-             * @description `article.published`, `article.updated`, `company.changed`, or `ping` (webhook test deliveries only).
+             * @description `article.published`, `article.updated`, `company.changed`, `corporate_action.added`,
+             *     `corporate_action.changed`, or `ping` (webhook test deliveries only).
              * @example article.published
              */
             type: string;
         };
         /** @description The `data` of an event: one shape per type. */
-        V1EventData: components["schemas"]["V1ArticleSummary"] | components["schemas"]["V1CompanyChanged"] | components["schemas"]["V1Ping"];
+        V1EventData: components["schemas"]["V1ArticleSummary"] | components["schemas"]["V1CompanyChanged"] | components["schemas"]["V1CorporateAction"] | components["schemas"]["V1Ping"];
         /** @description One page of events, oldest first (by `id`). */
         V1EventPage: {
             /** @description The events, oldest first (by `id`). */
@@ -686,6 +966,21 @@ export interface components {
             has_more: boolean;
             /** @description Cursor of the next page: a string when `has_more`, else `null`. */
             next_cursor: string | null;
+        };
+        /** @description The figures of a `split` or a `consolidation`. */
+        V1FaceValueChange: {
+            /**
+             * Format: double
+             * @description Face value before, INR; `null` when not given.
+             */
+            face_value_from: number | null;
+            /**
+             * Format: double
+             * @description Face value after, INR; `null` when not given.
+             */
+            face_value_to: number | null;
+            /** @description The ISIN the security moved to with it, when it changed. */
+            new_isin: string | null;
         };
         /**
          * @description One change to a security's identity, as `GET /v1/companies/{isin}/history`
@@ -800,6 +1095,24 @@ export interface components {
         };
         /** @description The `data` of a `ping`: an empty object. */
         V1Ping: Record<string, never>;
+        /** @description The figures of a `rights` issue. */
+        V1Rights: {
+            /**
+             * Format: double
+             * @description INR a share: face value + premium; `null` when either is unknown.
+             */
+            price: number | null;
+            /**
+             * Format: int32
+             * @description Shares held, per `ratio_new`; `null` when not given.
+             */
+            ratio_held: number | null;
+            /**
+             * Format: int32
+             * @description New shares offered, per `ratio_held`; `null` when not given.
+             */
+            ratio_new: number | null;
+        };
         /**
          * @description `GET /v1/symbols/{symbol}`: every ISIN that has carried the symbol on
          *     the exchange, ordered by `to` descending (`null` first), then `from`
@@ -1825,7 +2138,8 @@ export interface operations {
                  */
                 since?: string;
                 /**
-                 * @description Only these types, comma-separated: `article.published`, `article.updated`, `company.changed`.
+                 * @description Only these types, comma-separated: `article.published`, `article.updated`, `company.changed`,
+                 *     `corporate_action.added`, `corporate_action.changed`.
                  * @example article.published,company.changed
                  */
                 types?: string;
@@ -1923,7 +2237,8 @@ export interface operations {
                  */
                 since?: string;
                 /**
-                 * @description Only these types, comma-separated: `article.published`, `article.updated`, `company.changed`.
+                 * @description Only these types, comma-separated: `article.published`, `article.updated`, `company.changed`,
+                 *     `corporate_action.added`, `corporate_action.changed`.
                  * @example article.published,company.changed
                  */
                 types?: string;
