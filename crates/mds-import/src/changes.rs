@@ -135,6 +135,32 @@ pub fn parse_name_changes(bytes: &[u8]) -> Result<Vec<NameChange>, ImportError> 
     Ok(out)
 }
 
+/// `mds import nse-changes --symbols FILE --names FILE` (either or both).
+pub const FORMAT: Format = Format {
+    name: "nse-changes",
+    about: "NSE's cumulative change files (symbolchange.csv, namechange.csv), with or without their header \
+            line; rows already stored are skipped, and the identity events are derived again. A bad line: its \
+            number, nothing imported.",
+    args: &[
+        Arg { name: "symbols", kind: ArgKind::FileOption { required: false }, help: "The symbol-change file." },
+        Arg { name: "names", kind: ArgKind::FileOption { required: false }, help: "The name-change file." },
+    ],
+    read: read_format,
+};
+
+/// [`FORMAT`]'s reading: both files parsed whole.
+fn read_format(given: &Given, _today: NaiveDate) -> Result<Read, Refusal> {
+    let (symbols, names) = (given.one("symbols"), given.one("names"));
+    if symbols.is_none() && names.is_none() {
+        return Err(Refusal::message("give --symbols, --names or both"));
+    }
+    Ok(Input::Changes {
+        symbols: symbols.map(|f| f.parse(parse_symbol_changes)).transpose()?.unwrap_or_default(),
+        names: names.map(|f| f.parse(parse_name_changes)).transpose()?.unwrap_or_default(),
+    }
+    .into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,30 +186,4 @@ ETERNAL,Zomato Limited,ETERNAL LIMITED,09-APR-2025\nTMPV,,Tata Motors Limited,24
         assert_eq!(parse_name_changes(names).unwrap_err().lines(), vec![3]);
         assert!(parse_name_changes(b"").is_err());
     }
-}
-
-/// `mds import nse-changes --symbols FILE --names FILE` (either or both).
-pub const FORMAT: Format = Format {
-    name: "nse-changes",
-    about: "NSE's cumulative change files (symbolchange.csv, namechange.csv), with or without their header \
-            line; rows already stored are skipped, and the identity events are derived again. A bad line: its \
-            number, nothing imported.",
-    args: &[
-        Arg { name: "symbols", kind: ArgKind::FileOption { required: false }, help: "The symbol-change file." },
-        Arg { name: "names", kind: ArgKind::FileOption { required: false }, help: "The name-change file." },
-    ],
-    read: read_format,
-};
-
-/// [`FORMAT`]'s reading: both files parsed whole.
-fn read_format(given: &Given, _today: NaiveDate) -> Result<Read, Refusal> {
-    let (symbols, names) = (given.one("symbols"), given.one("names"));
-    if symbols.is_none() && names.is_none() {
-        return Err(Refusal::message("give --symbols, --names or both"));
-    }
-    Ok(Input::Changes {
-        symbols: symbols.map(|f| f.parse(parse_symbol_changes)).transpose()?.unwrap_or_default(),
-        names: names.map(|f| f.parse(parse_name_changes)).transpose()?.unwrap_or_default(),
-    }
-    .into())
 }

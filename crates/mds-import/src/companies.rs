@@ -343,6 +343,23 @@ fn parse_band(value: &str) -> Result<MarketCapBand, String> {
     value.parse().map_err(|_| format!("market_cap_band must be large_cap, mid_cap or small_cap (got {value:?})"))
 }
 
+/// `mds import companies FILE`: CSV or JSON Lines, checked whole, then
+/// upserted by ISIN a chunk at a time.
+pub const FORMAT: Format = Format {
+    name: "companies",
+    about: "Companies: CSV (header = V1Company field names) or JSON Lines; upsert by ISIN.",
+    args: &[Arg { name: "file", kind: ArgKind::File, help: "The file." }],
+    read: read_format,
+};
+
+/// [`FORMAT`]'s reading: every row checked (none kept), the bytes handed on.
+fn read_format(given: &Given, _today: chrono::NaiveDate) -> Result<Read, Refusal> {
+    let file = given.required("file")?.clone();
+    let bytes = file.bytes()?;
+    check_companies(&bytes).map_err(|e| Refusal::of(&file, e))?;
+    Ok(Input::Companies { file, bytes }.into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -368,21 +385,4 @@ mod tests {
             assert!(parse_bool("is_bse", v).is_err(), "{v}");
         }
     }
-}
-
-/// `mds import companies FILE`: CSV or JSON Lines, checked whole, then
-/// upserted by ISIN a chunk at a time.
-pub const FORMAT: Format = Format {
-    name: "companies",
-    about: "Companies: CSV (header = V1Company field names) or JSON Lines; upsert by ISIN.",
-    args: &[Arg { name: "file", kind: ArgKind::File, help: "The file." }],
-    read: read_format,
-};
-
-/// [`FORMAT`]'s reading: every row checked (none kept), the bytes handed on.
-fn read_format(given: &Given, _today: chrono::NaiveDate) -> Result<Read, Refusal> {
-    let file = given.required("file")?.clone();
-    let bytes = file.bytes()?;
-    check_companies(&bytes).map_err(|e| Refusal::of(&file, e))?;
-    Ok(Input::Companies { file, bytes }.into())
 }
