@@ -14,7 +14,7 @@ use serde::Deserialize;
 use crate::details::{self, CSV_COLUMNS};
 use crate::error::{ImportError, RowError};
 use crate::fields::{non_empty, parse_isin, parse_ticker, parse_url};
-use crate::format::{Arg, ArgKind, Format, Given, Input, Read, Refusal};
+use crate::format::{Format, Given, Input, ONE_FILE, Read, Refusal};
 use crate::text::{self, Column, CsvRows, FirstSeen, HeaderRule, JsonRows};
 
 /// How many columns a CSV may have: the `V1Company` fields, then the details.
@@ -348,13 +348,13 @@ fn parse_band(value: &str) -> Result<MarketCapBand, String> {
 pub const FORMAT: Format = Format {
     name: "companies",
     about: "Companies: CSV (header = V1Company field names) or JSON Lines; upsert by ISIN.",
-    args: &[Arg { name: "file", kind: ArgKind::File, help: "The file." }],
+    args: ONE_FILE,
     read: read_format,
 };
 
 /// [`FORMAT`]'s reading: every row checked (none kept), the bytes handed on.
 fn read_format(given: &Given, _today: chrono::NaiveDate) -> Result<Read, Refusal> {
-    let file = given.required("file")?.clone();
+    let file = given.the_file()?;
     let bytes = file.bytes()?;
     check_companies(&bytes).map_err(|e| Refusal::of(&file, e))?;
     Ok(Input::Companies { file, bytes }.into())

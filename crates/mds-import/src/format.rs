@@ -128,6 +128,9 @@ pub struct Arg {
     pub help: &'static str,
 }
 
+/// The argument of a format that reads one file: `FILE`, positional.
+pub const ONE_FILE: &[Arg] = &[Arg { name: "file", kind: ArgKind::File, help: "The file." }];
+
 /// The values given for a format's arguments, by argument name.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Given {
@@ -163,6 +166,11 @@ impl Given {
     /// The files of `name`, in the order given.
     pub fn many(&self, name: &str) -> &[Source] {
         self.files.get(name).map(Vec::as_slice).unwrap_or_default()
+    }
+
+    /// The one file of a format whose arguments are [`ONE_FILE`].
+    pub fn the_file(&self) -> Result<Source, Refusal> {
+        self.required(ONE_FILE[0].name).cloned()
     }
 
     /// The file of `name`, required: refused when not given.

@@ -120,16 +120,10 @@ async fn insert_unresolved(conn: &mut Conn, unresolved: &[UnresolvedAction]) -> 
     }
     let mut new = 0;
     for (run, lines) in unresolved.chunks(UNRESOLVED_RUN).zip(lines.chunks(UNRESOLVED_RUN)) {
-        let rows: Vec<String> = (0..run.len())
-            .map(|i| {
-                let marks: Vec<String> = (1..=6).map(|c| format!("${}", i * 6 + c)).collect();
-                format!("({})", marks.join(", "))
-            })
-            .collect();
         let sql = format!(
             "INSERT INTO corporate_action_unresolved (source, code, ex_date, purpose, file, line) VALUES {} \
              ON CONFLICT DO NOTHING",
-            rows.join(", ")
+            values(run.len(), 6)
         );
         let mut q = sqlx::query(&sql);
         for (u, line) in run.iter().zip(lines) {
@@ -190,6 +184,16 @@ async fn stored_json(conn: &mut Conn, chunk: &[CorporateAction]) -> StoreResult<
     fetch_all(conn, q).await?.iter().map(|r| Ok((r.text("id")?, r.text("action_json")?))).collect()
 }
 
+/// The `VALUES` of a multi-row `INSERT` of `rows` rows of `width`
+/// parameters each: `($1, $2), ($3, $4)`.
+fn values(rows: usize, width: usize) -> String {
+    let row = |i: usize| {
+        let marks: Vec<String> = (1..=width).map(|c| format!("${}", i * width + c)).collect();
+        format!("({})", marks.join(", "))
+    };
+    (0..rows).map(row).collect::<Vec<_>>().join(", ")
+}
+
 /// New actions per `INSERT` (8 values each, well within both backends'
 /// limits on a statement's parameters).
 const INSERT_RUN: usize = 100;
@@ -197,15 +201,9 @@ const INSERT_RUN: usize = 100;
 /// Stores new actions, [`INSERT_RUN`] a statement.
 async fn insert(conn: &mut Conn, new: &[&CorporateAction]) -> StoreResult<()> {
     for run in new.chunks(INSERT_RUN) {
-        let rows: Vec<String> = (0..run.len())
-            .map(|i| {
-                let marks: Vec<String> = (1..=8).map(|c| format!("${}", i * 8 + c)).collect();
-                format!("({})", marks.join(", "))
-            })
-            .collect();
         let sql = format!(
             "INSERT INTO corporate_actions (id, isin, symbol, type, ex_date, sources, new_isin, action_json) VALUES {}",
-            rows.join(", ")
+            values(run.len(), 8)
         );
         let mut q = sqlx::query(&sql);
         for a in run {
