@@ -42,7 +42,8 @@ pub(crate) struct StreamArgs {
     /// Resume after this event id (evt_…); without it, from the next event.
     #[arg(long, value_name = "EVENT_ID")]
     since: Option<String>,
-    /// Only these types, comma-separated (article.published, article.updated, company.changed).
+    /// Only these types, comma-separated (article.published, article.updated, company.changed,
+    /// corporate_action.added, corporate_action.changed).
     #[arg(long, value_name = "TYPES")]
     types: Option<String>,
     /// Only events about the company with this ISIN.

@@ -20,7 +20,6 @@ mod admin;
 mod events;
 mod get;
 mod import;
-mod import_actions;
 pub(crate) mod logging;
 mod mcp;
 mod serve;
@@ -51,7 +50,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Create or upgrade the schema: the one command that changes it.
     Migrate,
-    /// Load companies or news from a file.
+    /// Load files of one import format (companies, news, the exchanges'
+    /// lists and change files, corporate actions), all or nothing.
     #[command(subcommand)]
     Import(import::ImportCommand),
     /// Manage tiers (rate limit and monthly quota).

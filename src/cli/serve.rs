@@ -204,32 +204,29 @@ const DEMO_ACCOUNT: &str = "demo";
 const DEMO_TIER: &str = "pro";
 
 /// `mds demo`: loads the demo data into an empty store (the exchange lists
-/// of 2024 and 2026 and NSE's change files, with their identity history),
+/// of 2024 and 2026 and NSE's change files, with their identity history,
+/// the four corporate-action files, the news),
 /// issues a demo key, prints it with curl lines (the company list, the news
 /// list, the newest article with its body, a company's history and the
 /// master as of a past day), then serves.
 pub(crate) async fn demo(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<()> {
     let store = open_migrated(url).await?;
     if store.company_count().await? == 0 {
-        // As an operator would: the 2024 snapshot, the 2026 one, the change
-        // files (`mds import exchanges`, then `mds import nse-changes`).
-        let history = mds_import::demo_history();
-        let articles = mds_import::demo_articles();
-        for snapshots in [&history.snapshots_2024, &history.snapshots_2026] {
-            store.import_snapshots(snapshots).await.context("cannot load the demo's exchange lists")?;
-        }
-        let changes = store
-            .import_nse_changes(&history.symbol_changes, &history.name_changes)
+        // As an operator would, through the same node operation as `mds
+        // import`: the 2024 lists, the 2026 ones, the change files, NSE's
+        // and BSE's action files, the news.
+        let summaries = super::import::import_all(&store, &mds_import::demo::imports())
             .await
-            .context("cannot load the demo's change files")?;
-        store.upsert_articles(&articles).await.context("cannot load demo articles")?;
+            .context("cannot load the demo's files")?;
+        summaries.iter().for_each(super::import::warn);
         eprintln!(
-            "loaded {} companies ({} identity events: NSE and BSE of {}, NSE of {}, NSE's change files) and {} news articles into {url}",
+            "loaded {} companies (NSE and BSE of {}, NSE of {}, NSE's change files), {} corporate actions (NSE's \
+             and BSE's files) and {} news articles into {url}",
             store.company_count().await?,
-            changes.events,
             mds_import::demo::DAY_2024,
             mds_import::demo::DAY_2026,
-            articles.len()
+            store.action_count().await?,
+            store.article_count().await?
         );
     } else {
         eprintln!("reusing the data already in {url}");

@@ -139,7 +139,11 @@ impl Proc {
                 }
             });
         }
-        let deadline = Instant::now() + Duration::from_secs(30);
+        // `mds demo` loads its data first (the lists, the change files,
+        // 23k corporate-action rows, the news): in a debug build on busy
+        // cores that takes most of a minute. A generous deadline costs
+        // nothing when the server is quick.
+        let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             let line = rx
                 .recv_timeout(deadline.saturating_duration_since(Instant::now()))

@@ -17,6 +17,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::company::{Exchange, Ticker};
+use crate::event::{EventDraft, EventSubject, EventType};
 use crate::isin::Isin;
 
 /// Who published an action: NSE or BSE (the exchanges of section 4).
@@ -277,6 +278,30 @@ impl CorporateAction {
         self.record_date = self.record_date.or(other.record_date);
         self.action.take_unsaid(&other.action);
     }
+
+    /// The draft of its `corporate_action.added` event (contract 13.3):
+    /// `data` is the action, about its ISIN and symbol.
+    pub fn added(&self) -> EventDraft {
+        self.draft(EventType::CorporateActionAdded)
+    }
+
+    /// The draft of its `corporate_action.changed` event: `data` is the
+    /// action as it now stands.
+    pub fn changed(&self) -> EventDraft {
+        self.draft(EventType::CorporateActionChanged)
+    }
+
+    fn draft(&self, kind: EventType) -> EventDraft {
+        EventDraft {
+            kind,
+            subject: EventSubject {
+                isin: Some(self.isin.clone()),
+                ticker: Some(self.symbol.as_str().to_owned()),
+                tags: vec![],
+            },
+            data: serde_json::to_string(self).expect("an action always serialises"),
+        }
+    }
 }
 
 impl Action {
@@ -433,6 +458,17 @@ mod tests {
         assert_eq!(json, expected);
         let back: CorporateAction = serde_json::from_value(json).unwrap();
         assert_eq!(back, a);
+    }
+
+    #[test]
+    fn its_events_carry_the_action_about_its_isin_and_symbol() {
+        let a = canbk();
+        let (added, changed) = (a.added(), a.changed());
+        assert_eq!((added.kind, changed.kind), (EventType::CorporateActionAdded, EventType::CorporateActionChanged));
+        assert_eq!(added.subject.isin.as_ref(), Some(&a.isin));
+        assert_eq!(added.subject.ticker.as_deref(), Some("CANBK"));
+        let data: CorporateAction = serde_json::from_str(&changed.data).unwrap();
+        assert_eq!(data, a);
     }
 
     #[test]

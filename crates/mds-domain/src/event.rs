@@ -28,24 +28,43 @@ pub enum EventType {
     ArticleUpdated,
     /// A company's detail changed (or a company new to the store).
     CompanyChanged,
+    /// A corporate action new to the store (contract 13.3).
+    CorporateActionAdded,
+    /// A stored corporate action that an import changed (a source added,
+    /// a kind or record date learnt).
+    CorporateActionChanged,
     /// A test delivery to one webhook endpoint; never in the log.
     Ping,
 }
 
 /// Why a string is not an event type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown event type {0:?}: one of article.published, article.updated, company.changed")]
+#[error(
+    "unknown event type {0:?}: one of article.published, article.updated, company.changed, \
+     corporate_action.added, corporate_action.changed"
+)]
 pub struct EventTypeError(pub String);
 
 impl EventType {
     /// Every type, in wire order.
-    pub const ALL: [EventType; 4] =
-        [EventType::ArticlePublished, EventType::ArticleUpdated, EventType::CompanyChanged, EventType::Ping];
+    pub const ALL: [EventType; 6] = [
+        EventType::ArticlePublished,
+        EventType::ArticleUpdated,
+        EventType::CompanyChanged,
+        EventType::CorporateActionAdded,
+        EventType::CorporateActionChanged,
+        EventType::Ping,
+    ];
 
     /// The types a filter may name (not `ping`, which only the test route
     /// sends).
-    pub const SUBSCRIBABLE: [EventType; 3] =
-        [EventType::ArticlePublished, EventType::ArticleUpdated, EventType::CompanyChanged];
+    pub const SUBSCRIBABLE: [EventType; 5] = [
+        EventType::ArticlePublished,
+        EventType::ArticleUpdated,
+        EventType::CompanyChanged,
+        EventType::CorporateActionAdded,
+        EventType::CorporateActionChanged,
+    ];
 
     /// The wire value.
     pub fn as_str(self) -> &'static str {
@@ -53,6 +72,8 @@ impl EventType {
             EventType::ArticlePublished => "article.published",
             EventType::ArticleUpdated => "article.updated",
             EventType::CompanyChanged => "company.changed",
+            EventType::CorporateActionAdded => "corporate_action.added",
+            EventType::CorporateActionChanged => "corporate_action.changed",
             EventType::Ping => "ping",
         }
     }
@@ -73,6 +94,35 @@ impl FromStr for EventType {
 }
 
 wire_text!(EventType);
+
+/// An event type a filter may name, with its OpenAPI schema: a string, one
+/// of [`EventType::SUBSCRIBABLE`] (webhook bodies' `types`).
+#[cfg(feature = "openapi")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubscribableType(pub EventType);
+
+#[cfg(feature = "openapi")]
+impl<'de> Deserialize<'de> for SubscribableType {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map(SubscribableType).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for SubscribableType {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .description(Some("An event type an endpoint may subscribe to."))
+            .enum_values(Some(EventType::SUBSCRIBABLE.map(EventType::as_str)))
+            .build()
+            .into()
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for SubscribableType {}
 
 impl<'de> Deserialize<'de> for EventType {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -165,7 +215,8 @@ pub struct Event {
     /// Its id (`evt_` and 16 hex digits), increasing in commit order across the service.
     #[cfg_attr(feature = "openapi", schema(value_type = String, pattern = "^evt_[0-9a-f]{16}$", example = "evt_0000000000000001"))]
     pub id: EventId,
-    /// `article.published`, `article.updated`, `company.changed`, or `ping` (webhook test deliveries only).
+    /// `article.published`, `article.updated`, `company.changed`, `corporate_action.added`,
+    /// `corporate_action.changed`, or `ping` (webhook test deliveries only).
     #[serde(rename = "type")]
     #[cfg_attr(feature = "openapi", schema(value_type = String, example = "article.published"))]
     pub kind: EventType,
@@ -174,7 +225,8 @@ pub struct Event {
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub created_at: DateTime<Utc>,
     /// For `article.*`: the article as the news list shows it (`V1ArticleSummary`, no `body`). For
-    /// `company.changed`: a `V1CompanyChanged`. For `ping`: `{}`.
+    /// `company.changed`: a `V1CompanyChanged`. For `corporate_action.*`: the action
+    /// (`V1CorporateAction`). For `ping`: `{}`.
     #[cfg_attr(feature = "openapi", schema(value_type = EventData))]
     pub data: serde_json::Value,
 }
@@ -191,6 +243,8 @@ enum EventData {
     Article(crate::article::ArticleSummary),
     /// `company.changed`.
     CompanyChanged(CompanyChanged),
+    /// `corporate_action.added`, `corporate_action.changed`.
+    CorporateAction(crate::actions::CorporateAction),
     /// `ping`.
     Ping(Ping),
 }
@@ -319,12 +373,13 @@ pub struct EventsQuery {
     /// not issued by this service is `400 invalid_cursor`.
     #[cfg_attr(feature = "openapi", param(value_type = Option<String>, example = "evt_0000000000000001"))]
     pub since: Option<String>,
-    /// Only these types, comma-separated: `article.published`, `article.updated`, `company.changed`.
+    /// Only these types, comma-separated: `article.published`, `article.updated`, `company.changed`,
+    /// `corporate_action.added`, `corporate_action.changed`.
     #[cfg_attr(
         feature = "openapi",
         param(
             value_type = Option<String>,
-            pattern = r"^\s*(article\.published|article\.updated|company\.changed)\s*(,\s*(article\.published|article\.updated|company\.changed)\s*)*$",
+            pattern = r"^\s*(article\.published|article\.updated|company\.changed|corporate_action\.added|corporate_action\.changed)\s*(,\s*(article\.published|article\.updated|company\.changed|corporate_action\.added|corporate_action\.changed)\s*)*$",
             example = "article.published,company.changed"
         )
     )]
@@ -458,8 +513,29 @@ mod tests {
     #[test]
     fn types_parse_only_what_a_filter_may_name() {
         assert_eq!("company.changed".parse::<EventType>(), Ok(EventType::CompanyChanged));
+        assert_eq!("corporate_action.added".parse::<EventType>(), Ok(EventType::CorporateActionAdded));
+        assert_eq!("corporate_action.changed".parse::<EventType>(), Ok(EventType::CorporateActionChanged));
+        for t in EventType::SUBSCRIBABLE {
+            assert!(EventTypeError(String::new()).to_string().contains(t.as_str()), "{t} in the refusal");
+        }
         assert!("ping".parse::<EventType>().is_err());
         assert_eq!(EventType::from_wire("ping"), Some(EventType::Ping));
+    }
+
+    /// The `types` parameter's pattern in the OpenAPI document names every
+    /// type a filter may name (written there as a literal, as utoipa
+    /// wants).
+    #[cfg(feature = "openapi")]
+    #[test]
+    fn the_types_pattern_names_every_subscribable_type() {
+        use utoipa::IntoParams;
+        let params = EventsQuery::into_params(|| None);
+        let types = params.iter().find(|p| p.name == TYPES).expect("types is a parameter");
+        let json = serde_json::to_string(types).unwrap();
+        for t in EventType::SUBSCRIBABLE {
+            let escaped = t.as_str().replace('.', "\\\\.");
+            assert_eq!(json.matches(&escaped).count(), 2, "{t} in {json}");
+        }
     }
 
     #[test]

@@ -19,6 +19,7 @@ use mds_domain::snapshot::{NameChange, SymbolChange};
 
 use crate::error::{ImportError, RowError};
 use crate::fields::parse_ticker;
+use crate::format::{Arg, ArgKind, Format, Given, Input, Read, Refusal};
 use crate::text;
 
 /// A change file's date (`09-APR-2025`).
@@ -132,6 +133,32 @@ pub fn parse_name_changes(bytes: &[u8]) -> Result<Vec<NameChange>, ImportError> 
     })?;
     out.dedup();
     Ok(out)
+}
+
+/// `mds import nse-changes --symbols FILE --names FILE` (either or both).
+pub const FORMAT: Format = Format {
+    name: "nse-changes",
+    about: "NSE's cumulative change files (symbolchange.csv, namechange.csv), with or without their header \
+            line; rows already stored are skipped, and the identity events are derived again. A bad line: its \
+            number, nothing imported.",
+    args: &[
+        Arg { name: "symbols", kind: ArgKind::FileOption { required: false }, help: "The symbol-change file." },
+        Arg { name: "names", kind: ArgKind::FileOption { required: false }, help: "The name-change file." },
+    ],
+    read: read_format,
+};
+
+/// [`FORMAT`]'s reading: both files parsed whole.
+fn read_format(given: &Given, _today: NaiveDate) -> Result<Read, Refusal> {
+    let (symbols, names) = (given.one("symbols"), given.one("names"));
+    if symbols.is_none() && names.is_none() {
+        return Err(Refusal::message("give --symbols, --names or both"));
+    }
+    Ok(Input::Changes {
+        symbols: symbols.map(|f| f.parse(parse_symbol_changes)).transpose()?.unwrap_or_default(),
+        names: names.map(|f| f.parse(parse_name_changes)).transpose()?.unwrap_or_default(),
+    }
+    .into())
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use serde::Deserialize;
 use crate::details::{self, CSV_COLUMNS};
 use crate::error::{ImportError, RowError};
 use crate::fields::{non_empty, parse_isin, parse_ticker, parse_url};
+use crate::format::{Format, Given, Input, ONE_FILE, Read, Refusal};
 use crate::text::{self, Column, CsvRows, FirstSeen, HeaderRule, JsonRows};
 
 /// How many columns a CSV may have: the `V1Company` fields, then the details.
@@ -340,6 +341,23 @@ fn parse_bool(column: &str, value: &str) -> Result<bool, String> {
 
 fn parse_band(value: &str) -> Result<MarketCapBand, String> {
     value.parse().map_err(|_| format!("market_cap_band must be large_cap, mid_cap or small_cap (got {value:?})"))
+}
+
+/// `mds import companies FILE`: CSV or JSON Lines, checked whole, then
+/// upserted by ISIN a chunk at a time.
+pub const FORMAT: Format = Format {
+    name: "companies",
+    about: "Companies: CSV (header = V1Company field names) or JSON Lines; upsert by ISIN.",
+    args: ONE_FILE,
+    read: read_format,
+};
+
+/// [`FORMAT`]'s reading: every row checked (none kept), the bytes handed on.
+fn read_format(given: &Given, _today: chrono::NaiveDate) -> Result<Read, Refusal> {
+    let file = given.the_file()?;
+    let bytes = file.bytes()?;
+    check_companies(&bytes).map_err(|e| Refusal::of(&file, e))?;
+    Ok(Input::Companies { file, bytes }.into())
 }
 
 #[cfg(test)]

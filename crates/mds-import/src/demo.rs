@@ -3,18 +3,21 @@
 //! The bytes are the files in `data/demo/` (the exchanges' lists of January
 //! 2024, a market-capitalisation file of 28 March 2024, NSE's main board and
 //! SME lists of 17 May 2026 with its symbol- and name-change files, and
-//! fictional news), run through the same parsers an operator's files go
-//! through. `mds demo` loads them as an operator would: the 2024 snapshot,
-//! then the 2026 one, then the change files ([`demo_history`]). The tests of
-//! this crate parse them, so the `expect`s below cannot fire in a build whose
-//! tests pass.
+//! fictional news) and the four corporate-action files of `data/actions/`
+//! (NSE's two, BSE's two), run through the same parsers an operator's files
+//! go through. `mds demo` loads them as an operator would, each an import
+//! the node runs ([`imports`]): the 2024 snapshot, then the 2026 one, the
+//! change files, NSE's actions, BSE's, and the news ([`demo_history`] holds
+//! the identity part parsed). The tests of this crate parse them, so the
+//! `expect`s below cannot fire in a build whose tests pass.
 
 use chrono::NaiveDate;
 use mds_domain::snapshot::{NameChange, SnapshotImport, SymbolChange};
 use mds_domain::{Article, Company};
 
 use crate::exchange::{self, MergedCompanies};
-use crate::{changes, news};
+use crate::format::{Format, Given, Source};
+use crate::{actions, changes, news};
 
 /// The bytes of the file `name` of `data/demo/`.
 macro_rules! demo_file {
@@ -37,6 +40,27 @@ pub const NSE_SME_EQUITY_LIST_2026: &[u8] = demo_file!("nse_SME_EQUITY_L_2026-05
 pub const NSE_SYMBOL_CHANGES: &[u8] = demo_file!("nse_symbolchange_2026-05-17.csv");
 /// NSE `namechange.csv` as of 17 May 2026.
 pub const NSE_NAME_CHANGES: &[u8] = demo_file!("nse_namechange_2026-05-17.csv");
+
+/// A corporate-action file of `data/actions/`, embedded under its name.
+macro_rules! action_file {
+    ($name:literal) => {
+        Source::Embedded {
+            name: $name,
+            bytes: include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/actions/", $name)),
+        }
+    };
+}
+
+/// NSE's corporate-action files, 2016 to 2026 (zstd).
+pub const NSE_ACTIONS: [Source; 2] = [
+    action_file!("nse_CF-CA-equities_2016-01-05_to_2025-07-18.csv.zst"),
+    action_file!("nse_CF-CA-equities_2025-07-15_to_2026-07-15.csv.zst"),
+];
+/// BSE's corporate-action files, 2025 to 2026 (zstd).
+pub const BSE_ACTIONS: [Source; 2] = [
+    action_file!("bse_Corporate_Actions_2025-07-15_to_2026-07-15.csv.zst"),
+    action_file!("bse_Corporate_Actions_2026-07-23_to_2026-08-31.csv.zst"),
+];
 
 /// The day the January 2024 lists are taken as of: the BSE list's (30
 /// January 2024; the NSE list is of the 20th, and nothing in it changed by
@@ -85,6 +109,43 @@ pub fn demo_history() -> DemoHistory {
 
 /// Fictional news articles about companies of the lists (JSON Lines).
 pub const NEWS: &[u8] = demo_file!("news.jsonl");
+
+/// The imports `mds demo` runs into an empty store, in order, each a format
+/// with the embedded files given as an operator would give theirs: the
+/// 2024 lists with the market caps (`mds import exchanges --nse --bse
+/// --mcap --as-of 2024-01-30`), the 2026 lists, the change files, NSE's
+/// action files, BSE's, then the news.
+pub fn imports() -> Vec<(&'static Format, Given)> {
+    let embedded = |name: &'static str, bytes: &'static [u8]| Source::Embedded { name, bytes };
+    let nse_actions = NSE_ACTIONS.into_iter().fold(Given::default(), |g, f| g.file("files", f));
+    let bse_actions = BSE_ACTIONS.into_iter().fold(Given::default(), |g, f| g.file("files", f));
+    vec![
+        (
+            &exchange::FORMAT,
+            Given::default()
+                .file("nse", embedded("nse_EQUITY_L_2024-01.csv", NSE_EQUITY_LIST))
+                .file("bse", embedded("bse_Equity_2024-01.csv", BSE_EQUITY_LIST))
+                .file("mcap", embedded("nse_mcap_2024-03-28.csv", NSE_MCAP))
+                .day("as-of", DAY_2024),
+        ),
+        (
+            &exchange::FORMAT,
+            Given::default()
+                .file("nse", embedded("nse_EQUITY_L_2026-05-17.csv", NSE_EQUITY_LIST_2026))
+                .file("nse-sme", embedded("nse_SME_EQUITY_L_2026-05-17.csv", NSE_SME_EQUITY_LIST_2026))
+                .day("as-of", DAY_2026),
+        ),
+        (
+            &changes::FORMAT,
+            Given::default()
+                .file("symbols", embedded("nse_symbolchange_2026-05-17.csv", NSE_SYMBOL_CHANGES))
+                .file("names", embedded("nse_namechange_2026-05-17.csv", NSE_NAME_CHANGES)),
+        ),
+        (&actions::NSE_FORMAT, nse_actions),
+        (&actions::BSE_FORMAT, bse_actions),
+        (&news::FORMAT, Given::default().file("file", embedded("news.jsonl", NEWS))),
+    ]
+}
 
 /// The demo companies with what the merge reported: skipped rows and notes.
 pub fn demo_merge() -> MergedCompanies {

@@ -22,7 +22,12 @@
 //! - [`changes`]: NSE's symbol- and name-change files.
 //! - [`bhavcopy`]: NSE's end-of-day files (UDiFF and `sec_bhavdata_full`),
 //!   from files, directories and archives, and the two compared.
-//! - [`demo`]: the demo data set, embedded in the binary.
+//! - [`format`]: what every import format declares ([`format::Format`]:
+//!   its name, arguments and reading), the files given ([`format::Source`])
+//!   and what they become for the node to write ([`format::Input`]); each
+//!   parser module carries its `FORMAT`.
+//! - [`demo`]: the demo data set, embedded in the binary, and the imports
+//!   that load it ([`demo::imports`]).
 //! - [`error`]: [`RowError`] and [`ImportError`].
 //!
 //! Private helpers: `text` (UTF-8, BOM, CSV tables with line numbers, JSON
@@ -40,6 +45,7 @@ pub mod details;
 pub mod error;
 pub mod exchange;
 mod fields;
+pub mod format;
 pub mod news;
 mod text;
 

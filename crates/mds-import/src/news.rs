@@ -14,6 +14,7 @@ use serde::Deserialize;
 
 use crate::error::{ImportError, RowError};
 use crate::fields::{non_empty, parse_isin, parse_ticker, parse_url};
+use crate::format::{Format, Given, Input, ONE_FILE, Read, Refusal};
 use crate::text::{self, FirstSeen};
 
 /// An article as written in the file, before validation.
@@ -244,4 +245,17 @@ fn validate(line: usize, a: JsonArticle, seen: &mut FirstSeen<Slug>, errors: &mu
         published_at,
         updated_at,
     })
+}
+
+/// `mds import news FILE`: JSON Lines of articles, read a chunk at a time
+/// as they are upserted by slug.
+pub const FORMAT: Format =
+    Format { name: "news", about: "News: JSON Lines of articles; upsert by slug.", args: ONE_FILE, read: read_format };
+
+/// [`FORMAT`]'s reading: the file opened; its lines are read as the node
+/// writes them ([`articles_in_chunks`]).
+fn read_format(given: &Given, _today: chrono::NaiveDate) -> Result<Read, Refusal> {
+    let file = given.the_file()?;
+    let reader = file.reader()?;
+    Ok(Input::Articles { file, reader }.into())
 }

@@ -85,3 +85,24 @@ fn demo_articles_vary_their_shape_and_content() {
     let y2027 = mds_domain::time::parse_rfc3339("2027-01-01T00:00:00+05:30").unwrap();
     assert!(articles.iter().all(|a| (y2026..y2027).contains(&a.published_at.unwrap())));
 }
+
+/// The imports `mds demo` runs read as an operator's files would: each
+/// format's own reading accepts its embedded files, the action files
+/// among them (both NSE's and both BSE's).
+#[test]
+fn the_demo_imports_read_without_refusal() {
+    let today = chrono::NaiveDate::from_ymd_opt(2026, 11, 29).unwrap();
+    let imports = mds_import::demo::imports();
+    let names: Vec<&str> = imports.iter().map(|(f, _)| f.name).collect();
+    assert_eq!(names, ["exchanges", "exchanges", "nse-changes", "nse-actions", "bse-actions", "news"]);
+    let mut action_rows = 0;
+    for (format, given) in &imports {
+        let read = (format.read)(given, today).unwrap_or_else(|e| panic!("{}: {e}", format.name));
+        if let mds_import::format::Input::Actions { files, count, .. } = read.input {
+            assert_eq!(count, 2, "{}", format.name);
+            action_rows += files.rows();
+        }
+    }
+    // NSE's 21,246 + 1,977 rows, BSE's 2,519 + 338 (data/actions/README.md).
+    assert_eq!(action_rows, 21_246 + 1_977 + 2_519 + 338);
+}

@@ -37,8 +37,12 @@
 //! - [`webhooks`]: webhook endpoints (the operations of their routes) and
 //!   the task that delivers their events, signed, under leases in the store.
 //! - [`catalog_load`]: a companies generation's catalog, from its snapshot
-//!   or built from the rows (also run by `mds import` after an import);
+//!   or built from the rows (also run by an import after its write);
 //!   [`news_load`], likewise, a news generation's news index.
+//! - [`import`]: the one place an import runs, whatever its format
+//!   ([`import::run`]: read, one transaction with its events, snapshots, a
+//!   summary that adds up), and the formats registered
+//!   ([`import::FORMATS`]), which `mds import` and `mds demo` offer.
 //! - [`issue`]: the draw of a free prefix every key issue and roll goes
 //!   through.
 //! - [`admin`]: the operations of the CLI and the admin API on tiers,
@@ -63,6 +67,7 @@ pub mod followed;
 pub mod health;
 pub mod idempotency;
 pub mod identity;
+pub mod import;
 pub mod issue;
 pub mod keys;
 pub mod leases;

@@ -78,6 +78,7 @@ macro_rules! store_test_suite {
             actions::{
                 action_imports_are_idempotent,
                 action_imports_join_publications,
+                action_imports_announce_added_and_changed,
                 action_imports_are_all_or_nothing,
                 action_reads_filter_order_and_page,
             },

@@ -270,20 +270,9 @@ webhook_body!(
     }
 );
 
-/// An event type an endpoint may subscribe to.
-#[derive(Debug, ToSchema, serde::Deserialize)]
-#[allow(dead_code)]
-pub enum SubscribableType {
-    /// A new article.
-    #[schema(rename = "article.published")]
-    ArticlePublished,
-    /// A changed article.
-    #[schema(rename = "article.updated")]
-    ArticleUpdated,
-    /// A changed company.
-    #[schema(rename = "company.changed")]
-    CompanyChanged,
-}
+/// An event type an endpoint may subscribe to: its schema written once, in
+/// the domain, from the types a filter may name.
+pub use mds_domain::event::SubscribableType;
 
 /// An endpoint's status.
 #[derive(Debug, ToSchema)]

@@ -4,12 +4,11 @@
 //! resolved (then new, unchanged, a repeat or merged across exchanges,
 //! counted by the store and [`merge`]) or unresolved.
 
-use std::io::Read as _;
-
 use chrono::NaiveDate;
 use mds_domain::snapshot::SymbolChange;
 use mds_domain::{Exchange, Ticker};
 
+use super::purpose::ParsedAction;
 use super::resolve::{Identity, resolve_bse, resolve_nse};
 use super::{Merged, ResolvedAction, bse, bse_actions, merge, nse, nse_actions};
 use crate::ImportError;
@@ -31,7 +30,7 @@ pub struct Unresolved {
     pub line: usize,
 }
 
-/// The files of one command, read.
+/// The files of one command, read, resolved and merged.
 #[derive(Debug, Default)]
 pub struct Batch {
     /// The actions, merged.
@@ -47,78 +46,137 @@ pub struct Batch {
     pub resolved_rows: Vec<Unresolved>,
 }
 
-/// A file's bytes, decompressed when its name ends in `.zst`.
-pub fn file_bytes(name: &str, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
-    if !name.ends_with(".zst") {
-        return Ok(bytes);
-    }
-    let mut out = Vec::new();
-    zstd::Decoder::new(bytes.as_slice())
-        .and_then(|mut d| d.read_to_end(&mut out))
-        .map_err(|e| format!("{name}: not a zstd file ({e})"))?;
-    Ok(out)
+/// What a row is resolved by.
+#[derive(Debug, Clone, PartialEq)]
+enum By {
+    /// NSE's symbol, followed back through its changes.
+    Symbol(Ticker),
+    /// BSE's security code (the key's `code`) and security id.
+    Code {
+        /// The security id (BSE's `Security Name` column).
+        security_id: String,
+    },
 }
 
-/// Reads, resolves and merges `files` (name, bytes) of `exchange`; the
-/// first malformed file is the error (with its name), nothing read.
+/// One row of an action file, read and its text typed: what resolution
+/// and the merge need.
+#[derive(Debug, Clone)]
+struct Row {
+    by: By,
+    /// The key it is kept under unresolved (the file, line and text too).
+    key: Unresolved,
+    record_date: Option<NaiveDate>,
+    actions: Vec<ParsedAction>,
+}
+
+/// The files of one command, read (every row parsed and its text typed),
+/// not yet resolved: a malformed file is refused before the identity
+/// history is needed.
+#[derive(Debug, Clone)]
+pub struct ReadFiles {
+    exchange: Exchange,
+    rows: Vec<Row>,
+}
+
+impl ReadFiles {
+    /// The exchange whose files they are.
+    pub fn exchange(&self) -> Exchange {
+        self.exchange
+    }
+
+    /// Rows read.
+    pub fn rows(&self) -> usize {
+        self.rows.len()
+    }
+}
+
+/// Reads `files` (name, bytes) of `exchange`; the first malformed file is
+/// the error (with its name), nothing read.
+pub fn read_files(exchange: Exchange, files: &[(String, Vec<u8>)]) -> Result<ReadFiles, (String, ImportError)> {
+    let mut rows = Vec::new();
+    for (name, bytes) in files {
+        let key = |code: String, ex_date, purpose, line| Unresolved {
+            source: exchange,
+            code,
+            ex_date,
+            purpose,
+            file: name.clone(),
+            line,
+        };
+        match exchange {
+            Exchange::Nse => {
+                for r in nse::read(bytes).map_err(|e| (name.clone(), e))? {
+                    let actions = nse_actions(&r);
+                    rows.push(Row {
+                        by: By::Symbol(r.symbol.clone()),
+                        key: key(r.symbol.as_str().to_owned(), r.ex_date, r.purpose, r.line),
+                        record_date: r.record_date,
+                        actions,
+                    });
+                }
+            }
+            Exchange::Bse => {
+                for r in bse::read(bytes).map_err(|e| (name.clone(), e))? {
+                    let actions = bse_actions(&r);
+                    rows.push(Row {
+                        by: By::Code { security_id: r.security_name.clone() },
+                        key: key(r.security_code, r.ex_date, r.purpose, r.line),
+                        record_date: r.record_date,
+                        actions,
+                    });
+                }
+            }
+        }
+    }
+    Ok(ReadFiles { exchange, rows })
+}
+
+/// Resolves the rows `read` through `identity` (and, for NSE, its symbol
+/// `changes`) and merges the actions of those resolved.
+pub fn resolve(read: ReadFiles, identity: &impl Identity, changes: &[SymbolChange]) -> Batch {
+    let mut batch = Batch { rows: read.rows.len(), ..Batch::default() };
+    let mut resolved: Vec<ResolvedAction> = Vec::new();
+    for Row { by, key, record_date, actions } in read.rows {
+        let at = match &by {
+            By::Symbol(symbol) => resolve_nse(identity, changes, symbol, key.ex_date),
+            By::Code { security_id } => resolve_bse(identity, &key.code, security_id, key.ex_date),
+        };
+        let Some(at) = at else {
+            batch.unresolved.push(key);
+            continue;
+        };
+        for parsed in actions {
+            let mut action = parsed.action;
+            if let Some(next) = &at.successor {
+                action.take_unsaid(&successor_of(&action, next));
+            }
+            batch.resolved += 1;
+            resolved.push(ResolvedAction {
+                isin: at.isin.clone(),
+                symbol: at.symbol.clone(),
+                source: read.exchange,
+                action,
+                ex_date: key.ex_date,
+                record_date,
+                purpose: key.purpose.clone(),
+            });
+        }
+        batch.resolved_rows.push(key);
+    }
+    batch.merged = merge(resolved);
+    batch
+}
+
+/// Reads, resolves and merges `files` (name, bytes) of `exchange`
+/// ([`read_files`], then [`resolve`]); the first malformed file is the
+/// error (with its name), nothing read.
 pub fn read(
     exchange: Exchange,
     files: &[(String, Vec<u8>)],
     identity: &impl Identity,
     changes: &[SymbolChange],
 ) -> Result<Batch, (String, ImportError)> {
-    let mut batch = Batch::default();
-    let mut resolved: Vec<ResolvedAction> = Vec::new();
-    for (name, bytes) in files {
-        // (code, ex-date, text, line, actions, resolution)
-        let rows: Vec<_> = match exchange {
-            Exchange::Nse => nse::read(bytes)
-                .map_err(|e| (name.clone(), e))?
-                .into_iter()
-                .map(|r| {
-                    let at = resolve_nse(identity, changes, &r.symbol, r.ex_date);
-                    let actions = nse_actions(&r);
-                    (r.symbol.as_str().to_owned(), r.ex_date, r.record_date, r.purpose, r.line, actions, at)
-                })
-                .collect(),
-            Exchange::Bse => bse::read(bytes)
-                .map_err(|e| (name.clone(), e))?
-                .into_iter()
-                .map(|r| {
-                    let at = resolve_bse(identity, &r.security_code, &r.security_name, r.ex_date);
-                    let actions = bse_actions(&r);
-                    (r.security_code, r.ex_date, r.record_date, r.purpose, r.line, actions, at)
-                })
-                .collect(),
-        };
-        for (code, ex_date, record_date, purpose, line, actions, at) in rows {
-            batch.rows += 1;
-            let key = Unresolved { source: exchange, code, ex_date, purpose, file: name.clone(), line };
-            let Some(at) = at else {
-                batch.unresolved.push(key);
-                continue;
-            };
-            for parsed in actions {
-                let mut action = parsed.action;
-                if let Some(next) = &at.successor {
-                    action.take_unsaid(&successor_of(&action, next));
-                }
-                batch.resolved += 1;
-                resolved.push(ResolvedAction {
-                    isin: at.isin.clone(),
-                    symbol: at.symbol.clone(),
-                    source: exchange,
-                    action,
-                    ex_date,
-                    record_date,
-                    purpose: key.purpose.clone(),
-                });
-            }
-            batch.resolved_rows.push(key);
-        }
-    }
-    batch.merged = merge(resolved);
-    Ok(batch)
+    Ok(resolve(read_files(exchange, files)?, identity, changes))
 }
 
 /// `action` with `next` as its new ISIN, when it is a split or a

@@ -77,10 +77,53 @@ pub mod purpose;
 pub mod resolve;
 
 use chrono::NaiveDate;
+use mds_domain::Exchange;
+
+use crate::format::{Arg, ArgKind, Format, Given, Input, Read, Refusal};
 
 pub use merge::{Merged, ResolvedAction, merge};
 pub use purpose::{OtherReason, ParsedAction};
 pub use resolve::{Identity, Resolved, resolve_bse, resolve_nse};
+
+/// `mds import nse-actions FILE... [--verbose]`.
+pub const NSE_FORMAT: Format = Format {
+    name: "nse-actions",
+    about: "NSE's corporate-actions CSV files (plain or .zst): each row resolved to the ISIN of its ex-date, NSE \
+            and BSE publications of one action made one; rows stored before change nothing. A bad line: its \
+            number, nothing imported.",
+    args: ACTION_ARGS,
+    read: |given, _today| action_files(Exchange::Nse, given),
+};
+
+/// `mds import bse-actions FILE... [--verbose]`.
+pub const BSE_FORMAT: Format = Format {
+    name: "bse-actions",
+    about: "BSE's corporate-actions CSV files (plain or .zst), as `nse-actions`.",
+    args: ACTION_ARGS,
+    read: |given, _today| action_files(Exchange::Bse, given),
+};
+
+/// The arguments of both action formats.
+const ACTION_ARGS: &[Arg] = &[
+    Arg { name: "files", kind: ArgKind::Files, help: "The files." },
+    Arg { name: "verbose", kind: ArgKind::Switch, help: "List the rows resolved to no ISIN." },
+];
+
+/// The files of an actions format (`files`), decompressed and named, for
+/// [`crate::actions::batch::read_files`].
+fn action_files(exchange: Exchange, given: &Given) -> Result<Read, Refusal> {
+    let sources = given.many("files");
+    if sources.is_empty() {
+        return Err(Refusal::message("no file given"));
+    }
+    let mut files = Vec::with_capacity(sources.len());
+    for s in sources {
+        files.push((s.name(), s.decompressed()?));
+    }
+    let read = crate::actions::batch::read_files(exchange, &files)
+        .map_err(|(file, error)| Refusal { file: Some(file), error })?;
+    Ok(Input::Actions { files: read, count: sources.len(), list_unresolved: given.is_on("verbose") }.into())
+}
 
 /// A date cell in `format` (`%d-%b-%Y` or `%d %b %Y`, `example` showing
 /// it): `-` and empty are none.

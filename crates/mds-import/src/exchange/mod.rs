@@ -48,5 +48,5 @@ pub use merge::{MergedCompanies, merge};
 pub use nse::{NseEquityList, NseListing, parse_nse_equity_list};
 pub use packed::{ExchangeCompanies, NseRows, parse_nse_rows, parse_nse_sme_rows};
 pub use sme::parse_nse_sme_equity_list;
-pub use snapshot::{ExchangeSnapshots, snapshot_import};
+pub use snapshot::{ExchangeSnapshots, FORMAT, snapshot_import};
 pub use table::{EquityList, SkippedRow};

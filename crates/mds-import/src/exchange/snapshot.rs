@@ -11,6 +11,7 @@ use mds_domain::snapshot::{Companies, Series, SnapshotImport, SnapshotRowsBuilde
 use super::bse::{BseEquityList, BseTickerSource};
 use super::mcap::McapList;
 use super::packed::{ExchangeCompanies, NseRows};
+use crate::format::{Arg, ArgKind, Format, Given, Input, Read, Refusal, Source, day_in_name};
 
 /// The snapshots of an exchange import and what the merge reported.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,4 +87,84 @@ pub fn snapshot_import(
         skipped_without_isin,
         notes,
     })
+}
+
+/// `mds import exchanges --nse FILE [--nse-sme FILE] [--bse FILE]
+/// [--as-of DAY] [--mcap FILE [--mcap-as-of DAY]]`.
+pub const FORMAT: Format = Format {
+    name: "exchanges",
+    about: "The exchanges' own daily files, each a full snapshot of its list as of one day, merged by ISIN; \
+            upsert by ISIN, and the identity events derived again. A snapshot older than the latest imported for \
+            its list is refused, nothing written.",
+    args: &[
+        Arg {
+            name: "nse",
+            kind: ArgKind::FileOption { required: true },
+            help: "NSE's main board equity list (EQUITY_L.csv).",
+        },
+        Arg {
+            name: "nse-sme",
+            kind: ArgKind::FileOption { required: false },
+            help: "NSE's SME equity list (SME_EQUITY_L.csv).",
+        },
+        Arg {
+            name: "bse",
+            kind: ArgKind::FileOption { required: false },
+            help: "BSE's equity list (Equity.csv). Without it, companies keep their stored BSE listing and \
+                   classification.",
+        },
+        Arg {
+            name: "as-of",
+            kind: ArgKind::Day,
+            help: "The day the lists are of (YYYY-MM-DD). Without it, the day in the NSE file's name (DDMMYYYY \
+                   or YYYY-MM-DD), else today (said on stderr).",
+        },
+        Arg {
+            name: "mcap",
+            kind: ArgKind::FileOption { required: false },
+            help: "A market-capitalisation file in NSE's MCAP shape; sets market_cap_band by rank and each \
+                   company's market cap (in crore).",
+        },
+        Arg {
+            name: "mcap-as-of",
+            kind: ArgKind::Day,
+            help: "The day the market-capitalisation figures are of (YYYY-MM-DD). Without it, the day in the \
+                   file's name (DDMMYYYY or YYYY-MM-DD, as NSE and its mirrors name them), else unknown.",
+        },
+    ],
+    read: read_format,
+};
+
+/// [`FORMAT`]'s reading: the NSE lists read packed, a record at a time,
+/// each file's bytes dropped once read; the companies are made of the lists
+/// an ISIN range at a time, as the store derives that range.
+fn read_format(given: &Given, today: NaiveDate) -> Result<Read, Refusal> {
+    use super::{parse_bse_equity_list, parse_nse_mcap, parse_nse_rows, parse_nse_sme_rows};
+    let nse = given.required("nse")?;
+    let mcap_as_of = given.day_of("mcap-as-of");
+    if mcap_as_of.is_some() && given.one("mcap").is_none() {
+        return Err(Refusal::message("--mcap-as-of is the day of --mcap's file: give --mcap"));
+    }
+    let nse_list = nse.parse(parse_nse_rows)?;
+    let sme_list = given.one("nse-sme").map(|f| f.parse(parse_nse_sme_rows)).transpose()?;
+    let bse_list = given.one("bse").map(|f| f.parse(parse_bse_equity_list)).transpose()?;
+    let mcap_list = match given.one("mcap") {
+        None => None,
+        Some(m) => Some(m.parse(parse_nse_mcap)?.with_as_of(mcap_as_of.or_else(|| day_in_name(m)))),
+    };
+    let mut notes = Vec::new();
+    let as_of = match given.day_of("as-of").or_else(|| day_in_name(nse)) {
+        Some(d) => d,
+        None => {
+            notes.push(format!(
+                "no --as-of and no date in {}'s name: the lists are taken as of today, {today}",
+                nse.name()
+            ));
+            today
+        }
+    };
+    let snapshots = snapshot_import(nse_list, sme_list, bse_list, mcap_list, as_of).map_err(Refusal::message)?;
+    notes.extend(snapshots.notes.iter().cloned());
+    let files = [Some(nse), given.one("nse-sme"), given.one("bse")].into_iter().flatten().map(Source::name).collect();
+    Ok(Read { input: Input::Snapshots { snapshots, files }, notes })
 }

@@ -5,7 +5,10 @@
 //! A stored action is its JSON (`action_json`, the wire record) beside the
 //! columns the reads filter and sort by. An import compares, for each
 //! action, the JSON the stored action would become with the JSON stored, as
-//! text: the same rows imported again write nothing.
+//! text: the same rows imported again write nothing. Each action inserted
+//! gets a `corporate_action.added` event and each one changed a
+//! `corporate_action.changed` (contract 13.3), appended to the log in the
+//! import's transaction; an action left as it was gets none.
 //!
 //! An import that stores or changes an action bumps the `actions`
 //! generation in its transaction, which nodes follow to drop the pages
@@ -19,7 +22,7 @@ use chrono::NaiveDate;
 use mds_domain::Isin;
 use mds_domain::actions::{ActionId, CorporateAction, Source};
 
-use super::{Conn, Pool, begin_read, begin_write, db, execute, fetch_all};
+use super::{Conn, Pool, begin_read, begin_write, db, events, execute, fetch_all};
 use crate::rows::RowExt;
 use crate::rows::corrupt;
 use crate::{ActionFilter, ActionImport, StoreError, StoreResult, UnresolvedAction};
@@ -60,6 +63,7 @@ pub(crate) async fn import(
 ) -> StoreResult<ActionImport> {
     let mut tx = begin_write(pool).await?;
     let mut out = ActionImport::default();
+    let mut drafts = Vec::new();
     // The same id twice in one call: the later joins the earlier.
     let mut given: Vec<CorporateAction> = Vec::with_capacity(actions.len());
     let mut at: HashMap<&ActionId, usize> = HashMap::new();
@@ -74,10 +78,12 @@ pub(crate) async fn import(
     }
     for chunk in given.chunks(CHUNK) {
         let stored = stored_json(&mut tx, chunk).await?;
+        let mut new = Vec::new();
         for a in chunk {
             match stored.get(a.id.as_str()) {
                 None => {
-                    insert(&mut tx, a).await?;
+                    new.push(a);
+                    drafts.push(a.added());
                     out.new += 1;
                 }
                 Some(old_json) => {
@@ -88,50 +94,90 @@ pub(crate) async fn import(
                         out.unchanged += 1;
                     } else {
                         update(&mut tx, &merged, &new_json).await?;
+                        drafts.push(merged.changed());
                         out.changed += 1;
                     }
                 }
             }
         }
+        insert(&mut tx, &new).await?;
     }
-    for u in unresolved {
-        let line = i64::try_from(u.line)
-            .map_err(|_| StoreError::Invalid(format!("{}: line {} is past the largest line stored", u.file, u.line)))?;
-        let n = execute(
-            &mut tx,
-            sqlx::query(
-                "INSERT INTO corporate_action_unresolved (source, code, ex_date, purpose, file, line) \
-                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
-            )
-            .bind(u.source.as_str())
-            .bind(u.code.as_str())
-            .bind(u.ex_date.to_string())
-            .bind(u.purpose.as_str())
-            .bind(u.file.as_str())
-            .bind(line),
-        )
-        .await?;
-        out.unresolved_new += n;
-    }
-    for r in resolved {
-        out.unresolved_resolved += execute(
-            &mut tx,
-            sqlx::query(
-                "DELETE FROM corporate_action_unresolved \
-                 WHERE source = $1 AND code = $2 AND ex_date = $3 AND purpose = $4",
-            )
-            .bind(r.source.as_str())
-            .bind(r.code.as_str())
-            .bind(r.ex_date.to_string())
-            .bind(r.purpose.as_str()),
-        )
-        .await?;
-    }
+    out.unresolved_new = insert_unresolved(&mut tx, unresolved).await?;
+    out.unresolved_resolved = remove_resolved(&mut tx, resolved).await?;
+    events::append(&mut tx, chrono::Utc::now(), &drafts).await?;
     if out.new + out.changed > 0 {
         super::meta::bump_unseeded_generation(&mut tx, crate::rows::META_GENERATION_ACTIONS).await?;
     }
     tx.commit().await.map_err(db)?;
     Ok(out)
+}
+
+/// Unresolved rows per `INSERT`.
+const UNRESOLVED_RUN: usize = 100;
+
+/// Stores the unresolved rows not stored before, [`UNRESOLVED_RUN`] a
+/// statement; how many were new. A line past what the store holds refuses
+/// them all.
+async fn insert_unresolved(conn: &mut Conn, unresolved: &[UnresolvedAction]) -> StoreResult<u64> {
+    let mut lines = Vec::with_capacity(unresolved.len());
+    for u in unresolved {
+        lines.push(i64::try_from(u.line).map_err(|_| {
+            StoreError::Invalid(format!("{}: line {} is past the largest line stored", u.file, u.line))
+        })?);
+    }
+    let mut new = 0;
+    for (run, lines) in unresolved.chunks(UNRESOLVED_RUN).zip(lines.chunks(UNRESOLVED_RUN)) {
+        let sql = format!(
+            "INSERT INTO corporate_action_unresolved (source, code, ex_date, purpose, file, line) VALUES {} \
+             ON CONFLICT DO NOTHING",
+            values(run.len(), 6)
+        );
+        let mut q = sqlx::query(&sql);
+        for (u, line) in run.iter().zip(lines) {
+            q = q
+                .bind(u.source.as_str())
+                .bind(u.code.as_str())
+                .bind(u.ex_date.to_string())
+                .bind(u.purpose.as_str())
+                .bind(u.file.as_str())
+                .bind(*line);
+        }
+        new += execute(conn, q).await?;
+    }
+    Ok(new)
+}
+
+/// Removes the stored unresolved rows that `resolved` names (exchange,
+/// code, ex-date and text); how many. The stored ones are read first (few:
+/// only what no import could resolve), so a re-import that resolves every
+/// row costs one read, not a statement a row.
+async fn remove_resolved(conn: &mut Conn, resolved: &[UnresolvedAction]) -> StoreResult<u64> {
+    let rs =
+        fetch_all(conn, sqlx::query("SELECT source, code, ex_date, purpose FROM corporate_action_unresolved")).await?;
+    let mut stored = std::collections::HashSet::with_capacity(rs.len());
+    for r in &rs {
+        stored.insert((r.text("source")?, r.text("code")?, r.text("ex_date")?, r.text("purpose")?));
+    }
+    let mut removed = 0;
+    for r in resolved {
+        let key = (r.source.as_str().to_owned(), r.code.clone(), r.ex_date.to_string(), r.purpose.clone());
+        if !stored.remove(&key) {
+            continue;
+        }
+        removed += execute(
+            conn,
+            sqlx::query(
+                "DELETE FROM corporate_action_unresolved \
+                 WHERE source = $1 AND code = $2 AND ex_date = $3 AND purpose = $4",
+            )
+            .bind(key.0)
+            .bind(key.1)
+            .bind(key.2)
+            .bind(key.3),
+        )
+        .await?;
+    }
+    Ok(removed)
 }
 
 /// The stored JSON of those of `chunk` stored, by id.
@@ -145,24 +191,41 @@ async fn stored_json(conn: &mut Conn, chunk: &[CorporateAction]) -> StoreResult<
     fetch_all(conn, q).await?.iter().map(|r| Ok((r.text("id")?, r.text("action_json")?))).collect()
 }
 
-/// Stores a new action.
-async fn insert(conn: &mut Conn, a: &CorporateAction) -> StoreResult<()> {
-    execute(
-        conn,
-        sqlx::query(
-            "INSERT INTO corporate_actions (id, isin, symbol, type, ex_date, sources, new_isin, action_json) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-        )
-        .bind(a.id.as_str())
-        .bind(a.isin.as_str())
-        .bind(a.symbol.as_str())
-        .bind(a.action.action_type().as_str())
-        .bind(a.ex_date.to_string())
-        .bind(sources(a))
-        .bind(a.action.new_isin().map(|i| i.as_str().to_owned()))
-        .bind(json(a)?),
-    )
-    .await?;
+/// The `VALUES` of a multi-row `INSERT` of `rows` rows of `width`
+/// parameters each: `($1, $2), ($3, $4)`.
+fn values(rows: usize, width: usize) -> String {
+    let row = |i: usize| {
+        let marks: Vec<String> = (1..=width).map(|c| format!("${}", i * width + c)).collect();
+        format!("({})", marks.join(", "))
+    };
+    (0..rows).map(row).collect::<Vec<_>>().join(", ")
+}
+
+/// New actions per `INSERT` (8 values each, well within both backends'
+/// limits on a statement's parameters).
+const INSERT_RUN: usize = 100;
+
+/// Stores new actions, [`INSERT_RUN`] a statement.
+async fn insert(conn: &mut Conn, new: &[&CorporateAction]) -> StoreResult<()> {
+    for run in new.chunks(INSERT_RUN) {
+        let sql = format!(
+            "INSERT INTO corporate_actions (id, isin, symbol, type, ex_date, sources, new_isin, action_json) VALUES {}",
+            values(run.len(), 8)
+        );
+        let mut q = sqlx::query(&sql);
+        for a in run {
+            q = q
+                .bind(a.id.as_str())
+                .bind(a.isin.as_str())
+                .bind(a.symbol.as_str())
+                .bind(a.action.action_type().as_str())
+                .bind(a.ex_date.to_string())
+                .bind(sources(a))
+                .bind(a.action.new_isin().map(|i| i.as_str().to_owned()))
+                .bind(json(a)?);
+        }
+        execute(conn, q).await?;
+    }
     Ok(())
 }
 

@@ -1,12 +1,14 @@
 //! Suite functions for corporate actions ([`mds_store::ActionStore`]):
 //! an import is all or nothing and idempotent, publications of one action
-//! imported apart are joined, and the reads filter, order and page.
+//! imported apart are joined, an import announces what it added and
+//! changed in the event log (and nothing else), and the reads filter,
+//! order and page.
 
 use chrono::NaiveDate;
-use mds_domain::Exchange;
 use mds_domain::actions::{
     Action, ActionId, ActionType, CorporateAction, Dividend, DividendKind, FaceValueChange, Source,
 };
+use mds_domain::{EventFilter, EventId, EventType, Exchange, StoredEvent};
 use mds_store::{ActionFilter, ActionImport, UnresolvedAction};
 
 use super::*;
@@ -101,6 +103,52 @@ pub async fn action_imports_join_publications(store: &dyn Store) {
     assert_eq!(again, ActionImport { unchanged: 1, ..ActionImport::default() });
 }
 
+/// Every event of the log after `after`.
+async fn events_after(store: &dyn Store, after: EventId) -> Vec<StoredEvent> {
+    store.event_page(after, &EventFilter::default(), 10_000).await.expect("event page").events
+}
+
+/// An import announces each action it adds (`corporate_action.added`) and
+/// each one it changes (`corporate_action.changed`), `data` the action as
+/// stored, about its ISIN and symbol (so the log's filters apply); the
+/// same import again, or one that leaves an action as it was, announces
+/// nothing.
+pub async fn action_imports_announce_added_and_changed(store: &dyn Store) {
+    store.migrate().await.expect("migrate");
+    let nse = dividend(1, day(5, 30), Exchange::Nse, 44.0, None);
+    let other = dividend(2, day(6, 2), Exchange::Nse, 1.5, Some(DividendKind::Interim));
+    store.import_actions(&[nse.clone(), other.clone()], &[], &[]).await.expect("import");
+    let added = events_after(store, EventId(0)).await;
+    let kinds: Vec<EventType> = added.iter().map(|e| e.event.kind).collect();
+    assert_eq!(kinds, [EventType::CorporateActionAdded; 2]);
+    let data: CorporateAction = serde_json::from_value(added[0].event.data.clone()).expect("an action");
+    assert_eq!(data, nse);
+    assert_eq!(added[0].subject.isin.as_ref(), Some(&nse.isin));
+    assert_eq!(added[0].subject.ticker.as_deref(), Some("SYM1"));
+    let by_isin = EventFilter { isins: vec![other.isin.clone()], ..EventFilter::default() };
+    let page = store.event_page(EventId(0), &by_isin, 10).await.expect("filtered");
+    assert_eq!(page.events.len(), 1);
+    assert_eq!(page.events[0].event.data["id"], other.id.as_str());
+
+    let last = added[1].event.id;
+    store.import_actions(&[nse.clone(), other.clone()], &[], &[]).await.expect("again");
+    assert!(events_after(store, last).await.is_empty(), "a re-import that changes nothing announces nothing");
+
+    let mut bse = dividend(1, day(5, 30), Exchange::Bse, 44.0, Some(DividendKind::Final));
+    bse.purpose = "Final Dividend - Rs. - 44.0000".into();
+    store.import_actions(&[bse, other], &[], &[]).await.expect("bse");
+    let changed = events_after(store, last).await;
+    assert_eq!(changed.len(), 1, "only the action the import changed: {changed:?}");
+    assert_eq!(changed[0].event.kind, EventType::CorporateActionChanged);
+    let data: CorporateAction = serde_json::from_value(changed[0].event.data.clone()).expect("an action");
+    assert_eq!(data.sources, vec![Exchange::Nse, Exchange::Bse]);
+    assert_eq!(data.purpose, nse.purpose, "the action as stored: the first source's purpose");
+    assert_eq!(
+        store.actions_of(std::slice::from_ref(&nse.isin), &ActionFilter::default()).await.expect("read"),
+        vec![data]
+    );
+}
+
 /// A failed import writes nothing: an unresolved row the store refuses
 /// (a line past what it can hold), written after the actions, leaves
 /// neither the actions nor the other rows behind.
@@ -112,6 +160,7 @@ pub async fn action_imports_are_all_or_nothing(store: &dyn Store) {
     assert!(matches!(e, StoreError::Invalid(_)), "{e:?}");
     assert_eq!(store.action_count().await.expect("count"), 0, "a failed import wrote actions");
     assert!(store.unresolved_actions().await.expect("unresolved").is_empty(), "and unresolved rows");
+    assert!(events_after(store, EventId(0)).await.is_empty(), "and no event");
 }
 
 /// The reads: one ISIN list's actions by ex-date descending, filtered;

@@ -1,0 +1,238 @@
+//! The writes of an import, one per kind of data
+//! ([`mds_import::format::Input`]): each one store transaction, with the
+//! events the store appends in it, and the summary of what it did.
+
+use std::borrow::Cow;
+use std::io::BufRead;
+use std::sync::Arc;
+
+use chrono::NaiveDate;
+use mds_domain::snapshot::{NameChange, SymbolChange};
+use mds_domain::{Exchange, IdentityChange, Isin, SymbolPeriod, Ticker};
+use mds_import::actions::Identity;
+use mds_import::actions::batch::{self, ReadFiles, Unresolved};
+use mds_import::exchange::ExchangeSnapshots;
+use mds_import::format::{Input, Refusal, Source};
+use mds_store::{IdentityImport, Store, StoreError, UnresolvedAction, UpsertSummary};
+
+use super::{Counts, ImportFailure, Summary};
+
+/// Rows (companies, articles) handed to the store at a time: the rows of a
+/// large file are never all in memory.
+const CHUNK: usize = 5_000;
+
+/// Writes `input` in one transaction.
+pub(super) async fn write(store: &Arc<dyn Store>, input: Input) -> Result<Summary, ImportFailure> {
+    match input {
+        Input::Companies { file, bytes } => companies(store, &file, bytes).await,
+        Input::Articles { file, reader } => articles(store, &file, reader).await,
+        Input::Snapshots { snapshots, files } => exchange_lists(store, snapshots, &files).await,
+        Input::Changes { symbols, names } => change_rows(store, symbols, names).await,
+        Input::Actions { files, count, list_unresolved } => actions(store, files, count, list_unresolved).await,
+    }
+}
+
+/// A companies file (checked whole when read), upserted a chunk at a time.
+async fn companies(store: &Arc<dyn Store>, file: &Source, bytes: Cow<'static, [u8]>) -> Result<Summary, ImportFailure> {
+    let mut chunks = mds_import::companies_in_chunks(&bytes, CHUNK);
+    let s = store.upsert_company_chunks(&mut chunks).await?;
+    Ok(upserted("companies", file, s))
+}
+
+/// A news file, read a line at a time and upserted a chunk at a time: the
+/// file is never all in memory. A bad line found half-way rolls back what
+/// was handed before.
+async fn articles(
+    store: &Arc<dyn Store>,
+    file: &Source,
+    reader: Box<dyn BufRead + Send>,
+) -> Result<Summary, ImportFailure> {
+    let mut refused = None;
+    let mut chunks = mds_import::articles_in_chunks(reader, CHUNK)
+        .map(|chunk| chunk.map_err(|e| StoreError::Invalid(refused.insert(e).summary())));
+    let upserted_ = store.upsert_article_chunks(&mut chunks).await;
+    drop(chunks);
+    if let Some(e) = refused {
+        return Err(Refusal::of(file, e).into());
+    }
+    Ok(upserted("articles", file, upserted_?))
+}
+
+/// The summary of an upsert of `what` from `file`.
+fn upserted(what: &str, file: &Source, s: UpsertSummary) -> Summary {
+    let read = s.inserted + s.updated + s.unchanged;
+    Summary {
+        lines: vec![format!(
+            "imported {read} {what} from {} ({} new, {} updated, {} unchanged)",
+            file.name(),
+            s.inserted,
+            s.updated,
+            s.unchanged
+        )],
+        counts: Counts { read, new: s.inserted, changed: s.updated, unchanged: s.unchanged, set_aside: 0 },
+        ..Summary::default()
+    }
+}
+
+/// The exchange lists as snapshots, and the identity derived again.
+async fn exchange_lists(
+    store: &Arc<dyn Store>,
+    snapshots: ExchangeSnapshots,
+    files: &[String],
+) -> Result<Summary, ImportFailure> {
+    let s = store.import_snapshots(&snapshots.import).await?;
+    let listed = snapshots.import.companies.len() as u64;
+    // The store counts the lists' companies (each new, updated or
+    // unchanged) and, as updated, the other stored companies whose status
+    // the lists moved: those are told apart, so the lists' add up.
+    let of_lists_updated = listed.saturating_sub(s.companies.inserted + s.companies.unchanged);
+    let others = s.companies.updated.saturating_sub(of_lists_updated);
+    let lines = vec![
+        format!(
+            "imported {listed} companies from {} as of {} ({} new, {of_lists_updated} updated, {} unchanged; {} rows \
+             without an ISIN skipped; {others} companies not in these lists changed status)",
+            files.join(", "),
+            snapshots.import.as_of,
+            s.companies.inserted,
+            s.companies.unchanged,
+            snapshots.skipped_without_isin,
+        ),
+        identity_line(&s),
+    ];
+    let counts = Counts {
+        read: listed,
+        new: s.companies.inserted,
+        changed: of_lists_updated,
+        unchanged: s.companies.unchanged,
+        set_aside: 0,
+    };
+    Ok(Summary { lines, counts, ..Summary::default() })
+}
+
+/// NSE's change-file rows (those stored before are not added again), and
+/// the identity derived again.
+async fn change_rows(
+    store: &Arc<dyn Store>,
+    symbols: Vec<SymbolChange>,
+    names: Vec<NameChange>,
+) -> Result<Summary, ImportFailure> {
+    let s = store.import_nse_changes(&symbols, &names).await?;
+    let read = (symbols.len() + names.len()) as u64;
+    let lines = vec![
+        format!(
+            "imported {} symbol changes and {} name changes ({} new to the store)",
+            symbols.len(),
+            names.len(),
+            s.change_rows
+        ),
+        identity_line(&s),
+    ];
+    let counts =
+        Counts { read, new: s.change_rows, unchanged: read.saturating_sub(s.change_rows), ..Counts::default() };
+    Ok(Summary { lines, counts, ..Summary::default() })
+}
+
+/// The line of an identity import's report saying what it did to the
+/// snapshots, the events and the companies' stamps.
+fn identity_line(s: &IdentityImport) -> String {
+    format!(
+        "identity: {} snapshots added ({} rows new or changed, {} gone or changed), {} events stored, {} ISINs whose \
+         events changed; {}",
+        s.snapshots,
+        s.runs_opened,
+        s.runs_closed,
+        s.events,
+        s.isins_changed,
+        match s.generation {
+            Some(g) => format!("companies generation {g}"),
+            None => "no company changed".to_owned(),
+        }
+    )
+}
+
+/// The identity history resolution reads: the catalog's symbol periods;
+/// BSE security codes are not in the history yet.
+struct Periods<F>(F);
+
+impl<F: Fn(Exchange, &Ticker) -> Vec<SymbolPeriod>> Identity for Periods<F> {
+    fn periods(&self, exchange: Exchange, symbol: &Ticker) -> Vec<SymbolPeriod> {
+        (self.0)(exchange, symbol)
+    }
+
+    fn bse_code_isin(&self, _code: &str, _day: NaiveDate) -> Option<Isin> {
+        None
+    }
+}
+
+/// A row kept unresolved, as stored.
+fn stored(u: Unresolved) -> UnresolvedAction {
+    UnresolvedAction {
+        source: u.source,
+        code: u.code,
+        ex_date: u.ex_date,
+        purpose: u.purpose,
+        file: u.file,
+        line: u.line as u64,
+    }
+}
+
+/// An exchange's action files (contract 13.1): each row resolved to the
+/// ISIN of its ex-date through the identity history the store holds (the
+/// catalog's symbol periods, NSE's symbol changes among the identity
+/// events), merged, and written in one transaction.
+async fn actions(
+    store: &Arc<dyn Store>,
+    files: ReadFiles,
+    count: usize,
+    list_unresolved: bool,
+) -> Result<Summary, ImportFailure> {
+    let generation = store.generations().await?.companies;
+    let (catalog, _) = crate::catalog_load::load(store, generation).await?;
+    let events = store.identity_events().await?;
+    let changes = batch::nse_symbol_changes(events.iter().filter_map(|(_, e)| match &e.change {
+        IdentityChange::SymbolChanged { exchange: Exchange::Nse, from, to } => Some((from, to, e.date)),
+        _ => None,
+    }));
+    drop(events);
+    let identity = Periods(|exchange: Exchange, symbol: &Ticker| {
+        catalog.symbol_history(exchange, symbol).map(|h| h.periods).unwrap_or_default()
+    });
+    let b = batch::resolve(files, &identity, &changes);
+    let mut lines = Vec::new();
+    if list_unresolved {
+        for u in &b.unresolved {
+            lines.push(format!("unresolved: {}:{}: {} {} {:?}", u.file, u.line, u.code, u.ex_date, u.purpose));
+        }
+    }
+    let unresolved_rows = b.unresolved.len();
+    let unresolved: Vec<UnresolvedAction> = b.unresolved.into_iter().map(stored).collect();
+    let resolved: Vec<UnresolvedAction> = b.resolved_rows.into_iter().map(stored).collect();
+    let s = store.import_actions(&b.merged.actions, &unresolved, &resolved).await?;
+    lines.push(format!(
+        "read {} rows from {count} files: {} resolved ({} actions), {unresolved_rows} unresolved",
+        b.rows,
+        b.rows - unresolved_rows,
+        b.resolved,
+    ));
+    lines.push(format!(
+        "actions: {} from the rows = {} distinct + {} repeated + {} merged across exchanges; stored: {} new, {} \
+         changed, {} unchanged; unresolved rows: {} new to the store, {} stored before now resolved",
+        b.merged.rows,
+        b.merged.actions.len(),
+        b.merged.repeats,
+        b.merged.across_exchanges,
+        s.new,
+        s.changed,
+        s.unchanged,
+        s.unresolved_new,
+        s.unresolved_resolved
+    ));
+    let counts = Counts {
+        read: (b.merged.rows + unresolved_rows) as u64,
+        new: s.new,
+        changed: s.changed,
+        unchanged: s.unchanged,
+        set_aside: (b.merged.repeats + b.merged.across_exchanges + unresolved_rows) as u64,
+    };
+    Ok(Summary { lines, counts, ..Summary::default() })
+}
