@@ -58,7 +58,7 @@ mod schema {
     }
 
     /// The name of the schema of a company list's rows.
-    pub const COMPANY_LIST_ITEM: &str = "V1CompanyListItem";
+    pub(super) const COMPANY_LIST_ITEM: &str = "V1CompanyListItem";
 
     /// The rows of a company page: `V1Company`'s properties, and on each
     /// result of a search its `match` (`V1SearchMatch`): the one property
