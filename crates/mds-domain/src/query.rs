@@ -217,7 +217,7 @@ pub struct CompanyFilter {
     /// without `search`). The cursor is bound to it.
     #[cfg_attr(
         feature = "openapi",
-        param(value_type = Option<CompanySort>, example = "relevance")
+        param(value_type = Option<String>, pattern = "^(relevance|ticker)$", example = "relevance")
     )]
     pub sort: Option<CompanySort>,
 }
