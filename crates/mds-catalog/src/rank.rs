@@ -87,6 +87,20 @@ impl Found {
     }
 }
 
+/// ASCII `text` lower-cased: in `buf` when it fits (a loop that
+/// vectorises, no allocation), else allocated.
+fn lower_ascii<'b>(text: &[u8], buf: &'b mut [u8; 256]) -> Cow<'b, [u8]> {
+    match buf.get_mut(..text.len()) {
+        Some(b) => {
+            for (l, &c) in b.iter_mut().zip(text) {
+                *l = c.to_ascii_lowercase();
+            }
+            Cow::Borrowed(b)
+        }
+        None => Cow::Owned(text.to_ascii_lowercase()),
+    }
+}
+
 /// A search term, ready to match: the folded text, its substring finder,
 /// and whether it could be (part of) a ticker.
 pub(crate) struct Term<'t> {
@@ -102,21 +116,13 @@ impl<'t> Term<'t> {
     }
 
     /// How a ticker matches: 0 exact, 1 beginning with the term, 2 another
-    /// substring (lower-cased into a stack buffer: no allocation).
+    /// substring.
     fn ticker(&self, ticker: &[u8]) -> Option<u32> {
         if !self.ticker_like || ticker.len() < self.text.len() {
             return None;
         }
-        let mut buf = [0u8; 64];
-        let lower: Cow<'_, [u8]> = match buf.get_mut(..ticker.len()) {
-            Some(b) => {
-                for (l, &c) in b.iter_mut().zip(ticker) {
-                    *l = c.to_ascii_lowercase();
-                }
-                Cow::Borrowed(b)
-            }
-            None => Cow::Owned(ticker.to_ascii_lowercase()),
-        };
+        let mut buf = [0u8; 256];
+        let lower = lower_ascii(ticker, &mut buf);
         let t = self.text.as_bytes();
         if lower.as_ref() == t {
             Some(0)
@@ -137,15 +143,7 @@ impl<'t> Term<'t> {
                 return None;
             }
             let mut buf = [0u8; 256];
-            let lower: Cow<'_, [u8]> = match buf.get_mut(..name.len()) {
-                Some(b) => {
-                    for (l, &c) in b.iter_mut().zip(name) {
-                        *l = c.to_ascii_lowercase();
-                    }
-                    Cow::Borrowed(b)
-                }
-                None => Cow::Owned(name.to_ascii_lowercase()),
-            };
+            let lower = lower_ascii(name, &mut buf);
             let mut found = None;
             for at in self.finder.find_iter(&lower) {
                 if at == 0 || !lower[at - 1].is_ascii_alphanumeric() {

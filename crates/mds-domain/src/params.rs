@@ -319,6 +319,24 @@ mod tests {
         assert_eq!(CompaniesQueryParams::from_pairs(&[]).unwrap(), CompaniesQueryParams::default());
     }
 
+    #[test]
+    fn a_search_is_ranked_unless_sorted_by_ticker() {
+        let f = |pairs: &[(&str, &str)]| CompaniesQueryParams::from_pairs(pairs).map(|q| q.filter);
+        assert_eq!(f(&[("search", "bank")]).unwrap().order(), CompanySort::Relevance);
+        assert_eq!(f(&[]).unwrap().order(), CompanySort::Ticker);
+        assert_eq!(f(&[("search", "bank"), ("sort", "ticker")]).unwrap().order(), CompanySort::Ticker);
+        assert_eq!(f(&[("search", "bank"), ("sort", "relevance")]).unwrap().order(), CompanySort::Relevance);
+        assert_eq!(f(&[("sort", "ticker")]).unwrap().order(), CompanySort::Ticker);
+        assert_eq!(f(&[("sort", "relevance")]).unwrap_err().param, SORT);
+        assert_eq!(f(&[("search", "bank"), ("sort", "name")]).unwrap_err().param, SORT);
+        // The order binds a search's cursor; a list without a search keeps
+        // its canonical form (and its cursors).
+        let (ranked, by_ticker) = (f(&[("search", "bank")]).unwrap(), f(&[("search", "bank"), ("sort", "ticker")]).unwrap());
+        assert_ne!(ranked.canonical(), by_ticker.canonical());
+        assert_eq!(ranked.canonical(), f(&[("search", "bank"), ("sort", "relevance")]).unwrap().canonical());
+        assert_eq!(f(&[("sort", "ticker")]).unwrap().canonical(), "");
+    }
+
     /// The `IntoParams` derives name exactly the parameters the constants
     /// name, in the same order: one list, whichever way it is read.
     #[cfg(feature = "openapi")]
