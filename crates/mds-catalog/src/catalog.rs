@@ -689,27 +689,35 @@ impl Catalog {
         // Without a search every candidate matches, and one batch holds the
         // page plus the row that says more.
         let batch = if term.is_some() { SEARCH_BATCH } else { limit + 1 };
-        self.scan(filter, start, hi, day, batch, |c| {
-            match &term {
-                None => out.entries.push(c),
-                Some(t) => {
-                    if let Some(f) = self.match_row(c, t, day.is_none()) {
-                        out.entries.push(c);
-                        out.found.push(f.0);
+        self.scan(
+            filter,
+            start..hi,
+            day,
+            batch,
+            |_| true,
+            |c| {
+                match &term {
+                    None => out.entries.push(c),
+                    Some(t) => {
+                        if let Some(f) = self.match_row(c, t, day.is_none()) {
+                            out.entries.push(c);
+                            out.found.push(f.0);
+                        }
                     }
                 }
-            }
-            out.entries.len() <= limit
-        });
+                out.entries.len() <= limit
+            },
+        );
         out
     }
 
     /// The entries matching `filter`'s search `term` after `after`, up
-    /// to `limit + 1`, by relevance (contract section 15): every match is
-    /// ranked by `(upper key, ticker, isin)` (`rank::upper`), and the
-    /// first `limit + 1` after the cursor's are selected (a partial
-    /// selection, then a sort of those). With `day`, the rows and versions
-    /// listed then, matched by their values of that day only.
+    /// to `limit + 1`, by relevance (contract section 15): ordered by
+    /// `(upper key, ticker, isin)` (`rank::upper`), the first `limit + 1`
+    /// after the cursor's. Every candidate is seen (the order is not the
+    /// rows'), but only those that could still make the page are verified.
+    /// With `day`, the rows and versions listed then, matched by their
+    /// values of that day only, every match ranked.
     fn ranked(
         &self,
         filter: &CompanyFilter,
@@ -744,16 +752,71 @@ impl Catalog {
         RANKED.with(|cell| {
             let mut all = cell.borrow_mut();
             all.clear();
-            self.scan(filter, lo, hi, day, SEARCH_BATCH, |c| {
-                if let Some(f) = self.match_row(c, term, day.is_none()) {
-                    let inactive = day.is_none() && self.flags(c as usize) >> flag::STATUS_SHIFT != 0;
-                    let key = rank::upper(f.tier(), inactive, self.mcap_key(c as usize));
-                    if past(key, c) {
-                        all.push((key, c, f.0));
+            if day.is_none() {
+                // Rows only, ordered by `(upper key, row)`: the best
+                // `limit + 1` so far are kept in a max-heap, and a
+                // candidate whose key cannot beat the worst of them (its
+                // tier at best, with its status and market cap: read
+                // without touching its name) is not verified. Once the
+                // heap holds good matches, most candidates are dropped so.
+                let cap = limit + 1;
+                let mut heap = std::collections::BinaryHeap::from(std::mem::take(&mut *all));
+                let worst = std::cell::Cell::new((u64::MAX, u32::MAX));
+                let alias_off = self.sec(Section::AliasOff);
+                let best_tier = |i: usize| {
+                    if term.ticker_like && self.ticker_bytes(i).len() == term.text.len() {
+                        0
+                    } else if term.ticker_like && u32_at(alias_off, 4 * i) != u32_at(alias_off, 4 * i + 4) {
+                        1
+                    } else {
+                        2
                     }
-                }
-                true
-            });
+                };
+                let inactive = |i: usize| self.flags(i) >> flag::STATUS_SHIFT != 0;
+                let keep = |c: u32| {
+                    let i = c as usize;
+                    let (status, mcap) = (inactive(i), self.mcap_key(i));
+                    // Before the cursor whatever it matched: the worst tier.
+                    let at_worst = rank::upper(5, status, mcap);
+                    (rank::upper(best_tier(i), status, mcap), c) < worst.get()
+                        && cursor.is_none_or(|(rank, pos, _)| (at_worst, c) >= (rank, pos))
+                };
+                self.scan(filter, lo..hi, None, SEARCH_BATCH, keep, |c| {
+                    if let Some(f) = self.match_row(c, term, true) {
+                        let i = c as usize;
+                        let key = rank::upper(f.tier(), inactive(i), self.mcap_key(i));
+                        if past(key, c) && (key, c) < worst.get() {
+                            if heap.len() == cap {
+                                heap.pop();
+                            }
+                            heap.push((key, c, f.0));
+                            if heap.len() == cap {
+                                let &(k, r, _) = heap.peek().expect("full");
+                                worst.set((k, r));
+                            }
+                        }
+                    }
+                    true
+                });
+                *all = heap.into_vec();
+            } else {
+                self.scan(
+                    filter,
+                    lo..hi,
+                    day,
+                    SEARCH_BATCH,
+                    |_| true,
+                    |c| {
+                        if let Some(f) = self.match_row(c, term, false) {
+                            let key = rank::upper(f.tier(), false, self.mcap_key(c as usize));
+                            if past(key, c) {
+                                all.push((key, c, f.0));
+                            }
+                        }
+                        true
+                    },
+                );
+            }
             if let Some(d) = day {
                 for (e, f) in self.versions_on(filter, d, None, usize::MAX) {
                     let row = self.version((e & !VERSION_BIT) as usize).row;
@@ -781,20 +844,22 @@ impl Catalog {
         })
     }
 
-    /// Calls `each` with every candidate row in `start..hi` that the
-    /// filter's lists hold (and, with `day`, listed as it is today then),
+    /// Calls `each` with every candidate row in `rows` that the
+    /// filter's lists hold (and, with `day`, listed as it is today then)
+    /// and `keep` keeps (a cheap test, before the row's name is touched),
     /// in order, until it returns false. A search's candidates are those
     /// of a few of its rarest grams whose signature holds the term's bits:
     /// `each` verifies them.
     fn scan(
         &self,
         filter: &CompanyFilter,
-        start: usize,
-        hi: usize,
+        rows: std::ops::Range<usize>,
         day: Option<u16>,
         batch_size: usize,
+        mut keep: impl FnMut(u32) -> bool,
         mut each: impl FnMut(u32) -> bool,
     ) {
+        let (start, hi) = (rows.start, rows.end);
         if start >= hi {
             return;
         }
@@ -864,6 +929,7 @@ impl Catalog {
                     Some(c) => {
                         if (wanted == 0 || u64_at(sigs, 8 * c as usize) & wanted == wanted)
                             && day.is_none_or(|d| self.current_on(c as usize, d))
+                            && keep(c)
                         {
                             batch.push(c);
                         }

@@ -331,7 +331,8 @@ mod tests {
         assert_eq!(f(&[("search", "bank"), ("sort", "name")]).unwrap_err().param, SORT);
         // The order binds a search's cursor; a list without a search keeps
         // its canonical form (and its cursors).
-        let (ranked, by_ticker) = (f(&[("search", "bank")]).unwrap(), f(&[("search", "bank"), ("sort", "ticker")]).unwrap());
+        let (ranked, by_ticker) =
+            (f(&[("search", "bank")]).unwrap(), f(&[("search", "bank"), ("sort", "ticker")]).unwrap());
         assert_ne!(ranked.canonical(), by_ticker.canonical());
         assert_eq!(ranked.canonical(), f(&[("search", "bank"), ("sort", "relevance")]).unwrap().canonical());
         assert_eq!(f(&[("sort", "ticker")]).unwrap().canonical(), "");
