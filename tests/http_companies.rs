@@ -104,8 +104,18 @@ async fn each_filter_matches_the_independently_computed_set() {
         ),
     ];
     for (query, want) in cases {
-        let got = keys(&walk(&app, &query, 37).await);
-        assert_eq!(got, want, "{query}");
+        if query.contains("search=") {
+            // `sort=ticker` keeps the order of old; the default order of a
+            // search (relevance, its own tests below) has the same rows.
+            let got = keys(&walk(&app, &format!("{query}&sort=ticker"), 37).await);
+            assert_eq!(got, want, "{query}&sort=ticker");
+            let mut got = keys(&walk(&app, &query, 37).await);
+            got.sort();
+            assert_eq!(got, want, "{query}");
+        } else {
+            let got = keys(&walk(&app, &query, 37).await);
+            assert_eq!(got, want, "{query}");
+        }
     }
     // The filters above are not vacuous.
     assert!(!expected(|c| c.ticker.as_str().starts_with('2')).is_empty());
@@ -281,7 +291,7 @@ async fn cursors_are_bound_signed_and_opaque() {
     // Foreign: signed by another secret.
     let foreign = mds_catalog::CursorCodec::new(b"another service").encode(
         &mds_domain::CompanyFilter { exchange: Some(mds_domain::Exchange::Nse), ..Default::default() },
-        &mds_catalog::SortKey { ticker: "ABB".into(), isin: "INE117A01022".into() },
+        &mds_catalog::SortKey::new("ABB", "INE117A01022"),
     );
     assert_problem(app.get(&format!("/v1/companies?exchange=nse&cursor={foreign}")).await, 400, "invalid_cursor").await;
     for junk in ["", "abc", "%FF%FE", "null"] {
@@ -302,10 +312,165 @@ async fn bad_parameters_are_refused_with_their_name() {
         ("market_cap", &["market_cap=mega_cap"]),
         ("search", &["search=a", "search=%20a%20"]),
         ("ticker", &["ticker=two%20words"]),
+        ("sort", &["sort=relevance", "sort=name", "search=ab&sort=Relevance", "search=ab&sort="]),
     ];
     let unknown: &[(&str, &[&str])] = &[("industy", &["industy=Banks"]), ("page", &["page=2"])];
     let cases = naming("invalid_parameter", invalid).chain(naming("unknown_parameter", unknown));
     app.assert_params_refused("/v1/companies", cases).await;
     let b = assert_problem(app.get("/v1/companies?industy=Banks").await, 400, "unknown_parameter").await;
     assert!(b["detail"].as_str().unwrap().contains("did you mean \"industry\""), "{b}");
+}
+
+/// The demo's companies with their identity history, loaded as `mds demo`
+/// loads them (the lists of 2024 and 2026, then NSE's change files), once
+/// the node serves the catalog made of them.
+async fn with_history() -> common::TestApp {
+    let app = spawn_with(Options { companies: Vec::new(), articles: Vec::new(), ..Options::default() }).await;
+    let h = mds_import::demo_history();
+    for snapshots in [&h.snapshots_2024, &h.snapshots_2026] {
+        app.store.import_snapshots(snapshots).await.unwrap();
+    }
+    app.store.import_nse_changes(&h.symbol_changes, &h.name_changes).await.unwrap();
+    // Only the change files date ZOMATO's new symbol (9 April 2025): the
+    // catalog that knows it is made of every import.
+    for _ in 0..400 {
+        let b = app.get_json("/v1/companies?search=eternal&as_of=2025-04-10", 200).await;
+        if tickers(&b).contains(&"ETERNAL") {
+            return app;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the node never served the demo's history");
+}
+
+/// The tickers of a page's rows.
+fn tickers(body: &Value) -> Vec<&str> {
+    body["data"].as_array().unwrap().iter().map(|r| r["ticker"].as_str().unwrap()).collect()
+}
+
+/// Issue 44's cases on the real lists and change files (contract
+/// section 15): the company people mean comes first, a former name or
+/// symbol finds its company, and each result says what matched.
+#[tokio::test]
+async fn search_finds_what_people_mean() {
+    let app = with_history().await;
+    // "reliance": Reliance Industries (its exact ticker) before the funds
+    // whose names begin with the word.
+    let b = app.get_json("/v1/companies?search=reliance&limit=3", 200).await;
+    assert_eq!(tickers(&b)[0], "RELIANCE", "{b}");
+    assert_eq!(b["data"][0]["match"], serde_json::json!({"field": "ticker", "value": "RELIANCE"}));
+    // "infosys": INFY first, HCL Infosystems (a word beginning with the
+    // term too, a smaller company) after it.
+    let rows = walk(&app, "search=infosys", 50).await;
+    assert_eq!(rows[0]["ticker"], "INFY");
+    assert_eq!(rows[0]["match"]["field"], "name");
+    if let Some(h) = rows.iter().position(|r| r["ticker"] == "HCL-INSYS") {
+        assert!(h > 0);
+    }
+    // A former symbol or name finds the company that carries a new one.
+    let b = app.get_json("/v1/companies?search=Zomato", 200).await;
+    assert_eq!(tickers(&b)[0], "ETERNAL", "{b}");
+    assert_eq!(b["data"][0]["match"], serde_json::json!({"field": "former_ticker", "value": "ZOMATO"}));
+    let b = app.get_json("/v1/companies?search=zomato%20lim", 200).await;
+    assert_eq!(tickers(&b), ["ETERNAL"], "{b}");
+    assert_eq!(b["data"][0]["match"]["field"], "former_name");
+    let b = app.get_json("/v1/companies?search=TATAMOTORS", 200).await;
+    assert_eq!(tickers(&b)[0], "TMPV", "{b}");
+    assert_eq!(b["data"][0]["match"], serde_json::json!({"field": "former_ticker", "value": "TATAMOTORS"}));
+    // `ticker` stays an exact match on the current ticker (section 4).
+    let b = app.get_json("/v1/companies?ticker=TATAMOTORS", 200).await;
+    assert!(tickers(&b).is_empty(), "{b}");
+    // With `as_of`, the values of that day only.
+    let b = app.get_json("/v1/companies?search=zomato&as_of=2024-06-01", 200).await;
+    assert_eq!(tickers(&b), ["ZOMATO"], "{b}");
+    assert_eq!(b["data"][0]["match"], serde_json::json!({"field": "ticker", "value": "ZOMATO"}));
+    let b = app.get_json("/v1/companies?search=eternal&as_of=2024-06-01", 200).await;
+    assert!(!tickers(&b).contains(&"ZOMATO"), "{b}");
+
+    // `sort=ticker` is the old order; relevance the same rows, ranked.
+    let ranked = walk(&app, "search=bank", 37).await;
+    let by_ticker = walk(&app, "search=bank&sort=ticker", 37).await;
+    let mut sorted = keys(&ranked);
+    sorted.sort();
+    assert_eq!(keys(&by_ticker), sorted);
+    assert_ne!(keys(&ranked), sorted, "relevance is not the ticker order");
+    for r in ranked.iter().chain(&by_ticker) {
+        let m = &r["match"];
+        let field = m["field"].as_str().unwrap();
+        let value = m["value"].as_str().unwrap();
+        match field {
+            "ticker" | "name" => assert_eq!(r[field], value, "{r}"),
+            _ => assert!(value.to_lowercase().contains("bank"), "{r}"),
+        }
+    }
+    // A list without a search carries no `match`.
+    let b = app.get_json("/v1/companies?limit=3", 200).await;
+    assert!(b["data"][0].get("match").is_none(), "{b}");
+    // A cursor is bound to the order.
+    let p = app.get_json("/v1/companies?search=bank&limit=2", 200).await;
+    let c = p["next_cursor"].as_str().unwrap();
+    let e = assert_problem(
+        app.get(&format!("/v1/companies?search=bank&sort=ticker&cursor={c}")).await,
+        400,
+        "invalid_cursor",
+    )
+    .await;
+    assert_eq!(e["param"], "cursor");
+    let ok = app.get_json(&format!("/v1/companies?search=bank&sort=relevance&cursor={c}"), 200).await;
+    assert_eq!(keys(ok["data"].as_array().unwrap()), keys(&ranked)[2..52].to_vec());
+}
+
+/// The tie rules of section 15, on companies made for them: the kind of
+/// match first (exact ticker; a ticker, name or word of the name beginning
+/// with the term; another substring), then active before superseded and
+/// delisted, then the larger market cap (none last), then ticker, ISIN;
+/// the same walked a page at a time.
+#[tokio::test]
+async fn relevance_ties_are_broken_as_the_contract_says() {
+    use mds_domain::{CompanyStatus, MarketCap};
+    let make = |i: u32, ticker: &str, name: &str, mcap: Option<f64>, status: CompanyStatus| {
+        let mut c = bare_company(mds_testkit::fixtures::isin_of(i), ticker);
+        c.name = name.into();
+        c.details.market_cap = mcap.map(|inr_crore| MarketCap { inr_crore, as_of: None });
+        c.details.status = status;
+        c
+    };
+    use CompanyStatus::{Active, Delisted, Superseded};
+    let companies = vec![
+        make(1, "ACME", "Zeta Holdings", Some(1.0), Active),
+        make(2, "BBB", "Acme Industries", Some(100.0), Active),
+        make(3, "CCC", "The Acme Company", Some(500.0), Active),
+        make(4, "ACMEX", "Other Name", None, Active),
+        make(5, "AAA", "Acme Steel", Some(100.0), Active),
+        make(6, "PLC", "Placmes Limited", Some(90_000.0), Active),
+        make(7, "OLD", "Acme Old", Some(80_000.0), Superseded),
+        make(8, "GONE", "Acme Gone", None, Delisted),
+        make(9, "DDD", "Nothing Here", Some(10.0), Active),
+        make(10, "AAA", "Acme Steel Two", Some(100.0), Active),
+    ];
+    let app = spawn_with(Options { companies, articles: Vec::new(), ..Options::default() }).await;
+    let want = ["ACME", "CCC", "AAA", "AAA", "BBB", "ACMEX", "OLD", "GONE", "PLC"];
+    let b = app.get_json("/v1/companies?search=acme&status=any&limit=200", 200).await;
+    assert_eq!(tickers(&b), want, "{b}");
+    let isins: Vec<&str> = b["data"].as_array().unwrap().iter().map(|r| r["isin"].as_str().unwrap()).collect();
+    assert!(isins[2] < isins[3], "equal market caps and tickers: by ISIN");
+    let fields: Vec<(&str, &str)> = b["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["match"]["field"].as_str().unwrap(), r["match"]["value"].as_str().unwrap()))
+        .collect();
+    assert_eq!(fields[0], ("ticker", "ACME"));
+    assert_eq!(fields[1], ("name", "The Acme Company"));
+    assert_eq!(fields[5], ("ticker", "ACMEX"));
+    assert_eq!(fields[8], ("name", "Placmes Limited"));
+    // A page at a time, the same order.
+    let rows = walk(&app, "search=acme&status=any", 2).await;
+    let walked: Vec<&str> = rows.iter().map(|r| r["ticker"].as_str().unwrap()).collect();
+    assert_eq!(walked, want);
+    // Active only by default; `sort=ticker` the old order.
+    let b = app.get_json("/v1/companies?search=acme", 200).await;
+    assert_eq!(tickers(&b), ["ACME", "CCC", "AAA", "AAA", "BBB", "ACMEX", "PLC"]);
+    let b = app.get_json("/v1/companies?search=acme&sort=ticker", 200).await;
+    assert_eq!(tickers(&b), ["AAA", "AAA", "ACME", "ACMEX", "BBB", "CCC", "PLC"]);
 }

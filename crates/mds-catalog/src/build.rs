@@ -15,7 +15,8 @@ use crate::grams::{GramHasher, ascii_grams, grams_of, signature};
 use crate::history::{self, HistorySections, RowFacts};
 use crate::layout::{ATTR_LISTS, Section, Writer, flag, id_at};
 use crate::postings::{Postings, encode};
-use crate::tail::{self, Dictionaries};
+use crate::rank;
+use crate::tail::{self, Dictionaries, Reader};
 
 /// A company arrived out of `(ticker, isin)` order (or twice).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -123,6 +124,8 @@ struct Rows<'a> {
     /// The sorted industry id per row, `id_width` bytes each.
     industry: &'a [u8],
     id_width: usize,
+    /// Each row's aliases (offsets and bytes), once laid out.
+    aliases: Option<(&'a [u8], &'a [u8])>,
 }
 
 impl<'a> Rows<'a> {
@@ -134,7 +137,15 @@ impl<'a> Rows<'a> {
             flags: w.get(Section::Flags),
             industry: w.get(Section::Industry),
             id_width,
+            aliases: w.has(Section::Aliases).then(|| (w.get(Section::AliasOff), w.get(Section::Aliases))),
         }
+    }
+
+    /// Row `i`'s aliases' bytes (see `rank`; empty before they are laid out).
+    fn aliases(&self, i: usize) -> &'a [u8] {
+        let Some((off, text)) = self.aliases else { return &[] };
+        let at = |k: usize| u32::from_le_bytes(off[4 * k..4 * k + 4].try_into().expect("4 bytes")) as usize;
+        &text[at(i)..at(i + 1)]
     }
 
     fn isin(&self, i: usize) -> &'a [u8] {
@@ -156,6 +167,15 @@ impl<'a> Rows<'a> {
             grams_of(&fold(name), buf);
         }
         ascii_grams(self.tickers.get(i).as_bytes(), buf);
+        // A former ticker or name finds the row too.
+        for (_, text) in rank::Aliases(Reader(self.aliases(i))) {
+            let text = std::str::from_utf8(text).unwrap_or_default();
+            if text.is_ascii() {
+                ascii_grams(text.as_bytes(), buf);
+            } else {
+                grams_of(&fold(text), buf);
+            }
+        }
     }
 
     /// What the history's build knows of row `i`.
@@ -193,6 +213,8 @@ pub struct CatalogBuilder {
     events: PackedEvents,
     /// Row ids a pass of the posting lists' fill holds at most.
     pass_ids: usize,
+    /// Each row's market-cap key (`rank::mcap_key`), little-endian.
+    mcaps: Vec<u8>,
 }
 
 /// When, and in which store generation, a company's record last changed
@@ -257,6 +279,7 @@ impl CatalogBuilder {
             stamps: Vec::with_capacity(n),
             events: PackedEvents::default(),
             pass_ids: PASS_IDS,
+            mcaps: Vec::with_capacity(4 * n),
         }
     }
 
@@ -328,6 +351,7 @@ impl CatalogBuilder {
         tail::encode(&c.details, c.ticker.as_str(), &mut self.dict, &mut self.tails.text);
         self.tails.close();
         self.stamps.push(stamp);
+        self.mcaps.extend_from_slice(&rank::mcap_key(c.details.market_cap.as_ref()).to_le_bytes());
         Ok(())
     }
 
@@ -357,7 +381,33 @@ impl CatalogBuilder {
         w.put(Section::Flags, std::mem::take(&mut self.flags));
         w.put(Section::Industry, ids(&std::mem::take(&mut self.industry), &ind_remap));
         w.put(Section::Sector, ids(&std::mem::take(&mut self.sector), &sec_remap));
-        w.put(Section::Signatures, std::mem::take(&mut self.signatures));
+        // The rows' aliases (their former tickers and names, from the
+        // identity events), then each row's signature with theirs.
+        let (alias_off, aliases) = {
+            let rows = Rows::of(&w, id_width);
+            rank::build_aliases(n, |i| rows.facts(i), &self.events)
+        };
+        w.put(Section::AliasOff, alias_off);
+        w.put(Section::Aliases, aliases);
+        let mut signatures = std::mem::take(&mut self.signatures);
+        {
+            let rows = Rows::of(&w, id_width);
+            for i in 0..n {
+                for (_, text) in rank::Aliases(Reader(rows.aliases(i))) {
+                    let text = std::str::from_utf8(text).unwrap_or_default();
+                    let sig = if text.is_ascii() {
+                        signature(text.chars().map(|ch| ch.to_ascii_lowercase()))
+                    } else {
+                        signature(fold(text).chars())
+                    };
+                    let at = 8 * i;
+                    let old = u64::from_le_bytes(signatures[at..at + 8].try_into().expect("8 bytes"));
+                    signatures[at..at + 8].copy_from_slice(&(old | sig).to_le_bytes());
+                }
+            }
+        }
+        w.put(Section::Signatures, signatures);
+        w.put(Section::McapKeys, std::mem::take(&mut self.mcaps));
         take(&mut self.tails).put(&mut w, Section::DetailOff, Section::Details);
         industry_names.put(&mut w, Section::IndustryNameOff, Section::IndustryNames);
         sector_names.put(&mut w, Section::SectorNameOff, Section::SectorNames);

@@ -22,24 +22,36 @@
 //! names are constants, values are copied from the arenas (escaped only when
 //! they hold a character JSON must escape).
 
-use chrono::NaiveDate;
-use mds_domain::query::fold;
-use mds_domain::{Company, CompanyFilter, CompanyStatus, Exchange, Isin, MarketCapBand, StatusFilter, Ticker};
-use memchr::memmem::Finder;
+use mds_domain::{
+    Company, CompanyFilter, CompanySort, CompanyStatus, Exchange, Isin, MarketCapBand, StatusFilter, Ticker,
+};
 
 use crate::build::{CatalogBuilder, ChangeStamp, status_index};
 use crate::grams::{bigram, signature, trigram};
 use crate::history::day16;
 use crate::layout::{Layout, SECTION_NAMES, SECTIONS, Section, SnapshotError, flag, id_at};
 use crate::postings::{ListSeeker, Postings, Seeker, u32_at, u64_at};
+use crate::rank::{self, Found, Term};
 
-/// The position of a row in the catalog's order: `(ticker, isin)`.
+/// The position of an entry in a list's order: `(ticker, isin)`, or in the
+/// relevance order of a search `(rank, ticker, isin)`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct SortKey {
     /// Ticker (upper-case).
     pub ticker: String,
     /// ISIN.
     pub isin: String,
+    /// In the relevance order, what comes before the ticker: the match's
+    /// tier, whether inactive, the market-cap key (see `rank::upper`);
+    /// `None` in ticker order.
+    pub rank: Option<u64>,
+}
+
+impl SortKey {
+    /// The key of `(ticker, isin)` in ticker order.
+    pub fn new(ticker: impl Into<String>, isin: impl Into<String>) -> Self {
+        SortKey { ticker: ticker.into(), isin: isin.into(), rank: None }
+    }
 }
 
 /// Every company, sorted by `(ticker, isin)`: one buffer and where its
@@ -64,6 +76,8 @@ pub struct Rows<'a, K> {
     pub(crate) catalog: &'a Catalog,
     /// The matching rows, in order.
     pub(crate) rows: Vec<u32>,
+    /// For a search, what each row matched (`rank::Found`), else empty.
+    pub(crate) found: Vec<u32>,
     /// The key of the last row on the page, when more rows follow.
     pub next: Option<K>,
 }
@@ -106,38 +120,51 @@ impl ListRows<'_> {
     /// Appends the rows' `V1Company` JSON objects, comma-separated (the
     /// inside of the `data` array). Byte for byte what `serde_json` writes
     /// for the same [`Company`].
+    /// A search's rows carry `match` (contract section 15).
     pub fn write_rows(&self, out: &mut Vec<u8>) {
         out.reserve(self.rows.iter().map(|&r| self.catalog.entry_size(r)).sum());
-        self.write_each(out, |c, e, out| c.write_entry(e as u32, out));
+        for (k, &r) in self.rows.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            self.catalog.write_entry(r, self.found.get(k).map(|&f| Found(f)), out);
+        }
     }
 
     /// Each row's JSON, as a string (for tests and tools).
     pub fn json_rows(&self) -> Vec<String> {
         self.rows
             .iter()
-            .map(|&r| {
+            .enumerate()
+            .map(|(k, &r)| {
                 let mut out = Vec::new();
-                self.catalog.write_entry(r, &mut out);
+                self.catalog.write_entry(r, self.found.get(k).map(|&f| Found(f)), &mut out);
                 String::from_utf8(out).expect("the catalog writes UTF-8")
             })
             .collect()
     }
 }
 
-/// Whether ASCII `text`, lower-cased, contains the term `find` looks for
-/// (already folded): the text is lower-cased into a stack buffer (a loop
-/// that vectorises) and searched with `memchr`'s substring finder.
-fn ascii_contains(text: &[u8], find: &Finder<'_>) -> bool {
-    let mut buf = [0u8; 256];
-    match buf.get_mut(..text.len()) {
-        Some(lower) => {
-            for (l, &b) in lower.iter_mut().zip(text) {
-                *l = b.to_ascii_lowercase();
-            }
-            find.find(lower).is_some()
-        }
-        None => find.find(&text.to_ascii_lowercase()).is_some(),
-    }
+/// A match found for a search, with the key that orders it: `(upper key,
+/// entry, found)` (see `rank`).
+type Ranked = (u64, u32, u32);
+
+thread_local! {
+    /// The matches a relevance page ranks, kept per thread between
+    /// requests (no allocation per request once grown; shrunk back after
+    /// a search that matched very many rows).
+    static RANKED: std::cell::RefCell<Vec<Ranked>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Matches a thread keeps room for between searches.
+const RANKED_KEPT: usize = 1 << 16;
+
+/// What a walk found: the entries in order (up to `limit + 1`), what each
+/// matched (a search), and in the relevance order each one's upper key.
+struct Walked {
+    entries: Vec<u32>,
+    found: Vec<u32>,
+    ranks: Vec<u64>,
 }
 
 /// Appends UTF-8 `s` as a JSON string, as `serde_json` writes it; `plain`
@@ -303,21 +330,59 @@ impl Catalog {
         200 + (o(Section::TickerOff) + o(Section::NameOff) + o(Section::LogoOff)) as usize
     }
 
-    /// Writes row `i` as `V1Company` JSON (field order and form as `serde_json`).
-    pub(crate) fn write_row(&self, i: usize, out: &mut Vec<u8>) {
-        self.write_row_open(i, out);
-        out.push(b'}');
-    }
-
     /// Writes a list entry: a row, or a version of one (its ticker and
-    /// name of an `as_of` day, the rest today's).
-    fn write_entry(&self, e: u32, out: &mut Vec<u8>) {
-        if e & VERSION_BIT == 0 {
-            self.write_row(e as usize, out);
+    /// name of an `as_of` day, the rest today's); with `found`, its
+    /// `match` last.
+    fn write_entry(&self, e: u32, found: Option<Found>, out: &mut Vec<u8>) {
+        let (row, ticker, name) = if e & VERSION_BIT == 0 {
+            self.write_row_open(e as usize, out);
+            (e as usize, self.ticker_bytes(e as usize), self.name_bytes(e as usize))
         } else {
             let v = self.version((e & !VERSION_BIT) as usize);
             self.write_row_as(v.row, v.ticker, v.name, out);
+            (v.row, v.ticker, v.name)
+        };
+        if let Some(f) = found {
+            let value = match f.field() {
+                rank::FIELD_TICKER => ticker,
+                rank::FIELD_NAME => name,
+                _ => rank::alias_at(self.aliases(row), f.alias()).map_or(&[][..], |(_, text)| text),
+            };
+            out.extend_from_slice(b",\"match\":{\"field\":\"");
+            out.extend_from_slice(f.field_name());
+            out.extend_from_slice(b"\",\"value\":");
+            crate::wire::value_json(out, std::str::from_utf8(value).unwrap_or_default());
             out.push(b'}');
+        }
+        out.push(b'}');
+    }
+
+    /// Row `i`'s name, as bytes.
+    pub(crate) fn name_bytes(&self, i: usize) -> &[u8] {
+        self.bytes(Section::NameOff, Section::Names, i)
+    }
+
+    /// Row `i`'s aliases' bytes (see `rank`).
+    fn aliases(&self, i: usize) -> &[u8] {
+        self.bytes(Section::AliasOff, Section::Aliases, i)
+    }
+
+    /// Row `i`'s market-cap key (see `rank::mcap_key`).
+    fn mcap_key(&self, i: usize) -> u32 {
+        u32_at(self.sec(Section::McapKeys), 4 * i)
+    }
+
+    /// What the term matched in row `i`: its ticker or name, or, with
+    /// `aliases`, a former one.
+    fn match_row(&self, i: u32, term: &Term<'_>, aliases: bool) -> Option<Found> {
+        let i = i as usize;
+        let current = term.current(self.ticker_bytes(i), self.name_bytes(i));
+        if !aliases || current.is_some_and(|f| f.tier() == 0) {
+            return current;
+        }
+        match self.aliases(i) {
+            [] => current,
+            a => term.former(a, current),
         }
     }
 
@@ -337,7 +402,8 @@ impl Catalog {
         }
     }
 
-    /// Writes row `i` as [`Catalog::write_row`] does, without the closing brace.
+    /// Writes row `i` as `V1Company` JSON (field order and form as
+    /// `serde_json`), without the closing brace.
     pub(crate) fn write_row_open(&self, i: usize, out: &mut Vec<u8>) {
         let plain = self.flags(i) & flag::ESCAPE == 0;
         self.write_fields(i, self.ticker_bytes(i), self.bytes(Section::NameOff, Section::Names, i), plain, out);
@@ -461,52 +527,63 @@ impl Catalog {
 
     /// Up to `limit` companies matching `filter`, strictly after `after`;
     /// with `filter.as_of`, the master as it stood at the end of that day.
+    /// A search is in the order `filter.order()` says: by relevance
+    /// (contract section 15) or by ticker.
     pub fn page(&self, filter: &CompanyFilter, after: Option<&SortKey>, limit: usize) -> ListRows<'_> {
-        let rows = match filter.as_of {
-            None => self.walk(filter, after, limit, None),
-            Some(day) => self.walk_on(filter, day, after, limit),
+        let day = filter.as_of.map(day16);
+        let walked = match (filter.as_of, &filter.search) {
+            // Whoever was listed that day was active that day.
+            (Some(_), _) if !filter.status.admits(CompanyStatus::Active) => {
+                Walked { entries: Vec::new(), found: Vec::new(), ranks: Vec::new() }
+            }
+            (_, Some(term)) if filter.order() == CompanySort::Relevance => {
+                self.ranked(filter, &Term::new(term.as_str()), after, limit, day)
+            }
+            (None, _) => self.walk(filter, after, limit, None),
+            (Some(_), _) => self.walk_on(filter, day.unwrap_or_default(), after, limit),
         };
-        self.list_rows(rows, limit)
+        self.list_rows(walked, limit)
     }
 
-    /// The page of `entries` (up to `limit + 1` in order, the last one
-    /// saying more follow).
-    fn list_rows(&self, mut entries: Vec<u32>, limit: usize) -> ListRows<'_> {
+    /// The page of a walk's entries (up to `limit + 1` in order, the last
+    /// one saying more follow).
+    fn list_rows(&self, walked: Walked, limit: usize) -> ListRows<'_> {
+        let Walked { mut entries, mut found, ranks } = walked;
         let more = entries.len() > limit;
         entries.truncate(limit);
+        found.truncate(limit);
         let next = match (more, entries.last()) {
             (true, Some(&e)) => {
                 let (t, i) = self.entry_key(e);
                 Some(SortKey {
                     ticker: String::from_utf8_lossy(t).into_owned(),
                     isin: String::from_utf8_lossy(i).into_owned(),
+                    rank: ranks.get(entries.len() - 1).copied(),
                 })
             }
             _ => None,
         };
-        ListRows { catalog: self, rows: entries, next }
+        ListRows { catalog: self, rows: entries, found, next }
     }
 
     /// The entries of the master on `day` matching `filter` after `after`,
-    /// up to `limit + 1`: the rows listed then as they are today, merged
-    /// with the versions (other tickers or names) that held then.
-    fn walk_on(&self, filter: &CompanyFilter, day: NaiveDate, after: Option<&SortKey>, limit: usize) -> Vec<u32> {
-        // Whoever was listed that day was active that day.
-        if !filter.status.admits(CompanyStatus::Active) {
-            return Vec::new();
-        }
-        let d = day16(day);
+    /// up to `limit + 1`, in ticker order: the rows listed then as they
+    /// are today, merged with the versions (other tickers or names) that
+    /// held then.
+    fn walk_on(&self, filter: &CompanyFilter, d: u16, after: Option<&SortKey>, limit: usize) -> Walked {
         let rows = self.walk(filter, after, limit, Some(d));
         let versions = self.versions_on(filter, d, after, limit + 1);
         if versions.is_empty() {
             return rows;
         }
-        let mut out = Vec::with_capacity(limit + 1);
-        let (mut a, mut b) = (rows.into_iter().peekable(), versions.into_iter().peekable());
-        while out.len() <= limit {
+        let search = filter.search.is_some();
+        let mut out = Walked { entries: Vec::with_capacity(limit + 1), found: Vec::new(), ranks: Vec::new() };
+        let mut a = rows.entries.iter().copied().zip(rows.found.iter().copied().chain(std::iter::repeat(0))).peekable();
+        let mut b = versions.into_iter().peekable();
+        while out.entries.len() <= limit {
             let next = match (a.peek(), b.peek()) {
                 (Some(&x), Some(&y)) => {
-                    if self.entry_key(x) <= self.entry_key(y) {
+                    if self.entry_key(x.0) <= self.entry_key(y.0) {
                         a.next()
                     } else {
                         b.next()
@@ -517,17 +594,23 @@ impl Catalog {
                 (None, None) => None,
             };
             match next {
-                Some(e) => out.push(e),
+                Some((e, f)) => {
+                    out.entries.push(e);
+                    if search {
+                        out.found.push(f);
+                    }
+                }
                 None => break,
             }
         }
         out
     }
 
-    /// Up to `take` versions (as entries) that held on `day` and match
-    /// `filter`, after `after`, in list order: a scan of the versions in
-    /// the ticker range the filters allow.
-    fn versions_on(&self, filter: &CompanyFilter, day: u16, after: Option<&SortKey>, take: usize) -> Vec<u32> {
+    /// Up to `take` versions (as entries, each with what a search matched
+    /// in it) that held on `day` and match `filter`, after `after`, in
+    /// list order: a scan of the versions in the ticker range the filters
+    /// allow.
+    fn versions_on(&self, filter: &CompanyFilter, day: u16, after: Option<&SortKey>, take: usize) -> Vec<(u32, u32)> {
         let count = self.version_count();
         let split = |before: &dyn Fn(&[u8], &[u8]) -> bool| {
             let (mut lo, mut hi) = (0, count);
@@ -560,8 +643,7 @@ impl Catalog {
             },
             None => None,
         };
-        let term = filter.search.as_ref().map(|s| s.as_str());
-        let ticker_term = term.is_some_and(|t| t.bytes().all(|b| b.is_ascii_graphic()));
+        let term = filter.search.as_ref().map(|s| Term::new(s.as_str()));
         let mut out = Vec::new();
         for k in lo..hi {
             if out.len() == take {
@@ -577,36 +659,216 @@ impl Catalog {
                         Exchange::Nse => flag::NSE,
                     } != 0
                 })
-                && filter.market_cap.is_none_or(|b| self.band(v.row) == Some(b))
-                && term.is_none_or(|t| {
-                    fold(&String::from_utf8_lossy(v.name)).contains(t)
-                        || ticker_term && v.ticker.to_ascii_lowercase().windows(t.len()).any(|w| w == t.as_bytes())
-                });
-            if ok {
-                out.push(k as u32 | VERSION_BIT);
+                && filter.market_cap.is_none_or(|b| self.band(v.row) == Some(b));
+            if !ok {
+                continue;
+            }
+            match &term {
+                None => out.push((k as u32 | VERSION_BIT, 0)),
+                Some(t) => {
+                    if let Some(found) = t.current(v.ticker, v.name) {
+                        out.push((k as u32 | VERSION_BIT, found.0));
+                    }
+                }
             }
         }
         out
     }
 
     /// The rows matching `filter` (and, with `day`, listed as they are
-    /// today on that `u16` day) after `after`, up to `limit + 1`.
-    fn walk(&self, filter: &CompanyFilter, after: Option<&SortKey>, limit: usize, day: Option<u16>) -> Vec<u32> {
-        let empty = Vec::new();
+    /// today on that `u16` day) after `after`, up to `limit + 1`, in
+    /// ticker order.
+    fn walk(&self, filter: &CompanyFilter, after: Option<&SortKey>, limit: usize, day: Option<u16>) -> Walked {
         let (lo, hi) = self.range(filter);
         let start = match after {
             Some(k) => lo.max(self.partition(|t, i| (t, i) <= (k.ticker.as_bytes(), k.isin.as_bytes()))),
             None => lo,
         };
+        let term = filter.search.as_ref().map(|s| Term::new(s.as_str()));
+        let mut out = Walked { entries: Vec::with_capacity(limit.min(256) + 1), found: Vec::new(), ranks: Vec::new() };
+        // Without a search every candidate matches, and one batch holds the
+        // page plus the row that says more.
+        let batch = if term.is_some() { SEARCH_BATCH } else { limit + 1 };
+        self.scan(
+            filter,
+            start..hi,
+            day,
+            batch,
+            |_| true,
+            |c| {
+                match &term {
+                    None => out.entries.push(c),
+                    Some(t) => {
+                        if let Some(f) = self.match_row(c, t, day.is_none()) {
+                            out.entries.push(c);
+                            out.found.push(f.0);
+                        }
+                    }
+                }
+                out.entries.len() <= limit
+            },
+        );
+        out
+    }
+
+    /// The entries matching `filter`'s search `term` after `after`, up
+    /// to `limit + 1`, by relevance (contract section 15): ordered by
+    /// `(upper key, ticker, isin)` (`rank::upper`), the first `limit + 1`
+    /// after the cursor's. Every candidate is seen (the order is not the
+    /// rows'), but only those that could still make the page are verified.
+    /// With `day`, the rows and versions listed then, matched by their
+    /// values of that day only, every match ranked.
+    fn ranked(
+        &self,
+        filter: &CompanyFilter,
+        term: &Term<'_>,
+        after: Option<&SortKey>,
+        limit: usize,
+        day: Option<u16>,
+    ) -> Walked {
+        let (lo, hi) = self.range(filter);
+        // Rows are in (ticker, isin) order: a row is after the cursor's
+        // (ticker, isin) when its index is at least `pos`.
+        let cursor = after.map(|k| {
+            let pos = self.partition(|t, i| (t, i) <= (k.ticker.as_bytes(), k.isin.as_bytes())) as u32;
+            (k.rank.unwrap_or(0), pos, k)
+        });
+        let past = |key: u64, e: u32| match cursor {
+            None => true,
+            Some((rank, pos, _)) if e & VERSION_BIT == 0 => (key, e) >= (rank, pos),
+            Some((rank, _, k)) => (key, self.entry_key(e)) > (rank, (k.ticker.as_bytes(), k.isin.as_bytes())),
+        };
+        // Rows compare by index, versions by their (ticker, isin): the
+        // same order, as rows are laid out in it.
+        let order = |a: &Ranked, b: &Ranked| {
+            a.0.cmp(&b.0).then_with(|| {
+                if (a.1 | b.1) & VERSION_BIT == 0 {
+                    a.1.cmp(&b.1)
+                } else {
+                    self.entry_key(a.1).cmp(&self.entry_key(b.1))
+                }
+            })
+        };
+        RANKED.with(|cell| {
+            let mut all = cell.borrow_mut();
+            all.clear();
+            if day.is_none() {
+                // Rows only, ordered by `(upper key, row)`: the best
+                // `limit + 1` so far are kept in a max-heap, and a
+                // candidate whose key cannot beat the worst of them (its
+                // tier at best, with its status and market cap: read
+                // without touching its name) is not verified. Once the
+                // heap holds good matches, most candidates are dropped so.
+                let cap = limit + 1;
+                let mut heap = std::collections::BinaryHeap::from(std::mem::take(&mut *all));
+                let worst = std::cell::Cell::new((u64::MAX, u32::MAX));
+                let alias_off = self.sec(Section::AliasOff);
+                let best_tier = |i: usize| {
+                    if term.ticker_like && self.ticker_bytes(i).len() == term.text.len() {
+                        0
+                    } else if term.ticker_like && u32_at(alias_off, 4 * i) != u32_at(alias_off, 4 * i + 4) {
+                        1
+                    } else {
+                        2
+                    }
+                };
+                let inactive = |i: usize| self.flags(i) >> flag::STATUS_SHIFT != 0;
+                let keep = |c: u32| {
+                    let i = c as usize;
+                    let (status, mcap) = (inactive(i), self.mcap_key(i));
+                    // Before the cursor whatever it matched: the worst tier.
+                    let at_worst = rank::upper(5, status, mcap);
+                    (rank::upper(best_tier(i), status, mcap), c) < worst.get()
+                        && cursor.is_none_or(|(rank, pos, _)| (at_worst, c) >= (rank, pos))
+                };
+                self.scan(filter, lo..hi, None, SEARCH_BATCH, keep, |c| {
+                    if let Some(f) = self.match_row(c, term, true) {
+                        let i = c as usize;
+                        let key = rank::upper(f.tier(), inactive(i), self.mcap_key(i));
+                        if past(key, c) && (key, c) < worst.get() {
+                            if heap.len() == cap {
+                                heap.pop();
+                            }
+                            heap.push((key, c, f.0));
+                            if heap.len() == cap {
+                                let &(k, r, _) = heap.peek().expect("full");
+                                worst.set((k, r));
+                            }
+                        }
+                    }
+                    true
+                });
+                *all = heap.into_vec();
+            } else {
+                self.scan(
+                    filter,
+                    lo..hi,
+                    day,
+                    SEARCH_BATCH,
+                    |_| true,
+                    |c| {
+                        if let Some(f) = self.match_row(c, term, false) {
+                            let key = rank::upper(f.tier(), false, self.mcap_key(c as usize));
+                            if past(key, c) {
+                                all.push((key, c, f.0));
+                            }
+                        }
+                        true
+                    },
+                );
+            }
+            if let Some(d) = day {
+                for (e, f) in self.versions_on(filter, d, None, usize::MAX) {
+                    let row = self.version((e & !VERSION_BIT) as usize).row;
+                    let key = rank::upper(Found(f).tier(), false, self.mcap_key(row));
+                    if past(key, e) {
+                        all.push((key, e, f));
+                    }
+                }
+            }
+            if all.len() > limit + 1 {
+                all.select_nth_unstable_by(limit, order);
+                all.truncate(limit + 1);
+            }
+            all.sort_unstable_by(order);
+            let out = Walked {
+                entries: all.iter().map(|r| r.1).collect(),
+                found: all.iter().map(|r| r.2).collect(),
+                ranks: all.iter().map(|r| r.0).collect(),
+            };
+            if all.capacity() > RANKED_KEPT {
+                all.clear();
+                all.shrink_to(RANKED_KEPT);
+            }
+            out
+        })
+    }
+
+    /// Calls `each` with every candidate row in `rows` that the
+    /// filter's lists hold (and, with `day`, listed as it is today then)
+    /// and `keep` keeps (a cheap test, before the row's name is touched),
+    /// in order, until it returns false. A search's candidates are those
+    /// of a few of its rarest grams whose signature holds the term's bits:
+    /// `each` verifies them.
+    fn scan(
+        &self,
+        filter: &CompanyFilter,
+        rows: std::ops::Range<usize>,
+        day: Option<u16>,
+        batch_size: usize,
+        mut keep: impl FnMut(u32) -> bool,
+        mut each: impl FnMut(u32) -> bool,
+    ) {
+        let (start, hi) = (rows.start, rows.end);
         if start >= hi {
-            return empty;
+            return;
         }
         // The lists every match is in, smallest first.
         let mut lists: Vec<Postings> = Vec::with_capacity(8);
         if let Some(ind) = &filter.industry {
             match self.industry_list(ind.as_str()) {
                 Some(p) => lists.push(p),
-                None => return empty,
+                None => return,
             }
         }
         let attr = |k: usize| Postings::read(self.sec(Section::AttrLists), k);
@@ -638,7 +900,7 @@ impl Catalog {
             for g in keys {
                 match self.gram_list(g) {
                     Some(p) => grams.push(p),
-                    None => return empty,
+                    None => return,
                 }
             }
             // A few of the rarest grams narrow enough; the substring test decides.
@@ -649,45 +911,25 @@ impl Catalog {
         lists.sort_by_key(|p| p.len);
         let mut seekers: Vec<Seeker<'_>> = lists.iter().map(|p| self.seeker(p)).collect();
 
-        let mut rows = Vec::with_capacity(limit.min(256));
-        let mut more = false;
-        // Tickers are printable ASCII without spaces: other terms cannot match one.
-        let ticker_term = term.is_some_and(|t| t.bytes().all(|b| b.is_ascii_graphic()));
-        let finder = Finder::new(term.unwrap_or_default().as_bytes());
         // The term's four-character grams: a candidate whose signature lacks
         // one of their bits cannot match, and is dropped with one sequential
         // read instead of a verification's random ones.
         let wanted = term.map_or(0, |t| signature(t.chars()));
         let sigs = self.sec(Section::Signatures);
-        let verify = |i: usize| match term {
-            Some(t) => {
-                // Each check reads a random row: a few cache misses, the cost
-                // of a verification. The ticker is read only when it could match.
-                let name = self.bytes(Section::NameOff, Section::Names, i);
-                let in_name = if name.is_ascii() {
-                    t.is_ascii() && ascii_contains(name, &finder)
-                } else {
-                    fold(std::str::from_utf8(name).unwrap_or_default()).contains(t)
-                };
-                in_name || ticker_term && ascii_contains(self.ticker_bytes(i), &finder)
-            }
-            None => true,
-        };
         // Candidates come in batches. A search touches every candidate's name
         // before verifying any, so the batch's cache misses overlap instead
-        // of being paid one after another; without a search every candidate
-        // matches, and one batch holds the page plus the row that says more.
-        let batch_size = if term.is_some() { SEARCH_BATCH } else { limit + 1 };
+        // of being paid one after another.
         let mut batch: Vec<u32> = Vec::with_capacity(batch_size);
         let (mut x, hi) = (start as u32, hi as u32);
-        let mut exhausted = false;
-        while !exhausted && !more {
+        loop {
             batch.clear();
+            let mut exhausted = false;
             while batch.len() < batch_size {
                 match leapfrog(&mut seekers, x, hi) {
                     Some(c) => {
                         if (wanted == 0 || u64_at(sigs, 8 * c as usize) & wanted == wanted)
                             && day.is_none_or(|d| self.current_on(c as usize, d))
+                            && keep(c)
                         {
                             batch.push(c);
                         }
@@ -703,16 +945,14 @@ impl Catalog {
                 self.touch_names(&batch);
             }
             for &c in &batch {
-                if verify(c as usize) {
-                    rows.push(c);
-                    if rows.len() > limit {
-                        more = true;
-                        break;
-                    }
+                if !each(c) {
+                    return;
                 }
             }
+            if exhausted {
+                return;
+            }
         }
-        rows
     }
 
     /// Reads each row's name offset, then its name's first byte: independent
@@ -865,7 +1105,7 @@ mod tests {
     #[test]
     fn cursor_after_a_deleted_row_still_continues() {
         let c = sample();
-        let gone = SortKey { ticker: "ABBA".into(), isin: "INE000000000".into() };
+        let gone = SortKey::new("ABBA", "INE000000000");
         assert_eq!(tickers(&c.page(&CompanyFilter::default(), Some(&gone), 1)), ["ABBOTINDIA"]);
     }
 }

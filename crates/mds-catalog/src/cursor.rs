@@ -3,6 +3,8 @@
 //!
 //! Layout before base64url (no padding):
 //! `version(1) | filters digest(16) | ticker length(1) | ticker | isin(12) | tag(16)`,
+//! or, in the relevance order of a search, `version(3) | filters digest(16)
+//! | rank(8, little-endian) | ticker length(1) | ticker | isin(12) | tag(16)`,
 //! where the tag is HMAC-SHA256 over everything before it, truncated to 16
 //! bytes, under a secret every node sharing a store shares.
 //!
@@ -21,6 +23,8 @@ use crate::catalog::SortKey;
 use mds_domain::{CompanyFilter, Isin};
 
 const VERSION: u8 = 1;
+/// The version byte of a position in the relevance order (with its rank).
+const RANKED: u8 = 3;
 /// The version byte of a sealed position ([`CursorCodec::seal`]).
 const SEALED: u8 = 2;
 /// The longest sealed cursor accepted, in characters.
@@ -62,9 +66,12 @@ impl CursorCodec {
     /// The cursor that resumes after `key` under `filter`.
     pub fn encode(&self, filter: &CompanyFilter, key: &SortKey) -> String {
         let t = key.ticker.as_bytes();
-        let mut buf = Vec::with_capacity(1 + DIGEST_LEN + 1 + t.len() + Isin::LEN + TAG_LEN);
-        buf.push(VERSION);
+        let mut buf = Vec::with_capacity(1 + DIGEST_LEN + 8 + 1 + t.len() + Isin::LEN + TAG_LEN);
+        buf.push(if key.rank.is_some() { RANKED } else { VERSION });
         buf.extend_from_slice(&digest(filter));
+        if let Some(rank) = key.rank {
+            buf.extend_from_slice(&rank.to_le_bytes());
+        }
         buf.push(t.len() as u8);
         buf.extend_from_slice(t);
         buf.extend_from_slice(key.isin.as_bytes());
@@ -84,11 +91,17 @@ impl CursorCodec {
             return Err(CursorError::Forged);
         }
         let (body, tag) = buf.split_at(buf.len() - TAG_LEN);
-        if self.tag(body).ct_eq(tag).unwrap_u8() != 1 || body[0] != VERSION {
+        if self.tag(body).ct_eq(tag).unwrap_u8() != 1 || (body[0] != VERSION && body[0] != RANKED) {
             return Err(CursorError::Forged);
         }
-        let tlen = body[1 + DIGEST_LEN] as usize;
-        let rest = &body[1 + DIGEST_LEN + 1..];
+        let (rank, at) = if body[0] == RANKED {
+            let bytes = body.get(1 + DIGEST_LEN..1 + DIGEST_LEN + 8).ok_or(CursorError::Forged)?;
+            (Some(u64::from_le_bytes(bytes.try_into().expect("8 bytes"))), 1 + DIGEST_LEN + 8)
+        } else {
+            (None, 1 + DIGEST_LEN)
+        };
+        let tlen = *body.get(at).ok_or(CursorError::Forged)? as usize;
+        let rest = &body[at + 1..];
         if rest.len() != tlen + Isin::LEN {
             return Err(CursorError::Forged);
         }
@@ -97,7 +110,7 @@ impl CursorCodec {
         }
         let ticker = std::str::from_utf8(&rest[..tlen]).map_err(|_| CursorError::Forged)?;
         let isin = std::str::from_utf8(&rest[tlen..]).map_err(|_| CursorError::Forged)?;
-        Ok(SortKey { ticker: ticker.to_owned(), isin: isin.to_owned() })
+        Ok(SortKey { ticker: ticker.to_owned(), isin: isin.to_owned(), rank })
     }
 
     /// The cursor of an opaque `position` in the list and filters `scope`
@@ -161,7 +174,18 @@ mod tests {
     use mds_domain::{Exchange, SearchTerm};
 
     fn key() -> SortKey {
-        SortKey { ticker: "M&M".into(), isin: "INE101A01026".into() }
+        SortKey::new("M&M", "INE101A01026")
+    }
+
+    #[test]
+    fn a_relevance_position_keeps_its_rank() {
+        let c = CursorCodec::new(b"secret");
+        let f = CompanyFilter { search: Some(SearchTerm::parse("mahindra").unwrap()), ..Default::default() };
+        let k = SortKey { rank: Some(0x2_8000_0001), ..key() };
+        assert_eq!(c.decode(&f, &c.encode(&f, &k)).unwrap(), k);
+        // Bound to the order: the same search in ticker order refuses it.
+        let by_ticker = CompanyFilter { sort: Some(mds_domain::CompanySort::Ticker), ..f.clone() };
+        assert_eq!(c.decode(&by_ticker, &c.encode(&f, &k)), Err(CursorError::OtherFilters));
     }
 
     #[test]

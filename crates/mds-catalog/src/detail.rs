@@ -203,7 +203,7 @@ impl Catalog {
             }
             _ => None,
         };
-        ChangeRows { catalog: self, rows, next }
+        ChangeRows { catalog: self, rows, found: Vec::new(), next }
     }
 }
 

@@ -17,7 +17,7 @@ use std::ops::Range;
 use crate::postings::{Postings, u32_at, u64_at};
 
 /// The first 8 bytes of every snapshot: a name and the format version.
-const MAGIC: &[u8; 8] = b"MDSCAT\0\x07";
+const MAGIC: &[u8; 8] = b"MDSCAT\0\x08";
 
 /// Bytes before the section table.
 const FIXED: usize = 24;
@@ -109,10 +109,18 @@ pub(crate) enum Section {
     /// row, name id, from and to (days from 0001-01-01, 0 = open), `u32`
     /// each.
     Periods,
+    /// `u32` × (n + 1) offsets into [`Section::Aliases`].
+    AliasOff,
+    /// Per row, the former tickers and names a search also matches (see
+    /// `rank`): a kind byte and a varint length before each string.
+    Aliases,
+    /// A `u32` per row: its market cap as a key that sorts the largest
+    /// first (see `rank::mcap_key`), `u32::MAX` when it has none.
+    McapKeys,
 }
 
 /// How many sections there are.
-pub(crate) const SECTIONS: usize = Section::Periods as usize + 1;
+pub(crate) const SECTIONS: usize = Section::McapKeys as usize + 1;
 
 /// Section names, for reports ([`crate::Catalog::sizes`]).
 pub(crate) const SECTION_NAMES: [&str; SECTIONS] = [
@@ -154,6 +162,9 @@ pub(crate) const SECTION_NAMES: [&str; SECTIONS] = [
     "history versions",
     "history versions by row",
     "symbol periods",
+    "alias offsets",
+    "aliases",
+    "market cap keys",
 ];
 
 /// The bits of a row's flag byte.
@@ -236,6 +247,11 @@ impl Writer {
         self.buf.resize(self.buf.len().next_multiple_of(8), 0);
     }
 
+    /// Whether section `s` was put.
+    pub(crate) fn has(&self, s: Section) -> bool {
+        self.sections[s as usize].is_some()
+    }
+
     /// The bytes of section `s`, put before.
     pub(crate) fn get(&self, s: Section) -> &[u8] {
         let r = self.sections[s as usize].clone().expect("a section is read after it is put");
@@ -309,6 +325,7 @@ impl Layout {
             (ChangeOrder, 4 * n),
             (IsinOrder, 4 * n),
             (Spans, 4 * n),
+            (McapKeys, 4 * n),
         ] {
             if len(s) != want {
                 return fail(format!("section {} has {} bytes, not {want}", SECTION_NAMES[s as usize], len(s)));
@@ -350,6 +367,7 @@ impl Layout {
             (DetailStringOff, DetailStrings, detail_strings, true),
             (EventOff, Events, n, false),
             (IdStringOff, IdStrings, id_strings, true),
+            (AliasOff, Aliases, n, false),
         ] {
             let (o, t) = (self.of(buf, off), self.of(buf, text));
             let ok = o.len() == 4 * (rows + 1)

@@ -21,6 +21,9 @@
 //! - `tail` (private): a row's details in a few bytes, and back.
 //! - `postings` (private): posting lists (compressed row ids or bitmaps) and
 //!   their seekers.
+//! - `rank` (private): the relevance of a search: what a term matched in
+//!   a row and how well, the rows' former tickers and names (aliases), and
+//!   the market-cap keys.
 //! - `replay` (private): the rule that rebuilds an ISIN's identity on a day
 //!   from its identity events.
 //! - [`history`]: identity over time: each row's events, its spans and
@@ -38,6 +41,7 @@ mod grams;
 pub mod history;
 mod layout;
 mod postings;
+mod rank;
 mod replay;
 mod tail;
 mod wire;

@@ -19,7 +19,7 @@ const SECRET: &[u8] = b"a secret every node shares";
 
 /// A sort key as the catalog makes them: a ticker and an ISIN.
 fn sort_key() -> impl Strategy<Value = SortKey> {
-    ("[A-Z0-9&-]{1,32}", "[A-Z]{2}[A-Z0-9]{9}[0-9]").prop_map(|(ticker, isin)| SortKey { ticker, isin })
+    ("[A-Z0-9&-]{1,32}", "[A-Z]{2}[A-Z0-9]{9}[0-9]").prop_map(|(ticker, isin)| SortKey::new(ticker, isin))
 }
 
 /// Filters: a few of each kind, so two draws are often equal and often not.

@@ -3,14 +3,15 @@
 //! shared tickers, a few superseded or delisted), many random filter
 //! combinations (the status filter among them), limits and cursors.
 
-use mds_catalog::{Catalog, SortKey};
+use mds_catalog::{Catalog, ListRows, SortKey};
 use mds_domain::query::fold;
 use mds_domain::{
-    Company, CompanyDetails, CompanyFilter, CompanyStatus, Exchange, Industry, Letter, MarketCapBand, SearchTerm,
-    StatusFilter, Ticker,
+    Company, CompanyDetails, CompanyFilter, CompanySort, CompanyStatus, Exchange, Industry, Letter, MarketCap,
+    MarketCapBand, SearchTerm, StatusFilter, Ticker,
 };
 use mds_testkit::fixtures::isin_of;
 use mds_testkit::rng::Rng;
+use serde_json::Value;
 
 const WORDS: &[&str] = &[
     "Nestlé",
@@ -82,6 +83,10 @@ fn generate(rng: &mut Rng, n: usize) -> Vec<Company> {
                         1 => CompanyStatus::Delisted,
                         _ => CompanyStatus::Active,
                     },
+                    // Some ties, so the ticker and ISIN decide among them.
+                    market_cap: rng
+                        .chance(60)
+                        .then(|| MarketCap { inr_crore: (rng.below(40) * 1000) as f64 + 0.5, as_of: None }),
                     ..Default::default()
                 },
             }
@@ -131,6 +136,9 @@ fn filter(rng: &mut Rng, companies: &[Company]) -> CompanyFilter {
             _ => StatusFilter::DEFAULT,
         },
         as_of: None,
+        // The reference is in ticker order (the relevance order has its
+        // own test).
+        sort: Some(CompanySort::Ticker),
     }
 }
 
@@ -140,11 +148,99 @@ fn reference<'a>(sorted: &'a [Company], f: &CompanyFilter) -> Vec<&'a Company> {
 }
 
 fn key(c: &Company) -> SortKey {
-    SortKey { ticker: c.ticker.as_str().to_owned(), isin: c.isin.as_str().to_owned() }
+    SortKey::new(c.ticker.as_str(), c.isin.as_str())
 }
 
 fn json(c: &Company) -> String {
     serde_json::to_string(c).unwrap()
+}
+
+/// A page's rows as JSON, without their `match` (present on each row of
+/// a search, and only then: checked here).
+fn unmatched(page: &ListRows<'_>, search: bool) -> Vec<String> {
+    page.json_rows()
+        .into_iter()
+        .map(|row| {
+            let mut v: Value = serde_json::from_str(&row).unwrap();
+            let m = v.as_object_mut().unwrap().remove("match");
+            assert_eq!(m.is_some(), search, "{row}");
+            if let Some(m) = m {
+                assert!(["ticker", "name"].contains(&m["field"].as_str().unwrap()), "{m}");
+                assert!(m["value"].is_string(), "{m}");
+            }
+            // Written back in the order the catalog wrote it (a map that keeps order).
+            let back = serde_json::to_string(&v).unwrap();
+            let company: Company = serde_json::from_str(&back).unwrap();
+            json(&company)
+        })
+        .collect()
+}
+
+/// The relevance tier of a company for a folded term, computed here from
+/// the contract's words (section 15): 0 exact ticker, 2 a ticker, name or
+/// word of the name beginning with the term, 4 another substring.
+fn tier(c: &Company, t: &str) -> Option<u32> {
+    let ticker = c.ticker.as_str().to_ascii_lowercase();
+    let name = fold(&c.name);
+    let word_start =
+        name.match_indices(t).any(|(i, _)| name[..i].chars().next_back().is_none_or(|p| !p.is_alphanumeric()));
+    if ticker == t {
+        Some(0)
+    } else if ticker.starts_with(t) || word_start {
+        Some(2)
+    } else if ticker.contains(t) || name.contains(t) {
+        Some(4)
+    } else {
+        None
+    }
+}
+
+/// The relevance order's key of a company (section 15).
+fn relevance(c: &Company, t: &str) -> (u32, bool, bool, std::cmp::Reverse<u32>, String, String) {
+    let mcap = c.details.market_cap.as_ref().map(|m| m.inr_crore as f32);
+    (
+        tier(c, t).unwrap(),
+        c.details.status != CompanyStatus::Active,
+        mcap.is_none(),
+        std::cmp::Reverse(mcap.map_or(0, f32::to_bits)),
+        c.ticker.as_str().to_owned(),
+        c.isin.as_str().to_owned(),
+    )
+}
+
+#[test]
+fn searches_walk_by_relevance() {
+    let mut rng = Rng(0x5EED_CA7A_1060_0015);
+    let companies = generate(&mut rng, 3_000);
+    let catalog = Catalog::new(companies.clone());
+    let mut searched = 0;
+    for round in 0..300 {
+        let mut f = filter(&mut rng, &companies);
+        f.sort = None;
+        let Some(term) = f.search.clone().or_else(|| term(&mut rng, &companies)) else { continue };
+        f.search = Some(term.clone());
+        let mut want = reference(&companies, &f);
+        want.sort_by_cached_key(|c| relevance(c, term.as_str()));
+        searched += usize::from(want.len() > 1);
+        let limit = *rng.pick(&[1, 2, 3, 7, 50, 200]);
+        let mut got = Vec::new();
+        let mut after = None;
+        loop {
+            let p = catalog.page(&f, after.as_ref(), limit);
+            assert!(p.len() <= limit);
+            got.extend(unmatched(&p, true));
+            match p.next {
+                Some(k) => {
+                    assert!(k.rank.is_some(), "a relevance position carries its rank");
+                    after = Some(k)
+                }
+                None => break,
+            }
+            assert!(got.len() <= want.len(), "round {round}: walk runs past the matches");
+        }
+        assert_eq!(got, want.iter().map(|c| json(c)).collect::<Vec<_>>(), "round {round}: walk of {f:?}");
+    }
+    assert!(searched > 100, "only {searched} searches matched more than one company");
 }
 
 #[test]
@@ -178,7 +274,7 @@ fn pages_and_walks_match_a_naive_filter() {
         let from = after.as_ref().map_or(0, |a| want.partition_point(|c| key(c) <= *a));
         let page = catalog.page(&f, after.as_ref(), limit);
         let expect: Vec<String> = want[from..].iter().take(limit).map(|c| json(c)).collect();
-        assert_eq!(page.json_rows(), expect, "round {round}: {f:?} after {after:?} limit {limit}");
+        assert_eq!(unmatched(&page, f.search.is_some()), expect, "round {round}: {f:?} after {after:?} limit {limit}");
         let more = want.len() > from + limit;
         assert_eq!(page.next, if more { Some(key(want[from + limit - 1])) } else { None }, "round {round}: {f:?}");
 
@@ -189,7 +285,7 @@ fn pages_and_walks_match_a_naive_filter() {
             loop {
                 let p = catalog.page(&f, after.as_ref(), limit);
                 assert!(p.len() <= limit);
-                got.extend(p.json_rows());
+                got.extend(unmatched(&p, f.search.is_some()));
                 match p.next {
                     Some(k) => after = Some(k),
                     None => break,
@@ -218,9 +314,9 @@ fn unicode_and_two_character_searches() {
             assert_eq!(s.chars().count(), 1);
             continue;
         };
-        let f = CompanyFilter { search: Some(t), ..Default::default() };
+        let f = CompanyFilter { search: Some(t), sort: Some(CompanySort::Ticker), ..Default::default() };
         let want: Vec<String> = reference(&companies, &f).into_iter().map(json).collect();
-        let got: Vec<String> = catalog.page(&f, None, 200).json_rows();
+        let got: Vec<String> = unmatched(&catalog.page(&f, None, 200), true);
         assert_eq!(got, want, "{s}");
     }
     let f = CompanyFilter { search: Some(SearchTerm::parse("NESTLÉ").unwrap()), ..Default::default() };

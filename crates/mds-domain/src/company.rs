@@ -144,6 +144,45 @@ wire_enum!(
     }
 );
 
+wire_enum!(
+    /// The order of a company list (`sort`; contract section 15): by
+    /// relevance to `search` (the default with it), or by `ticker`, then
+    /// `isin` (the default, and the only order, without it).
+    CompanySort, "sort must be one of relevance, ticker (got {:?})", {
+        /// Exact ticker, then prefix, then other substring matches, then
+        /// status, market cap, ticker and ISIN.
+        Relevance => "relevance",
+        /// `ticker`, then `isin`.
+        Ticker => "ticker",
+    }
+);
+
+wire_enum!(
+    /// What a search matched (`match.field`): the current ticker or name,
+    /// or a former one from the identity history (contract section 15).
+    MatchField, "match field must be one of ticker, name, former_ticker, former_name (got {:?})", {
+        /// The current ticker.
+        Ticker => "ticker",
+        /// The current name.
+        Name => "name",
+        /// A symbol the company (or an ISIN it superseded) carried before.
+        FormerTicker => "former_ticker",
+        /// A name the company (or an ISIN it superseded) had before.
+        FormerName => "former_name",
+    }
+);
+
+/// `match` on each result of a search: which field matched the term, and
+/// its value (for a former ticker or name, the former one).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = V1SearchMatch))]
+pub struct SearchMatch {
+    /// The field that matched.
+    pub field: MatchField,
+    /// Its value, as the company carries (or carried) it.
+    pub value: String,
+}
+
 impl MarketCapBand {
     /// The band of a market-capitalisation rank (1 = largest), by SEBI's rule.
     pub fn from_rank(rank: usize) -> Self {

@@ -54,13 +54,40 @@ mod schema {
 
     /// The schema of a page of `T`: `what` names the rows and their order.
     fn page_of<T: ToSchema>(what: &str) -> RefOr<Schema> {
+        page_of_items(Ref::from_schema_name(T::name()).into(), what)
+    }
+
+    /// The name of the schema of a company list's rows.
+    pub(super) const COMPANY_LIST_ITEM: &str = "V1CompanyListItem";
+
+    /// The rows of a company page: `V1Company`'s properties, and on each
+    /// result of a search its `match` (`V1SearchMatch`): the one property
+    /// not every row carries.
+    fn company_list_item() -> RefOr<Schema> {
+        let RefOr::T(Schema::Object(mut row)) = Company::schema() else {
+            unreachable!("V1Company is an object schema")
+        };
+        row.description = Some(
+            "A company in a list: every `V1Company` field, and on each result of a search (`search` given), \
+             and only then, `match`."
+                .into(),
+        );
+        let with_match = utoipa::openapi::schema::AllOfBuilder::new()
+            .item(Ref::from_schema_name(crate::SearchMatch::name()))
+            .description(Some(
+                "Present on each result of a search, and only then: the field the term matched and its value \
+                 (a former ticker or name from the identity history, or the current one).",
+            ));
+        row.properties.insert("match".into(), with_match.into());
+        RefOr::T(Schema::Object(row))
+    }
+
+    /// The schema of a page whose rows are `items`.
+    fn page_of_items(items: RefOr<Schema>, what: &str) -> RefOr<Schema> {
         let nullable_string = ObjectBuilder::new().schema_type(SchemaType::from_iter([Type::String, Type::Null]));
         ObjectBuilder::new()
             .description(Some(format!("One page of {what}.")))
-            .property(
-                "data",
-                ArrayBuilder::new().items(Ref::from_schema_name(T::name())).description(Some(format!("The {what}."))),
-            )
+            .property("data", ArrayBuilder::new().items(items).description(Some(format!("The {what}."))))
             .required("data")
             .property(
                 "next_cursor",
@@ -96,7 +123,26 @@ mod schema {
         };
     }
 
-    page_schema!(Company, "V1CompanyPage", "companies, ordered by `ticker` then `isin`");
+    impl PartialSchema for Page<Company> {
+        fn schema() -> RefOr<Schema> {
+            page_of_items(
+                Ref::from_schema_name(COMPANY_LIST_ITEM).into(),
+                "companies, ordered by `ticker` then `isin`, or with `search` by relevance (`sort`)",
+            )
+        }
+    }
+
+    impl ToSchema for Page<Company> {
+        fn name() -> std::borrow::Cow<'static, str> {
+            "V1CompanyPage".into()
+        }
+        fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+            schemas.push((Company::name().into_owned(), Company::schema()));
+            schemas.push((COMPANY_LIST_ITEM.into(), company_list_item()));
+            schemas.push((crate::SearchMatch::name().into_owned(), crate::SearchMatch::schema()));
+            <crate::SearchMatch as ToSchema>::schemas(schemas);
+        }
+    }
     page_schema!(
         ArticleSummary,
         "V1NewsPage",

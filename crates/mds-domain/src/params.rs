@@ -12,7 +12,7 @@ use chrono::NaiveDate;
 
 use crate::identity::{StatusFilter, parse_as_of};
 use crate::query::{CompanyFilter, Industry, Letter, Limit, SearchTerm};
-use crate::{Exchange, MarketCapBand, Ticker};
+use crate::{CompanySort, Exchange, MarketCapBand, Ticker};
 
 /// A route's query: the parameter names it defines and how their values
 /// parse. The server refuses any other name before [`QueryParams::parse`]
@@ -58,6 +58,8 @@ pub const STATUS: &str = "status";
 /// `as_of`: the master as of a day ([`CompanyFilter::as_of`],
 /// [`DetailParams::as_of`]).
 pub const AS_OF: &str = "as_of";
+/// `sort`: `relevance` or `ticker` ([`CompanyFilter::sort`]).
+pub const SORT: &str = "sort";
 /// `exchange` of `GET /v1/symbols/{symbol}` ([`SymbolParams::exchange`]).
 pub const SYMBOL_EXCHANGE: &str = "exchange";
 /// `cursor`: where the page starts ([`PageParams::cursor`]).
@@ -66,12 +68,12 @@ pub const CURSOR: &str = "cursor";
 pub const LIMIT: &str = "limit";
 
 /// The filter parameters, in the order they are checked.
-pub const FILTER_PARAMETERS: &[&str] = &[LETTER, INDUSTRY, EXCHANGE, MARKET_CAP, SEARCH, TICKER, STATUS, AS_OF];
+pub const FILTER_PARAMETERS: &[&str] = &[LETTER, INDUSTRY, EXCHANGE, MARKET_CAP, SEARCH, TICKER, STATUS, AS_OF, SORT];
 /// The pagination parameters of a list endpoint.
 pub const PAGE_PARAMETERS: &[&str] = &[CURSOR, LIMIT];
 /// Every parameter `GET /v1/companies` defines: the filters, then pagination.
 pub const COMPANIES_PARAMETERS: &[&str] =
-    &[LETTER, INDUSTRY, EXCHANGE, MARKET_CAP, SEARCH, TICKER, STATUS, AS_OF, CURSOR, LIMIT];
+    &[LETTER, INDUSTRY, EXCHANGE, MARKET_CAP, SEARCH, TICKER, STATUS, AS_OF, SORT, CURSOR, LIMIT];
 
 /// A parameter value that does not parse: which parameter, and a sentence
 /// saying what it must be (the server's `400 invalid_parameter`).
@@ -167,7 +169,7 @@ impl Filter for CompanyFilter {
     const ROUTE_PARAMETERS: &'static [&'static str] = COMPANIES_PARAMETERS;
 
     fn parse<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
-        Ok(CompanyFilter {
+        let f = CompanyFilter {
             letter: one(get, LETTER, Letter::parse)?,
             industry: one(get, INDUSTRY, Industry::parse)?,
             exchange: one(get, EXCHANGE, str::parse::<Exchange>)?,
@@ -176,7 +178,15 @@ impl Filter for CompanyFilter {
             ticker: one(get, TICKER, |t| Ticker::parse(t).map_err(|e| e.to_string()))?,
             status: one(get, STATUS, str::parse::<StatusFilter>)?.unwrap_or_default(),
             as_of: one(get, AS_OF, |s| parse_as_of(s, NaiveDate::MAX))?,
-        })
+            sort: one(get, SORT, str::parse::<CompanySort>)?,
+        };
+        if f.sort == Some(CompanySort::Relevance) && f.search.is_none() {
+            return Err(ParamError {
+                param: SORT,
+                detail: "sort=relevance needs search; without it the order is ticker".into(),
+            });
+        }
+        Ok(f)
     }
 }
 
@@ -307,6 +317,25 @@ mod tests {
         assert_eq!(q.filter.ticker.unwrap().as_str(), "ABB");
         assert_eq!((q.page.cursor.as_deref(), q.page.limit.get()), (Some("c"), 7));
         assert_eq!(CompaniesQueryParams::from_pairs(&[]).unwrap(), CompaniesQueryParams::default());
+    }
+
+    #[test]
+    fn a_search_is_ranked_unless_sorted_by_ticker() {
+        let f = |pairs: &[(&str, &str)]| CompaniesQueryParams::from_pairs(pairs).map(|q| q.filter);
+        assert_eq!(f(&[("search", "bank")]).unwrap().order(), CompanySort::Relevance);
+        assert_eq!(f(&[]).unwrap().order(), CompanySort::Ticker);
+        assert_eq!(f(&[("search", "bank"), ("sort", "ticker")]).unwrap().order(), CompanySort::Ticker);
+        assert_eq!(f(&[("search", "bank"), ("sort", "relevance")]).unwrap().order(), CompanySort::Relevance);
+        assert_eq!(f(&[("sort", "ticker")]).unwrap().order(), CompanySort::Ticker);
+        assert_eq!(f(&[("sort", "relevance")]).unwrap_err().param, SORT);
+        assert_eq!(f(&[("search", "bank"), ("sort", "name")]).unwrap_err().param, SORT);
+        // The order binds a search's cursor; a list without a search keeps
+        // its canonical form (and its cursors).
+        let (ranked, by_ticker) =
+            (f(&[("search", "bank")]).unwrap(), f(&[("search", "bank"), ("sort", "ticker")]).unwrap());
+        assert_ne!(ranked.canonical(), by_ticker.canonical());
+        assert_eq!(ranked.canonical(), f(&[("search", "bank"), ("sort", "relevance")]).unwrap().canonical());
+        assert_eq!(f(&[("sort", "ticker")]).unwrap().canonical(), "");
     }
 
     /// The `IntoParams` derives name exactly the parameters the constants

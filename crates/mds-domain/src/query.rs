@@ -6,7 +6,7 @@
 
 use chrono::NaiveDate;
 
-use crate::company::{Company, Exchange, MarketCapBand, Ticker};
+use crate::company::{Company, CompanySort, Exchange, MarketCapBand, Ticker};
 use crate::identity::StatusFilter;
 use crate::params;
 #[cfg(feature = "openapi")]
@@ -208,6 +208,18 @@ pub struct CompanyFilter {
         param(value_type = Option<String>, format = Date, pattern = r"^(199[0-9]|20[0-9][0-9])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$", example = "2024-01-31")
     )]
     pub as_of: Option<NaiveDate>,
+    /// The order: `relevance` (the default with `search`: an exact ticker
+    /// first, then a name, ticker or word of the name beginning with the
+    /// term, then other substrings, a former ticker or name just after the
+    /// same kind of match on a current one; then active before superseded
+    /// and delisted, larger market cap first (none last), ticker, ISIN) or
+    /// `ticker` (`ticker`, then `isin`: the default, and the only value,
+    /// without `search`). The cursor is bound to it.
+    #[cfg_attr(
+        feature = "openapi",
+        param(value_type = Option<String>, pattern = "^(relevance|ticker)$", example = "relevance")
+    )]
+    pub sort: Option<CompanySort>,
 }
 
 impl CompanyFilter {
@@ -223,6 +235,16 @@ impl CompanyFilter {
             && self.ticker.as_ref().is_none_or(|t| &c.ticker == t)
             && self.search.as_ref().is_none_or(|s| s.matches_folded(folded_name) || s.matches_folded(folded_ticker))
             && self.status.admits(c.details.status)
+    }
+
+    /// The order of the list: as given, else `relevance` with `search` and
+    /// `ticker` without (contract section 15).
+    pub fn order(&self) -> CompanySort {
+        match (self.sort, &self.search) {
+            (Some(s), _) => s,
+            (None, Some(_)) => CompanySort::Relevance,
+            (None, None) => CompanySort::Ticker,
+        }
     }
 
     /// A canonical text form of the filters, used to bind a cursor to them.
@@ -241,6 +263,10 @@ impl CompanyFilter {
         put(params::STATUS, (self.status != StatusFilter::DEFAULT).then(|| self.status.as_str()));
         let as_of = self.as_of.map(|d| d.format("%Y-%m-%d").to_string());
         put(params::AS_OF, as_of.as_deref());
+        // The order of a search (a list without one has one order, and its
+        // cursors stay as they were): a cursor of a search made before
+        // relevance ranking, in ticker order, is refused, not misread.
+        put(params::SORT, self.search.as_ref().map(|_| self.order().as_str()));
         canonical.finish()
     }
 }

@@ -57,6 +57,9 @@ use crate::route::{Access, Caching, Route, Verb};
 /// (left out of the rule that every property is required).
 pub const REQUEST_BODIES: [&str; 4] = ["V1WebhookCreate", "V1WebhookUpdate", "V1WebhookRotate", "V1WebhookReplay"];
 
+/// The schema of a company list's rows, whose `match` is optional.
+const LIST_ITEM: &str = "V1CompanyListItem";
+
 /// The document (see the module docs).
 #[derive(OpenApi)]
 #[openapi(
@@ -180,6 +183,10 @@ impl Modify for Common<'_> {
             // Request bodies keep their optional fields optional.
             if name != "Problem" && !REQUEST_BODIES.contains(&name.as_str()) {
                 require_every_property(schema);
+            }
+            // Only a search's results carry `match` (contract section 15).
+            if let (LIST_ITEM, RefOr::T(Schema::Object(o))) = (name.as_str(), schema) {
+                o.required.retain(|p| p != "match");
             }
         }
         let request_id = header(

@@ -145,6 +145,11 @@ fn page_tag(catalog: &CatalogVersion, req: &CompaniesQueryParams, after: Option<
                 h.update((k.ticker.len() as u64).to_le_bytes());
                 h.update(k.ticker.as_bytes());
                 h.update(k.isin.as_bytes());
+                // A relevance position's rank (a cursor of an older
+                // catalog may carry another one for the same row).
+                if let Some(rank) = k.rank {
+                    h.update(rank.to_le_bytes());
+                }
             }
             None => h.update([0]),
         }

@@ -479,6 +479,8 @@ export interface components {
         };
         /** @enum {string} */
         MarketCapBand: "large_cap" | "mid_cap" | "small_cap";
+        /** @enum {string} */
+        MatchField: "ticker" | "name" | "former_ticker" | "former_name";
         /** @description An RFC 9457 problem body, `application/problem+json`. */
         Problem: {
             /**
@@ -675,10 +677,32 @@ export interface components {
             /** @description The ISIN asked for. */
             isin: string;
         };
-        /** @description One page of companies, ordered by `ticker` then `isin`. */
+        /** @description A company in a list: every `V1Company` field, and on each result of a search (`search` given), and only then, `match`. */
+        V1CompanyListItem: {
+            /** @description Industry name (exact-match filter); `null` when unclassified. */
+            industry: string | null;
+            /** @description Listed on BSE. */
+            is_bse: boolean;
+            /** @description Listed on NSE. */
+            is_nse: boolean;
+            /** @description Identifier of the security. */
+            isin: components["schemas"]["Isin"];
+            /** @description URL of a logo image; `null` when there is none. */
+            logo_url: string | null;
+            market_cap_band: null | components["schemas"]["MarketCapBand"];
+            /** @description Present on each result of a search, and only then: the field the term matched and its value (a former ticker or name from the identity history, or the current one). */
+            match?: components["schemas"]["V1SearchMatch"];
+            /** @description Company name. */
+            name: string;
+            /** @description Sector name; `null` when unclassified. */
+            sector: string | null;
+            /** @description Trading symbol; may be shared by several ISINs. */
+            ticker: components["schemas"]["Ticker"];
+        };
+        /** @description One page of companies, ordered by `ticker` then `isin`, or with `search` by relevance (`sort`). */
         V1CompanyPage: {
-            /** @description The companies, ordered by `ticker` then `isin`. */
-            data: components["schemas"]["V1Company"][];
+            /** @description The companies, ordered by `ticker` then `isin`, or with `search` by relevance (`sort`). */
+            data: components["schemas"]["V1CompanyListItem"][];
             /** @description Whether there is a next page. */
             has_more: boolean;
             /** @description Cursor of the next page: a string when `has_more`, else `null`. */
@@ -1112,6 +1136,16 @@ export interface components {
              * @description New shares offered, per `ratio_held`; `null` when not given.
              */
             ratio_new: number | null;
+        };
+        /**
+         * @description `match` on each result of a search: which field matched the term, and
+         *     its value (for a former ticker or name, the former one).
+         */
+        V1SearchMatch: {
+            /** @description The field that matched. */
+            field: components["schemas"]["MatchField"];
+            /** @description Its value, as the company carries (or carried) it. */
+            value: string;
         };
         /**
          * @description `GET /v1/symbols/{symbol}`: every ISIN that has carried the symbol on
@@ -1828,6 +1862,17 @@ export interface operations {
                  * @example 2024-01-31
                  */
                 as_of?: string;
+                /**
+                 * @description The order: `relevance` (the default with `search`: an exact ticker
+                 *     first, then a name, ticker or word of the name beginning with the
+                 *     term, then other substrings, a former ticker or name just after the
+                 *     same kind of match on a current one; then active before superseded
+                 *     and delisted, larger market cap first (none last), ticker, ISIN) or
+                 *     `ticker` (`ticker`, then `isin`: the default, and the only value,
+                 *     without `search`). The cursor is bound to it.
+                 * @example relevance
+                 */
+                sort?: string;
                 /** @description `next_cursor` of the previous page, sent with the same filters. */
                 cursor?: string;
                 /** @description Page size, 1 to 200 (digits only, no sign, no leading zero). */
