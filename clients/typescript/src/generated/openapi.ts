@@ -4,6 +4,26 @@
  */
 
 export interface paths {
+    "/v1/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The corporate-action calendar
+         * @description The corporate-action calendar ("what goes ex next week"): every action whose ex-date is between `ex_date_from` and `ex_date_to` (both inclusive, either optional), of one `type` and published by one `exchange` if asked, `ex_date` ascending, then `id`. Pagination is keyset-based: pass `next_cursor` back as `cursor` with the same filters (`limit` may change); actions imported while you page cause no duplicates or skips. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
+         */
+        get: operations["listActions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/companies": {
         parameters: {
             query?: never;
@@ -58,6 +78,26 @@ export interface paths {
          *     With `as_of`, the company as it stood at the end of that day (`404` when it was not listed then): the ticker and name of that day, `status` `active`, `superseded_by` and `supersedes` by the changes up to that day. Listings, classification, market cap, industry, sector, band, logo and the exchange flags are not tracked over time: they are today's. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
          */
         get: operations["getCompany"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/companies/{isin}/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a company's corporate actions
+         * @description The corporate actions of the company with this ISIN, `ex_date` descending, then `id`: with `lineage` (the default) also those of the ISINs it superseded (a split that gave it a new ISIN, followed back as far as the identity history goes), so a security's splits, bonuses and dividends read as one history; each action keeps the `isin` it was published for. `from` and `to` bound the ex-dates, both inclusive. Every action is answered: there are few per company, so the route is not paged. A company with none has an empty `data`. Each action carries its type's own object with its figures, the exchange's own text (`purpose`), who published it (`sources`) and the price adjustment `factor`. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
+         */
+        get: operations["listCompanyActions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -367,6 +407,8 @@ export interface components {
          * @example ca_3f2a9c0d1e4b5a67
          */
         ActionId: string;
+        /** @enum {string} */
+        ActionType: "dividend" | "bonus" | "split" | "consolidation" | "rights" | "buyback" | "demerger" | "other";
         /**
          * @description A news article. Serialises with every field present: optional
          *     fields with no value are `null`, `tags` is `[]`, so every article
@@ -527,6 +569,15 @@ export interface components {
          * @example BAJAJ-AUTO
          */
         Ticker: string;
+        /** @description One page of corporate actions, `ex_date` ascending, then `id`. */
+        V1ActionPage: {
+            /** @description The corporate actions, `ex_date` ascending, then `id`. */
+            data: components["schemas"]["V1CorporateAction"][];
+            /** @description Whether there is a next page. */
+            has_more: boolean;
+            /** @description Cursor of the next page: a string when `has_more`, else `null`. */
+            next_cursor: string | null;
+        };
         /**
          * @description An article as the news list (`GET /v1/news`) shows it: every
          *     field of [`Article`] except `body`, which is omitted (not
@@ -628,6 +679,16 @@ export interface components {
             sector: string | null;
             /** @description Trading symbol; may be shared by several ISINs. */
             ticker: components["schemas"]["Ticker"];
+        };
+        /**
+         * @description `GET /v1/companies/{isin}/actions`: the actions of an ISIN (and, with
+         *     `lineage`, of the ISINs it superseded), `ex_date` descending, then `id`.
+         */
+        V1CompanyActions: {
+            /** @description Its actions, `ex_date` descending, then `id`. */
+            data: components["schemas"]["V1CorporateAction"][];
+            /** @description The ISIN asked for. */
+            isin: string;
         };
         /** @description The `data` of a `company.changed` event. */
         V1CompanyChanged: {
@@ -1458,6 +1519,27 @@ export interface components {
         };
     };
     responses: {
+        /** @description A bad query: a bad value (`invalid_parameter`, naming `param`: an unknown `type` or `exchange`, an `ex_date_from` or `ex_date_to` that is not a day `YYYY-MM-DD`, an `ex_date_to` before `ex_date_from`, a bad `limit`), an undefined or repeated parameter (`unknown_parameter`), a cursor not issued for these filters (`invalid_cursor`), or a key-like value in the query string (`api_key_in_query`). */
+        ActionsBadRequest: {
+            headers: {
+                /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                RateLimit?: string;
+                /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                "RateLimit-Policy"?: string;
+                /** @description Requests allowed per minute. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the per-minute limit resets. */
+                "X-RateLimit-Reset"?: number;
+                /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                "X-Request-Id"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description A bad query: an `as_of` that is not a day `YYYY-MM-DD`, before 1990-01-01 or after today (`invalid_parameter`, `param`: `as_of`), an undefined or repeated parameter (`unknown_parameter`), or a key-like value in the query string (`api_key_in_query`). */
         AsOfBadRequest: {
             headers: {
@@ -1523,6 +1605,27 @@ export interface components {
         };
         /** @description A bad query: a bad value (`invalid_parameter`, naming `param`), an undefined or repeated parameter (`unknown_parameter`), a cursor not issued for these filters (`invalid_cursor`), or a key-like value in the query string (`api_key_in_query`, refused even with a valid header and not counted). */
         CompaniesBadRequest: {
+            headers: {
+                /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                RateLimit?: string;
+                /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                "RateLimit-Policy"?: string;
+                /** @description Requests allowed per minute. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the per-minute limit resets. */
+                "X-RateLimit-Reset"?: number;
+                /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                "X-Request-Id"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A bad query: a bad value (`invalid_parameter`, naming `param`: an unknown `type`, a `from` or `to` that is not a day `YYYY-MM-DD`, a `to` before `from`, a `lineage` other than `true` or `false`), an undefined or repeated parameter (`unknown_parameter`), or a key-like value in the query string (`api_key_in_query`). */
+        CompanyActionsBadRequest: {
             headers: {
                 /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
                 RateLimit?: string;
@@ -1817,6 +1920,93 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listActions: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Ex-dates on or after this day (`YYYY-MM-DD`, inclusive).
+                 * @example 2026-07-01
+                 */
+                ex_date_from?: string;
+                /**
+                 * @description Ex-dates on or before this day (`YYYY-MM-DD`, inclusive); not before `ex_date_from`.
+                 * @example 2026-07-07
+                 */
+                ex_date_to?: string;
+                /**
+                 * @description Only actions of this type.
+                 * @example dividend
+                 */
+                type?: components["schemas"]["ActionType"];
+                /** @description Only actions this exchange published (`nse` or `bse`; an action both published passes either). */
+                exchange?: components["schemas"]["Exchange"];
+                /** @description `next_cursor` of the previous page, sent with the same filters. */
+                cursor?: string;
+                /** @description Page size, 1 to 200 (digits only, no sign, no leading zero). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of actions. */
+            200: {
+                headers: {
+                    /** @description `private, max-age=N` (N = 60 by default). */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1ActionPage"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` matched the `ETag`; no body, not counted. */
+            304: {
+                headers: {
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ActionsBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listCompanies: {
         parameters: {
             query?: {
@@ -2090,6 +2280,99 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["AsOfBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listCompanyActions: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only actions of this type.
+                 * @example split
+                 */
+                type?: components["schemas"]["ActionType"];
+                /**
+                 * @description Ex-dates on or after this day (`YYYY-MM-DD`, inclusive).
+                 * @example 2024-01-01
+                 */
+                from?: string;
+                /**
+                 * @description Ex-dates on or before this day (`YYYY-MM-DD`, inclusive); not before `from`.
+                 * @example 2024-12-31
+                 */
+                to?: string;
+                /**
+                 * @description `true` (the default): also the actions of the ISINs this one superseded (through
+                 *     `isin_changed`, followed back as far as they go); `false`: this ISIN's only.
+                 */
+                lineage?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The company's ISIN, matched case-insensitively. A malformed or unknown ISIN is `404`.
+                 * @example INE117A01022
+                 */
+                isin: components["schemas"]["Isin"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The company's actions. */
+            200: {
+                headers: {
+                    /** @description `private, max-age=N` (N = 60 by default). */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1CompanyActions"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` matched the `ETag`; no body, not counted. */
+            304: {
+                headers: {
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["CompanyActionsBadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
