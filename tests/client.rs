@@ -130,7 +130,9 @@ async fn filters_pages_stream_and_all_return_the_same_rows() {
     // Other filters, each against the same rule applied to the demo data.
     let cases: Vec<(mds_client::CompaniesRequest, CompanyFilter)> = vec![
         (
-            c.companies().letter('a').search("bank").limit(200),
+            // By ticker, as `expected` orders (a search's default order is
+            // by relevance).
+            c.companies().letter('a').search("bank").sort(mds_domain::CompanySort::Ticker).limit(200),
             CompanyFilter {
                 letter: Some(Letter::parse("A").unwrap()),
                 search: Some(SearchTerm::parse("bank").unwrap()),

@@ -7,8 +7,8 @@
 //! the server, so a bad one comes back as the server's `400`.
 
 use chrono::NaiveDate;
-use mds_domain::params::{AS_OF, EXCHANGE, INDUSTRY, LETTER, MARKET_CAP, SEARCH, STATUS, TICKER};
-use mds_domain::{Company, Exchange, MarketCapBand, StatusFilter};
+use mds_domain::params::{AS_OF, EXCHANGE, INDUSTRY, LETTER, MARKET_CAP, SEARCH, SORT, STATUS, TICKER};
+use mds_domain::{Company, CompanySort, Exchange, MarketCapBand, StatusFilter};
 
 use crate::list::ListRequest;
 
@@ -55,9 +55,18 @@ impl CompaniesRequest {
         self.set(MARKET_CAP, band.as_str().to_owned())
     }
 
-    /// Case-insensitive substring of the name or ticker (2–100 characters).
+    /// Case-insensitive substring of the name or ticker, or of a former
+    /// one (2–100 characters); the rows come by relevance (contract
+    /// section 15), each with its `match`, unless [`Self::sort`] says
+    /// `ticker`.
     pub fn search(self, term: impl Into<String>) -> Self {
         self.set(SEARCH, term.into())
+    }
+
+    /// The order: [`CompanySort::Relevance`] (the default with a search;
+    /// refused without one) or [`CompanySort::Ticker`] (ticker, then ISIN).
+    pub fn sort(self, sort: CompanySort) -> Self {
+        self.set(SORT, sort.as_str().to_owned())
     }
 
     /// Exact ticker, case-insensitive (may match several securities).

@@ -90,8 +90,9 @@ pub use mds_domain::usage::{BillingMonth, V1Usage, V1UsageWindow};
 pub use mds_domain::webhook::VerifyError;
 pub use mds_domain::{
     Article, ArticleSummary, ChangesPage, Classification, Company, CompanyChanged, CompanyDetail, CompanyHistory,
-    CompanyStatus, ErrorCode, Event, EventId, EventType, Exchange, IdentityChange, IdentityEvent, Isin, Listing,
-    ListingStatus, MarketCap, MarketCapBand, Page, Problem, Slug, StatusFilter, SymbolHistory, SymbolPeriod, Ticker,
+    CompanySort, CompanyStatus, ErrorCode, Event, EventId, EventType, Exchange, IdentityChange, IdentityEvent, Isin,
+    Listing, ListingStatus, MarketCap, MarketCapBand, Page, Problem, Slug, StatusFilter, SymbolHistory, SymbolPeriod,
+    Ticker,
 };
 pub use news_list::NewsListRequest;
 pub use sync::{Replica, SYNC_PAGE_SIZE, SyncReport};
