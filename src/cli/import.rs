@@ -78,6 +78,8 @@ pub(crate) enum ImportCommand {
         #[arg(long)]
         verbose: bool,
     },
+    #[command(name = "nse-bhavcopy")]
+    NseBhavcopy(super::import_prices::NseBhavcopy),
     /// BSE's corporate-actions CSV files (plain or .zst), as `nse-actions`.
     #[command(name = "bse-actions")]
     BseActions {
@@ -204,6 +206,7 @@ pub(crate) async fn run(store: &Arc<dyn Store>, cmd: ImportCommand) -> anyhow::R
         ImportCommand::NseActions { files, verbose } => {
             super::import_actions::run(store, mds_domain::Exchange::Nse, &files, verbose).await?;
         }
+        ImportCommand::NseBhavcopy(args) => super::import_prices::run(store, args).await?,
         ImportCommand::BseActions { files, verbose } => {
             super::import_actions::run(store, mds_domain::Exchange::Bse, &files, verbose).await?;
         }

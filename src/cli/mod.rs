@@ -18,6 +18,7 @@ mod events;
 mod get;
 mod import;
 mod import_actions;
+mod import_prices;
 pub(crate) mod logging;
 mod mcp;
 mod serve;
