@@ -11,6 +11,9 @@ use anyhow::Context;
 use mds_node::prices_import::{BhavcopyImport, BhavcopyImportError, import_bhavcopy};
 use mds_store::Store;
 
+/// How many series of skipped rows are named without `--verbose`.
+const SERIES_LISTED: usize = 5;
+
 /// How many disagreements are listed without `--verbose`.
 const DISAGREEMENTS_LISTED: usize = 20;
 
@@ -25,7 +28,7 @@ pub(crate) struct NseBhavcopy {
     /// The files, directories or archives.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
-    /// List the rows resolved to no ISIN, and every disagreement.
+    /// List the rows resolved to no ISIN, every disagreement and every series skipped.
     #[arg(long)]
     verbose: bool,
 }
@@ -78,13 +81,18 @@ fn report(d: &BhavcopyImport, verbose: bool) -> anyhow::Result<()> {
     if listed < d.disagreements.len() {
         eprintln!("({} more disagreements: --verbose lists them)", d.disagreements.len() - listed);
     }
-    let skipped: Vec<String> = d
-        .skipped
-        .by_series
-        .iter()
-        .map(|(s, k)| format!("{} {s}", n(*k)))
-        .chain((d.skipped.funds > 0).then(|| format!("{} funds", n(d.skipped.funds))))
-        .collect();
+    // The series skipped, most rows first (all with --verbose).
+    let mut by_series: Vec<_> = d.skipped.by_series.iter().collect();
+    by_series.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let shown = if verbose { by_series.len() } else { by_series.len().min(SERIES_LISTED) };
+    let mut skipped: Vec<String> = by_series[..shown].iter().map(|(s, k)| format!("{} {s}", n(**k))).collect();
+    if shown < by_series.len() {
+        let rest: u64 = by_series[shown..].iter().map(|(_, k)| **k).sum();
+        skipped.push(format!("{} of {} other series", n(rest), by_series.len() - shown));
+    }
+    if d.skipped.funds > 0 {
+        skipped.push(format!("{} funds", n(d.skipped.funds)));
+    }
     outln!(
         "read {} files ({} UDiFF, {} sec_bhavdata_full) of {} days: {} rows = {} equity + {} skipped{}",
         n(d.udiff_files + d.secbhav_files),

@@ -156,9 +156,10 @@ impl Resolver {
     /// ISINs' periods do.
     pub fn isin_on(&mut self, symbol: &Ticker, date: NaiveDate) -> Option<Isin> {
         let catalog = &self.catalog;
-        let periods = self.periods.entry(symbol.clone()).or_insert_with(|| {
-            catalog.symbol_history(Exchange::Nse, symbol).map(|h| h.periods).unwrap_or_default()
-        });
+        let periods = self
+            .periods
+            .entry(symbol.clone())
+            .or_insert_with(|| catalog.symbol_history(Exchange::Nse, symbol).map(|h| h.periods).unwrap_or_default());
         let mut holding = periods.iter().filter(|p| p.from <= date && p.to.is_none_or(|to| date < to));
         let first = holding.next()?;
         holding.all(|p| p.isin == first.isin).then(|| first.isin.clone())
@@ -325,8 +326,7 @@ pub async fn import_bhavcopy(
                 let day = parse_day(name, bytes)?;
                 let (bars, unresolved) = resolver.day(name, &day);
                 let rows = (day.rows.len() as u64) + day.skipped.total();
-                let read =
-                    Read { format: day.format, date: day.date, bars, unresolved, rows, skipped: day.skipped };
+                let read = Read { format: day.format, date: day.date, bars, unresolved, rows, skipped: day.skipped };
                 if send.send(Ok(read)).is_err() {
                     // The import ended (the store failed): stop reading.
                     gone = true;

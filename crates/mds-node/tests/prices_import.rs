@@ -256,7 +256,8 @@ async fn a_bad_file_writes_nothing() {
     std::fs::write(files.path().join("a-2025-02-12.csv"), udiff_day("2025-02-12")).expect("write");
     let header = "SYMBOL,SERIES,DATE1,PREV_CLOSE,OPEN_PRICE,HIGH_PRICE,LOW_PRICE,LAST_PRICE,CLOSE_PRICE,AVG_PRICE,\
                   TTL_TRD_QNTY,TURNOVER_LACS,NO_OF_TRADES,DELIV_QTY,DELIV_PER";
-    let bad = format!("{header}\nRELIANCE, EQ, 21-Aug-2025,1400,1401,1410,1395,1405,abc,1404,100,14.04,10, 50, 50.00\n");
+    let bad =
+        format!("{header}\nRELIANCE, EQ, 21-Aug-2025,1400,1401,1410,1395,1405,abc,1404,100,14.04,10, 50, 50.00\n");
     std::fs::write(files.path().join("b-bad.csv"), bad).expect("write");
     let e = import(&store, &[files.path().to_path_buf()]).await.expect_err("refused");
     match &e {

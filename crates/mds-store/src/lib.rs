@@ -45,9 +45,9 @@ pub mod webhooks;
 
 pub use actions::{ActionFilter, ActionImport, UnresolvedAction};
 pub use error::{Cause, StoreError, StoreResult};
-pub use prices::{DayBars, PriceDay, PriceImport, StoredBar};
 pub use mds_domain::daily::DailyUsage;
 pub use mds_domain::snapshot::SnapshotImport;
+pub use prices::{DayBars, PriceDay, PriceImport, StoredBar};
 pub use roles::{
     AccessStore, ActionStore, AdminStore, CatalogStore, EventStore, IdentityStore, MetaStore, NewsStore, PriceStore,
     Store, UsageStore, WebhookStore,

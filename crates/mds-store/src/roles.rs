@@ -42,12 +42,12 @@ use mds_domain::{
 };
 
 use crate::{ActionFilter, ActionImport, UnresolvedAction};
-use crate::{DayBars, PriceDay, PriceImport};
 use crate::{
     AdminTokenRecord, AppliedBatch, AuthChanges, AuthDirectory, DailyUsage, EventLogPage, Generations,
     IdempotencyClaim, IdentityImport, KeyLookup, KeyRecord, RolledKey, SnapshotImport, StoreResult, StoredCompany,
     UpsertSummary, UsageBatch,
 };
+use crate::{DayBars, PriceDay, PriceImport};
 use crate::{DeliveryOutcome, NewWebhook, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookPatch};
 
 /// Every role of storage: what the service and the operator commands need.
@@ -253,8 +253,12 @@ pub trait PriceStore: Send + Sync + 'static {
 
     /// The bars of `isins` from `from` to `to` (both inclusive), by day,
     /// then ISIN, then series.
-    async fn bars_of(&self, isins: &[Isin], from: NaiveDate, to: NaiveDate)
-    -> StoreResult<Vec<mds_domain::prices::Bar>>;
+    async fn bars_of(
+        &self,
+        isins: &[Isin],
+        from: NaiveDate,
+        to: NaiveDate,
+    ) -> StoreResult<Vec<mds_domain::prices::Bar>>;
 
     /// At most `limit` bars of the market on `date` (only of `series` if
     /// given), by ISIN then series, after the bar of `after` (from the

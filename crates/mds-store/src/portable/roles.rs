@@ -25,12 +25,12 @@ use crate::{
 };
 use crate::{ActionFilter, ActionImport, ActionStore, UnresolvedAction};
 use crate::{DayBars, PriceDay, PriceImport, PriceStore};
-use mds_domain::prices::{Bar, Series as PriceSeries};
 use crate::{
     DeliveryOutcome, NewWebhook, StreamLease, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookPatch,
     WebhookStore,
 };
 use mds_domain::actions::{ActionId, CorporateAction};
+use mds_domain::prices::{Bar, Series as PriceSeries};
 
 /// Implements a role trait for `Backend`, one line a method:
 /// `name(arguments) -> T => function [extra arguments];` makes

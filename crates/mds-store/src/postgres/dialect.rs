@@ -344,29 +344,6 @@ pub(super) async fn add_days(conn: &mut PgConnection, entries: &[[i64; 5]]) -> S
 /// over rather than waited for.
 pub(super) const SKIP_LOCKED: &str = " FOR UPDATE SKIP LOCKED";
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::rows::{ARTICLE_COLUMNS, COMPANY_COLUMNS};
-
-    #[test]
-    fn upsert_sql_lists_every_column() {
-        assert_eq!(
-            upsert_sql("t", &["k", "a", "b"], &[], &["text", "boolean", "text"], None),
-            "INSERT INTO t (k, a, b) SELECT * FROM UNNEST($1::text[], $2::boolean[], $3::text[]) \
-             ON CONFLICT (k) DO UPDATE SET a = excluded.a, b = excluded.b \
-             WHERE t.a IS DISTINCT FROM excluded.a OR t.b IS DISTINCT FROM excluded.b"
-        );
-    }
-
-    #[test]
-    fn every_column_has_a_type() {
-        assert_eq!(<Company as Upsert>::TYPES.len(), COMPANY_COLUMNS.len());
-        assert_eq!(<Article as Upsert>::TYPES.len(), ARTICLE_COLUMNS.len());
-        assert_eq!(COMPANY_COLUMNS[5..7], ["is_bse", "is_nse"]);
-    }
-}
-
 /// The key of the advisory lock that queues prices imports ("mds_bars"):
 /// each runs whole after the one before has committed, so two imports of
 /// one day cannot both insert its rows, and a year's partition is made
@@ -452,4 +429,27 @@ pub(super) async fn insert_bars(conn: &mut PgConnection, day: i64, bars: &[crate
     }
     copy.finish().await.map_err(db)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rows::{ARTICLE_COLUMNS, COMPANY_COLUMNS};
+
+    #[test]
+    fn upsert_sql_lists_every_column() {
+        assert_eq!(
+            upsert_sql("t", &["k", "a", "b"], &[], &["text", "boolean", "text"], None),
+            "INSERT INTO t (k, a, b) SELECT * FROM UNNEST($1::text[], $2::boolean[], $3::text[]) \
+             ON CONFLICT (k) DO UPDATE SET a = excluded.a, b = excluded.b \
+             WHERE t.a IS DISTINCT FROM excluded.a OR t.b IS DISTINCT FROM excluded.b"
+        );
+    }
+
+    #[test]
+    fn every_column_has_a_type() {
+        assert_eq!(<Company as Upsert>::TYPES.len(), COMPANY_COLUMNS.len());
+        assert_eq!(<Article as Upsert>::TYPES.len(), ARTICLE_COLUMNS.len());
+        assert_eq!(COMPANY_COLUMNS[5..7], ["is_bse", "is_nse"]);
+    }
 }

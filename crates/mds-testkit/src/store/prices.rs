@@ -139,15 +139,22 @@ pub async fn price_reads_filter_order_and_page(store: &dyn Store) {
     let days = [day(2024, 1, 1), day(2024, 12, 31), day(2025, 1, 1), day(2026, 8, 21)];
     let mut handed = days.iter().enumerate().map(|(n, &d)| {
         let c = 1000 * (n as i64 + 1);
-        Ok(of(d, vec![bar(2, "EQ", c, true), bar(1, "BE", c + 1, false), bar(1, "EQ", c + 2, false), bar(3, "SM", c + 3, true)]))
+        Ok(of(
+            d,
+            vec![
+                bar(2, "EQ", c, true),
+                bar(1, "BE", c + 1, false),
+                bar(1, "EQ", c + 2, false),
+                bar(3, "SM", c + 3, true),
+            ],
+        ))
     });
     let done = store.import_days(&mut handed, &mut |h, _| h).await.expect("import");
     assert_eq!(done, PriceImport { new: 4, bars_written: 16, ..PriceImport::default() });
     let held: Vec<NaiveDate> = store.price_days().await.expect("days").iter().map(|p| p.date).collect();
     assert_eq!(held, days);
 
-    let series =
-        store.bars_of(&[isin_of(1), isin_of(3)], day(2024, 12, 31), day(2025, 1, 1)).await.expect("a series");
+    let series = store.bars_of(&[isin_of(1), isin_of(3)], day(2024, 12, 31), day(2025, 1, 1)).await.expect("a series");
     let keys: Vec<(NaiveDate, String, &str)> =
         series.iter().map(|b| (b.date, b.isin.as_str().to_owned(), b.series.as_str())).collect();
     let i1 = isin_of(1).as_str().to_owned();
