@@ -17,12 +17,14 @@ const SERIES_LISTED: usize = 5;
 /// How many disagreements are listed without `--verbose`.
 const DISAGREEMENTS_LISTED: usize = 20;
 
-/// NSE's daily price files (UDiFF with ISINs, or sec_bhavdata_full keyed by symbol), as
-/// files, directories, .zip, .zst or .tar.zst archives: equity series only; symbol-keyed
-/// rows resolved to the ISIN that carried the symbol that day (unresolved ones counted,
-/// never guessed); each day replaced whole (the same files again change nothing); where
-/// both formats give a day, the ISIN-keyed row wins and disagreements are reported. A bad
-/// file: its lines, nothing imported.
+/// NSE's daily price files (UDiFF, sec_bhavdata_full) made into bars; each day replaced whole.
+///
+/// Files, directories, .zip, .zst or .tar.zst archives of UDiFF files (with ISINs) or
+/// sec_bhavdata_full files (keyed by symbol): equity series only; symbol-keyed rows resolved
+/// to the ISIN that carried the symbol that day (unresolved ones counted, never guessed); each
+/// day replaced whole (the same files again change nothing); where both formats give a day,
+/// the ISIN-keyed row wins and disagreements are reported. A bad file: its lines, nothing
+/// imported.
 #[derive(Debug, clap::Args)]
 pub(crate) struct NseBhavcopy {
     /// The files, directories or archives.
