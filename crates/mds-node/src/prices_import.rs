@@ -53,8 +53,9 @@ const READ_AHEAD: usize = 4;
 /// A symbol-keyed row left without an ISIN.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnresolvedRow {
-    /// The file it is in (`archive:member` for an archive's member).
-    pub file: String,
+    /// The file it is in (`archive:member` for an archive's member),
+    /// shared by the rows of one file.
+    pub file: Arc<str>,
     /// Its line (1 = the header).
     pub line: usize,
     /// Its day.
@@ -167,8 +168,9 @@ impl Resolver {
 
     /// The bars of a file read, and its rows left unresolved.
     fn day(&mut self, file: &str, day: &DayFile) -> (Vec<StoredBar>, Vec<UnresolvedRow>) {
+        let file: Arc<str> = Arc::from(file);
         let unresolved = |r: &BhavRow, ambiguous| UnresolvedRow {
-            file: file.to_owned(),
+            file: Arc::clone(&file),
             line: r.line,
             date: r.date,
             symbol: r.symbol.clone(),
@@ -308,6 +310,16 @@ struct Read {
     skipped: Skipped,
 }
 
+/// What the reading thread hands on.
+enum Message {
+    /// A file's day.
+    Day(Read),
+    /// A file or path refused: the import writes nothing.
+    Failed(BhavcopyError),
+    /// Every file was read.
+    Done,
+}
+
 /// Imports the daily files under `paths` into the store, resolving
 /// symbol-keyed rows through the periods of `catalog`; every day or none.
 pub async fn import_bhavcopy(
@@ -315,7 +327,7 @@ pub async fn import_bhavcopy(
     catalog: Arc<Catalog>,
     paths: &[PathBuf],
 ) -> Result<BhavcopyImport, BhavcopyImportError> {
-    let (send, receive) = mpsc::sync_channel::<Result<Read, BhavcopyError>>(READ_AHEAD);
+    let (send, receive) = mpsc::sync_channel::<Message>(READ_AHEAD);
     let walked: Vec<PathBuf> = paths.to_vec();
     let reader = std::thread::Builder::new()
         .name("bhavcopy-read".into())
@@ -327,17 +339,18 @@ pub async fn import_bhavcopy(
                 let (bars, unresolved) = resolver.day(name, &day);
                 let rows = (day.rows.len() as u64) + day.skipped.total();
                 let read = Read { format: day.format, date: day.date, bars, unresolved, rows, skipped: day.skipped };
-                if send.send(Ok(read)).is_err() {
+                if send.send(Message::Day(read)).is_err() {
                     // The import ended (the store failed): stop reading.
                     gone = true;
                     return Err(BhavcopyError::Io { path: name.to_owned(), source: std::io::ErrorKind::Other.into() });
                 }
                 Ok(())
             });
-            if let Err(e) = result
-                && !gone
-            {
-                let _ = send.send(Err(e));
+            if !gone {
+                let _ = send.send(match result {
+                    Ok(_) => Message::Done,
+                    Err(e) => Message::Failed(e),
+                });
             }
         })
         .map_err(|e| StoreError::Invalid(format!("cannot start reading the files: {e}")))?;
@@ -349,30 +362,46 @@ pub async fn import_bhavcopy(
     let mut made: BTreeMap<NaiveDate, (u64, u64)> = BTreeMap::new();
     let written = {
         let (out, refused, handed_is_file) = (&mut out, &mut refused, &handed_is_file);
-        let mut days = receive.into_iter().map(move |r| match r {
-            Ok(read) => {
-                match read.format {
-                    Format::Udiff => {
-                        out.udiff_files += 1;
-                        out.isin_keyed += read.bars.len() as u64;
-                    }
-                    Format::SecBhavdataFull => {
-                        out.secbhav_files += 1;
-                        out.symbol_keyed += (read.bars.len() + read.unresolved.len()) as u64;
-                        out.resolved += read.bars.len() as u64;
-                    }
+        // Ends at `Done` only: a reader that stopped without it (a panic)
+        // fails the import rather than committing the days before.
+        let mut finished = false;
+        let mut days = std::iter::from_fn(move || {
+            if finished {
+                return None;
+            }
+            let read = match receive.recv() {
+                Ok(Message::Day(read)) => read,
+                Ok(Message::Done) => {
+                    finished = true;
+                    return None;
                 }
-                out.rows_read += read.rows;
-                out.skipped.add(&read.skipped);
-                out.unresolved.extend(read.unresolved);
-                handed_is_file.store(read.format == Format::Udiff, Ordering::Relaxed);
-                Ok(DayBars { date: read.date, bars: read.bars })
+                Ok(Message::Failed(e)) => {
+                    finished = true;
+                    let reason = BhavcopyImportError::refused(&e).to_string();
+                    *refused = Some(e);
+                    return Some(Err(StoreError::Invalid(reason)));
+                }
+                Err(_) => {
+                    finished = true;
+                    return Some(Err(StoreError::Invalid("the files' reader stopped before the end".into())));
+                }
+            };
+            match read.format {
+                Format::Udiff => {
+                    out.udiff_files += 1;
+                    out.isin_keyed += read.bars.len() as u64;
+                }
+                Format::SecBhavdataFull => {
+                    out.secbhav_files += 1;
+                    out.symbol_keyed += (read.bars.len() + read.unresolved.len()) as u64;
+                    out.resolved += read.bars.len() as u64;
+                }
             }
-            Err(e) => {
-                let reason = BhavcopyImportError::refused(&e).to_string();
-                *refused = Some(e);
-                Err(StoreError::Invalid(reason))
-            }
+            out.rows_read += read.rows;
+            out.skipped.add(&read.skipped);
+            out.unresolved.extend(read.unresolved);
+            handed_is_file.store(read.format == Format::Udiff, Ordering::Relaxed);
+            Some(Ok(DayBars { date: read.date, bars: read.bars }))
         });
         let mut merge = |handed: DayBars, held: DayBars| {
             let day = merge_day(handed, handed_is_file.load(Ordering::Relaxed), held, &mut found);

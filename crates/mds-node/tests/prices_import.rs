@@ -240,7 +240,7 @@ async fn symbol_keyed_rows_resolve_or_stay_unresolved() {
     assert_eq!((d.symbol_keyed, d.resolved), (2, 1));
     let u = &d.unresolved[0];
     assert_eq!((u.symbol.as_str(), u.line, u.ambiguous), ("NOSUCHCO", 3, false));
-    assert_eq!(u.file, path.display().to_string());
+    assert_eq!(&*u.file, path.display().to_string());
     let held = store.day_bars(day("2025-08-21")).await.expect("the day");
     assert_eq!(held.bars.len(), 1);
     assert_eq!((held.bars[0].isin.as_str(), held.bars[0].isin_source), ("INE002A01018", IsinSource::Symbol));
