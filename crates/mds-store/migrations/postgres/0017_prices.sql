@@ -8,7 +8,7 @@
 -- which locks `bars` against other attaches only, not against reads), so
 -- the table holds as many years as the data does. Written with `COPY`.
 CREATE TABLE bars (
-    day          INTEGER NOT NULL,
+    day          BIGINT NOT NULL,
     isin         TEXT COLLATE "C" NOT NULL,
     series       TEXT COLLATE "C" NOT NULL,
     symbol       TEXT COLLATE "C" NOT NULL,
@@ -30,6 +30,6 @@ CREATE TABLE bars (
 CREATE INDEX bars_isin ON bars (isin, day);
 
 CREATE TABLE bar_days (
-    day  INTEGER NOT NULL PRIMARY KEY,
+    day  BIGINT NOT NULL PRIMARY KEY,
     bars BIGINT NOT NULL
 );

@@ -14,7 +14,7 @@
 -- `bar_days`: the days held, each with how many bars it holds, written in
 -- the transaction that writes the day.
 CREATE TABLE bars (
-    day          INTEGER NOT NULL,
+    day          BIGINT NOT NULL,
     isin         TEXT NOT NULL,
     series       TEXT NOT NULL,
     symbol       TEXT NOT NULL,
@@ -37,6 +37,6 @@ CREATE TABLE bars (
 CREATE INDEX bars_isin ON bars (isin, day);
 
 CREATE TABLE bar_days (
-    day  INTEGER NOT NULL PRIMARY KEY,
+    day  BIGINT NOT NULL PRIMARY KEY,
     bars BIGINT NOT NULL
 );

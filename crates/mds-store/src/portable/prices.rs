@@ -26,11 +26,6 @@ use crate::{DayBars, PriceDay, PriceImport, StoreResult, StoredBar};
 const READ_COLUMNS: &str = "isin, series, symbol, isin_source, open, high, low, close, last, prev_close, volume, \
                             turnover, trades, delivery_qty, delivery_pct";
 
-/// The day column read as a 64-bit integer (PostgreSQL's `INTEGER` is 32
-/// bits, and read as such would not decode as the `i64` both backends
-/// read).
-const DAY: &str = "CAST(day AS BIGINT) AS day";
-
 /// [`crate::PriceStore::import_days`].
 pub(crate) async fn import(
     pool: &Pool,
@@ -150,7 +145,7 @@ pub(crate) async fn bars_of(pool: &Pool, isins: &[Isin], from: NaiveDate, to: Na
     }
     let marks: Vec<String> = (3..isins.len() + 3).map(|i| format!("${i}")).collect();
     let sql = format!(
-        "SELECT {DAY}, {READ_COLUMNS} FROM bars WHERE isin IN ({}) AND day >= $1 AND day <= $2 \
+        "SELECT day, {READ_COLUMNS} FROM bars WHERE isin IN ({}) AND day >= $1 AND day <= $2 \
          ORDER BY day, isin, series",
         marks.join(", ")
     );
@@ -201,7 +196,7 @@ pub(crate) async fn market_page(
 /// [`crate::PriceStore::price_days`].
 pub(crate) async fn days(pool: &Pool) -> StoreResult<Vec<PriceDay>> {
     let mut tx = begin_read(pool).await?;
-    let rows = fetch_all(&mut tx, sqlx::query(&format!("SELECT {DAY}, bars FROM bar_days ORDER BY day"))).await?;
+    let rows = fetch_all(&mut tx, sqlx::query("SELECT day, bars FROM bar_days ORDER BY day")).await?;
     rows.iter()
         .map(|r| {
             let bars = r.int("bars")?;
