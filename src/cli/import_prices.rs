@@ -11,6 +11,8 @@ use anyhow::Context;
 use mds_node::prices_import::{BhavcopyImport, BhavcopyImportError, import_bhavcopy};
 use mds_store::Store;
 
+use super::thousands as n;
+
 /// How many series of skipped rows are named without `--verbose`.
 const SERIES_LISTED: usize = 5;
 
@@ -50,19 +52,6 @@ pub(crate) async fn run(store: &Arc<dyn Store>, args: NseBhavcopy) -> anyhow::Re
         Err(e) => return Err(e.into()),
     };
     report(&done, args.verbose)
-}
-
-/// `n` with thousands separated by commas.
-fn n(v: u64) -> String {
-    let digits = v.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The summary: what was read, resolved, paired and written.
@@ -133,15 +122,4 @@ fn report(d: &BhavcopyImport, verbose: bool) -> anyhow::Result<()> {
         n(symbol)
     )?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn thousands_are_separated() {
-        assert_eq!(super::n(0), "0");
-        assert_eq!(super::n(999), "999");
-        assert_eq!(super::n(1000), "1,000");
-        assert_eq!(super::n(2_217_581), "2,217,581");
-    }
 }
