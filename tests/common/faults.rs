@@ -23,6 +23,7 @@ use mds_store::{
     UpsertSummary, UsageBatch, UsageStore,
 };
 use mds_store::{ActionFilter, ActionImport, ActionStore, UnresolvedAction};
+use mds_store::{DayBars, PriceDay, PriceImport, PriceStore};
 use mds_store::{
     DeliveryOutcome, NewWebhook, StreamLease, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookPatch,
     WebhookStore,
@@ -141,6 +142,22 @@ gated!(ActionStore {
     fn action_page(filter: &ActionFilter, after: Option<(NaiveDate, &ActionId)>, limit: usize) -> Vec<CorporateAction>;
     fn action_count() -> u64;
     fn unresolved_actions() -> Vec<UnresolvedAction>;
+});
+
+gated!(PriceStore {
+    fn import_days(
+        days: &mut (dyn Iterator<Item = StoreResult<DayBars>> + Send),
+        merge: &mut (dyn FnMut(DayBars, DayBars) -> DayBars + Send)
+    ) -> PriceImport;
+    fn day_bars(date: NaiveDate) -> DayBars;
+    fn bars_of(isins: &[Isin], from: NaiveDate, to: NaiveDate) -> Vec<mds_domain::prices::Bar>;
+    fn market_page(
+        date: NaiveDate,
+        series: Option<mds_domain::prices::Series>,
+        after: Option<(&Isin, mds_domain::prices::Series)>,
+        limit: usize
+    ) -> Vec<mds_domain::prices::Bar>;
+    fn price_days() -> Vec<PriceDay>;
 });
 
 gated!(AccessStore {

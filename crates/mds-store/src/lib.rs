@@ -4,11 +4,13 @@
 //! # Layout
 //! - [`roles`]: what the service and the operator commands need from storage,
 //!   one trait per role ([`AccessStore`], [`UsageStore`], [`CatalogStore`],
-//!   [`IdentityStore`], [`NewsStore`], [`ActionStore`], [`MetaStore`], [`AdminStore`]) and
+//!   [`IdentityStore`], [`NewsStore`], [`ActionStore`], [`PriceStore`], [`MetaStore`], [`AdminStore`]) and
 //!   [`Store`], all of them. [`SnapshotImport`] and [`IdentityImport`]:
 //!   what an identity import is given and what it did.
 //! - [`actions`]: what [`ActionStore`] is given and answers besides the
 //!   actions: unresolved rows, an import's counts, a read's filter.
+//! - [`prices`]: what [`PriceStore`] is given and answers: a bar as stored,
+//!   a day of them, an import's counts, the days held.
 //! - [`error`]: [`StoreError`] and its opaque [`Cause`].
 //! - [`sqlite`]: the embedded SQLite backend (the default).
 //! - [`postgres`]: the PostgreSQL backend, for several nodes on one database.
@@ -37,6 +39,7 @@ use mds_domain::{Account, AccountName, AdminTokenName, Environment, KeyHash, Key
 pub mod actions;
 pub mod error;
 pub mod postgres;
+pub mod prices;
 pub mod roles;
 mod rows;
 pub mod schema;
@@ -48,9 +51,10 @@ pub use actions::{ActionFilter, ActionImport, UnresolvedAction};
 pub use error::{Cause, StoreError, StoreResult};
 pub use mds_domain::daily::DailyUsage;
 pub use mds_domain::snapshot::SnapshotImport;
+pub use prices::{DayBars, PriceDay, PriceImport, StoredBar};
 pub use roles::{
-    AccessStore, ActionStore, AdminStore, CatalogStore, EventStore, IdentityStore, MetaStore, NewsStore, Store,
-    UsageStore, WebhookStore,
+    AccessStore, ActionStore, AdminStore, CatalogStore, EventStore, IdentityStore, MetaStore, NewsStore, PriceStore,
+    Store, UsageStore, WebhookStore,
 };
 pub use schema::SchemaState;
 pub use url::DatabaseUrl;
@@ -60,8 +64,8 @@ pub use webhooks::{DeliveryOutcome, NewWebhook, WebhookAttempt, WebhookDelivery,
 /// `use mds_store::prelude::*;`.
 pub mod prelude {
     pub use crate::roles::{
-        AccessStore, ActionStore, AdminStore, CatalogStore, EventStore, IdentityStore, MetaStore, NewsStore, Store,
-        UsageStore, WebhookStore,
+        AccessStore, ActionStore, AdminStore, CatalogStore, EventStore, IdentityStore, MetaStore, NewsStore,
+        PriceStore, Store, UsageStore, WebhookStore,
     };
 }
 

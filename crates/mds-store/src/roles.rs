@@ -13,6 +13,7 @@
 //! - [`NewsStore`], articles and news index snapshots.
 //! - [`ActionStore`], corporate actions and the rows resolved to no ISIN
 //!   (contract section 13).
+//! - [`PriceStore`], end-of-day bars, a day at a time (contract section 14).
 //! - [`AccessStore`], tiers, accounts, keys and the auth snapshot.
 //! - [`UsageStore`], usage counts and quota history.
 //! - [`AdminStore`], admin tokens, the audit log, and the changes of
@@ -46,6 +47,7 @@ use crate::{
     IdempotencyClaim, IdentityImport, KeyLookup, KeyRecord, RolledKey, SnapshotImport, StoreResult, StoredCompany,
     UpsertSummary, UsageBatch,
 };
+use crate::{DayBars, PriceDay, PriceImport};
 use crate::{DeliveryOutcome, NewWebhook, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookPatch};
 
 /// Every role of storage: what the service and the operator commands need.
@@ -56,6 +58,7 @@ pub trait Store:
     + IdentityStore
     + NewsStore
     + ActionStore
+    + PriceStore
     + AccessStore
     + UsageStore
     + AdminStore
@@ -70,6 +73,7 @@ impl<
         + IdentityStore
         + NewsStore
         + ActionStore
+        + PriceStore
         + AccessStore
         + UsageStore
         + AdminStore
@@ -221,6 +225,58 @@ pub trait ActionStore: Send + Sync + 'static {
 
     /// Every unresolved row stored, by exchange, code, ex-date and text.
     async fn unresolved_actions(&self) -> StoreResult<Vec<UnresolvedAction>>;
+}
+
+/// End-of-day prices (contract section 14): NSE's daily bars, as
+/// published, written a whole day at a time.
+#[async_trait]
+pub trait PriceStore: Send + Sync + 'static {
+    /// Writes the days handed, in one transaction: every day or none (an
+    /// `Err` handed ends the import with that error, nothing written).
+    /// Each day handed is merged with what its day holds then (this
+    /// import's earlier days included; no bars when it holds none) by
+    /// `merge(handed, held)`, and the day is replaced whole by what `merge`
+    /// returns (its date is the handed day's), unless that is exactly what
+    /// it holds (nothing written: `unchanged`). A day made empty is
+    /// removed. Concurrent imports run one after the other.
+    async fn import_days(
+        &self,
+        days: &mut (dyn Iterator<Item = StoreResult<DayBars>> + Send),
+        merge: &mut (dyn FnMut(DayBars, DayBars) -> DayBars + Send),
+    ) -> StoreResult<PriceImport>;
+
+    /// Replaces the day of `day` whole by its bars, in one transaction;
+    /// nothing is written when it holds exactly these bars.
+    async fn replace_day(&self, day: &DayBars) -> StoreResult<PriceImport> {
+        self.import_days(&mut std::iter::once(Ok(day.clone())), &mut |handed, _held| handed).await
+    }
+
+    /// What the day `date` holds, with the symbols, by ISIN then series
+    /// (no bars when it holds none).
+    async fn day_bars(&self, date: NaiveDate) -> StoreResult<DayBars>;
+
+    /// The bars of `isins` from `from` to `to` (both inclusive), by day,
+    /// then ISIN, then series.
+    async fn bars_of(
+        &self,
+        isins: &[Isin],
+        from: NaiveDate,
+        to: NaiveDate,
+    ) -> StoreResult<Vec<mds_domain::prices::Bar>>;
+
+    /// At most `limit` bars of the market on `date` (only of `series` if
+    /// given), by ISIN then series, after the bar of `after` (from the
+    /// first without one): a keyset page.
+    async fn market_page(
+        &self,
+        date: NaiveDate,
+        series: Option<mds_domain::prices::Series>,
+        after: Option<(&Isin, mds_domain::prices::Series)>,
+        limit: usize,
+    ) -> StoreResult<Vec<mds_domain::prices::Bar>>;
+
+    /// The days held, oldest first, each with how many bars it holds.
+    async fn price_days(&self) -> StoreResult<Vec<PriceDay>>;
 }
 
 /// News articles, and the news index snapshots built from them.

@@ -19,7 +19,7 @@
 //! caller needs `tokio` (with `macros` and `rt`) among its dev-dependencies.
 //!
 //! # Layout
-//! - `access`, `actions`, `catalog`, `events`, `identity`, `news`, `snapshot`, `usage`: the
+//! - `access`, `actions`, `catalog`, `events`, `identity`, `news`, `prices`, `snapshot`, `usage`: the
 //!   suite's functions, by role (`news`: the pages of the news list;
 //!   `identity`: snapshots, change files and the events made of them;
 //!   `snapshot`: the catalog's and the news index's saved bytes).
@@ -109,6 +109,12 @@ macro_rules! store_test_suite {
                 an_older_snapshot_is_refused_and_nothing_written,
                 a_snapshot_of_the_latest_day_replaces_it,
                 company_status_round_trips,
+            },
+            prices::{
+                a_day_is_replaced_whole_and_idempotently,
+                a_price_import_is_all_or_nothing,
+                a_price_import_merges_with_what_a_day_holds,
+                price_reads_filter_order_and_page,
             },
             news::{
                 news_pages_follow_the_list_order,
@@ -411,6 +417,7 @@ pub mod events;
 pub mod identity;
 pub mod news;
 pub mod nodes;
+pub mod prices;
 pub mod raw;
 pub mod snapshot;
 pub mod usage;

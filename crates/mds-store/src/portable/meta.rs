@@ -121,6 +121,11 @@ macro_rules! migrations {
                 name: "corporate_actions",
                 sql: include_str!(concat!("../../migrations/", $dir, "/0016_corporate_actions.sql")),
             },
+            Migration {
+                version: 17,
+                name: "prices",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0017_prices.sql")),
+            },
         ]
     };
 }

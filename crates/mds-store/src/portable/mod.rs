@@ -28,6 +28,7 @@
 //!   `news`, the pages of the news list (the articles themselves are
 //!   upserted and read by `catalog`).
 //! - `actions`: corporate actions and the rows resolved to no ISIN.
+//! - `prices`: end-of-day bars, a whole day at a time.
 //! - `events`: the event log, appended in the transactions of the changes
 //!   that make its events (an upsert announces what it changed), read and
 //!   pruned.
@@ -51,6 +52,7 @@ mod idempotency;
 mod identity;
 pub(crate) mod meta;
 pub(crate) mod news;
+mod prices;
 mod roles;
 mod snapshot;
 mod usage;

@@ -15,7 +15,7 @@ use mds_domain::{
 
 use super::{
     Backend, access, actions, admin, auth, begin_write, catalog, db, events, idempotency, identity, meta, migrate,
-    news, snapshot, usage, webhooks,
+    news, prices, snapshot, usage, webhooks,
 };
 use crate::rows::SnapshotKind;
 use crate::{
@@ -24,11 +24,13 @@ use crate::{
     MetaStore, NewsStore, RolledKey, SnapshotImport, StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
 };
 use crate::{ActionFilter, ActionImport, ActionStore, UnresolvedAction};
+use crate::{DayBars, PriceDay, PriceImport, PriceStore};
 use crate::{
     DeliveryOutcome, NewWebhook, StreamLease, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookPatch,
     WebhookStore,
 };
 use mds_domain::actions::{ActionId, CorporateAction};
+use mds_domain::prices::{Bar, Series as PriceSeries};
 
 /// Implements a role trait for `Backend`, one line a method:
 /// `name(arguments) -> T => function [extra arguments];` makes
@@ -108,6 +110,19 @@ delegate!(ActionStore {
         => actions::page;
     action_count() -> u64 => actions::count;
     unresolved_actions() -> Vec<UnresolvedAction> => actions::unresolved;
+});
+
+delegate!(PriceStore {
+    import_days(
+        days: &mut (dyn Iterator<Item = StoreResult<DayBars>> + Send),
+        merge: &mut (dyn FnMut(DayBars, DayBars) -> DayBars + Send)
+    ) -> PriceImport => prices::import;
+    day_bars(date: NaiveDate) -> DayBars => prices::day_bars;
+    bars_of(isins: &[Isin], from: NaiveDate, to: NaiveDate) -> Vec<Bar> => prices::bars_of;
+    market_page(date: NaiveDate, series: Option<PriceSeries>, after: Option<(&Isin, PriceSeries)>, limit: usize)
+        -> Vec<Bar>
+        => prices::market_page;
+    price_days() -> Vec<PriceDay> => prices::days;
 });
 
 delegate!(AccessStore {

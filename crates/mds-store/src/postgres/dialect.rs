@@ -348,6 +348,93 @@ pub(super) async fn add_days(conn: &mut PgConnection, entries: &[[i64; 5]]) -> S
 /// over rather than waited for.
 pub(super) const SKIP_LOCKED: &str = " FOR UPDATE SKIP LOCKED";
 
+/// The key of the advisory lock that queues prices imports ("mds_bars"):
+/// each runs whole after the one before has committed, so two imports of
+/// one day cannot both insert its rows, and a year's partition is made
+/// once.
+const PRICES_LOCK: i64 = 0x6d64_735f_6261_7273;
+
+/// Queues this prices import behind any other, until the end of the
+/// transaction.
+pub(super) async fn lock_prices(conn: &mut PgConnection) -> StoreResult<()> {
+    sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(PRICES_LOCK).execute(&mut *conn).await.map_err(db)?;
+    Ok(())
+}
+
+/// Makes the partition of `bars` for the year of `day` (a `YYYYMMDD`
+/// number) if there is none: a table like `bars`, then attached, which
+/// locks `bars` against other attaches and schema changes only (`SHARE
+/// UPDATE EXCLUSIVE`), not against reads and writes, as `CREATE TABLE …
+/// PARTITION OF` would (`ACCESS EXCLUSIVE`, until the import commits).
+/// Called under [`lock_prices`].
+async fn ensure_partition(conn: &mut PgConnection, day: i64) -> StoreResult<()> {
+    let year = day / 10_000;
+    let name = format!("bars_y{year}");
+    let exists: bool =
+        sqlx::query_scalar("SELECT to_regclass($1) IS NOT NULL").bind(&name).fetch_one(&mut *conn).await.map_err(db)?;
+    if exists {
+        return Ok(());
+    }
+    sqlx::query(&format!("CREATE TABLE {name} (LIKE bars INCLUDING ALL)")).execute(&mut *conn).await.map_err(db)?;
+    sqlx::query(&format!(
+        "ALTER TABLE bars ATTACH PARTITION {name} FOR VALUES FROM ({}) TO ({})",
+        year * 10_000,
+        (year + 1) * 10_000
+    ))
+    .execute(&mut *conn)
+    .await
+    .map_err(db)?;
+    Ok(())
+}
+
+/// Appends `text` to a `COPY … FROM STDIN` text-format line, escaped.
+fn copy_text(line: &mut Vec<u8>, text: &str) {
+    for b in text.bytes() {
+        match b {
+            b'\\' => line.extend_from_slice(b"\\\\"),
+            b'\t' => line.extend_from_slice(b"\\t"),
+            b'\n' => line.extend_from_slice(b"\\n"),
+            b'\r' => line.extend_from_slice(b"\\r"),
+            b => line.push(b),
+        }
+    }
+}
+
+/// Writes the bars of the day `day` (a `YYYYMMDD` number; the day holds
+/// none when called) with one `COPY`, making its year's partition first if
+/// needed.
+pub(super) async fn insert_bars(conn: &mut PgConnection, day: i64, bars: &[crate::StoredBar]) -> StoreResult<()> {
+    use std::io::Write;
+
+    use crate::prices::{BAR_COLUMNS, Cell, cells};
+    if bars.is_empty() {
+        return Ok(());
+    }
+    ensure_partition(conn, day).await?;
+    let mut data = Vec::with_capacity(bars.len() * 128);
+    for b in bars {
+        for (i, c) in cells(day, b)?.into_iter().enumerate() {
+            if i > 0 {
+                data.push(b'\t');
+            }
+            match c {
+                Cell::Int(v) => write!(data, "{v}").expect("writing to a Vec"),
+                Cell::Text(t) => copy_text(&mut data, t),
+                Cell::Null => data.extend_from_slice(b"\\N"),
+            }
+        }
+        data.push(b'\n');
+    }
+    let mut copy = conn.copy_in_raw(&format!("COPY bars ({BAR_COLUMNS}) FROM STDIN")).await.map_err(db)?;
+    if let Err(e) = copy.send(data).await {
+        // The connection is to leave COPY mode before the rollback.
+        let _ = copy.abort("the data could not be sent").await;
+        return Err(db(e));
+    }
+    copy.finish().await.map_err(db)?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

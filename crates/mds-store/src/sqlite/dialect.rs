@@ -433,6 +433,36 @@ pub(super) async fn add_days(conn: &mut SqliteConnection, entries: &[[i64; 5]]) 
 /// takes: nothing (the write transaction holds the file).
 pub(super) const SKIP_LOCKED: &str = "";
 
+/// Nothing to lock for a prices import: the write transaction holds the
+/// file.
+pub(super) async fn lock_prices(_conn: &mut SqliteConnection) -> StoreResult<()> {
+    Ok(())
+}
+
+/// Bars written per statement: 16 values each, well under SQLite's 32 766.
+const BAR_RUN: usize = 1_000;
+
+/// Writes the bars of the day `day` (a `YYYYMMDD` number; the day holds
+/// none when called), in runs of [`BAR_RUN`] rows.
+pub(super) async fn insert_bars(conn: &mut SqliteConnection, day: i64, bars: &[crate::StoredBar]) -> StoreResult<()> {
+    use crate::prices::{BAR_COLUMN_COUNT, BAR_COLUMNS, Cell, cells};
+    for run in bars.chunks(BAR_RUN) {
+        let sql = format!("INSERT INTO bars ({BAR_COLUMNS}) VALUES {}", value_rows(BAR_COLUMN_COUNT, run.len()));
+        let mut q = sqlx::query(&sql);
+        for b in run {
+            for c in cells(day, b)? {
+                q = match c {
+                    Cell::Int(v) => q.bind(v),
+                    Cell::Text(t) => q.bind(t),
+                    Cell::Null => q.bind(None::<i64>),
+                };
+            }
+        }
+        q.execute(&mut *conn).await.map_err(db)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

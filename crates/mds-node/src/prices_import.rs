@@ -1,0 +1,424 @@
+//! `mds import nse-bhavcopy PATH...` (contract 14.1): NSE's daily files of
+//! either format, from files, directories and archives, made into bars and
+//! written to the store in one transaction: every day or none.
+//!
+//! # How a run goes
+//! - A thread walks the paths ([`mds_import::bhavcopy::archive`]), reads
+//!   each daily file ([`mds_import::bhavcopy::parse_day`]: equity series
+//!   only, the others skipped and counted) and resolves its rows to ISINs
+//!   ([`Resolver`]), handing one file's day at a time over a bounded
+//!   channel: a run holds a few days, never an archive.
+//! - The store writes each day handed ([`PriceStore::import_days`]), merged
+//!   with what the day holds by [`merge_day`], in one transaction. A bad
+//!   file ends the run with its reason, nothing written.
+//!
+//! # Resolution
+//! An ISIN-keyed (UDiFF) row names its ISIN: `isin_source: "file"`. A
+//! symbol-keyed (`sec_bhavdata_full`) row's ISIN is the one whose NSE period
+//! of the symbol (section 10, the catalog's) holds the row's day, periods
+//! being half-open (on the day a split's new ISIN takes the symbol over, the
+//! new one): `isin_source: "symbol"`. A row no period holds is unresolved,
+//! and so are two rows of one file that resolve to one ISIN and series
+//! (ambiguous): counted and listed, never guessed, never stored.
+//!
+//! # The two formats of one day ([`merge_day`])
+//! The two formats' rows are one bar when day, symbol and series agree (or
+//! day, ISIN and series). The ISIN-keyed row wins, whichever is imported
+//! last, and where the two disagree on a published figure
+//! ([`mds_import::bhavcopy::check`]) the disagreement is reported; the
+//! figures only the symbol-keyed file has (`last` when the ISIN-keyed file
+//! left it empty, the delivery figures) are taken from it. A day handed in
+//! one format replaces what the day held in that format and keeps what it
+//! held in the other, so importing the same files again, or in another
+//! order, gives the same day (unchanged: nothing written).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+
+use chrono::NaiveDate;
+use mds_catalog::Catalog;
+use mds_domain::prices::{IsinSource, Series};
+use mds_domain::{Exchange, Isin, SymbolPeriod, Ticker};
+use mds_import::bhavcopy::check::{Disagreement, compare};
+use mds_import::bhavcopy::{BhavRow, BhavcopyError, DayFile, Format, Skipped, archive, parse_day};
+use mds_store::{DayBars, PriceImport, Store, StoreError, StoredBar};
+
+/// Daily files read ahead of the store: enough to keep the reading thread
+/// and the writes busy at once, few enough to hold a handful of days.
+const READ_AHEAD: usize = 4;
+
+/// A symbol-keyed row left without an ISIN.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnresolvedRow {
+    /// The file it is in (`archive:member` for an archive's member),
+    /// shared by the rows of one file.
+    pub file: Arc<str>,
+    /// Its line (1 = the header).
+    pub line: usize,
+    /// Its day.
+    pub date: NaiveDate,
+    /// The symbol.
+    pub symbol: Ticker,
+    /// The series.
+    pub series: Series,
+    /// Why: no ISIN carried the symbol that day, or another row of the
+    /// file resolved to the same ISIN and series.
+    pub ambiguous: bool,
+}
+
+/// What an import of daily files read and did. The counts add up:
+/// `rows_read = isin_keyed + symbol_keyed + skipped.total()`, and
+/// `symbol_keyed = resolved + unresolved.len()`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BhavcopyImport {
+    /// UDiFF files read.
+    pub udiff_files: u64,
+    /// `sec_bhavdata_full` files read.
+    pub secbhav_files: u64,
+    /// Data rows read (the header aside).
+    pub rows_read: u64,
+    /// Rows left out: not of an equity series, or funds' (`INF…`).
+    pub skipped: Skipped,
+    /// Equity rows of ISIN-keyed files.
+    pub isin_keyed: u64,
+    /// Equity rows of symbol-keyed files.
+    pub symbol_keyed: u64,
+    /// Symbol-keyed rows resolved to an ISIN.
+    pub resolved: u64,
+    /// Symbol-keyed rows resolved to none, in the order read.
+    pub unresolved: Vec<UnresolvedRow>,
+    /// Bars of one format met by the other format's row of the same bar
+    /// (the ISIN-keyed row kept).
+    pub same_bar: u64,
+    /// Every published figure on which such a pair differs.
+    pub disagreements: Vec<Disagreement>,
+    /// The distinct days of the files, with the bars each holds after
+    /// the import: ISIN-keyed, then symbol-keyed.
+    pub days: BTreeMap<NaiveDate, (u64, u64)>,
+    /// What the store did with the days handed (one per file).
+    pub store: PriceImport,
+}
+
+impl BhavcopyImport {
+    /// Bars held by the days of the import, ISIN-keyed and symbol-keyed.
+    pub fn bars_held(&self) -> (u64, u64) {
+        self.days.values().fold((0, 0), |(f, s), (df, ds)| (f + df, s + ds))
+    }
+}
+
+/// Why an import wrote nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum BhavcopyImportError {
+    /// A file or path is refused: the problems, each with its line, and
+    /// the one-line reason.
+    #[error("{reason}")]
+    Refused {
+        /// Every problem, one a line (`file: line N: …`).
+        problems: Vec<String>,
+        /// The one-line reason.
+        reason: String,
+    },
+    /// The store failed (nothing written).
+    #[error("nothing was imported: {0}")]
+    Store(#[from] StoreError),
+}
+
+impl BhavcopyImportError {
+    fn refused(e: &BhavcopyError) -> Self {
+        let (problems, reason) = match e {
+            BhavcopyError::File { file, error } => (
+                error.rows().iter().map(|r| format!("{file}: line {}: {}", r.line, r.message)).collect(),
+                format!("{file}: {}; nothing was imported", error.summary()),
+            ),
+            other => (Vec::new(), format!("{other}; nothing was imported")),
+        };
+        BhavcopyImportError::Refused { problems, reason }
+    }
+}
+
+/// Resolves symbol-keyed rows to ISINs through the catalog's symbol
+/// periods (section 10), each symbol's periods looked up once.
+pub struct Resolver {
+    catalog: Arc<Catalog>,
+    periods: HashMap<Ticker, Vec<SymbolPeriod>>,
+}
+
+impl Resolver {
+    /// A resolver over the catalog's periods.
+    pub fn new(catalog: Arc<Catalog>) -> Self {
+        Resolver { catalog, periods: HashMap::new() }
+    }
+
+    /// The ISIN whose NSE period of `symbol` holds `date`; `None` when no
+    /// period does, or (never seen in the data, but not guessed) when two
+    /// ISINs' periods do.
+    pub fn isin_on(&mut self, symbol: &Ticker, date: NaiveDate) -> Option<Isin> {
+        let catalog = &self.catalog;
+        let periods = self
+            .periods
+            .entry(symbol.clone())
+            .or_insert_with(|| catalog.symbol_history(Exchange::Nse, symbol).map(|h| h.periods).unwrap_or_default());
+        let mut holding = periods.iter().filter(|p| p.from <= date && p.to.is_none_or(|to| date < to));
+        let first = holding.next()?;
+        holding.all(|p| p.isin == first.isin).then(|| first.isin.clone())
+    }
+
+    /// The bars of a file read, and its rows left unresolved.
+    fn day(&mut self, file: &str, day: &DayFile) -> (Vec<StoredBar>, Vec<UnresolvedRow>) {
+        let file: Arc<str> = Arc::from(file);
+        let unresolved = |r: &BhavRow, ambiguous| UnresolvedRow {
+            file: Arc::clone(&file),
+            line: r.line,
+            date: r.date,
+            symbol: r.symbol.clone(),
+            series: r.series,
+            ambiguous,
+        };
+        let stored = |r: &BhavRow, isin: Isin, isin_source| StoredBar {
+            isin,
+            series: r.series,
+            symbol: r.symbol.clone(),
+            isin_source,
+            figures: r.figures,
+        };
+        let mut bars = Vec::with_capacity(day.rows.len());
+        let mut lost = Vec::new();
+        if day.format == Format::Udiff {
+            for r in &day.rows {
+                // The parser gives every UDiFF row its ISIN.
+                if let Some(isin) = &r.isin {
+                    bars.push(stored(r, isin.clone(), IsinSource::File));
+                }
+            }
+            return (bars, lost);
+        }
+        let mut rows_of: Vec<&BhavRow> = Vec::with_capacity(day.rows.len());
+        for r in &day.rows {
+            match self.isin_on(&r.symbol, r.date) {
+                Some(isin) => {
+                    bars.push(stored(r, isin, IsinSource::Symbol));
+                    rows_of.push(r);
+                }
+                None => lost.push(unresolved(r, false)),
+            }
+        }
+        // Two symbols of one day resolved to one ISIN and series: neither
+        // is guessed to be the bar.
+        let mut seen: HashMap<(&str, Series), usize> = HashMap::new();
+        for b in &bars {
+            *seen.entry((b.isin.as_str(), b.series)).or_default() += 1;
+        }
+        let twice: HashSet<(String, Series)> =
+            seen.into_iter().filter(|(_, n)| *n > 1).map(|((i, s), _)| (i.to_owned(), s)).collect();
+        if !twice.is_empty() {
+            let mut kept = Vec::with_capacity(bars.len());
+            for (b, r) in bars.into_iter().zip(rows_of) {
+                if twice.contains(&(b.isin.as_str().to_owned(), b.series)) {
+                    lost.push(unresolved(r, true));
+                } else {
+                    kept.push(b);
+                }
+            }
+            bars = kept;
+            lost.sort_by_key(|u| u.line);
+        }
+        (bars, lost)
+    }
+}
+
+/// What one day's merge found: pairs of one bar in both formats and the
+/// figures they disagree on.
+#[derive(Debug, Default)]
+pub struct MergeFound {
+    /// Bars met in both formats.
+    pub same_bar: u64,
+    /// The figures on which they differ.
+    pub disagreements: Vec<Disagreement>,
+}
+
+/// What a day becomes when `handed` (every bar of one format: ISIN-keyed
+/// when `handed_is_file`) meets what it `held`: the ISIN-keyed bars
+/// (handed, or else held), with the figures they lack taken from the
+/// symbol-keyed row of the same bar; and the symbol-keyed bars (handed, or
+/// else held) that are not the same bar as an ISIN-keyed one (same symbol
+/// and series, or same ISIN and series).
+pub fn merge_day(handed: DayBars, handed_is_file: bool, held: DayBars, found: &mut MergeFound) -> DayBars {
+    let date = handed.date;
+    let (mut file, symbol_side, fill_from): (Vec<StoredBar>, Vec<StoredBar>, Vec<StoredBar>) = if handed_is_file {
+        let (held_file, held_symbol): (Vec<_>, Vec<_>) =
+            held.bars.into_iter().partition(|b| b.isin_source == IsinSource::File);
+        // The held ISIN-keyed bars carry what an earlier symbol-keyed row
+        // filled in; the held symbol-keyed ones are such rows.
+        let mut fill = held_file;
+        fill.extend(held_symbol.iter().cloned());
+        (handed.bars, held_symbol, fill)
+    } else {
+        let held_file: Vec<_> = held.bars.into_iter().filter(|b| b.isin_source == IsinSource::File).collect();
+        let fill = handed.bars.clone();
+        (held_file, handed.bars, fill)
+    };
+    let fill: HashMap<(&str, Series), &StoredBar> =
+        fill_from.iter().map(|b| ((b.symbol.as_str(), b.series), b)).collect();
+    for f in &mut file {
+        if let Some(s) = fill.get(&(f.symbol.as_str(), f.series)) {
+            let (to, from) = (&mut f.figures, &s.figures);
+            to.last = to.last.or(from.last);
+            to.delivery_qty = to.delivery_qty.or(from.delivery_qty);
+            to.delivery_pct = to.delivery_pct.or(from.delivery_pct);
+        }
+    }
+    let by_symbol: HashMap<(&str, Series), &StoredBar> =
+        file.iter().map(|b| ((b.symbol.as_str(), b.series), b)).collect();
+    let by_isin: HashSet<(&str, Series)> = file.iter().map(|b| (b.isin.as_str(), b.series)).collect();
+    let row = |b: &StoredBar| BhavRow {
+        line: 0,
+        date,
+        symbol: b.symbol.clone(),
+        series: b.series,
+        isin: Some(b.isin.clone()),
+        figures: b.figures,
+    };
+    let (mut isin_rows, mut symbol_rows) = (Vec::new(), Vec::new());
+    let mut kept = Vec::new();
+    for s in symbol_side {
+        if let Some(f) = by_symbol.get(&(s.symbol.as_str(), s.series)) {
+            found.same_bar += 1;
+            isin_rows.push(row(f));
+            symbol_rows.push(row(&s));
+        } else if by_isin.contains(&(s.isin.as_str(), s.series)) {
+            found.same_bar += 1;
+        } else {
+            kept.push(s);
+        }
+    }
+    found.disagreements.extend(compare(&isin_rows, &symbol_rows).disagreements);
+    drop((by_symbol, by_isin));
+    file.extend(kept);
+    DayBars { date, bars: file }
+}
+
+/// A file's day as read and resolved, handed from the reading thread.
+struct Read {
+    format: Format,
+    date: NaiveDate,
+    bars: Vec<StoredBar>,
+    unresolved: Vec<UnresolvedRow>,
+    rows: u64,
+    skipped: Skipped,
+}
+
+/// What the reading thread hands on.
+enum Message {
+    /// A file's day.
+    Day(Read),
+    /// A file or path refused: the import writes nothing.
+    Failed(BhavcopyError),
+    /// Every file was read.
+    Done,
+}
+
+/// Imports the daily files under `paths` into the store, resolving
+/// symbol-keyed rows through the periods of `catalog`; every day or none.
+pub async fn import_bhavcopy(
+    store: &Arc<dyn Store>,
+    catalog: Arc<Catalog>,
+    paths: &[PathBuf],
+) -> Result<BhavcopyImport, BhavcopyImportError> {
+    let (send, receive) = mpsc::sync_channel::<Message>(READ_AHEAD);
+    let walked: Vec<PathBuf> = paths.to_vec();
+    let reader = std::thread::Builder::new()
+        .name("bhavcopy-read".into())
+        .spawn(move || {
+            let mut resolver = Resolver::new(catalog);
+            let mut gone = false;
+            let result = archive::for_each_file(&walked, &mut |name, bytes| {
+                let day = parse_day(name, bytes)?;
+                let (bars, unresolved) = resolver.day(name, &day);
+                let rows = (day.rows.len() as u64) + day.skipped.total();
+                let read = Read { format: day.format, date: day.date, bars, unresolved, rows, skipped: day.skipped };
+                if send.send(Message::Day(read)).is_err() {
+                    // The import ended (the store failed): stop reading.
+                    gone = true;
+                    return Err(BhavcopyError::Io { path: name.to_owned(), source: std::io::ErrorKind::Other.into() });
+                }
+                Ok(())
+            });
+            if !gone {
+                let _ = send.send(match result {
+                    Ok(_) => Message::Done,
+                    Err(e) => Message::Failed(e),
+                });
+            }
+        })
+        .map_err(|e| StoreError::Invalid(format!("cannot start reading the files: {e}")))?;
+
+    let mut out = BhavcopyImport::default();
+    let mut refused: Option<BhavcopyError> = None;
+    let handed_is_file = AtomicBool::new(false);
+    let mut found = MergeFound::default();
+    let mut made: BTreeMap<NaiveDate, (u64, u64)> = BTreeMap::new();
+    let written = {
+        let (out, refused, handed_is_file) = (&mut out, &mut refused, &handed_is_file);
+        // Ends at `Done` only: a reader that stopped without it (a panic)
+        // fails the import rather than committing the days before.
+        let mut finished = false;
+        let mut days = std::iter::from_fn(move || {
+            if finished {
+                return None;
+            }
+            let read = match receive.recv() {
+                Ok(Message::Day(read)) => read,
+                Ok(Message::Done) => {
+                    finished = true;
+                    return None;
+                }
+                Ok(Message::Failed(e)) => {
+                    finished = true;
+                    let reason = BhavcopyImportError::refused(&e).to_string();
+                    *refused = Some(e);
+                    return Some(Err(StoreError::Invalid(reason)));
+                }
+                Err(_) => {
+                    finished = true;
+                    return Some(Err(StoreError::Invalid("the files' reader stopped before the end".into())));
+                }
+            };
+            match read.format {
+                Format::Udiff => {
+                    out.udiff_files += 1;
+                    out.isin_keyed += read.bars.len() as u64;
+                }
+                Format::SecBhavdataFull => {
+                    out.secbhav_files += 1;
+                    out.symbol_keyed += (read.bars.len() + read.unresolved.len()) as u64;
+                    out.resolved += read.bars.len() as u64;
+                }
+            }
+            out.rows_read += read.rows;
+            out.skipped.add(&read.skipped);
+            out.unresolved.extend(read.unresolved);
+            handed_is_file.store(read.format == Format::Udiff, Ordering::Relaxed);
+            Some(Ok(DayBars { date: read.date, bars: read.bars }))
+        });
+        let mut merge = |handed: DayBars, held: DayBars| {
+            let day = merge_day(handed, handed_is_file.load(Ordering::Relaxed), held, &mut found);
+            let file = day.bars.iter().filter(|b| b.isin_source == IsinSource::File).count() as u64;
+            made.insert(day.date, (file, day.bars.len() as u64 - file));
+            day
+        };
+        store.import_days(&mut days, &mut merge).await
+    };
+    // The receiver went with `days`: the reader stops at its next file.
+    let _ = reader.join();
+    if let Some(e) = refused {
+        return Err(BhavcopyImportError::refused(&e));
+    }
+    out.store = written?;
+    out.same_bar = found.same_bar;
+    out.disagreements = found.disagreements;
+    out.days = made;
+    Ok(out)
+}
