@@ -54,14 +54,22 @@ pub async fn a_failed_upsert_writes_nothing(store: &dyn Store, raw: &mut dyn Raw
     assert_eq!(generations(store).await, g);
 }
 
-/// A database migrated by a newer mds is refused, naming its version.
+/// A database migrated by a newer mds (contract section 16): used while it
+/// says this build may use it (its migrations expand-only), then refused,
+/// naming its version, once a migration contracted it past this build.
 pub async fn a_schema_newer_than_this_build_is_refused(store: &dyn Store, raw: &mut dyn Raw) {
     migrated(store).await;
     raw.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (999, 'later')").await;
+    store.migrate().await.expect("an expand-only newer schema is used");
+    let state = store.schema().await.expect("schema state");
+    assert!(state.ahead() && state.current().is_ok(), "{state:?}");
+    raw.execute("INSERT INTO meta (key, value) VALUES ('schema_oldest_code', '999')").await;
     match store.migrate().await {
-        Err(StoreError::Invalid(m)) => assert!(m.contains("version 999"), "{m}"),
+        Err(StoreError::Invalid(m)) => assert!(m.contains("version 999") && m.contains("upgrade mds"), "{m}"),
         other => panic!("expected Invalid, got {other:?}"),
     }
+    let refused = store.schema().await.expect("schema state").current();
+    assert!(matches!(refused, Err(StoreError::Invalid(_))), "{refused:?}");
 }
 
 /// A closed store is unavailable.
