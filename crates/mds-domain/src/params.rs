@@ -169,7 +169,7 @@ impl Filter for CompanyFilter {
     const ROUTE_PARAMETERS: &'static [&'static str] = COMPANIES_PARAMETERS;
 
     fn parse<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<Self, ParamError> {
-        let f = CompanyFilter {
+        let mut f = CompanyFilter {
             letter: one(get, LETTER, Letter::parse)?,
             industry: one(get, INDUSTRY, Industry::parse)?,
             exchange: one(get, EXCHANGE, str::parse::<Exchange>)?,
@@ -186,6 +186,10 @@ impl Filter for CompanyFilter {
                 detail: "sort=relevance needs search; without it the order is ticker".into(),
             });
         }
+        // One query, one form: the order is held as given or implied with
+        // a search, and not at all without one (its only order), so a query
+        // and its canonical form parse to the same filter.
+        f.sort = f.search.as_ref().map(|_| f.order());
         Ok(f)
     }
 }
@@ -336,6 +340,9 @@ mod tests {
         assert_ne!(ranked.canonical(), by_ticker.canonical());
         assert_eq!(ranked.canonical(), f(&[("search", "bank"), ("sort", "relevance")]).unwrap().canonical());
         assert_eq!(f(&[("sort", "ticker")]).unwrap().canonical(), "");
+        // A query and the one it implies are the same filter.
+        assert_eq!(ranked, f(&[("search", "bank"), ("sort", "relevance")]).unwrap());
+        assert_eq!(f(&[("sort", "ticker")]).unwrap(), f(&[]).unwrap());
     }
 
     /// The `IntoParams` derives name exactly the parameters the constants
