@@ -29,7 +29,7 @@ use mds_domain::{
 use crate::build::{CatalogBuilder, ChangeStamp, status_index};
 use crate::grams::{bigram, signature, trigram};
 use crate::history::day16;
-use crate::layout::{Layout, SECTION_NAMES, SECTIONS, Section, SnapshotError, flag, id_at};
+use crate::layout::{CatalogSnapshotError, Layout, SECTION_NAMES, SECTIONS, Section, flag, id_at};
 use crate::postings::{ListSeeker, Postings, Seeker, u32_at, u64_at};
 use crate::rank::{self, Found, Term};
 
@@ -232,7 +232,7 @@ impl Catalog {
 
     /// A catalog from bytes that [`Catalog::as_bytes`] gave (a snapshot),
     /// checked and used in place (nothing is copied).
-    pub fn from_bytes(buf: Vec<u8>) -> Result<Self, SnapshotError> {
+    pub fn from_bytes(buf: Vec<u8>) -> Result<Self, CatalogSnapshotError> {
         let layout = Layout::parse(&buf)?;
         Ok(Catalog { buf, layout })
     }

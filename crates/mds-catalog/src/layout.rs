@@ -194,7 +194,7 @@ pub(crate) fn id_at(ids: &[u8], width: usize, i: usize) -> u32 {
 /// Why bytes are not a catalog snapshot this build can serve.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("catalog snapshot refused: {0}")]
-pub struct SnapshotError(pub(crate) String);
+pub struct CatalogSnapshotError(pub(crate) String);
 
 /// Where each section is, and the header's numbers.
 #[derive(Debug, Clone)]
@@ -273,8 +273,8 @@ impl Writer {
 
 impl Layout {
     /// Reads and checks the header and sections of `buf`.
-    pub(crate) fn parse(buf: &[u8]) -> Result<Layout, SnapshotError> {
-        let bad = |why: &str| Err(SnapshotError(why.to_owned()));
+    pub(crate) fn parse(buf: &[u8]) -> Result<Layout, CatalogSnapshotError> {
+        let bad = |why: &str| Err(CatalogSnapshotError(why.to_owned()));
         if buf.len() < FIXED + SECTIONS * 16 || buf[..6] != MAGIC[..6] {
             return bad("not a catalog snapshot");
         }
@@ -310,11 +310,11 @@ impl Layout {
 
     /// Checks what the readers assume: sizes per row, offsets in order and
     /// on character boundaries, names sorted, lists inside their sections.
-    fn check(&self, buf: &[u8]) -> Result<(), SnapshotError> {
+    fn check(&self, buf: &[u8]) -> Result<(), CatalogSnapshotError> {
         use Section::*;
         let n = self.n;
         let len = |s: Section| self.sections[s as usize].len();
-        let fail = |why: String| Err(SnapshotError(why));
+        let fail = |why: String| Err(CatalogSnapshotError(why));
         for (s, want) in [
             (Isins, 12 * n),
             (Flags, n),
@@ -430,7 +430,7 @@ impl Layout {
 
     /// Checks the history's records: rows and string ids that exist, and
     /// the versions by row a permutation's worth of valid indices.
-    fn check_history(&self, buf: &[u8], strings: usize) -> Result<(), SnapshotError> {
+    fn check_history(&self, buf: &[u8], strings: usize) -> Result<(), CatalogSnapshotError> {
         use Section::*;
         let n = self.n;
         let (v, by_row, p) = (self.of(buf, Versions), self.of(buf, VersionsByRow), self.of(buf, Periods));
@@ -450,7 +450,7 @@ impl Layout {
                 id_ok(at(0) & !(1 << 31)) && (at(1) as usize) < n && id_ok(at(2))
             });
         if !versions_ok || !periods_ok {
-            return Err(SnapshotError("a history record names a row or string that does not exist".into()));
+            return Err(CatalogSnapshotError("a history record names a row or string that does not exist".into()));
         }
         Ok(())
     }

@@ -51,4 +51,4 @@ pub use catalog::{Catalog, ListRows, Rows, SortKey};
 pub use cursor::{CursorCodec, CursorError};
 pub use detail::{ChangeKey, ChangeRows};
 pub use events::PackedEvents;
-pub use layout::SnapshotError;
+pub use layout::CatalogSnapshotError;

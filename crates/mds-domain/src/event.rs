@@ -471,9 +471,6 @@ impl crate::params::Filter for EventsQuery {
 /// The query of `GET /v1/events`.
 pub type EventsLogQuery = crate::params::Paged<EventsQuery>;
 
-/// One page of the event log: the page envelope of the lists.
-pub type EventsPage = crate::Page<Event>;
-
 #[cfg(test)]
 mod tests {
     use super::*;

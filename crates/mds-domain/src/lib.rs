@@ -161,8 +161,8 @@ pub use article::{Article, ArticleSummary, Slug};
 pub use company::{Company, CompanySort, Exchange, MarketCapBand, MatchField, SearchMatch, Ticker};
 pub use detail::{ChangesPage, Classification, CompanyDetail, CompanyDetails, Listing, ListingStatus, MarketCap};
 pub use event::{
-    CompanyChanged, Event, EventDraft, EventFilter, EventId, EventSubject, EventType, EventsLogQuery, EventsPage,
-    EventsQuery, StoredEvent,
+    CompanyChanged, Event, EventDraft, EventFilter, EventId, EventSubject, EventType, EventsLogQuery, EventsQuery,
+    StoredEvent,
 };
 pub use identity::{
     CompanyHistory, CompanyStatus, IdentityChange, IdentityEvent, StatusFilter, SymbolHistory, SymbolPeriod,

@@ -26,9 +26,6 @@ pub const PATH_IN_TABLE: &str = "";
 /// `V1CompanyPage`). An alias, so the macros take it as one named schema.
 pub type CompanyPage = Page<Company>;
 
-/// One page of `GET /v1/companies/changes` (schema `V1ChangesPage`).
-pub type ChangesPage = mds_domain::ChangesPage;
-
 /// One page of `GET /v1/news` ([`Page`] of [`ArticleSummary`], schema
 /// `V1NewsPage`).
 pub type NewsPage = Page<ArticleSummary>;

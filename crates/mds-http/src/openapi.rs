@@ -41,8 +41,8 @@ use mds_domain::actions::{ActionType, CorporateAction};
 
 use crate::components::{ActionPage, ActionsBadRequest, CompanyActionsBadRequest};
 use crate::components::{
-    AsOfBadRequest, BadRequest, ChangesBadRequest, ChangesPage, CompaniesBadRequest, CompanyPage, EventPage,
-    EventsBadRequest, EventsExpired, Internal, MethodNotAllowed, NewsBadRequest, NewsPage, NotFound, PayloadTooLarge,
+    AsOfBadRequest, BadRequest, ChangesBadRequest, CompaniesBadRequest, CompanyPage, EventPage, EventsBadRequest,
+    EventsExpired, Internal, MethodNotAllowed, NewsBadRequest, NewsPage, NotFound, PayloadTooLarge,
     RequestHeaderFieldsTooLarge, StreamTooManyRequests, SymbolBadRequest, SyncTokenExpired, TooManyRequests,
     Unauthorized, Unavailable, UnsupportedMediaType, UriTooLong, WebhookBadRequest, header,
 };
@@ -71,7 +71,7 @@ const LIST_ITEM: &str = "V1CompanyListItem";
     components(
         schemas(
             CompanyPage, Company, NewsPage, ArticleSummary, Article, V1Usage, V1UsageWindow, Problem, MarketCapBand,
-            Exchange, Isin, Ticker, Slug, ChangesPage, CompanyDetail, Listing, ListingStatus, Classification, MarketCap,
+            Exchange, Isin, Ticker, Slug, mds_domain::ChangesPage, CompanyDetail, Listing, ListingStatus, Classification, MarketCap,
             V1UsageDaily, V1UsageDay, CompanyStatus, CompanyHistory, IdentityEvent, IdentityChange, SymbolHistory,
             SymbolPeriod, EventPage, mds_domain::Event, mds_domain::CompanyChanged, V1WebhookEndpoint,
             V1WebhookEndpointWithSecret, V1WebhookEndpointList, V1WebhookAttempt, V1WebhookAttemptList, V1WebhookPing,

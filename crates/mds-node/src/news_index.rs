@@ -34,7 +34,7 @@
 mod rows;
 mod snapshot;
 
-pub use snapshot::SnapshotError;
+pub use snapshot::NewsSnapshotError;
 
 use std::collections::HashMap;
 

@@ -22,7 +22,7 @@ each once in its latest form. The last page (`has_more: false`) carries the `syn
 `410 sync_token_expired` means the token is older than the history the store keeps: sync from scratch.",
     params(mds_domain::params::SyncParams, mds_domain::PageParams),
     responses(
-        (status = 200, description = "A page of changed companies.", body = crate::components::ChangesPage, content_type = "application/json"),
+        (status = 200, description = "A page of changed companies.", body = mds_domain::ChangesPage, content_type = "application/json"),
         (status = 400, response = crate::components::ChangesBadRequest),
         (status = 410, response = crate::components::SyncTokenExpired),
     )

@@ -46,7 +46,7 @@ use chrono::{DateTime, Utc};
 use mds_domain::ArticleSummary;
 use mds_domain::time::write_utc;
 
-use super::snapshot::{Input, SnapshotError, put_bytes, put_len};
+use super::snapshot::{Input, NewsSnapshotError, put_bytes, put_len};
 
 /// The most values a field holds once; a field with more (not a repeating
 /// value) has the rest in the rows' text.
@@ -578,11 +578,11 @@ pub(super) struct RowsHead {
 
 impl RowsHead {
     /// Reads what [`Rows::encode_head`] wrote.
-    pub(super) fn decode(input: &mut Input<'_>) -> Result<RowsHead, SnapshotError> {
+    pub(super) fn decode(input: &mut Input<'_>) -> Result<RowsHead, NewsSnapshotError> {
         let mut symbols = Symbols::default();
         symbols.lens[..255].copy_from_slice(input.take(size_of::<[u8; 255]>(), "the symbol table")?);
         if symbols.lens.iter().any(|&len| len > 8) {
-            return Err(SnapshotError::new("a symbol is longer than 8 bytes"));
+            return Err(NewsSnapshotError::new("a symbol is longer than 8 bytes"));
         }
         let table = input.take(size_of::<[[u8; 8]; 255]>(), "the symbol table")?;
         symbols.bytes[..255].as_flattened_mut().copy_from_slice(table);
@@ -594,7 +594,7 @@ impl RowsHead {
             for _ in 0..count {
                 let value = input.bytes("a held value")?;
                 if serde_json::from_slice::<String>(value).is_err() {
-                    return Err(SnapshotError::new("a held value is not a JSON string"));
+                    return Err(NewsSnapshotError::new("a held value is not a JSON string"));
                 }
                 held.push(value.into());
             }
@@ -618,22 +618,22 @@ impl RowsHead {
     /// [`RowsHead::records_len`] says), each checked ([`check_record`]);
     /// `published` holds the seconds of the dated rows' `published_at` (the
     /// first rows), which a record's `updated_at` is written from.
-    pub(super) fn with_records(self, records: Vec<u8>, published: &[i64]) -> Result<Rows, SnapshotError> {
+    pub(super) fn with_records(self, records: Vec<u8>, published: &[i64]) -> Result<Rows, NewsSnapshotError> {
         let RowsHead { symbols, values, n, .. } = self;
         // A record is a few bytes at least, so this bounds the offsets'
         // allocation by the snapshot's size.
         if n > records.len() {
-            return Err(SnapshotError::new(format!("{n} rows in {} bytes of records", records.len())));
+            return Err(NewsSnapshotError::new(format!("{n} rows in {} bytes of records", records.len())));
         }
         let mut starts = Vec::with_capacity(n);
         let mut at = 0;
         for r in 0..n {
             starts.push(at);
             at = check_record(&records, at, &symbols, &values, published.get(r).copied())
-                .map_err(|why| SnapshotError::new(format!("row {r}: {why}")))?;
+                .map_err(|why| NewsSnapshotError::new(format!("row {r}: {why}")))?;
         }
         if at != records.len() {
-            return Err(SnapshotError::new("bytes after the last record"));
+            return Err(NewsSnapshotError::new("bytes after the last record"));
         }
         Ok(Rows { records, starts, symbols, values })
     }
@@ -905,7 +905,7 @@ mod tests {
     /// Rows of one record, `record`, encoded and read back; the table of
     /// no symbol and one held category, `"c"`; the row's `published_at`
     /// seconds are `published`.
-    fn decoded(record: &[u8], published: Option<i64>) -> Result<Rows, SnapshotError> {
+    fn decoded(record: &[u8], published: Option<i64>) -> Result<Rows, NewsSnapshotError> {
         read(&encoded(record), published.as_slice())
     }
 
@@ -921,7 +921,7 @@ mod tests {
     }
 
     /// The rows of `encoded` bytes, read as a snapshot's are.
-    fn read(bytes: &[u8], published: &[i64]) -> Result<Rows, SnapshotError> {
+    fn read(bytes: &[u8], published: &[i64]) -> Result<Rows, NewsSnapshotError> {
         let mut input = Input::new(bytes);
         let head = RowsHead::decode(&mut input)?;
         let records = input.take(head.records_len(), "the records")?.to_vec();

@@ -46,12 +46,12 @@ const HEADER: usize = 12;
 /// Why bytes are not a news index snapshot this build can serve.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("news index snapshot refused: {0}")]
-pub struct SnapshotError(String);
+pub struct NewsSnapshotError(String);
 
-impl SnapshotError {
+impl NewsSnapshotError {
     /// A refusal for `reason`.
     pub(super) fn new(reason: impl Into<String>) -> Self {
-        SnapshotError(reason.into())
+        NewsSnapshotError(reason.into())
     }
 }
 
@@ -104,8 +104,8 @@ impl NewsIndex {
 
     /// The index `bytes` hold, checked whole (see the [module](self)), or
     /// why they are refused. The buffer becomes the index's records.
-    pub fn from_bytes(mut bytes: Vec<u8>) -> Result<NewsIndex, SnapshotError> {
-        let refuse = |why: &str| Err(SnapshotError::new(why));
+    pub fn from_bytes(mut bytes: Vec<u8>) -> Result<NewsIndex, NewsSnapshotError> {
+        let refuse = |why: &str| Err(NewsSnapshotError::new(why));
         if bytes.len() < HEADER || bytes[..7] != MAGIC[..7] {
             return refuse("not a news index snapshot");
         }
@@ -154,21 +154,21 @@ impl NewsIndex {
     /// Checks what the list order rests on: each dated row's instant is
     /// one, each row's slug is a slug (a cursor is made of it), and each
     /// row comes after the one before it.
-    fn check_list_order(&self) -> Result<(), SnapshotError> {
+    fn check_list_order(&self) -> Result<(), NewsSnapshotError> {
         for r in 0..self.secs.len() {
             let (s, n) = self.dated_at(r);
             if DateTime::from_timestamp(s, n).is_none() {
-                return Err(SnapshotError::new(format!("row {r}: its published_at is not an instant")));
+                return Err(NewsSnapshotError::new(format!("row {r}: its published_at is not an instant")));
             }
         }
         let (mut slug, mut before) = (Vec::new(), Vec::new());
         for r in 0..self.len() {
             self.rows.slug_into(r, &mut slug);
             if !std::str::from_utf8(&slug).is_ok_and(|s| Slug::parse(s).is_ok()) {
-                return Err(SnapshotError::new(format!("row {r}: its slug is not a slug")));
+                return Err(NewsSnapshotError::new(format!("row {r}: its slug is not a slug")));
             }
             if r > 0 && !follows((self.at(r), &slug), (self.at(r - 1), &before)) {
-                return Err(SnapshotError::new(format!("row {r}: out of list order")));
+                return Err(NewsSnapshotError::new(format!("row {r}: out of list order")));
             }
             std::mem::swap(&mut slug, &mut before);
         }
@@ -209,21 +209,21 @@ fn put_postings(out: &mut Vec<u8>, postings: &Postings) {
 
 /// Reads a postings map of `what` of an index of `n` rows, checking that
 /// its keys are text in byte order and each key's rows ascending and held.
-fn read_postings(input: &mut Input<'_>, n: usize, what: &str) -> Result<Postings, SnapshotError> {
+fn read_postings(input: &mut Input<'_>, n: usize, what: &str) -> Result<Postings, NewsSnapshotError> {
     // Each key is two counts at least.
     let count = input.count(16, what)?;
     let mut postings = HashMap::with_capacity(count);
     let mut last: Option<&str> = None;
     for _ in 0..count {
         let key = std::str::from_utf8(input.bytes(what)?)
-            .map_err(|_| SnapshotError::new(format!("a key of the {what} postings is not text")))?;
+            .map_err(|_| NewsSnapshotError::new(format!("a key of the {what} postings is not text")))?;
         if last.is_some_and(|l| l >= key) {
-            return Err(SnapshotError::new(format!("the keys of the {what} postings are out of order")));
+            return Err(NewsSnapshotError::new(format!("the keys of the {what} postings are out of order")));
         }
         let rows: Vec<u32> = input.arrays(what)?.map(u32::from_le_bytes).collect();
         let ascending = rows.windows(2).all(|w| w[0] < w[1]);
         if !ascending || rows.last().is_none_or(|&r| r as usize >= n) {
-            return Err(SnapshotError::new(format!("the {what} postings of {key:?} are not ascending rows held")));
+            return Err(NewsSnapshotError::new(format!("the {what} postings of {key:?} are not ascending rows held")));
         }
         postings.insert(key.into(), rows);
         last = Some(key);
@@ -250,39 +250,39 @@ impl<'a> Input<'a> {
 
     /// The next `n` bytes, and past them; `what` they are is for the
     /// message.
-    pub(super) fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], SnapshotError> {
+    pub(super) fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], NewsSnapshotError> {
         if n > self.left() {
-            return Err(SnapshotError::new(format!("cut short in {what}")));
+            return Err(NewsSnapshotError::new(format!("cut short in {what}")));
         }
         self.at += n;
         Ok(&self.bytes[self.at - n..self.at])
     }
 
     /// The next `N` bytes.
-    fn array<const N: usize>(&mut self, what: &str) -> Result<[u8; N], SnapshotError> {
+    fn array<const N: usize>(&mut self, what: &str) -> Result<[u8; N], NewsSnapshotError> {
         let bytes = self.take(N, what)?;
         Ok(std::array::from_fn(|i| bytes[i]))
     }
 
     /// A count of things that take `each` bytes at least, checked against
     /// the bytes left (so what it sizes is never larger than the snapshot).
-    pub(super) fn count(&mut self, each: usize, what: &str) -> Result<usize, SnapshotError> {
+    pub(super) fn count(&mut self, each: usize, what: &str) -> Result<usize, NewsSnapshotError> {
         let n = u64::from_le_bytes(self.array(what)?);
         let left = self.left();
         match usize::try_from(n) {
             Ok(n) if n.checked_mul(each).is_some_and(|bytes| bytes <= left) => Ok(n),
-            _ => Err(SnapshotError::new(format!("{what}: a count of {n} does not fit the {left} bytes left"))),
+            _ => Err(NewsSnapshotError::new(format!("{what}: a count of {n} does not fit the {left} bytes left"))),
         }
     }
 
     /// Bytes after their length.
-    pub(super) fn bytes(&mut self, what: &str) -> Result<&'a [u8], SnapshotError> {
+    pub(super) fn bytes(&mut self, what: &str) -> Result<&'a [u8], NewsSnapshotError> {
         let n = self.count(1, what)?;
         self.take(n, what)
     }
 
     /// A count, then that many `N`-byte numbers.
-    fn arrays<const N: usize>(&mut self, what: &str) -> Result<impl Iterator<Item = [u8; N]> + 'a, SnapshotError> {
+    fn arrays<const N: usize>(&mut self, what: &str) -> Result<impl Iterator<Item = [u8; N]> + 'a, NewsSnapshotError> {
         let n = self.count(N, what)?;
         let bytes = self.take(n * N, what)?;
         Ok(bytes.chunks_exact(N).map(|c| std::array::from_fn(|i| c[i])))
