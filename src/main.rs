@@ -6,8 +6,6 @@ mod cli;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 /// The allocator: mimalloc, which gives the system back what a thread
 /// freed. glibc's malloc kept it in the freeing thread's arena, so an
 /// import that freed its parse and then laid out a catalog peaked at both
@@ -18,7 +16,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     mds_node::metrics::set_build_commit(env!("MDS_BUILD_COMMIT"));
-    let args = cli::Cli::parse();
+    let args = cli::Cli::from_env();
     // Held to the end: its drop writes out the last lines of the log.
     let _log = cli::logging::init(&args);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {

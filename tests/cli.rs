@@ -738,3 +738,27 @@ async fn action_imports_resolve_merge_and_are_idempotent() {
     assert!(e.contains("bad.csv:3:") && e.contains("nothing was imported"), "{e}");
     assert_eq!(store.action_count().await.unwrap(), count);
 }
+
+/// `--database` is offered only where a command opens the store: the client
+/// commands call the API and refuse it, in one line, whichever place it is
+/// written; the environment's URL (an operator's shell) does not trouble them.
+#[test]
+fn client_commands_take_no_database() {
+    let cli = Cli::bare();
+    for command in [&["get", "usage"][..], &["events", "tail"], &["mcp"]] {
+        let mut before = vec!["--database", "sqlite://elsewhere.db"];
+        before.extend_from_slice(command);
+        let err = cli.fails(&before);
+        assert!(err.contains("opens no database"), "{command:?}: {err}");
+        let mut after = command.to_vec();
+        after.extend_from_slice(&["--database", "sqlite://elsewhere.db"]);
+        let o = cli.run(&after);
+        assert!(!o.status.success(), "{after:?} takes no --database");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("unexpected argument '--database'"), "{after:?}");
+        let help = cli.ok(&[command[0], "--help"]);
+        assert!(!help.contains("--database"), "`mds {} --help` offers no --database: {help}", command[0]);
+    }
+    assert!(!cli.dir.path().join("elsewhere.db").exists());
+    // A store command still takes it.
+    assert!(cli.ok(&["--help"]).contains("--database"));
+}

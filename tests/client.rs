@@ -675,7 +675,7 @@ async fn cli_formats() {
     assert_eq!(none.stdout.lines().count(), 1);
 
     let article = &mds_import::demo_articles()[0];
-    let news = ok(&app, &["news", article.slug.as_str()]).await;
+    let news = ok(&app, &["article", article.slug.as_str()]).await;
     let v: serde_json::Value = serde_json::from_str(&news.stdout).unwrap();
     assert_eq!(v["slug"], article.slug.as_str());
     assert_eq!(v["headline"], article.headline.as_str());
@@ -725,12 +725,13 @@ async fn cli_news_list() {
     assert_eq!(r.stdout, "[]\n");
 
     // One article, by slug, with its body.
-    let r = ok(&app, &["news", all[0].slug.as_str()]).await;
+    let r = ok(&app, &["article", all[0].slug.as_str()]).await;
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     assert!(v["body"].is_string());
 
     for (args, needle) in [
-        (vec!["news", all[0].slug.as_str(), "--isin", isin.as_str()], "cannot be used with"),
+        (vec!["article", all[0].slug.as_str(), "--isin", isin.as_str()], "unexpected argument '--isin'"),
+        (vec!["news", all[0].slug.as_str()], "unexpected argument"),
         (vec!["news", "--published-after", "yesterday"], "RFC 3339"),
         (vec!["news", "--isin", "INE002A01019"], "error: invalid_parameter (HTTP 400): "),
     ] {
@@ -776,7 +777,7 @@ async fn cli_errors_are_one_line_with_the_problem_code() {
     for (key, args, needle) in [
         (Some(bad), vec!["usage"], "error: invalid_api_key (HTTP 401): "),
         (Some(app.key.as_str()), vec!["companies", "--search", "a"], "error: invalid_parameter (HTTP 400): "),
-        (Some(app.key.as_str()), vec!["news", "no-such-article"], "error: not_found (HTTP 404): "),
+        (Some(app.key.as_str()), vec!["article", "no-such-article"], "error: not_found (HTTP 404): "),
         (None, vec!["usage"], "error: MDS_API_KEY is not set"),
     ] {
         let r = mds_get(&app, key, &args).await;

@@ -1,7 +1,8 @@
 //! The operator CLI: one subcommand per job, each in its own module.
 //!
-//! Every command takes `--database URL` (env `MDS_DATABASE_URL`; default an
-//! embedded SQLite file). Commands refuse bad input with a one-line reason
+//! The commands that open the store take `--database URL` before the
+//! command (env `MDS_DATABASE_URL`; default an embedded SQLite file); the
+//! client commands (`get`, `events`, `mcp`) call the API and refuse it. Commands refuse bad input with a one-line reason
 //! and a non-zero exit, and write nothing they refuse. Only `mds migrate`
 //! (and `mds serve --migrate`, and `mds demo` on its own store) changes the
 //! schema; every other command refuses a schema behind it with "run `mds
@@ -36,9 +37,15 @@ use mds_store::{DatabaseUrl, Store, url::DEFAULT_DATABASE_URL};
 #[derive(Debug, Parser)]
 #[command(name = "mds", version, about = "Market-data API service: serve it, load its data, manage its keys.")]
 pub(crate) struct Cli {
-    /// Database URL: a SQLite file (`sqlite://mds.db?mode=rwc`, or a plain path).
-    #[arg(long, env = "MDS_DATABASE_URL", global = true, default_value = DEFAULT_DATABASE_URL, hide_env_values = true)]
+    /// Database URL: a SQLite file (`sqlite://mds.db?mode=rwc`, or a plain
+    /// path) or `postgres://…`. For the commands that open the store (all
+    /// but `get`, `events` and `mcp`, which call the API).
+    #[arg(long, env = "MDS_DATABASE_URL", default_value = DEFAULT_DATABASE_URL, hide_env_values = true)]
     database: String,
+    /// Whether `--database` was written on the command line (not taken
+    /// from the environment or the default): a client command refuses it.
+    #[arg(skip)]
+    database_given: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -80,9 +87,28 @@ enum Command {
     Mcp,
 }
 
+impl Cli {
+    /// The command line, parsed (exits with clap's message when it is bad).
+    pub(crate) fn from_env() -> Cli {
+        let matches = <Cli as clap::CommandFactory>::command().get_matches();
+        let mut cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+        cli.database_given = matches.value_source("database") == Some(clap::parser::ValueSource::CommandLine);
+        cli
+    }
+}
+
 /// Runs the parsed command.
 pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
     let url = DatabaseUrl::new(&cli.database);
+    let client = match &cli.command {
+        Command::Get(_) => Some("get"),
+        Command::Events(_) => Some("events"),
+        Command::Mcp => Some("mcp"),
+        _ => None,
+    };
+    if let (Some(name), true) = (client, cli.database_given) {
+        anyhow::bail!("`mds {name}` calls the API (MDS_BASE_URL, MDS_API_KEY) and opens no database: drop --database");
+    }
     match cli.command {
         Command::Demo(args) => serve::demo(&url, args).await,
         Command::Serve(args) => serve::serve(&url, args).await,

@@ -300,7 +300,7 @@ export class ActionsResource extends PagedList<"/v1/actions"> {
   }
 }
 
-/** News: the list (`list`, `pages`, `iter`, `all`, newest first, no body) and one article with its body (`get`). */
+/** News: the list (`list`, `pages`, `iter`, `all`, newest first, no body) and one article with its body (`article`). */
 export class NewsResource extends PagedList<"/v1/news"> {
   readonly #http: Http;
 
@@ -310,7 +310,7 @@ export class NewsResource extends PagedList<"/v1/news"> {
   }
 
   /** One article with its `body`; an unknown slug is a `NotFoundError`. */
-  get(slug: string, options: RequestOptions = {}): Promise<WithMeta<Article>> {
+  article(slug: string, options: RequestOptions = {}): Promise<WithMeta<Article>> {
     return this.#http.get("/v1/news/{slug}", { path: { slug }, signal: options.signal });
   }
 }

@@ -121,7 +121,7 @@ describe("news", () => {
     assert.ok(recent.every((a) => a.published_at !== null && Date.parse(a.published_at) > Date.parse(since)));
     const first = recent[0];
     assert.ok(first);
-    const article = await client.news.get(first.slug);
+    const article = await client.news.article(first.slug);
     assert.equal(article.slug, first.slug);
     assert.equal(typeof article.body, "string");
     assert.equal(article.headline, first.headline);

@@ -82,7 +82,7 @@ describe("one error class per family, with the problem body", () => {
       const e = await rejection(client.companies.get(isin), NotFoundError);
       assert.deepEqual([e.status, e.code], [404, "not_found"]);
     }
-    const e = await rejection(client.news.get("no-such-article"), NotFoundError);
+    const e = await rejection(client.news.article("no-such-article"), NotFoundError);
     assert.equal(e.code, "not_found");
   });
 

@@ -167,7 +167,7 @@ describe("requests", () => {
       const c = new Client({ apiKey: "mds_live_test", baseUrl: base, headers: { "X-Trace": "t1" } });
       assert.equal(c.baseUrl, base.slice(0, -1));
       await c.companies.list({ exchange: "nse", search: "a&b=c", industry: undefined, limit: 5 });
-      await c.news.get("a/b?c");
+      await c.news.article("a/b?c");
       assert.deepEqual(
         seen.map((r) => r.url),
         ["/behind/a/proxy/v1/companies?exchange=nse&search=a%26b%3Dc&limit=5", "/behind/a/proxy/v1/news/a%2Fb%3Fc"],

@@ -78,13 +78,6 @@ pub(crate) struct CompaniesArgs {
 /// Filters and output of `mds get news`.
 #[derive(Debug, Args)]
 pub(crate) struct NewsArgs {
-    /// The slug of one article to print, with its body, as JSON; without
-    /// it, the news list.
-    #[arg(conflicts_with_all = [
-        "isin", "ticker", "category", "tag", "published_after", "published_before", "limit", "cursor", "all",
-        "format", "output",
-    ])]
-    pub(super) slug: Option<String>,
     /// Articles about the company with this ISIN.
     #[arg(long)]
     pub(super) isin: Option<String>,

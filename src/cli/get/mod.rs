@@ -63,9 +63,14 @@ pub(crate) enum GetCommand {
     /// The change feed to its end: every company, or those changed since a sync token (a nightly sync).
     #[command(after_help = changes::AFTER_HELP)]
     Changes(changes::ChangesArgs),
-    /// One news article with its body (given its slug), or the news list,
-    /// newest first, without bodies (one page, or every page with --all).
+    /// The news list, newest first, without bodies (one page, or every
+    /// page with --all).
     News(NewsArgs),
+    /// One news article with its body, as JSON.
+    Article {
+        /// The article's slug (as the news list gives it).
+        slug: String,
+    },
     /// Corporate actions: a company's (with --isin) or the calendar's (one
     /// page, or every page with --all).
     Actions(ActionsArgs),
@@ -96,7 +101,7 @@ pub(crate) async fn run(command: GetCommand) -> anyhow::Result<()> {
             Ok(())
         }
         GetCommand::Changes(args) => changes::run(&client, args).await,
-        GetCommand::News(NewsArgs { slug: Some(slug), .. }) => {
+        GetCommand::Article { slug } => {
             let article = client.article(&slug).await?;
             outln!("{}", serde_json::to_string_pretty(&article)?)?;
             Ok(())
