@@ -19,8 +19,10 @@ use mds_store::{AdminTokenRecord, KeyRecord, RolledKey, Store, StoreError};
 use crate::issue::{draw_key, no_free_prefix, with_free_prefix};
 
 mod lists;
+mod operator;
 
 pub use lists::{PageAsk, accounts_page, audit_page, cursor_codec, keys_page, tiers_page};
+pub use operator::Operator;
 
 /// How many new keys (or tokens) are drawn when the prefix of the last one
 /// is taken.

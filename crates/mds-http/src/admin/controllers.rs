@@ -76,7 +76,7 @@ pub struct RolledKeyView {
 /// The context of an audited change made by a request: the node's store
 /// and clock, and the request's actor.
 fn audit<'a>(state: &'a AppState, actor: &'a Actor) -> Audited<'a> {
-    Audited { store: state.node().store(), actor, now: state.node().config().clock.now() }
+    state.node().operator().audited(actor)
 }
 
 /// A page of an admin list as the answer (tagged), or its error: a list's
@@ -207,7 +207,7 @@ impl<T: PathParam, Q: QueryParams, S: Send + Sync> FromRequestParts<S> for Item<
         (status = 400, description = "`invalid_cursor`, `invalid_parameter` (`limit`), `unknown_parameter`.", body = Problem),
     ))]
 pub async fn list_tiers(State(state): State<AppState>, Query(q): Query<PageQuery>) -> Result<Response, ApiError> {
-    listed(ops::tiers_page(state.node().store(), q.of(state.node())).await)
+    listed(state.node().operator().tiers_page(q.of(state.node())).await)
 }
 
 /// The fields of [`put_tier`].
@@ -245,7 +245,7 @@ pub async fn put_tier(
         (status = 400, description = "`invalid_cursor`, `invalid_parameter` (`limit`), `unknown_parameter`.", body = Problem),
     ))]
 pub async fn list_accounts(State(state): State<AppState>, Query(q): Query<PageQuery>) -> Result<Response, ApiError> {
-    listed(ops::accounts_page(state.node().store(), q.of(state.node())).await)
+    listed(state.node().operator().accounts_page(q.of(state.node())).await)
 }
 
 /// Creates an account (`{"name"}`, entitled; `{"name", "entitled": false}`
@@ -285,7 +285,7 @@ pub async fn get_account(
     State(state): State<AppState>,
     Item { id: name, .. }: Item<AccountName>,
 ) -> Result<Response, ApiError> {
-    one(&ops::account(state.node().store(), &name).await.map_err(from_admin)?)
+    one(&state.node().operator().account(&name).await.map_err(from_admin)?)
 }
 
 /// Lapses (`{"entitled": false}`) or restores the account.
@@ -325,7 +325,7 @@ pub async fn list_keys(State(state): State<AppState>, RawQuery(raw): RawQuery) -
     let p = Params::parse(raw.as_deref(), &["account", "cursor", "limit"])?;
     let account = p.get("account").map(|a| path_name("account", a, AccountName::parse)).transpose()?;
     let q = PageQuery::parse(|name| p.get(name))?;
-    let page = ops::keys_page(state.node().store(), account.as_ref(), q.of(state.node())).await;
+    let page = state.node().operator().keys_page(account.as_ref(), q.of(state.node())).await;
     listed(page.map(|page| page.map(|k| k.view())))
 }
 
@@ -400,7 +400,7 @@ pub async fn get_key(
     State(state): State<AppState>,
     Item { id: prefix, .. }: Item<KeyPrefix>,
 ) -> Result<Response, ApiError> {
-    one(&ops::key(state.node().store(), &prefix).await.map_err(from_admin)?.view())
+    one(&state.node().operator().key(&prefix).await.map_err(from_admin)?.view())
 }
 
 /// Revokes the key (refused on every node within a second); a revoked key
@@ -429,7 +429,7 @@ pub async fn revoke_key(
         (status = 400, description = "`invalid_cursor`, `invalid_parameter`, `unknown_parameter`.", body = Problem),
     ))]
 pub async fn list_audit(State(state): State<AppState>, Query(q): Query<PageQuery>) -> Result<Response, ApiError> {
-    listed(ops::audit_page(state.node().store(), q.of(state.node())).await)
+    listed(state.node().operator().audit_page(q.of(state.node())).await)
 }
 
 /// The account's keys' usage in the month (`month=YYYY-MM`: the current one

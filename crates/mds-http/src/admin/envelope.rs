@@ -217,7 +217,7 @@ async fn admit(
     let value = authorization.ok_or_else(problems::missing_token)?;
     let value = value.to_str().map_err(|_| problems::invalid_token())?;
     let token = auth::bearer_token(value).ok_or_else(problems::missing_token)?;
-    match mds_node::admin::authenticate_admin(state.node().store(), token).await {
+    match state.node().operator().authenticate(token).await {
         Ok(Some(record)) => Ok(Actor::Token(record.name)),
         Ok(None) => Err(problems::invalid_token()),
         Err(e) => Err(e.into()),
@@ -247,8 +247,7 @@ async fn idempotent(
     let method = parts.method.as_str().to_owned();
     let deadline = Instant::now() + state.http().request_timeout;
     loop {
-        let now = state.node().config().clock.now();
-        match idempotency::claim(state.node().store(), actor, key, &method, &path, &body, now).await? {
+        match state.node().operator().claim(actor, key, &method, &path, &body).await? {
             Claim::OtherRequest => {
                 return Err(conflict(
                     "this Idempotency-Key was used with another request in the last 24 hours; use a new key for a new \
@@ -274,10 +273,9 @@ async fn idempotent(
 /// the renderer makes problem bodies later) and returns it; a `5xx`
 /// releases the claim instead, so a retry runs.
 async fn record(state: &AppState, claimed: &mds_node::idempotency::ClaimedKey, resp: Response) -> Response {
-    use mds_node::idempotency;
     let status = resp.status();
     if status.is_server_error() {
-        if let Err(e) = idempotency::release(state.node().store(), claimed).await {
+        if let Err(e) = state.node().operator().release(claimed).await {
             tracing::warn!(error = %e, "could not release an idempotency key");
         }
         return resp;
@@ -290,7 +288,7 @@ async fn record(state: &AppState, claimed: &mds_node::idempotency::ClaimedKey, r
             (bytes.to_vec(), Response::from_parts(parts, Body::from(bytes)))
         }
     };
-    if let Err(e) = idempotency::complete(state.node().store(), claimed, status.as_u16(), &stored).await {
+    if let Err(e) = state.node().operator().complete(claimed, status.as_u16(), &stored).await {
         // The change is made; a retry would make it again. Said in the log.
         tracing::warn!(error = %e, "could not store the answer of an idempotent request");
     }

@@ -81,7 +81,7 @@ pub async fn list_webhooks(State(state): State<AppState>, RawQuery(raw): RawQuer
         .get("account")
         .map(|a| AccountName::parse(a).map_err(|e| ApiError::invalid_parameter("account", e)))
         .transpose()?;
-    let all = state.node().store().webhooks(account.as_ref()).await?;
+    let all = state.node().operator().webhooks(account.as_ref()).await?;
     answer(StatusCode::OK, &AdminWebhookList { data: all.iter().map(AdminWebhook::of).collect() })
 }
 
@@ -110,8 +110,7 @@ pub async fn disable_webhook(
         _ => Err("reason has 1 to 500 characters".to_owned()),
     })?;
     let reason = reason.unwrap_or_else(|| format!("disabled by an operator ({})", actor.as_str()));
-    let now = state.node().config().clock.now();
-    let e = state.node().store().audited_disable_webhook(&id, &reason, &actor, now).await?;
+    let e = state.node().operator().disable_webhook(&id, &reason, &actor).await?;
     let e = e.ok_or_else(|| ApiError::not_found("no webhook endpoint with this id"))?;
     answer(StatusCode::OK, &AdminWebhook::of(&e))
 }
