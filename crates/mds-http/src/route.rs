@@ -146,6 +146,9 @@ pub struct Route {
     pub more: &'static [Operation],
     /// Its handlers, by method.
     pub handler: fn() -> MethodRouter<AppState>,
+    /// Whether it is a probe's (health, readiness, metrics): polled every
+    /// few seconds, so its access log line is written at `debug` only.
+    pub probe: bool,
 }
 
 impl Route {
@@ -198,6 +201,7 @@ pub const fn counted(
         operation: Some(operation),
         more: &[],
         handler,
+        probe: false,
     }
 }
 
@@ -209,7 +213,15 @@ pub const fn free(
     operation: Operation,
     handler: fn() -> MethodRouter<AppState>,
 ) -> Route {
-    Route { path, access: Access::Keyed(Charge::Free), caching, operation: Some(operation), more: &[], handler }
+    Route {
+        path,
+        access: Access::Keyed(Charge::Free),
+        caching,
+        operation: Some(operation),
+        more: &[],
+        handler,
+        probe: false,
+    }
 }
 
 /// A keyed route that never counts against the quota, with an operation
@@ -224,16 +236,30 @@ pub const fn free_ops(
         Some((first, more)) => (Some(*first), more),
         None => (None, operations),
     };
-    Route { path, access: Access::Keyed(Charge::Free), caching, operation: first, more, handler }
+    Route { path, access: Access::Keyed(Charge::Free), caching, operation: first, more, handler, probe: false }
 }
 
 /// A route anyone may call, outside the OpenAPI document.
 pub const fn open(path: &'static str, caching: Caching, handler: fn() -> MethodRouter<AppState>) -> Route {
-    Route { path, access: Access::Open, caching, operation: None, more: &[], handler }
+    Route { path, access: Access::Open, caching, operation: None, more: &[], handler, probe: false }
+}
+
+/// A probe's route (health, readiness, metrics): open, never stored by a
+/// cache, outside the OpenAPI document, its access log line at `debug`.
+pub const fn probe(path: &'static str, handler: fn() -> MethodRouter<AppState>) -> Route {
+    Route { path, access: Access::Open, caching: Caching::NoStore, operation: None, more: &[], handler, probe: true }
 }
 
 /// A route whose handler checks the key and makes its requests through
 /// the envelope ([`Access::Delegated`]), outside the OpenAPI document.
 pub const fn delegated(path: &'static str, handler: fn() -> MethodRouter<AppState>) -> Route {
-    Route { path, access: Access::Delegated, caching: Caching::NoStore, operation: None, more: &[], handler }
+    Route {
+        path,
+        access: Access::Delegated,
+        caching: Caching::NoStore,
+        operation: None,
+        more: &[],
+        handler,
+        probe: false,
+    }
 }

@@ -24,7 +24,7 @@ use crate::controllers::{
     actions, article, changes, companies, company, company_history, events, health, mcp, news_list, symbol, usage,
     usage_daily, webhooks,
 };
-use crate::route::{Access, Caching, Route, Verb, counted, delegated, free, free_ops, on, op, open, spec};
+use crate::route::{Access, Caching, Route, Verb, counted, delegated, free, free_ops, on, op, open, probe, spec};
 use crate::{docs, openapi};
 
 /// Every route. Order does not matter to matching. One row a line, kept
@@ -51,9 +51,9 @@ pub static ROUTES: &[Route] = &[
     free_ops("/v1/webhooks/{id}/test", Caching::NoStore, &[on(Verb::Post, op("testWebhook", "webhooks", "Send a ping to a webhook endpoint", spec::<webhooks::__path_test>))], || post(webhooks::test)),
     free("/v1/webhooks/{id}/attempts", Caching::NoStore, op("listWebhookAttempts", "webhooks", "A webhook endpoint's delivery attempts", spec::<webhooks::__path_attempts>), || get(webhooks::attempts)),
     free_ops("/v1/webhooks/{id}/replay", Caching::NoStore, &[on(Verb::Post, op("replayWebhook", "webhooks", "Deliver a webhook endpoint's events again", spec::<webhooks::__path_replay>))], || post(webhooks::replay)),
-    open("/healthz", Caching::NoStore, || get(health::healthz)),
-    open("/readyz", Caching::NoStore, || get(health::readyz)),
-    open("/metrics", Caching::NoStore, || get(health::metrics)),
+    probe("/healthz", || get(health::healthz)),
+    probe("/readyz", || get(health::readyz)),
+    probe("/metrics", || get(health::metrics)),
     open("/v1/openapi.json", Caching::Public("public, max-age=300"), || get(document)),
     open("/docs", Caching::Public("public, max-age=300"), || get(docs::page)),
     // The vendored assets change only with the binary.
@@ -110,6 +110,19 @@ pub fn route_of(path: &str) -> usize {
 /// The row at `index` (from [`route_of`]), if a route matched.
 pub fn route(index: usize) -> Option<&'static Route> {
     ROUTES.get(index)
+}
+
+/// The template of the row with the operation `id` (an `operationId`), for
+/// what names a route without writing its template (the MCP tools).
+///
+/// # Panics
+/// When no row has it (a test asks for every tool's).
+pub fn path_of(id: &str) -> &'static str {
+    ROUTES
+        .iter()
+        .find(|r| r.operations().any(|o| o.id == id))
+        .map(|r| r.path)
+        .unwrap_or_else(|| panic!("no route has the operation {id}"))
 }
 
 #[cfg(test)]

@@ -47,9 +47,9 @@ pub struct Tool {
     pub name: &'static str,
     /// Its title, for people.
     pub title: &'static str,
-    /// The template of the route it stands for (a row of
-    /// [`routes::ROUTES`]).
-    pub route: &'static str,
+    /// The `operationId` of the route it stands for (a row of
+    /// [`routes::ROUTES`], where its template is written).
+    pub operation: &'static str,
     /// What it is for, in the words an agent chooses a tool by.
     pub guide: &'static str,
     /// A second route the tool may also call, asked for by a boolean
@@ -67,8 +67,8 @@ pub struct Tool {
 pub struct Otherwise {
     /// The path parameter that chooses (`isin`).
     pub argument: &'static str,
-    /// The route's template, called without it.
-    pub route: &'static str,
+    /// The `operationId` of the route called without it.
+    pub operation: &'static str,
 }
 
 /// A second route a tool calls when its boolean argument is `true`, with
@@ -78,10 +78,42 @@ pub struct Otherwise {
 pub struct Also {
     /// The argument (and the result's member): `history`.
     pub argument: &'static str,
-    /// The route's template.
-    pub route: &'static str,
+    /// The route's `operationId`.
+    pub operation: &'static str,
+    /// What the route answers, in the argument's description ("the
+    /// company's identity history").
+    pub what: &'static str,
+}
+
+impl Tool {
+    /// The template of the route it stands for.
+    pub fn route(&self) -> &'static str {
+        routes::path_of(self.operation)
+    }
+}
+
+impl Otherwise {
+    /// The template of the route called without the argument.
+    pub fn route(&self) -> &'static str {
+        routes::path_of(self.operation)
+    }
+}
+
+impl Also {
+    /// The template of the route.
+    pub fn route(&self) -> &'static str {
+        routes::path_of(self.operation)
+    }
+
     /// The argument's description.
-    pub description: &'static str,
+    pub fn description(&self) -> String {
+        format!(
+            "Also return {} (the API's `{}`) under `{}`: one more request, counted as that route. Default false.",
+            self.what,
+            self.route(),
+            self.argument
+        )
+    }
 }
 
 /// Every tool (contract section 12).
@@ -89,7 +121,7 @@ pub static TOOLS: &[Tool] = &[
     Tool {
         name: "search_companies",
         title: "Search companies",
-        route: "/v1/companies",
+        operation: "listCompanies",
         guide: "Find listed Indian companies (NSE, BSE) by ticker, by a substring of name or ticker, \
                 by industry, exchange, market-capitalisation band, first letter or status, optionally \
                 as they stood at the end of a past day (`as_of`). Answers one page: `data`, `has_more` \
@@ -101,24 +133,22 @@ pub static TOOLS: &[Tool] = &[
     Tool {
         name: "get_company",
         title: "Get a company",
-        route: "/v1/companies/{isin}",
+        operation: "getCompany",
         guide: "One company by its ISIN: name, ticker, listings, classification, market cap, status \
                 and what superseded it, optionally as it stood at the end of a past day (`as_of`). \
                 With `history: true` the result also has its identity history (symbol and name \
                 changes, listings and delistings, supersessions) under `history`.",
         also: Some(Also {
             argument: "history",
-            route: "/v1/companies/{isin}/history",
-            description: "Also return the company's identity history (the API's \
-                          `/v1/companies/{isin}/history`) under `history`: one more request, \
-                          counted as that route. Default false.",
+            operation: "getCompanyHistory",
+            what: "the company's identity history",
         }),
         otherwise: None,
     },
     Tool {
         name: "resolve_symbol",
         title: "Resolve a symbol",
-        route: "/v1/symbols/{symbol}",
+        operation: "getSymbol",
         guide: "Which companies (ISINs) carried an NSE symbol or a BSE security id, and over which \
                 days: resolves a ticker, a current or an old one, to the company behind it.",
         also: None,
@@ -127,7 +157,7 @@ pub static TOOLS: &[Tool] = &[
     Tool {
         name: "list_news",
         title: "List news",
-        route: "/v1/news",
+        operation: "listNews",
         guide: "News articles about listed companies, newest first, filtered by company (`isin` or \
                 `ticker`), category, tag or publication window. Answers one page of summaries; for \
                 the next page call again with `cursor` set to `next_cursor` and the same filters; \
@@ -138,7 +168,7 @@ pub static TOOLS: &[Tool] = &[
     Tool {
         name: "get_article",
         title: "Get an article",
-        route: "/v1/news/{slug}",
+        operation: "getArticle",
         guide: "One news article, with its full text, by its slug (as `list_news` gives it).",
         also: None,
         otherwise: None,
@@ -146,7 +176,7 @@ pub static TOOLS: &[Tool] = &[
     Tool {
         name: "list_corporate_actions",
         title: "List corporate actions",
-        route: "/v1/companies/{isin}/actions",
+        operation: "listCompanyActions",
         guide: "Corporate actions of Indian listed companies (splits, bonuses, dividends, rights, \
                 buybacks, demergers), typed, with the exchange's own text and the price adjustment \
                 `factor`, merged across NSE and BSE. With `isin`: that company's actions, newest \
@@ -156,12 +186,12 @@ pub static TOOLS: &[Tool] = &[
                 at a time (`data`, `has_more`, `next_cursor`; for the next page call again with \
                 `cursor` set to `next_cursor` and the same filters). `type` works both ways.",
         also: None,
-        otherwise: Some(Otherwise { argument: "isin", route: "/v1/actions" }),
+        otherwise: Some(Otherwise { argument: "isin", operation: "listActions" }),
     },
     Tool {
         name: "get_usage",
         title: "Get usage",
-        route: "/v1/usage",
+        operation: "getUsage",
         guide: "How much of the calling API key's monthly quota is used and how much remains, and \
                 its per-minute limit: check it before a long walk through pages.",
         also: None,
@@ -192,7 +222,7 @@ impl Tool {
         let mut required = Vec::new();
         let params = |route: &str| doc["paths"][route]["get"]["parameters"].as_array().cloned().unwrap_or_default();
         let named = |ps: &[Value], name: &str| ps.iter().any(|p| p["name"] == name);
-        let (own, other) = (params(self.route), self.otherwise.as_ref().map(|o| params(o.route)));
+        let (own, other) = (params(self.route()), self.otherwise.as_ref().map(|o| params(o.route())));
         let both: Vec<(&Value, Option<String>)> = match (&other, &self.otherwise) {
             (Some(other), Some(o)) => own
                 .iter()
@@ -240,7 +270,7 @@ impl Tool {
         if let Some(also) = &self.also {
             properties.insert(
                 also.argument.into(),
-                json!({ "type": "boolean", "default": false, "description": also.description }),
+                json!({ "type": "boolean", "default": false, "description": also.description() }),
             );
         }
         let mut input = json!({ "type": "object", "properties": properties, "additionalProperties": false });
@@ -252,9 +282,9 @@ impl Tool {
             let summary = op["summary"].as_str().unwrap_or_default();
             format!("{summary} (the API's `{route}`). {}", for_a_model(op["description"].as_str().unwrap_or_default()))
         };
-        let mut described = said(self.route);
+        let mut described = said(self.route());
         if let Some(o) = &self.otherwise {
-            described = format!("With `{}`: {described}\n\nWithout it: {}", o.argument, said(o.route));
+            described = format!("With `{}`: {described}\n\nWithout it: {}", o.argument, said(o.route()));
         }
         json!({
             "name": self.name,
@@ -274,18 +304,18 @@ impl Tool {
         let answer = |route: &str| {
             inline(&doc["paths"][route]["get"]["responses"]["200"]["content"]["application/json"]["schema"], schemas)
         };
-        let mut out = answer(self.route);
+        let mut out = answer(self.route());
         if let Some(o) = &self.otherwise {
-            out = merged(out, answer(o.route));
+            out = merged(out, answer(o.route()));
         }
         // MCP wants an object schema at the top (a detail is an `allOf`).
         if let Value::Object(m) = &mut out {
             m.entry("type").or_insert_with(|| "object".into());
         }
         if let Some(a) = &self.also {
-            let mut also = answer(a.route);
+            let mut also = answer(a.route());
             if let Value::Object(m) = &mut also {
-                m.insert("description".into(), a.description.into());
+                m.insert("description".into(), a.description().into());
             }
             out["properties"][a.argument] = also;
         }
@@ -303,8 +333,8 @@ impl Tool {
     /// one (a path parameter missing, a value that is not a scalar).
     pub fn requests(&self, args: &Map<String, Value>) -> Result<Vec<String>, String> {
         let route = match &self.otherwise {
-            Some(o) if args.get(o.argument).is_none_or(Value::is_null) => o.route,
-            _ => self.route,
+            Some(o) if args.get(o.argument).is_none_or(Value::is_null) => o.route(),
+            _ => self.route(),
         };
         let (path, in_path) = fill(route, args)?;
         let mut query = form_urlencoded::Serializer::new(String::new());
@@ -328,7 +358,7 @@ impl Tool {
         let query = query.finish();
         let mut out = vec![if query.is_empty() { path } else { format!("{path}?{query}") }];
         if let Some(a) = also {
-            out.push(fill(a.route, args)?.0);
+            out.push(fill(a.route(), args)?.0);
         }
         Ok(out)
     }
@@ -515,11 +545,15 @@ mod tests {
         let tools = list()["tools"].as_array().unwrap();
         assert_eq!(tools.len(), TOOLS.len());
         for (tool, def) in TOOLS.iter().zip(tools) {
-            assert!(routes::ROUTES.iter().any(|r| r.path == tool.route && r.operation.is_some()), "{}", tool.name);
+            // Every operation a tool names is a row's (path_of panics otherwise).
+            let (route, others) =
+                (tool.route(), (tool.also.as_ref().map(Also::route), tool.otherwise.as_ref().map(Otherwise::route)));
+            assert!(routes::ROUTES.iter().any(|r| r.path == route && r.operation.is_some()), "{}", tool.name);
+            assert!(others.0.into_iter().chain(others.1).all(|p| p.starts_with("/v1/")), "{}", tool.name);
             let text = def.to_string();
             assert!(!text.contains("$ref"), "{}: {text}", tool.name);
             let described = def["description"].as_str().unwrap();
-            assert!(described.contains(tool.route));
+            assert!(described.contains(route));
             // Said to a model, not to an HTTP client.
             let said = format!("{described} {}", def["inputSchema"]);
             for http in ["304", "%2B", "digits only", "query parameter", "URL", "GET "] {

@@ -18,7 +18,7 @@ use mds_node::KeyContext;
 use mds_node::metrics::Event;
 
 use crate::error::StoreFailure;
-use crate::routes::route_of;
+use crate::routes::{route, route_of};
 use crate::state::AppState;
 
 /// One request on its way through: what its log line and metrics need,
@@ -32,17 +32,23 @@ pub struct Entry {
     probe: bool,
 }
 
-/// Whether `path` is a probe's (`/metrics`, `/healthz`, `/readyz`), whose
-/// line is written at `debug` only.
+/// Whether `path` is a probe's (a row of the route table marked so:
+/// health, readiness, metrics), whose line is written at `debug` only.
 pub fn is_probe(path: &str) -> bool {
-    matches!(path, "/metrics" | "/healthz" | "/readyz")
+    probe_route(route_of(path))
+}
+
+/// Whether the route table's row `index` is a probe's.
+fn probe_route(index: usize) -> bool {
+    route(index).is_some_and(|r| r.probe)
 }
 
 impl Entry {
     /// Starts the clock on `req`.
     pub fn begin(req: &Request) -> Self {
         let path = req.uri().path();
-        let probe = is_probe(path);
+        let index = route_of(path);
+        let probe = probe_route(index);
         let enabled = if probe {
             tracing::enabled!(target: "mds::access", tracing::Level::DEBUG)
         } else {
@@ -50,7 +56,7 @@ impl Entry {
         };
         Entry {
             start: Instant::now(),
-            route: route_of(path),
+            route: index,
             logged: enabled.then(|| (req.method().clone(), redact(path))),
             probe,
         }
