@@ -18,7 +18,8 @@ impl AppState {
     /// Loads the node from the store, its metrics labelled by the route
     /// table, with the HTTP layer around it.
     pub async fn load(store: Arc<dyn Store>, config: HttpConfig) -> StoreResult<Self> {
-        let node = Node::load(store, config.node.clone(), Metrics::new(routes::labels())).await?;
+        let node =
+            Node::load(store, config.node.clone(), Metrics::new(routes::labels(), config.node.clock.clone())).await?;
         Ok(Self::new(node, config, routes::data_routes()))
     }
 }

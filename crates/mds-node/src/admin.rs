@@ -17,6 +17,7 @@ use mds_domain::{
 use mds_store::{AdminTokenRecord, KeyRecord, RolledKey, Store, StoreError};
 
 use crate::issue::{draw_key, no_free_prefix, with_free_prefix};
+use mds_limits::clock::{Clock, SystemClock};
 
 mod lists;
 mod operator;
@@ -92,9 +93,10 @@ impl std::fmt::Debug for Audited<'_> {
 }
 
 impl<'a> Audited<'a> {
-    /// A change the operator CLI makes now (its actor is [`Actor::Cli`]).
+    /// A change the operator CLI makes now, on the system clock (its actor
+    /// is [`Actor::Cli`]).
     pub fn cli(store: &'a dyn Store) -> Self {
-        Audited { store, actor: &Actor::Cli, now: Utc::now() }
+        Audited { store, actor: &Actor::Cli, now: SystemClock.now() }
     }
 
     /// Creates a tier (both limits required) or changes one (a limit left out

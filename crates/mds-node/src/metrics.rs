@@ -11,9 +11,11 @@
 //! label.
 
 use std::fmt::Write as _;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
+
+use mds_limits::clock::Clock;
 
 /// The version of this build, `mds_build_info{version}`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -196,12 +198,21 @@ impl Counters {
     }
 }
 
+/// Microseconds of `clock`'s monotonic side.
+fn elapsed_us(clock: &dyn Clock) -> u64 {
+    u64::try_from(clock.elapsed().as_micros()).unwrap_or(u64::MAX)
+}
+
 /// The metrics of one node.
 #[derive(Debug)]
 pub struct Metrics {
     routes: &'static [&'static str],
     shards: Box<[Counters; SHARDS]>,
-    last_flush_ms: AtomicI64,
+    /// The node's clock: the flush lag is measured on its monotonic side.
+    clock: Arc<dyn Clock>,
+    /// When the last flush wrote (or the metrics were made), in
+    /// microseconds of [`Clock::elapsed`].
+    last_flush_us: AtomicU64,
     connections: AtomicI64,
     webhooks_pending: AtomicI64,
     store_up: AtomicBool,
@@ -213,12 +224,14 @@ pub struct Metrics {
 impl Metrics {
     /// Metrics whose requests are labelled by `routes` (route templates,
     /// the last one standing for anything unmatched): a request is
-    /// recorded by its index in them.
-    pub fn new(routes: &'static [&'static str]) -> Self {
+    /// recorded by its index in them. Times are read on `clock` (the
+    /// node's).
+    pub fn new(routes: &'static [&'static str], clock: Arc<dyn Clock>) -> Self {
         Metrics {
             routes,
             shards: Box::new(std::array::from_fn(|_| Counters::new(routes.len()))),
-            last_flush_ms: AtomicI64::new(chrono::Utc::now().timestamp_millis()),
+            last_flush_us: AtomicU64::new(elapsed_us(&*clock)),
+            clock,
             connections: AtomicI64::new(0),
             webhooks_pending: AtomicI64::new(0),
             // A node is made after loading from the store: it answered.
@@ -298,7 +311,7 @@ impl Metrics {
     pub fn events(&self, e: Event, n: u64) {
         self.shard().events[e as usize].fetch_add(n, Ordering::Relaxed);
         if matches!(e, Event::Flush) {
-            self.last_flush_ms.store(chrono::Utc::now().timestamp_millis(), Ordering::Relaxed);
+            self.last_flush_us.store(elapsed_us(&*self.clock), Ordering::Relaxed);
         }
     }
 
@@ -370,8 +383,7 @@ impl Metrics {
         for (i, (name, help)) in EVENTS.iter().enumerate() {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}", self.sum(|c| &c.events[i]));
         }
-        let lag =
-            (chrono::Utc::now().timestamp_millis() - self.last_flush_ms.load(Ordering::Relaxed)).max(0) as f64 / 1e3;
+        let lag = elapsed_us(&*self.clock).saturating_sub(self.last_flush_us.load(Ordering::Relaxed)) as f64 / 1e6;
         let _ = writeln!(
             out,
             "# HELP mds_usage_flush_lag_seconds Seconds since the last usage flush that wrote (or since start).\n\
@@ -408,9 +420,28 @@ impl Metrics {
 mod tests {
     use super::*;
 
+    /// The flush lag is read on the node's clock, on its monotonic side: a
+    /// step of the wall clock moves it not at all.
+    #[test]
+    fn the_flush_lag_follows_the_nodes_clock() {
+        let start = chrono::DateTime::parse_from_rfc3339("2026-11-30T23:59:00Z").unwrap().to_utc();
+        let clock = Arc::new(mds_limits::clock::ManualClock::new(start));
+        let m = Metrics::new(&["other"], clock.clone());
+        let lag = |m: &Metrics| {
+            m.render(0, false).lines().find_map(|l| l.strip_prefix("mds_usage_flush_lag_seconds ").map(str::to_owned))
+        };
+        assert_eq!(lag(&m).as_deref(), Some("0"));
+        clock.advance(chrono::Duration::milliseconds(2_500));
+        assert_eq!(lag(&m).as_deref(), Some("2.5"));
+        clock.step(start - chrono::Duration::days(1));
+        assert_eq!(lag(&m).as_deref(), Some("2.5"));
+        m.events(Event::Flush, 1);
+        assert_eq!(lag(&m).as_deref(), Some("0"));
+    }
+
     #[test]
     fn renders_counters_and_cumulative_buckets() {
-        let m = Metrics::new(&["/v1/companies", "other"]);
+        let m = Metrics::new(&["/v1/companies", "other"], Arc::new(mds_limits::clock::SystemClock));
         m.request(0, 200, Duration::from_micros(700));
         m.request(0, 200, Duration::from_millis(30));
         m.request(0, 418, Duration::from_millis(1));
@@ -429,7 +460,7 @@ mod tests {
 
     #[test]
     fn tiers_get_labels_up_to_the_cap_and_the_rest_share_one() {
-        let m = Metrics::new(&["other"]);
+        let m = Metrics::new(&["other"], Arc::new(mds_limits::clock::SystemClock));
         assert!(!m.render(0, false).contains("mds_tier_requests_total{"), "no tier seen yet");
         m.tier_request("pro");
         m.tier_request("pro");
@@ -447,7 +478,7 @@ mod tests {
 
     #[test]
     fn build_info_names_a_hex_commit_or_unknown() {
-        let m = Metrics::new(&["other"]);
+        let m = Metrics::new(&["other"], Arc::new(mds_limits::clock::SystemClock));
         set_build_commit("not a commit\"}");
         let line = format!("mds_build_info{{version=\"{VERSION}\",commit=\"unknown\"}} 1\n");
         assert!(m.render(0, false).contains(&line));

@@ -23,7 +23,9 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 /// A new ULID (Crockford base32 of 48 bits of milliseconds and 80 random
-/// bits), as its 26 ASCII bytes.
+/// bits), as its 26 ASCII bytes. Its time is the system's, not the node's
+/// clock (as the `Date` header hyper writes): an id orders requests as
+/// they happened, whatever a test makes the node believe the time is.
 fn ulid_bytes() -> [u8; 26] {
     const ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
     let ms = chrono::Utc::now().timestamp_millis() as u128;

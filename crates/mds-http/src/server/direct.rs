@@ -170,7 +170,8 @@ fn chunk(data: Bytes) -> Out {
     Bytes::from(format!("{:x}\r\n", data.len())).chain(data).chain(Bytes::from_static(b"\r\n"))
 }
 
-/// The status line and headers of `parts`, with `Date`, `Connection:
+/// The status line and headers of `parts`, with `Date` (the system's time,
+/// as hyper writes it on every other answer), `Connection:
 /// close` and the body's framing: `Content-Length` when its `length` is
 /// known, else `Transfer-Encoding: chunked`.
 fn head_bytes(parts: &axum::http::response::Parts, length: Option<u64>) -> Vec<u8> {
