@@ -413,6 +413,83 @@ mod tests {
         }
     }
 
+    fn day(s: &str) -> NaiveDate {
+        s.parse().unwrap()
+    }
+
+    /// A bar of TTL's old ISIN closing at `close` rupees.
+    fn bar(date: &str, close: i64) -> Bar {
+        let p = mds_domain::prices::Paise::from_units(close * 100);
+        let f = mds_domain::prices::Figures {
+            open: p,
+            high: p,
+            low: p,
+            close: p,
+            last: None,
+            prev_close: p,
+            volume: 10,
+            turnover: p,
+            trades: 1,
+            delivery_qty: None,
+            delivery_pct: None,
+        };
+        let isin = Isin::parse("INE592B01016").unwrap();
+        Bar::published(day(date), isin, Series::EQ, mds_domain::prices::IsinSource::File, &f)
+    }
+
+    /// An action of TTL's old ISIN.
+    fn action(ex: &str, action: mds_domain::actions::Action) -> CorporateAction {
+        let isin = Isin::parse("INE592B01016").unwrap();
+        CorporateAction {
+            id: mds_domain::actions::ActionId::of(&isin, day(ex), &action),
+            isin,
+            symbol: mds_domain::Ticker::parse("TTL").unwrap(),
+            ex_date: day(ex),
+            record_date: None,
+            purpose: String::new(),
+            sources: vec![mds_domain::Exchange::Nse],
+            factor: action.factor(),
+            action,
+        }
+    }
+
+    #[test]
+    fn a_series_is_cut_and_adjusted_by_the_actions_gone_ex() {
+        use mds_domain::actions::{Action, Dividend, FaceValueChange};
+        let split = |ex| {
+            let f = FaceValueChange { face_value_from: Some(10.0), face_value_to: Some(1.0), new_isin: None };
+            action(ex, Action::Split { split: f })
+        };
+        let dividend =
+            |ex, amount| action(ex, Action::Dividend { dividend: Dividend { amount: Some(amount), kind: None } });
+        let bars = vec![bar("2025-02-10", 150), bar("2025-02-11", 145), bar("2025-02-12", 14), bar("2025-02-13", 15)];
+        let actions = [
+            split("2025-02-10"),         // before every bar: adjusts none
+            dividend("2025-02-11", 3.0), // the close before it: 150, so 0.98
+            split("2025-02-12"),
+            dividend("2025-02-14", 1.5),   // after the last day loaded: adjusts nothing yet
+            dividend("2025-02-12", 500.0), // not below the close: no factor
+        ];
+        let lineage = Lineage::new(bars, &actions);
+        assert_eq!(lineage.adjustments.len(), 4, "the dividend above the close has no factor");
+        let last = day("2025-02-13");
+        let (cut, applied) = lineage.cut(day("2025-02-10"), last, Adjust::Total, last);
+        let ex: Vec<String> = applied.iter().map(|a| format!("{} {}", a.ex_date, a.factor)).collect();
+        assert_eq!(ex, ["2025-02-11 0.98", "2025-02-12 0.1"]);
+        let closes: Vec<String> = cut.iter().map(|b| b.close.to_string()).collect();
+        assert_eq!(closes, ["14.70", "14.50", "14.00", "15.00"]);
+        let (cut, applied) = lineage.cut(day("2025-02-10"), last, Adjust::Split, last);
+        assert_eq!(applied.len(), 1);
+        assert_eq!(cut[0].close.to_string(), "15.00");
+        let (cut, applied) = lineage.cut(day("2025-02-12"), last, Adjust::Total, last);
+        assert!(applied.is_empty() && cut.len() == 2, "no action goes ex after the first bar of the cut");
+        let (cut, applied) = lineage.cut(day("2025-02-10"), day("2025-02-11"), Adjust::Unadjusted, last);
+        assert!(applied.is_empty());
+        assert_eq!(cut.iter().map(|b| b.close.to_string()).collect::<Vec<_>>(), ["150.00", "145.00"]);
+        let (_, applied) = lineage.cut(day("2025-02-10"), last, Adjust::Total, day("2025-02-14"));
+        assert_eq!(applied.len(), 3, "once the day is loaded, the dividend of 2025-02-14 adjusts");
+    }
+
     #[test]
     fn views_follow_both_generations() {
         let views = PriceViews::new(1 << 20);
