@@ -42,7 +42,10 @@ fi
 #   (2024-02-30) nor that the upper bound is not before the lower one; the
 #   hook drops a day that does not exist and an upper bound before the
 #   lower, and the coverage phase is off for both operations
-#   (tests/http_actions.rs covers the refusals).
+#   (tests/http_actions.rs covers the refusals). The price routes' bounds
+#   likewise (`from`/`to` of /v1/companies/{isin}/prices, also at most 10
+#   years apart; `date` of /v1/prices, a day that exists), and their
+#   coverage phase is off too (tests/http_prices.rs covers the refusals).
 # - the `month` of /v1/usage/daily moves with the clock (this month and the
 #   twelve before): the hook drops it (tests/http_usage_daily.rs); so does
 #   an `as_of` after today (the pattern states the years 1990 to 2099;
@@ -88,6 +91,9 @@ def _bounds(query, low, high):
     lo, hi = _day(query.get(low)), _day(query.get(high))
     if lo is not None and hi is not None and hi < lo:
         query.pop(high)
+    elif lo is not None and hi is not None and low == "from" and (hi - lo).days > 3650:
+        # At most 10 years a request of a company's prices.
+        query.pop(low)
 
 
 @schemathesis.hook
@@ -95,6 +101,8 @@ def map_query(ctx, query):
     if query:
         _bounds(query, "from", "to")
         _bounds(query, "ex_date_from", "ex_date_to")
+        if "date" in query and _day(query["date"]) is None and re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", str(query["date"])):
+            query["date"] = "2025-02-12"
         query.pop("cursor", None)
         query.pop("since", None)
         query.pop("month", None)
@@ -122,7 +130,8 @@ def map_body(ctx, body):
     return body
 PY
 for op in "GET /v1/companies" "GET /v1/news" "GET /v1/companies/changes" "GET /v1/events" "GET /v1/usage/daily" \
-  "POST /v1/webhooks" "PATCH /v1/webhooks/{id}" "GET /v1/actions" "GET /v1/companies/{isin}/actions"; do
+  "POST /v1/webhooks" "PATCH /v1/webhooks/{id}" "GET /v1/actions" "GET /v1/companies/{isin}/actions" \
+  "GET /v1/prices" "GET /v1/companies/{isin}/prices"; do
   printf '[[operations]]\ninclude-name = "%s"\nphases.coverage.enabled = false\n\n' "$op"
 done >"$WORK/schemathesis.toml"
 printf '[[operations]]\ninclude-name = "GET /v1/events/stream"\nenabled = false\n\n' >>"$WORK/schemathesis.toml"

@@ -32,6 +32,10 @@
 //! - [`page`]: the page envelope of list endpoints.
 //! - [`prices`]: end-of-day prices: the bar (`V1Bar`), series, and the
 //!   fixed-point decimals they are held in.
+//! - [`price_query`]: the queries and answers of the price routes
+//!   (`GET /v1/companies/{isin}/prices`, `GET /v1/prices`) and the rules of
+//!   adjustment (which actions adjust, a dividend's or rights issue's factor
+//!   from the close, the factors applied to each bar).
 //! - [`key`]: API key format, checksum, prefix and hash.
 //! - [`account`]: accounts and tiers (tiers are data, not code).
 //! - [`admin`]: admin tokens, the actor of a change, audit log entries.
@@ -147,6 +151,7 @@ pub mod key;
 pub mod news;
 pub mod page;
 pub mod params;
+pub mod price_query;
 pub mod prices;
 pub mod problem;
 pub mod query;

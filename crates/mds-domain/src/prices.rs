@@ -372,6 +372,72 @@ impl Bar {
         "isin_source",
     ];
 
+    /// Appends the CSV header line of bars (`text/csv`, contract 14.2):
+    /// [`Bar::FIELDS`], comma-separated, ending with `\n`.
+    pub fn csv_header(out: &mut String) {
+        for (i, f) in Bar::FIELDS.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(f);
+        }
+        out.push('\n');
+    }
+
+    /// Appends the bar as one CSV line, its fields in [`Bar::FIELDS`]
+    /// order: decimals as [`Price`]'s `Display` writes them (`480.60`), a
+    /// `null` as an empty cell, ending with `\n`. No field needs quoting
+    /// (dates, ISINs, series, numbers and `isin_source` hold no comma,
+    /// quote or line break).
+    pub fn write_csv(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        fn opt<T: fmt::Display>(out: &mut String, v: Option<T>) {
+            if let Some(v) = v {
+                write!(out, "{v}").expect("writing to a String");
+            }
+        }
+        write!(
+            out,
+            "{},{},{},{},{},{},{},",
+            self.date, self.isin, self.series, self.open, self.high, self.low, self.close
+        )
+        .expect("writing to a String");
+        opt(out, self.last);
+        write!(out, ",{},{},{},{},", self.prev_close, self.volume, self.turnover, self.trades)
+            .expect("writing to a String");
+        opt(out, self.delivery_qty);
+        out.push(',');
+        opt(out, self.delivery_pct);
+        out.push(',');
+        out.push_str(self.isin_source.as_str());
+        out.push('\n');
+    }
+
+    /// The bar with its prices multiplied by `price` (`prev_close` by
+    /// `prev_close`, the factor of the day before) and rounded to four
+    /// decimals, and its share counts (`volume`, `delivery_qty`) divided by
+    /// `shares` and rounded to whole shares (contract 14.2). Turnover,
+    /// trades and the delivered percentage are not adjusted: money and
+    /// trades are what they were. A factor of exactly 1 changes nothing.
+    pub fn adjust(&mut self, price: f64, prev_close: f64, shares: f64) {
+        let scale = |p: Price, f: f64| match f == 1.0 {
+            true => p,
+            false => Price::from_units((p.units() as f64 * f).round() as i64),
+        };
+        let count = |n: u64| match shares == 1.0 {
+            true => n,
+            false => (n as f64 / shares).round() as u64,
+        };
+        self.open = scale(self.open, price);
+        self.high = scale(self.high, price);
+        self.low = scale(self.low, price);
+        self.close = scale(self.close, price);
+        self.last = self.last.map(|p| scale(p, price));
+        self.prev_close = scale(self.prev_close, prev_close);
+        self.volume = count(self.volume);
+        self.delivery_qty = self.delivery_qty.map(count);
+    }
+
     /// The bar of a file's row, unadjusted.
     pub fn published(date: NaiveDate, isin: Isin, series: Series, isin_source: IsinSource, f: &Figures) -> Bar {
         Bar {
@@ -482,5 +548,51 @@ mod tests {
         let order: Vec<usize> = Bar::FIELDS.iter().map(|f| text.find(&format!("\"{f}\":")).unwrap()).collect();
         assert!(order.is_sorted(), "FIELDS is in wire order");
         assert_eq!(serde_json::from_str::<Bar>(&text).unwrap(), bar);
+
+        let mut csv = String::new();
+        Bar::csv_header(&mut csv);
+        bar.write_csv(&mut csv);
+        assert_eq!(
+            csv,
+            "date,isin,series,open,high,low,close,last,prev_close,volume,turnover,trades,delivery_qty,delivery_pct,\
+             isin_source\n2024-01-01,INE144J01027,EQ,177.20,182.95,176.00,176.50,,176.20,117885,21009000.00,7671,45000,\
+             38.17,symbol\n"
+        );
+    }
+
+    #[test]
+    fn adjusting_a_bar() {
+        let figures = Figures {
+            open: Paise::parse("145.29").unwrap(),
+            high: Paise::parse("150").unwrap(),
+            low: Paise::parse("140.01").unwrap(),
+            close: Paise::parse("145.29").unwrap(),
+            last: Some(Paise::parse("145.3").unwrap()),
+            prev_close: Paise::parse("144").unwrap(),
+            volume: 1001,
+            turnover: Paise::parse("145435.29").unwrap(),
+            trades: 10,
+            delivery_qty: Some(503),
+            delivery_pct: Some(Percent::parse("50.25").unwrap()),
+        };
+        let date = NaiveDate::from_ymd_opt(2025, 2, 11).unwrap();
+        let bar = Bar::published(date, Isin::parse("INE592B01016").unwrap(), Series::EQ, IsinSource::File, &figures);
+        let mut same = bar.clone();
+        same.adjust(1.0, 1.0, 1.0);
+        assert_eq!(same, bar, "a factor of 1 changes nothing");
+        let mut split = bar.clone();
+        split.adjust(0.1, 0.1, 0.1);
+        assert_eq!(split.close.to_string(), "14.529");
+        assert_eq!(split.low.to_string(), "14.001");
+        assert_eq!(split.last.unwrap().to_string(), "14.53");
+        assert_eq!((split.volume, split.delivery_qty), (10010, Some(5030)));
+        assert_eq!((split.turnover, split.trades, split.delivery_pct), (bar.turnover, 10, bar.delivery_pct));
+        let mut odd = bar.clone();
+        odd.adjust(1.0 / 3.0, 0.5, 3.0);
+        assert_eq!(odd.close.units(), 484_300, "145.29 / 3 = 48.43 exactly");
+        assert_eq!(odd.high.to_string(), "50.00", "150 / 3, rounded to four decimals");
+        assert_eq!(odd.low.to_string(), "46.67", "140.01 / 3 = 46.67");
+        assert_eq!(odd.prev_close.to_string(), "72.00");
+        assert_eq!(odd.volume, 334, "1001 / 3, rounded to whole shares");
     }
 }

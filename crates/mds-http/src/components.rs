@@ -207,6 +207,27 @@ problem_response!(
     []
 );
 problem_response!(
+    /// `400` of `/v1/companies/{isin}/prices`.
+    CompanyPricesBadRequest,
+    "A bad query: a bad value (`invalid_parameter`, naming `param`: an `adjust` other than `none`, `split` or \
+`total`, a `from` or `to` that is not a day `YYYY-MM-DD`, a `to` before `from`, a `from` more than 10 years before \
+`to` (the last day loaded when `to` is not given) or after the last day loaded, a `lineage` other than `true` or \
+`false`), an undefined or repeated parameter (`unknown_parameter`), or a key-like value in the query string \
+(`api_key_in_query`).",
+    [InvalidParameter, UnknownParameter, ApiKeyInQuery],
+    []
+);
+problem_response!(
+    /// `400` of `/v1/prices`.
+    MarketPricesBadRequest,
+    "A bad query: a bad value (`invalid_parameter`, naming `param`: a missing `date` or one that is not a day \
+`YYYY-MM-DD`, a `series` that is not one or two letters or digits, a bad `limit`), an undefined or repeated \
+parameter (`unknown_parameter`), a cursor not issued for this `date` and `series` (`invalid_cursor`), or a key-like \
+value in the query string (`api_key_in_query`).",
+    [InvalidParameter, UnknownParameter, InvalidCursor, ApiKeyInQuery],
+    []
+);
+problem_response!(
     /// `400` of `/v1/symbols/{symbol}`.
     SymbolBadRequest,
     "A bad query: an `exchange` other than `nse` or `bse` (`invalid_parameter`), an undefined or repeated \

@@ -46,12 +46,15 @@ use crate::components::{
     RequestHeaderFieldsTooLarge, StreamTooManyRequests, SymbolBadRequest, SyncTokenExpired, TooManyRequests,
     Unauthorized, Unavailable, UnsupportedMediaType, UriTooLong, WebhookBadRequest, header,
 };
+use crate::components::{CompanyPricesBadRequest, MarketPricesBadRequest};
 use crate::controllers::webhooks::{
     EndpointStatus, SubscribableType, V1WebhookAttempt, V1WebhookAttemptList, V1WebhookCreate, V1WebhookEndpoint,
     V1WebhookEndpointList, V1WebhookEndpointWithSecret, V1WebhookPing, V1WebhookReplay, V1WebhookRotate,
     V1WebhookUpdate,
 };
 use crate::route::{Access, Caching, Route, Verb};
+use mds_domain::price_query::{Adjust, Adjustment, CompanyPrices, MarketDay};
+use mds_domain::prices::Bar;
 
 /// The schemas of request bodies, whose absent fields mean something
 /// (left out of the rule that every property is required).
@@ -76,7 +79,8 @@ const LIST_ITEM: &str = "V1CompanyListItem";
             SymbolPeriod, EventPage, mds_domain::Event, mds_domain::CompanyChanged, V1WebhookEndpoint,
             V1WebhookEndpointWithSecret, V1WebhookEndpointList, V1WebhookAttempt, V1WebhookAttemptList, V1WebhookPing,
             V1WebhookCreate, V1WebhookUpdate, V1WebhookRotate, V1WebhookReplay, SubscribableType, EndpointStatus,
-            ActionPage, CorporateAction, CompanyActions, ActionType
+            ActionPage, CorporateAction, CompanyActions, ActionType, CompanyPrices, MarketDay, Bar, Adjustment,
+            Adjust
         ),
         responses(
             CompaniesBadRequest,
@@ -84,6 +88,8 @@ const LIST_ITEM: &str = "V1CompanyListItem";
             SymbolBadRequest,
             CompanyActionsBadRequest,
             ActionsBadRequest,
+            CompanyPricesBadRequest,
+            MarketPricesBadRequest,
             ChangesBadRequest,
             SyncTokenExpired,
             NewsBadRequest,
@@ -169,6 +175,10 @@ impl Modify for Common<'_> {
                 (
                     "actions",
                     "Corporate actions (splits, bonuses, dividends, rights, ...) by ISIN, merged across NSE and BSE.",
+                ),
+                (
+                    "prices",
+                    "End-of-day prices by ISIN, continuous through splits and ISIN changes, every adjustment shown.",
                 ),
                 ("usage", "The calling key's consumption and limits."),
                 (

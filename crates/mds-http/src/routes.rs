@@ -21,8 +21,8 @@ use axum::routing::{get, post};
 use mds_limits::Charge;
 
 use crate::controllers::{
-    actions, article, changes, companies, company, company_history, events, health, mcp, news_list, symbol, usage,
-    usage_daily, webhooks,
+    actions, article, changes, companies, company, company_history, events, health, mcp, news_list, prices, symbol,
+    usage, usage_daily, webhooks,
 };
 use crate::route::{Access, Caching, Route, Verb, counted, delegated, free, free_ops, on, op, open, probe, spec};
 use crate::{docs, openapi};
@@ -37,6 +37,8 @@ pub static ROUTES: &[Route] = &[
     counted("/v1/companies/{isin}/history", Caching::Private, op("getCompanyHistory", "companies", "Get a company's identity history", spec::<company_history::__path_show>), || get(company_history::show)),
     counted("/v1/companies/{isin}/actions", Caching::Private, op("listCompanyActions", "actions", "List a company's corporate actions", spec::<actions::__path_company>), || get(actions::company)),
     counted("/v1/actions", Caching::Private, op("listActions", "actions", "The corporate-action calendar", spec::<actions::__path_calendar>), || get(actions::calendar)),
+    counted("/v1/companies/{isin}/prices", Caching::Private, op("listCompanyPrices", "prices", "A company's end-of-day prices", spec::<prices::__path_company>), || get(prices::company)),
+    counted("/v1/prices", Caching::Private, op("listMarketPrices", "prices", "The market on one day", spec::<prices::__path_market>), || get(prices::market)),
     counted("/v1/symbols/{symbol}", Caching::Private, op("getSymbol", "companies", "Who carried a symbol", spec::<symbol::__path_show>), || get(symbol::show)),
     counted("/v1/news", Caching::Private, op("listNews", "news", "List news articles", spec::<news_list::__path_list>), || get(news_list::list)),
     counted("/v1/news/{slug}", Caching::Private, op("getArticle", "news", "Get an article", spec::<article::__path_show>), || get(article::show)),

@@ -159,7 +159,7 @@ impl Node {
 /// `isin` and the ISINs it superseded, followed back through their
 /// `isin_changed` events in `catalog` as far as they go: `isin` first, then
 /// each predecessor once.
-fn lineage(catalog: &mds_catalog::Catalog, isin: &Isin) -> Vec<Isin> {
+pub(crate) fn lineage(catalog: &mds_catalog::Catalog, isin: &Isin) -> Vec<Isin> {
     let mut out = vec![isin.clone()];
     let mut next = 0;
     while next < out.len() && out.len() < MAX_LINEAGE {

@@ -22,8 +22,9 @@ pub struct NodeConfig {
     pub store_probe_interval: Duration,
     /// The most bytes of company pages a node keeps per catalog version, to
     /// serve a query again without making its page ([`crate::pages`]), and
-    /// of news list pages per news generation ([`crate::news_list`]);
-    /// `0`: none.
+    /// of news list pages per news generation ([`crate::news_list`]), and
+    /// of the price routes' answers and of the series they are cut from
+    /// per prices and actions generation ([`crate::prices`]); `0`: none.
     pub page_cache_bytes: usize,
     /// Rate limits, quotas and metering. Off only to measure their cost.
     pub limits: bool,

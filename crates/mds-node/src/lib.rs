@@ -21,7 +21,9 @@
 //!   list of a generation held in memory, pages made from it),
 //!   [`action_pages`] (a company's corporate actions with its lineage, the
 //!   actions calendar's pages and cursor, both kept per actions
-//!   generation), [`article`] (one article
+//!   generation), [`prices`] (a security's end-of-day series, adjusted
+//!   and continued through its lineage, and the market on one day, as
+//!   JSON or CSV, kept per prices and actions generation), [`article`] (one article
 //!   and the cache of served ones), [`usage`] (the usage reports of a key,
 //!   monthly and daily; what `/v1/usage` keeps of the store in
 //!   [`usage_cache`], a [`followed`] map as the article cache is),
@@ -79,6 +81,7 @@ pub mod news_list;
 pub mod news_load;
 pub mod node;
 pub mod pages;
+pub mod prices;
 pub mod prices_import;
 pub mod process;
 pub mod reload;

@@ -23,6 +23,7 @@ use crate::keys::{Cached, KeyCache, KeyContext, Refresh};
 use crate::metrics::{Event, Metrics};
 use crate::news_index::NewsIndex;
 use crate::news_list::NewsPages;
+use crate::prices::PriceViews;
 use crate::usage_cache::UsageCache;
 
 /// The state of one node: the store, the views of it kept in memory, the
@@ -39,6 +40,9 @@ pub struct Node {
     /// The actions routes' answers, kept per `actions` generation
     /// ([`crate::action_pages`]).
     action_pages: NewsPages,
+    /// The price routes' answers and series, kept per `prices` and
+    /// `actions` generation ([`crate::prices`]).
+    price_views: PriceViews,
     news_index: ArcSwapOption<NewsIndex>,
     usage_kept: UsageCache,
     catalog: CatalogSlot,
@@ -75,6 +79,7 @@ impl Node {
             articles: ArticleCache::default(),
             news_pages: NewsPages::new(config.page_cache_bytes),
             action_pages: NewsPages::new(config.page_cache_bytes),
+            price_views: PriceViews::new(config.page_cache_bytes),
             news_index: ArcSwapOption::empty(),
             usage_kept: UsageCache::default(),
             catalog: CatalogSlot::new(Arc::new(Catalog::default()), config.page_cache_bytes),
@@ -140,6 +145,12 @@ impl Node {
     /// generation moves.
     pub(crate) fn action_pages(&self) -> &NewsPages {
         &self.action_pages
+    }
+
+    /// The price routes' answers and series as served, until the `prices`
+    /// or `actions` generation moves.
+    pub(crate) fn price_views(&self) -> &PriceViews {
+        &self.price_views
     }
 
     /// The news list of the last news generation indexed, if any
@@ -257,6 +268,7 @@ impl Node {
     /// of them changed; every held key when the node is behind the change
     /// log), and drops served articles and news list pages when the news
     /// generation moved (and the actions routes' answers when the actions
+    /// generation did; the price routes' when the prices or actions
     /// generation did). The first call loads tiers and accounts. Returns
     /// whether keys, tiers or accounts were applied. Runs apart from the
     /// catalog's reload, so a key change never waits for a catalog being
@@ -266,6 +278,7 @@ impl Node {
         self.articles.follow(now.news);
         self.news_pages.follow(now.news);
         self.action_pages.follow(now.actions);
+        self.price_views.follow(now.prices, now.actions);
         self.usage_kept.follow(now.usage, now.auth);
         let Some(applied) = self.keys.applied() else {
             let directory = self.store.auth_directory().await?;

@@ -51,11 +51,16 @@ pub enum List {
     /// `GET /v1/companies/{isin}/actions`, by catalog generation, ISIN and
     /// query.
     CompanyActions,
+    /// `GET /v1/companies/{isin}/prices`, by catalog generation, ISIN,
+    /// format and query.
+    CompanyPrices,
+    /// `GET /v1/prices`, by format and query.
+    MarketPrices,
 }
 
 impl List {
     /// How many lists there are.
-    const COUNT: usize = 7;
+    const COUNT: usize = 9;
 }
 
 /// What a kept page is found by: its list and the query string it was

@@ -315,6 +315,10 @@ pub struct Generations {
     /// action (0 until the first): what a node keeps of the actions routes'
     /// pages is kept for this generation.
     pub actions: i64,
+    /// Bumped by a price import that writes a day (0 until the first):
+    /// what a node keeps of the price routes' answers is kept for this
+    /// generation.
+    pub prices: i64,
 }
 
 /// What one key did on one day (UTC) on one route, to add to the store: the

@@ -13,6 +13,7 @@ pub mod events;
 pub mod health;
 pub mod mcp;
 pub mod news_list;
+pub mod prices;
 pub mod symbol;
 pub mod usage;
 pub mod usage_daily;

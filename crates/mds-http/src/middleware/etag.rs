@@ -21,7 +21,8 @@ const CODINGS: &[&str] = &["gzip", "br", "zstd", "deflate"];
 /// `304 Not Modified` in place of `resp` when it is a `200` whose tag
 /// (either form: the representation's own, or the uncompressed one's)
 /// `if_none_match` names; else `resp`. The `304` carries the tag as the
-/// caller named it, and the response's `Cache-Control`.
+/// caller named it, and the response's `Cache-Control` and `Vary` (RFC
+/// 9110 15.4.5: the fields a `200` would have carried).
 pub fn not_modified(if_none_match: &HeaderValue, resp: Response) -> Response {
     if resp.status() != StatusCode::OK {
         return resp;
@@ -38,8 +39,10 @@ pub fn not_modified(if_none_match: &HeaderValue, resp: Response) -> Response {
     let mut not_modified = StatusCode::NOT_MODIFIED.into_response();
     let h = not_modified.headers_mut();
     h.insert(header::ETAG, matched);
-    for v in resp.headers().get_all(header::CACHE_CONTROL) {
-        h.append(header::CACHE_CONTROL, v.clone());
+    for name in [header::CACHE_CONTROL, header::VARY] {
+        for v in resp.headers().get_all(&name) {
+            h.append(name.clone(), v.clone());
+        }
     }
     not_modified
 }

@@ -277,7 +277,8 @@ pub(crate) async fn bump_generation(conn: &mut Conn, counter: &str) -> StoreResu
     .await
 }
 
-/// Bumps a counter that is not seeded (`rows::META_GENERATION_ACTIONS`):
+/// Bumps a counter that is not seeded (`rows::META_GENERATION_ACTIONS`,
+/// `rows::META_GENERATION_PRICES`):
 /// added at 1 when missing. Call inside the transaction of the change.
 pub(crate) async fn bump_unseeded_generation(conn: &mut Conn, counter: &str) -> StoreResult<i64> {
     counter_value(
@@ -305,15 +306,17 @@ async fn counter_value(conn: &mut Conn, sql: &str, counter: &str) -> StoreResult
 /// The change counters.
 pub(crate) async fn generations(pool: &Pool) -> StoreResult<Generations> {
     let [a, b, c, d] = META_GENERATIONS;
-    let pairs: Vec<(String, String)> = sqlx::query_as("SELECT key, value FROM meta WHERE key IN ($1, $2, $3, $4, $5)")
-        .bind(a)
-        .bind(b)
-        .bind(c)
-        .bind(d)
-        .bind(rows::META_GENERATION_ACTIONS)
-        .fetch_all(pool)
-        .await
-        .map_err(db)?;
+    let pairs: Vec<(String, String)> =
+        sqlx::query_as("SELECT key, value FROM meta WHERE key IN ($1, $2, $3, $4, $5, $6)")
+            .bind(a)
+            .bind(b)
+            .bind(c)
+            .bind(d)
+            .bind(rows::META_GENERATION_ACTIONS)
+            .bind(rows::META_GENERATION_PRICES)
+            .fetch_all(pool)
+            .await
+            .map_err(db)?;
     rows::generations(&pairs)
 }
 

@@ -8,7 +8,9 @@
 //! written only when it differs: the day's rows deleted and the new ones
 //! written in one statement run (`dialect::insert_bars`: multi-row
 //! `VALUES` on SQLite, `COPY` on PostgreSQL), with its count in
-//! `bar_days`.
+//! `bar_days`. An import that wrote a day bumps the `prices` generation in
+//! its transaction, which nodes follow to drop what they keep of the
+//! price routes' answers.
 //!
 //! Compiled once per backend (see `portable/mod.rs`).
 
@@ -72,6 +74,9 @@ pub(crate) async fn import(
             out.new += 1;
         }
         out.bars_written += made.bars.len() as u64;
+    }
+    if out.new + out.replaced > 0 {
+        super::meta::bump_unseeded_generation(&mut tx, crate::rows::META_GENERATION_PRICES).await?;
     }
     tx.commit().await.map_err(db)?;
     Ok(out)

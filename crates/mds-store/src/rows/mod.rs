@@ -213,11 +213,13 @@ mod usage_tests {
                 (META_GENERATION_USAGE.to_owned(), "8".to_owned()),
             ]
         };
-        let g = crate::Generations { companies: 5, news: 6, auth: 7, usage: 8, actions: 0 };
+        let g = crate::Generations { companies: 5, news: 6, auth: 7, usage: 8, actions: 0, prices: 0 };
         assert_eq!(generations(&pairs("6")).unwrap(), g, "no actions counter: 0");
         let mut with_actions = pairs("6");
         with_actions.push((META_GENERATION_ACTIONS.to_owned(), "3".to_owned()));
         assert_eq!(generations(&with_actions).unwrap(), crate::Generations { actions: 3, ..g });
+        with_actions.push((META_GENERATION_PRICES.to_owned(), "4".to_owned()));
+        assert_eq!(generations(&with_actions).unwrap(), crate::Generations { actions: 3, prices: 4, ..g });
         let err = generations(&pairs("many")).unwrap_err();
         assert!(err.to_string().contains("meta.generation_news"), "{err}");
         assert!(matches!(generations(&pairs("1")[..3]), Err(StoreError::Invalid(_))));

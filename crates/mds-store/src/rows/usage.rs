@@ -21,6 +21,9 @@ pub(crate) const META_GENERATION_USAGE: &str = "generation_usage";
 /// or change an action. Not seeded: a store without it is at 0 (it came
 /// after the actions tables, and an import adds it).
 pub(crate) const META_GENERATION_ACTIONS: &str = "generation_actions";
+/// `meta` key of the counter bumped by price imports that write a day.
+/// Not seeded, as [`META_GENERATION_ACTIONS`]: a store without it is at 0.
+pub(crate) const META_GENERATION_PRICES: &str = "generation_prices";
 /// The seeded counters' `meta` keys, in the order of [`crate::Generations`].
 pub(crate) const META_GENERATIONS: [&str; 4] =
     [META_GENERATION_COMPANIES, META_GENERATION_NEWS, META_GENERATION_AUTH, META_GENERATION_USAGE];
@@ -43,15 +46,19 @@ pub(crate) fn generations(pairs: &[(String, String)]) -> StoreResult<crate::Gene
         let (_, value) = pairs.iter().find(|(k, _)| k == key).ok_or_else(not_migrated)?;
         generation_counter(key, value)
     };
+    let unseeded = |key: &str| -> StoreResult<i64> {
+        match pairs.iter().find(|(k, _)| k == key) {
+            Some((_, value)) => generation_counter(key, value),
+            None => Ok(0),
+        }
+    };
     Ok(crate::Generations {
         companies: get(META_GENERATION_COMPANIES)?,
         news: get(META_GENERATION_NEWS)?,
         auth: get(META_GENERATION_AUTH)?,
         usage: get(META_GENERATION_USAGE)?,
-        actions: match pairs.iter().find(|(k, _)| k == META_GENERATION_ACTIONS) {
-            Some((_, value)) => generation_counter(META_GENERATION_ACTIONS, value)?,
-            None => 0,
-        },
+        actions: unseeded(META_GENERATION_ACTIONS)?,
+        prices: unseeded(META_GENERATION_PRICES)?,
     })
 }
 

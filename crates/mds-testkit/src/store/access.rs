@@ -11,7 +11,7 @@ pub async fn migrate_is_idempotent(store: &dyn Store) {
     migrated(store).await;
     store.ping().await.expect("ping");
     let g = generations(store).await;
-    assert_eq!(g, Generations { companies: 0, news: 0, auth: 1, usage: 0, actions: 0 });
+    assert_eq!(g, Generations { companies: 0, news: 0, auth: 1, usage: 0, actions: 0, prices: 0 });
     let secret = store.cursor_secret().await.expect("cursor secret");
     assert_eq!(secret.len(), 32);
     assert!(secret.iter().any(|&b| b != 0), "cursor secret is all zero");

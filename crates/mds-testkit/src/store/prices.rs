@@ -54,24 +54,30 @@ fn sorted(mut day: DayBars) -> DayBars {
 }
 
 /// A day is written whole and read back exactly; the same day again
-/// writes nothing; another set of bars replaces every bar it held.
+/// writes nothing; another set of bars replaces every bar it held. The
+/// `prices` generation moves with every write, and only then.
 pub async fn a_day_is_replaced_whole_and_idempotently(store: &dyn Store) {
     store.migrate().await.expect("migrate");
+    let prices = || async { store.generations().await.expect("generations").prices };
+    assert_eq!(prices().await, 0, "no price import yet");
     let d = day(2025, 2, 12);
     let first = of(d, vec![bar(3, "EQ", 14529, true), bar(1, "BE", 1401, false), bar(1, "EQ", 1402, true)]);
     let done = store.replace_day(&first).await.expect("write");
     assert_eq!(done, PriceImport { new: 1, bars_written: 3, ..PriceImport::default() });
     assert_eq!(store.day_bars(d).await.expect("read"), sorted(first.clone()), "every field, by ISIN then series");
     assert_eq!(store.price_days().await.expect("days"), [PriceDay { date: d, bars: 3 }]);
+    assert_eq!(prices().await, 1, "a day written");
 
     let again = store.replace_day(&first).await.expect("again");
     assert_eq!(again, PriceImport { unchanged: 1, ..PriceImport::default() });
+    assert_eq!(prices().await, 1, "nothing written: the generation stays");
 
     let second = of(d, vec![bar(1, "EQ", 1403, true), bar(2, "SM", 9000, false)]);
     let done = store.replace_day(&second).await.expect("replace");
     assert_eq!(done, PriceImport { replaced: 1, bars_written: 2, bars_removed: 3, ..PriceImport::default() });
     assert_eq!(store.day_bars(d).await.expect("read"), sorted(second));
     assert_eq!(store.price_days().await.expect("days"), [PriceDay { date: d, bars: 2 }]);
+    assert_eq!(prices().await, 2, "a day replaced");
 
     assert_eq!(store.day_bars(day(2025, 2, 13)).await.expect("a day not held"), of(day(2025, 2, 13), vec![]));
     let emptied = store.replace_day(&of(d, vec![])).await.expect("empty");

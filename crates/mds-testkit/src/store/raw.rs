@@ -187,7 +187,7 @@ pub async fn a_version_1_store_is_upgraded_with_its_history_backfilled(store: &d
     // Each counter continues from the old one, plus one; the seed found
     // every default tier, so it bumped nothing.
     let g = generations(store).await;
-    assert_eq!(g, Generations { companies: 42, news: 42, auth: 42, usage: 0, actions: 0 });
+    assert_eq!(g, Generations { companies: 42, news: 42, auth: 42, usage: 0, actions: 0, prices: 0 });
     assert_eq!(
         raw.int("SELECT COUNT(*) FROM meta WHERE key = 'generation'").await,
         0,
