@@ -141,3 +141,33 @@ async fn each_request_is_a_span_in_the_callers_trace_without_key_material() {
     let all = received.lock().unwrap().join("\n");
     assert!(!all.contains(&key[12..]), "key material reached the receiver:\n{all}");
 }
+
+#[tokio::test]
+async fn a_receiver_that_is_down_costs_spans_not_requests() {
+    // A port nothing listens on: every export is refused.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let (dir, key) = store_with_key("pro");
+    let mut server = start(&dir, &["serve", "--otlp-endpoint", &endpoint]);
+    let base = server.base();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    for _ in 0..20 {
+        let r = client.get(format!("{base}/v1/companies")).bearer_auth(&key).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let metrics = client.get(format!("{base}/metrics")).send().await.unwrap().text().await.unwrap();
+        let dropped = common::series(&metrics, "mds_trace_spans_dropped_total");
+        if dropped >= 20 {
+            assert_eq!(common::series(&metrics, "mds_trace_spans_exported_total"), 0);
+            break;
+        }
+        assert!(Instant::now() < deadline, "spans not counted dropped:\n{metrics}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(server.sigterm().success());
+    let logs = server.logs();
+    assert_eq!(logs.matches("cannot export spans").count(), 1, "one warning for the outage:\n{logs}");
+}
