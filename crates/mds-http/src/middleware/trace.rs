@@ -173,7 +173,7 @@ impl RequestSpan {
         let mut attributes = Vec::with_capacity(7);
         attributes.push(("http.request.method", Attr::Str(method.into())));
         if let Some(original) = original {
-            attributes.push(("http.request.method_original", Attr::Str(original.into())));
+            attributes.push(("http.request.method_original", Attr::Str(original.to_owned().into())));
         }
         if let Some(route) = route {
             attributes.push(("http.route", Attr::Str(route.into())));
@@ -181,13 +181,13 @@ impl RequestSpan {
         attributes.push(("http.response.status_code", Attr::Int(i64::from(status.as_u16()))));
         let error = status.is_server_error();
         if error {
-            attributes.push(("error.type", Attr::Str(status.as_str().into())));
+            attributes.push(("error.type", Attr::Str(status.as_str().to_owned().into())));
         }
         if let Some(prefix) = key_prefix {
-            attributes.push(("mds.key_prefix", Attr::Str(prefix.into())));
+            attributes.push(("mds.key_prefix", Attr::Str(prefix.to_owned().into())));
         }
         if let Ok(id) = request_id.to_str() {
-            attributes.push(("mds.request_id", Attr::Str(id.into())));
+            attributes.push(("mds.request_id", Attr::Str(id.to_owned().into())));
         }
         tracer.export(Span {
             trace_id: self.trace_id,

@@ -11,10 +11,11 @@
 //! `mds_trace_spans_exported_total`. A failing receiver is logged once
 //! when it starts failing and once when it is back.
 
+use std::borrow::Cow;
+use std::io::Write as _;
 use std::time::Duration;
 
 use mds_node::metrics;
-use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
@@ -54,8 +55,8 @@ pub fn traces_url(base: &str) -> Result<reqwest::Url, String> {
 /// An attribute's value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Attr {
-    /// A string.
-    Str(Box<str>),
+    /// A string (a template or a name, most often, borrowed).
+    Str(Cow<'static, str>),
     /// A 64-bit integer.
     Int(i64),
 }
@@ -175,7 +176,7 @@ async fn run(client: reqwest::Client, url: reqwest::Url, mut rx: mpsc::Receiver<
 
 /// Sends one batch, counting its spans exported or dropped.
 async fn send(client: &reqwest::Client, url: &reqwest::Url, batch: &[Span], failing: &mut bool) {
-    let body = serde_json::to_vec(&request(batch)).expect("JSON values serialise");
+    let body = request(batch);
     let sent =
         client.post(url.clone()).header(reqwest::header::CONTENT_TYPE, "application/json").body(body).send().await;
     let outcome = match sent {
@@ -201,57 +202,86 @@ async fn send(client: &reqwest::Client, url: &reqwest::Url, batch: &[Span], fail
 }
 
 /// The `ExportTraceServiceRequest` of `spans`, in OTLP/JSON: one resource
-/// (this service), one scope.
-fn request(spans: &[Span]) -> Value {
-    json!({
-        "resourceSpans": [{
-            "resource": {"attributes": [
-                attr("service.name", &Attr::Str("mds".into())),
-                attr("service.version", &Attr::Str(metrics::VERSION.into())),
-            ]},
-            "scopeSpans": [{
-                "scope": {"name": "mds-http", "version": metrics::VERSION},
-                "spans": spans.iter().map(span).collect::<Vec<_>>(),
-            }],
-        }],
-    })
+/// (this service), one scope. Written straight into bytes (no tree of
+/// values): the export task shares the cores with the requests.
+fn request(spans: &[Span]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256 + spans.len() * 640);
+    out.extend_from_slice(b"{\"resourceSpans\":[{\"resource\":{\"attributes\":[");
+    attr(&mut out, "service.name", &Attr::Str("mds".into()));
+    out.push(b',');
+    attr(&mut out, "service.version", &Attr::Str(metrics::VERSION.into()));
+    out.extend_from_slice(b"]},\"scopeSpans\":[{\"scope\":{\"name\":\"mds-http\",\"version\":");
+    string(&mut out, metrics::VERSION);
+    out.extend_from_slice(b"},\"spans\":[");
+    for (i, s) in spans.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        span(&mut out, s);
+    }
+    out.extend_from_slice(b"]}]}]}");
+    out
 }
 
 /// One span in OTLP/JSON.
-fn span(s: &Span) -> Value {
-    let mut v = json!({
-        "traceId": hex(&s.trace_id),
-        "spanId": hex(&s.span_id),
-        "name": s.name,
-        // SPAN_KIND_SERVER
-        "kind": 2,
-        "startTimeUnixNano": s.start_ns.to_string(),
-        "endTimeUnixNano": s.end_ns.to_string(),
-        "attributes": s.attributes.iter().map(|(k, a)| attr(k, a)).collect::<Vec<_>>(),
-        // STATUS_CODE_ERROR, else STATUS_CODE_UNSET
-        "status": if s.error { json!({"code": 2}) } else { json!({}) },
-    });
+fn span(out: &mut Vec<u8>, s: &Span) {
+    out.extend_from_slice(b"{\"traceId\":");
+    hex(out, &s.trace_id);
+    out.extend_from_slice(b",\"spanId\":");
+    hex(out, &s.span_id);
     if let Some(parent) = &s.parent_span_id {
-        v["parentSpanId"] = Value::String(hex(parent));
+        out.extend_from_slice(b",\"parentSpanId\":");
+        hex(out, parent);
     }
     if let Some(state) = &s.trace_state {
-        v["traceState"] = Value::String(state.to_string());
+        out.extend_from_slice(b",\"traceState\":");
+        string(out, state);
     }
-    v
+    out.extend_from_slice(b",\"name\":");
+    string(out, &s.name);
+    // SPAN_KIND_SERVER; 64-bit integers as decimal strings.
+    let _ = write!(out, ",\"kind\":2,\"startTimeUnixNano\":\"{}\",\"endTimeUnixNano\":\"{}\"", s.start_ns, s.end_ns);
+    out.extend_from_slice(b",\"attributes\":[");
+    for (i, (k, a)) in s.attributes.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        attr(out, k, a);
+    }
+    // STATUS_CODE_ERROR, else STATUS_CODE_UNSET.
+    out.extend_from_slice(if s.error { b"],\"status\":{\"code\":2}}" } else { b"],\"status\":{}}" });
 }
 
 /// A `KeyValue` in OTLP/JSON.
-fn attr(key: &str, value: &Attr) -> Value {
-    let value = match value {
-        Attr::Str(s) => json!({"stringValue": &**s}),
-        Attr::Int(i) => json!({"intValue": i.to_string()}),
-    };
-    json!({"key": key, "value": value})
+fn attr(out: &mut Vec<u8>, key: &str, value: &Attr) {
+    out.extend_from_slice(b"{\"key\":");
+    string(out, key);
+    match value {
+        Attr::Str(s) => {
+            out.extend_from_slice(b",\"value\":{\"stringValue\":");
+            string(out, s);
+            out.extend_from_slice(b"}}");
+        }
+        Attr::Int(i) => {
+            let _ = write!(out, ",\"value\":{{\"intValue\":\"{i}\"}}}}");
+        }
+    }
 }
 
-/// Lower-case hex, as OTLP/JSON writes trace and span ids.
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// A JSON string, escaped.
+fn string(out: &mut Vec<u8>, s: &str) {
+    serde_json::to_writer(&mut *out, s).expect("a string serialises");
+}
+
+/// A JSON string of lower-case hex, as OTLP/JSON writes trace and span ids.
+fn hex(out: &mut Vec<u8>, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.push(b'"');
+    for b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)]);
+        out.push(DIGITS[usize::from(b & 15)]);
+    }
+    out.push(b'"');
 }
 
 #[cfg(test)]
@@ -275,20 +305,23 @@ mod tests {
             trace_id: [0xab; 16],
             span_id: [1; 8],
             parent_span_id: Some([2; 8]),
-            trace_state: None,
+            trace_state: Some("a=\"b\"".into()),
             name: "GET /v1/companies".into(),
             start_ns: 1,
             end_ns: 2,
             attributes: vec![("http.response.status_code", Attr::Int(503))],
             error: true,
         };
-        let v = request(&[s]);
+        let v: serde_json::Value = serde_json::from_slice(&request(&[s])).expect("JSON");
         let span = &v["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
         assert_eq!(span["traceId"], "ab".repeat(16));
         assert_eq!(span["spanId"], "0101010101010101");
         assert_eq!(span["parentSpanId"], "0202020202020202");
         assert_eq!(span["endTimeUnixNano"], "2");
         assert_eq!(span["status"]["code"], 2);
+        assert_eq!(span["traceState"], "a=\"b\"");
+        assert_eq!(span["kind"], 2);
+        assert_eq!(span["name"], "GET /v1/companies");
         assert_eq!(span["attributes"][0]["value"]["intValue"], "503");
         assert_eq!(v["resourceSpans"][0]["resource"]["attributes"][0]["value"]["stringValue"], "mds");
     }
