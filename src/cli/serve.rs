@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use mds_domain::{AccountName, Environment, NewsFilter, TierName};
+use mds_http::middleware::trace::otlp::{Tracer, traces_url};
 use mds_http::{AppState, HttpConfig, Server, ServerConfig, shutdown_signal};
 use mds_limits::SharedConfig;
 use mds_node::admin::{AdminError, Audited};
@@ -28,6 +29,11 @@ pub(crate) struct ServeArgs {
     /// make a request wait.
     #[arg(long, env = "MDS_LOG_BUFFER_LINES", default_value_t = 8192, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     pub(crate) log_buffer_lines: usize,
+    /// Base URL of an OpenTelemetry receiver (`http://collector:4318`):
+    /// each request's span is sent to it over OTLP/HTTP (JSON), at this URL
+    /// with `/v1/traces` appended. Off by default.
+    #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT", value_parser = traces_url)]
+    otlp_endpoint: Option<reqwest::Url>,
     /// Address to listen on.
     #[arg(long, env = "MDS_LISTEN", default_value = "127.0.0.1:8080", value_parser = parse_listen)]
     listen: SocketAddr,
@@ -185,7 +191,13 @@ async fn run_server(
     args: &ServeArgs,
     on_bound: impl FnOnce(SocketAddr),
 ) -> anyhow::Result<()> {
-    let state = AppState::load(store, args.config(url)).await.context("cannot load data from the store")?;
+    let mut config = args.config(url);
+    if let Some(endpoint) = &args.otlp_endpoint {
+        config.traces = Some(Tracer::start(endpoint.clone()).context("cannot start the trace exporter")?);
+        tracing::info!(%endpoint, "exporting a span per request over OTLP/HTTP");
+    }
+    let tracer = config.traces.clone();
+    let state = AppState::load(store, config).await.context("cannot load data from the store")?;
     let mut server =
         Server::bind(args.listen, state).await.with_context(|| format!("cannot listen on {}", args.listen))?;
     if let Some(admin) = args.admin_listen {
@@ -195,7 +207,12 @@ async fn run_server(
         }
     }
     on_bound(server.local_addr()?);
-    server.run(shutdown_signal()).await.context("server failed")
+    let served = server.run(shutdown_signal()).await.context("server failed");
+    if let Some(tracer) = tracer {
+        // The last requests' spans, before the process ends.
+        tracer.flush(Duration::from_secs(2)).await;
+    }
+    served
 }
 
 /// The demo account's name.

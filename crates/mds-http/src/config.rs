@@ -1,9 +1,12 @@
 //! Settings of the HTTP layer ([`HttpConfig`]), around the node's own
-//! ([`NodeConfig`]), and of the server's connections ([`ServerConfig`]).
+//! ([`NodeConfig`]), with the trace exporter ([`Tracer`]), and of the
+//! server's connections ([`ServerConfig`]).
 
 use std::time::Duration;
 
 use mds_node::NodeConfig;
+
+use crate::middleware::trace::otlp::Tracer;
 
 /// How the HTTP layer behaves.
 #[derive(Debug, Clone)]
@@ -21,6 +24,9 @@ pub struct HttpConfig {
     /// The `Origin`s `POST /mcp` accepts (`https://app.example`); a request
     /// with another is `403`, one without is accepted (contract 12.1).
     pub mcp_allowed_origins: Vec<String>,
+    /// Where each request's span goes (`--otlp-endpoint`); `None`: no
+    /// traces.
+    pub traces: Option<Tracer>,
 }
 
 impl Default for HttpConfig {
@@ -31,6 +37,7 @@ impl Default for HttpConfig {
             server: ServerConfig::default(),
             node: NodeConfig::default(),
             mcp_allowed_origins: Vec::new(),
+            traces: None,
         }
     }
 }

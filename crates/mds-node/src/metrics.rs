@@ -42,6 +42,23 @@ pub fn log_line_dropped() {
     LOG_LINES_DROPPED.fetch_add(1, Ordering::Relaxed);
 }
 
+/// Spans the trace exporter sent (`mds_trace_spans_exported_total`) and
+/// dropped, its queue full or its receiver failing
+/// (`mds_trace_spans_dropped_total`): one count per process, like the
+/// exporter.
+static TRACE_SPANS: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+
+/// Counts `n` spans taken by the trace receiver.
+pub fn trace_spans_exported(n: u64) {
+    TRACE_SPANS[0].fetch_add(n, Ordering::Relaxed);
+}
+
+/// Counts `n` spans dropped: the exporter's queue was full (the span
+/// would have made a request wait) or the receiver did not take them.
+pub fn trace_spans_dropped(n: u64) {
+    TRACE_SPANS[1].fetch_add(n, Ordering::Relaxed);
+}
+
 /// Status codes with their own series; the rest are counted under `other`.
 const STATUSES: &[u16] = &[200, 304, 400, 401, 404, 405, 429, 500, 503];
 
@@ -331,6 +348,15 @@ impl Metrics {
             "# HELP mds_log_lines_dropped_total Access-log lines dropped because the log writer could not keep up.\n\
              # TYPE mds_log_lines_dropped_total counter\nmds_log_lines_dropped_total {}",
             LOG_LINES_DROPPED.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            out,
+            "# HELP mds_trace_spans_exported_total Spans the OTLP receiver took (with --otlp-endpoint).\n\
+             # TYPE mds_trace_spans_exported_total counter\nmds_trace_spans_exported_total {}\n\
+             # HELP mds_trace_spans_dropped_total Spans dropped: the exporter's queue was full or the receiver failed.\n\
+             # TYPE mds_trace_spans_dropped_total counter\nmds_trace_spans_dropped_total {}",
+            TRACE_SPANS[0].load(Ordering::Relaxed),
+            TRACE_SPANS[1].load(Ordering::Relaxed)
         );
         let _ = writeln!(
             out,

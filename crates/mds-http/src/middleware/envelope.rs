@@ -3,7 +3,9 @@
 //!
 //! 1. [`request_id`]: `X-Request-Id` in, out, and in every problem body.
 //! 2. [`access_log`]: the clock starts; at the end, one log line and the
-//!    request's metrics.
+//!    request's metrics. With traces on, [`trace`] starts the request's
+//!    span (in the caller's trace, from `traceparent`) and, at the end,
+//!    hands it to the exporter.
 //! 3. [`head`]: `HEAD` is served as `GET` and its body dropped at the end,
 //!    so both carry the same headers (`ETag`, `Content-Length`).
 //! 4. [`timeout`]: a request that runs too long gets `503 unavailable`; a
@@ -40,7 +42,7 @@ use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 use tower_http::compression::{Compression, CompressionLayer};
 
 use super::request_id::X_REQUEST_ID;
-use super::{access_log, etag, guard, head, problem, request_id, timeout};
+use super::{access_log, etag, guard, head, problem, request_id, timeout, trace};
 use crate::route::{Access, Route};
 use crate::routes;
 use crate::state::AppState;
@@ -91,6 +93,7 @@ async fn wrap(envelope: Envelope, mut req: Request) -> Result<Response, Infallib
     let Parts { state, router, compression } = &*envelope.0;
     let request_id = request_id::assign(req.headers());
     let entry = access_log::Entry::begin(&req);
+    let span = state.http().traces.as_ref().and_then(|_| trace::RequestSpan::begin(req.headers(), req.method()));
     let head = head::as_get(&mut req);
     // For the problem of the router's bare 405.
     let method = req.method().clone();
@@ -139,7 +142,7 @@ async fn wrap(envelope: Envelope, mut req: Request) -> Result<Response, Infallib
     };
     let resp = match passed {
         Some(passed) => {
-            if entry.logs() {
+            if entry.logs() || span.is_some() {
                 key = Some(passed.key().clone());
             }
             passed.finish(resp)
@@ -151,6 +154,10 @@ async fn wrap(envelope: Envelope, mut req: Request) -> Result<Response, Infallib
         head::drop_body(&mut resp);
     }
     entry.finish(state, &resp, &request_id, key.as_deref());
+    if let (Some(span), Some(tracer)) = (span, &state.http().traces) {
+        let prefix = key.as_deref().map(|k| k.prefix.as_str());
+        span.finish(tracer, route.map(|r| r.path), resp.status(), prefix, &request_id);
+    }
     resp.headers_mut().insert(X_REQUEST_ID.clone(), request_id);
     Ok(resp)
 }

@@ -1,6 +1,6 @@
 //! Middleware of the request path. [`envelope`] is the application's
-//! outermost service and runs, in order: [`request_id`], [`access_log`],
-//! [`head`], [`timeout`] (and panics), on the keyed `/v1` routes [`guard`]
+//! outermost service and runs, in order: [`request_id`], [`access_log`]
+//! and [`trace`], [`head`], [`timeout`] (and panics), on the keyed `/v1` routes [`guard`]
 //! ([`crate::auth`], [`crate::ratelimit`], `304`s of [`etag`]), then
 //! compression (tower-http) and the router; on the way out
 //! [`etag::tag_encoding`] and [`problem`].
@@ -13,3 +13,4 @@ pub mod head;
 pub mod problem;
 pub mod request_id;
 pub mod timeout;
+pub mod trace;
