@@ -161,7 +161,7 @@ async fn filters_pages_stream_and_all_return_the_same_rows() {
     let f = CompanyFilter { industry: mds_domain::Industry::parse(&industry).ok(), ..Default::default() };
     assert_eq!(c.companies().industry(&industry).limit(3).all().await.unwrap(), expected(&f));
     let none = c.companies().industry("No Such Industry").send().await.unwrap();
-    assert_eq!(none, Page { data: vec![], next_cursor: None, has_more: false });
+    assert_eq!(none, Page::new(vec![], None, false));
 
     // Everything, unfiltered.
     let everything = c.companies().limit(200).all().await.unwrap();

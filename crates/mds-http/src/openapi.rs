@@ -52,6 +52,7 @@ use crate::controllers::webhooks::{
     V1WebhookUpdate,
 };
 use crate::route::{Access, Caching, Route, Verb};
+use mds_domain::facets::{BasicIndustry, Facet, Hint, Industries, Industry, MacroSector, NewsFacets, Sector};
 
 /// The schemas of request bodies, whose absent fields mean something
 /// (left out of the rule that every property is required).
@@ -76,7 +77,8 @@ const LIST_ITEM: &str = "V1CompanyListItem";
             SymbolPeriod, EventPage, mds_domain::Event, mds_domain::CompanyChanged, V1WebhookEndpoint,
             V1WebhookEndpointWithSecret, V1WebhookEndpointList, V1WebhookAttempt, V1WebhookAttemptList, V1WebhookPing,
             V1WebhookCreate, V1WebhookUpdate, V1WebhookRotate, V1WebhookReplay, SubscribableType, EndpointStatus,
-            ActionPage, CorporateAction, CompanyActions, ActionType
+            ActionPage, CorporateAction, CompanyActions, ActionType, Industries, MacroSector, Sector, Industry,
+            BasicIndustry, NewsFacets, Facet, Hint
         ),
         responses(
             CompaniesBadRequest,
@@ -185,8 +187,12 @@ impl Modify for Common<'_> {
                 require_every_property(schema);
             }
             // Only a search's results carry `match` (contract section 15).
-            if let (LIST_ITEM, RefOr::T(Schema::Object(o))) = (name.as_str(), schema) {
+            if let (LIST_ITEM, RefOr::T(Schema::Object(o))) = (name.as_str(), &mut *schema) {
                 o.required.retain(|p| p != "match");
+            }
+            // Only an empty page of an unknown exact-match value carries `hint`.
+            if let ("V1CompanyPage" | "V1NewsPage", RefOr::T(Schema::Object(o))) = (name.as_str(), schema) {
+                o.required.retain(|p| p != "hint");
             }
         }
         let request_id = header(

@@ -51,11 +51,15 @@ pub enum List {
     /// `GET /v1/companies/{isin}/actions`, by catalog generation, ISIN and
     /// query.
     CompanyActions,
+    /// `GET /v1/industries` (of a catalog version).
+    Industries,
+    /// `GET /v1/news/facets` (of a news generation).
+    NewsFacets,
 }
 
 impl List {
     /// How many lists there are.
-    const COUNT: usize = 7;
+    const COUNT: usize = 9;
 }
 
 /// What a kept page is found by: its list and the query string it was
