@@ -125,6 +125,10 @@ def test_to_pandas_dtypes(client: Client) -> None:
     assert df["isin"].dtype == "string" and df["industry"].dtype == "string"
     assert df["logo_url"].isna().all()
 
+    found = client.companies(search="reliance", limit=3).to_pandas()
+    assert list(found.columns)[-2:] == ["match_field", "match_value"]
+    assert found["match_field"].dtype == "string" and found["match_value"].notna().all()
+
     whole = client.companies.iter(limit=200, exchange="nse").to_pandas()
     assert len(whole) == len(client.companies.all(limit=200, exchange="nse"))
     assert whole["is_nse"].all() and whole["is_bse"].dtype == bool
@@ -159,7 +163,8 @@ def test_a_search_is_ranked_and_carries_its_match(client: Client) -> None:
 
 def test_an_unknown_industry_gives_a_hint(client: Client) -> None:
     industry = next(c.industry for c in client.companies.all(limit=200) if c.industry)
-    page = client.companies(industry=industry.lower() if industry.lower() != industry else industry + "x")
+    unknown = industry.lower() if industry.lower() != industry else industry + "x"
+    page = client.companies(industry=unknown)
     assert page.data == [] and page.hint is not None
     assert page.hint.param == "industry" and industry in page.hint.nearest
     assert client.companies(industry=industry).hint is None
