@@ -161,7 +161,8 @@ async fn filters_pages_stream_and_all_return_the_same_rows() {
     let f = CompanyFilter { industry: mds_domain::Industry::parse(&industry).ok(), ..Default::default() };
     assert_eq!(c.companies().industry(&industry).limit(3).all().await.unwrap(), expected(&f));
     let none = c.companies().industry("No Such Industry").send().await.unwrap();
-    assert_eq!(none, Page { data: vec![], next_cursor: None, has_more: false });
+    let hint = mds_client::Hint { param: "industry".into(), nearest: vec![] };
+    assert_eq!(none, Page { hint: Some(hint), ..Page::new(vec![], None, false) });
 
     // Everything, unfiltered.
     let everything = c.companies().limit(200).all().await.unwrap();
@@ -1108,4 +1109,50 @@ async fn mds_events_listen_waits_for_a_stream_place_and_says_why_a_forward_faile
     let line = tokio::time::timeout(Duration::from_secs(10), stdout.next_line()).await.unwrap().unwrap().unwrap();
     assert!(line.contains("article.published -> error: "), "{line}");
     assert!(line.contains("Connection refused"), "the cause is printed: {line}");
+}
+
+#[tokio::test]
+async fn cli_search_ranks_and_shows_the_match() {
+    let app = spawn().await;
+    let ranked = ok(&app, &["companies", "--search", "reliance", "--limit", "3"]).await;
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&ranked.stdout).unwrap();
+    assert_eq!(rows[0]["ticker"], "RELIANCE", "{}", ranked.stdout);
+    assert!(rows.iter().all(|r| r["match"]["field"].is_string()), "{}", ranked.stdout);
+    let by_ticker = ok(&app, &["companies", "--search", "reliance", "--sort", "ticker", "--all"]).await;
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&by_ticker.stdout).unwrap();
+    let tickers: Vec<&str> = rows.iter().map(|r| r["ticker"].as_str().unwrap()).collect();
+    assert!(tickers.windows(2).all(|w| w[0] <= w[1]) && tickers.len() > 3, "{tickers:?}");
+    let table = ok(&app, &["companies", "--search", "reliance", "--limit", "3", "--format", "table"]).await;
+    let lines: Vec<&str> = table.stdout.lines().collect();
+    assert!(lines[0].ends_with("MATCH"), "{}", table.stdout);
+    assert!(lines[1].starts_with("RELIANCE ") && lines[1].contains(": "), "{}", table.stdout);
+    let plain = ok(&app, &["companies", "--limit", "3", "--format", "table"]).await;
+    assert!(!plain.stdout.contains("MATCH"), "no search, no match column");
+    // --sort needs --search: refused before any request.
+    let r = mds_get(&app, Some(&app.key), &["companies", "--sort", "relevance"]).await;
+    assert!(!r.ok && r.stderr.contains("--search"), "{}", r.stderr);
+    let r = mds_get(&app, Some(&app.key), &["companies", "--search", "x1", "--sort", "best"]).await;
+    assert!(!r.ok && r.stderr.contains("relevance, ticker"), "{}", r.stderr);
+    // An unknown industry: no rows, and the nearest ones on stderr.
+    let industry = mds_import::demo_companies().into_iter().find_map(|c| c.industry).unwrap();
+    let none = ok(&app, &["companies", "--industry", &industry.to_lowercase()]).await;
+    assert_eq!(none.stdout, "[]\n");
+    assert!(none.stderr.contains("nearest existing values: ") && none.stderr.contains(&industry), "{}", none.stderr);
+}
+
+#[tokio::test]
+async fn client_reads_matches_hints_industries_and_facets() {
+    let app = spawn().await;
+    let client = client_with(&app, &app.key, |b| b);
+    let page = client.companies().search("reliance").limit(3).with_match().send().await.unwrap();
+    assert_eq!(page.data[0].ticker.as_str(), "RELIANCE");
+    assert!(page.data.iter().all(|c| c.matched.is_some()));
+    let page = client.companies().industry("No Such Industry").send().await.unwrap();
+    assert_eq!(page.hint.as_ref().map(|h| h.param.as_str()), Some("industry"));
+    let tree = client.industries().await.unwrap();
+    let active =
+        mds_import::demo_companies().iter().filter(|c| c.details.status == mds_client::CompanyStatus::Active).count();
+    assert_eq!(tree.count as usize, active);
+    let facets = client.news_facets().await.unwrap();
+    assert!(!facets.categories.is_empty() && !facets.tags.is_empty());
 }

@@ -474,3 +474,121 @@ async fn relevance_ties_are_broken_as_the_contract_says() {
     let b = app.get_json("/v1/companies?search=acme&sort=ticker", 200).await;
     assert_eq!(tickers(&b), ["AAA", "AAA", "ACME", "ACMEX", "BBB", "CCC", "PLC"]);
 }
+
+/// Every `(path of four levels, count)` of a `V1Industries` tree, checking
+/// on the way that each node's count is its children's sum and that
+/// siblings are ordered by count descending, then name, `null` last.
+fn leaves(tree: &Value) -> std::collections::BTreeMap<[Option<String>; 4], u64> {
+    const LEVELS: [&str; 4] = ["macro_sectors", "sectors", "industries", "basic_industries"];
+    fn visit(
+        nodes: &Value,
+        depth: usize,
+        path: &mut Vec<Option<String>>,
+        out: &mut std::collections::BTreeMap<[Option<String>; 4], u64>,
+    ) -> u64 {
+        let nodes = nodes.as_array().unwrap();
+        let key = |n: &Value| {
+            (
+                n["name"].is_null(),
+                std::cmp::Reverse(n["count"].as_u64().unwrap()),
+                n["name"].as_str().map(str::to_owned),
+            )
+        };
+        assert!(nodes.windows(2).all(|w| key(&w[0]) < key(&w[1])), "siblings ordered: {nodes:?}");
+        let mut sum = 0;
+        for n in nodes {
+            path.push(n["name"].as_str().map(str::to_owned));
+            let count = n["count"].as_u64().unwrap();
+            if depth + 1 < LEVELS.len() {
+                assert_eq!(visit(&n[LEVELS[depth + 1]], depth + 1, path, out), count, "{path:?}");
+            } else {
+                assert_eq!(n.as_object().unwrap().len(), 2, "a leaf: {n}");
+                out.insert(path.clone().try_into().unwrap(), count);
+            }
+            sum += count;
+            path.pop();
+        }
+        sum
+    }
+    let mut out = std::collections::BTreeMap::new();
+    assert_eq!(visit(&tree[LEVELS[0]], 0, &mut Vec::new(), &mut out), tree["count"].as_u64().unwrap());
+    out
+}
+
+#[tokio::test]
+async fn industries_count_the_active_companies_on_each_path() {
+    let mut companies = mds_import::demo_companies();
+    // One company delisted: not counted.
+    let delisted = companies.iter_mut().find(|c| c.industry.is_some()).unwrap();
+    delisted.details.status = mds_domain::CompanyStatus::Delisted;
+    let app = spawn_with(Options { companies: companies.clone(), ..Options::default() }).await;
+    let r = app.get("/v1/industries").await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["cache-control"], "private, max-age=60");
+    let etag = r.headers()["etag"].to_str().unwrap().to_owned();
+    let tree: Value = r.json().await.unwrap();
+    // Computed here: the row's sector and industry, the classification's
+    // macro-sector and basic industry.
+    let mut want = std::collections::BTreeMap::<[Option<String>; 4], u64>::new();
+    let active: Vec<&Company> =
+        companies.iter().filter(|c| c.details.status == mds_domain::CompanyStatus::Active).collect();
+    for c in &active {
+        let k = &c.details.classification;
+        *want
+            .entry([k.macro_sector.clone(), c.sector.clone(), c.industry.clone(), k.basic_industry.clone()])
+            .or_default() += 1;
+    }
+    assert_eq!(tree["count"].as_u64().unwrap(), active.len() as u64);
+    assert_eq!(leaves(&tree), want);
+    assert!(want.keys().any(|k| k.iter().all(Option::is_some)), "the demo has fully classified companies");
+    // An industry's companies are what the `industry` filter gives (of the active ones).
+    let banks = active.iter().filter_map(|c| c.industry.clone()).next().unwrap();
+    let in_tree: u64 = want.iter().filter(|(k, _)| k[2].as_deref() == Some(&banks)).map(|(_, n)| n).sum();
+    let listed = walk(&app, &format!("industry={}&status=active", enc(&banks)), 200).await;
+    assert_eq!(listed.len() as u64, in_tree);
+    // ETag and 304; a parameter is refused.
+    let r = app.get_with_headers("/v1/industries", &[("if-none-match", &etag)]).await;
+    assert_eq!(r.status(), 304);
+    let b = assert_problem(app.get("/v1/industries?industry=x").await, 400, "unknown_parameter").await;
+    assert_eq!(b["param"], "industry");
+    assert_problem(app.get_open("/v1/industries").await, 401, "missing_api_key").await;
+}
+
+#[tokio::test]
+async fn industries_are_counted_like_data_routes() {
+    let app = spawn().await;
+    let requests = async || {
+        let v: Value = app.get("/v1/usage").await.json().await.unwrap();
+        v["current_month"]["requests"].as_u64().unwrap()
+    };
+    let before = requests().await;
+    assert_eq!(app.get("/v1/industries").await.status(), 200);
+    assert_eq!(app.get("/v1/industries").await.status(), 200);
+    assert_eq!(requests().await - before, 2);
+}
+
+#[tokio::test]
+async fn an_unknown_industry_gives_an_empty_page_with_the_nearest_industries() {
+    let app = spawn().await;
+    let demo = mds_import::demo_companies();
+    let industries: BTreeSet<String> = demo.iter().filter_map(|c| c.industry.clone()).collect();
+    let some = industries.iter().find(|i| i.len() > 6 && !industries.contains(&i.to_lowercase())).unwrap().clone();
+    let v = app.get_json(&format!("/v1/companies?industry={}", enc(&some.to_lowercase())), 200).await;
+    assert_eq!(v["data"], serde_json::json!([]));
+    assert_eq!(v["hint"]["param"], "industry", "{v}");
+    assert_eq!(v["hint"]["nearest"][0], some.as_str(), "case only: nearest first: {v}");
+    let nearest = v["hint"]["nearest"].as_array().unwrap();
+    assert!(nearest.len() <= 5 && nearest.iter().all(|n| industries.contains(n.as_str().unwrap())), "{v}");
+    // A letter left out.
+    let typo: String = some.chars().enumerate().filter(|&(i, _)| i != 3).map(|(_, c)| c).collect();
+    let v = app.get_json(&format!("/v1/companies?industry={}", enc(&typo)), 200).await;
+    assert!(v["hint"]["nearest"].as_array().unwrap().iter().any(|n| n == some.as_str()), "{typo}: {v}");
+    // Nothing near.
+    let v = app.get_json("/v1/companies?industry=zzqxvw", 200).await;
+    assert_eq!(v["hint"], serde_json::json!({"param": "industry", "nearest": []}));
+    // A known industry: no hint, even on an empty page.
+    let v = app.get_json(&format!("/v1/companies?industry={}&letter=0&exchange=nse", enc(&some)), 200).await;
+    assert!(v.get("hint").is_none(), "{v}");
+    let v = app.get_json(&format!("/v1/companies?industry={}&limit=1", enc(&some)), 200).await;
+    assert!(v.get("hint").is_none(), "{v}");
+}

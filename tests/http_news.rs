@@ -34,7 +34,9 @@ async fn page(app: &TestApp, key: &str, q: &[(&str, &str)]) -> (Vec<ArticleSumma
     let r = app.get_with_key(&p, key).await;
     assert_eq!(r.status(), 200, "GET {p}");
     let v: Value = r.json().await.unwrap();
-    assert_eq!(v.as_object().unwrap().len(), 3, "{v}");
+    // `hint` only on an empty page (of an unknown category or tag).
+    let hinted = v["data"].as_array().unwrap().is_empty() && v.get("hint").is_some();
+    assert_eq!(v.as_object().unwrap().len(), 3 + usize::from(hinted), "{v}");
     for a in v["data"].as_array().unwrap() {
         let a = a.as_object().unwrap();
         assert!(!a.contains_key("body"), "a listed article has no body key");
@@ -562,4 +564,101 @@ async fn random_filters_limits_and_cursor_walks_match_the_plain_rule() {
         }
     }
     assert!(nonempty >= 30, "most filters select something: {nonempty}");
+}
+
+/// `{"name", "count"}` facets of `values` (one per article that carries
+/// each, a value repeated on one article counted once), ordered by count
+/// descending then name: computed here, apart from the server.
+fn expected_facets<'a>(values: impl Iterator<Item = Vec<&'a str>>) -> Value {
+    let mut counts = std::collections::BTreeMap::<&str, u64>::new();
+    for mut v in values {
+        v.sort_unstable();
+        v.dedup();
+        for name in v {
+            *counts.entry(name).or_default() += 1;
+        }
+    }
+    let mut v: Vec<(&str, u64)> = counts.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    v.into_iter().map(|(name, count)| serde_json::json!({"name": name, "count": count})).collect()
+}
+
+#[tokio::test]
+async fn facets_count_the_categories_and_tags_and_are_counted() {
+    let mut articles = with_undated();
+    articles[0].tags = vec!["twice".into(), "twice".into()];
+    let app = spawn_with_articles(articles.clone()).await;
+    let key = new_key(&*app.store, "acme", "pro", Environment::Live).await;
+    app.wait_for_status("/v1/usage", &key, 200).await;
+    let requests = async |key: &str| {
+        let v: Value = app.get_with_key("/v1/usage", key).await.json().await.unwrap();
+        v["current_month"]["requests"].as_u64().unwrap()
+    };
+    let before = requests(&key).await;
+    let r = app.get_with_key("/v1/news/facets", &key).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["cache-control"], "private, max-age=60");
+    let etag = r.headers()["etag"].to_str().unwrap().to_owned();
+    let facets: Value = r.json().await.unwrap();
+    assert_eq!(facets.as_object().unwrap().len(), 2, "{facets}");
+    assert_eq!(
+        facets["categories"],
+        expected_facets(articles.iter().map(|a| a.category.iter().map(String::as_str).collect()))
+    );
+    assert_eq!(facets["tags"], expected_facets(articles.iter().map(|a| a.tags.iter().map(String::as_str).collect())));
+    assert!(facets["categories"].as_array().unwrap().len() > 1, "{facets}");
+    // Each count is what the filter gives.
+    for f in facets["categories"].as_array().unwrap() {
+        let name = f["name"].as_str().unwrap();
+        let (data, _, _) = page(&app, &app.key, &[("category", name), ("limit", "200")]).await;
+        assert_eq!(data.len() as u64, f["count"].as_u64().unwrap(), "{name}");
+    }
+    let r = app
+        .client
+        .get(format!("{}/v1/news/facets", app.base))
+        .bearer_auth(&key)
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 304);
+    let b = assert_problem(app.get_with_key("/v1/news/facets?limit=1", &key).await, 400, "unknown_parameter").await;
+    assert_eq!(b["param"], "limit");
+    assert_eq!(requests(&key).await - before, 2, "the 200 and the 400 count; the 304 does not");
+    assert_problem(app.get_open("/v1/news/facets").await, 401, "missing_api_key").await;
+}
+
+#[tokio::test]
+async fn an_unknown_category_or_tag_gives_an_empty_page_with_the_nearest_values() {
+    let app = spawn_with_articles(with_undated()).await;
+    let facets = app.get_json("/v1/news/facets", 200).await;
+    let category = facets["categories"][0]["name"].as_str().unwrap().to_owned();
+    let tag = facets["tags"][0]["name"].as_str().unwrap().to_owned();
+    // A letter dropped, and a case changed: still a near value.
+    let typo: String = category.chars().take(category.chars().count() - 1).collect();
+    let v = app.get_json(&path(&[("category", &typo)]), 200).await;
+    assert_eq!(v["data"], serde_json::json!([]));
+    assert_eq!((v["has_more"].as_bool(), v["next_cursor"].is_null()), (Some(false), true));
+    assert_eq!(v["hint"]["param"], "category", "{v}");
+    assert_eq!(v["hint"]["nearest"][0], category.as_str(), "{v}");
+    assert!(v["hint"]["nearest"].as_array().unwrap().len() <= 5);
+    let upper = tag.to_uppercase();
+    let v = app.get_json(&path(&[("tag", &upper)]), 200).await;
+    assert_eq!(
+        (v["hint"]["param"].as_str(), v["hint"]["nearest"][0].as_str()),
+        (Some("tag"), Some(tag.as_str())),
+        "{v}"
+    );
+    // The first of the two that is unknown is named.
+    let v = app.get_json(&path(&[("tag", &upper), ("category", &typo)]), 200).await;
+    assert_eq!(v["hint"]["param"], "category");
+    // Nothing near: named, with no value.
+    let v = app.get_json(&path(&[("tag", "zzqxv")]), 200).await;
+    assert_eq!(v["hint"], serde_json::json!({"param": "tag", "nearest": []}));
+    // Known values that select nothing together: an empty page, no hint.
+    let v = app.get_json(&path(&[("tag", "undated"), ("published_after", "2026-01-01T00:00:00Z")]), 200).await;
+    assert_eq!(v["data"], serde_json::json!([]));
+    assert!(v.get("hint").is_none(), "{v}");
+    let v = app.get_json(&path(&[("category", &category), ("limit", "1")]), 200).await;
+    assert!(v.get("hint").is_none(), "{v}");
 }

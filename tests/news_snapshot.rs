@@ -154,7 +154,7 @@ async fn pages_are_the_store_paths(node: &Proc, store: &dyn Store, key: &str) ->
                     .as_str()
                     .map(str::to_owned);
                 let last = data.last().map(NewsKey::of);
-                let want = serde_json::to_vec(&Page { data, next_cursor: next_cursor.clone(), has_more }).unwrap();
+                let want = serde_json::to_vec(&Page::new(data, next_cursor.clone(), has_more)).unwrap();
                 assert!(
                     served[..] == want[..],
                     "{url}:\nserved {}\nstore  {}",

@@ -125,6 +125,10 @@ def test_to_pandas_dtypes(client: Client) -> None:
     assert df["isin"].dtype == "string" and df["industry"].dtype == "string"
     assert df["logo_url"].isna().all()
 
+    found = client.companies(search="reliance", limit=3).to_pandas()
+    assert list(found.columns)[-2:] == ["match_field", "match_value"]
+    assert found["match_field"].dtype == "string" and found["match_value"].notna().all()
+
     whole = client.companies.iter(limit=200, exchange="nse").to_pandas()
     assert len(whole) == len(client.companies.all(limit=200, exchange="nse"))
     assert whole["is_nse"].all() and whole["is_bse"].dtype == bool
@@ -143,3 +147,24 @@ def test_without_pandas_it_says_what_to_install(
         page.to_pandas()
     assert mds_client.__version__  # the package itself still imports and works
     assert len(client.companies(limit=2).data) == 2
+
+
+def test_a_search_is_ranked_and_carries_its_match(client: Client) -> None:
+    ranked = client.companies(search="reliance", limit=5)
+    assert ranked.data and ranked.data[0].ticker == "RELIANCE"
+    assert all(c.match is not None for c in ranked.data)
+    top = ranked.data[0].match
+    assert top is not None and top.field in ("ticker", "name") and "reliance" in top.value.lower()
+    by_ticker = client.companies.all(search="reliance", sort="ticker")
+    assert [c.ticker for c in by_ticker] == sorted(c.ticker for c in by_ticker)
+    assert {c.isin for c in by_ticker} == {c.isin for c in client.companies.all(search="reliance")}
+    assert all(c.match is None for c in client.companies(limit=5).data)
+
+
+def test_an_unknown_industry_gives_a_hint(client: Client) -> None:
+    industry = next(c.industry for c in client.companies.all(limit=200) if c.industry)
+    unknown = industry.lower() if industry.lower() != industry else industry + "x"
+    page = client.companies(industry=unknown)
+    assert page.data == [] and page.hint is not None
+    assert page.hint.param == "industry" and industry in page.hint.nearest
+    assert client.companies(industry=industry).hint is None

@@ -199,7 +199,12 @@ export class SymbolsResource {
 /**
  * Companies: the list (`list`, `pages`, `iter`, `all` with its filters), one
  * company in detail (`get`), and the change feed (`changes`, `changesPages`,
- * `sync`).
+ * `sync`). With `search` the list is ranked by relevance and each row carries
+ * its `match`; `sort: "ticker"` keeps ticker order ({@link CompaniesQuery}).
+ *
+ * @example
+ * const { data } = await client.companies.list({ search: "zomato", limit: 3 });
+ * console.log(data[0].ticker, data[0].match?.field, data[0].match?.value); // ETERNAL former_name …
  */
 export class CompaniesResource extends PagedList<"/v1/companies"> {
   readonly #http: Http;

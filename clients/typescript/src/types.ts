@@ -64,8 +64,19 @@ export type ActionsQuery = NonNullable<operations["listActions"]["parameters"]["
 export type CompanyQuery = NonNullable<operations["getCompany"]["parameters"]["query"]>;
 /** `exchange` of `GET /v1/symbols/{symbol}`. */
 export type SymbolQuery = NonNullable<operations["getSymbol"]["parameters"]["query"]>;
-/** The filters of `GET /v1/companies` (and `cursor`, `limit`). */
-export type CompaniesQuery = NonNullable<operations["listCompanies"]["parameters"]["query"]>;
+/** The order of a company search: `relevance` (the default with `search`, which it needs) or `ticker`. */
+export type CompanySort = "relevance" | "ticker";
+/**
+ * The filters of `GET /v1/companies` (and `cursor`, `limit`), with `sort` narrowed to {@link CompanySort}
+ * (the document states it as a string with a pattern).
+ */
+export type CompaniesQuery = Omit<NonNullable<operations["listCompanies"]["parameters"]["query"]>, "sort"> & {
+  sort?: CompanySort;
+};
+/** A row of the company list: every {@link Company} field, and on each result of a search its `match`. */
+export type CompanyListItem = Schemas["V1CompanyListItem"];
+/** What a search matched in a company: `field` (`ticker`, `name`, `former_ticker`, `former_name`) and `value`. */
+export type SearchMatch = Schemas["V1SearchMatch"];
 /** The filters of `GET /v1/news` (and `cursor`, `limit`). */
 export type NewsQuery = NonNullable<operations["listNews"]["parameters"]["query"]>;
 /** `since`, `cursor` and `limit` of `GET /v1/companies/changes`. */

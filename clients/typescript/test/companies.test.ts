@@ -61,6 +61,18 @@ describe("companies", () => {
     assert.deepEqual(await client.companies.all({ industry: "No Such Industry" }), []);
   });
 
+  test("search: ranked with a match on each row; sort: ticker keeps ticker order", async () => {
+    const ranked = await client.companies.list({ search: "reliance", limit: 3 });
+    assert.equal(ranked.data[0]?.ticker, "RELIANCE");
+    assert.ok(ranked.data.every((c) => c.match !== undefined && c.match.value.length > 0));
+    const query: CompaniesQuery = { search: "reliance", sort: "ticker" };
+    const byTicker = await client.companies.all(query);
+    const tickers = byTicker.map((c) => c.ticker);
+    assert.deepEqual(tickers, [...tickers].sort());
+    const all = await client.companies.all({ search: "reliance" });
+    assert.deepEqual(new Set(all.map((c) => c.isin)), new Set(byTicker.map((c) => c.isin)));
+  });
+
   test("one page, then the next from its cursor; rate-limit headers on the result", async () => {
     const first = await client.companies.list({ exchange: "nse", limit: 3 });
     assert.equal(first.data.length, 3);

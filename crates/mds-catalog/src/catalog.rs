@@ -316,11 +316,11 @@ impl Catalog {
         id_at(self.sec(Section::Industry), self.layout.id_width, i)
     }
 
-    fn industry(&self, i: usize) -> Option<&[u8]> {
+    pub(crate) fn industry(&self, i: usize) -> Option<&[u8]> {
         self.dict(Section::Industry, Section::IndustryNameOff, Section::IndustryNames, i)
     }
 
-    fn sector(&self, i: usize) -> Option<&[u8]> {
+    pub(crate) fn sector(&self, i: usize) -> Option<&[u8]> {
         self.dict(Section::Sector, Section::SectorNameOff, Section::SectorNames, i)
     }
 
@@ -493,6 +493,17 @@ impl Catalog {
     /// The list of an industry, by exact name.
     fn industry_list(&self, name: &str) -> Option<Postings> {
         self.industry_index(name).map(|k| Postings::read(self.sec(Section::IndustryLists), k))
+    }
+
+    /// The industries the catalog's rows carry, in name order (byte order).
+    pub fn industry_names(&self) -> impl Iterator<Item = &str> + '_ {
+        let count = self.sec(Section::IndustryNameOff).len() / 4 - 1;
+        (0..count).map(|k| self.text(Section::IndustryNameOff, Section::IndustryNames, k))
+    }
+
+    /// Whether a row carries the industry `name` (exactly).
+    pub fn has_industry(&self, name: &str) -> bool {
+        self.industry_index(name).is_some()
     }
 
     /// The index of an industry in name order, by exact name.

@@ -16,6 +16,8 @@
 //! - `layout` (private): the one-buffer format, which is also the snapshot
 //!   kept in the store so a node starts without rebuilding.
 //! - [`detail`]: detail records by ISIN and the change feed ([`ChangeRows`]).
+//! - [`industries`]: the classification tree of the active companies
+//!   (`GET /v1/industries`).
 //! - [`cursor`]: [`CursorCodec`], opaque HMAC-signed cursors bound to filters.
 //! - `grams` (private): the bigrams and trigrams that index search.
 //! - `tail` (private): a row's details in a few bytes, and back.
@@ -39,6 +41,7 @@ pub mod detail;
 pub mod events;
 mod grams;
 pub mod history;
+pub mod industries;
 mod layout;
 mod postings;
 mod rank;

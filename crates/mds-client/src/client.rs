@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mds_domain::daily::V1UsageDaily;
+use mds_domain::facets::{Industries, NewsFacets};
 use mds_domain::usage::{BillingMonth, V1Usage};
 use mds_domain::{Article, CompanyDetail, CompanyHistory, Exchange, Problem, Slug, SymbolHistory};
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue, RETRY_AFTER};
@@ -364,6 +365,20 @@ impl Client {
     pub async fn article(&self, slug: &str) -> Result<Article> {
         let slug = Slug::parse(slug).map_err(|e| Error::InvalidArgument(format!("{e}: {slug:?}")))?;
         self.get_json(self.resource_url(&["v1", "news"], slug.as_str(), "a slug")?).await
+    }
+
+    /// `GET /v1/industries`: the four-level classification of the active
+    /// companies, with how many are at each node (the values
+    /// [`CompaniesRequest::industry`](crate::CompaniesRequest::industry)
+    /// takes).
+    pub async fn industries(&self) -> Result<Industries> {
+        self.get_json(self.url(&["v1", "industries"])).await
+    }
+
+    /// `GET /v1/news/facets`: every news category and tag, with how many
+    /// articles carry each.
+    pub async fn news_facets(&self) -> Result<NewsFacets> {
+        self.get_json(self.url(&["v1", "news", "facets"])).await
     }
 
     /// `GET /v1/usage`: your key's tier, limits, and requests this month and

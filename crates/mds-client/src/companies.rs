@@ -8,7 +8,7 @@
 
 use chrono::NaiveDate;
 use mds_domain::params::{AS_OF, EXCHANGE, INDUSTRY, LETTER, MARKET_CAP, SEARCH, SORT, STATUS, TICKER};
-use mds_domain::{Company, CompanySort, Exchange, MarketCapBand, StatusFilter};
+use mds_domain::{Company, CompanyListItem, CompanySort, Exchange, MarketCapBand, StatusFilter};
 
 use crate::list::ListRequest;
 
@@ -77,6 +77,22 @@ impl CompaniesRequest {
     /// Companies of this status (the server's default: `active`).
     pub fn status(self, status: StatusFilter) -> Self {
         self.set(STATUS, status.as_str().to_owned())
+    }
+
+    /// The same request, its rows read with what a search matched in each
+    /// ([`CompanyListItem::matched`], the `match` a plain [`Company`]
+    /// leaves out).
+    ///
+    /// ```no_run
+    /// # async fn example(client: mds_client::Client) -> Result<(), mds_client::Error> {
+    /// let page = client.companies().search("zomato").with_match().send().await?;
+    /// if let Some(m) = &page.data[0].matched {
+    ///     println!("{} matched its {} {:?}", page.data[0].ticker, m.field, m.value);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn with_match(self) -> ListRequest<CompanyListItem> {
+        self.rows()
     }
 
     /// The master as it stood at the end of `day` (from 1990-01-01 up to

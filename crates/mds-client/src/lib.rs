@@ -86,13 +86,14 @@ pub use list::{ListRequest, Pages};
 pub use mds_domain::action_query::CompanyActions;
 pub use mds_domain::actions::{ActionType, CorporateAction};
 pub use mds_domain::daily::{V1UsageDaily, V1UsageDay};
+pub use mds_domain::facets::{BasicIndustry, Facet, Hint, Industries, Industry, MacroSector, NewsFacets, Sector};
 pub use mds_domain::usage::{BillingMonth, V1Usage, V1UsageWindow};
 pub use mds_domain::webhook::VerifyError;
 pub use mds_domain::{
     Article, ArticleSummary, ChangesPage, Classification, Company, CompanyChanged, CompanyDetail, CompanyHistory,
-    CompanySort, CompanyStatus, ErrorCode, Event, EventId, EventType, Exchange, IdentityChange, IdentityEvent, Isin,
-    Listing, ListingStatus, MarketCap, MarketCapBand, Page, Problem, Slug, StatusFilter, SymbolHistory, SymbolPeriod,
-    Ticker,
+    CompanyListItem, CompanySort, CompanyStatus, ErrorCode, Event, EventId, EventType, Exchange, IdentityChange,
+    IdentityEvent, Isin, Listing, ListingStatus, MarketCap, MarketCapBand, MatchField, Page, Problem, SearchMatch,
+    Slug, StatusFilter, SymbolHistory, SymbolPeriod, Ticker,
 };
 pub use news_list::NewsListRequest;
 pub use sync::{Replica, SYNC_PAGE_SIZE, SyncReport};

@@ -49,6 +49,12 @@ impl<T> ListRequest<T> {
         ListRequest { query: self.query.set(name, value), rows: PhantomData }
     }
 
+    /// The same request, its rows read as `U` (a fuller view of the same
+    /// JSON).
+    pub(crate) fn rows<U>(self) -> ListRequest<U> {
+        ListRequest { query: self.query, rows: PhantomData }
+    }
+
     /// Rows per page, 1 to 200 (the server's default is 50).
     pub fn limit(self, limit: u16) -> Self {
         self.set(LIMIT, limit.to_string())

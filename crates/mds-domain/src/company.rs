@@ -183,6 +183,25 @@ pub struct SearchMatch {
     pub value: String,
 }
 
+/// A row of the company list as a client reads it: the company, and on
+/// each result of a search its `match` (schema `V1CompanyListItem`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompanyListItem {
+    /// The company.
+    #[serde(flatten)]
+    pub company: Company,
+    /// What a search matched (`None` without `search`).
+    #[serde(rename = "match", default, skip_serializing_if = "Option::is_none")]
+    pub matched: Option<SearchMatch>,
+}
+
+impl std::ops::Deref for CompanyListItem {
+    type Target = Company;
+    fn deref(&self) -> &Company {
+        &self.company
+    }
+}
+
 impl MarketCapBand {
     /// The band of a market-capitalisation rank (1 = largest), by SEBI's rule.
     pub fn from_rank(rank: usize) -> Self {

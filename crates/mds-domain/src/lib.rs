@@ -30,6 +30,8 @@
 //! - [`news`]: the query of `GET /v1/news` (filters, parameters, parsing),
 //!   the list's order and a position in it.
 //! - [`page`]: the page envelope of list endpoints.
+//! - [`facets`]: the values of the exact-match filters (the industries
+//!   tree, the news facets) and the `hint` of an empty page.
 //! - [`prices`]: end-of-day prices: the bar (`V1Bar`), series, and the
 //!   fixed-point decimals they are held in.
 //! - [`price_query`]: the queries and answers of the price routes
@@ -144,6 +146,7 @@ pub mod actions;
 pub mod daily;
 pub mod detail;
 pub mod event;
+pub mod facets;
 pub mod hex;
 pub mod identity;
 pub mod isin;
@@ -163,7 +166,7 @@ pub mod webhook;
 pub use account::{Account, AccountName, AdminTokenName, Tier, TierName};
 pub use admin::{Actor, AdminToken, AuditEntry};
 pub use article::{Article, ArticleSummary, Slug};
-pub use company::{Company, CompanySort, Exchange, MarketCapBand, MatchField, SearchMatch, Ticker};
+pub use company::{Company, CompanyListItem, CompanySort, Exchange, MarketCapBand, MatchField, SearchMatch, Ticker};
 pub use detail::{ChangesPage, Classification, CompanyDetail, CompanyDetails, Listing, ListingStatus, MarketCap};
 pub use event::{
     CompanyChanged, Event, EventDraft, EventFilter, EventId, EventSubject, EventType, EventsLogQuery, EventsQuery,

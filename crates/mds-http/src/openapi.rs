@@ -55,6 +55,7 @@ use crate::controllers::webhooks::{
 use crate::route::{Access, Caching, Route, Verb};
 use mds_domain::price_query::{Adjust, Adjustment, CompanyPrices, MarketDay};
 use mds_domain::prices::Bar;
+use mds_domain::facets::{BasicIndustry, Facet, Hint, Industries, Industry, MacroSector, NewsFacets, Sector};
 
 /// The schemas of request bodies, whose absent fields mean something
 /// (left out of the rule that every property is required).
@@ -80,7 +81,8 @@ const LIST_ITEM: &str = "V1CompanyListItem";
             V1WebhookEndpointWithSecret, V1WebhookEndpointList, V1WebhookAttempt, V1WebhookAttemptList, V1WebhookPing,
             V1WebhookCreate, V1WebhookUpdate, V1WebhookRotate, V1WebhookReplay, SubscribableType, EndpointStatus,
             ActionPage, CorporateAction, CompanyActions, ActionType, CompanyPrices, MarketDay, Bar, Adjustment,
-            Adjust
+            Adjust,
+            Industries, MacroSector, Sector, Industry, BasicIndustry, NewsFacets, Facet, Hint
         ),
         responses(
             CompaniesBadRequest,
@@ -195,8 +197,12 @@ impl Modify for Common<'_> {
                 require_every_property(schema);
             }
             // Only a search's results carry `match` (contract section 15).
-            if let (LIST_ITEM, RefOr::T(Schema::Object(o))) = (name.as_str(), schema) {
+            if let (LIST_ITEM, RefOr::T(Schema::Object(o))) = (name.as_str(), &mut *schema) {
                 o.required.retain(|p| p != "match");
+            }
+            // Only an empty page of an unknown exact-match value carries `hint`.
+            if let ("V1CompanyPage" | "V1NewsPage", RefOr::T(Schema::Object(o))) = (name.as_str(), schema) {
+                o.required.retain(|p| p != "hint");
             }
         }
         let request_id = header(

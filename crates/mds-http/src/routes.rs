@@ -21,8 +21,8 @@ use axum::routing::{get, post};
 use mds_limits::Charge;
 
 use crate::controllers::{
-    actions, article, changes, companies, company, company_history, events, health, mcp, news_list, prices, symbol,
-    usage, usage_daily, webhooks,
+    actions, article, changes, companies, company, company_history, events, health, industries, mcp, news_facets,
+    news_list, prices, symbol, usage, usage_daily, webhooks,
 };
 use crate::route::{Access, Caching, Route, Verb, counted, delegated, free, free_ops, on, op, open, probe, spec};
 use crate::{docs, openapi};
@@ -40,6 +40,8 @@ pub static ROUTES: &[Route] = &[
     counted("/v1/companies/{isin}/prices", Caching::Private, op("listCompanyPrices", "prices", "A company's end-of-day prices", spec::<prices::__path_company>), || get(prices::company)),
     counted("/v1/prices", Caching::Private, op("listMarketPrices", "prices", "The market on one day", spec::<prices::__path_market>), || get(prices::market)),
     counted("/v1/symbols/{symbol}", Caching::Private, op("getSymbol", "companies", "Who carried a symbol", spec::<symbol::__path_show>), || get(symbol::show)),
+    counted("/v1/industries", Caching::Private, op("listIndustries", "companies", "The industry classification", spec::<industries::__path_show>), || get(industries::show)),
+    counted("/v1/news/facets", Caching::Private, op("getNewsFacets", "news", "News categories and tags", spec::<news_facets::__path_show>), || get(news_facets::show)),
     counted("/v1/news", Caching::Private, op("listNews", "news", "List news articles", spec::<news_list::__path_list>), || get(news_list::list)),
     counted("/v1/news/{slug}", Caching::Private, op("getArticle", "news", "Get an article", spec::<article::__path_show>), || get(article::show)),
     counted("/v1/events", Caching::Revalidate, op("listEvents", "events", "Read the event log", spec::<events::__path_list>), || get(events::list)),
@@ -138,6 +140,7 @@ mod tests {
         assert_eq!(label("/v1/news/a/b"), UNMATCHED);
         assert_eq!(label("/v1/news/"), UNMATCHED);
         assert_eq!(label("/v1/news"), "/v1/news");
+        assert_eq!(label("/v1/news/facets"), "/v1/news/facets");
         assert_eq!(label("/v1/companies"), "/v1/companies");
         assert_eq!(label("/docs/redoc.LICENSE"), "/docs/{asset}");
         assert_eq!(label("/nope"), UNMATCHED);

@@ -117,7 +117,7 @@ impl Node {
             Some(last) if has_more => Some(self.action_cursor(filter, &ActionKey::of(last))),
             _ => None,
         };
-        let page = Page { data, next_cursor, has_more };
+        let page = Page::new(data, next_cursor, has_more);
         Ok(Tagged::hashed(serde_json::to_vec(&page).expect("a page of actions serializes")))
     }
 

@@ -101,7 +101,7 @@ impl Node {
             false => self.sync_token(generation, catalog.nonce(generation)),
         });
         let mut body = Vec::with_capacity(1024);
-        envelope::write_json(&mut body, |b| page.write_rows(b), next_cursor.as_deref(), page.has_more());
+        envelope::write_json(&mut body, |b| page.write_rows(b), next_cursor.as_deref(), page.has_more(), None);
         // `{"data":…,"has_more":…}` → `…,"sync_token":…}`
         body.pop();
         body.extend_from_slice(b",\"sync_token\":");

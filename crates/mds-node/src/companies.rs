@@ -12,8 +12,9 @@ use std::sync::Arc;
 use chrono::NaiveDate;
 use http::HeaderValue;
 use mds_catalog::SortKey;
+use mds_domain::facets::Hint;
 use mds_domain::identity::not_after_today;
-use mds_domain::params::{AS_OF, CompaniesQueryParams, DetailParams};
+use mds_domain::params::{AS_OF, CompaniesQueryParams, DetailParams, INDUSTRY};
 use mds_domain::{Isin, ParamError, page as envelope};
 use sha2::Digest;
 
@@ -83,8 +84,15 @@ impl Node {
         };
         let page = catalog.page(&req.filter, after.as_ref(), req.page.limit.get());
         let next_cursor = page.next.as_ref().map(|k| self.cursors().encode(&req.filter, k));
+        // An industry no row carries (contract section 15): the nearest that some do.
+        let hint = match &req.filter.industry {
+            Some(i) if page.is_empty() && !catalog.has_industry(i.as_str()) => {
+                Some(Hint::new(INDUSTRY, i.as_str(), catalog.industry_names()))
+            }
+            _ => None,
+        };
         let mut body = Vec::with_capacity(256);
-        envelope::write_json(&mut body, |b| page.write_rows(b), next_cursor.as_deref(), page.has_more());
+        envelope::write_json(&mut body, |b| page.write_rows(b), next_cursor.as_deref(), page.has_more(), hint.as_ref());
         // Exactly as long as the page (the spare capacity is given back), so
         // that what the page cache counts is what it holds.
         Ok(Tagged { body: body.into_boxed_slice().into(), etag: page_tag(catalog, req, after.as_ref()) })

@@ -244,7 +244,7 @@ impl Node {
             Some(last) if has_more => Some(self.events_cursor(q, last.id)),
             _ => None,
         };
-        let json = serde_json::to_vec(&Page { data, next_cursor, has_more }).expect("a page of events serialises");
+        let json = serde_json::to_vec(&Page::new(data, next_cursor, has_more)).expect("a page of events serialises");
         Ok(Tagged::hashed(json))
     }
 

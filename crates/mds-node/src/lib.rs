@@ -19,6 +19,7 @@
 //!   tokens and cursors), [`news_list`] (a page of the news list, its
 //!   cursor, the pages kept per news generation), [`news_index`] (the news
 //!   list of a generation held in memory, pages made from it),
+//!   [`facets`] (the industries tree and the news facets, kept as pages),
 //!   [`action_pages`] (a company's corporate actions with its lineage, the
 //!   actions calendar's pages and cursor, both kept per actions
 //!   generation), [`prices`] (a security's end-of-day series, adjusted
@@ -66,6 +67,7 @@ pub mod companies;
 pub mod config;
 pub mod error;
 pub mod events;
+pub mod facets;
 pub mod flush;
 pub mod followed;
 pub mod health;

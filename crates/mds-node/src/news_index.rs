@@ -39,7 +39,8 @@ pub use snapshot::NewsSnapshotError;
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use mds_domain::news::NewsKey;
+use mds_domain::facets::{Hint, NewsFacets, news_hint};
+use mds_domain::news::{CATEGORY, NewsKey};
 use mds_domain::page::write_json;
 use mds_domain::{ArticleSummary, NewsFilter, Slug};
 use mds_store::{Store, StoreResult};
@@ -180,6 +181,21 @@ impl NewsIndex {
             + postings
     }
 
+    /// The categories and tags with how many articles carry each.
+    pub fn facets(&self) -> NewsFacets {
+        NewsFacets::new(
+            self.by_category.iter().map(|(k, rows)| (&**k, rows.len() as u64)),
+            self.by_tag.iter().map(|(k, rows)| (&**k, rows.len() as u64)),
+        )
+    }
+
+    /// The `hint` of `filter`'s page when its `category` or `tag` (checked
+    /// in that order) is a value no article carries: the nearest that do.
+    pub fn hint(&self, filter: &NewsFilter) -> Option<Hint> {
+        let of = |param: &str| if param == CATEGORY { &self.by_category } else { &self.by_tag };
+        news_hint(filter, |param, value| of(param).contains_key(value), |param| of(param).keys().map(|k| &**k))
+    }
+
     /// The rows of the page: at most `limit + 1` row numbers passing
     /// `filter`, after the position `after`, in list order.
     pub fn page_rows(&self, filter: &NewsFilter, after: Option<&NewsKey>, limit: usize) -> Vec<u32> {
@@ -220,8 +236,9 @@ impl NewsIndex {
     }
 
     /// The page of the list for `filter` after `after`: its JSON (a
-    /// [`Page`](mds_domain::Page) of summaries), the cursor after its last
-    /// row made by `cursor` when another page follows.
+    /// [`Page`](mds_domain::Page) of summaries, with its [`hint`](Self::hint)
+    /// when empty), the cursor after its last row made by `cursor` when
+    /// another page follows.
     pub fn page_json(
         &self,
         filter: &NewsFilter,
@@ -230,6 +247,7 @@ impl NewsIndex {
         cursor: impl FnOnce(&NewsKey) -> String,
     ) -> Vec<u8> {
         let rows = self.page_rows(filter, after, limit);
+        let hint = if rows.is_empty() { self.hint(filter) } else { None };
         let has_more = rows.len() > limit;
         let shown = &rows[..rows.len().min(limit)];
         let next_cursor = shown.last().filter(|_| has_more).map(|&last| cursor(&self.row_key(last)));
@@ -255,7 +273,7 @@ impl NewsIndex {
                 self.rows.write_record_json(record, published, out, &mut text);
             }
         };
-        write_json(&mut json, write_rows, next_cursor.as_deref(), has_more);
+        write_json(&mut json, write_rows, next_cursor.as_deref(), has_more, hint.as_ref());
         json
     }
 

@@ -121,7 +121,12 @@ impl Node {
             Some(last) if has_more => Some(self.news_cursor(filter, &NewsKey::of(last))),
             _ => None,
         };
-        let page = Page { data, next_cursor, has_more };
+        // The index's hint, from the store's values (the same bytes).
+        let hint = match data.is_empty() && (filter.category.is_some() || filter.tag.is_some()) {
+            true => self.store_facets().await?.hint(filter),
+            false => None,
+        };
+        let page = Page { hint, ..Page::new(data, next_cursor, has_more) };
         let json = serde_json::to_vec(&page).expect("a page of articles serializes");
         Ok(Tagged::hashed(json))
     }

@@ -56,6 +56,10 @@ pub enum List {
     CompanyPrices,
     /// `GET /v1/prices`, by format and query.
     MarketPrices,
+    /// `GET /v1/industries` (of a catalog version).
+    Industries,
+    /// `GET /v1/news/facets` (of a news generation).
+    NewsFacets,
 }
 
 impl List {

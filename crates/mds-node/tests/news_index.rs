@@ -172,7 +172,7 @@ proptest! {
                 let has_more = data.len() > limit;
                 data.truncate(limit);
                 let next_cursor = data.last().filter(|_| has_more).map(|a| cursor(&NewsKey::of(a)));
-                let from_store = serde_json::to_vec(&Page { data, next_cursor, has_more }).unwrap();
+                let from_store = serde_json::to_vec(&Page::new(data, next_cursor, has_more)).unwrap();
                 let from_index = index.page_json(&filter, after.as_ref(), limit, cursor);
                 prop_assert!(loaded.page_json(&filter, after.as_ref(), limit, cursor) == from_index);
                 prop_assert_eq!(

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use clap::{Args, ValueEnum};
-use mds_client::{ActionType, BillingMonth, Exchange, MarketCapBand, StatusFilter};
+use mds_client::{ActionType, BillingMonth, CompanySort, Exchange, MarketCapBand, StatusFilter};
 
 /// What `mds get usage` shows.
 #[derive(Debug, Args)]
@@ -48,9 +48,15 @@ pub(crate) struct CompaniesArgs {
     /// Market-cap band: large_cap, mid_cap or small_cap.
     #[arg(long)]
     pub(super) market_cap: Option<MarketCapBand>,
-    /// Case-insensitive substring of the name or ticker (2-100 characters).
+    /// Case-insensitive substring of the name or ticker, current or former
+    /// (2-100 characters); ranked by relevance, each row with what it
+    /// matched (`match`; a MATCH column in the table).
     #[arg(long)]
     pub(super) search: Option<String>,
+    /// The order: relevance (the default with --search, which it needs) or
+    /// ticker.
+    #[arg(long, value_parser = sort, requires = "search")]
+    pub(super) sort: Option<CompanySort>,
     /// Exact ticker, case-insensitive.
     #[arg(long)]
     pub(super) ticker: Option<String>,
@@ -159,6 +165,11 @@ fn any_day(s: &str) -> Result<NaiveDate, String> {
 
 /// A status filter given on the command line.
 fn status(s: &str) -> Result<StatusFilter, String> {
+    s.parse()
+}
+
+/// `--sort`: `relevance` or `ticker`.
+fn sort(s: &str) -> Result<CompanySort, String> {
     s.parse()
 }
 

@@ -158,7 +158,11 @@ macro_rules! with_flags {
 }
 
 async fn companies(client: &Client, a: CompaniesArgs) -> anyhow::Result<()> {
-    let req = with_flags!(client.companies(), a: letter, industry, exchange, market_cap, search, ticker, status, as_of, limit);
+    let req = with_flags!(
+        client.companies(),
+        a: letter, industry, exchange, market_cap, search, sort, ticker, status, as_of, limit
+    )
+    .with_match();
     let out = Output::new(sink(a.output.as_deref())?, a.format);
     list(req, a.paging, a.output.as_deref(), "companies", out).await
 }

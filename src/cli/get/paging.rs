@@ -47,6 +47,10 @@ pub(super) async fn list<T: DeserializeOwned + Send + 'static>(
     let mut listed = Listed { count: 0, more: None };
     while let Some(page) = pages.next_page().await? {
         listed.count = out.rows(&page.data)?;
+        if let Some(hint) = &page.hint {
+            let near = if hint.nearest.is_empty() { "none near".to_owned() } else { hint.nearest.join(", ") };
+            eprintln!("no {noun} have that {}; nearest existing values: {near}", hint.param);
+        }
         if output.is_some() {
             eprint!("\r{} {noun}…", thousands(listed.count as u64));
         }

@@ -7,7 +7,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use anyhow::Context;
-use mds_client::Company;
+use mds_client::CompanyListItem;
 
 use super::args::Format;
 use super::paging::Rows;
@@ -80,7 +80,7 @@ pub(super) struct Output {
     sink: Box<dyn Write>,
     format: Format,
     count: usize,
-    table: Vec<Company>,
+    table: Vec<CompanyListItem>,
 }
 
 impl Output {
@@ -89,8 +89,10 @@ impl Output {
     }
 }
 
-impl Rows<Company> for Output {
-    fn rows(&mut self, rows: &[Company]) -> io::Result<usize> {
+impl Rows<CompanyListItem> for Output {
+    /// JSON keeps a search's `match`; CSV has the columns `mds import
+    /// companies` reads, so none.
+    fn rows(&mut self, rows: &[CompanyListItem]) -> io::Result<usize> {
         for c in rows {
             match self.format {
                 Format::Json | Format::Jsonl => json_row(&mut self.sink, self.format == Format::Jsonl, self.count, c)?,
@@ -119,10 +121,16 @@ impl Rows<Company> for Output {
 }
 
 impl Output {
-    /// Writes the rows held back as a table, columns sized to fit.
+    /// Writes the rows held back as a table, columns sized to fit; a
+    /// search's rows with a last column, what each matched (`field:
+    /// value`).
     fn table(&mut self) -> io::Result<()> {
-        let head = ["TICKER", "ISIN", "NAME", "EXCHANGES", "MARKET CAP", "INDUSTRY"];
-        let rows: Vec<[String; 6]> = self
+        let matched = self.table.iter().any(|c| c.matched.is_some());
+        let mut head = vec!["TICKER", "ISIN", "NAME", "EXCHANGES", "MARKET CAP", "INDUSTRY"];
+        if matched {
+            head.push("MATCH");
+        }
+        let rows: Vec<Vec<String>> = self
             .table
             .iter()
             .map(|c| {
@@ -132,17 +140,21 @@ impl Output {
                     (false, true) => "NSE",
                     (false, false) => "-",
                 };
-                [
+                let mut row = vec![
                     c.ticker.to_string(),
                     c.isin.to_string(),
                     c.name.clone(),
                     ex.to_owned(),
                     c.market_cap_band.map_or("-", |b| b.as_str()).to_owned(),
                     c.industry.clone().unwrap_or_else(|| "-".into()),
-                ]
+                ];
+                if matched {
+                    row.push(c.matched.as_ref().map_or_else(|| "-".into(), |m| format!("{}: {}", m.field, m.value)));
+                }
+                row
             })
             .collect();
-        let mut width = head.map(|h| h.chars().count());
+        let mut width: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
         for r in &rows {
             for (w, cell) in width.iter_mut().zip(r) {
                 *w = (*w).max(cell.chars().count());
@@ -150,7 +162,7 @@ impl Output {
         }
         let line = |cells: &[&str]| {
             let padded: Vec<String> =
-                cells.iter().zip(width).map(|(c, w)| format!("{c}{}", " ".repeat(w - c.chars().count()))).collect();
+                cells.iter().zip(&width).map(|(c, &w)| format!("{c}{}", " ".repeat(w - c.chars().count()))).collect();
             padded.join("  ").trim_end().to_owned()
         };
         writeln!(self.sink, "{}", line(&head))?;

@@ -57,6 +57,8 @@ class CompanyFilters(TypedDict, total=False):
     exchange: Literal["bse", "nse"]
     market_cap: Literal["large_cap", "mid_cap", "small_cap"]
     search: str
+    #: ``relevance`` (the default with ``search``, which it needs) or ``ticker``.
+    sort: Literal["relevance", "ticker"]
     ticker: str
     status: Literal["active", "superseded", "delisted", "any"]
     as_of: date | str

@@ -18,7 +18,9 @@ EXCHANGES = ["nse", "bse"]
 LISTING_STATUSES = ["active", "suspended", "delisted"]
 STATUSES = ["active", "superseded", "delisted"]
 
-COMPANY_COLUMNS = [f.name for f in fields(Company)]
+#: The ``V1Company`` columns (a search's ``match`` is not one: see
+#: :func:`companies_frame`).
+COMPANY_COLUMNS = [f.name for f in fields(Company) if f.name != "match"]
 
 
 def require_pandas() -> Any:
@@ -46,9 +48,17 @@ def _typed_company_columns(df: Any) -> Any:
 
 def companies_frame(companies: Iterable[Company]) -> Any:
     """One row per company: string columns, bool ``is_bse``/``is_nse``, an
-    ordered category ``market_cap_band`` (large < mid < small as listed)."""
-    rows = [{c: getattr(x, c) for c in COMPANY_COLUMNS} for x in companies]
-    return _typed_company_columns(_frame(rows, COMPANY_COLUMNS))
+    ordered category ``market_cap_band`` (large < mid < small as listed); the
+    results of a search also ``match_field`` and ``match_value`` (strings)."""
+    listed = list(companies)
+    rows = [{c: getattr(x, c) for c in COMPANY_COLUMNS} for x in listed]
+    df = _typed_company_columns(_frame(rows, COMPANY_COLUMNS))
+    if any(x.match is not None for x in listed):
+        df["match_field"] = [x.match.field if x.match else None for x in listed]
+        df["match_value"] = [x.match.value if x.match else None for x in listed]
+        for col in ("match_field", "match_value"):
+            df[col] = df[col].astype("string")
+    return df
 
 
 #: The columns :func:`details_frame` adds to the company ones, each with its

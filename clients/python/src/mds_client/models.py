@@ -245,6 +245,16 @@ class _Result:
 
 
 @dataclass(frozen=True)
+class SearchMatch(_Model):
+    """What a search matched in a company (``V1SearchMatch``): ``field`` is
+    ``ticker``, ``name``, ``former_ticker`` or ``former_name``; ``value`` the
+    matched value (the former one for ``former_*``)."""
+
+    field: str
+    value: str
+
+
+@dataclass(frozen=True)
 class Company(_Model):
     """One security, keyed by ISIN (``V1Company``)."""
 
@@ -257,6 +267,18 @@ class Company(_Model):
     is_nse: bool
     market_cap_band: str | None
     logo_url: str | None
+    #: On each result of a search (``search=``), what it matched; else ``None``.
+    match: SearchMatch | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Hint(_Model):
+    """On an empty page whose exact-match filter (``industry``, ``category``,
+    ``tag``) names a value that does not exist: the parameter and up to 5
+    existing values nearest to it (``V1Hint``)."""
+
+    param: str
+    nearest: list[str]
 
 
 @dataclass(frozen=True)
@@ -266,6 +288,8 @@ class _ListPage(_Result, Generic[T]):
     data: list[T]
     has_more: bool
     next_cursor: str | None
+    #: See :class:`Hint`; ``None`` on every other page.
+    hint: Hint | None = field(default=None, kw_only=True)
 
     _item: ClassVar[Any]  # the items' model (``T``): their from_json, and their DataFrame
 

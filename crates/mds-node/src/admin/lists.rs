@@ -78,7 +78,7 @@ where
         Some(last) if has_more => Some(cursors.seal(scope, &position(last))),
         _ => None,
     };
-    Ok(Page { data: rows, has_more, next_cursor })
+    Ok(Page::new(rows, next_cursor, has_more))
 }
 
 /// A position that is a name, read by `parse`.
