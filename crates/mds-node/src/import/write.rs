@@ -90,7 +90,7 @@ async fn exchange_lists(
     let lines = vec![
         format!(
             "imported {listed} companies from {} as of {} ({} new, {of_lists_updated} updated, {} unchanged; {} rows \
-             without an ISIN skipped; {others} companies not in these lists changed status)",
+             without an ISIN skipped; {others} companies not in these lists changed status or listings)",
             files.join(", "),
             snapshots.import.as_of,
             s.companies.inserted,
