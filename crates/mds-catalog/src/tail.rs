@@ -210,6 +210,13 @@ pub(crate) fn encode(d: &CompanyDetails, ticker: &str, dict: &mut Dictionaries, 
     }
 }
 
+/// The exchanges a tail has a listing on (whatever its status), as
+/// `replay::ON_NSE` and `replay::ON_BSE` bits; 0 when it has none.
+pub(crate) fn listing_exchanges(tail: &[u8]) -> u8 {
+    let f = tail.first().copied().unwrap_or(0);
+    (if f & NSE != 0 { crate::replay::ON_NSE } else { 0 }) | (if f & BSE != 0 { crate::replay::ON_BSE } else { 0 })
+}
+
 /// Looks up what a tail names in the catalog's dictionaries.
 pub(crate) trait Lookup {
     /// Dictionary string `id`.
