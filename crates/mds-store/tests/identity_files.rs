@@ -286,6 +286,21 @@ async fn real_files(store: &dyn Store) {
             (Series::Bse, day("2024-01-30")),
         ]
     );
+
+    // A later list showing the same rows: each listing's last_seen moves,
+    // and no company.changed is announced for it.
+    let none = mds_domain::EventFilter::default();
+    let latest = store.event_page(mds_domain::EventId(0), &none, 1_000_000).await.unwrap().latest;
+    let mut later = h.snapshots_2026.clone();
+    later.as_of = day("2026-05-18");
+    assert_eq!(store.import_snapshots(&later).await.unwrap().snapshots, 2);
+    let announced = store.event_page(latest, &none, 1_000_000).await.unwrap().events;
+    assert!(announced.is_empty(), "{} events announced", announced.len());
+    let companies = store.companies().await.unwrap();
+    let eternal = companies.iter().find(|c| c.isin.as_str() == "INE758T01015").unwrap();
+    assert_eq!(eternal.details.listings[0].last_seen, Some(day("2026-05-18")));
+    let hm = companies.iter().find(|c| c.isin.as_str() == "INE253A01025").unwrap();
+    assert_eq!(hm.details.listings[0].last_seen, Some(day("2024-01-30")));
 }
 
 /// The change files first, then the snapshots: the same events.

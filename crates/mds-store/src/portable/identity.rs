@@ -729,5 +729,12 @@ fn change_draft(
     let after = detail_with_links(c, now, new_events);
     let gained: Vec<IdentityEvent> = new_events.iter().filter(|e| !old_events.contains(e)).cloned().collect();
     let change = CompanyChanged::between(before.as_ref(), after, gained);
-    (!change.changed.is_empty() || !change.events.is_empty()).then(|| change.draft())
+    // A newer list that only saw a listing again (its `last_seen` moved)
+    // is no change to announce: each daily list would otherwise announce
+    // every company it shows.
+    let unseen = |c: &Company| {
+        c.details.listings.iter().map(|l| mds_domain::Listing { last_seen: None, ..l.clone() }).collect::<Vec<_>>()
+    };
+    let only_seen = change.changed == ["listings"] && stored.is_some_and(|s| unseen(s) == unseen(c));
+    (!(change.changed.is_empty() || only_seen) || !change.events.is_empty()).then(|| change.draft())
 }
