@@ -424,10 +424,17 @@ async fn news_and_exchange_imports() {
         &p("bse_Equity_2024-01.csv"),
         "--mcap",
         &p("nse_mcap_2024-03-28.csv"),
+        "--as-of",
+        "2024-01-30",
     ]);
     assert!(out.contains("skipped"), "{out}");
     let companies = store.companies().await.unwrap();
-    assert_eq!(companies, mds_import::demo_companies().into_iter().collect::<Vec<_>>());
+    // The lists' companies, each listing last seen in these lists.
+    let mut want = mds_import::demo_companies();
+    for l in want.iter_mut().flat_map(|c| &mut c.details.listings) {
+        l.last_seen = chrono::NaiveDate::from_ymd_opt(2024, 1, 30);
+    }
+    assert_eq!(companies, want);
 }
 
 /// `mds import exchanges` with `--as-of` (or the day in the file's name),
@@ -480,6 +487,13 @@ async fn identity_imports_from_the_command_line() {
     assert!(e.contains("2024-01-30") && e.contains("2026-05-17") && e.contains("nothing was imported"), "{e}");
     assert_eq!(store.generations().await.unwrap(), g);
     assert_eq!(store.identity_events().await.unwrap(), events);
+
+    // A name with only a month (section 10.3): refused, asking for
+    // --as-of, nothing written.
+    let e = cli.fails(&["import", "exchanges", "--nse", &nse24]);
+    assert!(e.contains("--as-of") && e.contains("2024-01") && e.contains("nothing was imported"), "{e}");
+    assert_eq!(store.generations().await.unwrap(), g);
+    assert_eq!(store.snapshot_days().await.unwrap().len(), 4);
 
     // No --as-of and no day in the name: today, said on stderr.
     let undated = cli.write("EQUITY_L.csv", &std::fs::read(p("nse_EQUITY_L_2026-05-17.csv")).unwrap());

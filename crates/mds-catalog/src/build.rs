@@ -126,6 +126,8 @@ struct Rows<'a> {
     id_width: usize,
     /// Each row's aliases (offsets and bytes), once laid out.
     aliases: Option<(&'a [u8], &'a [u8])>,
+    /// Each row's detail tail (offsets and bytes), once laid out.
+    tails: Option<(&'a [u8], &'a [u8])>,
 }
 
 impl<'a> Rows<'a> {
@@ -138,7 +140,15 @@ impl<'a> Rows<'a> {
             industry: w.get(Section::Industry),
             id_width,
             aliases: w.has(Section::Aliases).then(|| (w.get(Section::AliasOff), w.get(Section::Aliases))),
+            tails: w.has(Section::Details).then(|| (w.get(Section::DetailOff), w.get(Section::Details))),
         }
+    }
+
+    /// Row `i`'s detail tail (empty before the tails are laid out).
+    fn tail(&self, i: usize) -> &'a [u8] {
+        let Some((off, bytes)) = self.tails else { return &[] };
+        let at = |k: usize| u32::from_le_bytes(off[4 * k..4 * k + 4].try_into().expect("4 bytes")) as usize;
+        &bytes[at(i)..at(i + 1)]
     }
 
     /// Row `i`'s aliases' bytes (see `rank`; empty before they are laid out).
@@ -185,6 +195,7 @@ impl<'a> Rows<'a> {
             ticker: self.tickers.get(i),
             name: self.names.get(i),
             active: self.flags[i] >> flag::STATUS_SHIFT == 0,
+            listings: crate::tail::listing_exchanges(self.tail(i)),
         }
     }
 }

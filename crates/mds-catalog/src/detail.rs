@@ -239,6 +239,7 @@ mod tests {
                 listed_on: NaiveDate::from_ymd_opt(2001, 2, 3),
                 face_value: Some(2.0),
                 status: ListingStatus::Suspended,
+                last_seen: NaiveDate::from_ymd_opt(2024, 1, 30),
             },
         ];
         c.details.classification.basic_industry = Some("Heavy Electrical Equipment".into());

@@ -38,7 +38,7 @@ use crate::catalog::Catalog;
 use crate::events::PackedEvents;
 use crate::layout::Section;
 use crate::postings::u32_at;
-use crate::replay::Histories;
+use crate::replay::{Histories, ON_BSE, ON_NSE};
 use crate::tail::{Dictionaries, Reader, put_varint};
 
 /// The open end of a span.
@@ -120,6 +120,9 @@ pub(crate) struct RowFacts<'r> {
     pub(crate) ticker: &'r str,
     pub(crate) name: &'r str,
     pub(crate) active: bool,
+    /// The exchanges its listings are on (`replay::ON_*` bits; 0: none
+    /// known): it has symbol periods only there (contract 10.3).
+    pub(crate) listings: u8,
 }
 
 /// The history sections of a catalog, as built.
@@ -287,6 +290,13 @@ pub(crate) fn build<'r>(n: usize, row_of: impl Fn(usize) -> RowFacts<'r>, events
                 }
             }
             for (bit, exchange) in [(0, Exchange::Nse), (PERIOD_BSE, Exchange::Bse)] {
+                // A symbol period only where a snapshot listed the row: a
+                // successor takes over its predecessor's standing, not a
+                // listing its exchange never showed (contract 10.3).
+                let on = if exchange == Exchange::Nse { ON_NSE } else { ON_BSE };
+                if row.listings != 0 && row.listings & on == 0 {
+                    continue;
+                }
                 let carried = segments(&dates, |d| hist.symbol_on(row.isin, d, exchange));
                 for (from, to, symbol) in carried {
                     let Some(symbol) = symbol else { continue };

@@ -14,9 +14,10 @@
 //! tail   = flags(1) class(varint: 0 = none, else 1 + dictionary string)
 //!          [listing NSE] [listing BSE] [inr_crore f64 LE] [as_of days varint]
 //! flags  = 1 NSE listing | 2 BSE listing | 4 market cap | 8 as_of
+//!          | 16 NSE last_seen | 32 BSE last_seen
 //! listing = lflags(1) [symbol: varint len, bytes] [scrip: varint number, or
 //!           varint len, bytes] [series: varint string id] [listed_on: varint days]
-//!           [face: varint number id]
+//!           [face: varint number id] [last_seen: varint days]
 //! lflags = 1 symbol given | 2 scrip | 4 scrip as text | 8 series | 16 listed_on
 //!          | 32 face | status << 6
 //! ```
@@ -35,6 +36,9 @@ const NSE: u8 = 1;
 const BSE: u8 = 2;
 const MCAP: u8 = 4;
 const AS_OF: u8 = 8;
+/// A listing's `last_seen`, by exchange (NSE, BSE): its listing flags are
+/// full.
+const LAST_SEEN: [u8; 2] = [16, 32];
 
 const SYMBOL: u8 = 1;
 const SCRIP: u8 = 2;
@@ -147,7 +151,9 @@ pub(crate) fn encode(d: &CompanyDetails, ticker: &str, dict: &mut Dictionaries, 
         if nse.is_some() { NSE } else { 0 }
             | if bse.is_some() { BSE } else { 0 }
             | if mcap.is_some() { MCAP } else { 0 }
-            | if mcap.is_some_and(|m| m.as_of.is_some()) { AS_OF } else { 0 },
+            | if mcap.is_some_and(|m| m.as_of.is_some()) { AS_OF } else { 0 }
+            | if nse.is_some_and(|l| l.last_seen.is_some()) { LAST_SEEN[0] } else { 0 }
+            | if bse.is_some_and(|l| l.last_seen.is_some()) { LAST_SEEN[1] } else { 0 },
     );
     let class = if d.classification == Classification::default() {
         0
@@ -192,6 +198,9 @@ pub(crate) fn encode(d: &CompanyDetails, ticker: &str, dict: &mut Dictionaries, 
         if let Some(v) = l.face_value {
             put_varint(out, u64::from(dict.number(v)));
         }
+        if let Some(d) = l.last_seen {
+            put_varint(out, d.num_days_from_ce().max(0) as u64);
+        }
     }
     if let Some(m) = mcap {
         out.extend_from_slice(&m.inr_crore.to_le_bytes());
@@ -199,6 +208,13 @@ pub(crate) fn encode(d: &CompanyDetails, ticker: &str, dict: &mut Dictionaries, 
             put_varint(out, d.num_days_from_ce().max(0) as u64);
         }
     }
+}
+
+/// The exchanges a tail has a listing on (whatever its status), as
+/// `replay::ON_NSE` and `replay::ON_BSE` bits; 0 when it has none.
+pub(crate) fn listing_exchanges(tail: &[u8]) -> u8 {
+    let f = tail.first().copied().unwrap_or(0);
+    (if f & NSE != 0 { crate::replay::ON_NSE } else { 0 }) | (if f & BSE != 0 { crate::replay::ON_BSE } else { 0 })
 }
 
 /// Looks up what a tail names in the catalog's dictionaries.
@@ -219,6 +235,7 @@ pub(crate) struct ListingParts<'a> {
     pub(crate) listed_on: Option<NaiveDate>,
     pub(crate) face_value: Option<f64>,
     pub(crate) status: ListingStatus,
+    pub(crate) last_seen: Option<NaiveDate>,
 }
 
 /// A scrip code as a tail holds it.
@@ -247,6 +264,7 @@ impl<'a> ListingParts<'a> {
             listed_on: None,
             face_value: None,
             status: ListingStatus::Active,
+            last_seen: None,
         }
     }
 }
@@ -274,8 +292,9 @@ pub(crate) fn parts<'a>(tail: &'a [u8], dict: &'a impl Lookup) -> Option<Parts<'
         let series = if lf & SERIES != 0 { Some(dict.string(r.varint()?)?) } else { None };
         let listed_on = if lf & LISTED != 0 { Some(r.date()?) } else { None };
         let face_value = if lf & FACE != 0 { Some(dict.number(r.varint()?)?) } else { None };
+        let last_seen = if flags & LAST_SEEN[k] != 0 { Some(r.date()?) } else { None };
         let status = *STATUSES.get(usize::from(lf >> STATUS_SHIFT))?;
-        listings[k] = Some(ListingParts { exchange, symbol, scrip, series, listed_on, face_value, status });
+        listings[k] = Some(ListingParts { exchange, symbol, scrip, series, listed_on, face_value, status, last_seen });
     }
     let market_cap = if flags & MCAP != 0 {
         let inr_crore = f64::from_le_bytes(r.bytes(8)?.try_into().ok()?);
@@ -315,6 +334,7 @@ pub(crate) fn decode(tail: &[u8], ticker: &str, dict: &impl Lookup) -> Option<Co
             listed_on: l.listed_on,
             face_value: l.face_value,
             status: l.status,
+            last_seen: l.last_seen,
         })
         .collect();
     Some(CompanyDetails { listings, classification, market_cap: p.market_cap, ..CompanyDetails::default() })
@@ -355,7 +375,9 @@ pub(crate) fn write_json(out: &mut Vec<u8>, p: &Parts<'_>, ticker: &str) {
         value_json(out, &l.face_value);
         out.extend_from_slice(b",\"status\":\"");
         out.extend_from_slice(l.status.as_str().as_bytes());
-        out.extend_from_slice(b"\"}");
+        out.extend_from_slice(b"\",\"last_seen\":");
+        date_json(out, l.last_seen);
+        out.push(b'}');
     }
     out.extend_from_slice(b"],\"classification\":");
     out.extend_from_slice(p.classification.map_or(NO_CLASSIFICATION, str::as_bytes));
@@ -396,6 +418,7 @@ mod tests {
             listed_on: NaiveDate::from_ymd_opt(2008, 10, 6),
             face_value: Some(5.0),
             status: ListingStatus::Delisted,
+            last_seen: NaiveDate::from_ymd_opt(2024, 1, 30).filter(|_| exchange == Exchange::Nse),
         }
     }
 
@@ -420,7 +443,7 @@ mod tests {
             ..CompanyDetails::default()
         };
         let mut dict = Dictionaries::default();
-        for (d, ticker, max) in [(&full, "ABB", 40), (&odd, "536493", 60), (&CompanyDetails::default(), "X", 0)] {
+        for (d, ticker, max) in [(&full, "ABB", 44), (&odd, "536493", 60), (&CompanyDetails::default(), "X", 0)] {
             let mut tail = Vec::new();
             encode(d, ticker, &mut dict, &mut tail);
             assert!(tail.len() <= max, "{} bytes", tail.len());

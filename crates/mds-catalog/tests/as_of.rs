@@ -503,3 +503,63 @@ fn the_history_costs_at_most_50_bytes_per_company() {
     );
     assert!(per_company <= 50.0, "{per_company:.1} bytes per company");
 }
+
+/// Section 10.3: a successor ISIN listed only on NSE has no BSE symbol
+/// period, though it took over its predecessor's standing (BAJFINANCE's
+/// split: the old ISIN on both lists, the new one on NSE's only); the old
+/// ISIN keeps its BSE period up to the change.
+#[test]
+fn bse_symbol_periods_are_only_of_isins_bse_listed() {
+    let d = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
+    let (old, new) = (Isin::parse("INE296A01024").unwrap(), Isin::parse("INE296A01032").unwrap());
+    let company = |isin: &Isin, exchanges: &[Exchange], status: CompanyStatus| {
+        let mut details = CompanyDetails { status, ..Default::default() };
+        details.listings = exchanges.iter().map(|x| mds_domain::Listing::bare(*x, "BAJFINANCE")).collect();
+        Company {
+            isin: isin.clone(),
+            ticker: ticker("BAJFINANCE"),
+            name: "Bajaj Finance Limited".into(),
+            industry: None,
+            sector: None,
+            is_bse: exchanges.contains(&Exchange::Bse),
+            is_nse: exchanges.contains(&Exchange::Nse),
+            market_cap_band: None,
+            logo_url: None,
+            details,
+        }
+    };
+    let split = IdentityChange::IsinChanged {
+        from: old.clone(),
+        to: new.clone(),
+        face_value_from: Some(2.0),
+        face_value_to: Some(1.0),
+    };
+    let event = |date: &str, change: IdentityChange| IdentityEvent { date: d(date), exact: false, change };
+    let listed = |x| IdentityChange::Listed { exchange: x, symbol: ticker("BAJFINANCE") };
+    let events = vec![
+        (old.clone(), event("2024-01-30", listed(Exchange::Nse))),
+        (old.clone(), event("2024-01-30", listed(Exchange::Bse))),
+        (old.clone(), event("2026-05-17", split.clone())),
+        (new.clone(), event("2026-05-17", split)),
+    ];
+    let companies = vec![
+        company(&old, &[Exchange::Nse, Exchange::Bse], CompanyStatus::Superseded),
+        company(&new, &[Exchange::Nse], CompanyStatus::Active),
+    ];
+    let catalog = Catalog::from_stamped_with_history(
+        companies.into_iter().map(|c| (ChangeStamp::default(), c)).collect(),
+        events,
+    );
+    let periods = |x| {
+        let h = catalog.symbol_history(x, &ticker("BAJFINANCE")).unwrap();
+        h.periods.iter().map(|p| (p.isin.as_str().to_owned(), p.from, p.to)).collect::<Vec<_>>()
+    };
+    assert_eq!(periods(Exchange::Bse), vec![("INE296A01024".to_owned(), d("2024-01-30"), Some(d("2026-05-17")))]);
+    assert_eq!(
+        periods(Exchange::Nse),
+        vec![
+            ("INE296A01032".to_owned(), d("2026-05-17"), None),
+            ("INE296A01024".to_owned(), d("2024-01-30"), Some(d("2026-05-17")))
+        ]
+    );
+}

@@ -213,6 +213,25 @@ impl MarketCapBand {
     }
 }
 
+/// A company name as the service stores it (contract section 10.3): trimmed,
+/// each inner run of white space one space, a trailing comma removed (BSE
+/// writes "Cipla Ltd.,"); the exchange's own spelling otherwise kept.
+pub fn tidy_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for word in name.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    while out.ends_with(',') {
+        out.pop();
+        let kept = out.trim_end().len();
+        out.truncate(kept);
+    }
+    out
+}
+
 impl Company {
     /// The field names of `V1Company` in wire order, each with whether it
     /// may be `null`: the JSON keys, the CSV header that `mds get companies
@@ -282,6 +301,16 @@ mod tests {
             logo_url: None,
             details: CompanyDetails::default(),
         }
+    }
+
+    #[test]
+    fn names_are_tidied_but_keep_their_spelling() {
+        assert_eq!(tidy_name("  Sar  Auto Products Limited "), "Sar Auto Products Limited");
+        assert_eq!(tidy_name("Cipla Ltd.,"), "Cipla Ltd.");
+        assert_eq!(tidy_name("Wipro  Ltd. , "), "Wipro Ltd.");
+        assert_eq!(tidy_name("Dr. Reddy's\tLaboratories Ltd"), "Dr. Reddy's Laboratories Ltd");
+        assert_eq!(tidy_name("A, B Limited"), "A, B Limited");
+        assert_eq!(tidy_name(","), "");
     }
 
     #[test]

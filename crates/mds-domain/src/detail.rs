@@ -76,8 +76,14 @@ pub struct Listing {
     pub listed_on: Option<NaiveDate>,
     /// Face value per share, in INR.
     pub face_value: Option<f64>,
-    /// Whether it trades.
+    /// Whether it trades; `delisted` once it is gone from the latest
+    /// snapshot of its exchange's list (contract section 10.3).
     pub status: ListingStatus,
+    /// The day of the latest snapshot of its exchange's list that showed it
+    /// (`null` when no exchange list was imported for it).
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = Date))]
+    pub last_seen: Option<NaiveDate>,
 }
 
 impl Listing {
@@ -91,6 +97,7 @@ impl Listing {
             listed_on: None,
             face_value: None,
             status: ListingStatus::Active,
+            last_seen: None,
         }
     }
 }

@@ -166,7 +166,9 @@ pub mod webhook;
 pub use account::{Account, AccountName, AdminTokenName, Tier, TierName};
 pub use admin::{Actor, AdminToken, AuditEntry};
 pub use article::{Article, ArticleSummary, Slug};
-pub use company::{Company, CompanyListItem, CompanySort, Exchange, MarketCapBand, MatchField, SearchMatch, Ticker};
+pub use company::{
+    Company, CompanyListItem, CompanySort, Exchange, MarketCapBand, MatchField, SearchMatch, Ticker, tidy_name,
+};
 pub use detail::{ChangesPage, Classification, CompanyDetail, CompanyDetails, Listing, ListingStatus, MarketCap};
 pub use event::{
     CompanyChanged, Event, EventDraft, EventFilter, EventId, EventSubject, EventType, EventsLogQuery, EventsQuery,

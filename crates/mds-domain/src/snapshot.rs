@@ -20,7 +20,10 @@
 //!   the change files ([`derive::derive`]; a range of issuers at a time,
 //!   [`derive::Deriver`] and [`derive::issuer`]).
 //! - [`carry_over`]: what an exchange import keeps of a stored company
-//!   that the files it was given do not say.
+//!   that the files it was given do not say; [`apply_listings`]: its
+//!   listings as the snapshots leave them ([`ListingSeen`]);
+//!   [`take_last_day`]: a superseded company's ticker and name of its last
+//!   day; [`inherit`]: what a successor ISIN takes of the one it replaced.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -29,7 +32,8 @@ use std::str::FromStr;
 use chrono::NaiveDate;
 
 use crate::company::{Company, Exchange, Ticker};
-use crate::detail::Listing;
+use crate::detail::{Classification, Listing, ListingStatus};
+use crate::identity::{IdentityChange, IdentityEvent};
 use crate::isin::Isin;
 
 pub mod derive;
@@ -203,6 +207,92 @@ pub fn apply_snapshot<'a>(
     (closed, opened)
 }
 
+/// An ISIN's listing on one exchange as its snapshot series leave it
+/// (contract section 10.3): whether the latest snapshot of a series of that
+/// exchange shows it, and the day of the latest snapshot that did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListingSeen {
+    /// The exchange (NSE's two series together).
+    pub exchange: Exchange,
+    /// Whether the latest snapshot of one of its series shows it.
+    pub listed: bool,
+    /// The day of the latest snapshot that showed it.
+    pub last_seen: NaiveDate,
+}
+
+/// `company`'s listings as the snapshots leave them (`seen`, per
+/// exchange): each gets its `last_seen`; one gone from its series' latest
+/// snapshot is `delisted` and its exchange flag (`is_nse`, `is_bse`) false,
+/// whatever another exchange says; one shown again is `active` again. A
+/// listing of an exchange no snapshot showed is left as it is.
+pub fn apply_listings(company: &mut Company, seen: &[ListingSeen]) {
+    for s in seen {
+        let Some(l) = company.details.listings.iter_mut().find(|l| l.exchange == s.exchange) else { continue };
+        l.last_seen = Some(s.last_seen);
+        match (s.listed, l.status) {
+            (false, _) => l.status = ListingStatus::Delisted,
+            (true, ListingStatus::Delisted) => l.status = ListingStatus::Active,
+            (true, _) => {}
+        }
+        match s.exchange {
+            Exchange::Nse => company.is_nse = s.listed,
+            Exchange::Bse => company.is_bse = s.listed,
+        }
+    }
+}
+
+/// A superseded company's ticker and name as they stood on its last day
+/// (contract section 10.3): those of its own latest `symbol_changed` (its
+/// NSE one when it has an NSE listing, else its BSE one; each listing's
+/// symbol likewise) and `name_changed` among `events` (its own, oldest
+/// first), not a stale list's.
+pub fn take_last_day(company: &mut Company, events: &[IdentityEvent]) {
+    let last_symbol = |x: Exchange| {
+        events.iter().rev().find_map(|e| match &e.change {
+            IdentityChange::SymbolChanged { exchange, to, .. } if *exchange == x => Some(to),
+            _ => None,
+        })
+    };
+    for l in &mut company.details.listings {
+        if let Some(to) = last_symbol(l.exchange) {
+            l.symbol = to.as_str().to_owned();
+        }
+    }
+    let on_nse = company.is_nse || company.details.listings.iter().any(|l| l.exchange == Exchange::Nse);
+    let ticker = if on_nse { last_symbol(Exchange::Nse) } else { last_symbol(Exchange::Bse) };
+    if let Some(t) = ticker {
+        company.ticker = t.clone();
+    }
+    let name = events.iter().rev().find_map(|e| match &e.change {
+        IdentityChange::NameChanged { to, .. } => Some(to),
+        _ => None,
+    });
+    if let Some(n) = name {
+        company.name.clone_from(n);
+    }
+}
+
+/// What a successor ISIN (the `to` of an `isin_changed`) takes of the
+/// company it replaced when its own files gave none (contract section
+/// 10.3), so a split drops no company out of a band or an industry: the
+/// classification (with industry and sector), the market cap with its
+/// band, and the logo.
+pub fn inherit(successor: &mut Company, predecessor: &Company) {
+    let s = successor;
+    if s.industry.is_none() && s.sector.is_none() && s.details.classification == Classification::default() {
+        s.industry.clone_from(&predecessor.industry);
+        s.sector.clone_from(&predecessor.sector);
+        s.details.classification = predecessor.details.classification.clone();
+    }
+    if s.market_cap_band.is_none() && s.details.market_cap.is_none() {
+        s.market_cap_band = predecessor.market_cap_band;
+        s.details.market_cap.clone_from(&predecessor.details.market_cap);
+    }
+    if s.logo_url.is_none() {
+        s.logo_url.clone_from(&predecessor.logo_url);
+    }
+}
+
 /// An exchange import's company for `stored`'s ISIN, keeping what the
 /// import's files do not say: without a BSE file, the stored BSE listing
 /// and classification (and `is_bse`, industry, sector); without a
@@ -239,6 +329,41 @@ mod tests {
             face_value: Some(1.0),
             listed_on: None,
         }
+    }
+
+    #[test]
+    fn listings_take_what_the_snapshots_say_and_only_theirs() {
+        let d = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
+        let mut c = Company {
+            isin: Isin::parse("INE253A01025").unwrap(),
+            ticker: Ticker::parse("HINDMOTORS").unwrap(),
+            name: "Hindustan Motors Limited".into(),
+            industry: None,
+            sector: None,
+            is_bse: true,
+            is_nse: true,
+            market_cap_band: None,
+            logo_url: None,
+            details: crate::detail::CompanyDetails::default(),
+        };
+        c.details.listings =
+            vec![Listing::bare(Exchange::Nse, "HINDMOTORS"), Listing::bare(Exchange::Bse, "HINDMOTORS")];
+        let seen = [
+            ListingSeen { exchange: Exchange::Nse, listed: false, last_seen: d("2024-01-30") },
+            ListingSeen { exchange: Exchange::Bse, listed: true, last_seen: d("2024-01-30") },
+        ];
+        apply_listings(&mut c, &seen);
+        assert_eq!((c.is_nse, c.is_bse), (false, true));
+        let statuses: Vec<_> = c.details.listings.iter().map(|l| (l.status, l.last_seen)).collect();
+        assert_eq!(
+            statuses,
+            vec![(ListingStatus::Delisted, Some(d("2024-01-30"))), (ListingStatus::Active, Some(d("2024-01-30")))]
+        );
+        // Listed again: active again. An exchange no snapshot showed is left.
+        let again = [ListingSeen { exchange: Exchange::Nse, listed: true, last_seen: d("2026-05-17") }];
+        apply_listings(&mut c, &again);
+        assert_eq!((c.is_nse, c.details.listings[0].status), (true, ListingStatus::Active));
+        assert_eq!(c.details.listings[1].last_seen, Some(d("2024-01-30")));
     }
 
     #[test]

@@ -53,9 +53,9 @@ use crate::controllers::webhooks::{
     V1WebhookUpdate,
 };
 use crate::route::{Access, Caching, Route, Verb};
+use mds_domain::facets::{BasicIndustry, Facet, Hint, Industries, Industry, MacroSector, NewsFacets, Sector};
 use mds_domain::price_query::{Adjust, Adjustment, CompanyPrices, MarketDay};
 use mds_domain::prices::Bar;
-use mds_domain::facets::{BasicIndustry, Facet, Hint, Industries, Industry, MacroSector, NewsFacets, Sector};
 
 /// The schemas of request bodies, whose absent fields mean something
 /// (left out of the rule that every property is required).

@@ -28,12 +28,14 @@ fn change_date(cell: &str) -> Result<NaiveDate, String> {
         .map_err(|_| format!("the date must be a day such as 09-APR-2025 (got {cell:?})"))
 }
 
-/// A name cell: not empty, within the bound of company names.
+/// A name cell, tidied as the service stores names
+/// ([`mds_domain::tidy_name`]): not empty, within the bound of company names.
 fn name(cell: &str, what: &str) -> Result<String, String> {
+    let cell = mds_domain::tidy_name(cell);
     if cell.is_empty() {
         return Err(format!("{what} is empty"));
     }
-    mds_domain::bounds::COMPANY_NAME.check(cell).map(|()| cell.to_owned()).map_err(|e| format!("{what}: {e}"))
+    mds_domain::bounds::COMPANY_NAME.check(&cell).map(|()| cell).map_err(|e| format!("{what}: {e}"))
 }
 
 /// The data lines of a change file as `(line, four trimmed cells)`, the

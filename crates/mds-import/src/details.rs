@@ -114,6 +114,7 @@ pub(crate) fn csv_details<'a>(
             listed_on,
             face_value,
             status: status.unwrap_or(ListingStatus::Active),
+            last_seen: None,
         });
     }
     let market_cap = match (cell(13), cell(14)) {

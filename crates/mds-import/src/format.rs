@@ -307,3 +307,74 @@ pub struct Format {
 pub fn day_in_name(file: &Source) -> Option<NaiveDate> {
     file.file_name().and_then(crate::exchange::mcap_day_from_file_name)
 }
+
+/// What an exchange list's file name says of its day (contract section
+/// 10.3): a full day, only part of one (`2024-01`), or nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NameDay {
+    /// A full day, written `YYYY-MM-DD`, `DD-MM-YYYY`, `DDMMYYYY` or
+    /// `YYYYMMDD`.
+    Full(NaiveDate),
+    /// Only a month (`YYYY-MM`, `MM-YYYY`, `YYYYMM`, `MMYYYY`), as written;
+    /// or several different full days (a range), as written.
+    Partial(String),
+    /// No day at all.
+    None,
+}
+
+/// What `name` (a file name) says of the day of the list it holds: every
+/// run of digits and hyphens is read, a full day first; a name with two
+/// different full days (a range), or a year and month with no valid day
+/// (`2024-02-30`), is [`NameDay::Partial`] too, for the caller cannot tell
+/// which day is meant.
+pub fn list_day_in_name(name: &str) -> NameDay {
+    let year = |s: &str| s.len() == 4 && s.parse::<i32>().is_ok_and(|y| (1990..=2100).contains(&y));
+    let month = |s: &str| s.len() == 2 && s.parse::<u32>().is_ok_and(|m| (1..=12).contains(&m));
+    let ymd = |y: &str, m: &str, d: &str| -> Option<NaiveDate> {
+        if !(year(y) && month(m) && d.len() == 2) {
+            return None;
+        }
+        NaiveDate::from_ymd_opt(y.parse().ok()?, m.parse().ok()?, d.parse().ok()?)
+    };
+    let mut full: Vec<(NaiveDate, &str)> = Vec::new();
+    let mut partial: Option<&str> = None;
+    let tokens =
+        name.split(|c: char| !(c.is_ascii_digit() || c == '-')).filter(|t| t.bytes().any(|b| b.is_ascii_digit()));
+    for token in tokens {
+        let token = token.trim_matches('-');
+        let groups: Vec<&str> = token.split('-').collect();
+        let mut found = false;
+        for i in 0..groups.len() {
+            let g = &groups[i..];
+            let day = match g {
+                [y, m, d, ..] if y.len() == 4 => ymd(y, m, d),
+                [d, m, y, ..] if y.len() == 4 => ymd(y, m, d),
+                [one, ..] if one.len() == 8 => {
+                    ymd(&one[..4], &one[4..6], &one[6..]).or_else(|| ymd(&one[4..], &one[2..4], &one[..2]))
+                }
+                _ => None,
+            };
+            if let Some(d) = day {
+                full.push((d, token));
+                found = true;
+                break;
+            }
+        }
+        if found || partial.is_some() {
+            continue;
+        }
+        let six = |one: &str| {
+            one.len() == 6 && ((year(&one[..4]) && month(&one[4..])) || (month(&one[..2]) && year(&one[2..])))
+        };
+        let is_month = groups.windows(2).any(|w| (year(w[0]) && month(w[1])) || (month(w[0]) && year(w[1])))
+            || groups.iter().any(|g| six(g));
+        if is_month {
+            partial = Some(token);
+        }
+    }
+    match full.as_slice() {
+        [] => partial.map_or(NameDay::None, |p| NameDay::Partial(p.to_owned())),
+        [(d, _), rest @ ..] if rest.iter().all(|(e, _)| e == d) => NameDay::Full(*d),
+        several => NameDay::Partial(several.iter().map(|(_, t)| *t).collect::<Vec<_>>().join(", ")),
+    }
+}

@@ -117,6 +117,7 @@ fn small_files_merge_with_their_details() {
         listed_on: NaiveDate::from_ymd_opt(date.0, date.1, date.2),
         face_value: Some(face),
         status: ListingStatus::Active,
+        last_seen: None,
     };
     let bse_listing = |symbol: &str, code: &str, group: &str, face: f64| Listing {
         exchange: Exchange::Bse,
@@ -126,6 +127,7 @@ fn small_files_merge_with_their_details() {
         listed_on: None,
         face_value: Some(face),
         status: ListingStatus::Active,
+        last_seen: None,
     };
     let levels = |m: &str, s: &str, i: &str, b: &str| Classification {
         macro_sector: Some(m.into()),
@@ -194,6 +196,35 @@ fn bad_detail_cells_are_reported_with_their_line() {
          line 3: Security Code must be digits (got \"5000X3\")
          line 3: Face Value must be a non-negative number of rupees (got \"-1\")",
     );
+}
+
+/// Section 10.3: an exchange list's name gives its day in any of four
+/// spellings; a month alone, or two different days, is not a day.
+#[test]
+fn a_list_file_name_gives_a_full_day_or_only_part_of_one() {
+    use mds_import::format::{NameDay, list_day_in_name};
+    let full = |y, m, d| NameDay::Full(NaiveDate::from_ymd_opt(y, m, d).unwrap());
+    for (name, want) in [
+        ("nse_EQUITY_L_2026-05-17.csv", full(2026, 5, 17)),
+        ("EQUITY_L_17-05-2026.csv", full(2026, 5, 17)),
+        ("EQUITY_L_17052026.csv", full(2026, 5, 17)),
+        ("EQUITY_L_20260517.csv", full(2026, 5, 17)),
+        ("Equity-20240130.csv", full(2024, 1, 30)),
+        ("MCAP28032024.csv", full(2024, 3, 28)),
+        ("nse_EQUITY_L_2024-01.csv", NameDay::Partial("2024-01".into())),
+        ("bse_Equity_2024-01.csv", NameDay::Partial("2024-01".into())),
+        ("EQUITY_L_01-2024.csv", NameDay::Partial("01-2024".into())),
+        ("EQUITY_L_202401.csv", NameDay::Partial("202401".into())),
+        ("list_2024-01-01_to_2024-02-01.csv", NameDay::Partial("2024-01-01, 2024-02-01".into())),
+        ("list_2024-01-30_2024-01-30.csv", full(2024, 1, 30)),
+        ("EQUITY_L.csv", NameDay::None),
+        ("SME_EQUITY_L.csv", NameDay::None),
+        ("equity-v2.csv", NameDay::None),
+        ("EQUITY_L_2024-02-30.csv", NameDay::Partial("2024-02-30".into())),
+        ("EQUITY_L_123456789.csv", NameDay::None),
+    ] {
+        assert_eq!(list_day_in_name(name), want, "{name}");
+    }
 }
 
 #[test]

@@ -195,6 +195,61 @@ async fn real_files(store: &dyn Store) {
     assert_eq!(tickers["INE155A01022"], "TMPV");
     assert_eq!(tickers["INE758T01015"], "ETERNAL");
 
+    // Section 10.3 on the real files.
+    let company = |i: &str| companies.iter().find(|c| c.isin.as_str() == i).unwrap_or_else(|| panic!("no {i}"));
+    let listing = |c: &mds_domain::Company, x: mds_domain::Exchange| {
+        let l = c.details.listings.iter().find(|l| l.exchange == x).unwrap_or_else(|| panic!("{} on {x:?}", c.isin));
+        (l.status, l.last_seen.map(|d| d.to_string()))
+    };
+    use mds_domain::{Exchange::Bse, Exchange::Nse, ListingStatus};
+    // Names are stored tidied: BSE's double spaces and trailing commas gone.
+    assert_eq!(company("INE002E01010").name, "Sar Auto Products Limited");
+    assert_eq!(company("INE714B01016").name, "Andhra Petrochemicals Ltd.");
+    assert!(companies.iter().all(|c| c.name == mds_domain::tidy_name(&c.name)));
+    // HINDMOTORS left NSE's list: its NSE listing is delisted (last seen in
+    // January 2024), whatever BSE's older list says; BSE's stays listed.
+    let hm = company("INE253A01025");
+    assert_eq!(listing(hm, Nse), (ListingStatus::Delisted, Some("2024-01-30".into())));
+    assert_eq!(listing(hm, Bse), (ListingStatus::Active, Some("2024-01-30".into())));
+    assert_eq!((hm.is_nse, hm.is_bse, hm.details.status), (false, true, CompanyStatus::Active));
+    // Every listing's status agrees with its exchange flag; a listing of
+    // the 2026 NSE list was last seen then.
+    for c in &companies {
+        for l in &c.details.listings {
+            let flag = if l.exchange == Nse { c.is_nse } else { c.is_bse };
+            assert_eq!(flag, l.status != ListingStatus::Delisted, "{} {:?}", c.isin, l.exchange);
+        }
+    }
+    assert_eq!(listing(company("INE758T01015"), Nse), (ListingStatus::Active, Some("2026-05-17".into())));
+    let delisted_listings = |x: mds_domain::Exchange| {
+        companies
+            .iter()
+            .flat_map(|c| &c.details.listings)
+            .filter(|l| l.exchange == x && l.status == ListingStatus::Delisted)
+            .count()
+    };
+    // NSE: the 58 delisted and the 114 superseded old ISINs (the issue's
+    // 172); BSE: none, its only list is still its latest.
+    assert_eq!((delisted_listings(Nse), delisted_listings(Bse)), (172, 0));
+    // A superseded ISIN shows its last day's ticker and name.
+    let ami = company("INE00FF01017");
+    assert_eq!((ami.ticker.as_str(), ami.name.as_str()), ("ACUTAAS", "Acutaas Chemicals Limited"));
+    assert_eq!(ami.details.listings[0].symbol, "ACUTAAS");
+    // A successor inherits what its files did not give: BAJFINANCE's new
+    // ISIN keeps its industry, band and classification.
+    let (old, new) = (company("INE296A01024"), company("INE296A01032"));
+    assert!(old.industry.is_some() && old.market_cap_band == Some(mds_domain::MarketCapBand::Large));
+    assert_eq!((&new.industry, &new.sector, new.market_cap_band), (&old.industry, &old.sector, old.market_cap_band));
+    assert_eq!(new.details.classification, old.details.classification);
+    assert_eq!(new.details.market_cap, old.details.market_cap);
+    let large = companies
+        .iter()
+        .filter(|c| {
+            c.details.status == CompanyStatus::Active && c.market_cap_band == Some(mds_domain::MarketCapBand::Large)
+        })
+        .count();
+    assert_eq!(large, 100);
+
     // The demo's news points at active companies, as they are now named.
     let by: HashMap<&Isin, &mds_domain::Company> = companies.iter().map(|c| (&c.isin, c)).collect();
     for a in mds_import::demo_articles() {
@@ -231,6 +286,21 @@ async fn real_files(store: &dyn Store) {
             (Series::Bse, day("2024-01-30")),
         ]
     );
+
+    // A later list showing the same rows: each listing's last_seen moves,
+    // and no company.changed is announced for it.
+    let none = mds_domain::EventFilter::default();
+    let latest = store.event_page(mds_domain::EventId(0), &none, 1_000_000).await.unwrap().latest;
+    let mut later = h.snapshots_2026.clone();
+    later.as_of = day("2026-05-18");
+    assert_eq!(store.import_snapshots(&later).await.unwrap().snapshots, 2);
+    let announced = store.event_page(latest, &none, 1_000_000).await.unwrap().events;
+    assert!(announced.is_empty(), "{} events announced", announced.len());
+    let companies = store.companies().await.unwrap();
+    let eternal = companies.iter().find(|c| c.isin.as_str() == "INE758T01015").unwrap();
+    assert_eq!(eternal.details.listings[0].last_seen, Some(day("2026-05-18")));
+    let hm = companies.iter().find(|c| c.isin.as_str() == "INE253A01025").unwrap();
+    assert_eq!(hm.details.listings[0].last_seen, Some(day("2024-01-30")));
 }
 
 /// The change files first, then the snapshots: the same events.

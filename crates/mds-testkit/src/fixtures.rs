@@ -54,6 +54,7 @@ pub fn detailed_company(isin: &str, ticker: &str) -> Company {
             listed_on: chrono::NaiveDate::from_ymd_opt(2008, 10, 6),
             face_value: Some(5.0),
             status: ListingStatus::Active,
+            last_seen: None,
         },
         Listing {
             exchange: Exchange::Bse,
@@ -63,6 +64,7 @@ pub fn detailed_company(isin: &str, ticker: &str) -> Company {
             listed_on: None,
             face_value: Some(5.0),
             status: ListingStatus::Suspended,
+            last_seen: None,
         },
     ];
     c.details.classification.macro_sector = Some("Commodities".into());

@@ -111,6 +111,7 @@ def listings_frame(details: Iterable[CompanyDetail]) -> Any:
     df["exchange"] = pd.Categorical(df["exchange"], categories=EXCHANGES)
     df["status"] = pd.Categorical(df["status"], categories=LISTING_STATUSES)
     df["listed_on"] = pd.to_datetime(df["listed_on"])
+    df["last_seen"] = pd.to_datetime(df["last_seen"])
     df["face_value"] = df["face_value"].astype("Float64")
     return df
 

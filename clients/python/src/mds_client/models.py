@@ -335,6 +335,8 @@ class Listing(_Model):
     listed_on: date | None
     face_value: float | None
     status: str
+    #: The day of the latest snapshot of its exchange's list that showed it.
+    last_seen: date | None = None
 
 
 @dataclass(frozen=True)

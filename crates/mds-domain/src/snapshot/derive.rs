@@ -32,6 +32,12 @@
 //! - **Status**: `superseded` when it is the old ISIN of an
 //!   `isin_changed`; else `active` when the latest snapshot of some series
 //!   shows it; else `delisted`.
+//! - **Listings** (section 10.3): per ISIN and exchange, whether the
+//!   latest snapshot of one of the exchange's series shows it (else its
+//!   listing is `delisted`, whatever another exchange says), and its
+//!   `last_seen`, the day of the latest snapshot that showed it (the
+//!   snapshots' days given to [`Deriver::with_days`]; without them, the
+//!   first day of its latest run).
 //!
 //! Events of an ISIN are ordered by date, then in the order they are made
 //! here (listed, then changes, then `isin_changed`, then `delisted`).
@@ -40,7 +46,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::NaiveDate;
 
-use super::{NameChange, Run, Series, SymbolChange};
+use super::{ListingSeen, NameChange, Run, Series, SymbolChange};
 use crate::company::{Exchange, Ticker};
 use crate::identity::{CompanyStatus, IdentityChange, IdentityEvent};
 use crate::isin::Isin;
@@ -52,6 +58,9 @@ pub struct Derived {
     pub events: BTreeMap<Isin, Vec<IdentityEvent>>,
     /// Each ISIN's status.
     pub status: HashMap<Isin, CompanyStatus>,
+    /// Each ISIN's listings as the snapshots leave them, one per exchange
+    /// (NSE first).
+    pub listings: HashMap<Isin, Vec<ListingSeen>>,
 }
 
 impl Derived {
@@ -414,6 +423,8 @@ pub struct Deriver<'c> {
     names: &'c [NameChange],
     name_symbols: KeyIndex,
     groups: SymbolGroups,
+    /// The days of the snapshots of each series, ascending.
+    days: HashMap<Series, Vec<NaiveDate>>,
 }
 
 impl<'c> Deriver<'c> {
@@ -427,7 +438,33 @@ impl<'c> Deriver<'c> {
         // symbol-change rows join (for linking name-change rows, which name
         // the symbol of the day the file was made).
         let groups = SymbolGroups::new(symbols);
-        Deriver { symbol_chains, name_chains, names, name_symbols, groups }
+        Deriver { symbol_chains, name_chains, names, name_symbols, groups, days: HashMap::new() }
+    }
+
+    /// The days of the snapshots imported (`(series, day)`, any order), by
+    /// which each listing's `last_seen` is found.
+    pub fn with_days(mut self, days: &[(Series, NaiveDate)]) -> Self {
+        self.days.clear();
+        for (series, d) in days {
+            self.days.entry(*series).or_default().push(*d);
+        }
+        for v in self.days.values_mut() {
+            v.sort_unstable();
+            v.dedup();
+        }
+        self
+    }
+
+    /// The day of the latest snapshot of `r`'s series that showed it: the
+    /// series' latest while `r` is open, else the latest before its end
+    /// (`r.since` when the days are not known).
+    fn last_seen(&self, r: &Run) -> NaiveDate {
+        let days = self.days.get(&r.series).map(Vec::as_slice).unwrap_or_default();
+        let before = match r.until {
+            None => days.len(),
+            Some(u) => days.partition_point(|d| *d < u),
+        };
+        days[..before].last().copied().filter(|d| *d >= r.since).unwrap_or(r.since)
     }
 
     /// The events and statuses made of `runs` and the prepared rows (see
@@ -446,7 +483,7 @@ pub fn derive(runs: &[Run], symbols: &[SymbolChange], names: &[NameChange]) -> D
 
 /// [`Deriver::derive`].
 fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
-    let Deriver { symbol_chains, name_chains, names, name_symbols, groups } = prep;
+    let Deriver { symbol_chains, name_chains, names, name_symbols, groups, days: _ } = prep;
     let mut by: SeriesRuns = BTreeMap::new();
     for r in runs {
         by.entry((r.series, &r.row.isin)).or_default().push(r);
@@ -619,7 +656,23 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
         }
         m
     });
-    Derived { events, status }
+    let mut listings: HashMap<Isin, Vec<ListingSeen>> = HashMap::new();
+    for ((series, isin), rs) in &by {
+        let exchange = series.exchange();
+        let list = listings.entry((*isin).clone()).or_default();
+        for r in rs {
+            let (listed, last_seen) = (r.until.is_none(), prep.last_seen(r));
+            match list.iter_mut().find(|l| l.exchange == exchange) {
+                Some(l) => {
+                    l.listed |= listed;
+                    l.last_seen = l.last_seen.max(last_seen);
+                }
+                None => list.push(ListingSeen { exchange, listed, last_seen }),
+            }
+        }
+        list.sort_by_key(|l| l.exchange != Exchange::Nse);
+    }
+    Derived { events, status, listings }
 }
 
 #[cfg(test)]
@@ -699,6 +752,45 @@ mod tests {
         ));
         assert_eq!(d.status[&Isin::parse("INE296A01024").unwrap()], CompanyStatus::Superseded);
         assert_eq!(d.status[&Isin::parse("INE296A01032").unwrap()], CompanyStatus::Active);
+    }
+
+    /// Section 10.3: a listing gone from its series' latest snapshot is not
+    /// listed, whatever another exchange's (older) list says; `last_seen`
+    /// is the latest snapshot that showed it.
+    #[test]
+    fn a_listing_gone_from_its_series_latest_snapshot_is_not_listed() {
+        let mid = "2025-03-01";
+        let runs = vec![
+            // Gone from NSE at B, still on BSE's only list (of A).
+            run(Series::NseMain, "INE253A01025", "HINDMOTORS", "Hindustan Motors Limited", 5.0, A, Some(B)),
+            run(Series::Bse, "INE253A01025", "HINDMOTORS", "Hindustan Motors Ltd.", 5.0, A, None),
+            // Moved from the SME list to the main board: still listed.
+            run(Series::NseSme, "INE0AAA01010", "MOVER", "Mover Limited", 10.0, A, Some(B)),
+            run(Series::NseMain, "INE0AAA01010", "MOVER", "Mover Limited", 10.0, B, None),
+        ];
+        let days = [(Series::NseMain, A), (Series::NseMain, mid), (Series::NseMain, B), (Series::NseSme, A)]
+            .map(|(s, d)| (s, day(d)))
+            .into_iter()
+            .chain([(Series::NseSme, day(B)), (Series::Bse, day(A))])
+            .collect::<Vec<_>>();
+        let d = Deriver::new(&[], &[]).with_days(&days).derive(&runs);
+        let seen = |isin: &str| d.listings[&Isin::parse(isin).unwrap()].clone();
+        assert_eq!(
+            seen("INE253A01025"),
+            vec![
+                ListingSeen { exchange: Exchange::Nse, listed: false, last_seen: day(mid) },
+                ListingSeen { exchange: Exchange::Bse, listed: true, last_seen: day(A) },
+            ]
+        );
+        assert_eq!(
+            seen("INE0AAA01010"),
+            vec![ListingSeen { exchange: Exchange::Nse, listed: true, last_seen: day(B) }]
+        );
+        // Still listed on BSE: active, as 10.2 says.
+        assert_eq!(d.status[&Isin::parse("INE253A01025").unwrap()], CompanyStatus::Active);
+        // Without the days, the first day of the latest run.
+        let bare = derive(&runs, &[], &[]);
+        assert_eq!(bare.listings[&Isin::parse("INE253A01025").unwrap()][0].last_seen, day(A));
     }
 
     #[test]

@@ -34,6 +34,7 @@ fn bse_listing(b: &BseListing) -> Listing {
         listed_on: None,
         face_value: b.face_value,
         status: b.status,
+        last_seen: None,
     }
 }
 
@@ -58,6 +59,7 @@ pub(super) fn nse_company(n: &NseListing, b: Option<&BseListing>, mcap: Option<&
         listed_on: n.listed_on,
         face_value: n.face_value,
         status: ListingStatus::Active,
+        last_seen: None,
     };
     Company {
         isin: n.isin.clone(),

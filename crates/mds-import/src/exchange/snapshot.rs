@@ -11,7 +11,9 @@ use mds_domain::snapshot::{Companies, Series, SnapshotImport, SnapshotRowsBuilde
 use super::bse::{BseEquityList, BseTickerSource};
 use super::mcap::McapList;
 use super::packed::{ExchangeCompanies, NseRows};
-use crate::format::{Arg, ArgKind, Format, Given, Input, Read, Refusal, Source, day_in_name};
+use crate::format::{
+    Arg, ArgKind, Format, Given, Input, NameDay, Read, Refusal, Source, day_in_name, list_day_in_name,
+};
 
 /// The snapshots of an exchange import and what the merge reported.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,8 +118,9 @@ pub const FORMAT: Format = Format {
         Arg {
             name: "as-of",
             kind: ArgKind::Day,
-            help: "The day the lists are of (YYYY-MM-DD). Without it, the day in the NSE file's name (DDMMYYYY \
-                   or YYYY-MM-DD), else today (said on stderr).",
+            help: "The day the lists are of (YYYY-MM-DD). Without it, the day written in the lists' names \
+                   (YYYY-MM-DD, DD-MM-YYYY, DDMMYYYY or YYYYMMDD; a name with only a month is refused), else \
+                   today (said on stderr).",
         },
         Arg {
             name: "mcap",
@@ -145,6 +148,12 @@ fn read_format(given: &Given, today: NaiveDate) -> Result<Read, Refusal> {
     if mcap_as_of.is_some() && given.one("mcap").is_none() {
         return Err(Refusal::message("--mcap-as-of is the day of --mcap's file: give --mcap"));
     }
+    let lists: Vec<&Source> = [Some(nse), given.one("nse-sme"), given.one("bse")].into_iter().flatten().collect();
+    let mut notes = Vec::new();
+    let as_of = match given.day_of("as-of") {
+        Some(d) => d,
+        None => lists_day(&lists, today, &mut notes)?,
+    };
     let nse_list = nse.parse(parse_nse_rows)?;
     let sme_list = given.one("nse-sme").map(|f| f.parse(parse_nse_sme_rows)).transpose()?;
     let bse_list = given.one("bse").map(|f| f.parse(parse_bse_equity_list)).transpose()?;
@@ -152,19 +161,52 @@ fn read_format(given: &Given, today: NaiveDate) -> Result<Read, Refusal> {
         None => None,
         Some(m) => Some(m.parse(parse_nse_mcap)?.with_as_of(mcap_as_of.or_else(|| day_in_name(m)))),
     };
-    let mut notes = Vec::new();
-    let as_of = match given.day_of("as-of").or_else(|| day_in_name(nse)) {
-        Some(d) => d,
-        None => {
-            notes.push(format!(
-                "no --as-of and no date in {}'s name: the lists are taken as of today, {today}",
-                nse.name()
-            ));
-            today
-        }
-    };
     let snapshots = snapshot_import(nse_list, sme_list, bse_list, mcap_list, as_of).map_err(Refusal::message)?;
     notes.extend(snapshots.notes.iter().cloned());
-    let files = [Some(nse), given.one("nse-sme"), given.one("bse")].into_iter().flatten().map(Source::name).collect();
+    let files = lists.into_iter().map(Source::name).collect();
     Ok(Read { input: Input::Snapshots { snapshots, files }, notes })
+}
+
+/// The day of the exchange lists given without `--as-of` (contract section
+/// 10.3): the full day written in their names. A name with only part of a
+/// day (`2024-01`), or lists whose names give different days, are refused,
+/// asking for `--as-of`; a list whose name has no day is taken as of the
+/// others' day (said in `notes`); no day in any name means `today` (said).
+fn lists_day(lists: &[&Source], today: NaiveDate, notes: &mut Vec<String>) -> Result<NaiveDate, Refusal> {
+    let mut days: Vec<(NaiveDate, String)> = Vec::new();
+    let mut undated = Vec::new();
+    for file in lists {
+        match file.file_name().map_or(NameDay::None, list_day_in_name) {
+            NameDay::Full(d) => days.push((d, file.name())),
+            NameDay::Partial(written) => {
+                return Err(Refusal::message(format!(
+                    "{}'s name gives no full day ({written:?}): say which day the lists are of with --as-of \
+                     YYYY-MM-DD",
+                    file.name()
+                )));
+            }
+            NameDay::None => undated.push(file.name()),
+        }
+    }
+    match days.as_slice() {
+        [] => {
+            notes.push(format!(
+                "no --as-of and no date in the lists' names ({}): the lists are taken as of today, {today}",
+                undated.join(", ")
+            ));
+            Ok(today)
+        }
+        [(d, first), rest @ ..] => {
+            if let Some((other, name)) = rest.iter().find(|(e, _)| e != d) {
+                return Err(Refusal::message(format!(
+                    "the lists' names give different days ({first}: {d}, {name}: {other}): import them \
+                     separately, or say which day they are of with --as-of YYYY-MM-DD"
+                )));
+            }
+            if !undated.is_empty() {
+                notes.push(format!("no date in {}'s name: taken as of {d}, the day of {first}", undated.join(", ")));
+            }
+            Ok(*d)
+        }
+    }
 }

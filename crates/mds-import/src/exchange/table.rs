@@ -63,13 +63,12 @@ fn isin_key(isin: &Isin) -> [u8; 12] {
     isin.as_str().as_bytes().try_into().expect("an ISIN is 12 ASCII characters")
 }
 
-/// A required name cell.
+/// A required name cell, tidied as the service stores names
+/// ([`mds_domain::tidy_name`]).
 pub(crate) fn exchange_name(record: &Record, index: usize, column: &str) -> Result<String, String> {
-    match record.get(index) {
-        "" => Err(format!("{column} is empty")),
-        name => {
-            mds_domain::bounds::COMPANY_NAME.check(name).map(|()| name.to_owned()).map_err(|e| format!("{column}: {e}"))
-        }
+    match mds_domain::tidy_name(record.get(index)) {
+        name if name.is_empty() => Err(format!("{column} is empty")),
+        name => mds_domain::bounds::COMPANY_NAME.check(&name).map(|()| name).map_err(|e| format!("{column}: {e}")),
     }
 }
 

@@ -90,7 +90,7 @@ async fn exchange_lists(
     let lines = vec![
         format!(
             "imported {listed} companies from {} as of {} ({} new, {of_lists_updated} updated, {} unchanged; {} rows \
-             without an ISIN skipped; {others} companies not in these lists changed status)",
+             without an ISIN skipped; {others} companies not in these lists changed status or listings)",
             files.join(", "),
             snapshots.import.as_of,
             s.companies.inserted,
@@ -150,17 +150,62 @@ fn identity_line(s: &IdentityImport) -> String {
     )
 }
 
-/// The identity history resolution reads: the catalog's symbol periods;
-/// BSE security codes are not in the history yet.
-struct Periods<F>(F);
+/// The identity history resolution reads: the catalog's symbol periods,
+/// and BSE's security codes ([`BseCodes`]).
+struct Periods<F> {
+    periods: F,
+    codes: BseCodes,
+}
 
 impl<F: Fn(Exchange, &Ticker) -> Vec<SymbolPeriod>> Identity for Periods<F> {
     fn periods(&self, exchange: Exchange, symbol: &Ticker) -> Vec<SymbolPeriod> {
-        (self.0)(exchange, symbol)
+        (self.periods)(exchange, symbol)
     }
 
-    fn bse_code_isin(&self, _code: &str, _day: NaiveDate) -> Option<Isin> {
-        None
+    fn bse_code_isin(&self, code: &str, day: NaiveDate) -> Option<Isin> {
+        self.codes.isin_on(code, day)
+    }
+}
+
+/// BSE's security codes and the ISINs they carried (contract 13.1): each
+/// code's ISIN as a BSE list showed it (a stored BSE listing's scrip code),
+/// followed through the ISIN changes made before the day (BSE keeps the
+/// code when a split changes the ISIN), not after a BSE `delisted`.
+#[derive(Default)]
+struct BseCodes {
+    /// Code → the ISINs whose BSE listing has it.
+    codes: std::collections::HashMap<String, Vec<Isin>>,
+    /// ISIN → the ISIN that replaced it, and the day.
+    successors: std::collections::HashMap<Isin, (Isin, NaiveDate)>,
+    /// ISIN → the day it left BSE's list.
+    delisted: std::collections::HashMap<Isin, NaiveDate>,
+}
+
+impl BseCodes {
+    /// How many ISIN changes are followed at most (a cycle ends here).
+    const MAX_CHAIN: usize = 32;
+
+    /// The ISIN `code` carried on `day`, when exactly one does.
+    fn isin_on(&self, code: &str, day: NaiveDate) -> Option<Isin> {
+        let mut found: Option<&Isin> = None;
+        for first in self.codes.get(code)? {
+            if self.delisted.get(first).is_some_and(|d| *d <= day) {
+                continue;
+            }
+            let mut isin = first;
+            for _ in 0..Self::MAX_CHAIN {
+                match self.successors.get(isin) {
+                    // On the day of the change the action is the earlier ISIN's.
+                    Some((to, d)) if *d < day => isin = to,
+                    _ => break,
+                }
+            }
+            if found.is_some_and(|f| f != isin) {
+                return None;
+            }
+            found = Some(isin);
+        }
+        found.cloned()
     }
 }
 
@@ -193,10 +238,34 @@ async fn actions(
         IdentityChange::SymbolChanged { exchange: Exchange::Nse, from, to } => Some((from, to, e.date)),
         _ => None,
     }));
+    let mut codes = BseCodes::default();
+    for (isin, e) in &events {
+        match &e.change {
+            IdentityChange::IsinChanged { from, to, .. } if from == isin => {
+                codes.successors.insert(from.clone(), (to.clone(), e.date));
+            }
+            IdentityChange::Delisted { exchange: Exchange::Bse, .. } => {
+                codes.delisted.insert(isin.clone(), e.date);
+            }
+            _ => {}
+        }
+    }
     drop(events);
-    let identity = Periods(|exchange: Exchange, symbol: &Ticker| {
-        catalog.symbol_history(exchange, symbol).map(|h| h.periods).unwrap_or_default()
-    });
+    store
+        .companies_sorted(&mut |s| {
+            let c = s.company;
+            let bse = c.details.listings.iter().find(|l| l.exchange == Exchange::Bse);
+            if let Some(code) = bse.and_then(|l| l.scrip_code.clone()) {
+                codes.codes.entry(code).or_default().push(c.isin);
+            }
+        })
+        .await?;
+    let identity = Periods {
+        periods: |exchange: Exchange, symbol: &Ticker| {
+            catalog.symbol_history(exchange, symbol).map(|h| h.periods).unwrap_or_default()
+        },
+        codes,
+    };
     let b = batch::resolve(files, &identity, &changes);
     let mut lines = Vec::new();
     if list_unresolved {

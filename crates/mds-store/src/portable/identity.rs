@@ -15,7 +15,9 @@
 //!    range's stored events and companies before the next range is read;
 //! 3. the ISINs whose events differ from the stored ones get theirs
 //!    rewritten; the companies given, and the stored ones whose status
-//!    moved, are written when they differ; every company written or whose
+//!    or listings moved (a listing gone from its series' latest snapshot is
+//!    `delisted`; each listing's `last_seen`, `snapshot::apply_listings`),
+//!    are written when they differ; every company written or whose
 //!    events changed is stamped with a new `companies` generation, so nodes
 //!    reload and the change feed carries it, and gets a `company.changed`
 //!    event with the identity events it gained (when its detail or its
@@ -38,8 +40,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use chrono::NaiveDate;
 use futures_util::TryStreamExt;
 use mds_domain::snapshot::derive::{Derived, Deriver, issuer};
-use mds_domain::snapshot::{Companies, NameChange, Run, Series, SnapshotRow, SnapshotRows, SymbolChange, carry_over};
-use mds_domain::{Company, CompanyChanged, CompanyStatus, EventDraft, IdentityEvent, Isin, Ticker};
+use mds_domain::snapshot::{
+    Companies, NameChange, Run, Series, SnapshotRow, SnapshotRows, SymbolChange, apply_listings, carry_over, inherit,
+    take_last_day,
+};
+use mds_domain::{Company, CompanyChanged, CompanyStatus, EventDraft, IdentityChange, IdentityEvent, Isin, Ticker};
 
 use super::catalog::{UpsertStamp, begin_upsert};
 use super::events::{self, detail_with_links};
@@ -176,6 +181,17 @@ pub(crate) async fn import_changes(
     rederive(&mut tx, None, &mut summary).await?;
     tx.commit().await.map_err(db)?;
     Ok(summary)
+}
+
+/// The day of every snapshot imported, of every series.
+async fn all_days(conn: &mut Conn) -> StoreResult<Vec<(Series, NaiveDate)>> {
+    let rs: Vec<(String, String)> =
+        sqlx::query_as("SELECT series, as_of FROM identity_snapshots").fetch_all(&mut *conn).await.map_err(db)?;
+    rs.into_iter()
+        .map(|(s, d)| {
+            Ok((s.parse::<Series>().map_err(|e| corrupt(format_args!("identity_snapshots: {e}")))?, day(&d)?))
+        })
+        .collect()
 }
 
 /// The latest snapshot day of each series.
@@ -546,7 +562,7 @@ async fn rederive(
     summary: &mut IdentityImport,
 ) -> StoreResult<bool> {
     let (symbols, names) = change_rows(conn).await?;
-    let prep = Deriver::new(&symbols, &names);
+    let prep = Deriver::new(&symbols, &names).with_days(&all_days(conn).await?);
     let carry = given.map(|(_, c)| c);
     let mut writing: Option<Writing> = None;
     let mut wrote = false;
@@ -592,42 +608,60 @@ async fn rederive_range(
         }
     }
 
-    // Companies: the given ones (with what they keep), then every stored one
-    // whose status moved.
-    let status_of = |isin: &Isin, fallback: CompanyStatus| derived.status.get(isin).copied().unwrap_or(fallback);
-    let mut writes: Vec<Company> = Vec::new();
-    let mut seen: HashSet<&Isin> = HashSet::new();
+    // Companies: the given ones (with what they keep), and every stored one
+    // the derivation speaks of, as the snapshots and events leave them
+    // (status, listings; a superseded one's last day; a successor's
+    // inheritance, after its predecessor's, in ISIN order); written when
+    // they differ from the stored ones.
+    let mut next: BTreeMap<Isin, (Company, bool)> = BTreeMap::new();
     for c in given {
-        seen.insert(&c.isin);
         let mut c = c.clone();
-        match stored.get(&c.isin) {
-            Some(s) => {
-                if let Some(k) = carry {
-                    carry_over(&mut c, s, k.bse_given, k.mcap_given);
-                }
-                c.details.status = status_of(&c.isin, s.details.status);
-                if c == *s {
-                    summary.companies.unchanged += 1;
-                    continue;
-                }
-                summary.companies.updated += 1;
-            }
-            None => {
-                c.details.status = status_of(&c.isin, CompanyStatus::Active);
-                summary.companies.inserted += 1;
-            }
+        if let (Some(s), Some(k)) = (stored.get(&c.isin), carry) {
+            carry_over(&mut c, s, k.bse_given, k.mcap_given);
         }
-        writes.push(c);
+        let fallback = stored.get(&c.isin).map_or(CompanyStatus::Active, |s| s.details.status);
+        c.details.status = derived.status.get(&c.isin).copied().unwrap_or(fallback);
+        next.insert(c.isin.clone(), (c, true));
     }
     for (isin, st) in &derived.status {
-        if seen.contains(isin) {
-            continue;
+        if let (false, Some(s)) = (next.contains_key(isin), stored.get(isin)) {
+            let mut c = s.clone();
+            c.details.status = *st;
+            next.insert(isin.clone(), (c, false));
         }
-        if let Some(s) = stored.get(isin).filter(|s| s.details.status != *st) {
-            let mut s = s.clone();
-            s.details.status = *st;
-            summary.companies.updated += 1;
-            writes.push(s);
+    }
+    let isins: Vec<Isin> = next.keys().cloned().collect();
+    for isin in &isins {
+        let events = derived.events.get(isin).map(Vec::as_slice).unwrap_or_default();
+        let predecessor = events.iter().rev().find_map(|e| match &e.change {
+            IdentityChange::IsinChanged { from, to, .. } if to == isin => Some(from),
+            _ => None,
+        });
+        let before = predecessor.and_then(|p| next.get(p).map(|(c, _)| c).or_else(|| stored.get(p))).cloned();
+        let Some((c, _)) = next.get_mut(isin) else { continue };
+        if let Some(seen) = derived.listings.get(isin) {
+            apply_listings(c, seen);
+        }
+        if c.details.status == CompanyStatus::Superseded {
+            take_last_day(c, events);
+        }
+        if let Some(before) = &before {
+            inherit(c, before);
+        }
+    }
+    let mut writes: Vec<Company> = Vec::new();
+    for (isin, (c, was_given)) in next {
+        match (stored.get(&isin), was_given) {
+            (Some(s), true) if c == *s => summary.companies.unchanged += 1,
+            (Some(s), false) if c == *s => {}
+            (Some(_), _) => {
+                summary.companies.updated += 1;
+                writes.push(c);
+            }
+            (None, _) => {
+                summary.companies.inserted += 1;
+                writes.push(c);
+            }
         }
     }
     let written: HashSet<Isin> = writes.iter().map(|c| c.isin.clone()).collect();
@@ -695,5 +729,12 @@ fn change_draft(
     let after = detail_with_links(c, now, new_events);
     let gained: Vec<IdentityEvent> = new_events.iter().filter(|e| !old_events.contains(e)).cloned().collect();
     let change = CompanyChanged::between(before.as_ref(), after, gained);
-    (!change.changed.is_empty() || !change.events.is_empty()).then(|| change.draft())
+    // A newer list that only saw a listing again (its `last_seen` moved)
+    // is no change to announce: each daily list would otherwise announce
+    // every company it shows.
+    let unseen = |c: &Company| {
+        c.details.listings.iter().map(|l| mds_domain::Listing { last_seen: None, ..l.clone() }).collect::<Vec<_>>()
+    };
+    let only_seen = change.changed == ["listings"] && stored.is_some_and(|s| unseen(s) == unseen(c));
+    (!(change.changed.is_empty() || only_seen) || !change.events.is_empty()).then(|| change.draft())
 }

@@ -103,6 +103,7 @@ pub async fn company_details_round_trip(store: &dyn Store) {
             listed_on: chrono::NaiveDate::from_ymd_opt(1995, 1, 2),
             face_value: Some(2.0),
             status: ListingStatus::Active,
+            last_seen: None,
         },
     ];
     a.details.classification.macro_sector = Some("Industrials".into());
