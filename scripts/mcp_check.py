@@ -4,7 +4,7 @@ running `mds demo` (POST /mcp) and stdio by spawning `mds mcp` as a
 desktop agent would. Run by scripts/mcp-client.sh, which starts the
 server and sets MDS_BASE_URL, MDS_API_KEY and MDS_BIN.
 
-Each transport: initialize; list the seven tools, each with an input and
+Each transport: initialize; list the eight tools, each with an input and
 an output schema (the SDK validates every successful result's
 structuredContent against the output schema); call every tool; a route's
 404 is a result with isError and the problem; arguments breaking the
@@ -44,6 +44,7 @@ TOOLS = [
     "list_news",
     "get_article",
     "list_corporate_actions",
+    "get_prices",
     "get_usage",
 ]
 UNKNOWN_ISIN = "INE000000000"
@@ -120,6 +121,12 @@ async def exercise(session: ClientSession, name: str) -> None:
     assert actions == route("/v1/companies/INE155A01022/actions?lineage=false"), actions
     calendar = ok(await session.call_tool("list_corporate_actions", {"ex_date_from": "2025-01-01", "limit": 3}))
     assert calendar == route("/v1/actions?ex_date_from=2025-01-01&limit=3"), calendar
+    # The demo may hold no bars of this company: then the route's own 404.
+    prices = await session.call_tool("get_prices", {"isin": "INE155A01022", "adjust": "none"})
+    if prices.isError:
+        assert prices.structuredContent["code"] == "not_found", prices
+    else:
+        assert prices.structuredContent == route("/v1/companies/INE155A01022/prices?adjust=none"), prices
     usage = ok(await session.call_tool("get_usage", {}))
     assert usage["key_prefix"] == KEY[: len(usage["key_prefix"])], usage
 

@@ -1155,4 +1155,127 @@ async fn client_reads_matches_hints_industries_and_facets() {
     assert_eq!(tree.count as usize, active);
     let facets = client.news_facets().await.unwrap();
     assert!(!facets.categories.is_empty() && !facets.tags.is_empty());
+
+// ---- end-of-day prices ----
+
+/// The client's price requests against the real server on five real days
+/// around TTL's split: the series as each adjustment and lineage asks,
+/// decoded as the route's JSON says, bad input as the route's problem; the
+/// market on a day followed page by page to the whole day the CSV form
+/// gives in one response.
+#[tokio::test]
+async fn the_client_reads_a_series_and_the_market_on_a_day() {
+    use common::prices::{DAYS, TTL_NEW, TTL_OLD, loaded};
+    use mds_client::{Adjust, Bar, CompanyPrices, Series};
+
+    let (app, _dir) = loaded().await;
+    let c = client(&app);
+    let day = |s: &str| s.parse::<chrono::NaiveDate>().unwrap();
+    let (from, to) = (day(DAYS[0]), day(DAYS[4]));
+    let span = format!("from={}&to={}", DAYS[0], DAYS[4]);
+    for (adjust, q) in [(Adjust::Unadjusted, "none"), (Adjust::Split, "split"), (Adjust::Total, "total")] {
+        let got = c.company_prices(TTL_NEW).from(from).to(to).adjust(adjust).send().await.unwrap();
+        let route: CompanyPrices = serde_json::from_value(
+            app.get_json(&format!("/v1/companies/{TTL_NEW}/prices?{span}&adjust={q}"), 200).await,
+        )
+        .unwrap();
+        assert_eq!(got, route, "adjust={q}");
+        assert_eq!(got.adjust, adjust);
+        let isins: Vec<&str> = got.bars.iter().map(|b| b.isin.as_str()).collect();
+        assert_eq!(isins, [TTL_OLD, TTL_OLD, TTL_OLD, TTL_NEW, TTL_NEW], "adjust={q}: continued through the split");
+        assert_eq!(got.adjustments.is_empty(), adjust == Adjust::Unadjusted, "adjust={q}");
+    }
+    let raw = c.company_prices(TTL_NEW).from(from).to(to).adjust(Adjust::Unadjusted).send().await.unwrap();
+    let split = c.company_prices(TTL_NEW).from(from).to(to).send().await.unwrap();
+    let factor = split.adjustments.iter().find(|a| a.ex_date == day("2025-02-12")).expect("the split").factor;
+    let before = |p: &CompanyPrices| p.bars[2].close.to_f64();
+    assert!((before(&split) - before(&raw) * factor).abs() < 1e-4, "the split's factor applied before it");
+    let closes = |p: &CompanyPrices| p.bars[3..].iter().map(|b| b.close).collect::<Vec<_>>();
+    assert_eq!(closes(&split), closes(&raw), "closes from the ex-date on are as published");
+    let own = c.company_prices(TTL_NEW).from(from).to(to).lineage(false).send().await.unwrap();
+    assert!(own.bars.iter().all(|b| b.isin.as_str() == TTL_NEW) && own.bars.len() == 2);
+
+    let e = c.company_prices(TTL_NEW).from(to).to(from).send().await.unwrap_err();
+    let (status, problem) = api_error(e);
+    assert_eq!((status, problem.param.as_deref()), (400, Some("to")));
+    let (status, _) = api_error(c.company_prices("INE000000000").send().await.unwrap_err());
+    assert_eq!(status, 404);
+
+    // The whole day, a page at a time, is the day the CSV form gives at once.
+    let d = DAYS[3];
+    let csv = app.get_with_headers(&format!("/v1/prices?date={d}"), &[("accept", "text/csv")]).await;
+    let csv = csv.text().await.unwrap();
+    let mut pages = c.market_day(day(d)).limit(200).pages();
+    let (mut walked, mut n_pages) = (Vec::<Bar>::new(), 0);
+    while let Some(page) = pages.next_page().await.unwrap() {
+        n_pages += 1;
+        walked.extend(page.data);
+    }
+    assert!(n_pages > 2, "{n_pages} pages");
+    let mut text = String::new();
+    Bar::csv_header(&mut text);
+    walked.iter().for_each(|b| b.write_csv(&mut text));
+    assert_eq!(text, csv, "every bar of the day, in order, once");
+    let all = c.market_day(day(d)).limit(200).all().await.unwrap();
+    assert_eq!(all, walked);
+    let eq = c.market_day(day(d)).series(Series::EQ).limit(200).all().await.unwrap();
+    assert_eq!(eq, walked.iter().filter(|b| b.series == Series::EQ).cloned().collect::<Vec<_>>());
+    let none = c.market_day(day("2025-02-08")).all().await.unwrap();
+    assert!(none.is_empty(), "a Saturday has no bars");
+}
+
+/// `mds get prices` in each format: JSON is the client's answer, CSV the
+/// route's `text/csv` body, the table a chart of the closes naming the
+/// split and the ISIN change; bad input fails before a request.
+#[tokio::test]
+async fn cli_prices_json_csv_and_chart() {
+    use common::prices::{DAYS, TTL_NEW, TTL_OLD, loaded};
+
+    let (app, _dir) = loaded().await;
+    let span = ["--from", DAYS[0], "--to", DAYS[4]];
+    let args = |extra: &[&'static str]| [&["prices", TTL_NEW][..], &span[..], extra].concat();
+    let r = ok(&app, &args(&["--adjust", "none"])).await;
+    let json: mds_client::CompanyPrices = serde_json::from_str(&r.stdout).unwrap();
+    let want = client(&app)
+        .company_prices(TTL_NEW)
+        .from(DAYS[0].parse().unwrap())
+        .to(DAYS[4].parse().unwrap())
+        .adjust(mds_client::Adjust::Unadjusted)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(json, want);
+
+    let r = ok(&app, &args(&["--format", "csv"])).await;
+    let path = format!("/v1/companies/{TTL_NEW}/prices?from={}&to={}", DAYS[0], DAYS[4]);
+    let csv = app.get_with_headers(&path, &[("accept", "text/csv")]).await.text().await.unwrap();
+    assert_eq!(r.stdout, csv);
+
+    let r = ok(&app, &args(&["--format", "table"])).await;
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert!(
+        lines[0].starts_with(&format!("{TTL_NEW} closes, {} to {}, adjust=split: 5 bars", DAYS[0], DAYS[4])),
+        "{}",
+        r.stdout
+    );
+    assert!(lines.iter().any(|l| l.starts_with("adjusted: split ca_")), "{}", r.stdout);
+    let rows: Vec<&&str> = lines.iter().filter(|l| DAYS.iter().any(|d| l.starts_with(d))).collect();
+    assert_eq!(rows.len(), 5, "{}", r.stdout);
+    assert!(rows.iter().all(|l| l.contains('█')), "{}", r.stdout);
+    assert!(rows[3].starts_with("2025-02-12") && rows[3].ends_with(&format!("now {TTL_NEW}")), "{}", rows[3]);
+    assert!(rows[3].contains("split ×"), "{}", rows[3]);
+    let r =
+        ok(&app, &["prices", TTL_OLD, "--from", DAYS[0], "--to", DAYS[4], "--no-lineage", "--format", "table"]).await;
+    assert_eq!(r.stdout.lines().filter(|l| DAYS.iter().any(|d| l.starts_with(d))).count(), 3, "{}", r.stdout);
+
+    for (args, needle) in [
+        (vec!["prices", "NOTANISIN"], "ISIN"),
+        (vec!["prices", TTL_NEW, "--adjust", "splits"], "adjust must be one of"),
+        (vec!["prices", TTL_NEW, "--from", "2025-02-30"], "from"),
+    ] {
+        let r = mds_get(&app, Some(&app.key), &args).await;
+        assert!(!r.ok && r.stderr.contains(needle), "{args:?}: {}", r.stderr);
+    }
+    let r = mds_get(&app, Some(&app.key), &["prices", TTL_NEW, "--from", DAYS[4], "--to", DAYS[0]]).await;
+    assert!(!r.ok && r.stderr.starts_with("error: invalid_parameter (HTTP 400)"), "{}", r.stderr);
 }

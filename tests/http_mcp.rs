@@ -1,6 +1,6 @@
 //! `POST /mcp` (API.md section 12) through the real server, on the backend
 //! `MDS_TEST_BACKEND` names: no key is `401` before the message is read;
-//! the protocol's requests and errors; the six tools and their schemas;
+//! the protocol's requests and errors; the eight tools and their schemas;
 //! each tool answering as its route (the same JSON), a route's `404` as a
 //! tool result with `isError`; and a tool call counted exactly once, as
 //! its route, in the month and in the day's ledger, while `/mcp` itself
@@ -98,6 +98,7 @@ async fn initialize_list_and_the_protocol_errors() {
             "list_news",
             "get_article",
             "list_corporate_actions",
+            "get_prices",
             "get_usage"
         ]
     );
@@ -418,6 +419,62 @@ async fn list_corporate_actions_calls_the_company_s_route_or_the_calendar() {
         [(json!({"isin": 12345}), "isin"), (json!({"lineage": "no"}), "lineage"), (json!({"limt": 5}), "limt")]
     {
         let r = call(&app, "list_corporate_actions", args).await;
+        assert_eq!(r["isError"], true, "{r}");
+        assert_eq!(r["structuredContent"]["param"], param, "{r}");
+    }
+    assert_eq!(used(&app).await, before);
+}
+
+/// `get_prices` (contract 12.1, 14.2): answers as
+/// `/v1/companies/{isin}/prices` with that route's arguments, on five real
+/// days around TTL's split, counted as that route; its text is the bars as
+/// a table, at most half the characters of the compact JSON; arguments
+/// that break its schema are results naming them, counted nothing.
+#[tokio::test]
+async fn get_prices_answers_as_the_series_route() {
+    use common::prices::{DAYS, TTL_NEW, TTL_OLD, loaded};
+
+    let (app, _dir) = loaded().await;
+    let tools = rpc(&app, "tools/list", json!({})).await["result"]["tools"].clone();
+    let tool = tools.as_array().unwrap().iter().find(|t| t["name"] == "get_prices").unwrap().clone();
+    assert_eq!(tool["inputSchema"]["required"], json!(["isin"]), "{tool}");
+    let description = tool["description"].as_str().unwrap();
+    assert!(!description.contains("text/csv") && !description.contains("304"), "said to a model: {description}");
+    assert!(tool["outputSchema"]["properties"]["bars"].is_object(), "{tool}");
+    let before = used(&app).await;
+    let args = json!({"isin": TTL_NEW, "from": DAYS[0], "to": DAYS[4], "adjust": "split"});
+    let r = call(&app, "get_prices", args).await;
+    assert_eq!(r["isError"], false, "{r}");
+    let route =
+        get(&app, &format!("/v1/companies/{TTL_NEW}/prices?from={}&to={}&adjust=split", DAYS[0], DAYS[4])).await;
+    assert_eq!(r["structuredContent"], route);
+    assert!(route["adjustments"].as_array().is_some_and(|a| !a.is_empty()), "{route}");
+    let text = r["content"][0]["text"].as_str().unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("close\tdate\t") && !lines[0].contains("delivery_qty"), "{text}");
+    assert_eq!(lines.len(), 1 + DAYS.len() + 1, "a header, a line a bar, the rest: {text}");
+    assert!(lines[1].contains(TTL_OLD) && lines[5].contains(TTL_NEW), "{text}");
+    assert!(lines[6].contains("\"adjustments\"") && lines[6].contains("\"adjust\":\"split\""), "{text}");
+    let json_len = r["structuredContent"].to_string().len();
+    eprintln!("5 bars: text {} characters, compact JSON {json_len}", text.len());
+    assert!(text.len() * 2 <= json_len, "text {} vs JSON {json_len}", text.len());
+    let own = call(&app, "get_prices", json!({"isin": TTL_NEW, "from": DAYS[0], "lineage": false})).await;
+    assert_eq!(own["structuredContent"]["bars"].as_array().map(Vec::len), Some(2), "{own}");
+    // A route's own 400: `to` before `from`.
+    let wrong = call(&app, "get_prices", json!({"isin": TTL_NEW, "from": DAYS[4], "to": DAYS[0]})).await;
+    assert_eq!((wrong["isError"].clone(), wrong["structuredContent"]["param"].clone()), (json!(true), json!("to")));
+    assert_eq!(used(&app).await, before + 4, "the tool's three calls and the route's own");
+    let daily = get(&app, "/v1/usage/daily").await;
+    let today = daily["days"].as_array().unwrap().last().unwrap().clone();
+    assert!(today["by_route"]["/v1/companies/{isin}/prices"].as_u64() >= Some(4), "{today}");
+    let before = used(&app).await;
+    for (args, param) in [
+        (json!({"from": DAYS[0]}), "isin"),
+        (json!({"isin": 12345}), "isin"),
+        (json!({"isin": TTL_NEW, "lineage": "no"}), "lineage"),
+        (json!({"isin": TTL_NEW, "adjusted": "none"}), "adjusted"),
+    ] {
+        let r = call(&app, "get_prices", args).await;
         assert_eq!(r["isError"], true, "{r}");
         assert_eq!(r["structuredContent"]["param"], param, "{r}");
     }

@@ -5,6 +5,7 @@
 
 pub mod cluster;
 pub mod faults;
+pub mod prices;
 pub mod process;
 
 use std::net::SocketAddr;

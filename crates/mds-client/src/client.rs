@@ -350,6 +350,23 @@ impl Client {
         crate::CompanyActionsRequest::new(self.clone(), isin)
     }
 
+    /// `GET /v1/companies/{isin}/prices`: the security's end-of-day bars,
+    /// oldest first, adjusted (by default for splits and bonuses) and
+    /// continued through the ISINs it superseded; set `from`, `to`,
+    /// `adjust` and `lineage` on the returned request, then
+    /// [`send`](crate::CompanyPricesRequest::send) it.
+    pub fn company_prices(&self, isin: &str) -> crate::CompanyPricesRequest {
+        crate::CompanyPricesRequest::new(self.clone(), isin)
+    }
+
+    /// `GET /v1/prices?date=`: the market on `date`, by ISIN then series;
+    /// filter by series, then take one page or [`all`](crate::MarketDayRequest::all)
+    /// of it (the cursors followed).
+    pub fn market_day(&self, date: chrono::NaiveDate) -> crate::MarketDayRequest {
+        crate::MarketDayRequest::new(self.clone(), &["v1", "prices"])
+            .set(mds_domain::price_query::DATE, date.format("%Y-%m-%d").to_string())
+    }
+
     /// `GET /v1/news/{slug}`: one article with its body. An unknown slug is
     /// [`Error::Api`] with status `404` and code `not_found`; a string that
     /// cannot be a slug ([`Slug`]: 1 to 200 characters of `a-z`, `0-9` and

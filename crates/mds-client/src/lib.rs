@@ -24,6 +24,11 @@
 //!   [`CorporateAction`]; [`Client::company_actions`] →
 //!   [`CompanyActionsRequest`]: a company's actions with its lineage
 //!   ([`CompanyActions`]).
+//! - [`Client::company_prices`] → [`CompanyPricesRequest`]: a security's
+//!   end-of-day bars (`from`, `to`, [`Adjust`], `lineage`) with every
+//!   [`Adjustment`] applied ([`CompanyPrices`]); [`Client::market_day`] →
+//!   [`MarketDayRequest`]: every [`Bar`] of one day, a page at a time or
+//!   all of them.
 //! - [`Client::article`] → [`Article`] (with its body); [`Client::usage`] →
 //!   [`V1Usage`]; [`Client::usage_daily`] → [`V1UsageDaily`].
 //! - [`Client::events`] → [`EventsRequest`]: the event log as a list;
@@ -70,6 +75,7 @@ mod error;
 mod events;
 mod list;
 mod news_list;
+mod prices;
 mod sync;
 
 pub use actions::{ActionsRequest, CompanyActionsRequest};
@@ -87,6 +93,8 @@ pub use mds_domain::action_query::CompanyActions;
 pub use mds_domain::actions::{ActionType, CorporateAction};
 pub use mds_domain::daily::{V1UsageDaily, V1UsageDay};
 pub use mds_domain::facets::{BasicIndustry, Facet, Hint, Industries, Industry, MacroSector, NewsFacets, Sector};
+pub use mds_domain::price_query::{Adjust, Adjustment, CompanyPrices};
+pub use mds_domain::prices::{Bar, IsinSource, Series};
 pub use mds_domain::usage::{BillingMonth, V1Usage, V1UsageWindow};
 pub use mds_domain::webhook::VerifyError;
 pub use mds_domain::{
@@ -96,4 +104,5 @@ pub use mds_domain::{
     Slug, StatusFilter, SymbolHistory, SymbolPeriod, Ticker,
 };
 pub use news_list::NewsListRequest;
+pub use prices::{CompanyPricesRequest, MarketDayRequest};
 pub use sync::{Replica, SYNC_PAGE_SIZE, SyncReport};

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use clap::{Args, ValueEnum};
-use mds_client::{ActionType, BillingMonth, CompanySort, Exchange, MarketCapBand, StatusFilter};
+use mds_client::{ActionType, Adjust, BillingMonth, CompanySort, Exchange, MarketCapBand, StatusFilter};
 
 /// What `mds get usage` shows.
 #[derive(Debug, Args)]
@@ -150,6 +150,48 @@ pub(crate) struct ActionsArgs {
     /// Write to this file instead of stdout (with progress on stderr).
     #[arg(long, short)]
     pub(super) output: Option<PathBuf>,
+}
+
+/// The query and output of `mds get prices`.
+#[derive(Debug, Args)]
+pub(crate) struct PricesArgs {
+    /// The security's ISIN (case-insensitive): its bars, oldest first,
+    /// with those of the ISINs it superseded (unless --no-lineage).
+    pub(super) isin: String,
+    /// The first day (YYYY-MM-DD, inclusive); by default a year before --to.
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = any_day)]
+    pub(super) from: Option<NaiveDate>,
+    /// The last day (YYYY-MM-DD, inclusive); by default the last day loaded.
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = any_day)]
+    pub(super) to: Option<NaiveDate>,
+    /// none (as published), split (splits, consolidations and bonuses
+    /// applied: the API's default) or total (dividends and rights too).
+    #[arg(long, value_parser = adjust)]
+    pub(super) adjust: Option<Adjust>,
+    /// That ISIN's own bars only.
+    #[arg(long)]
+    pub(super) no_lineage: bool,
+    /// Output format: the answer as JSON (json, with the adjustments), the
+    /// bars as CSV (csv, the API's text/csv columns), or a chart of the
+    /// closes (table).
+    #[arg(long, value_enum, default_value_t = PricesFormat::Json)]
+    pub(super) format: PricesFormat,
+}
+
+/// Output formats of `mds get prices`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(super) enum PricesFormat {
+    /// The answer as JSON: the bars and the adjustments applied.
+    Json,
+    /// The bars as CSV, with the API's header of the bar's field names.
+    Csv,
+    /// A chart of the closes, a row a day, ex-dates and ISIN changes named.
+    Table,
+}
+
+/// An adjustment given on the command line.
+fn adjust(s: &str) -> Result<Adjust, String> {
+    s.parse()
 }
 
 /// An action type given on the command line.

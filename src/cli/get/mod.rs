@@ -11,11 +11,15 @@
 //! - `paging`: one page or every page of a list, rows handed on as they come.
 //! - `render`: JSON, JSON Lines, CSV and table output of listed rows.
 //! - `changes`: `mds get changes`, the change feed walked to its end.
+//! - `chart`: the bars the terminal charts draw.
 //! - `usage_chart`: `mds get usage --daily`'s bar chart.
+//! - `price_chart`: `mds get prices --format table`'s chart of the closes.
 
 mod args;
 pub(crate) mod changes;
+mod chart;
 mod paging;
+mod price_chart;
 mod render;
 mod usage_chart;
 
@@ -24,7 +28,7 @@ use std::io::{self, Write};
 use clap::Subcommand;
 use mds_client::Client;
 
-use args::{ActionsArgs, CompaniesArgs, NewsArgs, NewsFormat, UsageArgs};
+use args::{ActionsArgs, CompaniesArgs, NewsArgs, NewsFormat, PricesArgs, PricesFormat, UsageArgs};
 use paging::list;
 use render::{JsonRows, Output, sink};
 
@@ -74,6 +78,10 @@ pub(crate) enum GetCommand {
     /// Corporate actions: a company's (with --isin) or the calendar's (one
     /// page, or every page with --all).
     Actions(ActionsArgs),
+    /// A security's end-of-day prices, oldest first, adjusted for splits
+    /// and bonuses unless --adjust says otherwise: as JSON, CSV, or a chart
+    /// of the closes (--format table).
+    Prices(PricesArgs),
     /// Your key's tier, limits and usage, as JSON; with --daily, a month
     /// day by day as a bar chart.
     Usage(UsageArgs),
@@ -108,6 +116,7 @@ pub(crate) async fn run(command: GetCommand) -> anyhow::Result<()> {
         }
         GetCommand::News(args) => news(&client, args).await,
         GetCommand::Actions(args) => actions(&client, args).await,
+        GetCommand::Prices(args) => prices(&client, args).await,
         GetCommand::Usage(UsageArgs { daily: false, .. }) => {
             let usage = client.usage().await?;
             outln!("{}", serde_json::to_string_pretty(&usage)?)?;
@@ -197,4 +206,25 @@ async fn actions(client: &Client, a: ActionsArgs) -> anyhow::Result<()> {
         req = req.ex_date_to(d);
     }
     list(req, a.paging, a.output.as_deref(), "actions", out).await
+}
+
+async fn prices(client: &Client, a: PricesArgs) -> anyhow::Result<()> {
+    // Checked here, not by a request that would count against the quota.
+    let isin = mds_client::Isin::parse(&a.isin)?;
+    let req = client.company_prices(isin.as_str()).lineage(!a.no_lineage);
+    let found = with_flags!(req, a: from, to, adjust).send().await?;
+    let text = match a.format {
+        PricesFormat::Json => serde_json::to_string_pretty(&found)? + "\n",
+        PricesFormat::Csv => {
+            let mut csv = String::new();
+            mds_client::Bar::csv_header(&mut csv);
+            for b in &found.bars {
+                b.write_csv(&mut csv);
+            }
+            csv
+        }
+        PricesFormat::Table => price_chart::render(&found),
+    };
+    io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(())
 }

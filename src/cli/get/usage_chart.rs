@@ -9,14 +9,8 @@
 use chrono::Datelike;
 use mds_client::{BillingMonth, V1UsageDaily};
 
+use super::chart::{MARK, bar, cells};
 use crate::cli::thousands;
-
-/// Columns of the widest bar.
-const WIDTH: usize = 40;
-/// A bar's last cell, in eighths of a cell.
-const EIGHTHS: [char; 8] = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
-/// The quota's daily share.
-const MARK: char = '│';
 
 /// The chart of `report`, as lines of text.
 pub(crate) fn render(report: &V1UsageDaily) -> String {
@@ -54,30 +48,6 @@ pub(crate) fn render(report: &V1UsageDaily) -> String {
         out.push('\n');
     }
     out
-}
-
-/// The length of a bar of `n` on a scale whose widest bar is `largest`, in
-/// eighths of a cell (a non-zero count shows at least one eighth).
-fn cells(n: u64, largest: u64) -> usize {
-    let eighths = (u128::from(n) * (WIDTH as u128 * 8)).div_ceil(u128::from(largest));
-    usize::try_from(eighths).unwrap_or(WIDTH * 8).min(WIDTH * 8)
-}
-
-/// A bar `eighths` long, with the quota's mark at cell `mark`.
-fn bar(eighths: usize, mark: Option<usize>) -> String {
-    (0..WIDTH)
-        .map(|i| {
-            if Some(i) == mark {
-                MARK
-            } else if eighths >= (i + 1) * 8 {
-                '█'
-            } else if eighths > i * 8 {
-                EIGHTHS[eighths - i * 8]
-            } else {
-                ' '
-            }
-        })
-        .collect()
 }
 
 /// `part` as a percentage of `whole` to one decimal, `None` when `whole` is 0.
@@ -146,14 +116,5 @@ mod tests {
             text,
             "mds_live_abcdefgh in 2026-02 (UTC): 0 requests of a monthly quota of 0\nday            requests     304s   quota\n2026-02-01            0        0       -\n"
         );
-    }
-
-    #[test]
-    fn partial_cells_are_eighths() {
-        assert_eq!(bar(0, None), " ".repeat(WIDTH));
-        assert_eq!(bar(12, None).trim_end(), "█▌");
-        assert_eq!(bar(WIDTH * 8, Some(0)), format!("│{}", "█".repeat(WIDTH - 1)));
-        assert_eq!(cells(1, 1_000_000), 1, "a request shows");
-        assert_eq!(cells(u64::MAX, u64::MAX), WIDTH * 8);
     }
 }

@@ -4,13 +4,13 @@
 //! # Layout
 //! - [`jsonrpc`]: the JSON-RPC 2.0 messages: one incoming message read
 //!   ([`jsonrpc::Incoming`]), answers and errors written.
-//! - [`tools`]: the six tools ([`tools::TOOLS`]), each standing for a
+//! - [`tools`]: the eight tools ([`tools::TOOLS`]), each standing for a
 //!   route of the route table: its input schema taken from the route's
 //!   parameters in the OpenAPI document, its arguments turned into the
 //!   route's request, the route's answer turned into the tool's result.
 //! - [`arguments`]: a call's arguments checked against the tool's input
 //!   schema before any route is called.
-//! - [`text`]: a result's compact text content (pages as tables).
+//! - [`text`]: a result's compact text content (pages and price series as tables).
 //! - [`session`]: the protocol (`initialize`, `ping`, `tools/list`,
 //!   `tools/call`, notifications) over an [`session::Upstream`] that makes
 //!   a route's `GET` request; [`session::handle`] answers one message.

@@ -189,6 +189,21 @@ pub static TOOLS: &[Tool] = &[
         otherwise: Some(Otherwise { argument: "isin", operation: "listActions" }),
     },
     Tool {
+        name: "get_prices",
+        title: "Get prices",
+        operation: "listCompanyPrices",
+        guide: "End-of-day prices (NSE daily bars: open, high, low, close, volume, turnover, trades, \
+                delivery) of one security by its ISIN, oldest first, from `from` to `to` (by default \
+                the year to the last day loaded). `adjust` is `split` by default (prices before a \
+                split, consolidation or bonus multiplied by its factor, so the series is comparable \
+                across it), `total` also adjusts for dividends and rights, `none` gives the prices \
+                as published. With `lineage` (default true) the series continues through the ISINs \
+                this one replaced, each bar naming its `isin`. `adjustments` lists every factor \
+                applied (the action in `list_corporate_actions`). Days without trading have no bar.",
+        also: None,
+        otherwise: None,
+    },
+    Tool {
         name: "get_usage",
         title: "Get usage",
         operation: "getUsage",
@@ -461,6 +476,11 @@ fn for_a_model(text: &str) -> String {
         (" (digits only, no sign, no leading zero)", ""),
         ("; send `+` as `%2B`", ""),
         ("`GET /v1/news/{slug}` gives an article with its body.", "`get_article` gives an article with its body."),
+        (
+            " With `Accept: text/csv` the answer is the bars as CSV: a header line of the bar's field names and a line \
+             a bar (no adjustments), tagged apart from the JSON form.",
+            "",
+        ),
     ];
     REWRITES.iter().fold(text.to_owned(), |t, (from, to)| t.replace(from, to))
 }

@@ -1,0 +1,121 @@
+//! End-of-day prices (contract 14.2): a security's series
+//! ([`CompanyPricesRequest`], `GET /v1/companies/{isin}/prices`) and the
+//! market on one day ([`MarketDayRequest`], `GET /v1/prices`; one page,
+//! every page or every bar as every list request has them).
+//!
+//! The parameter names and the wire records ([`CompanyPrices`], [`Bar`],
+//! [`Adjustment`](mds_domain::price_query::Adjustment)) are those of
+//! [`mds_domain::price_query`] and [`mds_domain::prices`], the definitions
+//! the server parses and writes with.
+
+use chrono::NaiveDate;
+use mds_domain::action_query::{FROM, LINEAGE, TO};
+use mds_domain::price_query::{ADJUST, Adjust, CompanyPrices, SERIES};
+use mds_domain::prices::{Bar, Series};
+
+use crate::client::Client;
+use crate::error::Result;
+use crate::list::ListRequest;
+
+/// A day as the wire writes it.
+fn day(d: NaiveDate) -> String {
+    d.format("%Y-%m-%d").to_string()
+}
+
+/// A `GET /v1/companies/{isin}/prices` request: the security's bars, oldest
+/// first, adjusted as asked (`split` by default), continued (by default)
+/// through the ISINs it superseded.
+///
+/// ```no_run
+/// # async fn example(client: mds_client::Client) -> Result<(), mds_client::Error> {
+/// use chrono::NaiveDate;
+/// use mds_client::Adjust;
+/// let from = NaiveDate::from_ymd_opt(2025, 1, 1).unwrap();
+/// let ttl = client.company_prices("INE592B01024").from(from).adjust(Adjust::Split).send().await?;
+/// for b in &ttl.bars {
+///     println!("{} {} {}", b.date, b.isin, b.close);
+/// }
+/// for a in &ttl.adjustments {
+///     println!("{} {:?} x{}", a.ex_date, a.action_type, a.factor);
+/// }
+/// # Ok(()) }
+/// ```
+#[must_use]
+#[derive(Debug, Clone)]
+pub struct CompanyPricesRequest {
+    client: Client,
+    isin: String,
+    params: Vec<(&'static str, String)>,
+}
+
+impl CompanyPricesRequest {
+    /// The series of `isin` with the server's defaults.
+    pub(crate) fn new(client: Client, isin: &str) -> Self {
+        CompanyPricesRequest { client, isin: isin.to_owned(), params: Vec::new() }
+    }
+
+    fn set(mut self, name: &'static str, value: String) -> Self {
+        self.params.retain(|(n, _)| *n != name);
+        self.params.push((name, value));
+        self
+    }
+
+    /// The first day (inclusive); by default a year before `to`.
+    pub fn from(self, d: NaiveDate) -> Self {
+        self.set(FROM, day(d))
+    }
+
+    /// The last day (inclusive); by default the last day loaded.
+    pub fn to(self, d: NaiveDate) -> Self {
+        self.set(TO, day(d))
+    }
+
+    /// How the prices are adjusted (the server's default: [`Adjust::Split`]).
+    pub fn adjust(self, adjust: Adjust) -> Self {
+        self.set(ADJUST, adjust.as_str().to_owned())
+    }
+
+    /// `false`: this ISIN's bars only; `true` (the server's default): the
+    /// series continues through the ISINs it superseded.
+    pub fn lineage(self, lineage: bool) -> Self {
+        self.set(LINEAGE, lineage.to_string())
+    }
+
+    /// Fetches the series. A malformed or unknown ISIN is
+    /// [`Error::Api`](crate::Error::Api) with status `404`; a bad span
+    /// (`to` before `from`, more than ten years) status `400`.
+    pub async fn send(&self) -> Result<CompanyPrices> {
+        let mut url = self.client.resource_url(&["v1", "companies"], &self.isin, "an ISIN")?;
+        url.path_segments_mut().expect("an http(s) URL has segments").push("prices");
+        if !self.params.is_empty() {
+            let mut q = url.query_pairs_mut();
+            for (n, v) in &self.params {
+                q.append_pair(n, v);
+            }
+        }
+        self.client.get_json(url).await
+    }
+}
+
+/// A `GET /v1/prices` request: the market on one day, by ISIN then series,
+/// as published; a page, every page, or every [`Bar`] of the day.
+///
+/// ```no_run
+/// # async fn example(client: mds_client::Client) -> Result<(), mds_client::Error> {
+/// use chrono::NaiveDate;
+/// use mds_client::Series;
+/// let day = NaiveDate::from_ymd_opt(2025, 2, 12).unwrap();
+/// let bars = client.market_day(day).series(Series::EQ).limit(200).all().await?;
+/// println!("{} EQ bars on {day}", bars.len());
+/// # Ok(()) }
+/// ```
+pub type MarketDayRequest = ListRequest<Bar>;
+
+/// The filters of `GET /v1/prices` (the day is set by
+/// [`Client::market_day`]).
+impl MarketDayRequest {
+    /// Only bars of this series (`EQ`, `BE`, `SM`, ...).
+    pub fn series(self, s: Series) -> Self {
+        self.set(SERIES, s.as_str().to_owned())
+    }
+}
