@@ -1155,6 +1155,7 @@ async fn client_reads_matches_hints_industries_and_facets() {
     assert_eq!(tree.count as usize, active);
     let facets = client.news_facets().await.unwrap();
     assert!(!facets.categories.is_empty() && !facets.tags.is_empty());
+}
 
 // ---- end-of-day prices ----
 
