@@ -56,7 +56,7 @@ hooks="v1_webhook_attempt v1_webhook_attempt_list v1_webhook_create v1_webhook_e
 actions="action_type dividend_kind v1_action_page v1_bonus v1_buyback v1_company_actions v1_dividend v1_face_value_change v1_rights "
 for i in 0 1 2 3 4 5 6 7; do actions+="v1_corporate_action_type_$i v1_corporate_action_type_${i}_type "; done
 search="match_field v1_company_list_item v1_search_match "
-want="article classification company_status endpoint_status exchange listing listing_status market_cap market_cap_band problem subscribable_type v1_article_summary v1_changes_page v1_company v1_company_changed v1_company_detail v1_company_history v1_company_page v1_event v1_event_page ${events}v1_news_page v1_ping v1_symbol_history v1_symbol_period v1_usage v1_usage_daily v1_usage_day v1_usage_day_by_route v1_usage_window ${hooks}${actions}${search}"
+want="article classification company_status endpoint_status exchange listing listing_status market_cap market_cap_band problem subscribable_type v1_article_summary v1_changes_page v1_company v1_company_changed v1_company_detail v1_company_history v1_company_page v1_event v1_event_page ${events}v1_news_page v1_ping v1_prices_published v1_symbol_history v1_symbol_period v1_usage v1_usage_daily v1_usage_day v1_usage_day_by_route v1_usage_window ${hooks}${actions}${search}"
 want=$(printf '%s\n' $want | sort | tr '\n' ' ')
 [[ "$models" == "$want" ]] || { echo "FAIL: expected the models $want"; exit 1; }
 
@@ -185,6 +185,7 @@ shapes = {"article.published": V1ArticleSummary, "article.updated": V1ArticleSum
 import mds_api.models as generated_models
 actions = tuple(getattr(generated_models, f"V1CorporateActionType{i}") for i in range(8))
 shapes["corporate_action.added"] = shapes["corporate_action.changed"] = actions
+shapes["prices.published"] = generated_models.V1PricesPublished
 seen = {}
 for page in generated_pages(list_events, 100):
     assert isinstance(page, V1EventPage), page
