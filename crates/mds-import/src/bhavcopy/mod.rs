@@ -76,8 +76,9 @@ use crate::format::{Arg, ArgKind, Given, Input, Read, Refusal, Source};
 /// `mds import nse-bhavcopy PATH... [--verbose]` (contract 14.1).
 pub const FORMAT: crate::format::Format = crate::format::Format {
     name: "nse-bhavcopy",
-    about: "NSE's daily price files (UDiFF, sec_bhavdata_full; files, directories, .zip, .zst, .tar.zst) made \
-            into bars of the equity series; each day replaced whole, the ISIN-keyed row winning",
+    about: "NSE's daily price files (UDiFF, sec_bhavdata_full; files, directories, .zip, .zst, .tar.zst): equity \
+            series only, symbol-keyed rows resolved to the ISIN of their day; each day replaced whole, the ISIN-keyed \
+            row winning, and announced (prices.published). A bad line: its file and number, nothing imported.",
     args: &[
         Arg { name: "paths", kind: ArgKind::Files, help: "The files, directories or archives." },
         Arg {
