@@ -59,7 +59,7 @@ search="match_field v1_company_list_item v1_search_match "
 prices="adjust isin_source v1_bar v1_company_prices v1_market_day v1_price_adjustment "
 # The exact-match values: the industries tree, the news facets, an empty page's hint.
 facets="v1_basic_industry v1_facet v1_hint v1_industries v1_industry v1_macro_sector v1_news_facets v1_sector "
-want="article classification company_status endpoint_status exchange listing listing_status market_cap market_cap_band problem subscribable_type v1_article_summary v1_changes_page v1_company v1_company_changed v1_company_detail v1_company_history v1_company_page v1_event v1_event_page ${events}v1_news_page v1_ping v1_symbol_history v1_symbol_period v1_usage v1_usage_daily v1_usage_day v1_usage_day_by_route v1_usage_window ${hooks}${actions}${search}${prices}${facets}"
+want="article classification company_status endpoint_status exchange listing listing_status market_cap market_cap_band problem subscribable_type v1_article_summary v1_changes_page v1_company v1_company_changed v1_company_detail v1_company_history v1_company_page v1_event v1_event_page ${events}v1_news_page v1_ping v1_prices_published v1_symbol_history v1_symbol_period v1_usage v1_usage_daily v1_usage_day v1_usage_day_by_route v1_usage_window ${hooks}${actions}${search}${prices}${facets}"
 want=$(printf '%s\n' $want | sort | tr '\n' ' ')
 [[ "$models" == "$want" ]] || { echo "FAIL: expected the models $want"; exit 1; }
 
@@ -188,6 +188,7 @@ shapes = {"article.published": V1ArticleSummary, "article.updated": V1ArticleSum
 import mds_api.models as generated_models
 actions = tuple(getattr(generated_models, f"V1CorporateActionType{i}") for i in range(8))
 shapes["corporate_action.added"] = shapes["corporate_action.changed"] = actions
+shapes["prices.published"] = generated_models.V1PricesPublished
 seen = {}
 for page in generated_pages(list_events, 100):
     assert isinstance(page, V1EventPage), page

@@ -5,7 +5,10 @@
 start_demo_server() {
   MDS_LOG=warn "$BIN" --database "$WORK/mds.db" demo --listen 127.0.0.1:0 ${DEMO_ARGS:-} >"$WORK/demo.out" 2>"$WORK/demo.err" &
   DEMO_PID=$!
-  for _ in $(seq 1 300); do
+  # The demo loads its data first (lists, change files, 21k actions, 296
+  # days of prices, news): most of a minute in a debug build, more on busy
+  # cores.
+  for _ in $(seq 1 1800); do
     grep -q '^Serving on http://' "$WORK/demo.out" 2>/dev/null && break
     kill -0 "$DEMO_PID" 2>/dev/null || { cat "$WORK/demo.err" >&2; echo "mds demo exited" >&2; return 1; }
     sleep 0.1

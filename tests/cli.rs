@@ -502,6 +502,60 @@ async fn identity_imports_from_the_command_line() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("as of today"));
 }
 
+/// `mds import nse-bhavcopy PATH...`, a registered format like the others:
+/// a day of each format from the repository's archives (`data/prices/`),
+/// symbol-keyed rows resolved through the 2026 lists, the summary on
+/// stdout, `--verbose` listing the unresolved rows; the same files again
+/// change nothing; a bad file is named with its line and nothing is
+/// written.
+#[tokio::test]
+async fn price_imports_from_the_command_line() {
+    let cli = Cli::new();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/demo");
+    let p = |f: &str| demo.join(f).to_str().unwrap().to_owned();
+    cli.ok(&["import", "exchanges", "--nse", &p("nse_EQUITY_L_2026-05-17.csv"), "--as-of", "2026-05-17"]);
+    let help = String::from_utf8(cli.run(&["import", "--help"]).stdout).unwrap();
+    assert!(help.contains("nse-bhavcopy"), "{help}");
+
+    let prices = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/prices");
+    let dir = cli.dir.path().join("days");
+    std::fs::create_dir(&dir).unwrap();
+    let archives = [
+        prices.join("nse_udiff_2025-01-01_2025-03-07.tar.zst"),
+        prices.join("nse_sec_bhavdata_full_2025-08-21_2026-08-21.tar.zst"),
+    ];
+    mds_import::bhavcopy::archive::for_each_file(&archives, &mut |name, bytes| {
+        if name.ends_with("2025-02-12.csv") || name.ends_with("2025-08-21.csv") {
+            std::fs::write(dir.join(name.rsplit('/').next().unwrap()), bytes).unwrap();
+        }
+        Ok(())
+    })
+    .unwrap();
+    let days = dir.to_str().unwrap();
+    let out = cli.ok(&["import", "nse-bhavcopy", days, "--verbose"]);
+    assert!(out.contains("read 2 files (1 UDiFF, 1 sec_bhavdata_full) of 2 days"), "{out}");
+    assert!(out.contains("2 new + 0 replaced + 0 unchanged"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("unresolved: ")), "--verbose lists them: {out}");
+    let store = cli.store().await;
+    let held = store.price_days().await.unwrap();
+    assert_eq!(held.len(), 2);
+    let out = cli.ok(&["import", "nse-bhavcopy", days]);
+    assert!(out.contains("0 new + 0 replaced + 2 unchanged"), "{out}");
+    assert!(!out.contains("unresolved: "), "{out}");
+
+    let bad = cli.write(
+        "bad.csv",
+        b"SYMBOL,SERIES,DATE1,PREV_CLOSE,OPEN_PRICE,HIGH_PRICE,LOW_PRICE,LAST_PRICE,CLOSE_PRICE,AVG_PRICE,\
+          TTL_TRD_QNTY,TURNOVER_LACS,NO_OF_TRADES,DELIV_QTY,DELIV_PER\n\
+          RELIANCE, EQ, 22-Aug-2025,1400,1401,1410,1395,1405,abc,1404,100,14.04,10, 50, 50.00\n",
+    );
+    let e = cli.fails(&["import", "nse-bhavcopy", days, &bad]);
+    assert!(e.contains("bad.csv:2: CLOSE_PRICE") && e.contains("nothing was imported"), "{e}");
+    assert_eq!(store.price_days().await.unwrap(), held);
+    let e = cli.fails(&["import", "nse-bhavcopy", "/no/such/dir"]);
+    assert!(e.contains("/no/such/dir") && e.contains("nothing was imported"), "{e}");
+}
+
 #[tokio::test]
 async fn output_into_a_closed_pipe_ends_quietly() {
     let cli = Cli::new();

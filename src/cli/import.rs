@@ -15,37 +15,24 @@ use clap::{ArgAction, ArgMatches, value_parser};
 use mds_node::import::{ArgKind, FORMATS, Format, Given, ImportFailure, Source, Summary};
 use mds_store::Store;
 
-/// `mds import …`: one registered format and the files given for it, or
-/// NSE's daily price files (`nse-bhavcopy`, its own operation in
-/// `mds_node::prices_import` until it is a registered format).
+/// `mds import …`: one registered format and the files given for it.
 #[derive(Debug)]
-pub(crate) enum ImportCommand {
+pub(crate) struct ImportCommand {
     /// A format of `mds_node::import::FORMATS`.
-    Format {
-        /// The format.
-        format: &'static Format,
-        /// Its arguments.
-        given: Given,
-    },
-    /// `mds import nse-bhavcopy`.
-    NseBhavcopy(super::import_prices::NseBhavcopy),
+    format: &'static Format,
+    /// Its arguments.
+    given: Given,
 }
-
-/// The subcommand of the price files.
-const NSE_BHAVCOPY: &str = "nse-bhavcopy";
 
 impl clap::FromArgMatches for ImportCommand {
     fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
         let (name, m) = matches.subcommand().ok_or_else(|| {
             clap::Error::raw(clap::error::ErrorKind::MissingSubcommand, "an import format is required")
         })?;
-        if name == NSE_BHAVCOPY {
-            return Ok(ImportCommand::NseBhavcopy(super::import_prices::NseBhavcopy::from_arg_matches(m)?));
-        }
         let format = mds_node::import::format(name).ok_or_else(|| {
             clap::Error::raw(clap::error::ErrorKind::InvalidSubcommand, format!("no import format {name:?}"))
         })?;
-        Ok(ImportCommand::Format { format, given: given(format, m) })
+        Ok(ImportCommand { format, given: given(format, m) })
     }
 
     fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
@@ -56,8 +43,7 @@ impl clap::FromArgMatches for ImportCommand {
 
 impl clap::Subcommand for ImportCommand {
     fn augment_subcommands(cmd: clap::Command) -> clap::Command {
-        let prices = <super::import_prices::NseBhavcopy as clap::Args>::augment_args(clap::Command::new(NSE_BHAVCOPY));
-        FORMATS.iter().fold(cmd, |cmd, f| cmd.subcommand(command(f))).subcommand(prices)
+        FORMATS.iter().fold(cmd, |cmd, f| cmd.subcommand(command(f)))
     }
 
     fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
@@ -65,7 +51,7 @@ impl clap::Subcommand for ImportCommand {
     }
 
     fn has_subcommand(name: &str) -> bool {
-        name == NSE_BHAVCOPY || mds_node::import::format(name).is_some()
+        mds_node::import::format(name).is_some()
     }
 }
 
@@ -108,10 +94,7 @@ fn given(format: &Format, m: &ArgMatches) -> Given {
 
 /// Runs an import command.
 pub(crate) async fn run(store: &Arc<dyn Store>, cmd: ImportCommand) -> anyhow::Result<()> {
-    let (format, given) = match cmd {
-        ImportCommand::Format { format, given } => (format, given),
-        ImportCommand::NseBhavcopy(args) => return super::import_prices::run(store, args).await,
-    };
+    let ImportCommand { format, given } = cmd;
     let summary = mds_node::import::run(store, &mds_limits::SystemClock, format, &given).await.map_err(failure)?;
     for note in &summary.notes {
         eprintln!("note: {note}");

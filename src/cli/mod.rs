@@ -21,7 +21,6 @@ mod admin;
 mod events;
 mod get;
 mod import;
-mod import_prices;
 pub(crate) mod logging;
 mod mcp;
 mod serve;

@@ -222,7 +222,8 @@ const DEMO_TIER: &str = "pro";
 
 /// `mds demo`: loads the demo data into an empty store (the exchange lists
 /// of 2024 and 2026 and NSE's change files, with their identity history,
-/// the four corporate-action files, the news),
+/// the four corporate-action files, NSE's daily price files of
+/// `data/prices/`, the news),
 /// issues a demo key, prints it with curl lines (the company list, the news
 /// list, the newest article with its body, a company's history and the
 /// master as of a past day), then serves.
@@ -231,18 +232,24 @@ pub(crate) async fn demo(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<(
     if store.company_count().await? == 0 {
         // As an operator would, through the same node operation as `mds
         // import`: the 2024 lists, the 2026 ones, the change files, NSE's
-        // and BSE's action files, the news.
+        // and BSE's action files, NSE's daily price files, the news.
         let summaries = super::import::import_all(&store, &mds_import::demo::imports())
             .await
             .context("cannot load the demo's files")?;
         summaries.iter().for_each(super::import::warn);
+        let days = store.price_days().await?;
         eprintln!(
             "loaded {} companies (NSE and BSE of {}, NSE of {}, NSE's change files), {} corporate actions (NSE's \
-             and BSE's files) and {} news articles into {url}",
+             and BSE's files), {} bars of {} trading days (NSE's daily files, {} to {}) and {} news articles into \
+             {url}",
             store.company_count().await?,
             mds_import::demo::DAY_2024,
             mds_import::demo::DAY_2026,
             store.action_count().await?,
+            days.iter().map(|d| d.bars).sum::<u64>(),
+            days.len(),
+            days.first().map_or_else(String::new, |d| d.date.to_string()),
+            days.last().map_or_else(String::new, |d| d.date.to_string()),
             store.article_count().await?
         );
     } else {

@@ -88,10 +88,9 @@ pub async fn loaded() -> (TestApp, tempfile::TempDir) {
     mds(&app, &["import", "nse-actions", &data("actions/nse_CF-CA-equities_2016-01-05_to_2025-07-18.csv.zst")]);
     let dir = tempfile::tempdir().unwrap();
     let files = udiff_days(dir.path());
-    let generation = app.store.generations().await.unwrap().companies;
-    let (catalog, _) = mds_node::catalog_load::load(&app.store, generation).await.unwrap();
-    let done = mds_node::prices_import::import_bhavcopy(&app.store, catalog, &files).await.expect("import prices");
-    assert_eq!(done.store.new, DAYS.len() as u64);
+    let mut args = vec!["import".to_owned(), "nse-bhavcopy".into()];
+    args.extend(files.iter().map(|f| f.display().to_string()));
+    mds(&app, &args.iter().map(String::as_str).collect::<Vec<_>>());
     wait_for(&app, &format!("/v1/companies/{TTL_NEW}/prices?from={}", DAYS[0]), |b| {
         b["bars"].as_array().is_some_and(|bars| bars.len() == DAYS.len())
     })

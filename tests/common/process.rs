@@ -140,10 +140,10 @@ impl Proc {
             });
         }
         // `mds demo` loads its data first (the lists, the change files,
-        // 23k corporate-action rows, the news): in a debug build on busy
-        // cores that takes most of a minute. A generous deadline costs
-        // nothing when the server is quick.
-        let deadline = Instant::now() + Duration::from_secs(120);
+        // 23k corporate-action rows, 730k rows of daily prices, the news):
+        // in a debug build that is 34 s of CPU, two minutes on busy cores.
+        // A generous deadline costs nothing when the server is quick.
+        let deadline = Instant::now() + Duration::from_secs(300);
         loop {
             let line = rx
                 .recv_timeout(deadline.saturating_duration_since(Instant::now()))

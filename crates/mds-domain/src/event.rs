@@ -33,6 +33,8 @@ pub enum EventType {
     /// A stored corporate action that an import changed (a source added,
     /// a kind or record date learnt).
     CorporateActionChanged,
+    /// An import changed the bars of a trading day (contract 14.2).
+    PricesPublished,
     /// A test delivery to one webhook endpoint; never in the log.
     Ping,
 }
@@ -41,29 +43,31 @@ pub enum EventType {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "unknown event type {0:?}: one of article.published, article.updated, company.changed, \
-     corporate_action.added, corporate_action.changed"
+     corporate_action.added, corporate_action.changed, prices.published"
 )]
 pub struct EventTypeError(pub String);
 
 impl EventType {
     /// Every type, in wire order.
-    pub const ALL: [EventType; 6] = [
+    pub const ALL: [EventType; 7] = [
         EventType::ArticlePublished,
         EventType::ArticleUpdated,
         EventType::CompanyChanged,
         EventType::CorporateActionAdded,
         EventType::CorporateActionChanged,
+        EventType::PricesPublished,
         EventType::Ping,
     ];
 
     /// The types a filter may name (not `ping`, which only the test route
     /// sends).
-    pub const SUBSCRIBABLE: [EventType; 5] = [
+    pub const SUBSCRIBABLE: [EventType; 6] = [
         EventType::ArticlePublished,
         EventType::ArticleUpdated,
         EventType::CompanyChanged,
         EventType::CorporateActionAdded,
         EventType::CorporateActionChanged,
+        EventType::PricesPublished,
     ];
 
     /// The wire value.
@@ -74,6 +78,7 @@ impl EventType {
             EventType::CompanyChanged => "company.changed",
             EventType::CorporateActionAdded => "corporate_action.added",
             EventType::CorporateActionChanged => "corporate_action.changed",
+            EventType::PricesPublished => "prices.published",
             EventType::Ping => "ping",
         }
     }
@@ -216,7 +221,7 @@ pub struct Event {
     #[cfg_attr(feature = "openapi", schema(value_type = String, pattern = "^evt_[0-9a-f]{16}$", example = "evt_0000000000000001"))]
     pub id: EventId,
     /// `article.published`, `article.updated`, `company.changed`, `corporate_action.added`,
-    /// `corporate_action.changed`, or `ping` (webhook test deliveries only).
+    /// `corporate_action.changed`, `prices.published`, or `ping` (webhook test deliveries only).
     #[serde(rename = "type")]
     #[cfg_attr(feature = "openapi", schema(value_type = String, example = "article.published"))]
     pub kind: EventType,
@@ -226,7 +231,8 @@ pub struct Event {
     pub created_at: DateTime<Utc>,
     /// For `article.*`: the article as the news list shows it (`V1ArticleSummary`, no `body`). For
     /// `company.changed`: a `V1CompanyChanged`. For `corporate_action.*`: the action
-    /// (`V1CorporateAction`). For `ping`: `{}`.
+    /// (`V1CorporateAction`). For `prices.published`: the day, its exchange and how many bars it
+    /// now holds (`V1PricesPublished`). For `ping`: `{}`.
     #[cfg_attr(feature = "openapi", schema(value_type = EventData))]
     pub data: serde_json::Value,
 }
@@ -245,6 +251,8 @@ enum EventData {
     CompanyChanged(CompanyChanged),
     /// `corporate_action.added`, `corporate_action.changed`.
     CorporateAction(crate::actions::CorporateAction),
+    /// `prices.published`.
+    PricesPublished(crate::prices::PricesPublished),
     /// `ping`.
     Ping(Ping),
 }
@@ -374,12 +382,12 @@ pub struct EventsQuery {
     #[cfg_attr(feature = "openapi", param(value_type = Option<String>, example = "evt_0000000000000001"))]
     pub since: Option<String>,
     /// Only these types, comma-separated: `article.published`, `article.updated`, `company.changed`,
-    /// `corporate_action.added`, `corporate_action.changed`.
+    /// `corporate_action.added`, `corporate_action.changed`, `prices.published`.
     #[cfg_attr(
         feature = "openapi",
         param(
             value_type = Option<String>,
-            pattern = r"^\s*(article\.published|article\.updated|company\.changed|corporate_action\.added|corporate_action\.changed)\s*(,\s*(article\.published|article\.updated|company\.changed|corporate_action\.added|corporate_action\.changed)\s*)*$",
+            pattern = r"^\s*(article\.published|article\.updated|company\.changed|corporate_action\.added|corporate_action\.changed|prices\.published)\s*(,\s*(article\.published|article\.updated|company\.changed|corporate_action\.added|corporate_action\.changed|prices\.published)\s*)*$",
             example = "article.published,company.changed"
         )
     )]
@@ -512,6 +520,7 @@ mod tests {
         assert_eq!("company.changed".parse::<EventType>(), Ok(EventType::CompanyChanged));
         assert_eq!("corporate_action.added".parse::<EventType>(), Ok(EventType::CorporateActionAdded));
         assert_eq!("corporate_action.changed".parse::<EventType>(), Ok(EventType::CorporateActionChanged));
+        assert_eq!("prices.published".parse::<EventType>(), Ok(EventType::PricesPublished));
         for t in EventType::SUBSCRIBABLE {
             assert!(EventTypeError(String::new()).to_string().contains(t.as_str()), "{t} in the refusal");
         }

@@ -460,9 +460,53 @@ impl Bar {
     }
 }
 
+/// The exchange whose daily files the bars are (NSE's bhavcopy): a day of
+/// bars is a day of this exchange.
+pub const BARS_EXCHANGE: crate::Exchange = crate::Exchange::Nse;
+
+/// The `data` of a `prices.published` event (`V1PricesPublished`, contract
+/// 14.2 and 11.1): an import changed the bars of a day of an exchange; the
+/// day now holds `bars` bars.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = V1PricesPublished))]
+#[serde(deny_unknown_fields)]
+pub struct PricesPublished {
+    /// The trading day, `YYYY-MM-DD`.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date, example = "2025-02-12"))]
+    pub date: NaiveDate,
+    /// The exchange whose day it is.
+    pub exchange: crate::Exchange,
+    /// How many bars the day holds now (every ISIN and series).
+    #[cfg_attr(feature = "openapi", schema(example = 2391))]
+    pub bars: u64,
+}
+
+impl PricesPublished {
+    /// The draft of its `prices.published` event: about no company (an
+    /// `isin` or `ticker` filter does not admit it).
+    pub fn draft(&self) -> crate::event::EventDraft {
+        crate::event::EventDraft {
+            kind: crate::event::EventType::PricesPublished,
+            subject: crate::event::EventSubject::default(),
+            data: serde_json::to_string(self).expect("a day's publication always serialises"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_published_day_is_its_event() {
+        let p =
+            PricesPublished { date: NaiveDate::from_ymd_opt(2025, 2, 12).unwrap(), exchange: BARS_EXCHANGE, bars: 3 };
+        let d = p.draft();
+        assert_eq!(d.kind, crate::event::EventType::PricesPublished);
+        assert_eq!(d.subject, crate::event::EventSubject::default());
+        assert_eq!(d.data, r#"{"date":"2025-02-12","exchange":"nse","bars":3}"#);
+        assert_eq!(serde_json::from_str::<PricesPublished>(&d.data).unwrap(), p);
+    }
 
     #[test]
     fn decimals_are_read_exactly() {

@@ -3,12 +3,13 @@
 //! The bytes are the files in `data/demo/` (the exchanges' lists of January
 //! 2024, a market-capitalisation file of 28 March 2024, NSE's main board and
 //! SME lists of 17 May 2026 with its symbol- and name-change files, and
-//! fictional news) and the four corporate-action files of `data/actions/`
-//! (NSE's two, BSE's two), run through the same parsers an operator's files
-//! go through. `mds demo` loads them as an operator would, each an import
-//! the node runs ([`imports`]): the 2024 snapshot, then the 2026 one, the
-//! change files, NSE's actions, BSE's, and the news ([`demo_history`] holds
-//! the identity part parsed). The tests of this crate parse them, so the
+//! fictional news), the four corporate-action files of `data/actions/`
+//! (NSE's two, BSE's two) and the two archives of NSE's daily price files
+//! of `data/prices/`, run through the same parsers an operator's files go
+//! through. `mds demo` loads them as an operator would, each an import the
+//! node runs ([`imports`]): the 2024 snapshot, then the 2026 one, the
+//! change files, NSE's actions, BSE's, the prices, and the news
+//! ([`demo_history`] holds the identity part parsed). The tests of this crate parse them, so the
 //! `expect`s below cannot fire in a build whose tests pass.
 
 use chrono::NaiveDate;
@@ -17,7 +18,7 @@ use mds_domain::{Article, Company};
 
 use crate::exchange::{self, MergedCompanies};
 use crate::format::{Format, Given, Source};
-use crate::{actions, changes, news};
+use crate::{actions, bhavcopy, changes, news};
 
 /// The bytes of the file `name` of `data/demo/`.
 macro_rules! demo_file {
@@ -60,6 +61,25 @@ pub const NSE_ACTIONS: [Source; 2] = [
 pub const BSE_ACTIONS: [Source; 2] = [
     action_file!("bse_Corporate_Actions_2025-07-15_to_2026-07-15.csv.zst"),
     action_file!("bse_Corporate_Actions_2026-07-23_to_2026-08-31.csv.zst"),
+];
+
+/// A price archive of `data/prices/`, embedded under its name.
+macro_rules! price_archive {
+    ($name:literal) => {
+        Source::Embedded {
+            name: $name,
+            bytes: include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/prices/", $name)),
+        }
+    };
+}
+
+/// NSE's daily price files the repository carries (`data/prices/README.md`):
+/// the ISIN-keyed (UDiFF) days of 2025-01-01 to 2025-03-07, with TTL's split
+/// and ISIN change, and the symbol-keyed (`sec_bhavdata_full`) days of
+/// 2025-08-21 to 2026-08-21.
+pub const PRICES: [Source; 2] = [
+    price_archive!("nse_udiff_2025-01-01_2025-03-07.tar.zst"),
+    price_archive!("nse_sec_bhavdata_full_2025-08-21_2026-08-21.tar.zst"),
 ];
 
 /// The day the January 2024 lists are taken as of: the BSE list's (30
@@ -114,11 +134,14 @@ pub const NEWS: &[u8] = demo_file!("news.jsonl");
 /// with the embedded files given as an operator would give theirs: the
 /// 2024 lists with the market caps (`mds import exchanges --nse --bse
 /// --mcap --as-of 2024-01-30`), the 2026 lists, the change files, NSE's
-/// action files, BSE's, then the news.
+/// action files, BSE's, the daily price files (`mds import nse-bhavcopy`,
+/// whose symbol-keyed rows resolve through the identity the lists and
+/// change files made), then the news.
 pub fn imports() -> Vec<(&'static Format, Given)> {
     let embedded = |name: &'static str, bytes: &'static [u8]| Source::Embedded { name, bytes };
     let nse_actions = NSE_ACTIONS.into_iter().fold(Given::default(), |g, f| g.file("files", f));
     let bse_actions = BSE_ACTIONS.into_iter().fold(Given::default(), |g, f| g.file("files", f));
+    let prices = PRICES.into_iter().fold(Given::default(), |g, f| g.file("paths", f));
     vec![
         (
             &exchange::FORMAT,
@@ -143,6 +166,7 @@ pub fn imports() -> Vec<(&'static Format, Given)> {
         ),
         (&actions::NSE_FORMAT, nse_actions),
         (&actions::BSE_FORMAT, bse_actions),
+        (&bhavcopy::FORMAT, prices),
         (&news::FORMAT, Given::default().file("file", embedded("news.jsonl", NEWS))),
     ]
 }

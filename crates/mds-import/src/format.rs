@@ -6,7 +6,8 @@
 //! Each format is one [`Format`] value beside its parser
 //! ([`crate::companies::FORMAT`], [`crate::news::FORMAT`],
 //! [`crate::exchange::FORMAT`], [`crate::changes::FORMAT`],
-//! [`crate::actions::NSE_FORMAT`], [`crate::actions::BSE_FORMAT`]), and
+//! [`crate::actions::NSE_FORMAT`], [`crate::actions::BSE_FORMAT`],
+//! [`crate::bhavcopy::FORMAT`]), and
 //! `mds_node::import::FORMATS` lists them: the one registration, from which
 //! the CLI makes its `mds import` subcommands and the node runs an import
 //! (`mds_node::import::run`). A new format of a kind of data the node
@@ -23,6 +24,7 @@ use chrono::NaiveDate;
 use mds_domain::snapshot::{NameChange, SymbolChange};
 
 use crate::actions::batch::ReadFiles;
+use crate::bhavcopy::DayFiles;
 use crate::error::ImportError;
 use crate::exchange::ExchangeSnapshots;
 
@@ -271,6 +273,16 @@ pub enum Input {
         count: usize,
         /// Whether the rows resolved to no ISIN are listed.
         list_unresolved: bool,
+    },
+    /// NSE's daily price files, read a file at a time as the node writes
+    /// their days; the node resolves symbol-keyed rows through the
+    /// identity history it holds.
+    Prices {
+        /// The files.
+        files: DayFiles,
+        /// Whether every unresolved row, disagreement and skipped series is
+        /// listed.
+        verbose: bool,
     },
 }
 

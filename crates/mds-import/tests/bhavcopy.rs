@@ -267,3 +267,49 @@ fn the_whole_archives_agree_on_every_overlapping_row() {
     eprintln!("{paired} rows paired over {days} days, all agreeing");
     assert!(paired > 500_000, "{paired}");
 }
+
+/// Bytes the binary carries (the demo's archives, `demo::PRICES`) read as
+/// the files of their names: the embedded ISIN-keyed archive gives the days
+/// its file on disk gives, and an embedded `.zip`, `.zst` and `.csv` their
+/// one day each.
+#[test]
+fn embedded_archives_read_as_their_files_do() {
+    use std::io::Write;
+
+    use mds_import::bhavcopy::DayFiles;
+    use mds_import::format::Source;
+
+    let on_disk = days(&repo_data().join(ISIN_KEYED));
+    let embedded = mds_import::demo::PRICES.iter().find(|s| s.name() == ISIN_KEYED).expect("embedded").clone();
+    let mut read = Vec::new();
+    let files = DayFiles::new(vec![embedded])
+        .for_each_day(&mut |name, day| {
+            assert!(name.starts_with(&format!("{ISIN_KEYED}:udiff/")), "{name}");
+            read.push(day);
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!((files, read), (48, on_disk));
+
+    let day = member(&repo_data().join(ISIN_KEYED), "nse-cm-bhavcopy-2025-02-12.csv");
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    zip.start_file("BhavCopy_NSE_CM_0_0_0_20250212_F_0000.csv", zip::write::SimpleFileOptions::default()).unwrap();
+    zip.write_all(&day).unwrap();
+    let zip = zip.finish().unwrap().into_inner();
+    let leak = |b: Vec<u8>| -> &'static [u8] { Box::leak(b.into_boxed_slice()) };
+    let sources = vec![
+        Source::Embedded { name: "day.zip", bytes: leak(zip) },
+        Source::Embedded { name: "day.csv.zst", bytes: leak(zstd::encode_all(&day[..], 3).unwrap()) },
+        Source::Embedded { name: "day.csv", bytes: leak(day.clone()) },
+    ];
+    let rows = parse_day("day", &day).unwrap().rows;
+    let mut seen = Vec::new();
+    DayFiles::new(sources)
+        .for_each_day(&mut |name, d| {
+            assert_eq!(d.rows, rows, "{name}");
+            seen.push(name.to_owned());
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(seen, ["day.zip:BhavCopy_NSE_CM_0_0_0_20250212_F_0000.csv", "day.csv.zst", "day.csv"]);
+}

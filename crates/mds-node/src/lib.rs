@@ -39,8 +39,6 @@
 //!   [`tasks`] starts and watches them.
 //! - [`webhooks`]: webhook endpoints (the operations of their routes) and
 //!   the task that delivers their events, signed, under leases in the store.
-//! - [`prices_import`]: `mds import nse-bhavcopy`, NSE's daily price files
-//!   made into bars, resolved and merged, written in one transaction.
 //! - [`catalog_load`]: a companies generation's catalog, from its snapshot
 //!   or built from the rows (also run by an import after its write);
 //!   [`news_load`], likewise, a news generation's news index.
@@ -84,7 +82,6 @@ pub mod news_load;
 pub mod node;
 pub mod pages;
 pub mod prices;
-pub mod prices_import;
 pub mod process;
 pub mod reload;
 pub mod tagged;

@@ -3,11 +3,18 @@
 //! `MDS_TEST_POSTGRES_URL` names a server) PostgreSQL: every summary adds
 //! up, the action imports announce each action they add in the event log
 //! (`corporate_action.added`, the action as `data`), and the same imports
-//! again change nothing and announce nothing.
+//! again change nothing and announce nothing. NSE's daily price files
+//! (`nse-bhavcopy`) are run on a span of the repository's archives
+//! (`data/prices/`; the demo's whole archives take minutes in a debug
+//! build): each day written is one `prices.published` in the log, a
+//! re-import announces nothing, a changed day announces itself alone.
 
+use std::path::Path;
 use std::sync::Arc;
 
+use chrono::NaiveDate;
 use mds_domain::actions::CorporateAction;
+use mds_domain::prices::PricesPublished;
 use mds_domain::{EventFilter, EventId, EventType, StoredEvent};
 use mds_limits::SystemClock;
 use mds_node::import::{self, Counts, ImportFailure};
@@ -26,6 +33,11 @@ async fn events_after(store: &dyn Store, after: EventId) -> Vec<StoredEvent> {
     }
 }
 
+/// The demo's imports but its daily price files.
+fn demo_imports() -> Vec<(&'static import::Format, import::Given)> {
+    mds_import::demo::imports().into_iter().filter(|(f, _)| f.name != mds_import::bhavcopy::FORMAT.name).collect()
+}
+
 /// The latest event id of the log.
 async fn latest(store: &dyn Store) -> EventId {
     store.event_page(EventId(0), &EventFilter::default(), 1).await.expect("event page").latest
@@ -35,7 +47,8 @@ async fn demo_imports_announce_actions_once(store: Arc<dyn Store>) {
     store.migrate().await.expect("migrate");
     let mut action_counts: Vec<Counts> = Vec::new();
     let mut last = EventId(0);
-    for (format, given) in mds_import::demo::imports() {
+    // The prices have a test of their own, on a span of their archives.
+    for (format, given) in demo_imports() {
         let t = std::time::Instant::now();
         let s = import::run(&store, &SystemClock, format, &given).await.expect(format.name);
         eprintln!("{}: {:?}: {:?}", format.name, t.elapsed(), s.lines);
@@ -66,7 +79,7 @@ async fn demo_imports_announce_actions_once(store: Arc<dyn Store>) {
 
     // Every import again: the 2024 lists are refused (older than the
     // 2026 ones), the rest change nothing; no event.
-    let mut again = mds_import::demo::imports().into_iter();
+    let mut again = demo_imports().into_iter();
     let (format, given) = again.next().expect("the 2024 lists");
     let refused = import::run(&store, &SystemClock, format, &given).await;
     assert!(matches!(refused, Err(ImportFailure::Store(_))), "{refused:?}");
@@ -119,4 +132,125 @@ async fn a_refused_import_names_its_lines_and_writes_nothing() {
     assert!(r.to_string().contains("bad.csv"), "{r}");
     assert_eq!(latest(&*store).await, EventId(0));
     assert_eq!(store.action_count().await.expect("count"), 0);
+}
+
+/// The repository's ISIN-keyed archive (`data/prices/`).
+const UDIFF: &str = "nse_udiff_2025-01-01_2025-03-07.tar.zst";
+/// The repository's symbol-keyed archive.
+const SECBHAV: &str = "nse_sec_bhavdata_full_2025-08-21_2026-08-21.tar.zst";
+
+/// The daily files of the repository's archive `name` whose names hold a
+/// day from `from` to `to`, written to `dir` under their own names; their
+/// days.
+fn span(name: &str, from: &str, to: &str, dir: &Path) -> Vec<NaiveDate> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/prices").join(name);
+    let mut days = Vec::new();
+    mds_import::bhavcopy::archive::for_each_file(&[path], &mut |member, bytes| {
+        let file = member.rsplit('/').next().expect("a name");
+        let day = &file[file.len() - 14..file.len() - 4];
+        if (from..=to).contains(&day) {
+            std::fs::write(dir.join(file), bytes).expect("write");
+            days.push(day.parse().expect("a day"));
+        }
+        Ok(())
+    })
+    .expect("the archive reads");
+    days
+}
+
+/// The store's identity: the demo's lists and change files, through `run`.
+async fn identity(store: &Arc<dyn Store>) {
+    for (format, given) in mds_import::demo::imports() {
+        if matches!(format.name, "exchanges" | "nse-changes") {
+            import::run(store, &SystemClock, format, &given).await.expect(format.name);
+        }
+    }
+}
+
+/// `nse-bhavcopy` on a span of both archives (five ISIN-keyed days around
+/// TTL's split, three symbol-keyed ones), run through `run`.
+async fn prices_announce_each_day_written_once(store: Arc<dyn Store>) {
+    store.migrate().await.expect("migrate");
+    identity(&store).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut days = span(UDIFF, "2025-02-10", "2025-02-14", dir.path());
+    days.extend(span(SECBHAV, "2025-08-21", "2025-08-25", dir.path()));
+    assert_eq!(days.len(), 5 + 3, "{days:?}");
+    let format = import::format("nse-bhavcopy").expect("registered");
+    let given = import::Given::default().file("paths", import::Source::Path(dir.path().to_path_buf()));
+
+    let last = latest(&*store).await;
+    let s = import::run(&store, &SystemClock, format, &given).await.expect("import");
+    assert!(s.counts.adds_up(), "{:?} in {:?}", s.counts, s.lines);
+    assert!(s.counts.new > 10_000 && s.counts.set_aside > 0, "{:?}", s.counts);
+    assert_eq!((s.counts.changed, s.counts.unchanged), (0, 0), "{:?}", s.counts);
+    assert!(s.lines.iter().any(|l| l.contains("8 new + 0 replaced + 0 unchanged")), "{:?}", s.lines);
+    // One `prices.published` a day, in day order, its bars what the day holds.
+    let events = events_after(&*store, last).await;
+    assert!(events.iter().all(|e| e.event.kind == EventType::PricesPublished), "{events:?}");
+    let published: Vec<PricesPublished> =
+        events.iter().map(|e| serde_json::from_value(e.event.data.clone()).expect("a publication")).collect();
+    let held = store.price_days().await.expect("days");
+    let expected: Vec<PricesPublished> = held
+        .iter()
+        .map(|d| PricesPublished { date: d.date, exchange: mds_domain::Exchange::Nse, bars: d.bars })
+        .collect();
+    assert_eq!(published, expected);
+    assert_eq!(held.iter().map(|d| d.date).collect::<Vec<_>>(), days);
+    assert_eq!(held.iter().map(|d| d.bars).sum::<u64>(), s.counts.new, "each row kept is a bar");
+    assert!(events.iter().all(|e| e.subject.isin.is_none()), "about no company");
+
+    // The same files again: nothing changed, nothing announced.
+    let last = latest(&*store).await;
+    let again = import::run(&store, &SystemClock, format, &given).await.expect("again");
+    assert!(again.counts.adds_up(), "{:?}", again.counts);
+    assert_eq!((again.counts.new, again.counts.changed, again.counts.unchanged), (0, 0, s.counts.new));
+    assert_eq!(latest(&*store).await, last, "a re-import announces nothing");
+
+    // One day changed (RELIANCE's row gone from the file of 2025-02-12):
+    // that day alone is written and announced, a bar fewer.
+    let file = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.to_str().is_some_and(|p| p.ends_with("2025-02-12.csv")))
+        .expect("the file of 2025-02-12");
+    let text = std::fs::read_to_string(&file).expect("read");
+    let fewer: String = text.lines().filter(|l| !l.contains(",INE002A01018,")).map(|l| format!("{l}\n")).collect();
+    assert_eq!(fewer.lines().count() + 1, text.lines().count(), "RELIANCE's one row");
+    let changed = tempfile::tempdir().expect("tempdir");
+    let one = changed.path().join(file.file_name().expect("a name"));
+    std::fs::write(&one, fewer).expect("write");
+    let given = import::Given::default().file("paths", import::Source::Path(one));
+    let s = import::run(&store, &SystemClock, format, &given).await.expect("the changed day");
+    assert!(s.counts.adds_up(), "{:?}", s.counts);
+    assert_eq!(s.counts.new + s.counts.unchanged, 0, "{:?}", s.counts);
+    let day: NaiveDate = "2025-02-12".parse().expect("a day");
+    let before = held.iter().find(|d| d.date == day).expect("held").bars;
+    assert_eq!(s.counts.changed, before - 1, "{:?}", s.lines);
+    let events = events_after(&*store, last).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0].event.kind, EventType::PricesPublished);
+    let p: PricesPublished = serde_json::from_value(events[0].event.data.clone()).expect("a publication");
+    assert_eq!(p, PricesPublished { date: day, exchange: mds_domain::Exchange::Nse, bars: before - 1 });
+    // Only the types filter that names it admits it.
+    let only = EventFilter { types: vec![EventType::PricesPublished], ..EventFilter::default() };
+    let page = store.event_page(last, &only, 10).await.expect("page").events;
+    assert_eq!(page.len(), 1);
+    let other = EventFilter { types: vec![EventType::CompanyChanged], ..EventFilter::default() };
+    assert!(store.event_page(last, &other, 10).await.expect("page").events.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn prices_on_sqlite() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = mds_store::DatabaseUrl::new(dir.path().join("mds.db").to_str().expect("a path"));
+    let store = mds_store::open(&url).await.expect("open");
+    prices_announce_each_day_written_once(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn prices_on_postgres() {
+    let Some(admin) = mds_testkit::pg::admin_url() else { return };
+    let db = mds_testkit::pg::TestDb::create(&admin).await;
+    prices_announce_each_day_written_once(Arc::new(db.store().await)).await;
 }

@@ -1,4 +1,4 @@
-//! `mds import nse-bhavcopy`'s operation ([`mds_node::prices_import`]) on
+//! `mds import nse-bhavcopy`'s write ([`mds_node::import::prices`]) on
 //! the repository's real daily files (`data/prices/`), with a real SQLite
 //! store whose identity history is the repository's exchange lists
 //! (`data/demo/`, as `mds demo` loads them): counts that add up, an import
@@ -16,8 +16,9 @@ use std::sync::Arc;
 use chrono::NaiveDate;
 use mds_domain::Isin;
 use mds_domain::prices::{IsinSource, Percent};
-use mds_import::bhavcopy::{BhavRow, archive, parse_day};
-use mds_node::prices_import::{BhavcopyImport, BhavcopyImportError, import_bhavcopy};
+use mds_import::bhavcopy::{BhavRow, DayFiles, archive, parse_day};
+use mds_node::import::prices::{BhavcopyImport, import_bhavcopy};
+use mds_node::import::{ImportFailure, Source};
 use mds_store::prelude::*;
 use mds_store::{DatabaseUrl, PriceDay};
 use tempfile::TempDir;
@@ -53,10 +54,11 @@ async fn store_with_history() -> (Arc<dyn Store>, TempDir) {
 }
 
 /// Imports `paths` with the store's catalog.
-async fn import(store: &Arc<dyn Store>, paths: &[PathBuf]) -> Result<BhavcopyImport, BhavcopyImportError> {
+async fn import(store: &Arc<dyn Store>, paths: &[PathBuf]) -> Result<BhavcopyImport, ImportFailure> {
     let generation = store.generations().await.expect("generations").companies;
     let (catalog, _) = mds_node::catalog_load::load(store, generation).await.expect("catalog");
-    import_bhavcopy(store, catalog, paths).await
+    let files = DayFiles::new(paths.iter().cloned().map(Source::Path).collect());
+    import_bhavcopy(store, catalog, files).await
 }
 
 /// The counts of an import add up.
@@ -65,6 +67,8 @@ fn assert_adds_up(d: &BhavcopyImport) {
     assert_eq!(d.symbol_keyed, d.resolved + d.unresolved.len() as u64);
     let s = &d.store;
     assert_eq!(s.new + s.replaced + s.unchanged, d.udiff_files + d.secbhav_files, "one day handed a file");
+    assert!(d.counts().adds_up(), "{:?}", d.counts());
+    assert_eq!(d.counts().read, d.rows_read);
 }
 
 /// Both repository archives, imported in one run: every count, the split
@@ -88,6 +92,8 @@ async fn both_repository_archives_import_and_again_change_nothing() {
     assert_eq!(d.days.len(), 48 + 248);
     assert_eq!(d.bars_held(), (d.isin_keyed, d.resolved));
     assert_eq!((d.store.new, d.store.replaced, d.store.unchanged), (296, 0, 0));
+    assert_eq!(d.counts().new, d.isin_keyed + d.resolved, "every equity row resolved is a bar of a new day");
+    assert_eq!(d.counts().set_aside, d.skipped.total() + d.unresolved.len() as u64);
     assert!(d.resolved > 500_000, "most symbols resolve through the lists: {}", d.resolved);
     assert!(!d.unresolved.is_empty(), "symbols no list shows stay unresolved");
     let held = store.price_days().await.expect("days");
@@ -121,6 +127,7 @@ async fn both_repository_archives_import_and_again_change_nothing() {
     let again = import(&store, &paths).await.expect("again");
     assert_adds_up(&again);
     assert_eq!((again.store.new, again.store.replaced, again.store.unchanged), (0, 0, 296));
+    assert_eq!((again.counts().new, again.counts().changed, again.counts().unchanged), (0, 0, d.counts().new));
     assert_eq!(again.bars_held(), d.bars_held());
     assert_eq!(store.price_days().await.expect("days"), held);
 }
@@ -261,14 +268,16 @@ async fn a_bad_file_writes_nothing() {
     std::fs::write(files.path().join("b-bad.csv"), bad).expect("write");
     let e = import(&store, &[files.path().to_path_buf()]).await.expect_err("refused");
     match &e {
-        BhavcopyImportError::Refused { problems, reason } => {
+        ImportFailure::Refused(r) => {
+            let problems = r.row_lines();
             assert_eq!(problems.len(), 1, "{problems:?}");
-            assert!(problems[0].contains("b-bad.csv: line 2: CLOSE_PRICE"), "{problems:?}");
-            assert!(!reason.contains('\n') && reason.contains("b-bad.csv") && reason.ends_with("nothing was imported"));
+            assert!(problems[0].contains("b-bad.csv:2: CLOSE_PRICE"), "{problems:?}");
+            let reason = r.to_string();
+            assert!(!reason.contains('\n') && reason.contains("b-bad.csv"), "{reason}");
         }
         other => panic!("{other:?}"),
     }
     assert_eq!(store.price_days().await.expect("days"), Vec::<PriceDay>::new());
     let missing = import(&store, &[files.path().join("no-such-file.csv")]).await.expect_err("missing");
-    assert!(matches!(missing, BhavcopyImportError::Refused { .. }), "{missing:?}");
+    assert!(matches!(missing, ImportFailure::Refused(_)), "{missing:?}");
 }

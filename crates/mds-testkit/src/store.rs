@@ -113,6 +113,7 @@ macro_rules! store_test_suite {
             prices::{
                 a_day_is_replaced_whole_and_idempotently,
                 a_price_import_is_all_or_nothing,
+                a_price_import_announces_each_day_it_writes,
                 a_price_import_merges_with_what_a_day_holds,
                 price_reads_filter_order_and_page,
             },

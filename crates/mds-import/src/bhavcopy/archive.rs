@@ -16,13 +16,16 @@
 //!   whatever its name.
 //!
 //! Archives inside archives are not opened. A member is named
-//! `archive:member` in errors.
+//! `archive:member` in errors. Bytes the binary carries (the demo's,
+//! [`Source::Embedded`]) are read as a file of their name would be
+//! ([`for_each_source`]).
 
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufReader, Cursor, Read};
 use std::path::Path;
 
 use super::BhavcopyError;
+use crate::format::Source;
 
 /// What kind of file a path is, by its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +69,21 @@ pub fn for_each_file<P: AsRef<Path>>(paths: &[P], visit: &mut Visit<'_>) -> Resu
     Ok(walk.files)
 }
 
+/// Hands every daily file of `sources` to `visit`, as [`for_each_file`]
+/// does: a path as that path, embedded bytes by their name's kind (a
+/// `.tar.zst`, `.zst`, `.zip` or a daily file). Returns how many files
+/// were handed on.
+pub fn for_each_source(sources: &[Source], visit: &mut Visit<'_>) -> Result<usize, BhavcopyError> {
+    let mut walk = Walk { buf: Vec::new(), files: 0, visit };
+    for source in sources {
+        match source {
+            Source::Path(path) => walk.path(path, true)?,
+            Source::Embedded { name, bytes } => walk.embedded(name, bytes)?,
+        }
+    }
+    Ok(walk.files)
+}
+
 struct Walk<'v> {
     /// The one buffer every file is read into.
     buf: Vec<u8>,
@@ -75,6 +93,10 @@ struct Walk<'v> {
 
 fn io_error(path: &Path) -> impl FnOnce(io::Error) -> BhavcopyError + '_ {
     move |source| BhavcopyError::Io { path: path.display().to_string(), source }
+}
+
+fn named_io_error(name: &str) -> impl FnOnce(io::Error) -> BhavcopyError + '_ {
+    move |source| BhavcopyError::Io { path: name.to_owned(), source }
 }
 
 impl Walk<'_> {
@@ -95,19 +117,39 @@ impl Walk<'_> {
         match kind(&name) {
             Kind::TarZst => {
                 let decoder = zstd::Decoder::new(open()?).map_err(io_error(path))?;
-                self.tar(path, decoder)
+                self.tar(&name, decoder)
             }
-            Kind::Tar => self.tar(path, BufReader::new(open()?)),
+            Kind::Tar => self.tar(&name, BufReader::new(open()?)),
             Kind::Zst => {
                 let mut decoder = zstd::Decoder::new(open()?).map_err(io_error(path))?;
                 self.buf.clear();
                 decoder.read_to_end(&mut self.buf).map_err(io_error(path))?;
                 self.hand_on(&name)
             }
-            Kind::Zip => self.zip(path, open()?),
+            Kind::Zip => self.zip(&name, BufReader::new(open()?)),
             Kind::Csv => self.file(path, &name),
             Kind::Other if named => self.file(path, &name),
             Kind::Other => Ok(()),
+        }
+    }
+
+    /// Bytes named `name`, read as a file of that name is.
+    fn embedded(&mut self, name: &str, bytes: &[u8]) -> Result<(), BhavcopyError> {
+        match kind(name) {
+            Kind::TarZst => self.tar(name, zstd::Decoder::new(bytes).map_err(named_io_error(name))?),
+            Kind::Tar => self.tar(name, bytes),
+            Kind::Zst => {
+                let mut decoder = zstd::Decoder::new(bytes).map_err(named_io_error(name))?;
+                self.buf.clear();
+                decoder.read_to_end(&mut self.buf).map_err(named_io_error(name))?;
+                self.hand_on(name)
+            }
+            Kind::Zip => self.zip(name, Cursor::new(bytes)),
+            Kind::Csv | Kind::Other => {
+                self.buf.clear();
+                self.buf.extend_from_slice(bytes);
+                self.hand_on(name)
+            }
         }
     }
 
@@ -122,27 +164,30 @@ impl Walk<'_> {
         (self.visit)(name, &self.buf)
     }
 
-    fn tar(&mut self, path: &Path, reader: impl Read) -> Result<(), BhavcopyError> {
+    /// The `.csv` members of the tar archive `name` read from `reader`.
+    fn tar(&mut self, name: &str, reader: impl Read) -> Result<(), BhavcopyError> {
         let mut archive = tar::Archive::new(reader);
-        for entry in archive.entries().map_err(io_error(path))? {
-            let mut entry = entry.map_err(io_error(path))?;
+        for entry in archive.entries().map_err(named_io_error(name))? {
+            let mut entry = entry.map_err(named_io_error(name))?;
             if !entry.header().entry_type().is_file() {
                 continue;
             }
-            let member = entry.path().map_err(io_error(path))?.display().to_string();
+            let member = entry.path().map_err(named_io_error(name))?.display().to_string();
             if kind(&member) != Kind::Csv {
                 continue;
             }
             self.buf.clear();
-            entry.read_to_end(&mut self.buf).map_err(io_error(path))?;
-            self.hand_on(&format!("{}:{member}", path.display()))?;
+            entry.read_to_end(&mut self.buf).map_err(named_io_error(name))?;
+            self.hand_on(&format!("{name}:{member}"))?;
         }
         Ok(())
     }
 
-    fn zip(&mut self, path: &Path, file: File) -> Result<(), BhavcopyError> {
-        let zip_error = |source| BhavcopyError::Zip { path: path.display().to_string(), source };
-        let mut archive = zip::ZipArchive::new(BufReader::new(file)).map_err(zip_error)?;
+    /// The `.csv` members of the zip archive `name` read from `reader`.
+    fn zip(&mut self, name: &str, reader: impl Read + io::Seek) -> Result<(), BhavcopyError> {
+        let path = name;
+        let zip_error = |source| BhavcopyError::Zip { path: path.to_owned(), source };
+        let mut archive = zip::ZipArchive::new(reader).map_err(zip_error)?;
         for i in 0..archive.len() {
             let mut member = archive.by_index(i).map_err(zip_error)?;
             let name = member.name().to_owned();
@@ -150,9 +195,9 @@ impl Walk<'_> {
                 continue;
             }
             self.buf.clear();
-            member.read_to_end(&mut self.buf).map_err(io_error(path))?;
+            member.read_to_end(&mut self.buf).map_err(named_io_error(path))?;
             drop(member);
-            self.hand_on(&format!("{}:{name}", path.display()))?;
+            self.hand_on(&format!("{path}:{name}"))?;
         }
         Ok(())
     }

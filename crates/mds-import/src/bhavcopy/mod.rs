@@ -50,6 +50,13 @@
 //! - [`archive`]: files, directories, `.zip`, `.zst`, `.tar`, `.tar.zst`,
 //!   each member handed on as it is read.
 //! - [`check`]: the two formats' rows of one day paired and compared.
+//!
+//! # The import format
+//! [`FORMAT`] is `mds import nse-bhavcopy PATH... [--verbose]`: its reading
+//! checks that the paths are there and hands them on as [`DayFiles`], read
+//! a file at a time while the node writes (`mds_node::import`): the days
+//! of an archive are never all in memory, and a bad file found half-way
+//! refuses the import whole.
 
 pub mod archive;
 pub mod check;
@@ -64,6 +71,79 @@ use mds_domain::prices::{Figures, Series};
 use mds_domain::{Isin, Ticker};
 
 use crate::error::ImportError;
+use crate::format::{Arg, ArgKind, Given, Input, Read, Refusal, Source};
+
+/// `mds import nse-bhavcopy PATH... [--verbose]` (contract 14.1).
+pub const FORMAT: crate::format::Format = crate::format::Format {
+    name: "nse-bhavcopy",
+    about: "NSE's daily price files (UDiFF, sec_bhavdata_full; files, directories, .zip, .zst, .tar.zst): equity \
+            series only, symbol-keyed rows resolved to the ISIN of their day; each day replaced whole, the ISIN-keyed \
+            row winning, and announced (prices.published). A bad line: its file and number, nothing imported.",
+    args: &[
+        Arg { name: "paths", kind: ArgKind::Files, help: "The files, directories or archives." },
+        Arg {
+            name: "verbose",
+            kind: ArgKind::Switch,
+            help: "List the rows resolved to no ISIN, every disagreement and every series skipped.",
+        },
+    ],
+    read: read_format,
+};
+
+/// [`FORMAT`]'s reading: the paths given, each there, as [`DayFiles`].
+fn read_format(given: &Given, _today: NaiveDate) -> Result<Read, Refusal> {
+    let sources = given.many("paths").to_vec();
+    if sources.is_empty() {
+        return Err(Refusal::message("no daily files given"));
+    }
+    for s in &sources {
+        if let Source::Path(p) = s {
+            std::fs::metadata(p).map_err(|e| Refusal::message(format!("cannot read {}: {e}", p.display())))?;
+        }
+    }
+    Ok(Input::Prices { files: DayFiles::new(sources), verbose: given.is_on("verbose") }.into())
+}
+
+/// The daily files an import was given (paths or embedded archives), read
+/// when the node writes them: a file at a time, each parsed as it is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DayFiles {
+    sources: Vec<Source>,
+}
+
+impl DayFiles {
+    /// The daily files under `sources`.
+    pub fn new(sources: Vec<Source>) -> Self {
+        DayFiles { sources }
+    }
+
+    /// The sources, as given.
+    pub fn sources(&self) -> &[Source] {
+        &self.sources
+    }
+
+    /// Reads every daily file in order ([`archive::for_each_source`]) and
+    /// hands `visit` its name and its day ([`parse_day`]); stops at the
+    /// first error, a read's, a parse's or `visit`'s. Returns how many
+    /// files were read.
+    pub fn for_each_day(
+        &self,
+        visit: &mut dyn FnMut(&str, DayFile) -> Result<(), BhavcopyError>,
+    ) -> Result<usize, BhavcopyError> {
+        archive::for_each_source(&self.sources, &mut |name, bytes| visit(name, parse_day(name, bytes)?))
+    }
+}
+
+impl BhavcopyError {
+    /// The refusal of an import: a file's problems, each with its line, or
+    /// a sentence.
+    pub fn refusal(self) -> Refusal {
+        match self {
+            BhavcopyError::File { file, error } => Refusal { file: Some(file), error },
+            other => Refusal::message(other.to_string()),
+        }
+    }
+}
 
 /// The format of a daily file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -10,8 +10,10 @@
 //! 2. **writes** what they hold in one store transaction (`write.rs`, one
 //!    function per kind of data, [`mds_import::format::Input`]): all or
 //!    nothing. The events of the change (`company.changed`,
-//!    `article.published`/`updated`, `corporate_action.added`/`changed`)
-//!    are appended by the store in that transaction;
+//!    `article.published`/`updated`, `corporate_action.added`/`changed`,
+//!    `prices.published`) are appended by the store in that transaction;
+//!    NSE's daily price files are read as they are written
+//!    ([`prices`]: a file at a time on a thread of their own);
 //! 3. **snapshots**: when the write moved the store's `companies`
 //!    generation, the catalog of the new generation is built and saved;
 //!    when it moved the `news` generation, the news index; so serving nodes load them
@@ -25,6 +27,7 @@
 //! snapshots made once after the last import; nothing else writes an
 //! import.
 
+pub mod prices;
 mod write;
 
 use std::sync::Arc;
@@ -44,6 +47,7 @@ pub const FORMATS: &[&Format] = &[
     &mds_import::changes::FORMAT,
     &mds_import::actions::NSE_FORMAT,
     &mds_import::actions::BSE_FORMAT,
+    &mds_import::bhavcopy::FORMAT,
 ];
 
 /// The format registered under `name`.
@@ -71,8 +75,8 @@ impl From<Refusal> for ImportFailure {
 
 /// The counts every import reports, which add up: each thing read (a
 /// company, an article, a change row, an action, a row resolved to no
-/// ISIN) is new, changed, unchanged or set aside, so `read = new + changed
-/// + unchanged + set_aside`.
+/// ISIN, a row of a daily price file) is new, changed, unchanged or set
+/// aside, so `read = new + changed + unchanged + set_aside`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
     /// Things the files gave.

@@ -29,6 +29,7 @@ pub(super) async fn write(store: &Arc<dyn Store>, input: Input) -> Result<Summar
         Input::Snapshots { snapshots, files } => exchange_lists(store, snapshots, &files).await,
         Input::Changes { symbols, names } => change_rows(store, symbols, names).await,
         Input::Actions { files, count, list_unresolved } => actions(store, files, count, list_unresolved).await,
+        Input::Prices { files, verbose } => super::prices::write(store, files, verbose).await,
     }
 }
 

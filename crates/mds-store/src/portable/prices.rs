@@ -10,16 +10,21 @@
 //! `VALUES` on SQLite, `COPY` on PostgreSQL), with its count in
 //! `bar_days`. An import that wrote a day bumps the `prices` generation in
 //! its transaction, which nodes follow to drop what they keep of the
-//! price routes' answers.
+//! price routes' answers. Each day an import wrote gets one `prices.published` event
+//! (`{"date", "exchange", "bars"}`, the bars it holds after the import),
+//! appended to the log in the import's transaction; a day left as it was
+//! gets none.
 //!
 //! Compiled once per backend (see `portable/mod.rs`).
 
+use std::collections::BTreeMap;
+
 use chrono::NaiveDate;
-use mds_domain::prices::{Bar, Figures, IsinSource, Paise, Percent, Series};
+use mds_domain::prices::{BARS_EXCHANGE, Bar, Figures, IsinSource, Paise, Percent, PricesPublished, Series};
 use mds_domain::{Isin, Ticker};
 use sqlx::Row;
 
-use super::{Conn, DbRow, Pool, begin_read, begin_write, db, dialect, execute, fetch_all};
+use super::{Conn, DbRow, Pool, begin_read, begin_write, db, dialect, events, execute, fetch_all};
 use crate::prices::{day_number, day_of_number};
 use crate::rows::{RowExt, corrupt, undecodable};
 use crate::{DayBars, PriceDay, PriceImport, StoreResult, StoredBar};
@@ -37,6 +42,9 @@ pub(crate) async fn import(
     let mut tx = begin_write(pool).await?;
     dialect::lock_prices(&mut tx).await?;
     let mut out = PriceImport::default();
+    // The days written, with the bars each holds last (a day handed twice
+    // is announced once).
+    let mut published: BTreeMap<NaiveDate, u64> = BTreeMap::new();
     for handed in days {
         let handed = handed?;
         let date = handed.date;
@@ -74,7 +82,13 @@ pub(crate) async fn import(
             out.new += 1;
         }
         out.bars_written += made.bars.len() as u64;
+        published.insert(date, made.bars.len() as u64);
     }
+    let drafts: Vec<_> = published
+        .into_iter()
+        .map(|(date, bars)| PricesPublished { date, exchange: BARS_EXCHANGE, bars }.draft())
+        .collect();
+    events::append(&mut tx, chrono::Utc::now(), &drafts).await?;
     if out.new + out.replaced > 0 {
         super::meta::bump_unseeded_generation(&mut tx, crate::rows::META_GENERATION_PRICES).await?;
     }

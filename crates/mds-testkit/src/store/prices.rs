@@ -2,7 +2,8 @@
 //! day is replaced whole and idempotently, an import is all or nothing and
 //! merges with what a day holds (its own earlier days included), and the
 //! reads (a series, the market on a day, the days held) filter, order and
-//! page, across years (PostgreSQL: partitions).
+//! page, across years (PostgreSQL: partitions); each day an import writes
+//! is one `prices.published` event in its transaction.
 
 use chrono::NaiveDate;
 use mds_domain::prices::{Figures, IsinSource, Paise, Percent, Series};
@@ -102,6 +103,54 @@ pub async fn a_price_import_is_all_or_nothing(store: &dyn Store) {
     assert_eq!(store.price_days().await.expect("days"), [PriceDay { date: day(2024, 12, 31), bars: 1 }]);
     assert_eq!(store.day_bars(day(2024, 12, 31)).await.expect("read"), kept);
     assert_eq!(store.day_bars(day(2025, 1, 1)).await.expect("read").bars, []);
+}
+
+/// The `prices.published` events of the log after `after`.
+async fn published_after(store: &dyn Store, after: mds_domain::EventId) -> Vec<mds_domain::prices::PricesPublished> {
+    let page = store.event_page(after, &mds_domain::EventFilter::default(), 100).await.expect("log").events;
+    assert!(page.iter().all(|e| e.event.kind == mds_domain::EventType::PricesPublished), "{page:?}");
+    page.iter().map(|e| serde_json::from_value(e.event.data.clone()).expect("a publication")).collect()
+}
+
+/// The latest event id of the log.
+async fn latest_event(store: &dyn Store) -> mds_domain::EventId {
+    store.event_page(mds_domain::EventId(0), &mds_domain::EventFilter::default(), 1).await.expect("log").latest
+}
+
+/// Each day an import writes is one `prices.published` (`{"date",
+/// "exchange", "bars"}`, the bars it holds after the import) in the
+/// import's transaction, in day order, a day handed twice announced once;
+/// a day left as it was, and an import that fails, announce nothing.
+pub async fn a_price_import_announces_each_day_it_writes(store: &dyn Store) {
+    use mds_domain::prices::{BARS_EXCHANGE, PricesPublished};
+    store.migrate().await.expect("migrate");
+    let (d1, d2) = (day(2025, 2, 12), day(2025, 2, 11));
+    let published = |date, bars| PricesPublished { date, exchange: BARS_EXCHANGE, bars };
+    let mut days = vec![
+        Ok(of(d1, vec![bar(1, "EQ", 100, false), bar(2, "EQ", 200, false)])),
+        Ok(of(d2, vec![bar(1, "EQ", 90, false)])),
+        Ok(of(d1, vec![bar(3, "BE", 300, true)])),
+    ]
+    .into_iter();
+    let mut union = |mut handed: DayBars, held: DayBars| {
+        handed.bars.extend(held.bars);
+        handed
+    };
+    let done = store.import_days(&mut days, &mut union).await.expect("import");
+    assert_eq!((done.new, done.replaced), (2, 1));
+    let all = published_after(store, mds_domain::EventId(0)).await;
+    assert_eq!(all, [published(d2, 1), published(d1, 3)], "day order, the bars held last, once a day");
+
+    let last = latest_event(store).await;
+    let same = store.replace_day(&of(d2, vec![bar(1, "EQ", 90, false)])).await.expect("again");
+    assert_eq!(same.unchanged, 1);
+    let mut failing =
+        vec![Ok(of(d2, vec![bar(1, "EQ", 91, false)])), Err(StoreError::Invalid("bad".into()))].into_iter();
+    store.import_days(&mut failing, &mut |handed, _held| handed).await.expect_err("refused");
+    assert_eq!(latest_event(store).await, last, "nothing announced");
+
+    store.replace_day(&of(d2, vec![bar(1, "EQ", 91, false), bar(4, "EQ", 5, false)])).await.expect("changed");
+    assert_eq!(published_after(store, last).await, [published(d2, 2)]);
 }
 
 /// Each day handed is merged with what the day holds then: held bars, and

@@ -1,16 +1,23 @@
-//! `mds import nse-bhavcopy PATH...` (contract 14.1): NSE's daily files of
-//! either format, from files, directories and archives, made into bars and
-//! written to the store in one transaction: every day or none.
+//! The write of NSE's daily price files (`mds import nse-bhavcopy
+//! PATH...`, contract 14.1; the format is [`mds_import::bhavcopy::FORMAT`],
+//! its input [`Input::Prices`](mds_import::format::Input::Prices)): the
+//! days of either format, from files, directories and archives, made into
+//! bars and written to the store in one transaction: every day or none,
+//! each day written announced by a `prices.published` event in it.
 //!
 //! # How a run goes
-//! - A thread walks the paths ([`mds_import::bhavcopy::archive`]), reads
-//!   each daily file ([`mds_import::bhavcopy::parse_day`]: equity series
-//!   only, the others skipped and counted) and resolves its rows to ISINs
-//!   ([`Resolver`]), handing one file's day at a time over a bounded
-//!   channel: a run holds a few days, never an archive.
-//! - The store writes each day handed ([`PriceStore::import_days`]), merged
-//!   with what the day holds by [`merge_day`], in one transaction. A bad
-//!   file ends the run with its reason, nothing written.
+//! - A thread reads the files ([`DayFiles::for_each_day`]: each daily file
+//!   parsed, equity series only, the others skipped and counted) and
+//!   resolves its rows to ISINs ([`Resolver`]), handing one file's day at
+//!   a time over a bounded channel: a run holds a few days, never an
+//!   archive.
+//! - The store writes each day handed
+//!   ([`PriceStore::import_days`](mds_store::PriceStore::import_days)),
+//!   merged with what the day holds by [`merge_day`], in one transaction.
+//!   A bad file ends the run with its reason ([`ImportFailure::Refused`]),
+//!   nothing written.
+//! - [`summary`]: what was read, resolved, paired and written, with counts
+//!   that add up a row at a time.
 //!
 //! # Resolution
 //! An ISIN-keyed (UDiFF) row names its ISIN: `isin_source: "file"`. A
@@ -33,7 +40,6 @@
 //! order, gives the same day (unchanged: nothing written).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -43,8 +49,10 @@ use mds_catalog::Catalog;
 use mds_domain::prices::{IsinSource, Series};
 use mds_domain::{Exchange, Isin, SymbolPeriod, Ticker};
 use mds_import::bhavcopy::check::{Disagreement, compare};
-use mds_import::bhavcopy::{BhavRow, BhavcopyError, DayFile, Format, Skipped, archive, parse_day};
+use mds_import::bhavcopy::{BhavRow, BhavcopyError, DayFile, DayFiles, Format, Skipped};
 use mds_store::{DayBars, PriceImport, Store, StoreError, StoredBar};
+
+use super::{Counts, ImportFailure, Summary};
 
 /// Daily files read ahead of the store: enough to keep the reading thread
 /// and the writes busy at once, few enough to hold a handful of days.
@@ -70,8 +78,10 @@ pub struct UnresolvedRow {
 }
 
 /// What an import of daily files read and did. The counts add up:
-/// `rows_read = isin_keyed + symbol_keyed + skipped.total()`, and
-/// `symbol_keyed = resolved + unresolved.len()`.
+/// `rows_read = isin_keyed + symbol_keyed + skipped.total()`,
+/// `symbol_keyed = resolved + unresolved.len()`, and a row at a time
+/// ([`BhavcopyImport::counts`]) `rows_read = rows.new + rows.changed +
+/// rows.unchanged + rows.set_aside`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BhavcopyImport {
     /// UDiFF files read.
@@ -100,6 +110,11 @@ pub struct BhavcopyImport {
     pub days: BTreeMap<NaiveDate, (u64, u64)>,
     /// What the store did with the days handed (one per file).
     pub store: PriceImport,
+    /// The rows read, each once: an equity bar of a day new to the store,
+    /// of a day it changed, or of a day left as it was; or set aside (a
+    /// row of another series or a fund's, a symbol-keyed row resolved to no
+    /// ISIN, a symbol-keyed row that is the same bar as an ISIN-keyed one).
+    pub rows: Counts,
 }
 
 impl BhavcopyImport {
@@ -107,35 +122,10 @@ impl BhavcopyImport {
     pub fn bars_held(&self) -> (u64, u64) {
         self.days.values().fold((0, 0), |(f, s), (df, ds)| (f + df, s + ds))
     }
-}
 
-/// Why an import wrote nothing.
-#[derive(Debug, thiserror::Error)]
-pub enum BhavcopyImportError {
-    /// A file or path is refused: the problems, each with its line, and
-    /// the one-line reason.
-    #[error("{reason}")]
-    Refused {
-        /// Every problem, one a line (`file: line N: …`).
-        problems: Vec<String>,
-        /// The one-line reason.
-        reason: String,
-    },
-    /// The store failed (nothing written).
-    #[error("nothing was imported: {0}")]
-    Store(#[from] StoreError),
-}
-
-impl BhavcopyImportError {
-    fn refused(e: &BhavcopyError) -> Self {
-        let (problems, reason) = match e {
-            BhavcopyError::File { file, error } => (
-                error.rows().iter().map(|r| format!("{file}: line {}: {}", r.line, r.message)).collect(),
-                format!("{file}: {}; nothing was imported", error.summary()),
-            ),
-            other => (Vec::new(), format!("{other}; nothing was imported")),
-        };
-        BhavcopyImportError::Refused { problems, reason }
+    /// The rows read, each once (see [`BhavcopyImport::rows`]).
+    pub fn counts(&self) -> Counts {
+        self.rows
     }
 }
 
@@ -320,22 +310,21 @@ enum Message {
     Done,
 }
 
-/// Imports the daily files under `paths` into the store, resolving
-/// symbol-keyed rows through the periods of `catalog`; every day or none.
+/// Imports the daily `files` into the store, resolving symbol-keyed rows
+/// through the periods of `catalog`; every day or none, each day written
+/// announced (`prices.published`) in the same transaction.
 pub async fn import_bhavcopy(
     store: &Arc<dyn Store>,
     catalog: Arc<Catalog>,
-    paths: &[PathBuf],
-) -> Result<BhavcopyImport, BhavcopyImportError> {
+    files: DayFiles,
+) -> Result<BhavcopyImport, ImportFailure> {
     let (send, receive) = mpsc::sync_channel::<Message>(READ_AHEAD);
-    let walked: Vec<PathBuf> = paths.to_vec();
     let reader = std::thread::Builder::new()
         .name("bhavcopy-read".into())
         .spawn(move || {
             let mut resolver = Resolver::new(catalog);
             let mut gone = false;
-            let result = archive::for_each_file(&walked, &mut |name, bytes| {
-                let day = parse_day(name, bytes)?;
+            let result = files.for_each_day(&mut |name, day| {
                 let (bars, unresolved) = resolver.day(name, &day);
                 let rows = (day.rows.len() as u64) + day.skipped.total();
                 let read = Read { format: day.format, date: day.date, bars, unresolved, rows, skipped: day.skipped };
@@ -360,6 +349,7 @@ pub async fn import_bhavcopy(
     let handed_is_file = AtomicBool::new(false);
     let mut found = MergeFound::default();
     let mut made: BTreeMap<NaiveDate, (u64, u64)> = BTreeMap::new();
+    let mut rows = Counts::default();
     let written = {
         let (out, refused, handed_is_file) = (&mut out, &mut refused, &handed_is_file);
         // Ends at `Done` only: a reader that stopped without it (a panic)
@@ -377,7 +367,7 @@ pub async fn import_bhavcopy(
                 }
                 Ok(Message::Failed(e)) => {
                     finished = true;
-                    let reason = BhavcopyImportError::refused(&e).to_string();
+                    let reason = e.to_string();
                     *refused = Some(e);
                     return Some(Err(StoreError::Invalid(reason)));
                 }
@@ -404,7 +394,24 @@ pub async fn import_bhavcopy(
             Some(Ok(DayBars { date: read.date, bars: read.bars }))
         });
         let mut merge = |handed: DayBars, held: DayBars| {
-            let day = merge_day(handed, handed_is_file.load(Ordering::Relaxed), held, &mut found);
+            let is_file = handed_is_file.load(Ordering::Relaxed);
+            let handed_rows = handed.bars.len() as u64;
+            let paired_before = found.same_bar;
+            // What the day held, to tell what the store will do with it
+            // (it writes the day unless it is exactly what it holds).
+            let held_bars = (!held.bars.is_empty()).then(|| held.bars.clone());
+            let mut day = merge_day(handed, is_file, held, &mut found);
+            day.sort();
+            // A handed symbol-keyed row met by an ISIN-keyed one is not
+            // stored as itself; every other handed row is the day's bar.
+            let dropped = if is_file { 0 } else { found.same_bar - paired_before };
+            let kept = handed_rows - dropped;
+            rows.set_aside += dropped;
+            match held_bars {
+                None => rows.new += kept,
+                Some(h) if h == day.bars => rows.unchanged += kept,
+                Some(_) => rows.changed += kept,
+            }
             let file = day.bars.iter().filter(|b| b.isin_source == IsinSource::File).count() as u64;
             made.insert(day.date, (file, day.bars.len() as u64 - file));
             day
@@ -414,11 +421,133 @@ pub async fn import_bhavcopy(
     // The receiver went with `days`: the reader stops at its next file.
     let _ = reader.join();
     if let Some(e) = refused {
-        return Err(BhavcopyImportError::refused(&e));
+        return Err(ImportFailure::Refused(e.refusal()));
     }
     out.store = written?;
     out.same_bar = found.same_bar;
     out.disagreements = found.disagreements;
     out.days = made;
+    rows.read = out.rows_read;
+    rows.set_aside += out.skipped.total() + out.unresolved.len() as u64;
+    out.rows = rows;
     Ok(out)
+}
+
+/// How many series of skipped rows are named without `--verbose`.
+const SERIES_LISTED: usize = 5;
+
+/// How many disagreements are listed without `--verbose`.
+const DISAGREEMENTS_LISTED: usize = 20;
+
+/// The write of [`Input::Prices`](mds_import::format::Input::Prices):
+/// the files imported with the catalog of the store's companies
+/// generation (its symbol periods), and the summary.
+pub(super) async fn write(store: &Arc<dyn Store>, files: DayFiles, verbose: bool) -> Result<Summary, ImportFailure> {
+    let generation = store.generations().await?.companies;
+    let (catalog, _) = crate::catalog_load::load(store, generation).await?;
+    let done = import_bhavcopy(store, catalog, files).await?;
+    Ok(summary(&done, verbose))
+}
+
+/// `12345` as `12,345`.
+fn n(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// The summary of an import: what was read, resolved, paired and written
+/// (stdout), the disagreements (notes, stderr; the first
+/// [`DISAGREEMENTS_LISTED`] unless `verbose`), and with `verbose` every row
+/// resolved to no ISIN; its counts are [`BhavcopyImport::counts`].
+pub fn summary(d: &BhavcopyImport, verbose: bool) -> Summary {
+    let mut lines = Vec::new();
+    let mut notes = Vec::new();
+    if verbose {
+        for u in &d.unresolved {
+            let why = if u.ambiguous { "another row resolved to the same ISIN and series" } else { "no ISIN that day" };
+            lines.push(format!("unresolved: {}:{}: {} {} {} ({why})", u.file, u.line, u.date, u.symbol, u.series));
+        }
+    }
+    let listed = if verbose { d.disagreements.len() } else { d.disagreements.len().min(DISAGREEMENTS_LISTED) };
+    for x in &d.disagreements[..listed] {
+        notes.push(format!(
+            "disagreement: {} {} {}: {} is {} in the ISIN-keyed file (kept), {} in the symbol-keyed one",
+            x.date, x.symbol, x.series, x.field, x.isin_keyed, x.symbol_keyed
+        ));
+    }
+    if listed < d.disagreements.len() {
+        notes.push(format!("({} more disagreements: --verbose lists them)", d.disagreements.len() - listed));
+    }
+    // The series skipped, most rows first (all with --verbose).
+    let mut by_series: Vec<_> = d.skipped.by_series.iter().collect();
+    by_series.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let shown = if verbose { by_series.len() } else { by_series.len().min(SERIES_LISTED) };
+    let mut skipped: Vec<String> = by_series[..shown].iter().map(|(s, k)| format!("{} {s}", n(**k))).collect();
+    if shown < by_series.len() {
+        let rest: u64 = by_series[shown..].iter().map(|(_, k)| **k).sum();
+        skipped.push(format!("{} of {} other series", n(rest), by_series.len() - shown));
+    }
+    if d.skipped.funds > 0 {
+        skipped.push(format!("{} funds", n(d.skipped.funds)));
+    }
+    lines.push(format!(
+        "read {} files ({} UDiFF, {} sec_bhavdata_full) of {} days: {} rows = {} equity + {} skipped{}",
+        n(d.udiff_files + d.secbhav_files),
+        n(d.udiff_files),
+        n(d.secbhav_files),
+        n(d.days.len() as u64),
+        n(d.rows_read),
+        n(d.isin_keyed + d.symbol_keyed),
+        n(d.skipped.total()),
+        if skipped.is_empty() { String::new() } else { format!(" ({})", skipped.join(", ")) }
+    ));
+    let ambiguous = d.unresolved.iter().filter(|u| u.ambiguous).count() as u64;
+    lines.push(format!(
+        "equity rows: {} ISIN-keyed + {} symbol-keyed ({} resolved + {} unresolved, {} of them ambiguous)",
+        n(d.isin_keyed),
+        n(d.symbol_keyed),
+        n(d.resolved),
+        n(d.unresolved.len() as u64),
+        n(ambiguous)
+    ));
+    lines.push(format!(
+        "the same bar in both formats: {} (the ISIN-keyed row kept); {} figures disagree",
+        n(d.same_bar),
+        n(d.disagreements.len() as u64)
+    ));
+    let (file, symbol) = d.bars_held();
+    let s = &d.store;
+    lines.push(format!(
+        "days handed (one a file): {} new + {} replaced + {} unchanged; the {} days hold {} bars = {} ISIN-keyed + {} \
+         symbol-keyed; {} bars written",
+        n(s.new),
+        n(s.replaced),
+        n(s.unchanged),
+        n(d.days.len() as u64),
+        n(file + symbol),
+        n(file),
+        n(symbol),
+        n(s.bars_written)
+    ));
+    let r = &d.rows;
+    lines.push(format!(
+        "rows: {} read = {} of new days + {} of changed days + {} of unchanged days + {} set aside ({} skipped, {} \
+         unresolved, {} the same bar as an ISIN-keyed row)",
+        n(r.read),
+        n(r.new),
+        n(r.changed),
+        n(r.unchanged),
+        n(r.set_aside),
+        n(d.skipped.total()),
+        n(d.unresolved.len() as u64),
+        n(r.set_aside - d.skipped.total() - d.unresolved.len() as u64),
+    ));
+    Summary { notes, lines, counts: d.rows, ..Summary::default() }
 }
