@@ -126,6 +126,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/companies/{isin}/prices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A company's end-of-day prices
+         * @description The end-of-day bars of the company with this ISIN, oldest first (then ISIN, then series), from `from` to `to` (both inclusive; `to` defaults to the last day loaded, `from` to a year before `to`; at most 10 years a request). With `lineage` (the default) the series continues through the ISINs this one superseded (a split that gave it a new ISIN), each bar naming its `isin`. `adjust=split` (the default) multiplies the prices of each bar by the `factor` of every split, consolidation and bonus whose ex-date is after it and that has gone ex by the last day loaded, and divides its volume and delivered quantity by it; `adjust=total` also applies dividends and rights issues (their factor from the last close before the ex-date; prices only); `adjust=none` gives the file's numbers. Adjusted prices are rounded to four decimals, adjusted share counts to whole shares. `adjustments` lists every factor applied, so anyone can undo them. A day with no bar (a holiday, a suspension) is absent: no bar is ever invented. With `Accept: text/csv` the answer is the bars as CSV: a header line of the bar's field names and a line a bar (no adjustments), tagged apart from the JSON form. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
+         */
+        get: operations["listCompanyPrices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -135,7 +155,7 @@ export interface paths {
         };
         /**
          * Read the event log
-         * @description The event log, oldest first: `article.published` (a new article), `article.updated` (an imported article that changed; `data` is the article as the news list shows it, without `body`), and `company.changed` (`data`: the company's detail after the change, the top-level fields that changed, and the identity events it gained), `corporate_action.added` and `corporate_action.changed` (`data`: the corporate action as stored, new or changed by an import). Ids increase in commit order across the service. Pass the last id you processed as `since` to read what came after it; page with `next_cursor` passed back as `cursor` (with the same filters). Events are kept 30 days by default: an older `since` is `410 events_expired`. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
+         * @description The event log, oldest first: `article.published` (a new article), `article.updated` (an imported article that changed; `data` is the article as the news list shows it, without `body`), and `company.changed` (`data`: the company's detail after the change, the top-level fields that changed, and the identity events it gained), `corporate_action.added` and `corporate_action.changed` (`data`: the corporate action as stored, new or changed by an import), and `prices.published` (`data`: `date`, `exchange` and how many `bars` the day holds, for each trading day an import of daily price files wrote; about no company, so `isin` and `ticker` do not admit it). Ids increase in commit order across the service. Pass the last id you processed as `since` to read what came after it; page with `next_cursor` passed back as `cursor` (with the same filters). Events are kept 30 days by default: an older `since` is `410 events_expired`. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
          */
         get: operations["listEvents"];
         put?: never;
@@ -166,6 +186,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/industries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The industry classification
+         * @description Every value the classification of the active companies takes, as a tree: macro-economic sector, sector, industry (the value `GET /v1/companies?industry=` takes), basic industry, each node with the number of active companies in it. Every active company is in one path; a level it lacks is a node named `null`, so children's counts add up to their parent's. Siblings are ordered by count descending, then name (`null` last). Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
+         */
+        get: operations["listIndustries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/news": {
         parameters: {
             query?: never;
@@ -186,6 +226,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/news/facets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * News categories and tags
+         * @description Every `category` and `tag` the articles carry, exactly as `GET /v1/news` filters by them, each with the number of articles carrying it; ordered by count descending, then name. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
+         */
+        get: operations["getNewsFacets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/news/{slug}": {
         parameters: {
             query?: never;
@@ -198,6 +258,26 @@ export interface paths {
          * @description One article with its `body`. Takes no query parameters. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
          */
         get: operations["getArticle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/prices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The market on one day
+         * @description The market on one day: every bar of `date` (of one `series` if asked), as published, by ISIN then series. A day with no bars (a holiday, or not loaded) has an empty `data`. Pagination is keyset-based: pass `next_cursor` back as `cursor` with the same `date` and `series` (`limit` may change). With `Accept: text/csv` the answer is the whole day as CSV in one response (a header line of the bar's field names and a line a bar; `cursor` and `limit` are checked but not used), tagged apart from the JSON form. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
+         */
+        get: operations["listMarketPrices"];
         put?: never;
         post?: never;
         delete?: never;
@@ -409,6 +489,8 @@ export interface components {
         ActionId: string;
         /** @enum {string} */
         ActionType: "dividend" | "bonus" | "split" | "consolidation" | "rights" | "buyback" | "demerger" | "other";
+        /** @enum {string} */
+        Adjust: "none" | "split" | "total";
         /**
          * @description A news article. Serialises with every field present: optional
          *     fields with no value are `null`, `tags` is `[]`, so every article
@@ -481,6 +563,8 @@ export interface components {
          * @example INE117A01022
          */
         Isin: string;
+        /** @enum {string} */
+        IsinSource: "file" | "symbol";
         /** @description One listing of a security on an exchange. */
         Listing: {
             /** @description The exchange. */
@@ -492,6 +576,12 @@ export interface components {
             face_value: number | null;
             /**
              * Format: date
+             * @description The day of the latest snapshot of its exchange's list that showed it
+             *     (`null` when no exchange list was imported for it).
+             */
+            last_seen: string | null;
+            /**
+             * Format: date
              * @description Date of listing.
              */
             listed_on: string | null;
@@ -499,7 +589,10 @@ export interface components {
             scrip_code: string | null;
             /** @description NSE series (`EQ`, `BE`, …) or BSE group (`A`, `B`, `T`, …). */
             series: string | null;
-            /** @description Whether it trades. */
+            /**
+             * @description Whether it trades; `delisted` once it is gone from the latest
+             *     snapshot of its exchange's list (contract section 10.3).
+             */
             status: components["schemas"]["ListingStatus"];
             /** @description NSE symbol, or BSE security id. */
             symbol: string;
@@ -523,6 +616,21 @@ export interface components {
         MarketCapBand: "large_cap" | "mid_cap" | "small_cap";
         /** @enum {string} */
         MatchField: "ticker" | "name" | "former_ticker" | "former_name";
+        /**
+         * @description A decimal with at most 2 places.
+         * @example 9331
+         */
+        Paise: number;
+        /**
+         * @description A decimal with at most 2 places.
+         * @example 38.17
+         */
+        Percent: number;
+        /**
+         * @description A decimal with at most 4 places.
+         * @example 938.05
+         */
+        Price: number;
         /** @description An RFC 9457 problem body, `application/problem+json`. */
         Problem: {
             /**
@@ -555,6 +663,11 @@ export interface components {
             violated_policies?: string[] | null;
         };
         /**
+         * @description The exchange's series: one or two letters or digits, upper case (`EQ`, `BE`, `SM`).
+         * @example EQ
+         */
+        Series: string;
+        /**
          * @description Article slug: 1 to 200 characters of a-z, 0-9 and '-'.
          * @example reliance-q2-results-2026
          */
@@ -563,7 +676,7 @@ export interface components {
          * @description An event type an endpoint may subscribe to.
          * @enum {string}
          */
-        SubscribableType: "article.published" | "article.updated" | "company.changed" | "corporate_action.added" | "corporate_action.changed";
+        SubscribableType: "article.published" | "article.updated" | "company.changed" | "corporate_action.added" | "corporate_action.changed" | "prices.published";
         /**
          * @description Trading symbol: 1 to 32 printable ASCII characters without white space, upper case.
          * @example BAJAJ-AUTO
@@ -618,6 +731,70 @@ export interface components {
             updated_at: string | null;
             /** @description Public URL of the article. */
             url: string | null;
+        };
+        /**
+         * @description One security's day (`V1Bar`, contract 14.2): `date`, `isin`, `series`,
+         *     the prices, `volume`, `turnover`, `trades`, the delivery figures when the
+         *     file has them, and where the ISIN comes from.
+         */
+        V1Bar: {
+            /** @description Closing price, rupees. */
+            close: components["schemas"]["Price"];
+            /**
+             * Format: date
+             * @description The trading day, `YYYY-MM-DD`.
+             * @example 2025-06-16
+             */
+            date: string;
+            delivery_pct: null | components["schemas"]["Percent"];
+            /**
+             * Format: int64
+             * @description Shares delivered; `null` when the file has none.
+             */
+            delivery_qty: number | null;
+            /** @description Highest price, rupees. */
+            high: components["schemas"]["Price"];
+            /** @description The security. */
+            isin: components["schemas"]["Isin"];
+            /**
+             * @description `file` when the day's file named the ISIN, `symbol` when it was
+             *     resolved from the symbol.
+             */
+            isin_source: components["schemas"]["IsinSource"];
+            last: null | components["schemas"]["Price"];
+            /** @description Lowest price, rupees. */
+            low: components["schemas"]["Price"];
+            /** @description Opening price, rupees. */
+            open: components["schemas"]["Price"];
+            /**
+             * @description The previous day's close as published (on an ex-date, before the
+             *     action).
+             */
+            prev_close: components["schemas"]["Price"];
+            /** @description The series it traded in. */
+            series: components["schemas"]["Series"];
+            /**
+             * Format: int64
+             * @description Number of trades.
+             */
+            trades: number;
+            /** @description Value traded, rupees. */
+            turnover: components["schemas"]["Paise"];
+            /**
+             * Format: int64
+             * @description Shares traded.
+             */
+            volume: number;
+        };
+        /** @description A basic industry (`Heavy Electrical Equipment`). */
+        V1BasicIndustry: {
+            /**
+             * Format: int64
+             * @description Active companies in it.
+             */
+            count: number;
+            /** @description Its name; `null` for companies without one. */
+            name: string | null;
         };
         /**
          * @description The figures of a `bonus`: `ratio_new` new shares for every `ratio_held`
@@ -766,8 +943,30 @@ export interface components {
             data: components["schemas"]["V1CompanyListItem"][];
             /** @description Whether there is a next page. */
             has_more: boolean;
+            /** @description Only on an empty page whose exact-match filter (`industry`, `category`, `tag`) names a value that does not exist: that parameter and the nearest existing values. */
+            hint?: components["schemas"]["V1Hint"];
             /** @description Cursor of the next page: a string when `has_more`, else `null`. */
             next_cursor: string | null;
+        };
+        /**
+         * @description `GET /v1/companies/{isin}/prices`: a security's bars, oldest first, as
+         *     asked adjusted, with every adjustment applied.
+         */
+        V1CompanyPrices: {
+            /** @description How the prices are adjusted. */
+            adjust: components["schemas"]["Adjust"];
+            /**
+             * @description The adjustments applied to at least one bar, oldest ex-date first
+             *     (then action id); none with `adjust=none`.
+             */
+            adjustments: components["schemas"]["V1PriceAdjustment"][];
+            /**
+             * @description The bars, oldest first (then ISIN, then series); each names its
+             *     ISIN (with `lineage`, a superseded one's bars name it).
+             */
+            bars: components["schemas"]["V1Bar"][];
+            /** @description The ISIN asked for. */
+            isin: string;
         };
         /** @description One corporate action as the API serves it (contract 13.2). */
         V1CorporateAction: {
@@ -1026,7 +1225,8 @@ export interface components {
             /**
              * @description For `article.*`: the article as the news list shows it (`V1ArticleSummary`, no `body`). For
              *     `company.changed`: a `V1CompanyChanged`. For `corporate_action.*`: the action
-             *     (`V1CorporateAction`). For `ping`: `{}`.
+             *     (`V1CorporateAction`). For `prices.published`: the day, its exchange and how many bars it
+             *     now holds (`V1PricesPublished`). For `ping`: `{}`.
              */
             data: components["schemas"]["V1EventData"];
             /**
@@ -1036,13 +1236,13 @@ export interface components {
             id: string;
             /**
              * @description `article.published`, `article.updated`, `company.changed`, `corporate_action.added`,
-             *     `corporate_action.changed`, or `ping` (webhook test deliveries only).
+             *     `corporate_action.changed`, `prices.published`, or `ping` (webhook test deliveries only).
              * @example article.published
              */
             type: string;
         };
         /** @description The `data` of an event: one shape per type. */
-        V1EventData: components["schemas"]["V1ArticleSummary"] | components["schemas"]["V1CompanyChanged"] | components["schemas"]["V1CorporateAction"] | components["schemas"]["V1Ping"];
+        V1EventData: components["schemas"]["V1ArticleSummary"] | components["schemas"]["V1CompanyChanged"] | components["schemas"]["V1CorporateAction"] | components["schemas"]["V1PricesPublished"] | components["schemas"]["V1Ping"];
         /** @description One page of events, oldest first (by `id`). */
         V1EventPage: {
             /** @description The events, oldest first (by `id`). */
@@ -1066,6 +1266,30 @@ export interface components {
             face_value_to: number | null;
             /** @description The ISIN the security moved to with it, when it changed. */
             new_isin: string | null;
+        };
+        /** @description A value and how many carry it. */
+        V1Facet: {
+            /**
+             * Format: int64
+             * @description How many articles carry it.
+             */
+            count: number;
+            /** @description The value, exactly as the filter takes it. */
+            name: string;
+        };
+        /**
+         * @description On an empty page whose exact-match filter (`industry`, `category`,
+         *     `tag`) names a value that does not exist: the parameter and the
+         *     existing values nearest to the one given.
+         */
+        V1Hint: {
+            /**
+             * @description Up to 5 existing values nearest to the one given, nearest first (see
+             *     docs/API-DESIGN.md, "Hints"); empty when none is near.
+             */
+            nearest: string[];
+            /** @description The parameter whose value does not exist. */
+            param: string;
         };
         /**
          * @description One change to a security's identity, as `GET /v1/companies/{isin}/history`
@@ -1169,17 +1393,130 @@ export interface components {
             /** @enum {string} */
             type: "delisted";
         };
+        /**
+         * @description `GET /v1/industries`: the four-level classification (NSE's and BSE's
+         *     macro-economic sector, sector, industry, basic industry) with the
+         *     number of active companies at each node. Every active company is in
+         *     one path; a level it lacks is a node named `null`, so children's
+         *     counts add up to their parent's, and the macro-sectors' to `count`.
+         */
+        V1Industries: {
+            /**
+             * Format: int64
+             * @description Active companies, in all.
+             */
+            count: number;
+            /** @description The macro-economic sectors. */
+            macro_sectors: components["schemas"]["V1MacroSector"][];
+        };
+        /**
+         * @description An industry (`Electrical Equipment`), the value `GET
+         *     /v1/companies?industry=` takes, and its basic industries.
+         */
+        V1Industry: {
+            /** @description Its basic industries. */
+            basic_industries: components["schemas"]["V1BasicIndustry"][];
+            /**
+             * Format: int64
+             * @description Active companies in it.
+             */
+            count: number;
+            /** @description Its name, as a company's `industry` carries it (and the `industry` filter takes it); `null` for companies without one. */
+            name: string | null;
+        };
+        /** @description A macro-economic sector (`Industrials`) and its sectors. */
+        V1MacroSector: {
+            /**
+             * Format: int64
+             * @description Active companies in it.
+             */
+            count: number;
+            /** @description Its name; `null` for companies without one. */
+            name: string | null;
+            /** @description Its sectors. */
+            sectors: components["schemas"]["V1Sector"][];
+        };
+        /** @description `GET /v1/prices`: a page of the market on one day, by ISIN then series. */
+        V1MarketDay: {
+            /** @description Its bars, by ISIN then series, as published. */
+            data: components["schemas"]["V1Bar"][];
+            /**
+             * Format: date
+             * @description The day.
+             * @example 2025-02-12
+             */
+            date: string;
+            /** @description Whether more bars follow. */
+            has_more: boolean;
+            /** @description The `cursor` of the next page (with the same `date` and `series`); `null` on the last. */
+            next_cursor: string | null;
+        };
+        /**
+         * @description `GET /v1/news/facets`: every category and tag the news holds, with how
+         *     many articles carry each, by count descending, then name.
+         */
+        V1NewsFacets: {
+            /** @description The values of `category`. */
+            categories: components["schemas"]["V1Facet"][];
+            /** @description The values of `tag`. */
+            tags: components["schemas"]["V1Facet"][];
+        };
         /** @description One page of articles without `body`, newest first (`published_at` descending, then `slug`; undated articles last, by `slug`). */
         V1NewsPage: {
             /** @description The articles without `body`, newest first (`published_at` descending, then `slug`; undated articles last, by `slug`). */
             data: components["schemas"]["V1ArticleSummary"][];
             /** @description Whether there is a next page. */
             has_more: boolean;
+            /** @description Only on an empty page whose exact-match filter (`industry`, `category`, `tag`) names a value that does not exist: that parameter and the nearest existing values. */
+            hint?: components["schemas"]["V1Hint"];
             /** @description Cursor of the next page: a string when `has_more`, else `null`. */
             next_cursor: string | null;
         };
         /** @description The `data` of a `ping`: an empty object. */
         V1Ping: Record<string, never>;
+        /**
+         * @description One adjustment applied to a series: the action, and the factor its
+         *     prices before the ex-date were multiplied by.
+         */
+        V1PriceAdjustment: {
+            /** @description The action's id (`GET /v1/companies/{isin}/actions` shows it whole). */
+            action_id: components["schemas"]["ActionId"];
+            /**
+             * Format: date
+             * @description Its ex-date: the bars before it are adjusted.
+             * @example 2025-02-12
+             */
+            ex_date: string;
+            /**
+             * Format: double
+             * @description The factor the prices of the bars before `ex_date` were multiplied
+             *     by (a split's, consolidation's or bonus's volumes divided by).
+             */
+            factor: number;
+            /** @description Its type. */
+            type: components["schemas"]["ActionType"];
+        };
+        /**
+         * @description The `data` of a `prices.published` event (`V1PricesPublished`, contract
+         *     14.2 and 11.1): an import changed the bars of a day of an exchange; the
+         *     day now holds `bars` bars.
+         */
+        V1PricesPublished: {
+            /**
+             * Format: int64
+             * @description How many bars the day holds now (every ISIN and series).
+             * @example 2391
+             */
+            bars: number;
+            /**
+             * Format: date
+             * @description The trading day, `YYYY-MM-DD`.
+             * @example 2025-02-12
+             */
+            date: string;
+            /** @description The exchange whose day it is. */
+            exchange: components["schemas"]["Exchange"];
+        };
         /** @description The figures of a `rights` issue. */
         V1Rights: {
             /**
@@ -1207,6 +1544,18 @@ export interface components {
             field: components["schemas"]["MatchField"];
             /** @description Its value, as the company carries (or carried) it. */
             value: string;
+        };
+        /** @description A sector (`Capital Goods`) and its industries. */
+        V1Sector: {
+            /**
+             * Format: int64
+             * @description Active companies in it.
+             */
+            count: number;
+            /** @description Its industries. */
+            industries: components["schemas"]["V1Industry"][];
+            /** @description Its name, as a company's `sector` carries it; `null` for companies without one. */
+            name: string | null;
         };
         /**
          * @description `GET /v1/symbols/{symbol}`: every ISIN that has carried the symbol on
@@ -1645,6 +1994,27 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description A bad query: a bad value (`invalid_parameter`, naming `param`: an `adjust` other than `none`, `split` or `total`, a `from` or `to` that is not a day `YYYY-MM-DD`, a `to` before `from`, a `from` more than 10 years before `to` (the last day loaded when `to` is not given) or after the last day loaded, a `lineage` other than `true` or `false`), an undefined or repeated parameter (`unknown_parameter`), or a key-like value in the query string (`api_key_in_query`). */
+        CompanyPricesBadRequest: {
+            headers: {
+                /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                RateLimit?: string;
+                /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                "RateLimit-Policy"?: string;
+                /** @description Requests allowed per minute. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the per-minute limit resets. */
+                "X-RateLimit-Reset"?: number;
+                /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                "X-Request-Id"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description A bad query: a bad value (`invalid_parameter`, naming `param`: an unknown event type, an invalid ISIN, ...), an undefined or repeated parameter (`unknown_parameter`), a `since` (or `Last-Event-ID`) or cursor not issued by this service, or a cursor of other filters (`invalid_cursor`), or a key-like value in the query string (`api_key_in_query`). */
         EventsBadRequest: {
             headers: {
@@ -1680,6 +2050,27 @@ export interface components {
         /** @description A bug; the body holds no internal detail, only the request id. */
         Internal: {
             headers: {
+                /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                "X-Request-Id"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A bad query: a bad value (`invalid_parameter`, naming `param`: a missing `date` or one that is not a day `YYYY-MM-DD`, a `series` that is not one or two letters or digits, a bad `limit`), an undefined or repeated parameter (`unknown_parameter`), a cursor not issued for this `date` and `series` (`invalid_cursor`), or a key-like value in the query string (`api_key_in_query`). */
+        MarketPricesBadRequest: {
+            headers: {
+                /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                RateLimit?: string;
+                /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                "RateLimit-Policy"?: string;
+                /** @description Requests allowed per minute. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current minute. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the per-minute limit resets. */
+                "X-RateLimit-Reset"?: number;
                 /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
                 "X-Request-Id"?: string;
                 [name: string]: unknown;
@@ -2455,6 +2846,106 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    listCompanyPrices: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The first day (`YYYY-MM-DD`, inclusive); by default a year before `to`. At most 10 years before `to`.
+                 * @example 2024-03-07
+                 */
+                from?: string;
+                /**
+                 * @description The last day (`YYYY-MM-DD`, inclusive); by default the last day loaded. Not before `from`.
+                 * @example 2025-03-07
+                 */
+                to?: string;
+                /**
+                 * @description `split` (the default): splits, consolidations and bonuses applied; `total`: dividends and rights
+                 *     issues too; `none`: the file's numbers.
+                 */
+                adjust?: components["schemas"]["Adjust"];
+                /**
+                 * @description `true` (the default): the series continues through the ISINs this one superseded (through
+                 *     `isin_changed`, followed back as far as they go); `false`: this ISIN's bars only.
+                 */
+                lineage?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The company's ISIN, matched case-insensitively. A malformed or unknown ISIN is `404`.
+                 * @example INE117A01022
+                 */
+                isin: components["schemas"]["Isin"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The company's bars. */
+            200: {
+                headers: {
+                    /** @description `private, max-age=N` (N = 60 by default). */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description `Accept` (and `accept-encoding`): the form depends on it. */
+                    Vary?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1CompanyPrices"];
+                    /**
+                     * @example date,isin,series,open,high,low,close,last,prev_close,volume,turnover,trades,delivery_qty,delivery_pct,isin_source
+                     *     2025-02-12,INE592B01024,BE,14.35,14.35,13.80,14.01,14.00,14.53,251384,3533569.27,812,,,file
+                     */
+                    "text/csv": string;
+                };
+            };
+            /** @description Not modified: `If-None-Match` matched the `ETag`; no body, not counted. */
+            304: {
+                headers: {
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["CompanyPricesBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
@@ -2467,7 +2958,7 @@ export interface operations {
                 since?: string;
                 /**
                  * @description Only these types, comma-separated: `article.published`, `article.updated`, `company.changed`,
-                 *     `corporate_action.added`, `corporate_action.changed`.
+                 *     `corporate_action.added`, `corporate_action.changed`, `prices.published`.
                  * @example article.published,company.changed
                  */
                 types?: string;
@@ -2566,7 +3057,7 @@ export interface operations {
                 since?: string;
                 /**
                  * @description Only these types, comma-separated: `article.published`, `article.updated`, `company.changed`,
-                 *     `corporate_action.added`, `corporate_action.changed`.
+                 *     `corporate_action.added`, `corporate_action.changed`, `prices.published`.
                  * @example article.published,company.changed
                  */
                 types?: string;
@@ -2647,6 +3138,71 @@ export interface operations {
             410: components["responses"]["EventsExpired"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["StreamTooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listIndustries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The classification tree. */
+            200: {
+                headers: {
+                    /** @description `private, max-age=N` (N = 60 by default). */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1Industries"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` matched the `ETag`; no body, not counted. */
+            304: {
+                headers: {
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -2754,6 +3310,71 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    getNewsFacets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The news facets. */
+            200: {
+                headers: {
+                    /** @description `private, max-age=N` (N = 60 by default). */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1NewsFacets"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` matched the `ETag`; no body, not counted. */
+            304: {
+                headers: {
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     getArticle: {
         parameters: {
             query?: never;
@@ -2818,6 +3439,89 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listMarketPrices: {
+        parameters: {
+            query: {
+                /**
+                 * @description The trading day (`YYYY-MM-DD`).
+                 * @example 2025-02-12
+                 */
+                date: string;
+                /**
+                 * @description Only bars of this series (`EQ`, `BE`, `SM`, ...).
+                 * @example EQ
+                 */
+                series?: components["schemas"]["Series"];
+                /** @description `next_cursor` of the previous page, sent with the same filters. */
+                cursor?: string;
+                /** @description Page size, 1 to 200 (digits only, no sign, no leading zero). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the day's bars. */
+            200: {
+                headers: {
+                    /** @description `private, max-age=N` (N = 60 by default). */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description `Accept` (and `accept-encoding`): the form depends on it. */
+                    Vary?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V1MarketDay"];
+                    "text/csv": string;
+                };
+            };
+            /** @description Not modified: `If-None-Match` matched the `ETag`; no body, not counted. */
+            304: {
+                headers: {
+                    /** @description Strong validator of the representation; send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Where the caller stands: `"<policy>";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The policies: `"minute";q=<limit>;w=60, "month";q=<quota>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests allowed per minute. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the per-minute limit resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Echo of the caller's `X-Request-Id` when sane (1-128 of `[A-Za-z0-9._:-]`), else a new ULID. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["MarketPricesBadRequest"];
+            401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
