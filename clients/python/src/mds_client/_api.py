@@ -82,6 +82,7 @@ class Api(ClientBase[TR]):
     company = Route(_calls.company)
     history = Route(_calls.history)
     company_actions = Route(_calls.company_actions)
+    company_prices = Route(_calls.company_prices)
     symbol = Route(_calls.symbol)
     article = Route(_calls.article)
     usage = Route(_calls.usage)

@@ -21,6 +21,7 @@ from .models import (
     CompanyDetail,
     CompanyHistory,
     CompanyPage,
+    CompanyPrices,
     DailyUsage,
     EventPage,
     NewsPage,
@@ -200,6 +201,24 @@ def company_actions(
     path = f"/v1/companies/{quote(isin.strip(), safe='')}/actions"
     params = {"type": type, "from": from_, "to": to, "lineage": lineage}
     return Call(path, CompanyActions.from_json, params)
+
+
+def company_prices(
+    isin: str,
+    *,
+    from_: date | str | None = None,
+    to: date | str | None = None,
+    adjust: Literal["none", "split", "total"] | None = None,
+    lineage: bool | None = None,
+) -> Call[CompanyPrices]:
+    """``GET /v1/companies/{isin}/prices``: the company's end-of-day bars,
+    oldest first, ``from_`` to ``to`` (inclusive; the server's defaults: the
+    last day loaded and a year before it), adjusted as ``adjust`` says
+    (``split``, the server's default), with (``lineage``, the default) the bars
+    of the ISINs it superseded."""
+    path = f"/v1/companies/{quote(isin.strip(), safe='')}/prices"
+    params = {"from": from_, "to": to, "adjust": adjust, "lineage": lineage}
+    return Call(path, CompanyPrices.from_json, params)
 
 
 def events(

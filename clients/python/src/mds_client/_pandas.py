@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, fields
 from typing import Any
 
-from .models import Article, Company, CompanyDetail, CorporateAction, Event, Listing
+from .models import Article, Bar, Company, CompanyDetail, CorporateAction, Event, Listing
 
 INSTALL_HINT = (
     "pandas is not installed: to_pandas() needs the optional extra, "
@@ -198,6 +198,25 @@ def actions_frame(actions: Iterable[CorporateAction]) -> Any:
     for col in ("ratio_new", "ratio_held"):
         df[col] = df[col].astype("Int64")
     return df
+
+
+BAR_COLUMNS = [f.name for f in fields(Bar)]
+
+
+def bars_frame(bars: Iterable[Bar]) -> Any:
+    """One row per bar, indexed by ``date`` (a DatetimeIndex): the prices,
+    ``turnover`` and ``delivery_pct`` as Float64, the counts as Int64,
+    ``isin``, ``series`` and ``isin_source`` as strings."""
+    pd = require_pandas()
+    df = _frame([{c: getattr(b, c) for c in BAR_COLUMNS} for b in bars], BAR_COLUMNS)
+    for col in ("isin", "series", "isin_source"):
+        df[col] = df[col].astype("string")
+    for col in ("open", "high", "low", "close", "last", "prev_close", "turnover", "delivery_pct"):
+        df[col] = df[col].astype("Float64")
+    for col in ("volume", "trades", "delivery_qty"):
+        df[col] = df[col].astype("Int64")
+    df["date"] = pd.to_datetime(df["date"])
+    return df.set_index("date")
 
 
 def merge_details(df: Any, details: Sequence[CompanyDetail]) -> Any:

@@ -546,6 +546,68 @@ class CompanyActions(_Result):
 
 
 @dataclass(frozen=True)
+class Bar(_Model):
+    """One end-of-day bar (``V1Bar``, contract 14.2): prices in rupees as
+    published (adjusted ones rounded to four decimals), ``volume`` in shares,
+    ``turnover`` in rupees; ``last``, ``delivery_qty`` and ``delivery_pct`` are
+    ``None`` when the day's file has none; ``isin_source`` is ``file`` (the file
+    named the ISIN) or ``symbol`` (resolved from the symbol that day)."""
+
+    date: date
+    isin: str
+    series: str
+    open: float
+    high: float
+    low: float
+    close: float
+    last: float | None
+    prev_close: float
+    volume: int
+    turnover: float
+    trades: int
+    delivery_qty: int | None
+    delivery_pct: float | None
+    isin_source: str
+
+
+@dataclass(frozen=True)
+class PriceAdjustment(_Model):
+    """An action applied to a series' bars before ``ex_date``: their prices
+    times ``factor`` (volumes divided by it for splits and bonuses), so it can
+    be undone."""
+
+    action_id: str
+    ex_date: date
+    type: str
+    factor: float
+
+
+@dataclass(frozen=True)
+class CompanyPrices(_Result):
+    """``GET /v1/companies/{isin}/prices``: the bars, oldest first (through the
+    ISINs it superseded, unless asked without), adjusted as ``adjust`` says
+    (``none``, ``split`` or ``total``), and the ``adjustments`` applied."""
+
+    isin: str
+    adjust: str
+    bars: list[Bar]
+    adjustments: list[PriceAdjustment]
+
+    def __iter__(self) -> Iterator[Bar]:
+        return iter(self.bars)
+
+    def __len__(self) -> int:
+        return len(self.bars)
+
+    def to_pandas(self) -> Any:
+        """The bars as a DataFrame indexed by ``date`` (needs the ``pandas``
+        extra)."""
+        from ._pandas import bars_frame
+
+        return bars_frame(self.bars)
+
+
+@dataclass(frozen=True)
 class UsageWindow(_Model):
     """Usage in one billing month."""
 
