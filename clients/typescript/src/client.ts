@@ -19,6 +19,8 @@ import type {
   CompanyActionsQuery,
   CompanyDetail,
   CompanyHistory,
+  CompanyPrices,
+  CompanyPricesQuery,
   CompanyQuery,
   SymbolHistory,
   SymbolQuery,
@@ -109,6 +111,8 @@ export class Client {
   readonly symbols: SymbolsResource;
   /** Corporate actions: the calendar (`/v1/actions`) and a company's (`/v1/companies/{isin}/actions`). */
   readonly actions: ActionsResource;
+  /** `/v1/companies/{isin}/prices`. */
+  readonly prices: PricesResource;
   /** `/v1/news`, `/v1/news/{slug}`. */
   readonly news: NewsResource;
   /** The event log and stream: `/v1/events`, `/v1/events/stream`. */
@@ -156,6 +160,7 @@ export class Client {
     this.companies = new CompaniesResource(this.#http);
     this.symbols = new SymbolsResource(this.#http);
     this.actions = new ActionsResource(this.#http);
+    this.prices = new PricesResource(this.#http);
     this.news = new NewsResource(this.#http);
     this.events = new EventsResource(this.#http);
     this.usage = new UsageResource(this.#http);
@@ -302,6 +307,30 @@ export class ActionsResource extends PagedList<"/v1/actions"> {
     options: RequestOptions = {},
   ): Promise<WithMeta<CompanyActions>> {
     return this.#http.get("/v1/companies/{isin}/actions", { path: { isin }, query, signal: options.signal });
+  }
+}
+
+/** End-of-day prices (contract 14.2): a company's series (`ofCompany`). */
+export class PricesResource {
+  readonly #http: Http;
+
+  constructor(http: Http) {
+    this.#http = http;
+  }
+
+  /**
+   * The end-of-day bars of the company with `isin`, oldest first, `from` to
+   * `to` (inclusive; the last day loaded and a year before it by default),
+   * adjusted as `adjust` says (`split` by default: `none`, `split`, `total`),
+   * continued (`lineage`, the default) through the ISINs it superseded, with
+   * every adjustment applied listed. An unknown ISIN is a `NotFoundError`.
+   */
+  ofCompany(
+    isin: string,
+    query: CompanyPricesQuery = {},
+    options: RequestOptions = {},
+  ): Promise<WithMeta<CompanyPrices>> {
+    return this.#http.get("/v1/companies/{isin}/prices", { path: { isin }, query, signal: options.signal });
   }
 }
 

@@ -17,6 +17,7 @@ export {
   CompaniesResource,
   DEFAULT_BASE_URL,
   NewsResource,
+  PricesResource,
   type RequestOptions,
   SymbolsResource,
   type SyncResult,

@@ -58,6 +58,12 @@ export type ActionPage = Schemas["V1ActionPage"];
 export type CompanyActions = Schemas["V1CompanyActions"];
 /** `type`, `from`, `to` and `lineage` of `GET /v1/companies/{isin}/actions`. */
 export type CompanyActionsQuery = NonNullable<operations["listCompanyActions"]["parameters"]["query"]>;
+/** One end-of-day bar (contract 14.2): prices in rupees as published, or adjusted to four decimals. */
+export type Bar = Schemas["V1Bar"];
+/** `GET /v1/companies/{isin}/prices`: the bars, oldest first, adjusted as `adjust` says, with the `adjustments` applied. */
+export type CompanyPrices = Schemas["V1CompanyPrices"];
+/** `from`, `to`, `adjust` and `lineage` of `GET /v1/companies/{isin}/prices`. */
+export type CompanyPricesQuery = NonNullable<operations["listCompanyPrices"]["parameters"]["query"]>;
 /** The filters of `GET /v1/actions` (and `cursor`, `limit`). */
 export type ActionsQuery = NonNullable<operations["listActions"]["parameters"]["query"]>;
 /** `as_of` of `GET /v1/companies/{isin}`. */

@@ -68,3 +68,30 @@ test("the calendar pages in ex_date order with its filters", async () => {
     return true;
   });
 });
+
+// End-of-day prices (contract 14.2), on the same demo: its NSE daily files
+// hold TTL's split (face value Rs 10 to Re 1, ex 2025-02-12) with its ISIN
+// change, and the actions it imports date it.
+const TTL_OLD = "INE592B01016";
+const TTL_NEW = "INE592B01024";
+const SPAN = { from: "2025-02-07", to: "2025-02-14" };
+
+test("a company's prices continue through its split, every factor shown", async () => {
+  const raw = await client.prices.ofCompany(TTL_NEW, { ...SPAN, adjust: "none" });
+  assert.equal(raw.isin, TTL_NEW);
+  assert.equal(raw.adjust, "none");
+  assert.deepEqual(raw.adjustments, []);
+  assert.deepEqual(new Set(raw.bars.map((b) => b.isin)), new Set([TTL_OLD, TTL_NEW]));
+  const before = raw.bars.find((b) => b.date === "2025-02-11");
+  assert.ok(before && before.isin === TTL_OLD && before.close === 145.29, JSON.stringify(before));
+  const split = await client.prices.ofCompany(TTL_NEW, SPAN);
+  assert.equal(split.adjust, "split");
+  const action = split.adjustments.find((a) => a.ex_date === "2025-02-12");
+  assert.ok(action && action.type === "split" && Math.abs(action.factor - 0.1) < 1e-9, JSON.stringify(action));
+  const adjusted = split.bars.find((b) => b.date === "2025-02-11");
+  assert.ok(adjusted && Math.abs(adjusted.close - 145.29 * action.factor) < 1e-4, JSON.stringify(adjusted));
+  const own = await client.prices.ofCompany(TTL_NEW, { ...SPAN, lineage: false });
+  assert.ok(own.bars.every((b) => b.isin === TTL_NEW) && own.bars.length < split.bars.length);
+  await assert.rejects(client.prices.ofCompany("INE000A01000"), NotFoundError);
+  await assert.rejects(client.prices.ofCompany(TTL_NEW, { from: "2025-02-14", to: "2025-02-07" }), InvalidRequestError);
+});
