@@ -96,6 +96,8 @@ async fn demo_starts_from_nothing_and_reuses_its_store() {
     for (path, shows) in [
         ("/v1/companies/INE296A01024/history", "\"to\":\"INE296A01032\""),
         ("/v1/companies?as_of=2024-06-01&ticker=TATAMOTORS", "\"isin\":\"INE155A01022\""),
+        // TTL's prices through its split: the old ISIN's bars and the factor.
+        ("/v1/companies/INE592B01024/prices?from=2025-01-27&to=2025-02-25", "\"isin\":\"INE592B01016\""),
     ] {
         let line = format!("curl -H \"Authorization: Bearer {key}\" \"http://{}{path}\"", first.addr);
         assert!(out.contains(&line), "{out}");

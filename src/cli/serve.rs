@@ -215,6 +215,11 @@ async fn run_server(
     served
 }
 
+/// The demo's price line: TTL's split-adjusted series through its split.
+const TTL_PRICES: &str = "/v1/companies/INE592B01024/prices?from=2025-01-27&to=2025-02-25";
+/// The demo's chart line: the same series as a terminal chart.
+const TTL_CHART: &str = "mds get prices INE592B01024 --from 2025-01-27 --to 2025-02-25 --format table";
+
 /// The demo account's name.
 const DEMO_ACCOUNT: &str = "demo";
 /// The tier of demo keys.
@@ -225,8 +230,9 @@ const DEMO_TIER: &str = "pro";
 /// the four corporate-action files, NSE's daily price files of
 /// `data/prices/`, the news),
 /// issues a demo key, prints it with curl lines (the company list, the news
-/// list, the newest article with its body, a company's history and the
-/// master as of a past day), then serves.
+/// list, the newest article with its body, a company's history, the
+/// master as of a past day and a split-adjusted price series through a split)
+/// and the command that charts that series, then serves.
 pub(crate) async fn demo(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<()> {
     let store = open_migrated(url).await?;
     if store.company_count().await? == 0 {
@@ -285,6 +291,10 @@ pub(crate) async fn demo(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<(
         // as it stood before TATAMOTORS became TMPV.
         curl("/v1/companies/INE296A01024/history");
         curl("/v1/companies?as_of=2024-06-01&ticker=TATAMOTORS");
+        // End-of-day prices continued through TTL's split and ISIN change
+        // (ex 2025-02-12), split-adjusted, the factor shown; and as a chart.
+        curl(TTL_PRICES);
+        println!("  MDS_API_KEY={secret} MDS_BASE_URL=http://{addr} {TTL_CHART}");
         println!("Serving on http://{addr} (Ctrl-C to stop)");
     })
     .await
