@@ -63,8 +63,9 @@ pub enum List {
 }
 
 impl List {
-    /// How many lists there are.
-    const COUNT: usize = 9;
+    /// How many lists there are: one more than the last's index (so a list
+    /// added at the end is counted, as two added on two branches were not).
+    const COUNT: usize = List::NewsFacets as usize + 1;
 }
 
 /// What a kept page is found by: its list and the query string it was
@@ -202,6 +203,30 @@ mod tests {
         cache.put(news, page(30));
         assert_eq!(cache.get(news).unwrap().body.len(), 30);
         assert_eq!(cache.get(q("limit=5")).unwrap().body.len(), 10);
+    }
+
+    #[test]
+    fn every_list_keeps_its_pages_apart() {
+        let cache = PageCache::new(100_000);
+        let lists = [
+            List::Companies,
+            List::CompanyChanges,
+            List::News,
+            List::History,
+            List::Symbols,
+            List::Actions,
+            List::CompanyActions,
+            List::CompanyPrices,
+            List::MarketPrices,
+            List::Industries,
+            List::NewsFacets,
+        ];
+        for (n, list) in lists.into_iter().enumerate() {
+            cache.put(PageKey { list, query: "q" }, page(n + 1));
+        }
+        for (n, list) in lists.into_iter().enumerate() {
+            assert_eq!(cache.get(PageKey { list, query: "q" }).unwrap().body.len(), n + 1, "{list:?}");
+        }
     }
 
     #[test]
