@@ -30,7 +30,7 @@ start() { # BIN name port: imports the demo set, a bench key (in $WORK/name.key)
   export MDS_DATABASE_URL="sqlite://$d/mds.db?mode=rwc"
   $bin migrate >/dev/null
   $bin import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv \
-    --mcap data/demo/nse_mcap_2024-03-28.csv >/dev/null 2>&1
+    --mcap data/demo/nse_mcap_2024-03-28.csv --as-of 2024-01-30 >/dev/null 2>&1
   $bin import news data/demo/news.jsonl >/dev/null
   $bin tiers set bench --rate-limit-per-minute 1000000000 --monthly-quota 1000000000000 >/dev/null
   $bin accounts create bench >/dev/null

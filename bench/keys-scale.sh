@@ -71,7 +71,7 @@ hot() { # old binary
     export MDS_DATABASE_URL="sqlite://$work/$which.db?mode=rwc" MDS_LOG=warn
     $bin migrate >/dev/null
     $bin import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv \
-      --mcap data/demo/nse_mcap_2024-03-28.csv >/dev/null 2>&1
+      --mcap data/demo/nse_mcap_2024-03-28.csv --as-of 2024-01-30 >/dev/null 2>&1
     $bin tiers set bench --rate-limit-per-minute 1000000000 --monthly-quota 1000000000000 >/dev/null
     $bin accounts create bench >/dev/null
     $bin keys create --account bench --tier bench 2>/dev/null | tail -n 1 >"$work/$which.key"

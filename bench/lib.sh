@@ -22,7 +22,7 @@ release_bench_setup() {
 # of it in $KEY.
 bench_store() {
   $1 migrate >/dev/null
-  $1 import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv >/dev/null 2>&1
+  $1 import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv --as-of 2024-01-30 >/dev/null 2>&1
   $1 tiers set bench --rate-limit-per-minute 1000000000 --monthly-quota 1000000000000 >/dev/null
   $1 accounts create bench >/dev/null
   KEY=$($1 keys create --account bench --tier bench 2>/dev/null | tail -n 1)

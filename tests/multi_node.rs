@@ -68,6 +68,8 @@ async fn three_nodes_share_one_quota_and_one_truth() {
             &format!("{demo}nse_EQUITY_L_2024-01.csv"),
             "--bse",
             &format!("{demo}bse_Equity_2024-01.csv"),
+            "--as-of",
+            "2024-01-30",
         ],
     );
     cli(&url, &redis, &["tiers", "set", "small", "--rate-limit-per-minute", "100000", "--monthly-quota", "100"]);

@@ -27,7 +27,7 @@ async fn store(rate: u32, quota: u64) -> Option<(TestDb, String)> {
     let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/data/demo/");
     let nse = format!("{demo}nse_EQUITY_L_2024-01.csv");
     let bse = format!("{demo}bse_Equity_2024-01.csv");
-    cli(&url, &["import", "exchanges", "--nse", &nse, "--bse", &bse]);
+    cli(&url, &["import", "exchanges", "--nse", &nse, "--bse", &bse, "--as-of", "2024-01-30"]);
     let (rate, quota) = (rate.to_string(), quota.to_string());
     cli(&url, &["tiers", "set", "t", "--rate-limit-per-minute", &rate, "--monthly-quota", &quota]);
     cli(&url, &["accounts", "create", "acme"]);

@@ -27,8 +27,9 @@ pub const HINT_MAX: usize = 5;
 pub struct Hint {
     /// The parameter whose value does not exist.
     pub param: String,
-    /// Up to 5 existing values nearest to the one given, nearest first (see
-    /// docs/API-DESIGN.md, "Hints"); empty when none is near.
+    /// Up to 5 existing values nearest to the one given, nearest first: the
+    /// same but for case, then one holding the other, then a small edit
+    /// distance, then a shared word; empty when none is near.
     pub nearest: Vec<String>,
 }
 

@@ -176,6 +176,7 @@ proptest! {
                     prop_assert!(merged.events.insert(isin, es).is_none(), "an ISIN in two ranges");
                 }
                 merged.status.extend(d.status);
+                merged.listings.extend(d.listings);
                 batch.clear();
             }
         }

@@ -94,7 +94,7 @@ fn the_demo_imports_read_without_refusal() {
     let today = chrono::NaiveDate::from_ymd_opt(2026, 11, 29).unwrap();
     let imports = mds_import::demo::imports();
     let names: Vec<&str> = imports.iter().map(|(f, _)| f.name).collect();
-    assert_eq!(names, ["exchanges", "exchanges", "nse-changes", "nse-actions", "bse-actions", "news"]);
+    assert_eq!(names, ["exchanges", "exchanges", "nse-changes", "nse-actions", "bse-actions", "nse-bhavcopy", "news"]);
     let mut action_rows = 0;
     for (format, given) in &imports {
         let read = (format.read)(given, today).unwrap_or_else(|e| panic!("{}: {e}", format.name));

@@ -1284,8 +1284,9 @@ export interface components {
          */
         V1Hint: {
             /**
-             * @description Up to 5 existing values nearest to the one given, nearest first (see
-             *     docs/API-DESIGN.md, "Hints"); empty when none is near.
+             * @description Up to 5 existing values nearest to the one given, nearest first: the
+             *     same but for case, then one holding the other, then a small edit
+             *     distance, then a shared word; empty when none is near.
              */
             nearest: string[];
             /** @description The parameter whose value does not exist. */
