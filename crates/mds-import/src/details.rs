@@ -161,7 +161,8 @@ pub(crate) fn csv_details<'a>(
 }
 
 /// Checks details however they came: every listing on an exchange the
-/// flags list, once; texts within their bounds; numbers finite and not
+/// flags list (but a delisted one, which the flags no longer list: section
+/// 10.3), once; texts within their bounds; numbers finite and not
 /// negative.
 pub(crate) fn check(row: &Row<'_>, d: &CompanyDetails) -> Result<(), Vec<String>> {
     let mut errors = Vec::new();
@@ -171,7 +172,7 @@ pub(crate) fn check(row: &Row<'_>, d: &CompanyDetails) -> Result<(), Vec<String>
             Exchange::Nse => row.flags.0,
             Exchange::Bse => row.flags.1,
         };
-        if !listed {
+        if !listed && l.status != ListingStatus::Delisted {
             errors.push(format!("a listing on {} is given but is_{} is false", l.exchange, l.exchange));
         }
         if seen.contains(&l.exchange) {

@@ -352,6 +352,10 @@ fn bad_details_are_reported_with_their_line() {
          line 4: nse_listed_on must be a date YYYY-MM-DD (got \"2024-13-01\"); market_cap_inr_crore must be a non-negative number (got \"-3\")
          line 5: market_cap_as_of is given without market_cap_inr_crore",
     );
+    // A delisted listing is one the flags no longer list (section 10.3), as
+    // the API shows it: a detail read back imports.
+    let delisted = r#"{"isin":"INE117A01022","ticker":"ABB","name":"ABB","industry":null,"sector":null,"is_bse":true,"is_nse":false,"market_cap_band":null,"logo_url":null,"listings":[{"exchange":"nse","symbol":"ABB","scrip_code":null,"series":null,"listed_on":null,"face_value":null,"status":"delisted"},{"exchange":"bse","symbol":"ABB","scrip_code":null,"series":null,"listed_on":null,"face_value":null,"status":"active"}]}"#;
+    assert!(parse_companies(format!("{delisted}\n").as_bytes()).is_ok(), "a delisted listing with is_nse false");
     let json = r#"{"isin":"INE117A01022","ticker":"ABB","name":"ABB","industry":null,"sector":null,"is_bse":true,"is_nse":false,"market_cap_band":null,"logo_url":null,"listings":[{"exchange":"bse","symbol":"ABB","scrip_code":null,"series":null,"listed_on":null,"face_value":null,"status":"active"},{"exchange":"bse","symbol":"X","scrip_code":null,"series":null,"listed_on":null,"face_value":null,"status":"active"}]}"#;
     assert_report(parse_companies(format!("{json}\n").as_bytes()), "line 1: two listings on bse");
 }
