@@ -101,6 +101,12 @@ def map_query(ctx, query):
     if query:
         _bounds(query, "from", "to")
         _bounds(query, "ex_date_from", "ex_date_to")
+        # A company's prices: `to` defaults to the last day loaded, which no
+        # schema knows, so a `from` alone may rightly be more than 10 years
+        # before it, or after it (tests/http_prices.rs covers both).
+        path = getattr(getattr(ctx, "operation", None), "path", None)
+        if (path is None or path.endswith("/prices")) and "from" in query and "to" not in query:
+            query.pop("from")
         if "date" in query and _day(query["date"]) is None and re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", str(query["date"])):
             query["date"] = "2025-02-12"
         query.pop("cursor", None)

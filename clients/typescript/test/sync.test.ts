@@ -113,6 +113,7 @@ test("sync: from scratch, nothing, a real import, then a 410 from a restored sto
       listed_on: null,
       face_value: null,
       status: "active",
+      last_seen: null,
     },
   ]);
   for (const isin of [targetIsin, ADDED]) {
