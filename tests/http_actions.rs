@@ -11,8 +11,9 @@ mod common;
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::prices::wait_for;
 use common::{Options, TestApp, assert_problem, naming, spawn_with};
 use mds_domain::action_query::{ActionCalendarFilter, ActionKey, calendar_order, company_order};
 use mds_domain::actions::CorporateAction;
@@ -83,22 +84,6 @@ fn import_bse_actions(app: &TestApp) {
             &data("actions/bse_Corporate_Actions_2026-07-23_to_2026-08-31.csv.zst"),
         ],
     );
-}
-
-/// Polls until `check` holds of `GET path`'s body; panics after 10 s.
-async fn wait_for(app: &TestApp, path: &str, check: impl Fn(&Value) -> bool) -> Value {
-    let t = Instant::now();
-    loop {
-        let r = app.get(path).await;
-        if r.status() == 200 {
-            let body: Value = r.json().await.unwrap();
-            if check(&body) {
-                return body;
-            }
-        }
-        assert!(t.elapsed() < Duration::from_secs(10), "GET {path} never answered as expected");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// A server on an empty store with the identity data and the NSE actions

@@ -14,8 +14,9 @@ use mds_domain::{ErrorCode, Problem};
 /// The problem media type.
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
-/// The methods of RFC 9110, which a `405` may name.
-const STANDARD_METHODS: [Method; 9] = [
+/// The methods of RFC 9110, which a `405` may name (and a span names as
+/// they are; `trace.rs`).
+pub(crate) const STANDARD_METHODS: [Method; 9] = [
     Method::GET,
     Method::HEAD,
     Method::POST,

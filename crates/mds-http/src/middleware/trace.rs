@@ -25,6 +25,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use rand::Rng;
 
+use super::problem::STANDARD_METHODS;
 use otlp::{Attr, Span, Tracer};
 
 /// The W3C Trace Context header naming the caller's span.
@@ -207,19 +208,9 @@ impl RequestSpan {
 /// conventions know, else `_OTHER` with the original (at most 32
 /// characters of it) beside.
 fn known_method(method: &Method) -> (&'static str, Option<&str>) {
-    const KNOWN: [Method; 9] = [
-        Method::GET,
-        Method::HEAD,
-        Method::POST,
-        Method::PUT,
-        Method::DELETE,
-        Method::CONNECT,
-        Method::OPTIONS,
-        Method::TRACE,
-        Method::PATCH,
-    ];
+    // In the order of [`STANDARD_METHODS`].
     const NAMES: [&str; 9] = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"];
-    match KNOWN.iter().position(|m| m == method) {
+    match STANDARD_METHODS.iter().position(|m| m == method) {
         Some(i) => (NAMES[i], None),
         None => {
             let s = method.as_str();
