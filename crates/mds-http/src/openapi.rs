@@ -295,6 +295,7 @@ impl Modify for Common<'_> {
                     }
                     Access::Open => "Needs no key; not rate limited.",
                     Access::Delegated => "Each request it makes counts as its route.",
+                    Access::AdminToken => "Needs an admin token, on the admin listener.",
                 };
                 op.description = Some(match op.description.take() {
                     Some(d) => format!("{d} {billing}"),

@@ -1,11 +1,16 @@
-//! What a row of the route table ([`crate::routes::ROUTES`]) says of its
-//! route: [`Route`], who may call it ([`Access`], with what a keyed
-//! route's request takes from the quota: [`mds_limits::Charge`]), how its
-//! answers may be cached ([`Caching`]) and its operation in the OpenAPI
-//! document ([`Operation`]); and the constructors the table's rows are
-//! written with ([`counted`], [`free`], [`free_ops`], [`open`], [`delegated`],
-//! [`op`], [`on`]). A row is one path template; a row whose path answers
-//! several methods lists an operation per method ([`free_ops`]).
+//! What a row of a route table (the public listener's
+//! [`crate::routes::ROUTES`], the admin listener's
+//! [`crate::admin::routes::ROUTES`]: rows of one kind) says of its route:
+//! [`Route`], who may call it ([`Access`], with what a keyed route's
+//! request takes from the quota: [`mds_limits::Charge`]), how its answers
+//! may be cached ([`Caching`]) and its operations ([`Operation`]: method,
+//! OpenAPI operation, and what the envelope does with its request: body
+//! ([`Input`]), `Idempotency-Key`, audit log ([`Audit`])); the constructors
+//! the public rows are written with ([`counted`], [`free`], [`free_ops`],
+//! [`open`], [`delegated`], [`op`], [`on`]; the admin ones are in its
+//! table); and [`Matcher`], which finds a path's row by the router's own
+//! matcher. A row is one path template; a row whose path answers several
+//! methods lists an operation per method ([`free_ops`]).
 
 use axum::http::{HeaderValue, Method};
 use axum::routing::{MethodFilter, MethodRouter};
@@ -32,6 +37,33 @@ pub enum Access {
     /// through it, each taking what that route takes: `POST /mcp`, whose
     /// every tool call is its route's request (contract section 12).
     Delegated,
+    /// An admin token (`Authorization: Bearer mds_admin_…`), checked by the
+    /// admin listener's envelope: the admin API's routes.
+    AdminToken,
+}
+
+/// What a route's request body is, read by the envelope before the handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// The envelope reads none (the handler reads one it takes itself).
+    Nothing,
+    /// A JSON object of at most [`MAX_BODY`] bytes: the envelope answers a
+    /// larger one `413 payload_too_large`, and one not sent as
+    /// `Content-Type: application/json` `415 unsupported_media_type`.
+    Json,
+}
+
+/// The largest body a route takes, in bytes.
+pub const MAX_BODY: usize = 1 << 20;
+
+/// Whether an operation records its changes in the audit log, and as which
+/// actions (the store writes them, in the transaction of the change).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audit {
+    /// It changes nothing.
+    Nothing,
+    /// Each change it makes is an entry with one of these actions.
+    Records(&'static [&'static str]),
 }
 
 /// How a route's successful answers may be cached (`Cache-Control`).
@@ -112,11 +144,12 @@ impl Verb {
     }
 }
 
-/// A route's operation in the OpenAPI document: its method, its `operationId` (read as
-/// a method name by generated clients), its tag and its summary, and the
-/// rest (description, parameters, responses) from its handler's
-/// `#[utoipa::path]` ([`spec`]). The document puts it at the row's path
-/// ([`crate::openapi`]).
+/// A route's operation: its method, its `operationId` (read as a method
+/// name by generated clients), its tag and its summary, and the rest
+/// (description, parameters, responses) from its handler's
+/// `#[utoipa::path]` ([`spec`]), which the document puts at the row's path
+/// ([`crate::openapi`], [`crate::admin::openapi`]); and what the envelope
+/// does with its requests (body, `Idempotency-Key`) and what it audits.
 #[derive(Debug, Clone, Copy)]
 pub struct Operation {
     /// Its method.
@@ -129,6 +162,16 @@ pub struct Operation {
     pub summary: &'static str,
     /// Its description, parameters and responses.
     pub spec: fn() -> utoipa::openapi::path::Operation,
+    /// The methods its handler's annotation names, when the row states
+    /// them (held to [`Self::verb`] by a test; empty: not stated).
+    pub methods: fn() -> Vec<HttpMethod>,
+    /// The body the envelope reads for it.
+    pub input: Input,
+    /// Whether the envelope honours `Idempotency-Key` on it (a retry gets
+    /// the first answer).
+    pub idempotent: bool,
+    /// What it records in the audit log.
+    pub audit: Audit,
 }
 
 /// One route.
@@ -161,7 +204,39 @@ impl Route {
     /// is a `GET` by then): a keyed route's other methods are refused
     /// (`405`) before the key is read.
     pub fn answers(&self, method: &Method) -> bool {
-        self.operations().any(|o| o.verb.method() == *method)
+        self.operation_on(method).is_some()
+    }
+
+    /// Its operation on `method`, if it has one.
+    pub fn operation_on(&self, method: &Method) -> Option<&Operation> {
+        self.operations().find(|o| o.verb.method() == *method)
+    }
+}
+
+/// Finds a path's row in a route table by the same matcher (`matchit`) and
+/// templates as the router's, so the two cannot disagree.
+pub struct Matcher {
+    matcher: matchit::Router<usize>,
+    rows: usize,
+}
+
+impl Matcher {
+    /// The matcher of `routes`.
+    ///
+    /// # Panics
+    /// When two rows have one template, or a template is not valid.
+    pub fn new(routes: &[Route]) -> Self {
+        let mut matcher = matchit::Router::new();
+        for (i, r) in routes.iter().enumerate() {
+            matcher.insert(r.path, i).expect("route templates are distinct and valid");
+        }
+        Matcher { matcher, rows: routes.len() }
+    }
+
+    /// The index of the row the router gives `path` to, or the table's
+    /// length for none.
+    pub fn index(&self, path: &str) -> usize {
+        self.matcher.at(path).map_or(self.rows, |m| *m.value)
     }
 }
 
@@ -178,7 +253,17 @@ pub const fn op(
     summary: &'static str,
     spec: fn() -> utoipa::openapi::path::Operation,
 ) -> Operation {
-    Operation { verb: Verb::Get, id, tag, summary, spec }
+    Operation {
+        verb: Verb::Get,
+        id,
+        tag,
+        summary,
+        spec,
+        methods: Vec::new,
+        input: Input::Nothing,
+        idempotent: false,
+        audit: Audit::Nothing,
+    }
 }
 
 /// `operation` on `verb` instead of `GET`.
@@ -194,15 +279,7 @@ pub const fn counted(
     operation: Operation,
     handler: fn() -> MethodRouter<AppState>,
 ) -> Route {
-    Route {
-        path,
-        access: Access::Keyed(Charge::Counted(path)),
-        caching,
-        operation: Some(operation),
-        more: &[],
-        handler,
-        probe: false,
-    }
+    keyed(path, Charge::Counted(path), caching, operation, handler)
 }
 
 /// A keyed route whose requests never count against the quota (only
@@ -213,15 +290,18 @@ pub const fn free(
     operation: Operation,
     handler: fn() -> MethodRouter<AppState>,
 ) -> Route {
-    Route {
-        path,
-        access: Access::Keyed(Charge::Free),
-        caching,
-        operation: Some(operation),
-        more: &[],
-        handler,
-        probe: false,
-    }
+    keyed(path, Charge::Free, caching, operation, handler)
+}
+
+/// A keyed route taking `charge`, documented as `operation`.
+const fn keyed(
+    path: &'static str,
+    charge: Charge,
+    caching: Caching,
+    operation: Operation,
+    handler: fn() -> MethodRouter<AppState>,
+) -> Route {
+    Route { path, access: Access::Keyed(charge), caching, operation: Some(operation), more: &[], handler, probe: false }
 }
 
 /// A keyed route that never counts against the quota, with an operation
@@ -232,11 +312,23 @@ pub const fn free_ops(
     operations: &'static [Operation],
     handler: fn() -> MethodRouter<AppState>,
 ) -> Route {
+    with_operations(path, Access::Keyed(Charge::Free), caching, operations, handler)
+}
+
+/// A route of `access` with an operation per method (the first
+/// `operations[0]`; none: outside the OpenAPI document).
+pub const fn with_operations(
+    path: &'static str,
+    access: Access,
+    caching: Caching,
+    operations: &'static [Operation],
+    handler: fn() -> MethodRouter<AppState>,
+) -> Route {
     let (first, more) = match operations.split_first() {
         Some((first, more)) => (Some(*first), more),
         None => (None, operations),
     };
-    Route { path, access: Access::Keyed(Charge::Free), caching, operation: first, more, handler, probe: false }
+    Route { path, access, caching, operation: first, more, handler, probe: false }
 }
 
 /// A route anyone may call, outside the OpenAPI document.

@@ -24,7 +24,9 @@ use crate::controllers::{
     actions, article, changes, companies, company, company_history, events, health, industries, mcp, news_facets,
     news_list, prices, symbol, usage, usage_daily, webhooks,
 };
-use crate::route::{Access, Caching, Route, Verb, counted, delegated, free, free_ops, on, op, open, probe, spec};
+use crate::route::{
+    Access, Caching, Matcher, Route, Verb, counted, delegated, free, free_ops, on, op, open, probe, spec,
+};
 use crate::{docs, openapi};
 
 /// Every route. Order does not matter to matching. One row a line, kept
@@ -101,14 +103,8 @@ pub fn labels() -> &'static [&'static str] {
 /// `ROUTES.len()` for none: matched by the same matcher (`matchit`) and
 /// templates as the router's, so the two cannot disagree.
 pub fn route_of(path: &str) -> usize {
-    static MATCHER: LazyLock<matchit::Router<usize>> = LazyLock::new(|| {
-        let mut m = matchit::Router::new();
-        for (i, r) in ROUTES.iter().enumerate() {
-            m.insert(r.path, i).expect("route templates are distinct and valid");
-        }
-        m
-    });
-    MATCHER.at(path).map_or(ROUTES.len(), |m| *m.value)
+    static MATCHER: LazyLock<Matcher> = LazyLock::new(|| Matcher::new(ROUTES));
+    MATCHER.index(path)
 }
 
 /// The row at `index` (from [`route_of`]), if a route matched.

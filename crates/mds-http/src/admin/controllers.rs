@@ -30,7 +30,7 @@ use serde::Serialize;
 
 use super::body::Body;
 use super::problems::from_admin;
-use super::routes::IN_TABLE;
+use crate::components::PATH_IN_TABLE;
 use crate::controllers::{json as json_response, tagged};
 use crate::error::ApiError;
 use crate::params::{Params, Query, parse_query};
@@ -200,7 +200,7 @@ impl<T: PathParam, Q: QueryParams, S: Send + Sync> FromRequestParts<S> for Item<
 }
 
 /// The tiers, by name, a page at a time.
-#[utoipa::path(get, path = IN_TABLE,
+#[utoipa::path(get, path = PATH_IN_TABLE,
     params(PageQuery),
     responses(
         (status = 200, description = "The tiers, by name.", body = List<Tier>),
@@ -215,7 +215,7 @@ const TIER_FIELDS: &[&str] = &["rate_limit_per_minute", "monthly_quota"];
 
 /// Creates the tier (`201`) or replaces its limits (`200`); both fields
 /// required.
-#[utoipa::path(put, path = IN_TABLE,
+#[utoipa::path(put, path = PATH_IN_TABLE,
     params(("name" = String, Path, description = "Tier name")),
     request_body(content = inline(super::bodies::TierLimitsBody), content_type = "application/json", description = "`{\"rate_limit_per_minute\": N, \"monthly_quota\": N}`, both required"),
     responses(
@@ -238,7 +238,7 @@ pub async fn put_tier(
 }
 
 /// The accounts, by name, a page at a time.
-#[utoipa::path(get, path = IN_TABLE,
+#[utoipa::path(get, path = PATH_IN_TABLE,
     params(PageQuery),
     responses(
         (status = 200, description = "The accounts, by name.", body = List<Account>),
@@ -250,7 +250,7 @@ pub async fn list_accounts(State(state): State<AppState>, Query(q): Query<PageQu
 
 /// Creates an account (`{"name"}`, entitled; `{"name", "entitled": false}`
 /// creates it lapsed). `409 conflict` if the name is taken.
-#[utoipa::path(post, path = IN_TABLE,
+#[utoipa::path(post, path = PATH_IN_TABLE,
     request_body(content = inline(super::bodies::AccountCreateBody), content_type = "application/json", description = "`{\"name\": \"acme\", \"entitled\": true}` (`entitled` optional, default true)"),
     responses(
         (status = 201, description = "Created.", body = Account),
@@ -275,7 +275,7 @@ pub async fn create_account(
 }
 
 /// One account.
-#[utoipa::path(get, path = IN_TABLE,
+#[utoipa::path(get, path = PATH_IN_TABLE,
     params(("name" = String, Path, description = "Account name")),
     responses(
         (status = 200, description = "The account.", body = Account),
@@ -289,7 +289,7 @@ pub async fn get_account(
 }
 
 /// Lapses (`{"entitled": false}`) or restores the account.
-#[utoipa::path(patch, path = IN_TABLE,
+#[utoipa::path(patch, path = PATH_IN_TABLE,
     params(("name" = String, Path, description = "Account name")),
     request_body(content = inline(super::bodies::AccountEntitlementBody), content_type = "application/json", description = "`{\"entitled\": false}`: lapse (its keys are held to the evaluation tier) or restore"),
     responses(
@@ -311,7 +311,7 @@ pub async fn update_account(
 
 /// Keys, revoked ones included, by creation, a page at a time; of one
 /// account with `account` (a cursor is bound to it).
-#[utoipa::path(get, path = IN_TABLE,
+#[utoipa::path(get, path = PATH_IN_TABLE,
     params(
         ("account" = Option<String>, Query, description = "Only this account's keys"),
         ("cursor" = Option<String>, Query, description = "From `next_cursor`, with the same `account`"),
@@ -333,7 +333,7 @@ pub async fn list_keys(State(state): State<AppState>, RawQuery(raw): RawQuery) -
 const KEY_FIELDS: &[&str] = &["account", "tier", "environment", "expires_at"];
 
 /// Issues a key (`201`, the key shown only here).
-#[utoipa::path(post, path = IN_TABLE,
+#[utoipa::path(post, path = PATH_IN_TABLE,
     request_body(content = inline(super::bodies::KeyIssueBody), content_type = "application/json", description = "`{\"account\": \"acme\", \"tier\": \"pro\", \"environment\": \"live\", \"expires_at\": \"2027-01-01T00:00:00Z\"}` (`expires_at` optional: when the key stops working)"),
     responses(
         (status = 201, description = "Issued: the record and the key, shown only now.", body = IssuedKey),
@@ -363,7 +363,7 @@ const ROLL_FIELDS: &[&str] = &["expires_in"];
 /// A new key on the same account and tier (`201`, the key shown only here),
 /// the old one working for `expires_in` seconds more (default 86,400; 0: it
 /// stops at once).
-#[utoipa::path(post, path = IN_TABLE,
+#[utoipa::path(post, path = PATH_IN_TABLE,
     params(("prefix" = String, Path, description = "The key's prefix")),
     request_body(content = inline(super::bodies::KeyRollBody), content_type = "application/json", description = "`{\"expires_in\": 3600}` (optional; default 86400)"),
     responses(
@@ -389,7 +389,7 @@ pub async fn roll_key(
 }
 
 /// One key.
-#[utoipa::path(get, path = IN_TABLE,
+#[utoipa::path(get, path = PATH_IN_TABLE,
     params(("prefix" = String, Path, description = "The key's prefix (`mds_live_a1B2c3D4`)")),
     responses(
         (status = 200, description = "The key's record.", body = KeyView),
@@ -405,7 +405,7 @@ pub async fn get_key(
 
 /// Revokes the key (refused on every node within a second); a revoked key
 /// is answered as it is.
-#[utoipa::path(delete, path = IN_TABLE,
+#[utoipa::path(delete, path = PATH_IN_TABLE,
     params(("prefix" = String, Path, description = "The key's prefix")),
     responses(
         (status = 200, description = "The key, revoked.", body = KeyView),
@@ -422,7 +422,7 @@ pub async fn revoke_key(
 }
 
 /// The audit log, newest first.
-#[utoipa::path(get, path = IN_TABLE,
+#[utoipa::path(get, path = PATH_IN_TABLE,
     params(PageQuery),
     responses(
         (status = 200, description = "Every change made through the admin API or the CLI, newest first.", body = List<AuditEntry>),
@@ -434,7 +434,7 @@ pub async fn list_audit(State(state): State<AppState>, Query(q): Query<PageQuery
 
 /// The account's keys' usage in the month (`month=YYYY-MM`: the current one
 /// by default, or any of the twelve before it): what billing reads.
-#[utoipa::path(get, path = IN_TABLE,
+#[utoipa::path(get, path = PATH_IN_TABLE,
     params(
         ("name" = String, Path, description = "Account name"),
         ("month" = Option<String>, Query, description = "`YYYY-MM`: the current month (default) or one of the 12 before it"),

@@ -43,18 +43,16 @@ use axum::response::{IntoResponse, Response};
 use mds_domain::{Actor, ErrorCode, Problem};
 
 use super::problems;
-use super::routes::{self, AdminRoute, Auth, Input, MAX_BODY};
+use super::routes;
 use crate::auth;
 use crate::error::ApiError;
 use crate::middleware::request_id::{self, X_REQUEST_ID};
-use crate::middleware::{access_log, etag, head, problem, timeout};
+use crate::middleware::{etag, head, problem, timeout};
+use crate::route::{Access, Input, MAX_BODY, Operation};
 use crate::state::AppState;
 
 /// The request header of idempotent `POST`s.
 const IDEMPOTENCY_KEY: &str = "idempotency-key";
-
-/// `Cache-Control` of the admin API's `200`s.
-const ADMIN_CACHING: &str = "private, no-cache";
 
 /// Serves `req` in the envelope (see the [module](self)).
 pub async fn wrap(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
@@ -65,9 +63,8 @@ pub async fn wrap(State(state): State<AppState>, mut req: Request, next: Next) -
     let path = req.uri().path().to_owned();
     let found = routes::find(&path, &method);
     let mut actor = None;
-    let resp = match found.auth {
-        Auth::Open => bounded(&state, next.run(req)).await,
-        Auth::AdminToken => {
+    let resp = match found.access() {
+        Access::AdminToken => {
             let authorization = req.headers().get(header::AUTHORIZATION).cloned();
             match admit(&state, req.uri(), authorization).await {
                 Ok(a) => {
@@ -75,12 +72,12 @@ pub async fn wrap(State(state): State<AppState>, mut req: Request, next: Next) -
                     req.extensions_mut().insert(a.clone());
                     let if_none_match =
                         (method == Method::GET).then(|| req.headers().get(header::IF_NONE_MATCH).cloned());
-                    let mut resp = match found.route {
-                        Some(route) => run(&state, &a, route, req, next).await.unwrap_or_else(|e| e.into_response()),
+                    let mut resp = match found.operation {
+                        Some(op) => run(&state, &a, op, req, next).await.unwrap_or_else(|e| e.into_response()),
                         None => bounded(&state, next.run(req)).await,
                     };
-                    if resp.status() == StatusCode::OK {
-                        resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static(ADMIN_CACHING));
+                    if let Some(route) = found.route.filter(|_| resp.status() == StatusCode::OK) {
+                        resp.headers_mut().insert(header::CACHE_CONTROL, route.caching.header_value(&state));
                     }
                     match if_none_match.flatten() {
                         Some(inm) if resp.headers().contains_key(header::ETAG) => etag::not_modified(&inm, resp),
@@ -90,6 +87,8 @@ pub async fn wrap(State(state): State<AppState>, mut req: Request, next: Next) -
                 Err(e) => e.into_response(),
             }
         }
+        // `/metrics`, tokenless.
+        _ => bounded(&state, next.run(req)).await,
     };
     let mut resp = problem::render(resp, &request_id, &method);
     if head {
@@ -111,7 +110,7 @@ pub async fn wrap(State(state): State<AppState>, mut req: Request, next: Next) -
             )
         };
     }
-    if access_log::is_probe(&path) {
+    if found.route.is_some_and(|r| r.probe) {
         line!(debug);
     } else {
         line!(info);
@@ -125,17 +124,11 @@ async fn bounded(state: &AppState, serve: impl Future<Output = Response>) -> Res
     timeout::bound(state.http().request_timeout, pin!(serve)).await
 }
 
-/// Serves an admitted request of `route`: its body read as the row says,
-/// then the handler, once per `Idempotency-Key` on an idempotent row.
-async fn run(
-    state: &AppState,
-    actor: &Actor,
-    route: &AdminRoute,
-    req: Request,
-    next: Next,
-) -> Result<Response, ApiError> {
+/// Serves an admitted request of `op`: its body read as the row says,
+/// then the handler, once per `Idempotency-Key` on an idempotent operation.
+async fn run(state: &AppState, actor: &Actor, op: &Operation, req: Request, next: Next) -> Result<Response, ApiError> {
     let (parts, body) = req.into_parts();
-    let body = match route.input {
+    let body = match op.input {
         Input::Json => {
             let read = json_body(&parts.headers, body);
             tokio::time::timeout(state.http().request_timeout, read)
@@ -146,7 +139,7 @@ async fn run(
         Input::Nothing => Bytes::new(),
     };
     match parts.headers.get(IDEMPOTENCY_KEY).cloned() {
-        Some(key) if route.idempotent => idempotent(state, actor, &key, parts, body, next).await,
+        Some(key) if op.idempotent => idempotent(state, actor, &key, parts, body, next).await,
         _ => Ok(bounded(state, next.run(Request::from_parts(parts, Body::from(body)))).await),
     }
 }

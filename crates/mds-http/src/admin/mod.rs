@@ -13,8 +13,10 @@
 //!
 //! # Layout
 //! - here: [`router`], the route table's rows mounted inside the envelope;
-//! - [`routes`]: the route table: per route its path, method, admin token,
-//!   JSON body, `Idempotency-Key`, audit actions and OpenAPI operation;
+//! - [`routes`]: the route table, rows of the public table's kind
+//!   ([`crate::route::Route`]): per route its path, admin token, and per
+//!   method its OpenAPI operation, JSON body, `Idempotency-Key` and audit
+//!   actions;
 //! - [`envelope`]: request id, the admin token, `HEAD`, the body's size and
 //!   type, `Idempotency-Key`, timeout, `ETag`/`304`, problems, the access
 //!   log line;
@@ -44,7 +46,7 @@ use crate::state::AppState;
 pub fn router(state: AppState) -> Router {
     routes::ROUTES
         .iter()
-        .fold(Router::new(), |router, r| router.route(r.path, (r.handler)(r.verb.filter())))
+        .fold(Router::new(), |router, r| router.route(r.path, (r.handler)()))
         .fallback(|| async { ApiError::not_found("no such route; see /admin/v1/openapi.json for the admin routes") })
         .layer(axum::middleware::from_fn_with_state(state.clone(), envelope::wrap))
         .with_state(state)

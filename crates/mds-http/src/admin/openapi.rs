@@ -22,8 +22,9 @@ use utoipa::openapi::{HeaderBuilder, Ref, RefOr, Required, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
 use super::controllers::{IssuedKey, List, RolledKeyView};
-use super::routes::{AdminRoute, Audit, Auth, Input, ROUTES, Verb};
+use super::routes::ROUTES;
 use crate::components::problem;
+use crate::route::{Access, Audit, Input, Operation as Row, Verb};
 
 /// The document.
 #[derive(OpenApi)]
@@ -110,32 +111,33 @@ impl Modify for FromTable {
             components.responses.insert((*name).into(), problem(description, codes, &[]));
         }
         for r in ROUTES {
-            if let Some(d) = r.doc {
-                let mut op = (d.operation.spec)();
+            for d in r.operations() {
+                let mut op = (d.spec)();
                 // The handler's doc comment (utoipa's summary and
                 // description) describes it; the row names it.
                 op.description = match (op.summary.take(), op.description.take()) {
                     (Some(s), Some(d)) => Some(format!("{s}\n\n{d}")),
                     (s, d) => s.or(d),
                 };
-                op.operation_id = Some(d.operation.id.into());
-                op.tags = Some(vec![d.operation.tag.into()]);
-                op.summary = Some(d.operation.summary.into());
-                state_the_row(r, &mut op);
-                openapi.paths.add_path_operation(r.path, vec![r.verb.openapi()], op);
+                op.operation_id = Some(d.id.into());
+                op.tags = Some(vec![d.tag.into()]);
+                op.summary = Some(d.summary.into());
+                state_the_row(r.access, d, &mut op);
+                openapi.paths.add_path_operation(r.path, vec![d.verb.openapi()], op);
             }
         }
     }
 }
 
-/// Adds to `op` what its row says.
-fn state_the_row(r: &AdminRoute, op: &mut Operation) {
+/// Adds to `op` what its row says: the row's `access`, and of its
+/// operation `r`.
+fn state_the_row(access: Access, r: &Row, op: &mut Operation) {
     let refer = |name: &str| RefOr::Ref(Ref::from_response_name(name));
     let responses = &mut op.responses.responses;
     let mut add = |status: &str, name: &str| {
         responses.entry(status.into()).or_insert_with(|| refer(name));
     };
-    if r.auth == Auth::AdminToken {
+    if access == Access::AdminToken {
         add("401", "AdminUnauthorized");
     }
     add("405", "AdminMethodNotAllowed");
@@ -231,13 +233,11 @@ mod tests {
     fn the_document_lists_every_documented_route() {
         let v: serde_json::Value = serde_json::from_str(document_json()).unwrap();
         let paths: Vec<_> = v["paths"].as_object().unwrap().keys().map(String::as_str).collect();
-        let mut documented: Vec<_> = ROUTES.iter().filter(|r| r.doc.is_some()).map(|r| r.path).collect();
+        let mut documented: Vec<_> = ROUTES.iter().filter(|r| r.operation.is_some()).map(|r| r.path).collect();
         documented.sort_unstable();
-        documented.dedup();
         assert_eq!(paths, documented);
         assert_eq!(paths.len(), 11);
         assert!(document_json().contains("\"IssuedKey\""));
-        assert!(!document_json().contains(super::super::routes::IN_TABLE));
     }
 
     /// Each documented row is its operation under its path and method, with
@@ -246,17 +246,16 @@ mod tests {
     #[test]
     fn the_document_states_the_rows() {
         let v: serde_json::Value = serde_json::from_str(document_json()).unwrap();
-        for r in ROUTES {
-            let Some(d) = r.doc else { continue };
-            let op = &v["paths"][r.path][r.verb.method().as_str().to_lowercase()];
-            assert_eq!(op["operationId"], d.operation.id, "{}", r.path);
+        for (r, d) in ROUTES.iter().flat_map(|r| r.operations().map(move |d| (r, d))) {
+            let op = &v["paths"][r.path][d.verb.method().as_str().to_lowercase()];
+            assert_eq!(op["operationId"], d.id, "{}", r.path);
             let has = |status: &str| op["responses"].get(status).is_some();
-            assert_eq!(has("413") && has("415"), r.input == Input::Json, "{}", d.operation.id);
+            assert_eq!(has("413") && has("415"), d.input == Input::Json, "{}", d.id);
             let header = op["parameters"].as_array().into_iter().flatten().any(|p| p["name"] == "Idempotency-Key");
-            assert_eq!(header, r.idempotent, "{}", d.operation.id);
-            if let Audit::Records(actions) = r.audit {
+            assert_eq!(header, d.idempotent, "{}", d.id);
+            if let Audit::Records(actions) = d.audit {
                 for a in actions {
-                    assert!(op["description"].as_str().unwrap().contains(a), "{}", d.operation.id);
+                    assert!(op["description"].as_str().unwrap().contains(a), "{}", d.id);
                 }
             }
         }

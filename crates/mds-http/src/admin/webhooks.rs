@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::body::Body;
 use super::controllers::{Item, PathParam};
-use super::routes::IN_TABLE;
+use crate::components::PATH_IN_TABLE;
 use crate::controllers::webhooks::{V1WebhookEndpoint, WebhookId};
 use crate::controllers::{Identifier, json};
 use crate::error::ApiError;
@@ -69,7 +69,7 @@ fn answer<T: Serialize>(status: StatusCode, v: &T) -> Result<Response, ApiError>
 }
 
 /// Every account's webhook endpoints (or one account's), oldest first.
-#[utoipa::path(get, path = IN_TABLE,
+#[utoipa::path(get, path = PATH_IN_TABLE,
     params(("account" = Option<String>, Query, description = "Only this account's endpoints")),
     responses(
         (status = 200, description = "The endpoints (never their secrets).", body = AdminWebhookList),
@@ -86,7 +86,7 @@ pub async fn list_webhooks(State(state): State<AppState>, RawQuery(raw): RawQuer
 }
 
 /// Disables an endpoint (its owner may enable it again), audited.
-#[utoipa::path(post, path = IN_TABLE,
+#[utoipa::path(post, path = PATH_IN_TABLE,
     params(("id" = String, Path, description = "The endpoint's id")),
     request_body(content = inline(super::bodies::WebhookDisableBody), content_type = "application/json", description = "`{\"reason\": \"abuse report 42\"}` (`reason` optional)"),
     responses(
