@@ -16,9 +16,8 @@
 # Needs: cargo, python3, wrk (installed with apt-get when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet --bin mds
-BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/mds
 source bench/lib.sh
+release_mds
 # The flood (sourced by bench/keys-scale.sh with BIN set): a held key's
 # throughput and p99 (wrk, $CONNS connections) while a second wrk sends
 # other keys as fast as it can: (a) one other held key (the load alone),
@@ -69,25 +68,18 @@ hot() { # old binary
   for which in new old; do
     local bin=$BIN; [[ $which == old ]] && bin=$old
     export MDS_DATABASE_URL="sqlite://$work/$which.db?mode=rwc" MDS_LOG=warn
-    $bin migrate >/dev/null
-    $bin import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv \
-      --mcap data/demo/nse_mcap_2024-03-28.csv --as-of 2024-01-30 >/dev/null 2>&1
-    $bin tiers set bench --rate-limit-per-minute 1000000000 --monthly-quota 1000000000000 >/dev/null
-    $bin accounts create bench >/dev/null
-    $bin keys create --account bench --tier bench 2>/dev/null | tail -n 1 >"$work/$which.key"
+    bench_store "$bin" --mcap data/demo/nse_mcap_2024-03-28.csv
+    echo "$KEY" >"$work/$which.key"
   done
   MDS_DATABASE_URL="sqlite://$work/new.db?mode=rwc" $BIN serve --listen 127.0.0.1:18791 2>/dev/null &
   local p1=$!
   MDS_DATABASE_URL="sqlite://$work/old.db?mode=rwc" $old serve --listen 127.0.0.1:18792 2>/dev/null &
   local p2=$!
   ready_wait 18791 >/dev/null; ready_wait 18792 >/dev/null
-  # Each server is driven with its own store's key: run_wrk (bench/lib.sh)
-  # redefined here to pick the key by port.
+  # Each server is driven with its own store's key (wrk_key, bench/lib.sh,
+  # redefined to pick it by port).
   local newkey oldkey; newkey=$(cat "$work/new.key"); oldkey=$(cat "$work/old.key")
-  run_wrk() { local k=$newkey; [[ $1 == 18792 ]] && k=$oldkey
-    local out; out=$(wrk -t1 -c"$3" -d"$4s" --latency -H "Authorization: Bearer $k" "http://127.0.0.1:$1$2")
-    echo "$(echo "$out" | awk '/Requests\/sec/ {print $2}') $(echo "$out" | awk '$1=="50%" {print $2}' | ms) $(echo "$out" | awk '$1=="99%" {print $2}' | ms)"
-  }
+  wrk_key() { if [[ $1 == 18792 ]]; then echo "$oldkey"; else echo "$newkey"; fi; }
   side_by_side "hot key (this build | $old)" 18791 "/v1/companies?limit=50" 18792 "/v1/companies?limit=50"
   kill $p1 $p2; wait $p1 $p2 2>/dev/null || true
   rm -rf "$work"

@@ -5,6 +5,17 @@
 need_wrk() { command -v wrk >/dev/null || { apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }; }; }
 # A temp dir in $WORK, removed at exit, when the background jobs are killed.
 bench_workdir() { WORK=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT; }
+# The mds binary to measure in $BIN: $MDS_BIN when set (another build, an
+# older one for a before/after comparison, or a debug one for a quick try),
+# else this tree's release build.
+release_mds() {
+  if [[ -n "${MDS_BIN:-}" ]]; then
+    BIN=$MDS_BIN
+  else
+    cargo build --release --quiet --bin mds
+    BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/mds
+  fi
+}
 # What the benches against a baseline start with: wrk, the release mds
 # ($BIN) and the baseline and catalog_bench examples (in $EX), a $WORK,
 # quiet logs.
@@ -17,22 +28,40 @@ release_bench_setup() {
   export MDS_LOG=warn
 }
 
+# What the benches of one demo store served by nodes of $BIN start with:
+# wrk, $BIN (release_mds), a $WORK, the header line of the run ($1: the
+# script and its arguments), quiet logs and the store (bench_store) at
+# $WORK/demo.db, with the key in $KEY.
+demo_bench_setup() {
+  need_wrk
+  release_mds
+  bench_workdir
+  echo "# $1 ($BIN) on $(date -u +%F) at $(date -u +%T) UTC; uptime:$(uptime | sed 's/.*load/ load/')"
+  export MDS_DATABASE_URL="sqlite://$WORK/demo.db?mode=rwc" MDS_LOG=warn
+  bench_store "$BIN"
+}
 # The store at $MDS_DATABASE_URL made by the mds binary $1: the demo
-# exchanges, a `bench` tier too large to refuse, account `bench` and a key
-# of it in $KEY.
+# exchanges (with the further `import exchanges` arguments $2..., such as
+# `--mcap FILE`), a `bench` tier too large to refuse (what is measured is
+# the cost of checking and counting, not of refusing), account `bench` and a
+# key of it in $KEY.
 bench_store() {
-  $1 migrate >/dev/null
-  $1 import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv --as-of 2024-01-30 >/dev/null 2>&1
-  $1 tiers set bench --rate-limit-per-minute 1000000000 --monthly-quota 1000000000000 >/dev/null
-  $1 accounts create bench >/dev/null
-  KEY=$($1 keys create --account bench --tier bench 2>/dev/null | tail -n 1)
+  local bin=$1; shift
+  $bin migrate >/dev/null
+  $bin import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv --as-of 2024-01-30 "$@" >/dev/null 2>&1
+  $bin tiers set bench --rate-limit-per-minute 1000000000 --monthly-quota 1000000000000 >/dev/null
+  $bin accounts create bench >/dev/null
+  KEY=$($bin keys create --account bench --tier bench 2>/dev/null | tail -n 1)
 }
 
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 # wrk → "req/s p50_ms p99_ms"
 ms() { awk '{v=$1; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; printf "%.3f", v}'; }
+# The key run_wrk sends to the server on port $1: $KEY (a bench whose
+# servers hold different stores redefines it).
+wrk_key() { echo "$KEY"; }
 run_wrk() { # port path conns secs
-  local out; out=$(wrk -t1 -c"$3" -d"$4s" --latency -H "Authorization: Bearer $KEY" "http://127.0.0.1:$1$2")
+  local out; out=$(wrk -t1 -c"$3" -d"$4s" --latency -H "Authorization: Bearer $(wrk_key "$1")" "http://127.0.0.1:$1$2")
   echo "$(echo "$out" | awk '/Requests\/sec/ {print $2}') $(echo "$out" | awk '$1=="50%" {print $2}' | ms) $(echo "$out" | awk '$1=="99%" {print $2}' | ms)"
 }
 # Two servers (or two paths) side by side, ABBA-alternated (odd rounds the

@@ -13,22 +13,10 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 ROUNDS=${1:-5}; SECS=${2:-10}; CONNS=${3:-16}
 need_wrk
-if [[ -n "${MDS_BIN:-}" ]]; then
-  BIN=$MDS_BIN
-else
-  cargo build --release --quiet
-  BIN=$PWD/target/release/mds
-fi
+release_mds
 bench_workdir
 export MDS_DATABASE_URL="sqlite://$WORK/bench.db?mode=rwc" MDS_LOG=warn
-$BIN migrate >/dev/null
-$BIN import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv \
-  --mcap data/demo/nse_mcap_2024-03-28.csv --as-of 2024-01-30 >/dev/null 2>&1
-# A tier whose limits the benchmark cannot reach: we measure the cost of
-# checking and counting, not of refusing.
-$BIN tiers set bench --rate-limit-per-minute 1000000000 --monthly-quota 1000000000000 >/dev/null
-$BIN accounts create bench >/dev/null
-KEY=$($BIN keys create --account bench --tier bench 2>/dev/null | tail -n 1)
+bench_store "$BIN" --mcap data/demo/nse_mcap_2024-03-28.csv
 $BIN serve --listen 127.0.0.1:18181 2>"$WORK/on.log" &
 PID_18181=$!
 $BIN serve --listen 127.0.0.1:18182 --no-limits 2>"$WORK/off.log" &

@@ -6,18 +6,13 @@
 # ABBA-alternated, median of ROUNDS (bench/lib.sh, side_by_side).
 #
 # Usage: bench/log-cost.sh [ROUNDS=3] [SECONDS=5] [CONNECTIONS=16]
-# Needs: cargo, curl, wrk (installed with apt-get when missing).
+# Needs: cargo, curl, wrk (installed with apt-get when missing). MDS_BIN
+# names an mds binary to use instead of building the release one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}; SECS=${2:-5}; CONNS=${3:-16}
 . bench/lib.sh
-need_wrk
-cargo build --release --quiet --bin mds
-BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/mds
-bench_workdir
-echo "# bench/log-cost.sh $ROUNDS $SECS $CONNS on $(date -u +%F) at $(date -u +%T) UTC; uptime:$(uptime | sed 's/.*load/ load/')"
-export MDS_DATABASE_URL="sqlite://$WORK/demo.db?mode=rwc" MDS_LOG=warn
-bench_store "$BIN"
+demo_bench_setup "bench/log-cost.sh $ROUNDS $SECS $CONNS"
 path="/v1/companies?limit=50"
 MDS_LOG=info $BIN serve --listen 127.0.0.1:18411 2>"$WORK/info.log" &
 MDS_LOG=info MDS_LOG_FORMAT=json $BIN serve --listen 127.0.0.1:18412 2>"$WORK/json.log" &

@@ -9,22 +9,12 @@
 #
 # Usage: bench/trace-cost.sh [ROUNDS=3] [SECONDS=5] [CONNECTIONS=16]
 # Needs: cargo, curl, python3, wrk (installed with apt-get when missing).
-# MDS_BENCH_BIN names an mds binary to use instead of building the release one.
+# MDS_BIN names an mds binary to use instead of building the release one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}; SECS=${2:-5}; CONNS=${3:-16}
 . bench/lib.sh
-need_wrk
-if [[ -n "${MDS_BENCH_BIN:-}" ]]; then
-  BIN=$MDS_BENCH_BIN
-else
-  cargo build --release --quiet --bin mds
-  BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/mds
-fi
-bench_workdir
-echo "# bench/trace-cost.sh $ROUNDS $SECS $CONNS ($BIN) on $(date -u +%F) at $(date -u +%T) UTC; uptime:$(uptime | sed 's/.*load/ load/')"
-export MDS_DATABASE_URL="sqlite://$WORK/demo.db?mode=rwc" MDS_LOG=warn
-bench_store "$BIN"
+demo_bench_setup "bench/trace-cost.sh $ROUNDS $SECS $CONNS"
 mkdir "$WORK/otlp"
 python3 scripts/otlp_check.py receive "$WORK/otlp" --discard &
 for _ in $(seq 1 100); do [[ -s "$WORK/otlp/port" ]] && break; sleep 0.1; done

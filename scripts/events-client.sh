@@ -12,22 +12,11 @@
 # goes in a temp dir unless EVENTS_CLIENT_VENV names one to create or reuse.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# shellcheck source=scripts/lib-steps.sh
-source scripts/lib-steps.sh
+# shellcheck source=scripts/lib-client-check.sh
+source scripts/lib-client-check.sh EVENTS_CLIENT_VENV
 
-build_mds
-BIN=$MDS_BIN
-
-WORK=$(mktemp -d)
-# shellcheck source=scripts/lib-demo-server.sh
-source scripts/lib-demo-server.sh
-trap 'stop_demo_server; rm -rf "$WORK"' EXIT
-VENV=${EVENTS_CLIENT_VENV:-$WORK/venv}
-
-step "venv ($VENV) and pip install standardwebhooks, sseclient-py, requests"
-[[ -x "$VENV/bin/python" ]] || python3 -m venv "$VENV"
-"$VENV/bin/pip" install --quiet --disable-pip-version-check 'standardwebhooks>=1.0,<2' 'sseclient-py>=1.8,<2' 'requests>=2.31,<3'
-"$VENV/bin/python" -c 'import importlib.metadata as m; print("standardwebhooks", m.version("standardwebhooks"), "sseclient-py", m.version("sseclient-py"))'
+venv_install 'standardwebhooks>=1.0,<2' 'sseclient-py>=1.8,<2' 'requests>=2.31,<3'
+versions standardwebhooks sseclient-py
 
 step "mds demo --webhooks-allow-private"
 DEMO_ARGS=--webhooks-allow-private start_demo_server

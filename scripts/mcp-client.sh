@@ -10,24 +10,13 @@
 # goes in a temp dir unless MCP_CLIENT_VENV names one to create or reuse.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# shellcheck source=scripts/lib-steps.sh
-source scripts/lib-steps.sh
-
-build_mds
-BIN=$MDS_BIN
-
-WORK=$(mktemp -d)
-# shellcheck source=scripts/lib-demo-server.sh
-source scripts/lib-demo-server.sh
-trap 'stop_demo_server; rm -rf "$WORK"' EXIT
-VENV=${MCP_CLIENT_VENV:-$WORK/venv}
+# shellcheck source=scripts/lib-client-check.sh
+source scripts/lib-client-check.sh MCP_CLIENT_VENV
 
 # The SDK's 1.x line: its client API (streamablehttp_client, ClientSession)
 # is the one the check is written against; 2.x renamed it.
-step "venv ($VENV) and pip install mcp"
-[[ -x "$VENV/bin/python" ]] || python3 -m venv "$VENV"
-"$VENV/bin/pip" install --quiet --disable-pip-version-check 'mcp>=1.20,<2'
-"$VENV/bin/python" -c 'import importlib.metadata as m, sys; print("mcp", m.version("mcp"), "on Python", sys.version.split()[0])'
+venv_install 'mcp>=1.20,<2'
+versions mcp
 
 step "mds demo"
 start_demo_server

@@ -208,26 +208,25 @@ def http_without_key() -> None:
     print("ok: http: no key is 401 before the message is read, GET is 405, a foreign Origin is 403")
 
 
-async def sdk_foreign_origin() -> None:
-    """The SDK sending a foreign Origin (as a browser page would) cannot initialize."""
+async def sdk_refused(what: str, key: str, origin: str | None = None) -> None:
+    """The SDK's own HTTP client, with `key` (and `origin`), cannot even initialize."""
     try:
-        async with over_http(KEY, "http://evil.example") as session:
+        async with over_http(key, origin) as session:
             await asyncio.wait_for(session.initialize(), 10)
     except Exception as e:  # noqa: BLE001 - any failure will do; success would not
-        print(f"ok: http: the SDK with a foreign Origin fails ({type(e).__name__})")
+        print(f"ok: http: the SDK {what} fails ({type(e).__name__})")
         return
-    raise AssertionError("initialize with a foreign Origin succeeded")
+    raise AssertionError(f"initialize {what} succeeded")
+
+
+async def sdk_foreign_origin() -> None:
+    """The SDK sending a foreign Origin (as a browser page would) cannot initialize."""
+    await sdk_refused("with a foreign Origin", KEY, "http://evil.example")
 
 
 async def sdk_without_key() -> None:
     """The SDK's own HTTP client, without a key, cannot even initialize."""
-    try:
-        async with over_http("") as session:
-            await asyncio.wait_for(session.initialize(), 10)
-    except Exception as e:  # noqa: BLE001 - any failure will do; success would not
-        print(f"ok: http: the SDK without a key fails ({type(e).__name__})")
-        return
-    raise AssertionError("initialize without a key succeeded")
+    await sdk_refused("without a key", "")
 
 
 async def stdio_wrong_key() -> None:

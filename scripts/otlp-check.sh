@@ -12,26 +12,15 @@
 # goes in a temp dir unless OTLP_CHECK_VENV names one to create or reuse.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# shellcheck source=scripts/lib-steps.sh
-source scripts/lib-steps.sh
-
-build_mds
-BIN=$MDS_BIN
-
-WORK=$(mktemp -d)
-# shellcheck source=scripts/lib-demo-server.sh
-source scripts/lib-demo-server.sh
+# shellcheck source=scripts/lib-client-check.sh
+source scripts/lib-client-check.sh OTLP_CHECK_VENV
 RECEIVER_PID=
-stop_receiver() {
+on_exit() {
   if [[ -n "$RECEIVER_PID" ]]; then kill "$RECEIVER_PID" 2>/dev/null || true; wait "$RECEIVER_PID" 2>/dev/null || true; fi
 }
-trap 'stop_demo_server; stop_receiver; rm -rf "$WORK"' EXIT
-VENV=${OTLP_CHECK_VENV:-$WORK/venv}
 
-step "venv ($VENV) and pip install opentelemetry-proto"
-[[ -x "$VENV/bin/python" ]] || python3 -m venv "$VENV"
-"$VENV/bin/pip" install --quiet --disable-pip-version-check 'opentelemetry-proto>=1.20,<2'
-"$VENV/bin/python" -c 'import importlib.metadata as m; print("opentelemetry-proto", m.version("opentelemetry-proto"), "protobuf", m.version("protobuf"))'
+venv_install 'opentelemetry-proto>=1.20,<2'
+versions opentelemetry-proto protobuf
 
 step "OTLP/HTTP receiver on loopback"
 mkdir "$WORK/otlp"
