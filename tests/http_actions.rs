@@ -9,11 +9,9 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
-use common::prices::wait_for;
+use common::prices::{data, mds, wait_for};
 use common::{Options, TestApp, assert_problem, naming, spawn_with};
 use mds_domain::action_query::{ActionCalendarFilter, ActionKey, calendar_order, company_order};
 use mds_domain::actions::CorporateAction;
@@ -22,23 +20,6 @@ use serde_json::Value;
 /// BAJFINANCE before its split of 2025-06-16, and after.
 const BAJFINANCE_OLD: &str = "INE296A01024";
 const BAJFINANCE_NEW: &str = "INE296A01032";
-
-/// A file of `data/`.
-fn data(f: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("data").join(f).to_str().unwrap().to_owned()
-}
-
-/// Runs `mds` against the app's store; asserts it succeeds.
-fn mds(app: &TestApp, args: &[&str]) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_mds"))
-        .args(args)
-        .env("MDS_DATABASE_URL", app.url.expose())
-        .env("MDS_LOG", "warn")
-        .output()
-        .expect("run mds");
-    assert!(o.status.success(), "mds {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout).unwrap()
-}
 
 /// The demo's identity data (two NSE lists a split apart, BSE's list,
 /// NSE's symbol changes).

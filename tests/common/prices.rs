@@ -24,8 +24,9 @@ pub fn data(f: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("data").join(f).to_str().unwrap().to_owned()
 }
 
-/// Runs `mds` against the app's store; asserts it succeeds.
-pub fn mds(app: &TestApp, args: &[&str]) {
+/// Runs `mds` against the app's store; asserts it succeeds and returns its
+/// standard output.
+pub fn mds(app: &TestApp, args: &[&str]) -> String {
     let o = Command::new(env!("CARGO_BIN_EXE_mds"))
         .args(args)
         .env("MDS_DATABASE_URL", app.url.expose())
@@ -33,6 +34,7 @@ pub fn mds(app: &TestApp, args: &[&str]) {
         .output()
         .expect("run mds");
     assert!(o.status.success(), "mds {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
 }
 
 /// [`DAYS`]' files of the repository's UDiFF archive, written to `dir`.

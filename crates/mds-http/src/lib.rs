@@ -1,7 +1,8 @@
 //! The HTTP API of mds.
 //!
 //! # Layout
-//! - [`admin`]: the admin API, on its own listener (`--admin-listen`).
+//! - [`admin`]: the admin API, on its own listener (`--admin-listen`): its
+//!   route table (rows of [`route`]'s kind), served in the same envelope.
 //! - [`routes`]: the route table, every route of the public listener with
 //!   its properties (key, charge, caching, OpenAPI operation), the one place
 //!   a path template is written; what a row holds is [`route`].

@@ -1,122 +1,82 @@
-//! The envelope of every request on the admin listener (an axum
-//! middleware: admin traffic is light, so the public envelope's hand-written
-//! service is not needed here). It finds the request's row in the admin
-//! route table ([`routes::find`]) and does what the row says. In order:
+//! What the envelope ([`crate::middleware::envelope`], one for both
+//! listeners) does on the admin routes, which it finds in the admin route
+//! table ([`super::routes`]), and on a path that table does not have
+//! ([`serve`]). In order:
 //!
-//! 1. `X-Request-Id` in and out ([`request_id`]), as on the public listener.
-//! 2. `HEAD` served as `GET` ([`head`]).
-//! 3. Unless the row is open (`/metrics`): a key-like value in the query
-//!    string is refused (`400 api_key_in_query`, contract 2.3), then the
-//!    admin token is checked (`401 missing_admin_token` /
-//!    `invalid_admin_token`); the caller's [`Actor`] goes into the
-//!    request's extensions. A path no row has needs the token too, then is
-//!    `404`.
-//! 4. A row that takes a JSON body: a body over [`MAX_BODY`] is `413
-//!    payload_too_large`, a body not sent as `Content-Type:
+//! 1. A key-like value in the query string is refused (`400
+//!    api_key_in_query`, contract 2.3), then the admin token is checked
+//!    (`401 missing_admin_token` / `invalid_admin_token`); the caller's
+//!    [`Actor`] goes into the request's extensions. A path no row has needs
+//!    the token too, then is `404`.
+//! 2. An operation that takes a JSON body: a body over [`MAX_BODY`] is
+//!    `413 payload_too_large`, a body not sent as `Content-Type:
 //!    application/json` (or `application/…+json`, parameters such as
 //!    `charset` allowed) `415 unsupported_media_type`; an empty body needs
 //!    no type (the handler says whether it takes none).
-//! 5. The handler, bounded by the request timeout ([`timeout`]); on an
-//!    idempotent row (a `POST`) with `Idempotency-Key`, once per key and
-//!    request ([`mds_node::idempotency`], claimed at the node's clock's
+//! 3. The handler, bounded by the request timeout ([`timeout`]); on an
+//!    idempotent operation (a `POST`) with `Idempotency-Key`, once per key
+//!    and request ([`mds_node::idempotency`], claimed at the node's clock's
 //!    now): a retry gets the first answer (with `Idempotent-Replayed:
 //!    true`), the same key with another request `409
 //!    idempotency_conflict`, and a retry while the first still runs waits
 //!    for its answer (up to the request timeout).
-//! 6. A `GET` whose `If-None-Match` names the answer's `ETag` gets `304`
-//!    ([`etag::not_modified`]); admin answers are `Cache-Control: private,
-//!    no-cache` (kept, revalidated every time) and problems `no-store`.
-//! 7. Every error as problem+json with the request id ([`problem`]).
-//! 8. One log line: method, path (key-like segments are never written:
-//!    paths name prefixes, not keys), status, latency (`latency_us`), request
-//!    id and the token's name; at `debug` for `/metrics`, else `info`.
+//! 4. A `200` gets its row's `Cache-Control` (`private, no-cache`: kept,
+//!    revalidated every time); a `GET` whose `If-None-Match` names the
+//!    answer's `ETag` gets `304` ([`etag::not_modified`]).
+//!
+//! The request id, `HEAD`, problems and the log line (with the token's
+//! name) are the envelope's, as on the public listener.
 
 use std::pin::pin;
 use std::time::Instant;
 
 use axum::body::{Body, Bytes, HttpBody};
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use mds_domain::{Actor, ErrorCode, Problem};
 
 use super::problems;
-use super::routes;
 use crate::auth;
 use crate::error::ApiError;
-use crate::middleware::request_id::{self, X_REQUEST_ID};
-use crate::middleware::{etag, head, problem, timeout};
-use crate::route::{Access, Input, MAX_BODY, Operation};
+use crate::middleware::{etag, timeout};
+use crate::route::{Input, MAX_BODY, Operation, Route};
 use crate::state::AppState;
 
 /// The request header of idempotent `POST`s.
 const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
-/// Serves `req` in the envelope (see the [module](self)).
-pub async fn wrap(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let request_id = request_id::assign(req.headers());
-    let head = head::as_get(&mut req);
-    let method = req.method().clone();
-    let path = req.uri().path().to_owned();
-    let found = routes::find(&path, &method);
-    let mut actor = None;
-    let resp = match found.access() {
-        Access::AdminToken => {
-            let authorization = req.headers().get(header::AUTHORIZATION).cloned();
-            match admit(&state, req.uri(), authorization).await {
-                Ok(a) => {
-                    actor = Some(a.clone());
-                    req.extensions_mut().insert(a.clone());
-                    let if_none_match =
-                        (method == Method::GET).then(|| req.headers().get(header::IF_NONE_MATCH).cloned());
-                    let mut resp = match found.operation {
-                        Some(op) => run(&state, &a, op, req, next).await.unwrap_or_else(|e| e.into_response()),
-                        None => bounded(&state, next.run(req)).await,
-                    };
-                    if let Some(route) = found.route.filter(|_| resp.status() == StatusCode::OK) {
-                        resp.headers_mut().insert(header::CACHE_CONTROL, route.caching.header_value(&state));
-                    }
-                    match if_none_match.flatten() {
-                        Some(inm) if resp.headers().contains_key(header::ETAG) => etag::not_modified(&inm, resp),
-                        _ => resp,
-                    }
-                }
-                Err(e) => e.into_response(),
-            }
-        }
-        // `/metrics`, tokenless.
-        _ => bounded(&state, next.run(req)).await,
+/// Serves `req`, to `route` (`None`: a path the table does not have), in
+/// the envelope (see the [module](self)); `call` calls the router, and
+/// `actor` is set to the caller once admitted.
+pub(crate) async fn serve(
+    state: &AppState,
+    route: Option<&'static Route>,
+    mut req: Request,
+    actor: &mut Option<Actor>,
+    call: impl AsyncFnOnce(Request) -> Response,
+) -> Response {
+    let authorization = req.headers().get(header::AUTHORIZATION).cloned();
+    let caller = match admit(state, req.uri(), authorization).await {
+        Ok(a) => a,
+        Err(e) => return e.into_response(),
     };
-    let mut resp = problem::render(resp, &request_id, &method);
-    if head {
-        head::drop_body(&mut resp);
+    *actor = Some(caller.clone());
+    req.extensions_mut().insert(caller.clone());
+    let method = req.method().clone();
+    let if_none_match = req.headers().get(header::IF_NONE_MATCH).filter(|_| method == Method::GET).cloned();
+    let mut resp = match route.and_then(|r| r.operation_on(&method)) {
+        Some(op) => run(state, &caller, op, req, call).await.unwrap_or_else(|e| e.into_response()),
+        None => bounded(state, call(req)).await,
+    };
+    if let Some(route) = route.filter(|_| resp.status() == StatusCode::OK) {
+        resp.headers_mut().insert(header::CACHE_CONTROL, route.caching.header_value(state));
     }
-    // One line, at the level of its kind (a macro's level is fixed): a
-    // probe's at `debug`, as on the public listener.
-    macro_rules! line {
-        ($level:ident) => {
-            tracing::$level!(
-                listener = "admin",
-                method = %method,
-                path = %redacted(&path),
-                status = resp.status().as_u16(),
-                latency_us = started.elapsed().as_micros() as u64,
-                request_id = request_id.to_str().unwrap_or(""),
-                admin_token = actor.as_ref().map(Actor::as_str).unwrap_or("-"),
-                "admin request"
-            )
-        };
+    match if_none_match {
+        Some(inm) if resp.headers().contains_key(header::ETAG) => etag::not_modified(&inm, resp),
+        _ => resp,
     }
-    if found.route.is_some_and(|r| r.probe) {
-        line!(debug);
-    } else {
-        line!(info);
-    }
-    resp.headers_mut().insert(X_REQUEST_ID.clone(), request_id);
-    resp
 }
 
 /// `serve` bounded by the request timeout.
@@ -126,7 +86,13 @@ async fn bounded(state: &AppState, serve: impl Future<Output = Response>) -> Res
 
 /// Serves an admitted request of `op`: its body read as the row says,
 /// then the handler, once per `Idempotency-Key` on an idempotent operation.
-async fn run(state: &AppState, actor: &Actor, op: &Operation, req: Request, next: Next) -> Result<Response, ApiError> {
+async fn run(
+    state: &AppState,
+    actor: &Actor,
+    op: &Operation,
+    req: Request,
+    call: impl AsyncFnOnce(Request) -> Response,
+) -> Result<Response, ApiError> {
     let (parts, body) = req.into_parts();
     let body = match op.input {
         Input::Json => {
@@ -139,8 +105,8 @@ async fn run(state: &AppState, actor: &Actor, op: &Operation, req: Request, next
         Input::Nothing => Bytes::new(),
     };
     match parts.headers.get(IDEMPOTENCY_KEY).cloned() {
-        Some(key) if op.idempotent => idempotent(state, actor, &key, parts, body, next).await,
-        _ => Ok(bounded(state, next.run(Request::from_parts(parts, Body::from(body)))).await),
+        Some(key) if op.idempotent => idempotent(state, actor, &key, parts, body, call).await,
+        _ => Ok(bounded(state, call(Request::from_parts(parts, Body::from(body)))).await),
     }
 }
 
@@ -188,8 +154,9 @@ fn is_json(content_type: Option<&HeaderValue>) -> bool {
 }
 
 /// The path for the log: a segment that could be a secret (a key or a
-/// token pasted where a prefix belongs) is replaced.
-fn redacted(path: &str) -> String {
+/// token pasted where a prefix belongs) is replaced; a key's prefix (what
+/// admin paths name) is kept.
+pub(crate) fn redacted(path: &str) -> String {
     path.split('/')
         .map(|seg| {
             let secretish = seg.len() > mds_domain::key::KEY_PREFIX_LEN + 1
@@ -226,7 +193,7 @@ async fn idempotent(
     key: &HeaderValue,
     parts: Parts,
     body: Bytes,
-    next: Next,
+    call: impl AsyncFnOnce(Request) -> Response,
 ) -> Result<Response, ApiError> {
     use mds_node::idempotency::{self, Claim};
     let Some(key) = key.to_str().ok().filter(|k| idempotency::valid_key(k)) else {
@@ -255,7 +222,7 @@ async fn idempotent(
             }
             Claim::Replay { status, body } => return Ok(replay(status, body)),
             Claim::Run(claimed) => {
-                let resp = bounded(state, next.run(Request::from_parts(parts, Body::from(body)))).await;
+                let resp = bounded(state, call(Request::from_parts(parts, Body::from(body)))).await;
                 return Ok(record(state, &claimed, resp).await);
             }
         }

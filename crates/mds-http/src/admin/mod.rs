@@ -17,9 +17,9 @@
 //!   ([`crate::route::Route`]): per route its path, admin token, and per
 //!   method its OpenAPI operation, JSON body, `Idempotency-Key` and audit
 //!   actions;
-//! - [`envelope`]: request id, the admin token, `HEAD`, the body's size and
-//!   type, `Idempotency-Key`, timeout, `ETag`/`304`, problems, the access
-//!   log line;
+//! - [`envelope`]: what the envelope (one for both listeners,
+//!   [`crate::middleware::envelope`]) does on the admin routes: the admin
+//!   token, the body's size and type, `Idempotency-Key`, `ETag`/`304`;
 //! - [`problems`]: the admin API's problems (its codes are
 //!   [`mds_domain::ErrorCode`]s, as the public API's);
 //! - [`body`]: JSON bodies read field by field (unknown fields refused);
@@ -39,15 +39,17 @@ pub mod webhooks;
 use axum::Router;
 
 use crate::error::ApiError;
+use crate::middleware::envelope::{Envelope, Listener};
 use crate::state::AppState;
 
 /// The admin listener's application: the rows of [`routes::ROUTES`] inside
-/// the admin [`envelope`].
-pub fn router(state: AppState) -> Router {
-    routes::ROUTES
+/// the envelope (the public listener's, which does on the admin routes
+/// what [`envelope`] says).
+pub fn router(state: AppState) -> Envelope {
+    let routes = routes::ROUTES
         .iter()
         .fold(Router::new(), |router, r| router.route(r.path, (r.handler)()))
         .fallback(|| async { ApiError::not_found("no such route; see /admin/v1/openapi.json for the admin routes") })
-        .layer(axum::middleware::from_fn_with_state(state.clone(), envelope::wrap))
-        .with_state(state)
+        .with_state(state.clone());
+    Envelope::of(Listener::Admin, state, routes)
 }

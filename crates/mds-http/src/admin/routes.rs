@@ -86,10 +86,16 @@ impl Found {
     }
 }
 
+/// The index in [`ROUTES`] of the row the router gives `path` to, or
+/// `ROUTES.len()` for none.
+pub fn route_of(path: &str) -> usize {
+    static MATCHER: LazyLock<Matcher> = LazyLock::new(|| Matcher::new(ROUTES));
+    MATCHER.index(path)
+}
+
 /// The row of `path` and its operation on `method`.
 pub fn find(path: &str, method: &Method) -> Found {
-    static MATCHER: LazyLock<Matcher> = LazyLock::new(|| Matcher::new(ROUTES));
-    let route = ROUTES.get(MATCHER.index(path));
+    let route = ROUTES.get(route_of(path));
     Found { route, operation: route.and_then(|r| r.operation_on(method)) }
 }
 

@@ -6,6 +6,9 @@
 //! Lines are at `info` (target `mds::access`), except those of the probes
 //! ([`is_probe`]: a scrape every few seconds is not news), at `debug`.
 //! Latency is in microseconds (`latency_us`) on every line, admin ones too.
+//! The admin listener's lines say `listener` `admin` and the admin token's
+//! name (`admin_token`) instead of the key prefix, and its requests are not
+//! in the metrics (which count the public routes).
 
 use std::time::Instant;
 
@@ -13,18 +16,29 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, Method};
 use axum::response::Response;
 
-use mds_domain::Environment;
+use mds_domain::{Actor, Environment};
 use mds_node::KeyContext;
 use mds_node::metrics::Event;
 
+use super::envelope::Listener;
 use crate::error::StoreFailure;
-use crate::routes::{route, route_of};
 use crate::state::AppState;
+
+/// Who made a request, as its line says.
+pub enum Caller<'a> {
+    /// Nobody known (an open route, or a refused request).
+    None,
+    /// The holder of an API key.
+    Key(&'a KeyContext),
+    /// The holder of an admin token.
+    Admin(&'a Actor),
+}
 
 /// One request on its way through: what its log line and metrics need,
 /// taken before it runs (the request is consumed by then).
 pub struct Entry {
     start: Instant,
+    listener: Listener,
     route: usize,
     /// Method and redacted path, only when the line will be written.
     logged: Option<(Method, String)>,
@@ -32,23 +46,20 @@ pub struct Entry {
     probe: bool,
 }
 
-/// Whether `path` is a probe's (a row of the route table marked so:
-/// health, readiness, metrics), whose line is written at `debug` only.
+/// Whether `path` is a probe's on the public listener (a row of the route
+/// table marked so: health, readiness, metrics), whose line is written at
+/// `debug` only.
 pub fn is_probe(path: &str) -> bool {
-    probe_route(route_of(path))
-}
-
-/// Whether the route table's row `index` is a probe's.
-fn probe_route(index: usize) -> bool {
-    route(index).is_some_and(|r| r.probe)
+    let public = Listener::Public;
+    public.route(public.route_of(path)).is_some_and(|r| r.probe)
 }
 
 impl Entry {
-    /// Starts the clock on `req`.
-    pub fn begin(req: &Request) -> Self {
+    /// Starts the clock on `req`, to `listener`.
+    pub fn begin(req: &Request, listener: Listener) -> Self {
         let path = req.uri().path();
-        let index = route_of(path);
-        let probe = probe_route(index);
+        let index = listener.route_of(path);
+        let probe = listener.route(index).is_some_and(|r| r.probe);
         let enabled = if probe {
             tracing::enabled!(target: "mds::access", tracing::Level::DEBUG)
         } else {
@@ -56,8 +67,15 @@ impl Entry {
         };
         Entry {
             start: Instant::now(),
+            listener,
             route: index,
-            logged: enabled.then(|| (req.method().clone(), redact(path))),
+            logged: enabled.then(|| {
+                let path = match listener {
+                    Listener::Public => redact(path),
+                    Listener::Admin => crate::admin::envelope::redacted(path),
+                };
+                (req.method().clone(), path)
+            }),
             probe,
         }
     }
@@ -67,42 +85,58 @@ impl Entry {
         self.logged.is_some()
     }
 
-    /// The request's route: an index in [`crate::routes::ROUTES`] (its
-    /// length for none).
+    /// The request's route: an index in its listener's table (its length
+    /// for none).
     pub fn route(&self) -> usize {
         self.route
     }
 
-    /// Counts the answered request in the node's metrics and writes its
-    /// line, with the caller's `key` when it was authenticated.
-    pub fn finish(self, state: &AppState, resp: &Response, request_id: &HeaderValue, key: Option<&KeyContext>) {
+    /// Counts the answered request (of the public listener) in the node's
+    /// metrics and writes its line, with its `caller`.
+    pub fn finish(self, state: &AppState, resp: &Response, request_id: &HeaderValue, caller: Caller<'_>) {
         let latency = self.start.elapsed();
-        state.node().metrics().request(self.route, resp.status().as_u16(), latency);
+        if self.listener == Listener::Public {
+            state.node().metrics().request(self.route, resp.status().as_u16(), latency);
+        }
         if resp.extensions().get::<StoreFailure>().is_some() {
             state.node().metrics().event(Event::StoreError);
         }
-        if let Some((method, path)) = self.logged {
-            let key = key.map(|k| k.prefix.as_str());
-            // One line, at the level of its kind (a macro's level is fixed).
-            macro_rules! line {
-                ($level:ident) => {
-                    tracing::$level!(
+        let Some((method, path)) = self.logged else { return };
+        let status = resp.status().as_u16();
+        let latency_us = latency.as_micros() as u64;
+        let request_id = request_id.to_str().unwrap_or("-");
+        // One line, at the level of its kind (a macro's level is fixed).
+        macro_rules! line {
+            ($level:ident) => {
+                match (self.listener, caller) {
+                    (Listener::Admin, caller) => tracing::$level!(
+                        target: "mds::access",
+                        listener = "admin",
+                        %method,
+                        %path,
+                        status,
+                        latency_us,
+                        request_id,
+                        admin_token = if let Caller::Admin(a) = caller { a.as_str() } else { "-" },
+                        "admin request"
+                    ),
+                    (Listener::Public, caller) => tracing::$level!(
                         target: "mds::access",
                         %method,
                         %path,
-                        status = resp.status().as_u16(),
-                        latency_us = latency.as_micros() as u64,
-                        request_id = request_id.to_str().unwrap_or("-"),
-                        key_prefix = key.unwrap_or("-"),
+                        status,
+                        latency_us,
+                        request_id,
+                        key_prefix = if let Caller::Key(k) = caller { k.prefix.as_str() } else { "-" },
                         "request"
-                    )
-                };
-            }
-            if self.probe {
-                line!(debug);
-            } else {
-                line!(info);
-            }
+                    ),
+                }
+            };
+        }
+        if self.probe {
+            line!(debug);
+        } else {
+            line!(info);
         }
     }
 }

@@ -1,5 +1,8 @@
-//! The envelope of every request, routed or not: the application's
-//! outermost service, around compression and the router. In order:
+//! The envelope of every request, routed or not, on both listeners: the
+//! application's outermost service, around compression and the router. It
+//! finds the request's row in its listener's route table ([`Listener`]:
+//! the public [`routes`] or [`crate::admin::routes`], rows of one kind) and
+//! does what the row says. In order:
 //!
 //! 1. [`request_id`]: `X-Request-Id` in, out, and in every problem body.
 //! 2. [`access_log`]: the clock starts; at the end, one log line and the
@@ -12,13 +15,22 @@
 //!    panic is caught and answered `500 internal`.
 //! 5. On the keyed routes, [`guard`] (key, limits, `304`) around the rest;
 //!    a delegated route (`POST /mcp`) is handed the envelope instead, to
-//!    make its requests through it.
-//! 6. Compression (tower-http) when the client accepts an encoding, with
+//!    make its requests through it; on the admin routes (and a path the
+//!    admin table does not have), the admin token, the body and
+//!    `Idempotency-Key` ([`crate::admin::envelope`]), whose parts are
+//!    bounded by the timeout each (a retry waiting for its first request
+//!    answers `409` at the deadline).
+//! 6. On the public listener, compression (tower-http) when the client
+//!    accepts an encoding, with
 //!    [`etag::tag_encoding`] (a compressed response gets its own tag); else
 //!    the router directly, and the `Vary` compression would have added.
 //!    A `200` gets its route's `Cache-Control` (before the guard's `304`,
 //!    which repeats it).
 //! 7. [`problem`]: every error (ours and the router's) becomes problem+json.
+//!
+//! The public listener's requests are counted in the metrics and traced;
+//! the admin listener's are not (its log lines say `listener` `admin` and
+//! the admin token's name).
 //!
 //! One hand-written service rather than a stack of axum layers: each layer
 //! costs a boxed future and clones of the services below it per request,
@@ -44,8 +56,46 @@ use tower_http::compression::{Compression, CompressionLayer};
 use super::request_id::X_REQUEST_ID;
 use super::{access_log, etag, guard, head, problem, request_id, timeout, trace};
 use crate::route::{Access, Route};
-use crate::routes;
 use crate::state::AppState;
+use crate::{admin, routes};
+
+/// The listener an envelope serves, whose route table it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listener {
+    /// The public API ([`routes`]).
+    Public,
+    /// The admin API ([`admin::routes`]).
+    Admin,
+}
+
+impl Listener {
+    /// The index of `path`'s row in its table (the table's length for
+    /// none).
+    pub fn route_of(self, path: &str) -> usize {
+        match self {
+            Listener::Public => routes::route_of(path),
+            Listener::Admin => admin::routes::route_of(path),
+        }
+    }
+
+    /// The row at `index` (from [`Self::route_of`]), if a route matched.
+    pub fn route(self, index: usize) -> Option<&'static Route> {
+        match self {
+            Listener::Public => routes::route(index),
+            Listener::Admin => admin::routes::ROUTES.get(index),
+        }
+    }
+
+    /// Who may call a path no row has: anyone on the public listener (the
+    /// router answers `404`), an admin token on the admin one (a caller
+    /// without one learns nothing of the routes, not even which exist).
+    fn unmatched(self) -> Access {
+        match self {
+            Listener::Public => Access::Open,
+            Listener::Admin => Access::AdminToken,
+        }
+    }
+}
 
 /// The envelope around the router, which it calls through compression
 /// (tower-http) when the client accepts an encoding, and directly when it
@@ -63,13 +113,20 @@ struct Parts {
     state: AppState,
     router: Router,
     compression: Compression<Router>,
+    listener: Listener,
 }
 
 impl Envelope {
-    /// Wraps `router` (with its state), compressing with gzip, br or zstd.
+    /// Wraps the public listener's `router` (with its state), compressing
+    /// with gzip, br or zstd.
     pub fn new(state: AppState, router: Router) -> Self {
+        Self::of(Listener::Public, state, router)
+    }
+
+    /// Wraps `router` (with its state), of `listener`.
+    pub fn of(listener: Listener, state: AppState, router: Router) -> Self {
         let compression = CompressionLayer::new().gzip(true).br(true).zstd(true).layer(router.clone());
-        Envelope(Arc::new(Parts { state, router, compression }))
+        Envelope(Arc::new(Parts { state, router, compression, listener }))
     }
 }
 
@@ -90,55 +147,68 @@ impl Service<Request> for Envelope {
 
 /// Serves `req` in the envelope.
 async fn wrap(envelope: Envelope, mut req: Request) -> Result<Response, Infallible> {
-    let Parts { state, router, compression } = &*envelope.0;
+    let Parts { state, router, compression, listener } = &*envelope.0;
+    let public = *listener == Listener::Public;
     let request_id = request_id::assign(req.headers());
-    let entry = access_log::Entry::begin(&req);
-    let span = state.http().traces.as_ref().and_then(|_| trace::RequestSpan::begin(req.headers(), req.method()));
+    let entry = access_log::Entry::begin(&req, *listener);
+    let span = state
+        .http()
+        .traces
+        .as_ref()
+        .filter(|_| public)
+        .and_then(|_| trace::RequestSpan::begin(req.headers(), req.method()));
     let head = head::as_get(&mut req);
     // For the problem of the router's bare 405.
     let method = req.method().clone();
-    let route = routes::route(entry.route());
+    let route = listener.route(entry.route());
     let mut key = None;
+    let mut actor = None;
     // The guard's pass, kept outside the bounded part: a request that times
     // out or panics after admission is still finished (its quota
     // reservation released, as for every `5xx`; its rate-limit headers on).
     let mut passed = None;
-    let resp = {
-        // Pinned in place: the request's whole future is not moved (copied)
-        // again.
-        let serve = pin!(async {
-            match route {
-                Some(r @ &Route { access: Access::Keyed(charge), .. }) => {
-                    match guard::admit(state, &mut req, r, charge).await {
+    let call = async |req: Request| {
+        if public && req.headers().contains_key(header::ACCEPT_ENCODING) {
+            let Ok(resp) = compression.clone().call(req).await;
+            let mut resp = resp.map(Body::new);
+            etag::tag_encoding(&mut resp);
+            resp
+        } else {
+            let Ok(mut resp) = router.clone().call(req).await;
+            if public {
+                vary(&mut resp);
+            }
+            resp
+        }
+    };
+    let resp = match route.map_or(listener.unmatched(), |r| r.access) {
+        Access::AdminToken => admin::envelope::serve(state, route, req, &mut actor, call).await,
+        access => {
+            // Pinned in place: the request's whole future is not moved
+            // (copied) again.
+            let serve = pin!(async {
+                match (access, route) {
+                    (Access::Keyed(charge), Some(r)) => match guard::admit(state, &mut req, r, charge).await {
                         Ok(pass) => passed = pass,
                         Err(refused) => {
                             key = refused.key;
                             return refused.response;
                         }
+                    },
+                    // Its handler makes its requests through the envelope.
+                    (Access::Delegated, _) => {
+                        req.extensions_mut().insert(envelope.clone());
                     }
+                    _ => {}
                 }
-                // Its handler makes its requests through the envelope.
-                Some(&Route { access: Access::Delegated, .. }) => {
-                    req.extensions_mut().insert(envelope.clone());
+                let mut resp = call(req).await;
+                if let Some(route) = route.filter(|_| resp.status() == StatusCode::OK) {
+                    resp.headers_mut().insert(header::CACHE_CONTROL, route.caching.header_value(state));
                 }
-                _ => {}
-            }
-            let mut resp = if req.headers().contains_key(header::ACCEPT_ENCODING) {
-                let Ok(resp) = compression.clone().call(req).await;
-                let mut resp = resp.map(Body::new);
-                etag::tag_encoding(&mut resp);
                 resp
-            } else {
-                let Ok(mut resp) = router.clone().call(req).await;
-                vary(&mut resp);
-                resp
-            };
-            if let Some(route) = route.filter(|_| resp.status() == StatusCode::OK) {
-                resp.headers_mut().insert(header::CACHE_CONTROL, route.caching.header_value(state));
-            }
-            resp
-        });
-        timeout::bound(state.http().request_timeout, serve).await
+            });
+            timeout::bound(state.http().request_timeout, serve).await
+        }
     };
     let resp = match passed {
         Some(passed) => {
@@ -153,7 +223,12 @@ async fn wrap(envelope: Envelope, mut req: Request) -> Result<Response, Infallib
     if head {
         head::drop_body(&mut resp);
     }
-    entry.finish(state, &resp, &request_id, key.as_deref());
+    let caller = match (&key, &actor) {
+        (Some(key), _) => access_log::Caller::Key(key),
+        (None, Some(actor)) => access_log::Caller::Admin(actor),
+        (None, None) => access_log::Caller::None,
+    };
+    entry.finish(state, &resp, &request_id, caller);
     if let (Some(span), Some(tracer)) = (span, &state.http().traces) {
         let prefix = key.as_deref().map(|k| k.prefix.as_str());
         span.finish(tracer, route.map(|r| r.path), resp.status(), prefix, &request_id);

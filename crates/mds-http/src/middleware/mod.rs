@@ -1,5 +1,6 @@
-//! Middleware of the request path. [`envelope`] is the application's
-//! outermost service and runs, in order: [`request_id`], [`access_log`]
+//! Middleware of the request path. [`envelope`] is the outermost service of
+//! both listeners (on the admin routes it runs what
+//! [`crate::admin::envelope`] says) and runs, in order: [`request_id`], [`access_log`]
 //! and [`trace`], [`head`], [`timeout`] (and panics), on the keyed `/v1` routes [`guard`]
 //! ([`crate::auth`], [`crate::ratelimit`], `304`s of [`etag`]), then
 //! compression (tower-http) and the router; on the way out

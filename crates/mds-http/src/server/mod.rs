@@ -98,14 +98,14 @@ impl Registry {
     }
 }
 
-/// What a connection is served by: the public envelope, or the admin
-/// listener's router.
+/// What a connection is served by: the envelope of the public listener's
+/// router, or of the admin one's.
 #[derive(Clone)]
 pub(crate) enum Served {
     /// The public API.
     Public(Envelope),
     /// The admin API ([`crate::admin::router`]).
-    Admin(axum::Router),
+    Admin(Envelope),
 }
 
 impl Served {
@@ -116,9 +116,7 @@ impl Served {
     ) -> Result<axum::response::Response, std::convert::Infallible> {
         use tower::Service;
         match self {
-            Served::Public(e) => e.call(req).await,
-            // An axum router is always ready.
-            Served::Admin(r) => r.call(req).await,
+            Served::Public(e) | Served::Admin(e) => e.call(req).await,
         }
     }
 }
