@@ -4,7 +4,7 @@ running `mds demo` (POST /mcp) and stdio by spawning `mds mcp` as a
 desktop agent would. Run by scripts/mcp-client.sh, which starts the
 server and sets MDS_BASE_URL, MDS_API_KEY and MDS_BIN.
 
-Each transport: initialize; list the eight tools, each with an input and
+Each transport: initialize; list the nine tools, each with an input and
 an output schema (the SDK validates every successful result's
 structuredContent against the output schema); call every tool; a route's
 404 is a result with isError and the problem; arguments breaking the
@@ -26,6 +26,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 from mcp import ClientSession, StdioServerParameters
@@ -42,6 +43,7 @@ TOOLS = [
     "get_company",
     "resolve_symbol",
     "list_news",
+    "search_news",
     "get_article",
     "list_corporate_actions",
     "get_prices",
@@ -117,6 +119,12 @@ async def exercise(session: ClientSession, name: str) -> None:
     slug = news["data"][0]["slug"]
     article = ok(await session.call_tool("get_article", {"slug": slug}))
     assert article["slug"] == slug
+    # search_news: the news list's q, the article found by a word of its headline.
+    word = max(article["headline"].split(), key=len).strip(".,:;!?'\"()")
+    found = ok(await session.call_tool("search_news", {"q": word, "limit": 5}))
+    assert found == route("/v1/news?" + urlencode({"q": word, "limit": 5})), found
+    dated = ok(await session.call_tool("search_news", {"q": word, "sort": "published_at", "limit": 50}))
+    assert slug in [a["slug"] for a in dated["data"]], (word, dated)
     actions = ok(await session.call_tool("list_corporate_actions", {"isin": "INE155A01022", "lineage": False}))
     assert actions == route("/v1/companies/INE155A01022/actions?lineage=false"), actions
     calendar = ok(await session.call_tool("list_corporate_actions", {"ex_date_from": "2025-01-01", "limit": 3}))
@@ -141,6 +149,7 @@ async def exercise(session: ClientSession, name: str) -> None:
     input_error(await session.call_tool("search_companies", {"limit": 5.5}), "limit")
     input_error(await session.call_tool("search_companies", {"serach": "tata"}), "serach")
     input_error(await session.call_tool("list_corporate_actions", {"lineage": "no"}), "lineage")
+    input_error(await session.call_tool("search_news", {"limit": 3}), "q")
     assert used() == before, "input errors reach no route"
     five = ok(await session.call_tool("search_companies", {"limit": 5.0}))
     assert len(five["data"]) == 5, five
@@ -164,6 +173,8 @@ async def exercise(session: ClientSession, name: str) -> None:
     assert used() == before + 1
     ok(await session.call_tool("get_company", {"isin": "INE155A01022", "history": True}))
     assert used() == before + 3, "detail and history: two requests"
+    ok(await session.call_tool("search_news", {"q": "shares"}))
+    assert used() == before + 4, "a search is one request of the news list"
     print(
         f"ok: {name}: initialize, {len(tools)} tools with output schemas, every tool called, isError on 404, "
         f"input errors as results (not counted), 50-company text {ratio:.2f} of the JSON, counted once"

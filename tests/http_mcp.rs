@@ -1,6 +1,6 @@
 //! `POST /mcp` (API.md section 12) through the real server, on the backend
 //! `MDS_TEST_BACKEND` names: no key is `401` before the message is read;
-//! the protocol's requests and errors; the eight tools and their schemas;
+//! the protocol's requests and errors; the nine tools and their schemas;
 //! each tool answering as its route (the same JSON), a route's `404` as a
 //! tool result with `isError`; and a tool call counted exactly once, as
 //! its route, in the month and in the day's ledger, while `/mcp` itself
@@ -96,6 +96,7 @@ async fn initialize_list_and_the_protocol_errors() {
             "get_company",
             "resolve_symbol",
             "list_news",
+            "search_news",
             "get_article",
             "list_corporate_actions",
             "get_prices",
@@ -171,6 +172,22 @@ async fn every_tool_answers_as_its_route() {
     let slug = news["structuredContent"]["data"][0]["slug"].as_str().unwrap();
     let article = call(&app, "get_article", json!({"slug": slug})).await;
     assert_eq!(article["structuredContent"], get(&app, &format!("/v1/news/{slug}")).await);
+    // search_news is the list's `q`: the same page, the article found by
+    // the longest word of its headline.
+    let headline = article["structuredContent"]["headline"].as_str().unwrap();
+    let word: String =
+        headline.split_whitespace().max_by_key(|w| w.len()).unwrap().chars().filter(|c| c.is_alphanumeric()).collect();
+    let found = call(&app, "search_news", json!({"q": word, "sort": "published_at", "limit": 50})).await;
+    assert_eq!(found["isError"], false, "{found}");
+    assert_eq!(found["structuredContent"], get(&app, &format!("/v1/news?q={word}&sort=published_at&limit=50")).await);
+    let slugs: Vec<&str> =
+        found["structuredContent"]["data"].as_array().unwrap().iter().map(|a| a["slug"].as_str().unwrap()).collect();
+    assert!(slugs.contains(&slug), "{word}: {slugs:?}");
+    let text = found["content"][0]["text"].as_str().unwrap();
+    assert!(text.lines().next().unwrap().split('\t').any(|c| c == "headline"), "a table: {text}");
+    let missing = call(&app, "search_news", json!({"limit": 3})).await;
+    assert_eq!(missing["isError"], true);
+    assert_eq!(missing["structuredContent"]["param"], "q", "{missing}");
 
     let usage = call(&app, "get_usage", json!({})).await;
     assert_eq!(usage["structuredContent"]["key_prefix"], get(&app, "/v1/usage").await["key_prefix"]);
@@ -208,6 +225,8 @@ async fn a_tool_call_counts_once_as_its_route() {
     let isin = get(&app, "/v1/companies?limit=1").await["data"][0]["isin"].as_str().unwrap().to_owned();
     call(&app, "get_company", json!({"isin": isin, "history": true})).await;
     assert_eq!(used(&app).await, before + 5, "the list above, the detail and the history");
+    call(&app, "search_news", json!({"q": "shares", "limit": 2})).await;
+    assert_eq!(used(&app).await, before + 6, "a search is one request of the news list");
 
     let daily = get(&app, "/v1/usage/daily").await;
     let today = daily["days"].as_array().unwrap().last().unwrap().clone();
@@ -215,6 +234,7 @@ async fn a_tool_call_counts_once_as_its_route() {
     assert_eq!(by_route["/v1/companies"], 2, "{today}");
     assert_eq!(by_route["/v1/companies/{isin}"], 2, "{today}");
     assert_eq!(by_route["/v1/companies/{isin}/history"], 1, "{today}");
+    assert_eq!(by_route["/v1/news"], 1, "{today}");
     assert!(by_route.get("/mcp").is_none());
 }
 

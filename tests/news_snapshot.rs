@@ -4,7 +4,10 @@
 //! serves news pages byte for byte as the store path writes them; a
 //! damaged snapshot is refused with a warning, the node builds the index
 //! instead, serves the same pages and saves a good snapshot, which the
-//! next node loads. On the backend `MDS_TEST_BACKEND` names.
+//! next node loads. The snapshot carries the search index (`q`) too: one
+//! loaded from it answers every search as one built from the store, and
+//! a node that loaded it serves them. On the backend `MDS_TEST_BACKEND`
+//! names.
 
 mod common;
 
@@ -15,8 +18,10 @@ use chrono::{TimeZone, Utc};
 use common::TestDatabase;
 use common::process::{Proc, mds};
 use mds_domain::news::{Exact, NewsKey};
+use mds_domain::news_search::{NewsSort, NewsText};
 use mds_domain::{AccountName, Article, ArticleSummary, Environment, Isin, NewsFilter, Page, Ticker, Tier, TierName};
-use mds_node::news_index::NewsIndex;
+use mds_node::news_index::SearchPosition;
+use mds_node::news_load::{self, decode};
 use mds_store::{DatabaseUrl, Store};
 use mds_testkit::rng::Rng;
 use tempfile::TempDir;
@@ -181,7 +186,7 @@ async fn an_import_leaves_a_snapshot_that_a_node_loads_and_serves() {
 
     let generation = store.generations().await.unwrap().news;
     let bytes = store.news_snapshot(generation).await.unwrap().expect("the import saved a news index snapshot");
-    let index = NewsIndex::from_bytes(bytes).expect("a valid snapshot");
+    let index = decode(bytes).await.expect("a valid snapshot");
     assert_eq!(index.generation(), generation);
     assert_eq!(index.len() as u64, store.article_count().await.unwrap());
     assert_eq!(index.len(), articles.len());
@@ -220,8 +225,8 @@ async fn a_damaged_snapshot_is_refused_and_the_node_builds_and_replaces_it() {
     loop {
         let saved = store.news_snapshot(generation).await.unwrap().expect("a snapshot");
         if saved != bad {
-            let index = NewsIndex::from_bytes(saved).expect("the node saved a valid snapshot");
-            assert_eq!(index.len(), NewsIndex::from_bytes(good.clone()).unwrap().len());
+            let index = decode(saved).await.expect("the node saved a valid snapshot");
+            assert_eq!(index.len(), decode(good.clone()).await.unwrap().len());
             break;
         }
         assert!(t.elapsed() < Duration::from_secs(30), "the damaged snapshot was not replaced");
@@ -250,5 +255,58 @@ async fn a_node_without_a_snapshot_builds_and_saves_one() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let saved = store.news_snapshot(generation).await.unwrap().unwrap();
-    assert_eq!(NewsIndex::from_bytes(saved).unwrap().len(), 50 + mds_import::demo_articles().len());
+    assert_eq!(decode(saved).await.unwrap().len(), 50 + mds_import::demo_articles().len());
+}
+
+/// Every page of the search `filter` from `index`, as (slugs, the cursor's
+/// position) per page, following the positions.
+async fn search_walk(index: &mds_node::news_index::NewsIndex, filter: &NewsFilter, limit: usize) -> Vec<Vec<String>> {
+    let mut pages = Vec::new();
+    let mut after: Option<SearchPosition> = None;
+    loop {
+        let mut next = None;
+        let json = index.search_page_json(filter, after.as_ref(), limit, |p| {
+            next = Some(p.clone());
+            "c".into()
+        });
+        let json = json.await.unwrap();
+        let page: Page<ArticleSummary> = serde_json::from_slice(&json).unwrap();
+        pages.push(page.data.iter().map(|a| a.slug.as_str().to_owned()).collect());
+        match next {
+            Some(p) => after = Some(p),
+            None => return pages,
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_snapshot_carries_the_search_index_whole() {
+    let (store, url, _db, key) = store_with_key().await;
+    let dir = tempfile::tempdir().unwrap();
+    import(&url, &dir, &articles(200));
+    let generation = store.generations().await.unwrap().news;
+    let loaded = decode(store.news_snapshot(generation).await.unwrap().unwrap()).await.unwrap();
+    let built = news_load::build(&*store, generation).await.unwrap().expect("the news did not move");
+    assert_eq!(loaded.search().unwrap().len(), built.search().unwrap().len());
+    let mut searched = 0;
+    for q in ["story", "unicode", "ünïcödé", "excerpt tab", "\"an excerpt\"", "sto*", "results"] {
+        for sort in [NewsSort::Relevance, NewsSort::PublishedAt] {
+            for base in filters() {
+                let filter = NewsFilter { q: Some(NewsText::parse(q).unwrap()), sort: Some(sort), ..base };
+                let (a, b) = (search_walk(&loaded, &filter, 7).await, search_walk(&built, &filter, 7).await);
+                assert_eq!(a, b, "{filter:?}");
+                searched += a.iter().map(Vec::len).sum::<usize>();
+            }
+        }
+    }
+    assert!(searched > 1000, "{searched} hits");
+    // A node started on the store loads it and serves searches from it.
+    let node = serve(&url, &dir);
+    wait_for_log(&node, "news index loaded");
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let url = format!("{}/v1/news?q=%C3%BCn%C3%AFc%C3%B6d%C3%A9&limit=200", node.base());
+    let r = client.get(&url).bearer_auth(&key).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let page: Page<ArticleSummary> = r.json().await.unwrap();
+    assert_eq!(page.data.len(), 200, "every generated story's headline has the word");
 }

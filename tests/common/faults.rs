@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::actions::{ActionId, CorporateAction};
 use mds_domain::news::NewsKey;
+use mds_domain::news_search::ArticleText;
 use mds_domain::snapshot::{NameChange, Series, SymbolChange};
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{
@@ -127,6 +128,7 @@ gated!(NewsStore {
     fn upsert_article_chunks(chunks: &mut (dyn Iterator<Item = StoreResult<Vec<Article>>> + Send)) -> UpsertSummary;
     fn article(slug: &Slug) -> Option<Article>;
     fn news_page(filter: &NewsFilter, after: Option<&NewsKey>, limit: usize) -> Vec<ArticleSummary>;
+    fn news_texts(after: Option<&NewsKey>, limit: usize) -> Vec<ArticleText>;
     fn article_count() -> u64;
     fn save_news_snapshot(generation: i64, bytes: &[u8]) -> ();
     fn news_snapshot(generation: i64) -> Option<Vec<u8>>;

@@ -334,7 +334,15 @@ export class PricesResource {
   }
 }
 
-/** News: the list (`list`, `pages`, `iter`, `all`, newest first, no body) and one article with its body (`article`). */
+/**
+ * News: the list (`list`, `pages`, `iter`, `all`, newest first, no body) and one article with its body (`article`).
+ * With `q` the list is a full-text search (words, `"a phrase"`, `prefix*`; case and accents folded), the most
+ * relevant first unless `sort: "published_at"` ({@link NewsQuery}); it combines with the other filters.
+ *
+ * @example
+ * const { data } = await client.news.list({ q: '"net profit" reliance', limit: 5 });
+ * const newest = await client.news.list({ q: "infra*", sort: "published_at", ticker: "LT" });
+ */
 export class NewsResource extends PagedList<"/v1/news"> {
   readonly #http: Http;
 

@@ -83,8 +83,16 @@ export type CompaniesQuery = Omit<NonNullable<operations["listCompanies"]["param
 export type CompanyListItem = Schemas["V1CompanyListItem"];
 /** What a search matched in a company: `field` (`ticker`, `name`, `former_ticker`, `former_name`) and `value`. */
 export type SearchMatch = Schemas["V1SearchMatch"];
-/** The filters of `GET /v1/news` (and `cursor`, `limit`). */
-export type NewsQuery = NonNullable<operations["listNews"]["parameters"]["query"]>;
+/** The order of a news search: `relevance` (BM25, the default with `q`, which it needs) or `published_at` (newest first). */
+export type NewsSort = "relevance" | "published_at";
+/**
+ * The filters of `GET /v1/news` (and `cursor`, `limit`): `isin`, `ticker`, `category`, `tag`, the publication
+ * window, and `q` (full-text search: words, `"a phrase"`, `prefix*`), with `sort` narrowed to {@link NewsSort}
+ * (the document states it as a string with a pattern).
+ */
+export type NewsQuery = Omit<NonNullable<operations["listNews"]["parameters"]["query"]>, "sort"> & {
+  sort?: NewsSort;
+};
 /** `since`, `cursor` and `limit` of `GET /v1/companies/changes`. */
 export type ChangesQuery = NonNullable<operations["listCompanyChanges"]["parameters"]["query"]>;
 /** `month` (`YYYY-MM`) of `GET /v1/usage/daily`. */

@@ -100,8 +100,8 @@ pub use mds_domain::webhook::VerifyError;
 pub use mds_domain::{
     Article, ArticleSummary, ChangesPage, Classification, Company, CompanyChanged, CompanyDetail, CompanyHistory,
     CompanyListItem, CompanySort, CompanyStatus, ErrorCode, Event, EventId, EventType, Exchange, IdentityChange,
-    IdentityEvent, Isin, Listing, ListingStatus, MarketCap, MarketCapBand, MatchField, Page, Problem, SearchMatch,
-    Slug, StatusFilter, SymbolHistory, SymbolPeriod, Ticker,
+    IdentityEvent, Isin, Listing, ListingStatus, MarketCap, MarketCapBand, MatchField, NewsSort, Page, Problem,
+    SearchMatch, Slug, StatusFilter, SymbolHistory, SymbolPeriod, Ticker,
 };
 pub use news_list::NewsListRequest;
 pub use prices::{CompanyPricesRequest, MarketDayRequest};

@@ -8,10 +8,10 @@
 //! instants are typed and sent in the wire format.
 
 use chrono::{DateTime, Utc};
-use mds_domain::ArticleSummary;
-use mds_domain::news::{CATEGORY, ISIN, PUBLISHED_AFTER, PUBLISHED_BEFORE, TAG};
-use mds_domain::params::TICKER;
+use mds_domain::news::{CATEGORY, ISIN, PUBLISHED_AFTER, PUBLISHED_BEFORE, Q, TAG};
+use mds_domain::params::{SORT, TICKER};
 use mds_domain::time::format_utc;
+use mds_domain::{ArticleSummary, NewsSort};
 
 use crate::list::ListRequest;
 
@@ -24,6 +24,8 @@ use crate::list::ListRequest;
 /// # async fn example(client: mds_client::Client) -> Result<(), mds_client::Error> {
 /// // One page.
 /// let page = client.news_list().ticker("RELIANCE").limit(10).send().await?;
+/// // A full-text search, most relevant first.
+/// let found = client.news_list().q("\"net profit\" reliance").limit(5).send().await?;
 /// // Every article about a company, then one with its body.
 /// let about = client.news_list().isin("INE002A01018").all().await?;
 /// if let Some(first) = about.first() {
@@ -54,6 +56,21 @@ impl NewsListRequest {
     /// Carrying this tag (exact, case-sensitive).
     pub fn tag(self, tag: impl Into<String>) -> Self {
         self.set(TAG, tag.into())
+    }
+
+    /// Full-text search over headline, sub-headline, excerpt and body:
+    /// words (all required), `"a phrase"`, `prefix*`; case and accents
+    /// folded. Ranked by relevance unless [`sort`](Self::sort) says
+    /// [`NewsSort::PublishedAt`].
+    pub fn q(self, text: impl Into<String>) -> Self {
+        self.set(Q, text.into())
+    }
+
+    /// The order of a search: [`NewsSort::Relevance`] (the default with
+    /// [`q`](Self::q); refused without it) or [`NewsSort::PublishedAt`]
+    /// (newest first).
+    pub fn sort(self, sort: NewsSort) -> Self {
+        self.set(SORT, sort.as_str().to_owned())
     }
 
     /// Published strictly after this instant (undated articles are left out).

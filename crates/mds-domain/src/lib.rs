@@ -152,6 +152,7 @@ pub mod identity;
 pub mod isin;
 pub mod key;
 pub mod news;
+pub mod news_search;
 pub mod page;
 pub mod params;
 pub mod price_query;
@@ -180,6 +181,7 @@ pub use identity::{
 pub use isin::Isin;
 pub use key::{ApiKey, Environment, KeyHash, KeyPrefix};
 pub use news::{NewsFilter, NewsKey, NewsQueryParams};
+pub use news_search::{NewsSort, NewsText};
 pub use page::Page;
 pub use params::{CompaniesQueryParams, DetailParams, PageParams, ParamError, SymbolParams};
 pub use problem::{ErrorCode, Problem};

@@ -15,9 +15,10 @@ use std::cmp::Ordering;
 use chrono::{DateTime, Utc};
 
 use crate::article::{ArticleSummary, Slug};
+use crate::news_search::{NewsSort, NewsText};
 #[cfg(feature = "openapi")]
 use crate::params::param_schema;
-use crate::params::{CURSOR, Filter, LIMIT, Paged, ParamError, TICKER, one};
+use crate::params::{CURSOR, Filter, LIMIT, Paged, ParamError, SORT, TICKER, one};
 use crate::time::{format_utc, parse_rfc3339};
 use crate::{Isin, Ticker, bounds};
 
@@ -32,10 +33,15 @@ pub const PUBLISHED_AFTER: &str = "published_after";
 /// `published_before`: published strictly before ([`NewsFilter::published_before`]).
 pub const PUBLISHED_BEFORE: &str = "published_before";
 
+/// `q`: full-text search over headline, subheadline, excerpt and body
+/// ([`NewsFilter::q`]).
+pub const Q: &str = "q";
+
 /// The filter parameters of `GET /v1/news`, in the order they are checked.
-pub const NEWS_FILTER_PARAMETERS: &[&str] = &[ISIN, TICKER, CATEGORY, TAG, PUBLISHED_AFTER, PUBLISHED_BEFORE];
+pub const NEWS_FILTER_PARAMETERS: &[&str] = &[ISIN, TICKER, CATEGORY, TAG, PUBLISHED_AFTER, PUBLISHED_BEFORE, Q, SORT];
 /// Every parameter `GET /v1/news` defines: the filters, then pagination.
-pub const NEWS_PARAMETERS: &[&str] = &[ISIN, TICKER, CATEGORY, TAG, PUBLISHED_AFTER, PUBLISHED_BEFORE, CURSOR, LIMIT];
+pub const NEWS_PARAMETERS: &[&str] =
+    &[ISIN, TICKER, CATEGORY, TAG, PUBLISHED_AFTER, PUBLISHED_BEFORE, Q, SORT, CURSOR, LIMIT];
 
 /// The article filters of `GET /v1/news`; all given ones must hold (AND).
 /// Each field is the query parameter of the same name; with the feature
@@ -73,6 +79,24 @@ pub struct NewsFilter {
         param(value_type = Option<String>, format = DateTime, example = "2026-02-01T00:00:00Z")
     )]
     pub published_before: Option<DateTime<Utc>>,
+    /// Full-text search over headline, subheadline, excerpt and body: words (all must match),
+    /// `"a phrase"` (words next to each other, in order) and `prefix*`, case- and
+    /// accent-insensitive (`societe` finds `Société`); other punctuation separates words, and
+    /// `AND`, `OR`, `NOT` are words like any other. 1 to 200 characters, at most 16 terms, quotes
+    /// balanced. Combines with the other filters.
+    #[cfg_attr(
+        feature = "openapi",
+        param(value_type = Option<String>, min_length = 1, max_length = 200, example = "\"net profit\" reliance")
+    )]
+    pub q: Option<NewsText>,
+    /// The order of a search: `relevance` (the default with `q`: BM25, a match in the headline
+    /// weighing most, ties newest first) or `published_at` (newest first, as the list without
+    /// `q`: the default and the only value without it). The cursor is bound to it.
+    #[cfg_attr(
+        feature = "openapi",
+        param(value_type = Option<String>, pattern = "^(relevance|published_at)$", example = "relevance")
+    )]
+    pub sort: Option<NewsSort>,
 }
 
 /// A value matched exactly (a category, a tag): 1 to the field's stored
@@ -116,7 +140,8 @@ fn instant(name: &str, s: &str) -> Result<DateTime<Utc>, String> {
 }
 
 impl NewsFilter {
-    /// Whether `a` passes every filter: the rule the store's query follows,
+    /// Whether `a` passes every filter but `q` (which needs the text; the
+    /// node's search index answers it): the rule the store's query follows,
     /// written plainly (for tests and for readers).
     pub fn matches(&self, a: &ArticleSummary) -> bool {
         let at = a.published_at;
@@ -148,7 +173,19 @@ impl NewsFilter {
         put(TAG, self.tag.as_ref().map(Exact::as_str));
         put(PUBLISHED_AFTER, self.published_after.as_ref().map(format_utc).as_deref());
         put(PUBLISHED_BEFORE, self.published_before.as_ref().map(format_utc).as_deref());
+        put(Q, self.q.as_ref().map(NewsText::as_str));
+        put(SORT, self.q.as_ref().map(|_| self.order().as_str()));
         canonical.finish()
+    }
+
+    /// The order of the list: as given, else `relevance` with `q` and
+    /// `published_at` without (contract section 15).
+    pub fn order(&self) -> NewsSort {
+        match (self.sort, &self.q) {
+            (Some(s), _) => s,
+            (None, Some(_)) => NewsSort::Relevance,
+            (None, None) => NewsSort::PublishedAt,
+        }
     }
 }
 
@@ -171,6 +208,8 @@ impl Filter for NewsFilter {
             tag: one(get, TAG, Exact::tag)?,
             published_after: one(get, PUBLISHED_AFTER, |s| instant(PUBLISHED_AFTER, s))?,
             published_before: one(get, PUBLISHED_BEFORE, |s| instant(PUBLISHED_BEFORE, s))?,
+            q: one(get, Q, NewsText::parse)?,
+            sort: one(get, SORT, str::parse::<NewsSort>)?,
         };
         if let (Some(after), Some(before)) = (filter.published_after, filter.published_before) {
             if after >= before {
@@ -184,6 +223,15 @@ impl Filter for NewsFilter {
                 });
             }
         }
+        if filter.sort == Some(NewsSort::Relevance) && filter.q.is_none() {
+            return Err(ParamError {
+                param: SORT,
+                detail: "sort=relevance needs q; without it the order is published_at".into(),
+            });
+        }
+        // One query, one form (as the company list's `sort`): the order is
+        // held with `q`, and not at all without it.
+        let filter = NewsFilter { sort: filter.q.as_ref().map(|_| filter.order()), ..filter };
         Ok(filter)
     }
 }

@@ -32,8 +32,10 @@
 //! together (`tests/news_index.rs`).
 
 mod rows;
+mod search;
 mod snapshot;
 
+pub use search::{NewsSearch, frame, unframe};
 pub use snapshot::NewsSnapshotError;
 
 use std::collections::HashMap;
@@ -41,9 +43,12 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use mds_domain::facets::{Hint, NewsFacets, news_hint};
 use mds_domain::news::{CATEGORY, NewsKey};
+use mds_domain::news_search::NewsSort;
 use mds_domain::page::write_json;
 use mds_domain::{ArticleSummary, NewsFilter, Slug};
-use mds_store::{Store, StoreResult};
+use mds_store::{Cause, Store, StoreError, StoreResult};
+
+use search::Order;
 
 /// Articles read from the store at a time while building.
 const BATCH: usize = 5_000;
@@ -67,6 +72,20 @@ pub struct NewsIndex {
     by_ticker: Postings,
     by_category: Postings,
     by_tag: Postings,
+    /// The full-text index of the same rows (`q`), once attached
+    /// ([`NewsIndex::with_search`]).
+    search: Option<NewsSearch>,
+}
+
+/// A position in the pages of a search (`q`): the last article's key, and
+/// its score when the order is by relevance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchPosition {
+    /// The score (BM25 as FTS5 gives it: lower is more relevant) with
+    /// `sort=relevance`; `None` in list order.
+    pub score: Option<f64>,
+    /// The article's key.
+    pub key: NewsKey,
 }
 
 /// Row numbers (ascending, so in list order) by value.
@@ -196,11 +215,10 @@ impl NewsIndex {
         news_hint(filter, |param, value| of(param).contains_key(value), |param| of(param).keys().map(|k| &**k))
     }
 
-    /// The rows of the page: at most `limit + 1` row numbers passing
-    /// `filter`, after the position `after`, in list order.
-    pub fn page_rows(&self, filter: &NewsFilter, after: Option<&NewsKey>, limit: usize) -> Vec<u32> {
-        let want = limit.saturating_add(1);
-        let (start, end) = self.range(filter, after);
+    /// The postings `filter`'s ISIN, ticker, category and tag select (each
+    /// a list of rows, ascending); `None` when one of them has none (the
+    /// page is empty).
+    fn postings_of(&self, filter: &NewsFilter) -> Option<Vec<&[u32]>> {
         let mut lists = Vec::with_capacity(4);
         let wanted = [
             (&self.by_isin, filter.isin.as_ref().map(|i| i.as_str())),
@@ -210,12 +228,20 @@ impl NewsIndex {
         ];
         for (postings, value) in wanted {
             if let Some(value) = value {
-                match postings.get(value) {
-                    Some(rows) => lists.push(rows.as_slice()),
-                    None => return Vec::new(),
-                }
+                lists.push(postings.get(value)?.as_slice());
             }
         }
+        Some(lists)
+    }
+
+    /// The rows of the page: at most `limit + 1` row numbers passing
+    /// `filter`, after the position `after`, in list order.
+    pub fn page_rows(&self, filter: &NewsFilter, after: Option<&NewsKey>, limit: usize) -> Vec<u32> {
+        let want = limit.saturating_add(1);
+        let (start, end) = self.range(filter, after);
+        let Some(mut lists) = self.postings_of(filter) else {
+            return Vec::new();
+        };
         if start >= end {
             return Vec::new();
         }
@@ -235,6 +261,83 @@ impl NewsIndex {
             .collect()
     }
 
+    /// Attaches the full-text index of the same rows.
+    pub fn with_search(self, search: NewsSearch) -> Self {
+        NewsIndex { search: Some(search), ..self }
+    }
+
+    /// The full-text index, when attached.
+    pub fn search(&self) -> Option<&NewsSearch> {
+        self.search.as_ref()
+    }
+
+    /// The rows of a search's page (`filter.q`, which must be given): at
+    /// most `limit + 1` (row, score) passing `filter`, after `after`, in
+    /// the order of `filter` (by relevance: score, then row, which is list
+    /// order; else list order).
+    async fn search_rows(
+        &self,
+        filter: &NewsFilter,
+        after: Option<&SearchPosition>,
+        limit: usize,
+    ) -> StoreResult<Vec<(u32, f64)>> {
+        let Some(search) = &self.search else {
+            return Err(StoreError::Unavailable(Cause::new("the news search index is not loaded yet")));
+        };
+        let fts = filter.q.as_ref().expect("a search has q").fts5();
+        let want = limit.saturating_add(1);
+        let ranked = filter.order() == NewsSort::Relevance;
+        // In list order the cursor's key is where the rows start; by
+        // relevance it is a tie-break within a score.
+        let (start, end) = self.range(filter, if ranked { None } else { after.map(|a| &a.key) });
+        let Some(lists) = self.postings_of(filter) else {
+            return Ok(Vec::new());
+        };
+        if start >= end {
+            return Ok(Vec::new());
+        }
+        // Rows after the cursor's key: from this row on (the same score).
+        let tie = after.filter(|_| ranked).and_then(|a| Some((a.score?, self.start_after(&a.key) as i64 - 1)));
+        if lists.is_empty() {
+            let order = if ranked { Order::Ranked(want, tie) } else { Order::Rows(want) };
+            return search.rows(&fts, start, end, order).await;
+        }
+        let mut found = search.rows(&fts, start, end, Order::All).await?;
+        found.retain(|(r, _)| lists.iter().all(|l| l.binary_search(r).is_ok()));
+        if ranked {
+            if let Some((score, row)) = tie {
+                found.retain(|&(r, s)| s > score || (s == score && i64::from(r) > row));
+            }
+            found.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        } else {
+            found.sort_unstable_by_key(|&(r, _)| r);
+        }
+        found.truncate(want);
+        Ok(found)
+    }
+
+    /// The page of a search (`filter.q`, which must be given) after
+    /// `after`: its JSON, as [`NewsIndex::page_json`]'s, the cursor after
+    /// its last row made by `cursor` when another page follows.
+    pub async fn search_page_json(
+        &self,
+        filter: &NewsFilter,
+        after: Option<&SearchPosition>,
+        limit: usize,
+        cursor: impl FnOnce(&SearchPosition) -> String,
+    ) -> StoreResult<Vec<u8>> {
+        let found = self.search_rows(filter, after, limit).await?;
+        let ranked = filter.order() == NewsSort::Relevance;
+        let has_more = found.len() > limit;
+        let shown: Vec<u32> = found.iter().take(limit).map(|&(r, _)| r).collect();
+        let next_cursor = found[..shown.len()]
+            .last()
+            .filter(|_| has_more)
+            .map(|&(r, score)| cursor(&SearchPosition { score: ranked.then_some(score), key: self.row_key(r) }));
+        let hint = if shown.is_empty() { self.hint(filter) } else { None };
+        Ok(self.write_page(&shown, next_cursor.as_deref(), has_more, hint.as_ref()))
+    }
+
     /// The page of the list for `filter` after `after`: its JSON (a
     /// [`Page`](mds_domain::Page) of summaries, with its [`hint`](Self::hint)
     /// when empty), the cursor after its last row made by `cursor` when
@@ -251,6 +354,11 @@ impl NewsIndex {
         let has_more = rows.len() > limit;
         let shown = &rows[..rows.len().min(limit)];
         let next_cursor = shown.last().filter(|_| has_more).map(|&last| cursor(&self.row_key(last)));
+        self.write_page(shown, next_cursor.as_deref(), has_more, hint.as_ref())
+    }
+
+    /// The JSON of a page of the rows `shown`.
+    fn write_page(&self, shown: &[u32], next_cursor: Option<&str>, has_more: bool, hint: Option<&Hint>) -> Vec<u8> {
         // A page's rows lie far apart in the index (an ISIN's articles are
         // spread over the list), so each row's parts are cache misses: its
         // offset, its instant, its record (about two cache lines). Found
@@ -273,7 +381,7 @@ impl NewsIndex {
                 self.rows.write_record_json(record, published, out, &mut text);
             }
         };
-        write_json(&mut json, write_rows, next_cursor.as_deref(), has_more, hint.as_ref());
+        write_json(&mut json, write_rows, next_cursor, has_more, hint);
         json
     }
 
@@ -281,17 +389,7 @@ impl NewsIndex {
     /// bounds of `filter` leave.
     fn range(&self, filter: &NewsFilter, after: Option<&NewsKey>) -> (usize, usize) {
         let dated = self.secs.len();
-        let mut start = match after {
-            None => 0,
-            Some(key) => {
-                let k = (key.published_at.map(at_of), key.slug.as_str().as_bytes());
-                let mut slug = Vec::new();
-                partition_rows(self.len(), |r| {
-                    self.rows.slug_into(r, &mut slug);
-                    !follows((self.at(r), &slug), k)
-                })
-            }
-        };
+        let mut start = after.map_or(0, |key| self.start_after(key));
         // Dated rows come first, newest first: a bound on the date is a
         // prefix or a suffix of them, and leaves the undated tail out.
         let mut end = dated;
@@ -305,6 +403,17 @@ impl NewsIndex {
             end = end.min(partition_rows(dated, |r| self.dated_at(r) > t));
         }
         (start, end)
+    }
+
+    /// The first row after the position `key` (every row before it is
+    /// `key`'s or comes before it in list order).
+    fn start_after(&self, key: &NewsKey) -> usize {
+        let k = (key.published_at.map(at_of), key.slug.as_str().as_bytes());
+        let mut slug = Vec::new();
+        partition_rows(self.len(), |r| {
+            self.rows.slug_into(r, &mut slug);
+            !follows((self.at(r), &slug), k)
+        })
     }
 
     /// The `published_at` of row `r`, `None` when undated.

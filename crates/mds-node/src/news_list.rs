@@ -25,9 +25,12 @@ use arc_swap::ArcSwap;
 use chrono::DateTime;
 use mds_catalog::CursorError;
 use mds_domain::news::NewsKey;
+use mds_domain::news_search::NewsSort;
 use mds_domain::{NewsFilter, NewsQueryParams, Page, Slug};
+use mds_store::StoreResult;
 
 use crate::error::ReadError;
+use crate::news_index::{NewsIndex, SearchPosition};
 use crate::node::Node;
 use crate::pages::{List, PageCache, PageKey};
 use crate::tagged::Tagged;
@@ -70,6 +73,28 @@ fn position_of(bytes: &[u8]) -> Result<NewsKey, CursorError> {
     Ok(NewsKey { published_at, slug })
 }
 
+/// A search's position as sealed: its score (an f64's bits, big-endian)
+/// when the order is by relevance, then the key's [`position_bytes`].
+fn search_position_bytes(at: &SearchPosition) -> Vec<u8> {
+    let mut out = at.score.map(|s| s.to_bits().to_be_bytes().to_vec()).unwrap_or_default();
+    out.extend_from_slice(&position_bytes(&at.key));
+    out
+}
+
+/// The search position of sealed bytes, `ranked` when the order (bound
+/// in the cursor's scope) is by relevance.
+fn search_position_of(bytes: &[u8], ranked: bool) -> Result<SearchPosition, CursorError> {
+    if !ranked {
+        return Ok(SearchPosition { score: None, key: position_of(bytes)? });
+    }
+    let (score, key) = bytes.split_first_chunk::<8>().ok_or(CursorError::Forged)?;
+    let score = f64::from_bits(u64::from_be_bytes(*score));
+    if !score.is_finite() {
+        return Err(CursorError::Forged);
+    }
+    Ok(SearchPosition { score: Some(score), key: position_of(key)? })
+}
+
 impl Node {
     /// The cursor that resumes the news list under `filter` after `key`.
     pub fn news_cursor(&self, filter: &NewsFilter, key: &NewsKey) -> String {
@@ -96,23 +121,33 @@ impl Node {
         if let Some(kept) = pages.get(key) {
             return Ok(kept);
         }
-        let page = self.make_news_page(&parse(raw)?, followed).await?;
-        pages.put(key, page.clone());
+        let (page, keep) = self.make_news_page(&parse(raw)?, followed).await?;
+        if keep {
+            pages.put(key, page.clone());
+        }
         Ok(page)
     }
 
     /// One page of the news list for `query`: its JSON (a [`Page`] of
     /// [`ArticleSummary`](mds_domain::ArticleSummary)) tagged with its
     /// digest. Made from the news index when it holds the `followed`
-    /// generation, else from the store.
-    async fn make_news_page(&self, query: &NewsQueryParams, followed: Option<i64>) -> Result<Tagged, ReadError> {
+    /// generation, else from the store; with whether to keep it for that
+    /// generation (not a search made from an index that lags it).
+    async fn make_news_page(
+        &self,
+        query: &NewsQueryParams,
+        followed: Option<i64>,
+    ) -> Result<(Tagged, bool), ReadError> {
         let filter = &query.filter;
+        if filter.q.is_some() {
+            return self.make_search_page(query, followed).await;
+        }
         let after = query.page.cursor.as_deref().map(|c| self.news_position(filter, c)).transpose();
         let after = after.map_err(ReadError::cursor)?;
         let limit = query.page.limit.get();
         if let Some(index) = self.news_index().filter(|i| Some(i.generation()) == followed) {
             let json = index.page_json(filter, after.as_ref(), limit, |last| self.news_cursor(filter, last));
-            return Ok(Tagged::hashed(json));
+            return Ok((Tagged::hashed(json), true));
         }
         let mut data = self.store().news_page(filter, after.as_ref(), limit + 1).await?;
         let has_more = data.len() > limit;
@@ -128,8 +163,58 @@ impl Node {
         };
         let page = Page { hint, ..Page::new(data, next_cursor, has_more) };
         let json = serde_json::to_vec(&page).expect("a page of articles serializes");
-        Ok(Tagged::hashed(json))
+        Ok((Tagged::hashed(json), true))
     }
+}
+
+impl Node {
+    /// One page of a search (`q`): made from the news index of the
+    /// `followed` generation; while the node's index lags it (an import
+    /// moments ago), from the index held, the last one (the store has no
+    /// full-text index); with none held yet (a node just started), once
+    /// the index is loaded.
+    async fn make_search_page(
+        &self,
+        query: &NewsQueryParams,
+        followed: Option<i64>,
+    ) -> Result<(Tagged, bool), ReadError> {
+        let filter = &query.filter;
+        let ranked = filter.order() == NewsSort::Relevance;
+        let after = match query.page.cursor.as_deref() {
+            Some(c) => {
+                let opened = self.cursors().open(&scope(filter), c).and_then(|b| search_position_of(&b, ranked));
+                Some(opened.map_err(ReadError::cursor)?)
+            }
+            None => None,
+        };
+        let index = match self.news_index() {
+            Some(index) => index,
+            None => {
+                self.refresh_news_index().await?;
+                self.news_index().ok_or_else(|| {
+                    mds_store::StoreError::Unavailable(mds_store::Cause::new("the news search index is being built"))
+                })?
+            }
+        };
+        let current = Some(index.generation()) == followed;
+        if !current {
+            tracing::debug!(held = index.generation(), ?followed, "search from the news index held; it lags");
+        }
+        let json = search_json(&index, self, filter, after.as_ref(), query.page.limit.get()).await?;
+        Ok((Tagged::hashed(json), current))
+    }
+}
+
+/// The JSON of a search's page from `index`, its cursors sealed by `node`.
+async fn search_json(
+    index: &NewsIndex,
+    node: &Node,
+    filter: &NewsFilter,
+    after: Option<&SearchPosition>,
+    limit: usize,
+) -> StoreResult<Vec<u8>> {
+    let seal = |at: &SearchPosition| node.cursors().seal(&scope(filter), &search_position_bytes(at));
+    index.search_page_json(filter, after, limit, seal).await
 }
 
 /// The news list pages a node has served, by query, for the news

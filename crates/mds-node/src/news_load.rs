@@ -1,8 +1,11 @@
-//! Getting the news index of a news generation into memory: from its
-//! snapshot in the store when there is a valid one (one read and a check
-//! of every record; see `news_index/snapshot.rs`), else built from the
-//! store's articles ([`NewsIndex::build`], tens of seconds at a million)
-//! and its snapshot saved for the next node or start. `mds import news`
+//! Getting the news index of a news generation into memory, with its
+//! full-text index ([`NewsSearch`], the same rows): from their snapshot in
+//! the store when there is a valid one (one read and a check of every
+//! record; see `news_index/snapshot.rs`, and [`frame`] for how the search
+//! index's database image follows the news index's bytes), else built
+//! from the store's articles ([`NewsIndex::build`], tens of seconds at a
+//! million, then [`NewsSearch::build`] from their text) and the snapshot
+//! saved for the next node or start. `mds import news`
 //! saves the snapshot of the generation it made ([`rebuild`]), so a node
 //! normally finds it waiting.
 
@@ -11,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use mds_store::{Store, StoreError, StoreResult};
 
-use crate::news_index::NewsIndex;
+use crate::news_index::{NewsIndex, NewsSearch, NewsSnapshotError, frame, unframe};
 use crate::node::Node;
 
 /// An index loaded from its snapshot ([`from_snapshot`]).
@@ -43,8 +46,7 @@ pub async fn from_snapshot(store: &dyn Store, generation: i64) -> StoreResult<Op
         Err(e) => return Err(e),
     };
     let (size, read) = (bytes.len(), t.elapsed());
-    let decoded = tokio::task::spawn_blocking(move || NewsIndex::from_bytes(bytes));
-    match decoded.await.expect("loading does not panic") {
+    match decode(bytes).await {
         Ok(index) if index.generation() == generation => Ok(Some(Loaded { index, bytes: size, read })),
         Ok(index) => {
             let held = index.generation();
@@ -58,12 +60,30 @@ pub async fn from_snapshot(store: &dyn Store, generation: i64) -> StoreResult<Op
     }
 }
 
-/// The index of `generation` built from the store's articles, if the
-/// store was still at `generation` when the read ended (every change of
-/// an article moves it in the same transaction, so the index then holds
-/// exactly that generation); `None` when it moved.
+/// The news index, with its search index, that a snapshot's `bytes`
+/// hold (see [`frame`]), checked whole; or why they are refused. The news
+/// index is decoded on a blocking thread.
+pub async fn decode(bytes: Vec<u8>) -> Result<NewsIndex, NewsSnapshotError> {
+    let decoded = tokio::task::spawn_blocking(move || {
+        let mut bytes = bytes;
+        let search = unframe(&mut bytes)?;
+        NewsIndex::from_bytes(bytes).map(|index| (index, search))
+    });
+    let (index, search) = decoded.await.expect("loading does not panic")?;
+    let search = NewsSearch::from_bytes(&search, index.len()).await?;
+    Ok(index.with_search(search))
+}
+
+/// The index of `generation` built from the store's articles, with its
+/// full-text index, if the store was still at `generation` when the read
+/// ended (every change of an article moves it in the same transaction, so
+/// the index then holds exactly that generation); `None` when it moved.
 pub async fn build(store: &dyn Store, generation: i64) -> StoreResult<Option<NewsIndex>> {
     let index = NewsIndex::build(store, generation).await?;
+    let Some(search) = NewsSearch::build(store, &index).await? else {
+        return Ok(None);
+    };
+    let index = index.with_search(search);
     if store.generations().await?.news != generation {
         return Ok(None);
     }
@@ -77,9 +97,16 @@ pub async fn build(store: &dyn Store, generation: i64) -> StoreResult<Option<New
 pub async fn save(store: &dyn Store, index: Arc<NewsIndex>) -> StoreResult<()> {
     let t = Instant::now();
     let generation = index.generation();
-    let encode = move || match Arc::try_unwrap(index) {
-        Ok(index) => index.into_bytes(),
-        Err(shared) => shared.to_bytes(),
+    let search = match index.search() {
+        Some(search) => search.to_bytes().await?,
+        None => return Err(StoreError::Invalid("a news index without its search index is not saved".into())),
+    };
+    let encode = move || {
+        let news = match Arc::try_unwrap(index) {
+            Ok(index) => index.into_bytes(),
+            Err(shared) => shared.to_bytes(),
+        };
+        frame(news, &search)
     };
     let bytes = tokio::task::spawn_blocking(encode).await.expect("encoding does not panic");
     store.save_news_snapshot(generation, &bytes).await?;
@@ -107,6 +134,7 @@ impl Node {
     /// again), and its snapshot saved. At rest it asks the store nothing.
     /// Returns whether a new index was kept.
     pub async fn refresh_news_index(&self) -> StoreResult<bool> {
+        let _one_at_a_time = self.news_loading().lock().await;
         let Some(generation) = self.news_pages().current().0 else {
             return Ok(false);
         };

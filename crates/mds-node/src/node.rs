@@ -44,6 +44,9 @@ pub struct Node {
     /// `actions` generation ([`crate::prices`]).
     price_views: PriceViews,
     news_index: ArcSwapOption<NewsIndex>,
+    /// Held while the news index is refreshed, so a search waiting for the
+    /// first index and the reload task do not build it twice.
+    news_loading: tokio::sync::Mutex<()>,
     usage_kept: UsageCache,
     catalog: CatalogSlot,
     keys: KeyCache,
@@ -81,6 +84,7 @@ impl Node {
             action_pages: NewsPages::new(config.page_cache_bytes),
             price_views: PriceViews::new(config.page_cache_bytes),
             news_index: ArcSwapOption::empty(),
+            news_loading: tokio::sync::Mutex::new(()),
             usage_kept: UsageCache::default(),
             catalog: CatalogSlot::new(Arc::new(Catalog::default()), config.page_cache_bytes),
             keys: KeyCache::new(config.key_cache),
@@ -157,6 +161,11 @@ impl Node {
     /// ([`crate::news_index`]).
     pub fn news_index(&self) -> Option<Arc<NewsIndex>> {
         self.news_index.load_full()
+    }
+
+    /// The lock a refresh of the news index holds.
+    pub(crate) fn news_loading(&self) -> &tokio::sync::Mutex<()> {
+        &self.news_loading
     }
 
     /// Keeps `index` as the news index.

@@ -64,6 +64,7 @@ fn filter() -> impl Strategy<Value = NewsFilter> {
             tag: tag.map(|t| Exact::tag(WORDS[t]).unwrap()),
             published_after: after.map(instant),
             published_before: before.map(instant),
+            ..NewsFilter::default()
         })
 }
 

@@ -34,6 +34,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::actions::{ActionId, CorporateAction};
 use mds_domain::news::NewsKey;
+use mds_domain::news_search::ArticleText;
 use mds_domain::snapshot::{NameChange, Series, SymbolChange};
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{
@@ -309,6 +310,12 @@ pub trait NewsStore: Send + Sync + 'static {
         after: Option<&NewsKey>,
         limit: usize,
     ) -> StoreResult<Vec<ArticleSummary>>;
+
+    /// The searchable text (headline, sub-headline, excerpt, body) of at
+    /// most `limit` articles in list order after the article whose key is
+    /// `after` (from the start without one): what the node's search index
+    /// is built from, a batch at a time, beside the news index.
+    async fn news_texts(&self, after: Option<&NewsKey>, limit: usize) -> StoreResult<Vec<ArticleText>>;
 
     /// How many articles there are.
     async fn article_count(&self) -> StoreResult<u64>;

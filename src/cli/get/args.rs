@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use clap::{Args, ValueEnum};
-use mds_client::{ActionType, Adjust, BillingMonth, CompanySort, Exchange, MarketCapBand, StatusFilter};
+use mds_client::{ActionType, Adjust, BillingMonth, CompanySort, Exchange, MarketCapBand, NewsSort, StatusFilter};
 
 /// What `mds get usage` shows.
 #[derive(Debug, Args)]
@@ -102,6 +102,15 @@ pub(crate) struct NewsArgs {
     /// Published before this instant (RFC 3339 with an offset).
     #[arg(long, value_parser = instant)]
     pub(super) published_before: Option<DateTime<Utc>>,
+    /// Full-text search over headline, subheadline, excerpt and body: words
+    /// (all required), "a phrase", prefix*; case and accents folded. Most
+    /// relevant first.
+    #[arg(long, value_name = "TEXT")]
+    pub(super) q: Option<String>,
+    /// The order of a search: relevance (the default with --q, which it
+    /// needs) or published_at (newest first).
+    #[arg(long, value_parser = news_sort, requires = "q")]
+    pub(super) sort: Option<NewsSort>,
     /// Articles per request, 1-200 (the API's default is 50).
     #[arg(long)]
     pub(super) limit: Option<u16>,
@@ -196,6 +205,11 @@ fn adjust(s: &str) -> Result<Adjust, String> {
 
 /// An action type given on the command line.
 fn action_type(s: &str) -> Result<ActionType, String> {
+    s.parse()
+}
+
+/// `--sort` of `mds get news`: `relevance` or `published_at`.
+fn news_sort(s: &str) -> Result<NewsSort, String> {
     s.parse()
 }
 

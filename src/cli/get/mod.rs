@@ -179,7 +179,7 @@ async fn companies(client: &Client, a: CompaniesArgs) -> anyhow::Result<()> {
 async fn news(client: &Client, a: NewsArgs) -> anyhow::Result<()> {
     let req = with_flags!(
         client.news_list(),
-        a: isin, ticker, category, tag, published_after, published_before, limit
+        a: isin, ticker, category, tag, published_after, published_before, q, sort, limit
     );
     let out = JsonRows::new(sink(a.output.as_deref())?, a.format == NewsFormat::Jsonl);
     list(req, a.paging, a.output.as_deref(), "articles", out).await

@@ -75,6 +75,11 @@ class NewsFilters(TypedDict, total=False):
     tag: str
     published_after: datetime | str
     published_before: datetime | str
+    #: Full-text search over headline, subheadline, excerpt and body: words (all
+    #: required), ``"a phrase"``, ``prefix*``; case and accents folded.
+    q: str
+    #: ``relevance`` (the default with ``q``, which it needs) or ``published_at``.
+    sort: Literal["relevance", "published_at"]
     limit: int
 
 
@@ -177,7 +182,8 @@ def companies(*, cursor: str | None = None, **filters: Unpack[CompanyFilters]) -
 
 
 def news(*, cursor: str | None = None, **filters: Unpack[NewsFilters]) -> Call[NewsPage]:
-    """``GET /v1/news``: one page of articles, newest first."""
+    """``GET /v1/news``: one page of articles, newest first; with ``q`` a full-text
+    search, the most relevant first unless ``sort="published_at"``."""
     return Call("/v1/news", NewsPage.from_json, {**filters, "cursor": cursor})
 
 

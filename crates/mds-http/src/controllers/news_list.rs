@@ -19,7 +19,11 @@ use crate::state::AppState;
     description = "One page of articles without `body`, newest first: by `published_at` descending, then `slug`; \
 articles without `published_at` come last, by `slug` (and never pass a date bound). Pagination is keyset-based: pass \
 `next_cursor` back as `cursor` with the same filters (`limit` may change); articles published while you page cause no \
-duplicates or skips. `GET /v1/news/{slug}` gives an article with its body.",
+duplicates or skips. With `q` the list is a full-text search over headline, subheadline, excerpt and body (words \
+all required, `\"a phrase\"`, `prefix*`; case and accents folded), the most relevant first (BM25; ties newest first) \
+unless `sort=published_at`, combined with the other filters; its cursor is bound to `q` and the order, and by \
+relevance an import between two pages may move an article across them (scores follow the corpus); `sort=published_at` \
+pages as the list does. A search counts as one list request. `GET /v1/news/{slug}` gives an article with its body.",
     params(NewsFilter, PageParams),
     responses(
         (status = 200, description = "A page of articles.", body = crate::components::NewsPage, content_type = "application/json"),
@@ -37,6 +41,7 @@ mod tests {
 
     #[test]
     fn each_bad_value_names_its_parameter() {
+        let long = format!("q={}", "a".repeat(201));
         let bad = [
             ("isin=INE002A01019", "isin"),
             ("isin=x", "isin"),
@@ -48,6 +53,13 @@ mod tests {
             ("published_after=2026-01-02T00:00:00Z&published_before=2026-01-01T00:00:00Z", "published_before"),
             ("limit=0", "limit"),
             ("tag=a&tag=b", "tag"),
+            ("q=", "q"),
+            ("q=%20%20", "q"),
+            ("q=%22open", "q"),
+            ("q=%26", "q"),
+            (long.as_str(), "q"),
+            ("sort=relevance", "sort"),
+            ("q=x&sort=newest", "sort"),
         ];
         assert_refused(parse_query::<NewsQueryParams>, &bad, &["tags=x", "letter=a"]);
     }

@@ -4,7 +4,7 @@
 //! # Layout
 //! - [`jsonrpc`]: the JSON-RPC 2.0 messages: one incoming message read
 //!   ([`jsonrpc::Incoming`]), answers and errors written.
-//! - [`tools`]: the eight tools ([`tools::TOOLS`]), each standing for a
+//! - [`tools`]: the nine tools ([`tools::TOOLS`]), each standing for a
 //!   route of the route table: its input schema taken from the route's
 //!   parameters in the OpenAPI document, its arguments turned into the
 //!   route's request, the route's answer turned into the tool's result.

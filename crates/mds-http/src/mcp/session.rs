@@ -12,7 +12,8 @@ use super::{ACCEPTED_VERSIONS, PROTOCOL_VERSION};
 /// What the server tells an agent on `initialize`.
 const INSTRUCTIONS: &str = "Market data on listed Indian companies (NSE, BSE) and news about them. \
      Find a company with search_companies or resolve_symbol, read it with get_company (its ISIN), its \
-     news with list_news and get_article. Every call but get_usage counts one request against the \
+     news with list_news (newest first) or search_news (full text, most relevant first) and \
+     get_article. Every call but get_usage counts one request against the \
      API key's monthly quota, exactly as the REST route it stands for; get_usage shows what is left. \
      A tool result with isError carries the API's problem (its `code` and `detail` say what to fix).";
 

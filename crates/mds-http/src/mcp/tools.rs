@@ -58,6 +58,9 @@ pub struct Tool {
     /// The route the tool calls instead when the path parameter of
     /// [`Tool::route`] is not given (its arguments are then that route's).
     pub otherwise: Option<Otherwise>,
+    /// Arguments the tool requires that its route leaves optional
+    /// (`search_news`: `q`).
+    pub requires: &'static [&'static str],
 }
 
 /// The route a tool calls when its `route`'s path parameter is left out:
@@ -129,6 +132,7 @@ pub static TOOLS: &[Tool] = &[
                 and the same filters.",
         also: None,
         otherwise: None,
+        requires: &[],
     },
     Tool {
         name: "get_company",
@@ -144,6 +148,7 @@ pub static TOOLS: &[Tool] = &[
             what: "the company's identity history",
         }),
         otherwise: None,
+        requires: &[],
     },
     Tool {
         name: "resolve_symbol",
@@ -153,6 +158,7 @@ pub static TOOLS: &[Tool] = &[
                 days: resolves a ticker, a current or an old one, to the company behind it.",
         also: None,
         otherwise: None,
+        requires: &[],
     },
     Tool {
         name: "list_news",
@@ -164,6 +170,24 @@ pub static TOOLS: &[Tool] = &[
                 an article's full text is `get_article` with its `slug`.",
         also: None,
         otherwise: None,
+        requires: &[],
+    },
+    Tool {
+        name: "search_news",
+        title: "Search news",
+        operation: "listNews",
+        guide: "Full-text search of news articles about listed companies: `q` is matched against \
+                each article's headline, sub-headline, excerpt and body. Every word of `q` must \
+                appear; put words in double quotes for an exact phrase (`\"net profit\"`); end a word \
+                with `*` for any word beginning so (`infra*`); case and accents do not matter. The \
+                most relevant come first (BM25: a match in the headline weighs most); \
+                `sort: \"published_at\"` gives the newest first instead. Combine with `isin`, \
+                `ticker`, `category`, `tag` and the publication window to narrow it. Answers one \
+                page of summaries; for the next page call again with `cursor` set to `next_cursor` \
+                and the same arguments; an article's full text is `get_article` with its `slug`.",
+        also: None,
+        otherwise: None,
+        requires: &["q"],
     },
     Tool {
         name: "get_article",
@@ -172,6 +196,7 @@ pub static TOOLS: &[Tool] = &[
         guide: "One news article, with its full text, by its slug (as `list_news` gives it).",
         also: None,
         otherwise: None,
+        requires: &[],
     },
     Tool {
         name: "list_corporate_actions",
@@ -187,6 +212,7 @@ pub static TOOLS: &[Tool] = &[
                 `cursor` set to `next_cursor` and the same filters). `type` works both ways.",
         also: None,
         otherwise: Some(Otherwise { argument: "isin", operation: "listActions" }),
+        requires: &[],
     },
     Tool {
         name: "get_prices",
@@ -202,6 +228,7 @@ pub static TOOLS: &[Tool] = &[
                 applied (the action in `list_corporate_actions`). Days without trading have no bar.",
         also: None,
         otherwise: None,
+        requires: &[],
     },
     Tool {
         name: "get_usage",
@@ -211,6 +238,7 @@ pub static TOOLS: &[Tool] = &[
                 its per-minute limit: check it before a long walk through pages.",
         also: None,
         otherwise: None,
+        requires: &[],
     },
 ];
 
@@ -278,7 +306,7 @@ impl Tool {
             }
             properties.insert(name.into(), schema);
             let chooses = self.otherwise.as_ref().is_some_and(|o| o.argument == name);
-            if p["required"] == true && !chooses {
+            if (p["required"] == true || self.requires.contains(&name)) && !chooses {
                 required.push(name.to_owned());
             }
         }
@@ -631,6 +659,23 @@ mod tests {
             ["/v1/actions?ex_date_from=2026-07-01&type=dividend"]
         );
         assert_eq!(a.requests(&args(json!({"isin": null}))).unwrap(), ["/v1/actions"]);
+        let q = find("search_news").unwrap();
+        assert_eq!(
+            q.requests(&args(json!({"q": "\"net profit\" infra*", "sort": "published_at"}))).unwrap(),
+            ["/v1/news?q=%22net+profit%22+infra*&sort=published_at"]
+        );
+    }
+
+    #[test]
+    fn the_news_search_requires_q() {
+        let tools = list()["tools"].as_array().unwrap();
+        let def = tools.iter().find(|t| t["name"] == "search_news").unwrap();
+        assert_eq!(def["inputSchema"]["required"], json!(["q"]), "{def}");
+        let p = &def["inputSchema"]["properties"];
+        for name in ["q", "sort", "isin", "ticker", "category", "tag", "published_after", "limit", "cursor"] {
+            assert!(p[name].is_object(), "{name}: {def}");
+        }
+        assert!(def["outputSchema"]["properties"]["data"].is_object());
     }
 
     #[test]

@@ -140,7 +140,7 @@ impl NewsIndex {
         bytes.drain(..records_at);
         bytes.shrink_to_fit();
         let rows = head.with_records(bytes, &secs)?;
-        let index = NewsIndex { generation, secs, nanos, rows, by_isin, by_ticker, by_category, by_tag };
+        let index = NewsIndex { generation, secs, nanos, rows, by_isin, by_ticker, by_category, by_tag, search: None };
         index.check_list_order()?;
         Ok(index)
     }

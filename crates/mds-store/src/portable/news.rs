@@ -15,6 +15,7 @@
 //! Compiled once per backend (see `portable/mod.rs`).
 
 use mds_domain::news::NewsKey;
+use mds_domain::news_search::ArticleText;
 use mds_domain::{ArticleSummary, NewsFilter};
 
 use super::{Pool, db, dialect};
@@ -105,6 +106,34 @@ pub(crate) async fn news_page(
     }
     let rs = query.fetch_all(pool).await.map_err(db)?;
     rs.iter().map(rows::article_summary).collect()
+}
+
+/// The statement of a batch of the search index's text: the articles
+/// after `after`, in list order, at most [`LIMIT`].
+fn texts_sql(after: Option<&NewsKey>, q: &mut Select) -> String {
+    let mut w = String::new();
+    if let Some(NewsKey { published_at, slug }) = after {
+        let k = q.bind(published_at.as_ref().map(rows::ts).unwrap_or_default());
+        let s = q.bind(slug.as_str());
+        w = format!(" WHERE {KEY} <= {k} AND ({KEY} < {k} OR slug > {s})");
+    }
+    format!(
+        "SELECT slug, headline, subheadline, excerpt, body FROM articles{w} ORDER BY {KEY} DESC, slug LIMIT {LIMIT}"
+    )
+}
+
+/// At most `limit` articles' searchable text, in list order, after the
+/// article whose key is `after`: a walk of the list's index, as a page.
+pub(crate) async fn news_texts(pool: &Pool, after: Option<&NewsKey>, limit: usize) -> StoreResult<Vec<ArticleText>> {
+    let limit = i64::try_from(limit).map_err(|_| StoreError::Invalid(format!("a batch of {limit} rows")))?;
+    let mut q = Select::default();
+    let sql = texts_sql(after, &mut q);
+    let mut query = sqlx::query(&sql).bind(limit);
+    for v in &q.values {
+        query = query.bind(v.as_str());
+    }
+    let rs = query.fetch_all(pool).await.map_err(db)?;
+    rs.iter().map(rows::article_text).collect()
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 
 use chrono::{DateTime, NaiveDate, Utc};
 use mds_domain::news::NewsKey;
+use mds_domain::news_search::ArticleText;
 use mds_domain::snapshot::{NameChange, Series, SymbolChange};
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{
@@ -97,6 +98,7 @@ delegate!(NewsStore {
         => catalog::upsert_chunks;
     article(slug: &Slug) -> Option<Article> => catalog::article;
     news_page(filter: &NewsFilter, after: Option<&NewsKey>, limit: usize) -> Vec<ArticleSummary> => news::news_page;
+    news_texts(after: Option<&NewsKey>, limit: usize) -> Vec<ArticleText> => news::news_texts;
     article_count() -> u64 => catalog::article_count;
     save_news_snapshot(generation: i64, bytes: &[u8]) -> () => snapshot::save [SnapshotKind::News];
     news_snapshot(generation: i64) -> Option<Vec<u8>> => snapshot::load [SnapshotKind::News];

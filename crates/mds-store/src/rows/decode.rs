@@ -89,6 +89,18 @@ pub(crate) fn article(r: &impl RowExt) -> StoreResult<Article> {
 
 /// An article as the news list shows it, from a row of (at least) the
 /// columns of [`ARTICLE_SUMMARY_COLUMNS`](super::ARTICLE_SUMMARY_COLUMNS).
+/// An article's searchable text (`news_texts`).
+pub(crate) fn article_text(r: &impl RowExt) -> StoreResult<ArticleText> {
+    let slug = r.text("slug")?;
+    Ok(ArticleText {
+        headline: r.text("headline")?,
+        subheadline: r.opt_text("subheadline")?,
+        excerpt: r.opt_text("excerpt")?,
+        body: r.opt_text("body")?,
+        slug: Slug::parse(&slug).map_err(|e| corrupt(format_args!("articles: {e}: {slug:?}")))?,
+    })
+}
+
 pub(crate) fn article_summary(r: &impl RowExt) -> StoreResult<ArticleSummary> {
     let slug = r.text("slug")?;
     let tags = r.text("tags_json")?;

@@ -14,6 +14,7 @@ use std::collections::HashSet;
 use std::fmt::Display;
 
 use chrono::{DateTime, Utc};
+use mds_domain::news_search::ArticleText;
 use mds_domain::time::{format_utc, parse_rfc3339};
 use mds_domain::usage::BillingMonth;
 use mds_domain::{
