@@ -28,10 +28,10 @@ pub struct IdentityEvent {
     pub exact: bool,
     /// For a change seen only between two snapshots (`exact: false`):
     /// `[last day seen unchanged, first day seen changed]`, the second
-    /// being `date`. Absent when the change is exact, or when no earlier
+    /// being `date`. `null` when the change is exact, or when no earlier
     /// snapshot of the series bounds it (contract 10.3).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<String>>, min_items = 2, max_items = 2))]
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required, value_type = Option<Vec<String>>, min_items = 2, max_items = 2))]
     pub observed_between: Option<[NaiveDate; 2]>,
     /// What changed.
     #[serde(flatten)]
@@ -358,7 +358,7 @@ mod tests {
         let json = serde_json::to_string(&e).unwrap();
         assert_eq!(
             json,
-            r#"{"date":"2024-09-16","exact":false,"type":"isin_changed","from":"INE296A01024","to":"INE296A01032","face_value_from":2.0,"face_value_to":1.0}"#
+            r#"{"date":"2024-09-16","exact":false,"observed_between":null,"type":"isin_changed","from":"INE296A01024","to":"INE296A01032","face_value_from":2.0,"face_value_to":1.0}"#
         );
         assert_eq!(serde_json::from_str::<IdentityEvent>(&json).unwrap(), e);
         assert_eq!(e.change.kind(), "isin_changed");
@@ -370,6 +370,9 @@ mod tests {
         ));
         assert_eq!(serde_json::from_str::<IdentityEvent>(&json).unwrap(), seen);
         assert_eq!(IdentityEvent::observed(day("2026-05-17"), None, e.change.clone()).observed_between, None);
+        // Read without the field (as stored before it existed): `null`.
+        let old = r#"{"date":"2024-09-16","exact":false,"type":"name_changed","from":"A","to":"B"}"#;
+        assert_eq!(serde_json::from_str::<IdentityEvent>(old).unwrap().observed_between, None);
     }
 
     #[test]
