@@ -371,3 +371,101 @@ async fn bad_input_is_refused_and_both_routes_count() {
     let r = app.client.head(format!("{}/v1/actions", app.base)).bearer_auth(&app.key).send().await.unwrap();
     assert_eq!(r.status(), 200);
 }
+
+/// Contract 10.3 on the real files: a split of the action files dates the
+/// ISIN change the lists only bound (BAJFINANCE, 2025-06-16), and links an
+/// old ISIN on BSE's list to its successor on NSE's (BESTAGRO, RNBDENIMS),
+/// so a `ticker` filter finds one active company; what only the lists date
+/// carries `observed_between`; the same files again change nothing.
+#[tokio::test]
+async fn splits_date_isin_changes_and_link_bse_s_old_isins_to_nse_s() {
+    let app = loaded().await;
+    // BAJFINANCE: the lists bound the change by (2024-01-31, 2026-05-17];
+    // NSE's split of 2025-06-16 dates it.
+    let history = wait_for(&app, &format!("/v1/companies/{BAJFINANCE_NEW}/history"), |b| {
+        b["events"].as_array().unwrap().iter().any(|e| e["type"] == "isin_changed" && e["exact"] == true)
+    })
+    .await;
+    let change = history["events"].as_array().unwrap().iter().find(|e| e["type"] == "isin_changed").unwrap().clone();
+    assert_eq!(change["date"], "2025-06-16");
+    assert_eq!(change["from"], BAJFINANCE_OLD);
+    assert!(change["observed_between"].is_null(), "exact: no bounds");
+    let stored = all_stored(&app).await;
+    let split = stored
+        .iter()
+        .find(|a| {
+            a.isin.as_str() == BAJFINANCE_OLD
+                && a.ex_date.to_string() == "2025-06-16"
+                && a.action.action_type().as_str() == "split"
+        })
+        .expect("the split");
+    assert_eq!(split.action.new_isin().map(|i| i.as_str()), Some(BAJFINANCE_NEW));
+    // Every split that names its successor: no action of the old ISIN goes
+    // ex after it (they are the new ISIN's, not the old one's, as the
+    // lists alone would have them until 2026-05-17).
+    let named: Vec<&CorporateAction> = stored.iter().filter(|a| a.action.new_isin().is_some()).collect();
+    assert!(named.len() >= 10, "splits dating ISIN changes: {}", named.len());
+    for split in &named {
+        let later = stored.iter().find(|a| a.isin == split.isin && a.ex_date > split.ex_date);
+        assert!(later.is_none(), "{later:?} after {split:?}");
+    }
+    // Observed only: HINDMOTORS left NSE's list between the two snapshots.
+    let hind = app.get_json("/v1/companies/INE253A01025/history", 200).await;
+    let gone = hind["events"].as_array().unwrap().iter().find(|e| e["type"] == "delisted").expect("delisted").clone();
+    assert_eq!(
+        (gone["exact"].clone(), gone["observed_between"].clone()),
+        (Value::Bool(false), serde_json::json!(["2024-01-31", "2026-05-17"]))
+    );
+
+    // BESTAGRO and RNBDENIMS: BSE's list shows the old ISINs, NSE's the
+    // successors; NSE's split rows (by symbol, to the successors) link them,
+    // and BSE's (by code, to the old ISINs) join the same actions.
+    let count = stored.len();
+    import_bse_actions(&app);
+    for (old, new, ex, ticker) in [
+        ("INE052T01013", "INE052T01021", "2026-01-16", "BESTAGRO"),
+        ("INE012Q01021", "INE012Q01039", "2026-04-02", "RNBDENIMS"),
+    ] {
+        let detail = wait_for(&app, &format!("/v1/companies/{old}"), |b| b["status"] == "superseded").await;
+        assert_eq!(detail["superseded_by"], new, "{ticker}");
+        for isin in [old, new] {
+            let h = app.get_json(&format!("/v1/companies/{isin}/history"), 200).await;
+            let e = h["events"].as_array().unwrap().iter().find(|e| e["type"] == "isin_changed").cloned();
+            let e = e.unwrap_or_else(|| panic!("{ticker}: isin_changed on {isin}"));
+            assert_eq!(
+                (e["from"].as_str(), e["to"].as_str(), e["date"].as_str(), e["exact"].as_bool()),
+                (Some(old), Some(new), Some(ex), Some(true))
+            );
+        }
+        let listed = app.get_json(&format!("/v1/companies?ticker={ticker}"), 200).await;
+        let isins: Vec<&str> = listed["data"].as_array().unwrap().iter().map(|c| c["isin"].as_str().unwrap()).collect();
+        assert_eq!(isins, [new], "{ticker}: the successor only");
+        // NSE's split row (resolved by symbol to the successor) and BSE's
+        // (by code to the old ISIN) are one action of the old ISIN.
+        let acts = app.get_json(&format!("/v1/companies/{new}/actions?type=split"), 200).await;
+        let acts = actions(&acts);
+        assert_eq!(acts.len(), 1, "{ticker}: one split, {acts:?}");
+        assert_eq!(acts[0].isin.as_str(), old);
+        let all_of: Vec<String> = all_stored(&app)
+            .await
+            .iter()
+            .filter(|a| [old, new].contains(&a.isin.as_str()))
+            .map(|a| {
+                format!("{} {} {} {:?} {}", a.isin, a.ex_date, a.action.action_type().as_str(), a.sources, a.purpose)
+            })
+            .collect();
+        assert_eq!(acts[0].sources.len(), 2, "{ticker}: published by both {all_of:#?}");
+        assert_eq!(acts[0].action.new_isin().map(|i| i.as_str()), Some(new));
+    }
+    // SHARDUL: BSE lists INE037B01012, NSE INE037B01020; no action names
+    // the change: they stay unrelated (the prefix alone is no evidence).
+    let shardul = app.get_json("/v1/companies?ticker=SHARDUL", 200).await;
+    assert_eq!(shardul["data"].as_array().unwrap().len(), 2);
+
+    // The same files again change nothing.
+    let all = all_stored(&app).await;
+    import_nse_actions(&app);
+    import_bse_actions(&app);
+    assert_eq!(all_stored(&app).await, all, "idempotent");
+    assert!(all.len() > count);
+}

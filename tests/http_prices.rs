@@ -327,3 +327,45 @@ async fn the_market_of_a_day_is_walked_once_and_both_routes_count() {
     assert_eq!(by_route(daily.clone(), "/v1/prices") - market_before, 2, "each under its route");
     assert_eq!(by_route(daily, "/v1/companies/{isin}/prices") - company_before, 2);
 }
+
+/// Contract 13.2 and 14.2: a dividend's `factor` on the actions routes is
+/// the price routes' own, from the last close before its ex-date; `null`
+/// where no close before it is loaded.
+#[tokio::test]
+async fn dividends_on_the_actions_routes_carry_the_price_routes_factor() {
+    let (app, _dir) = loaded().await;
+    const HERO: &str = "INE158A01026";
+    // Hero MotoCorp's interim dividend of Rs 100, ex 2025-02-12.
+    let own =
+        app.get_json(&format!("/v1/companies/{HERO}/actions?type=dividend&from=2025-02-12&to=2025-02-12"), 200).await;
+    let own = own["data"].as_array().unwrap();
+    assert_eq!(own.len(), 1);
+    let prices = app.get_json(&format!("/v1/companies/{HERO}/prices?from={}&adjust=total", DAYS[0]), 200).await;
+    let adjustment = prices["adjustments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["action_id"] == own[0]["id"])
+        .expect("the price route adjusts by the dividend")
+        .clone();
+    let close = close_on(
+        &bars(&app.get_json(&format!("/v1/companies/{HERO}/prices?from={}&adjust=none", DAYS[0]), 200).await),
+        HERO,
+        "2025-02-11",
+    );
+    let want = (close - 100.0) / close;
+    let factor = own[0]["factor"].as_f64().expect("a factor from the close of 2025-02-11");
+    assert!((factor - want).abs() < 1e-9, "{factor} vs {want}");
+    assert_eq!(own[0]["factor"], adjustment["factor"], "one rule on both routes");
+    // The calendar says the same; a dividend going ex before the first day
+    // loaded (CONCOR, 2025-02-06) has no close before it: null.
+    let page =
+        app.get_json("/v1/actions?ex_date_from=2025-02-06&ex_date_to=2025-02-12&type=dividend&limit=100", 200).await;
+    let data = page["data"].as_array().unwrap();
+    let hero = data.iter().find(|a| a["id"] == own[0]["id"]).expect("in the calendar");
+    assert_eq!(hero["factor"], own[0]["factor"]);
+    let concor = data.iter().find(|a| a["symbol"] == "CONCOR" && a["ex_date"] == "2025-02-06").expect("CONCOR's");
+    assert!(concor["factor"].is_null(), "no close before 2025-02-07 is loaded");
+    let with = data.iter().filter(|a| a["factor"].is_number()).count();
+    assert!(with > 10, "the dividends after the first day loaded have factors ({with})");
+}

@@ -140,6 +140,7 @@ gated!(ActionStore {
         unresolved: &[UnresolvedAction],
         resolved: &[UnresolvedAction]
     ) -> ActionImport;
+    fn date_by_splits(splits: &[CorporateAction]) -> bool;
     fn actions_of(isins: &[Isin], filter: &ActionFilter) -> Vec<CorporateAction>;
     fn action_page(filter: &ActionFilter, after: Option<(NaiveDate, &ActionId)>, limit: usize) -> Vec<CorporateAction>;
     fn action_count() -> u64;

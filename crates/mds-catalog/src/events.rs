@@ -14,6 +14,9 @@ const KIND_SHIFT_EXACT: u8 = 3;
 const BSE_BIT: u8 = 16;
 const FACE_FROM: u8 = 32;
 const FACE_TO: u8 = 64;
+/// The event carries `observed_between`: its first day follows the day,
+/// as a varint of the days before it.
+const OBSERVED: u8 = 128;
 
 /// Identity events grouped by ISIN, each ISIN's in the order given.
 #[derive(Default)]
@@ -136,7 +139,9 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
 /// day (varint, days from 0001-01-01, shifted to stay positive), then the
 /// strings (length, bytes) or the ISINs and face values.
 fn encode(e: &IdentityEvent, out: &mut Vec<u8>) {
-    let exact = u8::from(e.exact) << KIND_SHIFT_EXACT;
+    // The `observed_between` flag rides with `exact`: every kind byte has it.
+    let exact = (u8::from(e.exact) << KIND_SHIFT_EXACT) | if e.observed_between.is_some() { OBSERVED } else { 0 };
+    let first = e.observed_between.map(|[first, _]| (e.date - first).num_days().max(0) as u64);
     let bse = |x: &Exchange| if *x == Exchange::Bse { BSE_BIT } else { 0 };
     let day = |out: &mut Vec<u8>| put_varint(out, (i64::from(e.date.num_days_from_ce()) + DAY_SHIFT) as u64);
     match &e.change {
@@ -144,17 +149,26 @@ fn encode(e: &IdentityEvent, out: &mut Vec<u8>) {
             let kind = if matches!(e.change, IdentityChange::Listed { .. }) { 0 } else { 4 };
             out.push(kind | exact | bse(exchange));
             day(out);
+            if let Some(g) = first {
+                put_varint(out, g);
+            }
             put_str(out, symbol.as_str());
         }
         IdentityChange::SymbolChanged { exchange, from, to } => {
             out.push(1 | exact | bse(exchange));
             day(out);
+            if let Some(g) = first {
+                put_varint(out, g);
+            }
             put_str(out, from.as_str());
             put_str(out, to.as_str());
         }
         IdentityChange::NameChanged { from, to } => {
             out.push(2 | exact);
             day(out);
+            if let Some(g) = first {
+                put_varint(out, g);
+            }
             put_str(out, from);
             put_str(out, to);
         }
@@ -165,6 +179,9 @@ fn encode(e: &IdentityEvent, out: &mut Vec<u8>) {
                     | if face_value_to.is_some() { FACE_TO } else { 0 },
             );
             day(out);
+            if let Some(g) = first {
+                put_varint(out, g);
+            }
             out.extend_from_slice(from.as_str().as_bytes());
             out.extend_from_slice(to.as_str().as_bytes());
             for v in [face_value_from, face_value_to].into_iter().flatten() {
@@ -184,6 +201,8 @@ fn decode(r: &mut Reader<'_>) -> Option<IdentityEvent> {
     let days = i64::try_from(r.varint()?).ok()? - DAY_SHIFT;
     let date = NaiveDate::from_num_days_from_ce_opt(i32::try_from(days).ok()?)?;
     let exact = head & (1 << KIND_SHIFT_EXACT) != 0;
+    let observed_between =
+        if head & OBSERVED != 0 { Some([date.checked_sub_days(chrono::Days::new(r.varint()?))?, date]) } else { None };
     let exchange = if head & BSE_BIT != 0 { Exchange::Bse } else { Exchange::Nse };
     let text = |r: &mut Reader<'_>| -> Option<String> {
         let n = usize::try_from(r.varint()?).ok()?;
@@ -205,7 +224,7 @@ fn decode(r: &mut Reader<'_>) -> Option<IdentityEvent> {
         },
         _ => return None,
     };
-    Some(IdentityEvent { date, exact, change })
+    Some(IdentityEvent { date, exact, observed_between, change })
 }
 
 #[cfg(test)]
@@ -230,6 +249,7 @@ mod tests {
                 IdentityEvent {
                     date: day("2008-10-06"),
                     exact: true,
+                    observed_between: None,
                     change: IdentityChange::Delisted { exchange: Exchange::Bse, symbol: t("TATAMOTORS") },
                 },
             ),
@@ -238,6 +258,7 @@ mod tests {
                 IdentityEvent {
                     date: day("2004-01-01"),
                     exact: false,
+                    observed_between: None,
                     change: IdentityChange::Listed { exchange: Exchange::Nse, symbol: t("BAJFINANCE") },
                 },
             ),
@@ -246,6 +267,7 @@ mod tests {
                 IdentityEvent {
                     date: day("2024-06-01"),
                     exact: true,
+                    observed_between: None,
                     change: IdentityChange::NameChanged {
                         from: "Bajaj Finance Ltd".into(),
                         to: "Bajaj Finance Limité".into(),
@@ -257,6 +279,7 @@ mod tests {
                 IdentityEvent {
                     date: day("2025-06-16"),
                     exact: true,
+                    observed_between: None,
                     change: IdentityChange::IsinChanged {
                         from: old.clone(),
                         to: new.clone(),
@@ -270,6 +293,7 @@ mod tests {
                 IdentityEvent {
                     date: day("2025-06-17"),
                     exact: false,
+                    observed_between: Some([day("2025-01-30"), day("2025-06-17")]),
                     change: IdentityChange::SymbolChanged {
                         exchange: Exchange::Nse,
                         from: t("BAJFINANCE"),

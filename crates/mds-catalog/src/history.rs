@@ -68,6 +68,9 @@ const KIND_SHIFT_EXACT: u8 = 3;
 const BSE_BIT: u8 = 16;
 const FACE_FROM: u8 = 32;
 const FACE_TO: u8 = 64;
+/// The event carries `observed_between`: its first day follows the day,
+/// as a varint of the days before it.
+const OBSERVED: u8 = 128;
 
 /// Interns the history's strings (ids below [`OWN_NAME`]).
 struct Interner(Dictionaries);
@@ -171,7 +174,9 @@ fn ce(d: NaiveDate) -> u64 {
 }
 
 fn encode_event(e: &IdentityEvent, row: &RowFacts<'_>, strings: &mut Interner, out: &mut Vec<u8>) {
-    let exact = u8::from(e.exact) << KIND_SHIFT_EXACT;
+    // The `observed_between` flag rides with `exact`: every kind byte has it.
+    let exact = (u8::from(e.exact) << KIND_SHIFT_EXACT) | if e.observed_between.is_some() { OBSERVED } else { 0 };
+    let first = e.observed_between.map(|[first, _]| (e.date - first).num_days().max(0) as u64);
     let bse = |x: &Exchange| if *x == Exchange::Bse { BSE_BIT } else { 0 };
     let day = ce(e.date);
     match &e.change {
@@ -179,17 +184,26 @@ fn encode_event(e: &IdentityEvent, row: &RowFacts<'_>, strings: &mut Interner, o
             let kind = if matches!(e.change, IdentityChange::Listed { .. }) { 0 } else { 4 };
             out.push(kind | exact | bse(exchange));
             put_varint(out, day);
+            if let Some(g) = first {
+                put_varint(out, g);
+            }
             strings.put(row, symbol.as_str(), out);
         }
         IdentityChange::SymbolChanged { exchange, from, to } => {
             out.push(1 | exact | bse(exchange));
             put_varint(out, day);
+            if let Some(g) = first {
+                put_varint(out, g);
+            }
             strings.put(row, from.as_str(), out);
             strings.put(row, to.as_str(), out);
         }
         IdentityChange::NameChanged { from, to } => {
             out.push(2 | exact);
             put_varint(out, day);
+            if let Some(g) = first {
+                put_varint(out, g);
+            }
             strings.put(row, from, out);
             strings.put(row, to, out);
         }
@@ -200,6 +214,9 @@ fn encode_event(e: &IdentityEvent, row: &RowFacts<'_>, strings: &mut Interner, o
                     | if face_value_to.is_some() { FACE_TO } else { 0 },
             );
             put_varint(out, day);
+            if let Some(g) = first {
+                put_varint(out, g);
+            }
             out.extend_from_slice(from.as_str().as_bytes());
             out.extend_from_slice(to.as_str().as_bytes());
             for v in [face_value_from, face_value_to].into_iter().flatten() {
@@ -472,6 +489,8 @@ impl Catalog {
             let head = r.byte()?;
             let date = from_ce(r.varint()?)?;
             let exact = head & (1 << KIND_SHIFT_EXACT) != 0;
+            let observed_from =
+                if head & OBSERVED != 0 { Some(date.checked_sub_days(chrono::Days::new(r.varint()?))?) } else { None };
             let exchange = if head & BSE_BIT != 0 { Exchange::Bse } else { Exchange::Nse };
             let mut string = || self.event_str(i, r.varint()?);
             let change = match head & 7 {
@@ -487,7 +506,7 @@ impl Catalog {
                 },
                 _ => return None,
             };
-            out.push(EventRef { date, exact, change });
+            out.push(EventRef { date, exact, observed_from, change });
         }
         Some(out)
     }
@@ -563,6 +582,8 @@ impl Catalog {
 pub(crate) struct EventRef<'a> {
     pub(crate) date: NaiveDate,
     pub(crate) exact: bool,
+    /// The first day of its `observed_between` (the second is `date`).
+    pub(crate) observed_from: Option<NaiveDate>,
     pub(crate) change: ChangeRef<'a>,
 }
 
@@ -592,7 +613,8 @@ impl EventRef<'_> {
                 IdentityChange::IsinChanged { from: isin(from)?, to: isin(to)?, face_value_from, face_value_to }
             }
         };
-        Some(IdentityEvent { date: self.date, exact: self.exact, change })
+        let observed_between = self.observed_from.map(|f| [f, self.date]);
+        Some(IdentityEvent { date: self.date, exact: self.exact, observed_between, change })
     }
 }
 

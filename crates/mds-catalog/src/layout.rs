@@ -17,7 +17,7 @@ use std::ops::Range;
 use crate::postings::{Postings, u32_at, u64_at};
 
 /// The first 8 bytes of every snapshot: a name and the format version.
-const MAGIC: &[u8; 8] = b"MDSCAT\0\x09";
+const MAGIC: &[u8; 8] = b"MDSCAT\0\x0a";
 
 /// Bytes before the section table.
 const FIXED: usize = 24;

@@ -60,7 +60,18 @@ impl Catalog {
 fn event_json(out: &mut Vec<u8>, e: &EventRef<'_>) {
     out.extend_from_slice(b"{\"date\":");
     date_json(out, Some(e.date));
-    out.extend_from_slice(if e.exact { b",\"exact\":true,\"type\":" } else { b",\"exact\":false,\"type\":" });
+    out.extend_from_slice(if e.exact { b",\"exact\":true" } else { b",\"exact\":false" });
+    match e.observed_from {
+        Some(first) => {
+            out.extend_from_slice(b",\"observed_between\":[");
+            date_json(out, Some(first));
+            out.push(b',');
+            date_json(out, Some(e.date));
+            out.push(b']');
+        }
+        None => out.extend_from_slice(b",\"observed_between\":null"),
+    }
+    out.extend_from_slice(b",\"type\":");
     let exchange = |out: &mut Vec<u8>, x: Exchange| {
         out.extend_from_slice(b",\"exchange\":");
         str_json(out, x.as_str());

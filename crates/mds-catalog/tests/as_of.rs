@@ -54,6 +54,7 @@ fn generate(rng: &mut Rng, n: usize) -> (Vec<Company>, Vec<(Isin, IdentityEvent)
             evs.push(IdentityEvent {
                 date: d,
                 exact: rng.chance(50),
+                observed_between: None,
                 change: IdentityChange::Listed { exchange, symbol: ticker(&symbol) },
             });
             if rng.chance(30) {
@@ -61,6 +62,7 @@ fn generate(rng: &mut Rng, n: usize) -> (Vec<Company>, Vec<(Isin, IdentityEvent)
                 evs.push(IdentityEvent {
                     date: day(rng).max(d),
                     exact: false,
+                    observed_between: None,
                     change: IdentityChange::Listed { exchange: other, symbol: ticker(rng.pick::<&str>(SYMBOLS)) },
                 });
             }
@@ -84,7 +86,7 @@ fn generate(rng: &mut Rng, n: usize) -> (Vec<Company>, Vec<(Isin, IdentityEvent)
                         IdentityChange::Delisted { exchange, symbol: ticker(&symbol) }
                     }
                 };
-                evs.push(IdentityEvent { date: d, exact: rng.chance(50), change });
+                evs.push(IdentityEvent { date: d, exact: rng.chance(50), observed_between: None, change });
             }
             // A split: the symbol moves to a new ISIN of the same issuer.
             if rng.chance(15) && status == CompanyStatus::Active {
@@ -96,7 +98,12 @@ fn generate(rng: &mut Rng, n: usize) -> (Vec<Company>, Vec<(Isin, IdentityEvent)
                     face_value_from: [Some(10.0), Some(2.5), None][rng.below(3)],
                     face_value_to: [None, Some(1.0), Some(0.25)][rng.below(3)],
                 };
-                let e = IdentityEvent { date: d + chrono::Days::new(1 + rng.below(500) as u64), exact: false, change };
+                let e = IdentityEvent {
+                    date: d + chrono::Days::new(1 + rng.below(500) as u64),
+                    exact: false,
+                    observed_between: None,
+                    change,
+                };
                 evs.push(e.clone());
                 status = CompanyStatus::Superseded;
                 let mut succ = vec![e];
@@ -105,6 +112,7 @@ fn generate(rng: &mut Rng, n: usize) -> (Vec<Company>, Vec<(Isin, IdentityEvent)
                     succ.push(IdentityEvent {
                         date: succ[0].date + chrono::Days::new(rng.below(900) as u64),
                         exact: true,
+                        observed_between: None,
                         change: IdentityChange::NameChanged { from: name.clone(), to: to_name.clone() },
                     });
                     companies.push(company(&to, &symbol, &to_name, CompanyStatus::Active, rng));
@@ -442,6 +450,7 @@ fn the_history_costs_at_most_50_bytes_per_company() {
             let mut evs = vec![IdentityEvent {
                 date: d,
                 exact: true,
+                observed_between: None,
                 change: IdentityChange::Listed { exchange: Exchange::Nse, symbol: ticker(&format!("S{k}X")) },
             }];
             let mut last = format!("S{k}X");
@@ -456,7 +465,7 @@ fn the_history_costs_at_most_50_bytes_per_company() {
                 } else {
                     IdentityChange::NameChanged { from: format!("Old {k} {j}"), to: name.clone() }
                 };
-                evs.push(IdentityEvent { date: d, exact: false, change });
+                evs.push(IdentityEvent { date: d, exact: false, observed_between: None, change });
             }
             c.ticker = ticker(&last);
             if k % 100 == 0 {
@@ -464,6 +473,7 @@ fn the_history_costs_at_most_50_bytes_per_company() {
                 let split = IdentityEvent {
                     date: d + chrono::Days::new(30),
                     exact: false,
+                    observed_between: None,
                     change: IdentityChange::IsinChanged {
                         from: isin.clone(),
                         to: to.clone(),
@@ -479,7 +489,10 @@ fn the_history_costs_at_most_50_bytes_per_company() {
             events.extend(evs.into_iter().map(|e| (isin.clone(), e)));
         } else {
             let listed = IdentityChange::Listed { exchange: Exchange::Nse, symbol: ticker(&sym) };
-            events.push((isin.clone(), IdentityEvent { date: base, exact: false, change: listed }));
+            events.push((
+                isin.clone(),
+                IdentityEvent { date: base, exact: false, observed_between: None, change: listed },
+            ));
         }
         companies.push(c);
     }
@@ -534,7 +547,12 @@ fn bse_symbol_periods_are_only_of_isins_bse_listed() {
         face_value_from: Some(2.0),
         face_value_to: Some(1.0),
     };
-    let event = |date: &str, change: IdentityChange| IdentityEvent { date: d(date), exact: false, change };
+    let event = |date: &str, change: IdentityChange| IdentityEvent {
+        date: d(date),
+        exact: false,
+        observed_between: None,
+        change,
+    };
     let listed = |x| IdentityChange::Listed { exchange: x, symbol: ticker("BAJFINANCE") };
     let events = vec![
         (old.clone(), event("2024-01-30", listed(Exchange::Nse))),

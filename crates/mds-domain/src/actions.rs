@@ -320,6 +320,16 @@ impl Action {
         }
     }
 
+    /// Names `next` as the ISIN a split or consolidation moved the
+    /// security to, when it names none yet (other types: nothing).
+    pub fn set_new_isin(&mut self, next: &Isin) {
+        if let Action::Split { split: f } | Action::Consolidation { consolidation: f } = self {
+            if f.new_isin.is_none() {
+                f.new_isin = Some(next.clone());
+            }
+        }
+    }
+
     /// The ISIN the security moved to with it (a split's or a
     /// consolidation's `new_isin`).
     pub fn new_isin(&self) -> Option<&Isin> {

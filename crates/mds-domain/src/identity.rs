@@ -26,6 +26,13 @@ pub struct IdentityEvent {
     /// `true` when an exchange file dates the change; `false` when it was
     /// first seen in a snapshot as of `date`.
     pub exact: bool,
+    /// For a change seen only between two snapshots (`exact: false`):
+    /// `[last day seen unchanged, first day seen changed]`, the second
+    /// being `date`. `null` when the change is exact, or when no earlier
+    /// snapshot of the series bounds it (contract 10.3).
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required, value_type = Option<Vec<String>>, min_items = 2, max_items = 2))]
+    pub observed_between: Option<[NaiveDate; 2]>,
     /// What changed.
     #[serde(flatten)]
     pub change: IdentityChange,
@@ -86,6 +93,21 @@ pub enum IdentityChange {
         #[cfg_attr(feature = "openapi", schema(value_type = String))]
         symbol: Ticker,
     },
+}
+
+impl IdentityEvent {
+    /// An event an exchange file dates (`exact: true`).
+    pub fn exact(date: NaiveDate, change: IdentityChange) -> Self {
+        IdentityEvent { date, exact: true, observed_between: None, change }
+    }
+
+    /// An event first seen in a snapshot of `date` (`exact: false`), with
+    /// `seen_unchanged` the last day an earlier snapshot showed it as it
+    /// was (its `observed_between`), when there is one.
+    pub fn observed(date: NaiveDate, seen_unchanged: Option<NaiveDate>, change: IdentityChange) -> Self {
+        let observed_between = seen_unchanged.filter(|d| *d < date).map(|d| [d, date]);
+        IdentityEvent { date, exact: false, observed_between, change }
+    }
 }
 
 impl IdentityChange {
@@ -325,6 +347,7 @@ mod tests {
         let e = IdentityEvent {
             date: day("2024-09-16"),
             exact: false,
+            observed_between: None,
             change: IdentityChange::IsinChanged {
                 from: Isin::parse("INE296A01024").unwrap(),
                 to: Isin::parse("INE296A01032").unwrap(),
@@ -335,10 +358,21 @@ mod tests {
         let json = serde_json::to_string(&e).unwrap();
         assert_eq!(
             json,
-            r#"{"date":"2024-09-16","exact":false,"type":"isin_changed","from":"INE296A01024","to":"INE296A01032","face_value_from":2.0,"face_value_to":1.0}"#
+            r#"{"date":"2024-09-16","exact":false,"observed_between":null,"type":"isin_changed","from":"INE296A01024","to":"INE296A01032","face_value_from":2.0,"face_value_to":1.0}"#
         );
         assert_eq!(serde_json::from_str::<IdentityEvent>(&json).unwrap(), e);
         assert_eq!(e.change.kind(), "isin_changed");
+        // Seen between two snapshots: the bounds follow `exact`.
+        let seen = IdentityEvent::observed(day("2026-05-17"), Some(day("2024-01-30")), e.change.clone());
+        let json = serde_json::to_string(&seen).unwrap();
+        assert!(json.starts_with(
+            r#"{"date":"2026-05-17","exact":false,"observed_between":["2024-01-30","2026-05-17"],"type""#
+        ));
+        assert_eq!(serde_json::from_str::<IdentityEvent>(&json).unwrap(), seen);
+        assert_eq!(IdentityEvent::observed(day("2026-05-17"), None, e.change.clone()).observed_between, None);
+        // Read without the field (as stored before it existed): `null`.
+        let old = r#"{"date":"2024-09-16","exact":false,"type":"name_changed","from":"A","to":"B"}"#;
+        assert_eq!(serde_json::from_str::<IdentityEvent>(old).unwrap().observed_between, None);
     }
 
     #[test]

@@ -231,6 +231,18 @@ pub fn close_factor(action: &Action, close: Price) -> Option<f64> {
     (f > 0.0 && f < 1.0).then(|| crate::actions::round_factor(f))
 }
 
+/// The close a dividend's or rights issue's factor is taken from (contract
+/// 13.2, 14.2): the last close before `ex_date` among `bars` (sorted by
+/// day; any series) of the security the action concerns, `isins`: its
+/// ISIN and those an ISIN change links it to (a split's old and new ISIN
+/// are one security; an exchange's bars may be filed under either);
+/// `None` when none is loaded. The one rule of both the price routes'
+/// adjustments and the actions routes' `factor`.
+pub fn close_before(bars: &[Bar], isins: &[Isin], ex_date: NaiveDate) -> Option<Price> {
+    let before = bars.partition_point(|b| b.date < ex_date);
+    bars[..before].iter().rev().find(|b| isins.contains(&b.isin)).map(|b| b.close)
+}
+
 /// The factor `action` adjusts prices by, if known: its own
 /// ([`CorporateAction::factor`], from its figures) or, for a dividend or
 /// rights issue, [`close_factor`] with the close `close_before` gives.

@@ -23,11 +23,14 @@
 //! canonical form, so it is refused with other filters, on another list,
 //! or altered.
 
+use std::collections::HashMap;
+
 use chrono::NaiveDate;
 use mds_catalog::CursorError;
 use mds_domain::action_query::{ActionCalendarFilter, ActionCalendarQueryParams, ActionKey, CompanyActionsParams};
 use mds_domain::action_query::{CompanyActions, calendar_order};
-use mds_domain::actions::ActionId;
+use mds_domain::actions::{ActionId, ActionType, CorporateAction};
+use mds_domain::price_query::{close_before, factor_of};
 use mds_domain::{Isin, Page};
 use mds_store::ActionFilter;
 
@@ -62,6 +65,13 @@ fn position_of(bytes: &[u8]) -> Result<ActionKey, CursorError> {
     let ex_date = NaiveDate::from_num_days_from_ce_opt(i32::from_be_bytes(*days)).ok_or(CursorError::Forged)?;
     let id = std::str::from_utf8(id).ok().and_then(|s| ActionId::parse(s).ok()).ok_or(CursorError::Forged)?;
     Ok(ActionKey { ex_date, id })
+}
+
+/// The generation the actions routes' pages are kept under: the store's
+/// `actions` and `prices` generations together, since a dividend's or
+/// rights issue's `factor` is read from the closes loaded.
+pub(crate) fn kept_generation(actions: i64, prices: i64) -> i64 {
+    actions.wrapping_shl(32) ^ prices
 }
 
 /// The store's filter of the calendar's.
@@ -112,6 +122,7 @@ impl Node {
         let mut data = self.store().action_page(&store_filter(filter), after_ref, limit + 1).await?;
         let has_more = data.len() > limit;
         data.truncate(limit);
+        self.with_factors(&mut data).await?;
         debug_assert!(data.windows(2).all(|w| calendar_order(&ActionKey::of(&w[0]), &ActionKey::of(&w[1])).is_lt()));
         let next_cursor = match data.last() {
             Some(last) if has_more => Some(self.action_cursor(filter, &ActionKey::of(last))),
@@ -148,12 +159,65 @@ impl Node {
         };
         drop(catalog);
         let filter = ActionFilter { action_type: params.action_type, from: params.from, to: params.to, source: None };
-        let data = self.store().actions_of(&isins, &filter).await.map_err(ReadError::from)?;
+        let mut data = self.store().actions_of(&isins, &filter).await.map_err(ReadError::from)?;
+        self.with_factors(&mut data).await?;
         let body = CompanyActions { isin: isin.clone(), data };
         let made = Tagged::hashed(serde_json::to_vec(&body).expect("a company's actions serialize"));
         pages.put(key, made.clone());
         Ok(Some(made))
     }
+}
+
+impl Node {
+    /// Gives each dividend and rights issue of `data` its `factor` (contract
+    /// 13.2): from the last close before its ex-date of the security it
+    /// concerns (its ISIN and those its ISIN changes link it to, by the
+    /// catalog), by the rule the price routes adjust with
+    /// ([`mds_domain::price_query::factor_of`], [`close_before`]); left
+    /// `null` where no such close is loaded. One read of the bars of the
+    /// ISINs concerned, up to the day before the latest ex-date.
+    async fn with_factors(&self, data: &mut [CorporateAction]) -> Result<(), ReadError> {
+        let wants = |a: &CorporateAction| {
+            a.factor.is_none() && matches!(a.action.action_type(), ActionType::Dividend | ActionType::Rights)
+        };
+        let Some(last_ex) = data.iter().filter(|a| wants(a)).map(|a| a.ex_date).max() else { return Ok(()) };
+        let Some(until) = last_ex.pred_opt() else { return Ok(()) };
+        let catalog = self.catalog_version();
+        let mut security: HashMap<Isin, Vec<Isin>> = HashMap::new();
+        for a in data.iter().filter(|a| wants(a)) {
+            security.entry(a.isin.clone()).or_insert_with(|| linked(&catalog, &a.isin));
+        }
+        drop(catalog);
+        let mut isins: Vec<Isin> = security.values().flatten().cloned().collect();
+        isins.sort_unstable();
+        isins.dedup();
+        let bars = self.store().bars_of(&isins, NaiveDate::MIN, until).await?;
+        if bars.is_empty() {
+            return Ok(());
+        }
+        for a in data.iter_mut().filter(|a| wants(a)) {
+            let of = &security[&a.isin];
+            a.factor = factor_of(a, || close_before(&bars, of, a.ex_date));
+        }
+        Ok(())
+    }
+}
+
+/// The ISINs of one security: `isin`, those it superseded ([`lineage`])
+/// and those that superseded it, followed forward.
+fn linked(catalog: &mds_catalog::Catalog, isin: &Isin) -> Vec<Isin> {
+    let mut out = lineage(catalog, isin);
+    let mut at = isin.clone();
+    while out.len() < MAX_LINEAGE {
+        let Some(history) = catalog.history(&at) else { break };
+        let (Some(next), _) = mds_domain::identity::links(&at, &history.events) else { break };
+        if out.contains(&next) {
+            break;
+        }
+        out.push(next.clone());
+        at = next;
+    }
+    out
 }
 
 /// `isin` and the ISINs it superseded, followed back through their

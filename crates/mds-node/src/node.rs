@@ -286,7 +286,9 @@ impl Node {
         let now = self.store.generations().await?;
         self.articles.follow(now.news);
         self.news_pages.follow(now.news);
-        self.action_pages.follow(now.actions);
+        // A dividend's or rights issue's `factor` is read from the closes
+        // loaded: the actions routes' pages follow both generations.
+        self.action_pages.follow(crate::action_pages::kept_generation(now.actions, now.prices));
         self.price_views.follow(now.prices, now.actions);
         self.usage_kept.follow(now.usage, now.auth);
         let Some(applied) = self.keys.applied() else {

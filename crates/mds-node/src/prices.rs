@@ -40,7 +40,7 @@ use mds_domain::Isin;
 use mds_domain::actions::CorporateAction;
 use mds_domain::price_query::{
     Adjust, Adjustment, CompanyPrices, CompanyPricesParams, MarketDay, MarketDayFilter, MarketDayQueryParams,
-    MarketKey, adjust_bars, factor_of,
+    MarketKey, adjust_bars, close_before, factor_of,
 };
 use mds_domain::prices::{Bar, Series};
 use mds_store::ActionFilter;
@@ -84,19 +84,16 @@ pub struct Lineage {
 }
 
 impl Lineage {
-    /// The series of `bars` (by day) adjusted by `actions`: each action's
-    /// factor its own, or for a dividend or rights issue, from the last
-    /// close of its ISIN before its ex-date.
-    fn new(bars: Vec<Bar>, actions: &[CorporateAction]) -> Self {
+    /// The series of `bars` (by day) of the lineage `isins` adjusted by
+    /// `actions`: each action's factor its own, or for a dividend or rights
+    /// issue, from the last close of the lineage before its ex-date
+    /// ([`close_before`]).
+    fn new(bars: Vec<Bar>, actions: &[CorporateAction], isins: &[Isin]) -> Self {
         let mut adjustments: Vec<Adjustment> = actions
             .iter()
             .filter(|a| Adjust::Total.applies(a.action.action_type()))
             .filter_map(|a| {
-                let close_before = || {
-                    let before = bars.partition_point(|b| b.date < a.ex_date);
-                    bars[..before].iter().rev().find(|b| b.isin == a.isin).map(|b| b.close)
-                };
-                let factor = factor_of(a, close_before)?;
+                let factor = factor_of(a, || close_before(&bars, isins, a.ex_date))?;
                 Some(Adjustment {
                     action_id: a.id.clone(),
                     ex_date: a.ex_date,
@@ -274,7 +271,7 @@ impl Node {
         }
         let bars = self.store().bars_of(isins, NaiveDate::MIN, NaiveDate::MAX).await?;
         let actions = self.store().actions_of(isins, &ActionFilter::default()).await?;
-        let made = Arc::new(Lineage::new(bars, &actions));
+        let made = Arc::new(Lineage::new(bars, &actions, isins));
         let size = made.bytes();
         let mut held = kept.series.lock().unwrap_or_else(PoisonError::into_inner);
         if size <= self.config().page_cache_bytes {
@@ -470,7 +467,8 @@ mod tests {
             dividend("2025-02-14", 1.5),   // after the last day loaded: adjusts nothing yet
             dividend("2025-02-12", 500.0), // not below the close: no factor
         ];
-        let lineage = Lineage::new(bars, &actions);
+        let isin = Isin::parse("INE592B01016").unwrap();
+        let lineage = Lineage::new(bars, &actions, std::slice::from_ref(&isin));
         assert_eq!(lineage.adjustments.len(), 4, "the dividend above the close has no factor");
         let last = day("2025-02-13");
         let (cut, applied) = lineage.cut(day("2025-02-10"), last, Adjust::Total, last);

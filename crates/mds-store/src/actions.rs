@@ -38,6 +38,10 @@ pub struct ActionImport {
     pub unresolved_new: u64,
     /// Unresolved rows stored before that this import resolved (removed).
     pub unresolved_resolved: u64,
+    /// Whether its splits and consolidations changed the identity history
+    /// (an `isin_changed` dated or linked, contract 10.3): then the
+    /// `companies` generation moved, and the catalog is to be rebuilt.
+    pub identity_changed: bool,
 }
 
 /// Which actions a read returns (AND of what is set); both bounds are

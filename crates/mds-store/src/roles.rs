@@ -207,6 +207,16 @@ pub trait ActionStore: Send + Sync + 'static {
         resolved: &[UnresolvedAction],
     ) -> StoreResult<ActionImport>;
 
+    /// Derives the identity history again with `splits` (an import's
+    /// splits and consolidations, not stored yet; other actions are passed
+    /// over) beside the stored ones, and writes what changed, in a
+    /// transaction of its own (contract 10.3: a split dates the ISIN change
+    /// the lists only bound, and links an old ISIN to its successor on
+    /// another exchange). Whether the history changed: then an import
+    /// resolves its rows again through the history they made before
+    /// [`ActionStore::import_actions`].
+    async fn date_by_splits(&self, splits: &[CorporateAction]) -> StoreResult<bool>;
+
     /// The actions of `isins` passing `filter`, by ex-date descending,
     /// then id.
     async fn actions_of(&self, isins: &[Isin], filter: &ActionFilter) -> StoreResult<Vec<CorporateAction>>;

@@ -334,13 +334,73 @@ fn successions<'a>(by: &SeriesRuns<'a>, symbols: &Chains<Ticker>) -> Vec<Success
     out
 }
 
+/// The links of rule h of 10.3: for each split or consolidation of an
+/// ISIN among `by`'s, the one other ISIN of its issuer, shown by no series
+/// that shows it, whose face value is the action's other one (the `from`
+/// of the action on the old ISIN, the `to` on the new), or the ISIN the
+/// action names; `(old, new, isin_changed, ex-date)`, each pair once, none
+/// where an old ISIN is already replaced or a new one already made by
+/// `pairs` (the snapshots' successions).
+fn split_links<'a>(
+    prep: &'a Deriver<'_>,
+    by: &SeriesRuns<'a>,
+    pairs: &HashSet<(&'a Isin, &'a Isin)>,
+) -> Vec<(&'a Isin, &'a Isin, IdentityChange, NaiveDate)> {
+    // Per ISIN: the series that show it, its latest face value.
+    let mut facts: BTreeMap<&Isin, (Vec<Series>, Option<f64>, NaiveDate)> = BTreeMap::new();
+    for ((series, isin), rs) in by {
+        let f = facts.entry(*isin).or_insert((Vec::new(), None, NaiveDate::MIN));
+        f.0.push(*series);
+        if let Some(last) = rs.last().filter(|r| r.since >= f.2) {
+            f.1 = last.row.face_value;
+            f.2 = last.since;
+        }
+    }
+    let same = |a: Option<f64>, b: Option<f64>| matches!((a, b), (Some(x), Some(y)) if (x - y).abs() < 1e-9);
+    let mut out: Vec<(&Isin, &Isin, IdentityChange, NaiveDate)> = Vec::new();
+    for a in &prep.splits {
+        let Some((&x, (xs, xf, _))) = facts.get_key_value(&a.isin) else { continue };
+        let (from, to) = (a.face_value_from, a.face_value_to);
+        let found: Vec<(&Isin, &Isin)> = facts
+            .iter()
+            .filter(|(y, (ys, _, _))| issuer(y) == issuer(x) && **y != x && !ys.iter().any(|s| xs.contains(s)))
+            .filter_map(|(&y, (_, yf, _))| match &a.new_isin {
+                Some(n) if n == y => Some((x, y)),
+                Some(_) => None,
+                None if same(*xf, from) && same(*yf, to) && !same(from, to) => Some((x, y)),
+                None if same(*xf, to) && same(*yf, from) && !same(from, to) => Some((y, x)),
+                None => None,
+            })
+            .collect();
+        let [(old, new)] = found.as_slice() else { continue };
+        let (old, new) = (*old, *new);
+        let taken =
+            pairs.iter().any(|(o, n)| *o == old || *n == new) || out.iter().any(|(o, n, _, _)| *o == old || *n == new);
+        if taken {
+            continue;
+        }
+        let change = IdentityChange::IsinChanged {
+            from: old.clone(),
+            to: new.clone(),
+            face_value_from: facts[old].1,
+            face_value_to: facts[new].1,
+        };
+        out.push((old, new, change, a.ex_date));
+    }
+    out
+}
+
 /// The events of ISINs, as they are made.
 #[derive(Default)]
 struct Events(BTreeMap<Isin, Vec<IdentityEvent>>);
 
 impl Events {
-    fn push(&mut self, isin: &Isin, date: NaiveDate, exact: bool, change: IdentityChange) {
-        self.0.entry(isin.clone()).or_default().push(IdentityEvent { date, exact, change });
+    /// Adds an event of `isin`: exact, or observed on `date` with `seen`
+    /// the last day a snapshot showed the state before (its
+    /// `observed_between`).
+    fn push(&mut self, isin: &Isin, date: NaiveDate, exact: bool, seen: Option<NaiveDate>, change: IdentityChange) {
+        let e = if exact { IdentityEvent::exact(date, change) } else { IdentityEvent::observed(date, seen, change) };
+        self.0.entry(isin.clone()).or_default().push(e);
     }
 
     /// The symbol changes from `old` to `new` on `isin` seen at `date`: the
@@ -355,7 +415,7 @@ impl Events {
         old: &Ticker,
         new: &Ticker,
         after: NaiveDate,
-        date: NaiveDate,
+        (seen, date): (Option<NaiveDate>, NaiveDate),
     ) {
         let path = match exchange {
             Exchange::Nse => symbols.path(old, new, after, date),
@@ -364,13 +424,14 @@ impl Events {
         match path {
             Some(p) => {
                 for (from, to, d) in p {
-                    self.push(isin, d, true, IdentityChange::SymbolChanged { exchange, from, to });
+                    self.push(isin, d, true, None, IdentityChange::SymbolChanged { exchange, from, to });
                 }
             }
             None => self.push(
                 isin,
                 date,
                 false,
+                seen,
                 IdentityChange::SymbolChanged { exchange, from: old.clone(), to: new.clone() },
             ),
         }
@@ -386,7 +447,7 @@ impl Events {
         old: &str,
         new: &str,
         after: NaiveDate,
-        date: NaiveDate,
+        (seen, date): (Option<NaiveDate>, NaiveDate),
     ) {
         match names.path(&old.to_owned(), &new.to_owned(), after, date) {
             Some(p) => {
@@ -394,10 +455,12 @@ impl Events {
                 for (k, (from, to, d)) in p.into_iter().enumerate() {
                     let from = if k == 0 { old.to_owned() } else { from };
                     let to = if k + 1 == n { new.to_owned() } else { to };
-                    self.push(isin, d, true, IdentityChange::NameChanged { from, to });
+                    self.push(isin, d, true, None, IdentityChange::NameChanged { from, to });
                 }
             }
-            None => self.push(isin, date, false, IdentityChange::NameChanged { from: old.into(), to: new.into() }),
+            None => {
+                self.push(isin, date, false, seen, IdentityChange::NameChanged { from: old.into(), to: new.into() })
+            }
         }
     }
 }
@@ -425,6 +488,52 @@ pub struct Deriver<'c> {
     groups: SymbolGroups,
     /// The days of the snapshots of each series, ascending.
     days: HashMap<Series, Vec<NaiveDate>>,
+    /// The splits and consolidations of the action files, by ISIN.
+    splits: Vec<SplitAction>,
+}
+
+/// A split or consolidation an exchange's corporate-action file published
+/// (contract 13), as the derivation reads it: what dates an `isin_changed`
+/// exactly and links an old ISIN to its successor across exchanges (10.3).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SplitAction {
+    /// The ISIN the action was resolved to.
+    pub isin: Isin,
+    /// Its ex-date.
+    pub ex_date: NaiveDate,
+    /// Face value before, INR, when the text gives it.
+    pub face_value_from: Option<f64>,
+    /// Face value after, INR, when the text gives it.
+    pub face_value_to: Option<f64>,
+    /// The successor ISIN, when the action names it.
+    pub new_isin: Option<Isin>,
+}
+
+/// A change some other file than the lists dates exactly: the hook by
+/// which a source such as NSE's daily price files (an ISIN first traded on
+/// day D, contract 14.1) would date an `isin_changed` that the snapshots
+/// only bound. [`Deriver::split_between`] is the corporate actions' answer;
+/// another source answers the same question for its own days.
+pub trait DatesChange {
+    /// The exact day `old` became `new` within `(seen, observed]`, if known.
+    fn isin_change_day(&self, old: &Isin, new: &Isin, seen: NaiveDate, observed: NaiveDate) -> Option<NaiveDate>;
+}
+
+impl DatesChange for [SplitAction] {
+    fn isin_change_day(&self, old: &Isin, new: &Isin, seen: NaiveDate, observed: NaiveDate) -> Option<NaiveDate> {
+        let of = |isin: &Isin| {
+            let at = self.partition_point(|a| a.isin < *isin);
+            let end = at + self[at..].partition_point(|a| a.isin == *isin);
+            &self[at..end]
+        };
+        of(old)
+            .iter()
+            .chain(of(new))
+            .filter(|a| a.ex_date > seen && a.ex_date <= observed)
+            .filter(|a| a.new_isin.as_ref().is_none_or(|n| n == new))
+            .map(|a| a.ex_date)
+            .min()
+    }
 }
 
 impl<'c> Deriver<'c> {
@@ -438,7 +547,28 @@ impl<'c> Deriver<'c> {
         // symbol-change rows join (for linking name-change rows, which name
         // the symbol of the day the file was made).
         let groups = SymbolGroups::new(symbols);
-        Deriver { symbol_chains, name_chains, names, name_symbols, groups, days: HashMap::new() }
+        Deriver { symbol_chains, name_chains, names, name_symbols, groups, days: HashMap::new(), splits: Vec::new() }
+    }
+
+    /// The splits and consolidations the action files hold (any order).
+    pub fn with_splits(mut self, splits: Vec<SplitAction>) -> Self {
+        self.splits = splits;
+        self.splits.sort_by(|a, b| (&a.isin, a.ex_date).cmp(&(&b.isin, b.ex_date)));
+        self
+    }
+
+    /// The day of the last snapshot of `series` before `day`, if any: the
+    /// last day a security first shown on `day` was seen absent.
+    fn day_before(&self, series: Series, day: NaiveDate) -> Option<NaiveDate> {
+        let days = self.days.get(&series)?;
+        days[..days.partition_point(|d| *d < day)].last().copied()
+    }
+
+    /// The ex-date of a split or consolidation of `old` or `new` within
+    /// `(seen, observed]` (the earliest), which dates `old`'s change to
+    /// `new` exactly; `None` when no action does.
+    pub fn split_between(&self, old: &Isin, new: &Isin, seen: NaiveDate, observed: NaiveDate) -> Option<NaiveDate> {
+        self.splits.as_slice().isin_change_day(old, new, seen, observed)
     }
 
     /// The days of the snapshots imported (`(series, day)`, any order), by
@@ -483,7 +613,7 @@ pub fn derive(runs: &[Run], symbols: &[SymbolChange], names: &[NameChange]) -> D
 
 /// [`Deriver::derive`].
 fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
-    let Deriver { symbol_chains, name_chains, names, name_symbols, groups, days: _ } = prep;
+    let Deriver { symbol_chains, name_chains, names, name_symbols, groups, days: _, splits: _ } = prep;
     let mut by: SeriesRuns = BTreeMap::new();
     for r in runs {
         by.entry((r.series, &r.row.isin)).or_default().push(r);
@@ -545,12 +675,13 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
                     if let Some((f, _, _)) = back.first() {
                         symbol = f.clone();
                     }
-                    ev.push(isin, day, true, IdentityChange::Listed { exchange, symbol });
+                    ev.push(isin, day, true, None, IdentityChange::Listed { exchange, symbol });
                     for (from, to, d) in back {
-                        ev.push(isin, d, true, IdentityChange::SymbolChanged { exchange, from, to });
+                        ev.push(isin, d, true, None, IdentityChange::SymbolChanged { exchange, from, to });
                     }
                 } else {
-                    ev.push(isin, day, exact, IdentityChange::Listed { exchange, symbol });
+                    let before = prep.day_before(first.series, day);
+                    ev.push(isin, day, exact, before, IdentityChange::Listed { exchange, symbol });
                 }
                 // The names it had before the first snapshot showing it.
                 if exact && exchange == Exchange::Nse && first.series.exchange() == Exchange::Nse {
@@ -568,14 +699,21 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
                         let n = back.len();
                         for (j, (from, to, d)) in back.into_iter().enumerate() {
                             let to = if j + 1 == n { first.row.name.clone() } else { to };
-                            ev.push(isin, d, true, IdentityChange::NameChanged { from, to });
+                            ev.push(isin, d, true, None, IdentityChange::NameChanged { from, to });
                         }
                     }
                 }
             }
             if let Some(u) = end {
                 if !replaced.contains(&(exchange, isin, u)) {
-                    ev.push(isin, u, false, IdentityChange::Delisted { exchange, symbol: last.row.symbol.clone() });
+                    let seen = Some(prep.last_seen(last));
+                    ev.push(
+                        isin,
+                        u,
+                        false,
+                        seen,
+                        IdentityChange::Delisted { exchange, symbol: last.row.symbol.clone() },
+                    );
                 }
             }
         }
@@ -597,17 +735,19 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
                     &a.row.symbol,
                     &b.row.symbol,
                     a.since,
-                    b.since,
+                    (Some(prep.last_seen(a)), b.since),
                 );
             }
             if names_here && fold_name(&a.row.name) != fold_name(&b.row.name) {
-                ev.name_change(name_chains, isin, &a.row.name, &b.row.name, a.since, b.since);
+                let seen = (Some(prep.last_seen(a)), b.since);
+                ev.name_change(name_chains, isin, &a.row.name, &b.row.name, a.since, seen);
             } else if names_here && a.row.name != b.row.name {
                 // Only the spelling changed: still a change of the name shown.
                 ev.push(
                     isin,
                     b.since,
                     false,
+                    Some(prep.last_seen(a)),
                     IdentityChange::NameChanged { from: a.row.name.clone(), to: b.row.name.clone() },
                 );
             }
@@ -615,7 +755,8 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
     }
 
     // ISIN changes, under both ISINs; a symbol or name changed with the ISIN
-    // stands on the old one.
+    // stands on the old one. A split or consolidation of either ISIN going
+    // ex between the two snapshots dates the change exactly (10.3).
     let mut pairs: HashSet<(&Isin, &Isin)> = HashSet::new();
     for s in &succ {
         let (old, new) = (&s.from.row, &s.to.row);
@@ -623,11 +764,13 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
             continue;
         }
         let exchange = s.series.exchange();
+        let seen = prep.last_seen(s.from);
         if old.symbol != new.symbol {
-            ev.symbol_change(symbol_chains, &old.isin, exchange, &old.symbol, &new.symbol, s.from.since, s.date);
+            let at = (Some(seen), s.date);
+            ev.symbol_change(symbol_chains, &old.isin, exchange, &old.symbol, &new.symbol, s.from.since, at);
         }
         if (exchange == Exchange::Nse || !on_nse.contains(&old.isin)) && old.name != new.name {
-            ev.name_change(name_chains, &old.isin, &old.name, &new.name, s.from.since, s.date);
+            ev.name_change(name_chains, &old.isin, &old.name, &new.name, s.from.since, (Some(seen), s.date));
         }
         let change = IdentityChange::IsinChanged {
             from: old.isin.clone(),
@@ -635,8 +778,21 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
             face_value_from: old.face_value,
             face_value_to: new.face_value,
         };
-        ev.push(&old.isin, s.date, false, change.clone());
-        ev.push(&new.isin, s.date, false, change);
+        let (date, exact) = match prep.split_between(&old.isin, &new.isin, seen, s.date) {
+            Some(ex) => (ex, true),
+            None => (s.date, false),
+        };
+        ev.push(&old.isin, date, exact, Some(seen), change.clone());
+        ev.push(&new.isin, date, exact, Some(seen), change);
+    }
+
+    // The same security under an old ISIN on one exchange and its successor
+    // on the other, named by a split or consolidation (10.3).
+    let mut linked: Vec<&Isin> = Vec::new();
+    for (old, new, change, ex) in split_links(prep, &by, &pairs) {
+        ev.push(old, ex, true, None, change.clone());
+        ev.push(new, ex, true, None, change);
+        linked.push(old);
     }
 
     let mut events = ev.0;
@@ -646,7 +802,7 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
         list.sort_by_key(|e| (e.date, !matches!(e.change, IdentityChange::Listed { .. })));
     }
 
-    let superseded: HashSet<&Isin> = succ.iter().map(|s| &s.from.row.isin).collect();
+    let superseded: HashSet<&Isin> = succ.iter().map(|s| &s.from.row.isin).chain(linked).collect();
     let status = by.iter().fold(HashMap::<Isin, CompanyStatus>::new(), |mut m, ((_, isin), rs)| {
         let current = rs.iter().any(|r| r.until.is_none());
         let st = CompanyStatus::of(superseded.contains(isin), current);
@@ -757,6 +913,82 @@ mod tests {
     /// Section 10.3: a listing gone from its series' latest snapshot is not
     /// listed, whatever another exchange's (older) list says; `last_seen`
     /// is the latest snapshot that showed it.
+    /// Section 10.3: what only snapshots date carries the days that bound
+    /// it; a split of either ISIN going ex between them dates the ISIN
+    /// change exactly.
+    #[test]
+    fn observed_changes_are_bounded_and_a_split_dates_the_isin_change() {
+        let mid = "2025-03-01";
+        let runs = vec![
+            run(Series::NseMain, "INE296A01024", "BAJFINANCE", "Bajaj Finance Limited", 2.0, A, Some(B)),
+            run(Series::NseMain, "INE296A01032", "BAJFINANCE", "Bajaj Finance Limited", 1.0, B, None),
+            run(Series::NseMain, "INE144J01027", "GONE", "Gone Limited", 5.0, A, Some(B)),
+        ];
+        let days: Vec<(Series, NaiveDate)> = [A, mid, B].iter().map(|d| (Series::NseMain, day(d))).collect();
+        let d = Deriver::new(&[], &[]).with_days(&days).derive(&runs);
+        let old = &d.events[&Isin::parse("INE296A01024").unwrap()];
+        assert_eq!(old[0].observed_between, None, "listed in the first snapshot: nothing bounds it");
+        assert_eq!(old[1].observed_between, Some([day(mid), day(B)]), "last seen unchanged in {mid}");
+        let gone = &d.events[&Isin::parse("INE144J01027").unwrap()];
+        assert_eq!(gone[1].observed_between, Some([day(mid), day(B)]));
+        // The split of 2025-06-16 goes ex between the snapshots: exact.
+        let split = SplitAction {
+            isin: Isin::parse("INE296A01024").unwrap(),
+            ex_date: day("2025-06-16"),
+            face_value_from: Some(2.0),
+            face_value_to: Some(1.0),
+            new_isin: None,
+        };
+        let d = Deriver::new(&[], &[]).with_days(&days).with_splits(vec![split.clone()]).derive(&runs);
+        for isin in ["INE296A01024", "INE296A01032"] {
+            let e = d.events[&Isin::parse(isin).unwrap()].last().unwrap().clone();
+            assert_eq!((e.date, e.exact, e.observed_between), (day("2025-06-16"), true, None), "{isin}");
+        }
+        // One before the last snapshot that showed the old ISIN dates nothing.
+        let early = SplitAction { ex_date: day("2024-12-01"), ..split };
+        let d = Deriver::new(&[], &[]).with_days(&days).with_splits(vec![early]).derive(&runs);
+        assert_eq!(kinds(&d, "INE296A01032"), vec![("isin_changed", B.into(), false)]);
+    }
+
+    /// Section 10.3 rule h: BSE's list has the old ISIN, NSE's the
+    /// successor (BESTAGRO, split from Rs 10 to Re 1 on 2026-01-16): the
+    /// split links them, whichever ISIN its row was resolved to.
+    #[test]
+    fn a_split_links_an_old_isin_on_bse_to_its_successor_on_nse() {
+        let (old, new) = ("INE052T01013", "INE052T01021");
+        let runs = vec![
+            run(Series::Bse, old, "BESTAGRO", "Best Agrolife Ltd", 10.0, A, None),
+            run(Series::NseMain, new, "BESTAGRO", "Best Agrolife Limited", 1.0, B, None),
+            // Another ISIN of the issuer on BSE: not a candidate.
+            run(Series::Bse, "INE052T08018", "BESTNCD", "Best Agrolife NCD", 1000.0, A, None),
+        ];
+        let split = |isin: &str| SplitAction {
+            isin: Isin::parse(isin).unwrap(),
+            ex_date: day("2026-01-16"),
+            face_value_from: Some(10.0),
+            face_value_to: Some(1.0),
+            new_isin: None,
+        };
+        let without = derive(&runs, &[], &[]);
+        assert_eq!(without.status[&Isin::parse(old).unwrap()], CompanyStatus::Active, "two unrelated actives");
+        for by in [old, new] {
+            let d = Deriver::new(&[], &[]).with_splits(vec![split(by)]).derive(&runs);
+            assert_eq!(d.status[&Isin::parse(old).unwrap()], CompanyStatus::Superseded, "by {by}");
+            assert_eq!(d.status[&Isin::parse(new).unwrap()], CompanyStatus::Active);
+            for isin in [old, new] {
+                let e = d.events[&Isin::parse(isin).unwrap()].iter().find(|e| e.change.kind() == "isin_changed");
+                let e = e.expect("linked under both ISINs");
+                assert_eq!((e.date, e.exact), (day("2026-01-16"), true));
+                assert!(matches!(&e.change, IdentityChange::IsinChanged { from, to, .. }
+                    if from.as_str() == old && to.as_str() == new));
+            }
+        }
+        // Face values that do not fit link nothing.
+        let wrong = SplitAction { face_value_from: Some(5.0), ..split(old) };
+        let d = Deriver::new(&[], &[]).with_splits(vec![wrong]).derive(&runs);
+        assert_eq!(d.status[&Isin::parse(old).unwrap()], CompanyStatus::Active);
+    }
+
     #[test]
     fn a_listing_gone_from_its_series_latest_snapshot_is_not_listed() {
         let mid = "2025-03-01";

@@ -9,7 +9,7 @@ use mds_domain::snapshot::SymbolChange;
 use mds_domain::{Exchange, Ticker};
 
 use super::purpose::ParsedAction;
-use super::resolve::{Identity, resolve_bse, resolve_nse};
+use super::resolve::{Identity, carried_on, resolve_bse, resolve_nse};
 use super::{Merged, ResolvedAction, bse, bse_actions, merge, nse, nse_actions};
 use crate::ImportError;
 
@@ -145,6 +145,7 @@ pub fn resolve(read: ReadFiles, identity: &impl Identity, changes: &[SymbolChang
             batch.unresolved.push(key);
             continue;
         };
+        let at = carried_on(identity, at, key.ex_date);
         for parsed in actions {
             let mut action = parsed.action;
             if let Some(next) = &at.successor {

@@ -28,6 +28,32 @@ pub trait Identity {
     /// The ISIN BSE's security `code` carried on `day`, when BSE's
     /// snapshots tell (`None` otherwise).
     fn bse_code_isin(&self, code: &str, day: NaiveDate) -> Option<Isin>;
+
+    /// The ISIN `isin` replaced and the day it did (the `from` and date of
+    /// an `isin_changed` to it), when it replaced one.
+    fn predecessor(&self, isin: &Isin) -> Option<(Isin, NaiveDate)> {
+        let _ = isin;
+        None
+    }
+}
+
+/// `r` moved back to the ISIN the security carried on `day` when `r`'s
+/// ISIN replaced another on or after it (contract 10.3: an exchange's list
+/// may show a successor with its symbol's older date of listing, so its
+/// period reaches back before the split that made it): before the change
+/// the action is the predecessor's, and on its day too, with the successor
+/// named (13.1).
+pub fn carried_on(identity: &impl Identity, mut r: Resolved, day: NaiveDate) -> Resolved {
+    for _ in 0..MAX_HOPS {
+        match identity.predecessor(&r.isin) {
+            Some((p, changed)) if day <= changed && p != r.isin => {
+                r.successor = (day == changed).then(|| r.isin.clone());
+                r.isin = p;
+            }
+            _ => break,
+        }
+    }
+    r
 }
 
 /// Where a row was resolved to.
@@ -56,6 +82,11 @@ fn on_day(identity: &impl Identity, exchange: Exchange, symbol: &Ticker, day: Na
     match (ended, started) {
         (Some(old), Some(new)) if old.isin != new.isin => {
             Some(Resolved { isin: old.isin.clone(), symbol: symbol.clone(), successor: Some(new.isin.clone()) })
+        }
+        // A period ending on the day with none starting: the ISIN that
+        // carried the symbol until that day's change is the action's.
+        (Some(old), None) if !periods.iter().any(|p| holds(&p)) => {
+            Some(Resolved { isin: old.isin.clone(), symbol: symbol.clone(), successor: None })
         }
         _ => periods.iter().find(holds).map(|p| Resolved {
             isin: p.isin.clone(),

@@ -7,6 +7,7 @@ use std::io::BufRead;
 use std::sync::Arc;
 
 use chrono::NaiveDate;
+use mds_domain::actions::ActionType;
 use mds_domain::snapshot::{NameChange, SymbolChange};
 use mds_domain::{Exchange, IdentityChange, Isin, SymbolPeriod, Ticker};
 use mds_import::actions::Identity;
@@ -166,6 +167,10 @@ impl<F: Fn(Exchange, &Ticker) -> Vec<SymbolPeriod>> Identity for Periods<F> {
     fn bse_code_isin(&self, code: &str, day: NaiveDate) -> Option<Isin> {
         self.codes.isin_on(code, day)
     }
+
+    fn predecessor(&self, isin: &Isin) -> Option<(Isin, NaiveDate)> {
+        self.codes.predecessors.get(isin).cloned()
+    }
 }
 
 /// BSE's security codes and the ISINs they carried (contract 13.1): each
@@ -178,6 +183,8 @@ struct BseCodes {
     codes: std::collections::HashMap<String, Vec<Isin>>,
     /// ISIN → the ISIN that replaced it, and the day.
     successors: std::collections::HashMap<Isin, (Isin, NaiveDate)>,
+    /// ISIN → the ISIN it replaced, and the day.
+    predecessors: std::collections::HashMap<Isin, (Isin, NaiveDate)>,
     /// ISIN → the day it left BSE's list.
     delisted: std::collections::HashMap<Isin, NaiveDate>,
 }
@@ -226,48 +233,34 @@ fn stored(u: Unresolved) -> UnresolvedAction {
 /// ISIN of its ex-date through the identity history the store holds (the
 /// catalog's symbol periods, NSE's symbol changes among the identity
 /// events), merged, and written in one transaction.
+///
+/// Splits and consolidations date the ISIN changes they make (10.3), which
+/// moves the periods the other rows resolve through: the identity history
+/// is first derived again with the files' splits
+/// ([`mds_store::ActionStore::date_by_splits`], a transaction of its own),
+/// and when that changed it, every row is resolved again through the
+/// history they made before the actions are written (their import derives
+/// it again with the splits as resolved, which leaves it as it is). So an
+/// action going ex between a split and the list that first showed its new
+/// ISIN is the new ISIN's, whether the files are imported once or again.
 async fn actions(
     store: &Arc<dyn Store>,
     files: ReadFiles,
     count: usize,
     list_unresolved: bool,
 ) -> Result<Summary, ImportFailure> {
-    let generation = store.generations().await?.companies;
-    let (catalog, _) = crate::catalog_load::load(store, generation).await?;
-    let events = store.identity_events().await?;
-    let changes = batch::nse_symbol_changes(events.iter().filter_map(|(_, e)| match &e.change {
-        IdentityChange::SymbolChanged { exchange: Exchange::Nse, from, to } => Some((from, to, e.date)),
-        _ => None,
-    }));
-    let mut codes = BseCodes::default();
-    for (isin, e) in &events {
-        match &e.change {
-            IdentityChange::IsinChanged { from, to, .. } if from == isin => {
-                codes.successors.insert(from.clone(), (to.clone(), e.date));
-            }
-            IdentityChange::Delisted { exchange: Exchange::Bse, .. } => {
-                codes.delisted.insert(isin.clone(), e.date);
-            }
-            _ => {}
-        }
+    let mut b = resolve_actions(store, files.clone()).await?;
+    let splits: Vec<_> = b
+        .merged
+        .actions
+        .iter()
+        .filter(|a| matches!(a.action.action_type(), ActionType::Split | ActionType::Consolidation))
+        .cloned()
+        .collect();
+    let dated = !splits.is_empty() && store.date_by_splits(&splits).await?;
+    if dated {
+        b = resolve_actions(store, files).await?;
     }
-    drop(events);
-    store
-        .companies_sorted(&mut |s| {
-            let c = s.company;
-            let bse = c.details.listings.iter().find(|l| l.exchange == Exchange::Bse);
-            if let Some(code) = bse.and_then(|l| l.scrip_code.clone()) {
-                codes.codes.entry(code).or_default().push(c.isin);
-            }
-        })
-        .await?;
-    let identity = Periods {
-        periods: |exchange: Exchange, symbol: &Ticker| {
-            catalog.symbol_history(exchange, symbol).map(|h| h.periods).unwrap_or_default()
-        },
-        codes,
-    };
-    let b = batch::resolve(files, &identity, &changes);
     let mut lines = Vec::new();
     if list_unresolved {
         for u in &b.unresolved {
@@ -278,6 +271,9 @@ async fn actions(
     let unresolved: Vec<UnresolvedAction> = b.unresolved.into_iter().map(stored).collect();
     let resolved: Vec<UnresolvedAction> = b.resolved_rows.into_iter().map(stored).collect();
     let s = store.import_actions(&b.merged.actions, &unresolved, &resolved).await?;
+    if dated || s.identity_changed {
+        lines.push("identity: the files' splits and consolidations dated or linked ISIN changes".to_owned());
+    }
     lines.push(format!(
         "read {} rows from {count} files: {} resolved ({} actions), {unresolved_rows} unresolved",
         b.rows,
@@ -305,4 +301,47 @@ async fn actions(
         set_aside: (b.merged.repeats + b.merged.across_exchanges + unresolved_rows) as u64,
     };
     Ok(Summary { lines, counts, ..Summary::default() })
+}
+
+/// The rows of `files` resolved through the identity history the store
+/// holds now (its catalog's symbol periods, NSE's symbol changes and BSE's
+/// codes), and merged.
+async fn resolve_actions(store: &Arc<dyn Store>, files: ReadFiles) -> Result<batch::Batch, ImportFailure> {
+    let generation = store.generations().await?.companies;
+    let (catalog, _) = crate::catalog_load::load(store, generation).await?;
+    let events = store.identity_events().await?;
+    let changes = batch::nse_symbol_changes(events.iter().filter_map(|(_, e)| match &e.change {
+        IdentityChange::SymbolChanged { exchange: Exchange::Nse, from, to } => Some((from, to, e.date)),
+        _ => None,
+    }));
+    let mut codes = BseCodes::default();
+    for (isin, e) in &events {
+        match &e.change {
+            IdentityChange::IsinChanged { from, to, .. } if from == isin => {
+                codes.successors.insert(from.clone(), (to.clone(), e.date));
+                codes.predecessors.insert(to.clone(), (from.clone(), e.date));
+            }
+            IdentityChange::Delisted { exchange: Exchange::Bse, .. } => {
+                codes.delisted.insert(isin.clone(), e.date);
+            }
+            _ => {}
+        }
+    }
+    drop(events);
+    store
+        .companies_sorted(&mut |s| {
+            let c = s.company;
+            let bse = c.details.listings.iter().find(|l| l.exchange == Exchange::Bse);
+            if let Some(code) = bse.and_then(|l| l.scrip_code.clone()) {
+                codes.codes.entry(code).or_default().push(c.isin);
+            }
+        })
+        .await?;
+    let identity = Periods {
+        periods: |exchange: Exchange, symbol: &Ticker| {
+            catalog.symbol_history(exchange, symbol).map(|h| h.periods).unwrap_or_default()
+        },
+        codes,
+    };
+    Ok(batch::resolve(files, &identity, &changes))
 }

@@ -76,6 +76,19 @@ pub(crate) async fn import(
             }
         }
     }
+    // Splits and consolidations date ISIN changes and link old ISINs to
+    // their successors (contract 10.3): the identity is derived again with
+    // them, and each learns the successor it leads to (`new_isin`).
+    let splits: Vec<_> = given.iter().filter_map(super::identity::split_action).collect();
+    if !splits.is_empty() {
+        let (wrote, next) = super::identity::rederive_for_splits(&mut tx, splits).await?;
+        out.identity_changed = wrote;
+        for a in &mut given {
+            if let Some(n) = next.get(&(a.isin.clone(), a.ex_date)) {
+                a.action.set_new_isin(n);
+            }
+        }
+    }
     for chunk in given.chunks(CHUNK) {
         let stored = stored_json(&mut tx, chunk).await?;
         let mut new = Vec::new();

@@ -39,7 +39,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::NaiveDate;
 use futures_util::TryStreamExt;
-use mds_domain::snapshot::derive::{Derived, Deriver, issuer};
+use mds_domain::actions::{Action, CorporateAction};
+use mds_domain::snapshot::derive::{Derived, Deriver, SplitAction, issuer};
 use mds_domain::snapshot::{
     Companies, NameChange, Run, Series, SnapshotRow, SnapshotRows, SymbolChange, apply_listings, carry_over, inherit,
     take_last_day,
@@ -490,6 +491,86 @@ async fn change_rows(conn: &mut Conn) -> StoreResult<(Vec<SymbolChange>, Vec<Nam
     Ok((symbols, names))
 }
 
+/// A split or consolidation as the derivation reads it (`None` for any
+/// other action).
+pub(crate) fn split_action(a: &CorporateAction) -> Option<SplitAction> {
+    match &a.action {
+        Action::Split { split: f } | Action::Consolidation { consolidation: f } => Some(SplitAction {
+            isin: a.isin.clone(),
+            ex_date: a.ex_date,
+            face_value_from: f.face_value_from,
+            face_value_to: f.face_value_to,
+            new_isin: f.new_isin.clone(),
+        }),
+        _ => None,
+    }
+}
+
+/// Every stored split and consolidation (contract 13), which date the
+/// `isin_changed` events and link old ISINs to their successors (10.3).
+async fn split_actions(conn: &mut Conn) -> StoreResult<Vec<SplitAction>> {
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "SELECT id, action_json FROM corporate_actions WHERE type IN ('split', 'consolidation') ORDER BY id",
+    )
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db)?;
+    let mut out = Vec::with_capacity(rows.len());
+    for (id, json) in rows {
+        let a: CorporateAction = serde_json::from_str(&json)
+            .map_err(|e| corrupt(format_args!("corporate_actions {id}: action_json does not decode ({e})")))?;
+        out.extend(split_action(&a));
+    }
+    Ok(out)
+}
+
+/// [`crate::ActionStore::date_by_splits`], in the caller's transaction.
+pub(crate) async fn date_by_splits(conn: &mut Conn, splits: &[CorporateAction]) -> StoreResult<bool> {
+    let splits: Vec<SplitAction> = splits.iter().filter_map(split_action).collect();
+    if splits.is_empty() {
+        return Ok(false);
+    }
+    dialect::lock_identity(&mut *conn).await?;
+    rederive_with(conn, None, &mut IdentityImport::default(), splits).await
+}
+
+/// Derives the identity events again with an action import's `splits`
+/// beside the stored ones (contract 10.3: a split dates its ISIN change,
+/// and links an old ISIN to its successor), in the import's transaction;
+/// then the successor each of them leads to on its ex-date, by
+/// `(ISIN, ex-date)`, for its `new_isin`. Whether anything was written.
+pub(crate) async fn rederive_for_splits(
+    conn: &mut Conn,
+    splits: Vec<SplitAction>,
+) -> StoreResult<(bool, HashMap<(Isin, NaiveDate), Isin>)> {
+    dialect::lock_identity(&mut *conn).await?;
+    let keys: Vec<(Isin, NaiveDate)> = splits.iter().map(|s| (s.isin.clone(), s.ex_date)).collect();
+    let mut summary = IdentityImport::default();
+    let wrote = rederive_with(conn, None, &mut summary, splits).await?;
+    let mut isins: Vec<&str> = keys.iter().map(|k| k.0.as_str()).collect();
+    isins.sort_unstable();
+    isins.dedup();
+    let mut next = HashMap::new();
+    for chunk in isins.chunks(500) {
+        let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+        let sql = format!("SELECT isin, event_json FROM identity_events WHERE isin IN ({})", marks.join(", "));
+        let mut q = sqlx::query_as::<_, (String, String)>(&sql);
+        for i in chunk {
+            q = q.bind(*i);
+        }
+        for (isin, json) in q.fetch_all(&mut *conn).await.map_err(db)? {
+            let e = event(&isin, &json)?;
+            if let IdentityChange::IsinChanged { from, to, .. } = e.change {
+                if from.as_str() == isin {
+                    next.insert((from, e.date), to);
+                }
+            }
+        }
+    }
+    next.retain(|k, _| keys.contains(k));
+    Ok((wrote, next))
+}
+
 /// The stored events of the issuers from `lo` to `hi` ([`in_range`]), by
 /// ISIN, each ISIN's in order (read as a stream).
 async fn stored_events_in(
@@ -561,8 +642,21 @@ async fn rederive(
     given: Option<(&Companies, Carry)>,
     summary: &mut IdentityImport,
 ) -> StoreResult<bool> {
+    rederive_with(conn, given, summary, Vec::new()).await
+}
+
+/// [`rederive`] with `extra`, splits and consolidations not stored yet (an
+/// action import's, before it writes them), beside the stored ones.
+async fn rederive_with(
+    conn: &mut Conn,
+    given: Option<(&Companies, Carry)>,
+    summary: &mut IdentityImport,
+    extra: Vec<SplitAction>,
+) -> StoreResult<bool> {
     let (symbols, names) = change_rows(conn).await?;
-    let prep = Deriver::new(&symbols, &names).with_days(&all_days(conn).await?);
+    let mut splits = split_actions(conn).await?;
+    splits.extend(extra);
+    let prep = Deriver::new(&symbols, &names).with_days(&all_days(conn).await?).with_splits(splits);
     let carry = given.map(|(_, c)| c);
     let mut writing: Option<Writing> = None;
     let mut wrote = false;

@@ -112,6 +112,8 @@ delegate!(ActionStore {
         => actions::page;
     action_count() -> u64 => actions::count;
     unresolved_actions() -> Vec<UnresolvedAction> => actions::unresolved;
+} in_write {
+    date_by_splits(splits: &[CorporateAction]) -> bool => identity::date_by_splits;
 });
 
 delegate!(PriceStore {

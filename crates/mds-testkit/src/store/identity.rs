@@ -121,6 +121,8 @@ pub async fn identity_events_follow_snapshots_and_change_files(store: &dyn Store
         IdentityEvent {
             date: d2,
             exact: false,
+            // Contract 10.3: last seen unchanged in the first snapshot.
+            observed_between: Some([d1, d2]),
             change: IdentityChange::IsinChanged {
                 from: isin("INE100A0101"),
                 to: isin("INE100A0102"),
