@@ -10,7 +10,15 @@ from datetime import date
 
 import pytest
 
-from mds_client import AsyncClient, Bar, Client, CompanyPrices, InvalidRequestError, NotFoundError
+from mds_client import (
+    AsyncClient,
+    Bar,
+    Client,
+    CompanyPrices,
+    InvalidRequestError,
+    MarketDayPage,
+    NotFoundError,
+)
 
 from .conftest import Server
 
@@ -68,3 +76,45 @@ def test_the_async_client_reads_the_same(server: Server, client: Client, api_key
             return found
 
     assert asyncio.run(main()) == client.company_prices(NEW, from_=FROM, to=TO)
+
+
+SPLIT_DAY = date(2025, 2, 12)
+
+
+def test_the_market_on_a_day_pages_by_isin(client: Client) -> None:
+    page = client.market_day(SPLIT_DAY, limit=50)
+    assert isinstance(page, MarketDayPage) and page.date == SPLIT_DAY
+    assert len(page) == 50 and page.has_more and page.next_cursor
+    assert all(isinstance(b, Bar) and b.date == SPLIT_DAY for b in page)
+    every = client.market_day.all("2025-02-12", limit=200)
+    keys = [(b.isin, b.series) for b in every]
+    assert keys == sorted(keys) and len(set(keys)) == len(keys), "ISIN then series, each once"
+    assert every[:50] == page.data, "the first page is the walk's first"
+    new = next(b for b in every if b.isin == NEW)
+    assert (new.series, new.close) == ("BE", 14.01), "TTL's first day under its new ISIN"
+    be = client.market_day.all(SPLIT_DAY, series="BE", limit=200)
+    assert be and {b.series for b in be} == {"BE"} and len(be) < len(every)
+    with pytest.raises(InvalidRequestError) as bad:
+        client.market_day("2025-2-12")
+    assert bad.value.param == "date"
+
+
+def test_the_market_on_a_day_reads_as_a_frame(client: Client) -> None:
+    pd = pytest.importorskip("pandas")
+    bars = client.market_day.all(SPLIT_DAY, series="BE", limit=100)
+    df = client.market_day.iter(SPLIT_DAY, series="BE", limit=100).to_pandas()
+    assert isinstance(df.index, pd.DatetimeIndex) and df.index.name == "date"
+    assert len(df) == len(bars) and set(df.index) == {pd.Timestamp(SPLIT_DAY)}
+    assert list(df["isin"]) == [b.isin for b in bars]
+    assert str(df["close"].dtype) == "Float64"
+    assert len(client.market_day(SPLIT_DAY, series="BE", limit=5).to_pandas()) == 5
+
+
+def test_the_async_client_walks_the_same_day(server: Server, client: Client, api_key: str) -> None:
+    async def main() -> list[Bar]:
+        async with AsyncClient(api_key=api_key, base_url=server.base_url) as a:
+            first: MarketDayPage = await a.market_day(SPLIT_DAY, series="BE", limit=7)
+            assert len(first) == 7
+            return [b async for b in a.market_day.iter(SPLIT_DAY, series="BE", limit=7)]
+
+    assert asyncio.run(main()) == client.market_day.all(SPLIT_DAY, series="BE", limit=7)

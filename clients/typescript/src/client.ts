@@ -21,6 +21,8 @@ import type {
   CompanyHistory,
   CompanyPrices,
   CompanyPricesQuery,
+  MarketDay,
+  MarketDayQuery,
   CompanyQuery,
   SymbolHistory,
   SymbolQuery,
@@ -111,7 +113,7 @@ export class Client {
   readonly symbols: SymbolsResource;
   /** Corporate actions: the calendar (`/v1/actions`) and a company's (`/v1/companies/{isin}/actions`). */
   readonly actions: ActionsResource;
-  /** `/v1/companies/{isin}/prices`. */
+  /** `/v1/prices` (the market on a day), `/v1/companies/{isin}/prices`. */
   readonly prices: PricesResource;
   /** `/v1/news`, `/v1/news/{slug}`. */
   readonly news: NewsResource;
@@ -310,12 +312,31 @@ export class ActionsResource extends PagedList<"/v1/actions"> {
   }
 }
 
-/** End-of-day prices (contract 14.2): a company's series (`ofCompany`). */
-export class PricesResource {
+/**
+ * End-of-day prices (contract 14.2): the market on one day (`list`, `pages`,
+ * `iter`, `all` with its `date`, by ISIN then series, `series` filtering;
+ * `marketDay` is `list`) and a company's series (`ofCompany`).
+ */
+export class PricesResource extends PagedList<"/v1/prices"> {
   readonly #http: Http;
 
   constructor(http: Http) {
+    super(http, "/v1/prices");
     this.#http = http;
+  }
+
+  /**
+   * One page of the market on `date` (`YYYY-MM-DD`): every bar of the day as
+   * published (of one `series` if asked), by ISIN then series; pass
+   * `next_cursor` back as `cursor` for the next page, or walk the day with
+   * `iter({ date })` / `all({ date })`.
+   */
+  marketDay(
+    date: string,
+    query: Omit<MarketDayQuery, "date"> = {},
+    options: WalkOptions = {},
+  ): Promise<WithMeta<MarketDay>> {
+    return this.list({ ...query, date }, options);
   }
 
   /**

@@ -64,6 +64,10 @@ export type Bar = Schemas["V1Bar"];
 export type CompanyPrices = Schemas["V1CompanyPrices"];
 /** `from`, `to`, `adjust` and `lineage` of `GET /v1/companies/{isin}/prices`. */
 export type CompanyPricesQuery = NonNullable<operations["listCompanyPrices"]["parameters"]["query"]>;
+/** One page of `GET /v1/prices`: the market on `date`, by ISIN then series. */
+export type MarketDay = Schemas["V1MarketDay"];
+/** `date`, `series`, `cursor` and `limit` of `GET /v1/prices`. */
+export type MarketDayQuery = NonNullable<operations["listMarketPrices"]["parameters"]["query"]>;
 /** The filters of `GET /v1/actions` (and `cursor`, `limit`). */
 export type ActionsQuery = NonNullable<operations["listActions"]["parameters"]["query"]>;
 /** `as_of` of `GET /v1/companies/{isin}`. */

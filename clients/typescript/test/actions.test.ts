@@ -95,3 +95,35 @@ test("a company's prices continue through its split, every factor shown", async 
   await assert.rejects(client.prices.ofCompany("INE000A01000"), NotFoundError);
   await assert.rejects(client.prices.ofCompany(TTL_NEW, { from: "2025-02-14", to: "2025-02-07" }), InvalidRequestError);
 });
+
+test("the market on a day pages by ISIN, whole or by series", async () => {
+  const day = "2025-02-12";
+  const page = await client.prices.marketDay(day, { limit: 50 });
+  assert.equal(page.date, day);
+  assert.equal(page.data.length, 50);
+  assert.ok(page.has_more && page.next_cursor !== null);
+  assert.ok(page.data.every((b) => b.date === day));
+  const every = await client.prices.all({ date: day, limit: 200 });
+  const keys = every.map((b) => `${b.isin} ${b.series}`);
+  assert.deepEqual(keys, [...keys].sort(), "ISIN then series");
+  assert.equal(new Set(keys).size, keys.length, "each bar once");
+  assert.deepEqual(
+    every.slice(0, 50).map((b) => b.isin),
+    page.data.map((b) => b.isin),
+  );
+  const ttl = every.find((b) => b.isin === TTL_NEW);
+  assert.ok(ttl && ttl.series === "BE" && ttl.close === 14.01, JSON.stringify(ttl));
+  const next = await client.prices.marketDay(day, { limit: 50, cursor: page.next_cursor ?? undefined });
+  assert.deepEqual(
+    next.data.map((b) => b.isin),
+    every.slice(50, 100).map((b) => b.isin),
+  );
+  const be: string[] = [];
+  for await (const b of client.prices.iter({ date: day, series: "BE", limit: 100 })) be.push(b.series);
+  assert.ok(be.length > 0 && be.length < every.length && be.every((s) => s === "BE"));
+  await assert.rejects(client.prices.marketDay("2025-2-12"), (e: unknown) => {
+    assert.ok(e instanceof InvalidRequestError);
+    assert.equal(e.param, "date");
+    return true;
+  });
+});

@@ -13,8 +13,17 @@ import httpx
 from . import _calls, _core, _stream
 from ._api import Api
 from ._calls import Call, R, StreamFilters, Unpack
-from ._pages import AsyncActions, AsyncCompanies, AsyncEvents, AsyncNews, Job, Steps, afollow
-from ._pandas import actions_frame, articles_frame, companies_frame, events_frame
+from ._pages import (
+    AsyncActions,
+    AsyncCompanies,
+    AsyncEvents,
+    AsyncMarketDay,
+    AsyncNews,
+    Job,
+    Steps,
+    afollow,
+)
+from ._pandas import actions_frame, articles_frame, bars_frame, companies_frame, events_frame
 from .errors import MdsError
 from .models import ChangesPage, Event
 
@@ -29,6 +38,7 @@ class AsyncClient(Api[httpx.AsyncBaseTransport]):
         self.news = AsyncNews(self._send, _calls.news, articles_frame)
         self.events = AsyncEvents(self._send, _calls.events, events_frame)
         self.actions = AsyncActions(self._send, _calls.actions, actions_frame)
+        self.market_day = AsyncMarketDay(self._send, _calls.market_day, bars_frame)
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -24,6 +24,7 @@ from .models import (
     CompanyPrices,
     DailyUsage,
     EventPage,
+    MarketDayPage,
     NewsPage,
     ResponseMeta,
     SymbolHistory,
@@ -225,6 +226,20 @@ def company_prices(
     path = f"/v1/companies/{quote(isin.strip(), safe='')}/prices"
     params = {"from": from_, "to": to, "adjust": adjust, "lineage": lineage}
     return Call(path, CompanyPrices.from_json, params)
+
+
+def market_day(
+    date: date | str,
+    *,
+    series: str | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[MarketDayPage]:
+    """``GET /v1/prices?date=``: one page of the market on ``date``, every
+    security's bar as published, by ISIN then series (only ``series``'s when
+    given: ``EQ``, ``BE``, ``SM``, ...)."""
+    params = {"date": date, "series": series, "limit": limit, "cursor": cursor}
+    return Call("/v1/prices", MarketDayPage.from_json, params)
 
 
 def events(

@@ -23,6 +23,7 @@ from .errors import MdsError, SyncTokenExpiredError, TransportError
 from .models import (
     ActionPage,
     Article,
+    Bar,
     ChangesPage,
     Company,
     CompanyDetail,
@@ -30,6 +31,7 @@ from .models import (
     CorporateAction,
     Event,
     EventPage,
+    MarketDayPage,
     NewsPage,
     ResponseMeta,
 )
@@ -240,6 +242,12 @@ class Actions(SyncListing[A, CorporateAction, ActionPage]):
     ``ex_date`` ascending) with :class:`ActionFilters`."""
 
 
+class MarketDay(SyncListing[A, Bar, MarketDayPage]):
+    """``client.market_day(date, ...)``: ``GET /v1/prices?date=`` (the market on
+    one day, by ISIN then series); ``.iter(...).to_pandas()`` is every bar of the
+    day as one DataFrame."""
+
+
 class AsyncCompanies(AsyncListing[A, Company, CompanyPage]):
     """``client.companies(...)``: ``GET /v1/companies`` with :class:`CompanyFilters`."""
 
@@ -256,6 +264,11 @@ class AsyncEvents(AsyncListing[A, Event, EventPage]):
 class AsyncActions(AsyncListing[A, CorporateAction, ActionPage]):
     """``client.actions(...)``: ``GET /v1/actions`` (the corporate-action calendar,
     ``ex_date`` ascending) with :class:`ActionFilters`."""
+
+
+class AsyncMarketDay(AsyncListing[A, Bar, MarketDayPage]):
+    """``client.market_day(date, ...)``: ``GET /v1/prices?date=`` (the market on
+    one day, by ISIN then series)."""
 
 
 @dataclass

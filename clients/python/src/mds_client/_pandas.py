@@ -239,5 +239,6 @@ def frame_of(model: type[Any], items: Sequence[Any]) -> Any:
         Article: articles_frame,
         Event: events_frame,
         CorporateAction: actions_frame,
+        Bar: bars_frame,
     }
     return framers[model](items)

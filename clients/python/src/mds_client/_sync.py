@@ -12,8 +12,8 @@ import httpx
 from . import _calls, _core, _stream
 from ._api import Api
 from ._calls import Call, R, StreamFilters, Unpack
-from ._pages import Actions, Companies, Events, Job, News, Steps, follow
-from ._pandas import actions_frame, articles_frame, companies_frame, events_frame
+from ._pages import Actions, Companies, Events, Job, MarketDay, News, Steps, follow
+from ._pandas import actions_frame, articles_frame, bars_frame, companies_frame, events_frame
 from .errors import MdsError
 from .models import ChangesPage, Event
 
@@ -33,6 +33,7 @@ class Client(Api[httpx.BaseTransport]):
         self.news = News(self._send, _calls.news, articles_frame)
         self.events = Events(self._send, _calls.events, events_frame)
         self.actions = Actions(self._send, _calls.actions, actions_frame)
+        self.market_day = MarketDay(self._send, _calls.market_day, bars_frame)
 
     def close(self) -> None:
         self._http.close()

@@ -35,6 +35,7 @@ __all__ = [
     "IdentityEvent",
     "Listing",
     "MarketCap",
+    "MarketDayPage",
     "NewsPage",
     "ResponseMeta",
     "SymbolHistory",
@@ -605,6 +606,14 @@ class CompanyPrices(_Result):
         from ._pandas import bars_frame
 
         return bars_frame(self.bars)
+
+
+@dataclass(frozen=True)
+class MarketDayPage(_ListPage[Bar]):
+    """One page of ``GET /v1/prices?date=`` (the market on ``date``): bars as
+    published, by ISIN then series."""
+
+    date: date
 
 
 @dataclass(frozen=True)
