@@ -215,7 +215,7 @@ export interface paths {
         };
         /**
          * List news articles
-         * @description One page of articles without `body`, newest first: by `published_at` descending, then `slug`; articles without `published_at` come last, by `slug` (and never pass a date bound). Pagination is keyset-based: pass `next_cursor` back as `cursor` with the same filters (`limit` may change); articles published while you page cause no duplicates or skips. `GET /v1/news/{slug}` gives an article with its body. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
+         * @description One page of articles without `body`, newest first: by `published_at` descending, then `slug`; articles without `published_at` come last, by `slug` (and never pass a date bound). Pagination is keyset-based: pass `next_cursor` back as `cursor` with the same filters (`limit` may change); articles published while you page cause no duplicates or skips. With `q` the list is a full-text search over headline, subheadline, excerpt and body (words all required, `"a phrase"`, `prefix*`; case and accents folded), the most relevant first (BM25; ties newest first) unless `sort=published_at`, combined with the other filters; its cursor is bound to `q` and the order, and by relevance an import between two pages may move an article across them (scores follow the corpus); `sort=published_at` pages as the list does. A search counts as one list request. `GET /v1/news/{slug}` gives an article with its body. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
          */
         get: operations["listNews"];
         put?: never;
@@ -1309,6 +1309,13 @@ export interface components {
             exact: boolean;
             /** @description The exchange. */
             exchange: components["schemas"]["Exchange"];
+            /**
+             * @description For a change seen only between two snapshots (`exact: false`):
+             *     `[last day seen unchanged, first day seen changed]`, the second
+             *     being `date`. `null` when the change is exact, or when no earlier
+             *     snapshot of the series bounds it (contract 10.3).
+             */
+            observed_between: string[] | null;
             /** @description NSE symbol or BSE security id. */
             symbol: string;
             /** @enum {string} */
@@ -1328,6 +1335,13 @@ export interface components {
             exchange: components["schemas"]["Exchange"];
             /** @description The old symbol. */
             from: string;
+            /**
+             * @description For a change seen only between two snapshots (`exact: false`):
+             *     `[last day seen unchanged, first day seen changed]`, the second
+             *     being `date`. `null` when the change is exact, or when no earlier
+             *     snapshot of the series bounds it (contract 10.3).
+             */
+            observed_between: string[] | null;
             /** @description The new symbol. */
             to: string;
             /** @enum {string} */
@@ -1345,6 +1359,13 @@ export interface components {
             exact: boolean;
             /** @description The old name. */
             from: string;
+            /**
+             * @description For a change seen only between two snapshots (`exact: false`):
+             *     `[last day seen unchanged, first day seen changed]`, the second
+             *     being `date`. `null` when the change is exact, or when no earlier
+             *     snapshot of the series bounds it (contract 10.3).
+             */
+            observed_between: string[] | null;
             /** @description The new name. */
             to: string;
             /** @enum {string} */
@@ -1372,6 +1393,13 @@ export interface components {
             face_value_to: number | null;
             /** @description The old ISIN. */
             from: string;
+            /**
+             * @description For a change seen only between two snapshots (`exact: false`):
+             *     `[last day seen unchanged, first day seen changed]`, the second
+             *     being `date`. `null` when the change is exact, or when no earlier
+             *     snapshot of the series bounds it (contract 10.3).
+             */
+            observed_between: string[] | null;
             /** @description The new ISIN. */
             to: string;
             /** @enum {string} */
@@ -1389,6 +1417,13 @@ export interface components {
             exact: boolean;
             /** @description The exchange. */
             exchange: components["schemas"]["Exchange"];
+            /**
+             * @description For a change seen only between two snapshots (`exact: false`):
+             *     `[last day seen unchanged, first day seen changed]`, the second
+             *     being `date`. `null` when the change is exact, or when no earlier
+             *     snapshot of the series bounds it (contract 10.3).
+             */
+            observed_between: string[] | null;
             /** @description The symbol it was last listed under. */
             symbol: string;
             /** @enum {string} */
@@ -3244,6 +3279,22 @@ export interface operations {
                  * @example 2026-02-01T00:00:00Z
                  */
                 published_before?: string;
+                /**
+                 * @description Full-text search over headline, subheadline, excerpt and body: words (all must match),
+                 *     `"a phrase"` (words next to each other, in order) and `prefix*`, case- and
+                 *     accent-insensitive (`societe` finds `Société`); other punctuation separates words, and
+                 *     `AND`, `OR`, `NOT` are words like any other. 1 to 200 characters, at most 16 terms, quotes
+                 *     balanced. Combines with the other filters.
+                 * @example "net profit" reliance
+                 */
+                q?: string;
+                /**
+                 * @description The order of a search: `relevance` (the default with `q`: BM25, a match in the headline
+                 *     weighing most, ties newest first) or `published_at` (newest first, as the list without
+                 *     `q`: the default and the only value without it). The cursor is bound to it.
+                 * @example relevance
+                 */
+                sort?: string;
                 /** @description `next_cursor` of the previous page, sent with the same filters. */
                 cursor?: string;
                 /** @description Page size, 1 to 200 (digits only, no sign, no leading zero). */
