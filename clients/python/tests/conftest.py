@@ -3,7 +3,9 @@ temp dir, and real keys issued with the `mds` CLI on that store.
 
 The binary is `$MDS_BIN`, else `target/debug/mds` of the repository
 (`$CARGO_TARGET_DIR/debug/mds` when that is set); build it with
-`cargo build --bin mds`.
+`cargo build --bin mds`. With `$MDS_DEMO_SEED` (a SQLite file a demo has
+loaded, as `scripts/demo-seed.sh` makes it), each demo starts on a copy of it
+and skips loading the files again.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import contextlib
 import itertools
 import os
 import re
+import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -61,6 +64,16 @@ _names = itertools.count()
 T = TypeVar("T")
 
 
+def copy_demo_seed(db: Path) -> None:
+    """Copies `$MDS_DEMO_SEED` (and its -wal and -shm files) to ``db``, if set."""
+    seed = os.environ.get("MDS_DEMO_SEED")
+    if not seed or not Path(seed).is_file():
+        return
+    for suffix in ("", "-wal", "-shm"):
+        if Path(seed + suffix).is_file():
+            shutil.copyfile(seed + suffix, f"{db}{suffix}")
+
+
 @contextlib.contextmanager
 def running_demo(work: Path) -> Iterator[Server]:
     """A real `mds demo` over a new SQLite store in ``work``, stopped at the end."""
@@ -68,6 +81,7 @@ def running_demo(work: Path) -> Iterator[Server]:
     if not binary.is_file():
         pytest.fail(f"no mds binary at {binary}: run `cargo build --bin mds` (or set MDS_BIN)")
     database = f"sqlite://{work}/mds.db?mode=rwc"
+    copy_demo_seed(work / "mds.db")
     out = open(work / "demo.out", "w+")  # noqa: SIM115 - lives as long as the server
     err = open(work / "demo.err", "w+")  # noqa: SIM115
     proc = subprocess.Popen(

@@ -3,10 +3,12 @@
  * store in a temp dir, and real keys issued with the `mds` CLI on that store.
  *
  * The binary is `$MDS_BIN`, else `target/debug/mds` of the repository
- * (`$CARGO_TARGET_DIR/debug/mds` when that is set).
+ * (`$CARGO_TARGET_DIR/debug/mds` when that is set). With `$MDS_DEMO_SEED`
+ * (a SQLite file a demo has loaded, as `scripts/demo-seed.sh` makes it),
+ * each demo starts on a copy of it and skips loading the files again.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -46,6 +48,15 @@ export interface Server {
 
 let names = 0;
 
+/** Copies `$MDS_DEMO_SEED` (and its -wal and -shm files) to `db`, if set. */
+function copyDemoSeed(db: string): void {
+  const seed = process.env.MDS_DEMO_SEED;
+  if (!seed || !existsSync(seed)) return;
+  for (const suffix of ["", "-wal", "-shm"]) {
+    if (existsSync(seed + suffix)) copyFileSync(seed + suffix, db + suffix);
+  }
+}
+
 /**
  * Starts `mds demo` on 127.0.0.1:0 over a new store in a new temp dir, or
  * with `serveFile`, `mds serve` over that SQLite file (its directory is the
@@ -58,6 +69,7 @@ export async function startServer(serveFile?: string): Promise<Server> {
   }
   const workdir = serveFile ? dirname(serveFile) : mkdtempSync(join(tmpdir(), "mds-ts-"));
   const database = `sqlite://${serveFile ?? join(workdir, "mds.db")}?mode=rwc`;
+  if (!serveFile) copyDemoSeed(join(workdir, "mds.db"));
   const env = { ...process.env, MDS_LOG: "warn" };
   const command = serveFile ? "serve" : "demo";
   const child: ChildProcess = spawn(
