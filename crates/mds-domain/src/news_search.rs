@@ -3,10 +3,9 @@
 //! and the list's order with it ([`NewsSort`]).
 //!
 //! Case and accents are not this type's business: the node's search index
-//! folds both with the tokenizer that indexed the text (SQLite FTS5's
-//! `unicode61`, `remove_diacritics 2`), and [`NewsText::fts5`] hands it each
-//! term as a quoted string, so no word of a query is ever read as an FTS5
-//! operator (`OR`, `NOT`, `NEAR`, a column filter).
+//! splits each term into words and folds both with the analyzer that
+//! indexed the text. A term is never read as an operator: `OR`, `NOT` or
+//! `headline:x` are words like any other.
 
 use std::fmt;
 use std::str::FromStr;
@@ -94,22 +93,6 @@ impl NewsText {
     pub fn terms(&self) -> &[Term] {
         &self.terms
     }
-
-    /// The query in FTS5's syntax: each term a quoted string (a phrase of
-    /// the words the tokenizer finds in it; a prefix's marked `*`), all
-    /// of them required.
-    pub fn fts5(&self) -> String {
-        let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
-        let parts: Vec<String> = self
-            .terms
-            .iter()
-            .map(|t| match t {
-                Term::Word(w) | Term::Phrase(w) => quote(w),
-                Term::Prefix(p) => format!("{}*", quote(p)),
-            })
-            .collect();
-        parts.join(" AND ")
-    }
 }
 
 impl fmt::Display for NewsText {
@@ -158,13 +141,14 @@ mod tests {
             q.terms(),
             [Term::Word("Reliance".into()), Term::Phrase("net profit".into()), Term::Prefix("infra".into())]
         );
-        assert_eq!(q.fts5(), "\"Reliance\" AND \"net profit\" AND \"infra\"*");
     }
 
     #[test]
     fn operators_are_words() {
-        assert_eq!(NewsText::parse("a OR NOT b").unwrap().fts5(), "\"a\" AND \"OR\" AND \"NOT\" AND \"b\"");
-        assert_eq!(NewsText::parse("headline:x").unwrap().fts5(), "\"headline:x\"");
+        let words = |q: &str| NewsText::parse(q).unwrap().terms().to_vec();
+        let word = |w: &str| Term::Word(w.into());
+        assert_eq!(words("a OR NOT b"), [word("a"), word("OR"), word("NOT"), word("b")]);
+        assert_eq!(words("headline:x"), [word("headline:x")]);
     }
 
     #[test]

@@ -81,7 +81,7 @@ pub struct NewsIndex {
 /// its score when the order is by relevance.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchPosition {
-    /// The score (BM25 as FTS5 gives it: lower is more relevant) with
+    /// The score (BM25 negated, as [`NewsSearch`] gives it: lower is more relevant) with
     /// `sort=relevance`; `None` in list order.
     pub score: Option<f64>,
     /// The article's key.
@@ -275,7 +275,7 @@ impl NewsIndex {
     /// most `limit + 1` (row, score) passing `filter`, after `after`, in
     /// the order of `filter` (by relevance: score, then row, which is list
     /// order; else list order).
-    async fn search_rows(
+    fn search_rows(
         &self,
         filter: &NewsFilter,
         after: Option<&SearchPosition>,
@@ -284,7 +284,7 @@ impl NewsIndex {
         let Some(search) = &self.search else {
             return Err(StoreError::Unavailable(Cause::new("the news search index is not loaded yet")));
         };
-        let fts = filter.q.as_ref().expect("a search has q").fts5();
+        let text = filter.q.as_ref().expect("a search has q");
         let want = limit.saturating_add(1);
         let ranked = filter.order() == NewsSort::Relevance;
         // In list order the cursor's key is where the rows start; by
@@ -298,22 +298,8 @@ impl NewsIndex {
         }
         // Rows after the cursor's key: from this row on (the same score).
         let tie = after.filter(|_| ranked).and_then(|a| Some((a.score?, self.start_after(&a.key) as i64 - 1)));
-        if lists.is_empty() {
-            let order = if ranked { Order::Ranked(want, tie) } else { Order::Rows(want) };
-            return search.rows(&fts, start, end, order).await;
-        }
-        let mut found = search.rows(&fts, start, end, Order::All).await?;
-        found.retain(|(r, _)| lists.iter().all(|l| l.binary_search(r).is_ok()));
-        if ranked {
-            if let Some((score, row)) = tie {
-                found.retain(|&(r, s)| s > score || (s == score && i64::from(r) > row));
-            }
-            found.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-        } else {
-            found.sort_unstable_by_key(|&(r, _)| r);
-        }
-        found.truncate(want);
-        Ok(found)
+        let order = if ranked { Order::Ranked(want, tie) } else { Order::Rows(want) };
+        search.rows(text, start, end, &lists, order)
     }
 
     /// The page of a search (`filter.q`, which must be given) after
@@ -326,7 +312,7 @@ impl NewsIndex {
         limit: usize,
         cursor: impl FnOnce(&SearchPosition) -> String,
     ) -> StoreResult<Vec<u8>> {
-        let found = self.search_rows(filter, after, limit).await?;
+        let found = self.search_rows(filter, after, limit)?;
         let ranked = filter.order() == NewsSort::Relevance;
         let has_more = found.len() > limit;
         let shown: Vec<u32> = found.iter().take(limit).map(|&(r, _)| r).collect();

@@ -1,30 +1,47 @@
-//! The full-text index of `GET /v1/news?q=` ([`NewsSearch`]): SQLite FTS5
-//! in an in-memory database, beside the news index and of the same
-//! generation, so that a row number of one is the row number of the other
-//! (FTS5's `rowid`).
+//! The full-text index of `GET /v1/news?q=` ([`NewsSearch`]): a
+//! [tantivy](https://docs.rs/tantivy) index in memory, beside the news
+//! index and of the same generation; each document carries its row number
+//! in the news index (a fast field, `row`), so a match is a row.
 //!
-//! Why FTS5 (docs/API-DESIGN.md, "News search"): it is already in the
-//! build (sqlx's bundled SQLite compiles it), its `unicode61` tokenizer
-//! with `remove_diacritics 2` folds case and accents, its query language
-//! has phrases and prefixes, and `bm25()` ranks; nothing is hand-written
-//! but the query's quoting ([`mds_domain::news_search::NewsText::fts5`]).
+//! Why tantivy (docs/API-DESIGN.md, "News search"): its postings are
+//! block-compressed and scored in Rust without a row-at-a-time engine in
+//! between; SQLite FTS5, used before, computed `bm25()` through its
+//! auxiliary-function interface for every match of a query before sorting,
+//! about 1.3 s for a word in every one of 100,000 articles (BENCHMARKS.md,
+//! "News search"). Nothing is hand-written but the query's terms and the
+//! collector that applies the list's filters.
 //!
-//! The table is contentless (`content=''`): it holds the index (terms,
-//! positions, document sizes), never the text, which the store keeps. Its
-//! columns are weighted for `bm25()`: headline 4, sub-headline 2, excerpt
-//! 2, body 1; the weights are the table's `rank`, so a snapshot carries
-//! them. After a build the index is merged into one segment
-//! (`optimize`): smaller, and a query reads one b-tree per term.
+//! Text is split into words at every character that is not a letter or a
+//! digit, lower-cased and folded to ASCII (accents dropped), as FTS5's
+//! `unicode61 remove_diacritics 2` did. Four fields, weighted for BM25
+//! (each term scored in each field, the field's score boosted): headline
+//! 4, sub-headline 2, excerpt 2, body 1. Positions are indexed, for
+//! phrases. Nothing is stored but the index: the text stays in the store.
+//! After a build the index is merged into one segment.
 //!
-//! A snapshot is the database's bytes (`sqlite3_serialize`, through sqlx),
-//! framed after the news index's own (see [`frame`]).
+//! A query ([`NewsText`]) is all of its terms: a word is a term query (a
+//! phrase when the tokenizer splits it, as `e-mail`), a phrase a phrase
+//! query, a prefix every indexed word beginning with it (scored as each of
+//! them; past [`MAX_EXPANSIONS`] words in a field, matched without a
+//! score there), a phrase ending in a prefix tantivy's phrase-prefix query.
+//!
+//! A snapshot is the index's files (see [`NewsSearch::to_bytes`]), framed
+//! after the news index's own (see [`frame`]).
 
-use std::str::FromStr;
+use std::collections::BinaryHeap;
+use std::path::{Path, PathBuf};
 
+use mds_domain::news_search::{NewsText, Term as QueryTerm};
 use mds_store::{Cause, Store, StoreError, StoreResult};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteOwnedBuf};
-use sqlx::{ConnectOptions, Connection, SqliteConnection};
-use tokio::sync::Mutex;
+use tantivy::directory::{Directory, RamDirectory};
+use tantivy::query::{
+    BooleanQuery, BoostQuery, EnableScoring, Occur, PhrasePrefixQuery, PhraseQuery, Query, TermQuery,
+};
+use tantivy::schema::{Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions};
+use tantivy::tokenizer::{
+    AsciiFoldingFilter, LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer, TokenStream,
+};
+use tantivy::{Index, IndexWriter, ReloadPolicy, Score, Searcher, TantivyDocument};
 
 use super::NewsIndex;
 use super::snapshot::NewsSnapshotError;
@@ -32,37 +49,54 @@ use super::snapshot::NewsSnapshotError;
 /// Articles read from the store (with their bodies) at a time.
 const BATCH: usize = 2_000;
 
-/// The table: contentless, case and accents folded.
-const CREATE: &str = "CREATE VIRTUAL TABLE news_text USING fts5(\
-    headline, subheadline, excerpt, body, content='', tokenize='unicode61 remove_diacritics 2')";
+/// The tokenizer's name in the index's manager.
+const TOKENIZER: &str = "mds";
 
-/// The rank function: BM25 with the columns' weights.
-const RANK: &str = "bm25(4.0, 2.0, 2.0, 1.0)";
+/// The text fields with their BM25 weights.
+const FIELDS: [(&str, Score); 4] = [("headline", 4.0), ("subheadline", 2.0), ("excerpt", 2.0), ("body", 1.0)];
 
-/// The last bytes of a framed snapshot: a name and the format version.
-const TRAILER_MAGIC: &[u8; 8] = b"MDSFTS\x00\x01";
+/// The most words a prefix is scored as, in a field; past that it matches
+/// them all without a score there.
+const MAX_EXPANSIONS: usize = 1_000;
+
+/// The most words a phrase ending in a prefix expands to (tantivy's
+/// phrase-prefix query: it matches no more).
+const MAX_PHRASE_EXPANSIONS: u32 = 10_000;
+
+/// The indexing threads' memory, in all.
+const WRITER_HEAP: usize = 128 << 20;
+
+/// The longest word indexed, in bytes (a query is at most 200 characters).
+const LONGEST_WORD: usize = 1_024;
+
+/// The last bytes of a framed snapshot: a name and the format version (2:
+/// tantivy's files; 1 was an SQLite FTS5 database).
+const TRAILER_MAGIC: &[u8; 8] = b"MDSFTS\x00\x02";
 
 /// The trailer's length: the search part's length (u64), its crc32, the
 /// magic.
 const TRAILER: usize = 8 + 4 + 8;
 
-/// Where a search starts and what it keeps; see [`NewsSearch::rows`].
+/// What a search keeps; see [`NewsSearch::rows`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Order {
-    /// Every match, unordered, with its score.
-    All,
     /// The first `n` matches in row order (the list order).
     Rows(usize),
     /// The first `n` matches by score (most relevant first, then row),
     /// after the position (score, row) when given: a greater score, or
-    /// the same and a greater row.
+    /// the same and a greater row (scores as [`NewsSearch::rows`] gives
+    /// them: lower is more relevant).
     Ranked(usize, Option<(f64, i64)>),
 }
 
 /// The full-text index of one news generation; see the [module](self).
 pub struct NewsSearch {
-    /// One connection: FTS5 queries of one database run one at a time.
-    db: Mutex<SqliteConnection>,
+    index: Index,
+    /// The index as committed (a searcher is shared by concurrent
+    /// searches).
+    searcher: Searcher,
+    /// The text fields, in [`FIELDS`]' order.
+    fields: [Field; 4],
     /// How many articles it holds (rows `0..len`).
     len: usize,
 }
@@ -74,13 +108,45 @@ impl std::fmt::Debug for NewsSearch {
 }
 
 /// An engine failure, as the store's (it is a database all the same).
-fn engine(e: sqlx::Error) -> StoreError {
+fn engine(e: impl std::error::Error + Send + Sync + 'static) -> StoreError {
     StoreError::Database(Cause::new(e))
 }
 
-/// A new, empty in-memory database.
-async fn open() -> Result<SqliteConnection, sqlx::Error> {
-    SqliteConnectOptions::from_str("sqlite::memory:")?.disable_statement_logging().connect().await
+/// The schema: the text fields, then `row`.
+fn schema() -> Schema {
+    let mut schema = Schema::builder();
+    let text = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(TOKENIZER)
+            .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+    );
+    for (name, _) in FIELDS {
+        schema.add_text_field(name, text.clone());
+    }
+    schema.add_u64_field("row", NumericOptions::default().set_fast());
+    schema.build()
+}
+
+/// The analyzer of the text and of queries: words of letters and digits,
+/// lower-cased, folded to ASCII.
+fn analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(LONGEST_WORD))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .build()
+}
+
+/// `index` with its analyzer registered, its fields and a searcher.
+fn searchable(index: Index, len: usize) -> tantivy::Result<NewsSearch> {
+    index.tokenizers().register(TOKENIZER, analyzer());
+    let schema = index.schema();
+    let field = |name: &str| schema.get_field(name);
+    let fields = [field(FIELDS[0].0)?, field(FIELDS[1].0)?, field(FIELDS[2].0)?, field(FIELDS[3].0)?];
+    field("row")?;
+    let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+    let searcher = reader.searcher();
+    Ok(NewsSearch { index, searcher, fields, len })
 }
 
 impl NewsSearch {
@@ -89,14 +155,15 @@ impl NewsSearch {
     /// same number (its slug). `None` when they differ (the news moved
     /// while the two were read: the caller reads again later).
     pub async fn build(store: &dyn Store, index: &NewsIndex) -> StoreResult<Option<NewsSearch>> {
-        let mut db = open().await.map_err(engine)?;
-        sqlx::query(CREATE).execute(&mut db).await.map_err(engine)?;
-        sqlx::query("INSERT INTO news_text(news_text, rank) VALUES ('rank', ?1)")
-            .bind(RANK)
-            .execute(&mut db)
-            .await
-            .map_err(engine)?;
-        let mut tx = db.begin().await.map_err(engine)?;
+        let built = Index::create(RamDirectory::create(), schema(), Default::default()).map_err(engine)?;
+        built.tokenizers().register(TOKENIZER, analyzer());
+        let schema = built.schema();
+        let fields: Vec<Field> =
+            FIELDS.iter().map(|(name, _)| schema.get_field(name).expect("in the schema")).collect();
+        let row_field = schema.get_field("row").expect("in the schema");
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
+        let mut writer: IndexWriter<TantivyDocument> =
+            built.writer_with_num_threads(threads, WRITER_HEAP).map_err(engine)?;
         let (mut row, mut slug) = (0usize, Vec::new());
         loop {
             let after = row.checked_sub(1).map(|r| index.row_key(r as u32));
@@ -109,17 +176,15 @@ impl NewsSearch {
                 if slug != t.slug.as_str().as_bytes() {
                     return Ok(None);
                 }
-                sqlx::query(
-                    "INSERT INTO news_text(rowid, headline, subheadline, excerpt, body) VALUES (?1, ?2, ?3, ?4, ?5)",
-                )
-                .bind(row as i64)
-                .bind(&t.headline)
-                .bind(&t.subheadline)
-                .bind(&t.excerpt)
-                .bind(&t.body)
-                .execute(&mut *tx)
-                .await
-                .map_err(engine)?;
+                let mut doc = TantivyDocument::default();
+                let texts = [Some(&t.headline), t.subheadline.as_ref(), t.excerpt.as_ref(), t.body.as_ref()];
+                for (field, text) in fields.iter().zip(texts) {
+                    if let Some(text) = text {
+                        doc.add_text(*field, text);
+                    }
+                }
+                doc.add_u64(row_field, row as u64);
+                writer.add_document(doc).map_err(engine)?;
                 row += 1;
             }
             if batch.len() < BATCH {
@@ -129,9 +194,19 @@ impl NewsSearch {
         if row != index.len() {
             return Ok(None);
         }
-        tx.commit().await.map_err(engine)?;
-        sqlx::query("INSERT INTO news_text(news_text) VALUES ('optimize')").execute(&mut db).await.map_err(engine)?;
-        Ok(Some(NewsSearch { db: Mutex::new(db), len: row }))
+        let len = row;
+        let finish = move || -> tantivy::Result<NewsSearch> {
+            writer.commit()?;
+            let segments = built.searchable_segment_ids()?;
+            if segments.len() > 1 {
+                writer.merge(&segments).wait()?;
+            }
+            writer.garbage_collect_files().wait()?;
+            writer.wait_merging_threads()?;
+            searchable(built, len)
+        };
+        let search = tokio::task::spawn_blocking(finish).await.expect("indexing does not panic").map_err(engine)?;
+        Ok(Some(search))
     }
 
     /// How many articles it holds.
@@ -144,57 +219,251 @@ impl NewsSearch {
         self.len == 0
     }
 
-    /// The database as bytes (its file's image).
+    /// The index as bytes: its files (`meta.json`, tantivy's list of the
+    /// files it manages, and those), each as its path's length (u32), the
+    /// path, its length (u64) and its bytes; little-endian.
     pub async fn to_bytes(&self) -> StoreResult<Vec<u8>> {
-        let mut db = self.db.lock().await;
-        let buf = db.serialize(None).await.map_err(engine)?;
-        Ok(buf.to_vec())
+        let dir = self.index.directory();
+        let managed: Vec<PathBuf> = match dir.atomic_read(Path::new(".managed.json")) {
+            Ok(json) => serde_json::from_slice(&json).map_err(engine)?,
+            Err(e) => return Err(engine(e)),
+        };
+        let own = [PathBuf::from("meta.json"), PathBuf::from(".managed.json")];
+        let mut paths = own.to_vec();
+        paths.extend(managed.into_iter().filter(|p| !own.contains(p)));
+        let mut out = Vec::new();
+        for path in paths {
+            let bytes = match dir.atomic_read(&path) {
+                Ok(bytes) => bytes,
+                Err(e) => return Err(engine(e)),
+            };
+            let name = path.to_string_lossy();
+            out.extend_from_slice(&(name.len() as u32).to_le_bytes());
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+            out.extend_from_slice(&bytes);
+        }
+        Ok(out)
     }
 
-    /// The index `bytes` hold (a database image made by
-    /// [`NewsSearch::to_bytes`]), checked to hold `len` articles, rows
-    /// `0..len`; else why it is refused.
+    /// The index `bytes` hold (made by [`NewsSearch::to_bytes`]), checked
+    /// to hold `len` articles, rows `0..len`; else why it is refused.
     pub async fn from_bytes(bytes: &[u8], len: usize) -> Result<NewsSearch, NewsSnapshotError> {
         let refuse = |why: String| NewsSnapshotError::new(format!("its search index: {why}"));
-        let buf = SqliteOwnedBuf::try_from(bytes).map_err(|e| refuse(e.to_string()))?;
-        let mut db = open().await.map_err(|e| refuse(e.to_string()))?;
-        db.deserialize(None, buf, false).await.map_err(|e| refuse(e.to_string()))?;
-        let (count, max): (i64, Option<i64>) = sqlx::query_as("SELECT count(*), max(id) FROM news_text_docsize")
-            .fetch_one(&mut db)
-            .await
-            .map_err(|e| refuse(e.to_string()))?;
-        if count as usize != len || max.is_some_and(|m| m as usize + 1 != len) {
-            return Err(refuse(format!("it holds {count} articles, the list {len}")));
+        let dir = RamDirectory::create();
+        let mut rest = bytes;
+        let mut take = |n: usize| -> Result<&[u8], NewsSnapshotError> {
+            let Some((part, after)) = rest.split_at_checked(n) else {
+                return Err(refuse("it is cut short".into()));
+            };
+            rest = after;
+            Ok(part)
+        };
+        let mut files = 0;
+        let mut left = bytes.len();
+        while left > 0 {
+            let n = u32::from_le_bytes(take(4)?.try_into().expect("4 bytes")) as usize;
+            let name = std::str::from_utf8(take(n)?).map_err(|e| refuse(e.to_string()))?.to_owned();
+            let size = usize::try_from(u64::from_le_bytes(take(8)?.try_into().expect("8 bytes")))
+                .map_err(|e| refuse(e.to_string()))?;
+            let contents = take(size)?;
+            left -= 4 + n + 8 + size;
+            dir.atomic_write(Path::new(&name), contents).map_err(|e| refuse(e.to_string()))?;
+            files += 1;
         }
-        Ok(NewsSearch { db: Mutex::new(db), len })
+        if files == 0 {
+            return Err(refuse("it holds no file".into()));
+        }
+        let open = move || -> Result<NewsSearch, NewsSnapshotError> {
+            let index = Index::open(dir).map_err(|e| refuse(e.to_string()))?;
+            let search = searchable(index, len).map_err(|e| refuse(e.to_string()))?;
+            let held = search.searcher.num_docs();
+            if held as usize != len {
+                return Err(refuse(format!("it holds {held} articles, the list {len}")));
+            }
+            let mut rows = vec![false; len];
+            for segment in search.searcher.segment_readers() {
+                let column = segment.fast_fields().u64("row").map_err(|e| refuse(e.to_string()))?;
+                for doc in 0..segment.max_doc() {
+                    let row = column.first(doc).map(|r| r as usize).filter(|&r| r < len);
+                    match row {
+                        Some(r) if !rows[r] => rows[r] = true,
+                        _ => return Err(refuse(format!("a document's row is missing, repeated or past {len}"))),
+                    }
+                }
+            }
+            Ok(search)
+        };
+        tokio::task::spawn_blocking(open).await.expect("opening does not panic")
     }
 
-    /// The rows in `[start, end)` that match `fts` (an FTS5 query, from
-    /// [`NewsText::fts5`](mds_domain::news_search::NewsText::fts5)), with
-    /// their score (BM25 as FTS5 gives it: lower is more relevant), as
-    /// `order` says.
-    pub(crate) async fn rows(&self, fts: &str, start: usize, end: usize, order: Order) -> StoreResult<Vec<(u32, f64)>> {
-        let base = "SELECT rowid, rank FROM news_text WHERE news_text MATCH ?1 AND rowid >= ?2 AND rowid < ?3";
-        let (sql, limit, after) = match order {
-            Order::All => (base.to_owned(), None, None),
-            Order::Rows(n) => (format!("{base} ORDER BY rowid LIMIT ?4"), Some(n), None),
-            Order::Ranked(n, None) => (format!("{base} ORDER BY rank, rowid LIMIT ?4"), Some(n), None),
-            Order::Ranked(n, Some(after)) => (
-                format!("{base} AND (rank > ?5 OR (rank = ?5 AND rowid > ?6)) ORDER BY rank, rowid LIMIT ?4"),
-                Some(n),
-                Some(after),
-            ),
+    /// The query of `text`'s terms, all required, each scored in every
+    /// field with the field's weight.
+    fn query(&self, text: &NewsText) -> Box<dyn Query> {
+        let mut analyzer = analyzer();
+        let mut tokens = |s: &str| {
+            let mut out = Vec::new();
+            let mut stream = analyzer.token_stream(s);
+            while let Some(token) = stream.next() {
+                out.push(token.text.clone());
+            }
+            out
         };
-        let mut query = sqlx::query_as::<_, (i64, f64)>(&sql).bind(fts).bind(start as i64).bind(end as i64);
-        if let Some(n) = limit {
-            query = query.bind(i64::try_from(n).unwrap_or(i64::MAX));
+        let mut all: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for term in text.terms() {
+            let (words, prefix) = match term {
+                QueryTerm::Word(w) | QueryTerm::Phrase(w) => (tokens(w), false),
+                QueryTerm::Prefix(p) => (tokens(p), true),
+            };
+            if words.is_empty() {
+                // A term of no word (all of it cut as too long) matches nothing.
+                return Box::new(tantivy::query::EmptyQuery);
+            }
+            let mut any: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+            for (&field, &(_, weight)) in self.fields.iter().zip(FIELDS.iter()) {
+                let terms: Vec<tantivy::Term> =
+                    words.iter().map(|w| tantivy::Term::from_field_text(field, w)).collect();
+                let query: Box<dyn Query> = match (terms.len(), prefix) {
+                    (1, false) => Box::new(TermQuery::new(terms[0].clone(), IndexRecordOption::WithFreqs)),
+                    (_, false) => Box::new(PhraseQuery::new(terms)),
+                    (1, true) => self.prefix_query(field, &words[0]),
+                    (_, true) => {
+                        let mut q = PhrasePrefixQuery::new(terms);
+                        q.set_max_expansions(MAX_PHRASE_EXPANSIONS);
+                        Box::new(q)
+                    }
+                };
+                any.push((Occur::Should, Box::new(BoostQuery::new(query, weight))));
+            }
+            all.push((Occur::Must, Box::new(BooleanQuery::new(any))));
         }
-        if let Some((score, row)) = after {
-            query = query.bind(score).bind(row);
+        Box::new(BooleanQuery::new(all))
+    }
+
+    /// The words of `field` beginning with `prefix`, each scored; past
+    /// [`MAX_EXPANSIONS`] of them, all matched without a score.
+    fn prefix_query(&self, field: Field, prefix: &str) -> Box<dyn Query> {
+        let start = tantivy::Term::from_field_text(field, prefix);
+        let mut words: Vec<String> = Vec::new();
+        for segment in self.searcher.segment_readers() {
+            let Ok(inverted) = segment.inverted_index(field) else { continue };
+            let Ok(mut stream) = inverted.terms().range().ge(prefix.as_bytes()).into_stream() else { continue };
+            while stream.advance() {
+                let key = stream.key();
+                if !key.starts_with(prefix.as_bytes()) {
+                    break;
+                }
+                match std::str::from_utf8(key) {
+                    Ok(word) if !words.iter().any(|w| w == word) => words.push(word.to_owned()),
+                    _ => {}
+                }
+                if words.len() > MAX_EXPANSIONS {
+                    let mut q = PhrasePrefixQuery::new(vec![start]);
+                    q.set_max_expansions(u32::MAX);
+                    return Box::new(q);
+                }
+            }
         }
-        let mut db = self.db.lock().await;
-        let found = query.fetch_all(&mut *db).await.map_err(engine)?;
-        Ok(found.into_iter().map(|(r, s)| (r as u32, s)).collect())
+        let any = words
+            .into_iter()
+            .map(|w| {
+                let term = tantivy::Term::from_field_text(field, &w);
+                let q: Box<dyn Query> = Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
+                (Occur::Should, q)
+            })
+            .collect();
+        Box::new(BooleanQuery::new(any))
+    }
+
+    /// The rows in `[start, end)` that match `text` and are in every one
+    /// of `lists` (rows, ascending), with their score (lower is more
+    /// relevant: tantivy's BM25, negated; 0 in row order, where nothing is
+    /// scored), as `order` says.
+    pub(crate) fn rows(
+        &self,
+        text: &NewsText,
+        start: usize,
+        end: usize,
+        lists: &[&[u32]],
+        order: Order,
+    ) -> StoreResult<Vec<(u32, f64)>> {
+        let query = self.query(text);
+        let (n, ranked, after) = match order {
+            Order::Rows(n) => (n, false, None),
+            Order::Ranked(n, after) => (n, true, after),
+        };
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let scoring = if ranked {
+            EnableScoring::enabled_from_searcher(&self.searcher)
+        } else {
+            EnableScoring::disabled_from_searcher(&self.searcher)
+        };
+        let weight = query.weight(scoring).map_err(engine)?;
+        let (start, end) = (start as u64, end as u64);
+        let passes = |row: u32| lists.iter().all(|l| l.binary_search(&row).is_ok());
+        // The best so far, the first to drop on top.
+        let mut best: BinaryHeap<Kept> = BinaryHeap::with_capacity(n + 1);
+        let mut keep = |kept: Kept| {
+            if best.len() == n {
+                if best.peek().is_some_and(|worst| kept >= *worst) {
+                    return;
+                }
+                best.pop();
+            }
+            best.push(kept);
+        };
+        for segment in self.searcher.segment_readers() {
+            let rows = segment.fast_fields().u64("row").map_err(engine)?;
+            if ranked {
+                weight
+                    .for_each(segment, &mut |doc, score| {
+                        let Some(row) = rows.first(doc).filter(|r| (start..end).contains(r)) else { return };
+                        let (row, score) = (row as u32, -f64::from(score));
+                        if after.is_some_and(|(s, r)| !(score > s || (score == s && i64::from(row) > r))) {
+                            return;
+                        }
+                        if passes(row) {
+                            keep(Kept(score, row));
+                        }
+                    })
+                    .map_err(engine)?;
+            } else {
+                weight
+                    .for_each_no_score(segment, &mut |docs| {
+                        for &doc in docs {
+                            let Some(row) = rows.first(doc).filter(|r| (start..end).contains(r)) else { continue };
+                            if passes(row as u32) {
+                                keep(Kept(0.0, row as u32));
+                            }
+                        }
+                    })
+                    .map_err(engine)?;
+            }
+        }
+        let mut found: Vec<Kept> = best.into_vec();
+        found.sort_unstable();
+        Ok(found.into_iter().map(|Kept(score, row)| (row, score)).collect())
+    }
+}
+
+/// A kept match, ordered as the page: by score (lower is more relevant),
+/// then row (in row order all scores are 0).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Kept(f64, u32);
+
+impl Eq for Kept {}
+
+impl PartialOrd for Kept {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Kept {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
     }
 }
 
