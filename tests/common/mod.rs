@@ -124,7 +124,8 @@ pub async fn spawn() -> TestApp {
 /// Starts the app with options.
 pub async fn spawn_with(opts: Options) -> TestApp {
     let (url, db) = TestDatabase::create().await;
-    let store = mds_store::open(&url).await.expect("open store");
+    // As `mds serve` opens it: dated by the node's clock.
+    let store = mds_store::open_with_clock(&url, opts.config.node.clock.clone()).await.expect("open store");
     store.migrate().await.expect("migrate");
     store.upsert_companies(&opts.companies).await.expect("companies");
     store.upsert_articles(&opts.articles).await.expect("articles");
