@@ -1,8 +1,10 @@
 //! Test fixtures: valid ISINs (check digit by the `isin` crate), companies
-//! and articles with no optional field, a series of companies, and the news
-//! list a set of articles makes, worked out plainly.
+//! and articles with no optional field, a series of companies, the news
+//! list a set of articles makes, worked out plainly, and a day's bar at
+//! one price.
 
 use mds_domain::news::{NewsKey, list_order};
+use mds_domain::prices::{Bar, Figures, IsinSource, Paise, Series};
 use mds_domain::{
     Article, ArticleSummary, Company, Exchange, Isin, Listing, ListingStatus, MarketCap, NewsFilter, Slug, Ticker,
 };
@@ -159,4 +161,27 @@ mod tests {
         assert_eq!(isin("US037833100").as_str(), "US0378331005");
         assert_eq!(isin_of(7).as_str(), &format!("{}", isin("INE00000007"))[..]);
     }
+}
+
+/// The `EQ` bar of `isin` on `date` (YYYY-MM-DD) of a day traded at one
+/// price, `close` (rupees as published, `"176.2"`), `volume` shares in one
+/// trade; its ISIN as the file gave it.
+///
+/// Panics on a day, ISIN or price that does not parse.
+pub fn flat_bar(date: &str, isin: &str, close: &str, volume: u64) -> Bar {
+    let p = Paise::parse(close).expect("a price");
+    let f = Figures {
+        open: p,
+        high: p,
+        low: p,
+        close: p,
+        last: None,
+        prev_close: p,
+        volume,
+        turnover: p,
+        trades: 1,
+        delivery_qty: None,
+        delivery_pct: None,
+    };
+    Bar::published(date.parse().expect("a day"), Isin::parse(isin).expect("an ISIN"), Series::EQ, IsinSource::File, &f)
 }
