@@ -150,19 +150,6 @@ pub fn news_filter_pairs(f: &NewsFilter) -> Vec<(&'static str, String)> {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn computed_isins_match_real_ones() {
-        assert_eq!(isin("INE117A0102").as_str(), "INE117A01022");
-        assert_eq!(isin("INE144J0102").as_str(), "INE144J01027");
-        assert_eq!(isin("US037833100").as_str(), "US0378331005");
-        assert_eq!(isin_of(7).as_str(), &format!("{}", isin("INE00000007"))[..]);
-    }
-}
-
 /// The `EQ` bar of `isin` on `date` (YYYY-MM-DD) of a day traded at one
 /// price, `close` (rupees as published, `"176.2"`), `volume` shares in one
 /// trade; its ISIN as the file gave it.
@@ -184,4 +171,17 @@ pub fn flat_bar(date: &str, isin: &str, close: &str, volume: u64) -> Bar {
         delivery_pct: None,
     };
     Bar::published(date.parse().expect("a day"), Isin::parse(isin).expect("an ISIN"), Series::EQ, IsinSource::File, &f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn computed_isins_match_real_ones() {
+        assert_eq!(isin("INE117A0102").as_str(), "INE117A01022");
+        assert_eq!(isin("INE144J0102").as_str(), "INE144J01027");
+        assert_eq!(isin("US037833100").as_str(), "US0378331005");
+        assert_eq!(isin_of(7).as_str(), &format!("{}", isin("INE00000007"))[..]);
+    }
 }
