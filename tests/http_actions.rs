@@ -140,7 +140,7 @@ async fn a_company_s_actions_follow_its_lineage() {
     assert!(!actions(&tcs).is_empty());
 
     // The Rust client and `mds get actions` answer the same.
-    let client = client(&app);
+    let client = app.rust_client();
     let found = client.company_actions(BAJFINANCE_NEW).send().await.unwrap();
     assert_eq!(serde_json::to_value(&found).unwrap(), body);
     let own_only = client.company_actions(BAJFINANCE_NEW).lineage(false).send().await.unwrap();
@@ -158,36 +158,23 @@ async fn a_company_s_actions_follow_its_lineage() {
         Err(mds_client::Error::Api { status: 404, .. }) => {}
         other => panic!("a malformed ISIN is 404: {other:?}"),
     }
-    let out = get(&app, &["actions", "--isin", BAJFINANCE_NEW, "--no-lineage", "--format", "jsonl"]).await;
+    let out = app.mds_get(&["actions", "--isin", BAJFINANCE_NEW, "--no-lineage", "--format", "jsonl"]).await;
     let lines: Vec<CorporateAction> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines, actions(&own));
-    let out = get(
-        &app,
-        &["actions", "--isin", BAJFINANCE_NEW, "--type", "dividend", "--from", "2020-01-01", "--to", "2025-06-16"],
-    )
-    .await;
+    let out = app
+        .mds_get(&[
+            "actions",
+            "--isin",
+            BAJFINANCE_NEW,
+            "--type",
+            "dividend",
+            "--from",
+            "2020-01-01",
+            "--to",
+            "2025-06-16",
+        ])
+        .await;
     assert_eq!(serde_json::from_str::<Vec<CorporateAction>>(&out).unwrap(), divs);
-}
-
-/// A client of the app's server with its key.
-fn client(app: &TestApp) -> mds_client::Client {
-    mds_client::Client::builder().base_url(&app.base).api_key(&app.key).no_proxy().build().unwrap()
-}
-
-/// Runs `mds get ARGS` against the app's server (awaited: the server
-/// answers on this test's runtime); asserts it succeeds; its stdout.
-async fn get(app: &TestApp, args: &[&str]) -> String {
-    let o = tokio::process::Command::new(env!("CARGO_BIN_EXE_mds"))
-        .arg("get")
-        .args(args)
-        .env("MDS_API_KEY", &app.key)
-        .env("MDS_BASE_URL", &app.base)
-        .env("MDS_LOG", "warn")
-        .output()
-        .await
-        .expect("run mds get");
-    assert!(o.status.success(), "mds get {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout).unwrap()
 }
 
 #[tokio::test]
@@ -239,7 +226,7 @@ async fn the_calendar_pages_by_keyset_with_its_filters() {
     assert_eq!(actions(&next), bonuses[1..6]);
 
     // The Rust client walks the same pages; `mds get actions --all` too.
-    let client = client(&app);
+    let client = app.rust_client();
     let (lo, hi): (chrono::NaiveDate, chrono::NaiveDate) =
         ("2025-07-01".parse().unwrap(), "2025-07-31".parse().unwrap());
     let want: Vec<CorporateAction> = stored.iter().filter(|a| a.ex_date >= lo && a.ex_date <= hi).cloned().collect();
@@ -258,9 +245,9 @@ async fn the_calendar_pages_by_keyset_with_its_filters() {
             .iter()
             .all(|a| a.sources.contains(&mds_domain::Exchange::Bse) && a.action.action_type().as_str() == "dividend")
     );
-    let out = get(&app, &["actions", "--from", "2025-07-01", "--to", "2025-07-31", "--limit", "50", "--all"]).await;
+    let out = app.mds_get(&["actions", "--from", "2025-07-01", "--to", "2025-07-31", "--limit", "50", "--all"]).await;
     assert_eq!(serde_json::from_str::<Vec<CorporateAction>>(&out).unwrap(), want);
-    let out = get(&app, &["actions", "--type", "split", "--limit", "3"]).await;
+    let out = app.mds_get(&["actions", "--type", "split", "--limit", "3"]).await;
     let splits: Vec<CorporateAction> = serde_json::from_str(&out).unwrap();
     assert_eq!(splits.len(), 3, "one page without --all");
 }

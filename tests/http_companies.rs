@@ -557,14 +557,10 @@ async fn industries_count_the_active_companies_on_each_path() {
 #[tokio::test]
 async fn industries_are_counted_like_data_routes() {
     let app = spawn().await;
-    let requests = async || {
-        let v: Value = app.get("/v1/usage").await.json().await.unwrap();
-        v["current_month"]["requests"].as_u64().unwrap()
-    };
-    let before = requests().await;
+    let before = app.requests_of(&app.key).await;
     assert_eq!(app.get("/v1/industries").await.status(), 200);
     assert_eq!(app.get("/v1/industries").await.status(), 200);
-    assert_eq!(requests().await - before, 2);
+    assert_eq!(app.requests_of(&app.key).await - before, 2);
 }
 
 #[tokio::test]

@@ -287,27 +287,16 @@ async fn counted_like_the_other_data_routes() {
     let app = spawn().await;
     let key = new_key(&*app.store, "acme", "pro", Environment::Live).await;
     app.wait_for_status("/v1/usage", &key, 200).await;
-    let requests = async |key: &str| {
-        let v: Value = app.get_with_key("/v1/usage", key).await.json().await.unwrap();
-        v["current_month"]["requests"].as_u64().unwrap()
-    };
-    let before = requests(&key).await;
+    let before = app.requests_of(&key).await;
     let r = app.get_with_key("/v1/news?limit=3", &key).await;
     assert_eq!(r.status(), 200);
     let etag = r.headers()["etag"].to_str().unwrap().to_owned();
-    let r = app
-        .client
-        .get(format!("{}/v1/news?limit=3", app.base))
-        .bearer_auth(&key)
-        .header("if-none-match", &etag)
-        .send()
-        .await
-        .unwrap();
+    let r = app.get_with_key_and_headers("/v1/news?limit=3", &key, &[("if-none-match", &etag)]).await;
     assert_eq!(r.status(), 304);
     assert_eq!(app.get_with_key("/v1/news?limit=0", &key).await.status(), 400);
     assert_eq!(app.get_with_key("/v1/news?cursor=x", &key).await.status(), 400);
     assert_eq!(app.get_with_key("/v1/news?api_key=x", &key).await.status(), 400);
-    let after = requests(&key).await;
+    let after = app.requests_of(&key).await;
     assert_eq!(after - before, 3, "the 200 and two 400s count; the 304 and the key in the query do not");
 }
 
@@ -590,11 +579,7 @@ async fn facets_count_the_categories_and_tags_and_are_counted() {
     let app = spawn_with_articles(articles.clone()).await;
     let key = new_key(&*app.store, "acme", "pro", Environment::Live).await;
     app.wait_for_status("/v1/usage", &key, 200).await;
-    let requests = async |key: &str| {
-        let v: Value = app.get_with_key("/v1/usage", key).await.json().await.unwrap();
-        v["current_month"]["requests"].as_u64().unwrap()
-    };
-    let before = requests(&key).await;
+    let before = app.requests_of(&key).await;
     let r = app.get_with_key("/v1/news/facets", &key).await;
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["cache-control"], "private, max-age=60");
@@ -613,18 +598,11 @@ async fn facets_count_the_categories_and_tags_and_are_counted() {
         let (data, _, _) = page(&app, &app.key, &[("category", name), ("limit", "200")]).await;
         assert_eq!(data.len() as u64, f["count"].as_u64().unwrap(), "{name}");
     }
-    let r = app
-        .client
-        .get(format!("{}/v1/news/facets", app.base))
-        .bearer_auth(&key)
-        .header("if-none-match", &etag)
-        .send()
-        .await
-        .unwrap();
+    let r = app.get_with_key_and_headers("/v1/news/facets", &key, &[("if-none-match", &etag)]).await;
     assert_eq!(r.status(), 304);
     let b = assert_problem(app.get_with_key("/v1/news/facets?limit=1", &key).await, 400, "unknown_parameter").await;
     assert_eq!(b["param"], "limit");
-    assert_eq!(requests(&key).await - before, 2, "the 200 and the 400 count; the 304 does not");
+    assert_eq!(app.requests_of(&key).await - before, 2, "the 200 and the 400 count; the 304 does not");
     assert_problem(app.get_open("/v1/news/facets").await, 401, "missing_api_key").await;
 }
 

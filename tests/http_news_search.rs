@@ -222,14 +222,10 @@ async fn a_bad_q_is_refused_naming_it_and_searches_count_as_the_list() {
 
     let key = new_key(&*app.store, "acme", "pro", Environment::Live).await;
     app.wait_for_status("/v1/usage", &key, 200).await;
-    let requests = async |key: &str| {
-        let v: Value = app.get_with_key("/v1/usage", key).await.json().await.unwrap();
-        v["current_month"]["requests"].as_u64().unwrap()
-    };
-    let before = requests(&key).await;
+    let before = app.requests_of(&key).await;
     assert_eq!(app.get_with_key("/v1/news?q=market&limit=3", &key).await.status(), 200);
     assert_eq!(app.get_with_key("/v1/news?q=%22x", &key).await.status(), 400);
-    assert_eq!(requests(&key).await - before, 2, "a search and a refused one count as the list's requests");
+    assert_eq!(app.requests_of(&key).await - before, 2, "a search and a refused one count as the list's requests");
 }
 
 #[tokio::test]
@@ -247,36 +243,20 @@ async fn an_article_imported_while_serving_becomes_findable() {
     assert_eq!(hits(&app, "market").await.len(), 40, "the rest still found");
 }
 
-/// Runs `mds get ARGS` against the app's server; asserts it succeeds; its
-/// stdout.
-async fn mds_get(app: &TestApp, args: &[&str]) -> String {
-    let o = tokio::process::Command::new(env!("CARGO_BIN_EXE_mds"))
-        .arg("get")
-        .args(args)
-        .env("MDS_API_KEY", &app.key)
-        .env("MDS_BASE_URL", &app.base)
-        .env("MDS_LOG", "warn")
-        .output()
-        .await
-        .expect("run mds get");
-    assert!(o.status.success(), "mds get {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout).unwrap()
-}
-
 #[tokio::test]
 async fn the_rust_client_and_the_cli_search() {
     let app = spawn_corpus().await;
-    let client = mds_client::Client::builder().base_url(&app.base).api_key(&app.key).no_proxy().build().unwrap();
+    let client = app.rust_client();
     let page = client.news_list().q("\"net profit\"").sort(mds_client::NewsSort::PublishedAt).send().await.unwrap();
     let slugs: Vec<&str> = page.data.iter().map(|a| a.slug.as_str()).collect();
     assert_eq!(slugs, ["jio-subscribers", "reliance-profit"]);
     let all = client.news_list().q("market").limit(7).all().await.unwrap();
     assert_eq!(all.len(), 40);
-    let out = mds_get(&app, &["news", "--q", "Société", "--format", "jsonl"]).await;
+    let out = app.mds_get(&["news", "--q", "Société", "--format", "jsonl"]).await;
     let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 1, "{out}");
     assert_eq!(lines[0]["slug"], "societe-generale");
-    let out = mds_get(&app, &["news", "--q", "reliance", "--sort", "published_at", "--all", "--limit", "1"]).await;
+    let out = app.mds_get(&["news", "--q", "reliance", "--sort", "published_at", "--all", "--limit", "1"]).await;
     let listed: Vec<ArticleSummary> = serde_json::from_str(&out).unwrap();
     let slugs: Vec<&str> = listed.iter().map(|a| a.slug.as_str()).collect();
     assert_eq!(slugs, ["profit-net", "jio-subscribers", "reliance-profit"]);

@@ -42,11 +42,6 @@ async fn wait_for_name(app: &common::TestApp, isin: &str, name: &str) {
     }
 }
 
-/// The requests of the month so far, as `/v1/usage` says.
-async fn used(app: &common::TestApp) -> u64 {
-    app.get_json("/v1/usage", 200).await["current_month"]["requests"].as_u64().unwrap()
-}
-
 #[tokio::test]
 async fn a_company_detail_is_its_list_row_and_more() {
     let app = spawn().await;
@@ -97,26 +92,26 @@ async fn imported_details_are_served_with_their_etag_and_head() {
     assert_eq!(d["listings"][0]["listed_on"], "2008-10-06");
     assert_eq!(d["market_cap"]["as_of"], "2024-03-28");
 
-    let before = used(&app).await;
+    let before = app.requests_of(&app.key).await;
     let r = app.get_with_headers("/v1/companies/US5949181045", &[("if-none-match", &etag)]).await;
     assert_eq!(r.status(), 304, "a conditional request for the same record");
     let head =
         app.client.head(format!("{}/v1/companies/US5949181045", app.base)).bearer_auth(&app.key).send().await.unwrap();
     assert_eq!(head.status(), 200);
     assert_eq!(head.headers()["etag"], etag.as_str());
-    assert_eq!(used(&app).await, before + 1, "the 304 is free; the HEAD counts");
+    assert_eq!(app.requests_of(&app.key).await, before + 1, "the 304 is free; the HEAD counts");
 }
 
 #[tokio::test]
 async fn unknown_and_malformed_isins_are_404_and_count() {
     let app = spawn().await;
-    let before = used(&app).await;
+    let before = app.requests_of(&app.key).await;
     for isin in ["US0378331005", "INE117A01023", "nope", "INE117A0102%20"] {
         assert_problem(app.get(&format!("/v1/companies/{isin}")).await, 404, "not_found").await;
     }
     let r = app.get("/v1/companies/INE117A01022?x=1").await;
     assert_problem(r, 400, "unknown_parameter").await;
-    assert_eq!(used(&app).await, before + 5, "every one counts, as on /v1/companies");
+    assert_eq!(app.requests_of(&app.key).await, before + 5, "every one counts, as on /v1/companies");
 }
 
 #[tokio::test]

@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use mds_limits::{Clock, SystemClock};
 use mds_store::{DatabaseUrl, Store, url::DEFAULT_DATABASE_URL};
 
 /// `mds`: market-data API service.
@@ -112,7 +113,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Demo(args) => serve::demo(&url, args).await,
         Command::Serve(args) => serve::serve(&url, args).await,
         Command::Migrate => {
-            let store = connect(&url).await?;
+            let store = connect(&url, Arc::new(SystemClock)).await?;
             let before = store.schema().await.with_context(|| format!("cannot read the schema of {url}"))?;
             store.migrate().await.with_context(|| format!("cannot migrate {url}"))?;
             let after = store.schema().await.with_context(|| format!("cannot read the schema of {url}"))?;
@@ -145,24 +146,32 @@ pub(crate) fn exit_code(e: &anyhow::Error) -> u8 {
     if e.chain().any(|c| c.is::<get::changes::TokenExpired>()) { get::changes::EXIT_TOKEN_EXPIRED } else { 1 }
 }
 
-/// Opens the store, its schema as it is.
-async fn connect(url: &DatabaseUrl) -> anyhow::Result<Arc<dyn Store>> {
-    mds_store::open(url).await.with_context(|| format!("cannot open {url}"))
+/// Opens the store, its schema as it is; what it writes is dated by
+/// `clock` (a served node's own, `NodeConfig::clock`; the system's for the
+/// operator commands).
+async fn connect(url: &DatabaseUrl, clock: Arc<dyn Clock>) -> anyhow::Result<Arc<dyn Store>> {
+    mds_store::open_with_clock(url, clock).await.with_context(|| format!("cannot open {url}"))
 }
 
-/// Opens the store, refusing a schema behind this build ("run `mds
-/// migrate`") or ahead of it and not usable by it ("upgrade mds").
+/// Opens the store dated by the system clock, refusing a schema behind this
+/// build ("run `mds migrate`") or ahead of it and not usable by it
+/// ("upgrade mds").
 async fn open(url: &DatabaseUrl) -> anyhow::Result<Arc<dyn Store>> {
-    let store = connect(url).await?;
+    open_dated(url, Arc::new(SystemClock)).await
+}
+
+/// [`open`], what the store writes dated by `clock`.
+async fn open_dated(url: &DatabaseUrl, clock: Arc<dyn Clock>) -> anyhow::Result<Arc<dyn Store>> {
+    let store = connect(url, clock).await?;
     let schema = store.schema().await.with_context(|| format!("cannot read the schema of {url}"))?;
     schema.current().with_context(|| format!("cannot use {url}"))?;
     Ok(store)
 }
 
-/// Opens the store and brings its schema up to date (`mds serve
-/// --migrate`, `mds demo`).
-async fn open_migrated(url: &DatabaseUrl) -> anyhow::Result<Arc<dyn Store>> {
-    let store = connect(url).await?;
+/// Opens the store, dated by `clock`, and brings its schema up to date
+/// (`mds serve --migrate`, `mds demo`).
+async fn open_migrated(url: &DatabaseUrl, clock: Arc<dyn Clock>) -> anyhow::Result<Arc<dyn Store>> {
+    let store = connect(url, clock).await?;
     store.migrate().await.with_context(|| format!("cannot migrate {url}"))?;
     Ok(store)
 }

@@ -14,7 +14,7 @@ use mds_node::webhooks::WebhookConfig;
 use mds_node::{KeyCacheConfig, NodeConfig};
 use mds_store::{DatabaseUrl, Store};
 
-use super::{open, open_migrated, parse_listen};
+use super::{open_dated, open_migrated, parse_listen};
 
 /// Options of `serve` and `demo`.
 #[derive(Debug, clap::Args)]
@@ -181,17 +181,20 @@ impl ServeArgs {
 
 /// `mds serve`.
 pub(crate) async fn serve(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<()> {
-    let store = if args.migrate { open_migrated(url).await? } else { open(url).await? };
-    run_server(url, store, &args, |addr| tracing::info!(%addr, "serving")).await
+    let config = args.config(url);
+    // The store dates what it writes by the node's clock.
+    let clock = config.node.clock.clone();
+    let store = if args.migrate { open_migrated(url, clock).await? } else { open_dated(url, clock).await? };
+    run_server(store, config, &args, |addr| tracing::info!(%addr, "serving")).await
 }
 
+/// Serves `store` with `config` until a shutdown signal.
 async fn run_server(
-    url: &DatabaseUrl,
     store: Arc<dyn Store>,
+    mut config: HttpConfig,
     args: &ServeArgs,
     on_bound: impl FnOnce(SocketAddr),
 ) -> anyhow::Result<()> {
-    let mut config = args.config(url);
     if let Some(endpoint) = &args.otlp_endpoint {
         config.traces = Some(Tracer::start(endpoint.clone()).context("cannot start the trace exporter")?);
         tracing::info!(%endpoint, "exporting a span per request over OTLP/HTTP");
@@ -234,7 +237,8 @@ const DEMO_TIER: &str = "pro";
 /// master as of a past day and a split-adjusted price series through a split)
 /// and the command that charts that series, then serves.
 pub(crate) async fn demo(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<()> {
-    let store = open_migrated(url).await?;
+    let config = args.config(url);
+    let store = open_migrated(url, config.node.clock.clone()).await?;
     if store.company_count().await? == 0 {
         // As an operator would, through the same node operation as `mds
         // import`: the 2024 lists, the 2026 ones, the change files, NSE's
@@ -277,7 +281,7 @@ pub(crate) async fn demo(url: &DatabaseUrl, args: ServeArgs) -> anyhow::Result<(
     // The newest article, so the lines go from the list to an article.
     let newest = store.news_page(&NewsFilter::default(), None, 1).await.context("cannot read the news list")?;
     let article = newest.first().map(|a| a.slug.clone());
-    run_server(url, store, &args, move |addr| {
+    run_server(store, config, &args, move |addr| {
         println!("Demo key (account \"{DEMO_ACCOUNT}\", tier \"{DEMO_TIER}\"; a new one each run, shown only now):");
         println!("  {secret}");
         println!("Try:");

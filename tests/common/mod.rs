@@ -124,7 +124,8 @@ pub async fn spawn() -> TestApp {
 /// Starts the app with options.
 pub async fn spawn_with(opts: Options) -> TestApp {
     let (url, db) = TestDatabase::create().await;
-    let store = mds_store::open(&url).await.expect("open store");
+    // As `mds serve` opens it: dated by the node's clock.
+    let store = mds_store::open_with_clock(&url, opts.config.node.clock.clone()).await.expect("open store");
     store.migrate().await.expect("migrate");
     store.upsert_companies(&opts.companies).await.expect("companies");
     store.upsert_articles(&opts.articles).await.expect("articles");
@@ -242,7 +243,12 @@ impl TestApp {
 
     /// `GET path` with the app's key and extra `headers`.
     pub async fn get_with_headers(&self, path: &str, headers: &[(&str, &str)]) -> reqwest::Response {
-        let mut rb = self.client.get(format!("{}{path}", self.base)).bearer_auth(&self.key);
+        self.get_with_key_and_headers(path, &self.key, headers).await
+    }
+
+    /// `GET path` with a given key and extra `headers`.
+    pub async fn get_with_key_and_headers(&self, path: &str, key: &str, headers: &[(&str, &str)]) -> reqwest::Response {
+        let mut rb = self.client.get(format!("{}{path}", self.base)).bearer_auth(key);
         for (name, value) in headers {
             rb = rb.header(*name, *value);
         }
@@ -332,6 +338,35 @@ impl TestApp {
             assert!(t.elapsed() < Duration::from_secs(5), "GET {path} never answered {status}");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// The requests of `key` this month, as `GET /v1/usage` (which is not
+    /// counted) reports them.
+    pub async fn requests_of(&self, key: &str) -> u64 {
+        let v: serde_json::Value = self.get_with_key("/v1/usage", key).await.json().await.expect("usage body");
+        v["current_month"]["requests"].as_u64().expect("a count of requests")
+    }
+
+    /// The Rust client (`mds-client`) of this server, with the app's key.
+    pub fn rust_client(&self) -> mds_client::Client {
+        mds_client::Client::builder().base_url(&self.base).api_key(&self.key).no_proxy().build().expect("client")
+    }
+
+    /// Runs `mds get ARGS` against this server with the app's key (awaited:
+    /// the server answers on this test's runtime); asserts it succeeds; its
+    /// standard output.
+    pub async fn mds_get(&self, args: &[&str]) -> String {
+        let o = tokio::process::Command::new(env!("CARGO_BIN_EXE_mds"))
+            .arg("get")
+            .args(args)
+            .env("MDS_API_KEY", &self.key)
+            .env("MDS_BASE_URL", &self.base)
+            .env("MDS_LOG", "warn")
+            .output()
+            .await
+            .expect("run mds get");
+        assert!(o.status.success(), "mds get {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).expect("utf-8 output")
     }
 
     /// Stops the server gracefully and waits for it.

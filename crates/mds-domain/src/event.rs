@@ -48,16 +48,17 @@ pub enum EventType {
 pub struct EventTypeError(pub String);
 
 impl EventType {
-    /// Every type, in wire order.
-    pub const ALL: [EventType; 7] = [
-        EventType::ArticlePublished,
-        EventType::ArticleUpdated,
-        EventType::CompanyChanged,
-        EventType::CorporateActionAdded,
-        EventType::CorporateActionChanged,
-        EventType::PricesPublished,
-        EventType::Ping,
-    ];
+    /// Every type, in wire order: the [`EventType::SUBSCRIBABLE`] ones, then
+    /// `ping`.
+    pub const ALL: [EventType; 7] = {
+        let mut all = [EventType::Ping; 7];
+        let mut i = 0;
+        while i < EventType::SUBSCRIBABLE.len() {
+            all[i] = EventType::SUBSCRIBABLE[i];
+            i += 1;
+        }
+        all
+    };
 
     /// The types a filter may name (not `ping`, which only the test route
     /// sends).

@@ -46,6 +46,8 @@
 //!   `GET /v1/usage/daily`.
 //! - [`problem`]: the RFC 9457 problem body and the stable error codes.
 //! - [`time`]: the one timestamp format of the wire.
+//! - [`clock`]: the injectable [`clock::Clock`], the one a node, its
+//!   limits and its store read the time from.
 //! - [`webhook`]: how a webhook delivery is signed and checked (Standard
 //!   Webhooks).
 //! - [`hex`]: the one hex encoding (hashes, tags, secrets).
@@ -138,6 +140,7 @@ pub mod account;
 pub mod admin;
 pub mod article;
 pub mod bounds;
+pub mod clock;
 #[macro_use]
 pub mod company;
 // After `company`, whose `wire_enum!` it uses.

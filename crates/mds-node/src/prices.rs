@@ -416,22 +416,7 @@ mod tests {
 
     /// A bar of TTL's old ISIN closing at `close` rupees.
     fn bar(date: &str, close: i64) -> Bar {
-        let p = mds_domain::prices::Paise::from_units(close * 100);
-        let f = mds_domain::prices::Figures {
-            open: p,
-            high: p,
-            low: p,
-            close: p,
-            last: None,
-            prev_close: p,
-            volume: 10,
-            turnover: p,
-            trades: 1,
-            delivery_qty: None,
-            delivery_pct: None,
-        };
-        let isin = Isin::parse("INE592B01016").unwrap();
-        Bar::published(day(date), isin, Series::EQ, mds_domain::prices::IsinSource::File, &f)
+        mds_testkit::fixtures::flat_bar(date, "INE592B01016", &close.to_string(), 10)
     }
 
     /// An action of TTL's old ISIN.

@@ -21,7 +21,8 @@
 //!   ([`SchemaState`], [`MetaStore::schema`]): behind (run `mds migrate`),
 //!   current, or ahead and still usable (expand-only migrations).
 //! - [`url`]: the database URL, with a `Debug` that masks the password.
-//! - [`open`]: picks the backend from the URL.
+//! - [`open`]: picks the backend from the URL; [`open_with_clock`], with
+//!   the clock that dates what the store writes (a node's own).
 //! - `rows` (private): row decoding, encodings and error sentences.
 //!
 //! Every mutation that changes what a serving node caches (companies, news,
@@ -31,8 +32,10 @@
 //! seen within one poll interval.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
+use mds_domain::clock::{Clock, SystemClock};
 use mds_domain::usage::BillingMonth;
 use mds_domain::{Account, AccountName, AdminTokenName, Environment, KeyHash, KeyPrefix, Tier, TierName};
 
@@ -383,10 +386,19 @@ pub(crate) const SLOW_STATEMENT: std::time::Duration = std::time::Duration::from
 
 /// Opens the store a URL names: `sqlite:…` or a bare path for SQLite
 /// (created if missing), `postgres://…` or `postgresql://…` for PostgreSQL
-/// (the database must exist).
-pub async fn open(url: &DatabaseUrl) -> StoreResult<std::sync::Arc<dyn Store>> {
+/// (the database must exist). What it writes is dated by the system clock
+/// ([`open_with_clock`] with [`SystemClock`]).
+pub async fn open(url: &DatabaseUrl) -> StoreResult<Arc<dyn Store>> {
+    open_with_clock(url, Arc::new(SystemClock)).await
+}
+
+/// [`open`], the times the store writes (events, migrations, imports,
+/// usage) read from `clock`: a node's store is opened with the node's clock
+/// (`NodeConfig::clock`), so the node, its limits and its store tell one
+/// time, and a test that moves it moves them all.
+pub async fn open_with_clock(url: &DatabaseUrl, clock: Arc<dyn Clock>) -> StoreResult<Arc<dyn Store>> {
     match url.backend() {
-        url::Backend::Sqlite => Ok(std::sync::Arc::new(sqlite::SqliteStore::connect(url).await?)),
-        url::Backend::Postgres => Ok(std::sync::Arc::new(postgres::PgStore::connect(url).await?)),
+        url::Backend::Sqlite => Ok(Arc::new(sqlite::SqliteStore::connect(url).await?.with_clock(clock))),
+        url::Backend::Postgres => Ok(Arc::new(postgres::PgStore::connect(url).await?.with_clock(clock))),
     }
 }

@@ -15,8 +15,8 @@
 //! keys, a key's quota history) run in one `REPEATABLE READ` transaction.
 //!
 //! # Layout
-//! - [`PgStore`]: the pool; it implements every role of
-//!   [`Store`](crate::Store).
+//! - [`PgStore`]: the pool and the clock that dates what it writes; it
+//!   implements every role of [`Store`](crate::Store).
 //! - `dialect`: the SQL that differs from SQLite's (`UNNEST` arrays, table,
 //!   row and advisory locks, `"C"` collation).
 //! - `migrate`: the embedded migrations and how they are applied.
@@ -27,6 +27,7 @@
 
 use std::time::Duration;
 
+use mds_domain::clock::Clock;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{PgConnection, Postgres, Transaction};
 
@@ -62,6 +63,8 @@ pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone)]
 pub struct PgStore {
     pool: PgPool,
+    /// What dates the rows and events it writes ([`PgStore::with_clock`]).
+    clock: std::sync::Arc<dyn Clock>,
 }
 
 impl PgStore {
@@ -80,13 +83,7 @@ impl PgStore {
             .connect_with(options)
             .await
             .map_err(portable::connect)?;
-        Ok(PgStore { pool })
-    }
-
-    /// Closes every connection; later calls fail as
-    /// [`StoreError::Unavailable`](crate::StoreError::Unavailable).
-    pub async fn close(&self) {
-        self.pool.close().await;
+        Ok(PgStore::on(pool))
     }
 }
 

@@ -16,7 +16,8 @@
 //! by another process waits for that step at most.
 //!
 //! # Layout
-//! - [`SqliteStore`]: the pool; it implements every role of [`Store`](crate::Store).
+//! - [`SqliteStore`]: the pool and the clock that dates what it writes; it
+//!   implements every role of [`Store`](crate::Store).
 //! - `dialect`: the SQL that differs from PostgreSQL's (multi-row `VALUES`
 //!   lists, upserts staged then applied, no locks beyond the write
 //!   transaction).
@@ -28,6 +29,7 @@
 
 use std::time::Duration;
 
+use mds_domain::clock::Clock;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Sqlite, SqliteConnection, Transaction};
 
@@ -75,6 +77,8 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
+    /// What dates the rows and events it writes ([`SqliteStore::with_clock`]).
+    clock: std::sync::Arc<dyn Clock>,
 }
 
 impl SqliteStore {
@@ -101,13 +105,7 @@ impl SqliteStore {
         };
         let pool =
             pool_options.acquire_timeout(ACQUIRE_TIMEOUT).connect_with(options).await.map_err(portable::connect)?;
-        Ok(SqliteStore { pool })
-    }
-
-    /// Closes every connection (checkpointing the WAL); later calls fail as
-    /// [`StoreError::Unavailable`](crate::StoreError::Unavailable).
-    pub async fn close(&self) {
-        self.pool.close().await;
+        Ok(SqliteStore::on(pool))
     }
 }
 

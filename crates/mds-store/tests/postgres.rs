@@ -74,6 +74,16 @@ async fn open_again(db: &TestDb) -> PgStore {
 
 mds_testkit::store_test_suite!(fresh, raw = raw_of, open = open_again);
 
+/// [`mds_testkit::store::actions::writes_are_dated_by_the_stores_clock`],
+/// on a store given a clock that stands in 2001.
+#[tokio::test]
+async fn writes_are_dated_by_the_stores_clock() {
+    let Some((store, _db)) = fresh().await else { return };
+    let clock = std::sync::Arc::new(mds_domain::clock::ManualClock::new("2001-02-03T04:05:06Z".parse().unwrap()));
+    let store = store.with_clock(clock.clone());
+    mds_testkit::store::actions::writes_are_dated_by_the_stores_clock(&store, &clock).await;
+}
+
 // ---------------------------------------------------------------------------
 // Without a server.
 

@@ -47,6 +47,16 @@ async fn open_again(dir: &TempDir) -> SqliteStore {
 
 mds_testkit::store_test_suite!(fresh, raw = raw_of, open = open_again);
 
+/// [`mds_testkit::store::actions::writes_are_dated_by_the_stores_clock`],
+/// on a store given a clock that stands in 2001.
+#[tokio::test]
+async fn writes_are_dated_by_the_stores_clock() {
+    let (store, _dir) = fresh().await;
+    let clock = std::sync::Arc::new(mds_domain::clock::ManualClock::new("2001-02-03T04:05:06Z".parse().unwrap()));
+    let store = store.with_clock(clock.clone());
+    mds_testkit::store::actions::writes_are_dated_by_the_stores_clock(&store, &clock).await;
+}
+
 #[tokio::test]
 async fn concurrent_and_repeated_migrations_are_harmless() {
     let dir = tempfile::tempdir().expect("temp dir");

@@ -1,8 +1,10 @@
 //! Test fixtures: valid ISINs (check digit by the `isin` crate), companies
-//! and articles with no optional field, a series of companies, and the news
-//! list a set of articles makes, worked out plainly.
+//! and articles with no optional field, a series of companies, the news
+//! list a set of articles makes, worked out plainly, and a day's bar at
+//! one price.
 
 use mds_domain::news::{NewsKey, list_order};
+use mds_domain::prices::{Bar, Figures, IsinSource, Paise, Series};
 use mds_domain::{
     Article, ArticleSummary, Company, Exchange, Isin, Listing, ListingStatus, MarketCap, NewsFilter, Slug, Ticker,
 };
@@ -146,6 +148,29 @@ pub fn news_filter_pairs(f: &NewsFilter) -> Vec<(&'static str, String)> {
         out.push(("published_before", mds_domain::time::format_utc(v)));
     }
     out
+}
+
+/// The `EQ` bar of `isin` on `date` (YYYY-MM-DD) of a day traded at one
+/// price, `close` (rupees as published, `"176.2"`), `volume` shares in one
+/// trade; its ISIN as the file gave it.
+///
+/// Panics on a day, ISIN or price that does not parse.
+pub fn flat_bar(date: &str, isin: &str, close: &str, volume: u64) -> Bar {
+    let p = Paise::parse(close).expect("a price");
+    let f = Figures {
+        open: p,
+        high: p,
+        low: p,
+        close: p,
+        last: None,
+        prev_close: p,
+        volume,
+        turnover: p,
+        trades: 1,
+        delivery_qty: None,
+        delivery_pct: None,
+    };
+    Bar::published(date.parse().expect("a day"), Isin::parse(isin).expect("an ISIN"), Series::EQ, IsinSource::File, &f)
 }
 
 #[cfg(test)]

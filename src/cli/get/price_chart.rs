@@ -64,30 +64,12 @@ pub(crate) fn render(prices: &CompanyPrices) -> String {
 
 #[cfg(test)]
 mod tests {
-    use mds_client::{Adjust, Adjustment, Bar, IsinSource, Series};
-    use mds_domain::prices::{Paise, Price};
+    use mds_client::{Adjust, Adjustment, Bar};
 
     use super::*;
 
     fn bar_of(date: &str, isin: &str, close: &str) -> Bar {
-        let p = Price::parse(close).unwrap();
-        Bar {
-            date: date.parse().unwrap(),
-            isin: mds_client::Isin::parse(isin).unwrap(),
-            series: Series::EQ,
-            open: p,
-            high: p,
-            low: p,
-            close: p,
-            last: None,
-            prev_close: p,
-            volume: 1,
-            turnover: Paise::from_units(100),
-            trades: 1,
-            delivery_qty: None,
-            delivery_pct: None,
-            isin_source: IsinSource::File,
-        }
+        mds_testkit::fixtures::flat_bar(date, isin, close, 1)
     }
 
     #[test]

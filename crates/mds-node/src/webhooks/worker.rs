@@ -134,7 +134,7 @@ impl Stores {
     async fn open(node: &Node, on_node: Handle) -> Self {
         let own = |u: &&DatabaseUrl| u.backend() == Backend::Sqlite && !u.is_in_memory();
         if let Some(url) = node.config().webhooks.database.as_ref().filter(own) {
-            match mds_store::open(url).await {
+            match mds_store::open_with_clock(url, node.config().clock.clone()).await {
                 Ok(store) => return Stores::Own(store),
                 Err(e) => tracing::warn!(error = %e, "webhook deliveries use the node's store: cannot open their own"),
             }

@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use chrono::NaiveDate;
 use mds_domain::Isin;
 use mds_domain::actions::{ActionId, CorporateAction, Source};
+use mds_domain::clock::Clock;
 
 use super::{Conn, Pool, begin_read, begin_write, db, events, execute, fetch_all};
 use crate::rows::RowExt;
@@ -60,6 +61,7 @@ pub(crate) async fn import(
     actions: &[CorporateAction],
     unresolved: &[UnresolvedAction],
     resolved: &[UnresolvedAction],
+    clock: &dyn Clock,
 ) -> StoreResult<ActionImport> {
     let mut tx = begin_write(pool).await?;
     let mut out = ActionImport::default();
@@ -81,7 +83,7 @@ pub(crate) async fn import(
     // them, and each learns the successor it leads to (`new_isin`).
     let splits: Vec<_> = given.iter().filter_map(super::identity::split_action).collect();
     if !splits.is_empty() {
-        let (wrote, next) = super::identity::rederive_for_splits(&mut tx, splits).await?;
+        let (wrote, next) = super::identity::rederive_for_splits(&mut tx, splits, clock).await?;
         out.identity_changed = wrote;
         for a in &mut given {
             if let Some(n) = next.get(&(a.isin.clone(), a.ex_date)) {
@@ -117,7 +119,7 @@ pub(crate) async fn import(
     }
     out.unresolved_new = insert_unresolved(&mut tx, unresolved).await?;
     out.unresolved_resolved = remove_resolved(&mut tx, resolved).await?;
-    events::append(&mut tx, chrono::Utc::now(), &drafts).await?;
+    events::append(&mut tx, clock.now(), &drafts).await?;
     if out.new + out.changed > 0 {
         super::meta::bump_unseeded_generation(&mut tx, crate::rows::META_GENERATION_ACTIONS).await?;
     }

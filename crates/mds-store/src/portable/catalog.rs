@@ -25,6 +25,7 @@
 //! Compiled once per backend (see `portable/mod.rs`).
 
 use futures_util::TryStreamExt;
+use mds_domain::clock::Clock;
 use mds_domain::{Article, Company, Slug};
 
 use super::dialect::{self, COMPANY_ORDER, Upsert};
@@ -149,11 +150,11 @@ pub(crate) fn differs(stored: &str, given: &str, cols: &[&str], kept: &[&str]) -
 
 /// Inserts or replaces `rows` by key; bumps their change counter; commits.
 /// No rows: nothing changes.
-pub(crate) async fn upsert<T: Upsert>(pool: &Pool, rows: &[T]) -> StoreResult<UpsertSummary> {
+pub(crate) async fn upsert<T: Upsert>(pool: &Pool, rows: &[T], clock: &dyn Clock) -> StoreResult<UpsertSummary> {
     if rows.is_empty() {
         return Ok(UpsertSummary::default());
     }
-    upsert_chunks(pool, &mut std::iter::once(Ok(rows))).await
+    upsert_chunks(pool, &mut std::iter::once(Ok(rows)), clock).await
 }
 
 /// [`upsert`] of rows handed over a chunk at a time, all or nothing, so the
@@ -165,16 +166,18 @@ pub(crate) async fn upsert<T: Upsert>(pool: &Pool, rows: &[T]) -> StoreResult<Up
 pub(crate) async fn upsert_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     pool: &Pool,
     chunks: &mut (dyn Iterator<Item = StoreResult<C>> + Send + 'a),
+    clock: &dyn Clock,
 ) -> StoreResult<UpsertSummary> {
-    dialect::upsert_chunks(pool, chunks).await
+    dialect::upsert_chunks(pool, chunks, clock).await
 }
 
 /// [`upsert_chunks`] of infallible chunks (each handed over whole).
 pub(crate) async fn upsert_whole_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     pool: &Pool,
     chunks: &mut (dyn Iterator<Item = C> + Send + 'a),
+    clock: &dyn Clock,
 ) -> StoreResult<UpsertSummary> {
-    dialect::upsert_chunks(pool, &mut chunks.map(Ok)).await
+    dialect::upsert_chunks(pool, &mut chunks.map(Ok), clock).await
 }
 
 /// The first step of an upsert's write transaction at `at`: for stamped

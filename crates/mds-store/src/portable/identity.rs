@@ -40,6 +40,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use chrono::NaiveDate;
 use futures_util::TryStreamExt;
 use mds_domain::actions::{Action, CorporateAction};
+use mds_domain::clock::Clock;
 use mds_domain::snapshot::derive::{Derived, Deriver, SplitAction, issuer};
 use mds_domain::snapshot::{
     Companies, NameChange, Run, Series, SnapshotRow, SnapshotRows, SymbolChange, apply_listings, carry_over, inherit,
@@ -110,7 +111,11 @@ pub(crate) async fn snapshot_days(pool: &Pool) -> StoreResult<Vec<(Series, Naive
 }
 
 /// [`crate::IdentityStore::import_snapshots`].
-pub(crate) async fn import_snapshots(pool: &Pool, import: &SnapshotImport) -> StoreResult<IdentityImport> {
+pub(crate) async fn import_snapshots(
+    pool: &Pool,
+    import: &SnapshotImport,
+    clock: &dyn Clock,
+) -> StoreResult<IdentityImport> {
     let mut tx = begin_write(pool).await?;
     dialect::lock_identity(&mut tx).await?;
     let mut summary = IdentityImport::default();
@@ -126,10 +131,10 @@ pub(crate) async fn import_snapshots(pool: &Pool, import: &SnapshotImport) -> St
         }
     }
     for (series, rows) in &import.series {
-        apply(&mut tx, *series, import.as_of, rows, latest.get(series).copied(), &mut summary).await?;
+        apply(&mut tx, *series, import.as_of, rows, latest.get(series).copied(), &mut summary, clock).await?;
     }
     let carry = Carry { bse_given: import.bse_given, mcap_given: import.mcap_given };
-    let changed = rederive(&mut tx, Some((&import.companies, carry)), &mut summary).await?;
+    let changed = rederive(&mut tx, Some((&import.companies, carry)), &mut summary, clock).await?;
     if changed || summary.snapshots > 0 || summary.runs_opened + summary.runs_closed > 0 {
         tx.commit().await.map_err(db)?;
     }
@@ -141,6 +146,7 @@ pub(crate) async fn import_changes(
     pool: &Pool,
     symbols: &[SymbolChange],
     names: &[NameChange],
+    clock: &dyn Clock,
 ) -> StoreResult<IdentityImport> {
     let mut tx = begin_write(pool).await?;
     dialect::lock_identity(&mut tx).await?;
@@ -179,7 +185,7 @@ pub(crate) async fn import_changes(
         summary.events = n.unsigned_abs();
         return Ok(summary);
     }
-    rederive(&mut tx, None, &mut summary).await?;
+    rederive(&mut tx, None, &mut summary, clock).await?;
     tx.commit().await.map_err(db)?;
     Ok(summary)
 }
@@ -219,6 +225,7 @@ async fn apply(
     rows: &SnapshotRows,
     latest: Option<NaiveDate>,
     summary: &mut IdentityImport,
+    clock: &dyn Clock,
 ) -> StoreResult<()> {
     let s = series.as_str();
     let d = as_of.to_string();
@@ -257,7 +264,7 @@ async fn apply(
             .bind(s)
             .bind(&d)
             .bind(rows.len() as i64)
-            .bind(rows::ts(&chrono::Utc::now())),
+            .bind(rows::ts(&clock.now())),
     )
     .await?;
     summary.snapshots += 1;
@@ -525,13 +532,17 @@ async fn split_actions(conn: &mut Conn) -> StoreResult<Vec<SplitAction>> {
 }
 
 /// [`crate::ActionStore::date_by_splits`], in the caller's transaction.
-pub(crate) async fn date_by_splits(conn: &mut Conn, splits: &[CorporateAction]) -> StoreResult<bool> {
+pub(crate) async fn date_by_splits(
+    conn: &mut Conn,
+    splits: &[CorporateAction],
+    clock: &dyn Clock,
+) -> StoreResult<bool> {
     let splits: Vec<SplitAction> = splits.iter().filter_map(split_action).collect();
     if splits.is_empty() {
         return Ok(false);
     }
     dialect::lock_identity(&mut *conn).await?;
-    rederive_with(conn, None, &mut IdentityImport::default(), splits).await
+    rederive_with(conn, None, &mut IdentityImport::default(), splits, clock).await
 }
 
 /// Derives the identity events again with an action import's `splits`
@@ -542,11 +553,12 @@ pub(crate) async fn date_by_splits(conn: &mut Conn, splits: &[CorporateAction]) 
 pub(crate) async fn rederive_for_splits(
     conn: &mut Conn,
     splits: Vec<SplitAction>,
+    clock: &dyn Clock,
 ) -> StoreResult<(bool, HashMap<(Isin, NaiveDate), Isin>)> {
     dialect::lock_identity(&mut *conn).await?;
     let keys: Vec<(Isin, NaiveDate)> = splits.iter().map(|s| (s.isin.clone(), s.ex_date)).collect();
     let mut summary = IdentityImport::default();
-    let wrote = rederive_with(conn, None, &mut summary, splits).await?;
+    let wrote = rederive_with(conn, None, &mut summary, splits, clock).await?;
     let mut isins: Vec<&str> = keys.iter().map(|k| k.0.as_str()).collect();
     isins.sort_unstable();
     isins.dedup();
@@ -641,8 +653,9 @@ async fn rederive(
     conn: &mut Conn,
     given: Option<(&Companies, Carry)>,
     summary: &mut IdentityImport,
+    clock: &dyn Clock,
 ) -> StoreResult<bool> {
-    rederive_with(conn, given, summary, Vec::new()).await
+    rederive_with(conn, given, summary, Vec::new(), clock).await
 }
 
 /// [`rederive`] with `extra`, splits and consolidations not stored yet (an
@@ -652,6 +665,7 @@ async fn rederive_with(
     given: Option<(&Companies, Carry)>,
     summary: &mut IdentityImport,
     extra: Vec<SplitAction>,
+    clock: &dyn Clock,
 ) -> StoreResult<bool> {
     let (symbols, names) = change_rows(conn).await?;
     let mut splits = split_actions(conn).await?;
@@ -666,7 +680,8 @@ async fn rederive_with(
         let derived = prep.derive(&runs);
         drop(runs);
         let given_here = given.map(|(g, _)| g.range(&lo, hi.as_deref())).unwrap_or_default();
-        wrote |= rederive_range(conn, &lo, hi.as_deref(), &derived, &given_here, carry, &mut writing, summary).await?;
+        wrote |= rederive_range(conn, &lo, hi.as_deref(), &derived, &given_here, carry, &mut writing, summary, clock)
+            .await?;
         match hi {
             Some(h) => lo = h,
             None => break,
@@ -690,6 +705,7 @@ async fn rederive_range(
     carry: Option<Carry>,
     writing: &mut Option<Writing>,
     summary: &mut IdentityImport,
+    clock: &dyn Clock,
 ) -> StoreResult<bool> {
     let stored_ev = stored_events_in(conn, lo, hi).await?;
     let stored = stored_companies_in(conn, lo, hi).await?;
@@ -782,7 +798,7 @@ async fn rederive_range(
     drop(values);
     if !writes.is_empty() || !restamp.is_empty() {
         if writing.is_none() {
-            let now = chrono::Utc::now();
+            let now = clock.now();
             let stamp = begin_upsert::<Company>(conn, now).await?.expect("companies carry change stamps");
             summary.generation = Some(stamp.seq());
             *writing = Some(Writing { now, stamp, deferred: 0 });

@@ -5,8 +5,8 @@
 //! Compiled once per backend (see `portable/mod.rs`): `super` is the backend
 //! module, which supplies `Conn`, `Pool`, `db` and the rest.
 
-use chrono::Utc;
 use mds_domain::Tier;
+use mds_domain::clock::Clock;
 use rand::RngCore;
 use sqlx::Executor;
 
@@ -184,13 +184,13 @@ async fn read_state(conn: &mut Conn, migrations: &[Migration]) -> StoreResult<Sc
 
 /// Runs a migration's statements and records it, inside the caller's
 /// transaction.
-pub(crate) async fn apply(conn: &mut Conn, m: &Migration) -> StoreResult<()> {
+pub(crate) async fn apply(conn: &mut Conn, m: &Migration, clock: &dyn Clock) -> StoreResult<()> {
     // Several statements: the simple-query protocol, through `Executor`,
     // whose future is `Send` (that of `RawSql::execute` is not).
     (&mut *conn).execute(sqlx::raw_sql(m.sql)).await.map_err(db)?;
     sqlx::query("INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)")
         .bind(m.version)
-        .bind(rows::ts(&Utc::now()))
+        .bind(rows::ts(&clock.now()))
         .execute(&mut *conn)
         .await
         .map_err(db)?;
@@ -231,8 +231,8 @@ pub(crate) async fn needs_seed(conn: &mut Conn) -> StoreResult<bool> {
 
 /// Adds the seed rows that are missing, in the caller's transaction; returns
 /// how many tiers it added.
-pub(crate) async fn seed(conn: &mut Conn) -> StoreResult<u64> {
-    let now = Utc::now();
+pub(crate) async fn seed(conn: &mut Conn, clock: &dyn Clock) -> StoreResult<u64> {
+    let now = clock.now();
     let mut secret = [0u8; CURSOR_SECRET_LEN];
     rand::rngs::OsRng.fill_bytes(&mut secret);
     let counters = META_GENERATIONS.map(|key| (key, "0".to_owned()));

@@ -35,8 +35,12 @@
 //! - `identity`: exchange snapshots (days and runs), NSE's change rows and
 //!   the identity events derived from them, each import one transaction.
 //! - `roles`: the role traits implemented for `Backend`.
-//! - Here: the error mappings that do not depend on the backend.
+//! - Here: the store's constructor, clock and closing, and the error
+//!   mappings that do not depend on the backend.
 
+use std::sync::Arc;
+
+use mds_domain::clock::{Clock, SystemClock};
 use sqlx::error::ErrorKind;
 
 use super::{Backend, Conn, Pool, begin_read, begin_write, db, dialect, migrate};
@@ -57,6 +61,26 @@ mod roles;
 mod snapshot;
 mod usage;
 mod webhooks;
+
+impl Backend {
+    /// The store on `pool`, what it writes dated by the system clock.
+    pub(super) fn on(pool: Pool) -> Self {
+        Backend { pool, clock: Arc::new(SystemClock) }
+    }
+
+    /// The same store, the times it writes (events, migrations, imports,
+    /// usage) read from `clock`, not the system's: a node's own clock
+    /// ([`crate::open_with_clock`]).
+    pub fn with_clock(self, clock: Arc<dyn Clock>) -> Self {
+        Backend { clock, ..self }
+    }
+
+    /// Closes every connection (SQLite's checkpointing the WAL); later
+    /// calls fail as [`StoreError::Unavailable`].
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
 
 /// The backend's `sqlx` database.
 type Db = <Conn as sqlx::Connection>::Database;

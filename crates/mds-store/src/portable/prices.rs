@@ -20,6 +20,7 @@
 use std::collections::BTreeMap;
 
 use chrono::NaiveDate;
+use mds_domain::clock::Clock;
 use mds_domain::prices::{BARS_EXCHANGE, Bar, Figures, IsinSource, Paise, Percent, PricesPublished, Series};
 use mds_domain::{Isin, Ticker};
 use sqlx::Row;
@@ -38,6 +39,7 @@ pub(crate) async fn import(
     pool: &Pool,
     days: &mut (dyn Iterator<Item = StoreResult<DayBars>> + Send),
     merge: &mut (dyn FnMut(DayBars, DayBars) -> DayBars + Send),
+    clock: &dyn Clock,
 ) -> StoreResult<PriceImport> {
     let mut tx = begin_write(pool).await?;
     dialect::lock_prices(&mut tx).await?;
@@ -88,7 +90,7 @@ pub(crate) async fn import(
         .into_iter()
         .map(|(date, bars)| PricesPublished { date, exchange: BARS_EXCHANGE, bars }.draft())
         .collect();
-    events::append(&mut tx, chrono::Utc::now(), &drafts).await?;
+    events::append(&mut tx, clock.now(), &drafts).await?;
     if out.new + out.replaced > 0 {
         super::meta::bump_unseeded_generation(&mut tx, crate::rows::META_GENERATION_PRICES).await?;
     }

@@ -36,26 +36,28 @@ use mds_domain::prices::{Bar, Series as PriceSeries};
 /// Implements a role trait for `Backend`, one line a method:
 /// `name(arguments) -> T => function [extra arguments];` makes
 /// `async fn name(&self, arguments) -> StoreResult<T>` that returns
-/// `function(&self.pool, arguments, extra arguments).await`. The methods
-/// after `in_write` run `function(&mut tx, arguments)` in a write
-/// transaction of their own, committed when it succeeds.
+/// `function(&self.pool, arguments, extra arguments).await`; a line ending
+/// `, clock;` also gives `function` the store's clock, last, as `&dyn
+/// Clock` (what dates the rows and events it writes). The methods after
+/// `in_write` run `function(&mut tx, arguments)` in a write transaction of
+/// their own, committed when it succeeds.
 macro_rules! delegate {
     ($role:ident {
-        $($method:ident($($arg:ident: $ty:ty),*) -> $out:ty => $to:path $([$($extra:expr),*])?;)*
+        $($method:ident($($arg:ident: $ty:ty),*) -> $out:ty => $to:path $([$($extra:expr),*])? $(, $clock:ident)?;)*
     } $(in_write {
-        $($w_method:ident($($w_arg:ident: $w_ty:ty),*) -> $w_out:ty => $w_to:path;)*
+        $($w_method:ident($($w_arg:ident: $w_ty:ty),*) -> $w_out:ty => $w_to:path $(, $w_clock:ident)?;)*
     })?) => {
         #[async_trait::async_trait]
         impl $role for Backend {
             $(
                 async fn $method(&self, $($arg: $ty),*) -> StoreResult<$out> {
-                    $to(&self.pool, $($arg,)* $($($extra),*)?).await
+                    $to(&self.pool, $($arg,)* $($($extra,)*)? $(&*self.$clock,)?).await
                 }
             )*
             $($(
                 async fn $w_method(&self, $($w_arg: $w_ty),*) -> StoreResult<$w_out> {
                     let mut tx = begin_write(&self.pool).await?;
-                    let out = $w_to(&mut tx, $($w_arg),*).await?;
+                    let out = $w_to(&mut tx, $($w_arg,)* $(&*self.$w_clock,)?).await?;
                     tx.commit().await.map_err(db)?;
                     Ok(out)
                 }
@@ -65,7 +67,7 @@ macro_rules! delegate {
 }
 
 delegate!(MetaStore {
-    migrate() -> () => migrate::run;
+    migrate() -> () => migrate::run, clock;
     schema() -> crate::SchemaState => migrate::state;
     ping() -> () => meta::ping;
     generations() -> Generations => meta::generations;
@@ -73,9 +75,9 @@ delegate!(MetaStore {
 });
 
 delegate!(CatalogStore {
-    upsert_companies(rows: &[Company]) -> UpsertSummary => catalog::upsert;
+    upsert_companies(rows: &[Company]) -> UpsertSummary => catalog::upsert, clock;
     upsert_company_chunks(chunks: &mut (dyn Iterator<Item = Vec<Company>> + Send)) -> UpsertSummary
-        => catalog::upsert_whole_chunks;
+        => catalog::upsert_whole_chunks, clock;
     companies() -> Vec<Company> => catalog::companies;
     company_count() -> u64 => catalog::company_count;
     companies_sorted(each: &mut (dyn FnMut(StoredCompany) + Send)) -> () => catalog::companies_sorted;
@@ -87,15 +89,16 @@ delegate!(CatalogStore {
 delegate!(IdentityStore {
     identity_events() -> Vec<(Isin, IdentityEvent)> => identity::events;
     identity_events_each(each: &mut (dyn FnMut(Isin, IdentityEvent) + Send)) -> () => identity::events_each;
-    import_snapshots(import: &SnapshotImport) -> IdentityImport => identity::import_snapshots;
-    import_nse_changes(symbols: &[SymbolChange], names: &[NameChange]) -> IdentityImport => identity::import_changes;
+    import_snapshots(import: &SnapshotImport) -> IdentityImport => identity::import_snapshots, clock;
+    import_nse_changes(symbols: &[SymbolChange], names: &[NameChange]) -> IdentityImport
+        => identity::import_changes, clock;
     snapshot_days() -> Vec<(Series, NaiveDate)> => identity::snapshot_days;
 });
 
 delegate!(NewsStore {
-    upsert_articles(rows: &[Article]) -> UpsertSummary => catalog::upsert;
+    upsert_articles(rows: &[Article]) -> UpsertSummary => catalog::upsert, clock;
     upsert_article_chunks(chunks: &mut (dyn Iterator<Item = StoreResult<Vec<Article>>> + Send)) -> UpsertSummary
-        => catalog::upsert_chunks;
+        => catalog::upsert_chunks, clock;
     article(slug: &Slug) -> Option<Article> => catalog::article;
     news_page(filter: &NewsFilter, after: Option<&NewsKey>, limit: usize) -> Vec<ArticleSummary> => news::news_page;
     news_texts(after: Option<&NewsKey>, limit: usize) -> Vec<ArticleText> => news::news_texts;
@@ -106,21 +109,21 @@ delegate!(NewsStore {
 
 delegate!(ActionStore {
     import_actions(actions: &[CorporateAction], unresolved: &[UnresolvedAction], resolved: &[UnresolvedAction])
-        -> ActionImport => actions::import;
+        -> ActionImport => actions::import, clock;
     actions_of(isins: &[Isin], filter: &ActionFilter) -> Vec<CorporateAction> => actions::of;
     action_page(filter: &ActionFilter, after: Option<(NaiveDate, &ActionId)>, limit: usize) -> Vec<CorporateAction>
         => actions::page;
     action_count() -> u64 => actions::count;
     unresolved_actions() -> Vec<UnresolvedAction> => actions::unresolved;
 } in_write {
-    date_by_splits(splits: &[CorporateAction]) -> bool => identity::date_by_splits;
+    date_by_splits(splits: &[CorporateAction]) -> bool => identity::date_by_splits, clock;
 });
 
 delegate!(PriceStore {
     import_days(
         days: &mut (dyn Iterator<Item = StoreResult<DayBars>> + Send),
         merge: &mut (dyn FnMut(DayBars, DayBars) -> DayBars + Send)
-    ) -> PriceImport => prices::import;
+    ) -> PriceImport => prices::import, clock;
     day_bars(date: NaiveDate) -> DayBars => prices::day_bars;
     bars_of(isins: &[Isin], from: NaiveDate, to: NaiveDate) -> Vec<Bar> => prices::bars_of;
     market_page(date: NaiveDate, series: Option<PriceSeries>, after: Option<(&Isin, PriceSeries)>, limit: usize)
@@ -153,7 +156,7 @@ delegate!(AccessStore {
 });
 
 delegate!(UsageStore {
-    apply_usage_batch(batch: &UsageBatch) -> AppliedBatch => usage::apply_usage [Utc::now()];
+    apply_usage_batch(batch: &UsageBatch) -> AppliedBatch => usage::apply_usage, clock;
     usage_as_of(key: &KeyPrefix, month: BillingMonth) -> (u64, i64) => usage::usage_as_of;
     usage_batch_applied(id: &str) -> Option<i64> => usage::usage_batch_applied;
     usage(key: &KeyPrefix, from: BillingMonth, to: BillingMonth) -> Vec<(BillingMonth, u64)> => usage::usage;

@@ -27,6 +27,7 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, NaiveDate, Utc};
+use mds_domain::clock::Clock;
 use mds_domain::daily::DailyUsage;
 use mds_domain::usage::{BillingMonth, QuotaHistory};
 use mds_domain::{KeyPrefix, TierName};
@@ -41,11 +42,8 @@ use crate::{AppliedBatch, StoreError, StoreResult, UsageBatch};
 /// the bookkeeping instant of the id (and the clock of the pruning). The
 /// generation is the one the batch's bump made, or for a batch applied
 /// before, the one read in the transaction that found its id.
-pub(crate) async fn apply_usage(
-    pool: &Pool,
-    batch: &UsageBatch,
-    applied_at: DateTime<Utc>,
-) -> StoreResult<AppliedBatch> {
+pub(crate) async fn apply_usage(pool: &Pool, batch: &UsageBatch, clock: &dyn Clock) -> StoreResult<AppliedBatch> {
+    let applied_at = clock.now();
     rows::check_usage_batch_id(&batch.id)?;
     let (deltas, days) = rows::merge_usage(&batch.deltas)?;
 

@@ -19,6 +19,7 @@
 //! would both insert `(generation, 0)`, and the second would fail on the
 //! primary key. Only saves take that lock; loads never wait for it.
 
+use mds_domain::clock::Clock;
 use mds_domain::{Article, Company};
 use sqlx::postgres::PgArguments;
 use sqlx::query::Query;
@@ -180,11 +181,12 @@ fn upsert_sql(table: &str, cols: &[&str], kept: &[&str], types: &[&str], stamp: 
 pub(super) async fn upsert_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     pool: &PgPool,
     chunks: &mut (dyn Iterator<Item = StoreResult<C>> + Send + 'a),
+    clock: &dyn Clock,
 ) -> StoreResult<UpsertSummary> {
     let mut summary = UpsertSummary::default();
     let mut tx = begin_write(pool).await?;
     lock_for_upsert(&mut tx, T::TABLE).await?;
-    let at = chrono::Utc::now();
+    let at = clock.now();
     let stamp = begin_upsert::<T>(&mut tx, at).await?;
     create_before::<T>(&mut tx).await?;
     for chunk in &mut *chunks {

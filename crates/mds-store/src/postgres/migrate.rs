@@ -19,6 +19,7 @@
 //! bumps a counter. A store that has all of them gets no write but the lock,
 //! which no other operation takes.
 
+use mds_domain::clock::Clock;
 use sqlx::PgPool;
 
 use super::db;
@@ -34,14 +35,14 @@ const MIGRATION_LOCK: i64 = 0x6d64_735f_6d69_6772;
 
 /// Applies the missing migrations and seeds what is missing, in one
 /// transaction under the migration lock.
-pub(super) async fn run(pool: &PgPool) -> StoreResult<()> {
+pub(super) async fn run(pool: &PgPool, clock: &dyn Clock) -> StoreResult<()> {
     let mut tx = pool.begin().await.map_err(db)?;
     sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(MIGRATION_LOCK).execute(&mut *tx).await.map_err(db)?;
     let pending = meta::pending(&mut tx, SCHEMA_MIGRATIONS_TABLE, MIGRATIONS).await?;
     for m in &pending {
-        meta::apply(&mut tx, m).await?;
+        meta::apply(&mut tx, m, clock).await?;
     }
-    let seeded = if meta::needs_seed(&mut tx).await? { meta::seed(&mut tx).await? } else { 0 };
+    let seeded = if meta::needs_seed(&mut tx).await? { meta::seed(&mut tx, clock).await? } else { 0 };
     tx.commit().await.map_err(db)?;
     for m in pending {
         meta::log_applied(m);

@@ -16,6 +16,7 @@
 
 use std::time::Instant;
 
+use mds_domain::clock::Clock;
 use mds_domain::{Article, Company};
 use sqlx::query::Query;
 use sqlx::sqlite::SqliteArguments;
@@ -178,9 +179,10 @@ fn to_write_sql(table: &str, cols: &[&str], kept: &[&str]) -> String {
 pub(super) async fn upsert_chunks<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     pool: &SqlitePool,
     chunks: &mut (dyn Iterator<Item = StoreResult<C>> + Send + 'a),
+    clock: &dyn Clock,
 ) -> StoreResult<UpsertSummary> {
     let mut conn = pool.acquire().await.map_err(db)?;
-    let result = stage_and_apply(&mut conn, chunks).await;
+    let result = stage_and_apply(&mut conn, chunks, clock).await;
     if let Err(e) = drop_staging(&mut conn).await {
         // Harmless beyond the space it takes: the next upsert on this
         // connection drops the tables first.
@@ -211,6 +213,7 @@ async fn drop_staging(conn: &mut SqliteConnection) -> StoreResult<()> {
 async fn stage_and_apply<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     conn: &mut SqliteConnection,
     chunks: &mut (dyn Iterator<Item = StoreResult<C>> + Send + 'a),
+    clock: &dyn Clock,
 ) -> StoreResult<UpsertSummary> {
     let started = Instant::now();
     drop_staging(conn).await?;
@@ -242,7 +245,7 @@ async fn stage_and_apply<'a, T: Upsert + 'a, C: AsRef<[T]>>(
     let to_write = to_write.unsigned_abs();
 
     // The events, made before the lock (see `portable/events.rs`).
-    let at = chrono::Utc::now();
+    let at = clock.now();
     let counter = read_generation(conn, T::COUNTER).await?;
     let predicted = T::STAMPED.then(|| UpsertStamp::new(at, counter + 1));
     copy_before::<T>(conn).await?;

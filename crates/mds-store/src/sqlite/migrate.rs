@@ -16,6 +16,7 @@
 //! seeding, and bumps the `auth` counter; nothing else the seed does bumps a
 //! counter.
 
+use mds_domain::clock::Clock;
 use sqlx::{SqliteConnection, SqlitePool};
 
 use super::dialect::{SCHEMA_MIGRATIONS_EXISTS, SCHEMA_MIGRATIONS_TABLE};
@@ -27,7 +28,7 @@ use crate::StoreResult;
 pub(super) const MIGRATIONS: &[Migration] = meta::migrations!("sqlite");
 
 /// Applies the missing migrations, then seeds what is missing.
-pub(super) async fn run(pool: &SqlitePool) -> StoreResult<()> {
+pub(super) async fn run(pool: &SqlitePool, clock: &dyn Clock) -> StoreResult<()> {
     let pending = meta::pending(&mut *pool.acquire().await.map_err(db)?, SCHEMA_MIGRATIONS_TABLE, MIGRATIONS).await?;
     for m in pending {
         let mut tx = begin_write(pool).await?;
@@ -35,7 +36,7 @@ pub(super) async fn run(pool: &SqlitePool) -> StoreResult<()> {
         if applied(&mut tx, m).await? {
             continue;
         }
-        meta::apply(&mut tx, m).await?;
+        meta::apply(&mut tx, m, clock).await?;
         tx.commit().await.map_err(db)?;
         meta::log_applied(m);
     }
@@ -43,7 +44,7 @@ pub(super) async fn run(pool: &SqlitePool) -> StoreResult<()> {
         return Ok(());
     }
     let mut tx = begin_write(pool).await?;
-    let seeded = meta::seed(&mut tx).await?;
+    let seeded = meta::seed(&mut tx, clock).await?;
     tx.commit().await.map_err(db)?;
     meta::log_seeded(seeded);
     Ok(())

@@ -222,3 +222,28 @@ pub async fn action_reads_filter_order_and_page(store: &dyn Store) {
     assert!(got.iter().all(|a| a.sources.contains(&Exchange::Bse)));
     assert!(store.action_page(&ActionFilter::default(), None, 0).await.expect("empty").is_empty());
 }
+
+/// What a store writes is dated by the clock it was given
+/// (`mds_store::open_with_clock`, a node's), not by the system's: a
+/// company's upsert, the company and its `company.changed` event at the
+/// clock's instant; an action import after the clock moved a day, its
+/// `corporate_action.added` a day later. `store` reads `clock`, which
+/// stands years from now. Not in [`store_test_suite!`](crate::store_test_suite):
+/// its store is made with the backend's own `with_clock`.
+pub async fn writes_are_dated_by_the_stores_clock(store: &dyn Store, clock: &mds_domain::clock::ManualClock) {
+    use mds_domain::clock::Clock;
+    store.migrate().await.expect("migrate");
+    let t0 = clock.now();
+    assert!((Utc::now() - t0).num_days().abs() > 365, "the clock stands years from the system's");
+    store.upsert_companies(&[crate::fixtures::company(1, "AAA")]).await.expect("upsert");
+    clock.advance(chrono::Duration::days(1));
+    let dividend = dividend(1, day(5, 30), Exchange::Nse, 44.0, None);
+    store.import_actions(&[dividend], &[], &[]).await.expect("import");
+    let dated: Vec<(EventType, DateTime<Utc>)> =
+        events_after(store, EventId(0)).await.iter().map(|e| (e.event.kind, e.event.created_at)).collect();
+    let day_after = t0 + chrono::Duration::days(1);
+    assert_eq!(dated, [(EventType::CompanyChanged, t0), (EventType::CorporateActionAdded, day_after)]);
+    let mut stored = Vec::new();
+    store.companies_sorted(&mut |c| stored.push(c.updated_at)).await.expect("companies");
+    assert_eq!(stored, [t0], "the company's updated_at");
+}
