@@ -144,6 +144,44 @@ impl Daily {
         changed
     }
 
+    /// Folds `other` (another import's files, folded) in: its days, and
+    /// its pairs' first and last days. Whether anything changed.
+    pub fn merge(&mut self, other: &Daily) -> bool {
+        let mut changed = false;
+        for d in &other.days {
+            if let Err(at) = self.days.binary_search(d) {
+                self.days.insert(at, *d);
+                changed = true;
+            }
+        }
+        let mut by: std::collections::HashMap<(&Isin, &Ticker), usize> =
+            self.pairs.iter().enumerate().map(|(k, p)| ((&p.isin, &p.symbol), k)).collect();
+        let mut grow: Vec<(usize, NaiveDate, NaiveDate)> = Vec::new();
+        let mut new: Vec<DailySeen> = Vec::new();
+        for p in &other.pairs {
+            match by.get(&(&p.isin, &p.symbol)) {
+                Some(k) => grow.push((*k, p.first, p.last)),
+                None => new.push(p.clone()),
+            }
+        }
+        by.clear();
+        drop(by);
+        for (k, first, last) in grow {
+            let p = &mut self.pairs[k];
+            if first < p.first || last > p.last {
+                p.first = p.first.min(first);
+                p.last = p.last.max(last);
+                changed = true;
+            }
+        }
+        if !new.is_empty() {
+            self.pairs.extend(new);
+            self.pairs.sort_by(|a, b| (&a.isin, a.first, &a.symbol).cmp(&(&b.isin, b.first, &b.symbol)));
+            changed = true;
+        }
+        changed
+    }
+
     /// The pairs of the ISINs from `lo` to (not including) `hi` (to the
     /// last when `None`), with the days.
     pub fn range(&self, lo: &str, hi: Option<&str>) -> Daily {
@@ -178,5 +216,11 @@ mod tests {
         assert_eq!(d.days.len(), 3);
         assert!(d.dates(day("2025-01-02")) && !d.dates(day("2025-01-01")));
         assert_eq!(d.day_before(day("2025-02-13")), Some(day("2025-01-02")));
+        // Merged into what another import folded: the same result.
+        let mut other = Daily::default();
+        other.fold_day(day("2025-01-02"), [(&x, &s)]);
+        assert!(other.merge(&d));
+        assert_eq!(other, d);
+        assert!(!other.merge(&d), "merged again: nothing changes");
     }
 }
