@@ -53,6 +53,11 @@ pub(crate) fn day16(d: NaiveDate) -> u16 {
     (d - EPOCH).num_days().clamp(0, i64::from(OPEN) - 1) as u16
 }
 
+/// A period of a symbol as [`Catalog::symbol_periods`] gives it: the ISIN,
+/// its first day and the first day it no longer carried the symbol
+/// (`None`: still).
+pub type PeriodSpan = (Isin, NaiveDate, Option<NaiveDate>);
+
 /// Bytes of a version record.
 pub(crate) const VERSION: usize = 16;
 /// Bytes of a period record.
@@ -548,11 +553,11 @@ impl Catalog {
     /// them, by symbol: what a price import compares before and after a
     /// change of the history, to resolve again only the symbols whose
     /// periods moved (contract 10.3).
-    pub fn symbol_periods(&self, exchange: Exchange) -> Vec<(String, Vec<(Isin, NaiveDate, Option<NaiveDate>)>)> {
+    pub fn symbol_periods(&self, exchange: Exchange) -> Vec<(String, Vec<PeriodSpan>)> {
         let p = self.sec(Section::Periods);
         let count = p.len() / PERIOD;
         let bse = u32::from(exchange == Exchange::Bse);
-        let mut out: Vec<(String, Vec<(Isin, NaiveDate, Option<NaiveDate>)>)> = Vec::new();
+        let mut out: Vec<(String, Vec<PeriodSpan>)> = Vec::new();
         for k in 0..count {
             let at = |w: usize| u32_at(p, PERIOD * k + 4 * w);
             let id = at(0);

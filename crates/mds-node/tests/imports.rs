@@ -322,7 +322,10 @@ async fn a_pre_split_isin_only_the_daily_files_show_becomes_known(store: Arc<dyn
     // Announced as a list's change is.
     let events = events_after(&*store, last).await;
     assert!(
-        events.iter().any(|e| e.event.kind == EventType::CompanyChanged && e.subject.isin.as_ref().map(|i| i.as_str()) == Some(old)),
+        events
+            .iter()
+            .any(|e| e.event.kind == EventType::CompanyChanged
+                && e.subject.isin.as_ref().map(|i| i.as_str()) == Some(old)),
         "{events:?}"
     );
     // The same files again: nothing changes, nothing is announced.
@@ -388,7 +391,8 @@ async fn imports_in_either_order_give_the_same_result(first: Arc<dyn Store>, sec
 async fn imports_in_either_order_give_the_same_result_on_sqlite() {
     let dir = tempfile::tempdir().expect("tempdir");
     let open = |name: &str| mds_store::DatabaseUrl::new(dir.path().join(name).to_str().expect("a path"));
-    let (a, b) = (mds_store::open(&open("a.db")).await.expect("open"), mds_store::open(&open("b.db")).await.expect("open"));
+    let (a, b) =
+        (mds_store::open(&open("a.db")).await.expect("open"), mds_store::open(&open("b.db")).await.expect("open"));
     imports_in_either_order_give_the_same_result(a, b).await;
 }
 

@@ -1165,10 +1165,8 @@ mod tests {
         let mut r = run(Series::NseSme, new, "PRITIKA", "Pritika Engineering Components Limited", 5.0, B, None);
         r.row.listed_on = Some(day("2022-12-08"));
         let days = ["2025-01-01", "2025-02-13", "2025-02-17", "2025-03-07"];
-        let files = daily(
-            &[(old, "PRITIKA", "2025-01-01", "2025-02-13"), (new, "PRITIKA", "2025-02-17", "2025-03-07")],
-            &days,
-        );
+        let files =
+            daily(&[(old, "PRITIKA", "2025-01-01", "2025-02-13"), (new, "PRITIKA", "2025-02-17", "2025-03-07")], &days);
         let without = Deriver::new(&[], &[]).derive(std::slice::from_ref(&r));
         assert!(!without.events.contains_key(&Isin::parse(old).unwrap()));
         let d = Deriver::new(&[], &[]).with_daily(files).derive(&[r]);

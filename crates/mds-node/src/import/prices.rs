@@ -47,13 +47,11 @@ use std::sync::mpsc;
 use chrono::NaiveDate;
 use mds_catalog::{Catalog, ChangeStamp};
 use mds_domain::prices::{IsinSource, Series};
+use mds_domain::snapshot::daily::Daily;
 use mds_domain::{Exchange, Isin, SymbolPeriod, Ticker};
 use mds_import::bhavcopy::check::{Disagreement, compare};
 use mds_import::bhavcopy::{BhavRow, BhavcopyError, DayFile, DayFiles, Format, Skipped};
-use mds_domain::snapshot::daily::Daily;
-use mds_store::{
-    DayBars, IdentityNow, PriceImport, PriceStep, Store, StoreError, StoredBar, SymbolPeriods, SymbolRow,
-};
+use mds_store::{DayBars, IdentityNow, PriceImport, PriceStep, Store, StoreError, StoredBar, SymbolPeriods, SymbolRow};
 
 use super::{Counts, ImportFailure, Summary};
 
@@ -355,6 +353,7 @@ pub async fn import_bhavcopy(
     let reader = std::thread::Builder::new()
         .name("bhavcopy-read".into())
         .spawn(move || {
+            let started = std::time::Instant::now();
             let mut resolver = Resolver::new(catalog);
             let mut daily = Daily::default();
             let mut gone = false;
@@ -374,6 +373,7 @@ pub async fn import_bhavcopy(
                 daily.fold_day(day.date, day.rows.iter().filter_map(|r| r.isin.as_ref().map(|i| (i, &r.symbol))));
                 hand(name, day, &mut resolver, &mut gone)
             });
+            tracing::debug!(ms = started.elapsed().as_millis() as u64, "price import: ISIN-keyed files read");
             let result = match first {
                 Ok(_) => {
                     if send.send(Message::Daily(daily)).is_err() {
@@ -390,6 +390,7 @@ pub async fn import_bhavcopy(
                 }
                 Err(e) => Err(e),
             };
+            tracing::debug!(ms = started.elapsed().as_millis() as u64, "price import: every file read");
             if !gone {
                 let _ = send.send(match result {
                     Ok(_) => Message::Done,
@@ -480,6 +481,8 @@ pub async fn import_bhavcopy(
         // The history as the ISIN-keyed files left it: a catalog of it for
         // the symbol-keyed files, and the symbols whose periods it moved.
         let mut identity = |now: Option<IdentityNow>| -> Vec<SymbolPeriods> {
+            tracing::debug!(changed = now.is_some(), "price import: the ISIN-keyed files folded into the history");
+            let t = std::time::Instant::now();
             let Some(now) = now else {
                 let _ = send_catalog.send(None);
                 return Vec::new();
@@ -487,6 +490,11 @@ pub async fn import_bhavcopy(
             let rows = now.companies.into_iter().map(|c| (ChangeStamp::default(), c)).collect();
             let after = Arc::new(Catalog::from_stamped_with_history(rows, now.events));
             let moved = moved_symbols(&before, &after);
+            tracing::debug!(
+                ms = t.elapsed().as_millis() as u64,
+                moved = moved.len(),
+                "price import: the history's catalog"
+            );
             let _ = send_catalog.send(Some(after));
             moved
         };

@@ -646,12 +646,8 @@ pub(crate) async fn fold_daily(conn: &mut Conn, given: &Daily) -> StoreResult<bo
     }
     let casts = [None, None, None, None];
     insert_rows(conn, "INSERT INTO identity_daily (isin, symbol, first_day, last_day)", &casts, &write).await?;
-    let new_days: Vec<Vec<Option<String>>> = d
-        .days
-        .iter()
-        .filter(|x| before.days.binary_search(x).is_err())
-        .map(|x| vec![Some(x.to_string())])
-        .collect();
+    let new_days: Vec<Vec<Option<String>>> =
+        d.days.iter().filter(|x| before.days.binary_search(x).is_err()).map(|x| vec![Some(x.to_string())]).collect();
     insert_rows(conn, "INSERT INTO identity_daily_days (day)", &[None], &new_days).await?;
     drop(d);
     rederive(conn, None, &mut IdentityImport::default()).await
@@ -669,8 +665,9 @@ pub(crate) async fn now(conn: &mut Conn) -> StoreResult<crate::IdentityNow> {
         }
     }
     let mut events = Vec::new();
-    let mut rs = sqlx::query_as::<_, (String, String)>("SELECT isin, event_json FROM identity_events ORDER BY isin, seq")
-        .fetch(&mut *conn);
+    let mut rs =
+        sqlx::query_as::<_, (String, String)>("SELECT isin, event_json FROM identity_events ORDER BY isin, seq")
+            .fetch(&mut *conn);
     while let Some((isin, json)) = rs.try_next().await.map_err(db)? {
         let i = Isin::parse(&isin).map_err(|e| corrupt(format_args!("identity_events: {e}")))?;
         events.push((i, event(&isin, &json)?));
@@ -853,9 +850,11 @@ async fn rederive_range(
         if next.contains_key(isin) || stored.contains_key(isin) {
             continue;
         }
-        let mut details = mds_domain::detail::CompanyDetails::default();
-        details.listings = vec![mds_domain::Listing::bare(mds_domain::Exchange::Nse, symbol.as_str())];
-        details.status = derived.status.get(isin).copied().unwrap_or(CompanyStatus::Delisted);
+        let details = mds_domain::detail::CompanyDetails {
+            listings: vec![mds_domain::Listing::bare(mds_domain::Exchange::Nse, symbol.as_str())],
+            status: derived.status.get(isin).copied().unwrap_or(CompanyStatus::Delisted),
+            ..mds_domain::detail::CompanyDetails::default()
+        };
         let c = Company {
             isin: isin.clone(),
             ticker: symbol.clone(),

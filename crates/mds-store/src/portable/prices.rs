@@ -172,10 +172,18 @@ fn kept_values(day: i64, r: &SymbolRow) -> Vec<Option<String>> {
 async fn insert_kept(tx: &mut Conn, rows: &[(i64, &SymbolRow)]) -> StoreResult<()> {
     let b = Some("BIGINT");
     let casts = [b, None, None, b, b, b, b, b, b, b, b, b, b, b];
-    let values: Vec<Vec<Option<String>>> = rows.iter().map(|(d, r)| kept_values(*d, r)).collect();
     let head = format!("INSERT INTO bars_unresolved ({KEPT_COLUMNS})");
-    super::identity::insert_rows_ignoring(tx, &head, &casts, &values, "(day, symbol, series)").await
+    // A few rows a statement: SQLite's driver finds each numbered
+    // placeholder by name, a cost that grows with the square of their count.
+    for run in rows.chunks(KEPT_RUN) {
+        let values: Vec<Vec<Option<String>>> = run.iter().map(|(d, r)| kept_values(*d, r)).collect();
+        super::identity::insert_rows_ignoring(tx, &head, &casts, &values, "(day, symbol, series)").await?;
+    }
+    Ok(())
 }
+
+/// Kept rows written per statement (14 values each).
+const KEPT_RUN: usize = 16;
 
 /// Replaces the rows `date` kept unresolved by `rows`.
 async fn keep_unresolved(tx: &mut Conn, date: NaiveDate, rows: &[SymbolRow]) -> StoreResult<()> {
