@@ -78,6 +78,9 @@ pub struct SymbolPeriods {
     pub symbol: Ticker,
     /// `(ISIN, from, to)`, half-open.
     pub periods: Vec<(Isin, NaiveDate, Option<NaiveDate>)>,
+    /// The ISINs of its periods before they moved: those its stored
+    /// symbol-keyed bars were resolved to.
+    pub was: Vec<Isin>,
 }
 
 impl SymbolPeriods {

@@ -520,21 +520,26 @@ pub async fn import_bhavcopy(
 /// ISIN carries it any more): the symbols whose symbol-keyed rows are to
 /// be resolved again (contract 10.3).
 pub fn moved_symbols(before: &Catalog, after: &Catalog) -> Vec<SymbolPeriods> {
-    let old: HashMap<String, Vec<(Isin, NaiveDate, Option<NaiveDate>)>> =
+    let mut old: HashMap<String, Vec<(Isin, NaiveDate, Option<NaiveDate>)>> =
         before.symbol_periods(Exchange::Nse).into_iter().collect();
+    let was = |ps: Option<Vec<(Isin, NaiveDate, Option<NaiveDate>)>>| {
+        let mut v: Vec<Isin> = ps.unwrap_or_default().into_iter().map(|p| p.0).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
     let mut out = Vec::new();
-    let mut seen: HashSet<String> = HashSet::new();
     for (symbol, periods) in after.symbol_periods(Exchange::Nse) {
-        if old.get(&symbol) != Some(&periods) {
+        let before = old.remove(&symbol);
+        if before.as_ref() != Some(&periods) {
             if let Ok(t) = Ticker::parse(&symbol) {
-                out.push(SymbolPeriods { symbol: t, periods });
+                out.push(SymbolPeriods { symbol: t, periods, was: was(before) });
             }
         }
-        seen.insert(symbol);
     }
-    for symbol in old.keys().filter(|s| !seen.contains(*s)) {
-        if let Ok(t) = Ticker::parse(symbol) {
-            out.push(SymbolPeriods { symbol: t, periods: Vec::new() });
+    for (symbol, periods) in old {
+        if let Ok(t) = Ticker::parse(&symbol) {
+            out.push(SymbolPeriods { symbol: t, periods: Vec::new(), was: was(Some(periods)) });
         }
     }
     out.sort_by(|a, b| a.symbol.cmp(&b.symbol));

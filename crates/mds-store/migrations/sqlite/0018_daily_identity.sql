@@ -39,6 +39,7 @@ CREATE TABLE bars_unresolved (
     PRIMARY KEY (day, symbol, series)
 );
 
--- The symbol-keyed bars of a symbol, to resolve again when its periods move.
-CREATE INDEX bars_symbol ON bars (symbol, day);
+-- The kept rows of a symbol, to resolve when its periods move (its bars
+-- are found through the ISINs its periods named, `bars_isin`: an index on
+-- `bars (symbol)` made the import of both archives several times slower).
 CREATE INDEX bars_unresolved_symbol ON bars_unresolved (symbol, day);

@@ -238,10 +238,21 @@ async fn rebind(
     let mut out = Rebound::default();
     let mut touched: std::collections::BTreeSet<i64> = std::collections::BTreeSet::new();
     for sp in symbols {
-        let sql = format!(
-            "SELECT day, {READ_COLUMNS} FROM bars WHERE symbol = $1 AND isin_source = 'symbol' ORDER BY day, series"
-        );
-        let rows = fetch_all(tx, sqlx::query(&sql).bind(sp.symbol.as_str())).await?;
+        // Its bars are of the ISINs its periods named before (`bars_isin`).
+        let mut rows = Vec::new();
+        for run in sp.was.chunks(100) {
+            let marks: Vec<String> = (0..run.len()).map(|i| format!("${}", i + 2)).collect();
+            let sql = format!(
+                "SELECT day, {READ_COLUMNS} FROM bars WHERE isin IN ({}) AND symbol = $1 AND isin_source = 'symbol' \
+                 ORDER BY day, series",
+                marks.join(", ")
+            );
+            let mut q = sqlx::query(&sql).bind(sp.symbol.as_str());
+            for i in run {
+                q = q.bind(i.as_str());
+            }
+            rows.extend(fetch_all(tx, q).await?);
+        }
         let mut placing: Vec<(i64, Option<Isin>, SymbolRow)> = Vec::new();
         for r in &rows {
             let day = r.int("day")?;
