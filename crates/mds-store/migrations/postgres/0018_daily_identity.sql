@@ -12,13 +12,13 @@
 CREATE TABLE identity_daily (
     isin      TEXT COLLATE "C" NOT NULL,
     symbol    TEXT COLLATE "C" NOT NULL,
-    first_day TEXT NOT NULL,
-    last_day  TEXT NOT NULL,
+    first_day TEXT COLLATE "C" NOT NULL,
+    last_day  TEXT COLLATE "C" NOT NULL,
     PRIMARY KEY (isin, symbol)
 );
 
 CREATE TABLE identity_daily_days (
-    day TEXT NOT NULL PRIMARY KEY
+    day TEXT COLLATE "C" NOT NULL PRIMARY KEY
 );
 
 CREATE TABLE bars_unresolved (
