@@ -152,6 +152,12 @@ gated!(PriceStore {
         days: &mut (dyn Iterator<Item = StoreResult<DayBars>> + Send),
         merge: &mut (dyn FnMut(DayBars, DayBars) -> DayBars + Send)
     ) -> PriceImport;
+    fn import_prices(
+        steps: &mut (dyn Iterator<Item = StoreResult<mds_store::PriceStep>> + Send),
+        merge: &mut (dyn FnMut(DayBars, DayBars) -> DayBars + Send),
+        identity: &mut (dyn FnMut(Option<mds_store::IdentityNow>) -> Vec<mds_store::SymbolPeriods> + Send)
+    ) -> PriceImport;
+    fn rebind_symbols(symbols: &[mds_store::SymbolPeriods]) -> mds_store::Rebound;
     fn day_bars(date: NaiveDate) -> DayBars;
     fn bars_of(isins: &[Isin], from: NaiveDate, to: NaiveDate) -> Vec<mds_domain::prices::Bar>;
     fn market_page(

@@ -53,6 +53,11 @@ pub(crate) fn day16(d: NaiveDate) -> u16 {
     (d - EPOCH).num_days().clamp(0, i64::from(OPEN) - 1) as u16
 }
 
+/// A period of a symbol as [`Catalog::symbol_periods`] gives it: the ISIN,
+/// its first day and the first day it no longer carried the symbol
+/// (`None`: still).
+pub type PeriodSpan = (Isin, NaiveDate, Option<NaiveDate>);
+
 /// Bytes of a version record.
 pub(crate) const VERSION: usize = 16;
 /// Bytes of a period record.
@@ -541,6 +546,37 @@ impl Catalog {
     /// JSON the route serves ([`Catalog::symbol_history_json`]).
     pub fn symbol_history(&self, exchange: Exchange, symbol: &Ticker) -> Option<SymbolHistory> {
         serde_json::from_slice(&self.symbol_history_json(exchange, symbol.as_str())?).ok()
+    }
+
+    /// Every symbol that has periods on `exchange`, each with its periods
+    /// as `(ISIN, from, to)` in the order [`Catalog::symbol_history`] gives
+    /// them, by symbol: what a price import compares before and after a
+    /// change of the history, to resolve again only the symbols whose
+    /// periods moved (contract 10.3).
+    pub fn symbol_periods(&self, exchange: Exchange) -> Vec<(String, Vec<PeriodSpan>)> {
+        let p = self.sec(Section::Periods);
+        let count = p.len() / PERIOD;
+        let bse = u32::from(exchange == Exchange::Bse);
+        let mut out: Vec<(String, Vec<PeriodSpan>)> = Vec::new();
+        for k in 0..count {
+            let at = |w: usize| u32_at(p, PERIOD * k + 4 * w);
+            let id = at(0);
+            if u32::from(id & PERIOD_BSE != 0) != bse {
+                continue;
+            }
+            let row = at(1) as usize;
+            let Ok(symbol) = std::str::from_utf8(self.id_string(row, id & !PERIOD_BSE)) else { continue };
+            let (Some(from), Ok(isin)) = (from_ce(u64::from(at(3))), Isin::parse(self.isin(row))) else { continue };
+            let to = match at(4) {
+                0 => None,
+                d => from_ce(u64::from(d)),
+            };
+            match out.last_mut() {
+                Some((s, ps)) if s == symbol => ps.push((isin, from, to)),
+                _ => out.push((symbol.to_owned(), vec![(isin, from, to)])),
+            }
+        }
+        out
     }
 
     /// The periods of `symbol` on `exchange`, in the order

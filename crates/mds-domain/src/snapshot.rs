@@ -36,6 +36,7 @@ use crate::detail::{Classification, Listing, ListingStatus};
 use crate::identity::{IdentityChange, IdentityEvent};
 use crate::isin::Isin;
 
+pub mod daily;
 pub mod derive;
 pub mod rows;
 

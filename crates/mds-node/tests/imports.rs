@@ -7,7 +7,10 @@
 //! (`nse-bhavcopy`) are run on a span of the repository's archives
 //! (`data/prices/`; the demo's whole archives take minutes in a debug
 //! build): each day written is one `prices.published` in the log, a
-//! re-import announces nothing, a changed day announces itself alone.
+//! re-import announces nothing, a changed day announces itself alone; the
+//! ISIN-keyed days add to the identity history (a pre-split ISIN no list
+//! shows becomes known, dated by its successor's first trading day) and
+//! imports in either order give the same identity and bars.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -189,8 +192,11 @@ async fn prices_announce_each_day_written_once(store: Arc<dyn Store>) {
     assert_eq!((s.counts.changed, s.counts.unchanged), (0, 0), "{:?}", s.counts);
     assert!(s.lines.iter().any(|l| l.contains("8 new + 0 replaced + 0 unchanged")), "{:?}", s.lines);
     // One `prices.published` a day, in day order, its bars what the day holds.
-    let events = events_after(&*store, last).await;
-    assert!(events.iter().all(|e| e.event.kind == EventType::PricesPublished), "{events:?}");
+    // The ISIN-keyed days add to the identity history (14.1): the companies
+    // it changed are announced as a list's are.
+    let (events, identity): (Vec<_>, Vec<_>) =
+        events_after(&*store, last).await.into_iter().partition(|e| e.event.kind == EventType::PricesPublished);
+    assert!(identity.iter().all(|e| e.event.kind == EventType::CompanyChanged), "{identity:?}");
     let published: Vec<PricesPublished> =
         events.iter().map(|e| serde_json::from_value(e.event.data.clone()).expect("a publication")).collect();
     let held = store.price_days().await.expect("days");
@@ -256,4 +262,143 @@ async fn prices_on_postgres() {
     let Some(admin) = mds_testkit::pg::admin_url() else { return };
     let db = mds_testkit::pg::TestDb::create(&admin).await;
     prices_announce_each_day_written_once(Arc::new(db.store().await)).await;
+}
+
+/// Every bar held, as `(day, ISIN, series, symbol, source)`, by day.
+async fn all_bars(store: &Arc<dyn Store>) -> Vec<(NaiveDate, String, String, String, String)> {
+    let mut out = Vec::new();
+    for d in store.price_days().await.expect("days") {
+        for b in store.day_bars(d.date).await.expect("day").bars {
+            let source = format!("{:?}", b.isin_source);
+            out.push((d.date, b.isin.to_string(), b.series.to_string(), b.symbol.to_string(), source));
+        }
+    }
+    out
+}
+
+/// The identity events of `isin`, as `(type, date, exact)`.
+async fn kinds_of(store: &Arc<dyn Store>, isin: &str) -> Vec<(&'static str, String, bool)> {
+    let all = store.identity_events().await.expect("events");
+    all.iter()
+        .filter(|(i, _)| i.as_str() == isin)
+        .map(|(_, e)| (e.change.kind(), e.date.to_string(), e.exact))
+        .collect()
+}
+
+/// `nse-bhavcopy` of the files in `dir`, through `run`.
+async fn import_dir(store: &Arc<dyn Store>, dir: &Path) -> import::Summary {
+    let format = import::format("nse-bhavcopy").expect("registered");
+    let given = import::Given::default().file("paths", import::Source::Path(dir.to_path_buf()));
+    let s = import::run(store, &SystemClock, format, &given).await.expect("import");
+    assert!(s.counts.adds_up(), "{:?} in {:?}", s.counts, s.lines);
+    s
+}
+
+/// Contract 14.1: PRITIKA's pre-split ISIN (INE0MJQ01012) traded until
+/// 2025-02-13 and is in no list the repository carries (its SME list of
+/// 2026-05-17 has only the successor, INE0MJQ01020, first traded on
+/// 2025-02-17). The ISIN-keyed files make it known, superseded on that
+/// first day, exactly; and again, they change nothing.
+async fn a_pre_split_isin_only_the_daily_files_show_becomes_known(store: Arc<dyn Store>) {
+    store.migrate().await.expect("migrate");
+    identity(&store).await;
+    let (old, new) = ("INE0MJQ01012", "INE0MJQ01020");
+    assert!(kinds_of(&store, old).await.is_empty(), "no list shows it");
+    let dir = tempfile::tempdir().expect("tempdir");
+    span(UDIFF, "2025-02-12", "2025-02-18", dir.path());
+    let last = latest(&*store).await;
+    import_dir(&store, dir.path()).await;
+    assert_eq!(
+        kinds_of(&store, old).await,
+        vec![("listed", "2025-02-12".into(), false), ("isin_changed", "2025-02-17".into(), true)]
+    );
+    assert_eq!(kinds_of(&store, new).await, vec![("isin_changed", "2025-02-17".into(), true)]);
+    let companies = store.companies().await.expect("companies");
+    let company = companies.into_iter().find(|c| c.isin.as_str() == old).expect("the old ISIN is a company now");
+    assert_eq!(company.details.status, mds_domain::CompanyStatus::Superseded);
+    assert_eq!(company.name, "Pritika Engineering Components Limited", "its successor's name");
+    let listing = &company.details.listings[0];
+    assert_eq!(listing.last_seen, Some("2025-02-13".parse().expect("a day")), "its last trading day");
+    // Announced as a list's change is.
+    let events = events_after(&*store, last).await;
+    assert!(
+        events
+            .iter()
+            .any(|e| e.event.kind == EventType::CompanyChanged
+                && e.subject.isin.as_ref().map(|i| i.as_str()) == Some(old)),
+        "{events:?}"
+    );
+    // The same files again: nothing changes, nothing is announced.
+    let last = latest(&*store).await;
+    let again = import_dir(&store, dir.path()).await;
+    assert!(!again.lines.iter().any(|l| l.starts_with("identity:")), "{:?}", again.lines);
+    assert_eq!(latest(&*store).await, last);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pre_split_isin_only_the_daily_files_show_becomes_known_on_sqlite() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = mds_store::DatabaseUrl::new(dir.path().join("mds.db").to_str().expect("a path"));
+    a_pre_split_isin_only_the_daily_files_show_becomes_known(mds_store::open(&url).await.expect("open")).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pre_split_isin_only_the_daily_files_show_becomes_known_on_postgres() {
+    let Some(admin) = mds_testkit::pg::admin_url() else { return };
+    let db = mds_testkit::pg::TestDb::create(&admin).await;
+    a_pre_split_isin_only_the_daily_files_show_becomes_known(Arc::new(db.store().await)).await;
+}
+
+/// Contract 10.3: imports in any order give the same result. The lists
+/// and change files, then a span of both archives (PRITIKA's and TTL's
+/// ISIN changes, three symbol-keyed days); and the same files the other
+/// way round, on another store: the same identity events, the same
+/// companies' status and names, the same bars with the same ISINs. The
+/// symbol-keyed rows the prices-first store could not resolve are kept and
+/// resolved by the lists.
+async fn imports_in_either_order_give_the_same_result(first: Arc<dyn Store>, second: Arc<dyn Store>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    span(UDIFF, "2025-02-10", "2025-02-18", dir.path());
+    span(SECBHAV, "2025-08-21", "2025-08-25", dir.path());
+    first.migrate().await.expect("migrate");
+    identity(&first).await;
+    import_dir(&first, dir.path()).await;
+
+    second.migrate().await.expect("migrate");
+    let s = import_dir(&second, dir.path()).await;
+    assert!(s.lines.iter().any(|l| l.contains("unresolved rows kept")), "{:?}", s.lines);
+    let before = all_bars(&second).await;
+    identity(&second).await;
+    let after = all_bars(&second).await;
+    assert!(after.len() > before.len(), "the lists resolve kept rows: {} then {}", before.len(), after.len());
+
+    assert_eq!(second.identity_events().await.expect("events"), first.identity_events().await.expect("events"));
+    let companies = |cs: Vec<mds_domain::Company>| {
+        let mut v: Vec<_> = cs.into_iter().map(|c| (c.isin, c.details.status, c.name, c.ticker)).collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    };
+    assert_eq!(
+        companies(second.companies().await.expect("companies")),
+        companies(first.companies().await.expect("companies"))
+    );
+    let bars = all_bars(&first).await;
+    assert!(bars.iter().any(|b| b.4 == "Symbol"), "symbol-keyed bars held");
+    assert_eq!(after, bars);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn imports_in_either_order_give_the_same_result_on_sqlite() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let open = |name: &str| mds_store::DatabaseUrl::new(dir.path().join(name).to_str().expect("a path"));
+    let (a, b) =
+        (mds_store::open(&open("a.db")).await.expect("open"), mds_store::open(&open("b.db")).await.expect("open"));
+    imports_in_either_order_give_the_same_result(a, b).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn imports_in_either_order_give_the_same_result_on_postgres() {
+    let Some(admin) = mds_testkit::pg::admin_url() else { return };
+    let (a, b) = (mds_testkit::pg::TestDb::create(&admin).await, mds_testkit::pg::TestDb::create(&admin).await);
+    imports_in_either_order_give_the_same_result(Arc::new(a.store().await), Arc::new(b.store().await)).await;
 }

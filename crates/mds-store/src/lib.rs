@@ -54,7 +54,9 @@ pub use actions::{ActionFilter, ActionImport, UnresolvedAction};
 pub use error::{Cause, StoreError, StoreResult};
 pub use mds_domain::daily::DailyUsage;
 pub use mds_domain::snapshot::SnapshotImport;
-pub use prices::{DayBars, PriceDay, PriceImport, StoredBar};
+pub use prices::{
+    DayBars, IdentityNow, PriceDay, PriceImport, PriceStep, Rebound, StoredBar, SymbolPeriods, SymbolRow,
+};
 pub use roles::{
     AccessStore, ActionStore, AdminStore, CatalogStore, EventStore, IdentityStore, MetaStore, NewsStore, PriceStore,
     Store, UsageStore, WebhookStore,

@@ -57,6 +57,87 @@ impl DayBars {
     }
 }
 
+/// A symbol-keyed row no ISIN held on its day when it was imported: kept
+/// (`bars_unresolved`) to be resolved when a later import makes its ISIN
+/// known (contract 10.3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SymbolRow {
+    /// The NSE symbol it was published under.
+    pub symbol: Ticker,
+    /// The series.
+    pub series: Series,
+    /// The figures, as published.
+    pub figures: Figures,
+}
+
+/// The periods of one NSE symbol (section 10.2): each ISIN that carried it,
+/// from its first day to the first day it no longer did (`None`: still).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SymbolPeriods {
+    /// The symbol.
+    pub symbol: Ticker,
+    /// `(ISIN, from, to)`, half-open.
+    pub periods: Vec<(Isin, NaiveDate, Option<NaiveDate>)>,
+    /// The ISINs of its periods before they moved: those its stored
+    /// symbol-keyed bars were resolved to.
+    pub was: Vec<Isin>,
+}
+
+impl SymbolPeriods {
+    /// The one ISIN whose period holds `date`: `None` when none does, or
+    /// (never guessed) when two ISINs' do. The one rule a symbol-keyed row
+    /// is resolved by, at import and again when its periods move.
+    pub fn isin_on(&self, date: NaiveDate) -> Option<&Isin> {
+        let mut holding = self.periods.iter().filter(|(_, from, to)| *from <= date && to.is_none_or(|t| date < t));
+        let first = holding.next()?;
+        holding.all(|p| p.0 == first.0).then_some(&first.0)
+    }
+}
+
+/// What the identity history is within a price import's transaction, once
+/// NSE's ISIN-keyed daily files changed it: every company and identity
+/// event (what a catalog is built of).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IdentityNow {
+    /// Every company.
+    pub companies: Vec<mds_domain::Company>,
+    /// Every identity event, by ISIN, each ISIN's oldest first.
+    pub events: Vec<(Isin, mds_domain::IdentityEvent)>,
+}
+
+/// A step of a price import ([`crate::PriceStore::import_prices`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PriceStep {
+    /// A day's bars of one format, merged with what the day holds.
+    Day(DayBars),
+    /// The rows of a day's symbol-keyed file that no ISIN held: they
+    /// replace those the day kept.
+    Unresolved {
+        /// The day.
+        date: NaiveDate,
+        /// The rows.
+        rows: Vec<SymbolRow>,
+    },
+    /// The ISIN-keyed files' `(ISIN, symbol)` pairs with their first and
+    /// last days, and the files' days: folded into the identity history
+    /// (14.1), derived again once.
+    Daily(mds_domain::snapshot::daily::Daily),
+}
+
+/// What resolving symbol-keyed rows again did ([`crate::PriceStore::rebind_symbols`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rebound {
+    /// Stored symbol-keyed bars now of another ISIN.
+    pub moved: u64,
+    /// Kept rows now resolved and stored as bars.
+    pub resolved: u64,
+    /// Bars or rows now resolved to no ISIN (kept), or to one that day
+    /// already holds a bar of in that series.
+    pub set_aside: u64,
+    /// Days whose bars changed.
+    pub days: u64,
+}
+
 /// A day held, with how many bars it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PriceDay {
@@ -81,6 +162,14 @@ pub struct PriceImport {
     pub bars_written: u64,
     /// Bars removed (what the replaced days held before).
     pub bars_removed: u64,
+    /// Whether NSE's ISIN-keyed files changed the identity history.
+    pub identity_changed: bool,
+    /// What resolving stored symbol-keyed rows again did, once the history
+    /// moved their symbols' periods.
+    pub rebound: Rebound,
+    /// Symbol-keyed rows kept unresolved by the days handed (their count
+    /// after the import).
+    pub unresolved_kept: u64,
 }
 
 /// A day as stored: the number `YYYYMMDD`.

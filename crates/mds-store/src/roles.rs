@@ -256,6 +256,28 @@ pub trait PriceStore: Send + Sync + 'static {
         merge: &mut (dyn FnMut(DayBars, DayBars) -> DayBars + Send),
     ) -> StoreResult<PriceImport>;
 
+    /// [`PriceStore::import_days`] of the steps of a price import, in one
+    /// transaction: each [`PriceStep::Day`] as `import_days` writes it;
+    /// each [`PriceStep::Unresolved`] replacing the rows its day kept; a
+    /// [`PriceStep::Daily`] folded into the identity history, which is
+    /// derived again (contract 14.1), then `identity` called with the
+    /// history as it now is (`None`: unchanged) and the stored
+    /// symbol-keyed rows of the symbols it returns resolved again
+    /// ([`PriceStore::rebind_symbols`]).
+    async fn import_prices(
+        &self,
+        steps: &mut (dyn Iterator<Item = StoreResult<crate::PriceStep>> + Send),
+        merge: &mut (dyn FnMut(DayBars, DayBars) -> DayBars + Send),
+        identity: &mut (dyn FnMut(Option<crate::IdentityNow>) -> Vec<crate::SymbolPeriods> + Send),
+    ) -> StoreResult<PriceImport>;
+
+    /// Resolves again, in one transaction, the stored symbol-keyed bars
+    /// and kept rows of each symbol given through its periods (contract
+    /// 10.3: after an import moved them): a bar now of another ISIN moves,
+    /// a kept row now resolved becomes a bar, each day changed is
+    /// announced (`prices.published`) and the `prices` generation moves.
+    async fn rebind_symbols(&self, symbols: &[crate::SymbolPeriods]) -> StoreResult<crate::Rebound>;
+
     /// Replaces the day of `day` whole by its bars, in one transaction;
     /// nothing is written when it holds exactly these bars.
     async fn replace_day(&self, day: &DayBars) -> StoreResult<PriceImport> {

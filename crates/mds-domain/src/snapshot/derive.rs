@@ -46,6 +46,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::NaiveDate;
 
+use super::daily::Daily;
 use super::{ListingSeen, NameChange, Run, Series, SymbolChange};
 use crate::company::{Exchange, Ticker};
 use crate::identity::{CompanyStatus, IdentityChange, IdentityEvent};
@@ -61,6 +62,9 @@ pub struct Derived {
     /// Each ISIN's listings as the snapshots leave them, one per exchange
     /// (NSE first).
     pub listings: HashMap<Isin, Vec<ListingSeen>>,
+    /// The ISINs only NSE's daily files showed (no list did), each with
+    /// the symbol it last traded under: companies to make.
+    pub daily_only: BTreeMap<Isin, Ticker>,
 }
 
 impl Derived {
@@ -405,7 +409,8 @@ impl Events {
 
     /// The symbol changes from `old` to `new` on `isin` seen at `date`: the
     /// change file's rows when a chain of them dated in `(after, date]`
-    /// leads there, else one observed event.
+    /// leads there, else one event: exact on `dated` (the first day the
+    /// daily files show the new symbol), else observed.
     #[allow(clippy::too_many_arguments)]
     fn symbol_change(
         &mut self,
@@ -415,19 +420,27 @@ impl Events {
         old: &Ticker,
         new: &Ticker,
         after: NaiveDate,
-        (seen, date): (Option<NaiveDate>, NaiveDate),
+        (seen, date, dated): (Option<NaiveDate>, NaiveDate, Option<NaiveDate>),
     ) {
         let path = match exchange {
             Exchange::Nse => symbols.path(old, new, after, date),
             Exchange::Bse => None,
         };
-        match path {
-            Some(p) => {
+        match (path, dated) {
+            (Some(p), _) => {
                 for (from, to, d) in p {
                     self.push(isin, d, true, None, IdentityChange::SymbolChanged { exchange, from, to });
                 }
             }
-            None => self.push(
+            // The first day the daily files show the new symbol.
+            (None, Some(d)) => self.push(
+                isin,
+                d,
+                true,
+                None,
+                IdentityChange::SymbolChanged { exchange, from: old.clone(), to: new.clone() },
+            ),
+            (None, None) => self.push(
                 isin,
                 date,
                 false,
@@ -490,6 +503,8 @@ pub struct Deriver<'c> {
     days: HashMap<Series, Vec<NaiveDate>>,
     /// The splits and consolidations of the action files, by ISIN.
     splits: Vec<SplitAction>,
+    /// NSE's ISIN-keyed daily files (14.1), folded.
+    daily: Daily,
 }
 
 /// A split or consolidation an exchange's corporate-action file published
@@ -547,7 +562,16 @@ impl<'c> Deriver<'c> {
         // symbol-change rows join (for linking name-change rows, which name
         // the symbol of the day the file was made).
         let groups = SymbolGroups::new(symbols);
-        Deriver { symbol_chains, name_chains, names, name_symbols, groups, days: HashMap::new(), splits: Vec::new() }
+        Deriver {
+            symbol_chains,
+            name_chains,
+            names,
+            name_symbols,
+            groups,
+            days: HashMap::new(),
+            splits: Vec::new(),
+            daily: Daily::default(),
+        }
     }
 
     /// The splits and consolidations the action files hold (any order).
@@ -555,6 +579,30 @@ impl<'c> Deriver<'c> {
         self.splits = splits;
         self.splits.sort_by(|a, b| (&a.isin, a.ex_date).cmp(&(&b.isin, b.ex_date)));
         self
+    }
+
+    /// What NSE's ISIN-keyed daily files showed ([`Daily`]): ISINs only
+    /// they show become known, and they date what the lists only bound.
+    pub fn with_daily(mut self, daily: Daily) -> Self {
+        self.daily = daily;
+        self
+    }
+
+    /// The first day the daily files show `isin` (under `symbol` when
+    /// given) within `(seen, observed]`, when a file before it did not:
+    /// the exact day of a change the lists only bound.
+    fn daily_day(
+        &self,
+        isin: &Isin,
+        symbol: Option<&Ticker>,
+        seen: Option<NaiveDate>,
+        observed: NaiveDate,
+    ) -> Option<NaiveDate> {
+        let first = match symbol {
+            Some(s) => self.daily.first_under(isin, s)?,
+            None => self.daily.first_of(isin)?,
+        };
+        (self.daily.dates(first) && seen.is_none_or(|s| first > s) && first <= observed).then_some(first)
     }
 
     /// The day of the last snapshot of `series` before `day`, if any: the
@@ -601,7 +649,14 @@ impl<'c> Deriver<'c> {
     /// the module's rules): those of every ISIN `runs` show, complete for
     /// the ISINs whose issuer's runs ([`issuer`]) are all in `runs`.
     pub fn derive(&self, runs: &[Run]) -> Derived {
-        derive_with(self, runs)
+        derive_with(self, runs, None)
+    }
+
+    /// [`Deriver::derive`] of the runs of the issuers from `lo` to (not
+    /// including) `hi` (to the last when `None`): the daily files' ISINs
+    /// of that range only are derived with them.
+    pub fn derive_range(&self, runs: &[Run], lo: &str, hi: Option<&str>) -> Derived {
+        derive_with(self, runs, Some((lo, hi)))
     }
 }
 
@@ -611,9 +666,104 @@ pub fn derive(runs: &[Run], symbols: &[SymbolChange], names: &[NameChange]) -> D
     Deriver::new(symbols, names).derive(runs)
 }
 
-/// [`Deriver::derive`].
-fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
-    let Deriver { symbol_chains, name_chains, names, name_symbols, groups, days: _, splits: _ } = prep;
+/// A daily succession (see [`super::daily`]): `old` last traded on a day
+/// before `date`, the first day `new` traded.
+struct DailySuccession<'a> {
+    old: &'a Isin,
+    new: &'a Isin,
+    old_symbol: &'a Ticker,
+    new_symbol: &'a Ticker,
+    last: NaiveDate,
+    date: NaiveDate,
+}
+
+/// The daily successions among `daily`'s ISINs, none of an old ISIN the
+/// lists replace or a new one they make (`pairs`), none to an ISIN a list
+/// showed before its first day.
+fn daily_successions<'a>(
+    daily: &'a Daily,
+    listed_since: &HashMap<&Isin, RunFacts>,
+    pairs: &HashSet<(&Isin, &Isin)>,
+    symbols: &Chains<Ticker>,
+) -> Vec<DailySuccession<'a>> {
+    // Per ISIN: first day, its symbol then; last day, its symbol then.
+    let mut facts: BTreeMap<&Isin, (NaiveDate, &Ticker, NaiveDate, &Ticker)> = BTreeMap::new();
+    for p in &daily.pairs {
+        let f = facts.entry(&p.isin).or_insert((p.first, &p.symbol, p.last, &p.symbol));
+        if p.first < f.0 {
+            (f.0, f.1) = (p.first, &p.symbol);
+        }
+        if p.last > f.2 {
+            (f.2, f.3) = (p.last, &p.symbol);
+        }
+    }
+    // The ISINs of each issuer (contiguous in ISIN order).
+    let mut issuers: BTreeMap<&str, Vec<&Isin>> = BTreeMap::new();
+    for isin in facts.keys() {
+        issuers.entry(issuer(isin)).or_default().push(isin);
+    }
+    let mut out: Vec<DailySuccession> = Vec::new();
+    let mut taken: HashSet<&Isin> = pairs.iter().map(|(_, n)| *n).collect();
+    let replaced: HashSet<&Isin> = pairs.iter().map(|(o, _)| *o).collect();
+    for (&old, &(_, _, last, old_symbol)) in &facts {
+        let same = &issuers[issuer(old)];
+        if same.len() < 2 || replaced.contains(old) || daily.days.last().is_some_and(|d| *d <= last) {
+            continue;
+        }
+        let reach = symbols.reachable(old_symbol, last, NaiveDate::MAX);
+        let found = same
+            .iter()
+            .map(|y| (*y, facts[*y]))
+            .filter(|(y, f)| *y != old && f.0 > last && !taken.contains(*y))
+            .filter(|(y, f)| reach.contains(f.1) && listed_since.get(*y).is_none_or(|r| r.since > last))
+            .min_by_key(|(y, f)| (f.0, *y));
+        if let Some((new, (date, new_symbol, _, _))) = found {
+            taken.insert(new);
+            out.push(DailySuccession { old, new, old_symbol, new_symbol, last, date });
+        }
+    }
+    out
+}
+
+/// What the derivation of the daily files needs of an ISIN's runs: the
+/// first day a list showed it, and its latest face value.
+struct RunFacts {
+    since: NaiveDate,
+    latest: NaiveDate,
+    face_value: Option<f64>,
+}
+
+/// [`RunFacts`] of every ISIN `by` shows.
+fn run_facts<'a>(by: &SeriesRuns<'a>) -> HashMap<&'a Isin, RunFacts> {
+    let mut out: HashMap<&Isin, RunFacts> = HashMap::new();
+    for ((_, isin), rs) in by {
+        let (Some(first), Some(last)) = (rs.first(), rs.last()) else { continue };
+        let f = out.entry(*isin).or_insert(RunFacts {
+            since: first.since,
+            latest: last.since,
+            face_value: last.row.face_value,
+        });
+        f.since = f.since.min(first.since);
+        if last.since > f.latest {
+            f.latest = last.since;
+            f.face_value = last.row.face_value;
+        }
+    }
+    out
+}
+
+/// [`Deriver::derive`], of the daily files' ISINs of `range` (all when
+/// `None`).
+fn derive_with(prep: &Deriver<'_>, runs: &[Run], range: Option<(&str, Option<&str>)>) -> Derived {
+    let Deriver { symbol_chains, name_chains, names, name_symbols, groups, days: _, splits: _, daily: _ } = prep;
+    let daily_here;
+    let daily = match range {
+        Some((lo, hi)) => {
+            daily_here = prep.daily.range(lo, hi);
+            &daily_here
+        }
+        None => &prep.daily,
+    };
     let mut by: SeriesRuns = BTreeMap::new();
     for r in runs {
         by.entry((r.series, &r.row.isin)).or_default().push(r);
@@ -634,6 +784,13 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
         succ.iter().map(|s| (s.series.exchange(), &s.from.row.isin, s.date)).collect();
     let made: HashSet<(Exchange, &Isin, NaiveDate)> =
         succ.iter().map(|s| (s.series.exchange(), &s.to.row.isin, s.date)).collect();
+    let snapshot_pairs: HashSet<(&Isin, &Isin)> = succ.iter().map(|s| (&s.from.row.isin, &s.to.row.isin)).collect();
+    let facts = run_facts(&by);
+    let dsucc = daily_successions(daily, &facts, &snapshot_pairs, symbol_chains);
+    // Made by a daily succession: no NSE listing of their own; replaced by
+    // one: no delisting after their last trade.
+    let made_daily: HashSet<&Isin> = dsucc.iter().map(|d| d.new).collect();
+    let replaced_daily: HashMap<&Isin, NaiveDate> = dsucc.iter().map(|d| (d.old, d.last)).collect();
 
     let mut ev = Events::default();
 
@@ -663,11 +820,16 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
             }
         }
         for (k, (start, end, first, last)) in merged.into_iter().enumerate() {
-            if !made.contains(&(exchange, isin, start)) {
+            let made_by_daily = k == 0 && exchange == Exchange::Nse && made_daily.contains(isin);
+            if !made.contains(&(exchange, isin, start)) && !made_by_daily {
                 let exact_day = first.row.listed_on.filter(|d| k == 0 && *d <= start);
-                let (day, exact) = match exact_day {
-                    Some(d) => (d, true),
-                    None => (start, false),
+                // The first day NSE's daily files show it, inside the bound.
+                let daily_day = (k == 0 && exchange == Exchange::Nse)
+                    .then(|| prep.daily_day(isin, None, prep.day_before(first.series, start), start))
+                    .flatten();
+                let (day, exact) = match (exact_day, daily_day) {
+                    (Some(d), _) | (None, Some(d)) => (d, true),
+                    (None, None) => (start, false),
                 };
                 let mut symbol = first.row.symbol.clone();
                 if exact && exchange == Exchange::Nse {
@@ -705,7 +867,8 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
                 }
             }
             if let Some(u) = end {
-                if !replaced.contains(&(exchange, isin, u)) {
+                let after_trades = replaced_daily.get(isin).is_some_and(|l| *l < u);
+                if !replaced.contains(&(exchange, isin, u)) && !after_trades {
                     let seen = Some(prep.last_seen(last));
                     ev.push(
                         isin,
@@ -728,6 +891,10 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
                 continue;
             }
             if a.row.symbol != b.row.symbol {
+                let seen = prep.last_seen(a);
+                let dated = (series.exchange() == Exchange::Nse)
+                    .then(|| prep.daily_day(isin, Some(&b.row.symbol), Some(seen), b.since))
+                    .flatten();
                 ev.symbol_change(
                     symbol_chains,
                     isin,
@@ -735,7 +902,7 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
                     &a.row.symbol,
                     &b.row.symbol,
                     a.since,
-                    (Some(prep.last_seen(a)), b.since),
+                    (Some(seen), b.since, dated),
                 );
             }
             if names_here && fold_name(&a.row.name) != fold_name(&b.row.name) {
@@ -765,8 +932,14 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
         }
         let exchange = s.series.exchange();
         let seen = prep.last_seen(s.from);
+        // The first day the new ISIN traded, inside the bound, after the
+        // old one's last trade, dates the change (14.1).
+        let traded = (exchange == Exchange::Nse)
+            .then(|| prep.daily_day(&new.isin, None, Some(seen), s.date))
+            .flatten()
+            .filter(|d| daily.last_of(&old.isin).is_none_or(|l| l < *d));
         if old.symbol != new.symbol {
-            let at = (Some(seen), s.date);
+            let at = (Some(seen), s.date, traded);
             ev.symbol_change(symbol_chains, &old.isin, exchange, &old.symbol, &new.symbol, s.from.since, at);
         }
         if (exchange == Exchange::Nse || !on_nse.contains(&old.isin)) && old.name != new.name {
@@ -778,7 +951,7 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
             face_value_from: old.face_value,
             face_value_to: new.face_value,
         };
-        let (date, exact) = match prep.split_between(&old.isin, &new.isin, seen, s.date) {
+        let (date, exact) = match prep.split_between(&old.isin, &new.isin, seen, s.date).or(traded) {
             Some(ex) => (ex, true),
             None => (s.date, false),
         };
@@ -795,6 +968,64 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
         linked.push(old);
     }
 
+    // The daily files' own: the ISINs only they show (listed, their
+    // symbol changes), and their successions.
+    let face = |isin: &Isin| facts.get(isin).and_then(|f| f.face_value);
+    let mut daily_only: BTreeMap<Isin, Ticker> = BTreeMap::new();
+    let mut at = 0;
+    while at < daily.pairs.len() {
+        let isin = &daily.pairs[at].isin;
+        let ps = daily.of(isin);
+        at += ps.len();
+        if facts.contains_key(isin) {
+            continue;
+        }
+        let last = ps.iter().max_by_key(|p| p.last).expect("an ISIN has a pair");
+        daily_only.insert(isin.clone(), last.symbol.clone());
+        if made_daily.contains(isin) {
+            continue;
+        }
+        let first = &ps[0];
+        let listed = IdentityChange::Listed { exchange: Exchange::Nse, symbol: first.symbol.clone() };
+        if daily.dates(first.first) {
+            ev.push(isin, first.first, true, None, listed);
+        } else {
+            ev.push(isin, first.first, false, None, listed);
+        }
+    }
+    // Symbol changes the daily files show of ISINs no list shows.
+    for isin in daily_only.keys() {
+        let ps = daily.of(isin);
+        for w in ps.windows(2) {
+            if w[0].symbol != w[1].symbol && w[1].first > w[0].first {
+                let change = IdentityChange::SymbolChanged {
+                    exchange: Exchange::Nse,
+                    from: w[0].symbol.clone(),
+                    to: w[1].symbol.clone(),
+                };
+                ev.push(isin, w[1].first, true, None, change);
+            }
+        }
+    }
+    for d in &dsucc {
+        if d.old_symbol != d.new_symbol && !daily_only.contains_key(d.old) {
+            let change = IdentityChange::SymbolChanged {
+                exchange: Exchange::Nse,
+                from: d.old_symbol.clone(),
+                to: d.new_symbol.clone(),
+            };
+            ev.push(d.old, d.date, true, None, change);
+        }
+        let change = IdentityChange::IsinChanged {
+            from: d.old.clone(),
+            to: d.new.clone(),
+            face_value_from: face(d.old),
+            face_value_to: face(d.new),
+        };
+        ev.push(d.old, d.date, true, None, change.clone());
+        ev.push(d.new, d.date, true, None, change);
+    }
+
     let mut events = ev.0;
     for list in events.values_mut() {
         // Stable: events of one day stay in the order they were made, but
@@ -802,8 +1033,9 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
         list.sort_by_key(|e| (e.date, !matches!(e.change, IdentityChange::Listed { .. })));
     }
 
-    let superseded: HashSet<&Isin> = succ.iter().map(|s| &s.from.row.isin).chain(linked).collect();
-    let status = by.iter().fold(HashMap::<Isin, CompanyStatus>::new(), |mut m, ((_, isin), rs)| {
+    let superseded: HashSet<&Isin> =
+        succ.iter().map(|s| &s.from.row.isin).chain(linked).chain(dsucc.iter().map(|d| d.old)).collect();
+    let mut status = by.iter().fold(HashMap::<Isin, CompanyStatus>::new(), |mut m, ((_, isin), rs)| {
         let current = rs.iter().any(|r| r.until.is_none());
         let st = CompanyStatus::of(superseded.contains(isin), current);
         let slot = m.entry((*isin).clone()).or_insert(st);
@@ -828,7 +1060,25 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run]) -> Derived {
         }
         list.sort_by_key(|l| l.exchange != Exchange::Nse);
     }
-    Derived { events, status, listings }
+    // The daily files: ISINs only they show, and the latest file that
+    // showed each ISIN on NSE (a listing they never delist).
+    for isin in daily_only.keys() {
+        status.insert(isin.clone(), CompanyStatus::of(superseded.contains(isin), false));
+    }
+    let mut at = 0;
+    while at < daily.pairs.len() {
+        let isin = &daily.pairs[at].isin;
+        let ps = daily.of(isin);
+        at += ps.len();
+        let last = ps.iter().map(|p| p.last).max().expect("an ISIN has a pair");
+        let list = listings.entry(isin.clone()).or_default();
+        match list.iter_mut().find(|l| l.exchange == Exchange::Nse) {
+            Some(l) => l.last_seen = l.last_seen.max(last),
+            None => list.push(ListingSeen { exchange: Exchange::Nse, listed: false, last_seen: last }),
+        }
+        list.sort_by_key(|l| l.exchange != Exchange::Nse);
+    }
+    Derived { events, status, listings, daily_only }
 }
 
 #[cfg(test)]
@@ -890,6 +1140,86 @@ mod tests {
         assert_eq!(colliding.path(&t("A"), &t("D"), lo, hi).map(|p| p.len()), Some(3));
         assert_eq!(colliding.back(&t("D"), lo, hi, |_| true).len(), 2);
         assert_eq!(colliding.reachable(&t("A"), lo, hi).len(), 5);
+    }
+
+    fn daily(rows: &[(&str, &str, &str, &str)], days: &[&str]) -> Daily {
+        let pairs = rows
+            .iter()
+            .map(|(i, s, f, l)| crate::snapshot::daily::DailySeen {
+                isin: Isin::parse(i).unwrap(),
+                symbol: Ticker::parse(s).unwrap(),
+                first: day(f),
+                last: day(l),
+            })
+            .collect();
+        Daily::new(pairs, days.iter().map(|d| day(d)).collect())
+    }
+
+    /// Contract 14.1: PRITIKA's pre-split ISIN traded until 2025-02-13 and
+    /// is in no list; its successor first traded on 2025-02-17 and is in
+    /// the list of 2026-05-17 (with the old date of listing). The daily
+    /// files make the old ISIN known, superseded on that first day, exact.
+    #[test]
+    fn an_isin_only_the_daily_files_show_becomes_known_and_its_change_is_dated_by_the_first_trade() {
+        let (old, new) = ("INE0MJQ01012", "INE0MJQ01020");
+        let mut r = run(Series::NseSme, new, "PRITIKA", "Pritika Engineering Components Limited", 5.0, B, None);
+        r.row.listed_on = Some(day("2022-12-08"));
+        let days = ["2025-01-01", "2025-02-13", "2025-02-17", "2025-03-07"];
+        let files =
+            daily(&[(old, "PRITIKA", "2025-01-01", "2025-02-13"), (new, "PRITIKA", "2025-02-17", "2025-03-07")], &days);
+        let without = Deriver::new(&[], &[]).derive(std::slice::from_ref(&r));
+        assert!(!without.events.contains_key(&Isin::parse(old).unwrap()));
+        let d = Deriver::new(&[], &[]).with_daily(files).derive(&[r]);
+        assert_eq!(
+            kinds(&d, old),
+            vec![("listed", "2025-01-01".into(), false), ("isin_changed", "2025-02-17".into(), true)]
+        );
+        assert_eq!(kinds(&d, new), vec![("isin_changed", "2025-02-17".into(), true)]);
+        let (o, n) = (Isin::parse(old).unwrap(), Isin::parse(new).unwrap());
+        assert_eq!(d.status[&o], CompanyStatus::Superseded);
+        assert_eq!(d.status[&n], CompanyStatus::Active);
+        assert_eq!(d.daily_only.get(&o).map(Ticker::as_str), Some("PRITIKA"));
+        assert_eq!(
+            d.listings[&o],
+            vec![ListingSeen { exchange: Exchange::Nse, listed: false, last_seen: day("2025-02-13") }]
+        );
+        // The successor's NSE listing counts its latest file.
+        assert_eq!(d.listings[&n][0].last_seen, day(B));
+    }
+
+    /// Section 10.3: a change two lists only bound is dated by the first
+    /// day the daily files show its new state inside the bound.
+    #[test]
+    fn the_daily_files_date_what_the_lists_only_bound() {
+        let runs = vec![
+            run(Series::NseMain, "INE592B01016", "OLDSYM", "Ttl Limited", 10.0, A, Some(B)),
+            run(Series::NseMain, "INE592B01024", "NEWSYM", "Ttl Limited", 1.0, B, None),
+            run(Series::NseMain, "INE758T01015", "BEFORE", "Other Limited", 1.0, A, Some(B)),
+            run(Series::NseMain, "INE758T01015", "AFTER", "Other Limited", 1.0, B, None),
+        ];
+        let files = daily(
+            &[
+                ("INE592B01016", "OLDSYM", "2025-01-01", "2025-02-11"),
+                ("INE592B01024", "NEWSYM", "2025-02-12", "2025-03-07"),
+                ("INE758T01015", "BEFORE", "2025-01-01", "2025-01-20"),
+                ("INE758T01015", "AFTER", "2025-01-21", "2025-03-07"),
+            ],
+            &["2025-01-01", "2025-01-20", "2025-01-21", "2025-02-11", "2025-02-12", "2025-03-07"],
+        );
+        let symbols = [SymbolChange {
+            from: Ticker::parse("OLDSYM").unwrap(),
+            to: Ticker::parse("NEWSYM").unwrap(),
+            date: day("2025-02-12"),
+            company: String::new(),
+        }];
+        let before = derive(&runs, &symbols, &[]);
+        assert_eq!(kinds(&before, "INE592B01024"), vec![("isin_changed", B.into(), false)]);
+        let d = Deriver::new(&symbols, &[]).with_daily(files).derive(&runs);
+        assert_eq!(kinds(&d, "INE592B01024"), vec![("isin_changed", "2025-02-12".into(), true)]);
+        assert_eq!(
+            kinds(&d, "INE758T01015"),
+            vec![("listed", A.into(), false), ("symbol_changed", "2025-01-21".into(), true)]
+        );
     }
 
     #[test]

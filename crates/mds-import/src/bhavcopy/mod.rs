@@ -132,6 +132,28 @@ impl DayFiles {
     ) -> Result<usize, BhavcopyError> {
         archive::for_each_source(&self.sources, &mut |name, bytes| visit(name, parse_day(name, bytes)?))
     }
+
+    /// [`DayFiles::for_each_day`] of the files of one format only: a file
+    /// whose header names another format is passed over unparsed (one the
+    /// header names no format of is parsed, and refused, when `only` is
+    /// UDiFF). A price import reads the ISIN-keyed files first, then the
+    /// symbol-keyed ones (contract 14.1).
+    pub fn for_each_day_of(
+        &self,
+        only: Format,
+        visit: &mut dyn FnMut(&str, DayFile) -> Result<(), BhavcopyError>,
+    ) -> Result<usize, BhavcopyError> {
+        let mut n = 0;
+        archive::for_each_source(&self.sources, &mut |name, bytes| {
+            let format = Format::of_header(bytes);
+            if format == Some(only) || (format.is_none() && only == Format::Udiff) {
+                n += 1;
+                visit(name, parse_day(name, bytes)?)?;
+            }
+            Ok(())
+        })?;
+        Ok(n)
+    }
 }
 
 impl BhavcopyError {
@@ -165,6 +187,14 @@ impl Format {
         } else {
             None
         }
+    }
+
+    /// The format of a file's bytes, told by its header's first cell (a
+    /// byte-order mark and padding aside).
+    pub fn of_header(bytes: &[u8]) -> Option<Format> {
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        let end = bytes.iter().position(|b| matches!(b, b',' | b'\n' | b'\r')).unwrap_or(bytes.len()).min(64);
+        Format::of_first_header_cell(std::str::from_utf8(&bytes[..end]).ok()?.trim_matches('"'))
     }
 
     /// The format's name as NSE calls it.
@@ -296,5 +326,8 @@ mod tests {
         assert_eq!(Format::of_first_header_cell("TradDt"), Some(Format::Udiff));
         assert_eq!(Format::of_first_header_cell(" SYMBOL "), Some(Format::SecBhavdataFull));
         assert_eq!(Format::of_first_header_cell("ISIN"), None);
+        assert_eq!(Format::of_header(b"\xEF\xBB\xBFTradDt,BizDt\n"), Some(Format::Udiff));
+        assert_eq!(Format::of_header(b"SYMBOL, SERIES\r\n"), Some(Format::SecBhavdataFull));
+        assert_eq!(Format::of_header(b"ISIN,X"), None);
     }
 }

@@ -141,7 +141,16 @@ pub async fn run_all(
     let mut summaries = Vec::with_capacity(imports.len());
     for (format, given) in imports {
         let read = (format.read)(given, clock.now().date_naive())?;
+        // Bars held: the symbol periods before, to resolve again the
+        // symbol-keyed rows of those the import moves (10.3).
+        let periods_before = match format.name == mds_import::bhavcopy::FORMAT.name {
+            true => None,
+            false => periods_before(store).await?,
+        };
         let mut summary = write::write(store, read.input).await?;
+        if let Some((generation, catalog)) = periods_before {
+            resolve_again(store, generation, &catalog, &mut summary).await?;
+        }
         summary.notes.splice(0..0, read.notes);
         debug_assert!(summary.counts.adds_up(), "{} counts: {:?}", format.name, summary.counts);
         summaries.push(summary);
@@ -164,6 +173,50 @@ pub async fn run_all(
 /// Builds the new company catalog and saves its snapshot in the store, so
 /// serving nodes load it instead of each building it. A failure is a
 /// warning (nodes then build).
+/// The `companies` generation and its catalog when the store holds bars
+/// (else `None`: nothing to resolve again).
+async fn periods_before(store: &Arc<dyn Store>) -> Result<Option<(i64, Arc<mds_catalog::Catalog>)>, ImportFailure> {
+    if store.price_days().await?.is_empty() {
+        return Ok(None);
+    }
+    let generation = store.generations().await?.companies;
+    let (catalog, _) = crate::catalog_load::load(store, generation).await?;
+    Ok(Some((generation, catalog)))
+}
+
+/// After an import that moved the `companies` generation from
+/// `generation`: the stored symbol-keyed rows of the NSE symbols whose
+/// periods moved resolved again (contract 10.3: an import re-resolves a
+/// symbol-keyed bar whose ISIN a later list makes known), in a
+/// transaction of their own.
+async fn resolve_again(
+    store: &Arc<dyn Store>,
+    generation: i64,
+    before: &mds_catalog::Catalog,
+    summary: &mut Summary,
+) -> Result<(), ImportFailure> {
+    let now = store.generations().await?.companies;
+    if now == generation {
+        return Ok(());
+    }
+    let after = crate::catalog_load::rebuild(store, now).await?;
+    let moved = prices::moved_symbols(before, &after);
+    if moved.is_empty() {
+        return Ok(());
+    }
+    let r = store.rebind_symbols(&moved).await?;
+    summary.lines.push(format!(
+        "prices: the symbol-keyed rows of {} symbols whose periods moved resolved again: {} bars moved, {} kept rows \
+         resolved, {} set aside, over {} days",
+        moved.len(),
+        r.moved,
+        r.resolved,
+        r.set_aside,
+        r.days
+    ));
+    Ok(())
+}
+
 async fn snapshot_catalog(store: &Arc<dyn Store>, warnings: &mut Vec<String>) {
     let result = async {
         let generation = store.generations().await?.companies;

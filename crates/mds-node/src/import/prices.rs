@@ -45,12 +45,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
 use chrono::NaiveDate;
-use mds_catalog::Catalog;
+use mds_catalog::{Catalog, ChangeStamp};
 use mds_domain::prices::{IsinSource, Series};
+use mds_domain::snapshot::daily::Daily;
 use mds_domain::{Exchange, Isin, SymbolPeriod, Ticker};
 use mds_import::bhavcopy::check::{Disagreement, compare};
 use mds_import::bhavcopy::{BhavRow, BhavcopyError, DayFile, DayFiles, Format, Skipped};
-use mds_store::{DayBars, PriceImport, Store, StoreError, StoredBar};
+use mds_store::{DayBars, IdentityNow, PriceImport, PriceStep, Store, StoreError, StoredBar, SymbolPeriods, SymbolRow};
 
 use super::{Counts, ImportFailure, Summary};
 
@@ -156,8 +157,22 @@ impl Resolver {
         holding.all(|p| p.isin == first.isin).then(|| first.isin.clone())
     }
 
+    /// The bars of a file read and its rows left unresolved, with those
+    /// rows as the store keeps them (to resolve when a later import makes
+    /// their ISIN known).
+    fn day_kept(&mut self, file: &str, day: &DayFile) -> ((Vec<StoredBar>, Vec<UnresolvedRow>), Vec<SymbolRow>) {
+        let (bars, lost) = self.resolve(file, day);
+        let by_line: HashMap<usize, &BhavRow> = day.rows.iter().map(|r| (r.line, r)).collect();
+        let kept = lost
+            .iter()
+            .filter_map(|u| by_line.get(&u.line))
+            .map(|r| SymbolRow { symbol: r.symbol.clone(), series: r.series, figures: r.figures })
+            .collect();
+        ((bars, lost), kept)
+    }
+
     /// The bars of a file read, and its rows left unresolved.
-    fn day(&mut self, file: &str, day: &DayFile) -> (Vec<StoredBar>, Vec<UnresolvedRow>) {
+    fn resolve(&mut self, file: &str, day: &DayFile) -> (Vec<StoredBar>, Vec<UnresolvedRow>) {
         let file: Arc<str> = Arc::from(file);
         let unresolved = |r: &BhavRow, ambiguous| UnresolvedRow {
             file: Arc::clone(&file),
@@ -296,6 +311,8 @@ struct Read {
     date: NaiveDate,
     bars: Vec<StoredBar>,
     unresolved: Vec<UnresolvedRow>,
+    /// The unresolved rows as the store keeps them.
+    kept: Vec<SymbolRow>,
     rows: u64,
     skipped: Skipped,
 }
@@ -304,6 +321,10 @@ struct Read {
 enum Message {
     /// A file's day.
     Day(Read),
+    /// Every ISIN-keyed file was read: their `(ISIN, symbol)` pairs,
+    /// folded; the symbol-keyed files follow once the store has folded them
+    /// into the identity history.
+    Daily(Daily),
     /// A file or path refused: the import writes nothing.
     Failed(BhavcopyError),
     /// Every file was read.
@@ -313,28 +334,63 @@ enum Message {
 /// Imports the daily `files` into the store, resolving symbol-keyed rows
 /// through the periods of `catalog`; every day or none, each day written
 /// announced (`prices.published`) in the same transaction.
+///
+/// The ISIN-keyed files are read first: their days written, and their
+/// `(ISIN, symbol)` pairs folded (first and last day of each) and handed
+/// to the store, which folds them into the identity history and derives it
+/// once (14.1). When that changed the history, a catalog of the history as
+/// the transaction holds it is made: the symbol-keyed files are resolved
+/// through its periods, and the stored symbol-keyed rows of the symbols
+/// whose periods moved are resolved again ([`moved_symbols`]).
 pub async fn import_bhavcopy(
     store: &Arc<dyn Store>,
     catalog: Arc<Catalog>,
     files: DayFiles,
 ) -> Result<BhavcopyImport, ImportFailure> {
     let (send, receive) = mpsc::sync_channel::<Message>(READ_AHEAD);
+    let (send_catalog, receive_catalog) = mpsc::channel::<Option<Arc<Catalog>>>();
+    let before = Arc::clone(&catalog);
     let reader = std::thread::Builder::new()
         .name("bhavcopy-read".into())
         .spawn(move || {
+            let started = std::time::Instant::now();
             let mut resolver = Resolver::new(catalog);
+            let mut daily = Daily::default();
             let mut gone = false;
-            let result = files.for_each_day(&mut |name, day| {
-                let (bars, unresolved) = resolver.day(name, &day);
+            let hand = |name: &str, day: DayFile, resolver: &mut Resolver, gone: &mut bool| {
+                let ((bars, unresolved), kept) = resolver.day_kept(name, &day);
                 let rows = (day.rows.len() as u64) + day.skipped.total();
-                let read = Read { format: day.format, date: day.date, bars, unresolved, rows, skipped: day.skipped };
+                let read =
+                    Read { format: day.format, date: day.date, bars, unresolved, kept, rows, skipped: day.skipped };
                 if send.send(Message::Day(read)).is_err() {
                     // The import ended (the store failed): stop reading.
-                    gone = true;
+                    *gone = true;
                     return Err(BhavcopyError::Io { path: name.to_owned(), source: std::io::ErrorKind::Other.into() });
                 }
                 Ok(())
+            };
+            let first = files.for_each_day_of(Format::Udiff, &mut |name, day| {
+                daily.fold_day(day.date, day.rows.iter().filter_map(|r| r.isin.as_ref().map(|i| (i, &r.symbol))));
+                hand(name, day, &mut resolver, &mut gone)
             });
+            tracing::debug!(ms = started.elapsed().as_millis() as u64, "price import: ISIN-keyed files read");
+            let result = match first {
+                Ok(_) => {
+                    if send.send(Message::Daily(daily)).is_err() {
+                        return;
+                    }
+                    match receive_catalog.recv() {
+                        Ok(Some(c)) => resolver = Resolver::new(c),
+                        Ok(None) => {}
+                        Err(_) => return,
+                    }
+                    files.for_each_day_of(Format::SecBhavdataFull, &mut |name, day| {
+                        hand(name, day, &mut resolver, &mut gone)
+                    })
+                }
+                Err(e) => Err(e),
+            };
+            tracing::debug!(ms = started.elapsed().as_millis() as u64, "price import: every file read");
             if !gone {
                 let _ = send.send(match result {
                     Ok(_) => Message::Done,
@@ -355,12 +411,17 @@ pub async fn import_bhavcopy(
         // Ends at `Done` only: a reader that stopped without it (a panic)
         // fails the import rather than committing the days before.
         let mut finished = false;
+        let mut pending: Option<PriceStep> = None;
         let mut days = std::iter::from_fn(move || {
+            if let Some(step) = pending.take() {
+                return Some(Ok(step));
+            }
             if finished {
                 return None;
             }
             let read = match receive.recv() {
                 Ok(Message::Day(read)) => read,
+                Ok(Message::Daily(daily)) => return Some(Ok(PriceStep::Daily(daily))),
                 Ok(Message::Done) => {
                     finished = true;
                     return None;
@@ -385,13 +446,14 @@ pub async fn import_bhavcopy(
                     out.secbhav_files += 1;
                     out.symbol_keyed += (read.bars.len() + read.unresolved.len()) as u64;
                     out.resolved += read.bars.len() as u64;
+                    pending = Some(PriceStep::Unresolved { date: read.date, rows: read.kept });
                 }
             }
             out.rows_read += read.rows;
             out.skipped.add(&read.skipped);
             out.unresolved.extend(read.unresolved);
             handed_is_file.store(read.format == Format::Udiff, Ordering::Relaxed);
-            Some(Ok(DayBars { date: read.date, bars: read.bars }))
+            Some(Ok(PriceStep::Day(DayBars { date: read.date, bars: read.bars })))
         });
         let mut merge = |handed: DayBars, held: DayBars| {
             let is_file = handed_is_file.load(Ordering::Relaxed);
@@ -416,7 +478,27 @@ pub async fn import_bhavcopy(
             made.insert(day.date, (file, day.bars.len() as u64 - file));
             day
         };
-        store.import_days(&mut days, &mut merge).await
+        // The history as the ISIN-keyed files left it: a catalog of it for
+        // the symbol-keyed files, and the symbols whose periods it moved.
+        let mut identity = |now: Option<IdentityNow>| -> Vec<SymbolPeriods> {
+            tracing::debug!(changed = now.is_some(), "price import: the ISIN-keyed files folded into the history");
+            let t = std::time::Instant::now();
+            let Some(now) = now else {
+                let _ = send_catalog.send(None);
+                return Vec::new();
+            };
+            let rows = now.companies.into_iter().map(|c| (ChangeStamp::default(), c)).collect();
+            let after = Arc::new(Catalog::from_stamped_with_history(rows, now.events));
+            let moved = moved_symbols(&before, &after);
+            tracing::debug!(
+                ms = t.elapsed().as_millis() as u64,
+                moved = moved.len(),
+                "price import: the history's catalog"
+            );
+            let _ = send_catalog.send(Some(after));
+            moved
+        };
+        store.import_prices(&mut days, &mut merge, &mut identity).await
     };
     // The receiver went with `days`: the reader stops at its next file.
     let _ = reader.join();
@@ -431,6 +513,37 @@ pub async fn import_bhavcopy(
     rows.set_aside += out.skipped.total() + out.unresolved.len() as u64;
     out.rows = rows;
     Ok(out)
+}
+
+/// The NSE symbols whose periods differ between the catalogs `before` and
+/// `after` (section 10.2), each with its periods in `after` (none: no
+/// ISIN carries it any more): the symbols whose symbol-keyed rows are to
+/// be resolved again (contract 10.3).
+pub fn moved_symbols(before: &Catalog, after: &Catalog) -> Vec<SymbolPeriods> {
+    let mut old: HashMap<String, Vec<(Isin, NaiveDate, Option<NaiveDate>)>> =
+        before.symbol_periods(Exchange::Nse).into_iter().collect();
+    let was = |ps: Option<Vec<(Isin, NaiveDate, Option<NaiveDate>)>>| {
+        let mut v: Vec<Isin> = ps.unwrap_or_default().into_iter().map(|p| p.0).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let mut out = Vec::new();
+    for (symbol, periods) in after.symbol_periods(Exchange::Nse) {
+        let before = old.remove(&symbol);
+        if before.as_ref() != Some(&periods) {
+            if let Ok(t) = Ticker::parse(&symbol) {
+                out.push(SymbolPeriods { symbol: t, periods, was: was(before) });
+            }
+        }
+    }
+    for (symbol, periods) in old {
+        if let Ok(t) = Ticker::parse(&symbol) {
+            out.push(SymbolPeriods { symbol: t, periods: Vec::new(), was: was(Some(periods)) });
+        }
+    }
+    out.sort_by(|a, b| a.symbol.cmp(&b.symbol));
+    out
 }
 
 /// How many series of skipped rows are named without `--verbose`.
@@ -549,5 +662,22 @@ pub fn summary(d: &BhavcopyImport, verbose: bool) -> Summary {
         n(d.unresolved.len() as u64),
         n(r.set_aside - d.skipped.total() - d.unresolved.len() as u64),
     ));
+    if s.identity_changed {
+        let r = &s.rebound;
+        lines.push(format!(
+            "identity: the ISIN-keyed files changed the history (14.1); stored symbol-keyed rows resolved again: {} \
+             bars moved, {} kept rows resolved, {} set aside, over {} days",
+            n(r.moved),
+            n(r.resolved),
+            n(r.set_aside),
+            n(r.days)
+        ));
+    }
+    if s.unresolved_kept > 0 {
+        lines.push(format!(
+            "{} unresolved rows kept, resolved when a later import makes their ISIN known",
+            n(s.unresolved_kept)
+        ));
+    }
     Summary { notes, lines, counts: d.rows, ..Summary::default() }
 }

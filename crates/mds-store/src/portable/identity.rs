@@ -41,6 +41,7 @@ use chrono::NaiveDate;
 use futures_util::TryStreamExt;
 use mds_domain::actions::{Action, CorporateAction};
 use mds_domain::clock::Clock;
+use mds_domain::snapshot::daily::{Daily, DailySeen};
 use mds_domain::snapshot::derive::{Derived, Deriver, SplitAction, issuer};
 use mds_domain::snapshot::{
     Companies, NameChange, Run, Series, SnapshotRow, SnapshotRows, SymbolChange, apply_listings, carry_over, inherit,
@@ -305,6 +306,29 @@ async fn insert_rows(
     casts: &[Option<&str>],
     rows: &[Vec<Option<String>>],
 ) -> StoreResult<()> {
+    insert_rows_then(conn, insert, casts, rows, "").await
+}
+
+/// [`insert_rows`], a row whose `key` (`(col, …)`) is held already left as
+/// it is.
+pub(crate) async fn insert_rows_ignoring(
+    conn: &mut Conn,
+    insert: &str,
+    casts: &[Option<&str>],
+    rows: &[Vec<Option<String>>],
+    key: &str,
+) -> StoreResult<()> {
+    insert_rows_then(conn, insert, casts, rows, &format!(" ON CONFLICT {key} DO NOTHING")).await
+}
+
+/// [`insert_rows`], each statement ending with `tail`.
+async fn insert_rows_then(
+    conn: &mut Conn,
+    insert: &str,
+    casts: &[Option<&str>],
+    rows: &[Vec<Option<String>>],
+    tail: &str,
+) -> StoreResult<()> {
     for run in rows.chunks(INSERT_RUN) {
         let mut n = 0;
         let tuples: Vec<String> = run
@@ -323,7 +347,7 @@ async fn insert_rows(
                 format!("({})", cells.join(", "))
             })
             .collect();
-        let sql = format!("{insert} VALUES {}", tuples.join(", "));
+        let sql = format!("{insert} VALUES {}{tail}", tuples.join(", "));
         let mut q = sqlx::query(&sql);
         for row in run {
             for v in row {
@@ -583,6 +607,86 @@ pub(crate) async fn rederive_for_splits(
     Ok((wrote, next))
 }
 
+/// What NSE's ISIN-keyed daily files have shown (contract 14.1): their
+/// `(ISIN, symbol)` pairs with their first and last days, and their days.
+async fn daily(conn: &mut Conn) -> StoreResult<Daily> {
+    let rows: Vec<(String, String, String, String)> =
+        sqlx::query_as("SELECT isin, symbol, first_day, last_day FROM identity_daily ORDER BY isin, first_day, symbol")
+            .fetch_all(&mut *conn)
+            .await
+            .map_err(db)?;
+    let mut pairs = Vec::with_capacity(rows.len());
+    for (isin, symbol, first, last) in rows {
+        let bad = |what: &str, v: &str| corrupt(format_args!("identity_daily {isin}: {what} {v:?}"));
+        pairs.push(DailySeen {
+            isin: Isin::parse(&isin).map_err(|_| bad("isin", &isin))?,
+            symbol: Ticker::parse(&symbol).map_err(|_| bad("symbol", &symbol))?,
+            first: day(&first)?,
+            last: day(&last)?,
+        });
+    }
+    let days: Vec<(String,)> =
+        sqlx::query_as("SELECT day FROM identity_daily_days ORDER BY day").fetch_all(&mut *conn).await.map_err(db)?;
+    let days = days.iter().map(|(d,)| day(d)).collect::<StoreResult<Vec<_>>>()?;
+    Ok(Daily::new(pairs, days))
+}
+
+/// Folds the `(ISIN, symbol)` pairs of ISIN-keyed daily files (with
+/// their first and last days, and the files' days) into the identity history, in the caller's transaction, and derives it
+/// again once when they changed it (a new day, a pair new or seen beyond
+/// its days). Whether the history changed.
+pub(crate) async fn fold_daily(conn: &mut Conn, given: &Daily, clock: &dyn Clock) -> StoreResult<bool> {
+    if given.is_empty() {
+        return Ok(false);
+    }
+    dialect::lock_identity(&mut *conn).await?;
+    let mut d = daily(conn).await?;
+    let before = d.clone();
+    if !d.merge(given) {
+        return Ok(false);
+    }
+    let old: HashMap<(&Isin, &Ticker), (NaiveDate, NaiveDate)> =
+        before.pairs.iter().map(|p| ((&p.isin, &p.symbol), (p.first, p.last))).collect();
+    let mut write: Vec<Vec<Option<String>>> = Vec::new();
+    for p in &d.pairs {
+        if old.get(&(&p.isin, &p.symbol)) != Some(&(p.first, p.last)) {
+            let (i, s) = (p.isin.as_str(), p.symbol.as_str());
+            execute(conn, sqlx::query("DELETE FROM identity_daily WHERE isin = $1 AND symbol = $2").bind(i).bind(s))
+                .await?;
+            write.push(vec![Some(i.into()), Some(s.into()), Some(p.first.to_string()), Some(p.last.to_string())]);
+        }
+    }
+    let casts = [None, None, None, None];
+    insert_rows(conn, "INSERT INTO identity_daily (isin, symbol, first_day, last_day)", &casts, &write).await?;
+    let new_days: Vec<Vec<Option<String>>> =
+        d.days.iter().filter(|x| before.days.binary_search(x).is_err()).map(|x| vec![Some(x.to_string())]).collect();
+    insert_rows(conn, "INSERT INTO identity_daily_days (day)", &[None], &new_days).await?;
+    drop(d);
+    rederive(conn, None, &mut IdentityImport::default(), clock).await
+}
+
+/// Every company and identity event, as the caller's transaction holds
+/// them (what a catalog of the history is built of).
+pub(crate) async fn now(conn: &mut Conn) -> StoreResult<crate::IdentityNow> {
+    let sql = format!("SELECT {} FROM companies ORDER BY isin", COMPANY_COLUMNS.join(", "));
+    let mut companies = Vec::new();
+    {
+        let mut rs = sqlx::query(&sql).fetch(&mut *conn);
+        while let Some(r) = rs.try_next().await.map_err(db)? {
+            companies.push(rows::company(&r)?);
+        }
+    }
+    let mut events = Vec::new();
+    let mut rs =
+        sqlx::query_as::<_, (String, String)>("SELECT isin, event_json FROM identity_events ORDER BY isin, seq")
+            .fetch(&mut *conn);
+    while let Some((isin, json)) = rs.try_next().await.map_err(db)? {
+        let i = Isin::parse(&isin).map_err(|e| corrupt(format_args!("identity_events: {e}")))?;
+        events.push((i, event(&isin, &json)?));
+    }
+    Ok(crate::IdentityNow { companies, events })
+}
+
 /// The stored events of the issuers from `lo` to `hi` ([`in_range`]), by
 /// ISIN, each ISIN's in order (read as a stream).
 async fn stored_events_in(
@@ -670,14 +774,17 @@ async fn rederive_with(
     let (symbols, names) = change_rows(conn).await?;
     let mut splits = split_actions(conn).await?;
     splits.extend(extra);
-    let prep = Deriver::new(&symbols, &names).with_days(&all_days(conn).await?).with_splits(splits);
+    let prep = Deriver::new(&symbols, &names)
+        .with_days(&all_days(conn).await?)
+        .with_splits(splits)
+        .with_daily(daily(conn).await?);
     let carry = given.map(|(_, c)| c);
     let mut writing: Option<Writing> = None;
     let mut wrote = false;
     let mut lo = String::new();
     loop {
         let (runs, hi) = runs_from(conn, &lo).await?;
-        let derived = prep.derive(&runs);
+        let derived = prep.derive_range(&runs, &lo, hi.as_deref());
         drop(runs);
         let given_here = given.map(|(g, _)| g.range(&lo, hi.as_deref())).unwrap_or_default();
         wrote |= rederive_range(conn, &lo, hi.as_deref(), &derived, &given_here, carry, &mut writing, summary, clock)
@@ -739,6 +846,44 @@ async fn rederive_range(
             c.details.status = *st;
             next.insert(isin.clone(), (c, false));
         }
+    }
+    // An ISIN only NSE's daily files showed (14.1): a company of its own,
+    // named as its successor is (the files give no name), else by its
+    // symbol, whichever was imported first; its NSE listing as the files
+    // leave it.
+    for (isin, symbol) in &derived.daily_only {
+        let successor = derived.events.get(isin).into_iter().flatten().find_map(|e| match &e.change {
+            IdentityChange::IsinChanged { from, to, .. } if from == isin => Some(to),
+            _ => None,
+        });
+        let name = successor
+            .and_then(|s| next.get(s).map(|(c, _)| c).or_else(|| stored.get(s)))
+            .map_or_else(|| symbol.as_str().to_owned(), |c| c.name.clone());
+        if let Some((c, false)) = next.get_mut(isin) {
+            c.name = name;
+            continue;
+        }
+        if next.contains_key(isin) || stored.contains_key(isin) {
+            continue;
+        }
+        let details = mds_domain::detail::CompanyDetails {
+            listings: vec![mds_domain::Listing::bare(mds_domain::Exchange::Nse, symbol.as_str())],
+            status: derived.status.get(isin).copied().unwrap_or(CompanyStatus::Delisted),
+            ..mds_domain::detail::CompanyDetails::default()
+        };
+        let c = Company {
+            isin: isin.clone(),
+            ticker: symbol.clone(),
+            name,
+            industry: None,
+            sector: None,
+            is_bse: false,
+            is_nse: false,
+            market_cap_band: None,
+            logo_url: None,
+            details,
+        };
+        next.insert(isin.clone(), (c, false));
     }
     let isins: Vec<Isin> = next.keys().cloned().collect();
     for isin in &isins {

@@ -126,6 +126,11 @@ macro_rules! migrations {
                 name: "prices",
                 sql: include_str!(concat!("../../migrations/", $dir, "/0017_prices.sql")),
             },
+            Migration {
+                version: 18,
+                name: "daily_identity",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0018_daily_identity.sql")),
+            },
         ]
     };
 }

@@ -124,6 +124,12 @@ delegate!(PriceStore {
         days: &mut (dyn Iterator<Item = StoreResult<DayBars>> + Send),
         merge: &mut (dyn FnMut(DayBars, DayBars) -> DayBars + Send)
     ) -> PriceImport => prices::import, clock;
+    import_prices(
+        steps: &mut (dyn Iterator<Item = StoreResult<crate::PriceStep>> + Send),
+        merge: &mut (dyn FnMut(DayBars, DayBars) -> DayBars + Send),
+        identity: &mut (dyn FnMut(Option<crate::IdentityNow>) -> Vec<crate::SymbolPeriods> + Send)
+    ) -> PriceImport => prices::import_prices, clock;
+    rebind_symbols(symbols: &[crate::SymbolPeriods]) -> crate::Rebound => prices::rebind_symbols, clock;
     day_bars(date: NaiveDate) -> DayBars => prices::day_bars;
     bars_of(isins: &[Isin], from: NaiveDate, to: NaiveDate) -> Vec<Bar> => prices::bars_of;
     market_page(date: NaiveDate, series: Option<PriceSeries>, after: Option<(&Isin, PriceSeries)>, limit: usize)
