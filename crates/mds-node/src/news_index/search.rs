@@ -161,13 +161,16 @@ impl NewsSearch {
         let fields: Vec<Field> =
             FIELDS.iter().map(|(name, _)| schema.get_field(name).expect("in the schema")).collect();
         let row_field = schema.get_field("row").expect("in the schema");
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
+        // One core left to the node's runtime, so that it keeps serving
+        // (and a revoked key's streams close within 1 s) while it indexes.
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).saturating_sub(1).clamp(1, 4);
         let mut writer: IndexWriter<TantivyDocument> =
             built.writer_with_num_threads(threads, WRITER_HEAP).map_err(engine)?;
         let (mut row, mut slug) = (0usize, Vec::new());
         loop {
             let after = row.checked_sub(1).map(|r| index.row_key(r as u32));
             let batch = store.news_texts(after.as_ref(), BATCH).await?;
+            let mut docs = Vec::with_capacity(batch.len());
             for t in &batch {
                 if row >= index.len() {
                     return Ok(None);
@@ -184,9 +187,22 @@ impl NewsSearch {
                     }
                 }
                 doc.add_u64(row_field, row as u64);
-                writer.add_document(doc).map_err(engine)?;
+                docs.push(doc);
                 row += 1;
             }
+            // Handed to the indexing threads from a blocking thread: the
+            // handing blocks while their queue is full, and on the
+            // runtime's thread it would hold up every other task of the
+            // node (a key's revocation closing its streams among them).
+            writer = tokio::task::spawn_blocking(move || -> tantivy::Result<_> {
+                for doc in docs {
+                    writer.add_document(doc)?;
+                }
+                Ok(writer)
+            })
+            .await
+            .expect("indexing does not panic")
+            .map_err(engine)?;
             if batch.len() < BATCH {
                 break;
             }
