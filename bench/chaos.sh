@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long chaos run: tests/chaos.rs's
+# The long chaos run: tests/suite/chaos.rs's
 # random_faults_under_load_keep_the_invariants (three `mds serve` nodes on a
 # private PostgreSQL made with initdb and a private redis-server, under
 # paced load) for minutes instead of CI's 40 s: random faults one after
@@ -21,6 +21,6 @@ cd "$(dirname "$0")/.."
 export MDS_CHAOS_SECONDS=${1:-600}
 [ -n "${2:-}" ] && export MDS_CHAOS_SEED=$2
 echo "# bench/chaos.sh $MDS_CHAOS_SECONDS ${2:-} on $(date -u +%F) at $(date -u +%T) UTC; uptime:$(uptime | sed 's/.*load/ load/')"
-cargo test --quiet -p mds --test chaos -- random_faults_under_load_keep_the_invariants --exact --nocapture 2>&1 |
+cargo test --quiet -p mds --test suite -- chaos::random_faults_under_load_keep_the_invariants --exact --nocapture 2>&1 |
   grep -E '^(chaos|fault)|test result|panicked|^lost|more than'
 echo "# done at $(date -u +%T) UTC; uptime:$(uptime | sed 's/.*load/ load/')"

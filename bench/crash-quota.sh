@@ -5,7 +5,7 @@
 # answered, the clients going on against every node. Each round checks
 # that the survivors admit no more than the quota plus the dead node's
 # last 100 ms, report no more than the quota nor than was admitted, then
-# report what they enforce (tests/crash.rs,
+# report what they enforce (tests/suite/crash.rs,
 # a_node_dying_near_the_quota_under_many_clients_admits_no_more; rounds
 # take turns: clients as fast as they go, paced at ~250 requests/s, and as
 # fast with MDS_LEASE_TTL_MS=250, under the usage mirror's 500 ms
@@ -22,6 +22,6 @@ cd "$(dirname "$0")/.."
 ROUNDS=${1:-10}
 if [[ -n "${MDS_BIN:-}" ]]; then BIN=$MDS_BIN; else cargo build --release --quiet --bin mds; BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/mds; fi
 export MDS_TEST_POSTGRES_URL=${MDS_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test}
-MDS_TEST_BIN=$BIN MDS_CRASH_ROUNDS=$ROUNDS cargo test --quiet -p mds --test crash \
-  a_node_dying_near_the_quota_under_many_clients_admits_no_more -- --nocapture 2>&1 |
+MDS_TEST_BIN=$BIN MDS_CRASH_ROUNDS=$ROUNDS cargo test --quiet -p mds --test suite \
+  crash::a_node_dying_near_the_quota_under_many_clients_admits_no_more -- --nocapture 2>&1 |
   grep -E '^round|panicked|test result|admitted|reports|lost'

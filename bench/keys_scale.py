@@ -117,7 +117,7 @@ def one(binary: str, n: int, port: int) -> None:
     fill_s = time.time() - t
     t0 = time.time()
     # The lookup budget raised out of the way: this measures what a lookup
-    # costs, not the budget (tests/http_keys.rs holds the budget).
+    # costs, not the budget (tests/suite/http_keys.rs holds the budget).
     srv = subprocess.Popen(
         [binary, "serve", "--listen", f"127.0.0.1:{port}", "--key-lookups-per-second", "1000000"],
         env=env,

@@ -27,40 +27,40 @@ fi
 #   generated one is rightly refused (400 invalid_cursor, 410). The hook
 #   drops them (fuzzing phase); the coverage phase does not run hooks, so
 #   it is off for the operations that take one. Cursors are covered by
-#   tests/http_companies.rs and tests/http_news.rs, sync tokens by
-#   tests/http_reference.rs, event positions by tests/http_events.rs.
+#   tests/suite/http_companies.rs and tests/suite/http_news.rs, sync tokens by
+#   tests/suite/http_reference.rs, event positions by tests/suite/http_events.rs.
 # - an ISIN's check digit (`isin` in a query, `isins` in a webhook body):
 #   the hook puts a real ISIN in place of a generated one, and the coverage
-#   phase is off for the webhook bodies too (tests/http_news.rs and
-#   tests/http_webhooks.rs cover the refusals).
+#   phase is off for the webhook bodies too (tests/suite/http_news.rs and
+#   tests/suite/http_webhooks.rs cover the refusals).
 # - that published_before must be later than published_after (GET
 #   /v1/news): the hook drops a published_before that does not follow
-#   (tests/http_news.rs covers the refusal).
+#   (tests/suite/http_news.rs covers the refusal).
 # - the day bounds of the actions routes (`from`/`to` of
 #   /v1/companies/{isin}/actions, `ex_date_from`/`ex_date_to` of
 #   /v1/actions): the pattern states `YYYY-MM-DD`, not that the day exists
 #   (2024-02-30) nor that the upper bound is not before the lower one; the
 #   hook drops a day that does not exist and an upper bound before the
 #   lower, and the coverage phase is off for both operations
-#   (tests/http_actions.rs covers the refusals). The price routes' bounds
+#   (tests/suite/http_actions.rs covers the refusals). The price routes' bounds
 #   likewise (`from`/`to` of /v1/companies/{isin}/prices, also at most 10
 #   years apart; `date` of /v1/prices, a day that exists), and their
-#   coverage phase is off too (tests/http_prices.rs covers the refusals).
+#   coverage phase is off too (tests/suite/http_prices.rs covers the refusals).
 # - the `month` of /v1/usage/daily moves with the clock (this month and the
-#   twelve before): the hook drops it (tests/http_usage_daily.rs); so does
+#   twelve before): the hook drops it (tests/suite/http_usage_daily.rs); so does
 #   an `as_of` after today (the pattern states the years 1990 to 2099;
-#   tests/http_identity.rs covers the refusal).
+#   tests/suite/http_identity.rs covers the refusal).
 # - `sort=relevance` of /v1/companies needs `search` (section 15; one
 #   parameter depending on another, which no schema states): the hook
-#   drops it without one (tests/http_companies.rs covers the refusal).
+#   drops it without one (tests/suite/http_companies.rs covers the refusal).
 # - an account has at most 10 webhook endpoints: the stateful phase fills
 #   them, so POST /v1/webhooks may rightly answer 400 to valid data
-#   (tests/http_webhooks.rs). Endpoints created here go nowhere:
+#   (tests/suite/http_webhooks.rs). Endpoints created here go nowhere:
 #   hooks.example.com does not answer.
 # Everything else the service checks, the document states (patterns,
 # formats, bounds, closed bodies). The event stream never ends (a
 # Server-Sent Events response): no generated request of it can complete, so
-# it is not run; tests/http_events.rs covers it.
+# it is not run; tests/suite/http_events.rs covers it.
 cat >"$WORK/mds_st_hooks.py" <<'PY'
 import datetime
 import re
@@ -103,7 +103,7 @@ def map_query(ctx, query):
         _bounds(query, "ex_date_from", "ex_date_to")
         # A company's prices: `to` defaults to the last day loaded, which no
         # schema knows, so a `from` alone may rightly be more than 10 years
-        # before it, or after it (tests/http_prices.rs covers both).
+        # before it, or after it (tests/suite/http_prices.rs covers both).
         path = getattr(getattr(ctx, "operation", None), "path", None)
         if (path is None or path.endswith("/prices")) and "from" in query and "to" not in query:
             query.pop("from")
@@ -117,7 +117,7 @@ def map_query(ctx, query):
         # A news search's `q` is free text the service parses (section 15:
         # at least one word, quotes paired, at most 16 terms), which no
         # pattern states: a `q` it would refuse becomes a plain word
-        # (tests/http_news_search.rs covers the refusals).
+        # (tests/suite/http_news_search.rs covers the refusals).
         if "q" in query and not _q_taken(str(query["q"])):
             query["q"] = "bank"
         if query.get("sort") == "relevance" and "search" not in query and "q" not in query:

@@ -37,7 +37,7 @@ describe("companies", () => {
       [{ exchange: "nse" }, (c) => c.is_nse],
       [{ exchange: "bse", market_cap: "large_cap" }, (c) => c.is_bse && c.market_cap_band === "large_cap"],
       // (`search` is ranked by relevance with a `match` on each row, not a
-      // filter of this walk: tests/http_companies.rs covers it.)
+      // filter of this walk: tests/suite/http_companies.rs covers it.)
       [{ letter: "t" }, (c) => c.ticker.startsWith("T")],
       [{ ticker: "reliance" }, (c) => c.ticker === "RELIANCE"],
     ];

@@ -19,7 +19,7 @@
 //!
 //! Served unauthenticated at `GET /v1/openapi.json` (the document of the
 //! route table, [`crate::routes::document_json`]); a snapshot is committed
-//! at `docs/openapi.json` and checked by `tests/openapi.rs`.
+//! at `docs/openapi.json` and checked by `tests/suite/openapi.rs`.
 
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};

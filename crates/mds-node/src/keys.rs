@@ -571,7 +571,7 @@ mod tests {
         assert!(matches!(cache.get(&other), Cached::Refused), "remembered as absent");
     }
 
-    /// The race `tests/http_keys.rs` once lost (a held key gone, so one
+    /// The race `tests/suite/http_keys.rs` once lost (a held key gone, so one
     /// fewer read again): a request learns a key while the reload task
     /// reads the change log up to the key's issue, then the task applies.
     #[test]

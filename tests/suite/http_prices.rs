@@ -8,7 +8,7 @@
 //! split of 2025-02-12 (Rs 10 to Re 1, with a new ISIN), imported through
 //! the node's import of daily files.
 
-mod common;
+use crate::common;
 
 use common::prices::{DAYS, TTL_NEW, TTL_OLD, loaded};
 use common::{assert_problem, naming};

@@ -2,7 +2,7 @@
 //! every error, request ids, ETag/304, HEAD, compression, caching, timeouts,
 //! health and readiness, and store outages.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::time::Duration;

@@ -9,7 +9,7 @@
 //! delisted by their status. The cases with events are written as tables
 //! (`Case`), so the suites of the importer's events add rows, not code.
 
-mod common;
+use crate::common;
 
 use chrono::{Days, Utc};
 use common::{Options, TestApp, assert_problem, spawn_with};

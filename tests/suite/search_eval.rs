@@ -24,9 +24,9 @@
 //! top-1 of at least 95% overall. `SEARCH_EVAL_OUT=FILE` also writes the
 //! set (kind, query, ISIN meant, rank found or empty) as CSV.
 //!
-//! `cargo test -p mds --test search_eval -- --nocapture`
+//! `cargo test -p mds --test suite search_eval:: -- --nocapture`
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;

@@ -3,7 +3,7 @@
 //! rebuilt and replaced, and `mds import companies` leaves the snapshot of
 //! the generation it made. On the backend `MDS_TEST_BACKEND` names.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::sync::Arc;

@@ -7,7 +7,7 @@
 //! has stopped reading. Runs on SQLite, and on
 //! PostgreSQL with `MDS_TEST_BACKEND=postgres`.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! The real `mds` process: what it logs (never a key), CLI changes seen by a
 //! running server, SIGTERM, and `mds demo` from an empty directory and again.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -5,7 +5,7 @@
 //! none, none exported when the caller did not sample, the route template
 //! (never the path), method, status and key prefix, and no key anywhere.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -9,7 +9,7 @@
 //! Needs `MDS_TEST_POSTGRES_URL` and `redis-server`; says it is skipped
 //! without them.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -5,7 +5,7 @@
 //! (`mds_testkit::fixtures::news_list`). Runs on SQLite, and on PostgreSQL
 //! with `MDS_TEST_BACKEND=postgres`.
 
-mod common;
+use crate::common;
 
 use mds_testkit::rng::Rng;
 use std::io::Read as _;

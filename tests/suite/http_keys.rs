@@ -7,7 +7,7 @@
 //! held keys it touched; a node behind the pruned change log reads again
 //! what it holds; two nodes on one store follow the same log.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

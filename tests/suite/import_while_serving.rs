@@ -12,7 +12,7 @@
 //! debug build's import writing for 8 s or more), each key change made while
 //! it wrote failed as `store unavailable` after the 5 s busy timeout.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::process::{Child, Stdio};

@@ -6,7 +6,7 @@
 //! its route, in the month and in the day's ledger, while `/mcp` itself
 //! counts nothing.
 
-mod common;
+use crate::common;
 
 use chrono::Utc;
 use common::{TestApp, assert_problem};

@@ -2,7 +2,7 @@
 //! checked against the expected set computed here, independently of the
 //! catalog, on the ~4,600 demo companies.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -8,7 +8,7 @@
 //! another node took the dead node's usage mirror over counts nothing
 //! twice.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -14,7 +14,7 @@
 //! Needs PostgreSQL's server binaries (`/usr/lib/postgresql/*/bin`) and
 //! `redis-server`; says it is skipped without them.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -5,7 +5,7 @@
 //! of them within a second. Needs `MDS_TEST_POSTGRES_URL` and
 //! `MDS_TEST_REDIS_URL` (CI sets both); says it is skipped without them.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -7,7 +7,7 @@
 //! day; bad months are refused naming `month`. The SIGTERM of a real
 //! process is in [`sigterm_keeps_the_days_and_the_month_equal`].
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -9,7 +9,7 @@
 //! a node that loaded it serves them. On the backend `MDS_TEST_BACKEND`
 //! names.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

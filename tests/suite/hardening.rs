@@ -3,7 +3,7 @@
 //! idle keep-alive connections, and a SIGTERM while a client holds a
 //! connection it never reads.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

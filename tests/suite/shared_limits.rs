@@ -4,7 +4,7 @@
 //! `MDS_TEST_POSTGRES_URL` and `redis-server` (CI has both); says it is
 //! skipped without them.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

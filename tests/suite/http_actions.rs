@@ -7,7 +7,7 @@
 //! counting and conditional answers, and their kept pages dropped when an
 //! import changes the actions.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

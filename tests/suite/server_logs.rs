@@ -3,7 +3,7 @@
 //! line, and access-log lines dropped and counted, never waited for, when
 //! nobody reads stderr.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Stdio};

@@ -6,7 +6,7 @@
 //! imported while serving found within a reload. Runs on SQLite, and on
 //! PostgreSQL with `MDS_TEST_BACKEND=postgres`.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -4,9 +4,9 @@
 //! server alone.
 //!
 //! After an intended API change, refresh the snapshot with
-//! `UPDATE_OPENAPI=1 cargo test -p mds --test openapi` and commit it.
+//! `UPDATE_OPENAPI=1 cargo test -p mds --test suite openapi::` and commit it.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 
@@ -44,7 +44,7 @@ fn committed_document_matches_the_code() {
         };
         panic!(
             "docs/openapi.json is out of date with the code; {hint}\n\
-             If the change is intended, run `UPDATE_OPENAPI=1 cargo test -p mds --test openapi` and commit the file."
+             If the change is intended, run `UPDATE_OPENAPI=1 cargo test -p mds --test suite openapi::` and commit the file."
         );
     }
 }

@@ -1,7 +1,7 @@
 //! Rate limits, monthly quotas, entitlement and usage (API.md sections 2.2
 //! and 3), against the real server with a frozen, injectable clock.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

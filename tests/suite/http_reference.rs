@@ -3,7 +3,7 @@
 //! detail agrees with the list row, the change feed walks the whole master
 //! once, then only what an import changed, and bad input is refused.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};

@@ -6,7 +6,7 @@
 //! two serving nodes.
 //! Runs on PostgreSQL too (`MDS_TEST_BACKEND=postgres`).
 
-mod common;
+use crate::common;
 
 use chrono::Utc;
 use common::{Options, TestApp, assert_problem, spawn_with};

@@ -5,7 +5,7 @@
 //! retried on the node's injected clock, in order with one in flight,
 //! `410` disabling, replay, rotation, ping.
 
-mod common;
+use crate::common;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;

@@ -4,7 +4,7 @@
 //! format of `mds get companies`, company details, and the change feed and
 //! the sync helper across a real import (client and `mds get changes`).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::pin::Pin;
