@@ -440,20 +440,7 @@ mod tests {
     }
 
     fn bar(date: &str, close: &str, volume: u64) -> Bar {
-        let p = Paise::parse(close).unwrap();
-        let f = Figures {
-            open: p,
-            high: p,
-            low: p,
-            close: p,
-            last: None,
-            prev_close: p,
-            volume,
-            turnover: p,
-            trades: 1,
-            delivery_qty: None,
-            delivery_pct: None,
-        };
+        let f = Figures::flat(Paise::parse(close).unwrap(), volume);
         Bar::published(day(date), Isin::parse("INE592B01016").unwrap(), Series::EQ, IsinSource::File, &f)
     }
 
