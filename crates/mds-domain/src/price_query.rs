@@ -360,10 +360,7 @@ mod tests {
     use super::*;
     use crate::actions::{Bonus, Dividend, FaceValueChange, Rights};
     use crate::prices::{Figures, IsinSource, Paise};
-
-    fn day(s: &str) -> NaiveDate {
-        s.parse().unwrap()
-    }
+    use crate::testing::day;
 
     #[test]
     fn lists_agree() {
