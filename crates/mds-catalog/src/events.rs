@@ -10,13 +10,18 @@ use mds_domain::{Exchange, IdentityChange, IdentityEvent, Isin, Ticker};
 
 use crate::tail::{Reader, put_varint};
 
-const KIND_SHIFT_EXACT: u8 = 3;
-const BSE_BIT: u8 = 16;
-const FACE_FROM: u8 = 32;
-const FACE_TO: u8 = 64;
+/// The shift of a kind byte's `exact` bit (the catalog's history section
+/// lays its events out the same way).
+pub(crate) const KIND_SHIFT_EXACT: u8 = 3;
+/// The kind byte's bit that says BSE.
+pub(crate) const BSE_BIT: u8 = 16;
+/// The kind byte's bit that says an `isin_changed` has `face_value_from`.
+pub(crate) const FACE_FROM: u8 = 32;
+/// The kind byte's bit that says an `isin_changed` has `face_value_to`.
+pub(crate) const FACE_TO: u8 = 64;
 /// The event carries `observed_between`: its first day follows the day,
 /// as a varint of the days before it.
-const OBSERVED: u8 = 128;
+pub(crate) const OBSERVED: u8 = 128;
 
 /// Identity events grouped by ISIN, each ISIN's in the order given.
 #[derive(Default)]
@@ -139,49 +144,46 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
 /// day (varint, days from 0001-01-01, shifted to stay positive), then the
 /// strings (length, bytes) or the ISINs and face values.
 fn encode(e: &IdentityEvent, out: &mut Vec<u8>) {
+    let day = (i64::from(e.date.num_days_from_ce()) + DAY_SHIFT) as u64;
+    encode_with(e, day, out, put_str);
+}
+
+/// An event laid out as [`encode`] and the catalog's history section lay it
+/// out: the kind byte, `day` (a varint), the days `observed_between` spans
+/// (a varint), then its symbols and names each written by `text`, or its
+/// ISINs and face values.
+pub(crate) fn encode_with(e: &IdentityEvent, day: u64, out: &mut Vec<u8>, mut text: impl FnMut(&mut Vec<u8>, &str)) {
     // The `observed_between` flag rides with `exact`: every kind byte has it.
     let exact = (u8::from(e.exact) << KIND_SHIFT_EXACT) | if e.observed_between.is_some() { OBSERVED } else { 0 };
     let first = e.observed_between.map(|[first, _]| (e.date - first).num_days().max(0) as u64);
     let bse = |x: &Exchange| if *x == Exchange::Bse { BSE_BIT } else { 0 };
-    let day = |out: &mut Vec<u8>| put_varint(out, (i64::from(e.date.num_days_from_ce()) + DAY_SHIFT) as u64);
+    let head = |out: &mut Vec<u8>, kind: u8| {
+        out.push(kind);
+        put_varint(out, day);
+        if let Some(g) = first {
+            put_varint(out, g);
+        }
+    };
     match &e.change {
         IdentityChange::Listed { exchange, symbol } | IdentityChange::Delisted { exchange, symbol } => {
             let kind = if matches!(e.change, IdentityChange::Listed { .. }) { 0 } else { 4 };
-            out.push(kind | exact | bse(exchange));
-            day(out);
-            if let Some(g) = first {
-                put_varint(out, g);
-            }
-            put_str(out, symbol.as_str());
+            head(out, kind | exact | bse(exchange));
+            text(out, symbol.as_str());
         }
         IdentityChange::SymbolChanged { exchange, from, to } => {
-            out.push(1 | exact | bse(exchange));
-            day(out);
-            if let Some(g) = first {
-                put_varint(out, g);
-            }
-            put_str(out, from.as_str());
-            put_str(out, to.as_str());
+            head(out, 1 | exact | bse(exchange));
+            text(out, from.as_str());
+            text(out, to.as_str());
         }
         IdentityChange::NameChanged { from, to } => {
-            out.push(2 | exact);
-            day(out);
-            if let Some(g) = first {
-                put_varint(out, g);
-            }
-            put_str(out, from);
-            put_str(out, to);
+            head(out, 2 | exact);
+            text(out, from);
+            text(out, to);
         }
         IdentityChange::IsinChanged { from, to, face_value_from, face_value_to } => {
-            out.push(
-                3 | exact
-                    | if face_value_from.is_some() { FACE_FROM } else { 0 }
-                    | if face_value_to.is_some() { FACE_TO } else { 0 },
-            );
-            day(out);
-            if let Some(g) = first {
-                put_varint(out, g);
-            }
+            let faces = if face_value_from.is_some() { FACE_FROM } else { 0 }
+                | if face_value_to.is_some() { FACE_TO } else { 0 };
+            head(out, 3 | exact | faces);
             out.extend_from_slice(from.as_str().as_bytes());
             out.extend_from_slice(to.as_str().as_bytes());
             for v in [face_value_from, face_value_to].into_iter().flatten() {

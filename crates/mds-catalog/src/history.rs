@@ -35,7 +35,7 @@ use chrono::{Datelike, NaiveDate};
 use mds_domain::{CompanyHistory, Exchange, IdentityChange, IdentityEvent, Isin, SymbolHistory, Ticker};
 
 use crate::catalog::Catalog;
-use crate::events::PackedEvents;
+use crate::events::{BSE_BIT, FACE_FROM, FACE_TO, KIND_SHIFT_EXACT, OBSERVED, PackedEvents, encode_with};
 use crate::layout::Section;
 use crate::postings::u32_at;
 use crate::replay::{Histories, ON_BSE, ON_NSE};
@@ -68,14 +68,6 @@ const PERIOD_BSE: u32 = 1 << 31;
 const OWN_TICKER: u32 = PERIOD_BSE - 1;
 /// The string id that means the row's own name.
 const OWN_NAME: u32 = PERIOD_BSE - 2;
-
-const KIND_SHIFT_EXACT: u8 = 3;
-const BSE_BIT: u8 = 16;
-const FACE_FROM: u8 = 32;
-const FACE_TO: u8 = 64;
-/// The event carries `observed_between`: its first day follows the day,
-/// as a varint of the days before it.
-const OBSERVED: u8 = 128;
 
 /// Interns the history's strings (ids below [`OWN_NAME`]).
 struct Interner(Dictionaries);
@@ -179,56 +171,7 @@ fn ce(d: NaiveDate) -> u64 {
 }
 
 fn encode_event(e: &IdentityEvent, row: &RowFacts<'_>, strings: &mut Interner, out: &mut Vec<u8>) {
-    // The `observed_between` flag rides with `exact`: every kind byte has it.
-    let exact = (u8::from(e.exact) << KIND_SHIFT_EXACT) | if e.observed_between.is_some() { OBSERVED } else { 0 };
-    let first = e.observed_between.map(|[first, _]| (e.date - first).num_days().max(0) as u64);
-    let bse = |x: &Exchange| if *x == Exchange::Bse { BSE_BIT } else { 0 };
-    let day = ce(e.date);
-    match &e.change {
-        IdentityChange::Listed { exchange, symbol } | IdentityChange::Delisted { exchange, symbol } => {
-            let kind = if matches!(e.change, IdentityChange::Listed { .. }) { 0 } else { 4 };
-            out.push(kind | exact | bse(exchange));
-            put_varint(out, day);
-            if let Some(g) = first {
-                put_varint(out, g);
-            }
-            strings.put(row, symbol.as_str(), out);
-        }
-        IdentityChange::SymbolChanged { exchange, from, to } => {
-            out.push(1 | exact | bse(exchange));
-            put_varint(out, day);
-            if let Some(g) = first {
-                put_varint(out, g);
-            }
-            strings.put(row, from.as_str(), out);
-            strings.put(row, to.as_str(), out);
-        }
-        IdentityChange::NameChanged { from, to } => {
-            out.push(2 | exact);
-            put_varint(out, day);
-            if let Some(g) = first {
-                put_varint(out, g);
-            }
-            strings.put(row, from, out);
-            strings.put(row, to, out);
-        }
-        IdentityChange::IsinChanged { from, to, face_value_from, face_value_to } => {
-            out.push(
-                3 | exact
-                    | if face_value_from.is_some() { FACE_FROM } else { 0 }
-                    | if face_value_to.is_some() { FACE_TO } else { 0 },
-            );
-            put_varint(out, day);
-            if let Some(g) = first {
-                put_varint(out, g);
-            }
-            out.extend_from_slice(from.as_str().as_bytes());
-            out.extend_from_slice(to.as_str().as_bytes());
-            for v in [face_value_from, face_value_to].into_iter().flatten() {
-                out.extend_from_slice(&v.to_le_bytes());
-            }
-        }
-    }
+    encode_with(e, ce(e.date), out, |out, s| strings.put(row, s, out));
 }
 
 /// One span of a row's identity: `[from, to)`, and what it was then.

@@ -16,7 +16,7 @@ use mds_domain::params::EXCHANGE;
 
 use crate::client::Client;
 use crate::error::Result;
-use crate::list::ListRequest;
+use crate::list::{CompanyPart, ListRequest};
 
 /// A day as the wire writes it.
 fn day(d: NaiveDate) -> String {
@@ -78,22 +78,16 @@ impl ActionsRequest {
 /// ```
 #[must_use]
 #[derive(Debug, Clone)]
-pub struct CompanyActionsRequest {
-    client: Client,
-    isin: String,
-    params: Vec<(&'static str, String)>,
-}
+pub struct CompanyActionsRequest(CompanyPart);
 
 impl CompanyActionsRequest {
     /// The actions of `isin`, without filters.
     pub(crate) fn new(client: Client, isin: &str) -> Self {
-        CompanyActionsRequest { client, isin: isin.to_owned(), params: Vec::new() }
+        CompanyActionsRequest(CompanyPart::new(client, isin, "actions"))
     }
 
-    fn set(mut self, name: &'static str, value: String) -> Self {
-        self.params.retain(|(n, _)| *n != name);
-        self.params.push((name, value));
-        self
+    fn set(self, name: &'static str, value: String) -> Self {
+        CompanyActionsRequest(self.0.set(name, value))
     }
 
     /// Only actions of this type.
@@ -120,14 +114,6 @@ impl CompanyActionsRequest {
     /// Fetches the actions. A malformed or unknown ISIN is
     /// [`Error::Api`](crate::Error::Api) with status `404`.
     pub async fn send(&self) -> Result<CompanyActions> {
-        let mut url = self.client.resource_url(&["v1", "companies"], &self.isin, "an ISIN")?;
-        url.path_segments_mut().expect("an http(s) URL has segments").push("actions");
-        if !self.params.is_empty() {
-            let mut q = url.query_pairs_mut();
-            for (n, v) in &self.params {
-                q.append_pair(n, v);
-            }
-        }
-        self.client.get_json(url).await
+        self.0.send().await
     }
 }

@@ -15,7 +15,7 @@ use mds_domain::prices::{Bar, Series};
 
 use crate::client::Client;
 use crate::error::Result;
-use crate::list::ListRequest;
+use crate::list::{CompanyPart, ListRequest};
 
 /// A day as the wire writes it.
 fn day(d: NaiveDate) -> String {
@@ -42,22 +42,16 @@ fn day(d: NaiveDate) -> String {
 /// ```
 #[must_use]
 #[derive(Debug, Clone)]
-pub struct CompanyPricesRequest {
-    client: Client,
-    isin: String,
-    params: Vec<(&'static str, String)>,
-}
+pub struct CompanyPricesRequest(CompanyPart);
 
 impl CompanyPricesRequest {
     /// The series of `isin` with the server's defaults.
     pub(crate) fn new(client: Client, isin: &str) -> Self {
-        CompanyPricesRequest { client, isin: isin.to_owned(), params: Vec::new() }
+        CompanyPricesRequest(CompanyPart::new(client, isin, "prices"))
     }
 
-    fn set(mut self, name: &'static str, value: String) -> Self {
-        self.params.retain(|(n, _)| *n != name);
-        self.params.push((name, value));
-        self
+    fn set(self, name: &'static str, value: String) -> Self {
+        CompanyPricesRequest(self.0.set(name, value))
     }
 
     /// The first day (inclusive); by default a year before `to`.
@@ -85,15 +79,7 @@ impl CompanyPricesRequest {
     /// [`Error::Api`](crate::Error::Api) with status `404`; a bad span
     /// (`to` before `from`, more than ten years) status `400`.
     pub async fn send(&self) -> Result<CompanyPrices> {
-        let mut url = self.client.resource_url(&["v1", "companies"], &self.isin, "an ISIN")?;
-        url.path_segments_mut().expect("an http(s) URL has segments").push("prices");
-        if !self.params.is_empty() {
-            let mut q = url.query_pairs_mut();
-            for (n, v) in &self.params {
-                q.append_pair(n, v);
-            }
-        }
-        self.client.get_json(url).await
+        self.0.send().await
     }
 }
 

@@ -427,10 +427,7 @@ pub fn sort_sources(sources: &mut Vec<Source>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn day(s: &str) -> NaiveDate {
-        s.parse().unwrap()
-    }
+    use crate::testing::day;
 
     fn canbk() -> CorporateAction {
         let isin = Isin::parse("INE476A01014").unwrap();

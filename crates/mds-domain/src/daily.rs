@@ -194,14 +194,11 @@ impl V1UsageDaily {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::day;
     use crate::time::parse_rfc3339;
 
     fn now() -> DateTime<Utc> {
         parse_rfc3339("2026-11-21T10:00:00Z").unwrap()
-    }
-
-    fn day(s: &str) -> NaiveDate {
-        s.parse().unwrap()
     }
 
     fn month(s: &str) -> BillingMonth {

@@ -337,10 +337,7 @@ pub fn not_after_today(d: NaiveDate, today: NaiveDate) -> Result<NaiveDate, Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn day(s: &str) -> NaiveDate {
-        NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
-    }
+    use crate::testing::day;
 
     #[test]
     fn an_event_is_flat_on_the_wire_and_reads_back() {

@@ -167,6 +167,9 @@ pub mod time;
 pub mod usage;
 pub mod webhook;
 
+#[cfg(test)]
+mod testing;
+
 pub use account::{Account, AccountName, AdminTokenName, Tier, TierName};
 pub use admin::{Actor, AdminToken, AuditEntry};
 pub use article::{Article, ArticleSummary, Slug};

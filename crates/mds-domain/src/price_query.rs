@@ -360,10 +360,7 @@ mod tests {
     use super::*;
     use crate::actions::{Bonus, Dividend, FaceValueChange, Rights};
     use crate::prices::{Figures, IsinSource, Paise};
-
-    fn day(s: &str) -> NaiveDate {
-        s.parse().unwrap()
-    }
+    use crate::testing::day;
 
     #[test]
     fn lists_agree() {
@@ -440,20 +437,7 @@ mod tests {
     }
 
     fn bar(date: &str, close: &str, volume: u64) -> Bar {
-        let p = Paise::parse(close).unwrap();
-        let f = Figures {
-            open: p,
-            high: p,
-            low: p,
-            close: p,
-            last: None,
-            prev_close: p,
-            volume,
-            turnover: p,
-            trades: 1,
-            delivery_qty: None,
-            delivery_pct: None,
-        };
+        let f = Figures::flat(Paise::parse(close).unwrap(), volume);
         Bar::published(day(date), Isin::parse("INE592B01016").unwrap(), Series::EQ, IsinSource::File, &f)
     }
 

@@ -308,6 +308,29 @@ pub struct Figures {
     pub delivery_pct: Option<Percent>,
 }
 
+impl Figures {
+    /// A day traded at one price, `price`, in one trade of `volume`
+    /// shares: every price (and the previous close) `price`, the turnover
+    /// `price` too, no last price and no delivery figures. The bar of a
+    /// test or an example, where only the close matters.
+    pub fn flat(price: Paise, volume: u64) -> Figures {
+        let p = price;
+        Figures {
+            open: p,
+            high: p,
+            low: p,
+            close: p,
+            last: None,
+            prev_close: p,
+            volume,
+            turnover: p,
+            trades: 1,
+            delivery_qty: None,
+            delivery_pct: None,
+        }
+    }
+}
+
 /// One security's day (`V1Bar`, contract 14.2): `date`, `isin`, `series`,
 /// the prices, `volume`, `turnover`, `trades`, the delivery figures when the
 /// file has them, and where the ISIN comes from.

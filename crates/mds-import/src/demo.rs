@@ -20,66 +20,53 @@ use crate::exchange::{self, MergedCompanies};
 use crate::format::{Format, Given, Source};
 use crate::{actions, bhavcopy, changes, news};
 
-/// The bytes of the file `name` of `data/demo/`.
-macro_rules! demo_file {
-    ($name:literal) => {
-        include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/", $name))
+/// The bytes of the file `name` of the repository's `data/{dir}/`.
+macro_rules! data_file {
+    ($dir:literal, $name:literal) => {
+        include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/", $dir, "/", $name))
+    };
+}
+
+/// The file `name` of `data/{dir}/`, embedded under its name.
+macro_rules! embedded {
+    ($dir:literal, $name:literal) => {
+        Source::Embedded { name: $name, bytes: data_file!($dir, $name) }
     };
 }
 
 /// NSE `EQUITY_L.csv`, January 2024.
-pub const NSE_EQUITY_LIST: &[u8] = demo_file!("nse_EQUITY_L_2024-01.csv");
+pub const NSE_EQUITY_LIST: &[u8] = data_file!("demo", "nse_EQUITY_L_2024-01.csv");
 /// BSE `Equity.csv`, January 2024.
-pub const BSE_EQUITY_LIST: &[u8] = demo_file!("bse_Equity_2024-01.csv");
+pub const BSE_EQUITY_LIST: &[u8] = data_file!("demo", "bse_Equity_2024-01.csv");
 /// NSE market capitalisation by symbol, 28 March 2024.
-pub const NSE_MCAP: &[u8] = demo_file!("nse_mcap_2024-03-28.csv");
+pub const NSE_MCAP: &[u8] = data_file!("demo", "nse_mcap_2024-03-28.csv");
 /// NSE `EQUITY_L.csv`, 17 May 2026.
-pub const NSE_EQUITY_LIST_2026: &[u8] = demo_file!("nse_EQUITY_L_2026-05-17.csv");
+pub const NSE_EQUITY_LIST_2026: &[u8] = data_file!("demo", "nse_EQUITY_L_2026-05-17.csv");
 /// NSE `SME_EQUITY_L.csv`, 17 May 2026.
-pub const NSE_SME_EQUITY_LIST_2026: &[u8] = demo_file!("nse_SME_EQUITY_L_2026-05-17.csv");
+pub const NSE_SME_EQUITY_LIST_2026: &[u8] = data_file!("demo", "nse_SME_EQUITY_L_2026-05-17.csv");
 /// NSE `symbolchange.csv` as of 17 May 2026 (no header line).
-pub const NSE_SYMBOL_CHANGES: &[u8] = demo_file!("nse_symbolchange_2026-05-17.csv");
+pub const NSE_SYMBOL_CHANGES: &[u8] = data_file!("demo", "nse_symbolchange_2026-05-17.csv");
 /// NSE `namechange.csv` as of 17 May 2026.
-pub const NSE_NAME_CHANGES: &[u8] = demo_file!("nse_namechange_2026-05-17.csv");
-
-/// A corporate-action file of `data/actions/`, embedded under its name.
-macro_rules! action_file {
-    ($name:literal) => {
-        Source::Embedded {
-            name: $name,
-            bytes: include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/actions/", $name)),
-        }
-    };
-}
+pub const NSE_NAME_CHANGES: &[u8] = data_file!("demo", "nse_namechange_2026-05-17.csv");
 
 /// NSE's corporate-action files, 2016 to 2026 (zstd).
 pub const NSE_ACTIONS: [Source; 2] = [
-    action_file!("nse_CF-CA-equities_2016-01-05_to_2025-07-18.csv.zst"),
-    action_file!("nse_CF-CA-equities_2025-07-15_to_2026-07-15.csv.zst"),
+    embedded!("actions", "nse_CF-CA-equities_2016-01-05_to_2025-07-18.csv.zst"),
+    embedded!("actions", "nse_CF-CA-equities_2025-07-15_to_2026-07-15.csv.zst"),
 ];
 /// BSE's corporate-action files, 2025 to 2026 (zstd).
 pub const BSE_ACTIONS: [Source; 2] = [
-    action_file!("bse_Corporate_Actions_2025-07-15_to_2026-07-15.csv.zst"),
-    action_file!("bse_Corporate_Actions_2026-07-23_to_2026-08-31.csv.zst"),
+    embedded!("actions", "bse_Corporate_Actions_2025-07-15_to_2026-07-15.csv.zst"),
+    embedded!("actions", "bse_Corporate_Actions_2026-07-23_to_2026-08-31.csv.zst"),
 ];
-
-/// A price archive of `data/prices/`, embedded under its name.
-macro_rules! price_archive {
-    ($name:literal) => {
-        Source::Embedded {
-            name: $name,
-            bytes: include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/prices/", $name)),
-        }
-    };
-}
 
 /// NSE's daily price files the repository carries (`data/prices/README.md`):
 /// the ISIN-keyed (UDiFF) days of 2025-01-01 to 2025-03-07, with TTL's split
 /// and ISIN change, and the symbol-keyed (`sec_bhavdata_full`) days of
 /// 2025-08-21 to 2026-08-21.
 pub const PRICES: [Source; 2] = [
-    price_archive!("nse_udiff_2025-01-01_2025-03-07.tar.zst"),
-    price_archive!("nse_sec_bhavdata_full_2025-08-21_2026-08-21.tar.zst"),
+    embedded!("prices", "nse_udiff_2025-01-01_2025-03-07.tar.zst"),
+    embedded!("prices", "nse_sec_bhavdata_full_2025-08-21_2026-08-21.tar.zst"),
 ];
 
 /// The day the January 2024 lists are taken as of: the BSE list's (30
@@ -128,7 +115,7 @@ pub fn demo_history() -> DemoHistory {
 }
 
 /// Fictional news articles about companies of the lists (JSON Lines).
-pub const NEWS: &[u8] = demo_file!("news.jsonl");
+pub const NEWS: &[u8] = data_file!("demo", "news.jsonl");
 
 /// The imports `mds demo` runs into an empty store, in order, each a format
 /// with the embedded files given as an operator would give theirs: the

@@ -35,6 +35,7 @@ use mds_domain::{Isin, Page};
 use mds_store::ActionFilter;
 
 use crate::error::ReadError;
+use crate::keyset::{Keyset, cut};
 use crate::node::Node;
 use crate::pages::{List, PageKey};
 use crate::tagged::Tagged;
@@ -43,28 +44,29 @@ use crate::tagged::Tagged;
 /// (against a cycle in damaged data; real chains hold two or three).
 const MAX_LINEAGE: usize = 64;
 
-/// The scope a calendar cursor is sealed in: the list's name and the filters.
-fn scope(filter: &ActionCalendarFilter) -> Vec<u8> {
-    let mut s = b"actions\0".to_vec();
-    s.extend_from_slice(filter.canonical().as_bytes());
-    s
-}
+/// The calendar's cursors: the scope `actions`, and a position sealed as
+/// the ex-date's days from 0001-01-01 (i32, big-endian), then the id.
+impl Keyset for ActionCalendarFilter {
+    const LIST: &'static [u8] = b"actions";
+    type Key = ActionKey;
 
-/// A position as sealed: the ex-date's days from 0001-01-01 (i32,
-/// big-endian), then the id.
-fn position_bytes(key: &ActionKey) -> Vec<u8> {
-    let mut out = Vec::with_capacity(4 + key.id.as_str().len());
-    out.extend_from_slice(&chrono::Datelike::num_days_from_ce(&key.ex_date).to_be_bytes());
-    out.extend_from_slice(key.id.as_str().as_bytes());
-    out
-}
+    fn key_bytes(key: &ActionKey) -> Vec<u8> {
+        let mut out = Vec::with_capacity(4 + key.id.as_str().len());
+        out.extend_from_slice(&chrono::Datelike::num_days_from_ce(&key.ex_date).to_be_bytes());
+        out.extend_from_slice(key.id.as_str().as_bytes());
+        out
+    }
 
-/// The position of sealed bytes (genuine ones: their tag was checked).
-fn position_of(bytes: &[u8]) -> Result<ActionKey, CursorError> {
-    let (days, id) = bytes.split_first_chunk::<4>().ok_or(CursorError::Forged)?;
-    let ex_date = NaiveDate::from_num_days_from_ce_opt(i32::from_be_bytes(*days)).ok_or(CursorError::Forged)?;
-    let id = std::str::from_utf8(id).ok().and_then(|s| ActionId::parse(s).ok()).ok_or(CursorError::Forged)?;
-    Ok(ActionKey { ex_date, id })
+    fn key_of(bytes: &[u8]) -> Result<ActionKey, CursorError> {
+        let (days, id) = bytes.split_first_chunk::<4>().ok_or(CursorError::Forged)?;
+        let ex_date = NaiveDate::from_num_days_from_ce_opt(i32::from_be_bytes(*days)).ok_or(CursorError::Forged)?;
+        let id = std::str::from_utf8(id).ok().and_then(|s| ActionId::parse(s).ok()).ok_or(CursorError::Forged)?;
+        Ok(ActionKey { ex_date, id })
+    }
+
+    fn canonical(&self) -> String {
+        ActionCalendarFilter::canonical(self)
+    }
 }
 
 /// The generation the actions routes' pages are kept under: the store's
@@ -80,17 +82,6 @@ fn store_filter(f: &ActionCalendarFilter) -> ActionFilter {
 }
 
 impl Node {
-    /// The cursor that resumes the calendar under `filter` after `key`.
-    pub fn action_cursor(&self, filter: &ActionCalendarFilter, key: &ActionKey) -> String {
-        self.cursors().seal(&scope(filter), &position_bytes(key))
-    }
-
-    /// The position a calendar cursor resumes after, if it is ours and was
-    /// issued for `filter`.
-    pub fn action_position(&self, filter: &ActionCalendarFilter, cursor: &str) -> Result<ActionKey, CursorError> {
-        position_of(&self.cursors().open(&scope(filter), cursor)?)
-    }
-
     /// The page of the calendar asked with the query string `raw`: kept for
     /// the `actions` generation followed now, or parsed by `parse` and
     /// read from the store (and kept).
@@ -99,15 +90,8 @@ impl Node {
         raw: Option<&str>,
         parse: impl FnOnce(Option<&str>) -> Result<ActionCalendarQueryParams, E>,
     ) -> Result<Tagged, E> {
-        let key = PageKey::new(List::Actions, raw);
-        // Taken before the store is read: see `NewsPages::current`.
-        let (_, pages) = self.action_pages().current();
-        if let Some(kept) = pages.get(key) {
-            return Ok(kept);
-        }
-        let page = self.make_calendar_page(&parse(raw)?).await?;
-        pages.put(key, page.clone());
-        Ok(page)
+        let make = async |_| Ok((self.make_calendar_page(&parse(raw)?).await?, true));
+        self.action_pages().kept_or_made(PageKey::new(List::Actions, raw), make).await
     }
 
     /// One page of the calendar for `query`: its JSON (a [`Page`] of
@@ -115,19 +99,13 @@ impl Node {
     /// with its digest.
     async fn make_calendar_page(&self, query: &ActionCalendarQueryParams) -> Result<Tagged, ReadError> {
         let filter = &query.filter;
-        let after = query.page.cursor.as_deref().map(|c| self.action_position(filter, c)).transpose();
-        let after = after.map_err(ReadError::cursor)?;
+        let after = self.resume_after(filter, query.page.cursor.as_deref())?;
         let limit = query.page.limit.get();
         let after_ref = after.as_ref().map(|k| (k.ex_date, &k.id));
         let mut data = self.store().action_page(&store_filter(filter), after_ref, limit + 1).await?;
-        let has_more = data.len() > limit;
-        data.truncate(limit);
+        let (has_more, next_cursor) = cut(&mut data, limit, |last| self.cursor_after(filter, &ActionKey::of(last)));
         self.with_factors(&mut data).await?;
         debug_assert!(data.windows(2).all(|w| calendar_order(&ActionKey::of(&w[0]), &ActionKey::of(&w[1])).is_lt()));
-        let next_cursor = match data.last() {
-            Some(last) if has_more => Some(self.action_cursor(filter, &ActionKey::of(last))),
-            _ => None,
-        };
         let page = Page::new(data, next_cursor, has_more);
         Ok(Tagged::hashed(serde_json::to_vec(&page).expect("a page of actions serializes")))
     }
@@ -150,13 +128,7 @@ impl Node {
             return Ok(Some(kept));
         }
         let params = parse(raw)?;
-        if catalog.find_isin(isin.as_str()).is_none() {
-            return Ok(None);
-        }
-        let isins = match params.lineage() {
-            true => lineage(&catalog, isin),
-            false => vec![isin.clone()],
-        };
+        let Some(isins) = isins_of(&catalog, isin, params.lineage()) else { return Ok(None) };
         drop(catalog);
         let filter = ActionFilter { action_type: params.action_type, from: params.from, to: params.to, source: None };
         let mut data = self.store().actions_of(&isins, &filter).await.map_err(ReadError::from)?;
@@ -240,6 +212,14 @@ pub(crate) fn lineage(catalog: &mds_catalog::Catalog, isin: &Isin) -> Vec<Isin> 
     out
 }
 
+/// The ISINs a company's answer reads: `isin`'s [`lineage`] in `catalog`,
+/// or `isin` alone without `with_lineage`; `None` when the catalog has no
+/// such company.
+pub(crate) fn isins_of(catalog: &mds_catalog::Catalog, isin: &Isin, with_lineage: bool) -> Option<Vec<Isin>> {
+    catalog.find_isin(isin.as_str())?;
+    Some(if with_lineage { lineage(catalog, isin) } else { vec![isin.clone()] })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,14 +228,14 @@ mod tests {
     fn positions_round_trip() {
         for (d, id) in [("2024-05-15", "ca_3e236550eac0f194"), ("0001-01-01", "ca_0000000000000000")] {
             let key = ActionKey { ex_date: d.parse().unwrap(), id: ActionId::parse(id).unwrap() };
-            assert_eq!(position_of(&position_bytes(&key)).unwrap(), key);
+            assert_eq!(ActionCalendarFilter::key_of(&ActionCalendarFilter::key_bytes(&key)).unwrap(), key);
         }
         for bad in [&b""[..], b"\x00\x00", b"\x00\x0b\x25\x00ca_12", b"\x00\x0b\x25\x00ca_3E236550EAC0F194"] {
-            assert_eq!(position_of(bad), Err(CursorError::Forged), "{bad:?}");
+            assert_eq!(ActionCalendarFilter::key_of(bad), Err(CursorError::Forged), "{bad:?}");
         }
         let mut far = i32::MAX.to_be_bytes().to_vec();
         far.extend_from_slice(b"ca_3e236550eac0f194");
-        assert_eq!(position_of(&far), Err(CursorError::Forged), "a day chrono cannot hold");
+        assert_eq!(ActionCalendarFilter::key_of(&far), Err(CursorError::Forged), "a day chrono cannot hold");
     }
 
     proptest::proptest! {
@@ -264,7 +244,7 @@ mod tests {
         /// Whatever bytes a sealed position holds, reading it never panics.
         #[test]
         fn any_position_bytes_read_without_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40)) {
-            let _ = position_of(&bytes);
+            let _ = ActionCalendarFilter::key_of(&bytes);
         }
     }
 }

@@ -118,12 +118,10 @@ impl Node {
 /// `mds_store_up` to whether it answered within [`Node::READY_WITHIN`],
 /// whatever the traffic; a change is logged once (WARN down, INFO up).
 pub fn spawn_store_probe(node: Arc<Node>) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(node.config().store_probe_interval);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut up = true;
-        loop {
-            tick.tick().await;
+    let period = node.config().store_probe_interval;
+    crate::tasks::spawn_every(period, true, move |up| {
+        let node = Arc::clone(&node);
+        async move {
             let now = node.store_answers().await;
             if now != up {
                 if now {
@@ -131,9 +129,9 @@ pub fn spawn_store_probe(node: Arc<Node>) -> JoinHandle<()> {
                 } else {
                     tracing::warn!("store probe: the store did not answer within 1 s (mds_store_up 0)");
                 }
-                up = now;
             }
             node.metrics().set_store_up(now);
+            now
         }
     })
 }

@@ -74,6 +74,7 @@ pub mod identity;
 pub mod import;
 pub mod issue;
 pub mod keys;
+mod keyset;
 pub mod leases;
 pub mod metrics;
 pub mod news_index;

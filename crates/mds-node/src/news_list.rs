@@ -30,47 +30,60 @@ use mds_domain::{NewsFilter, NewsQueryParams, Page, Slug};
 use mds_store::StoreResult;
 
 use crate::error::ReadError;
+use crate::keyset::{Keyset, cut, scope};
 use crate::news_index::{NewsIndex, SearchPosition};
 use crate::node::Node;
 use crate::pages::{List, PageCache, PageKey};
 use crate::tagged::Tagged;
 
-/// The scope a news cursor is sealed in: the list's name and the filters.
-fn scope(filter: &NewsFilter) -> Vec<u8> {
-    let mut s = b"news\0".to_vec();
-    s.extend_from_slice(filter.canonical().as_bytes());
-    s
-}
+/// The news list's cursors: the scope `news`, and a position sealed as
+/// `0 | slug` for an undated article, `1 | seconds (i64, big-endian) |
+/// nanoseconds (u32, big-endian) | slug` for a dated one.
+impl Keyset for NewsFilter {
+    const LIST: &'static [u8] = b"news";
+    type Key = NewsKey;
 
-/// A position as sealed: `0 | slug` for an undated article, `1 | seconds
-/// (i64, big-endian) | nanoseconds (u32, big-endian) | slug` for a dated one.
-fn position_bytes(key: &NewsKey) -> Vec<u8> {
-    let mut out = Vec::with_capacity(13 + key.slug.as_str().len());
-    match key.published_at {
-        None => out.push(0),
-        Some(t) => {
-            out.push(1);
-            out.extend_from_slice(&t.timestamp().to_be_bytes());
-            out.extend_from_slice(&t.timestamp_subsec_nanos().to_be_bytes());
+    fn key_bytes(key: &NewsKey) -> Vec<u8> {
+        let mut out = Vec::with_capacity(13 + key.slug.as_str().len());
+        match key.published_at {
+            None => out.push(0),
+            Some(t) => {
+                out.push(1);
+                out.extend_from_slice(&t.timestamp().to_be_bytes());
+                out.extend_from_slice(&t.timestamp_subsec_nanos().to_be_bytes());
+            }
         }
+        out.extend_from_slice(key.slug.as_str().as_bytes());
+        out
     }
-    out.extend_from_slice(key.slug.as_str().as_bytes());
-    out
+
+    fn key_of(bytes: &[u8]) -> Result<NewsKey, CursorError> {
+        let (published_at, slug) = match bytes.split_first() {
+            Some((0, slug)) => (None, slug),
+            Some((1, rest)) if rest.len() > 12 => {
+                let secs = i64::from_be_bytes(rest[..8].try_into().expect("8 bytes"));
+                let nanos = u32::from_be_bytes(rest[8..12].try_into().expect("4 bytes"));
+                (Some(DateTime::from_timestamp(secs, nanos).ok_or(CursorError::Forged)?), &rest[12..])
+            }
+            _ => return Err(CursorError::Forged),
+        };
+        let slug = std::str::from_utf8(slug).ok().and_then(|s| Slug::parse(s).ok()).ok_or(CursorError::Forged)?;
+        Ok(NewsKey { published_at, slug })
+    }
+
+    fn canonical(&self) -> String {
+        NewsFilter::canonical(self)
+    }
 }
 
-/// The position of sealed bytes (genuine ones: their tag was checked).
+/// A key as sealed ([`Keyset::key_bytes`]).
+fn position_bytes(key: &NewsKey) -> Vec<u8> {
+    NewsFilter::key_bytes(key)
+}
+
+/// The key of sealed bytes ([`Keyset::key_of`]).
 fn position_of(bytes: &[u8]) -> Result<NewsKey, CursorError> {
-    let (published_at, slug) = match bytes.split_first() {
-        Some((0, slug)) => (None, slug),
-        Some((1, rest)) if rest.len() > 12 => {
-            let secs = i64::from_be_bytes(rest[..8].try_into().expect("8 bytes"));
-            let nanos = u32::from_be_bytes(rest[8..12].try_into().expect("4 bytes"));
-            (Some(DateTime::from_timestamp(secs, nanos).ok_or(CursorError::Forged)?), &rest[12..])
-        }
-        _ => return Err(CursorError::Forged),
-    };
-    let slug = std::str::from_utf8(slug).ok().and_then(|s| Slug::parse(s).ok()).ok_or(CursorError::Forged)?;
-    Ok(NewsKey { published_at, slug })
+    NewsFilter::key_of(bytes)
 }
 
 /// A search's position as sealed: its score (an f64's bits, big-endian)
@@ -96,17 +109,6 @@ fn search_position_of(bytes: &[u8], ranked: bool) -> Result<SearchPosition, Curs
 }
 
 impl Node {
-    /// The cursor that resumes the news list under `filter` after `key`.
-    pub fn news_cursor(&self, filter: &NewsFilter, key: &NewsKey) -> String {
-        self.cursors().seal(&scope(filter), &position_bytes(key))
-    }
-
-    /// The position a news cursor resumes after, if it is ours and was
-    /// issued for `filter`.
-    pub fn news_position(&self, filter: &NewsFilter, cursor: &str) -> Result<NewsKey, CursorError> {
-        position_of(&self.cursors().open(&scope(filter), cursor)?)
-    }
-
     /// The page of the news list asked with the query string `raw`: kept
     /// for the news generation followed now, or parsed by `parse` and made
     /// from the store (and kept).
@@ -115,17 +117,8 @@ impl Node {
         raw: Option<&str>,
         parse: impl FnOnce(Option<&str>) -> Result<NewsQueryParams, E>,
     ) -> Result<Tagged, E> {
-        let key = PageKey::new(List::News, raw);
-        // Taken before the store is read: see `NewsPages::current`.
-        let (followed, pages) = self.news_pages().current();
-        if let Some(kept) = pages.get(key) {
-            return Ok(kept);
-        }
-        let (page, keep) = self.make_news_page(&parse(raw)?, followed).await?;
-        if keep {
-            pages.put(key, page.clone());
-        }
-        Ok(page)
+        let make = async |followed| Ok(self.make_news_page(&parse(raw)?, followed).await?);
+        self.news_pages().kept_or_made(PageKey::new(List::News, raw), make).await
     }
 
     /// One page of the news list for `query`: its JSON (a [`Page`] of
@@ -142,20 +135,14 @@ impl Node {
         if filter.q.is_some() {
             return self.make_search_page(query, followed).await;
         }
-        let after = query.page.cursor.as_deref().map(|c| self.news_position(filter, c)).transpose();
-        let after = after.map_err(ReadError::cursor)?;
+        let after = self.resume_after(filter, query.page.cursor.as_deref())?;
         let limit = query.page.limit.get();
         if let Some(index) = self.news_index().filter(|i| Some(i.generation()) == followed) {
-            let json = index.page_json(filter, after.as_ref(), limit, |last| self.news_cursor(filter, last));
+            let json = index.page_json(filter, after.as_ref(), limit, |last| self.cursor_after(filter, last));
             return Ok((Tagged::hashed(json), true));
         }
         let mut data = self.store().news_page(filter, after.as_ref(), limit + 1).await?;
-        let has_more = data.len() > limit;
-        data.truncate(limit);
-        let next_cursor = match data.last() {
-            Some(last) if has_more => Some(self.news_cursor(filter, &NewsKey::of(last))),
-            _ => None,
-        };
+        let (has_more, next_cursor) = cut(&mut data, limit, |last| self.cursor_after(filter, &NewsKey::of(last)));
         // The index's hint, from the store's values (the same bytes).
         let hint = match data.is_empty() && (filter.category.is_some() || filter.tag.is_some()) {
             true => self.store_facets().await?.hint(filter),
@@ -248,6 +235,25 @@ impl NewsPages {
     pub fn current(&self) -> (Option<i64>, Arc<PageCache>) {
         let held = self.current.load();
         (held.at, held.pages.clone())
+    }
+
+    /// The page kept under `key` for the generation followed now, else the
+    /// one `make` makes of that generation, kept if `make` says so.
+    pub(crate) async fn kept_or_made<E>(
+        &self,
+        key: PageKey<'_>,
+        make: impl AsyncFnOnce(Option<i64>) -> Result<(Tagged, bool), E>,
+    ) -> Result<Tagged, E> {
+        // Taken before the store is read: see `current`.
+        let (followed, pages) = self.current();
+        if let Some(kept) = pages.get(key) {
+            return Ok(kept);
+        }
+        let (page, keep) = make(followed).await?;
+        if keep {
+            pages.put(key, page.clone());
+        }
+        Ok(page)
     }
 
     /// Follows the store's news generation: a different one starts with no

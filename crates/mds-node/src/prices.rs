@@ -45,8 +45,9 @@ use mds_domain::price_query::{
 use mds_domain::prices::{Bar, Series};
 use mds_store::ActionFilter;
 
-use crate::action_pages::lineage;
+use crate::action_pages::isins_of;
 use crate::error::ReadError;
+use crate::keyset::{Keyset, cut};
 use crate::node::Node;
 use crate::pages::{List, PageCache, PageKey};
 use crate::tagged::Tagged;
@@ -198,30 +199,32 @@ impl PriceViews {
     }
 }
 
-/// The scope a market cursor is sealed in: the list's name and the filters.
-fn scope(filter: &MarketDayFilter) -> Vec<u8> {
-    let mut s = b"prices\0".to_vec();
-    s.extend_from_slice(filter.canonical().as_bytes());
-    s
-}
+/// The market's cursors: the scope `prices`, and a position sealed as the
+/// ISIN's 12 bytes, then the series'.
+impl Keyset for MarketDayFilter {
+    const LIST: &'static [u8] = b"prices";
+    type Key = MarketKey;
 
-/// A position as sealed: the ISIN's 12 bytes, then the series'.
-fn position_bytes(key: &MarketKey) -> Vec<u8> {
-    let mut out = Vec::with_capacity(14);
-    out.extend_from_slice(key.isin.as_str().as_bytes());
-    out.extend_from_slice(key.series.as_str().as_bytes());
-    out
-}
-
-/// The position of sealed bytes (genuine ones: their tag was checked).
-fn position_of(bytes: &[u8]) -> Result<MarketKey, CursorError> {
-    let (isin, series) = bytes.split_at_checked(Isin::LEN).ok_or(CursorError::Forged)?;
-    let isin = std::str::from_utf8(isin).ok().and_then(|s| Isin::parse(s).ok()).ok_or(CursorError::Forged)?;
-    let series = std::str::from_utf8(series).ok().and_then(|s| Series::parse(s).ok()).ok_or(CursorError::Forged)?;
-    if series.as_str().len() != bytes.len() - Isin::LEN {
-        return Err(CursorError::Forged);
+    fn key_bytes(key: &MarketKey) -> Vec<u8> {
+        let mut out = Vec::with_capacity(14);
+        out.extend_from_slice(key.isin.as_str().as_bytes());
+        out.extend_from_slice(key.series.as_str().as_bytes());
+        out
     }
-    Ok(MarketKey { isin, series })
+
+    fn key_of(bytes: &[u8]) -> Result<MarketKey, CursorError> {
+        let (isin, series) = bytes.split_at_checked(Isin::LEN).ok_or(CursorError::Forged)?;
+        let isin = std::str::from_utf8(isin).ok().and_then(|s| Isin::parse(s).ok()).ok_or(CursorError::Forged)?;
+        let series = std::str::from_utf8(series).ok().and_then(|s| Series::parse(s).ok()).ok_or(CursorError::Forged)?;
+        if series.as_str().len() != bytes.len() - Isin::LEN {
+            return Err(CursorError::Forged);
+        }
+        Ok(MarketKey { isin, series })
+    }
+
+    fn canonical(&self) -> String {
+        MarketDayFilter::canonical(self)
+    }
 }
 
 /// Bars as CSV: the header line and a line a bar.
@@ -235,17 +238,6 @@ fn csv(bars: &[Bar]) -> Tagged {
 }
 
 impl Node {
-    /// The cursor that resumes the market of `filter` after `key`.
-    pub fn market_cursor(&self, filter: &MarketDayFilter, key: &MarketKey) -> String {
-        self.cursors().seal(&scope(filter), &position_bytes(key))
-    }
-
-    /// The position a market cursor resumes after, if it is ours and was
-    /// issued for `filter`.
-    pub fn market_position(&self, filter: &MarketDayFilter, cursor: &str) -> Result<MarketKey, CursorError> {
-        position_of(&self.cursors().open(&scope(filter), cursor)?)
-    }
-
     /// The last day loaded (`None`: none is), as read once per generation.
     async fn last_price_day(&self, kept: &Generation) -> Result<Option<NaiveDate>, ReadError> {
         if let Some(last) = *kept.last_day.lock().unwrap_or_else(PoisonError::into_inner) {
@@ -303,13 +295,7 @@ impl Node {
             return Ok(Some(page));
         }
         let params = parse(raw)?;
-        if catalog.find_isin(isin.as_str()).is_none() {
-            return Ok(None);
-        }
-        let isins = match params.lineage() {
-            true => lineage(&catalog, isin),
-            false => vec![isin.clone()],
-        };
+        let Some(isins) = isins_of(&catalog, isin, params.lineage()) else { return Ok(None) };
         let generation = catalog.generation();
         drop(catalog);
         let last = self.last_price_day(&kept).await?;
@@ -361,17 +347,11 @@ impl Node {
     /// One page of the market for `query`, as JSON.
     async fn market_page(&self, query: &MarketDayQueryParams) -> Result<Tagged, ReadError> {
         let filter = &query.filter;
-        let after = query.page.cursor.as_deref().map(|c| self.market_position(filter, c)).transpose();
-        let after = after.map_err(ReadError::cursor)?;
+        let after = self.resume_after(filter, query.page.cursor.as_deref())?;
         let limit = query.page.limit.get();
         let after_ref = after.as_ref().map(|k| (&k.isin, k.series));
         let mut data = self.store().market_page(filter.date, filter.series, after_ref, limit + 1).await?;
-        let has_more = data.len() > limit;
-        data.truncate(limit);
-        let next_cursor = match data.last() {
-            Some(last) if has_more => Some(self.market_cursor(filter, &MarketKey::of(last))),
-            _ => None,
-        };
+        let (has_more, next_cursor) = cut(&mut data, limit, |last| self.cursor_after(filter, &MarketKey::of(last)));
         let page = MarketDay { date: filter.date, data, has_more, next_cursor };
         Ok(Tagged::hashed(serde_json::to_vec(&page).expect("a market page serializes")))
     }
@@ -393,10 +373,10 @@ mod tests {
     fn positions_round_trip() {
         for (isin, series) in [("INE592B01016", "EQ"), ("INE592B01024", "B")] {
             let key = MarketKey { isin: Isin::parse(isin).unwrap(), series: Series::parse(series).unwrap() };
-            assert_eq!(position_of(&position_bytes(&key)).unwrap(), key);
+            assert_eq!(MarketDayFilter::key_of(&MarketDayFilter::key_bytes(&key)).unwrap(), key);
         }
         for bad in [&b""[..], b"INE592B01016", b"INE592B01017EQ", b"INE592B01016EQX", b"INE592B01016E-"] {
-            assert_eq!(position_of(bad), Err(CursorError::Forged), "{bad:?}");
+            assert_eq!(MarketDayFilter::key_of(bad), Err(CursorError::Forged), "{bad:?}");
         }
     }
 
@@ -406,7 +386,7 @@ mod tests {
         /// Whatever bytes a sealed position holds, reading it never panics.
         #[test]
         fn any_position_bytes_read_without_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40)) {
-            let _ = position_of(&bytes);
+            let _ = MarketDayFilter::key_of(&bytes);
         }
     }
 

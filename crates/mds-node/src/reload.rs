@@ -37,12 +37,10 @@ impl View {
 
 /// Spawns the reloader of `view`; it runs until aborted.
 pub fn spawn(node: Arc<Node>, view: View) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(node.config().reload_interval);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut failing = false;
-        loop {
-            tick.tick().await;
+    let period = node.config().reload_interval;
+    crate::tasks::spawn_every(period, false, move |failing| {
+        let node = Arc::clone(&node);
+        async move {
             let result = match view {
                 View::Keys => node.refresh_keys().await,
                 View::Catalog => node.refresh_catalog().await,
@@ -50,16 +48,19 @@ pub fn spawn(node: Arc<Node>, view: View) -> JoinHandle<()> {
             };
             match result {
                 Ok(_) if failing => {
-                    failing = false;
                     tracing::info!(view = view.as_str(), "store reachable again; reload resumed");
+                    false
                 }
-                Ok(_) => {}
+                Ok(_) => false,
                 Err(e) if !failing => {
                     node.metrics().event(Event::ReloadFailure);
-                    failing = true;
                     tracing::warn!(view = view.as_str(), error = %e, "reload failed; serving the last loaded data");
+                    true
                 }
-                Err(_) => node.metrics().event(Event::ReloadFailure),
+                Err(_) => {
+                    node.metrics().event(Event::ReloadFailure);
+                    true
+                }
             }
         }
     })

@@ -15,6 +15,30 @@ use crate::node::Node;
 use crate::reload::View;
 use crate::{events, flush, health, leases, reload, webhooks};
 
+/// Spawns a task that runs `step` every `period` (a late tick delays the
+/// next rather than bursting to catch up), until aborted; each run is
+/// handed what the one before returned (starting with `state`), such as
+/// whether it failed, so that a change is logged once.
+pub(crate) fn spawn_every<S, F>(
+    period: std::time::Duration,
+    state: S,
+    mut step: impl FnMut(S) -> F + Send + 'static,
+) -> JoinHandle<()>
+where
+    S: Send + 'static,
+    F: Future<Output = S> + Send,
+{
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(period);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut state = state;
+        loop {
+            tick.tick().await;
+            state = step(state).await;
+        }
+    })
+}
+
 /// The running tasks; [`Background::stop`] ends them.
 pub struct Background {
     tasks: Vec<AbortHandle>,

@@ -23,6 +23,32 @@ use mds_limits::SystemClock;
 use mds_node::import::{self, Counts, ImportFailure};
 use mds_store::{ActionFilter, Store};
 
+/// The store of the SQLite file `name` in `dir`.
+async fn sqlite_in(dir: &Path, name: &str) -> Arc<dyn Store> {
+    let url = mds_store::DatabaseUrl::new(dir.join(name).to_str().expect("a path"));
+    mds_store::open(&url).await.expect("open")
+}
+
+/// The tests `$sqlite` and `$postgres` of `$check`: on a SQLite store in a
+/// temporary directory, and on a PostgreSQL database of its own (passed
+/// without `MDS_TEST_POSTGRES_URL`). A macro: each is a test function.
+macro_rules! on_both_backends {
+    ($check:ident, $sqlite:ident, $postgres:ident) => {
+        #[tokio::test(flavor = "multi_thread")]
+        async fn $sqlite() {
+            let dir = tempfile::tempdir().expect("tempdir");
+            $check(sqlite_in(dir.path(), "mds.db").await).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread")]
+        async fn $postgres() {
+            let Some(admin) = mds_testkit::pg::admin_url() else { return };
+            let db = mds_testkit::pg::TestDb::create(&admin).await;
+            $check(Arc::new(db.store().await)).await;
+        }
+    };
+}
+
 /// Every event of the log after `after`.
 async fn events_after(store: &dyn Store, after: EventId) -> Vec<StoredEvent> {
     let mut out: Vec<StoredEvent> = Vec::new();
@@ -98,28 +124,14 @@ async fn demo_imports_announce_actions_once(store: Arc<dyn Store>) {
     assert_eq!(store.action_count().await.expect("count"), stored);
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn demo_imports_on_sqlite() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let url = mds_store::DatabaseUrl::new(dir.path().join("mds.db").to_str().expect("a path"));
-    let store = mds_store::open(&url).await.expect("open");
-    demo_imports_announce_actions_once(store).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn demo_imports_on_postgres() {
-    let Some(admin) = mds_testkit::pg::admin_url() else { return };
-    let db = mds_testkit::pg::TestDb::create(&admin).await;
-    demo_imports_announce_actions_once(Arc::new(db.store().await)).await;
-}
+on_both_backends!(demo_imports_announce_actions_once, demo_imports_on_sqlite, demo_imports_on_postgres);
 
 /// A refused file writes nothing and says where: every bad line, with the
 /// file named.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_refused_import_names_its_lines_and_writes_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let url = mds_store::DatabaseUrl::new(dir.path().join("mds.db").to_str().expect("a path"));
-    let store = mds_store::open(&url).await.expect("open");
+    let store = sqlite_in(dir.path(), "mds.db").await;
     store.migrate().await.expect("migrate");
     let bad = dir.path().join("bad.csv");
     std::fs::write(
@@ -249,20 +261,7 @@ async fn prices_announce_each_day_written_once(store: Arc<dyn Store>) {
     assert!(store.event_page(last, &other, 10).await.expect("page").events.is_empty());
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn prices_on_sqlite() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let url = mds_store::DatabaseUrl::new(dir.path().join("mds.db").to_str().expect("a path"));
-    let store = mds_store::open(&url).await.expect("open");
-    prices_announce_each_day_written_once(store).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn prices_on_postgres() {
-    let Some(admin) = mds_testkit::pg::admin_url() else { return };
-    let db = mds_testkit::pg::TestDb::create(&admin).await;
-    prices_announce_each_day_written_once(Arc::new(db.store().await)).await;
-}
+on_both_backends!(prices_announce_each_day_written_once, prices_on_sqlite, prices_on_postgres);
 
 /// Every bar held, as `(day, ISIN, series, symbol, source)`, by day.
 async fn all_bars(store: &Arc<dyn Store>) -> Vec<(NaiveDate, String, String, String, String)> {
@@ -335,19 +334,11 @@ async fn a_pre_split_isin_only_the_daily_files_show_becomes_known(store: Arc<dyn
     assert_eq!(latest(&*store).await, last);
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_pre_split_isin_only_the_daily_files_show_becomes_known_on_sqlite() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let url = mds_store::DatabaseUrl::new(dir.path().join("mds.db").to_str().expect("a path"));
-    a_pre_split_isin_only_the_daily_files_show_becomes_known(mds_store::open(&url).await.expect("open")).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_pre_split_isin_only_the_daily_files_show_becomes_known_on_postgres() {
-    let Some(admin) = mds_testkit::pg::admin_url() else { return };
-    let db = mds_testkit::pg::TestDb::create(&admin).await;
-    a_pre_split_isin_only_the_daily_files_show_becomes_known(Arc::new(db.store().await)).await;
-}
+on_both_backends!(
+    a_pre_split_isin_only_the_daily_files_show_becomes_known,
+    a_pre_split_isin_only_the_daily_files_show_becomes_known_on_sqlite,
+    a_pre_split_isin_only_the_daily_files_show_becomes_known_on_postgres
+);
 
 /// Contract 10.3: imports in any order give the same result. The lists
 /// and change files, then a span of both archives (PRITIKA's and TTL's
@@ -390,9 +381,7 @@ async fn imports_in_either_order_give_the_same_result(first: Arc<dyn Store>, sec
 #[tokio::test(flavor = "multi_thread")]
 async fn imports_in_either_order_give_the_same_result_on_sqlite() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let open = |name: &str| mds_store::DatabaseUrl::new(dir.path().join(name).to_str().expect("a path"));
-    let (a, b) =
-        (mds_store::open(&open("a.db")).await.expect("open"), mds_store::open(&open("b.db")).await.expect("open"));
+    let (a, b) = (sqlite_in(dir.path(), "a.db").await, sqlite_in(dir.path(), "b.db").await);
     imports_in_either_order_give_the_same_result(a, b).await;
 }
 

@@ -156,20 +156,7 @@ pub fn news_filter_pairs(f: &NewsFilter) -> Vec<(&'static str, String)> {
 ///
 /// Panics on a day, ISIN or price that does not parse.
 pub fn flat_bar(date: &str, isin: &str, close: &str, volume: u64) -> Bar {
-    let p = Paise::parse(close).expect("a price");
-    let f = Figures {
-        open: p,
-        high: p,
-        low: p,
-        close: p,
-        last: None,
-        prev_close: p,
-        volume,
-        turnover: p,
-        trades: 1,
-        delivery_qty: None,
-        delivery_pct: None,
-    };
+    let f = Figures::flat(Paise::parse(close).expect("a price"), volume);
     Bar::published(date.parse().expect("a day"), Isin::parse(isin).expect("an ISIN"), Series::EQ, IsinSource::File, &f)
 }
 

@@ -25,8 +25,6 @@
 //!   `listed`'s ISIN;
 //! - each NSE listing's `last_seen` counts the latest file that showed it.
 
-use std::collections::BTreeMap;
-
 use chrono::NaiveDate;
 
 use crate::company::Ticker;
@@ -106,42 +104,15 @@ impl Daily {
     /// Folds one file's day in: `rows` its `(ISIN, symbol)` pairs. Whether
     /// anything changed (a new day, a pair new or seen beyond its days).
     pub fn fold_day<'a>(&mut self, day: NaiveDate, rows: impl IntoIterator<Item = (&'a Isin, &'a Ticker)>) -> bool {
-        let mut changed = match self.days.binary_search(&day) {
-            Ok(_) => false,
-            Err(at) => {
-                self.days.insert(at, day);
-                true
-            }
+        let seen = |(isin, symbol): (&Isin, &Ticker)| DailySeen {
+            isin: isin.clone(),
+            symbol: symbol.clone(),
+            first: day,
+            last: day,
         };
-        let mut by: BTreeMap<(&Isin, &Ticker), usize> = BTreeMap::new();
-        for (k, p) in self.pairs.iter().enumerate() {
-            by.insert((&p.isin, &p.symbol), k);
-        }
-        let mut grow: Vec<(usize, NaiveDate)> = Vec::new();
-        let mut new: Vec<DailySeen> = Vec::new();
-        for (isin, symbol) in rows {
-            match by.get(&(isin, symbol)) {
-                Some(k) => grow.push((*k, day)),
-                None => new.push(DailySeen { isin: isin.clone(), symbol: symbol.clone(), first: day, last: day }),
-            }
-        }
-        drop(by);
-        for (k, d) in grow {
-            let p = &mut self.pairs[k];
-            if d < p.first || d > p.last {
-                p.first = p.first.min(d);
-                p.last = p.last.max(d);
-                changed = true;
-            }
-        }
-        if !new.is_empty() {
-            new.sort();
-            new.dedup();
-            self.pairs.extend(new);
-            self.pairs.sort_by(|a, b| (&a.isin, a.first, &a.symbol).cmp(&(&b.isin, b.first, &b.symbol)));
-            changed = true;
-        }
-        changed
+        let mut file = Daily::new(rows.into_iter().map(seen).collect(), vec![day]);
+        file.pairs.dedup();
+        self.merge(&file)
     }
 
     /// Folds `other` (another import's files, folded) in: its days, and
@@ -198,10 +169,7 @@ impl Daily {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn day(s: &str) -> NaiveDate {
-        NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
-    }
+    use crate::testing::day;
 
     #[test]
     fn folding_keeps_the_first_and_last_day_of_each_pair_and_says_what_changed() {

@@ -1085,10 +1085,7 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run], range: Option<(&str, Option<&st
 mod tests {
     use super::*;
     use crate::snapshot::SnapshotRow;
-
-    fn day(s: &str) -> NaiveDate {
-        NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
-    }
+    use crate::testing::day;
 
     fn run(series: Series, isin: &str, symbol: &str, name: &str, fv: f64, since: &str, until: Option<&str>) -> Run {
         Run {

@@ -57,33 +57,15 @@ impl Cells<'_> {
         self.columns[i].name
     }
 
-    /// A required price or amount.
-    pub(super) fn paise(&self, i: usize, errors: &mut Vec<String>) -> Paise {
-        let value = self.get(i).ok_or_else(|| "is empty".to_owned()).and_then(parse_paise);
+    /// A required value (a price or amount, a count).
+    pub(super) fn required<T: CellValue + Default>(&self, i: usize, errors: &mut Vec<String>) -> T {
+        let value = self.get(i).ok_or_else(|| "is empty".to_owned()).and_then(T::read);
         self.kept(i, value, errors)
     }
 
-    /// A price or amount that may be empty or `-`.
-    pub(super) fn opt_paise(&self, i: usize, errors: &mut Vec<String>) -> Option<Paise> {
-        let value = self.get(i).map(parse_paise).transpose();
-        self.kept(i, value, errors)
-    }
-
-    /// A required count (shares, trades).
-    pub(super) fn count(&self, i: usize, errors: &mut Vec<String>) -> u64 {
-        let value = self.get(i).ok_or_else(|| "is empty".to_owned()).and_then(parse_count);
-        self.kept(i, value, errors)
-    }
-
-    /// A count that may be empty or `-`.
-    pub(super) fn opt_count(&self, i: usize, errors: &mut Vec<String>) -> Option<u64> {
-        let value = self.get(i).map(parse_count).transpose();
-        self.kept(i, value, errors)
-    }
-
-    /// A percentage that may be empty or `-`.
-    pub(super) fn opt_percent(&self, i: usize, errors: &mut Vec<String>) -> Option<Percent> {
-        let value = self.get(i).map(|c| Percent::parse(c).map_err(|e| e.to_string())).transpose();
+    /// A value that may be empty or `-`.
+    pub(super) fn optional<T: CellValue>(&self, i: usize, errors: &mut Vec<String>) -> Option<T> {
+        let value = self.get(i).map(T::read).transpose();
         self.kept(i, value, errors)
     }
 
@@ -97,12 +79,32 @@ impl Cells<'_> {
     }
 }
 
-fn parse_paise(cell: &str) -> Result<Paise, String> {
-    Paise::parse(cell).map_err(|e| e.to_string())
+/// A value a cell holds, read from its trimmed text (neither empty nor
+/// `-`), or a sentence saying what is wrong with it.
+pub(super) trait CellValue: Sized {
+    /// The value of `cell`.
+    fn read(cell: &str) -> Result<Self, String>;
 }
 
-fn parse_count(cell: &str) -> Result<u64, String> {
-    cell.parse().map_err(|_| format!("must be a whole number (got {cell:?})"))
+/// A price or amount.
+impl CellValue for Paise {
+    fn read(cell: &str) -> Result<Self, String> {
+        Paise::parse(cell).map_err(|e| e.to_string())
+    }
+}
+
+/// A count (shares, trades).
+impl CellValue for u64 {
+    fn read(cell: &str) -> Result<Self, String> {
+        cell.parse().map_err(|_| format!("must be a whole number (got {cell:?})"))
+    }
+}
+
+/// A percentage.
+impl CellValue for Percent {
+    fn read(cell: &str) -> Result<Self, String> {
+        Percent::parse(cell).map_err(|e| e.to_string())
+    }
 }
 
 /// Reads a daily file of either format.

@@ -45,20 +45,20 @@ pub(super) const LAYOUT: Layout = Layout {
 
 fn row(c: &Cells<'_>) -> RowResult {
     let mut errors = Vec::new();
-    let lakh = c.paise(10, &mut errors);
+    let lakh: Paise = c.required(10, &mut errors);
     let turnover = lakh.units().checked_mul(LAKH).map(Paise::from_units).ok_or_else(|| "is too large".to_owned());
     let figures = Figures {
-        prev_close: c.paise(3, &mut errors),
-        open: c.paise(4, &mut errors),
-        high: c.paise(5, &mut errors),
-        low: c.paise(6, &mut errors),
-        last: c.opt_paise(7, &mut errors),
-        close: c.paise(8, &mut errors),
-        volume: c.count(9, &mut errors),
+        prev_close: c.required(3, &mut errors),
+        open: c.required(4, &mut errors),
+        high: c.required(5, &mut errors),
+        low: c.required(6, &mut errors),
+        last: c.optional(7, &mut errors),
+        close: c.required(8, &mut errors),
+        volume: c.required(9, &mut errors),
         turnover: c.kept(10, turnover, &mut errors),
-        trades: c.count(11, &mut errors),
-        delivery_qty: c.opt_count(12, &mut errors),
-        delivery_pct: c.opt_percent(13, &mut errors),
+        trades: c.required(11, &mut errors),
+        delivery_qty: c.optional(12, &mut errors),
+        delivery_pct: c.optional(13, &mut errors),
     };
     if errors.is_empty() { Ok((None, figures)) } else { Err(errors) }
 }

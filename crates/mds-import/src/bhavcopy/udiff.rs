@@ -42,15 +42,15 @@ fn row(c: &Cells<'_>) -> RowResult {
     let mut errors = Vec::new();
     let isin = c.kept(3, parse_isin(c.get(3).unwrap_or("")).map(Some), &mut errors);
     let figures = Figures {
-        open: c.paise(4, &mut errors),
-        high: c.paise(5, &mut errors),
-        low: c.paise(6, &mut errors),
-        close: c.paise(7, &mut errors),
-        last: c.opt_paise(8, &mut errors),
-        prev_close: c.paise(9, &mut errors),
-        volume: c.count(10, &mut errors),
-        turnover: c.paise(11, &mut errors),
-        trades: c.count(12, &mut errors),
+        open: c.required(4, &mut errors),
+        high: c.required(5, &mut errors),
+        low: c.required(6, &mut errors),
+        close: c.required(7, &mut errors),
+        last: c.optional(8, &mut errors),
+        prev_close: c.required(9, &mut errors),
+        volume: c.required(10, &mut errors),
+        turnover: c.required(11, &mut errors),
+        trades: c.required(12, &mut errors),
         delivery_qty: None,
         delivery_pct: None,
     };

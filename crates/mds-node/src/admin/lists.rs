@@ -72,12 +72,8 @@ where
         Some(Err(e)) => return Err(AdminError::InvalidCursor(e.to_string())),
     };
     let mut rows = rows(after, limit.get() + 1).await?;
-    let has_more = rows.len() > limit.get();
-    rows.truncate(limit.get());
-    let next_cursor = match rows.last() {
-        Some(last) if has_more => Some(cursors.seal(scope, &position(last))),
-        _ => None,
-    };
+    let (has_more, next_cursor) =
+        crate::keyset::cut(&mut rows, limit.get(), |last| cursors.seal(scope, &position(last)));
     Ok(Page::new(rows, next_cursor, has_more))
 }
 

@@ -257,7 +257,7 @@ async fn apply(
     let insert = "INSERT INTO identity_runs (series, isin, since, symbol, name, face_value, listed_on)";
     for part in opened.chunks(ROWS_HELD) {
         let values: Vec<Vec<Option<String>>> = part.iter().map(|&i| run_values(s, &d, &rows.get(i))).collect();
-        insert_rows(conn, insert, &[None; 7], &values).await?;
+        insert_rows(conn, insert, &[None; 7], &values, None).await?;
     }
     execute(
         conn,
@@ -300,35 +300,16 @@ const ISIN_RUN: usize = 500;
 /// `insert` (`INSERT INTO t (cols)`) of `rows`, many a statement: `VALUES
 /// ($1, …), (…)`. Every value is bound as text; a column whose entry in
 /// `casts` is a type gets `CAST($n AS type)` (the same in both dialects).
-async fn insert_rows(
+/// With `ignoring` (a key, `(col, …)`), a row whose key is held already
+/// is left as it is.
+pub(crate) async fn insert_rows(
     conn: &mut Conn,
     insert: &str,
     casts: &[Option<&str>],
     rows: &[Vec<Option<String>>],
+    ignoring: Option<&str>,
 ) -> StoreResult<()> {
-    insert_rows_then(conn, insert, casts, rows, "").await
-}
-
-/// [`insert_rows`], a row whose `key` (`(col, …)`) is held already left as
-/// it is.
-pub(crate) async fn insert_rows_ignoring(
-    conn: &mut Conn,
-    insert: &str,
-    casts: &[Option<&str>],
-    rows: &[Vec<Option<String>>],
-    key: &str,
-) -> StoreResult<()> {
-    insert_rows_then(conn, insert, casts, rows, &format!(" ON CONFLICT {key} DO NOTHING")).await
-}
-
-/// [`insert_rows`], each statement ending with `tail`.
-async fn insert_rows_then(
-    conn: &mut Conn,
-    insert: &str,
-    casts: &[Option<&str>],
-    rows: &[Vec<Option<String>>],
-    tail: &str,
-) -> StoreResult<()> {
+    let tail = ignoring.map(|key| format!(" ON CONFLICT {key} DO NOTHING")).unwrap_or_default();
     for run in rows.chunks(INSERT_RUN) {
         let mut n = 0;
         let tuples: Vec<String> = run
@@ -657,10 +638,10 @@ pub(crate) async fn fold_daily(conn: &mut Conn, given: &Daily, clock: &dyn Clock
         }
     }
     let casts = [None, None, None, None];
-    insert_rows(conn, "INSERT INTO identity_daily (isin, symbol, first_day, last_day)", &casts, &write).await?;
+    insert_rows(conn, "INSERT INTO identity_daily (isin, symbol, first_day, last_day)", &casts, &write, None).await?;
     let new_days: Vec<Vec<Option<String>>> =
         d.days.iter().filter(|x| before.days.binary_search(x).is_err()).map(|x| vec![Some(x.to_string())]).collect();
-    insert_rows(conn, "INSERT INTO identity_daily_days (day)", &[None], &new_days).await?;
+    insert_rows(conn, "INSERT INTO identity_daily_days (day)", &[None], &new_days, None).await?;
     drop(d);
     rederive(conn, None, &mut IdentityImport::default(), clock).await
 }
@@ -938,8 +919,14 @@ async fn rederive_range(
             values.push(vec![Some(isin.as_str().to_owned()), Some(seq.to_string()), Some(json)]);
         }
     }
-    insert_rows(conn, "INSERT INTO identity_events (isin, seq, event_json)", &[None, Some("BIGINT"), None], &values)
-        .await?;
+    insert_rows(
+        conn,
+        "INSERT INTO identity_events (isin, seq, event_json)",
+        &[None, Some("BIGINT"), None],
+        &values,
+        None,
+    )
+    .await?;
     drop(values);
     if !writes.is_empty() || !restamp.is_empty() {
         if writing.is_none() {

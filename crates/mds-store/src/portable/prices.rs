@@ -180,7 +180,7 @@ async fn insert_kept(tx: &mut Conn, rows: &[(i64, &SymbolRow)]) -> StoreResult<(
     // placeholder by name, a cost that grows with the square of their count.
     for run in rows.chunks(KEPT_RUN) {
         let values: Vec<Vec<Option<String>>> = run.iter().map(|(d, r)| kept_values(*d, r)).collect();
-        super::identity::insert_rows_ignoring(tx, &head, &casts, &values, "(day, symbol, series)").await?;
+        super::identity::insert_rows(tx, &head, &casts, &values, Some("(day, symbol, series)")).await?;
     }
     Ok(())
 }
