@@ -23,7 +23,7 @@ const BAJFINANCE_NEW: &str = "INE296A01032";
 
 /// The demo's identity data (two NSE lists a split apart, BSE's list,
 /// NSE's symbol changes).
-fn import_identity(app: &TestApp) {
+async fn import_identity(app: &TestApp) {
     mds(
         app,
         &[
@@ -36,13 +36,15 @@ fn import_identity(app: &TestApp) {
             "--as-of",
             "2024-01-31",
         ],
-    );
-    mds(app, &["import", "exchanges", "--nse", &data("demo/nse_EQUITY_L_2026-05-17.csv"), "--as-of", "2026-05-17"]);
-    mds(app, &["import", "nse-changes", "--symbols", &data("demo/nse_symbolchange_2026-05-17.csv")]);
+    )
+    .await;
+    mds(app, &["import", "exchanges", "--nse", &data("demo/nse_EQUITY_L_2026-05-17.csv"), "--as-of", "2026-05-17"])
+        .await;
+    mds(app, &["import", "nse-changes", "--symbols", &data("demo/nse_symbolchange_2026-05-17.csv")]).await;
 }
 
 /// Both NSE action files.
-fn import_nse_actions(app: &TestApp) {
+async fn import_nse_actions(app: &TestApp) {
     mds(
         app,
         &[
@@ -51,11 +53,12 @@ fn import_nse_actions(app: &TestApp) {
             &data("actions/nse_CF-CA-equities_2016-01-05_to_2025-07-18.csv.zst"),
             &data("actions/nse_CF-CA-equities_2025-07-15_to_2026-07-15.csv.zst"),
         ],
-    );
+    )
+    .await;
 }
 
 /// Both BSE action files.
-fn import_bse_actions(app: &TestApp) {
+async fn import_bse_actions(app: &TestApp) {
     mds(
         app,
         &[
@@ -64,15 +67,16 @@ fn import_bse_actions(app: &TestApp) {
             &data("actions/bse_Corporate_Actions_2025-07-15_to_2026-07-15.csv.zst"),
             &data("actions/bse_Corporate_Actions_2026-07-23_to_2026-08-31.csv.zst"),
         ],
-    );
+    )
+    .await;
 }
 
 /// A server on an empty store with the identity data and the NSE actions
 /// loaded, once the node serves them.
 async fn loaded() -> TestApp {
     let app = spawn_with(Options { companies: Vec::new(), articles: Vec::new(), ..Options::default() }).await;
-    import_identity(&app);
-    import_nse_actions(&app);
+    import_identity(&app).await;
+    import_nse_actions(&app).await;
     wait_for(&app, &format!("/v1/companies/{BAJFINANCE_NEW}/actions"), |b| !b["data"].as_array().unwrap().is_empty())
         .await;
     app
@@ -180,7 +184,7 @@ async fn a_company_s_actions_follow_its_lineage() {
 #[tokio::test]
 async fn the_calendar_pages_by_keyset_with_its_filters() {
     let app = loaded().await;
-    import_bse_actions(&app);
+    import_bse_actions(&app).await;
     let stored = all_stored(&app).await;
     assert!(stored.iter().any(|a| a.sources.len() == 2), "BSE joined some of NSE's actions");
     // Wait for the node to follow the BSE import.
@@ -268,7 +272,7 @@ async fn kept_answers_are_dropped_when_an_import_changes_the_actions() {
     let company = format!("/v1/companies/{BAJFINANCE_NEW}/actions?from=2025-07-15");
     let company_before = app.get_json(&company, 200).await;
     // BSE's files join NSE's actions: the node drops what it kept.
-    import_bse_actions(&app);
+    import_bse_actions(&app).await;
     let after = wait_for(&app, path, |b| actions(b).iter().any(|a| a.sources.len() == 2)).await;
     assert_ne!(after, before);
     let r = app.get_with_headers(path, &[("if-none-match", &etag)]).await;
@@ -277,7 +281,7 @@ async fn kept_answers_are_dropped_when_an_import_changes_the_actions() {
     assert!(actions(&company_after).iter().any(|a| a.sources.contains(&mds_domain::Exchange::Bse)));
     // The same files again change nothing: the tag stays.
     let tag_after = app.get(path).await.headers()["etag"].to_str().unwrap().to_owned();
-    import_bse_actions(&app);
+    import_bse_actions(&app).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(app.get(path).await.headers()["etag"].to_str().unwrap(), tag_after);
 }
@@ -408,7 +412,7 @@ async fn splits_date_isin_changes_and_link_bse_s_old_isins_to_nse_s() {
     // successors; NSE's split rows (by symbol, to the successors) link them,
     // and BSE's (by code, to the old ISINs) join the same actions.
     let count = stored.len();
-    import_bse_actions(&app);
+    import_bse_actions(&app).await;
     for (old, new, ex, ticker) in [
         ("INE052T01013", "INE052T01021", "2026-01-16", "BESTAGRO"),
         ("INE012Q01021", "INE012Q01039", "2026-04-02", "RNBDENIMS"),
@@ -451,8 +455,8 @@ async fn splits_date_isin_changes_and_link_bse_s_old_isins_to_nse_s() {
 
     // The same files again change nothing.
     let all = all_stored(&app).await;
-    import_nse_actions(&app);
-    import_bse_actions(&app);
+    import_nse_actions(&app).await;
+    import_bse_actions(&app).await;
     assert_eq!(all_stored(&app).await, all, "idempotent");
     assert!(all.len() > count);
 }

@@ -5,10 +5,10 @@
 //! the node's import of daily files.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use tokio::process::Command;
 
 use super::{Options, TestApp, spawn_with};
 
@@ -26,12 +26,17 @@ pub fn data(f: &str) -> String {
 
 /// Runs `mds` against the app's store; asserts it succeeds and returns its
 /// standard output.
-pub fn mds(app: &TestApp, args: &[&str]) -> String {
+///
+/// Async: the app's server runs on the test's runtime, so a blocking wait
+/// for the child would freeze it, with any write transaction it had open
+/// holding SQLite's lock until the child gave up ("database is locked").
+pub async fn mds(app: &TestApp, args: &[&str]) -> String {
     let o = Command::new(env!("CARGO_BIN_EXE_mds"))
         .args(args)
         .env("MDS_DATABASE_URL", app.url.expose())
         .env("MDS_LOG", "warn")
         .output()
+        .await
         .expect("run mds");
     assert!(o.status.success(), "mds {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8(o.stdout).unwrap()
@@ -84,15 +89,15 @@ pub async fn loaded() -> (TestApp, tempfile::TempDir) {
             args.extend(["--bse".to_owned(), data(bse)]);
         }
         args.extend(["--as-of".to_owned(), as_of.into()]);
-        mds(&app, &args.iter().map(String::as_str).collect::<Vec<_>>());
+        mds(&app, &args.iter().map(String::as_str).collect::<Vec<_>>()).await;
     }
-    mds(&app, &["import", "nse-changes", "--symbols", &data("demo/nse_symbolchange_2026-05-17.csv")]);
-    mds(&app, &["import", "nse-actions", &data("actions/nse_CF-CA-equities_2016-01-05_to_2025-07-18.csv.zst")]);
+    mds(&app, &["import", "nse-changes", "--symbols", &data("demo/nse_symbolchange_2026-05-17.csv")]).await;
+    mds(&app, &["import", "nse-actions", &data("actions/nse_CF-CA-equities_2016-01-05_to_2025-07-18.csv.zst")]).await;
     let dir = tempfile::tempdir().unwrap();
     let files = udiff_days(dir.path());
     let mut args = vec!["import".to_owned(), "nse-bhavcopy".into()];
     args.extend(files.iter().map(|f| f.display().to_string()));
-    mds(&app, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    mds(&app, &args.iter().map(String::as_str).collect::<Vec<_>>()).await;
     wait_for(&app, &format!("/v1/companies/{TTL_NEW}/prices?from={}", DAYS[0]), |b| {
         b["bars"].as_array().is_some_and(|bars| bars.len() == DAYS.len())
     })
