@@ -16,16 +16,25 @@ release_mds() {
     BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/mds
   fi
 }
+# Access logs, as users run both servers: on unless ACCESS_LOGS=off. On,
+# mds logs at `info` (a line a request, target `mds::access`, to the file
+# its stderr goes to) and nginx writes its `combined` lines to a file; off,
+# mds logs at `warn` and nginx has `access_log off`. Sets ACCESS_LOGS and
+# MDS_LOG.
+bench_logs() {
+  ACCESS_LOGS=${ACCESS_LOGS:-on}
+  if [[ $ACCESS_LOGS == off ]]; then export MDS_LOG=warn; else export MDS_LOG=info; fi
+}
 # What the benches against a baseline start with: wrk, the release mds
 # ($BIN) and the baseline and catalog_bench examples (in $EX), a $WORK,
-# quiet logs.
+# the logs of bench_logs.
 release_bench_setup() {
   need_wrk
   cargo build --release --quiet --bin mds
   cargo build --release --quiet -p mds-catalog --example baseline --example catalog_bench
   TARGET=${CARGO_TARGET_DIR:-$PWD/target}; BIN=$TARGET/release/mds; EX=$TARGET/release/examples
   bench_workdir
-  export MDS_LOG=warn
+  bench_logs
 }
 
 # What the benches of one demo store served by nodes of $BIN start with:
@@ -36,8 +45,9 @@ demo_bench_setup() {
   need_wrk
   release_mds
   bench_workdir
-  echo "# $1 ($BIN) on $(date -u +%F) at $(date -u +%T) UTC; uptime:$(uptime | sed 's/.*load/ load/')"
-  export MDS_DATABASE_URL="sqlite://$WORK/demo.db?mode=rwc" MDS_LOG=warn
+  bench_logs
+  echo "# $1 ($BIN, access logs $ACCESS_LOGS) on $(date -u +%F) at $(date -u +%T) UTC; uptime:$(uptime | sed 's/.*load/ load/')"
+  export MDS_DATABASE_URL="sqlite://$WORK/demo.db?mode=rwc"
   bench_store "$BIN"
 }
 # The store at $MDS_DATABASE_URL made by the mds binary $1: the demo
@@ -127,6 +137,8 @@ baseline() { # port body headers
         *) add+="      add_header \"$name\" \"${value//\"/\\\"}\" always;"$'\n' ;;
       esac
     done < <(tail -n +2 "$heads")
+    local log="access_log off;"
+    [[ ${ACCESS_LOGS:-on} == off ]] || log="access_log $dir/access.log combined;"
     cat >"$dir/nginx.conf" <<CONF
 worker_processes 2;
 daemon off;
@@ -134,7 +146,7 @@ pid $dir/nginx.pid;
 error_log $dir/error.log warn;
 events { worker_connections 4096; }
 http {
-  access_log off;
+  $log
   server_tokens off;
   sendfile off;
   open_file_cache max=16 inactive=1h;

@@ -16,7 +16,7 @@ demo_bench_setup "bench/log-cost.sh $ROUNDS $SECS $CONNS"
 path="/v1/companies?limit=50"
 MDS_LOG=info $BIN serve --listen 127.0.0.1:18411 2>"$WORK/info.log" &
 MDS_LOG=info MDS_LOG_FORMAT=json $BIN serve --listen 127.0.0.1:18412 2>"$WORK/json.log" &
-$BIN serve --listen 127.0.0.1:18413 2>"$WORK/warn.log" &
+MDS_LOG=warn $BIN serve --listen 127.0.0.1:18413 2>"$WORK/warn.log" &
 for p in 18411 18412 18413; do ready_wait $p >/dev/null; done
 side_by_side "kept page, info text (info | warn)" 18411 "$path" 18413 "$path"
 side_by_side "kept page, info json (info | warn)" 18412 "$path" 18413 "$path"
