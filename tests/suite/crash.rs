@@ -32,11 +32,17 @@ const BUDGET: u64 = 900;
 /// The crash cluster on `MDS_TEST_POSTGRES_URL`; `None` (the test says it
 /// is skipped) without it or `redis-server`.
 async fn start() -> Option<Cluster> {
-    let Some(admin) = admin_url() else {
+    Cluster::start(&admin()?, QUOTA).await
+}
+
+/// `MDS_TEST_POSTGRES_URL`; `None` (the test says it is skipped) without
+/// it.
+fn admin() -> Option<String> {
+    let admin = admin_url();
+    if admin.is_none() {
         eprintln!("skipped: needs MDS_TEST_POSTGRES_URL");
-        return None;
-    };
-    Cluster::start(&admin, QUOTA).await
+    }
+    admin
 }
 
 impl Cluster {
@@ -134,10 +140,7 @@ const LOSS_BOUND: Duration = Duration::from_millis(100);
 #[tokio::test]
 async fn a_node_that_never_returns_loses_at_most_100_ms_of_its_traffic() {
     let _serial = ONE_AT_A_TIME.lock().await;
-    let Some(admin) = admin_url() else {
-        eprintln!("skipped: needs MDS_TEST_POSTGRES_URL");
-        return;
-    };
+    let Some(admin) = admin() else { return };
     let Some(mut c) = Cluster::start(&admin, 10_000_000).await else { return };
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let answered: Arc<[AtomicU64; 3]> = Arc::new(Default::default());
@@ -218,10 +221,7 @@ async fn a_node_that_never_returns_loses_at_most_100_ms_of_its_traffic() {
 #[tokio::test]
 async fn a_node_dying_near_the_quota_under_many_clients_admits_no_more() {
     let _serial = ONE_AT_A_TIME.lock().await;
-    let Some(admin) = admin_url() else {
-        eprintln!("skipped: needs MDS_TEST_POSTGRES_URL");
-        return;
-    };
+    let Some(admin) = admin() else { return };
     let rounds: usize = std::env::var("MDS_CRASH_ROUNDS").ok().and_then(|s| s.parse().ok()).unwrap_or(4);
     // `MDS_CRASH_KIND` (0, 1 or 2) runs only rounds of that kind.
     let only: Option<usize> = std::env::var("MDS_CRASH_KIND").ok().and_then(|s| s.parse().ok());

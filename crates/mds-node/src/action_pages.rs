@@ -1,6 +1,6 @@
 //! Corporate actions (contract 13.3): a company's actions with its lineage
 //! (`GET /v1/companies/{isin}/actions`, [`Node::company_actions`]) and the
-//! calendar's keyset pages (`GET /v1/actions`, [`Node::action_calendar_page`]),
+//! calendar's keyset pages (`GET /v1/actions`, [`Node::page`]),
 //! both read from the store ([`mds_store::ActionStore`]) and kept.
 //!
 //! What an answer holds is a function of the store's actions and the query
@@ -34,8 +34,10 @@ use mds_domain::price_query::{close_before, factor_of};
 use mds_domain::{Isin, Page};
 use mds_store::ActionFilter;
 
+use crate::catalog::CatalogVersion;
 use crate::error::ReadError;
 use crate::keyset::{Keyset, cut};
+use crate::lists::{KeptList, Shelf};
 use crate::node::Node;
 use crate::pages::{List, PageKey};
 use crate::tagged::Tagged;
@@ -81,19 +83,18 @@ fn store_filter(f: &ActionCalendarFilter) -> ActionFilter {
     ActionFilter { action_type: f.action_type, from: f.ex_date_from, to: f.ex_date_to, source: f.exchange }
 }
 
-impl Node {
-    /// The page of the calendar asked with the query string `raw`: kept for
-    /// the `actions` generation followed now, or parsed by `parse` and
-    /// read from the store (and kept).
-    pub async fn action_calendar_page<E: From<ReadError>>(
-        &self,
-        raw: Option<&str>,
-        parse: impl FnOnce(Option<&str>) -> Result<ActionCalendarQueryParams, E>,
-    ) -> Result<Tagged, E> {
-        let make = async |_| Ok((self.make_calendar_page(&parse(raw)?).await?, true));
-        self.action_pages().kept_or_made(PageKey::new(List::Actions, raw), make).await
-    }
+/// The calendar's pages ([`Node::page`]): read from the store and kept
+/// for the `actions` generation followed when they were looked for.
+impl KeptList for ActionCalendarQueryParams {
+    const LIST: List = List::Actions;
+    const SHELF: Shelf = Shelf::Actions;
 
+    async fn make(&self, node: &Node, _: &CatalogVersion, _: Option<i64>) -> Result<(Tagged, bool), ReadError> {
+        Ok((node.make_calendar_page(self).await?, true))
+    }
+}
+
+impl Node {
     /// One page of the calendar for `query`: its JSON (a [`Page`] of
     /// [`CorporateAction`](mds_domain::actions::CorporateAction)) tagged
     /// with its digest.

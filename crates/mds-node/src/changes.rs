@@ -26,6 +26,7 @@ use sha2::Digest;
 
 use crate::catalog::CatalogVersion;
 use crate::error::ReadError;
+use crate::lists::{KeptList, Shelf};
 use crate::node::Node;
 use crate::pages::List;
 use crate::tagged::Tagged;
@@ -47,22 +48,18 @@ fn token_parts(b: &[u8]) -> Option<(i64, i64)> {
     Some((i64::from_le_bytes(g.try_into().ok()?), i64::from_le_bytes(n.try_into().ok()?)))
 }
 
-impl Node {
-    /// The page of the change feed asked with the query string `raw`: kept,
-    /// or parsed by `parse` and made from the catalog (and kept).
-    pub async fn company_changes_page<E: From<ReadError>>(
-        &self,
-        raw: Option<&str>,
-        parse: impl FnOnce(Option<&str>) -> Result<ChangesQueryParams, E>,
-    ) -> Result<Tagged, E> {
-        let miss = match self.kept_page(List::CompanyChanges, raw) {
-            Ok(kept) => return Ok(kept),
-            Err(miss) => miss,
-        };
-        let page = self.make_changes_page(&miss.catalog, &parse(raw)?).await?;
-        Ok(self.keep_page(miss, page))
-    }
+/// The change feed's pages ([`Node::page`]): walked in the catalog and
+/// kept by its version.
+impl KeptList for ChangesQueryParams {
+    const LIST: List = List::CompanyChanges;
+    const SHELF: Shelf = Shelf::Catalog;
 
+    async fn make(&self, node: &Node, catalog: &CatalogVersion, _: Option<i64>) -> Result<(Tagged, bool), ReadError> {
+        Ok((node.make_changes_page(catalog, self).await?, true))
+    }
+}
+
+impl Node {
     /// The page of `catalog` for `req`, made.
     async fn make_changes_page(&self, catalog: &CatalogVersion, req: &ChangesQueryParams) -> Result<Tagged, ReadError> {
         let generation = catalog.generation();

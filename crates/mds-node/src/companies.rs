@@ -20,6 +20,7 @@ use sha2::Digest;
 
 use crate::catalog::CatalogVersion;
 use crate::error::ReadError;
+use crate::lists::{KeptList, Shelf};
 use crate::metrics::Event;
 use crate::node::Node;
 use crate::pages::{List, PageKey};
@@ -34,23 +35,18 @@ pub(crate) struct Miss<'q> {
     key: PageKey<'q>,
 }
 
-impl Node {
-    /// The page of the company list asked with the query string `raw`:
-    /// kept, or parsed by `parse` and made from the catalog (and kept).
-    pub fn companies_page<E: From<ReadError>>(
-        &self,
-        raw: Option<&str>,
-        parse: impl FnOnce(Option<&str>) -> Result<CompaniesQueryParams, E>,
-    ) -> Result<Tagged, E> {
-        match self.kept_page(List::Companies, raw) {
-            Ok(kept) => Ok(kept),
-            Err(miss) => {
-                let page = self.make_companies_page(&miss.catalog, &parse(raw)?)?;
-                Ok(self.keep_page(miss, page))
-            }
-        }
-    }
+/// The company list's pages ([`Node::page`]): made from the catalog and
+/// kept by its version.
+impl KeptList for CompaniesQueryParams {
+    const LIST: List = List::Companies;
+    const SHELF: Shelf = Shelf::Catalog;
 
+    async fn make(&self, node: &Node, catalog: &CatalogVersion, _: Option<i64>) -> Result<(Tagged, bool), ReadError> {
+        Ok((node.make_companies_page(catalog, self)?, true))
+    }
+}
+
+impl Node {
     /// The page of `list` asked with the query string `raw` as the
     /// catalog keeps it, counted as a hit; else what making and keeping it
     /// takes.

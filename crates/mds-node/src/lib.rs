@@ -28,6 +28,9 @@
 //!   and the cache of served ones), [`usage`] (the usage reports of a key,
 //!   monthly and daily; what `/v1/usage` keeps of the store in
 //!   [`usage_cache`], a [`followed`] map as the article cache is),
+//!   [`lists`] (the one operation of the lists whose pages are kept by
+//!   their raw query, [`Node::page`], and what each list's query says:
+//!   where its pages are kept and how one is made),
 //!   [`health`] (readiness, the metrics text, the store probe) with
 //!   [`process`] (the process's metrics); why one cannot answer:
 //!   [`error::ReadError`].
@@ -76,6 +79,7 @@ pub mod issue;
 pub mod keys;
 mod keyset;
 pub mod leases;
+pub mod lists;
 pub mod metrics;
 pub mod news_index;
 pub mod news_list;

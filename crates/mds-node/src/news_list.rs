@@ -1,4 +1,4 @@
-//! The news list (`GET /v1/news`): a page ([`Node::news_page`]), kept or
+//! The news list (`GET /v1/news`): a page ([`Node::page`]), kept or
 //! made from the store, its cursor, and the pages kept per news generation
 //! ([`NewsPages`]).
 //!
@@ -29,8 +29,10 @@ use mds_domain::news_search::NewsSort;
 use mds_domain::{NewsFilter, NewsQueryParams, Page, Slug};
 use mds_store::StoreResult;
 
+use crate::catalog::CatalogVersion;
 use crate::error::ReadError;
 use crate::keyset::{Keyset, cut, scope};
+use crate::lists::{KeptList, Shelf};
 use crate::news_index::{NewsIndex, SearchPosition};
 use crate::node::Node;
 use crate::pages::{List, PageCache, PageKey};
@@ -108,19 +110,18 @@ fn search_position_of(bytes: &[u8], ranked: bool) -> Result<SearchPosition, Curs
     Ok(SearchPosition { score: Some(score), key: position_of(key)? })
 }
 
-impl Node {
-    /// The page of the news list asked with the query string `raw`: kept
-    /// for the news generation followed now, or parsed by `parse` and made
-    /// from the store (and kept).
-    pub async fn news_page<E: From<ReadError>>(
-        &self,
-        raw: Option<&str>,
-        parse: impl FnOnce(Option<&str>) -> Result<NewsQueryParams, E>,
-    ) -> Result<Tagged, E> {
-        let make = async |followed| Ok(self.make_news_page(&parse(raw)?, followed).await?);
-        self.news_pages().kept_or_made(PageKey::new(List::News, raw), make).await
-    }
+/// The news list's pages ([`Node::page`]): kept for the news generation
+/// followed when they were looked for.
+impl KeptList for NewsQueryParams {
+    const LIST: List = List::News;
+    const SHELF: Shelf = Shelf::News;
 
+    async fn make(&self, node: &Node, _: &CatalogVersion, followed: Option<i64>) -> Result<(Tagged, bool), ReadError> {
+        node.make_news_page(self, followed).await
+    }
+}
+
+impl Node {
     /// One page of the news list for `query`: its JSON (a [`Page`] of
     /// [`ArticleSummary`](mds_domain::ArticleSummary)) tagged with its
     /// digest. Made from the news index when it holds the `followed`

@@ -2,11 +2,11 @@
 //! /v1/companies/{isin}/actions`, a company's actions with (by default)
 //! those of the ISINs it superseded ([`Node::company_actions`]), and `GET
 //! /v1/actions`, the calendar's keyset pages
-//! ([`Node::action_calendar_page`]); both kept per query until an import
+//! ([`Node::page`]); both kept per query until an import
 //! changes the actions.
 //!
 //! [`Node::company_actions`]: mds_node::Node::company_actions
-//! [`Node::action_calendar_page`]: mds_node::Node::action_calendar_page
+//! [`Node::page`]: mds_node::Node::page
 
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
@@ -64,7 +64,7 @@ skips.",
     )
 )]
 pub async fn calendar(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
-    Ok(tagged(state.node().action_calendar_page(raw.as_deref(), parse_query::<ActionCalendarQueryParams>).await?))
+    Ok(tagged(state.node().page(raw.as_deref(), parse_query::<ActionCalendarQueryParams>).await?))
 }
 
 #[cfg(test)]

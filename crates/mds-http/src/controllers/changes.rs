@@ -28,5 +28,5 @@ each once in its latest form. The last page (`has_more: false`) carries the `syn
     )
 )]
 pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
-    Ok(tagged(state.node().company_changes_page(raw.as_deref(), parse_query::<ChangesQueryParams>).await?))
+    Ok(tagged(state.node().page(raw.as_deref(), parse_query::<ChangesQueryParams>).await?))
 }

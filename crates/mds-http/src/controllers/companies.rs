@@ -1,5 +1,5 @@
 //! `GET /v1/companies`: one keyset page of the filtered company list
-//! ([`Node::companies_page`](mds_node::Node::companies_page): kept per query
+//! ([`Node::page`](mds_node::Node::page): kept per query
 //! and catalog version).
 
 use axum::extract::{RawQuery, State};
@@ -25,7 +25,7 @@ use crate::state::AppState;
     )
 )]
 pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
-    Ok(tagged(state.node().companies_page(raw.as_deref(), parse_query::<CompaniesQueryParams>)?))
+    Ok(tagged(state.node().page(raw.as_deref(), parse_query::<CompaniesQueryParams>).await?))
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! `GET /v1/news`: one keyset page of the filtered news list, newest first,
-//! without bodies ([`Node::news_page`](mds_node::Node::news_page): made from
+//! without bodies ([`Node::page`](mds_node::Node::page): made from
 //! the store once per query and news generation, then kept).
 
 use axum::extract::{RawQuery, State};
@@ -31,7 +31,7 @@ pages as the list does. A search counts as one list request. `GET /v1/news/{slug
     )
 )]
 pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Response, ApiError> {
-    Ok(tagged(state.node().news_page(raw.as_deref(), parse_query::<NewsQueryParams>).await?))
+    Ok(tagged(state.node().page(raw.as_deref(), parse_query::<NewsQueryParams>).await?))
 }
 
 #[cfg(test)]
