@@ -70,6 +70,12 @@ pub(crate) struct ServeArgs {
     /// without making its page again; 0 keeps none.
     #[arg(long, env = "MDS_PAGE_CACHE_MIB", default_value_t = 8, value_parser = clap::value_parser!(u64).range(0..=4096))]
     page_cache_mib: u64,
+    /// MiB of securities' whole price series kept per prices and actions
+    /// generation, so that a series asked again with other dates or
+    /// another adjustment is cut from memory, not read from the store; 0
+    /// keeps none.
+    #[arg(long, env = "MDS_PRICE_SERIES_MIB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(0..=65536))]
+    price_series_mib: u64,
     /// Redis shared by all nodes for rate limits and monthly counters
     /// (`redis://host:6379`); without it each node limits alone.
     #[arg(long, env = "MDS_REDIS_URL", hide_env_values = true)]
@@ -148,6 +154,7 @@ impl ServeArgs {
             node: NodeConfig {
                 limits: !self.no_limits,
                 page_cache_bytes: usize::try_from(self.page_cache_mib << 20).unwrap_or(usize::MAX),
+                price_series_bytes: usize::try_from(self.price_series_mib << 20).unwrap_or(usize::MAX),
                 key_cache: KeyCacheConfig {
                     capacity: usize::try_from(self.key_cache).unwrap_or(usize::MAX),
                     lookups_per_second: self.key_lookups_per_second,

@@ -10,7 +10,7 @@
 
 use crate::common;
 
-use common::prices::{DAYS, TTL_NEW, TTL_OLD, loaded};
+use common::prices::{DAYS, TTL_NEW, TTL_OLD, loaded, loaded_with};
 use common::{assert_problem, naming};
 use mds_domain::prices::Bar;
 use serde_json::Value;
@@ -368,4 +368,25 @@ async fn dividends_on_the_actions_routes_carry_the_price_routes_factor() {
     assert!(concor["factor"].is_null(), "no close before 2025-02-07 is loaded");
     let with = data.iter().filter(|a| a["factor"].is_number()).count();
     assert!(with > 10, "the dividends after the first day loaded have factors ({with})");
+}
+
+/// With no answer kept (`--page-cache-mib 0`: every answer made), a series
+/// asked again with other dates or another adjustment is cut from the
+/// lineage's whole series the node keeps (`--price-series-mib`), not read
+/// from the store again: with the store unreachable, it is still answered.
+#[tokio::test]
+async fn with_no_answer_kept_a_series_is_still_cut_from_memory() {
+    let mut config = common::reloading_every(std::time::Duration::from_millis(100));
+    config.node.page_cache_bytes = 0;
+    let ((app, _dir), faults) =
+        common::with_faults(common::Options { config, ..common::Options::default() }, loaded_with).await;
+    let whole = bars(&app.get_json(&format!("/v1/companies/{TTL_NEW}/prices?from={}", DAYS[0]), 200).await);
+    assert_eq!(whole.len(), DAYS.len());
+
+    faults.set(common::faults::Fault::Unreachable);
+    let cut = app.get_json(&format!("/v1/companies/{TTL_NEW}/prices?from={}&adjust=none", DAYS[1]), 200).await;
+    faults.set(common::faults::Fault::None);
+    let cut = bars(&cut);
+    assert_eq!(cut.len(), DAYS.len() - 1);
+    assert_eq!(cut.first().map(|b| b.date.to_string()), Some(DAYS[1].to_owned()));
 }

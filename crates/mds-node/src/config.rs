@@ -23,9 +23,15 @@ pub struct NodeConfig {
     /// The most bytes of company pages a node keeps per catalog version, to
     /// serve a query again without making its page ([`crate::pages`]), and
     /// of news list pages per news generation ([`crate::news_list`]), and
-    /// of the price routes' answers and of the series they are cut from
-    /// per prices and actions generation ([`crate::prices`]); `0`: none.
+    /// of the price routes' answers per prices and actions generation
+    /// ([`crate::prices`]); `0`: none.
     pub page_cache_bytes: usize,
+    /// The most bytes of securities' whole series (their lineage's bars
+    /// and the factors of their actions) a node keeps per prices and
+    /// actions generation, so that a series asked with other bounds or
+    /// another adjustment is cut and adjusted in memory, not read from the
+    /// store again ([`crate::prices`]); `0`: none.
+    pub price_series_bytes: usize,
     /// Rate limits, quotas and metering. Off only to measure their cost.
     pub limits: bool,
     /// Where limits and billing months read the time.
@@ -55,6 +61,7 @@ impl Default for NodeConfig {
             flush_interval: Duration::from_secs(1),
             store_probe_interval: Duration::from_secs(5),
             page_cache_bytes: 8 << 20,
+            price_series_bytes: 64 << 20,
             limits: true,
             clock: Arc::new(SystemClock),
             shared: None,

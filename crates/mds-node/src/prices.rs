@@ -15,8 +15,10 @@
 //! from the store ([`Lineage`]: its bars and the factors of its actions,
 //! those of dividends and rights issues computed from the close before
 //! them), so a series asked again with other bounds or another adjustment
-//! is cut and adjusted in memory, not read again. Both are bounded in bytes
-//! by the node's page cache setting.
+//! is cut and adjusted in memory, not read again. The answers are bounded
+//! in bytes by the node's page cache setting, the series by its own
+//! (`price_series_bytes`): with no page kept, a series is still cut from
+//! memory.
 //!
 //! # Tags
 //! Each body is tagged with the digest of its bytes (as the actions
@@ -146,6 +148,8 @@ struct Generation {
     /// The lineages read, by catalog generation, ISIN and whether the
     /// lineage was followed, with the bytes they hold.
     series: Mutex<(HashMap<SeriesKey, Arc<Lineage>>, usize)>,
+    /// The most bytes `series` holds.
+    series_bytes: usize,
 }
 
 /// What a lineage's series is kept by: the catalog generation its lineage
@@ -153,14 +157,22 @@ struct Generation {
 type SeriesKey = (i64, Isin, bool);
 
 impl Generation {
-    fn new(at: Option<(i64, i64)>, max_bytes: usize) -> Self {
+    fn new(at: Option<(i64, i64)>, bounds: Bounds) -> Self {
         Generation {
             at,
-            pages: Arc::new(PageCache::new(max_bytes)),
+            pages: Arc::new(PageCache::new(bounds.pages)),
             last_day: Mutex::new(None),
             series: Mutex::new((HashMap::new(), 0)),
+            series_bytes: bounds.series,
         }
     }
+}
+
+/// The bytes a generation keeps at most: of answers, and of series.
+#[derive(Debug, Clone, Copy)]
+struct Bounds {
+    pages: usize,
+    series: usize,
 }
 
 /// The price routes' answers and series a node keeps, per `prices` and
@@ -168,14 +180,15 @@ impl Generation {
 #[derive(Debug)]
 pub struct PriceViews {
     current: ArcSwap<Generation>,
-    max_bytes: usize,
+    bounds: Bounds,
 }
 
 impl PriceViews {
-    /// Keeps at most `max_bytes` of answers, and as many of series, per
-    /// generation (`0`: none).
-    pub fn new(max_bytes: usize) -> Self {
-        PriceViews { current: ArcSwap::from_pointee(Generation::new(None, max_bytes)), max_bytes }
+    /// Keeps at most `page_bytes` of answers and `series_bytes` of series
+    /// per generation (`0`: none).
+    pub fn new(page_bytes: usize, series_bytes: usize) -> Self {
+        let bounds = Bounds { pages: page_bytes, series: series_bytes };
+        PriceViews { current: ArcSwap::from_pointee(Generation::new(None, bounds)), bounds }
     }
 
     /// What is kept for the generations followed now. Taken before the
@@ -194,7 +207,7 @@ impl PriceViews {
         }
         self.current.rcu(|held| match held.at == at {
             true => Arc::clone(held),
-            false => Arc::new(Generation::new(at, self.max_bytes)),
+            false => Arc::new(Generation::new(at, self.bounds)),
         });
     }
 }
@@ -266,8 +279,8 @@ impl Node {
         let made = Arc::new(Lineage::new(bars, &actions, isins));
         let size = made.bytes();
         let mut held = kept.series.lock().unwrap_or_else(PoisonError::into_inner);
-        if size <= self.config().page_cache_bytes {
-            if held.1 + size > self.config().page_cache_bytes {
+        if size <= kept.series_bytes {
+            if held.1 + size > kept.series_bytes {
                 *held = (HashMap::new(), 0);
             }
             held.1 += size;
@@ -455,7 +468,7 @@ mod tests {
 
     #[test]
     fn views_follow_both_generations() {
-        let views = PriceViews::new(1 << 20);
+        let views = PriceViews::new(1 << 20, 1 << 20);
         views.follow(1, 1);
         let before = views.current();
         views.follow(1, 1);

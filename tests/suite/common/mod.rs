@@ -71,6 +71,15 @@ pub type StoreWrapper = Box<dyn FnOnce(Arc<dyn Store>) -> Arc<dyn Store> + Send>
 
 /// Starts the app behind a fault injector, returned with it.
 pub async fn spawn_faulty(config: HttpConfig) -> (TestApp, Arc<faults::Faulty>) {
+    with_faults(Options { config, ..Options::default() }, spawn_with).await
+}
+
+/// What `start` starts with `opts`, its store behind a fault injector,
+/// returned with it.
+pub async fn with_faults<T, F: Future<Output = T>>(
+    opts: Options,
+    start: impl FnOnce(Options) -> F,
+) -> (T, Arc<faults::Faulty>) {
     let slot = Arc::new(std::sync::Mutex::new(None));
     let s2 = slot.clone();
     let wrap: StoreWrapper = Box::new(move |s| {
@@ -78,9 +87,9 @@ pub async fn spawn_faulty(config: HttpConfig) -> (TestApp, Arc<faults::Faulty>) 
         *s2.lock().unwrap() = Some(f.clone());
         f
     });
-    let app = spawn_with(Options { config, wrap: Some(wrap), ..Options::default() }).await;
+    let started = start(Options { wrap: Some(wrap), ..opts }).await;
     let f = slot.lock().unwrap().clone().expect("wrapped");
-    (app, f)
+    (started, f)
 }
 
 /// Options for [`spawn_with`].

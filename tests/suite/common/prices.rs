@@ -78,7 +78,13 @@ pub async fn wait_for(app: &TestApp, path: &str, check: impl Fn(&Value) -> bool)
 /// A server on an empty store with the demo's identity data, NSE's
 /// actions and [`DAYS`] of prices, once the node serves them.
 pub async fn loaded() -> (TestApp, tempfile::TempDir) {
-    let app = spawn_with(Options { companies: Vec::new(), articles: Vec::new(), ..Options::default() }).await;
+    loaded_with(Options::default()).await
+}
+
+/// [`loaded`], the server started with `opts` (its companies and articles
+/// left out).
+pub async fn loaded_with(opts: Options) -> (TestApp, tempfile::TempDir) {
+    let app = spawn_with(Options { companies: Vec::new(), articles: Vec::new(), ..opts }).await;
     let lists = [
         ("demo/nse_EQUITY_L_2024-01.csv", Some("demo/bse_Equity_2024-01.csv"), "2024-01-31"),
         ("demo/nse_EQUITY_L_2026-05-17.csv", None, "2026-05-17"),
