@@ -563,6 +563,43 @@ mod tests {
     }
 
     #[test]
+    fn a_ranked_page_of_one_word_is_the_first_of_every_match_ranked() {
+        // 3,000 bodies of 1 to 12 words, `dividend` 0 to 3 times in them,
+        // many alike (equal scores, ordered by row).
+        let bodies: Vec<String> = (0..3_000usize)
+            .map(|i| {
+                let words = ["dividend", "cement", "bank", "the", "rupee", "dividend"];
+                (0..1 + (i * 7 + i / 13) % 12).map(|k| words[(i + k * k) % words.len()]).collect::<Vec<_>>().join(" ")
+            })
+            .collect();
+        let search = of_bodies(&bodies);
+        let text = NewsText::parse("dividend").unwrap();
+        // Kept all: nothing pruned.
+        let all = ranked(&search, "dividend");
+        assert!(all.len() > 1_000, "{}", all.len());
+        assert!(all.windows(2).any(|w| w[0].1 == w[1].1), "ties among them");
+        for (limit, start, end, list) in [(20, 0, 3_000, None), (7, 100, 2_500, None), (20, 0, 3_000, Some(2))] {
+            let list: Vec<u32> = (0..3_000).filter(|r| list.is_none_or(|m| r % m == 0)).collect();
+            let want: Vec<(u32, f64)> = all
+                .iter()
+                .copied()
+                .filter(|&(row, _)| (start..end).contains(&(row as usize)) && list.binary_search(&row).is_ok())
+                .collect();
+            // Page after page, each after the last of the one before.
+            let (mut got, mut after) = (Vec::new(), None);
+            loop {
+                let page = search.rows(&text, start, end, &[&list], Order::Ranked(limit, after)).unwrap();
+                got.extend_from_slice(&page);
+                match page.last() {
+                    Some(&(row, score)) if page.len() == limit => after = Some((score, i64::from(row))),
+                    _ => break,
+                }
+            }
+            assert_eq!(got, want, "limit {limit}, rows {start}..{end}");
+        }
+    }
+
+    #[test]
     fn a_prefix_of_at_most_1000_words_scores_each() {
         let search = of_bodies(&alpha_bodies(MAX_EXPANSIONS));
         let found = ranked(&search, "alpha*");
