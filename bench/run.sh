@@ -75,7 +75,7 @@ bench_set() { # name
   export MDS_DATABASE_URL="sqlite://$db?mode=rwc"
   $BIN migrate >/dev/null
   case $name in
-    demo) $BIN import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv \
+    demo) $BIN import exchanges --nse data/demo/nse_EQUITY_L_2024-01.csv --bse data/demo/bse_Equity_2024-01.csv --as-of 2024-01-30 \
             --mcap data/demo/nse_mcap_2024-03-28.csv >/dev/null 2>&1
           $BIN import news data/demo/news.jsonl >/dev/null ;;
     real) csv=$WORK/real.csv; python3 bench/gen_companies.py casparser "$CASPARSER" "$csv" ;;

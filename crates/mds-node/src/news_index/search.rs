@@ -137,6 +137,19 @@ fn analyzer() -> TextAnalyzer {
         .build()
 }
 
+/// The document of row `row`: its texts (headline, sub-headline, excerpt,
+/// body) in `fields`, [`FIELDS`]' order, and the row in `row_field`.
+fn document(fields: &[Field], row_field: Field, row: usize, texts: [Option<&str>; 4]) -> TantivyDocument {
+    let mut doc = TantivyDocument::default();
+    for (field, text) in fields.iter().zip(texts) {
+        if let Some(text) = text {
+            doc.add_text(*field, text);
+        }
+    }
+    doc.add_u64(row_field, row as u64);
+    doc
+}
+
 /// `index` with its analyzer registered, its fields and a searcher.
 fn searchable(index: Index, len: usize) -> tantivy::Result<NewsSearch> {
     index.tokenizers().register(TOKENIZER, analyzer());
@@ -179,15 +192,8 @@ impl NewsSearch {
                 if slug != t.slug.as_str().as_bytes() {
                     return Ok(None);
                 }
-                let mut doc = TantivyDocument::default();
                 let texts = [Some(&t.headline), t.subheadline.as_ref(), t.excerpt.as_ref(), t.body.as_ref()];
-                for (field, text) in fields.iter().zip(texts) {
-                    if let Some(text) = text {
-                        doc.add_text(*field, text);
-                    }
-                }
-                doc.add_u64(row_field, row as u64);
-                docs.push(doc);
+                docs.push(document(&fields, row_field, row, texts.map(|t| t.map(String::as_str))));
                 row += 1;
             }
             // Handed to the indexing threads from a blocking thread: the
@@ -520,6 +526,120 @@ pub fn unframe(bytes: &mut Vec<u8>) -> Result<Vec<u8>, NewsSnapshotError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The index of `bodies` (row `i` the `i`-th; no other text), built
+    /// as [`NewsSearch::build`] builds one: committed, one segment.
+    fn of_bodies(bodies: &[String]) -> NewsSearch {
+        let index = Index::create(RamDirectory::create(), schema(), Default::default()).unwrap();
+        index.tokenizers().register(TOKENIZER, analyzer());
+        let schema = index.schema();
+        let fields: Vec<Field> = FIELDS.iter().map(|(name, _)| schema.get_field(name).unwrap()).collect();
+        let row_field = schema.get_field("row").unwrap();
+        let mut writer: IndexWriter<TantivyDocument> = index.writer_with_num_threads(1, 16 << 20).unwrap();
+        for (row, body) in bodies.iter().enumerate() {
+            writer.add_document(document(&fields, row_field, row, [None, None, None, Some(body)])).unwrap();
+        }
+        writer.commit().unwrap();
+        let segments = index.searchable_segment_ids().unwrap();
+        if segments.len() > 1 {
+            writer.merge(&segments).wait().unwrap();
+        }
+        writer.wait_merging_threads().unwrap();
+        searchable(index, bodies.len()).unwrap()
+    }
+
+    /// Every match of `q`, most relevant first, with its score.
+    fn ranked(search: &NewsSearch, q: &str) -> Vec<(u32, f64)> {
+        let text = NewsText::parse(q).unwrap();
+        search.rows(&text, 0, search.len(), &[], Order::Ranked(search.len() + 1, None)).unwrap()
+    }
+
+    /// Bodies whose words beginning with `alpha` are `n`: row 0 `alphaa`
+    /// alone, row 1 `alphaa` in a longer body (a lower BM25), row 2 the
+    /// last of them in term order (`alphaz`), row 3 the `n - 2` others.
+    fn alpha_bodies(n: usize) -> Vec<String> {
+        let others: Vec<String> = (0..n - 2).map(|i| format!("alphab{i:04}")).collect();
+        vec!["alphaa".into(), "alphaa one two three four five six".into(), "alphaz".into(), others.join(" ")]
+    }
+
+    #[test]
+    fn a_ranked_page_of_one_word_is_the_first_of_every_match_ranked() {
+        // 3,000 bodies of 1 to 12 words, `dividend` 0 to 3 times in them,
+        // many alike (equal scores, ordered by row).
+        let bodies: Vec<String> = (0..3_000usize)
+            .map(|i| {
+                let words = ["dividend", "cement", "bank", "the", "rupee", "dividend"];
+                (0..1 + (i * 7 + i / 13) % 12).map(|k| words[(i + k * k) % words.len()]).collect::<Vec<_>>().join(" ")
+            })
+            .collect();
+        let search = of_bodies(&bodies);
+        let text = NewsText::parse("dividend").unwrap();
+        // Kept all: nothing pruned.
+        let all = ranked(&search, "dividend");
+        assert!(all.len() > 1_000, "{}", all.len());
+        assert!(all.windows(2).any(|w| w[0].1 == w[1].1), "ties among them");
+        for (limit, start, end, list) in [(20, 0, 3_000, None), (7, 100, 2_500, None), (20, 0, 3_000, Some(2))] {
+            let list: Vec<u32> = (0..3_000).filter(|r| list.is_none_or(|m| r % m == 0)).collect();
+            let want: Vec<(u32, f64)> = all
+                .iter()
+                .copied()
+                .filter(|&(row, _)| (start..end).contains(&(row as usize)) && list.binary_search(&row).is_ok())
+                .collect();
+            // Page after page, each after the last of the one before.
+            let (mut got, mut after) = (Vec::new(), None);
+            loop {
+                let page = search.rows(&text, start, end, &[&list], Order::Ranked(limit, after)).unwrap();
+                got.extend_from_slice(&page);
+                match page.last() {
+                    Some(&(row, score)) if page.len() == limit => after = Some((score, i64::from(row))),
+                    _ => break,
+                }
+            }
+            assert_eq!(got, want, "limit {limit}, rows {start}..{end}");
+        }
+    }
+
+    #[test]
+    fn a_prefix_of_at_most_1000_words_scores_each() {
+        let search = of_bodies(&alpha_bodies(MAX_EXPANSIONS));
+        let found = ranked(&search, "alpha*");
+        let rows: Vec<u32> = found.iter().map(|&(row, _)| row).collect();
+        assert_eq!(rows.len(), 4, "{found:?}");
+        let score = |row: u32| found.iter().find(|f| f.0 == row).unwrap().1;
+        assert!(score(0) < score(1), "the shorter body is more relevant: {found:?}");
+    }
+
+    #[test]
+    fn a_prefix_of_more_than_1000_words_matches_them_all_unscored() {
+        let search = of_bodies(&alpha_bodies(MAX_EXPANSIONS + 1));
+        let found = ranked(&search, "alpha*");
+        let mut rows: Vec<u32> = found.iter().map(|&(row, _)| row).collect();
+        rows.sort_unstable();
+        // Every word matched, the last in term order too: not the first
+        // 1,000 alone.
+        assert_eq!(rows, [0, 1, 2, 3], "{found:?}");
+        // One score for all (the field's weight): no BM25 past the limit.
+        assert!(found.iter().all(|&(_, score)| score == found[0].1), "{found:?}");
+        // Ranked and cut by row then: the order is the rows'.
+        assert_eq!(found.iter().map(|&(row, _)| row).collect::<Vec<_>>(), [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_phrase_prefix_expands_to_at_most_10000_words() {
+        let n = MAX_PHRASE_EXPANSIONS as usize;
+        // Row i: `net` then the i-th word beginning with `p` (in term
+        // order too), and `n + 1` of them.
+        let bodies: Vec<String> = (0..=n).map(|i| format!("net p{i:05}")).collect();
+        let search = of_bodies(&bodies);
+        let text = NewsText::parse("net-p*").unwrap();
+        let found = search.rows(&text, 0, search.len(), &[], Order::Rows(n + 10)).unwrap();
+        assert_eq!(found.len(), n, "the first {n} words match, no more");
+        assert!(found.iter().all(|&(row, _)| (row as usize) < n), "the last word in term order is the one left");
+        // Below the limit every one matches.
+        let search = of_bodies(&bodies[..n]);
+        let found = search.rows(&text, 0, search.len(), &[], Order::Rows(n + 10)).unwrap();
+        assert_eq!(found.len(), n);
+    }
 
     #[test]
     fn frames_split_back_and_refuse_damage() {
