@@ -56,7 +56,7 @@ const TOKENIZER: &str = "mds";
 const FIELDS: [(&str, Score); 4] = [("headline", 4.0), ("subheadline", 2.0), ("excerpt", 2.0), ("body", 1.0)];
 
 /// The most words a prefix is scored as, in a field; past that it matches
-/// them all without a score there.
+/// them all with one constant score there (the field's weight), not BM25.
 const MAX_EXPANSIONS: usize = 1_000;
 
 /// The most words a phrase ending in a prefix expands to (tantivy's
@@ -363,7 +363,8 @@ impl NewsSearch {
     }
 
     /// The words of `field` beginning with `prefix`, each scored; past
-    /// [`MAX_EXPANSIONS`] of them, all matched without a score.
+    /// [`MAX_EXPANSIONS`] of them, all matched with the field's weight as
+    /// one constant score, not BM25.
     fn prefix_query(&self, field: Field, prefix: &str) -> Box<dyn Query> {
         let start = tantivy::Term::from_field_text(field, prefix);
         let mut words: Vec<String> = Vec::new();
