@@ -101,19 +101,31 @@ async fn only_migrate_changes_the_schema() {
     assert!(cli.ok(&["keys", "list"]).starts_with("PREFIX"));
     // `serve --migrate` on a store with no schema makes it, then serves.
     let cli = Cli::bare();
+    let log = cli.dir.path().join("serve.log");
     let mut serve = Command::new(env!("CARGO_BIN_EXE_mds"))
         .args(["serve", "--migrate", "--listen", "127.0.0.1:0"])
         .env("MDS_DATABASE_URL", cli.db())
-        .env("MDS_LOG", "warn")
+        .env("MDS_LOG", "info")
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
+    // Until it says it serves, which it does once migrated, or exits. No
+    // shorter bound than a hang's: each migration commits with an fsync,
+    // and on a disk still writing back a build (a fresh clone's first test
+    // run) one fsync can take seconds.
     let t = std::time::Instant::now();
-    while cli.run(&["keys", "list"]).status.code() != Some(0) {
-        assert!(t.elapsed() < std::time::Duration::from_secs(30), "serve --migrate did not migrate");
+    loop {
+        let served = std::fs::read_to_string(&log).unwrap_or_default();
+        if served.contains("serving") {
+            break;
+        }
+        let exited = serve.try_wait().unwrap();
+        assert!(exited.is_none(), "serve --migrate exited ({exited:?}): {served}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(300), "serve --migrate hangs: {served}");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+    assert!(cli.ok(&["keys", "list"]).starts_with("PREFIX"), "migrated before it serves");
     let _ = serve.kill();
     let _ = serve.wait();
     assert!(cli.ok(&["migrate"]).starts_with("schema is up to date"));
