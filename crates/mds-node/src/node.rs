@@ -82,7 +82,7 @@ impl Node {
             articles: ArticleCache::default(),
             news_pages: NewsPages::new(config.page_cache_bytes),
             action_pages: NewsPages::new(config.page_cache_bytes),
-            price_views: PriceViews::new(config.page_cache_bytes, config.price_series_bytes),
+            price_views: PriceViews::new(config.page_cache_bytes),
             news_index: ArcSwapOption::empty(),
             news_loading: tokio::sync::Mutex::new(()),
             usage_kept: UsageCache::default(),

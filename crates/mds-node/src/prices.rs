@@ -148,8 +148,6 @@ struct Generation {
     /// The lineages read, by catalog generation, ISIN and whether the
     /// lineage was followed, with the bytes they hold.
     series: Mutex<(HashMap<SeriesKey, Arc<Lineage>>, usize)>,
-    /// The most bytes `series` holds.
-    series_bytes: usize,
 }
 
 /// What a lineage's series is kept by: the catalog generation its lineage
@@ -157,22 +155,14 @@ struct Generation {
 type SeriesKey = (i64, Isin, bool);
 
 impl Generation {
-    fn new(at: Option<(i64, i64)>, bounds: Bounds) -> Self {
+    fn new(at: Option<(i64, i64)>, max_bytes: usize) -> Self {
         Generation {
             at,
-            pages: Arc::new(PageCache::new(bounds.pages)),
+            pages: Arc::new(PageCache::new(max_bytes)),
             last_day: Mutex::new(None),
             series: Mutex::new((HashMap::new(), 0)),
-            series_bytes: bounds.series,
         }
     }
-}
-
-/// The bytes a generation keeps at most: of answers, and of series.
-#[derive(Debug, Clone, Copy)]
-struct Bounds {
-    pages: usize,
-    series: usize,
 }
 
 /// The price routes' answers and series a node keeps, per `prices` and
@@ -180,15 +170,14 @@ struct Bounds {
 #[derive(Debug)]
 pub struct PriceViews {
     current: ArcSwap<Generation>,
-    bounds: Bounds,
+    max_bytes: usize,
 }
 
 impl PriceViews {
-    /// Keeps at most `page_bytes` of answers and `series_bytes` of series
-    /// per generation (`0`: none).
-    pub fn new(page_bytes: usize, series_bytes: usize) -> Self {
-        let bounds = Bounds { pages: page_bytes, series: series_bytes };
-        PriceViews { current: ArcSwap::from_pointee(Generation::new(None, bounds)), bounds }
+    /// Keeps at most `max_bytes` of answers per generation (`0`: none);
+    /// the series, as much as the node's `price_series_bytes` says.
+    pub fn new(max_bytes: usize) -> Self {
+        PriceViews { current: ArcSwap::from_pointee(Generation::new(None, max_bytes)), max_bytes }
     }
 
     /// What is kept for the generations followed now. Taken before the
@@ -207,7 +196,7 @@ impl PriceViews {
         }
         self.current.rcu(|held| match held.at == at {
             true => Arc::clone(held),
-            false => Arc::new(Generation::new(at, self.bounds)),
+            false => Arc::new(Generation::new(at, self.max_bytes)),
         });
     }
 }
@@ -279,8 +268,9 @@ impl Node {
         let made = Arc::new(Lineage::new(bars, &actions, isins));
         let size = made.bytes();
         let mut held = kept.series.lock().unwrap_or_else(PoisonError::into_inner);
-        if size <= kept.series_bytes {
-            if held.1 + size > kept.series_bytes {
+        let bound = self.config().price_series_bytes;
+        if size <= bound {
+            if held.1 + size > bound {
                 *held = (HashMap::new(), 0);
             }
             held.1 += size;
@@ -468,7 +458,7 @@ mod tests {
 
     #[test]
     fn views_follow_both_generations() {
-        let views = PriceViews::new(1 << 20, 1 << 20);
+        let views = PriceViews::new(1 << 20);
         views.follow(1, 1);
         let before = views.current();
         views.follow(1, 1);
