@@ -9,7 +9,7 @@
 //! (startup, errors, rare by nature) waits for room, so none is lost.
 
 use std::io::{self, BufWriter, Write};
-use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError, TrySendError};
 use std::time::Duration;
 
 use tracing::Metadata;
@@ -23,6 +23,11 @@ const ACCESS: &str = "mds::access";
 
 /// Lines the channel holds for the commands that do not serve.
 const DEFAULT_BUFFER_LINES: usize = 8192;
+
+/// How long the writer sleeps after a pass that wrote lines, gathering
+/// the next ones: at most this much later than its event, a line is
+/// written.
+const BATCH: Duration = Duration::from_millis(5);
 
 /// How long the end of the process waits for the writer to write what it
 /// was given.
@@ -106,28 +111,46 @@ impl Drop for Guard {
     }
 }
 
-/// Writes the lines it receives to stderr through a buffer, flushed
-/// whenever the channel is empty (so a quiet log is never held back).
+/// Writes the lines it receives to stderr through a buffer, in batches.
+///
+/// While lines come, it writes what the channel holds, then sleeps for
+/// [`BATCH`]: requests hand it their lines without waking it, and one
+/// `write` carries the lines of many requests. When a pass finds nothing,
+/// it blocks until the next line (whose sender wakes it), so a quiet log
+/// is written at once and an idle node does not poll.
 fn write_out(rx: Receiver<Msg>) {
     let mut out = BufWriter::with_capacity(64 * 1024, io::stderr());
+    let write = |msg: Msg, out: &mut BufWriter<io::Stderr>| match msg {
+        Msg::Line(line) => {
+            let _ = out.write_all(&line);
+        }
+        Msg::Flush(ack) => {
+            let _ = out.flush();
+            let _ = ack.send(());
+        }
+    };
     loop {
-        let msg = match rx.try_recv() {
-            Ok(msg) => msg,
-            Err(_) => {
-                let _ = out.flush();
-                match rx.recv() {
-                    Ok(msg) => msg,
-                    Err(_) => return,
+        let mut wrote = false;
+        loop {
+            match rx.try_recv() {
+                Ok(msg) => {
+                    write(msg, &mut out);
+                    wrote = true;
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    let _ = out.flush();
+                    return;
                 }
             }
-        };
-        match msg {
-            Msg::Line(line) => {
-                let _ = out.write_all(&line);
-            }
-            Msg::Flush(ack) => {
-                let _ = out.flush();
-                let _ = ack.send(());
+        }
+        let _ = out.flush();
+        if wrote {
+            std::thread::sleep(BATCH);
+        } else {
+            match rx.recv() {
+                Ok(msg) => write(msg, &mut out),
+                Err(_) => return,
             }
         }
     }
