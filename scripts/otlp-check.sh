@@ -5,7 +5,8 @@
 # what arrived with OpenTelemetry's own messages (`opentelemetry-proto` from
 # PyPI, through protobuf's JSON parser and its binary encoding): the spans
 # are in the caller's trace, under its span, with the route templates,
-# statuses and key prefix, and no key material.
+# statuses and key prefix, their store calls as child spans, and no key
+# material.
 #
 # Usage: scripts/otlp-check.sh
 # Needs: cargo, python3 (>= 3.10) with venv, and PyPI through pip. The venv

@@ -125,7 +125,9 @@ def check(out: pathlib.Path, trace: str, parent: str, key: str) -> None:
             for ss in rs.scope_spans
             for span in ss.spans
         ]
-        ours = [s for _, s in spans if s.trace_id == bytes.fromhex(trace)]
+        in_trace = [s for _, s in spans if s.trace_id == bytes.fromhex(trace)]
+        ours = [s for s in in_trace if s.kind == Span.SPAN_KIND_SERVER]
+        children = [s for s in in_trace if s.kind == Span.SPAN_KIND_CLIENT]
         if len(ours) >= 2 or time.monotonic() > deadline:
             break
         time.sleep(0.2)
@@ -151,12 +153,23 @@ def check(out: pathlib.Path, trace: str, parent: str, key: str) -> None:
         assert a["mds.key_prefix"] == key[:17], a
         assert span.name == f"GET {a['http.route']}"
         assert not any("INE296A01024" in str(v) for v in a.values()), "a raw path reached the span"
+    # The store calls the two made (a key's first request reads its usage
+    # this month): child spans of their requests'.
+    for child in children:
+        a = attrs(child)
+        print(f"  {child.name}: {a}")
+        parent = {history.span_id: history, article.span_id: article}.get(child.parent_span_id)
+        assert parent is not None, child
+        assert child.name == f"{a['db.operation.name']} {a['db.system']}", child
+        assert parent.start_time_unix_nano <= child.start_time_unix_nano <= child.end_time_unix_nano
+        assert child.end_time_unix_nano <= parent.end_time_unix_nano
+    assert any(attrs(c)["db.system"] == "sqlite" for c in children), children
     secret = key[12:].encode()
     for p in bodies:
         assert secret not in p.read_bytes(), f"key material in {p}"
     for req in requests:
         assert secret not in req.SerializeToString()
-    print("ok: the caller's trace continued, route templates, statuses, key prefixes, no key")
+    print("ok: the caller's trace continued, route templates, statuses, key prefixes, store calls as child spans, no key")
 
 
 def main() -> None:

@@ -3,7 +3,9 @@
 //! as OTLP has it: the caller's `traceparent` continued (its trace, its
 //! span as the parent, its `tracestate`), a trace started when there is
 //! none, none exported when the caller did not sample, the route template
-//! (never the path), method, status and key prefix, and no key anywhere.
+//! (never the path), method, status and key prefix, and no key anywhere;
+//! a child span for each store and Redis call a request makes, and the
+//! admin listener's requests traced too.
 
 use crate::common;
 
@@ -13,7 +15,7 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::routing::post;
-use common::process::{start, store_with_key};
+use common::process::{cli, field, start, store_with_key};
 use serde_json::Value;
 
 /// What the receiver was sent: each export request's body.
@@ -59,7 +61,7 @@ fn spans(received: &Received) -> Vec<Value> {
                         span[f].as_str().is_some_and(|s| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit()))
                     };
                     assert!(hex("traceId", 32) && hex("spanId", 16), "{span}");
-                    assert_eq!(span["kind"], 2, "a server span: {span}");
+                    assert!(span["kind"] == 2 || span["kind"] == 3, "a server or a client span: {span}");
                     let time = |f: &str| span[f].as_str().and_then(|s| s.parse::<u64>().ok()).expect(f);
                     assert!(time("endTimeUnixNano") >= time("startTimeUnixNano"), "{span}");
                     out.push(span.clone());
@@ -68,6 +70,11 @@ fn spans(received: &Received) -> Vec<Value> {
         }
     }
     out
+}
+
+/// The server spans received: one per request.
+fn server_spans(received: &Received) -> Vec<Value> {
+    spans(received).into_iter().filter(|s| s["kind"] == 2).collect()
 }
 
 /// A span's attribute's value (`{"stringValue": ..}` or `{"intValue": ..}`).
@@ -104,14 +111,14 @@ async fn each_request_is_a_span_in_the_callers_trace_without_key_material() {
 
     // The batch goes within a second or so; wait for the four spans.
     let deadline = Instant::now() + Duration::from_secs(20);
-    while spans(&received).len() < 4 {
+    while server_spans(&received).len() < 4 {
         assert!(Instant::now() < deadline, "spans received: {:?}", spans(&received));
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let metrics = client.get(format!("{base}/metrics")).send().await.unwrap().text().await.unwrap();
     assert!(metrics.contains("mds_trace_spans_dropped_total 0"), "{metrics}");
     assert!(server.sigterm().success());
-    let spans = spans(&received);
+    let spans = server_spans(&received);
 
     let a = spans.iter().find(|s| s["traceId"] == TRACE_A).expect("the span in the caller's trace");
     assert_eq!(a["parentSpanId"], PARENT_A);
@@ -170,4 +177,74 @@ async fn a_receiver_that_is_down_costs_spans_not_requests() {
     assert!(server.sigterm().success());
     let logs = server.logs();
     assert_eq!(logs.matches("cannot export spans").count(), 1, "one warning for the outage:\n{logs}");
+}
+
+#[tokio::test]
+async fn store_and_redis_calls_are_child_spans_of_their_request_on_both_listeners() {
+    let Some(redis) = mds_testkit::redis::RedisServer::start() else {
+        println!("skipped: cannot start redis-server");
+        return;
+    };
+    let (endpoint, received) = receiver().await;
+    let (dir, key) = store_with_key("pro");
+    let token = cli(&dir, &["admin-tokens", "create", "ops"]).trim().to_owned();
+    let args = ["serve", "--redis", &redis.url(), "--admin-listen", "127.0.0.1:0", "--otlp-endpoint", &endpoint];
+    let mut server = start(&dir, &args);
+    assert!(server.logged("serving the admin API"), "{}", server.logs());
+    let admin = server.logs().lines().find_map(|l| field(l, "admin")).expect("the admin address").to_owned();
+    let base = server.base();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let tp = format!("00-{TRACE_A}-{PARENT_A}-01");
+    // No such article: read from the store (nothing kept), the key's limits
+    // from Redis.
+    let r = client.get(format!("{base}/v1/news/no-such-article")).bearer_auth(&key).header("traceparent", &tp);
+    assert_eq!(r.send().await.unwrap().status(), 404);
+    let r = client.get(format!("http://{admin}/admin/v1/tiers")).bearer_auth(&token).header("traceparent", &tp);
+    assert_eq!(r.send().await.unwrap().status(), 200);
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server_spans(&received).len() < 2 {
+        assert!(Instant::now() < deadline, "spans received: {:?}", spans(&received));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(server.sigterm().success());
+    let all = spans(&received);
+    let children_of = |parent: &Value| -> Vec<Value> {
+        all.iter().filter(|s| s["kind"] == 3 && s["parentSpanId"] == parent["spanId"]).cloned().collect()
+    };
+    let time = |s: &Value, f: &str| s[f].as_str().and_then(|t| t.parse::<u64>().ok()).unwrap();
+    let calls = |children: &[Value]| -> Vec<(String, String)> {
+        children
+            .iter()
+            .map(|c| {
+                let s = |k| attr(c, k).and_then(|v| v["stringValue"].as_str()).unwrap_or_default().to_owned();
+                (s("db.system"), s("db.operation.name"))
+            })
+            .collect()
+    };
+
+    let news = all.iter().find(|s| s["name"] == "GET /v1/news/{slug}").expect("the news request's span");
+    let children = children_of(news);
+    let news_calls = calls(&children);
+    assert!(news_calls.contains(&("sqlite".into(), "article".into())), "{news_calls:?}");
+    assert!(news_calls.iter().any(|(system, _)| system == "redis"), "the limits' Redis call: {news_calls:?}");
+    for c in &children {
+        assert_eq!(c["traceId"], TRACE_A, "{c}");
+        assert_eq!(
+            c["name"],
+            format!("{} {}", calls(std::slice::from_ref(c))[0].1, calls(std::slice::from_ref(c))[0].0)
+        );
+        assert!(time(c, "startTimeUnixNano") >= time(news, "startTimeUnixNano"), "{c} in {news}");
+        assert!(time(c, "endTimeUnixNano") <= time(news, "endTimeUnixNano"), "{c} in {news}");
+    }
+    let article = children.iter().find(|c| c["name"] == "article sqlite").unwrap();
+    assert_eq!(article["status"], serde_json::json!({}), "found nothing, but did not fail: {article}");
+
+    let tiers = all.iter().find(|s| s["name"] == "GET /admin/v1/tiers").expect("the admin request's span");
+    assert_eq!(attr(tiers, "mds.admin_token").unwrap()["stringValue"], "ops");
+    assert!(attr(tiers, "mds.key_prefix").is_none());
+    let tiers_calls = calls(&children_of(tiers));
+    assert!(!tiers_calls.is_empty() && tiers_calls.iter().all(|(system, _)| system == "sqlite"), "{tiers_calls:?}");
+    let sent = received.lock().unwrap().join("\n");
+    assert!(!sent.contains(&token) && !sent.contains(&key[12..]), "secrets reached the receiver:\n{sent}");
 }

@@ -46,6 +46,8 @@
 //!   `GET /v1/usage/daily`.
 //! - [`problem`]: the RFC 9457 problem body and the stable error codes.
 //! - [`time`]: the one timestamp format of the wire.
+//! - [`calls`]: what a traced request called out to (the store, Redis),
+//!   gathered for its trace's child spans.
 //! - [`clock`]: the injectable [`clock::Clock`], the one a node, its
 //!   limits and its store read the time from.
 //! - [`webhook`]: how a webhook delivery is signed and checked (Standard
@@ -140,6 +142,7 @@ pub mod account;
 pub mod admin;
 pub mod article;
 pub mod bounds;
+pub mod calls;
 pub mod clock;
 #[macro_use]
 pub mod company;

@@ -24,7 +24,8 @@ use super::envelope::Listener;
 use crate::error::StoreFailure;
 use crate::state::AppState;
 
-/// Who made a request, as its line says.
+/// Who made a request, as its line (and its span) says.
+#[derive(Clone, Copy)]
 pub enum Caller<'a> {
     /// Nobody known (an open route, or a refused request).
     None,

@@ -7,8 +7,10 @@
 //! 1. [`request_id`]: `X-Request-Id` in, out, and in every problem body.
 //! 2. [`access_log`]: the clock starts; at the end, one log line and the
 //!    request's metrics. With traces on, [`trace`] starts the request's
-//!    span (in the caller's trace, from `traceparent`) and, at the end,
-//!    hands it to the exporter.
+//!    span (in the caller's trace, from `traceparent`), runs the request
+//!    in a scope that notes its store and Redis calls
+//!    ([`mds_domain::calls`]) and, at the end, hands the span and a child
+//!    span per call to the exporter.
 //! 3. [`head`]: `HEAD` is served as `GET` and its body dropped at the end,
 //!    so both carry the same headers (`ETag`, `Content-Length`).
 //! 4. [`timeout`]: a request that runs too long gets `503 unavailable`; a
@@ -28,9 +30,9 @@
 //!    which repeats it).
 //! 7. [`problem`]: every error (ours and the router's) becomes problem+json.
 //!
-//! The public listener's requests are counted in the metrics and traced;
-//! the admin listener's are not (its log lines say `listener` `admin` and
-//! the admin token's name).
+//! Both listeners' requests are traced; the public listener's are counted
+//! in the metrics, the admin listener's are not (its log lines say
+//! `listener` `admin` and the admin token's name, as its spans do).
 //!
 //! One hand-written service rather than a stack of axum layers: each layer
 //! costs a boxed future and clones of the services below it per request,
@@ -49,6 +51,7 @@ use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
+use mds_domain::calls;
 use tower::{Layer, Service};
 use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 use tower_http::compression::{Compression, CompressionLayer};
@@ -141,7 +144,13 @@ impl Service<Request> for Envelope {
     }
 
     fn call(&mut self, req: Request) -> Self::Future {
-        Box::pin(wrap(self.clone(), req))
+        let serve = wrap(self.clone(), req);
+        if self.0.state.http().traces.is_some() {
+            // Its store and Redis calls are noted for its span's children.
+            Box::pin(calls::scoped(serve))
+        } else {
+            Box::pin(serve)
+        }
     }
 }
 
@@ -151,12 +160,7 @@ async fn wrap(envelope: Envelope, mut req: Request) -> Result<Response, Infallib
     let public = *listener == Listener::Public;
     let request_id = request_id::assign(req.headers());
     let entry = access_log::Entry::begin(&req, *listener);
-    let span = state
-        .http()
-        .traces
-        .as_ref()
-        .filter(|_| public)
-        .and_then(|_| trace::RequestSpan::begin(req.headers(), req.method()));
+    let span = state.http().traces.as_ref().and_then(|_| trace::RequestSpan::begin(req.headers(), req.method()));
     let head = head::as_get(&mut req);
     // For the problem of the router's bare 405.
     let method = req.method().clone();
@@ -230,8 +234,7 @@ async fn wrap(envelope: Envelope, mut req: Request) -> Result<Response, Infallib
     };
     entry.finish(state, &resp, &request_id, caller);
     if let (Some(span), Some(tracer)) = (span, &state.http().traces) {
-        let prefix = key.as_deref().map(|k| k.prefix.as_str());
-        span.finish(tracer, route.map(|r| r.path), resp.status(), prefix, &request_id);
+        span.finish(tracer, route.map(|r| r.path), resp.status(), caller, &request_id, calls::take());
     }
     resp.headers_mut().insert(X_REQUEST_ID.clone(), request_id);
     Ok(resp)

@@ -15,8 +15,14 @@
 //! carry identifiers or a key sent by mistake), `http.response.status_code`,
 //! `error.type` on a `5xx` (whose status is then `ERROR`), and two of ours:
 //! `mds.key_prefix` (the caller's key prefix when it sent a key that was
-//! found; never the key) and `mds.request_id` (the `X-Request-Id` of the
-//! access log's line).
+//! found; never the key; on the admin listener `mds.admin_token`, the
+//! token's name) and `mds.request_id` (the `X-Request-Id` of the access
+//! log's line).
+//!
+//! Each store and Redis call made while serving the request
+//! ([`mds_domain::calls`]) is a child span of it: a client span named
+//! `{operation} {system}` (`action_page sqlite`, `EVALSHA redis`), with
+//! `db.system` and `db.operation.name`, its status `ERROR` when it failed.
 
 pub mod otlp;
 
@@ -25,8 +31,11 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use rand::Rng;
 
+use mds_domain::calls::Call;
+
+use super::access_log::Caller;
 use super::problem::STANDARD_METHODS;
-use otlp::{Attr, Span, Tracer};
+use otlp::{Attr, Span, SpanKind, Tracer};
 
 /// The W3C Trace Context header naming the caller's span.
 pub static TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
@@ -125,12 +134,7 @@ impl RequestSpan {
                 }
             },
         };
-        let span_id = loop {
-            let id: [u8; 8] = rng.r#gen();
-            if id != [0; 8] {
-                break id;
-            }
-        };
+        let span_id = span_id(&mut rng);
         let trace_state = parent
             .and_then(|_| headers.get(&TRACESTATE))
             .and_then(|v| v.to_str().ok())
@@ -155,15 +159,18 @@ impl RequestSpan {
 
     /// Ends the span with what the request came to, and hands it to
     /// `tracer` (which drops it, counted, rather than wait when its queue
-    /// is full). `route` is the route table's template of the request
-    /// (`None` when no route matched), `key_prefix` the caller's.
+    /// is full), with a child span for each of `calls`, the store and
+    /// Redis calls made while serving it. `route` is the route table's
+    /// template of the request (`None` when no route matched), `caller`
+    /// who made it.
     pub fn finish(
         self,
         tracer: &Tracer,
         route: Option<&'static str>,
         status: StatusCode,
-        key_prefix: Option<&str>,
+        caller: Caller<'_>,
         request_id: &HeaderValue,
+        calls: Vec<Call>,
     ) {
         let end_ns = self.start_ns + self.started.elapsed().as_nanos() as u64;
         let (method, original) = known_method(&self.method);
@@ -184,11 +191,16 @@ impl RequestSpan {
         if error {
             attributes.push(("error.type", Attr::Str(status.as_str().to_owned().into())));
         }
-        if let Some(prefix) = key_prefix {
-            attributes.push(("mds.key_prefix", Attr::Str(prefix.to_owned().into())));
+        match caller {
+            Caller::Key(key) => attributes.push(("mds.key_prefix", Attr::Str(key.prefix.as_str().to_owned().into()))),
+            Caller::Admin(actor) => attributes.push(("mds.admin_token", Attr::Str(actor.as_str().to_owned().into()))),
+            Caller::None => {}
         }
         if let Ok(id) = request_id.to_str() {
             attributes.push(("mds.request_id", Attr::Str(id.to_owned().into())));
+        }
+        for call in calls {
+            tracer.export(self.child(call));
         }
         tracer.export(Span {
             trace_id: self.trace_id,
@@ -200,7 +212,41 @@ impl RequestSpan {
             end_ns,
             attributes,
             error,
+            kind: SpanKind::Server,
         });
+    }
+
+    /// The client span of `call`, a child of this one: named by its
+    /// operation, with the semantic conventions' `db.system` and
+    /// `db.operation.name` (the store's method, or the Redis command).
+    fn child(&self, call: Call) -> Span {
+        let mut attributes =
+            vec![("db.system", Attr::Str(call.system.into())), ("db.operation.name", Attr::Str(call.operation.into()))];
+        if call.error {
+            attributes.push(("error.type", Attr::Str("error".into())));
+        }
+        Span {
+            trace_id: self.trace_id,
+            span_id: span_id(&mut rand::thread_rng()),
+            parent_span_id: Some(self.span_id),
+            trace_state: self.trace_state.clone(),
+            name: format!("{} {}", call.operation, call.system),
+            start_ns: call.start_ns,
+            end_ns: call.end_ns,
+            attributes,
+            error: call.error,
+            kind: SpanKind::Client,
+        }
+    }
+}
+
+/// A random span id (never all zero).
+fn span_id(rng: &mut impl Rng) -> [u8; 8] {
+    loop {
+        let id: [u8; 8] = rng.r#gen();
+        if id != [0; 8] {
+            break id;
+        }
     }
 }
 

@@ -7,6 +7,7 @@ use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+use mds_domain::calls;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{ErrorKind, RedisError};
 
@@ -68,7 +69,7 @@ impl SharedLimiter {
         if self.is_degraded() && self.should_try_redis() {
             let ping = async {
                 let mut conn = self.connection().await?;
-                self.timed(redis::cmd("PING").query_async::<String>(&mut conn)).await
+                self.timed("PING", redis::cmd("PING").query_async::<String>(&mut conn)).await
             };
             match ping.await {
                 Ok(_) => self.came_back(),
@@ -88,16 +89,25 @@ impl SharedLimiter {
             .set_response_timeout(self.config.timeout)
             .set_number_of_retries(1)
             .set_max_delay(100);
-        let c = self.timed(ConnectionManager::new_with_config(self.client.clone(), config)).await?;
+        let c = self.timed("connect", ConnectionManager::new_with_config(self.client.clone(), config)).await?;
         let mut slot = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
         Ok(slot.get_or_insert(Conn(c)).0.clone())
     }
 
-    /// `fut` within the timeout, a timeout being a Redis error like any other.
-    pub(super) async fn timed<T>(&self, fut: impl Future<Output = Result<T, RedisError>>) -> Result<T, RedisError> {
-        match tokio::time::timeout(self.config.timeout, fut).await {
-            Ok(r) => r,
-            Err(_) => Err(RedisError::from((ErrorKind::IoError, "Redis did not answer in time"))),
-        }
+    /// `fut`, the Redis command `op`, within the timeout, a timeout being a
+    /// Redis error like any other; noted for the trace of the request that
+    /// made it ([`calls::record`]).
+    pub(super) async fn timed<T>(
+        &self,
+        op: &'static str,
+        fut: impl Future<Output = Result<T, RedisError>>,
+    ) -> Result<T, RedisError> {
+        calls::record("redis", op, async {
+            match tokio::time::timeout(self.config.timeout, fut).await {
+                Ok(r) => r,
+                Err(_) => Err(RedisError::from((ErrorKind::IoError, "Redis did not answer in time"))),
+            }
+        })
+        .await
     }
 }

@@ -161,7 +161,7 @@ impl SharedLimiter {
                     .arg(d.not_modified);
             }
         }
-        let answer: Vec<Value> = match self.timed(inv.invoke_async(&mut conn)).await {
+        let answer: Vec<Value> = match self.timed("EVALSHA", inv.invoke_async(&mut conn)).await {
             Ok(a) => a,
             Err(e) => {
                 self.mirror_failing.store(true, Ordering::Relaxed);
@@ -178,7 +178,7 @@ impl SharedLimiter {
                 if indexed.is_none_or(|(at, was)| was != id || at.elapsed() >= Duration::from_secs(1)) {
                     let mut sadd = redis::cmd("SADD");
                     sadd.arg(self.mirrors_key()).arg(&id);
-                    self.timed(sadd.query_async::<i64>(&mut conn)).await?;
+                    self.timed("SADD", sadd.query_async::<i64>(&mut conn)).await?;
                     *self.mirror_indexed.lock().unwrap_or_else(PoisonError::into_inner) = Some((Instant::now(), id));
                 }
                 Ok(())
@@ -240,7 +240,7 @@ impl SharedLimiter {
             let mut pipe = redis::pipe();
             pipe.cmd("DEL").arg(mirror_key(&self.config.namespace, &id)).ignore();
             pipe.cmd("SREM").arg(self.mirrors_key()).arg(&id).ignore();
-            self.timed(pipe.query_async::<()>(&mut conn)).await
+            self.timed("pipeline", pipe.query_async::<()>(&mut conn)).await
         };
         if let Err(e) = end.await {
             tracing::warn!(error = %e, "cannot drop this node's usage mirror; another node will find it empty");
@@ -262,7 +262,7 @@ impl SharedLimiter {
         let Ok(mut conn) = self.connection().await else { return };
         let mut members = redis::cmd("SMEMBERS");
         members.arg(self.mirrors_key());
-        let Ok(ids) = self.timed(members.query_async::<Vec<String>>(&mut conn)).await else { return };
+        let Ok(ids) = self.timed("SMEMBERS", members.query_async::<Vec<String>>(&mut conn)).await else { return };
         let own = self.local.meter().mirror_id();
         for id in ids.into_iter().filter(|id| *id != own) {
             match self.take(&mut conn, &id, 0, &self.node_id).await {
@@ -270,7 +270,7 @@ impl SharedLimiter {
                 Ok(Some((3, _, _))) => {
                     let mut srem = redis::cmd("SREM");
                     srem.arg(self.mirrors_key()).arg(&id);
-                    let _ = self.timed(srem.query_async::<i64>(&mut conn)).await;
+                    let _ = self.timed("SREM", srem.query_async::<i64>(&mut conn)).await;
                 }
                 Ok(_) => {}
                 Err(e) => {
@@ -338,7 +338,7 @@ impl SharedLimiter {
                 .arg(generation)
                 .ignore();
         }
-        if let Err(e) = self.timed(pipe.query_async::<()>(&mut conn)).await {
+        if let Err(e) = self.timed("pipeline", pipe.query_async::<()>(&mut conn)).await {
             tracing::warn!(error = %e, mirror = %id, "cannot mark a taken usage mirror done");
         }
     }

@@ -382,8 +382,7 @@ impl SharedLimiter {
         let mut conn = self.connection().await.ok()?;
         let mut get = redis::cmd("GET");
         get.arg(self.usage_key(key, month));
-        let fut = get.query_async::<Option<u64>>(&mut conn);
-        tokio::time::timeout(self.config.timeout, fut).await.ok()?.ok()?
+        self.timed("GET", get.query_async::<Option<u64>>(&mut conn)).await.ok()?
     }
 
     /// The Redis key of `key`'s GCRA state.

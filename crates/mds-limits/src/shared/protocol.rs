@@ -316,7 +316,7 @@ impl SharedLimiter {
             .arg(stored)
             .arg(self.config.usage_ttl.as_secs().max(1))
             .arg(generation);
-        if self.timed(seed.query_async::<i64>(conn)).await? == 1 {
+        if self.timed("EVAL", seed.query_async::<i64>(conn)).await? == 1 {
             self.counters.bump(Count::Seeds);
         }
         Ok(())
@@ -357,11 +357,11 @@ impl SharedLimiter {
     ) -> Result<Answer, RedisError> {
         let mut evalsha = redis::cmd("EVALSHA");
         evalsha.arg(self.lease_script.get_hash()).arg(3).arg(&keys[..]).arg(&self.node_id).arg(&args[..]);
-        let raw: Vec<i64> = match self.timed(evalsha.query_async(conn)).await {
+        let raw: Vec<i64> = match self.timed("EVALSHA", evalsha.query_async(conn)).await {
             Err(e) if e.kind() == ErrorKind::NoScriptError => {
                 let mut eval = redis::cmd("EVAL");
                 eval.arg(LEASE_LUA).arg(3).arg(&keys[..]).arg(&self.node_id).arg(&args[..]);
-                self.timed(eval.query_async(conn)).await?
+                self.timed("EVAL", eval.query_async(conn)).await?
             }
             r => r?,
         };

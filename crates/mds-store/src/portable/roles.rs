@@ -5,6 +5,7 @@
 //! Compiled once per backend (see `portable/mod.rs`).
 
 use chrono::{DateTime, NaiveDate, Utc};
+use mds_domain::calls;
 use mds_domain::news::NewsKey;
 use mds_domain::news_search::ArticleText;
 use mds_domain::snapshot::{NameChange, Series, SymbolChange};
@@ -15,8 +16,8 @@ use mds_domain::{
 };
 
 use super::{
-    Backend, access, actions, admin, auth, begin_write, catalog, db, events, idempotency, identity, meta, migrate,
-    news, prices, snapshot, usage, webhooks,
+    Backend, access, actions, admin, auth, begin_write, catalog, db, dialect, events, idempotency, identity, meta,
+    migrate, news, prices, snapshot, usage, webhooks,
 };
 use crate::rows::SnapshotKind;
 use crate::{
@@ -40,7 +41,8 @@ use mds_domain::prices::{Bar, Series as PriceSeries};
 /// `, clock;` also gives `function` the store's clock, last, as `&dyn
 /// Clock` (what dates the rows and events it writes). The methods after
 /// `in_write` run `function(&mut tx, arguments)` in a write transaction of
-/// their own, committed when it succeeds.
+/// their own, committed when it succeeds. Each call is noted for the
+/// trace of the request that made it ([`calls::record`]).
 macro_rules! delegate {
     ($role:ident {
         $($method:ident($($arg:ident: $ty:ty),*) -> $out:ty => $to:path $([$($extra:expr),*])? $(, $clock:ident)?;)*
@@ -51,15 +53,19 @@ macro_rules! delegate {
         impl $role for Backend {
             $(
                 async fn $method(&self, $($arg: $ty),*) -> StoreResult<$out> {
-                    $to(&self.pool, $($arg,)* $($($extra,)*)? $(&*self.$clock,)?).await
+                    let call = $to(&self.pool, $($arg,)* $($($extra,)*)? $(&*self.$clock,)?);
+                    calls::record(dialect::SYSTEM, stringify!($method), call).await
                 }
             )*
             $($(
                 async fn $w_method(&self, $($w_arg: $w_ty),*) -> StoreResult<$w_out> {
-                    let mut tx = begin_write(&self.pool).await?;
-                    let out = $w_to(&mut tx, $($w_arg,)* $(&*self.$w_clock,)?).await?;
-                    tx.commit().await.map_err(db)?;
-                    Ok(out)
+                    calls::record(dialect::SYSTEM, stringify!($w_method), async {
+                        let mut tx = begin_write(&self.pool).await?;
+                        let out = $w_to(&mut tx, $($w_arg,)* $(&*self.$w_clock,)?).await?;
+                        tx.commit().await.map_err(db)?;
+                        Ok(out)
+                    })
+                    .await
                 }
             )*)?
         }

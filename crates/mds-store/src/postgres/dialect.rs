@@ -34,6 +34,10 @@ use crate::{StoreResult, UpsertSummary};
 /// The backend's name, for sentences.
 pub(super) const NAME: &str = "PostgreSQL";
 
+/// The backend as OpenTelemetry's `db.system` names it (a store call's
+/// span in a request's trace).
+pub(super) const SYSTEM: &str = "postgresql";
+
 /// A query being bound.
 type PgQuery<'q> = Query<'q, Postgres, PgArguments>;
 

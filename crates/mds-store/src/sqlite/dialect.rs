@@ -32,6 +32,10 @@ use crate::{StoreResult, UpsertSummary};
 /// The backend's name, for sentences.
 pub(super) const NAME: &str = "SQLite";
 
+/// The backend as OpenTelemetry's `db.system` names it (a store call's
+/// span in a request's trace).
+pub(super) const SYSTEM: &str = "sqlite";
+
 /// A query being bound.
 type SqliteQuery<'q> = Query<'q, Sqlite, SqliteArguments<'q>>;
 

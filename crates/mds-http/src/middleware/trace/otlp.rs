@@ -82,6 +82,17 @@ pub struct Span {
     pub attributes: Vec<(&'static str, Attr)>,
     /// Whether it failed (status `ERROR`); else its status is unset.
     pub error: bool,
+    /// What it is: a request served, or a call made while serving one.
+    pub kind: SpanKind,
+}
+
+/// A span's kind, as OTLP numbers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpanKind {
+    /// A request served (`SPAN_KIND_SERVER`).
+    Server = 2,
+    /// A call to the store or Redis (`SPAN_KIND_CLIENT`).
+    Client = 3,
 }
 
 /// What the export task is sent.
@@ -239,8 +250,10 @@ fn span(out: &mut Vec<u8>, s: &Span) {
     }
     out.extend_from_slice(b",\"name\":");
     string(out, &s.name);
-    // SPAN_KIND_SERVER; 64-bit integers as decimal strings.
-    let _ = write!(out, ",\"kind\":2,\"startTimeUnixNano\":\"{}\",\"endTimeUnixNano\":\"{}\"", s.start_ns, s.end_ns);
+    // 64-bit integers as decimal strings.
+    let kind = s.kind as u8;
+    let _ =
+        write!(out, ",\"kind\":{kind},\"startTimeUnixNano\":\"{}\",\"endTimeUnixNano\":\"{}\"", s.start_ns, s.end_ns);
     out.extend_from_slice(b",\"attributes\":[");
     for (i, (k, a)) in s.attributes.iter().enumerate() {
         if i > 0 {
@@ -311,6 +324,7 @@ mod tests {
             end_ns: 2,
             attributes: vec![("http.response.status_code", Attr::Int(503))],
             error: true,
+            kind: SpanKind::Server,
         };
         let v: serde_json::Value = serde_json::from_slice(&request(&[s])).expect("JSON");
         let span = &v["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
