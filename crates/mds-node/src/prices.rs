@@ -40,11 +40,12 @@ use chrono::NaiveDate;
 use mds_catalog::CursorError;
 use mds_domain::Isin;
 use mds_domain::actions::CorporateAction;
+use mds_domain::bar_json::company_prices_json;
 use mds_domain::price_query::{
-    Adjust, Adjustment, CompanyPrices, CompanyPricesParams, MarketDay, MarketDayFilter, MarketDayQueryParams,
-    MarketKey, adjust_bars, close_before, factor_of,
+    Adjust, Adjustment, CompanyPricesParams, MarketDay, MarketDayFilter, MarketDayQueryParams, MarketKey, close_before,
+    factor_of, factors_of,
 };
-use mds_domain::prices::{Bar, Series};
+use mds_domain::prices::{Bar, Factors, Series};
 use mds_store::ActionFilter;
 
 use crate::action_pages::isins_of;
@@ -114,23 +115,58 @@ impl Lineage {
         self.bars.len() * (size_of::<Bar>() + 32) + self.adjustments.len() * (size_of::<Adjustment>() + 32)
     }
 
-    /// Its bars of `from` to `to` (both inclusive), adjusted as `adjust`
-    /// asks by the adjustments whose ex-date is after the first of them and
-    /// not after `last` (the last day loaded: an action yet to go ex
-    /// adjusts nothing), which it returns.
-    fn cut(&self, from: NaiveDate, to: NaiveDate, adjust: Adjust, last: NaiveDate) -> (Vec<Bar>, Vec<Adjustment>) {
+    /// Its bars of `from` to `to` (both inclusive), to be adjusted as
+    /// `adjust` asks by the adjustments whose ex-date is after the first of
+    /// them and not after `last` (the last day loaded: an action yet to go
+    /// ex adjusts nothing).
+    fn cut(&self, from: NaiveDate, to: NaiveDate, adjust: Adjust, last: NaiveDate) -> Cut<'_> {
         let start = self.bars.partition_point(|b| b.date < from);
         let end = self.bars.partition_point(|b| b.date <= to);
-        let mut bars = self.bars[start..end.max(start)].to_vec();
-        let Some(first) = bars.first().map(|b| b.date) else { return (bars, Vec::new()) };
+        let bars = &self.bars[start..end.max(start)];
+        let Some(first) = bars.first().map(|b| b.date) else { return Cut::default() };
         let applied: Vec<Adjustment> = self
             .adjustments
             .iter()
             .filter(|a| adjust.applies(a.action_type) && a.ex_date > first && a.ex_date <= last)
             .cloned()
             .collect();
-        adjust_bars(&mut bars, &applied);
-        (bars, applied)
+        Cut { bars, factors: factors_of(bars, &applied), applied }
+    }
+}
+
+/// Bars of a [`Lineage`] as asked: its bars of the days asked, as held
+/// (not copied), what each is adjusted by, and the adjustments applied.
+#[derive(Debug, Default)]
+struct Cut<'a> {
+    /// The bars, by day, as held.
+    bars: &'a [Bar],
+    /// What each of them is adjusted by.
+    factors: Vec<Factors>,
+    /// The adjustments applied to at least one of them.
+    applied: Vec<Adjustment>,
+}
+
+impl Cut<'_> {
+    /// The bars adjusted (copies).
+    fn adjusted(&self) -> Vec<Bar> {
+        let adjust = |(bar, f): (&Bar, &Factors)| {
+            let mut bar = bar.clone();
+            bar.adjust(*f);
+            bar
+        };
+        self.bars.iter().zip(&self.factors).map(adjust).collect()
+    }
+
+    /// The answer of the company `isin` in `format`, adjusted as `adjust`
+    /// says: [`company_prices_json`] (a `V1CompanyPrices`) or the CSV of
+    /// its bars adjusted.
+    fn answer(&self, isin: &Isin, adjust: Adjust, format: PriceFormat) -> Tagged {
+        match format {
+            PriceFormat::Csv => csv(&self.adjusted()),
+            PriceFormat::Json => {
+                Tagged::hashed(company_prices_json(isin, adjust, self.bars, &self.factors, &self.applied))
+            }
+        }
     }
 }
 
@@ -304,19 +340,12 @@ impl Node {
         let last = self.last_price_day(&kept).await?;
         let span = params.span(last).map_err(ReadError::from)?;
         let adjust = params.adjust();
-        let (bars, adjustments) = match (span, last) {
+        let made = match (span, last) {
             (Some((from, to)), Some(last)) => {
                 let series = self.lineage_series(&kept, generation, &isins, params.lineage()).await?;
-                series.cut(from, to, adjust, last)
+                series.cut(from, to, adjust, last).answer(isin, adjust, format)
             }
-            _ => (Vec::new(), Vec::new()),
-        };
-        let made = match format {
-            PriceFormat::Csv => csv(&bars),
-            PriceFormat::Json => {
-                let body = CompanyPrices { isin: isin.clone(), adjust, bars, adjustments };
-                Tagged::hashed(serde_json::to_vec(&body).expect("a company's prices serialize"))
-            }
+            _ => Cut::default().answer(isin, adjust, format),
         };
         kept.pages.put(key, made.clone());
         Ok(Some(made))
@@ -356,7 +385,7 @@ impl Node {
         let mut data = self.store().market_page(filter.date, filter.series, after_ref, limit + 1).await?;
         let (has_more, next_cursor) = cut(&mut data, limit, |last| self.cursor_after(filter, &MarketKey::of(last)));
         let page = MarketDay { date: filter.date, data, has_more, next_cursor };
-        Ok(Tagged::hashed(serde_json::to_vec(&page).expect("a market page serializes")))
+        Ok(Tagged::hashed(page.to_json()))
     }
 
     /// The whole market of `filter`'s day, as CSV.
@@ -418,6 +447,18 @@ mod tests {
         }
     }
 
+    /// The bars of a cut, adjusted, and the adjustments applied.
+    fn cut_of(
+        lineage: &Lineage,
+        from: NaiveDate,
+        to: NaiveDate,
+        adjust: Adjust,
+        last: NaiveDate,
+    ) -> (Vec<Bar>, Vec<Adjustment>) {
+        let cut = lineage.cut(from, to, adjust, last);
+        (cut.adjusted(), cut.applied)
+    }
+
     #[test]
     fn a_series_is_cut_and_adjusted_by_the_actions_gone_ex() {
         use mds_domain::actions::{Action, Dividend, FaceValueChange};
@@ -439,20 +480,20 @@ mod tests {
         let lineage = Lineage::new(bars, &actions, std::slice::from_ref(&isin));
         assert_eq!(lineage.adjustments.len(), 4, "the dividend above the close has no factor");
         let last = day("2025-02-13");
-        let (cut, applied) = lineage.cut(day("2025-02-10"), last, Adjust::Total, last);
+        let (cut, applied) = cut_of(&lineage, day("2025-02-10"), last, Adjust::Total, last);
         let ex: Vec<String> = applied.iter().map(|a| format!("{} {}", a.ex_date, a.factor)).collect();
         assert_eq!(ex, ["2025-02-11 0.98", "2025-02-12 0.1"]);
         let closes: Vec<String> = cut.iter().map(|b| b.close.to_string()).collect();
         assert_eq!(closes, ["14.70", "14.50", "14.00", "15.00"]);
-        let (cut, applied) = lineage.cut(day("2025-02-10"), last, Adjust::Split, last);
+        let (cut, applied) = cut_of(&lineage, day("2025-02-10"), last, Adjust::Split, last);
         assert_eq!(applied.len(), 1);
         assert_eq!(cut[0].close.to_string(), "15.00");
-        let (cut, applied) = lineage.cut(day("2025-02-12"), last, Adjust::Total, last);
+        let (cut, applied) = cut_of(&lineage, day("2025-02-12"), last, Adjust::Total, last);
         assert!(applied.is_empty() && cut.len() == 2, "no action goes ex after the first bar of the cut");
-        let (cut, applied) = lineage.cut(day("2025-02-10"), day("2025-02-11"), Adjust::Unadjusted, last);
+        let (cut, applied) = cut_of(&lineage, day("2025-02-10"), day("2025-02-11"), Adjust::Unadjusted, last);
         assert!(applied.is_empty());
         assert_eq!(cut.iter().map(|b| b.close.to_string()).collect::<Vec<_>>(), ["150.00", "145.00"]);
-        let (_, applied) = lineage.cut(day("2025-02-10"), last, Adjust::Total, day("2025-02-14"));
+        let (_, applied) = cut_of(&lineage, day("2025-02-10"), last, Adjust::Total, day("2025-02-14"));
         assert_eq!(applied.len(), 3, "once the day is loaded, the dividend of 2025-02-14 adjusts");
     }
 
