@@ -72,8 +72,8 @@ pub(crate) struct ServeArgs {
     page_cache_mib: u64,
     /// MiB of securities' whole price series kept per prices and actions
     /// generation, so that a series asked again with other dates or
-    /// another adjustment is cut from memory, not read from the store; 0
-    /// keeps none.
+    /// another adjustment is cut from memory, not read from the store; as
+    /// much again of the market's days (`/v1/prices`); 0 keeps none.
     #[arg(long, env = "MDS_PRICE_SERIES_MIB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(0..=65536))]
     price_series_mib: u64,
     /// Redis shared by all nodes for rate limits and monthly counters

@@ -376,10 +376,7 @@ async fn dividends_on_the_actions_routes_carry_the_price_routes_factor() {
 /// from the store again: with the store unreachable, it is still answered.
 #[tokio::test]
 async fn with_no_answer_kept_a_series_is_still_cut_from_memory() {
-    let mut config = common::reloading_every(std::time::Duration::from_millis(100));
-    config.node.page_cache_bytes = 0;
-    let ((app, _dir), faults) =
-        common::with_faults(common::Options { config, ..common::Options::default() }, loaded_with).await;
+    let ((app, _dir), faults) = keeping_no_answer().await;
     let whole = bars(&app.get_json(&format!("/v1/companies/{TTL_NEW}/prices?from={}", DAYS[0]), 200).await);
     assert_eq!(whole.len(), DAYS.len());
 
@@ -389,4 +386,42 @@ async fn with_no_answer_kept_a_series_is_still_cut_from_memory() {
     let cut = bars(&cut);
     assert_eq!(cut.len(), DAYS.len() - 1);
     assert_eq!(cut.first().map(|b| b.date.to_string()), Some(DAYS[1].to_owned()));
+}
+
+/// With no answer kept, a market day's pages (JSON and CSV) are cut from
+/// the day the node keeps apart as it keeps a series (`--price-series-mib`):
+/// with the store unreachable after the first page, the next page and the
+/// CSV are still answered, and the pages walk the day as the store holds it.
+#[tokio::test]
+async fn with_no_answer_kept_a_market_day_is_still_cut_from_memory() {
+    let ((app, _dir), faults) = keeping_no_answer().await;
+    let day = DAYS[2];
+    let first = app.get_json(&format!("/v1/prices?date={day}&limit=5"), 200).await;
+    let cursor = first["next_cursor"].as_str().unwrap().to_owned();
+
+    faults.set(common::faults::Fault::Unreachable);
+    let next = app.get_json(&format!("/v1/prices?date={day}&limit=5&cursor={cursor}"), 200).await;
+    let csv = app.get_with_headers(&format!("/v1/prices?date={day}"), &[("accept", "text/csv")]).await;
+    faults.set(common::faults::Fault::None);
+    assert_eq!(csv.status(), 200);
+    let (_, rows) = csv_rows(&csv.text().await.unwrap());
+
+    let stored = app.store.day_bars(day.parse().unwrap()).await.unwrap();
+    let want: Vec<Bar> = stored.bars.iter().map(|b| b.bar(stored.date)).collect();
+    let got: Vec<Bar> = [bars_of(&first), bars_of(&next)].concat();
+    assert_eq!(got, want[..10], "the first two pages, in the store's order");
+    assert_eq!(rows.len(), want.len(), "the whole day in CSV");
+}
+
+/// The bars of a market page.
+fn bars_of(page: &Value) -> Vec<Bar> {
+    serde_json::from_value(page["data"].clone()).unwrap()
+}
+
+/// The loaded store served by a node keeping no answer
+/// (`--page-cache-mib 0`), and the store's faults.
+async fn keeping_no_answer() -> ((common::TestApp, tempfile::TempDir), std::sync::Arc<common::faults::Faulty>) {
+    let mut config = common::reloading_every(std::time::Duration::from_millis(100));
+    config.node.page_cache_bytes = 0;
+    common::with_faults(common::Options { config, ..common::Options::default() }, loaded_with).await
 }

@@ -25,7 +25,7 @@ use crate::Isin;
 use crate::action_query::{FROM, LINEAGE, TO, parse_day};
 use crate::actions::{Action, ActionId, ActionType, CorporateAction};
 use crate::params::{CURSOR, Filter, LIMIT, Paged, ParamError, QueryParams, one};
-use crate::prices::{Bar, Price, Series};
+use crate::prices::{Bar, Factors, Price, Series};
 
 /// `adjust`: how the prices are adjusted ([`CompanyPricesParams::adjust`]).
 pub const ADJUST: &str = "adjust";
@@ -254,16 +254,18 @@ pub fn factor_of(action: &CorporateAction, close_before: impl FnOnce() -> Option
     .filter(|f| f.is_finite() && *f > 0.0)
 }
 
-/// Adjusts `bars` (oldest first) by `adjustments` (oldest ex-date first):
-/// each bar's prices by the product of the factors of the adjustments
-/// whose ex-date is after it, its `prev_close` by those whose ex-date is
-/// after the day before it (so on an ex-date too), its share counts by
-/// those of the adjustments that change the number of shares
-/// ([`changes_shares`]); see [`Bar::adjust`].
-pub fn adjust_bars(bars: &mut [Bar], adjustments: &[Adjustment]) {
+/// The factors each of `bars` (oldest first) is adjusted by, given
+/// `adjustments` (oldest ex-date first), in the bars' order: its prices by
+/// the product of the factors of the adjustments whose ex-date is after
+/// it, its `prev_close` by those whose ex-date is after the day before it
+/// (so on an ex-date too), its share counts by those of the adjustments
+/// that change the number of shares ([`changes_shares`]); see
+/// [`Bar::adjust`].
+pub fn factors_of(bars: &[Bar], adjustments: &[Adjustment]) -> Vec<Factors> {
+    let mut out = vec![Factors::NONE; bars.len()];
     let mut next = adjustments.len();
     let (mut price, mut shares) = (1.0f64, 1.0f64);
-    for bar in bars.iter_mut().rev() {
+    for (bar, f) in bars.iter().zip(out.iter_mut()).rev() {
         while next > 0 && adjustments[next - 1].ex_date > bar.date {
             let a = &adjustments[next - 1];
             price *= a.factor;
@@ -274,7 +276,17 @@ pub fn adjust_bars(bars: &mut [Bar], adjustments: &[Adjustment]) {
         }
         let on_the_day: f64 =
             adjustments[..next].iter().rev().take_while(|a| a.ex_date == bar.date).map(|a| a.factor).product();
-        bar.adjust(price, price * on_the_day, shares);
+        *f = Factors { price, prev_close: price * on_the_day, shares };
+    }
+    out
+}
+
+/// Adjusts `bars` (oldest first) by `adjustments` (oldest ex-date first),
+/// each by its [`factors_of`].
+pub fn adjust_bars(bars: &mut [Bar], adjustments: &[Adjustment]) {
+    let factors = factors_of(bars, adjustments);
+    for (bar, f) in bars.iter_mut().zip(factors) {
+        bar.adjust(f);
     }
 }
 

@@ -331,6 +331,42 @@ impl Figures {
     }
 }
 
+/// What a bar is adjusted by ([`Bar::adjust`]): its prices multiplied by
+/// `price`, its `prev_close` by `prev_close` (the factor of the day
+/// before), its share counts divided by `shares`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Factors {
+    /// The factor of the prices.
+    pub price: f64,
+    /// The factor of the previous close.
+    pub prev_close: f64,
+    /// The divisor of the share counts.
+    pub shares: f64,
+}
+
+impl Factors {
+    /// Nothing adjusted: every factor exactly 1.
+    pub const NONE: Factors = Factors { price: 1.0, prev_close: 1.0, shares: 1.0 };
+
+    /// `p` multiplied by `f`, rounded to four decimals; `p` itself when
+    /// `f` is exactly 1.
+    pub(crate) fn scale(self, p: Price, f: f64) -> Price {
+        match f == 1.0 {
+            true => p,
+            false => Price::from_units((p.units() as f64 * f).round() as i64),
+        }
+    }
+
+    /// `n` shares divided by [`Factors::shares`], rounded to whole shares;
+    /// `n` itself when that is exactly 1.
+    pub(crate) fn count(self, n: u64) -> u64 {
+        match self.shares == 1.0 {
+            true => n,
+            false => (n as f64 / self.shares).round() as u64,
+        }
+    }
+}
+
 /// One security's day (`V1Bar`, contract 14.2): `date`, `isin`, `series`,
 /// the prices, `volume`, `turnover`, `trades`, the delivery figures when the
 /// file has them, and where the ISIN comes from.
@@ -436,29 +472,21 @@ impl Bar {
         out.push('\n');
     }
 
-    /// The bar with its prices multiplied by `price` (`prev_close` by
-    /// `prev_close`, the factor of the day before) and rounded to four
+    /// The bar with its prices multiplied by `f.price` (`prev_close` by
+    /// `f.prev_close`, the factor of the day before) and rounded to four
     /// decimals, and its share counts (`volume`, `delivery_qty`) divided by
-    /// `shares` and rounded to whole shares (contract 14.2). Turnover,
+    /// `f.shares` and rounded to whole shares (contract 14.2). Turnover,
     /// trades and the delivered percentage are not adjusted: money and
     /// trades are what they were. A factor of exactly 1 changes nothing.
-    pub fn adjust(&mut self, price: f64, prev_close: f64, shares: f64) {
-        let scale = |p: Price, f: f64| match f == 1.0 {
-            true => p,
-            false => Price::from_units((p.units() as f64 * f).round() as i64),
-        };
-        let count = |n: u64| match shares == 1.0 {
-            true => n,
-            false => (n as f64 / shares).round() as u64,
-        };
-        self.open = scale(self.open, price);
-        self.high = scale(self.high, price);
-        self.low = scale(self.low, price);
-        self.close = scale(self.close, price);
-        self.last = self.last.map(|p| scale(p, price));
-        self.prev_close = scale(self.prev_close, prev_close);
-        self.volume = count(self.volume);
-        self.delivery_qty = self.delivery_qty.map(count);
+    pub fn adjust(&mut self, f: Factors) {
+        self.open = f.scale(self.open, f.price);
+        self.high = f.scale(self.high, f.price);
+        self.low = f.scale(self.low, f.price);
+        self.close = f.scale(self.close, f.price);
+        self.last = self.last.map(|p| f.scale(p, f.price));
+        self.prev_close = f.scale(self.prev_close, f.prev_close);
+        self.volume = f.count(self.volume);
+        self.delivery_qty = self.delivery_qty.map(|n| f.count(n));
     }
 
     /// The bar of a file's row, unadjusted.
@@ -645,17 +673,17 @@ mod tests {
         let date = NaiveDate::from_ymd_opt(2025, 2, 11).unwrap();
         let bar = Bar::published(date, Isin::parse("INE592B01016").unwrap(), Series::EQ, IsinSource::File, &figures);
         let mut same = bar.clone();
-        same.adjust(1.0, 1.0, 1.0);
+        same.adjust(Factors::NONE);
         assert_eq!(same, bar, "a factor of 1 changes nothing");
         let mut split = bar.clone();
-        split.adjust(0.1, 0.1, 0.1);
+        split.adjust(Factors { price: 0.1, prev_close: 0.1, shares: 0.1 });
         assert_eq!(split.close.to_string(), "14.529");
         assert_eq!(split.low.to_string(), "14.001");
         assert_eq!(split.last.unwrap().to_string(), "14.53");
         assert_eq!((split.volume, split.delivery_qty), (10010, Some(5030)));
         assert_eq!((split.turnover, split.trades, split.delivery_pct), (bar.turnover, 10, bar.delivery_pct));
         let mut odd = bar.clone();
-        odd.adjust(1.0 / 3.0, 0.5, 3.0);
+        odd.adjust(Factors { price: 1.0 / 3.0, prev_close: 0.5, shares: 3.0 });
         assert_eq!(odd.close.units(), 484_300, "145.29 / 3 = 48.43 exactly");
         assert_eq!(odd.high.to_string(), "50.00", "150 / 3, rounded to four decimals");
         assert_eq!(odd.low.to_string(), "46.67", "140.01 / 3 = 46.67");

@@ -30,7 +30,8 @@ pub struct NodeConfig {
     /// and the factors of their actions) a node keeps per prices and
     /// actions generation, so that a series asked with other bounds or
     /// another adjustment is cut and adjusted in memory, not read from the
-    /// store again ([`crate::prices`]); `0`: none.
+    /// store again ([`crate::prices`]); the same again of the market's
+    /// days, each read whole once; `0`: none.
     pub price_series_bytes: usize,
     /// Rate limits, quotas and metering. Off only to measure their cost.
     pub limits: bool,

@@ -15,10 +15,13 @@
 //! from the store ([`Lineage`]: its bars and the factors of its actions,
 //! those of dividends and rights issues computed from the close before
 //! them), so a series asked again with other bounds or another adjustment
-//! is cut and adjusted in memory, not read again. The answers are bounded
-//! in bytes by the node's page cache setting, the series by its own
-//! (`price_series_bytes`): with no page kept, a series is still cut from
-//! memory.
+//! is cut and adjusted in memory, not read again, and each market day
+//! read, whole, so its pages and its CSV are cut from memory. The answers
+//! are bounded in bytes by the node's page cache setting, the series and
+//! days by their own (`price_series_bytes`, each): with no page kept, a
+//! series or a market page is still cut from memory. A series' JSON is
+//! written from the bars as kept, each with its factors, without copying
+//! them ([`company_prices_json`]).
 //!
 //! # Tags
 //! Each body is tagged with the digest of its bytes (as the actions
@@ -40,11 +43,12 @@ use chrono::NaiveDate;
 use mds_catalog::CursorError;
 use mds_domain::Isin;
 use mds_domain::actions::CorporateAction;
+use mds_domain::bar_json::company_prices_json;
 use mds_domain::price_query::{
-    Adjust, Adjustment, CompanyPrices, CompanyPricesParams, MarketDay, MarketDayFilter, MarketDayQueryParams,
-    MarketKey, adjust_bars, close_before, factor_of,
+    Adjust, Adjustment, CompanyPricesParams, MarketDay, MarketDayFilter, MarketDayQueryParams, MarketKey, close_before,
+    factor_of, factors_of,
 };
-use mds_domain::prices::{Bar, Series};
+use mds_domain::prices::{Bar, Factors, Series};
 use mds_store::ActionFilter;
 
 use crate::action_pages::isins_of;
@@ -111,26 +115,61 @@ impl Lineage {
 
     /// What it holds, in bytes (roughly: its vectors and the ISINs' text).
     fn bytes(&self) -> usize {
-        self.bars.len() * (size_of::<Bar>() + 32) + self.adjustments.len() * (size_of::<Adjustment>() + 32)
+        self.bars.len() * BAR_BYTES + self.adjustments.len() * (size_of::<Adjustment>() + 32)
     }
 
-    /// Its bars of `from` to `to` (both inclusive), adjusted as `adjust`
-    /// asks by the adjustments whose ex-date is after the first of them and
-    /// not after `last` (the last day loaded: an action yet to go ex
-    /// adjusts nothing), which it returns.
-    fn cut(&self, from: NaiveDate, to: NaiveDate, adjust: Adjust, last: NaiveDate) -> (Vec<Bar>, Vec<Adjustment>) {
+    /// Its bars of `from` to `to` (both inclusive), to be adjusted as
+    /// `adjust` asks by the adjustments whose ex-date is after the first of
+    /// them and not after `last` (the last day loaded: an action yet to go
+    /// ex adjusts nothing).
+    fn cut(&self, from: NaiveDate, to: NaiveDate, adjust: Adjust, last: NaiveDate) -> Cut<'_> {
         let start = self.bars.partition_point(|b| b.date < from);
         let end = self.bars.partition_point(|b| b.date <= to);
-        let mut bars = self.bars[start..end.max(start)].to_vec();
-        let Some(first) = bars.first().map(|b| b.date) else { return (bars, Vec::new()) };
+        let bars = &self.bars[start..end.max(start)];
+        let Some(first) = bars.first().map(|b| b.date) else { return Cut::default() };
         let applied: Vec<Adjustment> = self
             .adjustments
             .iter()
             .filter(|a| adjust.applies(a.action_type) && a.ex_date > first && a.ex_date <= last)
             .cloned()
             .collect();
-        adjust_bars(&mut bars, &applied);
-        (bars, applied)
+        Cut { bars, factors: factors_of(bars, &applied), applied }
+    }
+}
+
+/// Bars of a [`Lineage`] as asked: its bars of the days asked, as held
+/// (not copied), what each is adjusted by, and the adjustments applied.
+#[derive(Debug, Default)]
+struct Cut<'a> {
+    /// The bars, by day, as held.
+    bars: &'a [Bar],
+    /// What each of them is adjusted by.
+    factors: Vec<Factors>,
+    /// The adjustments applied to at least one of them.
+    applied: Vec<Adjustment>,
+}
+
+impl Cut<'_> {
+    /// The bars adjusted (copies).
+    fn adjusted(&self) -> Vec<Bar> {
+        let adjust = |(bar, f): (&Bar, &Factors)| {
+            let mut bar = bar.clone();
+            bar.adjust(*f);
+            bar
+        };
+        self.bars.iter().zip(&self.factors).map(adjust).collect()
+    }
+
+    /// The answer of the company `isin` in `format`, adjusted as `adjust`
+    /// says: [`company_prices_json`] (a `V1CompanyPrices`) or the CSV of
+    /// its bars adjusted.
+    fn answer(&self, isin: &Isin, adjust: Adjust, format: PriceFormat) -> Tagged {
+        match format {
+            PriceFormat::Csv => csv(&self.adjusted()),
+            PriceFormat::Json => {
+                Tagged::hashed(company_prices_json(isin, adjust, self.bars, &self.factors, &self.applied))
+            }
+        }
     }
 }
 
@@ -146,9 +185,50 @@ struct Generation {
     /// The last day loaded, once read (`Some(None)`: no day is loaded).
     last_day: Mutex<Option<Option<NaiveDate>>>,
     /// The lineages read, by catalog generation, ISIN and whether the
-    /// lineage was followed, with the bytes they hold.
-    series: Mutex<(HashMap<SeriesKey, Arc<Lineage>>, usize)>,
+    /// lineage was followed.
+    series: Mutex<Held<SeriesKey, Lineage>>,
+    /// The market's days read, each whole, by ISIN then series.
+    days: Mutex<Held<NaiveDate, Vec<Bar>>>,
 }
+
+/// What a generation keeps of what it read from the store, with the bytes
+/// it holds: all dropped when one more would pass the node's
+/// `price_series_bytes` (and read again when asked: a series or a day is
+/// never more than one read away).
+#[derive(Debug)]
+struct Held<K, V> {
+    /// The values kept, by key.
+    values: HashMap<K, Arc<V>>,
+    /// What they hold, in bytes, as their makers counted.
+    bytes: usize,
+}
+
+impl<K: std::hash::Hash + Eq, V> Held<K, V> {
+    fn new() -> Self {
+        Held { values: HashMap::new(), bytes: 0 }
+    }
+
+    /// The value kept for `key`.
+    fn get(&self, key: &K) -> Option<Arc<V>> {
+        self.values.get(key).cloned()
+    }
+
+    /// Keeps `value` of `size` bytes for `key` when it fits in `bound`,
+    /// dropping all else kept when they would not fit together.
+    fn put(&mut self, key: K, value: Arc<V>, size: usize, bound: usize) {
+        if size > bound {
+            return;
+        }
+        if self.bytes + size > bound {
+            *self = Held::new();
+        }
+        self.bytes += size;
+        self.values.insert(key, value);
+    }
+}
+
+/// What a bar is taken to hold in memory: the struct and its ISIN's text.
+const BAR_BYTES: usize = size_of::<Bar>() + 32;
 
 /// What a lineage's series is kept by: the catalog generation its lineage
 /// was read from, the ISIN asked for, and whether the lineage was followed.
@@ -160,7 +240,8 @@ impl Generation {
             at,
             pages: Arc::new(PageCache::new(max_bytes)),
             last_day: Mutex::new(None),
-            series: Mutex::new((HashMap::new(), 0)),
+            series: Mutex::new(Held::new()),
+            days: Mutex::new(Held::new()),
         }
     }
 }
@@ -260,23 +341,34 @@ impl Node {
         followed: bool,
     ) -> Result<Arc<Lineage>, ReadError> {
         let key = (catalog, isins[0].clone(), followed);
-        if let Some(found) = kept.series.lock().unwrap_or_else(PoisonError::into_inner).0.get(&key) {
-            return Ok(found.clone());
+        if let Some(found) = kept.series.lock().unwrap_or_else(PoisonError::into_inner).get(&key) {
+            return Ok(found);
         }
         let bars = self.store().bars_of(isins, NaiveDate::MIN, NaiveDate::MAX).await?;
         let actions = self.store().actions_of(isins, &ActionFilter::default()).await?;
         let made = Arc::new(Lineage::new(bars, &actions, isins));
-        let size = made.bytes();
-        let mut held = kept.series.lock().unwrap_or_else(PoisonError::into_inner);
         let bound = self.config().price_series_bytes;
-        if size <= bound {
-            if held.1 + size > bound {
-                *held = (HashMap::new(), 0);
-            }
-            held.1 += size;
-            held.0.insert(key, made.clone());
-        }
+        kept.series.lock().unwrap_or_else(PoisonError::into_inner).put(key, made.clone(), made.bytes(), bound);
         Ok(made)
+    }
+
+    /// Every bar of the market on `date`, by ISIN then series, kept or read
+    /// from the store (and kept); `None` when no day is kept
+    /// (`price_series_bytes` 0): a page is then read from the store alone.
+    async fn market_day(&self, kept: &Generation, date: NaiveDate) -> Result<Option<Arc<Vec<Bar>>>, ReadError> {
+        if let Some(found) = kept.days.lock().unwrap_or_else(PoisonError::into_inner).get(&date) {
+            return Ok(Some(found));
+        }
+        let bound = self.config().price_series_bytes;
+        if bound == 0 {
+            return Ok(None);
+        }
+        let mut day = self.store().day_bars(date).await?;
+        day.sort();
+        let made: Arc<Vec<Bar>> = Arc::new(day.bars.iter().map(|b| b.bar(date)).collect());
+        let size = made.len() * BAR_BYTES;
+        kept.days.lock().unwrap_or_else(PoisonError::into_inner).put(date, made.clone(), size, bound);
+        Ok(Some(made))
     }
 
     /// The prices of the company with `isin` asked with the query string
@@ -304,19 +396,12 @@ impl Node {
         let last = self.last_price_day(&kept).await?;
         let span = params.span(last).map_err(ReadError::from)?;
         let adjust = params.adjust();
-        let (bars, adjustments) = match (span, last) {
+        let made = match (span, last) {
             (Some((from, to)), Some(last)) => {
                 let series = self.lineage_series(&kept, generation, &isins, params.lineage()).await?;
-                series.cut(from, to, adjust, last)
+                series.cut(from, to, adjust, last).answer(isin, adjust, format)
             }
-            _ => (Vec::new(), Vec::new()),
-        };
-        let made = match format {
-            PriceFormat::Csv => csv(&bars),
-            PriceFormat::Json => {
-                let body = CompanyPrices { isin: isin.clone(), adjust, bars, adjustments };
-                Tagged::hashed(serde_json::to_vec(&body).expect("a company's prices serialize"))
-            }
+            _ => Cut::default().answer(isin, adjust, format),
         };
         kept.pages.put(key, made.clone());
         Ok(Some(made))
@@ -340,30 +425,49 @@ impl Node {
         }
         let query = parse(raw)?;
         let made = match format {
-            PriceFormat::Csv => self.market_csv(&query.filter).await?,
-            PriceFormat::Json => self.market_page(&query).await?,
+            PriceFormat::Csv => self.market_csv(&kept, &query.filter).await?,
+            PriceFormat::Json => self.market_page(&kept, &query).await?,
         };
         kept.pages.put(key, made.clone());
         Ok(made)
     }
 
-    /// One page of the market for `query`, as JSON.
-    async fn market_page(&self, query: &MarketDayQueryParams) -> Result<Tagged, ReadError> {
+    /// One page of the market for `query`, as JSON: cut from the day
+    /// kept, or read from the store.
+    async fn market_page(&self, kept: &Generation, query: &MarketDayQueryParams) -> Result<Tagged, ReadError> {
         let filter = &query.filter;
         let after = self.resume_after(filter, query.page.cursor.as_deref())?;
         let limit = query.page.limit.get();
-        let after_ref = after.as_ref().map(|k| (&k.isin, k.series));
-        let mut data = self.store().market_page(filter.date, filter.series, after_ref, limit + 1).await?;
+        let mut data = match self.market_day(kept, filter.date).await? {
+            Some(day) => {
+                let start = after
+                    .as_ref()
+                    .map_or(0, |k| day.partition_point(|b| (b.isin.as_str(), b.series) <= (k.isin.as_str(), k.series)));
+                day[start..].iter().filter(|b| filter.matches(b)).take(limit + 1).cloned().collect()
+            }
+            None => {
+                let after_ref = after.as_ref().map(|k| (&k.isin, k.series));
+                self.store().market_page(filter.date, filter.series, after_ref, limit + 1).await?
+            }
+        };
         let (has_more, next_cursor) = cut(&mut data, limit, |last| self.cursor_after(filter, &MarketKey::of(last)));
         let page = MarketDay { date: filter.date, data, has_more, next_cursor };
-        Ok(Tagged::hashed(serde_json::to_vec(&page).expect("a market page serializes")))
+        Ok(Tagged::hashed(page.to_json()))
     }
 
     /// The whole market of `filter`'s day, as CSV.
-    async fn market_csv(&self, filter: &MarketDayFilter) -> Result<Tagged, ReadError> {
-        let day = self.store().day_bars(filter.date).await?;
-        let bars: Vec<Bar> =
-            day.bars.iter().filter(|b| filter.series.is_none_or(|s| b.series == s)).map(|b| b.bar(day.date)).collect();
+    async fn market_csv(&self, kept: &Generation, filter: &MarketDayFilter) -> Result<Tagged, ReadError> {
+        let bars: Vec<Bar> = match self.market_day(kept, filter.date).await? {
+            Some(day) => day.iter().filter(|b| filter.matches(b)).cloned().collect(),
+            None => {
+                let day = self.store().day_bars(filter.date).await?;
+                day.bars
+                    .iter()
+                    .filter(|b| filter.series.is_none_or(|s| b.series == s))
+                    .map(|b| b.bar(day.date))
+                    .collect()
+            }
+        };
         Ok(csv(&bars))
     }
 }
@@ -418,6 +522,18 @@ mod tests {
         }
     }
 
+    /// The bars of a cut, adjusted, and the adjustments applied.
+    fn cut_of(
+        lineage: &Lineage,
+        from: NaiveDate,
+        to: NaiveDate,
+        adjust: Adjust,
+        last: NaiveDate,
+    ) -> (Vec<Bar>, Vec<Adjustment>) {
+        let cut = lineage.cut(from, to, adjust, last);
+        (cut.adjusted(), cut.applied)
+    }
+
     #[test]
     fn a_series_is_cut_and_adjusted_by_the_actions_gone_ex() {
         use mds_domain::actions::{Action, Dividend, FaceValueChange};
@@ -439,20 +555,20 @@ mod tests {
         let lineage = Lineage::new(bars, &actions, std::slice::from_ref(&isin));
         assert_eq!(lineage.adjustments.len(), 4, "the dividend above the close has no factor");
         let last = day("2025-02-13");
-        let (cut, applied) = lineage.cut(day("2025-02-10"), last, Adjust::Total, last);
+        let (cut, applied) = cut_of(&lineage, day("2025-02-10"), last, Adjust::Total, last);
         let ex: Vec<String> = applied.iter().map(|a| format!("{} {}", a.ex_date, a.factor)).collect();
         assert_eq!(ex, ["2025-02-11 0.98", "2025-02-12 0.1"]);
         let closes: Vec<String> = cut.iter().map(|b| b.close.to_string()).collect();
         assert_eq!(closes, ["14.70", "14.50", "14.00", "15.00"]);
-        let (cut, applied) = lineage.cut(day("2025-02-10"), last, Adjust::Split, last);
+        let (cut, applied) = cut_of(&lineage, day("2025-02-10"), last, Adjust::Split, last);
         assert_eq!(applied.len(), 1);
         assert_eq!(cut[0].close.to_string(), "15.00");
-        let (cut, applied) = lineage.cut(day("2025-02-12"), last, Adjust::Total, last);
+        let (cut, applied) = cut_of(&lineage, day("2025-02-12"), last, Adjust::Total, last);
         assert!(applied.is_empty() && cut.len() == 2, "no action goes ex after the first bar of the cut");
-        let (cut, applied) = lineage.cut(day("2025-02-10"), day("2025-02-11"), Adjust::Unadjusted, last);
+        let (cut, applied) = cut_of(&lineage, day("2025-02-10"), day("2025-02-11"), Adjust::Unadjusted, last);
         assert!(applied.is_empty());
         assert_eq!(cut.iter().map(|b| b.close.to_string()).collect::<Vec<_>>(), ["150.00", "145.00"]);
-        let (_, applied) = lineage.cut(day("2025-02-10"), last, Adjust::Total, day("2025-02-14"));
+        let (_, applied) = cut_of(&lineage, day("2025-02-10"), last, Adjust::Total, day("2025-02-14"));
         assert_eq!(applied.len(), 3, "once the day is loaded, the dividend of 2025-02-14 adjusts");
     }
 
