@@ -137,10 +137,17 @@ async fn stepping_the_wall_clock_back_an_hour_refuses_no_one() {
         assert_eq!(r.status(), 200, "request {i} after the step: {:?}", r.headers().get("retry-after"));
     }
     // The step took: the server's log lines (its wall clock) are an hour
-    // behind ours now.
-    let logs = server.logs();
-    let last = logs.lines().rev().find(|l| l.contains("status=200")).expect("access log line");
-    let logged: chrono::DateTime<chrono::Utc> = last.split_whitespace().next().unwrap().parse().unwrap();
-    let behind = chrono::Utc::now() - logged;
-    assert!(behind > chrono::Duration::minutes(50), "the server's clock was not stepped back: {last}");
+    // behind ours now. The log is written off the request path, a few
+    // milliseconds after the answers: wait for the last request's line.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let logs = server.logs();
+        let last = logs.lines().rev().find(|l| l.contains("status=200")).expect("access log line");
+        let logged: chrono::DateTime<chrono::Utc> = last.split_whitespace().next().unwrap().parse().unwrap();
+        if chrono::Utc::now() - logged > chrono::Duration::minutes(50) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the server's clock was not stepped back: {last}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
