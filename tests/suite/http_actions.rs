@@ -11,7 +11,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::prices::{data, mds, wait_for};
+use common::prices::{DAYS, TTL_NEW, TTL_OLD, data, mds, udiff_days, wait_for};
 use common::{Options, TestApp, assert_problem, naming, spawn_with};
 use mds_domain::action_query::{ActionCalendarFilter, ActionKey, calendar_order, company_order};
 use mds_domain::actions::CorporateAction;
@@ -284,6 +284,50 @@ async fn kept_answers_are_dropped_when_an_import_changes_the_actions() {
     import_bse_actions(&app).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(app.get(path).await.headers()["etag"].to_str().unwrap(), tag_after);
+}
+
+/// A dividend of TTL's old ISIN whose only close before it is filed under
+/// the new one: its `factor` is known once an import of lists links the two
+/// ISINs (contract 13.2), though neither the actions nor the prices moved.
+#[tokio::test]
+async fn calendar_factors_follow_the_isin_links_a_later_import_of_lists_adds() {
+    let app = spawn_with(Options { companies: Vec::new(), articles: Vec::new(), ..Options::default() }).await;
+    mds(&app, &["import", "exchanges", "--nse", &data("demo/nse_EQUITY_L_2024-01.csv"), "--as-of", "2024-01-31"]).await;
+    // NSE names the dividend by its symbol, which the catalog knows as the
+    // old ISIN's only.
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("ttl-dividend.csv");
+    let header = "\"SYMBOL\",\"COMPANY NAME\",\"SERIES\",\"PURPOSE\",\"FACE VALUE\",\"EX-DATE\",\"RECORD DATE\",\
+                  \"BOOK CLOSURE START DATE\",\"BOOK CLOSURE END DATE\"";
+    let row = "\"TTL\",\"T T Limited\",\"EQ\",\"Dividend - Re 0.10 Per Share\",\"1\",\"13-Feb-2025\",\"13-Feb-2025\",\"-\",\"-\"";
+    std::fs::write(&csv, format!("{header}\n{row}\n")).unwrap();
+    mds(&app, &["import", "nse-actions", csv.to_str().unwrap()]).await;
+    // The days from the split on: TTL's bars are the new ISIN's, which they
+    // list (contract 14.1) but link to no other.
+    let days: Vec<String> = udiff_days(dir.path())
+        .iter()
+        .filter(|f| DAYS[3..].iter().any(|d| f.display().to_string().contains(d)))
+        .map(|f| f.display().to_string())
+        .collect();
+    assert_eq!(days.len(), 2);
+    mds(&app, &["import", "nse-bhavcopy", &days[0], &days[1]]).await;
+    wait_for(&app, &format!("/v1/companies/{TTL_NEW}/prices?from={}", DAYS[3]), |b| {
+        b["bars"].as_array().is_some_and(|bars| bars.len() == 2)
+    })
+    .await;
+    let path = "/v1/actions?ex_date_from=2025-02-13&ex_date_to=2025-02-13";
+    let before = actions(&wait_for(&app, path, |b| !actions(b).is_empty()).await);
+    assert_eq!(before.len(), 1);
+    assert_eq!(before[0].isin.as_str(), TTL_OLD, "resolved while the catalog knew the old ISIN only");
+    assert_eq!(before[0].factor, None, "no close of the old ISIN before the ex-date");
+    // The later list links the old ISIN to the new one, whose close of
+    // 2025-02-12 is loaded: the kept page gives way.
+    mds(&app, &["import", "exchanges", "--nse", &data("demo/nse_EQUITY_L_2026-05-17.csv"), "--as-of", "2026-05-17"])
+        .await;
+    let company = format!("/v1/companies/{TTL_NEW}/actions?from=2025-02-13&to=2025-02-13");
+    let linked = actions(&wait_for(&app, &company, |b| actions(b).first().is_some_and(|a| a.factor.is_some())).await);
+    let after = actions(&wait_for(&app, path, |b| actions(b).first().is_some_and(|a| a.factor.is_some())).await);
+    assert_eq!(after, linked, "the calendar and the company's actions agree");
 }
 
 #[tokio::test]

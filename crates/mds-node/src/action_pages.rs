@@ -9,8 +9,9 @@
 //! until the store's `actions` generation moves (an import that stored or
 //! changed an action): the pages are kept per generation by the same
 //! [`NewsPages`](crate::news_list::NewsPages) the news list keeps its pages in, followed by the node's
-//! reload task. A company's answer is kept under its catalog's `companies`
-//! generation too, since its lineage comes from there.
+//! reload task. Both are kept under the catalog's `companies` generation
+//! too, since a company's lineage and every page's factors (the ISINs a
+//! close is looked for under) come from there.
 //!
 //! Lineage: the ISINs a company superseded are the `from` of the
 //! `isin_changed` events that name it as `to` (contract 10, as its

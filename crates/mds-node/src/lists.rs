@@ -26,7 +26,8 @@ pub enum Shelf {
     Catalog,
     /// Per news generation ([`crate::news_list::NewsPages`]).
     News,
-    /// Per actions and prices generation (the actions routes' pages).
+    /// Per actions and prices generation (the actions routes' pages),
+    /// and per catalog generation within it.
     Actions,
 }
 
@@ -58,7 +59,8 @@ impl Node {
         raw: Option<&str>,
         parse: impl FnOnce(Option<&str>) -> Result<Q, E>,
     ) -> Result<Tagged, E> {
-        let pages = match Q::SHELF {
+        let kept_as;
+        let (pages, key) = match Q::SHELF {
             Shelf::Catalog => {
                 let miss = match self.kept_page(Q::LIST, raw) {
                     Ok(kept) => return Ok(kept),
@@ -67,10 +69,18 @@ impl Node {
                 let (page, _) = parse(raw)?.make(self, &miss.catalog, None).await?;
                 return Ok(self.keep_page(miss, page));
             }
-            Shelf::News => self.news_pages(),
-            Shelf::Actions => self.action_pages(),
+            Shelf::News => (self.news_pages(), PageKey::new(Q::LIST, raw)),
+            Shelf::Actions => {
+                // A calendar page's factors are read through the catalog's
+                // ISIN links (contract 13.2), which an import of lists
+                // changes without moving the actions or prices generation:
+                // its pages are kept per catalog generation too, as a
+                // company's actions are.
+                kept_as = format!("{}\0{}", self.catalog_version().generation(), raw.unwrap_or(""));
+                (self.action_pages(), PageKey { list: Q::LIST, query: &kept_as })
+            }
         };
         let make = async |followed| Ok(parse(raw)?.make(self, &self.catalog_version(), followed).await?);
-        pages.kept_or_made(PageKey::new(Q::LIST, raw), make).await
+        pages.kept_or_made(key, make).await
     }
 }
