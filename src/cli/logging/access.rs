@@ -158,9 +158,16 @@ fn json(out: &mut Vec<u8>, now: SystemTime, line: &Line<'_>) {
 }
 
 /// `s` as a JSON string, escaped as serde_json escapes it (as `fmt`'s JSON
-/// format does, through serde_json).
+/// format does, through serde_json): at once when nothing in it needs
+/// escaping (serde_json escapes only `"`, `\` and control characters).
 fn json_str(out: &mut Vec<u8>, s: &str) {
-    let _ = serde_json::to_writer(out, s);
+    if s.bytes().all(|b| b >= b' ' && b != b'"' && b != b'\\') {
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    } else {
+        let _ = serde_json::to_writer(out, s);
+    }
 }
 
 /// `now` as tracing-subscriber's default timer writes it: RFC 3339 in UTC
@@ -302,6 +309,7 @@ mod tests {
             ("/v1/companies", "01M8K2KYJJNC1SYVYA8ZPHBAS2"),
             ("/v1/news/mds_live_[redacted]", "a \"quoted\" id\\with\ttabs"),
             ("/v1/companies/%C3%A9", "ünïcode\u{7f}\u{1b}[31m"),
+            ("/v1/news/é", "ünïcode\u{7f}"),
         ];
         for style in [Style::Text { ansi: false }, Style::Text { ansi: true }, Style::Json] {
             for level in [Level::Info, Level::Debug] {
