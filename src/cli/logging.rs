@@ -3,23 +3,31 @@
 //! stderr by a buffered writer on its own thread, fed by a bounded channel
 //! of formatted lines ([`Writer`]).
 //!
+//! The access log's lines (target `mds::access`, one a request) do not go
+//! through `tracing`: [`access`] formats them in the same format and hands
+//! them to the same channel, and `MDS_LOG` decides at start-up whether
+//! they are written, and at which level ([`install_access`]).
+//!
 //! A request never waits for the log: when the channel is full (stderr
-//! slower than the traffic), an access-log line (target `mds::access`) is
-//! dropped and counted in `mds_log_lines_dropped_total`; any other line
-//! (startup, errors, rare by nature) waits for room, so none is lost.
+//! slower than the traffic), an access-log line is dropped and counted in
+//! `mds_log_lines_dropped_total`; any other line (startup, errors, rare by
+//! nature) waits for room, so none is lost.
+
+mod access;
 
 use std::io::{self, BufWriter, Write};
-use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError, TrySendError};
+use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError};
 use std::time::Duration;
 
-use tracing::Metadata;
+use mds_node::access_log::{self, Level, TARGET};
+use tracing::Dispatch;
+use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
+use tracing_subscriber::util::SubscriberInitExt;
 
+use self::access::{AccessLines, Style};
 use super::{Cli, Command};
-
-/// The target of the access log's lines (`mds_http`'s access log): the
-/// only lines the writer may drop.
-const ACCESS: &str = "mds::access";
 
 /// Lines the channel holds for the commands that do not serve.
 const DEFAULT_BUFFER_LINES: usize = 8192;
@@ -59,23 +67,15 @@ struct Writer {
 }
 
 /// One event's writer: sends what it is given to the writer thread,
-/// dropping it when `lossy` and the channel is full.
+/// waiting for room (the access lines, which may be dropped, do not come
+/// this way: [`AccessLines`]).
 struct Line {
     tx: SyncSender<Msg>,
-    lossy: bool,
 }
 
 impl Write for Line {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let msg = Msg::Line(buf.to_vec());
-        if self.lossy {
-            match self.tx.try_send(msg) {
-                Ok(()) | Err(TrySendError::Disconnected(_)) => {}
-                Err(TrySendError::Full(_)) => mds_node::metrics::log_line_dropped(),
-            }
-        } else {
-            let _ = self.tx.send(msg);
-        }
+        let _ = self.tx.send(Msg::Line(buf.to_vec()));
         Ok(buf.len())
     }
 
@@ -88,11 +88,7 @@ impl<'a> MakeWriter<'a> for Writer {
     type Writer = Line;
 
     fn make_writer(&'a self) -> Line {
-        Line { tx: self.tx.clone(), lossy: false }
-    }
-
-    fn make_writer_for(&'a self, meta: &Metadata<'_>) -> Line {
-        Line { tx: self.tx.clone(), lossy: meta.target() == ACCESS }
+        Line { tx: self.tx.clone() }
     }
 }
 
@@ -164,22 +160,55 @@ pub(crate) fn init(cli: &Cli) -> Guard {
         Command::Serve(a) | Command::Demo(a) => ("info", a.log_format, a.log_buffer_lines),
         _ => ("warn", LogFormat::Text, DEFAULT_BUFFER_LINES),
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("MDS_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let filter = EnvFilter::try_from_env("MDS_LOG").unwrap_or_else(|_| EnvFilter::new(default));
     let (tx, rx) = mpsc::sync_channel(lines);
     let spawned = std::thread::Builder::new().name("mds-log".into()).spawn(move || write_out(rx));
     if let Err(e) = spawned {
         eprintln!("warning: cannot start the log writer thread: {e}");
     }
-    let writer = Writer { tx: tx.clone() };
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer);
-    match format {
-        LogFormat::Text => {
-            builder.with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).with_target(false).init()
-        }
-        LogFormat::Json => {
-            builder.json().flatten_event(true).with_current_span(false).with_span_list(false).with_target(true).init()
-        }
-    }
+    let style = match format {
+        LogFormat::Text => Style::Text { ansi: std::io::IsTerminal::is_terminal(&std::io::stderr()) },
+        LogFormat::Json => Style::Json,
+    };
+    subscriber(filter, Writer { tx: tx.clone() }, SystemTime, style).init();
+    install_access(AccessLines { tx: tx.clone(), style });
     Guard { tx }
+}
+
+/// The log's `tracing` subscriber: `fmt` in `style`, its lines filtered by
+/// `filter`, timed by `timer` and written to `writer` (also what the tests
+/// of [`access`] hold its lines to).
+fn subscriber<T, W>(filter: EnvFilter, writer: W, timer: T, style: Style) -> Dispatch
+where
+    T: FormatTime + Send + Sync + 'static,
+    W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
+{
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer).with_timer(timer);
+    match style {
+        Style::Text { ansi } => builder.with_ansi(ansi).with_target(false).finish().into(),
+        Style::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .with_span_list(false)
+            .with_target(true)
+            .finish()
+            .into(),
+    }
+}
+
+/// Installs `lines` as the access log's sink, with the lowest level the
+/// filter (just installed) lets through for the access log's target:
+/// asked once, here, so that a request's check is a load. (A filter on a
+/// span or on field values, `MDS_LOG=[span]=debug`, does not apply to
+/// the access log: its lines are not events.)
+fn install_access(lines: AccessLines) {
+    let lowest = if tracing::enabled!(target: TARGET, tracing::Level::DEBUG) {
+        Some(Level::Debug)
+    } else if tracing::enabled!(target: TARGET, tracing::Level::INFO) {
+        Some(Level::Info)
+    } else {
+        None
+    };
+    access_log::install(Box::new(lines), lowest);
 }

@@ -57,7 +57,11 @@
 //!   `POST`s.
 //! - [`tagged`]: a body with its strong `ETag`, as served and as kept.
 //! - [`config`]: the settings, [`NodeConfig`].
+//! - [`access_log`]: where the HTTP layer's access lines go: the sink the
+//!   binary installs at start-up (formatting them as the log's lines) and
+//!   the levels the log's filter lets through.
 
+pub mod access_log;
 pub mod action_pages;
 pub mod admin;
 pub mod article;

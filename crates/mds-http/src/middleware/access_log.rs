@@ -5,6 +5,10 @@
 //!
 //! Lines are at `info` (target `mds::access`), except those of the probes
 //! ([`is_probe`]: a scrape every few seconds is not news), at `debug`.
+//! They are written through [`mds_node::access_log`] (the sink the binary
+//! installs, which formats them as the log's other lines), not as
+//! `tracing` events: this module says what a line holds, once
+//! ([`Entry::finish`]), the sink how it is written.
 //! Latency is in microseconds (`latency_us`) on every line, admin ones too.
 //! The admin listener's lines say `listener` `admin` and the admin token's
 //! name (`admin_token`) instead of the key prefix, and its requests are not
@@ -18,6 +22,7 @@ use axum::response::Response;
 
 use mds_domain::{Actor, Environment};
 use mds_node::KeyContext;
+use mds_node::access_log::{self, Level, Line, Value};
 use mds_node::metrics::Event;
 
 use super::envelope::Listener;
@@ -43,8 +48,8 @@ pub struct Entry {
     route: usize,
     /// Method and redacted path, only when the line will be written.
     logged: Option<(Method, String)>,
-    /// Whether the request is a probe's, logged at `debug`.
-    probe: bool,
+    /// The level of its line: `debug` for a probe's.
+    level: Level,
 }
 
 /// Whether `path` is a probe's on the public listener (a row of the route
@@ -61,11 +66,8 @@ impl Entry {
         let path = req.uri().path();
         let index = listener.route_of(path);
         let probe = listener.route(index).is_some_and(|r| r.probe);
-        let enabled = if probe {
-            tracing::enabled!(target: "mds::access", tracing::Level::DEBUG)
-        } else {
-            tracing::enabled!(target: "mds::access", tracing::Level::INFO)
-        };
+        let level = if probe { Level::Debug } else { Level::Info };
+        let enabled = access_log::enabled(level);
         Entry {
             start: Instant::now(),
             listener,
@@ -77,7 +79,7 @@ impl Entry {
                 };
                 (req.method().clone(), path)
             }),
-            probe,
+            level,
         }
     }
 
@@ -103,42 +105,28 @@ impl Entry {
             state.node().metrics().event(Event::StoreError);
         }
         let Some((method, path)) = self.logged else { return };
-        let status = resp.status().as_u16();
-        let latency_us = latency.as_micros() as u64;
         let request_id = request_id.to_str().unwrap_or("-");
-        // One line, at the level of its kind (a macro's level is fixed).
-        macro_rules! line {
-            ($level:ident) => {
-                match (self.listener, caller) {
-                    (Listener::Admin, caller) => tracing::$level!(
-                        target: "mds::access",
-                        listener = "admin",
-                        %method,
-                        %path,
-                        status,
-                        latency_us,
-                        request_id,
-                        admin_token = if let Caller::Admin(a) = caller { a.as_str() } else { "-" },
-                        "admin request"
-                    ),
-                    (Listener::Public, caller) => tracing::$level!(
-                        target: "mds::access",
-                        %method,
-                        %path,
-                        status,
-                        latency_us,
-                        request_id,
-                        key_prefix = if let Caller::Key(k) = caller { k.prefix.as_str() } else { "-" },
-                        "request"
-                    ),
-                }
-            };
-        }
-        if self.probe {
-            line!(debug);
-        } else {
-            line!(info);
-        }
+        // The admin listener's lines say so first, and name the admin token
+        // where the public ones name the key.
+        let (admin, message, caller) = match self.listener {
+            Listener::Admin => {
+                (true, "admin request", ("admin_token", if let Caller::Admin(a) = caller { a.as_str() } else { "-" }))
+            }
+            Listener::Public => {
+                (false, "request", ("key_prefix", if let Caller::Key(k) = caller { k.prefix.as_str() } else { "-" }))
+            }
+        };
+        let fields = [
+            ("listener", Value::Str("admin")),
+            ("method", Value::Display(method.as_str())),
+            ("path", Value::Display(&path)),
+            ("status", Value::U64(resp.status().as_u16().into())),
+            ("latency_us", Value::U64(latency.as_micros() as u64)),
+            ("request_id", Value::Str(request_id)),
+            (caller.0, Value::Str(caller.1)),
+        ];
+        let fields = if admin { &fields[..] } else { &fields[1..] };
+        access_log::write(&Line { level: self.level, message, fields });
     }
 }
 
