@@ -38,7 +38,7 @@ use mds_store::ActionFilter;
 use crate::catalog::CatalogVersion;
 use crate::error::ReadError;
 use crate::keyset::{Keyset, cut};
-use crate::lists::{KeptList, Shelf};
+use crate::lists::{KeptList, Shelf, per_catalog};
 use crate::node::Node;
 use crate::pages::{List, PageKey};
 use crate::tagged::Tagged;
@@ -123,7 +123,7 @@ impl Node {
         parse: impl FnOnce(Option<&str>) -> Result<CompanyActionsParams, E>,
     ) -> Result<Option<Tagged>, E> {
         let catalog = self.catalog_version();
-        let kept_as = format!("{}\0{}\0{}", catalog.generation(), isin.as_str(), raw.unwrap_or(""));
+        let kept_as = per_catalog(&catalog, &[isin.as_str(), raw.unwrap_or("")]);
         let key = PageKey { list: List::CompanyActions, query: &kept_as };
         let (_, pages) = self.action_pages().current();
         if let Some(kept) = pages.get(key) {

@@ -51,6 +51,22 @@ pub trait KeptList: Sized {
     ) -> impl Future<Output = Result<(Tagged, bool), ReadError>> + Send;
 }
 
+/// The key a page kept per catalog generation is kept under: the
+/// catalog's generation, then each of `parts` (an ISIN, a format, the raw
+/// query as sent) after a NUL, which none of them holds. Every answer that
+/// reads the catalog's ISIN links (a company's lineage, a factor's
+/// security) and is kept per a store generation the catalog does not
+/// move (actions, prices) is kept under this key, so an import of lists
+/// that adds a link is not answered from before it.
+pub(crate) fn per_catalog(catalog: &CatalogVersion, parts: &[&str]) -> String {
+    let mut key = catalog.generation().to_string();
+    for part in parts {
+        key.push('\0');
+        key.push_str(part);
+    }
+    key
+}
+
 impl Node {
     /// The page of the list of `Q` asked with the query string `raw`: kept,
     /// or parsed by `parse` and made (and kept).
@@ -76,7 +92,7 @@ impl Node {
                 // changes without moving the actions or prices generation:
                 // its pages are kept per catalog generation too, as a
                 // company's actions are.
-                kept_as = format!("{}\0{}", self.catalog_version().generation(), raw.unwrap_or(""));
+                kept_as = per_catalog(&self.catalog_version(), &[raw.unwrap_or("")]);
                 (self.action_pages(), PageKey { list: Q::LIST, query: &kept_as })
             }
         };

@@ -54,6 +54,7 @@ use mds_store::ActionFilter;
 use crate::action_pages::isins_of;
 use crate::error::ReadError;
 use crate::keyset::{Keyset, cut};
+use crate::lists::per_catalog;
 use crate::node::Node;
 use crate::pages::{List, PageCache, PageKey};
 use crate::tagged::Tagged;
@@ -384,7 +385,7 @@ impl Node {
     ) -> Result<Option<Tagged>, E> {
         let catalog = self.catalog_version();
         let kept = self.price_views().current();
-        let kept_as = format!("{}\0{}\0{}\0{}", catalog.generation(), isin.as_str(), format.key(), raw.unwrap_or(""));
+        let kept_as = per_catalog(&catalog, &[isin.as_str(), format.key(), raw.unwrap_or("")]);
         let key = PageKey { list: List::CompanyPrices, query: &kept_as };
         if let Some(page) = kept.pages.get(key) {
             return Ok(Some(page));
