@@ -36,31 +36,32 @@ fn write_serde<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
 /// Appends `units / 10^places` as `serde_json` writes the double nearest
 /// it ([`f64`]'s shortest form): the whole part, a point and the decimals
 /// without trailing zeros, `.0` when there are none (`480.6`, `2500.0`,
-/// `0.0005`, `-3.25`).
+/// `0.0005`, `-3.25`). The units' digits are written once and the point
+/// put among them, so no division by the scale is made.
 pub(crate) fn write_decimal(out: &mut Vec<u8>, units: i64, places: u32) {
-    let scale = 10u64.pow(places);
     let abs = units.unsigned_abs();
     if abs >= EXACT_UNITS {
-        return write_serde(out, &(units as f64 / scale as f64));
+        return write_serde(out, &(units as f64 / 10u64.pow(places) as f64));
     }
     if units < 0 {
         out.push(b'-');
     }
     let mut digits = itoa::Buffer::new();
-    out.extend_from_slice(digits.format(abs / scale).as_bytes());
-    out.push(b'.');
-    let (mut frac, mut width) = (abs % scale, places as usize);
-    if frac == 0 {
+    let text = digits.format(abs).as_bytes();
+    let places = places as usize;
+    // The whole part's digits and the decimals' (those the units have:
+    // the rest of `places` are leading zeros).
+    let (whole, decimals) = text.split_at(text.len().saturating_sub(places));
+    out.extend_from_slice(if whole.is_empty() { b"0." } else { whole });
+    if !whole.is_empty() {
+        out.push(b'.');
+    }
+    let Some(last) = decimals.iter().rposition(|&d| d != b'0') else {
         out.push(b'0');
         return;
-    }
-    while frac % 10 == 0 {
-        frac /= 10;
-        width -= 1;
-    }
-    let text = digits.format(frac).as_bytes();
-    out.extend(std::iter::repeat_n(b'0', width - text.len()));
-    out.extend_from_slice(text);
+    };
+    out.extend(std::iter::repeat_n(b'0', places - decimals.len()));
+    out.extend_from_slice(&decimals[..=last]);
 }
 
 /// Appends `n` as a JSON number.
