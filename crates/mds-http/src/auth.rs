@@ -8,6 +8,7 @@
 //! hold it; a key that could not be checked (store down, the node's lookup
 //! budget spent) is `503`, not `401`.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use axum::http::{HeaderMap, HeaderValue, Uri, header};
@@ -26,7 +27,13 @@ pub const KEY_PARAMETERS: &[&str] = &["api_key", "apikey", "api-key", "key", "to
 /// is never logged or echoed.
 pub fn refuse_key_in_query(uri: &Uri) -> Result<(), ApiError> {
     let Some(q) = uri.query() else { return Ok(()) };
-    for (k, v) in form_urlencoded::parse(q.as_bytes()) {
+    // Without `%` or `+` a query's pairs are its text as sent: read them
+    // without decoding (every request's case), else decoded.
+    let pairs: Box<dyn Iterator<Item = (Cow<'_, str>, Cow<'_, str>)>> = match q.contains(['%', '+']) {
+        false => Box::new(plain_pairs(q).map(|(k, v)| (Cow::Borrowed(k), Cow::Borrowed(v)))),
+        true => Box::new(form_urlencoded::parse(q.as_bytes())),
+    };
+    for (k, v) in pairs {
         let named = KEY_PARAMETERS.iter().any(|p| k.eq_ignore_ascii_case(p));
         if named || looks_like_key(&v) || looks_like_key(&k) {
             let param = if looks_like_key(&k) { None } else { Some(k.into_owned()) };
@@ -42,6 +49,13 @@ pub fn refuse_key_in_query(uri: &Uri) -> Result<(), ApiError> {
         }
     }
     Ok(())
+}
+
+/// The name-value pairs of a query with no `%` or `+`, as
+/// `form_urlencoded::parse` reads them: split at `&`, empty parts skipped,
+/// each at its first `=` (none: an empty value).
+fn plain_pairs(q: &str) -> impl Iterator<Item = (&str, &str)> {
+    q.split('&').filter(|p| !p.is_empty()).map(|p| p.split_once('=').unwrap_or((p, "")))
 }
 
 /// Authenticates the bearer key of a request with `headers`: its
@@ -81,4 +95,39 @@ fn invalid() -> ApiError {
         header::WWW_AUTHENTICATE,
         HeaderValue::from_static("Bearer realm=\"mds\", error=\"invalid_token\""),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Queries without `%` or `+` are read as `form_urlencoded` reads
+    /// them, pair for pair.
+    #[test]
+    fn plain_queries_read_as_form_urlencoded_reads_them() {
+        let parts = ["", "a", "a=", "=b", "a=b", "a=b=c", "key", "api_key=x", "mds_live_k=1", "é=ü", "&", "=="];
+        for x in parts {
+            for y in parts {
+                for q in [format!("{x}&{y}"), format!("{x}{y}"), format!("&&{x}&&{y}&")] {
+                    let plain: Vec<(String, String)> = plain_pairs(&q).map(|(k, v)| (k.into(), v.into())).collect();
+                    let decoded: Vec<(String, String)> =
+                        form_urlencoded::parse(q.as_bytes()).map(|(k, v)| (k.into(), v.into())).collect();
+                    assert_eq!(plain, decoded, "{q:?}");
+                }
+            }
+        }
+    }
+
+    /// A key is refused in a name or value, plain or escaped.
+    #[test]
+    fn keys_are_refused_plain_and_escaped() {
+        for q in ["api_key=x", "a=1&token=2", "x=mds_live_abc", "mds_test_abc=1", "x=mds%5Flive_abc", "API%5FKEY=1"] {
+            let uri: Uri = format!("/v1/companies?{q}").parse().unwrap();
+            assert!(refuse_key_in_query(&uri).is_err(), "{q}");
+        }
+        for q in ["limit=5", "a=b+c", "q=mds", "date=2026-08-21&series=EQ"] {
+            let uri: Uri = format!("/v1/companies?{q}").parse().unwrap();
+            assert!(refuse_key_in_query(&uri).is_ok(), "{q}");
+        }
+    }
 }

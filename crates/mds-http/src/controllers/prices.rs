@@ -8,7 +8,8 @@
 //! [`Node::company_prices`]: mds_node::Node::company_prices
 //! [`Node::market_prices`]: mds_node::Node::market_prices
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{FromRequestParts, Path, RawQuery, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::Response;
 use mds_domain::price_query::{CompanyPricesParams, MarketDayFilter, MarketDayQueryParams};
@@ -48,6 +49,19 @@ pub fn format_of(headers: &HeaderMap) -> PriceFormat {
     match csv > 0.0 && csv > json {
         true => PriceFormat::Csv,
         false => PriceFormat::Json,
+    }
+}
+
+/// The form a request's `Accept` asks for ([`format_of`]), read from its
+/// headers where they are (an extractor of the whole `HeaderMap` copies
+/// them).
+pub struct Form(pub PriceFormat);
+
+impl<S: Sync> FromRequestParts<S> for Form {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(Form(format_of(&parts.headers)))
     }
 }
 
@@ -91,14 +105,13 @@ adjustments), tagged apart from the JSON form.",
 pub async fn company(
     State(state): State<AppState>,
     segment: Option<Path<String>>,
-    headers: HeaderMap,
+    Form(format): Form,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     let Some(isin) = segment.and_then(|Path(s)| Isin::from_segment(&s)) else {
         parse_query::<CompanyPricesParams>(raw.as_deref())?;
         return Err(ApiError::not_found(Isin::NOT_FOUND));
     };
-    let format = format_of(&headers);
     let found = state.node().company_prices(&isin, raw.as_deref(), format, parse_query::<CompanyPricesParams>).await?;
     found.map(|t| render(t, format)).ok_or_else(|| ApiError::not_found(Isin::NOT_FOUND))
 }
@@ -123,10 +136,9 @@ and `limit` are checked but not used), tagged apart from the JSON form.",
 )]
 pub async fn market(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    Form(format): Form,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
-    let format = format_of(&headers);
     let page = state.node().market_prices(raw.as_deref(), format, parse_query::<MarketDayQueryParams>).await?;
     Ok(render(page, format))
 }

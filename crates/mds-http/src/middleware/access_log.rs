@@ -133,7 +133,16 @@ impl Entry {
 /// The path as logged: at most 256 characters, with anything that looks like
 /// a key cut off after its scheme.
 fn redact(path: &str) -> String {
-    let mut out: String = path.chars().take(256).collect();
+    // Its first 256 characters: the whole path when it has no more bytes.
+    let mut out = match path.char_indices().nth(256).filter(|_| path.len() > 256) {
+        Some((end, _)) => path[..end].to_owned(),
+        None => path.to_owned(),
+    };
+    // Every scheme starts `mds_`: a path without it (every request's case)
+    // has nothing to redact.
+    if !out.as_bytes().windows(4).any(|w| w == b"mds_") {
+        return out;
+    }
     for scheme in Environment::ALL.map(Environment::scheme) {
         let mut from = 0;
         while let Some(i) = out[from..].find(scheme) {
@@ -161,5 +170,18 @@ mod tests {
         assert_eq!(redact("/v1/news/mds_live_abcDEF123/x"), "/v1/news/mds_live_[redacted]/x");
         assert_eq!(redact("/a/mds_test_x/mds_live_y"), "/a/mds_test_[redacted]/mds_live_[redacted]");
         assert_eq!(redact("/v1/companies"), "/v1/companies");
+        assert_eq!(redact("/mds_/mds_liv/x"), "/mds_/mds_liv/x");
+    }
+
+    #[test]
+    fn paths_are_cut_at_256_characters() {
+        let long = format!("/{}", "é".repeat(300));
+        assert_eq!(redact(&long).chars().count(), 256);
+        assert_eq!(redact(&long), long.chars().take(256).collect::<String>());
+        let ascii = format!("/{}", "a".repeat(255));
+        assert_eq!(redact(&ascii), ascii, "256 characters are kept whole");
+        assert_eq!(redact(&format!("{ascii}b")), ascii);
+        let key_past_the_cut = format!("{ascii}/mds_live_abc");
+        assert_eq!(redact(&key_past_the_cut), ascii);
     }
 }
