@@ -187,6 +187,17 @@ def at_band(move: float, bar: dict) -> bool:
     return abs(abs(move) - TOLERANCE) < BAND_SLACK and bar["close"] in (bar["high"], bar["low"])
 
 
+def tally(counts: dict, failures: list, info: dict, problems: list) -> bool:
+    """Counts one check's outcome (a failure kept with its problems); whether it passed."""
+    if problems:
+        counts["fail"] += 1
+        info["problems"] = problems
+        failures.append(info)
+        return False
+    counts["pass"] += 1
+    return True
+
+
 def trading_window(days: list, d: dt.date, before: int, after: int) -> list:
     i = bisect.bisect_left(days, d)
     return [x.isoformat() for x in days[max(0, i - before):i + after]]
@@ -290,12 +301,7 @@ def check_actions(api: Api, raw: Raw, days: list, limit: int | None) -> tuple[di
                     counts["band"] += 1
                     info["why"] = f"moved {move:+.2%} to a close at the day's {'high' if move > 0 else 'low'}: the 20% band"
                     banded.append(info)
-        if problems:
-            counts["fail"] += 1
-            info["problems"] = problems
-            failures.append(info)
-        else:
-            counts["pass"] += 1
+        if tally(counts, failures, info, problems):
             k["pass"] += 1
     counts["by_kind"] = by_kind
     return counts, failures, untraded, banded
@@ -364,12 +370,7 @@ def check_lineage(api: Api, raw: Raw, days: list, limit: int | None) -> tuple[di
             problems.append("the old ISIN's bars are not in the lineage series")
         info["isins_before"] = sorted({b["isin"] for b in series if b["date"] < date})
         info["isins_after"] = sorted({b["isin"] for b in series if b["date"] >= date})
-        if problems:
-            counts["fail"] += 1
-            info["problems"] = problems
-            failures.append(info)
-        else:
-            counts["pass"] += 1
+        tally(counts, failures, info, problems)
     return counts, failures, untraded
 
 
