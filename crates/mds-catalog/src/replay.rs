@@ -11,8 +11,9 @@
 //! - `delisted {exchange}`: no longer listed there;
 //! - `isin_changed` from this ISIN: no longer listed anywhere;
 //! - `isin_changed` to this ISIN: it takes over the old ISIN's standing
-//!   just before the change (exchanges, symbols, name), or, when the old
-//!   ISIN was listed nowhere the history knows, is listed on an exchange
+//!   just before the change (exchanges, symbols, name) and keeps its own
+//!   listings (a list may date them before the change), or, when neither
+//!   was listed anywhere the history knows, is listed on an exchange
 //!   unnamed (which any `delisted` ends).
 //!
 //! The ISIN is on the list that day when it is listed somewhere. Its
@@ -107,7 +108,11 @@ impl<'a> Histories<'a> {
                         let at = self.of(from.as_str()).iter().position(|&x| x == e).unwrap_or(usize::MAX);
                         self.standing(from.as_str(), e.date, at, depth + 1)
                     };
-                    s.listed = if old.listed == 0 { ON_UNNAMED } else { old.listed };
+                    // Its own listings stay: a list may date the
+                    // successor's listing before the change (NSE gives the
+                    // company's listing day: FISCHER's INE771F01041 is
+                    // "listed" 2025-07-10, its split 2025-09-12).
+                    s.listed |= if old.listed == 0 && s.listed == 0 { ON_UNNAMED } else { old.listed };
                     for k in 0..2 {
                         s.symbols[k] = old.symbols[k].or(s.symbols[k]);
                     }

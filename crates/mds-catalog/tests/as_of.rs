@@ -196,7 +196,7 @@ impl Oracle<'_> {
                         let fe = self.events.get(from.as_str()).cloned().unwrap_or_default();
                         let at = fe.iter().position(|x| *x == *e).unwrap_or(usize::MAX);
                         let old = self.standing(from.as_str(), e.date, at, depth + 1);
-                        s.0 = if old.0 == 0 { 4 } else { old.0 };
+                        s.0 |= if old.0 == 0 && s.0 == 0 { 4 } else { old.0 };
                         s.1 = [old.1[0].clone().or(s.1[0].clone()), old.1[1].clone().or(s.1[1].clone())];
                         s.2 = old.2.or(s.2);
                     }

@@ -9,8 +9,10 @@
 //! build): each day written is one `prices.published` in the log, a
 //! re-import announces nothing, a changed day announces itself alone; the
 //! ISIN-keyed days add to the identity history (a pre-split ISIN no list
-//! shows becomes known, dated by its successor's first trading day) and
-//! imports in either order give the same identity and bars.
+//! shows becomes known, dated by its successor's first trading day),
+//! a successor a list shows listed before its split keeps its symbol
+//! through it (FISCHER's rows after the split resolve), and imports in
+//! either order give the same identity and bars.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -176,13 +178,19 @@ fn span(name: &str, from: &str, to: &str, dir: &Path) -> Vec<NaiveDate> {
     days
 }
 
-/// The store's identity: the demo's lists and change files, through `run`.
-async fn identity(store: &Arc<dyn Store>) {
+/// The demo's imports of the formats `names`, in the demo's order, through
+/// `run`.
+async fn demo_imports_of(store: &Arc<dyn Store>, names: &[&str]) {
     for (format, given) in mds_import::demo::imports() {
-        if matches!(format.name, "exchanges" | "nse-changes") {
+        if names.contains(&format.name) {
             import::run(store, &SystemClock, format, &given).await.expect(format.name);
         }
     }
+}
+
+/// The store's identity: the demo's lists and change files, through `run`.
+async fn identity(store: &Arc<dyn Store>) {
+    demo_imports_of(store, &["exchanges", "nse-changes"]).await;
 }
 
 /// `nse-bhavcopy` on a span of both archives (five ISIN-keyed days around
@@ -338,6 +346,49 @@ on_both_backends!(
     a_pre_split_isin_only_the_daily_files_show_becomes_known,
     a_pre_split_isin_only_the_daily_files_show_becomes_known_on_sqlite,
     a_pre_split_isin_only_the_daily_files_show_becomes_known_on_postgres
+);
+
+/// Found by bench/price-checks.sh on the whole archives: FISCHER's split
+/// of 2025-09-12 (Rs 10 to Re 1) moved it from INE771F01025 (BSE's 2024
+/// list only) to INE771F01041, which NSE's 2026 list shows "listed"
+/// 2025-07-10 (the company's NSE listing day, before the split). The
+/// successor keeps its own NSE listing through the change (10.2's replay
+/// rule), so its symbol-keyed rows from the ex-date on resolve to it:
+/// before, the change took the old ISIN's standing only (BSE), the NSE
+/// period of FISCHER ended on the ex-date and every later row was left
+/// unresolved (the series stopped at the split).
+async fn a_successor_listed_before_its_split_keeps_its_symbol(store: Arc<dyn Store>) {
+    store.migrate().await.expect("migrate");
+    demo_imports_of(&store, &["exchanges", "nse-changes", "nse-actions"]).await;
+    let (old, new) = ("INE771F01025", "INE771F01041");
+    assert_eq!(
+        kinds_of(&store, new).await,
+        vec![("listed", "2025-07-10".into(), true), ("isin_changed", "2025-09-12".into(), true)]
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    span(SECBHAV, "2025-09-10", "2025-09-16", dir.path());
+    import_dir(&store, dir.path()).await;
+    let isins = [mds_domain::Isin::parse(old).expect("ISIN"), mds_domain::Isin::parse(new).expect("ISIN")];
+    let day = |s: &str| -> NaiveDate { s.parse().expect("a day") };
+    let bars = store.bars_of(&isins, day("2025-09-10"), day("2025-09-16")).await.expect("bars");
+    let seen: Vec<(String, &str, String)> =
+        bars.iter().map(|b| (b.date.to_string(), b.isin.as_str(), b.close.to_string())).collect();
+    assert_eq!(
+        seen,
+        [
+            ("2025-09-10".into(), new, "1160.90".into()),
+            ("2025-09-11".into(), new, "1132.60".into()),
+            ("2025-09-12".into(), new, "113.30".into()),
+            ("2025-09-15".into(), new, "111.20".into()),
+            ("2025-09-16".into(), new, "113.20".into()),
+        ]
+    );
+}
+
+on_both_backends!(
+    a_successor_listed_before_its_split_keeps_its_symbol,
+    a_successor_listed_before_its_split_keeps_its_symbol_on_sqlite,
+    a_successor_listed_before_its_split_keeps_its_symbol_on_postgres
 );
 
 /// Contract 10.3: imports in any order give the same result. The lists
