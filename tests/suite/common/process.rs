@@ -169,7 +169,7 @@ impl Proc {
             if let Some(s) = self.child.try_wait().unwrap() {
                 return s;
             }
-            assert!(t.elapsed() < within, "did not exit within {within:?} of SIGTERM");
+            assert!(t.elapsed() < within, "did not exit within {within:?} of SIGTERM; its log:\n{}", self.logs());
             std::thread::sleep(Duration::from_millis(20));
         }
     }

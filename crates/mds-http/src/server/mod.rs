@@ -254,6 +254,10 @@ impl Server {
             );
             conns.abort_all();
             while conns.join_next().await.is_some() {}
+        } else {
+            // Each phase of a shutdown says it is done, so a slow one shows
+            // in the log as the step it stopped at.
+            tracing::info!("connections drained; returning leases and flushing usage");
         }
         background.stop();
         leases::give_back(&node).await;
