@@ -9,7 +9,7 @@ use mds_domain::actions::{
     Action, ActionId, ActionType, CorporateAction, Dividend, DividendKind, FaceValueChange, Source,
 };
 use mds_domain::{EventFilter, EventId, EventType, Exchange, StoredEvent};
-use mds_store::{ActionFilter, ActionImport, UnresolvedAction};
+use mds_store::{ActionFilter, ActionImport, ResolvedRow, UnresolvedAction};
 
 use super::*;
 use crate::fixtures::isin_of;
@@ -71,7 +71,10 @@ pub async fn action_imports_are_idempotent(store: &dyn Store) {
     assert_eq!(generations(store).await.actions, 1, "one that changes no action does not");
     assert_eq!(store.action_count().await.expect("count"), 2);
     assert_eq!(store.unresolved_actions().await.expect("unresolved"), u);
-    let later = store.import_actions(&[], &[], &u[1..]).await.expect("resolved");
+    let isin = mds_domain::Isin::parse("INE476A01014").expect("ISIN");
+    let resolved: Vec<ResolvedRow> =
+        u[1..].iter().map(|k| ResolvedRow { key: k.clone(), security_id: None, isin: isin.clone() }).collect();
+    let later = store.import_actions(&[], &[], &resolved).await.expect("resolved");
     assert_eq!(later, ActionImport { unresolved_resolved: 1, ..ActionImport::default() });
     assert_eq!(store.unresolved_actions().await.expect("unresolved"), u[..1]);
 }
