@@ -286,9 +286,13 @@ async fn kept_answers_are_dropped_when_an_import_changes_the_actions() {
     assert_eq!(app.get(path).await.headers()["etag"].to_str().unwrap(), tag_after);
 }
 
-/// A dividend of TTL's old ISIN whose only close before it is filed under
-/// the new one: its `factor` is known once an import of lists links the two
-/// ISINs (contract 13.2), though neither the actions nor the prices moved.
+/// A dividend of TTL resolved while the catalog knew the old ISIN only: the
+/// daily files that date TTL's change (the new ISIN first traded
+/// 2025-02-12) resolve it again to the new ISIN (contract 10.3: imports in
+/// any order give the same result), whose close of 2025-02-12 gives its
+/// `factor` (13.2); the calendar page kept before gives way, and a later
+/// import of lists linking the two ISINs leaves the calendar and the
+/// company's actions agreeing.
 #[tokio::test]
 async fn calendar_factors_follow_the_isin_links_a_later_import_of_lists_adds() {
     let app = spawn_with(Options { companies: Vec::new(), articles: Vec::new(), ..Options::default() }).await;
@@ -302,8 +306,14 @@ async fn calendar_factors_follow_the_isin_links_a_later_import_of_lists_adds() {
     let row = "\"TTL\",\"T T Limited\",\"EQ\",\"Dividend - Re 0.10 Per Share\",\"1\",\"13-Feb-2025\",\"13-Feb-2025\",\"-\",\"-\"";
     std::fs::write(&csv, format!("{header}\n{row}\n")).unwrap();
     mds(&app, &["import", "nse-actions", csv.to_str().unwrap()]).await;
+    let path = "/v1/actions?ex_date_from=2025-02-13&ex_date_to=2025-02-13";
+    let before = actions(&wait_for(&app, path, |b| !actions(b).is_empty()).await);
+    assert_eq!(before.len(), 1);
+    assert_eq!(before[0].isin.as_str(), TTL_OLD, "resolved while the catalog knew the old ISIN only");
+    assert_eq!(before[0].factor, None, "no close before the ex-date");
     // The days from the split on: TTL's bars are the new ISIN's, which they
-    // list (contract 14.1) but link to no other.
+    // list (contract 14.1) but link to no other; they date TTL's symbol on
+    // the new ISIN from 2025-02-12, so the dividend is resolved again.
     let days: Vec<String> = udiff_days(dir.path())
         .iter()
         .filter(|f| DAYS[3..].iter().any(|d| f.display().to_string().contains(d)))
@@ -315,13 +325,11 @@ async fn calendar_factors_follow_the_isin_links_a_later_import_of_lists_adds() {
         b["bars"].as_array().is_some_and(|bars| bars.len() == 2)
     })
     .await;
-    let path = "/v1/actions?ex_date_from=2025-02-13&ex_date_to=2025-02-13";
-    let before = actions(&wait_for(&app, path, |b| !actions(b).is_empty()).await);
-    assert_eq!(before.len(), 1);
-    assert_eq!(before[0].isin.as_str(), TTL_OLD, "resolved while the catalog knew the old ISIN only");
-    assert_eq!(before[0].factor, None, "no close of the old ISIN before the ex-date");
-    // The later list links the old ISIN to the new one, whose close of
-    // 2025-02-12 is loaded: the kept page gives way.
+    let moved =
+        actions(&wait_for(&app, path, |b| actions(b).first().is_some_and(|a| a.isin.as_str() == TTL_NEW)).await);
+    assert_eq!(moved.len(), 1);
+    assert!(moved[0].factor.is_some(), "the new ISIN's close of 2025-02-12: {moved:?}");
+    // The later list links the old ISIN to the new one.
     mds(&app, &["import", "exchanges", "--nse", &data("demo/nse_EQUITY_L_2026-05-17.csv"), "--as-of", "2026-05-17"])
         .await;
     let company = format!("/v1/companies/{TTL_NEW}/actions?from=2025-02-13&to=2025-02-13");

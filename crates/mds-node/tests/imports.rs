@@ -12,7 +12,8 @@
 //! shows becomes known, dated by its successor's first trading day),
 //! a successor a list shows listed before its split keeps its symbol
 //! through it (FISCHER's rows after the split resolve), and imports in
-//! either order give the same identity and bars.
+//! either order give the same identity and bars, and the same actions (a
+//! BSE row resolved by its code moves when daily files date its ISIN).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -336,10 +337,17 @@ async fn a_pre_split_isin_only_the_daily_files_show_becomes_known(store: Arc<dyn
         "{events:?}"
     );
     // The same files again: nothing changes, nothing is announced.
-    let last = latest(&*store).await;
-    let again = import_dir(&store, dir.path()).await;
+    let again = again_announces_nothing(&store, dir.path()).await;
     assert!(!again.lines.iter().any(|l| l.starts_with("identity:")), "{:?}", again.lines);
-    assert_eq!(latest(&*store).await, last);
+}
+
+/// `nse-bhavcopy` of the files in `dir` again: nothing announced; its
+/// summary.
+async fn again_announces_nothing(store: &Arc<dyn Store>, dir: &Path) -> import::Summary {
+    let last = latest(&**store).await;
+    let again = import_dir(store, dir).await;
+    assert_eq!(latest(&**store).await, last, "{:?}", again.lines);
+    again
 }
 
 on_both_backends!(
@@ -429,16 +437,106 @@ async fn imports_in_either_order_give_the_same_result(first: Arc<dyn Store>, sec
     assert_eq!(after, bars);
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn imports_in_either_order_give_the_same_result_on_sqlite() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (a, b) = (sqlite_in(dir.path(), "a.db").await, sqlite_in(dir.path(), "b.db").await);
-    imports_in_either_order_give_the_same_result(a, b).await;
+/// The tests `$sqlite` and `$postgres` of `$check`, given two stores of a
+/// backend, as [`on_both_backends`] gives one.
+macro_rules! on_two_stores_of_both_backends {
+    ($check:ident, $sqlite:ident, $postgres:ident) => {
+        #[tokio::test(flavor = "multi_thread")]
+        async fn $sqlite() {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let (a, b) = (sqlite_in(dir.path(), "a.db").await, sqlite_in(dir.path(), "b.db").await);
+            $check(a, b).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread")]
+        async fn $postgres() {
+            let Some(admin) = mds_testkit::pg::admin_url() else { return };
+            let (a, b) = (mds_testkit::pg::TestDb::create(&admin).await, mds_testkit::pg::TestDb::create(&admin).await);
+            $check(Arc::new(a.store().await), Arc::new(b.store().await)).await;
+        }
+    };
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn imports_in_either_order_give_the_same_result_on_postgres() {
-    let Some(admin) = mds_testkit::pg::admin_url() else { return };
-    let (a, b) = (mds_testkit::pg::TestDb::create(&admin).await, mds_testkit::pg::TestDb::create(&admin).await);
-    imports_in_either_order_give_the_same_result(Arc::new(a.store().await), Arc::new(b.store().await)).await;
+on_two_stores_of_both_backends!(
+    imports_in_either_order_give_the_same_result,
+    imports_in_either_order_give_the_same_result_on_sqlite,
+    imports_in_either_order_give_the_same_result_on_postgres
+);
+
+/// BSE's actions file, two of its real rows: AGIIL's split of 2025-10-10
+/// (security code 539042, which BSE's 2024 list shows with INE976R01017,
+/// the ISIN before AGIIL's earlier split of 2025-02-07) and a dividend.
+const BSE_ACTIONS: &str = "Security Code,Security Name,Company Name,Ex Date,Purpose,Record Date,BC Start Date, \
+BC End Date\t,ND Start Date,ND End Date,Actual Payment Date
+500040,ABREL,Aditya Birla Real Estate Ltd,15 Jul 2025,Final Dividend - Rs. - 2.0000,15 Jul 2025,-,-,15 Jul 2025,\
+15 Jul 2025,-
+539042,AGIIL,AGI Infra Ltd,10 Oct 2025,Stock  Split From Rs.5/- to Rs.1/-,10 Oct 2025,-,-,10 Oct 2025,10 Oct 2025,-
+";
+
+/// `bse-actions` of [`BSE_ACTIONS`], through `run`.
+async fn bse_actions(store: &Arc<dyn Store>) -> import::Summary {
+    let format = import::format("bse-actions").expect("registered");
+    let source = import::Source::Embedded { name: "bse.csv", bytes: BSE_ACTIONS.as_bytes() };
+    let s = import::run(store, &SystemClock, format, &import::Given::default().file("files", source))
+        .await
+        .expect("bse-actions");
+    assert!(s.counts.adds_up(), "{:?} in {:?}", s.counts, s.lines);
+    s
 }
+
+/// Every action stored, by ex-date, then id.
+async fn all_actions(store: &Arc<dyn Store>) -> Vec<CorporateAction> {
+    store.action_page(&ActionFilter::default(), None, 1000).await.expect("actions")
+}
+
+/// Contract 10.3, found on the real files: BSE's AGIIL split of
+/// 2025-10-10 is resolved by its security code, which BSE's 2024 list
+/// shows with INE976R01017; NSE's daily files date that ISIN's change to
+/// INE976R01025 (AGIIL's earlier split, 2025-02-07). Prices first: the
+/// split is INE976R01025's. Actions first: it was INE976R01017's, and
+/// stayed so after the prices. Now the price import resolves the stored
+/// rows again and moves the action, so both orders store the same actions
+/// (and the same identity).
+async fn actions_resolve_again_when_a_later_import_dates_their_isin(first: Arc<dyn Store>, second: Arc<dyn Store>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    span(UDIFF, "2025-02-05", "2025-02-10", dir.path());
+    // Actions, then prices.
+    first.migrate().await.expect("migrate");
+    identity(&first).await;
+    bse_actions(&first).await;
+    let last = latest(&*first).await;
+    let s = import_dir(&first, dir.path()).await;
+    assert!(
+        s.lines.iter().any(|l| l.starts_with("actions: 1 stored rows resolved again to another ISIN: 1 actions moved")),
+        "{:?}",
+        s.lines
+    );
+    let moved: Vec<_> = events_after(&*first, last)
+        .await
+        .into_iter()
+        .filter(|e| e.event.kind == EventType::CorporateActionAdded)
+        .collect();
+    assert_eq!(moved.len(), 1, "the moved action is announced at its ISIN: {moved:?}");
+    // Prices, then actions.
+    second.migrate().await.expect("migrate");
+    identity(&second).await;
+    import_dir(&second, dir.path()).await;
+    bse_actions(&second).await;
+
+    let actions = all_actions(&second).await;
+    let split = actions.iter().find(|a| a.symbol.as_str() == "AGIIL").expect("AGIIL's split");
+    assert_eq!(split.isin.as_str(), "INE976R01025", "{split:?}");
+    assert_eq!(all_actions(&first).await, actions);
+    assert_eq!(first.identity_events().await.expect("events"), second.identity_events().await.expect("events"));
+    let rows = |s: Arc<dyn Store>| async move { s.action_rows().await.expect("rows") };
+    assert_eq!(rows(first.clone()).await, rows(second.clone()).await);
+    // The same prices again: nothing to move, nothing announced.
+    let again = again_announces_nothing(&first, dir.path()).await;
+    assert!(!again.lines.iter().any(|l| l.starts_with("actions:")), "{:?}", again.lines);
+}
+
+on_two_stores_of_both_backends!(
+    actions_resolve_again_when_a_later_import_dates_their_isin,
+    actions_resolve_again_when_a_later_import_dates_their_isin_on_sqlite,
+    actions_resolve_again_when_a_later_import_dates_their_isin_on_postgres
+);

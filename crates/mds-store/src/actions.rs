@@ -4,6 +4,7 @@
 
 use chrono::NaiveDate;
 use mds_domain::actions::{ActionType, Source};
+use mds_domain::{Isin, Ticker};
 
 /// A row of an exchange's file that was resolved to no ISIN: kept, counted
 /// and listed, never guessed. One per exchange, code, ex-date and text;
@@ -22,6 +23,54 @@ pub struct UnresolvedAction {
     pub file: String,
     /// Its line in that file (1 = the header).
     pub line: u64,
+}
+
+/// A row of an exchange's file that was resolved to an ISIN, kept with
+/// what resolved it, so that an import that changes the identity history
+/// resolves it again (contract 10.3; [`crate::ActionStore::move_actions`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedRow {
+    /// The row's key: its exchange, code (NSE's symbol or BSE's security
+    /// code, as written), ex-date and text (the file and line are where it
+    /// was read, not stored).
+    pub key: UnresolvedAction,
+    /// BSE's security id (its `Security Name` column); `None` for NSE.
+    pub security_id: Option<String>,
+    /// The ISIN it was resolved to.
+    pub isin: Isin,
+}
+
+/// A stored row resolved again to another ISIN: its actions (those of its
+/// exchange, ex-date and ISIN) move there ([`crate::ActionStore::move_actions`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionMove {
+    /// The row as stored (`isin`: where its actions are).
+    pub row: ResolvedRow,
+    /// The ISIN it resolves to now.
+    pub to: Isin,
+    /// The symbol it carried on the ex-date.
+    pub symbol: Ticker,
+    /// The ISIN that took over on the ex-date, when the ISIN changed that
+    /// day (a split's `new_isin`).
+    pub successor: Option<Isin>,
+}
+
+/// What [`crate::ActionStore::move_actions`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ActionsMoved {
+    /// Rows whose ISIN was rewritten.
+    pub rows: u64,
+    /// Stored actions that left their ISIN (removed, or an exchange's
+    /// source taken from them).
+    pub moved: u64,
+    /// Of those, the ones stored at their new ISIN as new actions…
+    pub new: u64,
+    /// … and the ones that joined an action there (stored before, or
+    /// moved with them): `moved = new + joined`.
+    pub joined: u64,
+    /// Whether splits moved changed the identity history (then the
+    /// `companies` generation moved).
+    pub identity_changed: bool,
 }
 
 /// What [`crate::ActionStore::import_actions`] did.

@@ -42,7 +42,7 @@ use mds_domain::{
     KeyHash, KeyPrefix, NewsFilter, Slug, Tier, TierName,
 };
 
-use crate::{ActionFilter, ActionImport, UnresolvedAction};
+use crate::{ActionFilter, ActionImport, ActionMove, ActionsMoved, ResolvedRow, UnresolvedAction};
 use crate::{
     AdminTokenRecord, AppliedBatch, AuthChanges, AuthDirectory, DailyUsage, EventLogPage, Generations,
     IdempotencyClaim, IdentityImport, KeyLookup, KeyRecord, RolledKey, SnapshotImport, StoreResult, StoredCompany,
@@ -199,13 +199,33 @@ pub trait ActionStore: Send + Sync + 'static {
     /// purpose stays, sources are joined); one that stays as it was is not
     /// written. An unresolved row stored before is not added again; one
     /// that an action of this import resolved (its exchange, code, ex-date
-    /// and text in `resolved`) is removed.
+    /// and text in `resolved`) is removed. The rows resolved are kept with
+    /// the ISIN they were resolved to (one per exchange, code, ex-date and
+    /// text; the latest import's resolution), for
+    /// [`ActionStore::move_actions`].
     async fn import_actions(
         &self,
         actions: &[CorporateAction],
         unresolved: &[UnresolvedAction],
-        resolved: &[UnresolvedAction],
+        resolved: &[ResolvedRow],
     ) -> StoreResult<ActionImport>;
+
+    /// Every resolved row kept ([`ActionStore::import_actions`]), by
+    /// exchange, code, ex-date and text.
+    async fn action_rows(&self) -> StoreResult<Vec<ResolvedRow>>;
+
+    /// Moves the actions of rows resolved again to another ISIN (contract
+    /// 10.3: imports in any order give the same result), in one
+    /// transaction: for each move, the stored actions of its row's ISIN and
+    /// ex-date that its exchange published (those with its text, if any
+    /// has it) leave that ISIN (removed, or, published by both exchanges,
+    /// its exchange taken from their sources) and are stored at the new
+    /// ISIN as the import of its row there would store them (new ids;
+    /// joined with an action stored there under the same id; splits and
+    /// consolidations deriving the identity history again, their
+    /// `new_isin` the successor). The row keeps its new ISIN. Added and
+    /// changed actions are announced as an import's are.
+    async fn move_actions(&self, moves: &[ActionMove]) -> StoreResult<ActionsMoved>;
 
     /// Derives the identity history again with `splits` (an import's
     /// splits and consolidations, not stored yet; other actions are passed

@@ -81,6 +81,7 @@ macro_rules! store_test_suite {
                 action_imports_announce_added_and_changed,
                 action_imports_are_all_or_nothing,
                 action_reads_filter_order_and_page,
+                moved_rows_move_their_actions,
             },
             catalog::{
                 empty_upserts_change_nothing,

@@ -138,8 +138,10 @@ gated!(ActionStore {
     fn import_actions(
         actions: &[CorporateAction],
         unresolved: &[UnresolvedAction],
-        resolved: &[UnresolvedAction]
+        resolved: &[mds_store::ResolvedRow]
     ) -> ActionImport;
+    fn action_rows() -> Vec<mds_store::ResolvedRow>;
+    fn move_actions(moves: &[mds_store::ActionMove]) -> mds_store::ActionsMoved;
     fn date_by_splits(splits: &[CorporateAction]) -> bool;
     fn actions_of(isins: &[Isin], filter: &ActionFilter) -> Vec<CorporateAction>;
     fn action_page(filter: &ActionFilter, after: Option<(NaiveDate, &ActionId)>, limit: usize) -> Vec<CorporateAction>;

@@ -9,7 +9,7 @@ use mds_domain::snapshot::SymbolChange;
 use mds_domain::{Exchange, Ticker};
 
 use super::purpose::ParsedAction;
-use super::resolve::{Identity, carried_on, resolve_bse, resolve_nse};
+use super::resolve::{Identity, Resolved, carried_on, resolve_bse, resolve_nse};
 use super::{Merged, ResolvedAction, bse, bse_actions, merge, nse, nse_actions};
 use crate::ImportError;
 
@@ -41,16 +41,28 @@ pub struct Batch {
     pub resolved: usize,
     /// Rows resolved to no ISIN (each counted once, whatever it holds).
     pub unresolved: Vec<Unresolved>,
-    /// Rows resolved, as [`Unresolved`] keys: an earlier import may have
-    /// kept them unresolved.
-    pub resolved_rows: Vec<Unresolved>,
+    /// Rows resolved, with where to: an earlier import may have kept them
+    /// unresolved, and a later one may resolve them again.
+    pub resolved_rows: Vec<ResolvedRow>,
+}
+
+/// A row resolved: its key (as it would be kept unresolved), BSE's
+/// security id, and the ISIN it was resolved to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedRow {
+    /// The row's exchange, code, ex-date, text, file and line.
+    pub key: Unresolved,
+    /// BSE's security id (`Security Name`); `None` for NSE.
+    pub security_id: Option<String>,
+    /// The ISIN it was resolved to.
+    pub isin: mds_domain::Isin,
 }
 
 /// What a row is resolved by.
 #[derive(Debug, Clone, PartialEq)]
 enum By {
-    /// NSE's symbol, followed back through its changes.
-    Symbol(Ticker),
+    /// NSE's symbol (the key's `code`), followed back through its changes.
+    Symbol,
     /// BSE's security code (the key's `code`) and security id.
     Code {
         /// The security id (BSE's `Security Name` column).
@@ -108,7 +120,7 @@ pub fn read_files(exchange: Exchange, files: &[(String, Vec<u8>)]) -> Result<Rea
                 for r in nse::read(bytes).map_err(|e| (name.clone(), e))? {
                     let actions = nse_actions(&r);
                     rows.push(Row {
-                        by: By::Symbol(r.symbol.clone()),
+                        by: By::Symbol,
                         key: key(r.symbol.as_str().to_owned(), r.ex_date, r.purpose, r.line),
                         record_date: r.record_date,
                         actions,
@@ -137,15 +149,14 @@ pub fn resolve(read: ReadFiles, identity: &impl Identity, changes: &[SymbolChang
     let mut batch = Batch { rows: read.rows.len(), ..Batch::default() };
     let mut resolved: Vec<ResolvedAction> = Vec::new();
     for Row { by, key, record_date, actions } in read.rows {
-        let at = match &by {
-            By::Symbol(symbol) => resolve_nse(identity, changes, symbol, key.ex_date),
-            By::Code { security_id } => resolve_bse(identity, &key.code, security_id, key.ex_date),
+        let security_id = match by {
+            By::Symbol => None,
+            By::Code { security_id } => Some(security_id),
         };
-        let Some(at) = at else {
+        let Some(at) = resolve_row(identity, changes, &key, security_id.as_deref()) else {
             batch.unresolved.push(key);
             continue;
         };
-        let at = carried_on(identity, at, key.ex_date);
         for parsed in actions {
             let mut action = parsed.action;
             if let Some(next) = &at.successor {
@@ -162,10 +173,28 @@ pub fn resolve(read: ReadFiles, identity: &impl Identity, changes: &[SymbolChang
                 purpose: key.purpose.clone(),
             });
         }
-        batch.resolved_rows.push(key);
+        batch.resolved_rows.push(ResolvedRow { key, security_id, isin: at.isin });
     }
     batch.merged = merge(resolved);
     batch
+}
+
+/// Where the row of `key` (and, for BSE, `security_id`) resolves through
+/// `identity` (and, for NSE, its symbol `changes`): the one resolution of
+/// a row, whether read from a file or kept from an earlier import and
+/// resolved again (contract 10.3). `None`: unresolved.
+pub fn resolve_row(
+    identity: &impl Identity,
+    changes: &[SymbolChange],
+    key: &Unresolved,
+    security_id: Option<&str>,
+) -> Option<Resolved> {
+    let at = match (key.source, security_id) {
+        (Exchange::Bse, Some(id)) => resolve_bse(identity, &key.code, id, key.ex_date),
+        (Exchange::Bse, None) => resolve_bse(identity, &key.code, "", key.ex_date),
+        (Exchange::Nse, _) => resolve_nse(identity, changes, &Ticker::parse(&key.code).ok()?, key.ex_date),
+    }?;
+    Some(carried_on(identity, at, key.ex_date))
 }
 
 /// Reads, resolves and merges `files` (name, bytes) of `exchange`

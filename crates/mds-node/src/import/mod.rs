@@ -147,10 +147,12 @@ pub async fn run_all(
             true => None,
             false => periods_before(store).await?,
         };
+        let generation = store.generations().await?.companies;
         let mut summary = write::write(store, read.input).await?;
         if let Some((generation, catalog)) = periods_before {
             resolve_again(store, generation, &catalog, &mut summary).await?;
         }
+        actions_again(store, generation, &mut summary).await?;
         summary.notes.splice(0..0, read.notes);
         debug_assert!(summary.counts.adds_up(), "{} counts: {:?}", format.name, summary.counts);
         summaries.push(summary);
@@ -216,6 +218,45 @@ async fn resolve_again(
     ));
     Ok(())
 }
+
+/// After an import that moved the `companies` generation from
+/// `generation`: the stored rows of earlier action imports resolved again,
+/// and the actions of those that resolve to another ISIN moved there
+/// (contract 10.3: an import re-resolves an action whose ISIN a later list
+/// or daily file makes known; `write::actions_again`), each round a
+/// transaction of its own. Moved splits may date ISIN changes again, so
+/// rows are resolved again until none moves (at most [`ROUNDS`] times).
+async fn actions_again(store: &Arc<dyn Store>, generation: i64, summary: &mut Summary) -> Result<(), ImportFailure> {
+    let mut before = generation;
+    let mut total = mds_store::ActionsMoved::default();
+    for _ in 0..ROUNDS {
+        let now = store.generations().await?.companies;
+        if now == before {
+            break;
+        }
+        before = now;
+        let m = write::actions_again(store).await?;
+        if m.rows == 0 {
+            break;
+        }
+        total.rows += m.rows;
+        total.moved += m.moved;
+        total.new += m.new;
+        total.joined += m.joined;
+    }
+    if total.rows > 0 {
+        summary.lines.push(format!(
+            "actions: {} stored rows resolved again to another ISIN: {} actions moved = {} new there + {} joined to \
+             an action there",
+            total.rows, total.moved, total.new, total.joined
+        ));
+    }
+    Ok(())
+}
+
+/// How many times at most an import resolves the stored action rows again
+/// (each time moved splits changed the identity history).
+const ROUNDS: usize = 4;
 
 async fn snapshot_catalog(store: &Arc<dyn Store>, warnings: &mut Vec<String>) {
     let result = async {

@@ -14,7 +14,9 @@ use mds_import::actions::Identity;
 use mds_import::actions::batch::{self, ReadFiles, Unresolved};
 use mds_import::exchange::ExchangeSnapshots;
 use mds_import::format::{Input, Refusal, Source};
-use mds_store::{IdentityImport, Store, StoreError, UnresolvedAction, UpsertSummary};
+use mds_store::{
+    ActionMove, ActionsMoved, IdentityImport, ResolvedRow, Store, StoreError, UnresolvedAction, UpsertSummary,
+};
 
 use super::{Counts, ImportFailure, Summary};
 
@@ -269,7 +271,11 @@ async fn actions(
     }
     let unresolved_rows = b.unresolved.len();
     let unresolved: Vec<UnresolvedAction> = b.unresolved.into_iter().map(stored).collect();
-    let resolved: Vec<UnresolvedAction> = b.resolved_rows.into_iter().map(stored).collect();
+    let resolved: Vec<ResolvedRow> = b
+        .resolved_rows
+        .into_iter()
+        .map(|r| ResolvedRow { key: stored(r.key), security_id: r.security_id, isin: r.isin })
+        .collect();
     let s = store.import_actions(&b.merged.actions, &unresolved, &resolved).await?;
     if dated || s.identity_changed {
         lines.push("identity: the files' splits and consolidations dated or linked ISIN changes".to_owned());
@@ -304,9 +310,51 @@ async fn actions(
 }
 
 /// The rows of `files` resolved through the identity history the store
-/// holds now (its catalog's symbol periods, NSE's symbol changes and BSE's
-/// codes), and merged.
+/// holds now ([`identity_now`]), and merged.
 async fn resolve_actions(store: &Arc<dyn Store>, files: ReadFiles) -> Result<batch::Batch, ImportFailure> {
+    let (identity, changes) = identity_now(store).await?;
+    Ok(batch::resolve(files, &identity, &changes))
+}
+
+/// The stored rows of earlier action imports resolved again through the
+/// identity history the store holds now, and the actions of those that
+/// resolve to another ISIN moved there ([`mds_store::ActionStore::move_actions`],
+/// a transaction of its own): contract 10.3, imports in any order give the
+/// same result. A row that no longer resolves keeps its actions.
+pub(super) async fn actions_again(store: &Arc<dyn Store>) -> Result<ActionsMoved, ImportFailure> {
+    let rows = store.action_rows().await?;
+    if rows.is_empty() {
+        return Ok(ActionsMoved::default());
+    }
+    let (identity, changes) = identity_now(store).await?;
+    let moves: Vec<ActionMove> = rows
+        .into_iter()
+        .filter_map(|row| {
+            let key = Unresolved {
+                source: row.key.source,
+                code: row.key.code.clone(),
+                ex_date: row.key.ex_date,
+                purpose: row.key.purpose.clone(),
+                file: String::new(),
+                line: 0,
+            };
+            let at = batch::resolve_row(&identity, &changes, &key, row.security_id.as_deref())?;
+            let moved = at.isin != row.isin;
+            moved.then_some(ActionMove { row, to: at.isin, symbol: at.symbol, successor: at.successor })
+        })
+        .collect();
+    if moves.is_empty() {
+        return Ok(ActionsMoved::default());
+    }
+    Ok(store.move_actions(&moves).await?)
+}
+
+/// The identity history resolution reads, as the store holds it now: its
+/// catalog's symbol periods, NSE's symbol changes (returned beside) and
+/// BSE's codes.
+async fn identity_now(
+    store: &Arc<dyn Store>,
+) -> Result<(impl Identity + use<>, Vec<mds_domain::snapshot::SymbolChange>), ImportFailure> {
     let generation = store.generations().await?.companies;
     let (catalog, _) = crate::catalog_load::load(store, generation).await?;
     let events = store.identity_events().await?;
@@ -338,10 +386,10 @@ async fn resolve_actions(store: &Arc<dyn Store>, files: ReadFiles) -> Result<bat
         })
         .await?;
     let identity = Periods {
-        periods: |exchange: Exchange, symbol: &Ticker| {
+        periods: move |exchange: Exchange, symbol: &Ticker| {
             catalog.symbol_history(exchange, symbol).map(|h| h.periods).unwrap_or_default()
         },
         codes,
     };
-    Ok(batch::resolve(files, &identity, &changes))
+    Ok((identity, changes))
 }

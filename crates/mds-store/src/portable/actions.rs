@@ -20,13 +20,15 @@ use std::collections::HashMap;
 
 use chrono::NaiveDate;
 use mds_domain::Isin;
-use mds_domain::actions::{ActionId, CorporateAction, Source};
+use mds_domain::actions::{Action, ActionId, CorporateAction, Source};
 use mds_domain::clock::Clock;
 
 use super::{Conn, Pool, begin_read, begin_write, db, events, execute, fetch_all};
 use crate::rows::RowExt;
 use crate::rows::corrupt;
-use crate::{ActionFilter, ActionImport, StoreError, StoreResult, UnresolvedAction};
+use crate::{
+    ActionFilter, ActionImport, ActionMove, ActionsMoved, ResolvedRow, StoreError, StoreResult, UnresolvedAction,
+};
 
 /// Ids looked up in one statement.
 const CHUNK: usize = 500;
@@ -60,10 +62,23 @@ pub(crate) async fn import(
     pool: &Pool,
     actions: &[CorporateAction],
     unresolved: &[UnresolvedAction],
-    resolved: &[UnresolvedAction],
+    resolved: &[ResolvedRow],
     clock: &dyn Clock,
 ) -> StoreResult<ActionImport> {
     let mut tx = begin_write(pool).await?;
+    let out = import_in(&mut tx, actions, unresolved, resolved, clock).await?;
+    tx.commit().await.map_err(db)?;
+    Ok(out)
+}
+
+/// [`crate::ActionStore::import_actions`] in the caller's transaction.
+async fn import_in(
+    tx: &mut Conn,
+    actions: &[CorporateAction],
+    unresolved: &[UnresolvedAction],
+    resolved: &[ResolvedRow],
+    clock: &dyn Clock,
+) -> StoreResult<ActionImport> {
     let mut out = ActionImport::default();
     let mut drafts = Vec::new();
     // The same id twice in one call: the later joins the earlier.
@@ -83,7 +98,7 @@ pub(crate) async fn import(
     // them, and each learns the successor it leads to (`new_isin`).
     let splits: Vec<_> = given.iter().filter_map(super::identity::split_action).collect();
     if !splits.is_empty() {
-        let (wrote, next) = super::identity::rederive_for_splits(&mut tx, splits, clock).await?;
+        let (wrote, next) = super::identity::rederive_for_splits(tx, splits, clock).await?;
         out.identity_changed = wrote;
         for a in &mut given {
             if let Some(n) = next.get(&(a.isin.clone(), a.ex_date)) {
@@ -92,7 +107,7 @@ pub(crate) async fn import(
         }
     }
     for chunk in given.chunks(CHUNK) {
-        let stored = stored_json(&mut tx, chunk).await?;
+        let stored = stored_json(tx, chunk).await?;
         let mut new = Vec::new();
         for a in chunk {
             match stored.get(a.id.as_str()) {
@@ -108,22 +123,178 @@ pub(crate) async fn import(
                     if new_json == *old_json {
                         out.unchanged += 1;
                     } else {
-                        update(&mut tx, &merged, &new_json).await?;
+                        update(tx, &merged, &new_json).await?;
                         drafts.push(merged.changed());
                         out.changed += 1;
                     }
                 }
             }
         }
-        insert(&mut tx, &new).await?;
+        insert(tx, &new).await?;
     }
-    out.unresolved_new = insert_unresolved(&mut tx, unresolved).await?;
-    out.unresolved_resolved = remove_resolved(&mut tx, resolved).await?;
-    events::append(&mut tx, clock.now(), &drafts).await?;
+    out.unresolved_new = insert_unresolved(tx, unresolved).await?;
+    let keys: Vec<UnresolvedAction> = resolved.iter().map(|r| r.key.clone()).collect();
+    out.unresolved_resolved = remove_resolved(tx, &keys).await?;
+    keep_rows(tx, resolved).await?;
+    events::append(tx, clock.now(), &drafts).await?;
     if out.new + out.changed > 0 {
-        super::meta::bump_unseeded_generation(&mut tx, crate::rows::META_GENERATION_ACTIONS).await?;
+        super::meta::bump_unseeded_generation(tx, crate::rows::META_GENERATION_ACTIONS).await?;
     }
-    tx.commit().await.map_err(db)?;
+    Ok(out)
+}
+
+/// Keeps the rows resolved with the ISIN each was resolved to (the
+/// latest resolution replaces an earlier one), [`UNRESOLVED_RUN`] a
+/// statement.
+async fn keep_rows(conn: &mut Conn, rows: &[ResolvedRow]) -> StoreResult<()> {
+    // A row repeated (overlapping files) once: a statement may not write a
+    // key twice.
+    let mut seen = std::collections::HashSet::with_capacity(rows.len());
+    let rows: Vec<&ResolvedRow> = rows
+        .iter()
+        .filter(|r| seen.insert((r.key.source, r.key.code.as_str(), r.key.ex_date, r.key.purpose.as_str())))
+        .collect();
+    for run in rows.chunks(UNRESOLVED_RUN) {
+        let sql = format!(
+            "INSERT INTO corporate_action_rows (source, code, ex_date, purpose, security_id, isin) VALUES {} \
+             ON CONFLICT (source, code, ex_date, purpose) DO UPDATE \
+             SET security_id = excluded.security_id, isin = excluded.isin",
+            values(run.len(), 6)
+        );
+        let mut q = sqlx::query(&sql);
+        for r in run {
+            q = q
+                .bind(r.key.source.as_str())
+                .bind(r.key.code.as_str())
+                .bind(r.key.ex_date.to_string())
+                .bind(r.key.purpose.as_str())
+                .bind(r.security_id.clone().unwrap_or_default())
+                .bind(r.isin.as_str());
+        }
+        execute(conn, q).await?;
+    }
+    Ok(())
+}
+
+/// [`crate::ActionStore::action_rows`].
+pub(crate) async fn rows(pool: &Pool) -> StoreResult<Vec<ResolvedRow>> {
+    let rs = keyed(pool, "security_id, isin", "corporate_action_rows").await?;
+    rs.iter()
+        .map(|r| {
+            let isin = r.text("isin")?;
+            let security_id = r.text("security_id")?;
+            Ok(ResolvedRow {
+                key: key_of(r, "corporate_action_rows", String::new(), 0)?,
+                security_id: (!security_id.is_empty()).then_some(security_id),
+                isin: Isin::parse(&isin)
+                    .map_err(|_| corrupt(format_args!("corporate_action_rows: not an ISIN: {isin}")))?,
+            })
+        })
+        .collect()
+}
+
+/// Every row of `table`, a table of rows keyed by exchange, code, ex-date
+/// and text, with those and the columns `more`, in that order.
+async fn keyed(pool: &Pool, more: &str, table: &str) -> StoreResult<Vec<super::DbRow>> {
+    let mut tx = begin_read(pool).await?;
+    let sql =
+        format!("SELECT source, code, ex_date, purpose, {more} FROM {table} ORDER BY source, code, ex_date, purpose");
+    fetch_all(&mut tx, sqlx::query(&sql)).await
+}
+
+/// The key of a row of `table` read by [`keyed`], with `file` and `line`.
+fn key_of(r: &super::DbRow, table: &str, file: String, line: u64) -> StoreResult<UnresolvedAction> {
+    let source = r.text("source")?;
+    Ok(UnresolvedAction {
+        source: source.parse::<Source>().map_err(|e| corrupt(format_args!("{table}: {e}")))?,
+        code: r.text("code")?,
+        ex_date: day(&r.text("ex_date")?)?,
+        purpose: r.text("purpose")?,
+        file,
+        line,
+    })
+}
+
+/// [`crate::ActionStore::move_actions`], in the caller's transaction.
+pub(crate) async fn move_actions(
+    conn: &mut Conn,
+    moves: &[ActionMove],
+    clock: &dyn Clock,
+) -> StoreResult<ActionsMoved> {
+    let mut out = ActionsMoved::default();
+    let mut arrived: Vec<CorporateAction> = Vec::new();
+    let mut rows = Vec::with_capacity(moves.len());
+    // The actions left behind, as they become (written once, at the end).
+    let mut left: Vec<CorporateAction> = Vec::new();
+    for m in moves {
+        let key = &m.row.key;
+        let rs = fetch_all(
+            conn,
+            sqlx::query("SELECT id, action_json FROM corporate_actions WHERE isin = $1 AND ex_date = $2 ORDER BY id")
+                .bind(m.row.isin.as_str())
+                .bind(key.ex_date.to_string()),
+        )
+        .await?;
+        let mut published = Vec::new();
+        for r in &rs {
+            let id = r.text("id")?;
+            let a = match left.iter().position(|a| a.id.as_str() == id) {
+                Some(i) => left.swap_remove(i),
+                None => decode(&id, &r.text("action_json")?)?,
+            };
+            match a.sources.contains(&key.source) {
+                true => published.push(a),
+                false => left.push(a),
+            }
+        }
+        // Its own text's, when the exchange published several that day.
+        if published.iter().any(|a| a.purpose == key.purpose) {
+            let (own, others): (Vec<_>, Vec<_>) = published.into_iter().partition(|a| a.purpose == key.purpose);
+            left.extend(others);
+            published = own;
+        }
+        for mut a in published {
+            let mut moved = a.clone();
+            moved.sources = vec![key.source];
+            moved.purpose.clone_from(&key.purpose);
+            moved.isin = m.to.clone();
+            moved.symbol = m.symbol.clone();
+            if let Action::Split { split: f } | Action::Consolidation { consolidation: f } = &mut moved.action {
+                f.new_isin.clone_from(&m.successor);
+            }
+            moved.id = ActionId::of(&moved.isin, moved.ex_date, &moved.action);
+            a.sources.retain(|s| *s != key.source);
+            left.push(a);
+            out.moved += 1;
+            arrived.push(moved);
+        }
+        rows.push(ResolvedRow { isin: m.to.clone(), ..m.row.clone() });
+    }
+    // What is left behind: removed when no exchange's source is left, else
+    // written (and announced) when it lost one.
+    let mut drafts = Vec::new();
+    for a in left {
+        if a.sources.is_empty() {
+            execute(conn, sqlx::query("DELETE FROM corporate_actions WHERE id = $1").bind(a.id.as_str())).await?;
+            continue;
+        }
+        let new_json = json(&a)?;
+        let old = stored_json(conn, std::slice::from_ref(&a)).await?;
+        if old.get(a.id.as_str()) != Some(&new_json) {
+            update(conn, &a, &new_json).await?;
+            drafts.push(a.changed());
+        }
+    }
+    out.rows = rows.len() as u64;
+    events::append(conn, clock.now(), &drafts).await?;
+    // Stored at their new ISIN as an import stores them.
+    let s = import_in(conn, &arrived, &[], &rows, clock).await?;
+    out.new = s.new;
+    out.joined = out.moved - s.new;
+    out.identity_changed = s.identity_changed;
+    if out.moved > 0 {
+        super::meta::bump_unseeded_generation(conn, crate::rows::META_GENERATION_ACTIONS).await?;
+    }
     Ok(out)
 }
 
@@ -343,28 +514,8 @@ pub(crate) async fn count(pool: &Pool) -> StoreResult<u64> {
 
 /// [`crate::ActionStore::unresolved_actions`].
 pub(crate) async fn unresolved(pool: &Pool) -> StoreResult<Vec<UnresolvedAction>> {
-    let mut tx = begin_read(pool).await?;
-    let rs = fetch_all(
-        &mut tx,
-        sqlx::query(
-            "SELECT source, code, ex_date, purpose, file, line FROM corporate_action_unresolved \
-             ORDER BY source, code, ex_date, purpose",
-        ),
-    )
-    .await?;
+    let rs = keyed(pool, "file, line", "corporate_action_unresolved").await?;
     rs.iter()
-        .map(|r| {
-            let source = r.text("source")?;
-            Ok(UnresolvedAction {
-                source: source
-                    .parse::<Source>()
-                    .map_err(|e| corrupt(format_args!("corporate_action_unresolved: {e}")))?,
-                code: r.text("code")?,
-                ex_date: day(&r.text("ex_date")?)?,
-                purpose: r.text("purpose")?,
-                file: r.text("file")?,
-                line: r.int("line")?.unsigned_abs(),
-            })
-        })
+        .map(|r| key_of(r, "corporate_action_unresolved", r.text("file")?, r.int("line")?.unsigned_abs()))
         .collect()
 }

@@ -131,6 +131,11 @@ macro_rules! migrations {
                 name: "daily_identity",
                 sql: include_str!(concat!("../../migrations/", $dir, "/0018_daily_identity.sql")),
             },
+            Migration {
+                version: 19,
+                name: "action_rows",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0019_action_rows.sql")),
+            },
         ]
     };
 }

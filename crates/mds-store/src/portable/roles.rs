@@ -25,7 +25,7 @@ use crate::{
     EventLogPage, EventStore, Generations, IdempotencyClaim, IdentityImport, IdentityStore, KeyLookup, KeyRecord,
     MetaStore, NewsStore, RolledKey, SnapshotImport, StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
 };
-use crate::{ActionFilter, ActionImport, ActionStore, UnresolvedAction};
+use crate::{ActionFilter, ActionImport, ActionMove, ActionStore, ActionsMoved, ResolvedRow, UnresolvedAction};
 use crate::{DayBars, PriceDay, PriceImport, PriceStore};
 use crate::{
     DeliveryOutcome, NewWebhook, StreamLease, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookPatch,
@@ -114,8 +114,9 @@ delegate!(NewsStore {
 });
 
 delegate!(ActionStore {
-    import_actions(actions: &[CorporateAction], unresolved: &[UnresolvedAction], resolved: &[UnresolvedAction])
+    import_actions(actions: &[CorporateAction], unresolved: &[UnresolvedAction], resolved: &[ResolvedRow])
         -> ActionImport => actions::import, clock;
+    action_rows() -> Vec<ResolvedRow> => actions::rows;
     actions_of(isins: &[Isin], filter: &ActionFilter) -> Vec<CorporateAction> => actions::of;
     action_page(filter: &ActionFilter, after: Option<(NaiveDate, &ActionId)>, limit: usize) -> Vec<CorporateAction>
         => actions::page;
@@ -123,6 +124,7 @@ delegate!(ActionStore {
     unresolved_actions() -> Vec<UnresolvedAction> => actions::unresolved;
 } in_write {
     date_by_splits(splits: &[CorporateAction]) -> bool => identity::date_by_splits, clock;
+    move_actions(moves: &[ActionMove]) -> ActionsMoved => actions::move_actions, clock;
 });
 
 delegate!(PriceStore {

@@ -1,15 +1,15 @@
 //! Suite functions for corporate actions ([`mds_store::ActionStore`]):
 //! an import is all or nothing and idempotent, publications of one action
 //! imported apart are joined, an import announces what it added and
-//! changed in the event log (and nothing else), and the reads filter,
-//! order and page.
+//! changed in the event log (and nothing else), rows resolved again move
+//! their actions, and the reads filter, order and page.
 
 use chrono::NaiveDate;
 use mds_domain::actions::{
     Action, ActionId, ActionType, CorporateAction, Dividend, DividendKind, FaceValueChange, Source,
 };
 use mds_domain::{EventFilter, EventId, EventType, Exchange, StoredEvent};
-use mds_store::{ActionFilter, ActionImport, UnresolvedAction};
+use mds_store::{ActionFilter, ActionImport, ResolvedRow, UnresolvedAction};
 
 use super::*;
 use crate::fixtures::isin_of;
@@ -71,7 +71,10 @@ pub async fn action_imports_are_idempotent(store: &dyn Store) {
     assert_eq!(generations(store).await.actions, 1, "one that changes no action does not");
     assert_eq!(store.action_count().await.expect("count"), 2);
     assert_eq!(store.unresolved_actions().await.expect("unresolved"), u);
-    let later = store.import_actions(&[], &[], &u[1..]).await.expect("resolved");
+    let isin = mds_domain::Isin::parse("INE476A01014").expect("ISIN");
+    let resolved: Vec<ResolvedRow> =
+        u[1..].iter().map(|k| ResolvedRow { key: k.clone(), security_id: None, isin: isin.clone() }).collect();
+    let later = store.import_actions(&[], &[], &resolved).await.expect("resolved");
     assert_eq!(later, ActionImport { unresolved_resolved: 1, ..ActionImport::default() });
     assert_eq!(store.unresolved_actions().await.expect("unresolved"), u[..1]);
 }
@@ -101,6 +104,69 @@ pub async fn action_imports_join_publications(store: &dyn Store) {
     // Both again: nothing changes.
     let again = store.import_actions(&[nse, bse], &[], &[]).await.expect("again");
     assert_eq!(again, ActionImport { unchanged: 1, ..ActionImport::default() });
+}
+
+/// A row of `source` with `code` kept resolved to the `i`-th ISIN.
+fn row(source: Source, code: &str, ex_date: NaiveDate, purpose: &str, i: u32) -> ResolvedRow {
+    let key =
+        UnresolvedAction { source, code: code.into(), ex_date, purpose: purpose.into(), file: "f.csv".into(), line: 2 };
+    ResolvedRow { key, security_id: (source == Exchange::Bse).then(|| code.to_owned()), isin: isin_of(i) }
+}
+
+/// Rows resolved again to another ISIN move their actions (contract
+/// 10.3): an exchange's publication leaves an action both published
+/// (which keeps the other's) and joins the same action at the new ISIN;
+/// an action left with no publication is removed and stored anew there;
+/// each change announced, the rows kept with their new ISIN.
+pub async fn moved_rows_move_their_actions(store: &dyn Store) {
+    store.migrate().await.expect("migrate");
+    let nse = dividend(1, day(5, 30), Exchange::Nse, 44.0, None);
+    let mut bse = dividend(1, day(5, 30), Exchange::Bse, 44.0, None);
+    bse.purpose = "Final Dividend - Rs. - 44.0000".into();
+    let other = dividend(2, day(5, 30), Exchange::Nse, 44.0, None);
+    let rows = [
+        row(Exchange::Nse, "SYM1", day(5, 30), &nse.purpose, 1),
+        row(Exchange::Bse, "500001", day(5, 30), &bse.purpose, 1),
+        row(Exchange::Nse, "SYM2", day(5, 30), &other.purpose, 2),
+    ];
+    store.import_actions(&[nse.clone(), bse, other.clone()], &[], &rows).await.expect("import");
+    let kept = store.action_rows().await.expect("rows");
+    let isins: Vec<_> = kept.iter().map(|r| (r.key.code.as_str(), r.isin.clone())).collect();
+    assert_eq!(isins, [("500001", isin_of(1)), ("SYM1", isin_of(1)), ("SYM2", isin_of(2))], "by exchange, then code");
+    let actions =
+        |i: u32| async move { store.actions_of(&[isin_of(i)], &ActionFilter::default()).await.expect("read") };
+    // BSE's row now resolves to the 2nd ISIN.
+    let last = store.event_page(EventId(0), &EventFilter::default(), 1).await.expect("page").latest;
+    let generation = generations(store).await.actions;
+    let to = |r: &ResolvedRow, i: u32| mds_store::ActionMove {
+        row: r.clone(),
+        to: isin_of(i),
+        symbol: Ticker::parse(&format!("SYM{i}")).expect("a ticker"),
+        successor: None,
+    };
+    let bse_row = rows.iter().find(|r| r.key.source == Exchange::Bse).expect("BSE's");
+    let m = store.move_actions(&[to(bse_row, 2)]).await.expect("move");
+    assert_eq!(m, mds_store::ActionsMoved { rows: 1, moved: 1, new: 0, joined: 1, identity_changed: false });
+    assert!(generations(store).await.actions > generation, "the actions generation moves");
+    let one = actions(1).await;
+    assert_eq!((one.len(), one[0].sources.clone(), one[0].purpose.clone()), (1, vec![Exchange::Nse], nse.purpose));
+    let two = actions(2).await;
+    assert_eq!(
+        (two.len(), two[0].id.clone(), two[0].sources.clone()),
+        (1, other.id, vec![Exchange::Nse, Exchange::Bse])
+    );
+    let kinds: Vec<EventType> = events_after(store, last).await.iter().map(|e| e.event.kind).collect();
+    assert_eq!(kinds, [EventType::CorporateActionChanged, EventType::CorporateActionChanged]);
+    let moved_row = store.action_rows().await.expect("rows").into_iter().find(|r| r.key.source == Exchange::Bse);
+    assert_eq!(moved_row.map(|r| r.isin), Some(isin_of(2)));
+    // NSE's row of the 1st ISIN to a 3rd: the action it leaves has no
+    // publication left, and is new there.
+    let nse_row = &rows[0];
+    let m = store.move_actions(&[to(nse_row, 3)]).await.expect("move");
+    assert_eq!((m.moved, m.new, m.joined), (1, 1, 0));
+    assert!(actions(1).await.is_empty());
+    let three = actions(3).await;
+    assert_eq!((three.len(), three[0].isin.clone(), three[0].sources.clone()), (1, isin_of(3), vec![Exchange::Nse]));
 }
 
 /// Every event of the log after `after`.
