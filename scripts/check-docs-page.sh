@@ -15,8 +15,10 @@ if [[ -z "$CHROME" ]]; then
   { apt-get install -y chromium >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y chromium >/dev/null; }; }
   CHROME=$(command -v chromium)
 fi
-cargo build --quiet --bin mds
-BIN=${CARGO_TARGET_DIR:-$PWD/target}/debug/mds
+# shellcheck source=scripts/lib-steps.sh
+source scripts/lib-steps.sh
+build_mds
+BIN=$MDS_BIN
 WORK=$(mktemp -d)
 trap 'stop_demo_server; [[ "${KEEP:-}" == 1 ]] && echo "kept $WORK" || rm -rf "$WORK"' EXIT
 start_demo_server

@@ -24,8 +24,10 @@ cd "$(dirname "$0")/.."
 source scripts/lib-demo-server.sh
 OPC_VERSION=0.29.1
 t0=$(date +%s)
-cargo build --quiet --bin mds
-BIN=${CARGO_TARGET_DIR:-$PWD/target}/debug/mds
+# shellcheck source=scripts/lib-steps.sh
+source scripts/lib-steps.sh
+build_mds
+BIN=$MDS_BIN
 WORK=$(mktemp -d)
 trap 'stop_demo_server; rm -rf "$WORK"' EXIT
 VENV=${GENERATED_CLIENT_VENV:-$WORK/venv}

@@ -10,8 +10,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib-demo-server.sh
 MAX_EXAMPLES=${1:-50}; MAX_SECONDS=${2:-300}
-cargo build --quiet --bin mds
-BIN=${CARGO_TARGET_DIR:-$PWD/target}/debug/mds
+# shellcheck source=scripts/lib-steps.sh
+source scripts/lib-steps.sh
+build_mds
+BIN=$MDS_BIN
 WORK=$(mktemp -d)
 trap 'stop_demo_server; rm -rf "$WORK"' EXIT
 VENV=${SCHEMATHESIS_VENV:-$WORK/venv}
