@@ -475,11 +475,14 @@ BC End Date\t,ND Start Date,ND End Date,Actual Payment Date
 
 /// `bse-actions` of [`BSE_ACTIONS`], through `run`.
 async fn bse_actions(store: &Arc<dyn Store>) -> import::Summary {
-    let format = import::format("bse-actions").expect("registered");
-    let source = import::Source::Embedded { name: "bse.csv", bytes: BSE_ACTIONS.as_bytes() };
-    let s = import::run(store, &SystemClock, format, &import::Given::default().file("files", source))
-        .await
-        .expect("bse-actions");
+    action_file(store, "bse-actions", BSE_ACTIONS).await
+}
+
+/// The action format `format` of the file `text`, through `run`.
+async fn action_file(store: &Arc<dyn Store>, format: &str, text: &'static str) -> import::Summary {
+    let source = import::Source::Embedded { name: "actions.csv", bytes: text.as_bytes() };
+    let given = import::Given::default().file("files", source);
+    let s = import::run(store, &SystemClock, import::format(format).expect("registered"), &given).await.expect(format);
     assert!(s.counts.adds_up(), "{:?} in {:?}", s.counts, s.lines);
     s
 }
@@ -539,4 +542,88 @@ on_two_stores_of_both_backends!(
     actions_resolve_again_when_a_later_import_dates_their_isin,
     actions_resolve_again_when_a_later_import_dates_their_isin_on_sqlite,
     actions_resolve_again_when_a_later_import_dates_their_isin_on_postgres
+);
+
+/// NSE's actions file, three rows of TCS: a real dividend (its record
+/// date kept), a percentage dividend (read of the face value, `1`: Rs 0.5)
+/// and a row of a fund series (`IV`: `other`, whatever its text says).
+const NSE_ACTIONS: &str = "\"SYMBOL\",\"COMPANY NAME\",\"SERIES\",\"PURPOSE\",\"FACE VALUE\",\"EX-DATE\",\"RECORD DATE\",\
+\"BOOK CLOSURE START DATE\",\"BOOK CLOSURE END DATE\"
+\"TCS\",\"Tata Consultancy Services Limited\",\"EQ\",\"Interim Dividend - Rs 11 Per Share\",\"1\",\"16-Jul-2025\",\
+\"17-Jul-2025\",\"-\",\"-\"
+\"TCS\",\"Tata Consultancy Services Limited\",\"EQ\",\"Dividend 50%\",\"1\",\"01-Sep-2025\",\"-\",\"-\",\"-\"
+\"TCS\",\"Tata Consultancy Services Limited\",\"IV\",\"Dividend - Rs 2 Per Share\",\"1\",\"02-Sep-2025\",\"-\",\"-\",\"-\"
+";
+
+/// `nse-actions` of [`NSE_ACTIONS`], through `run`.
+async fn nse_actions(store: &Arc<dyn Store>) -> import::Summary {
+    action_file(store, "nse-actions", NSE_ACTIONS).await
+}
+
+/// Contract 10.3, "an import re-resolves what earlier imports left
+/// unresolved": both exchanges' action files imported before any list
+/// resolve no row (TCS, ABREL and AGIIL not known yet), and are kept
+/// unresolved with what reading them needs (BSE's security id, NSE's
+/// series, face value and record date). The lists then make their ISINs
+/// known: the rows resolve, their actions are stored and announced, and
+/// the store holds what importing the lists first gives.
+async fn unresolved_actions_resolve_when_a_later_import_makes_their_isin_known(
+    first: Arc<dyn Store>,
+    second: Arc<dyn Store>,
+) {
+    // Actions, then the lists.
+    first.migrate().await.expect("migrate");
+    let s = nse_actions(&first).await;
+    assert_eq!(s.counts.new, 0, "{:?}", s.lines);
+    bse_actions(&first).await;
+    assert_eq!(first.unresolved_actions().await.expect("unresolved").len(), 5);
+    assert_eq!(all_actions(&first).await, Vec::new());
+    let last = latest(&*first).await;
+    let mut lines = Vec::new();
+    for (format, given) in mds_import::demo::imports() {
+        if ["exchanges", "nse-changes"].contains(&format.name) {
+            let s = import::run(&first, &SystemClock, format, &given).await.expect(format.name);
+            assert!(s.counts.adds_up(), "{}: {:?}", format.name, s.counts);
+            lines.extend(s.lines);
+        }
+    }
+    let line = lines.iter().find(|l| l.contains("rows kept unresolved resolved now")).expect("counted");
+    assert!(line.starts_with("actions: 5 rows kept unresolved resolved now: 5 actions = 5 new + "), "{lines:?}");
+    assert_eq!(first.unresolved_actions().await.expect("unresolved"), Vec::new());
+    let added = events_after(&*first, last)
+        .await
+        .into_iter()
+        .filter(|e| e.event.kind == EventType::CorporateActionAdded)
+        .count();
+    assert_eq!(added, 5, "each action announced as an import's");
+    // The lists, then actions.
+    second.migrate().await.expect("migrate");
+    identity(&second).await;
+    nse_actions(&second).await;
+    bse_actions(&second).await;
+
+    let actions = all_actions(&second).await;
+    assert_eq!(actions.len(), 5, "{actions:?}");
+    assert_eq!(all_actions(&first).await, actions);
+    let tcs: Vec<_> = actions.iter().filter(|a| a.symbol.as_str() == "TCS").collect();
+    assert!(tcs.iter().all(|a| a.isin.as_str() == "INE467B01029"), "{tcs:?}");
+    // Read as the file reads them: the record date, the face value and the
+    // series kept with the rows.
+    let kinds: Vec<(String, Option<NaiveDate>)> =
+        tcs.iter().map(|a| (serde_json::to_value(&a.action).expect("json").to_string(), a.record_date)).collect();
+    let day = |d: &str| d.parse::<NaiveDate>().ok();
+    assert_eq!(kinds.len(), 3, "{kinds:?}");
+    assert_eq!(kinds[0].1, day("2025-07-17"), "{kinds:?}");
+    assert!(kinds[1].0.contains("0.5"), "{kinds:?}");
+    assert!(kinds[2].0.contains("other"), "{kinds:?}");
+    assert_eq!(first.identity_events().await.expect("events"), second.identity_events().await.expect("events"));
+    let rows = |s: Arc<dyn Store>| async move { s.action_rows().await.expect("rows") };
+    assert_eq!(rows(first.clone()).await, rows(second.clone()).await);
+    assert_eq!(rows(first.clone()).await.len(), 5);
+}
+
+on_two_stores_of_both_backends!(
+    unresolved_actions_resolve_when_a_later_import_makes_their_isin_known,
+    unresolved_actions_resolve_when_a_later_import_makes_their_isin_known_on_sqlite,
+    unresolved_actions_resolve_when_a_later_import_makes_their_isin_known_on_postgres
 );

@@ -25,6 +25,25 @@ pub struct UnresolvedAction {
     pub line: u64,
 }
 
+/// A row resolved to no ISIN kept with what a later import needs to
+/// resolve it and read its actions (contract 10.3; migration 20): the
+/// import that makes its ISIN known stores them
+/// ([`crate::ActionStore::move_actions`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeptUnresolved {
+    /// The row.
+    pub row: UnresolvedAction,
+    /// BSE's security id (its `Security Name` column); `None` for NSE (and
+    /// rows kept before migration 20).
+    pub security_id: Option<String>,
+    /// NSE's series; `None` for BSE, none given, or kept before.
+    pub series: Option<String>,
+    /// NSE's face value; `None` for BSE, none given, or kept before.
+    pub face_value: Option<f64>,
+    /// Its record date; `None` when none, or kept before.
+    pub record_date: Option<NaiveDate>,
+}
+
 /// A row of an exchange's file that was resolved to an ISIN, kept with
 /// what resolved it, so that an import that changes the identity history
 /// resolves it again (contract 10.3; [`crate::ActionStore::move_actions`]).
@@ -68,9 +87,13 @@ pub struct ActionsMoved {
     /// … and the ones that joined an action there (stored before, or
     /// moved with them): `moved = new + joined`.
     pub joined: u64,
-    /// Whether splits moved changed the identity history (then the
-    /// `companies` generation moved).
+    /// Whether splits moved (or stored from rows kept unresolved) changed
+    /// the identity history (then the `companies` generation moved).
     pub identity_changed: bool,
+    /// The actions of rows kept unresolved that resolve now, stored as an
+    /// import stores them (`unresolved_resolved`: the rows moved from the
+    /// unresolved to the resolved rows kept).
+    pub resolved: ActionImport,
 }
 
 /// What [`crate::ActionStore::import_actions`] did.

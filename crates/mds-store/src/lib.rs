@@ -50,7 +50,9 @@ pub mod sqlite;
 pub mod url;
 pub mod webhooks;
 
-pub use actions::{ActionFilter, ActionImport, ActionMove, ActionsMoved, ResolvedRow, UnresolvedAction};
+pub use actions::{
+    ActionFilter, ActionImport, ActionMove, ActionsMoved, KeptUnresolved, ResolvedRow, UnresolvedAction,
+};
 pub use error::{Cause, StoreError, StoreResult};
 pub use mds_domain::daily::DailyUsage;
 pub use mds_domain::snapshot::SnapshotImport;

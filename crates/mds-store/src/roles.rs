@@ -42,7 +42,7 @@ use mds_domain::{
     KeyHash, KeyPrefix, NewsFilter, Slug, Tier, TierName,
 };
 
-use crate::{ActionFilter, ActionImport, ActionMove, ActionsMoved, ResolvedRow, UnresolvedAction};
+use crate::{ActionFilter, ActionImport, ActionMove, ActionsMoved, KeptUnresolved, ResolvedRow, UnresolvedAction};
 use crate::{
     AdminTokenRecord, AppliedBatch, AuthChanges, AuthDirectory, DailyUsage, EventLogPage, Generations,
     IdempotencyClaim, IdentityImport, KeyLookup, KeyRecord, RolledKey, SnapshotImport, StoreResult, StoredCompany,
@@ -206,7 +206,7 @@ pub trait ActionStore: Send + Sync + 'static {
     async fn import_actions(
         &self,
         actions: &[CorporateAction],
-        unresolved: &[UnresolvedAction],
+        unresolved: &[KeptUnresolved],
         resolved: &[ResolvedRow],
     ) -> StoreResult<ActionImport>;
 
@@ -225,7 +225,18 @@ pub trait ActionStore: Send + Sync + 'static {
     /// consolidations deriving the identity history again, their
     /// `new_isin` the successor). The row keeps its new ISIN. Added and
     /// changed actions are announced as an import's are.
-    async fn move_actions(&self, moves: &[ActionMove]) -> StoreResult<ActionsMoved>;
+    ///
+    /// In the same transaction, `actions` (those of rows kept unresolved
+    /// that resolve now, [`ActionStore::kept_unresolved`]) are stored as
+    /// [`ActionStore::import_actions`] stores an import's, and their rows
+    /// (`resolved`) leave the unresolved rows for the resolved ones kept
+    /// (counted in [`ActionsMoved::resolved`]).
+    async fn move_actions(
+        &self,
+        moves: &[ActionMove],
+        actions: &[CorporateAction],
+        resolved: &[ResolvedRow],
+    ) -> StoreResult<ActionsMoved>;
 
     /// Derives the identity history again with `splits` (an import's
     /// splits and consolidations, not stored yet; other actions are passed
@@ -256,6 +267,10 @@ pub trait ActionStore: Send + Sync + 'static {
 
     /// Every unresolved row stored, by exchange, code, ex-date and text.
     async fn unresolved_actions(&self) -> StoreResult<Vec<UnresolvedAction>>;
+
+    /// Every unresolved row stored with what resolving it again needs
+    /// (contract 10.3), by exchange, code, ex-date and text.
+    async fn kept_unresolved(&self) -> StoreResult<Vec<KeptUnresolved>>;
 }
 
 /// End-of-day prices (contract section 14): NSE's daily bars, as

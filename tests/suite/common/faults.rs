@@ -137,16 +137,21 @@ gated!(NewsStore {
 gated!(ActionStore {
     fn import_actions(
         actions: &[CorporateAction],
-        unresolved: &[UnresolvedAction],
+        unresolved: &[mds_store::KeptUnresolved],
         resolved: &[mds_store::ResolvedRow]
     ) -> ActionImport;
     fn action_rows() -> Vec<mds_store::ResolvedRow>;
-    fn move_actions(moves: &[mds_store::ActionMove]) -> mds_store::ActionsMoved;
+    fn move_actions(
+        moves: &[mds_store::ActionMove],
+        actions: &[CorporateAction],
+        resolved: &[mds_store::ResolvedRow]
+    ) -> mds_store::ActionsMoved;
     fn date_by_splits(splits: &[CorporateAction]) -> bool;
     fn actions_of(isins: &[Isin], filter: &ActionFilter) -> Vec<CorporateAction>;
     fn action_page(filter: &ActionFilter, after: Option<(NaiveDate, &ActionId)>, limit: usize) -> Vec<CorporateAction>;
     fn action_count() -> u64;
     fn unresolved_actions() -> Vec<UnresolvedAction>;
+    fn kept_unresolved() -> Vec<mds_store::KeptUnresolved>;
 });
 
 gated!(PriceStore {

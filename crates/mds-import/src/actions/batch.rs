@@ -10,7 +10,7 @@ use mds_domain::{Exchange, Ticker};
 
 use super::purpose::ParsedAction;
 use super::resolve::{Identity, Resolved, carried_on, resolve_bse, resolve_nse};
-use super::{Merged, ResolvedAction, bse, bse_actions, merge, nse, nse_actions};
+use super::{Merged, ResolvedAction, bse, merge, nse, row_actions};
 use crate::ImportError;
 
 /// A row resolved to no ISIN, as read.
@@ -39,8 +39,9 @@ pub struct Batch {
     pub rows: usize,
     /// Actions of rows resolved (`merged.rows`).
     pub resolved: usize,
-    /// Rows resolved to no ISIN (each counted once, whatever it holds).
-    pub unresolved: Vec<Unresolved>,
+    /// Rows resolved to no ISIN (each counted once, whatever it holds),
+    /// with what resolving and reading them later needs.
+    pub unresolved: Vec<Kept>,
     /// Rows resolved, with where to: an earlier import may have kept them
     /// unresolved, and a later one may resolve them again.
     pub resolved_rows: Vec<ResolvedRow>,
@@ -56,6 +57,22 @@ pub struct ResolvedRow {
     pub security_id: Option<String>,
     /// The ISIN it was resolved to.
     pub isin: mds_domain::Isin,
+}
+
+/// A row resolved to no ISIN, with what a later import needs to resolve
+/// it and read its actions ([`resolve_kept`]; contract 10.3).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kept {
+    /// The row's exchange, code, ex-date, text, file and line.
+    pub key: Unresolved,
+    /// BSE's security id (`Security Name`); `None` for NSE.
+    pub security_id: Option<String>,
+    /// NSE's series; `None` for BSE (or not given).
+    pub series: Option<String>,
+    /// NSE's face value; `None` for BSE (or not given).
+    pub face_value: Option<f64>,
+    /// Its record date.
+    pub record_date: Option<NaiveDate>,
 }
 
 /// What a row is resolved by.
@@ -78,6 +95,9 @@ struct Row {
     /// The key it is kept under unresolved (the file, line and text too).
     key: Unresolved,
     record_date: Option<NaiveDate>,
+    /// NSE's series and face value, kept with the row if it is unresolved.
+    series: Option<String>,
+    face_value: Option<f64>,
     actions: Vec<ParsedAction>,
 }
 
@@ -118,22 +138,26 @@ pub fn read_files(exchange: Exchange, files: &[(String, Vec<u8>)]) -> Result<Rea
         match exchange {
             Exchange::Nse => {
                 for r in nse::read(bytes).map_err(|e| (name.clone(), e))? {
-                    let actions = nse_actions(&r);
+                    let actions = super::nse_actions(&r);
                     rows.push(Row {
                         by: By::Symbol,
                         key: key(r.symbol.as_str().to_owned(), r.ex_date, r.purpose, r.line),
                         record_date: r.record_date,
+                        series: r.series,
+                        face_value: r.face_value,
                         actions,
                     });
                 }
             }
             Exchange::Bse => {
                 for r in bse::read(bytes).map_err(|e| (name.clone(), e))? {
-                    let actions = bse_actions(&r);
+                    let actions = super::bse_actions(&r);
                     rows.push(Row {
                         by: By::Code { security_id: r.security_name.clone() },
                         key: key(r.security_code, r.ex_date, r.purpose, r.line),
                         record_date: r.record_date,
+                        series: None,
+                        face_value: None,
                         actions,
                     });
                 }
@@ -146,15 +170,43 @@ pub fn read_files(exchange: Exchange, files: &[(String, Vec<u8>)]) -> Result<Rea
 /// Resolves the rows `read` through `identity` (and, for NSE, its symbol
 /// `changes`) and merges the actions of those resolved.
 pub fn resolve(read: ReadFiles, identity: &impl Identity, changes: &[SymbolChange]) -> Batch {
-    let mut batch = Batch { rows: read.rows.len(), ..Batch::default() };
+    resolve_rows(read.rows, identity, changes)
+}
+
+/// Resolves rows kept unresolved by earlier imports ([`Batch::unresolved`],
+/// of either exchange) through `identity` and `changes`, their actions read
+/// from their text as [`read_files`] reads a file's, and merges the actions
+/// of those resolved: what an import that makes their ISIN known stores
+/// (contract 10.3). Those still unresolved are in the batch's `unresolved`.
+pub fn resolve_kept(kept: Vec<Kept>, identity: &impl Identity, changes: &[SymbolChange]) -> Batch {
+    let rows = kept
+        .into_iter()
+        .map(|k| Row {
+            by: match k.key.source {
+                Exchange::Nse => By::Symbol,
+                Exchange::Bse => By::Code { security_id: k.security_id.unwrap_or_default() },
+            },
+            actions: row_actions(k.series.as_deref(), &k.key.purpose, k.face_value),
+            key: k.key,
+            record_date: k.record_date,
+            series: k.series,
+            face_value: k.face_value,
+        })
+        .collect();
+    resolve_rows(rows, identity, changes)
+}
+
+/// [`resolve`] of `rows`, each of its key's exchange.
+fn resolve_rows(rows: Vec<Row>, identity: &impl Identity, changes: &[SymbolChange]) -> Batch {
+    let mut batch = Batch { rows: rows.len(), ..Batch::default() };
     let mut resolved: Vec<ResolvedAction> = Vec::new();
-    for Row { by, key, record_date, actions } in read.rows {
+    for Row { by, key, record_date, series, face_value, actions } in rows {
         let security_id = match by {
             By::Symbol => None,
             By::Code { security_id } => Some(security_id),
         };
         let Some(at) = resolve_row(identity, changes, &key, security_id.as_deref()) else {
-            batch.unresolved.push(key);
+            batch.unresolved.push(Kept { key, security_id, series, face_value, record_date });
             continue;
         };
         for parsed in actions {
@@ -166,7 +218,7 @@ pub fn resolve(read: ReadFiles, identity: &impl Identity, changes: &[SymbolChang
             resolved.push(ResolvedAction {
                 isin: at.isin.clone(),
                 symbol: at.symbol.clone(),
-                source: read.exchange,
+                source: key.source,
                 action,
                 ex_date: key.ex_date,
                 record_date,
@@ -263,7 +315,7 @@ mod tests {
         let b = read(Exchange::Nse, &[("f.csv".into(), csv.as_bytes().to_vec())], &Everything, &[]).unwrap();
         assert_eq!((b.rows, b.resolved, b.unresolved.len(), b.resolved_rows.len()), (3, 4, 1, 2));
         assert_eq!((b.merged.rows, b.merged.repeats, b.merged.actions.len()), (4, 2, 2));
-        assert_eq!(b.unresolved[0].line, 4);
+        assert_eq!(b.unresolved[0].key.line, 4);
         let bad = "\"SYMBOL\",\"COMPANY NAME\",\"SERIES\",\"PURPOSE\",\"FACE VALUE\",\"EX-DATE\",\"RECORD DATE\",\"BOOK CLOSURE START DATE\",\"BOOK CLOSURE END DATE\"\n\"CANBK\",\"x\",\"EQ\",\"Bonus 1:1\",\"10\",\"2024-05-15\",\"-\",\"-\",\"-\"\n";
         let e = read(Exchange::Nse, &[("bad.csv".into(), bad.as_bytes().to_vec())], &Everything, &[]).unwrap_err();
         assert_eq!(e.0, "bad.csv");

@@ -158,15 +158,23 @@ fn series_reason(series: Option<&str>) -> Option<OtherReason> {
 
 /// The actions of an NSE row: its series' rule, else its text.
 pub fn nse_actions(row: &nse::NseActionRow) -> Vec<ParsedAction> {
-    match series_reason(row.series.as_deref()) {
-        Some(reason) => vec![ParsedAction::other(reason)],
-        None => purpose::parse(&row.purpose, row.face_value),
-    }
+    row_actions(row.series.as_deref(), &row.purpose, row.face_value)
 }
 
 /// The actions of a BSE row (its file has no series or face value).
 pub fn bse_actions(row: &bse::BseActionRow) -> Vec<ParsedAction> {
-    purpose::parse(&row.purpose, None)
+    row_actions(None, &row.purpose, None)
+}
+
+/// The actions of a row of either exchange given its series, text and
+/// face value (BSE's file has neither series nor face value): the series'
+/// rule, else the text. The one reading of a row, whether read from a file
+/// or kept unresolved by an earlier import.
+pub fn row_actions(series: Option<&str>, purpose: &str, face_value: Option<f64>) -> Vec<ParsedAction> {
+    match series_reason(series) {
+        Some(reason) => vec![ParsedAction::other(reason)],
+        None => purpose::parse(purpose, face_value),
+    }
 }
 
 #[cfg(test)]

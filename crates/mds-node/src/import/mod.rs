@@ -221,34 +221,52 @@ async fn resolve_again(
 
 /// After an import that moved the `companies` generation from
 /// `generation`: the stored rows of earlier action imports resolved again,
-/// and the actions of those that resolve to another ISIN moved there
-/// (contract 10.3: an import re-resolves an action whose ISIN a later list
-/// or daily file makes known; `write::actions_again`), each round a
-/// transaction of its own. Moved splits may date ISIN changes again, so
+/// and the actions of those that resolve to another ISIN moved there; the
+/// rows they left unresolved resolved too, and the actions of those that
+/// resolve now stored (contract 10.3: an import re-resolves what earlier
+/// imports left unresolved, and an action whose ISIN a later list or daily
+/// file makes known; `write::actions_again`), each round a transaction of
+/// its own. Moved splits may date ISIN changes again, so
 /// rows are resolved again until none moves (at most [`ROUNDS`] times).
 async fn actions_again(store: &Arc<dyn Store>, generation: i64, summary: &mut Summary) -> Result<(), ImportFailure> {
     let mut before = generation;
     let mut total = mds_store::ActionsMoved::default();
+    let (mut kept_actions, mut kept_set_aside) = (0, 0);
     for _ in 0..ROUNDS {
         let now = store.generations().await?.companies;
         if now == before {
             break;
         }
         before = now;
-        let m = write::actions_again(store).await?;
-        if m.rows == 0 {
+        let write::Again { moved: m, actions, set_aside } = write::actions_again(store).await?;
+        if m.rows == 0 && m.resolved.unresolved_resolved == 0 {
             break;
         }
         total.rows += m.rows;
         total.moved += m.moved;
         total.new += m.new;
         total.joined += m.joined;
+        let r = &mut total.resolved;
+        r.unresolved_resolved += m.resolved.unresolved_resolved;
+        r.new += m.resolved.new;
+        r.changed += m.resolved.changed;
+        r.unchanged += m.resolved.unchanged;
+        (kept_actions, kept_set_aside) = (kept_actions + actions, kept_set_aside + set_aside);
     }
     if total.rows > 0 {
         summary.lines.push(format!(
             "actions: {} stored rows resolved again to another ISIN: {} actions moved = {} new there + {} joined to \
              an action there",
             total.rows, total.moved, total.new, total.joined
+        ));
+    }
+    let r = total.resolved;
+    debug_assert_eq!(kept_actions, r.new + r.changed + r.unchanged + kept_set_aside, "{r:?}");
+    if r.unresolved_resolved > 0 {
+        summary.lines.push(format!(
+            "actions: {} rows kept unresolved resolved now: {kept_actions} actions = {} new + {} changed + {} \
+             unchanged + {kept_set_aside} repeated or merged across exchanges",
+            r.unresolved_resolved, r.new, r.changed, r.unchanged
         ));
     }
     Ok(())

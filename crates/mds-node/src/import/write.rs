@@ -11,11 +11,12 @@ use mds_domain::actions::ActionType;
 use mds_domain::snapshot::{NameChange, SymbolChange};
 use mds_domain::{Exchange, IdentityChange, Isin, SymbolPeriod, Ticker};
 use mds_import::actions::Identity;
-use mds_import::actions::batch::{self, ReadFiles, Unresolved};
+use mds_import::actions::batch::{self, Kept, ReadFiles, Unresolved};
 use mds_import::exchange::ExchangeSnapshots;
 use mds_import::format::{Input, Refusal, Source};
 use mds_store::{
-    ActionMove, ActionsMoved, IdentityImport, ResolvedRow, Store, StoreError, UnresolvedAction, UpsertSummary,
+    ActionMove, ActionsMoved, IdentityImport, KeptUnresolved, ResolvedRow, Store, StoreError, UnresolvedAction,
+    UpsertSummary,
 };
 
 use super::{Counts, ImportFailure, Summary};
@@ -219,6 +220,22 @@ impl BseCodes {
     }
 }
 
+/// A row kept unresolved with what resolving it again needs, as stored.
+fn kept(k: batch::Kept) -> KeptUnresolved {
+    KeptUnresolved {
+        row: stored(k.key),
+        security_id: k.security_id,
+        series: k.series,
+        face_value: k.face_value,
+        record_date: k.record_date,
+    }
+}
+
+/// A row resolved, as kept.
+fn resolved_row(r: batch::ResolvedRow) -> ResolvedRow {
+    ResolvedRow { key: stored(r.key), security_id: r.security_id, isin: r.isin }
+}
+
 /// A row kept unresolved, as stored.
 fn stored(u: Unresolved) -> UnresolvedAction {
     UnresolvedAction {
@@ -265,17 +282,13 @@ async fn actions(
     }
     let mut lines = Vec::new();
     if list_unresolved {
-        for u in &b.unresolved {
+        for Kept { key: u, .. } in &b.unresolved {
             lines.push(format!("unresolved: {}:{}: {} {} {:?}", u.file, u.line, u.code, u.ex_date, u.purpose));
         }
     }
     let unresolved_rows = b.unresolved.len();
-    let unresolved: Vec<UnresolvedAction> = b.unresolved.into_iter().map(stored).collect();
-    let resolved: Vec<ResolvedRow> = b
-        .resolved_rows
-        .into_iter()
-        .map(|r| ResolvedRow { key: stored(r.key), security_id: r.security_id, isin: r.isin })
-        .collect();
+    let unresolved: Vec<KeptUnresolved> = b.unresolved.into_iter().map(kept).collect();
+    let resolved: Vec<ResolvedRow> = b.resolved_rows.into_iter().map(resolved_row).collect();
     let s = store.import_actions(&b.merged.actions, &unresolved, &resolved).await?;
     if dated || s.identity_changed {
         lines.push("identity: the files' splits and consolidations dated or linked ISIN changes".to_owned());
@@ -316,17 +329,52 @@ async fn resolve_actions(store: &Arc<dyn Store>, files: ReadFiles) -> Result<bat
     Ok(batch::resolve(files, &identity, &changes))
 }
 
+/// What [`actions_again`] did: the store's counts, and how the actions of
+/// the rows kept unresolved that resolve now were merged.
+#[derive(Debug, Default)]
+pub(super) struct Again {
+    /// What the store did.
+    pub moved: ActionsMoved,
+    /// Actions of those rows (`merged.rows` of their batch).
+    pub actions: u64,
+    /// Of those, repeats and publications merged across exchanges
+    /// (`actions = stored new + changed + unchanged + set_aside`).
+    pub set_aside: u64,
+}
+
 /// The stored rows of earlier action imports resolved again through the
 /// identity history the store holds now, and the actions of those that
-/// resolve to another ISIN moved there ([`mds_store::ActionStore::move_actions`],
-/// a transaction of its own): contract 10.3, imports in any order give the
-/// same result. A row that no longer resolves keeps its actions.
-pub(super) async fn actions_again(store: &Arc<dyn Store>) -> Result<ActionsMoved, ImportFailure> {
+/// resolve to another ISIN moved there; the rows kept unresolved resolved
+/// too, and the actions of those that resolve now stored as an import
+/// stores them, the rows kept as resolved ([`batch::resolve_kept`]; one
+/// transaction, [`mds_store::ActionStore::move_actions`]): contract 10.3,
+/// imports in any order give the same result. A row that no longer
+/// resolves keeps its actions.
+pub(super) async fn actions_again(store: &Arc<dyn Store>) -> Result<Again, ImportFailure> {
     let rows = store.action_rows().await?;
-    if rows.is_empty() {
-        return Ok(ActionsMoved::default());
+    let unresolved = store.kept_unresolved().await?;
+    if rows.is_empty() && unresolved.is_empty() {
+        return Ok(Again::default());
     }
     let (identity, changes) = identity_now(store).await?;
+    let kept: Vec<Kept> = unresolved
+        .into_iter()
+        .map(|k| Kept {
+            key: Unresolved {
+                source: k.row.source,
+                code: k.row.code,
+                ex_date: k.row.ex_date,
+                purpose: k.row.purpose,
+                file: k.row.file,
+                line: usize::try_from(k.row.line).unwrap_or(usize::MAX),
+            },
+            security_id: k.security_id,
+            series: k.series,
+            face_value: k.face_value,
+            record_date: k.record_date,
+        })
+        .collect();
+    let b = batch::resolve_kept(kept, &identity, &changes);
     let moves: Vec<ActionMove> = rows
         .into_iter()
         .filter_map(|row| {
@@ -343,10 +391,12 @@ pub(super) async fn actions_again(store: &Arc<dyn Store>) -> Result<ActionsMoved
             moved.then_some(ActionMove { row, to: at.isin, symbol: at.symbol, successor: at.successor })
         })
         .collect();
-    if moves.is_empty() {
-        return Ok(ActionsMoved::default());
+    if moves.is_empty() && b.resolved_rows.is_empty() {
+        return Ok(Again::default());
     }
-    Ok(store.move_actions(&moves).await?)
+    let resolved: Vec<ResolvedRow> = b.resolved_rows.into_iter().map(resolved_row).collect();
+    let moved = store.move_actions(&moves, &b.merged.actions, &resolved).await?;
+    Ok(Again { moved, actions: b.merged.rows as u64, set_aside: (b.merged.repeats + b.merged.across_exchanges) as u64 })
 }
 
 /// The identity history resolution reads, as the store holds it now: its

@@ -27,7 +27,8 @@ use super::{Conn, Pool, begin_read, begin_write, db, events, execute, fetch_all}
 use crate::rows::RowExt;
 use crate::rows::corrupt;
 use crate::{
-    ActionFilter, ActionImport, ActionMove, ActionsMoved, ResolvedRow, StoreError, StoreResult, UnresolvedAction,
+    ActionFilter, ActionImport, ActionMove, ActionsMoved, KeptUnresolved, ResolvedRow, StoreError, StoreResult,
+    UnresolvedAction,
 };
 
 /// Ids looked up in one statement.
@@ -61,7 +62,7 @@ fn day(s: &str) -> StoreResult<NaiveDate> {
 pub(crate) async fn import(
     pool: &Pool,
     actions: &[CorporateAction],
-    unresolved: &[UnresolvedAction],
+    unresolved: &[KeptUnresolved],
     resolved: &[ResolvedRow],
     clock: &dyn Clock,
 ) -> StoreResult<ActionImport> {
@@ -75,7 +76,7 @@ pub(crate) async fn import(
 async fn import_in(
     tx: &mut Conn,
     actions: &[CorporateAction],
-    unresolved: &[UnresolvedAction],
+    unresolved: &[KeptUnresolved],
     resolved: &[ResolvedRow],
     clock: &dyn Clock,
 ) -> StoreResult<ActionImport> {
@@ -219,6 +220,8 @@ fn key_of(r: &super::DbRow, table: &str, file: String, line: u64) -> StoreResult
 pub(crate) async fn move_actions(
     conn: &mut Conn,
     moves: &[ActionMove],
+    actions: &[CorporateAction],
+    resolved: &[ResolvedRow],
     clock: &dyn Clock,
 ) -> StoreResult<ActionsMoved> {
     let mut out = ActionsMoved::default();
@@ -295,6 +298,12 @@ pub(crate) async fn move_actions(
     if out.moved > 0 {
         super::meta::bump_unseeded_generation(conn, crate::rows::META_GENERATION_ACTIONS).await?;
     }
+    // The rows kept unresolved that resolve now: their actions stored as
+    // an import stores them, the rows moved to the resolved ones kept.
+    if !actions.is_empty() || !resolved.is_empty() {
+        out.resolved = import_in(conn, actions, &[], resolved, clock).await?;
+        out.identity_changed |= out.resolved.identity_changed;
+    }
     Ok(out)
 }
 
@@ -304,9 +313,9 @@ const UNRESOLVED_RUN: usize = 100;
 /// Stores the unresolved rows not stored before, [`UNRESOLVED_RUN`] a
 /// statement; how many were new. A line past what the store holds refuses
 /// them all.
-async fn insert_unresolved(conn: &mut Conn, unresolved: &[UnresolvedAction]) -> StoreResult<u64> {
+async fn insert_unresolved(conn: &mut Conn, unresolved: &[KeptUnresolved]) -> StoreResult<u64> {
     let mut lines = Vec::with_capacity(unresolved.len());
-    for u in unresolved {
+    for KeptUnresolved { row: u, .. } in unresolved {
         lines.push(i64::try_from(u.line).map_err(|_| {
             StoreError::Invalid(format!("{}: line {} is past the largest line stored", u.file, u.line))
         })?);
@@ -314,19 +323,25 @@ async fn insert_unresolved(conn: &mut Conn, unresolved: &[UnresolvedAction]) -> 
     let mut new = 0;
     for (run, lines) in unresolved.chunks(UNRESOLVED_RUN).zip(lines.chunks(UNRESOLVED_RUN)) {
         let sql = format!(
-            "INSERT INTO corporate_action_unresolved (source, code, ex_date, purpose, file, line) VALUES {} \
+            "INSERT INTO corporate_action_unresolved \
+             (source, code, ex_date, purpose, file, line, security_id, series, face_value, record_date) VALUES {} \
              ON CONFLICT DO NOTHING",
-            values(run.len(), 6)
+            values(run.len(), 10)
         );
         let mut q = sqlx::query(&sql);
-        for (u, line) in run.iter().zip(lines) {
+        for (k, line) in run.iter().zip(lines) {
+            let u = &k.row;
             q = q
                 .bind(u.source.as_str())
                 .bind(u.code.as_str())
                 .bind(u.ex_date.to_string())
                 .bind(u.purpose.as_str())
                 .bind(u.file.as_str())
-                .bind(*line);
+                .bind(*line)
+                .bind(k.security_id.clone().unwrap_or_default())
+                .bind(k.series.clone().unwrap_or_default())
+                .bind(k.face_value.map(|f| f.to_string()).unwrap_or_default())
+                .bind(k.record_date.map(|d| d.to_string()).unwrap_or_default());
         }
         new += execute(conn, q).await?;
     }
@@ -514,8 +529,31 @@ pub(crate) async fn count(pool: &Pool) -> StoreResult<u64> {
 
 /// [`crate::ActionStore::unresolved_actions`].
 pub(crate) async fn unresolved(pool: &Pool) -> StoreResult<Vec<UnresolvedAction>> {
-    let rs = keyed(pool, "file, line", "corporate_action_unresolved").await?;
+    Ok(kept_unresolved(pool).await?.into_iter().map(|k| k.row).collect())
+}
+
+/// [`crate::ActionStore::kept_unresolved`]: '' read as none (migration 20).
+pub(crate) async fn kept_unresolved(pool: &Pool) -> StoreResult<Vec<KeptUnresolved>> {
+    let table = "corporate_action_unresolved";
+    let rs = keyed(pool, "file, line, security_id, series, face_value, record_date", table).await?;
+    let some = |s: String| (!s.is_empty()).then_some(s);
     rs.iter()
-        .map(|r| key_of(r, "corporate_action_unresolved", r.text("file")?, r.int("line")?.unsigned_abs()))
+        .map(|r| {
+            let face_value = match some(r.text("face_value")?) {
+                None => None,
+                Some(f) => Some(f.parse::<f64>().map_err(|_| corrupt(format_args!("{table}: face value {f:?}")))?),
+            };
+            let record_date = match some(r.text("record_date")?) {
+                None => None,
+                Some(d) => Some(day(&d)?),
+            };
+            Ok(KeptUnresolved {
+                row: key_of(r, table, r.text("file")?, r.int("line")?.unsigned_abs())?,
+                security_id: some(r.text("security_id")?),
+                series: some(r.text("series")?),
+                face_value,
+                record_date,
+            })
+        })
         .collect()
 }

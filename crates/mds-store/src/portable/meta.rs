@@ -136,6 +136,11 @@ macro_rules! migrations {
                 name: "action_rows",
                 sql: include_str!(concat!("../../migrations/", $dir, "/0019_action_rows.sql")),
             },
+            Migration {
+                version: 20,
+                name: "unresolved_facts",
+                sql: include_str!(concat!("../../migrations/", $dir, "/0020_unresolved_facts.sql")),
+            },
         ]
     };
 }

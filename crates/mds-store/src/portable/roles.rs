@@ -25,7 +25,9 @@ use crate::{
     EventLogPage, EventStore, Generations, IdempotencyClaim, IdentityImport, IdentityStore, KeyLookup, KeyRecord,
     MetaStore, NewsStore, RolledKey, SnapshotImport, StoreResult, StoredCompany, UpsertSummary, UsageBatch, UsageStore,
 };
-use crate::{ActionFilter, ActionImport, ActionMove, ActionStore, ActionsMoved, ResolvedRow, UnresolvedAction};
+use crate::{
+    ActionFilter, ActionImport, ActionMove, ActionStore, ActionsMoved, KeptUnresolved, ResolvedRow, UnresolvedAction,
+};
 use crate::{DayBars, PriceDay, PriceImport, PriceStore};
 use crate::{
     DeliveryOutcome, NewWebhook, StreamLease, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookPatch,
@@ -114,7 +116,7 @@ delegate!(NewsStore {
 });
 
 delegate!(ActionStore {
-    import_actions(actions: &[CorporateAction], unresolved: &[UnresolvedAction], resolved: &[ResolvedRow])
+    import_actions(actions: &[CorporateAction], unresolved: &[KeptUnresolved], resolved: &[ResolvedRow])
         -> ActionImport => actions::import, clock;
     action_rows() -> Vec<ResolvedRow> => actions::rows;
     actions_of(isins: &[Isin], filter: &ActionFilter) -> Vec<CorporateAction> => actions::of;
@@ -122,9 +124,11 @@ delegate!(ActionStore {
         => actions::page;
     action_count() -> u64 => actions::count;
     unresolved_actions() -> Vec<UnresolvedAction> => actions::unresolved;
+    kept_unresolved() -> Vec<KeptUnresolved> => actions::kept_unresolved;
 } in_write {
     date_by_splits(splits: &[CorporateAction]) -> bool => identity::date_by_splits, clock;
-    move_actions(moves: &[ActionMove]) -> ActionsMoved => actions::move_actions, clock;
+    move_actions(moves: &[ActionMove], actions: &[CorporateAction], resolved: &[ResolvedRow]) -> ActionsMoved
+        => actions::move_actions, clock;
 });
 
 delegate!(PriceStore {

@@ -142,6 +142,7 @@ mod tests {
             include_str!("../../migrations/sqlite/0017_prices.sql"),
             include_str!("../../migrations/sqlite/0018_daily_identity.sql"),
             include_str!("../../migrations/sqlite/0019_action_rows.sql"),
+            include_str!("../../migrations/sqlite/0020_unresolved_facts.sql"),
         ];
         assert_eq!(sqlite.len(), MIGRATIONS.len());
         let mut made = std::collections::HashMap::new();

@@ -9,7 +9,7 @@ use mds_domain::actions::{
     Action, ActionId, ActionType, CorporateAction, Dividend, DividendKind, FaceValueChange, Source,
 };
 use mds_domain::{EventFilter, EventId, EventType, Exchange, StoredEvent};
-use mds_store::{ActionFilter, ActionImport, ResolvedRow, UnresolvedAction};
+use mds_store::{ActionFilter, ActionImport, KeptUnresolved, ResolvedRow, UnresolvedAction};
 
 use super::*;
 use crate::fixtures::isin_of;
@@ -41,15 +41,22 @@ fn dividend(i: u32, ex_date: NaiveDate, source: Source, amount: f64, kind: Optio
     action(i, ex_date, source, a, &format!("Dividend - Rs {amount} Per Share"))
 }
 
-/// An unresolved NSE row.
-fn unresolved(code: &str, ex_date: NaiveDate, line: u64) -> UnresolvedAction {
-    UnresolvedAction {
-        source: Exchange::Nse,
-        code: code.into(),
-        ex_date,
-        purpose: "Dividend - Rs 2 Per Share".into(),
-        file: "nse.csv".into(),
-        line,
+/// An unresolved NSE row, kept with its series, face value and record
+/// date.
+fn unresolved(code: &str, ex_date: NaiveDate, line: u64) -> KeptUnresolved {
+    KeptUnresolved {
+        row: UnresolvedAction {
+            source: Exchange::Nse,
+            code: code.into(),
+            ex_date,
+            purpose: "Dividend - Rs 2 Per Share".into(),
+            file: "nse.csv".into(),
+            line,
+        },
+        security_id: None,
+        series: Some("EQ".into()),
+        face_value: Some(2.5),
+        record_date: Some(ex_date),
     }
 }
 
@@ -70,13 +77,15 @@ pub async fn action_imports_are_idempotent(store: &dyn Store) {
     assert_eq!(again, ActionImport { unchanged: 2, ..ActionImport::default() });
     assert_eq!(generations(store).await.actions, 1, "one that changes no action does not");
     assert_eq!(store.action_count().await.expect("count"), 2);
-    assert_eq!(store.unresolved_actions().await.expect("unresolved"), u);
+    let rows: Vec<UnresolvedAction> = u.iter().map(|k| k.row.clone()).collect();
+    assert_eq!(store.unresolved_actions().await.expect("unresolved"), rows);
+    assert_eq!(store.kept_unresolved().await.expect("kept"), u, "kept with what resolving them needs");
     let isin = mds_domain::Isin::parse("INE476A01014").expect("ISIN");
     let resolved: Vec<ResolvedRow> =
-        u[1..].iter().map(|k| ResolvedRow { key: k.clone(), security_id: None, isin: isin.clone() }).collect();
+        rows[1..].iter().map(|k| ResolvedRow { key: k.clone(), security_id: None, isin: isin.clone() }).collect();
     let later = store.import_actions(&[], &[], &resolved).await.expect("resolved");
     assert_eq!(later, ActionImport { unresolved_resolved: 1, ..ActionImport::default() });
-    assert_eq!(store.unresolved_actions().await.expect("unresolved"), u[..1]);
+    assert_eq!(store.unresolved_actions().await.expect("unresolved"), rows[..1]);
 }
 
 /// The same action published by the other exchange, imported later, joins
@@ -145,8 +154,8 @@ pub async fn moved_rows_move_their_actions(store: &dyn Store) {
         successor: None,
     };
     let bse_row = rows.iter().find(|r| r.key.source == Exchange::Bse).expect("BSE's");
-    let m = store.move_actions(&[to(bse_row, 2)]).await.expect("move");
-    assert_eq!(m, mds_store::ActionsMoved { rows: 1, moved: 1, new: 0, joined: 1, identity_changed: false });
+    let m = store.move_actions(&[to(bse_row, 2)], &[], &[]).await.expect("move");
+    assert_eq!(m, mds_store::ActionsMoved { rows: 1, moved: 1, new: 0, joined: 1, ..Default::default() });
     assert!(generations(store).await.actions > generation, "the actions generation moves");
     let one = actions(1).await;
     assert_eq!((one.len(), one[0].sources.clone(), one[0].purpose.clone()), (1, vec![Exchange::Nse], nse.purpose));
@@ -162,7 +171,7 @@ pub async fn moved_rows_move_their_actions(store: &dyn Store) {
     // NSE's row of the 1st ISIN to a 3rd: the action it leaves has no
     // publication left, and is new there.
     let nse_row = &rows[0];
-    let m = store.move_actions(&[to(nse_row, 3)]).await.expect("move");
+    let m = store.move_actions(&[to(nse_row, 3)], &[], &[]).await.expect("move");
     assert_eq!((m.moved, m.new, m.joined), (1, 1, 0));
     assert!(actions(1).await.is_empty());
     let three = actions(3).await;
