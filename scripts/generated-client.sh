@@ -21,16 +21,10 @@
 # reuse one). No network beyond PyPI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/lib-demo-server.sh
 OPC_VERSION=0.29.1
 t0=$(date +%s)
-# shellcheck source=scripts/lib-steps.sh
-source scripts/lib-steps.sh
-build_mds
-BIN=$MDS_BIN
-WORK=$(mktemp -d)
-trap 'stop_demo_server; rm -rf "$WORK"' EXIT
-VENV=${GENERATED_CLIENT_VENV:-$WORK/venv}
+# shellcheck source=scripts/lib-client-check.sh
+source scripts/lib-client-check.sh GENERATED_CLIENT_VENV
 if [[ "$("$VENV/bin/openapi-python-client" --version 2>/dev/null || true)" != *" $OPC_VERSION" ]]; then
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install --quiet --disable-pip-version-check "openapi-python-client==$OPC_VERSION"

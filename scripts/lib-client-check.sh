@@ -1,6 +1,6 @@
 # Sourced by the checks that run a client from outside the project against
 # a real `mds demo` (scripts/mcp-client.sh, events-client.sh,
-# otlp-check.sh), from the repository's root: builds mds (BIN), makes WORK
+# otlp-check.sh, schemathesis.sh, generated-client.sh), from the repository's root: builds mds (BIN), makes WORK
 # (a temp dir) and sets VENV to the virtual environment to use, the one
 # named by the variable whose name is $1 (to create or reuse) or else one in
 # WORK. On exit the demo server stops, `on_exit` runs (a check defines it to

@@ -8,15 +8,9 @@
 # into a venv in the temp dir (set SCHEMATHESIS_VENV to reuse one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/lib-demo-server.sh
 MAX_EXAMPLES=${1:-50}; MAX_SECONDS=${2:-300}
-# shellcheck source=scripts/lib-steps.sh
-source scripts/lib-steps.sh
-build_mds
-BIN=$MDS_BIN
-WORK=$(mktemp -d)
-trap 'stop_demo_server; rm -rf "$WORK"' EXIT
-VENV=${SCHEMATHESIS_VENV:-$WORK/venv}
+# shellcheck source=scripts/lib-client-check.sh
+source scripts/lib-client-check.sh SCHEMATHESIS_VENV
 if [[ ! -x "$VENV/bin/schemathesis" ]]; then
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install --quiet --disable-pip-version-check 'schemathesis>=4,<5'
