@@ -197,7 +197,7 @@ pub async fn a_version_1_store_is_upgraded_with_its_history_backfilled(store: &d
         raw.texts("SELECT CAST(version AS TEXT) FROM schema_migrations ORDER BY CAST(version AS BIGINT)").await;
     assert_eq!(
         versions,
-        ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18", "19"]
+        ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18", "19", "20"]
     );
 
     let key = prefix("mds_live_old");
