@@ -10,18 +10,12 @@
 
 use chrono::NaiveDate;
 use mds_domain::Exchange;
-use mds_domain::action_query::{CompanyActions, EX_DATE_FROM, EX_DATE_TO, FROM, LINEAGE, TO, TYPE};
+use mds_domain::action_query::{CompanyActions, EX_DATE_FROM, EX_DATE_TO, TYPE};
 use mds_domain::actions::{ActionType, CorporateAction};
 use mds_domain::params::EXCHANGE;
 
-use crate::client::Client;
-use crate::error::Result;
-use crate::list::{CompanyPart, ListRequest};
-
-/// A day as the wire writes it.
-fn day(d: NaiveDate) -> String {
-    d.format("%Y-%m-%d").to_string()
-}
+use crate::list::ListRequest;
+use crate::part::{CompanyRequest, day};
 
 /// A `GET /v1/actions` request: the calendar, `ex_date` ascending, then
 /// `id`; filters combine with AND.
@@ -76,44 +70,13 @@ impl ActionsRequest {
 /// }
 /// # Ok(()) }
 /// ```
-#[must_use]
-#[derive(Debug, Clone)]
-pub struct CompanyActionsRequest(CompanyPart);
+pub type CompanyActionsRequest = CompanyRequest<CompanyActions>;
 
+/// The filter of `GET /v1/companies/{isin}/actions` beyond the span and
+/// lineage ([`CompanyRequest`]).
 impl CompanyActionsRequest {
-    /// The actions of `isin`, without filters.
-    pub(crate) fn new(client: Client, isin: &str) -> Self {
-        CompanyActionsRequest(CompanyPart::new(client, isin, "actions"))
-    }
-
-    fn set(self, name: &'static str, value: String) -> Self {
-        CompanyActionsRequest(self.0.set(name, value))
-    }
-
     /// Only actions of this type.
     pub fn action_type(self, t: ActionType) -> Self {
         self.set(TYPE, t.as_str().to_owned())
-    }
-
-    /// Ex-dates on or after this day.
-    pub fn from(self, d: NaiveDate) -> Self {
-        self.set(FROM, day(d))
-    }
-
-    /// Ex-dates on or before this day.
-    pub fn to(self, d: NaiveDate) -> Self {
-        self.set(TO, day(d))
-    }
-
-    /// `false`: this ISIN's actions only; `true` (the server's default):
-    /// also those of the ISINs it superseded.
-    pub fn lineage(self, lineage: bool) -> Self {
-        self.set(LINEAGE, lineage.to_string())
-    }
-
-    /// Fetches the actions. A malformed or unknown ISIN is
-    /// [`Error::Api`](crate::Error::Api) with status `404`.
-    pub async fn send(&self) -> Result<CompanyActions> {
-        self.0.send().await
     }
 }

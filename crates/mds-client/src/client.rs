@@ -345,18 +345,18 @@ impl Client {
 
     /// `GET /v1/companies/{isin}/actions`: the company's corporate actions,
     /// with (by default) those of the ISINs it superseded; set filters on
-    /// the returned request, then [`send`](crate::CompanyActionsRequest::send) it.
+    /// the returned request, then [`send`](crate::CompanyRequest::send) it.
     pub fn company_actions(&self, isin: &str) -> crate::CompanyActionsRequest {
-        crate::CompanyActionsRequest::new(self.clone(), isin)
+        crate::CompanyRequest::new(self.clone(), isin, "actions")
     }
 
     /// `GET /v1/companies/{isin}/prices`: the security's end-of-day bars,
     /// oldest first, adjusted (by default for splits and bonuses) and
     /// continued through the ISINs it superseded; set `from`, `to`,
     /// `adjust` and `lineage` on the returned request, then
-    /// [`send`](crate::CompanyPricesRequest::send) it.
+    /// [`send`](crate::CompanyRequest::send) it.
     pub fn company_prices(&self, isin: &str) -> crate::CompanyPricesRequest {
-        crate::CompanyPricesRequest::new(self.clone(), isin)
+        crate::CompanyRequest::new(self.clone(), isin, "prices")
     }
 
     /// `GET /v1/prices?date=`: the market on `date`, by ISIN then series;
@@ -364,7 +364,7 @@ impl Client {
     /// of it (the cursors followed).
     pub fn market_day(&self, date: chrono::NaiveDate) -> crate::MarketDayRequest {
         crate::MarketDayRequest::new(self.clone(), &["v1", "prices"])
-            .set(mds_domain::price_query::DATE, date.format("%Y-%m-%d").to_string())
+            .set(mds_domain::price_query::DATE, crate::part::day(date))
     }
 
     /// `GET /v1/news/{slug}`: one article with its body. An unknown slug is

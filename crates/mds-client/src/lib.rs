@@ -75,6 +75,7 @@ mod error;
 mod events;
 mod list;
 mod news_list;
+mod part;
 mod prices;
 mod sync;
 
@@ -104,5 +105,6 @@ pub use mds_domain::{
     SearchMatch, Slug, StatusFilter, SymbolHistory, SymbolPeriod, Ticker,
 };
 pub use news_list::NewsListRequest;
+pub use part::CompanyRequest;
 pub use prices::{CompanyPricesRequest, MarketDayRequest};
 pub use sync::{Replica, SYNC_PAGE_SIZE, SyncReport};

@@ -100,46 +100,6 @@ impl<T: DeserializeOwned + Send + 'static> ListRequest<T> {
     }
 }
 
-/// A request of one company's part (`/v1/companies/{isin}/{part}`,
-/// `actions` or `prices`) with its query parameters (a name given twice
-/// keeps the last value): the state of [`crate::CompanyActionsRequest`]
-/// and [`crate::CompanyPricesRequest`].
-#[derive(Debug, Clone)]
-pub(crate) struct CompanyPart {
-    client: Client,
-    isin: String,
-    part: &'static str,
-    params: Vec<(&'static str, String)>,
-}
-
-impl CompanyPart {
-    /// A request of `isin`'s `part`, without parameters.
-    pub(crate) fn new(client: Client, isin: &str, part: &'static str) -> Self {
-        CompanyPart { client, isin: isin.to_owned(), part, params: Vec::new() }
-    }
-
-    /// Sets the parameter `name`.
-    pub(crate) fn set(mut self, name: &'static str, value: String) -> Self {
-        self.params.retain(|(n, _)| *n != name);
-        self.params.push((name, value));
-        self
-    }
-
-    /// Fetches the part. A malformed or unknown ISIN is
-    /// [`Error::Api`](crate::Error::Api) with status `404`.
-    pub(crate) async fn send<T: DeserializeOwned>(&self) -> Result<T> {
-        let mut url = self.client.resource_url(&["v1", "companies"], &self.isin, "an ISIN")?;
-        url.path_segments_mut().expect("an http(s) URL has segments").push(self.part);
-        if !self.params.is_empty() {
-            let mut q = url.query_pairs_mut();
-            for (n, v) in &self.params {
-                q.append_pair(n, v);
-            }
-        }
-        self.client.get_json(url).await
-    }
-}
-
 /// A list request's path and query parameters (a name given twice keeps
 /// the last value), and the cursor it starts at.
 #[derive(Debug, Clone)]

@@ -8,19 +8,11 @@
 //! [`mds_domain::price_query`] and [`mds_domain::prices`], the definitions
 //! the server parses and writes with.
 
-use chrono::NaiveDate;
-use mds_domain::action_query::{FROM, LINEAGE, TO};
 use mds_domain::price_query::{ADJUST, Adjust, CompanyPrices, SERIES};
 use mds_domain::prices::{Bar, Series};
 
-use crate::client::Client;
-use crate::error::Result;
-use crate::list::{CompanyPart, ListRequest};
-
-/// A day as the wire writes it.
-fn day(d: NaiveDate) -> String {
-    d.format("%Y-%m-%d").to_string()
-}
+use crate::list::ListRequest;
+use crate::part::CompanyRequest;
 
 /// A `GET /v1/companies/{isin}/prices` request: the security's bars, oldest
 /// first, adjusted as asked (`split` by default), continued (by default)
@@ -40,46 +32,14 @@ fn day(d: NaiveDate) -> String {
 /// }
 /// # Ok(()) }
 /// ```
-#[must_use]
-#[derive(Debug, Clone)]
-pub struct CompanyPricesRequest(CompanyPart);
+pub type CompanyPricesRequest = CompanyRequest<CompanyPrices>;
 
+/// The filter of `GET /v1/companies/{isin}/prices` beyond the span and
+/// lineage ([`CompanyRequest`]).
 impl CompanyPricesRequest {
-    /// The series of `isin` with the server's defaults.
-    pub(crate) fn new(client: Client, isin: &str) -> Self {
-        CompanyPricesRequest(CompanyPart::new(client, isin, "prices"))
-    }
-
-    fn set(self, name: &'static str, value: String) -> Self {
-        CompanyPricesRequest(self.0.set(name, value))
-    }
-
-    /// The first day (inclusive); by default a year before `to`.
-    pub fn from(self, d: NaiveDate) -> Self {
-        self.set(FROM, day(d))
-    }
-
-    /// The last day (inclusive); by default the last day loaded.
-    pub fn to(self, d: NaiveDate) -> Self {
-        self.set(TO, day(d))
-    }
-
     /// How the prices are adjusted (the server's default: [`Adjust::Split`]).
     pub fn adjust(self, adjust: Adjust) -> Self {
         self.set(ADJUST, adjust.as_str().to_owned())
-    }
-
-    /// `false`: this ISIN's bars only; `true` (the server's default): the
-    /// series continues through the ISINs it superseded.
-    pub fn lineage(self, lineage: bool) -> Self {
-        self.set(LINEAGE, lineage.to_string())
-    }
-
-    /// Fetches the series. A malformed or unknown ISIN is
-    /// [`Error::Api`](crate::Error::Api) with status `404`; a bad span
-    /// (`to` before `from`, more than ten years) status `400`.
-    pub async fn send(&self) -> Result<CompanyPrices> {
-        self.0.send().await
     }
 }
 
@@ -98,7 +58,7 @@ impl CompanyPricesRequest {
 pub type MarketDayRequest = ListRequest<Bar>;
 
 /// The filters of `GET /v1/prices` (the day is set by
-/// [`Client::market_day`]).
+/// [`Client::market_day`](crate::Client::market_day)).
 impl MarketDayRequest {
     /// Only bars of this series (`EQ`, `BE`, `SM`, ...).
     pub fn series(self, s: Series) -> Self {
