@@ -386,14 +386,7 @@ async fn bad_input_is_refused_and_both_routes_count() {
     assert_eq!(empty, serde_json::json!({"data": [], "next_cursor": null, "has_more": false}));
 
     // Counting: 200, 400 and 404 count; a 304 does not.
-    let used = |u: Value| u["current_month"]["requests"].as_i64().unwrap();
-    let by_route = |daily: Value, route: &str| {
-        daily["days"].as_array().unwrap().last().unwrap()["by_route"][route].as_i64().unwrap()
-    };
-    let daily = app.get_json("/v1/usage/daily", 200).await;
-    let (calendar_before, company_before) =
-        (by_route(daily.clone(), "/v1/actions"), by_route(daily, "/v1/companies/{isin}/actions"));
-    let before = used(app.get_json("/v1/usage", 200).await);
+    let before = app.counted().await;
     let r = app.get(&format!("/v1/companies/{isin}/actions")).await;
     let etag = r.headers()["etag"].to_str().unwrap().to_owned();
     assert_eq!(r.headers()["cache-control"].to_str().unwrap().split(',').next().unwrap(), "private");
@@ -405,11 +398,10 @@ async fn bad_input_is_refused_and_both_routes_count() {
     assert_eq!(r.status(), 304);
     let r = app.get_with_headers("/v1/actions?type=split", &[("if-none-match", &calendar_tag)]).await;
     assert_eq!(r.status(), 304);
-    let after = used(app.get_json("/v1/usage", 200).await);
-    assert_eq!(after - before, 4, "200s, a 400 and a 404 count; the 304s do not");
-    let daily = app.get_json("/v1/usage/daily", 200).await;
-    assert_eq!(by_route(daily.clone(), "/v1/actions") - calendar_before, 2, "each under its route");
-    assert_eq!(by_route(daily, "/v1/companies/{isin}/actions") - company_before, 2);
+    let counted = app.counted().await.since(&before);
+    assert_eq!(counted.month, 4, "200s, a 400 and a 404 count; the 304s do not");
+    assert_eq!(counted.on("/v1/actions"), 2, "each under its route");
+    assert_eq!(counted.on("/v1/companies/{isin}/actions"), 2);
     // HEAD answers as GET, without a body.
     let r = app.client.head(format!("{}/v1/actions", app.base)).bearer_auth(&app.key).send().await.unwrap();
     assert_eq!(r.status(), 200);

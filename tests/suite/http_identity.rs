@@ -242,8 +242,7 @@ async fn history_and_symbols_without_events() {
 #[tokio::test]
 async fn the_new_routes_count_and_answer_conditionally() {
     let app = app().await;
-    let used = |u: Value| u["current_month"]["requests"].as_i64().unwrap();
-    let before = used(app.get_json("/v1/usage", 200).await);
+    let before = app.counted().await;
     let isin = companies()[0].isin.clone();
     let r = app.get(&format!("/v1/companies/{isin}/history")).await;
     let etag = r.headers()["etag"].to_str().unwrap().to_owned();
@@ -253,8 +252,7 @@ async fn the_new_routes_count_and_answer_conditionally() {
     assert_eq!(app.get("/v1/companies?as_of=1980-01-01").await.status(), 400);
     let r = app.get_with_headers(&format!("/v1/companies/{isin}/history"), &[("if-none-match", &etag)]).await;
     assert_eq!(r.status(), 304, "a matching tag is a 304, not counted");
-    let after = used(app.get_json("/v1/usage", 200).await);
-    assert_eq!(after - before, 4, "200, 404 and 400 count; the 304 does not");
+    assert_eq!(app.counted().await.since(&before).month, 4, "200, 404 and 400 count; the 304 does not");
 }
 
 /// A history or a symbol's holders is made once per catalog version and

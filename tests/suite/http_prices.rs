@@ -300,14 +300,7 @@ async fn the_market_of_a_day_is_walked_once_and_both_routes_count() {
     assert_problem(app.get("/v1/companies/XX/prices?adjust=x").await, 400, "invalid_parameter").await;
 
     // Counting: 200s (either form), 400 and 404 count; a 304 does not.
-    let used = |u: Value| u["current_month"]["requests"].as_i64().unwrap();
-    let by_route = |daily: Value, route: &str| {
-        daily["days"].as_array().unwrap().last().unwrap()["by_route"][route].as_i64().unwrap()
-    };
-    let daily = app.get_json("/v1/usage/daily", 200).await;
-    let (market_before, company_before) =
-        (by_route(daily.clone(), "/v1/prices"), by_route(daily, "/v1/companies/{isin}/prices"));
-    let before = used(app.get_json("/v1/usage", 200).await);
+    let before = app.counted().await;
     let r = app.get(&format!("/v1/companies/{isin}/prices")).await;
     assert_eq!(r.headers()["cache-control"].to_str().unwrap().split(',').next().unwrap(), "private");
     let etag = r.headers()["etag"].to_str().unwrap().to_owned();
@@ -321,11 +314,10 @@ async fn the_market_of_a_day_is_walked_once_and_both_routes_count() {
         .get_with_headers(&format!("/v1/prices?date={day}"), &[("if-none-match", &market_tag), ("accept", "text/csv")])
         .await;
     assert_eq!(r.status(), 304);
-    let after = used(app.get_json("/v1/usage", 200).await);
-    assert_eq!(after - before, 4, "200s, a 400 and a 404 count; the 304s do not");
-    let daily = app.get_json("/v1/usage/daily", 200).await;
-    assert_eq!(by_route(daily.clone(), "/v1/prices") - market_before, 2, "each under its route");
-    assert_eq!(by_route(daily, "/v1/companies/{isin}/prices") - company_before, 2);
+    let counted = app.counted().await.since(&before);
+    assert_eq!(counted.month, 4, "200s, a 400 and a 404 count; the 304s do not");
+    assert_eq!(counted.on("/v1/prices"), 2, "each under its route");
+    assert_eq!(counted.on("/v1/companies/{isin}/prices"), 2);
 }
 
 /// Contract 13.2 and 14.2: a dividend's `factor` on the actions routes is

@@ -2,6 +2,7 @@
 //! output formats, as clap parses them.
 
 use std::path::PathBuf;
+use std::str::FromStr;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use clap::{Args, ValueEnum};
@@ -55,14 +56,14 @@ pub(crate) struct CompaniesArgs {
     pub(super) search: Option<String>,
     /// The order: relevance (the default with --search, which it needs) or
     /// ticker.
-    #[arg(long, value_parser = sort, requires = "search")]
+    #[arg(long, value_parser = wire::<CompanySort>, requires = "search")]
     pub(super) sort: Option<CompanySort>,
     /// Exact ticker, case-insensitive.
     #[arg(long)]
     pub(super) ticker: Option<String>,
     /// Companies of this status: active (the API's default), superseded,
     /// delisted or any.
-    #[arg(long, value_parser = status)]
+    #[arg(long, value_parser = wire::<StatusFilter>)]
     pub(super) status: Option<StatusFilter>,
     /// The master as it stood at the end of this day (YYYY-MM-DD, from
     /// 1990-01-01 up to today): that day's tickers and names.
@@ -109,7 +110,7 @@ pub(crate) struct NewsArgs {
     pub(super) q: Option<String>,
     /// The order of a search: relevance (the default with --q, which it
     /// needs) or published_at (newest first).
-    #[arg(long, value_parser = news_sort, requires = "q")]
+    #[arg(long, value_parser = wire::<NewsSort>, requires = "q")]
     pub(super) sort: Option<NewsSort>,
     /// Articles per request, 1-200 (the API's default is 50).
     #[arg(long)]
@@ -137,7 +138,7 @@ pub(crate) struct ActionsArgs {
     pub(super) no_lineage: bool,
     /// Only actions of this type: dividend, bonus, split, consolidation,
     /// rights, buyback, demerger or other.
-    #[arg(long = "type", value_name = "TYPE", value_parser = action_type)]
+    #[arg(long = "type", value_name = "TYPE", value_parser = wire::<ActionType>)]
     pub(super) action_type: Option<ActionType>,
     /// Ex-dates on or after this day (YYYY-MM-DD).
     #[arg(long, value_name = "YYYY-MM-DD", value_parser = any_day)]
@@ -175,7 +176,7 @@ pub(crate) struct PricesArgs {
     pub(super) to: Option<NaiveDate>,
     /// none (as published), split (splits, consolidations and bonuses
     /// applied: the API's default) or total (dividends and rights too).
-    #[arg(long, value_parser = adjust)]
+    #[arg(long, value_parser = wire::<Adjust>)]
     pub(super) adjust: Option<Adjust>,
     /// That ISIN's own bars only.
     #[arg(long)]
@@ -198,18 +199,10 @@ pub(super) enum PricesFormat {
     Table,
 }
 
-/// An adjustment given on the command line.
-fn adjust(s: &str) -> Result<Adjust, String> {
-    s.parse()
-}
-
-/// An action type given on the command line.
-fn action_type(s: &str) -> Result<ActionType, String> {
-    s.parse()
-}
-
-/// `--sort` of `mds get news`: `relevance` or `published_at`.
-fn news_sort(s: &str) -> Result<NewsSort, String> {
+/// A value of one of the API's query types (an adjustment, an action
+/// type, a sort, a status filter) given on the command line, read by the
+/// type's own `FromStr` (its error is clap's message).
+fn wire<T: FromStr<Err = String>>(s: &str) -> Result<T, String> {
     s.parse()
 }
 
@@ -217,16 +210,6 @@ fn news_sort(s: &str) -> Result<NewsSort, String> {
 /// read their bounds.
 fn any_day(s: &str) -> Result<NaiveDate, String> {
     mds_domain::action_query::parse_day("it", s)
-}
-
-/// A status filter given on the command line.
-fn status(s: &str) -> Result<StatusFilter, String> {
-    s.parse()
-}
-
-/// `--sort`: `relevance` or `ticker`.
-fn sort(s: &str) -> Result<CompanySort, String> {
-    s.parse()
 }
 
 /// A day given on the command line: `YYYY-MM-DD` from 1990-01-01 (the

@@ -356,6 +356,16 @@ impl TestApp {
         v["current_month"]["requests"].as_u64().expect("a count of requests")
     }
 
+    /// What the app's key has counted so far, as `GET /v1/usage` and `GET
+    /// /v1/usage/daily` (neither of which is counted) report it, each
+    /// asserted to answer 200.
+    pub async fn counted(&self) -> Counted {
+        let month = self.get_json("/v1/usage", 200).await["current_month"]["requests"].as_i64().unwrap();
+        let daily = self.get_json("/v1/usage/daily", 200).await;
+        let today = &daily["days"].as_array().unwrap().last().unwrap()["by_route"];
+        Counted { month, today: serde_json::from_value(today.clone()).expect("counts by route") }
+    }
+
     /// The Rust client (`mds-client`) of this server, with the app's key.
     pub fn rust_client(&self) -> mds_client::Client {
         mds_client::Client::builder().base_url(&self.base).api_key(&self.key).no_proxy().build().expect("client")
@@ -386,6 +396,29 @@ impl TestApp {
         if let Some(t) = self.task.take() {
             t.await.unwrap().unwrap();
         }
+    }
+}
+
+/// A key's counts, from [`TestApp::counted`], or what the requests between
+/// two of those counted ([`Counted::since`]).
+pub struct Counted {
+    /// The requests of the current month.
+    pub month: i64,
+    /// Today's requests by route template (the daily report's last day).
+    today: std::collections::BTreeMap<String, i64>,
+}
+
+impl Counted {
+    /// Today's requests under `route`, a route template such as
+    /// `/v1/companies/{isin}/actions`; panics when the report lacks it.
+    pub fn on(&self, route: &str) -> i64 {
+        *self.today.get(route).unwrap_or_else(|| panic!("no count of {route} in {:?}", self.today))
+    }
+
+    /// What was counted after `before`: these counts less its.
+    pub fn since(&self, before: &Counted) -> Counted {
+        let today = self.today.iter().map(|(r, n)| (r.clone(), n - before.on(r))).collect();
+        Counted { month: self.month - before.month, today }
     }
 }
 
