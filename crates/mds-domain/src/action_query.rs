@@ -248,20 +248,20 @@ mod tests {
     #[test]
     fn bad_values_name_their_parameter() {
         refused::<CompanyActionsParams>(&[
-            (&[("type", "spilt")], TYPE),
-            (&[("from", "2024-1-01")], FROM),
-            (&[("to", "2024-02-30")], TO),
-            (&[("lineage", "yes")], LINEAGE),
-            (&[("lineage", "TRUE")], LINEAGE),
-            (&[("from", "2024-05-02"), ("to", "2024-05-01")], TO),
+            (&[("type", "spilt")][..], TYPE),
+            (&[("from", "2024-1-01")][..], FROM),
+            (&[("to", "2024-02-30")][..], TO),
+            (&[("lineage", "yes")][..], LINEAGE),
+            (&[("lineage", "TRUE")][..], LINEAGE),
+            (&[("from", "2024-05-02"), ("to", "2024-05-01")][..], TO),
         ]);
         refused::<ActionCalendarQueryParams>(&[
-            (&[("ex_date_from", "20240101")], EX_DATE_FROM),
-            (&[("ex_date_to", "x")], EX_DATE_TO),
-            (&[("type", "")], TYPE),
-            (&[("exchange", "lse")], EXCHANGE),
-            (&[("limit", "201")], LIMIT),
-            (&[("ex_date_from", "2024-05-02"), ("ex_date_to", "2024-05-01")], EX_DATE_TO),
+            (&[("ex_date_from", "20240101")][..], EX_DATE_FROM),
+            (&[("ex_date_to", "x")][..], EX_DATE_TO),
+            (&[("type", "")][..], TYPE),
+            (&[("exchange", "lse")][..], EXCHANGE),
+            (&[("limit", "201")][..], LIMIT),
+            (&[("ex_date_from", "2024-05-02"), ("ex_date_to", "2024-05-01")][..], EX_DATE_TO),
         ]);
     }
 

@@ -280,17 +280,17 @@ mod tests {
     #[test]
     fn bad_values_name_their_parameter() {
         refused::<NewsQueryParams>(&[
-            (&[("isin", "not-an-isin")], ISIN),
-            (&[("isin", "INE002A01019")], ISIN),
-            (&[("ticker", "")], TICKER),
-            (&[("ticker", "TWO WORDS")], TICKER),
-            (&[("category", "")], CATEGORY),
-            (&[("tag", "")], TAG),
-            (&[("published_after", "2026-01-01")], PUBLISHED_AFTER),
-            (&[("published_after", "2026-01-01T00:00:00")], PUBLISHED_AFTER),
-            (&[("published_before", "yesterday")], PUBLISHED_BEFORE),
-            (&[("limit", "0")], LIMIT),
-            (&[("limit", "201")], LIMIT),
+            (&[("isin", "not-an-isin")][..], ISIN),
+            (&[("isin", "INE002A01019")][..], ISIN),
+            (&[("ticker", "")][..], TICKER),
+            (&[("ticker", "TWO WORDS")][..], TICKER),
+            (&[("category", "")][..], CATEGORY),
+            (&[("tag", "")][..], TAG),
+            (&[("published_after", "2026-01-01")][..], PUBLISHED_AFTER),
+            (&[("published_after", "2026-01-01T00:00:00")][..], PUBLISHED_AFTER),
+            (&[("published_before", "yesterday")][..], PUBLISHED_BEFORE),
+            (&[("limit", "0")][..], LIMIT),
+            (&[("limit", "201")][..], LIMIT),
         ]);
         let long_tag = "t".repeat(65);
         assert_eq!(NewsQueryParams::from_pairs(&[("tag", &long_tag)]).unwrap_err().param, TAG);

@@ -369,20 +369,20 @@ mod tests {
     #[test]
     fn bad_values_name_their_parameter() {
         refused::<CompanyPricesParams>(&[
-            (&[("adjust", "splits")], ADJUST),
-            (&[("adjust", "None")], ADJUST),
-            (&[("from", "2024-1-01")], FROM),
-            (&[("to", "2024-02-30")], TO),
-            (&[("lineage", "yes")], LINEAGE),
-            (&[("from", "2024-05-02"), ("to", "2024-05-01")], TO),
-            (&[("from", "2014-05-01"), ("to", "2024-05-02")], FROM),
+            (&[("adjust", "splits")][..], ADJUST),
+            (&[("adjust", "None")][..], ADJUST),
+            (&[("from", "2024-1-01")][..], FROM),
+            (&[("to", "2024-02-30")][..], TO),
+            (&[("lineage", "yes")][..], LINEAGE),
+            (&[("from", "2024-05-02"), ("to", "2024-05-01")][..], TO),
+            (&[("from", "2014-05-01"), ("to", "2024-05-02")][..], FROM),
         ]);
         refused::<MarketDayQueryParams>(&[
-            (&[], DATE),
-            (&[("series", "EQ")], DATE),
-            (&[("date", "2025-02-30")], DATE),
-            (&[("date", "2025-02-12"), ("series", "EQX")], SERIES),
-            (&[("date", "2025-02-12"), ("limit", "0")], LIMIT),
+            (&[][..], DATE),
+            (&[("series", "EQ")][..], DATE),
+            (&[("date", "2025-02-30")][..], DATE),
+            (&[("date", "2025-02-12"), ("series", "EQX")][..], SERIES),
+            (&[("date", "2025-02-12"), ("limit", "0")][..], LIMIT),
         ]);
     }
 
