@@ -56,8 +56,9 @@ fn action_type(s: &str) -> Result<ActionType, String> {
     s.parse::<ActionType>()
 }
 
-/// Refuses bounds that leave no day: `to` before `from` is an error of `to`.
-fn check_bounds(
+/// Refuses bounds that leave no day: `to` before `from` is an error of
+/// `to` (the actions routes' and the price routes' rule).
+pub(crate) fn check_bounds(
     from: Option<NaiveDate>,
     to: Option<NaiveDate>,
     from_name: &'static str,
@@ -107,8 +108,9 @@ impl CompanyActionsParams {
     }
 }
 
-/// Parses `true` or `false`.
-fn boolean(s: &str) -> Result<bool, String> {
+/// Parses `lineage`: `true` or `false` (the actions routes' and the price
+/// routes').
+pub(crate) fn boolean(s: &str) -> Result<bool, String> {
     match s {
         "true" => Ok(true),
         "false" => Ok(false),
@@ -236,6 +238,7 @@ pub fn company_order(a: &ActionKey, b: &ActionKey) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::refused;
 
     #[test]
     fn lists_agree() {
@@ -244,26 +247,22 @@ mod tests {
 
     #[test]
     fn bad_values_name_their_parameter() {
-        for (pairs, param) in [
+        refused::<CompanyActionsParams>(&[
             (&[("type", "spilt")][..], TYPE),
             (&[("from", "2024-1-01")][..], FROM),
             (&[("to", "2024-02-30")][..], TO),
             (&[("lineage", "yes")][..], LINEAGE),
             (&[("lineage", "TRUE")][..], LINEAGE),
             (&[("from", "2024-05-02"), ("to", "2024-05-01")][..], TO),
-        ] {
-            assert_eq!(CompanyActionsParams::from_pairs(pairs).unwrap_err().param, param, "{pairs:?}");
-        }
-        for (pairs, param) in [
+        ]);
+        refused::<ActionCalendarQueryParams>(&[
             (&[("ex_date_from", "20240101")][..], EX_DATE_FROM),
             (&[("ex_date_to", "x")][..], EX_DATE_TO),
             (&[("type", "")][..], TYPE),
             (&[("exchange", "lse")][..], EXCHANGE),
             (&[("limit", "201")][..], LIMIT),
             (&[("ex_date_from", "2024-05-02"), ("ex_date_to", "2024-05-01")][..], EX_DATE_TO),
-        ] {
-            assert_eq!(ActionCalendarQueryParams::from_pairs(pairs).unwrap_err().param, param, "{pairs:?}");
-        }
+        ]);
     }
 
     #[test]
@@ -301,9 +300,8 @@ mod tests {
     #[cfg(feature = "openapi")]
     #[test]
     fn openapi_parameters_are_the_constants() {
-        use utoipa::IntoParams;
-        let names = |ps: Vec<utoipa::openapi::path::Parameter>| ps.into_iter().map(|p| p.name).collect::<Vec<_>>();
-        assert_eq!(names(ActionCalendarFilter::into_params(|| None)), CALENDAR_FILTER_PARAMETERS);
-        assert_eq!(names(CompanyActionsParams::into_params(|| None)), COMPANY_ACTIONS_PARAMETERS);
+        use crate::testing::param_names;
+        assert_eq!(param_names::<ActionCalendarFilter>(), CALENDAR_FILTER_PARAMETERS);
+        assert_eq!(param_names::<CompanyActionsParams>(), COMPANY_ACTIONS_PARAMETERS);
     }
 }

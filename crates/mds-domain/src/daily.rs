@@ -286,8 +286,6 @@ mod tests {
     #[cfg(feature = "openapi")]
     #[test]
     fn the_openapi_parameter_is_the_constant() {
-        use utoipa::IntoParams;
-        let names: Vec<String> = DailyUsageQueryParams::into_params(|| None).into_iter().map(|p| p.name).collect();
-        assert_eq!(names, DAILY_USAGE_PARAMETERS);
+        assert_eq!(crate::testing::param_names::<DailyUsageQueryParams>(), DAILY_USAGE_PARAMETERS);
     }
 }

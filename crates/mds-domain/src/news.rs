@@ -270,6 +270,7 @@ pub fn list_order(a: &NewsKey, b: &NewsKey) -> Ordering {
 mod tests {
     use super::*;
     use crate::params::QueryParams;
+    use crate::testing::refused;
 
     #[test]
     fn lists_agree() {
@@ -278,7 +279,7 @@ mod tests {
 
     #[test]
     fn bad_values_name_their_parameter() {
-        for (pairs, param) in [
+        refused::<NewsQueryParams>(&[
             (&[("isin", "not-an-isin")][..], ISIN),
             (&[("isin", "INE002A01019")][..], ISIN),
             (&[("ticker", "")][..], TICKER),
@@ -290,9 +291,7 @@ mod tests {
             (&[("published_before", "yesterday")][..], PUBLISHED_BEFORE),
             (&[("limit", "0")][..], LIMIT),
             (&[("limit", "201")][..], LIMIT),
-        ] {
-            assert_eq!(NewsQueryParams::from_pairs(pairs).unwrap_err().param, param, "{pairs:?}");
-        }
+        ]);
         let long_tag = "t".repeat(65);
         assert_eq!(NewsQueryParams::from_pairs(&[("tag", &long_tag)]).unwrap_err().param, TAG);
         assert!(NewsQueryParams::from_pairs(&[("tag", &"t".repeat(64))]).is_ok());
@@ -368,8 +367,6 @@ mod tests {
     #[cfg(feature = "openapi")]
     #[test]
     fn openapi_parameters_are_the_constants() {
-        use utoipa::IntoParams;
-        let names = NewsFilter::into_params(|| None).into_iter().map(|p| p.name).collect::<Vec<_>>();
-        assert_eq!(names, NEWS_FILTER_PARAMETERS);
+        assert_eq!(crate::testing::param_names::<NewsFilter>(), NEWS_FILTER_PARAMETERS);
     }
 }

@@ -350,9 +350,8 @@ mod tests {
     #[cfg(feature = "openapi")]
     #[test]
     fn openapi_parameters_are_the_constants() {
-        use utoipa::IntoParams;
-        let names = |ps: Vec<utoipa::openapi::path::Parameter>| ps.into_iter().map(|p| p.name).collect::<Vec<_>>();
-        assert_eq!(names(CompanyFilter::into_params(|| None)), FILTER_PARAMETERS);
-        assert_eq!(names(PageParams::into_params(|| None)), PAGE_PARAMETERS);
+        use crate::testing::param_names;
+        assert_eq!(param_names::<CompanyFilter>(), FILTER_PARAMETERS);
+        assert_eq!(param_names::<PageParams>(), PAGE_PARAMETERS);
     }
 }

@@ -22,7 +22,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::Isin;
-use crate::action_query::{FROM, LINEAGE, TO, parse_day};
+use crate::action_query::{FROM, LINEAGE, TO, boolean, check_bounds, parse_day};
 use crate::actions::{Action, ActionId, ActionType, CorporateAction};
 use crate::params::{CURSOR, Filter, LIMIT, Paged, ParamError, QueryParams, one};
 use crate::prices::{Bar, Factors, Price, Series};
@@ -71,15 +71,6 @@ impl Adjust {
 /// adjusts volumes as well as prices).
 pub fn changes_shares(t: ActionType) -> bool {
     matches!(t, ActionType::Split | ActionType::Consolidation | ActionType::Bonus)
-}
-
-/// Parses `true` or `false`.
-fn boolean(s: &str) -> Result<bool, String> {
-    match s {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(format!("lineage must be true or false (got {s:?})")),
-    }
 }
 
 /// The query of `GET /v1/companies/{isin}/prices`. Each field is the query
@@ -159,14 +150,9 @@ impl QueryParams for CompanyPricesParams {
             adjust: one(&get, ADJUST, str::parse::<Adjust>)?,
             lineage: one(&get, LINEAGE, boolean)?,
         };
-        if let (Some(f), Some(t)) = (p.from, p.to) {
-            if t < f {
-                return Err(ParamError {
-                    param: TO,
-                    detail: format!("{TO} ({t}) must not be before {FROM} ({f}): both are inclusive"),
-                });
-            }
-            p.span(Some(t))?;
+        check_bounds(p.from, p.to, FROM, TO)?;
+        if let (Some(_), Some(to)) = (p.from, p.to) {
+            p.span(Some(to))?;
         }
         Ok(p)
     }
@@ -373,6 +359,7 @@ mod tests {
     use crate::actions::{Bonus, Dividend, FaceValueChange, Rights};
     use crate::prices::{Figures, IsinSource, Paise};
     use crate::testing::day;
+    use crate::testing::refused;
 
     #[test]
     fn lists_agree() {
@@ -381,7 +368,7 @@ mod tests {
 
     #[test]
     fn bad_values_name_their_parameter() {
-        for (pairs, param) in [
+        refused::<CompanyPricesParams>(&[
             (&[("adjust", "splits")][..], ADJUST),
             (&[("adjust", "None")][..], ADJUST),
             (&[("from", "2024-1-01")][..], FROM),
@@ -389,18 +376,14 @@ mod tests {
             (&[("lineage", "yes")][..], LINEAGE),
             (&[("from", "2024-05-02"), ("to", "2024-05-01")][..], TO),
             (&[("from", "2014-05-01"), ("to", "2024-05-02")][..], FROM),
-        ] {
-            assert_eq!(CompanyPricesParams::from_pairs(pairs).unwrap_err().param, param, "{pairs:?}");
-        }
-        for (pairs, param) in [
+        ]);
+        refused::<MarketDayQueryParams>(&[
             (&[][..], DATE),
             (&[("series", "EQ")][..], DATE),
             (&[("date", "2025-02-30")][..], DATE),
             (&[("date", "2025-02-12"), ("series", "EQX")][..], SERIES),
             (&[("date", "2025-02-12"), ("limit", "0")][..], LIMIT),
-        ] {
-            assert_eq!(MarketDayQueryParams::from_pairs(pairs).unwrap_err().param, param, "{pairs:?}");
-        }
+        ]);
     }
 
     #[test]

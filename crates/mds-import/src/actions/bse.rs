@@ -12,7 +12,7 @@ use chrono::NaiveDate;
 use super::{date, purpose_text};
 use crate::error::ImportError;
 use crate::exchange::bse::scrip_code;
-use crate::exchange::table::{Cols, exchange_name, read_rows};
+use crate::exchange::table::{Cols, exchange_name, read_rows, row_of_cells};
 use crate::text::{Column, Record};
 
 /// One row of BSE's file.
@@ -75,8 +75,8 @@ fn day(record: &Record, index: Option<usize>, name: &str) -> Result<Option<Naive
 /// Reads BSE's file: every row, or every bad line with its number.
 pub fn read(bytes: &[u8]) -> Result<Vec<BseActionRow>, ImportError> {
     read_rows(bytes, COLUMNS, |record, col: &Cols| {
-        let code = scrip_code(record.get(col.req(0)));
-        let name = match record.get(col.req(1)) {
+        let security_code = scrip_code(record.get(col.req(0)));
+        let security_name = match record.get(col.req(1)) {
             "" => Err("Security Name is empty".to_owned()),
             n => Ok(n.to_owned()),
         };
@@ -87,37 +87,12 @@ pub fn read(bytes: &[u8]) -> Result<Vec<BseActionRow>, ImportError> {
             None => Ok(None),
         };
         let record_date = day(record, col.opt(5), "Record Date");
-        let [bc_start, bc_end, nd_start, nd_end, paid]: [_; 5] =
+        let [book_closure_start, book_closure_end, no_delivery_start, no_delivery_end, payment_date]: [_; 5] =
             std::array::from_fn(|k| day(record, col.opt(6 + 2 * k).or(col.opt(7 + 2 * k)), TWO_NAMED[k]));
-        let problems = [
-            code.as_ref().err(),
-            name.as_ref().err(),
-            ex_date.as_ref().err(),
-            purpose.as_ref().err(),
-            company.as_ref().err(),
-            record_date.as_ref().err(),
-            bc_start.as_ref().err(),
-            bc_end.as_ref().err(),
-            nd_start.as_ref().err(),
-            nd_end.as_ref().err(),
-            paid.as_ref().err(),
-        ];
-        if problems.iter().any(Option::is_some) {
-            return Some(Err(problems.into_iter().map(|p| p.cloned()).collect()));
-        }
-        Some(Ok(BseActionRow {
-            line: record.line,
-            security_code: code.expect("checked"),
-            security_name: name.expect("checked"),
-            company: company.expect("checked"),
-            purpose: purpose.expect("checked"),
-            ex_date: ex_date.expect("checked"),
-            record_date: record_date.expect("checked"),
-            book_closure_start: bc_start.expect("checked"),
-            book_closure_end: bc_end.expect("checked"),
-            no_delivery_start: nd_start.expect("checked"),
-            no_delivery_end: nd_end.expect("checked"),
-            payment_date: paid.expect("checked"),
+        Some(row_of_cells!(BseActionRow {
+            line: record.line;
+            security_code, security_name, ex_date, purpose, company, record_date,
+            book_closure_start, book_closure_end, no_delivery_start, no_delivery_end, payment_date
         }))
     })
 }

@@ -9,7 +9,7 @@ use mds_domain::Ticker;
 
 use super::{date, purpose_text};
 use crate::error::ImportError;
-use crate::exchange::table::{code, exchange_name, face_value, read_rows};
+use crate::exchange::table::{code, exchange_name, face_value, read_rows, row_of_cells};
 use crate::fields::parse_ticker;
 use crate::text::Column;
 
@@ -58,35 +58,13 @@ pub fn read(bytes: &[u8]) -> Result<Vec<NseActionRow>, ImportError> {
         let company = exchange_name(record, col.req(1), "COMPANY NAME");
         let series = code(record.opt(col.opt(2)), "SERIES");
         let purpose = purpose_text(record.get(col.req(3)), "PURPOSE");
-        let face = face_value(record.opt(col.opt(4)).filter(|c| *c != "-"), "FACE VALUE");
+        let face_value = face_value(record.opt(col.opt(4)).filter(|c| *c != "-"), "FACE VALUE");
         let ex_date = day(5, "EX-DATE").and_then(|d| d.ok_or_else(|| "EX-DATE is empty".to_owned()));
-        let (record_date, bc_start, bc_end) =
+        let (record_date, book_closure_start, book_closure_end) =
             (day(6, "RECORD DATE"), day(7, "BOOK CLOSURE START DATE"), day(8, "BOOK CLOSURE END DATE"));
-        let problems = [
-            symbol.as_ref().err(),
-            company.as_ref().err(),
-            series.as_ref().err(),
-            purpose.as_ref().err(),
-            face.as_ref().err(),
-            ex_date.as_ref().err(),
-            record_date.as_ref().err(),
-            bc_start.as_ref().err(),
-            bc_end.as_ref().err(),
-        ];
-        if problems.iter().any(Option::is_some) {
-            return Some(Err(problems.into_iter().map(|p| p.cloned()).collect()));
-        }
-        Some(Ok(NseActionRow {
-            line: record.line,
-            symbol: symbol.expect("checked"),
-            company: company.expect("checked"),
-            series: series.expect("checked"),
-            purpose: purpose.expect("checked"),
-            face_value: face.expect("checked"),
-            ex_date: ex_date.expect("checked"),
-            record_date: record_date.expect("checked"),
-            book_closure_start: bc_start.expect("checked"),
-            book_closure_end: bc_end.expect("checked"),
+        Some(row_of_cells!(NseActionRow {
+            line: record.line;
+            symbol, company, series, purpose, face_value, ex_date, record_date, book_closure_start, book_closure_end
         }))
     })
 }

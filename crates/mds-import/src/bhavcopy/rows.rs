@@ -1,8 +1,8 @@
 //! The row loop both formats share: the header (told, matched, its
 //! trailing comma dropped), each record's cell count and line, the one day
-//! of a file, repeated rows, the equity filter; and the readers of single
-//! cells. A format gives its columns and how a row's figures are read
-//! ([`Layout`]).
+//! of a file, repeated rows, the equity filter; a row's figures; and the
+//! readers of single cells. A format gives its columns, its day's writing,
+//! its turnover's unit and its own columns ([`Layout`]).
 
 use chrono::NaiveDate;
 use mds_domain::prices::{Figures, Paise, Percent, Series};
@@ -10,34 +10,94 @@ use mds_domain::{Isin, Ticker};
 
 use super::{BhavRow, DayFile, Format, Skipped, secbhav, udiff};
 use crate::error::{ImportError, RowError};
-use crate::fields::parse_ticker;
+use crate::fields::{parse_isin, parse_ticker};
 use crate::text::{self, Column, FirstSeen, HeaderRule, LineCounter};
 
-/// What a format is to the loop: its columns, the first three of which are
-/// the day, the symbol and the series; how a day is written; and how the
-/// rest of an equity row is read.
+/// What a format is to the loop: its columns, in the order of
+/// [`DATE`]…[`TRADES`], then its own ([`Own`]); how a day is written; and
+/// the unit of its turnover.
 pub(super) struct Layout {
     /// The format.
     pub(super) format: Format,
-    /// Its columns: day, symbol, series, then the format's own.
+    /// Its columns: day, symbol, series, the figures both formats have,
+    /// then the format's own.
     pub(super) columns: &'static [Column],
     /// Reads a day cell.
     pub(super) date: fn(&str) -> Option<NaiveDate>,
     /// How the day is written, for errors.
     pub(super) date_example: &'static str,
-    /// Reads an equity row's ISIN (if the format has one) and figures;
-    /// every problem of the row, each a sentence naming its column.
-    pub(super) row: fn(&Cells<'_>) -> RowResult,
+    /// Rupees per unit of the turnover column.
+    pub(super) turnover_unit: i64,
+    /// What the format has besides the figures both have.
+    pub(super) own: Own,
+}
+
+/// The columns a format has besides the figures both have, from [`OWN`] on.
+pub(super) enum Own {
+    /// The ISIN (UDiFF).
+    Isin,
+    /// The delivery quantity and percentage (sec_bhavdata_full).
+    Delivery,
 }
 
 /// An equity row's ISIN (if the format has one) and figures, or every
 /// problem of the row.
-pub(super) type RowResult = Result<(Option<Isin>, Figures), Vec<String>>;
+type RowResult = Result<(Option<Isin>, Figures), Vec<String>>;
 
 /// Where the columns are in a file (indexes in `Layout::columns` order).
 const DATE: usize = 0;
 const SYMBOL: usize = 1;
 const SERIES: usize = 2;
+const OPEN: usize = 3;
+const HIGH: usize = 4;
+const LOW: usize = 5;
+const CLOSE: usize = 6;
+const LAST: usize = 7;
+const PREV_CLOSE: usize = 8;
+const VOLUME: usize = 9;
+const TURNOVER: usize = 10;
+const TRADES: usize = 11;
+/// The first of a format's own columns.
+const OWN: usize = 12;
+
+/// Columns a file must all have, by name.
+pub(super) const fn all_required<const N: usize>(names: [&'static str; N]) -> [Column; N] {
+    let mut columns = [Column::required(""); N];
+    let mut i = 0;
+    while i < N {
+        columns[i] = Column::required(names[i]);
+        i += 1;
+    }
+    columns
+}
+
+/// Reads an equity row's ISIN (if the format has one) and figures; every
+/// problem of the row, each a sentence naming its column.
+fn read_figures(layout: &Layout, c: &Cells<'_>) -> RowResult {
+    let mut errors = Vec::new();
+    let isin = match layout.own {
+        Own::Isin => c.kept(OWN, parse_isin(c.get(OWN).unwrap_or("")).map(Some), &mut errors),
+        Own::Delivery => None,
+    };
+    let open = c.required(OPEN, &mut errors);
+    let high = c.required(HIGH, &mut errors);
+    let low = c.required(LOW, &mut errors);
+    let close = c.required(CLOSE, &mut errors);
+    let last = c.optional(LAST, &mut errors);
+    let prev_close = c.required(PREV_CLOSE, &mut errors);
+    let volume = c.required(VOLUME, &mut errors);
+    let units: Paise = c.required(TURNOVER, &mut errors);
+    let turnover = units.units().checked_mul(layout.turnover_unit).map(Paise::from_units);
+    let turnover = c.kept(TURNOVER, turnover.ok_or_else(|| "is too large".to_owned()), &mut errors);
+    let trades = c.required(TRADES, &mut errors);
+    let (delivery_qty, delivery_pct) = match layout.own {
+        Own::Isin => (None, None),
+        Own::Delivery => (c.optional(OWN, &mut errors), c.optional(OWN + 1, &mut errors)),
+    };
+    let figures =
+        Figures { open, high, low, close, last, prev_close, volume, turnover, trades, delivery_qty, delivery_pct };
+    if errors.is_empty() { Ok((isin, figures)) } else { Err(errors) }
+}
 
 /// The cells of one record, by the layout's column number.
 pub(super) struct Cells<'a> {
@@ -192,7 +252,7 @@ pub(super) fn read(bytes: &[u8]) -> Result<DayFile, ImportError> {
         let symbol = parse_ticker(cells.get(SYMBOL).unwrap_or(""))
             .map_err(|e| problems.push(format!("{}: {e}", layout.columns[SYMBOL].name)))
             .ok();
-        let figures = (layout.row)(&cells).map_err(|mut e| problems.append(&mut e)).ok();
+        let figures = read_figures(layout, &cells).map_err(|mut e| problems.append(&mut e)).ok();
         if let Some(symbol) = &symbol {
             if let Some(first) = symbols.insert((symbol.clone(), series), line) {
                 problems.push(format!("{symbol} {series} is also on line {first}: a file holds one row of each"));

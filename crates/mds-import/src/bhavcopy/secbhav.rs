@@ -8,31 +8,30 @@
 //! `AVG_PRICE` is not read.
 
 use chrono::NaiveDate;
-use mds_domain::prices::{Figures, Paise};
 
 use super::Format;
-use super::rows::{Cells, Layout, RowResult};
+use super::rows::{Layout, Own, all_required};
 use crate::text::Column;
 
 /// Rupees in a lakh.
 const LAKH: i64 = 100_000;
 
-const COLUMNS: [Column; 14] = [
-    Column::required("DATE1"),
-    Column::required("SYMBOL"),
-    Column::required("SERIES"),
-    Column::required("PREV_CLOSE"),
-    Column::required("OPEN_PRICE"),
-    Column::required("HIGH_PRICE"),
-    Column::required("LOW_PRICE"),
-    Column::required("LAST_PRICE"),
-    Column::required("CLOSE_PRICE"),
-    Column::required("TTL_TRD_QNTY"),
-    Column::required("TURNOVER_LACS"),
-    Column::required("NO_OF_TRADES"),
-    Column::required("DELIV_QTY"),
-    Column::required("DELIV_PER"),
-];
+const COLUMNS: [Column; 14] = all_required([
+    "DATE1",
+    "SYMBOL",
+    "SERIES",
+    "OPEN_PRICE",
+    "HIGH_PRICE",
+    "LOW_PRICE",
+    "CLOSE_PRICE",
+    "LAST_PRICE",
+    "PREV_CLOSE",
+    "TTL_TRD_QNTY",
+    "TURNOVER_LACS",
+    "NO_OF_TRADES",
+    "DELIV_QTY",
+    "DELIV_PER",
+]);
 
 /// The format as the row loop reads it.
 pub(super) const LAYOUT: Layout = Layout {
@@ -40,28 +39,9 @@ pub(super) const LAYOUT: Layout = Layout {
     columns: &COLUMNS,
     date: |cell| NaiveDate::parse_from_str(cell, "%d-%b-%Y").ok(),
     date_example: "12-Feb-2025",
-    row,
+    turnover_unit: LAKH,
+    own: Own::Delivery,
 };
-
-fn row(c: &Cells<'_>) -> RowResult {
-    let mut errors = Vec::new();
-    let lakh: Paise = c.required(10, &mut errors);
-    let turnover = lakh.units().checked_mul(LAKH).map(Paise::from_units).ok_or_else(|| "is too large".to_owned());
-    let figures = Figures {
-        prev_close: c.required(3, &mut errors),
-        open: c.required(4, &mut errors),
-        high: c.required(5, &mut errors),
-        low: c.required(6, &mut errors),
-        last: c.optional(7, &mut errors),
-        close: c.required(8, &mut errors),
-        volume: c.required(9, &mut errors),
-        turnover: c.kept(10, turnover, &mut errors),
-        trades: c.required(11, &mut errors),
-        delivery_qty: c.optional(12, &mut errors),
-        delivery_pct: c.optional(13, &mut errors),
-    };
-    if errors.is_empty() { Ok((None, figures)) } else { Err(errors) }
-}
 
 #[cfg(test)]
 mod tests {

@@ -6,28 +6,26 @@
 //! are ignored. UDiFF has no delivery figures.
 
 use chrono::NaiveDate;
-use mds_domain::prices::Figures;
 
 use super::Format;
-use super::rows::{Cells, Layout, RowResult};
-use crate::fields::parse_isin;
+use super::rows::{Layout, Own, all_required};
 use crate::text::Column;
 
-const COLUMNS: [Column; 13] = [
-    Column::required("TradDt"),
-    Column::required("TckrSymb"),
-    Column::required("SctySrs"),
-    Column::required("ISIN"),
-    Column::required("OpnPric"),
-    Column::required("HghPric"),
-    Column::required("LwPric"),
-    Column::required("ClsPric"),
-    Column::required("LastPric"),
-    Column::required("PrvsClsgPric"),
-    Column::required("TtlTradgVol"),
-    Column::required("TtlTrfVal"),
-    Column::required("TtlNbOfTxsExctd"),
-];
+const COLUMNS: [Column; 13] = all_required([
+    "TradDt",
+    "TckrSymb",
+    "SctySrs",
+    "OpnPric",
+    "HghPric",
+    "LwPric",
+    "ClsPric",
+    "LastPric",
+    "PrvsClsgPric",
+    "TtlTradgVol",
+    "TtlTrfVal",
+    "TtlNbOfTxsExctd",
+    "ISIN",
+]);
 
 /// The format as the row loop reads it.
 pub(super) const LAYOUT: Layout = Layout {
@@ -35,27 +33,9 @@ pub(super) const LAYOUT: Layout = Layout {
     columns: &COLUMNS,
     date: |cell| NaiveDate::parse_from_str(cell, "%Y-%m-%d").ok(),
     date_example: "2025-02-12",
-    row,
+    turnover_unit: 1,
+    own: Own::Isin,
 };
-
-fn row(c: &Cells<'_>) -> RowResult {
-    let mut errors = Vec::new();
-    let isin = c.kept(3, parse_isin(c.get(3).unwrap_or("")).map(Some), &mut errors);
-    let figures = Figures {
-        open: c.required(4, &mut errors),
-        high: c.required(5, &mut errors),
-        low: c.required(6, &mut errors),
-        close: c.required(7, &mut errors),
-        last: c.optional(8, &mut errors),
-        prev_close: c.required(9, &mut errors),
-        volume: c.required(10, &mut errors),
-        turnover: c.required(11, &mut errors),
-        trades: c.required(12, &mut errors),
-        delivery_qty: None,
-        delivery_pct: None,
-    };
-    if errors.is_empty() { Ok((isin, figures)) } else { Err(errors) }
-}
 
 #[cfg(test)]
 mod tests {

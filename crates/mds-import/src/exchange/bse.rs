@@ -4,7 +4,7 @@
 
 use mds_domain::{Isin, ListingStatus, Ticker};
 
-use super::table::{EquityList, code, exchange_name, face_value, parse_listings};
+use super::table::{EquityList, code, exchange_name, face_value, parse_listings, row_of_cells};
 use crate::error::ImportError;
 use crate::fields::non_empty;
 use crate::text::Column;
@@ -94,48 +94,22 @@ pub(crate) fn scrip_code(cell: &str) -> Result<String, String> {
 pub fn parse_bse_equity_list(bytes: &[u8]) -> Result<BseEquityList, ImportError> {
     parse_listings(bytes, BSE_COLUMNS, 3, |record, col, isin| {
         let security_id = record.get(col.req(2));
-        let ticker = bse_ticker(security_id, record.get(col.req(0)));
+        let (ticker, source) = match bse_ticker(security_id, record.get(col.req(0))) {
+            Ok((ticker, source)) => (Ok(ticker), source),
+            Err(e) => (Err(e), BseTickerSource::SecurityId),
+        };
         let name = exchange_name(record, col.req(1), "Issuer Name");
         let industry = classification(record.get(col.req(5)), mds_domain::bounds::INDUSTRY);
         let sector = classification(record.get(col.req(4)), mds_domain::bounds::SECTOR);
         let opt_level = |i: usize| classification(record.opt(col.opt(i)).unwrap_or(""), mds_domain::bounds::SECTOR);
         let (macro_sector, basic_industry) = (opt_level(9), opt_level(10));
-        let code = scrip_code(record.get(col.req(0)));
+        let scrip_code = scrip_code(record.get(col.req(0)));
         let status = bse_status(record.opt(col.opt(6)));
-        let group = self::code(record.opt(col.opt(7)), "Group");
-        let face = face_value(record.opt(col.opt(8)), "Face Value");
-        let problems = [
-            isin.as_ref().err(),
-            ticker.as_ref().err(),
-            name.as_ref().err(),
-            industry.as_ref().err(),
-            sector.as_ref().err(),
-            macro_sector.as_ref().err(),
-            basic_industry.as_ref().err(),
-            code.as_ref().err(),
-            status.as_ref().err(),
-            group.as_ref().err(),
-            face.as_ref().err(),
-        ];
-        if problems.iter().any(Option::is_some) {
-            return Err(problems.into_iter().map(|p| p.cloned()).collect());
-        }
-        let (ticker, ticker_source) = ticker.expect("checked");
-        Ok(BseListing {
-            line: record.line,
-            isin: isin.expect("checked"),
-            ticker,
-            ticker_source,
-            security_id: security_id.to_owned(),
-            name: name.expect("checked"),
-            industry: industry.expect("checked"),
-            sector: sector.expect("checked"),
-            scrip_code: code.expect("checked"),
-            status: status.expect("checked"),
-            group: group.expect("checked"),
-            face_value: face.expect("checked"),
-            macro_sector: macro_sector.expect("checked"),
-            basic_industry: basic_industry.expect("checked"),
+        let group = code(record.opt(col.opt(7)), "Group");
+        let face_value = face_value(record.opt(col.opt(8)), "Face Value");
+        row_of_cells!(BseListing {
+            line: record.line, ticker_source: source, security_id: security_id.to_owned();
+            isin, ticker, name, industry, sector, macro_sector, basic_industry, scrip_code, status, group, face_value
         })
     })
 }

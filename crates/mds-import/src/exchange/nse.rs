@@ -4,7 +4,7 @@
 use chrono::NaiveDate;
 use mds_domain::{Isin, Ticker};
 
-use super::table::{EquityList, SkippedRow, code, exchange_name, face_value, parse_listings_into};
+use super::table::{EquityList, SkippedRow, code, exchange_name, face_value, parse_listings_into, row_of_cells};
 use crate::error::ImportError;
 use crate::fields::parse_ticker;
 use crate::text::Column;
@@ -92,14 +92,7 @@ pub(super) fn parse_nse_shaped_into(
         let name = exchange_name(record, col.req(1), columns[1].name);
         let series = code(record.opt(col.opt(3)), columns[3].name);
         let listed_on = date(record.opt(col.opt(4)));
-        let face = face_value(record.opt(col.opt(5)), columns[5].name);
-        match (isin, symbol, name, series, listed_on, face) {
-            (Ok(isin), Ok(symbol), Ok(name), Ok(series), Ok(listed_on), Ok(face_value)) => {
-                Ok(NseListing { line: record.line, isin, symbol, name, series, listed_on, face_value })
-            }
-            (isin, symbol, name, series, listed_on, face) => {
-                Err(vec![isin.err(), symbol.err(), name.err(), series.err(), listed_on.err(), face.err()])
-            }
-        }
+        let face_value = face_value(record.opt(col.opt(5)), columns[5].name);
+        row_of_cells!(NseListing { line: record.line; isin, symbol, name, series, listed_on, face_value })
     })
 }

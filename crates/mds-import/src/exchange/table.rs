@@ -150,6 +150,23 @@ pub(super) fn parse_listings_into<L>(
     Ok(skipped_without_isin)
 }
 
+/// A row made of its cells read, or the problems of the cells:
+/// `row_of_cells!(Row { field: value, …; cell, … })`, each `cell` a
+/// variable holding a `Result<_, String>` and named as its field, is `Ok`
+/// with the row when every cell is `Ok`, else `Err` with each cell's
+/// problem (`None` where it is good), in the order the cells are given:
+/// what a row loop ([`read_rows`], [`parse_listings`]) reports, all of a
+/// row's problems together. The fields before the `;` are not cells.
+macro_rules! row_of_cells {
+    ($row:ident { $($field:ident: $value:expr),* ; $($cell:ident),+ $(,)? }) => {
+        match ($($cell,)+) {
+            ($(Ok($cell),)+) => Ok($row { $($field: $value,)* $($cell,)+ }),
+            ($($cell,)+) => Err(vec![$($cell.err(),)+]),
+        }
+    };
+}
+pub(crate) use row_of_cells;
+
 /// The rows of an exchange CSV with `columns`, each made by `row` from its
 /// record and the columns' indexes (`None`: the row is left out; `Err`: its
 /// problems). Every bad row is reported.
