@@ -415,9 +415,11 @@ impl Counted {
         *self.today.get(route).unwrap_or_else(|| panic!("no count of {route} in {:?}", self.today))
     }
 
-    /// What was counted after `before`: these counts less its.
+    /// What was counted after `before`: these counts less its (a route
+    /// `before` lacks was first counted since).
     pub fn since(&self, before: &Counted) -> Counted {
-        let today = self.today.iter().map(|(r, n)| (r.clone(), n - before.on(r))).collect();
+        let earlier = |r: &str| before.today.get(r).copied().unwrap_or(0);
+        let today = self.today.iter().map(|(r, n)| (r.clone(), n - earlier(r))).collect();
         Counted { month: self.month - before.month, today }
     }
 }
