@@ -241,3 +241,49 @@ async fn a_node_dying_near_the_quota_under_many_clients_admits_no_more() {
         c.spend_the_rest(&[1, 2]).await;
     }
 }
+
+/// A node stalled (SIGSTOP) with counts in its usage mirror until another
+/// node took the mirror over, then resumed with Redis gone: the store
+/// already has its batch, and only Redis could say what was taken, so the
+/// batch is held. A SIGTERM still ends the node within the final flush's
+/// deadline, the held counts logged as not written. The final flush once
+/// retried only after errors, and on this flush that wrote nothing and
+/// failed nothing it spun until killed.
+#[tokio::test]
+async fn a_node_back_from_a_takeover_with_redis_gone_still_stops() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let Some(mut c) = start().await else { return };
+    // Counted through node 0 just after one of its flushes: they wait for
+    // the next (a second later), mirrored to Redis within 50 ms.
+    let flushes = |body: String| body.lines().find(|l| l.starts_with("mds_usage_flushes_total ")).map(str::to_owned);
+    let metrics =
+        || async { c.client.get(format!("{}/metrics", c.base(0))).send().await.unwrap().text().await.unwrap() };
+    // Until no flush came between the requests and the stall.
+    loop {
+        assert_eq!(get(&c.client, &c.base(0), &c.key).await, Some(200));
+        let before = flushes(metrics().await);
+        while flushes(metrics().await) == before {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let after = flushes(metrics().await);
+        for _ in 0..20 {
+            assert_eq!(get(&c.client, &c.base(0), &c.key).await, Some(200));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if flushes(metrics().await) == after {
+            break;
+        }
+    }
+    signal(&c.nodes[0], "STOP");
+    let t = Instant::now();
+    while !c.nodes[1..].iter().any(|n| n.logs().contains("took over the usage mirror")) {
+        assert!(t.elapsed() < Duration::from_secs(30), "no node took the stalled node's usage mirror over");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    c.redis.signal("KILL");
+    signal(&c.nodes[0], "CONT");
+    assert!(c.nodes[0].logged("the store had this node's batch before"), "{}", c.nodes[0].logs());
+    let deadline = mds_node::flush::FINAL_FLUSH_DEADLINE + Duration::from_secs(10);
+    c.nodes[0].sigterm_within(deadline);
+    assert!(c.nodes[0].logs().contains("final usage flush failed"), "{}", c.nodes[0].logs());
+}

@@ -129,12 +129,16 @@ async fn every<E: std::fmt::Display, F: std::future::Future<Output = Result<(), 
     }
 }
 
-/// Flushes everything, retrying until [`FINAL_FLUSH_DEADLINE`].
+/// Flushes everything, retrying until [`FINAL_FLUSH_DEADLINE`]: after a
+/// failure, and after a flush that wrote nothing yet left counts behind (a
+/// batch held until Redis says whether another node took it over, while
+/// Redis is away), each a pause apart. Past the deadline what is left is
+/// logged as not written.
 pub async fn final_flush(node: &Node) {
     let deadline = tokio::time::Instant::now() + FINAL_FLUSH_DEADLINE;
     let mut total = 0;
     loop {
-        match flush_once(node).await {
+        let why = match flush_once(node).await {
             Ok(n) if node.limiter().meter().is_drained() => {
                 node.limiter().meter().clear_spill();
                 if let Some(shared) = node.shared() {
@@ -143,12 +147,18 @@ pub async fn final_flush(node: &Node) {
                 tracing::info!(requests = total + n, "final usage flush done");
                 return;
             }
-            Ok(n) => total += n,
-            Err(e) if tokio::time::Instant::now() >= deadline => {
-                tracing::error!(error = %e, lost = node.limiter().meter().backlog(), "final usage flush failed; these counts are lost");
-                return;
+            // Progress: straight on with what came in meanwhile.
+            Ok(n) if n > 0 => {
+                total += n;
+                continue;
             }
-            Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+            Ok(_) => "a batch waits for Redis to say whether another node wrote it".to_owned(),
+            Err(e) => e.to_string(),
+        };
+        if tokio::time::Instant::now() >= deadline {
+            tracing::error!(error = %why, lost = node.limiter().meter().backlog(), "final usage flush failed; these counts are lost");
+            return;
         }
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
