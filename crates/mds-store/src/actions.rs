@@ -34,7 +34,7 @@ pub struct KeptUnresolved {
     /// The row.
     pub row: UnresolvedAction,
     /// BSE's security id (its `Security Name` column); `None` for NSE (and
-    /// rows kept before migration 20).
+    /// rows kept before migration 20, until their file is imported again).
     pub security_id: Option<String>,
     /// NSE's series; `None` for BSE, none given, or kept before.
     pub series: Option<String>,

@@ -197,8 +197,10 @@ pub trait ActionStore: Send + Sync + 'static {
     /// transaction (all or nothing). An action stored before under the same
     /// id takes in the new one ([`CorporateAction::absorb`]: the stored
     /// purpose stays, sources are joined); one that stays as it was is not
-    /// written. An unresolved row stored before is not added again; one
-    /// that an action of this import resolved (its exchange, code, ex-date
+    /// written. An unresolved row stored before is not added again (one
+    /// stored with none of its security id, series, face value and record
+    /// date, as rows kept before migration 20 are, is given this one's);
+    /// one that an action of this import resolved (its exchange, code, ex-date
     /// and text in `resolved`) is removed. The rows resolved are kept with
     /// the ISIN they were resolved to (one per exchange, code, ex-date and
     /// text; the latest import's resolution), for

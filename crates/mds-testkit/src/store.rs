@@ -77,6 +77,7 @@ macro_rules! store_test_suite {
             },
             actions::{
                 action_imports_are_idempotent,
+                kept_rows_without_their_facts_take_them_from_their_file,
                 action_imports_join_publications,
                 action_imports_announce_added_and_changed,
                 action_imports_are_all_or_nothing,

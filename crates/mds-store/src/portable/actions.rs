@@ -311,8 +311,9 @@ pub(crate) async fn move_actions(
 const UNRESOLVED_RUN: usize = 100;
 
 /// Stores the unresolved rows not stored before, [`UNRESOLVED_RUN`] a
-/// statement; how many were new. A line past what the store holds refuses
-/// them all.
+/// statement; how many were new. A row stored before with none of what
+/// resolving it needs (kept before migration 20) is given what this one
+/// has ([`fill_facts`]). A line past what the store holds refuses them all.
 async fn insert_unresolved(conn: &mut Conn, unresolved: &[KeptUnresolved]) -> StoreResult<u64> {
     let mut lines = Vec::with_capacity(unresolved.len());
     for KeptUnresolved { row: u, .. } in unresolved {
@@ -337,15 +338,58 @@ async fn insert_unresolved(conn: &mut Conn, unresolved: &[KeptUnresolved]) -> St
                 .bind(u.ex_date.to_string())
                 .bind(u.purpose.as_str())
                 .bind(u.file.as_str())
-                .bind(*line)
-                .bind(k.security_id.clone().unwrap_or_default())
-                .bind(k.series.clone().unwrap_or_default())
-                .bind(k.face_value.map(|f| f.to_string()).unwrap_or_default())
-                .bind(k.record_date.map(|d| d.to_string()).unwrap_or_default());
+                .bind(*line);
+            for f in facts(k) {
+                q = q.bind(f);
+            }
         }
         new += execute(conn, q).await?;
+        fill_facts(conn, run).await?;
     }
     Ok(new)
+}
+
+/// What a kept row stores besides its key, file and line, as stored
+/// (migration 20): its security id, series, face value (as Rust's `f64`
+/// writes it, which round-trips) and record date, `''` for none.
+fn facts(k: &KeptUnresolved) -> [String; 4] {
+    [
+        k.security_id.clone().unwrap_or_default(),
+        k.series.clone().unwrap_or_default(),
+        k.face_value.map(|f| f.to_string()).unwrap_or_default(),
+        k.record_date.map(|d| d.to_string()).unwrap_or_default(),
+    ]
+}
+
+/// Gives the rows of `run` stored with none of their facts (security id,
+/// series, face value, record date: rows kept before migration 20) what
+/// the same rows read now have, in one statement. A row stored with any
+/// of them keeps what it has.
+async fn fill_facts(conn: &mut Conn, run: &[KeptUnresolved]) -> StoreResult<()> {
+    let with: Vec<(&KeptUnresolved, [String; 4])> =
+        run.iter().map(|k| (k, facts(k))).filter(|(_, f)| f.iter().any(|v| !v.is_empty())).collect();
+    if with.is_empty() {
+        return Ok(());
+    }
+    let t = "corporate_action_unresolved";
+    let sql = format!(
+        "UPDATE {t} SET security_id = v.column5, series = v.column6, face_value = v.column7, record_date = v.column8 \
+         FROM (VALUES {}) AS v \
+         WHERE {t}.source = v.column1 AND {t}.code = v.column2 AND {t}.ex_date = v.column3 \
+         AND {t}.purpose = v.column4 AND {t}.security_id = '' AND {t}.series = '' \
+         AND {t}.face_value = '' AND {t}.record_date = ''",
+        values(with.len(), 8)
+    );
+    let mut q = sqlx::query(&sql);
+    for (k, facts) in with {
+        let u = &k.row;
+        q = q.bind(u.source.as_str()).bind(u.code.as_str()).bind(u.ex_date.to_string()).bind(u.purpose.as_str());
+        for f in facts {
+            q = q.bind(f);
+        }
+    }
+    execute(conn, q).await?;
+    Ok(())
 }
 
 /// Removes the stored unresolved rows that `resolved` names (exchange,

@@ -88,6 +88,36 @@ pub async fn action_imports_are_idempotent(store: &dyn Store) {
     assert_eq!(store.unresolved_actions().await.expect("unresolved"), rows[..1]);
 }
 
+/// A row kept with none of what resolving it needs (as rows kept before
+/// migration 20 are) is given it by an import of its file again, still
+/// counted as stored before; a row kept with any of it keeps what it has.
+pub async fn kept_rows_without_their_facts_take_them_from_their_file(store: &dyn Store) {
+    store.migrate().await.expect("migrate");
+    let bare = |k: &KeptUnresolved| KeptUnresolved {
+        security_id: None,
+        series: None,
+        face_value: None,
+        record_date: None,
+        ..k.clone()
+    };
+    let full = vec![unresolved("OLD", day(3, 1), 7), unresolved("KEPT", day(3, 2), 8)];
+    let mut bse = unresolved("500001", day(3, 3), 9);
+    bse.row.source = Exchange::Bse;
+    bse.security_id = Some("OLDCO".into());
+    bse.series = None;
+    bse.face_value = None;
+    let full = [full, vec![bse]].concat();
+    // The first and the third kept bare, the second with its series only.
+    let mut kept_before = vec![bare(&full[0]), bare(&full[1]), bare(&full[2])];
+    kept_before[1].series = Some("BE".into());
+    store.import_actions(&[], &kept_before, &[]).await.expect("kept bare");
+    let again = store.import_actions(&[], &full, &[]).await.expect("the file again");
+    assert_eq!(again, ActionImport::default(), "no row is new");
+    let kept = store.kept_unresolved().await.expect("kept");
+    // In key order: BSE's row, then NSE's by code.
+    assert_eq!(kept, vec![full[2].clone(), kept_before[1].clone(), full[0].clone()]);
+}
+
 /// The same action published by the other exchange, imported later, joins
 /// the stored one: sources joined, the stored purpose kept, the kind learnt.
 pub async fn action_imports_join_publications(store: &dyn Store) {
