@@ -126,6 +126,12 @@ async fn after_redis_stalls_and_restarts_empty_report_equals_enforcement() {
     assert!(t0.elapsed() < Duration::from_secs(40), "took {:?}", t0.elapsed());
 }
 
+/// Node `i`'s `mds_usage_flushes_total` line, as its metrics say now.
+async fn flushes(c: &Cluster, i: usize) -> Option<String> {
+    let body = c.client.get(format!("{}/metrics", c.base(i))).send().await.unwrap().text().await.unwrap();
+    body.lines().find(|l| l.starts_with("mds_usage_flushes_total ")).map(str::to_owned)
+}
+
 /// How much of a node's traffic a node that never returns may lose (the
 /// contract's bound with the usage mirror; the mirror pushes every 50 ms).
 const LOSS_BOUND: Duration = Duration::from_millis(100);
@@ -162,11 +168,8 @@ async fn a_node_that_never_returns_loses_at_most_100_ms_of_its_traffic() {
     let t0 = Instant::now();
     tokio::time::sleep(Duration::from_secs(2)).await;
     // Just after one of node 0's flushes, plus 600 ms.
-    let flushes = |body: String| body.lines().find(|l| l.starts_with("mds_usage_flushes_total ")).map(str::to_owned);
-    let metrics =
-        || async { c.client.get(format!("{}/metrics", c.base(0))).send().await.unwrap().text().await.unwrap() };
-    let before = flushes(metrics().await);
-    while flushes(metrics().await) == before {
+    let before = flushes(&c, 0).await;
+    while flushes(&c, 0).await == before {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     tokio::time::sleep(Duration::from_millis(600)).await;
@@ -255,22 +258,19 @@ async fn a_node_back_from_a_takeover_with_redis_gone_still_stops() {
     let Some(mut c) = start().await else { return };
     // Counted through node 0 just after one of its flushes: they wait for
     // the next (a second later), mirrored to Redis within 50 ms.
-    let flushes = |body: String| body.lines().find(|l| l.starts_with("mds_usage_flushes_total ")).map(str::to_owned);
-    let metrics =
-        || async { c.client.get(format!("{}/metrics", c.base(0))).send().await.unwrap().text().await.unwrap() };
     // Until no flush came between the requests and the stall.
     loop {
         assert_eq!(get(&c.client, &c.base(0), &c.key).await, Some(200));
-        let before = flushes(metrics().await);
-        while flushes(metrics().await) == before {
+        let before = flushes(&c, 0).await;
+        while flushes(&c, 0).await == before {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        let after = flushes(metrics().await);
+        let after = flushes(&c, 0).await;
         for _ in 0..20 {
             assert_eq!(get(&c.client, &c.base(0), &c.key).await, Some(200));
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
-        if flushes(metrics().await) == after {
+        if flushes(&c, 0).await == after {
             break;
         }
     }

@@ -510,9 +510,10 @@ async fn a_background_task_that_stops_makes_the_node_not_ready() {
     assert_eq!(ready().await.status(), 200);
     // The next poll of the store by a background task (a reload, the event
     // feed, the webhook worker: whichever polls first) panics.
-    // On a loaded machine the first to poll may be the webhook delivery
-    // task, whose panic reaches its watcher through a thread of lower
-    // priority: the fault stays on until the node says it stopped.
+    // The fault stays on until the node says a task stopped: on a loaded
+    // machine this task may wake in the same turn as the background tasks'
+    // ticks and run first, and the webhook worker's panic reaches its
+    // watcher through a thread of lower priority.
     f.set(Fault::Panic);
     let t = std::time::Instant::now();
     let stopped = loop {
