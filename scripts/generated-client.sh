@@ -185,6 +185,7 @@ import mds_api.models as generated_models
 actions = tuple(getattr(generated_models, f"V1CorporateActionType{i}") for i in range(8))
 shapes["corporate_action.added"] = shapes["corporate_action.changed"] = actions
 shapes["prices.published"] = generated_models.V1PricesPublished
+shapes["corporate_action.removed"] = generated_models.V1CorporateActionRemoved
 seen = {}
 for page in generated_pages(list_events, 100):
     assert isinstance(page, V1EventPage), page

@@ -43,7 +43,7 @@ pub(crate) struct StreamArgs {
     #[arg(long, value_name = "EVENT_ID")]
     since: Option<String>,
     /// Only these types, comma-separated (article.published, article.updated, company.changed,
-    /// corporate_action.added, corporate_action.changed, prices.published).
+    /// corporate_action.added, corporate_action.changed, corporate_action.removed, prices.published).
     #[arg(long, value_name = "TYPES")]
     types: Option<String>,
     /// Only events about the company with this ISIN.

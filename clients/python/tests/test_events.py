@@ -270,6 +270,23 @@ def test_errors_of_the_event_routes_with_a_fake() -> None:
         next(c.stream_events())
 
 
+def test_event_action_reads_each_corporate_action_event() -> None:
+    action = {
+        "id": "ca_0123456789abcdef", "isin": "INE476A01014", "symbol": "CANBK", "type": "split",
+        "ex_date": "2024-05-15", "record_date": None, "purpose": "Face Value Split",
+        "sources": ["nse"], "factor": 0.2,
+        "split": {"face_value_from": 10, "face_value_to": 2, "new_isin": None},
+    }  # fmt: skip
+    event = {"id": "evt_0000000000000001", "created_at": "2026-01-01T00:00:00Z"}
+    added = Event.from_json({**event, "type": "corporate_action.added", "data": action})
+    gone = {"action": action, "replaced_by": ["ca_1"]}
+    removed = Event.from_json({**event, "type": "corporate_action.removed", "data": gone})
+    assert added.action is not None and removed.action == added.action
+    assert added.action.id == "ca_0123456789abcdef" and added.action.type == "split"
+    assert removed.data["replaced_by"] == ["ca_1"]
+    assert Event.from_json({**event, "type": "company.changed", "data": {}}).action is None
+
+
 def test_sse_parser() -> None:
     frames = (
         ": keep-alive\n\n"

@@ -104,6 +104,10 @@ export type UsageDailyQuery = NonNullable<operations["getUsageDaily"]["parameter
 
 /** What a `company.changed` event carries: the company after the change, the fields that changed, the identity events it gained. */
 export type CompanyChanged = Schemas["V1CompanyChanged"];
+/** What a `corporate_action.removed` event carries: the action as last stored and the ids that replace it. */
+export type CorporateActionRemoved = Schemas["V1CorporateActionRemoved"];
+/** What a `prices.published` event carries: the day, its exchange and how many bars it now holds. */
+export type PricesPublished = Schemas["V1PricesPublished"];
 /** An event of type `T` whose `data` is `D` (the document types `data` only as an object). */
 export type EventOf<T extends string, D> = Omit<Schemas["V1Event"], "type" | "data"> & { type: T; data: D };
 /**
@@ -113,6 +117,9 @@ export type EventOf<T extends string, D> = Omit<Schemas["V1Event"], "type" | "da
 export type Event =
   | EventOf<"article.published" | "article.updated", ArticleSummary>
   | EventOf<"company.changed", CompanyChanged>
+  | EventOf<"corporate_action.added" | "corporate_action.changed", CorporateAction>
+  | EventOf<"corporate_action.removed", CorporateActionRemoved>
+  | EventOf<"prices.published", PricesPublished>
   | EventOf<"ping", Record<string, never>>;
 /** One page of `GET /v1/events`, oldest first. */
 export type EventPage = Omit<Schemas["V1EventPage"], "data"> & { data: Event[] };

@@ -23,7 +23,7 @@ export class WebhookVerificationError extends MdsError {
 export interface WebhookEvent<D = unknown> {
   /** `evt_…`; the same on every retry of one delivery (also in `webhook-id`). */
   id: string;
-  /** `article.published`, `article.updated`, `company.changed`, `ping`. */
+  /** `article.published`, `article.updated`, `company.changed`, `corporate_action.added`, `corporate_action.changed`, `corporate_action.removed`, `prices.published`, `ping`. */
   type: string;
   /** RFC 3339. */
   created_at: string;

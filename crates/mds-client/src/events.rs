@@ -41,7 +41,8 @@ pub trait EventFilters: Sized {
     fn with(self, name: &'static str, value: String) -> Self;
 
     /// Only these types (`article.published`, `article.updated`,
-    /// `company.changed`).
+    /// `company.changed`, `corporate_action.added`, `corporate_action.changed`,
+    /// `corporate_action.removed`, `prices.published`).
     fn types(self, types: &[&str]) -> Self {
         self.with(TYPES, types.join(","))
     }

@@ -291,7 +291,20 @@ impl CorporateAction {
         self.draft(EventType::CorporateActionChanged)
     }
 
+    /// The draft of its `corporate_action.removed` event: `data` is the
+    /// action as it was last stored and the ids of the actions its
+    /// publications now belong to ([`ActionRemoved`]), about its own
+    /// (former) ISIN and symbol.
+    pub fn removed(&self, replaced_by: Vec<ActionId>) -> EventDraft {
+        let data = ActionRemoved { action: self.clone(), replaced_by };
+        self.draft_with(EventType::CorporateActionRemoved, serde_json::to_string(&data))
+    }
+
     fn draft(&self, kind: EventType) -> EventDraft {
+        self.draft_with(kind, serde_json::to_string(self))
+    }
+
+    fn draft_with(&self, kind: EventType, data: serde_json::Result<String>) -> EventDraft {
         EventDraft {
             kind,
             subject: EventSubject {
@@ -299,9 +312,24 @@ impl CorporateAction {
                 ticker: Some(self.symbol.as_str().to_owned()),
                 tags: vec![],
             },
-            data: serde_json::to_string(self).expect("an action always serialises"),
+            data: data.expect("an action always serialises"),
         }
     }
+}
+
+/// The `data` of a `corporate_action.removed` event: a stored action
+/// whose every publication was resolved again to another ISIN (a later
+/// import dated the ISIN's change), so its id is gone; the same
+/// publications now make the actions `replaced_by` names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = V1CorporateActionRemoved))]
+pub struct ActionRemoved {
+    /// The action as it was last stored (its `id` no longer found).
+    pub action: CorporateAction,
+    /// The ids of the actions at the new ISIN that hold its publications,
+    /// in ascending order: one, or two when NSE's and BSE's publications
+    /// were resolved to different ISINs.
+    pub replaced_by: Vec<ActionId>,
 }
 
 impl Action {
@@ -476,6 +504,12 @@ mod tests {
         assert_eq!(added.subject.ticker.as_deref(), Some("CANBK"));
         let data: CorporateAction = serde_json::from_str(&changed.data).unwrap();
         assert_eq!(data, a);
+        let other = ActionId::parse("ca_0123456789abcdef").unwrap();
+        let removed = a.removed(vec![other.clone()]);
+        assert_eq!((removed.kind, removed.subject), (EventType::CorporateActionRemoved, added.subject));
+        let data: serde_json::Value = serde_json::from_str(&removed.data).unwrap();
+        assert_eq!(data["replaced_by"], serde_json::json!([other.as_str()]));
+        assert_eq!(serde_json::from_value::<CorporateAction>(data["action"].clone()).unwrap(), a);
     }
 
     #[test]

@@ -33,6 +33,10 @@ pub enum EventType {
     /// A stored corporate action that an import changed (a source added,
     /// a kind or record date learnt).
     CorporateActionChanged,
+    /// A stored corporate action gone from the store: every exchange's
+    /// publication of it was resolved again to another ISIN, where it now
+    /// belongs to the actions named in `replaced_by`.
+    CorporateActionRemoved,
     /// An import changed the bars of a trading day (contract 14.2).
     PricesPublished,
     /// A test delivery to one webhook endpoint; never in the log.
@@ -43,15 +47,15 @@ pub enum EventType {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "unknown event type {0:?}: one of article.published, article.updated, company.changed, \
-     corporate_action.added, corporate_action.changed, prices.published"
+     corporate_action.added, corporate_action.changed, corporate_action.removed, prices.published"
 )]
 pub struct EventTypeError(pub String);
 
 impl EventType {
     /// Every type, in wire order: the [`EventType::SUBSCRIBABLE`] ones, then
     /// `ping`.
-    pub const ALL: [EventType; 7] = {
-        let mut all = [EventType::Ping; 7];
+    pub const ALL: [EventType; 8] = {
+        let mut all = [EventType::Ping; 8];
         let mut i = 0;
         while i < EventType::SUBSCRIBABLE.len() {
             all[i] = EventType::SUBSCRIBABLE[i];
@@ -62,12 +66,13 @@ impl EventType {
 
     /// The types a filter may name (not `ping`, which only the test route
     /// sends).
-    pub const SUBSCRIBABLE: [EventType; 6] = [
+    pub const SUBSCRIBABLE: [EventType; 7] = [
         EventType::ArticlePublished,
         EventType::ArticleUpdated,
         EventType::CompanyChanged,
         EventType::CorporateActionAdded,
         EventType::CorporateActionChanged,
+        EventType::CorporateActionRemoved,
         EventType::PricesPublished,
     ];
 
@@ -79,6 +84,7 @@ impl EventType {
             EventType::CompanyChanged => "company.changed",
             EventType::CorporateActionAdded => "corporate_action.added",
             EventType::CorporateActionChanged => "corporate_action.changed",
+            EventType::CorporateActionRemoved => "corporate_action.removed",
             EventType::PricesPublished => "prices.published",
             EventType::Ping => "ping",
         }
@@ -222,7 +228,8 @@ pub struct Event {
     #[cfg_attr(feature = "openapi", schema(value_type = String, pattern = "^evt_[0-9a-f]{16}$", example = "evt_0000000000000001"))]
     pub id: EventId,
     /// `article.published`, `article.updated`, `company.changed`, `corporate_action.added`,
-    /// `corporate_action.changed`, `prices.published`, or `ping` (webhook test deliveries only).
+    /// `corporate_action.changed`, `corporate_action.removed`, `prices.published`, or `ping`
+    /// (webhook test deliveries only).
     #[serde(rename = "type")]
     #[cfg_attr(feature = "openapi", schema(value_type = String, example = "article.published"))]
     pub kind: EventType,
@@ -231,8 +238,9 @@ pub struct Event {
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub created_at: DateTime<Utc>,
     /// For `article.*`: the article as the news list shows it (`V1ArticleSummary`, no `body`). For
-    /// `company.changed`: a `V1CompanyChanged`. For `corporate_action.*`: the action
-    /// (`V1CorporateAction`). For `prices.published`: the day, its exchange and how many bars it
+    /// `company.changed`: a `V1CompanyChanged`. For `corporate_action.added` and `.changed`: the
+    /// action (`V1CorporateAction`); for `corporate_action.removed`, the action as it was and the
+    /// ids that replaced it (`V1CorporateActionRemoved`). For `prices.published`: the day, its exchange and how many bars it
     /// now holds (`V1PricesPublished`). For `ping`: `{}`.
     #[cfg_attr(feature = "openapi", schema(value_type = EventData))]
     pub data: serde_json::Value,
@@ -252,6 +260,8 @@ enum EventData {
     CompanyChanged(CompanyChanged),
     /// `corporate_action.added`, `corporate_action.changed`.
     CorporateAction(crate::actions::CorporateAction),
+    /// `corporate_action.removed`.
+    CorporateActionRemoved(crate::actions::ActionRemoved),
     /// `prices.published`.
     PricesPublished(crate::prices::PricesPublished),
     /// `ping`.
@@ -383,12 +393,13 @@ pub struct EventsQuery {
     #[cfg_attr(feature = "openapi", param(value_type = Option<String>, example = "evt_0000000000000001"))]
     pub since: Option<String>,
     /// Only these types, comma-separated: `article.published`, `article.updated`, `company.changed`,
-    /// `corporate_action.added`, `corporate_action.changed`, `prices.published`.
+    /// `corporate_action.added`, `corporate_action.changed`, `corporate_action.removed`,
+    /// `prices.published`.
     #[cfg_attr(
         feature = "openapi",
         param(
             value_type = Option<String>,
-            pattern = r"^\s*(article\.published|article\.updated|company\.changed|corporate_action\.added|corporate_action\.changed|prices\.published)\s*(,\s*(article\.published|article\.updated|company\.changed|corporate_action\.added|corporate_action\.changed|prices\.published)\s*)*$",
+            pattern = r"^\s*(article\.published|article\.updated|company\.changed|corporate_action\.added|corporate_action\.changed|corporate_action\.removed|prices\.published)\s*(,\s*(article\.published|article\.updated|company\.changed|corporate_action\.added|corporate_action\.changed|corporate_action\.removed|prices\.published)\s*)*$",
             example = "article.published,company.changed"
         )
     )]

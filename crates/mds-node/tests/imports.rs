@@ -514,12 +514,17 @@ async fn actions_resolve_again_when_a_later_import_dates_their_isin(first: Arc<d
         "{:?}",
         s.lines
     );
-    let moved: Vec<_> = events_after(&*first, last)
-        .await
-        .into_iter()
-        .filter(|e| e.event.kind == EventType::CorporateActionAdded)
-        .collect();
+    let announced = events_after(&*first, last).await;
+    let of = |kind: EventType| announced.iter().filter(move |e| e.event.kind == kind).collect::<Vec<_>>();
+    let moved = of(EventType::CorporateActionAdded);
     assert_eq!(moved.len(), 1, "the moved action is announced at its ISIN: {moved:?}");
+    // Its old id is announced gone, about the old ISIN, naming the new one.
+    let removed = of(EventType::CorporateActionRemoved);
+    assert_eq!(removed.len(), 1, "{announced:?}");
+    assert_eq!(removed[0].subject.isin.as_ref().map(|i| i.as_str()), Some("INE976R01017"));
+    assert_eq!(removed[0].event.data["action"]["isin"], "INE976R01017");
+    assert_eq!(removed[0].event.data["replaced_by"], serde_json::json!([moved[0].event.data["id"]]));
+    assert!(removed[0].event.id > moved[0].event.id, "after the action replacing it");
     // Prices, then actions.
     second.migrate().await.expect("migrate");
     identity(&second).await;

@@ -226,7 +226,9 @@ pub trait ActionStore: Send + Sync + 'static {
     /// joined with an action stored there under the same id; splits and
     /// consolidations deriving the identity history again, their
     /// `new_isin` the successor). The row keeps its new ISIN. Added and
-    /// changed actions are announced as an import's are.
+    /// changed actions are announced as an import's are; each action
+    /// removed by a `corporate_action.removed` naming the actions that
+    /// replace it, after theirs.
     ///
     /// In the same transaction, `actions` (those of rows kept unresolved
     /// that resolve now, [`ActionStore::kept_unresolved`]) are stored as

@@ -106,7 +106,9 @@ class StreamFilters(TypedDict, total=False):
     """Filters of ``GET /v1/events/stream`` and ``GET /v1/events`` (AND)."""
 
     types: Sequence[str] | str
-    """Only these types (``article.published``, ``article.updated``, ``company.changed``)."""
+    """Only these types (``article.published``, ``article.updated``, ``company.changed``,
+    ``corporate_action.added``, ``corporate_action.changed``, ``corporate_action.removed``,
+    ``prices.published``)."""
     isin: str
     ticker: str
     tag: str

@@ -474,8 +474,12 @@ class Event(_Model):
 
     ``id`` (``evt_`` and 16 hex digits) increases in commit order across the
     service: pass the last one processed as ``since`` to read what came after.
-    ``type`` is ``article.published``, ``article.updated``, ``company.changed``
-    or ``ping``; ``data`` is its payload as sent (see :attr:`article`)."""
+    ``type`` is ``article.published``, ``article.updated``, ``company.changed``,
+    ``corporate_action.added``, ``corporate_action.changed``,
+    ``corporate_action.removed`` (``data``: ``action``, the action as last
+    stored, and ``replaced_by``, the ids now holding its publications),
+    ``prices.published`` or ``ping``; ``data`` is its payload as sent (see
+    :attr:`article` and :attr:`action`)."""
 
     id: str
     type: str
@@ -486,6 +490,16 @@ class Event(_Model):
     def article(self) -> Article | None:
         """The article of an ``article.*`` event (without ``body``), else ``None``."""
         return Article.from_json(self.data) if self.type.startswith("article.") else None
+
+    @property
+    def action(self) -> CorporateAction | None:
+        """The action of a ``corporate_action.*`` event (for ``removed``, as it
+        was last stored), else ``None``."""
+        if self.type == "corporate_action.removed":
+            return CorporateAction.from_json(self.data["action"])
+        if self.type.startswith("corporate_action."):
+            return CorporateAction.from_json(self.data)
+        return None
 
 
 class EventPage(_ListPage[Event]):

@@ -155,7 +155,7 @@ export interface paths {
         };
         /**
          * Read the event log
-         * @description The event log, oldest first: `article.published` (a new article), `article.updated` (an imported article that changed; `data` is the article as the news list shows it, without `body`), and `company.changed` (`data`: the company's detail after the change, the top-level fields that changed, and the identity events it gained), `corporate_action.added` and `corporate_action.changed` (`data`: the corporate action as stored, new or changed by an import), and `prices.published` (`data`: `date`, `exchange` and how many `bars` the day holds, for each trading day an import of daily price files wrote; about no company, so `isin` and `ticker` do not admit it). Ids increase in commit order across the service. Pass the last id you processed as `since` to read what came after it; page with `next_cursor` passed back as `cursor` (with the same filters). Events are kept 30 days by default: an older `since` is `410 events_expired`. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
+         * @description The event log, oldest first: `article.published` (a new article), `article.updated` (an imported article that changed; `data` is the article as the news list shows it, without `body`), and `company.changed` (`data`: the company's detail after the change, the top-level fields that changed, and the identity events it gained), `corporate_action.added` and `corporate_action.changed` (`data`: the corporate action as stored, new or changed by an import), `corporate_action.removed` (`data`: `action`, the action as last stored, and `replaced_by`, the ids of the actions its publications now belong to, when a later import resolved them to another ISIN), and `prices.published` (`data`: `date`, `exchange` and how many `bars` the day holds, for each trading day an import of daily price files wrote; about no company, so `isin` and `ticker` do not admit it). Ids increase in commit order across the service. Pass the last id you processed as `since` to read what came after it; page with `next_cursor` passed back as `cursor` (with the same filters). Events are kept 30 days by default: an older `since` is `410 events_expired`. Counts against the monthly quota, whatever the outcome, except a `304` or a `5xx`.
          */
         get: operations["listEvents"];
         put?: never;
@@ -676,7 +676,7 @@ export interface components {
          * @description An event type an endpoint may subscribe to.
          * @enum {string}
          */
-        SubscribableType: "article.published" | "article.updated" | "company.changed" | "corporate_action.added" | "corporate_action.changed" | "prices.published";
+        SubscribableType: "article.published" | "article.updated" | "company.changed" | "corporate_action.added" | "corporate_action.changed" | "corporate_action.removed" | "prices.published";
         /**
          * @description Trading symbol: 1 to 32 printable ASCII characters without white space, upper case.
          * @example BAJAJ-AUTO
@@ -1206,6 +1206,22 @@ export interface components {
             /** @enum {string} */
             type: "other";
         };
+        /**
+         * @description The `data` of a `corporate_action.removed` event: a stored action
+         *     whose every publication was resolved again to another ISIN (a later
+         *     import dated the ISIN's change), so its id is gone; the same
+         *     publications now make the actions `replaced_by` names.
+         */
+        V1CorporateActionRemoved: {
+            /** @description The action as it was last stored (its `id` no longer found). */
+            action: components["schemas"]["V1CorporateAction"];
+            /**
+             * @description The ids of the actions at the new ISIN that hold its publications,
+             *     in ascending order: one, or two when NSE's and BSE's publications
+             *     were resolved to different ISINs.
+             */
+            replaced_by: components["schemas"]["ActionId"][];
+        };
         /** @description The figures of a `dividend`. */
         V1Dividend: {
             /**
@@ -1224,8 +1240,9 @@ export interface components {
             created_at: string;
             /**
              * @description For `article.*`: the article as the news list shows it (`V1ArticleSummary`, no `body`). For
-             *     `company.changed`: a `V1CompanyChanged`. For `corporate_action.*`: the action
-             *     (`V1CorporateAction`). For `prices.published`: the day, its exchange and how many bars it
+             *     `company.changed`: a `V1CompanyChanged`. For `corporate_action.added` and `.changed`: the
+             *     action (`V1CorporateAction`); for `corporate_action.removed`, the action as it was and the
+             *     ids that replaced it (`V1CorporateActionRemoved`). For `prices.published`: the day, its exchange and how many bars it
              *     now holds (`V1PricesPublished`). For `ping`: `{}`.
              */
             data: components["schemas"]["V1EventData"];
@@ -1236,13 +1253,14 @@ export interface components {
             id: string;
             /**
              * @description `article.published`, `article.updated`, `company.changed`, `corporate_action.added`,
-             *     `corporate_action.changed`, `prices.published`, or `ping` (webhook test deliveries only).
+             *     `corporate_action.changed`, `corporate_action.removed`, `prices.published`, or `ping`
+             *     (webhook test deliveries only).
              * @example article.published
              */
             type: string;
         };
         /** @description The `data` of an event: one shape per type. */
-        V1EventData: components["schemas"]["V1ArticleSummary"] | components["schemas"]["V1CompanyChanged"] | components["schemas"]["V1CorporateAction"] | components["schemas"]["V1PricesPublished"] | components["schemas"]["V1Ping"];
+        V1EventData: components["schemas"]["V1ArticleSummary"] | components["schemas"]["V1CompanyChanged"] | components["schemas"]["V1CorporateAction"] | components["schemas"]["V1CorporateActionRemoved"] | components["schemas"]["V1PricesPublished"] | components["schemas"]["V1Ping"];
         /** @description One page of events, oldest first (by `id`). */
         V1EventPage: {
             /** @description The events, oldest first (by `id`). */
@@ -2994,7 +3012,8 @@ export interface operations {
                 since?: string;
                 /**
                  * @description Only these types, comma-separated: `article.published`, `article.updated`, `company.changed`,
-                 *     `corporate_action.added`, `corporate_action.changed`, `prices.published`.
+                 *     `corporate_action.added`, `corporate_action.changed`, `corporate_action.removed`,
+                 *     `prices.published`.
                  * @example article.published,company.changed
                  */
                 types?: string;
@@ -3093,7 +3112,8 @@ export interface operations {
                 since?: string;
                 /**
                  * @description Only these types, comma-separated: `article.published`, `article.updated`, `company.changed`,
-                 *     `corporate_action.added`, `corporate_action.changed`, `prices.published`.
+                 *     `corporate_action.added`, `corporate_action.changed`, `corporate_action.removed`,
+                 *     `prices.published`.
                  * @example article.published,company.changed
                  */
                 types?: string;

@@ -26,7 +26,9 @@ use crate::state::AppState;
 imported article that changed; `data` is the article as the news list shows it, without `body`), and \
 `company.changed` (`data`: the company's detail after the change, the top-level fields that changed, and the \
 identity events it gained), `corporate_action.added` and `corporate_action.changed` (`data`: the corporate action \
-as stored, new or changed by an import), and `prices.published` (`data`: `date`, `exchange` and how many `bars` the \
+as stored, new or changed by an import), `corporate_action.removed` (`data`: `action`, the action as last stored, \
+and `replaced_by`, the ids of the actions its publications now belong to, when a later import resolved them to \
+another ISIN), and `prices.published` (`data`: `date`, `exchange` and how many `bars` the \
 day holds, for each trading day an import of daily price files wrote; about no company, so `isin` and `ticker` do \
 not admit it). Ids increase in commit order across the service. Pass the last id you processed as \
 `since` to read what came after it; page with `next_cursor` passed back as `cursor` (with the same filters). Events \

@@ -8,7 +8,10 @@
 //! text: the same rows imported again write nothing. Each action inserted
 //! gets a `corporate_action.added` event and each one changed a
 //! `corporate_action.changed` (contract 13.3), appended to the log in the
-//! import's transaction; an action left as it was gets none.
+//! import's transaction; an action left as it was gets none. Rows resolved
+//! again to another ISIN move their publications there; an action left
+//! with none is removed, announced by `corporate_action.removed` after the
+//! actions that replace it.
 //!
 //! An import that stores or changes an action bumps the `actions`
 //! generation in its transaction, which nodes follow to drop the pages
@@ -227,8 +230,10 @@ pub(crate) async fn move_actions(
     let mut out = ActionsMoved::default();
     let mut arrived: Vec<CorporateAction> = Vec::new();
     let mut rows = Vec::with_capacity(moves.len());
-    // The actions left behind, as they become (written once, at the end).
+    // The actions left behind, as they become (written once, at the end),
+    // and the ids each one's moved publications arrived at.
     let mut left: Vec<CorporateAction> = Vec::new();
+    let mut successors: HashMap<ActionId, Vec<ActionId>> = HashMap::new();
     for m in moves {
         let key = &m.row.key;
         let rs = fetch_all(
@@ -266,6 +271,7 @@ pub(crate) async fn move_actions(
                 f.new_isin.clone_from(&m.successor);
             }
             moved.id = ActionId::of(&moved.isin, moved.ex_date, &moved.action);
+            successors.entry(a.id.clone()).or_default().push(moved.id.clone());
             a.sources.retain(|s| *s != key.source);
             left.push(a);
             out.moved += 1;
@@ -273,12 +279,25 @@ pub(crate) async fn move_actions(
         }
         rows.push(ResolvedRow { isin: m.to.clone(), ..m.row.clone() });
     }
-    // What is left behind: removed when no exchange's source is left, else
-    // written (and announced) when it lost one.
+    // What is left behind: removed when no exchange's source is left
+    // (announced once the actions replacing it are), else written (and
+    // announced) when it lost one.
     let mut drafts = Vec::new();
+    let mut removed = Vec::new();
     for a in left {
         if a.sources.is_empty() {
-            execute(conn, sqlx::query("DELETE FROM corporate_actions WHERE id = $1").bind(a.id.as_str())).await?;
+            // Announced as it was last stored, its sources still on it.
+            let gone = fetch_all(
+                conn,
+                sqlx::query("DELETE FROM corporate_actions WHERE id = $1 RETURNING action_json").bind(a.id.as_str()),
+            )
+            .await?;
+            let mut to = successors.remove(&a.id).unwrap_or_default();
+            to.sort();
+            to.dedup();
+            for r in &gone {
+                removed.push(decode(a.id.as_str(), &r.text("action_json")?)?.removed(to.clone()));
+            }
             continue;
         }
         let new_json = json(&a)?;
@@ -295,6 +314,7 @@ pub(crate) async fn move_actions(
     out.new = s.new;
     out.joined = out.moved - s.new;
     out.identity_changed = s.identity_changed;
+    events::append(conn, clock.now(), &removed).await?;
     if out.moved > 0 {
         super::meta::bump_unseeded_generation(conn, crate::rows::META_GENERATION_ACTIONS).await?;
     }

@@ -155,8 +155,9 @@ fn row(source: Source, code: &str, ex_date: NaiveDate, purpose: &str, i: u32) ->
 /// Rows resolved again to another ISIN move their actions (contract
 /// 10.3): an exchange's publication leaves an action both published
 /// (which keeps the other's) and joins the same action at the new ISIN;
-/// an action left with no publication is removed and stored anew there;
-/// each change announced, the rows kept with their new ISIN.
+/// an action left with no publication is removed (announced, naming the
+/// one that replaces it) and stored anew there; each change announced,
+/// the rows kept with their new ISIN.
 pub async fn moved_rows_move_their_actions(store: &dyn Store) {
     store.migrate().await.expect("migrate");
     let nse = dividend(1, day(5, 30), Exchange::Nse, 44.0, None);
@@ -201,11 +202,21 @@ pub async fn moved_rows_move_their_actions(store: &dyn Store) {
     // NSE's row of the 1st ISIN to a 3rd: the action it leaves has no
     // publication left, and is new there.
     let nse_row = &rows[0];
+    let last = store.event_page(EventId(0), &EventFilter::default(), 1).await.expect("page").latest;
     let m = store.move_actions(&[to(nse_row, 3)], &[], &[]).await.expect("move");
     assert_eq!((m.moved, m.new, m.joined), (1, 1, 0));
     assert!(actions(1).await.is_empty());
     let three = actions(3).await;
     assert_eq!((three.len(), three[0].isin.clone(), three[0].sources.clone()), (1, isin_of(3), vec![Exchange::Nse]));
+    // The one it replaces is announced gone, after it, about the 1st ISIN.
+    let events = events_after(store, last).await;
+    let kinds: Vec<EventType> = events.iter().map(|e| e.event.kind).collect();
+    assert_eq!(kinds, [EventType::CorporateActionAdded, EventType::CorporateActionRemoved]);
+    let gone = &events[1];
+    assert_eq!(gone.subject.isin.as_ref(), Some(&isin_of(1)));
+    assert_eq!(gone.event.data["action"]["id"], nse.id.as_str());
+    assert_eq!(gone.event.data["action"]["sources"], serde_json::json!(["nse"]), "as it was last stored");
+    assert_eq!(gone.event.data["replaced_by"], serde_json::json!([three[0].id.as_str()]));
 }
 
 /// Every event of the log after `after`.
