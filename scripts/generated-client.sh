@@ -49,7 +49,7 @@ echo "models: $models"
 events=""
 for i in 0 1 2 3 4; do events+="v1_identity_event_type_$i v1_identity_event_type_${i}_type "; done
 hooks="v1_webhook_attempt v1_webhook_attempt_list v1_webhook_create v1_webhook_endpoint v1_webhook_endpoint_list v1_webhook_endpoint_with_secret v1_webhook_ping v1_webhook_replay v1_webhook_rotate v1_webhook_update "
-actions="action_type dividend_kind v1_action_page v1_bonus v1_buyback v1_company_actions v1_dividend v1_face_value_change v1_rights "
+actions="action_type dividend_kind v1_action_page v1_bonus v1_buyback v1_company_actions v1_corporate_action_removed v1_dividend v1_face_value_change v1_rights "
 for i in 0 1 2 3 4 5 6 7; do actions+="v1_corporate_action_type_$i v1_corporate_action_type_${i}_type "; done
 search="match_field v1_company_list_item v1_search_match "
 prices="adjust isin_source v1_bar v1_company_prices v1_market_day v1_price_adjustment "
