@@ -350,6 +350,11 @@ async fn migrated(store: &dyn Store) {
     store.migrate().await.expect("migrate");
 }
 
+/// The latest event id of the log.
+async fn latest_event(store: &dyn Store) -> mds_domain::EventId {
+    store.event_page(mds_domain::EventId(0), &mds_domain::EventFilter::default(), 1).await.expect("log").latest
+}
+
 async fn generations(store: &dyn Store) -> Generations {
     store.generations().await.expect("generations")
 }

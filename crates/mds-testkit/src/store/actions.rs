@@ -176,7 +176,7 @@ pub async fn moved_rows_move_their_actions(store: &dyn Store) {
     let actions =
         |i: u32| async move { store.actions_of(&[isin_of(i)], &ActionFilter::default()).await.expect("read") };
     // BSE's row now resolves to the 2nd ISIN.
-    let last = store.event_page(EventId(0), &EventFilter::default(), 1).await.expect("page").latest;
+    let last = latest_event(store).await;
     let generation = generations(store).await.actions;
     let to = |r: &ResolvedRow, i: u32| mds_store::ActionMove {
         row: r.clone(),
@@ -202,7 +202,7 @@ pub async fn moved_rows_move_their_actions(store: &dyn Store) {
     // NSE's row of the 1st ISIN to a 3rd: the action it leaves has no
     // publication left, and is new there.
     let nse_row = &rows[0];
-    let last = store.event_page(EventId(0), &EventFilter::default(), 1).await.expect("page").latest;
+    let last = latest_event(store).await;
     let m = store.move_actions(&[to(nse_row, 3)], &[], &[]).await.expect("move");
     assert_eq!((m.moved, m.new, m.joined), (1, 1, 0));
     assert!(actions(1).await.is_empty());

@@ -112,11 +112,6 @@ async fn published_after(store: &dyn Store, after: mds_domain::EventId) -> Vec<m
     page.iter().map(|e| serde_json::from_value(e.event.data.clone()).expect("a publication")).collect()
 }
 
-/// The latest event id of the log.
-async fn latest_event(store: &dyn Store) -> mds_domain::EventId {
-    store.event_page(mds_domain::EventId(0), &mds_domain::EventFilter::default(), 1).await.expect("log").latest
-}
-
 /// Each day an import writes is one `prices.published` (`{"date",
 /// "exchange", "bars"}`, the bars it holds after the import) in the
 /// import's transaction, in day order, a day handed twice announced once;
