@@ -257,12 +257,11 @@ fn band_index(b: MarketCapBand) -> u8 {
 }
 
 /// Whether one of the company's strings holds a character JSON escapes.
-fn needs_escape(c: &Company) -> bool {
-    let esc = |s: &str| s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\');
+fn escapes(c: &Company) -> bool {
     [Some(c.ticker.as_str()), Some(&c.name), c.industry.as_deref(), c.sector.as_deref(), c.logo_url.as_deref()]
         .into_iter()
         .flatten()
-        .any(esc)
+        .any(|s| crate::wire::needs_escape(s.as_bytes()))
 }
 
 impl Default for CatalogBuilder {
@@ -346,7 +345,7 @@ impl CatalogBuilder {
                 | if c.is_nse { flag::NSE } else { 0 }
                 | c.market_cap_band.map_or(0, |b| band_index(b) + 1) << flag::BAND_SHIFT
                 | if c.logo_url.is_some() { flag::LOGO } else { 0 }
-                | if needs_escape(c) { flag::ESCAPE } else { 0 }
+                | if escapes(c) { flag::ESCAPE } else { 0 }
                 | status_index(c.details.status) << flag::STATUS_SHIFT,
         );
         self.industry.push(self.industries.id(c.industry.as_deref()));

@@ -60,7 +60,16 @@ impl SortKey {
 pub struct Catalog {
     buf: Vec<u8>,
     layout: Layout,
+    /// Per block of [`FLOOR_BLOCK`] rows, the least relevance key (upper
+    /// part, `rank::upper`) a row of that block or a later one can have
+    /// without an exact ticker match: what lets a ranked search stop
+    /// once its page cannot change. Derived from the buffer when the
+    /// catalog is opened; not part of the snapshot.
+    floors: Vec<u64>,
 }
+
+/// Rows per entry of [`Catalog`]'s floors.
+const FLOOR_BLOCK: usize = 64;
 
 impl Default for Catalog {
     fn default() -> Self {
@@ -122,7 +131,13 @@ impl ListRows<'_> {
     /// for the same [`Company`].
     /// A search's rows carry `match` (contract section 15).
     pub fn write_rows(&self, out: &mut Vec<u8>) {
-        out.reserve(self.rows.iter().map(|&r| self.catalog.entry_size(r)).sum());
+        // A `match` adds its fixed text and (most often) the name.
+        let matched = |k: usize, r: u32| match self.found.get(k) {
+            Some(_) if r & VERSION_BIT == 0 => 48 + self.catalog.name_bytes(r as usize).len(),
+            Some(_) => 48,
+            None => 0,
+        };
+        out.reserve(self.rows.iter().enumerate().map(|(k, &r)| self.catalog.entry_size(r) + matched(k, r)).sum());
         for (k, &r) in self.rows.iter().enumerate() {
             if k > 0 {
                 out.push(b',');
@@ -175,6 +190,17 @@ fn json_str(out: &mut Vec<u8>, s: &[u8], plain: bool) {
     } else {
         crate::wire::value_json(out, std::str::from_utf8(s).unwrap_or_default());
     }
+}
+
+/// What a scan does with a candidate, decided before its name is read.
+enum Sift {
+    /// Verify it.
+    Verify,
+    /// Pass it over.
+    Skip,
+    /// Pass over it and every row before this one (past the scanned
+    /// range: end the scan).
+    From(u32),
 }
 
 /// Search candidates verified together (see [`Catalog::touch_names`]).
@@ -234,7 +260,29 @@ impl Catalog {
     /// checked and used in place (nothing is copied).
     pub fn from_bytes(buf: Vec<u8>) -> Result<Self, CatalogSnapshotError> {
         let layout = Layout::parse(&buf)?;
-        Ok(Catalog { buf, layout })
+        let mut catalog = Catalog { buf, layout, floors: Vec::new() };
+        catalog.floors = catalog.least_keys();
+        Ok(catalog)
+    }
+
+    /// The catalog's floors (see the field): a row's least key is its
+    /// status and market cap at tier 1 if it has aliases (an exact former
+    /// ticker), else at tier 2 (tier 0 is an exact ticker, which a ranked
+    /// search finds by the rows' order instead); each block's floor is the
+    /// least of its rows' and the later blocks' floors.
+    fn least_keys(&self) -> Vec<u64> {
+        let alias_off = self.sec(Section::AliasOff);
+        let least = |i: usize| {
+            let aliased = u32_at(alias_off, 4 * i) != u32_at(alias_off, 4 * i + 4);
+            rank::upper(if aliased { 1 } else { 2 }, self.flags(i) >> flag::STATUS_SHIFT != 0, self.mcap_key(i))
+        };
+        let mut floors: Vec<u64> = (0..self.len().div_ceil(FLOOR_BLOCK))
+            .map(|b| (b * FLOOR_BLOCK..((b + 1) * FLOOR_BLOCK).min(self.len())).map(least).min().unwrap_or(u64::MAX))
+            .collect();
+        for b in (1..floors.len()).rev() {
+            floors[b - 1] = floors[b - 1].min(floors[b]);
+        }
+        floors
     }
 
     /// The catalog's bytes: its snapshot.
@@ -351,7 +399,7 @@ impl Catalog {
             out.extend_from_slice(b",\"match\":{\"field\":\"");
             out.extend_from_slice(f.field_name());
             out.extend_from_slice(b"\",\"value\":");
-            crate::wire::value_json(out, std::str::from_utf8(value).unwrap_or_default());
+            json_str(out, value, !crate::wire::needs_escape(value));
             out.push(b'}');
         }
         out.push(b'}');
@@ -412,8 +460,8 @@ impl Catalog {
     /// Writes row `i` without the closing brace, with `ticker` and `name`
     /// (those of another day) for its own.
     pub(crate) fn write_row_as(&self, i: usize, ticker: &[u8], name: &[u8], out: &mut Vec<u8>) {
-        let esc = |s: &[u8]| s.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\');
-        let plain = self.flags(i) & flag::ESCAPE == 0 && !esc(ticker) && !esc(name);
+        let plain =
+            self.flags(i) & flag::ESCAPE == 0 && !crate::wire::needs_escape(ticker) && !crate::wire::needs_escape(name);
         self.write_fields(i, ticker, name, plain, out);
     }
 
@@ -705,7 +753,7 @@ impl Catalog {
             start..hi,
             day,
             batch,
-            |_| true,
+            |_| Sift::Verify,
             |c| {
                 match &term {
                     None => out.entries.push(c),
@@ -784,15 +832,40 @@ impl Catalog {
                     }
                 };
                 let inactive = |i: usize| self.flags(i) >> flag::STATUS_SHIFT != 0;
+                // Whether row `i`'s best possible key beats the page's last.
+                let could_beat =
+                    |i: usize| (rank::upper(best_tier(i), inactive(i), self.mcap_key(i)), i as u32) < worst.get();
+                // The rows an exact ticker match (tier 0) can be in.
+                let exact = match term.ticker_like {
+                    true => {
+                        let t = term.text.to_ascii_uppercase();
+                        let t = t.as_bytes();
+                        (self.partition(|r, _| r < t) as u32, self.partition(|r, _| r <= t) as u32)
+                    }
+                    false => (0, 0),
+                };
                 let keep = |c: u32| {
                     let i = c as usize;
+                    // Once the page is full, a later row (these are in row
+                    // order) makes it only with a key below its last one's:
+                    // when no row from here on can (the floors), only the
+                    // exact tickers are left to see.
+                    let (last, _) = worst.get();
+                    if last <= self.floors[i / FLOOR_BLOCK] && !(exact.0..exact.1).contains(&c) {
+                        return Sift::From(if c < exact.0 { exact.0 } else { u32::MAX });
+                    }
                     let (status, mcap) = (inactive(i), self.mcap_key(i));
                     // Before the cursor whatever it matched: the worst tier.
                     let at_worst = rank::upper(5, status, mcap);
-                    (rank::upper(best_tier(i), status, mcap), c) < worst.get()
-                        && cursor.is_none_or(|(rank, pos, _)| (at_worst, c) >= (rank, pos))
+                    let verify = could_beat(i) && cursor.is_none_or(|(rank, pos, _)| (at_worst, c) >= (rank, pos));
+                    if verify { Sift::Verify } else { Sift::Skip }
                 };
                 self.scan(filter, lo..hi, None, SEARCH_BATCH, keep, |c| {
+                    // Asked again: the page may have filled since the
+                    // candidate's batch was gathered.
+                    if !could_beat(c as usize) {
+                        return true;
+                    }
                     if let Some(f) = self.match_row(c, term, true) {
                         let i = c as usize;
                         let key = rank::upper(f.tier(), inactive(i), self.mcap_key(i));
@@ -816,7 +889,7 @@ impl Catalog {
                     lo..hi,
                     day,
                     SEARCH_BATCH,
-                    |_| true,
+                    |_| Sift::Verify,
                     |c| {
                         if let Some(f) = self.match_row(c, term, false) {
                             let key = rank::upper(f.tier(), false, self.mcap_key(c as usize));
@@ -857,8 +930,8 @@ impl Catalog {
 
     /// Calls `each` with every candidate row in `rows` that the
     /// filter's lists hold (and, with `day`, listed as it is today then)
-    /// and `keep` keeps (a cheap test, before the row's name is touched),
-    /// in order, until it returns false. A search's candidates are those
+    /// and `keep` keeps (a cheap test, before the row's name is touched;
+    /// it may also skip rows ahead), in order, until it returns false. A search's candidates are those
     /// of a few of its rarest grams whose signature holds the term's bits:
     /// `each` verifies them.
     fn scan(
@@ -867,7 +940,7 @@ impl Catalog {
         rows: std::ops::Range<usize>,
         day: Option<u16>,
         batch_size: usize,
-        mut keep: impl FnMut(u32) -> bool,
+        mut keep: impl FnMut(u32) -> Sift,
         mut each: impl FnMut(u32) -> bool,
     ) {
         let (start, hi) = (rows.start, rows.end);
@@ -938,13 +1011,16 @@ impl Catalog {
             while batch.len() < batch_size {
                 match leapfrog(&mut seekers, x, hi) {
                     Some(c) => {
+                        x = c + 1;
                         if (wanted == 0 || u64_at(sigs, 8 * c as usize) & wanted == wanted)
                             && day.is_none_or(|d| self.current_on(c as usize, d))
-                            && keep(c)
                         {
-                            batch.push(c);
+                            match keep(c) {
+                                Sift::Verify => batch.push(c),
+                                Sift::Skip => {}
+                                Sift::From(y) => x = y.max(x),
+                            }
                         }
-                        x = c + 1;
                     }
                     None => {
                         exhausted = true;
@@ -1063,6 +1139,47 @@ mod tests {
             .iter()
             .map(|j| serde_json::from_str::<serde_json::Value>(j).unwrap()["ticker"].as_str().unwrap().to_owned())
             .collect()
+    }
+
+    /// A ranked search stops reading rows once its page cannot change
+    /// (every later row's best key is no better than its last), but not
+    /// before the rows that can still beat it however late they come: an
+    /// exact ticker (tier 0) and an exact former ticker (tier 1), after
+    /// hundreds of name matches (tier 2) that fill the page.
+    #[test]
+    fn a_ranked_search_still_sees_the_late_rows_that_beat_a_full_page() {
+        use mds_domain::{IdentityChange, IdentityEvent};
+        use mds_testkit::fixtures::{bare_company, isin_of};
+        // In row order: A000-A299, AETERNAL (formerly ZOMATO), B000-B199,
+        // ZOMATO; every A and B row is a name match.
+        let mut rows: Vec<(ChangeStamp, Company)> = (0..500)
+            .map(|k| {
+                let ticker = if k < 300 { format!("A{k:03}") } else { format!("B{:03}", k - 300) };
+                let c = Company { name: format!("Zomato Foods {k}"), ..bare_company(isin_of(k), &ticker) };
+                (ChangeStamp::default(), c)
+            })
+            .collect();
+        let renamed = isin_of(1000);
+        rows.push((ChangeStamp::default(), bare_company(isin_of(1001), "ZOMATO")));
+        rows.push((ChangeStamp::default(), bare_company(renamed.clone(), "AETERNAL")));
+        let day = chrono::NaiveDate::from_ymd_opt(2025, 3, 20).unwrap();
+        let change = IdentityChange::SymbolChanged {
+            exchange: Exchange::Nse,
+            from: Ticker::parse("ZOMATO").unwrap(),
+            to: Ticker::parse("AETERNAL").unwrap(),
+        };
+        let events = vec![(renamed, IdentityEvent { date: day, exact: true, observed_between: None, change })];
+        let c = Catalog::from_stamped_with_history(rows, events);
+        let f = CompanyFilter { search: Some(SearchTerm::parse("zomato").unwrap()), ..Default::default() };
+        let page = c.page(&f, None, 3);
+        let tickers: Vec<&str> = page.rows.iter().map(|&r| c.ticker(r as usize)).collect();
+        assert_eq!(tickers, ["ZOMATO", "AETERNAL", "A000"]);
+        let fields: Vec<u32> = page.found.iter().map(|&f| Found(f).field()).collect();
+        assert_eq!(fields, [rank::FIELD_TICKER, rank::FIELD_FORMER_TICKER, rank::FIELD_NAME]);
+        // The next page goes on with the name matches.
+        let next = c.page(&f, page.next.as_ref(), 3);
+        let tickers: Vec<&str> = next.rows.iter().map(|&r| c.ticker(r as usize)).collect();
+        assert_eq!(tickers, ["A001", "A002", "A003"]);
     }
 
     #[test]

@@ -10,6 +10,14 @@
 //! them). The relevance order is then `(tier, inactive, market cap key,
 //! ticker, ISIN)`: see [`upper`].
 //!
+//! A relevance page reads its candidates in row (ticker) order, keeping
+//! the best `limit + 1`. Once it holds that many, it ends as soon as no
+//! later row can beat the last of them: the catalog keeps, per block of
+//! rows, the least key any row from there on can have short of an exact
+//! ticker (tier 1 for a row with aliases, else tier 2, with its status and
+//! market cap), and the rows an exact ticker can be in are one range of
+//! the order, seen before the page ends.
+//!
 //! A row's *aliases* are the former tickers and names a search also
 //! matches (without `as_of`): the symbols and names its own identity
 //! events changed from, and every symbol and name in the events of the

@@ -146,6 +146,12 @@ pub(crate) fn plain_json(out: &mut Vec<u8>, s: &[u8]) {
     out.push(b'"');
 }
 
+/// Whether JSON escapes one of `s`'s bytes (as `serde_json` does: the
+/// control characters, `"` and `\\`).
+pub(crate) fn needs_escape(s: &[u8]) -> bool {
+    s.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+}
+
 /// Appends a date as `"YYYY-MM-DD"` (as chrono's `serde` writes one), or
 /// `null` when there is none.
 pub(crate) fn date_json(out: &mut Vec<u8>, d: Option<NaiveDate>) {
