@@ -27,8 +27,6 @@
 //! four-character grams in its signature, so a search finds the row by
 //! them with no other index.
 
-use std::borrow::Cow;
-
 use mds_domain::query::fold;
 use mds_domain::{IdentityChange, MarketCap};
 use memchr::memmem::Finder;
@@ -95,18 +93,22 @@ impl Found {
     }
 }
 
-/// ASCII `text` lower-cased: in `buf` when it fits (a loop that
-/// vectorises, no allocation), else allocated.
-fn lower_ascii<'b>(text: &[u8], buf: &'b mut [u8; 256]) -> Cow<'b, [u8]> {
-    match buf.get_mut(..text.len()) {
-        Some(b) => {
-            for (l, &c) in b.iter_mut().zip(text) {
-                *l = c.to_ascii_lowercase();
-            }
-            Cow::Borrowed(b)
-        }
-        None => Cow::Owned(text.to_ascii_lowercase()),
-    }
+/// Whether `text` lower-cased (ASCII letters only) holds `t` at byte
+/// `at`: what comparing a lower-cased copy would say, without the copy.
+fn lower_at(text: &[u8], at: usize, t: &[u8]) -> bool {
+    text.get(at..at + t.len()).is_some_and(|w| w.iter().zip(t).all(|(&h, &c)| h.to_ascii_lowercase() == c))
+}
+
+/// Where `text` lower-cased (ASCII letters only) holds `t`, in
+/// order. A scan for the first byte, then a comparison: the names and
+/// tickers searched are short, and a lower-cased copy and a substring
+/// searcher's set-up cost more than the scan (BENCHMARKS.md).
+fn lower_matches<'a>(text: &'a [u8], t: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
+    let last = (text.len() + 1).saturating_sub(t.len());
+    (0..last).filter(move |&at| match t.first() {
+        Some(&first) => text[at].to_ascii_lowercase() == first && lower_at(text, at, t),
+        None => true,
+    })
 }
 
 /// A search term, ready to match: the folded text, its substring finder,
@@ -129,32 +131,26 @@ impl<'t> Term<'t> {
         if !self.ticker_like || ticker.len() < self.text.len() {
             return None;
         }
-        let mut buf = [0u8; 256];
-        let lower = lower_ascii(ticker, &mut buf);
         let t = self.text.as_bytes();
-        if lower.as_ref() == t {
-            Some(0)
-        } else if lower.starts_with(t) {
-            Some(1)
+        if lower_at(ticker, 0, t) {
+            Some(if ticker.len() == t.len() { 0 } else { 1 })
         } else {
-            self.finder.find(&lower).map(|_| 2)
+            lower_matches(ticker, t).next().map(|_| 2)
         }
     }
 
     /// How a name matches: 1 when it or one of its words begins with the
     /// term (a word begins after a character that is not alphanumeric), 2
-    /// another substring. ASCII names are lower-cased into a stack buffer;
-    /// others are folded (as the term was).
+    /// another substring. ASCII names are compared lower-cased a byte at a
+    /// time, in place; others are folded (as the term was).
     fn name(&self, name: &[u8]) -> Option<u32> {
         if name.is_ascii() {
             if !self.text.is_ascii() {
                 return None;
             }
-            let mut buf = [0u8; 256];
-            let lower = lower_ascii(name, &mut buf);
             let mut found = None;
-            for at in self.finder.find_iter(&lower) {
-                if at == 0 || !lower[at - 1].is_ascii_alphanumeric() {
+            for at in lower_matches(name, self.text.as_bytes()) {
+                if at == 0 || !name[at - 1].is_ascii_alphanumeric() {
                     return Some(1);
                 }
                 found = Some(2);
@@ -359,6 +355,29 @@ mod tests {
         // A current substring beats a former one.
         let t = Term::new("omato");
         assert_eq!(t.former(&out, t.current(b"X", b"Tomatoes")).unwrap().tier(), 4);
+    }
+
+    /// The in-place scan finds what a lower-cased copy searched for every
+    /// occurrence finds, on strings of letters of both cases, digits and
+    /// punctuation (with overlaps, at both ends, and an empty term).
+    #[test]
+    fn the_in_place_scan_finds_what_a_lower_cased_copy_finds() {
+        let mut rng = mds_testkit::rng::Rng(0x5EED_CA7A_10C4_0001);
+        let alphabet = b"aAbB-. 1";
+        let draw = |rng: &mut mds_testkit::rng::Rng, n: usize| -> Vec<u8> {
+            (0..n).map(|_| *rng.pick(alphabet)).collect::<Vec<u8>>()
+        };
+        for _ in 0..20_000 {
+            let n = rng.below(12);
+            let text = draw(&mut rng, n);
+            let m = rng.below(4);
+            let t = draw(&mut rng, m).to_ascii_lowercase();
+            let lower = text.to_ascii_lowercase();
+            let want: Vec<usize> = (0..=lower.len()).filter(|&at| lower[at..].starts_with(&t)).collect();
+            let got: Vec<usize> = lower_matches(&text, &t).collect();
+            assert_eq!(got, want, "{:?} in {:?}", String::from_utf8_lossy(&t), String::from_utf8_lossy(&text));
+            assert_eq!(lower_at(&text, 0, &t), lower.starts_with(&t));
+        }
     }
 
     #[test]
