@@ -271,11 +271,7 @@ impl Catalog {
     /// search finds by the rows' order instead); each block's floor is the
     /// least of its rows' and the later blocks' floors.
     fn least_keys(&self) -> Vec<u64> {
-        let alias_off = self.sec(Section::AliasOff);
-        let least = |i: usize| {
-            let aliased = u32_at(alias_off, 4 * i) != u32_at(alias_off, 4 * i + 4);
-            rank::upper(if aliased { 1 } else { 2 }, self.flags(i) >> flag::STATUS_SHIFT != 0, self.mcap_key(i))
-        };
+        let least = |i: usize| rank::upper(if self.has_aliases(i) { 1 } else { 2 }, self.inactive(i), self.mcap_key(i));
         let mut floors: Vec<u64> = (0..self.len().div_ceil(FLOOR_BLOCK))
             .map(|b| (b * FLOOR_BLOCK..((b + 1) * FLOOR_BLOCK).min(self.len())).map(least).min().unwrap_or(u64::MAX))
             .collect();
@@ -413,6 +409,18 @@ impl Catalog {
     /// Row `i`'s aliases' bytes (see `rank`).
     fn aliases(&self, i: usize) -> &[u8] {
         self.bytes(Section::AliasOff, Section::Aliases, i)
+    }
+
+    /// Whether row `i` has aliases (former tickers or names a search
+    /// matches).
+    fn has_aliases(&self, i: usize) -> bool {
+        let off = self.sec(Section::AliasOff);
+        u32_at(off, 4 * i) != u32_at(off, 4 * i + 4)
+    }
+
+    /// Whether row `i` is inactive (superseded or delisted), from its flags.
+    fn inactive(&self, i: usize) -> bool {
+        self.flags(i) >> flag::STATUS_SHIFT != 0
     }
 
     /// Row `i`'s market-cap key (see `rank::mcap_key`).
@@ -821,28 +829,25 @@ impl Catalog {
                 let cap = limit + 1;
                 let mut heap = std::collections::BinaryHeap::from(std::mem::take(&mut *all));
                 let worst = std::cell::Cell::new((u64::MAX, u32::MAX));
-                let alias_off = self.sec(Section::AliasOff);
                 let best_tier = |i: usize| {
                     if term.ticker_like && self.ticker_bytes(i).len() == term.text.len() {
                         0
-                    } else if term.ticker_like && u32_at(alias_off, 4 * i) != u32_at(alias_off, 4 * i + 4) {
+                    } else if term.ticker_like && self.has_aliases(i) {
                         1
                     } else {
                         2
                     }
                 };
-                let inactive = |i: usize| self.flags(i) >> flag::STATUS_SHIFT != 0;
                 // Whether row `i`'s best possible key beats the page's last.
                 let could_beat =
-                    |i: usize| (rank::upper(best_tier(i), inactive(i), self.mcap_key(i)), i as u32) < worst.get();
+                    |i: usize| (rank::upper(best_tier(i), self.inactive(i), self.mcap_key(i)), i as u32) < worst.get();
                 // The rows an exact ticker match (tier 0) can be in.
-                let exact = match term.ticker_like {
-                    true => {
-                        let t = term.text.to_ascii_uppercase();
-                        let t = t.as_bytes();
-                        (self.partition(|r, _| r < t) as u32, self.partition(|r, _| r <= t) as u32)
-                    }
-                    false => (0, 0),
+                let exact = if term.ticker_like {
+                    let t = term.text.to_ascii_uppercase();
+                    let t = t.as_bytes();
+                    (self.partition(|r, _| r < t) as u32, self.partition(|r, _| r <= t) as u32)
+                } else {
+                    (0, 0)
                 };
                 let keep = |c: u32| {
                     let i = c as usize;
@@ -854,7 +859,7 @@ impl Catalog {
                     if last <= self.floors[i / FLOOR_BLOCK] && !(exact.0..exact.1).contains(&c) {
                         return Sift::From(if c < exact.0 { exact.0 } else { u32::MAX });
                     }
-                    let (status, mcap) = (inactive(i), self.mcap_key(i));
+                    let (status, mcap) = (self.inactive(i), self.mcap_key(i));
                     // Before the cursor whatever it matched: the worst tier.
                     let at_worst = rank::upper(5, status, mcap);
                     let verify = could_beat(i) && cursor.is_none_or(|(rank, pos, _)| (at_worst, c) >= (rank, pos));
@@ -868,7 +873,7 @@ impl Catalog {
                     }
                     if let Some(f) = self.match_row(c, term, true) {
                         let i = c as usize;
-                        let key = rank::upper(f.tier(), inactive(i), self.mcap_key(i));
+                        let key = rank::upper(f.tier(), self.inactive(i), self.mcap_key(i));
                         if past(key, c) && (key, c) < worst.get() {
                             if heap.len() == cap {
                                 heap.pop();
@@ -931,9 +936,9 @@ impl Catalog {
     /// Calls `each` with every candidate row in `rows` that the
     /// filter's lists hold (and, with `day`, listed as it is today then)
     /// and `keep` keeps (a cheap test, before the row's name is touched;
-    /// it may also skip rows ahead), in order, until it returns false. A search's candidates are those
-    /// of a few of its rarest grams whose signature holds the term's bits:
-    /// `each` verifies them.
+    /// it may also skip rows ahead), in order, until it returns false. A
+    /// search's candidates are those of a few of its rarest grams whose
+    /// signature holds the term's bits: `each` verifies them.
     fn scan(
         &self,
         filter: &CompanyFilter,
