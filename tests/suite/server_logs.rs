@@ -166,18 +166,12 @@ fn free_port() -> u16 {
 /// for: a keyed kept page, a path holding the key (`404`), a probe, and an
 /// admin request with `token`.
 async fn served(dir: &TempDir, log: &str, format: &str, key: &str, token: &str) -> String {
-    let (public, admin) = (format!("127.0.0.1:{}", free_port()), format!("127.0.0.1:{}", free_port()));
     // A file, not a pipe: at `debug` the other crates' lines would fill a
     // pipe nobody reads.
     let stderr = dir.path().join(format!("stderr-{}-{format}.log", log.replace([',', ':', '='], "_")));
-    let mut cmd = in_dir(dir.path());
-    cmd.env("MDS_LOG", log)
-        .args(["serve", "--log-format", format, "--listen", &public, "--admin-listen", &admin])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&stderr).unwrap());
-    let mut child = Reaped(cmd.spawn().unwrap());
-    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    // A bound: a port taken by a socket that accepts and never answers
+    // would otherwise hold the wait below forever.
+    let client = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(10)).build().unwrap();
     let get = |url: String, auth: Option<&str>| {
         let mut rb = client.get(url);
         if let Some(a) = auth {
@@ -185,13 +179,41 @@ async fn served(dir: &TempDir, log: &str, format: &str, key: &str, token: &str) 
         }
         async move { rb.send().await.map(|r| r.status().as_u16()) }
     };
-    // Up when its admin listener answers (not a probe of the public one:
-    // those are what the filter may or may not let through).
-    let t = Instant::now();
-    while get(format!("http://{admin}/admin/v1/tiers"), Some(token)).await.ok() != Some(200) {
-        assert!(t.elapsed() < Duration::from_secs(60), "mds serve did not come up with MDS_LOG={log}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    // The ports are chosen before the process binds them (at `warn` it
+    // logs no address to learn a port 0 from), so another test's socket
+    // may take one in between: the process then exits saying so, and is
+    // started again on two new ports.
+    let mut attempts = 0;
+    let (mut child, public) = loop {
+        attempts += 1;
+        let (public, admin) = (format!("127.0.0.1:{}", free_port()), format!("127.0.0.1:{}", free_port()));
+        let mut cmd = in_dir(dir.path());
+        cmd.env("MDS_LOG", log)
+            .args(["serve", "--log-format", format, "--listen", &public, "--admin-listen", &admin])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&stderr).unwrap());
+        let mut child = Reaped(cmd.spawn().unwrap());
+        // Up when its admin listener answers (not a probe of the public
+        // one: those are what the filter may or may not let through).
+        let t = Instant::now();
+        let exited = loop {
+            if get(format!("http://{admin}/admin/v1/tiers"), Some(token)).await.ok() == Some(200) {
+                break false;
+            }
+            if child.0.try_wait().unwrap().is_some() {
+                break true;
+            }
+            let text = std::fs::read_to_string(&stderr).unwrap_or_default();
+            assert!(t.elapsed() < Duration::from_secs(60), "mds serve did not come up with MDS_LOG={log}:\n{text}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        if !exited {
+            break (child, public);
+        }
+        let text = std::fs::read_to_string(&stderr).unwrap_or_default();
+        assert!(text.contains("cannot listen on") && attempts < 5, "mds serve exited with MDS_LOG={log}:\n{text}");
+    };
     assert_eq!(get(format!("http://{public}/healthz"), None).await.unwrap(), 200);
     assert_eq!(get(format!("http://{public}/v1/companies"), Some(key)).await.unwrap(), 200);
     assert_eq!(get(format!("http://{public}/v1/news/{key}"), Some(key)).await.unwrap(), 404);
