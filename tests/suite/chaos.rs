@@ -55,11 +55,19 @@ impl PrivatePg {
             let ok = Command::new("chown").args(["-R", "postgres"]).arg(dir.path()).status().unwrap();
             assert!(ok.success(), "chown the cluster's directory to postgres");
         }
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let pg = PrivatePg { bin, dir, port };
+        let mut pg = PrivatePg { bin, dir, port: 0 };
         let data = pg.data();
         pg.run("initdb", &["-D", &data, "-A", "trust", "-U", "postgres", "--no-sync"]);
-        pg.pg_ctl(&["start"]);
+        // The port is chosen just before the start, not before `initdb`,
+        // and chosen again if another socket took it in between.
+        for tries in 1.. {
+            pg.port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let o = pg.pg_ctl_output(&["start"]);
+            if o.status.success() {
+                break;
+            }
+            assert!(tries < 5, "pg_ctl start: {}", String::from_utf8_lossy(&o.stderr));
+        }
         Some(pg)
     }
 
@@ -87,8 +95,15 @@ impl PrivatePg {
         assert!(o.status.success(), "{tool} {args:?}: {}", String::from_utf8_lossy(&o.stderr));
     }
 
-    /// `pg_ctl ACTION` on the cluster, waiting for it to finish.
+    /// `pg_ctl ACTION` on the cluster, waiting for it to finish; asserts it
+    /// succeeds.
     fn pg_ctl(&self, action: &[&str]) {
+        let o = self.pg_ctl_output(action);
+        assert!(o.status.success(), "pg_ctl {action:?}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+
+    /// `pg_ctl ACTION` on the cluster, waiting for it to finish.
+    fn pg_ctl_output(&self, action: &[&str]) -> std::process::Output {
         let (data, log) = (self.data(), self.dir.path().join("log").display().to_string());
         let opts = format!(
             "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
@@ -97,7 +112,7 @@ impl PrivatePg {
         );
         let mut args = vec!["-D", &data, "-l", &log, "-o", &opts, "-w", "-t", "30"];
         args.extend_from_slice(action);
-        self.run("pg_ctl", &args);
+        self.command("pg_ctl").args(&args).output().unwrap()
     }
 
     /// The administration URL.
