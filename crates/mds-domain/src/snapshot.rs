@@ -246,13 +246,18 @@ pub fn apply_listings(company: &mut Company, seen: &[ListingSeen]) {
 /// (contract section 10.3): those of its own latest `symbol_changed` (its
 /// NSE one when it has an NSE listing, else its BSE one; each listing's
 /// symbol likewise) and `name_changed` among `events` (its own, oldest
-/// first), not a stale list's.
-pub fn take_last_day(company: &mut Company, events: &[IdentityEvent]) {
+/// first), else what `last` says it was before changes that became its
+/// successor's ([`derive::Derived::last_day`]), not a stale list's.
+pub fn take_last_day(company: &mut Company, events: &[IdentityEvent], last: Option<&derive::LastDay>) {
     let last_symbol = |x: Exchange| {
-        events.iter().rev().find_map(|e| match &e.change {
-            IdentityChange::SymbolChanged { exchange, to, .. } if *exchange == x => Some(to),
-            _ => None,
-        })
+        events
+            .iter()
+            .rev()
+            .find_map(|e| match &e.change {
+                IdentityChange::SymbolChanged { exchange, to, .. } if *exchange == x => Some(to),
+                _ => None,
+            })
+            .or_else(|| last?.symbols.iter().find(|(e, _)| *e == x).map(|(_, t)| t))
     };
     for l in &mut company.details.listings {
         if let Some(to) = last_symbol(l.exchange) {
@@ -264,10 +269,14 @@ pub fn take_last_day(company: &mut Company, events: &[IdentityEvent]) {
     if let Some(t) = ticker {
         company.ticker = t.clone();
     }
-    let name = events.iter().rev().find_map(|e| match &e.change {
-        IdentityChange::NameChanged { to, .. } => Some(to),
-        _ => None,
-    });
+    let name = events
+        .iter()
+        .rev()
+        .find_map(|e| match &e.change {
+            IdentityChange::NameChanged { to, .. } => Some(to),
+            _ => None,
+        })
+        .or_else(|| last?.name.as_ref());
     if let Some(n) = name {
         company.name.clone_from(n);
     }

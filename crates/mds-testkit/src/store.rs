@@ -106,6 +106,7 @@ macro_rules! store_test_suite {
             },
             identity::{
                 identity_imports_announce_company_changes,
+                a_rename_after_an_exact_isin_change_is_the_successors,
                 identity_events_follow_snapshots_and_change_files,
                 identity_imports_are_idempotent,
                 an_older_snapshot_is_refused_and_nothing_written,

@@ -65,6 +65,20 @@ pub struct Derived {
     /// The ISINs only NSE's daily files showed (no list did), each with
     /// the symbol it last traded under: companies to make.
     pub daily_only: BTreeMap<Isin, Ticker>,
+    /// The old ISINs whose symbol or name changes a file dates after their
+    /// exact ISIN change (those are the successor's), each with what it
+    /// was on its last day: the `from` of the first of them.
+    pub last_day: HashMap<Isin, LastDay>,
+}
+
+/// What an old ISIN was called on its last day, where no event of its own
+/// says so (see [`Derived::last_day`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LastDay {
+    /// Its symbol on each exchange whose symbol changed after it.
+    pub symbols: Vec<(Exchange, Ticker)>,
+    /// Its name, when the name changed after it.
+    pub name: Option<String>,
 }
 
 impl Derived {
@@ -448,6 +462,44 @@ impl Events {
                 IdentityChange::SymbolChanged { exchange, from: old.clone(), to: new.clone() },
             ),
         }
+    }
+
+    /// Moves to `to` the exact events of `from` made since its `start`th
+    /// that are dated after `day`: a symbol or name change a change file
+    /// dates after an exact ISIN change happened under the successor.
+    /// What `from` was called before them, when any moved.
+    fn move_after(&mut self, from: &Isin, start: usize, day: NaiveDate, to: &Isin) -> Option<LastDay> {
+        let list = self.0.get_mut(from)?;
+        let (mut kept, mut moved) = (Vec::new(), Vec::new());
+        for e in list.drain(start..) {
+            if e.exact && e.date > day { moved.push(e) } else { kept.push(e) }
+        }
+        list.extend(kept);
+        if moved.is_empty() {
+            return None;
+        }
+        moved.sort_by_key(|e| e.date);
+        let mut last = LastDay::default();
+        for e in &moved {
+            match &e.change {
+                IdentityChange::SymbolChanged { exchange, from, .. }
+                    if !last.symbols.iter().any(|(x, _)| x == exchange) =>
+                {
+                    last.symbols.push((*exchange, from.clone()));
+                }
+                IdentityChange::NameChanged { from, .. } => {
+                    last.name.get_or_insert_with(|| from.clone());
+                }
+                _ => {}
+            }
+        }
+        self.0.entry(to.clone()).or_default().extend(moved);
+        Some(last)
+    }
+
+    /// How many events `isin` has so far.
+    fn count(&self, isin: &Isin) -> usize {
+        self.0.get(isin).map_or(0, Vec::len)
     }
 
     /// The name changes from `old` to `new` on `isin` seen at `date`, as
@@ -922,9 +974,13 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run], range: Option<(&str, Option<&st
     }
 
     // ISIN changes, under both ISINs; a symbol or name changed with the ISIN
-    // stands on the old one. A split or consolidation of either ISIN going
-    // ex between the two snapshots dates the change exactly (10.3).
+    // stands on the old one, unless a file dates it after an exact ISIN
+    // change (then the successor carried it: AMIORG became ACUTAAS on
+    // 2025-06-02, after the split of 2025-04-25 gave it a new ISIN). A
+    // split or consolidation of either ISIN going ex between the two
+    // snapshots dates the change exactly (10.3).
     let mut pairs: HashSet<(&Isin, &Isin)> = HashSet::new();
+    let mut last_day: HashMap<Isin, LastDay> = HashMap::new();
     for s in &succ {
         let (old, new) = (&s.from.row, &s.to.row);
         if !pairs.insert((&old.isin, &new.isin)) {
@@ -938,6 +994,7 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run], range: Option<(&str, Option<&st
             .then(|| prep.daily_day(&new.isin, None, Some(seen), s.date))
             .flatten()
             .filter(|d| daily.last_of(&old.isin).is_none_or(|l| l < *d));
+        let start = ev.count(&old.isin);
         if old.symbol != new.symbol {
             let at = (Some(seen), s.date, traded);
             ev.symbol_change(symbol_chains, &old.isin, exchange, &old.symbol, &new.symbol, s.from.since, at);
@@ -955,6 +1012,9 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run], range: Option<(&str, Option<&st
             Some(ex) => (ex, true),
             None => (s.date, false),
         };
+        if let Some(last) = exact.then(|| ev.move_after(&old.isin, start, date, &new.isin)).flatten() {
+            last_day.insert(old.isin.clone(), last);
+        }
         ev.push(&old.isin, date, exact, Some(seen), change.clone());
         ev.push(&new.isin, date, exact, Some(seen), change);
     }
@@ -1078,7 +1138,7 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run], range: Option<(&str, Option<&st
         }
         list.sort_by_key(|l| l.exchange != Exchange::Nse);
     }
-    Derived { events, status, listings, daily_only }
+    Derived { events, status, listings, daily_only, last_day }
 }
 
 #[cfg(test)]
@@ -1275,6 +1335,70 @@ mod tests {
         let early = SplitAction { ex_date: day("2024-12-01"), ..split };
         let d = Deriver::new(&[], &[]).with_days(&days).with_splits(vec![early]).derive(&runs);
         assert_eq!(kinds(&d, "INE296A01032"), vec![("isin_changed", B.into(), false)]);
+    }
+
+    /// Section 10.3: a symbol and a name change the change files date after
+    /// an exact ISIN change are the successor's (AMIORG, split to a new
+    /// ISIN on 2025-04-25, became ACUTAAS on 2025-06-02); dated before it,
+    /// or with the ISIN change only observed, they stay on the old ISIN.
+    #[test]
+    fn a_change_dated_after_an_exact_isin_change_is_the_successors() {
+        let (old, new) = ("INE00FF01017", "INE00FF01025");
+        let runs = vec![
+            run(Series::NseMain, old, "AMIORG", "Ami Organics Limited", 10.0, A, Some(B)),
+            run(Series::NseMain, new, "ACUTAAS", "Acutaas Chemicals Limited", 5.0, B, None),
+        ];
+        let days: Vec<(Series, NaiveDate)> = [A, B].iter().map(|d| (Series::NseMain, day(d))).collect();
+        let symbols = [SymbolChange {
+            from: Ticker::parse("AMIORG").unwrap(),
+            to: Ticker::parse("ACUTAAS").unwrap(),
+            date: day("2025-06-02"),
+            company: "Acutaas Chemicals Limited".into(),
+        }];
+        let names = [NameChange {
+            symbol: Ticker::parse("ACUTAAS").unwrap(),
+            from: "Ami Organics Limited".into(),
+            to: "Acutaas Chemicals Limited".into(),
+            date: day("2025-06-02"),
+        }];
+        let split = |ex: &str| SplitAction {
+            isin: Isin::parse(old).unwrap(),
+            ex_date: day(ex),
+            face_value_from: Some(10.0),
+            face_value_to: Some(5.0),
+            new_isin: None,
+        };
+        let with = |splits: Vec<SplitAction>| {
+            Deriver::new(&symbols, &names).with_days(&days).with_splits(splits).derive(&runs)
+        };
+        let changed = "2025-06-02".to_owned();
+        let d = with(vec![split("2025-04-25")]);
+        let at = "2025-04-25".to_owned();
+        assert_eq!(kinds(&d, old), vec![("listed", A.into(), false), ("isin_changed", at.clone(), true)]);
+        assert_eq!(
+            kinds(&d, new),
+            vec![
+                ("isin_changed", at, true),
+                ("symbol_changed", changed.clone(), true),
+                ("name_changed", changed.clone(), true)
+            ]
+        );
+        // What the old ISIN was called on its last day, for its company.
+        let last = LastDay {
+            symbols: vec![(Exchange::Nse, Ticker::parse("AMIORG").unwrap())],
+            name: Some("Ami Organics Limited".into()),
+        };
+        assert_eq!(d.last_day, HashMap::from([(Isin::parse(old).unwrap(), last)]));
+        // The split after the renaming: the old ISIN was renamed.
+        let d = with(vec![split("2025-07-01")]);
+        let renamed = [("symbol_changed", changed.clone(), true), ("name_changed", changed.clone(), true)];
+        assert_eq!(kinds(&d, old)[1..3], renamed[..]);
+        assert_eq!(kinds(&d, new), vec![("isin_changed", "2025-07-01".into(), true)]);
+        assert!(d.last_day.is_empty());
+        // No split: the ISIN change is only observed, at the later list.
+        let d = with(vec![]);
+        assert_eq!(kinds(&d, old)[1..3], renamed[..]);
+        assert_eq!(kinds(&d, new), vec![("isin_changed", B.into(), false)]);
     }
 
     /// Section 10.3 rule h: BSE's list has the old ISIN, NSE's the

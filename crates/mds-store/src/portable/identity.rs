@@ -879,7 +879,7 @@ async fn rederive_range(
             apply_listings(c, seen);
         }
         if c.details.status == CompanyStatus::Superseded {
-            take_last_day(c, events);
+            take_last_day(c, events, derived.last_day.get(isin));
         }
         if let Some(before) = &before {
             inherit(c, before);

@@ -283,3 +283,55 @@ pub async fn identity_imports_announce_company_changes(store: &dyn Store) {
     let after = store.event_page(latest, &all, 1000).await.expect("events");
     assert!(after.events.is_empty(), "the same snapshot again changes nothing: {:?}", after.events);
 }
+
+/// Contract 10.3, whichever import comes first: a rename a change file
+/// dates after an exact ISIN change is the successor's, and the superseded
+/// company shows what it was called when it was replaced (AMIORG, split to
+/// a new ISIN on 2025-04-25, renamed ACUTAAS on 2025-06-02). Before the
+/// split is known the ISIN change is only observed, so the rename is the
+/// old ISIN's; the split's import moves it and the old company's ticker
+/// and name back.
+pub async fn a_rename_after_an_exact_isin_change_is_the_successors(store: &dyn Store) {
+    use mds_domain::actions::{Action, ActionId, CorporateAction, FaceValueChange};
+    migrated(store).await;
+    let (old, new) = ("INE500E0101", "INE500E0102");
+    let first = snapshot("2024-01-30", &[listed(old, "AMI", "Ami Limited", 10.0)]);
+    let second = snapshot("2026-05-17", &[listed(new, "ACU", "Acu Limited", 5.0)]);
+    store.import_snapshots(&first).await.expect("first");
+    store.import_snapshots(&second).await.expect("second");
+    let renamed = day("2025-06-02");
+    let symbols =
+        [SymbolChange { from: ticker("AMI"), to: ticker("ACU"), date: renamed, company: "Acu Limited".into() }];
+    let names =
+        [NameChange { symbol: ticker("ACU"), from: "Ami Limited".into(), to: "Acu Limited".into(), date: renamed }];
+    store.import_nse_changes(&symbols, &names).await.expect("changes");
+    let company = |body: &'static str| async move {
+        let c = store.companies().await.expect("companies").into_iter().find(|c| c.isin == isin(body)).expect("it");
+        (c.ticker.as_str().to_owned(), c.name)
+    };
+    assert_eq!(company(old).await, ("ACU".to_owned(), "Acu Limited".to_owned()), "renamed, then replaced");
+
+    let ex = day("2025-04-25");
+    let action = Action::Split {
+        split: FaceValueChange { face_value_from: Some(10.0), face_value_to: Some(5.0), new_isin: None },
+    };
+    let split = CorporateAction {
+        id: ActionId::of(&isin(old), ex, &action),
+        isin: isin(old),
+        symbol: ticker("AMI"),
+        ex_date: ex,
+        record_date: None,
+        purpose: "Face Value Split (Sub-Division) - From Rs 10/- Per Share To Rs 5/- Per Share".into(),
+        sources: vec![Exchange::Nse],
+        factor: action.factor(),
+        action,
+    };
+    store.import_actions(&[split], &[], &[]).await.expect("the split");
+    assert_eq!(kinds(store, old).await, vec![("listed", day("2024-01-30"), false), ("isin_changed", ex, true)]);
+    assert_eq!(
+        kinds(store, new).await,
+        vec![("isin_changed", ex, true), ("symbol_changed", renamed, true), ("name_changed", renamed, true)]
+    );
+    assert_eq!(company(old).await, ("AMI".to_owned(), "Ami Limited".to_owned()), "replaced, then renamed");
+    assert_eq!(company(new).await, ("ACU".to_owned(), "Acu Limited".to_owned()));
+}
