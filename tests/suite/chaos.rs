@@ -62,7 +62,7 @@ impl PrivatePg {
         // and chosen again if another socket took it in between.
         for tries in 1.. {
             pg.port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-            let o = pg.pg_ctl_output(&["start"]);
+            let o = pg.command("pg_ctl").args(pg.pg_ctl_args(&["start"])).output().unwrap();
             if o.status.success() {
                 break;
             }
@@ -95,24 +95,22 @@ impl PrivatePg {
         assert!(o.status.success(), "{tool} {args:?}: {}", String::from_utf8_lossy(&o.stderr));
     }
 
-    /// `pg_ctl ACTION` on the cluster, waiting for it to finish; asserts it
-    /// succeeds.
+    /// `pg_ctl ACTION` on the cluster, waiting for it to finish.
     fn pg_ctl(&self, action: &[&str]) {
-        let o = self.pg_ctl_output(action);
-        assert!(o.status.success(), "pg_ctl {action:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let args = self.pg_ctl_args(action);
+        self.run("pg_ctl", &args.iter().map(String::as_str).collect::<Vec<_>>());
     }
 
-    /// `pg_ctl ACTION` on the cluster, waiting for it to finish.
-    fn pg_ctl_output(&self, action: &[&str]) -> std::process::Output {
+    /// The arguments of `pg_ctl ACTION` on the cluster, on its port.
+    fn pg_ctl_args(&self, action: &[&str]) -> Vec<String> {
         let (data, log) = (self.data(), self.dir.path().join("log").display().to_string());
         let opts = format!(
             "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
             self.port,
             self.dir.path().display()
         );
-        let mut args = vec!["-D", &data, "-l", &log, "-o", &opts, "-w", "-t", "30"];
-        args.extend_from_slice(action);
-        self.command("pg_ctl").args(&args).output().unwrap()
+        let args = ["-D", &data, "-l", &log, "-o", &opts, "-w", "-t", "30"];
+        args.iter().chain(action).map(|a| a.to_string()).collect()
     }
 
     /// The administration URL.
