@@ -47,7 +47,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use chrono::NaiveDate;
 
 use super::daily::Daily;
-use super::{ListingSeen, NameChange, Run, Series, SymbolChange};
+use super::{ListingSeen, NameChange, Run, Series, SnapshotRow, SymbolChange};
 use crate::company::{Exchange, Ticker};
 use crate::identity::{CompanyStatus, IdentityChange, IdentityEvent};
 use crate::isin::Isin;
@@ -497,6 +497,32 @@ impl Events {
         Some(last)
     }
 
+    /// An `isin_changed` from `from` to `to` (their face values `faces`),
+    /// under both: exact on `dated`, else observed on `date` with `seen`.
+    /// Exact, it takes `from`'s exact changes made since its `start`th and
+    /// dated after it ([`Events::move_after`]): what `from` was called
+    /// before them, when any moved.
+    fn isin_change(
+        &mut self,
+        from: &Isin,
+        to: &Isin,
+        faces: (Option<f64>, Option<f64>),
+        start: usize,
+        (seen, date, dated): (Option<NaiveDate>, NaiveDate, Option<NaiveDate>),
+    ) -> Option<LastDay> {
+        let change = IdentityChange::IsinChanged {
+            from: from.clone(),
+            to: to.clone(),
+            face_value_from: faces.0,
+            face_value_to: faces.1,
+        };
+        let (date, exact) = dated.map_or((date, false), |d| (d, true));
+        let last = exact.then(|| self.move_after(from, start, date, to)).flatten();
+        self.push(from, date, exact, seen, change.clone());
+        self.push(to, date, exact, seen, change);
+        last
+    }
+
     /// How many events `isin` has so far.
     fn count(&self, isin: &Isin) -> usize {
         self.0.get(isin).map_or(0, Vec::len)
@@ -719,7 +745,8 @@ pub fn derive(runs: &[Run], symbols: &[SymbolChange], names: &[NameChange]) -> D
 }
 
 /// A daily succession (see [`super::daily`]): `old` last traded on a day
-/// before `date`, the first day `new` traded.
+/// before `date`, the first day `new` traded (or, for a `new` no daily
+/// file shows, the ex-date of the split that made it).
 struct DailySuccession<'a> {
     old: &'a Isin,
     new: &'a Isin,
@@ -731,12 +758,18 @@ struct DailySuccession<'a> {
 
 /// The daily successions among `daily`'s ISINs, none of an old ISIN the
 /// lists replace or a new one they make (`pairs`), none to an ISIN a list
-/// showed before its first day.
+/// showed before its first day. An old ISIN still traded in the last
+/// daily file goes on to the one ISIN of its issuer that no daily file
+/// shows, first shown by a list after that file under a symbol the old
+/// one's reaches, when a split or consolidation of either (`splits`)
+/// going ex between them dates it (AGIIL: INE976R01025, first traded on
+/// 2025-02-07, to INE976R01033 on its split of 2025-10-10).
 fn daily_successions<'a>(
     daily: &'a Daily,
-    listed_since: &HashMap<&Isin, RunFacts>,
+    listed_since: &HashMap<&'a Isin, RunFacts<'a>>,
     pairs: &HashSet<(&Isin, &Isin)>,
     symbols: &Chains<Ticker>,
+    splits: &[SplitAction],
 ) -> Vec<DailySuccession<'a>> {
     // Per ISIN: first day, its symbol then; last day, its symbol then.
     let mut facts: BTreeMap<&Isin, (NaiveDate, &Ticker, NaiveDate, &Ticker)> = BTreeMap::new();
@@ -754,15 +787,40 @@ fn daily_successions<'a>(
     for isin in facts.keys() {
         issuers.entry(issuer(isin)).or_default().push(isin);
     }
+    // The lists' ISINs of each issuer.
+    let mut listed: HashMap<&str, Vec<&Isin>> = HashMap::new();
+    for isin in listed_since.keys() {
+        listed.entry(issuer(isin)).or_default().push(isin);
+    }
     let mut out: Vec<DailySuccession> = Vec::new();
     let mut taken: HashSet<&Isin> = pairs.iter().map(|(_, n)| *n).collect();
     let replaced: HashSet<&Isin> = pairs.iter().map(|(o, _)| *o).collect();
     for (&old, &(_, _, last, old_symbol)) in &facts {
-        let same = &issuers[issuer(old)];
-        if same.len() < 2 || replaced.contains(old) || daily.days.last().is_some_and(|d| *d <= last) {
+        if replaced.contains(old) {
             continue;
         }
         let reach = symbols.reachable(old_symbol, last, NaiveDate::MAX);
+        if daily.days.last().is_some_and(|d| *d <= last) {
+            // Still traded in the last file: a list's ISIN a split made.
+            let found: Vec<(&Isin, &Ticker, NaiveDate)> = listed
+                .get(issuer(old))
+                .into_iter()
+                .flatten()
+                .map(|y| (*y, &listed_since[*y]))
+                .filter(|(y, r)| r.since > last && !facts.contains_key(*y) && !taken.contains(*y))
+                .filter(|(_, r)| r.nse_symbol.is_some_and(|s| reach.contains(s)))
+                .filter_map(|(y, r)| Some((y, r.nse_symbol?, splits.isin_change_day(old, y, last, r.since)?)))
+                .collect();
+            if let [(new, new_symbol, date)] = found[..] {
+                taken.insert(new);
+                out.push(DailySuccession { old, new, old_symbol, new_symbol, last, date });
+            }
+            continue;
+        }
+        let same = &issuers[issuer(old)];
+        if same.len() < 2 {
+            continue;
+        }
         let found = same
             .iter()
             .map(|y| (*y, facts[*y]))
@@ -777,28 +835,77 @@ fn daily_successions<'a>(
     out
 }
 
+/// The ISIN the daily files show between a pair of the lists, `old` and
+/// its successor `new` (`seen` the last day a list showed `old`,
+/// `observed` the first it showed `new`): the one ISIN of their issuer
+/// that no list shows, first traded after `seen` and after `old`'s last
+/// trade, last traded before `observed` and before `new`'s first trade,
+/// under symbols `old`'s reach and that reach `new`'s. Its first and last
+/// days of trading. (VERTOZ: INE188Y01015 to INE188Y01023 on its split of
+/// 2024-07-05, to INE188Y01031 on its consolidation of 2025-06-25; the
+/// lists show only the ends.)
+fn daily_between<'a>(
+    daily: &'a Daily,
+    lists: &HashMap<&Isin, RunFacts>,
+    symbols: &Chains<Ticker>,
+    (old, new): (&SnapshotRow, &SnapshotRow),
+    seen: NaiveDate,
+    observed: NaiveDate,
+) -> Option<(&'a Isin, NaiveDate, NaiveDate)> {
+    let of = issuer(&old.isin);
+    let at = daily.pairs.partition_point(|p| p.isin.as_str() < of);
+    let after_old = daily.last_of(&old.isin).map_or(seen, |l| l.max(seen));
+    let before_new = daily.first_of(&new.isin).map_or(observed, |f| f.min(observed));
+    let reach = symbols.reachable(&old.symbol, seen, observed);
+    let mut found: Option<(&Isin, NaiveDate, NaiveDate)> = None;
+    let mut rest = &daily.pairs[at..];
+    while let Some(p) = rest.first().filter(|p| issuer(&p.isin) == of) {
+        let ps = daily.of(&p.isin);
+        rest = &rest[ps.len()..];
+        let (first, last) = (ps[0].first, ps.iter().map(|p| p.last).max().expect("an ISIN has a pair"));
+        let last_symbol = &ps.iter().max_by_key(|p| p.last).expect("an ISIN has a pair").symbol;
+        let fits = !lists.contains_key(&p.isin)
+            && first > after_old
+            && last < before_new
+            && ps.iter().all(|p| reach.contains(&p.symbol))
+            && symbols.reachable(last_symbol, last, observed).contains(&new.symbol);
+        if fits && found.replace((&p.isin, first, last)).is_some() {
+            return None;
+        }
+    }
+    found
+}
+
 /// What the derivation of the daily files needs of an ISIN's runs: the
-/// first day a list showed it, and its latest face value.
-struct RunFacts {
+/// first day a list showed it, its latest face value and its latest NSE
+/// symbol.
+struct RunFacts<'a> {
     since: NaiveDate,
     latest: NaiveDate,
     face_value: Option<f64>,
+    nse_symbol: Option<&'a Ticker>,
 }
 
 /// [`RunFacts`] of every ISIN `by` shows.
-fn run_facts<'a>(by: &SeriesRuns<'a>) -> HashMap<&'a Isin, RunFacts> {
+fn run_facts<'a>(by: &SeriesRuns<'a>) -> HashMap<&'a Isin, RunFacts<'a>> {
     let mut out: HashMap<&Isin, RunFacts> = HashMap::new();
-    for ((_, isin), rs) in by {
+    let mut nse_latest: HashMap<&Isin, NaiveDate> = HashMap::new();
+    for ((series, isin), rs) in by {
         let (Some(first), Some(last)) = (rs.first(), rs.last()) else { continue };
         let f = out.entry(*isin).or_insert(RunFacts {
             since: first.since,
             latest: last.since,
             face_value: last.row.face_value,
+            nse_symbol: None,
         });
         f.since = f.since.min(first.since);
         if last.since > f.latest {
             f.latest = last.since;
             f.face_value = last.row.face_value;
+        }
+        if series.exchange() == Exchange::Nse && nse_latest.get(isin).is_none_or(|d| last.since > *d) {
+            nse_latest.insert(isin, last.since);
+            f.nse_symbol = Some(&last.row.symbol);
         }
     }
     out
@@ -838,7 +945,7 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run], range: Option<(&str, Option<&st
         succ.iter().map(|s| (s.series.exchange(), &s.to.row.isin, s.date)).collect();
     let snapshot_pairs: HashSet<(&Isin, &Isin)> = succ.iter().map(|s| (&s.from.row.isin, &s.to.row.isin)).collect();
     let facts = run_facts(&by);
-    let dsucc = daily_successions(daily, &facts, &snapshot_pairs, symbol_chains);
+    let dsucc = daily_successions(daily, &facts, &snapshot_pairs, symbol_chains, &prep.splits);
     // Made by a daily succession: no NSE listing of their own; replaced by
     // one: no delisting after their last trade.
     let made_daily: HashSet<&Isin> = dsucc.iter().map(|d| d.new).collect();
@@ -981,6 +1088,8 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run], range: Option<(&str, Option<&st
     // snapshots dates the change exactly (10.3).
     let mut pairs: HashSet<(&Isin, &Isin)> = HashSet::new();
     let mut last_day: HashMap<Isin, LastDay> = HashMap::new();
+    // The daily files' ISINs a pair of the lists goes through.
+    let mut chained: HashSet<&Isin> = HashSet::new();
     for s in &succ {
         let (old, new) = (&s.from.row, &s.to.row);
         if !pairs.insert((&old.isin, &new.isin)) {
@@ -1002,21 +1111,37 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run], range: Option<(&str, Option<&st
         if (exchange == Exchange::Nse || !on_nse.contains(&old.isin)) && old.name != new.name {
             ev.name_change(name_chains, &old.isin, &old.name, &new.name, s.from.since, (Some(seen), s.date));
         }
-        let change = IdentityChange::IsinChanged {
-            from: old.isin.clone(),
-            to: new.isin.clone(),
-            face_value_from: old.face_value,
-            face_value_to: new.face_value,
+        let faces = (old.face_value, new.face_value);
+        let between = (exchange == Exchange::Nse)
+            .then(|| daily_between(daily, &facts, symbol_chains, (old, new), seen, s.date))
+            .flatten()
+            .filter(|(mid, _, _)| !made_daily.contains(mid) && !replaced_daily.contains_key(mid));
+        let Some((mid, first, last)) = between else {
+            let dated = prep.split_between(&old.isin, &new.isin, seen, s.date).or(traded);
+            if let Some(l) = ev.isin_change(&old.isin, &new.isin, faces, start, (Some(seen), s.date, dated)) {
+                last_day.insert(old.isin.clone(), l);
+            }
+            continue;
         };
-        let (date, exact) = match prep.split_between(&old.isin, &new.isin, seen, s.date).or(traded) {
-            Some(ex) => (ex, true),
-            None => (s.date, false),
-        };
-        if let Some(last) = exact.then(|| ev.move_after(&old.isin, start, date, &new.isin)).flatten() {
-            last_day.insert(old.isin.clone(), last);
+        // Through an ISIN only the daily files show: to it by a split of
+        // either going ex by its first trade (or that trade, when a file
+        // before showed neither), from it by a split going ex after its
+        // last trade or the successor's first.
+        let mid_start = ev.count(mid);
+        let dated = prep
+            .split_between(&old.isin, mid, seen, first)
+            .or_else(|| prep.split_between(&old.isin, &new.isin, seen, first))
+            .or(daily.dates(first).then_some(first));
+        if let Some(l) = ev.isin_change(&old.isin, mid, (old.face_value, None), start, (Some(seen), first, dated)) {
+            last_day.insert(old.isin.clone(), l);
         }
-        ev.push(&old.isin, date, exact, Some(seen), change.clone());
-        ev.push(&new.isin, date, exact, Some(seen), change);
+        let traded = prep.daily_day(&new.isin, None, Some(last), s.date);
+        let dated = prep.split_between(mid, &new.isin, last, s.date).or(traded);
+        if let Some(l) = ev.isin_change(mid, &new.isin, (None, new.face_value), mid_start, (Some(last), s.date, dated))
+        {
+            last_day.insert(mid.clone(), l);
+        }
+        chained.insert(mid);
     }
 
     // The same security under an old ISIN on one exchange and its successor
@@ -1042,7 +1167,7 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run], range: Option<(&str, Option<&st
         }
         let last = ps.iter().max_by_key(|p| p.last).expect("an ISIN has a pair");
         daily_only.insert(isin.clone(), last.symbol.clone());
-        if made_daily.contains(isin) {
+        if made_daily.contains(isin) || chained.contains(isin) {
             continue;
         }
         let first = &ps[0];
@@ -1051,6 +1176,40 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run], range: Option<(&str, Option<&st
             ev.push(isin, first.first, true, None, listed);
         } else {
             ev.push(isin, first.first, false, None, listed);
+        }
+    }
+    // A list's ISIN on no NSE list that starts a daily succession traded
+    // on NSE all the same, and when the succession ends at an ISIN of
+    // NSE's lists (whose own listing the succession makes), its NSE
+    // listing is the one that is carried on (AGIIL: INE976R01017, on BSE's
+    // list only, traded under AGIIL until its split, to INE976R01033). NSE
+    // listed it on the day the last ISIN's list says (`listed_on`), when
+    // not after its first trade; else the daily files date it as they
+    // date an ISIN only they show.
+    let next: HashMap<&Isin, &Isin> = dsucc.iter().map(|d| (d.old, d.new)).collect();
+    for d in &dsucc {
+        if !facts.contains_key(d.old) || on_nse.contains(d.old) || made_daily.contains(d.old) {
+            continue;
+        }
+        let first = &daily.of(d.old)[0];
+        let mut end = d.new;
+        for _ in 0..16 {
+            match next.get(end) {
+                Some(n) => end = n,
+                None => break,
+            }
+        }
+        let lists: Vec<&Run> =
+            [Series::NseMain, Series::NseSme].iter().filter_map(|s| by.get(&(*s, end))?.first()).copied().collect();
+        if lists.is_empty() {
+            // Its successors' NSE listing is not lost: none is on a list.
+            continue;
+        }
+        let listed_on = lists.iter().filter_map(|r| r.row.listed_on).filter(|l| *l <= first.first).min();
+        let listed = IdentityChange::Listed { exchange: Exchange::Nse, symbol: first.symbol.clone() };
+        match listed_on {
+            Some(l) => ev.push(d.old, l, true, None, listed),
+            None => ev.push(d.old, first.first, daily.dates(first.first), None, listed),
         }
     }
     // Symbol changes the daily files show of ISINs no list shows.
@@ -1068,7 +1227,14 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run], range: Option<(&str, Option<&st
         }
     }
     for d in &dsucc {
-        if d.old_symbol != d.new_symbol && !daily_only.contains_key(d.old) {
+        if d.old_symbol != d.new_symbol && daily.of(d.new).is_empty() {
+            // To a list's ISIN after the last daily file: the change files
+            // date the symbol's change in between (SABTNL became AQYLON on
+            // 2026-02-11, before its split of 2026-03-05), else it is seen
+            // with the ISIN's.
+            let at = (Some(d.last), d.date, None);
+            ev.symbol_change(symbol_chains, d.old, Exchange::Nse, d.old_symbol, d.new_symbol, d.last, at);
+        } else if d.old_symbol != d.new_symbol && !daily_only.contains_key(d.old) {
             let change = IdentityChange::SymbolChanged {
                 exchange: Exchange::Nse,
                 from: d.old_symbol.clone(),
@@ -1094,7 +1260,7 @@ fn derive_with(prep: &Deriver<'_>, runs: &[Run], range: Option<(&str, Option<&st
     }
 
     let superseded: HashSet<&Isin> =
-        succ.iter().map(|s| &s.from.row.isin).chain(linked).chain(dsucc.iter().map(|d| d.old)).collect();
+        succ.iter().map(|s| &s.from.row.isin).chain(linked).chain(dsucc.iter().map(|d| d.old)).chain(chained).collect();
     let mut status = by.iter().fold(HashMap::<Isin, CompanyStatus>::new(), |mut m, ((_, isin), rs)| {
         let current = rs.iter().any(|r| r.until.is_none());
         let st = CompanyStatus::of(superseded.contains(isin), current);
@@ -1277,6 +1443,124 @@ mod tests {
             kinds(&d, "INE758T01015"),
             vec![("listed", A.into(), false), ("symbol_changed", "2025-01-21".into(), true)]
         );
+    }
+
+    fn split(isin: &str, ex: &str, from: f64, to: f64) -> SplitAction {
+        SplitAction {
+            isin: Isin::parse(isin).unwrap(),
+            ex_date: day(ex),
+            face_value_from: Some(from),
+            face_value_to: Some(to),
+            new_isin: None,
+        }
+    }
+
+    /// Section 10.3, AGIIL on the real files: BSE's 2024 list shows
+    /// INE976R01017; the daily files show it until 2025-02-06 and
+    /// INE976R01025 from its split of 2025-02-07 to their last file; NSE's
+    /// 2026 list shows INE976R01033 (listed, it says, 2024-07-15). The
+    /// split of 2025-10-10 links the ISIN still traded in the last daily
+    /// file to the list's; without it the two stay unrelated.
+    #[test]
+    fn a_split_after_the_last_daily_file_links_its_isin_to_the_lists() {
+        let (a, b, c) = ("INE976R01017", "INE976R01025", "INE976R01033");
+        let mut new = run(Series::NseMain, c, "AGIIL", "Agi Infra Limited", 1.0, B, None);
+        new.row.listed_on = Some(day("2024-07-15"));
+        let runs = vec![run(Series::Bse, a, "AGIIL", "AGI Infra Ltd", 10.0, A, None), new];
+        let days = ["2025-01-01", "2025-02-06", "2025-02-07", "2025-03-07"];
+        let files =
+            || daily(&[(a, "AGIIL", "2025-01-01", "2025-02-06"), (b, "AGIIL", "2025-02-07", "2025-03-07")], &days);
+        let without = Deriver::new(&[], &[]).with_daily(files()).derive(&runs);
+        assert_eq!(kinds(&without, b), vec![("isin_changed", "2025-02-07".into(), true)]);
+        assert_eq!(kinds(&without, a), vec![("listed", A.into(), false), ("isin_changed", "2025-02-07".into(), true)]);
+        assert_eq!(kinds(&without, c), vec![("listed", "2024-07-15".into(), true)]);
+        for on in [b, c] {
+            let d = Deriver::new(&[], &[])
+                .with_daily(files())
+                .with_splits(vec![split(on, "2025-10-10", 5.0, 1.0)])
+                .derive(&runs);
+            assert_eq!(
+                kinds(&d, b),
+                vec![("isin_changed", "2025-02-07".into(), true), ("isin_changed", "2025-10-10".into(), true)],
+                "the split filed under {on}"
+            );
+            assert_eq!(kinds(&d, c), vec![("isin_changed", "2025-10-10".into(), true)]);
+            // NSE's listing, the successor's day, is the first ISIN's.
+            assert_eq!(
+                kinds(&d, a),
+                vec![
+                    ("listed", A.into(), false),
+                    ("listed", "2024-07-15".into(), true),
+                    ("isin_changed", "2025-02-07".into(), true)
+                ]
+            );
+            assert_eq!(d.status[&Isin::parse(b).unwrap()], CompanyStatus::Superseded);
+            assert_eq!(d.status[&Isin::parse(c).unwrap()], CompanyStatus::Active);
+        }
+        // A split going ex before the ISIN's last trade is not its change.
+        let early = Deriver::new(&[], &[]).with_daily(files()).with_splits(vec![split(c, "2025-03-01", 5.0, 1.0)]);
+        assert_eq!(kinds(&early.derive(&runs), c), vec![("listed", "2024-07-15".into(), true)]);
+        // Nor one of another symbol's ISIN.
+        let mut other = runs.clone();
+        other[1].row.symbol = Ticker::parse("AGIREIT").unwrap();
+        let d = Deriver::new(&[], &[]).with_daily(files()).with_splits(vec![split(c, "2025-10-10", 5.0, 1.0)]);
+        assert_eq!(kinds(&d.derive(&other), c), vec![("listed", "2024-07-15".into(), true)]);
+        // Unless a change file's row leads there: it dates the change.
+        let renamed = [SymbolChange {
+            from: Ticker::parse("AGIIL").unwrap(),
+            to: Ticker::parse("AGIREIT").unwrap(),
+            date: day("2025-09-01"),
+            company: String::new(),
+        }];
+        let d = Deriver::new(&renamed, &[]).with_daily(files()).with_splits(vec![split(c, "2025-10-10", 5.0, 1.0)]);
+        let d = d.derive(&other);
+        assert_eq!(
+            kinds(&d, b),
+            vec![
+                ("isin_changed", "2025-02-07".into(), true),
+                ("symbol_changed", "2025-09-01".into(), true),
+                ("isin_changed", "2025-10-10".into(), true)
+            ]
+        );
+    }
+
+    /// Section 10.3, VERTOZ on the real files: NSE's lists show
+    /// INE188Y01015 (2024) and INE188Y01031 (2026); the daily files show
+    /// INE188Y01023 between them, from its split and bonus of 2024-07-05 to
+    /// their last file, and its consolidation of 2025-06-25 made the
+    /// list's ISIN. The lists' change goes through it, each step dated.
+    #[test]
+    fn a_change_of_the_lists_goes_through_the_isin_the_daily_files_show_between() {
+        let (a, b, c) = ("INE188Y01015", "INE188Y01023", "INE188Y01031");
+        let runs = vec![
+            run(Series::NseMain, a, "VERTOZ", "Vertoz Limited", 10.0, A, Some(B)),
+            run(Series::NseMain, c, "VERTOZ", "Vertoz Limited", 10.0, B, None),
+        ];
+        let days = ["2024-01-01", "2024-07-04", "2024-07-05", "2025-03-07"];
+        let files =
+            || daily(&[(a, "VERTOZ", "2024-01-01", "2024-07-04"), (b, "VERTOZ", "2024-07-05", "2025-03-07")], &days);
+        let splits = || vec![split(c, "2024-07-05", 10.0, 1.0), split(c, "2025-06-25", 1.0, 10.0)];
+        let before = Deriver::new(&[], &[]).with_splits(splits()).derive(&runs);
+        assert_eq!(kinds(&before, c)[0], ("isin_changed", "2024-07-05".into(), true));
+        let d = Deriver::new(&[], &[]).with_daily(files()).with_splits(splits()).derive(&runs);
+        assert_eq!(kinds(&d, a)[1..], [("isin_changed", "2024-07-05".into(), true)]);
+        assert_eq!(
+            kinds(&d, b),
+            vec![("isin_changed", "2024-07-05".into(), true), ("isin_changed", "2025-06-25".into(), true)]
+        );
+        assert_eq!(kinds(&d, c), vec![("isin_changed", "2025-06-25".into(), true)]);
+        let to = |isin: &str| match &d.events[&Isin::parse(isin).unwrap()].last().unwrap().change {
+            IdentityChange::IsinChanged { to, .. } => to.as_str().to_owned(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!((to(a), to(b)), (b.to_owned(), c.to_owned()));
+        assert_eq!(d.status[&Isin::parse(b).unwrap()], CompanyStatus::Superseded);
+        // Without the first file's day before the split, the split still
+        // dates the first step; without any split, the daily file does.
+        let late =
+            daily(&[(a, "VERTOZ", "2024-07-04", "2024-07-04"), (b, "VERTOZ", "2024-07-05", "2025-03-07")], &days[1..]);
+        let d = Deriver::new(&[], &[]).with_daily(late).derive(&runs);
+        assert_eq!(kinds(&d, b), vec![("isin_changed", "2024-07-05".into(), true), ("isin_changed", B.into(), false)]);
     }
 
     #[test]
