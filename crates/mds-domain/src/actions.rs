@@ -267,8 +267,16 @@ impl CorporateAction {
     /// Takes in `other`, another publication of the same action (the same
     /// id): its sources, and what this one does not say (a record date, a
     /// dividend's kind, a split's new ISIN, [`Action::take_unsaid`]). The
-    /// purpose stays this one's (the first source's).
+    /// purpose is the first source's (in `sources` order: NSE's text when
+    /// NSE published it), so the text kept does not depend on which
+    /// publication was stored first.
     pub fn absorb(&mut self, other: &CorporateAction) {
+        let first = |a: &CorporateAction| a.sources.iter().map(source_rank).min();
+        if let Some(o) = first(other)
+            && first(self).is_none_or(|s| o < s)
+        {
+            self.purpose.clone_from(&other.purpose);
+        }
         for s in &other.sources {
             if !self.sources.contains(s) {
                 self.sources.push(*s);
@@ -445,11 +453,16 @@ pub struct CorporateAction {
 
 /// `sources` in their wire order: NSE first, then BSE, each once.
 pub fn sort_sources(sources: &mut Vec<Source>) {
-    sources.sort_by_key(|s| match s {
+    sources.sort_by_key(source_rank);
+    sources.dedup();
+}
+
+/// A source's place in `sources`: NSE, then BSE.
+fn source_rank(s: &Source) -> u8 {
+    match s {
         Exchange::Nse => 0,
         Exchange::Bse => 1,
-    });
-    sources.dedup();
+    }
 }
 
 #[cfg(test)]

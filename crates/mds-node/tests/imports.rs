@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use chrono::NaiveDate;
 use mds_domain::actions::CorporateAction;
+use mds_domain::identity::IdentityChange;
 use mds_domain::prices::PricesPublished;
 use mds_domain::{EventFilter, EventId, EventType, StoredEvent};
 use mds_limits::SystemClock;
@@ -547,6 +548,99 @@ on_two_stores_of_both_backends!(
     actions_resolve_again_when_a_later_import_dates_their_isin,
     actions_resolve_again_when_a_later_import_dates_their_isin_on_sqlite,
     actions_resolve_again_when_a_later_import_dates_their_isin_on_postgres
+);
+
+/// NSE's actions files, their real rows of VERTOZ's and AGIIL's splits,
+/// bonus and consolidation (2024-07-05 to 2025-10-10).
+const NSE_SPLITS: &str = "\"SYMBOL\",\"COMPANY NAME\",\"SERIES\",\"PURPOSE\",\"FACE VALUE\",\"EX-DATE\",\"RECORD DATE\",\
+\"BOOK CLOSURE START DATE\",\"BOOK CLOSURE END DATE\"
+\"VERTOZ\",\"Vertoz Limited\",\"EQ\",\"Bonus 1:1\",\"10\",\"05-Jul-2024\",\"05-Jul-2024\",\"-\",\"-\"
+\"VERTOZ\",\"Vertoz Limited\",\"EQ\",\"Face Value Split (Sub-Division) - From Rs 10/- Per Share To Re 1/- Per Share\",\
+\"10\",\"05-Jul-2024\",\"05-Jul-2024\",\"-\",\"-\"
+\"AGIIL\",\"Agi Infra Limited\",\"EQ\",\"Face Value Split (Sub-Division) - From Rs 10/- Per Share To Rs 5/- Per Share\",\
+\"5\",\"07-Feb-2025\",\"07-Feb-2025\",\"-\",\"-\"
+\"VERTOZ\",\"Vertoz Limited\",\"EQ\",\"Consolidation Of Equity Shares From Re 1 Per Share To Rs 10 Per Share\",\"10\",\
+\"25-Jun-2025\",\"25-Jun-2025\",\"-\",\"-\"
+\"AGIIL\",\"Agi Infra Limited\",\"EQ\",\"Face Value Split (Sub-Division) - From Rs 5/- Per Share To Re 1/- Per Share\",\
+\"1\",\"10-Oct-2025\",\"10-Oct-2025\",\"-\",\"-\"
+";
+
+/// Contract 10.3 and 13, found on the real files: the lists show VERTOZ
+/// as INE188Y01015 (2024) and INE188Y01031 (2026), AGIIL as INE976R01017
+/// (BSE, 2024) and INE976R01033 (NSE, 2026); NSE's ISIN-keyed daily files
+/// show the ISIN between each pair (INE188Y01023, INE976R01025). Each
+/// step of each chain is dated by its split, every split leads to the ISIN
+/// that took over that day (`new_isin`), and NSE's and BSE's publications
+/// of AGIIL's split of 2025-10-10 are one action: in either import order.
+async fn a_chain_through_the_daily_files_isins_is_dated_by_its_splits(first: Arc<dyn Store>, second: Arc<dyn Store>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    span(UDIFF, "2025-02-05", "2025-02-10", dir.path());
+    // Actions, then prices: the prices move VERTOZ's first split's
+    // successor (the lists' 01031 before), announced as a change.
+    first.migrate().await.expect("migrate");
+    identity(&first).await;
+    action_file(&first, "nse-actions", NSE_SPLITS).await;
+    bse_actions(&first).await;
+    let last = latest(&*first).await;
+    let s = import_dir(&first, dir.path()).await;
+    assert!(s.lines.iter().any(|l| l.contains("lead to another ISIN now")), "{:?}", s.lines);
+    let changed: Vec<StoredEvent> = events_after(&*first, last)
+        .await
+        .into_iter()
+        .filter(|e| e.event.kind == EventType::CorporateActionChanged)
+        .collect();
+    assert!(
+        changed
+            .iter()
+            .any(|e| e.event.data["split"]["new_isin"] == "INE188Y01023" && e.event.data["isin"] == "INE188Y01015"),
+        "{changed:?}"
+    );
+    // Prices, then actions.
+    second.migrate().await.expect("migrate");
+    identity(&second).await;
+    import_dir(&second, dir.path()).await;
+    action_file(&second, "nse-actions", NSE_SPLITS).await;
+    bse_actions(&second).await;
+
+    let actions = all_actions(&second).await;
+    let split_of = |isin: &str, ex: &str| {
+        actions
+            .iter()
+            .find(|a| a.isin.as_str() == isin && a.ex_date.to_string() == ex && a.action.new_isin().is_some())
+            .unwrap_or_else(|| panic!("a split of {isin} on {ex} naming its successor: {actions:?}"))
+    };
+    let next = |isin: &str, ex: &str| split_of(isin, ex).action.new_isin().map(|i| i.as_str().to_owned());
+    assert_eq!(next("INE188Y01015", "2024-07-05").as_deref(), Some("INE188Y01023"));
+    assert_eq!(next("INE188Y01023", "2025-06-25").as_deref(), Some("INE188Y01031"));
+    assert_eq!(next("INE976R01017", "2025-02-07").as_deref(), Some("INE976R01025"));
+    assert_eq!(next("INE976R01025", "2025-10-10").as_deref(), Some("INE976R01033"));
+    let both: Vec<&str> = split_of("INE976R01025", "2025-10-10").sources.iter().map(|s| s.as_str()).collect();
+    assert_eq!(both, ["nse", "bse"], "one action of both exchanges' publications");
+    // Each step an exact `isin_changed` on its ex-date.
+    let events = second.identity_events().await.expect("events");
+    for (from, to, day) in [
+        ("INE188Y01015", "INE188Y01023", "2024-07-05"),
+        ("INE188Y01023", "INE188Y01031", "2025-06-25"),
+        ("INE976R01017", "INE976R01025", "2025-02-07"),
+        ("INE976R01025", "INE976R01033", "2025-10-10"),
+    ] {
+        let found = events.iter().any(|(isin, e)| {
+            isin.as_str() == from
+                && e.exact
+                && e.date.to_string() == day
+                && matches!(&e.change, IdentityChange::IsinChanged { from: f, to: t, .. }
+                    if f.as_str() == from && t.as_str() == to)
+        });
+        assert!(found, "{from} to {to} on {day}");
+    }
+    assert_eq!(all_actions(&first).await, actions);
+    assert_eq!(first.identity_events().await.expect("events"), events);
+}
+
+on_two_stores_of_both_backends!(
+    a_chain_through_the_daily_files_isins_is_dated_by_its_splits,
+    a_chain_through_the_daily_files_isins_is_dated_by_its_splits_on_sqlite,
+    a_chain_through_the_daily_files_isins_is_dated_by_its_splits_on_postgres
 );
 
 /// NSE's actions file, three rows of TCS: a real dividend (its record

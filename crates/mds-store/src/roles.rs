@@ -252,6 +252,15 @@ pub trait ActionStore: Send + Sync + 'static {
     /// [`ActionStore::import_actions`].
     async fn date_by_splits(&self, splits: &[CorporateAction]) -> StoreResult<bool>;
 
+    /// Gives each stored split and consolidation whose ISIN changed on its
+    /// ex-date the ISIN the identity history says took over as its
+    /// `new_isin`, where it names another (contract 13), announcing each
+    /// as changed, in a transaction of its own; how many. A history derived
+    /// again can move a successor without moving the action: NSE's daily
+    /// files showed VERTOZ's INE188Y01023 between the lists' INE188Y01015
+    /// and INE188Y01031, so its split of 2024-07-05 leads to 01023.
+    async fn follow_successors(&self) -> StoreResult<u64>;
+
     /// The actions of `isins` passing `filter`, by ex-date descending,
     /// then id.
     async fn actions_of(&self, isins: &[Isin], filter: &ActionFilter) -> StoreResult<Vec<CorporateAction>>;

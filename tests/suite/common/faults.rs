@@ -147,6 +147,7 @@ gated!(ActionStore {
         resolved: &[mds_store::ResolvedRow]
     ) -> mds_store::ActionsMoved;
     fn date_by_splits(splits: &[CorporateAction]) -> bool;
+    fn follow_successors() -> u64;
     fn actions_of(isins: &[Isin], filter: &ActionFilter) -> Vec<CorporateAction>;
     fn action_page(filter: &ActionFilter, after: Option<(NaiveDate, &ActionId)>, limit: usize) -> Vec<CorporateAction>;
     fn action_count() -> u64;

@@ -227,7 +227,9 @@ async fn resolve_again(
 /// imports left unresolved, and an action whose ISIN a later list or daily
 /// file makes known; `write::actions_again`), each round a transaction of
 /// its own. Moved splits may date ISIN changes again, so
-/// rows are resolved again until none moves (at most [`ROUNDS`] times).
+/// rows are resolved again until none moves (at most [`ROUNDS`] times);
+/// then the splits that lead to another ISIN now are given it
+/// ([`mds_store::ActionStore::follow_successors`]).
 async fn actions_again(store: &Arc<dyn Store>, generation: i64, summary: &mut Summary) -> Result<(), ImportFailure> {
     let mut before = generation;
     let mut total = mds_store::ActionsMoved::default();
@@ -259,6 +261,17 @@ async fn actions_again(store: &Arc<dyn Store>, generation: i64, summary: &mut Su
              an action there",
             total.rows, total.moved, total.new, total.joined
         ));
+    }
+    // A history derived again may have moved a split's successor without
+    // moving the split (contract 13: `new_isin` names it).
+    if store.generations().await?.companies != generation {
+        let followed = store.follow_successors().await?;
+        if followed > 0 {
+            summary.lines.push(format!(
+                "actions: {followed} splits and consolidations lead to another ISIN now (new_isin), announced as \
+                 changed"
+            ));
+        }
     }
     let r = total.resolved;
     debug_assert_eq!(kept_actions, r.new + r.changed + r.unchanged + kept_set_aside, "{r:?}");

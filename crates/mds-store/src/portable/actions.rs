@@ -494,6 +494,43 @@ async fn insert(conn: &mut Conn, new: &[&CorporateAction]) -> StoreResult<()> {
     Ok(())
 }
 
+/// [`crate::ActionStore::follow_successors`], in the caller's
+/// transaction.
+pub(crate) async fn follow_successors(conn: &mut Conn, clock: &dyn Clock) -> StoreResult<u64> {
+    let rows = fetch_all(
+        conn,
+        sqlx::query(
+            "SELECT id, action_json FROM corporate_actions WHERE type IN ('split', 'consolidation') ORDER BY id",
+        ),
+    )
+    .await?;
+    let mut splits = Vec::with_capacity(rows.len());
+    for r in &rows {
+        splits.push(decode(&r.text("id")?, &r.text("action_json")?)?);
+    }
+    let mut isins: Vec<&str> = splits.iter().map(|a| a.isin.as_str()).collect();
+    isins.sort_unstable();
+    isins.dedup();
+    let next = super::identity::successors_of(conn, &isins).await?;
+    let mut drafts = Vec::new();
+    for mut a in splits {
+        let Some(successor) = next.get(&(a.isin.clone(), a.ex_date)) else { continue };
+        if a.action.new_isin() == Some(successor) {
+            continue;
+        }
+        if let Action::Split { split: f } | Action::Consolidation { consolidation: f } = &mut a.action {
+            f.new_isin = Some(successor.clone());
+        }
+        update(conn, &a, &json(&a)?).await?;
+        drafts.push(a.changed());
+    }
+    events::append(conn, clock.now(), &drafts).await?;
+    if !drafts.is_empty() {
+        super::meta::bump_unseeded_generation(conn, crate::rows::META_GENERATION_ACTIONS).await?;
+    }
+    Ok(drafts.len() as u64)
+}
+
 /// Replaces a stored action (same id, so same ISIN, type and ex-date).
 async fn update(conn: &mut Conn, a: &CorporateAction, json: &str) -> StoreResult<()> {
     execute(

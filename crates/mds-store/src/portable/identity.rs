@@ -567,6 +567,14 @@ pub(crate) async fn rederive_for_splits(
     let mut isins: Vec<&str> = keys.iter().map(|k| k.0.as_str()).collect();
     isins.sort_unstable();
     isins.dedup();
+    let mut next = successors_of(conn, &isins).await?;
+    next.retain(|k, _| keys.contains(k));
+    Ok((wrote, next))
+}
+
+/// The ISIN that took over from each of `isins` (sorted, distinct), by
+/// the ISIN and the day: their `isin_changed` events from them.
+pub(crate) async fn successors_of(conn: &mut Conn, isins: &[&str]) -> StoreResult<HashMap<(Isin, NaiveDate), Isin>> {
     let mut next = HashMap::new();
     for chunk in isins.chunks(500) {
         let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
@@ -584,8 +592,7 @@ pub(crate) async fn rederive_for_splits(
             }
         }
     }
-    next.retain(|k, _| keys.contains(k));
-    Ok((wrote, next))
+    Ok(next)
 }
 
 /// What NSE's ISIN-keyed daily files have shown (contract 14.1): their

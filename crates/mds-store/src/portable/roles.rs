@@ -129,6 +129,7 @@ delegate!(ActionStore {
     date_by_splits(splits: &[CorporateAction]) -> bool => identity::date_by_splits, clock;
     move_actions(moves: &[ActionMove], actions: &[CorporateAction], resolved: &[ResolvedRow]) -> ActionsMoved
         => actions::move_actions, clock;
+    follow_successors() -> u64 => actions::follow_successors, clock;
 });
 
 delegate!(PriceStore {
