@@ -758,8 +758,9 @@ struct DailySuccession<'a> {
 
 /// The daily successions among `daily`'s ISINs, none of an old ISIN the
 /// lists replace or a new one they make (`pairs`), none to an ISIN a list
-/// showed before its first day. An old ISIN still traded in the last
-/// daily file goes on to the one ISIN of its issuer that no daily file
+/// showed before its first day. An old ISIN no list shows, still traded
+/// in the last daily file, goes on to the one ISIN of its issuer that no
+/// daily file
 /// shows, first shown by a list after that file under a symbol the old
 /// one's reaches, when a split or consolidation of either (`splits`)
 /// going ex between them dates it (AGIIL: INE976R01025, first traded on
@@ -802,6 +803,10 @@ fn daily_successions<'a>(
         let reach = symbols.reachable(old_symbol, last, NaiveDate::MAX);
         if daily.days.last().is_some_and(|d| *d <= last) {
             // Still traded in the last file: a list's ISIN a split made.
+            // (An ISIN a list shows is rule h's: split_links.)
+            if listed_since.contains_key(old) {
+                continue;
+            }
             let found: Vec<(&Isin, &Ticker, NaiveDate)> = listed
                 .get(issuer(old))
                 .into_iter()
@@ -1522,6 +1527,29 @@ mod tests {
                 ("isin_changed", "2025-10-10".into(), true)
             ]
         );
+    }
+
+    /// Section 10.3, NAVKARURB on the real files: the old ISIN is on BSE's
+    /// 2024 list and still traded in the last daily file; the successor is
+    /// on NSE's 2026 list, listed (it says) years before its split. Rule h
+    /// links them on the split, and the successor keeps its own NSE
+    /// listing: the daily rule is for ISINs no list shows.
+    #[test]
+    fn a_listed_isin_traded_to_the_last_daily_file_is_rule_hs() {
+        let (a, b) = ("INE268H01036", "INE268H01044");
+        let mut new = run(Series::NseMain, b, "NAVKARURB", "Navkar Urbanstructure Limited", 1.0, B, None);
+        new.row.listed_on = Some(day("2018-01-01"));
+        let old = run(Series::Bse, a, "NAVKARURB", "Navkar Urbanstructure Ltd", 2.0, A, None);
+        let files = daily(&[(a, "NAVKARURB", "2025-01-01", "2025-03-07")], &["2025-01-01", "2025-03-07"]);
+        let d = Deriver::new(&[], &[])
+            .with_daily(files)
+            .with_splits(vec![split(b, "2025-05-09", 2.0, 1.0)])
+            .derive(&[old, new]);
+        assert_eq!(
+            kinds(&d, b),
+            vec![("listed", "2018-01-01".into(), true), ("isin_changed", "2025-05-09".into(), true)]
+        );
+        assert_eq!(kinds(&d, a), vec![("listed", A.into(), false), ("isin_changed", "2025-05-09".into(), true)]);
     }
 
     /// Section 10.3, VERTOZ on the real files: NSE's lists show
