@@ -359,10 +359,25 @@ impl Action {
     /// Names `next` as the ISIN a split or consolidation moved the
     /// security to, when it names none yet (other types: nothing).
     pub fn set_new_isin(&mut self, next: &Isin) {
-        if let Action::Split { split: f } | Action::Consolidation { consolidation: f } = self {
-            if f.new_isin.is_none() {
-                f.new_isin = Some(next.clone());
-            }
+        if let Some(n @ None) = self.new_isin_mut() {
+            *n = Some(next.clone());
+        }
+    }
+
+    /// Names `next` as the ISIN a split or consolidation moved the
+    /// security to, in place of any it named (`None`: no ISIN named; other
+    /// types: nothing).
+    pub fn replace_new_isin(&mut self, next: Option<&Isin>) {
+        if let Some(n) = self.new_isin_mut() {
+            *n = next.cloned();
+        }
+    }
+
+    /// A split's or consolidation's `new_isin`, to change.
+    fn new_isin_mut(&mut self) -> Option<&mut Option<Isin>> {
+        match self {
+            Action::Split { split: f } | Action::Consolidation { consolidation: f } => Some(&mut f.new_isin),
+            _ => None,
         }
     }
 

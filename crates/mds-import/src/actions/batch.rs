@@ -212,7 +212,7 @@ fn resolve_rows(rows: Vec<Row>, identity: &impl Identity, changes: &[SymbolChang
         for parsed in actions {
             let mut action = parsed.action;
             if let Some(next) = &at.successor {
-                action.take_unsaid(&successor_of(&action, next));
+                action.set_new_isin(next);
             }
             batch.resolved += 1;
             resolved.push(ResolvedAction {
@@ -259,17 +259,6 @@ pub fn read(
     changes: &[SymbolChange],
 ) -> Result<Batch, (String, ImportError)> {
     Ok(resolve(read_files(exchange, files)?, identity, changes))
-}
-
-/// `action` with `next` as its new ISIN, when it is a split or a
-/// consolidation (for [`mds_domain::actions::Action::take_unsaid`]).
-fn successor_of(action: &mds_domain::actions::Action, next: &mds_domain::Isin) -> mds_domain::actions::Action {
-    use mds_domain::actions::Action;
-    let mut a = action.clone();
-    if let Action::Split { split: f } | Action::Consolidation { consolidation: f } = &mut a {
-        f.new_isin = Some(next.clone());
-    }
-    a
 }
 
 /// NSE's symbol changes among identity events (what following a symbol

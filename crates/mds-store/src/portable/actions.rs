@@ -23,7 +23,7 @@ use std::collections::HashMap;
 
 use chrono::NaiveDate;
 use mds_domain::Isin;
-use mds_domain::actions::{Action, ActionId, CorporateAction, Source};
+use mds_domain::actions::{ActionId, CorporateAction, Source};
 use mds_domain::clock::Clock;
 
 use super::{Conn, Pool, begin_read, begin_write, db, events, execute, fetch_all};
@@ -267,9 +267,7 @@ pub(crate) async fn move_actions(
             moved.purpose.clone_from(&key.purpose);
             moved.isin = m.to.clone();
             moved.symbol = m.symbol.clone();
-            if let Action::Split { split: f } | Action::Consolidation { consolidation: f } = &mut moved.action {
-                f.new_isin.clone_from(&m.successor);
-            }
+            moved.action.replace_new_isin(m.successor.as_ref());
             moved.id = ActionId::of(&moved.isin, moved.ex_date, &moved.action);
             successors.entry(a.id.clone()).or_default().push(moved.id.clone());
             a.sources.retain(|s| *s != key.source);
@@ -518,9 +516,7 @@ pub(crate) async fn follow_successors(conn: &mut Conn, clock: &dyn Clock) -> Sto
         if a.action.new_isin() == Some(successor) {
             continue;
         }
-        if let Action::Split { split: f } | Action::Consolidation { consolidation: f } = &mut a.action {
-            f.new_isin = Some(successor.clone());
-        }
+        a.action.replace_new_isin(Some(successor));
         update(conn, &a, &json(&a)?).await?;
         drafts.push(a.changed());
     }
