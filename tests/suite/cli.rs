@@ -794,6 +794,23 @@ async fn action_imports_resolve_merge_and_are_idempotent() {
     let store = cli.store().await;
     let stored = store.action_count().await.unwrap();
     assert_eq!(stored, num(&out, " distinct"));
+    // Issue 42's target: at least 99% of the EQ rows going ex from 2024 on
+    // (the span the lists cover) resolved to an ISIN.
+    let since = chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap();
+    let mut eq_rows = std::collections::HashSet::new();
+    for f in &nse[2..] {
+        let bytes = mds_import::format::Source::Path(PathBuf::from(*f)).decompressed().unwrap();
+        for r in mds_import::actions::nse::read(&bytes).unwrap() {
+            if r.series.as_deref() == Some("EQ") && r.ex_date >= since {
+                eq_rows.insert((r.symbol.as_str().to_owned(), r.ex_date, r.purpose));
+            }
+        }
+    }
+    let kept = store.kept_unresolved().await.unwrap();
+    let unresolved =
+        kept.iter().filter(|k| eq_rows.contains(&(k.row.code.clone(), k.row.ex_date, k.row.purpose.clone()))).count();
+    assert!(eq_rows.len() > 4000, "{} EQ rows from 2024 on", eq_rows.len());
+    assert!(unresolved * 100 <= eq_rows.len(), "{unresolved} of {} EQ rows from 2024 on unresolved", eq_rows.len());
     // Again: nothing changes.
     let again = cli.ok(&nse);
     assert!(again.contains(" 0 new, 0 changed,") && again.contains("0 new to the store"), "{again}");
