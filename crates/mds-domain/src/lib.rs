@@ -7,7 +7,9 @@
 //! # Layout
 //! - [`actions`]: corporate actions ([`actions::CorporateAction`]), their
 //!   types, typed figures and stable ids; [`action_query`]: the queries and
-//!   answers of the actions routes, their orders and a calendar position.
+//!   answers of the actions routes, their orders and a calendar position;
+//!   [`action_rows`]: the file rows an action import keeps, resolved or
+//!   not.
 //! - [`company`]: the company record (`V1Company`), [`company::Ticker`],
 //!   [`company::MarketCapBand`], [`company::Exchange`].
 //! - [`detail`]: what is known beyond `V1Company` ([`detail::CompanyDetails`])
@@ -151,6 +153,7 @@ pub mod clock;
 pub mod company;
 // After `company`, whose `wire_enum!` it uses.
 pub mod action_query;
+pub mod action_rows;
 pub mod actions;
 pub mod daily;
 pub mod detail;

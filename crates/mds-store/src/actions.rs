@@ -1,63 +1,13 @@
 //! What the corporate-actions role ([`crate::ActionStore`], contract
 //! section 13) is given and answers besides the actions themselves: the
-//! rows resolved to no ISIN, an import's counts, and the filter of a read.
+//! file rows an import keeps (defined in [`mds_domain::action_rows`]), a
+//! row's move, an import's counts, and the filter of a read.
 
 use chrono::NaiveDate;
 use mds_domain::actions::{ActionType, Source};
 use mds_domain::{Isin, Ticker};
 
-/// A row of an exchange's file that was resolved to no ISIN: kept, counted
-/// and listed, never guessed. One per exchange, code, ex-date and text;
-/// the file and line are where it was first seen.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnresolvedAction {
-    /// The exchange whose file it is in.
-    pub source: Source,
-    /// NSE's symbol, or BSE's security code, as written.
-    pub code: String,
-    /// Its ex-date.
-    pub ex_date: NaiveDate,
-    /// Its text, as published.
-    pub purpose: String,
-    /// The file it was read from, as named on the command line.
-    pub file: String,
-    /// Its line in that file (1 = the header).
-    pub line: u64,
-}
-
-/// A row resolved to no ISIN kept with what a later import needs to
-/// resolve it and read its actions (contract 10.3; migration 20): the
-/// import that makes its ISIN known stores them
-/// ([`crate::ActionStore::move_actions`]).
-#[derive(Debug, Clone, PartialEq)]
-pub struct KeptUnresolved {
-    /// The row.
-    pub row: UnresolvedAction,
-    /// BSE's security id (its `Security Name` column); `None` for NSE (and
-    /// rows kept before migration 20, until their file is imported again).
-    pub security_id: Option<String>,
-    /// NSE's series; `None` for BSE, none given, or kept before.
-    pub series: Option<String>,
-    /// NSE's face value; `None` for BSE, none given, or kept before.
-    pub face_value: Option<f64>,
-    /// Its record date; `None` when none, or kept before.
-    pub record_date: Option<NaiveDate>,
-}
-
-/// A row of an exchange's file that was resolved to an ISIN, kept with
-/// what resolved it, so that an import that changes the identity history
-/// resolves it again (contract 10.3; [`crate::ActionStore::move_actions`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResolvedRow {
-    /// The row's key: its exchange, code (NSE's symbol or BSE's security
-    /// code, as written), ex-date and text (the file and line are where it
-    /// was read, not stored).
-    pub key: UnresolvedAction,
-    /// BSE's security id (its `Security Name` column); `None` for NSE.
-    pub security_id: Option<String>,
-    /// The ISIN it was resolved to.
-    pub isin: Isin,
-}
+pub use mds_domain::action_rows::{KeptUnresolved, ResolvedRow, UnresolvedAction};
 
 /// A stored row resolved again to another ISIN: its actions (those of its
 /// exchange, ex-date and ISIN) move there ([`crate::ActionStore::move_actions`]).

@@ -5,6 +5,7 @@
 //! counted by the store and [`merge`]) or unresolved.
 
 use chrono::NaiveDate;
+use mds_domain::action_rows::{KeptUnresolved, ResolvedRow, UnresolvedAction};
 use mds_domain::snapshot::SymbolChange;
 use mds_domain::{Exchange, Ticker};
 
@@ -12,23 +13,6 @@ use super::purpose::ParsedAction;
 use super::resolve::{Identity, Resolved, carried_on, resolve_bse, resolve_nse};
 use super::{Merged, ResolvedAction, bse, merge, nse, row_actions};
 use crate::ImportError;
-
-/// A row resolved to no ISIN, as read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unresolved {
-    /// The exchange whose file it is in.
-    pub source: Exchange,
-    /// NSE's symbol or BSE's security code.
-    pub code: String,
-    /// Its ex-date.
-    pub ex_date: NaiveDate,
-    /// Its text.
-    pub purpose: String,
-    /// The file, as named.
-    pub file: String,
-    /// Its line.
-    pub line: usize,
-}
 
 /// The files of one command, read, resolved and merged.
 #[derive(Debug, Default)]
@@ -41,38 +25,10 @@ pub struct Batch {
     pub resolved: usize,
     /// Rows resolved to no ISIN (each counted once, whatever it holds),
     /// with what resolving and reading them later needs.
-    pub unresolved: Vec<Kept>,
+    pub unresolved: Vec<KeptUnresolved>,
     /// Rows resolved, with where to: an earlier import may have kept them
     /// unresolved, and a later one may resolve them again.
     pub resolved_rows: Vec<ResolvedRow>,
-}
-
-/// A row resolved: its key (as it would be kept unresolved), BSE's
-/// security id, and the ISIN it was resolved to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResolvedRow {
-    /// The row's exchange, code, ex-date, text, file and line.
-    pub key: Unresolved,
-    /// BSE's security id (`Security Name`); `None` for NSE.
-    pub security_id: Option<String>,
-    /// The ISIN it was resolved to.
-    pub isin: mds_domain::Isin,
-}
-
-/// A row resolved to no ISIN, with what a later import needs to resolve
-/// it and read its actions ([`resolve_kept`]; contract 10.3).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Kept {
-    /// The row's exchange, code, ex-date, text, file and line.
-    pub key: Unresolved,
-    /// BSE's security id (`Security Name`); `None` for NSE.
-    pub security_id: Option<String>,
-    /// NSE's series; `None` for BSE (or not given).
-    pub series: Option<String>,
-    /// NSE's face value; `None` for BSE (or not given).
-    pub face_value: Option<f64>,
-    /// Its record date.
-    pub record_date: Option<NaiveDate>,
 }
 
 /// What a row is resolved by.
@@ -93,7 +49,7 @@ enum By {
 struct Row {
     by: By,
     /// The key it is kept under unresolved (the file, line and text too).
-    key: Unresolved,
+    key: UnresolvedAction,
     record_date: Option<NaiveDate>,
     /// NSE's series and face value, kept with the row if it is unresolved.
     series: Option<String>,
@@ -127,13 +83,13 @@ impl ReadFiles {
 pub fn read_files(exchange: Exchange, files: &[(String, Vec<u8>)]) -> Result<ReadFiles, (String, ImportError)> {
     let mut rows = Vec::new();
     for (name, bytes) in files {
-        let key = |code: String, ex_date, purpose, line| Unresolved {
+        let key = |code: String, ex_date, purpose, line: usize| UnresolvedAction {
             source: exchange,
             code,
             ex_date,
             purpose,
             file: name.clone(),
-            line,
+            line: line as u64,
         };
         match exchange {
             Exchange::Nse => {
@@ -178,16 +134,16 @@ pub fn resolve(read: ReadFiles, identity: &impl Identity, changes: &[SymbolChang
 /// from their text as [`read_files`] reads a file's, and merges the actions
 /// of those resolved: what an import that makes their ISIN known stores
 /// (contract 10.3). Those still unresolved are in the batch's `unresolved`.
-pub fn resolve_kept(kept: Vec<Kept>, identity: &impl Identity, changes: &[SymbolChange]) -> Batch {
+pub fn resolve_kept(kept: Vec<KeptUnresolved>, identity: &impl Identity, changes: &[SymbolChange]) -> Batch {
     let rows = kept
         .into_iter()
         .map(|k| Row {
-            by: match k.key.source {
+            by: match k.row.source {
                 Exchange::Nse => By::Symbol,
                 Exchange::Bse => By::Code { security_id: k.security_id.unwrap_or_default() },
             },
-            actions: row_actions(k.series.as_deref(), &k.key.purpose, k.face_value),
-            key: k.key,
+            actions: row_actions(k.series.as_deref(), &k.row.purpose, k.face_value),
+            key: k.row,
             record_date: k.record_date,
             series: k.series,
             face_value: k.face_value,
@@ -206,7 +162,7 @@ fn resolve_rows(rows: Vec<Row>, identity: &impl Identity, changes: &[SymbolChang
             By::Code { security_id } => Some(security_id),
         };
         let Some(at) = resolve_row(identity, changes, &key, security_id.as_deref()) else {
-            batch.unresolved.push(Kept { key, security_id, series, face_value, record_date });
+            batch.unresolved.push(KeptUnresolved { row: key, security_id, series, face_value, record_date });
             continue;
         };
         for parsed in actions {
@@ -238,7 +194,7 @@ fn resolve_rows(rows: Vec<Row>, identity: &impl Identity, changes: &[SymbolChang
 pub fn resolve_row(
     identity: &impl Identity,
     changes: &[SymbolChange],
-    key: &Unresolved,
+    key: &UnresolvedAction,
     security_id: Option<&str>,
 ) -> Option<Resolved> {
     let at = match (key.source, security_id) {
@@ -304,7 +260,7 @@ mod tests {
         let b = read(Exchange::Nse, &[("f.csv".into(), csv.as_bytes().to_vec())], &Everything, &[]).unwrap();
         assert_eq!((b.rows, b.resolved, b.unresolved.len(), b.resolved_rows.len()), (3, 4, 1, 2));
         assert_eq!((b.merged.rows, b.merged.repeats, b.merged.actions.len()), (4, 2, 2));
-        assert_eq!(b.unresolved[0].key.line, 4);
+        assert_eq!(b.unresolved[0].row.line, 4);
         let bad = "\"SYMBOL\",\"COMPANY NAME\",\"SERIES\",\"PURPOSE\",\"FACE VALUE\",\"EX-DATE\",\"RECORD DATE\",\"BOOK CLOSURE START DATE\",\"BOOK CLOSURE END DATE\"\n\"CANBK\",\"x\",\"EQ\",\"Bonus 1:1\",\"10\",\"2024-05-15\",\"-\",\"-\",\"-\"\n";
         let e = read(Exchange::Nse, &[("bad.csv".into(), bad.as_bytes().to_vec())], &Everything, &[]).unwrap_err();
         assert_eq!(e.0, "bad.csv");

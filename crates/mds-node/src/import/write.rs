@@ -11,13 +11,10 @@ use mds_domain::actions::ActionType;
 use mds_domain::snapshot::{NameChange, SymbolChange};
 use mds_domain::{Exchange, IdentityChange, Isin, SymbolPeriod, Ticker};
 use mds_import::actions::Identity;
-use mds_import::actions::batch::{self, Kept, ReadFiles, Unresolved};
+use mds_import::actions::batch::{self, ReadFiles};
 use mds_import::exchange::ExchangeSnapshots;
 use mds_import::format::{Input, Refusal, Source};
-use mds_store::{
-    ActionMove, ActionsMoved, IdentityImport, KeptUnresolved, ResolvedRow, Store, StoreError, UnresolvedAction,
-    UpsertSummary,
-};
+use mds_store::{ActionMove, ActionsMoved, IdentityImport, KeptUnresolved, Store, StoreError, UpsertSummary};
 
 use super::{Counts, ImportFailure, Summary};
 
@@ -220,34 +217,6 @@ impl BseCodes {
     }
 }
 
-/// A row kept unresolved with what resolving it again needs, as stored.
-fn kept(k: batch::Kept) -> KeptUnresolved {
-    KeptUnresolved {
-        row: stored(k.key),
-        security_id: k.security_id,
-        series: k.series,
-        face_value: k.face_value,
-        record_date: k.record_date,
-    }
-}
-
-/// A row resolved, as kept.
-fn resolved_row(r: batch::ResolvedRow) -> ResolvedRow {
-    ResolvedRow { key: stored(r.key), security_id: r.security_id, isin: r.isin }
-}
-
-/// A row kept unresolved, as stored.
-fn stored(u: Unresolved) -> UnresolvedAction {
-    UnresolvedAction {
-        source: u.source,
-        code: u.code,
-        ex_date: u.ex_date,
-        purpose: u.purpose,
-        file: u.file,
-        line: u.line as u64,
-    }
-}
-
 /// An exchange's action files (contract 13.1): each row resolved to the
 /// ISIN of its ex-date through the identity history the store holds (the
 /// catalog's symbol periods, NSE's symbol changes among the identity
@@ -282,14 +251,12 @@ async fn actions(
     }
     let mut lines = Vec::new();
     if list_unresolved {
-        for Kept { key: u, .. } in &b.unresolved {
+        for KeptUnresolved { row: u, .. } in &b.unresolved {
             lines.push(format!("unresolved: {}:{}: {} {} {:?}", u.file, u.line, u.code, u.ex_date, u.purpose));
         }
     }
     let unresolved_rows = b.unresolved.len();
-    let unresolved: Vec<KeptUnresolved> = b.unresolved.into_iter().map(kept).collect();
-    let resolved: Vec<ResolvedRow> = b.resolved_rows.into_iter().map(resolved_row).collect();
-    let s = store.import_actions(&b.merged.actions, &unresolved, &resolved).await?;
+    let s = store.import_actions(&b.merged.actions, &b.unresolved, &b.resolved_rows).await?;
     if dated || s.identity_changed {
         lines.push("identity: the files' splits and consolidations dated or linked ISIN changes".to_owned());
     }
@@ -357,36 +324,11 @@ pub(super) async fn actions_again(store: &Arc<dyn Store>) -> Result<Again, Impor
         return Ok(Again::default());
     }
     let (identity, changes) = identity_now(store).await?;
-    let kept: Vec<Kept> = unresolved
-        .into_iter()
-        .map(|k| Kept {
-            key: Unresolved {
-                source: k.row.source,
-                code: k.row.code,
-                ex_date: k.row.ex_date,
-                purpose: k.row.purpose,
-                file: k.row.file,
-                line: usize::try_from(k.row.line).unwrap_or(usize::MAX),
-            },
-            security_id: k.security_id,
-            series: k.series,
-            face_value: k.face_value,
-            record_date: k.record_date,
-        })
-        .collect();
-    let b = batch::resolve_kept(kept, &identity, &changes);
+    let b = batch::resolve_kept(unresolved, &identity, &changes);
     let moves: Vec<ActionMove> = rows
         .into_iter()
         .filter_map(|row| {
-            let key = Unresolved {
-                source: row.key.source,
-                code: row.key.code.clone(),
-                ex_date: row.key.ex_date,
-                purpose: row.key.purpose.clone(),
-                file: String::new(),
-                line: 0,
-            };
-            let at = batch::resolve_row(&identity, &changes, &key, row.security_id.as_deref())?;
+            let at = batch::resolve_row(&identity, &changes, &row.key, row.security_id.as_deref())?;
             let moved = at.isin != row.isin;
             moved.then_some(ActionMove { row, to: at.isin, symbol: at.symbol, successor: at.successor })
         })
@@ -394,8 +336,7 @@ pub(super) async fn actions_again(store: &Arc<dyn Store>) -> Result<Again, Impor
     if moves.is_empty() && b.resolved_rows.is_empty() {
         return Ok(Again::default());
     }
-    let resolved: Vec<ResolvedRow> = b.resolved_rows.into_iter().map(resolved_row).collect();
-    let moved = store.move_actions(&moves, &b.merged.actions, &resolved).await?;
+    let moved = store.move_actions(&moves, &b.merged.actions, &b.resolved_rows).await?;
     Ok(Again { moved, actions: b.merged.rows as u64, set_aside: (b.merged.repeats + b.merged.across_exchanges) as u64 })
 }
 
