@@ -18,7 +18,9 @@
 //! grams only narrow the candidates; a candidate whose row signature (a bit
 //! per four-character gram of its name and ticker, 8 bytes a row) lacks one
 //! of the term's bits is dropped, and the rest are checked with the real
-//! substring test. The JSON of a row is written when the page is: field
+//! substring test. A ranked search whose term begins a word of enough rows
+//! reads those rows from the word starts instead ([`crate::starts`]). The
+//! JSON of a row is written when the page is: field
 //! names are constants, values are copied from the arenas (escaped only when
 //! they hold a character JSON must escape).
 
@@ -32,6 +34,7 @@ use crate::history::day16;
 use crate::layout::{CatalogSnapshotError, Layout, SECTION_NAMES, SECTIONS, Section, flag, id_at};
 use crate::postings::{ListSeeker, Postings, Seeker, u32_at, u64_at};
 use crate::rank::{self, Found, Term};
+use crate::starts::Starts;
 
 /// The position of an entry in a list's order: `(ticker, isin)`, or in the
 /// relevance order of a search `(rank, ticker, isin)`.
@@ -66,6 +69,12 @@ pub struct Catalog {
     /// once its page cannot change. Derived from the buffer when the
     /// catalog is opened; not part of the snapshot.
     floors: Vec<u64>,
+    /// The word starts a ranked page reads first ([`crate::starts`]).
+    /// Derived from the buffer on first use or by
+    /// [`Catalog::prepare_search`] (a node, when it opens the catalog; an
+    /// import, which only saves the snapshot, never); not part of the
+    /// snapshot.
+    starts: std::sync::OnceLock<Starts>,
 }
 
 /// Rows per entry of [`Catalog`]'s floors.
@@ -206,6 +215,11 @@ enum Sift {
 /// Search candidates verified together (see [`Catalog::touch_names`]).
 const SEARCH_BATCH: usize = 32;
 
+/// The most word starts a ranked page reads to be made from them alone
+/// (see [`Catalog::ranked_from_starts`]): a term that begins more words
+/// (`ltd`, `india`) is made by the scan, whose floors end it early.
+const STARTS_MAX: usize = 4096;
+
 /// The first row in `x..hi` that every list holds (leapfrog: each list in
 /// turn seeks to the current candidate; a list that skips past it proposes
 /// the next one). With no lists, `x` itself.
@@ -260,7 +274,7 @@ impl Catalog {
     /// checked and used in place (nothing is copied).
     pub fn from_bytes(buf: Vec<u8>) -> Result<Self, CatalogSnapshotError> {
         let layout = Layout::parse(&buf)?;
-        let mut catalog = Catalog { buf, layout, floors: Vec::new() };
+        let mut catalog = Catalog { buf, layout, floors: Vec::new(), starts: std::sync::OnceLock::new() };
         catalog.floors = catalog.least_keys();
         Ok(catalog)
     }
@@ -284,6 +298,24 @@ impl Catalog {
     /// The catalog's bytes: its snapshot.
     pub fn as_bytes(&self) -> &[u8] {
         &self.buf
+    }
+
+    /// Bytes held beside the snapshot's, derived from it (the floors, and
+    /// the word starts once made).
+    pub fn derived_bytes(&self) -> usize {
+        self.floors.capacity() * 8 + self.starts.get().map_or(0, Starts::bytes)
+    }
+
+    /// Makes the word starts a ranked search reads (else made by the first
+    /// one): what a node does when it opens a catalog, so that no request
+    /// waits for them.
+    pub fn prepare_search(&self) {
+        self.starts();
+    }
+
+    /// The word starts ([`crate::starts`]), made on first use.
+    pub(crate) fn starts(&self) -> &Starts {
+        self.starts.get_or_init(|| Starts::of(self))
     }
 
     /// Bytes per section, by name (for benchmarks and logs).
@@ -407,7 +439,7 @@ impl Catalog {
     }
 
     /// Row `i`'s aliases' bytes (see `rank`).
-    fn aliases(&self, i: usize) -> &[u8] {
+    pub(crate) fn aliases(&self, i: usize) -> &[u8] {
         self.bytes(Section::AliasOff, Section::Aliases, i)
     }
 
@@ -426,6 +458,21 @@ impl Catalog {
     /// Row `i`'s market-cap key (see `rank::mcap_key`).
     fn mcap_key(&self, i: usize) -> u32 {
         u32_at(self.sec(Section::McapKeys), 4 * i)
+    }
+
+    /// The upper part of row `i`'s relevance key for a match of `tier`.
+    pub(crate) fn upper_of(&self, i: usize, tier: u32) -> u64 {
+        rank::upper(tier, self.inactive(i), self.mcap_key(i))
+    }
+
+    /// The text of row `i`'s `field` (a `rank::FIELD_*`; for a former one,
+    /// its `alias`-th alias's).
+    pub(crate) fn field_text(&self, i: usize, field: u32, alias: usize) -> &[u8] {
+        match field {
+            rank::FIELD_TICKER => self.ticker_bytes(i),
+            rank::FIELD_NAME => self.name_bytes(i),
+            _ => rank::alias_at(self.aliases(i), alias).map_or(&[][..], |(_, text)| text),
+        }
     }
 
     /// What the term matched in row `i`: its ticker or name, or, with
@@ -819,7 +866,9 @@ impl Catalog {
         RANKED.with(|cell| {
             let mut all = cell.borrow_mut();
             all.clear();
-            if day.is_none() {
+            if day.is_none() && self.ranked_from_starts(filter, term, &past, limit, &mut all) {
+                // Made of the rows the term begins a word of (see `starts`).
+            } else if day.is_none() {
                 // Rows only, ordered by `(upper key, row)`: the best
                 // `limit + 1` so far are kept in a max-heap, and a
                 // candidate whose key cannot beat the worst of them (its
@@ -931,6 +980,69 @@ impl Catalog {
             }
             out
         })
+    }
+
+    /// The candidates of a ranked page (today's rows; `past` says which
+    /// are after the cursor) when the rows whose word the term begins
+    /// (tiers 0 to 3) fill it: those rows, each with its best match, in
+    /// `out`, and true. False, with `out` empty, when they are too many
+    /// to read at once ([`STARTS_MAX`]) or too few to fill the page, which
+    /// the scan then makes.
+    fn ranked_from_starts(
+        &self,
+        filter: &CompanyFilter,
+        term: &Term<'_>,
+        past: &impl Fn(u64, u32) -> bool,
+        limit: usize,
+        out: &mut Vec<Ranked>,
+    ) -> bool {
+        #[cfg(test)]
+        if crate::starts::SCAN_ONLY.with(std::cell::Cell::get) {
+            return false;
+        }
+        if self.starts().count(term.text.as_bytes()) > STARTS_MAX {
+            return false;
+        }
+        let industry = match &filter.industry {
+            Some(name) => match self.industry_index(name.as_str()) {
+                Some(k) => Some(k as u32 + 1),
+                None => return false,
+            },
+            None => None,
+        };
+        let (lo, hi) = self.range(filter);
+        // The filters the scan's lists apply, row by row.
+        let keep = |r: u32| {
+            let i = r as usize;
+            let f = self.flags(i);
+            (lo..hi).contains(&i)
+                && match filter.exchange {
+                    Some(Exchange::Bse) => f & flag::BSE != 0,
+                    Some(Exchange::Nse) => f & flag::NSE != 0,
+                    None => true,
+                }
+                && filter.market_cap.is_none_or(|b| self.band(i) == Some(b))
+                && match filter.status {
+                    StatusFilter::Only(s) => f >> flag::STATUS_SHIFT == status_index(s),
+                    StatusFilter::Any => true,
+                }
+                && industry.is_none_or(|id| self.industry_id(i) == id)
+        };
+        debug_assert!(out.is_empty(), "a page's candidates start from none");
+        self.starts().hits(self, term, keep, |r| self.match_row(r, term, true), out);
+        let full = crate::starts::best_rows(out, limit + 1, past);
+        if !full {
+            out.clear();
+        }
+        full
+    }
+
+    /// Tests: whether the first ranked page of `filter` is made from the
+    /// word starts.
+    #[cfg(test)]
+    pub(crate) fn made_from_starts(&self, filter: &CompanyFilter, limit: usize) -> bool {
+        let Some(term) = &filter.search else { return false };
+        self.ranked_from_starts(filter, &Term::new(term.as_str()), &|_, _| true, limit, &mut Vec::new())
     }
 
     /// Calls `each` with every candidate row in `rows` that the

@@ -26,6 +26,9 @@
 //! - `rank` (private): the relevance of a search: what a term matched in
 //!   a row and how well, the rows' former tickers and names (aliases), and
 //!   the market-cap keys.
+//! - `starts` (private): the word starts of every ticker, name and former
+//!   value, sorted by their text: the rows a ranked search's term begins a
+//!   word of, found without a scan.
 //! - `replay` (private): the rule that rebuilds an ISIN's identity on a day
 //!   from its identity events.
 //! - [`history`]: identity over time: each row's events, its spans and
@@ -46,6 +49,7 @@ mod layout;
 mod postings;
 mod rank;
 mod replay;
+mod starts;
 mod tail;
 mod wire;
 

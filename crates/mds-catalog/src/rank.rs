@@ -55,7 +55,8 @@ pub(crate) const FIELD_FORMER_NAME: u32 = 3;
 pub(crate) struct Found(pub(crate) u32);
 
 impl Found {
-    fn new(tier: u32, field: u32, alias: usize) -> Self {
+    /// A match of `tier` in `field` (of the row's `alias`-th alias, for a former one).
+    pub(crate) fn new(tier: u32, field: u32, alias: usize) -> Self {
         Found(tier | field << 3 | (alias.min((1 << 27) - 1) as u32) << 5)
     }
 
@@ -95,7 +96,7 @@ impl Found {
 
 /// Whether `text` lower-cased (ASCII letters only) holds `t` at byte
 /// `at`: what comparing a lower-cased copy would say, without the copy.
-fn lower_at(text: &[u8], at: usize, t: &[u8]) -> bool {
+pub(crate) fn lower_at(text: &[u8], at: usize, t: &[u8]) -> bool {
     text.get(at..at + t.len()).is_some_and(|w| w.iter().zip(t).all(|(&h, &c)| h.to_ascii_lowercase() == c))
 }
 

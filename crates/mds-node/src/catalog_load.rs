@@ -37,11 +37,15 @@ pub async fn load(store: &Arc<dyn Store>, generation: i64) -> StoreResult<(Arc<C
     let t = Instant::now();
     if let Some(bytes) = store.catalog_snapshot(generation).await? {
         let size = bytes.len();
-        match tokio::task::spawn_blocking(move || Catalog::from_bytes(bytes)).await.expect("loading does not panic") {
+        match tokio::task::spawn_blocking(move || Catalog::from_bytes(bytes).inspect(|c| c.prepare_search()))
+            .await
+            .expect("loading does not panic")
+        {
             Ok(c) => {
                 tracing::debug!(
                     generation,
                     bytes = size,
+                    derived_bytes = c.derived_bytes(),
                     ms = t.elapsed().as_millis() as u64,
                     "catalog snapshot loaded"
                 );
@@ -86,6 +90,7 @@ async fn build_and_save(store: &Arc<dyn Store>, generation: i64, here: Here) -> 
             rows = to_save.len(),
             bytes = to_save.as_bytes().len(),
             history_bytes = to_save.history_bytes(),
+            derived_bytes = to_save.derived_bytes(),
             build_ms = built.as_millis() as u64,
             save_ms = (t.elapsed() - built).as_millis() as u64,
             "catalog built and its snapshot saved"
