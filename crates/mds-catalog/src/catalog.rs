@@ -1000,9 +1000,6 @@ impl Catalog {
         if crate::starts::SCAN_ONLY.with(std::cell::Cell::get) {
             return false;
         }
-        if self.starts().count(term.text.as_bytes()) > STARTS_MAX {
-            return false;
-        }
         let industry = match &filter.industry {
             Some(name) => match self.industry_index(name.as_str()) {
                 Some(k) => Some(k as u32 + 1),
@@ -1029,7 +1026,9 @@ impl Catalog {
                 && industry.is_none_or(|id| self.industry_id(i) == id)
         };
         debug_assert!(out.is_empty(), "a page's candidates start from none");
-        self.starts().hits(self, term, keep, |r| self.match_row(r, term, true), out);
+        if !self.starts().hits(self, term, STARTS_MAX, keep, |r| self.match_row(r, term, true), out) {
+            return false;
+        }
         let full = crate::starts::best_rows(out, limit + 1, past);
         if !full {
             out.clear();

@@ -66,7 +66,7 @@ fn key8(text: &[u8]) -> u64 {
 }
 
 /// The word starts of a catalog (see the module).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Starts {
     starts: Vec<Start>,
     /// Rows with a text the starts do not keep, in row order.
@@ -132,13 +132,6 @@ impl Starts {
         self.starts.capacity() * std::mem::size_of::<Start>() + self.other.capacity() * 4
     }
 
-    /// How many starts `term` begins (an upper bound of what
-    /// [`Starts::hits`] looks at).
-    pub(crate) fn count(&self, term: &[u8]) -> usize {
-        let (lo, hi) = self.range(term);
-        hi - lo + self.other.len()
-    }
-
     /// The starts whose first bytes are `term`'s first eight.
     fn range(&self, term: &[u8]) -> (usize, usize) {
         let n = term.len().min(8);
@@ -153,17 +146,23 @@ impl Starts {
     /// The rows `keep` keeps that `term` matches at tier 0 to 3, each
     /// with a match, once per start (a row whose ticker and name both
     /// begin with the term is there twice; see [`best_rows`]): the starts'
-    /// rows, then the other rows verified with `verify`.
+    /// rows, then the other rows verified with `verify`; true. False, with
+    /// nothing pushed, when there are more than `max` starts and other
+    /// rows to read.
     pub(crate) fn hits(
         &self,
         c: &Catalog,
         term: &rank::Term<'_>,
+        max: usize,
         keep: impl Fn(u32) -> bool,
         verify: impl Fn(u32) -> Option<Found>,
         out: &mut Vec<Hit>,
-    ) {
+    ) -> bool {
         let t = term.text.as_bytes();
         let (lo, hi) = self.range(t);
+        if hi - lo + self.other.len() > max {
+            return false;
+        }
         for s in &self.starts[lo..hi] {
             let (field, row) = (s.field(), s.row);
             let tickers = field == FIELD_TICKER || field == FIELD_FORMER_TICKER;
@@ -196,6 +195,7 @@ impl Starts {
                 out.push((c.upper_of(row as usize, f.tier()), row, f.0));
             }
         }
+        true
     }
 }
 
