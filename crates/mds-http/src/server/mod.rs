@@ -163,6 +163,7 @@ impl Server {
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> io::Result<()> {
         let Server { listener, admin, state } = self;
         let node = state.shared_node().clone();
+        let workers = Workers::start(workers::count())?;
         let background = Background::start(&node);
         let cfg = state.http().server.clone();
         let cap = max_connections(cfg.max_connections);
@@ -178,7 +179,6 @@ impl Server {
         let permits = Arc::new(Semaphore::new(cap));
         let registry = Arc::new(Mutex::new(Registry::default()));
         let (stop, stopping) = watch::channel(false);
-        let workers = Workers::start(workers::count())?;
         let mut shutdown = pin!(shutdown);
         let started = tokio::time::Instant::now();
         loop {

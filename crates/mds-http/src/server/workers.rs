@@ -1,14 +1,15 @@
 //! The threads that serve connections: one a core, each with a
 //! current-thread runtime of its own, as nginx runs a worker process a core.
 //!
-//! On the process's multi-thread runtime, a connection's wake-ups went
-//! through tokio's shared scheduler: one worker at a time polls the I/O
-//! driver and wakes another through a futex to share what it found, so
-//! under load each worker parked and was woken far more often than it
-//! served a request (BENCHMARKS.md, "Connections served a core a
-//! runtime"). Here each connection, once accepted, lives on one worker for
-//! its life: its socket is registered with that worker's own `epoll`, and
-//! a worker with nothing to do waits in `epoll_wait` alone.
+//! On the process's multi-thread runtime, connections were tasks of a
+//! shared scheduler: one thread at a time polls the I/O driver, a thread
+//! that finds work wakes a sleeping one to share it, and a connection's
+//! task moves between threads. Here each connection, once accepted, lives
+//! on one worker for its life: its socket is registered with that
+//! worker's own `epoll`, and a worker with nothing to do waits in
+//! `epoll_wait` alone. Measured, a made page gained about a tenth of its
+//! throughput and its threads half their involuntary context switches
+//! (BENCHMARKS.md, "Connections served a core a runtime").
 //!
 //! The accept loop stays on the process's runtime (it holds the cap, the
 //! eviction registry and the shutdown) and hands each connection to the
