@@ -1,7 +1,8 @@
 //! The real `mds serve` process against hostile and careless clients, over
 //! real sockets: half-sent requests (slowloris) under a low open-file limit,
-//! idle keep-alive connections, and a SIGTERM while a client holds a
-//! connection it never reads.
+//! idle keep-alive connections, a SIGTERM while a client holds a
+//! connection it never reads, and a body too large sent whole before its
+//! answer is read.
 
 use crate::common;
 
@@ -74,6 +75,40 @@ async fn idle_keep_alive_connections_are_closed() {
     let t = Instant::now();
     assert!(closed_within(&mut s, Duration::from_secs(15)).await, "idle connection kept open");
     assert!(t.elapsed() >= Duration::from_secs(1), "closed before it was idle for long: {:?}", t.elapsed());
+}
+
+/// A client that sends a body over the 1 MiB cap whole before it reads the
+/// answer (as Python's `http.client` and reqwest do) gets its `413`: the
+/// server reads and drops the rest of the body as it closes (a lingering
+/// close). It used to close with the body unread, and the kernel answered
+/// with a reset: the client's write broke, and it never saw the `413`.
+#[tokio::test]
+async fn a_body_too_large_sent_whole_gets_its_413_not_a_reset() {
+    let (dir, key) = store_with_key("enterprise");
+    let server = start(&dir, &["serve"]);
+    for i in 0..5 {
+        let (addr, key) = (server.addr.clone(), key.clone());
+        let answer = tokio::task::spawn_blocking(move || {
+            use std::io::{Read, Write};
+            let body = format!("{{\"url\": \"https://h.example/\", \"pad\": \"{}\"}}", "x".repeat(5 << 20));
+            let head = format!(
+                "POST /v1/webhooks HTTP/1.1\r\nHost: mds\r\nAuthorization: Bearer {key}\r\n\
+                 Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            );
+            let mut s = std::net::TcpStream::connect(&addr).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+            s.write_all(head.as_bytes()).and_then(|()| s.write_all(body.as_bytes()))?;
+            let mut answer = Vec::new();
+            s.read_to_end(&mut answer)?;
+            Ok::<_, std::io::Error>(String::from_utf8_lossy(&answer).into_owned())
+        })
+        .await
+        .unwrap();
+        let answer = answer.unwrap_or_else(|e| panic!("try {i}: the body's write or the read broke: {e}"));
+        assert!(answer.starts_with("HTTP/1.1 413"), "try {i}: {answer}");
+        assert!(answer.contains("payload_too_large"), "try {i}: {answer}");
+    }
 }
 
 #[tokio::test]

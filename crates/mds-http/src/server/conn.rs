@@ -198,13 +198,60 @@ impl Drop for InFlight {
     }
 }
 
-/// A stream whose reads and writes its [`Watch`] sees, and which gives
-/// hyper's bodiless `414`/`431` a problem+json body ([`refusal`]).
+/// How long a closing connection goes on reading what its client still
+/// sends, at most ([`Watched::poll_shutdown`]): nginx's `lingering_time`.
+const LINGER_FOR: Duration = Duration::from_secs(30);
+/// How long a closing connection waits for its client's next byte before it
+/// closes: nginx's `lingering_timeout`.
+const LINGER_QUIET: Duration = Duration::from_secs(5);
+
+/// A stream whose reads and writes its [`Watch`] sees, which gives hyper's
+/// bodiless `414`/`431` a problem+json body ([`refusal`]), and which closes
+/// by lingering ([`Watched::poll_shutdown`]).
 pub(crate) struct Watched {
     inner: TcpStream,
     watch: Arc<Watch>,
     /// A replacement being written, and how much of it is written.
     swap: Option<(Vec<u8>, usize)>,
+    /// The client has closed its side (a read saw the end).
+    read_end: bool,
+    /// Closing: the write side is shut, and what the client still sends is
+    /// read and dropped until this wakes (reset on each read) or the end.
+    linger: Option<Linger>,
+}
+
+/// A lingering close's timer and its hard end.
+struct Linger {
+    until: Instant,
+    wake: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl Watched {
+    fn new(inner: TcpStream, watch: Arc<Watch>) -> Self {
+        Watched { inner, watch, swap: None, read_end: false, linger: None }
+    }
+
+    /// Reads and drops what the client still sends, until it closes its
+    /// side, errs, or the linger's timer ends; `Pending` while it may send
+    /// more.
+    fn poll_linger(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(linger) = self.linger.as_mut() else { return Poll::Ready(()) };
+        let mut scratch = [0u8; 8192];
+        loop {
+            let mut buf = ReadBuf::new(&mut scratch);
+            match Pin::new(&mut self.inner).poll_read(cx, &mut buf) {
+                Poll::Ready(Ok(())) if !buf.filled().is_empty() => {
+                    let now = Instant::now();
+                    if now >= linger.until {
+                        return Poll::Ready(());
+                    }
+                    linger.wake.as_mut().reset((now + LINGER_QUIET).min(linger.until));
+                }
+                Poll::Ready(_) => return Poll::Ready(()),
+                Poll::Pending => return linger.wake.as_mut().poll(cx),
+            }
+        }
+    }
 }
 
 impl Watched {
@@ -231,10 +278,14 @@ impl Watched {
 
 impl AsyncRead for Watched {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        let before = buf.filled().len();
+        let (before, room) = (buf.filled().len(), buf.remaining());
         let r = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if matches!(r, Poll::Ready(Ok(()))) && buf.filled().len() > before {
-            self.watch.on_read();
+        if matches!(r, Poll::Ready(Ok(()))) {
+            if buf.filled().len() > before {
+                self.watch.on_read();
+            } else if room > 0 {
+                self.read_end = true;
+            }
         }
         r
     }
@@ -278,8 +329,29 @@ impl AsyncWrite for Watched {
         Pin::new(&mut self.inner).poll_flush(cx)
     }
 
+    /// Closes as nginx's `lingering_close` does. hyper closes a connection
+    /// with a request body it has not read (one refused `413` by its
+    /// declared length, say) without reading it; were the socket closed
+    /// then, the kernel would answer the unread bytes with a reset, and a
+    /// client still sending (one that reads only once it has sent all, as
+    /// Python's `http.client` does) would see the reset, not the response.
+    /// So this shuts the write side (the response is whole, and the client
+    /// sees its end), then reads and drops what the client still sends until
+    /// it closes its side, or sends nothing for [`LINGER_QUIET`], or for
+    /// [`LINGER_FOR`] in all. A client that had closed its side already is
+    /// closed at once.
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
+        let this = &mut *self;
+        if this.linger.is_none() {
+            std::task::ready!(Pin::new(&mut this.inner).poll_shutdown(cx))?;
+            if this.read_end {
+                return Poll::Ready(Ok(()));
+            }
+            let now = Instant::now();
+            this.linger =
+                Some(Linger { until: now + LINGER_FOR, wake: Box::pin(tokio::time::sleep_until(now + LINGER_QUIET)) });
+        }
+        this.poll_linger(cx).map(Ok)
     }
 }
 
@@ -307,7 +379,7 @@ pub(crate) async fn serve(
             Err(_) => return None,
         }
     }
-    let io = TokioIo::new(Watched { inner: stream, watch: watch.clone(), swap: None });
+    let io = TokioIo::new(Watched::new(stream, watch.clone()));
     let marks = watch.clone();
     let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
         let in_flight = marks.begin();
