@@ -10,6 +10,10 @@
 //! requests cannot keep `/healthz` or real callers out; only when every
 //! connection is serving a request is a new one refused.
 //!
+//! Each connection, once accepted, is served on one of the [`workers`]
+//! (a thread a core, each with a current-thread runtime of its own) for its
+//! whole life; the accept loop, the cap and the shutdown stay here.
+//!
 //! Connections are hyper's, but one that opens with a whole `GET
 //! /v1/events/stream` head, which [`direct`] serves without hyper's
 //! per-connection buffers (an open stream costs that much less).
@@ -28,6 +32,7 @@
 mod conn;
 mod direct;
 pub(crate) mod refusal;
+mod workers;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -42,12 +47,12 @@ use mds_node::tasks::Background;
 use mds_node::{flush, leases};
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
-use tokio::task::JoinSet;
 
 use crate::middleware::envelope::Envelope;
 use crate::router::public_router;
 use crate::state::AppState;
 use conn::Watch;
+use workers::Workers;
 
 /// File descriptors kept for everything but client connections (the
 /// listener, the store's pool, Redis, logs, the SQLite file and journal).
@@ -158,6 +163,7 @@ impl Server {
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> io::Result<()> {
         let Server { listener, admin, state } = self;
         let node = state.shared_node().clone();
+        let workers = Workers::start(workers::count())?;
         let background = Background::start(&node);
         let cfg = state.http().server.clone();
         let cap = max_connections(cfg.max_connections);
@@ -173,13 +179,11 @@ impl Server {
         let permits = Arc::new(Semaphore::new(cap));
         let registry = Arc::new(Mutex::new(Registry::default()));
         let (stop, stopping) = watch::channel(false);
-        let mut conns = JoinSet::new();
         let mut shutdown = pin!(shutdown);
         let started = tokio::time::Instant::now();
         loop {
             let (stream, app) = tokio::select! {
                 () = &mut shutdown => break,
-                Some(_) = conns.join_next(), if !conns.is_empty() => continue,
                 accepted = listener.accept() => match accepted {
                     Ok((stream, _)) => (stream, app.clone()),
                     Err(e) => {
@@ -220,12 +224,26 @@ impl Server {
                     }
                 }
             };
+            // Off this runtime's driver, onto its worker's (workers.rs).
+            let stream = match stream.into_std() {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!(error = %e, "a connection could not be handed to a worker");
+                    continue;
+                }
+            };
             let watch = Arc::new(Watch::new(started));
             let id = registry.lock().unwrap_or_else(PoisonError::into_inner).add(watch.clone());
             let (cfg, stopping, registry, node) = (cfg.clone(), stopping.clone(), registry.clone(), node.clone());
             node.metrics().connection_opened();
-            conns.spawn(async move {
-                let closed = conn::serve(stream, app, cfg, watch, stopping).await;
+            workers.hand(Box::pin(async move {
+                let closed = match tokio::net::TcpStream::from_std(stream) {
+                    Ok(stream) => conn::serve(stream, app, cfg, watch, stopping).await,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "a worker could not take a connection");
+                        None
+                    }
+                };
                 registry.lock().unwrap_or_else(PoisonError::into_inner).open.remove(&id);
                 node.metrics().connection_closed();
                 if let Some(reason) = closed {
@@ -237,23 +255,25 @@ impl Server {
                     tracing::debug!(reason = reason.as_str(), "connection closed");
                 }
                 drop(permit);
-            });
+            }));
         }
         drop(listener);
         drop(admin);
         let _ = stop.send(true);
         // Open event streams end now, so their connections drain.
         node.events().close_all();
-        let drained =
-            tokio::time::timeout(cfg.shutdown_grace, async { while conns.join_next().await.is_some() {} }).await;
+        // Each open connection holds one of the cap's permits to its end.
+        let all = u32::try_from(cap).unwrap_or(u32::MAX);
+        let closed = || permits.acquire_many(all);
+        let drained = tokio::time::timeout(cfg.shutdown_grace, closed()).await;
         if drained.is_err() {
             tracing::warn!(
-                connections = conns.len(),
+                connections = cap - permits.available_permits(),
                 grace_ms = cfg.shutdown_grace.as_millis() as u64,
                 "closing connections still open after the shutdown grace"
             );
-            conns.abort_all();
-            while conns.join_next().await.is_some() {}
+            workers.abort();
+            let _ = closed().await;
         } else {
             // Each phase of a shutdown says it is done, so a slow one shows
             // in the log as the step it stopped at.
@@ -263,6 +283,8 @@ impl Server {
         leases::give_back(&node).await;
         // Every admitted request was counted before its response was written.
         flush::final_flush(&node).await;
+        // Last: what the workers opened (store connections) served the flush.
+        workers.finish().await;
         tracing::info!("server stopped");
         Ok(())
     }
