@@ -555,7 +555,8 @@ async fn send_raw(
 
 /// A body over 1 MiB is `413 payload_too_large` on every route that takes
 /// one, with an `Idempotency-Key` or without (it was `413` typed
-/// `/problems/invalid_parameter`), and changes nothing.
+/// `/problems/invalid_parameter`), and changes nothing; its connection
+/// closes (`Connection: close`).
 #[tokio::test]
 async fn bodies_over_a_mebibyte_are_payload_too_large() {
     use reqwest::Method;
@@ -571,6 +572,9 @@ async fn bodies_over_a_mebibyte_are_payload_too_large() {
         (Method::PATCH, "/admin/v1/accounts/acme", None, &just_over),
     ] {
         let r = send_raw(&app, &t, (method.clone(), path), Some("application/json"), key, body).await;
+        // The body was left unread: the connection closes, and says so (a
+        // client that pooled it would send its next request into a close).
+        assert_eq!(r.headers().get("connection").map(|v| v.as_bytes()), Some(&b"close"[..]), "{method} {path}");
         let p = assert_problem(r, 413, "payload_too_large").await;
         assert_eq!(p["title"], "Payload too large", "{method} {path}");
     }
@@ -580,6 +584,7 @@ async fn bodies_over_a_mebibyte_are_payload_too_large() {
     let accounts = (Method::POST, "/admin/v1/accounts");
     let r = send_raw(&app, &t, accounts, Some("application/json"), Some("big-1"), &small).await;
     assert_eq!(r.status(), 201);
+    assert_eq!(r.headers().get("connection"), None, "a body read keeps its connection alive");
     app.stop().await;
 }
 

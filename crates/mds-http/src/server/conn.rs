@@ -28,7 +28,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::body::Body;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
@@ -37,7 +36,7 @@ use tokio::net::TcpStream;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
-use super::{Served, direct, refusal};
+use super::{Served, direct, refusal, unread};
 use crate::config::ServerConfig;
 
 /// What a connection is doing, as its watchdog and the server's eviction
@@ -385,7 +384,11 @@ pub(crate) async fn serve(
         let in_flight = marks.begin();
         let mut app = app.clone();
         async move {
-            let resp = app.call(req.map(Body::new)).await;
+            let (req, ended) = unread::watch(req);
+            let mut resp = app.call(req).await;
+            if let Ok(resp) = resp.as_mut() {
+                ended.close_if_unread(resp);
+            }
             drop(in_flight);
             resp
         }

@@ -32,6 +32,7 @@
 mod conn;
 mod direct;
 pub(crate) mod refusal;
+mod unread;
 mod workers;
 
 use std::collections::HashMap;
