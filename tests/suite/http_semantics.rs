@@ -649,6 +649,44 @@ async fn raw_answer(app: &common::TestApp, request: Vec<u8>) -> (String, String)
     (head.to_owned(), body.to_owned())
 }
 
+/// A body refused unread is read and dropped while its client still sends
+/// it (the lingering close), but a client that falls quiet, neither sending
+/// nor closing, does not hold the connection: it is closed after 5 s
+/// without a byte.
+#[tokio::test]
+async fn a_lingering_close_ends_when_its_client_falls_quiet() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = spawn().await;
+    let mut conn = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+    let head = format!(
+        "POST /v1/webhooks HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {}\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        app.key,
+        5 << 20
+    );
+    conn.write_all(head.as_bytes()).await.unwrap();
+    conn.write_all(&[b' '; 64 << 10]).await.unwrap();
+    // The answer, then the end of what the server sends.
+    let mut got = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), conn.read_to_end(&mut got)).await.unwrap().unwrap();
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 413 "), "{text}");
+    assert!(text.to_ascii_lowercase().contains("\r\nconnection: close\r\n"), "{text}");
+    // Still read 2 s later (a write to a closed socket draws a reset, and
+    // the write after it fails).
+    let sends = async |conn: &mut tokio::net::TcpStream| {
+        let first = conn.write_all(&[b' '; 1024]).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        first.and(conn.write_all(&[b' '; 1024]).await)
+    };
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(sends(&mut conn).await.is_ok(), "closed while its client still sent");
+    // Quiet for 7 s: closed.
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    assert!(sends(&mut conn).await.is_err(), "still open after 7 s of quiet");
+    app.stop().await;
+}
+
 /// hyper refuses a 180 KB request target (`414`) and a 1 MB header (`431`)
 /// before the service sees them; the answers carry problem+json bodies.
 #[tokio::test]
