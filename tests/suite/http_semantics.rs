@@ -687,6 +687,54 @@ async fn a_lingering_close_ends_when_its_client_falls_quiet() {
     app.stop().await;
 }
 
+/// A client whose refused body pauses until after the answer, then goes
+/// on, still gets the answer: the server lingers because the body was left
+/// unread, though no byte of it came while the request was served.
+#[tokio::test]
+async fn a_body_that_resumes_after_its_413_is_still_read() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = spawn().await;
+    let mut conn = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+    let head = format!(
+        "POST /v1/webhooks HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {}\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\n\r\n{}",
+        app.key,
+        5 << 20,
+        " ".repeat(1024)
+    );
+    conn.write_all(head.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let more = conn.write_all(&[b' '; 64 << 10]).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let more = more.and(conn.write_all(&[b' '; 1024]).await);
+    let mut got = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), conn.read_to_end(&mut got)).await.unwrap();
+    assert!(more.is_ok() && read.is_ok(), "the rest of the body: {more:?}; the answer: {read:?}");
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 413 "), "{text}");
+    drop(conn);
+    app.stop().await;
+}
+
+/// A stop closes a keep-alive connection between requests at once, even
+/// when its client does not close its side (a pool that looks at its
+/// connections only when it uses them): there is nothing left to read, so
+/// nothing to linger for.
+#[tokio::test]
+async fn a_stop_does_not_linger_on_an_idle_keep_alive() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = spawn().await;
+    let mut conn = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+    conn.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n").await.unwrap();
+    let mut buf = [0u8; 4096];
+    let n = conn.read(&mut buf).await.unwrap();
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200 "), "{}", String::from_utf8_lossy(&buf[..n]));
+    let t = std::time::Instant::now();
+    app.stop().await;
+    assert!(t.elapsed() < Duration::from_secs(3), "the stop waited {:?} on an idle client", t.elapsed());
+    drop(conn);
+}
+
 /// hyper refuses a 180 KB request target (`414`) and a 1 MB header (`431`)
 /// before the service sees them; the answers carry problem+json bodies.
 #[tokio::test]

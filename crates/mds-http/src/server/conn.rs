@@ -54,6 +54,8 @@ pub(crate) struct Watch {
     head_started: AtomicU64,
     /// A byte came while a request was in flight (a pipelined request).
     read_in_flight: AtomicBool,
+    /// A request's body was left unread: the client may still be sending it.
+    unread: AtomicBool,
     /// Set by [`Watch::evict`].
     evicted: Notify,
 }
@@ -89,6 +91,7 @@ impl Watch {
             quiet_since: AtomicU64::new(opened),
             head_started: AtomicU64::new(0),
             read_in_flight: AtomicBool::new(false),
+            unread: AtomicBool::new(false),
             evicted: Notify::new(),
         }
     }
@@ -140,6 +143,20 @@ impl Watch {
         let head = self.head_started.load(Ordering::Acquire);
         let quiet = self.quiet_since.load(Ordering::Relaxed);
         Some(if head > 0 { quiet.min(head - 1) } else { quiet })
+    }
+
+    /// A request's body was left unread (its response closes the
+    /// connection).
+    pub(super) fn left_unread(&self) {
+        self.unread.store(true, Ordering::Release);
+    }
+
+    /// Whether the client may still be sending when the connection closes:
+    /// a body was left unread, or bytes of a request not yet served came (a
+    /// head hyper refused, or a pipelined request). What a lingering close
+    /// waits for; a connection between requests has nothing to read.
+    fn may_send_more(&self) -> bool {
+        self.unread.load(Ordering::Acquire) || self.head_started.load(Ordering::Acquire) != 0
     }
 
     /// Asks the connection to close now (it is between requests).
@@ -337,13 +354,14 @@ impl AsyncWrite for Watched {
     /// So this shuts the write side (the response is whole, and the client
     /// sees its end), then reads and drops what the client still sends until
     /// it closes its side, or sends nothing for [`LINGER_QUIET`], or for
-    /// [`LINGER_FOR`] in all. A client that had closed its side already is
-    /// closed at once.
+    /// [`LINGER_FOR`] in all. A client that had closed its side already, or
+    /// one with nothing left to send ([`Watch::may_send_more`]: a keep-alive
+    /// between requests, closed by a stop), is closed at once.
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = &mut *self;
         if this.linger.is_none() {
             std::task::ready!(Pin::new(&mut this.inner).poll_shutdown(cx))?;
-            if this.read_end {
+            if this.read_end || !this.watch.may_send_more() {
                 return Poll::Ready(Ok(()));
             }
             let now = Instant::now();
@@ -386,8 +404,10 @@ pub(crate) async fn serve(
         async move {
             let (req, ended) = unread::watch(req);
             let mut resp = app.call(req).await;
-            if let Ok(resp) = resp.as_mut() {
-                ended.close_if_unread(resp);
+            if let Ok(resp) = resp.as_mut()
+                && ended.close_if_unread(resp)
+            {
+                in_flight.0.left_unread();
             }
             drop(in_flight);
             resp

@@ -42,11 +42,14 @@ pub(super) fn watch(req: hyper::Request<Incoming>) -> (axum::extract::Request, E
 }
 
 impl Ended {
-    /// Marks `resp` `Connection: close` if the body was not read to its end.
-    pub(super) fn close_if_unread(&self, resp: &mut axum::response::Response) {
-        if self.0.as_ref().is_some_and(|e| !e.load(Ordering::Acquire)) {
+    /// Marks `resp` `Connection: close` if the body was not read to its end;
+    /// whether it was not.
+    pub(super) fn close_if_unread(&self, resp: &mut axum::response::Response) -> bool {
+        let unread = self.0.as_ref().is_some_and(|e| !e.load(Ordering::Acquire));
+        if unread {
             resp.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
         }
+        unread
     }
 }
 
