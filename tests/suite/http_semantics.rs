@@ -649,6 +649,17 @@ async fn raw_answer(app: &common::TestApp, request: Vec<u8>) -> (String, String)
     (head.to_owned(), body.to_owned())
 }
 
+/// The head of a `POST /v1/webhooks` with `key` whose body (5 MiB, over
+/// the 1 MiB cap) is refused `413` unread, and the first `body` bytes of it.
+fn refused_post(key: &str, body: &[u8]) -> Vec<u8> {
+    let head = format!(
+        "POST /v1/webhooks HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {key}\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        5 << 20
+    );
+    [head.as_bytes(), body].concat()
+}
+
 /// A body refused unread is read and dropped while its client still sends
 /// it (the lingering close), but a client that falls quiet, neither sending
 /// nor closing, does not hold the connection: it is closed after 5 s
@@ -658,14 +669,7 @@ async fn a_lingering_close_ends_when_its_client_falls_quiet() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let app = spawn().await;
     let mut conn = tokio::net::TcpStream::connect(app.addr).await.unwrap();
-    let head = format!(
-        "POST /v1/webhooks HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {}\r\n\
-         content-type: application/json\r\ncontent-length: {}\r\n\r\n",
-        app.key,
-        5 << 20
-    );
-    conn.write_all(head.as_bytes()).await.unwrap();
-    conn.write_all(&[b' '; 64 << 10]).await.unwrap();
+    conn.write_all(&refused_post(&app.key, &[b' '; 64 << 10])).await.unwrap();
     // The answer, then the end of what the server sends.
     let mut got = Vec::new();
     tokio::time::timeout(Duration::from_secs(10), conn.read_to_end(&mut got)).await.unwrap().unwrap();
@@ -695,14 +699,7 @@ async fn a_body_that_resumes_after_its_413_is_still_read() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let app = spawn().await;
     let mut conn = tokio::net::TcpStream::connect(app.addr).await.unwrap();
-    let head = format!(
-        "POST /v1/webhooks HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {}\r\n\
-         content-type: application/json\r\ncontent-length: {}\r\n\r\n{}",
-        app.key,
-        5 << 20,
-        " ".repeat(1024)
-    );
-    conn.write_all(head.as_bytes()).await.unwrap();
+    conn.write_all(&refused_post(&app.key, &[b' '; 1024])).await.unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;
     let more = conn.write_all(&[b' '; 64 << 10]).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
