@@ -1103,10 +1103,21 @@ async fn mds_events_listen_waits_for_a_stream_place_and_says_why_a_forward_faile
         assert!(listen.try_wait().unwrap().is_none(), "listen exited");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    app.store.upsert_articles(&[mds_testkit::fixtures::bare_article("listen-one", "One")]).await.unwrap();
+    // The count can read 2 before the node has seen the first stream close,
+    // with listen not yet on: an article a second until one is forwarded
+    // (a stream begins at the events after it opens).
     let mut stdout = tokio::io::BufReader::new(listen.stdout.take().unwrap()).lines();
-    let line = tokio::time::timeout(Duration::from_secs(10), stdout.next_line()).await.unwrap().unwrap().unwrap();
+    let mut articles = 0;
+    let line = loop {
+        articles += 1;
+        let article = mds_testkit::fixtures::bare_article(&format!("listen-{articles}"), "One");
+        app.store.upsert_articles(&[article]).await.unwrap();
+        // `next_line` is cancel-safe: a line half read is kept.
+        match tokio::time::timeout(Duration::from_secs(1), stdout.next_line()).await {
+            Ok(line) => break line.unwrap().expect("listen ended"),
+            Err(_) => assert!(articles < 20, "no event forwarded in 20 s"),
+        }
+    };
     assert!(line.contains("article.published -> error: "), "{line}");
     assert!(line.contains("Connection refused"), "the cause is printed: {line}");
 }
