@@ -4,8 +4,9 @@
 //! after one (in the store), after a restart and across two nodes sharing
 //! limits through Redis (`MDS_TEST_REDIS_URL`); `304`s are counted apart,
 //! refused and failed requests not at all; every data route is in every
-//! day; bad months are refused naming `month`. The SIGTERM of a real
-//! process is in [`sigterm_keeps_the_days_and_the_month_equal`].
+//! day; bad months are refused naming `month`; a store outlives the node
+//! that filled its pool. The SIGTERM of a real process is in
+//! [`sigterm_keeps_the_days_and_the_month_equal`].
 
 use crate::common;
 
@@ -126,6 +127,18 @@ fn day<'a>(daily: &'a Value, date: &str) -> &'a Value {
     daily["days"].as_array().unwrap().iter().find(|d| d["date"] == date).unwrap_or_else(|| panic!("no {date}"))
 }
 
+/// A node on a store of its own ([`store`]), its clock frozen at
+/// 2026-11-21T10:00Z, and a key of `acme` on tier `gold` (1,000 requests a
+/// minute, 5,000 a month) that the node knows.
+async fn gold_node() -> (Arc<ManualClock>, Arc<dyn Store>, TestDatabase, String, Node) {
+    let clock = Arc::new(ManualClock::new(t("2026-11-21T10:00:00Z")));
+    let (store, db) = store().await;
+    let key = key_on(&*store, "gold", 1_000, 5_000, "2026-11-02T08:00:00Z").await;
+    let node = Node::start(store.clone(), frozen(&clock)).await;
+    wait_known(&node.base, &key).await;
+    (clock, store, db, key, node)
+}
+
 /// `by_route` with the given counts, every other data route at zero.
 fn routes(counts: &[(&str, u64)]) -> Value {
     let mut m: BTreeMap<&str, u64> = data_routes().into_iter().map(|r| (r, 0)).collect();
@@ -135,12 +148,8 @@ fn routes(counts: &[(&str, u64)]) -> Value {
 
 #[tokio::test]
 async fn the_days_add_up_to_the_month_before_and_after_a_flush_and_a_restart() {
-    let clock = Arc::new(ManualClock::new(t("2026-11-21T10:00:00Z")));
-    let (store, _db) = store().await;
-    let key = key_on(&*store, "gold", 1_000, 5_000, "2026-11-02T08:00:00Z").await;
-    let node = Node::start(store.clone(), frozen(&clock)).await;
+    let (clock, store, _db, key, node) = gold_node().await;
     let base = node.base.clone();
-    wait_known(&base, &key).await;
     let slug = mds_import::demo_articles()[0].slug.clone();
 
     let first = get(&base, "/v1/companies?limit=2", &key).await;
@@ -449,4 +458,44 @@ async fn mds_get_usage_daily_draws_the_month() {
     assert!(err.starts_with("error: invalid_parameter (HTTP 400): month must be the current month"), "{err}");
     let o = run(&["usage", "--month", "2026-01"]).await;
     assert!(!o.status.success(), "--month needs --daily");
+}
+
+/// A store outlives the node that served it: the connections its pool
+/// opened while the node served (on the connection workers' runtimes)
+/// still work once the node has stopped, so a node started again on the
+/// same store loads. The workers' runtimes, shut down with each server,
+/// took the connections opened on them down too (on PostgreSQL, the next
+/// use failed: "a Tokio 1.x context was found, but it is being
+/// shutdown").
+#[tokio::test]
+async fn a_store_outlives_the_node_that_filled_its_pool() {
+    let (clock, store, _db, key, node) = gold_node().await;
+    // Reads of the store at once, each on a connection of its own (a
+    // client each), spread over the workers: the pool grows there.
+    let mut reads = tokio::task::JoinSet::new();
+    for _ in 0..48 {
+        let (base, key) = (node.base.clone(), key.clone());
+        reads.spawn(async move { get(&base, "/v1/usage/daily", &key).await.status() });
+    }
+    while let Some(status) = reads.join_next().await {
+        assert_eq!(status.unwrap(), 200);
+    }
+    node.stop().await;
+
+    // As many reads at once as the pool holds connections: each takes one.
+    let prefix = ApiKey::parse(&key).unwrap().prefix();
+    let nov = ("2026-11-01".parse().unwrap(), "2026-11-30".parse().unwrap());
+    let mut reads = tokio::task::JoinSet::new();
+    for _ in 0..32 {
+        let (store, prefix) = (store.clone(), prefix.clone());
+        reads.spawn(async move { store.usage_days(&prefix, nov.0, nov.1).await.map(|d| d.len()) });
+    }
+    while let Some(read) = reads.join_next().await {
+        let read = read.unwrap();
+        assert!(read.is_ok(), "a pooled connection broken by the stopped node: {read:?}");
+    }
+    let node = Node::start(store.clone(), frozen(&clock)).await;
+    wait_known(&node.base, &key).await;
+    assert_eq!(get(&node.base, "/v1/usage/daily", &key).await.status(), 200);
+    node.stop().await;
 }

@@ -11,6 +11,13 @@
 //! A connection that opens with an event stream's head is served by
 //! [`direct`] instead, under the same watch.
 //!
+//! A connection whose client may still be sending (a request body left
+//! unread, as after a `413`, or a next request begun) is closed by
+//! lingering ([`Watched`]'s shutdown): the write side is shut, then what
+//! the client still sends is read and dropped until it closes, falls quiet
+//! for `LINGER_QUIET` or `LINGER_FOR` has passed, so the client reads its
+//! response rather than a reset.
+//!
 //! The watch ([`Watch`]) sees the bytes (its IO wrapper, [`Watched`]) and the
 //! requests (the service marks each one in flight) in atomics alone; a
 //! watchdog sleeps until the earlier deadline, but never longer than a

@@ -53,7 +53,6 @@ use crate::middleware::envelope::Envelope;
 use crate::router::public_router;
 use crate::state::AppState;
 use conn::Watch;
-use workers::Workers;
 
 /// File descriptors kept for everything but client connections (the
 /// listener, the store's pool, Redis, logs, the SQLite file and journal).
@@ -164,7 +163,7 @@ impl Server {
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> io::Result<()> {
         let Server { listener, admin, state } = self;
         let node = state.shared_node().clone();
-        let workers = Workers::start(workers::count())?;
+        let workers = workers::shared()?;
         let background = Background::start(&node);
         let cfg = state.http().server.clone();
         let cap = max_connections(cfg.max_connections);
@@ -180,6 +179,9 @@ impl Server {
         let permits = Arc::new(Semaphore::new(cap));
         let registry = Arc::new(Mutex::new(Registry::default()));
         let (stop, stopping) = watch::channel(false);
+        // Set when the shutdown's grace is over: this server's connections
+        // end (the workers are the process's and go on).
+        let (abort, aborted) = watch::channel(false);
         let mut shutdown = pin!(shutdown);
         let started = tokio::time::Instant::now();
         loop {
@@ -236,10 +238,15 @@ impl Server {
             let watch = Arc::new(Watch::new(started));
             let id = registry.lock().unwrap_or_else(PoisonError::into_inner).add(watch.clone());
             let (cfg, stopping, registry, node) = (cfg.clone(), stopping.clone(), registry.clone(), node.clone());
+            let mut aborted = aborted.clone();
             node.metrics().connection_opened();
             workers.hand(Box::pin(async move {
                 let closed = match tokio::net::TcpStream::from_std(stream) {
-                    Ok(stream) => conn::serve(stream, app, cfg, watch, stopping).await,
+                    Ok(stream) => tokio::select! {
+                        closed = conn::serve(stream, app, cfg, watch, stopping) => closed,
+                        // The abort, or the server gone without one.
+                        _ = aborted.wait_for(|&a| a) => None,
+                    },
                     Err(e) => {
                         tracing::warn!(error = %e, "a worker could not take a connection");
                         None
@@ -273,7 +280,7 @@ impl Server {
                 grace_ms = cfg.shutdown_grace.as_millis() as u64,
                 "closing connections still open after the shutdown grace"
             );
-            workers.abort();
+            let _ = abort.send(true);
             let _ = closed().await;
         } else {
             // Each phase of a shutdown says it is done, so a slow one shows
@@ -284,8 +291,6 @@ impl Server {
         leases::give_back(&node).await;
         // Every admitted request was counted before its response was written.
         flush::final_flush(&node).await;
-        // Last: what the workers opened (store connections) served the flush.
-        workers.finish().await;
         tracing::info!("server stopped");
         Ok(())
     }

@@ -14,38 +14,45 @@
 //! The accept loop stays on the process's runtime (it holds the cap, the
 //! eviction registry and the shutdown) and hands each connection to the
 //! next worker in turn. What a request starts on the way (an event
-//! stream's task, a store connection opened from a pool) is started on
-//! its worker. The workers run until [`Workers::finish`], which the server
-//! calls last, after the final usage flush, so nothing opened on them is
-//! cut while the server still needs it.
+//! stream's task, a store or Redis connection opened for a pool) is
+//! started on its worker and registered with its worker's driver, and a
+//! pool outlives the server that filled it (the store is the caller's).
+//! So the workers are the process's ([`shared`]), started with the first
+//! server and never stopped: a server's shutdown ends its own connections
+//! (the server's abort, `mod.rs`), not the runtimes that drive what its
+//! requests opened. A runtime shut down under a pooled connection made the
+//! next use of that connection fail ("a Tokio 1.x context was found, but
+//! it is being shutdown"): the store of a restarted node, in tests.
 
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::thread::JoinHandle;
 
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
 
 /// What a worker is handed: a connection's whole service, which takes its
 /// socket out of the blocking form it travels in
 /// ([`tokio::net::TcpStream::from_std`]) when the worker first polls it.
 pub(crate) type ConnectionTask = Pin<Box<dyn Future<Output = ()> + Send>>;
 
-/// What a worker is told.
-enum Message {
-    /// Serve this connection.
-    Connection(ConnectionTask),
-    /// Drop every connection still served (the shutdown's grace is over).
-    Abort,
-}
-
 /// The connection-serving threads.
 pub(crate) struct Workers {
-    queues: Vec<mpsc::UnboundedSender<Message>>,
-    threads: Vec<JoinHandle<()>>,
+    queues: Vec<mpsc::UnboundedSender<ConnectionTask>>,
     next: AtomicUsize,
+}
+
+/// The process's workers, [`count`] of them, started on first use.
+pub(crate) fn shared() -> io::Result<&'static Workers> {
+    static SHARED: OnceLock<Workers> = OnceLock::new();
+    if let Some(w) = SHARED.get() {
+        return Ok(w);
+    }
+    let started = Workers::start(count())?;
+    // Two servers starting at once: one set is kept, the other's threads
+    // end as its queues are dropped.
+    Ok(SHARED.get_or_init(|| started))
 }
 
 /// How many workers: `TOKIO_WORKER_THREADS` when set (as for the process's
@@ -56,16 +63,15 @@ pub(crate) fn count() -> usize {
 }
 
 impl Workers {
-    /// Starts `n` workers (at least one).
+    /// Starts `n` workers (at least one); each runs until its queue is
+    /// dropped.
     pub(crate) fn start(n: usize) -> io::Result<Workers> {
-        let mut workers = Workers { queues: Vec::new(), threads: Vec::new(), next: AtomicUsize::new(0) };
+        let mut workers = Workers { queues: Vec::new(), next: AtomicUsize::new(0) };
         for i in 0..n.max(1) {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             let (tx, rx) = mpsc::unbounded_channel();
-            let thread =
-                std::thread::Builder::new().name(format!("mds-worker-{i}")).spawn(move || rt.block_on(run(rx)))?;
+            std::thread::Builder::new().name(format!("mds-worker-{i}")).spawn(move || rt.block_on(run(rx)))?;
             workers.queues.push(tx);
-            workers.threads.push(thread);
         }
         Ok(workers)
     }
@@ -73,48 +79,16 @@ impl Workers {
     /// Hands a connection's service to the next worker.
     pub(crate) fn hand(&self, task: ConnectionTask) {
         let i = self.next.fetch_add(1, Ordering::Relaxed) % self.queues.len();
-        // A worker's queue closes only in `finish`, which consumes `self`.
-        let _ = self.queues[i].send(Message::Connection(task));
-    }
-
-    /// Drops every connection the workers still serve.
-    pub(crate) fn abort(&self) {
-        for q in &self.queues {
-            let _ = q.send(Message::Abort);
-        }
-    }
-
-    /// Stops the workers (their connections dropped) and waits for their
-    /// threads to end.
-    pub(crate) async fn finish(self) {
-        let Workers { queues, threads, .. } = self;
-        drop(queues);
-        let _ = tokio::task::spawn_blocking(move || {
-            for t in threads {
-                let _ = t.join();
-            }
-        })
-        .await;
+        // A worker's queue closes only when `self` is dropped.
+        let _ = self.queues[i].send(task);
     }
 }
 
 /// A worker's loop: serves what it is handed until its queue closes.
-async fn run(mut queue: mpsc::UnboundedReceiver<Message>) {
-    let mut conns = JoinSet::new();
-    loop {
-        tokio::select! {
-            message = queue.recv() => match message {
-                Some(Message::Connection(task)) => {
-                    conns.spawn(task);
-                }
-                Some(Message::Abort) => conns.abort_all(),
-                None => break,
-            },
-            Some(_) = conns.join_next(), if !conns.is_empty() => {}
-        }
+async fn run(mut queue: mpsc::UnboundedReceiver<ConnectionTask>) {
+    while let Some(task) = queue.recv().await {
+        drop(tokio::spawn(task));
     }
-    conns.abort_all();
-    while conns.join_next().await.is_some() {}
 }
 
 #[cfg(test)]
@@ -122,10 +96,9 @@ mod tests {
     use super::*;
 
     /// Connections go to the workers in turn, each served on its worker's
-    /// thread; an abort drops what a worker still serves; `finish` ends
-    /// the threads.
+    /// thread.
     #[tokio::test]
-    async fn connections_go_round_the_workers_and_abort_drops_them() {
+    async fn connections_go_round_the_workers() {
         let workers = Workers::start(2).unwrap();
         let (tx, mut rx) = mpsc::unbounded_channel();
         for _ in 0..4 {
@@ -140,19 +113,30 @@ mod tests {
         }
         names.sort();
         assert_eq!(names, ["mds-worker-0", "mds-worker-0", "mds-worker-1", "mds-worker-1"]);
+    }
 
-        // A connection that never ends, until the abort drops it (and the
-        // sender it holds).
-        let (held, mut gone) = mpsc::unbounded_channel::<()>();
+    /// The process has one set of workers, and a socket a connection's
+    /// task opened on one (as a pool opens a store connection) still works
+    /// from another runtime once that task has ended.
+    #[tokio::test]
+    async fn what_a_worker_opened_outlives_the_task_that_opened_it() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let workers = shared().unwrap();
+        assert!(std::ptr::eq(workers, shared().unwrap()), "one set");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (tx, mut rx) = mpsc::unbounded_channel();
         workers.hand(Box::pin(async move {
-            let _held = held;
-            std::future::pending::<()>().await;
+            let _ = tx.send(tokio::net::TcpStream::connect(addr).await.unwrap());
         }));
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        assert!(gone.try_recv().is_err(), "still served");
-        workers.abort();
-        let dropped = tokio::time::timeout(std::time::Duration::from_secs(5), gone.recv()).await;
-        assert_eq!(dropped, Ok(None), "dropped by the abort");
-        workers.finish().await;
+        let (mut peer, _) = listener.accept().await.unwrap();
+        let mut opened = rx.recv().await.unwrap();
+        opened.write_all(b"ping").await.unwrap();
+        let mut got = [0; 4];
+        peer.read_exact(&mut got).await.unwrap();
+        assert_eq!(&got, b"ping");
+        peer.write_all(b"pong").await.unwrap();
+        opened.read_exact(&mut got).await.unwrap();
+        assert_eq!(&got, b"pong");
     }
 }
