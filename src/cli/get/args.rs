@@ -23,15 +23,22 @@ pub(crate) struct UsageArgs {
     pub(super) json: bool,
 }
 
-/// The paging flags of the lists (`mds get companies`, `news`, `actions`).
+/// The paging flags and the destination of the lists (`mds get
+/// companies`, `news`, and `actions`' calendar).
 #[derive(Debug, Args)]
 pub(crate) struct PagingArgs {
+    /// Rows per request, 1-200 (the API's default is 50).
+    #[arg(long)]
+    pub(super) limit: Option<u16>,
     /// Start at this cursor (the `next_cursor` of an earlier page).
     #[arg(long, conflicts_with = "all")]
     pub(super) cursor: Option<String>,
     /// Follow every page to the end.
     #[arg(long)]
     pub(super) all: bool,
+    /// Write to this file instead of stdout (with progress on stderr).
+    #[arg(long, short)]
+    pub(super) output: Option<PathBuf>,
 }
 
 /// Filters and output of `mds get companies`.
@@ -69,17 +76,11 @@ pub(crate) struct CompaniesArgs {
     /// 1990-01-01 up to today): that day's tickers and names.
     #[arg(long, value_name = "YYYY-MM-DD", value_parser = day)]
     pub(super) as_of: Option<NaiveDate>,
-    /// Rows per request, 1-200 (the API's default is 50).
-    #[arg(long)]
-    pub(super) limit: Option<u16>,
     #[command(flatten)]
     pub(super) paging: PagingArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Json)]
     pub(super) format: Format,
-    /// Write to this file instead of stdout (with progress on stderr).
-    #[arg(long, short)]
-    pub(super) output: Option<PathBuf>,
 }
 
 /// Filters and output of `mds get news`.
@@ -112,17 +113,11 @@ pub(crate) struct NewsArgs {
     /// needs) or published_at (newest first).
     #[arg(long, value_parser = wire::<NewsSort>, requires = "q")]
     pub(super) sort: Option<NewsSort>,
-    /// Articles per request, 1-200 (the API's default is 50).
-    #[arg(long)]
-    pub(super) limit: Option<u16>,
     #[command(flatten)]
     pub(super) paging: PagingArgs,
     /// Output format: a JSON array (json) or one article per line (jsonl).
     #[arg(long, value_enum, default_value_t = NewsFormat::Json)]
     pub(super) format: NewsFormat,
-    /// Write to this file instead of stdout (with progress on stderr).
-    #[arg(long, short)]
-    pub(super) output: Option<PathBuf>,
 }
 
 /// Filters and output of `mds get actions`.
@@ -149,17 +144,11 @@ pub(crate) struct ActionsArgs {
     /// Calendar: only actions this exchange published (bse or nse).
     #[arg(long)]
     pub(super) exchange: Option<Exchange>,
-    /// Calendar: actions per request, 1-200 (the API's default is 50).
-    #[arg(long)]
-    pub(super) limit: Option<u16>,
     #[command(flatten)]
     pub(super) paging: PagingArgs,
     /// Output format: a JSON array (json) or one action per line (jsonl).
     #[arg(long, value_enum, default_value_t = NewsFormat::Json)]
     pub(super) format: NewsFormat,
-    /// Write to this file instead of stdout (with progress on stderr).
-    #[arg(long, short)]
-    pub(super) output: Option<PathBuf>,
 }
 
 /// The query and output of `mds get prices`.

@@ -169,24 +169,24 @@ macro_rules! with_flags {
 async fn companies(client: &Client, a: CompaniesArgs) -> anyhow::Result<()> {
     let req = with_flags!(
         client.companies(),
-        a: letter, industry, exchange, market_cap, search, sort, ticker, status, as_of, limit
+        a: letter, industry, exchange, market_cap, search, sort, ticker, status, as_of
     )
     .with_match();
-    let out = Output::new(sink(a.output.as_deref())?, a.format);
-    list(req, a.paging, a.output.as_deref(), "companies", out).await
+    let out = Output::new(sink(a.paging.output.as_deref())?, a.format);
+    list(req, a.paging, "companies", out).await
 }
 
 async fn news(client: &Client, a: NewsArgs) -> anyhow::Result<()> {
     let req = with_flags!(
         client.news_list(),
-        a: isin, ticker, category, tag, published_after, published_before, q, sort, limit
+        a: isin, ticker, category, tag, published_after, published_before, q, sort
     );
-    let out = JsonRows::new(sink(a.output.as_deref())?, a.format == NewsFormat::Jsonl);
-    list(req, a.paging, a.output.as_deref(), "articles", out).await
+    let out = JsonRows::new(sink(a.paging.output.as_deref())?, a.format == NewsFormat::Jsonl);
+    list(req, a.paging, "articles", out).await
 }
 
 async fn actions(client: &Client, a: ActionsArgs) -> anyhow::Result<()> {
-    let mut out = JsonRows::new(sink(a.output.as_deref())?, a.format == NewsFormat::Jsonl);
+    let mut out = JsonRows::new(sink(a.paging.output.as_deref())?, a.format == NewsFormat::Jsonl);
     if let Some(isin) = &a.isin {
         // Checked here, not by a request that would count against the quota.
         let isin = mds_client::Isin::parse(isin)?;
@@ -197,7 +197,7 @@ async fn actions(client: &Client, a: ActionsArgs) -> anyhow::Result<()> {
         paging::Rows::<mds_client::CorporateAction>::finish(&mut out)?;
         return Ok(());
     }
-    let mut req = with_flags!(client.actions(), a: action_type, exchange, limit);
+    let mut req = with_flags!(client.actions(), a: action_type, exchange);
     // The calendar names its bounds `ex_date_from` and `ex_date_to`.
     if let Some(d) = a.from {
         req = req.ex_date_from(d);
@@ -205,7 +205,7 @@ async fn actions(client: &Client, a: ActionsArgs) -> anyhow::Result<()> {
     if let Some(d) = a.to {
         req = req.ex_date_to(d);
     }
-    list(req, a.paging, a.output.as_deref(), "actions", out).await
+    list(req, a.paging, "actions", out).await
 }
 
 async fn prices(client: &Client, a: PricesArgs) -> anyhow::Result<()> {

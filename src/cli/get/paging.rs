@@ -27,18 +27,22 @@ struct Listed {
     more: Option<String>,
 }
 
-/// Fetches the first page of a list (from `--cursor` if given), or every
-/// page with `--all`, writing each page's rows to `out` as it arrives; with
-/// a file `output`, progress on stderr; then says where the rows went and
-/// how to go on.
+/// Fetches the first page of a list (from `--cursor` if given, `--limit`
+/// rows a page), or every page with `--all`, writing each page's rows to
+/// `out` as it arrives; with a file `--output`, progress on stderr; then
+/// says where the rows went and how to go on.
 pub(super) async fn list<T: DeserializeOwned + Send + 'static>(
     request: ListRequest<T>,
     paging: PagingArgs,
-    output: Option<&Path>,
     noun: &str,
     mut out: impl Rows<T>,
 ) -> anyhow::Result<()> {
-    let PagingArgs { cursor, all } = paging;
+    let PagingArgs { limit, cursor, all, output } = paging;
+    let output = output.as_deref();
+    let request = match limit {
+        Some(l) => request.limit(l),
+        None => request,
+    };
     let mut pages = match cursor {
         Some(c) => request.cursor(c),
         None => request,
