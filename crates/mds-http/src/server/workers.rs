@@ -57,7 +57,7 @@ pub(crate) fn shared() -> io::Result<&'static Workers> {
 
 /// How many workers: `TOKIO_WORKER_THREADS` when set (as for the process's
 /// runtime), else one for each core this process may run on.
-pub(crate) fn count() -> usize {
+fn count() -> usize {
     let configured = std::env::var("TOKIO_WORKER_THREADS").ok().and_then(|v| v.trim().parse::<usize>().ok());
     configured.filter(|&n| n > 0).unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
@@ -65,7 +65,7 @@ pub(crate) fn count() -> usize {
 impl Workers {
     /// Starts `n` workers (at least one); each runs until its queue is
     /// dropped.
-    pub(crate) fn start(n: usize) -> io::Result<Workers> {
+    fn start(n: usize) -> io::Result<Workers> {
         let mut workers = Workers { queues: Vec::new(), next: AtomicUsize::new(0) };
         for i in 0..n.max(1) {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
